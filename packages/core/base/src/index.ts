@@ -1,0 +1,13 @@
+/** @rein/base: the types and errors every rein package shares. No cordis plugin lives here. */
+
+export { ReinError, isReinError, errorChain, type ReinErrorOptions } from './rein-error.ts'
+export {
+  toFrozenJson,
+  childPath,
+  type JsonPrimitive,
+  type JsonValue,
+  type JsonObject,
+  type FrozenJson,
+  type ToFrozenJsonOptions,
+} from './json.ts'
+export type { Brand, SessionId, CallId, MessageId, RunId, JobId } from './ids.ts'

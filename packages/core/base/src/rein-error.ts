@@ -1,0 +1,77 @@
+/** The one error type rein throws: a stable `code` to route on, a message for people, a cause chain. */
+
+const BRAND = Symbol.for('rein.error')
+
+export interface ReinErrorOptions {
+  /** The error this one wraps; rendered by `errorChain`. */
+  cause?: unknown
+  /** Structured facts for logs and callers (never secrets). */
+  details?: Readonly<Record<string, unknown>>
+}
+
+/**
+ * An error with a stable, UPPER_SNAKE `code`. Callers branch on `code`, never on `message`.
+ * Use `isReinError` rather than `instanceof`: a process can hold two copies of this module.
+ */
+export class ReinError<C extends string = string> extends Error {
+  override readonly name = 'ReinError'
+  readonly code: C
+  readonly details: Readonly<Record<string, unknown>> | undefined
+
+  constructor(code: C, message: string, options: ReinErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.code = code
+    this.details = options.details
+    Object.defineProperty(this, BRAND, { value: true })
+  }
+
+  toJSON(): { name: string; code: C; message: string; details?: Readonly<Record<string, unknown>> } {
+    return { name: this.name, code: this.code, message: this.message, ...(this.details ? { details: this.details } : {}) }
+  }
+}
+
+/** True for a `ReinError` from any copy of this module; with `code`, also checks the code. */
+export function isReinError<C extends string = string>(value: unknown, code?: C): value is ReinError<C> {
+  if (typeof value !== 'object' || value === null) return false
+  if ((value as Record<symbol, unknown>)[BRAND] !== true) return false
+  return code === undefined || (value as ReinError).code === code
+}
+
+const MAX_CHAIN = 16
+
+/**
+ * Renders an error and its `cause` chain, one line per link, outermost first:
+ * `TOOL_FAILED: weather lookup failed` then `  caused by: TypeError: fetch failed`.
+ * Stops at cycles and after 16 links.
+ */
+export function errorChain(error: unknown): string {
+  const lines: string[] = []
+  const seen = new Set<unknown>()
+  let current: unknown = error
+  while (current !== undefined && lines.length < MAX_CHAIN) {
+    if (seen.has(current)) {
+      lines.push('  caused by: (cycle)')
+      break
+    }
+    seen.add(current)
+    const line = describe(current)
+    lines.push(lines.length === 0 ? line : `  caused by: ${line}`)
+    current = current instanceof Error || isReinError(current) ? (current as Error).cause : undefined
+  }
+  return lines.join('\n')
+}
+
+function describe(error: unknown): string {
+  if (isReinError(error)) return `${error.code}: ${error.message}`
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code
+    const label = typeof code === 'string' ? `${error.name} [${code}]` : error.name
+    return `${label}: ${error.message}`
+  }
+  if (typeof error === 'string') return error
+  try {
+    return JSON.stringify(error) ?? String(error)
+  } catch {
+    return String(error)
+  }
+}

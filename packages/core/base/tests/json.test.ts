@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest'
+import { isReinError, toFrozenJson } from '../src/index.ts'
+
+function rejection(value: unknown): { code: string; message: string } {
+  try {
+    toFrozenJson(value)
+  } catch (error) {
+    if (!isReinError(error)) throw error
+    return { code: error.code, message: error.message }
+  }
+  throw new Error('expected toFrozenJson to throw')
+}
+
+describe('toFrozenJson', () => {
+  it('copies plain JSON and freezes every level', () => {
+    const source = { a: [1, { b: 'x' }], c: null, d: true }
+    const copy = toFrozenJson(source)
+    expect(copy).toEqual(source)
+    expect(copy).not.toBe(source)
+    expect(Object.isFrozen(copy)).toBe(true)
+    expect(Object.isFrozen(copy.a)).toBe(true)
+    expect(Object.isFrozen((copy.a as unknown[])[1])).toBe(true)
+    expect(Object.isFrozen(source)).toBe(false)
+  })
+
+  it('equals a JSON round trip for values JSON carries', () => {
+    const value = { text: 'naïve ☃ \u{1F600}', n: -1.5e-7, nested: { list: [[], {}, [null]] }, zero: -0 }
+    expect(toFrozenJson(value)).toEqual(JSON.parse(JSON.stringify(value)))
+    expect(Object.is(toFrozenJson(-0), 0)).toBe(true)
+  })
+
+  it('omits object properties whose value is undefined, as JSON.stringify does', () => {
+    expect(toFrozenJson({ a: 1, b: undefined })).toEqual({ a: 1 })
+  })
+
+  it('keeps "__proto__" as an ordinary key', () => {
+    const parsed = JSON.parse('{"__proto__": {"polluted": true}, "x": 1}') as object
+    const copy = toFrozenJson(parsed) as Record<string, unknown>
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype)
+    expect(Object.keys(copy)).toEqual(['__proto__', 'x'])
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+  })
+
+  it.each([
+    ['a function', { a: { b: () => 1 } }, '$.a.b: a function is not JSON'],
+    ['a symbol value', { s: Symbol('x') }, '$.s: a symbol is not JSON'],
+    ['a symbol key', { [Symbol('k')]: 1 }, '$: a symbol key is not JSON'],
+    ['undefined in an array', { list: [1, undefined] }, '$.list[1]: undefined in an array is not JSON'],
+    // oxlint-disable-next-line no-sparse-arrays -- the hole is the case under test
+    ['a hole in an array', { list: [1, , 3] }, '$.list[1]: undefined in an array is not JSON'],
+    ['NaN', { n: Number.NaN }, '$.n: NaN is not a JSON number'],
+    ['Infinity', [Number.POSITIVE_INFINITY], '$[0]: Infinity is not a JSON number'],
+    ['-Infinity', { deep: { x: Number.NEGATIVE_INFINITY } }, '$.deep.x: -Infinity is not a JSON number'],
+    ['a BigInt', { big: 10n }, '$.big: a bigint is not JSON'],
+    ['a Date', { when: new Date(0) }, '$.when: a Date is not a plain object'],
+    ['a Map', { m: new Map() }, '$.m: a Map is not a plain object'],
+    ['a boxed string', { s: new String('x') }, '$.s: a String is not a plain object'],
+    ['a class instance', { p: new (class Point { x = 1 })() }, '$.p: a Point is not a plain object'],
+    ['undefined at the top', undefined, '$: undefined is not JSON'],
+    ['an odd key', { 'odd key': { f: () => 0 } }, '$["odd key"].f: a function is not JSON'],
+  ])('rejects %s with the path of the offender', (_label, value, message) => {
+    expect(rejection(value)).toEqual({ code: 'NOT_JSON', message })
+  })
+
+  it('rejects a cycle but accepts a shared, acyclic reference', () => {
+    const cyclic: Record<string, unknown> = { a: 1 }
+    cyclic.self = { back: cyclic }
+    expect(rejection(cyclic)).toEqual({ code: 'NOT_JSON', message: '$.self.back: a cycle is not JSON' })
+    const shared = { v: 1 }
+    expect(toFrozenJson({ x: shared, y: [shared] })).toEqual({ x: { v: 1 }, y: [{ v: 1 }] })
+  })
+
+  it('accepts objects without a prototype', () => {
+    const bare = Object.assign(Object.create(null) as object, { k: 'v' })
+    expect(toFrozenJson(bare)).toEqual({ k: 'v' })
+  })
+
+  it('refuses nesting beyond maxDepth instead of overflowing the stack', () => {
+    let deep: unknown = 0
+    for (let i = 0; i < 100_000; i++) deep = [deep]
+    expect(() => toFrozenJson(deep)).toThrow(expect.objectContaining({ code: 'JSON_TOO_DEEP' }))
+    expect(toFrozenJson([[[1]]], { maxDepth: 3 })).toEqual([[[1]]])
+    expect(() => toFrozenJson([[[1]]], { maxDepth: 2 })).toThrow(expect.objectContaining({ code: 'JSON_TOO_DEEP' }))
+  })
+})

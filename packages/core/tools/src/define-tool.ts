@@ -1,0 +1,90 @@
+/** `defineTool` and the definition shape every tool package writes. */
+
+import type { FrozenJson, JsonObject, JsonValue } from '@rein/base'
+import type { Logger } from '@deepseek-ai/cordis'
+import type { JsonSchema } from './json-schema.ts'
+import type { InferProperties, InferValue, PropertiesSpec, ValueSpec } from './schema-dsl.ts'
+import type { ToolCallView, ToolResultView } from './presentation.ts'
+import type { DurableToolResult, ToolContent } from './result.ts'
+
+const RAW_SCHEMA = Symbol.for('rein.tools.raw-schema')
+
+/** A hand-written JSON Schema (checked against the supported subset at registration), typed as `T`. */
+export interface RawSchema<T = unknown> {
+  readonly [RAW_SCHEMA]: true
+  readonly schema: JsonSchema
+  /** Type carrier only; never set. */
+  readonly __type?: T
+}
+
+/** Wraps a JSON Schema for `parameters` or `output.schema`; `T` is the type you promise it describes. */
+export function jsonSchema<T = JsonValue>(schema: JsonSchema): RawSchema<T> {
+  return { [RAW_SCHEMA]: true, schema }
+}
+
+export function isRawSchema(value: unknown): value is RawSchema {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[RAW_SCHEMA] === true
+}
+
+/** What the body receives besides its arguments. */
+export interface ToolRun {
+  callId: string
+  /** Aborted when the caller cancels or the tool's `timeoutMs` passes. */
+  signal: AbortSignal
+  sessionId?: string
+  /** Directory relative paths resolve against. */
+  cwd: string
+  logger: Logger
+}
+
+export type ArgsOf<P> = P extends RawSchema<infer A> ? A : InferProperties<P>
+export type ValueOf<O> = O extends RawSchema<infer V> ? V : InferValue<O>
+
+export interface ToolOutput<A, V> {
+  /** Every successful value is validated against this before it is rendered. */
+  schema: ValueSpec | RawSchema<V>
+  /** Turns the value into what the model reads. Pure. */
+  render(args: FrozenJson<A>, value: FrozenJson<V>): string | ToolContent
+  /** JSON kept in the log beside the content, for presenters on replay. */
+  presentationMeta?(args: FrozenJson<A>, value: FrozenJson<V>): JsonValue | undefined
+}
+
+export interface ToolDefinition<A = unknown, V = unknown> {
+  /** 1–64 of `[A-Za-z0-9_-]`, unique in the registry. */
+  name: string
+  /** Shown to the model; say what the tool does and when to use it. */
+  description: string
+  /** A properties map in the DSL (the root object is closed), or `jsonSchema(...)` with `type: 'object'`. */
+  parameters: PropertiesSpec | RawSchema<A>
+  output: ToolOutput<A, V>
+  /** Runs the tool. Throw for failure; return a value for any outcome the tool considers normal. */
+  execute(args: FrozenJson<A>, run: ToolRun): V | Promise<V>
+  /** Only an exact `true` (or a function returning exactly `true`) lets calls run beside others. */
+  isConcurrencySafe?: boolean | ((args: FrozenJson<A>) => boolean)
+  /** Safe to run again when a crash left its outcome unknown. */
+  replaySafe?: boolean
+  /** Deadline for the body; past it the call ends with `TOOL_TIMEOUT`. */
+  timeoutMs?: number
+  /** Pure: a card for the pending call. */
+  presentCall?(args: FrozenJson<A>): ToolCallView | undefined
+  /** Pure: a card for the finished call, from what the log keeps. */
+  presentResult?(args: FrozenJson<A>, result: DurableToolResult): ToolResultView | undefined
+  /** One line for history compression. */
+  summarize?(args: FrozenJson<A>, result: DurableToolResult): string
+}
+
+/** A definition with its types erased, as the registry holds it: arguments are a JSON object, the value JSON. */
+export type AnyToolDefinition = ToolDefinition<JsonObject, JsonValue>
+
+/**
+ * Declares a tool. Argument and value types are inferred from `parameters` and `output.schema`,
+ * so `execute` is checked against both; the schemas themselves are checked at registration.
+ */
+export function defineTool<const P extends PropertiesSpec | RawSchema, const O extends ValueSpec | RawSchema>(
+  definition: Omit<ToolDefinition<ArgsOf<P>, ValueOf<O>>, 'parameters' | 'output'> & {
+    parameters: P
+    output: { schema: O } & Omit<ToolOutput<ArgsOf<P>, ValueOf<O>>, 'schema'>
+  },
+): ToolDefinition<ArgsOf<P>, ValueOf<O>> {
+  return definition as ToolDefinition<ArgsOf<P>, ValueOf<O>>
+}

@@ -1,0 +1,78 @@
+/**
+ * The extension points of the execution pipeline, in the order they run:
+ * pre-execute policies → guards → execute wrappers → body → post-execute hooks → result observers.
+ */
+
+import type { FrozenJson, JsonObject, JsonValue } from '@rein/base'
+import type { AnyToolDefinition } from './define-tool.ts'
+import type { ToolContent, ToolResult } from './result.ts'
+
+/** A validated call, as every hook sees it. `args` is frozen: policy can never rewrite arguments. */
+export interface ToolCall {
+  callId: string
+  toolName: string
+  args: FrozenJson<JsonObject>
+  sessionId?: string
+  cwd: string
+  tool: AnyToolDefinition
+}
+
+/** `tools/pre-execute`. The registry combines every policy's answer: deny beats ask beats allow. */
+export type PreExecuteDecision =
+  | { kind: 'allow' }
+  | { kind: 'deny'; reason: string }
+  | { kind: 'ask'; reason: string }
+/** Returning nothing means no opinion. A policy that throws denies. */
+export type PreExecutePolicy = (call: ToolCall) => PreExecuteDecision | undefined | Promise<PreExecuteDecision | undefined>
+
+/** Returns a denial reason, or nothing. A guard can only deny; one that throws denies. */
+export type ToolGuard = (call: ToolCall) => string | undefined | Promise<string | undefined>
+
+/** What dispatch produced. Wrappers may look at it; they must return the object `next` gave them. */
+export type DispatchOutcome = Readonly<{ ok: true; value: unknown } | { ok: false; error: unknown }>
+
+/**
+ * `tools/execute`: wraps dispatch to set a deadline or measure. Calls `next` at most once and
+ * returns what it produced; may pass a different signal (the caller's signal still applies) or
+ * throw a `ReinError` (e.g. a deadline). Anything else is a wrapper bug and fails the call.
+ */
+export type ExecuteWrapper = (
+  call: ToolCall & { signal: AbortSignal },
+  next: (signal?: AbortSignal) => Promise<DispatchOutcome>,
+) => Promise<DispatchOutcome>
+
+/** `tools/post-execute`, a waterfall over successful results in registration order. */
+export type PostExecuteDecision =
+  | { kind: 'accept' }
+  | { kind: 'replace-content'; content: string | ToolContent }
+  /** The new value is validated against `output.schema` and rendered again. */
+  | { kind: 'replace-value'; value: JsonValue }
+  /** Turns the success into a `BLOCKED` error whose content is `feedback`. */
+  | { kind: 'block'; feedback: string }
+export type PostExecuteHook = (
+  call: ToolCall,
+  result: { value: FrozenJson; content: ToolContent },
+) => PostExecuteDecision | undefined | Promise<PostExecuteDecision | undefined>
+
+/** The raw request, for observers: it may name no tool or carry invalid arguments. */
+export interface ToolRequestSummary {
+  callId: string
+  toolName: string
+  arguments: string
+  sessionId?: string
+}
+
+/** `tools/result`: sees every outcome. Failures are logged and never affect the call. */
+export type ResultObserver = (request: ToolRequestSummary, result: ToolResult) => void | Promise<void>
+
+/** The approval service read from `ctx.get('approval')` when a policy asks. */
+export interface ApprovalRequest {
+  callId: string
+  toolName: string
+  args: FrozenJson<JsonObject>
+  reason: string
+  signal: AbortSignal
+}
+export interface ApprovalService {
+  request(request: ApprovalRequest): 'allow' | 'deny' | Promise<'allow' | 'deny'>
+}

@@ -1,0 +1,28 @@
+/**
+ * @rein/tools: the `ctx.tools` service. Load it as a plugin (`name: '@rein/tools'`) and register
+ * tools from your own plugins with `ctx.tools.register(defineTool({...}))`.
+ */
+
+import { ToolRegistry } from './registry.ts'
+
+export default ToolRegistry
+export { ToolRegistry, type ToolRegistryConfig } from './registry.ts'
+export {
+  defineTool, jsonSchema,
+  type ToolDefinition, type AnyToolDefinition, type ToolOutput, type ToolRun, type RawSchema, type ArgsOf, type ValueOf,
+} from './define-tool.ts'
+export type {
+  ValueSpec, PropertySpec, PropertiesSpec, StringSpec, NumberSpec, BooleanSpec, NullSpec, ArraySpec, ObjectSpec,
+  JsonSpec, OneOfSpec, InferValue, InferProperties,
+} from './schema-dsl.ts'
+export { validateJson, type JsonSchema, type SchemaIssue } from './json-schema.ts'
+export type { ToolSchema } from './registration.ts'
+export type { ExecuteInput } from './pipeline.ts'
+export type {
+  ToolResult, ToolSuccess, ToolFailure, ToolErrorCode, ToolContent, ToolContentPart, DurableToolResult,
+} from './result.ts'
+export type {
+  ToolCall, PreExecuteDecision, PreExecutePolicy, ToolGuard, DispatchOutcome, ExecuteWrapper,
+  PostExecuteDecision, PostExecuteHook, ResultObserver, ToolRequestSummary, ApprovalRequest, ApprovalService,
+} from './hooks.ts'
+export type { ToolCallView, ToolResultView, ToolCallKind, FileChange } from './presentation.ts'

@@ -1,0 +1,41 @@
+/**
+ * Combines pre-execute policies and guards. Order of registration never matters here:
+ * any deny wins, then any ask, else allow; a policy or guard that throws counts as a deny.
+ */
+
+import type { PreExecuteDecision, PreExecutePolicy, ToolCall, ToolGuard } from './hooks.ts'
+
+export async function combineDecisions(policies: readonly PreExecutePolicy[], call: ToolCall): Promise<PreExecuteDecision> {
+  const decisions = await Promise.all(policies.map(async (policy): Promise<PreExecuteDecision | undefined> => {
+    try {
+      return normalize(await policy(call))
+    } catch (error) {
+      return { kind: 'deny', reason: `a pre-execute policy failed (${(error as Error)?.message ?? String(error)})` }
+    }
+  }))
+  const deny = decisions.find((decision) => decision?.kind === 'deny')
+  if (deny) return deny
+  return decisions.find((decision) => decision?.kind === 'ask') ?? { kind: 'allow' }
+}
+
+function normalize(decision: PreExecuteDecision | undefined): PreExecuteDecision | undefined {
+  if (decision === undefined || decision.kind === 'allow') return decision
+  if (decision.kind === 'deny' || decision.kind === 'ask') {
+    return { kind: decision.kind, reason: typeof decision.reason === 'string' && decision.reason ? decision.reason : 'no reason given' }
+  }
+  return { kind: 'deny', reason: 'a pre-execute policy returned an unknown decision' }
+}
+
+/** The first denial reason, in registration order, or `undefined` when every guard passes. */
+export async function runGuards(guards: readonly ToolGuard[], call: ToolCall): Promise<string | undefined> {
+  for (const guard of guards) {
+    let reason: string | undefined
+    try {
+      reason = await guard(call)
+    } catch (error) {
+      return `a guard failed (${(error as Error)?.message ?? String(error)})`
+    }
+    if (reason !== undefined) return typeof reason === 'string' && reason ? reason : 'denied by a guard'
+  }
+  return undefined
+}

@@ -1,0 +1,199 @@
+/** The `ctx.tools` service: owns tool registrations and pipeline hooks, and executes calls. */
+
+import { Context, Service, type Logger } from '@deepseek-ai/cordis'
+import Schema from '@deepseek-ai/schemastery'
+import { ReinError } from '@rein/base'
+import { parseArguments } from './arguments.ts'
+import type { AnyToolDefinition, ToolDefinition } from './define-tool.ts'
+import type {
+  ApprovalService, ExecuteWrapper, PostExecuteHook, PreExecutePolicy, ResultObserver, ToolGuard,
+} from './hooks.ts'
+import { runPipeline, type ExecuteInput } from './pipeline.ts'
+import { describeCall, describeResult, summarizeResult } from './presenters.ts'
+import type { ToolCallView, ToolResultView } from './presentation.ts'
+import { prepareTool, type PreparedTool, type ToolSchema } from './registration.ts'
+import type { DurableToolResult, ToolResult } from './result.ts'
+
+declare module '@deepseek-ai/cordis' {
+  interface Context {
+    tools: ToolRegistry
+    /** Answers `ask` decisions; optional. Without it, a call that needs approval is denied. */
+    approval?: ApprovalService
+  }
+}
+
+export interface ToolRegistryConfig {
+  /** Working directory for calls whose context names none. Default: the process's. */
+  cwd?: string
+  maxArgumentBytes: number
+  maxArgumentDepth: number
+}
+
+type Registered = PreparedTool & { logger: Logger }
+
+/** Tools and the hooks around them. Every registration is owned by the calling plugin and leaves with it. */
+export class ToolRegistry extends Service {
+  static readonly Config: Schema<Partial<ToolRegistryConfig>, ToolRegistryConfig> = Schema.object({
+    cwd: Schema.string().description('Working directory for calls that do not name one. Default: process.cwd().'),
+    maxArgumentBytes: Schema.natural().min(1).default(1_048_576).description('Largest raw argument string in UTF-8 bytes.'),
+    maxArgumentDepth: Schema.natural().min(1).default(64).description('Deepest nesting of arrays and objects in arguments.'),
+  })
+
+  private _tools = new Map<string, Registered>()
+  private _schemas: readonly ToolSchema[] | undefined
+  private _policies: PreExecutePolicy[] = []
+  private _guards: ToolGuard[] = []
+  private _wrappers: ExecuteWrapper[] = []
+  private _postHooks: PostExecuteHook[] = []
+  private _observers: ResultObserver[] = []
+
+  constructor(ctx: Context, public config: ToolRegistryConfig) {
+    super(ctx, 'tools')
+  }
+
+  /** Adds a tool until the returned disposer runs or the calling plugin is disposed. */
+  register<A, V>(definition: ToolDefinition<A, V>): () => Promise<void> {
+    // Erasing A and V is sound: the pipeline only ever passes arguments and values checked against the schemas.
+    const prepared: Registered = { ...prepareTool(definition as unknown as AnyToolDefinition), logger: this.ctx.logger(definition.name) }
+    const { name } = definition
+    return this.ctx.effect(() => {
+      if (this._tools.has(name)) {
+        throw new ReinError('DUPLICATE_TOOL', `a tool named "${name}" is already registered; dispose it first or pick another name`)
+      }
+      this._tools.set(name, prepared)
+      this._schemas = undefined
+      return () => {
+        if (this._tools.get(name) !== prepared) return
+        this._tools.delete(name)
+        this._schemas = undefined
+      }
+    }, `tools.register(${name})`)
+  }
+
+  /** `tools/pre-execute`: allow, deny or ask. */
+  preExecute(policy: PreExecutePolicy) {
+    return this.hook(this._policies, policy, 'tools.preExecute')
+  }
+
+  /** A policy that can only deny. */
+  guard(guard: ToolGuard) {
+    return this.hook(this._guards, guard, 'tools.guard')
+  }
+
+  /** `tools/execute`: wraps dispatch; the first registered is the outermost. */
+  wrapExecute(wrapper: ExecuteWrapper) {
+    return this.hook(this._wrappers, wrapper, 'tools.wrapExecute')
+  }
+
+  /** `tools/post-execute`: accept, replace or block a successful result, in registration order. */
+  postExecute(hook: PostExecuteHook) {
+    return this.hook(this._postHooks, hook, 'tools.postExecute')
+  }
+
+  /** `tools/result`: observes every result. A throwing or rejecting observer is logged and ignored. */
+  onResult(observer: ResultObserver) {
+    return this.hook(this._observers, observer, 'tools.onResult')
+  }
+
+  /** The model-facing schemas, sorted by name and frozen: the same bytes for the same tool set. */
+  schemas(): readonly ToolSchema[] {
+    this._schemas ??= Object.freeze(this.list().map((name) => this._tools.get(name)!.schema))
+    return this._schemas
+  }
+
+  /** Registered tool names in code-unit order (never locale order, which varies by machine). */
+  list(): string[] {
+    return [...this._tools.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+  }
+
+  get(name: string): AnyToolDefinition | undefined {
+    return this._tools.get(name)?.definition
+  }
+
+  /** Only an exact `true` counts; unknown tools, invalid arguments and throwing predicates are exclusive. */
+  isConcurrencySafe(name: string, rawArguments: string): boolean {
+    const tool = this._tools.get(name)
+    const flag = tool?.definition.isConcurrencySafe
+    if (typeof flag !== 'function') return flag === true
+    const args = this.softArgs(tool!, rawArguments)
+    if (args === undefined) return false
+    try {
+      return (flag as (args: unknown) => unknown)(args) === true
+    } catch {
+      return false
+    }
+  }
+
+  /** A card for a pending call; falls back to a generic card for unknown tools or invalid arguments. */
+  presentCall(name: string, rawArguments: string): ToolCallView {
+    const tool = this._tools.get(name)
+    return describeCall(name, rawArguments, tool?.definition, tool && this.softArgs(tool, rawArguments))
+  }
+
+  /** A card for a finished call, from the durable result alone (works on a replayed log). */
+  presentResult(name: string, rawArguments: string, result: DurableToolResult): ToolResultView {
+    const tool = this._tools.get(name)
+    return describeResult(name, result, tool?.definition, tool && this.softArgs(tool, rawArguments))
+  }
+
+  /** One line describing a finished call, for history compression. */
+  summarize(name: string, rawArguments: string, result: DurableToolResult): string {
+    const tool = this._tools.get(name)
+    return summarizeResult(name, result, tool?.definition, tool && this.softArgs(tool, rawArguments))
+  }
+
+  /** Runs one call through the pipeline. Never rejects: every failure is a result with `isError: true`. */
+  async execute(input: ExecuteInput): Promise<ToolResult> {
+    const tool = this._tools.get(input.name)
+    const logger = this.ctx.logger('tools')
+    const result = await runPipeline(input, tool, {
+      policies: [...this._policies],
+      guards: [...this._guards],
+      wrappers: [...this._wrappers],
+      postHooks: [...this._postHooks],
+    }, {
+      limits: this.config,
+      cwd: this.config.cwd ?? process.cwd(),
+      logger: tool?.logger ?? logger,
+      approval: () => this.ctx.get('approval'),
+      toolNames: () => this.list(),
+    })
+    this.notify(input, result, logger)
+    return result
+  }
+
+  private notify(input: ExecuteInput, result: ToolResult, logger: Logger) {
+    const request = {
+      callId: input.callId,
+      toolName: input.name,
+      arguments: input.arguments,
+      ...(input.context?.sessionId === undefined ? {} : { sessionId: input.context.sessionId }),
+    }
+    const report = (error: unknown) => logger.error('a tools/result observer failed: %s', error)
+    // A snapshot: an observer that disposes itself mid-loop must not make the next one skip.
+    for (const observer of this._observers.slice()) {
+      try {
+        const returned = observer(request, result)
+        if (returned && typeof returned.then === 'function') returned.then(undefined, report)
+      } catch (error) {
+        report(error)
+      }
+    }
+  }
+
+  private softArgs(tool: PreparedTool, rawArguments: string) {
+    const parsed = parseArguments(rawArguments, tool.schema.parameters, this.config)
+    return parsed.ok ? parsed.args : undefined
+  }
+
+  private hook<T>(list: T[], item: T, label: string): () => Promise<void> {
+    if (typeof item !== 'function') throw new ReinError('INVALID_HOOK', `${label}() needs a function`)
+    return this.ctx.effect(() => {
+      list.push(item)
+      return () => {
+        const index = list.indexOf(item)
+        if (index >= 0) list.splice(index, 1)
+      }
+    }, label)
+  }
+}

@@ -1,0 +1,69 @@
+/** What `ctx.tools.execute` returns, and the part of it a session log keeps. */
+
+import type { FrozenJson, JsonValue } from '@rein/base'
+
+/** Content a model reads as a tool result. Images travel by reference, never inline bytes. */
+export type ToolContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image'; mediaType: string; url: string }
+export type ToolContent = readonly ToolContentPart[]
+
+/** Codes the registry itself produces. A body may throw a `ReinError` with its own code, which is kept. */
+export type ToolErrorCode =
+  | 'UNKNOWN_TOOL'
+  | 'INVALID_ARGS'
+  | 'DENIED'
+  | 'INVALID_TOOL_OUTPUT'
+  | 'ABORTED_BEFORE_DISPATCH'
+  | 'ABORTED'
+  | 'TOOL_TIMEOUT'
+  | 'TOOL_FAILED'
+  | 'BLOCKED'
+
+export interface ToolSuccess<V = JsonValue> {
+  isError: false
+  /** The canonical value, validated against `output.schema`. Execution-local: logs keep `content` and `meta`. */
+  value: FrozenJson<V>
+  content: ToolContent
+  /** `output.presentationMeta(args, value)`, persisted so presenters can run on replay. */
+  meta?: FrozenJson
+}
+
+export interface ToolFailure {
+  isError: true
+  error: { code: ToolErrorCode | (string & {}); message: string }
+  /** Always `Error: <message>` as a single text part. */
+  content: ToolContent
+}
+
+export type ToolResult<V = JsonValue> = ToolSuccess<V> | ToolFailure
+
+/** The part of a result that outlives the process: what presenters and `summarize` receive. */
+export interface DurableToolResult {
+  isError: boolean
+  content: ToolContent
+  meta?: JsonValue
+}
+
+/** A failure result: the model reads exactly `Error: <message>`. */
+export function failure(code: ToolErrorCode | (string & {}), message: string): ToolFailure {
+  return Object.freeze({
+    isError: true,
+    error: Object.freeze({ code, message }),
+    content: Object.freeze([Object.freeze({ type: 'text' as const, text: `Error: ${message}` })]),
+  })
+}
+
+/** Normalizes what `render` or a hook gave: a string becomes one text part; anything else must be parts. */
+export function toContent(content: string | ToolContent): ToolContent {
+  if (typeof content === 'string') return Object.freeze([Object.freeze({ type: 'text' as const, text: content })])
+  if (!Array.isArray(content)) throw new TypeError('content must be a string or an array of parts')
+  return Object.freeze(content.map((part: unknown, i) => {
+    const p = part as Record<string, unknown>
+    if (p?.type === 'text' && typeof p.text === 'string') return Object.freeze({ type: 'text' as const, text: p.text })
+    if (p?.type === 'image' && typeof p.mediaType === 'string' && typeof p.url === 'string') {
+      return Object.freeze({ type: 'image' as const, mediaType: p.mediaType, url: p.url })
+    }
+    throw new TypeError(`content[${i}] must be {type: 'text', text} or {type: 'image', mediaType, url}`)
+  }))
+}

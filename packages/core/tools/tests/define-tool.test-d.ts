@@ -1,0 +1,81 @@
+// Type tests: checked by `tsc -b` (this folder is in the package's tsconfig), so a wrong expectation fails `pnpm typecheck`.
+import type { FrozenJson } from '@rein/base'
+import { expectTypeOf } from 'vitest'
+import { defineTool, jsonSchema, type ToolRegistry } from '../src/index.ts'
+
+const weather = defineTool({
+  name: 'weather',
+  description: 'Current weather for a city.',
+  parameters: {
+    city: { type: 'string', required: true },
+    units: { type: 'string', enum: ['c', 'f'] },
+    days: { type: 'integer' },
+    tags: { type: 'array', items: { type: 'string' } },
+    extra: { type: 'json' },
+    where: { type: 'object', additionalProperties: false, properties: { lat: { type: 'number', required: true }, lon: { type: 'number' } } },
+    loose: { type: 'object', additionalProperties: true, properties: { id: { type: 'string', required: true } } },
+    either: { oneOf: [{ type: 'string' }, { type: 'null' }] },
+    fixed: { type: 'boolean', const: true },
+  },
+  output: {
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { temp: { type: 'number', required: true }, sky: { type: 'string', enum: ['clear', 'cloudy'], required: true } },
+    },
+    render: (args, value) => {
+      expectTypeOf(value).toEqualTypeOf<{ readonly temp: number; readonly sky: 'clear' | 'cloudy' }>()
+      expectTypeOf(args.city).toEqualTypeOf<string>()
+      return `${value.temp}`
+    },
+  },
+  execute: (args, run) => {
+    expectTypeOf(args.city).toEqualTypeOf<string>()
+    expectTypeOf(args.units).toEqualTypeOf<'c' | 'f' | undefined>()
+    expectTypeOf(args.days).toEqualTypeOf<number | undefined>()
+    expectTypeOf(args.tags).toEqualTypeOf<readonly string[] | undefined>()
+    expectTypeOf(args.extra).toEqualTypeOf<FrozenJson | undefined>()
+    expectTypeOf(args.where).toEqualTypeOf<{ readonly lat: number; readonly lon?: number } | undefined>()
+    expectTypeOf(args.loose?.id).toEqualTypeOf<string | undefined>()
+    expectTypeOf(args.either).toEqualTypeOf<string | null | undefined>()
+    expectTypeOf(args.fixed).toEqualTypeOf<true | undefined>()
+    expectTypeOf(run.signal).toEqualTypeOf<AbortSignal>()
+    expectTypeOf(run.sessionId).toEqualTypeOf<string | undefined>()
+    // @ts-expect-error arguments are frozen
+    args.city = 'x'
+    return { temp: 21, sky: 'clear' as const }
+  },
+})
+// Any defined tool is accepted by `register`.
+declare const registry: ToolRegistry
+export const dispose: () => Promise<void> = registry.register(weather)
+
+defineTool({
+  name: 'bad_return',
+  description: 'Returns the wrong shape.',
+  parameters: {},
+  output: { schema: { type: 'number' }, render: (_args, value) => String(value) },
+  // @ts-expect-error execute must return what output.schema describes
+  execute: () => 'not a number',
+})
+
+defineTool({
+  name: 'bad_object',
+  description: 'An object without additionalProperties.',
+  // @ts-expect-error nested objects must declare additionalProperties
+  parameters: { o: { type: 'object', properties: {} } },
+  output: { schema: { type: 'null' }, render: () => '' },
+  execute: () => null,
+})
+
+interface Query { q: string; limit?: number }
+defineTool({
+  name: 'raw',
+  description: 'A hand-written JSON Schema tool.',
+  parameters: jsonSchema<Query>({ type: 'object', properties: { q: { type: 'string' }, limit: { type: 'integer' } }, required: ['q'] }),
+  output: { schema: jsonSchema<string[]>({ type: 'array', items: { type: 'string' } }), render: (_args, value) => value.join('\n') },
+  execute: (args) => {
+    expectTypeOf(args).toEqualTypeOf<{ readonly q: string; readonly limit?: number }>()
+    return [args.q]
+  },
+})

@@ -1,0 +1,475 @@
+import { ReinError } from '@rein/base'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { defineTool, type ApprovalRequest, type ToolCall, type ToolRun } from '../src/index.ts'
+import { call, createRegistry, echo } from './fixtures.ts'
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+/** A tool whose body records each run and can be told how to behave. */
+function probe(behaviour: (run: ToolRun) => unknown = () => ({ ok: true }), extra: { timeoutMs?: number } = {}) {
+  const runs: { args: unknown; run: ToolRun }[] = []
+  const tool = defineTool({
+    name: 'probe',
+    description: 'Records its runs.',
+    parameters: { path: { type: 'string', required: true } },
+    output: { schema: { type: 'json' }, render: (_args, value) => JSON.stringify(value) },
+    execute: (args, run) => {
+      runs.push({ args, run })
+      return behaviour(run) as never
+    },
+    ...extra,
+  })
+  return { tool, runs }
+}
+
+const never = (signal?: AbortSignal) => new Promise<never>((_, reject) => {
+  signal?.addEventListener('abort', () => reject(signal.reason as Error))
+})
+
+describe('execute: success', () => {
+  it('returns the frozen value, rendered content and presentation meta', async () => {
+    const { tools } = await createRegistry()
+    tools.register(echo)
+    const result = await tools.execute(call('echo', { text: 'ab', times: 2 }))
+    expect(result).toEqual({ isError: false, value: { text: 'abab' }, content: [{ type: 'text', text: 'abab' }], meta: { times: 2 } })
+    expect(result.isError === false && Object.isFrozen(result.value)).toBe(true)
+  })
+
+  it('gives the body frozen arguments and the run context', async () => {
+    const { tools } = await createRegistry({ cwd: '/default' })
+    const { tool, runs } = probe()
+    tools.register(tool)
+    const controller = new AbortController()
+    await tools.execute(call('probe', { path: 'a.txt' }, { callId: 'c-7', signal: controller.signal, context: { sessionId: 's-1', cwd: '/work' } }))
+    await tools.execute(call('probe', { path: 'b.txt' }))
+    expect(runs[0]!.args).toEqual({ path: 'a.txt' })
+    expect(Object.isFrozen(runs[0]!.args)).toBe(true)
+    expect(runs[0]!.run).toMatchObject({ callId: 'c-7', sessionId: 's-1', cwd: '/work' })
+    expect(runs[0]!.run.signal.aborted).toBe(false)
+    expect(typeof runs[0]!.run.logger.info).toBe('function')
+    expect(runs[1]!.run.cwd).toBe('/default')
+    expect(runs[1]!.run).not.toHaveProperty('sessionId')
+  })
+
+  it('treats an empty argument string as an empty object', async () => {
+    const { tools } = await createRegistry()
+    tools.register(defineTool({
+      name: 'now', description: 'No parameters.', parameters: {},
+      output: { schema: { type: 'string' }, render: (_args, value) => value },
+      execute: () => 'tick',
+    }))
+    expect(await tools.execute(call('now', ''))).toMatchObject({ isError: false, value: 'tick' })
+    expect(await tools.execute(call('now', '  '))).toMatchObject({ isError: false, value: 'tick' })
+  })
+})
+
+describe('execute: bad input never reaches the body', () => {
+  it('names an unknown tool and lists the ones there are', async () => {
+    const { tools } = await createRegistry()
+    tools.register(echo)
+    expect(await tools.execute(call('ehco', { text: 'x' }))).toEqual({
+      isError: true,
+      error: { code: 'UNKNOWN_TOOL', message: 'unknown tool "ehco"; available tools: echo' },
+      content: [{ type: 'text', text: 'Error: unknown tool "ehco"; available tools: echo' }],
+    })
+  })
+
+  it.each([
+    ['malformed JSON', '{"path": "a"', /^invalid arguments for probe: arguments are not valid JSON \(/],
+    ['a wrong type', '{"path": 42}', /^invalid arguments for probe: \$\.path: expected a string but got number 42$/],
+    ['a missing required field', '{}', /^invalid arguments for probe: \$\.path: missing required property$/],
+    ['an extra field on the closed root', '{"path": "a", "force": true}', /^invalid arguments for probe: \$\.force: unknown property \(allowed: path\)$/],
+    ['an array instead of an object', '["a"]', /^invalid arguments for probe: \$: expected an object but got an array$/],
+    ['a bare string', '"a.txt"', /^invalid arguments for probe: \$: expected an object but got "a\.txt"$/],
+    ['null', 'null', /^invalid arguments for probe: \$: expected an object but got null$/],
+  ])('rejects %s with INVALID_ARGS', async (_label, raw, message) => {
+    const { tools } = await createRegistry()
+    const { tool, runs } = probe()
+    tools.register(tool)
+    const result = await tools.execute(call('probe', raw))
+    expect(result.isError && result.error.code).toBe('INVALID_ARGS')
+    expect(result.isError && result.error.message).toMatch(message)
+    expect(result.content[0]).toEqual({ type: 'text', text: `Error: ${result.isError && result.error.message}` })
+    expect(runs).toHaveLength(0)
+  })
+
+  it('lists every bad path at once', async () => {
+    const { tools } = await createRegistry()
+    tools.register(echo)
+    const result = await tools.execute(call('echo', { times: 9, extra: 1 }))
+    expect(result.isError && result.error.message).toBe(
+      'invalid arguments for echo: $.text: missing required property; $.times: must be <= 3; $.extra: unknown property (allowed: text, times)',
+    )
+  })
+
+  it('refuses arguments over the byte limit before parsing them', async () => {
+    const { tools } = await createRegistry({ maxArgumentBytes: 64 })
+    const { tool, runs } = probe()
+    tools.register(tool)
+    const result = await tools.execute(call('probe', { path: 'é'.repeat(40) }))
+    expect(result.isError && result.error).toEqual({ code: 'INVALID_ARGS', message: 'invalid arguments for probe: arguments are 91 bytes; the limit is 64' })
+    expect(runs).toHaveLength(0)
+  })
+
+  it('refuses arguments nested past the depth limit without overflowing the stack', async () => {
+    const { tools } = await createRegistry()
+    tools.register(defineTool({
+      name: 'store', description: 'Stores any JSON.', parameters: { value: { type: 'json', required: true } },
+      output: { schema: { type: 'null' }, render: () => 'stored' },
+      execute: () => null,
+    }))
+    const deep = `{"value":${'['.repeat(200_000)}${']'.repeat(200_000)}}`
+    const result = await tools.execute(call('store', deep))
+    expect(result.isError && result.error).toEqual({ code: 'INVALID_ARGS', message: 'invalid arguments for store: arguments nest deeper than 64 levels' })
+    expect(await tools.execute(call('store', { value: [[[{ a: [1] }]]] }))).toMatchObject({ isError: false })
+  })
+})
+
+describe('execute: pre-execute policies, approval and guards', () => {
+  const deny = () => ({ kind: 'deny' as const, reason: 'outside the workspace' })
+  const ask = () => ({ kind: 'ask' as const, reason: 'writes a file' })
+  const allow = () => ({ kind: 'allow' as const })
+
+  it.each([
+    ['deny, ask, allow', [deny, ask, allow]],
+    ['allow, ask, deny', [allow, ask, deny]],
+    ['ask, deny', [ask, deny]],
+  ])('lets deny win over ask and allow in any order (%s)', async (_order, policies) => {
+    const { root, tools } = await createRegistry()
+    const { tool, runs } = probe()
+    tools.register(tool)
+    const asked: ApprovalRequest[] = []
+    root.provide('approval', { request: (request: ApprovalRequest) => { asked.push(request); return 'allow' as const } })
+    for (const policy of policies) tools.preExecute(policy)
+    const result = await tools.execute(call('probe', { path: 'a' }))
+    expect(result.isError && result.error).toEqual({ code: 'DENIED', message: 'probe was denied: outside the workspace' })
+    expect(runs).toHaveLength(0)
+    expect(asked).toHaveLength(0)
+  })
+
+  it('asks the approval service when any policy asks, and runs on allow', async () => {
+    const { root, tools } = await createRegistry()
+    const { tool, runs } = probe()
+    tools.register(tool)
+    const asked: ApprovalRequest[] = []
+    root.provide('approval', { request: async (request: ApprovalRequest) => { asked.push(request); return 'allow' as const } })
+    tools.preExecute(allow)
+    tools.preExecute(ask)
+    const result = await tools.execute(call('probe', { path: 'a' }, { callId: 'c-9' }))
+    expect(result.isError).toBe(false)
+    expect(runs).toHaveLength(1)
+    expect(asked).toMatchObject([{ callId: 'c-9', toolName: 'probe', args: { path: 'a' }, reason: 'writes a file' }])
+    expect(asked[0]!.signal).toBeInstanceOf(AbortSignal)
+  })
+
+  it('denies when the approval service says no, fails, or is not installed', async () => {
+    const { root, tools } = await createRegistry()
+    const { tool, runs } = probe()
+    tools.register(tool)
+    tools.preExecute(ask)
+    expect((await tools.execute(call('probe', { path: 'a' }))).isError && 'DENIED').toBe('DENIED')
+    const noApproval = await tools.execute(call('probe', { path: 'a' }))
+    expect(noApproval.isError && noApproval.error.message).toBe('probe needs approval (writes a file) and no approval service is installed')
+
+    let answer: () => 'allow' | 'deny' = () => 'deny'
+    root.provide('approval', { request: () => answer() })
+    const refused = await tools.execute(call('probe', { path: 'a' }))
+    expect(refused.isError && refused.error).toEqual({ code: 'DENIED', message: 'probe was not approved (writes a file)' })
+    answer = () => { throw new Error('terminal closed') }
+    expect((await tools.execute(call('probe', { path: 'a' }))).isError).toBe(true)
+    expect(runs).toHaveLength(0)
+  })
+
+  it('counts a throwing policy or guard as a denial', async () => {
+    const { tools } = await createRegistry()
+    const { tool, runs } = probe()
+    tools.register(tool)
+    const dispose = tools.preExecute(() => { throw new Error('policy bug') })
+    const byPolicy = await tools.execute(call('probe', { path: 'a' }))
+    expect(byPolicy.isError && byPolicy.error).toEqual({ code: 'DENIED', message: 'probe was denied: a pre-execute policy failed (policy bug)' })
+    await dispose()
+    tools.guard(async () => { throw new Error('guard bug') })
+    const byGuard = await tools.execute(call('probe', { path: 'a' }))
+    expect(byGuard.isError && byGuard.error).toEqual({ code: 'DENIED', message: 'probe was denied: a guard failed (guard bug)' })
+    expect(runs).toHaveLength(0)
+  })
+
+  it('runs guards after policies allow, and any guard can deny', async () => {
+    const { tools } = await createRegistry()
+    const { tool, runs } = probe()
+    tools.register(tool)
+    const seen: string[] = []
+    tools.preExecute(() => { seen.push('policy'); return allow() })
+    tools.guard(() => { seen.push('guard 1'); return undefined })
+    tools.guard((call) => { seen.push('guard 2'); return call.args.path === '/etc/passwd' ? 'protected path' : undefined })
+    expect((await tools.execute(call('probe', { path: 'ok' }))).isError).toBe(false)
+    const denied = await tools.execute(call('probe', { path: '/etc/passwd' }))
+    expect(denied.isError && denied.error.message).toBe('probe was denied: protected path')
+    expect(seen).toEqual(['policy', 'guard 1', 'guard 2', 'policy', 'guard 1', 'guard 2'])
+    expect(runs.map((run) => run.args)).toEqual([{ path: 'ok' }])
+  })
+
+  it('never lets a policy rewrite the arguments', async () => {
+    const { tools } = await createRegistry()
+    const { tool, runs } = probe()
+    tools.register(tool)
+    const frozen: boolean[] = []
+    tools.preExecute((call: ToolCall) => {
+      frozen.push(Object.isFrozen(call.args))
+      try {
+        ;(call.args as Record<string, unknown>).path = '/elsewhere'
+      } catch {
+        // strict mode throws on a frozen object; the point is that nothing changes
+      }
+      return undefined
+    })
+    await tools.execute(call('probe', { path: 'mine' }))
+    expect(frozen).toEqual([true])
+    expect(runs[0]!.args).toEqual({ path: 'mine' })
+  })
+})
+
+describe('execute: wrappers, deadlines and cancellation', () => {
+  it('runs wrappers outermost-first around the body', async () => {
+    const { tools } = await createRegistry()
+    const order: string[] = []
+    const { tool } = probe(() => { order.push('body'); return 1 })
+    tools.register(tool)
+    tools.wrapExecute(async (_call, next) => { order.push('outer in'); const outcome = await next(); order.push(`outer out ${outcome.ok}`); return outcome })
+    tools.wrapExecute(async (_call, next) => { order.push('inner in'); const outcome = await next(); order.push('inner out'); return outcome })
+    await tools.execute(call('probe', { path: 'a' }))
+    expect(order).toEqual(['outer in', 'inner in', 'body', 'inner out', 'outer out true'])
+  })
+
+  it('lets a wrapper swap the signal while the caller can still cancel', async () => {
+    const { tools } = await createRegistry()
+    let bodySignal: AbortSignal | undefined
+    const { tool } = probe((run) => { bodySignal = run.signal; return never(run.signal) })
+    tools.register(tool)
+    const own = new AbortController()
+    tools.wrapExecute((_call, next) => next(own.signal))
+    const caller = new AbortController()
+    const pending = tools.execute(call('probe', { path: 'a' }, { signal: caller.signal }))
+    await vi.waitFor(() => expect(bodySignal).toBeDefined())
+    expect(bodySignal).not.toBe(own.signal)
+    caller.abort()
+    const result = await pending
+    expect(bodySignal!.aborted).toBe(true)
+    expect(result.isError && result.error.code).toBe('ABORTED')
+  })
+
+  it('fails the call when a wrapper calls next twice or fabricates a result', async () => {
+    const { tools } = await createRegistry()
+    const { tool, runs } = probe()
+    tools.register(tool)
+    const twice = tools.wrapExecute(async (_call, next) => { await next(); return next() })
+    const doubled = await tools.execute(call('probe', { path: 'a' }))
+    expect(doubled.isError && doubled.error).toEqual({ code: 'WRAPPER_MISUSE', message: 'an execute wrapper called next() twice' })
+    expect(runs).toHaveLength(1)
+    await twice()
+    tools.wrapExecute(async () => ({ ok: true, value: { forged: true } }))
+    const forged = await tools.execute(call('probe', { path: 'a' }))
+    expect(forged.isError && forged.error.code).toBe('WRAPPER_MISUSE')
+    expect(runs).toHaveLength(1)
+  })
+
+  it('keeps the code of a ReinError a wrapper throws', async () => {
+    const { tools } = await createRegistry()
+    const { tool } = probe()
+    tools.register(tool)
+    tools.wrapExecute(async () => { throw new ReinError('RATE_LIMITED', 'too many calls this minute') })
+    expect((await tools.execute(call('probe', { path: 'a' }))).content).toEqual([{ type: 'text', text: 'Error: too many calls this minute' }])
+  })
+
+  it('ends a call past its timeoutMs with TOOL_TIMEOUT, even if the body ignores its signal', async () => {
+    vi.useFakeTimers()
+    const { tools } = await createRegistry()
+    let signal: AbortSignal | undefined
+    const { tool } = probe((run) => { signal = run.signal; return never() }, { timeoutMs: 5_000 })
+    tools.register(tool)
+    const measured: boolean[] = []
+    tools.wrapExecute(async (_call, next) => { const outcome = await next(); measured.push(outcome.ok); return outcome })
+    const pending = tools.execute(call('probe', { path: 'a' }))
+    await vi.advanceTimersByTimeAsync(5_000)
+    const result = await pending
+    expect(result.isError && result.error).toEqual({ code: 'TOOL_TIMEOUT', message: 'probe did not finish within 5000 ms' })
+    expect(signal!.aborted).toBe(true)
+    expect(measured).toEqual([false])
+  })
+
+  it('does not time out a body that finishes in time', async () => {
+    vi.useFakeTimers()
+    const { tools } = await createRegistry()
+    const { tool } = probe(() => new Promise((resolve) => setTimeout(() => resolve('done'), 4_999)), { timeoutMs: 5_000 })
+    tools.register(tool)
+    const pending = tools.execute(call('probe', { path: 'a' }))
+    await vi.advanceTimersByTimeAsync(4_999)
+    expect(await pending).toMatchObject({ isError: false, value: 'done' })
+  })
+
+  it('does not start a call whose signal is already aborted', async () => {
+    const { tools } = await createRegistry()
+    const { tool, runs } = probe()
+    tools.register(tool)
+    const controller = new AbortController()
+    controller.abort()
+    const result = await tools.execute(call('probe', { path: 'a' }, { signal: controller.signal }))
+    expect(result.isError && result.error).toEqual({ code: 'ABORTED_BEFORE_DISPATCH', message: 'probe was cancelled before it started' })
+    expect(runs).toHaveLength(0)
+  })
+
+  it('does not start a call cancelled while waiting for approval', async () => {
+    const { root, tools } = await createRegistry()
+    const { tool, runs } = probe()
+    tools.register(tool)
+    const controller = new AbortController()
+    tools.preExecute(() => ({ kind: 'ask', reason: 'check' }))
+    root.provide('approval', { request: () => { controller.abort(); return 'allow' as const } })
+    const result = await tools.execute(call('probe', { path: 'a' }, { signal: controller.signal }))
+    expect(result.isError && result.error.code).toBe('ABORTED_BEFORE_DISPATCH')
+    expect(runs).toHaveLength(0)
+  })
+
+  it('reports ABORTED when cancelled mid-run, without waiting for a body that ignores the signal', async () => {
+    const { tools } = await createRegistry()
+    const { tool, runs } = probe(() => never())
+    tools.register(tool)
+    const controller = new AbortController()
+    const pending = tools.execute(call('probe', { path: 'a' }, { signal: controller.signal }))
+    await vi.waitFor(() => expect(runs).toHaveLength(1))
+    controller.abort()
+    expect((await pending).isError && 'ABORTED').toBe('ABORTED')
+    expect(runs[0]!.run.signal.aborted).toBe(true)
+  })
+
+  it('keeps a success that finished before the caller cancelled', async () => {
+    const { tools } = await createRegistry()
+    const controller = new AbortController()
+    const { tool } = probe(() => 'written')
+    tools.register(tool)
+    tools.wrapExecute(async (_call, next) => { const outcome = await next(); controller.abort(); return outcome })
+    expect(await tools.execute(call('probe', { path: 'a' }, { signal: controller.signal }))).toMatchObject({ isError: false, value: 'written' })
+  })
+})
+
+describe('execute: body failures and output checks', () => {
+  it.each([
+    ['an Error', () => { throw new Error('disk on fire') }, { code: 'TOOL_FAILED', message: 'disk on fire' }],
+    ['a rejected promise', async () => { throw new TypeError('bad thing') }, { code: 'TOOL_FAILED', message: 'bad thing' }],
+    ['a ReinError, keeping its code', () => { throw new ReinError('FILE_NOT_FOUND', 'no such file: a') }, { code: 'FILE_NOT_FOUND', message: 'no such file: a' }],
+    ['a string', () => { throw 'plain string' }, { code: 'TOOL_FAILED', message: 'plain string' }],
+    ['an Error without a message', () => { throw new Error('') }, { code: 'TOOL_FAILED', message: 'probe failed without a message' }],
+  ])('turns %s into an error result the model reads as Error: <message>', async (_label, behaviour, error) => {
+    const { tools } = await createRegistry()
+    tools.register(probe(behaviour).tool)
+    expect(await tools.execute(call('probe', { path: 'a' }))).toEqual({
+      isError: true, error, content: [{ type: 'text', text: `Error: ${error.message}` }],
+    })
+  })
+
+  it('rejects output that is not JSON or not the declared shape', async () => {
+    const { tools } = await createRegistry()
+    let output: unknown = new Date(0)
+    tools.register(defineTool({
+      name: 'stat', description: 'Reports a size.', parameters: {},
+      output: { schema: { type: 'object', additionalProperties: false, properties: { size: { type: 'integer', required: true } } }, render: (_a, v) => String(v.size) },
+      execute: () => output as { size: number },
+    }))
+    const notJson = await tools.execute(call('stat', {}))
+    expect(notJson.isError && notJson.error).toEqual({ code: 'INVALID_TOOL_OUTPUT', message: 'stat returned a value that is not JSON: $: a Date is not a plain object' })
+    output = { size: 1.5, extra: true }
+    const wrongShape = await tools.execute(call('stat', {}))
+    expect(wrongShape.isError && wrongShape.error).toEqual({
+      code: 'INVALID_TOOL_OUTPUT',
+      message: 'stat returned a value that does not match its output schema: $.size: expected an integer but got number 1.5; $.extra: unknown property (allowed: size)',
+    })
+  })
+
+  it('reports a render failure, and keeps the result when only presentationMeta fails', async () => {
+    const { root, tools } = await createRegistry()
+    tools.register(defineTool({
+      name: 'r', description: 'Bad render.', parameters: {},
+      output: { schema: { type: 'null' }, render: () => { throw new Error('template missing') } },
+      execute: () => null,
+    }))
+    tools.register(defineTool({
+      name: 'm', description: 'Bad meta.', parameters: {},
+      output: { schema: { type: 'null' }, render: () => 'fine', presentationMeta: () => { throw new Error('meta bug') } },
+      execute: () => null,
+    }))
+    const render = await tools.execute(call('r', {}))
+    expect(render.isError && render.error).toEqual({ code: 'TOOL_FAILED', message: 'r could not render its result: template missing' })
+    expect(await tools.execute(call('m', {}))).toEqual({ isError: false, value: null, content: [{ type: 'text', text: 'fine' }] })
+    expect(root.logger.buffer.some((message) => message.type === 'error' && String(message.args[0]).includes('presentationMeta failed'))).toBe(true)
+  })
+})
+
+describe('execute: post-execute hooks', () => {
+  it('runs as a waterfall in registration order: each hook sees the previous replacement', async () => {
+    const { tools } = await createRegistry()
+    tools.register(echo)
+    const seen: string[] = []
+    tools.postExecute((_call, result) => { seen.push(JSON.stringify(result.content)); return { kind: 'replace-value', value: { text: 'replaced' } } })
+    tools.postExecute((_call, result) => { seen.push(JSON.stringify(result.value)); return { kind: 'replace-content', content: 'redacted' } })
+    tools.postExecute(() => ({ kind: 'accept' }))
+    const result = await tools.execute(call('echo', { text: 'secret' }))
+    expect(result).toEqual({ isError: false, value: { text: 'replaced' }, content: [{ type: 'text', text: 'redacted' }], meta: { times: 1 } })
+    expect(seen).toEqual(['[{"type":"text","text":"secret"}]', '{"text":"replaced"}'])
+  })
+
+  it('revalidates a replaced value against the output schema', async () => {
+    const { tools } = await createRegistry()
+    tools.register(echo)
+    tools.postExecute(() => ({ kind: 'replace-value', value: { wrong: 1 } }))
+    const result = await tools.execute(call('echo', { text: 'x' }))
+    expect(result.isError && result.error.code).toBe('INVALID_TOOL_OUTPUT')
+  })
+
+  it('turns a block into a BLOCKED error carrying the feedback, and stops the waterfall', async () => {
+    const { tools } = await createRegistry()
+    tools.register(echo)
+    const later = vi.fn<() => undefined>()
+    tools.postExecute(() => ({ kind: 'block', feedback: 'output contained a credential; ask the user' }))
+    tools.postExecute(later)
+    expect(await tools.execute(call('echo', { text: 'x' }))).toEqual({
+      isError: true,
+      error: { code: 'BLOCKED', message: 'output contained a credential; ask the user' },
+      content: [{ type: 'text', text: 'Error: output contained a credential; ask the user' }],
+    })
+    expect(later).not.toHaveBeenCalled()
+  })
+
+  it('blocks when a hook throws, and skips hooks for failed calls', async () => {
+    const { tools } = await createRegistry()
+    tools.register(echo)
+    const hook = vi.fn<() => never>(() => { throw new Error('scanner offline') })
+    tools.postExecute(hook)
+    const result = await tools.execute(call('echo', { text: 'x' }))
+    expect(result.isError && result.error).toEqual({ code: 'BLOCKED', message: 'echo: a post-execute hook failed: scanner offline' })
+    await tools.execute(call('echo', { nope: 1 }))
+    expect(hook).toHaveBeenCalledTimes(1)
+  })
+})
+
+describe('execute: result observers', () => {
+  it('see every outcome, and a throwing or rejecting observer changes nothing', async () => {
+    const { root, tools } = await createRegistry()
+    tools.register(echo)
+    const seen: string[] = []
+    tools.onResult(() => { throw new Error('observer crashed') })
+    tools.onResult(async () => { throw new Error('observer rejected') })
+    tools.onResult((request, result) => { seen.push(`${request.toolName}:${result.isError ? result.error.code : 'ok'}`) })
+    const ok = await tools.execute(call('echo', { text: 'x' }, { context: { sessionId: 's' } }))
+    await tools.execute(call('missing', {}))
+    await tools.execute(call('echo', '{'))
+    expect(ok.isError).toBe(false)
+    expect(seen).toEqual(['echo:ok', 'missing:UNKNOWN_TOOL', 'echo:INVALID_ARGS'])
+    await vi.waitFor(() => {
+      const warnings = root.logger.buffer.filter((message) => message.type === 'error').map((message) => String(message.args[1]))
+      expect(warnings.filter((text) => text.includes('observer crashed'))).toHaveLength(3)
+      expect(warnings.filter((text) => text.includes('observer rejected'))).toHaveLength(3)
+    })
+  })
+})

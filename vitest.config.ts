@@ -1,0 +1,17 @@
+import { defaultServerConditions } from 'vite'
+import { defineConfig } from 'vitest/config'
+
+// Workspace packages resolve to their sources through this condition, in vitest and in the
+// processes it forks (where cordis's loader imports plugins through Node itself, run by tsx).
+const conditions = ['@rein/source', ...defaultServerConditions]
+
+export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
+  test: {
+    include: ['packages/*/*/tests/**/*.test.ts', 'examples/*/tests/**/*.test.ts', 'scripts/tests/**/*.test.ts'],
+    pool: 'forks',
+    execArgv: ['--import', 'tsx'],
+    typecheck: { enabled: false },
+  },
+})
