@@ -6,6 +6,8 @@
 import { ToolRegistry } from './registry.ts'
 
 export default ToolRegistry
+// Re-exported so a tool package can throw typed errors with @rein/tools as its only rein dependency.
+export { ReinError, isReinError } from '@rein/base'
 export { ToolRegistry, type ToolRegistryConfig } from './registry.ts'
 export {
   defineTool, jsonSchema,

@@ -1,0 +1,25 @@
+/**
+ * The loader entry tree behind a composition: the rows of one file, read-only. It never writes the
+ * file back (cordis's include plugin does), and it imports plugins resolved from the file's folder.
+ */
+
+import { dirname } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import type { Context } from '@deepseek-ai/cordis'
+import { EntryTree } from '@deepseek-ai/cordis-plugin-loader'
+import { resolvePlugin } from './resolve-plugin.ts'
+
+export class ConfigTree extends EntryTree {
+  constructor(ctx: Context, readonly file: string, readonly resolveFrom: string) {
+    super(ctx)
+    this.ctx.baseUrl = pathToFileURL(`${dirname(file)}/`).href
+  }
+
+  /** A composition file is the user's: nothing rein does at run time is written back to it. */
+  write() {}
+
+  override import(name: string) {
+    if (name.startsWith('cordis:')) return super.import(name)
+    return import(resolvePlugin(name, dirname(this.file), this.resolveFrom)) as Promise<unknown>
+  }
+}

@@ -1,0 +1,7 @@
+/**
+ * @rein/compose: loads a `cordis.yml` composition read-only, resolving plugin names from the
+ * file's folder, and reports every row that fails by id and field.
+ */
+
+export { loadComposition, type Composition, type CompositionOptions } from './load.ts'
+export { readConfigFile } from './read-config.ts'

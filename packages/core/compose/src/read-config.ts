@@ -1,0 +1,68 @@
+/** Reads a composition file (YAML in the cordis dialect, or JSON) and checks the shape of its rows. */
+
+import { readFile } from 'node:fs/promises'
+import { extname } from 'node:path'
+import { entryListSchema } from '@deepseek-ai/cordis-plugin-include'
+import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
+import { ReinError } from '@rein/base'
+import * as yaml from 'js-yaml'
+
+const ROW_KEYS = new Set(['id', 'name', 'config', 'disabled', 'group', 'inject', 'isolate', 'intercept'])
+const ID = /^[\w.-]+$/
+
+/** Throws `CONFIG_NOT_FOUND`, or `CONFIG_INVALID` with every problem found, one per line. */
+export async function readConfigFile(path: string): Promise<EntryOptions[]> {
+  let text: string
+  try {
+    text = await readFile(path, 'utf8')
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') throw new ReinError('CONFIG_NOT_FOUND', `${path}: no such file`, { cause: error })
+    throw new ReinError('CONFIG_INVALID', `${path}: cannot read (${code ?? (error as Error).message})`, { cause: error })
+  }
+  let data: unknown
+  try {
+    data = extname(path) === '.json' ? JSON.parse(text) : yaml.load(text, { schema: entryListSchema, filename: path })
+  } catch (error) {
+    throw invalid(path, [`not valid ${extname(path) === '.json' ? 'JSON' : 'YAML'}: ${(error as Error).message}`], error)
+  }
+  if (!Array.isArray(data)) throw invalid(path, ['the top level must be a list of plugin rows (- id: …, name: …)'])
+  const problems = checkRows(data, 'row')
+  if (problems.length > 0) throw invalid(path, problems)
+  return data as EntryOptions[]
+}
+
+function checkRows(rows: unknown[], where: string, seen = new Set<string>()): string[] {
+  const problems: string[] = []
+  rows.forEach((row, index) => {
+    const label = `${where} #${index + 1}`
+    if (typeof row !== 'object' || row === null || Array.isArray(row)) {
+      problems.push(`${label}: must be a mapping with at least id and name`)
+      return
+    }
+    const entry = row as Record<string, unknown>
+    const id = typeof entry.id === 'string' ? entry.id : undefined
+    const at = id ? `row "${id}"` : label
+    if (id === undefined) problems.push(`${label}: needs an id (a stable name for the row, e.g. "id: tools")`)
+    else if (!ID.test(id)) problems.push(`${at}: id may use letters, digits, "_", "-" and "." only`)
+    else if (seen.has(id)) problems.push(`${at}: the id is used by another row`)
+    else seen.add(id)
+    if (typeof entry.name !== 'string' || entry.name.trim() === '') problems.push(`${at}: needs a name (the plugin's package name or a ./path)`)
+    for (const key of Object.keys(entry)) {
+      if (!ROW_KEYS.has(key)) problems.push(`${at}: unknown field "${key}" (a row has ${[...ROW_KEYS].join(', ')})`)
+    }
+    if (entry.group === true) {
+      if (!Array.isArray(entry.config)) problems.push(`${at}: a group's config must be a list of rows`)
+      else problems.push(...checkRows(entry.config, `${at} > row`, seen))
+    }
+  })
+  return problems
+}
+
+export function invalid(path: string, problems: string[], cause?: unknown): ReinError {
+  const count = problems.length === 1 ? 'a problem' : `${problems.length} problems`
+  return new ReinError('CONFIG_INVALID', `${path} has ${count}:\n${problems.map((line) => `  - ${line}`).join('\n')}`, {
+    cause,
+    details: { path, problems },
+  })
+}

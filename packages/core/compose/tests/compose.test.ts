@@ -1,0 +1,139 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { isReinError } from '@rein/base'
+import { loadComposition, type Composition } from '../src/index.ts'
+
+const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url))
+let dir: string
+let loaded: Composition | undefined
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'rein-compose-'))
+  ;(globalThis as Record<string, unknown>).composeLog = []
+})
+afterEach(async () => {
+  await loaded?.dispose()
+  loaded = undefined
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const log = () => (globalThis as Record<string, unknown>).composeLog as string[]
+
+function writeConfig(text: string, name = 'cordis.yml') {
+  const file = join(dir, name)
+  writeFileSync(file, text.replaceAll('FIXTURES/', fixtures))
+  return file
+}
+
+async function failure(file: string) {
+  try {
+    loaded = await loadComposition({ file })
+  } catch (error) {
+    if (!isReinError(error)) throw error
+    return { code: error.code, message: error.message, problems: error.details?.problems }
+  }
+  throw new Error('expected the load to fail')
+}
+
+describe('loadComposition', () => {
+  it('loads rows, evaluates !!js values and never writes the file', async () => {
+    process.env.REIN_TEST_START = '5'
+    const text = [
+      '# comment that a writer would drop',
+      '- id: counter',
+      '  name: FIXTURES/counter.ts',
+      '  config:',
+      '    start: !!js Number(process.env.REIN_TEST_START)',
+      '    label: hits',
+      '- id: user',
+      '  name: FIXTURES/needs-counter.ts',
+      '- id: off',
+      '  name: FIXTURES/throws.ts',
+      '  disabled: true',
+      '',
+    ].join('\n')
+    const file = writeConfig(text)
+    loaded = await loadComposition({ file })
+    expect(loaded.ctx.counter.value).toBe(5)
+    expect(log()).toEqual(['start 5'])
+    await loaded.dispose()
+    loaded = undefined
+    expect(log()).toEqual(['start 5', 'stop'])
+    expect(readFileSync(file, 'utf8')).toBe(text.replaceAll('FIXTURES/', fixtures))
+  })
+
+  it('reloads: removed rows are disposed, added rows start, the file stays as the user wrote it', async () => {
+    const file = writeConfig(`- id: counter\n  name: FIXTURES/counter.ts\n  config: {label: a}\n`)
+    loaded = await loadComposition({ file })
+    expect(log()).toEqual([])
+    const added = writeConfig(`- id: counter\n  name: FIXTURES/counter.ts\n  config: {label: a}\n- id: user\n  name: FIXTURES/needs-counter.ts\n`)
+    await loaded.reload()
+    expect(log()).toEqual(['start 0'])
+    writeConfig(`- id: counter\n  name: FIXTURES/counter.ts\n  config: {label: a}\n`)
+    await loaded.reload()
+    expect(log()).toEqual(['start 0', 'stop'])
+    expect(added).toBe(file)
+  })
+
+  it('keeps the running rows when a reload meets an unreadable file', async () => {
+    const file = writeConfig(`- id: counter\n  name: FIXTURES/counter.ts\n  config: {label: a}\n- id: user\n  name: FIXTURES/needs-counter.ts\n`)
+    loaded = await loadComposition({ file })
+    writeConfig('- id: [broken\n')
+    await expect(loaded.reload()).rejects.toMatchObject({ code: 'CONFIG_INVALID' })
+    expect(loaded.ctx.counter.value).toBe(0)
+    expect(log()).toEqual(['start 0'])
+  })
+
+  it('names the row and field of an invalid config, and leaves nothing loaded', async () => {
+    const file = writeConfig(`- id: counter\n  name: FIXTURES/counter.ts\n  config:\n    start: -1\n- id: user\n  name: FIXTURES/needs-counter.ts\n`)
+    const result = await failure(file)
+    expect(result.code).toBe('CONFIG_INVALID')
+    expect(result.problems).toEqual([
+      `row "counter" (${fixtures}counter.ts): config.start: expected number >= 0 but got -1`,
+      `row "user" (${fixtures}needs-counter.ts): waits for the service "counter" that no row provides; add the row that provides it`,
+    ])
+    expect(result.message).toContain(`${file} has 2 problems:\n  - row "counter"`)
+    expect(log()).toEqual([])
+  })
+
+  it('says which row names a package that cannot be found, or a module that is not a plugin', async () => {
+    const file = writeConfig([
+      '- id: ghost', '  name: rein-plugin-that-does-not-exist',
+      '- id: plain', '  name: FIXTURES/not-a-plugin.ts',
+      '- id: broken', '  name: FIXTURES/throws.ts',
+    ].join('\n'))
+    const { problems } = await failure(file)
+    expect(problems).toEqual([
+      expect.stringMatching(/^row "ghost" \(rein-plugin-that-does-not-exist\): cannot load the plugin: Cannot find package 'rein-plugin-that-does-not-exist'/),
+      `row "plain" (${fixtures}not-a-plugin.ts): the module is not a cordis plugin (export a function, a class, or an object with apply)`,
+      `row "broken" (${fixtures}throws.ts): failed to start: cannot open the database: /nowhere/db.sqlite`,
+    ])
+  })
+
+  it.each([
+    ['not YAML', '- id: x\n  name: [unclosed\n', /not valid YAML: /],
+    ['not a list', 'id: x\nname: y\n', /the top level must be a list of plugin rows/],
+    ['a row without id', '- name: x\n', /row #1: needs an id/],
+    ['a row without name', '- id: x\n', /row "x": needs a name/],
+    ['a duplicate id', '- {id: x, name: a}\n- {id: x, name: b}\n', /row "x": the id is used by another row/],
+    ['a misspelt field', '- {id: x, name: a, configs: {}}\n', /row "x": unknown field "configs"/],
+    ['a group without rows', '- {id: g, name: group, group: true, config: {}}\n', /row "g": a group's config must be a list of rows/],
+  ])('rejects %s before loading anything', async (_label, text, pattern) => {
+    const result = await failure(writeConfig(text))
+    expect(result.code).toBe('CONFIG_INVALID')
+    expect(result.message).toMatch(pattern)
+  })
+
+  it('reports a missing file as CONFIG_NOT_FOUND', async () => {
+    expect((await failure(join(dir, 'absent.yml'))).code).toBe('CONFIG_NOT_FOUND')
+  })
+
+  it('reads JSON compositions too', async () => {
+    const file = writeConfig(JSON.stringify([{ id: 'counter', name: `${fixtures}counter.ts`, config: { label: 'j', start: 2 } }]), 'cordis.json')
+    loaded = await loadComposition({ file })
+    expect(loaded.ctx.counter.value).toBe(2)
+  })
+})
