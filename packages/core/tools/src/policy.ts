@@ -5,7 +5,10 @@
 
 import type { PreExecuteDecision, PreExecutePolicy, ToolCall, ToolGuard } from './hooks.ts'
 
+const ALLOW: PreExecuteDecision = Object.freeze({ kind: 'allow' })
+
 export async function combineDecisions(policies: readonly PreExecutePolicy[], call: ToolCall): Promise<PreExecuteDecision> {
+  if (policies.length === 0) return ALLOW
   const decisions = await Promise.all(policies.map(async (policy): Promise<PreExecuteDecision | undefined> => {
     try {
       return normalize(await policy(call))
@@ -15,7 +18,7 @@ export async function combineDecisions(policies: readonly PreExecutePolicy[], ca
   }))
   const deny = decisions.find((decision) => decision?.kind === 'deny')
   if (deny) return deny
-  return decisions.find((decision) => decision?.kind === 'ask') ?? { kind: 'allow' }
+  return decisions.find((decision) => decision?.kind === 'ask') ?? ALLOW
 }
 
 function normalize(decision: PreExecuteDecision | undefined): PreExecuteDecision | undefined {

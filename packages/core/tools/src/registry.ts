@@ -30,6 +30,19 @@ export interface ToolRegistryConfig {
 }
 
 type Registered = PreparedTool & { logger: Logger }
+interface RegistryState {
+  tools: Map<string, Registered>
+  schemas: readonly ToolSchema[] | undefined
+  hooks: {
+    policies: PreExecutePolicy[]
+    guards: ToolGuard[]
+    wrappers: ExecuteWrapper[]
+    postHooks: PostExecuteHook[]
+    observers: ResultObserver[]
+  }
+  logger: Logger
+  config: ToolRegistryConfig
+}
 
 /** Tools and the hooks around them. Every registration is owned by the calling plugin and leaves with it. */
 export class ToolRegistry extends Service {
@@ -39,16 +52,19 @@ export class ToolRegistry extends Service {
     maxArgumentDepth: Schema.natural().min(1).default(64).description('Deepest nesting of arrays and objects in arguments.'),
   })
 
-  private _tools = new Map<string, Registered>()
-  private _schemas: readonly ToolSchema[] | undefined
-  private _policies: PreExecutePolicy[] = []
-  private _guards: ToolGuard[] = []
-  private _wrappers: ExecuteWrapper[] = []
-  private _postHooks: PostExecuteHook[] = []
-  private _observers: ResultObserver[] = []
+  // Service methods run on cordis's tracing proxy, where every `this.x` read costs a lookup, so
+  // the state lives in one plain object that each method reads once.
+  private _state: RegistryState
 
   constructor(ctx: Context, public config: ToolRegistryConfig) {
     super(ctx, 'tools')
+    this._state = {
+      tools: new Map(),
+      schemas: undefined,
+      hooks: { policies: [], guards: [], wrappers: [], postHooks: [], observers: [] },
+      logger: ctx.logger('tools'),
+      config,
+    }
   }
 
   /** Adds a tool until the returned disposer runs or the calling plugin is disposed. */
@@ -56,63 +72,65 @@ export class ToolRegistry extends Service {
     // Erasing A and V is sound: the pipeline only ever passes arguments and values checked against the schemas.
     const prepared: Registered = { ...prepareTool(definition as unknown as AnyToolDefinition), logger: this.ctx.logger(definition.name) }
     const { name } = definition
+    const state = this._state
     return this.ctx.effect(() => {
-      if (this._tools.has(name)) {
+      if (state.tools.has(name)) {
         throw new ReinError('DUPLICATE_TOOL', `a tool named "${name}" is already registered; dispose it first or pick another name`)
       }
-      this._tools.set(name, prepared)
-      this._schemas = undefined
+      state.tools.set(name, prepared)
+      state.schemas = undefined
       return () => {
-        if (this._tools.get(name) !== prepared) return
-        this._tools.delete(name)
-        this._schemas = undefined
+        if (state.tools.get(name) !== prepared) return
+        state.tools.delete(name)
+        state.schemas = undefined
       }
     }, `tools.register(${name})`)
   }
 
   /** `tools/pre-execute`: allow, deny or ask. */
   preExecute(policy: PreExecutePolicy) {
-    return this.hook(this._policies, policy, 'tools.preExecute')
+    return this.hook(this._state.hooks.policies, policy, 'tools.preExecute')
   }
 
   /** A policy that can only deny. */
   guard(guard: ToolGuard) {
-    return this.hook(this._guards, guard, 'tools.guard')
+    return this.hook(this._state.hooks.guards, guard, 'tools.guard')
   }
 
   /** `tools/execute`: wraps dispatch; the first registered is the outermost. */
   wrapExecute(wrapper: ExecuteWrapper) {
-    return this.hook(this._wrappers, wrapper, 'tools.wrapExecute')
+    return this.hook(this._state.hooks.wrappers, wrapper, 'tools.wrapExecute')
   }
 
   /** `tools/post-execute`: accept, replace or block a successful result, in registration order. */
   postExecute(hook: PostExecuteHook) {
-    return this.hook(this._postHooks, hook, 'tools.postExecute')
+    return this.hook(this._state.hooks.postHooks, hook, 'tools.postExecute')
   }
 
   /** `tools/result`: observes every result. A throwing or rejecting observer is logged and ignored. */
   onResult(observer: ResultObserver) {
-    return this.hook(this._observers, observer, 'tools.onResult')
+    return this.hook(this._state.hooks.observers, observer, 'tools.onResult')
   }
 
   /** The model-facing schemas, sorted by name and frozen: the same bytes for the same tool set. */
   schemas(): readonly ToolSchema[] {
-    this._schemas ??= Object.freeze(this.list().map((name) => this._tools.get(name)!.schema))
-    return this._schemas
+    const state = this._state
+    state.schemas ??= Object.freeze(sortedNames(state.tools).map((name) => state.tools.get(name)!.schema))
+    return state.schemas
   }
 
   /** Registered tool names in code-unit order (never locale order, which varies by machine). */
   list(): string[] {
-    return [...this._tools.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    return sortedNames(this._state.tools)
   }
 
   get(name: string): AnyToolDefinition | undefined {
-    return this._tools.get(name)?.definition
+    return this._state.tools.get(name)?.definition
   }
 
   /** Only an exact `true` counts; unknown tools, invalid arguments and throwing predicates are exclusive. */
   isConcurrencySafe(name: string, rawArguments: string): boolean {
-    const tool = this._tools.get(name)
+    const tool = this._state.tools.get(name)
     const flag = tool?.definition.isConcurrencySafe
     if (typeof flag !== 'function') return flag === true
     const args = this.softArgs(tool!, rawArguments)
@@ -126,63 +144,46 @@ export class ToolRegistry extends Service {
 
   /** A card for a pending call; falls back to a generic card for unknown tools or invalid arguments. */
   presentCall(name: string, rawArguments: string): ToolCallView {
-    const tool = this._tools.get(name)
+    const tool = this._state.tools.get(name)
     return describeCall(name, rawArguments, tool?.definition, tool && this.softArgs(tool, rawArguments))
   }
 
   /** A card for a finished call, from the durable result alone (works on a replayed log). */
   presentResult(name: string, rawArguments: string, result: DurableToolResult): ToolResultView {
-    const tool = this._tools.get(name)
+    const tool = this._state.tools.get(name)
     return describeResult(name, result, tool?.definition, tool && this.softArgs(tool, rawArguments))
   }
 
   /** One line describing a finished call, for history compression. */
   summarize(name: string, rawArguments: string, result: DurableToolResult): string {
-    const tool = this._tools.get(name)
+    const tool = this._state.tools.get(name)
     return summarizeResult(name, result, tool?.definition, tool && this.softArgs(tool, rawArguments))
   }
 
   /** Runs one call through the pipeline. Never rejects: every failure is a result with `isError: true`. */
   async execute(input: ExecuteInput): Promise<ToolResult> {
-    const tool = this._tools.get(input.name)
-    const logger = this.ctx.logger('tools')
+    // Methods run on cordis's tracing proxy, where each `this.x` read has a cost: read state once.
+    const { tools, hooks, logger, config } = this._state
+    const tool = tools.get(input.name)
     const result = await runPipeline(input, tool, {
-      policies: [...this._policies],
-      guards: [...this._guards],
-      wrappers: [...this._wrappers],
-      postHooks: [...this._postHooks],
+      policies: hooks.policies.slice(),
+      guards: hooks.guards.slice(),
+      wrappers: hooks.wrappers.slice(),
+      postHooks: hooks.postHooks.slice(),
     }, {
-      limits: this.config,
-      cwd: this.config.cwd ?? process.cwd(),
+      limits: config,
+      cwd: config.cwd ?? process.cwd(),
       logger: tool?.logger ?? logger,
       approval: () => this.ctx.get('approval'),
-      toolNames: () => this.list(),
+      toolNames: () => sortedNames(tools),
     })
-    this.notify(input, result, logger)
+    // A snapshot: an observer that disposes itself mid-loop must not make the next one skip.
+    if (hooks.observers.length > 0) notify(hooks.observers.slice(), input, result, logger)
     return result
   }
 
-  private notify(input: ExecuteInput, result: ToolResult, logger: Logger) {
-    const request = {
-      callId: input.callId,
-      toolName: input.name,
-      arguments: input.arguments,
-      ...(input.context?.sessionId === undefined ? {} : { sessionId: input.context.sessionId }),
-    }
-    const report = (error: unknown) => logger.error('a tools/result observer failed: %s', error)
-    // A snapshot: an observer that disposes itself mid-loop must not make the next one skip.
-    for (const observer of this._observers.slice()) {
-      try {
-        const returned = observer(request, result)
-        if (returned && typeof returned.then === 'function') returned.then(undefined, report)
-      } catch (error) {
-        report(error)
-      }
-    }
-  }
-
   private softArgs(tool: PreparedTool, rawArguments: string) {
-    const parsed = parseArguments(rawArguments, tool.schema.parameters, this.config)
+    const parsed = parseArguments(rawArguments, tool.schema.parameters, this._state.config)
     return parsed.ok ? parsed.args : undefined
   }
 
@@ -196,4 +197,28 @@ export class ToolRegistry extends Service {
       }
     }, label)
   }
+}
+
+/** Calls every observer; a throw or a rejection is logged and goes no further. */
+function notify(observers: readonly ResultObserver[], input: ExecuteInput, result: ToolResult, logger: Logger) {
+  const request = {
+    callId: input.callId,
+    toolName: input.name,
+    arguments: input.arguments,
+    ...(input.context?.sessionId === undefined ? {} : { sessionId: input.context.sessionId }),
+  }
+  const report = (error: unknown) => logger.error('a tools/result observer failed: %s', error)
+  for (const observer of observers) {
+    try {
+      const returned = observer(request, result)
+      if (returned && typeof returned.then === 'function') returned.then(undefined, report)
+    } catch (error) {
+      report(error)
+    }
+  }
+}
+
+/** Code-unit order, never locale order, which differs between machines. */
+function sortedNames(tools: Map<string, unknown>): string[] {
+  return [...tools.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
 }

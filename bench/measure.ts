@@ -1,0 +1,27 @@
+/** A small timing harness: warm up, then take the median of several rounds. */
+
+export interface Measurement {
+  name: string
+  /** Median nanoseconds per operation across rounds. */
+  nsPerOp: number
+}
+
+export async function measure(name: string, operation: () => unknown, { iterations = 20_000, rounds = 7 } = {}): Promise<Measurement> {
+  for (let i = 0; i < iterations; i++) await operation()
+  const samples: number[] = []
+  for (let round = 0; round < rounds; round++) {
+    const start = process.hrtime.bigint()
+    for (let i = 0; i < iterations; i++) await operation()
+    samples.push(Number(process.hrtime.bigint() - start) / iterations)
+  }
+  samples.sort((a, b) => a - b)
+  return { name, nsPerOp: samples[Math.floor(samples.length / 2)]! }
+}
+
+export function report(title: string, baseline: Measurement, others: Measurement[]) {
+  console.log(`\n${title}`)
+  for (const entry of [baseline, ...others]) {
+    const ratio = entry === baseline ? '1.0x' : `${(entry.nsPerOp / baseline.nsPerOp).toFixed(1)}x`
+    console.log(`  ${entry.name.padEnd(44)} ${(entry.nsPerOp / 1000).toFixed(3).padStart(9)} µs/op  ${ratio.padStart(8)}`)
+  }
+}
