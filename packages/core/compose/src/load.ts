@@ -21,9 +21,9 @@ export interface Composition {
   readonly ctx: Context
   readonly file: string
   /** Re-reads the file and applies what changed: added rows start, removed rows are disposed. */
-  reload(): Promise<void>
-  /** Disposes every row. */
-  dispose(): Promise<void>
+  readonly reload: () => Promise<void>
+  /** Disposes every row. Safe to destructure: neither function uses `this`. */
+  readonly dispose: () => Promise<void>
 }
 
 /**
