@@ -1,0 +1,67 @@
+/** Failure codes of the LLM seam, which of them are worth retrying, and the error that carries one. */
+
+import { ReinError, isReinError } from '@rein/base'
+
+export type LlmFailureCode =
+  | 'AUTH'
+  | 'QUOTA'
+  | 'RATE_LIMIT'
+  | 'SERVER'
+  | 'OVERLOADED'
+  | 'TIMEOUT'
+  | 'TRANSPORT'
+  | 'STREAM_CLOSED'
+  | 'MALFORMED_RESPONSE'
+  | 'CONTEXT_WINDOW_EXCEEDED'
+  | 'EMPTY_RESPONSE'
+  | 'INVALID_REQUEST'
+  | 'UNSUPPORTED'
+  | 'UNSUPPORTED_REASONING_EFFORT'
+  | 'MISSING_CREDENTIAL'
+  | 'INVALID_CREDENTIAL'
+  | 'ABORTED'
+  | 'NO_ADAPTER'
+
+/** A failure as data: serializable, free of secrets, the same shape whatever the provider. */
+export interface LlmFailure {
+  code: LlmFailureCode
+  message: string
+  /** HTTP status, when there was a response. */
+  status?: number
+  /** What the provider asked us to wait (Retry-After), in milliseconds. */
+  retryAfterMs?: number
+  requestId?: string
+}
+
+const RETRYABLE: ReadonlySet<LlmFailureCode> = new Set([
+  'RATE_LIMIT', 'SERVER', 'OVERLOADED', 'TIMEOUT', 'TRANSPORT', 'STREAM_CLOSED', 'EMPTY_RESPONSE',
+])
+
+/** Transient failures: the same request may succeed later. */
+export function isRetryable(code: LlmFailureCode): boolean {
+  return RETRYABLE.has(code)
+}
+
+/** What adapters throw. `failure` is the data; `code` mirrors `failure.code`. */
+export class LlmError extends ReinError<LlmFailureCode> {
+  readonly failure: LlmFailure
+
+  constructor(failure: LlmFailure, options: { cause?: unknown } = {}) {
+    super(failure.code, failure.message, { cause: options.cause, details: { ...failure } })
+    this.failure = Object.freeze({ ...failure })
+  }
+}
+
+const CODES = new Set<string>([...RETRYABLE, 'AUTH', 'QUOTA', 'MALFORMED_RESPONSE', 'CONTEXT_WINDOW_EXCEEDED', 'INVALID_REQUEST',
+  'UNSUPPORTED', 'UNSUPPORTED_REASONING_EFFORT', 'MISSING_CREDENTIAL', 'INVALID_CREDENTIAL', 'ABORTED', 'NO_ADAPTER'])
+
+/** Any thrown value as a failure. Unknown errors count as `TRANSPORT`: something between us and the model broke. */
+export function toFailure(error: unknown): LlmFailure {
+  if (isReinError(error)) {
+    const failure = (error as Partial<LlmError>).failure
+    if (failure && CODES.has(failure.code)) return { ...failure }
+    if (CODES.has(error.code)) return { code: error.code as LlmFailureCode, message: error.message }
+  }
+  const message = error instanceof Error ? error.message : String(error)
+  return { code: 'TRANSPORT', message: message || 'the request failed without a message' }
+}

@@ -1,0 +1,56 @@
+/**
+ * The message model every adapter translates to and from. Messages are immutable: build them with
+ * the constructors here, which deep-freeze a JSON copy.
+ */
+
+import { toFrozenJson, type JsonValue, type MessageId } from '@rein/base'
+import { randomUUID } from 'node:crypto'
+
+export interface TextBlock { type: 'text'; text: string }
+/** Model reasoning ("thinking"). Providers differ in whether it must be sent back; adapters decide. */
+export interface ReasoningBlock { type: 'reasoning'; text: string }
+/** An image by reference (a URL, `data:` URL or a store key an adapter understands), never inline bytes. */
+export interface ImageBlock { type: 'image'; mediaType: string; url: string }
+/** A call the model asked for. `arguments` is the model's raw JSON text, unparsed and unchanged. */
+export interface ToolCallBlock { type: 'tool-call'; id: string; name: string; arguments: string }
+export interface ToolResultBlock {
+  type: 'tool-result'
+  toolCallId: string
+  content: readonly (TextBlock | ImageBlock)[]
+  isError?: boolean
+}
+
+export type ContentBlock = TextBlock | ReasoningBlock | ImageBlock | ToolCallBlock | ToolResultBlock
+export type Role = 'system' | 'user' | 'assistant'
+
+/** Where a message came from. `replayState` is opaque provider state an adapter may want back. */
+export type MessageSource =
+  | { kind: 'user' }
+  | { kind: 'model'; provider: string; model: string; replayState?: JsonValue }
+  | { kind: 'tool' }
+  | { kind: 'plugin'; plugin: string }
+
+export interface Message {
+  readonly id: MessageId
+  readonly role: Role
+  readonly content: readonly ContentBlock[]
+  readonly source: MessageSource
+}
+
+/** Builds a frozen message; `id` defaults to a random UUID. */
+export function createMessage(role: Role, content: readonly ContentBlock[], source: MessageSource, id?: string): Message {
+  return toFrozenJson({ id: id ?? randomUUID(), role, content, source }) as unknown as Message
+}
+
+export function userMessage(text: string, id?: string): Message {
+  return createMessage('user', [{ type: 'text', text }], { kind: 'user' }, id)
+}
+
+export function assistantMessage(content: readonly ContentBlock[], source: Extract<MessageSource, { kind: 'model' }>, id?: string): Message {
+  return createMessage('assistant', content, source, id)
+}
+
+/** Tool results travel in a user-role message, one block per call, in the order the model asked. */
+export function toolResultMessage(results: readonly Omit<ToolResultBlock, 'type'>[], id?: string): Message {
+  return createMessage('user', results.map((result) => ({ type: 'tool-result' as const, ...result })), { kind: 'tool' }, id)
+}

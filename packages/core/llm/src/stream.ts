@@ -1,0 +1,34 @@
+/**
+ * `StreamChunk`: what every adapter yields. Rules every adapter obeys:
+ * - block indexes are assigned in first-seen order, starting at 0;
+ * - tool arguments stay raw strings end to end;
+ * - `usage` comes before `finish`, and nothing comes after `finish`.
+ */
+
+import type { JsonValue } from '@rein/base'
+import type { LlmFailure } from './errors.ts'
+import type { ContentBlock } from './message.ts'
+import type { TokenUsage } from './usage.ts'
+
+export type FinishReason = 'stop' | 'tool-calls' | 'max-tokens' | 'aborted' | 'error'
+export type StreamBlockType = 'text' | 'reasoning' | 'tool-call'
+
+export type StreamChunk =
+  | { type: 'block-start'; index: number; blockType: StreamBlockType }
+  | { type: 'text-delta'; index: number; text: string }
+  | { type: 'reasoning-delta'; index: number; text: string }
+  | { type: 'tool-call-delta'; index: number; id: string; name?: string; argumentsDelta: string }
+  /** The block, fully assembled. */
+  | { type: 'block-end'; index: number; block: ContentBlock }
+  | { type: 'usage'; usage: TokenUsage }
+  /** `failure` is set for `error` and `aborted`; `replayState` is opaque provider state to store with the message. */
+  | { type: 'finish'; reason: FinishReason; failure?: LlmFailure; replayState?: JsonValue }
+
+/** True for the chunks that show the caller something of the answer. */
+export function isDelta(chunk: StreamChunk): boolean {
+  return chunk.type === 'text-delta' || chunk.type === 'reasoning-delta' || chunk.type === 'tool-call-delta'
+}
+
+export function assertNever(value: never): never {
+  throw new Error(`unexpected value: ${JSON.stringify(value)}`)
+}
