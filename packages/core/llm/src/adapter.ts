@@ -1,0 +1,48 @@
+/** What a provider package implements: one adapter call is one attempt at one provider. */
+
+import type { Message } from './message.ts'
+import type { StreamChunk } from './stream.ts'
+import type { Pricing } from './usage.ts'
+
+/** The model-facing description of a tool: exactly what `ctx.tools.schemas()` returns. */
+export interface ToolSpec {
+  name: string
+  description: string
+  parameters: Readonly<Record<string, unknown>>
+}
+
+/** Catalog facts about a model. Advisory: a model missing from a catalog is still requested. */
+export interface ModelInfo {
+  id: string
+  contextWindow?: number
+  /** Output budget used when a request names none. */
+  maxTokens?: number
+  /** Reasoning efforts the model accepts, in order, and the one used when a request names none. */
+  reasoning?: { efforts: readonly string[]; default?: string }
+  pricing?: Pricing
+}
+
+/** One attempt, as an adapter receives it: defaults already applied, effort already checked. */
+export interface AdapterRequest {
+  /** The route this call came in on; one adapter may serve several. */
+  provider: string
+  model: string
+  system?: string
+  messages: readonly Message[]
+  tools?: readonly ToolSpec[]
+  maxTokens?: number
+  temperature?: number
+  reasoningEffort?: string
+  signal: AbortSignal
+}
+
+/**
+ * Providers extend this. `stream` makes exactly one request and yields `StreamChunk`s; it may
+ * throw an `LlmError` (before or during the stream) or end with a `finish` of reason `error`.
+ * Retry, fallback and abort handling belong to the runtime, never to an adapter.
+ */
+export abstract class LlmAdapter {
+  abstract stream(request: AdapterRequest): AsyncIterable<StreamChunk>
+  resolveModel?(provider: string, model: string): ModelInfo | undefined
+  listModels?(provider: string): readonly ModelInfo[]
+}

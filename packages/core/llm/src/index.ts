@@ -1,0 +1,21 @@
+/**
+ * @rein/llm: the `ctx.llm` service and the spec provider packages implement. Load it as a plugin
+ * (`name: '@rein/llm'`); providers register adapters on it with `ctx.llm.registerAdapter`.
+ */
+
+import { LlmRuntime } from './runtime.ts'
+
+export default LlmRuntime
+export { LlmRuntime, type LlmRuntimeConfig } from './runtime.ts'
+export { LlmAdapter, type AdapterRequest, type ModelInfo, type ToolSpec } from './adapter.ts'
+export { BlockAssembler, type AssembledFinish } from './assembler.ts'
+export { LlmError, isRetryable, toFailure, type LlmFailure, type LlmFailureCode } from './errors.ts'
+export {
+  createMessage, userMessage, assistantMessage, toolResultMessage,
+  type Message, type MessageSource, type Role, type ContentBlock, type TextBlock, type ReasoningBlock,
+  type ImageBlock, type ToolCallBlock, type ToolResultBlock,
+} from './message.ts'
+export type { LlmRequest, LlmEvent, ModelRoute } from './request.ts'
+export { DEFAULT_RETRY_POLICY, retryDelay, type RetryPolicy } from './retry.ts'
+export { isDelta, assertNever, type StreamChunk, type FinishReason, type StreamBlockType } from './stream.ts'
+export { addUsage, costOfUsage, type TokenUsage, type Pricing } from './usage.ts'

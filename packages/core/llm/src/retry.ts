@@ -1,0 +1,51 @@
+/** When to try again and how long to wait: exponential backoff with jitter, Retry-After honoured up to a cap. */
+
+import type { LlmFailure } from './errors.ts'
+
+export interface RetryPolicy {
+  /** Retries after the first attempt, per provider in a fallback chain. */
+  maxRetries: number
+  initialDelayMs: number
+  maxDelayMs: number
+  /** ± this fraction of the delay, at random. */
+  jitter: number
+  /** Longest Retry-After honoured; a longer one is cut to this. */
+  retryAfterCapMs: number
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
+  maxRetries: 5,
+  initialDelayMs: 500,
+  maxDelayMs: 10_000,
+  jitter: 0.1,
+  retryAfterCapMs: 30_000,
+})
+
+/** Delay before retry number `retry` (0 for the first retry). */
+export function retryDelay(policy: RetryPolicy, retry: number, failure: LlmFailure, random: () => number = Math.random): number {
+  if (failure.retryAfterMs !== undefined && Number.isFinite(failure.retryAfterMs) && failure.retryAfterMs >= 0) {
+    return Math.min(failure.retryAfterMs, policy.retryAfterCapMs)
+  }
+  const base = Math.min(policy.initialDelayMs * 2 ** retry, policy.maxDelayMs)
+  const spread = base * policy.jitter * (random() * 2 - 1)
+  return Math.max(0, Math.round(base + spread))
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason as Error)
+      return
+    }
+    const onAbort = () => {
+      clearTimeout(timer)
+      reject(signal.reason as Error)
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+}
