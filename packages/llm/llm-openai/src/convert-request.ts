@@ -1,0 +1,78 @@
+/** rein request → OpenAI wire request. Pure, deterministic: the same request gives the same bytes. */
+
+import type { AdapterRequest, ContentBlock, ImageBlock, Message, TextBlock, ToolResultBlock } from '@rein/llm'
+import type { OpenAiDialect } from './dialect.ts'
+import type { WireContentPart, WireMessage, WireRequest, WireToolCall } from './wire.ts'
+
+export interface RequestDefaults {
+  maxTokensField: 'max_tokens' | 'max_completion_tokens'
+}
+
+export function toWireRequest(request: AdapterRequest, defaults: RequestDefaults, dialect: OpenAiDialect): WireRequest {
+  const wire: WireRequest = {
+    model: request.model,
+    messages: toWireMessages(request, dialect),
+    stream: true,
+    stream_options: { include_usage: true },
+  }
+  if (request.tools && request.tools.length > 0) {
+    wire.tools = request.tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } }))
+  }
+  if (request.maxTokens !== undefined) wire[defaults.maxTokensField] = request.maxTokens
+  if (request.temperature !== undefined) wire.temperature = request.temperature
+  Object.assign(wire, dialect.effortFields(request.reasoningEffort))
+  return wire
+}
+
+export function toWireMessages(request: Pick<AdapterRequest, 'system' | 'messages'>, dialect: OpenAiDialect): WireMessage[] {
+  const out: WireMessage[] = []
+  if (request.system) out.push({ role: 'system', content: request.system })
+  for (const message of request.messages) {
+    if (message.role === 'system') out.push({ role: 'system', content: joinText(message.content, '\n\n') })
+    else if (message.role === 'assistant') out.push(toAssistant(message, dialect))
+    else out.push(...toUser(message.content))
+  }
+  return out
+}
+
+function toAssistant(message: Message, dialect: OpenAiDialect): WireMessage {
+  const calls: WireToolCall[] = []
+  for (const block of message.content) {
+    if (block.type === 'tool-call') calls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: block.arguments } })
+  }
+  const text = joinText(message.content, '')
+  return {
+    role: 'assistant',
+    content: text === '' && calls.length > 0 ? null : text,
+    ...(calls.length > 0 ? { tool_calls: calls } : {}),
+    ...dialect.assistantFields(message),
+  }
+}
+
+/** Tool results become `tool` messages, in order, before any other content of the same message. */
+function toUser(content: readonly ContentBlock[]): WireMessage[] {
+  const out: WireMessage[] = []
+  const rest: (TextBlock | ImageBlock)[] = []
+  for (const block of content) {
+    if (block.type === 'tool-result') out.push({ role: 'tool', tool_call_id: block.toolCallId, content: toolResultText(block) })
+    else if (block.type === 'text' || block.type === 'image') rest.push(block)
+  }
+  if (rest.length > 0) {
+    const hasImage = rest.some((block) => block.type === 'image')
+    out.push({ role: 'user', content: hasImage ? rest.map(toPart) : joinText(rest, '\n\n') })
+  }
+  return out
+}
+
+function toPart(block: TextBlock | ImageBlock): WireContentPart {
+  return block.type === 'text' ? { type: 'text', text: block.text } : { type: 'image_url', image_url: { url: block.url } }
+}
+
+/** Tool messages carry text only on this wire; an image becomes a line naming it. */
+function toolResultText(block: ToolResultBlock): string {
+  return block.content.map((part) => (part.type === 'text' ? part.text : `[image ${part.mediaType}: ${part.url}]`)).join('\n')
+}
+
+function joinText(content: readonly ContentBlock[], separator: string): string {
+  return content.filter((block): block is TextBlock => block.type === 'text').map((block) => block.text).join(separator)
+}

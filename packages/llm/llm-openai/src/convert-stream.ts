@@ -1,0 +1,140 @@
+/**
+ * OpenAI wire stream → rein `StreamChunk`s. Stateful across one response; pure otherwise, so it is
+ * tested without a network. Finish and usage are held until the end of the stream, because usage
+ * arrives after `finish_reason` on this wire.
+ */
+
+import { LlmError, type ContentBlock, type FinishReason, type LlmFailure, type StreamChunk, type TokenUsage } from '@rein/llm'
+import { failureFromStreamError } from './errors.ts'
+import type { WireChunk, WireToolCallDelta, WireUsage } from './wire.ts'
+
+interface Block {
+  index: number
+  type: 'text' | 'reasoning' | 'tool-call'
+  text: string
+  id?: string
+  name?: string
+}
+
+export interface ChunkTranslator {
+  /** One parsed `data:` payload → the chunks it means. Throws `LlmError` for in-stream errors and unknown shapes. */
+  push(payload: unknown): StreamChunk[]
+  /** The stream ended (`sawDone`: with `[DONE]`). Returns the closing chunks or throws `STREAM_CLOSED`. */
+  end(sawDone: boolean): StreamChunk[]
+}
+
+export function createChunkTranslator(provider: string): ChunkTranslator {
+  const blocks: Block[] = []
+  const tools = new Map<number, Block>()
+  let text: Block | undefined
+  let reasoning: Block | undefined
+  let finishReason: string | undefined
+  let usage: TokenUsage | undefined
+
+  const open = (type: Block['type'], out: StreamChunk[]): Block => {
+    const block: Block = { index: blocks.length, type, text: '' }
+    blocks.push(block)
+    out.push({ type: 'block-start', index: block.index, blockType: type })
+    return block
+  }
+
+  const toolDelta = (call: WireToolCallDelta, position: number, out: StreamChunk[]) => {
+    const wireIndex = typeof call.index === 'number' ? call.index : position
+    let block = tools.get(wireIndex)
+    if (!block) {
+      block = open('tool-call', out)
+      // Some servers omit the id; one derived from the block index keeps results pairable.
+      block.id = typeof call.id === 'string' && call.id ? call.id : `call_${block.index}`
+      tools.set(wireIndex, block)
+    }
+    const name = typeof call.function?.name === 'string' && call.function.name && block.name === undefined ? call.function.name : undefined
+    if (name) block.name = name
+    const raw = call.function?.arguments
+    // Arguments stay the model's raw text; a server that sends an object gets it re-serialized once.
+    const argumentsDelta = raw === undefined || raw === null ? '' : typeof raw === 'string' ? raw : JSON.stringify(raw)
+    block.text += argumentsDelta
+    if (name || argumentsDelta) out.push({ type: 'tool-call-delta', index: block.index, id: block.id!, ...(name ? { name } : {}), argumentsDelta })
+  }
+
+  return {
+    push(payload) {
+      if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
+        throw malformed(provider, 'a stream event that is not a JSON object')
+      }
+      const chunk = payload as WireChunk
+      if (chunk.error) throw new LlmError(failureFromStreamError(provider, chunk.error))
+      if (!Array.isArray(chunk.choices) && !chunk.usage) throw malformed(provider, 'a stream event with neither choices nor usage')
+      if (chunk.usage) usage = mapUsage(chunk.usage)
+      const out: StreamChunk[] = []
+      for (const choice of chunk.choices ?? []) {
+        if ((choice.index ?? 0) !== 0) continue
+        const delta = choice.delta ?? {}
+        const thought = delta.reasoning_content ?? delta.reasoning
+        if (typeof thought === 'string' && thought !== '') {
+          reasoning ??= open('reasoning', out)
+          reasoning.text += thought
+          out.push({ type: 'reasoning-delta', index: reasoning.index, text: thought })
+        }
+        if (typeof delta.content === 'string' && delta.content !== '') {
+          text ??= open('text', out)
+          text.text += delta.content
+          out.push({ type: 'text-delta', index: text.index, text: delta.content })
+        }
+        if (Array.isArray(delta.tool_calls)) delta.tool_calls.forEach((call, position) => toolDelta(call, position, out))
+        if (typeof choice.finish_reason === 'string' && choice.finish_reason) finishReason = choice.finish_reason
+      }
+      return out
+    },
+
+    end(sawDone) {
+      if (finishReason === undefined && !sawDone) {
+        throw new LlmError({ code: 'STREAM_CLOSED', message: `${provider} closed the stream before the model finished` })
+      }
+      const out: StreamChunk[] = blocks.map((block) => ({ type: 'block-end', index: block.index, block: assemble(block) }))
+      if (usage) out.push({ type: 'usage', usage })
+      const finish = mapFinishReason(finishReason, tools.size > 0)
+      out.push(typeof finish === 'string' ? { type: 'finish', reason: finish } : { type: 'finish', reason: 'error', failure: finish })
+      return out
+    },
+  }
+}
+
+function assemble(block: Block): ContentBlock {
+  if (block.type === 'tool-call') return { type: 'tool-call', id: block.id!, name: block.name ?? '', arguments: block.text }
+  return { type: block.type, text: block.text }
+}
+
+/** Wire finish reason → rein's. Reasons that mean the answer was cut for the provider's own reasons are failures. */
+export function mapFinishReason(reason: string | undefined, hasToolCalls: boolean): FinishReason | LlmFailure {
+  switch (reason) {
+    case 'length':
+      return 'max-tokens'
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool-calls'
+    case 'content_filter':
+      return { code: 'INVALID_REQUEST', message: "the provider's content filter stopped the response" }
+    case 'insufficient_system_resource':
+      return { code: 'SERVER', message: 'the provider ran out of capacity mid-response (insufficient_system_resource)' }
+    default:
+      // `stop`, a missing reason after [DONE], or one we do not know: some servers say `stop` after tool calls.
+      return hasToolCalls ? 'tool-calls' : 'stop'
+  }
+}
+
+/** Wire usage → disjoint `TokenUsage`: cached prompt tokens are taken out of `inputTokens`. */
+export function mapUsage(wire: WireUsage): TokenUsage {
+  const prompt = wire.prompt_tokens ?? 0
+  const cached = wire.prompt_tokens_details?.cached_tokens ?? wire.prompt_cache_hit_tokens ?? undefined
+  const reasoning = wire.completion_tokens_details?.reasoning_tokens ?? undefined
+  return {
+    inputTokens: Math.max(0, prompt - (cached ?? 0)),
+    outputTokens: wire.completion_tokens ?? 0,
+    ...(cached !== undefined ? { cacheReadTokens: cached } : {}),
+    ...(reasoning !== undefined ? { reasoningTokens: reasoning } : {}),
+  }
+}
+
+function malformed(provider: string, what: string): LlmError {
+  return new LlmError({ code: 'MALFORMED_RESPONSE', message: `${provider} sent ${what}` })
+}

@@ -1,0 +1,26 @@
+/**
+ * @rein/llm-openai: serves a provider route on `ctx.llm` with any OpenAI-compatible
+ * chat-completions server (OpenAI, vLLM, Ollama, llama.cpp server, OpenRouter, …).
+ */
+
+import type { Context } from '@deepseek-ai/cordis'
+import { compatibleConfig, registerCompatible, type CompatibleConfig } from './plugin-config.ts'
+
+export const name = 'llm-openai'
+export const inject = ['llm']
+
+export type Config = CompatibleConfig
+export const Config = compatibleConfig({ provider: 'openai', label: 'OpenAI', baseURL: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY' })
+
+export const apply = (ctx: Context, config: Config) => {
+  registerCompatible(ctx, config)
+}
+
+export { compatibleConfig, registerCompatible, type CompatibleConfig, type CompatibleDefaults } from './plugin-config.ts'
+export { OpenAiCompatibleAdapter, USER_AGENT, type OpenAiCompatibleOptions } from './adapter.ts'
+export { openAiDialect, type OpenAiDialect } from './dialect.ts'
+export { ModelConfig, toModelInfo } from './models-config.ts'
+export { toWireRequest, toWireMessages } from './convert-request.ts'
+export { createChunkTranslator, mapFinishReason, mapUsage, type ChunkTranslator } from './convert-stream.ts'
+export { failureFromResponse, parseRetryAfter } from './errors.ts'
+export type { WireRequest, WireMessage, WireChunk, WireUsage } from './wire.ts'

@@ -1,0 +1,58 @@
+/**
+ * The Config every OpenAI-compatible provider plugin shares, with per-provider defaults, and the
+ * `apply` that registers the adapter. `@rein/llm-deepseek` is this plus its own defaults and dialect.
+ */
+
+import type { Context } from '@deepseek-ai/cordis'
+import Schema from '@deepseek-ai/schemastery'
+import type { ModelInfo } from '@rein/llm'
+import { OpenAiCompatibleAdapter } from './adapter.ts'
+import type { OpenAiDialect } from './dialect.ts'
+import { ModelConfig, toModelInfo } from './models-config.ts'
+
+export interface CompatibleConfig {
+  provider: string
+  label: string
+  baseURL: string
+  apiKeyEnv: string | false
+  headers: Record<string, string>
+  models: ModelConfig[]
+  streamIdleTimeoutMs: number
+  maxTokensField: 'max_tokens' | 'max_completion_tokens'
+}
+
+export interface CompatibleDefaults {
+  provider: string
+  label: string
+  baseURL: string
+  apiKeyEnv: string
+}
+
+export function compatibleConfig(defaults: CompatibleDefaults): Schema<Partial<CompatibleConfig>, CompatibleConfig> {
+  return Schema.object({
+    provider: Schema.string().default(defaults.provider).description('Route name requests use (`provider: <route>`).'),
+    label: Schema.string().default(defaults.label).description('Names the server in messages.'),
+    baseURL: Schema.string().default(defaults.baseURL).description('Base URL; requests go to {baseURL}/chat/completions.'),
+    apiKeyEnv: Schema.union([Schema.string(), Schema.const(false)]).default(defaults.apiKeyEnv).description('Environment variable with the API key; false for a server without keys.'),
+    headers: Schema.dict(Schema.string()).default({}).description('Extra HTTP headers on every request.'),
+    models: Schema.array(ModelConfig).default([]).description('Model catalog entries; an entry with a built-in id replaces it.'),
+    streamIdleTimeoutMs: Schema.natural().min(1).default(300_000).description('A stream silent for this long ends with TIMEOUT.'),
+    maxTokensField: Schema.union(['max_tokens', 'max_completion_tokens']).default('max_tokens').description('Body field that carries the output budget.'),
+  }) as Schema<Partial<CompatibleConfig>, CompatibleConfig>
+}
+
+/** Registers the adapter for `config.provider`; `builtInModels` are listed unless config replaces them by id. */
+export function registerCompatible(ctx: Context, config: CompatibleConfig, dialect?: OpenAiDialect, builtInModels: readonly ModelInfo[] = []) {
+  const configured = config.models.map(toModelInfo)
+  const ids = new Set(configured.map((model) => model.id))
+  ctx.llm.registerAdapter(config.provider, new OpenAiCompatibleAdapter({
+    label: config.label,
+    baseURL: config.baseURL,
+    apiKeyEnv: config.apiKeyEnv,
+    headers: config.headers,
+    models: [...builtInModels.filter((model) => !ids.has(model.id)), ...configured],
+    streamIdleTimeoutMs: config.streamIdleTimeoutMs,
+    maxTokensField: config.maxTokensField,
+    ...(dialect ? { dialect } : {}),
+  }))
+}

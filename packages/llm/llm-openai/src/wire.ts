@@ -1,0 +1,75 @@
+/**
+ * The OpenAI chat-completions wire, as far as rein reads and writes it.
+ * Written from the API reference (https://platform.openai.com/docs/api-reference/chat/create-chat-completion)
+ * and the streaming shapes in research/llm-wire-formats.md. Response types keep only the fields used,
+ * all optional: servers differ and add fields.
+ */
+
+export type WireContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string } }
+
+export interface WireToolCall {
+  id: string
+  type: 'function'
+  function: { name: string; arguments: string }
+}
+
+export type WireMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | WireContentPart[] }
+  | { role: 'assistant'; content: string | null; tool_calls?: WireToolCall[]; reasoning_content?: string }
+  | { role: 'tool'; tool_call_id: string; content: string }
+
+interface WireTool {
+  type: 'function'
+  function: { name: string; description: string; parameters: Readonly<Record<string, unknown>> }
+}
+
+export interface WireRequest {
+  model: string
+  messages: WireMessage[]
+  tools?: WireTool[]
+  max_tokens?: number
+  max_completion_tokens?: number
+  temperature?: number
+  stream: true
+  stream_options: { include_usage: true }
+  [extra: string]: unknown
+}
+
+export interface WireUsage {
+  prompt_tokens?: number | null
+  completion_tokens?: number | null
+  prompt_tokens_details?: { cached_tokens?: number | null } | null
+  completion_tokens_details?: { reasoning_tokens?: number | null } | null
+  /** DeepSeek: prompt tokens served from its cache. */
+  prompt_cache_hit_tokens?: number | null
+}
+
+export interface WireToolCallDelta {
+  index?: number
+  id?: string | null
+  function?: { name?: string | null; arguments?: unknown } | null
+}
+
+interface WireDelta {
+  content?: string | null
+  /** DeepSeek and vLLM reasoning parsers. */
+  reasoning_content?: string | null
+  /** OpenRouter. */
+  reasoning?: string | null
+  tool_calls?: WireToolCallDelta[] | null
+}
+
+export interface WireChunk {
+  choices?: { index?: number; delta?: WireDelta | null; finish_reason?: string | null }[] | null
+  usage?: WireUsage | null
+  error?: WireError | null
+}
+
+export interface WireError {
+  message?: string | null
+  type?: string | null
+  code?: string | number | null
+}

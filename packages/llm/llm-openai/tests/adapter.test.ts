@@ -1,0 +1,220 @@
+// The adapter over real HTTP against the testkit's mock server, through a real LlmRuntime.
+import { Context } from '@deepseek-ai/cordis'
+import LlmRuntime, { BlockAssembler, userMessage, type LlmEvent, type LlmRequest, type StreamChunk } from '@rein/llm'
+import { startMockOpenAiServer, type MockScript, type MockServer } from '@rein/testkit'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import * as openai from '../src/index.ts'
+
+const KEY = 'sk-test-abcdef0123456789'
+let server: MockServer | undefined
+
+beforeEach(() => {
+  process.env.REIN_TEST_OPENAI_KEY = KEY
+})
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+  delete process.env.REIN_TEST_OPENAI_KEY
+})
+
+async function boot(script: MockScript, config: Partial<openai.Config> = {}, maxRetries = 2) {
+  server = await startMockOpenAiServer(script)
+  const root = new Context()
+  await root.plugin(LlmRuntime, { retry: { maxRetries, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 5 } })
+  await root.plugin(openai, { baseURL: server.url, apiKeyEnv: 'REIN_TEST_OPENAI_KEY', label: 'OpenAI', ...config })
+  return { root, server }
+}
+
+async function run(root: Context, request: Partial<LlmRequest> = {}) {
+  const events: LlmEvent[] = []
+  const chunks: StreamChunk[] = []
+  const assembler = new BlockAssembler()
+  for await (const chunk of root.llm.stream({ provider: 'openai', model: 'gpt-test', messages: [userMessage('hi', 'u1')], onEvent: (event) => events.push(event), ...request })) {
+    chunks.push(chunk)
+    assembler.push(chunk)
+  }
+  return { chunks, events, blocks: assembler.blocks(), finish: chunks.at(-1) as Extract<StreamChunk, { type: 'finish' }> }
+}
+
+describe('OpenAiCompatibleAdapter over HTTP', () => {
+  it('streams text and usage, and sends the request the converter builds', async () => {
+    const { root, server } = await boot([{ steps: [{ text: 'Hello' }, { text: ' world' }], usage: { prompt_tokens: 9, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 4 } } }])
+    const { chunks, blocks } = await run(root, { system: 'Be brief.', maxTokens: 64 })
+    expect(blocks).toEqual([{ type: 'text', text: 'Hello world' }])
+    expect(chunks.slice(-2)).toEqual([
+      { type: 'usage', usage: { inputTokens: 5, outputTokens: 2, cacheReadTokens: 4 } },
+      { type: 'finish', reason: 'stop' },
+    ])
+    const [request] = server.requests
+    expect(request!.path).toBe('/v1/chat/completions')
+    expect(request!.body).toEqual({
+      model: 'gpt-test',
+      messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: 64,
+    })
+    expect(request!.headers).toMatchObject({ authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'user-agent': openai.USER_AGENT })
+    expect(openai.USER_AGENT).toMatch(/^rein\/\d+\.\d+\.\d+$/)
+  })
+
+  it('assembles tool calls from argument fragments, keeping the raw text', async () => {
+    const { root } = await boot([{ steps: [
+      { toolCall: { id: 'call_a', name: 'read_file', arguments: ['{"pa', 'th": "a.', 'md"}'] } },
+      { toolCall: { id: 'call_b', name: 'broken', arguments: ['{"x": '] } },
+    ] }])
+    const { blocks, finish } = await run(root)
+    expect(blocks).toEqual([
+      { type: 'tool-call', id: 'call_a', name: 'read_file', arguments: '{"path": "a.md"}' },
+      { type: 'tool-call', id: 'call_b', name: 'broken', arguments: '{"x": ' },
+    ])
+    expect(finish).toEqual({ type: 'finish', reason: 'tool-calls' })
+  })
+
+  it('ignores keep-alive comments and blank lines, and survives UTF-8 split across reads', async () => {
+    const { root } = await boot([{ steps: [{ keepAlive: true }, { raw: '\n\n' }, { text: 'naïve ☃ 😀 — done' }, { keepAlive: true }], chunkBytes: 3 }])
+    const { blocks, finish } = await run(root)
+    expect(blocks).toEqual([{ type: 'text', text: 'naïve ☃ 😀 — done' }])
+    expect(finish.reason).toBe('stop')
+  })
+
+  it('retries a 429, honouring Retry-After, and records both requests', async () => {
+    const { root, server } = await boot([
+      { kind: 'error', status: 429, message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded', headers: { 'retry-after': '1' } },
+      { steps: [{ text: 'ok' }] },
+    ])
+    const { blocks, events } = await run(root)
+    expect(blocks).toEqual([{ type: 'text', text: 'ok' }])
+    expect(events).toEqual([{
+      type: 'retry', provider: 'openai', model: 'gpt-test', attempt: 1, delayMs: 5,
+      failure: { code: 'RATE_LIMIT', message: 'OpenAI returned HTTP 429: Rate limit reached', status: 429, retryAfterMs: 1000, requestId: 'mock-req-1' },
+    }])
+    expect(server.requests).toHaveLength(2)
+    expect(server.requests[1]!.raw).toBe(server.requests[0]!.raw)
+  })
+
+  it.each([
+    [500, 'SERVER'],
+    [503, 'SERVER'],
+    [529, 'OVERLOADED'],
+  ])('retries HTTP %i (%s) until the retries run out', async (status, code) => {
+    const reply = { kind: 'error' as const, status, message: 'busy' }
+    const { root, server } = await boot([reply, reply, reply], {}, 2)
+    const { finish, events } = await run(root)
+    expect(finish).toEqual({ type: 'finish', reason: 'error', failure: { code, message: `OpenAI returned HTTP ${status}: busy`, status, requestId: 'mock-req-3' } })
+    expect(events.map((event) => event.type)).toEqual(['retry', 'retry'])
+    expect(server.requests).toHaveLength(3)
+  })
+
+  it.each([
+    [{ kind: 'error' as const, status: 401, message: 'Incorrect API key provided: sk-test-abc***6789', code: 'invalid_api_key' }, 'AUTH'],
+    [{ kind: 'error' as const, status: 402, message: 'Insufficient Balance' }, 'QUOTA'],
+    [{ kind: 'error' as const, status: 400, message: "This model's maximum context length is 128000 tokens.", code: 'context_length_exceeded' }, 'CONTEXT_WINDOW_EXCEEDED'],
+    [{ kind: 'error' as const, status: 400, message: 'Invalid temperature' }, 'INVALID_REQUEST'],
+  ])('does not retry a final status (%#)', async (reply, code) => {
+    const { root, server } = await boot([reply, { steps: [{ text: 'never' }] }])
+    const { finish } = await run(root)
+    expect(finish.failure?.code).toBe(code)
+    expect(server.requests).toHaveLength(1)
+    expect(finish.failure?.message).not.toContain('abc')
+  })
+
+  it('ends with TIMEOUT when the stream goes silent, and retries only before the first delta', async () => {
+    const { root, server } = await boot([{ steps: [{ stall: true }] }, { steps: [{ text: 'partial' }, { stall: true }] }], { streamIdleTimeoutMs: 150 })
+    const { finish, events, chunks } = await run(root)
+    expect(events.map((event) => event.type === 'retry' && event.failure)).toEqual([{ code: 'TIMEOUT', message: 'OpenAI sent no response for 150 ms' }])
+    expect(chunks.filter((chunk) => chunk.type === 'text-delta')).toEqual([{ type: 'text-delta', index: 0, text: 'partial' }])
+    expect(finish).toEqual({ type: 'finish', reason: 'error', failure: { code: 'TIMEOUT', message: 'OpenAI sent nothing for 150 ms' } })
+    expect(server.requests).toHaveLength(2)
+  })
+
+  it('ends with STREAM_CLOSED when the connection drops mid-stream, keeping the text shown', async () => {
+    const { root } = await boot([{ steps: [{ text: 'Hal' }, { disconnect: true }] }])
+    const { finish, chunks } = await run(root)
+    expect(chunks.some((chunk) => chunk.type === 'text-delta')).toBe(true)
+    expect(finish.failure?.code).toBe('STREAM_CLOSED')
+  })
+
+  it('maps malformed JSON and in-stream errors', async () => {
+    const { root } = await boot([
+      { steps: [{ text: 'a' }, { raw: 'data: {"choices": [oops\n\n' }] },
+      { steps: [{ text: 'b' }, { error: { message: 'model crashed', type: 'server_error' } }] },
+    ])
+    expect((await run(root)).finish.failure).toEqual({ code: 'MALFORMED_RESPONSE', message: 'OpenAI sent a stream event that is not JSON: {"choices": [oops' })
+    expect((await run(root)).finish.failure).toEqual({ code: 'SERVER', message: 'OpenAI reported an error mid-stream: model crashed' })
+  })
+
+  it('fails before any I/O without a key, naming the variable and never the value', async () => {
+    const { root, server } = await boot([])
+    delete process.env.REIN_TEST_OPENAI_KEY
+    const missing = await run(root)
+    expect(missing.finish.failure).toEqual({
+      code: 'MISSING_CREDENTIAL',
+      message: 'OpenAI needs an API key: set the environment variable REIN_TEST_OPENAI_KEY (or configure apiKeyEnv: false for a server without keys)',
+    })
+    process.env.REIN_TEST_OPENAI_KEY = 'sk-secret\nwith-newline'
+    const invalid = await run(root)
+    expect(invalid.finish.failure?.code).toBe('INVALID_CREDENTIAL')
+    expect(JSON.stringify(invalid.finish)).not.toContain('sk-secret')
+    expect(server.requests).toHaveLength(0)
+  })
+
+  it('sends no authorization header to a keyless server', async () => {
+    const { root, server } = await boot([{ steps: [{ text: 'local' }] }], { apiKeyEnv: false, headers: { 'x-team': 'rein' } })
+    await run(root)
+    expect(server.requests[0]!.headers.authorization).toBeUndefined()
+    expect(server.requests[0]!.headers['x-team']).toBe('rein')
+  })
+
+  it('reports an unreachable server as TRANSPORT', async () => {
+    const { root, server } = await boot([])
+    await server.close()
+    const root2 = new Context()
+    await root2.plugin(LlmRuntime, { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
+    await root2.plugin(openai, { baseURL: server.url, apiKeyEnv: false, label: 'local' })
+    const { finish } = await run(root2)
+    expect(finish.failure?.code).toBe('TRANSPORT')
+    expect(finish.failure?.message).toMatch(/^could not reach local at http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions: ECONNREFUSED$/)
+    expect(root.llm.providers()).toEqual(['openai'])
+  })
+
+  it('applies the model catalog: default budget, efforts, pricing', async () => {
+    const models = [{ id: 'gpt-test', maxTokens: 1000, reasoningEfforts: ['low', 'high'], defaultReasoningEffort: 'low', pricing: { input: 1, output: 2 } }]
+    const { root, server } = await boot([{ steps: [{ text: 'x' }] }], { models, maxTokensField: 'max_completion_tokens' })
+    await run(root)
+    expect(server.requests[0]!.body).toMatchObject({ max_completion_tokens: 1000, reasoning_effort: 'low' })
+    expect((await run(root, { reasoningEffort: 'max' })).finish.failure?.code).toBe('UNSUPPORTED_REASONING_EFFORT')
+    expect(root.llm.costOf('openai', 'gpt-test', { inputTokens: 1_000_000, outputTokens: 1_000_000 })).toBe(3)
+  })
+
+  it('stops the HTTP request when the caller aborts', async () => {
+    const { root } = await boot([{ steps: [{ text: 'first' }, { stall: true }] }])
+    const controller = new AbortController()
+    const chunks: StreamChunk[] = []
+    for await (const chunk of root.llm.stream({ provider: 'openai', model: 'm', messages: [userMessage('hi')], signal: controller.signal })) {
+      chunks.push(chunk)
+      if (chunk.type === 'text-delta') controller.abort()
+    }
+    expect(chunks.at(-1)).toEqual({ type: 'finish', reason: 'aborted', failure: { code: 'ABORTED', message: 'the request was cancelled' } })
+  })
+
+  it('registers its route while loaded and removes it when disposed', async () => {
+    server = await startMockOpenAiServer([])
+    const root = new Context()
+    await root.plugin(LlmRuntime)
+    const fiber = await root.plugin(openai, { provider: 'local', baseURL: server.url, apiKeyEnv: false })
+    expect(root.llm.providers()).toEqual(['local'])
+    await fiber.dispose()
+    expect(root.llm.providers()).toEqual([])
+  })
+})
+
+describe('models config', () => {
+  it('accepts entries without pricing and reports a half-written one', async () => {
+    const root = new Context()
+    await root.plugin(LlmRuntime)
+    await root.plugin(openai, { apiKeyEnv: false, models: [{ id: 'a', contextWindow: 8_000 }] })
+    expect(root.llm.listModels('openai')).toEqual([{ id: 'a', contextWindow: 8_000 }])
+    await expect((async () => { await root.plugin(openai, { provider: 'b', models: [{ id: 'b', pricing: { input: 1 } as never }] }) })()).rejects.toThrow(/models\[0\]\.pricing/)
+  })
+})

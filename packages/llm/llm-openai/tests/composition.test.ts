@@ -1,0 +1,65 @@
+// Loads the provider from a cordis.yml by package name and hot-swaps it by editing the file.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { loadComposition, type Composition } from '@rein/compose'
+import { userMessage, type StreamChunk } from '@rein/llm'
+import { startMockOpenAiServer, type MockServer } from '@rein/testkit'
+import { afterEach, describe, expect, it } from 'vitest'
+
+const packageDir = fileURLToPath(new URL('..', import.meta.url))
+const servers: MockServer[] = []
+let composition: Composition | undefined
+let dir: string | undefined
+
+afterEach(async () => {
+  await composition?.dispose()
+  await Promise.all(servers.splice(0).map((server) => server.close()))
+  if (dir) rmSync(dir, { recursive: true, force: true })
+})
+
+function yml(baseURL: string) {
+  return [
+    '- id: llm',
+    "  name: '@rein/llm'",
+    '- id: main-model',
+    "  name: '@rein/llm-openai'",
+    '  config:',
+    '    provider: main',
+    `    baseURL: ${baseURL}`,
+    '    apiKeyEnv: false',
+    '',
+  ].join('\n')
+}
+
+async function ask(c: Composition) {
+  const chunks: StreamChunk[] = []
+  for await (const chunk of c.ctx.llm.stream({ provider: 'main', model: 'any', messages: [userMessage('hi')] })) chunks.push(chunk)
+  return chunks.filter((chunk) => chunk.type === 'text-delta').map((chunk) => chunk.type === 'text-delta' && chunk.text).join('')
+}
+
+describe('@rein/llm-openai in a cordis.yml', () => {
+  it('serves its route, and a config edit swaps the server without a restart', async () => {
+    const first = await startMockOpenAiServer(() => ({ steps: [{ text: 'from first' }] }))
+    const second = await startMockOpenAiServer(() => ({ steps: [{ text: 'from second' }] }))
+    servers.push(first, second)
+    dir = mkdtempSync(join(tmpdir(), 'rein-openai-yml-'))
+    const file = join(dir, 'cordis.yml')
+    writeFileSync(file, yml(first.url))
+    composition = await loadComposition({ file, resolveFrom: packageDir })
+    expect(composition.ctx.llm.providers()).toEqual(['main'])
+    expect(await ask(composition)).toBe('from first')
+    writeFileSync(file, yml(second.url))
+    await composition.reload()
+    expect(await ask(composition)).toBe('from second')
+    expect([first.requests.length, second.requests.length]).toEqual([1, 1])
+  })
+
+  it('fails the load, naming the row and field, on a bad config value', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'rein-openai-yml-'))
+    const file = join(dir, 'cordis.yml')
+    writeFileSync(file, yml('http://127.0.0.1:1/v1').replace('apiKeyEnv: false', 'apiKeyEnv: 42'))
+    await expect(loadComposition({ file, resolveFrom: packageDir })).rejects.toThrow('row "main-model" (@rein/llm-openai): config.apiKeyEnv:')
+  })
+})

@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest'
+import type { StreamChunk } from '@rein/llm'
+import { createChunkTranslator, mapUsage } from '../src/index.ts'
+
+function translate(payloads: unknown[], sawDone = true): StreamChunk[] {
+  const translator = createChunkTranslator('Test')
+  return [...payloads.flatMap((payload) => translator.push(payload)), ...translator.end(sawDone)]
+}
+
+const delta = (d: object, finish: string | null = null) => ({ choices: [{ index: 0, delta: d, finish_reason: finish }] })
+
+describe('createChunkTranslator', () => {
+  it('translates a text stream, holding usage and finish for the end', () => {
+    expect(translate([
+      delta({ role: 'assistant', content: '' }),
+      delta({ content: 'Hel' }),
+      delta({ content: 'lo' }),
+      delta({}, 'stop'),
+      { choices: [], usage: { prompt_tokens: 9, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 0 } } },
+    ])).toEqual([
+      { type: 'block-start', index: 0, blockType: 'text' },
+      { type: 'text-delta', index: 0, text: 'Hel' },
+      { type: 'text-delta', index: 0, text: 'lo' },
+      { type: 'block-end', index: 0, block: { type: 'text', text: 'Hello' } },
+      { type: 'usage', usage: { inputTokens: 9, outputTokens: 2, cacheReadTokens: 0 } },
+      { type: 'finish', reason: 'stop' },
+    ])
+  })
+
+  it('accumulates interleaved tool calls by wire index, in first-seen order', () => {
+    expect(translate([
+      delta({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'b', arguments: '' } }] }),
+      delta({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'a', arguments: '{"x"' } }] }),
+      delta({ tool_calls: [{ index: 1, function: { arguments: '{}' } }] }),
+      delta({ tool_calls: [{ index: 0, function: { arguments: ':1}' } }] }),
+      delta({}, 'tool_calls'),
+    ])).toEqual([
+      { type: 'block-start', index: 0, blockType: 'tool-call' },
+      { type: 'tool-call-delta', index: 0, id: 'call_b', name: 'b', argumentsDelta: '' },
+      { type: 'block-start', index: 1, blockType: 'tool-call' },
+      { type: 'tool-call-delta', index: 1, id: 'call_a', name: 'a', argumentsDelta: '{"x"' },
+      { type: 'tool-call-delta', index: 0, id: 'call_b', argumentsDelta: '{}' },
+      { type: 'tool-call-delta', index: 1, id: 'call_a', argumentsDelta: ':1}' },
+      { type: 'block-end', index: 0, block: { type: 'tool-call', id: 'call_b', name: 'b', arguments: '{}' } },
+      { type: 'block-end', index: 1, block: { type: 'tool-call', id: 'call_a', name: 'a', arguments: '{"x":1}' } },
+      { type: 'finish', reason: 'tool-calls' },
+    ])
+  })
+
+  it('reads reasoning_content, skipping the empty opener, and reasoning (OpenRouter)', () => {
+    expect(translate([
+      delta({ role: 'assistant', content: null, reasoning_content: '' }),
+      delta({ content: null, reasoning_content: 'Think' }),
+      delta({ reasoning: '!' }),
+      delta({ content: 'Answer', reasoning_content: null }),
+      delta({}, 'stop'),
+    ]).filter((chunk) => chunk.type !== 'block-start')).toEqual([
+      { type: 'reasoning-delta', index: 0, text: 'Think' },
+      { type: 'reasoning-delta', index: 0, text: '!' },
+      { type: 'text-delta', index: 1, text: 'Answer' },
+      { type: 'block-end', index: 0, block: { type: 'reasoning', text: 'Think!' } },
+      { type: 'block-end', index: 1, block: { type: 'text', text: 'Answer' } },
+      { type: 'finish', reason: 'stop' },
+    ])
+  })
+
+  it('fills in a missing tool call id and re-serializes object arguments once', () => {
+    const chunks = translate([delta({ tool_calls: [{ index: 0, function: { name: 'x', arguments: { a: 1 } } }] }), delta({}, 'stop')])
+    expect(chunks.at(-2)).toEqual({ type: 'block-end', index: 0, block: { type: 'tool-call', id: 'call_0', name: 'x', arguments: '{"a":1}' } })
+    expect(chunks.at(-1)).toEqual({ type: 'finish', reason: 'tool-calls' })
+  })
+
+  it('keeps the last usage seen, on whatever chunk it rides', () => {
+    const chunks = translate([
+      { ...delta({ content: 'a' }), usage: { prompt_tokens: 1, completion_tokens: 1 } },
+      { ...delta({}, 'stop'), usage: { prompt_tokens: 1200, completion_tokens: 40, prompt_cache_hit_tokens: 1024, prompt_cache_miss_tokens: 176, completion_tokens_details: { reasoning_tokens: 12 } } },
+    ])
+    expect(chunks.find((chunk) => chunk.type === 'usage')).toEqual({
+      type: 'usage', usage: { inputTokens: 176, outputTokens: 40, cacheReadTokens: 1024, reasoningTokens: 12 },
+    })
+  })
+
+  it.each([
+    ['length', { type: 'finish', reason: 'max-tokens' }],
+    ['content_filter', { type: 'finish', reason: 'error', failure: { code: 'INVALID_REQUEST', message: "the provider's content filter stopped the response" } }],
+    ['insufficient_system_resource', { type: 'finish', reason: 'error', failure: { code: 'SERVER', message: 'the provider ran out of capacity mid-response (insufficient_system_resource)' } }],
+    ['something_new', { type: 'finish', reason: 'stop' }],
+  ])('maps finish_reason %s', (reason, finish) => {
+    expect(translate([delta({ content: 'x' }), delta({}, reason)]).at(-1)).toEqual(finish)
+  })
+
+  it('accepts [DONE] without a finish_reason, but not a stream that just stops', () => {
+    expect(translate([delta({ content: 'x' })], true).at(-1)).toEqual({ type: 'finish', reason: 'stop' })
+    expect(() => translate([delta({ content: 'x' })], false)).toThrow(expect.objectContaining({ code: 'STREAM_CLOSED' }))
+  })
+
+  it.each([
+    [[42], 'MALFORMED_RESPONSE', 'Test sent a stream event that is not a JSON object'],
+    [[{ hello: 'world' }], 'MALFORMED_RESPONSE', 'Test sent a stream event with neither choices nor usage'],
+    [[{ error: { message: 'upstream timeout', type: 'server_error' } }], 'SERVER', 'Test reported an error mid-stream: upstream timeout'],
+    [[{ error: { message: 'slow down', code: 'rate_limit_exceeded' } }], 'RATE_LIMIT', 'Test reported an error mid-stream: slow down'],
+  ])('fails with a typed error on %j', (payloads, code, message) => {
+    expect(() => translate(payloads)).toThrow(expect.objectContaining({ code, message }))
+  })
+})
+
+describe('mapUsage', () => {
+  it('takes cached tokens out of the input, so the counts are disjoint', () => {
+    expect(mapUsage({ prompt_tokens: 100, completion_tokens: 30, prompt_tokens_details: { cached_tokens: 60 }, completion_tokens_details: { reasoning_tokens: 10 } }))
+      .toEqual({ inputTokens: 40, outputTokens: 30, cacheReadTokens: 60, reasoningTokens: 10 })
+    expect(mapUsage({ prompt_tokens: null, completion_tokens: null })).toEqual({ inputTokens: 0, outputTokens: 0 })
+  })
+})
