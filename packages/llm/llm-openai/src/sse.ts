@@ -27,9 +27,15 @@ export async function* readSseData(body: ReadableStream<Uint8Array>, options: Ss
   })
   const reader = body.getReader()
   const decoder = new TextDecoder()
+  // One watchdog for the whole stream, pushed back on every read: no timer churn per chunk.
+  let fire!: (error: LlmError) => void
+  const idle = new Promise<never>((_, reject) => { fire = reject })
+  idle.catch(() => {})
+  const timer = setTimeout(() => fire(new LlmError({ code: 'TIMEOUT', message: `${options.provider} sent nothing for ${options.idleTimeoutMs} ms` })), options.idleTimeoutMs)
   try {
     while (true) {
-      const { done, value } = await readWithin(reader, options)
+      const { done, value } = await read(reader, idle, options.provider)
+      timer.refresh()
       if (done) {
         parser.feed(decoder.decode())
         parser.feed('\n\n')
@@ -40,27 +46,20 @@ export async function* readSseData(body: ReadableStream<Uint8Array>, options: Ss
       if (parseError?.type === 'max-buffer-size-exceeded') {
         throw new LlmError({ code: 'MALFORMED_RESPONSE', message: `${options.provider} sent an event larger than ${options.maxEventChars ?? MAX_EVENT_CHARS} characters` })
       }
-      yield* queue.splice(0)
+      if (queue.length > 0) yield* queue.splice(0)
     }
   } finally {
+    clearTimeout(timer)
     reader.cancel().catch(() => {})
   }
 }
 
-async function readWithin(reader: ReadableStreamDefaultReader<Uint8Array>, options: SseOptions) {
-  let timer: NodeJS.Timeout | undefined
-  const idle = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reject(new LlmError({ code: 'TIMEOUT', message: `${options.provider} sent nothing for ${options.idleTimeoutMs} ms` }))
-    }, options.idleTimeoutMs)
-  })
+async function read(reader: ReadableStreamDefaultReader<Uint8Array>, idle: Promise<never>, provider: string) {
   try {
     return await Promise.race([reader.read(), idle])
   } catch (error) {
     if (error instanceof LlmError) throw error
     // The connection broke after the response started (socket reset, server gone).
-    throw new LlmError({ code: 'STREAM_CLOSED', message: `${options.provider} closed the connection mid-stream (${(error as Error).message})` }, { cause: error })
-  } finally {
-    clearTimeout(timer)
+    throw new LlmError({ code: 'STREAM_CLOSED', message: `${provider} closed the connection mid-stream (${(error as Error).message})` }, { cause: error })
   }
 }

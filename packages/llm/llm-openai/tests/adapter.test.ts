@@ -144,6 +144,34 @@ describe('OpenAiCompatibleAdapter over HTTP', () => {
     expect((await run(root)).finish.failure).toEqual({ code: 'SERVER', message: 'OpenAI reported an error mid-stream: model crashed' })
   })
 
+  it('turns garbage bytes and a truncated stream into typed failures', async () => {
+    const { root } = await boot([
+      { steps: [{ raw: '\u0000\u0001 binary \uFFFD garbage without any framing' }], finishReason: null, done: false },
+      { steps: [{ text: 'cut' }], finishReason: null, done: false },
+    ], {}, 0)
+    expect((await run(root)).finish.failure).toEqual({ code: 'STREAM_CLOSED', message: 'OpenAI closed the stream before the model finished' })
+    const truncated = await run(root)
+    expect(truncated.finish.failure?.code).toBe('STREAM_CLOSED')
+    expect(truncated.chunks.filter((chunk) => chunk.type === 'text-delta')).toEqual([{ type: 'text-delta', index: 0, text: 'cut' }])
+  })
+
+  it('falls back to a second server after retries run out, as the recorded requests show', async () => {
+    const busy = { kind: 'error' as const, status: 503, message: 'overloaded' }
+    const { root, server: primary } = await boot([busy, busy, busy], {}, 2)
+    const secondary = await startMockOpenAiServer([{ steps: [{ text: 'from the fallback' }] }])
+    try {
+      await root.plugin(openai, { provider: 'backup', baseURL: secondary.url, apiKeyEnv: false })
+      const { blocks, events } = await run(root, { fallbacks: [{ provider: 'backup', model: 'small' }] })
+      expect(blocks).toEqual([{ type: 'text', text: 'from the fallback' }])
+      expect(events.map((event) => event.type)).toEqual(['retry', 'retry', 'fallback'])
+      expect(primary.requests.map((request) => (request.body as { model: string }).model)).toEqual(['gpt-test', 'gpt-test', 'gpt-test'])
+      expect(secondary.requests.map((request) => (request.body as { model: string }).model)).toEqual(['small'])
+      expect(secondary.requests[0]!.headers.authorization).toBeUndefined()
+    } finally {
+      await secondary.close()
+    }
+  })
+
   it('fails before any I/O without a key, naming the variable and never the value', async () => {
     const { root, server } = await boot([])
     delete process.env.REIN_TEST_OPENAI_KEY
