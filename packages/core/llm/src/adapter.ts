@@ -22,17 +22,21 @@ export interface ModelInfo {
   pricing?: Pricing
 }
 
-/** One attempt, as an adapter receives it: defaults already applied, effort already checked. */
-export interface AdapterRequest {
-  /** The route this call came in on; one adapter may serve several. */
-  provider: string
-  model: string
+/** What to generate from: shared by the caller's request and each attempt an adapter receives. */
+export interface GenerationOptions {
   system?: string
   messages: readonly Message[]
   tools?: readonly ToolSpec[]
   maxTokens?: number
   temperature?: number
   reasoningEffort?: string
+}
+
+/** One attempt, as an adapter receives it: defaults already applied, effort already checked. */
+export interface AdapterRequest extends GenerationOptions {
+  /** The route this call came in on; one adapter may serve several. */
+  provider: string
+  model: string
   signal: AbortSignal
 }
 

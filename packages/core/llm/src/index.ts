@@ -7,7 +7,7 @@ import { LlmRuntime } from './runtime.ts'
 
 export default LlmRuntime
 export { LlmRuntime, type LlmRuntimeConfig } from './runtime.ts'
-export { LlmAdapter, type AdapterRequest, type ModelInfo, type ToolSpec } from './adapter.ts'
+export { LlmAdapter, type AdapterRequest, type GenerationOptions, type ModelInfo, type ToolSpec } from './adapter.ts'
 export { BlockAssembler, type AssembledFinish } from './assembler.ts'
 export { LlmError, isRetryable, toFailure, type LlmFailure, type LlmFailureCode } from './errors.ts'
 export {
