@@ -5,11 +5,17 @@ import { Context } from '@deepseek-ai/cordis'
 import Loader from '@deepseek-ai/cordis-plugin-loader'
 import { ConfigTree } from './config-tree.ts'
 import { diagnose } from './diagnose.ts'
-import { invalid, readConfigFile } from './read-config.ts'
+import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
+import { checkRows, invalid, readConfigFile } from './read-config.ts'
 
 export interface CompositionOptions {
-  /** A `cordis.yml` (or `.yaml`, `.json`): a list of `{id, name, config?, disabled?, …}` rows. */
+  /**
+   * A `cordis.yml` (or `.yaml`, `.json`): a list of `{id, name, config?, disabled?, …}` rows. With
+   * `rows`, it only names the composition in messages and anchors relative plugin paths.
+   */
   file: string
+  /** Rows to load instead of reading `file` (a composition built in code). */
+  rows?: readonly EntryOptions[]
   /** Folder whose `node_modules` plugin names resolve from. Default: the file's folder. */
   resolveFrom?: string
   /** Root context to load into. Default: a new one. */
@@ -33,7 +39,7 @@ export interface Composition {
 export async function loadComposition(options: CompositionOptions): Promise<Composition> {
   const file = resolve(options.file)
   const resolveFrom = resolve(options.resolveFrom ?? dirname(file))
-  const rows = await readConfigFile(file)
+  const rows = options.rows ? checkRows([...options.rows], file) : await readConfigFile(file)
   const ctx = options.context ?? new Context()
   if (!ctx.get('loader')) await ctx.plugin(Loader)
 
@@ -62,7 +68,7 @@ export async function loadComposition(options: CompositionOptions): Promise<Comp
     ctx,
     file,
     reload: async () => {
-      const next = await readConfigFile(file)
+      const next = options.rows ? rows : await readConfigFile(file)
       await tree.root.update(next)
       await check()
     },

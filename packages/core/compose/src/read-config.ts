@@ -27,12 +27,17 @@ export async function readConfigFile(path: string): Promise<EntryOptions[]> {
     throw invalid(path, [`not valid ${extname(path) === '.json' ? 'JSON' : 'YAML'}: ${(error as Error).message}`], error)
   }
   if (!Array.isArray(data)) throw invalid(path, ['the top level must be a list of plugin rows (- id: …, name: …)'])
-  const problems = checkRows(data, 'row')
-  if (problems.length > 0) throw invalid(path, problems)
-  return data as EntryOptions[]
+  return checkRows(data, path)
 }
 
-function checkRows(rows: unknown[], where: string, seen = new Set<string>()): string[] {
+/** Returns the rows when every one is well-formed; throws `CONFIG_INVALID` listing what is not. */
+export function checkRows(rows: unknown[], path: string): EntryOptions[] {
+  const problems = rowProblems(rows, 'row')
+  if (problems.length > 0) throw invalid(path, problems)
+  return rows as EntryOptions[]
+}
+
+function rowProblems(rows: unknown[], where: string, seen = new Set<string>()): string[] {
   const problems: string[] = []
   rows.forEach((row, index) => {
     const label = `${where} #${index + 1}`
@@ -53,7 +58,7 @@ function checkRows(rows: unknown[], where: string, seen = new Set<string>()): st
     }
     if (entry.group === true) {
       if (!Array.isArray(entry.config)) problems.push(`${at}: a group's config must be a list of rows`)
-      else problems.push(...checkRows(entry.config, `${at} > row`, seen))
+      else problems.push(...rowProblems(entry.config, `${at} > row`, seen))
     }
   })
   return problems

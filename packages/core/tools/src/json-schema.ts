@@ -5,8 +5,8 @@
 
 import { ReinError, childPath, toFrozenJson, type JsonValue } from '@rein/base'
 
-/** The JSON Schema subset rein accepts, for parameters and tool output alike. */
-export interface JsonSchema {
+/** The JSON Schema subset rein accepts, for parameters and tool output alike. (A type, not an interface, so it fits `Record<string, unknown>`.) */
+export type JsonSchema = {
   type?: 'string' | 'number' | 'integer' | 'boolean' | 'null' | 'array' | 'object'
   description?: string
   title?: string

@@ -8,3 +8,4 @@ export {
   createScriptedLlm, ScriptedLlm,
   type ScriptedLlmScript, type ScriptedLlmOptions, type ScriptedTurn, type ScriptedStep,
 } from './scripted-llm.ts'
+export { validateSessionInvariants } from './invariants.ts'

@@ -1,0 +1,27 @@
+/** `rein run "task"`: one turn, streamed; exit code by how it ended. */
+
+import { ReinError } from '@rein/base'
+import type { ParsedArgs } from '../args.ts'
+import type { Io } from '../io.ts'
+import { cancelOnSignal, exitFor, installApproval, openAgent, withComposition } from '../session-command.ts'
+
+export async function runCommand(args: ParsedArgs, io: Io): Promise<number> {
+  const task = args.positionals.join(' ').trim()
+  if (!task) throw new ReinError('USAGE', 'rein run needs a task, e.g. rein run "summarise README.md"')
+  return withComposition(args.options, io, async (scope) => {
+    installApproval(scope.ctx, args.options.yes)
+    const { agent } = await openAgent(scope, args.options.session)
+    scope.renderer.notice(`session ${agent.session.id}`, { type: 'session', id: agent.session.id })
+    const unsubscribe = agent.subscribe((event) => scope.renderer.event(event))
+    const release = cancelOnSignal(io, agent, scope.renderer)
+    try {
+      const result = await agent.send(task)
+      scope.renderer.result(result)
+      return exitFor(result)
+    } finally {
+      release()
+      unsubscribe()
+      await agent.close()
+    }
+  })
+}

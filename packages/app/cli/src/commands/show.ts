@@ -1,0 +1,76 @@
+/** `rein show <id>`: a session, readably. Reads only: an interrupted turn is shown, not repaired. */
+
+import { ReinError } from '@rein/base'
+import type { Message } from '@rein/llm'
+import { planRepair, type CoreEventData, type SessionEvent } from '@rein/session'
+import type { ParsedArgs } from '../args.ts'
+import type { Io } from '../io.ts'
+import { formatCost, formatUsage } from '../render.ts'
+import { withComposition } from '../session-command.ts'
+
+const SHORT = 200
+
+export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
+  const [id] = args.positionals
+  if (!id) throw new ReinError('USAGE', 'rein show needs a session id; rein sessions lists them')
+  return withComposition(args.options, io, async ({ ctx }) => {
+    const { header, events } = await ctx.sessions.load(id)
+    if (args.options.json) {
+      io.stdout.write(`${JSON.stringify({ type: 'header', ...header })}\n`)
+      for (const event of events) io.stdout.write(`${JSON.stringify(event)}\n`)
+      return 0
+    }
+    io.stdout.write(`session ${header.id} · created ${header.createdAt} · ${header.cwd}\n`)
+    for (const event of events) {
+      const line = describe(event)
+      if (line !== undefined) io.stdout.write(`${line}\n`)
+    }
+    const plan = planRepair(events, () => false)
+    if (plan.turn !== undefined) {
+      io.stdout.write(`\n(turn ${plan.turn} was interrupted with ${plan.calls.length} tool call${plan.calls.length === 1 ? '' : 's'} unpaired; rein resume ${header.id} repairs it)\n`)
+    }
+    return 0
+  })
+}
+
+function describe(event: SessionEvent): string | undefined {
+  switch (event.type) {
+    case 'turn/start':
+      return `\n── turn ${(event.data as CoreEventData['turn/start']).turn}`
+    case 'user/message':
+      return `> ${text((event.data as unknown as CoreEventData['user/message']).message)}`
+    case 'assistant/message': {
+      const data = event.data as unknown as CoreEventData['assistant/message']
+      const said = text(data.message)
+      const usage = data.usage ? `  [${formatUsage(data.usage)}${data.cost !== undefined ? ` · ${formatCost(data.cost)}` : ''} · ${data.provider}/${data.model}]` : ''
+      return `${said ? said : '(no text)'}${data.interrupted ? ' [interrupted]' : ''}${usage}`
+    }
+    case 'tool/call': {
+      const data = event.data as CoreEventData['tool/call']
+      return `  → ${data.name} ${shorten(data.arguments)}`
+    }
+    case 'tool/result': {
+      const data = event.data as unknown as CoreEventData['tool/result']
+      const body = data.content.map((part) => (part.type === 'text' ? part.text : `[image ${part.mediaType}]`)).join(' ')
+      return `  ← ${data.isError ? `error${data.code ? ` ${data.code}` : ''}: ` : ''}${shorten(body)}`
+    }
+    case 'turn/end': {
+      const data = event.data as CoreEventData['turn/end']
+      return `── ${data.reason}${data.error ? `: ${data.error.code}: ${data.error.message}` : ''}`
+    }
+    case 'llm/retry':
+    case 'llm/fallback':
+      return `  (${event.type})`
+    default:
+      return undefined
+  }
+}
+
+function text(message: Message): string {
+  return message.content.map((block) => (block.type === 'text' ? block.text : '')).join('').trim()
+}
+
+function shorten(value: string): string {
+  const flat = value.replace(/\s+/g, ' ').trim()
+  return flat.length > SHORT ? `${flat.slice(0, SHORT - 1)}…` : flat
+}

@@ -1,0 +1,73 @@
+/**
+ * What `rein` loads: `--config`, else `./cordis.yml`, else a built-in composition assembled from
+ * the environment. Files are read, never written.
+ */
+
+import { existsSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
+import { ReinError } from '@rein/base'
+import { loadComposition, type Composition } from '@rein/compose'
+
+/** This package's folder: the built-in rows' plugins are its own dependencies. */
+const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url))
+
+export function reinHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env.REIN_HOME ? resolve(env.REIN_HOME) : join(homedir(), '.rein')
+}
+
+export interface LoadedComposition {
+  composition: Composition
+  /** The file loaded, or `built-in`. */
+  source: string
+}
+
+export async function loadCliComposition(options: { config?: string; cwd: string; env?: NodeJS.ProcessEnv }): Promise<LoadedComposition> {
+  const env = options.env ?? process.env
+  const file = options.config ? resolve(options.cwd, options.config) : join(options.cwd, 'cordis.yml')
+  if (options.config || existsSync(file)) {
+    return { composition: await loadComposition({ file }), source: file }
+  }
+  const composition = await loadComposition({ file: join(PACKAGE_DIR, 'built-in.cordis.yml'), rows: builtInRows(env), resolveFrom: PACKAGE_DIR })
+  return { composition, source: 'built-in' }
+}
+
+/** Rows for the services every rein run needs, plus whichever providers the environment enables. */
+export function builtInRows(env: NodeJS.ProcessEnv, extra: { provider?: string; model?: string } = {}): EntryOptions[] {
+  const rows: EntryOptions[] = [
+    { id: 'llm', name: '@rein/llm' },
+    { id: 'tools', name: '@rein/tools' },
+    { id: 'sessions', name: '@rein/session' },
+    { id: 'session-store', name: '@rein/session-jsonl', config: { root: join(reinHome(env), 'sessions') } },
+  ]
+  let provider = extra.provider
+  let model = extra.model
+  if (env.DEEPSEEK_API_KEY) {
+    rows.push({ id: 'deepseek', name: '@rein/llm-deepseek' })
+    provider ??= 'deepseek'
+    model ??= 'deepseek-chat'
+  }
+  if (env.OPENAI_API_KEY || env.OPENAI_BASE_URL) {
+    rows.push({
+      id: 'openai',
+      name: '@rein/llm-openai',
+      config: { ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL, label: env.OPENAI_BASE_URL } : {}), apiKeyEnv: env.OPENAI_API_KEY ? 'OPENAI_API_KEY' : false },
+    })
+    provider ??= 'openai'
+    // A local server's model names are its own; only OpenAI itself gets a default.
+    if (provider === 'openai' && !env.OPENAI_BASE_URL) model ??= 'gpt-4o-mini'
+  }
+  rows.push({ id: 'agents', name: '@rein/agent', config: { ...(provider ? { provider } : {}), ...(model ? { model } : {}) } })
+  return rows
+}
+
+/** Fails with a one-line hint when a composition lacks what `rein` drives. */
+export function requireServices(composition: Composition, source: string): void {
+  for (const [service, pkg] of [['agents', '@rein/agent'], ['sessions', '@rein/session'], ['llm', '@rein/llm'], ['tools', '@rein/tools']] as const) {
+    if (composition.ctx.get(service) === undefined) {
+      throw new ReinError('CONFIG_INVALID', `${source} has no ${pkg} row, which rein needs (service ctx.${service})`)
+    }
+  }
+}

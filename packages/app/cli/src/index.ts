@@ -1,0 +1,6 @@
+/** @rein/cli: the `rein` command. Programmatic entry for embedding and tests. */
+
+export { main } from './main.ts'
+export { processIo, type Io } from './io.ts'
+export { EXIT, type ExitCode } from './exit-codes.ts'
+export { builtInRows, reinHome } from './composition.ts'

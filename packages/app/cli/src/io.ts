@@ -1,0 +1,15 @@
+/** What a command may touch: its streams, environment and working directory (injectable for tests). */
+
+import type { Output } from './render.ts'
+
+export interface Io extends Output {
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => void }
+  env: NodeJS.ProcessEnv
+  cwd: string
+  /** Where SIGINT/SIGTERM come from; `process` in real use. */
+  signals: Pick<NodeJS.Process, 'on' | 'off'>
+}
+
+export function processIo(): Io {
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), signals: process }
+}

@@ -1,0 +1,95 @@
+/** Terminal output: the answer on stdout, one line per tool call and the totals on stderr; or JSON lines. */
+
+import type { AgentEvent, TurnResult } from '@rein/agent'
+import type { TokenUsage } from '@rein/llm'
+
+export interface Output {
+  stdout: NodeJS.WritableStream & { isTTY?: boolean }
+  stderr: NodeJS.WritableStream & { isTTY?: boolean }
+}
+
+export function colorsEnabled(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(stream.isTTY) && env.NO_COLOR === undefined && env.TERM !== 'dumb'
+}
+
+export class Renderer {
+  private readonly calls = new Map<string, string>()
+  private midLine = false
+  private readonly dim: (text: string) => string
+  private readonly red: (text: string) => string
+
+  constructor(private readonly out: Output, private readonly json: boolean, color: boolean) {
+    this.dim = color ? (text) => `\u001b[2m${text}\u001b[22m` : (text) => text
+    this.red = color ? (text) => `\u001b[31m${text}\u001b[39m` : (text) => text
+  }
+
+  /** Writes one JSON line (JSON mode) or a notice on stderr. */
+  notice(text: string, data?: object) {
+    if (this.json) this.line(this.out.stdout, JSON.stringify(data ?? { type: 'notice', text }))
+    else this.err(this.dim(text))
+  }
+
+  event(event: AgentEvent) {
+    if (this.json) {
+      this.line(this.out.stdout, JSON.stringify(event))
+      return
+    }
+    switch (event.type) {
+      case 'text-delta':
+        this.out.stdout.write(event.text)
+        this.midLine = !event.text.endsWith('\n')
+        return
+      case 'tool-start':
+        this.calls.set(event.callId, event.card.card === 'generic' ? `${event.name} ${event.card.detail ?? ''}`.trim() : event.card.title)
+        return
+      case 'tool-end': {
+        const label = this.calls.get(event.callId) ?? event.name
+        const status = event.isError ? this.red(`failed${event.code ? ` ${event.code}` : ''}`) : 'ok'
+        this.err(this.dim(`  [tool] ${label} ${status}`))
+        return
+      }
+      case 'retry':
+        this.err(this.dim(`  [retry ${event.attempt}] ${event.failure.code} from ${event.provider}; waiting ${event.delayMs} ms`))
+        return
+      case 'fallback':
+        this.err(this.dim(`  [fallback] ${event.from.provider}/${event.from.model} → ${event.to.provider}/${event.to.model} (${event.failure.code})`))
+        return
+      default:
+        return
+    }
+  }
+
+  result(result: TurnResult) {
+    if (this.json) {
+      this.line(this.out.stdout, JSON.stringify({ type: 'result', ...result }))
+      return
+    }
+    if (this.midLine) this.out.stdout.write('\n')
+    this.midLine = false
+    if (result.error) this.err(this.red(`${result.reason}: ${result.error.code}: ${result.error.message}`))
+    this.err(this.dim(`${formatUsage(result.usage)}${result.cost !== undefined ? ` · cost ${formatCost(result.cost)}` : ''} · ${result.reason}`))
+  }
+
+  private err(text: string) {
+    // On a terminal both streams share the screen: end the answer's line first. Redirected, leave stdout alone.
+    if (this.midLine && this.out.stdout.isTTY && this.out.stderr.isTTY) {
+      this.out.stdout.write('\n')
+      this.midLine = false
+    }
+    this.line(this.out.stderr, text)
+  }
+
+  private line(stream: NodeJS.WritableStream, text: string) {
+    stream.write(`${text}\n`)
+  }
+}
+
+export function formatUsage(usage: TokenUsage): string {
+  const cache = (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0)
+  const input = usage.inputTokens + cache
+  return `tokens in ${input.toLocaleString('en-US')}${cache ? ` (cached ${cache.toLocaleString('en-US')})` : ''} out ${usage.outputTokens.toLocaleString('en-US')}`
+}
+
+export function formatCost(cost: number): string {
+  return cost === 0 ? '0' : cost < 0.01 ? cost.toPrecision(2) : cost.toFixed(4)
+}

@@ -1,0 +1,184 @@
+import { EventEmitter } from 'node:events'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { JsonlSessionStore } from '@rein/session-jsonl'
+import { validateSessionInvariants, type MockReply } from '@rein/testkit'
+import { afterEach, describe, expect, it } from 'vitest'
+import { project, rein, sessionIdOf, type Project } from './harness.ts'
+
+let current: Project | undefined
+afterEach(async () => {
+  await current?.cleanup()
+  current = undefined
+})
+
+async function setUp(...args: Parameters<typeof project>) {
+  current = await project(...args)
+  return current
+}
+
+async function storedEvents(p: Project, id: string) {
+  return (await new JsonlSessionStore({ root: join(p.home, 'sessions') }).load(id)).events
+}
+
+const answer = (text: string): MockReply => ({ steps: [{ text }], usage: { prompt_tokens: 100, completion_tokens: 10, prompt_tokens_details: { cached_tokens: 40 } } })
+
+describe('rein: usage', () => {
+  it('prints help and exits 0, and refuses unknown commands and flags with exit 2', async () => {
+    const help = await rein('/', ['--help'])
+    expect(help.code).toBe(0)
+    expect(help.stdout).toContain('Usage: rein <command> [options]')
+    expect((await rein('/', ['run', '--help'])).stdout).toContain('Usage: rein run "task"')
+    const unknown = await rein('/', ['fly'])
+    expect(unknown).toMatchObject({ code: 2, stderr: 'rein: unknown command "fly"; commands: run, chat, sessions, resume, show, demo (see rein --help)\n' })
+    const flag = await rein('/', ['run', '--turbo', 'x'])
+    expect(flag.code).toBe(2)
+    expect(flag.stderr).toMatch(/^rein: Unknown option '--turbo'; see rein --help\n$/)
+    expect((await rein('/', ['run', '--max-steps', 'many', 'x'])).stderr).toBe('rein: --max-steps needs a positive whole number, not "many"\n')
+    expect((await rein('/', ['run'])).code).toBe(2)
+  })
+
+  it('says how to configure a model when none is', async () => {
+    const result = await rein('/', ['run', 'hi'], { env: { REIN_HOME: '/tmp/rein-none' } })
+    expect(result.code).toBe(2)
+    expect(result.stderr).toMatch(/^rein: no model configured: set DEEPSEEK_API_KEY/)
+  })
+
+  it('names the row of a broken cordis.yml, and nothing runs', async () => {
+    const p = await setUp([answer('never')], { extraRows: ['- id: ghost', '  name: rein-plugin-ghost'] })
+    const result = await rein(p.dir, ['run', 'hi'])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toMatch(/row "ghost" \(rein-plugin-ghost\): cannot load the plugin/)
+    expect(p.server.requests).toHaveLength(0)
+  })
+})
+
+describe('rein run', () => {
+  it('streams the answer, a line per tool call, and the totals; the session can be shown and listed', async () => {
+    const p = await setUp([
+      { steps: [{ text: 'Looking it up. ' }, { toolCall: { id: 'c1', name: 'lookup', arguments: '{"word":"rein"}' } }], usage: { prompt_tokens: 100, completion_tokens: 10 } },
+      answer('A rein steers a horse.'),
+    ], { pricing: true })
+    const run = await rein(p.dir, ['run', 'what is a rein?'])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toBe('Looking it up. A rein steers a horse.\n')
+    const id = sessionIdOf(run)
+    expect(run.stderr).toContain('  [tool] lookup {"word":"rein"} ok\n')
+    expect(run.stderr).toMatch(/tokens in 200 \(cached 40\) out 20 · cost 0\.00050 · completed\n$/)
+    const events = await storedEvents(p, id)
+    expect(validateSessionInvariants(events)).toEqual([])
+    const show = await rein(p.dir, ['show', id])
+    expect(show.code).toBe(0)
+    expect(show.stdout).toContain('> what is a rein?')
+    expect(show.stdout).toContain('  → lookup {"word":"rein"}')
+    expect(show.stdout).toContain('── completed')
+    const list = await rein(p.dir, ['sessions'])
+    expect(list.stdout).toMatch(new RegExp(`^${id}  [\\d-]+ [\\d:]+ +1 turn +what is a rein\\?\\n$`))
+  })
+
+  it('prints JSON lines with --json', async () => {
+    const p = await setUp([answer('ok')])
+    const run = await rein(p.dir, ['run', '--json', 'hi'])
+    const lines = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string })
+    expect(lines.map((line) => line.type)).toEqual(['session', 'turn-start', 'text-delta', 'usage', 'turn-end', 'result'])
+    expect(lines.at(-1)).toMatchObject({ type: 'result', reason: 'completed', text: 'ok' })
+  })
+
+  it('continues a session with --session', async () => {
+    const p = await setUp([answer('first'), answer('second')])
+    const id = sessionIdOf(await rein(p.dir, ['run', 'one']))
+    const again = await rein(p.dir, ['run', '--session', id, 'two'])
+    expect(again.code).toBe(0)
+    const messages = (p.server.requests[1]!.body as { messages: { role: string; content: string }[] }).messages
+    expect(messages.map((message) => `${message.role}:${message.content}`)).toEqual(['user:one', 'assistant:first', 'user:two'])
+  })
+
+  it('exits 3 when a budget ends the turn', async () => {
+    const call = (i: number): MockReply => ({ steps: [{ toolCall: { id: `c${i}`, name: 'lookup', arguments: '{"word":"x"}' } }] })
+    const p = await setUp([call(1), call(2), call(3)])
+    const run = await rein(p.dir, ['run', '--max-steps', '2', 'loop'])
+    expect(run.code).toBe(3)
+    expect(run.stderr).toContain('budget: MAX_STEPS: the turn reached its limit of 2 requests')
+  })
+
+  it('exits 1 with the reason when the model request fails', async () => {
+    const p = await setUp([{ kind: 'error', status: 400, message: 'Invalid model' }])
+    const run = await rein(p.dir, ['run', 'hi'])
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain('error: INVALID_REQUEST: mock returned HTTP 400: Invalid model')
+  })
+
+  it('denies tools that ask for approval unless --yes', async () => {
+    const reply = (): MockReply => ({ steps: [{ toolCall: { id: 'n1', name: 'note', arguments: '{"text":"hello"}' } }] })
+    const p = await setUp([reply(), answer('done'), reply(), answer('done')])
+    const denied = await rein(p.dir, ['run', 'write it'])
+    expect(denied.stderr).toContain('  [tool] note {"text":"hello"} failed DENIED\n')
+    const allowed = await rein(p.dir, ['run', '--yes', 'write it'])
+    expect(allowed.stderr).toContain('  [tool] note {"text":"hello"} ok\n')
+    expect(readFileSync(join(p.dir, 'notes.txt'), 'utf8')).toBe('hello\n')
+  })
+
+  it('cancels on SIGINT: the call is paired, the log saved, exit 130', async () => {
+    const p = await setUp([{ steps: [{ text: 'Thinking about it' }, { stall: true }] }])
+    const signals = new EventEmitter()
+    let sent = false
+    const run = await rein(p.dir, ['run', 'long task'], {
+      signals,
+      onStdout: (text) => {
+        if (sent || !text.includes('Thinking')) return
+        sent = true
+        signals.emit('SIGINT', 'SIGINT')
+      },
+    })
+    expect(run.stderr).toContain('SIGINT: cancelling')
+    expect(run.code).toBe(130)
+    const events = await storedEvents(p, sessionIdOf(run))
+    expect(validateSessionInvariants(events)).toEqual([])
+    expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
+    expect(events.find((event) => event.type === 'assistant/message')).toMatchObject({ data: { interrupted: true } })
+  })
+
+  it('keeps every request a byte-for-byte extension of the previous one over 20 steps', async () => {
+    const steps = 20
+    const p = await setUp((request, index) => index < steps - 1
+      ? { steps: [{ toolCall: { id: `c${index}`, name: 'lookup', arguments: `{"word":"w${index}"}` } }] }
+      : answer('all done'), { agent: { maxSteps: 25 } })
+    const run = await rein(p.dir, ['run', 'look up twenty words'])
+    expect(run.code).toBe(0)
+    const bodies = p.server.requests.map((request) => request.raw)
+    expect(bodies).toHaveLength(steps)
+    for (let i = 1; i < bodies.length; i++) {
+      const previous = JSON.parse(bodies[i - 1]!) as { messages: unknown[] }
+      const next = JSON.parse(bodies[i]!) as { messages: unknown[] }
+      const prefix = JSON.stringify(previous.messages).slice(0, -1)
+      expect(JSON.stringify(next.messages).startsWith(prefix)).toBe(true)
+      // Everything outside the messages (model, tools, options) is identical.
+      expect({ ...next, messages: [] }).toEqual({ ...previous, messages: [] })
+    }
+    writeFileSync(join(p.dir, 'request-bytes.json'), JSON.stringify(bodies.map((body) => body.length)))
+  })
+})
+
+describe('rein show, sessions, resume: bad input', () => {
+  it('refuses a corrupt session file and a missing id with one line and exit 2', async () => {
+    const p = await setUp([answer('ok')])
+    const id = sessionIdOf(await rein(p.dir, ['run', 'hi']))
+    const file = join(p.home, 'sessions', `${id}.jsonl`)
+    const lines = readFileSync(file, 'utf8').split('\n')
+    lines.splice(2, 1, '{"this is": not json}')
+    writeFileSync(file, lines.join('\n'))
+    const show = await rein(p.dir, ['show', id])
+    expect(show.code).toBe(2)
+    expect(show.stderr).toMatch(/^rein: .*\.jsonl:3: not valid JSON; .*\n$/)
+    expect((await rein(p.dir, ['show', 'no-such-session'])).code).toBe(2)
+    expect((await rein(p.dir, ['resume'])).code).toBe(2)
+  })
+
+  it('will not continue a session that ended cleanly without a new message', async () => {
+    const p = await setUp([answer('ok')])
+    const id = sessionIdOf(await rein(p.dir, ['run', 'hi']))
+    const result = await rein(p.dir, ['resume', id])
+    expect(result).toMatchObject({ code: 2 })
+    expect(result.stderr).toContain('ended cleanly, so there is nothing to continue')
+  })
+})

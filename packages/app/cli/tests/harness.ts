@@ -1,0 +1,97 @@
+// A temp project for CLI tests: a cordis.yml against a mock server, node_modules linked so names resolve.
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PassThrough } from 'node:stream'
+import { EventEmitter } from 'node:events'
+import { fileURLToPath } from 'node:url'
+import { startMockOpenAiServer, type MockScript, type MockServer } from '@rein/testkit'
+import { main, type Io } from '../src/index.ts'
+
+export const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url))
+export const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url))
+
+export interface Project {
+  dir: string
+  home: string
+  server: MockServer
+  cleanup(): Promise<void>
+}
+
+/** A project folder whose cordis.yml loads the stack with llm-openai pointed at a mock server. */
+export async function project(script: MockScript, options: { agent?: Record<string, unknown>; extraRows?: string[]; pricing?: boolean } = {}): Promise<Project> {
+  const server = await startMockOpenAiServer(script)
+  const dir = mkdtempSync(join(tmpdir(), 'rein-cli-'))
+  const home = join(dir, '.rein')
+  // As if the packages were installed in this project.
+  symlinkSync(join(PACKAGE_DIR, 'node_modules'), join(dir, 'node_modules'), 'dir')
+  const agent = { provider: 'mock', model: 'mock-model', ...options.agent }
+  const yml = [
+    '- id: llm',
+    "  name: '@rein/llm'",
+    '  config: { retry: { maxRetries: 1, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } }',
+    '- id: model',
+    "  name: '@rein/llm-openai'",
+    `  config: { provider: mock, label: mock, baseURL: '${server.url}', apiKeyEnv: false${options.pricing ? ", models: [{ id: mock-model, pricing: { input: 2, output: 8, cacheRead: 0.5 } }]" : ''} }`,
+    '- id: tools',
+    "  name: '@rein/tools'",
+    '- id: sessions',
+    "  name: '@rein/session'",
+    '- id: store',
+    "  name: '@rein/session-jsonl'",
+    `  config: { root: '${join(home, 'sessions')}' }`,
+    '- id: agents',
+    "  name: '@rein/agent'",
+    `  config: ${JSON.stringify(agent)}`,
+    '- id: test-tools',
+    `  name: '${join(FIXTURES, 'test-tools.ts')}'`,
+    `  config: { dir: '${dir}' }`,
+    ...(options.extraRows ?? []),
+    '',
+  ].join('\n')
+  writeFileSync(join(dir, 'cordis.yml'), yml)
+  return {
+    dir,
+    home,
+    server,
+    cleanup: async () => {
+      await server.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+export interface Run {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+/** Runs `rein` in-process with captured streams; `signals` lets a test send SIGINT. */
+export async function rein(cwd: string, argv: string[], options: { signals?: EventEmitter; env?: NodeJS.ProcessEnv; onStdout?: (text: string) => void } = {}): Promise<Run> {
+  const stdout = new PassThrough()
+  const stderr = new PassThrough()
+  let out = ''
+  let err = ''
+  stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString()
+    options.onStdout?.(out)
+  })
+  stderr.on('data', (chunk: Buffer) => { err += chunk.toString() })
+  const io: Io = {
+    stdout,
+    stderr,
+    stdin: new PassThrough(),
+    env: { ...options.env, NO_COLOR: '1' },
+    cwd,
+    signals: (options.signals ?? new EventEmitter()) as unknown as Io['signals'],
+  }
+  const code = await main(argv, io)
+  return { code, stdout: out, stderr: err }
+}
+
+export function sessionIdOf(run: Run): string {
+  const match = /session (\S+)/.exec(run.stderr)
+  if (!match) throw new Error(`no session id in: ${run.stderr}`)
+  return match[1]!
+}

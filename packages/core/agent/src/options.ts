@@ -1,0 +1,44 @@
+/** What an agent is configured with, and the `Config` of the `ctx.agents` plugin that supplies defaults. */
+
+import Schema from '@deepseek-ai/schemastery'
+import type { ModelRoute } from '@rein/llm'
+
+export interface AgentOptions {
+  provider: string
+  model: string
+  /** Text that opens the system prompt, before the plugins' sections. */
+  system?: string
+  fallbacks: ModelRoute[]
+  maxTokens?: number
+  temperature?: number
+  reasoningEffort?: string
+  /** Requests per turn. */
+  maxSteps: number
+  /** Output tokens per turn, summed over its requests. */
+  maxOutputTokens?: number
+  /** Money per turn, from the models' pricing. */
+  maxCost?: number
+  /** Concurrency-safe calls that may run at once. */
+  maxParallelToolCalls: number
+  /** Characters of one tool result the model sees; the log keeps all of it. */
+  maxToolResultChars: number
+  /** Working directory for tools. */
+  cwd: string
+}
+
+export type AgentConfig = Omit<AgentOptions, 'cwd' | 'provider' | 'model'> & { provider?: string; model?: string }
+
+export const AgentConfig: Schema<Partial<AgentConfig>, AgentConfig> = Schema.object({
+  provider: Schema.string().description('Provider route used when a caller names none.'),
+  model: Schema.string().description('Model used when a caller names none.'),
+  system: Schema.string().description('Opening of the system prompt.'),
+  fallbacks: Schema.array(Schema.object({ provider: Schema.string().required(), model: Schema.string().required() })).default([]).description('Routes tried in order when a request fails before showing anything.'),
+  maxTokens: Schema.natural().description('Output budget per request. Default: the model catalog, else the provider.'),
+  temperature: Schema.number().min(0).max(2).description('Sampling temperature. Default: the provider.'),
+  reasoningEffort: Schema.string().description('Reasoning effort. Default: the model catalog.'),
+  maxSteps: Schema.natural().min(1).default(50).description('Requests per turn.'),
+  maxOutputTokens: Schema.natural().description('Output tokens per turn. Default: unlimited.'),
+  maxCost: Schema.number().min(0).description('Money per turn. Default: unlimited.'),
+  maxParallelToolCalls: Schema.natural().min(1).default(8).description('Concurrency-safe calls run at once.'),
+  maxToolResultChars: Schema.natural().min(200).default(30_000).description('Characters of one tool result the model sees.'),
+}) as Schema<Partial<AgentConfig>, AgentConfig>

@@ -1,0 +1,74 @@
+import { Context } from '@deepseek-ai/cordis'
+import LlmRuntime, { type ModelInfo } from '@rein/llm'
+import SessionService, { MemorySessionStore, type SessionEvent, type SessionStore } from '@rein/session'
+import { createScriptedLlm, validateSessionInvariants, type ScriptedLlmScript } from '@rein/testkit'
+import ToolRegistry, { defineTool } from '@rein/tools'
+import { expect } from 'vitest'
+import AgentService, { type AgentConfig } from '../src/index.ts'
+
+export interface BootOptions {
+  agent?: Partial<AgentConfig>
+  models?: ModelInfo[]
+  store?: SessionStore
+}
+
+/** The whole stack in one process: llm (scripted), tools, sessions (in memory), agents. */
+export async function boot(script: ScriptedLlmScript, options: BootOptions = {}) {
+  const root = new Context()
+  await root.plugin(LlmRuntime, { retry: { maxRetries: 2, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
+  await root.plugin(ToolRegistry)
+  await root.plugin(SessionService)
+  const store = options.store ?? new MemorySessionStore()
+  await root.inject(['sessions'], (ctx) => { ctx.sessions.registerStore(store) })
+  await root.plugin(AgentService, { provider: 'scripted', model: 'm', ...options.agent })
+  const llm = createScriptedLlm(script, { models: options.models ?? [] })
+  root.llm.registerAdapter('scripted', llm)
+  return { root, llm, store }
+}
+
+/** Fails the test with the violations, if any: every agent test runs this. */
+export function expectValidLog(events: readonly SessionEvent[]) {
+  expect(validateSessionInvariants(events)).toEqual([])
+}
+
+export const types = (events: readonly SessionEvent[]) => events.map((event) => event.type)
+
+/** Tools whose runs the tests can see and steer. */
+export function probeTools(root: Context) {
+  const log: string[] = []
+  let active = 0
+  let peak = 0
+  const gates = new Map<string, () => void>()
+  const waitFor = (key: string) => new Promise<void>((resolve) => gates.set(key, resolve))
+  root.tools.register(defineTool({
+    name: 'slow_read',
+    description: 'Reads; safe to run beside others.',
+    parameters: { key: { type: 'string', required: true } },
+    output: { schema: { type: 'string' }, render: (_args, value) => value },
+    isConcurrencySafe: true,
+    replaySafe: true,
+    execute: async (args, run) => {
+      active++
+      peak = Math.max(peak, active)
+      log.push(`start ${args.key}`)
+      try {
+        if (args.key.startsWith('gate')) await Promise.race([waitFor(args.key), new Promise((_, reject) => run.signal.addEventListener('abort', () => reject(new Error('stopped'))))])
+        log.push(`end ${args.key}`)
+        return `read ${args.key}`
+      } finally {
+        active--
+      }
+    },
+  }))
+  root.tools.register(defineTool({
+    name: 'write',
+    description: 'Writes; runs alone.',
+    parameters: { text: { type: 'string', required: true } },
+    output: { schema: { type: 'string' }, render: (_args, value) => value },
+    execute: (args) => {
+      log.push(`write ${args.text}`)
+      return `wrote ${args.text}`
+    },
+  }))
+  return { log, peak: () => peak, open: (key: string) => gates.get(key)?.() }
+}

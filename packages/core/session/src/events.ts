@@ -1,0 +1,88 @@
+/**
+ * The session log's vocabulary: the header, the event envelope, and the core event types with their
+ * data. Plugins add types with `ctx.sessions.defineEvent`.
+ */
+
+import type { JsonValue } from '@rein/base'
+import type { ImageBlock, LlmEvent, Message, TextBlock, TokenUsage } from '@rein/llm'
+
+/** Raise only with a migration: a reader refuses logs of a newer format. */
+export const SESSION_FORMAT_VERSION = 1
+
+export interface SessionHeader {
+  formatVersion: number
+  id: string
+  /** ISO 8601. */
+  createdAt: string
+  cwd: string
+  parentSessionId?: string
+  /** 0 for a top-level session; a subagent's is its parent's + 1. */
+  depth: number
+}
+
+/** One log entry. `seq` is contiguous from 0; `time` is ISO 8601; `data` is JSON only. */
+export interface SessionEvent<T extends string = string, D = JsonValue> {
+  seq: number
+  type: T
+  time: string
+  data: D
+  /** Set by plugins whose events a reader that does not know them may skip. */
+  ignorable?: true
+}
+
+export type TurnEndReason = 'completed' | 'aborted' | 'error' | 'budget' | 'interrupted'
+
+/** Data of the core event types. */
+export interface CoreEventData {
+  'turn/start': { turn: number }
+  'turn/end': { turn: number; reason: TurnEndReason; error?: { code: string; message: string } }
+  'step/start': { turn: number; step: number }
+  'step/end': { turn: number; step: number }
+  'user/message': { message: Message }
+  /**
+   * What a request was built from. `system` and `tools` are written in full whenever they differ
+   * from the previous header; the hashes always.
+   */
+  'request/header': {
+    provider: string
+    model: string
+    system?: string
+    tools?: JsonValue
+    systemHash: string
+    toolsHash: string
+  }
+  'assistant/message': {
+    message: Message
+    usage?: TokenUsage
+    provider: string
+    model: string
+    /** Money for this request, when the model is priced. */
+    cost?: number
+    /** The stream was cut (cancelled or failed) after showing this text; it carries no tool calls. */
+    interrupted?: true
+  }
+  /** Written and flushed before the tool body runs: the intent. */
+  'tool/call': { callId: string; name: string; arguments: string; replaySafe: boolean }
+  'tool/result': {
+    callId: string
+    content: readonly (TextBlock | ImageBlock)[]
+    isError: boolean
+    code?: string
+    meta?: JsonValue
+    /** The cap on characters the model sees of `content`, when one applied; the log keeps it all. */
+    modelChars?: number
+  }
+  'llm/retry': Extract<LlmEvent, { type: 'retry' }>
+  'llm/fallback': Extract<LlmEvent, { type: 'fallback' }>
+}
+
+export type CoreEventType = keyof CoreEventData
+export const CORE_EVENT_TYPES: readonly CoreEventType[] = [
+  'turn/start', 'turn/end', 'step/start', 'step/end', 'user/message', 'request/header',
+  'assistant/message', 'tool/call', 'tool/result', 'llm/retry', 'llm/fallback',
+]
+
+/** An event before the log gives it a `seq` and a `time`. */
+export type EventDraft<T extends string = string, D = JsonValue> = Omit<SessionEvent<T, D>, 'seq' | 'time'>
+
+export type CoreEvent = { [T in CoreEventType]: SessionEvent<T, CoreEventData[T]> }[CoreEventType]

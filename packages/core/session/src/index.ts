@@ -1,0 +1,20 @@
+/**
+ * @rein/session: the `ctx.sessions` service — the append-only session log, the messages derived
+ * from it, and crash repair. Stores (`@rein/session-jsonl`) register on it.
+ */
+
+import { SessionService } from './service.ts'
+
+export default SessionService
+export { SessionService, type CreateSessionOptions } from './service.ts'
+export { Session } from './session.ts'
+export {
+  SESSION_FORMAT_VERSION, CORE_EVENT_TYPES,
+  type SessionHeader, type SessionEvent, type EventDraft, type CoreEventData, type CoreEventType, type CoreEvent, type TurnEndReason,
+} from './events.ts'
+export { deriveMessages, capContent } from './derive.ts'
+export { planRepair, repairEvents, isClean, type RepairPlan, type RepairCall, type RepairAction } from './repair.ts'
+export type { SessionStore, SessionSummary, LoadedSession } from './store.ts'
+export { MemorySessionStore } from './memory-store.ts'
+export { sessionMemory } from './memory-plugin.ts'
+export { summarize } from './summary.ts'

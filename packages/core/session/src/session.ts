@@ -1,0 +1,107 @@
+/**
+ * `Session`: one open log. Appends are in memory until `flush()`, the durability barrier the agent
+ * calls before every side effect; a failed flush keeps the unflushed events for the next try.
+ */
+
+import { ReinError, isReinError, toFrozenJson, type JsonValue } from '@rein/base'
+import type { Message } from '@rein/llm'
+import { deriveMessages } from './derive.ts'
+import type { CoreEventData, CoreEventType, SessionEvent, SessionHeader } from './events.ts'
+import type { SessionStore } from './store.ts'
+
+export interface SessionHooks {
+  /** Called synchronously after each append, before it is durable. */
+  appended(session: Session, event: SessionEvent): void
+  /** Called after a flush made these events durable. */
+  flushed(session: Session, events: readonly SessionEvent[]): void
+  /** Whether an event type may be appended. */
+  isKnown(type: string): boolean
+}
+
+export class Session {
+  private readonly _events: SessionEvent[]
+  private _durable: number
+  private _flushing: Promise<void> = Promise.resolve()
+  private _closed = false
+
+  constructor(readonly header: SessionHeader, events: readonly SessionEvent[], private readonly store: SessionStore, private readonly hooks: SessionHooks) {
+    this._events = [...events]
+    this._durable = events.length
+  }
+
+  get id(): string {
+    return this.header.id
+  }
+
+  /** Every event, durable or not. */
+  get events(): readonly SessionEvent[] {
+    return this._events
+  }
+
+  /** Events appended but not yet flushed. */
+  get pending(): number {
+    return this._events.length - this._durable
+  }
+
+  append<T extends CoreEventType>(type: T, data: CoreEventData[T]): SessionEvent<T, CoreEventData[T]>
+  append(type: string, data: JsonValue, options?: { ignorable?: true }): SessionEvent
+  append(type: string, data: unknown, options: { ignorable?: true } = {}): SessionEvent {
+    if (this._closed) throw new ReinError('SESSION_CLOSED', `session ${this.id} is closed`)
+    if (!this.hooks.isKnown(type)) {
+      throw new ReinError('UNKNOWN_EVENT_TYPE', `event type "${type}" is not defined; a plugin must call ctx.sessions.defineEvent("${type}") first`)
+    }
+    let frozen: unknown
+    try {
+      frozen = toFrozenJson(data as JsonValue) as unknown
+    } catch (error) {
+      throw new ReinError('INVALID_EVENT', `event "${type}" must carry JSON data: ${(error as Error).message}`, { cause: error })
+    }
+    const event = Object.freeze({
+      seq: this._events.length,
+      type,
+      time: new Date().toISOString(),
+      data: frozen as JsonValue,
+      ...(options.ignorable ? { ignorable: true as const } : {}),
+    })
+    this._events.push(event)
+    this.hooks.appended(this, event)
+    return event
+  }
+
+  /** Makes every appended event durable. Throws `SESSION_FLUSH_FAILED`; the events stay pending. */
+  flush(): Promise<void> {
+    const run = this._flushing.then(() => this.writePending())
+    this._flushing = run.catch(() => {})
+    return run
+  }
+
+  private async writePending(): Promise<void> {
+    const batch = this._events.slice(this._durable)
+    if (batch.length === 0) return
+    try {
+      await this.store.append(this.id, batch)
+      await this.store.flush(this.id)
+    } catch (error) {
+      const reason = isReinError(error) ? `${error.code}: ${error.message}` : (error as Error).message
+      throw new ReinError('SESSION_FLUSH_FAILED', `could not save session ${this.id}: ${reason}`, { cause: error })
+    }
+    this._durable += batch.length
+    this.hooks.flushed(this, batch)
+  }
+
+  /** The messages the next request carries. */
+  messages(): Message[] {
+    return deriveMessages(this._events)
+  }
+
+  /** Flushes and releases the store's claim on the session. */
+  async close(): Promise<void> {
+    if (this._closed) return
+    try {
+      await this.flush()
+    } finally {
+      this._closed = true
+      await this.store.close(this.id)
+    }
+  }
+}

@@ -1,0 +1,58 @@
+import { assistantMessage, userMessage } from '@rein/llm'
+import { describe, expect, it } from 'vitest'
+import { capContent, deriveMessages, type SessionEvent } from '../src/index.ts'
+
+let seq = 0
+const event = (type: string, data: unknown): SessionEvent => ({ seq: seq++, type, time: '2026-01-01T00:00:00.000Z', data: data as never })
+const source = { kind: 'model', provider: 'p', model: 'm' } as const
+
+describe('deriveMessages', () => {
+  it('projects user, assistant and grouped tool results, skipping bookkeeping events', () => {
+    seq = 0
+    const user = userMessage('read both', 'u1')
+    const assistant = assistantMessage([{ type: 'tool-call', id: 'c1', name: 'read', arguments: '{}' }, { type: 'tool-call', id: 'c2', name: 'read', arguments: '{}' }], source, 'a1')
+    const events = [
+      event('turn/start', { turn: 1 }),
+      event('step/start', { turn: 1, step: 1 }),
+      event('user/message', { message: user }),
+      event('request/header', { provider: 'p', model: 'm', systemHash: 'x', toolsHash: 'y' }),
+      event('assistant/message', { message: assistant, provider: 'p', model: 'm' }),
+      event('tool/call', { callId: 'c1', name: 'read', arguments: '{}', replaySafe: true }),
+      event('tool/call', { callId: 'c2', name: 'read', arguments: '{}', replaySafe: true }),
+      event('tool/result', { callId: 'c1', content: [{ type: 'text', text: 'one' }], isError: false }),
+      event('tool/result', { callId: 'c2', content: [{ type: 'text', text: 'Error: gone' }], isError: true, code: 'TOOL_FAILED' }),
+      event('step/end', { turn: 1, step: 1 }),
+      event('assistant/message', { message: assistantMessage([], source, 'empty'), provider: 'p', model: 'm' }),
+    ]
+    expect(deriveMessages(events)).toEqual([
+      user,
+      assistant,
+      {
+        id: 'tool-results-7', role: 'user', source: { kind: 'tool' },
+        content: [
+          { type: 'tool-result', toolCallId: 'c1', content: [{ type: 'text', text: 'one' }] },
+          { type: 'tool-result', toolCallId: 'c2', content: [{ type: 'text', text: 'Error: gone' }], isError: true },
+        ],
+      },
+    ])
+    expect(JSON.stringify(deriveMessages(events))).toBe(JSON.stringify(deriveMessages(JSON.parse(JSON.stringify(events)) as SessionEvent[])))
+  })
+
+  it('caps a long result for the model with the cap recorded on its event', () => {
+    seq = 0
+    const text = 'a'.repeat(600) + 'b'.repeat(400)
+    const [message] = deriveMessages([event('tool/result', { callId: 'c', content: [{ type: 'text', text }], isError: false, modelChars: 100 })])
+    const block = message!.content[0]
+    expect(block?.type === 'tool-result' && block.content).toEqual([{
+      type: 'text', text: `${'a'.repeat(60)}\n\n[… 900 of 1000 characters cut here to fit the context; ask for a narrower range if you need them …]\n\n${'b'.repeat(40)}`,
+    }])
+  })
+})
+
+describe('capContent', () => {
+  it('leaves short content and images alone', () => {
+    const content = [{ type: 'text' as const, text: 'short' }, { type: 'image' as const, mediaType: 'image/png', url: 'x' }]
+    expect(capContent(content, 10)).toEqual(content)
+    expect(capContent(content, undefined)).toEqual(content)
+  })
+})

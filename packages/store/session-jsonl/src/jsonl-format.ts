@@ -1,0 +1,108 @@
+/**
+ * The file format: line 1 is the header marked `"kind":"rein-session"`, then one event per line.
+ * Parsing drops only a torn final line and reports anything else malformed by file and line.
+ */
+
+import { ReinError, toFrozenJson } from '@rein/base'
+import { SESSION_FORMAT_VERSION, type SessionEvent, type SessionHeader } from '@rein/session'
+
+/** The `kind` on every header line; a file without it is not a rein session. */
+export const SESSION_FILE_KIND = 'rein-session'
+
+const NEWLINE = 0x0a
+
+export interface ParsedSessionFile {
+  header: SessionHeader
+  events: SessionEvent[]
+  /** Bytes that hold whole lines; shorter than the file only when a torn final line was dropped. */
+  validLength: number
+  /** The last line is whole (valid JSON) but lacks its newline. */
+  unterminated: boolean
+}
+
+export function headerLine(header: SessionHeader): string {
+  return `${JSON.stringify({ kind: SESSION_FILE_KIND, ...toFrozenJson(header) })}\n`
+}
+
+/** One line per event; rejects (`NOT_JSON`) data JSON cannot carry, so what is read equals what was appended. */
+export function eventLine(event: SessionEvent): string {
+  return `${JSON.stringify(toFrozenJson(event))}\n`
+}
+
+/** Parses a whole session file; `file` names it in errors, `id` is the id its name carries. */
+export function parseSessionFile(content: Buffer, file: string, id: string): ParsedSessionFile {
+  const lastNewline = content.lastIndexOf(NEWLINE)
+  const lines = content.subarray(0, lastNewline + 1).toString('utf8').split('\n').slice(0, -1)
+  const values: unknown[] = []
+  for (const [index, text] of lines.entries()) values.push(parseLine(text, file, index + 1))
+  let validLength = lastNewline + 1
+  let unterminated = false
+  const tail = content.subarray(lastNewline + 1)
+  if (tail.length > 0) {
+    const value = tryParse(tail.toString('utf8'))
+    // A partial line is what a crash mid-write leaves; it was never acknowledged, so it is dropped.
+    if (value !== TORN) {
+      values.push(value)
+      validLength = content.length
+      unterminated = true
+    } else if (values.length === 0) {
+      throw corrupt(file, 1, 'not a rein session file')
+    }
+  }
+  const header = toHeader(values[0], file, id)
+  const events = values.slice(1).map((value, index) => toEvent(value, index, file, index + 2))
+  return { header, events, validLength, unterminated }
+}
+
+const TORN = Symbol('torn')
+
+function tryParse(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown
+  } catch {
+    return TORN
+  }
+}
+
+function parseLine(text: string, file: string, line: number): unknown {
+  const value = tryParse(text)
+  if (value === TORN) throw corrupt(file, line, line === 1 ? 'not a rein session file' : 'not valid JSON')
+  return value
+}
+
+function toHeader(value: unknown, file: string, id: string): SessionHeader {
+  if (!isRecord(value) || value.kind !== SESSION_FILE_KIND) throw corrupt(file, 1, 'not a rein session file')
+  const { kind: _kind, ...header } = value
+  if (!Number.isInteger(header.formatVersion)) throw corrupt(file, 1, 'the header lacks an integer "formatVersion"')
+  if ((header.formatVersion as number) > SESSION_FORMAT_VERSION) {
+    throw new ReinError('SESSION_FORMAT_UNSUPPORTED', `${file} uses session format ${String(header.formatVersion)}, newer than this rein reads (${SESSION_FORMAT_VERSION}); upgrade rein to read it`, {
+      details: { file, formatVersion: header.formatVersion, supported: SESSION_FORMAT_VERSION },
+    })
+  }
+  for (const key of ['id', 'createdAt', 'cwd'] as const) {
+    if (typeof header[key] !== 'string') throw corrupt(file, 1, `the header lacks a string "${key}"`)
+  }
+  if (typeof header.depth !== 'number') throw corrupt(file, 1, 'the header lacks a numeric "depth"')
+  if (header.id !== id) throw corrupt(file, 1, `the header names session ${JSON.stringify(header.id)}, not ${JSON.stringify(id)} as the file name does`)
+  // The fields a SessionHeader requires were checked above; any others are kept as written.
+  return header as unknown as SessionHeader
+}
+
+function toEvent(value: unknown, expectedSeq: number, file: string, line: number): SessionEvent {
+  if (!isRecord(value)) throw corrupt(file, line, 'an event must be a JSON object')
+  if (!Number.isInteger(value.seq)) throw corrupt(file, line, 'the event lacks an integer "seq"')
+  if (typeof value.type !== 'string' || value.type === '') throw corrupt(file, line, 'the event lacks a "type"')
+  if (typeof value.time !== 'string') throw corrupt(file, line, 'the event lacks a "time"')
+  if (!('data' in value)) throw corrupt(file, line, 'the event lacks "data"')
+  if (value.seq !== expectedSeq) throw corrupt(file, line, `seq ${String(value.seq)} where ${expectedSeq} was expected`)
+  // seq, type, time and data were checked above; data is whatever JSON was written.
+  return value as unknown as SessionEvent
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function corrupt(file: string, line: number, problem: string): ReinError {
+  return new ReinError('SESSION_CORRUPT', `${file}:${line}: ${problem}; rein leaves the file as it is — repair it or move it out of the sessions folder`, { details: { file, line } })
+}

@@ -1,0 +1,275 @@
+/**
+ * `JsonlSessionStore`: one JSONL file per session under a root folder, appended in fsynced batches,
+ * published atomically by the first write, and claimed by a pid lock file while open.
+ */
+
+import { mkdir, open, readFile, readdir, stat, type FileHandle } from 'node:fs/promises'
+import { ReinError, isReinError, toFrozenJson } from '@rein/base'
+import { summarize, type LoadedSession, type SessionEvent, type SessionHeader, type SessionStore, type SessionSummary } from '@rein/session'
+import { appendDurably, publishFile } from './durable-write.ts'
+import { errorCode, messageOf } from './fs-errors.ts'
+import { eventLine, headerLine, parseSessionFile } from './jsonl-format.ts'
+import { claimLock, releaseLock } from './lock.ts'
+import { isSessionId, sessionPaths, type SessionPaths } from './paths.ts'
+
+export interface JsonlSessionStoreOptions {
+  /** Folder holding `<id>.jsonl` and `<id>.lock`; created (with parents) on first create/open. */
+  root: string
+  /** Milliseconds appended events wait to be written together; 0 (default) = the next macrotask. */
+  batchDelayMs?: number
+}
+
+interface Batch {
+  epoch: number
+  fromSeq: number
+  lines: string[]
+}
+
+interface OpenSession {
+  header: SessionHeader
+  paths: SessionPaths
+  /** Open for writing; undefined until the first batch publishes the file. */
+  handle: FileHandle | undefined
+  /** Bytes of whole, durable lines: where the next batch goes. */
+  size: number
+  /** Events durably in the file. */
+  written: number
+  /** The seq the next append must start at (written + queued + being written). */
+  nextSeq: number
+  queue: string[]
+  timer: NodeJS.Timeout | undefined
+  /** The chain of batch writes; never rejects. */
+  tail: Promise<void>
+  /** Bumped by each failed batch; batches of an older epoch are dropped unwritten. */
+  epoch: number
+  /** The failure not yet retried: reported by flush, cleared by an append from seq `written`. */
+  failure: ReinError | undefined
+  lastFailure: ReinError | undefined
+  /** A rollback may have failed: truncate to `size` before the next write. */
+  dirty: boolean
+}
+
+/** A `SessionStore` on disk: `<root>/<id>.jsonl`, one header line then one event per line. */
+export class JsonlSessionStore implements SessionStore {
+  private readonly root: string
+  private readonly batchDelayMs: number
+  private readonly sessions = new Map<string, OpenSession>()
+
+  constructor(options: JsonlSessionStoreOptions) {
+    this.root = options.root
+    this.batchDelayMs = options.batchDelayMs ?? 0
+  }
+
+  /** Claims the id; nothing is written until the first append is flushed. */
+  async create(header: SessionHeader): Promise<void> {
+    const paths = sessionPaths(this.root, header.id)
+    const copy = toFrozenJson(header) as SessionHeader
+    if (this.sessions.has(header.id) || await exists(paths.file)) throw sessionExists(header.id, paths.file)
+    await this.ensureRoot()
+    await claimLock(paths.lock, header.id)
+    if (await exists(paths.file)) {
+      await releaseLock(paths.lock)
+      throw sessionExists(header.id, paths.file)
+    }
+    this.sessions.set(header.id, newSession(copy, paths, undefined, 0, 0))
+  }
+
+  async open(id: string): Promise<LoadedSession> {
+    const paths = sessionPaths(this.root, id)
+    if (this.sessions.has(id)) {
+      throw new ReinError('SESSION_LOCKED', `session ${id} is already open in this store; close it first`, { details: { pid: process.pid } })
+    }
+    await this.ensureRoot()
+    await claimLock(paths.lock, id)
+    let handle: FileHandle | undefined
+    try {
+      handle = await open(paths.file, 'r+').catch((error: unknown) => { throw readError(id, paths.file, error) })
+      const content = await handle.readFile()
+      const { header, events, validLength, unterminated } = parseSessionFile(content, paths.file, id)
+      let size = validLength
+      // Appending after a torn line would glue the next event onto it: cut the tear, or end the line.
+      if (validLength < content.length) {
+        await handle.truncate(validLength)
+        await handle.sync()
+      } else if (unterminated) {
+        await appendDurably(handle, size, Buffer.from('\n'))
+        size += 1
+      }
+      this.sessions.set(id, newSession(header, paths, handle, size, events.length))
+      return { header, events }
+    } catch (error) {
+      await handle?.close()
+      await releaseLock(paths.lock)
+      throw isReinError(error) ? error : ioError(`cannot open session ${id} (${paths.file})`, error)
+    }
+  }
+
+  /** Queues events for the next batch; `flush` is the barrier that makes them durable. */
+  async append(id: string, events: readonly SessionEvent[]): Promise<void> {
+    const session = this.claimed(id)
+    if (events.length === 0) return
+    const first = events[0]!.seq
+    if (session.failure && first !== session.written) throw session.failure
+    const lines = events.map((event, index) => {
+      const expected = session.nextSeq + index
+      if (event.seq !== expected) {
+        throw new ReinError('SESSION_SEQ_MISMATCH', `session ${id}: expected seq ${expected}, got ${event.seq}; events must continue the log without gaps`, { details: { expected, got: event.seq } })
+      }
+      return eventLine(event)
+    })
+    session.failure = undefined
+    session.queue.push(...lines)
+    session.nextSeq += lines.length
+    session.timer ??= setTimeout(() => this.drain(session), this.batchDelayMs)
+  }
+
+  /** Resolves once everything appended before it is written and fsynced; rejects if a write failed. */
+  async flush(id: string): Promise<void> {
+    const session = this.claimed(id)
+    this.drain(session)
+    const epoch = session.epoch
+    await session.tail
+    const failure = session.failure ?? (session.epoch === epoch ? undefined : session.lastFailure)
+    if (failure) throw failure
+  }
+
+  /** Flushes, closes the file and releases the lock; both happen even when the flush fails. */
+  async close(id: string): Promise<void> {
+    const session = this.claimed(id)
+    let failure: unknown
+    try {
+      await this.flush(id)
+    } catch (error) {
+      failure = error
+    }
+    clearTimeout(session.timer)
+    this.sessions.delete(id)
+    try {
+      await session.handle?.close()
+    } finally {
+      await releaseLock(session.paths.lock)
+    }
+    if (failure !== undefined) throw failure
+  }
+
+  async load(id: string): Promise<LoadedSession> {
+    const paths = sessionPaths(this.root, id)
+    const content = await readFile(paths.file).catch((error: unknown) => { throw readError(id, paths.file, error) })
+    const { header, events } = parseSessionFile(content, paths.file, id)
+    return { header, events }
+  }
+
+  /** Every stored session, most recently active first; foreign and corrupt files are skipped. */
+  async list(): Promise<SessionSummary[]> {
+    let names: string[]
+    try {
+      names = await readdir(this.root)
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return []
+      throw ioError(`cannot list ${this.root}`, error)
+    }
+    const ids = names.filter((name) => name.endsWith('.jsonl')).map((name) => name.slice(0, -'.jsonl'.length)).filter(isSessionId)
+    const summaries = await Promise.all(ids.map(async (id) => {
+      try {
+        const { header, events } = await this.load(id)
+        return summarize(header, events)
+      } catch {
+        return undefined
+      }
+    }))
+    return summaries
+      .filter((summary) => summary !== undefined)
+      .sort((a, b) => time(b.lastActivity) - time(a.lastActivity) || a.id.localeCompare(b.id))
+  }
+
+  private claimed(id: string): OpenSession {
+    const session = this.sessions.get(id)
+    if (!session) throw new ReinError('SESSION_NOT_OPEN', `session ${id} is not open in this store; create() or open() it first`, { details: { id } })
+    return session
+  }
+
+  private async ensureRoot(): Promise<void> {
+    await mkdir(this.root, { recursive: true }).catch((error: unknown) => { throw ioError(`cannot create the sessions folder ${this.root}`, error) })
+  }
+
+  /** Moves the queue into a batch on the write chain. */
+  private drain(session: OpenSession): void {
+    clearTimeout(session.timer)
+    session.timer = undefined
+    if (session.queue.length === 0) return
+    const batch: Batch = { epoch: session.epoch, fromSeq: session.nextSeq - session.queue.length, lines: session.queue }
+    session.queue = []
+    session.tail = session.tail.then(() => this.write(session, batch))
+  }
+
+  /** Writes one batch (publishing the file on the first); records a failure instead of throwing. */
+  private async write(session: OpenSession, batch: Batch): Promise<void> {
+    if (batch.epoch !== session.epoch) return
+    const data = Buffer.from(batch.lines.join(''))
+    try {
+      if (session.handle === undefined) {
+        const content = Buffer.concat([Buffer.from(headerLine(session.header)), data])
+        session.handle = await publishFile(session.paths.file, content)
+        session.size = content.length
+      } else {
+        if (session.dirty) {
+          await session.handle.truncate(session.size)
+          session.dirty = false
+        }
+        await appendDurably(session.handle, session.size, data)
+        session.size += data.length
+      }
+      session.written += batch.lines.length
+    } catch (error) {
+      if (session.handle !== undefined) session.dirty = true
+      const failure = isReinError(error, 'SESSION_EXISTS') ? error : writeFailed(session.header.id, batch, error)
+      clearTimeout(session.timer)
+      session.timer = undefined
+      session.queue = []
+      session.epoch++
+      session.nextSeq = session.written
+      session.failure = failure
+      session.lastFailure = failure
+    }
+  }
+}
+
+function newSession(header: SessionHeader, paths: SessionPaths, handle: FileHandle | undefined, size: number, written: number): OpenSession {
+  return { header, paths, handle, size, written, nextSeq: written, queue: [], timer: undefined, tail: Promise.resolve(), epoch: 0, failure: undefined, lastFailure: undefined, dirty: false }
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await stat(file)
+    return true
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') return false
+    throw ioError(`cannot check ${file}`, error)
+  }
+}
+
+function time(iso: string): number {
+  const value = Date.parse(iso)
+  return Number.isNaN(value) ? 0 : value
+}
+
+function sessionExists(id: string, file: string): ReinError {
+  return new ReinError('SESSION_EXISTS', `session ${id} already exists (${file}); create it under another id, or open() it`, { details: { id, file } })
+}
+
+function readError(id: string, file: string, error: unknown): ReinError {
+  if (errorCode(error) === 'ENOENT') return new ReinError('SESSION_NOT_FOUND', `no session ${id}: ${file} does not exist; list() shows the stored sessions`, { details: { id } })
+  return ioError(`cannot read session ${id} (${file})`, error)
+}
+
+function writeFailed(id: string, batch: Batch, cause: unknown): ReinError {
+  const last = batch.fromSeq + batch.lines.length - 1
+  return new ReinError('SESSION_WRITE_FAILED', `session ${id}: events ${batch.fromSeq}-${last} were not written (${messageOf(cause)}); the file is as it was, so append them again from seq ${batch.fromSeq}`, {
+    cause,
+    details: { id, fromSeq: batch.fromSeq },
+  })
+}
+
+function ioError(what: string, cause: unknown): ReinError {
+  return new ReinError('SESSION_IO_FAILED', `${what}: ${messageOf(cause)}; check the folder's permissions and free space`, { cause })
+}

@@ -1,0 +1,36 @@
+/** The cordis plugin: builds a `JsonlSessionStore` from Config and registers it on `ctx.sessions`. */
+
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import type { Context } from '@deepseek-ai/cordis'
+import type {} from '@rein/session'
+import Schema from '@deepseek-ai/schemastery'
+import { JsonlSessionStore, type JsonlSessionStoreOptions } from './jsonl-store.ts'
+
+/** `~/.rein/sessions`: where sessions go when Config names no root. */
+export function defaultSessionRoot(): string {
+  return join(homedir(), '.rein', 'sessions')
+}
+
+export interface Config {
+  /** Default: `defaultSessionRoot()`, resolved when the plugin starts. */
+  root?: string
+  batchDelayMs: number
+}
+
+export const Config: Schema<Partial<Config>, Config> = Schema.object({
+  root: Schema.string().description('Folder for the session files. Default: ~/.rein/sessions.'),
+  batchDelayMs: Schema.natural().default(0).description('Milliseconds appended events wait to be written together; 0 = the next tick.'),
+})
+
+export const name = 'session-jsonl'
+export const inject = ['sessions']
+
+export const apply = (ctx: Context, config: Config) => {
+  ctx.sessions.registerStore(new JsonlSessionStore(resolveStoreOptions(config)))
+}
+
+/** The store options a Config stands for: `root` defaults to `defaultSessionRoot()`. */
+export function resolveStoreOptions(config: Config): JsonlSessionStoreOptions {
+  return { root: config.root ?? defaultSessionRoot(), batchDelayMs: config.batchDelayMs }
+}

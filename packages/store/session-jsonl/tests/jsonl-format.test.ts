@@ -1,0 +1,121 @@
+import { appendFile, readFile, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { SessionEvent } from '@rein/session'
+import { describe, expect, it } from 'vitest'
+import { JsonlSessionStore } from '../src/index.ts'
+import { event, header, range } from './fixtures/sessions.ts'
+import { tempRoot } from './temp-root.ts'
+
+const headerText = (id: string, overrides = {}) => JSON.stringify({ kind: 'rein-session', ...header(id), ...overrides })
+const fileOf = (lines: string[]) => lines.map((line) => `${line}\n`).join('')
+const eventText = (item: SessionEvent) => JSON.stringify(item)
+
+async function storeWith(id: string, content: string) {
+  const root = await tempRoot()
+  await writeFile(join(root, `${id}.jsonl`), content)
+  return { root, file: join(root, `${id}.jsonl`), store: new JsonlSessionStore({ root }) }
+}
+
+describe('torn final line', () => {
+  const torn = '{"seq":2,"type":"step/start","ti'
+
+  it('is dropped on load, and load leaves the file as it is', async () => {
+    const { file, store } = await storeWith('s1', fileOf([headerText('s1'), ...range(0, 2).map(eventText)]) + torn)
+    const before = await readFile(file, 'utf8')
+    expect(await store.load('s1')).toEqual({ header: header('s1'), events: range(0, 2) })
+    expect(await readFile(file, 'utf8')).toBe(before)
+  })
+
+  it('is cut by open, and later appends land on clean lines', async () => {
+    const whole = fileOf([headerText('s1'), ...range(0, 2).map(eventText)])
+    const { file, store } = await storeWith('s1', whole + torn)
+    expect((await store.open('s1')).events).toEqual(range(0, 2))
+    expect(await readFile(file, 'utf8')).toBe(whole)
+    await store.append('s1', range(2, 4))
+    await store.close('s1')
+    expect(await readFile(file, 'utf8')).toBe(whole + fileOf(range(2, 4).map(eventText)))
+    expect((await store.load('s1')).events).toEqual(range(0, 4))
+  })
+
+  it('keeps a whole last event that lacks its newline, and open ends the line before appending', async () => {
+    const whole = fileOf([headerText('s1'), eventText(event(0))]) + eventText(event(1))
+    const { file, store } = await storeWith('s1', whole)
+    expect((await store.load('s1')).events).toEqual(range(0, 2))
+    expect((await store.open('s1')).events).toEqual(range(0, 2))
+    await store.append('s1', range(2, 3))
+    await store.close('s1')
+    expect(await readFile(file, 'utf8')).toBe(`${whole}\n${eventText(event(2))}\n`)
+  })
+
+  it('is only ever the last line: the same bytes mid-file are corruption', async () => {
+    const { file, store } = await storeWith('s1', fileOf([headerText('s1'), eventText(event(0)), torn, eventText(event(1))]))
+    await expect(store.load('s1')).rejects.toMatchObject({ code: 'SESSION_CORRUPT', details: { file, line: 3 } })
+  })
+})
+
+describe('malformed files', () => {
+  it.each<[string, string[], number, Record<string, unknown>?]>([
+    ['an unparsable middle line', [eventText(event(0)), 'not json', eventText(event(1))], 3],
+    ['a blank line', [eventText(event(0)), '', eventText(event(1))], 3],
+    ['a gap in seq', [eventText(event(0)), eventText(event(2))], 3],
+    ['a seq not starting at 0', [eventText(event(1))], 2],
+    ['an event without data', [eventText(event(0)), JSON.stringify({ seq: 1, type: 'x', time: 't' })], 3],
+    ['an event without type', [JSON.stringify({ seq: 0, time: 't', data: null })], 2],
+    ['an event without time', [JSON.stringify({ seq: 0, type: 'x', data: null })], 2],
+    ['an event without seq', [JSON.stringify({ type: 'x', time: 't', data: null })], 2],
+    ['an event that is not an object', ['[1,2]'], 2],
+    ['a header for another id', [], 1, { id: 'other' }],
+    ['a header without cwd', [], 1, { cwd: undefined }],
+  ])('reports %s as SESSION_CORRUPT with the file and line', async (_case, body, line, headerOverrides = {}) => {
+    const { file, store } = await storeWith('s1', fileOf([headerText('s1', headerOverrides), ...body]))
+    const error = await store.load('s1').catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ code: 'SESSION_CORRUPT', details: { file, line } })
+    expect((error as Error).message).toContain(`${file}:${line}:`)
+  })
+
+  it.each([
+    ['a JSON object without the rein kind', '{"hello":"world"}\n'],
+    ['plain text', 'hello world\n'],
+    ['an empty file', ''],
+  ])('reports %s as not a rein session file', async (_case, content) => {
+    const { store } = await storeWith('s1', content)
+    const error = await store.load('s1').catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ code: 'SESSION_CORRUPT', details: { line: 1 } })
+    expect((error as Error).message).toContain('not a rein session file')
+  })
+
+  it('refuses a newer format version and says to upgrade', async () => {
+    const { store } = await storeWith('s1', fileOf([headerText('s1', { formatVersion: 99 }), eventText(event(0))]))
+    const error = await store.load('s1').catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ code: 'SESSION_FORMAT_UNSUPPORTED', details: { formatVersion: 99, supported: 1 } })
+    expect((error as Error).message).toContain('upgrade rein')
+  })
+
+  it('refuses to open a corrupt file, leaving it and its lock untouched', async () => {
+    const content = fileOf([headerText('s1'), 'garbage', eventText(event(0))])
+    const { root, file, store } = await storeWith('s1', content)
+    await expect(store.open('s1')).rejects.toMatchObject({ code: 'SESSION_CORRUPT' })
+    expect(await readFile(file, 'utf8')).toBe(content)
+    await expect(stat(join(root, 's1.lock'))).rejects.toMatchObject({ code: 'ENOENT' })
+  })
+
+  it('keeps extra event fields such as ignorable', async () => {
+    const extra = { ...event(0, 'plugin/note'), ignorable: true as const }
+    const { store } = await storeWith('s1', fileOf([headerText('s1'), eventText(extra)]))
+    expect((await store.load('s1')).events).toEqual([extra])
+  })
+
+  it('reads a header-only file as an empty session', async () => {
+    const { store } = await storeWith('s1', fileOf([headerText('s1')]))
+    expect(await store.load('s1')).toEqual({ header: header('s1'), events: [] })
+  })
+
+  it('appends after a file that ends with a torn line only after open trims it', async () => {
+    const { file, store } = await storeWith('s1', fileOf([headerText('s1')]))
+    await appendFile(file, '{"seq":0')
+    await store.open('s1')
+    await store.append('s1', range(0, 1))
+    await store.close('s1')
+    expect(await readFile(file, 'utf8')).toBe(fileOf([headerText('s1'), eventText(event(0))]))
+  })
+})

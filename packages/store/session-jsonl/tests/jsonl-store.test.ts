@@ -1,0 +1,177 @@
+import { existsSync } from 'node:fs'
+import { readFile, readdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { JsonlSessionStore } from '../src/index.ts'
+import { event, header, range, userMessage } from './fixtures/sessions.ts'
+import { tempRoot } from './temp-root.ts'
+
+const readdirNames = async (root: string) => (await readdir(root)).sort()
+const lines = async (file: string) => (await readFile(file, 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as unknown)
+
+describe('JsonlSessionStore round trip', () => {
+  it('reads back the header and events it wrote, from another store', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    const events = [event(0, 'turn/start', { turn: 0 }), userMessage(1, 'hello there'), event(2, 'turn/end', { turn: 0, reason: 'completed' })]
+    await store.create(header('s1', { parentSessionId: 'p0', depth: 1 }))
+    await store.append('s1', events)
+    await store.close('s1')
+    expect(await new JsonlSessionStore({ root }).load('s1')).toEqual({ header: header('s1', { parentSessionId: 'p0', depth: 1 }), events })
+  })
+
+  it('writes the header as line 1 marked as a rein session, then one event per line', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    await store.create(header('s1'))
+    await store.append('s1', range(0, 2))
+    await store.close('s1')
+    expect(await lines(join(root, 's1.jsonl'))).toEqual([{ kind: 'rein-session', ...header('s1') }, event(0), event(1)])
+  })
+
+  it('continues after open where the log ended', async () => {
+    const root = await tempRoot()
+    const first = new JsonlSessionStore({ root })
+    await first.create(header('s1'))
+    await first.append('s1', range(0, 2))
+    await first.close('s1')
+    const second = new JsonlSessionStore({ root })
+    expect(await second.open('s1')).toEqual({ header: header('s1'), events: range(0, 2) })
+    await second.append('s1', range(2, 4))
+    await second.close('s1')
+    expect((await second.load('s1')).events).toEqual(range(0, 4))
+  })
+
+  it('creates the root folder with its parents', async () => {
+    const root = join(await tempRoot(), 'a', 'b')
+    const store = new JsonlSessionStore({ root })
+    await store.create(header('s1'))
+    await store.append('s1', range(0, 1))
+    await store.close('s1')
+    expect((await store.load('s1')).events).toEqual(range(0, 1))
+  })
+
+  it.each(['', '.hidden', '../escape', 'a/b', 'a b', 'x'.repeat(129), '-dash'])('rejects the session id %j', async (id) => {
+    const store = new JsonlSessionStore({ root: await tempRoot() })
+    await expect(store.create(header(id))).rejects.toMatchObject({ code: 'INVALID_SESSION_ID' })
+    await expect(store.open(id)).rejects.toMatchObject({ code: 'INVALID_SESSION_ID' })
+    await expect(store.load(id)).rejects.toMatchObject({ code: 'INVALID_SESSION_ID' })
+  })
+
+  it('reports an unknown session as not found', async () => {
+    const store = new JsonlSessionStore({ root: await tempRoot() })
+    await expect(store.load('nope')).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
+    await expect(store.open('nope')).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
+  })
+
+  it('refuses appends to a session this store has not opened', async () => {
+    const store = new JsonlSessionStore({ root: await tempRoot() })
+    await expect(store.append('s1', range(0, 1))).rejects.toMatchObject({ code: 'SESSION_NOT_OPEN' })
+    await expect(store.flush('s1')).rejects.toMatchObject({ code: 'SESSION_NOT_OPEN' })
+  })
+})
+
+describe('JsonlSessionStore sequencing and batching', () => {
+  it('rejects appends whose seq does not continue the log', async () => {
+    const store = new JsonlSessionStore({ root: await tempRoot() })
+    await store.create(header('s1'))
+    await expect(store.append('s1', [event(1)])).rejects.toMatchObject({ code: 'SESSION_SEQ_MISMATCH', details: { expected: 0, got: 1 } })
+    await expect(store.append('s1', [event(0), event(2)])).rejects.toMatchObject({ code: 'SESSION_SEQ_MISMATCH', details: { expected: 1, got: 2 } })
+    await store.append('s1', [event(0)])
+    await expect(store.append('s1', [event(0)])).rejects.toMatchObject({ code: 'SESSION_SEQ_MISMATCH', details: { expected: 1, got: 0 } })
+    await store.close('s1')
+    expect((await store.load('s1')).events).toEqual([event(0)])
+  })
+
+  it('rejects data JSON cannot carry and queues nothing of that append', async () => {
+    const store = new JsonlSessionStore({ root: await tempRoot() })
+    await store.create(header('s1'))
+    await expect(store.append('s1', [event(0), { ...event(1), data: Number.NaN }])).rejects.toMatchObject({ code: 'NOT_JSON' })
+    await store.append('s1', [event(0)])
+    await store.close('s1')
+    expect((await store.load('s1')).events).toEqual([event(0)])
+  })
+
+  it('writes many unawaited appends in order by the flush', async () => {
+    const store = new JsonlSessionStore({ root: await tempRoot() })
+    await store.create(header('s1'))
+    const appends = range(0, 200).map((item) => store.append('s1', [item]))
+    await store.flush('s1')
+    await Promise.all(appends)
+    expect((await store.load('s1')).events).toEqual(range(0, 200))
+    await store.close('s1')
+  })
+
+  it('keeps appended events in memory until the flush, which makes them durable before it resolves', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root, batchDelayMs: 3_600_000 })
+    await store.create(header('s1'))
+    await store.append('s1', range(0, 1))
+    await store.flush('s1')
+    expect((await store.load('s1')).events).toEqual(range(0, 1))
+    await store.append('s1', range(1, 3))
+    expect((await store.load('s1')).events).toEqual(range(0, 1))
+    await store.flush('s1')
+    expect((await store.load('s1')).events).toEqual(range(0, 3))
+    await store.close('s1')
+  })
+
+  it('writes queued events without a flush once the batch delay passes', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    await store.create(header('s1'))
+    await store.append('s1', range(0, 2))
+    await expect.poll(() => existsSync(join(root, 's1.jsonl')), { timeout: 30_000 }).toBe(true)
+    expect((await store.load('s1')).events).toEqual(range(0, 2))
+    await store.close('s1')
+  })
+})
+
+describe('JsonlSessionStore publication', () => {
+  it('leaves no file and lists nothing until the first flush', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root, batchDelayMs: 3_600_000 })
+    await store.create(header('s1'))
+    await store.append('s1', range(0, 1))
+    expect(existsSync(join(root, 's1.jsonl'))).toBe(false)
+    expect(await store.list()).toEqual([])
+    await expect(store.load('s1')).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
+    await store.flush('s1')
+    expect((await store.load('s1')).events).toEqual(range(0, 1))
+    await store.close('s1')
+  })
+
+  it('writes nothing for a session closed without events, and frees its id', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    await store.create(header('s1'))
+    await store.close('s1')
+    expect(await readdirNames(root)).toEqual([])
+    await store.create(header('s1'))
+    await store.close('s1')
+  })
+
+  it('refuses to create a session whose file exists', async () => {
+    const root = await tempRoot()
+    const first = new JsonlSessionStore({ root })
+    await first.create(header('s1'))
+    await first.append('s1', range(0, 1))
+    await first.close('s1')
+    await expect(new JsonlSessionStore({ root }).create(header('s1'))).rejects.toMatchObject({ code: 'SESSION_EXISTS' })
+    await expect(first.create(header('s1'))).rejects.toMatchObject({ code: 'SESSION_EXISTS' })
+  })
+
+  it('never overwrites a file that appeared after create: the flush fails with SESSION_EXISTS', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    await store.create(header('s1'))
+    const other = `${JSON.stringify({ kind: 'rein-session', ...header('s1', { cwd: '/other' }) })}\n`
+    await writeFile(join(root, 's1.jsonl'), other)
+    await store.append('s1', range(0, 1))
+    await expect(store.flush('s1')).rejects.toMatchObject({ code: 'SESSION_EXISTS' })
+    expect(await readFile(join(root, 's1.jsonl'), 'utf8')).toBe(other)
+    expect(await readdirNames(root)).toEqual(['s1.jsonl', 's1.lock'])
+    await expect(store.close('s1')).rejects.toMatchObject({ code: 'SESSION_EXISTS' })
+    expect(await readdirNames(root)).toEqual(['s1.jsonl'])
+  })
+})

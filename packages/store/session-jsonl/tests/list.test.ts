@@ -1,0 +1,59 @@
+import { mkdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { SessionEvent, SessionHeader } from '@rein/session'
+import { describe, expect, it } from 'vitest'
+import { JsonlSessionStore } from '../src/index.ts'
+import { event, header, userMessage } from './fixtures/sessions.ts'
+import { tempRoot } from './temp-root.ts'
+
+async function stored(store: JsonlSessionStore, sessionHeader: SessionHeader, events: SessionEvent[]) {
+  await store.create(sessionHeader)
+  await store.append(sessionHeader.id, events)
+  await store.close(sessionHeader.id)
+}
+
+describe('JsonlSessionStore.list', () => {
+  it('summarizes every rein session, most recent first, skipping foreign and corrupt files', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    await stored(store, header('older'), [
+      event(0, 'turn/start', { turn: 0 }, '2026-01-02T00:00:00.000Z'),
+      userMessage(1, 'fix the flaky test in the parser please', '2026-01-02T00:00:01.000Z'),
+      event(2, 'turn/end', { turn: 0, reason: 'completed' }, '2026-01-02T00:00:02.000Z'),
+      event(3, 'turn/start', { turn: 1 }, '2026-01-02T00:00:03.000Z'),
+      userMessage(4, 'and now the lexer', '2026-01-02T00:00:04.000Z'),
+    ])
+    await stored(store, header('newer', { parentSessionId: 'older', depth: 1, cwd: '/repo' }), [
+      event(0, 'turn/start', { turn: 0 }, '2026-01-03T00:00:00.000Z'),
+      userMessage(1, 'one two three four five six seven eight nine ten eleven twelve thirteen', '2026-01-03T00:00:01.000Z'),
+    ])
+    await writeFile(join(root, 'foreign.jsonl'), '{"some":"other tool"}\n')
+    await writeFile(join(root, 'broken.jsonl'), `${JSON.stringify({ kind: 'rein-session', ...header('broken') })}\nnot json\n{}\n`)
+    await writeFile(join(root, 'notes.txt'), 'not a session')
+    await mkdir(join(root, 'folder.jsonl'))
+
+    expect(await store.list()).toEqual([
+      {
+        id: 'newer',
+        createdAt: '2026-01-01T00:00:00.000Z',
+        cwd: '/repo',
+        title: 'one two three four five six seven eight nine ten eleven twelve…',
+        turns: 1,
+        lastActivity: '2026-01-03T00:00:01.000Z',
+        parentSessionId: 'older',
+      },
+      {
+        id: 'older',
+        createdAt: '2026-01-01T00:00:00.000Z',
+        cwd: '/work',
+        title: 'fix the flaky test in the parser please',
+        turns: 2,
+        lastActivity: '2026-01-02T00:00:04.000Z',
+      },
+    ])
+  })
+
+  it('lists nothing when the root does not exist yet', async () => {
+    expect(await new JsonlSessionStore({ root: join(await tempRoot(), 'missing') }).list()).toEqual([])
+  })
+})

@@ -1,0 +1,96 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { readFile, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { JsonlSessionStore } from '../src/index.ts'
+import { header, range } from './fixtures/sessions.ts'
+import { tempRoot } from './temp-root.ts'
+
+const children: ChildProcess[] = []
+
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill()
+})
+
+async function storedSession(root: string, id = 's1') {
+  const store = new JsonlSessionStore({ root })
+  await store.create(header(id))
+  await store.append(id, range(0, 1))
+  await store.close(id)
+}
+
+describe('session locks', () => {
+  it('holds the pid in the lock file from create until close', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    await store.create(header('s1'))
+    expect(await readFile(join(root, 's1.lock'), 'utf8')).toBe(`${process.pid}\n`)
+    await store.append('s1', range(0, 1))
+    await store.close('s1')
+    await expect(stat(join(root, 's1.lock'))).rejects.toMatchObject({ code: 'ENOENT' })
+  })
+
+  it('refuses a second writer in this process, and lets it in after close', async () => {
+    const root = await tempRoot()
+    await storedSession(root)
+    const first = new JsonlSessionStore({ root })
+    const second = new JsonlSessionStore({ root })
+    await first.open('s1')
+    await expect(second.open('s1')).rejects.toMatchObject({ code: 'SESSION_LOCKED', details: { pid: process.pid } })
+    await expect(first.open('s1')).rejects.toMatchObject({ code: 'SESSION_LOCKED', details: { pid: process.pid } })
+    await first.close('s1')
+    expect((await second.open('s1')).events).toEqual(range(0, 1))
+    await second.close('s1')
+  })
+
+  it('refuses a session locked by another live process, naming its pid', async () => {
+    const root = await tempRoot()
+    await storedSession(root)
+    const sleeper = spawn('sleep', ['30'])
+    children.push(sleeper)
+    const pid = sleeper.pid!
+    await writeFile(join(root, 's1.lock'), `${pid}\n`)
+    const store = new JsonlSessionStore({ root })
+    const error = await store.open('s1').catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ code: 'SESSION_LOCKED', details: { pid } })
+    expect((error as Error).message).toContain(`pid ${pid}`)
+    expect(await readFile(join(root, 's1.lock'), 'utf8')).toBe(`${pid}\n`)
+  })
+
+  it('refuses create while another live process holds the id', async () => {
+    const root = await tempRoot()
+    const sleeper = spawn('sleep', ['30'])
+    children.push(sleeper)
+    await writeFile(join(root, 's1.lock'), `${sleeper.pid!}\n`)
+    await expect(new JsonlSessionStore({ root }).create(header('s1'))).rejects.toMatchObject({ code: 'SESSION_LOCKED', details: { pid: sleeper.pid! } })
+  })
+
+  it('takes over a lock whose process is gone', async () => {
+    const root = await tempRoot()
+    await storedSession(root)
+    const dead = spawnSync('true').pid
+    await writeFile(join(root, 's1.lock'), `${dead}\n`)
+    const store = new JsonlSessionStore({ root })
+    expect((await store.open('s1')).events).toEqual(range(0, 1))
+    expect(await readFile(join(root, 's1.lock'), 'utf8')).toBe(`${process.pid}\n`)
+    await store.close('s1')
+  })
+
+  it('refuses a lock file that names no process and says to delete it', async () => {
+    const root = await tempRoot()
+    await storedSession(root)
+    await writeFile(join(root, 's1.lock'), '')
+    const error = await new JsonlSessionStore({ root }).open('s1').catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ code: 'SESSION_LOCKED', details: { lock: join(root, 's1.lock') } })
+    expect((error as Error).message).toContain('delete that file')
+  })
+
+  it('reads a locked session without claiming it', async () => {
+    const root = await tempRoot()
+    await storedSession(root)
+    const writer = new JsonlSessionStore({ root })
+    await writer.open('s1')
+    expect((await new JsonlSessionStore({ root }).load('s1')).events).toEqual(range(0, 1))
+    await writer.close('s1')
+  })
+})
