@@ -5,14 +5,21 @@
 
 import { existsSync } from 'node:fs'
 import { homedir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
 import { ReinError } from '@rein/base'
 import { loadComposition, type Composition } from '@rein/compose'
 
-/** This package's folder: the built-in rows' plugins are its own dependencies. */
-const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url))
+/**
+ * This package's folder, found by walking up from this module — the same from `src/*.ts` and from
+ * the bundled `dist/*.mjs`. The built-in rows' plugins are this package's own dependencies.
+ */
+export const PACKAGE_DIR = (() => {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir)
+  return dir
+})()
 
 export function reinHome(env: NodeJS.ProcessEnv = process.env): string {
   return env.REIN_HOME ? resolve(env.REIN_HOME) : join(homedir(), '.rein')

@@ -39,7 +39,11 @@ export class Renderer {
         this.out.stdout.write(event.text)
         this.midLine = !event.text.endsWith('\n')
         return
+      case 'usage':
+        this.endAnswerLine()
+        return
       case 'tool-start':
+        this.endAnswerLine()
         this.calls.set(event.callId, event.card.card === 'generic' ? `${event.name} ${event.card.detail ?? ''}`.trim() : event.card.title)
         return
       case 'tool-end': {
@@ -68,6 +72,13 @@ export class Renderer {
     this.midLine = false
     if (result.error) this.err(this.red(`${result.reason}: ${result.error.code}: ${result.error.message}`))
     this.err(this.dim(`${formatUsage(result.usage)}${result.cost !== undefined ? ` · cost ${formatCost(result.cost)}` : ''} · ${result.reason}`))
+  }
+
+  /** Each request's text ends its own line, so answers of successive steps do not run together. */
+  private endAnswerLine() {
+    if (!this.midLine) return
+    this.out.stdout.write('\n')
+    this.midLine = false
   }
 
   private err(text: string) {

@@ -1,6 +1,9 @@
 import { EventEmitter } from 'node:events'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { spawn } from 'node:child_process'
+import { openAiDialect, toWireRequest } from '@rein/llm-openai'
+import { deriveMessages, type CoreEventData } from '@rein/session'
 import { JsonlSessionStore } from '@rein/session-jsonl'
 import { validateSessionInvariants, type MockReply } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -61,7 +64,7 @@ describe('rein run', () => {
     ], { pricing: true })
     const run = await rein(p.dir, ['run', 'what is a rein?'])
     expect(run.code).toBe(0)
-    expect(run.stdout).toBe('Looking it up. A rein steers a horse.\n')
+    expect(run.stdout).toBe('Looking it up. \nA rein steers a horse.\n')
     const id = sessionIdOf(run)
     expect(run.stderr).toContain('  [tool] lookup {"word":"rein"} ok\n')
     expect(run.stderr).toMatch(/tokens in 200 \(cached 40\) out 20 · cost 0\.00050 · completed\n$/)
@@ -159,6 +162,37 @@ describe('rein run', () => {
   })
 })
 
+describe('the log is the truth', () => {
+  it('rebuilds every request the server received, byte for byte, from the log alone', async () => {
+    const p = await setUp([
+      { steps: [{ text: 'First. ' }, { toolCall: { id: 'c1', name: 'lookup', arguments: '{"word":"a"}' } }] },
+      { steps: [{ toolCall: { id: 'c2', name: 'lookup', arguments: '{"word": "b"}' } }, { toolCall: { id: 'c3', name: 'nope', arguments: '{}' } }] },
+      answer('Done.'),
+    ], { agent: { system: 'You look words up.' } })
+    const run = await rein(p.dir, ['run', 'look up two words'])
+    expect(run.code).toBe(0)
+    const events = await storedEvents(p, sessionIdOf(run))
+    const steps = events.filter((event) => event.type === 'step/start')
+    expect(steps).toHaveLength(p.server.requests.length)
+    let header: { system?: string; tools?: unknown } = {}
+    steps.forEach((step, i) => {
+      const answerSeq = events.find((event) => event.seq > step.seq && event.type === 'assistant/message')!.seq
+      const before = events.filter((event) => event.seq < answerSeq)
+      for (const event of before.filter((event) => event.type === 'request/header')) {
+        const data = event.data as unknown as CoreEventData['request/header']
+        header = { system: data.system ?? header.system, tools: data.tools ?? header.tools }
+      }
+      const rebuilt = toWireRequest({
+        provider: 'mock', model: 'mock-model', signal: new AbortController().signal,
+        ...(header.system ? { system: header.system } : {}),
+        messages: deriveMessages(before),
+        ...((header.tools as unknown[] | undefined)?.length ? { tools: header.tools as never } : {}),
+      }, { maxTokensField: 'max_tokens' }, openAiDialect)
+      expect(JSON.stringify(rebuilt)).toBe(p.server.requests[i]!.raw)
+    })
+  })
+})
+
 describe('rein show, sessions, resume: bad input', () => {
   it('refuses a corrupt session file and a missing id with one line and exit 2', async () => {
     const p = await setUp([answer('ok')])
@@ -172,6 +206,27 @@ describe('rein show, sessions, resume: bad input', () => {
     expect(show.stderr).toMatch(/^rein: .*\.jsonl:3: not valid JSON; .*\n$/)
     expect((await rein(p.dir, ['show', 'no-such-session'])).code).toBe(2)
     expect((await rein(p.dir, ['resume'])).code).toBe(2)
+  })
+
+  it('refuses a session another live process holds', async () => {
+    const p = await setUp([answer('ok')])
+    const id = sessionIdOf(await rein(p.dir, ['run', 'hi']))
+    const holder = spawn('sleep', ['30'])
+    try {
+      writeFileSync(join(p.home, 'sessions', `${id}.lock`), String(holder.pid))
+      const result = await rein(p.dir, ['run', '--session', id, 'again'])
+      expect(result.code).toBe(2)
+      expect(result.stderr).toContain(String(holder.pid))
+    } finally {
+      holder.kill()
+    }
+  })
+
+  it('ends with exit 1 and names the route when the provider is unknown', async () => {
+    const p = await setUp([answer('never')])
+    const run = await rein(p.dir, ['run', '--provider', 'missing', 'hi'])
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain('NO_ADAPTER: no adapter serves provider "missing"; registered: mock')
   })
 
   it('will not continue a session that ended cleanly without a new message', async () => {

@@ -32,7 +32,7 @@ export class Agent {
   private _controller: AbortController | undefined
   private readonly _listeners = new Set<(event: AgentEvent) => void>()
   private _usage: TokenUsage = ZERO
-  private _cost: number | undefined = 0
+  private _cost = new CostCounter()
 
   constructor(readonly session: Session, readonly options: AgentOptions, private readonly services: AgentServices) {}
 
@@ -45,9 +45,9 @@ export class Agent {
     return this._usage
   }
 
-  /** Money over every request this handle made; undefined once any model used was unpriced. */
+  /** Money over every request this handle made; undefined while none was made or once any model used was unpriced. */
   get cost(): number | undefined {
-    return this._cost
+    return this._cost.total
   }
 
   /** Listens to what the agent does; returns the unsubscribe function. */
@@ -107,7 +107,7 @@ export class Agent {
     const { session, options } = this
     const turn = session.events.filter((event) => event.type === 'turn/start').length + 1
     let usage: TokenUsage = ZERO
-    let cost: number | undefined = 0
+    const cost = new CostCounter()
     let lastText = ''
     session.append('turn/start', { turn })
     if (text !== undefined) session.append('user/message', { message: userMessage(text) })
@@ -122,7 +122,7 @@ export class Agent {
         final = { reason: 'error', error: { code: 'SESSION_FLUSH_FAILED', message: (error as Error).message } }
       }
       this.emit({ type: 'turn-end', turn, ...final })
-      return { turn, ...final, usage, ...(cost !== undefined ? { cost } : {}), text: lastText }
+      return { turn, ...final, usage, ...(cost.total !== undefined ? { cost: cost.total } : {}), text: lastText }
     }
 
     for (let step = 1; ; step++) {
@@ -166,9 +166,10 @@ export class Agent {
       if (stepUsage) {
         usage = addUsage(usage, stepUsage)
         this._usage = addUsage(this._usage, stepUsage)
-        cost = cost !== undefined && stepCost !== undefined ? cost + stepCost : undefined
-        this._cost = this._cost !== undefined && stepCost !== undefined ? this._cost + stepCost : undefined
-        this.emit({ type: 'usage', usage: stepUsage, ...(stepCost !== undefined ? { cost: stepCost } : {}), total: this._usage, ...(this._cost !== undefined ? { totalCost: this._cost } : {}), finish: finish.reason })
+        cost.add(stepCost)
+        this._cost.add(stepCost)
+        const totalCost = this._cost.total
+        this.emit({ type: 'usage', usage: stepUsage, ...(stepCost !== undefined ? { cost: stepCost } : {}), total: this._usage, ...(totalCost !== undefined ? { totalCost } : {}), finish: finish.reason })
       }
       lastText = blocks.filter((block) => block.type === 'text').map((block) => block.text).join('')
       const calls = blocks.filter((block): block is ToolCallBlock => block.type === 'tool-call')
@@ -183,7 +184,7 @@ export class Agent {
           return end({ reason: 'error', error: { code: 'SESSION_FLUSH_FAILED', message: `${(error as Error).message}; the tools were not run` } })
         }
       }
-      const over = this.overBudget(usage, cost)
+      const over = this.overBudget(usage, cost.total)
       if (over) {
         for (const call of calls) session.append('tool/result', unrun(call, 'BUDGET_EXCEEDED', `${call.name} was not run: ${over.message}`))
         session.append('step/end', { turn, step })
@@ -262,5 +263,22 @@ export class Agent {
       return { code: 'MAX_COST', message: `the turn cost ${cost.toFixed(4)}, its limit is ${maxCost}` }
     }
     return undefined
+  }
+}
+
+/** Sums costs; the total is unknown as soon as one request had none (an unpriced model). */
+class CostCounter {
+  private sum = 0
+  private requests = 0
+  private unpriced = false
+
+  add(cost: number | undefined) {
+    this.requests++
+    if (cost === undefined) this.unpriced = true
+    else this.sum += cost
+  }
+
+  get total(): number | undefined {
+    return this.requests === 0 || this.unpriced ? undefined : this.sum
   }
 }

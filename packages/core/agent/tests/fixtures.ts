@@ -3,7 +3,7 @@ import LlmRuntime, { type ModelInfo } from '@rein/llm'
 import SessionService, { MemorySessionStore, type SessionEvent, type SessionStore } from '@rein/session'
 import { createScriptedLlm, validateSessionInvariants, type ScriptedLlmScript } from '@rein/testkit'
 import ToolRegistry, { defineTool } from '@rein/tools'
-import { expect } from 'vitest'
+import { afterEach, expect } from 'vitest'
 import AgentService, { type AgentConfig } from '../src/index.ts'
 
 export interface BootOptions {
@@ -11,6 +11,15 @@ export interface BootOptions {
   models?: ModelInfo[]
   store?: SessionStore
 }
+
+/** The last handle that wrote to each session in a test; each log is checked against the invariants after it. */
+const written = new Map<string, { events: readonly SessionEvent[] }>()
+afterEach(() => {
+  const sessions = [...written]
+  written.clear()
+  const problems = sessions.flatMap(([id, session]) => validateSessionInvariants(session.events).map((problem) => `session ${id}: ${problem}`))
+  if (problems.length > 0) throw new Error(`session invariants broken:\n${problems.join('\n')}`)
+})
 
 /** The whole stack in one process: llm (scripted), tools, sessions (in memory), agents. */
 export async function boot(script: ScriptedLlmScript, options: BootOptions = {}) {
@@ -21,6 +30,7 @@ export async function boot(script: ScriptedLlmScript, options: BootOptions = {})
   const store = options.store ?? new MemorySessionStore()
   await root.inject(['sessions'], (ctx) => { ctx.sessions.registerStore(store) })
   await root.plugin(AgentService, { provider: 'scripted', model: 'm', ...options.agent })
+  root.on('session/append', (session) => { written.set(session.id, session) })
   const llm = createScriptedLlm(script, { models: options.models ?? [] })
   root.llm.registerAdapter('scripted', llm)
   return { root, llm, store }

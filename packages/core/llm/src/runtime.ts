@@ -40,7 +40,7 @@ const SAME_EVERYWHERE: ReadonlySet<LlmFailureCode> = new Set(['INVALID_REQUEST',
 const NEVER_ABORTED = new AbortController().signal
 
 export class LlmRuntime extends Service {
-  static readonly Config: Schema<Partial<LlmRuntimeConfig>, LlmRuntimeConfig> = Schema.object({
+  static readonly Config: Schema<{ retry?: Partial<RetryPolicy> }, LlmRuntimeConfig> = Schema.object({
     retry: Schema.object({
       maxRetries: Schema.natural().default(DEFAULT_RETRY_POLICY.maxRetries).description('Retries per route after the first attempt.'),
       initialDelayMs: Schema.natural().default(DEFAULT_RETRY_POLICY.initialDelayMs).description('First backoff delay.'),
@@ -48,7 +48,7 @@ export class LlmRuntime extends Service {
       jitter: Schema.number().min(0).max(1).default(DEFAULT_RETRY_POLICY.jitter).description('Random ± fraction of each delay.'),
       retryAfterCapMs: Schema.natural().default(DEFAULT_RETRY_POLICY.retryAfterCapMs).description('Longest Retry-After honoured.'),
     }).default({} as RetryPolicy),
-  })
+  }) as Schema<{ retry?: Partial<RetryPolicy> }, LlmRuntimeConfig>
 
   // Service methods run on cordis's tracing proxy; state lives in one object read once per call.
   private _state: RuntimeState

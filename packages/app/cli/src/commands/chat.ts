@@ -22,6 +22,9 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
     const unsubscribe = agent.subscribe((event) => scope.renderer.event(event))
     let last = 0
     let closing = false
+    // Closing the interface does not settle a pending question on Node 20: abort it ourselves.
+    const questions = new AbortController()
+    prompt.on('close', () => questions.abort())
     prompt.on('SIGINT', () => {
       if (agent.status === 'running' && !closing) {
         closing = true
@@ -35,7 +38,7 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
         closing = false
         let line: string
         try {
-          line = await prompt.question('> ')
+          line = await prompt.question('> ', { signal: questions.signal })
         } catch {
           break // input closed (Ctrl-D) or the prompt was closed
         }
@@ -43,6 +46,7 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
         const result = await agent.send(line)
         scope.renderer.result(result)
         last = exitFor(result)
+        if (questions.signal.aborted) break
       }
       return last
     } finally {

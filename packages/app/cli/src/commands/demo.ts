@@ -4,30 +4,37 @@
  */
 
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
 import { loadComposition } from '@rein/compose'
 import { startMockOpenAiServer } from '@rein/testkit'
 import type { ParsedArgs } from '../args.ts'
-import { builtInRows } from '../composition.ts'
+import { builtInRows, PACKAGE_DIR } from '../composition.ts'
 import type { Io } from '../io.ts'
 import { demoReply } from '../demo/script.ts'
 import { createDemoWorkspace, registerDemoTools } from '../demo/workspace.ts'
 import { cancelOnSignal, exitFor, installApproval } from '../session-command.ts'
 import { colorsEnabled, Renderer } from '../render.ts'
 
-const PACKAGE_DIR = fileURLToPath(new URL('../..', import.meta.url))
 const TASK = 'What is in this workspace? Read what you need, then answer in two sentences.'
 
 export async function demoCommand(args: ParsedArgs, io: Io): Promise<number> {
   const server = await startMockOpenAiServer((request) => demoReply(request))
   const workspace = await createDemoWorkspace()
+  try {
+    return await runDemo(args, io, server.url, workspace.root)
+  } finally {
+    await workspace.dispose()
+    await server.close()
+  }
+}
+
+async function runDemo(args: ParsedArgs, io: Io, serverUrl: string, workspaceRoot: string): Promise<number> {
   const rows: EntryOptions[] = [
     ...builtInRows({ REIN_HOME: io.env.REIN_HOME }).filter((row) => row.id !== 'agents'),
     {
       id: 'scripted-model',
       name: '@rein/llm-openai',
-      config: { provider: 'demo', label: 'the scripted demo model', baseURL: server.url, apiKeyEnv: false, models: [{ id: 'scripted', pricing: { input: 0.27, output: 1.1, cacheRead: 0.07 } }] },
+      config: { provider: 'demo', label: 'the scripted demo model', baseURL: serverUrl, apiKeyEnv: false, models: [{ id: 'scripted', pricing: { input: 0.27, output: 1.1, cacheRead: 0.07 } }] },
     },
     { id: 'agents', name: '@rein/agent', config: { provider: 'demo', model: 'scripted', system: 'You are a helpful assistant with read access to a workspace.' } },
   ]
@@ -35,11 +42,11 @@ export async function demoCommand(args: ParsedArgs, io: Io): Promise<number> {
   const renderer = new Renderer(io, args.options.json, colorsEnabled(io.stdout, io.env))
   try {
     const { ctx } = composition
-    registerDemoTools(ctx, workspace.root)
+    registerDemoTools(ctx, workspaceRoot)
     installApproval(ctx, true)
-    renderer.notice(`rein demo: a SCRIPTED model (a local mock server at ${server.url}), not a real one — it shows the loop, not intelligence.`)
-    renderer.notice(`workspace ${workspace.root}`)
-    const agent = await ctx.agents.create({ cwd: workspace.root })
+    renderer.notice(`rein demo: a SCRIPTED model (a local mock server at ${serverUrl}), not a real one — it shows the loop, not intelligence.`)
+    renderer.notice(`workspace ${workspaceRoot}`)
+    const agent = await ctx.agents.create({ cwd: workspaceRoot })
     renderer.notice(`session ${agent.session.id} (rein show ${agent.session.id} prints it afterwards)`, { type: 'session', id: agent.session.id })
     renderer.notice(`> ${TASK}`)
     const unsubscribe = agent.subscribe((event) => renderer.event(event))
@@ -55,7 +62,5 @@ export async function demoCommand(args: ParsedArgs, io: Io): Promise<number> {
     }
   } finally {
     await composition.dispose()
-    await workspace.dispose()
-    await server.close()
   }
 }

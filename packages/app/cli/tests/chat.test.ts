@@ -1,0 +1,80 @@
+import { EventEmitter } from 'node:events'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { PassThrough } from 'node:stream'
+import { JsonlSessionStore } from '@rein/session-jsonl'
+import { validateSessionInvariants, type MockReply } from '@rein/testkit'
+import { afterEach, describe, expect, it } from 'vitest'
+import { main, type Io } from '../src/index.ts'
+import { project, type Project } from './harness.ts'
+
+let current: Project | undefined
+afterEach(async () => {
+  await current?.cleanup()
+  current = undefined
+})
+
+/** `rein chat` on a pretend terminal: the test types into stdin and reads what the prompt shows. */
+function terminal(cwd: string) {
+  const stdin = Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => {} })
+  const stdout = new PassThrough()
+  const stderr = Object.assign(new PassThrough(), { isTTY: true, columns: 80 })
+  let screen = ''
+  let answer = ''
+  stderr.on('data', (chunk: Buffer) => { screen += chunk.toString() })
+  stdout.on('data', (chunk: Buffer) => { answer += chunk.toString() })
+  const io: Io = { stdin, stdout, stderr, env: { NO_COLOR: '1' }, cwd, signals: new EventEmitter() as unknown as Io['signals'] }
+  return {
+    done: main(['chat'], io),
+    type: (text: string) => stdin.write(text),
+    screen: () => screen,
+    answer: () => answer,
+  }
+}
+
+describe('rein chat', () => {
+  it('takes turns, asks before a tool that wants approval, and leaves on Ctrl-D', async () => {
+    const note: MockReply = { steps: [{ toolCall: { id: 'n1', name: 'note', arguments: '{"text":"from chat"}' } }] }
+    current = await project([{ steps: [{ text: 'Hi there.' }] }, note, { steps: [{ text: 'Noted.' }] }])
+    const chat = terminal(current.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    chat.type('hello\r')
+    await expect.poll(chat.answer).toContain('Hi there.')
+    // Wait for the next prompt: a line typed while a turn runs is not queued.
+    await expect.poll(() => chat.screen().split('> ').length).toBe(3)
+    chat.type('take a note\r')
+    await expect.poll(chat.screen).toContain('allow note (writes a file)? [y/N] ')
+    chat.type('y\r')
+    await expect.poll(chat.answer).toContain('Noted.')
+    await expect.poll(() => chat.screen().split('> ').length).toBe(4)
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+    expect(readFileSync(join(current.dir, 'notes.txt'), 'utf8')).toBe('from chat\n')
+  })
+
+  it('cancels a running turn on Ctrl-C and keeps the log consistent', async () => {
+    current = await project([{ steps: [{ text: 'Working on it' }, { stall: true }] }])
+    const chat = terminal(current.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    chat.type('long job\r')
+    await expect.poll(chat.answer).toContain('Working on it')
+    chat.type('\u0003')
+    await expect.poll(chat.screen).toContain('aborted')
+    chat.type('\u0003')
+    expect(await chat.done).toBe(130)
+    const id = /session (\S+)/.exec(chat.screen())![1]!
+    const events = (await new JsonlSessionStore({ root: join(current.home, 'sessions') }).load(id)).events
+    expect(validateSessionInvariants(events)).toEqual([])
+    expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
+  })
+
+  it('needs a terminal', async () => {
+    current = await project([])
+    const stderr = new PassThrough()
+    let text = ''
+    stderr.on('data', (chunk: Buffer) => { text += chunk.toString() })
+    const io: Io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr, env: {}, cwd: current.dir, signals: new EventEmitter() as unknown as Io['signals'] }
+    expect(await main(['chat'], io)).toBe(2)
+    expect(text).toBe('rein: rein chat needs a terminal; for scripts use rein run "…"\n')
+  })
+})
