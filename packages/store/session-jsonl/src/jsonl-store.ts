@@ -258,7 +258,7 @@ function sessionExists(id: string, file: string): ReinError {
 }
 
 function readError(id: string, file: string, error: unknown): ReinError {
-  if (errorCode(error) === 'ENOENT') return new ReinError('SESSION_NOT_FOUND', `no session ${id}: ${file} does not exist; list() shows the stored sessions`, { details: { id } })
+  if (errorCode(error) === 'ENOENT') return new ReinError('SESSION_NOT_FOUND', `no session ${id}: ${file} does not exist ("rein sessions" lists the stored ones)`, { details: { id } })
   return ioError(`cannot read session ${id} (${file})`, error)
 }
 
