@@ -17,7 +17,7 @@ import SessionService from '@rein/session'
 import * as jsonl from '@rein/session-jsonl'
 import { startMockOpenAiServer } from '@rein/testkit'
 import ToolRegistry, { defineTool } from '@rein/tools'
-import { report } from './measure.ts'
+import { measure, report } from './measure.ts'
 
 const root = mkdtempSync(join(tmpdir(), 'rein-bench-'))
 
@@ -71,19 +71,9 @@ const EVENTS = 10_000
     agent.session.messages()
     await agent.close()
   }
-  const time = async (name: string, run: () => Promise<unknown>, rounds = 9) => {
-    for (let i = 0; i < 2; i++) await run()
-    const samples: number[] = []
-    for (let i = 0; i < rounds; i++) {
-      const start = process.hrtime.bigint()
-      await run()
-      samples.push(Number(process.hrtime.bigint() - start))
-    }
-    samples.sort((a, b) => a - b)
-    return { name, nsPerOp: samples[Math.floor(rounds / 2)]! }
-  }
-  const floor = await time('readFile + JSON.parse per line', parse)
-  const ours = await time('ctx.agents.resume + derive the next request', resume)
+  const once = { iterations: 1, rounds: 9, warmup: 2 }
+  const floor = await measure('readFile + JSON.parse per line', parse, once)
+  const ours = await measure('ctx.agents.resume + derive the next request', resume, once)
   report(`agent-session: resume a ${events}-event session (${(bytes / 1024 / 1024).toFixed(1)} MiB), median of 9`, floor, [ours])
 }
 

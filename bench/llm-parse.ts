@@ -6,7 +6,7 @@
 
 import { createChunkTranslator, readSseData } from '@rein/llm-openai'
 import { createParser } from 'eventsource-parser'
-import { report } from './measure.ts'
+import { measure, report } from './measure.ts'
 
 const EVENTS = 2_000
 const base = { id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'gpt-bench', system_fingerprint: 'fp', usage: null }
@@ -48,18 +48,7 @@ async function adapter(): Promise<number> {
   return chunks + translator.end(true).length
 }
 
-async function perEvent(name: string, run: () => Promise<number>, rounds = 15) {
-  for (let i = 0; i < 3; i++) await run()
-  const samples: number[] = []
-  for (let round = 0; round < rounds; round++) {
-    const start = process.hrtime.bigint()
-    await run()
-    samples.push(Number(process.hrtime.bigint() - start) / (EVENTS + 1))
-  }
-  samples.sort((a, b) => a - b)
-  return { name, nsPerOp: samples[Math.floor(samples.length / 2)]! }
-}
-
-const baseline = await perEvent('eventsource-parser + JSON.parse', bare)
-const ours = await perEvent('llm-openai: readSseData + parse + translate', adapter)
+const perEvent = { iterations: 1, rounds: 15, units: EVENTS + 1, warmup: 3 }
+const baseline = await measure('eventsource-parser + JSON.parse', bare, perEvent)
+const ours = await measure('llm-openai: readSseData + parse + translate', adapter, perEvent)
 report(`llm-parse: per stream event (${EVENTS + 1} events, ${(bytes.length / 1024).toFixed(0)} KiB, ${PIECE}-byte reads, median of 15)`, baseline, [ours])

@@ -6,13 +6,21 @@ export interface Measurement {
   nsPerOp: number
 }
 
-export async function measure(name: string, operation: () => unknown, { iterations = 20_000, rounds = 7 } = {}): Promise<Measurement> {
-  for (let i = 0; i < iterations; i++) await operation()
+/**
+ * `operation` runs `iterations` times per round; the figure is nanoseconds per unit of work, where
+ * one call does `units` units (e.g. the events of a stream), taken as the median over `rounds`.
+ */
+export async function measure(
+  name: string,
+  operation: () => unknown,
+  { iterations = 20_000, rounds = 7, units = 1, warmup = iterations }: { iterations?: number; rounds?: number; units?: number; warmup?: number } = {},
+): Promise<Measurement> {
+  for (let i = 0; i < warmup; i++) await operation()
   const samples: number[] = []
   for (let round = 0; round < rounds; round++) {
     const start = process.hrtime.bigint()
     for (let i = 0; i < iterations; i++) await operation()
-    samples.push(Number(process.hrtime.bigint() - start) / iterations)
+    samples.push(Number(process.hrtime.bigint() - start) / (iterations * units))
   }
   samples.sort((a, b) => a - b)
   return { name, nsPerOp: samples[Math.floor(samples.length / 2)]! }

@@ -42,15 +42,15 @@ export async function loadCliComposition(options: { config?: string; cwd: string
 }
 
 /** Rows for the services every rein run needs, plus whichever providers the environment enables. */
-export function builtInRows(env: NodeJS.ProcessEnv, extra: { provider?: string; model?: string } = {}): EntryOptions[] {
+export function builtInRows(env: NodeJS.ProcessEnv): EntryOptions[] {
   const rows: EntryOptions[] = [
     { id: 'llm', name: '@rein/llm' },
     { id: 'tools', name: '@rein/tools' },
     { id: 'sessions', name: '@rein/session' },
     { id: 'session-store', name: '@rein/session-jsonl', config: { root: join(reinHome(env), 'sessions') } },
   ]
-  let provider = extra.provider
-  let model = extra.model
+  let provider: string | undefined
+  let model: string | undefined
   if (env.DEEPSEEK_API_KEY) {
     rows.push({ id: 'deepseek', name: '@rein/llm-deepseek' })
     provider ??= 'deepseek'

@@ -68,8 +68,22 @@ export function installApproval(ctx: Context, yes: boolean, ask?: ApprovalServic
   ctx.provide('approval', service)
 }
 
+/** Streams one turn to the terminal (or as JSON lines) with signal handling; returns the exit code. */
+export async function streamTurn(io: Io, renderer: Renderer, agent: Agent, start: (agent: Agent) => Promise<TurnResult>): Promise<number> {
+  const unsubscribe = agent.subscribe((event) => renderer.event(event))
+  const release = cancelOnSignal(io, agent, renderer)
+  try {
+    const result = await start(agent)
+    renderer.result(result)
+    return exitFor(result)
+  } finally {
+    release()
+    unsubscribe()
+  }
+}
+
 /** First SIGINT/SIGTERM cancels the turn (calls get paired, the log saved); a second exits at once. */
-export function cancelOnSignal(io: Io, agent: Agent, renderer: Renderer): () => void {
+function cancelOnSignal(io: Io, agent: Agent, renderer: Renderer): () => void {
   let signalled = false
   const onSignal = (signal: NodeJS.Signals) => {
     if (signalled) process.exit(EXIT.interrupted)

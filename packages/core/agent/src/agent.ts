@@ -9,11 +9,12 @@ import {
   addUsage, assistantMessage, BlockAssembler, userMessage,
   type LlmRuntime, type ModelRoute, type StreamChunk, type TokenUsage, type ToolCallBlock,
 } from '@rein/llm'
+import { ReinError } from '@rein/base'
 import type { Session, TurnEndReason } from '@rein/session'
 import type { ToolRegistry } from '@rein/tools'
 import type { AgentEvent, TurnResult } from './events.ts'
 import type { AgentOptions } from './options.ts'
-import { recordHeader } from './request-header.ts'
+import { findLastHeader, nextHeader, type RequestHeader } from './request-header.ts'
 import { buildSystem, type PromptSection } from './sections.ts'
 import { IntentNotDurable, runToolCalls, unrun } from './tool-calls.ts'
 
@@ -33,8 +34,12 @@ export class Agent {
   private readonly _listeners = new Set<(event: AgentEvent) => void>()
   private _usage: TokenUsage = ZERO
   private _cost = new CostCounter()
+  /** The last request header in the log, kept here so a step need not search the log for it. */
+  private _header: RequestHeader | undefined
 
-  constructor(readonly session: Session, readonly options: AgentOptions, private readonly services: AgentServices) {}
+  constructor(readonly session: Session, readonly options: AgentOptions, private readonly services: AgentServices) {
+    this._header = findLastHeader(session.events)
+  }
 
   get status(): 'idle' | 'running' {
     return this._running ? 'running' : 'idle'
@@ -82,7 +87,7 @@ export class Agent {
   }
 
   private start(text: string | undefined): Promise<TurnResult> {
-    if (this._running) return Promise.reject(Object.assign(new Error('the agent is already running a turn; wait for it or cancel it'), { code: 'AGENT_BUSY' }))
+    if (this._running) return Promise.reject(new ReinError('AGENT_BUSY', 'the agent is already running a turn; wait for it or cancel it'))
     const controller = new AbortController()
     this._controller = controller
     const running = this.runTurn(text, controller.signal).finally(() => {
@@ -124,6 +129,15 @@ export class Agent {
       this.emit({ type: 'turn-end', turn, ...final })
       return { turn, ...final, usage, ...(cost.total !== undefined ? { cost: cost.total } : {}), text: lastText }
     }
+    const closeStep = (step: number, result: TurnEnd) => {
+      session.append('step/end', { turn, step })
+      return end(result)
+    }
+    const notSaved = (error: unknown, consequence: string): TurnEnd => ({ reason: 'error', error: { code: 'SESSION_FLUSH_FAILED', message: `${(error as Error).message}; ${consequence}` } })
+    /** Pairs calls that will not run with an error result each. */
+    const pair = (calls: readonly ToolCallBlock[], code: string, why: string) => {
+      for (const call of calls) session.append('tool/result', unrun(call, code, `${call.name} ${why}`))
+    }
 
     for (let step = 1; ; step++) {
       if (step > options.maxSteps) return end({ reason: 'budget', error: { code: 'MAX_STEPS', message: `the turn reached its limit of ${options.maxSteps} requests` } })
@@ -131,12 +145,15 @@ export class Agent {
       const route: ModelRoute = { provider: options.provider, model: options.model }
       const system = buildSystem(options.system, this.services.sections(), { cwd: options.cwd, sessionId: session.id })
       const tools = this.services.tools.schemas()
-      recordHeader(session, route, system, tools)
+      const header = nextHeader(this._header, route, system, tools)
+      if (header) {
+        session.append('request/header', header)
+        this._header = header
+      }
       try {
         await session.flush()
       } catch (error) {
-        session.append('step/end', { turn, step })
-        return end({ reason: 'error', error: { code: 'SESSION_FLUSH_FAILED', message: `${(error as Error).message}; the request was not sent` } })
+        return closeStep(step, notSaved(error, 'the request was not sent'))
       }
 
       const streamed = await this.request(route, system, tools, signal)
@@ -148,9 +165,8 @@ export class Agent {
         if (shown.length > 0) {
           session.append('assistant/message', { message: assistantMessage(shown, { kind: 'model', ...used }), provider: used.provider, model: used.model, interrupted: true })
         }
-        session.append('step/end', { turn, step })
-        if (finish.reason === 'aborted' || signal.aborted) return end({ reason: 'aborted' })
-        return end({ reason: 'error', error: { code: finish.failure!.code, message: finish.failure!.message } })
+        if (finish.reason === 'aborted' || signal.aborted) return closeStep(step, { reason: 'aborted' })
+        return closeStep(step, { reason: 'error', error: { code: finish.failure!.code, message: finish.failure!.message } })
       }
 
       const blocks = assembler.blocks()
@@ -179,25 +195,19 @@ export class Agent {
         try {
           await session.flush()
         } catch (error) {
-          for (const call of calls) session.append('tool/result', unrun(call, 'TOOL_NOT_STARTED', `${call.name} did not run: the session could not be saved`))
-          session.append('step/end', { turn, step })
-          return end({ reason: 'error', error: { code: 'SESSION_FLUSH_FAILED', message: `${(error as Error).message}; the tools were not run` } })
+          pair(calls, 'TOOL_NOT_STARTED', 'did not run: the session could not be saved')
+          return closeStep(step, notSaved(error, 'the tools were not run'))
         }
       }
       const over = this.overBudget(usage, cost.total)
       if (over) {
-        for (const call of calls) session.append('tool/result', unrun(call, 'BUDGET_EXCEEDED', `${call.name} was not run: ${over.message}`))
-        session.append('step/end', { turn, step })
-        return end({ reason: 'budget', error: over })
+        pair(calls, 'BUDGET_EXCEEDED', `was not run: ${over.message}`)
+        return closeStep(step, { reason: 'budget', error: over })
       }
       if (finish.reason === 'max-tokens') {
-        session.append('step/end', { turn, step })
-        return end({ reason: 'budget', error: { code: 'MAX_TOKENS', message: 'the answer reached the output limit for one request (maxTokens); any tool call in it was dropped' } })
+        return closeStep(step, { reason: 'budget', error: { code: 'MAX_TOKENS', message: 'the answer reached the output limit for one request (maxTokens); any tool call in it was dropped' } })
       }
-      if (calls.length === 0) {
-        session.append('step/end', { turn, step })
-        return end({ reason: 'completed' })
-      }
+      if (calls.length === 0) return closeStep(step, { reason: 'completed' })
       try {
         await runToolCalls(calls, {
           session,
@@ -210,8 +220,7 @@ export class Agent {
         })
       } catch (error) {
         if (!(error instanceof IntentNotDurable)) throw error
-        session.append('step/end', { turn, step })
-        return end({ reason: 'error', error: { code: 'SESSION_FLUSH_FAILED', message: `${(error.reason as Error).message}; the tools were not run` } })
+        return closeStep(step, notSaved(error.reason, 'the tools were not run'))
       }
       session.append('step/end', { turn, step })
       if (signal.aborted) return end({ reason: 'aborted' })

@@ -1,48 +1,38 @@
 /**
- * Writes `request/header` when what a request is built from changes: the full system text and tool
- * schemas when they differ from the last header, their hashes always. Unchanged → nothing written,
- * and the request keeps the previous one's prefix.
+ * When to write `request/header`: when the route, the system text or the tool schemas changed since
+ * the last one. Text and schemas are written in full only when they changed; hashes always.
+ * Unchanged → nothing written, and the request keeps the previous one's prefix.
  */
 
 import { createHash } from 'node:crypto'
 import type { ToolSpec } from '@rein/llm'
-import type { CoreEventData, Session } from '@rein/session'
+import type { CoreEventData, SessionEvent } from '@rein/session'
 
-type Header = CoreEventData['request/header']
+export type RequestHeader = CoreEventData['request/header']
 
-export function hashOf(text: string): string {
+function hashOf(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 16)
 }
 
-/** The last header in the log, and the last full system text and tools it or an earlier one carried. */
-function lastHeader(session: Session): { header?: Header; system?: string; tools?: readonly ToolSpec[] } {
-  let header: Header | undefined
-  let system: string | undefined
-  let tools: readonly ToolSpec[] | undefined
-  for (let i = session.events.length - 1; i >= 0; i--) {
-    const event = session.events[i]!
-    if (event.type !== 'request/header') continue
-    const data = event.data as unknown as Header
-    header ??= data
-    system ??= data.system
-    tools ??= data.tools as unknown as readonly ToolSpec[] | undefined
-    if (system !== undefined && tools !== undefined) break
+/** The last header in a log. */
+export function findLastHeader(events: readonly SessionEvent[]): RequestHeader | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    if (events[i]!.type === 'request/header') return events[i]!.data as unknown as RequestHeader
   }
-  return { ...(header ? { header } : {}), ...(system !== undefined ? { system } : {}), ...(tools ? { tools } : {}) }
+  return undefined
 }
 
-/** Appends a header if provider, model, system or tools changed since the last one. */
-export function recordHeader(session: Session, route: { provider: string; model: string }, system: string, tools: readonly ToolSpec[]): void {
+/** The header a request needs written, or undefined when `previous` still describes it. */
+export function nextHeader(previous: RequestHeader | undefined, route: { provider: string; model: string }, system: string, tools: readonly ToolSpec[]): RequestHeader | undefined {
   const systemHash = hashOf(system)
   const toolsHash = hashOf(JSON.stringify(tools))
-  const { header } = lastHeader(session)
-  if (header && header.provider === route.provider && header.model === route.model && header.systemHash === systemHash && header.toolsHash === toolsHash) return
-  session.append('request/header', {
+  if (previous && previous.provider === route.provider && previous.model === route.model && previous.systemHash === systemHash && previous.toolsHash === toolsHash) return undefined
+  return {
     provider: route.provider,
     model: route.model,
-    ...(header?.systemHash !== systemHash ? { system } : {}),
-    ...(header?.toolsHash !== toolsHash ? { tools: tools as never } : {}),
+    ...(previous?.systemHash !== systemHash ? { system } : {}),
+    ...(previous?.toolsHash !== toolsHash ? { tools: tools as never } : {}),
     systemHash,
     toolsHash,
-  })
+  }
 }

@@ -4,6 +4,7 @@ import { Context, Service } from '@deepseek-ai/cordis'
 import { ReinError } from '@rein/base'
 import { planRepair, repairEvents, type CoreEventData } from '@rein/session'
 import { Agent } from './agent.ts'
+import { toResultData } from './tool-calls.ts'
 import { AgentConfig, type AgentOptions } from './options.ts'
 import type { PromptSection } from './sections.ts'
 
@@ -78,7 +79,7 @@ export class AgentService extends Service {
       for (const call of plan.calls) {
         if (call.action !== 'rerun') continue
         const result = await tools.execute({ callId: call.callId, name: call.name, arguments: call.arguments, signal: new AbortController().signal, context: { sessionId: id, cwd: resolved.cwd } })
-        reruns.set(call.callId, { callId: call.callId, content: [...result.content], isError: result.isError, ...(result.isError ? { code: result.error.code } : {}) })
+        reruns.set(call.callId, toResultData(call.callId, result, resolved.maxToolResultChars))
         report.rerun.push({ callId: call.callId, name: call.name, isError: result.isError })
       }
       for (const draft of repairEvents(plan, reruns)) {

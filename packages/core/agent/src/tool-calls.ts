@@ -29,35 +29,36 @@ export class IntentNotDurable extends Error {
 }
 
 export async function runToolCalls(calls: readonly ToolCallBlock[], context: ToolRunContext): Promise<void> {
-  let index = 0
-  while (index < calls.length) {
+  const groups = batches(calls, context.tools)
+  for (const [position, batch] of groups.entries()) {
+    const rest = groups.slice(position).flat()
     if (context.signal.aborted) {
-      for (const call of calls.slice(index)) appendResult(context, call, unrun(call, 'ABORTED_BEFORE_DISPATCH', `${call.name} was not started: the turn was cancelled`))
+      for (const call of rest) appendResult(context, call, unrun(call, 'ABORTED_BEFORE_DISPATCH', `${call.name} was not started: the turn was cancelled`))
       return
     }
-    const batch = nextBatch(calls, index, context.tools)
-    index += batch.length
     for (const call of batch) {
       context.session.append('tool/call', { callId: call.id, name: call.name, arguments: call.arguments, replaySafe: context.tools.get(call.name)?.replaySafe === true })
     }
     try {
       await context.session.flush()
     } catch (error) {
-      for (const call of batch) appendResult(context, call, unrun(call, 'TOOL_NOT_STARTED', `${call.name} did not run: the session could not be saved`))
-      for (const call of calls.slice(index)) appendResult(context, call, unrun(call, 'TOOL_NOT_STARTED', `${call.name} did not run: the session could not be saved`))
+      for (const call of rest) appendResult(context, call, unrun(call, 'TOOL_NOT_STARTED', `${call.name} did not run: the session could not be saved`))
       throw new IntentNotDurable(error)
     }
     await runBatch(batch, context)
   }
 }
 
-/** A safe call starts a run of consecutive safe calls; anything else is a batch of one. */
-function nextBatch(calls: readonly ToolCallBlock[], start: number, tools: ToolRegistry): ToolCallBlock[] {
-  const safe = (call: ToolCallBlock) => tools.isConcurrencySafe(call.name, call.arguments)
-  if (!safe(calls[start]!)) return [calls[start]!]
-  let end = start + 1
-  while (end < calls.length && safe(calls[end]!)) end++
-  return calls.slice(start, end)
+/** Consecutive concurrency-safe calls form one batch; any other call is a batch of its own. */
+function batches(calls: readonly ToolCallBlock[], tools: ToolRegistry): ToolCallBlock[][] {
+  const groups: { safe: boolean; calls: ToolCallBlock[] }[] = []
+  for (const call of calls) {
+    const safe = tools.isConcurrencySafe(call.name, call.arguments)
+    const last = groups.at(-1)
+    if (safe && last?.safe) last.calls.push(call)
+    else groups.push({ safe, calls: [call] })
+  }
+  return groups.map((group) => group.calls)
 }
 
 async function runBatch(batch: readonly ToolCallBlock[], context: ToolRunContext): Promise<void> {
@@ -82,7 +83,7 @@ async function runBatch(batch: readonly ToolCallBlock[], context: ToolRunContext
         signal: context.signal,
         context: { sessionId: context.session.id, cwd: context.cwd },
       })
-      done[position] = toResultData(call, result, context.maxResultChars)
+      done[position] = toResultData(call.id, result, context.maxResultChars)
       commit()
     }
   }
@@ -101,10 +102,11 @@ function appendResult(context: ToolRunContext, call: ToolCallBlock, data: Result
   })
 }
 
-function toResultData(call: ToolCallBlock, result: ToolResult, maxChars: number): ResultData {
+/** A registry result as the log keeps it: no execution-local value; the model's cap recorded when it applies. */
+export function toResultData(callId: string, result: ToolResult, maxChars: number): ResultData {
   const length = result.content.reduce((sum, part) => sum + (part.type === 'text' ? part.text.length : 0), 0)
   return {
-    callId: call.id,
+    callId,
     content: [...result.content],
     isError: result.isError,
     ...(result.isError ? { code: result.error.code } : {}),

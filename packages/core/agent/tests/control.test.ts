@@ -163,6 +163,21 @@ describe('resume', () => {
     expect((await store.load('crashed')).events).toHaveLength(agent.session.events.length)
   })
 
+  it('caps a re-run result for the model like any other result', async () => {
+    const store = new MemorySessionStore()
+    const { root } = await boot([[{ text: 'ok' }]], { store, agent: { maxToolResultChars: 500 } })
+    root.tools.register(defineTool({ name: 'big_read', description: 'Big.', parameters: {}, output: { schema: { type: 'string' }, render: (_a, v) => v }, execute: () => 'y'.repeat(2_000), replaySafe: true }))
+    const session = await root.sessions.create({ id: 'big', cwd: '/w' })
+    session.append('turn/start', { turn: 1 })
+    session.append('step/start', { turn: 1, step: 1 })
+    session.append('assistant/message', { message: assistantMessage([{ type: 'tool-call', id: 'b1', name: 'big_read', arguments: '{}' }], { kind: 'model', provider: 'scripted', model: 'm' }), provider: 'scripted', model: 'm' })
+    session.append('tool/call', { callId: 'b1', name: 'big_read', arguments: '{}', replaySafe: true })
+    await session.flush()
+    await store.close('big')
+    const { agent } = await root.agents.resume('big')
+    expect(agent.session.events.find((event) => event.type === 'tool/result')!.data).toMatchObject({ callId: 'b1', isError: false, modelChars: 500 })
+  })
+
   it('leaves a clean log alone', async () => {
     const store = new MemorySessionStore()
     const { root } = await boot([[{ text: 'a' }]], { store })

@@ -5,7 +5,7 @@
 
 import type { LlmFailure } from './errors.ts'
 import type { ContentBlock } from './message.ts'
-import type { FinishReason, StreamChunk } from './stream.ts'
+import { carriesAnswer, EMPTY_RESPONSE, type FinishReason, type StreamChunk } from './stream.ts'
 import type { TokenUsage } from './usage.ts'
 import type { JsonValue } from '@rein/base'
 
@@ -27,9 +27,11 @@ export class BlockAssembler {
   private readonly _blocks = new Map<number, OpenBlock>()
   private _usage: TokenUsage | undefined
   private _finish: AssembledFinish | undefined
+  private _answered = false
 
   push(chunk: StreamChunk): void {
     if (this._finish) return
+    this._answered ||= carriesAnswer(chunk)
     switch (chunk.type) {
       case 'block-start':
         if (!this._blocks.has(chunk.index)) this._blocks.set(chunk.index, { type: chunk.blockType, text: '' })
@@ -95,15 +97,8 @@ export class BlockAssembler {
    */
   get finish(): AssembledFinish | undefined {
     const finish = this._finish
-    if (finish?.reason === 'stop' && this.isEmpty()) {
-      return { reason: 'error', failure: { code: 'EMPTY_RESPONSE', message: 'the model returned an empty response' } }
-    }
+    if (finish?.reason === 'stop' && !this._answered) return { reason: 'error', failure: { ...EMPTY_RESPONSE } }
     return finish
-  }
-
-  /** Nothing to act on: no visible text and no tool call (reasoning alone answers nothing). */
-  private isEmpty(): boolean {
-    return !this.blocks().some((block) => block.type === 'tool-call' || (block.type === 'text' && block.text.trim() !== ''))
   }
 
   private open(index: number, type: OpenBlock['type']): OpenBlock | undefined {

@@ -2,25 +2,14 @@
 
 import { ReinError, isReinError } from '@rein/base'
 
-export type LlmFailureCode =
-  | 'AUTH'
-  | 'QUOTA'
-  | 'RATE_LIMIT'
-  | 'SERVER'
-  | 'OVERLOADED'
-  | 'TIMEOUT'
-  | 'TRANSPORT'
-  | 'STREAM_CLOSED'
-  | 'MALFORMED_RESPONSE'
-  | 'CONTEXT_WINDOW_EXCEEDED'
-  | 'EMPTY_RESPONSE'
-  | 'INVALID_REQUEST'
-  | 'UNSUPPORTED'
-  | 'UNSUPPORTED_REASONING_EFFORT'
-  | 'MISSING_CREDENTIAL'
-  | 'INVALID_CREDENTIAL'
-  | 'ABORTED'
-  | 'NO_ADAPTER'
+/** Every failure code of the seam; the type below is derived from this one list. */
+const LLM_FAILURE_CODES = [
+  'AUTH', 'QUOTA', 'RATE_LIMIT', 'SERVER', 'OVERLOADED', 'TIMEOUT', 'TRANSPORT', 'STREAM_CLOSED',
+  'MALFORMED_RESPONSE', 'CONTEXT_WINDOW_EXCEEDED', 'EMPTY_RESPONSE', 'INVALID_REQUEST', 'UNSUPPORTED',
+  'UNSUPPORTED_REASONING_EFFORT', 'MISSING_CREDENTIAL', 'INVALID_CREDENTIAL', 'ABORTED', 'NO_ADAPTER',
+] as const
+
+export type LlmFailureCode = (typeof LLM_FAILURE_CODES)[number]
 
 /** A failure as data: serializable, free of secrets, the same shape whatever the provider. */
 export interface LlmFailure {
@@ -52,8 +41,7 @@ export class LlmError extends ReinError<LlmFailureCode> {
   }
 }
 
-const CODES = new Set<string>([...RETRYABLE, 'AUTH', 'QUOTA', 'MALFORMED_RESPONSE', 'CONTEXT_WINDOW_EXCEEDED', 'INVALID_REQUEST',
-  'UNSUPPORTED', 'UNSUPPORTED_REASONING_EFFORT', 'MISSING_CREDENTIAL', 'INVALID_CREDENTIAL', 'ABORTED', 'NO_ADAPTER'])
+const CODES: ReadonlySet<string> = new Set(LLM_FAILURE_CODES)
 
 /** Any thrown value as a failure. Unknown errors count as `TRANSPORT`: something between us and the model broke. */
 export function toFailure(error: unknown): LlmFailure {

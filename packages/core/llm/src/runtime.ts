@@ -4,11 +4,10 @@ import { Context, Service, type Logger } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
 import { ReinError } from '@rein/base'
 import type { AdapterRequest, LlmAdapter, ModelInfo } from './adapter.ts'
-import { BlockAssembler } from './assembler.ts'
 import { isRetryable, toFailure, type LlmFailure, type LlmFailureCode } from './errors.ts'
 import type { LlmEvent, LlmRequest, ModelRoute } from './request.ts'
 import { DEFAULT_RETRY_POLICY, retryDelay, sleep, type RetryPolicy } from './retry.ts'
-import { isDelta, type StreamChunk } from './stream.ts'
+import { carriesAnswer, EMPTY_RESPONSE, isDelta, type StreamChunk } from './stream.ts'
 import { costOfUsage, type TokenUsage } from './usage.ts'
 
 declare module '@deepseek-ai/cordis' {
@@ -163,21 +162,21 @@ export class LlmRuntime extends Service {
   private async *attempt(adapter: LlmAdapter, request: AdapterRequest): AsyncGenerator<StreamChunk, Attempt, undefined> {
     const controller = new AbortController()
     const signal = AbortSignal.any([request.signal, controller.signal])
-    const assembler = new BlockAssembler()
     let held: StreamChunk[] = []
     let shown = false
+    let answered = false
     try {
       for await (const chunk of untilAborted(adapter.stream({ ...request, signal }), request.signal)) {
-        assembler.push(chunk)
         if (chunk.type === 'finish') {
-          const finish = assembler.finish!
-          if (finish.reason === 'error' || finish.reason === 'aborted') {
-            return { ok: false, failure: finish.failure ?? { code: 'TRANSPORT', message: 'the provider ended the stream with an error' }, shown }
+          if (chunk.reason === 'error' || chunk.reason === 'aborted') {
+            return { ok: false, failure: chunk.failure ?? { code: 'TRANSPORT', message: 'the provider ended the stream with an error' }, shown }
           }
+          if (chunk.reason === 'stop' && !answered) return { ok: false, failure: { ...EMPTY_RESPONSE }, shown }
           yield* held
           yield chunk
           return { ok: true }
         }
+        answered ||= carriesAnswer(chunk)
         if (!shown && !isDelta(chunk)) {
           held.push(chunk)
           continue

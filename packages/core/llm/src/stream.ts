@@ -29,6 +29,25 @@ export function isDelta(chunk: StreamChunk): boolean {
   return chunk.type === 'text-delta' || chunk.type === 'reasoning-delta' || chunk.type === 'tool-call-delta'
 }
 
+/**
+ * True for a chunk that gives the caller something to act on: visible text or a tool call.
+ * Reasoning alone answers nothing. A `stop` with no such chunk is an `EMPTY_RESPONSE`.
+ */
+export function carriesAnswer(chunk: StreamChunk): boolean {
+  switch (chunk.type) {
+    case 'text-delta':
+      return chunk.text.trim() !== ''
+    case 'tool-call-delta':
+      return true
+    case 'block-end':
+      return chunk.block.type === 'tool-call' || (chunk.block.type === 'text' && chunk.block.text.trim() !== '')
+    default:
+      return false
+  }
+}
+
+export const EMPTY_RESPONSE: LlmFailure = Object.freeze({ code: 'EMPTY_RESPONSE', message: 'the model returned an empty response' })
+
 export function assertNever(value: never): never {
   throw new Error(`unexpected value: ${JSON.stringify(value)}`)
 }

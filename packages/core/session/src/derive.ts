@@ -8,34 +8,52 @@ import type { CoreEventData, SessionEvent } from './events.ts'
 
 type ToolResultData = CoreEventData['tool/result']
 
-export function deriveMessages(events: readonly SessionEvent[]): Message[] {
-  const messages: Message[] = []
-  let results: { seq: number; data: ToolResultData }[] = []
-  const flushResults = () => {
-    if (results.length === 0) return
-    messages.push(toolResultMessage(results.map(({ data }) => ({
-      toolCallId: data.callId,
-      content: capContent(data.content, data.modelChars),
-      ...(data.isError ? { isError: true } : {}),
-    })), `tool-results-${results[0]!.seq}`))
-    results = []
-  }
-  for (const event of events) {
+/**
+ * The projection built one event at a time, so a growing log is not derived again from the start
+ * on every request. `deriveMessages(events)` is this fed all at once.
+ */
+export class MessageProjection {
+  private readonly done: Message[] = []
+  private results: { seq: number; data: ToolResultData }[] = []
+
+  push(event: SessionEvent): void {
     if (event.type === 'tool/result') {
-      results.push({ seq: event.seq, data: event.data as unknown as ToolResultData })
-      continue
-    }
-    if (event.type === 'user/message') {
-      flushResults()
-      messages.push((event.data as unknown as CoreEventData['user/message']).message)
+      this.results.push({ seq: event.seq, data: event.data as unknown as ToolResultData })
+    } else if (event.type === 'user/message') {
+      this.closeResults()
+      this.done.push((event.data as unknown as CoreEventData['user/message']).message)
     } else if (event.type === 'assistant/message') {
-      flushResults()
+      this.closeResults()
       const { message } = event.data as unknown as CoreEventData['assistant/message']
-      if (message.content.length > 0) messages.push(message)
+      if (message.content.length > 0) this.done.push(message)
     }
   }
-  flushResults()
-  return messages
+
+  /** The messages so far; trailing tool results are grouped as they will be once the log moves on. */
+  messages(): Message[] {
+    return this.results.length > 0 ? [...this.done, groupResults(this.results)] : [...this.done]
+  }
+
+  private closeResults() {
+    if (this.results.length === 0) return
+    this.done.push(groupResults(this.results))
+    this.results = []
+  }
+}
+
+export function deriveMessages(events: readonly SessionEvent[]): Message[] {
+  const projection = new MessageProjection()
+  for (const event of events) projection.push(event)
+  return projection.messages()
+}
+
+/** Consecutive tool results: one user-role message, named after the first result's event. */
+function groupResults(results: readonly { seq: number; data: ToolResultData }[]): Message {
+  return toolResultMessage(results.map(({ data }) => ({
+    toolCallId: data.callId,
+    content: capContent(data.content, data.modelChars),
+    ...(data.isError ? { isError: true } : {}),
+  })), `tool-results-${results[0]!.seq}`)
 }
 
 /**

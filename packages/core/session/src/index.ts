@@ -12,7 +12,7 @@ export {
   SESSION_FORMAT_VERSION, CORE_EVENT_TYPES,
   type SessionHeader, type SessionEvent, type EventDraft, type CoreEventData, type CoreEventType, type CoreEvent, type TurnEndReason,
 } from './events.ts'
-export { deriveMessages, capContent } from './derive.ts'
+export { deriveMessages, capContent, MessageProjection } from './derive.ts'
 export { planRepair, repairEvents, isClean, type RepairPlan, type RepairCall, type RepairAction } from './repair.ts'
 export type { SessionStore, SessionSummary, LoadedSession } from './store.ts'
 export { MemorySessionStore } from './memory-store.ts'

@@ -5,7 +5,7 @@
 
 import { ReinError, isReinError, toFrozenJson, type JsonValue } from '@rein/base'
 import type { Message } from '@rein/llm'
-import { deriveMessages } from './derive.ts'
+import { MessageProjection } from './derive.ts'
 import type { CoreEventData, CoreEventType, SessionEvent, SessionHeader } from './events.ts'
 import type { SessionStore } from './store.ts'
 
@@ -23,10 +23,12 @@ export class Session {
   private _durable: number
   private _flushing: Promise<void> = Promise.resolve()
   private _closed = false
+  private readonly _projection = new MessageProjection()
 
   constructor(readonly header: SessionHeader, events: readonly SessionEvent[], private readonly store: SessionStore, private readonly hooks: SessionHooks) {
     this._events = [...events]
     this._durable = events.length
+    for (const event of events) this._projection.push(event)
   }
 
   get id(): string {
@@ -64,6 +66,7 @@ export class Session {
       ...(options.ignorable ? { ignorable: true as const } : {}),
     })
     this._events.push(event)
+    this._projection.push(event)
     this.hooks.appended(this, event)
     return event
   }
@@ -89,9 +92,9 @@ export class Session {
     this.hooks.flushed(this, batch)
   }
 
-  /** The messages the next request carries. */
+  /** The messages the next request carries: `deriveMessages(events)`, kept up to date as events are appended. */
   messages(): Message[] {
-    return deriveMessages(this._events)
+    return this._projection.messages()
   }
 
   /** Flushes and releases the store's claim on the session. */

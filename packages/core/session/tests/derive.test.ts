@@ -1,6 +1,6 @@
 import { assistantMessage, userMessage } from '@rein/llm'
 import { describe, expect, it } from 'vitest'
-import { capContent, deriveMessages, type SessionEvent } from '../src/index.ts'
+import { capContent, deriveMessages, MessageProjection, type SessionEvent } from '../src/index.ts'
 
 let seq = 0
 const event = (type: string, data: unknown): SessionEvent => ({ seq: seq++, type, time: '2026-01-01T00:00:00.000Z', data: data as never })
@@ -36,6 +36,12 @@ describe('deriveMessages', () => {
       },
     ])
     expect(JSON.stringify(deriveMessages(events))).toBe(JSON.stringify(deriveMessages(JSON.parse(JSON.stringify(events)) as SessionEvent[])))
+    // Built one event at a time, the projection matches a fresh derivation at every point of the log.
+    const projection = new MessageProjection()
+    events.forEach((item, i) => {
+      projection.push(item)
+      expect(JSON.stringify(projection.messages())).toBe(JSON.stringify(deriveMessages(events.slice(0, i + 1))))
+    })
   })
 
   it('caps a long result for the model with the cap recorded on its event', () => {

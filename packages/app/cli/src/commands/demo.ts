@@ -12,7 +12,7 @@ import { builtInRows, PACKAGE_DIR } from '../composition.ts'
 import type { Io } from '../io.ts'
 import { demoReply } from '../demo/script.ts'
 import { createDemoWorkspace, registerDemoTools } from '../demo/workspace.ts'
-import { cancelOnSignal, exitFor, installApproval } from '../session-command.ts'
+import { installApproval, streamTurn } from '../session-command.ts'
 import { colorsEnabled, Renderer } from '../render.ts'
 
 const TASK = 'What is in this workspace? Read what you need, then answer in two sentences.'
@@ -49,15 +49,9 @@ async function runDemo(args: ParsedArgs, io: Io, serverUrl: string, workspaceRoo
     const agent = await ctx.agents.create({ cwd: workspaceRoot })
     renderer.notice(`session ${agent.session.id} (rein show ${agent.session.id} prints it afterwards)`, { type: 'session', id: agent.session.id })
     renderer.notice(`> ${TASK}`)
-    const unsubscribe = agent.subscribe((event) => renderer.event(event))
-    const release = cancelOnSignal(io, agent, renderer)
     try {
-      const result = await agent.send(TASK)
-      renderer.result(result)
-      return exitFor(result)
+      return await streamTurn(io, renderer, agent, (running) => running.send(TASK))
     } finally {
-      release()
-      unsubscribe()
       await agent.close()
     }
   } finally {

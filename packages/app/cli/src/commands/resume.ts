@@ -3,7 +3,7 @@
 import { ReinError } from '@rein/base'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
-import { cancelOnSignal, exitFor, installApproval, openAgent, withComposition } from '../session-command.ts'
+import { installApproval, openAgent, streamTurn, withComposition } from '../session-command.ts'
 
 export async function resumeCommand(args: ParsedArgs, io: Io): Promise<number> {
   const [id, ...rest] = args.positionals
@@ -17,16 +17,7 @@ export async function resumeCommand(args: ParsedArgs, io: Io): Promise<number> {
         throw new ReinError('USAGE', `session ${id} ended cleanly, so there is nothing to continue; add a message: rein resume ${id} "…"`)
       }
       scope.renderer.notice(`session ${agent.session.id}`, { type: 'session', id: agent.session.id })
-      const unsubscribe = agent.subscribe((event) => scope.renderer.event(event))
-      const release = cancelOnSignal(io, agent, scope.renderer)
-      try {
-        const result = text ? await agent.send(text) : await agent.continue()
-        scope.renderer.result(result)
-        return exitFor(result)
-      } finally {
-        release()
-        unsubscribe()
-      }
+      return await streamTurn(io, scope.renderer, agent, (running) => (text ? running.send(text) : running.continue()))
     } finally {
       await agent.close()
     }

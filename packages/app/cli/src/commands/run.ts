@@ -3,7 +3,7 @@
 import { ReinError } from '@rein/base'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
-import { cancelOnSignal, exitFor, installApproval, openAgent, withComposition } from '../session-command.ts'
+import { installApproval, openAgent, streamTurn, withComposition } from '../session-command.ts'
 
 export async function runCommand(args: ParsedArgs, io: Io): Promise<number> {
   const task = args.positionals.join(' ').trim()
@@ -12,15 +12,9 @@ export async function runCommand(args: ParsedArgs, io: Io): Promise<number> {
     installApproval(scope.ctx, args.options.yes)
     const { agent } = await openAgent(scope, args.options.session)
     scope.renderer.notice(`session ${agent.session.id}`, { type: 'session', id: agent.session.id })
-    const unsubscribe = agent.subscribe((event) => scope.renderer.event(event))
-    const release = cancelOnSignal(io, agent, scope.renderer)
     try {
-      const result = await agent.send(task)
-      scope.renderer.result(result)
-      return exitFor(result)
+      return await streamTurn(io, scope.renderer, agent, (running) => running.send(task))
     } finally {
-      release()
-      unsubscribe()
       await agent.close()
     }
   })
