@@ -243,6 +243,7 @@ export class Agent {
       ...(options.reasoningEffort !== undefined ? { reasoningEffort: options.reasoningEffort } : {}),
       signal,
       onEvent: (event) => {
+        if (event.type === 'attempt') return
         if (event.type === 'retry') session.append('llm/retry', event)
         else {
           session.append('llm/fallback', event)

@@ -49,4 +49,12 @@ export abstract class LlmAdapter {
   abstract stream(request: AdapterRequest): AsyncIterable<StreamChunk>
   resolveModel?(provider: string, model: string): ModelInfo | undefined
   listModels?(provider: string): readonly ModelInfo[]
+  /** Where a route's requests go, for `--verbose` and telemetry. Never includes credentials. */
+  endpoint?(provider: string): ProviderEndpoint | undefined
+}
+
+/** The server behind a route: a label for messages and the base URL requests go to. */
+export interface ProviderEndpoint {
+  label: string
+  baseURL?: string
 }

@@ -20,6 +20,11 @@ export interface LlmFailure {
   /** What the provider asked us to wait (Retry-After), in milliseconds. */
   retryAfterMs?: number
   requestId?: string
+  /**
+   * The provider does not serve the requested model (HTTP 404 "model not found" and the like). The
+   * code stays `INVALID_REQUEST`, but another route may serve its model, so the chain falls back.
+   */
+  modelNotFound?: true
 }
 
 const RETRYABLE: ReadonlySet<LlmFailureCode> = new Set([

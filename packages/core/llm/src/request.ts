@@ -2,6 +2,8 @@
 
 import type { GenerationOptions } from './adapter.ts'
 import type { LlmFailure } from './errors.ts'
+import type { FinishReason } from './stream.ts'
+import type { TokenUsage } from './usage.ts'
 
 export interface ModelRoute {
   provider: string
@@ -17,10 +19,49 @@ export interface LlmRequest extends ModelRoute, GenerationOptions {
   /** Tried in order when the current route fails before showing anything; see the README. */
   fallbacks?: readonly ModelRoute[]
   signal?: AbortSignal
-  /** Retries and fallbacks, as they happen, so a session can log them. */
+  /** Retries, fallbacks and every attempt's outcome, as they happen, so a session can log them. */
   onEvent?: (event: LlmEvent) => void
+}
+
+/**
+ * One provider attempt, as it ended — success, failure or abort. The session log keeps one per
+ * attempt (`llm/attempt`); lifecycle events and telemetry are built from the same record, so the
+ * tokens of a failed or aborted attempt are counted once, here, and nowhere else.
+ */
+export interface LlmAttempt {
+  /** The route tried. */
+  provider: string
+  /** The model requested. */
+  model: string
+  /** 0 for the first try on this route, n for its n-th retry. */
+  retry: number
+  /** Position of the route in the fallback chain: 0 is the primary. */
+  fallback: number
+  /** Epoch milliseconds. */
+  startedAt: number
+  endedAt: number
+  /** Whether any delta reached the caller. */
+  shown: boolean
+  /** Absent when the attempt succeeded. */
+  failure?: LlmFailure
+  finishReason?: FinishReason
+  /** As the provider reported it, or rein's estimate when `usageEstimated`. */
+  usage?: TokenUsage
+  /** The provider reported no usage for an attempt that produced output; `usage` is estimated from characters. */
+  usageEstimated?: true
+  responseId?: string
+  responseModel?: string
+  /** The generation options the attempt was sent with, after defaults. */
+  maxTokens?: number
+  temperature?: number
+  reasoningEffort?: string
 }
 
 export type LlmEvent =
   | { type: 'retry'; provider: string; model: string; attempt: number; delayMs: number; failure: LlmFailure }
-  | { type: 'fallback'; from: ModelRoute; to: ModelRoute; failure: LlmFailure }
+  /**
+   * The chain moved to the next route. `cooldownUntil` (epoch ms) is set when `from` was skipped
+   * without a try because it failed recently; `failure` is then the failure that started the cool-down.
+   */
+  | { type: 'fallback'; from: ModelRoute; to: ModelRoute; failure: LlmFailure; cooldownUntil?: number }
+  | ({ type: 'attempt' } & LlmAttempt)

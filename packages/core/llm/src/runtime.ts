@@ -17,6 +17,7 @@ declare module '@deepseek-ai/cordis' {
   interface Events {
     'llm/retry'(event: Extract<LlmEvent, { type: 'retry' }>): void
     'llm/fallback'(event: Extract<LlmEvent, { type: 'fallback' }>): void
+    'llm/attempt'(event: Extract<LlmEvent, { type: 'attempt' }>): void
   }
 }
 

@@ -21,8 +21,11 @@ export type StreamChunk =
   /** The block, fully assembled. */
   | { type: 'block-end'; index: number; block: ContentBlock }
   | { type: 'usage'; usage: TokenUsage }
-  /** `failure` is set for `error` and `aborted`; `replayState` is opaque provider state to store with the message. */
-  | { type: 'finish'; reason: FinishReason; failure?: LlmFailure; replayState?: JsonValue }
+  /**
+   * `failure` is set for `error` and `aborted`; `replayState` is opaque provider state to store with
+   * the message; `responseId` and `responseModel` are what the provider said it answered with.
+   */
+  | { type: 'finish'; reason: FinishReason; failure?: LlmFailure; replayState?: JsonValue; responseId?: string; responseModel?: string }
 
 /** True for the chunks that show the caller something of the answer. */
 export function isDelta(chunk: StreamChunk): boolean {
