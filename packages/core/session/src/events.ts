@@ -30,13 +30,34 @@ export interface SessionEvent<T extends string = string, D = JsonValue> {
   ignorable?: true
 }
 
-export type TurnEndReason = 'completed' | 'aborted' | 'error' | 'budget' | 'interrupted'
+/**
+ * How a turn ended. `budget`: a limit of the turn (steps, output tokens, cost) stopped it;
+ * `max-tokens`: the model hit its output limit for one request (the answer is cut off);
+ * `interrupted`: the process or the service running it went away (written by repair or dispose).
+ */
+export type TurnEndReason = 'completed' | 'aborted' | 'error' | 'budget' | 'max-tokens' | 'interrupted'
+
+/** A limit crossed by an answer that arrived anyway: the turn completed, and this says by how much. */
+export interface TurnOverrun {
+  code: string
+  message: string
+}
+
+/** The generation options a step's request was sent with, after defaults; a resume reuses them. */
+export interface StepRequest {
+  provider: string
+  model: string
+  maxTokens?: number
+  temperature?: number
+  reasoningEffort?: string
+}
 
 /** Data of the core event types. */
 export interface CoreEventData {
   'turn/start': { turn: number }
-  'turn/end': { turn: number; reason: TurnEndReason; error?: { code: string; message: string } }
-  'step/start': { turn: number; step: number }
+  'turn/end': { turn: number; reason: TurnEndReason; error?: { code: string; message: string }; overrun?: TurnOverrun }
+  /** `request` is absent in logs written before it was recorded. */
+  'step/start': { turn: number; step: number; request?: StepRequest }
   'step/end': { turn: number; step: number }
   'user/message': { message: Message }
   /**
@@ -74,12 +95,18 @@ export interface CoreEventData {
   }
   'llm/retry': Extract<LlmEvent, { type: 'retry' }>
   'llm/fallback': Extract<LlmEvent, { type: 'fallback' }>
+  /**
+   * One provider attempt, success or not: the record usage and cost are summed from. The
+   * successful attempt's usage also appears on its `assistant/message`; count one or the other.
+   * `cost` is money for this attempt's usage, when the model is priced.
+   */
+  'llm/attempt': Omit<Extract<LlmEvent, { type: 'attempt' }>, 'type'> & { cost?: number }
 }
 
 export type CoreEventType = keyof CoreEventData
 export const CORE_EVENT_TYPES: readonly CoreEventType[] = [
   'turn/start', 'turn/end', 'step/start', 'step/end', 'user/message', 'request/header',
-  'assistant/message', 'tool/call', 'tool/result', 'llm/retry', 'llm/fallback',
+  'assistant/message', 'tool/call', 'tool/result', 'llm/retry', 'llm/fallback', 'llm/attempt',
 ]
 
 /** An event before the log gives it a `seq` and a `time`. */

@@ -5,6 +5,7 @@
  */
 
 import type { Message } from '@rein/llm'
+import { eventData } from './event-data.ts'
 import type { CoreEventData, EventDraft, SessionEvent } from './events.ts'
 
 export type RepairAction =
@@ -32,54 +33,77 @@ export interface RepairPlan {
 }
 
 type ToolResult = CoreEventData['tool/result']
+type Requested = Omit<RepairCall, 'action'>
 
-/** `isReplaySafe(name)`: whether the tool as registered now says it is replay-safe. */
+/**
+ * `isReplaySafe(name)`: whether the tool as registered now says it is replay-safe. Only the open
+ * step can hold unpaired calls (a step ends after its calls are paired), so pairing is scoped to
+ * it; within it, calls and results pair in order, so a log whose ids repeat still repairs.
+ */
 export function planRepair(events: readonly SessionEvent[], isReplaySafe: (name: string) => boolean): RepairPlan {
   let turn: number | undefined
   let step: { turn: number; step: number } | undefined
-  let requested: { callId: string; name: string; arguments: string }[] = []
-  const intents = new Map<string, CoreEventData['tool/call']>()
-  const results = new Set<string>()
+  let open = new OpenStep()
   for (const event of events) {
     switch (event.type) {
       case 'turn/start':
-        turn = (event.data as CoreEventData['turn/start']).turn
-        requested = []
-        intents.clear()
-        results.clear()
+        turn = eventData(event, 'turn/start').turn
+        step = undefined
+        open = new OpenStep()
         break
       case 'turn/end':
         turn = undefined
         step = undefined
+        open = new OpenStep()
         break
-      case 'step/start':
-        step = event.data as CoreEventData['step/start']
+      case 'step/start': {
+        const data = eventData(event, 'step/start')
+        step = { turn: data.turn, step: data.step }
+        open = new OpenStep()
         break
+      }
       case 'step/end':
         step = undefined
+        open = new OpenStep()
         break
-      case 'assistant/message': {
-        const { message } = event.data as unknown as CoreEventData['assistant/message']
-        requested.push(...toolCalls(message))
+      case 'assistant/message':
+        open.requested.push(...toolCalls(eventData(event, 'assistant/message').message))
         break
-      }
       case 'tool/call': {
-        const intent = event.data as CoreEventData['tool/call']
-        intents.set(intent.callId, intent)
+        const intent = eventData(event, 'tool/call')
+        open.intents.set(intent.callId, [...(open.intents.get(intent.callId) ?? []), intent.replaySafe])
         break
       }
-      case 'tool/result':
-        results.add((event.data as unknown as ToolResult).callId)
+      case 'tool/result': {
+        const { callId } = eventData(event, 'tool/result')
+        open.results.set(callId, (open.results.get(callId) ?? 0) + 1)
         break
+      }
     }
   }
   if (turn === undefined) return { calls: [] }
-  const calls = requested.filter((call) => !results.has(call.callId)).map((call): RepairCall => {
-    const intent = intents.get(call.callId)
-    if (!intent) return { ...call, action: 'not-started' }
-    return { ...call, action: intent.replaySafe && isReplaySafe(call.name) ? 'rerun' : 'outcome-unknown' }
-  })
-  return { turn, ...(step ? { step } : {}), calls }
+  return { turn, ...(step ? { step } : {}), calls: open.unpaired(isReplaySafe) }
+}
+
+/** The calls, intents and results of one step, counted per id so repeated ids pair in order. */
+class OpenStep {
+  readonly requested: Requested[] = []
+  readonly intents = new Map<string, boolean[]>()
+  readonly results = new Map<string, number>()
+
+  unpaired(isReplaySafe: (name: string) => boolean): RepairCall[] {
+    const seen = new Map<string, number>()
+    const calls: RepairCall[] = []
+    for (const call of this.requested) {
+      const position = seen.get(call.callId) ?? 0
+      seen.set(call.callId, position + 1)
+      if (position < (this.results.get(call.callId) ?? 0)) continue
+      const replaySafe = this.intents.get(call.callId)?.[position]
+      if (replaySafe === undefined) calls.push({ ...call, action: 'not-started' })
+      else calls.push({ ...call, action: replaySafe && isReplaySafe(call.name) ? 'rerun' : 'outcome-unknown' })
+    }
+    return calls
+  }
 }
 
 /** True when the log needs no repair. */
@@ -110,6 +134,6 @@ function synthesizedResult(call: RepairCall): ToolResult {
   return { callId: call.callId, content: [{ type: 'text', text }], isError: true, code: unknown ? 'TOOL_OUTCOME_UNKNOWN' : 'TOOL_NOT_STARTED' }
 }
 
-function toolCalls(message: Message) {
+function toolCalls(message: Message): Requested[] {
   return message.content.flatMap((block) => (block.type === 'tool-call' ? [{ callId: block.id, name: block.name, arguments: block.arguments }] : []))
 }

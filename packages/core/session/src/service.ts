@@ -31,6 +31,8 @@ interface ServiceState {
   store: SessionStore | undefined
   types: Map<string, number>
   logger: Logger
+  /** Sessions created or opened here and not closed yet, with the store each belongs to. */
+  open: Map<Session, SessionStore>
 }
 
 export class SessionService extends Service {
@@ -38,17 +40,26 @@ export class SessionService extends Service {
 
   constructor(ctx: Context) {
     super(ctx, 'sessions')
-    this._state = { store: undefined, types: new Map(CORE_EVENT_TYPES.map((type) => [type, 1])), logger: ctx.logger('sessions') }
+    const state: ServiceState = { store: undefined, types: new Map(CORE_EVENT_TYPES.map((type) => [type, 1])), logger: ctx.logger('sessions'), open: new Map() }
+    this._state = state
+    // Without the service nothing can write a session: close every open one, saving what it holds.
+    ctx.effect(() => () => closeSessions(state, () => true), 'sessions: close open sessions')
   }
 
-  /** Makes `store` the one sessions are kept in, until disposed. A second store → `DUPLICATE_STORE`. */
+  /**
+   * Makes `store` the one sessions are kept in, until disposed. A second store → `DUPLICATE_STORE`.
+   * When it goes, the sessions open on it are closed first (their owners' `beforeClose` hooks run,
+   * then what they hold is flushed), then the store's own `dispose` releases anything left.
+   */
   registerStore(store: SessionStore): () => Promise<void> {
     const state = this._state
     return this.ctx.effect(() => {
       if (state.store) throw new ReinError('DUPLICATE_STORE', 'a session store is already registered; load only one store plugin')
       state.store = store
-      return () => {
+      return async () => {
         if (state.store === store) state.store = undefined
+        await closeSessions(state, (owner) => owner === store)
+        await store.dispose?.()
       }
     }, 'sessions.registerStore')
   }
@@ -79,7 +90,7 @@ export class SessionService extends Service {
       ...(options.parentSessionId ? { parentSessionId: options.parentSessionId } : {}),
     }
     await store.create(header)
-    return new Session(header, [], store, this.hooks())
+    return this.track(new Session(header, [], store, this.hooks()), store)
   }
 
   /** A stored session, claimed for writing (`SESSION_LOCKED` if another process has it). Check `planRepair` before use. */
@@ -92,7 +103,7 @@ export class SessionService extends Service {
       await store.close(id)
       throw error
     }
-    return new Session(loaded.header, loaded.events, store, this.hooks())
+    return this.track(new Session(loaded.header, loaded.events, store, this.hooks()), store)
   }
 
   /** A stored session, read-only. */
@@ -118,6 +129,11 @@ export class SessionService extends Service {
     }
   }
 
+  private track(session: Session, store: SessionStore): Session {
+    this._state.open.set(session, store)
+    return session
+  }
+
   private requireStore(): SessionStore {
     const { store } = this._state
     if (!store) throw new ReinError('NO_SESSION_STORE', 'no session store is loaded; add @rein/session-jsonl to cordis.yml')
@@ -125,13 +141,22 @@ export class SessionService extends Service {
   }
 
   private hooks(): SessionHooks {
-    const { types, logger } = this._state
+    const { types, logger, open } = this._state
     const ctx = this.ctx
     const report = (error: unknown) => logger.error('a session listener failed: %s', error)
     return {
       isKnown: (type) => types.has(type),
+      closed: (session) => { open.delete(session) },
       appended: (session, event) => { ctx.parallel('session/append', session, event).catch(report) },
       flushed: (session, events) => { ctx.parallel('session/flush', session, events).catch(report) },
     }
   }
+}
+
+/** Closes the open sessions `which` selects; a close that fails is logged, the others still close. */
+async function closeSessions(state: ServiceState, which: (store: SessionStore) => boolean): Promise<void> {
+  const sessions = [...state.open].filter(([, store]) => which(store)).map(([session]) => session)
+  await Promise.all(sessions.map((session) => session.close().catch((error: unknown) => {
+    state.logger.error('session %s could not be saved while closing: %s', session.id, error)
+  })))
 }

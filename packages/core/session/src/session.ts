@@ -16,6 +16,8 @@ export interface SessionHooks {
   flushed(session: Session, events: readonly SessionEvent[]): void
   /** Whether an event type may be appended. */
   isKnown(type: string): boolean
+  /** Called once the session is closed and its claim released. */
+  closed?(session: Session): void
 }
 
 export class Session {
@@ -23,6 +25,8 @@ export class Session {
   private _durable: number
   private _flushing: Promise<void> = Promise.resolve()
   private _closed = false
+  private _closing: Promise<void> | undefined
+  private readonly _beforeClose = new Set<() => void | Promise<void>>()
   private readonly _projection = new MessageProjection()
 
   constructor(readonly header: SessionHeader, events: readonly SessionEvent[], private readonly store: SessionStore, private readonly hooks: SessionHooks) {
@@ -38,6 +42,11 @@ export class Session {
   /** Every event, durable or not. */
   get events(): readonly SessionEvent[] {
     return this._events
+  }
+
+  /** True once `close()` began: appends fail with `SESSION_CLOSED`. */
+  get closed(): boolean {
+    return this._closed
   }
 
   /** Events appended but not yet flushed. */
@@ -97,14 +106,39 @@ export class Session {
     return this._projection.messages()
   }
 
-  /** Flushes and releases the store's claim on the session. */
-  async close(): Promise<void> {
-    if (this._closed) return
+  /**
+   * Runs `hook` when the session is about to close (by its owner, or because its store or the
+   * service went away), before the last flush: an agent ends its running turn there, so the turn's
+   * end is saved. Returns a function that removes the hook.
+   */
+  beforeClose(hook: () => void | Promise<void>): () => void {
+    this._beforeClose.add(hook)
+    return () => this._beforeClose.delete(hook)
+  }
+
+  /** Runs the `beforeClose` hooks, flushes, and releases the store's claim. Later appends fail with `SESSION_CLOSED`. */
+  close(): Promise<void> {
+    this._closing ??= this.shutDown()
+    return this._closing
+  }
+
+  private async shutDown(): Promise<void> {
+    for (const hook of [...this._beforeClose]) {
+      try {
+        await hook()
+      } catch {
+        // A hook that fails must not keep the session open; its owner reports its own errors.
+      }
+    }
     try {
       await this.flush()
     } finally {
       this._closed = true
-      await this.store.close(this.id)
+      try {
+        await this.store.close(this.id)
+      } finally {
+        this.hooks.closed?.(this)
+      }
     }
   }
 }

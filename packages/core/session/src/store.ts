@@ -42,4 +42,6 @@ export interface SessionStore {
   /** Reads without claiming. */
   load(id: string): Promise<LoadedSession>
   list(): Promise<SessionSummary[]>
+  /** Releases whatever is still claimed (files, locks); called when the store is unregistered. */
+  dispose?(): Promise<void>
 }

@@ -74,3 +74,44 @@ describe('planRepair', () => {
     ])
   })
 })
+
+describe('planRepair with tool-call ids that repeat (servers that omit ids, issue #8)', () => {
+  const ask = (id: string, step: number) => assistantMessage([{ type: 'tool-call', id, name: 'append_line', arguments: '{}' }], source, `a${step}`)
+  const result = (callId: string) => ['tool/result', { callId, content: [{ type: 'text', text: 'ok' }], isError: false }] as [string, unknown]
+
+  it('repairs a call whose id an earlier, completed step already used', () => {
+    const events = log(
+      ['turn/start', { turn: 1 }],
+      ['user/message', { message: userMessage('go', 'u1') }],
+      ['step/start', { turn: 1, step: 1 }],
+      ['assistant/message', { message: ask('call_0', 1), provider: 'p', model: 'm' }],
+      ['tool/call', { callId: 'call_0', name: 'append_line', arguments: '{}', replaySafe: false }],
+      result('call_0'),
+      ['step/end', { turn: 1, step: 1 }],
+      ['step/start', { turn: 1, step: 2 }],
+      ['assistant/message', { message: ask('call_0', 2), provider: 'p', model: 'm' }],
+      ['tool/call', { callId: 'call_0', name: 'append_line', arguments: '{}', replaySafe: false }],
+    )
+    expect(planRepair(events, replaySafe)).toEqual({
+      turn: 1,
+      step: { turn: 1, step: 2 },
+      calls: [{ callId: 'call_0', name: 'append_line', arguments: '{}', action: 'outcome-unknown' }],
+    })
+  })
+
+  it('pairs repeated ids within one step in order', () => {
+    const twice = assistantMessage([
+      { type: 'tool-call', id: 'call_0', name: 'append_line', arguments: '{"n":1}' },
+      { type: 'tool-call', id: 'call_0', name: 'read', arguments: '{"n":2}' },
+    ], source, 'a1')
+    const events = log(
+      ['turn/start', { turn: 1 }],
+      ['step/start', { turn: 1, step: 1 }],
+      ['assistant/message', { message: twice, provider: 'p', model: 'm' }],
+      ['tool/call', { callId: 'call_0', name: 'append_line', arguments: '{"n":1}', replaySafe: false }],
+      result('call_0'),
+      ['tool/call', { callId: 'call_0', name: 'read', arguments: '{"n":2}', replaySafe: true }],
+    )
+    expect(planRepair(events, replaySafe).calls).toEqual([{ callId: 'call_0', name: 'read', arguments: '{"n":2}', action: 'rerun' }])
+  })
+})

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import { link, open, unlink, type FileHandle } from 'node:fs/promises'
 import { basename, join } from 'node:path'
-import { ReinError } from '@rein/base'
+import { ReinError, openPrivateFile } from '@rein/base'
 import { errorCode } from './fs-errors.ts'
 
 /** The part of a `FileHandle` an append needs. */
@@ -44,7 +44,7 @@ export async function appendDurably(target: AppendTarget, position: number, data
 export async function publishFile(file: string, content: Uint8Array): Promise<FileHandle> {
   const folder = join(file, '..')
   const temp = join(folder, `.${basename(file)}.${process.pid}.${randomUUID()}.tmp`)
-  const handle = await open(temp, 'wx')
+  const handle = await openPrivateFile(temp, 'wx')
   let linked = false
   try {
     await writeAll(handle, content, 0)

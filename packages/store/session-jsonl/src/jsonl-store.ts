@@ -3,8 +3,8 @@
  * published atomically by the first write, and claimed by a pid lock file while open.
  */
 
-import { mkdir, open, readFile, readdir, stat, type FileHandle } from 'node:fs/promises'
-import { ReinError, isReinError, toFrozenJson } from '@rein/base'
+import { open, readFile, readdir, stat, type FileHandle } from 'node:fs/promises'
+import { ReinError, ensurePrivateDir, isReinError, toFrozenJson } from '@rein/base'
 import { summarize, type LoadedSession, type SessionEvent, type SessionHeader, type SessionStore, type SessionSummary } from '@rein/session'
 import { appendDurably, publishFile } from './durable-write.ts'
 import { errorCode, messageOf } from './fs-errors.ts'
@@ -152,6 +152,15 @@ export class JsonlSessionStore implements SessionStore {
     if (failure !== undefined) throw failure
   }
 
+  /** Closes every session still open here (each flushed, its file closed, its lock released). */
+  async dispose(): Promise<void> {
+    const failures: unknown[] = []
+    for (const id of [...this.sessions.keys()]) {
+      await this.close(id).catch((error: unknown) => { failures.push(error) })
+    }
+    if (failures.length > 0) throw failures[0]
+  }
+
   async load(id: string): Promise<LoadedSession> {
     const paths = sessionPaths(this.root, id)
     const content = await readFile(paths.file).catch((error: unknown) => { throw readError(id, paths.file, error) })
@@ -188,8 +197,9 @@ export class JsonlSessionStore implements SessionStore {
     return session
   }
 
+  /** The root holds prompts and outputs: 0700, like every folder rein keeps content in. */
   private async ensureRoot(): Promise<void> {
-    await mkdir(this.root, { recursive: true }).catch((error: unknown) => { throw ioError(`cannot create the sessions folder ${this.root}`, error) })
+    await ensurePrivateDir(this.root).catch((error: unknown) => { throw ioError(`cannot create the sessions folder ${this.root}`, error) })
   }
 
   /** Moves the queue into a batch on the write chain. */

@@ -1,10 +1,14 @@
 /**
- * The per-session lock file: `<id>.lock`, created exclusively, holding the owner's pid. A lock whose
- * process is gone is stale and taken over.
+ * The per-session lock file: `<id>.lock`, holding the owner's pid. It appears whole — the pid is
+ * written to a temporary file that is then hard-linked into place — so a live owner's lock is never
+ * empty. A lock whose owner cannot be shown alive (its process is gone, or the file names no
+ * process, e.g. one left empty by an older rein killed mid-write) is stale and taken over.
  */
 
-import { open, readFile, unlink } from 'node:fs/promises'
-import { ReinError } from '@rein/base'
+import { randomUUID } from 'node:crypto'
+import { link, readFile, unlink } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
+import { ReinError, openPrivateFile } from '@rein/base'
 import { errorCode, messageOf } from './fs-errors.ts'
 
 const ATTEMPTS = 3
@@ -15,10 +19,7 @@ export async function claimLock(lock: string, id: string): Promise<void> {
     if (await tryCreate(lock)) return
     const holder = await readHolder(lock)
     if (holder === 'gone') continue
-    if (holder === undefined) {
-      throw new ReinError('SESSION_LOCKED', `session ${id} is locked by ${lock}, which names no process; delete that file if no rein process is using the session`, { details: { lock } })
-    }
-    if (isProcessAlive(holder)) {
+    if (holder !== 'stale' && isProcessAlive(holder)) {
       const who = holder === process.pid ? 'this process' : `process ${holder}`
       throw new ReinError('SESSION_LOCKED', `session ${id} is open in ${who} (pid ${holder}); close it there first, or delete ${lock} if that process is not rein`, { details: { pid: holder, lock } })
     }
@@ -45,27 +46,28 @@ function isProcessAlive(pid: number): boolean {
   }
 }
 
+/** Writes our pid to a temporary file, then links it to `lock`: false if a lock is already there. */
 async function tryCreate(lock: string): Promise<boolean> {
-  let handle
+  const temp = join(dirname(lock), `.${basename(lock)}.${process.pid}.${randomUUID()}.tmp`)
   try {
-    handle = await open(lock, 'wx')
+    const handle = await openPrivateFile(temp, 'wx')
+    try {
+      await handle.writeFile(`${process.pid}\n`)
+    } finally {
+      await handle.close()
+    }
+    await link(temp, lock)
+    return true
   } catch (error) {
     if (errorCode(error) === 'EEXIST') return false
     throw lockError(lock, error)
+  } finally {
+    await unlink(temp).catch(() => undefined)
   }
-  try {
-    await handle.writeFile(`${process.pid}\n`)
-  } catch (error) {
-    await handle.close()
-    await unlink(lock).catch(() => undefined)
-    throw lockError(lock, error)
-  }
-  await handle.close()
-  return true
 }
 
-/** The holder's pid; undefined when the file names none; 'gone' when it vanished meanwhile. */
-async function readHolder(lock: string): Promise<number | undefined | 'gone'> {
+/** The holder's pid; 'stale' when the file names no process; 'gone' when it vanished meanwhile. */
+async function readHolder(lock: string): Promise<number | 'stale' | 'gone'> {
   let text
   try {
     text = await readFile(lock, 'utf8')
@@ -75,7 +77,7 @@ async function readHolder(lock: string): Promise<number | undefined | 'gone'> {
   }
   const pid = Number(text.trim())
   // pid 0 and negatives would address process groups in process.kill.
-  return Number.isInteger(pid) && pid > 0 ? pid : undefined
+  return Number.isInteger(pid) && pid > 0 ? pid : 'stale'
 }
 
 function lockError(lock: string, cause: unknown): ReinError {

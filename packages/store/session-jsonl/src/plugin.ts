@@ -1,15 +1,15 @@
 /** The cordis plugin: builds a `JsonlSessionStore` from Config and registers it on `ctx.sessions`. */
 
 import { homedir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import type { Context } from '@deepseek-ai/cordis'
 import type {} from '@rein/session'
 import Schema from '@deepseek-ai/schemastery'
 import { JsonlSessionStore, type JsonlSessionStoreOptions } from './jsonl-store.ts'
 
-/** `~/.rein/sessions`: where sessions go when Config names no root. */
-export function defaultSessionRoot(): string {
-  return join(homedir(), '.rein', 'sessions')
+/** `$REIN_HOME/sessions`, else `~/.rein/sessions`: where sessions go when Config names no root. */
+export function defaultSessionRoot(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.REIN_HOME ? resolve(env.REIN_HOME) : join(homedir(), '.rein'), 'sessions')
 }
 
 export interface Config {
@@ -19,7 +19,7 @@ export interface Config {
 }
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
-  root: Schema.string().description('Folder for the session files. Default: ~/.rein/sessions.'),
+  root: Schema.string().description('Folder for the session files. Default: $REIN_HOME/sessions, else ~/.rein/sessions.'),
   batchDelayMs: Schema.natural().default(0).description('Milliseconds appended events wait to be written together; 0 = the next tick.'),
 })
 

@@ -9,6 +9,18 @@ describe('plugin config', () => {
     expect(resolveStoreOptions(Config({}))).toEqual({ root: join(homedir(), '.rein', 'sessions'), batchDelayMs: 0 })
   })
 
+  it('defaults the root to $REIN_HOME/sessions when REIN_HOME is set (issue #8)', () => {
+    const before = process.env.REIN_HOME
+    process.env.REIN_HOME = '/data/rein-home'
+    try {
+      expect(defaultSessionRoot()).toBe(join('/data/rein-home', 'sessions'))
+      expect(resolveStoreOptions(Config({})).root).toBe(join('/data/rein-home', 'sessions'))
+    } finally {
+      if (before === undefined) delete process.env.REIN_HOME
+      else process.env.REIN_HOME = before
+    }
+  })
+
   it('keeps a configured root and delay', () => {
     expect(resolveStoreOptions(Config({ root: '/data/sessions', batchDelayMs: 20 }))).toEqual({ root: '/data/sessions', batchDelayMs: 20 })
   })

@@ -1,95 +1,137 @@
 /**
  * `validateSessionInvariants`: the properties every rein session log keeps, whatever happened —
  * crashes, cancellations, budgets, failures. Returns the violations found (empty when the log holds).
+ *
+ * The invariants (the README lists them with their allowed exceptions):
+ * 1. `seq` is contiguous from 0.
+ * 2. Turns are numbered 1, 2, …, never nest, and each `turn/end` closes the open turn.
+ * 3. Steps open and close inside a turn, never nest, and are closed before the turn ends.
+ * 4. Answers (`assistant/message`), intents and results belong to an open step.
+ * 5. Every tool call the model asked for in a step has exactly one result in that step, and every
+ *    result answers a call of that step.
+ * 6. A call has at most one intent (`tool/call`), written before its result. A result without an
+ *    intent is allowed only for a call that never started (its code says so).
+ * 7. No user message comes between a call and its result.
+ * 8. An interrupted answer carries no tool call.
+ * 9. Usage counts (on answers and attempt records) are non-negative integers; reasoning ⊂ output.
+ * 10. The log ends outside any step and turn — a crashed log breaks this until it is repaired.
  */
 
 import type { SessionEvent } from '@rein/session'
 
+/** Results that may lack an intent: the call was paired without its body ever running. */
+const NOT_STARTED = ['TOOL_NOT_STARTED', 'ABORTED_BEFORE_DISPATCH', 'BUDGET_EXCEEDED']
+
 interface OpenStep {
-  turn: number
   step: number
   requested: Map<string, string>
   results: Map<string, number>
   intents: Set<string>
 }
 
+type Report = (event: SessionEvent, problem: string) => void
+
 export function validateSessionInvariants(events: readonly SessionEvent[]): string[] {
   const problems: string[] = []
-  let turn: number | undefined
-  let step: OpenStep | undefined
-  let lastTurn = 0
-  const at = (event: SessionEvent, problem: string) => problems.push(`#${event.seq} ${event.type}: ${problem}`)
-
-  const closeStep = (event: SessionEvent) => {
-    if (!step) return
-    for (const [callId, name] of step.requested) {
-      const count = step.results.get(callId) ?? 0
-      if (count !== 1) at(event, `tool call ${callId} (${name}) has ${count} results in turn ${step.turn} step ${step.step}, expected exactly 1`)
-    }
-    for (const callId of step.results.keys()) {
-      if (!step.requested.has(callId)) at(event, `result for ${callId}, which the model did not ask for in this step`)
-    }
-    step = undefined
-  }
-
+  const report: Report = (event, problem) => problems.push(`#${event.seq} ${event.type}: ${problem}`)
+  const state: { turn?: number; lastTurn: number; step?: OpenStep } = { lastTurn: 0 }
   events.forEach((event, index) => {
-    if (event.seq !== index) at(event, `seq ${event.seq} at position ${index}`)
-    const data = event.data as Record<string, unknown>
-    switch (event.type) {
-      case 'turn/start':
-        if (turn !== undefined) at(event, `turn ${turn} is still open`)
-        turn = data.turn as number
-        if (turn !== lastTurn + 1) at(event, `turn ${turn} follows turn ${lastTurn}`)
-        lastTurn = turn
-        break
-      case 'turn/end':
-        if (turn === undefined) at(event, 'no turn is open')
-        else if (data.turn !== turn) at(event, `closes turn ${String(data.turn)} but turn ${turn} is open`)
-        if (step) at(event, `step ${step.step} is still open`)
-        turn = undefined
-        break
-      case 'step/start':
-        if (turn === undefined) at(event, 'outside a turn')
-        if (step) at(event, `step ${step.step} is still open`)
-        step = { turn: data.turn as number, step: data.step as number, requested: new Map(), results: new Map(), intents: new Set() }
-        break
-      case 'step/end':
-        if (!step) at(event, 'no step is open')
-        closeStep(event)
-        break
-      case 'assistant/message': {
-        if (!step) at(event, 'outside a step')
-        const message = data.message as { content: { type: string; id?: string; name?: string }[] }
-        for (const block of message.content) {
-          if (block.type === 'tool-call') step?.requested.set(block.id!, block.name!)
-        }
-        const usage = data.usage as { inputTokens: number; outputTokens: number; reasoningTokens?: number; cacheReadTokens?: number } | undefined
-        if (usage) {
-          const counts = [usage.inputTokens, usage.outputTokens, usage.reasoningTokens ?? 0, usage.cacheReadTokens ?? 0]
-          if (counts.some((count) => !Number.isInteger(count) || count < 0)) at(event, 'usage counts must be non-negative integers')
-          if ((usage.reasoningTokens ?? 0) > usage.outputTokens) at(event, 'reasoning tokens exceed output tokens')
-        }
-        if (data.interrupted && message.content.some((block) => block.type === 'tool-call')) at(event, 'an interrupted message carries a tool call')
-        break
-      }
-      case 'tool/call':
-        if (!step) at(event, 'outside a step')
-        else if (!step.requested.has(data.callId as string)) at(event, `intent for ${String(data.callId)}, which the model did not ask for`)
-        else step.intents.add(data.callId as string)
-        break
-      case 'tool/result': {
-        if (!step) {
-          at(event, 'outside a step')
-          break
-        }
-        const callId = data.callId as string
-        step.results.set(callId, (step.results.get(callId) ?? 0) + 1)
-        break
-      }
-    }
+    if (event.seq !== index) report(event, `seq ${event.seq} at position ${index}`)
+    check(event, event.data as Record<string, unknown>, state, report)
   })
   const last = events.at(-1)
-  if (last && step) at(last, `the log ends inside step ${step.step}`)
-  if (last && turn !== undefined && !step) at(last, `the log ends inside turn ${turn}`)
+  if (last && state.step) report(last, `the log ends inside step ${state.step.step}`)
+  if (last && state.turn !== undefined && !state.step) report(last, `the log ends inside turn ${state.turn}`)
   return problems
+}
+
+function check(event: SessionEvent, data: Record<string, unknown>, state: { turn?: number; lastTurn: number; step?: OpenStep }, report: Report) {
+  switch (event.type) {
+    case 'turn/start':
+      if (state.turn !== undefined) report(event, `turn ${state.turn} is still open`)
+      state.turn = data.turn as number
+      if (state.turn !== state.lastTurn + 1) report(event, `turn ${state.turn} follows turn ${state.lastTurn}`)
+      state.lastTurn = state.turn
+      return
+    case 'turn/end':
+      if (state.turn === undefined) report(event, 'no turn is open')
+      else if (data.turn !== state.turn) report(event, `closes turn ${String(data.turn)} but turn ${state.turn} is open`)
+      if (state.step) report(event, `step ${state.step.step} is still open`)
+      state.turn = undefined
+      return
+    case 'step/start':
+      if (state.turn === undefined) report(event, 'outside a turn')
+      if (state.step) report(event, `step ${state.step.step} is still open`)
+      state.step = { step: data.step as number, requested: new Map(), results: new Map(), intents: new Set() }
+      return
+    case 'step/end':
+      if (!state.step) report(event, 'no step is open')
+      else closeStep(event, state.step, report)
+      state.step = undefined
+      return
+    case 'user/message': {
+      const waiting = state.step && [...state.step.requested.keys()].find((callId) => !state.step?.results.has(callId))
+      if (waiting) report(event, `between tool call ${waiting} and its result`)
+      return
+    }
+    case 'assistant/message':
+      if (!state.step) report(event, 'outside a step')
+      answer(event, data, state.step, report)
+      return
+    case 'llm/attempt':
+      checkUsage(event, data.usage, report)
+      return
+    case 'tool/call':
+      intent(event, data.callId as string, state.step, report)
+      return
+    case 'tool/result':
+      result(event, data, state.step, report)
+  }
+}
+
+function answer(event: SessionEvent, data: Record<string, unknown>, step: OpenStep | undefined, report: Report) {
+  const message = data.message as { content: { type: string; id?: string; name?: string }[] }
+  for (const block of message.content) {
+    if (block.type === 'tool-call' && block.id !== undefined) step?.requested.set(block.id, block.name ?? '')
+  }
+  checkUsage(event, data.usage, report)
+  if (data.interrupted && message.content.some((block) => block.type === 'tool-call')) report(event, 'an interrupted message carries a tool call')
+}
+
+function intent(event: SessionEvent, callId: string, step: OpenStep | undefined, report: Report) {
+  if (!step) report(event, 'outside a step')
+  else if (!step.requested.has(callId)) report(event, `intent for ${callId}, which the model did not ask for`)
+  else if (step.results.has(callId)) report(event, `intent for ${callId} after its result`)
+  else if (step.intents.has(callId)) report(event, `a second intent for ${callId}`)
+  else step.intents.add(callId)
+}
+
+function result(event: SessionEvent, data: Record<string, unknown>, step: OpenStep | undefined, report: Report) {
+  if (!step) {
+    report(event, 'outside a step')
+    return
+  }
+  const callId = data.callId as string
+  step.results.set(callId, (step.results.get(callId) ?? 0) + 1)
+  if (step.requested.has(callId) && !step.intents.has(callId) && !NOT_STARTED.includes(data.code as string)) {
+    report(event, `result for ${callId} without an intent; only a call that never started (${NOT_STARTED.join(', ')}) may have none`)
+  }
+}
+
+function closeStep(event: SessionEvent, step: OpenStep, report: Report) {
+  for (const [callId, name] of step.requested) {
+    const count = step.results.get(callId) ?? 0
+    if (count !== 1) report(event, `tool call ${callId} (${name}) has ${count} results in step ${step.step}, expected exactly 1`)
+  }
+  for (const callId of step.results.keys()) {
+    if (!step.requested.has(callId)) report(event, `result for ${callId}, which the model did not ask for in this step`)
+  }
+}
+
+function checkUsage(event: SessionEvent, value: unknown, report: Report) {
+  if (value === undefined) return
+  const usage = value as { inputTokens: number; outputTokens: number; reasoningTokens?: number; cacheReadTokens?: number; cacheWriteTokens?: number }
+  const counts = [usage.inputTokens, usage.outputTokens, usage.reasoningTokens ?? 0, usage.cacheReadTokens ?? 0, usage.cacheWriteTokens ?? 0]
+  if (counts.some((count) => !Number.isInteger(count) || count < 0)) report(event, 'usage counts must be non-negative integers')
+  if ((usage.reasoningTokens ?? 0) > usage.outputTokens) report(event, 'reasoning tokens exceed output tokens')
 }
