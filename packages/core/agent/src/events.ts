@@ -1,28 +1,34 @@
 /** What an agent tells a UI while it works. Every event is also recoverable from the session log. */
 
 import type { FinishReason, LlmEvent, TokenUsage } from '@rein/llm'
-import type { TurnEndReason } from '@rein/session'
+import type { TurnEndReason, TurnOverrun } from '@rein/session'
 import type { ToolCallView, ToolResultView } from '@rein/tools'
 
+/** One event of a running agent, in the order it happened. */
 export type AgentEvent =
   | { type: 'turn-start'; turn: number }
   | { type: 'text-delta'; text: string }
   | { type: 'reasoning-delta'; text: string }
   | { type: 'tool-start'; callId: string; name: string; card: ToolCallView }
   | { type: 'tool-end'; callId: string; name: string; isError: boolean; code?: string; card: ToolResultView }
-  /** After each request: its usage and cost, and the agent's totals. */
+  /** After each provider attempt that reported usage (failed ones too): its usage and cost, and the agent's totals. */
   | { type: 'usage'; usage: TokenUsage; cost?: number; total: TokenUsage; totalCost?: number; finish: FinishReason }
   | LlmEvent
-  | { type: 'turn-end'; turn: number; reason: TurnEndReason; error?: { code: string; message: string } }
+  | { type: 'turn-end'; turn: number; reason: TurnEndReason; error?: { code: string; message: string }; overrun?: TurnOverrun }
 
+/** How a turn ended, what it cost, and what it said last. */
 export interface TurnResult {
   turn: number
   reason: TurnEndReason
   error?: { code: string; message: string }
-  /** The turn's usage, summed over its requests. */
+  /** A budget the final answer crossed: the turn completed, and this says by how much. */
+  overrun?: TurnOverrun
+  /** The turn's usage over every attempt, failed and aborted ones included. */
   usage: TokenUsage
   /** Undefined when a model used was unpriced. */
   cost?: number
+  /** Part of `usage` is estimated: a provider reported none for an attempt that produced output. */
+  usageEstimated?: true
   /** The text of the turn's last assistant message. */
   text: string
 }

@@ -1,11 +1,17 @@
-/** The `ctx.agents` service: creates and resumes agents, and holds the prompt sections plugins add. */
+/**
+ * The `ctx.agents` service: creates and resumes agents, holds the prompt sections plugins add, and
+ * ends every live agent's turn (recorded `interrupted`) when it is disposed.
+ */
 
-import { Context, Service } from '@deepseek-ai/cordis'
+import { Context, Service, type Logger } from '@deepseek-ai/cordis'
 import { ReinError } from '@rein/base'
-import { planRepair, repairEvents, type CoreEventData } from '@rein/session'
-import { Agent } from './agent.ts'
-import { toResultData } from './tool-calls.ts'
+import type { LlmRuntime } from '@rein/llm'
+import type { SessionService } from '@rein/session'
+import type { ToolRegistry } from '@rein/tools'
+import { Agent, type AgentServices } from './agent.ts'
 import { AgentConfig, type AgentOptions } from './options.ts'
+import { checkRoutes, recordedRequest } from './routes.ts'
+import { repairSession, type ResumeReport } from './resume.ts'
 import type { PromptSection } from './sections.ts'
 
 declare module '@deepseek-ai/cordis' {
@@ -15,31 +21,30 @@ declare module '@deepseek-ai/cordis' {
 }
 
 export type CreateAgentOptions = Partial<AgentOptions> & { sessionId?: string }
-
-/** What a resume did to the log before handing the agent back. */
-export interface ResumeReport {
-  /** Calls paired with a `TOOL_NOT_STARTED` or `TOOL_OUTCOME_UNKNOWN` result. */
-  paired: { callId: string; name: string; code: string }[]
-  /** Replay-safe calls run again. */
-  rerun: { callId: string; name: string; isError: boolean }[]
-  /** The interrupted turn that was closed, if any. */
-  closedTurn?: number
-}
+export type { ResumeReport } from './resume.ts'
 
 interface ServiceState {
   sections: PromptSection[]
   config: AgentConfig
+  /** The service's own context: `llm`, `tools` and `sessions` are looked up through it at use time. */
+  ctx: Context
+  logger: Logger
+  agents: Set<Agent>
 }
 
+/** Services the agent needs; looked up when used, never injected, so swapping one never restarts this service. */
+const NEEDED = { llm: '@rein/llm', tools: '@rein/tools', sessions: '@rein/session' } as const
+
 export class AgentService extends Service {
-  static readonly inject = ['llm', 'tools', 'sessions']
   static readonly Config = AgentConfig
 
   private _state: ServiceState
 
   constructor(ctx: Context, config: AgentConfig) {
     super(ctx, 'agents')
-    this._state = { sections: [], config }
+    const state: ServiceState = { sections: [], config, ctx, logger: ctx.logger('agents'), agents: new Set() }
+    this._state = state
+    ctx.effect(() => () => shutDown(state), 'agents: end running turns')
   }
 
   /** Adds a part of the system prompt until disposed. Ids are unique. */
@@ -56,41 +61,25 @@ export class AgentService extends Service {
     }, `agents.section(${section.id})`)
   }
 
-  /** A new agent on a new session. */
+  /** A new agent on a new session. Options are checked first: a bad route creates nothing. */
   async create(options: CreateAgentOptions = {}): Promise<Agent> {
     const resolved = this.resolve(options)
-    const session = await this.ctx.sessions.create({ cwd: resolved.cwd, ...(options.sessionId ? { id: options.sessionId } : {}) })
-    return new Agent(session, resolved, this.services())
+    const session = await this.service('sessions').create({ cwd: resolved.cwd, ...(options.sessionId ? { id: options.sessionId } : {}) })
+    return this.track(new Agent(session, resolved, this.agentServices()))
   }
 
   /**
-   * An agent on a stored session. A log that ends mid-turn is repaired first: replay-safe calls with
-   * an unknown outcome are run once more, every other unpaired call is paired with an error result,
-   * and the turn is closed as `interrupted`.
+   * An agent on a stored session. The route and generation options the log last used are the
+   * defaults here (explicit `options` win). A log that ends mid-turn is repaired first: replay-safe
+   * calls with an unknown outcome are run once more, every other unpaired call is paired with an
+   * error result, and the turn is closed as `interrupted`.
    */
   async resume(id: string, options: Partial<AgentOptions> = {}): Promise<{ agent: Agent; repaired: ResumeReport }> {
-    const session = await this.ctx.sessions.open(id)
+    const session = await this.service('sessions').open(id)
     try {
-      const resolved = this.resolve({ cwd: session.header.cwd, ...options })
-      const { tools } = this.ctx
-      const plan = planRepair(session.events, (name) => tools.get(name)?.replaySafe === true)
-      const reruns = new Map<string, CoreEventData['tool/result']>()
-      const report: ResumeReport = { paired: [], rerun: [] }
-      for (const call of plan.calls) {
-        if (call.action !== 'rerun') continue
-        const result = await tools.execute({ callId: call.callId, name: call.name, arguments: call.arguments, signal: new AbortController().signal, context: { sessionId: id, cwd: resolved.cwd } })
-        reruns.set(call.callId, toResultData(call.callId, result, resolved.maxToolResultChars))
-        report.rerun.push({ callId: call.callId, name: call.name, isError: result.isError })
-      }
-      for (const draft of repairEvents(plan, reruns)) {
-        session.append(draft.type, draft.data)
-        const data = draft.data as { callId?: string; code?: string }
-        const call = plan.calls.find((candidate) => candidate.callId === data.callId)
-        if (call && call.action !== 'rerun' && data.code) report.paired.push({ callId: call.callId, name: call.name, code: data.code })
-      }
-      if (plan.turn !== undefined) report.closedTurn = plan.turn
-      await session.flush()
-      return { agent: new Agent(session, resolved, this.services()), repaired: report }
+      const resolved = this.resolve({ cwd: session.header.cwd, ...recordedRequest(session.events), ...stripUndefined(options) })
+      const repaired = await repairSession(session, this.service('tools'), resolved)
+      return { agent: this.track(new Agent(session, resolved, this.agentServices())), repaired }
     } catch (error) {
       await session.close().catch(() => {})
       throw error
@@ -100,22 +89,66 @@ export class AgentService extends Service {
   private resolve(options: CreateAgentOptions): AgentOptions {
     const { config } = this._state
     const merged = { ...config, ...stripUndefined(options) }
-    const provider = merged.provider
-    const model = merged.model
+    const { provider, model } = merged
     if (!provider || !model) {
       throw new ReinError('NO_MODEL', 'no provider/model configured: set provider and model on the agents row in cordis.yml, or pass them')
     }
     const resolved: AgentOptions = { ...merged, provider, model, cwd: options.cwd ?? process.cwd() }
-    if (resolved.maxCost !== undefined && !this.ctx.llm.resolveModel(provider, model)?.pricing) {
-      throw new ReinError('MAX_COST_UNPRICED', `maxCost is set but ${provider}/${model} has no pricing in its provider's model catalog, so cost cannot be counted; add pricing or drop maxCost`)
-    }
+    checkRoutes(resolved, this.service('llm'))
     return resolved
   }
 
-  private services() {
-    const { sections } = this._state
-    return { llm: this.ctx.llm, tools: this.ctx.tools, sections: () => sections }
+  private track(agent: Agent): Agent {
+    this._state.agents.add(agent)
+    return agent
   }
+
+  private agentServices(): AgentServices {
+    const state = this._state
+    return {
+      llm: () => this.service('llm'),
+      tools: () => this.service('tools'),
+      sections: () => state.sections,
+      report: (error) => state.logger.error('a turn failed unexpectedly: %s', error),
+      reopen: async (id, options) => {
+        const session = await this.service('sessions').open(id)
+        try {
+          await repairSession(session, this.service('tools'), options)
+          return session
+        } catch (error) {
+          await session.close().catch(() => {})
+          throw error
+        }
+      },
+      closed: (agent) => { state.agents.delete(agent) },
+    }
+  }
+
+  private service(name: 'llm'): LlmRuntime
+  private service(name: 'tools'): ToolRegistry
+  private service(name: 'sessions'): SessionService
+  private service(name: keyof typeof NEEDED): unknown {
+    const service: unknown = this._state.ctx.get(name)
+    if (service === undefined) {
+      throw new ReinError('SERVICE_MISSING', `ctx.${name} is not available: add a ${NEEDED[name]} row to cordis.yml (or load that plugin)`, { details: { service: name } })
+    }
+    return service
+  }
+}
+
+/**
+ * Interrupts every live agent's turn (each records `interrupted`), then releases its session. The
+ * agents stay usable: a later turn opens their session again (a hot swap of this row).
+ */
+async function shutDown(state: ServiceState): Promise<void> {
+  await Promise.all([...state.agents].map(async (agent) => {
+    try {
+      await agent.interrupt()
+      await agent.session.close()
+    } catch (error) {
+      state.logger.error('agent on session %s did not close cleanly: %s', agent.session.id, error)
+    }
+  }))
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

@@ -1,18 +1,20 @@
 /**
- * Runs one assistant message's tool calls. Consecutive concurrency-safe calls run in a bounded pool;
- * any other call runs alone. Each batch's intents are made durable before any body runs, and
- * results are appended in the model's order whatever order they finish in.
+ * Runs one answer's tool calls. Consecutive concurrency-safe calls run in a bounded pool; any other
+ * call runs alone. Each batch's intents are made durable before any body runs, and results are
+ * recorded in the model's order whatever order they finish in.
  */
 
 import type { ToolCallBlock } from '@rein/llm'
 import type { CoreEventData, Session } from '@rein/session'
 import type { ToolRegistry, ToolResult } from '@rein/tools'
 import type { AgentEvent } from './events.ts'
+import type { TurnState } from './turn-state.ts'
 
 type ResultData = CoreEventData['tool/result']
 
 export interface ToolRunContext {
   session: Session
+  state: TurnState
   tools: ToolRegistry
   signal: AbortSignal
   cwd: string
@@ -29,20 +31,16 @@ export class IntentNotDurable extends Error {
 }
 
 export async function runToolCalls(calls: readonly ToolCallBlock[], context: ToolRunContext): Promise<void> {
-  const groups = batches(calls, context.tools)
-  for (const [position, batch] of groups.entries()) {
-    const rest = groups.slice(position).flat()
+  for (const batch of batches(calls, context.tools)) {
     if (context.signal.aborted) {
-      for (const call of rest) appendResult(context, call, unrun(call, 'ABORTED_BEFORE_DISPATCH', `${call.name} was not started: the turn was cancelled`))
+      pairRest(context, 'ABORTED_BEFORE_DISPATCH', 'the turn was cancelled')
       return
     }
-    for (const call of batch) {
-      context.session.append('tool/call', { callId: call.id, name: call.name, arguments: call.arguments, replaySafe: context.tools.get(call.name)?.replaySafe === true })
-    }
+    for (const call of batch) context.state.intent(call, context.tools.get(call.name)?.replaySafe === true)
     try {
       await context.session.flush()
     } catch (error) {
-      for (const call of rest) appendResult(context, call, unrun(call, 'TOOL_NOT_STARTED', `${call.name} did not run: the session could not be saved`))
+      pairRest(context, 'TOOL_NOT_STARTED', 'the session could not be saved', false)
       throw new IntentNotDurable(error)
     }
     await runBatch(batch, context)
@@ -66,15 +64,13 @@ async function runBatch(batch: readonly ToolCallBlock[], context: ToolRunContext
   let committed = 0
   let next = 0
   const commit = () => {
-    while (committed < batch.length && done[committed]) {
-      appendResult(context, batch[committed]!, done[committed]!)
-      committed++
+    for (let data = done[committed]; data !== undefined; data = done[committed]) {
+      recordResult(context, batch[committed++] as ToolCallBlock, data)
     }
   }
   const worker = async () => {
-    while (next < batch.length) {
-      const position = next++
-      const call = batch[position]!
+    for (let position = next++; position < batch.length; position = next++) {
+      const call = batch[position] as ToolCallBlock
       context.emit({ type: 'tool-start', callId: call.id, name: call.name, card: context.tools.presentCall(call.name, call.arguments) })
       const result = await context.tools.execute({
         callId: call.id,
@@ -90,16 +86,26 @@ async function runBatch(batch: readonly ToolCallBlock[], context: ToolRunContext
   await Promise.all(Array.from({ length: Math.min(context.maxParallel, batch.length) }, worker))
 }
 
-function appendResult(context: ToolRunContext, call: ToolCallBlock, data: ResultData) {
-  context.session.append('tool/result', data)
-  context.emit({
+/** Pairs the calls left without a result, telling listeners about each. */
+export function pairRest(context: Pick<ToolRunContext, 'state' | 'tools' | 'emit'>, code: string, reason: string, bodiesRan = true) {
+  for (const { call, data } of context.state.pairRest(code, reason, bodiesRan)) context.emit(toolEnd(context, call, data))
+}
+
+function recordResult(context: ToolRunContext, call: ToolCallBlock, data: ResultData) {
+  context.state.result(data)
+  context.emit(toolEnd(context, call, data))
+}
+
+function toolEnd(context: Pick<ToolRunContext, 'tools'>, call: ToolCallBlock, data: ResultData): AgentEvent {
+  const durable = { isError: data.isError, content: data.content, ...(data.meta !== undefined ? { meta: data.meta } : {}) }
+  return {
     type: 'tool-end',
     callId: call.id,
     name: call.name,
     isError: data.isError,
     ...(data.code ? { code: data.code } : {}),
-    card: context.tools.presentResult(call.name, call.arguments, { isError: data.isError, content: data.content, ...(data.meta !== undefined ? { meta: data.meta } : {}) }),
-  })
+    card: context.tools.presentResult(call.name, call.arguments, durable),
+  }
 }
 
 /** A registry result as the log keeps it: no execution-local value; the model's cap recorded when it applies. */
@@ -113,9 +119,4 @@ export function toResultData(callId: string, result: ToolResult, maxChars: numbe
     ...(!result.isError && result.meta !== undefined ? { meta: result.meta as never } : {}),
     ...(length > maxChars ? { modelChars: maxChars } : {}),
   }
-}
-
-/** A result for a call that never ran. */
-export function unrun(call: ToolCallBlock, code: string, message: string): ResultData {
-  return { callId: call.id, content: [{ type: 'text', text: `Error: ${message}` }], isError: true, code }
 }

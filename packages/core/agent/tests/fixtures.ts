@@ -24,16 +24,19 @@ afterEach(() => {
 /** The whole stack in one process: llm (scripted), tools, sessions (in memory), agents. */
 export async function boot(script: ScriptedLlmScript, options: BootOptions = {}) {
   const root = new Context()
-  await root.plugin(LlmRuntime, { retry: { maxRetries: 2, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
-  await root.plugin(ToolRegistry)
-  await root.plugin(SessionService)
+  const fibers = {
+    llm: await root.plugin(LlmRuntime, { retry: { maxRetries: 2, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } }),
+    tools: await root.plugin(ToolRegistry),
+    sessions: await root.plugin(SessionService),
+    agents: undefined as unknown as Awaited<ReturnType<Context['plugin']>>,
+  }
   const store = options.store ?? new MemorySessionStore()
   await root.inject(['sessions'], (ctx) => { ctx.sessions.registerStore(store) })
-  await root.plugin(AgentService, { provider: 'scripted', model: 'm', ...options.agent })
+  fibers.agents = await root.plugin(AgentService, { provider: 'scripted', model: 'm', ...options.agent })
   root.on('session/append', (session) => { written.set(session.id, session) })
   const llm = createScriptedLlm(script, { models: options.models ?? [] })
   root.llm.registerAdapter('scripted', llm)
-  return { root, llm, store }
+  return { root, llm, store, fibers }
 }
 
 /** Fails the test with the violations, if any: every agent test runs this. */

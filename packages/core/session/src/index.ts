@@ -11,7 +11,9 @@ export { Session } from './session.ts'
 export {
   SESSION_FORMAT_VERSION, CORE_EVENT_TYPES,
   type SessionHeader, type SessionEvent, type EventDraft, type CoreEventData, type CoreEventType, type CoreEvent, type TurnEndReason,
+  type TurnOverrun, type StepRequest,
 } from './events.ts'
+export { eventData } from './event-data.ts'
 export { deriveMessages, capContent, MessageProjection } from './derive.ts'
 export { planRepair, repairEvents, isClean, type RepairPlan, type RepairCall, type RepairAction } from './repair.ts'
 export type { SessionStore, SessionSummary, LoadedSession } from './store.ts'

@@ -1,0 +1,42 @@
+/** Usage and money summed over provider attempts: every attempt that reported usage counts once. */
+
+import { addUsage, type TokenUsage } from '@rein/llm'
+
+const ZERO: TokenUsage = Object.freeze({ inputTokens: 0, outputTokens: 0 })
+
+/** A running total. Money is unknown once any attempt with usage had no price. */
+export class Tally {
+  private _usage: TokenUsage = ZERO
+  private _money = 0
+  private _counted = 0
+  private _unpriced = false
+  private _estimated = false
+
+  add(usage: TokenUsage | undefined, cost: number | undefined, estimated = false): void {
+    if (!usage) return
+    this._usage = addUsage(this._usage, usage)
+    this._counted++
+    if (cost === undefined) this._unpriced = true
+    else this._money += cost
+    if (estimated) this._estimated = true
+  }
+
+  get usage(): TokenUsage {
+    return this._usage
+  }
+
+  /** Undefined while nothing was counted, and once a model used was unpriced. */
+  get cost(): number | undefined {
+    return this._counted === 0 || this._unpriced ? undefined : this._money
+  }
+
+  /** True when part of the usage is rein's estimate (the provider reported none). */
+  get estimated(): boolean {
+    return this._estimated
+  }
+
+  /** True when something was counted but its money is unknown. */
+  get unpriced(): boolean {
+    return this._unpriced
+  }
+}

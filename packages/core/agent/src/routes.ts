@@ -1,0 +1,52 @@
+/**
+ * Checks an agent's model routes before anything is created, and reads back the route and
+ * generation options a session's log last used (a resume's defaults).
+ */
+
+import { ReinError } from '@rein/base'
+import type { LlmRuntime, ModelRoute } from '@rein/llm'
+import { eventData, type SessionEvent } from '@rein/session'
+import type { AgentOptions } from './options.ts'
+
+/**
+ * Throws, before any session exists: `UNKNOWN_PROVIDER` for a route (the primary or a fallback) no
+ * loaded provider serves, `UNSUPPORTED_REASONING_EFFORT` for an effort the primary model's catalog
+ * does not list, `MAX_COST_UNPRICED` when `maxCost` is set and a route's model has no pricing.
+ */
+export function checkRoutes(options: AgentOptions, llm: LlmRuntime): void {
+  const routes: [string, ModelRoute][] = [
+    ['provider', options],
+    ...options.fallbacks.map((route, index): [string, ModelRoute] => [`fallbacks[${index}]`, route]),
+  ]
+  const served = llm.providers()
+  for (const [where, route] of routes) {
+    if (!served.includes(route.provider)) {
+      throw new ReinError('UNKNOWN_PROVIDER', `${where}: no loaded provider serves "${route.provider}"; loaded: ${served.length ? served.join(', ') : 'none'} (add its provider row, or pick one of those)`, { details: { where, provider: route.provider } })
+    }
+  }
+  const primary = llm.resolveModel(options.provider, options.model)
+  const efforts = primary?.reasoning?.efforts
+  if (options.reasoningEffort !== undefined && primary && !efforts?.includes(options.reasoningEffort)) {
+    throw new ReinError('UNSUPPORTED_REASONING_EFFORT', `${options.provider}/${options.model} does not support reasoning effort "${options.reasoningEffort}"; ${efforts?.length ? `it supports ${efforts.join(', ')}` : 'it lists no reasoning efforts'}`)
+  }
+  if (options.maxCost === undefined) return
+  for (const [where, route] of routes) {
+    if (!llm.resolveModel(route.provider, route.model)?.pricing) {
+      throw new ReinError('MAX_COST_UNPRICED', `maxCost is set but ${where} ${route.provider}/${route.model} has no pricing in its provider's model catalog, so cost cannot be counted; add pricing or drop maxCost`, { details: { where } })
+    }
+  }
+}
+
+/** The route and generation options of the log's last step (or, for older logs, its last request header). */
+export function recordedRequest(events: readonly SessionEvent[]): Partial<Pick<AgentOptions, 'provider' | 'model' | 'temperature' | 'reasoningEffort'>> {
+  const step = events.findLast((event) => event.type === 'step/start' && eventData(event, 'step/start').request !== undefined)
+  const request = step && eventData(step, 'step/start').request
+  if (request) {
+    const { provider, model, temperature, reasoningEffort } = request
+    return { provider, model, ...(temperature !== undefined ? { temperature } : {}), ...(reasoningEffort !== undefined ? { reasoningEffort } : {}) }
+  }
+  const header = events.findLast((event) => event.type === 'request/header')
+  if (!header) return {}
+  const { provider, model } = eventData(header, 'request/header')
+  return { provider, model }
+}

@@ -1,0 +1,82 @@
+/**
+ * `TurnState`: what one turn has written so far — its open step, the calls the model asked for in
+ * it and which of them have an intent or a result — so that however the turn ends, every call is
+ * paired exactly once and the step is closed before the turn is.
+ */
+
+import type { ToolCallBlock } from '@rein/llm'
+import type { CoreEventData, Session, StepRequest } from '@rein/session'
+import { Tally } from './accounting.ts'
+
+type ResultData = CoreEventData['tool/result']
+
+export class TurnState {
+  /** Usage and money of every attempt this turn made, failed ones included. */
+  readonly tally = new Tally()
+  /** The text of the turn's last answer. */
+  text = ''
+  private _step: number | undefined
+  private calls: readonly ToolCallBlock[] = []
+  private readonly intents = new Set<string>()
+  private readonly results = new Set<string>()
+
+  constructor(readonly turn: number, private readonly session: Session) {}
+
+  get step(): number | undefined {
+    return this._step
+  }
+
+  openStep(step: number, request: StepRequest): void {
+    this.session.append('step/start', { turn: this.turn, step, request })
+    this._step = step
+    this.calls = []
+    this.intents.clear()
+    this.results.clear()
+  }
+
+  closeStep(): void {
+    if (this._step === undefined) return
+    this.session.append('step/end', { turn: this.turn, step: this._step })
+    this._step = undefined
+  }
+
+  /** The calls of the logged answer: each must be paired before the step closes. */
+  asked(calls: readonly ToolCallBlock[]): void {
+    this.calls = calls
+  }
+
+  intent(call: ToolCallBlock, replaySafe: boolean): void {
+    this.session.append('tool/call', { callId: call.id, name: call.name, arguments: call.arguments, replaySafe })
+    this.intents.add(call.id)
+  }
+
+  result(data: ResultData): void {
+    this.session.append('tool/result', data)
+    this.results.add(data.callId)
+  }
+
+  /** Calls of the open step with no result yet, in the model's order. */
+  unpaired(): ToolCallBlock[] {
+    return this.calls.filter((call) => !this.results.has(call.id))
+  }
+
+  /**
+   * Pairs every call still without a result: code `notStarted` ("<tool> was not run: <reason>")
+   * for one whose body cannot have run, `TOOL_OUTCOME_UNKNOWN` for one that has an intent — unless
+   * `bodiesRan` is false (the intents were never made durable, so no body started).
+   */
+  pairRest(notStarted: string, reason: string, bodiesRan = true): { call: ToolCallBlock; data: ResultData }[] {
+    return this.unpaired().map((call) => {
+      const data = bodiesRan && this.intents.has(call.id)
+        ? unrun(call, 'TOOL_OUTCOME_UNKNOWN', `${call.name} was started, but the turn ended before its result was recorded (${reason}); check its effects before calling it again`)
+        : unrun(call, notStarted, `${call.name} was not run: ${reason}`)
+      this.result(data)
+      return { call, data }
+    })
+  }
+}
+
+/** A result for a call that never ran (or whose outcome is unknown). */
+export function unrun(call: ToolCallBlock, code: string, message: string): ResultData {
+  return { callId: call.id, content: [{ type: 'text', text: `Error: ${message}` }], isError: true, code }
+}

@@ -1,0 +1,315 @@
+/**
+ * One turn as a sequence of named phases: begin → for each step (prepare the request → stream the
+ * answer → commit it → run its tools → end the step) → end the turn. Whatever throws, the turn ends
+ * with a recorded outcome and every tool call paired.
+ */
+
+import {
+  BlockAssembler, assistantMessage, userMessage,
+  type ContentBlock, type LlmEvent, type LlmRuntime, type ModelRoute, type StreamChunk, type ToolCallBlock, type TokenUsage,
+} from '@rein/llm'
+import { isReinError } from '@rein/base'
+import type { Session, TurnEndReason, TurnOverrun } from '@rein/session'
+import type { ToolRegistry, ToolSchema } from '@rein/tools'
+import type { Tally } from './accounting.ts'
+import { overBudget, planRequest, type PlannedRequest } from './budget.ts'
+import type { CallIds } from './call-ids.ts'
+import type { AgentEvent, TurnResult } from './events.ts'
+import type { AgentOptions } from './options.ts'
+import { nextHeader, type RequestHeader } from './request-header.ts'
+import { buildSystem, type PromptSection } from './sections.ts'
+import { IntentNotDurable, pairRest, runToolCalls } from './tool-calls.ts'
+import { TurnState } from './turn-state.ts'
+
+/** The services a turn uses, resolved again at every step so a hot swap applies at the next one. */
+export interface TurnServices {
+  llm(): LlmRuntime
+  tools(): ToolRegistry
+  sections(): readonly PromptSection[]
+  /** Logs what broke a turn unexpectedly (a throw no phase expected). */
+  report(error: unknown): void
+}
+
+export interface TurnContext {
+  session: Session
+  options: AgentOptions
+  services: TurnServices
+  signal: AbortSignal
+  callIds: CallIds
+  /** The last request header in the log, so a step need not search the log for it. */
+  headers: { last?: RequestHeader }
+  /** The agent's totals over every turn. */
+  totals: Tally
+  emit(event: AgentEvent): void
+}
+
+type TurnEnd = { reason: TurnEndReason; error?: { code: string; message: string }; overrun?: TurnOverrun }
+
+interface PreparedStep {
+  llm: LlmRuntime
+  tools: ToolRegistry
+  route: ModelRoute
+  system: string
+  schemas: readonly ToolSchema[]
+  planned: PlannedRequest
+}
+
+interface Answer {
+  assembler: BlockAssembler
+  /** The route that answered, after any fallback. */
+  used: ModelRoute
+}
+
+export async function runTurn(context: TurnContext, text: string | undefined): Promise<TurnResult> {
+  const state = beginTurn(context, text)
+  let end: TurnEnd
+  try {
+    end = await runSteps(context, state)
+  } catch (error) {
+    end = failed(context, error)
+  }
+  return endTurn(context, state, end)
+}
+
+async function runSteps(context: TurnContext, state: TurnState): Promise<TurnEnd> {
+  const { maxSteps } = context.options
+  for (let step = 1; ; step++) {
+    if (step > maxSteps) return { reason: 'budget', error: { code: 'MAX_STEPS', message: `the turn reached its limit of ${maxSteps} requests` } }
+    const prepared = prepareRequest(context, state, step)
+    const unsaved = await save(context.session, 'the request was not sent')
+    if (unsaved) return unsaved
+    const answer = await streamAnswer(context, state, prepared)
+    const committed = await commitAnswer(context, state, prepared, answer)
+    if ('end' in committed) return committed.end
+    const stopped = await runTools(context, state, prepared, committed.calls)
+    if (stopped) return stopped
+    state.closeStep()
+    if (context.signal.aborted) return cancelled(context.signal)
+  }
+}
+
+function beginTurn(context: TurnContext, text: string | undefined): TurnState {
+  const { session } = context
+  const turn = session.events.filter((event) => event.type === 'turn/start').length + 1
+  session.append('turn/start', { turn })
+  if (text !== undefined) session.append('user/message', { message: userMessage(text) })
+  context.emit({ type: 'turn-start', turn })
+  return new TurnState(turn, session)
+}
+
+/** Resolves the services, builds the system text and options, and opens the step in the log. */
+function prepareRequest(context: TurnContext, state: TurnState, step: number): PreparedStep {
+  const { options, services, session, headers } = context
+  const llm = services.llm()
+  const tools = services.tools()
+  const system = buildSystem(options.system, services.sections(), { cwd: options.cwd, sessionId: session.id })
+  const schemas = tools.schemas()
+  const planned = planRequest(options, llm, state.tally)
+  const route = { provider: options.provider, model: options.model }
+  state.openStep(step, planned.request)
+  const header = nextHeader(headers.last, route, system, schemas)
+  if (header) {
+    session.append('request/header', header)
+    headers.last = header
+  }
+  return { llm, tools, route, system, schemas, planned }
+}
+
+/** One model request, streamed to listeners; attempts, retries and fallbacks go into the log as they happen. */
+async function streamAnswer(context: TurnContext, state: TurnState, prepared: PreparedStep): Promise<Answer> {
+  const { session, options, signal } = context
+  const { request } = prepared.planned
+  const assembler = new BlockAssembler()
+  let used = prepared.route
+  const stream = prepared.llm.stream({
+    ...prepared.route,
+    ...(prepared.system ? { system: prepared.system } : {}),
+    messages: session.messages(),
+    ...(prepared.schemas.length > 0 ? { tools: prepared.schemas } : {}),
+    fallbacks: options.fallbacks,
+    ...(request.maxTokens !== undefined ? { maxTokens: request.maxTokens } : {}),
+    ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    ...(request.reasoningEffort !== undefined ? { reasoningEffort: request.reasoningEffort } : {}),
+    signal,
+    onEvent: (event) => {
+      if (event.type === 'attempt') recordAttempt(context, state, prepared.llm, event)
+      else if (event.type === 'retry') session.append('llm/retry', event)
+      else {
+        session.append('llm/fallback', event)
+        used = event.to
+      }
+      context.emit(event)
+    },
+  })
+  for await (const chunk of stream) {
+    assembler.push(chunk)
+    forward(context, chunk)
+  }
+  return { assembler, used }
+}
+
+/** Every attempt, failed and aborted ones included, is logged once and counted once. */
+function recordAttempt(context: TurnContext, state: TurnState, llm: LlmRuntime, event: Extract<LlmEvent, { type: 'attempt' }>) {
+  const { type: _type, ...attempt } = event
+  const cost = attempt.usage ? priceOf(llm, attempt, attempt.usage) : undefined
+  context.session.append('llm/attempt', { ...attempt, ...(cost !== undefined ? { cost } : {}) })
+  if (!attempt.usage) return
+  const estimated = attempt.usageEstimated === true
+  state.tally.add(attempt.usage, cost, estimated)
+  context.totals.add(attempt.usage, cost, estimated)
+  const { totals } = context
+  context.emit({
+    type: 'usage',
+    usage: attempt.usage,
+    ...(cost !== undefined ? { cost } : {}),
+    total: totals.usage,
+    ...(totals.cost !== undefined ? { totalCost: totals.cost } : {}),
+    finish: attempt.finishReason ?? 'error',
+  })
+}
+
+/** Logs the answer and decides what comes next: its tool calls, or how the turn ends. */
+async function commitAnswer(context: TurnContext, state: TurnState, prepared: PreparedStep, answer: Answer): Promise<{ end: TurnEnd } | { calls: ToolCallBlock[] }> {
+  const { session, options } = context
+  const { assembler, used } = answer
+  const finish = assembler.finish ?? { reason: 'error' as const, failure: { code: 'STREAM_CLOSED' as const, message: 'the stream ended without a finish' } }
+  if (finish.reason === 'error' || finish.reason === 'aborted') return { end: streamFailed(context, assembler, used, finish) }
+
+  const blocks = context.callIds.assign(assembler.blocks())
+  const usage = assembler.usage
+  const cost = usage ? priceOf(prepared.llm, used, usage) : undefined
+  session.append('assistant/message', {
+    message: assistantMessage(blocks, { kind: 'model', ...used, ...(finish.replayState !== undefined ? { replayState: finish.replayState } : {}) }),
+    ...(usage ? { usage } : {}),
+    provider: used.provider,
+    model: used.model,
+    ...(cost !== undefined ? { cost } : {}),
+  })
+  state.text = textOf(blocks)
+  const calls = blocks.filter((block): block is ToolCallBlock => block.type === 'tool-call')
+  state.asked(calls)
+  if (calls.length > 0) {
+    // The answer cost tokens: make it durable before any tool runs, so a crash cannot lose it.
+    const unsaved = await save(session, 'the tools were not run')
+    if (unsaved) {
+      pairRest({ state, tools: prepared.tools, emit: context.emit }, 'TOOL_NOT_STARTED', 'the session could not be saved')
+      return { end: unsaved }
+    }
+  }
+  const over = overBudget(options, state.tally)
+  if (over) {
+    // The answer arrived: a final one completes the turn, with the overrun noted. Budgets stop further steps.
+    if (calls.length === 0 && finish.reason === 'stop') return { end: { reason: 'completed', overrun: over } }
+    pairRest({ state, tools: prepared.tools, emit: context.emit }, 'BUDGET_EXCEEDED', over.message)
+    return { end: { reason: 'budget', error: over } }
+  }
+  if (finish.reason === 'max-tokens') return { end: outputLimit(prepared.planned) }
+  if (calls.length === 0) return { end: { reason: 'completed' } }
+  return { calls }
+}
+
+function streamFailed(context: TurnContext, assembler: BlockAssembler, used: ModelRoute, finish: NonNullable<BlockAssembler['finish']>): TurnEnd {
+  const shown = assembler.interruptedBlocks()
+  if (shown.length > 0) {
+    context.session.append('assistant/message', { message: assistantMessage(shown, { kind: 'model', ...used }), provider: used.provider, model: used.model, interrupted: true })
+  }
+  if (finish.reason === 'aborted' || context.signal.aborted) return cancelled(context.signal)
+  const failure = finish.failure ?? { code: 'TRANSPORT', message: 'the provider ended the stream with an error' }
+  return { reason: 'error', error: { code: failure.code, message: failure.message } }
+}
+
+async function runTools(context: TurnContext, state: TurnState, prepared: PreparedStep, calls: readonly ToolCallBlock[]): Promise<TurnEnd | undefined> {
+  const { session, options, signal, emit } = context
+  try {
+    await runToolCalls(calls, {
+      session, state, tools: prepared.tools, signal, emit,
+      cwd: options.cwd,
+      maxParallel: options.maxParallelToolCalls,
+      maxResultChars: options.maxToolResultChars,
+    })
+  } catch (error) {
+    if (!(error instanceof IntentNotDurable)) throw error
+    return notSaved(error.reason, 'the tools were not run')
+  }
+  return undefined
+}
+
+/** Closes what is still open — calls, the step — writes `turn/end` and makes it durable. */
+async function endTurn(context: TurnContext, state: TurnState, end: TurnEnd): Promise<TurnResult> {
+  const { session, emit } = context
+  let final = end
+  try {
+    state.pairRest('TOOL_NOT_STARTED', `the turn ended (${end.reason})`)
+    state.closeStep()
+    session.append('turn/end', { turn: state.turn, ...end })
+    await session.flush()
+  } catch (error) {
+    final = { reason: 'error', error: { code: isReinError(error) ? error.code : 'SESSION_FLUSH_FAILED', message: messageOf(error) } }
+  }
+  emit({ type: 'turn-end', turn: state.turn, ...final })
+  const { tally } = state
+  return {
+    turn: state.turn,
+    ...final,
+    usage: tally.usage,
+    ...(tally.cost !== undefined ? { cost: tally.cost } : {}),
+    ...(tally.estimated ? { usageEstimated: true as const } : {}),
+    text: state.text,
+  }
+}
+
+/** A throw no phase expected: the turn ends `error` with the thrower's code. */
+function failed(context: TurnContext, error: unknown): TurnEnd {
+  if (context.signal.aborted) return cancelled(context.signal)
+  context.services.report(error)
+  return { reason: 'error', error: { code: isReinError(error) ? error.code : 'INTERNAL_ERROR', message: messageOf(error) } }
+}
+
+/** `interrupted` when the agent's owner went away (dispose, a closing store), `aborted` on a cancel. */
+function cancelled(signal: AbortSignal): TurnEnd {
+  return { reason: isReinError(signal.reason, 'INTERRUPTED') ? 'interrupted' : 'aborted' }
+}
+
+function outputLimit(planned: PlannedRequest): TurnEnd {
+  const { maxTokens } = planned.request
+  if (planned.budgetCapped) {
+    return { reason: 'budget', error: { code: 'MAX_OUTPUT_TOKENS', message: `the answer was cut at the ${maxTokens ?? 0} output tokens the turn had left (maxOutputTokens)` } }
+  }
+  const limit = maxTokens === undefined ? "the provider's default output limit" : `its output limit of ${maxTokens} tokens`
+  return { reason: 'max-tokens', error: { code: 'MAX_TOKENS', message: `the answer reached ${limit} for one request; any tool call in it was dropped` } }
+}
+
+async function save(session: Session, consequence: string): Promise<TurnEnd | undefined> {
+  try {
+    await session.flush()
+    return undefined
+  } catch (error) {
+    return notSaved(error, consequence)
+  }
+}
+
+function notSaved(error: unknown, consequence: string): TurnEnd {
+  return { reason: 'error', error: { code: 'SESSION_FLUSH_FAILED', message: `${messageOf(error)}; ${consequence}` } }
+}
+
+/** Money for `usage` on a route, or undefined when unpriced — or when the catalog itself fails. */
+function priceOf(llm: LlmRuntime, route: ModelRoute, usage: TokenUsage): number | undefined {
+  try {
+    return llm.costOf(route.provider, route.model, usage)
+  } catch {
+    return undefined
+  }
+}
+
+function forward(context: TurnContext, chunk: StreamChunk) {
+  if (chunk.type === 'text-delta') context.emit({ type: 'text-delta', text: chunk.text })
+  else if (chunk.type === 'reasoning-delta') context.emit({ type: 'reasoning-delta', text: chunk.text })
+}
+
+function textOf(blocks: readonly ContentBlock[]): string {
+  return blocks.map((block) => (block.type === 'text' ? block.text : '')).join('')
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

@@ -1,0 +1,100 @@
+import type { LlmFailure } from '@rein/llm'
+import { eventData, type SessionEvent } from '@rein/session'
+import { describe, expect, it } from 'vitest'
+import { boot, expectValidLog, probeTools } from './fixtures.ts'
+
+const stepRequests = (events: readonly SessionEvent[]) =>
+  events.filter((event) => event.type === 'step/start').map((event) => eventData(event, 'step/start').request)
+const read = (id: string) => ({ toolCall: { id, name: 'slow_read', arguments: '{"key":"k"}' } })
+
+describe('the output budget shapes each request (issue #8)', () => {
+  it('sends maxTokens = min(the model\'s own limit, what the turn has left) and records it at the step', async () => {
+    const { root, llm } = await boot([
+      [read('c1'), { usage: { inputTokens: 5, outputTokens: 300 } }],
+      [{ text: 'done' }, { usage: { inputTokens: 5, outputTokens: 20 } }],
+    ], { agent: { maxOutputTokens: 1_000, temperature: 0.2 }, models: [{ id: 'm', maxTokens: 800 }] })
+    probeTools(root)
+    const agent = await root.agents.create()
+    expect(await agent.send('go')).toMatchObject({ reason: 'completed' })
+    expect(llm.requests.map((request) => request.maxTokens)).toEqual([800, 700])
+    expect(stepRequests(agent.session.events)).toEqual([
+      { provider: 'scripted', model: 'm', maxTokens: 800, temperature: 0.2 },
+      { provider: 'scripted', model: 'm', maxTokens: 700, temperature: 0.2 },
+    ])
+    expectValidLog(agent.session.events)
+  })
+
+  it('ends the turn as a budget when the budget-capped answer is cut, and as max-tokens when the model\'s own limit cut it', async () => {
+    const cut = { steps: [{ text: 'cut off' }, { usage: { inputTokens: 5, outputTokens: 50 } }], finish: 'max-tokens' as const }
+    const capped = await boot([cut], { agent: { maxOutputTokens: 50 }, models: [{ id: 'm', maxTokens: 800 }] })
+    const one = await capped.root.agents.create()
+    expect(await one.send('go')).toMatchObject({ reason: 'budget', error: { code: 'MAX_OUTPUT_TOKENS' } })
+    const own = await boot([cut], { models: [{ id: 'm', maxTokens: 50 }] })
+    const two = await own.root.agents.create()
+    expect(await two.send('go')).toMatchObject({ reason: 'max-tokens', error: { code: 'MAX_TOKENS' } })
+    expectValidLog(one.session.events)
+    expectValidLog(two.session.events)
+  })
+})
+
+describe('a final answer that crosses a budget (issue #8)', () => {
+  it('completes the turn and notes the overrun; only further steps are stopped', async () => {
+    const { root } = await boot([[{ text: 'the answer' }, { usage: { inputTokens: 5, outputTokens: 120 } }]], { agent: { maxOutputTokens: 100 } })
+    const agent = await root.agents.create()
+    const result = await agent.send('go')
+    expect(result).toMatchObject({ reason: 'completed', text: 'the answer', overrun: { code: 'MAX_OUTPUT_TOKENS' } })
+    expect(agent.session.events.at(-1)!.data).toMatchObject({ reason: 'completed', overrun: { code: 'MAX_OUTPUT_TOKENS' } })
+    expectValidLog(agent.session.events)
+  })
+})
+
+describe('maxCost after a fallback (issue #8)', () => {
+  it('stops with a budget error when a model used turns out to be unpriced, never counting it as free', async () => {
+    const down: LlmFailure = { code: 'SERVER', message: 'down' }
+    const { root, llm } = await boot((request) => request.model === 'm'
+      ? { steps: [{ fail: down }] }
+      : [read('c1'), { usage: { inputTokens: 5, outputTokens: 5 } }], {
+      agent: { maxCost: 10, fallbacks: [{ provider: 'scripted', model: 'priced-then-not' }] },
+      models: [{ id: 'm', pricing: { input: 1, output: 1 } }, { id: 'priced-then-not', pricing: { input: 1, output: 1 } }],
+    })
+    probeTools(root)
+    const agent = await root.agents.create()
+    // The catalog changes under a running agent (a provider row reloaded without prices).
+    const models = [{ id: 'm', pricing: { input: 1, output: 1 } }, { id: 'priced-then-not' }]
+    llm.resolveModel = (_provider, model) => models.find((info) => info.id === model)
+    const result = await agent.send('go')
+    expect(result).toMatchObject({ reason: 'budget', error: { code: 'MAX_COST_UNPRICED' } })
+    expect(result.cost).toBeUndefined()
+    expectValidLog(agent.session.events)
+  })
+})
+
+describe('attempts (issue #8)', () => {
+  it('counts the usage of failed attempts in the turn and logs one record per attempt', async () => {
+    const flaky: LlmFailure = { code: 'SERVER', message: 'flaky' }
+    const { root } = await boot([
+      { steps: [{ text: 'par' }, { usage: { inputTokens: 7, outputTokens: 3 } }], finish: 'error', failure: flaky },
+    ], { models: [{ id: 'm', pricing: { input: 1_000_000, output: 1_000_000 } }] })
+    const agent = await root.agents.create()
+    const result = await agent.send('go')
+    expect(result).toMatchObject({ reason: 'error', usage: { inputTokens: 7, outputTokens: 3 }, cost: 10 })
+    const attempts = agent.session.events.filter((event) => event.type === 'llm/attempt').map((event) => event.data)
+    expect(attempts).toMatchObject([{ provider: 'scripted', model: 'm', retry: 0, fallback: 0, usage: { inputTokens: 7, outputTokens: 3 }, cost: 10, failure: { code: 'SERVER' } }])
+    expectValidLog(agent.session.events)
+  })
+})
+
+describe('resume reuses what the log recorded (issue #8)', () => {
+  it('defaults to the recorded provider, model and options; explicit options still win', async () => {
+    const { root } = await boot([[{ text: 'one' }], [{ text: 'two' }], [{ text: 'three' }]], { models: [{ id: 'm' }, { id: 'other' }] })
+    const first = await root.agents.create({ model: 'other', temperature: 0.7 })
+    await first.send('go')
+    await first.close()
+    const { agent } = await root.agents.resume(first.session.id)
+    expect(agent.options).toMatchObject({ provider: 'scripted', model: 'other', temperature: 0.7 })
+    await agent.close()
+    const { agent: explicit } = await root.agents.resume(first.session.id, { model: 'm' })
+    expect(explicit.options).toMatchObject({ model: 'm', temperature: 0.7 })
+    await explicit.close()
+  })
+})

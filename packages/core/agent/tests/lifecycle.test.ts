@@ -1,0 +1,229 @@
+import type { Context } from '@deepseek-ai/cordis'
+import LlmRuntime from '@rein/llm'
+import { MemorySessionStore } from '@rein/session'
+import { createScriptedLlm } from '@rein/testkit'
+import ToolRegistry, { defineTool } from '@rein/tools'
+import { describe, expect, it } from 'vitest'
+import type { PromptSection } from '../src/index.ts'
+import { boot, expectValidLog, types } from './fixtures.ts'
+
+const NO_RETRY = { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } }
+
+/** A tool whose body runs `effect` once: the hook a test uses to swap something between two steps. */
+function between(root: Context, effect: () => Promise<void>) {
+  root.tools.register(defineTool({
+    name: 'swap',
+    description: 'Swaps a service.',
+    parameters: {},
+    output: { schema: { type: 'string' }, render: (_args, value) => value },
+    execute: async () => {
+      await effect()
+      return 'swapped'
+    },
+  }))
+}
+
+describe('a hot swap between two steps of one turn (issue #8)', () => {
+  it('uses the new @rein/llm service and adapter for the next step', async () => {
+    const { root, fibers } = await boot([[{ toolCall: { id: 'c1', name: 'swap', arguments: '{}' } }]])
+    const second = createScriptedLlm([[{ text: 'from the new llm' }]])
+    between(root, async () => {
+      await fibers.llm.dispose()
+      await root.plugin(LlmRuntime, NO_RETRY)
+      root.llm.registerAdapter('scripted', second)
+    })
+    const agent = await root.agents.create()
+    const result = await agent.send('go')
+    expect(result).toMatchObject({ reason: 'completed', text: 'from the new llm' })
+    expect(second.requests).toHaveLength(1)
+    expectValidLog(agent.session.events)
+  })
+
+  it('uses the new @rein/tools service for the next step', async () => {
+    const { root, llm, fibers } = await boot([
+      [{ toolCall: { id: 'c1', name: 'swap', arguments: '{}' } }],
+      [{ toolCall: { id: 'c2', name: 'fresh', arguments: '{}' } }],
+      [{ text: 'done' }],
+    ])
+    between(root, async () => {
+      await fibers.tools.dispose()
+      await root.plugin(ToolRegistry)
+      root.tools.register(defineTool({ name: 'fresh', description: 'New.', parameters: {}, output: { schema: { type: 'string' }, render: (_a, v) => v }, execute: () => 'fresh ok' }))
+    })
+    const agent = await root.agents.create()
+    const result = await agent.send('go')
+    expect(result, JSON.stringify(result.error)).toMatchObject({ reason: 'completed', text: 'done' })
+    expect(llm.requests[1]!.tools?.map((tool) => tool.name)).toEqual(['fresh'])
+    expect(agent.session.events.filter((event) => event.type === 'tool/result').map((event) => (event.data as { content: { text: string }[] }).content[0]!.text)).toEqual(['swapped', 'fresh ok'])
+    expectValidLog(agent.session.events)
+  })
+})
+
+describe('every turn that starts ends with a recorded outcome, whatever throws (issue #8)', () => {
+  const throwing = (where: string) => () => { throw new Error(`${where} broke`) }
+
+  it('when a prompt section throws', async () => {
+    const { root } = await boot([[{ text: 'never' }]])
+    const section: PromptSection = { id: 'bad', order: 1, render: throwing('the section') }
+    root.agents.section(section)
+    const agent = await root.agents.create()
+    expect(await agent.send('go')).toMatchObject({ reason: 'error', error: { code: 'INTERNAL_ERROR', message: 'the section broke' } })
+    expect(types(agent.session.events).at(-1)).toBe('turn/end')
+    expectValidLog(agent.session.events)
+  })
+
+  it('when the model catalog throws', async () => {
+    const { root, llm } = await boot([[{ text: 'never' }]])
+    llm.resolveModel = throwing('resolveModel')
+    const agent = await root.agents.create({ model: 'm' }).catch(() => undefined)
+    // The catalog is read at creation too; a throw there creates nothing.
+    expect(agent).toBeUndefined()
+    llm.resolveModel = () => undefined
+    const later = await root.agents.create()
+    llm.resolveModel = throwing('resolveModel')
+    expect(await later.send('go')).toMatchObject({ reason: 'error', error: { message: 'resolveModel broke' } })
+    expectValidLog(later.session.events)
+  })
+
+  it('when the llm service throws instead of streaming', async () => {
+    const { root } = await boot([[{ text: 'never' }]])
+    const agent = await root.agents.create()
+    root.llm.stream = throwing('stream') as never
+    expect(await agent.send('go')).toMatchObject({ reason: 'error', error: { message: 'stream broke' } })
+    expectValidLog(agent.session.events)
+  })
+
+  it('when the tool registry throws while tools run, pairing every call', async () => {
+    const { root } = await boot([[{ toolCall: { id: 'c1', name: 'x', arguments: '{}' } }, { toolCall: { id: 'c2', name: 'x', arguments: '{}' } }]])
+    const agent = await root.agents.create()
+    root.tools.isConcurrencySafe = throwing('isConcurrencySafe')
+    expect(await agent.send('go')).toMatchObject({ reason: 'error', error: { message: 'isConcurrencySafe broke' } })
+    const results = agent.session.events.filter((event) => event.type === 'tool/result').map((event) => (event.data as { code: string }).code)
+    expect(results).toEqual(['TOOL_NOT_STARTED', 'TOOL_NOT_STARTED'])
+    expectValidLog(agent.session.events)
+  })
+
+  it('when the llm service is gone', async () => {
+    const { root, fibers } = await boot([[{ text: 'never' }]])
+    const agent = await root.agents.create()
+    await fibers.llm.dispose()
+    expect(await agent.send('go')).toMatchObject({ reason: 'error', error: { code: 'SERVICE_MISSING' } })
+    expectValidLog(agent.session.events)
+  })
+})
+
+describe('disposing the agent service or the composition (issue #8)', () => {
+  it('interrupts a running turn, records it, and releases the session', async () => {
+    const store = new MemorySessionStore()
+    const { root } = await boot([[{ toolCall: { id: 'c1', name: 'hang', arguments: '{}' } }]], { store })
+    root.tools.register(defineTool({
+      name: 'hang', description: 'Never ends by itself.', parameters: {},
+      output: { schema: { type: 'string' }, render: (_a, v) => v },
+      execute: (_args, run) => new Promise<string>((_, reject) => run.signal.addEventListener('abort', () => reject(new Error('stopped')))),
+    }))
+    const agent = await root.agents.create()
+    const running = agent.send('go')
+    await expect.poll(() => types(agent.session.events).includes('tool/call')).toBe(true)
+    await root.fiber.dispose()
+    expect(await running).toMatchObject({ reason: 'interrupted' })
+    const stored = await store.load(agent.session.id)
+    expect(types(stored.events).slice(-3)).toEqual(['tool/result', 'step/end', 'turn/end'])
+    expect(stored.events.at(-1)!.data).toEqual({ turn: 1, reason: 'interrupted' })
+    expectValidLog(stored.events)
+    // The claim is released: another handle can open it.
+    await expect(store.open(agent.session.id)).resolves.toBeDefined()
+  })
+
+  it('interrupts a turn waiting on the model when the agents row alone is disposed, and the agent goes on later', async () => {
+    let release!: () => void
+    const { root, fibers } = await boot((_request, index) => index === 0 ? [{ text: 'slow' }] : [{ text: 'again' }])
+    const agent = await root.agents.create()
+    const gate = new Promise<void>((resolve) => { release = resolve })
+    const original = root.llm.stream.bind(root.llm)
+    root.llm.stream = async function* (request) {
+      await Promise.race([gate, new Promise((resolve) => request.signal?.addEventListener('abort', resolve))])
+      yield* original(request)
+    }
+    const running = agent.send('go')
+    await expect.poll(() => types(agent.session.events).includes('request/header')).toBe(true)
+    await fibers.agents.dispose()
+    release()
+    expect(await running).toMatchObject({ reason: 'interrupted' })
+    expect(agent.session.closed).toBe(true)
+    expect(await agent.send('more')).toMatchObject({ reason: 'completed', text: 'again' })
+    expectValidLog(agent.session.events)
+  })
+
+  it('keeps a session going after its store is swapped between turns', async () => {
+    const store = new MemorySessionStore()
+    const { root } = await boot([[{ text: 'one' }], [{ text: 'two' }]], { store: new MemorySessionStore() })
+    void store
+    const agent = await root.agents.create()
+    expect(await agent.send('first')).toMatchObject({ reason: 'completed' })
+    const first = agent.session
+    await first.close()
+    expect(await agent.send('second')).toMatchObject({ reason: 'completed', text: 'two' })
+    expect(agent.session).not.toBe(first)
+    expectValidLog(agent.session.events)
+  })
+})
+
+describe('checks before anything is created (issue #8)', () => {
+  it('refuses an unknown provider without creating a session', async () => {
+    const store = new MemorySessionStore()
+    const { root } = await boot([], { store })
+    await expect(root.agents.create({ provider: 'nope' })).rejects.toMatchObject({ code: 'UNKNOWN_PROVIDER' })
+    expect(await store.list()).toEqual([])
+  })
+
+  it('refuses a fallback no provider serves, naming it, instead of failing the primary at run time', async () => {
+    const store = new MemorySessionStore()
+    const { root } = await boot([], { store, agent: { fallbacks: [{ provider: 'scripted', model: 'b' }, { provider: 'gone', model: 'x' }] } })
+    const error = await root.agents.create().catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ code: 'UNKNOWN_PROVIDER', details: { where: 'fallbacks[1]', provider: 'gone' } })
+    expect(await store.list()).toEqual([])
+  })
+
+  it('refuses maxCost when a fallback model has no pricing', async () => {
+    const { root } = await boot([], {
+      agent: { maxCost: 1, fallbacks: [{ provider: 'scripted', model: 'free' }] },
+      models: [{ id: 'm', pricing: { input: 1, output: 1 } }, { id: 'free' }],
+    })
+    await expect(root.agents.create()).rejects.toMatchObject({ code: 'MAX_COST_UNPRICED', details: { where: 'fallbacks[0]' } })
+  })
+
+  it('refuses a reasoning effort the model does not list', async () => {
+    const { root } = await boot([], { models: [{ id: 'm', reasoning: { efforts: ['low', 'high'] } }] })
+    await expect(root.agents.create({ reasoningEffort: 'max' })).rejects.toMatchObject({ code: 'UNSUPPORTED_REASONING_EFFORT' })
+  })
+})
+
+describe('tool-call ids (issue #8)', () => {
+  it('are unique within the session even when a server repeats them', async () => {
+    const same = [{ toolCall: { id: 'call_0', name: 'x', arguments: '{}' } }]
+    const { root, llm } = await boot([same, [...same, { toolCall: { id: 'call_0', name: 'x', arguments: '{}' } }], [{ text: 'ok' }]])
+    const agent = await root.agents.create()
+    await agent.send('go')
+    const ids = agent.session.events.filter((event) => event.type === 'tool/call').map((event) => (event.data as { callId: string }).callId)
+    expect(ids).toHaveLength(3)
+    expect(new Set(ids).size).toBe(3)
+    expect(ids[0]).toBe('call_0')
+    // What the model is sent agrees with the log.
+    const sent = llm.requests[2]!.messages.flatMap((message) => message.content.filter((block) => block.type === 'tool-call').map((block) => (block as { id: string }).id))
+    expect(sent).toEqual(ids)
+    expectValidLog(agent.session.events)
+  })
+})
+
+describe('keeping the process alive (issue #8)', () => {
+  it('holds a ref\'d handle while a turn runs and none after', async () => {
+    const { root } = await boot([[{ text: 'hi' }]])
+    const agent = await root.agents.create()
+    const before = process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length
+    const running = agent.send('go')
+    expect(process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length).toBe(before + 1)
+    await running
+    expect(process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length).toBe(before)
+  })
+})
+
