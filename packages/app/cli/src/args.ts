@@ -2,6 +2,7 @@
 
 import { parseArgs } from 'node:util'
 import { ReinError } from '@rein/base'
+import { EXIT_HELP } from './exit-codes.ts'
 
 const COMMANDS = ['run', 'chat', 'sessions', 'resume', 'show', 'demo'] as const
 export type Command = (typeof COMMANDS)[number]
@@ -118,7 +119,7 @@ Environment:
   NO_COLOR            no colours
 ${COMMON}
 
-Exit codes: 0 completed, 1 error, 2 bad usage or config, 3 budget reached, 130 interrupted.`,
+${EXIT_HELP}`,
   run: `Usage: rein run "task" [--session <id>] [options]
 
 Runs one turn. Prints the session id to stderr, streams the answer to stdout, one line per tool

@@ -41,7 +41,12 @@ export async function loadCliComposition(options: { config?: string; cwd: string
   return { composition, source: 'built-in' }
 }
 
-/** Rows for the services every rein run needs, plus whichever providers the environment enables. */
+/**
+ * Rows for the services every rein run needs, plus whichever providers the environment enables.
+ * The default route: an explicit `OPENAI_BASE_URL` (a server the user pointed at) beats a
+ * `DEEPSEEK_API_KEY` that merely exists, which beats `OPENAI_API_KEY`. `REIN_MODEL` replaces the
+ * default model. Flags (`--provider`, `--model`) beat all of these.
+ */
 export function builtInRows(env: NodeJS.ProcessEnv): EntryOptions[] {
   const rows: EntryOptions[] = [
     { id: 'llm', name: '@rein/llm' },
@@ -49,25 +54,27 @@ export function builtInRows(env: NodeJS.ProcessEnv): EntryOptions[] {
     { id: 'sessions', name: '@rein/session' },
     { id: 'session-store', name: '@rein/session-jsonl', config: { root: join(reinHome(env), 'sessions') } },
   ]
-  let provider: string | undefined
-  let model: string | undefined
-  if (env.DEEPSEEK_API_KEY) {
-    rows.push({ id: 'deepseek', name: '@rein/llm-deepseek' })
-    provider ??= 'deepseek'
-    model ??= 'deepseek-chat'
-  }
+  if (env.DEEPSEEK_API_KEY) rows.push({ id: 'deepseek', name: '@rein/llm-deepseek' })
   if (env.OPENAI_API_KEY || env.OPENAI_BASE_URL) {
     rows.push({
       id: 'openai',
       name: '@rein/llm-openai',
       config: { ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL, label: env.OPENAI_BASE_URL } : {}), apiKeyEnv: env.OPENAI_API_KEY ? 'OPENAI_API_KEY' : false },
     })
-    provider ??= 'openai'
-    // A local server's model names are its own; only OpenAI itself gets a default.
-    if (provider === 'openai' && !env.OPENAI_BASE_URL) model ??= 'gpt-4o-mini'
   }
+  const provider = env.OPENAI_BASE_URL ? 'openai' : env.DEEPSEEK_API_KEY ? 'deepseek' : env.OPENAI_API_KEY ? 'openai' : undefined
+  const model = provider && builtInModel(provider, env)
   rows.push({ id: 'agents', name: '@rein/agent', config: { ...(provider ? { provider } : {}), ...(model ? { model } : {}) } })
   return rows
+}
+
+/** The built-in composition's model for a provider route: `REIN_MODEL`, else the provider's usual one. */
+export function builtInModel(provider: string, env: NodeJS.ProcessEnv): string | undefined {
+  if (env.REIN_MODEL) return env.REIN_MODEL
+  if (provider === 'deepseek') return 'deepseek-chat'
+  // A local server's model names are its own; only OpenAI itself gets a default.
+  if (provider === 'openai' && !env.OPENAI_BASE_URL) return 'gpt-4o-mini'
+  return undefined
 }
 
 /** Fails with a one-line hint when a composition lacks what `rein` drives. */

@@ -3,14 +3,21 @@
 export const EXIT = {
   /** The turn completed. */
   ok: 0,
-  /** The turn ended in an error: the model request failed, or the session could not be saved. */
+  /** The run failed: the model request failed at run time (auth included), or the log could not be saved. */
   error: 1,
-  /** Bad usage, a bad cordis.yml, an unknown session: nothing ran. */
+  /** Bad usage or configuration: nothing ran. */
   usage: 2,
   /** A budget (max steps, output tokens, cost) ended the turn. */
   budget: 3,
-  /** Cancelled by SIGINT/SIGTERM; every tool call is paired and the log is saved. */
+  /** The model hit its output limit for one request; the answer is cut off. */
+  outputLimit: 4,
+  /** Cancelled (SIGINT, SIGTERM, stdout closed); every tool call is paired and the log is saved. */
   interrupted: 130,
 } as const
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT]
+
+/** The help text's exit-code lines, from the table above so they cannot drift apart. */
+export const EXIT_HELP = `Exit codes: 0 completed, 1 the run failed (a provider failure at run time, auth included, or the log
+could not be saved), 2 usage or config (nothing ran), 3 a budget ended the turn, 4 the model hit its output limit,
+130 interrupted.`

@@ -8,6 +8,8 @@ export interface Io extends Output {
   cwd: string
   /** Where SIGINT/SIGTERM come from; `process` in real use. */
   signals: Pick<NodeJS.Process, 'on' | 'off'>
+  /** Aborted when stdout or stderr can no longer be written (the reader went away). */
+  outputClosed?: AbortSignal
 }
 
 export function processIo(): Io {

@@ -2,6 +2,7 @@
 
 import type { AgentEvent, TurnResult } from '@rein/agent'
 import type { TokenUsage } from '@rein/llm'
+import { neutralize } from './terminal-text.ts'
 
 export interface Output {
   stdout: NodeJS.WritableStream & { isTTY?: boolean }
@@ -19,8 +20,9 @@ export class Renderer {
   private readonly red: (text: string) => string
 
   constructor(private readonly out: Output, private readonly json: boolean, color: boolean) {
-    this.dim = color ? (text) => `\u001b[2m${text}\u001b[22m` : (text) => text
-    this.red = color ? (text) => `\u001b[31m${text}\u001b[39m` : (text) => text
+    // Everything shown passes through one of these, so no text can carry its own escape sequences.
+    this.dim = color ? (text) => `\u001b[2m${neutralize(text)}\u001b[22m` : neutralize
+    this.red = color ? (text) => `\u001b[31m${neutralize(text)}\u001b[39m` : neutralize
   }
 
   /** Writes one JSON line (JSON mode) or a notice on stderr. */
@@ -36,7 +38,7 @@ export class Renderer {
     }
     switch (event.type) {
       case 'text-delta':
-        this.out.stdout.write(event.text)
+        this.out.stdout.write(neutralize(event.text))
         this.midLine = !event.text.endsWith('\n')
         return
       case 'usage':
@@ -48,8 +50,8 @@ export class Renderer {
         return
       case 'tool-end': {
         const label = this.calls.get(event.callId) ?? event.name
-        const status = event.isError ? this.red(`failed${event.code ? ` ${event.code}` : ''}`) : 'ok'
-        this.err(this.dim(`  [tool] ${label} ${status}`))
+        const status = event.isError ? this.red(`failed${event.code ? ` ${event.code}` : ''}`) : this.dim('ok')
+        this.err(`${this.dim(`  [tool] ${label}`)} ${status}`)
         return
       }
       case 'retry':
@@ -71,7 +73,9 @@ export class Renderer {
     if (this.midLine) this.out.stdout.write('\n')
     this.midLine = false
     if (result.error) this.err(this.red(`${result.reason}: ${result.error.code}: ${result.error.message}`))
-    this.err(this.dim(`${formatUsage(result.usage)}${result.cost !== undefined ? ` · cost ${formatCost(result.cost)}` : ''} · ${result.reason}`))
+    if (result.overrun) this.err(this.dim(`note: the answer went over a budget (${result.overrun.code}): ${result.overrun.message}`))
+    const usage = `${result.usageEstimated ? '~' : ''}${formatUsage(result.usage)}`
+    this.err(this.dim(`${usage}${result.cost !== undefined ? ` · cost ${formatCost(result.cost)}` : ''} · ${result.reason}`))
   }
 
   /** Each request's text ends its own line, so answers of successive steps do not run together. */

@@ -7,7 +7,7 @@ import type { Context } from '@deepseek-ai/cordis'
 import type { Agent, CreateAgentOptions, ResumeReport, TurnResult } from '@rein/agent'
 import type { ApprovalService } from '@rein/tools'
 import type { CliOptions } from './args.ts'
-import { loadCliComposition, requireServices } from './composition.ts'
+import { builtInModel, loadCliComposition, requireServices } from './composition.ts'
 import { EXIT } from './exit-codes.ts'
 import type { Io } from './io.ts'
 import { colorsEnabled, Renderer } from './render.ts'
@@ -17,6 +17,8 @@ export interface SessionScope {
   renderer: Renderer
   io: Io
   options: CliOptions
+  /** The composition file loaded, or `built-in`. */
+  source: string
 }
 
 /** Loads the composition, runs `body`, and always disposes everything. */
@@ -26,18 +28,23 @@ export async function withComposition(options: CliOptions, io: Io, body: (scope:
     requireServices(composition, source)
     await prepare?.(composition.ctx)
     const renderer = new Renderer(io, options.json, colorsEnabled(io.stdout, io.env))
-    return await body({ ctx: composition.ctx, renderer, io, options })
+    return await body({ ctx: composition.ctx, renderer, io, options, source })
   } finally {
     await composition.dispose()
   }
 }
 
-/** Flags that shape an agent. */
-function agentOverrides(options: CliOptions, cwd: string): CreateAgentOptions {
+/**
+ * Flags that shape an agent. With the built-in composition, `--provider` alone also picks that
+ * provider's usual model (or `REIN_MODEL`).
+ */
+function agentOverrides(scope: SessionScope): CreateAgentOptions {
+  const { options, io, source } = scope
+  const model = options.model ?? (options.provider && source === 'built-in' ? builtInModel(options.provider, io.env) : undefined)
   return {
-    cwd,
+    cwd: io.cwd,
     ...(options.provider ? { provider: options.provider } : {}),
-    ...(options.model ? { model: options.model } : {}),
+    ...(model ? { model } : {}),
     ...(options.system ? { system: options.system } : {}),
     ...(options.maxSteps ? { maxSteps: options.maxSteps } : {}),
     ...(options.maxOutputTokens ? { maxOutputTokens: options.maxOutputTokens } : {}),
@@ -45,19 +52,38 @@ function agentOverrides(options: CliOptions, cwd: string): CreateAgentOptions {
   }
 }
 
-/** A new agent, or the stored session's (repaired if it ended mid-turn). */
+/**
+ * A new agent, or the stored session's (repaired if it ended mid-turn). A resumed session keeps the
+ * provider and model its log recorded unless `--provider`/`--model` say otherwise.
+ */
 export async function openAgent(scope: SessionScope, sessionId: string | undefined): Promise<{ agent: Agent; repaired?: ResumeReport }> {
-  const overrides = agentOverrides(scope.options, scope.io.cwd)
-  if (!sessionId) return { agent: await scope.ctx.agents.create(overrides) }
-  const { cwd: _cwd, ...rest } = overrides
-  const { agent, repaired } = await scope.ctx.agents.resume(sessionId, rest)
+  const overrides = agentOverrides(scope)
+  if (!sessionId) {
+    const agent = await scope.ctx.agents.create(overrides)
+    describeRoute(scope, agent)
+    return { agent }
+  }
+  const { cwd: _cwd, model: _default, ...rest } = overrides
+  const { agent, repaired } = await scope.ctx.agents.resume(sessionId, { ...rest, ...(scope.options.model ? { model: scope.options.model } : {}) })
+  describeRoute(scope, agent)
   reportRepair(scope.renderer, sessionId, repaired)
   return { agent, repaired }
 }
 
+/** With `--verbose`: which provider, model and server the requests go to. */
+function describeRoute(scope: SessionScope, agent: Agent) {
+  if (!scope.options.verbose) return
+  const { provider, model } = agent.options
+  const endpoint = scope.ctx.llm.endpoint(provider)
+  const where = endpoint ? ` (${endpoint.label}${endpoint.baseURL ? ` at ${endpoint.baseURL}` : ''})` : ''
+  scope.renderer.notice(`provider ${provider}${where} · model ${model}`, { type: 'route', provider, model, ...(endpoint ?? {}) })
+}
+
 function reportRepair(renderer: Renderer, id: string, repaired: ResumeReport) {
   if (repaired.closedTurn === undefined) return
-  renderer.notice(`session ${id} had stopped mid-turn (turn ${repaired.closedTurn}); repaired:`, { type: 'repaired', ...repaired })
+  const calls = repaired.rerun.length + repaired.paired.length
+  const what = calls === 0 ? 'no tool call was waiting for a result' : `${calls} tool call${calls === 1 ? '' : 's'} had no result:`
+  renderer.notice(`session ${id} had stopped mid-turn; turn ${repaired.closedTurn} is closed as interrupted, and ${what}`, { type: 'repaired', ...repaired })
   for (const call of repaired.rerun) renderer.notice(`  ran ${call.name} (${call.callId}) again: it is safe to repeat`)
   for (const call of repaired.paired) renderer.notice(`  ${call.name} (${call.callId}): ${call.code === 'TOOL_NOT_STARTED' ? 'had not started' : 'outcome unknown; the model is told to check'}`)
 }
@@ -68,15 +94,21 @@ export function installApproval(ctx: Context, yes: boolean, ask?: ApprovalServic
   ctx.provide('approval', service)
 }
 
-/** Streams one turn to the terminal (or as JSON lines) with signal handling; returns the exit code. */
+/**
+ * Streams one turn to the terminal (or as JSON lines) with signal handling; returns the exit code.
+ * A closed stdout (the reader went away) cancels the turn like a signal does.
+ */
 export async function streamTurn(io: Io, renderer: Renderer, agent: Agent, start: (agent: Agent) => Promise<TurnResult>): Promise<number> {
   const unsubscribe = agent.subscribe((event) => renderer.event(event))
   const release = cancelOnSignal(io, agent, renderer)
+  const onClosed = () => agent.cancel('stdout was closed')
+  io.outputClosed?.addEventListener('abort', onClosed)
   try {
     const result = await start(agent)
     renderer.result(result)
     return exitFor(result)
   } finally {
+    io.outputClosed?.removeEventListener('abort', onClosed)
     release()
     unsubscribe()
   }
@@ -105,6 +137,8 @@ export function exitFor(result: TurnResult): number {
       return EXIT.ok
     case 'budget':
       return EXIT.budget
+    case 'max-tokens':
+      return EXIT.outputLimit
     case 'aborted':
     case 'interrupted':
       return EXIT.interrupted

@@ -40,7 +40,7 @@ describe('rein chat', () => {
     await expect.poll(chat.screen).toContain('> ')
     chat.type('hello\r')
     await expect.poll(chat.answer).toContain('Hi there.')
-    // Wait for the next prompt: a line typed while a turn runs is not queued.
+    // Wait for the next prompt, so the next line is a new turn rather than a queued one.
     await expect.poll(() => chat.screen().split('> ').length).toBe(3)
     chat.type('take a note\r')
     await expect.poll(chat.screen).toContain('allow note (writes a file)? [y/N] ')
@@ -76,5 +76,25 @@ describe('rein chat', () => {
     const io: Io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr, env: {}, cwd: current.dir, signals: new EventEmitter() as unknown as Io['signals'] }
     expect(await main(['chat'], io)).toBe(2)
     expect(text).toBe('rein: rein chat needs a terminal; for scripts use rein run "…"\n')
+  })
+})
+
+describe('rein chat: typing ahead (issue #8)', () => {
+  it('queues lines typed while a turn runs and sends them in order afterwards', async () => {
+    current = await project([
+      { steps: [{ text: 'Thinking' }, { delayMs: 300 }, { text: ' done.' }] },
+      { steps: [{ text: 'Second.' }] },
+      { steps: [{ text: 'Third.' }] },
+    ])
+    const chat = terminal(current.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    chat.type('first\r')
+    await expect.poll(chat.answer).toContain('Thinking')
+    chat.type('second\rthird\r')
+    await expect.poll(chat.answer).toContain('Third.')
+    const users = current.server.requests.map((request) => (request.body as { messages: { role: string; content: string }[] }).messages.filter((message) => message.role === 'user').map((message) => message.content))
+    expect(users).toEqual([['first'], ['first', 'second'], ['first', 'second', 'third']])
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
   })
 })

@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { EventEmitter } from 'node:events'
-import { fileURLToPath } from 'node:url'
+import { spawn, type ChildProcessByStdio } from 'node:child_process'
+import { createRequire } from 'node:module'
+import type { Readable } from 'node:stream'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { startMockOpenAiServer, type MockScript, type MockServer } from '@rein/testkit'
 import { main, type Io } from '../src/index.ts'
 
@@ -50,6 +53,8 @@ export async function project(script: MockScript, options: { agent?: Record<stri
     '',
   ].join('\n')
   writeFileSync(join(dir, 'cordis.yml'), yml)
+  // The same composition with no session root: sessions go where REIN_HOME says.
+  writeFileSync(join(dir, 'no-root.yml'), yml.replace(`  config: { root: '${join(home, 'sessions')}' }\n`, ''))
   return {
     dir,
     home,
@@ -94,4 +99,32 @@ export function sessionIdOf(run: Run): string {
   const match = /session (\S+)/.exec(run.stderr)
   if (!match) throw new Error(`no session id in: ${run.stderr}`)
   return match[1]!
+}
+
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
+const BIN = join(PACKAGE_DIR, 'src', 'bin.ts')
+
+export interface Child { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
+
+/**
+ * Runs `rein` as a real process from its sources. `onStdout` sees the output so far and the child,
+ * to kill it or close its stdout at a chosen moment.
+ */
+export function spawnRein(cwd: string, args: string[], onStdout?: (text: string, kill: () => void, child: ChildProcessByStdio<null, Readable, Readable>) => void, env: NodeJS.ProcessEnv = {}): Promise<Child> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--conditions=@rein/source', '--import', TSX, BIN, ...args], {
+      cwd,
+      env: { ...process.env, NO_COLOR: '1', NODE_OPTIONS: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString()
+      onStdout?.(stdout, () => child.kill('SIGKILL'), child)
+    })
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
+    child.on('error', reject)
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }))
+  })
 }

@@ -13,31 +13,7 @@ import { pathToFileURL } from 'node:url'
 import { JsonlSessionStore } from '@rein/session-jsonl'
 import { startMockOpenAiServer, validateSessionInvariants, type MockReply, type MockServer, type RecordedRequest } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
-import { FIXTURES, PACKAGE_DIR } from './harness.ts'
-
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
-const BIN = join(PACKAGE_DIR, 'src', 'bin.ts')
-
-interface Child { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
-
-function runRein(cwd: string, args: string[], onStdout?: (text: string, kill: () => void) => void): Promise<Child> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--conditions=@rein/source', '--import', TSX, BIN, ...args], {
-      cwd,
-      env: { ...process.env, NO_COLOR: '1', NODE_OPTIONS: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString()
-      onStdout?.(stdout, () => child.kill('SIGKILL'))
-    })
-    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
-    child.on('error', reject)
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }))
-  })
-}
+import { FIXTURES, PACKAGE_DIR, spawnRein } from './harness.ts'
 
 interface Scenario {
   dir: string
@@ -93,11 +69,11 @@ function toolMessages(server: MockServer): { tool_call_id: string; content: stri
 
 async function crashThenResume(s: Scenario, killAt: string, hold = false) {
   s.write(killAt, hold)
-  const crashed = await runRein(s.dir, ['run', '--yes', 'do the work'])
+  const crashed = await spawnRein(s.dir, ['run', '--yes', 'do the work'])
   expect(crashed.signal).toBe('SIGKILL')
   const id = sessionId(s.dir)
   s.write('none', false)
-  const resumed = await runRein(s.dir, ['resume', '--yes', id])
+  const resumed = await spawnRein(s.dir, ['resume', '--yes', id])
   expect(resumed.stderr).not.toContain('rein:')
   expect(resumed.code).toBe(0)
   expect(resumed.stdout).toBe('Recovered.\n')
@@ -136,10 +112,10 @@ describe('kill -9 and resume', () => {
   it('mid-stream: the turn is closed and the model asked again', async () => {
     const s = await scenario({ steps: [{ text: 'Half of the ans' }, { stall: true }] })
     s.write('none', false)
-    const crashed = await runRein(s.dir, ['run', 'do the work'], (text, kill) => { if (text.includes('Half')) kill() })
+    const crashed = await spawnRein(s.dir, ['run', 'do the work'], (text, kill) => { if (text.includes('Half')) kill() })
     expect(crashed.signal).toBe('SIGKILL')
     const id = sessionId(s.dir)
-    const resumed = await runRein(s.dir, ['resume', id])
+    const resumed = await spawnRein(s.dir, ['resume', id])
     expect(resumed.code).toBe(0)
     expect(resumed.stdout).toBe('Recovered.\n')
     const events = await loadLog(s.dir, id)

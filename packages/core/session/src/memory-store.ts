@@ -49,7 +49,7 @@ export class MemorySessionStore implements SessionStore {
   }
 
   async list(): Promise<SessionSummary[]> {
-    return [...this.sessions.values()].map((entry) => summarize(entry.header, entry.events))
+    return [...this.sessions.values()].map((entry) => summarize(entry.header, entry.events, { running: entry.claimed }))
   }
 
   private entry(id: string): Entry {

@@ -1,6 +1,13 @@
 /** The persistence seam: what a session store (`@rein/session-jsonl`, the in-memory store) implements. */
 
-import type { SessionEvent, SessionHeader } from './events.ts'
+import type { TokenUsage } from '@rein/llm'
+import type { SessionEvent, SessionHeader, TurnEndReason } from './events.ts'
+
+/**
+ * Where a session stands: how its last turn ended, `needs-repair` when the log ends mid-turn and no
+ * process holds it, `running` when a live process holds it, `empty` before its first turn.
+ */
+export type SessionStatus = TurnEndReason | 'needs-repair' | 'running' | 'empty'
 
 export interface SessionSummary {
   id: string
@@ -9,8 +16,17 @@ export interface SessionSummary {
   /** The first words of the first user message. */
   title?: string
   turns: number
+  status: SessionStatus
+  /** The model of the last request. */
+  model?: string
+  /** Over every attempt the log records, failed ones included. */
+  usage: TokenUsage
+  /** Money over the same; absent when any model used was unpriced. */
+  cost?: number
   /** Time of the last event (ISO 8601), or `createdAt` for an empty session. */
   lastActivity: string
+  /** 0 for a top-level session. */
+  depth: number
   parentSessionId?: string
 }
 

@@ -1,26 +1,65 @@
 /** What `list()` shows of a session, computed the same way by every store. */
 
-import type { SessionEvent, SessionHeader } from './events.ts'
-import type { SessionSummary } from './store.ts'
+import { addUsage, type TokenUsage } from '@rein/llm'
+import { eventData } from './event-data.ts'
+import type { SessionEvent, SessionHeader, TurnEndReason } from './events.ts'
+import type { SessionStatus, SessionSummary } from './store.ts'
 
 const TITLE_WORDS = 12
 
-export function summarize(header: SessionHeader, events: readonly SessionEvent[]): SessionSummary {
+/** `running`: a live process holds the session (the store knows; a log cannot say). */
+export function summarize(header: SessionHeader, events: readonly SessionEvent[], options: { running?: boolean } = {}): SessionSummary {
   let title: string | undefined
   let turns = 0
+  let open = false
+  let lastEnd: TurnEndReason | undefined
+  let model: string | undefined
   for (const event of events) {
-    if (event.type === 'turn/start') turns++
-    if (title === undefined && event.type === 'user/message') title = titleOf(event.data)
+    if (event.type === 'turn/start') {
+      turns++
+      open = true
+    } else if (event.type === 'turn/end') {
+      open = false
+      lastEnd = eventData(event, 'turn/end').reason
+    } else if (event.type === 'request/header') model = eventData(event, 'request/header').model
+    else if (event.type === 'assistant/message') model = eventData(event, 'assistant/message').model
+    else if (title === undefined && event.type === 'user/message') title = titleOf(event.data)
   }
+  const spent = spending(events)
+  const status: SessionStatus = options.running ? 'running' : open ? 'needs-repair' : lastEnd ?? 'empty'
   return {
     id: header.id,
     createdAt: header.createdAt,
     cwd: header.cwd,
     ...(title ? { title } : {}),
     turns,
+    status,
+    ...(model ? { model } : {}),
+    usage: spent.usage,
+    ...(spent.cost !== undefined ? { cost: spent.cost } : {}),
     lastActivity: events.at(-1)?.time ?? header.createdAt,
+    depth: header.depth,
     ...(header.parentSessionId ? { parentSessionId: header.parentSessionId } : {}),
   }
+}
+
+/**
+ * Usage and money over the whole log: from `llm/attempt` records (failed attempts included), or,
+ * for logs written before those existed, from the answers. Money is unknown once any part is unpriced.
+ */
+export function spending(events: readonly SessionEvent[]): { usage: TokenUsage; cost?: number } {
+  const attempts = events.filter((event) => event.type === 'llm/attempt').map((event) => eventData(event, 'llm/attempt'))
+  const parts = attempts.length > 0
+    ? attempts
+    : events.filter((event) => event.type === 'assistant/message').map((event) => eventData(event, 'assistant/message'))
+  let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 }
+  let cost: number | undefined = 0
+  for (const part of parts) {
+    if (!part.usage) continue
+    usage = addUsage(usage, part.usage)
+    cost = cost === undefined || part.cost === undefined ? undefined : cost + part.cost
+  }
+  return { usage, ...(cost !== undefined && parts.some((part) => part.usage) ? { cost } : {}) }
 }
 
 function titleOf(data: unknown): string | undefined {

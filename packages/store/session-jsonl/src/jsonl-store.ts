@@ -9,7 +9,7 @@ import { summarize, type LoadedSession, type SessionEvent, type SessionHeader, t
 import { appendDurably, publishFile } from './durable-write.ts'
 import { errorCode, messageOf } from './fs-errors.ts'
 import { eventLine, headerLine, parseSessionFile } from './jsonl-format.ts'
-import { claimLock, releaseLock } from './lock.ts'
+import { claimLock, isLockHeld, releaseLock } from './lock.ts'
 import { isSessionId, sessionPaths, type SessionPaths } from './paths.ts'
 
 export interface JsonlSessionStoreOptions {
@@ -168,7 +168,7 @@ export class JsonlSessionStore implements SessionStore {
     return { header, events }
   }
 
-  /** Every stored session, most recently active first; foreign and corrupt files are skipped. */
+  /** Every stored session, most recently active first, `running` while a live process holds it; foreign and corrupt files are skipped. */
   async list(): Promise<SessionSummary[]> {
     let names: string[]
     try {
@@ -181,7 +181,7 @@ export class JsonlSessionStore implements SessionStore {
     const summaries = await Promise.all(ids.map(async (id) => {
       try {
         const { header, events } = await this.load(id)
-        return summarize(header, events)
+        return summarize(header, events, { running: this.sessions.has(id) || await isLockHeld(sessionPaths(this.root, id).lock) })
       } catch {
         return undefined
       }

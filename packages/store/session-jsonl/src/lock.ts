@@ -30,6 +30,12 @@ export async function claimLock(lock: string, id: string): Promise<void> {
   throw new ReinError('SESSION_LOCKED', `session ${id}: ${lock} kept changing while rein tried to claim it; another process is claiming the session`, { details: { lock } })
 }
 
+/** True when `lock` names a process that is alive: the session is open somewhere. */
+export async function isLockHeld(lock: string): Promise<boolean> {
+  const holder = await readHolder(lock).catch(() => 'stale' as const)
+  return typeof holder === 'number' && isProcessAlive(holder)
+}
+
 /** Removes `lock` if this process still holds it. */
 export async function releaseLock(lock: string): Promise<void> {
   if ((await readHolder(lock)) !== process.pid) return

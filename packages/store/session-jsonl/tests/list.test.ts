@@ -39,7 +39,10 @@ describe('JsonlSessionStore.list', () => {
         cwd: '/repo',
         title: 'one two three four five six seven eight nine ten eleven twelve…',
         turns: 1,
+        status: 'needs-repair',
+        usage: { inputTokens: 0, outputTokens: 0 },
         lastActivity: '2026-01-03T00:00:01.000Z',
+        depth: 1,
         parentSessionId: 'older',
       },
       {
@@ -48,9 +51,35 @@ describe('JsonlSessionStore.list', () => {
         cwd: '/work',
         title: 'fix the flaky test in the parser please',
         turns: 2,
+        status: 'needs-repair',
+        usage: { inputTokens: 0, outputTokens: 0 },
         lastActivity: '2026-01-02T00:00:04.000Z',
+        depth: 0,
       },
     ])
+  })
+
+  it('tells each session\'s status, model, tokens and cost (issue #8)', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    const attempt = (seq: number, cost?: number) => event(seq, 'llm/attempt', { provider: 'p', model: 'm1', retry: 0, fallback: 0, startedAt: 0, endedAt: 1, shown: true, usage: { inputTokens: 10, outputTokens: 5 }, ...(cost !== undefined ? { cost } : {}) })
+    await stored(store, header('done'), [
+      event(0, 'turn/start', { turn: 1 }),
+      event(1, 'request/header', { provider: 'p', model: 'm1', systemHash: 'a', toolsHash: 'b' }),
+      attempt(2, 0.5),
+      attempt(3, 0.25),
+      event(4, 'turn/end', { turn: 1, reason: 'completed' }),
+    ])
+    await stored(store, header('cut'), [event(0, 'turn/start', { turn: 1 }), attempt(1), event(2, 'turn/end', { turn: 1, reason: 'interrupted' })])
+    await stored(store, header('crashed'), [event(0, 'turn/start', { turn: 1 })])
+    const byId = Object.fromEntries((await store.list()).map((summary) => [summary.id, summary]))
+    expect(byId.done).toMatchObject({ status: 'completed', model: 'm1', usage: { inputTokens: 20, outputTokens: 10 }, cost: 0.75 })
+    expect(byId.cut).toMatchObject({ status: 'interrupted', usage: { inputTokens: 10, outputTokens: 5 } })
+    expect(byId.cut!.cost).toBeUndefined()
+    expect(byId.crashed).toMatchObject({ status: 'needs-repair' })
+    await store.open('crashed')
+    expect((await store.list()).find((summary) => summary.id === 'crashed')).toMatchObject({ status: 'running' })
+    await store.close('crashed')
   })
 
   it('lists nothing when the root does not exist yet', async () => {

@@ -1,6 +1,7 @@
-/** `rein resume <id> ["more"]`: repair an interrupted session and continue it. */
+/** `rein resume <id> ["more"]`: repair an interrupted session and continue it, or add a message. */
 
 import { ReinError } from '@rein/base'
+import { eventData, type SessionEvent } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { installApproval, openAgent, streamTurn, withComposition } from '../session-command.ts'
@@ -13,7 +14,7 @@ export async function resumeCommand(args: ParsedArgs, io: Io): Promise<number> {
     installApproval(scope.ctx, args.options.yes)
     const { agent, repaired } = await openAgent(scope, id)
     try {
-      if (!text && repaired?.closedTurn === undefined) {
+      if (!text && lastTurnCompleted(agent.session.events)) {
         throw new ReinError('USAGE', `session ${id} ended cleanly, so there is nothing to continue; add a message: rein resume ${id} "…"`)
       }
       scope.renderer.notice(`session ${agent.session.id}`, { type: 'session', id: agent.session.id })
@@ -22,4 +23,13 @@ export async function resumeCommand(args: ParsedArgs, io: Io): Promise<number> {
       await agent.close()
     }
   })
+}
+
+/**
+ * A turn that completed leaves nothing to continue. Any other end — interrupted (by a crash and its
+ * repair, or a cancel), failed, over budget, cut off — can be continued without a new message.
+ */
+function lastTurnCompleted(events: readonly SessionEvent[]): boolean {
+  const end = events.findLast((event) => event.type === 'turn/end')
+  return end !== undefined && eventData(end, 'turn/end').reason === 'completed'
 }

@@ -2,11 +2,12 @@
 
 import { ReinError } from '@rein/base'
 import type { Message } from '@rein/llm'
-import { planRepair, type CoreEventData, type SessionEvent } from '@rein/session'
+import { eventData, planRepair, type SessionEvent } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { formatCost, formatUsage } from '../render.ts'
 import { withComposition } from '../session-command.ts'
+import { neutralize } from '../terminal-text.ts'
 
 const SHORT = 200
 
@@ -23,7 +24,7 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
     io.stdout.write(`session ${header.id} · created ${header.createdAt} · ${header.cwd}\n`)
     for (const event of events) {
       const line = describe(event)
-      if (line !== undefined) io.stdout.write(`${line}\n`)
+      if (line !== undefined) io.stdout.write(`${neutralize(line)}\n`)
     }
     const plan = planRepair(events, () => false)
     if (plan.turn !== undefined) {
@@ -36,27 +37,28 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
 function describe(event: SessionEvent): string | undefined {
   switch (event.type) {
     case 'turn/start':
-      return `\n── turn ${(event.data as CoreEventData['turn/start']).turn}`
+      return `\n── turn ${eventData(event, 'turn/start').turn}`
     case 'user/message':
-      return `> ${text((event.data as unknown as CoreEventData['user/message']).message)}`
+      return `> ${text(eventData(event, 'user/message').message)}`
     case 'assistant/message': {
-      const data = event.data as unknown as CoreEventData['assistant/message']
+      const data = eventData(event, 'assistant/message')
       const said = text(data.message)
       const usage = data.usage ? `  [${formatUsage(data.usage)}${data.cost !== undefined ? ` · ${formatCost(data.cost)}` : ''} · ${data.provider}/${data.model}]` : ''
       return `${said ? said : '(no text)'}${data.interrupted ? ' [interrupted]' : ''}${usage}`
     }
     case 'tool/call': {
-      const data = event.data as CoreEventData['tool/call']
+      const data = eventData(event, 'tool/call')
       return `  → ${data.name} ${shorten(data.arguments)}`
     }
     case 'tool/result': {
-      const data = event.data as unknown as CoreEventData['tool/result']
+      const data = eventData(event, 'tool/result')
       const body = data.content.map((part) => (part.type === 'text' ? part.text : `[image ${part.mediaType}]`)).join(' ')
       return `  ← ${data.isError ? `error${data.code ? ` ${data.code}` : ''}: ` : ''}${shorten(body)}`
     }
     case 'turn/end': {
-      const data = event.data as CoreEventData['turn/end']
-      return `── ${data.reason}${data.error ? `: ${data.error.code}: ${data.error.message}` : ''}`
+      const data = eventData(event, 'turn/end')
+      const note = data.overrun ? ` (over budget: ${data.overrun.message})` : ''
+      return `── ${data.reason}${data.error ? `: ${data.error.code}: ${data.error.message}` : ''}${note}`
     }
     case 'llm/retry':
     case 'llm/fallback':

@@ -1,0 +1,187 @@
+/** How `rein` ends and what it prints: exit codes, config errors, terminal safety (issue #8 §4). */
+
+import { existsSync, readdirSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { JsonlSessionStore } from '@rein/session-jsonl'
+import { validateSessionInvariants, type MockReply } from '@rein/testkit'
+import { afterEach, describe, expect, it } from 'vitest'
+import { project, rein, sessionIdOf, type Project } from './harness.ts'
+
+let current: Project | undefined
+afterEach(async () => {
+  await current?.cleanup()
+  current = undefined
+})
+
+async function setUp(...args: Parameters<typeof project>) {
+  current = await project(...args)
+  return current
+}
+
+/** Runs with REIN_HOME set for the plugins too: they read the process environment, not the CLI's io. */
+async function withHome<T>(home: string, run: () => Promise<T>): Promise<T> {
+  const before = process.env.REIN_HOME
+  process.env.REIN_HOME = home
+  try {
+    return await run()
+  } finally {
+    if (before === undefined) delete process.env.REIN_HOME
+    else process.env.REIN_HOME = before
+  }
+}
+
+const sessionFiles = (p: Project) => (existsSync(join(p.home, 'sessions')) ? readdirSync(join(p.home, 'sessions')) : [])
+const answer = (text: string): MockReply => ({ steps: [{ text }] })
+
+describe('exit codes', () => {
+  it('exits 2 for an unknown --provider and creates nothing', async () => {
+    const p = await setUp([answer('never')])
+    const run = await rein(p.dir, ['run', '--provider', 'missing', 'hi'])
+    expect(run.code).toBe(2)
+    expect(run.stderr).toBe('rein: provider: no loaded provider serves "missing"; loaded: mock (add its provider row, or pick one of those)\n')
+    expect(sessionFiles(p)).toEqual([])
+    expect(p.server.requests).toHaveLength(0)
+  })
+
+  it('exits 4 and says the output limit was hit when the model stops for length with no budget set', async () => {
+    const p = await setUp([{ steps: [{ text: 'a long answer that was cut' }], finishReason: 'length' }])
+    const run = await rein(p.dir, ['run', 'hi'])
+    expect(run.code).toBe(4)
+    expect(run.stderr).toContain('max-tokens: MAX_TOKENS: the answer reached')
+    expect(run.stderr).not.toContain('budget')
+  })
+
+  it('exits 3 when the turn\'s own output budget cut the answer', async () => {
+    const p = await setUp([{ steps: [{ text: 'cut' }], finishReason: 'length', usage: { prompt_tokens: 5, completion_tokens: 10 } }])
+    const run = await rein(p.dir, ['run', '--max-output-tokens', '10', 'hi'])
+    expect(run.code).toBe(3)
+    expect(p.server.requests[0]!.body).toMatchObject({ max_tokens: 10 })
+  })
+
+  it('documents every exit code in --help', async () => {
+    const help = await rein('/', ['--help'])
+    for (const line of ['0 completed', '1 the run failed', '2 usage or config', '3 a budget ended the turn', '4 the model hit its output limit', '130 interrupted']) {
+      expect(help.stdout).toContain(line)
+    }
+  })
+})
+
+describe('control characters from the model', () => {
+  const hostile = 'clear\u001b[2J\u001b]0;owned\u0007 bell\u0007 back\bspace csi\u009b31m done\r\nnext\tline'
+
+  it('are neutralized on a terminal: no escape sequence reaches it', async () => {
+    const p = await setUp([answer(hostile)])
+    const run = await rein(p.dir, ['run', 'hi'])
+    expect(run.code).toBe(0)
+    // eslint-disable-next-line no-control-regex
+    expect(run.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/)
+    expect(run.stdout).toContain('clear^[[2J^[]0;owned^G bell^G back^Hspace csi<9b>31m done\nnext\tline')
+  })
+
+  it('stay exact with --json', async () => {
+    const p = await setUp([answer(hostile)])
+    const run = await rein(p.dir, ['run', '--json', 'hi'])
+    const deltas = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; text?: string }).filter((event) => event.type === 'text-delta')
+    expect(deltas.map((event) => event.text).join('')).toBe(hostile)
+  })
+
+  it('are neutralized in rein show and rein sessions too', async () => {
+    const p = await setUp([answer('ok')])
+    const id = sessionIdOf(await rein(p.dir, ['run', 'title\u001b[31m red']))
+    expect((await rein(p.dir, ['show', id])).stdout).toContain('> title^[[31m red')
+    expect((await rein(p.dir, ['sessions'])).stdout).toContain('title^[[31m red')
+  })
+})
+
+describe('files rein writes', () => {
+  it('are 0600 in 0700 folders under $REIN_HOME after a run', async () => {
+    const p = await setUp([{ steps: [{ toolCall: { id: 'c1', name: 'lookup', arguments: '{"word":"x"}' } }] }, answer('ok')])
+    const home = join(p.dir, 'fresh-home')
+    const run = await withHome(home, () => rein(p.dir, ['run', '--config', join(p.dir, 'no-root.yml'), 'hi'], { env: { REIN_HOME: home } }))
+    expect(run.code).toBe(0)
+    const walk = (dir: string): [string, number][] => readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+      const path = join(dir, entry.name)
+      const mode = statSync(path).mode & 0o777
+      return entry.isDirectory() ? [[path, mode] as [string, number], ...walk(path)] : [[path, mode] as [string, number]]
+    })
+    const entries = walk(home)
+    expect(entries.length).toBeGreaterThan(1)
+    for (const [path, mode] of entries) expect([path, mode]).toEqual([path, statSync(path).isDirectory() ? 0o700 : 0o600])
+    expect(statSync(home).mode & 0o777).toBe(0o700)
+  })
+})
+
+describe('--config and REIN_HOME', () => {
+  it('puts sessions under $REIN_HOME when the --config file names no session root', async () => {
+    const p = await setUp([answer('ok')])
+    const home = join(p.dir, 'elsewhere')
+    const id = sessionIdOf(await withHome(home, () => rein(p.dir, ['run', '--config', join(p.dir, 'no-root.yml'), 'hi'], { env: { REIN_HOME: home } })))
+    expect(existsSync(join(home, 'sessions', `${id}.jsonl`))).toBe(true)
+  })
+})
+
+describe('resume', () => {
+  it('continues, without a new message, a session whose interrupted turn was already repaired', async () => {
+    const p = await setUp([{ steps: [{ text: 'Working on it' }, { stall: true }] }, answer('picked up')])
+    // A run cut short by an aborted turn: its end is recorded (as a repair would record `interrupted`).
+    const { EventEmitter } = await import('node:events')
+    const signals = new EventEmitter()
+    const first = await rein(p.dir, ['run', 'long job'], { signals, onStdout: (text) => { if (text.includes('Working')) signals.emit('SIGINT', 'SIGINT') } })
+    expect(first.code).toBe(130)
+    const id = sessionIdOf(first)
+    const again = await rein(p.dir, ['resume', id])
+    expect(again.code).toBe(0)
+    expect(again.stdout).toContain('picked up')
+    const events = (await new JsonlSessionStore({ root: join(p.home, 'sessions') }).load(id)).events
+    expect(validateSessionInvariants(events)).toEqual([])
+  })
+})
+
+describe('which provider the built-in composition uses', () => {
+  it('an explicit OPENAI_BASE_URL beats a DEEPSEEK_API_KEY lying around; REIN_MODEL names the model; --verbose says where requests go', async () => {
+    const p = await setUp([answer('from the local server')])
+    const env = { DEEPSEEK_API_KEY: 'sk-unused-deepseek-key', OPENAI_BASE_URL: p.server.url, REIN_MODEL: 'local-model', REIN_HOME: p.home }
+    const run = await withHome(p.home, () => rein(join(p.dir, 'empty'), ['run', '--verbose', 'hi'], { env }))
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('from the local server')
+    expect(p.server.requests[0]!.body).toMatchObject({ model: 'local-model' })
+    expect(run.stderr).toContain(`provider openai (${p.server.url} at ${p.server.url}) · model local-model`)
+    expect(run.stderr).not.toContain('sk-unused')
+  })
+
+  it('--provider picks a configured provider and its usual model', async () => {
+    const { builtInRows } = await import('../src/index.ts')
+    const agents = (env: NodeJS.ProcessEnv) => builtInRows(env).find((row) => row.id === 'agents')!.config
+    expect(agents({ DEEPSEEK_API_KEY: 'k', OPENAI_BASE_URL: 'http://x/v1' })).toEqual({ provider: 'openai' })
+    expect(agents({ DEEPSEEK_API_KEY: 'k', OPENAI_API_KEY: 'k' })).toEqual({ provider: 'deepseek', model: 'deepseek-chat' })
+    expect(agents({ OPENAI_API_KEY: 'k', REIN_MODEL: 'gpt-x' })).toEqual({ provider: 'openai', model: 'gpt-x' })
+  })
+})
+
+describe('rein sessions and the repair report', () => {
+  it('lists each session with its status, model, tokens and cost, as text and as JSON', async () => {
+    const p = await setUp([{ steps: [{ text: 'ok' }], usage: { prompt_tokens: 100, completion_tokens: 10 } }], { pricing: true })
+    const id = sessionIdOf(await rein(p.dir, ['run', 'hello there']))
+    const text = await rein(p.dir, ['sessions'])
+    expect(text.stdout).toMatch(new RegExp(`^${id}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d  completed     mock-model +1 turn +110 tok +0\\.00028  hello there\\n$`))
+    const json = JSON.parse((await rein(p.dir, ['sessions', '--json'])).stdout) as Record<string, unknown>
+    expect(json).toMatchObject({ id, status: 'completed', model: 'mock-model', usage: { inputTokens: 100, outputTokens: 10 }, cost: 0.00028 })
+  })
+
+  it('says what a repair did even when no call was waiting, in text and in JSON', async () => {
+    const p = await setUp([answer('carried on')])
+    const store = new JsonlSessionStore({ root: join(p.home, 'sessions') })
+    await store.create({ formatVersion: 1, id: 'cut-short', createdAt: '2026-12-01T00:00:00.000Z', cwd: p.dir, depth: 0 })
+    await store.append('cut-short', [
+      { seq: 0, type: 'turn/start', time: '2026-12-01T00:00:00.000Z', data: { turn: 1 } },
+      { seq: 1, type: 'user/message', time: '2026-12-01T00:00:00.000Z', data: { message: { id: 'u1', role: 'user', content: [{ type: 'text', text: 'go' }], source: { kind: 'user' } } } },
+      { seq: 2, type: 'step/start', time: '2026-12-01T00:00:00.000Z', data: { turn: 1, step: 1 } },
+    ])
+    await store.close('cut-short')
+    expect((await rein(p.dir, ['sessions'])).stdout).toContain('needs repair')
+    const text = await rein(p.dir, ['resume', '--model', 'mock-model', '--provider', 'mock', 'cut-short'])
+    expect(text.code).toBe(0)
+    expect(text.stderr).toContain('session cut-short had stopped mid-turn; turn 1 is closed as interrupted, and no tool call was waiting for a result')
+    expect(text.stdout).toContain('carried on')
+  })
+})
