@@ -5,7 +5,7 @@
 
 import { dirname } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import type { Context } from '@deepseek-ai/cordis'
+import type { Context, Fiber } from '@deepseek-ai/cordis'
 import { EntryTree } from '@deepseek-ai/cordis-plugin-loader'
 import { resolvePlugin } from './resolve-plugin.ts'
 
@@ -13,6 +13,7 @@ export class ConfigTree extends EntryTree {
   constructor(ctx: Context, readonly file: string, readonly resolveFrom: string) {
     super(ctx)
     this.ctx.baseUrl = pathToFileURL(`${dirname(file)}/`).href
+    holdRestarts(this)
   }
 
   /** A composition file is the user's: nothing rein does at run time is written back to it. */
@@ -22,4 +23,20 @@ export class ConfigTree extends EntryTree {
     if (name.startsWith('cordis:')) return super.import(name)
     return import(resolvePlugin(name, dirname(this.file), this.resolveFrom)) as Promise<unknown>
   }
+}
+
+/**
+ * A config change restarts the row; when the new config makes it fail, cordis rejects a promise
+ * nobody holds, which would crash the process. The failure stays on the fiber, where it is reported.
+ */
+function holdRestarts(tree: EntryTree) {
+  tree.ctx.on('internal/update', function (this: Fiber, _config, _noSave, next) {
+    const result: unknown = next()
+    if (this.entry?.parent.tree !== tree || !isThenable(result)) return result
+    return result.then(undefined, () => undefined)
+  }, { global: true })
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof Reflect.get(value, 'then') === 'function'
 }

@@ -3,11 +3,13 @@
 import { dirname, resolve } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
 import Loader from '@deepseek-ai/cordis-plugin-loader'
-import { ConfigTree } from './config-tree.ts'
-import { diagnose } from './diagnose.ts'
 import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
+import { applyRows } from './apply-rows.ts'
+import { ConfigTree } from './config-tree.ts'
+import { preflight } from './preflight.ts'
 import { checkRows, invalid, readConfigFile } from './read-config.ts'
 
+/** What `loadComposition` loads: a file (or rows built in code) and where their plugins resolve from. */
 export interface CompositionOptions {
   /**
    * A `cordis.yml` (or `.yaml`, `.json`): a list of `{id, name, config?, disabled?, …}` rows. With
@@ -22,11 +24,16 @@ export interface CompositionOptions {
   context?: Context
 }
 
+/** A loaded composition: its context, and the functions that reload and dispose it. */
 export interface Composition {
   /** The root context: `composition.ctx.tools`, `.llm`, … */
   readonly ctx: Context
+  /** The composition file, as an absolute path. */
   readonly file: string
-  /** Re-reads the file and applies what changed: added rows start, removed rows are disposed. */
+  /**
+   * Re-reads the file and applies what changed: added rows start, removed rows are disposed. An
+   * invalid edit rejects with `CONFIG_INVALID` and leaves the rows running as they were.
+   */
   readonly reload: () => Promise<void>
   /** Disposes every row. Safe to destructure: neither function uses `this`. */
   readonly dispose: () => Promise<void>
@@ -34,7 +41,8 @@ export interface Composition {
 
 /**
  * Throws `CONFIG_NOT_FOUND`, or `CONFIG_INVALID` listing each problem as `row "<id>" (<name>): …`.
- * On failure nothing stays loaded. The file is never written.
+ * Config problems are found before any row starts; on any failure nothing stays loaded. The file
+ * is never written.
  */
 export async function loadComposition(options: CompositionOptions): Promise<Composition> {
   const file = resolve(options.file)
@@ -47,30 +55,44 @@ export async function loadComposition(options: CompositionOptions): Promise<Comp
   const fiber = await ctx.plugin({
     name: 'rein-composition',
     inject: ['loader'],
-    apply: async (child: Context) => {
+    apply: (child: Context) => {
       tree = new ConfigTree(child, file, resolveFrom)
       child.effect(() => () => tree.root.stop(), `composition ${file}`)
-      await tree.root.update(rows)
     },
   })
-  const check = async () => {
-    await ctx.loader.await()
-    const problems = await diagnose(tree)
-    if (problems.length > 0) throw invalid(file, problems)
-  }
   try {
-    await check()
+    const problems = await preflight(tree, rows)
+    if (problems.length > 0) throw invalid(file, problems)
+    const failed = await applyRows(tree, rows)
+    if (failed.length > 0) throw invalid(file, failed)
   } catch (error) {
     await fiber.dispose()
     throw error
   }
+
+  let running = rows
+  const reload = async () => {
+    const next = options.rows ? rows : await readConfigFile(file)
+    const problems = await preflight(tree, next)
+    if (problems.length > 0) throw invalid(file, problems)
+    const failed = await applyRows(tree, next)
+    if (failed.length === 0) {
+      running = next
+      return
+    }
+    // Only starting shows these: put the rows that ran back, so the composition runs as before.
+    const restored = await applyRows(tree, running)
+    throw invalid(file, [...failed, ...restored.map((problem) => `after putting the previous rows back: ${problem}`)])
+  }
+  // Reloads run one at a time: each compares against, and may restore, what the previous one left.
+  let queue: Promise<unknown> = Promise.resolve()
   return {
     ctx,
     file,
-    reload: async () => {
-      const next = options.rows ? rows : await readConfigFile(file)
-      await tree.root.update(next)
-      await check()
+    reload: () => {
+      const result = queue.then(reload)
+      queue = result.catch(() => undefined)
+      return result
     },
     dispose: async () => {
       await fiber.dispose()

@@ -1,42 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { isReinError } from '@rein/base'
-import { loadComposition, type Composition } from '../src/index.ts'
+import { describe, expect, it } from 'vitest'
+import { fixtures, useComposition } from './harness.ts'
 
-const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url))
-let dir: string
-let loaded: Composition | undefined
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'rein-compose-'))
-  ;(globalThis as Record<string, unknown>).composeLog = []
-})
-afterEach(async () => {
-  await loaded?.dispose()
-  loaded = undefined
-  rmSync(dir, { recursive: true, force: true })
-})
-
-const log = () => (globalThis as Record<string, unknown>).composeLog as string[]
-
-function writeConfig(text: string, name = 'cordis.yml') {
-  const file = join(dir, name)
-  writeFileSync(file, text.replaceAll('FIXTURES/', fixtures))
-  return file
-}
-
-async function failure(file: string) {
-  try {
-    loaded = await loadComposition({ file })
-  } catch (error) {
-    if (!isReinError(error)) throw error
-    return { code: error.code, message: error.message, problems: error.details?.problems }
-  }
-  throw new Error('expected the load to fail')
-}
+const { dir, log, writeConfig, load, failure, dispose } = useComposition()
 
 describe('loadComposition', () => {
   it('loads rows, evaluates !!js values and never writes the file', async () => {
@@ -56,18 +23,17 @@ describe('loadComposition', () => {
       '',
     ].join('\n')
     const file = writeConfig(text)
-    loaded = await loadComposition({ file })
+    const loaded = await load(file)
     expect(loaded.ctx.counter.value).toBe(5)
     expect(log()).toEqual(['start 5'])
-    await loaded.dispose()
-    loaded = undefined
+    await dispose()
     expect(log()).toEqual(['start 5', 'stop'])
     expect(readFileSync(file, 'utf8')).toBe(text.replaceAll('FIXTURES/', fixtures))
   })
 
   it('reloads: removed rows are disposed, added rows start, the file stays as the user wrote it', async () => {
     const file = writeConfig(`- id: counter\n  name: FIXTURES/counter.ts\n  config: {label: a}\n`)
-    loaded = await loadComposition({ file })
+    const loaded = await load(file)
     expect(log()).toEqual([])
     const added = writeConfig(`- id: counter\n  name: FIXTURES/counter.ts\n  config: {label: a}\n- id: user\n  name: FIXTURES/needs-counter.ts\n`)
     await loaded.reload()
@@ -80,7 +46,7 @@ describe('loadComposition', () => {
 
   it('keeps the running rows when a reload meets an unreadable file', async () => {
     const file = writeConfig(`- id: counter\n  name: FIXTURES/counter.ts\n  config: {label: a}\n- id: user\n  name: FIXTURES/needs-counter.ts\n`)
-    loaded = await loadComposition({ file })
+    const loaded = await load(file)
     writeConfig('- id: [broken\n')
     await expect(loaded.reload()).rejects.toMatchObject({ code: 'CONFIG_INVALID' })
     expect(loaded.ctx.counter.value).toBe(0)
@@ -93,7 +59,7 @@ describe('loadComposition', () => {
     expect(result.code).toBe('CONFIG_INVALID')
     expect(result.problems).toEqual([
       `row "counter" (${fixtures}counter.ts): config.start: expected number >= 0 but got -1`,
-      `row "user" (${fixtures}needs-counter.ts): waits for the service "counter" that no row provides; add the row that provides it`,
+      `row "user" (${fixtures}needs-counter.ts): needs the service "counter" from row "counter" (${fixtures}counter.ts), which is invalid (see its error); fix that row first`,
     ])
     expect(result.message).toContain(`${file} has 2 problems:\n  - row "counter"`)
     expect(log()).toEqual([])
@@ -128,12 +94,11 @@ describe('loadComposition', () => {
   })
 
   it('reports a missing file as CONFIG_NOT_FOUND', async () => {
-    expect((await failure(join(dir, 'absent.yml'))).code).toBe('CONFIG_NOT_FOUND')
+    expect((await failure(join(dir(), 'absent.yml'))).code).toBe('CONFIG_NOT_FOUND')
   })
 
   it('reads JSON compositions too', async () => {
     const file = writeConfig(JSON.stringify([{ id: 'counter', name: `${fixtures}counter.ts`, config: { label: 'j', start: 2 } }]), 'cordis.json')
-    loaded = await loadComposition({ file })
-    expect(loaded.ctx.counter.value).toBe(2)
+    expect((await load(file)).ctx.counter.value).toBe(2)
   })
 })

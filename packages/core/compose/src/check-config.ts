@@ -1,0 +1,99 @@
+/**
+ * Checks a row's config against its plugin's `Config` before the row starts: unknown keys (where the
+ * schema is schemastery) and what validation rejects, each as `config.<path>: <problem>`.
+ */
+
+import { isJsExpr } from '@deepseek-ai/cordis-plugin-loader'
+import { clonePlain, isPlainObject, isSchemastery, unknownKeys, type ConfigPath, type UnknownKey } from './unknown-keys.ts'
+
+interface StandardIssue {
+  message: string
+  path?: readonly (PropertyKey | { key: PropertyKey })[]
+}
+
+interface StandardSchema {
+  '~standard': { validate: (value: unknown) => { issues?: readonly StandardIssue[] } | PromiseLike<unknown> }
+}
+
+/**
+ * One line per problem, `[]` when the config is fine or `schema` is nothing compose can read. A
+ * `!!js` value is not evaluated here: it is checked by the plugin when its row starts.
+ */
+export function configProblems(config: unknown, schema: unknown): string[] {
+  if (isSchemastery(schema)) {
+    const problems = unknownKeys(config, schema).map(describeUnknownKey)
+    try {
+      schema(clonePlain(config), { ignore: isJsExpr })
+    } catch (error) {
+      const problem = describeValidationError(error, config)
+      if (problem) problems.push(problem)
+    }
+    return problems
+  }
+  if (isStandardSchema(schema) && !containsJsExpr(config)) {
+    const result = schema['~standard'].validate(clonePlain(config))
+    if ('then' in result) return []
+    return (result.issues ?? []).map((issue) => `${formatPath((issue.path ?? []).map(pathKey))}: ${issue.message}`)
+  }
+  return []
+}
+
+function describeUnknownKey({ path, known, suggestion }: UnknownKey): string {
+  if (suggestion) return `${formatPath(path)}: unknown key; did you mean ${suggestion}?`
+  return `${formatPath(path)}: unknown key (the keys here are ${known.join(', ')})`
+}
+
+/**
+ * schemastery's message starts with the path (`$.models[0].id missing required value`); the line
+ * puts `config.<path>` first instead. A failure at a `!!js` value says nothing about the value the
+ * expression will produce, so it is left to the start.
+ */
+function describeValidationError(error: unknown, config: unknown): string | undefined {
+  const path = validationPath(error)
+  const message = error instanceof Error ? error.message : String(error)
+  if (!path) return containsJsExpr(config) ? undefined : `config: ${message}`
+  if (reachesJsExpr(config, path)) return undefined
+  const prefix = `${path.reduce<string>((text, key) => (typeof key === 'number' ? `${text}[${key}]` : `${text}.${key}`), '$')} `
+  return `${formatPath(path)}: ${message.startsWith(prefix) ? message.slice(prefix.length) : message}`
+}
+
+function validationPath(error: unknown): ConfigPath | undefined {
+  if (!(error instanceof Error) || error.name !== 'ValidationError') return undefined
+  const path: unknown = Reflect.get(Reflect.get(error, 'options') ?? {}, 'path') ?? []
+  if (!Array.isArray(path) || !path.every((key) => typeof key === 'string' || typeof key === 'number')) return undefined
+  return path
+}
+
+/** `config.retry.maxRetries`, `config.models[0].id`, `config.headers["X-Trace"]`. */
+function formatPath(path: ConfigPath): string {
+  return path.reduce<string>((text, key) => {
+    if (typeof key === 'number') return `${text}[${key}]`
+    return /^[A-Za-z_$][\w$]*$/.test(key) ? `${text}.${key}` : `${text}[${JSON.stringify(key)}]`
+  }, 'config')
+}
+
+function pathKey(segment: PropertyKey | { key: PropertyKey }): string | number {
+  const key = typeof segment === 'object' ? segment.key : segment
+  return typeof key === 'number' ? key : String(key)
+}
+
+function isStandardSchema(value: unknown): value is StandardSchema {
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false
+  const standard: unknown = Reflect.get(value, '~standard')
+  return typeof standard === 'object' && standard !== null && typeof Reflect.get(standard, 'validate') === 'function'
+}
+
+function containsJsExpr(value: unknown): boolean {
+  if (isJsExpr(value)) return true
+  if (Array.isArray(value)) return value.some(containsJsExpr)
+  return isPlainObject(value) && Object.values(value).some(containsJsExpr)
+}
+
+function reachesJsExpr(config: unknown, path: ConfigPath): boolean {
+  let value = config
+  for (const key of path) {
+    if (isJsExpr(value)) return true
+    value = isPlainObject(value) || Array.isArray(value) ? Reflect.get(value, key) : undefined
+  }
+  return isJsExpr(value)
+}

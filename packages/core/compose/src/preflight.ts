@@ -1,0 +1,48 @@
+/**
+ * Before any row starts (at load and at every reload): checks each row's config against its
+ * plugin's Config, and tells the rows that need a service from an invalid row which row that is.
+ * A plugin that cannot be imported is left to the start, which reports it by row.
+ */
+
+import type { EntryOptions, EntryTree } from '@deepseek-ai/cordis-plugin-loader'
+import { configProblems } from './check-config.ts'
+import { loadPlugin, rowLabel, type RowPlugin } from './row-plugin.ts'
+import { provides } from './services.ts'
+
+interface CheckedRow {
+  row: EntryOptions
+  plugin: RowPlugin | undefined
+  problems: string[]
+}
+
+/** One line per problem, `row "<id>" (<plugin>): …`; empty when every row may start. */
+export async function preflight(tree: EntryTree, rows: readonly EntryOptions[]): Promise<string[]> {
+  const checked = await Promise.all(enabledRows(rows).map(async (row): Promise<CheckedRow> => {
+    const loaded = await loadPlugin(tree, row)
+    if (!loaded.ok) return { row, plugin: undefined, problems: [] }
+    return { row, plugin: loaded.plugin, problems: configProblems(row.config, loaded.plugin.Config) }
+  }))
+  if (checked.every(({ problems }) => problems.length === 0)) return []
+  return checked.flatMap((entry) => entry.problems.length > 0
+    ? entry.problems.map((problem) => `${rowLabel(entry.row)}: ${problem}`)
+    : blockedBy(entry, checked))
+}
+
+/** A valid row that could not start anyway: every row providing a service it needs is invalid. */
+function blockedBy({ row, plugin }: CheckedRow, checked: readonly CheckedRow[]): string[] {
+  return (plugin?.inject ?? []).flatMap((service) => {
+    const providers = checked.filter((other) => other.row !== row && provides(other.row, other.plugin, service))
+    const [provider] = providers
+    if (!provider || providers.some((other) => other.problems.length === 0)) return []
+    return [`${rowLabel(row)}: needs the service "${service}" from ${rowLabel(provider.row)}, which is invalid (see its error); fix that row first`]
+  })
+}
+
+/** The rows that will start, group members included (a group's own config is its rows). */
+function enabledRows(rows: readonly EntryOptions[]): EntryOptions[] {
+  return rows.flatMap((row) => {
+    if (row.disabled === true) return []
+    if (row.group) return Array.isArray(row.config) ? enabledRows(row.config) : []
+    return [row]
+  })
+}
