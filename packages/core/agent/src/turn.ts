@@ -132,13 +132,13 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
     ...(request.reasoningEffort !== undefined ? { reasoningEffort: request.reasoningEffort } : {}),
     signal,
     onEvent: (event) => {
+      context.emit(event)
       if (event.type === 'attempt') recordAttempt(context, state, prepared.llm, event)
       else if (event.type === 'retry') session.append('llm/retry', event)
       else {
         session.append('llm/fallback', event)
         used = event.to
       }
-      context.emit(event)
     },
   })
   for await (const chunk of stream) {

@@ -136,7 +136,8 @@ describe('disposing the agent service or the composition (issue #8)', () => {
 
   it('interrupts a turn waiting on the model when the agents row alone is disposed, and the agent goes on later', async () => {
     let release!: () => void
-    const { root, fibers } = await boot((_request, index) => index === 0 ? [{ text: 'slow' }] : [{ text: 'again' }])
+    const said = (request: { messages: readonly { content: readonly { type: string; text?: string }[] }[] }) => request.messages.at(-1)?.content.map((block) => block.text ?? '').join('')
+    const { root, fibers } = await boot((request) => said(request) === 'more' ? [{ text: 'again' }] : [{ text: 'slow' }])
     const agent = await root.agents.create()
     const gate = new Promise<void>((resolve) => { release = resolve })
     const original = root.llm.stream.bind(root.llm)

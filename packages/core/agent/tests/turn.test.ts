@@ -11,9 +11,9 @@ describe('a turn', () => {
     agent.subscribe((event) => events.push(event))
     const result = await agent.send('hi')
     expect(result).toEqual({ turn: 1, reason: 'completed', usage: { inputTokens: 10, outputTokens: 2 }, text: 'Hello!' })
-    expect(types(agent.session.events)).toEqual(['turn/start', 'user/message', 'step/start', 'request/header', 'assistant/message', 'step/end', 'turn/end'])
+    expect(types(agent.session.events)).toEqual(['turn/start', 'user/message', 'step/start', 'request/header', 'llm/attempt', 'assistant/message', 'step/end', 'turn/end'])
     expect(agent.session.pending).toBe(0)
-    expect(events.map((event) => event.type)).toEqual(['turn-start', 'text-delta', 'usage', 'turn-end'])
+    expect(events.map((event) => event.type)).toEqual(['turn-start', 'text-delta', 'attempt', 'usage', 'turn-end'])
     expect(llm.requests[0]).toMatchObject({ provider: 'scripted', model: 'm', system: 'Be kind.' })
     expect(agent.usage).toEqual({ inputTokens: 10, outputTokens: 2 })
     expectValidLog(agent.session.events)
@@ -31,8 +31,8 @@ describe('a turn', () => {
     expect(probe.log).toEqual(['start a', 'end a', 'write x'])
     expect(types(agent.session.events)).toEqual([
       'turn/start', 'user/message',
-      'step/start', 'request/header', 'assistant/message', 'tool/call', 'tool/result', 'tool/call', 'tool/result', 'step/end',
-      'step/start', 'assistant/message', 'step/end',
+      'step/start', 'request/header', 'llm/attempt', 'assistant/message', 'tool/call', 'tool/result', 'tool/call', 'tool/result', 'step/end',
+      'step/start', 'llm/attempt', 'assistant/message', 'step/end',
       'turn/end',
     ])
     expect(agent.session.events.find((event) => event.type === 'tool/call')?.data).toEqual({ callId: 'c1', name: 'slow_read', arguments: '{"key":"a"}', replaySafe: true })
@@ -142,7 +142,9 @@ describe('a turn', () => {
     const agent = await root.agents.create()
     const result = await agent.send('go')
     expect(result).toMatchObject({ reason: 'completed', text: 'from backup' })
-    expect(types(agent.session.events).filter((type) => type.startsWith('llm/'))).toEqual(['llm/retry', 'llm/retry', 'llm/fallback'])
+    expect(types(agent.session.events).filter((type) => type.startsWith('llm/'))).toEqual([
+      'llm/attempt', 'llm/retry', 'llm/attempt', 'llm/retry', 'llm/attempt', 'llm/fallback', 'llm/attempt',
+    ])
     expect(agent.session.events.find((event) => event.type === 'assistant/message')!.data).toMatchObject({ provider: 'backup', model: 'b' })
     expectValidLog(agent.session.events)
   })
