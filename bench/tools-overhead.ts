@@ -1,6 +1,7 @@
 /**
  * Per-call cost of `ctx.tools.execute` for a trivial tool, against calling the same function
  * directly and against the least any caller must do (JSON.parse the model's arguments, then call).
+ * The async variant pays for the deadline (a timer and a listener) that a synchronous answer skips.
  * Run: pnpm bench (from the repository root; it builds first and measures the built packages).
  * Ratios are what to compare across machines.
  */
@@ -22,17 +23,21 @@ const tool = defineTool({
   execute: (args) => add(args),
 })
 
+const asyncTool = { ...tool, name: 'add_async', execute: async (args: { a: number; b: number }) => add(args) }
+
 const root = new Context()
 await root.plugin(ToolRegistry)
 // Held once, as an agent loop holds it: each `root.tools` read is a lookup through cordis's context proxy.
 const tools = root.tools
 tools.register(tool)
+tools.register(asyncTool)
 const raw = '{"a":1,"b":2}'
 const signal = new AbortController().signal
 
 const direct = await measure('direct call', () => add({ a: 1, b: 2 }))
 const parsed = await measure('JSON.parse + direct call', () => add(JSON.parse(raw) as { a: number; b: number }))
 const bare = await measure('ctx.tools.execute, no hooks', () => tools.execute({ callId: 'c', name: 'add', arguments: raw, signal }))
+const bareAsync = await measure('ctx.tools.execute, async body, no hooks', () => tools.execute({ callId: 'c', name: 'add_async', arguments: raw, signal }))
 tools.preExecute(() => undefined)
 tools.guard(() => undefined)
 tools.wrapExecute((_call, next) => next())
@@ -40,5 +45,5 @@ tools.postExecute(() => undefined)
 tools.onResult(() => undefined)
 const hooked = await measure('ctx.tools.execute, one of each hook', () => tools.execute({ callId: 'c', name: 'add', arguments: raw, signal }))
 
-report('tools-overhead: one trivial call (median of 7 rounds x 20000)', direct, [parsed, bare, hooked])
-report('tools-overhead: against the parse-and-call floor', parsed, [bare, hooked])
+report('tools-overhead: one trivial call (median of 7 rounds x 20000)', direct, [parsed, bare, bareAsync, hooked])
+report('tools-overhead: against the parse-and-call floor', parsed, [bare, bareAsync, hooked])

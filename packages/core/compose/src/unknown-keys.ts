@@ -5,7 +5,7 @@
  */
 
 import { isJsExpr } from '@deepseek-ai/cordis-plugin-loader'
-import { closest } from './suggest.ts'
+import { closest } from '@rein/base'
 
 /** The parts of a schemastery node the walk reads (see `Schemastery` in @deepseek-ai/schemastery). */
 export interface SchemaShape {

@@ -1,7 +1,9 @@
 /** Turns the model's raw argument string into frozen, validated arguments, or says every way it is wrong. */
 
 import { isReinError, toFrozenJson, type FrozenJson, type JsonObject } from '@rein/base'
+import { findInexactNumbers } from './exact-numbers.ts'
 import { validateJson, type JsonSchema } from './json-schema.ts'
+import { applyDefaults, hasDefaults } from './schema-defaults.ts'
 
 export interface ArgumentLimits {
   /** Largest raw argument string, in UTF-8 bytes. */
@@ -16,7 +18,10 @@ export type ParsedArguments =
 
 const MAX_REPORTED = 20
 
-/** An empty or blank string counts as `{}`: several servers send that for tools without parameters. */
+/**
+ * An empty or blank string counts as `{}`: several servers send that for tools without parameters.
+ * Missing properties that declare a default get it before validation.
+ */
 export function parseArguments(raw: string, schema: JsonSchema, limits: ArgumentLimits): ParsedArguments {
   if (typeof raw !== 'string') return { ok: false, problems: ['arguments must be a JSON string'] }
   const bytes = Buffer.byteLength(raw, 'utf8')
@@ -36,13 +41,28 @@ export function parseArguments(raw: string, schema: JsonSchema, limits: Argument
     if (isReinError(error, 'JSON_TOO_DEEP')) {
       return { ok: false, problems: [`arguments nest deeper than ${limits.maxArgumentDepth} levels`] }
     }
+    // JSON.parse gives only plain data, so the one thing toFrozenJson can refuse is ±Infinity from a huge literal.
+    if (isReinError(error, 'NOT_JSON')) {
+      const path = error.details?.path
+      return { ok: false, problems: [`${typeof path === 'string' ? path : '$'}: the number is too large to represent; send it as a string`] }
+    }
     throw error
   }
-  const issues = validateJson(schema, args)
-  if (issues.length > 0) {
-    const problems = issues.slice(0, MAX_REPORTED).map((issue) => `${issue.path}: ${issue.message}`)
-    if (issues.length > MAX_REPORTED) problems.push(`…and ${issues.length - MAX_REPORTED} more`)
-    return { ok: false, problems }
+  const inexact = findInexactNumbers(raw)
+  if (inexact.length > 0) {
+    return {
+      ok: false,
+      problems: report(inexact.map(({ path, text }) =>
+        `${path}: ${text} is beyond ±${Number.MAX_SAFE_INTEGER}, past which a JSON number is not kept exactly; send it as a string`)),
+    }
   }
+  if (hasDefaults(schema)) args = applyDefaults(schema, args)
+  const issues = validateJson(schema, args)
+  if (issues.length > 0) return { ok: false, problems: report(issues.map((issue) => `${issue.path}: ${issue.message}`)) }
   return { ok: true, args: args as FrozenJson<JsonObject> }
+}
+
+function report(problems: string[]): string[] {
+  if (problems.length <= MAX_REPORTED) return problems
+  return [...problems.slice(0, MAX_REPORTED), `…and ${problems.length - MAX_REPORTED} more`]
 }

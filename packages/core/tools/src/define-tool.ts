@@ -29,7 +29,7 @@ export function isRawSchema(value: unknown): value is RawSchema {
 /** What the body receives besides its arguments. */
 export interface ToolRun {
   callId: string
-  /** Aborted when the caller cancels or the tool's `timeoutMs` passes. */
+  /** Aborted when the caller cancels or the deadline (`timeoutMs`, else the registry's `defaultTimeoutMs`) passes. */
   signal: AbortSignal
   sessionId?: string
   /** Directory relative paths resolve against. */
@@ -57,13 +57,13 @@ export interface ToolDefinition<A = unknown, V = unknown> {
   /** A properties map in the DSL (the root object is closed), or `jsonSchema(...)` with `type: 'object'`. */
   parameters: PropertiesSpec | RawSchema<A>
   output: ToolOutput<A, V>
-  /** Runs the tool. Throw for failure; return a value for any outcome the tool considers normal. */
+  /** Runs the tool with the arguments validated before any hook ran. Throw for failure; return a value for any outcome the tool considers normal. */
   execute(args: FrozenJson<A>, run: ToolRun): V | Promise<V>
   /** Only an exact `true` (or a function returning exactly `true`) lets calls run beside others. */
   isConcurrencySafe?: boolean | ((args: FrozenJson<A>) => boolean)
   /** Safe to run again when a crash left its outcome unknown. */
   replaySafe?: boolean
-  /** Deadline for the body; past it the call ends with `TOOL_TIMEOUT`. */
+  /** Deadline for the body in ms (at most 2^31 - 1); past it the call ends with `TOOL_TIMEOUT`. Default: the registry's `defaultTimeoutMs`. */
   timeoutMs?: number
   /** Pure: a card for the pending call. */
   presentCall?(args: FrozenJson<A>): ToolCallView | undefined

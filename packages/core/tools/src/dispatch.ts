@@ -1,27 +1,30 @@
 /**
- * Runs the body under the execute wrappers: wrappers outermost-first, then the tool's own deadline,
- * then the body raced against its signal so a body that ignores cancellation cannot hold the call.
+ * Runs the body under the execute wrappers: wrappers outermost-first, then the deadline (the tool's
+ * `timeoutMs`, else the registry's default), then the body raced against its signal so a body that
+ * ignores cancellation cannot hold the call.
  */
 
 import { ReinError } from '@rein/base'
 import type { DispatchOutcome, ExecuteWrapper, ToolCall } from './hooks.ts'
+import { isThenable } from './thenable.ts'
 
-export type Body = (signal: AbortSignal) => unknown
+/** The body, given its signal on demand. */
+type Body = (lazy: LazySignal) => unknown
 
 /** Returns the outcome; never rejects. A wrapper's throw becomes `{ok: false, error}`. */
 export async function dispatch(
   call: ToolCall,
   wrappers: readonly ExecuteWrapper[],
   signal: AbortSignal,
+  timeoutMs: number,
   body: Body,
 ): Promise<DispatchOutcome> {
   const produced = new WeakSet<DispatchOutcome>()
-  const chain = call.tool.timeoutMs === undefined ? wrappers : [...wrappers, deadline(call.tool.timeoutMs, call.toolName)]
 
   const step = async (index: number, current: AbortSignal): Promise<DispatchOutcome> => {
-    const wrapper = chain[index]
+    const wrapper = wrappers[index]
     if (!wrapper) {
-      const outcome = await raceSignal(body, current)
+      const outcome = await runWithDeadline(body, current, timeoutMs, call.toolName)
       produced.add(outcome)
       return outcome
     }
@@ -33,7 +36,7 @@ export async function dispatch(
       const fused = swapped && swapped !== current ? AbortSignal.any([current, swapped]) : current
       return step(index + 1, fused)
     }
-    const outcome = await wrapper({ ...call, signal: current }, next)
+    const outcome = await wrapper(Object.freeze({ ...call, signal: current }), next)
     if (!produced.has(outcome)) {
       throw new ReinError('WRAPPER_MISUSE', 'an execute wrapper returned a result that next() did not produce')
     }
@@ -47,38 +50,63 @@ export async function dispatch(
   }
 }
 
-async function raceSignal(body: Body, signal: AbortSignal): Promise<DispatchOutcome> {
-  if (signal.aborted) return { ok: false, error: signal.reason }
-  let onAbort!: () => void
-  const aborted = new Promise<DispatchOutcome>((resolve) => {
-    onAbort = () => resolve({ ok: false, error: signal.reason })
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
-  const run = (async (): Promise<DispatchOutcome> => {
-    try {
-      return { ok: true, value: await body(signal) }
-    } catch (error) {
-      return { ok: false, error }
+/**
+ * The body's signal, made only when the body reads it: most bodies never do, and making an
+ * AbortSignal costs more than the rest of a trivial call. Read after the call was stopped, it is
+ * already aborted with the reason.
+ */
+class LazySignal {
+  private controller: AbortController | undefined
+  private stopped = false
+  private reason: unknown
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController()
+      if (this.stopped) this.controller.abort(this.reason)
     }
-  })()
-  try {
-    return await Promise.race([run, aborted])
-  } finally {
-    signal.removeEventListener('abort', onAbort)
+    return this.controller.signal
+  }
+
+  stop(reason: unknown) {
+    if (this.stopped) return
+    this.stopped = true
+    this.reason = reason
+    this.controller?.abort(reason)
   }
 }
 
-/** The tool's declared `timeoutMs`, enforced as the innermost wrapper so outer wrappers measure it. */
-function deadline(timeoutMs: number, toolName: string): ExecuteWrapper {
-  return async (_call, next) => {
-    const controller = new AbortController()
-    const timer = setTimeout(() => {
-      controller.abort(new ReinError('TOOL_TIMEOUT', `${toolName} did not finish within ${timeoutMs} ms`))
-    }, timeoutMs)
-    try {
-      return await next(controller.signal)
-    } finally {
-      clearTimeout(timer)
-    }
+/**
+ * The body, innermost, so outer wrappers measure the deadline. Its signal aborts when `outer`
+ * aborts or the deadline passes; either way the call ends then, whatever the body does. A body
+ * that answers synchronously cannot hang, so it costs no timer or listener.
+ */
+function runWithDeadline(body: Body, outer: AbortSignal, timeoutMs: number, toolName: string): DispatchOutcome | Promise<DispatchOutcome> {
+  if (outer.aborted) return { ok: false, error: outer.reason }
+  const lazy = new LazySignal()
+  let answer: unknown
+  try {
+    answer = body(lazy)
+  } catch (error) {
+    return { ok: false, error }
   }
+  if (!isThenable(answer)) return { ok: true, value: answer }
+  const pending = answer
+  // One promise settled by whichever comes first: the body, the caller's abort, or the deadline.
+  return new Promise<DispatchOutcome>((resolve) => {
+    const onAbort = () => stop(outer.reason)
+    const finish = (outcome: DispatchOutcome) => {
+      clearTimeout(timer)
+      outer.removeEventListener('abort', onAbort)
+      resolve(outcome)
+    }
+    const stop = (reason: unknown) => {
+      lazy.stop(reason)
+      finish({ ok: false, error: reason })
+    }
+    outer.addEventListener('abort', onAbort, { once: true })
+    const timer = setTimeout(() => stop(new ReinError('TOOL_TIMEOUT', `${toolName} did not finish within ${timeoutMs} ms`)), timeoutMs)
+    // Promise.resolve: a thenable whose `then` throws becomes a rejection, not a throw here.
+    Promise.resolve(pending).then((value) => finish({ ok: true, value }), (error: unknown) => finish({ ok: false, error }))
+  })
 }

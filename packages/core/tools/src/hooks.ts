@@ -4,17 +4,35 @@
  */
 
 import type { FrozenJson, JsonObject, JsonValue } from '@rein/base'
-import type { AnyToolDefinition } from './define-tool.ts'
+import type { JsonSchema } from './json-schema.ts'
 import type { ToolContent, ToolResult } from './result.ts'
 
-/** A validated call, as every hook sees it. `args` is frozen: policy can never rewrite arguments. */
+/**
+ * What hooks may know about the tool being called: data only, frozen, never its functions, so no
+ * hook can change how this or a later call runs.
+ */
+export interface ToolInfo {
+  readonly name: string
+  readonly description: string
+  /** The compiled parameters schema, as the model sees it. */
+  readonly parameters: JsonSchema
+  /** Exactly the tool's `replaySafe === true`. */
+  readonly replaySafe: boolean
+  /** The tool's own deadline; absent when it declares none and the registry's `defaultTimeoutMs` applies. */
+  readonly timeoutMs?: number
+}
+
+/**
+ * A validated call, as every hook sees it: frozen all the way down. The body gets the arguments
+ * validated before any hook ran; a hook that wants other arguments must deny and say so.
+ */
 export interface ToolCall {
-  callId: string
-  toolName: string
-  args: FrozenJson<JsonObject>
-  sessionId?: string
-  cwd: string
-  tool: AnyToolDefinition
+  readonly callId: string
+  readonly toolName: string
+  readonly args: FrozenJson<JsonObject>
+  readonly sessionId?: string
+  readonly cwd: string
+  readonly tool: ToolInfo
 }
 
 /** `tools/pre-execute`. The registry combines every policy's answer: deny beats ask beats allow. */

@@ -24,7 +24,7 @@ export type {
   ToolResult, ToolSuccess, ToolFailure, ToolErrorCode, ToolContent, ToolContentPart, DurableToolResult,
 } from './result.ts'
 export type {
-  ToolCall, PreExecuteDecision, PreExecutePolicy, ToolGuard, DispatchOutcome, ExecuteWrapper,
+  ToolCall, ToolInfo, PreExecuteDecision, PreExecutePolicy, ToolGuard, DispatchOutcome, ExecuteWrapper,
   PostExecuteDecision, PostExecuteHook, ResultObserver, ToolRequestSummary, ApprovalRequest, ApprovalService,
 } from './hooks.ts'
 export type { ToolCallView, ToolResultView, ToolCallKind, FileChange } from './presentation.ts'

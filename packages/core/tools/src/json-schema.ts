@@ -1,15 +1,16 @@
 /**
- * The JSON Schema subset rein speaks to models: what a tool's schema may contain
- * (`assertSupportedSchema`) and how a value is checked against it (`validateJson`).
+ * The JSON Schema subset rein speaks to models: its type, how a value is checked against it
+ * (`validateJson`) and its canonical form. What a schema may contain is checked in schema-check.ts.
  */
 
-import { ReinError, childPath, toFrozenJson, type JsonValue } from '@rein/base'
+import { childPath, toFrozenJson, type JsonValue } from '@rein/base'
 
 /** The JSON Schema subset rein accepts, for parameters and tool output alike. (A type, not an interface, so it fits `Record<string, unknown>`.) */
 export type JsonSchema = {
   type?: 'string' | 'number' | 'integer' | 'boolean' | 'null' | 'array' | 'object'
   description?: string
   title?: string
+  /** Parameters only, on an object's property: filled in when the property is missing. */
   default?: JsonValue
   examples?: JsonValue[]
   enum?: JsonValue[]
@@ -23,6 +24,8 @@ export type JsonSchema = {
   maximum?: number
   minLength?: number
   maxLength?: number
+  /** A regular expression (run with the `u` flag, unanchored) a string must match. */
+  pattern?: string
   minItems?: number
   maxItems?: number
 }
@@ -33,82 +36,7 @@ export interface SchemaIssue {
   message: string
 }
 
-const TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null', 'array', 'object'])
-const ANNOTATIONS = new Set(['description', 'title', 'default', 'examples'])
-const BOUNDS: Record<string, string> = {
-  minimum: 'number', maximum: 'number',
-  minLength: 'string', maxLength: 'string',
-  minItems: 'array', maxItems: 'array',
-}
-const KEYWORDS = new Set([
-  'type', 'enum', 'const', 'properties', 'required', 'additionalProperties', 'items', 'oneOf',
-  ...ANNOTATIONS, ...Object.keys(BOUNDS),
-])
-
-/**
- * Throws `INVALID_SCHEMA` naming the path of the first keyword or shape outside the subset.
- * Run once at registration, so a schema the validator cannot honour never reaches a model.
- */
-export function assertSupportedSchema(schema: unknown, path = '$'): asserts schema is JsonSchema {
-  const fail = (message: string): never => {
-    throw new ReinError('INVALID_SCHEMA', `${path}: ${message}`, { details: { path } })
-  }
-  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) fail('a schema must be an object')
-  const node = schema as Record<string, unknown>
-  for (const key of Object.keys(node)) {
-    if (!KEYWORDS.has(key)) fail(`keyword "${key}" is not supported (supported: ${[...KEYWORDS].join(', ')})`)
-  }
-  if (node.type !== undefined && !TYPES.has(node.type as string)) fail(`type ${JSON.stringify(node.type)} is not supported`)
-  for (const key of ['description', 'title'] as const) {
-    if (node[key] !== undefined && typeof node[key] !== 'string') fail(`"${key}" must be a string`)
-  }
-  for (const [key, type] of Object.entries(BOUNDS)) {
-    if (node[key] === undefined) continue
-    const applies = type === 'number' ? node.type === 'number' || node.type === 'integer' : node.type === type
-    if (!applies) fail(`"${key}" applies to type "${type}" only`)
-    if (typeof node[key] !== 'number' || !Number.isFinite(node[key])) fail(`"${key}" must be a finite number`)
-  }
-  if (node.enum !== undefined) {
-    if (!Array.isArray(node.enum) || node.enum.length === 0) fail('"enum" must be a non-empty array')
-    ;(node.enum as unknown[]).forEach((value, i) => {
-      if (node.type !== undefined && !matchesType(node.type as string, value)) {
-        fail(`enum[${i}] ${JSON.stringify(value)} is not of type "${node.type as string}"`)
-      }
-    })
-  }
-  if (node.const !== undefined && node.type !== undefined && !matchesType(node.type as string, node.const)) {
-    fail(`"const" is not of type "${node.type as string}"`)
-  }
-  if (node.properties !== undefined || node.required !== undefined || node.additionalProperties !== undefined) {
-    if (node.type !== 'object') fail('"properties", "required" and "additionalProperties" need type "object"')
-  }
-  if (node.additionalProperties !== undefined && typeof node.additionalProperties !== 'boolean') {
-    fail('"additionalProperties" must be true or false (schemas there are not supported)')
-  }
-  const properties = node.properties
-  if (properties !== undefined) {
-    if (typeof properties !== 'object' || properties === null || Array.isArray(properties)) fail('"properties" must be an object')
-    for (const [key, child] of Object.entries(properties as object)) {
-      assertSupportedSchema(child, childPath(`${path}.properties`, key))
-    }
-  }
-  if (node.required !== undefined) {
-    if (!Array.isArray(node.required) || node.required.some((key) => typeof key !== 'string')) fail('"required" must be an array of strings')
-    for (const key of node.required as string[]) {
-      if (!properties || !Object.hasOwn(properties, key)) fail(`required property "${key}" is not declared in "properties"`)
-    }
-  }
-  if (node.items !== undefined) {
-    if (node.type !== 'array') fail('"items" needs type "array"')
-    assertSupportedSchema(node.items, `${path}.items`)
-  }
-  if (node.oneOf !== undefined) {
-    if (!Array.isArray(node.oneOf) || node.oneOf.length < 2) fail('"oneOf" needs at least two branches')
-    ;(node.oneOf as unknown[]).forEach((branch, i) => assertSupportedSchema(branch, `${path}.oneOf[${i}]`))
-  }
-}
-
-function matchesType(type: string, value: unknown): boolean {
+export function matchesType(type: string, value: unknown): boolean {
   switch (type) {
     case 'string': return typeof value === 'string'
     case 'number': return typeof value === 'number' && Number.isFinite(value)
@@ -168,6 +96,11 @@ export function validateJson(schema: JsonSchema, value: unknown, path = '$', iss
     const length = codePoints(value)
     if (schema.minLength !== undefined && length < schema.minLength) issue(`must be at least ${schema.minLength} characters`)
     if (schema.maxLength !== undefined && length > schema.maxLength) issue(`must be at most ${schema.maxLength} characters`)
+    if (schema.pattern !== undefined) {
+      const pattern = compilePattern(schema.pattern)
+      if (!pattern) issue(`the schema's pattern ${JSON.stringify(schema.pattern)} is not a valid regular expression`)
+      else if (!pattern.test(value)) issue(`must match the pattern ${schema.pattern}`)
+    }
   } else if (Array.isArray(value)) {
     if (schema.minItems !== undefined && value.length < schema.minItems) issue(`must have at least ${schema.minItems} items`)
     if (schema.maxItems !== undefined && value.length > schema.maxItems) issue(`must have at most ${schema.maxItems} items`)
@@ -193,8 +126,29 @@ function validateObject(schema: JsonSchema, value: Record<string, unknown>, path
   }
 }
 
+const patterns = new Map<string, RegExp | undefined>()
+
+/**
+ * A schema's `pattern` as a RegExp, or `undefined` when it does not compile. The `u` flag: code
+ * points rather than UTF-16 units, `\p{…}` classes, and strict syntax (the JSON Schema dialect of
+ * ECMA-262). No `g` or `y`, so `test` keeps no state between calls. Cached: patterns come from a
+ * few tool schemas, and compiling one costs far more than looking it up.
+ */
+export function compilePattern(pattern: string): RegExp | undefined {
+  if (patterns.has(pattern)) return patterns.get(pattern)
+  let compiled: RegExp | undefined
+  try {
+    compiled = new RegExp(pattern, 'u')
+  } catch {
+    compiled = undefined
+  }
+  if (patterns.size >= 512) patterns.clear()
+  patterns.set(pattern, compiled)
+  return compiled
+}
+
 const KEYWORD_ORDER = [
-  'type', 'title', 'description', 'enum', 'const', 'minimum', 'maximum', 'minLength', 'maxLength',
+  'type', 'title', 'description', 'enum', 'const', 'minimum', 'maximum', 'minLength', 'maxLength', 'pattern',
   'items', 'minItems', 'maxItems', 'properties', 'required', 'additionalProperties', 'oneOf', 'default', 'examples',
 ]
 

@@ -1,6 +1,6 @@
 /** One call through the whole pipeline. Every failure becomes a result; this never rejects. */
 
-import { isReinError, toFrozenJson, type FrozenJson, type JsonValue } from '@rein/base'
+import { isReinError, toFrozenJson, type FrozenJson, type JsonObject, type JsonValue } from '@rein/base'
 import type { Logger } from '@deepseek-ai/cordis'
 import { parseArguments, type ArgumentLimits } from './arguments.ts'
 import { dispatch } from './dispatch.ts'
@@ -10,6 +10,7 @@ import { validateJson } from './json-schema.ts'
 import type { PreparedTool } from './registration.ts'
 import { combineDecisions, runGuards } from './policy.ts'
 import { failure, toContent, type ToolContent, type ToolResult, type ToolSuccess } from './result.ts'
+import { isThenable } from './thenable.ts'
 
 export interface ExecuteInput {
   callId: string
@@ -29,6 +30,8 @@ export interface PipelineHooks {
 
 export interface PipelineEnv {
   limits: ArgumentLimits
+  /** The deadline for tools that declare no `timeoutMs`. */
+  defaultTimeoutMs: number
   cwd: string
   logger: Logger
   approval: () => ApprovalService | undefined
@@ -51,36 +54,42 @@ export async function runPipeline(
   const parsed = parseArguments(input.arguments, prepared.schema.parameters, env.limits)
   if (!parsed.ok) return failure('INVALID_ARGS', `invalid arguments for ${name}: ${parsed.problems.join('; ')}`)
 
-  const definition = prepared.definition
-  const call: ToolCall = {
+  // Captured before any hook runs: the body and render get exactly these. Hooks get a frozen view
+  // holding the same (deeply frozen) arguments and the tool's metadata, never its definition.
+  const args = parsed.args
+  const call: ToolCall = Object.freeze({
     callId: input.callId,
     toolName: name,
-    args: parsed.args,
+    args,
     cwd: input.context?.cwd ?? env.cwd,
-    tool: prepared.definition,
+    tool: prepared.info,
     ...(input.context?.sessionId === undefined ? {} : { sessionId: input.context.sessionId }),
-  }
+  })
 
   const denial = await admit(call, hooks, env, signal)
   if (denial) return denial
   if (signal.aborted) return failure('ABORTED_BEFORE_DISPATCH', `${name} was cancelled before it started`)
 
-  const run: ToolRun = {
-    callId: call.callId,
-    signal,
-    cwd: call.cwd,
-    logger: env.logger,
-    ...(call.sessionId === undefined ? {} : { sessionId: call.sessionId }),
-  }
-  const outcome = await dispatch(call, hooks.wrappers, signal, (bodySignal) => definition.execute(call.args, { ...run, signal: bodySignal }))
+  const { callId, cwd, sessionId } = call
+  const logger = env.logger
+  const definition = prepared.definition
+  const timeoutMs = prepared.info.timeoutMs ?? env.defaultTimeoutMs
+  const outcome = await dispatch(call, hooks.wrappers, signal, timeoutMs, (lazy) => {
+    // A getter, so the signal is made only if the body reads it (see LazySignal). Two literals
+    // rather than a spread: this runs on every call, and a spread beside a getter is slow.
+    const run: ToolRun = sessionId === undefined
+      ? { callId, get signal() { return lazy.signal }, cwd, logger }
+      : { callId, get signal() { return lazy.signal }, cwd, logger, sessionId }
+    return definition.execute(args, run)
+  })
   if (!outcome.ok) {
     if (signal.aborted) return failure('ABORTED', `${name} was cancelled while running; its effects may be partial`)
     return thrown(name, outcome.error)
   }
-  let result = settle(prepared, call, outcome.value, env.logger)
+  let result = settle(prepared, name, args, outcome.value, env.logger)
   for (const hook of hooks.postHooks) {
     if (result.isError) break
-    result = await review(hook, prepared, call, result, env.logger)
+    result = await review(hook, prepared, call, args, result, env.logger)
   }
   return result
 }
@@ -116,8 +125,7 @@ function thrown(name: string, error: unknown): ToolResult {
 }
 
 /** Validates, freezes and renders a value the body (or a post-execute hook) produced. */
-function settle(prepared: PreparedTool, call: ToolCall, raw: unknown, logger: Logger): ToolResult {
-  const name = call.toolName
+function settle(prepared: PreparedTool, name: string, args: FrozenJson<JsonObject>, raw: unknown, logger: Logger): ToolResult {
   const definition = prepared.definition
   let value: FrozenJson
   try {
@@ -132,27 +140,37 @@ function settle(prepared: PreparedTool, call: ToolCall, raw: unknown, logger: Lo
   }
   let content: ToolContent
   try {
-    content = toContent(definition.output.render(call.args, value))
+    content = toContent(definition.output.render(args, value))
   } catch (error) {
     return failure('TOOL_FAILED', `${name} could not render its result: ${(error as Error).message}`)
   }
-  const success: ToolSuccess = { isError: false, value, content }
-  if (definition.output.presentationMeta) {
-    try {
-      const meta = definition.output.presentationMeta(call.args, value)
-      if (meta !== undefined) success.meta = toFrozenJson(meta)
-    } catch (error) {
-      // Presentation must never cost the model its result.
-      logger.error('%s: presentationMeta failed, result kept without it: %s', name, error)
-    }
-  }
-  return success
+  const meta = presentationMeta(definition, args, value, logger)
+  // Frozen, like failures: a result observer must not change what the caller gets.
+  return Object.freeze(meta === undefined ? { isError: false, value, content } : { isError: false, value, content, meta })
 }
 
-async function review(hook: PostExecuteHook, prepared: PreparedTool, call: ToolCall, result: ToolSuccess, logger: Logger): Promise<ToolResult> {
+/** `output.presentationMeta`, made JSON; any failure is logged and costs only the meta, never the result. */
+function presentationMeta(definition: PreparedTool['definition'], args: FrozenJson<JsonObject>, value: FrozenJson, logger: Logger): FrozenJson | undefined {
+  if (!definition.output.presentationMeta) return undefined
+  try {
+    const meta: unknown = definition.output.presentationMeta(args, value)
+    if (isThenable(meta)) {
+      meta.then(undefined, () => {})
+      throw new TypeError('it returned a promise; presentationMeta must be synchronous')
+    }
+    return meta === undefined ? undefined : toFrozenJson(meta as JsonValue)
+  } catch (error) {
+    logger.error('presentationMeta failed, result kept without it: %s', error)
+    return undefined
+  }
+}
+
+async function review(
+  hook: PostExecuteHook, prepared: PreparedTool, call: ToolCall, args: FrozenJson<JsonObject>, result: ToolSuccess, logger: Logger,
+): Promise<ToolResult> {
   let decision
   try {
-    decision = await hook(call, { value: result.value, content: result.content })
+    decision = await hook(call, Object.freeze({ value: result.value, content: result.content }))
   } catch (error) {
     return failure('BLOCKED', `${call.toolName}: a post-execute hook failed: ${(error as Error).message}`)
   }
@@ -160,12 +178,12 @@ async function review(hook: PostExecuteHook, prepared: PreparedTool, call: ToolC
   switch (decision.kind) {
     case 'replace-content':
       try {
-        return { ...result, content: toContent(decision.content) }
+        return Object.freeze({ ...result, content: toContent(decision.content) })
       } catch (error) {
         return failure('BLOCKED', `${call.toolName}: a post-execute hook gave invalid content: ${(error as Error).message}`)
       }
     case 'replace-value':
-      return settle(prepared, call, decision.value, logger)
+      return settle(prepared, call.toolName, args, decision.value, logger)
     case 'block':
       return failure('BLOCKED', decision.feedback)
     default:

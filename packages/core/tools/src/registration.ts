@@ -2,7 +2,9 @@
 
 import { ReinError } from '@rein/base'
 import { isRawSchema, type AnyToolDefinition } from './define-tool.ts'
-import { assertSupportedSchema, canonicalSchema, type JsonSchema } from './json-schema.ts'
+import type { ToolInfo } from './hooks.ts'
+import { canonicalSchema, type JsonSchema } from './json-schema.ts'
+import { assertSupportedSchema } from './schema-check.ts'
 import { compileProperties, compileValue } from './schema-dsl.ts'
 
 /** The model-facing part of a tool: the only fields that ever reach a request. */
@@ -13,49 +15,71 @@ export interface ToolSchema {
 }
 
 export interface PreparedTool {
-  definition: AnyToolDefinition
+  /** The registry's own frozen copy: later changes to the object passed to `register` change nothing. */
+  definition: Readonly<AnyToolDefinition>
+  /** What hooks see as `call.tool`. */
+  info: ToolInfo
   schema: ToolSchema
   output: JsonSchema
 }
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/
+/** setTimeout turns a longer delay into 1 ms, so a deadline past it would fire at once. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1
 
 /** Throws `INVALID_TOOL_DEFINITION` naming the tool and the field at fault. */
-export function prepareTool(definition: AnyToolDefinition): PreparedTool {
-  const label = typeof definition?.name === 'string' ? `tool "${definition.name}"` : 'tool'
-  const fail = (message: string, cause?: unknown): never => {
-    throw new ReinError('INVALID_TOOL_DEFINITION', `${label}: ${message}`, { cause })
+export function prepareTool(input: AnyToolDefinition): PreparedTool {
+  const label = typeof input?.name === 'string' ? `tool "${input.name}"` : 'tool'
+  const fail = (message: string, cause?: unknown, details: Record<string, unknown> = {}): never => {
+    const tool = typeof input?.name === 'string' ? { tool: input.name } : {}
+    throw new ReinError('INVALID_TOOL_DEFINITION', `${label}: ${message}`, { cause, details: { ...tool, ...details } })
   }
-  if (typeof definition !== 'object' || definition === null) fail('a definition must be an object')
+  if (typeof input !== 'object' || input === null) fail('a definition must be an object')
+  if (typeof input.output !== 'object' || input.output === null) fail('output is required: {schema, render}')
+  // One read of every field: a getter cannot answer differently later, and a later change to the
+  // caller's object cannot reach the registry.
+  const definition: Readonly<AnyToolDefinition> = Object.freeze({ ...input, output: Object.freeze({ ...input.output }) })
   if (typeof definition.name !== 'string' || !NAME.test(definition.name)) {
     fail('name must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"')
   }
   if (typeof definition.description !== 'string' || definition.description.trim() === '') fail('description must be a non-empty string')
   if (typeof definition.execute !== 'function') fail('execute must be a function')
-  if (typeof definition.output !== 'object' || definition.output === null) fail('output is required: {schema, render}')
   if (typeof definition.output.render !== 'function') fail('output.render must be a function')
-  if (definition.timeoutMs !== undefined && !(Number.isFinite(definition.timeoutMs) && definition.timeoutMs > 0)) {
+  const { timeoutMs } = definition
+  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
     fail('timeoutMs must be a positive, finite number of milliseconds')
   }
+  if (timeoutMs !== undefined && timeoutMs > MAX_TIMEOUT_MS) fail(`timeoutMs must be at most ${MAX_TIMEOUT_MS} ms (about 24.8 days)`)
   for (const key of ['presentCall', 'presentResult', 'summarize'] as const) {
     if (definition[key] !== undefined && typeof definition[key] !== 'function') fail(`${key} must be a function`)
   }
+  if (definition.output.presentationMeta !== undefined && typeof definition.output.presentationMeta !== 'function') {
+    fail('output.presentationMeta must be a function')
+  }
   const parameters = compileSchema(() => compileParameters(definition.parameters), 'parameters', fail)
   const output = compileSchema(() => compileOutput(definition.output.schema), 'output.schema', fail)
-  return {
-    definition,
-    schema: { name: definition.name, description: definition.description, parameters },
-    output,
-  }
+  const info: ToolInfo = Object.freeze({
+    name: definition.name,
+    description: definition.description,
+    parameters,
+    replaySafe: definition.replaySafe === true,
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+  })
+  return { definition, info, schema: { name: definition.name, description: definition.description, parameters }, output }
 }
 
-function compileSchema(compile: () => JsonSchema, field: string, fail: (message: string, cause?: unknown) => never): JsonSchema {
+function compileSchema(
+  compile: () => JsonSchema,
+  field: 'parameters' | 'output.schema',
+  fail: (message: string, cause?: unknown, details?: Record<string, unknown>) => never,
+): JsonSchema {
   try {
     const schema = compile()
-    assertSupportedSchema(schema)
+    assertSupportedSchema(schema, field === 'parameters' ? 'parameters' : 'output')
     return canonicalSchema(schema)
   } catch (error) {
-    return fail(`${field}: ${error instanceof Error ? error.message : String(error)}`, error)
+    const details = (error instanceof ReinError ? error.details : undefined) ?? {}
+    return fail(`${field}: ${error instanceof Error ? error.message : String(error)}`, error, { field, ...details })
   }
 }
 

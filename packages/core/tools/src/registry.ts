@@ -11,7 +11,7 @@ import type {
 import { runPipeline, type ExecuteInput } from './pipeline.ts'
 import { describeCall, describeResult, summarizeResult } from './presenters.ts'
 import type { ToolCallView, ToolResultView } from './presentation.ts'
-import { prepareTool, type PreparedTool, type ToolSchema } from './registration.ts'
+import { MAX_TIMEOUT_MS, prepareTool, type PreparedTool, type ToolSchema } from './registration.ts'
 import type { DurableToolResult, ToolResult } from './result.ts'
 
 declare module '@deepseek-ai/cordis' {
@@ -27,6 +27,8 @@ export interface ToolRegistryConfig {
   cwd?: string
   maxArgumentBytes: number
   maxArgumentDepth: number
+  /** Deadline, in ms, for tools that declare no `timeoutMs`; a call past it ends as `TOOL_TIMEOUT`. Default 120000. */
+  defaultTimeoutMs: number
 }
 
 type Registered = PreparedTool & { logger: Logger }
@@ -50,6 +52,8 @@ export class ToolRegistry extends Service {
     cwd: Schema.string().description('Working directory for calls that do not name one. Default: process.cwd().'),
     maxArgumentBytes: Schema.natural().min(1).default(1_048_576).description('Largest raw argument string in UTF-8 bytes.'),
     maxArgumentDepth: Schema.natural().min(1).default(64).description('Deepest nesting of arrays and objects in arguments.'),
+    defaultTimeoutMs: Schema.natural().min(1).max(MAX_TIMEOUT_MS).default(120_000)
+      .description('Deadline in ms for tools that declare no timeoutMs; a call past it ends as TOOL_TIMEOUT.'),
   })
 
   // Service methods run on cordis's tracing proxy, where every `this.x` read costs a lookup, so
@@ -70,8 +74,10 @@ export class ToolRegistry extends Service {
   /** Adds a tool until the returned disposer runs or the calling plugin is disposed. */
   register<A, V>(definition: ToolDefinition<A, V>): () => Promise<void> {
     // Erasing A and V is sound: the pipeline only ever passes arguments and values checked against the schemas.
-    const prepared: Registered = { ...prepareTool(definition as unknown as AnyToolDefinition), logger: this.ctx.logger(definition.name) }
-    const { name } = definition
+    const tool = prepareTool(definition as unknown as AnyToolDefinition)
+    // From the registry's frozen copy from here on: the caller's object may change after this.
+    const { name } = tool.definition
+    const prepared: Registered = { ...tool, logger: this.ctx.logger(name) }
     const state = this._state
     return this.ctx.effect(() => {
       if (state.tools.has(name)) {
@@ -124,7 +130,8 @@ export class ToolRegistry extends Service {
     return sortedNames(this._state.tools)
   }
 
-  get(name: string): AnyToolDefinition | undefined {
+  /** The registry's frozen copy of a tool's definition. */
+  get(name: string): Readonly<AnyToolDefinition> | undefined {
     return this._state.tools.get(name)?.definition
   }
 
@@ -144,20 +151,23 @@ export class ToolRegistry extends Service {
 
   /** A card for a pending call; falls back to a generic card for unknown tools or invalid arguments. */
   presentCall(name: string, rawArguments: string): ToolCallView {
-    const tool = this._state.tools.get(name)
-    return describeCall(name, rawArguments, tool?.definition, tool && this.softArgs(tool, rawArguments))
+    const { tools, logger } = this._state
+    const tool = tools.get(name)
+    return describeCall(name, rawArguments, tool?.definition, tool && this.softArgs(tool, rawArguments), tool?.logger ?? logger)
   }
 
   /** A card for a finished call, from the durable result alone (works on a replayed log). */
   presentResult(name: string, rawArguments: string, result: DurableToolResult): ToolResultView {
-    const tool = this._state.tools.get(name)
-    return describeResult(name, result, tool?.definition, tool && this.softArgs(tool, rawArguments))
+    const { tools, logger } = this._state
+    const tool = tools.get(name)
+    return describeResult(name, result, tool?.definition, tool && this.softArgs(tool, rawArguments), tool?.logger ?? logger)
   }
 
   /** One line describing a finished call, for history compression. */
   summarize(name: string, rawArguments: string, result: DurableToolResult): string {
-    const tool = this._state.tools.get(name)
-    return summarizeResult(name, result, tool?.definition, tool && this.softArgs(tool, rawArguments))
+    const { tools, logger } = this._state
+    const tool = tools.get(name)
+    return summarizeResult(name, result, tool?.definition, tool && this.softArgs(tool, rawArguments), tool?.logger ?? logger)
   }
 
   /** Runs one call through the pipeline. Never rejects: every failure is a result with `isError: true`. */
@@ -172,6 +182,7 @@ export class ToolRegistry extends Service {
       postHooks: hooks.postHooks.slice(),
     }, {
       limits: config,
+      defaultTimeoutMs: config.defaultTimeoutMs,
       cwd: config.cwd ?? process.cwd(),
       logger: tool?.logger ?? logger,
       approval: () => this.ctx.get('approval'),
@@ -201,12 +212,13 @@ export class ToolRegistry extends Service {
 
 /** Calls every observer; a throw or a rejection is logged and goes no further. */
 function notify(observers: readonly ResultObserver[], input: ExecuteInput, result: ToolResult, logger: Logger) {
-  const request = {
+  // Frozen: one observer must not change what the next one sees.
+  const request = Object.freeze({
     callId: input.callId,
     toolName: input.name,
     arguments: input.arguments,
     ...(input.context?.sessionId === undefined ? {} : { sessionId: input.context.sessionId }),
-  }
+  })
   const report = (error: unknown) => logger.error('a tools/result observer failed: %s', error)
   for (const observer of observers) {
     try {

@@ -79,3 +79,40 @@ defineTool({
     return [args.q]
   },
 })
+
+defineTool({
+  name: 'defaults',
+  description: 'Properties with a default are always present in args.',
+  parameters: {
+    query: { type: 'string', required: true, pattern: '^\\S' },
+    limit: { type: 'integer', default: 10 },
+    mode: { type: 'string', enum: ['fast', 'slow'], default: 'fast' },
+    tags: { type: 'array', items: { type: 'string' }, default: ['a'] },
+    options: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { depth: { type: 'integer', default: 1 }, follow: { type: 'boolean' } },
+      default: {},
+    },
+    plain: { type: 'number', examples: [1, 2] },
+  },
+  output: { schema: { type: 'null' }, render: () => '' },
+  execute: (args) => {
+    expectTypeOf(args.query).toEqualTypeOf<string>()
+    expectTypeOf(args.limit).toEqualTypeOf<number>()
+    expectTypeOf(args.mode).toEqualTypeOf<'fast' | 'slow'>()
+    expectTypeOf(args.tags).toEqualTypeOf<readonly string[]>()
+    expectTypeOf(args.options).toEqualTypeOf<{ readonly depth: number; readonly follow?: boolean }>()
+    expectTypeOf(args.plain).toEqualTypeOf<number | undefined>()
+    return null
+  },
+})
+
+defineTool({
+  name: 'bad_default',
+  description: 'A default must be of the property type.',
+  // @ts-expect-error a string default on an integer property
+  parameters: { limit: { type: 'integer', default: 'ten' } },
+  output: { schema: { type: 'null' }, render: () => '' },
+  execute: () => null,
+})

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { assertSupportedSchema, canonicalSchema, validateJson, type JsonSchema } from '../src/json-schema.ts'
+import { canonicalSchema, validateJson, type JsonSchema } from '../src/json-schema.ts'
+import { assertSupportedSchema } from '../src/schema-check.ts'
 
 describe('assertSupportedSchema', () => {
   it('accepts the whole subset', () => {
@@ -8,20 +9,21 @@ describe('assertSupportedSchema', () => {
       title: 'T',
       description: 'd',
       properties: {
-        s: { type: 'string', enum: ['a'], minLength: 1, maxLength: 2, default: 'a', examples: ['a'] },
+        s: { type: 'string', enum: ['a'], minLength: 1, maxLength: 2, pattern: '^a', default: 'a', examples: ['a'] },
         n: { type: 'integer', minimum: 0, maximum: 1, const: 1 },
         l: { type: 'array', items: {}, minItems: 0, maxItems: 1 },
         o: { oneOf: [{ type: 'null' }, { type: 'boolean' }] },
       },
-      required: ['s'],
+      required: ['n'],
       additionalProperties: false,
-    })).not.toThrow()
+    }, 'parameters')).not.toThrow()
   })
 
   it.each([
-    [{ type: 'object', properties: { when: { type: 'string', format: 'date-time' } } }, '$.properties.when: keyword "format" is not supported'],
+    [{ type: 'object', properties: { when: { type: 'string', format: 'date-time' } } }, '$.properties.when: "format" is not supported: rein does not check it; use "pattern"'],
     [{ type: 'object', properties: { x: { $ref: '#/defs/x' } } }, '$.properties.x: keyword "$ref" is not supported'],
-    [{ type: 'array', items: { type: 'string', pattern: '^a' } }, '$.items: keyword "pattern" is not supported'],
+    [{ type: 'array', items: { type: 'string', patern: '^a' } }, '$.items: keyword "patern" is not supported (did you mean "pattern"?)'],
+    [{ type: 'number', pattern: '^1' }, '$: "pattern" applies to type "string" only'],
     [{ anyOf: [{ type: 'string' }, { type: 'null' }] }, '$: keyword "anyOf" is not supported'],
     [{ type: ['string', 'null'] }, '$: type ["string","null"] is not supported'],
     [{ type: 'object', additionalProperties: { type: 'string' } }, '$: "additionalProperties" must be true or false'],
@@ -31,7 +33,7 @@ describe('assertSupportedSchema', () => {
     [{ oneOf: [{ type: 'string' }] }, '$: "oneOf" needs at least two branches'],
     [{ type: 'string', properties: {} }, '$: "properties", "required" and "additionalProperties" need type "object"'],
   ])('rejects %j naming the path', (schema, start) => {
-    expect(() => assertSupportedSchema(schema)).toThrow(expect.objectContaining({
+    expect(() => assertSupportedSchema(schema, 'parameters')).toThrow(expect.objectContaining({
       code: 'INVALID_SCHEMA',
       message: expect.stringContaining(start),
     }))
@@ -74,6 +76,13 @@ describe('validateJson', () => {
   it('counts string length in code points', () => {
     expect(validateJson({ type: 'string', maxLength: 1 }, '\u{1F600}')).toEqual([])
     expect(validateJson({ type: 'string', minLength: 2 }, '\u{1F600}')).toEqual([{ path: '$', message: 'must be at least 2 characters' }])
+  })
+
+  it('checks pattern with the u flag, unanchored, and reports a pattern that does not compile', () => {
+    expect(validateJson({ type: 'string', pattern: '\\d' }, 'a1b')).toEqual([])
+    expect(validateJson({ type: 'string', pattern: '^.$' }, '\u{1F600}')).toEqual([])
+    expect(validateJson({ type: 'string', pattern: '^\\d+$' }, 'a1b')).toEqual([{ path: '$', message: 'must match the pattern ^\\d+$' }])
+    expect(validateJson({ type: 'string', pattern: '(' }, 'a')).toEqual([{ path: '$', message: 'the schema\'s pattern "(" is not a valid regular expression' }])
   })
 
   it('treats an empty schema as any JSON value', () => {

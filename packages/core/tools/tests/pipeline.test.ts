@@ -309,6 +309,51 @@ describe('execute: wrappers, deadlines and cancellation', () => {
     expect(await pending).toMatchObject({ isError: false, value: 'done' })
   })
 
+  it('ends a hung call after the default timeout when the tool declares no timeoutMs', async () => {
+    vi.useFakeTimers()
+    const { tools } = await createRegistry()
+    let signal: AbortSignal | undefined
+    const { tool } = probe((run) => { signal = run.signal; return never() })
+    tools.register(tool)
+    let settled = false
+    const pending = tools.execute(call('probe', { path: 'a' })).finally(() => { settled = true })
+    await vi.advanceTimersByTimeAsync(119_999)
+    expect(settled).toBe(false)
+    await vi.advanceTimersByTimeAsync(1)
+    expect((await pending).isError && (await pending)).toMatchObject({ error: { code: 'TOOL_TIMEOUT', message: 'probe did not finish within 120000 ms' } })
+    expect(signal!.aborted).toBe(true)
+  })
+
+  it('takes the default timeout from Config, and a tool keeps its own timeoutMs over it', async () => {
+    vi.useFakeTimers()
+    const { tools } = await createRegistry({ defaultTimeoutMs: 1_000 })
+    const { tool } = probe(() => never())
+    tools.register(tool)
+    tools.register({ ...probe(() => never(), { timeoutMs: 3_000 }).tool, name: 'patient' })
+    const hung = tools.execute(call('probe', { path: 'a' }))
+    const patient = tools.execute(call('patient', { path: 'a' }))
+    let patientSettled = false
+    void patient.finally(() => { patientSettled = true })
+    await vi.advanceTimersByTimeAsync(1_000)
+    expect(await hung).toMatchObject({ error: { code: 'TOOL_TIMEOUT', message: 'probe did not finish within 1000 ms' } })
+    await vi.advanceTimersByTimeAsync(1_999)
+    expect(patientSettled).toBe(false)
+    await vi.advanceTimersByTimeAsync(1)
+    expect(await patient).toMatchObject({ error: { code: 'TOOL_TIMEOUT', message: 'patient did not finish within 3000 ms' } })
+  })
+
+  it('lets a body that ignores the caller signal be cancelled before the default timeout', async () => {
+    const { tools } = await createRegistry()
+    const { tool, runs } = probe(() => never())
+    tools.register(tool)
+    const controller = new AbortController()
+    const pending = tools.execute(call('probe', { path: 'a' }, { signal: controller.signal }))
+    await vi.waitFor(() => expect(runs).toHaveLength(1))
+    controller.abort()
+    expect(await pending).toMatchObject({ error: { code: 'ABORTED' } })
+    expect(runs[0]!.run.signal.aborted).toBe(true)
+  })
+
   it('does not start a call whose signal is already aborted', async () => {
     const { tools } = await createRegistry()
     const { tool, runs } = probe()

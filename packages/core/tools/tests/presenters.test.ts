@@ -78,3 +78,93 @@ describe('isConcurrencySafe', () => {
     expect(tools.isConcurrencySafe('missing', '{}')).toBe(false)
   })
 })
+
+describe('misbehaving presenters', () => {
+  const cyclic = () => {
+    const card: Record<string, unknown> = { card: 'generic', title: 'loop' }
+    card.self = card
+    return card
+  }
+  const throwingGetter = () => ({ card: 'generic', get title(): string { throw new Error('getter bug') } })
+  const misbehaviours: [string, () => unknown][] = [
+    ['returns a number', () => 42],
+    ['returns a string', () => 'a card'],
+    ['returns an unknown card kind', () => ({ card: 'hologram', title: 'x' })],
+    ['returns a card missing a required field', () => ({ card: 'read', title: 'x' })],
+    ['returns a field of the wrong type', () => ({ card: 'terminal', title: 'x', command: ['ls'], output: 1 })],
+    ['returns a cyclic object', cyclic],
+    ['returns an object whose getter throws', throwingGetter],
+    ['returns a promise that rejects', () => Promise.reject(new Error('async presenter'))],
+    ['throws', () => { throw new Error('presenter bug') }],
+  ]
+  const durable: DurableToolResult = { isError: false, content: [{ type: 'text', text: 'out' }] }
+
+  async function broken(present: () => unknown) {
+    const { root, tools } = await createRegistry()
+    tools.register({
+      ...readFile,
+      name: 'broken',
+      presentCall: present as never,
+      presentResult: present as never,
+      summarize: present as never,
+    })
+    const logged = () => root.logger.buffer.filter((message) => message.name === 'broken' && message.type === 'error')
+    return { tools, logged }
+  }
+
+  it.each(misbehaviours)('falls back to the generic call card and logs when presentCall %s', async (_label, present) => {
+    const { tools, logged } = await broken(present)
+    const view = tools.presentCall('broken', '{"path":"x"}')
+    expect(view).toEqual({ card: 'generic', title: 'broken', detail: '{"path":"x"}' })
+    expect(() => JSON.stringify(view)).not.toThrow()
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(logged().map((message) => String(message.args[0]))).toEqual([expect.stringContaining('presentCall')])
+  })
+
+  it.each(misbehaviours)('falls back to the generic result card and logs when presentResult %s', async (_label, present) => {
+    const { tools, logged } = await broken(present)
+    const view = tools.presentResult('broken', '{"path":"x"}', durable)
+    expect(view).toEqual({ card: 'generic', title: 'broken', text: 'out' })
+    expect(() => JSON.stringify(view)).not.toThrow()
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(logged().map((message) => String(message.args[0]))).toEqual([expect.stringContaining('presentResult')])
+  })
+
+  it.each(misbehaviours.filter(([label]) => label !== 'returns a string'))('falls back to the generic summary and logs when summarize %s', async (_label, present) => {
+    const { tools, logged } = await broken(present)
+    expect(tools.summarize('broken', '{"path":"x"}', durable)).toBe('broken succeeded: out')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(logged().map((message) => String(message.args[0]))).toEqual([expect.stringContaining('summarize')])
+  })
+
+  it('returns a plain copy of a valid card: extra fields are a wrong shape, undefined optional fields are dropped', async () => {
+    const { tools } = await createRegistry()
+    const source = { card: 'search', title: 'Find x', query: 'x', path: undefined }
+    tools.register({ ...readFile, name: 'ok', presentCall: () => source as never })
+    const view = tools.presentCall('ok', '{"path":"x"}')
+    expect(view).toEqual({ card: 'search', title: 'Find x', query: 'x' })
+    expect(view).not.toBe(source)
+    expect(Object.keys(view)).toEqual(['card', 'title', 'query'])
+    tools.register({ ...readFile, name: 'extra', presentCall: () => ({ card: 'diff', title: 'Edit a', path: 'a', html: '<b>' }) as never })
+    expect(tools.presentCall('extra', '{"path":"x"}')).toEqual({ card: 'generic', title: 'extra', detail: '{"path":"x"}' })
+  })
+
+  it.each([
+    ['returns a cyclic object', cyclic],
+    ['returns an object whose getter throws', () => ({ get lines(): number { throw new Error('getter bug') } })],
+    ['returns a function', () => () => 1],
+    ['returns a promise that rejects', () => Promise.reject(new Error('async meta'))],
+  ])('keeps the result without meta, and logs, when presentationMeta %s', async (_label, meta) => {
+    const { root, tools } = await createRegistry()
+    tools.register(defineTool({
+      name: 'meta', description: 'Bad meta.', parameters: {},
+      output: { schema: { type: 'null' }, render: () => 'fine', presentationMeta: meta as never },
+      execute: () => null,
+    }))
+    expect(await tools.execute({ callId: 'c', name: 'meta', arguments: '{}', signal: new AbortController().signal }))
+      .toEqual({ isError: false, value: null, content: [{ type: 'text', text: 'fine' }] })
+    await new Promise((resolve) => setImmediate(resolve))
+    const logged = root.logger.buffer.filter((message) => message.name === 'meta' && message.type === 'error')
+    expect(logged.map((message) => String(message.args[0]))).toEqual([expect.stringContaining('presentationMeta')])
+  })
+})

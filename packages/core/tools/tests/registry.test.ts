@@ -69,9 +69,11 @@ describe('ToolRegistry registration', () => {
     [{ ...echo, description: '  ' }, 'tool "echo": description must be a non-empty string'],
     [{ ...echo, timeoutMs: 0 }, 'tool "echo": timeoutMs must be a positive, finite number'],
     [{ ...echo, timeoutMs: Number.POSITIVE_INFINITY }, 'timeoutMs must be a positive, finite number'],
+    // setTimeout turns a delay past 2^31 - 1 ms into 1 ms: such a deadline would fire at once.
+    [{ ...echo, timeoutMs: 2 ** 31 }, 'tool "echo": timeoutMs must be at most 2147483647 ms (about 24.8 days)'],
     [{ ...echo, output: undefined }, 'tool "echo": output is required'],
     [{ ...echo, parameters: { when: { type: 'date' } } }, 'tool "echo": parameters: $.properties.when: unknown type "date"'],
-    [{ ...echo, parameters: jsonSchema({ type: 'object', properties: { at: { type: 'string', format: 'date' } as JsonSchema } }) }, 'tool "echo": parameters: $.properties.at: keyword "format" is not supported'],
+    [{ ...echo, parameters: jsonSchema({ type: 'object', properties: { at: { type: 'string', format: 'date' } as JsonSchema } }) }, 'tool "echo": parameters: $.properties.at: "format" is not supported'],
     [{ ...echo, parameters: jsonSchema({ type: 'string' }) }, 'parameters: $: a parameters schema must have type "object"'],
     [{ ...echo, output: { ...echo.output, schema: { type: 'object', properties: {} } } }, 'tool "echo": output.schema: $: an object must declare additionalProperties'],
   ])('rejects an invalid definition at registration (%#)', async (definition, message) => {
@@ -138,10 +140,16 @@ describe('ToolRegistry as a plugin', () => {
     await expect((async () => { await root.plugin(ToolRegistry, { maxArgumentDepth: 'deep' as unknown as number }) })()).rejects.toThrow(/maxArgumentDepth/)
   })
 
+  it('refuses a defaultTimeoutMs that setTimeout cannot hold', async () => {
+    const root = new Context()
+    await expect((async () => { await root.plugin(ToolRegistry, { defaultTimeoutMs: 2 ** 31 }) })()).rejects.toThrow(/defaultTimeoutMs/)
+    await expect((async () => { await root.plugin(ToolRegistry, { defaultTimeoutMs: 0 }) })()).rejects.toThrow(/defaultTimeoutMs/)
+  })
+
   it('applies defaults for every Config field', async () => {
     const root = new Context()
     await root.plugin(ToolRegistry, {})
-    expect(root.tools.config).toEqual({ maxArgumentBytes: 1_048_576, maxArgumentDepth: 64 })
+    expect(root.tools.config).toEqual({ maxArgumentBytes: 1_048_576, maxArgumentDepth: 64, defaultTimeoutMs: 120_000 })
   })
 
   it('disposing the registry takes the service away and back again on reload', async () => {

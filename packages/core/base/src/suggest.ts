@@ -1,4 +1,4 @@
-/** "Did you mean …?" for a misspelled config key: the nearest known key, if it is near enough to be a typo. */
+/** "Did you mean …?" for a misspelled key: the nearest known one, if it is near enough to be a typo. */
 
 /**
  * The candidate nearest to `word`, compared case-insensitively by edit distance in which swapping
