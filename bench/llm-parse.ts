@@ -1,7 +1,7 @@
 /**
  * Parse cost per stream chunk: the OpenAI adapter's path (SSE framing with its idle watchdog,
- * JSON.parse, translation to StreamChunks) against bare eventsource-parser + JSON.parse on the same
- * bytes. Run: pnpm bench (from the repository root).
+ * JSON.parse, the chunk shape check, translation to StreamChunks) against bare eventsource-parser +
+ * JSON.parse on the same bytes. Run: pnpm bench (from the repository root).
  */
 
 import { createChunkTranslator, readSseData } from '@rein/llm-openai'

@@ -3,11 +3,13 @@
 import { Context, Service, type Logger } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
 import { ReinError } from '@rein/base'
-import type { AdapterRequest, LlmAdapter, ModelInfo } from './adapter.ts'
-import { isRetryable, toFailure, type LlmFailure, type LlmFailureCode } from './errors.ts'
+import type { LlmAdapter, ModelInfo, ProviderEndpoint } from './adapter.ts'
+import { abortFailure, CANCELLED, InflightAttempts, runAttempt, STOPPED } from './attempt.ts'
+import { isRetryable, type LlmFailure } from './errors.ts'
+import { Cooldowns, dedupe, failsEverywhere, fallsBack, resolveRoute, routeLabel } from './fallback.ts'
 import type { LlmEvent, LlmRequest, ModelRoute } from './request.ts'
 import { DEFAULT_RETRY_POLICY, retryDelay, sleep, type RetryPolicy } from './retry.ts'
-import { carriesAnswer, EMPTY_RESPONSE, isDelta, type StreamChunk } from './stream.ts'
+import type { StreamChunk } from './stream.ts'
 import { costOfUsage, type TokenUsage } from './usage.ts'
 
 declare module '@deepseek-ai/cordis' {
@@ -23,24 +25,25 @@ declare module '@deepseek-ai/cordis' {
 
 export interface LlmRuntimeConfig {
   retry: RetryPolicy
+  /** How long a route that failed over is skipped by later streams that have somewhere else to go; 0 turns this off. */
+  fallbackCooldownMs: number
 }
-
-type Attempt = { ok: true } | { ok: false; failure: LlmFailure; shown: boolean }
 
 interface RuntimeState {
   adapters: Map<string, LlmAdapter>
   retry: RetryPolicy
   logger: Logger
+  cooldowns: Cooldowns
+  inflight: InflightAttempts
+  /** Every running stream's controller, so disposing the service stops them all. */
+  runs: Set<AbortController>
+  stopped: boolean
 }
 
-/** Fallback switches to the next route at once on these, since retrying the same provider cannot help. */
-const SWITCH_AT_ONCE: ReadonlySet<LlmFailureCode> = new Set(['AUTH', 'QUOTA', 'MISSING_CREDENTIAL', 'INVALID_CREDENTIAL'])
-/** Another model would fail the same way. */
-const SAME_EVERYWHERE: ReadonlySet<LlmFailureCode> = new Set(['INVALID_REQUEST', 'CONTEXT_WINDOW_EXCEEDED'])
-const NEVER_ABORTED = new AbortController().signal
+type Report = (event: LlmEvent) => void
 
 export class LlmRuntime extends Service {
-  static readonly Config: Schema<{ retry?: Partial<RetryPolicy> }, LlmRuntimeConfig> = Schema.object({
+  static readonly Config: Schema<{ retry?: Partial<RetryPolicy>; fallbackCooldownMs?: number }, LlmRuntimeConfig> = Schema.object({
     retry: Schema.object({
       maxRetries: Schema.natural().default(DEFAULT_RETRY_POLICY.maxRetries).description('Retries per route after the first attempt.'),
       initialDelayMs: Schema.natural().default(DEFAULT_RETRY_POLICY.initialDelayMs).description('First backoff delay.'),
@@ -48,25 +51,34 @@ export class LlmRuntime extends Service {
       jitter: Schema.number().min(0).max(1).default(DEFAULT_RETRY_POLICY.jitter).description('Random ± fraction of each delay.'),
       retryAfterCapMs: Schema.natural().default(DEFAULT_RETRY_POLICY.retryAfterCapMs).description('Longest Retry-After honoured.'),
     }).default({} as RetryPolicy),
-  }) as Schema<{ retry?: Partial<RetryPolicy> }, LlmRuntimeConfig>
+    fallbackCooldownMs: Schema.natural().default(300_000).description('How long later streams skip a route that failed over; 0 turns it off.'),
+  }) as Schema<{ retry?: Partial<RetryPolicy>; fallbackCooldownMs?: number }, LlmRuntimeConfig>
 
   // Service methods run on cordis's tracing proxy; state lives in one object read once per call.
   private _state: RuntimeState
 
   constructor(ctx: Context, public config: LlmRuntimeConfig) {
     super(ctx, 'llm')
-    this._state = { adapters: new Map(), retry: config.retry, logger: ctx.logger('llm') }
+    const state: RuntimeState = {
+      adapters: new Map(), retry: config.retry, logger: ctx.logger('llm'),
+      cooldowns: new Cooldowns(config.fallbackCooldownMs ?? 300_000), inflight: new InflightAttempts(), runs: new Set(), stopped: false,
+    }
+    this._state = state
+    ctx.effect(() => () => {
+      state.stopped = true
+      for (const run of state.runs) run.abort(STOPPED)
+    }, 'llm: stop running streams')
   }
 
   /**
    * Serves `routes` (provider ids such as `openai` or `deepseek`) with `adapter` until the returned
    * disposer runs or the calling plugin is disposed. All or nothing: one taken route → `DUPLICATE_ADAPTER`.
-   * Streams already running on a replaced adapter finish on it.
+   * Disposing stops the attempts the adapter is running for these routes (see the README).
    */
   registerAdapter(routes: string | readonly string[], adapter: LlmAdapter): () => Promise<void> {
     const list = typeof routes === 'string' ? [routes] : [...routes]
     if (list.length === 0) throw new ReinError('INVALID_ROUTE', 'registerAdapter needs at least one route')
-    const { adapters } = this._state
+    const { adapters, inflight } = this._state
     return this.ctx.effect(() => {
       const taken = list.filter((route) => adapters.has(route))
       if (taken.length > 0) {
@@ -75,6 +87,7 @@ export class LlmRuntime extends Service {
       for (const route of list) adapters.set(route, adapter)
       return () => {
         for (const route of list) if (adapters.get(route) === adapter) adapters.delete(route)
+        inflight.unload(adapter, list)
       }
     }, `llm.registerAdapter(${list.join(', ')})`)
   }
@@ -92,6 +105,11 @@ export class LlmRuntime extends Service {
     return this._state.adapters.get(provider)?.listModels?.(provider) ?? []
   }
 
+  /** Where a route's requests go (label and base URL), when its adapter says; never credentials. */
+  endpoint(provider: string): ProviderEndpoint | undefined {
+    return this._state.adapters.get(provider)?.endpoint?.(provider)
+  }
+
   /** Cost of `usage` in the catalog's currency; undefined when the model has no pricing. */
   costOf(provider: string, model: string, usage: TokenUsage): number | undefined {
     const pricing = this.resolveModel(provider, model)?.pricing
@@ -102,185 +120,126 @@ export class LlmRuntime extends Service {
    * Streams one answer. Never throws: every failure ends the stream with `finish {reason: 'error'}`
    * (or `'aborted'`) carrying an `LlmFailure`. Failures before anything was shown are retried and
    * then sent down `fallbacks`; once a delta was shown, the stream ends with the failure instead.
+   * Every provider attempt is reported as an `attempt` event when it ends.
    */
   async *stream(request: LlmRequest): AsyncGenerator<StreamChunk, void, undefined> {
-    const { adapters, retry: policy, logger } = this._state
-    const signal = request.signal ?? NEVER_ABORTED
-    const chain = dedupe([{ provider: request.provider, model: request.model }, ...(request.fallbacks ?? [])])
-    const planned = plan(chain, adapters, request)
-    if ('failure' in planned) {
-      yield { type: 'finish', reason: 'error', failure: planned.failure }
+    const state = this._state
+    if (state.stopped) {
+      yield aborted(STOPPED)
       return
     }
-    const report = (event: LlmEvent) => {
+    const chain = dedupe([{ provider: request.provider, model: request.model }, ...(request.fallbacks ?? [])])
+    // Only the primary must be usable up front; a broken fallback entry is skipped when reached.
+    const primary = resolveRoute(chain[0]!, state.adapters, request)
+    if ('failure' in primary) {
+      yield { type: 'finish', reason: 'error', failure: primary.failure }
+      return
+    }
+    const run = new AbortController()
+    const caller = request.signal
+    const cancel = () => run.abort(CANCELLED)
+    if (caller?.aborted) cancel()
+    else caller?.addEventListener('abort', cancel, { once: true })
+    state.runs.add(run)
+    const report: Report = (event) => {
       try {
         request.onEvent?.(event)
       } catch (error) {
-        logger.error('an llm onEvent callback failed: %s', error)
+        state.logger.error('an llm onEvent callback failed: %s', error)
       }
-      this.ctx.parallel(`llm/${event.type}`, event as never).catch((error: unknown) => logger.error('an llm/%s listener failed: %s', event.type, error))
+      this.ctx.parallel(`llm/${event.type}`, event as never).catch((error: unknown) => state.logger.error('an llm/%s listener failed: %s', event.type, error))
     }
-
-    for (let index = 0; index < planned.steps.length; index++) {
-      const step = planned.steps[index]!
-      let failure: LlmFailure | undefined
-      for (let retry = 0; ; retry++) {
-        const attempt = yield* this.attempt(step.adapter, { ...step.request, signal })
-        if (attempt.ok) return
-        if (signal.aborted) {
-          yield aborted()
-          return
-        }
-        if (attempt.shown) {
-          yield { type: 'finish', reason: 'error', failure: attempt.failure }
-          return
-        }
-        failure = attempt.failure
-        if (!isRetryable(failure.code) || retry >= policy.maxRetries) break
-        const delayMs = retryDelay(policy, retry, failure)
-        report({ type: 'retry', provider: step.route.provider, model: step.route.model, attempt: retry + 1, delayMs, failure })
-        try {
-          await sleep(delayMs, signal)
-        } catch {
-          yield aborted()
-          return
-        }
-      }
-      const next = planned.steps[index + 1]
-      if (next && (isRetryable(failure.code) || SWITCH_AT_ONCE.has(failure.code))) {
-        report({ type: 'fallback', from: step.route, to: next.route, failure })
-        continue
-      }
-      if (planned.steps.length > 1 && SAME_EVERYWHERE.has(failure.code)) {
-        failure = { ...failure, message: `${failure.message} (not sent to a fallback model: another model would fail the same way)` }
-      }
-      yield { type: 'finish', reason: 'error', failure }
-      return
+    try {
+      yield* this.walk(chain, request, run.signal, report)
+    } finally {
+      state.runs.delete(run)
+      caller?.removeEventListener('abort', cancel)
     }
   }
 
-  /** One attempt. Chunks are held back until the first delta, so a failed attempt shows nothing. */
-  private async *attempt(adapter: LlmAdapter, request: AdapterRequest): AsyncGenerator<StreamChunk, Attempt, undefined> {
-    const controller = new AbortController()
-    const signal = AbortSignal.any([request.signal, controller.signal])
-    let held: StreamChunk[] = []
-    let shown = false
-    let answered = false
-    try {
-      for await (const chunk of untilAborted(adapter.stream({ ...request, signal }), request.signal)) {
-        if (chunk.type === 'finish') {
-          if (chunk.reason === 'error' || chunk.reason === 'aborted') {
-            return { ok: false, failure: chunk.failure ?? { code: 'TRANSPORT', message: 'the provider ended the stream with an error' }, shown }
-          }
-          if (chunk.reason === 'stop' && !answered) return { ok: false, failure: { ...EMPTY_RESPONSE }, shown }
-          yield* held
-          yield chunk
-          return { ok: true }
-        }
-        answered ||= carriesAnswer(chunk)
-        if (!shown && !isDelta(chunk)) {
-          held.push(chunk)
+  /** Goes down the chain: skips broken entries and cooling routes, tries the rest until one answers. */
+  private async *walk(chain: readonly ModelRoute[], request: LlmRequest, run: AbortSignal, report: Report): AsyncGenerator<StreamChunk, void, undefined> {
+    const { adapters, cooldowns, logger } = this._state
+    const usable = (route: ModelRoute) => !('failure' in resolveRoute(route, adapters, request))
+    let pending: { from: ModelRoute; failure: LlmFailure; cooldownUntil?: number } | undefined
+    let last: LlmFailure | undefined
+    let untried = false
+    const skipped: string[] = []
+    for (let position = 0; position < chain.length; position++) {
+      const route = chain[position]!
+      if (position > 0) {
+        const resolved = resolveRoute(route, adapters, request)
+        if ('failure' in resolved) {
+          skipped.push(`fallback ${routeLabel(route)} skipped: ${resolved.failure.message}`)
+          // cordis's default level hides warn; a broken chain is a config bug the user must see.
+          logger.error('fallback %s skipped (check the fallback chain): %s', routeLabel(route), resolved.failure.message)
           continue
         }
-        if (!shown) {
-          shown = true
-          yield* held
-          held = []
-        }
-        yield chunk
       }
-      return { ok: false, failure: { code: 'STREAM_CLOSED', message: 'the stream ended without a finish' }, shown }
-    } catch (error) {
-      if (request.signal.aborted) return { ok: false, failure: { code: 'ABORTED', message: 'the request was cancelled' }, shown }
-      return { ok: false, failure: toFailure(error), shown }
-    } finally {
-      // Stops the adapter's request when the consumer stops early or the attempt failed.
-      controller.abort()
+      if (pending) report({ type: 'fallback', from: pending.from, to: route, failure: pending.failure, ...(pending.cooldownUntil !== undefined ? { cooldownUntil: pending.cooldownUntil } : {}) })
+      const cooling = cooldowns.active(route)
+      if (cooling && chain.slice(position + 1).some((later) => usable(later) && !cooldowns.active(later))) {
+        pending = { from: route, failure: cooling.failure, cooldownUntil: cooling.until }
+        continue
+      }
+      const outcome = yield* this.tryRoute(route, position, request, run, report)
+      if (outcome === 'done') return
+      last = outcome
+      if (!fallsBack(outcome)) {
+        untried = position < chain.length - 1
+        break
+      }
+      if (outcome.code !== 'NO_ADAPTER') cooldowns.start(route, outcome)
+      pending = { from: route, failure: outcome }
     }
+    let failure = last ?? pending?.failure ?? { code: 'NO_ADAPTER', message: 'no route in the chain could be tried' }
+    if (untried && failsEverywhere(failure)) {
+      failure = { ...failure, message: `${failure.message} (not sent to a fallback model: another model would fail the same way)` }
+    }
+    if (skipped.length > 0) failure = { ...failure, message: `${failure.message} (${skipped.join('; ')})` }
+    yield { type: 'finish', reason: 'error', failure }
   }
-}
 
-interface PlannedStep {
-  route: ModelRoute
-  adapter: LlmAdapter
-  request: Omit<AdapterRequest, 'signal'>
-}
-
-/** Checks every route before any I/O: each needs an adapter, and a reasoning effort its model lists. */
-function plan(chain: ModelRoute[], adapters: Map<string, LlmAdapter>, request: LlmRequest): { steps: PlannedStep[] } | { failure: LlmFailure } {
-  const steps: PlannedStep[] = []
-  for (const route of chain) {
-    const adapter = adapters.get(route.provider)
-    if (!adapter) {
-      const known = [...adapters.keys()].sort()
-      return { failure: { code: 'NO_ADAPTER', message: `no adapter serves provider "${route.provider}"; registered: ${known.length ? known.join(', ') : 'none'}` } }
-    }
-    const info = adapter.resolveModel?.(route.provider, route.model)
-    const effort = request.reasoningEffort ?? info?.reasoning?.default
-    if (request.reasoningEffort !== undefined && info && !info.reasoning?.efforts.includes(request.reasoningEffort)) {
-      const listed = info.reasoning?.efforts ?? []
-      return {
-        failure: {
-          code: 'UNSUPPORTED_REASONING_EFFORT',
-          message: `${route.provider}/${route.model} does not support reasoning effort "${request.reasoningEffort}"; ${listed.length ? `it supports ${listed.join(', ')}` : 'it lists no reasoning efforts'}`,
-        },
+  /** One route with its retries. Returns the failure that ended it, or `done` when the stream has ended. */
+  private async *tryRoute(route: ModelRoute, position: number, request: LlmRequest, run: AbortSignal, report: Report): AsyncGenerator<StreamChunk, LlmFailure | 'done', undefined> {
+    const { adapters, retry: policy, inflight } = this._state
+    for (let retry = 0; ; retry++) {
+      if (run.aborted) {
+        yield aborted(run.reason)
+        return 'done'
+      }
+      // Per attempt: a provider swapped or unloaded between retries is seen here.
+      const resolved = resolveRoute(route, adapters, request)
+      if ('failure' in resolved) return resolved.failure
+      const result = yield* runAttempt(resolved.adapter, resolved.request, { route, retry, position, run, inflight, report })
+      if (result.ok) {
+        this._state.cooldowns.clear(route)
+        return 'done'
+      }
+      if (run.aborted) {
+        yield aborted(run.reason)
+        return 'done'
+      }
+      if (result.shown) {
+        yield { type: 'finish', reason: 'error', failure: result.failure }
+        return 'done'
+      }
+      const { failure } = result
+      if (!isRetryable(failure.code) || retry >= policy.maxRetries) return failure
+      const delayMs = retryDelay(policy, retry, failure)
+      report({ type: 'retry', provider: route.provider, model: route.model, attempt: retry + 1, delayMs, failure })
+      try {
+        await sleep(delayMs, run)
+      } catch {
+        yield aborted(run.reason)
+        return 'done'
       }
     }
-    const maxTokens = request.maxTokens ?? info?.maxTokens
-    steps.push({
-      route,
-      adapter,
-      request: {
-        provider: route.provider,
-        model: route.model,
-        messages: request.messages,
-        ...(request.system !== undefined ? { system: request.system } : {}),
-        ...(request.tools !== undefined ? { tools: request.tools } : {}),
-        ...(maxTokens !== undefined ? { maxTokens } : {}),
-        ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-        ...(effort !== undefined ? { reasoningEffort: effort } : {}),
-      },
-    })
   }
-  return { steps }
 }
 
-function dedupe(chain: ModelRoute[]): ModelRoute[] {
-  const seen = new Set<string>()
-  return chain.filter((route) => {
-    const key = `${route.provider}\u0000${route.model}`
-    if (seen.has(key)) return false
-    seen.add(key)
-    return true
-  })
-}
-
-function aborted(): StreamChunk {
-  return { type: 'finish', reason: 'aborted', failure: { code: 'ABORTED', message: 'the request was cancelled' } }
-}
-
-/**
- * Iterates `source` but stops waiting the moment `signal` aborts (throwing its reason), so an
- * adapter that ignores its signal cannot hold a cancelled call open.
- */
-async function* untilAborted<T>(source: AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T, void, undefined> {
-  const iterator = source[Symbol.asyncIterator]()
-  let onAbort!: () => void
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason as Error)
-    if (signal.aborted) onAbort()
-    else signal.addEventListener('abort', onAbort, { once: true })
-  })
-  aborted.catch(() => {})
-  try {
-    while (true) {
-      const next = await Promise.race([iterator.next(), aborted])
-      if (next.done) return
-      yield next.value
-    }
-  } finally {
-    signal.removeEventListener('abort', onAbort)
-    // Tell the adapter we are done; don't wait for one that ignores it.
-    void Promise.resolve(iterator.return?.()).catch(() => {})
-  }
+/** The terminal chunk of a stream the caller cancelled or the service stopped. */
+function aborted(reason: unknown): StreamChunk {
+  const failure = abortFailure(reason, { provider: '', model: '' }) ?? { ...CANCELLED }
+  return { type: 'finish', reason: 'aborted', failure }
 }

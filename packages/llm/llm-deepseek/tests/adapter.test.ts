@@ -52,14 +52,14 @@ describe('DeepSeek over HTTP', () => {
       { type: 'tool-call', id: 'call_00_abc', name: 'read_file', arguments: '{"path":"README.md"}' },
     ])
     expect(usage).toEqual({ inputTokens: 176, outputTokens: 40, cacheReadTokens: 1024, reasoningTokens: 12 })
-    expect(finish).toEqual({ type: 'finish', reason: 'tool-calls' })
+    expect(finish).toEqual({ type: 'finish', reason: 'tool-calls', replayState: { dialect: 'deepseek' }, responseId: 'chatcmpl-mock', responseModel: 'deepseek-v4-pro' })
     expect(server.requests[0]!.path).toBe('/v1/chat/completions')
     expect(server.requests[0]!.body).toMatchObject({ model: 'deepseek-v4-pro', thinking: { type: 'enabled' }, reasoning_effort: 'high' })
   })
 
   it('sends the reasoning back with the tool-call turn on the next request', async () => {
     const { root, server } = await boot([{ dialect: 'deepseek', steps: [{ text: 'It is a readme.' }] }])
-    const source = { kind: 'model', provider: 'deepseek', model: 'deepseek-v4-pro' } as const
+    const source = { kind: 'model', provider: 'deepseek', model: 'deepseek-v4-pro', replayState: { dialect: 'deepseek' } } as const
     await run(root, {
       messages: [
         userMessage('Read the README', 'u1'),

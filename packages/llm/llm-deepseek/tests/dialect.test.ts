@@ -3,7 +3,7 @@ import { toWireMessages } from '@rein/llm-openai'
 import { describe, expect, it } from 'vitest'
 import { deepSeekDialect } from '../src/index.ts'
 
-const source = { kind: 'model', provider: 'deepseek', model: 'deepseek-v4-pro' } as const
+const source = { kind: 'model', provider: 'deepseek', model: 'deepseek-v4-pro', replayState: { dialect: 'deepseek' } } as const
 
 describe('deepSeekDialect', () => {
   it.each([
@@ -29,5 +29,26 @@ describe('deepSeekDialect', () => {
       { role: 'assistant', content: null, tool_calls: [{ id: 'c2', type: 'function', function: { name: 'read', arguments: '{}' } }], reasoning_content: '' },
       { role: 'assistant', content: 'Done.' },
     ])
+  })
+
+  it('sends back only reasoning a DeepSeek answer produced, never another provider\'s', () => {
+    const other = { kind: 'model', provider: 'openrouter', model: 'qwen3', replayState: { dialect: 'openai' } } as const
+    const unmarked = { kind: 'model', provider: 'local', model: 'qwq' } as const
+    const messages = toWireMessages({
+      messages: [
+        assistantMessage([{ type: 'reasoning', text: 'Foreign thoughts.' }, { type: 'tool-call', id: 'c1', name: 'read', arguments: '{}' }], other),
+        assistantMessage([{ type: 'reasoning', text: 'Unmarked thoughts.' }, { type: 'text', text: 'Hi.' }], unmarked),
+        assistantMessage([{ type: 'reasoning', text: 'Own thoughts.' }, { type: 'text', text: 'Done.' }], source),
+      ],
+    }, deepSeekDialect)
+    expect(messages).toEqual([
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{}' } }], reasoning_content: '' },
+      { role: 'assistant', content: 'Hi.' },
+      { role: 'assistant', content: 'Done.', reasoning_content: 'Own thoughts.' },
+    ])
+  })
+
+  it('marks its own answers so their reasoning can be sent back', () => {
+    expect(deepSeekDialect.replayState).toEqual({ dialect: 'deepseek' })
   })
 })

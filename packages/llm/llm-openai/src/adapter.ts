@@ -1,25 +1,31 @@
 /**
  * `OpenAiCompatibleAdapter`: one `fetch` per attempt to `POST {baseURL}/chat/completions` with
- * `stream: true`, SSE framed by `eventsource-parser`, translated by `convert-stream.ts`.
- * No retries here: the runtime owns them.
+ * `stream: true`, SSE framed by `eventsource-parser`, translated by `convert-stream.ts`. Every wait
+ * on the server — headers, stream reads, error bodies — runs under one idle watchdog and the
+ * caller's signal. No retries here: the runtime owns them.
  */
 
 import { createRequire } from 'node:module'
-import { LlmAdapter, LlmError, type AdapterRequest, type ModelInfo, type StreamChunk } from '@rein/llm'
+import { LlmAdapter, LlmError, type AdapterRequest, type ModelInfo, type ProviderEndpoint, type StreamChunk } from '@rein/llm'
+import { checkBaseURL } from './base-url.ts'
 import { toWireRequest, type RequestDefaults } from './convert-request.ts'
 import { createChunkTranslator } from './convert-stream.ts'
 import { readApiKey, redact } from './credentials.ts'
 import { openAiDialect, type OpenAiDialect } from './dialect.ts'
-import { failureFromResponse } from './errors.ts'
+import { failureFromFetchError, failureFromResponse } from './errors.ts'
+import { readBounded } from './response-body.ts'
 import { readSseData } from './sse.ts'
+import { ResponseWatchdog } from './watchdog.ts'
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string }
 /** Sent on every request, so a provider can tell rein's traffic apart. */
 export const USER_AGENT = `rein/${version}`
 
+/** How one OpenAI-compatible server is reached and what it serves. */
 export interface OpenAiCompatibleOptions extends RequestDefaults {
   /** Names the server in messages: "OpenAI", "DeepSeek", "vLLM at 10.0.0.5". */
   label: string
+  /** An http:// or https:// URL; anything else throws `CONFIG_INVALID` from the constructor. */
   baseURL: string
   /** Environment variable holding the key; `false` for servers without one. */
   apiKeyEnv: string | false
@@ -29,11 +35,17 @@ export interface OpenAiCompatibleOptions extends RequestDefaults {
   dialect?: OpenAiDialect
 }
 
+/** An error body is read up to this many bytes; the rest is never read. */
 const MAX_ERROR_BODY = 64 * 1024
 
+/** The `LlmAdapter` for any OpenAI chat-completions server: one HTTP request per attempt. */
 export class OpenAiCompatibleAdapter extends LlmAdapter {
+  private readonly url: string
+
   constructor(readonly options: OpenAiCompatibleOptions) {
     super()
+    checkBaseURL(options.baseURL)
+    this.url = `${options.baseURL.replace(/\/+$/, '')}/chat/completions`
   }
 
   override resolveModel(_provider: string, model: string): ModelInfo | undefined {
@@ -44,73 +56,90 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
     return this.options.models
   }
 
+  override endpoint(): ProviderEndpoint {
+    return { label: this.options.label, baseURL: this.options.baseURL }
+  }
+
   async *stream(request: AdapterRequest): AsyncGenerator<StreamChunk, void, undefined> {
-    const { label, baseURL, apiKeyEnv, headers, streamIdleTimeoutMs, dialect = openAiDialect } = this.options
+    const { label, apiKeyEnv, streamIdleTimeoutMs, dialect = openAiDialect } = this.options
     const key = readApiKey(apiKeyEnv, label)
     const body = JSON.stringify(toWireRequest(request, this.options, dialect))
-    const url = `${baseURL.replace(/\/+$/, '')}/chat/completions`
-    // Until headers arrive the body watchdog cannot run, so the same limit covers the wait for them.
-    const waiting = new AbortController()
-    const timer = setTimeout(() => {
-      waiting.abort(new LlmError({ code: 'TIMEOUT', message: `${label} sent no response for ${streamIdleTimeoutMs} ms` }))
-    }, streamIdleTimeoutMs)
-    let response: Response
+    const watchdog = new ResponseWatchdog(label, streamIdleTimeoutMs, request.signal)
     try {
-      response = await fetch(url, {
+      const response = await this.send(body, key, watchdog, request.signal)
+      if (!response.ok) throw new LlmError(await this.failureOf(response, watchdog, key, request))
+      const type = response.headers.get('content-type') ?? ''
+      if (!response.body || !type.includes('text/event-stream')) {
+        // Not a stream: no reason to wait for (or hold) a body that may never end.
+        response.body?.cancel().catch(() => {})
+        const requestId = response.headers.get('x-request-id')
+        throw new LlmError({
+          code: 'MALFORMED_RESPONSE', status: response.status, ...(requestId ? { requestId } : {}),
+          message: `${label} answered HTTP ${response.status} with ${type || 'no content type'} instead of an event stream; is ${this.options.baseURL} its API's base URL? (requests go to ${this.url})`,
+        })
+      }
+      yield* this.translate(response.body, watchdog, key, request, dialect)
+    } finally {
+      watchdog.dispose()
+    }
+  }
+
+  private async send(body: string, key: string | undefined, watchdog: ResponseWatchdog, caller: AbortSignal): Promise<Response> {
+    try {
+      return await watchdog.wait(fetch(this.url, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
           accept: 'text/event-stream',
           'user-agent': USER_AGENT,
           ...(key ? { authorization: `Bearer ${key}` } : {}),
-          ...headers,
+          ...this.options.headers,
         },
         body,
-        signal: AbortSignal.any([request.signal, waiting.signal]),
-      })
+        signal: watchdog.signal,
+      }))
     } catch (error) {
-      if (request.signal.aborted) throw error
-      if (waiting.signal.aborted) throw waiting.signal.reason as LlmError
-      const reason = (error as { cause?: { code?: string; message?: string } }).cause
-      throw new LlmError({ code: 'TRANSPORT', message: `could not reach ${label} at ${url}: ${reason?.code ?? reason?.message ?? (error as Error).message}` }, { cause: error })
-    } finally {
-      clearTimeout(timer)
+      if (caller.aborted || watchdog.timedOut) throw watchdog.signal.reason ?? error
+      throw new LlmError(failureFromFetchError(this.options.label, this.url, error), { cause: error })
     }
-    if (!response.ok) {
-      const text = await readLimited(response)
-      const failure = failureFromResponse(label, response.status, redact(text, key), response.headers)
-      throw new LlmError(failure)
-    }
-    const type = response.headers.get('content-type') ?? ''
-    if (!response.body || !type.includes('text/event-stream')) {
-      const text = redact(await readLimited(response), key).slice(0, 200)
-      throw new LlmError({ code: 'MALFORMED_RESPONSE', message: `${label} answered with ${type || 'no content type'} instead of an event stream: ${text}` })
-    }
-
-    const translator = createChunkTranslator(label)
-    let sawDone = false
-    for await (const data of readSseData(response.body, { provider: label, idleTimeoutMs: streamIdleTimeoutMs })) {
-      if (data.trim() === '[DONE]') {
-        sawDone = true
-        break
-      }
-      let payload: unknown
-      try {
-        payload = JSON.parse(data)
-      } catch {
-        throw new LlmError({ code: 'MALFORMED_RESPONSE', message: `${label} sent a stream event that is not JSON: ${redact(data, key).slice(0, 120)}` })
-      }
-      yield* translator.push(payload)
-    }
-    yield* translator.end(sawDone)
   }
-}
 
-async function readLimited(response: Response): Promise<string> {
-  try {
-    const text = await response.text()
-    return text.length > MAX_ERROR_BODY ? text.slice(0, MAX_ERROR_BODY) : text
-  } catch {
-    return ''
+  /** A non-2xx answer as a failure: classified by its status, from at most 64 KiB of its body. */
+  private async failureOf(response: Response, watchdog: ResponseWatchdog, key: string | undefined, request: AdapterRequest) {
+    const { label } = this.options
+    watchdog.phase = 'body'
+    const read = await readBounded(response.body, watchdog, MAX_ERROR_BODY, request.signal)
+    const failure = failureFromResponse(label, response.status, redact(read.text, key), response.headers, request.model)
+    if (read.cut === 'stalled') failure.message += ` (the error body stalled after ${read.bytes} bytes: nothing for ${watchdog.idleMs} ms)`
+    else if (read.cut === 'broken') failure.message += ` (the connection broke after ${read.bytes} bytes of the error body)`
+    if (response.status === 404 && !failure.modelNotFound) failure.message += ` (nothing at ${this.url}? check baseURL)`
+    return failure
+  }
+
+  private async *translate(body: ReadableStream<Uint8Array>, watchdog: ResponseWatchdog, key: string | undefined, request: AdapterRequest, dialect: OpenAiDialect): AsyncGenerator<StreamChunk, void, undefined> {
+    const { label } = this.options
+    const translator = createChunkTranslator(label, dialect.replayState !== undefined ? { replayState: dialect.replayState } : {})
+    try {
+      let sawDone = false
+      for await (const data of readSseData(body, { provider: label, idleTimeoutMs: watchdog.idleMs, watchdog })) {
+        if (data.trim() === '[DONE]') {
+          sawDone = true
+          break
+        }
+        let payload: unknown
+        try {
+          payload = JSON.parse(data)
+        } catch {
+          throw new LlmError({ code: 'MALFORMED_RESPONSE', message: `${label} sent a stream event that is not JSON: ${redact(data, key).slice(0, 120)}` })
+        }
+        yield* translator.push(payload)
+      }
+      yield* translator.end(sawDone)
+    } catch (error) {
+      // Tokens the server already counted are billed even though the answer failed: pass them on.
+      const usage = request.signal.aborted ? undefined : translator.usageSoFar()
+      if (usage) yield { type: 'usage', usage }
+      throw error
+    }
   }
 }

@@ -4,10 +4,12 @@ import type { AdapterRequest, ContentBlock, ImageBlock, Message, TextBlock, Tool
 import type { OpenAiDialect } from './dialect.ts'
 import type { WireContentPart, WireMessage, WireRequest, WireToolCall } from './wire.ts'
 
+/** Request-side settings that are not per request. */
 export interface RequestDefaults {
   maxTokensField: 'max_tokens' | 'max_completion_tokens'
 }
 
+/** The whole wire request for one attempt. */
 export function toWireRequest(request: AdapterRequest, defaults: RequestDefaults, dialect: OpenAiDialect): WireRequest {
   const wire: WireRequest = {
     model: request.model,
@@ -24,6 +26,7 @@ export function toWireRequest(request: AdapterRequest, defaults: RequestDefaults
   return wire
 }
 
+/** The system text and messages as wire messages, in order. */
 export function toWireMessages(request: Pick<AdapterRequest, 'system' | 'messages'>, dialect: OpenAiDialect): WireMessage[] {
   const out: WireMessage[] = []
   if (request.system) out.push({ role: 'system', content: request.system })

@@ -4,9 +4,12 @@
  * arrives after `finish_reason` on this wire.
  */
 
+import { randomBytes } from 'node:crypto'
+import type { JsonValue } from '@rein/base'
 import { LlmError, type ContentBlock, type FinishReason, type LlmFailure, type StreamChunk, type TokenUsage } from '@rein/llm'
 import { failureFromStreamError } from './errors.ts'
-import type { WireChunk, WireToolCallDelta, WireUsage } from './wire.ts'
+import type { WireToolCallDelta, WireUsage } from './wire.ts'
+import { checkChunk, malformed } from './wire-shape.ts'
 
 interface Block {
   index: number
@@ -16,20 +19,35 @@ interface Block {
   name?: string
 }
 
+/** Turns one response's parsed `data:` payloads into `StreamChunk`s; see `createChunkTranslator`. */
 export interface ChunkTranslator {
-  /** One parsed `data:` payload → the chunks it means. Throws `LlmError` for in-stream errors and unknown shapes. */
+  /**
+   * One parsed `data:` payload → the chunks it means. Throws `LlmError` for in-stream errors and for
+   * payloads of the wrong shape (`MALFORMED_RESPONSE`); never anything else.
+   */
   push(payload: unknown): StreamChunk[]
   /** The stream ended (`sawDone`: with `[DONE]`). Returns the closing chunks or throws `STREAM_CLOSED`. */
   end(sawDone: boolean): StreamChunk[]
+  /** The last usage the server reported so far, so a stream that fails still accounts for it. */
+  usageSoFar(): TokenUsage | undefined
 }
 
-export function createChunkTranslator(provider: string): ChunkTranslator {
+/** What a translator adds to the chunks beyond the wire's content. */
+export interface TranslatorOptions {
+  /** Put on every finish that is not an error, for the caller to store with the message (a dialect's mark). */
+  replayState?: JsonValue
+}
+
+/** A translator for one response; `provider` names the server in failure messages. */
+export function createChunkTranslator(provider: string, options: TranslatorOptions = {}): ChunkTranslator {
   const blocks: Block[] = []
   const tools = new Map<number, Block>()
   let text: Block | undefined
   let reasoning: Block | undefined
   let finishReason: string | undefined
   let usage: TokenUsage | undefined
+  let responseId: string | undefined
+  let responseModel: string | undefined
 
   const open = (type: Block['type'], out: StreamChunk[]): Block => {
     const block: Block = { index: blocks.length, type, text: '' }
@@ -43,8 +61,9 @@ export function createChunkTranslator(provider: string): ChunkTranslator {
     let block = tools.get(wireIndex)
     if (!block) {
       block = open('tool-call', out)
-      // Some servers omit the id; one derived from the block index keeps results pairable.
-      block.id = typeof call.id === 'string' && call.id ? call.id : `call_${block.index}`
+      // Some servers omit the id. A made-up one must stay unique for the whole session (results are
+      // paired and crashes repaired by id), so it is random, not derived from the position.
+      block.id = typeof call.id === 'string' && call.id ? call.id : syntheticCallId()
       tools.set(wireIndex, block)
     }
     const name = typeof call.function?.name === 'string' && call.function.name && block.name === undefined ? call.function.name : undefined
@@ -53,18 +72,17 @@ export function createChunkTranslator(provider: string): ChunkTranslator {
     // Arguments stay the model's raw text; a server that sends an object gets it re-serialized once.
     const argumentsDelta = raw === undefined || raw === null ? '' : typeof raw === 'string' ? raw : JSON.stringify(raw)
     block.text += argumentsDelta
-    if (name || argumentsDelta) out.push({ type: 'tool-call-delta', index: block.index, id: block.id!, ...(name ? { name } : {}), argumentsDelta })
+    if (name || argumentsDelta) out.push({ type: 'tool-call-delta', index: block.index, id: block.id ?? '', ...(name ? { name } : {}), argumentsDelta })
   }
 
   return {
     push(payload) {
-      if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) {
-        throw malformed(provider, 'a stream event that is not a JSON object')
-      }
-      const chunk = payload as WireChunk
-      if (chunk.error) throw new LlmError(failureFromStreamError(provider, chunk.error))
+      const chunk = checkChunk(payload, provider)
+      if (chunk.error !== undefined && chunk.error !== null) throw new LlmError(failureFromStreamError(provider, chunk.error))
       if (!Array.isArray(chunk.choices) && !chunk.usage) throw malformed(provider, 'a stream event with neither choices nor usage')
       if (chunk.usage) usage = mapUsage(chunk.usage)
+      if (responseId === undefined && chunk.id) responseId = chunk.id
+      if (responseModel === undefined && chunk.model) responseModel = chunk.model
       const out: StreamChunk[] = []
       for (const choice of chunk.choices ?? []) {
         if ((choice.index ?? 0) !== 0) continue
@@ -93,14 +111,26 @@ export function createChunkTranslator(provider: string): ChunkTranslator {
       const out: StreamChunk[] = blocks.map((block) => ({ type: 'block-end', index: block.index, block: assemble(block) }))
       if (usage) out.push({ type: 'usage', usage })
       const finish = mapFinishReason(finishReason, tools.size > 0)
-      out.push(typeof finish === 'string' ? { type: 'finish', reason: finish } : { type: 'finish', reason: 'error', failure: finish })
+      const response = {
+        ...(options.replayState !== undefined && typeof finish === 'string' ? { replayState: options.replayState } : {}),
+        ...(responseId !== undefined ? { responseId } : {}),
+        ...(responseModel !== undefined ? { responseModel } : {}),
+      }
+      out.push(typeof finish === 'string' ? { type: 'finish', reason: finish, ...response } : { type: 'finish', reason: 'error', failure: finish, ...response })
       return out
     },
+
+    usageSoFar: () => usage,
   }
 }
 
+/** `call_` and 24 random URL-safe characters. */
+function syntheticCallId(): string {
+  return `call_${randomBytes(18).toString('base64url')}`
+}
+
 function assemble(block: Block): ContentBlock {
-  if (block.type === 'tool-call') return { type: 'tool-call', id: block.id!, name: block.name ?? '', arguments: block.text }
+  if (block.type === 'tool-call') return { type: 'tool-call', id: block.id ?? '', name: block.name ?? '', arguments: block.text }
   return { type: block.type, text: block.text }
 }
 
@@ -133,8 +163,4 @@ export function mapUsage(wire: WireUsage): TokenUsage {
     ...(cached !== undefined ? { cacheReadTokens: cached } : {}),
     ...(reasoning !== undefined ? { reasoningTokens: reasoning } : {}),
   }
-}
-
-function malformed(provider: string, what: string): LlmError {
-  return new LlmError({ code: 'MALFORMED_RESPONSE', message: `${provider} sent ${what}` })
 }

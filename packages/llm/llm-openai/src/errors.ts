@@ -1,18 +1,29 @@
-/** HTTP statuses and error bodies of OpenAI-compatible servers → `LlmFailure`. */
+/** HTTP statuses, error bodies and connection failures of OpenAI-compatible servers → `LlmFailure`. */
 
 import type { LlmFailure, LlmFailureCode } from '@rein/llm'
 import type { WireError } from './wire.ts'
 
-const CONTEXT_LENGTH = /maximum context length|context length|context window|too many tokens|prompt is too long|reduce the length/i
+/*
+ * How servers say a request does not fit the context. Besides OpenAI's and DeepSeek's "maximum
+ * context length": llama.cpp's "exceeds the available context size" / "larger than the max context
+ * size" (tools/server/server-context.cpp), vLLM's "longer than the maximum model length"
+ * (vllm/v1/engine/input_processor.py), Ollama's "longer than the context length" / "exceeds the
+ * context length" (llm/llama_server.go, server/routes.go). tests/errors.test.ts cites each.
+ */
+const CONTEXT_OVERFLOW = /maximum context length|context length|context window|context size|maximum model length|too many tokens|prompt is too long|reduce the length/i
+const CONTEXT_OVERFLOW_KIND = /context_length_exceeded|exceed_context_size/
+/** "The model `x` does not exist", "model 'x' not found", "Model Not Exist", llama.cpp's "model not found". */
+const MODEL_NOT_FOUND = /\bmodel\b.*\b(does not exist|not found|not exist)\b/i
 
-/** `provider` names the server in messages (e.g. "OpenAI", "DeepSeek"). */
-export function failureFromResponse(provider: string, status: number, bodyText: string, headers: Headers): LlmFailure {
+/** `provider` names the server in messages (e.g. "OpenAI", "DeepSeek"); `model` is the model requested. */
+export function failureFromResponse(provider: string, status: number, bodyText: string, headers: Headers, model?: string): LlmFailure {
   const error = parseError(bodyText)
   const detail = error?.message ?? (bodyText.trim().slice(0, 300) || 'no error body')
-  const failure: LlmFailure = {
-    code: codeForStatus(status, error, detail),
-    message: `${provider} returned HTTP ${status}: ${detail}`,
-    status,
+  const code = codeForStatus(status, error, detail)
+  const failure: LlmFailure = { code, message: `${provider} returned HTTP ${status}: ${detail}`, status }
+  if (code === 'INVALID_REQUEST' && isModelNotFound(status, error, detail)) {
+    failure.modelNotFound = true
+    if (model !== undefined && !detail.includes(model)) failure.message = `${provider} does not serve model "${model}": HTTP ${status}: ${detail}`
   }
   const retryAfterMs = parseRetryAfter(headers)
   if (retryAfterMs !== undefined) failure.retryAfterMs = retryAfterMs
@@ -29,21 +40,68 @@ function codeForStatus(status: number, error: WireError | undefined, detail: str
   if (status === 408) return 'TIMEOUT'
   if (status === 529) return 'OVERLOADED'
   if (status >= 500) return 'SERVER'
-  if (/context_length_exceeded/.test(kind) || CONTEXT_LENGTH.test(detail)) return 'CONTEXT_WINDOW_EXCEEDED'
+  if (CONTEXT_OVERFLOW_KIND.test(kind) || CONTEXT_OVERFLOW.test(detail)) return 'CONTEXT_WINDOW_EXCEEDED'
   return 'INVALID_REQUEST'
 }
 
-/** An `{"error": …}` event inside a 200 stream. */
-export function failureFromStreamError(provider: string, error: WireError): LlmFailure {
-  const message = error.message ?? 'unknown error'
-  const kind = `${error.code ?? ''} ${error.type ?? ''}`
+function isModelNotFound(status: number, error: WireError | undefined, detail: string): boolean {
+  if (error?.code === 'model_not_found') return true
+  return (status === 404 || status === 400) && MODEL_NOT_FOUND.test(detail)
+}
+
+/**
+ * An `{"error": …}` event inside a 200 stream. A numeric `code` in the HTTP range (vLLM and
+ * llama.cpp send one) is read like the status it stands for.
+ */
+export function failureFromStreamError(provider: string, error: WireError | string): LlmFailure {
+  const wire: WireError = typeof error === 'string' ? { message: error } : error
+  const message = wire.message ?? 'unknown error'
+  const kind = `${wire.code ?? ''} ${wire.type ?? ''}`
+  const numeric = typeof wire.code === 'number' && wire.code >= 400 && wire.code < 600 ? wire.code : undefined
   let code: LlmFailureCode = 'SERVER'
   if (/rate_limit/.test(kind)) code = 'RATE_LIMIT'
   else if (/insufficient_quota|insufficient_balance/.test(kind)) code = 'QUOTA'
   else if (/overloaded/.test(kind)) code = 'OVERLOADED'
-  else if (/context_length_exceeded/.test(kind) || CONTEXT_LENGTH.test(message)) code = 'CONTEXT_WINDOW_EXCEEDED'
+  else if (CONTEXT_OVERFLOW_KIND.test(kind) || CONTEXT_OVERFLOW.test(message)) code = 'CONTEXT_WINDOW_EXCEEDED'
+  else if (numeric !== undefined) code = codeForStatus(numeric, wire, message)
   else if (/invalid_request/.test(kind)) code = 'INVALID_REQUEST'
   return { code, message: `${provider} reported an error mid-stream: ${message}` }
+}
+
+/** Plain words for why a connection could not be made or was lost, by the error code Node gives. */
+const CONNECTION_WORDS: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host not found',
+  ECONNRESET: 'connection reset',
+  EPIPE: 'connection closed',
+  UND_ERR_SOCKET: 'connection closed',
+  ETIMEDOUT: 'connection timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  CERT_HAS_EXPIRED: 'TLS certificate rejected',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'TLS certificate rejected',
+  SELF_SIGNED_CERT_IN_CHAIN: 'TLS certificate rejected',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'TLS certificate rejected',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'TLS certificate rejected',
+}
+
+const CONNECTION_HINTS: Readonly<Record<string, string>> = {
+  ECONNREFUSED: '; is the server running?',
+  ENOTFOUND: '; check the host in baseURL',
+  EAI_AGAIN: '; check the host in baseURL and the network',
+}
+
+/** `fetch` failed before any response: `TRANSPORT`, in plain words naming the URL. */
+export function failureFromFetchError(provider: string, url: string, error: unknown): LlmFailure {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown; errors?: { code?: unknown }[] } } | undefined)?.cause
+  const raw = cause?.code ?? cause?.errors?.[0]?.code
+  const code = typeof raw === 'string' ? raw : undefined
+  const words = code ? CONNECTION_WORDS[code] : undefined
+  if (words) return { code: 'TRANSPORT', message: `could not reach ${provider}: ${words} at ${url} (${code})${CONNECTION_HINTS[code!] ?? ''}` }
+  const reason = code ?? (typeof cause?.message === 'string' ? cause.message : error instanceof Error ? error.message : String(error))
+  return { code: 'TRANSPORT', message: `could not reach ${provider} at ${url}: ${reason}` }
 }
 
 /** `retry-after-ms`, else `retry-after` in seconds or as an HTTP date. */
@@ -60,12 +118,23 @@ export function parseRetryAfter(headers: Headers, now = Date.now()): number | un
 
 function parseError(bodyText: string): WireError | undefined {
   try {
-    const body = JSON.parse(bodyText) as { error?: unknown; message?: unknown }
-    if (typeof body.error === 'object' && body.error !== null) return body.error as WireError
+    const body = JSON.parse(bodyText) as { error?: unknown; message?: unknown; type?: unknown; code?: unknown }
+    if (typeof body.error === 'object' && body.error !== null) return pickError(body.error as Record<string, unknown>)
     if (typeof body.error === 'string') return { message: body.error }
-    if (typeof body.message === 'string') return { message: body.message }
+    // vLLM's older answers put the error object at the top level.
+    if (typeof body.message === 'string') return pickError(body as Record<string, unknown>)
   } catch {
     // not JSON: the raw text is the detail
   }
   return undefined
+}
+
+/** The fields of an error object that have the types `WireError` says; anything else is dropped. */
+function pickError(value: Record<string, unknown>): WireError {
+  const { message, type, code } = value
+  return {
+    ...(typeof message === 'string' ? { message } : {}),
+    ...(typeof type === 'string' ? { type } : {}),
+    ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}),
+  }
 }

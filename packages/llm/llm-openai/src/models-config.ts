@@ -3,6 +3,7 @@
 import Schema from '@deepseek-ai/schemastery'
 import type { ModelInfo } from '@rein/llm'
 
+/** One `models` config entry. */
 export interface ModelConfig {
   id: string
   contextWindow?: number
@@ -12,6 +13,7 @@ export interface ModelConfig {
   pricing?: { input: number; output: number; cacheRead?: number; cacheWrite?: number }
 }
 
+/** The schema of a `models` config entry. */
 export const ModelConfig: Schema<ModelConfig> = Schema.object({
   id: Schema.string().required().description('Model id as the server names it.'),
   contextWindow: Schema.natural().description('Context window in tokens.'),
@@ -27,6 +29,7 @@ export const ModelConfig: Schema<ModelConfig> = Schema.object({
   }), Schema.const(undefined)]).description('Money per million tokens; enables cost accounting and budgets.'),
 }) as Schema<ModelConfig>
 
+/** A config entry as the catalog's `ModelInfo`. */
 export function toModelInfo(model: ModelConfig): ModelInfo {
   return {
     id: model.id,

@@ -7,9 +7,11 @@ import type { Context } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
 import type { ModelInfo } from '@rein/llm'
 import { OpenAiCompatibleAdapter } from './adapter.ts'
+import { checkBaseURL } from './base-url.ts'
 import type { OpenAiDialect } from './dialect.ts'
 import { ModelConfig, toModelInfo } from './models-config.ts'
 
+/** The Config every OpenAI-compatible provider plugin takes. */
 export interface CompatibleConfig {
   provider: string
   label: string
@@ -21,6 +23,7 @@ export interface CompatibleConfig {
   maxTokensField: 'max_tokens' | 'max_completion_tokens'
 }
 
+/** A provider's defaults for its Config. */
 export interface CompatibleDefaults {
   provider: string
   label: string
@@ -28,11 +31,13 @@ export interface CompatibleDefaults {
   apiKeyEnv: string
 }
 
+/** The Config schema with `defaults`; the base URL is checked as it loads. */
 export function compatibleConfig(defaults: CompatibleDefaults): Schema<Partial<CompatibleConfig>, CompatibleConfig> {
   return Schema.object({
     provider: Schema.string().default(defaults.provider).description('Route name requests use (`provider: <route>`).'),
     label: Schema.string().default(defaults.label).description('Names the server in messages.'),
-    baseURL: Schema.string().default(defaults.baseURL).description('Base URL; requests go to {baseURL}/chat/completions.'),
+    // Checked as the config loads: a URL without a scheme fails the plugin at startup with the fix.
+    baseURL: Schema.transform(Schema.string(), (value) => checkBaseURL(value)).default(defaults.baseURL).description('Base URL with http:// or https://; requests go to {baseURL}/chat/completions.'),
     apiKeyEnv: Schema.union([Schema.string(), Schema.const(false)]).default(defaults.apiKeyEnv).description('Environment variable with the API key; false for a server without keys.'),
     headers: Schema.dict(Schema.string()).default({}).description('Extra HTTP headers on every request.'),
     models: Schema.array(ModelConfig).default([]).description('Model catalog entries; an entry with a built-in id replaces it.'),

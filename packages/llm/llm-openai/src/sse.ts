@@ -1,10 +1,12 @@
 /**
- * SSE framing over a fetch body with `eventsource-parser`, plus the idle watchdog: a stream that
- * sends no bytes at all (not even a keep-alive comment) for `idleTimeoutMs` ends with `TIMEOUT`.
+ * SSE framing over a fetch body with `eventsource-parser`, under the response's watchdog: a server
+ * that sends no bytes at all (not even a keep-alive comment) for the idle limit while we wait ends
+ * with `TIMEOUT`.
  */
 
 import { LlmError } from '@rein/llm'
 import { createParser, type ParseError } from 'eventsource-parser'
+import { ResponseWatchdog } from './watchdog.ts'
 
 export interface SseOptions {
   /** Names the server in messages. */
@@ -12,6 +14,8 @@ export interface SseOptions {
   idleTimeoutMs: number
   /** Largest event accepted, in characters; a longer one is garbage, not a stream. */
   maxEventChars?: number
+  /** The response's watchdog; without one, the stream gets its own with `idleTimeoutMs`. */
+  watchdog?: ResponseWatchdog
 }
 
 const MAX_EVENT_CHARS = 8 * 1024 * 1024
@@ -27,15 +31,11 @@ export async function* readSseData(body: ReadableStream<Uint8Array>, options: Ss
   })
   const reader = body.getReader()
   const decoder = new TextDecoder()
-  // One watchdog for the whole stream, pushed back on every read: no timer churn per chunk.
-  let fire!: (error: LlmError) => void
-  const idle = new Promise<never>((_, reject) => { fire = reject })
-  idle.catch(() => {})
-  const timer = setTimeout(() => fire(new LlmError({ code: 'TIMEOUT', message: `${options.provider} sent nothing for ${options.idleTimeoutMs} ms` })), options.idleTimeoutMs)
+  const watchdog = options.watchdog ?? new ResponseWatchdog(options.provider, options.idleTimeoutMs)
+  watchdog.phase = 'body'
   try {
     while (true) {
-      const { done, value } = await read(reader, idle, options.provider)
-      timer.refresh()
+      const { done, value } = await read(reader, watchdog, options.provider)
       if (done) {
         parser.feed(decoder.decode())
         parser.feed('\n\n')
@@ -49,16 +49,19 @@ export async function* readSseData(body: ReadableStream<Uint8Array>, options: Ss
       if (queue.length > 0) yield* queue.splice(0)
     }
   } finally {
-    clearTimeout(timer)
+    if (!options.watchdog) watchdog.dispose()
     reader.cancel().catch(() => {})
   }
 }
 
-async function read(reader: ReadableStreamDefaultReader<Uint8Array>, idle: Promise<never>, provider: string) {
+async function read(reader: ReadableStreamDefaultReader<Uint8Array>, watchdog: ResponseWatchdog, provider: string) {
   try {
-    return await Promise.race([reader.read(), idle])
+    const result = await watchdog.wait(reader.read())
+    // An abort cancels the body, which can look like a clean end: say why it really ended.
+    if (result.done && watchdog.signal.aborted) throw watchdog.signal.reason
+    return result
   } catch (error) {
-    if (error instanceof LlmError) throw error
+    if (watchdog.signal.aborted) throw watchdog.signal.reason
     // The connection broke after the response started (socket reset, server gone).
     throw new LlmError({ code: 'STREAM_CLOSED', message: `${provider} closed the connection mid-stream (${(error as Error).message})` }, { cause: error })
   }

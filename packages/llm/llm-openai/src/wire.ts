@@ -48,7 +48,7 @@ export interface WireUsage {
 }
 
 export interface WireToolCallDelta {
-  index?: number
+  index?: number | null
   id?: string | null
   function?: { name?: string | null; arguments?: unknown } | null
 }
@@ -63,9 +63,14 @@ interface WireDelta {
 }
 
 export interface WireChunk {
-  choices?: { index?: number; delta?: WireDelta | null; finish_reason?: string | null }[] | null
+  /** The response id, the same on every chunk of one response. */
+  id?: string | null
+  /** The model that answered, as the server names it. */
+  model?: string | null
+  choices?: { index?: number | null; delta?: WireDelta | null; finish_reason?: string | null }[] | null
   usage?: WireUsage | null
-  error?: WireError | null
+  /** Some servers send a bare string. */
+  error?: WireError | string | null
 }
 
 export interface WireError {

@@ -1,6 +1,6 @@
 // The adapter over real HTTP against the testkit's mock server, through a real LlmRuntime.
 import { Context } from '@deepseek-ai/cordis'
-import LlmRuntime, { BlockAssembler, userMessage, type LlmEvent, type LlmRequest, type StreamChunk } from '@rein/llm'
+import LlmRuntime, { BlockAssembler, userMessage, type LlmAttempt, type LlmEvent, type LlmRequest, type StreamChunk } from '@rein/llm'
 import { startMockOpenAiServer, type MockScript, type MockServer } from '@rein/testkit'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import * as openai from '../src/index.ts'
@@ -29,7 +29,8 @@ async function run(root: Context, request: Partial<LlmRequest> = {}) {
   const events: LlmEvent[] = []
   const chunks: StreamChunk[] = []
   const assembler = new BlockAssembler()
-  for await (const chunk of root.llm.stream({ provider: 'openai', model: 'gpt-test', messages: [userMessage('hi', 'u1')], onEvent: (event) => events.push(event), ...request })) {
+  // Retry and fallback events only: attempt records are checked in their own tests.
+  for await (const chunk of root.llm.stream({ provider: 'openai', model: 'gpt-test', messages: [userMessage('hi', 'u1')], onEvent: (event) => { if (event.type !== 'attempt') events.push(event) }, ...request })) {
     chunks.push(chunk)
     assembler.push(chunk)
   }
@@ -43,7 +44,7 @@ describe('OpenAiCompatibleAdapter over HTTP', () => {
     expect(blocks).toEqual([{ type: 'text', text: 'Hello world' }])
     expect(chunks.slice(-2)).toEqual([
       { type: 'usage', usage: { inputTokens: 5, outputTokens: 2, cacheReadTokens: 4 } },
-      { type: 'finish', reason: 'stop' },
+      { type: 'finish', reason: 'stop', responseId: 'chatcmpl-mock', responseModel: 'gpt-test' },
     ])
     const [request] = server.requests
     expect(request!.path).toBe('/v1/chat/completions')
@@ -68,7 +69,7 @@ describe('OpenAiCompatibleAdapter over HTTP', () => {
       { type: 'tool-call', id: 'call_a', name: 'read_file', arguments: '{"path": "a.md"}' },
       { type: 'tool-call', id: 'call_b', name: 'broken', arguments: '{"x": ' },
     ])
-    expect(finish).toEqual({ type: 'finish', reason: 'tool-calls' })
+    expect(finish).toEqual({ type: 'finish', reason: 'tool-calls', responseId: 'chatcmpl-mock', responseModel: 'gpt-test' })
   })
 
   it('ignores keep-alive comments and blank lines, and survives UTF-8 split across reads', async () => {
@@ -194,7 +195,7 @@ describe('OpenAiCompatibleAdapter over HTTP', () => {
     expect(server.requests[0]!.headers['x-team']).toBe('rein')
   })
 
-  it('reports an unreachable server as TRANSPORT', async () => {
+  it('reports an unreachable server as TRANSPORT, in plain words', async () => {
     const { root, server } = await boot([])
     await server.close()
     const root2 = new Context()
@@ -202,7 +203,7 @@ describe('OpenAiCompatibleAdapter over HTTP', () => {
     await root2.plugin(openai, { baseURL: server.url, apiKeyEnv: false, label: 'local' })
     const { finish } = await run(root2)
     expect(finish.failure?.code).toBe('TRANSPORT')
-    expect(finish.failure?.message).toMatch(/^could not reach local at http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions: ECONNREFUSED$/)
+    expect(finish.failure?.message).toMatch(/^could not reach local: connection refused at http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions \(ECONNREFUSED\)/)
     expect(root.llm.providers()).toEqual(['openai'])
   })
 
@@ -234,6 +235,24 @@ describe('OpenAiCompatibleAdapter over HTTP', () => {
     expect(root.llm.providers()).toEqual(['local'])
     await fiber.dispose()
     expect(root.llm.providers()).toEqual([])
+  })
+})
+
+describe('attempt records over HTTP', () => {
+  it('records the usage the server reported before an in-stream error, and the response id and model of an answer', async () => {
+    const { root } = await boot([
+      { steps: [{ text: 'Hal' }, { event: { id: 'chatcmpl-a', choices: [], usage: { prompt_tokens: 50, completion_tokens: 3 } } }, { error: { message: 'model crashed' } }] },
+      { id: 'chatcmpl-b', model: 'gpt-test-2026-01-01', steps: [{ text: 'fine' }], usage: { prompt_tokens: 9, completion_tokens: 1 } },
+    ])
+    const attempts: LlmAttempt[] = []
+    root.on('llm/attempt', (event) => { attempts.push(event) })
+    expect((await run(root)).finish.failure?.code).toBe('SERVER')
+    expect((await run(root)).finish).toEqual({ type: 'finish', reason: 'stop', responseId: 'chatcmpl-b', responseModel: 'gpt-test-2026-01-01' })
+    expect(attempts).toEqual([
+      expect.objectContaining({ shown: true, finishReason: 'error', usage: { inputTokens: 50, outputTokens: 3 }, failure: { code: 'SERVER', message: 'OpenAI reported an error mid-stream: model crashed' } }),
+      expect.objectContaining({ shown: true, finishReason: 'stop', usage: { inputTokens: 9, outputTokens: 1 }, responseId: 'chatcmpl-b', responseModel: 'gpt-test-2026-01-01' }),
+    ])
+    expect(attempts[0]).not.toHaveProperty('usageEstimated')
   })
 })
 

@@ -62,4 +62,11 @@ describe('@rein/llm-openai in a cordis.yml', () => {
     writeFileSync(file, yml('http://127.0.0.1:1/v1').replace('apiKeyEnv: false', 'apiKeyEnv: 42'))
     await expect(loadComposition({ file, resolveFrom: packageDir })).rejects.toThrow('row "main-model" (@rein/llm-openai): config.apiKeyEnv:')
   })
+
+  it('fails the load, naming the field, the value and the fix, on a base URL without a scheme', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'rein-openai-yml-'))
+    const file = join(dir, 'cordis.yml')
+    writeFileSync(file, yml('localhost:8080/v1'))
+    await expect(loadComposition({ file, resolveFrom: packageDir })).rejects.toThrow('baseURL "localhost:8080/v1" has no http:// or https:// scheme; write baseURL: http://localhost:8080/v1')
+  })
 })

@@ -66,8 +66,36 @@ describe('createChunkTranslator', () => {
 
   it('fills in a missing tool call id and re-serializes object arguments once', () => {
     const chunks = translate([delta({ tool_calls: [{ index: 0, function: { name: 'x', arguments: { a: 1 } } }] }), delta({}, 'stop')])
-    expect(chunks.at(-2)).toEqual({ type: 'block-end', index: 0, block: { type: 'tool-call', id: 'call_0', name: 'x', arguments: '{"a":1}' } })
+    expect(chunks.at(-2)).toEqual({ type: 'block-end', index: 0, block: { type: 'tool-call', id: expect.stringMatching(/^call_[A-Za-z0-9_-]{24}$/), name: 'x', arguments: '{"a":1}' } })
     expect(chunks.at(-1)).toEqual({ type: 'finish', reason: 'tool-calls' })
+  })
+
+  it('gives calls without ids distinct ids across responses, so a session never repeats one', () => {
+    const ids = (chunks: StreamChunk[]) => chunks.flatMap((chunk) => chunk.type === 'block-end' && chunk.block.type === 'tool-call' ? [chunk.block.id] : [])
+    const response = () => translate([delta({ tool_calls: [{ index: 0, function: { name: 'a', arguments: '{}' } }, { index: 1, function: { name: 'b', arguments: '{}' } }] }), delta({}, 'tool_calls')])
+    const all = [...ids(response()), ...ids(response())]
+    expect(all).toHaveLength(4)
+    expect(new Set(all).size).toBe(4)
+    const first = response()
+    const deltaIds = new Set(first.flatMap((chunk) => chunk.type === 'tool-call-delta' && chunk.index === 0 ? [chunk.id] : []))
+    expect(deltaIds).toEqual(new Set([ids(first)[0]]))
+  })
+
+  it('puts the response id and model on the finish chunk', () => {
+    const chunks = translate([
+      { id: 'chatcmpl-1', model: 'gpt-4o-2024-08-06', ...delta({ content: 'x' }) },
+      { id: 'chatcmpl-1', model: 'gpt-4o-2024-08-06', ...delta({}, 'stop') },
+    ])
+    expect(chunks.at(-1)).toEqual({ type: 'finish', reason: 'stop', responseId: 'chatcmpl-1', responseModel: 'gpt-4o-2024-08-06' })
+  })
+
+  it('marks a finished answer with the replay state it is given, and a failed one without it', () => {
+    const marked = (payloads: unknown[]) => {
+      const translator = createChunkTranslator('Test', { replayState: { dialect: 'deepseek' } })
+      return [...payloads.flatMap((payload) => translator.push(payload)), ...translator.end(true)].at(-1)
+    }
+    expect(marked([delta({ content: 'x' }, 'stop')])).toEqual({ type: 'finish', reason: 'stop', replayState: { dialect: 'deepseek' } })
+    expect(marked([delta({ content: 'x' }, 'content_filter')])).not.toHaveProperty('replayState')
   })
 
   it('keeps the last usage seen, on whatever chunk it rides', () => {
@@ -95,7 +123,7 @@ describe('createChunkTranslator', () => {
   })
 
   it.each([
-    [[42], 'MALFORMED_RESPONSE', 'Test sent a stream event that is not a JSON object'],
+    [[42], 'MALFORMED_RESPONSE', 'Test sent a stream event that is not a JSON object (number 42)'],
     [[{ hello: 'world' }], 'MALFORMED_RESPONSE', 'Test sent a stream event with neither choices nor usage'],
     [[{ error: { message: 'upstream timeout', type: 'server_error' } }], 'SERVER', 'Test reported an error mid-stream: upstream timeout'],
     [[{ error: { message: 'slow down', code: 'rate_limit_exceeded' } }], 'RATE_LIMIT', 'Test reported an error mid-stream: slow down'],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { failureFromResponse, parseRetryAfter } from '../src/index.ts'
+import { failureFromResponse, failureFromStreamError, parseRetryAfter } from '../src/index.ts'
 
 const body = (message: string, type = 'invalid_request_error', code: string | null = null) => JSON.stringify({ error: { message, type, param: null, code } })
 
@@ -44,5 +44,78 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(new Headers({ 'retry-after': 'Thu, 01 Jan 2026 00:00:05 GMT' }), now)).toBe(5000)
     expect(parseRetryAfter(new Headers({ 'retry-after': 'soon' }))).toBeUndefined()
     expect(parseRetryAfter(new Headers())).toBeUndefined()
+  })
+})
+
+/*
+ * Context-overflow wordings, taken from each project's source:
+ * - llama.cpp server: tools/server/server-context.cpp (send_error "request (%d tokens) exceeds the
+ *   available context size (%d tokens), try increasing it", ERROR_TYPE_EXCEED_CONTEXT_SIZE), mapped by
+ *   tools/server/server-common.cpp format_error_response to {code: 400, type: "exceed_context_size_error"};
+ *   tools/server/server-task.cpp adds n_prompt_tokens and n_ctx.
+ * - vLLM: vllm/v1/engine/input_processor.py _validate_prompt_len ("The decoder prompt (length N) is longer
+ *   than the maximum model length of M. …"), sent by vllm/entrypoints/openai/engine/serving.py
+ *   create_error_response / create_streaming_error_response as {"error": {message, type: "BadRequestError", code: 400}}.
+ * - Ollama: llm/llama_server.go ("the prompt is longer than the context length currently available to
+ *   the model; …", HTTP 400) and server/routes.go ("the input length exceeds the context length"),
+ *   wrapped by openai/openai.go NewError; llm/llama_server.go also passes llama-server's own error body through.
+ */
+const llamaCpp = (prompt: number, ctx: number) => ({ code: 400, message: `request (${prompt} tokens) exceeds the available context size (${ctx} tokens), try increasing it`, type: 'exceed_context_size_error', n_prompt_tokens: prompt, n_ctx: ctx })
+const vllm = (prompt: number, ctx: number) => ({ message: `The decoder prompt (length ${prompt}) is longer than the maximum model length of ${ctx}. Make sure that \`max_model_len\` is no smaller than the number of text tokens.`, type: 'BadRequestError', param: null, code: 400 })
+const vllmPlusOutput = { message: 'The decoder prompt (length 4096) plus the number of requested output tokens (at least 1) is longer than the maximum model length of 4096. Make sure that `max_model_len` is no smaller than the number of text tokens (prompt + requested output tokens).', type: 'BadRequestError', param: null, code: 400 }
+const ollama = { message: 'the prompt is longer than the context length currently available to the model; shorten the prompt, adjust the context length in settings, or use a model with a longer context length', type: 'invalid_request_error', param: null, code: null }
+const ollamaEmbed = { message: 'the input length exceeds the context length', type: 'invalid_request_error', param: null, code: null }
+const ollamaPassthrough = { message: JSON.stringify({ error: llamaCpp(5000, 4096) }), type: 'invalid_request_error', param: null, code: null }
+const llamaCppLarger = { code: 400, message: 'input (5000 tokens) is larger than the max context size (4096 tokens). skipping', type: 'exceed_context_size_error' }
+
+describe('context overflow of local servers', () => {
+  it.each([
+    ['llama.cpp', llamaCpp(9739, 8192)],
+    ['llama.cpp (non-splittable input)', llamaCppLarger],
+    ['vLLM', vllm(9739, 8192)],
+    ['vLLM (prompt plus output)', vllmPlusOutput],
+    ['Ollama', ollama],
+    ['Ollama (input)', ollamaEmbed],
+    ['Ollama (llama-server body passed through)', ollamaPassthrough],
+  ])('classifies %s wording on HTTP 400 as CONTEXT_WINDOW_EXCEEDED', (_server, error) => {
+    expect(failureFromResponse('Local', 400, JSON.stringify({ error }), new Headers()).code).toBe('CONTEXT_WINDOW_EXCEEDED')
+  })
+
+  it('classifies vLLM\'s older top-level error object too', () => {
+    const body = JSON.stringify({ object: 'error', ...vllm(9000, 8192) })
+    expect(failureFromResponse('vLLM', 400, body, new Headers()).code).toBe('CONTEXT_WINDOW_EXCEEDED')
+  })
+
+  it.each([
+    ['llama.cpp', llamaCpp(9739, 8192)],
+    ['llama.cpp (non-splittable input)', llamaCppLarger],
+    ['vLLM', vllm(9739, 8192)],
+    ['Ollama', ollama],
+  ])('classifies %s wording inside the stream as CONTEXT_WINDOW_EXCEEDED', (_server, error) => {
+    expect(failureFromStreamError('Local', error)).toMatchObject({ code: 'CONTEXT_WINDOW_EXCEEDED', message: `Local reported an error mid-stream: ${error.message}` })
+  })
+
+  it('keeps other 400s INVALID_REQUEST and uses an in-stream numeric code like a status', () => {
+    expect(failureFromResponse('vLLM', 400, JSON.stringify({ error: { message: 'temperature must be non-negative', type: 'BadRequestError', code: 400 } }), new Headers()).code).toBe('INVALID_REQUEST')
+    expect(failureFromStreamError('vLLM', { message: 'temperature must be non-negative', type: 'BadRequestError', code: 400 }).code).toBe('INVALID_REQUEST')
+    expect(failureFromStreamError('vLLM', { message: 'engine dead', type: 'InternalServerError', code: 500 }).code).toBe('SERVER')
+  })
+})
+
+describe('model not found', () => {
+  it.each([
+    ['OpenAI', 404, { message: 'The model `gpt-9` does not exist or you do not have access to it.', type: 'invalid_request_error', param: null, code: 'model_not_found' }],
+    ['vLLM', 404, { message: 'The model `gpt-9` does not exist.', type: 'NotFoundError', param: 'model', code: 404 }],
+    ['Ollama', 404, { message: "model 'gpt-9' not found", type: 'not_found_error', param: null, code: null }],
+    ['llama.cpp router', 400, { code: 400, message: 'model not found', type: 'invalid_request_error' }],
+    ['DeepSeek', 400, { message: 'Model Not Exist', type: 'invalid_request_error', param: null, code: 'invalid_request_error' }],
+  ])('marks %s (HTTP %i) modelNotFound, keeps INVALID_REQUEST, and names the model', (_server, status, error) => {
+    expect(failureFromResponse('Srv', status, JSON.stringify({ error }), new Headers(), 'gpt-9')).toMatchObject({
+      code: 'INVALID_REQUEST', status, modelNotFound: true, message: expect.stringContaining('gpt-9'),
+    })
+  })
+
+  it('does not mark a plain 404 (a wrong path) as model not found', () => {
+    expect(failureFromResponse('Srv', 404, '404 page not found', new Headers(), 'gpt-9')).not.toHaveProperty('modelNotFound')
   })
 })

@@ -2,10 +2,12 @@
 
 export { startMockOpenAiServer, type MockServer } from './mock-server.ts'
 export type {
-  MockScript, MockReply, MockStreamReply, MockErrorReply, MockStep, MockUsage, RecordedRequest,
+  MockScript, MockReply, MockStreamReply, MockErrorReply, MockHttpReply, MockContextOverflowReply, MockModelNotFoundReply,
+  MockBodyFaults, MockServerKind, MockWrongShape, MockStep, MockUsage, MockReplyRecord, RecordedRequest,
 } from './mock-script.ts'
 export {
   createScriptedLlm, ScriptedLlm,
   type ScriptedLlmScript, type ScriptedLlmOptions, type ScriptedTurn, type ScriptedStep,
 } from './scripted-llm.ts'
+/** Every invariant a rein session log keeps (see the README); returns the violations found. */
 export { validateSessionInvariants } from './invariants.ts'

@@ -1,9 +1,25 @@
 /**
  * The script a mock OpenAI-compatible server plays: one reply per request, in order (or computed
- * from the request). A stream reply is a list of steps written as real SSE, with faults as steps.
+ * from the request). A stream reply is a list of steps written as real SSE, with faults as steps;
+ * other replies cover HTTP errors, bodies that are not event streams, and ready-made provider errors.
  */
 
 import type { JsonValue } from '@rein/base'
+
+/**
+ * Named chunks that parse as JSON but have the wrong shape, each sent as one `data:` event:
+ * - `null-choice`: `choices: [null]`
+ * - `null-tool-call`: `delta.tool_calls: [null]`
+ * - `number-content`: `delta.content: 42`
+ * - `string-delta`: `delta: "x"`
+ * - `string-choices`: `choices: "x"`
+ * - `number-tool-name`: a tool call whose `function.name` is `7`
+ * - `array-usage`: `usage: [1, 2]`
+ * - `string-tokens`: `usage.prompt_tokens: "12"`
+ */
+export type MockWrongShape =
+  | 'null-choice' | 'null-tool-call' | 'number-content' | 'string-delta' | 'string-choices'
+  | 'number-tool-name' | 'array-usage' | 'string-tokens'
 
 /** One step of a streamed reply. */
 export type MockStep =
@@ -13,9 +29,10 @@ export type MockStep =
   | { reasoning: string }
   /**
    * A tool call: the first chunk carries id, type and name with empty arguments, then one chunk per
-   * fragment. `id` defaults to `call_<n>`; `index` defaults to the order of first appearance.
+   * fragment. `id` defaults to `call_<n>`; `null` sends the call without any id, as some local
+   * servers do. `index` defaults to the order of first appearance.
    */
-  | { toolCall: { id?: string; name: string; arguments: string | readonly string[]; index?: number } }
+  | { toolCall: { id?: string | null; name: string; arguments: string | readonly string[]; index?: number } }
   /**
    * More argument fragments for a tool call already sent, by its `id`: how calls interleave. An id
    * no earlier step sent ends the stream with an in-stream error saying so.
@@ -25,8 +42,15 @@ export type MockStep =
   | { keepAlive: true }
   /** Bytes written as they are: broken JSON, blank lines, anything. */
   | { raw: string }
-  /** An in-stream error: `data: {"error": {...}}`, after which the server ends the response. */
-  | { error: { message: string; type?: string; code?: string | null } }
+  /** One `data:` event carrying exactly this JSON value, without the chunk envelope: any shape at all. */
+  | { event: JsonValue }
+  /** One `data:` event with a chunk that parses but has the wrong shape; see `MockWrongShape`. */
+  | { wrongShape: MockWrongShape }
+  /**
+   * An in-stream error: `data: {"error": {...}}`, after which the server ends the response. `type`
+   * defaults to `server_error`, `code` and `param` to null; extra keys (llama.cpp's `n_ctx`) are sent as given.
+   */
+  | { error: { message: string; type?: string; code?: string | number | null; [extra: string]: JsonValue | undefined } }
   /** Wait before the next step. */
   | { delayMs: number }
   /**
@@ -65,6 +89,10 @@ export interface MockStreamReply {
    * chunks carry `reasoning_content: null`, and usage defaults to the finish chunk.
    */
   dialect?: 'openai' | 'deepseek'
+  /** The chunk envelope's `id`. Default `chatcmpl-mock`. */
+  id?: string
+  /** The chunk envelope's `model`, the model the server says answered. Default: the requested model. */
+  model?: string
   /** `finish_reason` of the final chunk. Default: `tool_calls` when any tool call was sent, else `stop`. `null` sends no finish chunk. */
   finishReason?: string | null
   /** Default: small plausible counts. `null` sends no usage at all. */
@@ -84,20 +112,91 @@ export interface MockStreamReply {
   headers?: Readonly<Record<string, string>>
 }
 
+/** Faults in how a non-stream body is written; both may be combined. */
+export interface MockBodyFaults {
+  /**
+   * Pad the body with spaces up to this many bytes (a JSON body stays valid JSON). The padding is
+   * written in 64 KiB pieces as fast as the client takes them and never built in memory, so a
+   * 200 MB body costs the server nothing; `reply.bytesWritten` shows how much the client took.
+   */
+  bodyBytes?: number
+  /**
+   * Send the status line, the headers and only the first this-many bytes of the body, then
+   * nothing more: the connection stays open until the client gives up (or `close()`). `0` sends
+   * the headers alone.
+   */
+  stallAfterBytes?: number
+}
+
 /** An HTTP error reply with an OpenAI-shaped JSON body unless `body` says otherwise (a string is sent as text). */
-export interface MockErrorReply {
+export interface MockErrorReply extends MockBodyFaults {
   kind: 'error'
   status: number
   /** Default: `{error: {message, type, param: null, code}}` built from `message`/`type`/`code`. */
   body?: JsonValue | string
   message?: string
   type?: string
-  code?: string | null
+  code?: string | number | null
   /** Extra response headers, e.g. `retry-after`. */
   headers?: Readonly<Record<string, string>>
 }
 
-export type MockReply = MockStreamReply | MockErrorReply
+/** Any status with any body and content type: a proxy's HTML page, a JSON answer to a streaming request. */
+export interface MockHttpReply extends MockBodyFaults {
+  kind: 'http'
+  /** Default 200. */
+  status?: number
+  /** Default `text/html; charset=utf-8`. */
+  contentType?: string
+  /** Default: a small HTML page. */
+  body?: string
+  headers?: Readonly<Record<string, string>>
+}
+
+/** Servers whose error wording the mock can reproduce. */
+export type MockServerKind = 'openai' | 'deepseek' | 'llama.cpp' | 'vllm' | 'ollama'
+
+/**
+ * A request that does not fit the model's context, worded as `server` words it (taken from each
+ * project's source; the mock server's file cites them). HTTP 400 by default; with `inStream` a 200
+ * event stream whose only event is the same error object (`steps` may put output before it).
+ * Ollama answers this one with a status in practice; its in-stream form is the same object.
+ */
+export interface MockContextOverflowReply {
+  kind: 'context-overflow'
+  server: MockServerKind
+  inStream?: boolean
+  /** Steps written before the error when `inStream`. */
+  steps?: readonly MockStep[]
+  /** Default 9739. */
+  promptTokens?: number
+  /** Default 8192. */
+  contextTokens?: number
+}
+
+/**
+ * The requested model is not served, worded as `server` words it: HTTP 404 (DeepSeek: 400
+ * "Model Not Exist"). The message names the requested model where the server does.
+ */
+export interface MockModelNotFoundReply {
+  kind: 'model-not-found'
+  server: MockServerKind
+}
+
+export type MockReply = MockStreamReply | MockErrorReply | MockHttpReply | MockContextOverflowReply | MockModelNotFoundReply
+
+/**
+ * How the server's reply to one request went. Fields change while the reply is written; wait for
+ * `settled` before asserting on them.
+ */
+export interface MockReplyRecord {
+  /** Body bytes the client's socket accepted (headers not counted). */
+  bytesWritten: number
+  /** The client closed the connection before the server finished its reply; a stalled reply is never finished. */
+  clientClosedEarly: boolean
+  /** Resolves once the server is done with the request: its reply ended, the client went away, or `close()` ran. */
+  readonly settled: Promise<void>
+}
 
 /** What the server saw: every request, in arrival order. */
 export interface RecordedRequest {
@@ -108,6 +207,8 @@ export interface RecordedRequest {
   body: unknown
   /** The body exactly as received. */
   raw: string
+  /** How the reply went: bytes written, and whether the client hung up first. */
+  readonly reply: MockReplyRecord
 }
 
 /**

@@ -288,3 +288,110 @@ describe('startMockOpenAiServer requests', () => {
     expect(seen).toEqual([['a', 0], ['b', 1]])
   })
 })
+
+/** A raw POST, for faults the official client hides. */
+function post(server: MockServer, signal?: AbortSignal) {
+  return fetch(`${server.url}/chat/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(params), ...(signal ? { signal } : {}),
+  })
+}
+
+describe('startMockOpenAiServer body faults and reply records', () => {
+  it('records a finished reply as not closed early, with the bytes it wrote', async () => {
+    const server = await serve([{ kind: 'error', status: 500, body: 'plain failure' }])
+    const response = await post(server)
+    expect([response.status, await response.text()]).toEqual([500, 'plain failure'])
+    await server.requests[0]!.reply.settled
+    expect(server.requests[0]!.reply).toMatchObject({ bytesWritten: 13, clientClosedEarly: false })
+  })
+
+  it('stalls inside an error body: status, headers and part of the body, then nothing until the client gives up', async () => {
+    const server = await serve([{ kind: 'error', status: 500, message: 'upstream exploded', stallAfterBytes: 10 }])
+    const controller = new AbortController()
+    const response = await post(server, controller.signal)
+    expect([response.status, response.headers.get('content-type')]).toEqual([500, 'application/json'])
+    const reader = response.body!.getReader()
+    const first = await reader.read()
+    expect(new TextDecoder().decode(first.value)).toBe('{"error":{')
+    const next = reader.read().then(() => 'more', () => 'aborted')
+    controller.abort()
+    expect(await next).toBe('aborted')
+    await server.requests[0]!.reply.settled
+    expect(server.requests[0]!.reply).toMatchObject({ bytesWritten: 10, clientClosedEarly: true })
+  })
+
+  it('answers 200 text/html, whole or stalling after the headers', async () => {
+    const server = await serve([{ kind: 'http' }, { kind: 'http', stallAfterBytes: 0 }])
+    const page = await post(server)
+    expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8'])
+    expect(await page.text()).toContain('<html>')
+    const controller = new AbortController()
+    const stalled = await post(server, controller.signal)
+    expect(stalled.status).toBe(200)
+    await stalled.body!.cancel()
+    await server.requests[1]!.reply.settled
+    expect(server.requests[1]!.reply).toMatchObject({ bytesWritten: 0, clientClosedEarly: true })
+  })
+
+  it('streams a 200 MB error body without building it, and shows that the client stopped reading', async () => {
+    const size = 200 * 1024 * 1024
+    const server = await serve([{ kind: 'error', status: 502, message: 'bad gateway', bodyBytes: size }])
+    const response = await post(server)
+    expect(response.headers.get('content-length')).toBe(String(size))
+    const reader = response.body!.getReader()
+    let received = 0
+    while (received < 64 * 1024) received += (await reader.read()).value?.length ?? 0
+    await reader.cancel()
+    await server.requests[0]!.reply.settled
+    const { reply } = server.requests[0]!
+    expect(reply.clientClosedEarly).toBe(true)
+    expect(reply.bytesWritten).toBeLessThan(size / 4)
+  })
+})
+
+describe('startMockOpenAiServer shapes and provider wordings', () => {
+  it('sends wrong-shaped chunks by name and any JSON event as given, and the client passes them on', async () => {
+    const server = await serve([{ steps: [{ wrongShape: 'null-choice' }, { wrongShape: 'string-delta' }, { event: { anything: [1, 'two'] } }], finishReason: null, usage: null }])
+    const { chunks } = await read(clientFor(server))
+    expect(chunks.map((chunk) => (chunk as unknown as { choices?: unknown; anything?: unknown }))).toEqual([
+      { ...envelope, choices: [null] },
+      { ...envelope, choices: [{ index: 0, delta: 'x', logprobs: null, finish_reason: null }] },
+      { anything: [1, 'two'] },
+    ])
+  })
+
+  it('puts the reply id and model on every chunk, and omits a tool call id given as null', async () => {
+    const server = await serve([{ id: 'chatcmpl-xyz', model: 'gpt-test-2026-01-01', steps: [{ toolCall: { id: null, name: 'ls', arguments: '{}' } }] }])
+    const { chunks } = await read(clientFor(server))
+    expect(new Set(chunks.map((chunk) => `${chunk.id} ${chunk.model}`))).toEqual(new Set(['chatcmpl-xyz gpt-test-2026-01-01']))
+    expect(chunks[1]?.choices[0]?.delta.tool_calls).toEqual([{ index: 0, type: 'function', function: { name: 'ls', arguments: '' } }])
+  })
+
+  it.each([
+    ['openai', 400, "This model's maximum context length is 8192 tokens. However, your messages resulted in 9739 tokens. Please reduce the length of the messages."],
+    ['deepseek', 400, "This model's maximum context length is 8192 tokens. However, you requested 10739 tokens (9739 in the messages, 1000 in the completion). Please reduce the length of the messages or completion."],
+    ['llama.cpp', 400, 'request (9739 tokens) exceeds the available context size (8192 tokens), try increasing it'],
+    ['vllm', 400, 'The decoder prompt (length 9739) is longer than the maximum model length of 8192. Make sure that `max_model_len` is no smaller than the number of text tokens.'],
+    ['ollama', 400, 'the prompt is longer than the context length currently available to the model; shorten the prompt, adjust the context length in settings, or use a model with a longer context length'],
+  ] as const)('words a context overflow as %s does, as a status and in the stream', async (kind, status, message) => {
+    const server = await serve([{ kind: 'context-overflow', server: kind }, { kind: 'context-overflow', server: kind, inStream: true, steps: [{ text: 'Hel' }] }])
+    const client = clientFor(server)
+    const byStatus = await read(client)
+    expect([(byStatus.error as APIError).status, (byStatus.error as APIError).message]).toEqual([status, `${status} ${message}`])
+    const inStream = await read(client)
+    expect(deltas(inStream.chunks).map((chunk) => chunk.delta)).toEqual([{ role: 'assistant', content: '', refusal: null }, { content: 'Hel' }])
+    expect([(inStream.error as APIError).status, (inStream.error as APIError).message]).toEqual([undefined, message])
+  })
+
+  it.each([
+    ['openai', 404, 'The model `gpt-test` does not exist or you do not have access to it.'],
+    ['deepseek', 400, 'Model Not Exist'],
+    ['llama.cpp', 400, 'model not found'],
+    ['vllm', 404, 'The model `gpt-test` does not exist.'],
+    ['ollama', 404, "model 'gpt-test' not found"],
+  ] as const)('answers a model it does not serve as %s does', async (kind, status, message) => {
+    const server = await serve([{ kind: 'model-not-found', server: kind }])
+    const { error } = await read(clientFor(server))
+    expect([(error as APIError).status, (error as APIError).message]).toEqual([status, `${status} ${message}`])
+  })
+})

@@ -1,0 +1,196 @@
+/**
+ * One provider attempt: chunks held back until the first delta (so a failed attempt shows nothing),
+ * stopped when the caller cancels, the service stops or its provider is unloaded, and reported once,
+ * when it ends, as an `LlmAttempt` with everything known about it.
+ */
+
+import type { AdapterRequest, GenerationOptions, LlmAdapter } from './adapter.ts'
+import { toFailure, type LlmFailure } from './errors.ts'
+import type { LlmAttempt, LlmEvent, ModelRoute } from './request.ts'
+import { carriesAnswer, EMPTY_RESPONSE, isDelta, type FinishReason, type StreamChunk } from './stream.ts'
+import type { TokenUsage } from './usage.ts'
+
+/*
+ * Abort reasons. Shared instances: aborting a controller without a reason makes a DOMException
+ * (with a stack) per request, which the hot path should not pay for.
+ */
+/** The caller's signal fired. */
+export const CANCELLED: LlmFailure = Object.freeze({ code: 'ABORTED', message: 'the request was cancelled' })
+/** The `@rein/llm` service was disposed. */
+export const STOPPED: LlmFailure = Object.freeze({ code: 'ABORTED', message: 'the llm service was stopped' })
+/** The plugin that registered the adapter was disposed. */
+const UNLOADED = Object.freeze({ abort: 'the provider was unloaded' })
+/** The attempt is over; whatever the adapter still does is no longer wanted. */
+const FINISHED = Object.freeze({ abort: 'the attempt is over' })
+const CONSUMER_STOPPED: LlmFailure = Object.freeze({ code: 'ABORTED', message: 'the caller stopped reading the stream' })
+
+export type AttemptResult = { ok: true } | { ok: false; failure: LlmFailure; shown: boolean }
+
+interface Inflight {
+  provider: string
+  controller: AbortController
+}
+
+/** Attempts in flight, by adapter, so unloading a provider stops exactly its own. */
+export class InflightAttempts {
+  private readonly byAdapter = new Map<LlmAdapter, Set<Inflight>>()
+
+  add(adapter: LlmAdapter, entry: Inflight): void {
+    let entries = this.byAdapter.get(adapter)
+    if (!entries) this.byAdapter.set(adapter, entries = new Set())
+    entries.add(entry)
+  }
+
+  remove(adapter: LlmAdapter, entry: Inflight): void {
+    const entries = this.byAdapter.get(adapter)
+    if (!entries) return
+    entries.delete(entry)
+    if (entries.size === 0) this.byAdapter.delete(adapter)
+  }
+
+  /** Stops the attempts `adapter` runs for any of `routes`. */
+  unload(adapter: LlmAdapter, routes: readonly string[]): void {
+    for (const entry of this.byAdapter.get(adapter) ?? []) if (routes.includes(entry.provider)) entry.controller.abort(UNLOADED)
+  }
+}
+
+export interface AttemptContext {
+  route: ModelRoute
+  /** 0 for the first try on this route. */
+  retry: number
+  /** The route's position in the fallback chain. */
+  position: number
+  /** Aborted (with `CANCELLED` or `STOPPED`) when the whole stream must stop. */
+  run: AbortSignal
+  inflight: InflightAttempts
+  report: (event: Extract<LlmEvent, { type: 'attempt' }>) => void
+}
+
+/** Runs one attempt, yielding what the caller may see and returning how it ended. */
+export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequest, 'signal'>, context: AttemptContext): AsyncGenerator<StreamChunk, AttemptResult, undefined> {
+  const { run, route } = context
+  const controller = new AbortController()
+  const relay = () => controller.abort(run.reason)
+  if (run.aborted) relay()
+  else run.addEventListener('abort', relay, { once: true })
+  const entry: Inflight = { provider: route.provider, controller }
+  context.inflight.add(adapter, entry)
+
+  const startedAt = Date.now()
+  let held: StreamChunk[] = []
+  let shown = false
+  let answered = false
+  let outputChars = 0
+  let usage: TokenUsage | undefined
+  let finish: Extract<StreamChunk, { type: 'finish' }> | undefined
+  let reported = false
+  const settle = (failure: LlmFailure | undefined) => {
+    reported = true
+    const finishReason: FinishReason = finish?.reason ?? (failure?.code === 'ABORTED' ? 'aborted' : 'error')
+    const estimated = usage === undefined && outputChars > 0 ? estimateUsage(request, outputChars) : undefined
+    const record: LlmAttempt = {
+      provider: route.provider, model: route.model, retry: context.retry, fallback: context.position,
+      startedAt, endedAt: Date.now(), shown, ...(failure ? { failure } : {}), finishReason,
+      ...(usage ? { usage } : estimated ? { usage: estimated, usageEstimated: true as const } : {}),
+      ...(finish?.responseId !== undefined ? { responseId: finish.responseId } : {}),
+      ...(finish?.responseModel !== undefined ? { responseModel: finish.responseModel } : {}),
+      ...(request.maxTokens !== undefined ? { maxTokens: request.maxTokens } : {}),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(request.reasoningEffort !== undefined ? { reasoningEffort: request.reasoningEffort } : {}),
+    }
+    context.report({ type: 'attempt', ...record })
+  }
+  const failed = (failure: LlmFailure): AttemptResult => {
+    settle(failure)
+    return { ok: false, failure, shown }
+  }
+
+  try {
+    for await (const chunk of untilAborted(adapter.stream({ ...request, signal: controller.signal }), controller.signal)) {
+      switch (chunk.type) {
+        case 'text-delta':
+        case 'reasoning-delta':
+          outputChars += chunk.text.length
+          break
+        case 'tool-call-delta':
+          outputChars += chunk.argumentsDelta.length + (chunk.name?.length ?? 0)
+          break
+        case 'usage':
+          usage = chunk.usage
+          break
+        case 'finish':
+          finish = chunk
+          if (chunk.reason === 'error' || chunk.reason === 'aborted') return failed(chunk.failure ?? { code: 'TRANSPORT', message: 'the provider ended the stream with an error' })
+          if (chunk.reason === 'stop' && !answered) return failed({ ...EMPTY_RESPONSE })
+          yield* held
+          settle(undefined)
+          yield chunk
+          return { ok: true }
+      }
+      answered ||= carriesAnswer(chunk)
+      if (!shown && !isDelta(chunk)) {
+        held.push(chunk)
+        continue
+      }
+      if (!shown) {
+        shown = true
+        yield* held
+        held = []
+      }
+      yield chunk
+    }
+    return failed({ code: 'STREAM_CLOSED', message: 'the stream ended without a finish' })
+  } catch (error) {
+    return failed(controller.signal.aborted ? abortFailure(controller.signal.reason, route) ?? toFailure(error) : toFailure(error))
+  } finally {
+    // Stops the adapter's request when the consumer stops early or the attempt failed.
+    controller.abort(FINISHED)
+    run.removeEventListener('abort', relay)
+    context.inflight.remove(adapter, entry)
+    if (!reported) settle({ ...CONSUMER_STOPPED })
+  }
+}
+
+/** The failure an abort reason stands for; undefined for a reason that is not the runtime's. */
+export function abortFailure(reason: unknown, route: ModelRoute): LlmFailure | undefined {
+  if (reason === CANCELLED) return { ...CANCELLED }
+  if (reason === STOPPED) return { ...STOPPED }
+  if (reason === UNLOADED) return { code: 'TRANSPORT', message: `the provider serving route "${route.provider}" was unloaded mid-request` }
+  return undefined
+}
+
+/**
+ * Usage for an attempt that produced output the provider never counted (it failed, was aborted, or
+ * the server sends no usage): about four characters per token, input from the system text and the
+ * JSON of the messages and tools, output from the deltas' characters.
+ */
+function estimateUsage(request: GenerationOptions, outputChars: number): TokenUsage {
+  const inputChars = (request.system?.length ?? 0) + JSON.stringify(request.messages).length + (request.tools ? JSON.stringify(request.tools).length : 0)
+  return { inputTokens: Math.ceil(inputChars / 4), outputTokens: Math.ceil(outputChars / 4) }
+}
+
+/**
+ * Iterates `source` but stops waiting the moment `signal` aborts (throwing its reason), so an
+ * adapter that ignores its signal cannot hold a cancelled call open.
+ */
+async function* untilAborted<T>(source: AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T, void, undefined> {
+  const iterator = source[Symbol.asyncIterator]()
+  let onAbort!: () => void
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason as Error)
+    if (signal.aborted) onAbort()
+    else signal.addEventListener('abort', onAbort, { once: true })
+  })
+  aborted.catch(() => {})
+  try {
+    while (true) {
+      const next = await Promise.race([iterator.next(), aborted])
+      if (next.done) return
+      yield next.value
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+    // Tell the adapter we are done; don't wait for one that ignores it.
+    void Promise.resolve(iterator.return?.()).catch(() => {})
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * The fallback chain: which failures move on to the next route, how a route is checked when it is
+ * reached, and the cool-down that keeps a route that just failed over out of later streams' way.
+ */
+
+import type { AdapterRequest, LlmAdapter } from './adapter.ts'
+import { isRetryable, type LlmFailure, type LlmFailureCode } from './errors.ts'
+import type { LlmRequest, ModelRoute } from './request.ts'
+
+/** Moves to the next route at once: retrying the same provider cannot help. */
+const SWITCH_AT_ONCE: ReadonlySet<LlmFailureCode> = new Set(['AUTH', 'QUOTA', 'MISSING_CREDENTIAL', 'INVALID_CREDENTIAL', 'NO_ADAPTER'])
+/** Another model would fail the same way. */
+const SAME_EVERYWHERE: ReadonlySet<LlmFailureCode> = new Set(['INVALID_REQUEST', 'CONTEXT_WINDOW_EXCEEDED'])
+
+/** Whether a route's last failure (its retries spent) sends the request on down the chain. */
+export function fallsBack(failure: LlmFailure): boolean {
+  return isRetryable(failure.code) || SWITCH_AT_ONCE.has(failure.code) || failure.modelNotFound === true
+}
+
+/** Whether another model would fail the same way, so the chain is not worth trying. */
+export function failsEverywhere(failure: LlmFailure): boolean {
+  return SAME_EVERYWHERE.has(failure.code) && failure.modelNotFound !== true
+}
+
+export type ResolvedRoute = { adapter: LlmAdapter; request: Omit<AdapterRequest, 'signal'> } | { failure: LlmFailure }
+
+/**
+ * The adapter serving `route` now and the request it gets: catalog defaults applied, the effort
+ * checked. Run for every attempt, so a provider swapped between retries serves the next one.
+ */
+export function resolveRoute(route: ModelRoute, adapters: ReadonlyMap<string, LlmAdapter>, request: LlmRequest): ResolvedRoute {
+  const adapter = adapters.get(route.provider)
+  if (!adapter) {
+    const known = [...adapters.keys()].sort()
+    return { failure: { code: 'NO_ADAPTER', message: `no adapter serves provider "${route.provider}"; registered: ${known.length ? known.join(', ') : 'none'}` } }
+  }
+  const info = adapter.resolveModel?.(route.provider, route.model)
+  if (request.reasoningEffort !== undefined && info && !info.reasoning?.efforts.includes(request.reasoningEffort)) {
+    const listed = info.reasoning?.efforts ?? []
+    return {
+      failure: {
+        code: 'UNSUPPORTED_REASONING_EFFORT',
+        message: `${route.provider}/${route.model} does not support reasoning effort "${request.reasoningEffort}"; ${listed.length ? `it supports ${listed.join(', ')}` : 'it lists no reasoning efforts'}`,
+      },
+    }
+  }
+  const effort = request.reasoningEffort ?? info?.reasoning?.default
+  const maxTokens = request.maxTokens ?? info?.maxTokens
+  return {
+    adapter,
+    request: {
+      provider: route.provider,
+      model: route.model,
+      messages: request.messages,
+      ...(request.system !== undefined ? { system: request.system } : {}),
+      ...(request.tools !== undefined ? { tools: request.tools } : {}),
+      ...(maxTokens !== undefined ? { maxTokens } : {}),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(effort !== undefined ? { reasoningEffort: effort } : {}),
+    },
+  }
+}
+
+interface Cooling {
+  until: number
+  failure: LlmFailure
+}
+
+/**
+ * Routes that recently failed over, each with the failure that started its cool-down. While a
+ * route cools down, streams whose chain has a later usable route go straight there.
+ */
+export class Cooldowns {
+  private readonly routes = new Map<string, Cooling>()
+
+  constructor(private readonly ms: number) {}
+
+  start(route: ModelRoute, failure: LlmFailure): void {
+    if (this.ms > 0) this.routes.set(routeKey(route), { until: Date.now() + this.ms, failure })
+  }
+
+  clear(route: ModelRoute): void {
+    if (this.routes.size > 0) this.routes.delete(routeKey(route))
+  }
+
+  /** The cool-down `route` is in, if any; an expired one is forgotten. */
+  active(route: ModelRoute): Cooling | undefined {
+    if (this.routes.size === 0) return undefined
+    const key = routeKey(route)
+    const cooling = this.routes.get(key)
+    if (cooling && cooling.until <= Date.now()) {
+      this.routes.delete(key)
+      return undefined
+    }
+    return cooling
+  }
+}
+
+function routeKey(route: ModelRoute): string {
+  return `${route.provider}\u0000${route.model}`
+}
+
+/** The chain without repeats: a route already tried is not tried again. */
+export function dedupe(chain: readonly ModelRoute[]): ModelRoute[] {
+  const seen = new Set<string>()
+  return chain.filter((route) => {
+    const key = routeKey(route)
+    if (seen.has(key)) return false
+    seen.add(key)
+    return true
+  })
+}
+
+export function routeLabel(route: ModelRoute): string {
+  return `${route.provider}/${route.model}`
+}

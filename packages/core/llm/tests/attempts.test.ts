@@ -1,0 +1,127 @@
+// Every provider attempt is reported once, when it ends, with everything known about it: the
+// session log and cost accounting are built from these records.
+import { Context } from '@deepseek-ai/cordis'
+import { describe, expect, it } from 'vitest'
+import { LlmRuntime, userMessage, type LlmAttempt, type LlmEvent, type LlmRequest, type StreamChunk } from '../src/index.ts'
+import { FakeAdapter, say } from './fake-adapter.ts'
+
+const instant = { retry: { maxRetries: 5, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } }
+
+async function runtime() {
+  const root = new Context()
+  await root.plugin(LlmRuntime, instant)
+  return root
+}
+
+function request(overrides: Partial<LlmRequest> = {}): LlmRequest {
+  return { provider: 'p', model: 'm', messages: [userMessage('hi', 'u1')], ...overrides }
+}
+
+async function collect(root: Context, overrides: Partial<LlmRequest> = {}) {
+  const events: LlmEvent[] = []
+  const chunks: StreamChunk[] = []
+  for await (const chunk of root.llm.stream(request({ onEvent: (event) => events.push(event), ...overrides }))) chunks.push(chunk)
+  return { chunks, events }
+}
+
+const attempts = (events: LlmEvent[]) => events.filter((event): event is Extract<LlmEvent, { type: 'attempt' }> => event.type === 'attempt')
+const usage = (inputTokens: number, outputTokens: number): StreamChunk => ({ type: 'usage', usage: { inputTokens, outputTokens } })
+const textDelta = (text: string): StreamChunk[] => [{ type: 'block-start', index: 0, blockType: 'text' }, { type: 'text-delta', index: 0, text }]
+
+describe('attempt records', () => {
+  it('reports every retried attempt, before its retry event, with the usage the provider reported', async () => {
+    const root = await runtime()
+    root.llm.registerAdapter('p', new FakeAdapter([
+      { chunks: [usage(40, 0)], throws: { code: 'SERVER', message: 'boom', status: 500 } },
+      { chunks: say('ok') },
+    ]))
+    const { events } = await collect(root, { temperature: 0.3 })
+    expect(events.map((event) => event.type)).toEqual(['attempt', 'retry', 'attempt'])
+    const [failed, succeeded] = attempts(events)
+    expect(failed).toEqual({
+      type: 'attempt', provider: 'p', model: 'm', retry: 0, fallback: 0, startedAt: expect.any(Number), endedAt: expect.any(Number),
+      shown: false, failure: { code: 'SERVER', message: 'boom', status: 500 }, finishReason: 'error', usage: { inputTokens: 40, outputTokens: 0 }, temperature: 0.3,
+    })
+    expect(succeeded).toEqual({
+      type: 'attempt', provider: 'p', model: 'm', retry: 1, fallback: 0, startedAt: expect.any(Number), endedAt: expect.any(Number),
+      shown: true, finishReason: 'stop', usage: { inputTokens: 3, outputTokens: 1 }, temperature: 0.3,
+    })
+    expect(succeeded!.endedAt).toBeGreaterThanOrEqual(succeeded!.startedAt)
+  })
+
+  it('reports attempts down the fallback chain with their chain position, each before its fallback event', async () => {
+    const root = await runtime()
+    root.llm.registerAdapter('p', new FakeAdapter([{ throws: { code: 'QUOTA', message: 'no money' } }]))
+    root.llm.registerAdapter('b', new FakeAdapter([{ chunks: say('from b') }]))
+    const { events } = await collect(root, { fallbacks: [{ provider: 'b', model: 'mb' }] })
+    expect(events.map((event) => event.type === 'attempt' ? `attempt ${event.provider} #${event.fallback} ${event.failure?.code ?? 'ok'}` : event.type)).toEqual([
+      'attempt p #0 QUOTA', 'fallback', 'attempt b #1 ok',
+    ])
+  })
+
+  it('reports an attempt aborted mid-stream, with usage estimated from what it showed', async () => {
+    const root = await runtime()
+    const controller = new AbortController()
+    root.llm.registerAdapter('p', {
+      async *stream() {
+        yield* textDelta('x'.repeat(40))
+        await new Promise(() => {})
+      },
+    })
+    const events: LlmEvent[] = []
+    const system = 's'.repeat(100)
+    for await (const chunk of root.llm.stream(request({ system, signal: controller.signal, onEvent: (event) => events.push(event) }))) {
+      if (chunk.type === 'text-delta') controller.abort()
+    }
+    const input = Math.ceil((system.length + JSON.stringify(request().messages).length) / 4)
+    expect(attempts(events)).toEqual([expect.objectContaining({
+      shown: true, finishReason: 'aborted', failure: { code: 'ABORTED', message: 'the request was cancelled' },
+      usage: { inputTokens: input, outputTokens: 10 }, usageEstimated: true,
+    })])
+  })
+
+  it('keeps the usage of an attempt that failed in the stream after its usage chunk', async () => {
+    const root = await runtime()
+    root.llm.registerAdapter('p', new FakeAdapter([{ chunks: [...textDelta('Hal'), usage(500, 7)], throws: { code: 'STREAM_CLOSED', message: 'dropped' } }]))
+    const { chunks, events } = await collect(root)
+    expect(chunks.at(-1)).toMatchObject({ type: 'finish', reason: 'error', failure: { code: 'STREAM_CLOSED' } })
+    expect(attempts(events)).toEqual([expect.objectContaining({ shown: true, finishReason: 'error', usage: { inputTokens: 500, outputTokens: 7 }, failure: { code: 'STREAM_CLOSED', message: 'dropped' } })])
+    expect(attempts(events)[0]).not.toHaveProperty('usageEstimated')
+  })
+
+  it('estimates the usage of a successful answer the provider did not count', async () => {
+    const root = await runtime()
+    root.llm.registerAdapter('p', new FakeAdapter([{ chunks: [...textDelta('12345678'), { type: 'block-end', index: 0, block: { type: 'text', text: '12345678' } }, { type: 'finish', reason: 'stop' }] }]))
+    const { events } = await collect(root)
+    expect(attempts(events)[0]).toMatchObject({ usage: { outputTokens: 2 }, usageEstimated: true, finishReason: 'stop' })
+    expect(attempts(events)[0]).not.toHaveProperty('failure')
+  })
+
+  it('reports an attempt the consumer stopped reading', async () => {
+    const root = await runtime()
+    root.llm.registerAdapter('p', new FakeAdapter([{ chunks: say('a long answer') }]))
+    const events: LlmEvent[] = []
+    for await (const chunk of root.llm.stream(request({ onEvent: (event) => events.push(event) }))) if (chunk.type === 'text-delta') break
+    expect(attempts(events)).toEqual([expect.objectContaining({ shown: true, finishReason: 'aborted', failure: { code: 'ABORTED', message: 'the caller stopped reading the stream' } })])
+  })
+
+  it('records the generation options sent after catalog defaults, and the response id and model', async () => {
+    const root = await runtime()
+    const models = [{ id: 'm', maxTokens: 4096, reasoning: { efforts: ['low', 'high'], default: 'high' } }]
+    root.llm.registerAdapter('p', new FakeAdapter([{ chunks: [...say('hi').slice(0, -1), { type: 'finish', reason: 'stop', responseId: 'resp-1', responseModel: 'm-2026-01-01' }] }], models))
+    const { chunks, events } = await collect(root)
+    expect(chunks.at(-1)).toEqual({ type: 'finish', reason: 'stop', responseId: 'resp-1', responseModel: 'm-2026-01-01' })
+    expect(attempts(events)[0]).toMatchObject({ maxTokens: 4096, reasoningEffort: 'high', responseId: 'resp-1', responseModel: 'm-2026-01-01' })
+  })
+
+  it('emits llm/attempt with the same record, and survives a listener that throws', async () => {
+    const root = await runtime()
+    root.llm.registerAdapter('p', new FakeAdapter([{ chunks: say('ok') }]))
+    const seen: LlmAttempt[] = []
+    root.on('llm/attempt', (event) => { seen.push(event) })
+    root.on('llm/attempt', () => { throw new Error('listener bug') })
+    const { events } = await collect(root)
+    expect(seen).toEqual(attempts(events))
+    expect(seen).toHaveLength(1)
+  })
+})

@@ -1,0 +1,26 @@
+/** The base URL config field: checked when the config loads, so a typo fails at startup, not as retried requests. */
+
+import { ReinError } from '@rein/base'
+
+/** `value` if it is an http(s) URL; else `CONFIG_INVALID` naming the field, the value and the fix. */
+export function checkBaseURL(value: string): string {
+  let url: URL | undefined
+  try {
+    url = new URL(value)
+  } catch {
+    // no scheme at all, or not a URL
+  }
+  if (url && (url.protocol === 'http:' || url.protocol === 'https:')) return value
+  if (value.trim() === '') throw new ReinError('CONFIG_INVALID', 'baseURL is empty; set it to the server\'s API root, e.g. baseURL: http://localhost:8080/v1')
+  if (url && value.includes('://')) {
+    throw new ReinError('CONFIG_INVALID', `baseURL "${value}" uses ${url.protocol}//; only http:// and https:// are spoken`)
+  }
+  throw new ReinError('CONFIG_INVALID', `baseURL "${value}" has no http:// or https:// scheme; write baseURL: ${withScheme(value.trim())}`)
+}
+
+/** Local hosts (localhost, IP addresses, names without a dot) rarely have TLS; everything else gets https. */
+function withScheme(value: string): string {
+  const host = value.replace(/^\/+/, '').split(/[/:?#]/, 1)[0] ?? ''
+  const local = host === 'localhost' || /^[\d.]+$/.test(host) || host.startsWith('[') || !host.includes('.') || host.endsWith('.local')
+  return `${local ? 'http' : 'https'}://${value.replace(/^\/+/, '')}`
+}

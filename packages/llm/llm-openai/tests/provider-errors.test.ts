@@ -1,0 +1,97 @@
+// Provider wordings and configuration faults, end to end: real HTTP, a real LlmRuntime.
+import { Context } from '@deepseek-ai/cordis'
+import LlmRuntime from '@rein/llm'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import * as openai from '../src/index.ts'
+import { boot, closeServers, KEY, run, serve } from './harness.ts'
+
+beforeEach(() => {
+  process.env.REIN_TEST_OPENAI_KEY = KEY
+})
+afterEach(async () => {
+  await closeServers()
+  delete process.env.REIN_TEST_OPENAI_KEY
+})
+
+const servers = ['openai', 'deepseek', 'llama.cpp', 'vllm', 'ollama'] as const
+
+describe('context overflow over HTTP', () => {
+  it.each(servers)('ends %s\'s overflow status with CONTEXT_WINDOW_EXCEEDED, not retried or sent to a fallback', async (kind) => {
+    const { root, server } = await boot([{ kind: 'context-overflow', server: kind }, { steps: [{ text: 'never' }] }])
+    const backup = await serve([{ steps: [{ text: 'never' }] }])
+    await root.plugin(openai, { provider: 'backup', baseURL: backup.url, apiKeyEnv: false })
+    const { finish } = await run(root, { fallbacks: [{ provider: 'backup', model: 'm' }] })
+    expect(finish.failure).toMatchObject({ code: 'CONTEXT_WINDOW_EXCEEDED', status: 400 })
+    expect([server.requests.length, backup.requests.length]).toEqual([1, 0])
+  })
+
+  it.each(servers)('ends %s\'s overflow inside the stream with CONTEXT_WINDOW_EXCEEDED', async (kind) => {
+    const { root, server } = await boot([{ kind: 'context-overflow', server: kind, inStream: true }, { steps: [{ text: 'never' }] }])
+    const { finish } = await run(root)
+    expect(finish.failure?.code).toBe('CONTEXT_WINDOW_EXCEEDED')
+    expect(server.requests).toHaveLength(1)
+  })
+})
+
+describe('model not found over HTTP', () => {
+  it.each(servers)('falls back when %s does not serve the model, naming the model', async (kind) => {
+    const { root, server } = await boot([{ kind: 'model-not-found', server: kind }])
+    const backup = await serve([{ steps: [{ text: 'from the backup' }] }])
+    await root.plugin(openai, { provider: 'backup', baseURL: backup.url, apiKeyEnv: false })
+    const { blocks, events } = await run(root, { model: 'gpt-9', fallbacks: [{ provider: 'backup', model: 'small' }] })
+    expect(blocks).toEqual([{ type: 'text', text: 'from the backup' }])
+    const fallback = events.find((event) => event.type === 'fallback')
+    expect(fallback).toMatchObject({ from: { provider: 'openai', model: 'gpt-9' }, to: { provider: 'backup', model: 'small' }, failure: { code: 'INVALID_REQUEST', modelNotFound: true } })
+    expect(fallback?.type === 'fallback' && fallback.failure.message).toContain('gpt-9')
+    expect(server.requests).toHaveLength(1)
+  })
+})
+
+describe('connection failures', () => {
+  it('says "connection refused at <url>" when nothing listens', async () => {
+    const server = await serve([])
+    await server.close()
+    const root = new Context()
+    await root.plugin(LlmRuntime, { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
+    await root.plugin(openai, { baseURL: server.url, apiKeyEnv: false, label: 'local' })
+    const { finish } = await run(root)
+    expect(finish.failure).toEqual({ code: 'TRANSPORT', message: `could not reach local: connection refused at ${server.url}/chat/completions (ECONNREFUSED); is the server running?` })
+  })
+
+  it('says "host not found" for a name that does not resolve', async () => {
+    const root = new Context()
+    await root.plugin(LlmRuntime, { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
+    await root.plugin(openai, { baseURL: 'http://no-such-host.invalid/v1', apiKeyEnv: false, label: 'local' })
+    const { finish } = await run(root)
+    expect(finish.failure?.code).toBe('TRANSPORT')
+    expect(finish.failure?.message).toMatch(/^could not reach local: host not found at http:\/\/no-such-host\.invalid\/v1\/chat\/completions \((ENOTFOUND|EAI_AGAIN)\)/)
+  })
+})
+
+describe('base URL without a scheme', () => {
+  it.each([
+    ['localhost:8080/v1', 'http://localhost:8080/v1'],
+    ['127.0.0.1:8080/v1', 'http://127.0.0.1:8080/v1'],
+    ['api.example.com/v1', 'https://api.example.com/v1'],
+  ])('refuses %s when the plugin starts, naming the field, the value and the fix', async (baseURL, fix) => {
+    const root = new Context()
+    await root.plugin(LlmRuntime)
+    const failure = await Promise.resolve(root.plugin(openai, { baseURL, apiKeyEnv: false })).then(() => undefined, (error: unknown) => error)
+    expect(failure).toMatchObject({ name: 'ReinError', code: 'CONFIG_INVALID' })
+    expect((failure as Error).message).toBe(`baseURL "${baseURL}" has no http:// or https:// scheme; write baseURL: ${fix}`)
+    expect(root.llm.providers()).toEqual([])
+  })
+
+  it('refuses a schemeless URL given to the adapter directly, before any request', () => {
+    expect(() => new openai.OpenAiCompatibleAdapter({ label: 'x', baseURL: 'localhost:8080/v1', apiKeyEnv: false, headers: {}, models: [], streamIdleTimeoutMs: 1000, maxTokensField: 'max_tokens' }))
+      .toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', message: 'baseURL "localhost:8080/v1" has no http:// or https:// scheme; write baseURL: http://localhost:8080/v1' }))
+  })
+})
+
+describe('endpoint', () => {
+  it('tells where a route\'s requests go, without credentials', async () => {
+    const { root, server } = await boot([], { label: 'Local vLLM' })
+    expect(root.llm.endpoint('openai')).toEqual({ label: 'Local vLLM', baseURL: server.url })
+    expect(root.llm.endpoint('nope')).toBeUndefined()
+  })
+})
