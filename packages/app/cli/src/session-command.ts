@@ -76,7 +76,7 @@ function describeRoute(scope: SessionScope, agent: Agent) {
   const { provider, model } = agent.options
   const endpoint = scope.ctx.llm.endpoint(provider)
   const where = endpoint ? ` (${endpoint.label}${endpoint.baseURL ? ` at ${endpoint.baseURL}` : ''})` : ''
-  scope.renderer.notice(`provider ${provider}${where} · model ${model}`, { type: 'route', provider, model, ...(endpoint ?? {}) })
+  scope.renderer.notice(`provider ${provider}${where} · model ${model}`, { type: 'route', provider, model, ...endpoint })
 }
 
 function reportRepair(renderer: Renderer, id: string, repaired: ResumeReport) {

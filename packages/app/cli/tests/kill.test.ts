@@ -4,12 +4,9 @@
  * one exactly once when its outcome is unknown, and let the conversation go on.
  */
 
-import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { JsonlSessionStore } from '@rein/session-jsonl'
 import { startMockOpenAiServer, validateSessionInvariants, type MockReply, type MockServer, type RecordedRequest } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'

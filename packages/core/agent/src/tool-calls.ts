@@ -20,7 +20,7 @@ export interface ToolRunContext {
   cwd: string
   maxParallel: number
   maxResultChars: number
-  emit(event: AgentEvent): void
+  emit: (event: AgentEvent) => void
 }
 
 /** Thrown when intents could not be made durable; the calls were paired as not started. */

@@ -77,6 +77,6 @@ export class TurnState {
 }
 
 /** A result for a call that never ran (or whose outcome is unknown). */
-export function unrun(call: ToolCallBlock, code: string, message: string): ResultData {
+function unrun(call: ToolCallBlock, code: string, message: string): ResultData {
   return { callId: call.id, content: [{ type: 'text', text: `Error: ${message}` }], isError: true, code }
 }

@@ -40,7 +40,7 @@ export interface TurnContext {
   headers: { last?: RequestHeader }
   /** The agent's totals over every turn. */
   totals: Tally
-  emit(event: AgentEvent): void
+  emit: (event: AgentEvent) => void
 }
 
 type TurnEnd = { reason: TurnEndReason; error?: { code: string; message: string }; overrun?: TurnOverrun }

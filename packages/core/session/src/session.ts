@@ -123,7 +123,7 @@ export class Session {
   }
 
   private async shutDown(): Promise<void> {
-    for (const hook of [...this._beforeClose]) {
+    for (const hook of Array.from(this._beforeClose)) {
       try {
         await hook()
       } catch {

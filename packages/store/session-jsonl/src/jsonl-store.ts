@@ -155,7 +155,7 @@ export class JsonlSessionStore implements SessionStore {
   /** Closes every session still open here (each flushed, its file closed, its lock released). */
   async dispose(): Promise<void> {
     const failures: unknown[] = []
-    for (const id of [...this.sessions.keys()]) {
+    for (const id of Array.from(this.sessions.keys())) {
       await this.close(id).catch((error: unknown) => { failures.push(error) })
     }
     if (failures.length > 0) throw failures[0]

@@ -12,7 +12,7 @@ export async function resumeCommand(args: ParsedArgs, io: Io): Promise<number> {
   const text = rest.join(' ').trim()
   return withComposition(args.options, io, async (scope) => {
     installApproval(scope.ctx, args.options.yes)
-    const { agent, repaired } = await openAgent(scope, id)
+    const { agent } = await openAgent(scope, id)
     try {
       if (!text && lastTurnCompleted(agent.session.events)) {
         throw new ReinError('USAGE', `session ${id} ended cleanly, so there is nothing to continue; add a message: rein resume ${id} "…"`)
