@@ -1,6 +1,6 @@
 import type { Context } from '@deepseek-ai/cordis'
 import LlmRuntime from '@rein/llm'
-import { MemorySessionStore } from '@rein/session'
+import SessionService, { MemorySessionStore } from '@rein/session'
 import { createScriptedLlm } from '@rein/testkit'
 import ToolRegistry, { defineTool } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
@@ -152,6 +152,25 @@ describe('disposing the agent service or the composition (issue #8)', () => {
     expect(await running).toMatchObject({ reason: 'interrupted' })
     expect(agent.session.closed).toBe(true)
     expect(await agent.send('more')).toMatchObject({ reason: 'completed', text: 'again' })
+    expectValidLog(agent.session.events)
+  })
+
+  it('interrupts a running turn when @rein/session is disposed, and goes on once it is back', async () => {
+    const store = new MemorySessionStore()
+    const { root, fibers } = await boot([[{ toolCall: { id: 'c1', name: 'hang', arguments: '{}' } }], [{ text: 'back' }]], { store })
+    root.tools.register(defineTool({
+      name: 'hang', description: 'Waits for its signal.', parameters: {},
+      output: { schema: { type: 'string' }, render: (_a, v) => v },
+      execute: (_args, run) => new Promise<string>((_, reject) => run.signal.addEventListener('abort', () => reject(new Error('stopped')))),
+    }))
+    const agent = await root.agents.create()
+    const running = agent.send('go')
+    await expect.poll(() => types(agent.session.events).includes('tool/call')).toBe(true)
+    await fibers.sessions.dispose()
+    expect(await running).toMatchObject({ reason: 'interrupted' })
+    expect((await store.load(agent.session.id)).events.at(-1)!.data).toEqual({ turn: 1, reason: 'interrupted' })
+    await root.plugin(SessionService)
+    expect(await agent.send('again')).toMatchObject({ reason: 'completed', text: 'back' })
     expectValidLog(agent.session.events)
   })
 
