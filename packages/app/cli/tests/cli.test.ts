@@ -7,18 +7,9 @@ import { deriveMessages, type CoreEventData } from '@rein/session'
 import { JsonlSessionStore } from '@rein/session-jsonl'
 import { validateSessionInvariants, type MockReply } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
-import { project, rein, sessionIdOf, type Project } from './harness.ts'
+import { projectPerTest, rein, sessionIdOf, type Project } from './harness.ts'
 
-let current: Project | undefined
-afterEach(async () => {
-  await current?.cleanup()
-  current = undefined
-})
-
-async function setUp(...args: Parameters<typeof project>) {
-  current = await project(...args)
-  return current
-}
+const setUp = projectPerTest(afterEach)
 
 async function storedEvents(p: Project, id: string) {
   return (await new JsonlSessionStore({ root: join(p.home, 'sessions') }).load(id)).events

@@ -66,6 +66,22 @@ export async function project(script: MockScript, options: { agent?: Record<stri
   }
 }
 
+/**
+ * One project per test, cleaned up after it: `const setUp = projectPerTest(afterEach)`, then
+ * `const p = await setUp(script, options)` inside the test.
+ */
+export function projectPerTest(afterEach: (hook: () => Promise<void>) => void) {
+  let current: Project | undefined
+  afterEach(async () => {
+    await current?.cleanup()
+    current = undefined
+  })
+  return async (...args: Parameters<typeof project>): Promise<Project> => {
+    current = await project(...args)
+    return current
+  }
+}
+
 export interface Run {
   code: number
   stdout: string

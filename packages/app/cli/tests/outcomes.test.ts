@@ -5,18 +5,9 @@ import { join } from 'node:path'
 import { JsonlSessionStore } from '@rein/session-jsonl'
 import { validateSessionInvariants, type MockReply } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
-import { project, rein, sessionIdOf, type Project } from './harness.ts'
+import { projectPerTest, rein, sessionIdOf, type Project } from './harness.ts'
 
-let current: Project | undefined
-afterEach(async () => {
-  await current?.cleanup()
-  current = undefined
-})
-
-async function setUp(...args: Parameters<typeof project>) {
-  current = await project(...args)
-  return current
-}
+const setUp = projectPerTest(afterEach)
 
 /** Runs with REIN_HOME set for the plugins too: they read the process environment, not the CLI's io. */
 async function withHome<T>(home: string, run: () => Promise<T>): Promise<T> {

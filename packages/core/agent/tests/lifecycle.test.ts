@@ -23,6 +23,15 @@ function between(root: Context, effect: () => Promise<void>) {
   }))
 }
 
+/** A tool `hang` that runs until its signal aborts. */
+function untilAborted(root: Context) {
+  root.tools.register(defineTool({
+    name: 'hang', description: 'Runs until it is stopped.', parameters: {},
+    output: { schema: { type: 'string' }, render: (_a, v) => v },
+    execute: (_args, run) => new Promise<string>((_, reject) => run.signal.addEventListener('abort', () => reject(new Error('stopped')))),
+  }))
+}
+
 describe('a hot swap between two steps of one turn (issue #8)', () => {
   it('uses the new @rein/llm service and adapter for the next step', async () => {
     const { root, fibers } = await boot([[{ toolCall: { id: 'c1', name: 'swap', arguments: '{}' } }]])
@@ -116,11 +125,7 @@ describe('disposing the agent service or the composition (issue #8)', () => {
   it('interrupts a running turn, records it, and releases the session', async () => {
     const store = new MemorySessionStore()
     const { root } = await boot([[{ toolCall: { id: 'c1', name: 'hang', arguments: '{}' } }]], { store })
-    root.tools.register(defineTool({
-      name: 'hang', description: 'Never ends by itself.', parameters: {},
-      output: { schema: { type: 'string' }, render: (_a, v) => v },
-      execute: (_args, run) => new Promise<string>((_, reject) => run.signal.addEventListener('abort', () => reject(new Error('stopped')))),
-    }))
+    untilAborted(root)
     const agent = await root.agents.create()
     const running = agent.send('go')
     await expect.poll(() => types(agent.session.events).includes('tool/call')).toBe(true)
@@ -158,11 +163,7 @@ describe('disposing the agent service or the composition (issue #8)', () => {
   it('interrupts a running turn when @rein/session is disposed, and goes on once it is back', async () => {
     const store = new MemorySessionStore()
     const { root, fibers } = await boot([[{ toolCall: { id: 'c1', name: 'hang', arguments: '{}' } }], [{ text: 'back' }]], { store })
-    root.tools.register(defineTool({
-      name: 'hang', description: 'Waits for its signal.', parameters: {},
-      output: { schema: { type: 'string' }, render: (_a, v) => v },
-      execute: (_args, run) => new Promise<string>((_, reject) => run.signal.addEventListener('abort', () => reject(new Error('stopped')))),
-    }))
+    untilAborted(root)
     const agent = await root.agents.create()
     const running = agent.send('go')
     await expect.poll(() => types(agent.session.events).includes('tool/call')).toBe(true)

@@ -27,25 +27,16 @@ describe('session files are private (issue #8)', () => {
 })
 
 describe('a lock left empty or unreadable (issue #8)', () => {
-  it('takes over an empty lock file, which a process killed between create and pid write leaves', async () => {
+  it.each([
+    ['an empty lock file, which a process killed between create and pid write leaves', ''],
+    ['a lock whose content names no process', 'not a pid\n'],
+  ])('takes over %s', async (_what, content) => {
     const root = await tempRoot()
     const first = new JsonlSessionStore({ root })
     await first.create(header('s1'))
     await first.append('s1', range(0, 1))
     await first.close('s1')
-    await writeFile(join(root, 's1.lock'), '')
-    const store = new JsonlSessionStore({ root })
-    expect((await store.open('s1')).events).toEqual(range(0, 1))
-    await store.close('s1')
-  })
-
-  it('takes over a lock whose content names no process', async () => {
-    const root = await tempRoot()
-    const first = new JsonlSessionStore({ root })
-    await first.create(header('s1'))
-    await first.append('s1', range(0, 1))
-    await first.close('s1')
-    await writeFile(join(root, 's1.lock'), 'not a pid\n')
+    await writeFile(join(root, 's1.lock'), content)
     const store = new JsonlSessionStore({ root })
     expect((await store.open('s1')).events).toEqual(range(0, 1))
     await store.close('s1')
