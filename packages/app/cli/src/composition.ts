@@ -8,7 +8,7 @@ import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
-import { ReinError } from '@rein/base'
+import { ReinError, isReinError } from '@rein/base'
 import { loadComposition, type Composition } from '@rein/compose'
 
 /**
@@ -37,9 +37,18 @@ export async function loadCliComposition(options: { config?: string; cwd: string
   if (options.config || existsSync(file)) {
     return { composition: await loadComposition({ file }), source: file }
   }
-  const composition = await loadComposition({ file: join(PACKAGE_DIR, 'built-in.cordis.yml'), rows: builtInRows(env), resolveFrom: PACKAGE_DIR })
-  return { composition, source: 'built-in' }
+  const builtIn = join(PACKAGE_DIR, 'built-in.cordis.yml')
+  try {
+    const composition = await loadComposition({ file: builtIn, rows: builtInRows(env), resolveFrom: PACKAGE_DIR })
+    return { composition, source: 'built-in' }
+  } catch (error) {
+    // That file does not exist: the rows come from the environment, so say so.
+    if (!isReinError(error, 'CONFIG_INVALID')) throw error
+    throw new ReinError('CONFIG_INVALID', error.message.replace(builtIn, BUILT_IN), { cause: error, ...(error.details ? { details: error.details } : {}) })
+  }
 }
+
+const BUILT_IN = 'the built-in composition (made from DEEPSEEK_API_KEY, OPENAI_API_KEY, OPENAI_BASE_URL and REIN_MODEL)'
 
 /**
  * Rows for the services every rein run needs, plus whichever providers the environment enables.
@@ -59,13 +68,22 @@ export function builtInRows(env: NodeJS.ProcessEnv): EntryOptions[] {
     rows.push({
       id: 'openai',
       name: '@rein/llm-openai',
-      config: { ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL, label: env.OPENAI_BASE_URL } : {}), apiKeyEnv: env.OPENAI_API_KEY ? 'OPENAI_API_KEY' : false },
+      config: { ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL, label: hostOf(env.OPENAI_BASE_URL) } : {}), apiKeyEnv: env.OPENAI_API_KEY ? 'OPENAI_API_KEY' : false },
     })
   }
   const provider = env.OPENAI_BASE_URL ? 'openai' : env.DEEPSEEK_API_KEY ? 'deepseek' : env.OPENAI_API_KEY ? 'openai' : undefined
   const model = provider && builtInModel(provider, env)
   rows.push({ id: 'agents', name: '@rein/agent', config: { ...(provider ? { provider } : {}), ...(model ? { model } : {}) } })
   return rows
+}
+
+/** `host:port` of a base URL, to name the server in messages; the text itself when it is no URL. */
+function hostOf(baseURL: string): string {
+  try {
+    return new URL(baseURL).host || baseURL
+  } catch {
+    return baseURL
+  }
 }
 
 /** The built-in composition's model for a provider route: `REIN_MODEL`, else the provider's usual one. */

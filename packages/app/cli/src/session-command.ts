@@ -75,7 +75,8 @@ function describeRoute(scope: SessionScope, agent: Agent) {
   if (!scope.options.verbose) return
   const { provider, model } = agent.options
   const endpoint = scope.ctx.llm.endpoint(provider)
-  const where = endpoint ? ` (${endpoint.label}${endpoint.baseURL ? ` at ${endpoint.baseURL}` : ''})` : ''
+  const at = endpoint?.baseURL && endpoint.baseURL !== endpoint.label ? ` at ${endpoint.baseURL}` : ''
+  const where = endpoint ? ` (${endpoint.label}${at})` : ''
   scope.renderer.notice(`provider ${provider}${where} · model ${model}`, { type: 'route', provider, model, ...endpoint })
 }
 

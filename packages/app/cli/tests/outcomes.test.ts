@@ -136,8 +136,15 @@ describe('which provider the built-in composition uses', () => {
     expect(run.code).toBe(0)
     expect(run.stdout).toContain('from the local server')
     expect(p.server.requests[0]!.body).toMatchObject({ model: 'local-model' })
-    expect(run.stderr).toContain(`provider openai (${p.server.url} at ${p.server.url}) · model local-model`)
+    expect(run.stderr).toContain(`provider openai (${new URL(p.server.url).host} at ${p.server.url}) · model local-model`)
     expect(run.stderr).not.toContain('sk-unused')
+  })
+
+  it('names the environment, not a file, when the built-in composition is invalid', async () => {
+    const run = await rein('/', ['run', 'hi'], { env: { OPENAI_BASE_URL: 'localhost:8080/v1', REIN_MODEL: 'm' } })
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain('rein: the built-in composition (made from DEEPSEEK_API_KEY, OPENAI_API_KEY, OPENAI_BASE_URL and REIN_MODEL) has a problem:')
+    expect(run.stderr).toContain('baseURL "localhost:8080/v1" has no http:// or https:// scheme; write baseURL: http://localhost:8080/v1')
   })
 
   it('--provider picks a configured provider and its usual model', async () => {
