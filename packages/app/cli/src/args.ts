@@ -96,7 +96,7 @@ Options for run, chat, resume and demo:
       --max-cost <amount>    money per turn (the model needs pricing)
   -y, --yes                  allow tool calls that ask for approval
       --json                 print events as JSON lines on stdout
-  -v, --verbose              print the cause chain of errors
+  -v, --verbose              print where requests go (provider, model, base URL) and the cause chain of errors
   -h, --help                 show help`
 
 export const HELP: Record<Command | 'main', string> = {
@@ -112,10 +112,13 @@ Commands:
   show <id>           print a session (never changes it)
   demo                the whole loop offline, against a scripted model
 
-Environment:
-  DEEPSEEK_API_KEY    enables the DeepSeek provider in the built-in composition
-  OPENAI_API_KEY      enables the OpenAI-compatible provider (OPENAI_BASE_URL for other servers)
-  REIN_HOME           where sessions live (default ~/.rein)
+Environment (read by the built-in composition, used when there is no ./cordis.yml and no --config):
+  DEEPSEEK_API_KEY    enables the DeepSeek provider
+  OPENAI_API_KEY      enables the OpenAI provider
+  OPENAI_BASE_URL     enables an OpenAI-compatible server (vLLM, Ollama, llama.cpp, …); when set it
+                      is the default provider, even if DEEPSEEK_API_KEY is set too
+  REIN_MODEL          the model (--model beats it; a resumed session keeps the model it used)
+  REIN_HOME           where sessions live (default ~/.rein), also for a --config without a root
   NO_COLOR            no colours
 ${COMMON}
 

@@ -8,6 +8,7 @@ import { HELP, parseCommandLine, type Command, type ParsedArgs } from './args.ts
 import { EXIT } from './exit-codes.ts'
 import type { Io } from './io.ts'
 import { guardOutput } from './output-guard.ts'
+import { neutralize } from './terminal-text.ts'
 
 /** Codes that mean "nothing ran because of how rein was called or configured". */
 const USAGE_CODES = new Set([
@@ -44,15 +45,19 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const command = await COMMANDS[args.command]()
     return await command(args, guarded)
   } catch (error) {
-    guarded.stderr.write(`rein: ${describe(error)}\n`)
-    if (verbose) guarded.stderr.write(`${errorChain(error)}\n`)
+    // Messages can carry what a server or a config file said: no control characters reach the terminal.
+    guarded.stderr.write(`rein: ${neutralize(describe(error, io.env))}\n`)
+    if (verbose) guarded.stderr.write(`${neutralize(errorChain(error))}\n`)
     return isReinError(error) && USAGE_CODES.has(error.code) ? EXIT.usage : EXIT.error
   } finally {
     guarded.release()
   }
 }
 
-function describe(error: unknown): string {
+function describe(error: unknown, env: NodeJS.ProcessEnv): string {
+  if (isReinError(error, 'NO_MODEL') && env.OPENAI_BASE_URL) {
+    return `no model configured for the server at OPENAI_BASE_URL (${env.OPENAI_BASE_URL}), which is the default provider when set: give --model <id> or set REIN_MODEL to one of its models`
+  }
   if (isReinError(error, 'NO_MODEL')) {
     return 'no model configured: set DEEPSEEK_API_KEY, or OPENAI_API_KEY (OPENAI_BASE_URL for a local OpenAI-compatible server, with --model or REIN_MODEL), or write a cordis.yml; rein demo shows the loop offline'
   }

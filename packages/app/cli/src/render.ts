@@ -58,7 +58,7 @@ export class Renderer {
         this.err(this.dim(`  [retry ${event.attempt}] ${event.failure.code} from ${event.provider}; waiting ${event.delayMs} ms`))
         return
       case 'fallback':
-        this.err(this.dim(`  [fallback] ${event.from.provider}/${event.from.model} → ${event.to.provider}/${event.to.model} (${event.failure.code})`))
+        this.err(this.dim(`  [fallback] ${event.from.provider}/${event.from.model} → ${event.to.provider}/${event.to.model} (${event.cooldownUntil === undefined ? event.failure.code : `still cooling down after ${event.failure.code}`})`))
         return
       default:
         return

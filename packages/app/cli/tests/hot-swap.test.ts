@@ -40,16 +40,20 @@ describe('a row edited mid-session', () => {
     composition = await loadComposition({ file: join(p.dir, 'cordis.yml') })
     const agent = await composition.ctx.agents.create({ cwd: p.dir })
     expect(await agent.send('start')).toMatchObject({ reason: 'completed', text: 'turn 1' })
-    const edits: [string, string][] = [
-      ['maxRetries: 1,', 'maxRetries: 0,'],
-      ['label: mock,', 'label: mock-edited,'],
-      ["- id: tools\n  name: '@rein/tools'", "- id: tools\n  name: '@rein/tools'\n  config: { defaultTimeoutMs: 60000 }"],
-      [`config: { root: '${join(p.home, 'sessions')}' }`, `config: { root: '${join(p.home, 'sessions')}', batchDelayMs: 1 }`],
-      ['"model":"mock-model"', '"model":"mock-model","maxSteps":20'],
+    const { ctx } = composition
+    const edits: [string, string, () => unknown, unknown][] = [
+      ['maxRetries: 1,', 'maxRetries: 0,', () => ctx.llm.config.retry.maxRetries, 0],
+      ['label: mock,', 'label: mock-edited,', () => ctx.llm.endpoint('mock')?.label, 'mock-edited'],
+      ["- id: tools\n  name: '@rein/tools'", "- id: tools\n  name: '@rein/tools'\n  config: { defaultTimeoutMs: 60000 }", () => ctx.tools.config.defaultTimeoutMs, 60_000],
+      [`config: { root: '${join(p.home, 'sessions')}' }`, `config: { root: '${join(p.home, 'sessions')}', batchDelayMs: 1 }`, () => agent.session.closed, true],
+      ['"model":"mock-model"', '"model":"mock-model","maxSteps":20', async () => (await ctx.agents.create({ cwd: p.dir })).options.maxSteps, 20],
     ]
-    for (const [index, [from, to]] of edits.entries()) {
+    for (const [index, [from, to, effect, expected]] of edits.entries()) {
       edit(p, from, to)
       await composition.reload()
+      // The edit took effect (the swapped store closed the agent's session, to be reopened next turn)…
+      expect(await effect()).toBe(expected)
+      // …and the conversation goes on.
       expect(await agent.send(`after edit ${index + 1}`)).toMatchObject({ reason: 'completed', text: `turn ${index + 2}` })
     }
     await agent.close()
@@ -80,7 +84,7 @@ describe('disposing the composition mid-stream', () => {
 })
 
 describe('a tool that never settles', () => {
-  it('ends as TOOL_TIMEOUT after the default timeout instead of Node exiting mid-step', async () => {
+  it('ends as TOOL_TIMEOUT after the registry\'s default timeout, in a real process', async () => {
     const p = current = await project([
       { steps: [{ toolCall: { id: 'h1', name: 'hang', arguments: '{}' } }] },
       answer('the tool timed out'),

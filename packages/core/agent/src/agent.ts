@@ -23,28 +23,33 @@ export interface AgentServices extends TurnServices {
   closed(agent: Agent): void
 }
 
+interface Bound {
+  session: Session
+  headers: { last?: RequestHeader }
+  callIds: CallIds
+}
+
 /** The abort reason of a turn ended because its owner went away, not because someone cancelled it. */
 const INTERRUPT = new ReinError('INTERRUPTED', 'the agent was shut down while the turn ran')
 /** Long enough never to fire; the timer only keeps the process alive while a turn runs. */
 const KEEP_ALIVE_MS = 2 ** 30
 
 export class Agent {
-  private _session!: Session
+  /** The session and what the agent keeps about its log; replaced when the session is reopened. */
+  private _bound: Bound
   private _running: Promise<TurnResult> | undefined
   private _controller: AbortController | undefined
   private _closing: Promise<void> | undefined
   private readonly _listeners = new Set<(event: AgentEvent) => void>()
   private readonly _totals = new Tally()
-  private _headers: { last?: RequestHeader } = {}
-  private _callIds!: CallIds
 
   constructor(session: Session, readonly options: AgentOptions, private readonly services: AgentServices) {
-    this.bind(session)
+    this._bound = this.bind(session)
   }
 
   /** The session this agent writes to. After its store was swapped it is a new handle on the same log. */
   get session(): Session {
-    return this._session
+    return this._bound.session
   }
 
   get status(): 'idle' | 'running' {
@@ -88,7 +93,7 @@ export class Agent {
 
   /** Waits for the turn, then flushes and releases the session. The agent cannot run turns afterwards. */
   close(): Promise<void> {
-    this._closing ??= this.whenIdle().then(() => this._session.close()).finally(() => this.services.closed(this))
+    this._closing ??= this.whenIdle().then(() => this._bound.session.close()).finally(() => this.services.closed(this))
     return this._closing
   }
 
@@ -105,13 +110,13 @@ export class Agent {
     this._controller = controller
     // A tool awaiting a promise that never settles must not let Node exit mid-step.
     const keepAlive = setInterval(() => {}, KEEP_ALIVE_MS)
-    const running = this.acquire().then(() => runTurn({
-      session: this._session,
+    const running = this.acquire().then(({ session, callIds, headers }) => runTurn({
+      session,
       options: this.options,
       services: this.services,
       signal: controller.signal,
-      callIds: this._callIds,
-      headers: this._headers,
+      callIds,
+      headers,
       totals: this._totals,
       emit: (event) => this.emit(event),
     }, text)).finally(() => {
@@ -124,17 +129,16 @@ export class Agent {
   }
 
   /** A session closed under the agent (its store or service was swapped) is opened again, repaired if needed. */
-  private async acquire(): Promise<void> {
-    if (!this._session.closed) return
-    this.bind(await this.services.reopen(this._session.id, this.options))
+  private async acquire(): Promise<Bound> {
+    const { session } = this._bound
+    if (session.closed) this._bound = this.bind(await this.services.reopen(session.id, this.options))
+    return this._bound
   }
 
-  private bind(session: Session) {
-    this._session = session
-    this._headers = { last: findLastHeader(session.events) }
-    this._callIds = new CallIds(session.events)
+  private bind(session: Session): Bound {
     // However the session comes to close (its store or the service going away), the turn ends first.
     session.beforeClose(() => this.interrupt())
+    return { session, headers: { last: findLastHeader(session.events) }, callIds: new CallIds(session.events) }
   }
 
   private emit(event: AgentEvent) {

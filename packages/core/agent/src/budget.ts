@@ -1,26 +1,30 @@
 /**
- * The turn's limits: what a step may still ask for (`maxTokens` capped by the output budget the
- * turn has left) and whether the turn has used up a budget.
+ * The turn's limits: what a step may still ask for (each request's output limit capped by the
+ * output budget the turn has left) and whether the turn has used up a budget.
  */
 
-import type { LlmRuntime } from '@rein/llm'
+import type { LlmRuntime, ModelRoute } from '@rein/llm'
 import type { StepRequest, TurnOverrun } from '@rein/session'
 import type { Tally } from './accounting.ts'
 import type { AgentOptions } from './options.ts'
 
 export interface PlannedRequest {
+  /** The options as the primary route sends them (what `step/start` records). */
   request: StepRequest
-  /** `maxTokens` is what the turn's output budget had left, below the request's own limit. */
-  budgetCapped: boolean
+  /** What the turn's output budget has left: a ceiling on every route's `maxTokens`. */
+  cap?: number
 }
 
-/** The generation options of the next request: the agent's, with `maxTokens` = min(its own or the catalog's, what the turn has left). */
+/**
+ * The generation options of the next request. Only an explicit `maxTokens` and the budget's cap
+ * go to the runtime, which applies each route's own catalog limit under the cap — so a fallback
+ * model gets its own limit, not the primary's.
+ */
 export function planRequest(options: AgentOptions, llm: LlmRuntime, spent: Tally): PlannedRequest {
   const { provider, model, temperature, reasoningEffort, maxOutputTokens } = options
-  const own = options.maxTokens ?? llm.resolveModel(provider, model)?.maxTokens
-  const left = maxOutputTokens === undefined ? undefined : Math.max(1, maxOutputTokens - spent.usage.outputTokens)
-  const budgetCapped = left !== undefined && (own === undefined || left < own)
-  const maxTokens = budgetCapped ? left : own
+  const cap = maxOutputTokens === undefined ? undefined : Math.max(1, maxOutputTokens - spent.usage.outputTokens)
+  const own = ownLimit(options, llm, options)
+  const maxTokens = cap === undefined ? own : Math.min(own ?? cap, cap)
   return {
     request: {
       provider,
@@ -29,8 +33,13 @@ export function planRequest(options: AgentOptions, llm: LlmRuntime, spent: Tally
       ...(temperature !== undefined ? { temperature } : {}),
       ...(reasoningEffort !== undefined ? { reasoningEffort } : {}),
     },
-    budgetCapped,
+    ...(cap !== undefined ? { cap } : {}),
   }
+}
+
+/** A route's own output limit per request: the agent's `maxTokens`, else the route's catalog value. */
+export function ownLimit(options: AgentOptions, llm: LlmRuntime, route: ModelRoute): number | undefined {
+  return options.maxTokens ?? llm.resolveModel(route.provider, route.model)?.maxTokens
 }
 
 /** The budget the turn has used up, if any. With `maxCost`, money that cannot be counted counts as used up. */

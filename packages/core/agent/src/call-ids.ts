@@ -4,9 +4,8 @@
  * empty, a fresh one before the answer is logged, so the log and every request agree on it.
  */
 
-import { randomBytes } from 'node:crypto'
-import type { ContentBlock } from '@rein/llm'
-import type { SessionEvent } from '@rein/session'
+import { newToolCallId, type ContentBlock } from '@rein/llm'
+import { eventData, type SessionEvent } from '@rein/session'
 
 export class CallIds {
   private readonly seen = new Set<string>()
@@ -14,8 +13,7 @@ export class CallIds {
   constructor(events: readonly SessionEvent[]) {
     for (const event of events) {
       if (event.type !== 'assistant/message') continue
-      const content = (event.data as { message?: { content?: readonly ContentBlock[] } }).message?.content ?? []
-      for (const block of content) if (block.type === 'tool-call') this.seen.add(block.id)
+      for (const block of eventData(event, 'assistant/message').message.content) if (block.type === 'tool-call') this.seen.add(block.id)
     }
   }
 
@@ -23,13 +21,9 @@ export class CallIds {
   assign(blocks: readonly ContentBlock[]): ContentBlock[] {
     return blocks.map((block) => {
       if (block.type !== 'tool-call') return block
-      const id = block.id !== '' && !this.seen.has(block.id) ? block.id : freshId()
+      const id = block.id !== '' && !this.seen.has(block.id) ? block.id : newToolCallId()
       this.seen.add(id)
       return id === block.id ? block : { ...block, id }
     })
   }
-}
-
-function freshId(): string {
-  return `call_${randomBytes(18).toString('base64url')}`
 }

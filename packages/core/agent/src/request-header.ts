@@ -6,7 +6,7 @@
 
 import { createHash } from 'node:crypto'
 import type { ToolSpec } from '@rein/llm'
-import type { CoreEventData, SessionEvent } from '@rein/session'
+import { eventData, type CoreEventData, type SessionEvent } from '@rein/session'
 
 export type RequestHeader = CoreEventData['request/header']
 
@@ -16,10 +16,8 @@ function hashOf(text: string): string {
 
 /** The last header in a log. */
 export function findLastHeader(events: readonly SessionEvent[]): RequestHeader | undefined {
-  for (let i = events.length - 1; i >= 0; i--) {
-    if (events[i]!.type === 'request/header') return events[i]!.data as unknown as RequestHeader
-  }
-  return undefined
+  const last = events.findLast((event) => event.type === 'request/header')
+  return last && eventData(last, 'request/header')
 }
 
 /** The header a request needs written, or undefined when `previous` still describes it. */

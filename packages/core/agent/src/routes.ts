@@ -4,7 +4,7 @@
  */
 
 import { ReinError } from '@rein/base'
-import type { LlmRuntime, ModelRoute } from '@rein/llm'
+import { unsupportedEffort, type LlmRuntime, type ModelRoute } from '@rein/llm'
 import { eventData, type SessionEvent } from '@rein/session'
 import type { AgentOptions } from './options.ts'
 
@@ -24,11 +24,8 @@ export function checkRoutes(options: AgentOptions, llm: LlmRuntime): void {
       throw new ReinError('UNKNOWN_PROVIDER', `${where}: no loaded provider serves "${route.provider}"; loaded: ${served.length ? served.join(', ') : 'none'} (add its provider row, or pick one of those)`, { details: { where, provider: route.provider } })
     }
   }
-  const primary = llm.resolveModel(options.provider, options.model)
-  const efforts = primary?.reasoning?.efforts
-  if (options.reasoningEffort !== undefined && primary && !efforts?.includes(options.reasoningEffort)) {
-    throw new ReinError('UNSUPPORTED_REASONING_EFFORT', `${options.provider}/${options.model} does not support reasoning effort "${options.reasoningEffort}"; ${efforts?.length ? `it supports ${efforts.join(', ')}` : 'it lists no reasoning efforts'}`)
-  }
+  const unsupported = unsupportedEffort(options, llm.resolveModel(options.provider, options.model), options.reasoningEffort)
+  if (unsupported) throw new ReinError(unsupported.code, unsupported.message)
   if (options.maxCost === undefined) return
   for (const [where, route] of routes) {
     if (!llm.resolveModel(route.provider, route.model)?.pricing) {
@@ -37,13 +34,22 @@ export function checkRoutes(options: AgentOptions, llm: LlmRuntime): void {
   }
 }
 
-/** The route and generation options of the log's last step (or, for older logs, its last request header). */
-export function recordedRequest(events: readonly SessionEvent[]): Partial<Pick<AgentOptions, 'provider' | 'model' | 'temperature' | 'reasoningEffort'>> {
+/**
+ * The route and generation options of the log's last step (or, for older logs, its last request
+ * header). A recorded reasoning effort belongs to the recorded model: when `overrides` name another
+ * provider or model, it is left out (the new model may not list it).
+ */
+export function recordedRequest(events: readonly SessionEvent[], overrides: Partial<ModelRoute> = {}): Partial<Pick<AgentOptions, 'provider' | 'model' | 'temperature' | 'reasoningEffort'>> {
   const step = events.findLast((event) => event.type === 'step/start' && eventData(event, 'step/start').request !== undefined)
   const request = step && eventData(step, 'step/start').request
   if (request) {
     const { provider, model, temperature, reasoningEffort } = request
-    return { provider, model, ...(temperature !== undefined ? { temperature } : {}), ...(reasoningEffort !== undefined ? { reasoningEffort } : {}) }
+    const sameModel = (overrides.provider ?? provider) === provider && (overrides.model ?? model) === model
+    return {
+      provider, model,
+      ...(temperature !== undefined ? { temperature } : {}),
+      ...(reasoningEffort !== undefined && sameModel ? { reasoningEffort } : {}),
+    }
   }
   const header = events.findLast((event) => event.type === 'request/header')
   if (!header) return {}

@@ -77,7 +77,7 @@ export class AgentService extends Service {
   async resume(id: string, options: Partial<AgentOptions> = {}): Promise<{ agent: Agent; repaired: ResumeReport }> {
     const session = await this.service('sessions').open(id)
     try {
-      const resolved = this.resolve({ cwd: session.header.cwd, ...recordedRequest(session.events), ...stripUndefined(options) })
+      const resolved = this.resolve({ cwd: session.header.cwd, ...recordedRequest(session.events, options), ...stripUndefined(options) })
       const repaired = await repairSession(session, this.service('tools'), resolved)
       return { agent: this.track(new Agent(session, resolved, this.agentServices())), repaired }
     } catch (error) {

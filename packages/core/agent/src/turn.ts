@@ -12,7 +12,7 @@ import { isReinError } from '@rein/base'
 import type { Session, TurnEndReason, TurnOverrun } from '@rein/session'
 import type { ToolRegistry, ToolSchema } from '@rein/tools'
 import type { Tally } from './accounting.ts'
-import { overBudget, planRequest, type PlannedRequest } from './budget.ts'
+import { overBudget, ownLimit, planRequest, type PlannedRequest } from './budget.ts'
 import type { CallIds } from './call-ids.ts'
 import type { AgentEvent, TurnResult } from './events.ts'
 import type { AgentOptions } from './options.ts'
@@ -127,7 +127,8 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
     messages: session.messages(),
     ...(prepared.schemas.length > 0 ? { tools: prepared.schemas } : {}),
     fallbacks: options.fallbacks,
-    ...(request.maxTokens !== undefined ? { maxTokens: request.maxTokens } : {}),
+    ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
+    ...(prepared.planned.cap !== undefined ? { maxTokensCap: prepared.planned.cap } : {}),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
     ...(request.reasoningEffort !== undefined ? { reasoningEffort: request.reasoningEffort } : {}),
     signal,
@@ -152,7 +153,8 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
 function recordAttempt(context: TurnContext, state: TurnState, llm: LlmRuntime, event: Extract<LlmEvent, { type: 'attempt' }>) {
   const { type: _type, ...attempt } = event
   const cost = attempt.usage ? priceOf(llm, attempt, attempt.usage) : undefined
-  context.session.append('llm/attempt', { ...attempt, ...(cost !== undefined ? { cost } : {}) })
+  // Ignorable: the model never sees it, so a rein that predates the record can still load the log.
+  context.session.append('llm/attempt', { ...attempt, ...(cost !== undefined ? { cost } : {}) }, { ignorable: true })
   if (!attempt.usage) return
   const estimated = attempt.usageEstimated === true
   state.tally.add(attempt.usage, cost, estimated)
@@ -203,7 +205,7 @@ async function commitAnswer(context: TurnContext, state: TurnState, prepared: Pr
     pairRest({ state, tools: prepared.tools, emit: context.emit }, 'BUDGET_EXCEEDED', over.message)
     return { end: { reason: 'budget', error: over } }
   }
-  if (finish.reason === 'max-tokens') return { end: outputLimit(prepared.planned) }
+  if (finish.reason === 'max-tokens') return { end: outputLimit(prepared.planned.cap, ownLimit(options, prepared.llm, used)) }
   if (calls.length === 0) return { end: { reason: 'completed' } }
   return { calls }
 }
@@ -270,12 +272,12 @@ function cancelled(signal: AbortSignal): TurnEnd {
   return { reason: isReinError(signal.reason, 'INTERRUPTED') ? 'interrupted' : 'aborted' }
 }
 
-function outputLimit(planned: PlannedRequest): TurnEnd {
-  const { maxTokens } = planned.request
-  if (planned.budgetCapped) {
-    return { reason: 'budget', error: { code: 'MAX_OUTPUT_TOKENS', message: `the answer was cut at the ${maxTokens ?? 0} output tokens the turn had left (maxOutputTokens)` } }
+/** A cut answer: the turn's budget cut it when its cap was below the answering route's own limit. */
+function outputLimit(cap: number | undefined, own: number | undefined): TurnEnd {
+  if (cap !== undefined && (own === undefined || cap < own)) {
+    return { reason: 'budget', error: { code: 'MAX_OUTPUT_TOKENS', message: `the answer was cut at the ${cap} output tokens the turn had left (maxOutputTokens)` } }
   }
-  const limit = maxTokens === undefined ? "the provider's default output limit" : `its output limit of ${maxTokens} tokens`
+  const limit = own === undefined ? "the provider's default output limit" : `its output limit of ${own} tokens`
   return { reason: 'max-tokens', error: { code: 'MAX_TOKENS', message: `the answer reached ${limit} for one request; any tool call in it was dropped` } }
 }
 

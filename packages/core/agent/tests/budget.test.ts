@@ -24,6 +24,18 @@ describe('the output budget shapes each request (issue #8)', () => {
     expectValidLog(agent.session.events)
   })
 
+  it('gives a fallback model its own output limit, under the turn\'s cap, not the primary\'s', async () => {
+    const down: LlmFailure = { code: 'SERVER', message: 'down' }
+    const { root, llm } = await boot((request) => request.model === 'big' ? { steps: [{ fail: down }] } : [{ text: 'from small' }], {
+      agent: { model: 'big', maxOutputTokens: 10_000, fallbacks: [{ provider: 'scripted', model: 'small' }] },
+      models: [{ id: 'big', maxTokens: 32_000 }, { id: 'small', maxTokens: 4_000 }],
+    })
+    const agent = await root.agents.create()
+    expect(await agent.send('go')).toMatchObject({ reason: 'completed', text: 'from small' })
+    expect(llm.requests.map((request) => [request.model, request.maxTokens])).toEqual([['big', 10_000], ['big', 10_000], ['big', 10_000], ['small', 4_000]])
+    expectValidLog(agent.session.events)
+  })
+
   it('ends the turn as a budget when the budget-capped answer is cut, and as max-tokens when the model\'s own limit cut it', async () => {
     const cut = { steps: [{ text: 'cut off' }, { usage: { inputTokens: 5, outputTokens: 50 } }], finish: 'max-tokens' as const }
     const capped = await boot([cut], { agent: { maxOutputTokens: 50 }, models: [{ id: 'm', maxTokens: 800 }] })
@@ -96,5 +108,16 @@ describe('resume reuses what the log recorded (issue #8)', () => {
     const { agent: explicit } = await root.agents.resume(first.session.id, { model: 'm' })
     expect(explicit.options).toMatchObject({ model: 'm', temperature: 0.7 })
     await explicit.close()
+  })
+
+  it('drops the recorded reasoning effort when another model is asked for, which may not list it', async () => {
+    const { root } = await boot([[{ text: 'one' }]], { models: [{ id: 'm', reasoning: { efforts: ['low', 'high'] } }, { id: 'plain' }] })
+    const first = await root.agents.create({ reasoningEffort: 'high' })
+    await first.send('go')
+    await first.close()
+    const { agent } = await root.agents.resume(first.session.id, { model: 'plain' })
+    expect(agent.options.model).toBe('plain')
+    expect(agent.options.reasoningEffort).toBeUndefined()
+    await agent.close()
   })
 })

@@ -11,5 +11,5 @@ export {
   type ToFrozenJsonOptions,
 } from './json.ts'
 export type { Brand, SessionId, CallId, MessageId, RunId, JobId } from './ids.ts'
-export { ensurePrivateDir, openPrivateFile, PRIVATE_FILE_MODE, PRIVATE_DIR_MODE } from './private-files.ts'
+export { ensurePrivateDir, openPrivateFile, makeFilePrivate, PRIVATE_FILE_MODE, PRIVATE_DIR_MODE } from './private-files.ts'
 export { closest } from './suggest.ts'

@@ -3,12 +3,12 @@
  * reached, and the cool-down that keeps a route that just failed over out of later streams' way.
  */
 
-import type { AdapterRequest, LlmAdapter } from './adapter.ts'
+import type { AdapterRequest, LlmAdapter, ModelInfo } from './adapter.ts'
 import { isRetryable, type LlmFailure, type LlmFailureCode } from './errors.ts'
 import type { LlmRequest, ModelRoute } from './request.ts'
 
 /** Moves to the next route at once: retrying the same provider cannot help. */
-const SWITCH_AT_ONCE: ReadonlySet<LlmFailureCode> = new Set(['AUTH', 'QUOTA', 'MISSING_CREDENTIAL', 'INVALID_CREDENTIAL', 'NO_ADAPTER'])
+const SWITCH_AT_ONCE: ReadonlySet<LlmFailureCode> = new Set(['AUTH', 'QUOTA', 'MISSING_CREDENTIAL', 'INVALID_CREDENTIAL', 'NO_ADAPTER', 'MALFORMED_RESPONSE'])
 /** Another model would fail the same way. */
 const SAME_EVERYWHERE: ReadonlySet<LlmFailureCode> = new Set(['INVALID_REQUEST', 'CONTEXT_WINDOW_EXCEEDED'])
 
@@ -35,17 +35,12 @@ export function resolveRoute(route: ModelRoute, adapters: ReadonlyMap<string, Ll
     return { failure: { code: 'NO_ADAPTER', message: `no adapter serves provider "${route.provider}"; registered: ${known.length ? known.join(', ') : 'none'}` } }
   }
   const info = adapter.resolveModel?.(route.provider, route.model)
-  if (request.reasoningEffort !== undefined && info && !info.reasoning?.efforts.includes(request.reasoningEffort)) {
-    const listed = info.reasoning?.efforts ?? []
-    return {
-      failure: {
-        code: 'UNSUPPORTED_REASONING_EFFORT',
-        message: `${route.provider}/${route.model} does not support reasoning effort "${request.reasoningEffort}"; ${listed.length ? `it supports ${listed.join(', ')}` : 'it lists no reasoning efforts'}`,
-      },
-    }
-  }
+  const unsupported = unsupportedEffort(route, info, request.reasoningEffort)
+  if (unsupported) return { failure: unsupported }
   const effort = request.reasoningEffort ?? info?.reasoning?.default
-  const maxTokens = request.maxTokens ?? info?.maxTokens
+  const own = request.maxTokens ?? info?.maxTokens
+  const cap = request.maxTokensCap
+  const maxTokens = cap === undefined ? own : Math.min(own ?? cap, cap)
   return {
     adapter,
     request: {
@@ -58,6 +53,16 @@ export function resolveRoute(route: ModelRoute, adapters: ReadonlyMap<string, Ll
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(effort !== undefined ? { reasoningEffort: effort } : {}),
     },
+  }
+}
+
+/** The failure for a reasoning effort the model's catalog entry does not list; undefined when it does, or lists none. */
+export function unsupportedEffort(route: ModelRoute, info: ModelInfo | undefined, effort: string | undefined): LlmFailure | undefined {
+  if (effort === undefined || !info || info.reasoning?.efforts.includes(effort)) return undefined
+  const listed = info.reasoning?.efforts ?? []
+  return {
+    code: 'UNSUPPORTED_REASONING_EFFORT',
+    message: `${route.provider}/${route.model} does not support reasoning effort "${effort}"; ${listed.length ? `it supports ${listed.join(', ')}` : 'it lists no reasoning efforts'}`,
   }
 }
 

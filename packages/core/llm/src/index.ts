@@ -11,7 +11,7 @@ export { LlmAdapter, type AdapterRequest, type GenerationOptions, type ModelInfo
 export { BlockAssembler, type AssembledFinish } from './assembler.ts'
 export { LlmError, isRetryable, toFailure, type LlmFailure, type LlmFailureCode } from './errors.ts'
 export {
-  createMessage, userMessage, assistantMessage, toolResultMessage,
+  createMessage, userMessage, assistantMessage, toolResultMessage, newToolCallId,
   type Message, type MessageSource, type Role, type ContentBlock, type TextBlock, type ReasoningBlock,
   type ImageBlock, type ToolCallBlock, type ToolResultBlock,
 } from './message.ts'
@@ -19,3 +19,5 @@ export type { LlmRequest, LlmEvent, LlmAttempt, ModelRoute } from './request.ts'
 export { DEFAULT_RETRY_POLICY, retryDelay, type RetryPolicy } from './retry.ts'
 export { isDelta, assertNever, type StreamChunk, type FinishReason, type StreamBlockType } from './stream.ts'
 export { addUsage, costOfUsage, type TokenUsage, type Pricing } from './usage.ts'
+/** The `UNSUPPORTED_REASONING_EFFORT` failure for an effort a model's catalog entry does not list, or undefined. */
+export { unsupportedEffort } from './fallback.ts'

@@ -4,7 +4,7 @@
  */
 
 import { toFrozenJson, type JsonValue, type MessageId } from '@rein/base'
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
 
 export interface TextBlock { type: 'text'; text: string }
 /** Model reasoning ("thinking"). Providers differ in whether it must be sent back; adapters decide. */
@@ -53,4 +53,9 @@ export function assistantMessage(content: readonly ContentBlock[], source: Extra
 /** Tool results travel in a user-role message, one block per call, in the order the model asked. */
 export function toolResultMessage(results: readonly Omit<ToolResultBlock, 'type'>[], id?: string): Message {
   return createMessage('user', results.map((result) => ({ type: 'tool-result' as const, ...result })), { kind: 'tool' }, id)
+}
+
+/** A fresh tool-call id, `call_` and 24 random URL-safe characters: for calls a server sent without one, or with one already used. */
+export function newToolCallId(): string {
+  return `call_${randomBytes(18).toString('base64url')}`
 }

@@ -16,6 +16,11 @@ export interface ModelRoute {
  * and defaults to the model's default.
  */
 export interface LlmRequest extends ModelRoute, GenerationOptions {
+  /**
+   * A ceiling on every attempt's output limit, e.g. what a turn's output budget has left: each
+   * route sends min(its `maxTokens` — the request's, else its catalog's — and this).
+   */
+  maxTokensCap?: number
   /** Tried in order when the current route fails before showing anything; see the README. */
   fallbacks?: readonly ModelRoute[]
   signal?: AbortSignal

@@ -25,8 +25,11 @@ declare module '@deepseek-ai/cordis' {
 
 export interface LlmRuntimeConfig {
   retry: RetryPolicy
-  /** How long a route that failed over is skipped by later streams that have somewhere else to go; 0 turns this off. */
-  fallbackCooldownMs: number
+  /**
+   * How long a route that failed over is skipped by later streams that have somewhere else to go;
+   * 0 turns this off. Default 300000 (optional, so configs written before it existed still fit).
+   */
+  fallbackCooldownMs?: number
 }
 
 interface RuntimeState {
@@ -42,6 +45,8 @@ interface RuntimeState {
 
 type Report = (event: LlmEvent) => void
 
+const DEFAULT_COOLDOWN_MS = 300_000
+
 export class LlmRuntime extends Service {
   static readonly Config: Schema<{ retry?: Partial<RetryPolicy>; fallbackCooldownMs?: number }, LlmRuntimeConfig> = Schema.object({
     retry: Schema.object({
@@ -51,7 +56,7 @@ export class LlmRuntime extends Service {
       jitter: Schema.number().min(0).max(1).default(DEFAULT_RETRY_POLICY.jitter).description('Random ± fraction of each delay.'),
       retryAfterCapMs: Schema.natural().default(DEFAULT_RETRY_POLICY.retryAfterCapMs).description('Longest Retry-After honoured.'),
     }).default({} as RetryPolicy),
-    fallbackCooldownMs: Schema.natural().default(300_000).description('How long later streams skip a route that failed over; 0 turns it off.'),
+    fallbackCooldownMs: Schema.natural().default(DEFAULT_COOLDOWN_MS).description('How long later streams skip a route that failed over; 0 turns it off.'),
   }) as Schema<{ retry?: Partial<RetryPolicy>; fallbackCooldownMs?: number }, LlmRuntimeConfig>
 
   // Service methods run on cordis's tracing proxy; state lives in one object read once per call.
@@ -61,7 +66,7 @@ export class LlmRuntime extends Service {
     super(ctx, 'llm')
     const state: RuntimeState = {
       adapters: new Map(), retry: config.retry, logger: ctx.logger('llm'),
-      cooldowns: new Cooldowns(config.fallbackCooldownMs ?? 300_000), inflight: new InflightAttempts(), runs: new Set(), stopped: false,
+      cooldowns: new Cooldowns(config.fallbackCooldownMs ?? DEFAULT_COOLDOWN_MS), inflight: new InflightAttempts(), runs: new Set(), stopped: false,
     }
     this._state = state
     ctx.effect(() => () => {

@@ -40,6 +40,17 @@ describe('which failures fall back', () => {
     expect(primary.requests).toHaveLength(1)
   })
 
+  it('falls back at once when a server answers with something that is not its API (an HTML page from a proxy)', async () => {
+    const root = await runtime()
+    const primary = new FakeAdapter([fail('MALFORMED_RESPONSE', { status: 200 })])
+    root.llm.registerAdapter('p', primary)
+    root.llm.registerAdapter('b', new FakeAdapter([{ chunks: say('from b') }]))
+    const { chunks, events } = await collect(root, backup)
+    expect(chunks).toEqual(say('from b'))
+    expect(switches(events)).toEqual(['p->b MALFORMED_RESPONSE'])
+    expect(primary.requests).toHaveLength(1)
+  })
+
   it('ends a model-not-found without a fallback with the failure as it came', async () => {
     const root = await runtime()
     root.llm.registerAdapter('p', new FakeAdapter([fail('INVALID_REQUEST', { modelNotFound: true })]))

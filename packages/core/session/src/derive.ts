@@ -4,6 +4,7 @@
  */
 
 import { toolResultMessage, type ImageBlock, type Message, type TextBlock } from '@rein/llm'
+import { eventData } from './event-data.ts'
 import type { CoreEventData, SessionEvent } from './events.ts'
 
 type ToolResultData = CoreEventData['tool/result']
@@ -18,13 +19,13 @@ export class MessageProjection {
 
   push(event: SessionEvent): void {
     if (event.type === 'tool/result') {
-      this.results.push({ seq: event.seq, data: event.data as unknown as ToolResultData })
+      this.results.push({ seq: event.seq, data: eventData(event, 'tool/result') })
     } else if (event.type === 'user/message') {
       this.closeResults()
-      this.done.push((event.data as unknown as CoreEventData['user/message']).message)
+      this.done.push(eventData(event, 'user/message').message)
     } else if (event.type === 'assistant/message') {
       this.closeResults()
-      const { message } = event.data as unknown as CoreEventData['assistant/message']
+      const { message } = eventData(event, 'assistant/message')
       if (message.content.length > 0) this.done.push(message)
     }
   }

@@ -54,7 +54,7 @@ export class Session {
     return this._events.length - this._durable
   }
 
-  append<T extends CoreEventType>(type: T, data: CoreEventData[T]): SessionEvent<T, CoreEventData[T]>
+  append<T extends CoreEventType>(type: T, data: CoreEventData[T], options?: { ignorable?: true }): SessionEvent<T, CoreEventData[T]>
   append(type: string, data: JsonValue, options?: { ignorable?: true }): SessionEvent
   append(type: string, data: unknown, options: { ignorable?: true } = {}): SessionEvent {
     if (this._closed) throw new ReinError('SESSION_CLOSED', `session ${this.id} is closed`)

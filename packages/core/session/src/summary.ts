@@ -44,23 +44,37 @@ export function summarize(header: SessionHeader, events: readonly SessionEvent[]
 }
 
 /**
- * Usage and money over the whole log: from `llm/attempt` records (failed attempts included), or,
- * for logs written before those existed, from the answers. Money is unknown once any part is unpriced.
+ * Usage and money over the whole log, turn by turn: from a turn's `llm/attempt` records (failed
+ * attempts included), or, for turns written before those existed, from its answers — so a session
+ * begun by an older rein and resumed by this one counts both parts. Money is unknown once any part
+ * with usage is unpriced.
  */
 export function spending(events: readonly SessionEvent[]): { usage: TokenUsage; cost?: number } {
-  const attempts = events.filter((event) => event.type === 'llm/attempt').map((event) => eventData(event, 'llm/attempt'))
-  const parts = attempts.length > 0
-    ? attempts
-    : events.filter((event) => event.type === 'assistant/message').map((event) => eventData(event, 'assistant/message'))
   let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 }
   let cost: number | undefined = 0
-  for (const part of parts) {
-    if (!part.usage) continue
-    usage = addUsage(usage, part.usage)
-    cost = cost === undefined || part.cost === undefined ? undefined : cost + part.cost
+  let counted = false
+  let attempts: Spent[] = []
+  let answers: Spent[] = []
+  const closeTurn = () => {
+    for (const part of attempts.length > 0 ? attempts : answers) {
+      if (!part.usage) continue
+      usage = addUsage(usage, part.usage)
+      cost = cost === undefined || part.cost === undefined ? undefined : cost + part.cost
+      counted = true
+    }
+    attempts = []
+    answers = []
   }
-  return { usage, ...(cost !== undefined && parts.some((part) => part.usage) ? { cost } : {}) }
+  for (const event of events) {
+    if (event.type === 'turn/start') closeTurn()
+    else if (event.type === 'llm/attempt') attempts.push(eventData(event, 'llm/attempt'))
+    else if (event.type === 'assistant/message') answers.push(eventData(event, 'assistant/message'))
+  }
+  closeTurn()
+  return { usage, ...(counted && cost !== undefined ? { cost } : {}) }
 }
+
+type Spent = { usage?: TokenUsage; cost?: number }
 
 function titleOf(data: unknown): string | undefined {
   const content = (data as { message?: { content?: { type?: string; text?: string }[] } }).message?.content ?? []

@@ -62,3 +62,23 @@ describe('capContent', () => {
     expect(capContent(content, undefined)).toEqual(content)
   })
 })
+
+describe('spending (issue #8)', () => {
+  it('counts a turn from its attempts, and an older turn without attempts from its answers', async () => {
+    const { spending } = await import('../src/index.ts')
+    const usage = (inputTokens: number, outputTokens: number) => ({ inputTokens, outputTokens })
+    const at = (seq: number, type: string, data: unknown) => ({ seq, type, time: '2026-01-01T00:00:00.000Z', data: data as never })
+    const answer = { message: { id: 'a', role: 'assistant', content: [], source: { kind: 'model', provider: 'p', model: 'm' } }, provider: 'p', model: 'm' }
+    const events = [
+      at(0, 'turn/start', { turn: 1 }),
+      at(1, 'assistant/message', { ...answer, usage: usage(10, 1), cost: 1 }),
+      at(2, 'turn/end', { turn: 1, reason: 'completed' }),
+      at(3, 'turn/start', { turn: 2 }),
+      at(4, 'llm/attempt', { usage: usage(5, 0), cost: 0.5 }),
+      at(5, 'llm/attempt', { usage: usage(20, 2), cost: 2 }),
+      at(6, 'assistant/message', { ...answer, usage: usage(20, 2), cost: 2 }),
+      at(7, 'turn/end', { turn: 2, reason: 'completed' }),
+    ]
+    expect(spending(events)).toEqual({ usage: usage(35, 3), cost: 3.5 })
+  })
+})

@@ -44,7 +44,7 @@ export function parseArguments(raw: string, schema: JsonSchema, limits: Argument
     // JSON.parse gives only plain data, so the one thing toFrozenJson can refuse is ±Infinity from a huge literal.
     if (isReinError(error, 'NOT_JSON')) {
       const path = error.details?.path
-      return { ok: false, problems: [`${typeof path === 'string' ? path : '$'}: the number is too large to represent; send it as a string`] }
+      return { ok: false, problems: [`${typeof path === 'string' ? path : '$'}: the number is too large to represent; send a smaller one`] }
     }
     throw error
   }
@@ -53,7 +53,7 @@ export function parseArguments(raw: string, schema: JsonSchema, limits: Argument
     return {
       ok: false,
       problems: report(inexact.map(({ path, text }) =>
-        `${path}: ${text} is beyond ±${Number.MAX_SAFE_INTEGER}, past which a JSON number is not kept exactly; send it as a string`)),
+        `${path}: ${text} is beyond ±${Number.MAX_SAFE_INTEGER}, past which a JSON number is not kept exactly; send a value within that range`)),
     }
   }
   if (hasDefaults(schema)) args = applyDefaults(schema, args)

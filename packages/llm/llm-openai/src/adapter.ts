@@ -13,7 +13,7 @@ import { createChunkTranslator } from './convert-stream.ts'
 import { readApiKey, redact } from './credentials.ts'
 import { openAiDialect, type OpenAiDialect } from './dialect.ts'
 import { failureFromFetchError, failureFromResponse } from './errors.ts'
-import { readBounded } from './response-body.ts'
+import { readBounded, STOP_READING } from './response-body.ts'
 import { readSseData } from './sse.ts'
 import { ResponseWatchdog } from './watchdog.ts'
 
@@ -71,7 +71,7 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
       const type = response.headers.get('content-type') ?? ''
       if (!response.body || !type.includes('text/event-stream')) {
         // Not a stream: no reason to wait for (or hold) a body that may never end.
-        response.body?.cancel().catch(() => {})
+        response.body?.cancel(STOP_READING).catch(() => {})
         const requestId = response.headers.get('x-request-id')
         throw new LlmError({
           code: 'MALFORMED_RESPONSE', status: response.status, ...(requestId ? { requestId } : {}),

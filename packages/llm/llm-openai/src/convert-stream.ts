@@ -4,9 +4,8 @@
  * arrives after `finish_reason` on this wire.
  */
 
-import { randomBytes } from 'node:crypto'
 import type { JsonValue } from '@rein/base'
-import { LlmError, type ContentBlock, type FinishReason, type LlmFailure, type StreamChunk, type TokenUsage } from '@rein/llm'
+import { LlmError, newToolCallId, type ContentBlock, type FinishReason, type LlmFailure, type StreamChunk, type TokenUsage } from '@rein/llm'
 import { failureFromStreamError } from './errors.ts'
 import type { WireToolCallDelta, WireUsage } from './wire.ts'
 import { checkChunk, malformed } from './wire-shape.ts'
@@ -63,7 +62,7 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
       block = open('tool-call', out)
       // Some servers omit the id. A made-up one must stay unique for the whole session (results are
       // paired and crashes repaired by id), so it is random, not derived from the position.
-      block.id = typeof call.id === 'string' && call.id ? call.id : syntheticCallId()
+      block.id = typeof call.id === 'string' && call.id ? call.id : newToolCallId()
       tools.set(wireIndex, block)
     }
     const name = typeof call.function?.name === 'string' && call.function.name && block.name === undefined ? call.function.name : undefined
@@ -122,11 +121,6 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
 
     usageSoFar: () => usage,
   }
-}
-
-/** `call_` and 24 random URL-safe characters. */
-function syntheticCallId(): string {
-  return `call_${randomBytes(18).toString('base64url')}`
 }
 
 function assemble(block: Block): ContentBlock {

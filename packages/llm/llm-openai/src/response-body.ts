@@ -2,6 +2,12 @@
 
 import type { ResponseWatchdog } from './watchdog.ts'
 
+/**
+ * The reason every body rein stops reading is cancelled with. One shared instance: a cancel with no
+ * reason makes fetch build a DOMException (with a stack) per request.
+ */
+export const STOP_READING = new Error('rein stopped reading the response')
+
 export interface BoundedBody {
   text: string
   bytes: number
@@ -35,6 +41,6 @@ export async function readBounded(body: ReadableStream<Uint8Array> | null, watch
     if (caller.aborted) throw error
     return { text: text + decoder.decode(), bytes, cut: watchdog.timedOut ? 'stalled' : 'broken' }
   } finally {
-    reader.cancel().catch(() => {})
+    reader.cancel(STOP_READING).catch(() => {})
   }
 }

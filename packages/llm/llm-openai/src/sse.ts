@@ -7,6 +7,7 @@
 import { LlmError } from '@rein/llm'
 import { createParser, type ParseError } from 'eventsource-parser'
 import { ResponseWatchdog } from './watchdog.ts'
+import { STOP_READING } from './response-body.ts'
 
 export interface SseOptions {
   /** Names the server in messages. */
@@ -50,7 +51,7 @@ export async function* readSseData(body: ReadableStream<Uint8Array>, options: Ss
     }
   } finally {
     if (!options.watchdog) watchdog.dispose()
-    reader.cancel().catch(() => {})
+    reader.cancel(STOP_READING).catch(() => {})
   }
 }
 

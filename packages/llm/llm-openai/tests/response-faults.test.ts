@@ -60,7 +60,7 @@ describe('huge error bodies', () => {
     expect(finish.failure).toMatchObject({ code: 'INVALID_REQUEST', status: 400, message: 'OpenAI returned HTTP 400: bad request, and a lot of it' })
     await server.requests[0]!.reply.settled
     expect(server.requests[0]!.reply.clientClosedEarly).toBe(true)
-    expect(server.requests[0]!.reply.bytesWritten).toBeLessThan(size / 4)
+    expect(server.requests[0]!.reply.bytesWritten).toBeLessThan(8 * 1024 * 1024)
   })
 })
 

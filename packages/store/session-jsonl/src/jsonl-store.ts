@@ -4,7 +4,7 @@
  */
 
 import { open, readFile, readdir, stat, type FileHandle } from 'node:fs/promises'
-import { ReinError, ensurePrivateDir, isReinError, toFrozenJson } from '@rein/base'
+import { ReinError, ensurePrivateDir, isReinError, makeFilePrivate, toFrozenJson } from '@rein/base'
 import { summarize, type LoadedSession, type SessionEvent, type SessionHeader, type SessionStore, type SessionSummary } from '@rein/session'
 import { appendDurably, publishFile } from './durable-write.ts'
 import { errorCode, messageOf } from './fs-errors.ts'
@@ -84,6 +84,8 @@ export class JsonlSessionStore implements SessionStore {
     let handle: FileHandle | undefined
     try {
       handle = await open(paths.file, 'r+').catch((error: unknown) => { throw readError(id, paths.file, error) })
+      // A log an older rein wrote may be readable to others; it holds prompts and outputs.
+      await makeFilePrivate(handle)
       const content = await handle.readFile()
       const { header, events, validLength, unterminated } = parseSessionFile(content, paths.file, id)
       let size = validLength

@@ -1,4 +1,4 @@
-import { stat, writeFile } from 'node:fs/promises'
+import { chmod, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
 import SessionService from '@rein/session'
@@ -22,6 +22,21 @@ describe('session files are private (issue #8)', () => {
     expect(await mode(join(root, 's1.jsonl'))).toBe(0o600)
     expect(await mode(root)).toBe(0o700)
     expect(await mode(join(root, '..'))).toBe(0o700)
+    await store.close('s1')
+  })
+})
+
+describe('a session file an older rein left readable to others', () => {
+  it('is narrowed to 0600 when the session is opened for writing', async () => {
+    const root = await tempRoot()
+    const first = new JsonlSessionStore({ root })
+    await first.create(header('s1'))
+    await first.append('s1', range(0, 1))
+    await first.close('s1')
+    await chmod(join(root, 's1.jsonl'), 0o644)
+    const store = new JsonlSessionStore({ root })
+    await store.open('s1')
+    expect(await mode(join(root, 's1.jsonl'))).toBe(0o600)
     await store.close('s1')
   })
 })

@@ -9,6 +9,7 @@ import { ReinError } from '@rein/base'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { exitFor, installApproval, openAgent, withComposition } from '../session-command.ts'
+import { neutralize } from '../terminal-text.ts'
 
 export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
   if (!io.stdin.isTTY) throw new ReinError('USAGE', 'rein chat needs a terminal; for scripts use rein run "…"')
@@ -17,7 +18,7 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
     prompt.setPrompt('> ')
     // A pending approval question takes the next line before the queue sees it (readline's rule).
     installApproval(scope.ctx, args.options.yes, async (request) => {
-      const answer = await prompt.question(`allow ${request.toolName} (${request.reason})? [y/N] `, { signal: request.signal })
+      const answer = await prompt.question(neutralize(`allow ${request.toolName} (${request.reason})? [y/N] `), { signal: request.signal })
       return /^y(es)?$/i.test(answer.trim()) ? 'allow' : 'deny'
     })
     const { agent } = await openAgent(scope, args.options.session)

@@ -21,7 +21,7 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
       for (const event of events) io.stdout.write(`${JSON.stringify(event)}\n`)
       return 0
     }
-    io.stdout.write(`session ${header.id} · created ${header.createdAt} · ${header.cwd}\n`)
+    io.stdout.write(`${neutralize(`session ${header.id} · created ${header.createdAt} · ${header.cwd}`)}\n`)
     for (const event of events) {
       const line = describe(event)
       if (line !== undefined) io.stdout.write(`${neutralize(line)}\n`)
