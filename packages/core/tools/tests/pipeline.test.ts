@@ -342,18 +342,6 @@ describe('execute: wrappers, deadlines and cancellation', () => {
     expect(await patient).toMatchObject({ error: { code: 'TOOL_TIMEOUT', message: 'patient did not finish within 3000 ms' } })
   })
 
-  it('lets a body that ignores the caller signal be cancelled before the default timeout', async () => {
-    const { tools } = await createRegistry()
-    const { tool, runs } = probe(() => never())
-    tools.register(tool)
-    const controller = new AbortController()
-    const pending = tools.execute(call('probe', { path: 'a' }, { signal: controller.signal }))
-    await vi.waitFor(() => expect(runs).toHaveLength(1))
-    controller.abort()
-    expect(await pending).toMatchObject({ error: { code: 'ABORTED' } })
-    expect(runs[0]!.run.signal.aborted).toBe(true)
-  })
-
   it('does not start a call whose signal is already aborted', async () => {
     const { tools } = await createRegistry()
     const { tool, runs } = probe()
@@ -385,7 +373,7 @@ describe('execute: wrappers, deadlines and cancellation', () => {
     const pending = tools.execute(call('probe', { path: 'a' }, { signal: controller.signal }))
     await vi.waitFor(() => expect(runs).toHaveLength(1))
     controller.abort()
-    expect((await pending).isError && 'ABORTED').toBe('ABORTED')
+    expect(await pending).toMatchObject({ error: { code: 'ABORTED' } })
     expect(runs[0]!.run.signal.aborted).toBe(true)
   })
 
