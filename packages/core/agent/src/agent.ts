@@ -6,14 +6,16 @@
  */
 
 import { ReinError } from '@rein/base'
-import type { TokenUsage } from '@rein/llm'
+import { createMessage, type Message, type TokenUsage } from '@rein/llm'
 import type { Session } from '@rein/session'
 import { Tally } from './accounting.ts'
 import { CallIds } from './call-ids.ts'
 import type { AgentEvent, TurnResult } from './events.ts'
 import type { AgentOptions } from './options.ts'
-import { findLastHeader, type RequestHeader } from './request-header.ts'
+import { newRunId, type ParentRun } from './identity.ts'
+import { findLastHeader, recordedPins, type RequestHeader } from './request-header.ts'
 import { runTurn, type TurnServices } from './turn.ts'
+import { visibleTools } from './visibility.ts'
 
 /** What an agent needs from the service that made it. */
 export interface AgentServices extends TurnServices {
@@ -26,7 +28,22 @@ export interface AgentServices extends TurnServices {
 interface Bound {
   session: Session
   headers: { last?: RequestHeader }
+  pins: Map<string, string>
   callIds: CallIds
+}
+
+/** What a plugin adds to the conversation with `inject`. */
+export interface Injection {
+  /** The plugin's name, recorded as the message's source. */
+  plugin: string
+  text: string
+}
+
+/** Where an agent sits in a tree of agents: absent for a top-level agent. */
+export interface AgentLineage {
+  parent?: ParentRun
+  /** The tools the agent may see (its own allow-list, narrowed by its parent's). */
+  visible?: (name: string) => boolean
 }
 
 /** The abort reason of a turn ended because its owner went away, not because someone cancelled it. */
@@ -42,9 +59,38 @@ export class Agent {
   private _closing: Promise<void> | undefined
   private readonly _listeners = new Set<(event: AgentEvent) => void>()
   private readonly _totals = new Tally()
+  private readonly _inbox: Message[] = []
+  private readonly _lineage: AgentLineage
 
-  constructor(session: Session, readonly options: AgentOptions, private readonly services: AgentServices) {
+  constructor(session: Session, readonly options: AgentOptions, private readonly services: AgentServices, lineage: AgentLineage = {}) {
     this._bound = this.bind(session)
+    const visible = lineage.visible ?? visibleTools(options.tools)
+    this._lineage = { ...(lineage.parent ? { parent: lineage.parent } : {}), ...(visible ? { visible } : {}) }
+  }
+
+  /** The run that made this agent, when it is a subagent. */
+  get parent(): ParentRun | undefined {
+    return this._lineage.parent
+  }
+
+  /** Whether this agent may see and run a tool (its `tools` allow-list, narrowed by its parent's). */
+  canUse(name: string): boolean {
+    return this._lineage.visible?.(name) ?? true
+  }
+
+  /**
+   * Adds a message from a plugin (a job's notice, a memory) to the conversation. It joins the log
+   * at the next step boundary — never between a call and its result — or, while the agent is idle,
+   * with the next turn; it never starts a turn. The model reads it as a user message whose source
+   * is the plugin.
+   */
+  inject(injection: Injection): void {
+    const { plugin, text } = injection ?? {}
+    if (typeof plugin !== 'string' || !plugin || typeof text !== 'string' || !text) {
+      throw new ReinError('INVALID_INJECTION', 'inject needs {plugin, text}: the plugin\'s name and non-empty text')
+    }
+    if (this._closing) throw new ReinError('AGENT_CLOSED', 'the agent was closed; nothing more can be added to it')
+    this._inbox.push(createMessage('user', [{ type: 'text', text }], { kind: 'plugin', plugin }))
   }
 
   /** The session this agent writes to. After its store was swapped it is a new handle on the same log. */
@@ -110,13 +156,18 @@ export class Agent {
     this._controller = controller
     // A tool awaiting a promise that never settles must not let Node exit mid-step.
     const keepAlive = setInterval(() => {}, KEEP_ALIVE_MS)
-    const running = this.acquire().then(({ session, callIds, headers }) => runTurn({
+    const { parent, visible } = this._lineage
+    const running = this.acquire().then(({ session, callIds, headers, pins }) => runTurn({
       session,
       options: this.options,
       services: this.services,
       signal: controller.signal,
       callIds,
       headers,
+      pins,
+      inbox: this._inbox,
+      run: { runId: newRunId(), ...(parent ? { parent } : {}) },
+      visible,
       totals: this._totals,
       emit: (event) => this.emit(event),
     }, text)).finally(() => {
@@ -138,7 +189,7 @@ export class Agent {
   private bind(session: Session): Bound {
     // However the session comes to close (its store or the service going away), the turn ends first.
     session.beforeClose(() => this.interrupt())
-    return { session, headers: { last: findLastHeader(session.events) }, callIds: new CallIds(session.events) }
+    return { session, headers: { last: findLastHeader(session.events) }, pins: recordedPins(session.events), callIds: new CallIds(session.events) }
   }
 
   private emit(event: AgentEvent) {

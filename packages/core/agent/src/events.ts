@@ -13,7 +13,7 @@ export type AgentEvent =
   | { type: 'tool-end'; callId: string; name: string; isError: boolean; code?: string; card: ToolResultView }
   /** After each provider attempt that reported usage (failed ones too): its usage and cost, and the agent's totals. */
   | { type: 'usage'; usage: TokenUsage; cost?: number; total: TokenUsage; totalCost?: number; finish: FinishReason }
-  | LlmEvent
+  | Exclude<LlmEvent, { type: 'attempt-start' }>
   | { type: 'turn-end'; turn: number; reason: TurnEndReason; error?: { code: string; message: string }; overrun?: TurnOverrun }
 
 /** How a turn ended, what it cost, and what it said last. */

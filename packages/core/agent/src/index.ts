@@ -1,13 +1,19 @@
 /**
  * @rein/agent: the `ctx.agents` service — the turn and step loop over `ctx.llm`, `ctx.tools` and
- * `ctx.sessions`, with a bounded tool pool, cancellation, budgets, prompt sections and resume.
+ * `ctx.sessions`, with a bounded tool pool, cancellation, budgets, prompt sections, injections,
+ * lifecycle events and resume.
  */
 
 import { AgentService } from './service.ts'
 
 export default AgentService
-export { AgentService, type CreateAgentOptions, type ResumeReport } from './service.ts'
-export { Agent } from './agent.ts'
+export { AgentService, type CreateAgentOptions, type ParentRef, type ResumeReport } from './service.ts'
+export { Agent, type Injection } from './agent.ts'
 export { AgentConfig, type AgentOptions } from './options.ts'
 export type { AgentEvent, TurnResult } from './events.ts'
 export { buildSystem, type PromptSection, type PromptSectionContext } from './sections.ts'
+export type { ParentRun } from './identity.ts'
+export type {
+  LifecycleEvents, LifecycleBase, TurnStartEvent, TurnEndEvent, StepStartEvent, StepEndEvent,
+  LlmAttemptStartEvent, LlmAttemptEndEvent, ToolStartEvent, ToolEndEvent,
+} from './lifecycle.ts'

@@ -4,6 +4,8 @@ import Schema from '@deepseek-ai/schemastery'
 import type { ModelRoute } from '@rein/llm'
 
 export interface AgentOptions {
+  /** Names the agent in tool runs and lifecycle events. Default `main`. */
+  name: string
   provider: string
   model: string
   /** Text that opens the system prompt, before the plugins' sections. */
@@ -20,15 +22,24 @@ export interface AgentOptions {
   maxCost?: number
   /** Concurrency-safe calls that may run at once. */
   maxParallelToolCalls: number
-  /** Characters of one tool result the model sees; the log keeps all of it. */
-  maxToolResultChars: number
+  /**
+   * A tool result longer than this many characters (or `spillAfterLines` lines) is spilled: the
+   * full text goes to a file in the session's folder, the model reads a head and tail and the path.
+   */
+  spillAfterChars: number
+  spillAfterLines: number
+  /** Tools this agent may see and run, by name or glob (`fs_*`); `[]` = none. Default `['*']`: every registered tool. */
+  tools?: string[]
   /** Working directory for tools. */
   cwd: string
+  /** The folder tools may work in. Default: `cwd`. */
+  workspaceRoot?: string
 }
 
-export type AgentConfig = Omit<AgentOptions, 'cwd' | 'provider' | 'model'> & { provider?: string; model?: string }
+export type AgentConfig = Omit<AgentOptions, 'cwd' | 'workspaceRoot' | 'provider' | 'model'> & { provider?: string; model?: string }
 
 export const AgentConfig: Schema<Partial<AgentConfig>, AgentConfig> = Schema.object({
+  name: Schema.string().default('main').description('Names the agent in tool runs and lifecycle events.'),
   provider: Schema.string().description('Provider route used when a caller names none.'),
   model: Schema.string().description('Model used when a caller names none.'),
   system: Schema.string().description('Opening of the system prompt.'),
@@ -40,5 +51,7 @@ export const AgentConfig: Schema<Partial<AgentConfig>, AgentConfig> = Schema.obj
   maxOutputTokens: Schema.natural().description('Output tokens per turn. Default: unlimited.'),
   maxCost: Schema.number().min(0).description('Money per turn. Default: unlimited.'),
   maxParallelToolCalls: Schema.natural().min(1).default(8).description('Concurrency-safe calls run at once.'),
-  maxToolResultChars: Schema.natural().min(200).default(30_000).description('Characters of one tool result the model sees.'),
+  spillAfterChars: Schema.natural().min(200).default(20_000).description('A longer tool result is saved to the session folder; the model reads its head, tail and path.'),
+  spillAfterLines: Schema.natural().min(10).default(1_200).description('Same, counted in lines.'),
+  tools: Schema.array(Schema.string()).default(['*']).description('Tools this agent may see and run, by name or glob; [] = none. Default: all.'),
 }) as Schema<Partial<AgentConfig>, AgentConfig>

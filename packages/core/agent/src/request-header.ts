@@ -20,12 +20,24 @@ export function findLastHeader(events: readonly SessionEvent[]): RequestHeader |
   return last && eventData(last, 'request/header')
 }
 
-/** The header a request needs written, or undefined when `previous` still describes it. */
-export function nextHeader(previous: RequestHeader | undefined, route: { provider: string; model: string }, system: string, tools: readonly ToolSpec[]): RequestHeader | undefined {
+/** Every pinned section text the log's headers recorded, by id. */
+export function recordedPins(events: readonly SessionEvent[]): Map<string, string> {
+  const pins = new Map<string, string>()
+  for (const event of events) {
+    if (event.type !== 'request/header') continue
+    for (const [id, text] of Object.entries(eventData(event, 'request/header').pinned ?? {})) pins.set(id, text)
+  }
+  return pins
+}
+
+/** The header a request needs written, or undefined when `previous` still describes it and no section was pinned anew. */
+export function nextHeader(previous: RequestHeader | undefined, route: { provider: string; model: string }, system: string, tools: readonly ToolSpec[], pinned: Record<string, string> = {}): RequestHeader | undefined {
   const systemHash = hashOf(system)
   const toolsHash = hashOf(JSON.stringify(tools))
-  if (previous && previous.provider === route.provider && previous.model === route.model && previous.systemHash === systemHash && previous.toolsHash === toolsHash) return undefined
+  const pinning = Object.keys(pinned).length > 0
+  if (!pinning && previous && previous.provider === route.provider && previous.model === route.model && previous.systemHash === systemHash && previous.toolsHash === toolsHash) return undefined
   return {
+    ...(pinning ? { pinned } : {}),
     provider: route.provider,
     model: route.model,
     ...(previous?.systemHash !== systemHash ? { system } : {}),

@@ -1,7 +1,10 @@
-/** Crash repair on resume: re-run what is safe to repeat, pair the rest, close the interrupted turn. */
+/**
+ * Crash repair on resume: ask each tool that can for the real outcome of its unpaired call
+ * (`recover`), re-run what is safe to repeat, pair the rest, close the interrupted turn.
+ */
 
-import { planRepair, repairEvents, type CoreEventData, type Session } from '@rein/session'
-import type { ToolRegistry } from '@rein/tools'
+import { planRepair, repairEvents, type CoreEventData, type RepairCall, type Session } from '@rein/session'
+import type { ToolCallContext, ToolRegistry } from '@rein/tools'
 import type { AgentOptions } from './options.ts'
 import { toResultData } from './tool-calls.ts'
 
@@ -11,27 +14,46 @@ export interface ResumeReport {
   paired: { callId: string; name: string; code: string }[]
   /** Replay-safe calls run again. */
   rerun: { callId: string; name: string; isError: boolean }[]
+  /** Calls whose tool found their real outcome (`recover`). */
+  recovered: { callId: string; name: string; isError: boolean }[]
   /** The interrupted turn that was closed, if any. */
   closedTurn?: number
 }
 
+type ResultData = CoreEventData['tool/result']
+
 /** Repairs `session` if its log ends mid-turn, and makes the repair durable. */
 export async function repairSession(session: Session, tools: ToolRegistry, options: AgentOptions): Promise<ResumeReport> {
-  const plan = planRepair(session.events, (name) => tools.get(name)?.replaySafe === true)
-  const reruns = new Map<string, CoreEventData['tool/result']>()
-  const report: ResumeReport = { paired: [], rerun: [] }
+  const plan = planRepair(session.events, (name) => tools.info(name)?.replaySafe === true)
+  const found = new Map<string, ResultData>()
+  const report: ResumeReport = { paired: [], rerun: [], recovered: [] }
+  const context: ToolCallContext = { sessionId: session.id, cwd: options.cwd, workspaceRoot: options.workspaceRoot ?? options.cwd }
+  const limits = { chars: options.spillAfterChars, lines: options.spillAfterLines }
   for (const call of plan.calls) {
-    if (call.action !== 'rerun') continue
-    const result = await tools.execute({ callId: call.callId, name: call.name, arguments: call.arguments, signal: new AbortController().signal, context: { sessionId: session.id, cwd: options.cwd } })
-    reruns.set(call.callId, toResultData(call.callId, result, options.maxToolResultChars))
-    report.rerun.push({ callId: call.callId, name: call.name, isError: result.isError })
+    const outcome = await settle(call, tools, context)
+    if (!outcome) continue
+    found.set(call.callId, await toResultData(call.callId, outcome.result, session, limits))
+    report[outcome.how].push({ callId: call.callId, name: call.name, isError: outcome.result.isError })
   }
-  for (const draft of repairEvents(plan, reruns)) session.append(draft.type, draft.data)
+  for (const draft of repairEvents(plan, found)) session.append(draft.type, draft.data)
   for (const call of plan.calls) {
-    if (call.action === 'rerun') continue
+    if (found.has(call.callId)) continue
     report.paired.push({ callId: call.callId, name: call.name, code: call.action === 'not-started' ? 'TOOL_NOT_STARTED' : 'TOOL_OUTCOME_UNKNOWN' })
   }
   if (plan.turn !== undefined) report.closedTurn = plan.turn
   await session.flush()
   return report
+}
+
+/**
+ * A started call's real result, when one can be had: its tool's `recover` first (it knows, e.g.,
+ * that a subagent's session completed), else a run again when the call is replay-safe.
+ */
+async function settle(call: RepairCall, tools: ToolRegistry, context: ToolCallContext) {
+  if (call.action === 'not-started') return undefined
+  const input = { callId: call.callId, name: call.name, arguments: call.arguments, signal: new AbortController().signal, context }
+  const recovered = await tools.recover(input)
+  if (recovered) return { how: 'recovered' as const, result: recovered }
+  if (call.action !== 'rerun') return undefined
+  return { how: 'rerun' as const, result: await tools.execute(input) }
 }

@@ -6,13 +6,16 @@
 import { Context, Service, type Logger } from '@deepseek-ai/cordis'
 import { ReinError } from '@rein/base'
 import type { LlmRuntime } from '@rein/llm'
-import type { SessionService } from '@rein/session'
+import { eventData, type SessionEvent, type SessionService } from '@rein/session'
 import type { ToolRegistry } from '@rein/tools'
 import { Agent, type AgentServices } from './agent.ts'
+import type { ParentRun } from './identity.ts'
+import { lifecycleNotifier, type Notify } from './lifecycle.ts'
 import { AgentConfig, type AgentOptions } from './options.ts'
 import { checkRoutes, recordedRequest } from './routes.ts'
 import { repairSession, type ResumeReport } from './resume.ts'
 import type { PromptSection } from './sections.ts'
+import { narrowed, visibleTools } from './visibility.ts'
 
 declare module '@deepseek-ai/cordis' {
   interface Context {
@@ -20,7 +23,22 @@ declare module '@deepseek-ai/cordis' {
   }
 }
 
-export type CreateAgentOptions = Partial<AgentOptions> & { sessionId?: string }
+/** Where a subagent comes from: the parent's session, the run and the tool call that start it. */
+export interface ParentRef {
+  sessionId: string
+  runId: string
+  callId: string
+}
+
+export type CreateAgentOptions = Partial<AgentOptions> & {
+  sessionId?: string
+  /**
+   * Makes a subagent: its session is a child of the parent's (header records it and the depth),
+   * its runs carry the parent run's anchor and conversation, and its tools are the parent's
+   * allow-list narrowed by its own.
+   */
+  parent?: ParentRef
+}
 export type { ResumeReport } from './resume.ts'
 
 interface ServiceState {
@@ -30,6 +48,7 @@ interface ServiceState {
   ctx: Context
   logger: Logger
   agents: Set<Agent>
+  notify: Notify
 }
 
 /** Services the agent needs; looked up when used, never injected, so swapping one never restarts this service. */
@@ -42,7 +61,8 @@ export class AgentService extends Service {
 
   constructor(ctx: Context, config: AgentConfig) {
     super(ctx, 'agents')
-    const state: ServiceState = { sections: [], config, ctx, logger: ctx.logger('agents'), agents: new Set() }
+    const logger = ctx.logger('agents')
+    const state: ServiceState = { sections: [], config, ctx, logger, agents: new Set(), notify: lifecycleNotifier(ctx, logger) }
     this._state = state
     ctx.effect(() => () => shutDown(state), 'agents: end running turns')
   }
@@ -63,9 +83,33 @@ export class AgentService extends Service {
 
   /** A new agent on a new session. Options are checked first: a bad route creates nothing. */
   async create(options: CreateAgentOptions = {}): Promise<Agent> {
-    const resolved = this.resolve(options)
-    const session = await this.service('sessions').create({ cwd: resolved.cwd, ...(options.sessionId ? { id: options.sessionId } : {}) })
-    return this.track(new Agent(session, resolved, this.agentServices()))
+    const { parent: ref, sessionId, ...rest } = options
+    const resolved = this.resolve(rest)
+    const parent = ref ? await this.parentRun(ref) : undefined
+    const session = await this.service('sessions').create({ cwd: resolved.cwd, ...(sessionId ? { id: sessionId } : {}), ...(ref ? { parent: ref } : {}) })
+    const parentAgent = ref && this.liveAgent(ref.sessionId)
+    const visible = narrowed(parentAgent ? (name) => parentAgent.canUse(name) : undefined, visibleTools(resolved.tools))
+    return this.track(new Agent(session, resolved, this.agentServices(), { ...(parent ? { parent } : {}), ...(visible ? { visible } : {}) }))
+  }
+
+  /** The parent run's anchor, conversation and depth, from its log (the live one when its agent is here). */
+  private async parentRun(ref: ParentRef): Promise<ParentRun> {
+    const live = this.liveAgent(ref.sessionId)?.session
+    const { header, events } = live ?? await this.service('sessions').load(ref.sessionId)
+    const start = findRunStart(events, ref.runId)
+    if (!start) {
+      throw new ReinError('PARENT_RUN_NOT_FOUND', `session ${ref.sessionId} has no run ${ref.runId}; pass the run identity the tool call got (run.identity)`, { details: { ...ref } })
+    }
+    return {
+      ...ref,
+      anchor: start.anchor ?? ref.runId,
+      conversationId: start.conversationId ?? ref.sessionId,
+      depth: header.depth,
+    }
+  }
+
+  private liveAgent(sessionId: string): Agent | undefined {
+    return [...this._state.agents].find((agent) => agent.session.id === sessionId)
   }
 
   /**
@@ -110,6 +154,7 @@ export class AgentService extends Service {
       tools: () => this.service('tools'),
       sections: () => state.sections,
       report: (error) => state.logger.error('a turn failed unexpectedly: %s', error),
+      notify: state.notify,
       reopen: async (id, options) => {
         const session = await this.service('sessions').open(id)
         try {
@@ -149,6 +194,16 @@ async function shutDown(state: ServiceState): Promise<void> {
       state.logger.error('agent on session %s did not close cleanly: %s', agent.session.id, error)
     }
   }))
+}
+
+/** The `turn/start` of a run. */
+function findRunStart(events: readonly SessionEvent[], runId: string) {
+  for (const event of events) {
+    if (event.type !== 'turn/start') continue
+    const data = eventData(event, 'turn/start')
+    if (data.runId === runId) return data
+  }
+  return undefined
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

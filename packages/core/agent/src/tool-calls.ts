@@ -6,8 +6,10 @@
 
 import type { ToolCallBlock } from '@rein/llm'
 import type { CoreEventData, Session } from '@rein/session'
-import type { ToolRegistry, ToolResult } from '@rein/tools'
+import type { RunIdentity, ToolRegistry, ToolResult } from '@rein/tools'
 import type { AgentEvent } from './events.ts'
+import type { Notify } from './lifecycle.ts'
+import { exceeds, preview, spillOpener, spillResult, type SpillLimits } from './spill.ts'
 import type { TurnState } from './turn-state.ts'
 
 type ResultData = CoreEventData['tool/result']
@@ -18,9 +20,13 @@ export interface ToolRunContext {
   tools: ToolRegistry
   signal: AbortSignal
   cwd: string
+  workspaceRoot: string
+  identity: RunIdentity
+  visible: ((name: string) => boolean) | undefined
   maxParallel: number
-  maxResultChars: number
+  spill: SpillLimits
   emit: (event: AgentEvent) => void
+  notify: Notify
 }
 
 /** Thrown when intents could not be made durable; the calls were paired as not started. */
@@ -36,7 +42,7 @@ export async function runToolCalls(calls: readonly ToolCallBlock[], context: Too
       pairRest(context, 'ABORTED_BEFORE_DISPATCH', 'the turn was cancelled')
       return
     }
-    for (const call of batch) context.state.intent(call, context.tools.get(call.name)?.replaySafe === true)
+    for (const call of batch) context.state.intent(call, context.tools.info(call.name)?.replaySafe === true)
     try {
       await context.session.flush()
     } catch (error) {
@@ -71,19 +77,40 @@ async function runBatch(batch: readonly ToolCallBlock[], context: ToolRunContext
   const worker = async () => {
     for (let position = next++; position < batch.length; position = next++) {
       const call = batch[position] as ToolCallBlock
-      context.emit({ type: 'tool-start', callId: call.id, name: call.name, card: context.tools.presentCall(call.name, call.arguments) })
-      const result = await context.tools.execute({
-        callId: call.id,
-        name: call.name,
-        arguments: call.arguments,
-        signal: context.signal,
-        context: { sessionId: context.session.id, cwd: context.cwd },
-      })
-      done[position] = toResultData(call.id, result, context.maxResultChars)
+      done[position] = await runOne(call, context)
       commit()
     }
   }
   await Promise.all(Array.from({ length: Math.min(context.maxParallel, batch.length) }, worker))
+}
+
+/** One call: its card, its lifecycle events, the registry's pipeline, and its result as the log keeps it. */
+async function runOne(call: ToolCallBlock, context: ToolRunContext): Promise<ResultData> {
+  const { tools, session, state, identity, notify } = context
+  context.emit({ type: 'tool-start', callId: call.id, name: call.name, card: tools.presentCall(call.name, call.arguments) })
+  const startedAt = Date.now()
+  const step = state.step ?? 0
+  const started = () => ({ identity, turn: state.turn, step, name: call.name, callId: call.id, effects: tools.info(call.name)?.effects ?? [], startedAt })
+  notify('agent/tool-start', started)
+  const result = await tools.execute({
+    callId: call.id,
+    name: call.name,
+    arguments: call.arguments,
+    signal: context.signal,
+    context: {
+      sessionId: session.id,
+      cwd: context.cwd,
+      workspaceRoot: context.workspaceRoot,
+      identity,
+      spill: spillOpener(session, call.id),
+      ...(context.visible ? { visible: context.visible } : {}),
+    },
+  })
+  notify('agent/tool-end', () => {
+    const endedAt = Date.now()
+    return { ...started(), endedAt, durationMs: endedAt - startedAt, isError: result.isError, ...(result.isError ? { code: result.error.code } : {}) }
+  })
+  return toResultData(call.id, result, session, context.spill)
 }
 
 /** Pairs the calls left without a result, telling listeners about each. */
@@ -108,15 +135,26 @@ function toolEnd(context: Pick<ToolRunContext, 'tools'>, call: ToolCallBlock, da
   }
 }
 
-/** A registry result as the log keeps it: no execution-local value; the model's cap recorded when it applies. */
-export function toResultData(callId: string, result: ToolResult, maxChars: number): ResultData {
-  const length = result.content.reduce((sum, part) => sum + (part.type === 'text' ? part.text.length : 0), 0)
-  return {
+/**
+ * A registry result as the log keeps it: no execution-local value, and text past the spill limits
+ * saved whole in the session's folder with a preview in its place.
+ */
+export async function toResultData(callId: string, result: ToolResult, session: Session, limits: SpillLimits): Promise<ResultData> {
+  const data: ResultData = {
     callId,
     content: [...result.content],
     isError: result.isError,
     ...(result.isError ? { code: result.error.code } : {}),
     ...(!result.isError && result.meta !== undefined ? { meta: result.meta as never } : {}),
-    ...(length > maxChars ? { modelChars: maxChars } : {}),
+  }
+  const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n')
+  if (!exceeds(text, limits)) return data
+  const images = result.content.filter((part) => part.type !== 'text')
+  try {
+    const spill = await spillResult(session, callId, text)
+    return { ...data, content: [{ type: 'text', text: preview(text, limits, spill) }, ...images], spill }
+  } catch (error) {
+    // Nowhere to save it: the model still gets the preview, and is told the rest is gone.
+    return { ...data, content: [{ type: 'text', text: preview(text, limits, { error: (error as Error).message }) }, ...images] }
   }
 }

@@ -6,7 +6,9 @@
 
 import type { ToolCallBlock } from '@rein/llm'
 import type { CoreEventData, Session, StepRequest } from '@rein/session'
+import type { RunIdentity } from '@rein/tools'
 import { Tally } from './accounting.ts'
+import type { Notify } from './lifecycle.ts'
 
 type ResultData = CoreEventData['tool/result']
 
@@ -15,12 +17,15 @@ export class TurnState {
   readonly tally = new Tally()
   /** The text of the turn's last answer. */
   text = ''
+  /** When the turn began (epoch ms). */
+  readonly startedAt = Date.now()
   private _step: number | undefined
+  private _stepStartedAt = 0
   private calls: readonly ToolCallBlock[] = []
   private readonly intents = new Set<string>()
   private readonly results = new Set<string>()
 
-  constructor(readonly turn: number, private readonly session: Session) {}
+  constructor(readonly turn: number, readonly identity: RunIdentity, private readonly session: Session, private readonly notify: Notify) {}
 
   get step(): number | undefined {
     return this._step
@@ -29,6 +34,8 @@ export class TurnState {
   openStep(step: number, request: StepRequest): void {
     this.session.append('step/start', { turn: this.turn, step, request })
     this._step = step
+    const startedAt = this._stepStartedAt = Date.now()
+    this.notify('agent/step-start', () => ({ identity: this.identity, turn: this.turn, step, startedAt }))
     this.calls = []
     this.intents.clear()
     this.results.clear()
@@ -36,8 +43,11 @@ export class TurnState {
 
   closeStep(): void {
     if (this._step === undefined) return
-    this.session.append('step/end', { turn: this.turn, step: this._step })
+    const step = this._step
+    this.session.append('step/end', { turn: this.turn, step })
     this._step = undefined
+    const startedAt = this._stepStartedAt
+    this.notify('agent/step-end', () => ({ identity: this.identity, turn: this.turn, step, startedAt, endedAt: Date.now() }))
   }
 
   /** The calls of the logged answer: each must be paired before the step closes. */

@@ -6,7 +6,7 @@
 
 import {
   BlockAssembler, assistantMessage, userMessage,
-  type ContentBlock, type LlmEvent, type LlmRuntime, type ModelRoute, type StreamChunk, type ToolCallBlock, type TokenUsage,
+  type ContentBlock, type LlmEvent, type LlmRuntime, type Message, type ModelRoute, type StreamChunk, type ToolCallBlock, type TokenUsage,
 } from '@rein/llm'
 import { isReinError } from '@rein/base'
 import type { Session, TurnEndReason, TurnOverrun } from '@rein/session'
@@ -15,6 +15,8 @@ import type { Tally } from './accounting.ts'
 import { overBudget, ownLimit, planRequest, type PlannedRequest } from './budget.ts'
 import type { CallIds } from './call-ids.ts'
 import type { AgentEvent, TurnResult } from './events.ts'
+import { latestUserMessage, runIdentity, type ParentRun } from './identity.ts'
+import type { LlmAttemptStartEvent, Notify } from './lifecycle.ts'
 import type { AgentOptions } from './options.ts'
 import { nextHeader, type RequestHeader } from './request-header.ts'
 import { buildSystem, type PromptSection } from './sections.ts'
@@ -28,6 +30,8 @@ export interface TurnServices {
   sections(): readonly PromptSection[]
   /** Logs what broke a turn unexpectedly (a throw no phase expected). */
   report(error: unknown): void
+  /** Sends a lifecycle event on the service's context. */
+  notify: Notify
 }
 
 export interface TurnContext {
@@ -38,6 +42,14 @@ export interface TurnContext {
   callIds: CallIds
   /** The last request header in the log, so a step need not search the log for it. */
   headers: { last?: RequestHeader }
+  /** Pinned section texts recorded in the log; grows when a section is pinned. */
+  pins: Map<string, string>
+  /** Messages plugins injected, appended at the next step boundary. */
+  inbox: Message[]
+  /** This run's id, and the run that made this agent when it is a subagent. */
+  run: { runId: string; parent?: ParentRun }
+  /** The tools this agent may see; undefined = all. */
+  visible: ((name: string) => boolean) | undefined
   /** The agent's totals over every turn. */
   totals: Tally
   emit: (event: AgentEvent) => void
@@ -75,7 +87,7 @@ async function runSteps(context: TurnContext, state: TurnState): Promise<TurnEnd
   const { maxSteps } = context.options
   for (let step = 1; ; step++) {
     if (step > maxSteps) return { reason: 'budget', error: { code: 'MAX_STEPS', message: `the turn reached its limit of ${maxSteps} requests` } }
-    const prepared = prepareRequest(context, state, step)
+    const prepared = await prepareRequest(context, state, step)
     const unsaved = await save(context.session, 'the request was not sent')
     if (unsaved) return unsaved
     const answer = await streamAnswer(context, state, prepared)
@@ -89,25 +101,37 @@ async function runSteps(context: TurnContext, state: TurnState): Promise<TurnEnd
 }
 
 function beginTurn(context: TurnContext, text: string | undefined): TurnState {
-  const { session } = context
+  const { session, options, run } = context
   const turn = session.events.filter((event) => event.type === 'turn/start').length + 1
-  session.append('turn/start', { turn })
-  if (text !== undefined) session.append('user/message', { message: userMessage(text) })
+  const message = text === undefined ? undefined : userMessage(text)
+  const identity = runIdentity({ agent: options.name, sessionId: session.id, turn, runId: run.runId, anchor: message?.id ?? latestUserMessage(session.messages()), ...(run.parent ? { parent: run.parent } : {}) })
+  const { runId, turnId, anchor, parentRunId } = identity
+  session.append('turn/start', { turn, runId, turnId, anchor, ...(parentRunId ? { parentRunId, conversationId: identity.conversationId } : {}) })
+  if (message) session.append('user/message', { message })
   context.emit({ type: 'turn-start', turn })
-  return new TurnState(turn, session)
+  const state = new TurnState(turn, identity, session, context.services.notify)
+  context.services.notify('agent/turn-start', () => ({ identity, turn, startedAt: state.startedAt }))
+  return state
 }
 
-/** Resolves the services, builds the system text and options, and opens the step in the log. */
-function prepareRequest(context: TurnContext, state: TurnState, step: number): PreparedStep {
-  const { options, services, session, headers } = context
+/**
+ * The step boundary: injected messages join the log, then the services are resolved, the system
+ * text and options built, and the step opened in the log.
+ */
+async function prepareRequest(context: TurnContext, state: TurnState, step: number): Promise<PreparedStep> {
+  const { options, services, session, headers, signal } = context
+  for (const message of context.inbox.splice(0)) session.append('user/message', { message })
   const llm = services.llm()
   const tools = services.tools()
-  const system = buildSystem(options.system, services.sections(), { cwd: options.cwd, sessionId: session.id })
-  const schemas = tools.schemas()
-  const planned = planRequest(options, llm, state.tally)
   const route = { provider: options.provider, model: options.model }
+  // Adapters that look models up answer once; budgets and prices below read the answer.
+  await Promise.all([route, ...options.fallbacks].map((entry) => llm.modelInfo(entry.provider, entry.model, signal)))
+  const { system, fresh } = buildSystem(options.system, services.sections(), { cwd: options.cwd, sessionId: session.id }, context.pins)
+  for (const [id, text] of Object.entries(fresh)) context.pins.set(id, text)
+  const schemas = tools.schemas(context.visible)
+  const planned = planRequest(options, llm, state.tally)
   state.openStep(step, planned.request)
-  const header = nextHeader(headers.last, route, system, schemas)
+  const header = nextHeader(headers.last, route, system, schemas, fresh)
   if (header) {
     session.append('request/header', header)
     headers.last = header
@@ -133,6 +157,10 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
     ...(request.reasoningEffort !== undefined ? { reasoningEffort: request.reasoningEffort } : {}),
     signal,
     onEvent: (event) => {
+      if (event.type === 'attempt-start') {
+        context.services.notify('agent/llm-start', () => attemptStarted(context, state, prepared.llm, event))
+        return
+      }
       context.emit(event)
       if (event.type === 'attempt') recordAttempt(context, state, prepared.llm, event)
       else if (event.type === 'retry') session.append('llm/retry', event)
@@ -155,6 +183,17 @@ function recordAttempt(context: TurnContext, state: TurnState, llm: LlmRuntime, 
   const cost = attempt.usage ? priceOf(llm, attempt, attempt.usage) : undefined
   // Ignorable: the model never sees it, so a rein that predates the record can still load the log.
   context.session.append('llm/attempt', { ...attempt, ...(cost !== undefined ? { cost } : {}) }, { ignorable: true })
+  context.services.notify('agent/llm-end', () => ({
+    ...attemptStarted(context, state, llm, attempt),
+    endedAt: attempt.endedAt,
+    ...(attempt.responseId !== undefined ? { responseId: attempt.responseId } : {}),
+    ...(attempt.responseModel !== undefined ? { responseModel: attempt.responseModel } : {}),
+    ...(attempt.finishReason !== undefined ? { finishReason: attempt.finishReason } : {}),
+    ...(attempt.usage ? { usage: attempt.usage } : {}),
+    ...(attempt.usageEstimated ? { usageEstimated: true as const } : {}),
+    ...(cost !== undefined ? { cost } : {}),
+    ...(attempt.failure ? { errorCode: attempt.failure.code } : {}),
+  }))
   if (!attempt.usage) return
   const estimated = attempt.usageEstimated === true
   state.tally.add(attempt.usage, cost, estimated)
@@ -168,6 +207,39 @@ function recordAttempt(context: TurnContext, state: TurnState, llm: LlmRuntime, 
     ...(totals.cost !== undefined ? { totalCost: totals.cost } : {}),
     finish: attempt.finishReason ?? 'error',
   })
+}
+
+/** An attempt as lifecycle listeners see it: the route, and the server behind it in the GenAI conventions' terms. */
+function attemptStarted(context: TurnContext, state: TurnState, llm: LlmRuntime, attempt: Extract<LlmEvent, { type: 'attempt-start' }> | Omit<Extract<LlmEvent, { type: 'attempt' }>, 'type'>): LlmAttemptStartEvent {
+  const endpoint = llm.endpoint(attempt.provider)
+  const server = serverOf(endpoint?.baseURL)
+  return {
+    identity: state.identity,
+    turn: state.turn,
+    step: state.step ?? 0,
+    route: attempt.provider,
+    providerName: endpoint?.providerName ?? attempt.provider,
+    ...server,
+    requestModel: attempt.model,
+    ...(attempt.maxTokens !== undefined ? { maxTokens: attempt.maxTokens } : {}),
+    ...(attempt.temperature !== undefined ? { temperature: attempt.temperature } : {}),
+    ...(attempt.reasoningEffort !== undefined ? { reasoningEffort: attempt.reasoningEffort } : {}),
+    retry: attempt.retry,
+    fallback: attempt.fallback,
+    startedAt: attempt.startedAt,
+  }
+}
+
+/** `server.address` and `server.port` of a base URL (the scheme's default port when none is written). */
+function serverOf(baseURL: string | undefined): { serverAddress?: string; serverPort?: number } {
+  if (!baseURL) return {}
+  try {
+    const url = new URL(baseURL)
+    const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : url.protocol === 'http:' ? 80 : undefined
+    return { serverAddress: url.hostname, ...(port !== undefined ? { serverPort: port } : {}) }
+  } catch {
+    return {}
+  }
 }
 
 /** Logs the answer and decides what comes next: its tool calls, or how the turn ends. */
@@ -226,8 +298,12 @@ async function runTools(context: TurnContext, state: TurnState, prepared: Prepar
     await runToolCalls(calls, {
       session, state, tools: prepared.tools, signal, emit,
       cwd: options.cwd,
+      workspaceRoot: options.workspaceRoot ?? options.cwd,
+      identity: state.identity,
+      visible: context.visible,
       maxParallel: options.maxParallelToolCalls,
-      maxResultChars: options.maxToolResultChars,
+      spill: { chars: options.spillAfterChars, lines: options.spillAfterLines },
+      notify: context.services.notify,
     })
   } catch (error) {
     if (!(error instanceof IntentNotDurable)) throw error
@@ -250,6 +326,16 @@ async function endTurn(context: TurnContext, state: TurnState, end: TurnEnd): Pr
   }
   emit({ type: 'turn-end', turn: state.turn, ...final })
   const { tally } = state
+  context.services.notify('agent/turn-end', () => ({
+    identity: state.identity,
+    turn: state.turn,
+    startedAt: state.startedAt,
+    endedAt: Date.now(),
+    reason: final.reason,
+    ...(final.error ? { errorCode: final.error.code } : {}),
+    usage: tally.usage,
+    ...(tally.cost !== undefined ? { cost: tally.cost } : {}),
+  }))
   return {
     turn: state.turn,
     ...final,

@@ -150,6 +150,7 @@ describe('resume', () => {
     const { agent, repaired } = await root.agents.resume('crashed')
     expect(repaired).toEqual({
       rerun: [{ callId: 'c1', name: 'slow_read', isError: false }],
+      recovered: [],
       paired: [{ callId: 'c2', name: 'write', code: 'TOOL_OUTCOME_UNKNOWN' }, { callId: 'c3', name: 'write', code: 'TOOL_NOT_STARTED' }],
       closedTurn: 1,
     })
@@ -163,9 +164,9 @@ describe('resume', () => {
     expect((await store.load('crashed')).events).toHaveLength(agent.session.events.length)
   })
 
-  it('caps a re-run result for the model like any other result', async () => {
+  it('spills a re-run result like any other result', async () => {
     const store = new MemorySessionStore()
-    const { root } = await boot([[{ text: 'ok' }]], { store, agent: { maxToolResultChars: 500 } })
+    const { root } = await boot([[{ text: 'ok' }]], { store, agent: { spillAfterChars: 500 } })
     root.tools.register(defineTool({ name: 'big_read', description: 'Big.', parameters: {}, output: { schema: { type: 'string' }, render: (_a, v) => v }, execute: () => 'y'.repeat(2_000), replaySafe: true }))
     const session = await root.sessions.create({ id: 'big', cwd: '/w' })
     session.append('turn/start', { turn: 1 })
@@ -175,7 +176,7 @@ describe('resume', () => {
     await session.flush()
     await store.close('big')
     const { agent } = await root.agents.resume('big')
-    expect(agent.session.events.find((event) => event.type === 'tool/result')!.data).toMatchObject({ callId: 'b1', isError: false, modelChars: 500 })
+    expect(agent.session.events.find((event) => event.type === 'tool/result')!.data).toMatchObject({ callId: 'b1', isError: false, spill: { chars: 2_000, lines: 1 } })
   })
 
   it('leaves a clean log alone', async () => {
@@ -186,7 +187,7 @@ describe('resume', () => {
     await first.close()
     const written = first.session.events.length
     const { agent, repaired } = await root.agents.resume('clean')
-    expect(repaired).toEqual({ paired: [], rerun: [] })
+    expect(repaired).toEqual({ paired: [], rerun: [], recovered: [] })
     expect(agent.session.events).toHaveLength(written)
   })
 })

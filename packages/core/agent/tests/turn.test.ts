@@ -1,3 +1,4 @@
+import { readFile, stat } from 'node:fs/promises'
 import { deriveMessages } from '@rein/session'
 import { describe, expect, it } from 'vitest'
 import type { AgentEvent } from '../src/index.ts'
@@ -119,19 +120,24 @@ describe('a turn', () => {
     expectValidLog(agent.session.events)
   })
 
-  it('shows the model a capped result while the log keeps all of it', async () => {
-    const { root, llm } = await boot([[{ toolCall: { id: 'c1', name: 'big', arguments: '{}' } }], [{ text: 'ok' }]], { agent: { maxToolResultChars: 500 } })
+  it('spills a long result to the session folder and shows the model its head, tail and path', async () => {
+    const { root, llm } = await boot([[{ toolCall: { id: 'c1', name: 'big', arguments: '{}' } }], [{ text: 'ok' }]], { agent: { spillAfterChars: 500 } })
     const { defineTool } = await import('@rein/tools')
-    root.tools.register(defineTool({ name: 'big', description: 'Big output.', parameters: {}, output: { schema: { type: 'string' }, render: (_a, v) => v }, execute: () => 'x'.repeat(5_000) }))
+    const output = Array.from({ length: 500 }, (_, line) => `line ${line}`).join('\n')
+    root.tools.register(defineTool({ name: 'big', description: 'Big output.', parameters: {}, output: { schema: { type: 'string' }, render: (_a, v) => v }, execute: () => output }))
     const agent = await root.agents.create()
     await agent.send('go')
-    const result = agent.session.events.find((event) => event.type === 'tool/result')!.data as { content: { text: string }[]; modelChars: number }
-    expect(result.content[0]!.text).toHaveLength(5_000)
-    expect(result.modelChars).toBe(500)
+    const result = agent.session.events.find((event) => event.type === 'tool/result')!.data as { content: { text: string }[]; spill: { path: string; chars: number; lines: number } }
+    expect(result.spill).toMatchObject({ chars: output.length, lines: 500 })
+    expect(await readFile(result.spill.path, 'utf8')).toBe(output)
+    expect((await stat(result.spill.path)).mode & 0o777).toBe(0o600)
     const seen = llm.requests[1]!.messages.at(-1)!.content[0]
     const text = seen?.type === 'tool-result' && seen.content[0]?.type === 'text' ? seen.content[0].text : ''
-    expect(text).toContain('4500 of 5000 characters cut')
-    expect(text.length).toBeLessThan(700)
+    expect(text).toBe(result.content[0]!.text)
+    expect(text.startsWith('line 0\nline 1\n')).toBe(true)
+    expect(text.endsWith('line 498\nline 499')).toBe(true)
+    expect(text).toContain(`is saved at ${result.spill.path}`)
+    expect(text.length).toBeLessThan(1_000)
   })
 
   it('logs retries and fallbacks, and records the route that answered', async () => {

@@ -13,3 +13,5 @@ export {
 export type { Brand, SessionId, CallId, MessageId, RunId, JobId } from './ids.ts'
 export { ensurePrivateDir, openPrivateFile, makeFilePrivate, PRIVATE_FILE_MODE, PRIVATE_DIR_MODE } from './private-files.ts'
 export { closest } from './suggest.ts'
+/** Whether a cordis event has listeners: skip a per-entry dispatch nobody would receive. */
+export { hasListeners, type ListenerSource } from './listeners.ts'

@@ -47,7 +47,8 @@ export interface AdapterRequest extends GenerationOptions {
  */
 export abstract class LlmAdapter {
   abstract stream(request: AdapterRequest): AsyncIterable<StreamChunk>
-  resolveModel?(provider: string, model: string): ModelInfo | undefined
+  /** Metadata for a model; may answer asynchronously (a catalog fetched from the server), honouring `signal`. */
+  resolveModel?(provider: string, model: string, signal?: AbortSignal): ModelInfo | undefined | Promise<ModelInfo | undefined>
   listModels?(provider: string): readonly ModelInfo[]
   /** Where a route's requests go, for `--verbose` and telemetry. Never includes credentials. */
   endpoint?(provider: string): ProviderEndpoint | undefined
@@ -57,4 +58,9 @@ export abstract class LlmAdapter {
 export interface ProviderEndpoint {
   label: string
   baseURL?: string
+  /**
+   * The server's `gen_ai.provider.name` in the OpenTelemetry GenAI conventions (`openai`,
+   * `deepseek`, …), which may differ from the route name: a route named `openai` may point at vLLM.
+   */
+  providerName?: string
 }

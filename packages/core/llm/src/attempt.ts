@@ -63,7 +63,7 @@ export interface AttemptContext {
   /** Aborted (with `CANCELLED` or `STOPPED`) when the whole stream must stop. */
   run: AbortSignal
   inflight: InflightAttempts
-  report: (event: Extract<LlmEvent, { type: 'attempt' }>) => void
+  report: (event: Extract<LlmEvent, { type: 'attempt' | 'attempt-start' }>) => void
 }
 
 /** Runs one attempt, yielding what the caller may see and returning how it ended. */
@@ -77,6 +77,12 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
   context.inflight.add(adapter, entry)
 
   const startedAt = Date.now()
+  const options = {
+    ...(request.maxTokens !== undefined ? { maxTokens: request.maxTokens } : {}),
+    ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    ...(request.reasoningEffort !== undefined ? { reasoningEffort: request.reasoningEffort } : {}),
+  }
+  context.report({ type: 'attempt-start', provider: route.provider, model: route.model, retry: context.retry, fallback: context.position, startedAt, ...options })
   let held: StreamChunk[] = []
   let shown = false
   let answered = false
@@ -94,9 +100,7 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
       ...(usage ? { usage } : estimated ? { usage: estimated, usageEstimated: true as const } : {}),
       ...(finish?.responseId !== undefined ? { responseId: finish.responseId } : {}),
       ...(finish?.responseModel !== undefined ? { responseModel: finish.responseModel } : {}),
-      ...(request.maxTokens !== undefined ? { maxTokens: request.maxTokens } : {}),
-      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-      ...(request.reasoningEffort !== undefined ? { reasoningEffort: request.reasoningEffort } : {}),
+      ...options,
     }
     context.report({ type: 'attempt', ...record })
   }

@@ -5,6 +5,7 @@
 
 import type { AdapterRequest, LlmAdapter, ModelInfo } from './adapter.ts'
 import { isRetryable, type LlmFailure, type LlmFailureCode } from './errors.ts'
+import type { ModelInfos } from './model-info.ts'
 import type { LlmRequest, ModelRoute } from './request.ts'
 
 /** Moves to the next route at once: retrying the same provider cannot help. */
@@ -28,13 +29,13 @@ export type ResolvedRoute = { adapter: LlmAdapter; request: Omit<AdapterRequest,
  * The adapter serving `route` now and the request it gets: catalog defaults applied, the effort
  * checked. Run for every attempt, so a provider swapped between retries serves the next one.
  */
-export function resolveRoute(route: ModelRoute, adapters: ReadonlyMap<string, LlmAdapter>, request: LlmRequest): ResolvedRoute {
+export function resolveRoute(route: ModelRoute, adapters: ReadonlyMap<string, LlmAdapter>, request: LlmRequest, infos: ModelInfos): ResolvedRoute {
   const adapter = adapters.get(route.provider)
   if (!adapter) {
     const known = [...adapters.keys()].sort()
     return { failure: { code: 'NO_ADAPTER', message: `no adapter serves provider "${route.provider}"; registered: ${known.length ? known.join(', ') : 'none'}` } }
   }
-  const info = adapter.resolveModel?.(route.provider, route.model)
+  const info = infos.peek(adapter, route.provider, route.model)
   const unsupported = unsupportedEffort(route, info, request.reasoningEffort)
   if (unsupported) return { failure: unsupported }
   const effort = request.reasoningEffort ?? info?.reasoning?.default

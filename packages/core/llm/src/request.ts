@@ -28,6 +28,9 @@ export interface LlmRequest extends ModelRoute, GenerationOptions {
   onEvent?: (event: LlmEvent) => void
 }
 
+/** What an attempt asks for, known before it is sent. */
+export type AttemptStart = Pick<LlmAttempt, 'provider' | 'model' | 'retry' | 'fallback' | 'startedAt' | 'maxTokens' | 'temperature' | 'reasoningEffort'>
+
 /**
  * One provider attempt, as it ended — success, failure or abort. The session log keeps one per
  * attempt (`llm/attempt`); lifecycle events and telemetry are built from the same record, so the
@@ -69,4 +72,6 @@ export type LlmEvent =
    * without a try because it failed recently; `failure` is then the failure that started the cool-down.
    */
   | { type: 'fallback'; from: ModelRoute; to: ModelRoute; failure: LlmFailure; cooldownUntil?: number }
+  /** An attempt is about to be sent: what it will ask for. Its `attempt` event follows when it ends. */
+  | ({ type: 'attempt-start' } & AttemptStart)
   | ({ type: 'attempt' } & LlmAttempt)

@@ -2,11 +2,12 @@
 
 import { Context, Service, type Logger } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
-import { ReinError } from '@rein/base'
+import { ReinError, hasListeners } from '@rein/base'
 import type { LlmAdapter, ModelInfo, ProviderEndpoint } from './adapter.ts'
 import { abortFailure, CANCELLED, InflightAttempts, runAttempt, STOPPED } from './attempt.ts'
 import { isRetryable, type LlmFailure } from './errors.ts'
 import { Cooldowns, dedupe, failsEverywhere, fallsBack, resolveRoute, routeLabel } from './fallback.ts'
+import { ModelInfos } from './model-info.ts'
 import type { LlmEvent, LlmRequest, ModelRoute } from './request.ts'
 import { DEFAULT_RETRY_POLICY, retryDelay, sleep, type RetryPolicy } from './retry.ts'
 import type { StreamChunk } from './stream.ts'
@@ -20,6 +21,7 @@ declare module '@deepseek-ai/cordis' {
     'llm/retry'(event: Extract<LlmEvent, { type: 'retry' }>): void
     'llm/fallback'(event: Extract<LlmEvent, { type: 'fallback' }>): void
     'llm/attempt'(event: Extract<LlmEvent, { type: 'attempt' }>): void
+    'llm/attempt-start'(event: Extract<LlmEvent, { type: 'attempt-start' }>): void
   }
 }
 
@@ -38,6 +40,7 @@ interface RuntimeState {
   logger: Logger
   cooldowns: Cooldowns
   inflight: InflightAttempts
+  infos: ModelInfos
   /** Every running stream's controller, so disposing the service stops them all. */
   runs: Set<AbortController>
   stopped: boolean
@@ -66,7 +69,7 @@ export class LlmRuntime extends Service {
     super(ctx, 'llm')
     const state: RuntimeState = {
       adapters: new Map(), retry: config.retry, logger: ctx.logger('llm'),
-      cooldowns: new Cooldowns(config.fallbackCooldownMs ?? DEFAULT_COOLDOWN_MS), inflight: new InflightAttempts(), runs: new Set(), stopped: false,
+      cooldowns: new Cooldowns(config.fallbackCooldownMs ?? DEFAULT_COOLDOWN_MS), inflight: new InflightAttempts(), infos: new ModelInfos(), runs: new Set(), stopped: false,
     }
     this._state = state
     ctx.effect(() => () => {
@@ -102,8 +105,19 @@ export class LlmRuntime extends Service {
     return [...this._state.adapters.keys()].sort()
   }
 
+  /**
+   * Metadata for a model, as far as it is known now: an adapter that answers asynchronously is
+   * reflected after `modelInfo` (which every stream awaits) resolved it once.
+   */
   resolveModel(provider: string, model: string): ModelInfo | undefined {
-    return this._state.adapters.get(provider)?.resolveModel?.(provider, model)
+    const { adapters, infos } = this._state
+    return infos.peek(adapters.get(provider), provider, model)
+  }
+
+  /** Metadata for a model, waiting for an adapter that looks it up; undefined when it has none or the lookup fails. */
+  modelInfo(provider: string, model: string, signal?: AbortSignal): Promise<ModelInfo | undefined> {
+    const { adapters, infos } = this._state
+    return infos.resolve(adapters.get(provider), provider, model, signal)
   }
 
   listModels(provider: string): readonly ModelInfo[] {
@@ -134,8 +148,10 @@ export class LlmRuntime extends Service {
       return
     }
     const chain = dedupe([{ provider: request.provider, model: request.model }, ...(request.fallbacks ?? [])])
+    // Adapters that look their catalog up answer here once; every later check reads the answer.
+    await Promise.all(chain.map((route) => this.modelInfo(route.provider, route.model, request.signal)))
     // Only the primary must be usable up front; a broken fallback entry is skipped when reached.
-    const primary = resolveRoute(chain[0]!, state.adapters, request)
+    const primary = resolveRoute(chain[0]!, state.adapters, request, state.infos)
     if ('failure' in primary) {
       yield { type: 'finish', reason: 'error', failure: primary.failure }
       return
@@ -152,7 +168,9 @@ export class LlmRuntime extends Service {
       } catch (error) {
         state.logger.error('an llm onEvent callback failed: %s', error)
       }
-      this.ctx.parallel(`llm/${event.type}`, event as never).catch((error: unknown) => state.logger.error('an llm/%s listener failed: %s', event.type, error))
+      const name = `llm/${event.type}` as const
+      // Per attempt and per retry: skip the dispatch (a promise and an array) when nobody listens.
+      if (hasListeners(this.ctx, name)) this.ctx.parallel(name, event as never).catch((error: unknown) => state.logger.error('an %s listener failed: %s', name, error))
     }
     try {
       yield* this.walk(chain, request, run.signal, report)
@@ -164,8 +182,8 @@ export class LlmRuntime extends Service {
 
   /** Goes down the chain: skips broken entries and cooling routes, tries the rest until one answers. */
   private async *walk(chain: readonly ModelRoute[], request: LlmRequest, run: AbortSignal, report: Report): AsyncGenerator<StreamChunk, void, undefined> {
-    const { adapters, cooldowns, logger } = this._state
-    const usable = (route: ModelRoute) => !('failure' in resolveRoute(route, adapters, request))
+    const { adapters, cooldowns, logger, infos } = this._state
+    const usable = (route: ModelRoute) => !('failure' in resolveRoute(route, adapters, request, infos))
     let pending: { from: ModelRoute; failure: LlmFailure; cooldownUntil?: number } | undefined
     let last: LlmFailure | undefined
     let untried = false
@@ -173,7 +191,7 @@ export class LlmRuntime extends Service {
     for (let position = 0; position < chain.length; position++) {
       const route = chain[position]!
       if (position > 0) {
-        const resolved = resolveRoute(route, adapters, request)
+        const resolved = resolveRoute(route, adapters, request, infos)
         if ('failure' in resolved) {
           skipped.push(`fallback ${routeLabel(route)} skipped: ${resolved.failure.message}`)
           // cordis's default level hides warn; a broken chain is a config bug the user must see.
@@ -207,14 +225,14 @@ export class LlmRuntime extends Service {
 
   /** One route with its retries. Returns the failure that ended it, or `done` when the stream has ended. */
   private async *tryRoute(route: ModelRoute, position: number, request: LlmRequest, run: AbortSignal, report: Report): AsyncGenerator<StreamChunk, LlmFailure | 'done', undefined> {
-    const { adapters, retry: policy, inflight } = this._state
+    const { adapters, retry: policy, inflight, infos } = this._state
     for (let retry = 0; ; retry++) {
       if (run.aborted) {
         yield aborted(run.reason)
         return 'done'
       }
       // Per attempt: a provider swapped or unloaded between retries is seen here.
-      const resolved = resolveRoute(route, adapters, request)
+      const resolved = resolveRoute(route, adapters, request, infos)
       if ('failure' in resolved) return resolved.failure
       const result = yield* runAttempt(resolved.adapter, resolved.request, { route, retry, position, run, inflight, report })
       if (result.ok) {

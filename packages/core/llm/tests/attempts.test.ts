@@ -20,7 +20,7 @@ function request(overrides: Partial<LlmRequest> = {}): LlmRequest {
 async function collect(root: Context, overrides: Partial<LlmRequest> = {}) {
   const events: LlmEvent[] = []
   const chunks: StreamChunk[] = []
-  for await (const chunk of root.llm.stream(request({ onEvent: (event) => events.push(event), ...overrides }))) chunks.push(chunk)
+  for await (const chunk of root.llm.stream(request({ onEvent: (event) => { if (event.type !== 'attempt-start') events.push(event) }, ...overrides }))) chunks.push(chunk)
   return { chunks, events }
 }
 
@@ -70,7 +70,7 @@ describe('attempt records', () => {
     })
     const events: LlmEvent[] = []
     const system = 's'.repeat(100)
-    for await (const chunk of root.llm.stream(request({ system, signal: controller.signal, onEvent: (event) => events.push(event) }))) {
+    for await (const chunk of root.llm.stream(request({ system, signal: controller.signal, onEvent: (event) => { if (event.type !== 'attempt-start') events.push(event) } }))) {
       if (chunk.type === 'text-delta') controller.abort()
     }
     const input = Math.ceil((system.length + JSON.stringify(request().messages).length) / 4)
@@ -101,7 +101,7 @@ describe('attempt records', () => {
     const root = await runtime()
     root.llm.registerAdapter('p', new FakeAdapter([{ chunks: say('a long answer') }]))
     const events: LlmEvent[] = []
-    for await (const chunk of root.llm.stream(request({ onEvent: (event) => events.push(event) }))) if (chunk.type === 'text-delta') break
+    for await (const chunk of root.llm.stream(request({ onEvent: (event) => { if (event.type !== 'attempt-start') events.push(event) } }))) if (chunk.type === 'text-delta') break
     expect(attempts(events)).toEqual([expect.objectContaining({ shown: true, finishReason: 'aborted', failure: { code: 'ABORTED', message: 'the caller stopped reading the stream' } })])
   })
 

@@ -34,7 +34,7 @@ export class FakeAdapter extends LlmAdapter {
     if (attempt.throws) throw new LlmError(attempt.throws)
   }
 
-  override resolveModel(_provider: string, model: string) {
+  override resolveModel(_provider: string, model: string, _signal?: AbortSignal): ModelInfo | undefined | Promise<ModelInfo | undefined> {
     return this.models.find((info) => info.id === model)
   }
 

@@ -20,7 +20,7 @@ async function runtime(config: Partial<LlmRuntimeConfig> = {}) {
 async function collect(root: Context, overrides: Partial<LlmRequest> = {}) {
   const events: LlmEvent[] = []
   const chunks: StreamChunk[] = []
-  for await (const chunk of root.llm.stream({ provider: 'p', model: 'm', messages: [userMessage('hi', 'u1')], onEvent: (event) => events.push(event), ...overrides })) chunks.push(chunk)
+  for await (const chunk of root.llm.stream({ provider: 'p', model: 'm', messages: [userMessage('hi', 'u1')], onEvent: (event) => { if (event.type !== 'attempt-start') events.push(event) }, ...overrides })) chunks.push(chunk)
   return { chunks, events, finish: chunks.at(-1) as Extract<StreamChunk, { type: 'finish' }> }
 }
 

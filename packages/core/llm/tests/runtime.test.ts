@@ -90,7 +90,7 @@ describe('LlmRuntime retry', () => {
     const events: LlmEvent[] = []
     const emitted: unknown[] = []
     root.on('llm/retry', (event) => { emitted.push(event.failure.code) })
-    const chunks = await collect(root.llm.stream(request({ onEvent: (event) => { if (event.type !== 'attempt') events.push(event) } })))
+    const chunks = await collect(root.llm.stream(request({ onEvent: (event) => { if (!event.type.startsWith('attempt')) events.push(event) } })))
     expect(chunks).toEqual(say('ok'))
     expect(events.map((event) => event.type === 'retry' && [event.attempt, event.failure.code])).toEqual([
       [1, 'RATE_LIMIT'], [2, 'EMPTY_RESPONSE'], [3, 'SERVER'],
@@ -144,7 +144,7 @@ describe('LlmRuntime retry', () => {
     const root = await runtime()
     root.llm.registerAdapter('p', new FakeAdapter([{ chunks: [] }, { chunks: say('second') }]))
     const events: LlmEvent[] = []
-    expect(await collect(root.llm.stream(request({ onEvent: (event) => { if (event.type !== 'attempt') events.push(event) } })))).toEqual(say('second'))
+    expect(await collect(root.llm.stream(request({ onEvent: (event) => { if (!event.type.startsWith('attempt')) events.push(event) } })))).toEqual(say('second'))
     expect(events[0]).toMatchObject({ type: 'retry', failure: { code: 'STREAM_CLOSED' } })
   })
 
@@ -165,7 +165,7 @@ describe('LlmRuntime retry', () => {
     const adapter = new FakeAdapter([fail('SERVER'), { chunks: say('never') }])
     root.llm.registerAdapter('p', adapter)
     const controller = new AbortController()
-    const done = collect(root.llm.stream(request({ signal: controller.signal, onEvent: () => controller.abort() })))
+    const done = collect(root.llm.stream(request({ signal: controller.signal, onEvent: (event) => { if (event.type === 'retry') controller.abort() } })))
     expect(await done).toEqual([{ type: 'finish', reason: 'aborted', failure: { code: 'ABORTED', message: 'the request was cancelled' } }])
     expect(adapter.requests).toHaveLength(1)
   })
@@ -185,7 +185,7 @@ describe('LlmRuntime fallback', () => {
     const events: LlmEvent[] = []
     const emitted: string[] = []
     root.on('llm/fallback', (event) => { emitted.push(`${event.from.provider}->${event.to.provider}`) })
-    expect(await collect(root.llm.stream(request({ ...chain, onEvent: (event) => { if (event.type !== 'attempt') events.push(event) } })))).toEqual(say('from c'))
+    expect(await collect(root.llm.stream(request({ ...chain, onEvent: (event) => { if (!event.type.startsWith('attempt')) events.push(event) } })))).toEqual(say('from c'))
     expect(events.map((event) => event.type === 'fallback' ? `fallback ${event.from.provider}->${event.to.provider} ${event.failure.code}` : `retry ${event.provider}`)).toEqual([
       'retry p', 'fallback p->b SERVER', 'fallback b->c QUOTA',
     ])
@@ -314,7 +314,7 @@ describe('LlmRuntime cancellation and failures', () => {
     root.on('llm/retry', (() => Promise.reject(new Error('async listener bug'))) as () => void)
     const chunks = await collect(root.llm.stream(request({ onEvent: () => { throw new Error('callback bug') } })))
     expect(chunks).toEqual(say('ok'))
-    // The callback fails for both attempt records and the retry; the two llm/retry listeners once.
-    await vi.waitFor(() => expect(root.logger.buffer.filter((message) => message.type === 'error')).toHaveLength(4))
+    // The callback fails for both attempts' start and end records and the retry (5); the two llm/retry listeners fail as one dispatch (1).
+    await vi.waitFor(() => expect(root.logger.buffer.filter((message) => message.type === 'error')).toHaveLength(6))
   })
 })

@@ -15,8 +15,11 @@ export interface SessionHeader {
   /** ISO 8601. */
   createdAt: string
   cwd: string
+  /** A child session's (a subagent's): the session, run and tool call that started it. */
   parentSessionId?: string
-  /** 0 for a top-level session; a subagent's is its parent's + 1. */
+  parentRunId?: string
+  parentCallId?: string
+  /** 0 for a top-level session; a child's is its parent's + 1. */
   depth: number
 }
 
@@ -26,7 +29,10 @@ export interface SessionEvent<T extends string = string, D = JsonValue> {
   type: T
   time: string
   data: D
-  /** Set by plugins whose events a reader that does not know them may skip. */
+  /**
+   * A reader that does not know the type may skip the event: set on every event of a type defined
+   * `ignorable` (only types the model sees none of), or by the one appending it.
+   */
   ignorable?: true
 }
 
@@ -54,7 +60,11 @@ export interface StepRequest {
 
 /** Data of the core event types. */
 export interface CoreEventData {
-  'turn/start': { turn: number }
+  /**
+   * `runId`: this `send` or `continue`; `turnId`: `<sessionId>/<turn>`; `anchor`: the id of the
+   * user message the turn answers (a child run's is its root run's). All absent in older logs.
+   */
+  'turn/start': { turn: number; runId?: string; turnId?: string; anchor?: string; parentRunId?: string; conversationId?: string }
   'turn/end': { turn: number; reason: TurnEndReason; error?: { code: string; message: string }; overrun?: TurnOverrun }
   /** `request` is absent in logs written before it was recorded. */
   'step/start': { turn: number; step: number; request?: StepRequest }
@@ -71,6 +81,8 @@ export interface CoreEventData {
     tools?: JsonValue
     systemHash: string
     toolsHash: string
+    /** Pinned prompt sections rendered for the first time in this request, by id: every later request reads them from here. */
+    pinned?: Record<string, string>
   }
   'assistant/message': {
     message: Message
@@ -90,8 +102,13 @@ export interface CoreEventData {
     isError: boolean
     code?: string
     meta?: JsonValue
-    /** The cap on characters the model sees of `content`, when one applied; the log keeps it all. */
+    /** Logs written before observation spill: the cap on characters the model saw of `content`. */
     modelChars?: number
+    /**
+     * The result was bigger than the agent's limit: `content` is the preview the model reads, and
+     * the full text is in the file at `path` (in the session's folder).
+     */
+    spill?: { path: string; chars: number; lines: number }
   }
   'llm/retry': Extract<LlmEvent, { type: 'retry' }>
   'llm/fallback': Extract<LlmEvent, { type: 'fallback' }>
@@ -104,6 +121,8 @@ export interface CoreEventData {
 }
 
 export type CoreEventType = keyof CoreEventData
+/** Core types written `ignorable` whoever appends them, so a rein that predates them loads the log. */
+export const IGNORABLE_CORE_EVENT_TYPES: readonly CoreEventType[] = ['llm/attempt']
 export const CORE_EVENT_TYPES: readonly CoreEventType[] = [
   'turn/start', 'turn/end', 'step/start', 'step/end', 'user/message', 'request/header',
   'assistant/message', 'tool/call', 'tool/result', 'llm/retry', 'llm/fallback', 'llm/attempt',

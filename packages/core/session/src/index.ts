@@ -6,7 +6,7 @@
 import { SessionService } from './service.ts'
 
 export default SessionService
-export { SessionService, type CreateSessionOptions } from './service.ts'
+export { SessionService, type CreateSessionOptions, type SessionParent } from './service.ts'
 export { Session } from './session.ts'
 export {
   SESSION_FORMAT_VERSION, CORE_EVENT_TYPES,

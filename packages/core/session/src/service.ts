@@ -2,10 +2,11 @@
 
 import { randomUUID } from 'node:crypto'
 import { Context, Service, type Logger } from '@deepseek-ai/cordis'
-import { ReinError } from '@rein/base'
-import { CORE_EVENT_TYPES, SESSION_FORMAT_VERSION, type SessionEvent, type SessionHeader } from './events.ts'
+import { ReinError, hasListeners, isReinError } from '@rein/base'
+import { CORE_EVENT_TYPES, IGNORABLE_CORE_EVENT_TYPES, SESSION_FORMAT_VERSION, type SessionEvent, type SessionHeader } from './events.ts'
 import { Session, type SessionHooks } from './session.ts'
 import type { LoadedSession, SessionStore, SessionSummary } from './store.ts'
+import { TempFolders } from './temp-folders.ts'
 
 declare module '@deepseek-ai/cordis' {
   interface Context {
@@ -19,20 +20,39 @@ declare module '@deepseek-ai/cordis' {
   }
 }
 
+/** Where a child session (a subagent's) comes from: the parent's session, run and tool call. */
+export interface SessionParent {
+  sessionId: string
+  runId: string
+  callId: string
+}
+
 export interface CreateSessionOptions {
   /** Default: a random UUID. */
   id?: string
   cwd: string
+  /** Makes this a child session: recorded in the header, with depth = the parent's depth + 1. */
+  parent?: SessionParent
+  /** @deprecated Use `parent`. Recorded as given, without checking that the parent exists. */
   parentSessionId?: string
+  /** @deprecated Use `parent`, which computes it. Default 0. */
   depth?: number
+}
+
+/** How an event type was defined: by how many live definitions, and whether it is ignorable. */
+interface EventTypeDefinition {
+  count: number
+  ignorable: boolean
 }
 
 interface ServiceState {
   store: SessionStore | undefined
-  types: Map<string, number>
+  types: Map<string, EventTypeDefinition>
   logger: Logger
   /** Sessions created or opened here and not closed yet, with the store each belongs to. */
   open: Map<Session, SessionStore>
+  /** Folders of sessions whose store keeps none; removed with the store and with the service. */
+  temp: TempFolders
 }
 
 export class SessionService extends Service {
@@ -40,10 +60,14 @@ export class SessionService extends Service {
 
   constructor(ctx: Context) {
     super(ctx, 'sessions')
-    const state: ServiceState = { store: undefined, types: new Map(CORE_EVENT_TYPES.map((type) => [type, 1])), logger: ctx.logger('sessions'), open: new Map() }
+    const types = new Map(CORE_EVENT_TYPES.map((type) => [type, { count: 1, ignorable: IGNORABLE_CORE_EVENT_TYPES.includes(type) }]))
+    const state: ServiceState = { store: undefined, types, logger: ctx.logger('sessions'), open: new Map(), temp: new TempFolders() }
     this._state = state
     // Without the service nothing can write a session: close every open one, saving what it holds.
-    ctx.effect(() => () => closeSessions(state, () => true), 'sessions: close open sessions')
+    ctx.effect(() => async () => {
+      await closeSessions(state, () => true)
+      await removeTempFolders(state)
+    }, 'sessions: close open sessions')
   }
 
   /**
@@ -59,26 +83,40 @@ export class SessionService extends Service {
       return async () => {
         if (state.store === store) state.store = undefined
         await closeSessions(state, (owner) => owner === store)
+        await removeTempFolders(state)
         await store.dispose?.()
       }
     }, 'sessions.registerStore')
   }
 
-  /** Lets plugins append events of `type`, and lets logs that contain them load. */
-  defineEvent(type: string): () => Promise<void> {
+  /**
+   * Lets plugins append events of `type`, and lets logs that contain them load. `ignorable`: every
+   * event of the type is written `ignorable`, so a log holding it loads without this plugin.
+   * Declare a type ignorable only if the model sees none of it; what the model sees is a core
+   * event. Definitions of one type must agree (`EVENT_TYPE_CONFLICT`).
+   */
+  defineEvent(type: string, options: { ignorable?: true } = {}): () => Promise<void> {
     if (!/^[a-z][\w-]*\/[\w/-]+$/.test(type)) throw new ReinError('INVALID_EVENT_TYPE', `event type "${type}" must look like "area/name"`)
     const { types } = this._state
+    const ignorable = options.ignorable === true
     return this.ctx.effect(() => {
-      types.set(type, (types.get(type) ?? 0) + 1)
+      const defined = types.get(type)
+      if (defined && defined.ignorable !== ignorable) {
+        throw new ReinError('EVENT_TYPE_CONFLICT', `event type "${type}" is already defined ${defined.ignorable ? 'ignorable' : 'not ignorable'}; a second definition must say the same`, { details: { type } })
+      }
+      types.set(type, { count: (defined?.count ?? 0) + 1, ignorable })
       return () => {
-        const count = (types.get(type) ?? 1) - 1
-        if (count > 0) types.set(type, count)
+        const current = types.get(type)
+        if (current && current.count > 1) types.set(type, { ...current, count: current.count - 1 })
         else types.delete(type)
       }
     }, `sessions.defineEvent(${type})`)
   }
 
-  /** A new session, claimed for writing. Nothing is stored until its first flush. */
+  /**
+   * A new session, claimed for writing. Nothing is stored until its first flush. With `parent`,
+   * a child session one level below it; a parent this store does not have → `PARENT_SESSION_NOT_FOUND`.
+   */
   async create(options: CreateSessionOptions): Promise<Session> {
     const store = this.requireStore()
     const header: SessionHeader = {
@@ -86,8 +124,7 @@ export class SessionService extends Service {
       id: options.id ?? randomUUID(),
       createdAt: new Date().toISOString(),
       cwd: options.cwd,
-      depth: options.depth ?? 0,
-      ...(options.parentSessionId ? { parentSessionId: options.parentSessionId } : {}),
+      ...await this.lineage(store, options),
     }
     await store.create(header)
     return this.track(new Session(header, [], store, this.hooks()), store)
@@ -117,6 +154,27 @@ export class SessionService extends Service {
     return this.requireStore().list()
   }
 
+  /** The header fields that place a new session in its tree: the parent's, and the depth. */
+  private async lineage(store: SessionStore, options: CreateSessionOptions): Promise<Pick<SessionHeader, 'depth' | 'parentSessionId' | 'parentRunId' | 'parentCallId'>> {
+    const { parent } = options
+    if (parent === undefined) return { depth: options.depth ?? 0, ...(options.parentSessionId ? { parentSessionId: options.parentSessionId } : {}) }
+    if (options.parentSessionId !== undefined || options.depth !== undefined) {
+      throw new ReinError('INVALID_SESSION_OPTIONS', 'give a child session\'s parent as `parent` only; `parentSessionId` and `depth` are its deprecated form and cannot be combined with it')
+    }
+    return { depth: (await this.parentHeader(store, parent.sessionId)).depth + 1, parentSessionId: parent.sessionId, parentRunId: parent.runId, parentCallId: parent.callId }
+  }
+
+  /** The parent's header: from the open session here (it may not be stored yet), else from the store. */
+  private async parentHeader(store: SessionStore, id: string): Promise<SessionHeader> {
+    for (const session of this._state.open.keys()) if (session.id === id) return session.header
+    try {
+      return (await store.load(id)).header
+    } catch (error) {
+      if (!isReinError(error, 'SESSION_NOT_FOUND')) throw error
+      throw new ReinError('PARENT_SESSION_NOT_FOUND', `the parent session ${id} does not exist in this store; create the child with the id of a stored session (rein sessions lists them)`, { cause: error, details: { parentSessionId: id } })
+    }
+  }
+
   /** Refuses a log it cannot read faithfully: a newer format, or an event type nothing defines. */
   private check({ header, events }: LoadedSession) {
     if (header.formatVersion > SESSION_FORMAT_VERSION) {
@@ -141,16 +199,30 @@ export class SessionService extends Service {
   }
 
   private hooks(): SessionHooks {
-    const { types, logger, open } = this._state
+    const { types, logger, open, temp } = this._state
     const ctx = this.ctx
     const report = (error: unknown) => logger.error('a session listener failed: %s', error)
+    // Most appends have no listener: skip the dispatch, which costs a promise and arrays per event.
     return {
       isKnown: (type) => types.has(type),
+      isIgnorable: (type) => types.get(type)?.ignorable === true,
+      tempFolder: (id) => temp.folder(id),
       closed: (session) => { open.delete(session) },
-      appended: (session, event) => { ctx.parallel('session/append', session, event).catch(report) },
-      flushed: (session, events) => { ctx.parallel('session/flush', session, events).catch(report) },
+      appended: (session, event) => {
+        if (hasListeners(ctx, 'session/append')) ctx.parallel('session/append', session, event).catch(report)
+      },
+      flushed: (session, events) => {
+        if (hasListeners(ctx, 'session/flush')) ctx.parallel('session/flush', session, events).catch(report)
+      },
     }
   }
+}
+
+/** Deletes the temporary session folders; a failure is logged, not thrown into a dispose. */
+async function removeTempFolders(state: ServiceState): Promise<void> {
+  await state.temp.remove().catch((error: unknown) => {
+    state.logger.error('temporary session folders could not be removed: %s', error)
+  })
 }
 
 /** Closes the open sessions `which` selects; a close that fails is logged, the others still close. */

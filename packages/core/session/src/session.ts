@@ -16,6 +16,10 @@ export interface SessionHooks {
   flushed(session: Session, events: readonly SessionEvent[]): void
   /** Whether an event type may be appended. */
   isKnown(type: string): boolean
+  /** Whether events of `type` are always written `ignorable` (its definition says so). */
+  isIgnorable?(type: string): boolean
+  /** A folder for session `id` when its store keeps none. */
+  tempFolder?(id: string): Promise<string>
   /** Called once the session is closed and its claim released. */
   closed?(session: Session): void
 }
@@ -28,6 +32,7 @@ export class Session {
   private _closing: Promise<void> | undefined
   private readonly _beforeClose = new Set<() => void | Promise<void>>()
   private readonly _projection = new MessageProjection()
+  private _folder: Promise<string> | undefined
 
   constructor(readonly header: SessionHeader, events: readonly SessionEvent[], private readonly store: SessionStore, private readonly hooks: SessionHooks) {
     this._events = [...events]
@@ -72,7 +77,7 @@ export class Session {
       type,
       time: new Date().toISOString(),
       data: frozen as JsonValue,
-      ...(options.ignorable ? { ignorable: true as const } : {}),
+      ...(options.ignorable || this.hooks.isIgnorable?.(type) ? { ignorable: true as const } : {}),
     })
     this._events.push(event)
     this._projection.push(event)
@@ -99,6 +104,22 @@ export class Session {
     }
     this._durable += batch.length
     this.hooks.flushed(this, batch)
+  }
+
+  /**
+   * The session's folder for files that go with its log (spills, checkpoints): an absolute path to
+   * a 0700 folder, made on the first call. The store's (`SessionStore.folder`), or for a store
+   * without folders a temporary one that goes when the store or the service does. A failure is
+   * not remembered: the next call tries again.
+   */
+  folder(): Promise<string> {
+    if (this._folder === undefined) {
+      const folder = this.store.folder ? this.store.folder(this.id) : this.hooks.tempFolder?.(this.id)
+      if (folder === undefined) return Promise.reject(new ReinError('NO_SESSION_FOLDER', `session ${this.id} has no folder: its store keeps none and it was not made by ctx.sessions`))
+      this._folder = folder
+      folder.catch(() => { if (this._folder === folder) this._folder = undefined })
+    }
+    return this._folder
   }
 
   /** The messages the next request carries: `deriveMessages(events)`, kept up to date as events are appended. */

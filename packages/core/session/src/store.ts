@@ -27,7 +27,10 @@ export interface SessionSummary {
   lastActivity: string
   /** 0 for a top-level session. */
   depth: number
+  /** A child session's: the session, run and tool call that started it (see `SessionHeader`). */
   parentSessionId?: string
+  parentRunId?: string
+  parentCallId?: string
 }
 
 export interface LoadedSession {
@@ -44,7 +47,9 @@ export interface LoadedSession {
  * - `flush`: resolve only when every appended event is durable (the barrier before side effects);
  * - `load`: return every valid event; a torn last record is dropped, anything else malformed is
  *   `SESSION_CORRUPT` naming where; a newer format is `SESSION_FORMAT_UNSUPPORTED`;
- * - `open` for writing takes an exclusive claim (`SESSION_LOCKED` naming the holder), `close` drops it.
+ * - `open` for writing takes an exclusive claim (`SESSION_LOCKED` naming the holder), `close` drops it;
+ * - `folder`, when the store keeps files with its logs: an absolute path, made 0700 if missing, that
+ *   no id can lead outside the store, and that no listing or loading mistakes for a session.
  * Errors are `ReinError`s; `load` of an unknown id is `SESSION_NOT_FOUND`.
  */
 export interface SessionStore {
@@ -58,6 +63,11 @@ export interface SessionStore {
   /** Reads without claiming. */
   load(id: string): Promise<LoadedSession>
   list(): Promise<SessionSummary[]>
+  /**
+   * The folder for files that go with session `id` (spills, checkpoints): absolute, 0700, made on
+   * the first call, kept with the log. A store without it gets a temporary folder from the service.
+   */
+  folder?(id: string): Promise<string>
   /** Releases whatever is still claimed (files, locks); called when the store is unregistered. */
   dispose?(): Promise<void>
 }

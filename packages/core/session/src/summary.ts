@@ -40,6 +40,8 @@ export function summarize(header: SessionHeader, events: readonly SessionEvent[]
     lastActivity: events.at(-1)?.time ?? header.createdAt,
     depth: header.depth,
     ...(header.parentSessionId ? { parentSessionId: header.parentSessionId } : {}),
+    ...(header.parentRunId ? { parentRunId: header.parentRunId } : {}),
+    ...(header.parentCallId ? { parentCallId: header.parentCallId } : {}),
   }
 }
 

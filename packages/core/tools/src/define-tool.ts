@@ -6,6 +6,8 @@ import type { JsonSchema } from './json-schema.ts'
 import type { InferProperties, InferValue, PropertiesSpec, ValueSpec } from './schema-dsl.ts'
 import type { ToolCallView, ToolResultView } from './presentation.ts'
 import type { DurableToolResult, ToolContent } from './result.ts'
+import type { ToolEffect } from './effects.ts'
+import type { OpenSpill, RunIdentity, ToolRunFields } from './run-context.ts'
 
 const RAW_SCHEMA = Symbol.for('rein.tools.raw-schema')
 
@@ -26,15 +28,38 @@ export function isRawSchema(value: unknown): value is RawSchema {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[RAW_SCHEMA] === true
 }
 
-/** What the body receives besides its arguments. */
-export interface ToolRun {
-  callId: string
+/** What the body receives besides its arguments: frozen, the same object for the whole call. */
+export interface ToolRunBase {
+  readonly callId: string
   /** Aborted when the caller cancels or the deadline (`timeoutMs`, else the registry's `defaultTimeoutMs`) passes. */
-  signal: AbortSignal
-  sessionId?: string
+  readonly signal: AbortSignal
+  readonly sessionId?: string
   /** Directory relative paths resolve against. */
-  cwd: string
-  logger: Logger
+  readonly cwd: string
+  /** The folder the tool may work in (tool-fs keeps every path inside it). Often, not always, `cwd`. */
+  readonly workspaceRoot: string
+  readonly logger: Logger
+  /** Who the call runs for; absent when something other than an agent calls the registry. */
+  readonly identity?: RunIdentity
+  /** Opens a file in the session's folder for output too big to hold; absent outside a session. */
+  readonly spill?: OpenSpill
+}
+
+/** `ToolRunBase` plus the fields loaded provider packages contribute (see `ToolRunFields`). */
+export type ToolRun = ToolRunBase & { readonly [K in keyof ToolRunFields]?: ToolRunFields[K] }
+
+/** A call left without a result by a crash, as `recover` sees it. */
+export interface RecoverCall<A> {
+  readonly callId: string
+  readonly args: FrozenJson<A>
+}
+
+/** What `recover` gets besides the call. */
+export interface RecoverContext {
+  readonly sessionId?: string
+  readonly cwd: string
+  readonly signal: AbortSignal
+  readonly logger: Logger
 }
 
 export type ArgsOf<P> = P extends RawSchema<infer A> ? A : InferProperties<P>
@@ -61,8 +86,16 @@ export interface ToolDefinition<A = unknown, V = unknown> {
   execute(args: FrozenJson<A>, run: ToolRun): V | Promise<V>
   /** Only an exact `true` (or a function returning exactly `true`) lets calls run beside others. */
   isConcurrencySafe?: boolean | ((args: FrozenJson<A>) => boolean)
-  /** Safe to run again when a crash left its outcome unknown. */
+  /** What the tool may do. None (or absent) = pure. `write` and `exec` ask for approval by default. */
+  effects?: readonly ToolEffect[]
+  /** Safe to run again when a crash left its outcome unknown. Default: true only for declared read-only or pure tools. */
   replaySafe?: boolean
+  /**
+   * On resume, before a call that a crash left without a result gets a synthesized error: return
+   * `{value}` when the real outcome can be found (it is validated and rendered like a result), or
+   * nothing to decline.
+   */
+  recover?(call: RecoverCall<A>, context: RecoverContext): { value: V } | undefined | Promise<{ value: V } | undefined>
   /** Deadline for the body in ms (at most 2^31 - 1); past it the call ends with `TOOL_TIMEOUT`. Default: the registry's `defaultTimeoutMs`. */
   timeoutMs?: number
   /** Pure: a card for the pending call. */

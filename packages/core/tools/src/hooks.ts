@@ -6,6 +6,8 @@
 import type { FrozenJson, JsonObject, JsonValue } from '@rein/base'
 import type { JsonSchema } from './json-schema.ts'
 import type { ToolContent, ToolResult } from './result.ts'
+import type { ToolEffect } from './effects.ts'
+import type { RunIdentity } from './run-context.ts'
 
 /**
  * What hooks may know about the tool being called: data only, frozen, never its functions, so no
@@ -16,7 +18,9 @@ export interface ToolInfo {
   readonly description: string
   /** The compiled parameters schema, as the model sees it. */
   readonly parameters: JsonSchema
-  /** Exactly the tool's `replaySafe === true`. */
+  /** What the tool declared it may do; empty for a pure tool. */
+  readonly effects: readonly ToolEffect[]
+  /** The tool's `replaySafe`, or its default from `effects`. */
   readonly replaySafe: boolean
   /** The tool's own deadline; absent when it declares none and the registry's `defaultTimeoutMs` applies. */
   readonly timeoutMs?: number
@@ -32,6 +36,8 @@ export interface ToolCall {
   readonly args: FrozenJson<JsonObject>
   readonly sessionId?: string
   readonly cwd: string
+  readonly workspaceRoot: string
+  readonly identity?: RunIdentity
   readonly tool: ToolInfo
 }
 
@@ -65,6 +71,8 @@ export type PostExecuteDecision =
   | { kind: 'replace-content'; content: string | ToolContent }
   /** The new value is validated against `output.schema` and rendered again. */
   | { kind: 'replace-value'; value: JsonValue }
+  /** Adds a text part the model reads after the result (e.g. "this file changed since you read it"). */
+  | { kind: 'append'; text: string }
   /** Turns the success into a `BLOCKED` error whose content is `feedback`. */
   | { kind: 'block'; feedback: string }
 export type PostExecuteHook = (
@@ -88,6 +96,8 @@ export interface ApprovalRequest {
   callId: string
   toolName: string
   args: FrozenJson<JsonObject>
+  /** The tool's declared effects, so an approver can allow by kind (`--allow write`). */
+  effects: readonly ToolEffect[]
   reason: string
   signal: AbortSignal
 }

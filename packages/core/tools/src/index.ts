@@ -11,8 +11,11 @@ export { ReinError, isReinError } from '@rein/base'
 export { ToolRegistry, type ToolRegistryConfig } from './registry.ts'
 export {
   defineTool, jsonSchema,
-  type ToolDefinition, type AnyToolDefinition, type ToolOutput, type ToolRun, type RawSchema, type ArgsOf, type ValueOf,
+  type ToolDefinition, type AnyToolDefinition, type ToolOutput, type ToolRun, type ToolRunBase, type RawSchema, type ArgsOf, type ValueOf,
+  type RecoverCall, type RecoverContext,
 } from './define-tool.ts'
+export { TOOL_EFFECTS, ASK_FOR_BY_DEFAULT, type ToolEffect } from './effects.ts'
+export type { RunIdentity, SpillFile, OpenSpill, ToolRunFields, ToolCallContext } from './run-context.ts'
 export type {
   ValueSpec, PropertySpec, PropertiesSpec, StringSpec, NumberSpec, BooleanSpec, NullSpec, ArraySpec, ObjectSpec,
   JsonSpec, OneOfSpec, InferValue, InferProperties,

@@ -5,7 +5,10 @@ import type { Logger } from '@deepseek-ai/cordis'
 import { parseArguments, type ArgumentLimits } from './arguments.ts'
 import { dispatch } from './dispatch.ts'
 import type { ToolRun } from './define-tool.ts'
-import type { ApprovalService, ExecuteWrapper, PostExecuteHook, PreExecutePolicy, ToolCall, ToolGuard } from './hooks.ts'
+import { describeEffects, type ToolEffect } from './effects.ts'
+import type { ApprovalService, ExecuteWrapper, PostExecuteHook, PreExecuteDecision, PreExecutePolicy, ToolCall, ToolGuard } from './hooks.ts'
+import type { ToolCallContext } from './run-context.ts'
+import { buildRun, type Contribution } from './tool-run.ts'
 import { validateJson } from './json-schema.ts'
 import type { PreparedTool } from './registration.ts'
 import { combineDecisions, runGuards } from './policy.ts'
@@ -18,7 +21,7 @@ export interface ExecuteInput {
   /** The raw JSON string the model produced. */
   arguments: string
   signal: AbortSignal
-  context?: { sessionId?: string; cwd?: string }
+  context?: ToolCallContext
 }
 
 export interface PipelineHooks {
@@ -36,6 +39,9 @@ export interface PipelineEnv {
   logger: Logger
   approval: () => ApprovalService | undefined
   toolNames: () => string[]
+  /** Effects that need approval. */
+  askFor: readonly ToolEffect[]
+  contributions: readonly Contribution[]
 }
 
 export async function runPipeline(
@@ -45,8 +51,9 @@ export async function runPipeline(
   env: PipelineEnv,
 ): Promise<ToolResult> {
   const { name, signal } = input
-  if (!prepared) {
-    const known = env.toolNames()
+  const visible = input.context?.visible
+  if (!prepared || (visible && !visible(name))) {
+    const known = visible ? env.toolNames().filter(visible) : env.toolNames()
     return failure('UNKNOWN_TOOL', `unknown tool "${name}"; available tools: ${known.length ? known.join(', ') : 'none'}`)
   }
   if (signal.aborted) return failure('ABORTED_BEFORE_DISPATCH', `${name} was cancelled before it started`)
@@ -57,30 +64,17 @@ export async function runPipeline(
   // Captured before any hook runs: the body and render get exactly these. Hooks get a frozen view
   // holding the same (deeply frozen) arguments and the tool's metadata, never its definition.
   const args = parsed.args
-  const call: ToolCall = Object.freeze({
-    callId: input.callId,
-    toolName: name,
-    args,
-    cwd: input.context?.cwd ?? env.cwd,
-    tool: prepared.info,
-    ...(input.context?.sessionId === undefined ? {} : { sessionId: input.context.sessionId }),
-  })
+  const call = callView(input, prepared, args, env.cwd)
 
   const denial = await admit(call, hooks, env, signal)
   if (denial) return denial
   if (signal.aborted) return failure('ABORTED_BEFORE_DISPATCH', `${name} was cancelled before it started`)
 
-  const { callId, cwd, sessionId } = call
-  const logger = env.logger
+  const context = input.context
   const definition = prepared.definition
   const timeoutMs = prepared.info.timeoutMs ?? env.defaultTimeoutMs
   const outcome = await dispatch(call, hooks.wrappers, signal, timeoutMs, (lazy) => {
-    // A getter, so the signal is made only if the body reads it (see LazySignal). Two literals
-    // rather than a spread: this runs on every call, and a spread beside a getter is slow.
-    const run: ToolRun = sessionId === undefined
-      ? { callId, get signal() { return lazy.signal }, cwd, logger }
-      : { callId, get signal() { return lazy.signal }, cwd, logger, sessionId }
-    return definition.execute(args, run)
+    return definition.execute(args, buildRun(call, lazy, env.logger, context?.spill, env.contributions))
   })
   if (!outcome.ok) {
     if (signal.aborted) return failure('ABORTED', `${name} was cancelled while running; its effects may be partial`)
@@ -94,18 +88,41 @@ export async function runPipeline(
   return result
 }
 
+/** The frozen view every hook sees. */
+function callView(input: ExecuteInput, prepared: PreparedTool, args: FrozenJson<JsonObject>, defaultCwd: string): ToolCall {
+  const context = input.context
+  const cwd = context?.cwd ?? defaultCwd
+  return Object.freeze({
+    callId: input.callId,
+    toolName: input.name,
+    args,
+    cwd,
+    workspaceRoot: context?.workspaceRoot ?? cwd,
+    tool: prepared.info,
+    ...(context?.sessionId === undefined ? {} : { sessionId: context.sessionId }),
+    ...(context?.identity === undefined ? {} : { identity: context.identity }),
+  })
+}
+
+/** The registry's own question: a tool whose effects need approval asks, whatever the policies say. */
+function effectDecision(call: ToolCall, askFor: readonly ToolEffect[]): PreExecuteDecision | undefined {
+  const needs = call.tool.effects.filter((effect) => askFor.includes(effect))
+  return needs.length > 0 ? { kind: 'ask', reason: describeEffects(needs) } : undefined
+}
+
 /** Pre-execute policies, approval, then guards. Returns a failure, or nothing to proceed. */
 async function admit(call: ToolCall, hooks: PipelineHooks, env: PipelineEnv, signal: AbortSignal): Promise<ToolResult | undefined> {
-  const decision = await combineDecisions(hooks.policies, call)
+  const byPolicy = await combineDecisions(hooks.policies, call)
+  const decision = byPolicy.kind === 'deny' ? byPolicy : effectDecision(call, env.askFor) ?? byPolicy
   if (decision.kind === 'deny') return failure('DENIED', `${call.toolName} was denied: ${decision.reason}`)
   if (decision.kind === 'ask') {
     const approval = env.approval()
     if (!approval) {
-      return failure('DENIED', `${call.toolName} needs approval (${decision.reason}) and no approval service is installed`)
+      return failure('DENIED', `${call.toolName} needs approval (${decision.reason}) and no approval service is installed: load one, or remove the effect from askFor on the @rein/tools row to run such calls without asking`)
     }
     let answer: 'allow' | 'deny'
     try {
-      answer = await approval.request({ callId: call.callId, toolName: call.toolName, args: call.args, reason: decision.reason, signal })
+      answer = await approval.request({ callId: call.callId, toolName: call.toolName, args: call.args, effects: call.tool.effects, reason: decision.reason, signal })
     } catch (error) {
       env.logger.error('approval request for %s failed: %s', call.toolName, error)
       answer = 'deny'
@@ -125,7 +142,7 @@ function thrown(name: string, error: unknown): ToolResult {
 }
 
 /** Validates, freezes and renders a value the body (or a post-execute hook) produced. */
-function settle(prepared: PreparedTool, name: string, args: FrozenJson<JsonObject>, raw: unknown, logger: Logger): ToolResult {
+export function settle(prepared: PreparedTool, name: string, args: FrozenJson<JsonObject>, raw: unknown, logger: Logger): ToolResult {
   const definition = prepared.definition
   let value: FrozenJson
   try {
@@ -184,6 +201,9 @@ async function review(
       }
     case 'replace-value':
       return settle(prepared, call.toolName, args, decision.value, logger)
+    case 'append':
+      if (typeof decision.text !== 'string') return failure('BLOCKED', `${call.toolName}: a post-execute hook appended something other than text`)
+      return Object.freeze({ ...result, content: Object.freeze([...result.content, Object.freeze({ type: 'text' as const, text: decision.text })]) })
     case 'block':
       return failure('BLOCKED', decision.feedback)
     default:

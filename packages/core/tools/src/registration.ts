@@ -3,6 +3,7 @@
 import { ReinError } from '@rein/base'
 import { isRawSchema, type AnyToolDefinition } from './define-tool.ts'
 import type { ToolInfo } from './hooks.ts'
+import { defaultReplaySafe, isToolEffect, TOOL_EFFECTS, type ToolEffect } from './effects.ts'
 import { canonicalSchema, type JsonSchema } from './json-schema.ts'
 import { assertSupportedSchema } from './schema-check.ts'
 import { compileProperties, compileValue } from './schema-dsl.ts'
@@ -50,7 +51,9 @@ export function prepareTool(input: AnyToolDefinition): PreparedTool {
     fail('timeoutMs must be a positive, finite number of milliseconds')
   }
   if (timeoutMs !== undefined && timeoutMs > MAX_TIMEOUT_MS) fail(`timeoutMs must be at most ${MAX_TIMEOUT_MS} ms (about 24.8 days)`)
-  for (const key of ['presentCall', 'presentResult', 'summarize'] as const) {
+  const effects = checkEffects(definition.effects, fail)
+  if (definition.replaySafe !== undefined && typeof definition.replaySafe !== 'boolean') fail('replaySafe must be true or false')
+  for (const key of ['presentCall', 'presentResult', 'summarize', 'recover'] as const) {
     if (definition[key] !== undefined && typeof definition[key] !== 'function') fail(`${key} must be a function`)
   }
   if (definition.output.presentationMeta !== undefined && typeof definition.output.presentationMeta !== 'function') {
@@ -62,10 +65,20 @@ export function prepareTool(input: AnyToolDefinition): PreparedTool {
     name: definition.name,
     description: definition.description,
     parameters,
-    replaySafe: definition.replaySafe === true,
+    effects,
+    replaySafe: definition.replaySafe ?? defaultReplaySafe(definition.effects),
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
   })
   return { definition, info, schema: { name: definition.name, description: definition.description, parameters }, output }
+}
+
+/** Effects as declared, deduplicated, in the canonical order, frozen. */
+function checkEffects(declared: unknown, fail: (message: string) => never): readonly ToolEffect[] {
+  if (declared === undefined) return Object.freeze([])
+  if (!Array.isArray(declared)) fail(`effects must be an array of ${TOOL_EFFECTS.join(', ')}`)
+  const unknown = (declared as unknown[]).find((effect) => !isToolEffect(effect))
+  if (unknown !== undefined) fail(`effects: unknown effect ${JSON.stringify(unknown)}; use ${TOOL_EFFECTS.join(', ')}`)
+  return Object.freeze(TOOL_EFFECTS.filter((effect) => (declared as unknown[]).includes(effect)))
 }
 
 function compileSchema(

@@ -6,9 +6,13 @@ import { ReinError } from '@rein/base'
 import { parseArguments } from './arguments.ts'
 import type { AnyToolDefinition, ToolDefinition } from './define-tool.ts'
 import type {
-  ApprovalService, ExecuteWrapper, PostExecuteHook, PreExecutePolicy, ResultObserver, ToolGuard,
+  ApprovalService, ExecuteWrapper, PostExecuteHook, PreExecutePolicy, ResultObserver, ToolCall, ToolGuard, ToolInfo,
 } from './hooks.ts'
-import { runPipeline, type ExecuteInput } from './pipeline.ts'
+import { ASK_FOR_BY_DEFAULT, TOOL_EFFECTS, type ToolEffect } from './effects.ts'
+import { runPipeline, settle, type ExecuteInput } from './pipeline.ts'
+import type { ToolCallContext, ToolRunFields } from './run-context.ts'
+import type { Contribution } from './tool-run.ts'
+import { failure } from './result.ts'
 import { describeCall, describeResult, summarizeResult } from './presenters.ts'
 import type { ToolCallView, ToolResultView } from './presentation.ts'
 import { MAX_TIMEOUT_MS, prepareTool, type PreparedTool, type ToolSchema } from './registration.ts'
@@ -29,6 +33,8 @@ export interface ToolRegistryConfig {
   maxArgumentDepth: number
   /** Deadline, in ms, for tools that declare no `timeoutMs`; a call past it ends as `TOOL_TIMEOUT`. Default 120000. */
   defaultTimeoutMs: number
+  /** Effects a call needs approval for (from `ctx.approval`). Default `['write', 'exec']`; `[]` asks for nothing. */
+  askFor: ToolEffect[]
 }
 
 type Registered = PreparedTool & { logger: Logger }
@@ -42,6 +48,7 @@ interface RegistryState {
     postHooks: PostExecuteHook[]
     observers: ResultObserver[]
   }
+  contributions: Contribution[]
   logger: Logger
   config: ToolRegistryConfig
 }
@@ -54,7 +61,9 @@ export class ToolRegistry extends Service {
     maxArgumentDepth: Schema.natural().min(1).default(64).description('Deepest nesting of arrays and objects in arguments.'),
     defaultTimeoutMs: Schema.natural().min(1).max(MAX_TIMEOUT_MS).default(120_000)
       .description('Deadline in ms for tools that declare no timeoutMs; a call past it ends as TOOL_TIMEOUT.'),
-  })
+    askFor: Schema.array(Schema.union(TOOL_EFFECTS.map((effect) => Schema.const(effect)))).default([...ASK_FOR_BY_DEFAULT])
+      .description('Effects a call needs approval for; [] runs every call without asking.'),
+  }) as Schema<Partial<ToolRegistryConfig>, ToolRegistryConfig>
 
   // Service methods run on cordis's tracing proxy, where every `this.x` read costs a lookup, so
   // the state lives in one plain object that each method reads once.
@@ -66,6 +75,7 @@ export class ToolRegistry extends Service {
       tools: new Map(),
       schemas: undefined,
       hooks: { policies: [], guards: [], wrappers: [], postHooks: [], observers: [] },
+      contributions: [],
       logger: ctx.logger('tools'),
       config,
     }
@@ -118,11 +128,39 @@ export class ToolRegistry extends Service {
     return this.hook(this._state.hooks.observers, observer, 'tools.onResult')
   }
 
-  /** The model-facing schemas, sorted by name and frozen: the same bytes for the same tool set. */
-  schemas(): readonly ToolSchema[] {
+  /**
+   * Adds a field to every tool run until disposed (see `ToolRunFields`): `provide` is called once
+   * per call with the call as hooks see it. One provider per key (`DUPLICATE_CONTRIBUTION`).
+   */
+  contribute<K extends keyof ToolRunFields & string>(key: K, provide: (call: ToolCall) => ToolRunFields[K] | undefined): () => Promise<void> {
+    if (typeof provide !== 'function') throw new ReinError('INVALID_HOOK', 'tools.contribute() needs a function')
+    const { contributions } = this._state
+    const contribution: Contribution = { key, provide, logger: this.ctx.logger('tools') }
+    return this.ctx.effect(() => {
+      if (contributions.some((other) => other.key === key)) {
+        throw new ReinError('DUPLICATE_CONTRIBUTION', `another plugin already contributes "${key}" to tool runs`)
+      }
+      contributions.push(contribution)
+      return () => {
+        const index = contributions.indexOf(contribution)
+        if (index >= 0) contributions.splice(index, 1)
+      }
+    }, `tools.contribute(${key})`)
+  }
+
+  /**
+   * The model-facing schemas, sorted by name and frozen: the same bytes for the same tool set.
+   * `visible` narrows them to the tools one agent may use.
+   */
+  schemas(visible?: (name: string) => boolean): readonly ToolSchema[] {
     const state = this._state
     state.schemas ??= Object.freeze(sortedNames(state.tools).map((name) => state.tools.get(name)!.schema))
-    return state.schemas
+    return visible ? Object.freeze(state.schemas.filter((schema) => visible(schema.name))) : state.schemas
+  }
+
+  /** What hooks see of a tool: its metadata, effects and effective replay safety. */
+  info(name: string): ToolInfo | undefined {
+    return this._state.tools.get(name)?.info
   }
 
   /** Registered tool names in code-unit order (never locale order, which varies by machine). */
@@ -187,10 +225,38 @@ export class ToolRegistry extends Service {
       logger: tool?.logger ?? logger,
       approval: () => this.ctx.get('approval'),
       toolNames: () => sortedNames(tools),
+      askFor: config.askFor ?? ASK_FOR_BY_DEFAULT,
+      contributions: this._state.contributions.slice(),
     })
     // A snapshot: an observer that disposes itself mid-loop must not make the next one skip.
     if (hooks.observers.length > 0) notify(hooks.observers.slice(), input, result, logger)
     return result
+  }
+
+  /**
+   * Asks a tool for the real outcome of a call a crash left without a result (`recover`). Returns
+   * the result, or undefined when the tool is gone, has no `recover`, declines, or fails (logged).
+   */
+  async recover(input: { callId: string; name: string; arguments: string; signal: AbortSignal; context?: ToolCallContext }): Promise<ToolResult | undefined> {
+    const { tools, config } = this._state
+    const tool = tools.get(input.name)
+    const recover = tool?.definition.recover
+    if (!tool || !recover) return undefined
+    const args = this.softArgs(tool, input.arguments)
+    if (args === undefined) return undefined
+    try {
+      const cwd = input.context?.cwd ?? config.cwd ?? process.cwd()
+      const context = Object.freeze({ cwd, signal: input.signal, logger: tool.logger, ...(input.context?.sessionId ? { sessionId: input.context.sessionId } : {}) })
+      const found = await recover.call(tool.definition, Object.freeze({ callId: input.callId, args }), context)
+      if (found === undefined) return undefined
+      if (typeof found !== 'object' || found === null || !('value' in found)) {
+        return failure('INVALID_TOOL_OUTPUT', `${input.name}.recover returned something other than {value} or nothing`)
+      }
+      return settle(tool, input.name, args, found.value, tool.logger)
+    } catch (error) {
+      tool.logger.error('recover for %s (%s) failed; the call gets the usual repair result: %s', input.name, input.callId, error)
+      return undefined
+    }
   }
 
   private softArgs(tool: PreparedTool, rawArguments: string) {

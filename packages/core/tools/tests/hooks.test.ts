@@ -126,6 +126,7 @@ describe('hooks never get the definition', () => {
       name: 'write',
       description: 'Writes a file.',
       parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'], additionalProperties: false },
+      effects: [],
       replaySafe: true,
       timeoutMs: 5_000,
     })

@@ -171,7 +171,7 @@ describe('execute: pre-execute policies, approval and guards', () => {
     tools.preExecute(ask)
     expect((await tools.execute(call('probe', { path: 'a' }))).isError && 'DENIED').toBe('DENIED')
     const noApproval = await tools.execute(call('probe', { path: 'a' }))
-    expect(noApproval.isError && noApproval.error.message).toBe('probe needs approval (writes a file) and no approval service is installed')
+    expect(noApproval.isError && noApproval.error.message).toBe('probe needs approval (writes a file) and no approval service is installed: load one, or remove the effect from askFor on the @rein/tools row to run such calls without asking')
 
     let answer: () => 'allow' | 'deny' = () => 'deny'
     root.provide('approval', { request: () => answer() })

@@ -149,7 +149,7 @@ describe('ToolRegistry as a plugin', () => {
   it('applies defaults for every Config field', async () => {
     const root = new Context()
     await root.plugin(ToolRegistry, {})
-    expect(root.tools.config).toEqual({ maxArgumentBytes: 1_048_576, maxArgumentDepth: 64, defaultTimeoutMs: 120_000 })
+    expect(root.tools.config).toEqual({ maxArgumentBytes: 1_048_576, maxArgumentDepth: 64, defaultTimeoutMs: 120_000, askFor: ['write', 'exec'] })
   })
 
   it('disposing the registry takes the service away and back again on reload', async () => {

@@ -33,7 +33,12 @@ export interface OpenAiCompatibleOptions extends RequestDefaults {
   models: readonly ModelInfo[]
   streamIdleTimeoutMs: number
   dialect?: OpenAiDialect
+  /** `gen_ai.provider.name`; default from the host (`openai`, `deepseek`), else `openai_compatible`. */
+  providerName?: string
 }
+
+/** The GenAI conventions' names of the servers whose hosts say what they are. */
+const KNOWN_HOSTS: Readonly<Record<string, string>> = { 'api.openai.com': 'openai', 'api.deepseek.com': 'deepseek' }
 
 /** An error body is read up to this many bytes; the rest is never read. */
 const MAX_ERROR_BODY = 64 * 1024
@@ -57,7 +62,8 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
   }
 
   override endpoint(): ProviderEndpoint {
-    return { label: this.options.label, baseURL: this.options.baseURL }
+    const { label, baseURL, providerName } = this.options
+    return { label, baseURL, providerName: providerName ?? KNOWN_HOSTS[new URL(baseURL).hostname] ?? 'openai_compatible' }
   }
 
   async *stream(request: AdapterRequest): AsyncGenerator<StreamChunk, void, undefined> {

@@ -21,6 +21,8 @@ export interface CompatibleConfig {
   models: ModelConfig[]
   streamIdleTimeoutMs: number
   maxTokensField: 'max_tokens' | 'max_completion_tokens'
+  /** `gen_ai.provider.name` for telemetry; default from the base URL's host. */
+  providerName?: string
 }
 
 /** A provider's defaults for its Config. */
@@ -43,6 +45,7 @@ export function compatibleConfig(defaults: CompatibleDefaults): Schema<Partial<C
     models: Schema.array(ModelConfig).default([]).description('Model catalog entries; an entry with a built-in id replaces it.'),
     streamIdleTimeoutMs: Schema.natural().min(1).default(300_000).description('A stream silent for this long ends with TIMEOUT.'),
     maxTokensField: Schema.union(['max_tokens', 'max_completion_tokens']).default('max_tokens').description('Body field that carries the output budget.'),
+    providerName: Schema.string().description('What the server is, for telemetry (gen_ai.provider.name, e.g. vllm). Default: openai or deepseek for their own hosts, else openai_compatible.'),
   }) as Schema<Partial<CompatibleConfig>, CompatibleConfig>
 }
 
@@ -58,6 +61,7 @@ export function registerCompatible(ctx: Context, config: CompatibleConfig, diale
     models: [...builtInModels.filter((model) => !ids.has(model.id)), ...configured],
     streamIdleTimeoutMs: config.streamIdleTimeoutMs,
     maxTokensField: config.maxTokensField,
+    ...(config.providerName ? { providerName: config.providerName } : {}),
     ...(dialect ? { dialect } : {}),
   }))
 }

@@ -30,7 +30,7 @@ async function run(root: Context, request: Partial<LlmRequest> = {}) {
   const chunks: StreamChunk[] = []
   const assembler = new BlockAssembler()
   // Retry and fallback events only: attempt records are checked in their own tests.
-  for await (const chunk of root.llm.stream({ provider: 'openai', model: 'gpt-test', messages: [userMessage('hi', 'u1')], onEvent: (event) => { if (event.type !== 'attempt') events.push(event) }, ...request })) {
+  for await (const chunk of root.llm.stream({ provider: 'openai', model: 'gpt-test', messages: [userMessage('hi', 'u1')], onEvent: (event) => { if (!event.type.startsWith('attempt')) events.push(event) }, ...request })) {
     chunks.push(chunk)
     assembler.push(chunk)
   }

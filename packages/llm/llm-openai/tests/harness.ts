@@ -40,7 +40,7 @@ export async function run(root: Context, request: Partial<LlmRequest> = {}, onCh
   const events: LlmEvent[] = []
   const chunks: StreamChunk[] = []
   const assembler = new BlockAssembler()
-  for await (const chunk of root.llm.stream({ provider: 'openai', model: 'gpt-test', messages: [userMessage('hi', 'u1')], onEvent: (event) => events.push(event), ...request })) {
+  for await (const chunk of root.llm.stream({ provider: 'openai', model: 'gpt-test', messages: [userMessage('hi', 'u1')], onEvent: (event) => { if (event.type !== 'attempt-start') events.push(event) }, ...request })) {
     chunks.push(chunk)
     assembler.push(chunk)
     await onChunk?.(chunk)

@@ -91,7 +91,15 @@ describe('base URL without a scheme', () => {
 describe('endpoint', () => {
   it('tells where a route\'s requests go, without credentials', async () => {
     const { root, server } = await boot([], { label: 'Local vLLM' })
-    expect(root.llm.endpoint('openai')).toEqual({ label: 'Local vLLM', baseURL: server.url })
+    expect(root.llm.endpoint('openai')).toEqual({ label: 'Local vLLM', baseURL: server.url, providerName: 'openai_compatible' })
     expect(root.llm.endpoint('nope')).toBeUndefined()
+  })
+
+  it('names what the server is for telemetry: by its host, or as configured', async () => {
+    const { root } = await boot([], { providerName: 'vllm' })
+    expect(root.llm.endpoint('openai')?.providerName).toBe('vllm')
+    const { OpenAiCompatibleAdapter } = await import('../src/index.ts')
+    const official = new OpenAiCompatibleAdapter({ label: 'OpenAI', baseURL: 'https://api.openai.com/v1', apiKeyEnv: false, headers: {}, models: [], streamIdleTimeoutMs: 1_000, maxTokensField: 'max_tokens' })
+    expect(official.endpoint().providerName).toBe('openai')
   })
 })

@@ -3,7 +3,7 @@
  * published atomically by the first write, and claimed by a pid lock file while open.
  */
 
-import { open, readFile, readdir, stat, type FileHandle } from 'node:fs/promises'
+import { lstat, open, readFile, readdir, stat, type FileHandle } from 'node:fs/promises'
 import { ReinError, ensurePrivateDir, isReinError, makeFilePrivate, toFrozenJson } from '@rein/base'
 import { summarize, type LoadedSession, type SessionEvent, type SessionHeader, type SessionStore, type SessionSummary } from '@rein/session'
 import { appendDurably, publishFile } from './durable-write.ts'
@@ -168,6 +168,24 @@ export class JsonlSessionStore implements SessionStore {
     const content = await readFile(paths.file).catch((error: unknown) => { throw readError(id, paths.file, error) })
     const { header, events } = parseSessionFile(content, paths.file, id)
     return { header, events }
+  }
+
+  /**
+   * `<root>/<id>.files`, absolute, made 0700 (with the root) if missing. Kept with the log; a path
+   * there that is not a real folder (a link, a file) is refused rather than followed.
+   */
+  async folder(id: string): Promise<string> {
+    const { folder } = sessionPaths(this.root, id)
+    await this.ensureRoot()
+    try {
+      // Checked before ensurePrivateDir, which would narrow whatever a link there points to.
+      const there = await lstat(folder).catch((error: unknown) => { if (errorCode(error) !== 'ENOENT') throw error })
+      if (there && !there.isDirectory()) throw new Error('something other than a folder (a link or a file) is there')
+      await ensurePrivateDir(folder)
+    } catch (error) {
+      throw ioError(`cannot make the folder of session ${id} (${folder})`, error)
+    }
+    return folder
   }
 
   /** Every stored session, most recently active first, `running` while a live process holds it; foreign and corrupt files are skipped. */

@@ -11,3 +11,5 @@ export {
 } from './scripted-llm.ts'
 /** Every invariant a rein session log keeps (see the README); returns the violations found. */
 export { validateSessionInvariants } from './invariants.ts'
+/** The `ToolRun` a tool body gets inside an agent, for testing a tool package on its own. */
+export { toolContextFixture, type ToolContextOverrides } from './tool-context.ts'

@@ -218,7 +218,7 @@ describe('createScriptedLlm behind LlmRuntime', () => {
       { type: 'block-end', index: 0, block: { type: 'tool-call', id: 'c1', name: 'read_file', arguments: '{"path":"a"}' } },
       { type: 'finish', reason: 'tool-calls' },
     ])
-    expect(events.filter((event) => event.type !== 'attempt')).toEqual([{
+    expect(events.filter((event) => !event.type.startsWith('attempt'))).toEqual([{
       type: 'retry', provider: 'scripted', model: 'm', attempt: 1, delayMs: 0, failure: { code: 'RATE_LIMIT', message: 'slow down', status: 429 },
     }])
     expect(llm.requests).toHaveLength(2)

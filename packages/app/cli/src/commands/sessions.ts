@@ -1,4 +1,7 @@
-/** `rein sessions`: stored sessions, newest first, with where each stands and what it cost. */
+/**
+ * `rein sessions`: stored sessions, newest first, with where each stands and what it cost; a child
+ * session (a subagent's) is indented under its parent.
+ */
 
 import type { SessionSummary } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
@@ -30,17 +33,45 @@ export async function sessionsCommand(args: ParsedArgs, io: Io): Promise<number>
       io.stderr.write('no sessions yet; rein run "…" starts one\n')
       return 0
     }
-    for (const session of sessions) io.stdout.write(`${neutralize(line(session))}\n`)
+    for (const { session, level } of tree(sessions)) io.stdout.write(`${neutralize(line(session, level))}\n`)
     return 0
   })
 }
 
+/**
+ * Each session once, a child right under its parent at one level deeper, in the order given at
+ * each level. A session whose parent is not listed is at the top; so is the newest of a group whose
+ * headers name each other as parents, which only a hand-edited log can hold.
+ */
+function tree(sessions: readonly SessionSummary[]): { session: SessionSummary; level: number }[] {
+  const ids = new Set(sessions.map((session) => session.id))
+  const children = new Map<string, SessionSummary[]>()
+  for (const session of sessions) {
+    const parent = session.parentSessionId
+    if (parent === undefined || !ids.has(parent)) continue
+    const siblings = children.get(parent) ?? []
+    siblings.push(session)
+    children.set(parent, siblings)
+  }
+  const rows: { session: SessionSummary; level: number }[] = []
+  const placed = new Set<string>()
+  const place = (session: SessionSummary, level: number) => {
+    if (placed.has(session.id)) return
+    placed.add(session.id)
+    rows.push({ session, level })
+    for (const child of children.get(session.id) ?? []) place(child, level + 1)
+  }
+  for (const session of sessions) if (session.parentSessionId === undefined || !ids.has(session.parentSessionId)) place(session, 0)
+  for (const session of sessions) place(session, 0)
+  return rows
+}
+
 /** `3f2a9c1e-…  2026-12-01 10:04  completed     deepseek-chat      2 turns    12,301 tok    0.0042  Fix the parser…` */
-function line(session: SessionSummary): string {
+function line(session: SessionSummary, level: number): string {
   const when = session.lastActivity.replace('T', ' ').slice(0, 16)
   const tokens = session.usage.inputTokens + (session.usage.cacheReadTokens ?? 0) + (session.usage.cacheWriteTokens ?? 0) + session.usage.outputTokens
   const cost = session.cost === undefined ? '-' : formatCost(session.cost)
-  const indent = '  '.repeat(session.depth)
+  const indent = '  '.repeat(level)
   return [
     `${indent}${session.id}`,
     when,

@@ -1,0 +1,53 @@
+/**
+ * Runs, turns and anchors. A run is one `send` or `continue`; its turn's anchor is the id of the
+ * user message that started the turn (for `continue`, the latest one a person wrote). A child run
+ * (a subagent) takes its root run's anchor and conversation, so what it changes belongs to the turn
+ * a person sees.
+ */
+
+import { randomBytes } from 'node:crypto'
+import type { Message } from '@rein/llm'
+import type { RunIdentity } from '@rein/tools'
+
+/** What a subagent's runs inherit from the run that created it. */
+export interface ParentRun {
+  sessionId: string
+  runId: string
+  /** The tool call that started the subagent. */
+  callId: string
+  /** The root run's anchor. */
+  anchor: string
+  /** The root session's id. */
+  conversationId: string
+  /** The parent's depth; the child's is one more. */
+  depth: number
+}
+
+export function newRunId(): string {
+  return `run_${randomBytes(12).toString('base64url')}`
+}
+
+/** Stable across resumes: a turn is numbered within its session. */
+export function turnIdOf(sessionId: string, turn: number): string {
+  return `${sessionId}/${turn}`
+}
+
+/** The id of the latest message a person wrote (plugin injections are not anchors). */
+export function latestUserMessage(messages: readonly Message[]): string | undefined {
+  return messages.findLast((message) => message.role === 'user' && message.source.kind === 'user')?.id
+}
+
+/** A run's identity. Without a user message yet (a `continue` on an empty log) the anchor is the run itself. */
+export function runIdentity(input: { agent: string; sessionId: string; turn: number; runId: string; anchor: string | undefined; parent?: ParentRun }): RunIdentity {
+  const { parent } = input
+  return Object.freeze({
+    agent: input.agent,
+    sessionId: input.sessionId,
+    conversationId: parent?.conversationId ?? input.sessionId,
+    runId: input.runId,
+    turnId: turnIdOf(input.sessionId, input.turn),
+    anchor: parent?.anchor ?? input.anchor ?? input.runId,
+    depth: parent ? parent.depth + 1 : 0,
+    ...(parent ? { parentRunId: parent.runId } : {}),
+  })
+}

@@ -1,0 +1,124 @@
+/**
+ * Lifecycle events on the cordis context: what telemetry, budgets across a tree and UIs outside the
+ * agent are built from. Each carries the run's identity. They are dispatched synchronously, skipped
+ * entirely when nobody listens, and a listener that throws (or rejects) is logged and never reaches
+ * the run.
+ */
+
+import type { Context, Logger } from '@deepseek-ai/cordis'
+import { hasListeners } from '@rein/base'
+import type { FinishReason, TokenUsage } from '@rein/llm'
+import type { TurnEndReason } from '@rein/session'
+import type { RunIdentity, ToolEffect } from '@rein/tools'
+
+/** Fields every lifecycle event has. Times are epoch milliseconds. */
+export interface LifecycleBase {
+  identity: RunIdentity
+  turn: number
+}
+
+export interface TurnStartEvent extends LifecycleBase { startedAt: number }
+export interface TurnEndEvent extends LifecycleBase {
+  startedAt: number
+  endedAt: number
+  reason: TurnEndReason
+  errorCode?: string
+  /** Over every attempt of the turn, failed ones included. */
+  usage: TokenUsage
+  cost?: number
+}
+export interface StepStartEvent extends LifecycleBase { step: number; startedAt: number }
+export interface StepEndEvent extends LifecycleBase { step: number; startedAt: number; endedAt: number }
+
+/** One provider attempt, in the OpenTelemetry GenAI conventions' terms where they have one. */
+export interface LlmAttemptStartEvent extends LifecycleBase {
+  step: number
+  /** The route name (`provider` in cordis.yml). */
+  route: string
+  /** `gen_ai.provider.name`: what the server is, which a route name need not say. */
+  providerName: string
+  /** `server.address` / `server.port`, when the adapter says where it sends requests. */
+  serverAddress?: string
+  serverPort?: number
+  /** `gen_ai.request.model`. */
+  requestModel: string
+  maxTokens?: number
+  temperature?: number
+  reasoningEffort?: string
+  /** 0 for the first try on this route. */
+  retry: number
+  /** Position of the route in the fallback chain: 0 is the primary. */
+  fallback: number
+  startedAt: number
+}
+export interface LlmAttemptEndEvent extends LlmAttemptStartEvent {
+  endedAt: number
+  responseId?: string
+  responseModel?: string
+  finishReason?: FinishReason
+  usage?: TokenUsage
+  usageEstimated?: true
+  cost?: number
+  /** Absent when the attempt succeeded. */
+  errorCode?: string
+}
+export interface ToolStartEvent extends LifecycleBase {
+  step: number
+  name: string
+  callId: string
+  effects: readonly ToolEffect[]
+  startedAt: number
+}
+export interface ToolEndEvent extends ToolStartEvent {
+  endedAt: number
+  durationMs: number
+  isError: boolean
+  /** The result's code when it is an error. */
+  code?: string
+}
+
+/** Every lifecycle event by name, with its payload. */
+export interface LifecycleEvents {
+  'agent/turn-start': TurnStartEvent
+  'agent/turn-end': TurnEndEvent
+  'agent/step-start': StepStartEvent
+  'agent/step-end': StepEndEvent
+  'agent/llm-start': LlmAttemptStartEvent
+  'agent/llm-end': LlmAttemptEndEvent
+  'agent/tool-start': ToolStartEvent
+  'agent/tool-end': ToolEndEvent
+}
+
+declare module '@deepseek-ai/cordis' {
+  interface Events {
+    'agent/turn-start'(event: TurnStartEvent): void
+    'agent/turn-end'(event: TurnEndEvent): void
+    'agent/step-start'(event: StepStartEvent): void
+    'agent/step-end'(event: StepEndEvent): void
+    'agent/llm-start'(event: LlmAttemptStartEvent): void
+    'agent/llm-end'(event: LlmAttemptEndEvent): void
+    'agent/tool-start'(event: ToolStartEvent): void
+    'agent/tool-end'(event: ToolEndEvent): void
+  }
+}
+
+/** Sends one lifecycle event; `make` runs only when someone listens. */
+export type Notify = <K extends keyof LifecycleEvents>(name: K, make: () => LifecycleEvents[K]) => void
+
+/** A `Notify` on `ctx`: no listener → nothing is built or dispatched; a failing listener is logged. */
+export function lifecycleNotifier(ctx: Context, logger: Logger): Notify {
+  const report = (name: string, error: unknown) => logger.error('a %s listener failed: %s', name, error)
+  return (name, make) => {
+    if (!hasListeners(ctx, name)) return
+    const event = make()
+    // The event service's own list of bound callbacks: `emit` would stop at the first throw.
+    for (const listener of ctx.events.dispatch('emit', [ctx, name, event])) {
+      try {
+        const returned: unknown = listener(event)
+        if (returned instanceof Promise) returned.catch((error: unknown) => report(name, error))
+      } catch (error) {
+        report(name, error)
+      }
+    }
+  }
+}

@@ -1,0 +1,292 @@
+// The seams later packages plug into: run identity, the tool run, injections, allow-lists, child
+// sessions, pinned sections, observation spill and recover.
+import { readFile } from 'node:fs/promises'
+import { assistantMessage, userMessage, type Message } from '@rein/llm'
+import { MemorySessionStore, deriveMessages, eventData } from '@rein/session'
+import { defineTool, type RunIdentity, type ToolRun } from '@rein/tools'
+import { describe, expect, it } from 'vitest'
+import type { Agent, PromptSection } from '../src/index.ts'
+import { boot, expectValidLog, types } from './fixtures.ts'
+
+/** A tool that records the run it got and returns `text`. */
+function recorder(name: string, runs: ToolRun[] = [], body: (run: ToolRun) => unknown = () => `${name} done`) {
+  return defineTool({
+    name,
+    description: `The ${name} tool.`,
+    parameters: {},
+    output: { schema: { type: 'string' }, render: (_args, value) => value },
+    isConcurrencySafe: true,
+    execute: async (_args, run) => {
+      runs.push(run)
+      return await body(run) as string
+    },
+  })
+}
+
+const call = (name: string, id = `c-${name}`) => ({ toolCall: { id, name, arguments: '{}' } })
+const startOf = (agent: Agent, turn = 1) => agent.session.events.filter((event) => event.type === 'turn/start')[turn - 1]!.data as Record<string, unknown>
+const plugins = (messages: readonly Message[]) => messages.filter((message) => message.source.kind === 'plugin').map((message) => (message.content[0] as { text: string }).text)
+
+describe('run identity', () => {
+  it('writes the run, turn and anchor into turn/start and gives tools the same identity, frozen', async () => {
+    const runs: ToolRun[] = []
+    const { root } = await boot([[call('probe')], [{ text: 'done' }]], { agent: { name: 'coder' } })
+    root.tools.register(recorder('probe', runs))
+    const agent = await root.agents.create({ cwd: '/work/sub', workspaceRoot: '/work' })
+    await agent.send('go')
+    const start = startOf(agent)
+    const userId = eventData(agent.session.events.find((event) => event.type === 'user/message')!, 'user/message').message.id
+    expect(start).toMatchObject({ turn: 1, turnId: `${agent.session.id}/1`, anchor: userId })
+    expect(start.runId).toMatch(/^run_/)
+    const identity: RunIdentity = { agent: 'coder', sessionId: agent.session.id, conversationId: agent.session.id, runId: start.runId as string, turnId: `${agent.session.id}/1`, anchor: userId, depth: 0 }
+    expect(runs[0]!.identity).toEqual(identity)
+    expect(Object.isFrozen(runs[0]!.identity)).toBe(true)
+    expect(runs[0]).toMatchObject({ cwd: '/work/sub', workspaceRoot: '/work', sessionId: agent.session.id })
+  })
+
+  it('anchors a continue() to the latest user message, with a run of its own', async () => {
+    const { root } = await boot([[{ text: 'one' }], [{ text: 'two' }]])
+    const agent = await root.agents.create()
+    await agent.send('first')
+    await agent.continue()
+    expect(startOf(agent, 2).anchor).toBe(startOf(agent, 1).anchor)
+    expect(startOf(agent, 2).runId).not.toBe(startOf(agent, 1).runId)
+  })
+})
+
+describe('agent.inject', () => {
+  it('holds a message injected while idle for the next turn, after the user message, and never starts a turn', async () => {
+    const { root, llm } = await boot([[{ text: 'ok' }]])
+    const agent = await root.agents.create()
+    agent.inject({ plugin: 'jobs', text: 'job bash-1 finished' })
+    await Promise.resolve()
+    expect(agent.session.events).toHaveLength(0)
+    expect(agent.status).toBe('idle')
+    await agent.send('hello')
+    expect(types(agent.session.events).slice(0, 4)).toEqual(['turn/start', 'user/message', 'user/message', 'step/start'])
+    const sent = llm.requests[0]!.messages
+    expect(sent.map((message) => message.source.kind)).toEqual(['user', 'plugin'])
+    expect(sent[1]).toMatchObject({ role: 'user', source: { kind: 'plugin', plugin: 'jobs' } })
+    expect(startOf(agent).anchor).toBe(sent[0]!.id)
+  })
+
+  it('adds a message injected during a stream after that step\'s results, never inside the call/result group', async () => {
+    let agent!: Agent
+    const { root, llm } = await boot((_request, index) => {
+      if (index === 0) {
+        agent.inject({ plugin: 'memory', text: 'remember: tabs' })
+        return [call('probe', 'p1'), call('probe', 'p2')]
+      }
+      return [{ text: 'done' }]
+    })
+    root.tools.register(recorder('probe'))
+    agent = await root.agents.create()
+    await agent.send('go')
+    const second = llm.requests[1]!.messages
+    expect(second.map((message) => message.source.kind)).toEqual(['user', 'model', 'tool', 'plugin'])
+    expect(plugins(second)).toEqual(['remember: tabs'])
+    expectValidLog(agent.session.events)
+  })
+
+  it('adds messages injected by parallel tool calls after all their results, each once', async () => {
+    let agent!: Agent
+    const { root, llm } = await boot([[call('a'), call('b'), call('c')], [{ text: 'done' }], [{ text: 'again' }]])
+    for (const name of ['a', 'b', 'c']) {
+      root.tools.register(recorder(name, [], async () => {
+        agent.inject({ plugin: 'jobs', text: `from ${name}` })
+        await new Promise((resolve) => setTimeout(resolve, 1))
+        return `${name} done`
+      }))
+    }
+    agent = await root.agents.create()
+    await agent.send('go')
+    await agent.send('more')
+    const second = llm.requests[1]!.messages
+    expect(second.map((message) => message.source.kind)).toEqual(['user', 'model', 'tool', 'plugin', 'plugin', 'plugin'])
+    expect(plugins(second).sort()).toEqual(['from a', 'from b', 'from c'])
+    expect(plugins(llm.requests[2]!.messages)).toHaveLength(3)
+    expectValidLog(agent.session.events)
+  })
+
+  it('is rebuilt exactly from the log on resume', async () => {
+    const store = new MemorySessionStore()
+    const { root } = await boot([[{ text: 'ok' }], [{ text: 'ok again' }]], { store })
+    const agent = await root.agents.create({ sessionId: 'inj' })
+    agent.inject({ plugin: 'jobs', text: 'notice' })
+    await agent.send('hello')
+    const before = agent.session.messages()
+    await agent.close()
+    const { agent: resumed } = await root.agents.resume('inj')
+    expect(resumed.session.messages()).toEqual(before)
+    expect(deriveMessages(resumed.session.events)).toEqual(before)
+  })
+
+  it('refuses an injection without a plugin name or text, and after close', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    expect(() => agent.inject({ plugin: '', text: 'x' })).toThrow(expect.objectContaining({ code: 'INVALID_INJECTION' }))
+    expect(() => agent.inject({ plugin: 'p', text: '' })).toThrow(expect.objectContaining({ code: 'INVALID_INJECTION' }))
+    await agent.close()
+    expect(() => agent.inject({ plugin: 'p', text: 'late' })).toThrow(expect.objectContaining({ code: 'AGENT_CLOSED' }))
+  })
+})
+
+describe('tools allow-list', () => {
+  it('shows the model only the allowed tools and pairs a call to any other with UNKNOWN_TOOL', async () => {
+    const ran: ToolRun[] = []
+    const { root, llm } = await boot([[call('fs_read'), call('bash')], [{ text: 'done' }]], { agent: { tools: ['fs_*'] } })
+    root.tools.register(recorder('fs_read', ran))
+    root.tools.register(recorder('bash', ran))
+    const agent = await root.agents.create()
+    await agent.send('go')
+    expect(llm.requests[0]!.tools?.map((tool) => tool.name)).toEqual(['fs_read'])
+    const results = agent.session.events.filter((event) => event.type === 'tool/result').map((event) => event.data as { callId: string; code?: string; content: { text: string }[] })
+    expect(results.map((result) => [result.callId, result.code])).toEqual([['c-fs_read', undefined], ['c-bash', 'UNKNOWN_TOOL']])
+    expect(results[1]!.content[0]!.text).toBe('Error: unknown tool "bash"; available tools: fs_read')
+    expect(ran).toHaveLength(1)
+  })
+
+  it('lets a subagent only narrow its parent\'s list', async () => {
+    const { root, llm } = await boot([[call('spawn')], [{ text: 'child done' }], [{ text: 'parent done' }]], { agent: { tools: ['fs_*', 'spawn'] } })
+    for (const name of ['fs_read', 'fs_write', 'bash']) root.tools.register(recorder(name))
+    let child: Agent | undefined
+    root.tools.register(recorder('spawn', [], async (run) => {
+      child = await root.agents.create({ tools: ['fs_read', 'bash'], parent: { sessionId: run.sessionId!, runId: run.identity!.runId, callId: run.callId } })
+      return (await child.send('child task')).text
+    }))
+    await (await root.agents.create()).send('go')
+    expect(llm.requests[1]!.tools?.map((tool) => tool.name)).toEqual(['fs_read'])
+    expect(child?.canUse('bash')).toBe(false)
+  })
+})
+
+describe('child sessions', () => {
+  it('records the parent in the child\'s header and gives its runs the root run\'s anchor and conversation', async () => {
+    const runs: ToolRun[] = []
+    const { root } = await boot([[call('spawn')], [call('probe')], [{ text: 'child done' }], [{ text: 'parent done' }]])
+    root.tools.register(recorder('probe', runs))
+    let child!: Agent
+    root.tools.register(recorder('spawn', [], async (run) => {
+      child = await root.agents.create({ name: 'helper', parent: { sessionId: run.sessionId!, runId: run.identity!.runId, callId: run.callId } })
+      return (await child.send('child task')).text
+    }))
+    const parent = await root.agents.create()
+    await parent.send('go')
+    const parentStart = startOf(parent)
+    expect(child.session.header).toMatchObject({ depth: 1, parentSessionId: parent.session.id, parentRunId: parentStart.runId, parentCallId: 'c-spawn' })
+    expect(startOf(child)).toMatchObject({ anchor: parentStart.anchor, parentRunId: parentStart.runId, conversationId: parent.session.id })
+    expect(runs[0]!.identity).toMatchObject({ agent: 'helper', sessionId: child.session.id, conversationId: parent.session.id, anchor: parentStart.anchor, depth: 1, parentRunId: parentStart.runId })
+  })
+
+  it('refuses a parent run its session does not have', async () => {
+    const { root } = await boot([[{ text: 'ok' }]])
+    const parent = await root.agents.create()
+    await parent.send('go')
+    await expect(root.agents.create({ parent: { sessionId: parent.session.id, runId: 'run_nope', callId: 'c1' } })).rejects.toMatchObject({ code: 'PARENT_RUN_NOT_FOUND' })
+  })
+})
+
+describe('pinned prompt sections', () => {
+  it('renders a pinned section once per session, records it, and reads it back on resume', async () => {
+    const store = new MemorySessionStore()
+    const { root, llm } = await boot([[{ text: 'one' }], [{ text: 'two' }], [{ text: 'three' }]], { store })
+    let version = 1
+    let renders = 0
+    const memory: PromptSection = { id: 'memory', order: 1, pinned: true, render: () => { renders++; return `memory v${version}` } }
+    const live: PromptSection = { id: 'clock', order: 2, render: () => `now v${version}` }
+    root.agents.section(memory)
+    root.agents.section(live)
+    const agent = await root.agents.create({ sessionId: 'pin' })
+    await agent.send('a')
+    version = 2
+    await agent.send('b')
+    await agent.close()
+    const { agent: resumed } = await root.agents.resume('pin')
+    await resumed.send('c')
+    expect(llm.requests.map((request) => request.system)).toEqual(['memory v1\n\nnow v1', 'memory v1\n\nnow v2', 'memory v1\n\nnow v2'])
+    expect(renders).toBe(1)
+    const pinned = resumed.session.events.filter((event) => event.type === 'request/header').map((event) => (event.data as { pinned?: object }).pinned)
+    expect(pinned.filter(Boolean)).toEqual([{ memory: 'memory v1' }])
+  })
+})
+
+describe('observation spill', () => {
+  it('saves a 5 MB result whole and rebuilds the same request from the log', async () => {
+    const store = new MemorySessionStore()
+    const { root, llm } = await boot([[call('dump')], [{ text: 'read it' }], [{ text: 'again' }]], { store })
+    const line = 'x'.repeat(99)
+    const huge = Array.from({ length: 50_000 }, (_, index) => `${index} ${line}`).join('\n')
+    root.tools.register(recorder('dump', [], () => huge))
+    const agent = await root.agents.create({ sessionId: 'huge' })
+    await agent.send('dump it')
+    const result = agent.session.events.find((event) => event.type === 'tool/result')!.data as { content: { text: string }[]; spill: { path: string; chars: number; lines: number } }
+    expect(result.spill).toMatchObject({ chars: huge.length, lines: 50_000 })
+    expect(huge.length).toBeGreaterThan(5_000_000)
+    expect(await readFile(result.spill.path, 'utf8')).toBe(huge)
+    const seen = llm.requests[1]!.messages.at(-1)!.content[0]
+    const text = seen?.type === 'tool-result' && seen.content[0]?.type === 'text' ? seen.content[0].text : ''
+    expect(text.length).toBeLessThanOrEqual(20_000 * 0.75 + 400)
+    expect(text).toContain(result.spill.path)
+    const before = agent.session.messages()
+    await agent.close()
+    const { agent: resumed } = await root.agents.resume('huge')
+    expect(resumed.session.messages()).toEqual(before)
+  })
+
+  it('gives tools a private spill file in the session folder for unbounded output', async () => {
+    const { root } = await boot([[call('stream')], [{ text: 'done' }]])
+    let path = ''
+    root.tools.register(recorder('stream', [], async (run) => {
+      const file = await run.spill!('stdout')
+      path = file.path
+      await new Promise<void>((resolve, reject) => file.stream.end('lots of output', (error?: Error | null) => (error ? reject(error) : resolve())))
+      return 'streamed'
+    }))
+    const agent = await root.agents.create()
+    await agent.send('go')
+    expect(path.startsWith(await agent.session.folder())).toBe(true)
+    expect(await readFile(path, 'utf8')).toBe('lots of output')
+  })
+})
+
+describe('recover on resume', () => {
+  it('asks the tool for the real outcome of an unpaired call before writing a synthesized result', async () => {
+    const store = new MemorySessionStore()
+    const { root, llm } = await boot([[{ text: 'the child had finished' }]], { store })
+    const asked: string[] = []
+    root.tools.register(defineTool({
+      name: 'delegate',
+      description: 'Runs a subagent.',
+      parameters: { task: { type: 'string', required: true } },
+      output: { schema: { type: 'string' }, render: (_args, value) => value },
+      execute: () => 'never runs here',
+      recover: (c) => {
+        asked.push(c.callId)
+        return c.args.task === 'known' ? { value: 'child session completed: 3 files' } : undefined
+      },
+    }))
+    const session = await root.sessions.create({ id: 'crashed', cwd: '/w' })
+    const calls = [{ id: 'd1', task: 'known' }, { id: 'd2', task: 'lost' }]
+    session.append('turn/start', { turn: 1 })
+    session.append('user/message', { message: userMessage('go') })
+    session.append('step/start', { turn: 1, step: 1 })
+    session.append('assistant/message', {
+      message: assistantMessage(calls.map((c) => ({ type: 'tool-call' as const, id: c.id, name: 'delegate', arguments: JSON.stringify({ task: c.task }) })), { kind: 'model', provider: 'scripted', model: 'm' }),
+      provider: 'scripted', model: 'm',
+    })
+    for (const c of calls) session.append('tool/call', { callId: c.id, name: 'delegate', arguments: JSON.stringify({ task: c.task }), replaySafe: false })
+    await session.flush()
+    await store.close('crashed')
+    const { agent, repaired } = await root.agents.resume('crashed')
+    expect(asked).toEqual(['d1', 'd2'])
+    expect(repaired).toMatchObject({ recovered: [{ callId: 'd1', name: 'delegate', isError: false }], paired: [{ callId: 'd2', code: 'TOOL_OUTCOME_UNKNOWN' }], rerun: [] })
+    const results = agent.session.events.filter((event) => event.type === 'tool/result').map((event) => event.data as { callId: string; isError: boolean; content: { text: string }[] })
+    expect(results.map((result) => [result.callId, result.isError, result.content[0]!.text.slice(0, 30)])).toEqual([
+      ['d1', false, 'child session completed: 3 fil'],
+      ['d2', true, 'Error: the session stopped whi'],
+    ])
+    await agent.continue()
+    expect(llm.requests).toHaveLength(1)
+    expectValidLog(agent.session.events)
+  })
+})

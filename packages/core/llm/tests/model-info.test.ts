@@ -1,0 +1,69 @@
+// Adapters may look their models up (a catalog fetched from the server): every stream waits for
+// the answer, and the synchronous paths read it afterwards.
+import { Context } from '@deepseek-ai/cordis'
+import { describe, expect, it } from 'vitest'
+import { LlmRuntime, userMessage, type LlmEvent, type ModelInfo } from '../src/index.ts'
+import { FakeAdapter, say } from './fake-adapter.ts'
+
+class LookupAdapter extends FakeAdapter {
+  readonly lookups: { model: string; signal: AbortSignal | undefined }[] = []
+  constructor(private readonly catalog: Record<string, ModelInfo>, answers = 5) {
+    super(Array.from({ length: answers }, () => ({ chunks: say('ok') })))
+  }
+
+  override resolveModel(_provider: string, model: string, signal?: AbortSignal) {
+    this.lookups.push({ model, signal })
+    return new Promise<ModelInfo | undefined>((resolve) => setTimeout(() => resolve(this.catalog[model]), 5))
+  }
+}
+
+async function runtime() {
+  const root = new Context()
+  await root.plugin(LlmRuntime, {})
+  return root
+}
+
+const limited: ModelInfo = { id: 'm', maxTokens: 321, pricing: { input: 1, output: 2 } } as ModelInfo
+
+describe('asynchronous model metadata', () => {
+  it('waits for the lookup before the first attempt, passes the signal, and applies the catalog', async () => {
+    const root = await runtime()
+    const adapter = new LookupAdapter({ m: limited })
+    root.llm.registerAdapter('p', adapter)
+    const controller = new AbortController()
+    for await (const _chunk of root.llm.stream({ provider: 'p', model: 'm', messages: [userMessage('hi')], signal: controller.signal })) { /* drain */ }
+    expect(adapter.requests[0]?.maxTokens).toBe(321)
+    expect(adapter.lookups[0]?.signal).toBe(controller.signal)
+    expect(root.llm.resolveModel('p', 'm')).toEqual(limited)
+    expect(await root.llm.modelInfo('p', 'm')).toEqual(limited)
+    expect(root.llm.costOf('p', 'm', { inputTokens: 1_000_000, outputTokens: 0 })).toBe(1)
+    expect(adapter.lookups).toHaveLength(1)
+  })
+
+  it('treats a lookup that fails as a model without metadata', async () => {
+    const root = await runtime()
+    const adapter = new LookupAdapter({})
+    adapter.resolveModel = () => Promise.reject(new Error('catalog endpoint down'))
+    root.llm.registerAdapter('p', adapter)
+    expect(await root.llm.modelInfo('p', 'm')).toBeUndefined()
+    const chunks = []
+    for await (const chunk of root.llm.stream({ provider: 'p', model: 'm', messages: [userMessage('hi')] })) chunks.push(chunk)
+    expect(chunks.at(-1)).toMatchObject({ type: 'finish', reason: 'stop' })
+  })
+})
+
+describe('attempt-start', () => {
+  it('announces each attempt before it is sent, with what it asks for, and pairs with its attempt record', async () => {
+    const root = await runtime()
+    root.llm.registerAdapter('p', new LookupAdapter({ m: limited }))
+    const events: LlmEvent[] = []
+    const heard: LlmEvent[] = []
+    root.on('llm/attempt-start', (event) => { heard.push(event) })
+    for await (const _chunk of root.llm.stream({ provider: 'p', model: 'm', temperature: 0.2, messages: [userMessage('hi')], onEvent: (event) => events.push(event) })) { /* drain */ }
+    expect(events.map((event) => event.type)).toEqual(['attempt-start', 'attempt'])
+    const [start, end] = events
+    expect(start).toMatchObject({ type: 'attempt-start', provider: 'p', model: 'm', retry: 0, fallback: 0, maxTokens: 321, temperature: 0.2 })
+    expect(end).toMatchObject({ type: 'attempt', startedAt: (start as { startedAt: number }).startedAt })
+    expect(heard).toHaveLength(1)
+  })
+})

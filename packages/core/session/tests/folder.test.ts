@@ -1,0 +1,107 @@
+import { mkdtemp, rm, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, isAbsolute, join } from 'node:path'
+import { Context } from '@deepseek-ai/cordis'
+import { describe, expect, it } from 'vitest'
+import SessionService, { MemorySessionStore, sessionMemory, type SessionStore } from '../src/index.ts'
+
+const mode = async (path: string) => (await stat(path)).mode & 0o777
+const gone = (path: string) => expect(stat(path)).rejects.toMatchObject({ code: 'ENOENT' })
+
+/** The in-memory store with a folder of its own. */
+class FolderStore extends MemorySessionStore implements SessionStore {
+  constructor(readonly folder: (id: string) => Promise<string>) {
+    super()
+  }
+}
+
+async function boot() {
+  const root = new Context()
+  const service = await root.plugin(SessionService)
+  const store = await root.plugin(sessionMemory)
+  return { root, service, store }
+}
+
+describe('Session.folder (issue #9)', () => {
+  it('gives a session of a store without folders a private temporary folder, the same on every call', async () => {
+    const { root } = await boot()
+    const session = await root.sessions.create({ id: 's1', cwd: '/w' })
+    const folder = await session.folder()
+    expect(isAbsolute(folder)).toBe(true)
+    expect((await stat(folder)).isDirectory()).toBe(true)
+    expect(await mode(folder)).toBe(0o700)
+    expect(await mode(dirname(folder))).toBe(0o700)
+    expect(await session.folder()).toBe(folder)
+    const other = await root.sessions.create({ id: 's2', cwd: '/w' })
+    expect(await other.folder()).not.toBe(folder)
+    await root.fiber.dispose()
+  })
+
+  it('removes the temporary folders when the service is disposed', async () => {
+    const { root, service } = await boot()
+    const session = await root.sessions.create({ cwd: '/w' })
+    const folder = await session.folder()
+    await service.dispose()
+    await expect(stat(folder)).rejects.toMatchObject({ code: 'ENOENT' })
+    await expect(stat(dirname(folder))).rejects.toMatchObject({ code: 'ENOENT' })
+  })
+
+  it('removes the temporary folders when the store is unregistered, and makes new ones for the next store', async () => {
+    const { root, store } = await boot()
+    const session = await root.sessions.create({ id: 's1', cwd: '/w' })
+    const folder = await session.folder()
+    await store.dispose()
+    await gone(dirname(folder))
+    await root.plugin(sessionMemory)
+    const next = await (await root.sessions.create({ id: 's1', cwd: '/w' })).folder()
+    expect((await stat(next)).isDirectory()).toBe(true)
+    await root.fiber.dispose()
+    await gone(next)
+  })
+
+  it('keeps a session id from leading its temporary folder elsewhere', async () => {
+    const { root } = await boot()
+    const session = await root.sessions.create({ id: '../../escape', cwd: '/w' })
+    const folder = await session.folder()
+    const parent = dirname(folder)
+    expect(dirname(parent)).toBe(tmpdir())
+    await root.fiber.dispose()
+    await gone(parent)
+  })
+
+  it('uses the store\'s folder when the store has one', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'rein-folder-store-'))
+    try {
+      const asked: string[] = []
+      const store = new FolderStore(async (id) => {
+        asked.push(id)
+        return join(base, id)
+      })
+      const root = new Context()
+      await root.plugin(SessionService)
+      await root.inject(['sessions'], (ctx) => { ctx.sessions.registerStore(store) })
+      const session = await root.sessions.create({ id: 's1', cwd: '/w' })
+      expect(await session.folder()).toBe(join(base, 's1'))
+      expect(await session.folder()).toBe(join(base, 's1'))
+      expect(asked).toEqual(['s1'])
+      await root.fiber.dispose()
+    } finally {
+      await rm(base, { recursive: true, force: true })
+    }
+  })
+
+  it('asks the store again after a folder could not be made', async () => {
+    let failures = 1
+    const store = new FolderStore(async (id) => {
+      if (failures-- > 0) throw new Error('disk full')
+      return `/made/${id}`
+    })
+    const root = new Context()
+    await root.plugin(SessionService)
+    await root.inject(['sessions'], (ctx) => { ctx.sessions.registerStore(store) })
+    const session = await root.sessions.create({ id: 's1', cwd: '/w' })
+    await expect(session.folder()).rejects.toThrow('disk full')
+    expect(await session.folder()).toBe('/made/s1')
+    await root.fiber.dispose()
+  })
+})

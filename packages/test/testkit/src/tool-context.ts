@@ -1,0 +1,56 @@
+/**
+ * `toolContextFixture`: the `ToolRun` a tool body gets inside an agent, for testing a tool on its
+ * own — identity, workspace root, a working spill writer, and any provider fields you pass.
+ */
+
+import { createWriteStream } from 'node:fs'
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Context } from '@deepseek-ai/cordis'
+import type { OpenSpill, RunIdentity, ToolRun } from '@rein/tools'
+
+/** What a test may set; everything else gets a default. */
+export type ToolContextOverrides = Partial<Omit<ToolRun, 'identity'>> & { identity?: Partial<RunIdentity> }
+
+const DEFAULT_IDENTITY: RunIdentity = Object.freeze({
+  agent: 'main',
+  sessionId: 'session-test',
+  conversationId: 'session-test',
+  runId: 'run_test',
+  turnId: 'session-test/1',
+  anchor: 'message-test',
+  depth: 0,
+})
+
+/**
+ * A frozen `ToolRun`. Defaults: call id `call_test`, a signal that never aborts, `cwd` and
+ * `workspaceRoot` the process's cwd (each defaults to the other), a real logger, a top-level
+ * identity, and a spill writer into a fresh 0700 temporary folder.
+ */
+export function toolContextFixture(overrides: ToolContextOverrides = {}): ToolRun {
+  const { identity, cwd, workspaceRoot, ...rest } = overrides
+  const root = workspaceRoot ?? cwd ?? process.cwd()
+  const callId = overrides.callId ?? 'call_test'
+  return Object.freeze({
+    callId,
+    signal: new AbortController().signal,
+    logger: new Context().logger('tool'),
+    spill: temporarySpill(callId),
+    sessionId: identity?.sessionId ?? DEFAULT_IDENTITY.sessionId,
+    ...rest,
+    cwd: cwd ?? root,
+    workspaceRoot: root,
+    identity: Object.freeze({ ...DEFAULT_IDENTITY, ...identity }),
+  })
+}
+
+function temporarySpill(callId: string): OpenSpill {
+  let folder: Promise<string> | undefined
+  let n = 0
+  return async (label) => {
+    folder ??= mkdtemp(join(tmpdir(), 'rein-spill-'))
+    const path = join(await folder, `${callId}.${label}-${++n}.txt`)
+    return { path, stream: createWriteStream(path, { flags: 'w', mode: 0o600 }) }
+  }
+}
