@@ -58,6 +58,9 @@ function checkPackage(root: string, dir: string, pkg: string, manifest: Manifest
     }
     if (Object.keys(entry)[0] !== SOURCE_CONDITION) at(`exports["."] must list "${SOURCE_CONDITION}" first so it wins`)
   }
+  if (!manifest.private && JSON.stringify((manifest.publishConfig as Manifest | undefined)?.exports) !== JSON.stringify(published(manifest.exports))) {
+    at(`publishConfig.exports must be exports without the "${SOURCE_CONDITION}" condition (src/ is not in the tarball)`)
+  }
 
   for (const field of DEPENDENCY_FIELDS) {
     const deps = (manifest[field] ?? {}) as Record<string, string>
@@ -113,6 +116,15 @@ function rootReferences(root: string): Set<string> {
   if (!existsSync(path)) return new Set()
   const config = readJson(path) as { references?: { path: string }[] }
   return new Set((config.references ?? []).map((reference) => reference.path.replace(/^\.\//, '').replace(/\/$/, '')))
+}
+
+/** `exports` as a published package needs it: every entry without the source condition. */
+function published(exports: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (exports === undefined) return undefined
+  return Object.fromEntries(Object.entries(exports).map(([key, value]) => [
+    key,
+    typeof value === 'object' && value !== null ? Object.fromEntries(Object.entries(value).filter(([condition]) => condition !== SOURCE_CONDITION)) : value,
+  ]))
 }
 
 function readJson(path: string): Manifest {

@@ -22,6 +22,7 @@ function goodPackage(dir: string, overrides: Record<string, unknown> = {}) {
     version: '1.0.0',
     type: 'module',
     exports: { '.': { '@rein/source': './src/index.ts', types: './dist/index.d.mts', default: './dist/index.mjs' } },
+    publishConfig: { exports: { '.': { types: './dist/index.d.mts', default: './dist/index.mjs' } } },
     dependencies: { '@rein/base': 'workspace:^' },
     peerDependencies: { '@deepseek-ai/cordis': '4.0.4' },
     devDependencies: { '@deepseek-ai/cordis': '4.0.4' },
@@ -67,6 +68,16 @@ describe('checkWorkspace', () => {
       'packages/core/bad: @deepseek-ai/cordis must be both a peerDependency and a devDependency at the same exact version (peer 4.0.4, dev 4.0.3)',
       'packages/core/bad: README.md lacks the "## Model experience" section',
       'packages/core/bad: README.md lacks the "## Limitations" section',
+    ])
+  })
+
+  it('keeps the source condition, whose files are not shipped, out of a published manifest', () => {
+    workspace(['packages/core/leaky', 'packages/core/stale'])
+    goodPackage('packages/core/leaky', { publishConfig: undefined })
+    goodPackage('packages/core/stale', { publishConfig: { exports: { '.': { '@rein/source': './src/index.ts', types: './dist/index.d.mts', default: './dist/old.mjs' } } } })
+    expect(checkWorkspace(root)).toEqual([
+      'packages/core/leaky: publishConfig.exports must be exports without the "@rein/source" condition (src/ is not in the tarball)',
+      'packages/core/stale: publishConfig.exports must be exports without the "@rein/source" condition (src/ is not in the tarball)',
     ])
   })
 

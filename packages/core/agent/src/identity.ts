@@ -28,7 +28,7 @@ export function newRunId(): string {
 }
 
 /** Stable across resumes: a turn is numbered within its session. */
-export function turnIdOf(sessionId: string, turn: number): string {
+function turnIdOf(sessionId: string, turn: number): string {
   return `${sessionId}/${turn}`
 }
 

@@ -31,7 +31,7 @@ async function spillFolder(session: Session): Promise<string> {
   return folder
 }
 
-export function countLines(text: string): number {
+function countLines(text: string): number {
   let lines = 1
   for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) lines++
   return lines

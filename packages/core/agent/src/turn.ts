@@ -6,7 +6,7 @@
 
 import {
   BlockAssembler, assistantMessage, userMessage,
-  type ContentBlock, type LlmEvent, type LlmRuntime, type Message, type ModelRoute, type StreamChunk, type ToolCallBlock, type TokenUsage,
+  type ContentBlock, type LlmRuntime, type Message, type ModelRoute, type StreamChunk, type ToolCallBlock,
 } from '@rein/llm'
 import { isReinError } from '@rein/base'
 import type { Session, TurnEndReason, TurnOverrun } from '@rein/session'
@@ -16,7 +16,8 @@ import { overBudget, ownLimit, planRequest, type PlannedRequest } from './budget
 import type { CallIds } from './call-ids.ts'
 import type { AgentEvent, TurnResult } from './events.ts'
 import { latestUserMessage, runIdentity, type ParentRun } from './identity.ts'
-import type { LlmAttemptStartEvent, Notify } from './lifecycle.ts'
+import type { Notify } from './lifecycle.ts'
+import { attemptStarted, priceOf, recordAttempt } from './attempts.ts'
 import type { AgentOptions } from './options.ts'
 import { nextHeader, type RequestHeader } from './request-header.ts'
 import { buildSystem, type PromptSection } from './sections.ts'
@@ -177,71 +178,6 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
   return { assembler, used }
 }
 
-/** Every attempt, failed and aborted ones included, is logged once and counted once. */
-function recordAttempt(context: TurnContext, state: TurnState, llm: LlmRuntime, event: Extract<LlmEvent, { type: 'attempt' }>) {
-  const { type: _type, ...attempt } = event
-  const cost = attempt.usage ? priceOf(llm, attempt, attempt.usage) : undefined
-  // Ignorable: the model never sees it, so a rein that predates the record can still load the log.
-  context.session.append('llm/attempt', { ...attempt, ...(cost !== undefined ? { cost } : {}) }, { ignorable: true })
-  context.services.notify('agent/llm-end', () => ({
-    ...attemptStarted(context, state, llm, attempt),
-    endedAt: attempt.endedAt,
-    ...(attempt.responseId !== undefined ? { responseId: attempt.responseId } : {}),
-    ...(attempt.responseModel !== undefined ? { responseModel: attempt.responseModel } : {}),
-    ...(attempt.finishReason !== undefined ? { finishReason: attempt.finishReason } : {}),
-    ...(attempt.usage ? { usage: attempt.usage } : {}),
-    ...(attempt.usageEstimated ? { usageEstimated: true as const } : {}),
-    ...(cost !== undefined ? { cost } : {}),
-    ...(attempt.failure ? { errorCode: attempt.failure.code } : {}),
-  }))
-  if (!attempt.usage) return
-  const estimated = attempt.usageEstimated === true
-  state.tally.add(attempt.usage, cost, estimated)
-  context.totals.add(attempt.usage, cost, estimated)
-  const { totals } = context
-  context.emit({
-    type: 'usage',
-    usage: attempt.usage,
-    ...(cost !== undefined ? { cost } : {}),
-    total: totals.usage,
-    ...(totals.cost !== undefined ? { totalCost: totals.cost } : {}),
-    finish: attempt.finishReason ?? 'error',
-  })
-}
-
-/** An attempt as lifecycle listeners see it: the route, and the server behind it in the GenAI conventions' terms. */
-function attemptStarted(context: TurnContext, state: TurnState, llm: LlmRuntime, attempt: Extract<LlmEvent, { type: 'attempt-start' }> | Omit<Extract<LlmEvent, { type: 'attempt' }>, 'type'>): LlmAttemptStartEvent {
-  const endpoint = llm.endpoint(attempt.provider)
-  const server = serverOf(endpoint?.baseURL)
-  return {
-    identity: state.identity,
-    turn: state.turn,
-    step: state.step ?? 0,
-    route: attempt.provider,
-    providerName: endpoint?.providerName ?? attempt.provider,
-    ...server,
-    requestModel: attempt.model,
-    ...(attempt.maxTokens !== undefined ? { maxTokens: attempt.maxTokens } : {}),
-    ...(attempt.temperature !== undefined ? { temperature: attempt.temperature } : {}),
-    ...(attempt.reasoningEffort !== undefined ? { reasoningEffort: attempt.reasoningEffort } : {}),
-    retry: attempt.retry,
-    fallback: attempt.fallback,
-    startedAt: attempt.startedAt,
-  }
-}
-
-/** `server.address` and `server.port` of a base URL (the scheme's default port when none is written). */
-function serverOf(baseURL: string | undefined): { serverAddress?: string; serverPort?: number } {
-  if (!baseURL) return {}
-  try {
-    const url = new URL(baseURL)
-    const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : url.protocol === 'http:' ? 80 : undefined
-    return { serverAddress: url.hostname, ...(port !== undefined ? { serverPort: port } : {}) }
-  } catch {
-    return {}
-  }
-}
-
 /** Logs the answer and decides what comes next: its tool calls, or how the turn ends. */
 async function commitAnswer(context: TurnContext, state: TurnState, prepared: PreparedStep, answer: Answer): Promise<{ end: TurnEnd } | { calls: ToolCallBlock[] }> {
   const { session, options } = context
@@ -378,15 +314,6 @@ async function save(session: Session, consequence: string): Promise<TurnEnd | un
 
 function notSaved(error: unknown, consequence: string): TurnEnd {
   return { reason: 'error', error: { code: 'SESSION_FLUSH_FAILED', message: `${messageOf(error)}; ${consequence}` } }
-}
-
-/** Money for `usage` on a route, or undefined when unpriced — or when the catalog itself fails. */
-function priceOf(llm: LlmRuntime, route: ModelRoute, usage: TokenUsage): number | undefined {
-  try {
-    return llm.costOf(route.provider, route.model, usage)
-  } catch {
-    return undefined
-  }
 }
 
 function forward(context: TurnContext, chunk: StreamChunk) {

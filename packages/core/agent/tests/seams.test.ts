@@ -71,16 +71,16 @@ describe('agent.inject', () => {
   })
 
   it('adds a message injected during a stream after that step\'s results, never inside the call/result group', async () => {
-    let agent!: Agent
+    const ref: { agent?: Agent } = {}
     const { root, llm } = await boot((_request, index) => {
       if (index === 0) {
-        agent.inject({ plugin: 'memory', text: 'remember: tabs' })
+        ref.agent?.inject({ plugin: 'memory', text: 'remember: tabs' })
         return [call('probe', 'p1'), call('probe', 'p2')]
       }
       return [{ text: 'done' }]
     })
     root.tools.register(recorder('probe'))
-    agent = await root.agents.create()
+    const agent = ref.agent = await root.agents.create()
     await agent.send('go')
     const second = llm.requests[1]!.messages
     expect(second.map((message) => message.source.kind)).toEqual(['user', 'model', 'tool', 'plugin'])
@@ -89,16 +89,16 @@ describe('agent.inject', () => {
   })
 
   it('adds messages injected by parallel tool calls after all their results, each once', async () => {
-    let agent!: Agent
+    const ref: { agent?: Agent } = {}
     const { root, llm } = await boot([[call('a'), call('b'), call('c')], [{ text: 'done' }], [{ text: 'again' }]])
     for (const name of ['a', 'b', 'c']) {
       root.tools.register(recorder(name, [], async () => {
-        agent.inject({ plugin: 'jobs', text: `from ${name}` })
+        ref.agent?.inject({ plugin: 'jobs', text: `from ${name}` })
         await new Promise((resolve) => setTimeout(resolve, 1))
         return `${name} done`
       }))
     }
-    agent = await root.agents.create()
+    const agent = ref.agent = await root.agents.create()
     await agent.send('go')
     await agent.send('more')
     const second = llm.requests[1]!.messages

@@ -1,6 +1,7 @@
 /**
  * The loader entry tree behind a composition: the rows of one file, read-only. It never writes the
- * file back (cordis's include plugin does), and it imports plugins resolved from the file's folder.
+ * file back (cordis's include plugin does), and it imports plugins resolved from the composition's
+ * folders (`resolveFrom`: by default the file's own).
  */
 
 import { dirname } from 'node:path'
@@ -8,9 +9,10 @@ import { pathToFileURL } from 'node:url'
 import type { Context, Fiber } from '@deepseek-ai/cordis'
 import { EntryTree } from '@deepseek-ai/cordis-plugin-loader'
 import { resolvePlugin } from './resolve-plugin.ts'
+import { importPlugin } from './typescript-entry.ts'
 
 export class ConfigTree extends EntryTree {
-  constructor(ctx: Context, readonly file: string, readonly resolveFrom: string) {
+  constructor(ctx: Context, readonly file: string, readonly resolveFrom: readonly string[]) {
     super(ctx)
     this.ctx.baseUrl = pathToFileURL(`${dirname(file)}/`).href
     holdRestarts(this)
@@ -21,7 +23,7 @@ export class ConfigTree extends EntryTree {
 
   override import(name: string) {
     if (name.startsWith('cordis:')) return super.import(name)
-    return import(resolvePlugin(name, dirname(this.file), this.resolveFrom)) as Promise<unknown>
+    return importPlugin(name, resolvePlugin(name, dirname(this.file), this.resolveFrom))
   }
 }
 

@@ -8,6 +8,7 @@ import { applyRows } from './apply-rows.ts'
 import { ConfigTree } from './config-tree.ts'
 import { preflight } from './preflight.ts'
 import { checkRows, invalid, readConfigFile } from './read-config.ts'
+import { describeRows, diffRows, type CompositionRow, type ReloadReport } from './row-list.ts'
 
 /** What `loadComposition` loads: a file (or rows built in code) and where their plugins resolve from. */
 export interface CompositionOptions {
@@ -18,8 +19,11 @@ export interface CompositionOptions {
   file: string
   /** Rows to load instead of reading `file` (a composition built in code). */
   rows?: readonly EntryOptions[]
-  /** Folder whose `node_modules` plugin names resolve from. Default: the file's folder. */
-  resolveFrom?: string
+  /**
+   * Folder whose `node_modules` plugin names resolve from, or folders tried in order (the first
+   * that has the package wins). Default: the file's folder.
+   */
+  resolveFrom?: string | readonly string[]
   /** Root context to load into. Default: a new one. */
   context?: Context
 }
@@ -31,22 +35,25 @@ export interface Composition {
   /** The composition file, as an absolute path. */
   readonly file: string
   /**
-   * Re-reads the file and applies what changed: added rows start, removed rows are disposed. An
-   * invalid edit rejects with `CONFIG_INVALID` and leaves the rows running as they were.
+   * Re-reads the file and applies what changed: added rows start, removed rows are disposed; says
+   * which rows it added, removed and changed. An invalid edit rejects with `CONFIG_INVALID` and
+   * leaves the rows running as they were.
    */
-  readonly reload: () => Promise<void>
-  /** Disposes every row. Safe to destructure: neither function uses `this`. */
+  readonly reload: () => Promise<ReloadReport>
+  /** Every row (group members too) with the config it runs with; see `CompositionRow`. */
+  readonly rows: () => CompositionRow[]
+  /** Disposes every row. Safe to destructure: no function here uses `this`. */
   readonly dispose: () => Promise<void>
 }
 
 /**
- * Throws `CONFIG_NOT_FOUND`, or `CONFIG_INVALID` listing each problem as `row "<id>" (<name>): …`.
- * Config problems are found before any row starts; on any failure nothing stays loaded. The file
- * is never written.
+ * Throws `CONFIG_NOT_FOUND`, or `CONFIG_INVALID` listing each problem as `row "<id>" (<name>): …`
+ * (`PLUGIN_NOT_BUILT` when a row's package is TypeScript source Node cannot run). Config problems
+ * are found before any row starts; on any failure nothing stays loaded. The file is never written.
  */
 export async function loadComposition(options: CompositionOptions): Promise<Composition> {
   const file = resolve(options.file)
-  const resolveFrom = resolve(options.resolveFrom ?? dirname(file))
+  const resolveFrom = [options.resolveFrom ?? dirname(file)].flat().map((folder) => resolve(folder))
   const rows = options.rows ? checkRows([...options.rows], file) : await readConfigFile(file)
   const ctx = options.context ?? new Context()
   if (!ctx.get('loader')) await ctx.plugin(Loader)
@@ -61,8 +68,8 @@ export async function loadComposition(options: CompositionOptions): Promise<Comp
     },
   })
   try {
-    const problems = await preflight(tree, rows)
-    if (problems.length > 0) throw invalid(file, problems)
+    const checked = await preflight(tree, rows)
+    if (checked.problems.length > 0) throw invalid(file, checked.problems, undefined, checked.notBuilt ? 'PLUGIN_NOT_BUILT' : 'CONFIG_INVALID')
     const failed = await applyRows(tree, rows)
     if (failed.length > 0) throw invalid(file, failed)
   } catch (error) {
@@ -71,14 +78,15 @@ export async function loadComposition(options: CompositionOptions): Promise<Comp
   }
 
   let running = rows
-  const reload = async () => {
+  const reload = async (): Promise<ReloadReport> => {
     const next = options.rows ? rows : await readConfigFile(file)
-    const problems = await preflight(tree, next)
-    if (problems.length > 0) throw invalid(file, problems)
+    const checked = await preflight(tree, next)
+    if (checked.problems.length > 0) throw invalid(file, checked.problems, undefined, checked.notBuilt ? 'PLUGIN_NOT_BUILT' : 'CONFIG_INVALID')
     const failed = await applyRows(tree, next)
     if (failed.length === 0) {
+      const report = diffRows(running, next)
       running = next
-      return
+      return report
     }
     // Only starting shows these: put the rows that ran back, so the composition runs as before.
     const restored = await applyRows(tree, running)
@@ -94,6 +102,7 @@ export async function loadComposition(options: CompositionOptions): Promise<Comp
       queue = result.catch(() => undefined)
       return result
     },
+    rows: () => describeRows(tree, running),
     dispose: async () => {
       await fiber.dispose()
     },

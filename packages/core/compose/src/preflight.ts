@@ -1,7 +1,8 @@
 /**
  * Before any row starts (at load and at every reload): checks each row's config against its
  * plugin's Config, and tells the rows that need a service from an invalid row which row that is.
- * A plugin that cannot be imported is left to the start, which reports it by row.
+ * A plugin that cannot be imported is left to the start, which reports it by row — except one that
+ * ships TypeScript source Node cannot run, which no start would fix.
  */
 
 import type { EntryOptions, EntryTree } from '@deepseek-ai/cordis-plugin-loader'
@@ -15,17 +16,28 @@ interface CheckedRow {
   problems: string[]
 }
 
-/** One line per problem, `row "<id>" (<plugin>): …`; empty when every row may start. */
-export async function preflight(tree: EntryTree, rows: readonly EntryOptions[]): Promise<string[]> {
+export interface PreflightResult {
+  /** One line per problem, `row "<id>" (<plugin>): …`; empty when every row may start. */
+  problems: string[]
+  /** Some row's plugin is TypeScript source that must be built first. */
+  notBuilt: boolean
+}
+
+export async function preflight(tree: EntryTree, rows: readonly EntryOptions[]): Promise<PreflightResult> {
+  let notBuilt = false
   const checked = await Promise.all(enabledRows(rows).map(async (row): Promise<CheckedRow> => {
     const loaded = await loadPlugin(tree, row)
-    if (!loaded.ok) return { row, plugin: undefined, problems: [] }
+    if (!loaded.ok) {
+      notBuilt ||= loaded.notBuilt
+      return { row, plugin: undefined, problems: loaded.notBuilt ? [loaded.problem] : [] }
+    }
     return { row, plugin: loaded.plugin, problems: configProblems(row.config, loaded.plugin.Config) }
   }))
-  if (checked.every(({ problems }) => problems.length === 0)) return []
-  return checked.flatMap((entry) => entry.problems.length > 0
+  if (checked.every(({ problems }) => problems.length === 0)) return { problems: [], notBuilt }
+  const problems = checked.flatMap((entry) => entry.problems.length > 0
     ? entry.problems.map((problem) => `${rowLabel(entry.row)}: ${problem}`)
     : blockedBy(entry, checked))
+  return { problems, notBuilt }
 }
 
 /** A valid row that could not start anyway: every row providing a service it needs is invalid. */

@@ -64,9 +64,10 @@ function rowProblems(rows: unknown[], where: string, seen = new Set<string>()): 
   return problems
 }
 
-export function invalid(path: string, problems: string[], cause?: unknown): ReinError {
+/** `CONFIG_INVALID` (or the given code) listing every problem, one per line, and in `details.problems`. */
+export function invalid(path: string, problems: string[], cause?: unknown, code: 'CONFIG_INVALID' | 'PLUGIN_NOT_BUILT' = 'CONFIG_INVALID'): ReinError {
   const count = problems.length === 1 ? 'a problem' : `${problems.length} problems`
-  return new ReinError('CONFIG_INVALID', `${path} has ${count}:\n${problems.map((line) => `  - ${line}`).join('\n')}`, {
+  return new ReinError(code, `${path} has ${count}:\n${problems.map((line) => `  - ${line}`).join('\n')}`, {
     cause,
     details: { path, problems },
   })

@@ -7,11 +7,27 @@ import { pathToFileURL } from 'node:url'
 import { join } from 'node:path'
 import { moduleResolve } from 'import-meta-resolve'
 
-/** `./x.ts` resolves against `fileDir`; a package name against `resolveFrom`'s node_modules. */
-export function resolvePlugin(name: string, fileDir: string, resolveFrom: string): string {
+/**
+ * `./x.ts` resolves against `fileDir`; a package name against the `node_modules` of each folder of
+ * `resolveFrom` in turn: the first that has the package wins. When none has it, the first
+ * folder's error is thrown; a package that is there but broken (bad `exports`) fails at once.
+ */
+export function resolvePlugin(name: string, fileDir: string, resolveFrom: readonly string[]): string {
   if (name.startsWith('.') || name.startsWith('/')) return new URL(name, pathToFileURL(join(fileDir, '/'))).href
-  const parent = pathToFileURL(join(resolveFrom, 'cordis.yml'))
-  return moduleResolve(name, parent, conditions()).href
+  let first: unknown
+  for (const folder of resolveFrom) {
+    try {
+      return moduleResolve(name, pathToFileURL(join(folder, 'cordis.yml')), conditions()).href
+    } catch (error) {
+      if (!isNotFound(error)) throw error
+      first ??= error
+    }
+  }
+  throw first ?? new Error(`Cannot find package '${name}': no folder to resolve it from`)
+}
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof Error && Reflect.get(error, 'code') === 'ERR_MODULE_NOT_FOUND'
 }
 
 let cached: Set<string> | undefined

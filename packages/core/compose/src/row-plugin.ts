@@ -5,6 +5,7 @@
 
 import { Inject } from '@deepseek-ai/cordis'
 import type { EntryOptions, EntryTree } from '@deepseek-ai/cordis-plugin-loader'
+import { isReinError } from '@rein/base'
 
 export interface RowPlugin {
   Config: unknown
@@ -14,7 +15,8 @@ export interface RowPlugin {
   provide: string[]
 }
 
-export type LoadedPlugin = { ok: true; plugin: RowPlugin } | { ok: false; problem: string }
+/** `notBuilt`: the entry is TypeScript source this Node cannot run (the problem says how to build it). */
+export type LoadedPlugin = { ok: true; plugin: RowPlugin } | { ok: false; problem: string; notBuilt: boolean }
 
 /** `row "<id>" (<plugin>)`, the way every problem names its row. */
 export function rowLabel(row: Pick<EntryOptions, 'id' | 'name'>): string {
@@ -26,11 +28,12 @@ export async function loadPlugin(tree: EntryTree, row: EntryOptions): Promise<Lo
   try {
     exports = await tree.import(row.name)
   } catch (error) {
-    return { ok: false, problem: `cannot load the plugin: ${firstLine(error)}` }
+    if (isReinError(error, 'PLUGIN_NOT_BUILT')) return { ok: false, problem: error.message, notBuilt: true }
+    return { ok: false, problem: `cannot load the plugin: ${firstLine(error)}`, notBuilt: false }
   }
   const plugin: unknown = tree.ctx.loader.unwrapExports(exports)
   const isPlugin = typeof plugin === 'function' || (typeof plugin === 'object' && plugin !== null && typeof Reflect.get(plugin, 'apply') === 'function')
-  if (!isPlugin) return { ok: false, problem: 'the module is not a cordis plugin (export a function, a class, or an object with apply)' }
+  if (!isPlugin) return { ok: false, problem: 'the module is not a cordis plugin (export a function, a class, or an object with apply)', notBuilt: false }
   // cordis normalizes whatever `inject` shape it accepts (a list, or a map of names) with this.
   const inject = (value: unknown) => Object.keys(Inject.resolve(value as Inject | undefined))
   const provide: unknown = Reflect.get(plugin, 'provide')

@@ -4,7 +4,7 @@ import { fixtures, installed, useComposition } from './harness.ts'
 
 const { log, writeConfig, failure } = useComposition()
 
-const OPENAI_KEYS = 'provider, label, baseURL, apiKeyEnv, headers, models, streamIdleTimeoutMs, maxTokensField'
+const OPENAI_KEYS = 'provider, label, baseURL, apiKeyEnv, headers, models, streamIdleTimeoutMs, maxTokensField, providerName'
 
 describe('config checks before start', () => {
   it('rejects a misspelled baseURL in an @rein/llm-openai row instead of sending the prompt to api.openai.com', async () => {

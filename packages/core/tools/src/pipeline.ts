@@ -4,7 +4,6 @@ import { isReinError, toFrozenJson, type FrozenJson, type JsonObject, type JsonV
 import type { Logger } from '@deepseek-ai/cordis'
 import { parseArguments, type ArgumentLimits } from './arguments.ts'
 import { dispatch } from './dispatch.ts'
-import type { ToolRun } from './define-tool.ts'
 import { describeEffects, type ToolEffect } from './effects.ts'
 import type { ApprovalService, ExecuteWrapper, PostExecuteHook, PreExecuteDecision, PreExecutePolicy, ToolCall, ToolGuard } from './hooks.ts'
 import type { ToolCallContext } from './run-context.ts'

@@ -132,7 +132,7 @@ export class ToolRegistry extends Service {
    * Adds a field to every tool run until disposed (see `ToolRunFields`): `provide` is called once
    * per call with the call as hooks see it. One provider per key (`DUPLICATE_CONTRIBUTION`).
    */
-  contribute<K extends keyof ToolRunFields & string>(key: K, provide: (call: ToolCall) => ToolRunFields[K] | undefined): () => Promise<void> {
+  contribute<K extends Extract<keyof ToolRunFields, string>>(key: K, provide: (call: ToolCall) => ToolRunFields[K] | undefined): () => Promise<void> {
     if (typeof provide !== 'function') throw new ReinError('INVALID_HOOK', 'tools.contribute() needs a function')
     const { contributions } = this._state
     const contribution: Contribution = { key, provide, logger: this.ctx.logger('tools') }

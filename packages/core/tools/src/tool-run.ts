@@ -7,7 +7,7 @@ import type { OpenSpill, ToolRunFields } from './run-context.ts'
 
 /** One provider's field: computed per call, from the call as hooks see it. */
 export interface Contribution {
-  key: keyof ToolRunFields & string
+  key: Extract<keyof ToolRunFields, string>
   provide(call: ToolCall): unknown
   logger: Logger
 }

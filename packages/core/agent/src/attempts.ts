@@ -1,0 +1,84 @@
+/**
+ * Provider attempts as the turn sees them: each one logged and counted once, and told to lifecycle
+ * listeners with the server behind its route.
+ */
+
+import type { LlmEvent, LlmRuntime, ModelRoute, TokenUsage } from '@rein/llm'
+import type { LlmAttemptStartEvent } from './lifecycle.ts'
+import type { TurnContext } from './turn.ts'
+import type { TurnState } from './turn-state.ts'
+
+/** Every attempt, failed and aborted ones included, is logged once and counted once. */
+export function recordAttempt(context: TurnContext, state: TurnState, llm: LlmRuntime, event: Extract<LlmEvent, { type: 'attempt' }>) {
+  const { type: _type, ...attempt } = event
+  const cost = attempt.usage ? priceOf(llm, attempt, attempt.usage) : undefined
+  // Ignorable: the model never sees it, so a rein that predates the record can still load the log.
+  context.session.append('llm/attempt', { ...attempt, ...(cost !== undefined ? { cost } : {}) }, { ignorable: true })
+  context.services.notify('agent/llm-end', () => ({
+    ...attemptStarted(context, state, llm, attempt),
+    endedAt: attempt.endedAt,
+    ...(attempt.responseId !== undefined ? { responseId: attempt.responseId } : {}),
+    ...(attempt.responseModel !== undefined ? { responseModel: attempt.responseModel } : {}),
+    ...(attempt.finishReason !== undefined ? { finishReason: attempt.finishReason } : {}),
+    ...(attempt.usage ? { usage: attempt.usage } : {}),
+    ...(attempt.usageEstimated ? { usageEstimated: true as const } : {}),
+    ...(cost !== undefined ? { cost } : {}),
+    ...(attempt.failure ? { errorCode: attempt.failure.code } : {}),
+  }))
+  if (!attempt.usage) return
+  const estimated = attempt.usageEstimated === true
+  state.tally.add(attempt.usage, cost, estimated)
+  context.totals.add(attempt.usage, cost, estimated)
+  const { totals } = context
+  context.emit({
+    type: 'usage',
+    usage: attempt.usage,
+    ...(cost !== undefined ? { cost } : {}),
+    total: totals.usage,
+    ...(totals.cost !== undefined ? { totalCost: totals.cost } : {}),
+    finish: attempt.finishReason ?? 'error',
+  })
+}
+
+/** An attempt as lifecycle listeners see it: the route, and the server behind it in the GenAI conventions' terms. */
+export function attemptStarted(context: TurnContext, state: TurnState, llm: LlmRuntime, attempt: Extract<LlmEvent, { type: 'attempt-start' }> | Omit<Extract<LlmEvent, { type: 'attempt' }>, 'type'>): LlmAttemptStartEvent {
+  const endpoint = llm.endpoint(attempt.provider)
+  const server = serverOf(endpoint?.baseURL)
+  return {
+    identity: state.identity,
+    turn: state.turn,
+    step: state.step ?? 0,
+    route: attempt.provider,
+    providerName: endpoint?.providerName ?? attempt.provider,
+    ...server,
+    requestModel: attempt.model,
+    ...(attempt.maxTokens !== undefined ? { maxTokens: attempt.maxTokens } : {}),
+    ...(attempt.temperature !== undefined ? { temperature: attempt.temperature } : {}),
+    ...(attempt.reasoningEffort !== undefined ? { reasoningEffort: attempt.reasoningEffort } : {}),
+    retry: attempt.retry,
+    fallback: attempt.fallback,
+    startedAt: attempt.startedAt,
+  }
+}
+
+/** `server.address` and `server.port` of a base URL (the scheme's default port when none is written). */
+function serverOf(baseURL: string | undefined): { serverAddress?: string; serverPort?: number } {
+  if (!baseURL) return {}
+  try {
+    const url = new URL(baseURL)
+    const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : url.protocol === 'http:' ? 80 : undefined
+    return { serverAddress: url.hostname, ...(port !== undefined ? { serverPort: port } : {}) }
+  } catch {
+    return {}
+  }
+}
+
+/** Money for `usage` on a route, or undefined when unpriced — or when the catalog itself fails. */
+export function priceOf(llm: LlmRuntime, route: ModelRoute, usage: TokenUsage): number | undefined {
+  try {
+    return llm.costOf(route.provider, route.model, usage)
+  } catch {
+    return undefined
+  }
+}
+
