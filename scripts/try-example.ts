@@ -6,9 +6,12 @@ import { loadComposition } from '@rein/compose'
 import type {} from '@rein/tools'
 
 const file = fileURLToPath(new URL('../examples/cordis.yml', import.meta.url))
+// Rows resolve from the example's folder (rein-tool-clock), then from the CLI's dependencies (the
+// @rein/* packages), as `rein --config examples/cordis.yml` resolves them.
+const resolveFrom = [fileURLToPath(new URL('../examples/', import.meta.url)), fileURLToPath(new URL('../packages/app/cli/', import.meta.url))]
 
 try {
-  const composition = await loadComposition({ file })
+  const composition = await loadComposition({ file, resolveFrom })
   const { tools } = composition.ctx
   console.log(`Loaded ${file}: tools ${tools.list().join(', ')}`)
   console.log('\nThe model sees:')

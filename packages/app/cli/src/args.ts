@@ -2,10 +2,14 @@
 
 import { parseArgs } from 'node:util'
 import { ReinError } from '@rein/base'
+import type { ToolEffect } from '@rein/tools'
 import { EXIT_HELP } from './exit-codes.ts'
 
-const COMMANDS = ['run', 'chat', 'sessions', 'resume', 'show', 'demo'] as const
+const COMMANDS = ['run', 'chat', 'sessions', 'resume', 'show', 'config', 'demo'] as const
 export type Command = (typeof COMMANDS)[number]
+
+/** The effects `--allow` names: @rein/tools' `TOOL_EFFECTS`, spelled out so `--help` loads no tools. */
+export const ALLOWABLE_EFFECTS: readonly ToolEffect[] = ['read', 'write', 'exec', 'network']
 
 export interface CliOptions {
   config?: string
@@ -18,6 +22,8 @@ export interface CliOptions {
   session?: string
   json: boolean
   yes: boolean
+  /** Effects whose calls run without asking (`--allow write,exec`). */
+  allow: ToolEffect[]
   verbose: boolean
   help: boolean
 }
@@ -39,6 +45,7 @@ const FLAGS = {
   session: { type: 'string', short: 's' },
   json: { type: 'boolean' },
   yes: { type: 'boolean', short: 'y' },
+  allow: { type: 'string', multiple: true },
   verbose: { type: 'boolean', short: 'v' },
   help: { type: 'boolean', short: 'h' },
 } as const
@@ -69,10 +76,22 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
       ...number('max-cost', values['max-cost'], false),
       json: values.json ?? false,
       yes: values.yes ?? false,
+      allow: effects(values.allow ?? []),
       verbose: values.verbose ?? false,
       help: values.help ?? false,
     },
   }
+}
+
+/** `--allow write,exec` (also `--allow write --allow exec`), each name checked. */
+function effects(lists: readonly string[]): ToolEffect[] {
+  const names = lists.flatMap((list) => list.split(',')).map((name) => name.trim())
+  const unknown = names.filter((name) => !(ALLOWABLE_EFFECTS as readonly string[]).includes(name))
+  if (unknown.length > 0) {
+    const shown = unknown.map((name) => `"${name}"`).join(', ')
+    throw new ReinError('USAGE', `--allow takes a comma-separated list of effects (${ALLOWABLE_EFFECTS.join(', ')}), not ${shown}`)
+  }
+  return ALLOWABLE_EFFECTS.filter((effect) => names.includes(effect))
 }
 
 function number(flag: string, raw: string | undefined, integer: boolean): Record<string, number> {
@@ -87,14 +106,17 @@ function number(flag: string, raw: string | undefined, integer: boolean): Record
 
 const COMMON = `
 Options for run, chat, resume and demo:
-  -c, --config <file>        cordis.yml to load (default: ./cordis.yml if present, else built in)
+  -c, --config <file>        cordis.yml to load (default: ./cordis.yml, else $REIN_HOME/cordis.yml,
+                             else built in; rein config shows which)
       --provider <route>     provider route, e.g. deepseek, openai
   -m, --model <id>           model id
       --system <text>        opening of the system prompt
       --max-steps <n>        model requests per turn
       --max-output-tokens <n>  output tokens per turn
       --max-cost <amount>    money per turn (the model needs pricing)
-  -y, --yes                  allow tool calls that ask for approval
+  -y, --yes                  allow every tool call that needs approval
+      --allow <effects>      allow calls whose effects are all listed, e.g. --allow write,exec
+                             (effects: read, write, exec, network)
       --json                 print events as JSON lines on stdout
   -v, --verbose              print where requests go (provider, model, base URL) and the cause chain of errors
   -h, --help                 show help`
@@ -110,15 +132,18 @@ Commands:
   sessions            list stored sessions
   resume <id> [text]  repair an interrupted session and continue it
   show <id>           print a session (never changes it)
+  config              show which cordis.yml is in use and each row's config (secrets masked)
   demo                the whole loop offline, against a scripted model
 
-Environment (read by the built-in composition, used when there is no ./cordis.yml and no --config):
+Environment (read by the built-in composition, used when there is no --config, ./cordis.yml or
+$REIN_HOME/cordis.yml):
   DEEPSEEK_API_KEY    enables the DeepSeek provider
   OPENAI_API_KEY      enables the OpenAI provider
   OPENAI_BASE_URL     enables an OpenAI-compatible server (vLLM, Ollama, llama.cpp, …); when set it
                       is the default provider, even if DEEPSEEK_API_KEY is set too
   REIN_MODEL          the model (--model beats it; a resumed session keeps the model it used)
-  REIN_HOME           where sessions live (default ~/.rein), also for a --config without a root
+  REIN_HOME           where sessions live (default ~/.rein), also for a --config without a root;
+                      $REIN_HOME/cordis.yml is used when there is no ./cordis.yml
   NO_COLOR            no colours
 ${COMMON}
 
@@ -127,11 +152,18 @@ ${EXIT_HELP}`,
 
 Runs one turn. Prints the session id to stderr, streams the answer to stdout, one line per tool
 call to stderr, and a final line with tokens and cost.
+
+Nobody is asked: a tool call that needs approval (by default one that writes files or runs
+commands) is denied, and the model is told how to allow it, unless --yes or --allow covers it or
+the cordis.yml has its own approval row.
 ${COMMON}`,
   chat: `Usage: rein chat [--session <id>] [options]
 
 An interactive loop on a terminal. Ctrl-C cancels the running turn; a second Ctrl-C exits.
-Tool calls that ask for approval are asked at the prompt.
+A tool call that needs approval (and that --yes or --allow does not cover) is asked at the prompt:
+y allows it, n denies it, a allows that tool for the rest of the chat.
+Saving the cordis.yml in use applies the edit at the next step and says which rows changed; an
+edit that does not load is refused, and the rows keep running as they were.
 ${COMMON}`,
   sessions: `Usage: rein sessions [--config <file>] [--json]
 
@@ -140,10 +172,19 @@ Lists stored sessions, newest first.`,
 
 Repairs a session that ended mid-turn (every tool call paired, replay-safe calls run once more)
 and continues it: with the text as a new message, or by letting the model answer what it missed.
+Approval works as in rein run.
 ${COMMON}`,
   show: `Usage: rein show <id> [--config <file>] [--json]
 
 Prints a session readably. Never writes to it: an interrupted turn is shown as such, not repaired.`,
+  config: `Usage: rein config [--config <file>] [--json]
+
+Prints which cordis.yml is in use (--config, else ./cordis.yml, else $REIN_HOME/cordis.yml), or
+that the built-in composition is, with the environment variables it was made from; then each row's
+id, plugin and the config it runs with (defaults filled in, !!js evaluated). Loads the composition
+as run would, and sends nothing to a model. Secrets are masked as ***: the value of any key whose
+name has key, token, secret, password or authorization in it, and any text equal to (or holding)
+the value of such an environment variable. --json prints one JSON object.`,
   demo: `Usage: rein demo [--json]
 
 Runs the full stack offline: a local mock server plays a scripted model that lists and reads the

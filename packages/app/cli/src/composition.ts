@@ -1,6 +1,6 @@
 /**
- * What `rein` loads: `--config`, else `./cordis.yml`, else a built-in composition assembled from
- * the environment. Files are read, never written.
+ * What `rein` loads: `--config`, else `./cordis.yml`, else `$REIN_HOME/cordis.yml`, else a built-in
+ * composition assembled from the environment. Files are read, never written.
  */
 
 import { existsSync } from 'node:fs'
@@ -31,11 +31,28 @@ export interface LoadedComposition {
   source: string
 }
 
-export async function loadCliComposition(options: { config?: string; cwd: string; env?: NodeJS.ProcessEnv }): Promise<LoadedComposition> {
+interface LookupOptions {
+  config?: string
+  cwd: string
+  env?: NodeJS.ProcessEnv
+}
+
+/** The cordis.yml `rein` uses: `--config`, else `./cordis.yml`, else `$REIN_HOME/cordis.yml`; none → built in. */
+function findConfigFile(options: LookupOptions): string | undefined {
+  if (options.config) return resolve(options.cwd, options.config)
+  return [join(options.cwd, 'cordis.yml'), join(reinHome(options.env), 'cordis.yml')].find((file) => existsSync(file))
+}
+
+/**
+ * Loads the composition `findConfigFile` names, else the built-in one. A file's plugin names
+ * resolve from its own folder first, then from this package's dependencies, so a cordis.yml with
+ * no node_modules beside it (`$REIN_HOME/cordis.yml`) can still name rein's own packages.
+ */
+export async function loadCliComposition(options: LookupOptions): Promise<LoadedComposition> {
   const env = options.env ?? process.env
-  const file = options.config ? resolve(options.cwd, options.config) : join(options.cwd, 'cordis.yml')
-  if (options.config || existsSync(file)) {
-    return { composition: await loadComposition({ file }), source: file }
+  const file = findConfigFile({ ...options, env })
+  if (file) {
+    return { composition: await loadComposition({ file, resolveFrom: [dirname(file), PACKAGE_DIR] }), source: file }
   }
   const builtIn = join(PACKAGE_DIR, 'built-in.cordis.yml')
   try {
@@ -47,6 +64,9 @@ export async function loadCliComposition(options: { config?: string; cwd: string
     throw new ReinError('CONFIG_INVALID', error.message.replace(builtIn, BUILT_IN), { cause: error, ...(error.details ? { details: error.details } : {}) })
   }
 }
+
+/** The environment variables the built-in composition is made from. */
+export const BUILT_IN_ENVIRONMENT = ['DEEPSEEK_API_KEY', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'REIN_MODEL', 'REIN_HOME'] as const
 
 const BUILT_IN = 'the built-in composition (made from DEEPSEEK_API_KEY, OPENAI_API_KEY, OPENAI_BASE_URL and REIN_MODEL)'
 

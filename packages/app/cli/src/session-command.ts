@@ -5,7 +5,7 @@
 
 import type { Context } from '@deepseek-ai/cordis'
 import type { Agent, CreateAgentOptions, ResumeReport, TurnResult } from '@rein/agent'
-import type { ApprovalService } from '@rein/tools'
+import type { Composition } from '@rein/compose'
 import type { CliOptions } from './args.ts'
 import { builtInModel, loadCliComposition, requireServices } from './composition.ts'
 import { EXIT } from './exit-codes.ts'
@@ -14,6 +14,7 @@ import { colorsEnabled, Renderer } from './render.ts'
 
 export interface SessionScope {
   ctx: Context
+  composition: Composition
   renderer: Renderer
   io: Io
   options: CliOptions
@@ -28,7 +29,7 @@ export async function withComposition(options: CliOptions, io: Io, body: (scope:
     requireServices(composition, source)
     await prepare?.(composition.ctx)
     const renderer = new Renderer(io, options.json, colorsEnabled(io.stdout, io.env))
-    return await body({ ctx: composition.ctx, renderer, io, options, source })
+    return await body({ ctx: composition.ctx, composition, renderer, io, options, source })
   } finally {
     await composition.dispose()
   }
@@ -87,12 +88,6 @@ function reportRepair(renderer: Renderer, id: string, repaired: ResumeReport) {
   renderer.notice(`session ${id} had stopped mid-turn; turn ${repaired.closedTurn} is closed as interrupted, and ${what}`, { type: 'repaired', ...repaired })
   for (const call of repaired.rerun) renderer.notice(`  ran ${call.name} (${call.callId}) again: it is safe to repeat`)
   for (const call of repaired.paired) renderer.notice(`  ${call.name} (${call.callId}): ${call.code === 'TOOL_NOT_STARTED' ? 'had not started' : 'outcome unknown; the model is told to check'}`)
-}
-
-/** Approval for tools that ask: `--yes` allows; otherwise `ask` decides (or everything is denied). */
-export function installApproval(ctx: Context, yes: boolean, ask?: ApprovalService['request']) {
-  const service: ApprovalService = { request: (request) => (yes ? 'allow' : ask ? ask(request) : 'deny') }
-  ctx.provide('approval', service)
 }
 
 /**

@@ -1,12 +1,12 @@
 import { EventEmitter } from 'node:events'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { JsonlSessionStore } from '@rein/session-jsonl'
 import { validateSessionInvariants, type MockReply } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { main, type Io } from '../src/index.ts'
-import { project, type Project } from './harness.ts'
+import { NO_HOME, project, type Project } from './harness.ts'
 
 let current: Project | undefined
 afterEach(async () => {
@@ -15,7 +15,7 @@ afterEach(async () => {
 })
 
 /** `rein chat` on a pretend terminal: the test types into stdin and reads what the prompt shows. */
-function terminal(cwd: string) {
+function terminal(cwd: string, argv: string[] = []) {
   const stdin = Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => {} })
   const stdout = new PassThrough()
   const stderr = Object.assign(new PassThrough(), { isTTY: true, columns: 80 })
@@ -23,9 +23,9 @@ function terminal(cwd: string) {
   let answer = ''
   stderr.on('data', (chunk: Buffer) => { screen += chunk.toString() })
   stdout.on('data', (chunk: Buffer) => { answer += chunk.toString() })
-  const io: Io = { stdin, stdout, stderr, env: { NO_COLOR: '1' }, cwd, signals: new EventEmitter() as unknown as Io['signals'] }
+  const io: Io = { stdin, stdout, stderr, env: { NO_COLOR: '1', REIN_HOME: NO_HOME }, cwd, signals: new EventEmitter() as unknown as Io['signals'] }
   return {
-    done: main(['chat'], io),
+    done: main(['chat', ...argv], io),
     type: (text: string) => stdin.write(text),
     screen: () => screen,
     answer: () => answer,
@@ -43,13 +43,59 @@ describe('rein chat', () => {
     // Wait for the next prompt, so the next line is a new turn rather than a queued one.
     await expect.poll(() => chat.screen().split('> ').length).toBe(3)
     chat.type('take a note\r')
-    await expect.poll(chat.screen).toContain('allow note (writes a file)? [y/N] ')
+    await expect.poll(chat.screen).toContain('allow note (writes a file)? [y]es / [n]o / [a]lways for this session ')
     chat.type('y\r')
     await expect.poll(chat.answer).toContain('Noted.')
     await expect.poll(() => chat.screen().split('> ').length).toBe(4)
     chat.type('\u0004')
     expect(await chat.done).toBe(0)
     expect(readFileSync(join(current.dir, 'notes.txt'), 'utf8')).toBe('from chat\n')
+  })
+
+  it('asks before a tool that writes; "a" allows that tool for the rest of the chat, and only that tool', async () => {
+    current = await project([
+      { steps: [{ toolCall: { id: 's1', name: 'save', arguments: '{"text":"one"}' } }] },
+      { steps: [{ toolCall: { id: 's2', name: 'save', arguments: '{"text":"two"}' } }] },
+      { steps: [{ text: 'Saved twice.' }] },
+      { steps: [{ toolCall: { id: 'b1', name: 'build', arguments: '{}' } }] },
+      { steps: [{ text: 'Not built.' }] },
+    ])
+    const chat = terminal(current.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    chat.type('save two things\r')
+    await expect.poll(chat.screen).toContain('allow save (it changes files)? [y]es / [n]o / [a]lways for this session ')
+    chat.type('a\r')
+    await expect.poll(chat.answer).toContain('Saved twice.')
+    // The second save ran without a question.
+    expect(chat.screen().split('allow save').length).toBe(2)
+    expect(readFileSync(join(current.dir, 'saved.txt'), 'utf8')).toBe('one\ntwo\n')
+    await expect.poll(() => chat.screen().split('> ').length).toBe(3)
+    // "Always" was for save: build still asks, and "n" denies it.
+    chat.type('now build\r')
+    await expect.poll(chat.screen).toContain('allow build (it runs commands)? [y]es / [n]o / [a]lways for this session ')
+    chat.type('n\r')
+    await expect.poll(chat.answer).toContain('Not built.')
+    expect(existsSync(join(current.dir, 'builds.txt'))).toBe(false)
+    const denied = (current.server.requests[4]!.body as { messages: { role: string; content: string }[] }).messages.at(-1)
+    expect(denied).toMatchObject({ role: 'tool', content: 'Error: build was not approved (it runs commands)' })
+    await expect.poll(() => chat.screen().split('> ').length).toBe(4)
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+  })
+
+  it('runs what --allow covers without asking', async () => {
+    current = await project([
+      { steps: [{ toolCall: { id: 's1', name: 'save', arguments: '{"text":"quiet"}' } }] },
+      { steps: [{ text: 'Saved.' }] },
+    ])
+    const chat = terminal(current.dir, ['--allow', 'write'])
+    await expect.poll(chat.screen).toContain('> ')
+    chat.type('save\r')
+    await expect.poll(chat.answer).toContain('Saved.')
+    expect(chat.screen()).not.toContain('allow save')
+    await expect.poll(() => chat.screen().split('> ').length).toBe(3)
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
   })
 
   it('cancels a running turn on Ctrl-C and keeps the log consistent', async () => {
@@ -96,5 +142,40 @@ describe('rein chat: typing ahead (issue #8)', () => {
     expect(users).toEqual([['first'], ['first', 'second'], ['first', 'second', 'third']])
     chat.type('\u0004')
     expect(await chat.done).toBe(0)
+  })
+})
+
+describe('rein chat: saving the cordis.yml in use (issue #9 §6)', () => {
+  const deadline = { timeout: 15_000 }
+
+  it('applies an edit at the next step and says which rows changed; refuses a bad edit and keeps going', async () => {
+    current = await project((_request, index) => ({ steps: [{ text: `Answer ${index + 1}.` }] }))
+    const file = join(current.dir, 'cordis.yml')
+    const original = readFileSync(file, 'utf8')
+    const chat = terminal(current.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    chat.type('hello\r')
+    await expect.poll(chat.answer).toContain('Answer 1.')
+
+    const edited = original.replace('label: mock,', "label: mock, headers: { X-Edited: 'yes' },")
+    writeFileSync(file, edited)
+    await expect.poll(chat.screen, deadline).toContain('cordis.yml reloaded, in effect from the next step: changed model')
+    chat.type('again\r')
+    await expect.poll(chat.answer).toContain('Answer 2.')
+    expect(current.server.requests[0]!.headers['x-edited']).toBeUndefined()
+    expect(current.server.requests[1]!.headers['x-edited']).toBe('yes')
+
+    const broken = edited.replace('label: mock,', 'lable: mock,')
+    writeFileSync(file, broken)
+    await expect.poll(chat.screen, deadline).toContain('cordis.yml was not applied; the rows keep running as they were: ')
+    expect(chat.screen()).toContain('row "model" (@rein/llm-openai): config.lable: unknown key; did you mean label?')
+    chat.type('still there?\r')
+    await expect.poll(chat.answer).toContain('Answer 3.')
+    expect(current.server.requests[2]!.headers['x-edited']).toBe('yes')
+
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+    // rein only read the file.
+    expect(readFileSync(file, 'utf8')).toBe(broken)
   })
 })

@@ -6,7 +6,9 @@ import { openAiDialect, toWireRequest } from '@rein/llm-openai'
 import { deriveMessages, type CoreEventData } from '@rein/session'
 import { JsonlSessionStore } from '@rein/session-jsonl'
 import { validateSessionInvariants, type MockReply } from '@rein/testkit'
+import { TOOL_EFFECTS } from '@rein/tools'
 import { afterEach, describe, expect, it } from 'vitest'
+import { ALLOWABLE_EFFECTS } from '../src/args.ts'
 import { projectPerTest, rein, sessionIdOf, type Project } from './harness.ts'
 
 const setUp = projectPerTest(afterEach)
@@ -24,12 +26,16 @@ describe('rein: usage', () => {
     expect(help.stdout).toContain('Usage: rein <command> [options]')
     expect((await rein('/', ['run', '--help'])).stdout).toContain('Usage: rein run "task"')
     const unknown = await rein('/', ['fly'])
-    expect(unknown).toMatchObject({ code: 2, stderr: 'rein: unknown command "fly"; commands: run, chat, sessions, resume, show, demo (see rein --help)\n' })
+    expect(unknown).toMatchObject({ code: 2, stderr: 'rein: unknown command "fly"; commands: run, chat, sessions, resume, show, config, demo (see rein --help)\n' })
     const flag = await rein('/', ['run', '--turbo', 'x'])
     expect(flag.code).toBe(2)
     expect(flag.stderr).toMatch(/^rein: Unknown option '--turbo'; see rein --help\n$/)
     expect((await rein('/', ['run', '--max-steps', 'many', 'x'])).stderr).toBe('rein: --max-steps needs a positive whole number, not "many"\n')
     expect((await rein('/', ['run'])).code).toBe(2)
+  })
+
+  it('takes the same effect names in --allow as @rein/tools declares', () => {
+    expect(ALLOWABLE_EFFECTS).toEqual(TOOL_EFFECTS)
   })
 
   it('says how to configure a model when none is', async () => {

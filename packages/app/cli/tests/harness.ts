@@ -13,6 +13,11 @@ import { main, type Io } from '../src/index.ts'
 
 export const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url))
 export const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url))
+/**
+ * REIN_HOME for a run that names none: a folder that does not exist, so no developer's
+ * ~/.rein/cordis.yml (or sessions) ever reaches a test.
+ */
+export const NO_HOME = join(tmpdir(), `rein-cli-tests-no-home-${process.pid}`)
 
 export interface Project {
   dir: string
@@ -103,7 +108,7 @@ export async function rein(cwd: string, argv: string[], options: { signals?: Eve
     stdout,
     stderr,
     stdin: new PassThrough(),
-    env: { ...options.env, NO_COLOR: '1' },
+    env: { REIN_HOME: NO_HOME, ...options.env, NO_COLOR: '1' },
     cwd,
     signals: (options.signals ?? new EventEmitter()) as unknown as Io['signals'],
   }
@@ -124,13 +129,13 @@ export interface Child { code: number | null; signal: NodeJS.Signals | null; std
 
 /**
  * Runs `rein` as a real process from its sources. `onStdout` sees the output so far and the child,
- * to kill it or close its stdout at a chosen moment.
+ * to kill it or close its stdout at a chosen moment. `nodeArgs` go to Node before the script.
  */
-export function spawnRein(cwd: string, args: string[], onStdout?: (text: string, kill: () => void, child: ChildProcessByStdio<null, Readable, Readable>) => void, env: NodeJS.ProcessEnv = {}): Promise<Child> {
+export function spawnRein(cwd: string, args: string[], onStdout?: (text: string, kill: () => void, child: ChildProcessByStdio<null, Readable, Readable>) => void, env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<Child> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--conditions=@rein/source', '--import', TSX, BIN, ...args], {
+    const child = spawn(process.execPath, ['--conditions=@rein/source', '--import', TSX, ...nodeArgs, BIN, ...args], {
       cwd,
-      env: { ...process.env, NO_COLOR: '1', NODE_OPTIONS: '', ...env },
+      env: { ...process.env, NO_COLOR: '1', NODE_OPTIONS: '', REIN_HOME: NO_HOME, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let stdout = ''

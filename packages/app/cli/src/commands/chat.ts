@@ -1,15 +1,19 @@
 /**
  * `rein chat`: a loop on a terminal. Lines typed while a turn runs are queued and sent in order.
  * Ctrl-C cancels a running turn (its calls get paired, the log saved); Ctrl-C at the prompt, a
- * second Ctrl-C, or end of input (after the queue is sent) leaves.
+ * second Ctrl-C, or end of input (after the queue is sent) leaves. Saving the cordis.yml in use
+ * reloads it.
  */
 
+import { clearLine, cursorTo } from 'node:readline'
 import { createInterface, type Interface } from 'node:readline/promises'
 import { ReinError } from '@rein/base'
 import type { ParsedArgs } from '../args.ts'
+import { installApproval, type PromptAnswer } from '../approval.ts'
 import type { Io } from '../io.ts'
-import { exitFor, installApproval, openAgent, withComposition } from '../session-command.ts'
+import { exitFor, openAgent, withComposition } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
+import { watchComposition } from '../watch-config.ts'
 
 export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
   if (!io.stdin.isTTY) throw new ReinError('USAGE', 'rein chat needs a terminal; for scripts use rein run "…"')
@@ -17,14 +21,17 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
     const prompt = createInterface({ input: io.stdin, output: io.stderr, terminal: true })
     prompt.setPrompt('> ')
     // A pending approval question takes the next line before the queue sees it (readline's rule).
-    installApproval(scope.ctx, args.options.yes, async (request) => {
-      const answer = await prompt.question(neutralize(`allow ${request.toolName} (${request.reason})? [y/N] `), { signal: request.signal })
-      return /^y(es)?$/i.test(answer.trim()) ? 'allow' : 'deny'
+    installApproval(scope.ctx, args.options, async (request) => {
+      const answer = await prompt.question(neutralize(`allow ${request.toolName} (${request.reason})? [y]es / [n]o / [a]lways for this session `), { signal: request.signal })
+      return parseAnswer(answer)
     })
     const { agent } = await openAgent(scope, args.options.session)
     scope.renderer.notice(`session ${agent.session.id} · Ctrl-C cancels a turn, Ctrl-D leaves`)
     const unsubscribe = agent.subscribe((event) => scope.renderer.event(event))
     const lines = lineQueue(prompt)
+    const unwatch = scope.source === 'built-in'
+      ? async () => {}
+      : watchComposition(scope.composition, (text) => lines.interrupt(() => scope.renderer.notice(text), io.stderr))
     let cancelling = false
     prompt.on('SIGINT', () => {
       if (agent.status === 'running' && !cancelling) {
@@ -46,11 +53,20 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
       }
       return last
     } finally {
+      await unwatch()
       unsubscribe()
       prompt.close()
       await agent.close()
     }
   })
+}
+
+/** `y`/`yes` allows, `a`/`always` allows the tool for the rest of the chat; anything else denies. */
+function parseAnswer(answer: string): PromptAnswer {
+  const word = answer.trim().toLowerCase()
+  if (word === 'y' || word === 'yes') return 'allow'
+  if (word === 'a' || word === 'always') return 'always'
+  return 'deny'
 }
 
 /**
@@ -87,6 +103,17 @@ function lineQueue(prompt: Interface) {
     stop() {
       stopped = true
       settle(undefined)
+    },
+    /** Writes `print`'s output above the prompt when one is shown, then shows it again with what was typed. */
+    interrupt(print: () => void, screen: NodeJS.WritableStream) {
+      if (!waiting || ended) {
+        print()
+        return
+      }
+      clearLine(screen, 0)
+      cursorTo(screen, 0)
+      print()
+      prompt.prompt(true)
     },
   }
 }

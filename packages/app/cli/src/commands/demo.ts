@@ -12,7 +12,8 @@ import { builtInRows, PACKAGE_DIR } from '../composition.ts'
 import type { Io } from '../io.ts'
 import { demoReply } from '../demo/script.ts'
 import { createDemoWorkspace, registerDemoTools } from '../demo/workspace.ts'
-import { installApproval, streamTurn } from '../session-command.ts'
+import { installApproval } from '../approval.ts'
+import { streamTurn } from '../session-command.ts'
 import { colorsEnabled, Renderer } from '../render.ts'
 
 const TASK = 'What is in this workspace? Read what you need, then answer in two sentences.'
@@ -43,7 +44,7 @@ async function runDemo(args: ParsedArgs, io: Io, serverUrl: string, workspaceRoo
   try {
     const { ctx } = composition
     registerDemoTools(ctx, workspaceRoot)
-    installApproval(ctx, true)
+    installApproval(ctx, { yes: true, allow: [] })
     renderer.notice(`rein demo: a SCRIPTED model (a local mock server at ${serverUrl}), not a real one — it shows the loop, not intelligence.`)
     renderer.notice(`workspace ${workspaceRoot}`)
     const agent = await ctx.agents.create({ cwd: workspaceRoot })

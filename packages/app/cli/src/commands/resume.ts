@@ -4,14 +4,15 @@ import { ReinError } from '@rein/base'
 import { eventData, type SessionEvent } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
-import { installApproval, openAgent, streamTurn, withComposition } from '../session-command.ts'
+import { installApproval } from '../approval.ts'
+import { openAgent, streamTurn, withComposition } from '../session-command.ts'
 
 export async function resumeCommand(args: ParsedArgs, io: Io): Promise<number> {
   const [id, ...rest] = args.positionals
   if (!id) throw new ReinError('USAGE', 'rein resume needs a session id; rein sessions lists them')
   const text = rest.join(' ').trim()
   return withComposition(args.options, io, async (scope) => {
-    installApproval(scope.ctx, args.options.yes)
+    installApproval(scope.ctx, args.options)
     const { agent } = await openAgent(scope, id)
     try {
       if (!text && lastTurnCompleted(agent.session.events)) {

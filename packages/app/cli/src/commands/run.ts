@@ -3,13 +3,14 @@
 import { ReinError } from '@rein/base'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
-import { installApproval, openAgent, streamTurn, withComposition } from '../session-command.ts'
+import { installApproval } from '../approval.ts'
+import { openAgent, streamTurn, withComposition } from '../session-command.ts'
 
 export async function runCommand(args: ParsedArgs, io: Io): Promise<number> {
   const task = args.positionals.join(' ').trim()
   if (!task) throw new ReinError('USAGE', 'rein run needs a task, e.g. rein run "summarise README.md"')
   return withComposition(args.options, io, async (scope) => {
-    installApproval(scope.ctx, args.options.yes)
+    installApproval(scope.ctx, args.options)
     const { agent } = await openAgent(scope, args.options.session)
     scope.renderer.notice(`session ${agent.session.id}`, { type: 'session', id: agent.session.id })
     try {

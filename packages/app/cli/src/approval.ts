@@ -1,0 +1,69 @@
+/**
+ * Who answers a tool call that needs approval (by default one whose effects include `write` or
+ * `exec`; the tools row's `askFor` says which). `--yes` allows every call, `--allow <effects>` the
+ * calls whose asked-about effects it lists; `chat` asks the rest at the prompt, `run` and `resume`
+ * deny them and tell the model how the user can allow them. A composition with its own approval
+ * row decides everything itself.
+ */
+
+import type { Context } from '@deepseek-ai/cordis'
+import { ReinError } from '@rein/base'
+import { ASK_FOR_BY_DEFAULT, type ApprovalRequest, type ApprovalService, type ToolEffect } from '@rein/tools'
+
+export interface ApprovalFlags {
+  yes: boolean
+  allow: readonly ToolEffect[]
+}
+
+/** A prompt's answer: `always` allows this call and every later call of the same tool. */
+export type PromptAnswer = 'allow' | 'deny' | 'always'
+export type Prompt = (request: ApprovalRequest) => Promise<PromptAnswer>
+
+const PHRASES: Record<ToolEffect, string> = { read: 'reads files', write: 'changes files', exec: 'runs commands', network: 'uses the network' }
+
+/**
+ * Installs the command's approval on the composition. Without `prompt` (run, resume) a call that
+ * would be asked about is denied by a policy whose reason the model reads: how to allow it.
+ */
+export function installApproval(ctx: Context, flags: ApprovalFlags, prompt?: Prompt): void {
+  if (ctx.get('approval') !== undefined) {
+    if (flags.yes || flags.allow.length > 0) {
+      throw new ReinError('USAGE', `the composition has its own approval row, which answers every approval; drop ${flags.yes ? '--yes' : '--allow'}, or that row`)
+    }
+    return
+  }
+  /** The effects of a call that approval is about: those the tools row asks for. */
+  const asked = (effects: readonly ToolEffect[]) => {
+    const askFor = ctx.tools.config.askFor ?? ASK_FOR_BY_DEFAULT
+    return effects.filter((effect) => askFor.includes(effect))
+  }
+  const covered = (effects: readonly ToolEffect[]) => {
+    const needs = asked(effects)
+    return flags.yes || (needs.length > 0 && needs.every((effect) => flags.allow.includes(effect)))
+  }
+  if (!prompt) denyWithAdvice(ctx, asked, covered)
+  const always = new Set<string>()
+  const service: ApprovalService = {
+    request: async (request) => {
+      if (covered(request.effects) || always.has(request.toolName)) return 'allow'
+      if (!prompt) return 'deny'
+      const answer = await prompt(request)
+      if (answer === 'always') always.add(request.toolName)
+      return answer === 'deny' ? 'deny' : 'allow'
+    },
+  }
+  ctx.provide('approval', service)
+}
+
+/**
+ * A denial's only words the model reads are a policy's reason (an approval service just says no),
+ * so where nobody is asked, a policy denies first and names the flag that would allow the call.
+ */
+function denyWithAdvice(ctx: Context, asked: (effects: readonly ToolEffect[]) => ToolEffect[], covered: (effects: readonly ToolEffect[]) => boolean) {
+  ctx.tools.preExecute((call) => {
+    const needs = asked(call.tool.effects)
+    if (needs.length === 0 || covered(call.tool.effects)) return undefined
+    const what = needs.map((effect) => PHRASES[effect]).join(' and ')
+    return { kind: 'deny', reason: `it ${what}, which needs approval, and this run asks nobody: the user can pass --allow ${needs.join(',')} (or --yes) or add an approval row to cordis.yml` }
+  })
+}

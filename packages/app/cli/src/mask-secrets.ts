@@ -1,0 +1,44 @@
+/**
+ * Masks secrets in config before it is shown: text under a key named like a secret, and any text
+ * equal to (or, for values of 8 characters or more, holding) the value of an environment variable
+ * named like one. What a key holds that is no text (a number, a boolean) is shown: it is no secret.
+ */
+
+const MASK = '***'
+/**
+ * A word of a name (split at `_`, `-`, `.` and camelCase humps) that names a secret: `apiKey`,
+ * `x-api-key`, `GITHUB_TOKEN`, `accessToken`, `Authorization`, `dbPassword`. `tokens` is left
+ * out: `maxTokens` and `maxTokensField` are counts and settings, not credentials.
+ */
+const SECRET_WORD = /^(?:.*(?:key|secret|password|passwd|authorization|credential)s?|.*token)$/i
+/** Shorter values are masked only where they are the whole text: a 1-character token would mask every digit. */
+const MIN_EMBEDDED = 8
+
+/** The values of the environment variables named like secrets, longest first. */
+export function secretValues(env: NodeJS.ProcessEnv): string[] {
+  const values = Object.entries(env).flatMap(([name, value]) => (isSecretName(name) && value?.trim() ? [value, value.trim()] : []))
+  return [...new Set(values)].sort((a, b) => b.length - a.length)
+}
+
+/** A copy of `value` (plain data, as JSON would carry it) with the secrets replaced by `***`. */
+export function maskSecrets(value: unknown, secrets: readonly string[], secretKey = false): unknown {
+  if (typeof value === 'string') return secretKey ? MASK : maskText(value, secrets)
+  if (Array.isArray(value)) return value.map((item) => maskSecrets(item, secrets, secretKey))
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskSecrets(item, secrets, secretKey || isSecretName(key))]))
+  }
+  return value
+}
+
+function isSecretName(name: string): boolean {
+  return name.replace(/([a-z\d])([A-Z])/g, '$1 $2').split(/[\s_.-]+/).some((word) => SECRET_WORD.test(word))
+}
+
+function maskText(text: string, secrets: readonly string[]): string {
+  let masked = text
+  for (const secret of secrets) {
+    if (masked === secret) return MASK
+    if (secret.length >= MIN_EMBEDDED) masked = masked.replaceAll(secret, MASK)
+  }
+  return masked
+}

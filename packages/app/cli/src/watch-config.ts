@@ -1,0 +1,67 @@
+/**
+ * `rein chat`'s hot swap: when the cordis.yml in use is saved, the composition reloads it (the
+ * agent picks the new services up at its next step) and the user is told which rows changed, or
+ * why the edit was refused — the rows then keep running as they were. The file is only read.
+ * cordis's own watcher needs a newer Node and writes the file back, so this is a plain `fs.watch`.
+ */
+
+import { watch, type FSWatcher } from 'node:fs'
+import { basename, dirname } from 'node:path'
+import type { Composition, ReloadReport } from '@rein/compose'
+
+/** Saves closer together than this are one edit: editors write a file in several steps. */
+const SETTLE_MS = 200
+
+/**
+ * Watches `composition.file` until the returned function is called; that function also waits for
+ * a reload already under way. `tell` gets one line (or a refusal with its problems) per edit.
+ */
+export function watchComposition(composition: Composition, tell: (text: string) => void): () => Promise<void> {
+  const { file } = composition
+  const name = basename(file)
+  let timer: NodeJS.Timeout | undefined
+  let running: Promise<void> = Promise.resolve()
+  let stopped = false
+
+  const reload = () => {
+    timer = undefined
+    running = running.then(async () => {
+      if (stopped) return
+      try {
+        tell(describe(name, await composition.reload()))
+      } catch (error) {
+        tell(`${name} was not applied; the rows keep running as they were: ${error instanceof Error ? error.message : String(error)}`)
+      }
+    })
+  }
+  // The folder, not the file: an editor that saves by renaming a new file over it would leave a
+  // watch on the file itself looking at the old one.
+  let watcher: FSWatcher | undefined = watch(dirname(file), { persistent: false }, (_event, changed) => {
+    if (stopped || (changed !== null && changed !== name)) return
+    clearTimeout(timer)
+    timer = setTimeout(reload, SETTLE_MS)
+  })
+  watcher.on('error', (error) => {
+    tell(`stopped watching ${file}: ${error.message}`)
+    watcher?.close()
+    watcher = undefined
+  })
+
+  return async () => {
+    stopped = true
+    clearTimeout(timer)
+    watcher?.close()
+    watcher = undefined
+    await running
+  }
+}
+
+/** `cordis.yml reloaded, in effect from the next step: changed llm; added clock; removed memory`. */
+function describe(name: string, report: ReloadReport): string {
+  const parts = [
+    report.changed.length > 0 ? `changed ${report.changed.join(', ')}` : '',
+    report.added.length > 0 ? `added ${report.added.join(', ')}` : '',
+    report.removed.length > 0 ? `removed ${report.removed.join(', ')}` : '',
+  ].filter(Boolean)
+  return parts.length === 0 ? `${name} saved; no row changed` : `${name} reloaded, in effect from the next step: ${parts.join('; ')}`
+}

@@ -1,0 +1,180 @@
+/**
+ * Which composition `rein` uses (--config, ./cordis.yml, $REIN_HOME/cordis.yml, built in) and
+ * `rein config`, which shows it with every secret masked (issue #9 §6).
+ */
+
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { maskSecrets, secretValues } from '../src/mask-secrets.ts'
+import { rein, spawnRein } from './harness.ts'
+
+let dirs: string[] = []
+afterEach(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+  dirs = []
+})
+
+/** A fresh folder with no node_modules: the plugins must come from rein's own dependencies. */
+function folder(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'rein-config-'))
+  dirs.push(dir)
+  return dir
+}
+
+/** A composition that only tells files apart: the tools row's timeout is the tag. */
+function writeComposition(dir: string, tag: number, name = 'cordis.yml'): string {
+  mkdirSync(dir, { recursive: true })
+  const file = join(dir, name)
+  writeFileSync(file, `- id: tools\n  name: '@rein/tools'\n  config: { defaultTimeoutMs: ${tag} }\n`)
+  return file
+}
+
+interface Shown {
+  source: string
+  environment?: Record<string, boolean>
+  rows: { id: string; name: string; disabled: boolean; config?: Record<string, unknown> }[]
+}
+
+async function shown(cwd: string, argv: string[], env: NodeJS.ProcessEnv): Promise<Shown> {
+  const run = await rein(cwd, ['config', '--json', ...argv], { env })
+  expect(run).toMatchObject({ code: 0, stderr: '' })
+  return JSON.parse(run.stdout) as Shown
+}
+
+describe('which cordis.yml rein uses', () => {
+  it('takes ./cordis.yml, then $REIN_HOME/cordis.yml, then the built-in composition; --config beats them all', async () => {
+    const project = folder()
+    const home = folder()
+    const elsewhere = folder()
+    const local = writeComposition(project, 1111)
+    const inHome = writeComposition(home, 2222)
+    const chosen = writeComposition(join(elsewhere, 'conf'), 3333, 'mine.yml')
+    const env = { REIN_HOME: home }
+    expect((await shown(project, [], env)).source).toBe(local)
+    expect((await shown(elsewhere, [], env)).source).toBe(inHome)
+    expect((await shown(elsewhere, [], { REIN_HOME: folder() })).source).toBe('built-in')
+    // Relative to the working directory, over a $REIN_HOME/cordis.yml; absolute, over a ./cordis.yml.
+    const relative = await shown(elsewhere, ['--config', 'conf/mine.yml'], env)
+    expect(relative.source).toBe(chosen)
+    expect(relative.rows[0]?.config).toMatchObject({ defaultTimeoutMs: 3333 })
+    expect((await shown(project, ['--config', chosen], env)).source).toBe(chosen)
+  })
+
+  it('fails with CONFIG_NOT_FOUND for a --config that does not exist, rather than falling back', async () => {
+    const project = folder()
+    writeComposition(project, 1111)
+    const run = await rein(project, ['config', '--config', 'missing.yml'])
+    expect(run.code).toBe(2)
+    expect(run.stderr).toBe(`rein: ${join(project, 'missing.yml')}: no such file\n`)
+  })
+
+  it('runs a $REIN_HOME/cordis.yml that has no node_modules beside it: rein\'s own packages resolve', async () => {
+    const home = folder()
+    writeFileSync(join(home, 'cordis.yml'), [
+      "- { id: llm, name: '@rein/llm' }",
+      "- { id: tools, name: '@rein/tools' }",
+      "- { id: sessions, name: '@rein/session' }",
+      "- { id: store, name: '@rein/session-jsonl' }",
+      "- { id: agents, name: '@rein/agent', config: { provider: nowhere, model: m } }",
+      '',
+    ].join('\n'))
+    const shownRows = await shown(folder(), [], { REIN_HOME: home })
+    expect(shownRows.rows.map((row) => `${row.id} ${row.name}`)).toEqual([
+      'llm @rein/llm', 'tools @rein/tools', 'sessions @rein/session', 'store @rein/session-jsonl', 'agents @rein/agent',
+    ])
+  })
+})
+
+describe('rein config', () => {
+  it('prints the file and each row\'s id, plugin and the config it runs with, defaults filled in', async () => {
+    const project = folder()
+    const file = writeComposition(project, 4321)
+    const run = await rein(project, ['config'])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toBe([
+      `file ${file}`,
+      '',
+      'row "tools" (@rein/tools)',
+      '  maxArgumentBytes: 1048576',
+      '  maxArgumentDepth: 64',
+      '  defaultTimeoutMs: 4321',
+      '  askFor: ["write","exec"]',
+      '',
+    ].join('\n'))
+  })
+
+  it('names the built-in composition and the environment it was made from', async () => {
+    const home = folder()
+    const result = await shown(folder(), [], { REIN_HOME: home, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', REIN_MODEL: 'local-model' })
+    expect(result.source).toBe('built-in')
+    expect(result.environment).toEqual({ DEEPSEEK_API_KEY: false, OPENAI_API_KEY: false, OPENAI_BASE_URL: true, REIN_MODEL: true, REIN_HOME: true })
+    expect(result.rows.find((row) => row.id === 'agents')?.config).toMatchObject({ provider: 'openai', model: 'local-model' })
+    expect(result.rows.find((row) => row.id === 'session-store')?.config).toMatchObject({ root: join(home, 'sessions') })
+    const text = await rein(folder(), ['config'], { env: { REIN_HOME: home } })
+    expect(text.stdout).toMatch(/^built-in composition, made from DEEPSEEK_API_KEY \(not set\), OPENAI_API_KEY \(not set\), OPENAI_BASE_URL \(not set\), REIN_MODEL \(not set\), REIN_HOME \(set\)\n/)
+  })
+
+  it('never prints a secret: values under secret-named keys, and any value of a secret-named variable', async () => {
+    const project = folder()
+    const secrets = {
+      OPENAI_API_KEY: 'sk-test-0123456789abcdef',
+      GATEWAY_TOKEN: 'gw-secret-token-value',
+      DB_PASSWORD: 'hunter2-hunter2',
+    }
+    writeFileSync(join(project, 'cordis.yml'), [
+      "- { id: llm, name: '@rein/llm' }",
+      '- id: openai',
+      "  name: '@rein/llm-openai'",
+      '  config:',
+      '    label: !!js process.env.DB_PASSWORD',
+      '    headers:',
+      "      Authorization: !!js \"'Bearer ' + process.env.OPENAI_API_KEY\"",
+      '      X-Gateway: !!js process.env.GATEWAY_TOKEN',
+      "      X-Trace: !!js \"'trace-' + process.env.GATEWAY_TOKEN\"",
+      '      X-Literal-Key: written-in-the-file',
+      '',
+    ].join('\n'))
+    for (const argv of [['config'], ['config', '--json']]) {
+      const run = await spawnRein(project, argv, undefined, secrets)
+      expect(run.code).toBe(0)
+      for (const secret of [...Object.values(secrets), 'written-in-the-file']) {
+        expect(run.stdout).not.toContain(secret)
+        expect(run.stderr).not.toContain(secret)
+      }
+      expect(run.stdout).toContain('***')
+    }
+    const json = JSON.parse((await spawnRein(project, ['config', '--json'], undefined, secrets)).stdout) as Shown
+    expect(json.rows.find((row) => row.id === 'openai')?.config).toMatchObject({
+      label: '***',
+      // The variable's name is no secret, but the key is named like one: masked all the same.
+      apiKeyEnv: '***',
+      headers: { 'Authorization': '***', 'X-Gateway': '***', 'X-Trace': 'trace-***', 'X-Literal-Key': '***' },
+      // A setting whose name only mentions tokens is shown.
+      maxTokensField: 'max_tokens',
+      streamIdleTimeoutMs: 300000,
+    })
+  })
+
+  it('masks by the words of a key\'s name, not by any substring: a token count is no token', () => {
+    const config = {
+      apiKey: 'a', 'x-api-key': 'b', APIKey: 'c', GITHUB_TOKEN: 'd', accessToken: 'e', Authorization: 'f',
+      dbPassword: 'g', clientSecret: 'h', credentials: { user: 'i' }, signingKeys: ['j'],
+      maxTokens: 'k', maxTokensField: 'max_tokens', keyboard: 'qwerty', label: 'l', retries: 3,
+    }
+    expect(maskSecrets(config, [])).toEqual({
+      apiKey: '***', 'x-api-key': '***', APIKey: '***', GITHUB_TOKEN: '***', accessToken: '***', Authorization: '***',
+      dbPassword: '***', clientSecret: '***', credentials: { user: '***' }, signingKeys: ['***'],
+      maxTokens: 'k', maxTokensField: 'max_tokens', keyboard: 'qwerty', label: 'l', retries: 3,
+    })
+    const secrets = secretValues({ MY_API_KEY: ' long-secret-value ', SHORT_TOKEN: '7', MAX_TOKENS: '4096', HOME: '/home/u' })
+    expect(maskSecrets({ a: 'long-secret-value', b: 'Bearer long-secret-value', c: '7', d: 'v1.7', e: '4096', f: '/home/u' }, secrets))
+      .toEqual({ a: '***', b: 'Bearer ***', c: '***', d: 'v1.7', e: '4096', f: '/home/u' })
+  })
+
+  it('refuses an unknown --allow effect, listing the valid ones', async () => {
+    const run = await rein(folder(), ['run', '--allow', 'write,delete', 'x'])
+    expect(run).toMatchObject({ code: 2, stderr: 'rein: --allow takes a comma-separated list of effects (read, write, exec, network), not "delete"\n' })
+  })
+})
