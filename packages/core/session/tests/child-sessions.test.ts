@@ -1,13 +1,6 @@
-import { Context } from '@deepseek-ai/cordis'
 import { describe, expect, it } from 'vitest'
-import SessionService, { sessionMemory } from '../src/index.ts'
+import { boot } from './boot.ts'
 
-async function boot() {
-  const root = new Context()
-  await root.plugin(SessionService)
-  await root.plugin(sessionMemory)
-  return root
-}
 
 describe('child sessions (issue #9)', () => {
   it('records the parent session, run and call, and a depth one below the parent\'s', async () => {

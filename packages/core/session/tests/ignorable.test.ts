@@ -1,13 +1,7 @@
 import { Context } from '@deepseek-ai/cordis'
 import { describe, expect, it } from 'vitest'
-import SessionService, { sessionMemory } from '../src/index.ts'
+import { boot } from './boot.ts'
 
-async function boot() {
-  const root = new Context()
-  await root.plugin(SessionService)
-  await root.plugin(sessionMemory)
-  return root
-}
 
 describe('defineEvent(type, {ignorable}) (issue #9)', () => {
   it('writes every event of a kind defined ignorable as ignorable, so the log loads without the plugin', async () => {

@@ -1,14 +1,8 @@
 import { Context } from '@deepseek-ai/cordis'
 import { hasListeners } from '@rein/base'
 import { describe, expect, it } from 'vitest'
-import SessionService, { sessionMemory } from '../src/index.ts'
+import { boot } from './boot.ts'
 
-async function boot() {
-  const root = new Context()
-  await root.plugin(SessionService)
-  await root.plugin(sessionMemory)
-  return root
-}
 
 describe('session listeners (issue #9)', () => {
   it('tells whether anyone listens to an event, as listeners come and go', async () => {

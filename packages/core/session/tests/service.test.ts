@@ -2,13 +2,8 @@ import { Context } from '@deepseek-ai/cordis'
 import { userMessage } from '@rein/llm'
 import { describe, expect, it } from 'vitest'
 import SessionService, { MemorySessionStore, sessionMemory, type SessionEvent, type SessionStore } from '../src/index.ts'
+import { boot } from './boot.ts'
 
-async function boot() {
-  const root = new Context()
-  await root.plugin(SessionService)
-  await root.plugin(sessionMemory)
-  return root
-}
 
 describe('ctx.sessions', () => {
   it('appends contiguous, frozen, JSON-only events and makes them durable on flush', async () => {
