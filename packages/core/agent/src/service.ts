@@ -6,7 +6,7 @@
 import { Context, Service, type Logger } from '@deepseek-ai/cordis'
 import { ReinError } from '@rein/base'
 import type { LlmRuntime } from '@rein/llm'
-import { eventData, type SessionEvent, type SessionService } from '@rein/session'
+import { eventData, type SessionEvent, type SessionHeader, type SessionService } from '@rein/session'
 import type { ToolRegistry } from '@rein/tools'
 import { Agent, type AgentServices } from './agent.ts'
 import type { ParentRun } from './identity.ts'
@@ -84,7 +84,7 @@ export class AgentService extends Service {
   /** A new agent on a new session. Options are checked first: a bad route creates nothing. */
   async create(options: CreateAgentOptions = {}): Promise<Agent> {
     const { parent: ref, sessionId, ...rest } = options
-    const resolved = this.resolve(rest)
+    const resolved = await this.resolve(rest)
     const parent = ref ? await this.parentRun(ref) : undefined
     const session = await this.service('sessions').create({ cwd: resolved.cwd, ...(sessionId ? { id: sessionId } : {}), ...(ref ? { parent: ref } : {}) })
     const parentAgent = ref && this.liveAgent(ref.sessionId)
@@ -121,16 +121,20 @@ export class AgentService extends Service {
   async resume(id: string, options: Partial<AgentOptions> = {}): Promise<{ agent: Agent; repaired: ResumeReport }> {
     const session = await this.service('sessions').open(id)
     try {
-      const resolved = this.resolve({ cwd: session.header.cwd, ...recordedRequest(session.events, options), ...stripUndefined(options) })
+      const resolved = await this.resolve({ cwd: session.header.cwd, ...recordedRequest(session.events, options), ...stripUndefined(options) })
       const repaired = await repairSession(session, this.service('tools'), resolved)
-      return { agent: this.track(new Agent(session, resolved, this.agentServices())), repaired }
+      const parent = recordedParent(session.header, session.events)
+      const parentAgent = parent && this.liveAgent(parent.sessionId)
+      const visible = narrowed(parentAgent ? (name) => parentAgent.canUse(name) : undefined, visibleTools(resolved.tools))
+      return { agent: this.track(new Agent(session, resolved, this.agentServices(), { ...(parent ? { parent } : {}), ...(visible ? { visible } : {}) })), repaired }
     } catch (error) {
       await session.close().catch(() => {})
       throw error
     }
   }
 
-  private resolve(options: CreateAgentOptions): AgentOptions {
+  /** Options with the service's defaults, checked against the model routes (catalogs looked up first). */
+  private async resolve(options: Partial<AgentOptions>): Promise<AgentOptions> {
     const { config } = this._state
     const merged = { ...config, ...stripUndefined(options) }
     const { provider, model } = merged
@@ -138,7 +142,9 @@ export class AgentService extends Service {
       throw new ReinError('NO_MODEL', 'no provider/model configured: set provider and model on the agents row in cordis.yml, or pass them')
     }
     const resolved: AgentOptions = { ...merged, provider, model, cwd: options.cwd ?? process.cwd() }
-    checkRoutes(resolved, this.service('llm'))
+    const llm = this.service('llm')
+    await Promise.all([resolved, ...resolved.fallbacks].map((route) => llm.modelInfo(route.provider, route.model)))
+    checkRoutes(resolved, llm)
     return resolved
   }
 
@@ -194,6 +200,25 @@ async function shutDown(state: ServiceState): Promise<void> {
       state.logger.error('agent on session %s did not close cleanly: %s', agent.session.id, error)
     }
   }))
+}
+
+/**
+ * A child session's place in its tree, read back on resume: the header names the parent run, and
+ * the child's own `turn/start` records the root anchor and conversation it inherited.
+ */
+function recordedParent(header: SessionHeader, events: readonly SessionEvent[]): ParentRun | undefined {
+  const { parentSessionId, parentRunId, parentCallId } = header
+  if (!parentSessionId || !parentRunId || !parentCallId) return undefined
+  const start = events.find((event) => event.type === 'turn/start' && eventData(event, 'turn/start').parentRunId === parentRunId)
+  const data = start && eventData(start, 'turn/start')
+  return {
+    sessionId: parentSessionId,
+    runId: parentRunId,
+    callId: parentCallId,
+    anchor: data?.anchor ?? parentRunId,
+    conversationId: data?.conversationId ?? parentSessionId,
+    depth: header.depth - 1,
+  }
 }
 
 /** The `turn/start` of a run. */

@@ -178,6 +178,30 @@ describe('child sessions', () => {
     expect(runs[0]!.identity).toMatchObject({ agent: 'helper', sessionId: child.session.id, conversationId: parent.session.id, anchor: parentStart.anchor, depth: 1, parentRunId: parentStart.runId })
   })
 
+  it('keeps a resumed child session in its tree: parent run, root anchor, conversation and depth', async () => {
+    const store = new MemorySessionStore()
+    const runs: ToolRun[] = []
+    const { root } = await boot([[call('spawn')], [{ text: 'child done' }], [{ text: 'parent done' }], [call('probe')], [{ text: 'child again' }]], { store })
+    root.tools.register(recorder('probe', runs))
+    let childId = ''
+    root.tools.register(recorder('spawn', [], async (run) => {
+      const child = await root.agents.create({ parent: { sessionId: run.sessionId!, runId: run.identity!.runId, callId: run.callId } })
+      childId = child.session.id
+      try {
+        return (await child.send('child task')).text
+      } finally {
+        await child.close()
+      }
+    }))
+    const parent = await root.agents.create()
+    await parent.send('go')
+    const parentStart = startOf(parent)
+    const { agent: child } = await root.agents.resume(childId)
+    await child.send('more')
+    expect(startOf(child, 2)).toMatchObject({ anchor: parentStart.anchor, parentRunId: parentStart.runId, conversationId: parent.session.id })
+    expect(runs[0]!.identity).toMatchObject({ depth: 1, anchor: parentStart.anchor, conversationId: parent.session.id, parentRunId: parentStart.runId })
+  })
+
   it('refuses a parent run its session does not have', async () => {
     const { root } = await boot([[{ text: 'ok' }]])
     const parent = await root.agents.create()
@@ -288,5 +312,15 @@ describe('recover on resume', () => {
     await agent.continue()
     expect(llm.requests).toHaveLength(1)
     expectValidLog(agent.session.events)
+  })
+})
+
+describe('routes checked against a catalog looked up asynchronously', () => {
+  it('does not refuse maxCost for a priced model whose catalog answers later', async () => {
+    const { root, llm } = await boot([[{ text: 'priced' }]])
+    const info = { id: 'm', pricing: { input: 1, output: 1 } }
+    Object.assign(llm, { resolveModel: () => new Promise((resolve) => setTimeout(() => resolve(info), 5)) })
+    const agent = await root.agents.create({ maxCost: 1 })
+    expect(await agent.send('go')).toMatchObject({ reason: 'completed' })
   })
 })

@@ -52,6 +52,33 @@ describe('asynchronous model metadata', () => {
   })
 })
 
+describe('a lookup that never answers', () => {
+  it('does not hold a cancelled stream', async () => {
+    const root = await runtime()
+    const adapter = new LookupAdapter({})
+    adapter.resolveModel = () => new Promise<undefined>(() => {})
+    root.llm.registerAdapter('p', adapter)
+    const controller = new AbortController()
+    const chunks: unknown[] = []
+    const done = (async () => {
+      for await (const chunk of root.llm.stream({ provider: 'p', model: 'm', messages: [userMessage('hi')], signal: controller.signal })) chunks.push(chunk)
+    })()
+    setTimeout(() => controller.abort(), 5)
+    await done
+    expect(chunks).toEqual([{ type: 'finish', reason: 'aborted', failure: { code: 'ABORTED', message: 'the request was cancelled' } }])
+    expect(adapter.requests).toHaveLength(0)
+  })
+
+  it('remembers that a lookup found nothing instead of asking every step', async () => {
+    const root = await runtime()
+    const adapter = new LookupAdapter({})
+    root.llm.registerAdapter('p', adapter)
+    await root.llm.modelInfo('p', 'm')
+    await root.llm.modelInfo('p', 'm')
+    expect(adapter.lookups).toHaveLength(1)
+  })
+})
+
 describe('attempt-start', () => {
   it('announces each attempt before it is sent, with what it asks for, and pairs with its attempt record', async () => {
     const root = await runtime()

@@ -58,6 +58,7 @@ export interface RecoverCall<A> {
 export interface RecoverContext {
   readonly sessionId?: string
   readonly cwd: string
+  readonly workspaceRoot: string
   readonly signal: AbortSignal
   readonly logger: Logger
 }

@@ -246,7 +246,8 @@ export class ToolRegistry extends Service {
     if (args === undefined) return undefined
     try {
       const cwd = input.context?.cwd ?? config.cwd ?? process.cwd()
-      const context = Object.freeze({ cwd, signal: input.signal, logger: tool.logger, ...(input.context?.sessionId ? { sessionId: input.context.sessionId } : {}) })
+      const workspaceRoot = input.context?.workspaceRoot ?? cwd
+      const context = Object.freeze({ cwd, workspaceRoot, signal: input.signal, logger: tool.logger, ...(input.context?.sessionId ? { sessionId: input.context.sessionId } : {}) })
       const found = await recover.call(tool.definition, Object.freeze({ callId: input.callId, args }), context)
       if (found === undefined) return undefined
       if (typeof found !== 'object' || found === null || !('value' in found)) {
