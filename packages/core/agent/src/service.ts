@@ -108,8 +108,17 @@ export class AgentService extends Service {
     }
   }
 
+  /**
+   * The live agent on a session, if this service runs one: how a plugin that knows a run's
+   * identity (a job's owner, say) reaches its agent to `inject` a message.
+   */
+  find(sessionId: string): Agent | undefined {
+    return this.liveAgent(sessionId)
+  }
+
   private liveAgent(sessionId: string): Agent | undefined {
-    return [...this._state.agents].find((agent) => agent.session.id === sessionId)
+    for (const agent of this._state.agents) if (agent.session.id === sessionId) return agent
+    return undefined
   }
 
   /**

@@ -4,6 +4,7 @@
  * recorded in the model's order whatever order they finish in.
  */
 
+import { join } from 'node:path'
 import type { ToolCallBlock } from '@rein/llm'
 import type { CoreEventData, Session } from '@rein/session'
 import type { RunIdentity, ToolRegistry, ToolResult } from '@rein/tools'
@@ -49,7 +50,16 @@ export async function runToolCalls(calls: readonly ToolCallBlock[], context: Too
       pairRest(context, 'TOOL_NOT_STARTED', 'the session could not be saved', false)
       throw new IntentNotDurable(error)
     }
-    await runBatch(batch, context)
+    await runBatch(batch, context, await spillFolderOf(context.session))
+  }
+}
+
+/** The folder spills go to, for tools that let the model read them back; none when the session has no folder. */
+async function spillFolderOf(session: Session): Promise<string | undefined> {
+  try {
+    return join(await session.folder(), 'spill')
+  } catch {
+    return undefined
   }
 }
 
@@ -65,7 +75,7 @@ function batches(calls: readonly ToolCallBlock[], tools: ToolRegistry): ToolCall
   return groups.map((group) => group.calls)
 }
 
-async function runBatch(batch: readonly ToolCallBlock[], context: ToolRunContext): Promise<void> {
+async function runBatch(batch: readonly ToolCallBlock[], context: ToolRunContext, spillFolder: string | undefined): Promise<void> {
   const done: (ResultData | undefined)[] = Array.from({ length: batch.length }, () => undefined)
   let committed = 0
   let next = 0
@@ -77,7 +87,7 @@ async function runBatch(batch: readonly ToolCallBlock[], context: ToolRunContext
   const worker = async () => {
     for (let position = next++; position < batch.length; position = next++) {
       const call = batch[position] as ToolCallBlock
-      done[position] = await runOne(call, context)
+      done[position] = await runOne(call, context, spillFolder)
       commit()
     }
   }
@@ -85,7 +95,7 @@ async function runBatch(batch: readonly ToolCallBlock[], context: ToolRunContext
 }
 
 /** One call: its card, its lifecycle events, the registry's pipeline, and its result as the log keeps it. */
-async function runOne(call: ToolCallBlock, context: ToolRunContext): Promise<ResultData> {
+async function runOne(call: ToolCallBlock, context: ToolRunContext, spillFolder: string | undefined): Promise<ResultData> {
   const { tools, session, state, identity, notify } = context
   context.emit({ type: 'tool-start', callId: call.id, name: call.name, card: tools.presentCall(call.name, call.arguments) })
   const startedAt = Date.now()
@@ -103,6 +113,7 @@ async function runOne(call: ToolCallBlock, context: ToolRunContext): Promise<Res
       workspaceRoot: context.workspaceRoot,
       identity,
       spill: spillOpener(session, call.id),
+      ...(spillFolder ? { spillFolder } : {}),
       ...(context.visible ? { visible: context.visible } : {}),
     },
   })

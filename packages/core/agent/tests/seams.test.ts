@@ -1,6 +1,7 @@
 // The seams later packages plug into: run identity, the tool run, injections, allow-lists, child
 // sessions, pinned sections, observation spill and recover.
 import { readFile } from 'node:fs/promises'
+import { dirname } from 'node:path'
 import { assistantMessage, userMessage, type Message } from '@rein/llm'
 import { MemorySessionStore, deriveMessages, eventData } from '@rein/session'
 import { defineTool, type RunIdentity, type ToolRun } from '@rein/tools'
@@ -119,6 +120,19 @@ describe('agent.inject', () => {
     const { agent: resumed } = await root.agents.resume('inj')
     expect(resumed.session.messages()).toEqual(before)
     expect(deriveMessages(resumed.session.events)).toEqual(before)
+  })
+
+  it('lets a plugin that knows a run\'s session reach its agent, only while the agent is live', async () => {
+    const { root, llm } = await boot([[call('probe')], [{ text: 'ok' }]])
+    root.tools.register(recorder('probe', [], (run) => {
+      root.agents.find(run.identity!.sessionId)?.inject({ plugin: 'jobs', text: 'found by session' })
+      return 'done'
+    }))
+    const agent = await root.agents.create()
+    await agent.send('go')
+    expect(plugins(llm.requests[1]!.messages)).toEqual(['found by session'])
+    await agent.close()
+    expect(root.agents.find(agent.session.id)).toBeUndefined()
   })
 
   it('refuses an injection without a plugin name or text, and after close', async () => {
@@ -260,15 +274,18 @@ describe('observation spill', () => {
   it('gives tools a private spill file in the session folder for unbounded output', async () => {
     const { root } = await boot([[call('stream')], [{ text: 'done' }]])
     let path = ''
+    let folder: string | undefined
     root.tools.register(recorder('stream', [], async (run) => {
       const file = await run.spill!('stdout')
       path = file.path
+      folder = run.spillFolder
       await new Promise<void>((resolve, reject) => file.stream.end('lots of output', (error?: Error | null) => (error ? reject(error) : resolve())))
       return 'streamed'
     }))
     const agent = await root.agents.create()
     await agent.send('go')
     expect(path.startsWith(await agent.session.folder())).toBe(true)
+    expect(folder).toBe(dirname(path))
     expect(await readFile(path, 'utf8')).toBe('lots of output')
   })
 })

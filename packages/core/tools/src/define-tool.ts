@@ -43,6 +43,11 @@ export interface ToolRunBase {
   readonly identity?: RunIdentity
   /** Opens a file in the session's folder for output too big to hold; absent outside a session. */
   readonly spill?: OpenSpill
+  /**
+   * The folder spilled output goes to (the agent's previews name files in it). A read tool may let
+   * the model read files here, never write them; absent outside a session.
+   */
+  readonly spillFolder?: string
 }
 
 /** `ToolRunBase` plus the fields loaded provider packages contribute (see `ToolRunFields`). */

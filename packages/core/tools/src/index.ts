@@ -31,3 +31,4 @@ export type {
   PostExecuteDecision, PostExecuteHook, ResultObserver, ToolRequestSummary, ApprovalRequest, ApprovalService,
 } from './hooks.ts'
 export type { ToolCallView, ToolResultView, ToolCallKind, FileChange } from './presentation.ts'
+export { excerpt, spillPreview, type SpillLimits, type SpillExcerpt, type SpillSaved } from './spill-preview.ts'

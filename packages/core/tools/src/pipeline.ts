@@ -73,7 +73,7 @@ export async function runPipeline(
   const definition = prepared.definition
   const timeoutMs = prepared.info.timeoutMs ?? env.defaultTimeoutMs
   const outcome = await dispatch(call, hooks.wrappers, signal, timeoutMs, (lazy) => {
-    return definition.execute(args, buildRun(call, lazy, env.logger, context?.spill, env.contributions))
+    return definition.execute(args, buildRun(call, lazy, env.logger, context, env.contributions))
   })
   if (!outcome.ok) {
     if (signal.aborted) return failure('ABORTED', `${name} was cancelled while running; its effects may be partial`)

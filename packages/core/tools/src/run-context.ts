@@ -55,6 +55,8 @@ export interface ToolCallContext {
   workspaceRoot?: string
   identity?: RunIdentity
   spill?: OpenSpill
+  /** Where spills go; see `ToolRun.spillFolder`. */
+  spillFolder?: string
   /** The tools this caller may see and run; a call to any other is `UNKNOWN_TOOL`. Default: all. */
   visible?: (name: string) => boolean
 }

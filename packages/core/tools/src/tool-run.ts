@@ -3,7 +3,7 @@
 import type { Logger } from '@deepseek-ai/cordis'
 import type { ToolRun } from './define-tool.ts'
 import type { ToolCall } from './hooks.ts'
-import type { OpenSpill, ToolRunFields } from './run-context.ts'
+import type { OpenSpill, ToolCallContext, ToolRunFields } from './run-context.ts'
 
 /** One provider's field: computed per call, from the call as hooks see it. */
 export interface Contribution {
@@ -30,10 +30,11 @@ class Run {
   declare readonly sessionId?: string
   declare readonly identity?: ToolCall['identity']
   declare readonly spill?: OpenSpill
+  declare readonly spillFolder?: string
 
   readonly #source: SignalSource
 
-  constructor(call: ToolCall, source: SignalSource, logger: Logger, spill: OpenSpill | undefined) {
+  constructor(call: ToolCall, source: SignalSource, logger: Logger, spill: OpenSpill | undefined, spillFolder: string | undefined) {
     this.#source = source
     this.callId = call.callId
     this.cwd = call.cwd
@@ -42,6 +43,7 @@ class Run {
     if (call.sessionId !== undefined) this.sessionId = call.sessionId
     if (call.identity !== undefined) this.identity = call.identity
     if (spill !== undefined) this.spill = spill
+    if (spillFolder !== undefined) this.spillFolder = spillFolder
   }
 
   get signal(): AbortSignal {
@@ -49,8 +51,8 @@ class Run {
   }
 }
 
-export function buildRun(call: ToolCall, source: SignalSource, logger: Logger, spill: OpenSpill | undefined, contributions: readonly Contribution[]): ToolRun {
-  const run = new Run(call, source, logger, spill)
+export function buildRun(call: ToolCall, source: SignalSource, logger: Logger, context: ToolCallContext | undefined, contributions: readonly Contribution[]): ToolRun {
+  const run = new Run(call, source, logger, context?.spill, context?.spillFolder)
   for (const contribution of contributions) {
     try {
       const value = contribution.provide(call)

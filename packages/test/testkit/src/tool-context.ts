@@ -3,8 +3,7 @@
  * own — identity, workspace root, a working spill writer, and any provider fields you pass.
  */
 
-import { createWriteStream } from 'node:fs'
-import { mkdtemp } from 'node:fs/promises'
+import { createWriteStream, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
@@ -26,17 +25,19 @@ const DEFAULT_IDENTITY: RunIdentity = Object.freeze({
 /**
  * A frozen `ToolRun`. Defaults: call id `call_test`, a signal that never aborts, `cwd` and
  * `workspaceRoot` the process's cwd (each defaults to the other), a real logger, a top-level
- * identity, and a spill writer into a fresh 0700 temporary folder.
+ * identity, and a spill writer into a fresh 0700 temporary folder (`spillFolder`).
  */
 export function toolContextFixture(overrides: ToolContextOverrides = {}): ToolRun {
   const { identity, cwd, workspaceRoot, ...rest } = overrides
   const root = workspaceRoot ?? cwd ?? process.cwd()
   const callId = overrides.callId ?? 'call_test'
+  const spillFolder = mkdtempSync(join(tmpdir(), 'rein-spill-'))
   return Object.freeze({
     callId,
     signal: new AbortController().signal,
     logger: new Context().logger('tool'),
-    spill: temporarySpill(callId),
+    spill: temporarySpill(spillFolder, callId),
+    spillFolder,
     sessionId: identity?.sessionId ?? DEFAULT_IDENTITY.sessionId,
     ...rest,
     cwd: cwd ?? root,
@@ -45,12 +46,10 @@ export function toolContextFixture(overrides: ToolContextOverrides = {}): ToolRu
   })
 }
 
-function temporarySpill(callId: string): OpenSpill {
-  let folder: Promise<string> | undefined
+function temporarySpill(folder: string, callId: string): OpenSpill {
   let n = 0
   return async (label) => {
-    folder ??= mkdtemp(join(tmpdir(), 'rein-spill-'))
-    const path = join(await folder, `${callId}.${label}-${++n}.txt`)
+    const path = join(folder, `${callId}.${label}-${++n}.txt`)
     return { path, stream: createWriteStream(path, { flags: 'w', mode: 0o600 }) }
   }
 }

@@ -21,6 +21,7 @@ describe('toolContextFixture', () => {
     expect(await readFile(file.path, 'utf8')).toBe('spilled')
     expect((await stat(file.path)).mode & 0o777).toBe(0o600)
     expect((await stat(dirname(file.path))).mode & 0o777).toBe(0o700)
+    expect(run.spillFolder).toBe(dirname(file.path))
   })
 
   it('runs a tool body with provider fields and a signal of the test\'s choosing', async () => {
