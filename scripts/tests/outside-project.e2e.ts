@@ -145,7 +145,7 @@ describe('a project outside this repository', () => {
       { steps: [{ text: 'The tool shouted OUTSIDE!' }] },
     ])
     writeFileSync(join(project, 'cordis.yml'), composition(server, sessions))
-  })
+  }, 240_000)
 
   afterAll(async () => {
     await server?.close()

@@ -8,7 +8,7 @@
 
 import type { Context } from '@deepseek-ai/cordis'
 import { ReinError } from '@rein/base'
-import { ASK_FOR_BY_DEFAULT, type ApprovalRequest, type ApprovalService, type ToolEffect } from '@rein/tools'
+import { ASK_FOR_BY_DEFAULT, describeEffects, type ApprovalRequest, type ApprovalService, type ToolEffect } from '@rein/tools'
 
 export interface ApprovalFlags {
   yes: boolean
@@ -19,13 +19,15 @@ export interface ApprovalFlags {
 export type PromptAnswer = 'allow' | 'deny' | 'always'
 export type Prompt = (request: ApprovalRequest) => Promise<PromptAnswer>
 
-const PHRASES: Record<ToolEffect, string> = { read: 'reads files', write: 'changes files', exec: 'runs commands', network: 'uses the network' }
+/** Where nobody is asked: tells the user, once per tool, how to allow what was denied. */
+export type DenialNotice = (text: string) => void
 
 /**
  * Installs the command's approval on the composition. Without `prompt` (run, resume) a call that
- * would be asked about is denied by a policy whose reason the model reads: how to allow it.
+ * would be asked about is denied by a policy whose reason the model reads, and `notice` the user
+ * reads: how to allow it.
  */
-export function installApproval(ctx: Context, flags: ApprovalFlags, prompt?: Prompt): void {
+export function installApproval(ctx: Context, flags: ApprovalFlags, prompt?: Prompt, notice?: DenialNotice): void {
   if (ctx.get('approval') !== undefined) {
     if (flags.yes || flags.allow.length > 0) {
       throw new ReinError('USAGE', `the composition has its own approval row, which answers every approval; drop ${flags.yes ? '--yes' : '--allow'}, or that row`)
@@ -41,7 +43,7 @@ export function installApproval(ctx: Context, flags: ApprovalFlags, prompt?: Pro
     const needs = asked(effects)
     return flags.yes || (needs.length > 0 && needs.every((effect) => flags.allow.includes(effect)))
   }
-  if (!prompt) denyWithAdvice(ctx, asked, covered)
+  if (!prompt) denyWithAdvice(ctx, asked, covered, notice)
   const always = new Set<string>()
   const service: ApprovalService = {
     request: async (request) => {
@@ -59,11 +61,16 @@ export function installApproval(ctx: Context, flags: ApprovalFlags, prompt?: Pro
  * A denial's only words the model reads are a policy's reason (an approval service just says no),
  * so where nobody is asked, a policy denies first and names the flag that would allow the call.
  */
-function denyWithAdvice(ctx: Context, asked: (effects: readonly ToolEffect[]) => ToolEffect[], covered: (effects: readonly ToolEffect[]) => boolean) {
+function denyWithAdvice(ctx: Context, asked: (effects: readonly ToolEffect[]) => ToolEffect[], covered: (effects: readonly ToolEffect[]) => boolean, notice?: DenialNotice) {
+  const told = new Set<string>()
   ctx.tools.preExecute((call) => {
     const needs = asked(call.tool.effects)
     if (needs.length === 0 || covered(call.tool.effects)) return undefined
-    const what = needs.map((effect) => PHRASES[effect]).join(' and ')
-    return { kind: 'deny', reason: `it ${what}, which needs approval, and this run asks nobody: the user can pass --allow ${needs.join(',')} (or --yes) or add an approval row to cordis.yml` }
+    const how = `--allow ${needs.join(',')} (or --yes), or an approval row (@rein/tools/approval) in cordis.yml`
+    if (notice && !told.has(call.toolName)) {
+      told.add(call.toolName)
+      notice(`${call.toolName} was denied: ${describeEffects(needs)}; to allow it, rerun with ${how}`)
+    }
+    return { kind: 'deny', reason: `${describeEffects(needs)}, which needs approval, and this run asks nobody: the user can allow it with ${how}` }
   })
 }

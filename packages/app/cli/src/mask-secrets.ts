@@ -1,5 +1,6 @@
 /**
- * Masks secrets in config before it is shown: text under a key named like a secret, and any text
+ * Masks secrets in config before it is shown: text under a key named like a secret, credentials
+ * inside URLs (user:password@, secret-named query parameters), and any text
  * equal to (or, for values of 8 characters or more, holding) the value of an environment variable
  * named like one. What a key holds that is no text (a number, a boolean) is shown: it is no secret.
  */
@@ -30,12 +31,23 @@ export function maskSecrets(value: unknown, secrets: readonly string[], secretKe
   return value
 }
 
+/** A key that names where a secret is read from (`apiKeyEnv: OPENAI_API_KEY`) holds no secret: show it. */
+const NAMES_A_VARIABLE = /Env(?:Var)?$/
+
 function isSecretName(name: string): boolean {
+  if (NAMES_A_VARIABLE.test(name)) return false
   return name.replace(/([a-z\d])([A-Z])/g, '$1 $2').split(/[\s_.-]+/).some((word) => SECRET_WORD.test(word))
 }
 
+/** A URL's user and password, and its query parameters named like secrets (`?api_key=…`). */
+function maskUrlCredentials(text: string): string {
+  return text
+    .replace(/(\b[a-z][a-z\d+.-]*:\/\/)[^/?#\s@]*@/gi, `$1${MASK}@`)
+    .replace(/([?&])([^=&#\s]+)=([^&#\s]*)/g, (whole, separator: string, name: string) => (isSecretName(name) ? `${separator}${name}=${MASK}` : whole))
+}
+
 function maskText(text: string, secrets: readonly string[]): string {
-  let masked = text
+  let masked = maskUrlCredentials(text)
   for (const secret of secrets) {
     if (masked === secret) return MASK
     if (secret.length >= MIN_EMBEDDED) masked = masked.replaceAll(secret, MASK)

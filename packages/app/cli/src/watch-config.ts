@@ -28,7 +28,8 @@ export function watchComposition(composition: Composition, tell: (text: string) 
     running = running.then(async () => {
       if (stopped) return
       try {
-        tell(describe(name, await composition.reload()))
+        const report = await composition.reload()
+        tell(describe(name, report, agentRows(composition, report)))
       } catch (error) {
         tell(`${name} was not applied; the rows keep running as they were: ${error instanceof Error ? error.message : String(error)}`)
       }
@@ -56,12 +57,21 @@ export function watchComposition(composition: Composition, tell: (text: string) 
   }
 }
 
+/** The changed or added rows that configure agents: their options reach new agents only. */
+function agentRows(composition: Composition, report: ReloadReport): string[] {
+  const touched = new Set([...report.changed, ...report.added])
+  return composition.rows().filter((row) => row.name === '@rein/agent' && touched.has(row.id)).map((row) => row.id)
+}
+
 /** `cordis.yml reloaded, in effect from the next step: changed llm; added clock; removed memory`. */
-function describe(name: string, report: ReloadReport): string {
+function describe(name: string, report: ReloadReport, agents: readonly string[]): string {
   const parts = [
     report.changed.length > 0 ? `changed ${report.changed.join(', ')}` : '',
     report.added.length > 0 ? `added ${report.added.join(', ')}` : '',
     report.removed.length > 0 ? `removed ${report.removed.join(', ')}` : '',
   ].filter(Boolean)
-  return parts.length === 0 ? `${name} saved; no row changed` : `${name} reloaded, in effect from the next step: ${parts.join('; ')}`
+  if (parts.length === 0) return `${name} saved; no row changed`
+  // This chat's agent keeps the options it was made with; only sessions started later see the new ones.
+  const caveat = agents.length > 0 ? ` (row ${agents.join(', ')} sets agent options: they apply to new sessions, not this chat)` : ''
+  return `${name} reloaded, in effect from the next step: ${parts.join('; ')}${caveat}`
 }

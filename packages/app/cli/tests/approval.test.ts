@@ -28,8 +28,9 @@ describe('rein run: approval by effects', () => {
     const run = await rein(p.dir, ['run', 'save hello'])
     expect(run.code).toBe(0)
     expect(run.stderr).toContain('  [tool] save {"text":"hello"} failed DENIED\n')
+    expect(run.stderr).toContain('save was denied: it changes files; to allow it, rerun with --allow write (or --yes), or an approval row (@rein/tools/approval) in cordis.yml\n')
     expect(toolResults(p.server.requests[1])).toEqual([
-      'Error: save was denied: it changes files, which needs approval, and this run asks nobody: the user can pass --allow write (or --yes) or add an approval row to cordis.yml',
+      'Error: save was denied: it changes files, which needs approval, and this run asks nobody: the user can allow it with --allow write (or --yes), or an approval row (@rein/tools/approval) in cordis.yml',
     ])
     expect(existsSync(join(p.dir, 'saved.txt'))).toBe(false)
   })
@@ -42,7 +43,7 @@ describe('rein run: approval by effects', () => {
     expect(run.stderr).toContain('  [tool] build {} failed DENIED\n')
     expect(toolResults(p.server.requests[1])).toEqual([
       'saved',
-      'Error: build was denied: it runs commands, which needs approval, and this run asks nobody: the user can pass --allow exec (or --yes) or add an approval row to cordis.yml',
+      'Error: build was denied: it runs commands, which needs approval, and this run asks nobody: the user can allow it with --allow exec (or --yes), or an approval row (@rein/tools/approval) in cordis.yml',
     ])
     expect(readFileSync(join(p.dir, 'saved.txt'), 'utf8')).toBe('hello\n')
     expect(existsSync(join(p.dir, 'builds.txt'))).toBe(false)
@@ -70,7 +71,7 @@ describe('rein run: approval by effects', () => {
     const id = sessionIdOf(await rein(p.dir, ['run', 'hi']))
     const resumed = await rein(p.dir, ['resume', id, 'now save'])
     expect(resumed.stderr).toContain('  [tool] save {"text":"later"} failed DENIED\n')
-    expect(toolResults(p.server.requests[2])).toEqual([expect.stringContaining('the user can pass --allow write (or --yes) or add an approval row to cordis.yml')])
+    expect(toolResults(p.server.requests[2])).toEqual([expect.stringContaining('the user can allow it with --allow write (or --yes), or an approval row (@rein/tools/approval) in cordis.yml')])
   })
 })
 

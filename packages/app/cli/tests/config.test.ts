@@ -148,8 +148,8 @@ describe('rein config', () => {
     const json = JSON.parse((await spawnRein(project, ['config', '--json'], undefined, secrets)).stdout) as Shown
     expect(json.rows.find((row) => row.id === 'openai')?.config).toMatchObject({
       label: '***',
-      // The variable's name is no secret, but the key is named like one: masked all the same.
-      apiKeyEnv: '***',
+      // The variable's name is no secret: shown, so the user sees where the key is read from.
+      apiKeyEnv: 'OPENAI_API_KEY',
       headers: { 'Authorization': '***', 'X-Gateway': '***', 'X-Trace': 'trace-***', 'X-Literal-Key': '***' },
       // A setting whose name only mentions tokens is shown.
       maxTokensField: 'max_tokens',
@@ -171,6 +171,21 @@ describe('rein config', () => {
     const secrets = secretValues({ MY_API_KEY: ' long-secret-value ', SHORT_TOKEN: '7', MAX_TOKENS: '4096', HOME: '/home/u' })
     expect(maskSecrets({ a: 'long-secret-value', b: 'Bearer long-secret-value', c: '7', d: 'v1.7', e: '4096', f: '/home/u' }, secrets))
       .toEqual({ a: '***', b: 'Bearer ***', c: '***', d: 'v1.7', e: '4096', f: '/home/u' })
+  })
+
+  it('masks credentials inside URLs, and shows which variable a key is read from', () => {
+    const config = {
+      baseURL: 'https://user:hunter2pass@example.invalid/v1?api_key=literal-in-url-123&region=eu',
+      proxy: 'http://:only-password@proxy.invalid:8080',
+      apiKeyEnv: 'OPENAI_API_KEY',
+      plain: 'https://example.invalid/v1?page=2',
+    }
+    expect(maskSecrets(config, [])).toEqual({
+      baseURL: 'https://***@example.invalid/v1?api_key=***&region=eu',
+      proxy: 'http://***@proxy.invalid:8080',
+      apiKeyEnv: 'OPENAI_API_KEY',
+      plain: 'https://example.invalid/v1?page=2',
+    })
   })
 
   it('refuses an unknown --allow effect, listing the valid ones', async () => {

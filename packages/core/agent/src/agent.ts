@@ -15,12 +15,11 @@ import type { AgentOptions } from './options.ts'
 import { newRunId, type ParentRun } from './identity.ts'
 import { findLastHeader, recordedPins, type RequestHeader } from './request-header.ts'
 import { runTurn, type TurnServices } from './turn.ts'
-import { visibleTools } from './visibility.ts'
 
 /** What an agent needs from the service that made it. */
 export interface AgentServices extends TurnServices {
   /** Opens the session again (repairing it if needed) after something other than the agent closed it. */
-  reopen(id: string, options: AgentOptions): Promise<Session>
+  reopen(closed: Session, options: AgentOptions): Promise<Session>
   /** Called once the agent is closed, so the service stops tracking it. */
   closed(agent: Agent): void
 }
@@ -39,7 +38,7 @@ export interface Injection {
   text: string
 }
 
-/** Where an agent sits in a tree of agents: absent for a top-level agent. */
+/** Where an agent sits in a tree of agents, and the tools it may use (the service works it out). */
 export interface AgentLineage {
   parent?: ParentRun
   /** The tools the agent may see (its own allow-list, narrowed by its parent's). */
@@ -64,8 +63,7 @@ export class Agent {
 
   constructor(session: Session, readonly options: AgentOptions, private readonly services: AgentServices, lineage: AgentLineage = {}) {
     this._bound = this.bind(session)
-    const visible = lineage.visible ?? visibleTools(options.tools)
-    this._lineage = { ...(lineage.parent ? { parent: lineage.parent } : {}), ...(visible ? { visible } : {}) }
+    this._lineage = lineage
   }
 
   /** The run that made this agent, when it is a subagent. */
@@ -182,7 +180,7 @@ export class Agent {
   /** A session closed under the agent (its store or service was swapped) is opened again, repaired if needed. */
   private async acquire(): Promise<Bound> {
     const { session } = this._bound
-    if (session.closed) this._bound = this.bind(await this.services.reopen(session.id, this.options))
+    if (session.closed) this._bound = this.bind(await this.services.reopen(session, this.options))
     return this._bound
   }
 

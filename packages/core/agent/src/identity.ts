@@ -48,6 +48,6 @@ export function runIdentity(input: { agent: string; sessionId: string; turn: num
     turnId: turnIdOf(input.sessionId, input.turn),
     anchor: parent?.anchor ?? input.anchor ?? input.runId,
     depth: parent ? parent.depth + 1 : 0,
-    ...(parent ? { parentRunId: parent.runId } : {}),
+    ...(parent ? { parentRunId: parent.runId, parentSessionId: parent.sessionId, parentCallId: parent.callId } : {}),
   })
 }

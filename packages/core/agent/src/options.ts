@@ -28,7 +28,7 @@ export interface AgentOptions {
    */
   spillAfterChars: number
   spillAfterLines: number
-  /** Tools this agent may see and run, by name or glob (`fs_*`); `[]` = none. Default `['*']`: every registered tool. */
+  /** Tools this agent may see and run, by name or glob (`fs_*`), `!pattern` to exclude; `[]` = none. Default `['*']`: every registered tool. */
   tools?: string[]
   /** Working directory for tools. */
   cwd: string
@@ -53,5 +53,5 @@ export const AgentConfig: Schema<Partial<AgentConfig>, AgentConfig> = Schema.obj
   maxParallelToolCalls: Schema.natural().min(1).default(8).description('Concurrency-safe calls run at once.'),
   spillAfterChars: Schema.natural().min(200).default(20_000).description('A longer tool result is saved to the session folder; the model reads its head, tail and path.'),
   spillAfterLines: Schema.natural().min(10).default(1_200).description('Same, counted in lines.'),
-  tools: Schema.array(Schema.string()).default(['*']).description('Tools this agent may see and run, by name or glob; [] = none. Default: all.'),
+  tools: Schema.array(Schema.string()).default(['*']).description('Tools this agent may see and run, by name or glob; !pattern excludes; [] = none. Default: all.'),
 }) as Schema<Partial<AgentConfig>, AgentConfig>

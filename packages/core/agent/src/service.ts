@@ -4,12 +4,13 @@
  */
 
 import { Context, Service, type Logger } from '@deepseek-ai/cordis'
-import { ReinError } from '@rein/base'
+import { ReinError, isReinError } from '@rein/base'
 import type { LlmRuntime } from '@rein/llm'
-import { eventData, type SessionEvent, type SessionHeader, type SessionService } from '@rein/session'
+import type { Session, SessionService } from '@rein/session'
 import type { ToolRegistry } from '@rein/tools'
-import { Agent, type AgentServices } from './agent.ts'
+import { Agent, type AgentLineage, type AgentServices } from './agent.ts'
 import type { ParentRun } from './identity.ts'
+import { findRunStart, parentOf, recordedParent, type ParentRef } from './lineage.ts'
 import { lifecycleNotifier, type Notify } from './lifecycle.ts'
 import { AgentConfig, type AgentOptions } from './options.ts'
 import { checkRoutes, recordedRequest } from './routes.ts'
@@ -23,13 +24,6 @@ declare module '@deepseek-ai/cordis' {
   }
 }
 
-/** Where a subagent comes from: the parent's session, the run and the tool call that start it. */
-export interface ParentRef {
-  sessionId: string
-  runId: string
-  callId: string
-}
-
 export type CreateAgentOptions = Partial<AgentOptions> & {
   sessionId?: string
   /**
@@ -40,6 +34,7 @@ export type CreateAgentOptions = Partial<AgentOptions> & {
   parent?: ParentRef
 }
 export type { ResumeReport } from './resume.ts'
+export type { ParentRef } from './lineage.ts'
 
 interface ServiceState {
   sections: PromptSection[]
@@ -81,31 +76,42 @@ export class AgentService extends Service {
     }, `agents.section(${section.id})`)
   }
 
-  /** A new agent on a new session. Options are checked first: a bad route creates nothing. */
+  /**
+   * A new agent on a new session. Options are checked first: a bad route or allow-list creates
+   * nothing. A subagent works where its parent works unless `cwd`/`workspaceRoot` say otherwise.
+   */
   async create(options: CreateAgentOptions = {}): Promise<Agent> {
     const { parent: ref, sessionId, ...rest } = options
-    const resolved = await this.resolve(rest)
     const parent = ref ? await this.parentRun(ref) : undefined
+    const resolved = await this.resolve({ ...parent?.workplace, ...stripUndefined(rest) })
+    const lineage = this.lineage(parent?.run, resolved)
     const session = await this.service('sessions').create({ cwd: resolved.cwd, ...(sessionId ? { id: sessionId } : {}), ...(ref ? { parent: ref } : {}) })
-    const parentAgent = ref && this.liveAgent(ref.sessionId)
-    const visible = narrowed(parentAgent ? (name) => parentAgent.canUse(name) : undefined, visibleTools(resolved.tools))
-    return this.track(new Agent(session, resolved, this.agentServices(), { ...(parent ? { parent } : {}), ...(visible ? { visible } : {}) }))
+    return this.track(new Agent(session, resolved, this.agentServices(), lineage))
   }
 
-  /** The parent run's anchor, conversation and depth, from its log (the live one when its agent is here). */
-  private async parentRun(ref: ParentRef): Promise<ParentRun> {
-    const live = this.liveAgent(ref.sessionId)?.session
-    const { header, events } = live ?? await this.service('sessions').load(ref.sessionId)
+  /**
+   * The parent run's anchor, conversation and depth, from its log (the live one when its agent is
+   * here), and where the parent works: its agent's options, else its session's cwd.
+   */
+  private async parentRun(ref: ParentRef): Promise<{ run: ParentRun; workplace: Pick<AgentOptions, 'cwd' | 'workspaceRoot'> }> {
+    const live = this.liveAgent(ref.sessionId)
+    const { header, events } = live?.session ?? await this.service('sessions').load(ref.sessionId)
     const start = findRunStart(events, ref.runId)
     if (!start) {
       throw new ReinError('PARENT_RUN_NOT_FOUND', `session ${ref.sessionId} has no run ${ref.runId}; pass the run identity the tool call got (run.identity)`, { details: { ...ref } })
     }
+    const workspaceRoot = live?.options.workspaceRoot
     return {
-      ...ref,
-      anchor: start.anchor ?? ref.runId,
-      conversationId: start.conversationId ?? ref.sessionId,
-      depth: header.depth,
+      run: { ...ref, anchor: start.anchor ?? ref.runId, conversationId: start.conversationId ?? ref.sessionId, depth: header.depth },
+      workplace: { cwd: live?.options.cwd ?? header.cwd, ...(workspaceRoot !== undefined ? { workspaceRoot } : {}) },
     }
+  }
+
+  /** A subagent's place in the tree: its parent run, and its tools narrowed by a live parent agent's. */
+  private lineage(parent: ParentRun | undefined, options: AgentOptions): AgentLineage {
+    const parentAgent = parent && this.liveAgent(parent.sessionId)
+    const visible = narrowed(parentAgent ? (name) => parentAgent.canUse(name) : undefined, visibleTools(options.tools))
+    return { ...(parent ? { parent } : {}), ...(visible ? { visible } : {}) }
   }
 
   /**
@@ -132,10 +138,8 @@ export class AgentService extends Service {
     try {
       const resolved = await this.resolve({ cwd: session.header.cwd, ...recordedRequest(session.events, options), ...stripUndefined(options) })
       const repaired = await repairSession(session, this.service('tools'), resolved)
-      const parent = recordedParent(session.header, session.events)
-      const parentAgent = parent && this.liveAgent(parent.sessionId)
-      const visible = narrowed(parentAgent ? (name) => parentAgent.canUse(name) : undefined, visibleTools(resolved.tools))
-      return { agent: this.track(new Agent(session, resolved, this.agentServices(), { ...(parent ? { parent } : {}), ...(visible ? { visible } : {}) })), repaired }
+      const lineage = this.lineage(recordedParent(session.header, session.events), resolved)
+      return { agent: this.track(new Agent(session, resolved, this.agentServices(), lineage)), repaired }
     } catch (error) {
       await session.close().catch(() => {})
       throw error
@@ -151,6 +155,8 @@ export class AgentService extends Service {
       throw new ReinError('NO_MODEL', 'no provider/model configured: set provider and model on the agents row in cordis.yml, or pass them')
     }
     const resolved: AgentOptions = { ...merged, provider, model, cwd: options.cwd ?? process.cwd() }
+    // Checks the allow-list: a bad one fails here, before any session exists.
+    visibleTools(resolved.tools)
     const llm = this.service('llm')
     await Promise.all([resolved, ...resolved.fallbacks].map((route) => llm.modelInfo(route.provider, route.model)))
     checkRoutes(resolved, llm)
@@ -170,8 +176,8 @@ export class AgentService extends Service {
       sections: () => state.sections,
       report: (error) => state.logger.error('a turn failed unexpectedly: %s', error),
       notify: state.notify,
-      reopen: async (id, options) => {
-        const session = await this.service('sessions').open(id)
+      reopen: async (closed, options) => {
+        const session = await this.openAgain(closed)
         try {
           await repairSession(session, this.service('tools'), options)
           return session
@@ -181,6 +187,20 @@ export class AgentService extends Service {
         }
       },
       closed: (agent) => { state.agents.delete(agent) },
+    }
+  }
+
+  /**
+   * A closed session, claimed again. One closed before its first event may never have been stored
+   * (a store need not write before the first append): it is made again, same id, same place in its tree.
+   */
+  private async openAgain(closed: Session): Promise<Session> {
+    const sessions = this.service('sessions')
+    try {
+      return await sessions.open(closed.id)
+    } catch (error) {
+      if (closed.events.length > 0 || !isReinError(error, 'SESSION_NOT_FOUND')) throw error
+      return sessions.create({ id: closed.id, cwd: closed.header.cwd, ...parentOf(closed.header) })
     }
   }
 
@@ -209,35 +229,6 @@ async function shutDown(state: ServiceState): Promise<void> {
       state.logger.error('agent on session %s did not close cleanly: %s', agent.session.id, error)
     }
   }))
-}
-
-/**
- * A child session's place in its tree, read back on resume: the header names the parent run, and
- * the child's own `turn/start` records the root anchor and conversation it inherited.
- */
-function recordedParent(header: SessionHeader, events: readonly SessionEvent[]): ParentRun | undefined {
-  const { parentSessionId, parentRunId, parentCallId } = header
-  if (!parentSessionId || !parentRunId || !parentCallId) return undefined
-  const start = events.find((event) => event.type === 'turn/start' && eventData(event, 'turn/start').parentRunId === parentRunId)
-  const data = start && eventData(start, 'turn/start')
-  return {
-    sessionId: parentSessionId,
-    runId: parentRunId,
-    callId: parentCallId,
-    anchor: data?.anchor ?? parentRunId,
-    conversationId: data?.conversationId ?? parentSessionId,
-    depth: header.depth - 1,
-  }
-}
-
-/** The `turn/start` of a run. */
-function findRunStart(events: readonly SessionEvent[], runId: string) {
-  for (const event of events) {
-    if (event.type !== 'turn/start') continue
-    const data = eventData(event, 'turn/start')
-    if (data.runId === runId) return data
-  }
-  return undefined
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

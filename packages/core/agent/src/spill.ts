@@ -5,6 +5,7 @@
  */
 
 import { createWriteStream } from 'node:fs'
+import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import { ensurePrivateDir, openPrivateFile, PRIVATE_FILE_MODE } from '@rein/base'
 import type { Session } from '@rein/session'
@@ -67,7 +68,11 @@ export function spillOpener(session: Session, callId: string): OpenSpill {
   }
 }
 
-/** Call ids come from models: keep them to file-name-safe characters. */
+/**
+ * Call ids come from models: keep them to file-name-safe characters, plus a short hash of the id
+ * when that changed it, so two ids never share a file (`a.1` and `a:1`, or two long ones).
+ */
 function safeName(callId: string): string {
-  return callId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 100) || 'call'
+  const safe = callId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 80)
+  return safe === callId && safe !== '' ? safe : `${safe}-${createHash('sha256').update(callId).digest('hex').slice(0, 10)}`
 }

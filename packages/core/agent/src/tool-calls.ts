@@ -166,6 +166,6 @@ export async function toResultData(callId: string, result: ToolResult, session: 
     return { ...data, content: [{ type: 'text', text: preview(text, limits, spill) }, ...images], spill }
   } catch (error) {
     // Nowhere to save it: the model still gets the preview, and is told the rest is gone.
-    return { ...data, content: [{ type: 'text', text: preview(text, limits, { error: (error as Error).message }) }, ...images] }
+    return { ...data, content: [{ type: 'text', text: preview(text, limits, { error: error instanceof Error ? error.message : String(error) }) }, ...images] }
   }
 }

@@ -127,7 +127,8 @@ async function prepareRequest(context: TurnContext, state: TurnState, step: numb
   const route = { provider: options.provider, model: options.model }
   // Adapters that look models up answer once; budgets and prices below read the answer.
   await Promise.all([route, ...options.fallbacks].map((entry) => llm.modelInfo(entry.provider, entry.model, signal)))
-  const { system, fresh } = buildSystem(options.system, services.sections(), { cwd: options.cwd, sessionId: session.id }, context.pins)
+  const sectionContext = { cwd: options.cwd, workspaceRoot: options.workspaceRoot ?? options.cwd, sessionId: session.id, identity: state.identity, signal }
+  const { system, fresh } = await buildSystem(options.system, services.sections(), sectionContext, context.pins)
   for (const [id, text] of Object.entries(fresh)) context.pins.set(id, text)
   const schemas = tools.schemas(context.visible)
   const planned = planRequest(options, llm, state.tally)
@@ -269,7 +270,8 @@ async function endTurn(context: TurnContext, state: TurnState, end: TurnEnd): Pr
     endedAt: Date.now(),
     reason: final.reason,
     ...(final.error ? { errorCode: final.error.code } : {}),
-    usage: tally.usage,
+    // A copy: a listener must not be able to change the turn's result.
+    usage: { ...tally.usage },
     ...(tally.cost !== undefined ? { cost: tally.cost } : {}),
   }))
   return {

@@ -1,11 +1,23 @@
-/** An agent's `tools` allow-list as a predicate: names or globs; absent or `*` = every tool (no predicate). */
+/**
+ * An agent's `tools` allow-list as a predicate: names or globs, and `!pattern` to take tools back
+ * out. Absent or containing `*` with no exclusions = every tool (no predicate at all).
+ */
 
 import picomatch from 'picomatch'
+import { ReinError } from '@rein/base'
 
-export function visibleTools(patterns: readonly string[] | undefined): ((name: string) => boolean) | undefined {
-  if (patterns === undefined || patterns.includes('*')) return undefined
-  if (patterns.length === 0) return () => false
-  return picomatch([...patterns])
+export function visibleTools(patterns: unknown): ((name: string) => boolean) | undefined {
+  if (patterns === undefined) return undefined
+  if (!Array.isArray(patterns) || patterns.some((pattern) => typeof pattern !== 'string' || pattern === '' || pattern === '!')) {
+    throw new ReinError('INVALID_TOOLS', 'tools must be a list of tool names or globs, e.g. ["read", "fs_*", "!fs_write"]; [] allows none')
+  }
+  const include = (patterns as string[]).filter((pattern) => !pattern.startsWith('!'))
+  const exclude = (patterns as string[]).filter((pattern) => pattern.startsWith('!')).map((pattern) => pattern.slice(1))
+  if (exclude.length === 0 && include.includes('*')) return undefined
+  // Only exclusions: everything else stays visible.
+  const included = include.length > 0 ? picomatch(include) : () => true
+  const excluded = exclude.length > 0 ? picomatch(exclude) : () => false
+  return (name) => included(name) && !excluded(name)
 }
 
 /** A child's allow-list may only narrow its parent's: a tool must pass both. */

@@ -8,6 +8,7 @@ import AgentService, { type AgentConfig } from '../src/index.ts'
 
 export interface BootOptions {
   agent?: Partial<AgentConfig>
+  llm?: { catalogTimeoutMs?: number }
   models?: ModelInfo[]
   store?: SessionStore
 }
@@ -25,7 +26,7 @@ afterEach(() => {
 export async function boot(script: ScriptedLlmScript, options: BootOptions = {}) {
   const root = new Context()
   const fibers = {
-    llm: await root.plugin(LlmRuntime, { retry: { maxRetries: 2, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } }),
+    llm: await root.plugin(LlmRuntime, { retry: { maxRetries: 2, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 }, ...options.llm }),
     tools: await root.plugin(ToolRegistry),
     sessions: await root.plugin(SessionService),
     agents: undefined as unknown as Awaited<ReturnType<Context['plugin']>>,

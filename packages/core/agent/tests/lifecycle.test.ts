@@ -1,6 +1,6 @@
 import type { Context } from '@deepseek-ai/cordis'
 import LlmRuntime from '@rein/llm'
-import SessionService, { MemorySessionStore } from '@rein/session'
+import SessionService, { MemorySessionStore, type SessionEvent, type SessionHeader } from '@rein/session'
 import { createScriptedLlm } from '@rein/testkit'
 import ToolRegistry, { defineTool } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
@@ -168,6 +168,30 @@ describe('disposing the agent service or the composition (issue #8)', () => {
     await root.plugin(SessionService)
     expect(await agent.send('again')).toMatchObject({ reason: 'completed', text: 'back' })
     expectValidLog(agent.session.events)
+  })
+
+  it('keeps a session going when its store is swapped before its first message', async () => {
+    // Like session-jsonl: a created session is stored only by its first append.
+    class LazyStore extends MemorySessionStore {
+      private readonly pending = new Map<string, SessionHeader>()
+      override async create(header: SessionHeader) { this.pending.set(header.id, header) }
+      override async append(id: string, events: readonly SessionEvent[]) {
+        const header = this.pending.get(id)
+        if (header) {
+          this.pending.delete(id)
+          await super.create(header)
+        }
+        await super.append(id, events)
+      }
+      override async close(id: string) { if (!this.pending.has(id)) await super.close(id) }
+    }
+    const { root } = await boot([[{ text: 'hello' }]], { store: new LazyStore() })
+    const agent = await root.agents.create({ cwd: '/w' })
+    const first = agent.session
+    await first.close()
+    expect(await agent.send('first')).toMatchObject({ reason: 'completed', text: 'hello' })
+    expect(agent.session.id).toBe(first.id)
+    expect(agent.session.header.cwd).toBe('/w')
   })
 
   it('keeps a session going after its store is swapped between turns', async () => {

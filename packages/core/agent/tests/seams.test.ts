@@ -6,7 +6,7 @@ import { assistantMessage, userMessage, type Message } from '@rein/llm'
 import { MemorySessionStore, deriveMessages, eventData } from '@rein/session'
 import { defineTool, type RunIdentity, type ToolRun } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
-import type { Agent, PromptSection } from '../src/index.ts'
+import type { Agent, PromptSection, PromptSectionContext } from '../src/index.ts'
 import { boot, expectValidLog, types } from './fixtures.ts'
 
 /** A tool that records the run it got and returns `text`. */
@@ -160,6 +160,20 @@ describe('tools allow-list', () => {
     expect(ran).toHaveLength(1)
   })
 
+  it('takes tools back out with !pattern, and refuses a list that is not one', async () => {
+    const { root, llm } = await boot([[call('save')], [{ text: 'done' }]], { agent: { tools: ['sav*', '!save'] } })
+    root.tools.register(recorder('save'))
+    root.tools.register(recorder('saver'))
+    const agent = await root.agents.create()
+    await agent.send('go')
+    expect(llm.requests[0]!.tools?.map((tool) => tool.name)).toEqual(['saver'])
+    const result = agent.session.events.find((event) => event.type === 'tool/result')!.data as { code?: string }
+    expect(result.code).toBe('UNKNOWN_TOOL')
+    await expect(root.agents.create({ tools: 'fs_*' as unknown as string[] })).rejects.toMatchObject({ code: 'INVALID_TOOLS' })
+    await expect(root.agents.create({ tools: [''] })).rejects.toMatchObject({ code: 'INVALID_TOOLS' })
+    expect((await root.agents.create({ tools: ['!save'] })).canUse('saver')).toBe(true)
+  })
+
   it('lets a subagent only narrow its parent\'s list', async () => {
     const { root, llm } = await boot([[call('spawn')], [{ text: 'child done' }], [{ text: 'parent done' }]], { agent: { tools: ['fs_*', 'spawn'] } })
     for (const name of ['fs_read', 'fs_write', 'bash']) root.tools.register(recorder(name))
@@ -184,12 +198,13 @@ describe('child sessions', () => {
       child = await root.agents.create({ name: 'helper', parent: { sessionId: run.sessionId!, runId: run.identity!.runId, callId: run.callId } })
       return (await child.send('child task')).text
     }))
-    const parent = await root.agents.create()
+    const parent = await root.agents.create({ cwd: '/work/sub', workspaceRoot: '/work' })
     await parent.send('go')
     const parentStart = startOf(parent)
+    expect(runs[0]).toMatchObject({ cwd: '/work/sub', workspaceRoot: '/work' })
     expect(child.session.header).toMatchObject({ depth: 1, parentSessionId: parent.session.id, parentRunId: parentStart.runId, parentCallId: 'c-spawn' })
     expect(startOf(child)).toMatchObject({ anchor: parentStart.anchor, parentRunId: parentStart.runId, conversationId: parent.session.id })
-    expect(runs[0]!.identity).toMatchObject({ agent: 'helper', sessionId: child.session.id, conversationId: parent.session.id, anchor: parentStart.anchor, depth: 1, parentRunId: parentStart.runId })
+    expect(runs[0]!.identity).toMatchObject({ agent: 'helper', sessionId: child.session.id, conversationId: parent.session.id, anchor: parentStart.anchor, depth: 1, parentRunId: parentStart.runId, parentSessionId: parent.session.id, parentCallId: 'c-spawn' })
   })
 
   it('keeps a resumed child session in its tree: parent run, root anchor, conversation and depth', async () => {
@@ -248,6 +263,23 @@ describe('pinned prompt sections', () => {
   })
 })
 
+describe('prompt section context', () => {
+  it('tells a section where the agent works and which run it renders for, and awaits one that looks something up', async () => {
+    const { root, llm } = await boot([[{ text: 'ok' }]], { agent: { name: 'coder' } })
+    const seen: PromptSectionContext[] = []
+    root.agents.section({ id: 'lookup', order: 1, render: async (context) => {
+      seen.push(context)
+      await new Promise((resolve) => setTimeout(resolve, 1))
+      return `scope ${context.workspaceRoot} for ${context.identity.agent}@${context.identity.depth}`
+    } })
+    const agent = await root.agents.create({ cwd: '/work/sub', workspaceRoot: '/work' })
+    await agent.send('go')
+    expect(llm.requests[0]!.system).toBe('scope /work for coder@0')
+    expect(seen[0]).toMatchObject({ cwd: '/work/sub', workspaceRoot: '/work', sessionId: agent.session.id })
+    expect(seen[0]!.signal).toBeInstanceOf(AbortSignal)
+  })
+})
+
 describe('observation spill', () => {
   it('saves a 5 MB result whole and rebuilds the same request from the log', async () => {
     const store = new MemorySessionStore()
@@ -269,6 +301,17 @@ describe('observation spill', () => {
     await agent.close()
     const { agent: resumed } = await root.agents.resume('huge')
     expect(resumed.session.messages()).toEqual(before)
+  })
+
+  it('never lets two call ids share a spill file', async () => {
+    const { root } = await boot([[call('dump', 'a.1'), call('dump', 'a:1')], [{ text: 'ok' }]], { agent: { spillAfterChars: 200 } })
+    let n = 0
+    root.tools.register(recorder('dump', [], () => `${++n}`.repeat(500)))
+    const agent = await root.agents.create()
+    await agent.send('go')
+    const spills = agent.session.events.filter((event) => event.type === 'tool/result').map((event) => (event.data as { spill: { path: string } }).spill.path)
+    expect(new Set(spills).size).toBe(2)
+    expect((await Promise.all(spills.map((path) => readFile(path, 'utf8')))).map((text) => text[0])).toEqual(expect.arrayContaining(['1', '2']))
   })
 
   it('gives tools a private spill file in the session folder for unbounded output', async () => {
@@ -333,6 +376,13 @@ describe('recover on resume', () => {
 })
 
 describe('routes checked against a catalog looked up asynchronously', () => {
+  it('does not hang creating an agent or its turns when the catalog lookup never answers', async () => {
+    const { root, llm } = await boot([[{ text: 'answered' }]], { llm: { catalogTimeoutMs: 20 } })
+    Object.assign(llm, { resolveModel: () => new Promise(() => {}) })
+    const agent = await root.agents.create()
+    expect(await agent.send('go')).toMatchObject({ reason: 'completed', text: 'answered' })
+  })
+
   it('does not refuse maxCost for a priced model whose catalog answers later', async () => {
     const { root, llm } = await boot([[{ text: 'priced' }]])
     const info = { id: 'm', pricing: { input: 1, output: 1 } }

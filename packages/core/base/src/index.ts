@@ -15,3 +15,5 @@ export { ensurePrivateDir, openPrivateFile, makeFilePrivate, PRIVATE_FILE_MODE, 
 export { closest } from './suggest.ts'
 /** Whether a cordis event has listeners: skip a per-entry dispatch nobody would receive. */
 export { hasListeners, type ListenerSource } from './listeners.ts'
+/** Awaits a promise unless a signal aborts first. */
+export { raceSignal } from './race-signal.ts'

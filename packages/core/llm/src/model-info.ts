@@ -1,41 +1,50 @@
 /**
  * Model metadata from adapters whose `resolveModel` may answer later (a catalog fetched from the
- * server): answers, "none" included, are kept per adapter, so the synchronous paths (fallback
- * checks, pricing) read what the one asynchronous lookup found.
+ * server). One lookup per model and adapter: its answer, "none" included, is kept, so the
+ * synchronous paths (fallback checks, pricing) read it; a lookup still pending past the deadline
+ * counts as "none" until it answers, so a catalog that never answers holds nothing up twice.
  */
 
+import { raceSignal } from '@rein/base'
 import type { LlmAdapter, ModelInfo } from './adapter.ts'
 
-export class ModelInfos {
-  private readonly known = new WeakMap<LlmAdapter, Map<string, ModelInfo | undefined>>()
+type Entry =
+  | { kind: 'known'; info: ModelInfo | undefined }
+  | { kind: 'pending'; answer: Promise<ModelInfo | undefined>; deadline: AbortSignal }
 
-  /** What the adapter says now, or what it said when it answered asynchronously. */
+export class ModelInfos {
+  private readonly entries = new WeakMap<LlmAdapter, Map<string, Entry>>()
+
+  constructor(private readonly timeoutMs: number) {}
+
+  /** What the adapter says now, or what its lookup found; starts a lookup in the background. */
   peek(adapter: LlmAdapter | undefined, provider: string, model: string): ModelInfo | undefined {
     if (!adapter?.resolveModel) return undefined
-    const entries = this.known.get(adapter)
-    const id = key(provider, model)
-    if (entries?.has(id)) return entries.get(id)
+    const entry = this.entry(adapter, key(provider, model))
+    if (entry) return entry.kind === 'known' ? entry.info : undefined
     const answer = this.ask(adapter, provider, model)
     if (!(answer instanceof Promise)) return answer
-    answer.then((info) => this.remember(adapter, id, info), () => {})
+    this.track(adapter, key(provider, model), answer)
     return undefined
   }
 
   /**
-   * Waits for the adapter's answer, or for `signal` (then: undefined, asked again next time). A
-   * failing lookup counts as no metadata.
+   * Waits for the adapter's answer — at most until `signal` aborts or the lookup's deadline passes
+   * (then: undefined). A failing lookup counts as no metadata and is asked again next time.
    */
   async resolve(adapter: LlmAdapter | undefined, provider: string, model: string, signal?: AbortSignal): Promise<ModelInfo | undefined> {
     if (!adapter?.resolveModel) return undefined
     const id = key(provider, model)
-    const entries = this.known.get(adapter)
-    if (entries?.has(id)) return entries.get(id)
-    const answer = this.ask(adapter, provider, model, signal)
-    if (!(answer instanceof Promise)) return answer
+    let entry = this.entry(adapter, id)
+    if (!entry) {
+      const answer = this.ask(adapter, provider, model, signal)
+      if (!(answer instanceof Promise)) return answer
+      entry = this.track(adapter, id, answer)
+    }
+    if (entry.kind === 'known') return entry.info
+    if (entry.deadline.aborted) return undefined
     try {
-      const info = await untilAborted(answer, signal)
-      this.remember(adapter, id, info)
-      return info
+      return await raceSignal(entry.answer, signal ? AbortSignal.any([signal, entry.deadline]) : entry.deadline)
     } catch {
       return undefined
     }
@@ -49,22 +58,21 @@ export class ModelInfos {
     }
   }
 
-  private remember(adapter: LlmAdapter, id: string, info: ModelInfo | undefined): void {
-    let entries = this.known.get(adapter)
-    if (!entries) this.known.set(adapter, entries = new Map())
-    entries.set(id, info)
+  private entry(adapter: LlmAdapter, id: string): Entry | undefined {
+    return this.entries.get(adapter)?.get(id)
   }
-}
 
-/** `promise`, unless `signal` aborts first (then it rejects with the reason); a lookup that ignores its signal cannot hold the caller. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise
-  if (signal.aborted) return Promise.reject(signal.reason as Error)
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error)
-    signal.addEventListener('abort', onAbort, { once: true })
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
-  })
+  private track(adapter: LlmAdapter, id: string, answer: Promise<ModelInfo | undefined>): Entry {
+    let entries = this.entries.get(adapter)
+    if (!entries) this.entries.set(adapter, entries = new Map())
+    const pending: Entry = { kind: 'pending', answer, deadline: AbortSignal.timeout(this.timeoutMs) }
+    entries.set(id, pending)
+    answer.then(
+      (info) => entries.set(id, { kind: 'known', info }),
+      () => { if (entries.get(id) === pending) entries.delete(id) },
+    )
+    return pending
+  }
 }
 
 function key(provider: string, model: string): string {

@@ -32,6 +32,8 @@ export interface LlmRuntimeConfig {
    * 0 turns this off. Default 300000 (optional, so configs written before it existed still fit).
    */
   fallbackCooldownMs?: number
+  /** How long a model catalog lookup (`resolveModel` answering with a promise) is waited for. Default 30000. */
+  catalogTimeoutMs?: number
 }
 
 interface RuntimeState {
@@ -49,9 +51,10 @@ interface RuntimeState {
 type Report = (event: LlmEvent) => void
 
 const DEFAULT_COOLDOWN_MS = 300_000
+const DEFAULT_CATALOG_TIMEOUT_MS = 30_000
 
 export class LlmRuntime extends Service {
-  static readonly Config: Schema<{ retry?: Partial<RetryPolicy>; fallbackCooldownMs?: number }, LlmRuntimeConfig> = Schema.object({
+  static readonly Config: Schema<{ retry?: Partial<RetryPolicy>; fallbackCooldownMs?: number; catalogTimeoutMs?: number }, LlmRuntimeConfig> = Schema.object({
     retry: Schema.object({
       maxRetries: Schema.natural().default(DEFAULT_RETRY_POLICY.maxRetries).description('Retries per route after the first attempt.'),
       initialDelayMs: Schema.natural().default(DEFAULT_RETRY_POLICY.initialDelayMs).description('First backoff delay.'),
@@ -60,7 +63,8 @@ export class LlmRuntime extends Service {
       retryAfterCapMs: Schema.natural().default(DEFAULT_RETRY_POLICY.retryAfterCapMs).description('Longest Retry-After honoured.'),
     }).default({} as RetryPolicy),
     fallbackCooldownMs: Schema.natural().default(DEFAULT_COOLDOWN_MS).description('How long later streams skip a route that failed over; 0 turns it off.'),
-  }) as Schema<{ retry?: Partial<RetryPolicy>; fallbackCooldownMs?: number }, LlmRuntimeConfig>
+    catalogTimeoutMs: Schema.natural().min(1).default(DEFAULT_CATALOG_TIMEOUT_MS).description('How long a model catalog lookup is waited for; past it the model counts as having no metadata until the lookup answers.'),
+  }) as Schema<{ retry?: Partial<RetryPolicy>; fallbackCooldownMs?: number; catalogTimeoutMs?: number }, LlmRuntimeConfig>
 
   // Service methods run on cordis's tracing proxy; state lives in one object read once per call.
   private _state: RuntimeState
@@ -69,7 +73,7 @@ export class LlmRuntime extends Service {
     super(ctx, 'llm')
     const state: RuntimeState = {
       adapters: new Map(), retry: config.retry, logger: ctx.logger('llm'),
-      cooldowns: new Cooldowns(config.fallbackCooldownMs ?? DEFAULT_COOLDOWN_MS), inflight: new InflightAttempts(), infos: new ModelInfos(), runs: new Set(), stopped: false,
+      cooldowns: new Cooldowns(config.fallbackCooldownMs ?? DEFAULT_COOLDOWN_MS), inflight: new InflightAttempts(), infos: new ModelInfos(config.catalogTimeoutMs ?? DEFAULT_CATALOG_TIMEOUT_MS), runs: new Set(), stopped: false,
     }
     this._state = state
     ctx.effect(() => () => {

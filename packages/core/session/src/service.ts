@@ -154,6 +154,16 @@ export class SessionService extends Service {
     return this.requireStore().list()
   }
 
+  /**
+   * The folder of a session open here (`Session.folder()`): how a plugin that knows only a call's
+   * `sessionId` (a checkpoint store, a wrapper) finds where that session keeps its files.
+   * `SESSION_NOT_OPEN` when no session with that id is open in this service.
+   */
+  async folder(id: string): Promise<string> {
+    for (const session of this._state.open.keys()) if (session.id === id && !session.closed) return session.folder()
+    throw new ReinError('SESSION_NOT_OPEN', `session ${id} is not open here; its folder is only handed out while it is open`, { details: { sessionId: id } })
+  }
+
   /** The header fields that place a new session in its tree: the parent's, and the depth. */
   private async lineage(store: SessionStore, options: CreateSessionOptions): Promise<Pick<SessionHeader, 'depth' | 'parentSessionId' | 'parentRunId' | 'parentCallId'>> {
     const { parent } = options

@@ -104,4 +104,13 @@ describe('Session.folder (issue #9)', () => {
     expect(await session.folder()).toBe('/made/s1')
     await root.fiber.dispose()
   })
+
+  it('finds an open session\'s folder by its id, and refuses one that is not open', async () => {
+    const { root } = await boot()
+    const session = await root.sessions.create({ id: 'open-one', cwd: '/w' })
+    expect(await root.sessions.folder('open-one')).toBe(await session.folder())
+    await session.close()
+    await expect(root.sessions.folder('open-one')).rejects.toMatchObject({ code: 'SESSION_NOT_OPEN' })
+    await expect(root.sessions.folder('nope')).rejects.toMatchObject({ code: 'SESSION_NOT_OPEN' })
+  })
 })

@@ -28,7 +28,7 @@ export function defaultReplaySafe(declared: readonly ToolEffect[] | undefined): 
   return declared !== undefined && declared.every((effect) => effect === 'read')
 }
 
-/** The reason an approval question gives: "it changes files and runs commands". */
+/** What a call needing approval does, as a question or a denial says it: "it changes files and runs commands". */
 export function describeEffects(effects: readonly ToolEffect[]): string {
   const phrases = effects.map((effect) => PHRASES[effect])
   return `it ${phrases.length > 1 ? `${phrases.slice(0, -1).join(', ')} and ${phrases.at(-1)}` : phrases[0] ?? 'has no effects'}`

@@ -14,7 +14,7 @@ export {
   type ToolDefinition, type AnyToolDefinition, type ToolOutput, type ToolRun, type ToolRunBase, type RawSchema, type ArgsOf, type ValueOf,
   type RecoverCall, type RecoverContext,
 } from './define-tool.ts'
-export { TOOL_EFFECTS, ASK_FOR_BY_DEFAULT, type ToolEffect } from './effects.ts'
+export { TOOL_EFFECTS, ASK_FOR_BY_DEFAULT, describeEffects, type ToolEffect } from './effects.ts'
 export type { RunIdentity, SpillFile, OpenSpill, ToolRunFields, ToolCallContext } from './run-context.ts'
 export type {
   ValueSpec, PropertySpec, PropertiesSpec, StringSpec, NumberSpec, BooleanSpec, NullSpec, ArraySpec, ObjectSpec,

@@ -2,7 +2,7 @@
 
 import { Context, Service, type Logger } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
-import { ReinError } from '@rein/base'
+import { ReinError, raceSignal } from '@rein/base'
 import { parseArguments } from './arguments.ts'
 import type { AnyToolDefinition, ToolDefinition } from './define-tool.ts'
 import type {
@@ -244,11 +244,13 @@ export class ToolRegistry extends Service {
     if (!tool || !recover) return undefined
     const args = this.softArgs(tool, input.arguments)
     if (args === undefined) return undefined
+    // The tool's own deadline applies, as for a call: a recover that never settles cannot hold a resume.
+    const deadline = AbortSignal.any([input.signal, AbortSignal.timeout(tool.info.timeoutMs ?? config.defaultTimeoutMs)])
     try {
       const cwd = input.context?.cwd ?? config.cwd ?? process.cwd()
       const workspaceRoot = input.context?.workspaceRoot ?? cwd
-      const context = Object.freeze({ cwd, workspaceRoot, signal: input.signal, logger: tool.logger, ...(input.context?.sessionId ? { sessionId: input.context.sessionId } : {}) })
-      const found = await recover.call(tool.definition, Object.freeze({ callId: input.callId, args }), context)
+      const context = Object.freeze({ cwd, workspaceRoot, signal: deadline, logger: tool.logger, ...(input.context?.sessionId ? { sessionId: input.context.sessionId } : {}) })
+      const found = await raceSignal(Promise.resolve(recover.call(tool.definition, Object.freeze({ callId: input.callId, args }), context)), deadline)
       if (found === undefined) return undefined
       if (typeof found !== 'object' || found === null || !('value' in found)) {
         return failure('INVALID_TOOL_OUTPUT', `${input.name}.recover returned something other than {value} or nothing`)
@@ -276,6 +278,7 @@ export class ToolRegistry extends Service {
     }, label)
   }
 }
+
 
 /** Calls every observer; a throw or a rejection is logged and goes no further. */
 function notify(observers: readonly ResultObserver[], input: ExecuteInput, result: ToolResult, logger: Logger) {

@@ -22,6 +22,9 @@ export interface RunIdentity {
   /** 0 for a top-level agent; a subagent's is its parent's + 1. */
   readonly depth: number
   readonly parentRunId?: string
+  /** A child run's parent session and the tool call that started it (telemetry nests the child under it). */
+  readonly parentSessionId?: string
+  readonly parentCallId?: string
 }
 
 /** A file opened for a tool's unbounded output, private to the user (0600 in a 0700 folder). */

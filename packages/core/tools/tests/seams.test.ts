@@ -196,6 +196,12 @@ describe('recover', () => {
     expect(await tools.recover({ ...input, name: 'plain', arguments: '{}' })).toBeUndefined()
   })
 
+  it('gives up on a recover that never settles once the tool\'s deadline passes', async () => {
+    const { tools } = await createRegistry()
+    tools.register({ ...recoverable(() => new Promise(() => {})), timeoutMs: 20 })
+    expect(await tools.recover(input)).toBeUndefined()
+  })
+
   it('fails a recovered value that does not match the output schema', async () => {
     const { tools } = await createRegistry()
     tools.register(recoverable(() => ({ value: 7 })))

@@ -40,6 +40,16 @@ export interface OpenAiCompatibleOptions extends RequestDefaults {
 /** The GenAI conventions' names of the servers whose hosts say what they are. */
 const KNOWN_HOSTS: Readonly<Record<string, string>> = { 'api.openai.com': 'openai', 'api.deepseek.com': 'deepseek' }
 
+/** A base URL as it may be shown — no user, password or query (where a key may sit) — or undefined when it has none. */
+function withoutCredentials(url: URL): string | undefined {
+  if (!url.username && !url.password && !url.search) return undefined
+  const shown = new URL(url.href)
+  shown.username = ''
+  shown.password = ''
+  shown.search = ''
+  return shown.href
+}
+
 /** An error body is read up to this many bytes; the rest is never read. */
 const MAX_ERROR_BODY = 64 * 1024
 
@@ -63,7 +73,8 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
 
   override endpoint(): ProviderEndpoint {
     const { label, baseURL, providerName } = this.options
-    return { label, baseURL, providerName: providerName ?? KNOWN_HOSTS[new URL(baseURL).hostname] ?? 'openai_compatible' }
+    const url = new URL(baseURL)
+    return { label, baseURL: withoutCredentials(url) ?? baseURL, providerName: providerName ?? KNOWN_HOSTS[url.hostname] ?? 'openai_compatible' }
   }
 
   async *stream(request: AdapterRequest): AsyncGenerator<StreamChunk, void, undefined> {

@@ -102,4 +102,10 @@ describe('endpoint', () => {
     const official = new OpenAiCompatibleAdapter({ label: 'OpenAI', baseURL: 'https://api.openai.com/v1', apiKeyEnv: false, headers: {}, models: [], streamIdleTimeoutMs: 1_000, maxTokensField: 'max_tokens' })
     expect(official.endpoint().providerName).toBe('openai')
   })
+
+  it('never shows credentials written into the base URL', async () => {
+    const { OpenAiCompatibleAdapter } = await import('../src/index.ts')
+    const adapter = new OpenAiCompatibleAdapter({ label: 'gw', baseURL: 'https://user:pass-secret@gw.invalid/v1?api_key=key-secret', apiKeyEnv: false, headers: {}, models: [], streamIdleTimeoutMs: 1_000, maxTokensField: 'max_tokens' })
+    expect(adapter.endpoint().baseURL).toBe('https://gw.invalid/v1')
+  })
 })

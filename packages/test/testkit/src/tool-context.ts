@@ -3,7 +3,7 @@
  * own — identity, workspace root, a working spill writer, and any provider fields you pass.
  */
 
-import { createWriteStream, mkdtempSync } from 'node:fs'
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
@@ -25,31 +25,46 @@ const DEFAULT_IDENTITY: RunIdentity = Object.freeze({
 /**
  * A frozen `ToolRun`. Defaults: call id `call_test`, a signal that never aborts, `cwd` and
  * `workspaceRoot` the process's cwd (each defaults to the other), a real logger, a top-level
- * identity, and a spill writer into a fresh 0700 temporary folder (`spillFolder`).
+ * identity, and a spill writer into `spillFolder` — by default one 0700 temporary folder per test
+ * process, removed when the process exits — named as the agent names spills (`<callId>.<label>.txt`).
  */
 export function toolContextFixture(overrides: ToolContextOverrides = {}): ToolRun {
   const { identity, cwd, workspaceRoot, ...rest } = overrides
   const root = workspaceRoot ?? cwd ?? process.cwd()
   const callId = overrides.callId ?? 'call_test'
-  const spillFolder = mkdtempSync(join(tmpdir(), 'rein-spill-'))
+  const spillFolder = overrides.spillFolder ?? sharedSpillFolder()
   return Object.freeze({
     callId,
     signal: new AbortController().signal,
     logger: new Context().logger('tool'),
-    spill: temporarySpill(spillFolder, callId),
-    spillFolder,
+    spill: spillInto(spillFolder, callId),
     sessionId: identity?.sessionId ?? DEFAULT_IDENTITY.sessionId,
     ...rest,
+    spillFolder,
     cwd: cwd ?? root,
     workspaceRoot: root,
     identity: Object.freeze({ ...DEFAULT_IDENTITY, ...identity }),
   })
 }
 
-function temporarySpill(folder: string, callId: string): OpenSpill {
-  let n = 0
+let shared: string | undefined
+
+function sharedSpillFolder(): string {
+  if (shared === undefined) {
+    const folder = mkdtempSync(join(tmpdir(), 'rein-spill-'))
+    process.once('exit', () => rmSync(folder, { recursive: true, force: true }))
+    shared = folder
+  }
+  return shared
+}
+
+/** Like the agent's: a new private file per label, `-2`, `-3`… when a label repeats. */
+function spillInto(folder: string, callId: string): OpenSpill {
+  const used = new Map<string, number>()
   return async (label) => {
-    const path = join(folder, `${callId}.${label}-${++n}.txt`)
+    const n = (used.get(label) ?? 0) + 1
+    used.set(label, n)
+    const path = join(folder, `${callId}.${label}${n > 1 ? `-${n}` : ''}.txt`)
     return { path, stream: createWriteStream(path, { flags: 'w', mode: 0o600 }) }
   }
 }

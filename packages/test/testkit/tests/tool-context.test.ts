@@ -1,5 +1,6 @@
-import { readFile, stat } from 'node:fs/promises'
-import { dirname } from 'node:path'
+import { mkdtemp, readFile, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import { defineTool } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
 import { toolContextFixture } from '../src/index.ts'
@@ -22,6 +23,16 @@ describe('toolContextFixture', () => {
     expect((await stat(file.path)).mode & 0o777).toBe(0o600)
     expect((await stat(dirname(file.path))).mode & 0o777).toBe(0o700)
     expect(run.spillFolder).toBe(dirname(file.path))
+    expect(file.path.endsWith('/call_test.stdout.txt')).toBe(true)
+    expect((await run.spill!('stdout')).path.endsWith('/call_test.stdout-2.txt')).toBe(true)
+  })
+
+  it('spills into the folder a test names, and shares one temporary folder otherwise', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'fixture-'))
+    const named = await toolContextFixture({ spillFolder: folder }).spill!('out')
+    expect(dirname(named.path)).toBe(folder)
+    named.stream.end()
+    expect(toolContextFixture().spillFolder).toBe(toolContextFixture().spillFolder)
   })
 
   it('runs a tool body with provider fields and a signal of the test\'s choosing', async () => {

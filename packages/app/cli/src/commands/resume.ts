@@ -12,7 +12,7 @@ export async function resumeCommand(args: ParsedArgs, io: Io): Promise<number> {
   if (!id) throw new ReinError('USAGE', 'rein resume needs a session id; rein sessions lists them')
   const text = rest.join(' ').trim()
   return withComposition(args.options, io, async (scope) => {
-    installApproval(scope.ctx, args.options)
+    installApproval(scope.ctx, args.options, undefined, (text) => scope.renderer.notice(text))
     const { agent } = await openAgent(scope, id)
     try {
       if (!text && lastTurnCompleted(agent.session.events)) {

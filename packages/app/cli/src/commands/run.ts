@@ -10,7 +10,7 @@ export async function runCommand(args: ParsedArgs, io: Io): Promise<number> {
   const task = args.positionals.join(' ').trim()
   if (!task) throw new ReinError('USAGE', 'rein run needs a task, e.g. rein run "summarise README.md"')
   return withComposition(args.options, io, async (scope) => {
-    installApproval(scope.ctx, args.options)
+    installApproval(scope.ctx, args.options, undefined, (text) => scope.renderer.notice(text))
     const { agent } = await openAgent(scope, args.options.session)
     scope.renderer.notice(`session ${agent.session.id}`, { type: 'session', id: agent.session.id })
     try {
