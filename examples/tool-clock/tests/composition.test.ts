@@ -49,7 +49,7 @@ describe('examples/cordis.yml', () => {
     process.env.REIN_CLOCK_TIME_ZONE = 'Asia/Tokyo'
     const before = readFileSync(original, 'utf8')
     composition = await loadComposition({ file: copy(), resolveFrom })
-    expect(composition.ctx.tools.list()).toEqual(['current_time'])
+    expect(composition.ctx.tools.list()).toContain('current_time')
     const result = await run(composition, {})
     expect(result).toMatchObject({ isError: false, value: { timeZone: 'Asia/Tokyo' } })
     expect(readFileSync(original, 'utf8')).toBe(before)
@@ -61,7 +61,7 @@ describe('examples/cordis.yml', () => {
     expect((await run(composition, {})).isError).toBe(false)
     writeFileSync(file, readFileSync(file, 'utf8').replace(/- id: clock[\s\S]*$/, ''))
     await composition.reload()
-    expect(composition.ctx.tools.list()).toEqual([])
+    expect(composition.ctx.tools.list()).not.toContain('current_time')
     const gone = await run(composition, {})
     expect(gone.isError && gone.error.code).toBe('UNKNOWN_TOOL')
   })

@@ -82,6 +82,10 @@ export function builtInRows(env: NodeJS.ProcessEnv): EntryOptions[] {
     { id: 'tools', name: '@rein/tools' },
     { id: 'sessions', name: '@rein/session' },
     { id: 'session-store', name: '@rein/session-jsonl', config: { root: join(reinHome(env), 'sessions') } },
+    // The agent's hands, rooted at the agent's working directory: files, background jobs, bash.
+    { id: 'fs', name: '@rein/tool-fs' },
+    { id: 'jobs', name: '@rein/jobs' },
+    { id: 'bash', name: '@rein/tool-bash' },
   ]
   if (env.DEEPSEEK_API_KEY) rows.push({ id: 'deepseek', name: '@rein/llm-deepseek' })
   if (env.OPENAI_API_KEY || env.OPENAI_BASE_URL) {

@@ -6,6 +6,7 @@
 import type { Context } from '@deepseek-ai/cordis'
 import type { Agent, CreateAgentOptions, ResumeReport, TurnResult } from '@rein/agent'
 import type { Composition } from '@rein/compose'
+import type {} from '@rein/jobs'
 import type { CliOptions } from './args.ts'
 import { builtInModel, loadCliComposition, requireServices } from './composition.ts'
 import { EXIT } from './exit-codes.ts'
@@ -66,9 +67,35 @@ export async function openAgent(scope: SessionScope, sessionId: string | undefin
   }
   const { cwd: _cwd, model: _default, ...rest } = overrides
   const { agent, repaired } = await scope.ctx.agents.resume(sessionId, { ...rest, ...(scope.options.model ? { model: scope.options.model } : {}) })
+  // Jobs an earlier process left running are reaped now, and the model told, before the first turn.
+  scope.ctx.get('jobs')?.reap(sessionId)
   describeRoute(scope, agent)
   reportRepair(scope.renderer, sessionId, repaired)
   return { agent, repaired }
+}
+
+/**
+ * Jobs end with their process: waits (up to the jobs row's `exitWaitMs`, or `timeoutMs`) for the
+ * background jobs this session started, saying so, then kills the rest; both are recorded in the
+ * log. A first Ctrl-C stops the wait.
+ */
+export async function settleJobs(scope: SessionScope, agent: Agent, timeoutMs?: number): Promise<void> {
+  const jobs = scope.ctx.get('jobs')
+  if (!jobs) return
+  const running = jobs.list({ sessionId: agent.session.id }).filter((job) => job.status === 'running')
+  if (running.length === 0) return
+  const stop = new AbortController()
+  const onSignal = () => stop.abort()
+  if (timeoutMs !== 0) {
+    scope.renderer.notice(`waiting for ${running.length} background job${running.length === 1 ? '' : 's'} (${running.map((job) => job.jobId).join(', ')}) to finish; Ctrl-C stops ${running.length === 1 ? 'it' : 'them'}`)
+    scope.io.signals.on('SIGINT', onSignal)
+  }
+  try {
+    const { killed } = await jobs.settle({ sessionId: agent.session.id, signal: stop.signal, ...(timeoutMs !== undefined ? { timeoutMs } : {}) })
+    if (killed.length > 0) scope.renderer.notice(`stopped ${killed.map((job) => job.jobId).join(', ')}: still running when rein exited (recorded in the session)`)
+  } finally {
+    scope.io.signals.off('SIGINT', onSignal)
+  }
 }
 
 /** With `--verbose`: which provider, model and server the requests go to. */

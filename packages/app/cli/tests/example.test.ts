@@ -56,7 +56,8 @@ describe('examples/cordis.yml', () => {
     expect(first?.headers.authorization).toBe('Bearer sk-example-test-key')
     const firstBody = first?.body as WireBody
     expect(firstBody.model).toBe('mock-model')
-    expect(firstBody.tools?.map((tool) => tool.function.name)).toEqual(['current_time'])
+    // The clock beside the file, job and bash tools the example composes.
+    expect(firstBody.tools?.map((tool) => tool.function.name)).toEqual(['bash', 'current_time', 'edit', 'glob', 'grep', 'job_kill', 'job_list', 'job_output', 'multi_edit', 'read', 'write'])
     // The tool ran, and what it returned is what the model read next.
     const result = (second?.body as WireBody | undefined)?.messages.find((message) => message.role === 'tool')
     expect(result?.tool_call_id).toBe('clock-1')

@@ -3,7 +3,8 @@
  * own — identity, workspace root, a working spill writer, and any provider fields you pass.
  */
 
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { createWriteStream, mkdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
@@ -26,7 +27,7 @@ const DEFAULT_IDENTITY: RunIdentity = Object.freeze({
  * A frozen `ToolRun`. Defaults: call id `call_test`, a signal that never aborts, `cwd` and
  * `workspaceRoot` the process's cwd (each defaults to the other), a real logger, a top-level
  * identity, and a spill writer into `spillFolder` — by default one 0700 temporary folder per test
- * process, removed when the process exits — named as the agent names spills (`<callId>.<label>.txt`).
+ * process, made at the first spill — named as the agent names spills (`<callId>.<label>.txt`).
  */
 export function toolContextFixture(overrides: ToolContextOverrides = {}): ToolRun {
   const { identity, cwd, workspaceRoot, ...rest } = overrides
@@ -49,9 +50,13 @@ export function toolContextFixture(overrides: ToolContextOverrides = {}): ToolRu
 
 let shared: string | undefined
 
+/**
+ * One folder per test process, made (0700) only when something spills into it, so a test that
+ * never spills leaves nothing behind; removed when the process exits, where that hook runs.
+ */
 function sharedSpillFolder(): string {
   if (shared === undefined) {
-    const folder = mkdtempSync(join(tmpdir(), 'rein-spill-'))
+    const folder = join(tmpdir(), `rein-spill-${process.pid}-${randomBytes(6).toString('hex')}`)
     process.once('exit', () => rmSync(folder, { recursive: true, force: true }))
     shared = folder
   }
@@ -64,6 +69,7 @@ function spillInto(folder: string, callId: string): OpenSpill {
   return async (label) => {
     const n = (used.get(label) ?? 0) + 1
     used.set(label, n)
+    mkdirSync(folder, { recursive: true, mode: 0o700 })
     const path = join(folder, `${callId}.${label}${n > 1 ? `-${n}` : ''}.txt`)
     return { path, stream: createWriteStream(path, { flags: 'w', mode: 0o600 }) }
   }

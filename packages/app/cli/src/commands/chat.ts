@@ -11,7 +11,7 @@ import { ReinError } from '@rein/base'
 import type { ParsedArgs } from '../args.ts'
 import { installApproval, type PromptAnswer } from '../approval.ts'
 import type { Io } from '../io.ts'
-import { exitFor, openAgent, withComposition } from '../session-command.ts'
+import { exitFor, openAgent, settleJobs, withComposition } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
 import { watchComposition } from '../watch-config.ts'
 
@@ -56,6 +56,8 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
       await unwatch()
       unsubscribe()
       prompt.close()
+      // Leaving the chat ends its background jobs (recorded), as leaving the process would.
+      await settleJobs(scope, agent, 0)
       await agent.close()
     }
   })

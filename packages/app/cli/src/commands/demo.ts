@@ -11,12 +11,12 @@ import type { ParsedArgs } from '../args.ts'
 import { builtInRows, PACKAGE_DIR } from '../composition.ts'
 import type { Io } from '../io.ts'
 import { demoReply } from '../demo/script.ts'
-import { createDemoWorkspace, registerDemoTools } from '../demo/workspace.ts'
+import { createDemoWorkspace } from '../demo/workspace.ts'
 import { installApproval } from '../approval.ts'
 import { streamTurn } from '../session-command.ts'
 import { colorsEnabled, Renderer } from '../render.ts'
 
-const TASK = 'What is in this workspace? Read what you need, then answer in two sentences.'
+const TASK = 'Fix the typo in README.md, then check the result.'
 
 export async function demoCommand(args: ParsedArgs, io: Io): Promise<number> {
   const server = await startMockOpenAiServer((request) => demoReply(request))
@@ -37,13 +37,12 @@ async function runDemo(args: ParsedArgs, io: Io, serverUrl: string, workspaceRoo
       name: '@rein/llm-openai',
       config: { provider: 'demo', label: 'the scripted demo model', baseURL: serverUrl, apiKeyEnv: false, models: [{ id: 'scripted', pricing: { input: 0.27, output: 1.1, cacheRead: 0.07 } }] },
     },
-    { id: 'agents', name: '@rein/agent', config: { provider: 'demo', model: 'scripted', system: 'You are a helpful assistant with read access to a workspace.' } },
+    { id: 'agents', name: '@rein/agent', config: { provider: 'demo', model: 'scripted', system: 'You are a coding assistant working in the given workspace.' } },
   ]
   const composition = await loadComposition({ file: join(PACKAGE_DIR, 'demo.cordis.yml'), rows, resolveFrom: PACKAGE_DIR })
   const renderer = new Renderer(io, args.options.json, colorsEnabled(io.stdout, io.env))
   try {
     const { ctx } = composition
-    registerDemoTools(ctx, workspaceRoot)
     installApproval(ctx, { yes: true, allow: [] })
     renderer.notice(`rein demo: a SCRIPTED model (a local mock server at ${serverUrl}), not a real one — it shows the loop, not intelligence.`)
     renderer.notice(`workspace ${workspaceRoot}`)

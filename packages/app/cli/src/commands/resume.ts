@@ -5,7 +5,7 @@ import { eventData, type SessionEvent } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { installApproval } from '../approval.ts'
-import { openAgent, streamTurn, withComposition } from '../session-command.ts'
+import { openAgent, settleJobs, streamTurn, withComposition } from '../session-command.ts'
 
 export async function resumeCommand(args: ParsedArgs, io: Io): Promise<number> {
   const [id, ...rest] = args.positionals
@@ -21,6 +21,7 @@ export async function resumeCommand(args: ParsedArgs, io: Io): Promise<number> {
       scope.renderer.notice(`session ${agent.session.id}`, { type: 'session', id: agent.session.id })
       return await streamTurn(io, scope.renderer, agent, (running) => (text ? running.send(text) : running.continue()))
     } finally {
+      await settleJobs(scope, agent)
       await agent.close()
     }
   })

@@ -4,7 +4,7 @@ import { ReinError } from '@rein/base'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { installApproval } from '../approval.ts'
-import { openAgent, streamTurn, withComposition } from '../session-command.ts'
+import { openAgent, settleJobs, streamTurn, withComposition } from '../session-command.ts'
 
 export async function runCommand(args: ParsedArgs, io: Io): Promise<number> {
   const task = args.positionals.join(' ').trim()
@@ -16,6 +16,7 @@ export async function runCommand(args: ParsedArgs, io: Io): Promise<number> {
     try {
       return await streamTurn(io, scope.renderer, agent, (running) => running.send(task))
     } finally {
+      await settleJobs(scope, agent)
       await agent.close()
     }
   })

@@ -1,6 +1,7 @@
 /**
- * The scripted model the demo talks to over HTTP: it lists the files, reads the README, and
- * answers — deciding each step from what the request already holds, like a model would.
+ * The scripted model the demo talks to over HTTP: it reads the README, fixes its typo with an
+ * edit, checks the result with bash, and answers — deciding each step from what the request
+ * already holds, like a model would.
  */
 
 import type { MockReply, RecordedRequest } from '@rein/testkit'
@@ -10,21 +11,18 @@ interface WireMessage { role: string; content?: string | null }
 export function demoReply(request: RecordedRequest): MockReply {
   const messages = ((request.body as { messages?: WireMessage[] } | undefined)?.messages ?? [])
   const results = messages.filter((message) => message.role === 'tool')
-  const usage = (completion: number) => ({ prompt_tokens: 180 + 40 * results.length, completion_tokens: completion, prompt_tokens_details: { cached_tokens: results.length ? 160 : 0 } })
-  if (results.length === 0) {
-    return { steps: [{ text: 'Let me look at the workspace first.' }, { toolCall: { id: 'call_list', name: 'list_files', arguments: '{}' } }], usage: usage(18) }
-  }
-  if (results.length === 1) {
-    return { steps: [{ toolCall: { id: 'call_readme', name: 'read_file', arguments: ['{"path":', '"README.md"}'] } }], usage: usage(12) }
-  }
-  const readme = results[1]?.content ?? ''
-  const firstLine = readme.split('\n').find((line) => line.trim() && !line.startsWith('#')) ?? ''
-  return {
-    steps: [
-      { text: 'This workspace holds **Lighthouse** (package.json says version 0.3.0). ' },
-      { text: `Its README says: "${firstLine.trim()}" ` },
-      { text: 'The scanning logic lives in src/scan.ts.' },
-    ],
-    usage: usage(46),
+  const usage = (completion: number) => ({ prompt_tokens: 180 + 60 * results.length, completion_tokens: completion, prompt_tokens_details: { cached_tokens: results.length ? 160 : 0 } })
+  switch (results.length) {
+    case 0:
+      return { steps: [{ text: 'Let me read the README first.' }, { toolCall: { id: 'call_read', name: 'read', arguments: ['{"path":', '"README.md"}'] } }], usage: usage(16) }
+    case 1:
+      return { steps: [{ toolCall: { id: 'call_edit', name: 'edit', arguments: '{"path":"README.md","old_string":"reports teh files","new_string":"reports the files"}' } }], usage: usage(24) }
+    case 2:
+      return { steps: [{ toolCall: { id: 'call_bash', name: 'bash', arguments: '{"command":"grep -n \\"files\\" README.md && wc -l README.md","description":"Check the fixed line"}' } }], usage: usage(20) }
+    default: {
+      const check = results.at(-1)?.content ?? ''
+      const line = check.split('\n').find((text) => text.includes('files')) ?? ''
+      return { steps: [{ text: `Fixed the typo in README.md ("teh" → "the"). bash confirms: ${line.trim()}` }], usage: usage(30) }
+    }
   }
 }

@@ -1,0 +1,55 @@
+/** The text the model reads about jobs: the status line every answer ends with, and finish notices. */
+
+import type { JobStatus, KillCause } from './types.ts'
+
+/** The fields a status line and a notice are made from. */
+export interface JobFacts {
+  jobId: string
+  label: string
+  status: JobStatus
+  exitCode?: number
+  signal?: string
+  error?: string
+  cause?: KillCause
+}
+
+/** `[status: done] [exit code: 0]`, `[status: killed] [signal: SIGTERM]`, `[status: running]`. */
+export function statusLine(facts: Pick<JobFacts, 'status' | 'exitCode' | 'signal'>): string {
+  let line = `[status: ${facts.status}]`
+  if (facts.exitCode !== undefined) line += ` [exit code: ${facts.exitCode}]`
+  if (facts.signal !== undefined) line += ` [signal: ${facts.signal}]`
+  return line
+}
+
+const KILLED: Record<KillCause, string> = {
+  kill: 'was killed',
+  owner: 'was killed because its agent closed',
+  disposed: 'was killed because the jobs service was unloaded',
+  exit: 'was killed because rein exited before it finished',
+  lost: 'was lost: the rein process running it ended without recording how it ended, and any of its processes still running were stopped',
+}
+
+/**
+ * One notice for one ended job. `unreadChars` is known for a job of this process; a job from an
+ * earlier process (`undefined`) has no output left to read.
+ */
+export function noticeText(facts: JobFacts, unreadChars: number | undefined): string {
+  const what = facts.status === 'failed' ? `failed: ${facts.error ?? 'unknown error'}`
+    : facts.status === 'killed' ? KILLED[facts.cause ?? 'kill']
+    : 'finished'
+  const output = unreadChars === undefined ? 'Its output is no longer available.'
+    : unreadChars > 0 ? `${count(unreadChars)} characters of output unread: read them with job_output.`
+    : 'No unread output.'
+  return `Background job ${facts.jobId} (${clip(facts.label, 80)}) ${what}. ${facts.cause === 'lost' ? '' : `${output} `}${statusLine(facts)}`
+}
+
+/** Thousands separated the same on every machine. */
+export function count(n: number): string {
+  return n.toLocaleString('en-US')
+}
+
+/** At most `max` characters, on one line. */
+export function clip(text: string, max: number): string {
+  const line = text.replace(/\s+/g, ' ').trim()
+  return line.length <= max ? line : `${line.slice(0, max - 1)}…`
+}

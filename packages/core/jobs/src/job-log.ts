@@ -1,0 +1,103 @@
+/**
+ * What jobs write to their owner's session log (ignorable plugin events: the model sees none of
+ * them), and what a later process reads back: the numbering, the jobs a dead process left running,
+ * and the notices it owed but never delivered.
+ */
+
+import type { JobRecord, KillCause } from './types.ts'
+
+/** The plugin name injected notices carry as their source. */
+export const PLUGIN = '@rein/jobs'
+
+/** Every event type this package writes, all defined `ignorable`. */
+export const JOB_EVENT_TYPES = ['jobs/start', 'jobs/record', 'jobs/end', 'jobs/seen', 'jobs/notice'] as const
+
+interface StartData { jobId: string; kind: string; label: string }
+// A type, not an interface: it must be assignable to JsonValue to be appended.
+export type EndData = {
+  jobId: string
+  status: 'done' | 'failed' | 'killed'
+  exitCode?: number
+  signal?: string
+  error?: string
+  cause?: KillCause
+  /** Whether the owner is owed a notice (false when the owner killed it itself). */
+  notice: boolean
+}
+
+/** A job as the log tells it. */
+export interface LoggedJob {
+  start: StartData
+  record: JobRecord
+  end?: EndData
+}
+
+export interface LogView {
+  /** The highest number used per kind. */
+  numbers: Map<string, number>
+  /** Jobs started and never ended: a process died under them. */
+  open: LoggedJob[]
+  /** Jobs that ended owing their owner a notice that never reached the model. */
+  owed: LoggedJob[]
+}
+
+/**
+ * Reads the jobs part of a log. A notice counts as delivered once a message from this plugin
+ * follows its `jobs/notice`: an agent adds all its pending injections to the log at once.
+ */
+export function readJobLog(events: readonly { seq: number; type: string; data: unknown }[]): LogView {
+  const jobs = new Map<string, LoggedJob>()
+  const numbers = new Map<string, number>()
+  const seen = new Set<string>()
+  const handed = new Map<string, number>()
+  let lastMessage = -1
+  for (const event of events) {
+    const data = event.data as Record<string, unknown> | null
+    if (event.type === 'user/message') {
+      if (isOurMessage(data)) lastMessage = event.seq
+      continue
+    }
+    if (!event.type.startsWith('jobs/') || typeof data !== 'object' || data === null || typeof data.jobId !== 'string') continue
+    const { jobId } = data
+    if (event.type === 'jobs/start' && typeof data.kind === 'string') {
+      jobs.set(jobId, { start: { jobId, kind: data.kind, label: typeof data.label === 'string' ? data.label : '' }, record: {} })
+      const n = numberOf(jobId, data.kind)
+      if (n !== undefined && n > (numbers.get(data.kind) ?? 0)) numbers.set(data.kind, n)
+    } else if (event.type === 'jobs/record') {
+      const job = jobs.get(jobId)
+      if (job) job.record = { ...job.record, ...recordOf(data) }
+    } else if (event.type === 'jobs/end') {
+      const job = jobs.get(jobId)
+      if (job) job.end = data as unknown as EndData
+    } else if (event.type === 'jobs/seen') {
+      seen.add(jobId)
+    } else if (event.type === 'jobs/notice') {
+      handed.set(jobId, event.seq)
+    }
+  }
+  const all = [...jobs.values()]
+  return {
+    numbers,
+    open: all.filter((job) => job.end === undefined),
+    owed: all.filter((job) => job.end?.notice === true && !seen.has(job.start.jobId) && !((handed.get(job.start.jobId) ?? Infinity) < lastMessage)),
+  }
+}
+
+/** `bash-12` of kind `bash` → 12. */
+function numberOf(jobId: string, kind: string): number | undefined {
+  if (!jobId.startsWith(`${kind}-`)) return undefined
+  const n = Number(jobId.slice(kind.length + 1))
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined
+}
+
+function recordOf(data: Record<string, unknown>): JobRecord {
+  return {
+    ...(Number.isSafeInteger(data.processGroup) ? { processGroup: data.processGroup as number } : {}),
+    ...(typeof data.marker === 'string' ? { marker: data.marker } : {}),
+  }
+}
+
+function isOurMessage(data: Record<string, unknown> | null): boolean {
+  const message = data?.message as { source?: { kind?: unknown; plugin?: unknown } } | undefined
+  return message?.source?.kind === 'plugin' && message.source.plugin === PLUGIN
+}

@@ -1,0 +1,171 @@
+/**
+ * `Job`: one background job's live state — its signal, bounded output, and first-wins settlement —
+ * and the `JobRun` its body reports through.
+ */
+
+import { ReinError, isReinError, type JobId } from '@rein/base'
+import type { RunIdentity } from '@rein/tools'
+import { OutputBuffer } from './output-buffer.ts'
+import type { JobExit, JobInfo, JobRecord, JobRun, JobStatus, KillCause } from './types.ts'
+
+/** What a job tells the runtime that runs it. */
+export interface JobEvents {
+  /** Once, when the job settles. */
+  settled(job: Job): void
+  /** The body recorded reaping details; resolves once they are durable. */
+  record(job: Job, details: JobRecord): Promise<void>
+}
+
+export interface JobInit {
+  jobId: JobId
+  kind: string
+  label: string
+  owner: RunIdentity
+  /** Sessions that may see the job: the owner's and those above it. */
+  viewers: readonly string[]
+  bufferChars: number
+  outputPath?: string
+}
+
+interface Ending {
+  status: Exclude<JobStatus, 'running'>
+  exitCode?: number
+  signal?: string
+  error?: string
+  cause?: KillCause
+}
+
+export class Job {
+  readonly jobId: JobId
+  readonly kind: string
+  readonly label: string
+  readonly owner: RunIdentity
+  readonly outputPath: string | undefined
+  readonly startedAt = Date.now()
+  /** The owner's model read the output to the end after the job ended: it needs no notice. */
+  seenByOwner = false
+  /** The owner killed it (with `job_kill`): it knows, and needs no notice. */
+  killedByOwner = false
+  readonly done: Promise<JobInfo>
+  private readonly _viewers: ReadonlySet<string>
+  private readonly _controller = new AbortController()
+  private readonly _buffer: OutputBuffer
+  private _ending: (Ending & { endedAt: number }) | undefined
+  private _body: Promise<void> = Promise.resolve()
+  private _resolveDone!: (info: JobInfo) => void
+
+  constructor(init: JobInit, private readonly events: JobEvents) {
+    this.jobId = init.jobId
+    this.kind = init.kind
+    this.label = init.label
+    this.owner = init.owner
+    this.outputPath = init.outputPath
+    this._viewers = new Set(init.viewers)
+    this._buffer = new OutputBuffer(init.bufferChars)
+    this.done = new Promise((resolve) => { this._resolveDone = resolve })
+  }
+
+  get status(): JobStatus {
+    return this._ending?.status ?? 'running'
+  }
+
+  get signal(): AbortSignal {
+    return this._controller.signal
+  }
+
+  /** How the job ended; undefined while it runs. */
+  get ending(): Readonly<Ending> | undefined {
+    return this._ending
+  }
+
+  visibleTo(sessionId: string): boolean {
+    return this._viewers.has(sessionId)
+  }
+
+  /** Runs the body now. A synchronous throw fails the job; so does a rejection. */
+  begin(run: (job: JobRun) => void | Promise<void>): void {
+    const producer: JobRun = Object.freeze({
+      jobId: this.jobId,
+      signal: this._controller.signal,
+      output: (text: string) => this.output(text),
+      done: (exit?: JobExit) => this.finish(exit),
+      fail: (error: unknown) => this.fail(error),
+      record: (details: JobRecord) => this.events.record(this, details),
+    })
+    let returned: void | Promise<void>
+    try {
+      returned = run(producer)
+    } catch (error) {
+      this.fail(error)
+      return
+    }
+    this._body = Promise.resolve(returned).then(() => this.finish(), (error: unknown) => this.fail(error))
+  }
+
+  output(text: string): void {
+    if (this._ending || typeof text !== 'string') return
+    this._buffer.push(text)
+  }
+
+  finish(exit: JobExit = {}): void {
+    const exitCode = Number.isInteger(exit?.exitCode) ? exit.exitCode! : undefined
+    const signal = typeof exit?.signal === 'string' && exit.signal ? exit.signal : undefined
+    this.settle({ status: 'done', ...(exitCode === undefined ? {} : { exitCode }), ...(signal ? { signal } : {}) })
+  }
+
+  fail(error: unknown): void {
+    this.settle({ status: 'failed', error: describe(error) })
+  }
+
+  /**
+   * Ends the job as `killed` (unless it already ended), aborts its signal, and waits for the body
+   * to return — at most `graceMs`: a body that ignores its signal is left behind, not awaited.
+   */
+  async kill(cause: KillCause, graceMs: number): Promise<void> {
+    this.settle({ status: 'killed', cause })
+    // Settled first, so a `done` the abort triggers synchronously cannot win.
+    if (!this._controller.signal.aborted) this._controller.abort(new ReinError('JOB_KILLED', `job ${this.jobId} was killed (${cause})`))
+    let timer: ReturnType<typeof setTimeout> | undefined
+    await Promise.race([this._body, new Promise<void>((resolve) => { timer = setTimeout(resolve, graceMs) })])
+    clearTimeout(timer)
+  }
+
+  /** The unread output (it counts as read from now on) and what was dropped before it. */
+  take(): { output: string; droppedChars: number } {
+    return this._buffer.take()
+  }
+
+  info(): JobInfo {
+    const ending = this._ending
+    return Object.freeze({
+      jobId: this.jobId,
+      kind: this.kind,
+      label: this.label,
+      status: this.status,
+      ...(ending?.exitCode === undefined ? {} : { exitCode: ending.exitCode }),
+      ...(ending?.signal === undefined ? {} : { signal: ending.signal }),
+      ...(ending?.error === undefined ? {} : { error: ending.error }),
+      ...(ending?.cause === undefined ? {} : { cause: ending.cause }),
+      sessionId: this.owner.sessionId,
+      agent: this.owner.agent,
+      startedAt: this.startedAt,
+      ...(ending ? { endedAt: ending.endedAt } : {}),
+      unreadChars: this._buffer.unreadChars,
+      droppedChars: this._buffer.droppedChars,
+      ...(this.outputPath === undefined ? {} : { outputPath: this.outputPath }),
+    })
+  }
+
+  private settle(ending: Ending): void {
+    if (this._ending) return
+    this._ending = { ...ending, endedAt: Date.now() }
+    this.events.settled(this)
+    this._resolveDone(this.info())
+  }
+}
+
+function describe(error: unknown): string {
+  if (isReinError(error)) return `${error.code}: ${error.message}`
+  if (error instanceof Error) return error.message || error.name
+  return String(error)
+}

@@ -1,0 +1,327 @@
+/**
+ * `JobRuntime`: the live jobs of one `ctx.jobs` — starting them for an agent, numbering them from
+ * the owner's log, who may see them, reading, killing and waiting, and ending them with their
+ * owner, the plugin or the process. First sight of a session also settles what a dead process left.
+ */
+
+import type { Logger } from '@deepseek-ai/cordis'
+import type { Agent } from '@rein/agent'
+import { ReinError, type JobId } from '@rein/base'
+import type { Session } from '@rein/session'
+import type { JobsConfig } from './config.ts'
+import { noticeText } from './format.ts'
+import { Job } from './job.ts'
+import { readJobLog, type EndData, type LoggedJob } from './job-log.ts'
+import { Notices, appendTo } from './notices.ts'
+import { isMarker, reapRecorded } from './reaper.ts'
+import type { JobHandle, JobInfo, JobOutput, JobRecord, JobViewer, KillCause, SettleReport, StartJob } from './types.ts'
+
+/** What the runtime knows of a session it has seen: the numbers used per kind. */
+interface Book {
+  numbers: Map<string, number>
+}
+
+const KIND = /^[a-z][a-z0-9_]{0,31}$/
+const MAX_LABEL = 200
+/** Parent links followed to list who sees a job; far deeper than any agent tree. */
+const MAX_DEPTH = 64
+
+export class JobRuntime {
+  private jobs: Job[] = []
+  private readonly books = new Map<string, Book>()
+  /** Highest number per conversation and kind, so ids never repeat across a conversation's sessions. */
+  private readonly counters = new Map<string, number>()
+  private readonly hooked = new Map<Session, () => void>()
+  private readonly listeners = new Set<(info: JobInfo) => void>()
+  private readonly notices: Notices
+  private closed = false
+
+  constructor(private readonly config: JobsConfig, private readonly agent: (sessionId: string) => Agent | undefined, private readonly logger: Logger) {
+    this.notices = new Notices(agent, logger)
+  }
+
+  start(options: StartJob): JobHandle {
+    if (this.closed) throw new ReinError('JOBS_CLOSED', 'the jobs service is shutting down; no job can start')
+    const { kind, label, owner, run } = checkStart(options)
+    if (options.signal?.aborted) throw new ReinError('JOB_START_ABORTED', `the ${kind} job was not started: its caller was cancelled`)
+    const agent = this.agent(owner.sessionId)
+    if (!agent || agent.session.closed) {
+      throw new ReinError('JOB_OWNER_GONE', `no live agent owns session ${owner.sessionId}: a job must be started by a running agent's tool call`, { details: { sessionId: owner.sessionId } })
+    }
+    const book = this.visit(agent)
+    const jobId = this.nextId(book, owner.conversationId, kind)
+    const job = new Job({
+      jobId, kind, label, owner,
+      viewers: this.viewers(agent),
+      bufferChars: this.config.bufferChars,
+      ...(options.outputPath ? { outputPath: options.outputPath } : {}),
+    }, { settled: (ended) => this.settled(ended), record: (recorded, details) => this.record(recorded, details) })
+    this.jobs.push(job)
+    appendTo(agent.session, 'jobs/start', { jobId, kind, label }, this.logger)
+    job.begin(run)
+    // `done` is not enumerable: the handle spreads and serializes as the JSON a tool returns.
+    return Object.freeze(Object.defineProperty({ kind: 'background' as const, jobId }, 'done', { value: job.done, enumerable: false }) as JobHandle)
+  }
+
+  list(viewer: JobViewer): JobInfo[] {
+    return this.jobs.filter((job) => job.visibleTo(viewer.sessionId)).map((job) => job.info())
+  }
+
+  /** The output not read before; once the job ended, the owner reading it counts as told. */
+  read(jobId: string, viewer: JobViewer): JobOutput {
+    const job = this.find(jobId, viewer)
+    const { output, droppedChars } = job.take()
+    if (job.status !== 'running' && viewer.sessionId === job.owner.sessionId && !job.seenByOwner) {
+      job.seenByOwner = true
+      const session = this.agent(job.owner.sessionId)?.session
+      if (session) appendTo(session, 'jobs/seen', { jobId: job.jobId }, this.logger)
+    }
+    return Object.freeze({ info: job.info(), output, droppedChars })
+  }
+
+  async kill(jobId: string, viewer: JobViewer): Promise<JobInfo> {
+    const job = this.find(jobId, viewer)
+    if (job.status === 'running' && viewer.sessionId === job.owner.sessionId) job.killedByOwner = true
+    await job.kill('kill', this.config.killGraceMs)
+    return job.info()
+  }
+
+  async wait(jobId: string, timeoutMs: number, viewer: JobViewer, signal?: AbortSignal): Promise<JobInfo> {
+    const job = this.find(jobId, viewer)
+    if (job.status === 'running') await until(job.done, timeoutMs, signal)
+    return job.info()
+  }
+
+  onDone(listener: (info: JobInfo) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  /**
+   * Waits for running jobs (of one session and those below it, or all) up to `timeoutMs`, then
+   * kills the rest (`exit`) and saves their owners' logs: what a process calls before it exits.
+   */
+  async settle(options: { timeoutMs?: number; sessionId?: string; signal?: AbortSignal } = {}): Promise<SettleReport> {
+    const { sessionId, signal } = options
+    const running = this.jobs.filter((job) => job.status === 'running' && (sessionId === undefined || job.visibleTo(sessionId)))
+    await until(Promise.all(running.map((job) => job.done)), options.timeoutMs ?? this.config.exitWaitMs, signal)
+    const late = running.filter((job) => job.status === 'running')
+    await Promise.all(late.map((job) => job.kill('exit', this.config.killGraceMs)))
+    await this.save(running)
+    return Object.freeze({
+      finished: running.filter((job) => !late.includes(job)).map((job) => job.info()),
+      killed: late.map((job) => job.info()),
+    })
+  }
+
+  /** Delivers a session's queued notices: its agent is at a step boundary. */
+  boundary(sessionId: string): void {
+    this.notices.deliver(sessionId)
+  }
+
+  /** A turn starts (or `reap` asks): settle what an earlier process left in this session, then deliver what is queued. */
+  visitSession(sessionId: string): void {
+    const agent = this.agent(sessionId)
+    if (agent && !agent.session.closed && !this.closed) this.visit(agent)
+    this.notices.deliver(sessionId)
+  }
+
+  /** The plugin goes: every job is killed and awaited, queued notices handed, logs saved. */
+  async dispose(): Promise<void> {
+    this.closed = true
+    const jobs = this.jobs
+    // Everything that appends happens before the first await: each kill settles (and logs) its job
+    // synchronously, while the event types are still defined (see the service's constructor).
+    const killing = jobs.map((job) => job.kill('disposed', this.config.killGraceMs))
+    this.notices.deliverAll()
+    await Promise.all(killing)
+    await this.save(jobs)
+    for (const unhook of this.hooked.values()) unhook()
+    this.hooked.clear()
+    this.jobs = []
+    this.listeners.clear()
+  }
+
+  private find(jobId: string, viewer: JobViewer): Job {
+    const job = this.jobs.find((candidate) => candidate.jobId === jobId && candidate.visibleTo(viewer.sessionId))
+    if (!job) {
+      const ids = this.list(viewer).map((info) => info.jobId)
+      throw new ReinError('JOB_NOT_FOUND', `no background job "${jobId}" here; ${ids.length > 0 ? `the jobs are ${ids.join(', ')}` : 'there are none'} (job_list lists them)`, { details: { jobId } })
+    }
+    return job
+  }
+
+  private nextId(book: Book, conversationId: string, kind: string): JobId {
+    const key = counterKey(conversationId, kind)
+    const n = Math.max(book.numbers.get(kind) ?? 0, this.counters.get(key) ?? 0) + 1
+    book.numbers.set(kind, n)
+    this.counters.set(key, n)
+    return `${kind}-${n}` as JobId
+  }
+
+  /** The owner's session and every session above it, through the live agents' parent links. */
+  private viewers(agent: Agent): string[] {
+    const viewers = [agent.session.id]
+    let parent = agent.parent
+    while (parent && viewers.length < MAX_DEPTH) {
+      viewers.push(parent.sessionId)
+      parent = this.agent(parent.sessionId)?.parent
+    }
+    return viewers
+  }
+
+  /**
+   * The first time this runtime meets a session (a turn starts, or a job starts in it): number from
+   * its log, reap the jobs a dead process left running (one `lost` notice each), and hand the
+   * notices an earlier process owed but never delivered.
+   */
+  private visit(agent: Agent): Book {
+    const { session } = agent
+    if (!this.hooked.has(session)) this.hooked.set(session, session.beforeClose(() => this.ownerClosing(session)))
+    const known = this.books.get(session.id)
+    if (known) return known
+    const view = readJobLog(session.events)
+    const book: Book = { numbers: view.numbers }
+    this.books.set(session.id, book)
+    // A resumed parent's old ids must not be handed to its new subagents' jobs either.
+    const conversationId = agent.parent?.conversationId ?? session.id
+    for (const [kind, n] of view.numbers) {
+      const key = counterKey(conversationId, kind)
+      this.counters.set(key, Math.max(n, this.counters.get(key) ?? 0))
+    }
+    if (view.open.length === 0 && view.owed.length === 0) return book
+    const reaped = reapRecorded(view.open.map((job) => job.record))
+    this.logger.info('session %s: %d job(s) left by an earlier process; killed pids %o, groups %o', session.id, view.open.length, reaped.pids, reaped.groups)
+    for (const job of view.open) {
+      if (!isMarker(job.record.marker)) this.logger.warn('job %s in session %s recorded no marker: its processes could not be checked, so none were killed', job.start.jobId, session.id)
+      job.end = { jobId: job.start.jobId, status: 'killed', cause: 'lost', notice: true }
+      appendTo(session, 'jobs/end', { ...job.end }, this.logger)
+    }
+    for (const job of [...view.owed, ...view.open]) {
+      if (!this.notices.wasHanded(agent, job.start.jobId)) this.notices.hand(agent, job.start.jobId, noticeText(factsOf(job), undefined))
+    }
+    session.flush().catch((error: unknown) => this.logger.warn('session %s: jobs left by an earlier process were not saved: %s', session.id, error))
+    return book
+  }
+
+  /** The owner's session is closing: its jobs are killed and awaited while their ends can still be written. */
+  private async ownerClosing(session: Session): Promise<void> {
+    this.hooked.delete(session)
+    const owned = this.jobs.filter((job) => job.owner.sessionId === session.id)
+    await Promise.all(owned.map((job) => job.kill('owner', this.config.killGraceMs)))
+    this.notices.deliver(session.id)
+    this.jobs = this.jobs.filter((job) => !owned.includes(job))
+    this.books.delete(session.id)
+  }
+
+  private settled(job: Job): void {
+    const info = job.info()
+    const notice = !job.killedByOwner
+    const session = this.agent(job.owner.sessionId)?.session
+    if (session && appendTo(session, 'jobs/end', endData(info, notice), this.logger)) {
+      session.flush().catch((error: unknown) => this.logger.warn('session %s: the end of job %s was not saved: %s', session.id, job.jobId, error))
+    }
+    // A copy: a listener that disposes itself must not make the next one skip.
+    for (const listener of Array.from(this.listeners)) {
+      try {
+        listener(info)
+      } catch (error) {
+        this.logger.error('a jobs onDone listener failed: %s', error)
+      }
+    }
+    if (!notice) return
+    const now = info.cause === 'owner' || info.cause === 'disposed' || info.cause === 'exit'
+    this.notices.add(job.owner.sessionId, {
+      jobId: job.jobId,
+      wanted: () => !job.seenByOwner,
+      text: () => noticeText(job.info(), job.info().unreadChars),
+    }, now)
+  }
+
+  private async record(job: Job, details: JobRecord): Promise<void> {
+    const { processGroup, marker } = details ?? {}
+    if ((processGroup !== undefined && !(Number.isSafeInteger(processGroup) && processGroup > 1)) || (marker !== undefined && !isMarker(marker))) {
+      throw new ReinError('JOB_INVALID_RECORD', 'record() takes {processGroup?: an integer above 1, marker?: an environment entry "NAME=value"}')
+    }
+    const session = this.agent(job.owner.sessionId)?.session
+    const data = { jobId: job.jobId, ...(processGroup === undefined ? {} : { processGroup }), ...(marker === undefined ? {} : { marker }) }
+    if (!session || !appendTo(session, 'jobs/record', data, this.logger)) {
+      throw new ReinError('JOB_RECORD_FAILED', `job ${job.jobId}: its owner's session is closed, so nothing could reap it after a crash`)
+    }
+    try {
+      await session.flush()
+    } catch (error) {
+      throw new ReinError('JOB_RECORD_FAILED', `job ${job.jobId}: the session log could not be saved, so nothing could reap it after a crash`, { cause: error })
+    }
+  }
+
+  /** Makes the owners' logs durable (each once); a failure is logged. */
+  private async save(jobs: readonly Job[]): Promise<void> {
+    const sessions = new Set(jobs.map((job) => this.agent(job.owner.sessionId)?.session).filter((session) => session !== undefined && !session.closed))
+    await Promise.all([...sessions].map((session) => session!.flush().catch((error: unknown) => {
+      this.logger.warn('session %s: job ends were not saved: %s', session!.id, error)
+    })))
+  }
+}
+
+function counterKey(conversationId: string, kind: string): string {
+  return `${conversationId}\n${kind}`
+}
+
+function checkStart(options: StartJob): StartJob {
+  const { kind, label, owner, run } = options ?? {}
+  if (typeof kind !== 'string' || !KIND.test(kind)) {
+    throw new ReinError('JOB_INVALID', `a job's kind must be 1-32 lowercase letters, digits or _, starting with a letter (got ${JSON.stringify(kind)})`)
+  }
+  if (typeof label !== 'string') throw new ReinError('JOB_INVALID', 'a job needs a label: one line saying what it runs')
+  if (typeof owner?.sessionId !== 'string' || typeof owner.conversationId !== 'string') {
+    throw new ReinError('JOB_INVALID', "a job needs its owner's run identity (the tool call's run.identity)")
+  }
+  if (typeof run !== 'function') throw new ReinError('JOB_INVALID', 'a job needs a run(job) function: its body')
+  const line = label.replace(/\s+/g, ' ').trim()
+  return { ...options, label: line.length > MAX_LABEL ? `${line.slice(0, MAX_LABEL - 1)}…` : line }
+}
+
+function endData(info: JobInfo, notice: boolean): EndData {
+  return {
+    jobId: info.jobId,
+    status: info.status === 'running' ? 'done' : info.status,
+    ...(info.exitCode === undefined ? {} : { exitCode: info.exitCode }),
+    ...(info.signal === undefined ? {} : { signal: info.signal }),
+    ...(info.error === undefined ? {} : { error: info.error }),
+    ...(info.cause === undefined ? {} : { cause: info.cause }),
+    notice,
+  }
+}
+
+function factsOf(job: LoggedJob) {
+  const end = job.end
+  return {
+    jobId: job.start.jobId,
+    label: job.start.label,
+    status: end?.status ?? 'killed',
+    ...(typeof end?.exitCode === 'number' ? { exitCode: end.exitCode } : {}),
+    ...(typeof end?.signal === 'string' ? { signal: end.signal } : {}),
+    ...(typeof end?.error === 'string' ? { error: end.error } : {}),
+    ...(end?.cause ? { cause: end.cause as KillCause } : {}),
+  }
+}
+
+/** Resolves when `promise` settles, `timeoutMs` passes or `signal` aborts, whichever is first. */
+async function until(promise: Promise<unknown>, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return
+  // setTimeout fires at once for a delay past 2^31 - 1 ms; NaN or a negative delay means no wait.
+  const delay = Math.min(Math.max(Number.isNaN(timeoutMs) ? 0 : timeoutMs, 0), 2 ** 31 - 1)
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let onAbort: (() => void) | undefined
+  await Promise.race([
+    promise,
+    new Promise<void>((resolve) => { timer = setTimeout(resolve, delay) }),
+    new Promise<void>((resolve) => {
+      onAbort = resolve
+      signal?.addEventListener('abort', onAbort, { once: true })
+    }),
+  ])
+  clearTimeout(timer)
+  if (onAbort) signal?.removeEventListener('abort', onAbort)
+}

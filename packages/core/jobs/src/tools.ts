@@ -1,0 +1,155 @@
+/** The model's side of jobs: `job_output`, `job_list` and `job_kill`. Every answer ends with the job's status line. */
+
+import { ReinError, defineTool, type RunIdentity, type ToolRun } from '@rein/tools'
+import type { JobsConfig } from './config.ts'
+import { clip, count, statusLine } from './format.ts'
+import type { JobInfo, JobOutput, JobViewer } from './types.ts'
+
+/** What the tools need from the service. */
+export interface JobTools {
+  list(viewer: JobViewer): JobInfo[]
+  read(jobId: string, viewer: JobViewer): JobOutput
+  kill(jobId: string, viewer: JobViewer): Promise<JobInfo>
+  wait(jobId: string, timeoutMs: number, viewer: JobViewer, signal?: AbortSignal): Promise<JobInfo>
+}
+
+const STATUS = { type: 'string', enum: ['running', 'done', 'failed', 'killed'], required: true } as const
+const ENDING = {
+  exitCode: { type: 'integer' },
+  signal: { type: 'string' },
+  error: { type: 'string' },
+} as const
+
+export function createJobTools(jobs: JobTools, config: JobsConfig) {
+  const jobOutput = defineTool({
+    name: 'job_output',
+    description: `Returns a background job's output since you last read it, then its status. With wait_ms, first waits up to that long for the job to end. Unread output beyond ${count(config.bufferChars)} characters is dropped, oldest first.`,
+    parameters: {
+      job_id: { type: 'string', required: true, description: 'The id the job was started with, e.g. "bash-1".' },
+      wait_ms: { type: 'integer', minimum: 0, maximum: config.maxWaitMs, description: `Wait up to this many ms for the job to end (max ${config.maxWaitMs}).` },
+    },
+    output: {
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          jobId: { type: 'string', required: true },
+          status: STATUS,
+          ...ENDING,
+          output: { type: 'string', required: true },
+          droppedChars: { type: 'integer', required: true },
+          outputPath: { type: 'string' },
+        },
+      },
+      render: (_args, value) => {
+        const parts: string[] = []
+        if (value.droppedChars > 0) parts.push(dropNote(value.droppedChars, config.bufferChars, value.outputPath))
+        parts.push(value.output === '' ? '(no new output)' : value.output.replace(/\n$/, ''))
+        if (value.error !== undefined) parts.push(`The job failed: ${value.error}`)
+        parts.push(statusLine(value))
+        return parts.join('\n')
+      },
+    },
+    execute: async (args, run) => {
+      const viewer = viewerOf(run)
+      if (args.wait_ms !== undefined && args.wait_ms > 0) await jobs.wait(args.job_id, args.wait_ms, viewer, run.signal)
+      const { info, output, droppedChars } = jobs.read(args.job_id, viewer)
+      return { ...ending(info), output, droppedChars, ...(info.outputPath === undefined ? {} : { outputPath: info.outputPath }) }
+    },
+    effects: ['read'],
+    isConcurrencySafe: true,
+    timeoutMs: config.maxWaitMs + 60_000,
+    presentCall: (args) => ({ card: 'generic', kind: 'read', title: 'Read job output', detail: args.job_id }),
+  })
+
+  const jobList = defineTool({
+    name: 'job_list',
+    description: 'Lists your background jobs: id, what runs, unread output, status.',
+    parameters: {},
+    output: {
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          jobs: {
+            type: 'array',
+            required: true,
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              properties: { jobId: { type: 'string', required: true }, label: { type: 'string', required: true }, status: STATUS, ...ENDING, unreadChars: { type: 'integer', required: true } },
+            },
+          },
+        },
+      },
+      render: (_args, value) => value.jobs.length === 0 ? 'No background jobs.'
+        : value.jobs.map((job) => `${job.jobId}: ${clip(job.label, 100)} (${count(job.unreadChars)} characters unread) ${statusLine(job)}`).join('\n'),
+    },
+    execute: (_args, run) => ({ jobs: jobs.list(viewerOf(run)).map((info) => ({ ...ending(info), label: info.label, unreadChars: info.unreadChars })) }),
+    effects: ['read'],
+    isConcurrencySafe: true,
+    presentCall: () => ({ card: 'generic', kind: 'read', title: 'List background jobs' }),
+  })
+
+  const jobKill = defineTool({
+    name: 'job_kill',
+    description: 'Stops a background job and all its processes, and reports its final status.',
+    parameters: {
+      job_id: { type: 'string', required: true, description: 'The id of the job to stop, e.g. "bash-1".' },
+    },
+    output: {
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          jobId: { type: 'string', required: true },
+          label: { type: 'string', required: true },
+          status: STATUS,
+          ...ENDING,
+          killed: { type: 'boolean', required: true, description: 'this call ended it (false: it had ended already)' },
+          unreadChars: { type: 'integer', required: true },
+        },
+      },
+      render: (_args, value) => [
+        value.killed ? `Killed ${value.jobId} (${clip(value.label, 100)}).` : `${value.jobId} (${clip(value.label, 100)}) had already ended.`,
+        ...(value.unreadChars > 0 ? [`${count(value.unreadChars)} characters of output unread: job_output reads them.`] : []),
+        statusLine(value),
+      ].join('\n'),
+    },
+    execute: async (args, run) => {
+      const viewer = viewerOf(run)
+      const before = jobs.list(viewer).find((info) => info.jobId === args.job_id)?.status
+      const info = await jobs.kill(args.job_id, viewer)
+      return { ...ending(info), label: info.label, killed: before === 'running' && info.status === 'killed', unreadChars: info.unreadChars }
+    },
+    // It signals processes, the same effect as starting them: approval treats it like running a command.
+    effects: ['exec'],
+    // Killing twice is harmless; after a crash the job is gone and the call says so.
+    replaySafe: true,
+    timeoutMs: config.killGraceMs + 60_000,
+    presentCall: (args) => ({ card: 'generic', kind: 'execute', title: 'Stop background job', detail: args.job_id }),
+  })
+
+  return { jobOutput, jobList, jobKill }
+}
+
+/** The caller's run: job tools answer only inside an agent's turn. */
+function viewerOf(run: ToolRun): RunIdentity {
+  if (!run.identity) throw new ReinError('NO_RUN_IDENTITY', 'job tools answer only inside an agent\'s turn: this call carries no run identity')
+  return run.identity
+}
+
+function ending(info: JobInfo) {
+  return {
+    jobId: info.jobId as string,
+    status: info.status,
+    ...(info.exitCode === undefined ? {} : { exitCode: info.exitCode }),
+    ...(info.signal === undefined ? {} : { signal: info.signal }),
+    ...(info.error === undefined ? {} : { error: info.error }),
+  }
+}
+
+function dropNote(dropped: number, kept: number, path: string | undefined): string {
+  const whole = path ? ` The whole output is saved at ${path}.` : ' Read more often to keep up.'
+  return `[… ${count(dropped)} earlier characters were dropped: a job keeps at most ${count(kept)} unread characters.${whole}]`
+}

@@ -1,0 +1,118 @@
+/** The jobs spec: what a producer (a tool) hands `ctx.jobs.start`, what its body gets, and what consumers read. */
+
+import type { JobId } from '@rein/base'
+import type { RunIdentity } from '@rein/tools'
+
+/** Where a job stands. `killed`: ended by `kill`, by its owner or the service going away, or by the process exiting. */
+export type JobStatus = 'running' | 'done' | 'failed' | 'killed'
+
+/**
+ * Why the service ended a job (status `killed`): `kill` (someone called `kill`), `owner` (the
+ * owner's session closed), `disposed` (the jobs plugin was disposed), `exit` (`settle` ran out of
+ * time as the process ends), `lost` (a previous process died without recording the job's end).
+ */
+export type KillCause = 'kill' | 'owner' | 'disposed' | 'exit' | 'lost'
+
+/** How a finished process ended: its exit code, or the signal that ended it. */
+export interface JobExit {
+  exitCode?: number | null
+  signal?: string | null
+}
+
+/**
+ * What a later process needs to stop a job this one could not: a process group and a marker — an
+ * exact `NAME=value` entry every process of the job carries in its environment. A recorded group
+ * is killed only while a process in it still carries the marker (so a reused id is left alone).
+ */
+export interface JobRecord {
+  processGroup?: number
+  marker?: string
+}
+
+/** What a job's body gets: its id, its signal, and the one way to report output and the outcome. */
+export interface JobRun {
+  readonly jobId: JobId
+  /** Aborted by `kill`, by the owner's session closing, by `settle` timing out, or by disposing the plugin. */
+  readonly signal: AbortSignal
+  /** Adds output, as the model should read it (the producer formats streams, e.g. marks stderr). Ignored once the job ended. */
+  output(text: string): void
+  /** The job finished. First settlement wins; later ones are ignored. */
+  done(exit?: JobExit): void
+  /** The job failed (not a non-zero exit, which is `done`). First settlement wins. */
+  fail(error: unknown): void
+  /**
+   * Stores what a later process needs to reap the job after a crash, and makes the session log
+   * durable. Record the marker before spawning and the group after; calls merge. Rejects with
+   * `JOB_RECORD_FAILED` when the log cannot be saved (then nothing could reap the job: stop it).
+   */
+  record(details: JobRecord): Promise<void>
+}
+
+/** What `ctx.jobs.start` takes. */
+export interface StartJob {
+  /** Names the producer and prefixes the id: `bash` → `bash-1`. Lowercase letters, digits, `_`; at most 32. */
+  kind: string
+  /** One line for people and the model (the command, say); cut to 200 characters. */
+  label: string
+  /** The run that starts the job: its session's agent owns it. */
+  owner: RunIdentity
+  /**
+   * The body. It starts before `start` returns and the job lives until the promise it returns
+   * settles: resolving without a settlement is `done` with no exit code, a throw or a rejection
+   * is `failed`.
+   */
+  run: (job: JobRun) => void | Promise<void>
+  /** The starter's signal (a tool call's): already aborted → `JOB_START_ABORTED`. Not watched afterwards. */
+  signal?: AbortSignal
+  /** Where the producer keeps the whole output, if it does: named when output is dropped from the buffer. */
+  outputPath?: string
+}
+
+/** What `start` returns. Its JSON (and spread) is `{kind, jobId}`, the value a tool returns to the model; `done` is not enumerable. */
+export interface JobHandle {
+  readonly kind: 'background'
+  readonly jobId: JobId
+  /** Settles with the job's final state when it ends (first settlement). Never rejects. */
+  readonly done: Promise<JobInfo>
+}
+
+/** Who asks: jobs are visible to their owner's session and the sessions above it (its parent chain). */
+export type JobViewer = Pick<RunIdentity, 'sessionId'>
+
+/** A job as consumers see it; a snapshot, frozen. Times are epoch milliseconds. */
+export interface JobInfo {
+  readonly jobId: JobId
+  readonly kind: string
+  readonly label: string
+  readonly status: JobStatus
+  readonly exitCode?: number
+  readonly signal?: string
+  /** Status `failed`: what went wrong. */
+  readonly error?: string
+  /** Status `killed`: why. */
+  readonly cause?: KillCause
+  /** The owner's session and agent name. */
+  readonly sessionId: string
+  readonly agent: string
+  readonly startedAt: number
+  readonly endedAt?: number
+  /** Output waiting to be read, in characters. */
+  readonly unreadChars: number
+  /** Unread output dropped from the bounded buffer since the last read. */
+  readonly droppedChars: number
+  readonly outputPath?: string
+}
+
+/** What `read` returns: the output not read before (then it counts as read), and the job's state after. */
+export interface JobOutput {
+  readonly info: JobInfo
+  readonly output: string
+  /** Characters dropped since the last read, before `output`. */
+  readonly droppedChars: number
+}
+
+/** What `settle` did: the jobs that ended while it waited, and those it killed when time ran out. */
+export interface SettleReport {
+  readonly finished: readonly JobInfo[]
+  readonly killed: readonly JobInfo[]
+}

@@ -1,0 +1,226 @@
+// Finish notices at the agent level, with the scripted LLM: one per job, never dropped, never
+// repeated, none once the model read the output after the end, and never a turn of their own.
+import type { Agent } from '@rein/agent'
+import { MemorySessionStore, eventData } from '@rein/session'
+import { describe, expect, it } from 'vitest'
+import { boot, call, expectValidLog, jobStarter, notices, ofType, ownerOf, tick } from './harness.ts'
+
+/** Every message this plugin injected into the log. */
+const injected = (agent: Agent) => agent.session.events
+  .filter((event) => event.type === 'user/message')
+  .map((event) => eventData(event, 'user/message').message)
+  .filter((message) => message.source.kind === 'plugin' && message.source.plugin === '@rein/jobs')
+  .map((message) => (message.content[0] as { text: string }).text)
+
+describe('finish notices', () => {
+  it('gives each of several jobs that end together exactly one notice, with the next user message, and never starts a turn', async () => {
+    const { root, llm } = await boot([
+      [call('start_job', { label: 'one' }), call('start_job', { label: 'two' }), call('start_job', { label: 'three' })],
+      [{ text: 'started' }],
+      [call('job_list')],
+      [{ text: 'seen' }],
+    ])
+    const bodies = jobStarter(root)
+    const agent = await root.agents.create()
+    await agent.send('start three')
+    for (const job of bodies.values()) job.done({ exitCode: 0 })
+    await tick()
+    expect(agent.status).toBe('idle')
+    expect(llm.requests).toHaveLength(2)
+    await agent.send('what happened?')
+    const texts = notices(llm.requests[2]!.messages)
+    expect(texts).toEqual([
+      'Background job test-1 (one) finished. No unread output. [status: done] [exit code: 0]',
+      'Background job test-2 (two) finished. No unread output. [status: done] [exit code: 0]',
+      'Background job test-3 (three) finished. No unread output. [status: done] [exit code: 0]',
+    ])
+    expect(llm.requests[2]!.messages.map((message) => message.source.kind).slice(-4)).toEqual(['user', 'plugin', 'plugin', 'plugin'])
+    // The next step (and turn) carries them as history, never again as new messages.
+    expect(notices(llm.requests[3]!.messages)).toEqual(texts)
+    expect(injected(agent)).toEqual(texts)
+    expectValidLog(agent.session.events)
+  })
+
+  it('delivers notices of jobs that end mid-turn at the next step boundary, each once, after the step\'s results', async () => {
+    const ref: { finish?: () => void } = {}
+    const { root, llm } = await boot((_request, index) => {
+      if (index === 0) return [call('start_job', { label: 'a' }), call('start_job', { label: 'b' })]
+      if (index === 1) {
+        ref.finish?.()
+        return [call('job_list')]
+      }
+      return [{ text: 'done' }]
+    })
+    const bodies = jobStarter(root)
+    ref.finish = () => {
+      bodies.get('test-1')!.output('hello\n')
+      bodies.get('test-1')!.done({ exitCode: 0 })
+      bodies.get('test-2')!.fail(new Error('disk full'))
+    }
+    const agent = await root.agents.create()
+    await agent.send('go')
+    expect(notices(llm.requests[1]!.messages)).toEqual([])
+    const third = llm.requests[2]!.messages
+    expect(third.map((message) => message.source.kind).slice(-3)).toEqual(['tool', 'plugin', 'plugin'])
+    expect(notices(third)).toEqual([
+      'Background job test-1 (a) finished. 6 characters of output unread: read them with job_output. [status: done] [exit code: 0]',
+      'Background job test-2 (b) failed: disk full. No unread output. [status: failed]',
+    ])
+    expect(injected(agent)).toHaveLength(2)
+    expectValidLog(agent.session.events)
+  })
+
+  it('sends no notice when the model read the output to the end after the job ended', async () => {
+    const ref: { finish?: () => void } = {}
+    const { root, llm } = await boot((_request, index) => {
+      if (index === 0) return [call('start_job', { label: 'build' })]
+      if (index === 1) {
+        ref.finish?.()
+        return [call('job_output', { job_id: 'test-1' })]
+      }
+      return [{ text: 'built' }]
+    })
+    const bodies = jobStarter(root)
+    ref.finish = () => {
+      bodies.get('test-1')!.output('compiled\n')
+      bodies.get('test-1')!.done({ exitCode: 0 })
+    }
+    const agent = await root.agents.create()
+    await agent.send('build it')
+    const results = llm.requests[2]!.messages.at(-1)!
+    expect(results.content[0]).toMatchObject({ type: 'tool-result', content: [{ type: 'text', text: 'compiled\n[status: done] [exit code: 0]' }] })
+    expect(notices(llm.requests[2]!.messages)).toEqual([])
+    expect(injected(agent)).toEqual([])
+    expect(ofType(agent.session.events, 'jobs/seen')).toEqual([{ jobId: 'test-1' }])
+  })
+
+  it('still sends the notice when the model read only while the job ran', async () => {
+    const ref: { finish?: () => void } = {}
+    const { root, llm } = await boot((_request, index) => {
+      if (index === 0) return [call('start_job', { label: 'serve' })]
+      if (index === 1) return [call('job_output', { job_id: 'test-1' })]
+      if (index === 2) {
+        ref.finish?.()
+        return [call('job_list')]
+      }
+      return [{ text: 'ok' }]
+    })
+    const bodies = jobStarter(root)
+    ref.finish = () => bodies.get('test-1')!.done({ exitCode: 1 })
+    const agent = await root.agents.create()
+    await agent.send('serve')
+    expect(notices(llm.requests[3]!.messages)).toEqual(['Background job test-1 (serve) finished. No unread output. [status: done] [exit code: 1]'])
+  })
+
+  it('sends no notice for a job the model killed itself, and says so in the job_kill answer', async () => {
+    const { root, llm } = await boot([[call('start_job', { label: 'sleep' })], [call('job_kill', { job_id: 'test-1' })], [{ text: 'stopped' }], [{ text: 'later' }]])
+    jobStarter(root)
+    const agent = await root.agents.create()
+    await agent.send('start and stop')
+    await agent.send('anything?')
+    const answer = llm.requests[2]!.messages.at(-1)!.content[0]
+    expect(answer).toMatchObject({ content: [{ text: 'Killed test-1 (sleep).\n[status: killed]' }] })
+    expect(notices(llm.requests[3]!.messages)).toEqual([])
+    expect(ofType(agent.session.events, 'jobs/end')).toEqual([{ jobId: 'test-1', status: 'killed', cause: 'kill', notice: false }])
+  })
+
+  it('hands a notice a process owed but never delivered (it exited first) to the model on resume, once', async () => {
+    const store = new MemorySessionStore()
+    const first = await boot([[call('start_job', { label: 'tests' })], [{ text: 'running' }]], { store })
+    const bodies = jobStarter(first.root)
+    const agent = await first.root.agents.create({ sessionId: 'owed' })
+    await agent.send('run the tests')
+    // `rein run` ends: it waits for the job, which ends; the notice waits in the idle agent's inbox.
+    const settling = first.root.jobs.settle({ timeoutMs: 600_000 })
+    bodies.get('test-1')!.done({ exitCode: 0 })
+    await settling
+    await agent.close()
+    const second = await boot([[{ text: 'ok' }], [{ text: 'ok again' }]], { store })
+    const { agent: resumed } = await second.root.agents.resume('owed')
+    await resumed.send('and?')
+    await resumed.send('more?')
+    expect(notices(second.llm.requests[0]!.messages)).toEqual(['Background job test-1 (tests) finished. Its output is no longer available. [status: done] [exit code: 0]'])
+    expect(injected(resumed)).toHaveLength(1)
+  })
+
+  it('does not hand a delivered notice again in a later process', async () => {
+    const store = new MemorySessionStore()
+    const first = await boot([[call('start_job', { label: 'lint' })], [{ text: 'started' }], [{ text: 'seen it' }]], { store })
+    const bodies = jobStarter(first.root)
+    const agent = await first.root.agents.create({ sessionId: 'delivered' })
+    await agent.send('lint')
+    bodies.get('test-1')!.done({ exitCode: 0 })
+    await agent.send('next')
+    expect(notices(first.llm.requests[2]!.messages)).toHaveLength(1)
+    await agent.close()
+    const second = await boot([[{ text: 'ok' }]], { store })
+    const { agent: resumed } = await second.root.agents.resume('delivered')
+    await resumed.send('and?')
+    expect(injected(resumed)).toHaveLength(1)
+  })
+
+  it('does not hand a notice twice when the jobs plugin is reloaded before the agent\'s next turn', async () => {
+    const { root, llm, jobs } = await boot([[call('start_job', { label: 'lint' })], [{ text: 'started' }], [{ text: 'ok' }]])
+    const bodies = jobStarter(root)
+    const agent = await root.agents.create()
+    await agent.send('lint')
+    bodies.get('test-1')!.done({ exitCode: 0 })
+    await jobs.dispose()
+    const { default: JobService } = await import('../src/index.ts')
+    const again = await root.plugin(JobService)
+    await agent.send('next')
+    expect(notices(llm.requests[2]!.messages)).toEqual(['Background job test-1 (lint) finished. No unread output. [status: done] [exit code: 0]'])
+    await again.dispose()
+  })
+
+  it('tells the resumed model about jobs killed when their agent closed', async () => {
+    const store = new MemorySessionStore()
+    const first = await boot([[call('start_job', { label: 'watch' })], [{ text: 'started' }]], { store })
+    jobStarter(first.root)
+    const agent = await first.root.agents.create({ sessionId: 'closed' })
+    await agent.send('watch')
+    await agent.close()
+    const second = await boot([[{ text: 'ok' }]], { store })
+    const { agent: resumed } = await second.root.agents.resume('closed')
+    await resumed.send('still watching?')
+    expect(notices(second.llm.requests[0]!.messages)).toEqual(['Background job test-1 (watch) was killed because its agent closed. Its output is no longer available. [status: killed]'])
+  })
+
+  it('tells the resumed model which jobs rein killed when it exited', async () => {
+    const store = new MemorySessionStore()
+    const first = await boot([[call('start_job', { label: 'dev server' })], [{ text: 'started' }]], { store })
+    jobStarter(first.root)
+    const agent = await first.root.agents.create({ sessionId: 'exited' })
+    await agent.send('serve')
+    await first.root.jobs.settle({ timeoutMs: 1 })
+    await agent.close()
+    const second = await boot([[{ text: 'ok' }]], { store })
+    const { agent: resumed } = await second.root.agents.resume('exited')
+    await resumed.send('is it up?')
+    expect(notices(second.llm.requests[0]!.messages)).toEqual(['Background job test-1 (dev server) was killed because rein exited before it finished. Its output is no longer available. [status: killed]'])
+  })
+
+  it('answers job_output with the drop note and the saved output\'s path, and ends every answer with the status', async () => {
+    const { root } = await boot([], { jobs: { bufferChars: 1_000 } })
+    const agent = await root.agents.create()
+    const handle = root.jobs.start({
+      kind: 'test', label: 'noisy', owner: ownerOf(agent), outputPath: '/sessions/s/noisy.txt',
+      run: (job) => {
+        job.output('x'.repeat(1_500))
+        return new Promise<void>((resolve) => job.signal.addEventListener('abort', () => resolve()))
+      },
+    })
+    const context = { identity: ownerOf(agent), sessionId: agent.session.id }
+    const run = (name: string, args: object) => root.tools.execute({ callId: 'c', name, arguments: JSON.stringify(args), signal: new AbortController().signal, context })
+    const output = await run('job_output', { job_id: handle.jobId })
+    expect(output.content).toEqual([{ type: 'text', text: `[… 500 earlier characters were dropped: a job keeps at most 1,000 unread characters. The whole output is saved at /sessions/s/noisy.txt.]\n${'x'.repeat(1_000)}\n[status: running]` }])
+    expect((await run('job_list', {})).content).toEqual([{ type: 'text', text: 'test-1: noisy (0 characters unread) [status: running]' }])
+    expect((await run('job_output', { job_id: handle.jobId, wait_ms: 1 })).content).toEqual([{ type: 'text', text: '(no new output)\n[status: running]' }])
+    expect((await run('job_kill', { job_id: handle.jobId })).content).toEqual([{ type: 'text', text: 'Killed test-1 (noisy).\n[status: killed]' }])
+    expect((await run('job_kill', { job_id: handle.jobId })).content).toEqual([{ type: 'text', text: 'test-1 (noisy) had already ended.\n[status: killed]' }])
+    const missing = await run('job_output', { job_id: 'test-7' })
+    expect(missing).toMatchObject({ isError: true, error: { code: 'JOB_NOT_FOUND' } })
+    const outside = await root.tools.execute({ callId: 'c', name: 'job_list', arguments: '{}', signal: new AbortController().signal })
+    expect(outside).toMatchObject({ isError: true, error: { code: 'NO_RUN_IDENTITY' } })
+  })
+})

@@ -1,0 +1,165 @@
+// A process that dies without disposing leaves its jobs' processes running; the next process to
+// see the session kills them — only those still carrying the job's marker — and tells the model.
+// Real processes throughout: detached `sleep`s in their own process groups.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { once } from 'node:events'
+import { readFileSync, readdirSync } from 'node:fs'
+import { MemorySessionStore, type SessionStore } from '@rein/session'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { JobRun } from '../src/index.ts'
+import { reapRecorded } from '../src/reaper.ts'
+import { boot, call, jobStarter, notices, ofType } from './harness.ts'
+
+const children: ChildProcess[] = []
+afterEach(() => {
+  for (const child of children.splice(0)) {
+    try {
+      process.kill(-child.pid!, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  }
+})
+
+/** A detached `sh -c script` in its own process group, with `env` added; the test keeps its handle. */
+function detached(script: string, env: Record<string, string> = {}): ChildProcess {
+  const child = spawn('sh', ['-c', script], { detached: true, stdio: 'ignore', env: { ...process.env, ...env } })
+  child.unref()
+  children.push(child)
+  return child
+}
+
+/** Pids of live processes whose environment holds `entry`. */
+function carrying(entry: string): number[] {
+  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).flatMap((name) => {
+    try {
+      return readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(entry) ? [Number(name)] : []
+    } catch {
+      return []
+    }
+  })
+}
+
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 10))
+}
+
+/** The process's state letter from /proc (`S` sleeping, `Z` zombie: dead but not yet waited for), or `gone`. */
+function stateOf(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0]!
+  } catch {
+    return 'gone'
+  }
+}
+
+/** What a crash leaves: the durable part of the log, in a store nobody holds. */
+async function survivingLog(store: SessionStore, id: string): Promise<MemorySessionStore> {
+  const { header, events } = await store.load(id)
+  const copy = new MemorySessionStore()
+  await copy.create(header)
+  await copy.append(id, events)
+  await copy.close(id)
+  return copy
+}
+
+/** A first process whose `start_job` spawns `script` with a fresh marker and records it; it then crashes (is dropped, never disposed). */
+async function crashWithJob(script: string, record: (job: JobRun, child: ChildProcess, marker: string) => Promise<void>) {
+  const marker = `REIN_TEST_JOB=${randomUUID()}`
+  const spawned: { child?: ChildProcess; recorded?: Promise<void> } = {}
+  // The harness disposes it after the test; a body that never returns must not hold that up.
+  const first = await boot([[call('start_job', { label: 'sleep 300' })], [{ text: 'started' }]], { jobs: { killGraceMs: 0 } })
+  jobStarter(first.root, (job) => {
+    const child = detached(script, { [marker.split('=')[0]!]: marker.split('=')[1]! })
+    spawned.child = child
+    spawned.recorded = record(job, child, marker)
+    return new Promise<void>(() => {}) // the process dies before this job ever ends
+  })
+  const agent = await first.root.agents.create({ sessionId: 'crashed' })
+  await agent.send('start it')
+  await spawned.recorded
+  return { store: await survivingLog(first.store, 'crashed'), child: spawned.child!, marker }
+}
+
+describe('reaping what a crashed process left', () => {
+  it('kills the recorded process group on the next turn in the session and injects one lost notice', async () => {
+    const { store, child, marker } = await crashWithJob('exec sleep 300', async (job, spawned, entry) => {
+      await job.record({ marker: entry })
+      await job.record({ processGroup: spawned.pid! })
+    })
+    expect(stateOf(child.pid!)).toMatch(/^[RSD]$/)
+    const second = await boot([[{ text: 'noted' }], [{ text: 'again' }]], { store })
+    jobStarter(second.root)
+    const { agent } = await second.root.agents.resume('crashed')
+    const exited = once(child, 'exit')
+    await agent.send('where were we?')
+    expect(await exited).toEqual([null, 'SIGKILL'])
+    expect(carrying(marker)).toEqual([])
+    expect(notices(second.llm.requests[0]!.messages)).toEqual([
+      'Background job test-1 (sleep 300) was lost: the rein process running it ended without recording how it ended, and any of its processes still running were stopped. [status: killed]',
+    ])
+    await agent.send('and now?')
+    expect(notices(second.llm.requests[1]!.messages)).toHaveLength(1)
+    expect(ofType(agent.session.events, 'jobs/end')).toEqual([{ jobId: 'test-1', status: 'killed', cause: 'lost', notice: true }])
+  })
+
+  it('finds a child that left the process group by the marker in its environment, when asked right at resume', async () => {
+    const { store, marker } = await crashWithJob('setsid sleep 300 & sleep 300', async (job, spawned, entry) => {
+      await job.record({ marker: entry, processGroup: spawned.pid! })
+    })
+    await until(() => carrying(marker).length === 3)
+    const second = await boot([[{ text: 'noted' }]], { store })
+    const { agent } = await second.root.agents.resume('crashed')
+    // Right at resume, without waiting for a turn.
+    second.root.jobs.reap('crashed')
+    await until(() => carrying(marker).length === 0)
+    expect(second.llm.requests).toHaveLength(0)
+    await agent.send('hi')
+    expect(notices(second.llm.requests[0]!.messages)).toHaveLength(1)
+  })
+
+  it('leaves a recorded group alone when no process in it carries the marker any more (the id was reused)', async () => {
+    const stranger = detached('exec sleep 300')
+    // The job's own process carries the marker (in its own group); the recorded group is the stranger's.
+    const { store, child } = await crashWithJob('exec sleep 300', async (job, _spawned, entry) => {
+      await job.record({ marker: entry, processGroup: stranger.pid! })
+    })
+    const second = await boot([[{ text: 'noted' }]], { store })
+    const { agent } = await second.root.agents.resume('crashed')
+    const exited = once(child, 'exit')
+    await agent.send('hi')
+    // Both would be signalled in the same pass: once the marked one is gone, the stranger's fate is known.
+    await exited
+    expect(stateOf(stranger.pid!)).toMatch(/^[RSD]$/)
+    expect(notices(second.llm.requests[0]!.messages)).toHaveLength(1)
+  })
+
+  it('continues the numbering after the lost job', async () => {
+    const { store } = await crashWithJob('exit 0', async (job, _spawned, entry) => job.record({ marker: entry }))
+    const second = await boot([[call('start_job', { label: 'next' })], [{ text: 'ok' }]], { store })
+    jobStarter(second.root)
+    const { agent } = await second.root.agents.resume('crashed')
+    await agent.send('again')
+    expect(ofType(agent.session.events, 'jobs/start').map((start) => start.jobId)).toEqual(['test-1', 'test-2'])
+  })
+
+  it('refuses a record that could signal everything (group 0 or 1) or names no environment entry', async () => {
+    const first = await boot([])
+    const bodies = jobStarter(first.root)
+    const agent = await first.root.agents.create()
+    first.root.jobs.start({ kind: 'test', label: 'x', owner: { agent: 'main', sessionId: agent.session.id, conversationId: agent.session.id, runId: 'r', turnId: 't', anchor: 'a', depth: 0 }, run: (job) => { bodies.set(job.jobId, job) } })
+    const job = bodies.get('test-1')!
+    for (const details of [{ processGroup: 1 }, { processGroup: 0 }, { processGroup: -5 }, { marker: 'no equals sign' }, { marker: 'A=b\0c' }]) {
+      await expect(job.record(details)).rejects.toMatchObject({ code: 'JOB_INVALID_RECORD' })
+    }
+  })
+
+  it('kills nothing without a marker, and nothing where the process table cannot be read', () => {
+    const child = detached('exec sleep 300')
+    expect(reapRecorded([{ processGroup: child.pid! }])).toEqual({ pids: [], groups: [], checked: false })
+    expect(reapRecorded([{ processGroup: child.pid!, marker: 'A=b' }], { proc: '/nonexistent' })).toEqual({ pids: [], groups: [], checked: false })
+    expect(stateOf(child.pid!)).toMatch(/^[RSD]$/)
+  })
+})

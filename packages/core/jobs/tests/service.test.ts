@@ -1,0 +1,355 @@
+// ctx.jobs on its own terms: starting, numbering, settlement, the bounded buffer, who sees a job,
+// and how jobs end with a kill, their owner, the plugin and the process.
+import type { Agent } from '@rein/agent'
+import { hasListeners } from '@rein/base'
+import { MemorySessionStore } from '@rein/session'
+import { describe, expect, it } from 'vitest'
+import type { JobRun, StartJob } from '../src/index.ts'
+import { boot, ofType, ownerOf, tick } from './harness.ts'
+
+type Root = Awaited<ReturnType<typeof boot>>['root']
+
+/** Starts a `test` job whose body waits for its signal unless `body` says otherwise; returns the handle and the body's job. */
+function startJob(root: Root, agent: Agent, options: Partial<StartJob> = {}) {
+  const ref: { job?: JobRun } = {}
+  const handle = root.jobs.start({
+    kind: 'test',
+    label: 'a test job',
+    owner: ownerOf(agent),
+    run: (job) => {
+      ref.job = job
+      return new Promise<void>((resolve) => job.signal.addEventListener('abort', () => resolve()))
+    },
+    ...options,
+  })
+  return { handle, body: () => ref.job! }
+}
+
+describe('start', () => {
+  it('numbers jobs <kind>-<n> within the session and returns a handle whose JSON is {kind, jobId}', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    const first = startJob(root, agent).handle
+    const second = startJob(root, agent).handle
+    const other = startJob(root, agent, { kind: 'build' }).handle
+    expect([first.jobId, second.jobId, other.jobId]).toEqual(['test-1', 'test-2', 'build-1'])
+    expect(JSON.parse(JSON.stringify(first))).toEqual({ kind: 'background', jobId: 'test-1' })
+    expect({ ...first }).toEqual({ kind: 'background', jobId: 'test-1' })
+    expect(ofType(agent.session.events, 'jobs/start')).toEqual([
+      { jobId: 'test-1', kind: 'test', label: 'a test job' },
+      { jobId: 'test-2', kind: 'test', label: 'a test job' },
+      { jobId: 'build-1', kind: 'build', label: 'a test job' },
+    ])
+    expect(agent.session.events.every((event) => !event.type.startsWith('jobs/') || event.ignorable)).toBe(true)
+  })
+
+  it('rejects a start whose caller was already cancelled, before the body runs', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    const controller = new AbortController()
+    controller.abort()
+    let ran = false
+    expect(() => startJob(root, agent, { signal: controller.signal, run: () => { ran = true } })).toThrow(expect.objectContaining({ code: 'JOB_START_ABORTED' }))
+    expect(ran).toBe(false)
+    expect(root.jobs.list(ownerOf(agent))).toEqual([])
+  })
+
+  it('rejects a start for a session no live agent owns (never created, or closed), before the body runs', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    let ran = false
+    const run = () => { ran = true }
+    expect(() => root.jobs.start({ kind: 'test', label: 'x', owner: { ...ownerOf(agent), sessionId: 'nobody' }, run })).toThrow(expect.objectContaining({ code: 'JOB_OWNER_GONE' }))
+    await agent.close()
+    expect(() => root.jobs.start({ kind: 'test', label: 'x', owner: ownerOf(agent), run })).toThrow(expect.objectContaining({ code: 'JOB_OWNER_GONE' }))
+    expect(ran).toBe(false)
+  })
+
+  it('rejects a malformed start with JOB_INVALID, saying what is wrong', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    expect(() => startJob(root, agent, { kind: 'Bad Kind' })).toThrow(expect.objectContaining({ code: 'JOB_INVALID', message: expect.stringContaining('"Bad Kind"') }))
+    expect(() => startJob(root, agent, { label: 42 as unknown as string })).toThrow(expect.objectContaining({ code: 'JOB_INVALID' }))
+    expect(() => startJob(root, agent, { run: undefined as unknown as StartJob['run'] })).toThrow(expect.objectContaining({ code: 'JOB_INVALID' }))
+    expect(() => startJob(root, agent, { owner: undefined as unknown as StartJob['owner'] })).toThrow(expect.objectContaining({ code: 'JOB_INVALID' }))
+  })
+
+  it('cuts a long label to one line of at most 200 characters', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    const { handle } = startJob(root, agent, { label: `line one\nline two ${'x'.repeat(500)}` })
+    const [info] = root.jobs.list(ownerOf(agent))
+    expect(info!.jobId).toBe(handle.jobId)
+    expect(info!.label).toHaveLength(200)
+    expect(info!.label.startsWith('line one line two x')).toBe(true)
+  })
+
+  it('continues the numbering from the log when the session is resumed, here and in a new process', async () => {
+    const store = new MemorySessionStore()
+    const first = await boot([], { store })
+    const agent = await first.root.agents.create({ sessionId: 'numbered' })
+    startJob(first.root, agent)
+    startJob(first.root, agent)
+    await agent.close()
+    const { agent: resumed } = await first.root.agents.resume('numbered')
+    expect(startJob(first.root, resumed).handle.jobId).toBe('test-3')
+    await resumed.close()
+    // A new process: a fresh stack reading the same log.
+    const second = await boot([], { store })
+    const { agent: again } = await second.root.agents.resume('numbered')
+    expect(startJob(second.root, again).handle.jobId).toBe('test-4')
+  })
+})
+
+describe('settlement', () => {
+  it('keeps the first settlement and ignores the rest', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    const { handle, body } = startJob(root, agent)
+    body().fail(new Error('first'))
+    body().done({ exitCode: 0 })
+    body().fail(new Error('second'))
+    expect(await handle.done).toMatchObject({ status: 'failed', error: 'first' })
+    const other = startJob(root, agent)
+    other.body().done({ exitCode: 3 })
+    await root.jobs.kill(other.handle.jobId, ownerOf(agent))
+    expect(await other.handle.done).toMatchObject({ status: 'done', exitCode: 3 })
+    expect(root.jobs.list(ownerOf(agent)).map((info) => info.status)).toEqual(['failed', 'done'])
+  })
+
+  it('never rejects done: a body that throws or rejects fails the job, one that returns is done', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    const thrown = startJob(root, agent, { run: () => { throw new Error('cannot start') } }).handle
+    const rejected = startJob(root, agent, { run: async () => { throw new TypeError('late') } }).handle
+    const returned = startJob(root, agent, { run: async () => {} }).handle
+    expect(await thrown.done).toMatchObject({ status: 'failed', error: 'cannot start' })
+    expect(await rejected.done).toMatchObject({ status: 'failed', error: 'late' })
+    const done = await returned.done
+    expect(done).toMatchObject({ status: 'done' })
+    expect(done.exitCode).toBeUndefined()
+  })
+
+  it('records how a job ended in its owner\'s log and makes it durable', async () => {
+    const { root, store } = await boot([])
+    const agent = await root.agents.create({ sessionId: 'ends' })
+    const { handle, body } = startJob(root, agent)
+    body().done({ exitCode: 2, signal: null })
+    await handle.done
+    await tick()
+    const { events } = await store.load('ends')
+    expect(ofType(events, 'jobs/end')).toEqual([{ jobId: 'test-1', status: 'done', exitCode: 2, notice: true }])
+  })
+
+  it('ignores output once the job ended', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    const { handle, body } = startJob(root, agent)
+    body().output('before\n')
+    body().done({ exitCode: 0 })
+    body().output('after\n')
+    expect(root.jobs.read(handle.jobId, ownerOf(agent)).output).toBe('before\n')
+  })
+})
+
+describe('read', () => {
+  it('returns only the output not read before', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    const { handle, body } = startJob(root, agent)
+    body().output('one\n')
+    body().output('two\n')
+    expect(root.jobs.read(handle.jobId, ownerOf(agent))).toMatchObject({ output: 'one\ntwo\n', droppedChars: 0, info: { status: 'running', unreadChars: 0 } })
+    expect(root.jobs.read(handle.jobId, ownerOf(agent)).output).toBe('')
+    body().output('three\n')
+    expect(root.jobs.read(handle.jobId, ownerOf(agent)).output).toBe('three\n')
+  })
+
+  it('keeps at most bufferChars unread characters, dropping the oldest, and says how many went', async () => {
+    const { root } = await boot([], { jobs: { bufferChars: 1_000 } })
+    const agent = await root.agents.create()
+    const { handle, body } = startJob(root, agent)
+    for (let i = 0; i < 30; i++) body().output(`${String(i).padStart(2, '0')}${'.'.repeat(47)}\n`)
+    expect(root.jobs.list(ownerOf(agent))[0]).toMatchObject({ unreadChars: 1_000, droppedChars: 500 })
+    const read = root.jobs.read(handle.jobId, ownerOf(agent))
+    expect(read.droppedChars).toBe(500)
+    expect(read.output).toHaveLength(1_000)
+    expect(read.output.startsWith('10.')).toBe(true)
+    expect(read.output.endsWith(`29${'.'.repeat(47)}\n`)).toBe(true)
+    expect(root.jobs.read(handle.jobId, ownerOf(agent))).toMatchObject({ output: '', droppedChars: 0 })
+  })
+
+  it('answers JOB_NOT_FOUND, naming the jobs there are, for an id it does not know', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    startJob(root, agent)
+    expect(() => root.jobs.read('test-9', ownerOf(agent))).toThrow(expect.objectContaining({ code: 'JOB_NOT_FOUND', message: expect.stringContaining('the jobs are test-1') }))
+  })
+})
+
+describe('who sees a job', () => {
+  /** A parent agent that ran one turn, two subagents of it, and an unrelated agent. */
+  async function tree() {
+    const booted = await boot([[{ text: 'ok' }]])
+    const { root } = booted
+    const parent = await root.agents.create({ sessionId: 'parent' })
+    await parent.send('go')
+    const runId = ofType(parent.session.events, 'turn/start')[0]!.runId as string
+    const child = await root.agents.create({ sessionId: 'child', parent: { sessionId: 'parent', runId, callId: 'c1' } })
+    const sibling = await root.agents.create({ sessionId: 'sibling', parent: { sessionId: 'parent', runId, callId: 'c2' } })
+    const stranger = await root.agents.create({ sessionId: 'stranger' })
+    const childOwner = { ...ownerOf(child), conversationId: 'parent', depth: 1, parentRunId: runId }
+    return { ...booted, parent, child, sibling, stranger, childOwner }
+  }
+
+  it('shows a job to its owner and the sessions above it, never to a sibling or another conversation', async () => {
+    const { root, parent, child, sibling, stranger, childOwner } = await tree()
+    const { handle } = startJob(root, child, { owner: childOwner })
+    const sees = (agent: Agent) => root.jobs.list(ownerOf(agent)).map((info) => info.jobId)
+    expect([sees(child), sees(parent), sees(sibling), sees(stranger)]).toEqual([['test-1'], ['test-1'], [], []])
+    for (const agent of [sibling, stranger]) {
+      expect(() => root.jobs.read(handle.jobId, ownerOf(agent))).toThrow(expect.objectContaining({ code: 'JOB_NOT_FOUND' }))
+      await expect(root.jobs.kill(handle.jobId, ownerOf(agent))).rejects.toMatchObject({ code: 'JOB_NOT_FOUND' })
+    }
+    expect(root.jobs.read(handle.jobId, ownerOf(parent)).info.status).toBe('running')
+  })
+
+  it('never gives two jobs of one conversation the same id, so a parent can tell its own from its subagents\'', async () => {
+    const { root, parent, child, childOwner } = await tree()
+    const own = startJob(root, parent).handle.jobId
+    const childs = startJob(root, child, { owner: childOwner }).handle.jobId
+    expect([own, childs]).toEqual(['test-1', 'test-2'])
+    expect(root.jobs.list(ownerOf(parent)).map((info) => [info.jobId, info.sessionId])).toEqual([['test-1', 'parent'], ['test-2', 'child']])
+  })
+
+  it('numbers a resumed parent\'s new subagent jobs after the parent\'s old ones', async () => {
+    const store = new MemorySessionStore()
+    const first = await boot([[{ text: 'ok' }]], { store })
+    const parent = await first.root.agents.create({ sessionId: 'parent' })
+    await parent.send('go')
+    startJob(first.root, parent)
+    startJob(first.root, parent)
+    await parent.close()
+    const second = await boot([[{ text: 'ok' }]], { store })
+    const { agent: resumed } = await second.root.agents.resume('parent')
+    await resumed.send('again')
+    const runId = ofType(resumed.session.events, 'turn/start')[1]!.runId as string
+    const child = await second.root.agents.create({ sessionId: 'child', parent: { sessionId: 'parent', runId, callId: 'c1' } })
+    const { handle } = startJob(second.root, child, { owner: { ...ownerOf(child), conversationId: 'parent', depth: 1, parentRunId: runId } })
+    expect(handle.jobId).toBe('test-3')
+  })
+})
+
+describe('ending jobs', () => {
+  it('kill aborts the job\'s signal, waits for its body to return, and reports killed', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    const steps: string[] = []
+    const { handle } = startJob(root, agent, {
+      run: async (job) => {
+        await new Promise((resolve) => job.signal.addEventListener('abort', resolve))
+        await tick()
+        steps.push('body returned')
+      },
+    })
+    const info = await root.jobs.kill(handle.jobId, ownerOf(agent))
+    expect(steps).toEqual(['body returned'])
+    expect(info).toMatchObject({ status: 'killed', cause: 'kill' })
+  })
+
+  it('leaves behind a body that ignores its signal once killGraceMs passed', async () => {
+    const { root } = await boot([], { jobs: { killGraceMs: 0 } })
+    const agent = await root.agents.create()
+    const { handle } = startJob(root, agent, { run: () => new Promise<void>(() => {}) })
+    expect(await root.jobs.kill(handle.jobId, ownerOf(agent))).toMatchObject({ status: 'killed' })
+  })
+
+  it('wait answers when the job ends, or with its running state when time runs out', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    const { handle, body } = startJob(root, agent)
+    expect(await root.jobs.wait(handle.jobId, 1, ownerOf(agent))).toMatchObject({ status: 'running' })
+    const waiting = root.jobs.wait(handle.jobId, 600_000, ownerOf(agent))
+    body().done({ exitCode: 0 })
+    expect(await waiting).toMatchObject({ status: 'done', exitCode: 0 })
+    const controller = new AbortController()
+    const other = startJob(root, agent).handle
+    const cancelled = root.jobs.wait(other.jobId, 600_000, ownerOf(agent), controller.signal)
+    controller.abort()
+    expect(await cancelled).toMatchObject({ status: 'running' })
+  })
+
+  it('kills an agent\'s jobs when it closes, waits for them, and records why', async () => {
+    const { root, store } = await boot([])
+    const agent = await root.agents.create({ sessionId: 'closing' })
+    const { handle, body } = startJob(root, agent)
+    await agent.close()
+    expect(body().signal.aborted).toBe(true)
+    expect(await handle.done).toMatchObject({ status: 'killed', cause: 'owner' })
+    expect(ofType((await store.load('closing')).events, 'jobs/end')).toEqual([{ jobId: 'test-1', status: 'killed', cause: 'owner', notice: true }])
+  })
+
+  it('kills and awaits every job when the plugin is disposed, and takes its tools away', async () => {
+    const { root, jobs, store } = await boot([])
+    const agent = await root.agents.create({ sessionId: 'disposed' })
+    const cleaned: string[] = []
+    for (let i = 0; i < 2; i++) {
+      startJob(root, agent, {
+        run: async (job) => {
+          await new Promise((resolve) => job.signal.addEventListener('abort', resolve))
+          await new Promise((resolve) => setTimeout(resolve, 5))
+          cleaned.push(job.jobId)
+        },
+      })
+    }
+    expect(root.tools.list()).toEqual(['job_kill', 'job_list', 'job_output'])
+    await jobs.dispose()
+    expect(cleaned.sort()).toEqual(['test-1', 'test-2'])
+    expect(root.tools.list()).toEqual([])
+    expect(root.get('jobs')).toBeUndefined()
+    expect(['agent/turn-start', 'agent/step-end', 'agent/turn-end'].filter((name) => hasListeners(root, name))).toEqual([])
+    expect(() => agent.session.append('jobs/start', {})).toThrow(expect.objectContaining({ code: 'UNKNOWN_EVENT_TYPE' }))
+    await agent.close()
+    const { events } = await store.load('disposed')
+    expect(ofType(events, 'jobs/end').map((end) => end.cause)).toEqual(['disposed', 'disposed'])
+    // The idle agent was told at once: its notices wait for its next turn.
+    expect(ofType(events, 'jobs/notice')).toEqual([{ jobId: 'test-1' }, { jobId: 'test-2' }])
+  })
+
+  it('settle waits for running jobs, then kills the rest and saves it in their logs', async () => {
+    const { root, store } = await boot([])
+    const agent = await root.agents.create({ sessionId: 'exiting' })
+    const quick = startJob(root, agent)
+    const stuck = startJob(root, agent)
+    const settling = root.jobs.settle({ timeoutMs: 50 })
+    quick.body().done({ exitCode: 0 })
+    const report = await settling
+    expect(report.finished.map((info) => info.jobId)).toEqual([quick.handle.jobId])
+    expect(report.killed.map((info) => [info.jobId, info.status, info.cause])).toEqual([[stuck.handle.jobId, 'killed', 'exit']])
+    expect(stuck.body().signal.aborted).toBe(true)
+    expect(ofType((await store.load('exiting')).events, 'jobs/end').map((end) => end.cause ?? end.status)).toEqual(['done', 'exit'])
+  })
+
+  it('settle kills at once when its signal aborts, and with no jobs returns at once', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    expect(await root.jobs.settle({ timeoutMs: 600_000 })).toEqual({ finished: [], killed: [] })
+    startJob(root, agent)
+    const controller = new AbortController()
+    const settling = root.jobs.settle({ timeoutMs: 600_000, signal: controller.signal })
+    controller.abort()
+    expect((await settling).killed.map((info) => info.cause)).toEqual(['exit'])
+  })
+
+  it('tells onDone listeners about every job that ends, until their plugin is disposed', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    const seen: string[] = []
+    const fiber = root.plugin({ name: 'listener', inject: ['jobs'], apply: (ctx) => { ctx.jobs.onDone((info) => seen.push(`${info.jobId} ${info.status}`)) } })
+    await fiber
+    startJob(root, agent).body().done({ exitCode: 0 })
+    await fiber.dispose()
+    startJob(root, agent).body().done({ exitCode: 0 })
+    expect(seen).toEqual(['test-1 done'])
+  })
+})

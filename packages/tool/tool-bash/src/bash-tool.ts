@@ -1,0 +1,116 @@
+/** The `bash` tool: checks the call, finds the executor (`ctx.shell`) and turns its run into a value. */
+
+import { ReinError, defineTool, type ToolDefinition, type ToolRun } from '@rein/tools'
+import { BASH_VALUE, finishedValue, presentationMeta, presentCall, presentResult, renderValue, summarize, type BashValue } from './bash-value.ts'
+import { checkCommand } from './command-rules.ts'
+import type { BashToolConfig } from './config.ts'
+import { OutputCollector } from './output-collector.ts'
+import type { ShellExecutor } from './shell.ts'
+import { resolveWorkdir } from './workdir.ts'
+
+/** Arguments as the body gets them. */
+export interface BashArgs {
+  command: string
+  description: string
+  timeout_ms?: number
+  workdir?: string
+  run_in_background?: boolean
+}
+
+/** Starts a checked command as a background job and returns its handle. */
+export type StartInBackground = (request: BackgroundRequest) => Promise<BashValue>
+
+/** What the background path gets: the checked command and the executor to run it with. */
+export interface BackgroundRequest {
+  command: string
+  label: string
+  cwd: string
+  timeoutMs: number | undefined
+  shell: ShellExecutor
+  run: ToolRun
+}
+
+/** What `createBashTool` needs besides Config. */
+export interface BashToolOptions extends BashToolConfig {
+  /** The executor, looked up at each call (so a swapped executor takes over at the next call). */
+  shell: () => ShellExecutor | undefined
+  /** Present: the schema offers `run_in_background`, and such calls go here. */
+  background?: StartInBackground
+  /** Aborts every running call (the plugin is going away). */
+  signal?: AbortSignal
+}
+
+/** Headroom the executor gets past the longest timeout to stop the command before the registry's deadline. */
+const STOP_HEADROOM_MS = 60_000
+
+/** The model-facing arguments; `run_in_background` is taken out when no jobs service is there. */
+const PARAMETERS = (options: BashToolConfig) => ({
+  command: { type: 'string', required: true, minLength: 1, description: 'The command line, run as bash -c "<command>".' },
+  description: {
+    type: 'string', required: true, minLength: 1, maxLength: 200,
+    description: 'What the command does in 5-10 words, shown to the user, e.g. "Run the unit tests".',
+  },
+  timeout_ms: {
+    type: 'integer', minimum: 1, maximum: options.maxTimeoutMs,
+    description: `Stop the command after this many milliseconds. Default ${options.defaultTimeoutMs}, at most ${options.maxTimeoutMs}.`,
+  },
+  workdir: {
+    type: 'string', minLength: 1,
+    description: 'Directory to start in: relative to the current directory, or absolute; inside the workspace. Default: the current directory.',
+  },
+  run_in_background: {
+    type: 'boolean',
+    description: 'Start the command as a background job and return its id at once (for servers, watchers, long builds). Default false.',
+  },
+}) as const
+
+/** The `bash` tool definition for `ctx.tools.register`. */
+export function createBashTool(options: BashToolOptions): ToolDefinition<BashArgs, BashValue> {
+  const definition = defineTool({
+    name: 'bash',
+    description: describe(options),
+    parameters: PARAMETERS(options),
+    output: { schema: BASH_VALUE, render: (_args, value) => renderValue(value), presentationMeta: (_args, value) => presentationMeta(value) },
+    effects: ['exec'],
+    timeoutMs: options.maxTimeoutMs + STOP_HEADROOM_MS,
+    execute: (args, run) => execute(args, run, options),
+    presentCall,
+    presentResult,
+    summarize,
+  })
+  if (options.background) return definition
+  const { run_in_background: _offered, ...parameters } = PARAMETERS(options)
+  return { ...definition, parameters }
+}
+
+async function execute(args: BashArgs, run: ToolRun, options: BashToolOptions): Promise<BashValue> {
+  checkCommand(args.command, options)
+  const cwd = await resolveWorkdir(args.workdir, run)
+  const shell = options.shell()
+  if (!shell) {
+    throw new ReinError('NO_SHELL_EXECUTOR', 'no shell executor is loaded (ctx.shell); load @rein/tool-bash with localExecutor: true, or a plugin that provides one')
+  }
+  if (args.run_in_background === true && options.background) {
+    return options.background({ command: args.command, label: args.description, cwd, timeoutMs: args.timeout_ms, shell, run })
+  }
+  const timeoutMs = args.timeout_ms ?? options.defaultTimeoutMs
+  const collector = new OutputCollector({ chars: options.outputChars, lines: options.outputLines }, run.spill)
+  const signal = options.signal ? AbortSignal.any([run.signal, options.signal]) : run.signal
+  const exit = await shell.run({ command: args.command, cwd, timeoutMs, signal, onOutput: (chunk, stream) => collector.write(chunk, stream) })
+  return finishedValue(exit, await collector.finish(), timeoutMs)
+}
+
+function describe(options: BashToolOptions): string {
+  return [
+    'Runs a shell command with bash -c and returns its output and exit code.',
+    'Each call starts a new shell in the current directory (or workdir): cd, exports and aliases do not carry over.',
+    'stdin is empty, so use non-interactive flags (e.g. --yes); there is no color or pager.',
+    'stdout and stderr come interleaved as they arrive; stderr lines start with "[stderr] ".',
+    'Long output shows its first and last lines and the path of a file with all of it.',
+    'A non-zero exit code is reported, not an error.',
+    'At timeout_ms the command is stopped, with everything it started;',
+    'processes it leaves running when it ends are stopped too.',
+    options.background ? 'Use run_in_background for servers and watchers.' : '',
+    'Prefer dedicated file tools, when you have them, for reading, searching and editing files.',
+  ].filter((line) => line !== '').join(' ')
+}

@@ -1,0 +1,134 @@
+/**
+ * The `bash` tool's value (canonical JSON), what the model reads from it, and the cards a UI shows.
+ * Formatting for people stays in the presenters; `render` is the model's text.
+ */
+
+import type { FrozenJson, JsonValue } from '@rein/base'
+import { spillPreview, type DurableToolResult, type ToolCallView, type ToolResultView, type ValueSpec } from '@rein/tools'
+import type { CollectedOutput } from './output-collector.ts'
+import type { ShellExit } from './shell.ts'
+
+/** How a command that ran in the foreground ended, with its output. */
+const FINISHED = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    /** The whole output, or its preview when long; one trailing newline dropped. */
+    output: { type: 'string', required: true },
+    exitCode: { oneOf: [{ type: 'integer' }, { type: 'null' }], required: true },
+    signal: { oneOf: [{ type: 'string' }, { type: 'null' }], required: true },
+    timedOut: { type: 'boolean', required: true },
+    cancelled: { type: 'boolean', required: true },
+    /** The limit that applied, in ms. */
+    timeoutMs: { type: 'integer', required: true },
+    /** Processes left running when the command ended, and stopped. */
+    leftovers: { type: 'integer', required: true },
+    /** The file holding the whole output when it was too long to show; else null. */
+    outputPath: { oneOf: [{ type: 'string' }, { type: 'null' }], required: true },
+    truncated: { type: 'boolean', required: true },
+  },
+} as const
+
+/** A command started as a background job: the handle `ctx.jobs.start` returned. */
+const STARTED = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    kind: { type: 'string', const: 'background', required: true },
+    jobId: { type: 'string', required: true },
+    outputPath: { oneOf: [{ type: 'string' }, { type: 'null' }], required: true },
+  },
+} as const
+
+/** The value schema: a finished command, or a started background job. */
+export const BASH_VALUE = { oneOf: [FINISHED, STARTED] } as const satisfies ValueSpec
+
+/** A command that ran to its end: what the model reads, and how it ended. */
+export interface FinishedValue {
+  output: string
+  exitCode: number | null
+  signal: string | null
+  timedOut: boolean
+  cancelled: boolean
+  timeoutMs: number
+  leftovers: number
+  outputPath: string | null
+  truncated: boolean
+}
+
+/** A command started as a background job. */
+export interface StartedValue {
+  kind: 'background'
+  jobId: string
+  outputPath: string | null
+}
+
+/** What the `bash` tool returns. */
+export type BashValue = FinishedValue | StartedValue
+
+/** The value for a command that ran to its end. */
+export function finishedValue(exit: ShellExit, output: CollectedOutput, timeoutMs: number): FinishedValue {
+  const text = output.kind === 'whole' ? output.text : spillPreview(output.excerpt, output.saved, 'output')
+  return {
+    output: text.endsWith('\n') ? text.slice(0, -1) : text,
+    exitCode: exit.exitCode,
+    signal: exit.signal,
+    timedOut: exit.timedOut,
+    cancelled: exit.cancelled,
+    timeoutMs,
+    leftovers: exit.leftovers,
+    outputPath: output.kind === 'excerpt' && 'path' in output.saved ? output.saved.path : null,
+    truncated: output.kind === 'excerpt',
+  }
+}
+
+/** What the model reads: the output, then one bracketed line per fact about how it ended. */
+export function renderValue(value: FrozenJson<BashValue>): string {
+  if ('jobId' in value) {
+    return `[started in the background as job ${value.jobId}; read its output with job_output, stop it with job_kill. You will get a notice when it ends.]`
+  }
+  const lines = value.output === '' ? [] : [value.output]
+  if (value.leftovers > 0) {
+    lines.push(`[stopped ${value.leftovers} process${value.leftovers === 1 ? '' : 'es'} the command left running; start servers and watchers with run_in_background]`)
+  }
+  if (value.timedOut) lines.push(`[timed out after ${value.timeoutMs} ms]`)
+  if (value.cancelled) lines.push('[cancelled]')
+  if (value.signal !== null) lines.push(`[killed by signal ${value.signal}]`)
+  if (value.exitCode !== null) lines.push(`[exit code: ${value.exitCode}]`)
+  return lines.join('\n')
+}
+
+/** Kept in the log beside the content, so the result card can be drawn on replay. */
+export function presentationMeta(value: FrozenJson<BashValue>): JsonValue {
+  if ('jobId' in value) return { jobId: value.jobId }
+  return { exitCode: value.exitCode, signal: value.signal, truncated: value.truncated, timedOut: value.timedOut }
+}
+
+/** The pending call's card: the command and where it runs. */
+export function presentCall(args: { command: string; description: string; workdir?: string }): ToolCallView {
+  return { card: 'terminal', title: args.description, command: args.command, ...(args.workdir === undefined ? {} : { cwd: args.workdir }) }
+}
+
+/** The finished call's card, from the log alone. */
+export function presentResult(args: { description: string }, result: DurableToolResult): ToolResultView | undefined {
+  if (result.isError) return undefined
+  const output = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n')
+  const meta = isRecord(result.meta) ? result.meta : {}
+  const exitCode = typeof meta.exitCode === 'number' ? meta.exitCode : null
+  const signal = typeof meta.signal === 'string' ? meta.signal : null
+  return { card: 'terminal', title: args.description, output, exitCode, signal, truncated: meta.truncated === true }
+}
+
+/** One line for history compression. */
+export function summarize(args: { command: string }, result: DurableToolResult): string {
+  const command = args.command.length > 80 ? `${args.command.slice(0, 79)}…` : args.command
+  if (result.isError) return `bash \`${command}\` failed to run`
+  const meta = isRecord(result.meta) ? result.meta : {}
+  if (typeof meta.jobId === 'string') return `bash \`${command}\` started as job ${meta.jobId}`
+  const end = meta.timedOut === true ? 'timed out' : typeof meta.signal === 'string' ? `killed by ${meta.signal}` : typeof meta.exitCode === 'number' ? `exit ${meta.exitCode}` : 'ended'
+  return `bash \`${command}\`: ${end}`
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}

@@ -1,0 +1,62 @@
+/**
+ * A foreground command's output as the model reads it: kept whole while short; once long, written
+ * to a spill file as it arrives (waiting for the disk, so memory stays bounded) while only a head
+ * and a tail stay here, for the preview.
+ */
+
+import type { OpenSpill, SpillExcerpt, SpillLimits, SpillSaved } from '@rein/tools'
+import { OutputKeeper } from './output-keeper.ts'
+import type { ShellStream } from './shell.ts'
+import { SpillSink } from './spill-sink.ts'
+import { StreamFormatter } from './stream-format.ts'
+
+/** All of a short output, or the preview parts of a long one and where the whole went. */
+export type CollectedOutput =
+  | { kind: 'whole'; text: string }
+  | { kind: 'excerpt'; excerpt: SpillExcerpt; saved: SpillSaved }
+
+export class OutputCollector {
+  private readonly keeper: OutputKeeper
+  private readonly formatter = new StreamFormatter()
+  /** The whole text while it is short; then the spill file it goes to (a promise while it opens). */
+  private state: { kind: 'short'; buffered: string[] } | { kind: 'long'; sink: SpillSink | Promise<SpillSink> } = { kind: 'short', buffered: [] }
+
+  constructor(limits: SpillLimits, private readonly openSpill: OpenSpill | undefined) {
+    this.keeper = new OutputKeeper(limits)
+  }
+
+  /** Takes one chunk; a returned promise asks the producer to wait (the spill file is opening or full). */
+  write(chunk: Uint8Array, stream: ShellStream): void | Promise<void> {
+    return this.add(this.formatter.write(chunk, stream))
+  }
+
+  /** Flushes the decoders, closes the spill file and says what the model gets. */
+  async finish(): Promise<CollectedOutput> {
+    await this.add(this.formatter.end())
+    const state = this.state
+    if (state.kind === 'short') return { kind: 'whole', text: state.buffered.join('') }
+    const saved = await (await state.sink).close()
+    return { kind: 'excerpt', excerpt: this.keeper.excerpt(), saved }
+  }
+
+  private add(text: string): void | Promise<void> {
+    if (text === '') return
+    this.keeper.append(text)
+    const state = this.state
+    if (state.kind === 'long') {
+      const sink = state.sink
+      // A producer that did not wait for the file to open still gets its chunks written in order.
+      return sink instanceof SpillSink ? sink.write(text) : sink.then((opened) => opened.write(text))
+    }
+    state.buffered.push(text)
+    if (!this.keeper.long) return
+    // Long from here on: the file gets everything so far, then each chunk as it comes.
+    const whole = state.buffered.join('')
+    const opening = SpillSink.open(this.openSpill, 'output').then((sink) => {
+      this.state = { kind: 'long', sink }
+      return sink
+    })
+    this.state = { kind: 'long', sink: opening }
+    return opening.then((sink) => sink.write(whole))
+  }
+}

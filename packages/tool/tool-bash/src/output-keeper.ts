@@ -1,0 +1,123 @@
+/**
+ * Keeps what the preview of an unbounded stream of text needs and nothing more: the head as it
+ * arrives and a window of the last characters. At the end it gives exactly what @rein/tools'
+ * `excerpt(wholeText, limits)` would, without ever holding the whole text.
+ */
+
+import type { SpillExcerpt, SpillLimits } from '@rein/tools'
+
+export class OutputKeeper {
+  private readonly headMaxLines: number
+  private readonly headMaxChars: number
+  private readonly tailMaxLines: number
+  private readonly tailMaxChars: number
+  /** How many last characters the tail window keeps: the tail's budget, plus enough to see where a line starts. */
+  private readonly windowSize: number
+
+  private totalChars = 0
+  private newlines = 0
+  private readonly head: string[] = []
+  private headChars = 0
+  /** The head's current, unfinished line; never longer than the head's budget plus one. */
+  private headLine = ''
+  private headDone: boolean
+  private window = ''
+
+  constructor(readonly limits: SpillLimits) {
+    // The same split as `excerpt`: half of each limit for the head, a quarter for the tail.
+    this.headMaxLines = Math.floor(limits.lines / 2)
+    this.headMaxChars = Math.floor(limits.chars / 2)
+    this.tailMaxLines = Math.floor(limits.lines / 4)
+    this.tailMaxChars = Math.floor(limits.chars / 4)
+    this.windowSize = this.tailMaxChars + 2
+    this.headDone = this.headMaxLines === 0
+  }
+
+  /** Characters seen so far. */
+  get chars(): number {
+    return this.totalChars
+  }
+
+  /** Lines seen so far, counted as `text.split('\n').length` counts them. */
+  get lines(): number {
+    return this.newlines + 1
+  }
+
+  /** Whether the text so far is past either limit (the same test the agent's spill uses). */
+  get long(): boolean {
+    return this.totalChars > this.limits.chars || this.lines > this.limits.lines
+  }
+
+  append(text: string): void {
+    if (text === '') return
+    this.totalChars += text.length
+    for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) this.newlines++
+    if (!this.headDone) this.feedHead(text)
+    this.window = text.length >= this.windowSize ? text.slice(-this.windowSize) : (this.window + text).slice(-this.windowSize)
+  }
+
+  /** The head and tail `excerpt` would give for all the text appended. */
+  excerpt(): SpillExcerpt {
+    if (!this.headDone) this.takeHeadLine(this.headLine)
+    this.headDone = true
+    const tail = this.tail()
+    return {
+      head: this.head.join('\n'),
+      headLines: this.head.length,
+      tail: tail.join('\n'),
+      tailLines: tail.length,
+      totalChars: this.totalChars,
+      totalLines: this.lines,
+    }
+  }
+
+  private feedHead(text: string) {
+    let from = 0
+    while (!this.headDone) {
+      const newline = text.indexOf('\n', from)
+      const piece = newline === -1 ? text.slice(from) : text.slice(from, newline)
+      if (this.headLine.length <= this.headMaxChars) this.headLine += piece.slice(0, this.headMaxChars + 1 - this.headLine.length)
+      if (newline === -1) {
+        // An unfinished line already too long for the head can only grow: decide now.
+        if (this.headChars + this.headLine.length + 1 > this.headMaxChars) this.takeHeadLine(this.headLine)
+        return
+      }
+      const line = this.headLine
+      this.headLine = ''
+      this.takeHeadLine(line)
+      from = newline + 1
+    }
+  }
+
+  /** One line for the head, by `excerpt`'s rule: whole lines within both limits; a first line too long is cut. */
+  private takeHeadLine(line: string) {
+    if (this.headChars + line.length + 1 > this.headMaxChars) {
+      if (this.head.length === 0) this.head.push(line.slice(0, this.headMaxChars))
+      this.headDone = true
+      return
+    }
+    this.head.push(line)
+    this.headChars += line.length + 1
+    if (this.head.length >= this.headMaxLines) this.headDone = true
+  }
+
+  /** Whole lines from the end, within both limits, never reaching into the head's lines. */
+  private tail(): string[] {
+    const segments = this.window.split('\n')
+    // The window's first segment is a whole line only when the window holds the whole text.
+    const firstIndex = this.lines - segments.length
+    const taken: string[] = []
+    let chars = 0
+    for (let i = segments.length - 1; i >= 0 && taken.length < this.tailMaxLines; i--) {
+      if (firstIndex + i < this.head.length) break
+      const line = segments[i] ?? ''
+      if (chars + line.length + 1 > this.tailMaxChars) {
+        if (taken.length === 0) taken.push(line.slice(-this.tailMaxChars))
+        break
+      }
+      taken.push(line)
+      chars += line.length + 1
+    }
+    return taken.reverse()
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * Finds the live processes of one command by reading /proc: its process group and session, any
+ * process carrying its marker in the environment (one that left the group with `setsid`), and the
+ * descendants of all of those. Linux only; elsewhere it finds nothing beyond the group.
+ */
+
+import { readdirSync, readFileSync } from 'node:fs'
+import { MARKER_VARIABLE, type ShellProcess } from './shell.ts'
+
+interface ProcessEntry {
+  pid: number
+  ppid: number
+  group: number
+  session: number
+}
+
+/**
+ * The pids of every live (not zombie) process that belongs to `target`, in no particular order.
+ * With `trustGroup: false` (a command recorded earlier, whose group number may have been reused
+ * since) the group and session count only while a process carrying the marker is still in them.
+ */
+export function findProcesses(target: Pick<ShellProcess, 'processGroup' | 'marker'>, options: { trustGroup?: boolean } = {}): number[] {
+  const entries = listProcesses()
+  const marker = `${MARKER_VARIABLE}=${target.marker}\0`
+  const needles = [Buffer.from(marker), Buffer.from(`\0${marker}`)]
+  const marked = entries.filter((entry) => carriesMarker(entry.pid, needles))
+  const group = target.processGroup
+  const groupIsOurs = options.trustGroup !== false || marked.some((entry) => entry.group === group || entry.session === group)
+  const found = new Set(marked.map((entry) => entry.pid))
+  // Never 0 or 1: those numbers name no command's group.
+  if (groupIsOurs && group > 1) {
+    for (const entry of entries) if (entry.group === group || entry.session === group) found.add(entry.pid)
+  }
+  // Descendants: a child that cleared its environment while its parent still runs is still ours.
+  let grew = found.size > 0
+  while (grew) {
+    grew = false
+    for (const entry of entries) {
+      if (!found.has(entry.pid) && found.has(entry.ppid)) {
+        found.add(entry.pid)
+        grew = true
+      }
+    }
+  }
+  return [...found]
+}
+
+function listProcesses(): ProcessEntry[] {
+  let names: string[]
+  try {
+    names = readdirSync('/proc')
+  } catch {
+    return []
+  }
+  const entries: ProcessEntry[] = []
+  for (const name of names) {
+    const pid = Number(name)
+    if (!Number.isInteger(pid) || pid <= 0) continue
+    const entry = pid === process.pid ? undefined : readStat(pid)
+    if (entry) entries.push(entry)
+  }
+  return entries
+}
+
+/** `pid (comm) state ppid pgrp session …`; comm may hold spaces and parentheses, so split after the last `)`. */
+function readStat(pid: number): ProcessEntry | undefined {
+  let stat: string
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+  } catch {
+    return undefined // gone between the listing and the read
+  }
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const [state, ppid, group, session] = fields
+  // A zombie has already exited; only its parent can remove it, and signals do nothing to it.
+  if (state === 'Z' || state === 'X' || state === undefined) return undefined
+  return { pid, ppid: Number(ppid), group: Number(group), session: Number(session) }
+}
+
+/** Whether the environment holds the exact entry: at its start, or after another entry's NUL. */
+function carriesMarker(pid: number, [first, later]: Buffer[]): boolean {
+  try {
+    const environ = readFileSync(`/proc/${pid}/environ`)
+    return (first !== undefined && environ.subarray(0, first.length).equals(first)) || (later !== undefined && environ.includes(later))
+  } catch {
+    return false // not ours to read, or gone
+  }
+}

@@ -1,0 +1,146 @@
+// The bash tool in a whole agent — scripted LLM, tools, sessions in memory, agents, jobs — with
+// real processes: what the model reads back, long output in the session's folder, and
+// run_in_background through ctx.jobs (job_output, job_kill, a finish notice).
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Context } from '@deepseek-ai/cordis'
+import AgentService, { type Agent } from '@rein/agent'
+import { JobService } from '@rein/jobs'
+import LlmRuntime, { type AdapterRequest } from '@rein/llm'
+import SessionService, { MemorySessionStore } from '@rein/session'
+import { createScriptedLlm, validateSessionInvariants, type ScriptedLlmScript } from '@rein/testkit'
+import ToolRegistry from '@rein/tools'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import * as bash from '../src/index.ts'
+import { livingWith, uniqueTag, waitFor } from './processes.ts'
+
+let dir: string
+const fibers: { dispose(): unknown }[] = []
+const agents: Agent[] = []
+
+beforeEach(() => {
+  dir = realpathSync(mkdtempSync(join(tmpdir(), 'rein-bash-agent-')))
+})
+afterEach(async () => {
+  const problems = agents.splice(0).flatMap((agent) => validateSessionInvariants(agent.session.events))
+  for (const fiber of fibers.splice(0).reverse()) await fiber.dispose()
+  rmSync(dir, { recursive: true, force: true })
+  if (problems.length > 0) throw new Error(`session invariants broken:\n${problems.join('\n')}`)
+})
+
+async function boot(script: ScriptedLlmScript) {
+  const root = new Context()
+  fibers.push(await root.plugin(LlmRuntime, { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } }))
+  fibers.push(await root.plugin(ToolRegistry, { askFor: [] }))
+  fibers.push(await root.plugin(SessionService))
+  await root.inject(['sessions'], (ctx) => { ctx.sessions.registerStore(new MemorySessionStore()) })
+  fibers.push(await root.plugin(AgentService, { provider: 'scripted', model: 'm' }))
+  fibers.push(await root.plugin(JobService))
+  fibers.push(await root.plugin(bash, { killGraceMs: 200 }))
+  const llm = createScriptedLlm(script)
+  root.llm.registerAdapter('scripted', llm)
+  const agent = await root.agents.create({ cwd: dir, workspaceRoot: dir })
+  agents.push(agent)
+  return { root, llm, agent }
+}
+
+const call = (name: string, args: object, id = `c-${name}`) => ({ toolCall: { id, name, arguments: JSON.stringify(args) } })
+
+/** The text of every tool result in a request, in order. */
+function results(request: AdapterRequest | undefined): string[] {
+  return (request?.messages ?? []).flatMap((message) => message.content)
+    .flatMap((block) => (block.type === 'tool-result' ? [block.content.map((part) => (part.type === 'text' ? part.text : '')).join('')] : []))
+}
+
+/** The texts plugins injected (job notices). */
+function notices(request: AdapterRequest | undefined): string[] {
+  return (request?.messages ?? []).filter((message) => message.source.kind === 'plugin')
+    .map((message) => message.content.map((block) => (block.type === 'text' ? block.text : '')).join(''))
+}
+
+describe('bash in an agent', () => {
+  it('runs the command the model asks for and gives it the output and the exit code', async () => {
+    const { llm, agent } = await boot([
+      [call('bash', { command: 'echo "in $PWD"; echo "careful" >&2; exit 4', description: 'Check the folder' })],
+      [{ text: 'It failed with 4.' }],
+    ])
+    await agent.send('run it')
+    expect(results(llm.requests[1])).toEqual([expect.stringMatching(new RegExp(`^(in ${dir}\\n\\[stderr\\] careful|\\[stderr\\] careful\\nin ${dir})\\n\\[exit code: 4\\]$`))])
+  })
+
+  it('streams long output into the session\'s spill folder and gives the model the preview and the path', async () => {
+    const { llm, agent } = await boot([
+      [call('bash', { command: 'seq 1 200000', description: 'Count far' })],
+      [{ text: 'done' }],
+    ])
+    await agent.send('count')
+    const [shown] = results(llm.requests[1])
+    const path = /is saved at (\S+);/.exec(shown ?? '')?.[1] ?? ''
+    expect(path.startsWith(join(await agent.session.folder(), 'spill'))).toBe(true)
+    expect(readFileSync(path, 'utf8').length).toBe(1_288_895)
+    // One preview, made by the tool: the agent's own spill (for results over its limits) never kicked in.
+    expect(shown?.match(/is saved at/g)).toHaveLength(1)
+    expect(shown?.endsWith('199999\n200000\n[exit code: 0]')).toBe(true)
+  })
+})
+
+describe('run_in_background in an agent', () => {
+  it('starts a job, lets the model read its output to the end, and sends no notice for it', async () => {
+    const { llm, agent } = await boot([
+      [call('bash', { command: 'echo started; echo warn >&2; sleep 0.2; echo finished', description: 'Work in the background', run_in_background: true })],
+      [call('job_output', { job_id: 'bash-1', wait_ms: 10_000 })],
+      [{ text: 'done' }],
+    ])
+    await agent.send('go')
+    expect(results(llm.requests[1])).toEqual(['[started in the background as job bash-1; read its output with job_output, stop it with job_kill. You will get a notice when it ends.]'])
+    const read = results(llm.requests[2])[1]
+    expect(read).toMatch(/^started\n(\[stderr\] warn\n)?finished\n/)
+    expect(read?.endsWith('[status: done] [exit code: 0]')).toBe(true)
+    expect(notices(llm.requests[2])).toEqual([])
+  })
+
+  it('stops the command and everything it started when the model kills the job', async () => {
+    const tag = uniqueTag()
+    const { llm, agent } = await boot((request, index) => {
+      if (index === 0) return [call('bash', { command: `setsid sleep ${tag} & sleep ${tag}`, description: 'Serve', run_in_background: true })]
+      if (index === 1) return [call('job_kill', { job_id: 'bash-1' })]
+      return [{ text: 'stopped' }]
+    })
+    await agent.send('go')
+    expect(results(llm.requests[2])[1]).toMatch(/\[status: killed/)
+    expect(livingWith(tag)).toEqual([])
+  })
+
+  it('records the marker and process group so a later process could reap the job', async () => {
+    const tag = uniqueTag()
+    const { root, agent } = await boot([
+      [call('bash', { command: `sleep ${tag}`, description: 'Wait', run_in_background: true })],
+      [{ text: 'waiting' }],
+    ])
+    await agent.send('go')
+    await waitFor(() => livingWith(tag).length > 0, 'the command to start')
+    const recorded = JSON.stringify(agent.session.events.filter((event) => event.type.startsWith('jobs/')).map((event) => event.data))
+    const [pid] = livingWith(tag)
+    expect(recorded).toContain(`REIN_BASH_CALL=`)
+    expect(recorded).toContain(`"processGroup":${pid}`)
+    await root.jobs.kill('bash-1', { sessionId: agent.session.id })
+    expect(livingWith(tag)).toEqual([])
+  })
+
+  it('tells the model once when a job it did not read ends, and keeps the whole output in a file', async () => {
+    const { root, llm, agent } = await boot([
+      [call('bash', { command: 'echo one; echo two', description: 'Quick job', run_in_background: true })],
+      [{ text: 'started' }],
+      [{ text: 'noted' }],
+    ])
+    await agent.send('go')
+    await waitFor(() => root.jobs.list({ sessionId: agent.session.id })[0]?.status === 'done', 'the job to end')
+    await agent.send('and now?')
+    expect(notices(llm.requests[2])).toHaveLength(1)
+    expect(notices(llm.requests[2])[0]).toContain('bash-1')
+    const outputPath = root.jobs.list({ sessionId: agent.session.id })[0]?.outputPath ?? ''
+    expect(outputPath.startsWith(join(await agent.session.folder(), 'spill'))).toBe(true)
+    expect(readFileSync(outputPath, 'utf8')).toBe('one\ntwo\n')
+  })
+})

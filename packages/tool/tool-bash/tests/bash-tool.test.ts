@@ -1,0 +1,106 @@
+// The bash tool through the whole registry pipeline, with real processes: what the model reads,
+// the value, long output, timeouts, cancellation, bad arguments, and the cards.
+import { readFileSync } from 'node:fs'
+import type { DurableToolResult } from '@rein/tools'
+import { describe, expect, it } from 'vitest'
+import { bootBash, text } from './helpers.ts'
+import { livingWith, uniqueTag, waitFor } from './processes.ts'
+
+describe('the bash tool', () => {
+  it('returns the output and the exit code', async () => {
+    const { execute } = await bootBash()
+    const result = await execute({ command: 'echo hello', description: 'Say hello' })
+    expect(result).toMatchObject({
+      isError: false,
+      value: { output: 'hello', exitCode: 0, signal: null, timedOut: false, cancelled: false, leftovers: 0, outputPath: null, truncated: false, timeoutMs: 120_000 },
+      meta: { exitCode: 0, signal: null, truncated: false, timedOut: false },
+    })
+    expect(text(result)).toBe('hello\n[exit code: 0]')
+  })
+
+  it('reads a non-zero exit as a value, with stderr marked', async () => {
+    const { execute } = await bootBash()
+    const result = await execute({ command: 'echo out; echo "no such file" >&2; exit 3', description: 'Fail' })
+    expect(result.isError).toBe(false)
+    expect(text(result)).toMatch(/^(out\n\[stderr\] no such file|\[stderr\] no such file\nout)\n\[exit code: 3\]$/)
+  })
+
+  it('shows just the exit code for a command that prints nothing', async () => {
+    const { execute } = await bootBash()
+    expect(text(await execute({ command: 'true', description: 'Nothing' }))).toBe('[exit code: 0]')
+  })
+
+  it('says the command timed out and how it was killed, and leaves nothing running', async () => {
+    const { execute } = await bootBash()
+    const tag = uniqueTag()
+    const result = await execute({ command: `echo begun; sleep ${tag}`, description: 'Hang', timeout_ms: 300 })
+    expect(result.isError).toBe(false)
+    expect(text(result)).toBe('begun\n[timed out after 300 ms]\n[killed by signal SIGTERM]')
+    expect(livingWith(tag)).toEqual([])
+  })
+
+  it('stops the command when the call is cancelled', async () => {
+    const { execute } = await bootBash()
+    const tag = uniqueTag()
+    const controller = new AbortController()
+    const call = execute({ command: `sleep ${tag}`, description: 'Wait' }, controller.signal)
+    await waitFor(() => livingWith(tag).length > 0, 'the command to start')
+    controller.abort()
+    const result = await call
+    expect(result.isError && result.error.code).toBe('ABORTED')
+    // The registry answers at once; the tool stops the process group right after.
+    await waitFor(() => livingWith(tag).length === 0, 'the command to be stopped')
+  })
+
+  it('previews long output with its head, its tail and the file that holds all of it', async () => {
+    const { execute } = await bootBash()
+    const result = await execute({ command: 'seq 1 100000', description: 'Count' })
+    const shown = text(result)
+    const value = result.isError ? undefined : result.value as { outputPath: string; truncated: boolean }
+    expect(value?.truncated).toBe(true)
+    expect(shown.startsWith('1\n2\n3\n')).toBe(true)
+    expect(shown.endsWith('99999\n100000\n[exit code: 0]')).toBe(true)
+    expect(shown).toContain(`The whole output (588,895 characters, 100,001 lines) is saved at ${value?.outputPath}; read the part you need`)
+    expect(shown.length).toBeLessThan(16_000)
+    expect(readFileSync(value!.outputPath, 'utf8')).toBe(Array.from({ length: 100_000 }, (_, i) => `${i + 1}\n`).join(''))
+  })
+
+  it.each([
+    ['no command', { description: 'x' }],
+    ['an empty command', { command: '', description: 'x' }],
+    ['no description', { command: 'echo x' }],
+    ['a timeout above the maximum', { command: 'echo x', description: 'x', timeout_ms: 600_001 }],
+    ['a zero timeout', { command: 'echo x', description: 'x', timeout_ms: 0 }],
+    ['run_in_background without a jobs service', { command: 'echo x', description: 'x', run_in_background: true }],
+    ['an unknown argument', { command: 'echo x', description: 'x', shell: 'zsh' }],
+  ])('refuses %s with INVALID_ARGS and runs nothing', async (_name, args) => {
+    const { execute } = await bootBash()
+    const result = await execute(args)
+    expect(result.isError && result.error.code).toBe('INVALID_ARGS')
+  })
+
+  it('lets a call raise its own timeout up to the maximum in Config', async () => {
+    const { execute } = await bootBash({ maxTimeoutMs: 1_000, defaultTimeoutMs: 500 })
+    expect((await execute({ command: 'true', description: 'x', timeout_ms: 1_001 })).isError).toBe(true)
+    expect(text(await execute({ command: 'sleep 30', description: 'x' }))).toContain('[timed out after 500 ms]')
+  })
+})
+
+describe('cards', () => {
+  it('shows the command as a terminal card while it runs', async () => {
+    const { root } = await bootBash()
+    expect(root.tools.presentCall('bash', JSON.stringify({ command: 'npm test', description: 'Run the tests', workdir: 'pkg' })))
+      .toEqual({ card: 'terminal', title: 'Run the tests', command: 'npm test', cwd: 'pkg' })
+  })
+
+  it('shows the output, exit code and signal from the log alone', async () => {
+    const { root, execute } = await bootBash()
+    const args = { command: 'echo hi; exit 2', description: 'Try' }
+    const result = await execute(args)
+    // As the session log keeps it: JSON, without the execution-local value.
+    const durable = JSON.parse(JSON.stringify({ isError: result.isError, content: result.content, meta: result.isError ? undefined : result.meta })) as DurableToolResult
+    expect(root.tools.presentResult('bash', JSON.stringify(args), durable))
+      .toEqual({ card: 'terminal', title: 'Try', output: 'hi\n[exit code: 2]', exitCode: 2, signal: null, truncated: false })
+    expect(root.tools.summarize('bash', JSON.stringify(args), durable)).toBe('bash `echo hi; exit 2`: exit 2')
+  })
+})

@@ -1,0 +1,63 @@
+// The streaming keeper against @rein/tools' `excerpt` over the whole text: the same head and
+// tail for any text, any limits and any way of cutting the text into chunks (seeded, repeatable).
+import { excerpt } from '@rein/tools'
+import { describe, expect, it } from 'vitest'
+import { OutputKeeper } from '../src/output-keeper.ts'
+
+/** mulberry32: a small seeded generator, so a failure names a case that can be run again. */
+function random(seed: number) {
+  let state = seed >>> 0
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+const LETTERS = 'abcdefghijklmnopqrstuvwxyz'
+
+/** Lines of mixed lengths: empty ones, short ones, and now and then one longer than any limit. */
+function text(next: () => number): string {
+  const lines: string[] = []
+  const count = Math.floor(next() * 400)
+  for (let i = 0; i < count; i++) {
+    const roll = next()
+    const length = roll < 0.1 ? 0 : roll < 0.95 ? Math.floor(next() * 40) : Math.floor(next() * 3000)
+    const from = Math.floor(next() * 26)
+    lines.push(LETTERS.repeat(Math.ceil((length + from) / 26) + 1).slice(from, from + length))
+  }
+  return lines.join('\n') + (next() < 0.5 ? '\n' : '')
+}
+
+function chunks(whole: string, next: () => number): string[] {
+  const parts: string[] = []
+  for (let at = 0; at < whole.length;) {
+    const size = next() < 0.2 ? 1 : Math.ceil(next() * 700)
+    parts.push(whole.slice(at, at + size))
+    at += size
+  }
+  return parts
+}
+
+describe('OutputKeeper', () => {
+  it('gives exactly what excerpt gives on the whole text, for 3000 seeded cases', () => {
+    for (let seed = 1; seed <= 3000; seed++) {
+      const next = random(seed)
+      const whole = text(next)
+      const limits = { chars: 4 + Math.floor(next() * 4000), lines: 1 + Math.floor(next() * 200) }
+      const keeper = new OutputKeeper(limits)
+      for (const part of chunks(whole, next)) keeper.append(part)
+      // The seed and limits in the comparison name the case when it fails.
+      expect({ seed, limits, got: keeper.excerpt() }).toEqual({ seed, limits, got: excerpt(whole, limits) })
+      expect(keeper.long).toBe(whole.length > limits.chars || whole.split('\n').length > limits.lines)
+    }
+  })
+
+  it('cuts a single endless line to the head and leaves the tail empty, as excerpt does', () => {
+    const keeper = new OutputKeeper({ chars: 100, lines: 10 })
+    for (let i = 0; i < 1000; i++) keeper.append('y'.repeat(1000))
+    expect(keeper.excerpt()).toEqual({ head: 'y'.repeat(50), headLines: 1, tail: '', tailLines: 0, totalChars: 1_000_000, totalLines: 1 })
+  })
+})

@@ -1,0 +1,110 @@
+/**
+ * Applies `old_string` → `new_string` edits to a text in memory, in order, all or nothing. A miss
+ * shows the nearest passages; an ambiguous match names every line it matches.
+ */
+
+import { fsError } from './errors.ts'
+import { nearestPassages, type Passage } from './nearest.ts'
+
+/** One replacement, as the model writes it. */
+export interface Edit {
+  readonly old_string: string
+  readonly new_string: string
+  readonly replace_all?: boolean
+}
+
+const SHOWN_LINE_CHARS = 160
+const SHOWN_LINES = 8
+const LISTED_MATCHES = 10
+
+/** The edited text and how many places changed. Throws `EDIT_*` naming the edit that failed. */
+export function applyEdits(text: string, edits: readonly Edit[], display: string): { text: string; replacements: number } {
+  // A file written with CRLF gets CRLF in what the model typed with plain newlines.
+  const crlf = usesCrlf(text)
+  let current = text
+  let replacements = 0
+  edits.forEach((edit, index) => {
+    const where = edits.length > 1 ? `edit ${index + 1} of ${edits.length}: ` : ''
+    const after = edits.length > 1 ? ' No edit was applied; the file is unchanged.' : ''
+    if (edit.old_string === edit.new_string) {
+      throw fsError('EDIT_NO_CHANGE', `${where}old_string and new_string are the same, so there is nothing to change.${after}`, { path: display, edit: index })
+    }
+    const convert = crlf && !edit.old_string.includes('\r') && !edit.new_string.includes('\r')
+    const oldString = convert ? edit.old_string.replaceAll('\n', '\r\n') : edit.old_string
+    const newString = convert ? edit.new_string.replaceAll('\n', '\r\n') : edit.new_string
+    const found = occurrences(current, oldString)
+    if (found.length === 0) {
+      throw fsError('EDIT_NOT_FOUND', `${where}${notFound(current, edit.old_string, display)}${after}`, { path: display, edit: index })
+    }
+    if (found.length > 1 && edit.replace_all !== true) {
+      throw fsError('EDIT_AMBIGUOUS', `${where}${ambiguous(current, found, display)}${after}`, { path: display, edit: index, matches: found.length })
+    }
+    const [first = 0] = found
+    current = edit.replace_all === true ? current.split(oldString).join(newString) : current.slice(0, first) + newString + current.slice(first + oldString.length)
+    replacements += edit.replace_all === true ? found.length : 1
+  })
+  if (current === text) {
+    throw fsError('EDIT_NO_CHANGE', `the edits leave ${display} exactly as it was; nothing was written`, { path: display })
+  }
+  return { text: current, replacements }
+}
+
+function usesCrlf(text: string): boolean {
+  const crlf = text.split('\r\n').length - 1
+  return crlf > 0 && crlf >= text.split('\n').length - 1 - crlf
+}
+
+/** Start offsets of non-overlapping occurrences, left to right. */
+function occurrences(text: string, needle: string): number[] {
+  const found: number[] = []
+  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) found.push(at)
+  return found
+}
+
+function notFound(text: string, wanted: string, display: string): string {
+  const passages = nearestPassages(text, wanted)
+  const advice = 'Copy the text exactly as read shows it (indentation included, without the line-number prefix), or read the file again.'
+  if (passages.length === 0) return `old_string was not found in ${display}, and no passage resembles it; read the file to see its current text.`
+  const first = passages[0]
+  if (first?.whitespaceOnly) {
+    const places = passages.map(span).join(', ')
+    return `old_string was not found in ${display}; it matches ${places} only if whitespace is ignored (indentation, spaces or line breaks differ):\n${passages.map(show).join('\n\n')}\n${advice}`
+  }
+  return `old_string was not found in ${display}. The most similar passages:\n${passages.map((passage) => `${span(passage)}:\n${show(passage)}`).join('\n\n')}\n${advice}`
+}
+
+function ambiguous(text: string, found: number[], display: string): string {
+  const lines = lineNumbers(text, found)
+  const listed = lines.slice(0, LISTED_MATCHES).join(', ')
+  const more = lines.length > LISTED_MATCHES ? ` and ${lines.length - LISTED_MATCHES} more` : ''
+  return `old_string matches ${found.length} places in ${display} (at lines ${listed}${more}). Include more of the surrounding lines so it matches one place only, or set replace_all to true to change every one.`
+}
+
+/** 1-based line numbers of each offset, in one pass. */
+function lineNumbers(text: string, offsets: number[]): number[] {
+  const numbers: number[] = []
+  let line = 1
+  let position = 0
+  for (const offset of offsets) {
+    for (let at = text.indexOf('\n', position); at !== -1 && at < offset; at = text.indexOf('\n', at + 1)) {
+      line++
+      position = at + 1
+    }
+    numbers.push(line)
+  }
+  return numbers
+}
+
+function span(passage: Passage): string {
+  const end = passage.startLine + passage.lines.length - 1
+  return end === passage.startLine ? `line ${passage.startLine}` : `lines ${passage.startLine}-${end}`
+}
+
+function show(passage: Passage): string {
+  const lines = passage.lines.slice(0, SHOWN_LINES).map((line, i) => {
+    const cut = line.length > SHOWN_LINE_CHARS ? `${line.slice(0, SHOWN_LINE_CHARS)} … [line cut]` : line
+    return `${passage.startLine + i}\t${cut}`
+  })
+  if (passage.lines.length > SHOWN_LINES) lines.push(`[… ${passage.lines.length - SHOWN_LINES} more lines]`)
+  return lines.join('\n')
+}

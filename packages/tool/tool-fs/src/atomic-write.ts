@@ -1,0 +1,124 @@
+/**
+ * Replaces a file's content all at once: the bytes go to a new temporary file beside it, which is
+ * checked, synced and renamed over the target. A rename replaces a symbolic link at the target
+ * rather than following it, so a link swapped in late cannot send the write outside.
+ */
+
+import { randomBytes } from 'node:crypto'
+import { constants, type Stats } from 'node:fs'
+import { lstat, mkdir, open, realpath, rename, unlink, type FileHandle } from 'node:fs/promises'
+import { basename, dirname, join } from 'node:path'
+import { fromSystemError, fsError, systemCode } from './errors.ts'
+import { confirmInside } from './open-file.ts'
+import { within, type Resolved } from './workspace.ts'
+
+/** Points tests can reach into; not for production use. */
+export interface WriteHooks {
+  /** After the first checks and the temporary file is written, before the last check and the rename. */
+  afterCheck?(target: string): void | Promise<void>
+  /** After the last check, right before the rename. */
+  beforeRename?(target: string): void | Promise<void>
+  /** Writes the bytes into the temporary file (a test makes it fail as a full disk would). */
+  writeTemp?(handle: FileHandle, data: Uint8Array): Promise<void>
+}
+
+const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW
+
+/**
+ * Writes `data` to `target.real`. `existing` is the target's stat at the check (absent for a new
+ * file): its mode and owner are kept, and the write is refused if the target changed identity since.
+ * Returns the new file's stat.
+ */
+export async function writeAtomically(target: Resolved, allowed: string, data: Uint8Array, existing: Stats | undefined, hooks: WriteHooks = {}): Promise<Stats> {
+  const folder = dirname(target.real)
+  const fail = (error: unknown) => fromSystemError(error, 'write', target.display)
+  try {
+    await mkdir(folder, { recursive: true })
+  } catch (error) {
+    throw fail(error)
+  }
+  const folderReal = await realpath(folder).catch((error: unknown) => { throw fail(error) })
+  if (!within(allowed, folderReal)) throw moved(target)
+  const temp = join(folderReal, `.${basename(target.real).slice(0, 80)}.${randomBytes(6).toString('hex')}.rein-tmp`)
+  let handle: FileHandle
+  try {
+    handle = await open(temp, CREATE_FLAGS, existing ? existing.mode & 0o7777 : 0o666)
+  } catch (error) {
+    throw fail(error)
+  }
+  try {
+    try {
+      await confirmInside(handle, allowed, target.display)
+      if (hooks.writeTemp) await hooks.writeTemp(handle, data)
+      else await writeAll(handle, data)
+      if (existing) await keepModeAndOwner(handle, existing)
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    await hooks.afterCheck?.(target.real)
+    await checkUnchanged(target, folderReal, existing)
+    await hooks.beforeRename?.(target.real)
+    await rename(temp, target.real)
+  } catch (error) {
+    await unlink(temp).catch(() => {})
+    throw fail(error)
+  }
+  await syncFolder(folderReal)
+  return lstat(target.real)
+}
+
+async function writeAll(handle: FileHandle, data: Uint8Array) {
+  let written = 0
+  while (written < data.length) {
+    const { bytesWritten } = await handle.write(data, written, data.length - written)
+    written += bytesWritten
+  }
+}
+
+async function keepModeAndOwner(handle: FileHandle, existing: Stats) {
+  await handle.chmod(existing.mode & 0o7777)
+  const stat = await handle.stat()
+  if (stat.uid === existing.uid && stat.gid === existing.gid) return
+  // Only a privileged process can give the file back to its owner; anyone else keeps their own.
+  await handle.chown(existing.uid, existing.gid).catch(() => {})
+}
+
+/** The last look before the rename: the folder is where it was and the target is the file that was checked. */
+async function checkUnchanged(target: Resolved, folderReal: string, existing: Stats | undefined) {
+  const folderNow = await realpath(dirname(target.real)).catch(() => undefined)
+  if (folderNow !== folderReal) throw moved(target)
+  let now: Stats | undefined
+  try {
+    now = await lstat(target.real)
+  } catch (error) {
+    if (systemCode(error) !== 'ENOENT') throw error
+  }
+  if (now?.isSymbolicLink()) {
+    throw fsError('PATH_OUTSIDE_WORKSPACE', `${target.display} was replaced by a symbolic link while it was being written; nothing was written`, { path: target.display })
+  }
+  const same = existing === undefined ? now === undefined : now !== undefined && now.ino === existing.ino && now.dev === existing.dev
+  // Same file, but written to since it was loaded: replacing it would lose that write.
+  const rewritten = same && existing !== undefined && now !== undefined && (now.size !== existing.size || now.mtimeMs !== existing.mtimeMs)
+  if (!same || rewritten) {
+    const what = now === undefined ? 'removed' : existing === undefined ? 'created' : rewritten ? 'changed' : 'replaced'
+    throw fsError('FILE_CHANGED_SINCE_READ', `${target.display} was ${what} by something else while it was being written; nothing was written; read it again and retry`, { path: target.display })
+  }
+}
+
+function moved(target: Resolved) {
+  return fsError('PATH_OUTSIDE_WORKSPACE', `the folder of ${target.display} was moved or replaced by a link while it was being written; nothing was written`, { path: target.display })
+}
+
+/** Makes the rename itself durable; a file system that cannot sync a folder is not an error. */
+async function syncFolder(folder: string) {
+  let handle: FileHandle | undefined
+  try {
+    handle = await open(folder, constants.O_RDONLY)
+    await handle.sync()
+  } catch {
+    // Best effort: the content is already synced; only the rename's durability is at stake.
+  } finally {
+    await handle?.close()
+  }
+}

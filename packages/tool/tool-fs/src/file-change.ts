@@ -1,0 +1,118 @@
+/**
+ * What `write`, `edit` and `multi_edit` share: the checks before a file is replaced, the replace
+ * itself, the canonical value `{path, operation, before, after}`, and its diff card.
+ */
+
+import { createHash } from 'node:crypto'
+import { constants } from 'node:fs'
+import { access } from 'node:fs/promises'
+import type { FrozenJson, JsonValue } from '@rein/base'
+import type { DurableToolResult, FileChange, ToolResultView, ToolRun } from '@rein/tools'
+import { writeAtomically } from './atomic-write.ts'
+import { hunksOf } from './diff-view.ts'
+import { fsError, systemCode } from './errors.ts'
+import { loadTextFile, tooLarge, type TextFile } from './text-file.ts'
+import { callScope, readsOf, type FsToolContext } from './tool-context.ts'
+import { resolvePath, type Resolved } from './workspace.ts'
+
+/** The value of every file-changing tool: the whole text before (`null` for a new file) and after. */
+export const changeValue = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    path: { type: 'string', required: true },
+    operation: { type: 'string', enum: ['create', 'update'], required: true },
+    before: { oneOf: [{ type: 'string' }, { type: 'null' }], required: true },
+    after: { type: 'string', required: true },
+    replacements: { type: 'integer', description: 'places changed (edit, multi_edit)' },
+  },
+} as const
+
+/** The target, checked: in the workspace, and if it exists, a text file this session read and that has not changed since. */
+export interface CheckedTarget {
+  resolved: Resolved
+  existing: TextFile | undefined
+}
+
+export async function checkTarget(context: FsToolContext, run: ToolRun, path: string): Promise<CheckedTarget> {
+  const scope = await callScope(context, run)
+  const resolved = await resolvePath(scope, path, 'write')
+  if (!resolved.exists) return { resolved, existing: undefined }
+  const existing = await loadTextFile(resolved, resolved.allowed, context.config.maxFileBytes)
+  readsOf(context, run).check(resolved.real, resolved.display, existing.snapshot)
+  try {
+    await access(resolved.real, constants.W_OK)
+  } catch (error) {
+    if (systemCode(error) !== 'EACCES' && systemCode(error) !== 'EPERM') throw error
+    throw fsError('PERMISSION_DENIED', `${resolved.display} is read-only (its permissions forbid writing it)`, { path: resolved.display }, error)
+  }
+  return { resolved, existing }
+}
+
+/** Replaces the file with `text` (keeping a byte-order mark it had) and notes it as this session's latest view. */
+export async function replaceText(context: FsToolContext, run: ToolRun, target: CheckedTarget, text: string): Promise<void> {
+  const { resolved, existing } = target
+  const bytes = Buffer.from((existing?.bom && !text.startsWith('\uFEFF') ? '\uFEFF' : '') + text, 'utf8')
+  if (bytes.length > context.config.maxFileBytes) throw tooLarge(resolved.display, bytes.length, context.config.maxFileBytes)
+  const stat = await writeAtomically(resolved, resolved.allowed, bytes, existing?.stat, context.hooks)
+  readsOf(context, run).record(resolved.real, { size: bytes.length, mtimeMs: stat.mtimeMs, hash: createHash('sha256').update(bytes).digest('hex') })
+}
+
+/** Lines in a text, counting a last line without a newline. */
+export function countLines(text: string): number {
+  if (text === '') return 0
+  let lines = text.endsWith('\n') ? 0 : 1
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) lines++
+  return lines
+}
+
+/** Most characters the diff card's changes keep in the log. */
+const CARD_CHARS = 16_000
+
+interface ChangeMeta {
+  path: string
+  changes: { before: string | null; after: string }[]
+  shortened: boolean
+}
+
+/** The diff card's data, kept beside the result: each changed region with context, shortened past `CARD_CHARS`. */
+export function changeMeta(value: FrozenJson<{ path: string; before: string | null; after: string }>): JsonValue {
+  const { path, before, after } = value
+  const meta: ChangeMeta = { path, changes: [], shortened: false }
+  let room = CARD_CHARS
+  const keep = (text: string) => {
+    const kept = text.slice(0, Math.max(0, room))
+    if (kept.length < text.length) meta.shortened = true
+    room -= kept.length
+    return kept
+  }
+  if (before === null) {
+    meta.changes.push({ before: null, after: keep(after) })
+    return { ...meta }
+  }
+  const hunks = hunksOf(before, after, 3) ?? [{ before: before.split('\n'), after: after.split('\n') }]
+  for (const hunk of hunks) {
+    if (room <= 0) {
+      meta.shortened = true
+      break
+    }
+    meta.changes.push({ before: keep(hunk.before.join('\n')), after: keep(hunk.after.join('\n')) })
+  }
+  return { ...meta }
+}
+
+/** The diff card from the kept meta; none for a failure or foreign meta. */
+export function changeCard(title: string, result: DurableToolResult): ToolResultView | undefined {
+  const meta = result.meta
+  if (result.isError || typeof meta !== 'object' || meta === null || Array.isArray(meta)) return undefined
+  const { path, changes, shortened } = meta
+  if (typeof path !== 'string' || !Array.isArray(changes)) return undefined
+  const out: FileChange[] = []
+  for (const change of changes) {
+    if (typeof change !== 'object' || change === null || Array.isArray(change)) return undefined
+    const { before, after } = change
+    if ((before !== null && typeof before !== 'string') || typeof after !== 'string') return undefined
+    out.push({ path, before, after })
+  }
+  return { card: 'diff', title: shortened === true ? `${title} (diff shortened)` : title, changes: out }
+}

@@ -1,0 +1,77 @@
+/**
+ * `.gitignore` rules as git applies them within the workspace: each file's rules apply below its
+ * folder, a deeper file overrides a shallower one, and the `.git` folder is always skipped.
+ */
+
+import type { Dirent } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { dirname, join, relative } from 'node:path'
+import ignore, { type Ignore } from 'ignore'
+import { within } from './workspace.ts'
+
+export class GitignoreRules {
+  /** Each folder's own rules; `null` when it has no `.gitignore`. */
+  private readonly folders = new Map<string, Ignore | null>()
+
+  /** `root`: the workspace's real root; no rules above it are read. `enabled: false` only skips `.git`. */
+  constructor(private readonly root: string, private enabled: boolean) {}
+
+  /**
+   * Loads the rules of every folder from the root down to `start`. When `start` itself is ignored
+   * the model asked for it by name, so this walk applies no rules (but still skips `.git`).
+   */
+  async prime(start: string): Promise<void> {
+    if (!this.enabled) return
+    const chain: string[] = []
+    for (let folder = start; within(this.root, folder); folder = dirname(folder)) {
+      chain.unshift(folder)
+      if (folder === this.root) break
+    }
+    for (const folder of chain) await this.load(folder)
+    if (start !== this.root && this.ignored(dirname(start), relative(dirname(start), start), true)) this.enabled = false
+  }
+
+  /** The entries of `folder` a walk should see: no `.git`, nothing ignored. Loads the folder's own rules first. */
+  async filter(folder: string, entries: Dirent[]): Promise<Dirent[]> {
+    const kept = entries.filter((entry) => entry.name !== '.git')
+    if (!this.enabled) return kept
+    if (!this.folders.has(folder)) {
+      await this.load(folder, kept.some((entry) => entry.name === '.gitignore' && !entry.isDirectory()))
+    }
+    return kept.filter((entry) => !this.ignored(folder, entry.name, entry.isDirectory()))
+  }
+
+  private async load(folder: string, present = true): Promise<void> {
+    if (this.folders.has(folder)) return
+    let rules: Ignore | null = null
+    if (present) {
+      const text = await readFile(join(folder, '.gitignore'), 'utf8').catch(() => undefined)
+      if (text !== undefined) rules = ignore().add(text)
+    }
+    this.folders.set(folder, rules)
+  }
+
+  /** Deepest rules first; the first file with an opinion on the path decides. */
+  private ignored(folder: string, name: string, isDirectory: boolean): boolean {
+    const path = join(folder, name)
+    for (let current = folder; within(this.root, current); current = dirname(current)) {
+      const rules = this.folders.get(current)
+      if (rules) {
+        const verdict = test(rules, relative(current, path) + (isDirectory ? '/' : ''))
+        if (verdict.ignored) return true
+        if (verdict.unignored) return false
+      }
+      if (current === this.root) break
+    }
+    return false
+  }
+}
+
+function test(rules: Ignore, path: string): { ignored: boolean; unignored: boolean } {
+  try {
+    return rules.test(path)
+  } catch {
+    // `ignore` refuses some names (e.g. ones it cannot express relatively); such a name is kept.
+    return { ignored: false, unignored: false }
+  }
+}

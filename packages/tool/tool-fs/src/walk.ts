@@ -1,0 +1,67 @@
+/**
+ * Lists the files under a folder that match glob patterns, with tinyglobby: `.gitignore` rules
+ * prune the walk as it goes (through tinyglobby's file-system hook), symbolic links are skipped,
+ * and no folder outside the workspace is ever listed.
+ */
+
+import { readdir, type Dirent } from 'node:fs'
+import { resolve } from 'node:path'
+import { glob, type GlobOptions } from 'tinyglobby'
+import { fsError } from './errors.ts'
+import { GitignoreRules } from './gitignore.ts'
+import { within } from './workspace.ts'
+
+export interface WalkRequest {
+  /** The workspace's real root. */
+  root: string
+  /** The real folder to walk, inside `root`. */
+  start: string
+  patterns: string[]
+  gitignore: boolean
+  signal?: AbortSignal
+}
+
+type ReaddirCallback = (error: NodeJS.ErrnoException | null, entries: Dirent[]) => void
+
+/** Absolute real paths of matching regular files, sorted by code unit. */
+export async function walkFiles(request: WalkRequest): Promise<string[]> {
+  const rules = new GitignoreRules(request.root, request.gitignore)
+  await rules.prime(request.start)
+  const filtered = (path: string, options: unknown, callback: ReaddirCallback) => {
+    const folder = resolve(path)
+    // A backstop: the patterns are checked, but nothing outside the workspace is listed whatever they say.
+    if (!within(request.root, folder)) return callback(null, [])
+    readdir(folder, { withFileTypes: true }, (error, entries) => {
+      if (error) return callback(error, [])
+      rules.filter(folder, entries).then((kept) => callback(null, kept), (failure: unknown) => callback(failure as NodeJS.ErrnoException, []))
+    })
+  }
+  const options: GlobOptions = {
+    cwd: request.start,
+    absolute: true,
+    dot: true,
+    followSymbolicLinks: false,
+    onlyFiles: true,
+    // tinyglobby types `readdir` as all of fs.readdir's overloads; it only ever calls the withFileTypes one.
+    fs: { readdir: filtered as unknown as NonNullable<GlobOptions['fs']>['readdir'] },
+    ...(request.signal ? { signal: request.signal } : {}),
+  }
+  const files = await glob(request.patterns, options)
+  request.signal?.throwIfAborted()
+  return files.sort(byCodeUnit)
+}
+
+function byCodeUnit(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
+}
+
+/**
+ * Refuses a pattern that could name something outside the folder it is matched in: an absolute
+ * pattern, or one with a `..` segment.
+ */
+export function checkPattern(pattern: string, argument: string): void {
+  if (pattern.includes('\0')) throw fsError('INVALID_PATTERN', `${argument} contains a NUL byte`)
+  if (pattern.startsWith('/') || pattern.split(/[/{},]/).includes('..')) {
+    throw fsError('PATH_OUTSIDE_WORKSPACE', `${argument} ${JSON.stringify(pattern)} reaches outside the folder it is matched in; write it relative to path, without ".."`, { pattern })
+  }
+}

@@ -1,0 +1,155 @@
+/**
+ * Containment: turns a path the model gave into a checked location inside the workspace root (or,
+ * for reading, inside the session's spill folder). Every path is checked lexically first, then by
+ * its real path, so `..`, absolute paths and symbolic links cannot lead outside.
+ */
+
+import { lstat, readdir, readlink, realpath } from 'node:fs/promises'
+import { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path'
+import { closest, type ReinError } from '@rein/base'
+import { fromSystemError, fsError, systemCode } from './errors.ts'
+
+/** Where one call may look: the workspace root, and the spill folder it may only read. */
+export interface Scope {
+  /** The root as configured or given by the run. */
+  readonly root: string
+  /** The root with symbolic links resolved: what every real path is checked against. */
+  readonly rootReal: string
+  /** The session's spill folder (read-only), when the run has one and it exists. */
+  readonly spill?: { readonly folder: string; readonly real: string }
+}
+
+/** A path that passed the checks. */
+export interface Resolved {
+  /** Absolute, as written (`..` removed, links not followed). */
+  readonly absolute: string
+  /** With every symbolic link resolved; for a missing file, its real folder plus its name. */
+  readonly real: string
+  /** What the model is shown: relative to the root, or absolute for a spilled file. */
+  readonly display: string
+  readonly exists: boolean
+  readonly area: 'workspace' | 'spill'
+  /** The real folder this path must stay in: the root's, or the spill folder's. */
+  readonly allowed: string
+}
+
+/** `read` may look in the spill folder; `write` may not, and gets a writable place only. */
+export type Access = 'read' | 'write'
+
+const MAX_PATH_CHARS = 4096
+const MAX_NAME_BYTES = 255
+/** Characters a name may use to look like `.`, `..` or a separator without being one (beyond what NFKC folds). */
+const LOOK_ALIKES: Record<string, string> = { '\u2215': '/', '\u2044': '/', '\u29F8': '/', '\u3002': '.' }
+
+/** Resolves the root (and spill folder) once per call. */
+export async function openScope(root: string, spillFolder: string | undefined): Promise<Scope> {
+  let rootReal: string
+  try {
+    rootReal = await realpath(root)
+  } catch (error) {
+    throw fsError('FILE_NOT_FOUND', `the workspace root ${root} cannot be used (${systemCode(error) ?? String(error)})`, { root }, error)
+  }
+  if (spillFolder === undefined) return { root, rootReal }
+  // The folder is made on the first spill; until then there is nothing in it to read.
+  const spillReal = await realpath(spillFolder).catch(() => undefined)
+  return spillReal === undefined ? { root, rootReal } : { root, rootReal, spill: { folder: resolve(spillFolder), real: spillReal } }
+}
+
+/** `path` is `base` or below it (both absolute and normalized). */
+export function within(base: string, path: string): boolean {
+  if (path === base) return true
+  return path.startsWith(base.endsWith(sep) ? base : base + sep)
+}
+
+/**
+ * Checks `input` and finds where it really leads. Throws `INVALID_PATH` for a malformed path and
+ * `PATH_OUTSIDE_WORKSPACE` for one that leads, lexically or through a link, outside what `access`
+ * allows. Does not require the file to exist.
+ */
+export async function resolvePath(scope: Scope, input: string, access: Access): Promise<Resolved> {
+  checkSyntax(input)
+  const absolute = isAbsolute(input) ? normalize(input) : resolve(scope.root, input)
+  const place = placeOf(scope, absolute, access)
+  if (place === undefined) throw outside(input, scope, 'is outside the workspace')
+  const { area, allowed } = place
+  const display = area === 'spill' ? absolute : relative(within(scope.root, absolute) ? scope.root : scope.rootReal, absolute) || '.'
+  const { real, exists } = await realPathOf(absolute, display, scope, access)
+  if (!within(allowed, real)) throw outside(display, scope, 'leads outside the workspace through a symbolic link')
+  if (access === 'write' && scope.spill && within(scope.spill.real, real)) {
+    throw fsError('PATH_OUTSIDE_WORKSPACE', `${display} is in the folder of saved tool output, which is read-only`, { path: display })
+  }
+  return { absolute, real, display, exists, area, allowed }
+}
+
+/** Which area `absolute` is in, lexically, and the real folder its real path must then stay in. */
+function placeOf(scope: Scope, absolute: string, access: Access): { area: Resolved['area']; allowed: string } | undefined {
+  if (within(scope.root, absolute) || within(scope.rootReal, absolute)) return { area: 'workspace', allowed: scope.rootReal }
+  const { spill } = scope
+  if (access === 'read' && spill && (within(spill.folder, absolute) || within(spill.real, absolute))) return { area: 'spill', allowed: spill.real }
+  return undefined
+}
+
+function outside(path: string, scope: Scope, what: string) {
+  return fsError(
+    'PATH_OUTSIDE_WORKSPACE',
+    `${path.slice(0, 200)} ${what} (${scope.root}); use a path inside it, relative to it or absolute`,
+    { path: path.slice(0, 200), root: scope.root },
+  )
+}
+
+/** Refuses what no honest path holds: NUL bytes, backslashes, overlong names, look-alikes of `..` and `/`. */
+function checkSyntax(input: string) {
+  const shown = JSON.stringify(input.slice(0, 80))
+  if (input.length === 0) throw fsError('INVALID_PATH', 'the path is empty')
+  if (input.includes('\0')) throw fsError('INVALID_PATH', `the path ${shown} contains a NUL byte`)
+  if (input.includes('\\')) throw fsError('INVALID_PATH', `the path ${shown} contains a backslash; separate folders with /`)
+  if (input.length > MAX_PATH_CHARS) throw fsError('INVALID_PATH', `the path is ${input.length} characters long; the limit is ${MAX_PATH_CHARS}`)
+  for (const name of input.split('/')) {
+    if (Buffer.byteLength(name) > MAX_NAME_BYTES) {
+      throw fsError('INVALID_PATH', `a name in ${shown} is ${Buffer.byteLength(name)} bytes long; the file system allows ${MAX_NAME_BYTES}`)
+    }
+    const folded = name.normalize('NFKC').replace(/[\u2215\u2044\u29F8\u3002]/g, (char) => LOOK_ALIKES[char] ?? char)
+    if (folded !== name && (folded === '.' || folded === '..' || /[/\\]/.test(folded))) {
+      throw fsError('INVALID_PATH', `the name ${JSON.stringify(name)} in ${shown} looks like ${JSON.stringify(folded)} but is made of other characters; write paths in plain ASCII dots and slashes`)
+    }
+  }
+}
+
+/** The real path of `absolute`, or of its nearest existing folder plus the missing names. */
+async function realPathOf(absolute: string, display: string, scope: Scope, access: Access): Promise<{ real: string; exists: boolean }> {
+  const missing: string[] = []
+  let current = absolute
+  for (;;) {
+    try {
+      const real = await realpath(current)
+      return { real: missing.length === 0 ? real : join(real, ...missing), exists: missing.length === 0 }
+    } catch (error) {
+      const code = systemCode(error)
+      if (code !== 'ENOENT') throw fromSystemError(error, access, display)
+    }
+    await refuseDanglingLink(current, display, scope)
+    const parent = dirname(current)
+    if (parent === current) throw fsError('FILE_NOT_FOUND', `${display} cannot be reached`, { path: display })
+    missing.unshift(basename(current))
+    current = parent
+  }
+}
+
+/** A link whose target is missing: following it later could create a file wherever it points. */
+async function refuseDanglingLink(path: string, display: string, scope: Scope) {
+  const info = await lstat(path).catch(() => undefined)
+  if (!info?.isSymbolicLink()) return
+  const target = resolve(dirname(path), await readlink(path))
+  if (!within(scope.rootReal, target) && !within(scope.root, target)) {
+    throw outside(display, scope, 'leads outside the workspace through a symbolic link')
+  }
+  throw fsError('NOT_A_REGULAR_FILE', `${display} goes through a symbolic link to something that does not exist; use the real path`, { path: display })
+}
+
+/** `FILE_NOT_FOUND` for a resolved path, naming the nearest existing name beside it when one is close. */
+export async function notFound(resolved: Resolved): Promise<ReinError> {
+  const names = await readdir(dirname(resolved.real)).catch(() => [] as string[])
+  const near = closest(basename(resolved.real), names)
+  const hint = near === undefined ? '' : `; did you mean ${join(dirname(resolved.display), near)}?`
+  return fsError('FILE_NOT_FOUND', `${resolved.display} does not exist${hint}`, { path: resolved.display })
+}

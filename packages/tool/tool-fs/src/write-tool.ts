@@ -1,0 +1,46 @@
+/** The `write` tool: creates a file, or replaces all of one the session has read. */
+
+import { defineTool } from '@rein/tools'
+import { changeCard, changeMeta, changeValue, checkTarget, countLines, replaceText } from './file-change.ts'
+import { formatBytes } from './text-file.ts'
+import type { FsToolContext } from './tool-context.ts'
+
+export function createWriteTool(context: FsToolContext) {
+  return defineTool({
+    name: 'write',
+    description: [
+      'Creates a file with `content`, or replaces everything in an existing one; missing parent folders are created.',
+      'To change part of a file, use edit instead. An existing file must have been read in this conversation first,',
+      `and not changed since. Text files up to ${formatBytes(context.config.maxFileBytes)}.`,
+    ].join(' '),
+    parameters: {
+      path: { type: 'string', required: true, minLength: 1, description: 'The file, relative to the workspace root or absolute.' },
+      content: { type: 'string', required: true, description: 'The whole new content of the file.' },
+    },
+    output: {
+      schema: changeValue,
+      render: (_args, value) => value.before === null
+        ? `Created ${value.path} (${plural(countLines(value.after), 'line')}).`
+        : `Replaced the content of ${value.path}: ${plural(countLines(value.after), 'line')} (it had ${countLines(value.before)}).`,
+      presentationMeta: (_args, value) => changeMeta(value),
+    },
+    effects: ['write'],
+    execute: async (args, run) => {
+      const target = await checkTarget(context, run, args.path)
+      await replaceText(context, run, target, args.content)
+      return {
+        path: target.resolved.display,
+        operation: target.existing ? 'update' : 'create',
+        before: target.existing?.text ?? null,
+        after: args.content,
+      } as const
+    },
+    presentCall: (args) => ({ card: 'diff', title: `Write ${args.path}`, path: args.path }),
+    presentResult: (args, result) => changeCard(`Write ${args.path}`, result),
+    summarize: (args, result) => `write ${args.path}${result.isError ? ' failed' : ''}`,
+  })
+}
+
+export function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`
+}

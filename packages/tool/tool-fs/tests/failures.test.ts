@@ -1,0 +1,111 @@
+// Failures the file system hands back: permission denied (as an unprivileged user, since root
+// ignores permissions), a full disk during a write (injected, and on a tiny tmpfs where one can be
+// mounted). Each is a clear error and leaves the original file as it was.
+import { execFileSync, spawnSync } from 'node:child_process'
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { boot, codeOf, text, useFolders, write } from './harness.ts'
+
+const folders = useFolders()
+const repository = fileURLToPath(new URL('../../../../', import.meta.url))
+const script = fileURLToPath(new URL('./fixtures/calls-as-user.ts', import.meta.url))
+const NOBODY = '65534'
+
+/** Runs the calls in a child process as uid/gid 65534 with no supplementary groups. */
+function callsAsNobody(workspace: string, calls: [string, Record<string, unknown>][]): { code: string; message?: string }[] {
+  const child = spawnSync('setpriv', [
+    `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups',
+    process.execPath, '--conditions=@rein/source', '--import', 'tsx', script, JSON.stringify({ workspace, calls }),
+  ], { cwd: repository, encoding: 'utf8', env: { ...process.env, HOME: tmpdir() } })
+  if (child.status !== 0) throw new Error(`the child failed (${child.status}): ${child.stderr}`)
+  return JSON.parse(child.stdout) as { code: string; message?: string }[]
+}
+
+describe('permission denied', () => {
+  it('is PERMISSION_DENIED for an unreadable file, a read-only file and a read-only folder, each left intact', () => {
+    const { base, workspace } = folders()
+    chmodSync(base, 0o755)
+    chmodSync(workspace, 0o777)
+    write(join(workspace, 'private.txt'), 'root only\n')
+    chmodSync(join(workspace, 'private.txt'), 0o600)
+    write(join(workspace, 'readonly.txt'), 'frozen\n')
+    chmodSync(join(workspace, 'readonly.txt'), 0o444)
+    mkdirSync(join(workspace, 'locked'), { mode: 0o755 })
+    write(join(workspace, 'locked', 'file.txt'), 'in a locked folder\n')
+    chmodSync(join(workspace, 'locked', 'file.txt'), 0o666)
+    const results = callsAsNobody(workspace, [
+      ['read', { path: 'private.txt' }],
+      ['read', { path: 'readonly.txt' }],
+      ['edit', { path: 'readonly.txt', old_string: 'frozen', new_string: 'thawed' }],
+      ['read', { path: 'locked/file.txt' }],
+      ['edit', { path: 'locked/file.txt', old_string: 'locked', new_string: 'open' }],
+      ['write', { path: 'locked/new.txt', content: 'x' }],
+    ])
+    expect(results).toEqual([
+      { code: 'PERMISSION_DENIED', message: 'permission denied: this process may not read private.txt' },
+      { code: 'ok' },
+      { code: 'PERMISSION_DENIED', message: 'readonly.txt is read-only (its permissions forbid writing it)' },
+      { code: 'ok' },
+      { code: 'PERMISSION_DENIED', message: 'permission denied: this process may not write locked/file.txt' },
+      { code: 'PERMISSION_DENIED', message: 'permission denied: this process may not write locked/new.txt' },
+    ])
+    expect(readFileSync(join(workspace, 'readonly.txt'), 'utf8')).toBe('frozen\n')
+    expect(readFileSync(join(workspace, 'locked', 'file.txt'), 'utf8')).toBe('in a locked folder\n')
+    expect(readdirSync(join(workspace, 'locked'))).toEqual(['file.txt'])
+  })
+})
+
+describe('a full disk during a write', () => {
+  it('is WRITE_FAILED, keeps the original, and leaves no temporary file (injected ENOSPC)', async () => {
+    const { workspace } = folders()
+    write(join(workspace, 'a.txt'), 'original\n')
+    const hooks = {
+      async writeTemp(handle: import('node:fs/promises').FileHandle, data: Uint8Array) {
+        await handle.write(data, 0, Math.floor(data.length / 2))
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+      },
+    }
+    const { call } = await boot(folders(), { hooks })
+    await call('read', { path: 'a.txt' })
+    const result = await call('write', { path: 'a.txt', content: 'replacement\n'.repeat(100) })
+    expect(result).toMatchObject({ isError: true, error: { code: 'WRITE_FAILED' } })
+    expect(text(result)).toBe('Error: could not write a.txt: no space left on the device (ENOSPC); the file is unchanged')
+    expect(readFileSync(join(workspace, 'a.txt'), 'utf8')).toBe('original\n')
+    expect(readdirSync(workspace)).toEqual(['a.txt'])
+  })
+
+  const mountable = canMountTmpfs()
+  it.skipIf(!mountable)('is WRITE_FAILED on a real 64 KiB tmpfs, keeping the original', async () => {
+    const { workspace } = folders()
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', workspace])
+    try {
+      write(join(workspace, 'a.txt'), 'original\n')
+      const { call } = await boot(folders())
+      await call('read', { path: 'a.txt' })
+      const result = await call('write', { path: 'a.txt', content: 'x'.repeat(200 * 1024) })
+      expect(codeOf(result)).toBe('WRITE_FAILED')
+      expect(text(result)).toBe('Error: could not write a.txt: no space left on the device (ENOSPC); the file is unchanged')
+      expect(readFileSync(join(workspace, 'a.txt'), 'utf8')).toBe('original\n')
+      expect(readdirSync(workspace)).toEqual(['a.txt'])
+    } finally {
+      execFileSync('umount', [workspace])
+    }
+  })
+})
+
+/** Whether this process may mount a tmpfs (root in a container that allows it). */
+function canMountTmpfs(): boolean {
+  const probe = mkdtempSync(join(tmpdir(), 'rein-fs-mount-'))
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4k', 'tmpfs', probe], { stdio: 'ignore' })
+    execFileSync('umount', [probe], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  } finally {
+    rmdirSync(probe)
+  }
+}

@@ -1,0 +1,154 @@
+import { mkdirSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { boot, codeOf, text, useFolders, write } from './harness.ts'
+
+const folders = useFolders()
+
+/** Writes files relative to the workspace, making their folders. */
+function tree(files: Record<string, string | Buffer>) {
+  for (const [name, content] of Object.entries(files)) {
+    const path = join(folders().workspace, name)
+    mkdirSync(dirname(path), { recursive: true })
+    write(path, content)
+  }
+}
+
+describe('glob', () => {
+  it('lists matching files relative to the root, sorted', async () => {
+    tree({ 'src/b.ts': '', 'src/a.ts': '', 'src/deep/c.ts': '', 'src/d.js': '', 'README.md': '' })
+    const { call } = await boot(folders())
+    const result = await call('glob', { pattern: '**/*.ts' })
+    expect(text(result)).toBe('src/a.ts\nsrc/b.ts\nsrc/deep/c.ts')
+    expect(result).toMatchObject({ value: { total: 3, truncated: false, path: '.' } })
+    expect(text(await call('glob', { pattern: '*.{ts,js}', path: 'src' }))).toBe('src/a.ts\nsrc/b.ts\nsrc/d.js')
+  })
+
+  it('respects .gitignore files, nested ones and negations, and always skips .git', async () => {
+    tree({
+      '.gitignore': 'node_modules/\n*.log\n!keep.log\n',
+      'node_modules/x/index.js': '',
+      'app.log': '',
+      'keep.log': '',
+      '.git/config': '',
+      'pkg/.gitignore': 'generated/\n',
+      'pkg/generated/out.ts': '',
+      'pkg/src.ts': '',
+      'other/generated/kept.ts': '',
+    })
+    const { call } = await boot(folders())
+    expect(text(await call('glob', { pattern: '**/*' }))).toBe([
+      '.gitignore', 'keep.log', 'other/generated/kept.ts', 'pkg/.gitignore', 'pkg/src.ts',
+    ].join('\n'))
+  })
+
+  it('lists inside an ignored folder when asked for it by path', async () => {
+    tree({ '.gitignore': 'node_modules/\n', 'node_modules/lib/index.js': '', 'node_modules/lib/util.js': '' })
+    const { call } = await boot(folders())
+    expect(text(await call('glob', { pattern: '*.js', path: 'node_modules/lib' }))).toBe('node_modules/lib/index.js\nnode_modules/lib/util.js')
+  })
+
+  it('lists ignored files too with gitignore: false', async () => {
+    tree({ '.gitignore': '*.log\n', 'a.log': '' })
+    const { call } = await boot(folders(), { config: { gitignore: false } })
+    expect(text(await call('glob', { pattern: '*' }))).toBe('.gitignore\na.log')
+  })
+
+  it('caps the list and says how many there were', async () => {
+    tree(Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`f${String(i).padStart(2, '0')}.txt`, ''])))
+    const { call } = await boot(folders(), { config: { globLimit: 5 } })
+    const result = await call('glob', { pattern: '*.txt' })
+    expect(text(result)).toBe('f00.txt\nf01.txt\nf02.txt\nf03.txt\nf04.txt\n[5 of 30 matching files shown. Narrow the pattern or the path to see the rest.]')
+  })
+
+  it('says when nothing matches', async () => {
+    const { call } = await boot(folders())
+    expect(text(await call('glob', { pattern: '**/*.rs' }))).toBe('No files match **/*.rs.')
+  })
+
+  it('refuses a file as path', async () => {
+    tree({ 'a.txt': '' })
+    const { call } = await boot(folders())
+    expect(codeOf(await call('glob', { pattern: '*', path: 'a.txt' }))).toBe('NOT_A_REGULAR_FILE')
+  })
+})
+
+describe('grep', () => {
+  it('lists matching lines grouped by file, in path order', async () => {
+    tree({
+      'src/b.ts': 'import { foo } from "./a"\nfoo()\n',
+      'src/a.ts': 'export const foo = 1\nconst bar = 2\n',
+      'src/c.ts': 'nothing here\n',
+    })
+    const { call } = await boot(folders())
+    const result = await call('grep', { pattern: 'foo' })
+    expect(text(result)).toBe('src/a.ts\n1: export const foo = 1\n\nsrc/b.ts\n1: import { foo } from "./a"\n2: foo()')
+    expect(result).toMatchObject({ value: { matches: 3, searched: 3, truncated: false } })
+  })
+
+  it('narrows by path and by glob, a bare name matching at any depth', async () => {
+    tree({ 'src/a.ts': 'hit\n', 'src/a.js': 'hit\n', 'lib/deep/b.ts': 'hit\n' })
+    const { call } = await boot(folders())
+    expect(text(await call('grep', { pattern: 'hit', glob: '*.ts' }))).toBe('lib/deep/b.ts\n1: hit\n\nsrc/a.ts\n1: hit')
+    expect(text(await call('grep', { pattern: 'hit', path: 'src' }))).toBe('src/a.js\n1: hit\n\nsrc/a.ts\n1: hit')
+    expect(text(await call('grep', { pattern: 'hit', path: 'src/a.js' }))).toBe('src/a.js\n1: hit')
+  })
+
+  it('takes (?i) for case-insensitive search and names a bad pattern', async () => {
+    tree({ 'a.txt': 'Hello\nhello\nHELLO\n' })
+    const { call } = await boot(folders())
+    expect(text(await call('grep', { pattern: '(?i)hello' }))).toBe('a.txt\n1: Hello\n2: hello\n3: HELLO')
+    expect(await call('grep', { pattern: 'a(b' })).toMatchObject({ isError: true, error: { code: 'INVALID_PATTERN' } })
+  })
+
+  it('matches ^ and $ per line, in CRLF files too', async () => {
+    tree({ 'win.txt': 'end\r\nnot end here\r\n' })
+    const { call } = await boot(folders())
+    expect(text(await call('grep', { pattern: '^end$' }))).toBe('win.txt\n1: end')
+  })
+
+  it('finds a match a look-behind needs the line start for', async () => {
+    tree({ 'a.txt': 'x\nfoo\n' })
+    const { call } = await boot(folders())
+    expect(text(await call('grep', { pattern: '(?<!\\s)foo' }))).toBe('a.txt\n2: foo')
+  })
+
+  it('counts lines across chunk boundaries', async () => {
+    const lines = Array.from({ length: 20_000 }, (_, i) => (i === 15_000 ? 'needle' : `hay ${i}`))
+    tree({ 'big.txt': lines.join('\n') })
+    const { call } = await boot(folders())
+    expect(text(await call('grep', { pattern: 'needle' }))).toBe('big.txt\n15001: needle')
+  })
+
+  it('skips binary files and .gitignore\'d ones', async () => {
+    tree({ '.gitignore': 'dist/\n', 'dist/out.js': 'needle\n', 'blob.bin': Buffer.concat([Buffer.from('needle'), Buffer.from([0, 1])]), 'ok.txt': 'needle\n' })
+    const { call } = await boot(folders())
+    expect(text(await call('grep', { pattern: 'needle' }))).toBe('ok.txt\n1: needle')
+  })
+
+  it('caps the matches in path order and says there are more', async () => {
+    tree(Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`f${String(i).padStart(2, '0')}.txt`, 'match\nmatch\n'])))
+    const { call } = await boot(folders(), { config: { grepMatches: 5 } })
+    const result = await call('grep', { pattern: 'match' })
+    expect(text(result)).toBe([
+      'f00.txt', '1: match', '2: match', '',
+      'f01.txt', '1: match', '2: match', '',
+      'f02.txt', '1: match',
+      '[Showing the first 5 matching lines in 3 files; there are more. Narrow the pattern, path or glob to see them.]',
+    ].join('\n'))
+    expect(result).toMatchObject({ value: { truncated: true, matches: 5 } })
+  })
+
+  it('shows a long line around its match', async () => {
+    tree({ 'min.js': `${'a'.repeat(5000)}NEEDLE${'b'.repeat(5000)}\n` })
+    const { call } = await boot(folders())
+    const shown = text(await call('grep', { pattern: 'NEEDLE' }))
+    expect(shown).toBe(`min.js\n1: …${'a'.repeat(60)}NEEDLE${'b'.repeat(174)}…`)
+  })
+
+  it('says when nothing matches and how many files it read', async () => {
+    tree({ 'a.txt': 'x\n', 'b.txt': 'y\n' })
+    const { call } = await boot(folders())
+    expect(text(await call('grep', { pattern: 'zzz' }))).toBe('No matches for zzz (2 files searched).')
+  })
+})

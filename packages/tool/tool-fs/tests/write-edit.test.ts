@@ -1,0 +1,250 @@
+import { execFileSync } from 'node:child_process'
+import { chmodSync, mkdirSync, readFileSync, readdirSync, statSync, utimesSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { boot, codeOf, text, useFolders, write } from './harness.ts'
+
+const folders = useFolders()
+const file = (name: string) => join(folders().workspace, name)
+
+describe('write', () => {
+  it('creates a new file (and its folders) without a read, and returns before: null', async () => {
+    const { call } = await boot(folders())
+    const result = await call('write', { path: 'src/deep/new.ts', content: 'export {}\n' })
+    expect(result).toMatchObject({ isError: false, value: { path: 'src/deep/new.ts', operation: 'create', before: null, after: 'export {}\n' } })
+    expect(text(result)).toBe('Created src/deep/new.ts (1 line).')
+    expect(readFileSync(file('src/deep/new.ts'), 'utf8')).toBe('export {}\n')
+  })
+
+  it('refuses to overwrite a file this session has not read, then overwrites it after a read', async () => {
+    write(file('a.txt'), 'old\n')
+    const { call } = await boot(folders())
+    const refused = await call('write', { path: 'a.txt', content: 'new\n' })
+    expect(refused).toMatchObject({ isError: true, error: { code: 'FILE_NOT_READ', message: 'a.txt already exists and has not been read in this session; read it first (any part), then try again' } })
+    expect(readFileSync(file('a.txt'), 'utf8')).toBe('old\n')
+    await call('read', { path: 'a.txt' })
+    const result = await call('write', { path: 'a.txt', content: 'new\nlines\n' })
+    expect(result).toMatchObject({ isError: false, value: { operation: 'update', before: 'old\n', after: 'new\nlines\n' } })
+    expect(text(result)).toBe('Replaced the content of a.txt: 2 lines (it had 1).')
+  })
+
+  it('tracks reads per session: another session must read the file itself', async () => {
+    write(file('a.txt'), 'old\n')
+    const { call } = await boot(folders())
+    await call('read', { path: 'a.txt' }, { sessionId: 'one' })
+    expect(codeOf(await call('write', { path: 'a.txt', content: 'x' }, { sessionId: 'two' }))).toBe('FILE_NOT_READ')
+    expect(codeOf(await call('write', { path: 'a.txt', content: 'x' }, { sessionId: 'one' }))).toBe('ok')
+  })
+
+  it('refuses a file changed since it was read, and accepts one only touched', async () => {
+    write(file('a.txt'), 'old\n')
+    const { call } = await boot(folders())
+    await call('read', { path: 'a.txt' })
+    utimesSync(file('a.txt'), new Date(2001, 1, 1), new Date(2001, 1, 1))
+    expect(codeOf(await call('edit', { path: 'a.txt', old_string: 'old', new_string: 'touched' }))).toBe('ok')
+    write(file('a.txt'), 'changed by someone\n')
+    const refused = await call('edit', { path: 'a.txt', old_string: 'changed', new_string: 'x' })
+    expect(refused).toMatchObject({ isError: true, error: { code: 'FILE_CHANGED_SINCE_READ' } })
+    expect(text(refused)).toBe('Error: a.txt changed since it was last read (by someone else, or a command); read it again, then redo the change on its current content')
+    expect(readFileSync(file('a.txt'), 'utf8')).toBe('changed by someone\n')
+  })
+
+  it('lets the session edit again after its own write without reading', async () => {
+    const { call } = await boot(folders())
+    await call('write', { path: 'n.txt', content: 'one\n' })
+    expect(codeOf(await call('edit', { path: 'n.txt', old_string: 'one', new_string: 'two' }))).toBe('ok')
+    expect(codeOf(await call('write', { path: 'n.txt', content: 'three\n' }))).toBe('ok')
+  })
+
+  it('keeps the file mode, and a byte-order mark the file had', async () => {
+    write(file('run.sh'), '\uFEFFecho hi\n')
+    chmodSync(file('run.sh'), 0o751)
+    const { call } = await boot(folders())
+    await call('read', { path: 'run.sh' })
+    await call('edit', { path: 'run.sh', old_string: 'hi', new_string: 'there' })
+    expect(statSync(file('run.sh')).mode & 0o777).toBe(0o751)
+    expect(readFileSync(file('run.sh'), 'utf8')).toBe('\uFEFFecho there\n')
+  })
+
+  it('leaves no temporary file behind', async () => {
+    const { call } = await boot(folders())
+    await call('write', { path: 'a.txt', content: 'x' })
+    await call('edit', { path: 'a.txt', old_string: 'x', new_string: 'y' })
+    expect(readdirSync(folders().workspace)).toEqual(['a.txt'])
+  })
+
+  it('refuses to replace a binary or non-UTF-8 file, leaving it as it was', async () => {
+    write(file('bin'), Buffer.from([1, 0, 2]))
+    write(file('latin1.txt'), Buffer.from([0x63, 0x61, 0x66, 0xe9]))
+    const { call } = await boot(folders())
+    await call('read', { path: 'bin' })
+    await call('read', { path: 'latin1.txt' })
+    expect(await call('write', { path: 'bin', content: 'text' })).toMatchObject({ isError: true, error: { code: 'NOT_TEXT', message: 'bin is a binary file; write and edit change text files only' } })
+    expect(await call('edit', { path: 'latin1.txt', old_string: 'caf', new_string: 'tea' })).toMatchObject({
+      isError: true, error: { code: 'NOT_TEXT', message: 'latin1.txt is not valid UTF-8; editing it here could change bytes you cannot see, so change it another way' },
+    })
+    expect(readFileSync(file('bin'))).toEqual(Buffer.from([1, 0, 2]))
+    expect(readFileSync(file('latin1.txt'))).toEqual(Buffer.from([0x63, 0x61, 0x66, 0xe9]))
+  })
+
+  it('refuses to write over a FIFO or a folder, without hanging on the FIFO', async () => {
+    execFileSync('mkfifo', [file('pipe')])
+    mkdirSync(file('dir'))
+    const { call } = await boot(folders())
+    expect(await call('write', { path: 'pipe', content: 'x' })).toMatchObject({ isError: true, error: { code: 'NOT_A_REGULAR_FILE', message: 'pipe is a named pipe (FIFO), not a file' } })
+    expect(await call('write', { path: 'dir', content: 'x' })).toMatchObject({ isError: true, error: { code: 'NOT_A_REGULAR_FILE', message: 'dir is a folder; use glob to list what is in it' } })
+    expect(statSync(file('pipe')).isFIFO()).toBe(true)
+  })
+
+  it('refuses a file over maxFileBytes, and content over it', async () => {
+    write(file('big.txt'), 'x'.repeat(2000))
+    const { call } = await boot(folders(), { config: { maxFileBytes: 1024 } })
+    await call('read', { path: 'big.txt' })
+    expect(await call('edit', { path: 'big.txt', old_string: 'x', new_string: 'y', replace_all: true })).toMatchObject({
+      isError: true, error: { code: 'FILE_TOO_LARGE', message: 'big.txt is 2.0 KiB; write and edit handle files up to 1.0 KiB, so change this one another way (a command such as sed)' },
+    })
+    expect(codeOf(await call('write', { path: 'new.txt', content: 'y'.repeat(1025) }))).toBe('FILE_TOO_LARGE')
+    expect(readFileSync(file('big.txt'), 'utf8')).toBe('x'.repeat(2000))
+  })
+})
+
+describe('edit', () => {
+  const source = ['function greet(name) {', '  const text = `hi ${name}`', '  return text', '}', ''].join('\n')
+
+  it('replaces one exact match and shows the changed part, numbered', async () => {
+    write(file('g.js'), source)
+    const { call } = await boot(folders())
+    await call('read', { path: 'g.js' })
+    const result = await call('edit', { path: 'g.js', old_string: '  return text', new_string: '  console.log(text)\n  return text' })
+    expect(result).toMatchObject({ isError: false, value: { path: 'g.js', operation: 'update', before: source, replacements: 1 } })
+    expect(text(result)).toBe([
+      'Edited g.js (1 replacement). The changed part now reads:',
+      '1\tfunction greet(name) {',
+      '2\t  const text = `hi ${name}`',
+      '3\t  console.log(text)',
+      '4\t  return text',
+      '5\t}',
+    ].join('\n'))
+  })
+
+  it('names the nearest text when old_string differs only in whitespace', async () => {
+    write(file('g.js'), source)
+    const { call } = await boot(folders())
+    await call('read', { path: 'g.js' })
+    const result = await call('edit', { path: 'g.js', old_string: 'const  text = `hi ${name}`\nreturn text', new_string: 'x' })
+    expect(result).toMatchObject({ isError: true, error: { code: 'EDIT_NOT_FOUND' } })
+    expect(text(result)).toBe([
+      'Error: old_string was not found in g.js; it matches lines 2-3 only if whitespace is ignored (indentation, spaces or line breaks differ):',
+      '2\t  const text = `hi ${name}`',
+      '3\t  return text',
+      'Copy the text exactly as read shows it (indentation included, without the line-number prefix), or read the file again.',
+    ].join('\n'))
+  })
+
+  it('shows the most similar passage when old_string is misremembered', async () => {
+    write(file('g.js'), source)
+    const { call } = await boot(folders())
+    await call('read', { path: 'g.js' })
+    const result = await call('edit', { path: 'g.js', old_string: '  const text = `hello ${name}`', new_string: 'x' })
+    expect(text(result)).toBe([
+      'Error: old_string was not found in g.js. The most similar passages:',
+      'line 2:',
+      '2\t  const text = `hi ${name}`',
+      'Copy the text exactly as read shows it (indentation included, without the line-number prefix), or read the file again.',
+    ].join('\n'))
+  })
+
+  it('says when nothing resembles old_string', async () => {
+    write(file('g.js'), source)
+    const { call } = await boot(folders())
+    await call('read', { path: 'g.js' })
+    expect(text(await call('edit', { path: 'g.js', old_string: 'SELECT * FROM users', new_string: 'x' }))).toBe(
+      'Error: old_string was not found in g.js, and no passage resembles it; read the file to see its current text.',
+    )
+  })
+
+  it('refuses an ambiguous match naming every line, and replaces all with replace_all', async () => {
+    write(file('t.txt'), 'a = 1\nb = a\nc = a\n')
+    const { call } = await boot(folders())
+    await call('read', { path: 't.txt' })
+    const ambiguous = await call('edit', { path: 't.txt', old_string: 'a', new_string: 'z' })
+    expect(ambiguous).toMatchObject({
+      isError: true,
+      error: { code: 'EDIT_AMBIGUOUS', message: 'old_string matches 3 places in t.txt (at lines 1, 2, 3). Include more of the surrounding lines so it matches one place only, or set replace_all to true to change every one.' },
+    })
+    const all = await call('edit', { path: 't.txt', old_string: 'a', new_string: 'z', replace_all: true })
+    expect(all).toMatchObject({ isError: false, value: { replacements: 3, after: 'z = 1\nb = z\nc = z\n' } })
+  })
+
+  it('refuses an edit that changes nothing', async () => {
+    write(file('t.txt'), 'same\n')
+    const { call } = await boot(folders())
+    await call('read', { path: 't.txt' })
+    expect(codeOf(await call('edit', { path: 't.txt', old_string: 'same', new_string: 'same' }))).toBe('EDIT_NO_CHANGE')
+  })
+
+  it('tells the model to use write for a file that does not exist', async () => {
+    const { call } = await boot(folders())
+    expect(await call('edit', { path: 'nope.txt', old_string: 'a', new_string: 'b' })).toMatchObject({
+      isError: true, error: { code: 'FILE_NOT_FOUND', message: 'nope.txt does not exist; use write to create a new file' },
+    })
+  })
+
+  it('matches plain newlines against a CRLF file and keeps its CRLF', async () => {
+    write(file('win.txt'), 'one\r\ntwo\r\nthree\r\n')
+    const { call } = await boot(folders())
+    await call('read', { path: 'win.txt' })
+    expect(codeOf(await call('edit', { path: 'win.txt', old_string: 'one\ntwo', new_string: 'uno\ndos' }))).toBe('ok')
+    expect(readFileSync(file('win.txt'), 'utf8')).toBe('uno\r\ndos\r\nthree\r\n')
+  })
+
+  it('does not treat $ in new_string as a replacement pattern', async () => {
+    write(file('t.txt'), 'price\nprice\n')
+    const { call } = await boot(folders())
+    await call('read', { path: 't.txt' })
+    await call('edit', { path: 't.txt', old_string: 'price', new_string: "$& $1 $$ $'", replace_all: true })
+    expect(readFileSync(file('t.txt'), 'utf8')).toBe("$& $1 $$ $'\n$& $1 $$ $'\n")
+  })
+})
+
+describe('multi_edit', () => {
+  it('applies edits in order, each to the result of the ones before', async () => {
+    write(file('m.txt'), 'alpha\nbeta\n')
+    const { call } = await boot(folders())
+    await call('read', { path: 'm.txt' })
+    const result = await call('multi_edit', {
+      path: 'm.txt',
+      edits: [{ old_string: 'alpha', new_string: 'gamma' }, { old_string: 'gamma\nbeta', new_string: 'gamma\ndelta' }],
+    })
+    expect(result).toMatchObject({ isError: false, value: { replacements: 2, after: 'gamma\ndelta\n' } })
+  })
+
+  it('changes nothing when any edit fails, and names the edit', async () => {
+    write(file('m.txt'), 'alpha\nbeta\n')
+    const { call } = await boot(folders())
+    await call('read', { path: 'm.txt' })
+    const result = await call('multi_edit', {
+      path: 'm.txt',
+      edits: [{ old_string: 'alpha', new_string: 'gamma' }, { old_string: 'zeta', new_string: 'x' }],
+    })
+    expect(result).toMatchObject({ isError: true, error: { code: 'EDIT_NOT_FOUND' } })
+    expect(text(result)).toMatch(/^Error: edit 2 of 2: old_string was not found in m\.txt.* No edit was applied; the file is unchanged\.$/s)
+    expect(readFileSync(file('m.txt'), 'utf8')).toBe('alpha\nbeta\n')
+  })
+
+  it('refuses edits that together leave the file as it was', async () => {
+    write(file('m.txt'), 'alpha\n')
+    const { call } = await boot(folders())
+    await call('read', { path: 'm.txt' })
+    expect(codeOf(await call('multi_edit', {
+      path: 'm.txt',
+      edits: [{ old_string: 'alpha', new_string: 'beta' }, { old_string: 'beta', new_string: 'alpha' }],
+    }))).toBe('EDIT_NO_CHANGE')
+  })
+
+  it('refuses an empty edit list before running', async () => {
+    mkdirSync(join(folders().workspace, 'x'))
+    const { call } = await boot(folders())
+    expect(codeOf(await call('multi_edit', { path: 'm.txt', edits: [] }))).toBe('INVALID_ARGS')
+  })
+})
