@@ -1,0 +1,55 @@
+// Background jobs end with the process: `rein run` waits for them, and a process killed while one
+// runs leaves it to the next `rein resume`, which stops it and tells the model.
+import { existsSync, readFileSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { MockReply } from '@rein/testkit'
+import { projectPerTest, rein, sessionIdOf, spawnRein } from './harness.ts'
+
+const setUp = projectPerTest(afterEach)
+const JOB_ROWS = ["- { id: jobs, name: '@rein/jobs' }", "- { id: bash, name: '@rein/tool-bash' }"]
+
+function background(command: string): MockReply {
+  return { steps: [{ toolCall: { id: 'c_bg', name: 'bash', arguments: JSON.stringify({ command, description: 'background work', run_in_background: true }) } }] }
+}
+
+/** Running, not just a zombie nobody waited for (an orphan's new parent here may never reap it). */
+function alive(pid: number): boolean {
+  try {
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  } catch {
+    return false
+  }
+}
+
+describe('rein run with background jobs', () => {
+  it('waits for a running job before it exits, saying so, and records how it ended', async () => {
+    const p = await setUp([background('sleep 1; echo late > late.txt'), { steps: [{ text: 'Started it.' }] }], { extraRows: JOB_ROWS })
+    const run = await rein(p.dir, ['run', '--yes', 'start the slow work'])
+    expect(run.code).toBe(0)
+    expect(run.stderr).toContain('waiting for 1 background job (bash-1) to finish')
+    // The run returned only after the job had written its file.
+    expect(readFileSync(join(p.dir, 'late.txt'), 'utf8')).toBe('late\n')
+    const log = readFileSync(join(p.home, 'sessions', `${sessionIdOf(run)}.jsonl`), 'utf8')
+    expect(log).toContain('"type":"jobs/end"')
+  })
+
+  it('leaves a job of a killed process to the next resume, which stops it and tells the model it was lost', async () => {
+    const p = await setUp([
+      background('echo $$ > pid.txt; sleep 60'),
+      { steps: [{ text: 'Started it.' }] },
+      { steps: [{ text: 'It was lost.' }] },
+    ], { extraRows: JOB_ROWS })
+    const crashed = await spawnRein(p.dir, ['run', '--yes', 'start it'], (text, kill) => { if (text.includes('Started it.')) kill() }, { REIN_HOME: p.home })
+    expect(crashed.signal).toBe('SIGKILL')
+    const pid = Number(readFileSync(join(p.dir, 'pid.txt'), 'utf8'))
+    expect(alive(pid)).toBe(true)
+    const [log] = readdirSync(join(p.home, 'sessions')).filter((name) => name.endsWith('.jsonl'))
+    const resumed = await spawnRein(p.dir, ['resume', log!.replace('.jsonl', ''), 'what happened?'], undefined, { REIN_HOME: p.home })
+    expect(resumed.code).toBe(0)
+    expect(alive(pid)).toBe(false)
+    const messages = (p.server.requests.at(-1)?.body as { messages: { role: string; content: string | null }[] }).messages
+    expect(messages.filter((message) => message.role === 'user' && message.content?.includes('bash-1') && message.content.includes('was lost'))).toHaveLength(1)
+    expect(existsSync(join(p.dir, 'pid.txt'))).toBe(true)
+  })
+})
