@@ -1,5 +1,5 @@
-// Failures the file system hands back: permission denied (as an unprivileged user, since root
-// ignores permissions), a full disk during a write (injected, and on a tiny tmpfs where one can be
+// Failures the file system hands back: permission denied (in a child that keeps uid 0 but drops
+// every capability, so file modes bind it and it can still read the repository wherever it is), a full disk during a write (injected, and on a tiny tmpfs where one can be
 // mounted). Each is a clear error and leaves the original file as it was.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmdirSync } from 'node:fs'
@@ -12,12 +12,14 @@ import { boot, codeOf, text, useFolders, write } from './harness.ts'
 const folders = useFolders()
 const repository = fileURLToPath(new URL('../../../../', import.meta.url))
 const script = fileURLToPath(new URL('./fixtures/calls-as-user.ts', import.meta.url))
-const NOBODY = '65534'
 
-/** Runs the calls in a child process as uid/gid 65534 with no supplementary groups. */
-function callsAsNobody(workspace: string, calls: [string, Record<string, unknown>][]): { code: string; message?: string }[] {
+/**
+ * Runs the calls in a child process without capabilities: still uid 0 (the owner of the files
+ * here), but without CAP_DAC_OVERRIDE the owner's mode bits decide, as for any user.
+ */
+function callsWithoutPrivileges(workspace: string, calls: [string, Record<string, unknown>][]): { code: string; message?: string }[] {
   const child = spawnSync('setpriv', [
-    `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups',
+    '--inh-caps=-all', '--bounding-set=-all',
     process.execPath, '--conditions=@rein/source', '--import', 'tsx', script, JSON.stringify({ workspace, calls }),
   ], { cwd: repository, encoding: 'utf8', env: { ...process.env, HOME: tmpdir() } })
   if (child.status !== 0) throw new Error(`the child failed (${child.status}): ${child.stderr}`)
@@ -30,13 +32,14 @@ describe('permission denied', () => {
     chmodSync(base, 0o755)
     chmodSync(workspace, 0o777)
     write(join(workspace, 'private.txt'), 'root only\n')
-    chmodSync(join(workspace, 'private.txt'), 0o600)
+    chmodSync(join(workspace, 'private.txt'), 0o000)
     write(join(workspace, 'readonly.txt'), 'frozen\n')
     chmodSync(join(workspace, 'readonly.txt'), 0o444)
     mkdirSync(join(workspace, 'locked'), { mode: 0o755 })
     write(join(workspace, 'locked', 'file.txt'), 'in a locked folder\n')
     chmodSync(join(workspace, 'locked', 'file.txt'), 0o666)
-    const results = callsAsNobody(workspace, [
+    chmodSync(join(workspace, 'locked'), 0o555)
+    const results = callsWithoutPrivileges(workspace, [
       ['read', { path: 'private.txt' }],
       ['read', { path: 'readonly.txt' }],
       ['edit', { path: 'readonly.txt', old_string: 'frozen', new_string: 'thawed' }],
