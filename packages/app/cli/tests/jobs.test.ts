@@ -48,7 +48,8 @@ describe('rein run with background jobs', () => {
     const resumed = await spawnRein(p.dir, ['resume', log!.replace('.jsonl', ''), 'what happened?'], undefined, { REIN_HOME: p.home })
     expect(resumed.code).toBe(0)
     expect(alive(pid)).toBe(false)
-    const messages = (p.server.requests.at(-1)?.body as { messages: { role: string; content: string | null }[] }).messages
+    const body = p.server.requests.at(-1)?.body as { messages: { role: string; content: string | null }[] } | undefined
+    const messages = body?.messages ?? []
     expect(messages.filter((message) => message.role === 'user' && message.content?.includes('bash-1') && message.content.includes('was lost'))).toHaveLength(1)
     expect(existsSync(join(p.dir, 'pid.txt'))).toBe(true)
   })
