@@ -11,6 +11,7 @@ import type { CliOptions } from './args.ts'
 import { builtInModel, loadCliComposition, requireServices } from './composition.ts'
 import { EXIT } from './exit-codes.ts'
 import type { Io } from './io.ts'
+import { trapInterrupts } from './interrupts.ts'
 import { colorsEnabled, Renderer } from './render.ts'
 
 export interface SessionScope {
@@ -21,18 +22,25 @@ export interface SessionScope {
   options: CliOptions
   /** The composition file loaded, or `built-in`. */
   source: string
+  /** Aborted by the first SIGINT, SIGTERM or SIGHUP: stop what runs, in order. */
+  interrupted: AbortSignal
 }
 
 /** Loads the composition, runs `body`, and always disposes everything. */
 export async function withComposition(options: CliOptions, io: Io, body: (scope: SessionScope) => Promise<number>, prepare?: (ctx: Context) => Promise<void>): Promise<number> {
   const { composition, source } = await loadCliComposition({ ...(options.config ? { config: options.config } : {}), cwd: io.cwd, env: io.env })
+  const renderer = new Renderer(io, options.json, colorsEnabled(io.stdout, io.env))
+  const interrupts = trapInterrupts(io, (text) => renderer.notice(text))
   try {
     requireServices(composition, source)
     await prepare?.(composition.ctx)
-    const renderer = new Renderer(io, options.json, colorsEnabled(io.stdout, io.env))
-    return await body({ ctx: composition.ctx, composition, renderer, io, options, source })
+    const code = await body({ ctx: composition.ctx, composition, renderer, io, options, source, interrupted: interrupts.signal })
+    // A turn that completed before the signal still leaves work the signal stopped (jobs): say so.
+    return interrupts.signal.aborted && code === EXIT.ok ? EXIT.interrupted : code
   } finally {
+    // Disposing stops every command still running; a second signal meanwhile exits at once.
     await composition.dispose()
+    interrupts.release()
   }
 }
 
@@ -84,18 +92,11 @@ export async function settleJobs(scope: SessionScope, agent: Agent, timeoutMs?: 
   if (!jobs) return
   const running = jobs.list({ sessionId: agent.session.id }).filter((job) => job.status === 'running')
   if (running.length === 0) return
-  const stop = new AbortController()
-  const onSignal = () => stop.abort()
-  if (timeoutMs !== 0) {
+  if (timeoutMs !== 0 && !scope.interrupted.aborted) {
     scope.renderer.notice(`waiting for ${running.length} background job${running.length === 1 ? '' : 's'} (${running.map((job) => job.jobId).join(', ')}) to finish; Ctrl-C stops ${running.length === 1 ? 'it' : 'them'}`)
-    scope.io.signals.on('SIGINT', onSignal)
   }
-  try {
-    const { killed } = await jobs.settle({ sessionId: agent.session.id, signal: stop.signal, ...(timeoutMs !== undefined ? { timeoutMs } : {}) })
-    if (killed.length > 0) scope.renderer.notice(`stopped ${killed.map((job) => job.jobId).join(', ')}: still running when rein exited (recorded in the session)`)
-  } finally {
-    scope.io.signals.off('SIGINT', onSignal)
-  }
+  const { killed } = await jobs.settle({ sessionId: agent.session.id, signal: scope.interrupted, ...(timeoutMs !== undefined ? { timeoutMs } : {}) })
+  if (killed.length > 0) scope.renderer.notice(`stopped ${killed.map((job) => job.jobId).join(', ')}: still running when rein exited (recorded in the session)`)
 }
 
 /** With `--verbose`: which provider, model and server the requests go to. */
@@ -121,36 +122,22 @@ function reportRepair(renderer: Renderer, id: string, repaired: ResumeReport) {
  * Streams one turn to the terminal (or as JSON lines) with signal handling; returns the exit code.
  * A closed stdout (the reader went away) cancels the turn like a signal does.
  */
-export async function streamTurn(io: Io, renderer: Renderer, agent: Agent, start: (agent: Agent) => Promise<TurnResult>): Promise<number> {
+export async function streamTurn(io: Io, renderer: Renderer, agent: Agent, start: (agent: Agent) => Promise<TurnResult>, interrupted: AbortSignal): Promise<number> {
   const unsubscribe = agent.subscribe((event) => renderer.event(event))
-  const release = cancelOnSignal(io, agent, renderer)
+  const onInterrupt = () => agent.cancel(String(interrupted.reason))
   const onClosed = () => agent.cancel('stdout was closed')
+  interrupted.addEventListener('abort', onInterrupt)
   io.outputClosed?.addEventListener('abort', onClosed)
   try {
-    const result = await start(agent)
+    const running = start(agent)
+    if (interrupted.aborted) onInterrupt()
+    const result = await running
     renderer.result(result)
     return exitFor(result)
   } finally {
     io.outputClosed?.removeEventListener('abort', onClosed)
-    release()
+    interrupted.removeEventListener('abort', onInterrupt)
     unsubscribe()
-  }
-}
-
-/** First SIGINT/SIGTERM cancels the turn (calls get paired, the log saved); a second exits at once. */
-function cancelOnSignal(io: Io, agent: Agent, renderer: Renderer): () => void {
-  let signalled = false
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (signalled) process.exit(EXIT.interrupted)
-    signalled = true
-    renderer.notice(`${signal}: cancelling; press Ctrl-C again to quit without waiting`)
-    agent.cancel(signal)
-  }
-  io.signals.on('SIGINT', onSignal)
-  io.signals.on('SIGTERM', onSignal)
-  return () => {
-    io.signals.off('SIGINT', onSignal)
-    io.signals.off('SIGTERM', onSignal)
   }
 }
 

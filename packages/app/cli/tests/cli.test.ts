@@ -130,7 +130,7 @@ describe('rein run', () => {
         signals.emit('SIGINT', 'SIGINT')
       },
     })
-    expect(run.stderr).toContain('SIGINT: cancelling')
+    expect(run.stderr).toContain('SIGINT: stopping')
     expect(run.code).toBe(130)
     const events = await storedEvents(p, sessionIdOf(run))
     expect(validateSessionInvariants(events)).toEqual([])

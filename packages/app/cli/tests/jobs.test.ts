@@ -52,5 +52,9 @@ describe('rein run with background jobs', () => {
     const messages = body?.messages ?? []
     expect(messages.filter((message) => message.role === 'user' && message.content?.includes('bash-1') && message.content.includes('was lost'))).toHaveLength(1)
     expect(existsSync(join(p.dir, 'pid.txt'))).toBe(true)
+    // rein show tells a plugin's notice from what the person typed.
+    const shown = await spawnRein(p.dir, ['show', log!.replace('.jsonl', '')], undefined, { REIN_HOME: p.home })
+    expect(shown.stdout).toMatch(/^\[@rein\/jobs\] Background job bash-1 .* was lost/m)
+    expect(shown.stdout).toContain('> what happened?')
   })
 })

@@ -32,6 +32,12 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
     const unwatch = scope.source === 'built-in'
       ? async () => {}
       : watchComposition(scope.composition, (text) => lines.interrupt(() => scope.renderer.notice(text), io.stderr))
+    // SIGTERM or SIGHUP (Ctrl-C at the terminal reaches readline, below): end the turn and the chat.
+    scope.interrupted.addEventListener('abort', () => {
+      agent.cancel(String(scope.interrupted.reason))
+      lines.stop()
+      prompt.close()
+    })
     let cancelling = false
     prompt.on('SIGINT', () => {
       if (agent.status === 'running' && !cancelling) {

@@ -14,6 +14,7 @@ import { demoReply } from '../demo/script.ts'
 import { createDemoWorkspace } from '../demo/workspace.ts'
 import { installApproval } from '../approval.ts'
 import { streamTurn } from '../session-command.ts'
+import { trapInterrupts } from '../interrupts.ts'
 import { colorsEnabled, Renderer } from '../render.ts'
 
 const TASK = 'Fix the typo in README.md, then check the result.'
@@ -41,6 +42,7 @@ async function runDemo(args: ParsedArgs, io: Io, serverUrl: string, workspaceRoo
   ]
   const composition = await loadComposition({ file: join(PACKAGE_DIR, 'demo.cordis.yml'), rows, resolveFrom: PACKAGE_DIR })
   const renderer = new Renderer(io, args.options.json, colorsEnabled(io.stdout, io.env))
+  const interrupts = trapInterrupts(io, (text) => renderer.notice(text))
   try {
     const { ctx } = composition
     installApproval(ctx, { yes: true, allow: [] })
@@ -50,11 +52,12 @@ async function runDemo(args: ParsedArgs, io: Io, serverUrl: string, workspaceRoo
     renderer.notice(`session ${agent.session.id} (rein show ${agent.session.id} prints it afterwards)`, { type: 'session', id: agent.session.id })
     renderer.notice(`> ${TASK}`)
     try {
-      return await streamTurn(io, renderer, agent, (running) => running.send(TASK))
+      return await streamTurn(io, renderer, agent, (running) => running.send(TASK), interrupts.signal)
     } finally {
       await agent.close()
     }
   } finally {
     await composition.dispose()
+    interrupts.release()
   }
 }

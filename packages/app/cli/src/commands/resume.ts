@@ -19,7 +19,7 @@ export async function resumeCommand(args: ParsedArgs, io: Io): Promise<number> {
         throw new ReinError('USAGE', `session ${id} ended cleanly, so there is nothing to continue; add a message: rein resume ${id} "…"`)
       }
       scope.renderer.notice(`session ${agent.session.id}`, { type: 'session', id: agent.session.id })
-      return await streamTurn(io, scope.renderer, agent, (running) => (text ? running.send(text) : running.continue()))
+      return await streamTurn(io, scope.renderer, agent, (running) => (text ? running.send(text) : running.continue()), scope.interrupted)
     } finally {
       await settleJobs(scope, agent)
       await agent.close()

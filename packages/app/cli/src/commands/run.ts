@@ -14,7 +14,7 @@ export async function runCommand(args: ParsedArgs, io: Io): Promise<number> {
     const { agent } = await openAgent(scope, args.options.session)
     scope.renderer.notice(`session ${agent.session.id}`, { type: 'session', id: agent.session.id })
     try {
-      return await streamTurn(io, scope.renderer, agent, (running) => running.send(task))
+      return await streamTurn(io, scope.renderer, agent, (running) => running.send(task), scope.interrupted)
     } finally {
       await settleJobs(scope, agent)
       await agent.close()

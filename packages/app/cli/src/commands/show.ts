@@ -38,8 +38,11 @@ function describe(event: SessionEvent): string | undefined {
   switch (event.type) {
     case 'turn/start':
       return `\n── turn ${eventData(event, 'turn/start').turn}`
-    case 'user/message':
-      return `> ${text(eventData(event, 'user/message').message)}`
+    case 'user/message': {
+      const { message } = eventData(event, 'user/message')
+      // A plugin's message (a job's notice, a memory) is not something the person typed.
+      return message.source.kind === 'plugin' ? `[${message.source.plugin}] ${text(message)}` : `> ${text(message)}`
+    }
     case 'assistant/message': {
       const data = eventData(event, 'assistant/message')
       const said = text(data.message)

@@ -1,0 +1,35 @@
+/**
+ * SIGINT, SIGTERM and SIGHUP for a command's whole life, not just while a turn runs: the first
+ * stops the work in order — the turn is cancelled (calls paired, the log saved), a wait for
+ * background jobs ends and they are stopped, the composition is disposed, which stops every
+ * command still running — and the second exits at once, where the process's exit hooks still
+ * stop running commands. A signal with no handler would end rein and leave its commands running.
+ */
+
+import { EXIT } from './exit-codes.ts'
+import type { Io } from './io.ts'
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
+
+export interface Interrupts {
+  /** Aborted (with the signal's name) by the first signal. */
+  readonly signal: AbortSignal
+  /** Removes the handlers; call it after everything was disposed. */
+  release(): void
+}
+
+export function trapInterrupts(io: Io, notice: (text: string) => void): Interrupts {
+  const controller = new AbortController()
+  const onSignal = (name: NodeJS.Signals) => {
+    if (controller.signal.aborted) process.exit(EXIT.interrupted)
+    notice(`${name}: stopping (the turn is cancelled, commands and jobs stopped, the session saved); press Ctrl-C again to quit without waiting`)
+    controller.abort(name)
+  }
+  for (const name of SIGNALS) io.signals.on(name, onSignal)
+  return {
+    signal: controller.signal,
+    release: () => {
+      for (const name of SIGNALS) io.signals.off(name, onSignal)
+    },
+  }
+}

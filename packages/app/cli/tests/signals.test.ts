@@ -1,0 +1,74 @@
+// A signal at any moment stops what rein started: no command it ran is left behind, whether the
+// signal comes once or twice, is SIGINT, SIGTERM or SIGHUP, or arrives while rein waits for jobs.
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { ChildProcessByStdio } from 'node:child_process'
+import type { Readable } from 'node:stream'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { MockReply } from '@rein/testkit'
+import { projectPerTest, spawnRein } from './harness.ts'
+
+const setUp = projectPerTest(afterEach)
+const JOB_ROWS = ["- { id: jobs, name: '@rein/jobs' }", "- { id: bash, name: '@rein/tool-bash' }"]
+
+function bash(command: string, background = false): MockReply {
+  return { steps: [{ text: 'Working.\n' }, { toolCall: { id: 'c_bash', name: 'bash', arguments: JSON.stringify({ command, description: 'work', ...(background ? { run_in_background: true } : {}) }) } }] }
+}
+
+/** Processes (not zombies) whose command line holds `token`. */
+function processesWith(token: string): number[] {
+  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).flatMap((pid) => {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      const zombie = /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'))
+      return cmdline.includes(token) && !zombie ? [Number(pid)] : []
+    } catch {
+      return []
+    }
+  })
+}
+
+/** Once `file` exists (the command started), sends `signals` to rein, one per 100 ms. */
+function signalWhenStarted(file: string, signals: NodeJS.Signals[]) {
+  let started = false
+  return (_text: string, _kill: () => void, child: ChildProcessByStdio<null, Readable, Readable>) => {
+    if (started) return
+    started = true
+    const poll = setInterval(() => {
+      if (!existsSync(file)) return
+      clearInterval(poll)
+      signals.forEach((signal, index) => setTimeout(() => child.kill(signal), 100 * index))
+    }, 20)
+  }
+}
+
+describe('signals stop everything rein started', () => {
+  const cases = [['SIGHUP'], ['SIGTERM'], ['SIGINT', 'SIGINT']] as NodeJS.Signals[][]
+  cases.forEach((signals, index) => {
+    it(`leaves no command running after ${signals.join(' then ')} during a foreground call that ignores SIGTERM`, async () => {
+      // The sleep's own argument is the token: bash may exec it, so nothing else carries it.
+      const token = `30${index}.${process.pid}`
+      const p = await setUp([bash(`touch started; trap '' TERM; sleep ${token}; true`), { steps: [{ text: 'never' }] }], { extraRows: JOB_ROWS })
+      const run = await spawnRein(p.dir, ['run', '--yes', 'work'], signalWhenStarted(join(p.dir, 'started'), signals), { REIN_HOME: p.home })
+      expect(run.code === null ? run.signal : run.code).not.toBe(0)
+      expect(processesWith(token)).toEqual([])
+    })
+  })
+
+  it('stops and records a background job when SIGTERM arrives while rein waits for it', async () => {
+    const token = `309.${process.pid}`
+    const p = await setUp([bash(`touch started; sleep ${token}; true`, true), { steps: [{ text: 'Started.' }] }], { extraRows: JOB_ROWS })
+    let sent = false
+    const run = await spawnRein(p.dir, ['run', '--yes', 'work'], (text, _kill, child) => {
+      if (sent || !text.includes('Started.')) return
+      sent = true
+      setTimeout(() => child.kill('SIGTERM'), 200)
+    }, { REIN_HOME: p.home })
+    expect(run.code).toBe(130)
+    expect(run.stderr).toContain('waiting for 1 background job (bash-1)')
+    expect(run.stderr).toContain('stopped bash-1')
+    expect(processesWith(token)).toEqual([])
+    const [log] = readdirSync(join(p.home, 'sessions')).filter((name) => name.endsWith('.jsonl'))
+    expect(readFileSync(join(p.home, 'sessions', log!), 'utf8')).toContain('"type":"jobs/end"')
+  })
+})
