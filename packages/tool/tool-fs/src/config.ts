@@ -19,6 +19,8 @@ export interface FsConfig {
   globLimit: number
   /** Most matching lines `grep` lists. */
   grepMatches: number
+  /** Longest `grep`'s pattern may run on one block of a file (64 KiB of whole lines, more for a longer line), in ms; past it the call ends with `GREP_TIMEOUT`. */
+  grepTimeoutMs: number
   /** Skip what `.gitignore` files inside the workspace ignore, in `glob` and `grep`. */
   gitignore: boolean
 }
@@ -33,6 +35,8 @@ export const FsConfig: Schema<Partial<FsConfig>, FsConfig> = Schema.object({
   maxFileBytes: Schema.natural().min(1).default(10 * 1024 * 1024).description('Largest file write, edit and multi_edit handle, in bytes.'),
   globLimit: Schema.natural().min(1).default(200).description('Most paths glob lists.'),
   grepMatches: Schema.natural().min(1).default(200).description('Most matching lines grep lists.'),
+  grepTimeoutMs: Schema.natural().min(1).max(2 ** 31 - 1).default(5000)
+    .description('Longest grep\'s pattern may run on one block of a file, in ms; past it grep ends with GREP_TIMEOUT.'),
   gitignore: Schema.boolean().default(true).description('Skip files .gitignore files inside the workspace ignore, in glob and grep.'),
 }) as Schema<Partial<FsConfig>, FsConfig>
 

@@ -19,6 +19,7 @@ export type FsErrorCode =
   | 'WRITE_FAILED'
   | 'READ_FAILED'
   | 'INVALID_PATTERN'
+  | 'GREP_TIMEOUT'
 
 export function fsError(code: FsErrorCode, message: string, details?: Record<string, unknown>, cause?: unknown): ReinError<FsErrorCode> {
   return new ReinError(code, message, { ...(details ? { details } : {}), ...(cause === undefined ? {} : { cause }) })

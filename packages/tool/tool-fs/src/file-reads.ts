@@ -45,7 +45,8 @@ export class FileReads {
   check(path: string, display: string, current: FileSnapshot): void {
     const seen = this.seen.get(path)
     if (seen === undefined) {
-      throw fsError('FILE_NOT_READ', `${display} already exists and has not been read in this session; read it first (any part), then try again`, { path: display })
+      // Reads live in this process only: after a restart (a resumed session) every file needs a new read.
+      throw fsError('FILE_NOT_READ', `${display} already exists and has not been read in this session since rein started (reads from before a restart or resume are not remembered); read it now (any part), then try again`, { path: display })
     }
     if (seen.size !== current.size || seen.hash !== current.hash) {
       throw fsError('FILE_CHANGED_SINCE_READ', `${display} changed since it was last read (by someone else, or a command); read it again, then redo the change on its current content`, { path: display })

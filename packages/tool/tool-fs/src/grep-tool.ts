@@ -4,6 +4,7 @@ import { stat } from 'node:fs/promises'
 import { defineTool, type DurableToolResult, type ToolResultView } from '@rein/tools'
 import { fsError } from './errors.ts'
 import { displayOf } from './glob-tool.ts'
+import { Matcher } from './matcher.ts'
 import { compilePattern, searchFiles, type SearchOutcome } from './search.ts'
 import { callScope, type FsToolContext } from './tool-context.ts'
 import { checkPattern, walkFiles } from './walk.ts'
@@ -82,14 +83,19 @@ export function createGrepTool(context: FsToolContext) {
       const resolved = await resolvePath(scope, args.path ?? '.', 'read')
       if (!resolved.exists) throw await notFound(resolved)
       const info = await stat(resolved.real)
-      let files: string[]
-      if (info.isFile()) files = [resolved.real]
-      else if (info.isDirectory()) {
-        files = await walkFiles({ root: resolved.allowed, start: resolved.real, patterns: [fileGlob(args.glob)], gitignore: config.gitignore, signal: run.signal })
-      } else throw fsError('NOT_A_REGULAR_FILE', `${resolved.display} is neither a file nor a folder`, { path: resolved.display })
-      const outcome = await searchFiles({ regex, files, allowed: resolved.allowed, maxMatches: config.grepMatches, lineChars: LINE_CHARS, signal: run.signal })
-      const { shown, count, cut } = withinBudget(outcome, config.outputChars - 300, (file) => info.isFile() ? resolved.display : displayOf(resolved, file))
-      return { pattern: args.pattern, path: resolved.display, files: shown, matches: count, searched: outcome.searched, truncated: outcome.truncated || cut }
+      if (!info.isFile() && !info.isDirectory()) throw fsError('NOT_A_REGULAR_FILE', `${resolved.display} is neither a file nor a folder`, { path: resolved.display })
+      const display = (file: string) => info.isFile() ? resolved.display : displayOf(resolved, file)
+      // Started before the walk, so the thread is up by the time the first file is read.
+      const matcher = new Matcher(regex, { timeoutMs: config.grepTimeoutMs, signal: run.signal })
+      try {
+        const files = info.isFile() ? [resolved.real]
+          : await walkFiles({ root: resolved.allowed, start: resolved.real, patterns: [fileGlob(args.glob)], gitignore: config.gitignore, signal: run.signal })
+        const outcome = await searchFiles({ matcher, files, allowed: resolved.allowed, maxMatches: config.grepMatches, lineChars: LINE_CHARS, display, signal: run.signal })
+        const { shown, count, cut } = withinBudget(outcome, config.outputChars - 300, display)
+        return { pattern: args.pattern, path: resolved.display, files: shown, matches: count, searched: outcome.searched, truncated: outcome.truncated || cut }
+      } finally {
+        await matcher.close()
+      }
     },
     presentCall: (args) => ({ card: 'search', title: `Search ${args.pattern}`, query: args.pattern, ...(args.path ? { path: args.path } : {}) }),
     presentResult: (args, result) => grepCard(`Search ${args.pattern}`, result),

@@ -55,8 +55,10 @@ function fits(fileLine: string, oldLine: string, index: number, span: number): b
 /** Window starts by mean bigram similarity, best first, not overlapping, above `MIN_SCORE`. */
 function similarWindows(fileLines: string[], oldLines: string[]): number[] {
   const span = oldLines.length
-  const compared = fileLines.length * span > BUDGET && span > 2 ? [0, span - 1] : oldLines.map((_, j) => j)
-  const oldGrams = oldLines.map((line) => bigrams(line.trim()))
+  const endsOnly = fileLines.length * span > BUDGET && span > 2
+  const compared = oldLines
+    .map((line, offset) => ({ offset, grams: bigrams(line.trim()) }))
+    .filter(({ offset }) => !endsOnly || offset === 0 || offset === span - 1)
   const fileGrams = new Map<number, Map<string, number>>()
   const gramsAt = (index: number) => {
     let grams = fileGrams.get(index)
@@ -66,7 +68,7 @@ function similarWindows(fileLines: string[], oldLines: string[]): number[] {
   const scored: { start: number; score: number }[] = []
   for (let start = 0; start + span <= fileLines.length; start++) {
     let total = 0
-    for (const j of compared) total += dice(oldGrams[j]!, gramsAt(start + j))
+    for (const { offset, grams } of compared) total += dice(grams, gramsAt(start + offset))
     const score = total / compared.length
     if (score >= MIN_SCORE) scored.push({ start, score })
   }

@@ -1,14 +1,16 @@
 /**
- * The grep engine: a regular expression over files, each streamed in chunks (a chunk without a
- * match is skipped whole), several files at a time, results in path order, stopping once the cap
- * is passed. Binary files and non-regular files are skipped.
+ * The grep engine: a regular expression over files, each streamed in chunks, several files at a
+ * time, results in path order, stopping once the cap is passed. The matching itself runs in the
+ * matcher's worker thread, so no pattern can block the process. Binary files are searched and
+ * never match; non-regular files and files not really inside the allowed folder are skipped.
  */
 
 import { constants } from 'node:fs'
-import { open } from 'node:fs/promises'
+import { open, type FileHandle } from 'node:fs/promises'
 import { StringDecoder } from 'node:string_decoder'
 import { fsError } from './errors.ts'
 import { BINARY_SNIFF_BYTES } from './line-window.ts'
+import type { Matcher } from './matcher.ts'
 import { confirmInside } from './open-file.ts'
 
 /** One matching line: its number and its text, cut around the first match. */
@@ -18,7 +20,8 @@ interface LineMatch {
 }
 
 export interface SearchRequest {
-  regex: RegExp
+  /** Runs the pattern; the caller closes it. */
+  matcher: Matcher
   /** Absolute paths, in the order results should come. */
   files: readonly string[]
   /** The real folder every file must really be in (checked after opening); others are skipped. */
@@ -26,6 +29,8 @@ export interface SearchRequest {
   /** Stop after more than this many matching lines in all. */
   maxMatches: number
   lineChars: number
+  /** A file as the model knows it, for messages. Default: the path as given. */
+  display?: (file: string) => string
   signal?: AbortSignal
 }
 
@@ -34,7 +39,7 @@ export interface SearchOutcome {
   found: { file: string; matches: LineMatch[] }[]
   /** More matching lines exist than were kept. */
   truncated: boolean
-  /** Files actually read (binary and unreadable ones included). */
+  /** Files opened and searched (binary ones included): not those skipped as unreadable, not regular, or outside. */
   searched: number
 }
 
@@ -42,6 +47,7 @@ const CHUNK = 64 * 1024
 const PARALLEL = 8
 /** A line longer than this is searched in its first part only; memory stays bounded. */
 const MAX_LINE_CHARS = 1024 * 1024
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
 
 /**
  * Compiles the model's pattern: JavaScript syntax, with a leading `(?i)` (as ripgrep and most
@@ -77,17 +83,17 @@ export async function searchFiles(request: SearchRequest): Promise<SearchOutcome
       if (counted > request.maxMatches) stop = true
     }
   }
-  const worker = async () => {
+  const lane = async () => {
     while (!stop && next < request.files.length) {
       request.signal?.throwIfAborted()
       const index = next++
-      const file = request.files[index] ?? ''
-      searched++
-      results[index] = await searchFile(file, request).catch(() => [])
+      const matches = await searchFile(request.files[index] ?? '', request)
+      if (matches !== undefined) searched++
+      results[index] = matches ?? []
       advance()
     }
   }
-  await Promise.all(Array.from({ length: PARALLEL }, worker))
+  await Promise.all(Array.from({ length: PARALLEL }, lane))
   request.signal?.throwIfAborted()
   const found: SearchOutcome['found'] = []
   let kept = 0
@@ -103,60 +109,73 @@ export async function searchFiles(request: SearchRequest): Promise<SearchOutcome
   return { found, truncated: truncated || stop, searched }
 }
 
-/** Matching lines of one file, at most `maxMatches + 1`; `[]` for a binary or non-regular file. */
-async function searchFile(path: string, request: SearchRequest): Promise<LineMatch[]> {
-  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+/**
+ * Matching lines of one file, at most `maxMatches + 1` (none for a binary file); `undefined` when
+ * it was not searched: it could not be opened or read, is not a regular file, or is not really
+ * inside `allowed` (a folder swapped for a link). The matcher's failure ends the whole search.
+ */
+async function searchFile(path: string, request: SearchRequest): Promise<LineMatch[] | undefined> {
+  const handle = await open(path, READ_FLAGS).catch(() => undefined)
+  if (handle === undefined) return undefined
   try {
-    if (!(await handle.stat()).isFile()) return []
+    if (!(await handle.stat()).isFile()) return undefined
     await confirmInside(handle, request.allowed, path)
-    const matches: LineMatch[] = []
-    const decoder = new StringDecoder('utf8')
-    const buffer = Buffer.allocUnsafe(CHUNK)
-    const probe = new RegExp(request.regex.source, `${request.regex.flags}m`)
-    let carry = ''
-    let line = 1
-    let first = true
-    for (;;) {
-      const { bytesRead } = await handle.read(buffer, 0, CHUNK, null)
-      if (bytesRead === 0) break
-      if (first && buffer.subarray(0, Math.min(bytesRead, BINARY_SNIFF_BYTES)).includes(0)) return []
-      first = false
-      const text = carry + decoder.write(buffer.subarray(0, bytesRead))
-      const end = text.lastIndexOf('\n')
-      if (end === -1) {
-        carry = text.length > MAX_LINE_CHARS ? text.slice(0, MAX_LINE_CHARS) : text
-        continue
-      }
-      line = scan(text.slice(0, end), line, probe, request, matches)
-      if (matches.length > request.maxMatches) return matches
-      carry = text.slice(end + 1)
-    }
-    const rest = carry + decoder.end()
-    if (rest !== '') scan(rest, line, probe, request, matches)
-    return matches
+    return await matchLines(handle, path, request)
+  } catch {
+    // A cancel or the matcher's end (a timeout) stops the search; a file that fails is skipped.
+    request.signal?.throwIfAborted()
+    if (request.matcher.failure) throw request.matcher.failure
+    return undefined
   } finally {
     await handle.close()
   }
 }
 
-/** Adds the matching lines of `block` (whole lines, no trailing newline); returns the next line number. */
-function scan(block: string, line: number, probe: RegExp, request: SearchRequest, matches: LineMatch[]): number {
-  const lines = block.split('\n')
-  // Most blocks hold no match: one test over the whole block skips them. A look-around could see
-  // across a line break there and miss what a single line matches, so such patterns skip this.
-  if (!lookAround(request.regex) && !probe.test(block.includes('\r') ? block.replace(/\r$/gm, '') : block)) return line + lines.length
-  for (const [i, raw] of lines.entries()) {
-    const text = raw.endsWith('\r') ? raw.slice(0, -1) : raw
-    const found = request.regex.exec(text)
-    if (found === null) continue
-    matches.push({ line: line + i, text: around(text, found.index, request.lineChars) })
-    if (matches.length > request.maxMatches) break
+async function matchLines(handle: FileHandle, path: string, request: SearchRequest): Promise<LineMatch[]> {
+  const matches: LineMatch[] = []
+  const decoder = new StringDecoder('utf8')
+  const buffer = Buffer.allocUnsafe(CHUNK)
+  const file = request.display?.(path) ?? path
+  let carry = ''
+  let line = 1
+  let first = true
+  for (;;) {
+    const { bytesRead } = await handle.read(buffer, 0, CHUNK, null)
+    if (bytesRead === 0) break
+    if (first && buffer.subarray(0, Math.min(bytesRead, BINARY_SNIFF_BYTES)).includes(0)) return []
+    first = false
+    const text = carry + decoder.write(buffer.subarray(0, bytesRead))
+    const end = text.lastIndexOf('\n')
+    if (end === -1) {
+      carry = text.length > MAX_LINE_CHARS ? text.slice(0, MAX_LINE_CHARS) : text
+      continue
+    }
+    line = await scan(text.slice(0, end), line, file, request, matches)
+    if (matches.length > request.maxMatches) return matches
+    carry = text.slice(end + 1)
   }
-  return line + lines.length
+  const rest = carry + decoder.end()
+  if (rest !== '') await scan(rest, line, file, request, matches)
+  return matches
 }
 
-function lookAround(regex: RegExp): boolean {
-  return /\(\?<?[=!]/.test(regex.source)
+/** Adds the matching lines of `block` (whole lines, no trailing newline); returns the next line number. */
+async function scan(block: string, line: number, file: string, request: SearchRequest, matches: LineMatch[]): Promise<number> {
+  const hits = await request.matcher.match(block, request.maxMatches + 1 - matches.length, file)
+  if (hits.length > 0) {
+    const lines = block.split('\n')
+    for (const [offset, index] of hits) {
+      const raw = lines[offset] ?? ''
+      matches.push({ line: line + offset, text: around(raw.endsWith('\r') ? raw.slice(0, -1) : raw, index, request.lineChars) })
+    }
+  }
+  return line + lineCount(block)
+}
+
+function lineCount(block: string): number {
+  let count = 1
+  for (let at = block.indexOf('\n'); at !== -1; at = block.indexOf('\n', at + 1)) count++
+  return count
 }
 
 /** The line, or `lineChars` of it starting a little before the match, marked where cut. */

@@ -1,10 +1,10 @@
 /**
  * Lists the files under a folder that match glob patterns, with tinyglobby: `.gitignore` rules
  * prune the walk as it goes (through tinyglobby's file-system hook), symbolic links are skipped,
- * and no folder outside the workspace is ever listed.
+ * and no folder whose real path is outside the workspace is ever listed.
  */
 
-import { readdir, type Dirent } from 'node:fs'
+import { readdir, realpath, type Dirent } from 'node:fs'
 import { resolve } from 'node:path'
 import { glob, type GlobOptions } from 'tinyglobby'
 import { fsError } from './errors.ts'
@@ -23,17 +23,21 @@ export interface WalkRequest {
 
 type ReaddirCallback = (error: NodeJS.ErrnoException | null, entries: Dirent[]) => void
 
-/** Absolute real paths of matching regular files, sorted by code unit. */
+/** Absolute paths of matching regular files (as walked from `start`), sorted by code unit. */
 export async function walkFiles(request: WalkRequest): Promise<string[]> {
   const rules = new GitignoreRules(request.root, request.gitignore)
   await rules.prime(request.start)
   const filtered = (path: string, options: unknown, callback: ReaddirCallback) => {
-    const folder = resolve(path)
-    // A backstop: the patterns are checked, but nothing outside the workspace is listed whatever they say.
-    if (!within(request.root, folder)) return callback(null, [])
-    readdir(folder, { withFileTypes: true }, (error, entries) => {
-      if (error) return callback(error, [])
-      rules.filter(folder, entries).then((kept) => callback(null, kept), (failure: unknown) => callback(failure as NodeJS.ErrnoException, []))
+    // tinyglobby starts at a pattern's fixed prefix (`link/etc` in `link/etc/*`) without asking
+    // whether a link leads there, so the folder's real path decides: outside the workspace, it
+    // has no entries.
+    realpath.native(resolve(path), (failure, folder) => {
+      if (failure) return callback(failure, [])
+      if (!within(request.root, folder)) return callback(null, [])
+      readdir(folder, { withFileTypes: true }, (error, entries) => {
+        if (error) return callback(error, [])
+        rules.filter(folder, entries).then((kept) => callback(null, kept), (reason: unknown) => callback(reason as NodeJS.ErrnoException, []))
+      })
     })
   }
   const options: GlobOptions = {

@@ -49,7 +49,7 @@ describe('inside an agent', () => {
     ])
     const agent = await root.agents.create({ cwd: workspace })
     await agent.send('fix the typo in notes.md')
-    expect(lastToolText(llm.requests[1])).toBe('Error: todo.md already exists and has not been read in this session; read it first (any part), then try again')
+    expect(lastToolText(llm.requests[1])).toBe('Error: todo.md already exists and has not been read in this session since rein started (reads from before a restart or resume are not remembered); read it now (any part), then try again')
     expect(lastToolText(llm.requests[2])).toBe('1\t# Notes\n2\t\n3\tTeh quick fox.')
     expect(lastToolText(llm.requests[3])).toBe('Edited notes.md (1 replacement). The changed part now reads:\n1\t# Notes\n2\t\n3\tThe quick fox.')
     expect(readFileSync(join(workspace, 'notes.md'), 'utf8')).toBe('# Notes\n\nThe quick fox.\n')

@@ -4,6 +4,8 @@ import { mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync } 
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { openRegularFile } from '../src/open-file.ts'
+import { Matcher } from '../src/matcher.ts'
+import { compilePattern, searchFiles } from '../src/search.ts'
 import type { Resolved } from '../src/workspace.ts'
 import { boot, codeOf, fingerprint, text, useFolders, write, type Folders } from './harness.ts'
 
@@ -122,6 +124,70 @@ describe('the path-escape corpus', () => {
     expect(text(await call('read', { path: 'inside.txt' }, { workspaceRoot: root }))).toBe('1\tinside')
     expect(text(await call('read', { path: join(f.workspace, 'inside.txt') }, { workspaceRoot: root }))).toBe('1\tinside')
     expect(codeOf(await call('read', { path: 'link-out-file' }, { workspaceRoot: root }))).toBe('PATH_OUTSIDE_WORKSPACE')
+  })
+})
+
+/** Patterns whose fixed start leads through a link: `[label, tool, args, files it may list or search]`. */
+type ThroughLink = [label: string, tool: 'glob' | 'grep', args: Record<string, unknown>, inside: string[]]
+
+const THROUGH_LINKS: ThroughLink[] = [
+  ['glob link/*', 'glob', { pattern: 'link-out-dir/*' }, []],
+  ['glob link/**', 'glob', { pattern: 'link-out-dir/**' }, []],
+  ['glob link/etc/*', 'glob', { pattern: 'link-root/etc/*' }, []],
+  ['glob link/etc/passwd', 'glob', { pattern: 'link-root/etc/passwd' }, []],
+  ['glob a folder named through a link', 'glob', { pattern: 'link-out-dir/nested' }, []],
+  ['glob a file named through a link', 'glob', { pattern: 'link-out-dir/nested/deep.txt' }, []],
+  ['glob a link to /proc/self/root', 'glob', { pattern: 'link-proc/etc/host*' }, []],
+  ['glob a link to .. in a subfolder', 'glob', { pattern: 'sub/link-up/outside/*' }, []],
+  ['glob a link to .. below path', 'glob', { pattern: 'link-up/outside/**', path: 'sub' }, []],
+  ['glob braces naming a link and a folder', 'glob', { pattern: '{link-out-dir,sub}/*' }, ['sub/inner.txt']],
+  ['grep glob link/*', 'grep', { pattern: 'SECRET', glob: 'link-out-dir/*' }, []],
+  ['grep glob link/**', 'grep', { pattern: 'SECRET', glob: 'link-out-dir/**' }, []],
+  ['grep glob link/etc/passwd', 'grep', { pattern: 'root', glob: 'link-root/etc/passwd' }, []],
+  ['grep glob link/etc/*', 'grep', { pattern: 'root', glob: 'link-root/etc/*' }, []],
+  ['grep glob a link to /proc/self/root', 'grep', { pattern: '.', glob: 'link-proc/etc/hostname' }, []],
+  ['grep glob a link to .. in a subfolder', 'grep', { pattern: 'SECRET', glob: 'sub/link-up/outside/secret.txt' }, []],
+  ['grep glob braces naming a link and a folder', 'grep', { pattern: 'SECRET|inside', glob: '{link-out-dir,sub}/*' }, ['sub/inner.txt']],
+]
+
+describe('globs through a link out of the workspace', () => {
+  it('neither lists, opens nor counts anything outside, for every pattern', async () => {
+    const f = folders()
+    plant(f)
+    const before = fingerprint(f.outside)
+    const { call } = await boot(f)
+    const seen: Record<string, unknown> = {}
+    const shown: string[] = []
+    const wanted: Record<string, unknown> = {}
+    for (const [label, tool, args, inside] of THROUGH_LINKS) {
+      const result = await call(tool, args)
+      shown.push(`${label}: ${text(result)}`)
+      if (result.isError) seen[label] = result.error.code
+      else if (tool === 'glob') {
+        const { files, total } = result.value as { files: string[]; total: number }
+        seen[label] = { files, total }
+      } else {
+        const { files, searched } = result.value as { files: { path: string }[]; searched: number }
+        seen[label] = { files: files.map((file) => file.path), searched }
+      }
+      // Every file grep may see here matches, so `searched` counts exactly the files inside.
+      wanted[label] = tool === 'glob' ? { files: inside, total: inside.length } : { files: inside, searched: inside.length }
+    }
+    expect(seen).toEqual(wanted)
+    // What the files outside hold (the listings are compared above; the answers echo the patterns).
+    for (const leak of [SECRET, 'root:x:']) expect(shown.join('\n')).not.toContain(leak)
+    expect(fingerprint(f.outside)).toEqual(before)
+  })
+
+  it('does not count a file the check after opening finds outside the workspace', async () => {
+    const f = folders()
+    plant(f)
+    // A file list a walk could only produce if a folder were swapped for a link while it ran.
+    const files = [join(f.workspace, 'inside.txt'), join(f.workspace, 'link-out-dir', 'secret.txt')]
+    const matcher = new Matcher(compilePattern('SECRET|inside'), { timeoutMs: 60_000 })
+    const outcome = await searchFiles({ matcher, files, allowed: f.workspace, maxMatches: 10, lineChars: 200 })
+    await matcher.close()
+    expect(outcome).toEqual({ found: [{ file: files[0], matches: [{ line: 1, text: 'inside' }] }], truncated: false, searched: 1 })
   })
 })
 

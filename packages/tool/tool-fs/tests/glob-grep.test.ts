@@ -1,6 +1,9 @@
-import { mkdirSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, readdirSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it, vi } from 'vitest'
 import { boot, codeOf, text, useFolders, write } from './harness.ts'
 
 const folders = useFolders()
@@ -151,4 +154,50 @@ describe('grep', () => {
     const { call } = await boot(folders())
     expect(text(await call('grep', { pattern: 'zzz' }))).toBe('No matches for zzz (2 files searched).')
   })
+})
+
+describe('grep with a pattern that backtracks catastrophically', () => {
+  // (a+)+$ over 42 a's and a b tries about 2^42 ways to split the a's: it never ends in practice.
+  const HOSTILE = { 'bad.txt': `${'a'.repeat(42)}b\n`, 'ok.txt': 'fine\n' }
+  const TIMEOUT = 'grep stopped: the pattern ran for more than 200 ms on one part of bad.txt, which usually means it backtracks catastrophically (nested quantifiers such as (a+)+, or alternatives that overlap such as (a|a)*); write it without them, or narrow path or glob'
+  /** Threads of this process: a regex left running would keep one. */
+  const threads = () => readdirSync('/proc/self/task').length
+
+  it('ends with GREP_TIMEOUT naming the file, answering other calls meanwhile', async () => {
+    tree(HOSTILE)
+    const { call } = await boot(folders(), { config: { grepTimeoutMs: 200 } })
+    const before = threads()
+    const pending = call('grep', { pattern: '(a+)+$' })
+    expect(text(await call('read', { path: 'ok.txt' }))).toBe('1\tfine')
+    expect(await pending).toMatchObject({ isError: true, error: { code: 'GREP_TIMEOUT', message: TIMEOUT } })
+    await vi.waitFor(() => expect(threads()).toBe(before))
+    expect(text(await call('grep', { pattern: 'fine' }))).toBe('ok.txt\n1: fine')
+  })
+
+  it('stops matching when the call is cancelled', async () => {
+    tree(HOSTILE)
+    const { call } = await boot(folders())
+    const before = threads()
+    const controller = new AbortController()
+    const pending = call('grep', { pattern: '(a+)+$' }, {}, controller.signal)
+    // Time for the search to reach bad.txt; the outcome is the same if it has not yet.
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(text(await call('read', { path: 'ok.txt' }))).toBe('1\tfine')
+    controller.abort()
+    expect(await pending).toMatchObject({ isError: true, error: { code: 'ABORTED' } })
+    await vi.waitFor(() => expect(threads()).toBe(before))
+  })
+
+  it('ends with GREP_TIMEOUT in a process started with tsx, as rein runs from source', () => {
+    tree(HOSTILE)
+    const repository = fileURLToPath(new URL('../../../../', import.meta.url))
+    const script = fileURLToPath(new URL('./fixtures/calls-as-user.ts', import.meta.url))
+    const input = { workspace: folders().workspace, calls: [['grep', { pattern: '(a+)+$' }], ['grep', { pattern: 'fine' }]], config: { grepTimeoutMs: 200 } }
+    // The timeout only ends a child that hangs; the answer does not depend on it.
+    const child = spawnSync(process.execPath, ['--conditions=@rein/source', '--import', 'tsx', script, JSON.stringify(input)], {
+      cwd: repository, encoding: 'utf8', env: { ...process.env, HOME: tmpdir() }, timeout: 20_000,
+    })
+    expect({ status: child.status, signal: child.signal, stderr: child.stderr }).toEqual({ status: 0, signal: null, stderr: '' })
+    expect(JSON.parse(child.stdout)).toEqual([{ code: 'GREP_TIMEOUT', message: TIMEOUT }, { code: 'ok' }])
+  }, 30_000)
 })

@@ -42,7 +42,7 @@ export interface BootOptions {
   hooks?: WriteHooks
 }
 
-/** The registry (asking for nothing) with the fs tools; `call` runs one as an agent in `sessionId` would. */
+/** The registry (asking for nothing) with the fs tools; `call` runs one as an agent in `sessionId` would, cancelled by `signal`. */
 export async function boot(folders: Folders, options: BootOptions = {}) {
   const root = new Context()
   await root.plugin(ToolRegistry, { askFor: [] })
@@ -58,11 +58,11 @@ export async function boot(folders: Folders, options: BootOptions = {}) {
     fiber = await root.plugin(toolFs, options.config ?? {})
   }
   let n = 0
-  const call = (name: string, args: Record<string, unknown>, context: ToolCallContext = {}): Promise<ToolResult> => root.tools.execute({
+  const call = (name: string, args: Record<string, unknown>, context: ToolCallContext = {}, signal: AbortSignal = new AbortController().signal): Promise<ToolResult> => root.tools.execute({
     callId: `call-${++n}`,
     name,
     arguments: JSON.stringify(args),
-    signal: new AbortController().signal,
+    signal,
     context: { sessionId: 'session-a', cwd: folders.workspace, workspaceRoot: folders.workspace, spillFolder: folders.spill, ...context },
   })
   return { root, fiber, call }

@@ -6,6 +6,7 @@ import { boot, codeOf, text, useFolders, write } from './harness.ts'
 
 const folders = useFolders()
 const file = (name: string) => join(folders().workspace, name)
+const NOT_READ = (path: string) => `${path} already exists and has not been read in this session since rein started (reads from before a restart or resume are not remembered); read it now (any part), then try again`
 
 describe('write', () => {
   it('creates a new file (and its folders) without a read, and returns before: null', async () => {
@@ -20,7 +21,7 @@ describe('write', () => {
     write(file('a.txt'), 'old\n')
     const { call } = await boot(folders())
     const refused = await call('write', { path: 'a.txt', content: 'new\n' })
-    expect(refused).toMatchObject({ isError: true, error: { code: 'FILE_NOT_READ', message: 'a.txt already exists and has not been read in this session; read it first (any part), then try again' } })
+    expect(refused).toMatchObject({ isError: true, error: { code: 'FILE_NOT_READ', message: NOT_READ('a.txt') } })
     expect(readFileSync(file('a.txt'), 'utf8')).toBe('old\n')
     await call('read', { path: 'a.txt' })
     const result = await call('write', { path: 'a.txt', content: 'new\nlines\n' })
@@ -34,6 +35,19 @@ describe('write', () => {
     await call('read', { path: 'a.txt' }, { sessionId: 'one' })
     expect(codeOf(await call('write', { path: 'a.txt', content: 'x' }, { sessionId: 'two' }))).toBe('FILE_NOT_READ')
     expect(codeOf(await call('write', { path: 'a.txt', content: 'x' }, { sessionId: 'one' }))).toBe('ok')
+  })
+
+  it('asks for a new read, saying why, when the file was read before rein restarted', async () => {
+    write(file('a.txt'), 'old\n')
+    const before = await boot(folders())
+    await before.call('read', { path: 'a.txt' }, { sessionId: 'resumed' })
+    await before.fiber.dispose()
+    // The resumed session in a new process: the same session id, none of the earlier reads.
+    const after = await boot(folders())
+    const refused = await after.call('edit', { path: 'a.txt', old_string: 'old', new_string: 'new' }, { sessionId: 'resumed' })
+    expect(refused).toMatchObject({ isError: true, error: { code: 'FILE_NOT_READ', message: NOT_READ('a.txt') } })
+    await after.call('read', { path: 'a.txt' }, { sessionId: 'resumed' })
+    expect(codeOf(await after.call('edit', { path: 'a.txt', old_string: 'old', new_string: 'new' }, { sessionId: 'resumed' }))).toBe('ok')
   })
 
   it('refuses a file changed since it was read, and accepts one only touched', async () => {
