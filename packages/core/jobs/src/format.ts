@@ -11,6 +11,8 @@ export interface JobFacts {
   signal?: string
   error?: string
   cause?: KillCause
+  /** Where the producer keeps the whole output, when it does. */
+  outputPath?: string
 }
 
 /** `[status: done] [exit code: 0]`, `[status: killed] [signal: SIGTERM]`, `[status: running]`. */
@@ -31,16 +33,23 @@ const KILLED: Record<KillCause, string> = {
 
 /**
  * One notice for one ended job. `unreadChars` is known for a job of this process; a job from an
- * earlier process (`undefined`) has no output left to read.
+ * earlier process (`undefined`) has no output left in memory: the notice names its file, if any.
  */
 export function noticeText(facts: JobFacts, unreadChars: number | undefined): string {
   const what = facts.status === 'failed' ? `failed: ${facts.error ?? 'unknown error'}`
     : facts.status === 'killed' ? KILLED[facts.cause ?? 'kill']
     : 'finished'
-  const output = unreadChars === undefined ? 'Its output is no longer available.'
-    : unreadChars > 0 ? `${count(unreadChars)} characters of output unread: read them with job_output.`
-    : 'No unread output.'
-  return `Background job ${facts.jobId} (${clip(facts.label, 80)}) ${what}. ${facts.cause === 'lost' ? '' : `${output} `}${statusLine(facts)}`
+  return `Background job ${facts.jobId} (${clip(facts.label, 80)}) ${what}. ${outputSentence(facts, unreadChars)}${statusLine(facts)}`
+}
+
+/** What the notice says about the output, with a trailing space; empty when there is nothing to say. */
+function outputSentence(facts: JobFacts, unreadChars: number | undefined): string {
+  if (unreadChars !== undefined) {
+    return unreadChars > 0 ? `${count(unreadChars)} characters of output unread: read them with job_output. ` : 'No unread output. '
+  }
+  if (facts.outputPath !== undefined) return `Its output${facts.cause === 'lost' ? ' up to then' : ''} is saved at ${facts.outputPath}. `
+  // A lost job's sentence already says the rein process running it ended.
+  return facts.cause === 'lost' ? '' : 'Its output is no longer available. '
 }
 
 /** Thousands separated the same on every machine. */

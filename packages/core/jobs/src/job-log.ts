@@ -12,8 +12,10 @@ export const PLUGIN = '@rein/jobs'
 /** Every event type this package writes, all defined `ignorable`. */
 export const JOB_EVENT_TYPES = ['jobs/start', 'jobs/record', 'jobs/end', 'jobs/seen', 'jobs/notice'] as const
 
-interface StartData { jobId: string; kind: string; label: string }
-// A type, not an interface: it must be assignable to JsonValue to be appended.
+// Types, not interfaces: they must be assignable to JsonValue to be appended.
+/** `jobs/start`: the job, and where its producer keeps the whole output (when it does). */
+export type StartData = { jobId: string; kind: string; label: string; outputPath?: string }
+/** `jobs/end`: how the job ended. */
 export type EndData = {
   jobId: string
   status: 'done' | 'failed' | 'killed'
@@ -25,16 +27,20 @@ export type EndData = {
   notice: boolean
 }
 
-/** A job as the log tells it. */
+/** A job as the log tells it; times are epoch ms from the events (undefined when unreadable). */
 export interface LoggedJob {
   start: StartData
   record: JobRecord
   end?: EndData
+  startedAt?: number
+  endedAt?: number
 }
 
 export interface LogView {
   /** The highest number used per kind. */
   numbers: Map<string, number>
+  /** Every job the log tells of, oldest first. */
+  all: LoggedJob[]
   /** Jobs started and never ended: a process died under them. */
   open: LoggedJob[]
   /** Jobs that ended owing their owner a notice that never reached the model. */
@@ -45,7 +51,7 @@ export interface LogView {
  * Reads the jobs part of a log. A notice counts as delivered once a message from this plugin
  * follows its `jobs/notice`: an agent adds all its pending injections to the log at once.
  */
-export function readJobLog(events: readonly { seq: number; type: string; data: unknown }[]): LogView {
+export function readJobLog(events: readonly { seq: number; type: string; data: unknown; time?: string }[]): LogView {
   const jobs = new Map<string, LoggedJob>()
   const numbers = new Map<string, number>()
   const seen = new Set<string>()
@@ -60,7 +66,11 @@ export function readJobLog(events: readonly { seq: number; type: string; data: u
     if (!event.type.startsWith('jobs/') || typeof data !== 'object' || data === null || typeof data.jobId !== 'string') continue
     const { jobId } = data
     if (event.type === 'jobs/start' && typeof data.kind === 'string') {
-      jobs.set(jobId, { start: { jobId, kind: data.kind, label: typeof data.label === 'string' ? data.label : '' }, record: {} })
+      const start: StartData = {
+        jobId, kind: data.kind, label: typeof data.label === 'string' ? data.label : '',
+        ...(typeof data.outputPath === 'string' ? { outputPath: data.outputPath } : {}),
+      }
+      jobs.set(jobId, { start, record: {}, ...timeOf(event.time, 'startedAt') })
       const n = numberOf(jobId, data.kind)
       if (n !== undefined && n > (numbers.get(data.kind) ?? 0)) numbers.set(data.kind, n)
     } else if (event.type === 'jobs/record') {
@@ -68,7 +78,8 @@ export function readJobLog(events: readonly { seq: number; type: string; data: u
       if (job) job.record = { ...job.record, ...recordOf(data) }
     } else if (event.type === 'jobs/end') {
       const job = jobs.get(jobId)
-      if (job) job.end = data as unknown as EndData
+      const end = endOf(jobId, data)
+      if (job && end) Object.assign(job, { end }, timeOf(event.time, 'endedAt'))
     } else if (event.type === 'jobs/seen') {
       seen.add(jobId)
     } else if (event.type === 'jobs/notice') {
@@ -78,6 +89,7 @@ export function readJobLog(events: readonly { seq: number; type: string; data: u
   const all = [...jobs.values()]
   return {
     numbers,
+    all,
     open: all.filter((job) => job.end === undefined),
     owed: all.filter((job) => job.end?.notice === true && !seen.has(job.start.jobId) && !((handed.get(job.start.jobId) ?? Infinity) < lastMessage)),
   }
@@ -88,6 +100,34 @@ function numberOf(jobId: string, kind: string): number | undefined {
   if (!jobId.startsWith(`${kind}-`)) return undefined
   const n = Number(jobId.slice(kind.length + 1))
   return Number.isSafeInteger(n) && n > 0 ? n : undefined
+}
+
+const CAUSES: ReadonlySet<unknown> = new Set(['kill', 'owner', 'disposed', 'exit', 'lost'])
+
+/** A `jobs/end` as written by `endData`; undefined when its status is not one of ours. */
+function endOf(jobId: string, data: Record<string, unknown>): EndData | undefined {
+  const { status, exitCode, signal, error, cause, notice } = data
+  if (status !== 'done' && status !== 'failed' && status !== 'killed') return undefined
+  return {
+    jobId,
+    status,
+    ...(typeof exitCode === 'number' && Number.isSafeInteger(exitCode) ? { exitCode } : {}),
+    ...(typeof signal === 'string' ? { signal } : {}),
+    ...(typeof error === 'string' ? { error } : {}),
+    ...(isCause(cause) ? { cause } : {}),
+    notice: notice === true,
+  }
+}
+
+function isCause(value: unknown): value is KillCause {
+  return CAUSES.has(value)
+}
+
+/** `{[key]: epoch ms}` from an event's ISO time, or nothing when it has none. */
+function timeOf(time: string | undefined, key: 'startedAt' | 'endedAt'): Partial<Record<'startedAt' | 'endedAt', number>> {
+  const ms = time === undefined ? NaN : Date.parse(time)
+  if (!Number.isFinite(ms)) return {}
+  return key === 'startedAt' ? { startedAt: ms } : { endedAt: ms }
 }
 
 function recordOf(data: Record<string, unknown>): JobRecord {

@@ -52,7 +52,7 @@ export class Job {
   private readonly _buffer: OutputBuffer
   private _ending: (Ending & { endedAt: number }) | undefined
   private _body: Promise<void> = Promise.resolve()
-  private _resolveDone!: (info: JobInfo) => void
+  private readonly _resolveDone: (info: JobInfo) => void
 
   constructor(init: JobInit, private readonly events: JobEvents) {
     this.jobId = init.jobId
@@ -62,7 +62,9 @@ export class Job {
     this.outputPath = init.outputPath
     this._viewers = new Set(init.viewers)
     this._buffer = new OutputBuffer(init.bufferChars)
-    this.done = new Promise((resolve) => { this._resolveDone = resolve })
+    const { promise, resolve } = settledBy<JobInfo>()
+    this.done = promise
+    this._resolveDone = resolve
   }
 
   get status(): JobStatus {
@@ -108,7 +110,7 @@ export class Job {
   }
 
   finish(exit: JobExit = {}): void {
-    const exitCode = Number.isInteger(exit?.exitCode) ? exit.exitCode! : undefined
+    const exitCode = typeof exit?.exitCode === 'number' && Number.isInteger(exit.exitCode) ? exit.exitCode : undefined
     const signal = typeof exit?.signal === 'string' && exit.signal ? exit.signal : undefined
     this.settle({ status: 'done', ...(exitCode === undefined ? {} : { exitCode }), ...(signal ? { signal } : {}) })
   }
@@ -162,6 +164,13 @@ export class Job {
     this.events.settled(this)
     this._resolveDone(this.info())
   }
+}
+
+/** A promise and its resolve, apart (Node 20 has no `Promise.withResolvers`). */
+function settledBy<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve: (value: T) => void = () => {}
+  const promise = new Promise<T>((settle) => { resolve = settle })
+  return { promise, resolve }
 }
 
 function describe(error: unknown): string {

@@ -35,8 +35,7 @@ export class OutputBuffer {
 
   private trim(): void {
     let excess = this._chars - this.limit
-    while (excess > 0) {
-      const first = this._chunks[0]!
+    for (let first = this._chunks[0]; excess > 0 && first !== undefined; first = this._chunks[0]) {
       if (first.length <= excess) {
         this._chunks.shift()
         excess -= first.length

@@ -9,16 +9,20 @@ import type { Agent } from '@rein/agent'
 import { ReinError, type JobId } from '@rein/base'
 import type { Session } from '@rein/session'
 import type { JobsConfig } from './config.ts'
-import { noticeText } from './format.ts'
+import { noticeText, type JobFacts } from './format.ts'
 import { Job } from './job.ts'
 import { readJobLog, type EndData, type LoggedJob } from './job-log.ts'
 import { Notices, appendTo } from './notices.ts'
 import { isMarker, reapRecorded } from './reaper.ts'
-import type { JobHandle, JobInfo, JobOutput, JobRecord, JobViewer, KillCause, SettleReport, StartJob } from './types.ts'
+import type { JobHandle, JobInfo, JobOutput, JobRecord, JobViewer, SettleReport, StartJob } from './types.ts'
 
-/** What the runtime knows of a session it has seen: the numbers used per kind. */
+/** What the runtime knows of a session it has seen: the numbers used per kind, and the jobs its log told of. */
 interface Book {
   numbers: Map<string, number>
+  /** Jobs of an earlier process (or plugin load), by id: `read`, `wait` and `kill` answer for them from the log. */
+  past: Map<string, LoggedJob>
+  /** The owner agent's name, for their `JobInfo`. */
+  agent: string
 }
 
 const KIND = /^[a-z][a-z0-9_]{0,31}$/
@@ -57,7 +61,8 @@ export class JobRuntime {
       ...(options.outputPath ? { outputPath: options.outputPath } : {}),
     }, { settled: (ended) => this.settled(ended), record: (recorded, details) => this.record(recorded, details) })
     this.jobs.push(job)
-    appendTo(agent.session, 'jobs/start', { jobId, kind, label }, this.logger)
+    // The output's path is logged too: it outlives this process, the in-memory buffer does not.
+    appendTo(agent.session, 'jobs/start', { jobId, kind, label, ...(options.outputPath ? { outputPath: options.outputPath } : {}) }, this.logger)
     job.begin(run)
     // `done` is not enumerable: the handle spreads and serializes as the JSON a tool returns.
     return Object.freeze(Object.defineProperty({ kind: 'background' as const, jobId }, 'done', { value: job.done, enumerable: false }) as JobHandle)
@@ -67,8 +72,13 @@ export class JobRuntime {
     return this.jobs.filter((job) => job.visibleTo(viewer.sessionId)).map((job) => job.info())
   }
 
-  /** The output not read before; once the job ended, the owner reading it counts as told. */
+  /**
+   * The output not read before; once the job ended, the owner reading it counts as told. A job of
+   * an earlier process has no output in memory: its info (`earlier`, `outputPath`) says where it is.
+   */
   read(jobId: string, viewer: JobViewer): JobOutput {
+    const past = this.past(jobId, viewer)
+    if (past) return Object.freeze({ info: past, output: '', droppedChars: 0 })
     const job = this.find(jobId, viewer)
     const { output, droppedChars } = job.take()
     if (job.status !== 'running' && viewer.sessionId === job.owner.sessionId && !job.seenByOwner) {
@@ -80,6 +90,9 @@ export class JobRuntime {
   }
 
   async kill(jobId: string, viewer: JobViewer): Promise<JobInfo> {
+    // Ended before this process began; whatever it left running was reaped when the session was first seen.
+    const past = this.past(jobId, viewer)
+    if (past) return past
     const job = this.find(jobId, viewer)
     if (job.status === 'running' && viewer.sessionId === job.owner.sessionId) job.killedByOwner = true
     await job.kill('kill', this.config.killGraceMs)
@@ -87,6 +100,8 @@ export class JobRuntime {
   }
 
   async wait(jobId: string, timeoutMs: number, viewer: JobViewer, signal?: AbortSignal): Promise<JobInfo> {
+    const past = this.past(jobId, viewer)
+    if (past) return past
     const job = this.find(jobId, viewer)
     if (job.status === 'running') await until(job.done, timeoutMs, signal)
     return job.info()
@@ -151,6 +166,14 @@ export class JobRuntime {
     return job
   }
 
+  /** A job the owner's log told of when this runtime first saw the session, and that is not live here. */
+  private past(jobId: string, viewer: JobViewer): JobInfo | undefined {
+    const book = this.books.get(viewer.sessionId)
+    const logged = book?.past.get(jobId)
+    if (!book || !logged || this.jobs.some((job) => job.jobId === jobId && job.visibleTo(viewer.sessionId))) return undefined
+    return earlierInfo(logged, viewer.sessionId, book.agent)
+  }
+
   private nextId(book: Book, conversationId: string, kind: string): JobId {
     const key = counterKey(conversationId, kind)
     const n = Math.max(book.numbers.get(kind) ?? 0, this.counters.get(key) ?? 0) + 1
@@ -181,7 +204,7 @@ export class JobRuntime {
     const known = this.books.get(session.id)
     if (known) return known
     const view = readJobLog(session.events)
-    const book: Book = { numbers: view.numbers }
+    const book: Book = { numbers: view.numbers, past: new Map(view.all.map((job) => [job.start.jobId, job])), agent: agent.options.name }
     this.books.set(session.id, book)
     // A resumed parent's old ids must not be handed to its new subagents' jobs either.
     const conversationId = agent.parent?.conversationId ?? session.id
@@ -195,6 +218,7 @@ export class JobRuntime {
     for (const job of view.open) {
       if (!isMarker(job.record.marker)) this.logger.warn('job %s in session %s recorded no marker: its processes could not be checked, so none were killed', job.start.jobId, session.id)
       job.end = { jobId: job.start.jobId, status: 'killed', cause: 'lost', notice: true }
+      job.endedAt = Date.now()
       appendTo(session, 'jobs/end', { ...job.end }, this.logger)
     }
     for (const job of [...view.owed, ...view.open]) {
@@ -257,9 +281,13 @@ export class JobRuntime {
 
   /** Makes the owners' logs durable (each once); a failure is logged. */
   private async save(jobs: readonly Job[]): Promise<void> {
-    const sessions = new Set(jobs.map((job) => this.agent(job.owner.sessionId)?.session).filter((session) => session !== undefined && !session.closed))
-    await Promise.all([...sessions].map((session) => session!.flush().catch((error: unknown) => {
-      this.logger.warn('session %s: job ends were not saved: %s', session!.id, error)
+    const sessions = new Set<Session>()
+    for (const job of jobs) {
+      const session = this.agent(job.owner.sessionId)?.session
+      if (session && !session.closed) sessions.add(session)
+    }
+    await Promise.all([...sessions].map((session) => session.flush().catch((error: unknown) => {
+      this.logger.warn('session %s: job ends were not saved: %s', session.id, error)
     })))
   }
 }
@@ -294,17 +322,37 @@ function endData(info: JobInfo, notice: boolean): EndData {
   }
 }
 
-function factsOf(job: LoggedJob) {
+function factsOf(job: LoggedJob): JobFacts {
   const end = job.end
   return {
     jobId: job.start.jobId,
     label: job.start.label,
     status: end?.status ?? 'killed',
-    ...(typeof end?.exitCode === 'number' ? { exitCode: end.exitCode } : {}),
-    ...(typeof end?.signal === 'string' ? { signal: end.signal } : {}),
-    ...(typeof end?.error === 'string' ? { error: end.error } : {}),
-    ...(end?.cause ? { cause: end.cause as KillCause } : {}),
+    ...(end?.exitCode === undefined ? {} : { exitCode: end.exitCode }),
+    ...(end?.signal === undefined ? {} : { signal: end.signal }),
+    ...(end?.error === undefined ? {} : { error: end.error }),
+    ...(end?.cause === undefined ? {} : { cause: end.cause }),
+    ...(job.start.outputPath === undefined ? {} : { outputPath: job.start.outputPath }),
   }
+}
+
+/** A logged job as consumers see one: ended, nothing in memory, `earlier`. */
+function earlierInfo(job: LoggedJob, sessionId: string, agent: string): JobInfo {
+  const { outputPath, ...facts } = factsOf(job)
+  return Object.freeze({
+    ...facts,
+    // Branded on the way in: the log holds ids this package made.
+    jobId: job.start.jobId as JobId,
+    kind: job.start.kind,
+    sessionId,
+    agent,
+    startedAt: job.startedAt ?? 0,
+    ...(job.endedAt === undefined ? {} : { endedAt: job.endedAt }),
+    unreadChars: 0,
+    droppedChars: 0,
+    ...(outputPath === undefined ? {} : { outputPath }),
+    earlier: true,
+  })
 }
 
 /** Resolves when `promise` settles, `timeoutMs` passes or `signal` aborts, whichever is first. */

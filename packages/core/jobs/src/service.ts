@@ -73,7 +73,11 @@ export class JobService extends Service {
     return this._runtime.list(viewer)
   }
 
-  /** Takes the output not read before (one read position per job, shared by every viewer). `JOB_NOT_FOUND` for a job the viewer cannot see. */
+  /**
+   * Takes the output not read before (one read position per job, shared by every viewer). A job of
+   * an earlier process (from the viewer's session log) answers with no output and `info.earlier`.
+   * `JOB_NOT_FOUND` for a job the viewer cannot see.
+   */
   read(jobId: string, viewer: JobViewer): JobOutput {
     return this._runtime.read(jobId, viewer)
   }

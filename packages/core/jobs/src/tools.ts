@@ -39,12 +39,14 @@ export function createJobTools(jobs: JobTools, config: JobsConfig) {
           output: { type: 'string', required: true },
           droppedChars: { type: 'integer', required: true },
           outputPath: { type: 'string' },
+          earlier: { type: 'boolean' },
         },
       },
       render: (_args, value) => {
         const parts: string[] = []
         if (value.droppedChars > 0) parts.push(dropNote(value.droppedChars, config.bufferChars, value.outputPath))
-        parts.push(value.output === '' ? '(no new output)' : value.output.replace(/\n$/, ''))
+        if (value.earlier === true) parts.push(earlierNote(value.jobId, value.outputPath))
+        else parts.push(value.output === '' ? '(no new output)' : value.output.replace(/\n$/, ''))
         if (value.error !== undefined) parts.push(`The job failed: ${value.error}`)
         parts.push(statusLine(value))
         return parts.join('\n')
@@ -54,7 +56,11 @@ export function createJobTools(jobs: JobTools, config: JobsConfig) {
       const viewer = viewerOf(run)
       if (args.wait_ms !== undefined && args.wait_ms > 0) await jobs.wait(args.job_id, args.wait_ms, viewer, run.signal)
       const { info, output, droppedChars } = jobs.read(args.job_id, viewer)
-      return { ...ending(info), output, droppedChars, ...(info.outputPath === undefined ? {} : { outputPath: info.outputPath }) }
+      return {
+        ...ending(info), output, droppedChars,
+        ...(info.outputPath === undefined ? {} : { outputPath: info.outputPath }),
+        ...(info.earlier === true ? { earlier: true } : {}),
+      }
     },
     effects: ['read'],
     isConcurrencySafe: true,
@@ -149,7 +155,12 @@ function ending(info: JobInfo) {
   }
 }
 
+/** Instead of the output, for a job of an earlier process: nothing of it is in memory here. */
+function earlierNote(jobId: string, path: string | undefined): string {
+  return `(${jobId} ran in an earlier rein process: ${path === undefined ? 'its output was not kept' : `its output is saved at ${path}`})`
+}
+
 function dropNote(dropped: number, kept: number, path: string | undefined): string {
-  const whole = path ? ` The whole output is saved at ${path}.` : ' Read more often to keep up.'
+  const whole = path ? ` The output is saved at ${path}.` : ' Read more often to keep up.'
   return `[… ${count(dropped)} earlier characters were dropped: a job keeps at most ${count(kept)} unread characters.${whole}]`
 }

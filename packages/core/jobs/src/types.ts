@@ -100,7 +100,13 @@ export interface JobInfo {
   readonly unreadChars: number
   /** Unread output dropped from the bounded buffer since the last read. */
   readonly droppedChars: number
+  /** Where the producer keeps the whole output (`StartJob.outputPath`); logged, so it outlives the process. */
   readonly outputPath?: string
+  /**
+   * True for a job read back from the session log: it ran in an earlier rein process (or an
+   * earlier load of the plugin), so no output is held in memory; `outputPath` has it, if anything does.
+   */
+  readonly earlier?: boolean
 }
 
 /** What `read` returns: the output not read before (then it counts as read), and the job's state after. */

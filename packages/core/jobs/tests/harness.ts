@@ -43,9 +43,10 @@ export function ownerOf(agent: Agent): RunIdentity {
 
 /**
  * Registers `start_job`: each call starts a `test` job labelled with its `label` argument. The
- * job's body is `body`, by default one that waits until the test ends it through `bodies`.
+ * job's body is `body`, by default one that waits until the test ends it through `bodies`;
+ * `options.outputPath` is passed on as where the job keeps its output.
  */
-export function jobStarter(root: Context, body?: (job: JobRun) => void | Promise<void>) {
+export function jobStarter(root: Context, body?: (job: JobRun) => void | Promise<void>, options: { outputPath?: string } = {}) {
   const bodies = new Map<string, JobRun>()
   root.tools.register(defineTool({
     name: 'start_job',
@@ -57,6 +58,7 @@ export function jobStarter(root: Context, body?: (job: JobRun) => void | Promise
       label: args.label,
       owner: run.identity!,
       signal: run.signal,
+      ...options,
       run: body ?? ((job) => {
         bodies.set(job.jobId, job)
         return new Promise<void>((resolve) => job.signal.addEventListener('abort', () => resolve()))

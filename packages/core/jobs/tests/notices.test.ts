@@ -200,6 +200,24 @@ describe('finish notices', () => {
     expect(notices(second.llm.requests[0]!.messages)).toEqual(['Background job test-1 (dev server) was killed because rein exited before it finished. Its output is no longer available. [status: killed]'])
   })
 
+  it('names where the output is saved, in the notice and in job_output, when a resumed model asks about a job of the earlier process', async () => {
+    const store = new MemorySessionStore()
+    const first = await boot([[call('start_job', { label: 'dev server' })], [{ text: 'started' }]], { store })
+    jobStarter(first.root, undefined, { outputPath: '/sessions/exited/spill/dev.txt' })
+    const agent = await first.root.agents.create({ sessionId: 'exited' })
+    await agent.send('serve')
+    await first.root.jobs.settle({ timeoutMs: 1 })
+    await agent.close()
+    expect(ofType((await store.load('exited')).events, 'jobs/start')).toEqual([{ jobId: 'test-1', kind: 'test', label: 'dev server', outputPath: '/sessions/exited/spill/dev.txt' }])
+    const second = await boot([[call('job_output', { job_id: 'test-1', wait_ms: 60_000 })], [call('job_kill', { job_id: 'test-1' })], [{ text: 'ok' }]], { store })
+    const { agent: resumed } = await second.root.agents.resume('exited')
+    await resumed.send('is it up?')
+    expect(notices(second.llm.requests[0]!.messages)).toEqual(['Background job test-1 (dev server) was killed because rein exited before it finished. Its output is saved at /sessions/exited/spill/dev.txt. [status: killed]'])
+    const answer = second.llm.requests[1]!.messages.at(-1)!.content[0]
+    expect(answer).toMatchObject({ content: [{ text: '(test-1 ran in an earlier rein process: its output is saved at /sessions/exited/spill/dev.txt)\n[status: killed]' }] })
+    expect(second.llm.requests[2]!.messages.at(-1)!.content[0]).toMatchObject({ content: [{ text: 'test-1 (dev server) had already ended.\n[status: killed]' }] })
+  })
+
   it('answers job_output with the drop note and the saved output\'s path, and ends every answer with the status', async () => {
     const { root } = await boot([], { jobs: { bufferChars: 1_000 } })
     const agent = await root.agents.create()
@@ -213,7 +231,7 @@ describe('finish notices', () => {
     const context = { identity: ownerOf(agent), sessionId: agent.session.id }
     const run = (name: string, args: object) => root.tools.execute({ callId: 'c', name, arguments: JSON.stringify(args), signal: new AbortController().signal, context })
     const output = await run('job_output', { job_id: handle.jobId })
-    expect(output.content).toEqual([{ type: 'text', text: `[… 500 earlier characters were dropped: a job keeps at most 1,000 unread characters. The whole output is saved at /sessions/s/noisy.txt.]\n${'x'.repeat(1_000)}\n[status: running]` }])
+    expect(output.content).toEqual([{ type: 'text', text: `[… 500 earlier characters were dropped: a job keeps at most 1,000 unread characters. The output is saved at /sessions/s/noisy.txt.]\n${'x'.repeat(1_000)}\n[status: running]` }])
     expect((await run('job_list', {})).content).toEqual([{ type: 'text', text: 'test-1: noisy (0 characters unread) [status: running]' }])
     expect((await run('job_output', { job_id: handle.jobId, wait_ms: 1 })).content).toEqual([{ type: 'text', text: '(no new output)\n[status: running]' }])
     expect((await run('job_kill', { job_id: handle.jobId })).content).toEqual([{ type: 'text', text: 'Killed test-1 (noisy).\n[status: killed]' }])

@@ -136,6 +136,21 @@ describe('reaping what a crashed process left', () => {
     expect(notices(second.llm.requests[0]!.messages)).toHaveLength(1)
   })
 
+  it('names where the lost job\'s output is saved in its notice', async () => {
+    // The harness disposes it after the test; a body that never returns must not hold that up.
+    const first = await boot([[call('start_job', { label: 'watch' })], [{ text: 'started' }]], { jobs: { killGraceMs: 0 } })
+    jobStarter(first.root, () => new Promise<void>(() => {}), { outputPath: '/sessions/crashed/spill/watch.txt' })
+    const agent = await first.root.agents.create({ sessionId: 'crashed' })
+    await agent.send('watch')
+    const store = await survivingLog(first.store, 'crashed')
+    const second = await boot([[{ text: 'noted' }]], { store })
+    const { agent: resumed } = await second.root.agents.resume('crashed')
+    await resumed.send('where were we?')
+    expect(notices(second.llm.requests[0]!.messages)).toEqual([
+      'Background job test-1 (watch) was lost: the rein process running it ended without recording how it ended, and any of its processes still running were stopped. Its output up to then is saved at /sessions/crashed/spill/watch.txt. [status: killed]',
+    ])
+  })
+
   it('continues the numbering after the lost job', async () => {
     const { store } = await crashWithJob('exit 0', async (job, _spawned, entry) => job.record({ marker: entry }))
     const second = await boot([[call('start_job', { label: 'next' })], [{ text: 'ok' }]], { store })

@@ -1,17 +1,17 @@
 /**
  * `run_in_background`: the command becomes a `bash-<n>` job of `ctx.jobs`. Its output goes to the
- * job's bounded buffer (for `job_output`) and all of it to a spill file. The call returns once the
+ * job's bounded buffer (for `job_output`) and to a spill file (up to its cap). The call returns once the
  * command runs and its marker and process group are in the session log, so a later `rein resume`
  * can reap it after a crash.
  */
 
-import { randomUUID } from 'node:crypto'
 import type { JobHandle, JobRun, JobService } from '@rein/jobs'
 import { ReinError } from '@rein/base'
 import type { BackgroundRequest, StartInBackground } from './bash-tool.ts'
 import type { StartedValue } from './bash-value.ts'
+import { claimMarker } from './call-marker.ts'
 import { MARKER_VARIABLE, type ShellExit } from './shell.ts'
-import { SpillSink } from './spill-sink.ts'
+import { capNote, SpillSink } from './spill-sink.ts'
 import { StreamFormatter } from './stream-format.ts'
 
 /** Starts background commands on the jobs service `jobs` returns at the time of the call. */
@@ -23,8 +23,9 @@ export function createBackground(jobs: () => JobService | undefined): StartInBac
       const why = service ? 'this call has no agent run to own the job' : 'no jobs service is loaded'
       throw new ReinError('BACKGROUND_UNAVAILABLE', `run_in_background is not available here (${why}); run the command without it`)
     }
-    const sink = await SpillSink.open(request.run.spill, 'output')
-    const marker = randomUUID()
+    const sink = await SpillSink.open(request.run.spill, 'output', request.maxOutputFileBytes)
+    // Derived from the session and the call, like a foreground call's; released when the job ends.
+    const claimed = claimMarker(request.run)
     let ready: () => void = () => {}
     const running = new Promise<void>((resolve) => { ready = resolve })
     let handle: JobHandle
@@ -35,9 +36,13 @@ export function createBackground(jobs: () => JobService | undefined): StartInBac
         owner,
         signal: request.run.signal,
         ...(sink.path === undefined ? {} : { outputPath: sink.path }),
-        run: (job) => runJob(job, request, marker, sink, ready).finally(ready),
+        run: (job) => runJob(job, request, claimed.marker, sink, ready).finally(() => {
+          claimed.release()
+          ready()
+        }),
       })
     } catch (error) {
+      claimed.release()
       await sink.close()
       throw error
     }
@@ -91,6 +96,8 @@ async function runJob(job: JobRun, request: BackgroundRequest, marker: string, s
   ].filter((note) => note !== '')
   if (notes.length > 0) await emit(`${notes.join('\n')}\n`)
   await sink.close()
+  // The file ends with the same line (see SpillSink.close); the model reads it here.
+  if (sink.unsavedBytes > 0 && sink.path !== undefined) job.output(`${capNote(sink.cap, sink.unsavedBytes)}\n`)
   if (unrecorded === undefined) job.done({ exitCode: exit.exitCode, signal: exit.signal })
   else job.fail(unrecorded)
 }

@@ -1,11 +1,13 @@
 /** The `bash` tool: checks the call, finds the executor (`ctx.shell`) and turns its run into a value. */
 
-import { ReinError, defineTool, type ToolDefinition, type ToolRun } from '@rein/tools'
+import { ReinError, defineTool, type RecoverContext, type ToolDefinition, type ToolRun } from '@rein/tools'
 import { BASH_VALUE, finishedValue, presentationMeta, presentCall, presentResult, renderValue, summarize, type BashValue } from './bash-value.ts'
+import { callMarker, claimMarker } from './call-marker.ts'
 import { checkCommand } from './command-rules.ts'
 import type { BashToolConfig } from './config.ts'
 import { OutputCollector } from './output-collector.ts'
 import type { ShellExecutor } from './shell.ts'
+import { formatBytes } from './spill-sink.ts'
 import { resolveWorkdir } from './workdir.ts'
 
 /** Arguments as the body gets them. */
@@ -28,6 +30,8 @@ export interface BackgroundRequest {
   timeoutMs: number | undefined
   shell: ShellExecutor
   run: ToolRun
+  /** The most bytes of output its spill file takes. Absent: no limit. */
+  maxOutputFileBytes?: number
 }
 
 /** What `createBashTool` needs besides Config. */
@@ -74,6 +78,7 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
     effects: ['exec'],
     timeoutMs: options.maxTimeoutMs + STOP_HEADROOM_MS,
     execute: (args, run) => execute(args, run, options),
+    recover: (call, context) => recover(call.callId, context, options),
     presentCall,
     presentResult,
     summarize,
@@ -91,22 +96,47 @@ async function execute(args: BashArgs, run: ToolRun, options: BashToolOptions): 
     throw new ReinError('NO_SHELL_EXECUTOR', 'no shell executor is loaded (ctx.shell); load @rein/tool-bash with localExecutor: true, or a plugin that provides one')
   }
   if (args.run_in_background === true && options.background) {
-    return options.background({ command: args.command, label: args.description, cwd, timeoutMs: args.timeout_ms, shell, run })
+    return options.background({
+      command: args.command, label: args.description, cwd, timeoutMs: args.timeout_ms, shell, run, maxOutputFileBytes: options.maxOutputFileBytes,
+    })
   }
   const timeoutMs = args.timeout_ms ?? options.defaultTimeoutMs
-  const collector = new OutputCollector({ chars: options.outputChars, lines: options.outputLines }, run.spill)
+  const collector = new OutputCollector({ chars: options.outputChars, lines: options.outputLines }, run.spill, options.maxOutputFileBytes)
   const signal = options.signal ? AbortSignal.any([run.signal, options.signal]) : run.signal
-  const exit = await shell.run({ command: args.command, cwd, timeoutMs, signal, onOutput: (chunk, stream) => collector.write(chunk, stream) })
-  return finishedValue(exit, await collector.finish(), timeoutMs)
+  // Derived from the session and the call: after a crash, `recover` finds the command by it.
+  const { marker, release } = claimMarker(run)
+  try {
+    const exit = await shell.run({ command: args.command, cwd, timeoutMs, signal, marker, onOutput: (chunk, stream) => collector.write(chunk, stream) })
+    return finishedValue(exit, await collector.finish(), timeoutMs)
+  } finally {
+    release()
+  }
+}
+
+/**
+ * A call a crash left without a result (rein was killed mid-call): stops whatever of its command
+ * still runs, found by the call's marker, and declines, so the model is told the outcome is unknown.
+ */
+async function recover(callId: string, context: RecoverContext, options: BashToolOptions): Promise<undefined> {
+  // Outside a session the marker was random: nothing can be found.
+  if (context.sessionId === undefined) return undefined
+  const shell = options.shell()
+  if (!shell?.reap) {
+    context.logger.warn('bash call %s: the shell executor (%s) cannot look for processes the call left running', callId, shell?.kind ?? 'none loaded')
+    return undefined
+  }
+  const stopped = await shell.reap({ marker: callMarker(context.sessionId, callId) })
+  if (stopped > 0) context.logger.info('bash call %s: stopped %d process(es) it left running when rein ended mid-call', callId, stopped)
+  return undefined
 }
 
 function describe(options: BashToolOptions): string {
   return [
     'Runs a shell command with bash -c and returns its output and exit code.',
     'Each call starts a new shell in the current directory (or workdir): cd, exports and aliases do not carry over.',
-    'stdin is empty, so use non-interactive flags (e.g. --yes); there is no color or pager.',
+    'stdin is empty, so use non-interactive flags (e.g. --yes); there is no color, pager or editor.',
     'stdout and stderr come interleaved as they arrive; stderr lines start with "[stderr] ".',
-    'Long output shows its first and last lines and the path of a file with all of it.',
+    `Long output shows its first and last lines and the path of a file with all of it, up to ${formatBytes(options.maxOutputFileBytes)}.`,
     'A non-zero exit code is reported, not an error.',
     'At timeout_ms the command is stopped, with everything it started;',
     'processes it leaves running when it ends are stopped too.',

@@ -4,9 +4,10 @@
  */
 
 import type { FrozenJson, JsonValue } from '@rein/base'
-import { spillPreview, type DurableToolResult, type ToolCallView, type ToolResultView, type ValueSpec } from '@rein/tools'
+import { spillPreview, type DurableToolResult, type SpillExcerpt, type ToolCallView, type ToolResultView, type ValueSpec } from '@rein/tools'
 import type { CollectedOutput } from './output-collector.ts'
 import type { ShellExit } from './shell.ts'
+import { capNote, formatBytes } from './spill-sink.ts'
 
 /** How a command that ran in the foreground ended, with its output. */
 const FINISHED = {
@@ -26,6 +27,10 @@ const FINISHED = {
     /** The file holding the whole output when it was too long to show; else null. */
     outputPath: { oneOf: [{ type: 'string' }, { type: 'null' }], required: true },
     truncated: { type: 'boolean', required: true },
+    /** Present when the output outgrew the file's cap: the cap, in bytes… */
+    outputFileCap: { type: 'integer' },
+    /** …and how many bytes came after it and are in no file. */
+    unsavedBytes: { type: 'integer' },
   },
 } as const
 
@@ -54,6 +59,9 @@ export interface FinishedValue {
   leftovers: number
   outputPath: string | null
   truncated: boolean
+  /** The output outgrew the file: it holds only the first `outputFileCap` bytes, `unsavedBytes` more were not saved. */
+  outputFileCap?: number
+  unsavedBytes?: number
 }
 
 /** A command started as a background job. */
@@ -68,7 +76,12 @@ export type BashValue = FinishedValue | StartedValue
 
 /** The value for a command that ran to its end. */
 export function finishedValue(exit: ShellExit, output: CollectedOutput, timeoutMs: number): FinishedValue {
-  const text = output.kind === 'whole' ? output.text : spillPreview(output.excerpt, output.saved, 'output')
+  const capped = output.kind === 'excerpt' && output.unsavedBytes > 0 && 'path' in output.saved
+    ? { path: output.saved.path, outputFileCap: output.fileCap, unsavedBytes: output.unsavedBytes }
+    : undefined
+  const text = output.kind === 'whole' ? output.text
+    : capped ? cappedPreview(output.excerpt, capped.path, capped.outputFileCap)
+    : spillPreview(output.excerpt, output.saved, 'output')
   return {
     output: text.endsWith('\n') ? text.slice(0, -1) : text,
     exitCode: exit.exitCode,
@@ -79,15 +92,30 @@ export function finishedValue(exit: ShellExit, output: CollectedOutput, timeoutM
     leftovers: exit.leftovers,
     outputPath: output.kind === 'excerpt' && 'path' in output.saved ? output.saved.path : null,
     truncated: output.kind === 'excerpt',
+    ...(capped ? { outputFileCap: capped.outputFileCap, unsavedBytes: capped.unsavedBytes } : {}),
   }
+}
+
+/**
+ * `spillPreview`'s shape for output whose file stopped at the cap: the note says the file holds
+ * only its first part. The tail shown is still the output's real end.
+ */
+function cappedPreview(shown: SpillExcerpt, path: string, cap: number): string {
+  const count = (n: number) => n.toLocaleString('en-US')
+  const omittedChars = Math.max(0, shown.totalChars - shown.head.length - shown.tail.length)
+  const omittedLines = Math.max(0, shown.totalLines - shown.headLines - shown.tailLines)
+  const note = `[… ${count(omittedChars)} characters (${count(omittedLines)} lines) left out. The output (${count(shown.totalChars)} characters, ${count(shown.totalLines)} lines) was too long to keep whole: its first ${formatBytes(cap)} are saved at ${path}; read the part you need from that file (a line window, or a search) rather than all of it.]`
+  return [shown.head, note, shown.tail].filter((part) => part !== '').join('\n')
 }
 
 /** What the model reads: the output, then one bracketed line per fact about how it ended. */
 export function renderValue(value: FrozenJson<BashValue>): string {
   if ('jobId' in value) {
-    return `[started in the background as job ${value.jobId}; read its output with job_output, stop it with job_kill. You will get a notice when it ends.]`
+    const read = value.outputPath === null ? 'read its output with job_output' : `its output is saved to ${value.outputPath}; read it with job_output`
+    return `[started in the background as job ${value.jobId}; ${read}, stop it with job_kill. You will get a notice when it ends.]`
   }
   const lines = value.output === '' ? [] : [value.output]
+  if (value.outputFileCap !== undefined && value.unsavedBytes !== undefined) lines.push(capNote(value.outputFileCap, value.unsavedBytes))
   if (value.leftovers > 0) {
     lines.push(`[stopped ${value.leftovers} process${value.leftovers === 1 ? '' : 'es'} the command left running; start servers and watchers with run_in_background]`)
   }

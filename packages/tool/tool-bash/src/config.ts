@@ -14,6 +14,8 @@ export interface BashToolConfig {
   outputChars: number
   /** Output longer than this many lines is previewed. Default 800. */
   outputLines: number
+  /** Bytes of a command's output written to its spill file; the rest is counted, not saved. Default 64 MiB. */
+  maxOutputFileBytes: number
   /** Command patterns (`*` = anything); with any, every piece of a command must match one. Default none. */
   allow: string[]
   /** Command patterns refused before running. Default none. */
@@ -28,6 +30,7 @@ export interface BashConfig extends BashToolConfig, LocalShellConfig {
 
 const MINUTE = 60_000
 
+/** The schema cordis validates the package's row with; every field has a default. */
 export const BashConfig: Schema<Partial<BashConfig>, BashConfig> = Schema.object({
   defaultTimeoutMs: Schema.natural().min(1).max(24 * 60 * MINUTE).default(2 * MINUTE)
     .description('Milliseconds a command may run when the call names no timeout_ms.'),
@@ -35,6 +38,8 @@ export const BashConfig: Schema<Partial<BashConfig>, BashConfig> = Schema.object
     .description('The largest timeout_ms a call may ask for.'),
   outputChars: Schema.natural().min(400).default(16_000).description('Output longer than this (characters) is shown as head + tail + file path.'),
   outputLines: Schema.natural().min(8).default(800).description('Output longer than this (lines) is shown as head + tail + file path.'),
+  maxOutputFileBytes: Schema.natural().min(1024).default(64 * 1024 * 1024)
+    .description('Bytes of a command\'s output written to its spill file; past it the rest is counted, not saved.'),
   allow: Schema.array(Schema.string()).default([]).description('Command patterns (* = anything); when set, every piece of a command must match one.'),
   deny: Schema.array(Schema.string()).default([]).description('Command patterns refused before running. A convenience, not a sandbox.'),
   localExecutor: Schema.boolean().default(true).description('Register the local executor as ctx.shell; false when another plugin provides one.'),

@@ -11,7 +11,10 @@ export const PASSED_THROUGH: readonly string[] = Object.freeze([
 /** Every `LC_*` locale variable is passed through too. */
 const LOCALE = /^LC_[A-Z_]+$/
 
-/** Set for every command: no colour, no pager, no terminal prompt that would wait forever. */
+/**
+ * Set for every command: no colour, no pager, no terminal prompt that would wait forever, and an
+ * editor that fails at once (`git commit` without `-m` says so instead of waiting for the timeout).
+ */
 export const FIXED_ENVIRONMENT: Readonly<Record<string, string>> = Object.freeze({
   NO_COLOR: '1',
   TERM: 'dumb',
@@ -19,6 +22,9 @@ export const FIXED_ENVIRONMENT: Readonly<Record<string, string>> = Object.freeze
   GIT_PAGER: 'cat',
   MANPAGER: 'cat',
   GIT_TERMINAL_PROMPT: '0',
+  GIT_EDITOR: 'false',
+  EDITOR: 'false',
+  VISUAL: 'false',
 })
 
 /** What `Config` adds: fixed values, and more names to pass through. */

@@ -9,7 +9,7 @@ import { ReinError } from '@rein/base'
 import { createEnvironment } from './environment.ts'
 import { stopProcesses } from './process-stop.ts'
 import { runCommand, type RunSettings } from './run-command.ts'
-import type { ShellExecutor, ShellExit, ShellProcess, ShellRequest } from './shell.ts'
+import type { ReapTarget, ShellExecutor, ShellExit, ShellRequest } from './shell.ts'
 
 /** How the local executor runs commands. */
 export interface LocalShellConfig {
@@ -74,8 +74,10 @@ export class LocalShell extends Service implements ShellExecutor {
   }
 
   /** The group number may have been reused since it was recorded: only the marker is trusted. */
-  reap(process: ShellProcess): Promise<number> {
-    return stopProcesses(process, this._state.settings.killGraceMs, { trustGroup: false })
+  reap(command: ReapTarget): Promise<number> {
+    // Group 0 names no group: without a recorded one, the marker alone finds the command.
+    const target = { marker: command.marker, processGroup: command.processGroup ?? 0 }
+    return stopProcesses(target, this._state.settings.killGraceMs, { trustGroup: false })
   }
 }
 

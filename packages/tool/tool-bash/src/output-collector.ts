@@ -10,10 +10,13 @@ import type { ShellStream } from './shell.ts'
 import { SpillSink } from './spill-sink.ts'
 import { StreamFormatter } from './stream-format.ts'
 
-/** All of a short output, or the preview parts of a long one and where the whole went. */
+/**
+ * All of a short output, or the preview parts of a long one and where it went: the file holds its
+ * first `fileCap` bytes, and `unsavedBytes` more did not fit (0: the file holds all of it).
+ */
 export type CollectedOutput =
   | { kind: 'whole'; text: string }
-  | { kind: 'excerpt'; excerpt: SpillExcerpt; saved: SpillSaved }
+  | { kind: 'excerpt'; excerpt: SpillExcerpt; saved: SpillSaved; fileCap: number; unsavedBytes: number }
 
 export class OutputCollector {
   private readonly keeper: OutputKeeper
@@ -21,7 +24,8 @@ export class OutputCollector {
   /** The whole text while it is short; then the spill file it goes to (a promise while it opens). */
   private state: { kind: 'short'; buffered: string[] } | { kind: 'long'; sink: SpillSink | Promise<SpillSink> } = { kind: 'short', buffered: [] }
 
-  constructor(limits: SpillLimits, private readonly openSpill: OpenSpill | undefined) {
+  /** `fileCap`: the most bytes the spill file takes (default: no limit). */
+  constructor(limits: SpillLimits, private readonly openSpill: OpenSpill | undefined, private readonly fileCap = Infinity) {
     this.keeper = new OutputKeeper(limits)
   }
 
@@ -35,8 +39,9 @@ export class OutputCollector {
     await this.add(this.formatter.end())
     const state = this.state
     if (state.kind === 'short') return { kind: 'whole', text: state.buffered.join('') }
-    const saved = await (await state.sink).close()
-    return { kind: 'excerpt', excerpt: this.keeper.excerpt(), saved }
+    const sink = await state.sink
+    const saved = await sink.close()
+    return { kind: 'excerpt', excerpt: this.keeper.excerpt(), saved, fileCap: this.fileCap, unsavedBytes: sink.unsavedBytes }
   }
 
   private add(text: string): void | Promise<void> {
@@ -52,7 +57,7 @@ export class OutputCollector {
     if (!this.keeper.long) return
     // Long from here on: the file gets everything so far, then each chunk as it comes.
     const whole = state.buffered.join('')
-    const opening = SpillSink.open(this.openSpill, 'output').then((sink) => {
+    const opening = SpillSink.open(this.openSpill, 'output', this.fileCap).then((sink) => {
       this.state = { kind: 'long', sink }
       return sink
     })

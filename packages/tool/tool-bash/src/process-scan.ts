@@ -14,12 +14,28 @@ interface ProcessEntry {
   session: number
 }
 
+/** What a scan found: the processes, and the process groups to signal as wholes. */
+export interface ScanResult {
+  pids: number[]
+  /**
+   * The recorded group when it counts, and every group holding a marked process (it can only be
+   * the command's: a process cannot join a group outside its own session). Never 0, 1 or rein's own.
+   */
+  groups: number[]
+}
+
 /**
  * The pids of every live (not zombie) process that belongs to `target`, in no particular order.
  * With `trustGroup: false` (a command recorded earlier, whose group number may have been reused
  * since) the group and session count only while a process carrying the marker is still in them.
  */
 export function findProcesses(target: Pick<ShellProcess, 'processGroup' | 'marker'>, options: { trustGroup?: boolean } = {}): number[] {
+  return scanProcesses(target, options).pids
+}
+
+/** `findProcesses`, with the groups a stop signals as wholes. */
+export function scanProcesses(target: Pick<ShellProcess, 'processGroup' | 'marker'>, options: { trustGroup?: boolean } = {}): ScanResult {
+  const own = readStat(process.pid)?.group
   const entries = listProcesses()
   const marker = `${MARKER_VARIABLE}=${target.marker}\0`
   const needles = [Buffer.from(marker), Buffer.from(`\0${marker}`)]
@@ -27,8 +43,10 @@ export function findProcesses(target: Pick<ShellProcess, 'processGroup' | 'marke
   const group = target.processGroup
   const groupIsOurs = options.trustGroup !== false || marked.some((entry) => entry.group === group || entry.session === group)
   const found = new Set(marked.map((entry) => entry.pid))
+  const groups = new Set(marked.map((entry) => entry.group))
   // Never 0 or 1: those numbers name no command's group.
   if (groupIsOurs && group > 1) {
+    groups.add(group)
     for (const entry of entries) if (entry.group === group || entry.session === group) found.add(entry.pid)
   }
   // Descendants: a child that cleared its environment while its parent still runs is still ours.
@@ -42,7 +60,8 @@ export function findProcesses(target: Pick<ShellProcess, 'processGroup' | 'marke
       }
     }
   }
-  return [...found]
+  // kill(-0) and kill(-1) would reach far more than the command; rein's own group, rein itself.
+  return { pids: [...found], groups: [...groups].filter((number) => number > 1 && number !== own) }
 }
 
 function listProcesses(): ProcessEntry[] {

@@ -1,11 +1,11 @@
 /**
- * Stops every process of a command: SIGTERM to its group and to each process found by marker or
- * descent, a grace period, then SIGKILL to the group (always, while it exists: a fork bomb keeps
- * forking until the whole group is killed at once) and to whatever a scan still finds.
+ * Stops every process of a command: SIGTERM to its groups and to each process found by marker or
+ * descent, a grace period, then SIGKILL to the groups (the recorded one always, while it exists: a
+ * fork bomb keeps forking until the whole group is killed at once) and to whatever a scan still finds.
  */
 
 import { setTimeout as sleep } from 'node:timers/promises'
-import { findProcesses } from './process-scan.ts'
+import { scanProcesses, type ScanResult } from './process-scan.ts'
 import type { ShellProcess } from './shell.ts'
 
 type Target = Pick<ShellProcess, 'processGroup' | 'marker'>
@@ -22,17 +22,17 @@ type ScanOptions = { trustGroup?: boolean }
  * nothing was running, and nothing was signalled). Never rejects.
  */
 export async function stopProcesses(target: Target, graceMs: number, options: ScanOptions = {}): Promise<number> {
-  const first = findProcesses(target, options)
+  const first = scanProcesses(target, options)
   const group = groupSignalled(target, options)
-  if (first.length === 0 && !(group && groupExists(target.processGroup))) return 0
+  if (first.pids.length === 0 && !(group && groupExists(target.processGroup))) return 0
   signalAll(target, first, 'SIGTERM', options)
   const deadline = Date.now() + graceMs
   while (Date.now() < deadline) {
     await sleep(POLL_MS)
-    if (findProcesses(target, options).length === 0) break
+    if (scanProcesses(target, options).pids.length === 0) break
   }
   await killAll(target, options)
-  return first.length
+  return first.pids.length
 }
 
 /**
@@ -41,9 +41,9 @@ export async function stopProcesses(target: Target, graceMs: number, options: Sc
  */
 async function killAll(target: Target, options: ScanOptions): Promise<void> {
   for (let round = 0; round < KILL_ROUNDS; round++) {
-    const left = findProcesses(target, options)
+    const left = scanProcesses(target, options)
     const group = round === 0 && groupSignalled(target, options) && groupExists(target.processGroup)
-    if (left.length === 0 && !group) return
+    if (left.pids.length === 0 && !group) return
     signalAll(target, left, 'SIGKILL', options)
     await sleep(round === 0 ? 0 : POLL_MS)
   }
@@ -51,21 +51,24 @@ async function killAll(target: Target, options: ScanOptions): Promise<void> {
 
 /** For `process.on('exit')`, where nothing asynchronous runs: SIGKILL the group, then what a few scans find. */
 export function killAllNow(target: Target): void {
-  signalAll(target, [], 'SIGKILL', {})
+  signalAll(target, { pids: [], groups: [] }, 'SIGKILL', {})
   for (let round = 0; round < 3; round++) {
-    const left = findProcesses(target)
-    if (left.length === 0) return
+    const left = scanProcesses(target)
+    if (left.pids.length === 0) return
     signalAll(target, left, 'SIGKILL', {})
   }
 }
 
 /**
- * The whole group in one call (a forking process cannot outrun it), then each process found. The
- * group only when trusted and above 1: kill(0) and kill(-1) would reach far more than the command.
+ * Whole groups first, each in one call (a forking process cannot outrun it), then each process
+ * found. The recorded group only when trusted and above 1: kill(0) and kill(-1) would reach far
+ * more than the command; the others are groups a scan saw a marked process in.
  */
-function signalAll(target: Target, pids: readonly number[], signal: NodeJS.Signals, options: ScanOptions) {
-  if (groupSignalled(target, options)) send(-target.processGroup, signal)
-  for (const pid of pids) send(pid, signal)
+function signalAll(target: Target, found: ScanResult, signal: NodeJS.Signals, options: ScanOptions) {
+  const groups = new Set(found.groups)
+  if (groupSignalled(target, options)) groups.add(target.processGroup)
+  for (const group of groups) send(-group, signal)
+  for (const pid of found.pids) send(pid, signal)
 }
 
 function groupSignalled(target: Target, options: ScanOptions): boolean {

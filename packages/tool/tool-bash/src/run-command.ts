@@ -88,6 +88,8 @@ async function firstEnding(exited: Promise<unknown>, request: ShellRequest, stop
         if (request.timeoutMs !== undefined) timer = setTimeout(() => resolve('timeout'), request.timeoutMs)
         onAbort = () => resolve('cancel')
         for (const signal of signals) signal.addEventListener('abort', onAbort, { once: true })
+        // Aborted while the shell was starting: no 'abort' event will come for that.
+        if (signals.some((signal) => signal.aborted)) resolve('cancel')
       }),
     ])
   } finally {

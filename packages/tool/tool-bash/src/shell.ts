@@ -48,6 +48,18 @@ export interface ShellProcess {
   readonly marker: string
 }
 
+/**
+ * What is known of a command started earlier, perhaps by a process that died: always its marker,
+ * and its process group when it was recorded (a `ShellProcess` fits).
+ */
+export interface ReapTarget {
+  readonly marker: string
+  /** Absent or 0: not known; the command is found by its marker alone. */
+  readonly processGroup?: number
+  /** The command's shell, when known; a pid alone never marks a process as the command's. */
+  readonly pid?: number
+}
+
 /** How a command ended. Only a command that could not start is an error; every end is one of these. */
 export interface ShellExit {
   /** The shell's exit code; null when a signal ended it. */
@@ -73,10 +85,10 @@ export interface ShellExecutor {
   run(request: ShellRequest): Promise<ShellExit>
   /**
    * Stops whatever is left of a command started earlier, even by another process (a job recorded
-   * before a crash). Resolves to how many processes it found. Optional: an executor whose commands
-   * cannot outlive it need not offer it.
+   * before a crash, a call cut off by one). Resolves to how many processes it found. Optional: an
+   * executor whose commands cannot outlive it need not offer it.
    */
-  reap?(process: ShellProcess): Promise<number>
+  reap?(process: ReapTarget): Promise<number>
 }
 
 /** The environment variable that carries a command's marker to every process it starts. */

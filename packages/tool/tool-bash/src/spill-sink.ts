@@ -1,6 +1,7 @@
 /**
  * Writes text to a spill file as it comes, waiting for the disk when the file's buffer is full, so
- * memory stays bounded however much arrives. Every failure ends in a `SpillSaved` that says why.
+ * memory stays bounded however much arrives; past a byte cap it stops writing and only counts, so
+ * disk use stays bounded too. Every failure ends in a `SpillSaved` that says why.
  */
 
 import type { Writable } from 'node:stream'
@@ -8,19 +9,26 @@ import { finished } from 'node:stream/promises'
 import type { OpenSpill, SpillSaved } from '@rein/tools'
 
 export class SpillSink {
-  private constructor(private stream: Writable | undefined, private saved: SpillSaved) {
+  /** Bytes written to the file. */
+  private written = 0
+  /** Bytes that came after the cap and were not written. */
+  private unsaved = 0
+  private capped = false
+  private endsLine = true
+
+  private constructor(private stream: Writable | undefined, private saved: SpillSaved, readonly cap: number) {
     // Without a listener a write error would crash the process; with it the preview says what failed.
     stream?.on('error', (error) => this.fail(error))
   }
 
-  /** Opens `label` through `open`; a sink that writes nothing (and says why) when it cannot. */
-  static async open(open: OpenSpill | undefined, label: string): Promise<SpillSink> {
-    if (!open) return new SpillSink(undefined, { error: 'no spill folder: the call ran outside a session' })
+  /** Opens `label` through `open`, writing at most `cap` bytes; a sink that writes nothing (and says why) when it cannot. */
+  static async open(open: OpenSpill | undefined, label: string, cap = Infinity): Promise<SpillSink> {
+    if (!open) return new SpillSink(undefined, { error: 'no spill folder: the call ran outside a session' }, cap)
     try {
       const file = await open(label)
-      return new SpillSink(file.stream, { path: file.path })
+      return new SpillSink(file.stream, { path: file.path }, cap)
     } catch (error) {
-      return new SpillSink(undefined, { error: `the spill file could not be opened: ${(error as Error).message}` })
+      return new SpillSink(undefined, { error: `the spill file could not be opened: ${(error as Error).message}` }, cap)
     }
   }
 
@@ -29,11 +37,46 @@ export class SpillSink {
     return 'path' in this.saved ? this.saved.path : undefined
   }
 
-  /** Appends `text`; the promise, when there is one, settles once the file can take more. */
+  /** Bytes (UTF-8) that arrived past the cap and are not in the file; 0 when it holds everything. */
+  get unsavedBytes(): number {
+    return this.unsaved
+  }
+
+  /** Appends `text` (what fits under the cap); the promise, when there is one, settles once the file can take more. */
   write(text: string): void | Promise<void> {
+    if (text === '' || !this.stream) return
+    if (this.capped) {
+      this.unsaved += Buffer.byteLength(text)
+      return
+    }
+    const bytes = Buffer.byteLength(text)
+    if (this.written + bytes <= this.cap) return this.put(text, bytes)
+    // The first bytes that fit, cut before a character that would not fit whole.
+    const buffer = Buffer.from(text)
+    const fit = characterStart(buffer, this.cap - this.written)
+    this.capped = true
+    this.unsaved = bytes - fit
+    return fit === 0 ? undefined : this.put(buffer.subarray(0, fit), fit)
+  }
+
+  /** Ends the file, with a last line saying what the cap left out; resolves to where the output is, or why it is not. */
+  async close(): Promise<SpillSaved> {
     const stream = this.stream
-    if (!stream || stream.destroyed || text === '') return
-    if (stream.write(text)) return
+    if (stream) {
+      if (this.capped && !stream.destroyed) stream.write(`${this.endsLine ? '' : '\n'}${capNote(this.cap, this.unsaved)}\n`)
+      stream.end()
+      // A failed write already said so through 'error' (see `fail`); here it only ends the wait.
+      await finished(stream).catch(() => undefined)
+    }
+    return this.saved
+  }
+
+  private put(chunk: string | Buffer, bytes: number): void | Promise<void> {
+    const stream = this.stream
+    if (!stream || stream.destroyed) return
+    this.written += bytes
+    this.endsLine = typeof chunk === 'string' ? chunk.endsWith('\n') : chunk[chunk.length - 1] === 0x0a
+    if (stream.write(chunk)) return
     return new Promise<void>((resolve) => {
       const done = () => {
         stream.off('drain', done)
@@ -45,20 +88,30 @@ export class SpillSink {
     })
   }
 
-  /** Ends the file; resolves to where all of it is, or why it is not. */
-  async close(): Promise<SpillSaved> {
-    const stream = this.stream
-    if (stream) {
-      stream.end()
-      // A failed write already said so through 'error' (see `fail`); here it only ends the wait.
-      await finished(stream).catch(() => undefined)
-    }
-    return this.saved
-  }
-
   private fail(error: Error) {
     this.saved = { error: `writing ${this.path ?? 'the spill file'} failed: ${error.message}` }
     this.stream?.destroy()
     this.stream = undefined
   }
+}
+
+/** The line that ends a capped file, and the model's fact line about it. */
+export function capNote(cap: number, unsavedBytes: number): string {
+  return `[output file capped at ${formatBytes(cap)}; ${unsavedBytes.toLocaleString('en-US')} more bytes were not saved]`
+}
+
+/** `64 MiB`, `4 KiB`, `1,500 bytes`: the largest binary unit that divides it. */
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 ** 3 && bytes % 1024 ** 3 === 0) return `${bytes / 1024 ** 3} GiB`
+  if (bytes >= 1024 ** 2 && bytes % 1024 ** 2 === 0) return `${bytes / 1024 ** 2} MiB`
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`
+  return `${bytes.toLocaleString('en-US')} bytes`
+}
+
+/** The largest length ≤ `max` that does not end inside a UTF-8 character. */
+function characterStart(buffer: Buffer, max: number): number {
+  let end = Math.min(max, buffer.length)
+  // A continuation byte (10xxxxxx) at `end` means the character holding it began before `end`.
+  while (end > 0 && end < buffer.length && ((buffer[end] ?? 0) & 0xc0) === 0x80) end--
+  return end
 }

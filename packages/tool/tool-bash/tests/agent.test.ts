@@ -1,6 +1,7 @@
 // The bash tool in a whole agent — scripted LLM, tools, sessions in memory, agents, jobs — with
 // real processes: what the model reads back, long output in the session's folder, and
 // run_in_background through ctx.jobs (job_output, job_kill, a finish notice).
+import { createHash } from 'node:crypto'
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -29,7 +30,7 @@ afterEach(async () => {
   if (problems.length > 0) throw new Error(`session invariants broken:\n${problems.join('\n')}`)
 })
 
-async function boot(script: ScriptedLlmScript) {
+async function boot(script: ScriptedLlmScript, config: Partial<bash.Config> = {}) {
   const root = new Context()
   fibers.push(await root.plugin(LlmRuntime, { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } }))
   fibers.push(await root.plugin(ToolRegistry, { askFor: [] }))
@@ -37,7 +38,7 @@ async function boot(script: ScriptedLlmScript) {
   await root.inject(['sessions'], (ctx) => { ctx.sessions.registerStore(new MemorySessionStore()) })
   fibers.push(await root.plugin(AgentService, { provider: 'scripted', model: 'm' }))
   fibers.push(await root.plugin(JobService))
-  fibers.push(await root.plugin(bash, { killGraceMs: 200 }))
+  fibers.push(await root.plugin(bash, { killGraceMs: 200, ...config }))
   const llm = createScriptedLlm(script)
   root.llm.registerAdapter('scripted', llm)
   const agent = await root.agents.create({ cwd: dir, workspaceRoot: dir })
@@ -93,7 +94,7 @@ describe('run_in_background in an agent', () => {
       [{ text: 'done' }],
     ])
     await agent.send('go')
-    expect(results(llm.requests[1])).toEqual(['[started in the background as job bash-1; read its output with job_output, stop it with job_kill. You will get a notice when it ends.]'])
+    expect(results(llm.requests[1])).toEqual([expect.stringMatching(/^\[started in the background as job bash-1; its output is saved to \S+; read it with job_output, stop it with job_kill\. You will get a notice when it ends\.\]$/)])
     const read = results(llm.requests[2])[1]
     expect(read).toMatch(/^started\n(\[stderr\] warn\n)?finished\n/)
     expect(read?.endsWith('[status: done] [exit code: 0]')).toBe(true)
@@ -122,7 +123,8 @@ describe('run_in_background in an agent', () => {
     await waitFor(() => livingWith(tag).length > 0, 'the command to start')
     const recorded = JSON.stringify(agent.session.events.filter((event) => event.type.startsWith('jobs/')).map((event) => event.data))
     const [pid] = livingWith(tag)
-    expect(recorded).toContain(`REIN_BASH_CALL=`)
+    // The call's own marker, derived from the session and the call id, as a foreground call's is.
+    expect(recorded).toContain(`"marker":"REIN_BASH_CALL=${createHash('sha256').update(`${agent.session.id}/c-bash`).digest('hex').slice(0, 32)}"`)
     expect(recorded).toContain(`"processGroup":${pid}`)
     await root.jobs.kill('bash-1', { sessionId: agent.session.id })
     expect(livingWith(tag)).toEqual([])
@@ -142,5 +144,32 @@ describe('run_in_background in an agent', () => {
     const outputPath = root.jobs.list({ sessionId: agent.session.id })[0]?.outputPath ?? ''
     expect(outputPath.startsWith(join(await agent.session.folder(), 'spill'))).toBe(true)
     expect(readFileSync(outputPath, 'utf8')).toBe('one\ntwo\n')
+  })
+
+  it('shows where a background job\'s output is saved when it starts', async () => {
+    const { llm, agent } = await boot([
+      [call('bash', { command: 'echo hi', description: 'Quick job', run_in_background: true })],
+      [{ text: 'started' }],
+    ])
+    await agent.send('go')
+    const [started] = results(llm.requests[1])
+    const path = /its output is saved to (\S+);/.exec(started ?? '')?.[1] ?? ''
+    expect(path.startsWith(join(await agent.session.folder(), 'spill'))).toBe(true)
+    expect(started).toBe(`[started in the background as job bash-1; its output is saved to ${path}; read it with job_output, stop it with job_kill. You will get a notice when it ends.]`)
+  })
+
+  it('stops writing a background job\'s output file at maxOutputFileBytes and tells the model', async () => {
+    const { root, llm, agent } = await boot([
+      [call('bash', { command: 'seq 1 100000', description: 'Count', run_in_background: true })],
+      [call('job_output', { job_id: 'bash-1', wait_ms: 10_000 })],
+      [{ text: 'done' }],
+    ], { maxOutputFileBytes: 4096 })
+    await agent.send('go')
+    const whole = Array.from({ length: 100_000 }, (_, i) => `${i + 1}\n`).join('')
+    const note = `[output file capped at 4 KiB; ${(whole.length - 4096).toLocaleString('en-US')} more bytes were not saved]`
+    const read = results(llm.requests[2])[1] ?? ''
+    expect(read).toContain(`99999\n100000\n${note}\n`)
+    const outputPath = root.jobs.list({ sessionId: agent.session.id })[0]?.outputPath ?? ''
+    expect(readFileSync(outputPath, 'utf8')).toBe(`${whole.slice(0, 4096)}\n${note}\n`)
   })
 })

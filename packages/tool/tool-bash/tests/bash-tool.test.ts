@@ -1,6 +1,8 @@
 // The bash tool through the whole registry pipeline, with real processes: what the model reads,
 // the value, long output, timeouts, cancellation, bad arguments, and the cards.
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { DurableToolResult } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
 import { bootBash, text } from './helpers.ts'
@@ -64,6 +66,40 @@ describe('the bash tool', () => {
     expect(shown.length).toBeLessThan(16_000)
     expect(readFileSync(value!.outputPath, 'utf8')).toBe(Array.from({ length: 100_000 }, (_, i) => `${i + 1}\n`).join(''))
   })
+
+  it('stops writing the output file at maxOutputFileBytes, keeps the real tail, and says how much was not saved', async () => {
+    const { execute } = await bootBash({ maxOutputFileBytes: 4096 })
+    const result = await execute({ command: 'seq 1 100000', description: 'Count' })
+    const shown = text(result)
+    const value = result.isError ? undefined : result.value as { outputPath: string }
+    const whole = Array.from({ length: 100_000 }, (_, i) => `${i + 1}\n`).join('')
+    const note = `[output file capped at 4 KiB; ${(whole.length - 4096).toLocaleString('en-US')} more bytes were not saved]`
+    // The first 4096 bytes end mid-line: the note starts a line of its own.
+    expect(readFileSync(value?.outputPath ?? '', 'utf8')).toBe(`${whole.slice(0, 4096)}\n${note}\n`)
+    expect(shown.endsWith(`99999\n100000\n${note}\n[exit code: 0]`)).toBe(true)
+    expect(shown).not.toContain('The whole output')
+    expect(shown).toContain(`its first 4 KiB are saved at ${value?.outputPath};`)
+  })
+
+  it('fails at once, instead of waiting for an editor until the timeout, when git commit has no message', async () => {
+    const { execute } = await bootBash()
+    const tag = uniqueTag()
+    const repo = mkdtempSync(join(tmpdir(), 'rein-bash-git-'))
+    try {
+      // A configured editor that never returns, like `code --wait` in a user's ~/.gitconfig.
+      const result = await execute({
+        command: `git init -q . && git -c core.editor='sleep ${tag}; true' -c user.name=t -c user.email=t@example.com commit --allow-empty`,
+        description: 'Commit', workdir: repo, timeout_ms: 20_000,
+      }, undefined, { cwd: repo, workspaceRoot: repo })
+      const shown = text(result)
+      expect(shown).not.toContain('[timed out')
+      expect(shown).toContain("problem with the editor 'false'")
+      expect(shown.endsWith('[exit code: 1]')).toBe(true)
+      expect(livingWith(tag)).toEqual([])
+    } finally {
+      rmSync(repo, { recursive: true, force: true })
+    }
+  }, 30_000)
 
   it.each([
     ['no command', { description: 'x' }],

@@ -35,7 +35,10 @@ export async function bootBash(config: Partial<bash.Config> = {}): Promise<Boote
   const execute = (args: Record<string, unknown>, signal = new AbortController().signal, context: ToolContextOverrides = {}): Promise<ToolResult> => {
     // A call id of its own: spill files are named after it, in one folder per test process.
     const run = toolContextFixture({ callId: `call_${++calls}`, spillFolder, ...context })
-    return root.tools.execute({ callId: run.callId, name: 'bash', arguments: JSON.stringify(args), signal, context: { cwd: run.cwd, workspaceRoot: run.workspaceRoot, spill: run.spill!, spillFolder: run.spillFolder! } })
+    return root.tools.execute({
+      callId: run.callId, name: 'bash', arguments: JSON.stringify(args), signal,
+      context: { cwd: run.cwd, workspaceRoot: run.workspaceRoot, spill: run.spill!, spillFolder: run.spillFolder!, ...(context.sessionId === undefined ? {} : { sessionId: context.sessionId }) },
+    })
   }
   return { root, fiber, execute }
 }

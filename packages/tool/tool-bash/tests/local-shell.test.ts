@@ -93,7 +93,7 @@ describe('the local executor', () => {
       const env = Object.fromEntries(r.out('stdout').trim().split('\n').map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]))
       expect(r.out('stdout')).not.toContain('sk-should-not-leak')
       expect(env).toMatchObject({
-        NO_COLOR: '1', TERM: 'dumb', PAGER: 'less', GIT_PAGER: 'cat', MANPAGER: 'cat', GIT_TERMINAL_PROMPT: '0',
+        NO_COLOR: '1', TERM: 'dumb', PAGER: 'less', GIT_PAGER: 'cat', MANPAGER: 'cat', GIT_TERMINAL_PROMPT: '0', GIT_EDITOR: 'false', EDITOR: 'false', VISUAL: 'false',
         EXTRA: 'x', REIN_TEST_PASSED: 'passed', REIN_BASH_CALL: r.started[0]!.marker, PATH: process.env.PATH,
       })
       expect(env.NODE_OPTIONS).toBeUndefined()
@@ -174,6 +174,27 @@ describe('stopping a command', () => {
     expect(livingWith(tag)).toEqual([])
   })
 
+  it('stops a command whose signal aborts while the shell is still starting, instead of missing the abort', async () => {
+    const { shell } = await boot()
+    const tag = uniqueTag()
+    const controller = new AbortController()
+    // No timeout: a missed abort would leave it running until the test's own limit.
+    const running = shell.run(request(`sleep ${tag}`, { signal: controller.signal }).request)
+    // The process exists now; its 'spawn' event has not fired yet.
+    controller.abort()
+    expect(await running).toMatchObject({ cancelled: true, timedOut: false })
+    expect(livingWith(tag)).toEqual([])
+  }, 10_000)
+
+  it('stops a command that is still starting when the executor is disposed', async () => {
+    const { shell, fiber } = await boot()
+    const tag = uniqueTag()
+    const running = shell.run(request(`sleep ${tag}`).request)
+    await fiber.dispose()
+    expect(await running).toMatchObject({ cancelled: true })
+    expect(livingWith(tag)).toEqual([])
+  }, 10_000)
+
   it('does not start a command whose signal is already aborted', async () => {
     const { shell } = await boot()
     const r = request('echo ran', { signal: AbortSignal.abort() })
@@ -253,7 +274,8 @@ describe('reap', () => {
     const controller = new AbortController()
     // Run it, and reap it from outside while it runs (as a resumed process would).
     const running = shell.run({ ...r.request, signal: controller.signal })
-    await waitFor(() => livingWith(tag).length === 3, 'the shell and both sleeps to start')
+    // onStart too: a scan of /proc can see the processes before the executor has reported the start.
+    await waitFor(() => r.started.length > 0 && livingWith(tag).length === 3, 'the shell and both sleeps to start')
     await expect(shell.reap!(r.started[0]!)).resolves.toBe(3)
     expect(livingWith(tag)).toEqual([])
     await running

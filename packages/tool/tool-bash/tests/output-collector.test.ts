@@ -105,6 +105,22 @@ describe('OutputCollector', () => {
     expect(written.join('')).toBe(chunk.repeat(200))
   })
 
+  it('stops the file at its byte cap without cutting a character in two, and counts every byte left out', async () => {
+    const line = `${'é'.repeat(49)}\n` // 99 bytes, 50 characters
+    const whole = line.repeat(100)
+    const collector = new OutputCollector(LIMITS, fileSpill(), 1025)
+    for (let i = 0; i < 100; i++) await collector.write(bytes(line), 'stdout')
+    const out = await collector.finish()
+    if (out.kind !== 'excerpt' || !('path' in out.saved)) throw new Error(`expected a saved excerpt, got ${JSON.stringify(out)}`)
+    // 1025 bytes would end in the middle of an é: the file stops one byte short.
+    const kept = Buffer.from(whole).subarray(0, 1024).toString('utf8')
+    expect(out.unsavedBytes).toBe(Buffer.byteLength(whole) - 1024)
+    expect(readFileSync(out.saved.path, 'utf8')).toBe(`${kept}\n[output file capped at 1,025 bytes; ${out.unsavedBytes.toLocaleString('en-US')} more bytes were not saved]\n`)
+    expect(kept).not.toContain('\uFFFD')
+    // The preview is still made from all of it: its tail is the output's real end.
+    expect(out.excerpt).toEqual(excerpt(whole, LIMITS))
+  })
+
   it('says the output could not be saved when the call has no spill folder', async () => {
     const out = await collect([['x'.repeat(5000), 'stdout']])
     expect(out).toMatchObject({ kind: 'excerpt', saved: { error: 'no spill folder: the call ran outside a session' } })
