@@ -14,7 +14,7 @@ export const JOB_EVENT_TYPES = ['jobs/start', 'jobs/record', 'jobs/end', 'jobs/s
 
 // Types, not interfaces: they must be assignable to JsonValue to be appended.
 /** `jobs/start`: the job, and where its producer keeps the whole output (when it does). */
-export type StartData = { jobId: string; kind: string; label: string; outputPath?: string }
+type StartData = { jobId: string; kind: string; label: string; outputPath?: string }
 /** `jobs/end`: how the job ended. */
 export type EndData = {
   jobId: string
