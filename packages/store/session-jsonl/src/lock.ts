@@ -6,6 +6,7 @@
  */
 
 import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { link, readFile, unlink } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { ReinError, openPrivateFile } from '@rein/base'
@@ -42,13 +43,24 @@ export async function releaseLock(lock: string): Promise<void> {
   await unlink(lock).catch(() => undefined)
 }
 
-/** True when a process with this pid exists, including one this user may not signal. */
+/**
+ * True when a process with this pid exists, including one this user may not signal — but not a
+ * zombie: a killed rein whose parent has not reaped it yet holds nothing (where /proc says so).
+ */
 function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
   } catch (error) {
     return errorCode(error) === 'EPERM'
+  }
+  return !isZombie(pid)
+}
+
+function isZombie(pid: number): boolean {
+  try {
+    return /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  } catch {
+    return false
   }
 }
 

@@ -76,6 +76,20 @@ describe('session locks', () => {
     await store.close('s1')
   })
 
+  it('takes over a lock whose process was killed but not yet reaped (a zombie)', async () => {
+    const root = await tempRoot()
+    await storedSession(root)
+    // bash starts a child that exits at once, then becomes a sleep that never waits for it: a zombie.
+    const holder = spawn('bash', ['-c', 'sleep 0 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] })
+    children.push(holder)
+    const zombie = Number(await new Promise<string>((resolve) => holder.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString()))))
+    await expect.poll(() => readFile(`/proc/${zombie}/status`, 'utf8').then((status) => /^State:\s+Z/m.test(status), () => false)).toBe(true)
+    await writeFile(join(root, 's1.lock'), `${zombie}\n`)
+    const store = new JsonlSessionStore({ root })
+    expect((await store.open('s1')).events).toEqual(range(0, 1))
+    await store.close('s1')
+  })
+
   it('reads a locked session without claiming it', async () => {
     const root = await tempRoot()
     await storedSession(root)
