@@ -1,0 +1,67 @@
+/**
+ * Planning a rewind: which records it undoes, and what each file's current content says about it.
+ * Reads only; `restore.ts` acts on the plan.
+ */
+
+import { lstat, readFile } from 'node:fs/promises'
+import { resolve } from 'node:path'
+import { contentHash } from './hash.ts'
+import type { CheckpointRecord, PlanItem } from './types.ts'
+
+/**
+ * The records rewinding to before `anchor` undoes: its own and every later one (a later turn's edit
+ * sits on top of this turn's), newest first. None when the anchor has no records.
+ */
+export function recordsToUndo(records: readonly CheckpointRecord[], anchor: string): CheckpointRecord[] {
+  const first = records.find((record) => record.anchor === anchor)
+  if (!first) return []
+  return records.filter((record) => record.seq >= first.seq).sort((a, b) => b.seq - a.seq)
+}
+
+/** Plans one file from its records (newest first): what it should be now, what it goes back to. */
+export async function planFile(root: string, path: string, records: readonly CheckpointRecord[]): Promise<PlanItem> {
+  const newest = records[0]
+  const oldest = records[records.length - 1]
+  const item = {
+    root,
+    path,
+    file: resolve(root, path),
+    before: oldest?.before ?? null,
+    after: newest?.after ?? null,
+    seqs: records.map((record) => record.seq),
+  }
+  // Each record must start where the one before it ended; otherwise something else wrote the file
+  // between two turns, and going back past that would clobber it.
+  for (let index = 0; index + 1 < records.length; index++) {
+    if (records[index]?.before !== records[index + 1]?.after) {
+      return { ...item, action: 'drifted', reason: 'changed between the recorded edits' }
+    }
+  }
+  const current = await currentContent(item.file)
+  if (current.kind === 'other') return { ...item, action: 'skipped', reason: current.reason }
+  if (current.hash === item.before) return { ...item, action: 'already' }
+  if (current.hash !== item.after) return { ...item, action: 'drifted', reason: 'changed since the recorded edit' }
+  return { ...item, action: item.before === null ? 'remove' : 'restore' }
+}
+
+type Current = { kind: 'file'; hash: string | null } | { kind: 'other'; reason: string }
+
+/** The file's content hash (`null`: absent), or why it is not a plain file rewind may touch. */
+async function currentContent(file: string): Promise<Current> {
+  let stats
+  try {
+    stats = await lstat(file)
+  } catch (error) {
+    if (isMissing(error)) return { kind: 'file', hash: null }
+    throw error
+  }
+  if (stats.isSymbolicLink()) return { kind: 'other', reason: 'is now a symbolic link' }
+  if (!stats.isFile()) return { kind: 'other', reason: stats.isDirectory() ? 'is now a directory' : 'is not a regular file' }
+  return { kind: 'file', hash: contentHash(await readFile(file)) }
+}
+
+/** Whether an fs error says the path (or a parent) does not exist. */
+export function isMissing(error: unknown): boolean {
+  const code = error instanceof Error && 'code' in error ? error.code : undefined
+  return code === 'ENOENT' || code === 'ENOTDIR'
+}

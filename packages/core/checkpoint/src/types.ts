@@ -1,0 +1,97 @@
+/** The shapes the checkpoint service, its stores and its callers share. */
+
+/** One file change a covered tool is about to make, as the tool knows it: contents as bytes, `null` for absent. */
+export interface FileChange {
+  /** The workspace root `path` was resolved against; rewind resolves it the same way. */
+  readonly root: string
+  /** The file, relative to `root` (an absolute path is kept as it is). */
+  readonly path: string
+  /** Whether the file existed before the write; `false` means the write creates it. */
+  readonly existed: boolean
+  /** The content before the write; `null` exactly when `existed` is false. */
+  readonly before: Uint8Array | null
+  /** The content the write leaves; `null` when the write deletes the file. */
+  readonly after: Uint8Array | null
+}
+
+/** A change as a store takes it: the turn it belongs to and the change. */
+export interface CheckpointEntry extends FileChange {
+  /** The id of the user message that started the turn (`run.identity.anchor`). */
+  readonly anchor: string
+}
+
+/** A durable record: the change with contents replaced by their sha256 (hex), `null` for absent. */
+export interface CheckpointRecord {
+  readonly anchor: string
+  /** Increasing per session, across restarts. */
+  readonly seq: number
+  readonly root: string
+  readonly path: string
+  readonly existed: boolean
+  readonly before: string | null
+  readonly after: string | null
+}
+
+/**
+ * Where records and contents live. `append` resolves only once the record and both contents are
+ * durable; a rejected `append` left nothing a later `records` returns.
+ */
+export interface CheckpointStore {
+  /** Stores the contents (once per hash) and the record, assigning the next `seq`. */
+  append(sessionId: string, entry: CheckpointEntry): Promise<CheckpointRecord>
+  /** Every record of the session, in `seq` order. */
+  records(sessionId: string): Promise<readonly CheckpointRecord[]>
+  /** The content with this hash; rejects when it is missing. */
+  blob(sessionId: string, hash: string): Promise<Uint8Array>
+  /** Releases open files; called when the store is unregistered. */
+  close?(): Promise<void>
+}
+
+/** What rewind will do to one file (or did): see `RewindPlan`. */
+export type PlanAction = 'restore' | 'remove' | 'already' | 'drifted' | 'skipped'
+
+/** One file in a plan: every record of it from the anchor on, collapsed. */
+export interface PlanItem {
+  readonly root: string
+  readonly path: string
+  /** The absolute path rewind touches. */
+  readonly file: string
+  readonly action: PlanAction
+  /** Why a file is drifted or skipped. */
+  readonly reason?: string
+  /** The content the file goes back to (`null`: removed). */
+  readonly before: string | null
+  /** The content rewind expects to find (the newest record's `after`). */
+  readonly after: string | null
+  /** The records collapsed into this item, newest first. */
+  readonly seqs: readonly number[]
+}
+
+/** What `plan` returns: the items, newest change first. An anchor with no records has none. */
+export interface RewindPlan {
+  readonly sessionId: string
+  readonly anchor: string
+  readonly items: readonly PlanItem[]
+}
+
+/** A file rewind could not restore, and why. */
+export interface FailedItem extends PlanItem {
+  readonly error: string
+}
+
+/** What `rewind` did, by outcome. `restored` holds removed files too (their `before` is `null`). */
+export interface RewindResult {
+  readonly sessionId: string
+  readonly anchor: string
+  readonly restored: readonly PlanItem[]
+  readonly already: readonly PlanItem[]
+  readonly drifted: readonly PlanItem[]
+  readonly skipped: readonly PlanItem[]
+  readonly failed: readonly FailedItem[]
+}
+
+/** What a tool body gets as `run.checkpoint`: records a change bound to the call's session and turn. */
+export interface CheckpointHandle {
+  /** Durable before it resolves; a tool must not write when it rejects. */
+  record(change: FileChange): Promise<CheckpointRecord>
+}

@@ -1,0 +1,141 @@
+import { chmod, mkdir, rm, stat, symlink, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { MemoryCheckpointStore, contentHash } from '../src/index.ts'
+import { setup, tempRoot, text } from './harness.ts'
+
+const names = (items: readonly { path: string }[]) => items.map((item) => item.path).sort()
+
+describe('plan and rewind on the real file system', () => {
+  it('restores edited files and removes created ones, for the turn and every later one', async () => {
+    const { ctx, workspace, edit } = await setup()
+    await writeFile(join(workspace, 'a.txt'), 'a0')
+    await edit('t1', 'a.txt', 'a1')
+    await edit('t1', 'new.txt', 'created')
+    await edit('t2', 'a.txt', 'a2')
+    await edit('t2', 'later.txt', 'later')
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(names(result.restored)).toEqual(['a.txt', 'later.txt', 'new.txt'])
+    expect([result.already, result.drifted, result.skipped, result.failed].map((list) => list.length)).toEqual([0, 0, 0, 0])
+    expect(await text(join(workspace, 'a.txt'))).toBe('a0')
+    expect(await text(join(workspace, 'new.txt'))).toBeNull()
+    expect(await text(join(workspace, 'later.txt'))).toBeNull()
+  })
+
+  it('rewinds only later turns when asked for a later anchor', async () => {
+    const { ctx, workspace, edit } = await setup()
+    await edit('t1', 'a.txt', 'a1')
+    await edit('t2', 'a.txt', 'a2')
+    const result = await ctx.checkpoints.rewind('s1', 't2')
+    expect(names(result.restored)).toEqual(['a.txt'])
+    expect(await text(join(workspace, 'a.txt'))).toBe('a1')
+  })
+
+  it('restores a file the turn deleted', async () => {
+    const { ctx, workspace, edit } = await setup()
+    await writeFile(join(workspace, 'gone.txt'), 'keep me')
+    await edit('t1', 'gone.txt', null)
+    await ctx.checkpoints.rewind('s1', 't1')
+    expect(await text(join(workspace, 'gone.txt'))).toBe('keep me')
+  })
+
+  it('skips and reports a file that changed since the edit, never clobbering it', async () => {
+    const { ctx, workspace, edit } = await setup()
+    await edit('t1', 'a.txt', 'agent')
+    await writeFile(join(workspace, 'a.txt'), 'person')
+    const plan = await ctx.checkpoints.plan('s1', 't1')
+    expect(plan.items.map((item) => [item.path, item.action])).toEqual([['a.txt', 'drifted']])
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(names(result.drifted)).toEqual(['a.txt'])
+    expect(await text(join(workspace, 'a.txt'))).toBe('person')
+  })
+
+  it('reports a file changed between two recorded edits as drifted', async () => {
+    const { ctx, workspace, edit } = await setup()
+    await writeFile(join(workspace, 'a.txt'), 'a0')
+    await edit('t1', 'a.txt', 'a1')
+    await writeFile(join(workspace, 'a.txt'), 'bash')
+    await edit('t2', 'a.txt', 'a2')
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(result.drifted.map((item) => item.reason)).toEqual(['changed between the recorded edits'])
+    expect(await text(join(workspace, 'a.txt'))).toBe('a2')
+  })
+
+  it('reports a file already at its old content as already restored, and a second rewind does nothing', async () => {
+    const { ctx, workspace, edit } = await setup()
+    await writeFile(join(workspace, 'a.txt'), 'a0')
+    await edit('t1', 'a.txt', 'a1')
+    await edit('t1', 'b.txt', 'b1')
+    await writeFile(join(workspace, 'a.txt'), 'a0')
+    const first = await ctx.checkpoints.rewind('s1', 't1')
+    expect([names(first.restored), names(first.already)]).toEqual([['b.txt'], ['a.txt']])
+    const second = await ctx.checkpoints.rewind('s1', 't1')
+    expect([names(second.restored), names(second.already)]).toEqual([[], ['a.txt', 'b.txt']])
+  })
+
+  it('skips a target that is now a symbolic link and leaves what it points to alone', async () => {
+    const { ctx, workspace, edit } = await setup()
+    const outside = join(await tempRoot(), 'outside.txt')
+    await writeFile(outside, 'a1')
+    await writeFile(join(workspace, 'a.txt'), 'a0')
+    await edit('t1', 'a.txt', 'a1')
+    await rm(join(workspace, 'a.txt'))
+    await symlink(outside, join(workspace, 'a.txt'))
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(result.skipped.map((item) => [item.path, item.reason])).toEqual([['a.txt', 'is now a symbolic link']])
+    expect(await text(outside)).toBe('a1')
+  })
+
+  it('skips a file replaced by a directory', async () => {
+    const { ctx, workspace, edit } = await setup()
+    await edit('t1', 'a.txt', 'a1')
+    await rm(join(workspace, 'a.txt'))
+    await mkdir(join(workspace, 'a.txt'))
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(result.skipped.map((item) => item.reason)).toEqual(['is now a directory'])
+    expect((await stat(join(workspace, 'a.txt'))).isDirectory()).toBe(true)
+  })
+
+  it('keeps going when one file fails: a damaged blob fails that file only', async () => {
+    const store = new MemoryCheckpointStore()
+    const { ctx, workspace, edit } = await setup(store)
+    await writeFile(join(workspace, 'bad.txt'), 'bad0')
+    await writeFile(join(workspace, 'good.txt'), 'good0')
+    await edit('t1', 'good.txt', 'good1')
+    await edit('t1', 'bad.txt', 'bad1')
+    await edit('t1', 'late.txt', 'late1')
+    const damaged = contentHash(Buffer.from('bad0'))
+    const blob = store.blob.bind(store)
+    store.blob = async (sessionId, hash) => hash === damaged ? Buffer.from('rotten') : blob(sessionId, hash)
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(result.failed.map((item) => [item.path, item.error])).toEqual([['bad.txt', expect.stringMatching(/^CHECKPOINT_BLOB_DAMAGED/)]])
+    expect(names(result.restored)).toEqual(['good.txt', 'late.txt'])
+    expect(await text(join(workspace, 'bad.txt'))).toBe('bad1')
+    expect(await text(join(workspace, 'good.txt'))).toBe('good0')
+  })
+
+  it('keeps the mode of the file it restores', async () => {
+    const { ctx, workspace, edit } = await setup()
+    await writeFile(join(workspace, 'run.sh'), 'v0')
+    await chmod(join(workspace, 'run.sh'), 0o750)
+    await edit('t1', 'run.sh', 'v1')
+    await ctx.checkpoints.rewind('s1', 't1')
+    expect((await stat(join(workspace, 'run.sh'))).mode & 0o777).toBe(0o750)
+  })
+
+  it('gives an empty plan and result for an anchor with no records', async () => {
+    const { ctx, edit } = await setup()
+    await edit('t1', 'a.txt', 'a1')
+    expect((await ctx.checkpoints.plan('s1', 'unknown')).items).toEqual([])
+    expect(await ctx.checkpoints.rewind('s1', 'unknown')).toMatchObject({ restored: [], already: [], drifted: [], skipped: [], failed: [] })
+    expect((await ctx.checkpoints.plan('other-session', 't1')).items).toEqual([])
+  })
+
+  it('plans without changing anything', async () => {
+    const { ctx, workspace, edit } = await setup()
+    await edit('t1', 'a.txt', 'a1')
+    const plan = await ctx.checkpoints.plan('s1', 't1')
+    expect(plan.items.map((item) => [item.path, item.action])).toEqual([['a.txt', 'remove']])
+    expect(await text(join(workspace, 'a.txt'))).toBe('a1')
+  })
+})
