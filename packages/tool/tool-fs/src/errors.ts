@@ -20,6 +20,7 @@ export type FsErrorCode =
   | 'READ_FAILED'
   | 'INVALID_PATTERN'
   | 'GREP_TIMEOUT'
+  | 'CHECKPOINT_FAILED'
 
 export function fsError(code: FsErrorCode, message: string, details?: Record<string, unknown>, cause?: unknown): ReinError<FsErrorCode> {
   return new ReinError(code, message, { ...(details ? { details } : {}), ...(cause === undefined ? {} : { cause }) })

@@ -6,6 +6,8 @@
 import { createHash } from 'node:crypto'
 import { constants } from 'node:fs'
 import { access } from 'node:fs/promises'
+import { relative } from 'node:path'
+import type {} from '@rein/checkpoint'
 import type { FrozenJson, JsonValue } from '@rein/base'
 import type { DurableToolResult, FileChange, ToolResultView, ToolRun } from '@rein/tools'
 import { writeAtomically } from './atomic-write.ts'
@@ -54,8 +56,26 @@ export async function replaceText(context: FsToolContext, run: ToolRun, target: 
   const { resolved, existing } = target
   const bytes = Buffer.from((existing?.bom && !text.startsWith('\uFEFF') ? '\uFEFF' : '') + text, 'utf8')
   if (bytes.length > context.config.maxFileBytes) throw tooLarge(resolved.display, bytes.length, context.config.maxFileBytes)
+  await recordCheckpoint(context, run, target, bytes)
   const stat = await writeAtomically(resolved, resolved.allowed, bytes, existing?.stat, context.hooks)
   readsOf(context, run).record(resolved.real, { size: bytes.length, mtimeMs: stat.mtimeMs, hash: createHash('sha256').update(bytes).digest('hex') })
+}
+
+/**
+ * With @rein/checkpoint loaded (`run.checkpoint`), the change is recorded durably first, against
+ * the workspace root's real path, so the turn can be rewound; a write whose record failed does
+ * not happen. The before-bytes are the file as loaded: valid UTF-8 with its byte-order mark.
+ */
+async function recordCheckpoint(context: FsToolContext, run: ToolRun, target: CheckedTarget, after: Uint8Array): Promise<void> {
+  if (!run.checkpoint || target.resolved.area !== 'workspace') return
+  const { resolved, existing } = target
+  const scope = await callScope(context, run)
+  const before = existing ? Buffer.from((existing.bom ? '\uFEFF' : '') + existing.text, 'utf8') : null
+  try {
+    await run.checkpoint.record({ root: scope.rootReal, path: relative(scope.rootReal, resolved.real), existed: existing !== undefined, before, after })
+  } catch (error) {
+    throw fsError('CHECKPOINT_FAILED', `${resolved.display} was not written: its checkpoint could not be saved (${error instanceof Error ? error.message : String(error)}), so the change could not be undone`, { path: resolved.display }, error)
+  }
 }
 
 /** Lines in a text, counting a last line without a newline. */
