@@ -2,6 +2,7 @@
 // runs leaves it to the next `rein resume`, which stops it and tells the model.
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { readProcess } from '@rein/base'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { MockReply } from '@rein/testkit'
 import { projectPerTest, rein, sessionIdOf, spawnRein } from './harness.ts'
@@ -14,13 +15,7 @@ function background(command: string): MockReply {
 }
 
 /** Running, not just a zombie nobody waited for (an orphan's new parent here may never reap it). */
-function alive(pid: number): boolean {
-  try {
-    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'))
-  } catch {
-    return false
-  }
-}
+const alive = (pid: number) => readProcess(pid) !== undefined
 
 describe('rein run with background jobs', () => {
   it('waits for a running job before it exits, saying so, and records how it ended', async () => {

@@ -17,3 +17,5 @@ export { closest } from './suggest.ts'
 export { hasListeners, type ListenerSource } from './listeners.ts'
 /** Awaits a promise unless a signal aborts first. */
 export { raceSignal } from './race-signal.ts'
+/** The /proc process table: live processes, zombies, environment entries (Linux; undefined elsewhere). */
+export { listProcesses, readProcess, isZombie, hasEnvironmentEntry, type ProcessEntry } from './process-table.ts'

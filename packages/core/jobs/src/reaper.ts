@@ -5,7 +5,7 @@
  * marked process is still in it. Linux only: elsewhere nothing can be checked, so nothing is killed.
  */
 
-import { readFileSync, readdirSync } from 'node:fs'
+import { hasEnvironmentEntry, listProcesses, type ProcessEntry } from '@rein/base'
 import type { JobRecord } from './types.ts'
 
 export interface ReapOptions {
@@ -32,11 +32,11 @@ export function reapRecorded(records: readonly JobRecord[], options: ReapOptions
   report.checked = true
   for (const record of records) {
     if (!isMarker(record.marker)) continue
-    const pids = marked.get(record.marker) ?? []
+    const processes = marked.get(record.marker) ?? []
     const group = record.processGroup
     // Never 0 or 1: kill(-1) would signal every process this user may signal.
-    if (group !== undefined && group > 1 && pids.some((pid) => groupOf(proc, pid) === group) && signal(-group)) report.groups.push(group)
-    for (const pid of pids) if (signal(pid)) report.pids.push(pid)
+    if (group !== undefined && group > 1 && processes.some((entry) => entry.group === group) && signal(-group)) report.groups.push(group)
+    for (const { pid } of processes) if (signal(pid)) report.pids.push(pid)
   }
   return report
 }
@@ -46,43 +46,13 @@ export function isMarker(marker: unknown): marker is string {
   return typeof marker === 'string' && /^[A-Za-z_][A-Za-z0-9_]*=.+$/s.test(marker) && !marker.includes('\0') && marker.length <= 512
 }
 
-/** Pids by the marker their environment carries; undefined when the process table cannot be read. */
-function findMarked(proc: string, markers: ReadonlySet<string>): Map<string, number[]> | undefined {
-  let names: string[]
-  try {
-    names = readdirSync(proc)
-  } catch {
-    return undefined
-  }
-  const found = new Map<string, number[]>()
-  for (const name of names) {
-    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue
-    let environment: string
-    try {
-      environment = readFileSync(`${proc}/${name}/environ`, 'utf8')
-    } catch {
-      continue // gone meanwhile, or another user's
-    }
-    for (const entry of environment.split('\0')) {
-      if (!markers.has(entry)) continue
-      const pids = found.get(entry) ?? []
-      pids.push(Number(name))
-      found.set(entry, pids)
-    }
-  }
+/** Live processes by the marker their environment carries; undefined when the process table cannot be read. */
+function findMarked(proc: string, markers: ReadonlySet<string>): Map<string, ProcessEntry[]> | undefined {
+  const entries = listProcesses(proc)
+  if (!entries) return undefined
+  const found = new Map<string, ProcessEntry[]>()
+  for (const marker of markers) found.set(marker, entries.filter((entry) => hasEnvironmentEntry(entry.pid, marker, proc)))
   return found
-}
-
-/** The process group of `pid` (field 5 of /proc/<pid>/stat, after the parenthesised command). */
-function groupOf(proc: string, pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`${proc}/${pid}/stat`, 'latin1')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    const group = Number(fields[2])
-    return Number.isSafeInteger(group) ? group : undefined
-  } catch {
-    return undefined
-  }
 }
 
 function signal(target: number): boolean {

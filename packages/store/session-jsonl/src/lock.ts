@@ -6,10 +6,9 @@
  */
 
 import { randomUUID } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { link, readFile, unlink } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { ReinError, openPrivateFile } from '@rein/base'
+import { ReinError, isZombie, openPrivateFile } from '@rein/base'
 import { errorCode, messageOf } from './fs-errors.ts'
 
 const ATTEMPTS = 3
@@ -56,13 +55,6 @@ function isProcessAlive(pid: number): boolean {
   return !isZombie(pid)
 }
 
-function isZombie(pid: number): boolean {
-  try {
-    return /^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'))
-  } catch {
-    return false
-  }
-}
 
 /** Writes our pid to a temporary file, then links it to `lock`: false if a lock is already there. */
 async function tryCreate(lock: string): Promise<boolean> {

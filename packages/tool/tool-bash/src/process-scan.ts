@@ -4,15 +4,8 @@
  * descendants of all of those. Linux only; elsewhere it finds nothing beyond the group.
  */
 
-import { readdirSync, readFileSync } from 'node:fs'
+import { hasEnvironmentEntry, listProcesses, readProcess } from '@rein/base'
 import { MARKER_VARIABLE, type ShellProcess } from './shell.ts'
-
-interface ProcessEntry {
-  pid: number
-  ppid: number
-  group: number
-  session: number
-}
 
 /** What a scan found: the processes, and the process groups to signal as wholes. */
 export interface ScanResult {
@@ -35,11 +28,10 @@ export function findProcesses(target: Pick<ShellProcess, 'processGroup' | 'marke
 
 /** `findProcesses`, with the groups a stop signals as wholes. */
 export function scanProcesses(target: Pick<ShellProcess, 'processGroup' | 'marker'>, options: { trustGroup?: boolean } = {}): ScanResult {
-  const own = readStat(process.pid)?.group
-  const entries = listProcesses()
-  const marker = `${MARKER_VARIABLE}=${target.marker}\0`
-  const needles = [Buffer.from(marker), Buffer.from(`\0${marker}`)]
-  const marked = entries.filter((entry) => carriesMarker(entry.pid, needles))
+  const own = readProcess(process.pid)?.group
+  const entries = listProcesses() ?? []
+  const marker = `${MARKER_VARIABLE}=${target.marker}`
+  const marked = entries.filter((entry) => hasEnvironmentEntry(entry.pid, marker))
   const group = target.processGroup
   const groupIsOurs = options.trustGroup !== false || marked.some((entry) => entry.group === group || entry.session === group)
   const found = new Set(marked.map((entry) => entry.pid))
@@ -62,46 +54,4 @@ export function scanProcesses(target: Pick<ShellProcess, 'processGroup' | 'marke
   }
   // kill(-0) and kill(-1) would reach far more than the command; rein's own group, rein itself.
   return { pids: [...found], groups: [...groups].filter((number) => number > 1 && number !== own) }
-}
-
-function listProcesses(): ProcessEntry[] {
-  let names: string[]
-  try {
-    names = readdirSync('/proc')
-  } catch {
-    return []
-  }
-  const entries: ProcessEntry[] = []
-  for (const name of names) {
-    const pid = Number(name)
-    if (!Number.isInteger(pid) || pid <= 0) continue
-    const entry = pid === process.pid ? undefined : readStat(pid)
-    if (entry) entries.push(entry)
-  }
-  return entries
-}
-
-/** `pid (comm) state ppid pgrp session …`; comm may hold spaces and parentheses, so split after the last `)`. */
-function readStat(pid: number): ProcessEntry | undefined {
-  let stat: string
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
-  } catch {
-    return undefined // gone between the listing and the read
-  }
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  const [state, ppid, group, session] = fields
-  // A zombie has already exited; only its parent can remove it, and signals do nothing to it.
-  if (state === 'Z' || state === 'X' || state === undefined) return undefined
-  return { pid, ppid: Number(ppid), group: Number(group), session: Number(session) }
-}
-
-/** Whether the environment holds the exact entry: at its start, or after another entry's NUL. */
-function carriesMarker(pid: number, [first, later]: Buffer[]): boolean {
-  try {
-    const environ = readFileSync(`/proc/${pid}/environ`)
-    return (first !== undefined && environ.subarray(0, first.length).equals(first)) || (later !== undefined && environ.includes(later))
-  } catch {
-    return false // not ours to read, or gone
-  }
 }

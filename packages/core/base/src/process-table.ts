@@ -1,0 +1,71 @@
+/**
+ * The process table as Linux's /proc shows it, for the packages that must find what a command
+ * started (tool-bash), what a dead rein left running (jobs), or whether a lock's owner still runs
+ * (session-jsonl). Elsewhere there is no table: `listProcesses` answers undefined.
+ */
+
+import { readdirSync, readFileSync } from 'node:fs'
+
+/** A live process: its parent, process group and session. */
+export interface ProcessEntry {
+  pid: number
+  ppid: number
+  group: number
+  session: number
+}
+
+/** Every live process but this one; undefined when there is no readable process table. */
+export function listProcesses(proc = '/proc'): ProcessEntry[] | undefined {
+  let names: string[]
+  try {
+    names = readdirSync(proc)
+  } catch {
+    return undefined
+  }
+  const entries: ProcessEntry[] = []
+  for (const name of names) {
+    const pid = Number(name)
+    if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue
+    const entry = readProcess(pid, proc)
+    if (entry) entries.push(entry)
+  }
+  return entries
+}
+
+/**
+ * `pid (comm) state ppid pgrp session …`; comm may hold spaces and parentheses, so the fields are
+ * split after the last `)`. Undefined for a process that is gone or a zombie: it has already
+ * exited, only its parent can remove it, and signals do nothing to it.
+ */
+export function readProcess(pid: number, proc = '/proc'): ProcessEntry | undefined {
+  let stat: string
+  try {
+    stat = readFileSync(`${proc}/${pid}/stat`, 'latin1')
+  } catch {
+    return undefined
+  }
+  const [state, ppid, group, session] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  if (state === 'Z' || state === 'X' || state === undefined) return undefined
+  return { pid, ppid: Number(ppid), group: Number(group), session: Number(session) }
+}
+
+/** Whether a process exists only as a zombie (killed, not yet reaped by its parent). */
+export function isZombie(pid: number, proc = '/proc'): boolean {
+  try {
+    return /^State:\s+Z/m.test(readFileSync(`${proc}/${pid}/status`, 'utf8'))
+  } catch {
+    return false
+  }
+}
+
+/** Whether the process's environment holds exactly `entry` (`NAME=value`); false when it cannot be read. */
+export function hasEnvironmentEntry(pid: number, entry: string, proc = '/proc'): boolean {
+  let environment: Buffer
+  try {
+    environment = readFileSync(`${proc}/${pid}/environ`)
+  } catch {
+    return false // not ours to read, or gone
+  }
+  const exact = Buffer.from(`${entry}\0`)
+  return environment.subarray(0, exact.length).equals(exact) || environment.includes(Buffer.from(`\0${entry}\0`))
+}
