@@ -1,25 +1,13 @@
 // Loads @rein/jobs from a cordis.yml by package name, as a user's project does, and takes it out again.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { loadComposition, type Composition } from '@rein/compose'
+import { useCordisYml } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 
-const packageDir = fileURLToPath(new URL('..', import.meta.url))
-let composition: Composition | undefined
-let dir: string | undefined
-
-afterEach(async () => {
-  await composition?.dispose()
-  composition = undefined
-  if (dir) rmSync(dir, { recursive: true, force: true })
-})
+const yml = useCordisYml(afterEach, fileURLToPath(new URL('..', import.meta.url)))
 
 function write(jobsConfig: string) {
-  dir = mkdtempSync(join(tmpdir(), 'rein-jobs-yml-'))
-  const file = join(dir, 'cordis.yml')
-  writeFileSync(file, [
+  return yml.write([
     '- id: tools',
     "  name: '@rein/tools'",
     '- id: sessions',
@@ -27,15 +15,13 @@ function write(jobsConfig: string) {
     '- id: jobs',
     "  name: '@rein/jobs'",
     ...(jobsConfig ? ['  config:', ...jobsConfig.split('\n').map((line) => `    ${line}`)] : []),
-    '',
-  ].join('\n'))
-  return file
+  ])
 }
 
 describe('@rein/jobs in a cordis.yml', () => {
   it('provides ctx.jobs and the job tools, with its Config, and takes them away with its row', async () => {
     const file = write('bufferChars: 2000\nmaxWaitMs: 30000')
-    composition = await loadComposition({ file, resolveFrom: packageDir })
+    const composition = await yml.load(file)
     const { ctx } = composition
     expect(ctx.tools.list()).toEqual(['job_kill', 'job_list', 'job_output'])
     const description = ctx.tools.schemas().find((schema) => schema.name === 'job_output')!.description
@@ -55,6 +41,6 @@ describe('@rein/jobs in a cordis.yml', () => {
 
   it('fails the load, naming the row and the field, on a bad config value', async () => {
     const file = write('bufferChars: lots')
-    await expect(loadComposition({ file, resolveFrom: packageDir })).rejects.toThrow('row "jobs" (@rein/jobs): config.bufferChars:')
+    await expect(yml.load(file)).rejects.toThrow('row "jobs" (@rein/jobs): config.bufferChars:')
   })
 })

@@ -1,26 +1,13 @@
 // Loads @rein/checkpoint and @rein/checkpoint-jsonl from a cordis.yml by package name, as a user's project does.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { loadComposition, type Composition } from '@rein/compose'
+import { useCordisYml } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 
-const packageDir = fileURLToPath(new URL('..', import.meta.url))
-let composition: Composition | undefined
-let dir: string | undefined
-
-afterEach(async () => {
-  await composition?.dispose()
-  composition = undefined
-  if (dir) rmSync(dir, { recursive: true, force: true })
-})
+const yml = useCordisYml(afterEach, fileURLToPath(new URL('..', import.meta.url)))
 
 describe('@rein/checkpoint-jsonl in a cordis.yml', () => {
   it('provides ctx.checkpoints with a store and its Config', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'rein-checkpoint-yml-'))
-    const file = join(dir, 'cordis.yml')
-    writeFileSync(file, [
+    const { ctx } = await yml.load(yml.write([
       '- id: tools',
       "  name: '@rein/tools'",
       '- id: sessions',
@@ -31,10 +18,7 @@ describe('@rein/checkpoint-jsonl in a cordis.yml', () => {
       '    tools: [write, patch]',
       '- id: checkpoint-store',
       "  name: '@rein/checkpoint-jsonl'",
-      '',
-    ].join('\n'))
-    composition = await loadComposition({ file, resolveFrom: packageDir })
-    const { ctx } = composition
+    ]))
     expect([ctx.checkpoints.covers('patch'), ctx.checkpoints.covers('edit')]).toEqual([true, false])
     // The store is there: it asks ctx.sessions for the folder (not NO_CHECKPOINT_STORE).
     await expect(ctx.checkpoints.plan('none', 'anchor')).rejects.toMatchObject({ code: 'SESSION_NOT_OPEN' })

@@ -13,3 +13,5 @@ export {
 export { validateSessionInvariants } from './invariants.ts'
 /** The `ToolRun` a tool body gets inside an agent, for testing a tool package on its own. */
 export { toolContextFixture, type ToolContextOverrides } from './tool-context.ts'
+/** Loads a package's plugin from a cordis.yml in a temporary folder, as a user's project would, cleaned up after each test. */
+export { useCordisYml, type CordisYmlFixture } from './cordis-yml.ts'
