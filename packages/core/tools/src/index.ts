@@ -32,3 +32,5 @@ export type {
 } from './hooks.ts'
 export type { ToolCallView, ToolResultView, ToolCallKind, FileChange } from './presentation.ts'
 export { excerpt, spillPreview, type SpillLimits, type SpillExcerpt, type SpillSaved } from './spill-preview.ts'
+/** The same excerpt as `excerpt`, kept from a stream of text without holding all of it. */
+export { SpillKeeper } from './spill-keeper.ts'

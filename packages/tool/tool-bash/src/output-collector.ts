@@ -4,8 +4,7 @@
  * and a tail stay here, for the preview.
  */
 
-import type { OpenSpill, SpillExcerpt, SpillLimits, SpillSaved } from '@rein/tools'
-import { OutputKeeper } from './output-keeper.ts'
+import { SpillKeeper, type OpenSpill, type SpillExcerpt, type SpillLimits, type SpillSaved } from '@rein/tools'
 import type { ShellStream } from './shell.ts'
 import { SpillSink } from './spill-sink.ts'
 import { StreamFormatter } from './stream-format.ts'
@@ -19,14 +18,14 @@ export type CollectedOutput =
   | { kind: 'excerpt'; excerpt: SpillExcerpt; saved: SpillSaved; fileCap: number; unsavedBytes: number }
 
 export class OutputCollector {
-  private readonly keeper: OutputKeeper
+  private readonly keeper: SpillKeeper
   private readonly formatter = new StreamFormatter()
   /** The whole text while it is short; then the spill file it goes to (a promise while it opens). */
   private state: { kind: 'short'; buffered: string[] } | { kind: 'long'; sink: SpillSink | Promise<SpillSink> } = { kind: 'short', buffered: [] }
 
   /** `fileCap`: the most bytes the spill file takes (default: no limit). */
   constructor(limits: SpillLimits, private readonly openSpill: OpenSpill | undefined, private readonly fileCap = Infinity) {
-    this.keeper = new OutputKeeper(limits)
+    this.keeper = new SpillKeeper(limits)
   }
 
   /** Takes one chunk; a returned promise asks the producer to wait (the spill file is opening or full). */

@@ -1,8 +1,7 @@
 // The streaming keeper against @rein/tools' `excerpt` over the whole text: the same head and
 // tail for any text, any limits and any way of cutting the text into chunks (seeded, repeatable).
-import { excerpt } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
-import { OutputKeeper } from '../src/output-keeper.ts'
+import { excerpt, SpillKeeper } from '../src/index.ts'
 
 /** mulberry32: a small seeded generator, so a failure names a case that can be run again. */
 function random(seed: number) {
@@ -41,13 +40,13 @@ function chunks(whole: string, next: () => number): string[] {
   return parts
 }
 
-describe('OutputKeeper', () => {
+describe('SpillKeeper', () => {
   it('gives exactly what excerpt gives on the whole text, for 3000 seeded cases', () => {
     for (let seed = 1; seed <= 3000; seed++) {
       const next = random(seed)
       const whole = text(next)
       const limits = { chars: 4 + Math.floor(next() * 4000), lines: 1 + Math.floor(next() * 200) }
-      const keeper = new OutputKeeper(limits)
+      const keeper = new SpillKeeper(limits)
       for (const part of chunks(whole, next)) keeper.append(part)
       // The seed and limits in the comparison name the case when it fails.
       expect({ seed, limits, got: keeper.excerpt() }).toEqual({ seed, limits, got: excerpt(whole, limits) })
@@ -56,7 +55,7 @@ describe('OutputKeeper', () => {
   })
 
   it('cuts a single endless line to the head and leaves the tail empty, as excerpt does', () => {
-    const keeper = new OutputKeeper({ chars: 100, lines: 10 })
+    const keeper = new SpillKeeper({ chars: 100, lines: 10 })
     for (let i = 0; i < 1000; i++) keeper.append('y'.repeat(1000))
     expect(keeper.excerpt()).toEqual({ head: 'y'.repeat(50), headLines: 1, tail: '', tailLines: 0, totalChars: 1_000_000, totalLines: 1 })
   })

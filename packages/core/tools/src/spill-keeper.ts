@@ -1,12 +1,13 @@
 /**
  * Keeps what the preview of an unbounded stream of text needs and nothing more: the head as it
- * arrives and a window of the last characters. At the end it gives exactly what @rein/tools'
- * `excerpt(wholeText, limits)` would, without ever holding the whole text.
+ * arrives and a window of the last characters. At the end it gives exactly what
+ * `excerpt(wholeText, limits)` would, without ever holding the whole text — for a tool whose
+ * output streams (bash), next to the `excerpt` the agent uses for whole results.
  */
 
-import type { SpillExcerpt, SpillLimits } from '@rein/tools'
+import type { SpillExcerpt, SpillLimits } from './spill-preview.ts'
 
-export class OutputKeeper {
+export class SpillKeeper {
   private readonly headMaxLines: number
   private readonly headMaxChars: number
   private readonly tailMaxLines: number
