@@ -19,6 +19,9 @@ export class MemoryCheckpointStore implements CheckpointStore {
       existed: entry.existed,
       before: this.keep(entry.before),
       after: this.keep(entry.after),
+      at: Date.now(),
+      ...(entry.by === undefined ? {} : { by: entry.by }),
+      ...(entry.gap === undefined ? {} : { gap: entry.gap }),
     })
     records.push(record)
     this._records.set(sessionId, records)

@@ -108,7 +108,7 @@ export class CheckpointService extends Service {
         return { root: first.root, path: first.path, file: resolve(first.root, first.path), action: 'skipped' as const, reason: `could not be read: ${describe(error)}`, before: null, after: null, seqs: records.map((record) => record.seq) }
       }
     }))
-    return Object.freeze({ sessionId, anchor, items: Object.freeze(items) })
+    return Object.freeze({ sessionId, anchor, items: Object.freeze(items), notCovered: Object.freeze([]) })
   }
 
   /**
@@ -123,7 +123,7 @@ export class CheckpointService extends Service {
       throw new ReinError('SESSION_BUSY', `session ${sessionId} is running a turn; wait for it to end or cancel it, then rewind`, { details: { sessionId } })
     }
     const plan = await this.plan(sessionId, anchor)
-    const result = { sessionId, anchor, restored: [] as PlanItem[], already: [] as PlanItem[], drifted: [] as PlanItem[], skipped: [] as PlanItem[], failed: [] as FailedItem[] }
+    const result = { sessionId, anchor, restored: [] as PlanItem[], already: [] as PlanItem[], drifted: [] as PlanItem[], skipped: [] as PlanItem[], failed: [] as FailedItem[], notCovered: plan.notCovered }
     for (const item of plan.items) {
       if (item.action === 'already') result.already.push(item)
       else if (item.action === 'drifted') result.drifted.push(item)

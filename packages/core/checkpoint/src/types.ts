@@ -12,6 +12,16 @@ export interface FileChange {
   readonly before: Uint8Array | null
   /** The content the write leaves; `null` when the write deletes the file. */
   readonly after: Uint8Array | null
+  /**
+   * The command whose run made the change, for changes found by a snapshot around an `exec` call
+   * (`bash: npm test`): anything that changed while it ran is attributed to it, so a plan marks it.
+   */
+  readonly by?: string
+  /**
+   * Set when the change was seen but its contents could not be kept (a file over the size cap):
+   * `before` and `after` are then `null` and rewind reports the file as not restored, with this reason.
+   */
+  readonly gap?: string
 }
 
 /** A change as a store takes it: the turn it belongs to and the change. */
@@ -30,6 +40,20 @@ export interface CheckpointRecord {
   readonly existed: boolean
   readonly before: string | null
   readonly after: string | null
+  /** When the record was made (epoch milliseconds); retention by age reads it. */
+  readonly at: number
+  /** See `FileChange.by`. */
+  readonly by?: string
+  /** See `FileChange.gap`. */
+  readonly gap?: string
+}
+
+/** What a store's `compact` dropped: records, and contents no kept record names. */
+export interface CompactReport {
+  readonly droppedRecords: number
+  readonly droppedAnchors: readonly string[]
+  readonly droppedBlobs: number
+  readonly freedBytes: number
 }
 
 /**
@@ -43,6 +67,11 @@ export interface CheckpointStore {
   records(sessionId: string): Promise<readonly CheckpointRecord[]>
   /** The content with this hash; rejects when it is missing. */
   blob(sessionId: string, hash: string): Promise<Uint8Array>
+  /**
+   * Drops every record whose anchor is not in `keepAnchors`, then the contents no kept record
+   * names. A kill at any point leaves either the old log or the new one, whole.
+   */
+  compact?(sessionId: string, keepAnchors: ReadonlySet<string>): Promise<CompactReport>
   /** Releases open files; called when the store is unregistered. */
   close?(): Promise<void>
 }
@@ -65,6 +94,8 @@ export interface PlanItem {
   readonly after: string | null
   /** The records collapsed into this item, newest first. */
   readonly seqs: readonly number[]
+  /** The newest command (`FileChange.by`) the file changed while it ran: a person may have edited it too. */
+  readonly changedWhile?: string
 }
 
 /** What `plan` returns: the items, newest change first. An anchor with no records has none. */
@@ -72,6 +103,8 @@ export interface RewindPlan {
   readonly sessionId: string
   readonly anchor: string
   readonly items: readonly PlanItem[]
+  /** What the records cannot restore, for a person to check by hand (set when a snapshot covered a command). */
+  readonly notCovered: readonly string[]
 }
 
 /** A file rewind could not restore, and why. */
@@ -88,6 +121,8 @@ export interface RewindResult {
   readonly drifted: readonly PlanItem[]
   readonly skipped: readonly PlanItem[]
   readonly failed: readonly FailedItem[]
+  /** See `RewindPlan.notCovered`. */
+  readonly notCovered: readonly string[]
 }
 
 /** What a tool body gets as `run.checkpoint`: records a change bound to the call's session and turn. */

@@ -49,7 +49,8 @@ export class JsonlCheckpointStore implements CheckpointStore {
       const before = entry.before === null ? null : await this.writeBlob(log, entry.before)
       const after = entry.after === null ? null : await this.writeBlob(log, entry.after)
       const record: CheckpointRecord = Object.freeze({
-        anchor: entry.anchor, seq: (log.records.at(-1)?.seq ?? 0) + 1, root: entry.root, path: entry.path, existed: entry.existed, before, after,
+        anchor: entry.anchor, seq: (log.records.at(-1)?.seq ?? 0) + 1, root: entry.root, path: entry.path, existed: entry.existed, before, after, at: Date.now(),
+        ...(entry.by === undefined ? {} : { by: entry.by }), ...(entry.gap === undefined ? {} : { gap: entry.gap }),
       })
       await this.appendLine(log, formatRecord(record))
       log.records.push(record)

@@ -30,8 +30,8 @@ export function parseLog(text: Buffer, file: string): { records: CheckpointRecor
 
 /** One line for `record`, newline included. */
 export function formatRecord(record: CheckpointRecord): Buffer {
-  const { anchor, seq, root, path, existed, before, after } = record
-  return Buffer.from(`${JSON.stringify({ anchor, seq, root, path, existed, before, after })}\n`)
+  const { anchor, seq, root, path, existed, before, after, at, by, gap } = record
+  return Buffer.from(`${JSON.stringify({ anchor, seq, root, path, existed, before, after, at, by, gap })}\n`)
 }
 
 function parseRecord(line: string): CheckpointRecord | undefined {
@@ -42,9 +42,13 @@ function parseRecord(line: string): CheckpointRecord | undefined {
     return undefined
   }
   if (typeof value !== 'object' || value === null) return undefined
-  const { anchor, seq, root, path, existed, before, after } = value as Record<string, unknown>
+  const { anchor, seq, root, path, existed, before, after, at, by, gap } = value as Record<string, unknown>
   const hash = (field: unknown) => field === null || (typeof field === 'string' && isContentHash(field))
   if (typeof anchor !== 'string' || typeof root !== 'string' || typeof path !== 'string' || typeof existed !== 'boolean') return undefined
   if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1 || !hash(before) || !hash(after)) return undefined
-  return Object.freeze({ anchor, seq, root, path, existed, before: before as string | null, after: after as string | null })
+  if (typeof at !== 'number' || (by !== undefined && typeof by !== 'string') || (gap !== undefined && typeof gap !== 'string')) return undefined
+  return Object.freeze({
+    anchor, seq, root, path, existed, before: before as string | null, after: after as string | null, at,
+    ...(by === undefined ? {} : { by }), ...(gap === undefined ? {} : { gap }),
+  })
 }
