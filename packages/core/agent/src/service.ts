@@ -122,6 +122,14 @@ export class AgentService extends Service {
     return this.liveAgent(sessionId)
   }
 
+  /**
+   * The live agents this service runs, subagents included, as they are now: how a plugin finds
+   * every agent of one conversation (`agent.parent?.conversationId ?? agent.session.id`).
+   */
+  list(): Agent[] {
+    return [...this._state.agents]
+  }
+
   private liveAgent(sessionId: string): Agent | undefined {
     for (const agent of this._state.agents) if (agent.session.id === sessionId) return agent
     return undefined

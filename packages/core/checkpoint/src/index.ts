@@ -9,6 +9,8 @@ import { CheckpointService } from './service.ts'
 export default CheckpointService
 /** The `ctx.checkpoints` service class (the default export), for typing and `ctx.plugin`. */
 export { CheckpointService } from './service.ts'
+/** `rewind`'s options: the caller's open session, and whether to tell the conversation. */
+export type { RewindOptions } from './service.ts'
 /** The plugin's Config schema and type (see the README's Config table). */
 export { CheckpointConfig } from './config.ts'
 /** A store that keeps checkpoints in memory (tests, or no undo across restarts). */
@@ -21,6 +23,12 @@ export type { FileChange } from './types.ts'
 export type { CheckpointEntry } from './types.ts'
 /** A durable record: the change with contents as hashes and its `seq`. */
 export type { CheckpointRecord } from './types.ts'
+/** What a store's `compact` dropped. */
+export type { CompactReport } from './types.ts'
+/** `compact`'s options: records made after the caller chose what to keep stay. */
+export type { CompactOptions } from './types.ts'
+/** What a store's `size` reports: its bytes, and each content's size by hash. */
+export type { CheckpointSize } from './types.ts'
 /** The store seam: append durably, list records, read contents by hash. */
 export type { CheckpointStore } from './types.ts'
 /** What rewind does to one file: `restore`, `remove`, `already`, `drifted` or `skipped`. */

@@ -2,18 +2,21 @@
 
 import { ReinError } from '@rein/base'
 import { contentHash } from './hash.ts'
-import type { CheckpointEntry, CheckpointRecord, CheckpointStore } from './types.ts'
+import type { CheckpointEntry, CheckpointRecord, CheckpointSize, CheckpointStore, CompactOptions, CompactReport } from './types.ts'
 
 /** Keeps records and contents in memory; nothing survives the process. */
 export class MemoryCheckpointStore implements CheckpointStore {
   private readonly _records = new Map<string, CheckpointRecord[]>()
+  /** The highest `seq` given per session: compaction may drop that record, the count goes on. */
+  private readonly _lastSeq = new Map<string, number>()
   private readonly _blobs = new Map<string, Uint8Array>()
 
   async append(sessionId: string, entry: CheckpointEntry): Promise<CheckpointRecord> {
     const records = this._records.get(sessionId) ?? []
+    const seq = (this._lastSeq.get(sessionId) ?? 0) + 1
     const record: CheckpointRecord = Object.freeze({
       anchor: entry.anchor,
-      seq: (records.at(-1)?.seq ?? 0) + 1,
+      seq,
       root: entry.root,
       path: entry.path,
       existed: entry.existed,
@@ -25,6 +28,7 @@ export class MemoryCheckpointStore implements CheckpointStore {
     })
     records.push(record)
     this._records.set(sessionId, records)
+    this._lastSeq.set(sessionId, seq)
     return record
   }
 
@@ -38,10 +42,52 @@ export class MemoryCheckpointStore implements CheckpointStore {
     return Uint8Array.from(content)
   }
 
+  /** Drops the session's records of other anchors, then the contents no record of any session names (contents are shared). */
+  async compact(sessionId: string, keepAnchors: ReadonlySet<string>, options: CompactOptions = {}): Promise<CompactReport> {
+    const records = this._records.get(sessionId) ?? []
+    const seenThrough = options.seenThrough ?? Number.POSITIVE_INFINITY
+    const isKept = (record: CheckpointRecord) => keepAnchors.has(record.anchor) || record.seq > seenThrough
+    const kept = records.filter(isKept)
+    const dropped = records.filter((record) => !isKept(record))
+    this._records.set(sessionId, kept)
+    const named = new Set<string>()
+    for (const list of this._records.values()) for (const record of list) for (const hash of [record.before, record.after]) if (hash !== null) named.add(hash)
+    let droppedBlobs = 0
+    let freedBytes = 0
+    for (const [hash, content] of this._blobs) {
+      if (named.has(hash)) continue
+      this._blobs.delete(hash)
+      droppedBlobs++
+      freedBytes += content.length
+    }
+    for (const record of dropped) freedBytes += recordBytes(record)
+    return Object.freeze({ droppedRecords: dropped.length, droppedAnchors: Object.freeze([...new Set(dropped.map((record) => record.anchor))]), droppedBlobs, freedBytes })
+  }
+
+  /** The session's records (as JSON) and the contents they name. */
+  async size(sessionId: string): Promise<CheckpointSize> {
+    const contents = new Map<string, number>()
+    let bytes = 0
+    for (const record of this._records.get(sessionId) ?? []) {
+      bytes += recordBytes(record)
+      for (const hash of [record.before, record.after]) {
+        const content = hash === null ? undefined : this._blobs.get(hash)
+        if (hash === null || !content || contents.has(hash)) continue
+        contents.set(hash, content.length)
+        bytes += content.length
+      }
+    }
+    return Object.freeze({ bytes, contents })
+  }
+
   private keep(content: Uint8Array | null): string | null {
     if (content === null) return null
     const hash = contentHash(content)
     if (!this._blobs.has(hash)) this._blobs.set(hash, Uint8Array.from(content))
     return hash
   }
+}
+
+function recordBytes(record: CheckpointRecord): number {
+  return Buffer.byteLength(JSON.stringify(record)) + 1
 }

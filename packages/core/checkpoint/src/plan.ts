@@ -29,7 +29,10 @@ export async function planFile(root: string, path: string, records: readonly Che
     before: oldest?.before ?? null,
     after: newest?.after ?? null,
     seqs: records.map((record) => record.seq),
+    ...changedWhile(records),
   }
+  const gap = records.find((record) => record.gap !== undefined)?.gap
+  if (gap !== undefined) return { ...item, action: 'skipped', reason: `not restored: ${gap}` }
   // Each record must start where the one before it ended; otherwise something else wrote the file
   // between two turns, and going back past that would clobber it.
   for (let index = 0; index + 1 < records.length; index++) {
@@ -40,8 +43,18 @@ export async function planFile(root: string, path: string, records: readonly Che
   const current = await currentContent(item.file)
   if (current.kind === 'other') return { ...item, action: 'skipped', reason: current.reason }
   if (current.hash === item.before) return { ...item, action: 'already' }
-  if (current.hash !== item.after) return { ...item, action: 'drifted', reason: 'changed since the recorded edit' }
+  // The file may sit at any state the records passed through: after the newest, or before any of
+  // them (a rewind to a later turn already undid the newer ones). Anything else is someone else's.
+  if (current.hash !== item.after && !records.some((record) => record.before === current.hash)) {
+    return { ...item, action: 'drifted', reason: 'changed since the recorded edit' }
+  }
   return { ...item, action: item.before === null ? 'remove' : 'restore' }
+}
+
+/** The newest command the file changed while it ran, when a snapshot found the change. */
+function changedWhile(records: readonly CheckpointRecord[]): { changedWhile?: string } {
+  const by = records.find((record) => record.by !== undefined)?.by
+  return by === undefined ? {} : { changedWhile: by }
 }
 
 type Current = { kind: 'file'; hash: string | null } | { kind: 'other'; reason: string }

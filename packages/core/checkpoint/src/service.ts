@@ -6,11 +6,16 @@
 import { resolve } from 'node:path'
 import { Context, Service } from '@deepseek-ai/cordis'
 import { ReinError } from '@rein/base'
+import type { Session } from '@rein/session'
 import type {} from '@rein/tools'
 import { CheckpointConfig } from './config.ts'
 import { contentHash } from './hash.ts'
 import { planFile, recordsToUndo } from './plan.ts'
 import { removeFile, writeAtomically } from './restore.ts'
+import { defineRewindEvent, noticeTarget, recordInConversation, releaseTarget, runningIn, tellConversation, type LiveAgent } from './rewind-notice.ts'
+import { planRetention } from './retention.ts'
+import type { CompactReport } from './types.ts'
+import { coverExecCalls, notCovered, snapshotCovers } from './snapshot/coverage.ts'
 import type {
   CheckpointEntry, CheckpointHandle, CheckpointRecord, CheckpointStore, FailedItem, FileChange, PlanItem, RewindPlan, RewindResult,
 } from './types.ts'
@@ -30,12 +35,24 @@ declare module '@rein/tools' {
 
 /** The part of `ctx.agents` (@rein/agent) rewind needs, looked up when used so agents may come and go. */
 interface AgentLookup {
-  find(sessionId: string): { readonly status: 'idle' | 'running' } | undefined
+  find(sessionId: string): LiveAgent | undefined
+  /** Every live agent, subagents included (a stand-in may offer `find` only). */
+  list?(): readonly LiveAgent[]
 }
 
 interface CheckpointState {
   stores: CheckpointStore[]
   config: CheckpointConfig
+  /** Sessions this process recorded into: only they are compacted when they close. */
+  written: Set<string>
+}
+
+/** How `rewind` tells the conversation. */
+export interface RewindOptions {
+  /** The caller's open session: the notice goes there, and it stays open. */
+  session?: Session
+  /** `false`: no event and no message (a fork continues the conversation instead). Default `true`. */
+  notify?: boolean
 }
 
 /** `ctx.checkpoints`: one per composition; a store plugin registers where records go. */
@@ -47,17 +64,29 @@ export class CheckpointService extends Service {
 
   constructor(ctx: Context, config: CheckpointConfig) {
     super(ctx, 'checkpoints')
-    const state: CheckpointState = { stores: [], config }
+    const state: CheckpointState = { stores: [], config, written: new Set() }
     this._state = state
+    // Retention runs as each session ends, while it is still open (its folder is still handed out).
+    ctx.on('session/close', async (session) => {
+      // A session opened only to be read (rein show, a dry run) keeps what it has.
+      if (!state.written.delete(session.id) || !state.stores[0]?.compact) return
+      try {
+        await this.compact(session.id)
+      } catch (error) {
+        ctx.logger('checkpoint').warn('the checkpoints of session %s were not compacted: %s', session.id, error)
+      }
+    })
     ctx.inject(['tools'], (inner) => {
       inner.tools.contribute('checkpoint', (call) => {
-        const sessionId = call.identity?.sessionId ?? call.sessionId
-        const anchor = call.identity?.anchor
-        if (sessionId === undefined || anchor === undefined) return undefined
-        const record = (change: FileChange) => this.record(sessionId, { ...change, anchor })
+        // The anchor comes with the identity: without one the change belongs to no turn.
+        const { identity } = call
+        if (identity === undefined) return undefined
+        const record = (change: FileChange) => recordInConversation((sessionId, entry) => this.record(sessionId, entry), identity, change)
         return Object.freeze({ record })
       })
     })
+    defineRewindEvent(ctx)
+    coverExecCalls(ctx, config.snapshot, (identity, change) => recordInConversation((sessionId, entry) => this.record(sessionId, entry), identity, change))
   }
 
   /** Makes `store` the one records go to, until the returned disposer runs or the caller is disposed. */
@@ -74,9 +103,15 @@ export class CheckpointService extends Service {
     }, 'checkpoints.registerStore')
   }
 
-  /** Whether a tool's writes are recorded (the configured `tools`). */
+  /**
+   * Whether a tool's changes can be rewound: it records its writes (Config `tools`), or it is an
+   * `exec` tool registered now, covered by a snapshot around each call (Config `snapshot`).
+   */
   covers(toolName: string): boolean {
-    return this._state.config.tools.includes(toolName)
+    const { config } = this._state
+    if (config.tools.includes(toolName)) return true
+    const info = this.ctx.get('tools')?.info(toolName)
+    return info !== undefined && snapshotCovers(config.snapshot, toolName, info.effects)
   }
 
   /**
@@ -85,7 +120,9 @@ export class CheckpointService extends Service {
    */
   async record(sessionId: string, entry: CheckpointEntry): Promise<CheckpointRecord> {
     validate(sessionId, entry)
-    return this.store().append(sessionId, entry)
+    const record = await this.store().append(sessionId, entry)
+    this._state.written.add(sessionId)
+    return record
   }
 
   /** What `rewind(sessionId, anchor)` would do now, newest change first; changes nothing. */
@@ -108,37 +145,77 @@ export class CheckpointService extends Service {
         return { root: first.root, path: first.path, file: resolve(first.root, first.path), action: 'skipped' as const, reason: `could not be read: ${describe(error)}`, before: null, after: null, seqs: records.map((record) => record.seq) }
       }
     }))
-    return Object.freeze({ sessionId, anchor, items: Object.freeze(items), notCovered: Object.freeze([]) })
+    return Object.freeze({ sessionId, anchor, items: Object.freeze(items), notCovered: Object.freeze(notCovered(undo, this._state.config.snapshot)) })
   }
 
   /**
    * Restores the files a turn (and every later turn) changed to their content before it, newest
    * change first. Drifted files, symbolic links and non-files are left alone and reported; one
-   * failure does not stop the rest. `SESSION_BUSY` while the session's agent runs a turn.
+   * failure does not stop the rest. `SESSION_BUSY` while an agent of the conversation (the session's
+   * or a subagent's) runs a turn here, or the session is open in another process. When files were
+   * restored, the session gets a `checkpoint/rewind` event and a message the model reads with its
+   * next request (see rewind-notice.ts): through its live agent, else `options.session` (a caller
+   * that holds it open), else the stored session, opened for this and closed again.
    */
-  async rewind(sessionId: string, anchor: string): Promise<RewindResult> {
+  async rewind(sessionId: string, anchor: string, options: RewindOptions = {}): Promise<RewindResult> {
     const store = this.store()
     const agents = this.ctx.get('agents') as AgentLookup | undefined
-    if (agents?.find(sessionId)?.status === 'running') {
-      throw new ReinError('SESSION_BUSY', `session ${sessionId} is running a turn; wait for it to end or cancel it, then rewind`, { details: { sessionId } })
+    const running = runningIn(agents, sessionId)
+    if (running !== undefined) {
+      const where = running === sessionId ? '' : ` (its subagent in session ${running})`
+      throw new ReinError('SESSION_BUSY', `session ${sessionId} is running a turn${where}; wait for it to end or cancel it, then rewind`, { details: { sessionId, running } })
     }
-    const plan = await this.plan(sessionId, anchor)
-    const result = { sessionId, anchor, restored: [] as PlanItem[], already: [] as PlanItem[], drifted: [] as PlanItem[], skipped: [] as PlanItem[], failed: [] as FailedItem[], notCovered: plan.notCovered }
-    for (const item of plan.items) {
-      if (item.action === 'already') result.already.push(item)
-      else if (item.action === 'drifted') result.drifted.push(item)
-      else if (item.action === 'skipped') result.skipped.push(item)
-      else {
-        try {
-          if (item.before === null) await removeFile(item.file)
-          else await writeAtomically(item.file, await verifiedBlob(store, sessionId, item.before))
-          result.restored.push(item)
-        } catch (error) {
-          result.failed.push({ ...item, error: describe(error) })
+    // Found before any file is touched: a session another process holds refuses the rewind here.
+    const logger = this.ctx.logger('checkpoint')
+    const target = options.notify === false ? undefined : await noticeTarget(this.ctx, sessionId, agents?.find(sessionId), options.session, logger)
+    try {
+      const plan = await this.plan(sessionId, anchor)
+      const result = { sessionId, anchor, restored: [] as PlanItem[], already: [] as PlanItem[], drifted: [] as PlanItem[], skipped: [] as PlanItem[], failed: [] as FailedItem[], notCovered: plan.notCovered }
+      for (const item of plan.items) {
+        if (item.action === 'already') result.already.push(item)
+        else if (item.action === 'drifted') result.drifted.push(item)
+        else if (item.action === 'skipped') result.skipped.push(item)
+        else {
+          try {
+            if (item.before === null) await removeFile(item.file)
+            else await writeAtomically(item.file, await verifiedBlob(store, sessionId, item.before))
+            result.restored.push(item)
+          } catch (error) {
+            result.failed.push({ ...item, error: describe(error) })
+          }
         }
       }
+      const done: RewindResult = Object.freeze(result)
+      if (target) await tellConversation(target, done, logger)
+      return done
+    } finally {
+      if (target) await releaseTarget(target, logger)
     }
-    return Object.freeze(result)
+  }
+
+  /**
+   * Applies retention to a session's checkpoints now (it also runs as each session ends): keeps the
+   * newest `keepTurns` turns younger than `keepDays`, then drops the oldest while over
+   * `maxSessionBytes`, never the newest. Logs what it dropped and returns the store's report.
+   * `CHECKPOINT_COMPACT_UNSUPPORTED` when the store cannot compact.
+   */
+  async compact(sessionId: string): Promise<CompactReport> {
+    const store = this.store()
+    if (!store.compact) throw new ReinError('CHECKPOINT_COMPACT_UNSUPPORTED', 'the registered checkpoint store cannot compact; its records stay until it is replaced by one that can (@rein/checkpoint-jsonl)')
+    const records = await store.records(sessionId)
+    if (records.length === 0) return Object.freeze({ droppedRecords: 0, droppedAnchors: Object.freeze([]), droppedBlobs: 0, freedBytes: 0 })
+    const retention = planRetention(records, this._state.config, Date.now(), await store.size?.(sessionId))
+    const report = await store.compact(sessionId, retention.keep, { seenThrough: retention.seenThrough })
+    if (report.droppedRecords > 0 || report.droppedBlobs > 0) {
+      const { turns, days, size } = retention.dropped
+      const anchors = report.droppedAnchors.length > 10 ? `${report.droppedAnchors.slice(0, 10).join(', ')} and ${report.droppedAnchors.length - 10} more` : report.droppedAnchors.join(', ')
+      this.ctx.logger('checkpoint').info(
+        'session %s: dropped the checkpoints of %d turns (%d over keepTurns, %d over keepDays, %d over maxSessionBytes)%s; %d records, %d contents, %d bytes freed; %d turns kept',
+        sessionId, report.droppedAnchors.length, turns.length, days.length, size.length, anchors === '' ? '' : `: ${anchors}`,
+        report.droppedRecords, report.droppedBlobs, report.freedBytes, retention.keep.size,
+      )
+    }
+    return report
   }
 
   private store(): CheckpointStore {
@@ -149,14 +226,19 @@ export class CheckpointService extends Service {
 }
 
 function validate(sessionId: string, entry: CheckpointEntry): void {
-  const problem = typeof sessionId !== 'string' || sessionId === '' ? 'sessionId must be a non-empty string'
-    : typeof entry.anchor !== 'string' || entry.anchor === '' ? 'anchor must be a non-empty string'
-      : typeof entry.root !== 'string' || entry.root === '' ? 'root must be a non-empty string'
-        : typeof entry.path !== 'string' || entry.path === '' ? 'path must be a non-empty string'
-          : entry.existed !== (entry.before !== null) ? 'existed must be true exactly when before is not null'
-            : (entry.before !== null && !(entry.before instanceof Uint8Array)) || (entry.after !== null && !(entry.after instanceof Uint8Array)) ? 'before and after must be bytes (Uint8Array) or null'
-              : undefined
+  const problem = problemWith(sessionId, entry)
   if (problem) throw new ReinError('INVALID_CHECKPOINT', `checkpoint record refused: ${problem}`, { details: { sessionId, path: entry.path } })
+}
+
+function problemWith(sessionId: string, entry: CheckpointEntry): string | undefined {
+  const text = (value: unknown) => typeof value === 'string' && value !== ''
+  const bytes = (value: unknown) => value === null || value instanceof Uint8Array
+  if (!text(sessionId)) return 'sessionId must be a non-empty string'
+  if (!text(entry.anchor) || !text(entry.root) || !text(entry.path)) return 'anchor, root and path must be non-empty strings'
+  if (!bytes(entry.before) || !bytes(entry.after)) return 'before and after must be bytes (Uint8Array) or null'
+  if (entry.by !== undefined && typeof entry.by !== 'string') return 'by must be a string'
+  if (entry.gap !== undefined) return typeof entry.gap === 'string' && entry.before === null && entry.after === null ? undefined : 'a gap is a string, with before and after null'
+  return entry.existed === (entry.before !== null) ? undefined : 'existed must be true exactly when before is not null'
 }
 
 /** The content, checked against its hash: a damaged blob fails this file, it is never written. */

@@ -56,6 +56,23 @@ export interface CompactReport {
   readonly freedBytes: number
 }
 
+/** What `compact` is told besides the anchors to keep. */
+export interface CompactOptions {
+  /**
+   * The highest `seq` the caller saw when it chose `keepAnchors`: a record above it was made after
+   * the choice, so it is kept whatever its anchor (a turn that began meanwhile is never dropped).
+   */
+  readonly seenThrough?: number
+}
+
+/** How much room a session's checkpoints take in a store. */
+export interface CheckpointSize {
+  /** Everything the session's checkpoints take (log and contents), in bytes. */
+  readonly bytes: number
+  /** The size in bytes of each stored content, by hash; retention counts what kept records name. */
+  readonly contents: ReadonlyMap<string, number>
+}
+
 /**
  * Where records and contents live. `append` resolves only once the record and both contents are
  * durable; a rejected `append` left nothing a later `records` returns.
@@ -69,9 +86,12 @@ export interface CheckpointStore {
   blob(sessionId: string, hash: string): Promise<Uint8Array>
   /**
    * Drops every record whose anchor is not in `keepAnchors`, then the contents no kept record
-   * names. A kill at any point leaves either the old log or the new one, whole.
+   * names. A kill at any point leaves either the old log or the new one, whole. `seq` keeps
+   * counting from the highest ever given, even when every record was dropped.
    */
-  compact?(sessionId: string, keepAnchors: ReadonlySet<string>): Promise<CompactReport>
+  compact?(sessionId: string, keepAnchors: ReadonlySet<string>, options?: CompactOptions): Promise<CompactReport>
+  /** How much room the session's checkpoints take; the size cap of retention reads it. */
+  size?(sessionId: string): Promise<CheckpointSize>
   /** Releases open files; called when the store is unregistered. */
   close?(): Promise<void>
 }

@@ -22,6 +22,17 @@ describe('plan and rewind on the real file system', () => {
     expect(await text(join(workspace, 'later.txt'))).toBeNull()
   })
 
+  it('restores a file to before an earlier turn after a rewind to a later one (not drifted)', async () => {
+    const { ctx, workspace, edit } = await setup()
+    await edit('t1', 'a.txt', 'a1')
+    await edit('t2', 'a.txt', 'a2')
+    expect((await ctx.checkpoints.rewind('s1', 't2')).restored).toHaveLength(1)
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(result.drifted).toEqual([])
+    expect(result.restored.map((item) => item.action)).toEqual(['remove'])
+    expect(await text(join(workspace, 'a.txt'))).toBeNull()
+  })
+
   it('rewinds only later turns when asked for a later anchor', async () => {
     const { ctx, workspace, edit } = await setup()
     await edit('t1', 'a.txt', 'a1')

@@ -17,8 +17,17 @@ declare module '@deepseek-ai/cordis' {
     'session/append'(session: Session, event: SessionEvent): void
     /** These events became durable. */
     'session/flush'(session: Session, events: readonly SessionEvent[]): void
+    /**
+     * The session is closing: its `beforeClose` hooks ran, it is still open (appends, `folder()`),
+     * its last flush and the store's close come next. Awaited up to 10 s, then the close goes
+     * on without it; a listener's error is logged.
+     */
+    'session/close'(session: Session): void | Promise<void>
   }
 }
+
+/** How long a close waits for its `session/close` listeners (a checkpoint compaction) before going on. */
+const CLOSE_LISTENERS_BOUND_MS = 10_000
 
 /** Where a child session (a subagent's) comes from: the parent's session, run and tool call. */
 export interface SessionParent {
@@ -223,6 +232,19 @@ export class SessionService extends Service {
       },
       flushed: (session, events) => {
         if (hasListeners(ctx, 'session/flush')) ctx.parallel('session/flush', session, events).catch(report)
+      },
+      closing: async (session) => {
+        if (!hasListeners(ctx, 'session/close')) return
+        const listeners = ctx.parallel('session/close', session).catch(report)
+        let timer: NodeJS.Timeout | undefined
+        const bound = new Promise<'late'>((resolve) => { timer = setTimeout(resolve, CLOSE_LISTENERS_BOUND_MS, 'late') })
+        try {
+          if (await Promise.race([listeners, bound]) === 'late') {
+            logger.warn('session %s: session/close listeners did not finish within %d ms; closing without them', session.id, CLOSE_LISTENERS_BOUND_MS)
+          }
+        } finally {
+          clearTimeout(timer)
+        }
       },
     }
   }

@@ -20,6 +20,11 @@ export interface SessionHooks {
   isIgnorable?(type: string): boolean
   /** A folder for session `id` when its store keeps none. */
   tempFolder?(id: string): Promise<string>
+  /**
+   * Called as the session closes, after the `beforeClose` hooks and before the last flush: it is
+   * still open (appends, `folder()`). Must settle in bounded time and not reject.
+   */
+  closing?(session: Session): Promise<void>
   /** Called once the session is closed and its claim released. */
   closed?(session: Session): void
 }
@@ -137,7 +142,10 @@ export class Session {
     return () => this._beforeClose.delete(hook)
   }
 
-  /** Runs the `beforeClose` hooks, flushes, and releases the store's claim. Later appends fail with `SESSION_CLOSED`. */
+  /**
+   * Runs the `beforeClose` hooks, then the `session/close` listeners (bounded), flushes, and
+   * releases the store's claim. Later appends fail with `SESSION_CLOSED`.
+   */
   close(): Promise<void> {
     this._closing ??= this.shutDown()
     return this._closing
@@ -151,6 +159,7 @@ export class Session {
         // A hook that fails must not keep the session open; its owner reports its own errors.
       }
     }
+    await this.hooks.closing?.(this).catch(() => {})
     try {
       await this.flush()
     } finally {

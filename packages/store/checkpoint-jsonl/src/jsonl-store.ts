@@ -1,15 +1,19 @@
 /**
  * `JsonlCheckpointStore`: per session, `checkpoints.jsonl` in the session's folder and contents in
  * `checkpoint-blobs/<sha256>` beside it. A record resolves only after its contents and its line are
- * fsynced; appends of one session are serialized.
+ * fsynced; appends and compactions of one session are serialized.
  */
 
+import { constants } from 'node:fs'
 import { randomUUID } from 'node:crypto'
-import { open, readFile, rename, stat, unlink, type FileHandle } from 'node:fs/promises'
+import { readFile, rename, stat, unlink, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ReinError, ensurePrivateDir, makeFilePrivate, openPrivateFile } from '@rein/base'
 import { contentHash, isContentHash, type CheckpointEntry, type CheckpointRecord, type CheckpointStore } from '@rein/checkpoint'
+import { compactLog, measure } from './compact.ts'
+import { syncFolder, type Sync } from './durable.ts'
 import { formatRecord, parseLog } from './log-format.ts'
+import type { CheckpointSize, CompactOptions, CompactReport } from '@rein/checkpoint'
 
 /** The log's file name inside a session folder. */
 export const LOG_FILE = 'checkpoints.jsonl'
@@ -23,21 +27,25 @@ export interface JsonlCheckpointStoreOptions {
   sync?: (handle: FileHandle) => Promise<void>
 }
 
-interface SessionLog {
+/** One session's open log. Shared with `compact.ts`, which swaps in the compacted file. */
+export interface SessionLog {
   folder: string
   file: string
-  handle: FileHandle
+  /** Opened for appending (`O_APPEND`); absent until the first record creates the file. */
+  handle: FileHandle | undefined
   size: number
   records: CheckpointRecord[]
+  /** The highest `seq` ever given: the last record's, or a compaction's marker when it dropped that record. */
+  lastSeq: number
   blobFolderReady: boolean
-  /** The tail of this session's append chain: appends run one at a time. */
+  /** The tail of this session's chain: appends and compactions run one at a time. */
   queue: Promise<unknown>
 }
 
 /** The JSONL checkpoint store (see the module comment). `close` releases every open log. */
 export class JsonlCheckpointStore implements CheckpointStore {
   private readonly _logs = new Map<string, Promise<SessionLog>>()
-  private readonly _sync: (handle: FileHandle) => Promise<void>
+  private readonly _sync: Sync
   private _closed = false
 
   constructor(private readonly options: JsonlCheckpointStoreOptions) {
@@ -49,11 +57,12 @@ export class JsonlCheckpointStore implements CheckpointStore {
       const before = entry.before === null ? null : await this.writeBlob(log, entry.before)
       const after = entry.after === null ? null : await this.writeBlob(log, entry.after)
       const record: CheckpointRecord = Object.freeze({
-        anchor: entry.anchor, seq: (log.records.at(-1)?.seq ?? 0) + 1, root: entry.root, path: entry.path, existed: entry.existed, before, after, at: Date.now(),
+        anchor: entry.anchor, seq: log.lastSeq + 1, root: entry.root, path: entry.path, existed: entry.existed, before, after, at: Date.now(),
         ...(entry.by === undefined ? {} : { by: entry.by }), ...(entry.gap === undefined ? {} : { gap: entry.gap }),
       })
       await this.appendLine(log, formatRecord(record))
       log.records.push(record)
+      log.lastSeq = record.seq
       return record
     })
   }
@@ -73,6 +82,21 @@ export class JsonlCheckpointStore implements CheckpointStore {
     }
   }
 
+  /**
+   * Rewrites the log with only the records of `keepAnchors` (and those above `seenThrough`), same
+   * seqs, behind a marker line holding the highest `seq` given; then deletes the contents no kept
+   * record names and stale temp files. The new log replaces the old by rename: a kill leaves one
+   * of them whole. Nothing is rewritten when nothing is dropped.
+   */
+  compact(sessionId: string, keepAnchors: ReadonlySet<string>, options: CompactOptions = {}): Promise<CompactReport> {
+    return this.serialized(sessionId, (log) => compactLog(log, keepAnchors, options, { sync: this._sync, logFile: LOG_FILE, blobFolder: BLOB_FOLDER }))
+  }
+
+  /** The log's bytes plus every file in the blob folder; `contents` by hash. */
+  size(sessionId: string): Promise<CheckpointSize> {
+    return this.serialized(sessionId, (log) => measure(log, BLOB_FOLDER))
+  }
+
   async close(): Promise<void> {
     this._closed = true
     const logs = [...this._logs.values()]
@@ -81,7 +105,7 @@ export class JsonlCheckpointStore implements CheckpointStore {
       const log = await pending.catch(() => undefined)
       if (!log) return
       await log.queue.catch(() => undefined)
-      await log.handle.close()
+      await log.handle?.close()
     }))
   }
 
@@ -105,21 +129,28 @@ export class JsonlCheckpointStore implements CheckpointStore {
     return pending
   }
 
+  /** Reads the session's log; a session without one gets none until its first record (reading creates nothing). */
   private async load(sessionId: string): Promise<SessionLog> {
     const folder = await this.options.folder(sessionId)
     const file = join(folder, LOG_FILE)
-    const existed = await stat(file).then(() => true, () => false)
-    const handle = await openPrivateFile(file, 'a+')
+    const empty: SessionLog = { folder, file, handle: undefined, size: 0, records: [], lastSeq: 0, blobFolderReady: false, queue: Promise.resolve() }
+    let handle: FileHandle
+    try {
+      // O_APPEND without O_CREAT: every write lands at the end, even after a truncate.
+      handle = await openPrivateFile(file, constants.O_RDWR | constants.O_APPEND)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return empty
+      throw error
+    }
     try {
       await makeFilePrivate(handle)
       const text = await handle.readFile()
-      const { records, validBytes } = parseLog(text, file)
+      const { records, lastSeq, validBytes } = parseLog(text, file)
       if (validBytes < text.length) {
         await handle.truncate(validBytes)
         await this._sync(handle)
       }
-      if (!existed) await this.syncFolder(folder)
-      return { folder, file, handle, size: validBytes, records, blobFolderReady: false, queue: Promise.resolve() }
+      return { ...empty, handle, size: validBytes, records, lastSeq }
     } catch (error) {
       await handle.close()
       throw error
@@ -127,20 +158,34 @@ export class JsonlCheckpointStore implements CheckpointStore {
   }
 
   private async appendLine(log: SessionLog, line: Buffer): Promise<void> {
+    const handle = log.handle ?? await this.createLog(log)
     try {
       let offset = 0
       while (offset < line.length) {
-        const { bytesWritten } = await log.handle.write(line, offset, line.length - offset)
+        const { bytesWritten } = await handle.write(line, offset, line.length - offset)
         if (bytesWritten <= 0) throw new Error(`the write stopped after ${offset} of ${line.length} bytes`)
         offset += bytesWritten
       }
-      await this._sync(log.handle)
+      await this._sync(handle)
       log.size += line.length
     } catch (error) {
       // No partial line may stay behind: the next record would be glued to it.
-      await log.handle.truncate(log.size).catch(() => undefined)
+      await handle.truncate(log.size).catch(() => undefined)
       throw error
     }
+  }
+
+  /** Creates the log for its first record, and makes its name durable. */
+  private async createLog(log: SessionLog): Promise<FileHandle> {
+    const handle = await openPrivateFile(log.file, 'a+')
+    try {
+      await syncFolder(log.folder, this._sync)
+    } catch (error) {
+      await handle.close()
+      throw error
+    }
+    log.handle = handle
+    return handle
   }
 
   /** Stores `content` once under its hash: temp file, fsync, rename, folder fsync. */
@@ -149,7 +194,7 @@ export class JsonlCheckpointStore implements CheckpointStore {
     const folder = join(log.folder, BLOB_FOLDER)
     if (!log.blobFolderReady) {
       await ensurePrivateDir(folder)
-      await this.syncFolder(log.folder)
+      await syncFolder(log.folder, this._sync)
       log.blobFolderReady = true
     }
     const target = join(folder, hash)
@@ -165,20 +210,11 @@ export class JsonlCheckpointStore implements CheckpointStore {
         await handle.close()
       }
       await rename(temp, target)
-      await this.syncFolder(folder)
+      await syncFolder(folder, this._sync)
     } catch (error) {
       await unlink(temp).catch(() => undefined)
       throw error
     }
     return hash
-  }
-
-  private async syncFolder(folder: string): Promise<void> {
-    const handle = await open(folder, 'r')
-    try {
-      await this._sync(handle)
-    } finally {
-      await handle.close()
-    }
   }
 }

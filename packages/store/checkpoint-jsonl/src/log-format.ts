@@ -1,37 +1,73 @@
-/** The log's lines: one JSON record each. Loading drops a torn last line and refuses damage elsewhere. */
+/**
+ * The log's lines: one JSON record each, after an optional first line a compaction writes (the
+ * highest `seq` ever given). Loading drops a torn last line and refuses damage elsewhere.
+ */
 
 import { ReinError } from '@rein/base'
 import { isContentHash, type CheckpointRecord } from '@rein/checkpoint'
 
-/** The records in a log's bytes, and how many bytes of it are whole lines (a torn tail is cut there). */
-export function parseLog(text: Buffer, file: string): { records: CheckpointRecord[]; validBytes: number } {
+/** What a log's bytes hold: the records, the highest `seq` ever given, and how many bytes are whole lines (a torn tail is cut there). */
+export interface ParsedLog {
+  records: CheckpointRecord[]
+  lastSeq: number
+  validBytes: number
+}
+
+/** The records in a log's bytes (see `ParsedLog`). */
+export function parseLog(text: Buffer, file: string): ParsedLog {
   const records: CheckpointRecord[] = []
+  let lastSeq = 0
   let start = 0
   while (start < text.length) {
     const end = text.indexOf(0x0a, start)
     // A line without its newline is a write a crash cut short: its record never resolved, so it is dropped.
     if (end < 0) break
     const line = text.subarray(start, end).toString('utf8')
-    const record = parseRecord(line)
-    if (!record) {
+    const marker = start === 0 ? parseMarker(line) : undefined
+    const record = marker === undefined ? parseRecord(line) : undefined
+    if (marker === undefined && !record) {
       const last = end + 1 >= text.length
       if (last) break
       throw new ReinError('CHECKPOINT_LOG_DAMAGED', `${file} has a damaged record at byte ${start}; move the file aside to start the session's checkpoints afresh`, { details: { file, offset: start } })
     }
-    const previous = records.at(-1)
-    if (previous && record.seq <= previous.seq) {
-      throw new ReinError('CHECKPOINT_LOG_DAMAGED', `${file} has record ${record.seq} after ${previous.seq}; move the file aside to start the session's checkpoints afresh`, { details: { file, offset: start } })
+    if (record) {
+      const previous = records.at(-1)
+      if (previous && record.seq <= previous.seq) {
+        throw new ReinError('CHECKPOINT_LOG_DAMAGED', `${file} has record ${record.seq} after ${previous.seq}; move the file aside to start the session's checkpoints afresh`, { details: { file, offset: start } })
+      }
+      records.push(record)
     }
-    records.push(record)
+    lastSeq = Math.max(lastSeq, marker ?? record?.seq ?? 0)
     start = end + 1
   }
-  return { records, validBytes: start }
+  return { records, lastSeq, validBytes: start }
 }
 
 /** One line for `record`, newline included. */
 export function formatRecord(record: CheckpointRecord): Buffer {
   const { anchor, seq, root, path, existed, before, after, at, by, gap } = record
   return Buffer.from(`${JSON.stringify({ anchor, seq, root, path, existed, before, after, at, by, gap })}\n`)
+}
+
+/**
+ * The first line of a compacted log: the highest `seq` ever given, so the next record does not
+ * reuse the number of one compaction dropped (even when it dropped them all).
+ */
+export function formatMarker(lastSeq: number, at: number): Buffer {
+  return Buffer.from(`${JSON.stringify({ compacted: { lastSeq, at } })}\n`)
+}
+
+/** The marker's `lastSeq`, or `undefined` when the line is not a marker. */
+function parseMarker(line: string): number | undefined {
+  let value: unknown
+  try {
+    value = JSON.parse(line)
+  } catch {
+    return undefined
+  }
+  const compacted = typeof value === 'object' && value !== null ? (value as Record<string, unknown>).compacted : undefined
+  const lastSeq = typeof compacted === 'object' && compacted !== null ? (compacted as Record<string, unknown>).lastSeq : undefined
+  return typeof lastSeq === 'number' && Number.isSafeInteger(lastSeq) && lastSeq >= 0 ? lastSeq : undefined
 }
 
 function parseRecord(line: string): CheckpointRecord | undefined {

@@ -7,7 +7,7 @@ import type {} from '@rein/session'
 import { JsonlCheckpointStore } from './jsonl-store.ts'
 
 /** No options: the store lives in each session's folder. */
-// oxlint-disable-next-line typescript/no-empty-object-type -- no fields yet; retention options come later
+// oxlint-disable-next-line typescript/no-empty-object-type -- no fields: retention is @rein/checkpoint's Config
 export interface Config {}
 
 /** The (empty) Config schema. */

@@ -25,7 +25,8 @@ describe('the plugin', () => {
     await ctx.checkpoints.record('p1', { anchor: 't1', root: workspace, path: 'a.txt', existed: true, before: Buffer.from('before'), after: Buffer.from('after') })
     await writeFile(join(workspace, 'a.txt'), 'after')
     expect((await stat(join(await session.folder(), plugin.LOG_FILE))).isFile()).toBe(true)
-    const result = await ctx.checkpoints.rewind('p1', 't1')
+    // The session is open here, held by this test rather than an agent: rewind is told so.
+    const result = await ctx.checkpoints.rewind('p1', 't1', { session })
     expect(result.restored.map((item) => item.path)).toEqual(['a.txt'])
     await session.close()
   })

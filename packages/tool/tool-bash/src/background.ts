@@ -49,6 +49,9 @@ export function createBackground(jobs: () => JobService | undefined): StartInBac
     // Running and recorded (or already over: job_output tells how).
     await running
     const value: StartedValue = { kind: 'background', jobId: handle.jobId, outputPath: sink.path ?? null }
+    // Like the handle's own, `done` is not enumerable: the model never sees it, while an execute
+    // wrapper (checkpoint's snapshot) can wait for the job to end.
+    Object.defineProperty(value, 'done', { value: handle.done, enumerable: false })
     return value
   }
 }

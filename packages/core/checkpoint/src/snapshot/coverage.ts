@@ -1,0 +1,113 @@
+/**
+ * Covers `exec` tools (bash) by snapshot: an execute wrapper walks the workspace before the call
+ * and again after it — for a call that started a background job, when the job ends — and records
+ * what changed as the call's checkpoint changes.
+ */
+
+import type { Context, Logger } from '@deepseek-ai/cordis'
+import { ReinError } from '@rein/base'
+import type { DispatchOutcome, ExecuteWrapper, RunIdentity, ToolCall } from '@rein/tools'
+import type { CheckpointRecord, FileChange } from '../types.ts'
+import { defaultSnapshotFolder, reinHome, type SnapshotConfig } from './config.ts'
+import { PackStore } from './pack-store.ts'
+import { Snapshotter, type Attribution } from './snapshotter.ts'
+import { formatBytes } from './walk.ts'
+
+/** A pack is closed and a new one started at this size. */
+const PACK_BYTES = 64 * 1024 * 1024
+/** How much of a command a label keeps. */
+const LABEL_CHARS = 120
+
+/** Makes one change durable, for the run's turn. */
+type Record = (identity: RunIdentity, change: FileChange) => Promise<unknown>
+
+/** Whether a call is snapshotted: an `exec` tool not in `skip`. */
+export function snapshotCovers(config: SnapshotConfig, toolName: string, effects: readonly string[]): boolean {
+  return config.enabled && effects.includes('exec') && !config.skip.includes(toolName)
+}
+
+/**
+ * What a plan cannot restore because a snapshot never kept it, one line per workspace whose
+ * commands it undoes: a person checks these by hand.
+ */
+export function notCovered(records: readonly CheckpointRecord[], config: SnapshotConfig): string[] {
+  const roots = new Set(records.filter((record) => record.by !== undefined).map((record) => record.root))
+  return [...roots].map((root) => `commands run in ${root} are undone only for files a snapshot kept: not for files ignored by .gitignore or the ignore list (${config.ignore.join(', ')}), over ${formatBytes(config.maxFileBytes)}, or outside ${root}`)
+}
+
+/** Installs the wrapper on `ctx.tools` while both are loaded; the pack store closes with it. */
+export function coverExecCalls(ctx: Context, config: SnapshotConfig, record: Record): void {
+  if (!config.enabled) return
+  const folder = config.folder ?? defaultSnapshotFolder()
+  ctx.inject(['tools'], (inner) => {
+    const store = new PackStore(folder, { maxBytes: config.maxStoreBytes, packBytes: PACK_BYTES })
+    const snapshots = new Snapshotter({
+      store,
+      ignore: config.ignore,
+      maxFileBytes: config.maxFileBytes,
+      maxFiles: config.maxFiles,
+      // rein's own folders (sessions, snapshots) when they sit inside a workspace.
+      exclude: new Set([folder, reinHome()]),
+      record,
+    })
+    const state = { active: true }
+    inner.effect(() => () => {
+      state.active = false
+      store.close()
+    }, 'checkpoints.snapshots')
+    inner.tools.wrapExecute(snapshotWrapper(snapshots, config, state, inner.logger('checkpoint')))
+  })
+}
+
+function snapshotWrapper(snapshots: Snapshotter, config: SnapshotConfig, state: { active: boolean }, logger: Logger): ExecuteWrapper {
+  return async (call, next) => {
+    const who = snapshotCovers(config, call.toolName, call.tool.effects) ? attribution(call) : undefined
+    if (!who) return next()
+    const root = call.workspaceRoot
+    try {
+      await snapshots.before(root)
+    } catch (error) {
+      throw new ReinError('CHECKPOINT_FAILED', `${call.toolName} was not run: the workspace snapshot before it failed (${describe(error)}); free space for the snapshot store, or set snapshot.enabled: false on the @rein/checkpoint row to run commands without undo`, { cause: error })
+    }
+    const outcome = await next()
+    const after = () => {
+      if (!state.active) return Promise.resolve()
+      return snapshots.after(root, who).then(undefined, (error: unknown) => {
+        logger.error('the changes %s made could not be recorded; they cannot be rewound: %s', who.by, error)
+      })
+    }
+    const job = backgroundJob(outcome)
+    if (job) {
+      const ended = snapshots.background(root, who)
+      void job.then(after).finally(ended)
+    } else {
+      await after()
+    }
+    return outcome
+  }
+}
+
+/** The call's run and label; `undefined` for a call outside a session's turn. */
+function attribution(call: ToolCall): Attribution | undefined {
+  const identity = call.identity
+  if (!identity) return undefined
+  const command = typeof call.args.command === 'string' ? call.args.command : JSON.stringify(call.args)
+  const oneLine = command.replace(/\s+/g, ' ').trim()
+  const label = oneLine.length > LABEL_CHARS ? `${oneLine.slice(0, LABEL_CHARS - 1)}…` : oneLine
+  return { identity, by: `${call.toolName}: ${label}` }
+}
+
+/**
+ * The end of the job a call started, when its result is a `ctx.jobs` handle (`{kind: 'background',
+ * jobId}` with a `done` promise that settles when the job ends and never rejects).
+ */
+function backgroundJob(outcome: DispatchOutcome): Promise<unknown> | undefined {
+  if (!outcome.ok || typeof outcome.value !== 'object' || outcome.value === null) return undefined
+  const value = outcome.value as { kind?: unknown; done?: unknown }
+  if (value.kind !== 'background' || !(value.done instanceof Promise)) return undefined
+  return value.done
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

@@ -1,0 +1,75 @@
+/** A walk's changes as checkpoint changes, contents from the pack store. */
+
+import { lstatSync } from 'node:fs'
+import { join } from 'node:path'
+import type { PackStore } from './pack-store.ts'
+import type { FileState, WalkChanges } from './walk.ts'
+
+/** One file's change between two walks; `gap` when its contents could not be kept. */
+export interface SnapshotChange {
+  readonly path: string
+  readonly existed: boolean
+  readonly before: Uint8Array | null
+  readonly after: Uint8Array | null
+  readonly gap?: string
+}
+
+/**
+ * A file that appears in a walk but whose change time is this much before the previous walk
+ * started was there already, merely hidden (an edited `.gitignore` stopped ignoring it): it was not
+ * created, and a rewind must not remove it. The margin covers file systems with coarse times.
+ */
+const CREATED_MARGIN_MS = 2000
+
+/** The changes a walk of `root` found, in path order. */
+export function snapshotChanges(root: string, walk: WalkChanges, store: PackStore): SnapshotChange[] {
+  const changes: SnapshotChange[] = []
+  const since = walk.since ?? 0
+  for (const [path, now] of walk.created) {
+    if (now.ctimeMs >= since - CREATED_MARGIN_MS) changes.push(created(path, now, store))
+  }
+  for (const [path, was, now] of walk.changed) {
+    // Written with the same bytes (touched, or rewritten by a formatter that changed nothing).
+    if (was.hash === undefined || was.hash !== now.hash) changes.push(changed(path, was, now, store))
+  }
+  for (const [path, was] of walk.deleted) {
+    // Still there but no longer walked (newly ignored): not deleted.
+    if (!exists(join(root, path))) changes.push(deleted(path, was, store))
+  }
+  return changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+}
+
+function created(path: string, now: FileState, store: PackStore): SnapshotChange {
+  const after = content(now, store)
+  if (typeof after === 'string') return { path, existed: false, before: null, after: null, gap: `created; ${after}` }
+  return { path, existed: false, before: null, after }
+}
+
+function changed(path: string, was: FileState, now: FileState, store: PackStore): SnapshotChange {
+  const before = content(was, store, 'before the command')
+  const after = content(now, store)
+  if (typeof before === 'string') return { path, existed: true, before: null, after: null, gap: before }
+  if (typeof after === 'string') return { path, existed: true, before: null, after: null, gap: after }
+  return { path, existed: true, before, after }
+}
+
+function deleted(path: string, was: FileState, store: PackStore): SnapshotChange {
+  const before = content(was, store, 'before the command')
+  if (typeof before === 'string') return { path, existed: true, before: null, after: null, gap: `deleted; ${before}` }
+  return { path, existed: true, before, after: null }
+}
+
+/** The file's content at that walk, or why it is not available. */
+function content(state: FileState, store: PackStore, when = 'now'): Uint8Array | string {
+  if (state.hash === undefined) return state.gap ?? 'its content was not kept'
+  return store.get(state.hash) ?? `its content ${when} was dropped from the snapshot store (size cap)`
+}
+
+function exists(file: string): boolean {
+  try {
+    lstatSync(file)
+    return true
+  } catch {
+    return false
+  }
+}

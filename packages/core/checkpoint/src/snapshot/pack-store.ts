@@ -1,0 +1,205 @@
+/**
+ * The content store snapshots share: contents by sha256, appended to pack files under one folder
+ * (`$REIN_HOME/snapshots`), one `.idx` line per content. Packs, not a file per content: a
+ * workspace of 100 000 small files is then a few sequential writes, not 100 000 inodes. Each
+ * process appends to its own pack, reads every pack, and keeps the folder under a size cap by
+ * dropping its oldest packs. Nothing here is fsynced: a snapshot only has to outlive the command it
+ * surrounds, and what rewind needs is copied into the session's durable checkpoint store.
+ */
+
+import { randomUUID } from 'node:crypto'
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, unlinkSync, writeSync } from 'node:fs'
+import { join } from 'node:path'
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '@rein/base'
+import { contentHash, isContentHash } from '../hash.ts'
+
+/** How big the store may grow and when a pack is full. */
+export interface PackStoreLimits {
+  /** The folder's cap in bytes: past it, whole packs go, oldest first. */
+  maxBytes: number
+  /** A pack that reaches this size is closed and a new one started. */
+  packBytes: number
+}
+
+interface Location {
+  readonly pack: string
+  readonly offset: number
+  readonly length: number
+}
+
+interface OpenPack {
+  readonly name: string
+  readonly fd: number
+  readonly indexFd: number
+  size: number
+}
+
+/** What `dropOverCap` removed, for the log. */
+export interface DroppedPacks {
+  readonly packs: number
+  readonly bytes: number
+}
+
+/** Contents by hash in packs (see the module comment). Synchronous: the walk that feeds it is. */
+export class PackStore {
+  private readonly _where = new Map<string, Location>()
+  private _current: OpenPack | undefined
+  private _loaded = false
+  private _generation = 0
+
+  constructor(private readonly folder: string, private readonly limits: PackStoreLimits) {}
+
+  /** Moves on whenever contents are dropped: a caller that checked `has` before need only check again after it moved. */
+  get generation(): number {
+    return this._generation
+  }
+
+  /** Whether the content with this hash is stored (as far as this process knows). */
+  has(hash: string): boolean {
+    this.load()
+    return this._where.has(hash)
+  }
+
+  /** Stores `content` under `hash` unless it is there already. */
+  put(hash: string, content: Uint8Array): void {
+    if (this.has(hash)) return
+    const pack = this.writable()
+    const offset = pack.size
+    try {
+      writeAll(pack.fd, content)
+      pack.size += content.length
+      // The index line comes after the content: a line always names bytes that were written.
+      writeAll(pack.indexFd, Buffer.from(`${hash} ${offset} ${content.length}\n`))
+    } catch (error) {
+      // A part-written content or line would shift what comes after it: the next put starts a new pack.
+      this.close()
+      throw error
+    }
+    this._where.set(hash, { pack: pack.name, offset, length: content.length })
+    if (pack.size >= this.limits.packBytes) this.rotate()
+  }
+
+  /** The content, checked against its hash; `undefined` when it is gone (a pack dropped by the cap) or damaged. */
+  get(hash: string): Uint8Array | undefined {
+    this.load()
+    const where = this._where.get(hash)
+    if (!where) return undefined
+    let fd: number
+    try {
+      fd = openSync(join(this.folder, `${where.pack}.pack`), 'r')
+    } catch {
+      this._where.delete(hash)
+      this._generation++
+      return undefined
+    }
+    try {
+      const content = Buffer.alloc(where.length)
+      let read = 0
+      while (read < where.length) {
+        const n = readSync(fd, content, read, where.length - read, where.offset + read)
+        if (n <= 0) break
+        read += n
+      }
+      if (read < where.length || contentHash(content) !== hash) return undefined
+      return content
+    } finally {
+      closeSync(fd)
+    }
+  }
+
+  /** Removes the oldest packs (never the one being written) until the folder is under its cap. */
+  dropOverCap(): DroppedPacks {
+    this.load()
+    const packs = this.packs().sort((a, b) => a.mtimeMs - b.mtimeMs)
+    let total = packs.reduce((sum, pack) => sum + pack.size, 0)
+    let dropped = 0
+    let freed = 0
+    for (const pack of packs) {
+      if (total <= this.limits.maxBytes) break
+      if (pack.name === this._current?.name) continue
+      for (const ext of ['.pack', '.idx']) {
+        try {
+          unlinkSync(join(this.folder, pack.name + ext))
+        } catch {
+          // Another process dropped it first.
+        }
+      }
+      for (const [hash, where] of this._where) if (where.pack === pack.name) this._where.delete(hash)
+      this._generation++
+      total -= pack.size
+      freed += pack.size
+      dropped++
+    }
+    return { packs: dropped, bytes: freed }
+  }
+
+  /** Closes the pack being written. */
+  close(): void {
+    const pack = this._current
+    this._current = undefined
+    if (!pack) return
+    closeSync(pack.fd)
+    closeSync(pack.indexFd)
+  }
+
+  private load(): void {
+    if (this._loaded) return
+    mkdirSync(this.folder, { recursive: true, mode: PRIVATE_DIR_MODE })
+    this._loaded = true
+    for (const entry of readdirSync(this.folder)) {
+      if (!entry.endsWith('.idx')) continue
+      const pack = entry.slice(0, -'.idx'.length)
+      let text: string
+      try {
+        text = readFileSync(join(this.folder, entry), 'utf8')
+      } catch {
+        continue
+      }
+      for (const line of text.split('\n')) {
+        const [hash, offset, length] = line.split(' ')
+        // A torn last line (a process killed while writing it) is ignored.
+        if (hash === undefined || !isContentHash(hash) || offset === undefined || length === undefined) continue
+        const location = { pack, offset: Number(offset), length: Number(length) }
+        if (Number.isSafeInteger(location.offset) && Number.isSafeInteger(location.length)) this._where.set(hash, location)
+      }
+    }
+  }
+
+  private writable(): OpenPack {
+    if (this._current) return this._current
+    this.load()
+    const name = `${Date.now()}-${process.pid}-${randomUUID().slice(0, 8)}`
+    const fd = openSync(join(this.folder, `${name}.pack`), 'wx', PRIVATE_FILE_MODE)
+    const indexFd = openSync(join(this.folder, `${name}.idx`), 'wx', PRIVATE_FILE_MODE)
+    this._current = { name, fd, indexFd, size: 0 }
+    return this._current
+  }
+
+  private rotate(): void {
+    this.close()
+    this.dropOverCap()
+  }
+
+  private packs(): { name: string; size: number; mtimeMs: number }[] {
+    const packs = []
+    for (const entry of readdirSync(this.folder)) {
+      if (!entry.endsWith('.pack')) continue
+      try {
+        const stats = statSync(join(this.folder, entry))
+        packs.push({ name: entry.slice(0, -'.pack'.length), size: stats.size, mtimeMs: stats.mtimeMs })
+      } catch {
+        // Dropped by another process meanwhile.
+      }
+    }
+    return packs
+  }
+}
+
+function writeAll(fd: number, bytes: Uint8Array): void {
+  let offset = 0
+  while (offset < bytes.length) {
+    const n = writeSync(fd, bytes, offset, bytes.length - offset)
+    if (n <= 0) throw new Error(`the write stopped after ${offset} of ${bytes.length} bytes`)
+    offset += n
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Snapshots around `exec` calls, per workspace root: the last walk of each root is the baseline the
+ * next one is compared with, so a walk reads only what changed since. A walk after a command turns
+ * everything that changed while it ran into checkpoint changes attributed to it. Walks of one
+ * root run one at a time.
+ */
+
+import type { RunIdentity } from '@rein/tools'
+import type { FileChange } from '../types.ts'
+import { snapshotChanges } from './diff.ts'
+import type { PackStore } from './pack-store.ts'
+import { WorkspaceIndex } from './walk.ts'
+
+/** Whose changes a walk finds: the command's run (its session and turn) and label. */
+export interface Attribution {
+  readonly identity: RunIdentity
+  /** `bash: npm test`: shown as "changed while `…` ran". */
+  readonly by: string
+}
+
+/** What the snapshotter needs. */
+export interface SnapshotterOptions {
+  readonly store: PackStore
+  readonly ignore: readonly string[]
+  readonly maxFileBytes: number
+  readonly maxFiles: number
+  readonly exclude: ReadonlySet<string>
+  /** Makes one change durable, for the run's turn. */
+  readonly record: (identity: RunIdentity, change: FileChange) => Promise<unknown>
+}
+
+interface RootState {
+  readonly index: WorkspaceIndex
+  queue: Promise<unknown>
+  /** Commands started in the background on this root and not ended, oldest first. */
+  readonly background: Attribution[]
+}
+
+/** What one walk after a command recorded. */
+export interface SnapshotReport {
+  readonly recorded: number
+  readonly gaps: number
+  readonly truncated: boolean
+}
+
+/** The per-root baselines and the walks around commands (see the module comment). */
+export class Snapshotter {
+  private readonly _roots = new Map<string, RootState>()
+
+  constructor(private readonly options: SnapshotterOptions) {}
+
+  /**
+   * The walk before a command. What changed since the last walk was done by a person or by a
+   * background command still running here: the newest such command is credited with it.
+   */
+  before(root: string): Promise<SnapshotReport> {
+    return this.serialized(root, (state) => this.walk(root, state, state.background.at(-1)))
+  }
+
+  /** The walk after a command: what changed since the walk before it is recorded as its changes. */
+  after(root: string, who: Attribution): Promise<SnapshotReport> {
+    return this.serialized(root, (state) => this.walk(root, state, who))
+  }
+
+  /** Marks a command as running in the background until the returned function is called. */
+  background(root: string, who: Attribution): () => void {
+    const { background } = this.state(root)
+    background.push(who)
+    return () => {
+      const index = background.indexOf(who)
+      if (index >= 0) background.splice(index, 1)
+    }
+  }
+
+  private async walk(root: string, state: RootState, who: Attribution | undefined): Promise<SnapshotReport> {
+    // The index moves on before anything is recorded: a failed record must not make the next walk blame this change on another command.
+    const walk = await state.index.update()
+    if (!who) return { recorded: 0, gaps: 0, truncated: walk.truncated }
+    let recorded = 0
+    let gaps = 0
+    for (const change of snapshotChanges(root, walk, this.options.store)) {
+      await this.options.record(who.identity, { root, by: who.by, ...change })
+      recorded++
+      if (change.gap !== undefined) gaps++
+    }
+    return { recorded, gaps, truncated: walk.truncated }
+  }
+
+  private serialized<T>(root: string, task: (state: RootState) => Promise<T>): Promise<T> {
+    const state = this.state(root)
+    const run = state.queue.then(() => task(state))
+    state.queue = run.catch(() => undefined)
+    return run
+  }
+
+  private state(root: string): RootState {
+    let state = this._roots.get(root)
+    if (!state) {
+      const { options } = this
+      const index = new WorkspaceIndex(root, { ignore: options.ignore, maxFileBytes: options.maxFileBytes, maxFiles: options.maxFiles, exclude: options.exclude, store: options.store })
+      state = { index, queue: Promise.resolve(), background: [] }
+      this._roots.set(root, state)
+    }
+    return state
+  }
+}

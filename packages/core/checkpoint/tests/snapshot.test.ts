@@ -1,0 +1,211 @@
+// Exec tools are covered by a workspace snapshot around each call: what a real shell command
+// created, changed or deleted is recorded as the call's checkpoint and can be rewound.
+import { execFileSync } from 'node:child_process'
+import { mkdir, readdir, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { Context } from '@deepseek-ai/cordis'
+import ToolService, { defineTool, type RunIdentity } from '@rein/tools'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+
+afterEach(() => {
+  vi.unstubAllEnvs()
+})
+import { CheckpointService, MemoryCheckpointStore } from '../src/index.ts'
+import { tempRoot, text } from './harness.ts'
+
+const identity: RunIdentity = { agent: 'main', sessionId: 's1', conversationId: 's1', runId: 'run-1', turnId: 's1/1', anchor: 'm1', depth: 0 }
+
+/** A shell tool as bash is to the snapshot: effects `exec`, a `command` argument; `background` returns a job-like handle. */
+const sh = defineTool({
+  name: 'sh',
+  description: 'Runs a shell command.',
+  parameters: { command: { type: 'string', required: true }, background: { type: 'boolean', default: false } },
+  output: { schema: { type: 'json' }, render: () => 'ran' },
+  effects: ['exec'],
+  execute: (args, run) => {
+    if (!args.background) {
+      execFileSync('sh', ['-c', args.command], { cwd: run.cwd })
+      return { ran: true }
+    }
+    let finish = () => {}
+    const done = new Promise<void>((resolve) => { finish = resolve })
+    const handle = { kind: 'background', jobId: 'sh-1' }
+    Object.defineProperty(handle, 'done', { value: done, enumerable: false })
+    background.push(() => {
+      execFileSync('sh', ['-c', args.command], { cwd: run.cwd })
+      finish()
+      return done
+    })
+    return handle
+  },
+})
+const background: (() => Promise<void>)[] = []
+
+async function setup(snapshot: Record<string, unknown> = {}) {
+  const workspace = await tempRoot()
+  const folder = join(await tempRoot(), 'snapshots')
+  const ctx = new Context()
+  await ctx.plugin(ToolService, { askFor: [] })
+  await ctx.plugin(CheckpointService, { snapshot: { folder, ...snapshot } })
+  const store = new MemoryCheckpointStore()
+  ctx.checkpoints.registerStore(store)
+  ctx.tools.register(sh)
+  let calls = 0
+  const run = (command: string, anchor = 'm1', extra: Record<string, unknown> = {}) => ctx.tools.execute({
+    callId: `c${++calls}`, name: 'sh', arguments: JSON.stringify({ command, ...extra }), signal: new AbortController().signal,
+    context: { cwd: workspace, workspaceRoot: workspace, sessionId: 's1', identity: { ...identity, anchor } },
+  })
+  return { ctx, store, workspace, folder, run }
+}
+
+describe('snapshots around exec calls', () => {
+  it('records what a command created, changed and deleted, and rewind undoes it', async () => {
+    const { ctx, store, workspace, run } = await setup()
+    await writeFile(join(workspace, 'keep.txt'), 'kept')
+    await writeFile(join(workspace, 'edit.txt'), 'v1')
+    await writeFile(join(workspace, 'gone.txt'), 'bye')
+    expect((await run('echo v2 > edit.txt && rm gone.txt && mkdir -p out && echo new > out/made.txt')).isError).toBe(false)
+    const records = await store.records('s1')
+    expect(records.map((record) => [record.path, record.existed, record.before !== null, record.after !== null, record.by])).toEqual([
+      ['edit.txt', true, true, true, 'sh: echo v2 > edit.txt && rm gone.txt && mkdir -p out && echo new > out/made.txt'],
+      ['gone.txt', true, true, false, 'sh: echo v2 > edit.txt && rm gone.txt && mkdir -p out && echo new > out/made.txt'],
+      ['out/made.txt', false, false, true, 'sh: echo v2 > edit.txt && rm gone.txt && mkdir -p out && echo new > out/made.txt'],
+    ])
+    const plan = await ctx.checkpoints.plan('s1', 'm1')
+    expect(plan.items.every((item) => item.changedWhile?.startsWith('sh: echo v2'))).toBe(true)
+    const result = await ctx.checkpoints.rewind('s1', 'm1')
+    expect(result.failed).toEqual([])
+    expect(await text(join(workspace, 'edit.txt'))).toBe('v1')
+    expect(await text(join(workspace, 'gone.txt'))).toBe('bye')
+    expect(await text(join(workspace, 'out/made.txt'))).toBeNull()
+    expect(await text(join(workspace, 'keep.txt'))).toBe('kept')
+  })
+
+  it('records nothing for a command that changed nothing, and does not blame it for an edit made between calls', async () => {
+    const { store, workspace, run } = await setup()
+    await writeFile(join(workspace, 'a.txt'), 'a')
+    await run('true')
+    await writeFile(join(workspace, 'a.txt'), 'edited by a person')
+    await run('cat a.txt > /dev/null')
+    expect(await store.records('s1')).toEqual([])
+  })
+
+  it('skips .gitignore d paths, the ignore list and .git, and notes an oversized file as not restorable', async () => {
+    const { ctx, store, workspace, run } = await setup({ maxFileBytes: 10 })
+    await writeFile(join(workspace, '.gitignore'), 'build/\n*.log\n')
+    await mkdir(join(workspace, '.git'))
+    await writeFile(join(workspace, '.git', 'HEAD'), 'ref')
+    await writeFile(join(workspace, 'big.bin'), 'x'.repeat(20))
+    await run('mkdir -p build node_modules/pkg && echo b > build/out.js && echo l > debug.log && echo n > node_modules/pkg/i.js && echo changed > .git/HEAD && echo y >> big.bin')
+    const records = await store.records('s1')
+    expect(records.map((record) => [record.path, record.gap])).toEqual([['big.bin', 'over the 10 B size cap']])
+    const plan = await ctx.checkpoints.plan('s1', 'm1')
+    expect(plan.items).toMatchObject([{ path: 'big.bin', action: 'skipped', reason: 'not restored: over the 10 B size cap' }])
+  })
+
+  it('attributes a background command\'s changes to it when its job ends', async () => {
+    const { store, workspace, run } = await setup()
+    expect((await run('echo late > late.txt', 'm1', { background: true })).isError).toBe(false)
+    expect(await store.records('s1')).toEqual([])
+    await background.splice(0)[0]?.()
+    await new Promise((resolve) => setImmediate(resolve))
+    await waitFor(async () => (await store.records('s1')).length === 1)
+    expect((await store.records('s1')).map((record) => [record.path, record.by])).toEqual([['late.txt', 'sh: echo late > late.txt']])
+    expect(await text(join(workspace, 'late.txt'))).toBe('late\n')
+  })
+
+  it('does not remove a file that a .gitignore edit merely revealed', async () => {
+    const { ctx, workspace, run } = await setup()
+    await writeFile(join(workspace, '.gitignore'), 'dist/\n')
+    await mkdir(join(workspace, 'dist'))
+    await writeFile(join(workspace, 'dist', 'old.js'), 'built long ago')
+    // Change times cannot be set back: let this file grow older than the margin for coarse clocks.
+    await new Promise((resolve) => setTimeout(resolve, 2100))
+    await run('true')
+    await run('printf "" > .gitignore')
+    const plan = await ctx.checkpoints.plan('s1', 'm1')
+    expect(plan.items.map((item) => item.path)).toEqual(['.gitignore'])
+  })
+
+  it('keeps the shared snapshot store private: 0700 folder, 0600 packs', async () => {
+    const { workspace, folder, run } = await setup()
+    await writeFile(join(workspace, 'a.txt'), 'secret')
+    await run('true')
+    expect((await stat(folder)).mode & 0o777).toBe(0o700)
+    const files = await readdir(folder)
+    expect(files.length).toBeGreaterThan(0)
+    for (const file of files) expect((await stat(join(folder, file))).mode & 0o777).toBe(0o600)
+  })
+
+  it('says exec tools are covered, except the skipped ones', async () => {
+    const { ctx } = await setup({ skip: ['sh'] })
+    expect(ctx.checkpoints.covers('sh')).toBe(false)
+    expect(ctx.checkpoints.covers('write')).toBe(true)
+    const other = await setup()
+    expect(other.ctx.checkpoints.covers('sh')).toBe(true)
+    expect(other.ctx.checkpoints.covers('nothing')).toBe(false)
+  })
+})
+
+async function waitFor(check: () => Promise<boolean>): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    if (await check()) return
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  throw new Error('condition never held')
+}
+
+describe('what a snapshot cannot restore', () => {
+  it('is listed in the plan of a turn that ran a command, and not in one that did not', async () => {
+    const { ctx, run } = await setup()
+    await run('echo x > x.txt', 'm1')
+    const plan = await ctx.checkpoints.plan('s1', 'm1')
+    expect(plan.notCovered).toHaveLength(1)
+    expect(plan.notCovered[0]).toContain('node_modules/')
+    expect((await ctx.checkpoints.plan('s1', 'other')).notCovered).toEqual([])
+  })
+})
+
+describe('a snapshot that cannot be taken', () => {
+  it('stops the command with CHECKPOINT_FAILED before it runs', async () => {
+    const blocker = join(await tempRoot(), 'not-a-folder')
+    await writeFile(blocker, 'a file where the store should be')
+    const { store, workspace, run } = await setup({ folder: join(blocker, 'snapshots') })
+    await writeFile(join(workspace, 'a.txt'), 'a')
+    const result = await run('echo ran > ran.txt')
+    expect(result).toMatchObject({ isError: true, error: { code: 'CHECKPOINT_FAILED' } })
+    expect(await text(join(workspace, 'ran.txt'))).toBeNull()
+    expect(await store.records('s1')).toEqual([])
+  })
+})
+
+describe('the walk', () => {
+  it('never enters rein\'s own folder inside the workspace', async () => {
+    const workspace = await tempRoot()
+    await mkdir(join(workspace, '.rein-home'))
+    vi.stubEnv('REIN_HOME', join(workspace, '.rein-home'))
+    const ctx = new Context()
+    await ctx.plugin(ToolService, { askFor: [] })
+    await ctx.plugin(CheckpointService, { snapshot: { folder: join(await tempRoot(), 'snapshots') } })
+    const store = new MemoryCheckpointStore()
+    ctx.checkpoints.registerStore(store)
+    ctx.tools.register(sh)
+    const result = await ctx.tools.execute({
+      callId: 'c1', name: 'sh', arguments: JSON.stringify({ command: 'echo s > .rein-home/sessions.txt && echo w > work.txt' }), signal: new AbortController().signal,
+      context: { cwd: workspace, workspaceRoot: workspace, sessionId: 's1', identity },
+    })
+    expect(result.isError).toBe(false)
+    expect((await store.records('s1')).map((record) => record.path)).toEqual(['work.txt'])
+  })
+
+  it('past maxFiles, reports no deletion in folders it did not reach', async () => {
+    const { store, workspace, run } = await setup({ maxFiles: 2 })
+    for (const name of ['a', 'b', 'c', 'd']) {
+      await mkdir(join(workspace, name))
+      await writeFile(join(workspace, name, 'f.txt'), name)
+    }
+    await run('true')
+    await run('true')
+    expect(await store.records('s1')).toEqual([])
+  })
+})

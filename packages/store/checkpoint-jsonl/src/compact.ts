@@ -1,0 +1,116 @@
+/**
+ * Compaction of one session's log, run inside that session's queue: the kept records behind a
+ * marker line in a new file that replaces the old by rename, then the contents no kept record
+ * names. The order makes a kill at any point safe: until the rename the old log and every content
+ * are there; after it, the new log and every content it names.
+ */
+
+import { randomUUID } from 'node:crypto'
+import { lstat, readdir, rename, unlink } from 'node:fs/promises'
+import { join } from 'node:path'
+import { openPrivateFile } from '@rein/base'
+import { isContentHash, type CheckpointRecord } from '@rein/checkpoint'
+import { syncFolder, type Sync } from './durable.ts'
+import type { SessionLog } from './jsonl-store.ts'
+import { formatMarker, formatRecord } from './log-format.ts'
+import type { CheckpointSize, CompactOptions, CompactReport } from '@rein/checkpoint'
+
+/** Where the session's files are named, and the fsync to use. */
+export interface CompactContext {
+  sync: Sync
+  logFile: string
+  blobFolder: string
+}
+
+/** Files are stat'ed and removed this many at a time. */
+const BATCH = 64
+
+/** Compacts `log` in place (see the module comment); `log` then holds the new file's handle and records. */
+export async function compactLog(log: SessionLog, keepAnchors: ReadonlySet<string>, options: CompactOptions, context: CompactContext): Promise<CompactReport> {
+  const seenThrough = options.seenThrough ?? Number.POSITIVE_INFINITY
+  const isKept = (record: CheckpointRecord) => keepAnchors.has(record.anchor) || record.seq > seenThrough
+  const kept = log.records.filter(isKept)
+  const dropped = log.records.filter((record) => !isKept(record))
+  let freedBytes = dropped.length > 0 ? await rewrite(log, kept, context) : 0
+  const named = new Set<string>()
+  for (const record of kept) for (const hash of [record.before, record.after]) if (hash !== null) named.add(hash)
+  const blobs = await removeFiles(join(log.folder, context.blobFolder), (name) => isContentHash(name) ? !named.has(name) : name.endsWith('.tmp'), context.sync)
+  // A compaction killed before its rename leaves its temp log behind.
+  const staleLogs = await removeFiles(log.folder, (name) => name.startsWith(`.${context.logFile}.`) && name.endsWith('.tmp'), context.sync)
+  freedBytes += blobs.bytes + staleLogs.bytes
+  return Object.freeze({
+    droppedRecords: dropped.length,
+    droppedAnchors: Object.freeze([...new Set(dropped.map((record) => record.anchor))]),
+    droppedBlobs: blobs.names.filter(isContentHash).length,
+    freedBytes,
+  })
+}
+
+/** The log's size and every file in the blob folder (stale temp files included); `contents` by hash. */
+export async function measure(log: SessionLog, blobFolder: string): Promise<CheckpointSize> {
+  const folder = join(log.folder, blobFolder)
+  const contents = new Map<string, number>()
+  let bytes = log.size
+  await inBatches(await listFolder(folder), async (name) => {
+    const stats = await lstat(join(folder, name)).catch(() => undefined)
+    if (!stats?.isFile()) return
+    bytes += stats.size
+    if (isContentHash(name)) contents.set(name, stats.size)
+  })
+  return Object.freeze({ bytes, contents })
+}
+
+/** Writes the kept records behind the marker to a temp file and renames it over the log. Returns the bytes the log shrank by. */
+async function rewrite(log: SessionLog, kept: CheckpointRecord[], { sync, logFile }: CompactContext): Promise<number> {
+  const content = Buffer.concat([formatMarker(log.lastSeq, Date.now()), ...kept.map(formatRecord)])
+  const temp = join(log.folder, `.${logFile}.${process.pid}.${randomUUID()}.tmp`)
+  // Append mode, like the log it becomes: later records go to the end, even after a truncate.
+  const handle = await openPrivateFile(temp, 'ax+')
+  try {
+    await handle.writeFile(content)
+    await sync(handle)
+    await rename(temp, log.file)
+  } catch (error) {
+    await handle.close().catch(() => undefined)
+    await unlink(temp).catch(() => undefined)
+    throw error
+  }
+  const old = log.handle
+  const freed = Math.max(0, log.size - content.length)
+  log.handle = handle
+  log.size = content.length
+  log.records = kept
+  await old?.close().catch(() => undefined)
+  // The new name must be durable before any content the old log named is removed.
+  await syncFolder(log.folder, sync)
+  return freed
+}
+
+/** Removes the files in `folder` that `doomed` picks; says which and how many bytes. A missing folder holds none. */
+async function removeFiles(folder: string, doomed: (name: string) => boolean, sync: Sync): Promise<{ names: string[]; bytes: number }> {
+  const names: string[] = []
+  let bytes = 0
+  await inBatches((await listFolder(folder)).filter(doomed), async (name) => {
+    const file = join(folder, name)
+    const stats = await lstat(file).catch(() => undefined)
+    if (!stats?.isFile()) return
+    await unlink(file)
+    names.push(name)
+    bytes += stats.size
+  })
+  if (names.length > 0) await syncFolder(folder, sync)
+  return { names, bytes }
+}
+
+async function listFolder(folder: string): Promise<string[]> {
+  try {
+    return await readdir(folder)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw error
+  }
+}
+
+async function inBatches(names: readonly string[], task: (name: string) => Promise<void>): Promise<void> {
+  for (let start = 0; start < names.length; start += BATCH) await Promise.all(names.slice(start, start + BATCH).map(task))
+}
