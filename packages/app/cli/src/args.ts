@@ -5,7 +5,7 @@ import { ReinError } from '@rein/base'
 import type { ToolEffect } from '@rein/tools'
 import { EXIT_HELP } from './exit-codes.ts'
 
-const COMMANDS = ['run', 'chat', 'sessions', 'resume', 'show', 'config', 'demo'] as const
+const COMMANDS = ['run', 'chat', 'sessions', 'resume', 'show', 'rewind', 'config', 'demo'] as const
 export type Command = (typeof COMMANDS)[number]
 
 /** The effects `--allow` names: @rein/tools' `TOOL_EFFECTS`, spelled out so `--help` loads no tools. */
@@ -20,6 +20,12 @@ export interface CliOptions {
   maxOutputTokens?: number
   maxCost?: number
   session?: string
+  /** `rewind --to`: a turn number (from 1) or the id of the message that started the turn. */
+  to?: string
+  /** `rewind --dry-run`: print the plan, change nothing. */
+  dryRun: boolean
+  /** `rewind --fork`: also start a session whose log is the original's prefix before that turn. */
+  fork: boolean
   json: boolean
   yes: boolean
   /** Effects whose calls run without asking (`--allow write,exec`). */
@@ -43,6 +49,9 @@ const FLAGS = {
   'max-output-tokens': { type: 'string' },
   'max-cost': { type: 'string' },
   session: { type: 'string', short: 's' },
+  to: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  fork: { type: 'boolean' },
   json: { type: 'boolean' },
   yes: { type: 'boolean', short: 'y' },
   allow: { type: 'string', multiple: true },
@@ -71,9 +80,12 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
       ...(values.model !== undefined ? { model: values.model } : {}),
       ...(values.system !== undefined ? { system: values.system } : {}),
       ...(values.session !== undefined ? { session: values.session } : {}),
+      ...(values.to !== undefined ? { to: values.to } : {}),
       ...number('max-steps', values['max-steps'], true),
       ...number('max-output-tokens', values['max-output-tokens'], true),
       ...number('max-cost', values['max-cost'], false),
+      dryRun: values['dry-run'] ?? false,
+      fork: values.fork ?? false,
       json: values.json ?? false,
       yes: values.yes ?? false,
       allow: effects(values.allow ?? []),
@@ -131,9 +143,10 @@ Commands:
   chat                talk in a loop on a terminal
   sessions            list stored sessions
   resume <id> [text]  repair an interrupted session and continue it
-  show <id>           print a session (never changes it)
+  show <id>           print a session, turns with checkpoints marked (never changes it)
+  rewind <id> --to N  put the files the agent changed back to before turn N (--dry-run, --fork)
   config              show which cordis.yml is in use and each row's config (secrets masked)
-  demo                the whole loop offline, against a scripted model
+  demo                the whole loop offline, against a scripted model, and a rewind
 
 Environment (read by the built-in composition, used when there is no --config, ./cordis.yml or
 $REIN_HOME/cordis.yml):
@@ -176,7 +189,29 @@ Approval works as in rein run.
 ${COMMON}`,
   show: `Usage: rein show <id> [--config <file>] [--json]
 
-Prints a session readably. Never writes to it: an interrupted turn is shown as such, not repaired.`,
+Prints a session readably. Never changes its conversation: an interrupted turn is shown as such,
+not repaired. With @rein/checkpoint loaded, a turn that changed files is marked
+[checkpoint: N files]; rein rewind <id> --to <turn> puts them back.`,
+  rewind: `Usage: rein rewind <id> --to <turn number|message id> [--dry-run] [--fork] [--config <file>] [--json]
+
+Puts the files the agent changed (every change @rein/checkpoint recorded) back to their state
+before that turn; every later turn's changes are undone too. Turns count from 1, as rein show
+numbers them; a message id selects the turn that message started. A file changed since the
+agent's edit (by a person, an editor, a command) is left as it is and reported as drifted.
+Prints a table (file, outcome, reason), then what the records cannot restore. The conversation
+keeps its turns; the model is told at its next request which files went back.
+
+  --to <turn|id>   the turn to go back before (required)
+  --dry-run        print what would happen; change nothing
+  --fork           also start a new session holding the conversation before that turn, so files
+                   and conversation are back together: rein resume <new id> "…" continues it.
+                   The original session keeps all its turns
+  --json           print the plan or the result (and the fork) as JSON lines
+
+Needs @rein/checkpoint and @rein/checkpoint-jsonl in the composition (the built-in one has them).
+Refused while the session is in use by another process (a chat, a run): wait for it or end it.
+Exit codes: 0 every file is back (or nothing to rewind), 5 some files were left as they are
+(drifted, skipped or failed; with --dry-run: would be), 2 bad usage, unknown or busy session.`,
   config: `Usage: rein config [--config <file>] [--json]
 
 Prints which cordis.yml is in use (--config, else ./cordis.yml, else $REIN_HOME/cordis.yml), or
@@ -187,6 +222,8 @@ name has key, token, secret, password or authorization in it, and any text equal
 the value of such an environment variable. --json prints one JSON object.`,
   demo: `Usage: rein demo [--json]
 
-Runs the full stack offline: a local mock server plays a scripted model that lists and reads the
-files of a small temporary workspace and answers. Nothing leaves the machine; no key is needed.`,
+Runs the full stack offline: a local mock server plays a scripted model that reads a README in a
+small temporary workspace, fixes a typo with an edit, checks it with bash and answers. Then the turn
+is rewound, as rein rewind would, and the README is back as it was. Nothing leaves the machine; no
+key is needed.`,
 }

@@ -82,6 +82,9 @@ export function builtInRows(env: NodeJS.ProcessEnv): EntryOptions[] {
     { id: 'tools', name: '@rein/tools' },
     { id: 'sessions', name: '@rein/session' },
     { id: 'session-store', name: '@rein/session-jsonl', config: { root: join(reinHome(env), 'sessions') } },
+    // Undo: file changes are recorded before the tools below make them, in each session's folder.
+    { id: 'checkpoints', name: '@rein/checkpoint' },
+    { id: 'checkpoint-store', name: '@rein/checkpoint-jsonl' },
     // The agent's hands, rooted at the agent's working directory: files, background jobs, bash.
     { id: 'fs', name: '@rein/tool-fs' },
     { id: 'jobs', name: '@rein/jobs' },

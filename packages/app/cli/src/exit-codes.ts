@@ -11,6 +11,8 @@ export const EXIT = {
   budget: 3,
   /** The model hit its output limit for one request; the answer is cut off. */
   outputLimit: 4,
+  /** `rein rewind` left some files as they were: drifted, skipped or failed (or, with --dry-run, would). */
+  rewindIncomplete: 5,
   /** Cancelled (SIGINT, SIGTERM, stdout closed); every tool call is paired and the log is saved. */
   interrupted: 130,
 } as const
@@ -20,4 +22,4 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT]
 /** The help text's exit-code lines, from the table above so they cannot drift apart. */
 export const EXIT_HELP = `Exit codes: 0 completed, 1 the run failed (a provider failure at run time, auth included, or the log
 could not be saved), 2 usage or config (nothing ran), 3 a budget ended the turn, 4 the model hit its output limit,
-130 interrupted.`
+5 rein rewind left some files as they were, 130 interrupted.`

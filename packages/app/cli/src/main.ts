@@ -13,8 +13,8 @@ import { neutralize } from './terminal-text.ts'
 /** Codes that mean "nothing ran because of how rein was called or configured". */
 const USAGE_CODES = new Set([
   'USAGE', 'CONFIG_INVALID', 'CONFIG_NOT_FOUND', 'NO_MODEL', 'MAX_COST_UNPRICED', 'UNKNOWN_PROVIDER',
-  'UNSUPPORTED_REASONING_EFFORT', 'SERVICE_MISSING', 'SESSION_NOT_FOUND', 'SESSION_LOCKED', 'SESSION_CORRUPT',
-  'SESSION_FORMAT_UNSUPPORTED', 'SESSION_UNKNOWN_EVENT', 'INVALID_SESSION_ID', 'NO_SESSION_STORE', 'PLUGIN_NOT_BUILT',
+  'UNSUPPORTED_REASONING_EFFORT', 'SERVICE_MISSING', 'SESSION_NOT_FOUND', 'SESSION_LOCKED', 'SESSION_BUSY', 'SESSION_CORRUPT',
+  'SESSION_FORMAT_UNSUPPORTED', 'SESSION_UNKNOWN_EVENT', 'INVALID_SESSION_ID', 'NO_SESSION_STORE', 'NO_CHECKPOINT_STORE', 'PLUGIN_NOT_BUILT',
 ])
 
 type CommandFunction = (args: ParsedArgs, io: Io) => Promise<number>
@@ -25,6 +25,7 @@ const COMMANDS: Record<Command, () => Promise<CommandFunction>> = {
   sessions: async () => (await import('./commands/sessions.ts')).sessionsCommand,
   resume: async () => (await import('./commands/resume.ts')).resumeCommand,
   show: async () => (await import('./commands/show.ts')).showCommand,
+  rewind: async () => (await import('./commands/rewind.ts')).rewindCommand,
   config: async () => (await import('./commands/config.ts')).configCommand,
   demo: async () => (await import('./commands/demo.ts')).demoCommand,
 }

@@ -112,6 +112,12 @@ describe('rein config', () => {
     expect(result.environment).toEqual({ DEEPSEEK_API_KEY: false, OPENAI_API_KEY: false, OPENAI_BASE_URL: true, REIN_MODEL: true, REIN_HOME: true })
     expect(result.rows.find((row) => row.id === 'agents')?.config).toMatchObject({ provider: 'openai', model: 'local-model' })
     expect(result.rows.find((row) => row.id === 'session-store')?.config).toMatchObject({ root: join(home, 'sessions') })
+    // Undo is built in: checkpoints are recorded before the tool rows that write.
+    expect(result.rows.map((row) => `${row.id} ${row.name}`)).toEqual([
+      'llm @rein/llm', 'tools @rein/tools', 'sessions @rein/session', 'session-store @rein/session-jsonl',
+      'checkpoints @rein/checkpoint', 'checkpoint-store @rein/checkpoint-jsonl',
+      'fs @rein/tool-fs', 'jobs @rein/jobs', 'bash @rein/tool-bash', 'openai @rein/llm-openai', 'agents @rein/agent',
+    ])
     const text = await rein(folder(), ['config'], { env: { REIN_HOME: home } })
     expect(text.stdout).toMatch(/^built-in composition, made from DEEPSEEK_API_KEY \(not set\), OPENAI_API_KEY \(not set\), OPENAI_BASE_URL \(not set\), REIN_MODEL \(not set\), REIN_HOME \(set\)\n/)
   })

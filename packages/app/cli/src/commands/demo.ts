@@ -1,6 +1,7 @@
 /**
- * `rein demo`: the real stack — llm-openai over HTTP, tools, the JSONL session log, the agent loop —
- * against a local mock server that plays a scripted model. Labelled as such; no key, no network.
+ * `rein demo`: the real stack — llm-openai over HTTP, tools, the JSONL session log, checkpoints, the
+ * agent loop — against a local mock server that plays a scripted model, then a rewind of its edit.
+ * Labelled as such; no key, no network.
  */
 
 import { join } from 'node:path'
@@ -10,9 +11,11 @@ import { startMockOpenAiServer } from '@rein/testkit'
 import type { ParsedArgs } from '../args.ts'
 import { builtInRows, PACKAGE_DIR } from '../composition.ts'
 import type { Io } from '../io.ts'
+import { rewindDemoTurn } from '../demo/rewind.ts'
 import { demoReply } from '../demo/script.ts'
 import { createDemoWorkspace } from '../demo/workspace.ts'
 import { installApproval } from '../approval.ts'
+import { EXIT } from '../exit-codes.ts'
 import { streamTurn } from '../session-command.ts'
 import { trapInterrupts } from '../interrupts.ts'
 import { colorsEnabled, Renderer } from '../render.ts'
@@ -52,7 +55,9 @@ async function runDemo(args: ParsedArgs, io: Io, serverUrl: string, workspaceRoo
     renderer.notice(`session ${agent.session.id} (rein show ${agent.session.id} prints it afterwards)`, { type: 'session', id: agent.session.id })
     renderer.notice(`> ${TASK}`)
     try {
-      return await streamTurn(io, renderer, agent, (running) => running.send(TASK), interrupts.signal)
+      const code = await streamTurn(io, renderer, agent, (running) => running.send(TASK), interrupts.signal)
+      // The edit the turn made, undone: what `rein rewind` does for any session.
+      return code === EXIT.ok ? await rewindDemoTurn(ctx, io, renderer, agent.session, args.options.json) : code
     } finally {
       await agent.close()
     }

@@ -1,11 +1,16 @@
-/** `rein show <id>`: a session, readably. Reads only: an interrupted turn is shown, not repaired. */
+/**
+ * `rein show <id>`: a session, readably, turns with checkpoints marked. Never changes the
+ * conversation: an interrupted turn is shown, not repaired.
+ */
 
-import { ReinError } from '@rein/base'
+import type { Context } from '@deepseek-ai/cordis'
+import { ReinError, isReinError } from '@rein/base'
 import type { Message } from '@rein/llm'
 import { eventData, planRepair, type SessionEvent } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { formatCost, formatUsage } from '../render.ts'
+import { filesPerTurn } from '../rewind/turns.ts'
 import { withComposition } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
 
@@ -22,22 +27,58 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
       return 0
     }
     io.stdout.write(`${neutralize(`session ${header.id} · created ${header.createdAt} · ${header.cwd}`)}\n`)
+    const marks = await checkpointMarks(ctx, id, events)
     for (const event of events) {
-      const line = describe(event)
+      const line = describe(event, marks.files)
       if (line !== undefined) io.stdout.write(`${neutralize(line)}\n`)
     }
     const plan = planRepair(events, () => false)
     if (plan.turn !== undefined) {
       io.stdout.write(`\n(turn ${plan.turn} was interrupted with ${plan.calls.length} tool call${plan.calls.length === 1 ? '' : 's'} unpaired; rein resume ${header.id} repairs it)\n`)
     }
+    if (marks.missing) io.stderr.write(`${neutralize(`(checkpoints not shown: ${marks.missing})`)}\n`)
     return 0
   })
 }
 
-function describe(event: SessionEvent): string | undefined {
+/**
+ * Files with checkpoints per turn, from `ctx.checkpoints` when it is loaded (none otherwise). A
+ * store that reads only sessions open here gets the session claimed for the moment; a session
+ * another process holds is shown without them, saying why.
+ */
+async function checkpointMarks(ctx: Context, id: string, events: readonly SessionEvent[]): Promise<{ files: ReadonlyMap<number, number>; missing?: string }> {
+  const checkpoints = ctx.get('checkpoints')
+  if (!checkpoints) return { files: new Map() }
+  try {
+    return { files: await filesPerTurn(checkpoints, id, events) }
+  } catch (error) {
+    if (!isReinError(error, 'SESSION_NOT_OPEN')) return { files: new Map(), missing: messageOf(error) }
+  }
+  try {
+    const session = await ctx.sessions.open(id)
+    try {
+      return { files: await filesPerTurn(checkpoints, id, events) }
+    } finally {
+      await session.close()
+    }
+  } catch (error) {
+    return { files: new Map(), missing: messageOf(error) }
+  }
+}
+
+function messageOf(error: unknown): string {
+  const pid = isReinError(error, 'SESSION_LOCKED') ? error.details?.pid : undefined
+  if (typeof pid === 'number') return `the session is in use by process ${pid}; they show once it ends`
+  return error instanceof Error ? error.message : String(error)
+}
+
+function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, number>): string | undefined {
   switch (event.type) {
-    case 'turn/start':
-      return `\n── turn ${eventData(event, 'turn/start').turn}`
+    case 'turn/start': {
+      const { turn } = eventData(event, 'turn/start')
+      const files = checkpoints.get(turn)
+      return `\n── turn ${turn}${files === undefined ? '' : `  [checkpoint: ${files} file${files === 1 ? '' : 's'}]`}`
+    }
     case 'user/message': {
       const { message } = eventData(event, 'user/message')
       // A plugin's message (a job's notice, a memory) is not something the person typed.

@@ -1,0 +1,136 @@
+/**
+ * `rein rewind <id> --to <turn|message id> [--dry-run] [--fork]`: the session's files back to their
+ * state before a turn, as `ctx.checkpoints` recorded them, printed as a table. The session is
+ * claimed for the whole command, so no run can start on it meanwhile.
+ */
+
+import type { Context } from '@deepseek-ai/cordis'
+import { ReinError, isReinError } from '@rein/base'
+import type { CheckpointService, RewindPlan, RewindResult } from '@rein/checkpoint'
+import type { Session } from '@rein/session'
+import type { ParsedArgs } from '../args.ts'
+import { EXIT } from '../exit-codes.ts'
+import type { Io } from '../io.ts'
+import { forkSession, type ForkReport } from '../rewind/fork.ts'
+import { planIncomplete, planLines, resultIncomplete, resultLines } from '../rewind/table.ts'
+import { anchorsFrom, chooseTurn, type TurnChoice } from '../rewind/turns.ts'
+import { withComposition, type SessionScope } from '../session-command.ts'
+import { neutralize } from '../terminal-text.ts'
+
+export async function rewindCommand(args: ParsedArgs, io: Io): Promise<number> {
+  const [id, ...extra] = args.positionals
+  if (!id) throw new ReinError('USAGE', 'rein rewind needs a session id and --to <turn>; rein sessions lists the sessions, rein show <id> numbers the turns')
+  if (extra.length > 0) throw new ReinError('USAGE', `rein rewind takes one session id, not also "${extra.join(' ')}"; see rein rewind --help`)
+  const to = args.options.to?.trim()
+  if (!to) throw new ReinError('USAGE', `rein rewind needs --to <turn number|message id>: the turn to go back before (rein show ${id} numbers the turns)`)
+  return withComposition(args.options, io, async (scope) => {
+    const checkpoints = requireCheckpoints(scope)
+    const session = await claim(scope.ctx, id)
+    try {
+      return await rewind(scope, checkpoints, session, to)
+    } finally {
+      await session.close()
+    }
+  })
+}
+
+async function rewind(scope: SessionScope, checkpoints: CheckpointService, session: Session, to: string): Promise<number> {
+  const { options } = scope
+  const events = session.events
+  const choice = chooseTurn(session.id, events, to)
+  const { asked, start } = choice
+  if (asked.turn !== start.turn) {
+    scope.renderer.notice(`turn ${asked.turn} continues turn ${start.turn} (it answers the same message), so the rewind goes back to before turn ${start.turn}`)
+  }
+  const plan = await planFrom(checkpoints, session.id, anchorsFrom(events, start))
+  const print = (lines: string[]) => scope.io.stdout.write(`${neutralize(lines.join('\n'))}\n`)
+  const json = (value: object) => scope.io.stdout.write(`${JSON.stringify(value)}\n`)
+  let incomplete = false
+  if (!plan) {
+    if (options.json) json({ type: 'rewind', sessionId: session.id, turn: start.turn, dryRun: options.dryRun, nothing: true })
+    else print([`nothing to rewind: session ${session.id} has no recorded file changes from turn ${start.turn} on`])
+  } else if (options.dryRun) {
+    incomplete = planIncomplete(plan)
+    if (options.json) json({ type: 'rewind-plan', turn: start.turn, ...plan })
+    else print([`plan: rewind session ${session.id} to before turn ${start.turn} (dry run: nothing was changed)`, ...planLines(plan, session.header.cwd)])
+  } else {
+    // The session held here takes the notice the model reads next (`ctx.checkpoints` writes it);
+    // with --fork it stays as it was, and the fork carries the conversation on instead.
+    const result = await busyAsSuch(session.id, () => checkpoints.rewind(session.id, plan.anchor, { session, notify: !options.fork }))
+    incomplete = resultIncomplete(result)
+    if (options.json) json({ type: 'rewind', turn: start.turn, ...result })
+    else print([`rewound session ${session.id} to before turn ${start.turn}`, ...resultLines(result, session.header.cwd), ...leftAlone(result)])
+  }
+  if (options.fork) await fork(scope, session, choice, print, json)
+  return incomplete ? EXIT.rewindIncomplete : EXIT.ok
+}
+
+/**
+ * The plan for going back before the first of `anchors`. `plan(anchor)` covers that anchor's
+ * records and every later one, but is empty for an anchor without records: the first anchor that
+ * has some stands for the rest. `undefined` when none has records.
+ */
+async function planFrom(checkpoints: CheckpointService, sessionId: string, anchors: readonly string[]): Promise<RewindPlan | undefined> {
+  for (const anchor of anchors) {
+    const plan = await checkpoints.plan(sessionId, anchor)
+    if (plan.items.length > 0 || plan.notCovered.length > 0) return plan
+  }
+  return undefined
+}
+
+/** What a person should do about files the rewind did not touch. */
+function leftAlone(result: RewindResult): string[] {
+  if (result.drifted.length + result.skipped.length + result.failed.length === 0) return []
+  return ['files not restored are as they were before this command: compare them by hand (rein show lists what each turn did)']
+}
+
+async function fork(scope: SessionScope, session: Session, { start }: TurnChoice, print: (lines: string[]) => void, json: (value: object) => void): Promise<void> {
+  const { options } = scope
+  const kept = start.turn - 1
+  if (kept === 0) {
+    if (options.json) json({ type: 'fork', sessionId: null, reason: 'first turn' })
+    else print([`no fork: turn ${start.turn} is the session's first, so the fork would hold nothing; rein run starts a new session`])
+    return
+  }
+  const what = `turn${kept === 1 ? '' : 's'} 1${kept === 1 ? '' : `-${kept}`} of session ${session.id}`
+  if (options.dryRun) {
+    if (options.json) json({ type: 'fork', sessionId: null, dryRun: true, turns: kept })
+    else print([`--fork would start a new session holding ${what} (the log before turn ${start.turn})`])
+    return
+  }
+  let report: ForkReport
+  try {
+    report = await forkSession(scope.ctx, session.header, session.events, start.seq)
+  } catch (error) {
+    throw new ReinError('FORK_FAILED', `the fork could not be created (what is printed above stands): ${isReinError(error) ? error.message : String(error)}`, { cause: error })
+  }
+  if (options.json) json({ type: 'fork', ...report, from: session.id, turns: kept })
+  else {
+    const dropped = report.dropped === 0 ? '' : ` (${report.dropped} bookkeeping event${report.dropped === 1 ? '' : 's'} of plugins not loaded left out)`
+    print([`fork ${report.sessionId}: a new session holding ${what}${dropped}; rein resume ${report.sessionId} "…" continues from there, and session ${session.id} keeps its turns`])
+  }
+}
+
+function requireCheckpoints(scope: SessionScope): CheckpointService {
+  const checkpoints = scope.ctx.get('checkpoints')
+  if (checkpoints) return checkpoints
+  throw new ReinError('CONFIG_INVALID', `${scope.source === 'built-in' ? 'the built-in composition' : scope.source} has no @rein/checkpoint row, which rein rewind needs (with @rein/checkpoint-jsonl, where the records are kept)`)
+}
+
+/** Claims the session for the rewind; one another process holds is refused, saying which. */
+async function claim(ctx: Context, id: string): Promise<Session> {
+  return busyAsSuch(id, () => ctx.sessions.open(id))
+}
+
+/** A session in use — claimed by another process, or running a turn here — as one clear refusal. */
+async function busyAsSuch<T>(id: string, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body()
+  } catch (error) {
+    if (!isReinError(error, 'SESSION_LOCKED') && !isReinError(error, 'SESSION_BUSY')) throw error
+    const pid = error.details?.pid
+    const who = typeof pid === 'number' && pid !== process.pid ? `process ${pid}` : 'another rein (a chat, run or resume)'
+    const end = typeof pid === 'number' && pid !== process.pid ? `, or end it (kill ${pid})` : ''
+    throw new ReinError('SESSION_BUSY', `session ${id} is in use by ${who}; wait for it to finish${end}, then rewind`, { cause: error, ...(error.details ? { details: error.details } : {}) })
+  }
+}

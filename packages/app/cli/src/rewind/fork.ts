@@ -1,0 +1,44 @@
+/**
+ * `rein rewind --fork`: a new session whose log is the original's events before a turn, so the
+ * conversation goes back with the files. The original is only read.
+ */
+
+import type { Context } from '@deepseek-ai/cordis'
+import { isReinError } from '@rein/base'
+import type { SessionEvent, SessionHeader } from '@rein/session'
+
+export interface ForkReport {
+  sessionId: string
+  /** Events copied. */
+  copied: number
+  /** Ignorable events of types no loaded plugin defines: bookkeeping the model never saw, left out. */
+  dropped: number
+}
+
+/**
+ * Creates a session in the same working directory and appends, in order, every event before
+ * `beforeSeq` (each keeps its type, data and `ignorable` mark; seq and time are the new log's).
+ * Durable when it resolves.
+ */
+export async function forkSession(ctx: Context, header: SessionHeader, events: readonly SessionEvent[], beforeSeq: number): Promise<ForkReport> {
+  const fork = await ctx.sessions.create({ cwd: header.cwd })
+  let copied = 0
+  let dropped = 0
+  try {
+    for (const event of events) {
+      if (event.seq >= beforeSeq) break
+      try {
+        fork.append(event.type, event.data, event.ignorable ? { ignorable: true } : {})
+        copied++
+      } catch (error) {
+        // The original loaded, so only an ignorable event can be of a type nothing here defines.
+        if (!event.ignorable || !isReinError(error, 'UNKNOWN_EVENT_TYPE')) throw error
+        dropped++
+      }
+    }
+    await fork.flush()
+  } finally {
+    await fork.close()
+  }
+  return { sessionId: fork.id, copied, dropped }
+}

@@ -1,0 +1,91 @@
+/**
+ * A rewind plan or result as people read it: one row per file (file, outcome, reason), newest
+ * change first, then what the records cannot restore, then the counts.
+ */
+
+import { isAbsolute, relative, sep } from 'node:path'
+import type { PlanAction, PlanItem, RewindPlan, RewindResult } from '@rein/checkpoint'
+
+interface Row {
+  file: string
+  outcome: string
+  reason: string
+  newest: number
+}
+
+const PLANNED: Record<PlanAction, string> = {
+  restore: 'restore',
+  remove: 'remove',
+  already: 'already restored',
+  drifted: 'drifted',
+  skipped: 'skipped',
+}
+
+/** Whether a plan leaves files as they are (drifted or skipped). */
+export function planIncomplete(plan: RewindPlan): boolean {
+  return plan.items.some((item) => item.action === 'drifted' || item.action === 'skipped')
+}
+
+/** Whether a rewind left files as they are (drifted, skipped or failed). */
+export function resultIncomplete(result: RewindResult): boolean {
+  return result.drifted.length + result.skipped.length + result.failed.length > 0
+}
+
+/** The plan's lines: table, what is not covered, counts. `cwd`: paths under it are shown relative. */
+export function planLines(plan: RewindPlan, cwd: string): string[] {
+  const rows = plan.items.map((item) => row(item, PLANNED[item.action], cwd))
+  const counts = countOf(rows)
+  return [...table(rows), ...notCovered(plan.notCovered), counts]
+}
+
+/** The result's lines, in the same shape as the plan's. */
+export function resultLines(result: RewindResult, cwd: string): string[] {
+  const rows = [
+    ...result.restored.map((item) => row(item, item.before === null ? 'removed' : 'restored', cwd)),
+    ...result.already.map((item) => row(item, 'already restored', cwd)),
+    ...result.drifted.map((item) => row(item, 'drifted', cwd)),
+    ...result.skipped.map((item) => row(item, 'skipped', cwd)),
+    ...result.failed.map((item) => ({ ...row(item, 'failed', cwd), reason: joinReasons(item.error, changedWhile(item)) })),
+  ].sort((a, b) => b.newest - a.newest)
+  return [...table(rows), ...notCovered(result.notCovered), countOf(rows)]
+}
+
+function row(item: PlanItem, outcome: string, cwd: string): Row {
+  return { file: shown(item.file, cwd), outcome, reason: joinReasons(item.reason, changedWhile(item)), newest: item.seqs[0] ?? 0 }
+}
+
+/** A file inside the session's directory relative to it, any other absolute. */
+function shown(file: string, cwd: string): string {
+  const inside = relative(cwd, file)
+  return inside === '' || inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside) ? file : inside
+}
+
+/** A file that changed while a command ran may have been edited by a person too: say which command. */
+function changedWhile(item: PlanItem): string | undefined {
+  return item.changedWhile === undefined ? undefined : `changed while \`${item.changedWhile}\` ran`
+}
+
+function joinReasons(...reasons: (string | undefined)[]): string {
+  return reasons.filter((reason) => reason !== undefined && reason !== '').join('; ')
+}
+
+function table(rows: readonly Row[]): string[] {
+  const fileWidth = Math.max(4, ...rows.map((item) => item.file.length))
+  const outcomeWidth = Math.max(7, ...rows.map((item) => item.outcome.length))
+  const line = (file: string, outcome: string, reason: string) => `${file.padEnd(fileWidth)}  ${outcome.padEnd(outcomeWidth)}  ${reason}`.trimEnd()
+  return [line('file', 'outcome', 'reason'), ...rows.map((item) => line(item.file, item.outcome, item.reason))]
+}
+
+function notCovered(lines: readonly string[]): string[] {
+  return lines.length === 0 ? [] : ['not covered by the records (check these by hand):', ...lines.map((text) => `  ${text}`)]
+}
+
+/** How a plan's outcomes read as counts: `2 to restore`, not `2 restore`. */
+const COUNTED: Record<string, string> = { restore: 'to restore', remove: 'to remove' }
+
+/** `2 restored, 1 drifted`: each outcome with its count, in the order they first appear. */
+function countOf(rows: readonly Row[]): string {
+  const counts = new Map<string, number>()
+  for (const item of rows) counts.set(item.outcome, (counts.get(item.outcome) ?? 0) + 1)
+  return [...counts].map(([outcome, count]) => `${count} ${COUNTED[outcome] ?? outcome}`).join(', ')
+}

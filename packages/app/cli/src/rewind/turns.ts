@@ -1,0 +1,92 @@
+/**
+ * A session's turns as `rein show` numbers them, each with its anchor (the id of the user message
+ * that started it, which checkpoints are recorded under), and `--to` resolved to one of them.
+ */
+
+import type { CheckpointService } from '@rein/checkpoint'
+import { ReinError } from '@rein/base'
+import { eventData, type SessionEvent } from '@rein/session'
+
+export interface SessionTurn {
+  /** The `turn/start`'s `turn`: from 1, as `rein show` prints it. */
+  turn: number
+  /** The `turn/start`'s seq: a fork keeps the events before it. */
+  seq: number
+  /** The id of the user message the turn answers; absent when the log cannot say. */
+  anchor?: string
+}
+
+export function sessionTurns(events: readonly SessionEvent[]): SessionTurn[] {
+  const turns: SessionTurn[] = []
+  events.forEach((event, index) => {
+    if (event.type !== 'turn/start') return
+    const data = eventData(event, 'turn/start')
+    // Logs written before turn/start carried `anchor`: the message right after it started the turn.
+    const anchor = data.anchor ?? typedMessageId(events[index + 1])
+    turns.push({ turn: data.turn, seq: event.seq, ...(anchor === undefined ? {} : { anchor }) })
+  })
+  return turns
+}
+
+function typedMessageId(event: SessionEvent | undefined): string | undefined {
+  if (event?.type !== 'user/message') return undefined
+  const { message } = eventData(event, 'user/message')
+  return message.source.kind === 'user' ? message.id : undefined
+}
+
+/** The turn `--to` names, and the turn a rewind goes back before (they differ when `asked` continued `start`). */
+export interface TurnChoice {
+  asked: SessionTurn
+  /** The first turn with the asked turn's anchor: a `continue` answers the same message as the turn it continues. */
+  start: SessionTurn & { anchor: string }
+}
+
+/** `--to 2` or `--to <message id>` → the turn; `USAGE` naming what exists when it is not there. */
+export function chooseTurn(sessionId: string, events: readonly SessionEvent[], to: string): TurnChoice {
+  const turns = sessionTurns(events)
+  const last = turns.at(-1)?.turn
+  if (last === undefined) throw new ReinError('USAGE', `session ${sessionId} has no turns yet, so there is nothing to rewind`)
+  const range = ` (turns 1 to ${last})`
+  let asked: SessionTurn | undefined
+  if (/^\d+$/.test(to)) {
+    asked = turns.find((turn) => turn.turn === Number(to))
+    if (!asked) throw new ReinError('USAGE', `session ${sessionId} has no turn ${to}; --to takes a turn number${range} or the id of a message that started a turn (rein show ${sessionId} numbers them)`)
+  } else {
+    asked = turns.find((turn) => turn.anchor === to)
+    if (!asked) {
+      const known = events.some((event) => event.type === 'user/message' && eventData(event, 'user/message').message.id === to)
+      const problem = known ? `message ${to} did not start a turn of session ${sessionId}` : `session ${sessionId} has no message ${to}`
+      throw new ReinError('USAGE', `${problem}; --to takes a turn number${range} or the id of a message that started a turn`)
+    }
+  }
+  const anchor = asked.anchor
+  if (anchor === undefined) throw new ReinError('USAGE', `turn ${asked.turn} of session ${sessionId} does not record which message started it, so no checkpoint names it`)
+  const start = turns.find((turn) => turn.anchor === anchor) ?? asked
+  return { asked, start: { ...start, anchor } }
+}
+
+/** The anchors from `start` on, each once, in turn order. */
+export function anchorsFrom(events: readonly SessionEvent[], start: SessionTurn): string[] {
+  const anchors = sessionTurns(events).filter((turn) => turn.turn >= start.turn).map((turn) => turn.anchor)
+  return [...new Set(anchors.filter((anchor) => anchor !== undefined))]
+}
+
+/**
+ * For `rein show`: how many files each turn changed, by the first turn of each anchor. A file a
+ * later turn changed again counts in both. Plans from the last anchor back, each `plan` covering
+ * the later ones, so a turn's own records are those the next plan does not hold.
+ */
+export async function filesPerTurn(checkpoints: CheckpointService, sessionId: string, events: readonly SessionEvent[]): Promise<Map<number, number>> {
+  const firstTurn = new Map<string, number>()
+  for (const turn of sessionTurns(events)) if (turn.anchor !== undefined && !firstTurn.has(turn.anchor)) firstTurn.set(turn.anchor, turn.turn)
+  const files = new Map<number, number>()
+  let later = new Set<number>()
+  for (const [anchor, turn] of [...firstTurn].reverse()) {
+    const plan = await checkpoints.plan(sessionId, anchor)
+    if (plan.items.length === 0) continue
+    const own = plan.items.filter((item) => item.seqs.some((seq) => !later.has(seq))).length
+    if (own > 0) files.set(turn, own)
+    later = new Set(plan.items.flatMap((item) => item.seqs))
+  }
+  return files
+}

@@ -1,0 +1,233 @@
+// `rein rewind`, `rein show`'s checkpoint marks and `rein demo`'s rewind (issue #11 §3), against
+// the real tool-fs, checkpoint and checkpoint-jsonl packages and a mock model.
+import { spawn } from 'node:child_process'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { eventData, type SessionEvent } from '@rein/session'
+import { JsonlSessionStore } from '@rein/session-jsonl'
+import type { MockReply } from '@rein/testkit'
+import { afterEach, describe, expect, it } from 'vitest'
+import { projectPerTest, rein, sessionIdOf, type Project } from './harness.ts'
+
+const setUp = projectPerTest(afterEach)
+
+const ROWS = [
+  "- { id: fs, name: '@rein/tool-fs' }",
+  "- { id: checkpoints, name: '@rein/checkpoint' }",
+  "- { id: checkpoint-store, name: '@rein/checkpoint-jsonl' }",
+]
+
+const answer = (text: string): MockReply => ({ steps: [{ text }] })
+const call = (id: string, name: string, args: object): MockReply => ({ steps: [{ toolCall: { id, name, arguments: JSON.stringify(args) } }] })
+
+/** Turn 1 creates a.txt; turn 2 edits it and creates b.txt. */
+const TWO_TURNS: MockReply[] = [
+  call('w1', 'write', { path: 'a.txt', content: 'one\n' }),
+  answer('wrote a'),
+  call('r1', 'read', { path: 'a.txt' }),
+  call('e1', 'edit', { path: 'a.txt', old_string: 'one', new_string: 'two' }),
+  call('w2', 'write', { path: 'b.txt', content: 'new\n' }),
+  answer('changed a, wrote b'),
+]
+
+async function twoTurns(extra: MockReply[] = []): Promise<{ p: Project; id: string }> {
+  const p = await setUp([...TWO_TURNS, ...extra], { extraRows: ROWS })
+  const first = await rein(p.dir, ['run', '--yes', 'make a'])
+  expect(first.code).toBe(0)
+  const id = sessionIdOf(first)
+  expect((await rein(p.dir, ['run', '--yes', '--session', id, 'change a, add b'])).code).toBe(0)
+  expect(readFileSync(join(p.dir, 'a.txt'), 'utf8')).toBe('two\n')
+  return { p, id }
+}
+
+function logFile(p: Project, id: string): string {
+  return join(p.home, 'sessions', `${id}.jsonl`)
+}
+
+async function storedEvents(p: Project, id: string): Promise<SessionEvent[]> {
+  return (await new JsonlSessionStore({ root: join(p.home, 'sessions') }).load(id)).events
+}
+
+describe('rein rewind', () => {
+  it('puts the files back as they were before the turn, and says so file by file', async () => {
+    const { p, id } = await twoTurns()
+    // By the id of the message that started turn 2, as by its number.
+    const turn2 = (await storedEvents(p, id)).filter((event) => event.type === 'turn/start')[1]!
+    const run = await rein(p.dir, ['rewind', id, '--to', eventData(turn2, 'turn/start').anchor!])
+    expect(run).toMatchObject({ code: 0, stderr: '' })
+    expect(run.stdout).toBe([
+      `rewound session ${id} to before turn 2`,
+      'file   outcome   reason',
+      'b.txt  removed',
+      'a.txt  restored',
+      '1 removed, 1 restored',
+      '',
+    ].join('\n'))
+    expect(readFileSync(join(p.dir, 'a.txt'), 'utf8')).toBe('one\n')
+    expect(existsSync(join(p.dir, 'b.txt'))).toBe(false)
+    // Again: nothing left to do, and it says so.
+    const again = await rein(p.dir, ['rewind', id, '--to', '2'])
+    expect(again.code).toBe(0)
+    expect(again.stdout).toMatch(/^a\.txt {2}already restored$/m)
+    expect(again.stdout).toMatch(/^b\.txt {2}already restored$/m)
+  })
+
+  it('changes nothing with --dry-run, and prints the plan', async () => {
+    const { p, id } = await twoTurns()
+    const log = readFileSync(logFile(p, id))
+    const run = await rein(p.dir, ['rewind', id, '--to', '2', '--dry-run'])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toBe([
+      `plan: rewind session ${id} to before turn 2 (dry run: nothing was changed)`,
+      'file   outcome  reason',
+      'b.txt  remove',
+      'a.txt  restore',
+      '1 to remove, 1 to restore',
+      '',
+    ].join('\n'))
+    expect(readFileSync(join(p.dir, 'a.txt'), 'utf8')).toBe('two\n')
+    expect(readFileSync(join(p.dir, 'b.txt'), 'utf8')).toBe('new\n')
+    expect(readFileSync(logFile(p, id))).toEqual(log)
+  })
+
+  it('leaves a file a person changed since, reports it drifted, and exits 5', async () => {
+    const { p, id } = await twoTurns()
+    writeFileSync(join(p.dir, 'a.txt'), 'two, and a line of mine\n')
+    const plan = await rein(p.dir, ['rewind', id, '--to', '2', '--dry-run'])
+    expect(plan.code).toBe(5)
+    expect(plan.stdout).toMatch(/^a\.txt {2}drifted {2}changed since the recorded edit$/m)
+    const run = await rein(p.dir, ['rewind', id, '--to', '2'])
+    expect(run.code).toBe(5)
+    expect(run.stdout).toMatch(/^a\.txt {2}drifted {2}changed since the recorded edit$/m)
+    expect(run.stdout).toContain('1 removed, 1 drifted\nfiles not restored are as they were before this command')
+    expect(readFileSync(join(p.dir, 'a.txt'), 'utf8')).toBe('two, and a line of mine\n')
+    expect(existsSync(join(p.dir, 'b.txt'))).toBe(false)
+  })
+
+  it('prints the result as JSON with --json', async () => {
+    const { p, id } = await twoTurns()
+    const run = await rein(p.dir, ['rewind', id, '--to', '2', '--json'])
+    const result = JSON.parse(run.stdout) as { type: string; turn: number; restored: { path: string }[]; drifted: unknown[] }
+    expect(result).toMatchObject({ type: 'rewind', turn: 2, sessionId: id, drifted: [], failed: [] })
+    expect(result.restored.map((item) => item.path)).toEqual(['b.txt', 'a.txt'])
+  })
+
+  it('with --fork starts a session holding the log before that turn; the original keeps its turns', async () => {
+    const { p, id } = await twoTurns([answer('again, from turn 1')])
+    const original = readFileSync(logFile(p, id), 'utf8')
+    const run = await rein(p.dir, ['rewind', id, '--to', '2', '--fork'])
+    expect(run.code).toBe(0)
+    const fork = /^fork (\S+): a new session holding turn 1 of session (\S+); rein resume \1 "…" continues from there, and session \2 keeps its turns$/m.exec(run.stdout)
+    expect(fork?.[2]).toBe(id)
+    const forkId = fork![1]!
+    // The original's log is as it was: no rewind notice, since the fork carries the conversation on.
+    expect(readFileSync(logFile(p, id), 'utf8')).toBe(original)
+    const events = await storedEvents(p, id)
+    const turn2 = events.find((event) => event.type === 'turn/start' && eventData(event, 'turn/start').turn === 2)!
+    const strip = (list: readonly SessionEvent[]) => list.map(({ type, data, ignorable }) => ({ type, data, ignorable }))
+    expect(strip(await storedEvents(p, forkId))).toEqual(strip(events.filter((event) => event.seq < turn2.seq)))
+    // The fork continues from turn 1: the model sees the first exchange and the new message only.
+    const resumed = await rein(p.dir, ['resume', forkId, 'try another way'])
+    expect(resumed.code).toBe(0)
+    const messages = (p.server.requests.at(-1)!.body as { messages: { role: string; content: string | null }[] }).messages
+    expect(messages.filter((message) => message.role === 'user').map((message) => message.content)).toEqual(['make a', 'try another way'])
+  })
+
+  it('with --fork --dry-run creates nothing, and a fork before turn 1 is refused as empty', async () => {
+    const { p, id } = await twoTurns()
+    const sessions = (await rein(p.dir, ['sessions'])).stdout
+    const dry = await rein(p.dir, ['rewind', id, '--to', '2', '--fork', '--dry-run'])
+    expect(dry.stdout).toContain(`--fork would start a new session holding turn 1 of session ${id} (the log before turn 2)`)
+    const first = await rein(p.dir, ['rewind', id, '--to', '1', '--fork'])
+    expect(first.code).toBe(0)
+    expect(first.stdout).toContain('no fork: turn 1 is the session\'s first, so the fork would hold nothing')
+    expect((await rein(p.dir, ['sessions'])).stdout.split('\n').length).toBe(sessions.split('\n').length)
+  })
+
+  it('goes back to the turn a continued turn answers', async () => {
+    const p = await setUp([call('w1', 'write', { path: 'a.txt', content: 'one\n' }), answer('done')], { extraRows: ROWS })
+    const id = sessionIdOf(await rein(p.dir, ['run', '--yes', '--max-steps', '1', 'make a']))
+    expect((await rein(p.dir, ['resume', id])).code).toBe(0)
+    const run = await rein(p.dir, ['rewind', id, '--to', '2'])
+    expect(run.code).toBe(0)
+    expect(run.stderr).toContain('turn 2 continues turn 1 (it answers the same message), so the rewind goes back to before turn 1')
+    expect(run.stdout).toContain('a.txt  removed')
+  })
+
+  it('says there is nothing to rewind for a session without checkpoint records', async () => {
+    const p = await setUp([answer('hello')], { extraRows: ROWS })
+    const id = sessionIdOf(await rein(p.dir, ['run', 'hi']))
+    const run = await rein(p.dir, ['rewind', id, '--to', '1'])
+    expect(run).toMatchObject({ code: 0, stdout: `nothing to rewind: session ${id} has no recorded file changes from turn 1 on\n` })
+  })
+})
+
+describe('rein rewind: bad input', () => {
+  it('refuses a missing --to or id, an unknown session, turn or message with exit 2', async () => {
+    const { p, id } = await twoTurns()
+    expect(await rein(p.dir, ['rewind'])).toMatchObject({ code: 2, stderr: expect.stringMatching(/^rein: rein rewind needs a session id and --to <turn>/) as unknown })
+    expect(await rein(p.dir, ['rewind', id])).toMatchObject({ code: 2, stderr: `rein: rein rewind needs --to <turn number|message id>: the turn to go back before (rein show ${id} numbers the turns)\n` })
+    expect((await rein(p.dir, ['rewind', 'no-such-session', '--to', '1'])).stderr).toMatch(/^rein: no session no-such-session: .* does not exist/)
+    const range = await rein(p.dir, ['rewind', id, '--to', '3'])
+    expect(range).toMatchObject({ code: 2, stderr: `rein: session ${id} has no turn 3; --to takes a turn number (turns 1 to 2) or the id of a message that started a turn (rein show ${id} numbers them)\n` })
+    expect((await rein(p.dir, ['rewind', id, '--to', '0'])).code).toBe(2)
+    expect((await rein(p.dir, ['rewind', id, '--to', 'msg-nope'])).stderr).toBe(`rein: session ${id} has no message msg-nope; --to takes a turn number (turns 1 to 2) or the id of a message that started a turn\n`)
+    expect(readFileSync(join(p.dir, 'a.txt'), 'utf8')).toBe('two\n')
+  })
+
+  it('refuses a session another process holds, naming it', async () => {
+    const { p, id } = await twoTurns()
+    const holder = spawn('sleep', ['30'])
+    try {
+      writeFileSync(join(p.home, 'sessions', `${id}.lock`), String(holder.pid))
+      const run = await rein(p.dir, ['rewind', id, '--to', '2'])
+      expect(run).toMatchObject({ code: 2, stderr: `rein: session ${id} is in use by process ${holder.pid}; wait for it to finish, or end it (kill ${holder.pid}), then rewind\n` })
+      expect(readFileSync(join(p.dir, 'a.txt'), 'utf8')).toBe('two\n')
+    } finally {
+      holder.kill()
+    }
+  })
+
+  it('says which rows are missing when the composition has no checkpoints', async () => {
+    const p = await setUp([answer('hello')])
+    const id = sessionIdOf(await rein(p.dir, ['run', 'hi']))
+    const run = await rein(p.dir, ['rewind', id, '--to', '1'])
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain('has no @rein/checkpoint row, which rein rewind needs (with @rein/checkpoint-jsonl')
+  })
+})
+
+describe('rein show: checkpoint marks', () => {
+  it('marks the turns that have checkpoints with their number of files', async () => {
+    const { p, id } = await twoTurns()
+    const show = await rein(p.dir, ['show', id])
+    expect(show.code).toBe(0)
+    expect(show.stdout).toContain('── turn 1  [checkpoint: 1 file]\n')
+    expect(show.stdout).toContain('── turn 2  [checkpoint: 2 files]\n')
+  })
+
+  it('shows turns without marks when checkpoints are not loaded', async () => {
+    const p = await setUp([answer('hello')])
+    const id = sessionIdOf(await rein(p.dir, ['run', 'hi']))
+    const show = await rein(p.dir, ['show', id])
+    expect(show).toMatchObject({ code: 0, stderr: '' })
+    expect(show.stdout).toMatch(/── turn 1\n/)
+  })
+})
+
+describe('rein demo', () => {
+  it('edits the README with a scripted model, then rewinds the edit', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'rein-demo-home-'))
+    try {
+      const run = await rein('/', ['demo'], { env: { REIN_HOME: home } })
+      expect(run.code).toBe(0)
+      expect(run.stderr).toContain('a SCRIPTED model')
+      expect(run.stdout).toMatch(/^README\.md {2}restored$/m)
+      expect(run.stderr).toContain('README.md is as it was before the turn, typo included: "Lighthouse watches a folder and reports teh files')
+    } finally {
+      rmSync(home, { recursive: true, force: true })
+    }
+  })
+})
