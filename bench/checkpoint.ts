@@ -20,6 +20,9 @@ const FILES = Number(process.env.FILES ?? 100_000)
 const scratch = mkdtempSync(join(tmpdir(), 'rein-bench-checkpoint-'))
 process.on('exit', () => rmSync(scratch, { recursive: true, force: true }))
 
+/** Stores to close at the end, so no log handle is left to the garbage collector. */
+const stores: JsonlCheckpointStore[] = []
+
 const identity: RunIdentity = { agent: 'main', sessionId: 's1', conversationId: 's1', runId: 'r1', turnId: 's1/1', anchor: 'm1', depth: 0 }
 
 const sh = defineTool({
@@ -39,8 +42,10 @@ async function composition(name: string, snapshot: boolean) {
   await ctx.plugin(ToolService, { askFor: [] })
   await ctx.plugin(CheckpointService, { snapshot: { enabled: snapshot, folder: join(scratch, `${name}-snapshots`) } })
   const sessions = join(scratch, `${name}-sessions`)
-  ctx.checkpoints.registerStore(new JsonlCheckpointStore({ folder: async (id) => (mkdirSync(join(sessions, id), { recursive: true }), join(sessions, id)) }))
+  const store = new JsonlCheckpointStore({ folder: async (id) => (mkdirSync(join(sessions, id), { recursive: true }), join(sessions, id)) })
+  ctx.checkpoints.registerStore(store)
   ctx.tools.register(sh)
+  stores.push(store)
   return { ctx, sessions }
 }
 
@@ -132,3 +137,4 @@ async function logSizeFigures() {
 await snapshotFigures()
 await rewindFigures()
 await logSizeFigures()
+await Promise.all(stores.map((store) => store.close()))

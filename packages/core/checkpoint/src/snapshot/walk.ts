@@ -100,36 +100,36 @@ export class WorkspaceIndex {
       const state = known ?? { files: new Map<string, FileState>(), seen: walk }
       state.seen = walk
       if (!known) this._folders.set(folder, state)
-      const names = new Set<string>()
+      const met = new Set<string>()
       for (const entry of entries) {
         if (++entriesSeen % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve))
-        const isDirectory = entry.isDirectory()
-        if (!isDirectory && !entry.isFile()) continue
-        const path = folder === '' ? entry.name : `${folder}/${entry.name}`
-        if (isDirectory) {
-          if ((rulesChanged || !this._folders.has(path)) && this._rules.ignored(folder, entry.name, true)) continue
+        const name = entry.name
+        if (entry.isDirectory()) {
+          const path = folder === '' ? name : `${folder}/${name}`
+          if ((rulesChanged || !this._folders.has(path)) && this._rules.ignored(folder, name, true)) continue
           stack.push([path, rulesChanged])
           continue
         }
-        const previous = state.files.get(entry.name)
-        if ((rulesChanged || !previous) && this._rules.ignored(folder, entry.name, false)) continue
+        if (!entry.isFile()) continue
+        const previous = state.files.get(name)
+        if ((rulesChanged || !previous) && this._rules.ignored(folder, name, false)) continue
         if (++files > this.options.maxFiles) {
           truncated = true
           break walking
         }
-        const now = fileState(`${absolute}/${entry.name}`, previous, this.options, verify)
+        const now = fileState(`${absolute}/${name}`, previous, this.options, verify)
         if (!now) continue
-        names.add(entry.name)
+        met.add(name)
         if (now === previous) continue
-        state.files.set(entry.name, now)
+        state.files.set(name, now)
+        const path = folder === '' ? name : `${folder}/${name}`
         if (!previous) changes.created.push([path, now])
         else changes.changed.push([path, previous, now])
       }
       for (const [name, was] of state.files) {
-        if (!names.has(name)) {
-          state.files.delete(name)
-          changes.deleted.push([folder === '' ? name : `${folder}/${name}`, was])
-        }
+        if (met.has(name)) continue
+        state.files.delete(name)
+        changes.deleted.push([folder === '' ? name : `${folder}/${name}`, was])
       }
     }
     // Folders the walk did not reach are not gone; only those it listed in full report deletions.
