@@ -1,8 +1,9 @@
 /**
  * Compaction of one session's log, run inside that session's queue: the kept records behind a
  * marker line in a new file that replaces the old by rename, then the contents no kept record
- * names. The order makes a kill at any point safe: until the rename the old log and every content
- * are there; after it, the new log and every content it names.
+ * needs (names, or reads through a delta chain). The order makes a kill at any point safe: until
+ * the rename the old log and every content are there; after it, the new log and every content it
+ * needs.
  */
 
 import { randomUUID } from 'node:crypto'
@@ -10,6 +11,7 @@ import { lstat, readdir, rename, unlink } from 'node:fs/promises'
 import { join } from 'node:path'
 import { openPrivateFile } from '@rein/base'
 import { isContentHash, type CheckpointRecord } from '@rein/checkpoint'
+import { withBases } from './blobs.ts'
 import { syncFolder, type Sync } from './durable.ts'
 import type { SessionLog } from './jsonl-store.ts'
 import { formatMarker, formatRecord } from './log-format.ts'
@@ -34,7 +36,11 @@ export async function compactLog(log: SessionLog, keepAnchors: ReadonlySet<strin
   let freedBytes = dropped.length > 0 ? await rewrite(log, kept, context) : 0
   const named = new Set<string>()
   for (const record of kept) for (const hash of [record.before, record.after]) if (hash !== null) named.add(hash)
-  const blobs = await removeFiles(join(log.folder, context.blobFolder), (name) => isContentHash(name) ? !named.has(name) : name.endsWith('.tmp'), context.sync)
+  const blobFolder = join(log.folder, context.blobFolder)
+  // A kept content stored as a delta needs its base, and the base's base, to be read.
+  const needed = await withBases(blobFolder, named, BATCH)
+  const blobs = await removeFiles(blobFolder, (name) => isContentHash(name) ? !needed.has(name) : name.endsWith('.tmp'), context.sync)
+  for (const name of blobs.names) log.intact.delete(name)
   // A compaction killed before its rename leaves its temp log behind.
   const staleLogs = await removeFiles(log.folder, (name) => name.startsWith(`.${context.logFile}.`) && name.endsWith('.tmp'), context.sync)
   freedBytes += blobs.bytes + staleLogs.bytes

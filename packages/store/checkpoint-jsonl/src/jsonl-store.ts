@@ -5,11 +5,11 @@
  */
 
 import { constants } from 'node:fs'
-import { randomUUID } from 'node:crypto'
-import { readFile, rename, stat, unlink, type FileHandle } from 'node:fs/promises'
+import type { FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ReinError, ensurePrivateDir, makeFilePrivate, openPrivateFile } from '@rein/base'
-import { contentHash, isContentHash, type CheckpointEntry, type CheckpointRecord, type CheckpointStore } from '@rein/checkpoint'
+import { isContentHash, type CheckpointEntry, type CheckpointRecord, type CheckpointStore } from '@rein/checkpoint'
+import { readContent, writeContent, type StoredContent, type WriteOptions } from './blobs.ts'
 import { compactLog, measure } from './compact.ts'
 import { syncFolder, type Sync } from './durable.ts'
 import { formatRecord, parseLog } from './log-format.ts'
@@ -38,6 +38,8 @@ export interface SessionLog {
   /** The highest `seq` ever given: the last record's, or a compaction's marker when it dropped that record. */
   lastSeq: number
   blobFolderReady: boolean
+  /** Contents this process wrote, or read back whole, in the blob folder: no need to read them again to build a delta on them. */
+  intact: Set<string>
   /** The tail of this session's chain: appends and compactions run one at a time. */
   queue: Promise<unknown>
 }
@@ -54,10 +56,13 @@ export class JsonlCheckpointStore implements CheckpointStore {
 
   append(sessionId: string, entry: CheckpointEntry): Promise<CheckpointRecord> {
     return this.serialized(sessionId, async (log) => {
-      const before = entry.before === null ? null : await this.writeBlob(log, entry.before)
-      const after = entry.after === null ? null : await this.writeBlob(log, entry.after)
+      // The after is an edit of the before: stored as a delta of it when that saves.
+      const edit = entry.before !== null && entry.after !== null
+      const before = entry.before === null ? undefined : await this.writeBlob(log, entry.before, { asBase: edit })
+      const base = before && entry.before ? { content: entry.before, ...before } : undefined
+      const after = entry.after === null ? undefined : await this.writeBlob(log, entry.after, { base })
       const record: CheckpointRecord = Object.freeze({
-        anchor: entry.anchor, seq: log.lastSeq + 1, root: entry.root, path: entry.path, existed: entry.existed, before, after, at: Date.now(),
+        anchor: entry.anchor, seq: log.lastSeq + 1, root: entry.root, path: entry.path, existed: entry.existed, before: before?.hash ?? null, after: after?.hash ?? null, at: Date.now(),
         ...(entry.by === undefined ? {} : { by: entry.by }), ...(entry.gap === undefined ? {} : { gap: entry.gap }),
       })
       await this.appendLine(log, formatRecord(record))
@@ -71,15 +76,11 @@ export class JsonlCheckpointStore implements CheckpointStore {
     return this.serialized(sessionId, async (log) => [...log.records])
   }
 
+  /** The content, rebuilt through its delta chain when it is stored as one (see `blobs.ts`). */
   async blob(sessionId: string, hash: string): Promise<Uint8Array> {
-    const missing = (cause?: unknown) => new ReinError('CHECKPOINT_BLOB_MISSING', `checkpoint content ${hash} is missing from the session's ${BLOB_FOLDER} folder`, { cause, details: { sessionId, hash } })
-    if (!isContentHash(hash)) throw missing()
+    if (!isContentHash(hash)) throw new ReinError('CHECKPOINT_BLOB_MISSING', `checkpoint content ${hash} is not a content hash`, { details: { sessionId, hash } })
     const folder = (await this.log(sessionId)).folder
-    try {
-      return await readFile(join(folder, BLOB_FOLDER, hash))
-    } catch (error) {
-      throw missing(error)
-    }
+    return readContent(join(folder, BLOB_FOLDER), hash, { sessionId, folderName: BLOB_FOLDER })
   }
 
   /**
@@ -133,7 +134,7 @@ export class JsonlCheckpointStore implements CheckpointStore {
   private async load(sessionId: string): Promise<SessionLog> {
     const folder = await this.options.folder(sessionId)
     const file = join(folder, LOG_FILE)
-    const empty: SessionLog = { folder, file, handle: undefined, size: 0, records: [], lastSeq: 0, blobFolderReady: false, queue: Promise.resolve() }
+    const empty: SessionLog = { folder, file, handle: undefined, size: 0, records: [], lastSeq: 0, blobFolderReady: false, intact: new Set(), queue: Promise.resolve() }
     let handle: FileHandle
     try {
       // O_APPEND without O_CREAT: every write lands at the end, even after a truncate.
@@ -188,33 +189,14 @@ export class JsonlCheckpointStore implements CheckpointStore {
     return handle
   }
 
-  /** Stores `content` once under its hash: temp file, fsync, rename, folder fsync. */
-  private async writeBlob(log: SessionLog, content: Uint8Array): Promise<string> {
-    const hash = contentHash(content)
+  /** Stores `content` once under its hash (see `writeContent`), making the blob folder first. */
+  private async writeBlob(log: SessionLog, content: Uint8Array, options: Omit<WriteOptions, 'intact'>): Promise<StoredContent> {
     const folder = join(log.folder, BLOB_FOLDER)
     if (!log.blobFolderReady) {
       await ensurePrivateDir(folder)
       await syncFolder(log.folder, this._sync)
       log.blobFolderReady = true
     }
-    const target = join(folder, hash)
-    if (await stat(target).then((stats) => stats.size === content.length, () => false)) return hash
-    const temp = join(folder, `.${hash}.${process.pid}.${randomUUID()}.tmp`)
-    const handle = await openPrivateFile(temp, 'wx')
-    try {
-      try {
-        // writeFile loops until every byte is written, or throws.
-        await handle.writeFile(content)
-        await this._sync(handle)
-      } finally {
-        await handle.close()
-      }
-      await rename(temp, target)
-      await syncFolder(folder, this._sync)
-    } catch (error) {
-      await unlink(temp).catch(() => undefined)
-      throw error
-    }
-    return hash
+    return writeContent(folder, content, { ...options, intact: log.intact }, this._sync)
   }
 }
