@@ -122,10 +122,11 @@ async function logSizeFigures() {
   const { ctx, sessions } = await composition('log', false)
   const root = join(scratch, 'log-workspace')
   mkdirSync(root)
-  const lines = Array.from({ length: 2000 }, (_, index) => `line ${index}: ${'x'.repeat(40)}`)
+  // About 100 KB, and it stays so: an edit rewrites a line with one of the same length.
+  const lines = Array.from({ length: 1900 }, (_, index) => `line ${String(index).padStart(4, '0')}: ${'x'.repeat(42)}`)
   let current = Buffer.from(lines.join('\n'))
   for (let edit = 0; edit < 1000; edit++) {
-    lines[edit % lines.length] = `line ${edit}: edited ${edit}`
+    lines[edit % lines.length] = `line ${String(edit).padStart(4, '0')}: ${`edited ${edit}`.padEnd(42, '.')}`
     const next = Buffer.from(lines.join('\n'))
     await ctx.checkpoints.record('s1', { anchor: `m${edit}`, root, path: 'big.txt', existed: true, before: current, after: next })
     current = next

@@ -205,13 +205,16 @@ keeps its turns; the model is told at its next request which files went back.
   --dry-run        print what would happen; change nothing
   --fork           also start a new session holding the conversation before that turn, so files
                    and conversation are back together: rein resume <new id> "…" continues it.
-                   The original session keeps all its turns
+                   The original session is left exactly as it was
   --json           print the plan or the result (and the fork) as JSON lines
 
 Needs @rein/checkpoint and @rein/checkpoint-jsonl in the composition (the built-in one has them).
 Refused while the session is in use by another process (a chat, a run): wait for it or end it.
+A file a command created (found by a snapshot around bash) is moved aside to
+$REIN_HOME/recovered/<session>/<time>/ rather than deleted: it may have come from elsewhere.
 Exit codes: 0 every file is back (or nothing to rewind), 5 some files were left as they are
-(drifted, skipped or failed; with --dry-run: would be), 2 bad usage, unknown or busy session.`,
+(drifted, skipped or failed; with --dry-run: would be), 2 bad usage, unknown or busy session,
+1 the session's log or checkpoint log could not be read (damaged; the message names the file).`,
   config: `Usage: rein config [--config <file>] [--json]
 
 Prints which cordis.yml is in use (--config, else ./cordis.yml, else $REIN_HOME/cordis.yml), or

@@ -27,7 +27,7 @@ export const CheckpointConfig: Schema<CheckpointConfigInput, CheckpointConfig> =
   keepTurns: Schema.natural().min(1).default(100)
     .description('How many of a session\'s newest turns keep their checkpoints when it is compacted (at session end).'),
   keepDays: Schema.number().min(0).default(30)
-    .description('Turns older than this many days lose their checkpoints when the session is compacted.'),
+    .description('Turns older than this many days lose their checkpoints when the session is compacted; 0: no age limit.'),
   maxSessionBytes: Schema.natural().default(256 * 1024 * 1024)
     .description('The most a session\'s checkpoints may take (log and contents, bytes): oldest turns go first, the newest stays.'),
   snapshot: SnapshotConfig.description('How exec tools (bash) are covered: a workspace snapshot around each call.'),

@@ -25,6 +25,7 @@ export class MemoryCheckpointStore implements CheckpointStore {
       at: Date.now(),
       ...(entry.by === undefined ? {} : { by: entry.by }),
       ...(entry.gap === undefined ? {} : { gap: entry.gap }),
+      ...(entry.mode === undefined ? {} : { mode: entry.mode }),
     })
     records.push(record)
     this._records.set(sessionId, records)

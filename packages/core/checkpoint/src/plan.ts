@@ -20,35 +20,47 @@ export function recordsToUndo(records: readonly CheckpointRecord[], anchor: stri
 
 /** Plans one file from its records (newest first): what it should be now, what it goes back to. */
 export async function planFile(root: string, path: string, records: readonly CheckpointRecord[]): Promise<PlanItem> {
-  const newest = records[0]
   const oldest = records[records.length - 1]
+  const states = statesOf(records)
   const item = {
     root,
     path,
     file: resolve(root, path),
     before: oldest?.before ?? null,
-    after: newest?.after ?? null,
+    after: states?.at(-1) ?? records[0]?.after ?? null,
     seqs: records.map((record) => record.seq),
     ...changedWhile(records),
+    ...(oldest?.mode === undefined ? {} : { mode: oldest.mode }),
   }
   const gap = records.find((record) => record.gap !== undefined)?.gap
   if (gap !== undefined) return { ...item, action: 'skipped', reason: `not restored: ${gap}` }
-  // Each record must start where the one before it ended; otherwise something else wrote the file
-  // between two turns, and going back past that would clobber it.
-  for (let index = 0; index + 1 < records.length; index++) {
-    if (records[index]?.before !== records[index + 1]?.after) {
-      return { ...item, action: 'drifted', reason: 'changed between the recorded edits' }
-    }
-  }
+  if (!states) return { ...item, action: 'drifted', reason: 'changed between the recorded edits' }
   const current = await currentContent(item.file)
   if (current.kind === 'other') return { ...item, action: 'skipped', reason: current.reason }
   if (current.hash === item.before) return { ...item, action: 'already' }
   // The file may sit at any state the records passed through: after the newest, or before any of
   // them (a rewind to a later turn already undid the newer ones). Anything else is someone else's.
-  if (current.hash !== item.after && !records.some((record) => record.before === current.hash)) {
-    return { ...item, action: 'drifted', reason: 'changed since the recorded edit' }
+  if (!states.includes(current.hash)) {
+    return { ...item, action: 'drifted', reason: current.hash === null ? 'deleted since the recorded edit' : 'changed since the recorded edit' }
   }
   return { ...item, action: item.before === null ? 'remove' : 'restore' }
+}
+
+/**
+ * The contents the file went through, oldest first, or `undefined` when the records do not chain:
+ * something else wrote the file between two of them, and going back past that would clobber it.
+ * A record whose write never happened (the tool failed after recording) is passed over: the next
+ * one starts where that one started.
+ */
+function statesOf(records: readonly CheckpointRecord[]): (string | null)[] | undefined {
+  const oldestFirst = [...records].reverse()
+  const states: (string | null)[] = [oldestFirst[0]?.before ?? null]
+  for (const record of oldestFirst) {
+    if (record.before === states.at(-1)) states.push(record.after)
+    else if (states.length >= 2 && record.before === states.at(-2)) states.splice(-1, 1, record.after)
+    else return undefined
+  }
+  return states
 }
 
 /** The newest command the file changed while it ran, when a snapshot found the change. */

@@ -1,24 +1,38 @@
 /** Acting on one planned file: write its old content or remove it, never following a symbolic link. */
 
 import { randomUUID } from 'node:crypto'
-import { lstat, open, rename, unlink } from 'node:fs/promises'
+import { lstat, mkdir, open, rename, unlink } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { isMissing } from './plan.ts'
 
 /**
+ * The mode of a file rewind creates when no record kept the one it had: its content may be a
+ * secret (a deleted `.env`), so only the owner may read it until a person widens it.
+ */
+const PRIVATE_FILE_MODE = 0o600
+/**
+ * The mode of a parent folder rewind creates again (the turn deleted or moved it), less what the
+ * umask removes: no record keeps a folder's mode, and what goes back in may be a secret.
+ */
+const PRIVATE_FOLDER_MODE = 0o700
+
+/**
  * Puts `content` at `file` by a temp file in the same folder and a rename: a reader (or a kill -9)
  * sees the old content or the new, never part of it, and the rename replaces a link that appeared
- * in the meantime instead of writing through it. Keeps the mode of the file it replaces.
+ * in the meantime instead of writing through it. An existing regular file keeps its own mode; a
+ * file this creates gets `mode` (the recorded one, umask not applied), else 0600. Missing parent
+ * folders are created (see `PRIVATE_FOLDER_MODE`).
  */
-export async function writeAtomically(file: string, content: Uint8Array): Promise<void> {
-  const mode = await existingMode(file)
+export async function writeAtomically(file: string, content: Uint8Array, mode?: number): Promise<void> {
+  const target = await existingMode(file) ?? mode ?? PRIVATE_FILE_MODE
   const temp = join(dirname(file), `.${basename(file)}.rein-rewind-${randomUUID()}.tmp`)
-  const handle = await open(temp, 'wx', mode ?? 0o666)
+  // Private while the bytes go in; the mode is set (chmod: exactly, whatever the umask) before the rename shows it.
+  const handle = await openTemp(temp)
   try {
     try {
       // writeFile loops until every byte is written, or throws.
       await handle.writeFile(content)
-      if (mode !== undefined) await handle.chmod(mode)
+      await handle.chmod(target)
       await handle.sync()
     } finally {
       await handle.close()
@@ -28,6 +42,17 @@ export async function writeAtomically(file: string, content: Uint8Array): Promis
     await unlink(temp).catch(() => undefined)
     throw error
   }
+}
+
+/** Creates the temp file, and the folders above it when the turn removed them. */
+async function openTemp(temp: string) {
+  try {
+    return await open(temp, 'wx', PRIVATE_FILE_MODE)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+  }
+  await mkdir(dirname(temp), { recursive: true, mode: PRIVATE_FOLDER_MODE })
+  return open(temp, 'wx', PRIVATE_FILE_MODE)
 }
 
 /** Removes `file` (a link itself, never its target); an already absent file is fine. */

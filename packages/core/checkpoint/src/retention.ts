@@ -40,12 +40,14 @@ interface Block {
 export function planRetention(records: readonly CheckpointRecord[], policy: RetentionPolicy, now: number, size?: CheckpointSize): RetentionPlan {
   const blocks = blocksOf(records)
   const dropped = { turns: [] as string[], days: [] as string[], size: [] as string[] }
-  const oldest = now - policy.keepDays * DAY_MS
+  // 0 days: no age limit (not "drop everything", which would take the newest turn too).
+  const oldest = policy.keepDays > 0 ? now - policy.keepDays * DAY_MS : -Infinity
   let start = blocks.length
   let turns = 0
   let stop: 'turns' | 'days' | undefined
   while (start > 0) {
-    const block = blocks[start - 1]!
+    const block = blocks[start - 1]
+    if (!block) break
     stop = turns >= policy.keepTurns ? 'turns' : block.newestAt < oldest ? 'days' : undefined
     if (stop) break
     turns += block.anchors.length

@@ -12,10 +12,11 @@ import { CheckpointConfig } from './config.ts'
 import { contentHash } from './hash.ts'
 import { planFile, recordsToUndo } from './plan.ts'
 import { removeFile, writeAtomically } from './restore.ts'
+import { setAside, setAsideFolder } from './set-aside.ts'
 import { defineRewindEvent, noticeTarget, recordInConversation, releaseTarget, runningIn, tellConversation, type LiveAgent } from './rewind-notice.ts'
 import { planRetention } from './retention.ts'
 import type { CompactReport } from './types.ts'
-import { coverExecCalls, notCovered, snapshotCovers } from './snapshot/coverage.ts'
+import { coverExecCalls, notCovered, snapshotCovers, type SnapshotNotes } from './snapshot/coverage.ts'
 import type {
   CheckpointEntry, CheckpointHandle, CheckpointRecord, CheckpointStore, FailedItem, FileChange, PlanItem, RewindPlan, RewindResult,
 } from './types.ts'
@@ -45,6 +46,8 @@ interface CheckpointState {
   config: CheckpointConfig
   /** Sessions this process recorded into: only they are compacted when they close. */
   written: Set<string>
+  /** Told of each write a tool recorded itself, so a snapshot does not record it again. */
+  snapshots?: SnapshotNotes
 }
 
 /** How `rewind` tells the conversation. */
@@ -86,7 +89,7 @@ export class CheckpointService extends Service {
       })
     })
     defineRewindEvent(ctx)
-    coverExecCalls(ctx, config.snapshot, (identity, change) => recordInConversation((sessionId, entry) => this.record(sessionId, entry), identity, change))
+    state.snapshots = coverExecCalls(ctx, config.snapshot, (identity, change) => recordInConversation((sessionId, entry) => this.record(sessionId, entry), identity, change))
   }
 
   /** Makes `store` the one records go to, until the returned disposer runs or the caller is disposed. */
@@ -122,6 +125,7 @@ export class CheckpointService extends Service {
     validate(sessionId, entry)
     const record = await this.store().append(sessionId, entry)
     this._state.written.add(sessionId)
+    if (entry.by === undefined) this._state.snapshots?.expect(entry.root, entry.path, record.after)
     return record
   }
 
@@ -171,15 +175,15 @@ export class CheckpointService extends Service {
     try {
       const plan = await this.plan(sessionId, anchor)
       const result = { sessionId, anchor, restored: [] as PlanItem[], already: [] as PlanItem[], drifted: [] as PlanItem[], skipped: [] as PlanItem[], failed: [] as FailedItem[], notCovered: plan.notCovered }
+      let aside: string | undefined
+      const asideFolder = () => (aside ??= setAsideFolder(sessionId))
       for (const item of plan.items) {
         if (item.action === 'already') result.already.push(item)
         else if (item.action === 'drifted') result.drifted.push(item)
         else if (item.action === 'skipped') result.skipped.push(item)
         else {
           try {
-            if (item.before === null) await removeFile(item.file)
-            else await writeAtomically(item.file, await verifiedBlob(store, sessionId, item.before))
-            result.restored.push(item)
+            result.restored.push(await undo(item, store, sessionId, asideFolder))
           } catch (error) {
             result.failed.push({ ...item, error: describe(error) })
           }
@@ -237,8 +241,23 @@ function problemWith(sessionId: string, entry: CheckpointEntry): string | undefi
   if (!text(entry.anchor) || !text(entry.root) || !text(entry.path)) return 'anchor, root and path must be non-empty strings'
   if (!bytes(entry.before) || !bytes(entry.after)) return 'before and after must be bytes (Uint8Array) or null'
   if (entry.by !== undefined && typeof entry.by !== 'string') return 'by must be a string'
+  if (entry.mode !== undefined && !(Number.isInteger(entry.mode) && entry.mode >= 0 && entry.mode <= 0o7777)) return 'mode must be permission bits, an integer from 0 to 0o7777'
   if (entry.gap !== undefined) return typeof entry.gap === 'string' && entry.before === null && entry.after === null ? undefined : 'a gap is a string, with before and after null'
   return entry.existed === (entry.before !== null) ? undefined : 'existed must be true exactly when before is not null'
+}
+
+/**
+ * Puts one file back: its old content, or gone when the turn created it. A file a snapshot saw
+ * appear is set aside rather than deleted (it may not be the command's own). Returns the item as done.
+ */
+async function undo(item: PlanItem, store: CheckpointStore, sessionId: string, asideFolder: () => string): Promise<PlanItem> {
+  if (item.before !== null) {
+    await writeAtomically(item.file, await verifiedBlob(store, sessionId, item.before), item.mode)
+    return item
+  }
+  if (item.changedWhile !== undefined) return { ...item, movedTo: await setAside(item.file, item.path, asideFolder()) }
+  await removeFile(item.file)
+  return item
 }
 
 /** The content, checked against its hash: a damaged blob fails this file, it is never written. */

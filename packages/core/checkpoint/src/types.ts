@@ -22,6 +22,11 @@ export interface FileChange {
    * `before` and `after` are then `null` and rewind reports the file as not restored, with this reason.
    */
   readonly gap?: string
+  /**
+   * The file's permission bits before the change (`stat.mode & 0o7777`), when it existed: a file
+   * rewind must create again (deleted by the turn) gets them back. Unknown: the process's default.
+   */
+  readonly mode?: number
 }
 
 /** A change as a store takes it: the turn it belongs to and the change. */
@@ -46,6 +51,8 @@ export interface CheckpointRecord {
   readonly by?: string
   /** See `FileChange.gap`. */
   readonly gap?: string
+  /** See `FileChange.mode`. */
+  readonly mode?: number
 }
 
 /** What a store's `compact` dropped: records, and contents no kept record names. */
@@ -116,6 +123,13 @@ export interface PlanItem {
   readonly seqs: readonly number[]
   /** The newest command (`FileChange.by`) the file changed while it ran: a person may have edited it too. */
   readonly changedWhile?: string
+  /** The permission bits to give the file if rewind must create it (the oldest record's `mode`). */
+  readonly mode?: number
+  /**
+   * In a result: where a removed file was moved instead of deleted. A file a snapshot saw appear
+   * may have come from elsewhere (moved in, a link replaced), so rewind keeps it there.
+   */
+  readonly movedTo?: string
 }
 
 /** What `plan` returns: the items, newest change first. An anchor with no records has none. */

@@ -42,7 +42,8 @@ describe('PackStore', () => {
 
   it('drops its oldest packs past the cap, and says the dropped contents are gone', async () => {
     const folder = join(await tempRoot(), 'snapshots')
-    const store = new PackStore(folder, { maxBytes: 250, packBytes: 100 })
+    const drops: number[] = []
+    const store = new PackStore(folder, { maxBytes: 250, packBytes: 100 }, (dropped) => drops.push(dropped.packs))
     const hashes = Array.from({ length: 5 }, (_, index) => {
       const content = bytes(String(index).repeat(100))
       const hash = contentHash(content)
@@ -54,5 +55,6 @@ describe('PackStore', () => {
     expect(store.has(hashes[0] ?? '')).toBe(false)
     expect(store.get(hashes[0] ?? '')).toBeUndefined()
     expect(store.get(hashes[4] ?? '')).toBeDefined()
+    expect(drops.reduce((sum, count) => sum + count, 0)).toBeGreaterThan(0)
   })
 })

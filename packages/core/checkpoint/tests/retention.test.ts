@@ -32,6 +32,11 @@ describe('planRetention', () => {
     expect(kept(planRetention(records(rows), loose, NOW - 20 * DAY))).toEqual(['t1', 't2', 't3'])
   })
 
+  it('sets no age limit with keepDays 0, rather than dropping every turn', () => {
+    const plan = planRetention(records([['t1', 400], ['t2', 90]]), { ...loose, keepDays: 0 }, NOW)
+    expect(kept(plan)).toEqual(['t1', 't2'])
+  })
+
   it('keeps a turn from some point on only: an old turn between young ones goes with everything before it', () => {
     const plan = planRetention(records([['t1', 1], ['t2', 50], ['t3', 1]]), loose, NOW)
     expect(plan.dropped).toEqual({ turns: [], days: ['t1', 't2'], size: [] })

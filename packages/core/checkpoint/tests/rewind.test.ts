@@ -33,6 +33,28 @@ describe('plan and rewind on the real file system', () => {
     expect(await text(join(workspace, 'a.txt'))).toBeNull()
   })
 
+  it('rewinds past a recorded write that never happened (the tool failed after recording)', async () => {
+    const { ctx, workspace } = await setup()
+    const file = join(workspace, 'a.txt')
+    await writeFile(file, 'a0')
+    const record = (anchor: string, before: string, after: string) => ctx.checkpoints.record('s1', { anchor, root: workspace, path: 'a.txt', existed: true, before: Buffer.from(before), after: Buffer.from(after) })
+    await record('t1', 'a0', 'lost')
+    await record('t1', 'a0', 'a1')
+    await writeFile(file, 'a1')
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(result.drifted).toEqual([])
+    expect(await text(file)).toBe('a0')
+  })
+
+  it('says a file deleted since the edit was deleted, and leaves it deleted', async () => {
+    const { ctx, workspace, edit } = await setup()
+    await writeFile(join(workspace, 'a.txt'), 'a0')
+    await edit('t1', 'a.txt', 'a1')
+    await rm(join(workspace, 'a.txt'))
+    const plan = await ctx.checkpoints.plan('s1', 't1')
+    expect(plan.items).toMatchObject([{ action: 'drifted', reason: 'deleted since the recorded edit' }])
+  })
+
   it('rewinds only later turns when asked for a later anchor', async () => {
     const { ctx, workspace, edit } = await setup()
     await edit('t1', 'a.txt', 'a1')

@@ -1,7 +1,7 @@
 // Exec tools are covered by a workspace snapshot around each call: what a real shell command
 // created, changed or deleted is recorded as the call's checkpoint and can be rewound.
 import { execFileSync } from 'node:child_process'
-import { mkdir, readdir, stat, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readdir, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
 import ToolService, { defineTool, type RunIdentity } from '@rein/tools'
@@ -43,7 +43,9 @@ const background: (() => Promise<void>)[] = []
 
 async function setup(snapshot: Record<string, unknown> = {}) {
   const workspace = await tempRoot()
-  const folder = join(await tempRoot(), 'snapshots')
+  const home = await tempRoot()
+  vi.stubEnv('REIN_HOME', home)
+  const folder = join(home, 'snapshots')
   const ctx = new Context()
   await ctx.plugin(ToolService, { askFor: [] })
   await ctx.plugin(CheckpointService, { snapshot: { folder, ...snapshot } })
@@ -78,7 +80,23 @@ describe('snapshots around exec calls', () => {
     expect(await text(join(workspace, 'edit.txt'))).toBe('v1')
     expect(await text(join(workspace, 'gone.txt'))).toBe('bye')
     expect(await text(join(workspace, 'out/made.txt'))).toBeNull()
+    // A file a snapshot saw appear is set aside, not deleted: it may have been moved in from elsewhere.
+    const made = result.restored.find((item) => item.path === 'out/made.txt')
+    expect(made?.movedTo?.startsWith(join(process.env.REIN_HOME ?? '', 'recovered', 's1'))).toBe(true)
+    expect(await text(made?.movedTo ?? '')).toBe('new\n')
     expect(await text(join(workspace, 'keep.txt'))).toBe('kept')
+  })
+
+  it('brings files a command deleted back with their modes (rm secrets.json run.sh)', async () => {
+    const { ctx, workspace, run } = await setup()
+    await writeFile(join(workspace, 'secrets.json'), '{}', { mode: 0o600 })
+    await writeFile(join(workspace, 'run.sh'), 'echo hi', { mode: 0o755 })
+    await chmod(join(workspace, 'secrets.json'), 0o600)
+    await chmod(join(workspace, 'run.sh'), 0o755)
+    await run('rm secrets.json run.sh')
+    expect((await ctx.checkpoints.rewind('s1', 'm1')).restored).toHaveLength(2)
+    expect((await stat(join(workspace, 'secrets.json'))).mode & 0o777).toBe(0o600)
+    expect((await stat(join(workspace, 'run.sh'))).mode & 0o777).toBe(0o755)
   })
 
   it('records nothing for a command that changed nothing, and does not blame it for an edit made between calls', async () => {
@@ -198,7 +216,7 @@ describe('the walk', () => {
     expect((await store.records('s1')).map((record) => record.path)).toEqual(['work.txt'])
   })
 
-  it('past maxFiles, reports no deletion in folders it did not reach', async () => {
+  it('past maxFiles, reports no deletion in folders it did not reach, and says the workspace was not covered whole', async () => {
     const { store, workspace, run } = await setup({ maxFiles: 2 })
     for (const name of ['a', 'b', 'c', 'd']) {
       await mkdir(join(workspace, name))
@@ -206,6 +224,47 @@ describe('the walk', () => {
     }
     await run('true')
     await run('true')
-    expect(await store.records('s1')).toEqual([])
+    expect((await store.records('s1')).map((record) => [record.path, record.gap])).toEqual([
+      ['.', 'the workspace holds more than 2 files (snapshot.maxFiles); files past them were not snapshotted'],
+      ['.', 'the workspace holds more than 2 files (snapshot.maxFiles); files past them were not snapshotted'],
+    ])
+  })
+
+  it('takes the files of a renamed folder for new ones, and a rewind brings the old folder back', async () => {
+    const { ctx, workspace, run } = await setup()
+    await mkdir(join(workspace, 'src'))
+    await writeFile(join(workspace, 'src', 'a.ts'), 'a')
+    await run('true')
+    // Past the margin for revealed files: a rename keeps the files' change times.
+    await new Promise((resolve) => setTimeout(resolve, 2100))
+    await run('mv src lib')
+    const result = await ctx.checkpoints.rewind('s1', 'm1')
+    expect(result.failed).toEqual([])
+    expect(await text(join(workspace, 'src', 'a.ts'))).toBe('a')
+    expect(await text(join(workspace, 'lib', 'a.ts'))).toBeNull()
+  })
+
+  it('does not take a file written over a symbolic link for a new one, and never removes it', async () => {
+    const { ctx, store, workspace, run } = await setup()
+    await writeFile(join(workspace, 'target.txt'), 'one\n')
+    execFileSync('ln', ['-s', 'target.txt', join(workspace, 'link.txt')])
+    await run('sed -i s/one/two/ link.txt')
+    expect((await store.records('s1')).map((record) => [record.path, record.gap])).toEqual([['link.txt', 'was a symbolic link before the command (links are not restored)']])
+    await ctx.checkpoints.rewind('s1', 'm1')
+    expect(await text(join(workspace, 'link.txt'))).toBe('two\n')
+  })
+
+  it('does not record again a write a tool recorded itself while a background command ran', async () => {
+    const { ctx, store, workspace, run } = await setup()
+    await run('true')
+    expect((await run('echo job > job.txt', 'm1', { background: true })).isError).toBe(false)
+    const before = null
+    await ctx.checkpoints.record('s1', { anchor: 'm1', root: workspace, path: 'own.txt', existed: false, before, after: Buffer.from('mine') })
+    await writeFile(join(workspace, 'own.txt'), 'mine')
+    await run('true')
+    await background.splice(0)[0]?.()
+    let records: Awaited<ReturnType<typeof store.records>> = []
+    await waitFor(async () => (records = await store.records('s1')).length >= 2)
+    expect(records.map((record) => [record.path, record.by])).toEqual([['own.txt', undefined], ['job.txt', 'sh: echo job > job.txt']])
   })
 })

@@ -64,6 +64,7 @@ export class JsonlCheckpointStore implements CheckpointStore {
       const record: CheckpointRecord = Object.freeze({
         anchor: entry.anchor, seq: log.lastSeq + 1, root: entry.root, path: entry.path, existed: entry.existed, before: before?.hash ?? null, after: after?.hash ?? null, at: Date.now(),
         ...(entry.by === undefined ? {} : { by: entry.by }), ...(entry.gap === undefined ? {} : { gap: entry.gap }),
+        ...(entry.mode === undefined ? {} : { mode: entry.mode }),
       })
       await this.appendLine(log, formatRecord(record))
       log.records.push(record)

@@ -45,8 +45,8 @@ export function parseLog(text: Buffer, file: string): ParsedLog {
 
 /** One line for `record`, newline included. */
 export function formatRecord(record: CheckpointRecord): Buffer {
-  const { anchor, seq, root, path, existed, before, after, at, by, gap } = record
-  return Buffer.from(`${JSON.stringify({ anchor, seq, root, path, existed, before, after, at, by, gap })}\n`)
+  const { anchor, seq, root, path, existed, before, after, at, by, gap, mode } = record
+  return Buffer.from(`${JSON.stringify({ anchor, seq, root, path, existed, before, after, at, by, gap, mode })}\n`)
 }
 
 /**
@@ -78,13 +78,19 @@ function parseRecord(line: string): CheckpointRecord | undefined {
     return undefined
   }
   if (typeof value !== 'object' || value === null) return undefined
-  const { anchor, seq, root, path, existed, before, after, at, by, gap } = value as Record<string, unknown>
+  // `mode` is optional: lines written before it was recorded have none, and still load.
+  const { anchor, seq, root, path, existed, before, after, at, by, gap, mode } = value as Record<string, unknown>
   const hash = (field: unknown) => field === null || (typeof field === 'string' && isContentHash(field))
   if (typeof anchor !== 'string' || typeof root !== 'string' || typeof path !== 'string' || typeof existed !== 'boolean') return undefined
   if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1 || !hash(before) || !hash(after)) return undefined
   if (typeof at !== 'number' || (by !== undefined && typeof by !== 'string') || (gap !== undefined && typeof gap !== 'string')) return undefined
+  if (mode !== undefined && !isPermissionBits(mode)) return undefined
   return Object.freeze({
     anchor, seq, root, path, existed, before: before as string | null, after: after as string | null, at,
-    ...(by === undefined ? {} : { by }), ...(gap === undefined ? {} : { gap }),
+    ...(by === undefined ? {} : { by }), ...(gap === undefined ? {} : { gap }), ...(mode === undefined ? {} : { mode }),
   })
+}
+
+function isPermissionBits(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 0o7777
 }

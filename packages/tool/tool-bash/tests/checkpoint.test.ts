@@ -12,7 +12,7 @@ import LlmRuntime from '@rein/llm'
 import SessionService, { MemorySessionStore, eventData } from '@rein/session'
 import { createScriptedLlm, type ScriptedLlmScript } from '@rein/testkit'
 import ToolRegistry from '@rein/tools'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import * as bash from '../src/index.ts'
 import { waitFor } from './processes.ts'
 
@@ -23,11 +23,13 @@ const fibers: { dispose(): unknown }[] = []
 beforeEach(() => {
   dir = realpathSync(mkdtempSync(join(tmpdir(), 'rein-bash-checkpoint-')))
   home = mkdtempSync(join(tmpdir(), 'rein-bash-snapshots-'))
+  vi.stubEnv('REIN_HOME', home)
 })
 afterEach(async () => {
   for (const fiber of fibers.splice(0).reverse()) await fiber.dispose()
   rmSync(dir, { recursive: true, force: true })
   rmSync(home, { recursive: true, force: true })
+  vi.unstubAllEnvs()
 })
 
 async function boot(script: ScriptedLlmScript): Promise<{ root: Context; agent: Agent; store: MemoryCheckpointStore }> {

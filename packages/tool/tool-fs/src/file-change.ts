@@ -64,7 +64,8 @@ export async function replaceText(context: FsToolContext, run: ToolRun, target: 
 /**
  * With @rein/checkpoint loaded (`run.checkpoint`), the change is recorded durably first, against
  * the workspace root's real path, so the turn can be rewound; a write whose record failed does
- * not happen. The before-bytes are the file as loaded: valid UTF-8 with its byte-order mark.
+ * not happen. The before-bytes are the file as loaded: valid UTF-8 with its byte-order mark; the
+ * mode is the one the file had when loaded.
  */
 async function recordCheckpoint(context: FsToolContext, run: ToolRun, target: CheckedTarget, after: Uint8Array): Promise<void> {
   if (!run.checkpoint || target.resolved.area !== 'workspace') return
@@ -72,7 +73,11 @@ async function recordCheckpoint(context: FsToolContext, run: ToolRun, target: Ch
   const scope = await callScope(context, run)
   const before = existing ? Buffer.from((existing.bom ? '\uFEFF' : '') + existing.text, 'utf8') : null
   try {
-    await run.checkpoint.record({ root: scope.rootReal, path: relative(scope.rootReal, resolved.real), existed: existing !== undefined, before, after })
+    await run.checkpoint.record({
+      root: scope.rootReal, path: relative(scope.rootReal, resolved.real), existed: existing !== undefined, before, after,
+      // Its permission bits, so a rewind that must create it again (a later command deleted it) restores them.
+      ...(existing ? { mode: existing.stat.mode & 0o7777 } : {}),
+    })
   } catch (error) {
     throw fsError('CHECKPOINT_FAILED', `${resolved.display} was not written: its checkpoint could not be saved (${error instanceof Error ? error.message : String(error)}), so the change could not be undone`, { path: resolved.display }, error)
   }

@@ -1,6 +1,6 @@
 // With @rein/checkpoint loaded, every write is recorded durably before it happens, so a turn's
 // edits can be rewound; a write whose record fails does not happen.
-import { existsSync, readFileSync } from 'node:fs'
+import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import CheckpointService, { MemoryCheckpointStore } from '@rein/checkpoint'
 import type { RunIdentity } from '@rein/tools'
@@ -31,6 +31,19 @@ describe('tool-fs with checkpoints', () => {
     expect(result.failed).toEqual([])
     expect(readFileSync(file, 'utf8')).toBe('old\n')
     expect(existsSync(join(folders().workspace, 'made.txt'))).toBe(false)
+  })
+
+  it('records the mode of the file it edits (none for a file it creates)', async () => {
+    const file = join(folders().workspace, 'run.sh')
+    write(file, '#!/bin/sh\necho old\n')
+    chmodSync(file, 0o750)
+    const { call, store } = await withCheckpoints()
+    await call('read', { path: 'run.sh' }, { identity })
+    expect((await call('edit', { path: 'run.sh', old_string: 'old', new_string: 'new' }, { identity })).isError).toBe(false)
+    expect((await call('write', { path: 'made.txt', content: 'created\n' }, { identity })).isError).toBe(false)
+    const records = await store.records('session-a')
+    expect(records.map((record) => [record.path, record.mode])).toEqual([['run.sh', 0o750], ['made.txt', undefined]])
+    expect(statSync(file).mode & 0o7777).toBe(0o750)
   })
 
   it('does not write when the record cannot be made durable, and says why', async () => {

@@ -41,7 +41,9 @@ export function planLines(plan: RewindPlan, cwd: string): string[] {
 /** The result's lines, in the same shape as the plan's. */
 export function resultLines(result: RewindResult, cwd: string): string[] {
   const rows = [
-    ...result.restored.map((item) => row(item, item.before === null ? 'removed' : 'restored', cwd)),
+    ...result.restored.map((item) => (item.movedTo === undefined
+      ? row(item, item.before === null ? 'removed' : 'restored', cwd)
+      : { ...row(item, 'moved aside', cwd), reason: joinReasons(`now at ${item.movedTo}`, changedWhile(item)) })),
     ...result.already.map((item) => row(item, 'already restored', cwd)),
     ...result.drifted.map((item) => row(item, 'drifted', cwd)),
     ...result.skipped.map((item) => row(item, 'skipped', cwd)),

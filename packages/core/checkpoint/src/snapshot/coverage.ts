@@ -4,6 +4,7 @@
  * what changed as the call's checkpoint changes.
  */
 
+import { relative, resolve, sep } from 'node:path'
 import type { Context, Logger } from '@deepseek-ai/cordis'
 import { ReinError } from '@rein/base'
 import type { DispatchOutcome, ExecuteWrapper, RunIdentity, ToolCall } from '@rein/tools'
@@ -35,12 +36,23 @@ export function notCovered(records: readonly CheckpointRecord[], config: Snapsho
   return [...roots].map((root) => `commands run in ${root} are undone only for files a snapshot kept: not for files ignored by .gitignore or the ignore list (${config.ignore.join(', ')}), over ${formatBytes(config.maxFileBytes)}, or outside ${root}`)
 }
 
+/** What the service tells the snapshots about writes recorded by the tools themselves. */
+export interface SnapshotNotes {
+  /** tool-fs recorded its write of `path` under `root` leaving `hash`: no walk records it again. */
+  expect(root: string, path: string, hash: string | null): void
+}
+
 /** Installs the wrapper on `ctx.tools` while both are loaded; the pack store closes with it. */
-export function coverExecCalls(ctx: Context, config: SnapshotConfig, record: Record): void {
-  if (!config.enabled) return
+export function coverExecCalls(ctx: Context, config: SnapshotConfig, record: Record): SnapshotNotes {
+  const notes = { current: undefined as Snapshotter | undefined }
+  const expect = (root: string, path: string, hash: string | null) => notes.current?.expect(root, relative(root, resolve(root, path)).split(sep).join('/'), hash)
+  if (!config.enabled) return { expect }
   const folder = config.folder ?? defaultSnapshotFolder()
   ctx.inject(['tools'], (inner) => {
-    const store = new PackStore(folder, { maxBytes: config.maxStoreBytes, packBytes: PACK_BYTES })
+    const logger = inner.logger('checkpoint')
+    const store = new PackStore(folder, { maxBytes: config.maxStoreBytes, packBytes: PACK_BYTES }, (dropped) => {
+      logger.warn('the snapshot store dropped its %d oldest packs (%d bytes) to stay under snapshot.maxStoreBytes; a change whose earlier content was in them is reported as not restored', dropped.packs, dropped.bytes)
+    })
     const snapshots = new Snapshotter({
       store,
       ignore: config.ignore,
@@ -51,12 +63,15 @@ export function coverExecCalls(ctx: Context, config: SnapshotConfig, record: Rec
       record,
     })
     const state = { active: true }
+    notes.current = snapshots
     inner.effect(() => () => {
       state.active = false
+      if (notes.current === snapshots) notes.current = undefined
       store.close()
     }, 'checkpoints.snapshots')
-    inner.tools.wrapExecute(snapshotWrapper(snapshots, config, state, inner.logger('checkpoint')))
+    inner.tools.wrapExecute(snapshotWrapper(snapshots, config, state, logger))
   })
+  return { expect }
 }
 
 function snapshotWrapper(snapshots: Snapshotter, config: SnapshotConfig, state: { active: boolean }, logger: Logger): ExecuteWrapper {

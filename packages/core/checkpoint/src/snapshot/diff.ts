@@ -12,12 +12,15 @@ export interface SnapshotChange {
   readonly before: Uint8Array | null
   readonly after: Uint8Array | null
   readonly gap?: string
+  /** The file's permission bits before the command, when it existed. */
+  readonly mode?: number
 }
 
 /**
- * A file that appears in a walk but whose change time is this much before the previous walk
- * started was there already, merely hidden (an edited `.gitignore` stopped ignoring it): it was not
- * created, and a rewind must not remove it. The margin covers file systems with coarse times.
+ * A file that appears where the ignore rules changed, with a change time this much before the
+ * previous walk started, was there already, merely hidden (an edited `.gitignore` stopped
+ * ignoring it): it was not created. Anywhere else a new file is new, even with an old change time
+ * (a folder renamed keeps its files' times). The margin covers file systems with coarse times.
  */
 const CREATED_MARGIN_MS = 2000
 
@@ -25,8 +28,9 @@ const CREATED_MARGIN_MS = 2000
 export function snapshotChanges(root: string, walk: WalkChanges, store: PackStore): SnapshotChange[] {
   const changes: SnapshotChange[] = []
   const since = walk.since ?? 0
-  for (const [path, now] of walk.created) {
-    if (now.ctimeMs >= since - CREATED_MARGIN_MS) changes.push(created(path, now, store))
+  for (const [path, now, mayBeRevealed] of walk.created) {
+    if (mayBeRevealed && now.ctimeMs < since - CREATED_MARGIN_MS) continue
+    changes.push(created(path, now, store))
   }
   for (const [path, was, now] of walk.changed) {
     // Written with the same bytes (touched, or rewritten by a formatter that changed nothing).
@@ -46,17 +50,18 @@ function created(path: string, now: FileState, store: PackStore): SnapshotChange
 }
 
 function changed(path: string, was: FileState, now: FileState, store: PackStore): SnapshotChange {
+  if (was.link) return { path, existed: true, before: null, after: null, gap: now.link ? 'a symbolic link that changed' : 'was a symbolic link before the command (links are not restored)' }
   const before = content(was, store, 'before the command')
   const after = content(now, store)
   if (typeof before === 'string') return { path, existed: true, before: null, after: null, gap: before }
   if (typeof after === 'string') return { path, existed: true, before: null, after: null, gap: after }
-  return { path, existed: true, before, after }
+  return { path, existed: true, before, after, mode: was.mode }
 }
 
 function deleted(path: string, was: FileState, store: PackStore): SnapshotChange {
   const before = content(was, store, 'before the command')
   if (typeof before === 'string') return { path, existed: true, before: null, after: null, gap: `deleted; ${before}` }
-  return { path, existed: true, before, after: null }
+  return { path, existed: true, before, after: null, mode: was.mode }
 }
 
 /** The file's content at that walk, or why it is not available. */

@@ -47,7 +47,8 @@ export class PackStore {
   private _loaded = false
   private _generation = 0
 
-  constructor(private readonly folder: string, private readonly limits: PackStoreLimits) {}
+  /** `onDrop`: told what the cap removed, so the owner can say so. */
+  constructor(private readonly folder: string, private readonly limits: PackStoreLimits, private readonly onDrop?: (dropped: DroppedPacks) => void) {}
 
   /** Moves on whenever contents are dropped: a caller that checked `has` before need only check again after it moved. */
   get generation(): number {
@@ -177,7 +178,8 @@ export class PackStore {
 
   private rotate(): void {
     this.close()
-    this.dropOverCap()
+    const dropped = this.dropOverCap()
+    if (dropped.packs > 0) this.onDrop?.(dropped)
   }
 
   private packs(): { name: string; size: number; mtimeMs: number }[] {

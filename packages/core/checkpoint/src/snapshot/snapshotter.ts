@@ -7,7 +7,8 @@
 
 import type { RunIdentity } from '@rein/tools'
 import type { FileChange } from '../types.ts'
-import { snapshotChanges } from './diff.ts'
+import { contentHash } from '../hash.ts'
+import { snapshotChanges, type SnapshotChange } from './diff.ts'
 import type { PackStore } from './pack-store.ts'
 import { WorkspaceIndex } from './walk.ts'
 
@@ -32,6 +33,11 @@ export interface SnapshotterOptions {
 interface RootState {
   readonly index: WorkspaceIndex
   queue: Promise<unknown>
+  /**
+   * Contents recorded files were given by tools that record their own writes (tool-fs), by path,
+   * since the last walk: a walk that finds exactly that change leaves it to their record.
+   */
+  readonly expected: Map<string, string | null>
   /** Commands started in the background on this root and not ended, oldest first. */
   readonly background: Attribution[]
 }
@@ -62,6 +68,14 @@ export class Snapshotter {
     return this.serialized(root, (state) => this.walk(root, state, who))
   }
 
+  /**
+   * Notes that a tool recorded its own write of `path` (relative to `root`) leaving content `hash`
+   * (`null`: deleted), so the next walk does not record the same change again for a command.
+   */
+  expect(root: string, path: string, hash: string | null): void {
+    this._roots.get(root)?.expected.set(path, hash)
+  }
+
   /** Marks a command as running in the background until the returned function is called. */
   background(root: string, who: Attribution): () => void {
     const { background } = this.state(root)
@@ -75,15 +89,19 @@ export class Snapshotter {
   private async walk(root: string, state: RootState, who: Attribution | undefined): Promise<SnapshotReport> {
     // The index moves on before anything is recorded: a failed record must not make the next walk blame this change on another command.
     const walk = await state.index.update()
+    const expected = new Map(state.expected)
+    state.expected.clear()
     if (!who) return { recorded: 0, gaps: 0, truncated: walk.truncated }
-    let recorded = 0
+    const changes = snapshotChanges(root, walk, this.options.store).filter((change) => !recordedAlready(change, expected))
+    if (walk.truncated) {
+      changes.push({ path: '.', existed: true, before: null, after: null, gap: `the workspace holds more than ${this.options.maxFiles} files (snapshot.maxFiles); files past them were not snapshotted` })
+    }
     let gaps = 0
-    for (const change of snapshotChanges(root, walk, this.options.store)) {
+    for (const change of changes) {
       await this.options.record(who.identity, { root, by: who.by, ...change })
-      recorded++
       if (change.gap !== undefined) gaps++
     }
-    return { recorded, gaps, truncated: walk.truncated }
+    return { recorded: changes.length, gaps, truncated: walk.truncated }
   }
 
   private serialized<T>(root: string, task: (state: RootState) => Promise<T>): Promise<T> {
@@ -98,9 +116,16 @@ export class Snapshotter {
     if (!state) {
       const { options } = this
       const index = new WorkspaceIndex(root, { ignore: options.ignore, maxFileBytes: options.maxFileBytes, maxFiles: options.maxFiles, exclude: options.exclude, store: options.store })
-      state = { index, queue: Promise.resolve(), background: [] }
+      state = { index, queue: Promise.resolve(), background: [], expected: new Map() }
       this._roots.set(root, state)
     }
     return state
   }
+}
+
+/** Whether a tool that records its own writes already recorded this very change. */
+function recordedAlready(change: SnapshotChange, expected: ReadonlyMap<string, string | null>): boolean {
+  if (!expected.has(change.path) || change.gap !== undefined) return false
+  const hash = expected.get(change.path)
+  return hash === null ? change.after === null : change.after !== null && contentHash(change.after) === hash
 }

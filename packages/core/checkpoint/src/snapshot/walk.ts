@@ -14,6 +14,8 @@ import type { PackStore } from './pack-store.ts'
 
 /** A file's stat: what says whether it changed. */
 interface FileStat {
+  /** Permission bits (`mode & 0o7777`): a file rewind brings back gets them again. */
+  readonly mode: number
   readonly size: number
   readonly mtimeMs: number
   readonly ctimeMs: number
@@ -24,13 +26,19 @@ interface FileStat {
 export interface FileState extends FileStat {
   readonly hash?: string
   readonly gap?: string
+  /** A symbolic link: indexed (so a file written over it is not taken for a new one), never read or followed. */
+  readonly link?: true
 }
 
 /** What one walk found changed since the one before it. */
 export interface WalkChanges {
   /** When the walk before this one started; `undefined` for a root's first walk (which finds no changes). */
   readonly since: number | undefined
-  readonly created: readonly (readonly [string, FileState])[]
+  /**
+   * New files, each with whether it may merely have been revealed: its folder's ignore rules
+   * changed since the last walk, so it may have been there, ignored, all along.
+   */
+  readonly created: readonly (readonly [string, FileState, boolean])[]
   readonly changed: readonly (readonly [string, FileState, FileState])[]
   /** Files no longer walked. Absent from the disk, or newly ignored: the caller checks. */
   readonly deleted: readonly (readonly [string, FileState])[]
@@ -83,20 +91,24 @@ export class WorkspaceIndex {
     const walk = ++this._walks
     const verify = this._storeGeneration !== this.options.store.generation
     this._storeGeneration = this.options.store.generation
-    const changes = { created: [] as [string, FileState][], changed: [] as [string, FileState, FileState][], deleted: [] as [string, FileState][] }
-    // A folder is checked against the ignore rules in full when its rules (or an ancestor's) changed.
-    const stack: [string, boolean][] = [['', false]]
+    const changes = { created: [] as [string, FileState, boolean][], changed: [] as [string, FileState, FileState][], deleted: [] as [string, FileState][] }
+    // A folder is checked against the ignore rules in full when its rules (or an ancestor's) are
+    // new or changed; what it holds may have been hidden before only if they changed in a folder
+    // the last walk saw (a new folder's own rules hid nothing from that walk).
+    const stack: [string, boolean, boolean][] = [['', false, false]]
     let files = 0
     let entriesSeen = 0
     let truncated = false
     walking: while (stack.length > 0) {
-      const [folder, parentChanged] = stack.pop() ?? ['', false]
+      const [folder, parentChanged, parentRevealing] = stack.pop() ?? ['', false, false]
       const absolute = folder === '' ? this.root : `${this.root}/${folder}`
       // The root itself is walked even when it is rein's own folder: the person chose to work there.
       if (folder !== '' && this.options.exclude.has(absolute)) continue
       const entries = listFolder(absolute)
-      const rulesChanged = this._rules.enter(folder, entries.some((entry) => entry.name === '.gitignore' && entry.isFile())) || parentChanged
+      const ownRulesChanged = this._rules.enter(folder, entries.some((entry) => entry.name === '.gitignore' && entry.isFile()))
       const known = this._folders.get(folder)
+      const rulesChanged = ownRulesChanged || parentChanged
+      const revealing = (ownRulesChanged && known !== undefined) || parentRevealing
       const state = known ?? { files: new Map<string, FileState>(), seen: walk }
       state.seen = walk
       if (!known) this._folders.set(folder, state)
@@ -107,10 +119,10 @@ export class WorkspaceIndex {
         if (entry.isDirectory()) {
           const path = folder === '' ? name : `${folder}/${name}`
           if ((rulesChanged || !this._folders.has(path)) && this._rules.ignored(folder, name, true)) continue
-          stack.push([path, rulesChanged])
+          stack.push([path, rulesChanged, revealing])
           continue
         }
-        if (!entry.isFile()) continue
+        if (!entry.isFile() && !entry.isSymbolicLink()) continue
         const previous = state.files.get(name)
         if ((rulesChanged || !previous) && this._rules.ignored(folder, name, false)) continue
         if (++files > this.options.maxFiles) {
@@ -123,7 +135,7 @@ export class WorkspaceIndex {
         if (now === previous) continue
         state.files.set(name, now)
         const path = folder === '' ? name : `${folder}/${name}`
-        if (!previous) changes.created.push([path, now])
+        if (!previous) changes.created.push([path, now, revealing])
         else changes.changed.push([path, previous, now])
       }
       for (const [name, was] of state.files) {
@@ -161,8 +173,9 @@ function fileState(file: string, previous: FileState | undefined, options: WalkO
   } catch {
     return undefined
   }
+  if (stats.isSymbolicLink()) return previous?.link && sameStat(previous, stats) ? previous : { ...statOf(stats), gap: 'a symbolic link', link: true }
   if (!stats.isFile()) return undefined
-  if (previous && sameStat(previous, stats) && (!verify || previous.hash === undefined || options.store.has(previous.hash))) return previous
+  if (previous && !previous.link && sameStat(previous, stats) && (!verify || previous.hash === undefined || options.store.has(previous.hash))) return previous
   if (stats.size > options.maxFileBytes) return { ...statOf(stats), gap: `over the ${formatBytes(options.maxFileBytes)} size cap` }
   const content = readContent(file)
   if (content === undefined) return { ...statOf(stats), gap: 'could not be read' }
@@ -191,7 +204,7 @@ function readContent(file: string): { bytes: Uint8Array; stat: FileStat } | unde
 }
 
 function statOf(stats: Stats): FileStat {
-  return { size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, ino: stats.ino }
+  return { mode: stats.mode & 0o7777, size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs, ino: stats.ino }
 }
 
 /** Whether two stats describe the same content: the change time moves on every write and cannot be set back. */

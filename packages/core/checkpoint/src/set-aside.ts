@@ -1,0 +1,32 @@
+/**
+ * Where rewind puts a file it would otherwise delete when it cannot be sure the turn made it: a
+ * snapshot sees a file appear, but it may have been moved in from elsewhere, or written over a
+ * link, and deleting it could lose the only copy. Such files go to a private folder instead.
+ */
+
+import { copyFile, rename, unlink } from 'node:fs/promises'
+import { dirname, join, relative, resolve } from 'node:path'
+import { ensurePrivateDir } from '@rein/base'
+import { reinHome } from './snapshot/config.ts'
+
+/** `$REIN_HOME/recovered/<session>/<time>`: one folder per rewind. */
+export function setAsideFolder(sessionId: string, now = new Date()): string {
+  return join(reinHome(), 'recovered', sessionId.replace(/[^A-Za-z0-9._-]/g, '_'), now.toISOString().replace(/[:.]/g, '-'))
+}
+
+/** Moves `file` (at `path` under its root) into `folder`, keeping its relative path; returns where it went. */
+export async function setAside(file: string, path: string, folder: string): Promise<string> {
+  // Resolved against `/` first, so no `..` in a recorded path can lead out of `folder`.
+  const inside = relative('/', resolve('/', path))
+  const target = join(folder, inside)
+  await ensurePrivateDir(dirname(target))
+  try {
+    await rename(file, target)
+  } catch (error) {
+    if (!(error instanceof Error && 'code' in error && error.code === 'EXDEV')) throw error
+    // Another file system: copy, then remove the original only once the copy is whole.
+    await copyFile(file, target)
+    await unlink(file)
+  }
+  return target
+}
