@@ -39,7 +39,8 @@ export async function setup(store: CheckpointStore = new MemoryCheckpointStore()
   return { ctx, workspace, edit, store }
 }
 
-async function readIfFile(file: string): Promise<Uint8Array | null> {
+/** The file's bytes, or `null` when it is absent or not a regular file. */
+export async function readIfFile(file: string): Promise<Uint8Array | null> {
   try {
     if (!(await lstat(file)).isFile()) return null
     return await readFile(file)

@@ -3,7 +3,7 @@
  * agents and checkpoints, over a temp workspace; REIN_HOME points at a temp folder.
  */
 
-import { lstat, readFile, writeFile } from 'node:fs/promises'
+import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
 import AgentService, { type Agent } from '@rein/agent'
@@ -14,7 +14,7 @@ import { createScriptedLlm, type ScriptedTurn } from '@rein/testkit'
 import ToolRegistry, { defineTool } from '@rein/tools'
 import { afterEach, vi } from 'vitest'
 import { CheckpointService, MemoryCheckpointStore, type CheckpointStore } from '../src/index.ts'
-import { tempRoot } from './harness.ts'
+import { readIfFile, tempRoot } from './harness.ts'
 
 /** Each test's plugins, newest last: disposed newest first, so agents close their sessions (and locks) before the folders go. */
 const fibers: { dispose(): unknown }[] = []
@@ -125,15 +125,6 @@ export async function bootStack(conversations: Conversations, options: { checkpo
     },
   }))
   return { root, llm, home, workspace, checkpoints, sessions, children, background, gate, gates }
-}
-
-async function readIfFile(file: string): Promise<Uint8Array | null> {
-  try {
-    if (!(await lstat(file)).isFile()) return null
-    return await readFile(file)
-  } catch {
-    return null
-  }
 }
 
 /** The anchor of an agent's first turn (the id of the message that started it), as its `turn/start` records it. */

@@ -6,21 +6,14 @@ import { join } from 'node:path'
 import type { FileHandle } from 'node:fs/promises'
 import { Context } from '@deepseek-ai/cordis'
 import CheckpointService, { contentHash } from '@rein/checkpoint'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { MAGIC, MAX_DEPTH, parseHeader } from '../src/blob-format.ts'
 import { BLOB_FOLDER, JsonlCheckpointStore, LOG_FILE, type JsonlCheckpointStoreOptions } from '../src/index.ts'
-import { tempRoot } from './temp-root.ts'
-
-const stores: JsonlCheckpointStore[] = []
-afterEach(async () => {
-  await Promise.all(stores.splice(0).map((store) => store.close()))
-})
+import { openStore, tempRoot } from './temp-root.ts'
 
 async function open(options: Partial<JsonlCheckpointStoreOptions> = {}, root?: string) {
-  const base = root ?? await tempRoot()
-  const store = new JsonlCheckpointStore({ folder: async (id) => { await mkdir(join(base, id), { recursive: true }); return join(base, id) }, ...options })
-  stores.push(store)
-  return { store, base, blobs: join(base, 's1', BLOB_FOLDER) }
+  const opened = await openStore(options, root)
+  return { ...opened, blobs: join(opened.base, 's1', BLOB_FOLDER) }
 }
 
 /** A 4 KB text file, version `edit`: line `edit` changed (the original has none changed). */

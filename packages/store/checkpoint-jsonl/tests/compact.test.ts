@@ -1,26 +1,14 @@
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { FileHandle } from 'node:fs/promises'
 import { contentHash, type CheckpointEntry } from '@rein/checkpoint'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { BLOB_FOLDER, JsonlCheckpointStore, LOG_FILE, type JsonlCheckpointStoreOptions } from '../src/index.ts'
-import { tempRoot } from './temp-root.ts'
-
-const stores: JsonlCheckpointStore[] = []
-afterEach(async () => {
-  await Promise.all(stores.splice(0).map((store) => store.close()))
-})
+import { openStore } from './temp-root.ts'
 
 async function open(options: Partial<JsonlCheckpointStoreOptions> = {}, root?: string) {
-  const base = root ?? await tempRoot()
-  const folder = async (sessionId: string) => {
-    const path = join(base, sessionId)
-    await mkdir(path, { recursive: true })
-    return path
-  }
-  const store = new JsonlCheckpointStore({ folder, ...options })
-  stores.push(store)
-  return { store, base, session: join(base, 's1') }
+  const opened = await openStore(options, root)
+  return { ...opened, session: join(opened.base, 's1') }
 }
 
 function entry(anchor: string, path: string, before: string | null, after: string | null): CheckpointEntry {

@@ -2,26 +2,9 @@ import { appendFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/p
 import { join } from 'node:path'
 import type { FileHandle } from 'node:fs/promises'
 import { contentHash, type CheckpointEntry } from '@rein/checkpoint'
-import { afterEach, describe, expect, it } from 'vitest'
-import { BLOB_FOLDER, JsonlCheckpointStore, LOG_FILE, type JsonlCheckpointStoreOptions } from '../src/index.ts'
-import { tempRoot } from './temp-root.ts'
-
-const stores: JsonlCheckpointStore[] = []
-afterEach(async () => {
-  await Promise.all(stores.splice(0).map((store) => store.close()))
-})
-
-async function open(options: Partial<JsonlCheckpointStoreOptions> = {}, root?: string) {
-  const base = root ?? await tempRoot()
-  const folder = async (sessionId: string) => {
-    const path = join(base, sessionId)
-    await mkdir(path, { recursive: true })
-    return path
-  }
-  const store = new JsonlCheckpointStore({ folder, ...options })
-  stores.push(store)
-  return { store, base }
-}
+import { describe, expect, it } from 'vitest'
+import { BLOB_FOLDER, LOG_FILE } from '../src/index.ts'
+import { openStore as open } from './temp-root.ts'
 
 function entry(path: string, before: string | null, after: string | null, anchor = 't1'): CheckpointEntry {
   return { anchor, root: '/w', path, existed: before !== null, before: before === null ? null : Buffer.from(before), after: after === null ? null : Buffer.from(after) }

@@ -4,26 +4,11 @@ import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
 import { CheckpointService, contentHash, type CheckpointEntry } from '@rein/checkpoint'
-import { afterEach, describe, expect, it } from 'vitest'
-import { JsonlCheckpointStore, LOG_FILE } from '../src/index.ts'
-import { tempRoot } from './temp-root.ts'
+import { describe, expect, it } from 'vitest'
+import { LOG_FILE } from '../src/index.ts'
+import { openStore, tempRoot } from './temp-root.ts'
 
-const stores: JsonlCheckpointStore[] = []
-afterEach(async () => {
-  await Promise.all(stores.splice(0).map((store) => store.close()))
-})
-
-async function open(base: string) {
-  const store = new JsonlCheckpointStore({
-    folder: async (sessionId) => {
-      const path = join(base, sessionId)
-      await mkdir(path, { recursive: true })
-      return path
-    },
-  })
-  stores.push(store)
-  return store
-}
+const open = async (base: string) => (await openStore({}, base)).store
 
 function deleted(path: string, before: string, mode?: number): CheckpointEntry {
   return { anchor: 't1', root: '/w', path, existed: true, before: Buffer.from(before), after: null, ...(mode === undefined ? {} : { mode }) }
