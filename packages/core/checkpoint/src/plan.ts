@@ -6,6 +6,7 @@
 import { lstat, readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { contentHash } from './hash.ts'
+import { parentProblem } from './parents.ts'
 import type { CheckpointRecord, PlanItem } from './types.ts'
 
 /**
@@ -35,6 +36,8 @@ export async function planFile(root: string, path: string, records: readonly Che
   const gap = records.find((record) => record.gap !== undefined)?.gap
   if (gap !== undefined) return { ...item, action: 'skipped', reason: `not restored: ${gap}` }
   if (!states) return { ...item, action: 'drifted', reason: 'changed between the recorded edits' }
+  const unsafe = parentProblem(root, item.file)
+  if (unsafe !== undefined) return { ...item, action: 'skipped', reason: unsafe }
   const current = await currentContent(item.file)
   if (current.kind === 'other') return { ...item, action: 'skipped', reason: current.reason }
   if (current.hash === item.before) return { ...item, action: 'already' }

@@ -3,7 +3,8 @@
  * a session's files to their state before a turn, skipping whatever changed since.
  */
 
-import { resolve } from 'node:path'
+import { realpath } from 'node:fs/promises'
+import { isAbsolute, relative, resolve, sep } from 'node:path'
 import { Context, Service } from '@deepseek-ai/cordis'
 import { ReinError } from '@rein/base'
 import type { Session } from '@rein/session'
@@ -12,6 +13,7 @@ import { CheckpointConfig } from './config.ts'
 import { contentHash } from './hash.ts'
 import { planFile, recordsToUndo } from './plan.ts'
 import { removeFile, writeAtomically } from './restore.ts'
+import { parentProblem } from './parents.ts'
 import { setAside, setAsideFolder } from './set-aside.ts'
 import { defineRewindEvent, noticeTarget, recordInConversation, releaseTarget, runningIn, tellConversation, type LiveAgent } from './rewind-notice.ts'
 import { planRetention } from './retention.ts'
@@ -123,7 +125,7 @@ export class CheckpointService extends Service {
    */
   async record(sessionId: string, entry: CheckpointEntry): Promise<CheckpointRecord> {
     validate(sessionId, entry)
-    const record = await this.store().append(sessionId, entry)
+    const record = await this.store().append(sessionId, await normalized(sessionId, entry))
     this._state.written.add(sessionId)
     if (entry.by === undefined) this._state.snapshots?.expect(entry.root, entry.path, record.after)
     return record
@@ -234,6 +236,21 @@ function validate(sessionId: string, entry: CheckpointEntry): void {
   if (problem) throw new ReinError('INVALID_CHECKPOINT', `checkpoint record refused: ${problem}`, { details: { sessionId, path: entry.path } })
 }
 
+/**
+ * The entry with its root's real path and a plain relative path (`a/b.txt`, not `./a/b.txt` or
+ * absolute), so records of one file group together whoever made them; a path outside the root is refused.
+ */
+async function normalized(sessionId: string, entry: CheckpointEntry): Promise<CheckpointEntry> {
+  const root = await realpath(entry.root).catch(() => resolve(entry.root))
+  const inside = relative(resolve(entry.root), resolve(entry.root, entry.path))
+  // The root itself only as a gap: "the workspace was not snapshotted whole".
+  if (inside === '' && entry.gap !== undefined) return { ...entry, root, path: '.' }
+  if (inside === '' || inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
+    throw new ReinError('INVALID_CHECKPOINT', `checkpoint record refused: ${entry.path} is not a file inside ${entry.root}`, { details: { sessionId, path: entry.path } })
+  }
+  return { ...entry, root, path: inside.split(sep).join('/') }
+}
+
 function problemWith(sessionId: string, entry: CheckpointEntry): string | undefined {
   const text = (value: unknown) => typeof value === 'string' && value !== ''
   const bytes = (value: unknown) => value === null || value instanceof Uint8Array
@@ -251,6 +268,9 @@ function problemWith(sessionId: string, entry: CheckpointEntry): string | undefi
  * appear is set aside rather than deleted (it may not be the command's own). Returns the item as done.
  */
 async function undo(item: PlanItem, store: CheckpointStore, sessionId: string, asideFolder: () => string): Promise<PlanItem> {
+  // Again at the last moment: a folder may have become a link since the plan looked.
+  const unsafe = parentProblem(item.root, item.file)
+  if (unsafe !== undefined) throw new ReinError('CHECKPOINT_UNSAFE_PATH', `${item.path} was left alone: ${unsafe}`, { details: { file: item.file } })
   if (item.before !== null) {
     await writeAtomically(item.file, await verifiedBlob(store, sessionId, item.before), item.mode)
     return item

@@ -4,6 +4,7 @@
  * link, and deleting it could lose the only copy. Such files go to a private folder instead.
  */
 
+import { lstatSync } from 'node:fs'
 import { copyFile, rename, unlink } from 'node:fs/promises'
 import { dirname, join, relative, resolve } from 'node:path'
 import { ensurePrivateDir } from '@rein/base'
@@ -18,7 +19,7 @@ export function setAsideFolder(sessionId: string, now = new Date()): string {
 export async function setAside(file: string, path: string, folder: string): Promise<string> {
   // Resolved against `/` first, so no `..` in a recorded path can lead out of `folder`.
   const inside = relative('/', resolve('/', path))
-  const target = join(folder, inside)
+  const target = freeName(join(folder, inside))
   await ensurePrivateDir(dirname(target))
   try {
     await rename(file, target)
@@ -29,4 +30,11 @@ export async function setAside(file: string, path: string, folder: string): Prom
     await unlink(file)
   }
   return target
+}
+
+/** `target`, or `target.1`, `target.2`, … : two files of one path (from two roots) both kept. */
+function freeName(target: string): string {
+  let name = target
+  for (let index = 1; lstatSync(name, { throwIfNoEntry: false }) !== undefined; index++) name = `${target}.${index}`
+  return name
 }

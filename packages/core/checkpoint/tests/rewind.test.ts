@@ -1,4 +1,4 @@
-import { chmod, mkdir, rm, stat, symlink, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, rename, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { MemoryCheckpointStore, contentHash } from '../src/index.ts'
@@ -53,6 +53,32 @@ describe('plan and rewind on the real file system', () => {
     await rm(join(workspace, 'a.txt'))
     const plan = await ctx.checkpoints.plan('s1', 't1')
     expect(plan.items).toMatchObject([{ action: 'drifted', reason: 'deleted since the recorded edit' }])
+  })
+
+  it('never acts through a folder that became a symbolic link: the file outside stays', async () => {
+    const { ctx, workspace, edit } = await setup()
+    const outside = await tempRoot()
+    await mkdir(join(workspace, 'out'))
+    await edit('t1', 'out/x.txt', 'made')
+    await rename(join(workspace, 'out', 'x.txt'), join(outside, 'x.txt'))
+    await rm(join(workspace, 'out'), { recursive: true })
+    await symlink(outside, join(workspace, 'out'))
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(result.skipped).toMatchObject([{ path: 'out/x.txt', reason: 'its folder out is now a symbolic link' }])
+    expect(await text(join(outside, 'x.txt'))).toBe('made')
+  })
+
+  it('groups records of one file however its path was written, and refuses a path outside the root', async () => {
+    const { ctx, workspace } = await setup()
+    const file = join(workspace, 'a.txt')
+    await writeFile(file, 'a0')
+    await ctx.checkpoints.record('s1', { anchor: 't1', root: `${workspace}/`, path: './a.txt', existed: true, before: Buffer.from('a0'), after: Buffer.from('a1') })
+    await ctx.checkpoints.record('s1', { anchor: 't1', root: workspace, path: file, existed: true, before: Buffer.from('a1'), after: Buffer.from('a2') })
+    await writeFile(file, 'a2')
+    const plan = await ctx.checkpoints.plan('s1', 't1')
+    expect(plan.items.map((item) => [item.path, item.action])).toEqual([['a.txt', 'restore']])
+    await expect(ctx.checkpoints.record('s1', { anchor: 't1', root: workspace, path: '../x.txt', existed: false, before: null, after: Buffer.from('x') }))
+      .rejects.toMatchObject({ code: 'INVALID_CHECKPOINT' })
   })
 
   it('rewinds only later turns when asked for a later anchor', async () => {

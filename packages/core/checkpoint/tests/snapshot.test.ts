@@ -244,6 +244,27 @@ describe('the walk', () => {
     expect(await text(join(workspace, 'lib', 'a.ts'))).toBeNull()
   })
 
+  it('takes a renamed folder\'s files for new ones even when the command also edits .gitignore', async () => {
+    const { ctx, workspace, run } = await setup()
+    await writeFile(join(workspace, '.gitignore'), 'build/\n')
+    await mkdir(join(workspace, 'src'))
+    await writeFile(join(workspace, 'src', 'a.ts'), 'a')
+    await run('true')
+    await new Promise((resolve) => setTimeout(resolve, 2100))
+    await run('mv src lib && echo "*.log" >> .gitignore')
+    await ctx.checkpoints.rewind('s1', 'm1')
+    expect(await text(join(workspace, 'src', 'a.ts'))).toBe('a')
+    expect(await text(join(workspace, 'lib', 'a.ts'))).toBeNull()
+  })
+
+  it('reports no file as created while the walk is cut at maxFiles, where the cut moves', async () => {
+    const { store, workspace, run } = await setup({ maxFiles: 3 })
+    for (let index = 0; index < 6; index++) await writeFile(join(workspace, `f${index}.txt`), String(index))
+    await run('true')
+    await run('rm f0.txt f1.txt')
+    expect((await store.records('s1')).filter((record) => !record.existed)).toEqual([])
+  })
+
   it('does not take a file written over a symbolic link for a new one, and never removes it', async () => {
     const { ctx, store, workspace, run } = await setup()
     await writeFile(join(workspace, 'target.txt'), 'one\n')

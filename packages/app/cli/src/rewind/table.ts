@@ -33,7 +33,8 @@ export function resultIncomplete(result: RewindResult): boolean {
 
 /** The plan's lines: table, what is not covered, counts. `cwd`: paths under it are shown relative. */
 export function planLines(plan: RewindPlan, cwd: string): string[] {
-  const rows = plan.items.map((item) => row(item, PLANNED[item.action], cwd))
+  // A file a command created is moved aside, not removed (it may have come from elsewhere).
+  const rows = plan.items.map((item) => row(item, item.action === 'remove' && item.changedWhile !== undefined ? 'move aside' : PLANNED[item.action], cwd))
   const counts = countOf(rows)
   return [...table(rows), ...notCovered(plan.notCovered), counts]
 }

@@ -4,6 +4,7 @@
  * what changed as the call's checkpoint changes.
  */
 
+import { realpath } from 'node:fs/promises'
 import { relative, resolve, sep } from 'node:path'
 import type { Context, Logger } from '@deepseek-ai/cordis'
 import { ReinError } from '@rein/base'
@@ -78,7 +79,8 @@ function snapshotWrapper(snapshots: Snapshotter, config: SnapshotConfig, state: 
   return async (call, next) => {
     const who = snapshotCovers(config, call.toolName, call.tool.effects) ? attribution(call) : undefined
     if (!who) return next()
-    const root = call.workspaceRoot
+    // By its real path, as records name roots: a tool-fs record and a walk of one folder must meet.
+    const root = await realpath(call.workspaceRoot).catch(() => call.workspaceRoot)
     try {
       await snapshots.before(root)
     } catch (error) {

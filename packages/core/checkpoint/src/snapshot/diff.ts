@@ -2,6 +2,7 @@
 
 import { lstatSync } from 'node:fs'
 import { join } from 'node:path'
+import { parentProblem } from '../parents.ts'
 import type { PackStore } from './pack-store.ts'
 import type { FileState, WalkChanges } from './walk.ts'
 
@@ -17,8 +18,8 @@ export interface SnapshotChange {
 }
 
 /**
- * A file that appears where the ignore rules changed, with a change time this much before the
- * previous walk started, was there already, merely hidden (an edited `.gitignore` stopped
+ * A file that appears where the last walk skipped an ignored path, with a change time this much
+ * before that walk started, was there already, merely hidden (an edited `.gitignore` stopped
  * ignoring it): it was not created. Anywhere else a new file is new, even with an old change time
  * (a folder renamed keeps its files' times). The margin covers file systems with coarse times.
  */
@@ -38,7 +39,7 @@ export function snapshotChanges(root: string, walk: WalkChanges, store: PackStor
   }
   for (const [path, was] of walk.deleted) {
     // Still there but no longer walked (newly ignored): not deleted.
-    if (!exists(join(root, path))) changes.push(deleted(path, was, store))
+    if (!exists(root, path)) changes.push(deleted(path, was, store))
   }
   return changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
 }
@@ -70,11 +71,8 @@ function content(state: FileState, store: PackStore, when = 'now'): Uint8Array |
   return store.get(state.hash) ?? `its content ${when} was dropped from the snapshot store (size cap)`
 }
 
-function exists(file: string): boolean {
-  try {
-    lstatSync(file)
-    return true
-  } catch {
-    return false
-  }
+/** Whether the file is still there, in the workspace: not through a folder that became a link. */
+function exists(root: string, path: string): boolean {
+  const file = join(root, path)
+  return parentProblem(root, file) === undefined && lstatSync(file, { throwIfNoEntry: false }) !== undefined
 }

@@ -35,8 +35,8 @@ export interface WalkChanges {
   /** When the walk before this one started; `undefined` for a root's first walk (which finds no changes). */
   readonly since: number | undefined
   /**
-   * New files, each with whether it may merely have been revealed: its folder's ignore rules
-   * changed since the last walk, so it may have been there, ignored, all along.
+   * New files, each with whether it may merely have been revealed: it or a folder above it was
+   * ignored in the last walk, so it may have been there all along.
    */
   readonly created: readonly (readonly [string, FileState, boolean])[]
   readonly changed: readonly (readonly [string, FileState, FileState])[]
@@ -73,6 +73,10 @@ export class WorkspaceIndex {
   /** The store's generation at the last walk: while it stands, every hash the index holds is still stored. */
   private _storeGeneration = -1
   private _startedAt: number | undefined
+  /** Paths the last walk skipped by the ignore rules: a file under one that appears now was revealed, not made. */
+  private _ignored = new Set<string>()
+  /** Whether the last walk stopped at the file cap. */
+  private _truncated = false
 
   constructor(private readonly root: string, private readonly options: WalkOptions) {
     this._rules = new IgnoreRules(root, options.ignore)
@@ -92,23 +96,20 @@ export class WorkspaceIndex {
     const verify = this._storeGeneration !== this.options.store.generation
     this._storeGeneration = this.options.store.generation
     const changes = { created: [] as [string, FileState, boolean][], changed: [] as [string, FileState, FileState][], deleted: [] as [string, FileState][] }
-    // A folder is checked against the ignore rules in full when its rules (or an ancestor's) are
-    // new or changed; what it holds may have been hidden before only if they changed in a folder
-    // the last walk saw (a new folder's own rules hid nothing from that walk).
-    const stack: [string, boolean, boolean][] = [['', false, false]]
+    // A folder is checked against the ignore rules in full when its rules (or an ancestor's) are new or changed.
+    const stack: [string, boolean][] = [['', false]]
+    const ignored = new Set<string>()
     let files = 0
     let entriesSeen = 0
     let truncated = false
     walking: while (stack.length > 0) {
-      const [folder, parentChanged, parentRevealing] = stack.pop() ?? ['', false, false]
+      const [folder, parentChanged] = stack.pop() ?? ['', false]
       const absolute = folder === '' ? this.root : `${this.root}/${folder}`
       // The root itself is walked even when it is rein's own folder: the person chose to work there.
       if (folder !== '' && this.options.exclude.has(absolute)) continue
       const entries = listFolder(absolute)
-      const ownRulesChanged = this._rules.enter(folder, entries.some((entry) => entry.name === '.gitignore' && entry.isFile()))
+      const rulesChanged = this._rules.enter(folder, entries.some((entry) => entry.name === '.gitignore' && entry.isFile())) || parentChanged
       const known = this._folders.get(folder)
-      const rulesChanged = ownRulesChanged || parentChanged
-      const revealing = (ownRulesChanged && known !== undefined) || parentRevealing
       const state = known ?? { files: new Map<string, FileState>(), seen: walk }
       state.seen = walk
       if (!known) this._folders.set(folder, state)
@@ -118,13 +119,19 @@ export class WorkspaceIndex {
         const name = entry.name
         if (entry.isDirectory()) {
           const path = folder === '' ? name : `${folder}/${name}`
-          if ((rulesChanged || !this._folders.has(path)) && this._rules.ignored(folder, name, true)) continue
-          stack.push([path, rulesChanged, revealing])
+          if ((rulesChanged || !this._folders.has(path)) && this._rules.ignored(folder, name, true)) {
+            ignored.add(path)
+            continue
+          }
+          stack.push([path, rulesChanged])
           continue
         }
         if (!entry.isFile() && !entry.isSymbolicLink()) continue
         const previous = state.files.get(name)
-        if ((rulesChanged || !previous) && this._rules.ignored(folder, name, false)) continue
+        if ((rulesChanged || !previous) && this._rules.ignored(folder, name, false)) {
+          ignored.add(folder === '' ? name : `${folder}/${name}`)
+          continue
+        }
         if (++files > this.options.maxFiles) {
           truncated = true
           break walking
@@ -135,7 +142,7 @@ export class WorkspaceIndex {
         if (now === previous) continue
         state.files.set(name, now)
         const path = folder === '' ? name : `${folder}/${name}`
-        if (!previous) changes.created.push([path, now, revealing])
+        if (!previous) changes.created.push([path, now, this.wasIgnored(path)])
         else changes.changed.push([path, previous, now])
       }
       for (const [name, was] of state.files) {
@@ -144,16 +151,30 @@ export class WorkspaceIndex {
         changes.deleted.push([folder === '' ? name : `${folder}/${name}`, was])
       }
     }
+    const cut = truncated || this._truncated
+    this._truncated = truncated
+    this._ignored = truncated ? new Set([...this._ignored, ...ignored]) : ignored
     // Folders the walk did not reach are not gone; only those it listed in full report deletions.
-    if (truncated) return { since, ...changes, truncated }
-    for (const [folder, state] of this._folders) {
-      if (state.seen === walk) continue
-      this._folders.delete(folder)
-      for (const [name, was] of state.files) changes.deleted.push([folder === '' ? name : `${folder}/${name}`, was])
+    if (!truncated) {
+      for (const [folder, state] of this._folders) {
+        if (state.seen === walk) continue
+        this._folders.delete(folder)
+        for (const [name, was] of state.files) changes.deleted.push([folder === '' ? name : `${folder}/${name}`, was])
+      }
     }
     // A root's first walk builds the index; nothing changed "since" it.
     if (since === undefined) return { since, created: [], changed: [], deleted: [], truncated }
-    return { since, ...changes, truncated }
+    // Where the file cap cut this walk or the last, the cut moves as files come and go: a file new
+    // to the index may have been there all along, so none is reported created.
+    return { since, ...changes, created: cut ? [] : changes.created, truncated }
+  }
+
+  /** Whether `path`, or a folder above it, was skipped by the ignore rules in the last walk. */
+  private wasIgnored(path: string): boolean {
+    for (let current = path; current !== ''; current = current.slice(0, Math.max(current.lastIndexOf('/'), 0))) {
+      if (this._ignored.has(current)) return true
+    }
+    return false
   }
 }
 
