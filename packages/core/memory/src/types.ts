@@ -1,0 +1,100 @@
+/** The shapes `ctx.memory`, its stores and its callers share. */
+
+/** Whose memory: the person's (every project), or one project's. Anything bound to one session lives in its log. */
+export type MemoryScope = 'user' | 'project'
+
+/** What kind of thing is remembered. */
+export type MemoryType = 'fact' | 'preference' | 'decision' | 'episode' | 'procedure'
+
+/** Where an entry came from: the session (and message) that wrote it. */
+export interface MemorySource {
+  readonly sessionId: string
+  readonly messageId?: string
+}
+
+/** One remembered thing, as stored. Times are epoch milliseconds. */
+export interface MemoryEntry {
+  readonly id: string
+  readonly scope: MemoryScope
+  /** Set exactly when `scope` is `project`: the project's id (by default the workspace root's real path). */
+  readonly projectId?: string
+  readonly type: MemoryType
+  readonly content: string
+  readonly source: MemorySource
+  /** 0..1, how sure the writer was. */
+  readonly confidence?: number
+  readonly createdAt: number
+  readonly updatedAt: number
+  /** After this, the entry is never recalled (and a store may delete it). */
+  readonly expiresAt?: number
+  /** The entry this one corrects: that one is retired. */
+  readonly supersedes?: string
+  /** Set when a later entry superseded this one: kept, dated, never recalled. */
+  readonly retiredAt?: number
+  readonly retiredBy?: string
+}
+
+/** What a writer gives; the service fills in id, times and checks the rest. */
+export interface MemoryDraft {
+  readonly scope: MemoryScope
+  readonly projectId?: string
+  readonly type: MemoryType
+  readonly content: string
+  readonly source: MemorySource
+  readonly confidence?: number
+  readonly expiresAt?: number
+  readonly supersedes?: string
+}
+
+/** What may change in an entry. */
+export interface MemoryPatch {
+  readonly content?: string
+  readonly type?: MemoryType
+  readonly confidence?: number
+  readonly expiresAt?: number | null
+}
+
+/** A recall: live (not retired, not expired) entries of these scopes, best first. */
+export interface RecallQuery {
+  readonly scopes: readonly MemoryScope[]
+  /** Required when `scopes` holds `project`: only that project's entries. */
+  readonly projectId?: string
+  /** Text to rank by (full-text); without it, the order is type, then newest first, then id. */
+  readonly query?: string
+  readonly types?: readonly MemoryType[]
+  readonly limit: number
+  /** Now, for expiry (epoch ms); default `Date.now()`. */
+  readonly now?: number
+}
+
+/** What `write` did: added a new entry, or refreshed a live one with the same normalized content. */
+export interface WriteResult {
+  readonly entry: MemoryEntry
+  readonly outcome: 'added' | 'refreshed'
+}
+
+/**
+ * Where entries live. The service validates before calling; a store only stores and finds.
+ * Every method rejects with a `ReinError` naming the store's file on failure.
+ */
+export interface MemoryStore {
+  /** Adds `entry` as given (id and times set by the service). */
+  insert(entry: MemoryEntry): Promise<void>
+  /** Replaces the entry with this id; `MEMORY_NOT_FOUND` when there is none. */
+  replace(entry: MemoryEntry): Promise<void>
+  /** The entry, retired or not, or `undefined`. */
+  get(id: string): Promise<MemoryEntry | undefined>
+  /**
+   * A live entry of this scope (and project) and type whose normalized content (see
+   * `normalizeContent`) equals `normalized`, if any: a write refreshes it instead of adding a duplicate.
+   */
+  findSame(scope: MemoryScope, projectId: string | undefined, type: MemoryType, normalized: string, now: number): Promise<MemoryEntry | undefined>
+  /** Live entries matching the query, best first, at most `limit`. */
+  recall(query: RecallQuery & { readonly now: number }): Promise<readonly MemoryEntry[]>
+  /** Removes the entry; `false` when there was none. */
+  delete(id: string): Promise<boolean>
+  /** Every entry (retired and expired included), for export and listing, in `createdAt` order. */
+  all(): Promise<readonly MemoryEntry[]>
+  /** Releases the store's files; called when it is unregistered. */
+  close?(): Promise<void>
+}
