@@ -137,7 +137,8 @@ describe('a project outside this repository', () => {
     succeeded('npm install', await exec('npm', [
       'install', '--no-audit', '--no-fund', '--prefer-offline',
       ...tarballs.map((name) => join(PACKED, name)), join(work, 'rein-tool-shout-1.0.0.tgz'),
-    ], { cwd: project, timeoutMs: 150_000 }))
+      // @rein/memory-sqlite's better-sqlite3 compiles where no prebuilt binary can be fetched (1–2 min).
+    ], { cwd: project, timeoutMs: 420_000 }))
 
     const testkit = await import(pathToFileURL(join(project, 'node_modules/@rein/testkit/dist/index.mjs')).href) as Testkit
     server = await testkit.startMockOpenAiServer([
@@ -145,7 +146,7 @@ describe('a project outside this repository', () => {
       { steps: [{ text: 'The tool shouted OUTSIDE!' }] },
     ])
     writeFileSync(join(project, 'cordis.yml'), composition(server, sessions))
-  }, 240_000)
+  }, 520_000)
 
   afterAll(async () => {
     await server?.close()

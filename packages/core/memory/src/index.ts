@@ -1,8 +1,24 @@
 /**
- * @rein/memory: the `ctx.memory` seam — what an agent remembers across sessions, in the user and
- * project scopes. (Service, tools and prompt section: in progress.)
+ * @rein/memory: the `ctx.memory` service — what an agent remembers across sessions, in the user and
+ * project scopes: validated writes, recall, the memory tools and a pinned prompt block.
  */
 
+import { MemoryService } from './service.ts'
+
+/** The plugin: `ctx.memory`, loaded with `name: '@rein/memory'`. */
+export default MemoryService
+/** The `ctx.memory` service class (the default export), for typing and `ctx.plugin`. */
+export { MemoryService } from './service.ts'
+/** The plugin's Config schema and type (see the README's Config table). */
+export { MemoryConfig } from './config.ts'
+/** Which scopes a run may read and write; the prompt block's limits. */
+export type { MemoryScopes, MemoryPromptConfig } from './config.ts'
+/** A store that keeps entries in memory (tests, or memory only while the process runs). */
+export { InMemoryMemoryStore } from './in-memory-store.ts'
+/** Every scope and every type, in the README's order. */
+export { MEMORY_SCOPES, MEMORY_TYPES } from './validate.ts'
+/** The prompt block's heading line, `## What you remember`. */
+export { MEMORY_HEADING } from './prompt-block.ts'
 /** The scope of an entry: `user` or `project`. */
 export type { MemoryScope } from './types.ts'
 /** The kind of an entry: fact, preference, decision, episode or procedure. */

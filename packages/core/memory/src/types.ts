@@ -59,7 +59,7 @@ export interface RecallQuery {
   readonly scopes: readonly MemoryScope[]
   /** Required when `scopes` holds `project`: only that project's entries. */
   readonly projectId?: string
-  /** Text to rank by (full-text); without it, the order is type, then newest first, then id. */
+  /** Text to rank by (full-text); without it, the order is type (in the order `MemoryType` lists them), then newest first, then id. */
   readonly query?: string
   readonly types?: readonly MemoryType[]
   readonly limit: number

@@ -1,0 +1,221 @@
+/**
+ * The `ctx.memory` service: validates and writes entries (deduplicated, superseded, refreshed),
+ * recalls live ones, and keeps the memory tools and prompt section registered while a store is.
+ */
+
+import { realpath } from 'node:fs/promises'
+import { resolve } from 'node:path'
+import { Context, Service } from '@deepseek-ai/cordis'
+import { ReinError } from '@rein/base'
+import type {} from '@rein/tools'
+import { MemoryConfig } from './config.ts'
+import { normalizeContent } from './normalize.ts'
+import { memorySection, type AgentsLike } from './section.ts'
+import { createMemoryTools } from './tools.ts'
+import type { MemoryDraft, MemoryEntry, MemoryPatch, MemoryStore, RecallQuery, WriteResult } from './types.ts'
+import { checkDraft, checkPatch, checkQuery, newMemoryId } from './validate.ts'
+import { whileStore, type StoreWatcher } from './while-store.ts'
+
+declare module '@deepseek-ai/cordis' {
+  interface Context {
+    memory: MemoryService
+  }
+}
+
+interface MemoryState {
+  stores: MemoryStore[]
+  config: MemoryConfig
+  /** The tools' and the section's registrations, told when a store comes or goes. */
+  watchers: Set<StoreWatcher>
+}
+
+/** `ctx.memory`: one per composition; a store plugin (`@rein/memory-sqlite`) registers where entries live. */
+export class MemoryService extends Service {
+  static readonly Config = MemoryConfig
+
+  // Methods run on cordis's tracing proxy: the state is one plain object, read once per call.
+  private _state: MemoryState
+
+  constructor(ctx: Context, config: MemoryConfig) {
+    super(ctx, 'memory')
+    const state: MemoryState = { stores: [], config, watchers: new Set() }
+    this._state = state
+    const logger = ctx.logger('memory')
+    const hasStore = () => state.stores.length > 0
+    ctx.inject(['tools'], (inner) => {
+      const tools = createMemoryTools(this, config)
+      whileStore(inner, state.watchers, hasStore, 'memory tools', [
+        () => inner.tools.register(tools.memoryWrite),
+        () => inner.tools.register(tools.memorySearch),
+        () => inner.tools.register(tools.memoryUpdate),
+        () => inner.tools.register(tools.memoryForget),
+      ], logger)
+    })
+    // Looked up by name, not imported: @rein/memory does not depend on @rein/agent.
+    ctx.inject(['agents'], (inner) => {
+      const agents = () => inner.get('agents') as AgentsLike | undefined
+      const section = memorySection(this, config, agents, logger)
+      whileStore(inner, state.watchers, hasStore, 'memory prompt section', [() => {
+        const host = agents()
+        if (!host) throw new ReinError('NO_AGENTS', 'ctx.agents is not there')
+        return host.section(section)
+      }], logger)
+    })
+  }
+
+  /**
+   * Makes `store` the one entries live in, until the returned disposer runs or the caller is
+   * disposed (which closes the store). Registers the memory tools and prompt section meanwhile.
+   * `DUPLICATE_MEMORY_STORE` while another is registered.
+   */
+  registerStore(store: MemoryStore): () => Promise<void> {
+    const { stores, watchers } = this._state
+    const tell = () => Promise.all([...watchers].map((watcher) => watcher()))
+    return this.ctx.effect(() => {
+      if (stores.length > 0) throw new ReinError('DUPLICATE_MEMORY_STORE', 'another memory store is already registered; dispose it first')
+      stores.push(store)
+      void tell()
+      return async () => {
+        const index = stores.indexOf(store)
+        if (index >= 0) stores.splice(index, 1)
+        await tell()
+        await store.close?.()
+      }
+    }, 'memory.registerStore')
+  }
+
+  /** Whether a store is registered: without one, `recall` finds nothing and writes are refused. */
+  hasStore(): boolean {
+    return this._state.stores.length > 0
+  }
+
+  /**
+   * Validates `draft` (`INVALID_ARGS`) and saves it. A live entry of the same scope, project and
+   * type with the same normalized content is refreshed (its `updatedAt` and `source`) instead of
+   * added. `supersedes` retires that entry (`MEMORY_NOT_FOUND` when there is none,
+   * `MEMORY_RETIRED` when another entry superseded it already).
+   */
+  async write(draft: MemoryDraft): Promise<WriteResult> {
+    const store = this.store()
+    const now = Date.now()
+    const checked = checkDraft(draft, this._state.config.maxContentChars, now)
+    const target = checked.supersedes === undefined ? undefined : await existing(store, checked.supersedes, 'supersede')
+    const same = await store.findSame(checked.scope, checked.projectId, checked.type, normalizeContent(checked.content), now)
+    // The same correction written again (a replayed call) refreshes it; any other is refused.
+    if (target?.retiredAt !== undefined && target.retiredBy !== same?.id) throw retired(target, 'supersede')
+    const source = Object.freeze({ sessionId: checked.source.sessionId, ...(checked.source.messageId === undefined ? {} : { messageId: checked.source.messageId }) })
+    const optional = {
+      ...(checked.confidence === undefined ? {} : { confidence: checked.confidence }),
+      ...(checked.expiresAt === undefined ? {} : { expiresAt: checked.expiresAt }),
+    }
+    if (same !== undefined) {
+      const refreshed: MemoryEntry = Object.freeze({ ...same, ...optional, source, updatedAt: now })
+      await store.replace(refreshed)
+      if (target !== undefined && target.id !== same.id && target.retiredAt === undefined) await retire(store, target, same.id, now)
+      return Object.freeze({ entry: refreshed, outcome: 'refreshed' })
+    }
+    const entry: MemoryEntry = Object.freeze({
+      id: newMemoryId(),
+      scope: checked.scope,
+      ...(checked.scope === 'project' ? { projectId: checked.projectId } : {}),
+      type: checked.type,
+      content: checked.content,
+      source,
+      ...optional,
+      createdAt: now,
+      updatedAt: now,
+      ...(target === undefined ? {} : { supersedes: target.id }),
+    })
+    // Added before the old one is retired: a failure in between leaves both, never neither.
+    await store.insert(entry)
+    if (target !== undefined) await retire(store, target, entry.id, now)
+    return Object.freeze({ entry, outcome: 'added' })
+  }
+
+  /**
+   * Changes a live entry's content, type, confidence or expiry (`null` removes it) and its
+   * `updatedAt`. `MEMORY_NOT_FOUND`, `MEMORY_RETIRED`, `INVALID_ARGS`.
+   */
+  async update(id: string, patch: MemoryPatch): Promise<MemoryEntry> {
+    const store = this.store()
+    const now = Date.now()
+    const checked = checkPatch(patch, this._state.config.maxContentChars, now)
+    const entry = await existing(store, id, 'update')
+    if (entry.retiredAt !== undefined) throw retired(entry, 'update')
+    const { expiresAt: _dropped, ...rest } = entry
+    const next: MemoryEntry = Object.freeze({
+      ...(checked.expiresAt === null ? rest : entry),
+      ...(checked.content === undefined ? {} : { content: checked.content }),
+      ...(checked.type === undefined ? {} : { type: checked.type }),
+      ...(checked.confidence === undefined ? {} : { confidence: checked.confidence }),
+      ...(checked.expiresAt === undefined || checked.expiresAt === null ? {} : { expiresAt: checked.expiresAt }),
+      updatedAt: now,
+    })
+    await store.replace(next)
+    return next
+  }
+
+  /** Deletes an entry (retired ones too) and returns it as it was. `MEMORY_NOT_FOUND`. */
+  async forget(id: string): Promise<MemoryEntry> {
+    const store = this.store()
+    const entry = await existing(store, id, 'forget')
+    if (!await store.delete(id)) throw notFound(id, 'forget')
+    return entry
+  }
+
+  /** The entry, retired or expired included, or `undefined` (also without a store). */
+  async get(id: string): Promise<MemoryEntry | undefined> {
+    return this._state.stores[0]?.get(id)
+  }
+
+  /**
+   * Live entries (neither retired nor expired) of the query's scopes, best first; `limit` is capped
+   * by Config `maxRecall`. Without a store: `[]`. `INVALID_ARGS` for a malformed query.
+   */
+  async recall(query: RecallQuery): Promise<readonly MemoryEntry[]> {
+    const store = this._state.stores[0]
+    if (store === undefined) return Object.freeze([])
+    checkQuery(query)
+    const now = query.now ?? Date.now()
+    const found = await store.recall({ ...query, limit: Math.min(query.limit, this._state.config.maxRecall), now })
+    // The store promises live entries only; checked again, as a correction must never lose to what it corrects.
+    return Object.freeze(found.filter((entry) => entry.retiredAt === undefined && (entry.expiresAt === undefined || entry.expiresAt > now)))
+  }
+
+  /** Every entry, retired and expired included, in `createdAt` order (for `rein memory list`). Without a store: `[]`. */
+  async list(): Promise<readonly MemoryEntry[]> {
+    return this._state.stores[0]?.all() ?? Object.freeze([])
+  }
+
+  /** The project id for a workspace: Config `projectId` when set, else the root's real path (resolved when it does not exist). */
+  async projectIdFor(workspaceRoot: string): Promise<string> {
+    const { projectId } = this._state.config
+    if (projectId !== undefined && projectId !== '') return projectId
+    return realpath(workspaceRoot).catch(() => resolve(workspaceRoot))
+  }
+
+  private store(): MemoryStore {
+    const [store] = this._state.stores
+    if (!store) throw new ReinError('NO_MEMORY_STORE', 'no memory store is registered; load @rein/memory-sqlite (or register one with ctx.memory.registerStore)')
+    return store
+  }
+}
+
+/** The entry by id, retired or not; `MEMORY_NOT_FOUND` when there is none. */
+async function existing(store: MemoryStore, id: string, action: string): Promise<MemoryEntry> {
+  const entry = await store.get(id)
+  if (entry === undefined) throw notFound(id, action)
+  return entry
+}
+
+async function retire(store: MemoryStore, entry: MemoryEntry, by: string, now: number): Promise<void> {
+  await store.replace(Object.freeze({ ...entry, retiredAt: now, retiredBy: by }))
+}
+
+function notFound(id: string, action: string): ReinError {
+  return new ReinError('MEMORY_NOT_FOUND', `cannot ${action} memory ${id}: there is no such entry`, { details: { id } })
+}
+
+function retired(entry: MemoryEntry, action: string): ReinError {
+  return new ReinError('MEMORY_RETIRED', `cannot ${action} memory ${entry.id}: ${entry.retiredBy ?? 'a later entry'} superseded it already`, { details: { id: entry.id, retiredBy: entry.retiredBy } })
+}

@@ -1,0 +1,186 @@
+/**
+ * The model's side of memory: `memory_write`, `memory_search`, `memory_update`, `memory_forget`.
+ * The session and project come from the call's run; the scopes from the agent (see access.ts).
+ */
+
+import { ReinError, defineTool, type ToolRun } from '@rein/tools'
+import { accessFor, reaches } from './access.ts'
+import type { MemoryConfig, MemoryScopes } from './config.ts'
+import { age, clip } from './format.ts'
+import type { MemoryEntry, MemoryPatch, MemoryScope, MemoryType, RecallQuery, WriteResult, MemoryDraft } from './types.ts'
+import { MEMORY_SCOPES, MEMORY_TYPES } from './validate.ts'
+
+/** What the tools need from the service. */
+export interface MemoryToolHost {
+  write(draft: MemoryDraft): Promise<WriteResult>
+  update(id: string, patch: MemoryPatch): Promise<MemoryEntry>
+  forget(id: string): Promise<MemoryEntry>
+  get(id: string): Promise<MemoryEntry | undefined>
+  recall(query: RecallQuery): Promise<readonly MemoryEntry[]>
+  projectIdFor(workspaceRoot: string): Promise<string>
+}
+
+const SCOPE = { type: 'string', enum: [...MEMORY_SCOPES] } as const
+const TYPE = { type: 'string', enum: [...MEMORY_TYPES] } as const
+const ID = { type: 'string', minLength: 1, maxLength: 100, description: 'The memory\'s id, e.g. "mem_3fKq9xZa1bQe".' } as const
+const ENTRY_FIELDS = {
+  id: { type: 'string', required: true },
+  scope: { ...SCOPE, required: true },
+  type: { ...TYPE, required: true },
+} as const
+
+/** The four tools; `config` sets the content cap and search limits they declare. */
+export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig) {
+  const content = { type: 'string', minLength: 1, maxLength: config.maxContentChars } as const
+
+  const memoryWrite = defineTool({
+    name: 'memory_write',
+    description: `Saves something worth knowing in later sessions. scope "user": about the person, kept for every project (preferences, how they like to work); scope "project": about this workspace only (decisions, conventions, facts, procedures). Write one self-contained statement of at most ${config.maxContentChars} characters; saving one you already have just refreshes it. To correct a memory, pass its id as supersedes: the old one is kept but never recalled again. Never save secrets.`,
+    parameters: {
+      scope: { ...SCOPE, required: true, description: 'user (the person, every project) or project (this workspace).' },
+      type: { ...TYPE, required: true, description: 'fact, preference, decision, episode (something that happened) or procedure (how to do something).' },
+      content: { ...content, required: true, description: 'The statement, e.g. "Prefers pnpm over npm."' },
+      supersedes: { ...ID, description: 'The id of a memory this one corrects.' },
+    },
+    output: {
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: { ...ENTRY_FIELDS, outcome: { type: 'string', enum: ['added', 'refreshed'], required: true }, supersedes: { type: 'string' } },
+      },
+      render: (_args, value) => {
+        const saved = value.outcome === 'added' ? `Saved ${value.id} (${value.scope}, ${value.type}).` : `Already remembered as ${value.id} (${value.scope}, ${value.type}); refreshed it.`
+        return value.supersedes === undefined ? saved : `${saved} ${value.supersedes} is superseded and will not be recalled again.`
+      },
+    },
+    execute: async (args, run) => {
+      const { access, projectId, sessionId } = await where(run, memory, config)
+      allowed(access, 'write', args.scope)
+      if (args.supersedes !== undefined) await reachable(memory, args.supersedes, access.write, projectId)
+      const { entry, outcome } = await memory.write({
+        scope: args.scope,
+        ...(args.scope === 'project' ? { projectId } : {}),
+        type: args.type,
+        content: args.content,
+        source: { sessionId: sessionId ?? noSession() },
+        ...(args.supersedes === undefined ? {} : { supersedes: args.supersedes }),
+      })
+      return { ...fields(entry), outcome, ...(args.supersedes === undefined || args.supersedes === entry.id ? {} : { supersedes: args.supersedes }) }
+    },
+    effects: ['write'],
+    // Writing the same content again refreshes the entry it made: safe to run again after a crash.
+    replaySafe: true,
+    presentCall: (args) => ({ card: 'generic', kind: 'edit', title: `Remember (${args.scope}, ${args.type})`, detail: clip(args.content, 80) }),
+  })
+
+  const memorySearch = defineTool({
+    name: 'memory_search',
+    description: 'Searches what was saved in earlier sessions (about the user and about this project) for the words of query, best match first. Each result shows its id, scope, type and age.',
+    parameters: {
+      query: { type: 'string', required: true, minLength: 1, maxLength: 500, description: 'Words to look for, e.g. "test runner".' },
+      scope: { ...SCOPE, description: 'Only this scope. Default: both.' },
+      type: { ...TYPE, description: 'Only this type. Default: every type.' },
+      limit: { type: 'integer', minimum: 1, maximum: config.maxRecall, default: Math.min(config.searchLimit, config.maxRecall), description: 'Most results.' },
+    },
+    output: {
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          entries: {
+            type: 'array',
+            required: true,
+            items: { type: 'object', additionalProperties: false, properties: { ...ENTRY_FIELDS, content: { type: 'string', required: true }, age: { type: 'string', required: true } } },
+          },
+        },
+      },
+      render: (args, value) => value.entries.length === 0 ? `No memories match "${clip(args.query, 100)}".`
+        : value.entries.map((entry) => `${entry.id} (${entry.scope}, ${entry.type}, ${entry.age}): ${entry.content}`).join('\n'),
+    },
+    execute: async (args, run) => {
+      const { access, projectId } = await where(run, memory, config)
+      if (args.scope !== undefined) allowed(access, 'read', args.scope)
+      const scopes = args.scope === undefined ? access.read : [args.scope]
+      if (scopes.length === 0) throw new ReinError('MEMORY_SCOPE_DENIED', 'this agent may not read memory', { details: { mode: 'read' } })
+      const now = Date.now()
+      const entries = await memory.recall({ scopes, projectId, query: args.query, ...(args.type === undefined ? {} : { types: [args.type] }), limit: args.limit, now })
+      return { entries: entries.map((entry) => ({ ...fields(entry), content: entry.content, age: age(entry.updatedAt, now) })) }
+    },
+    effects: ['read'],
+    isConcurrencySafe: true,
+    presentCall: (args) => ({ card: 'generic', kind: 'search', title: 'Search memory', detail: clip(args.query, 80) }),
+  })
+
+  const memoryUpdate = defineTool({
+    name: 'memory_update',
+    description: 'Rewrites a saved memory in place, by id: its content, its type, or both. For something that changed, prefer memory_write with supersedes, which keeps the old version dated.',
+    parameters: {
+      id: { ...ID, required: true },
+      content: { ...content, description: 'The new statement.' },
+      type: { ...TYPE, description: 'The new type.' },
+    },
+    output: {
+      schema: { type: 'object', additionalProperties: false, properties: ENTRY_FIELDS },
+      render: (_args, value) => `Updated ${value.id} (${value.scope}, ${value.type}).`,
+    },
+    execute: async (args, run) => {
+      if (args.content === undefined && args.type === undefined) throw new ReinError('INVALID_ARGS', 'memory_update needs content, type or both')
+      const { access, projectId } = await where(run, memory, config)
+      await reachable(memory, args.id, access.write, projectId)
+      const entry = await memory.update(args.id, { ...(args.content === undefined ? {} : { content: args.content }), ...(args.type === undefined ? {} : { type: args.type }) })
+      return fields(entry)
+    },
+    effects: ['write'],
+    replaySafe: true,
+    presentCall: (args) => ({ card: 'generic', kind: 'edit', title: 'Update memory', detail: args.id }),
+  })
+
+  const memoryForget = defineTool({
+    name: 'memory_forget',
+    description: 'Deletes a saved memory for good, by id. Use it when the user asks you to forget something, or a memory is wrong and nothing replaces it.',
+    parameters: { id: { ...ID, required: true } },
+    output: {
+      schema: { type: 'object', additionalProperties: false, properties: { ...ENTRY_FIELDS, content: { type: 'string', required: true } } },
+      render: (_args, value) => `Forgot ${value.id} (${value.scope}, ${value.type}): "${clip(value.content, 100)}".`,
+    },
+    execute: async (args, run) => {
+      const { access, projectId } = await where(run, memory, config)
+      await reachable(memory, args.id, access.write, projectId)
+      const entry = await memory.forget(args.id)
+      return { ...fields(entry), content: entry.content }
+    },
+    effects: ['write'],
+    presentCall: (args) => ({ card: 'generic', kind: 'delete', title: 'Forget memory', detail: args.id }),
+  })
+
+  return { memoryWrite, memorySearch, memoryUpdate, memoryForget }
+}
+
+/** The call's scopes, project and session. */
+async function where(run: ToolRun, memory: MemoryToolHost, config: MemoryConfig) {
+  return { access: accessFor(config, run.identity), projectId: await memory.projectIdFor(run.workspaceRoot), sessionId: run.identity?.sessionId ?? run.sessionId }
+}
+
+function allowed(access: Readonly<MemoryScopes>, mode: 'read' | 'write', scope: MemoryScope): void {
+  if (access[mode].includes(scope)) return
+  const may = access[mode].length === 0 ? `may not ${mode} memory` : `may ${mode} only ${access[mode].join(' and ')} memory`
+  throw new ReinError('MEMORY_SCOPE_DENIED', `this agent ${may}, not ${scope} memory`, { details: { scope, mode } })
+}
+
+/** The entry, when this run may change it: another project's entry is not found, as if it were not there. */
+async function reachable(memory: MemoryToolHost, id: string, scopes: readonly MemoryScope[], projectId: string): Promise<MemoryEntry> {
+  const entry = await memory.get(id)
+  if (entry === undefined || (entry.scope === 'project' && entry.projectId !== projectId)) {
+    throw new ReinError('MEMORY_NOT_FOUND', `no memory ${id} here; memory_search finds ids`, { details: { id } })
+  }
+  if (!reaches(entry, scopes, projectId)) throw new ReinError('MEMORY_SCOPE_DENIED', `this agent may not change ${entry.scope} memory (${id})`, { details: { id, scope: entry.scope } })
+  return entry
+}
+
+function fields(entry: MemoryEntry): { id: string; scope: MemoryScope; type: MemoryType } {
+  return { id: entry.id, scope: entry.scope, type: entry.type }
+}
+
+function noSession(): never {
+  throw new ReinError('NO_RUN_IDENTITY', 'memory_write records the session an entry came from: this call carries no session')
+}

@@ -1,0 +1,97 @@
+/** Fail-closed checks of what callers give `ctx.memory`: drafts, patches and recall queries. */
+
+import { randomBytes } from 'node:crypto'
+import { ReinError } from '@rein/base'
+import type { MemoryDraft, MemoryPatch, MemoryScope, MemoryType, RecallQuery } from './types.ts'
+
+/** Every scope, in the order the README lists them. */
+export const MEMORY_SCOPES: readonly MemoryScope[] = Object.freeze(['user', 'project'])
+
+/** Every type, in the order the README lists them. */
+export const MEMORY_TYPES: readonly MemoryType[] = Object.freeze(['fact', 'preference', 'decision', 'episode', 'procedure'])
+
+/** `mem_` and 12 random base64url characters (72 bits). */
+export function newMemoryId(): string {
+  return `mem_${randomBytes(9).toString('base64url')}`
+}
+
+/** Throws `INVALID_ARGS` naming every problem of `draft`; returns it with its content trimmed. */
+export function checkDraft(draft: MemoryDraft, maxContentChars: number, now: number): MemoryDraft {
+  const problems: string[] = []
+  if (!isScope(draft.scope)) problems.push(`scope must be one of ${MEMORY_SCOPES.join(', ')}`)
+  else if (draft.scope === 'project' && !nonEmpty(draft.projectId)) problems.push('a project entry needs a projectId')
+  else if (draft.scope === 'user' && draft.projectId !== undefined) problems.push('a user entry has no projectId (it holds for every project)')
+  if (!isType(draft.type)) problems.push(`type must be one of ${MEMORY_TYPES.join(', ')}`)
+  problems.push(...contentProblems(draft.content, maxContentChars))
+  if (typeof draft.source !== 'object' || draft.source === null || !nonEmpty(draft.source.sessionId)) problems.push('source.sessionId must be a non-empty string')
+  else if (draft.source.messageId !== undefined && !nonEmpty(draft.source.messageId)) problems.push('source.messageId must be a non-empty string')
+  problems.push(...confidenceProblems(draft.confidence), ...expiryProblems(draft.expiresAt, now))
+  if (draft.supersedes !== undefined && !nonEmpty(draft.supersedes)) problems.push('supersedes must be an entry id')
+  refuse('memory write', problems)
+  return { ...draft, content: draft.content.trim() }
+}
+
+/** Throws `INVALID_ARGS` naming every problem of `patch`, or when it changes nothing. */
+export function checkPatch(patch: MemoryPatch, maxContentChars: number, now: number): MemoryPatch {
+  const problems: string[] = []
+  if (patch.content === undefined && patch.type === undefined && patch.confidence === undefined && patch.expiresAt === undefined) {
+    problems.push('give at least one of content, type, confidence, expiresAt')
+  }
+  if (patch.content !== undefined) problems.push(...contentProblems(patch.content, maxContentChars))
+  if (patch.type !== undefined && !isType(patch.type)) problems.push(`type must be one of ${MEMORY_TYPES.join(', ')}`)
+  problems.push(...confidenceProblems(patch.confidence))
+  if (patch.expiresAt !== null) problems.push(...expiryProblems(patch.expiresAt, now))
+  refuse('memory update', problems)
+  return patch.content === undefined ? patch : { ...patch, content: patch.content.trim() }
+}
+
+/** Throws `INVALID_ARGS` for unknown scopes or types, or a project recall without a project. */
+export function checkQuery(query: RecallQuery): void {
+  const problems: string[] = []
+  if (!Array.isArray(query.scopes) || !query.scopes.every(isScope)) problems.push(`scopes must list ${MEMORY_SCOPES.join(' and/or ')}`)
+  else if (query.scopes.includes('project') && !nonEmpty(query.projectId)) problems.push('a recall of project entries needs a projectId')
+  if (query.types !== undefined && (!Array.isArray(query.types) || !query.types.every(isType))) problems.push(`types must list some of ${MEMORY_TYPES.join(', ')}`)
+  if (query.query !== undefined && typeof query.query !== 'string') problems.push('query must be a string')
+  if (typeof query.limit !== 'number' || !Number.isInteger(query.limit) || query.limit < 1) problems.push('limit must be an integer ≥ 1')
+  refuse('memory recall', problems)
+}
+
+/** Characters as people count them: an emoji is one. */
+function charCount(text: string): number {
+  let count = 0
+  for (const _ of text) count++
+  return count
+}
+
+function contentProblems(content: unknown, max: number): string[] {
+  if (typeof content !== 'string' || content.trim() === '') return ['content must be a non-empty string']
+  const length = charCount(content.trim())
+  return length > max ? [`content is ${length} characters; the most is ${max}: say it shorter, or split it into separate entries`] : []
+}
+
+function confidenceProblems(confidence: unknown): string[] {
+  if (confidence === undefined) return []
+  return typeof confidence === 'number' && confidence >= 0 && confidence <= 1 ? [] : ['confidence must be a number from 0 to 1']
+}
+
+function expiryProblems(expiresAt: unknown, now: number): string[] {
+  if (expiresAt === undefined) return []
+  if (typeof expiresAt !== 'number' || !Number.isFinite(expiresAt)) return ['expiresAt must be a time in epoch milliseconds']
+  return expiresAt <= now ? ['expiresAt is not in the future: such an entry would never be recalled'] : []
+}
+
+function refuse(what: string, problems: readonly string[]): void {
+  if (problems.length > 0) throw new ReinError('INVALID_ARGS', `${what} refused: ${problems.join('; ')}`, { details: { problems } })
+}
+
+function isScope(value: unknown): value is MemoryScope {
+  return MEMORY_SCOPES.includes(value as MemoryScope)
+}
+
+function isType(value: unknown): value is MemoryType {
+  return MEMORY_TYPES.includes(value as MemoryType)
+}
+
+function nonEmpty(value: unknown): value is string {
+  return typeof value === 'string' && value.trim() !== ''
+}

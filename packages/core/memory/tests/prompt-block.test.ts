@@ -1,0 +1,161 @@
+import { mkdirSync } from 'node:fs'
+import { Context, Service } from '@deepseek-ai/cordis'
+import { describe, expect, it } from 'vitest'
+import { InMemoryMemoryStore, MEMORY_HEADING, MemoryService, type MemoryEntry } from '../src/index.ts'
+import { renderMemoryBlock } from '../src/prompt-block.ts'
+import type { MemorySection } from '../src/section.ts'
+import { identity, storePlugin, useTempHome, type ConfigInput } from './harness.ts'
+
+const temp = useTempHome()
+const DAY = 86_400_000
+const T0 = Date.UTC(2025, 10, 20)
+const ALL = { search: true, correct: true }
+
+function entry(id: string, type: MemoryEntry['type'], content: string, days: number, scope: MemoryEntry['scope'] = 'user'): MemoryEntry {
+  return { id, scope, ...(scope === 'project' ? { projectId: '/w' } : {}), type, content, source: { sessionId: 's0' }, createdAt: T0, updatedAt: T0 + days * DAY }
+}
+
+const ENTRIES = [
+  entry('mem_b', 'fact', 'The API lives in packages/core.', 1, 'project'),
+  entry('mem_a', 'preference', 'Prefers short answers.', 2),
+  entry('mem_c', 'decision', 'Use vitest,\n  not jest.', 3, 'project'),
+  entry('mem_d', 'preference', 'Writes British English.', 2),
+]
+
+describe('the block', () => {
+  it('lists entries by type, then newest first, then id, one line each', () => {
+    expect(renderMemoryBlock(ENTRIES, { maxEntries: 20, maxTokens: 1000 }, ALL)).toBe([
+      '## What you remember',
+      '',
+      'Notes saved in earlier sessions. user: about the person, in every project; project: about this workspace. They may be out of date: what you see now wins over them. memory_search finds more. When one is wrong, memory_write with supersedes: <its id> corrects it and memory_forget removes it.',
+      '',
+      '- preference (user): Prefers short answers. [mem_a, 2025-11-22]',
+      '- preference (user): Writes British English. [mem_d, 2025-11-22]',
+      '- decision (project): Use vitest, not jest. [mem_c, 2025-11-23]',
+      '- fact (project): The API lives in packages/core. [mem_b, 2025-11-21]',
+    ].join('\n'))
+  })
+
+  it('gives the same bytes for the same memory, whatever order the store returned it in', () => {
+    const once = renderMemoryBlock(ENTRIES, { maxEntries: 20, maxTokens: 1000 }, ALL)
+    expect(renderMemoryBlock([...ENTRIES].reverse(), { maxEntries: 20, maxTokens: 1000 }, ALL)).toBe(once)
+    expect(renderMemoryBlock([ENTRIES[2]!, ENTRIES[0]!, ENTRIES[3]!, ENTRIES[1]!], { maxEntries: 20, maxTokens: 1000 }, ALL)).toBe(once)
+  })
+
+  it('keeps the newest entries within maxEntries and the token cap, and says older ones are left out', () => {
+    const capped = renderMemoryBlock(ENTRIES, { maxEntries: 2, maxTokens: 1000 }, ALL)!
+    expect(capped.split('\n').filter((line) => line.startsWith('- '))).toEqual([
+      '- preference (user): Prefers short answers. [mem_a, 2025-11-22]',
+      '- decision (project): Use vitest, not jest. [mem_c, 2025-11-23]',
+    ])
+    expect(capped.endsWith('(Older entries are not shown.)')).toBe(true)
+    const many = Array.from({ length: 50 }, (_, i) => entry(`mem_${String(i).padStart(2, '0')}`, 'fact', `Fact number ${i} ${'x'.repeat(100)}`, i))
+    const block = renderMemoryBlock(many, { maxEntries: 20, maxTokens: 400 }, ALL)!
+    expect(Math.ceil(block.length / 4)).toBeLessThanOrEqual(400)
+    expect(block).toContain('[mem_49, ')
+    expect(block).not.toContain('[mem_00, ')
+  })
+
+  it('says nothing of tools the agent cannot use, and nothing at all without entries', () => {
+    const block = renderMemoryBlock(ENTRIES, { maxEntries: 20, maxTokens: 1000 }, { search: false, correct: false })!
+    expect(block).not.toContain('memory_')
+    expect(renderMemoryBlock([], { maxEntries: 20, maxTokens: 1000 }, ALL)).toBeUndefined()
+  })
+})
+
+/** Stands in for @rein/agent's ctx.agents (not a dependency here): holds sections, answers canUse. */
+class AgentsStandIn extends Service {
+  _sections: MemorySection[] = []
+  _hidden = new Set<string>()
+  constructor(ctx: Context) {
+    super(ctx, 'agents')
+  }
+
+  section(section: MemorySection) {
+    const sections = this._sections
+    return this.ctx.effect(() => {
+      sections.push(section)
+      return () => { sections.splice(sections.indexOf(section), 1) }
+    }, 'agents.section')
+  }
+
+  find(_sessionId: string) {
+    return { canUse: (name: string) => !this._hidden.has(name) }
+  }
+}
+
+async function withAgents(config: ConfigInput = {}) {
+  const ctx = new Context()
+  await ctx.plugin(AgentsStandIn)
+  await ctx.plugin(MemoryService, config)
+  const agents = ctx.get('agents') as AgentsStandIn
+  const store = new InMemoryMemoryStore()
+  const root = temp.folder('ws-block')
+  mkdirSync(root, { recursive: true })
+  const render = (who = identity) => agents._sections[0]!.render({ workspaceRoot: root, sessionId: who.sessionId, identity: who })
+  return { ctx, agents, store, root, render }
+}
+
+describe('the memory section', () => {
+  it('is registered, pinned, only while a store is', async () => {
+    const { ctx, agents, store } = await withAgents({ prompt: { order: 42 } })
+    expect(agents._sections).toEqual([])
+    const fiber = await ctx.plugin(storePlugin(store))
+    expect(agents._sections.map(({ id, order, pinned }) => ({ id, order, pinned }))).toEqual([{ id: 'memory', order: 42, pinned: true }])
+    await fiber.dispose()
+    expect(agents._sections).toEqual([])
+  })
+
+  it('renders the user\'s and this project\'s entries, not another project\'s', async () => {
+    const { ctx, store, root, render } = await withAgents()
+    await ctx.plugin(storePlugin(store))
+    await ctx.memory.write({ scope: 'user', type: 'preference', content: 'Prefers short answers.', source: { sessionId: 's0' } })
+    await ctx.memory.write({ scope: 'project', projectId: root, type: 'decision', content: 'Use vitest.', source: { sessionId: 's0' } })
+    await ctx.memory.write({ scope: 'project', projectId: '/elsewhere', type: 'decision', content: 'Use mocha.', source: { sessionId: 's0' } })
+    const block = (await render())!
+    expect(block.startsWith(`${MEMORY_HEADING}\n`)).toBe(true)
+    expect(block).toContain('- preference (user): Prefers short answers.')
+    expect(block).toContain('- decision (project): Use vitest.')
+    expect(block).not.toContain('mocha')
+    expect(await render()).toBe(block)
+  })
+
+  it('renders nothing for a subagent, or for an empty memory', async () => {
+    const { ctx, store, render } = await withAgents()
+    await ctx.plugin(storePlugin(store))
+    expect(await render()).toBeUndefined()
+    await ctx.memory.write({ scope: 'user', type: 'fact', content: 'x', source: { sessionId: 's0' } })
+    expect(await render({ ...identity, depth: 1 })).toBeUndefined()
+    expect(await render()).toContain('- fact (user): x')
+  })
+
+  it('renders nothing for an agent that may read no scope, or with maxEntries 0', async () => {
+    for (const config of [{ agents: { main: { read: [] } } }, { prompt: { maxEntries: 0 } }] as ConfigInput[]) {
+      const { ctx, store, render } = await withAgents(config)
+      await ctx.plugin(storePlugin(store))
+      await ctx.memory.write({ scope: 'user', type: 'fact', content: 'x', source: { sessionId: 's0' } })
+      expect(await render()).toBeUndefined()
+    }
+  })
+
+  it('leaves out the tool hints the agent cannot use', async () => {
+    const { ctx, agents, store, render } = await withAgents()
+    await ctx.plugin(storePlugin(store))
+    await ctx.memory.write({ scope: 'user', type: 'fact', content: 'x', source: { sessionId: 's0' } })
+    agents._hidden.add('memory_forget')
+    const block = (await render())!
+    expect(block).toContain('memory_search finds more.')
+    expect(block).not.toContain('supersedes')
+  })
+
+  it('renders nothing, and warns once, when recall fails', async () => {
+    const { ctx, store, render } = await withAgents()
+    await ctx.plugin(storePlugin(store))
+    store.recall = async () => { throw new Error('disk gone') }
+    const warnings: string[] = []
+    ctx.logger.exporter({ levels: { default: 3 }, export: (message) => { if (message.type === 'warn') warnings.push(String(message.args[0])) } })
+    expect(await render()).toBeUndefined()
+    expect(await render()).toBeUndefined()
+    expect(warnings).toEqual(['the memory block was left out of session %s: recall failed: %s'])
+  })
+})

@@ -1,0 +1,276 @@
+import { mkdirSync, symlinkSync } from 'node:fs'
+import { Context } from '@deepseek-ai/cordis'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { InMemoryMemoryStore, MemoryService, type MemoryDraft } from '../src/index.ts'
+import { draft, setup, storePlugin, useTempHome } from './harness.ts'
+
+const temp = useTempHome()
+
+/** Sets the clock (Date only: cordis's timers keep running). */
+function clockAt(time: number): void {
+  vi.useFakeTimers({ toFake: ['Date'] })
+  vi.setSystemTime(time)
+}
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+describe('write: validation', () => {
+  const refused: [string, Record<string, unknown>, string][] = [
+    ['an unknown scope', { scope: 'session' }, 'scope must be one of user, project'],
+    ['an unknown type', { type: 'opinion' }, 'type must be one of'],
+    ['a project entry without a projectId', { scope: 'project' }, 'a project entry needs a projectId'],
+    ['a user entry with a projectId', { projectId: '/w' }, 'a user entry has no projectId'],
+    ['empty content', { content: '' }, 'content must be a non-empty string'],
+    ['blank content', { content: ' \n\t ' }, 'content must be a non-empty string'],
+    ['content that is not text', { content: 42 }, 'content must be a non-empty string'],
+    ['content over maxContentChars', { content: 'x'.repeat(41) }, 'content is 41 characters; the most is 40'],
+    ['a confidence above 1', { confidence: 1.5 }, 'confidence must be a number from 0 to 1'],
+    ['a negative confidence', { confidence: -0.1 }, 'confidence must be a number from 0 to 1'],
+    ['an expiry in the past', { expiresAt: 1 }, 'expiresAt is not in the future'],
+    ['a source without a session', { source: {} }, 'source.sessionId must be a non-empty string'],
+  ]
+  for (const [what, changes, message] of refused) {
+    it(`refuses ${what} with INVALID_ARGS`, async () => {
+      const { ctx, store } = await setup({ maxContentChars: 40 })
+      await expect(ctx.memory.write(draft(changes) as MemoryDraft)).rejects.toMatchObject({ code: 'INVALID_ARGS', message: expect.stringContaining(message) })
+      expect(await store.all()).toEqual([])
+    })
+  }
+
+  it('counts characters, not UTF-16 units: 40 emoji fit a 40-character cap', async () => {
+    const { ctx } = await setup({ maxContentChars: 40 })
+    expect((await ctx.memory.write(draft({ content: '🙂'.repeat(40) }))).outcome).toBe('added')
+  })
+
+  it('names every problem at once', async () => {
+    const { ctx } = await setup()
+    await expect(ctx.memory.write(draft({ scope: 'x', type: 'y', content: '' }) as MemoryDraft)).rejects.toMatchObject({
+      code: 'INVALID_ARGS',
+      details: { problems: [expect.stringContaining('scope'), expect.stringContaining('type'), expect.stringContaining('content')] },
+    })
+  })
+
+  it('keeps an entry as given, with an mem_ id, times and the content trimmed', async () => {
+    const { ctx } = await setup()
+    const before = Date.now()
+    const { entry, outcome } = await ctx.memory.write(draft({ scope: 'project', projectId: '/w', type: 'decision', content: '  Use vitest.\n', confidence: 0.8, source: { sessionId: 's1', messageId: 'm1', extra: 1 } }))
+    expect(outcome).toBe('added')
+    expect(entry).toEqual({
+      id: expect.stringMatching(/^mem_[A-Za-z0-9_-]{12}$/), scope: 'project', projectId: '/w', type: 'decision', content: 'Use vitest.',
+      source: { sessionId: 's1', messageId: 'm1' }, confidence: 0.8, createdAt: entry.createdAt, updatedAt: entry.createdAt,
+    })
+    expect(entry.createdAt).toBeGreaterThanOrEqual(before)
+    expect(Object.isFrozen(entry)).toBe(true)
+  })
+})
+
+describe('write: duplicates', () => {
+  it('refreshes a live entry with the same normalized content instead of adding one', async () => {
+    const { ctx, store } = await setup()
+    clockAt(1_000_000)
+    const first = await ctx.memory.write(draft({ content: 'Prefers pnpm over npm.' }))
+    clockAt(2_000_000)
+    const second = await ctx.memory.write(draft({ content: '  PREFERS   pnpm over npm ', source: { sessionId: 's2' } }))
+    expect(second.outcome).toBe('refreshed')
+    expect(second.entry).toMatchObject({ id: first.entry.id, content: 'Prefers pnpm over npm.', source: { sessionId: 's2' }, createdAt: first.entry.createdAt })
+    expect(second.entry.updatedAt).toBe(2_000_000)
+    expect(await store.all()).toHaveLength(1)
+  })
+
+  it('adds when scope, project or type differ', async () => {
+    const { ctx, store } = await setup()
+    await ctx.memory.write(draft())
+    await ctx.memory.write(draft({ type: 'fact' }))
+    await ctx.memory.write(draft({ scope: 'project', projectId: '/a' }))
+    await ctx.memory.write(draft({ scope: 'project', projectId: '/b' }))
+    expect((await ctx.memory.write(draft({ scope: 'project', projectId: '/b' }))).outcome).toBe('refreshed')
+    expect(await store.all()).toHaveLength(4)
+  })
+
+  it('adds again once the matching entry was retired or expired', async () => {
+    const { ctx, store } = await setup()
+    const old = await ctx.memory.write(draft({ content: 'Uses jest.' }))
+    await ctx.memory.write(draft({ content: 'Uses vitest.', supersedes: old.entry.id }))
+    expect((await ctx.memory.write(draft({ content: 'Uses jest.' }))).outcome).toBe('added')
+    clockAt(1_000_000)
+    const soon = await ctx.memory.write(draft({ content: 'On call this week.', expiresAt: 1_000_020 }))
+    clockAt(1_000_020)
+    const again = await ctx.memory.write(draft({ content: 'On call this week.' }))
+    expect(again.outcome).toBe('added')
+    expect(again.entry.id).not.toBe(soon.entry.id)
+    expect(await store.all()).toHaveLength(5)
+  })
+})
+
+describe('write: supersedes', () => {
+  it('retires the superseded entry (kept, dated, naming its successor) and never recalls it', async () => {
+    const { ctx, store } = await setup()
+    const old = await ctx.memory.write(draft({ content: 'Tests run with jest.', type: 'fact' }))
+    const { entry } = await ctx.memory.write(draft({ content: 'Tests run with vitest.', type: 'fact', supersedes: old.entry.id }))
+    expect(entry.supersedes).toBe(old.entry.id)
+    const kept = await store.get(old.entry.id)
+    expect(kept).toMatchObject({ retiredBy: entry.id, retiredAt: entry.createdAt, content: 'Tests run with jest.' })
+    const recalled = await ctx.memory.recall({ scopes: ['user'], query: 'tests run with', limit: 10 })
+    expect(recalled.map((item) => item.id)).toEqual([entry.id])
+    expect((await ctx.memory.recall({ scopes: ['user'], limit: 10 })).map((item) => item.id)).toEqual([entry.id])
+  })
+
+  it('refuses an unknown id with MEMORY_NOT_FOUND and writes nothing', async () => {
+    const { ctx, store } = await setup()
+    await expect(ctx.memory.write(draft({ supersedes: 'mem_nope' }))).rejects.toMatchObject({ code: 'MEMORY_NOT_FOUND' })
+    expect(await store.all()).toEqual([])
+  })
+
+  it('refuses to supersede an entry another already superseded, but lets the same correction be written again', async () => {
+    const { ctx } = await setup()
+    const old = await ctx.memory.write(draft({ content: 'A.' }))
+    const fix = await ctx.memory.write(draft({ content: 'B.', supersedes: old.entry.id }))
+    const replay = await ctx.memory.write(draft({ content: 'B.', supersedes: old.entry.id }))
+    expect(replay).toMatchObject({ outcome: 'refreshed', entry: { id: fix.entry.id } })
+    await expect(ctx.memory.write(draft({ content: 'C.', supersedes: old.entry.id }))).rejects.toMatchObject({ code: 'MEMORY_RETIRED', message: expect.stringContaining(fix.entry.id) })
+  })
+
+  it('a correction equal to another live entry refreshes that one and still retires the old', async () => {
+    const { ctx, store } = await setup()
+    const kept = await ctx.memory.write(draft({ content: 'B.' }))
+    const old = await ctx.memory.write(draft({ content: 'A.' }))
+    const result = await ctx.memory.write(draft({ content: 'B.', supersedes: old.entry.id }))
+    expect(result).toMatchObject({ outcome: 'refreshed', entry: { id: kept.entry.id } })
+    expect(await store.get(old.entry.id)).toMatchObject({ retiredBy: kept.entry.id })
+  })
+})
+
+describe('update and forget', () => {
+  it('update changes content and type and moves updatedAt; null removes the expiry', async () => {
+    const { ctx } = await setup()
+    const { entry } = await ctx.memory.write(draft({ expiresAt: Date.now() + 60_000 }))
+    const next = await ctx.memory.update(entry.id, { content: ' Prefers yarn. ', type: 'fact', expiresAt: null })
+    expect(next).toMatchObject({ id: entry.id, content: 'Prefers yarn.', type: 'fact', createdAt: entry.createdAt })
+    expect(next.expiresAt).toBeUndefined()
+    expect(next.updatedAt).toBeGreaterThanOrEqual(entry.updatedAt)
+  })
+
+  it('update refuses an empty patch, bad content, an unknown id and a retired entry', async () => {
+    const { ctx } = await setup()
+    const old = await ctx.memory.write(draft({ content: 'A.' }))
+    await ctx.memory.write(draft({ content: 'B.', supersedes: old.entry.id }))
+    await expect(ctx.memory.update(old.entry.id, {})).rejects.toMatchObject({ code: 'INVALID_ARGS' })
+    await expect(ctx.memory.update(old.entry.id, { content: '' })).rejects.toMatchObject({ code: 'INVALID_ARGS' })
+    await expect(ctx.memory.update('mem_nope', { content: 'x' })).rejects.toMatchObject({ code: 'MEMORY_NOT_FOUND' })
+    await expect(ctx.memory.update(old.entry.id, { content: 'x' })).rejects.toMatchObject({ code: 'MEMORY_RETIRED' })
+  })
+
+  it('forget deletes the entry and returns it; a second forget is MEMORY_NOT_FOUND', async () => {
+    const { ctx, store } = await setup()
+    const { entry } = await ctx.memory.write(draft())
+    expect(await ctx.memory.forget(entry.id)).toEqual(entry)
+    expect(await store.all()).toEqual([])
+    await expect(ctx.memory.forget(entry.id)).rejects.toMatchObject({ code: 'MEMORY_NOT_FOUND' })
+  })
+})
+
+describe('recall', () => {
+  it('returns only live entries of the asked scopes and project', async () => {
+    const { ctx } = await setup()
+    const user = await ctx.memory.write(draft({ content: 'Likes short answers.' }))
+    const here = await ctx.memory.write(draft({ scope: 'project', projectId: '/a', type: 'decision', content: 'Answers cite files.' }))
+    await ctx.memory.write(draft({ scope: 'project', projectId: '/b', type: 'decision', content: 'Answers in French.' }))
+    await ctx.memory.write(draft({ content: 'Answers expire.', expiresAt: Date.now() + 60_000 }))
+    const later = Date.now() + 120_000
+    const ids = async (query: Parameters<typeof ctx.memory.recall>[0]) => (await ctx.memory.recall(query)).map((entry) => entry.id).sort()
+    expect(await ids({ scopes: ['user', 'project'], projectId: '/a', query: 'answers', limit: 10, now: later })).toEqual([user.entry.id, here.entry.id].sort())
+    expect(await ids({ scopes: ['project'], projectId: '/a', limit: 10 })).toEqual([here.entry.id])
+    expect(await ids({ scopes: ['user'], types: ['decision'], limit: 10 })).toEqual([])
+  })
+
+  it('never returns a retired or expired entry, even when the store does', async () => {
+    const { ctx, store } = await setup()
+    const { entry } = await ctx.memory.write(draft())
+    store.recall = async () => [{ ...entry, retiredAt: 1, retiredBy: 'mem_x' }, { ...entry, id: 'mem_old', expiresAt: 1 }, entry]
+    expect(await ctx.memory.recall({ scopes: ['user'], limit: 10 })).toEqual([entry])
+  })
+
+  it('caps limit at maxRecall and ranks by shared words', async () => {
+    const { ctx, store } = await setup({ maxRecall: 2 })
+    for (const content of ['alpha', 'alpha beta', 'alpha beta gamma', 'delta']) await ctx.memory.write(draft({ content }))
+    const found = await ctx.memory.recall({ scopes: ['user'], query: 'beta gamma alpha', limit: 100 })
+    expect(found.map((entry) => entry.content)).toEqual(['alpha beta gamma', 'alpha beta'])
+    expect(await store.recall({ scopes: ['user'], query: 'zeta', limit: 5, now: Date.now() })).toEqual([])
+  })
+
+  it('without a query, orders by type as MemoryType lists them, then newest first, then id', async () => {
+    const { ctx } = await setup()
+    clockAt(1_000)
+    const procedure = await ctx.memory.write(draft({ type: 'procedure', content: 'p' }))
+    const oldFact = await ctx.memory.write(draft({ type: 'fact', content: 'f1' }))
+    clockAt(2_000)
+    const preference = await ctx.memory.write(draft({ type: 'preference', content: 'q' }))
+    const newFact = await ctx.memory.write(draft({ type: 'fact', content: 'f2' }))
+    expect((await ctx.memory.recall({ scopes: ['user'], limit: 10 })).map((entry) => entry.id))
+      .toEqual([newFact.entry.id, oldFact.entry.id, preference.entry.id, procedure.entry.id])
+  })
+
+  it('refuses a project recall without a projectId, and unknown scopes', async () => {
+    const { ctx } = await setup()
+    await expect(ctx.memory.recall({ scopes: ['project'], limit: 5 })).rejects.toMatchObject({ code: 'INVALID_ARGS' })
+    await expect(ctx.memory.recall({ scopes: ['session' as 'user'], limit: 5 })).rejects.toMatchObject({ code: 'INVALID_ARGS' })
+  })
+})
+
+describe('without a store', () => {
+  it('recall and list find nothing, writes are NO_MEMORY_STORE', async () => {
+    const { ctx } = await setup({}, false)
+    expect(ctx.memory.hasStore()).toBe(false)
+    expect(await ctx.memory.recall({ scopes: ['user'], limit: 5 })).toEqual([])
+    expect(await ctx.memory.list()).toEqual([])
+    expect(await ctx.memory.get('mem_x')).toBeUndefined()
+    await expect(ctx.memory.write(draft())).rejects.toMatchObject({ code: 'NO_MEMORY_STORE' })
+    await expect(ctx.memory.update('mem_x', { content: 'x' })).rejects.toMatchObject({ code: 'NO_MEMORY_STORE' })
+    await expect(ctx.memory.forget('mem_x')).rejects.toMatchObject({ code: 'NO_MEMORY_STORE' })
+  })
+})
+
+describe('registerStore', () => {
+  it('refuses a second store while one is registered', async () => {
+    const { ctx } = await setup()
+    expect(() => ctx.memory.registerStore(new InMemoryMemoryStore())).toThrow(expect.objectContaining({ code: 'DUPLICATE_MEMORY_STORE' }))
+  })
+
+  it('closes the store when its plugin is disposed, and takes another after', async () => {
+    const { ctx, store, storeFiber } = await setup()
+    await storeFiber!.dispose()
+    expect(store.closed).toBe(true)
+    expect(ctx.memory.hasStore()).toBe(false)
+    const next = new InMemoryMemoryStore()
+    await ctx.plugin(storePlugin(next))
+    expect(ctx.memory.hasStore()).toBe(true)
+    await ctx.memory.write(draft())
+    expect(await next.all()).toHaveLength(1)
+  })
+
+  it('list gives every entry, retired included, oldest first', async () => {
+    const { ctx } = await setup()
+    clockAt(1_000_000)
+    const old = await ctx.memory.write(draft({ content: 'A.' }))
+    clockAt(1_000_001)
+    const fix = await ctx.memory.write(draft({ content: 'B.', supersedes: old.entry.id }))
+    expect((await ctx.memory.list()).map((entry) => [entry.id, entry.retiredBy])).toEqual([[old.entry.id, fix.entry.id], [fix.entry.id, undefined]])
+  })
+})
+
+describe('projectIdFor', () => {
+  it('is the workspace root\'s real path, or Config projectId', async () => {
+    const real = temp.folder('real-root')
+    mkdirSync(real, { recursive: true })
+    const link = temp.folder('link-root')
+    symlinkSync(real, link)
+    const { ctx } = await setup()
+    expect(await ctx.memory.projectIdFor(link)).toBe(real)
+    expect(await ctx.memory.projectIdFor(temp.folder('missing/../missing'))).toBe(temp.folder('missing'))
+    const named = new Context()
+    await named.plugin(MemoryService, { projectId: 'rein' })
+    expect(await named.memory.projectIdFor(link)).toBe('rein')
+  })
+})

@@ -1,0 +1,172 @@
+import { mkdirSync } from 'node:fs'
+import { Context } from '@deepseek-ai/cordis'
+import { ToolRegistry } from '@rein/tools'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { InMemoryMemoryStore, MemoryService } from '../src/index.ts'
+import { identity, setup, storePlugin, text, useTempHome } from './harness.ts'
+
+const temp = useTempHome()
+const TOOLS = ['memory_forget', 'memory_search', 'memory_update', 'memory_write']
+
+afterEach(() => {
+  vi.useRealTimers()
+})
+
+function workspace(name: string): string {
+  const folder = temp.folder(name)
+  mkdirSync(folder, { recursive: true })
+  return folder
+}
+
+describe('registration', () => {
+  it('registers no memory tools without a store', async () => {
+    const { ctx } = await setup({}, false)
+    expect(ctx.tools.list()).toEqual([])
+  })
+
+  it('registers the four tools while a store is registered, and removes them when its plugin is disposed', async () => {
+    const { ctx, storeFiber } = await setup()
+    expect(ctx.tools.list()).toEqual(TOOLS)
+    await storeFiber!.dispose()
+    expect(ctx.tools.list()).toEqual([])
+    await ctx.plugin(storePlugin(new InMemoryMemoryStore()))
+    expect(ctx.tools.list()).toEqual(TOOLS)
+  })
+
+  it('registers them when the tools service comes after the store, and removes them with @rein/memory', async () => {
+    const ctx = new Context()
+    const memory = await ctx.plugin(MemoryService, {})
+    const store = new InMemoryMemoryStore()
+    await ctx.plugin(storePlugin(store))
+    await ctx.plugin(ToolRegistry, {})
+    expect(ctx.tools.list()).toEqual(TOOLS)
+    await memory.dispose()
+    expect(ctx.tools.list()).toEqual([])
+    expect(store.closed).toBe(true)
+  })
+
+  it('declares write effects on the tools that change memory, read on search', async () => {
+    const { ctx } = await setup()
+    expect(TOOLS.map((name) => [name, ctx.tools.info(name)?.effects])).toEqual([
+      ['memory_forget', ['write']], ['memory_search', ['read']], ['memory_update', ['write']], ['memory_write', ['write']],
+    ])
+  })
+})
+
+describe('memory_write', () => {
+  it('saves into the call\'s project, with the call\'s session as source', async () => {
+    const root = workspace('ws-write')
+    const { ctx, call } = await setup()
+    const result = await call('memory_write', { scope: 'project', type: 'decision', content: 'Use vitest.' }, { identity, workspaceRoot: root })
+    expect(result.isError).toBe(false)
+    const [entry] = await ctx.memory.list()
+    expect(entry).toMatchObject({ scope: 'project', projectId: root, type: 'decision', content: 'Use vitest.', source: { sessionId: 's1' } })
+    expect(text(result)).toBe(`Saved ${entry!.id} (project, decision).`)
+  })
+
+  it('says so when it refreshed an entry, and when it superseded one', async () => {
+    const { call, ctx } = await setup()
+    await call('memory_write', { scope: 'user', type: 'preference', content: 'Likes tabs.' })
+    const [old] = await ctx.memory.list()
+    expect(text(await call('memory_write', { scope: 'user', type: 'preference', content: 'likes tabs' }))).toBe(`Already remembered as ${old!.id} (user, preference); refreshed it.`)
+    const fix = await call('memory_write', { scope: 'user', type: 'preference', content: 'Likes spaces.', supersedes: old!.id })
+    const fixed = (await ctx.memory.list()).find((entry) => entry.content === 'Likes spaces.')!
+    expect(text(fix)).toBe(`Saved ${fixed.id} (user, preference). ${old!.id} is superseded and will not be recalled again.`)
+  })
+
+  it('refuses content over the cap before the body runs', async () => {
+    const { call, ctx } = await setup({ maxContentChars: 10 })
+    const result = await call('memory_write', { scope: 'user', type: 'fact', content: 'x'.repeat(11) })
+    expect(result).toMatchObject({ isError: true, error: { code: 'INVALID_ARGS' } })
+    expect(await ctx.memory.list()).toEqual([])
+  })
+
+  it('cannot supersede another project\'s entry: it is not found', async () => {
+    const { call, ctx } = await setup()
+    const other = await ctx.memory.write({ scope: 'project', projectId: '/elsewhere', type: 'fact', content: 'Secret plan.', source: { sessionId: 's0' } })
+    const result = await call('memory_write', { scope: 'project', type: 'fact', content: 'New plan.', supersedes: other.entry.id }, { identity, workspaceRoot: workspace('ws-other') })
+    expect(result).toMatchObject({ isError: true, error: { code: 'MEMORY_NOT_FOUND' } })
+    expect(text(result)).not.toContain('Secret')
+  })
+})
+
+describe('memory_search', () => {
+  it('shows id, scope, type and age, best match first', async () => {
+    const root = workspace('ws-search')
+    const { call, ctx } = await setup()
+    vi.useFakeTimers({ toFake: ['Date'] })
+    vi.setSystemTime(Date.UTC(2025, 10, 25))
+    const old = await ctx.memory.write({ scope: 'project', projectId: root, type: 'decision', content: 'Tests run with vitest in forks.', source: { sessionId: 's0' } })
+    vi.setSystemTime(Date.UTC(2025, 10, 28))
+    const recent = await ctx.memory.write({ scope: 'user', type: 'preference', content: 'Runs tests before committing.', source: { sessionId: 's0' } })
+    const result = await call('memory_search', { query: 'vitest tests' }, { identity, workspaceRoot: root })
+    expect(text(result)).toBe([
+      `${old.entry.id} (project, decision, 3 days ago): Tests run with vitest in forks.`,
+      `${recent.entry.id} (user, preference, just now): Runs tests before committing.`,
+    ].join('\n'))
+  })
+
+  it('filters by scope and type, and says when nothing matches', async () => {
+    const { call, ctx } = await setup()
+    await ctx.memory.write({ scope: 'user', type: 'fact', content: 'Has a cat.', source: { sessionId: 's0' } })
+    expect(text(await call('memory_search', { query: 'cat', scope: 'project' }))).toBe('No memories match "cat".')
+    expect(text(await call('memory_search', { query: 'cat', type: 'preference' }))).toBe('No memories match "cat".')
+    expect(text(await call('memory_search', { query: 'cat', scope: 'user', type: 'fact', limit: 1 }))).toContain('(user, fact, just now): Has a cat.')
+  })
+})
+
+describe('memory_update and memory_forget', () => {
+  it('update rewrites content and type; forget deletes and echoes what it was', async () => {
+    const { call, ctx } = await setup()
+    const { entry } = await ctx.memory.write({ scope: 'user', type: 'fact', content: 'Uses vim.', source: { sessionId: 's0' } })
+    expect(text(await call('memory_update', { id: entry.id, content: 'Uses helix.', type: 'preference' }))).toBe(`Updated ${entry.id} (user, preference).`)
+    expect(await ctx.memory.get(entry.id)).toMatchObject({ content: 'Uses helix.', type: 'preference' })
+    expect(text(await call('memory_forget', { id: entry.id }))).toBe(`Forgot ${entry.id} (user, preference): "Uses helix.".`)
+    expect(await ctx.memory.list()).toEqual([])
+  })
+
+  it('update without content or type is INVALID_ARGS; an unknown id is MEMORY_NOT_FOUND', async () => {
+    const { call } = await setup()
+    expect(await call('memory_update', { id: 'mem_x' })).toMatchObject({ isError: true, error: { code: 'INVALID_ARGS' } })
+    expect(await call('memory_forget', { id: 'mem_x' })).toMatchObject({ isError: true, error: { code: 'MEMORY_NOT_FOUND' } })
+  })
+})
+
+describe('scopes per agent', () => {
+  it('an agent named in Config agents reads and writes only its scopes', async () => {
+    const { call, ctx } = await setup({ agents: { reviewer: { write: ['project'] } } })
+    const reviewer = { ...identity, agent: 'reviewer' }
+    const refused = await call('memory_write', { scope: 'user', type: 'fact', content: 'x' }, { identity: reviewer })
+    expect(refused).toMatchObject({ isError: true, error: { code: 'MEMORY_SCOPE_DENIED', message: 'this agent may write only project memory, not user memory' } })
+    const user = await ctx.memory.write({ scope: 'user', type: 'fact', content: 'Has a cat.', source: { sessionId: 's0' } })
+    expect(text(await call('memory_search', { query: 'cat' }, { identity: reviewer }))).toContain(user.entry.id)
+    expect(await call('memory_forget', { id: user.entry.id }, { identity: reviewer })).toMatchObject({ isError: true, error: { code: 'MEMORY_SCOPE_DENIED' } })
+    expect((await call('memory_write', { scope: 'user', type: 'fact', content: 'y' })).isError).toBe(false)
+  })
+
+  it('a subagent may not use memory unless Config subagents is true', async () => {
+    const child = { ...identity, depth: 1, sessionId: 'child' }
+    const { call } = await setup()
+    expect(await call('memory_search', { query: 'x' }, { identity: child })).toMatchObject({ isError: true, error: { code: 'MEMORY_SCOPE_DENIED', message: 'this agent may not read memory' } })
+    expect(await call('memory_write', { scope: 'user', type: 'fact', content: 'x' }, { identity: child })).toMatchObject({ isError: true, error: { code: 'MEMORY_SCOPE_DENIED' } })
+    const open = await setup({ subagents: true })
+    expect((await open.call('memory_write', { scope: 'user', type: 'fact', content: 'x' }, { identity: child })).isError).toBe(false)
+  })
+
+  it('memory_write without a session is refused; search works without one', async () => {
+    const { call } = await setup()
+    expect(await call('memory_write', { scope: 'user', type: 'fact', content: 'x' }, {})).toMatchObject({ isError: true, error: { code: 'NO_RUN_IDENTITY' } })
+    expect((await call('memory_search', { query: 'x' }, {})).isError).toBe(false)
+  })
+})
+
+describe('model experience', () => {
+  it('the descriptions the model sees name the content cap', async () => {
+    const { ctx } = await setup({ maxContentChars: 500 })
+    const schemas = ctx.tools.schemas()
+    expect(schemas.map((schema) => schema.name)).toEqual(TOOLS)
+    expect(schemas.find((schema) => schema.name === 'memory_write')!.description).toContain('at most 500 characters')
+    // Roughly what the four cost in every request: characters / 4.
+    expect(Math.ceil(JSON.stringify(schemas).length / 4)).toBeLessThan(800)
+  })
+})

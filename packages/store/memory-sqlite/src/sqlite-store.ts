@@ -1,0 +1,198 @@
+/**
+ * `SqliteMemoryStore`: the `MemoryStore` seam in one SQLite file (better-sqlite3), WAL so several
+ * processes share it, full-text ranking (FTS5, BM25) for recall's query.
+ */
+
+import { chmod, stat } from 'node:fs/promises'
+import { dirname, resolve } from 'node:path'
+import Database from 'better-sqlite3'
+import { ReinError, ensurePrivateDir, makeFilePrivate, openPrivateFile, PRIVATE_FILE_MODE } from '@rein/base'
+import type { MemoryEntry, MemoryScope, MemoryStore, MemoryType, RecallQuery } from '@rein/memory'
+import { toStoreError } from './errors.ts'
+import { ENTRY_ORDER, fromRow, toRow, type EntryRow } from './rows.ts'
+import { migrate } from './schema.ts'
+import { toMatchQuery, toSearchText } from './search-text.ts'
+
+/** How long a statement waits for another process's write to finish before `MEMORY_STORE_LOCKED`. */
+export const DEFAULT_BUSY_TIMEOUT_MS = 5000
+
+export interface SqliteMemoryStoreOptions {
+  /** The database file (made 0600, its folder 0700, when missing). A relative path is taken from the working directory. */
+  file: string
+  /** Default `DEFAULT_BUSY_TIMEOUT_MS`. */
+  busyTimeoutMs?: number
+}
+
+const LIVE = 'e.retired_at IS NULL AND e.retired_by IS NULL AND (e.expires_at IS NULL OR e.expires_at > @now)'
+
+/** A `MemoryStore` in one SQLite file. Open with `SqliteMemoryStore.open`; `close` releases the file. */
+export class SqliteMemoryStore implements MemoryStore {
+  /** Opens (creating and migrating when needed) the file; rejects with `MEMORY_STORE_*` naming it. */
+  static async open(options: SqliteMemoryStoreOptions): Promise<SqliteMemoryStore> {
+    const file = resolve(options.file)
+    const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS
+    try {
+      await ensurePrivateDir(dirname(file))
+      const handle = await openPrivateFile(file, 'a')
+      try {
+        await makeFilePrivate(handle)
+      } finally {
+        await handle.close()
+      }
+    } catch (error) {
+      throw toStoreError(error, file, 'creating it', busyTimeoutMs)
+    }
+    let db: Database.Database | undefined
+    try {
+      db = new Database(file, { fileMustExist: true, timeout: busyTimeoutMs })
+      db.pragma('journal_mode = WAL')
+      migrate(db, file)
+    } catch (error) {
+      db?.close()
+      throw toStoreError(error, file, 'opening it', busyTimeoutMs)
+    }
+    // SQLite gives the -wal and -shm files the database's mode; narrow ones an older run left wider.
+    for (const suffix of ['-wal', '-shm']) {
+      const mode = await stat(file + suffix).then((stats) => stats.mode, () => undefined)
+      if (mode !== undefined && (mode & 0o077) !== 0) await chmod(file + suffix, PRIVATE_FILE_MODE)
+    }
+    return new SqliteMemoryStore(db, file, busyTimeoutMs)
+  }
+
+  /** The database file's absolute path. */
+  readonly file: string
+  private readonly db: Database.Database
+  private readonly busyTimeoutMs: number
+  private readonly statements = new Map<string, Database.Statement>()
+
+  private constructor(db: Database.Database, file: string, busyTimeoutMs: number) {
+    this.db = db
+    this.file = file
+    this.busyTimeoutMs = busyTimeoutMs
+  }
+
+  async insert(entry: MemoryEntry): Promise<void> {
+    this.write('inserting an entry', () => {
+      const { lastInsertRowid } = this.statement(`INSERT INTO memory_entries (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((column) => `@${column}`).join(', ')})`).run(toRow(entry))
+      this.index(Number(lastInsertRowid), entry.content)
+    })
+  }
+
+  async replace(entry: MemoryEntry): Promise<void> {
+    this.write('replacing an entry', () => {
+      const seq = this.seqOf(entry.id)
+      if (seq === undefined) throw new ReinError('MEMORY_NOT_FOUND', `no memory entry with id ${entry.id}`, { details: { id: entry.id, file: this.file } })
+      this.statement(`UPDATE memory_entries SET ${COLUMNS.map((column) => `${column} = @${column}`).join(', ')} WHERE seq = @seq`).run({ ...toRow(entry), seq })
+      this.statement('DELETE FROM memory_search WHERE rowid = ?').run(seq)
+      this.index(seq, entry.content)
+    })
+  }
+
+  async get(id: string): Promise<MemoryEntry | undefined> {
+    return this.read('reading an entry', () => {
+      const row = this.statement('SELECT * FROM memory_entries e WHERE e.id = ?').get(id) as EntryRow | undefined
+      return row === undefined ? undefined : fromRow(row)
+    })
+  }
+
+  async findSame(scope: MemoryScope, projectId: string | undefined, type: MemoryType, normalized: string, now: number): Promise<MemoryEntry | undefined> {
+    return this.read('looking for a duplicate', () => {
+      const row = this.statement(`SELECT * FROM memory_entries e
+        WHERE e.scope = @scope AND e.type = @type AND e.normalized = @normalized
+          AND (e.scope = 'user' OR e.project_id = @projectId) AND ${LIVE}
+        ORDER BY e.updated_at DESC, e.id LIMIT 1`).get({ scope, projectId: projectId ?? null, type, normalized, now }) as EntryRow | undefined
+      return row === undefined ? undefined : fromRow(row)
+    })
+  }
+
+  async recall(query: RecallQuery & { readonly now: number }): Promise<readonly MemoryEntry[]> {
+    return this.read('recalling', () => {
+      const parameters: Record<string, unknown> = { now: query.now, limit: toLimit(query.limit), projectId: query.projectId ?? null }
+      const scopes: { index: string; where: string }[] = []
+      if (query.scopes.includes('user')) scopes.push({ index: 'memory_entries_user', where: `e.scope = 'user'` })
+      if (query.scopes.includes('project')) scopes.push({ index: 'memory_entries_project', where: `e.scope = 'project' AND e.project_id = @projectId` })
+      if (scopes.length === 0 || parameters.limit === 0 || query.types?.length === 0) return []
+      let filter = LIVE
+      if (query.types !== undefined) {
+        query.types.forEach((type, index) => { parameters[`type${index}`] = type })
+        filter += ` AND e.type IN (${query.types.map((_, index) => `@type${index}`).join(', ')})`
+      }
+      const match = query.query === undefined ? undefined : toMatchQuery(query.query)
+      let sql: string
+      if (match === undefined) {
+        // Each scope's best `limit`, read in its index's order (named: without statistics the planner
+        // may pick another index and sort every entry of the scope), then the best of those.
+        const best = scopes.map(({ index, where }) => `SELECT seq FROM (SELECT e.seq FROM memory_entries e INDEXED BY ${index} WHERE ${where} AND ${filter} ORDER BY ${ENTRY_ORDER} LIMIT @limit)`)
+        sql = `SELECT e.* FROM memory_entries e WHERE e.seq IN (${best.join(' UNION ALL ')}) ORDER BY ${ENTRY_ORDER} LIMIT @limit`
+      } else {
+        parameters.match = match
+        sql = `SELECT e.* FROM memory_search JOIN memory_entries e ON e.seq = memory_search.rowid
+          WHERE memory_search MATCH @match AND ${filter} AND (${scopes.map(({ where }) => `(${where})`).join(' OR ')})
+          ORDER BY bm25(memory_search), ${ENTRY_ORDER} LIMIT @limit`
+      }
+      return (this.statement(sql).all(parameters) as EntryRow[]).map(fromRow)
+    })
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.write('deleting an entry', () => {
+      const seq = this.seqOf(id)
+      if (seq === undefined) return false
+      this.statement('DELETE FROM memory_entries WHERE seq = ?').run(seq)
+      this.statement('DELETE FROM memory_search WHERE rowid = ?').run(seq)
+      return true
+    })
+  }
+
+  async all(): Promise<readonly MemoryEntry[]> {
+    return this.read('listing entries', () => (this.statement('SELECT * FROM memory_entries e ORDER BY e.created_at, e.seq').all() as EntryRow[]).map(fromRow))
+  }
+
+  /** Closes the file (the last process to close folds the WAL back in); later calls are `MEMORY_STORE_CLOSED`. */
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close()
+  }
+
+  private index(seq: number, content: string): void {
+    this.statement('INSERT INTO memory_search (rowid, body) VALUES (?, ?)').run(seq, toSearchText(content))
+  }
+
+  private seqOf(id: string): number | undefined {
+    return (this.statement('SELECT seq FROM memory_entries WHERE id = ?').get(id) as { seq: number } | undefined)?.seq
+  }
+
+  private statement(sql: string): Database.Statement {
+    let statement = this.statements.get(sql)
+    if (statement === undefined) {
+      statement = this.db.prepare(sql)
+      this.statements.set(sql, statement)
+    }
+    return statement
+  }
+
+  private read<T>(doing: string, body: () => T): T {
+    this.checkOpen()
+    try {
+      return body()
+    } catch (error) {
+      throw toStoreError(error, this.file, doing, this.busyTimeoutMs)
+    }
+  }
+
+  /** `body` in one write transaction, begun IMMEDIATE so a busy file is waited for up front, never mid-way. */
+  private write<T>(doing: string, body: () => T): T {
+    return this.read(doing, () => this.db.transaction(body).immediate())
+  }
+
+  private checkOpen(): void {
+    if (!this.db.open) throw new ReinError('MEMORY_STORE_CLOSED', `memory database ${this.file} is closed`, { details: { file: this.file } })
+  }
+}
+
+const COLUMNS = ['id', 'scope', 'project_id', 'type', 'content', 'normalized', 'session_id', 'message_id', 'confidence', 'created_at', 'updated_at', 'expires_at', 'supersedes', 'retired_at', 'retired_by'] as const
+
+/** SQLite's LIMIT: a whole number, -1 for no limit (`Infinity`). */
+function toLimit(limit: number): number {
+  if (limit === Number.POSITIVE_INFINITY) return -1
+  return Number.isFinite(limit) ? Math.max(0, Math.floor(limit)) : 0
+}

@@ -1,0 +1,107 @@
+import { spawn } from 'node:child_process'
+import { chmod, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { describe, expect, it } from 'vitest'
+import { SCHEMA_VERSION, SqliteMemoryStore } from '../src/index.ts'
+import { entry, openStore, tempRoot } from './temp-root.ts'
+
+const HOLD_LOCK = new URL('./fixtures/hold-lock.ts', import.meta.url).pathname
+
+const modeOf = async (path: string) => (await stat(path)).mode & 0o777
+
+describe('opening the database file', () => {
+  it('creates the file 0600 in a new 0700 folder, WAL files 0600 too, at the current schema version', async () => {
+    const folder = join(await tempRoot(), 'home', '.rein')
+    const store = await openStore({ file: join(folder, 'memory.db') })
+    await store.insert(entry())
+    expect(await modeOf(folder)).toBe(0o700)
+    expect(await modeOf(store.file)).toBe(0o600)
+    expect(await modeOf(`${store.file}-wal`)).toBe(0o600)
+    expect(await modeOf(`${store.file}-shm`)).toBe(0o600)
+    const raw = new Database(store.file, { readonly: true })
+    expect(raw.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION)
+    expect(raw.pragma('journal_mode', { simple: true })).toBe('wal')
+    raw.close()
+  })
+
+  it('narrows an existing file readable by others to 0600', async () => {
+    const file = join(await tempRoot(), 'memory.db')
+    await writeFile(file, '')
+    await chmod(file, 0o644)
+    await openStore({ file })
+    expect(await modeOf(file)).toBe(0o600)
+  })
+
+  it('migrates an empty file to the current schema and keeps what it writes', async () => {
+    const file = join(await tempRoot(), 'memory.db')
+    await writeFile(file, '')
+    const store = await openStore({ file })
+    await store.insert(entry({ id: 'first' }))
+    expect((await store.all()).map((item) => item.id)).toEqual(['first'])
+  })
+
+  it('refuses a file written by a newer schema version, naming it, and leaves it as it was', async () => {
+    const file = join(await tempRoot(), 'memory.db')
+    const raw = new Database(file)
+    raw.pragma(`user_version = ${SCHEMA_VERSION + 1}`)
+    raw.exec('CREATE TABLE future (x)')
+    raw.close()
+    const failure = SqliteMemoryStore.open({ file })
+    await expect(failure).rejects.toMatchObject({ code: 'MEMORY_STORE_TOO_NEW', details: { file, version: SCHEMA_VERSION + 1 } })
+    await expect(failure).rejects.toThrow(file)
+    await expect(failure).rejects.toThrow(/newer than this rein reads/)
+    const after = new Database(file, { readonly: true })
+    expect(after.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION + 1)
+    after.close()
+  })
+
+  it('calls a garbage file MEMORY_STORE_CORRUPT, naming it', async () => {
+    const file = join(await tempRoot(), 'memory.db')
+    await writeFile(file, Buffer.from('this is not a database at all, just some garbage bytes '.repeat(200)))
+    const failure = SqliteMemoryStore.open({ file })
+    await expect(failure).rejects.toMatchObject({ code: 'MEMORY_STORE_CORRUPT', details: { file } })
+    await expect(failure).rejects.toThrow(file)
+  })
+
+  it('refuses another program\'s SQLite database rather than adding tables to it', async () => {
+    const file = join(await tempRoot(), 'other.db')
+    const raw = new Database(file)
+    raw.exec('CREATE TABLE notes (body TEXT)')
+    raw.close()
+    await expect(SqliteMemoryStore.open({ file })).rejects.toMatchObject({ code: 'MEMORY_STORE_CORRUPT', details: { file } })
+  })
+
+  it('calls a file another process holds locked MEMORY_STORE_LOCKED, naming it, after the busy timeout', async () => {
+    const first = await openStore()
+    await first.close()
+    const holder = spawn(process.execPath, ['--import', 'tsx', HOLD_LOCK, first.file], { stdio: ['pipe', 'pipe', 'inherit'] })
+    const exited = new Promise<number | null>((resolve) => holder.once('exit', resolve))
+    await new Promise<void>((resolve) => holder.stdout.on('data', (chunk: Buffer) => { if (chunk.toString().includes('locked')) resolve() }))
+    const failure = SqliteMemoryStore.open({ file: first.file, busyTimeoutMs: 200 })
+    await expect(failure).rejects.toMatchObject({ code: 'MEMORY_STORE_LOCKED', details: { file: first.file } })
+    await expect(failure).rejects.toThrow(first.file)
+    holder.stdin.end()
+    expect(await exited).toBe(0)
+    // Once the other process is done, the file opens.
+    const store = await openStore({ file: first.file })
+    expect(await store.all()).toEqual([])
+  }, 30_000)
+
+  it('fails with MEMORY_STORE_FAILED, naming the file, when its folder cannot be made', async () => {
+    const root = await tempRoot()
+    await writeFile(join(root, 'plain'), '')
+    const file = join(root, 'plain', 'memory.db')
+    await expect(SqliteMemoryStore.open({ file })).rejects.toMatchObject({ code: 'MEMORY_STORE_FAILED', details: { file } })
+  })
+
+  it('refuses every call after close, and close twice is harmless', async () => {
+    const store = await openStore()
+    await store.close()
+    await store.close()
+    for (const call of [store.insert(entry()), store.replace(entry()), store.get('x'), store.all(), store.delete('x'),
+      store.recall({ scopes: ['user'], limit: 1, now: 1 }), store.findSame('user', undefined, 'fact', 'x', 1)]) {
+      await expect(call).rejects.toMatchObject({ code: 'MEMORY_STORE_CLOSED' })
+    }
+  })
+})
