@@ -5,7 +5,7 @@ import { ReinError } from '@rein/base'
 import type { ToolEffect } from '@rein/tools'
 import { EXIT_HELP } from './exit-codes.ts'
 
-const COMMANDS = ['run', 'chat', 'sessions', 'resume', 'show', 'rewind', 'config', 'demo'] as const
+const COMMANDS = ['run', 'chat', 'sessions', 'resume', 'show', 'rewind', 'memory', 'config', 'demo'] as const
 export type Command = (typeof COMMANDS)[number]
 
 /** The effects `--allow` names: @rein/tools' `TOOL_EFFECTS`, spelled out so `--help` loads no tools. */
@@ -26,6 +26,8 @@ export interface CliOptions {
   dryRun: boolean
   /** `rewind --fork`: also start a session whose log is the original's prefix before that turn. */
   fork: boolean
+  /** `memory list --all`: retired and expired entries and other projects' too. */
+  all: boolean
   json: boolean
   yes: boolean
   /** Effects whose calls run without asking (`--allow write,exec`). */
@@ -52,6 +54,7 @@ const FLAGS = {
   to: { type: 'string' },
   'dry-run': { type: 'boolean' },
   fork: { type: 'boolean' },
+  all: { type: 'boolean' },
   json: { type: 'boolean' },
   yes: { type: 'boolean', short: 'y' },
   allow: { type: 'string', multiple: true },
@@ -86,6 +89,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
       ...number('max-cost', values['max-cost'], false),
       dryRun: values['dry-run'] ?? false,
       fork: values.fork ?? false,
+      all: values.all ?? false,
       json: values.json ?? false,
       yes: values.yes ?? false,
       allow: effects(values.allow ?? []),
@@ -145,6 +149,7 @@ Commands:
   resume <id> [text]  repair an interrupted session and continue it
   show <id>           print a session, turns with checkpoints marked (never changes it)
   rewind <id> --to N  put the files the agent changed back to before turn N (--dry-run, --fork)
+  memory list         what the agent remembers (also: search <query>, forget <id>, export)
   config              show which cordis.yml is in use and each row's config (secrets masked)
   demo                the whole loop offline, against a scripted model, and a rewind
 
@@ -155,8 +160,8 @@ $REIN_HOME/cordis.yml):
   OPENAI_BASE_URL     enables an OpenAI-compatible server (vLLM, Ollama, llama.cpp, …); when set it
                       is the default provider, even if DEEPSEEK_API_KEY is set too
   REIN_MODEL          the model (--model beats it; a resumed session keeps the model it used)
-  REIN_HOME           where sessions live (default ~/.rein), also for a --config without a root;
-                      $REIN_HOME/cordis.yml is used when there is no ./cordis.yml
+  REIN_HOME           where sessions and memory.db live (default ~/.rein), also for a --config
+                      without a root; $REIN_HOME/cordis.yml is used when there is no ./cordis.yml
   NO_COLOR            no colours
 ${COMMON}
 
@@ -215,6 +220,27 @@ $REIN_HOME/recovered/<session>/<time>/ rather than deleted: it may have come fro
 Exit codes: 0 every file is back (or nothing to rewind), 5 some files were left as they are
 (drifted, skipped or failed; with --dry-run: would be), 2 bad usage, unknown or busy session,
 1 the session's log or checkpoint log could not be read (damaged; the message names the file).`,
+  memory: `Usage: rein memory list [--all] [--json]
+       rein memory search <query> [--json]
+       rein memory forget <id>
+       rein memory export
+
+What the agent remembers across sessions (@rein/memory), so you can see and fix it. Entries are
+about the user (every project) or about one project (by default the folder's real path).
+
+  list             the live entries of the user and of this project (the folder rein runs in):
+                   id, scope, type, age (since the last change) and content, cut to one line
+  --all            also retired entries (superseded by a correction), expired ones, and other
+                   projects' entries (their project shown)
+  search <query>   the user's and this project's live entries, best match first
+  forget <id>      delete one entry for good (rein memory list shows the ids)
+  export           every entry, all fields, as JSON lines: to keep, inspect or diff
+  --json           list and search: the entries as JSON lines
+
+The agent sees these entries in its system prompt under "## What you remember", taken when a
+session starts; a change here reaches the next session, not a running one. Needs @rein/memory and
+a store (@rein/memory-sqlite, $REIN_HOME/memory.db) in the composition; the built-in one has both.
+Exit codes: 0 done, 2 bad usage, an unknown id, or no memory in the composition.`,
   config: `Usage: rein config [--config <file>] [--json]
 
 Prints which cordis.yml is in use (--config, else ./cordis.yml, else $REIN_HOME/cordis.yml), or

@@ -82,8 +82,13 @@ export function builtInRows(env: NodeJS.ProcessEnv): EntryOptions[] {
     { id: 'tools', name: '@rein/tools' },
     { id: 'sessions', name: '@rein/session' },
     { id: 'session-store', name: '@rein/session-jsonl', config: { root: join(reinHome(env), 'sessions') } },
+    // What the agent remembers across sessions: a pinned prompt block and the memory_* tools, kept
+    // in $REIN_HOME/memory.db (rein memory list shows it).
+    { id: 'memory', name: '@rein/memory' },
+    { id: 'memory-store', name: '@rein/memory-sqlite', config: { file: join(reinHome(env), 'memory.db') } },
     // Undo: file changes are recorded before the tools below make them, in each session's folder.
-    { id: 'checkpoints', name: '@rein/checkpoint' },
+    // Snapshots and files a rewind moves aside go under the REIN_HOME rein was given.
+    { id: 'checkpoints', name: '@rein/checkpoint', config: { home: reinHome(env) } },
     { id: 'checkpoint-store', name: '@rein/checkpoint-jsonl' },
     // The agent's hands, rooted at the agent's working directory: files, background jobs, bash.
     { id: 'fs', name: '@rein/tool-fs' },

@@ -3,7 +3,7 @@
  * `rein config`, which shows it with every secret masked (issue #9 §6).
  */
 
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -112,9 +112,13 @@ describe('rein config', () => {
     expect(result.environment).toEqual({ DEEPSEEK_API_KEY: false, OPENAI_API_KEY: false, OPENAI_BASE_URL: true, REIN_MODEL: true, REIN_HOME: true })
     expect(result.rows.find((row) => row.id === 'agents')?.config).toMatchObject({ provider: 'openai', model: 'local-model' })
     expect(result.rows.find((row) => row.id === 'session-store')?.config).toMatchObject({ root: join(home, 'sessions') })
+    // Memory is kept beside the sessions, in the REIN_HOME rein was given (never the process's ~/.rein).
+    expect(result.rows.find((row) => row.id === 'memory-store')?.config).toEqual({ file: join(home, 'memory.db') })
+    expect(existsSync(join(home, 'memory.db'))).toBe(true)
     // Undo is built in: checkpoints are recorded before the tool rows that write.
     expect(result.rows.map((row) => `${row.id} ${row.name}`)).toEqual([
       'llm @rein/llm', 'tools @rein/tools', 'sessions @rein/session', 'session-store @rein/session-jsonl',
+      'memory @rein/memory', 'memory-store @rein/memory-sqlite',
       'checkpoints @rein/checkpoint', 'checkpoint-store @rein/checkpoint-jsonl',
       'fs @rein/tool-fs', 'jobs @rein/jobs', 'bash @rein/tool-bash', 'openai @rein/llm-openai', 'agents @rein/agent',
     ])

@@ -4,7 +4,7 @@
  * is called and its result reaches the model (issue #9 §6).
  */
 
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -56,14 +56,15 @@ describe('examples/cordis.yml', () => {
     expect(first?.headers.authorization).toBe('Bearer sk-example-test-key')
     const firstBody = first?.body as WireBody
     expect(firstBody.model).toBe('mock-model')
-    // The clock beside the file, job and bash tools the example composes.
-    expect(firstBody.tools?.map((tool) => tool.function.name)).toEqual(['bash', 'current_time', 'edit', 'glob', 'grep', 'job_kill', 'job_list', 'job_output', 'multi_edit', 'read', 'write'])
+    // The clock beside the file, job, bash and memory tools the example composes.
+    expect(firstBody.tools?.map((tool) => tool.function.name)).toEqual(['bash', 'current_time', 'edit', 'glob', 'grep', 'job_kill', 'job_list', 'job_output', 'memory_forget', 'memory_search', 'memory_update', 'memory_write', 'multi_edit', 'read', 'write'])
     // The tool ran, and what it returned is what the model read next.
     const result = (second?.body as WireBody | undefined)?.messages.find((message) => message.role === 'tool')
     expect(result?.tool_call_id).toBe('clock-1')
     expect(result?.content).toMatch(/\(Asia\/Tokyo, UTC\+09:00\); ISO \d{4}-\d\d-\d\dT/)
-    // The session went to $REIN_HOME, and the example file is as it was.
+    // The session and the memory went to $REIN_HOME, and the example file is as it was.
     expect(run.stderr).toMatch(/session [\w-]+/)
+    expect(existsSync(join(dir, 'home', 'memory.db'))).toBe(true)
     expect(readFileSync(EXAMPLE, 'utf8')).toBe(before)
   })
 })

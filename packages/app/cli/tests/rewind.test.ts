@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { eventData, type SessionEvent } from '@rein/session'
 import { JsonlSessionStore } from '@rein/session-jsonl'
 import type { MockReply } from '@rein/testkit'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { projectPerTest, rein, sessionIdOf, type Project } from './harness.ts'
 
 const setUp = projectPerTest(afterEach)
@@ -56,7 +56,7 @@ describe('rein rewind', () => {
     // By the id of the message that started turn 2, as by its number.
     const turn2 = (await storedEvents(p, id)).filter((event) => event.type === 'turn/start')[1]!
     const run = await rein(p.dir, ['rewind', id, '--to', eventData(turn2, 'turn/start').anchor!])
-    expect(run).toMatchObject({ code: 0, stderr: '' })
+    expect(run.code).toBe(0)
     expect(run.stdout).toBe([
       `rewound session ${id} to before turn 2`,
       'file   outcome   reason',
@@ -226,8 +226,34 @@ describe('rein demo', () => {
       expect(run.stderr).toContain('a SCRIPTED model')
       expect(run.stdout).toMatch(/^README\.md {2}restored$/m)
       expect(run.stderr).toContain('README.md is as it was before the turn, typo included: "Lighthouse watches a folder and reports teh files')
+      // The demo's memory is its own, thrown away after: the user's notes never reach the scripted prompt.
+      expect(existsSync(join(home, 'memory.db'))).toBe(false)
     } finally {
       rmSync(home, { recursive: true, force: true })
     }
   })
 })
+
+describe('rein rewind with the built-in composition', () => {
+  it('undoes a bash command, keeping snapshots and what it moves aside in the REIN_HOME rein was given', async () => {
+    const p = await setUp([
+      call('b1', 'bash', { command: 'echo made > made.txt', description: 'Make a file' }),
+      answer('made it'),
+    ])
+    rmSync(join(p.dir, 'cordis.yml'))
+    const env = { REIN_HOME: p.home, OPENAI_BASE_URL: p.server.url, OPENAI_API_KEY: 'sk-test', REIN_MODEL: 'm1' }
+    // The key is read when a request goes out, from the process's environment.
+    vi.stubEnv('OPENAI_API_KEY', 'sk-test')
+    const run = await rein(p.dir, ['run', '--yes', 'make a file'], { env })
+    expect(run.code).toBe(0)
+    expect(readFileSync(join(p.dir, 'made.txt'), 'utf8')).toBe('made\n')
+    expect(existsSync(join(p.home, 'snapshots'))).toBe(true)
+    const rewind = await rein(p.dir, ['rewind', sessionIdOf(run), '--to', '1'], { env })
+    expect(rewind.code).toBe(0)
+    expect(rewind.stdout).toMatch(/made\.txt +moved aside +now at .*recovered/)
+    expect(existsSync(join(p.dir, 'made.txt'))).toBe(false)
+    expect(existsSync(join(p.home, 'recovered'))).toBe(true)
+    vi.unstubAllEnvs()
+  })
+})
+

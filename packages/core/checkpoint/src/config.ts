@@ -15,6 +15,8 @@ export interface CheckpointConfig {
   maxSessionBytes: number
   /** How `exec` tools are covered: a workspace snapshot around each call. */
   snapshot: SnapshotConfig
+  /** rein's own folder: snapshots and files a rewind moves aside go under it, and walks skip it. */
+  home?: string
 }
 
 /** What a cordis.yml row may give: every key optional, `snapshot`'s too. */
@@ -30,5 +32,6 @@ export const CheckpointConfig: Schema<CheckpointConfigInput, CheckpointConfig> =
     .description('Turns older than this many days lose their checkpoints when the session is compacted; 0: no age limit.'),
   maxSessionBytes: Schema.natural().default(256 * 1024 * 1024)
     .description('The most a session\'s checkpoints may take (log and contents, bytes): oldest turns go first, the newest stays.'),
+  home: Schema.string().description('rein\'s own folder: snapshots (<home>/snapshots) and files a rewind moves aside (<home>/recovered) go under it, and walks skip it. Default: $REIN_HOME, else ~/.rein.'),
   snapshot: SnapshotConfig.description('How exec tools (bash) are covered: a workspace snapshot around each call.'),
 }) as Schema<CheckpointConfigInput, CheckpointConfig>

@@ -15,6 +15,7 @@ import { planFile, recordsToUndo } from './plan.ts'
 import { removeFile, writeAtomically } from './restore.ts'
 import { parentProblem } from './parents.ts'
 import { setAside, setAsideFolder } from './set-aside.ts'
+import { reinHome } from './snapshot/config.ts'
 import { defineRewindEvent, noticeTarget, recordInConversation, releaseTarget, runningIn, tellConversation, type LiveAgent } from './rewind-notice.ts'
 import { planRetention } from './retention.ts'
 import type { CompactReport } from './types.ts'
@@ -91,7 +92,7 @@ export class CheckpointService extends Service {
       })
     })
     defineRewindEvent(ctx)
-    state.snapshots = coverExecCalls(ctx, config.snapshot, (identity, change) => recordInConversation((sessionId, entry) => this.record(sessionId, entry), identity, change))
+    state.snapshots = coverExecCalls(ctx, config.home ?? reinHome(), config.snapshot, (identity, change) => recordInConversation((sessionId, entry) => this.record(sessionId, entry), identity, change))
   }
 
   /** Makes `store` the one records go to, until the returned disposer runs or the caller is disposed. */
@@ -178,7 +179,7 @@ export class CheckpointService extends Service {
       const plan = await this.plan(sessionId, anchor)
       const result = { sessionId, anchor, restored: [] as PlanItem[], already: [] as PlanItem[], drifted: [] as PlanItem[], skipped: [] as PlanItem[], failed: [] as FailedItem[], notCovered: plan.notCovered }
       let aside: string | undefined
-      const asideFolder = () => (aside ??= setAsideFolder(sessionId))
+      const asideFolder = () => (aside ??= setAsideFolder(this._state.config.home ?? reinHome(), sessionId))
       for (const item of plan.items) {
         if (item.action === 'already') result.already.push(item)
         else if (item.action === 'drifted') result.drifted.push(item)

@@ -8,11 +8,10 @@ import { lstatSync } from 'node:fs'
 import { copyFile, rename, unlink } from 'node:fs/promises'
 import { dirname, join, relative, resolve } from 'node:path'
 import { ensurePrivateDir } from '@rein/base'
-import { reinHome } from './snapshot/config.ts'
 
-/** `$REIN_HOME/recovered/<session>/<time>`: one folder per rewind. */
-export function setAsideFolder(sessionId: string, now = new Date()): string {
-  return join(reinHome(), 'recovered', sessionId.replace(/[^A-Za-z0-9._-]/g, '_'), now.toISOString().replace(/[:.]/g, '-'))
+/** `<home>/recovered/<session>/<time>`: one folder per rewind. */
+export function setAsideFolder(home: string, sessionId: string, now = new Date()): string {
+  return join(home, 'recovered', sessionId.replace(/[^A-Za-z0-9._-]/g, '_'), now.toISOString().replace(/[:.]/g, '-'))
 }
 
 /** Moves `file` (at `path` under its root) into `folder`, keeping its relative path; returns where it went. */

@@ -12,9 +12,8 @@ export interface MemorySource {
   readonly messageId?: string
 }
 
-/** One remembered thing, as stored. Times are epoch milliseconds. */
-export interface MemoryEntry {
-  readonly id: string
+/** What a writer gives; the service fills in id, times and checks the rest. Times are epoch milliseconds. */
+export interface MemoryDraft {
   readonly scope: MemoryScope
   /** Set exactly when `scope` is `project`: the project's id (by default the workspace root's real path). */
   readonly projectId?: string
@@ -23,27 +22,20 @@ export interface MemoryEntry {
   readonly source: MemorySource
   /** 0..1, how sure the writer was. */
   readonly confidence?: number
-  readonly createdAt: number
-  readonly updatedAt: number
   /** After this, the entry is never recalled (and a store may delete it). */
   readonly expiresAt?: number
   /** The entry this one corrects: that one is retired. */
   readonly supersedes?: string
+}
+
+/** One remembered thing, as stored: a draft with its id and times. */
+export interface MemoryEntry extends MemoryDraft {
+  readonly id: string
+  readonly createdAt: number
+  readonly updatedAt: number
   /** Set when a later entry superseded this one: kept, dated, never recalled. */
   readonly retiredAt?: number
   readonly retiredBy?: string
-}
-
-/** What a writer gives; the service fills in id, times and checks the rest. */
-export interface MemoryDraft {
-  readonly scope: MemoryScope
-  readonly projectId?: string
-  readonly type: MemoryType
-  readonly content: string
-  readonly source: MemorySource
-  readonly confidence?: number
-  readonly expiresAt?: number
-  readonly supersedes?: string
 }
 
 /** What may change in an entry. */

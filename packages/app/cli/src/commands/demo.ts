@@ -4,6 +4,8 @@
  * Labelled as such; no key, no network.
  */
 
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
 import { loadComposition } from '@rein/compose'
@@ -25,17 +27,22 @@ const TASK = 'Fix the typo in README.md, then check the result.'
 export async function demoCommand(args: ParsedArgs, io: Io): Promise<number> {
   const server = await startMockOpenAiServer((request) => demoReply(request))
   const workspace = await createDemoWorkspace()
+  // A memory of its own: the user's would put their notes in the scripted prompt, and the demo leaves none behind.
+  const memoryDir = await mkdtemp(join(tmpdir(), 'rein-demo-memory-'))
   try {
-    return await runDemo(args, io, server.url, workspace.root)
+    return await runDemo(args, io, server.url, workspace.root, join(memoryDir, 'memory.db'))
   } finally {
     await workspace.dispose()
+    await rm(memoryDir, { recursive: true, force: true })
     await server.close()
   }
 }
 
-async function runDemo(args: ParsedArgs, io: Io, serverUrl: string, workspaceRoot: string): Promise<number> {
+async function runDemo(args: ParsedArgs, io: Io, serverUrl: string, workspaceRoot: string, memoryFile: string): Promise<number> {
   const rows: EntryOptions[] = [
-    ...builtInRows({ REIN_HOME: io.env.REIN_HOME }).filter((row) => row.id !== 'agents'),
+    ...builtInRows({ REIN_HOME: io.env.REIN_HOME })
+      .filter((row) => row.id !== 'agents')
+      .map((row) => (row.id === 'memory-store' ? { ...row, config: { file: memoryFile } } : row)),
     {
       id: 'scripted-model',
       name: '@rein/llm-openai',

@@ -24,14 +24,9 @@ export interface SnapshotConfig {
   folder?: string
 }
 
-/** `$REIN_HOME`, else `~/.rein`: rein's own folder, never snapshotted. */
+/** `$REIN_HOME`, else `~/.rein`: rein's own folder, when the Config names none. */
 export function reinHome(env: NodeJS.ProcessEnv = process.env): string {
   return env.REIN_HOME ? resolve(env.REIN_HOME) : join(homedir(), '.rein')
-}
-
-/** `$REIN_HOME/snapshots`, else `~/.rein/snapshots`. */
-export function defaultSnapshotFolder(env: NodeJS.ProcessEnv = process.env): string {
-  return join(reinHome(env), 'snapshots')
 }
 
 /** The `snapshot` Config schema. */
@@ -42,5 +37,5 @@ export const SnapshotConfig: Schema<Partial<SnapshotConfig>, SnapshotConfig> = S
   maxFileBytes: Schema.natural().default(8 * 1024 * 1024).description('Files larger than this are not kept; a change to one is reported as not restored.'),
   maxFiles: Schema.natural().default(200_000).description('A walk indexes at most this many files; the rest are reported as not covered.'),
   maxStoreBytes: Schema.natural().default(2 * 1024 * 1024 * 1024).description('Cap of the shared snapshot store; its oldest packs go first.'),
-  folder: Schema.string().description('The shared snapshot store. Default: $REIN_HOME/snapshots, else ~/.rein/snapshots.'),
+  folder: Schema.string().description('The shared snapshot store. Default: <home>/snapshots (see home).'),
 }) as Schema<Partial<SnapshotConfig>, SnapshotConfig>

@@ -5,12 +5,12 @@
  */
 
 import { realpath } from 'node:fs/promises'
-import { relative, resolve, sep } from 'node:path'
+import { join, relative, resolve, sep } from 'node:path'
 import type { Context, Logger } from '@deepseek-ai/cordis'
 import { ReinError } from '@rein/base'
 import type { DispatchOutcome, ExecuteWrapper, RunIdentity, ToolCall } from '@rein/tools'
 import type { CheckpointRecord, FileChange } from '../types.ts'
-import { defaultSnapshotFolder, reinHome, type SnapshotConfig } from './config.ts'
+import type { SnapshotConfig } from './config.ts'
 import { PackStore } from './pack-store.ts'
 import { Snapshotter, type Attribution } from './snapshotter.ts'
 import { formatBytes } from './walk.ts'
@@ -44,11 +44,11 @@ export interface SnapshotNotes {
 }
 
 /** Installs the wrapper on `ctx.tools` while both are loaded; the pack store closes with it. */
-export function coverExecCalls(ctx: Context, config: SnapshotConfig, record: Record): SnapshotNotes {
+export function coverExecCalls(ctx: Context, home: string, config: SnapshotConfig, record: Record): SnapshotNotes {
   const notes = { current: undefined as Snapshotter | undefined }
   const expect = (root: string, path: string, hash: string | null) => notes.current?.expect(root, relative(root, resolve(root, path)).split(sep).join('/'), hash)
   if (!config.enabled) return { expect }
-  const folder = config.folder ?? defaultSnapshotFolder()
+  const folder = config.folder ?? join(home, 'snapshots')
   ctx.inject(['tools'], (inner) => {
     const logger = inner.logger('checkpoint')
     const store = new PackStore(folder, { maxBytes: config.maxStoreBytes, packBytes: PACK_BYTES }, (dropped) => {
@@ -60,7 +60,7 @@ export function coverExecCalls(ctx: Context, config: SnapshotConfig, record: Rec
       maxFileBytes: config.maxFileBytes,
       maxFiles: config.maxFiles,
       // rein's own folders (sessions, snapshots) when they sit inside a workspace.
-      exclude: new Set([folder, reinHome()]),
+      exclude: new Set([folder, home]),
       record,
     })
     const state = { active: true }
