@@ -39,3 +39,7 @@ export type { WriteResult } from './types.ts'
 export type { MemoryStore } from './types.ts'
 /** The form contents are compared in to find duplicates. */
 export { normalizeContent } from './normalize.ts'
+/** How long ago a time was, as the memory tools say it: `3 days ago`. */
+export { age as memoryAge } from './format.ts'
+/** One line of at most `max` characters, `…` when cut: how an entry's content is shown. */
+export { clip as clipLine } from './format.ts'

@@ -5,7 +5,7 @@
 
 import type { Context } from '@deepseek-ai/cordis'
 import { ReinError, isReinError } from '@rein/base'
-import type { MemoryEntry } from '@rein/memory'
+import { clipLine, memoryAge as age, type MemoryEntry } from '@rein/memory'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { withComposition } from '../session-command.ts'
@@ -38,7 +38,7 @@ export async function memoryCommand(args: ParsedArgs, io: Io): Promise<number> {
     if (sub === 'search') {
       const found = await memory.recall({ scopes: ['user', 'project'], projectId, query, limit: SEARCH_LIMIT, now })
       if (args.options.json) return printJson(io, found)
-      if (found.length === 0) io.stderr.write(`${neutralize(`no memories match "${clip(query)}" (user, or project ${projectId})`)}\n`)
+      if (found.length === 0) io.stderr.write(`${neutralize(`no memories match "${clipLine(query, CONTENT_CHARS)}" (user, or project ${projectId})`)}\n`)
       printLines(io, found, projectId, now)
       return 0
     }
@@ -78,7 +78,7 @@ async function forget(memory: Memory, io: Io, id: string): Promise<number> {
     if (!isReinError(error, 'MEMORY_NOT_FOUND')) throw error
     throw new ReinError('MEMORY_NOT_FOUND', `no memory has the id "${id}"; rein memory list --all shows every id`, { cause: error, details: { id } })
   }
-  io.stdout.write(`${neutralize(`forgot ${entry.id} (${scopeOf(entry)}, ${entry.type}): ${clip(entry.content)}`)}\n`)
+  io.stdout.write(`${neutralize(`forgot ${entry.id} (${scopeOf(entry)}, ${entry.type}): ${clipLine(entry.content, CONTENT_CHARS)}`)}\n`)
   return 0
 }
 
@@ -92,7 +92,7 @@ function printJson(io: Io, entries: readonly MemoryEntry[]): number {
  * short answers.` Another project's entry names its project; a retired or expired one says so.
  */
 function printLines(io: Io, entries: readonly MemoryEntry[], projectId: string, now: number): void {
-  const rows = entries.map((entry) => [entry.id, entry.scope, entry.type, age(entry.updatedAt, now), `${notes(entry, projectId, now)}${clip(entry.content)}`])
+  const rows = entries.map((entry) => [entry.id, entry.scope, entry.type, age(entry.updatedAt, now), `${notes(entry, projectId, now)}${clipLine(entry.content, CONTENT_CHARS)}`])
   const widths = [0, 1, 2, 3].map((column) => Math.max(0, ...rows.map((row) => row[column]!.length)))
   for (const row of rows) {
     const line = row.map((cell, column) => (column < 4 ? cell.padEnd(widths[column]!) : cell)).join('  ')
@@ -136,31 +136,4 @@ function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0
 }
 
-/** One line of at most `CONTENT_CHARS` characters (code points), `…` when cut. */
-function clip(text: string): string {
-  const line = text.replace(/\s+/g, ' ').trim()
-  let head = ''
-  let count = 0
-  // By code point, so a cut never splits a surrogate pair.
-  for (const char of line) {
-    if (++count > CONTENT_CHARS) return `${head}…`
-    if (count < CONTENT_CHARS) head += char
-  }
-  return line
-}
 
-const MINUTE = 60_000
-const HOUR = 60 * MINUTE
-const DAY = 24 * HOUR
-
-/** `just now`, `5 minutes ago`, `3 days ago`, `2 months ago`: as the memory tools tell the model. */
-function age(then: number, now: number): string {
-  const elapsed = Math.max(0, now - then)
-  const ago = (count: number, unit: string) => `${count} ${unit}${count === 1 ? '' : 's'} ago`
-  if (elapsed < MINUTE) return 'just now'
-  if (elapsed < HOUR) return ago(Math.floor(elapsed / MINUTE), 'minute')
-  if (elapsed < DAY) return ago(Math.floor(elapsed / HOUR), 'hour')
-  if (elapsed < 60 * DAY) return ago(Math.floor(elapsed / DAY), 'day')
-  if (elapsed < 365 * DAY) return ago(Math.floor(elapsed / (30 * DAY)), 'month')
-  return ago(Math.floor(elapsed / (365 * DAY)), 'year')
-}
