@@ -13,5 +13,8 @@ export default defineConfig({
     pool: 'forks',
     execArgv: ['--import', 'tsx'],
     typecheck: { enabled: false },
+    // expect.poll waits for something that will happen (a child to exit, a screen to draw); on a
+    // loaded two-core machine the default second is not always enough. A wait, not a timing check.
+    expect: { poll: { timeout: 15_000 } },
   },
 })
