@@ -79,8 +79,9 @@ describe('session locks', () => {
   it('takes over a lock whose process was killed but not yet reaped (a zombie)', async () => {
     const root = await tempRoot()
     await storedSession(root)
-    // bash starts a child that exits at once, then becomes a sleep that never waits for it: a zombie.
-    const holder = spawn('bash', ['-c', 'sleep 0 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] })
+    // bash starts a child, then becomes a sleep that never waits for it: when the child exits, a
+    // zombie. The child lives a second, so it exits after the exec (bash itself would reap it).
+    const holder = spawn('bash', ['-c', 'sleep 1 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] })
     children.push(holder)
     const zombie = Number(await new Promise<string>((resolve) => holder.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString()))))
     await expect.poll(() => readFile(`/proc/${zombie}/status`, 'utf8').then((status) => /^State:\s+Z/m.test(status), () => false)).toBe(true)
