@@ -1,6 +1,6 @@
 // Memory across sessions in the CLI (issue #12 §3–4): what the model saves reaches the next
 // session's prompt, a resume replays its own block, and `rein memory` shows and fixes the entries.
-import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { MemoryEntry } from '@rein/memory'
 import { SqliteMemoryStore } from '@rein/memory-sqlite'
@@ -190,5 +190,17 @@ describe('rein memory', () => {
     expect(list).toMatchObject({ code: 0, stdout: '' })
     expect(list.stderr).toMatch(/^nothing remembered for the user or project .+; the agent saves memories with memory_write\n$/)
     expect(existsSync(join(p.home, 'memory.db'))).toBe(true)
+  })
+
+  it('does not let a damaged memory.db stop other commands, and names the file where memory is asked for', async () => {
+    const p = await setUp([{ steps: [{ text: 'unused' }] }])
+    rmSync(join(p.dir, 'cordis.yml'))
+    mkdirSync(p.home, { recursive: true })
+    writeFileSync(join(p.home, 'memory.db'), 'not a database, not at all '.repeat(200))
+    const sessions = await rein(p.dir, ['sessions'], { env: { REIN_HOME: p.home } })
+    expect(sessions.code).toBe(0)
+    const list = await rein(p.dir, ['memory', 'list'], { env: { REIN_HOME: p.home } })
+    expect(list.code).not.toBe(0)
+    expect(list.stderr).toContain(join(p.home, 'memory.db'))
   })
 })

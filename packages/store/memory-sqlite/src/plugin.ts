@@ -4,7 +4,8 @@ import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Context } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
-import type {} from '@rein/memory'
+import { isReinError, type ReinError } from '@rein/base'
+import type { MemoryStore } from '@rein/memory'
 import { SqliteMemoryStore } from './sqlite-store.ts'
 
 /** `$REIN_HOME/memory.db`, else `~/.rein/memory.db`: the database when Config names no file. */
@@ -29,15 +30,31 @@ export const name = 'memory-sqlite'
 export const inject = ['memory']
 
 /**
- * Opens the database (a locked, damaged or too new file fails the plugin with its `MEMORY_STORE_*`
- * error) and registers it until the plugin is disposed, which closes it.
+ * Opens the database and registers it until the plugin is disposed, which closes it. A file it
+ * cannot use (locked, damaged, too new: its `MEMORY_STORE_*` error, naming the file) does not stop
+ * the composition — memory is optional, and a broken file must not keep a person from their
+ * sessions or from undo: the error is logged once, and every memory call fails with it.
  */
 export const apply = async (ctx: Context, config: Config) => {
-  const store = await SqliteMemoryStore.open({ file: config.file ?? defaultMemoryFile() })
+  const file = config.file ?? defaultMemoryFile()
+  let store: MemoryStore
+  try {
+    store = await SqliteMemoryStore.open({ file })
+  } catch (error) {
+    if (!isReinError(error)) throw error
+    ctx.logger('memory').warn('%s; going on without memory', error.message)
+    store = unavailable(error)
+  }
   try {
     ctx.memory.registerStore(store)
   } catch (error) {
-    await store.close()
+    await store.close?.()
     throw error
   }
+}
+
+/** A store every call of which fails with `error`: what a file that could not be opened leaves. */
+function unavailable(error: ReinError): MemoryStore {
+  const fail = () => Promise.reject(error)
+  return { insert: fail, replace: fail, get: fail, findSame: fail, recall: fail, delete: fail, all: fail }
 }

@@ -59,13 +59,12 @@ describe('the plugin', () => {
     await reloaded.dispose()
   })
 
-  it('fails to load on a file it cannot use, naming the file, and registers nothing', async () => {
+  it('loads on a file it cannot use, and every memory call fails with the error naming the file', async () => {
     const file = join(await tempRoot(), 'memory.db')
     await mkdir(file)
     const ctx = new Context()
     await ctx.plugin(MemoryService, {})
-    const fiber = ctx.plugin(plugin, { file })
-    await expect(fiber).rejects.toMatchObject({ code: 'MEMORY_STORE_FAILED', details: { file } })
-    expect(ctx.memory.hasStore()).toBe(false)
+    await ctx.plugin(plugin, { file })
+    await expect(ctx.memory.recall({ scopes: ['user'], limit: 5 })).rejects.toMatchObject({ code: 'MEMORY_STORE_FAILED', details: { file } })
   })
 })
