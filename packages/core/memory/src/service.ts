@@ -203,6 +203,7 @@ export class MemoryService extends Service {
 
 /** The entry by id, retired or not; `MEMORY_NOT_FOUND` when there is none. */
 async function existing(store: MemoryStore, id: string, action: string): Promise<MemoryEntry> {
+  if (typeof id !== 'string' || id === '') throw new ReinError('INVALID_ARGS', `memory ${action} refused: the id must be a non-empty string`)
   const entry = await store.get(id)
   if (entry === undefined) throw notFound(id, action)
   return entry

@@ -17,6 +17,7 @@ export function newMemoryId(): string {
 
 /** Throws `INVALID_ARGS` naming every problem of `draft`; returns it with its content trimmed. */
 export function checkDraft(draft: MemoryDraft, maxContentChars: number, now: number): MemoryDraft {
+  anObject('memory write', draft)
   const problems: string[] = []
   if (!isScope(draft.scope)) problems.push(`scope must be one of ${MEMORY_SCOPES.join(', ')}`)
   else if (draft.scope === 'project' && !nonEmpty(draft.projectId)) problems.push('a project entry needs a projectId')
@@ -33,6 +34,7 @@ export function checkDraft(draft: MemoryDraft, maxContentChars: number, now: num
 
 /** Throws `INVALID_ARGS` naming every problem of `patch`, or when it changes nothing. */
 export function checkPatch(patch: MemoryPatch, maxContentChars: number, now: number): MemoryPatch {
+  anObject('memory update', patch)
   const problems: string[] = []
   if (patch.content === undefined && patch.type === undefined && patch.confidence === undefined && patch.expiresAt === undefined) {
     problems.push('give at least one of content, type, confidence, expiresAt')
@@ -47,6 +49,7 @@ export function checkPatch(patch: MemoryPatch, maxContentChars: number, now: num
 
 /** Throws `INVALID_ARGS` for unknown scopes or types, or a project recall without a project. */
 export function checkQuery(query: RecallQuery): void {
+  anObject('memory recall', query)
   const problems: string[] = []
   if (!Array.isArray(query.scopes) || !query.scopes.every(isScope)) problems.push(`scopes must list ${MEMORY_SCOPES.join(' and/or ')}`)
   else if (query.scopes.includes('project') && !nonEmpty(query.projectId)) problems.push('a recall of project entries needs a projectId')
@@ -94,4 +97,9 @@ function isType(value: unknown): value is MemoryType {
 
 function nonEmpty(value: unknown): value is string {
   return typeof value === 'string' && value.trim() !== ''
+}
+
+/** A caller that passes no object at all (null, a string) gets `INVALID_ARGS`, not a TypeError. */
+function anObject(what: string, value: unknown): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) refuse(what, ['give an object'])
 }

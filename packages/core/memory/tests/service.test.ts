@@ -274,3 +274,13 @@ describe('projectIdFor', () => {
     expect(await named.memory.projectIdFor(link)).toBe('rein')
   })
 })
+
+describe('ctx.memory called with no object at all', () => {
+  it('says INVALID_ARGS, not a TypeError, for a null draft, patch, query or a non-string id', async () => {
+    const { ctx } = await setup()
+    await expect(ctx.memory.write(null as never)).rejects.toMatchObject({ code: 'INVALID_ARGS' })
+    await expect(ctx.memory.recall(null as never)).rejects.toMatchObject({ code: 'INVALID_ARGS' })
+    await expect(ctx.memory.update('mem_x', null as never)).rejects.toMatchObject({ code: 'INVALID_ARGS' })
+    await expect(ctx.memory.forget(42 as never)).rejects.toMatchObject({ code: 'INVALID_ARGS' })
+  })
+})
