@@ -59,27 +59,16 @@ export function formatMarker(lastSeq: number, at: number): Buffer {
 
 /** The marker's `lastSeq`, or `undefined` when the line is not a marker. */
 function parseMarker(line: string): number | undefined {
-  let value: unknown
-  try {
-    value = JSON.parse(line)
-  } catch {
-    return undefined
-  }
-  const compacted = typeof value === 'object' && value !== null ? (value as Record<string, unknown>).compacted : undefined
+  const compacted = jsonObject(line)?.compacted
   const lastSeq = typeof compacted === 'object' && compacted !== null ? (compacted as Record<string, unknown>).lastSeq : undefined
   return typeof lastSeq === 'number' && Number.isSafeInteger(lastSeq) && lastSeq >= 0 ? lastSeq : undefined
 }
 
 function parseRecord(line: string): CheckpointRecord | undefined {
-  let value: unknown
-  try {
-    value = JSON.parse(line)
-  } catch {
-    return undefined
-  }
-  if (typeof value !== 'object' || value === null) return undefined
+  const value = jsonObject(line)
+  if (value === undefined) return undefined
   // `mode` is optional: lines written before it was recorded have none, and still load.
-  const { anchor, seq, root, path, existed, before, after, at, by, gap, mode } = value as Record<string, unknown>
+  const { anchor, seq, root, path, existed, before, after, at, by, gap, mode } = value
   const hash = (field: unknown) => field === null || (typeof field === 'string' && isContentHash(field))
   if (typeof anchor !== 'string' || typeof root !== 'string' || typeof path !== 'string' || typeof existed !== 'boolean') return undefined
   if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1 || !hash(before) || !hash(after)) return undefined
@@ -93,4 +82,15 @@ function parseRecord(line: string): CheckpointRecord | undefined {
 
 function isPermissionBits(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 0o7777
+}
+
+/** The line as a JSON object, or `undefined` when it is not one (torn, or another shape). */
+function jsonObject(line: string): Record<string, unknown> | undefined {
+  let value: unknown
+  try {
+    value = JSON.parse(line)
+  } catch {
+    return undefined
+  }
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
 }
