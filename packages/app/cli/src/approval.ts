@@ -1,7 +1,8 @@
 /**
  * Who answers a tool call that needs approval (by default one whose effects include `write` or
  * `exec`; the tools row's `askFor` says which). `--yes` allows every call, `--allow <effects>` the
- * calls whose asked-about effects it lists; `chat` asks the rest at the prompt, `run` and `resume`
+ * calls whose asked-about effects it lists, unless a pre-execute policy asked too (user-scope
+ * memory, say); `chat` asks the rest at the prompt, `run` and `resume`
  * deny them and tell the model how the user can allow them. A composition with its own approval
  * row decides everything itself.
  */
@@ -45,10 +46,18 @@ export function installApproval(ctx: Context, flags: ApprovalFlags, prompt?: Pro
   }
   if (!prompt) denyWithAdvice(ctx, asked, covered, notice)
   const always = new Set<string>()
+  const told = new Set<string>()
   const service: ApprovalService = {
     request: async (request) => {
-      if (covered(request.effects) || always.has(request.toolName)) return 'allow'
-      if (!prompt) return 'deny'
+      // A policy's question is about more than effects: only --yes or a person answers it.
+      if (flags.yes || (request.policy === undefined && covered(request.effects)) || always.has(request.toolName)) return 'allow'
+      if (!prompt) {
+        if (request.policy !== undefined && notice && !told.has(request.toolName)) {
+          told.add(request.toolName)
+          notice(`${request.toolName} was denied: ${request.policy}; to allow it, rerun with --yes, use rein chat to be asked, or name it under tools on an approval row (@rein/tools/approval)`)
+        }
+        return 'deny'
+      }
       const answer = await prompt(request)
       if (answer === 'always') always.add(request.toolName)
       return answer === 'deny' ? 'deny' : 'allow'

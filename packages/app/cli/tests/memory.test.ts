@@ -55,8 +55,13 @@ describe('memory across sessions', () => {
     const systemB = systemOf(p.server.requests.at(-1))
     expect(systemB).toMatch(/## What you remember\n\n.*\n\n- decision \(project\): Tests use vitest\. \[mem_[\w-]{12}, \d{4}-\d\d-\d\d\]/)
 
-    // A second memory, written between the sessions and their resumes.
-    const third = await rein(p.dir, ['--config', config, 'run', '--allow', 'write', 'remember: Prefers short answers. as user preference'])
+    // A second memory, written between the sessions and their resumes. User memory follows the
+    // person into every project: allowing writes is not enough, it takes --yes (or a person).
+    const refused = await rein(p.dir, ['--config', config, 'run', '--allow', 'write', 'remember: Prefers short answers. as user preference'])
+    expect(refused.code).toBe(0)
+    expect(refused.stderr).toContain('failed DENIED')
+    expect(refused.stderr).toContain('memory_write was denied: it changes user memory, which every project\'s sessions read; to allow it, rerun with --yes')
+    const third = await rein(p.dir, ['--config', config, 'run', '--yes', 'remember: Prefers short answers. as user preference'])
     expect(third.code).toBe(0)
     expect(systemOf(p.server.requests.at(-2))).toContain('Tests use vitest.')
 

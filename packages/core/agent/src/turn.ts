@@ -130,7 +130,7 @@ async function prepareRequest(context: TurnContext, state: TurnState, step: numb
   const sectionContext = { cwd: options.cwd, workspaceRoot: options.workspaceRoot ?? options.cwd, sessionId: session.id, identity: state.identity, signal }
   const { system, fresh } = await buildSystem(options.system, services.sections(), sectionContext, context.pins)
   for (const [id, text] of Object.entries(fresh)) context.pins.set(id, text)
-  const schemas = tools.schemas(context.visible)
+  const schemas = tools.schemas(context.visible, state.identity)
   const planned = planRequest(options, llm, state.tally)
   state.openStep(step, planned.request)
   const header = nextHeader(headers.last, route, system, schemas, fresh)

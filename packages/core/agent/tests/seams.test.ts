@@ -186,6 +186,18 @@ describe('tools allow-list', () => {
     expect(llm.requests[1]!.tools?.map((tool) => tool.name)).toEqual(['fs_read'])
     expect(child?.canUse('bash')).toBe(false)
   })
+
+  it('leaves a tool whose availableTo refuses subagents out of a child\'s requests, and in its parent\'s', async () => {
+    const { root, llm } = await boot([[call('spawn')], [{ text: 'child done' }], [{ text: 'parent done' }]])
+    root.tools.register({ ...recorder('remember'), availableTo: (run: RunIdentity) => run.depth === 0 })
+    root.tools.register(recorder('spawn', [], async (run) => {
+      const child = await root.agents.create({ parent: { sessionId: run.sessionId!, runId: run.identity!.runId, callId: run.callId } })
+      return (await child.send('child task')).text
+    }))
+    await (await root.agents.create()).send('go')
+    expect(llm.requests[0]!.tools?.map((tool) => tool.name)).toEqual(['remember', 'spawn'])
+    expect(llm.requests[1]!.tools?.map((tool) => tool.name)).toEqual(['spawn'])
+  })
 })
 
 describe('child sessions', () => {

@@ -11,7 +11,7 @@ export interface MemoryScopes {
 
 /** The prompt block's limits. */
 export interface MemoryPromptConfig {
-  /** Most entries in the block; 0 leaves the block out. */
+  /** Most entries in the block (at most 20); 0 leaves the block out. */
   maxEntries: number
   /** Most tokens the block may take, estimated as characters / 4. */
   maxTokens: number
@@ -35,6 +35,8 @@ export interface MemoryConfig {
   agents: Record<string, Partial<MemoryScopes>>
   /** Whether subagents (runs at depth > 0) use memory at all. */
   subagents: boolean
+  /** Whether a tool call that changes user-scope memory asks a person even where its `write` effect is allowed (`--allow write`). */
+  askUserScope: boolean
   prompt: MemoryPromptConfig
 }
 
@@ -63,8 +65,10 @@ export const MemoryConfig: Schema<MemoryConfigInput, MemoryConfig> = Schema.obje
     .description('Per agent name: its own read and write scopes; a field left out falls back to scopes.'),
   subagents: Schema.boolean().default(false)
     .description('Whether subagents (depth > 0) use memory: the prompt block and the memory tools.'),
+  askUserScope: Schema.boolean().default(true)
+    .description('Tool calls that change user-scope memory (read in every project) ask a person, even under --allow write.'),
   prompt: Schema.object({
-    maxEntries: Schema.natural().max(200).default(20).description('Most entries in the prompt block; 0 leaves it out.'),
+    maxEntries: Schema.natural().max(20).default(20).description('Most entries in the prompt block (at most 20); 0 leaves it out.'),
     maxTokens: Schema.natural().min(50).default(1_200).description('Most tokens the prompt block may take (characters / 4).'),
     order: Schema.number().default(900).description('The block\'s place among the system prompt\'s sections.'),
   }).description('The block of remembered entries put into the system prompt at session start.'),

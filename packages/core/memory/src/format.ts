@@ -20,9 +20,19 @@ export function day(time: number): string {
   return new Date(time).toISOString().slice(0, 10)
 }
 
-/** Whitespace runs (newlines included) as one space, so an entry stays one line. */
+/**
+ * Characters a reader cannot see that change what a model reads or how a line shows: controls
+ * other than tab and line breaks, bidi embeddings, overrides and isolates, zero-width space, word
+ * joiner, byte-order mark, and tag characters (invisible ASCII a model still reads). Joiners that
+ * emoji and some scripts need (U+200C, U+200D) are not among them.
+ */
+// oxlint-disable-next-line no-control-regex -- control characters are what it finds
+export const HIDDEN_CHARACTER = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u200B\u202A-\u202E\u2060\u2066-\u2069\uFEFF\u{E0000}-\u{E007F}]/u
+const HIDDEN_CHARACTERS = new RegExp(HIDDEN_CHARACTER.source, 'gu')
+
+/** Hidden characters dropped and whitespace runs (newlines included) made one space, so an entry stays one visible line. */
 export function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim()
+  return text.replace(HIDDEN_CHARACTERS, '').replace(/\s+/g, ' ').trim()
 }
 
 /** At most `max` characters of one line, with `…` when cut. */

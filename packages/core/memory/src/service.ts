@@ -12,6 +12,7 @@ import { MemoryConfig } from './config.ts'
 import { normalizeContent } from './normalize.ts'
 import { memorySection, type AgentsLike } from './section.ts'
 import { createMemoryTools } from './tools.ts'
+import { userScopePolicy } from './user-scope-policy.ts'
 import type { MemoryDraft, MemoryEntry, MemoryPatch, MemoryStore, RecallQuery, WriteResult } from './types.ts'
 import { checkDraft, checkPatch, checkQuery, newMemoryId } from './validate.ts'
 import { whileStore, type StoreWatcher } from './while-store.ts'
@@ -27,6 +28,8 @@ interface MemoryState {
   config: MemoryConfig
   /** The tools' and the section's registrations, told when a store comes or goes. */
   watchers: Set<StoreWatcher>
+  /** The last of `write`, `update` and `forget` queued: each waits for the one before (see `mutate`). */
+  queue: Promise<unknown>
 }
 
 /** `ctx.memory`: one per composition; a store plugin (`@rein/memory-sqlite`) registers where entries live. */
@@ -38,7 +41,7 @@ export class MemoryService extends Service {
 
   constructor(ctx: Context, config: MemoryConfig) {
     super(ctx, 'memory')
-    const state: MemoryState = { stores: [], config, watchers: new Set() }
+    const state: MemoryState = { stores: [], config, watchers: new Set(), queue: Promise.resolve() }
     this._state = state
     const logger = ctx.logger('memory')
     const hasStore = () => state.stores.length > 0
@@ -49,6 +52,7 @@ export class MemoryService extends Service {
         () => inner.tools.register(tools.memorySearch),
         () => inner.tools.register(tools.memoryUpdate),
         () => inner.tools.register(tools.memoryForget),
+        ...(config.askUserScope ? [() => inner.tools.preExecute(userScopePolicy(this))] : []),
       ], logger)
     })
     // Looked up by name, not imported: @rein/memory does not depend on @rein/agent.
@@ -96,40 +100,41 @@ export class MemoryService extends Service {
    * `MEMORY_RETIRED` when another entry superseded it already).
    */
   async write(draft: MemoryDraft): Promise<WriteResult> {
-    const store = this.store()
-    const now = Date.now()
-    const checked = checkDraft(draft, this._state.config.maxContentChars, now)
-    const target = checked.supersedes === undefined ? undefined : await existing(store, checked.supersedes, 'supersede')
-    const same = await store.findSame(checked.scope, checked.projectId, checked.type, normalizeContent(checked.content), now)
-    // The same correction written again (a replayed call) refreshes it; any other is refused.
-    if (target?.retiredAt !== undefined && target.retiredBy !== same?.id) throw retired(target, 'supersede')
-    const source = Object.freeze({ sessionId: checked.source.sessionId, ...(checked.source.messageId === undefined ? {} : { messageId: checked.source.messageId }) })
-    const optional = {
-      ...(checked.confidence === undefined ? {} : { confidence: checked.confidence }),
-      ...(checked.expiresAt === undefined ? {} : { expiresAt: checked.expiresAt }),
-    }
-    if (same !== undefined) {
-      const refreshed: MemoryEntry = Object.freeze({ ...same, ...optional, source, updatedAt: now })
-      await store.replace(refreshed)
-      if (target !== undefined && target.id !== same.id && target.retiredAt === undefined) await retire(store, target, same.id, now)
-      return Object.freeze({ entry: refreshed, outcome: 'refreshed' })
-    }
-    const entry: MemoryEntry = Object.freeze({
-      id: newMemoryId(),
-      scope: checked.scope,
-      ...(checked.scope === 'project' ? { projectId: checked.projectId } : {}),
-      type: checked.type,
-      content: checked.content,
-      source,
-      ...optional,
-      createdAt: now,
-      updatedAt: now,
-      ...(target === undefined ? {} : { supersedes: target.id }),
+    return this.mutate(async (store) => {
+      const now = Date.now()
+      const checked = checkDraft(draft, this._state.config.maxContentChars, now)
+      const target = checked.supersedes === undefined ? undefined : await existing(store, checked.supersedes, 'supersede')
+      const same = await store.findSame(checked.scope, checked.projectId, checked.type, normalizeContent(checked.content), now)
+      // The same correction written again (a replayed call) refreshes it; any other is refused.
+      if (target?.retiredAt !== undefined && target.retiredBy !== same?.id) throw retired(target, 'supersede')
+      const source = Object.freeze({ sessionId: checked.source.sessionId, ...(checked.source.messageId === undefined ? {} : { messageId: checked.source.messageId }) })
+      const optional = {
+        ...(checked.confidence === undefined ? {} : { confidence: checked.confidence }),
+        ...(checked.expiresAt === undefined ? {} : { expiresAt: checked.expiresAt }),
+      }
+      if (same !== undefined) {
+        const refreshed: MemoryEntry = Object.freeze({ ...same, ...optional, source, updatedAt: now })
+        await store.replace(refreshed)
+        if (target !== undefined && target.id !== same.id && target.retiredAt === undefined) await retire(store, target, same.id, now)
+        return Object.freeze({ entry: refreshed, outcome: 'refreshed' })
+      }
+      const entry: MemoryEntry = Object.freeze({
+        id: newMemoryId(),
+        scope: checked.scope,
+        ...(checked.scope === 'project' ? { projectId: checked.projectId } : {}),
+        type: checked.type,
+        content: checked.content,
+        source,
+        ...optional,
+        createdAt: now,
+        updatedAt: now,
+        ...(target === undefined ? {} : { supersedes: target.id }),
+      })
+      // Added before the old one is retired: a failure in between leaves both, never neither.
+      await store.insert(entry)
+      if (target !== undefined) await retire(store, target, entry.id, now)
+      return Object.freeze({ entry, outcome: 'added' })
     })
-    // Added before the old one is retired: a failure in between leaves both, never neither.
-    await store.insert(entry)
-    if (target !== undefined) await retire(store, target, entry.id, now)
-    return Object.freeze({ entry, outcome: 'added' })
   }
 
   /**
@@ -137,30 +142,32 @@ export class MemoryService extends Service {
    * `updatedAt`. `MEMORY_NOT_FOUND`, `MEMORY_RETIRED`, `INVALID_ARGS`.
    */
   async update(id: string, patch: MemoryPatch): Promise<MemoryEntry> {
-    const store = this.store()
-    const now = Date.now()
-    const checked = checkPatch(patch, this._state.config.maxContentChars, now)
-    const entry = await existing(store, id, 'update')
-    if (entry.retiredAt !== undefined) throw retired(entry, 'update')
-    const { expiresAt: _dropped, ...rest } = entry
-    const next: MemoryEntry = Object.freeze({
-      ...(checked.expiresAt === null ? rest : entry),
-      ...(checked.content === undefined ? {} : { content: checked.content }),
-      ...(checked.type === undefined ? {} : { type: checked.type }),
-      ...(checked.confidence === undefined ? {} : { confidence: checked.confidence }),
-      ...(checked.expiresAt === undefined || checked.expiresAt === null ? {} : { expiresAt: checked.expiresAt }),
-      updatedAt: now,
+    return this.mutate(async (store) => {
+      const now = Date.now()
+      const checked = checkPatch(patch, this._state.config.maxContentChars, now)
+      const entry = await existing(store, id, 'update')
+      if (entry.retiredAt !== undefined) throw retired(entry, 'update')
+      const { expiresAt: _dropped, ...rest } = entry
+      const next: MemoryEntry = Object.freeze({
+        ...(checked.expiresAt === null ? rest : entry),
+        ...(checked.content === undefined ? {} : { content: checked.content }),
+        ...(checked.type === undefined ? {} : { type: checked.type }),
+        ...(checked.confidence === undefined ? {} : { confidence: checked.confidence }),
+        ...(checked.expiresAt === undefined || checked.expiresAt === null ? {} : { expiresAt: checked.expiresAt }),
+        updatedAt: now,
+      })
+      await store.replace(next)
+      return next
     })
-    await store.replace(next)
-    return next
   }
 
   /** Deletes an entry (retired ones too) and returns it as it was. `MEMORY_NOT_FOUND`. */
   async forget(id: string): Promise<MemoryEntry> {
-    const store = this.store()
-    const entry = await existing(store, id, 'forget')
-    if (!await store.delete(id)) throw notFound(id, 'forget')
-    return entry
+    return this.mutate(async (store) => {
+      const entry = await existing(store, id, 'forget')
+      if (!await store.delete(id)) throw notFound(id, 'forget')
+      return entry
+    })
   }
 
   /** The entry, retired or expired included, or `undefined` (also without a store). */
@@ -194,11 +201,28 @@ export class MemoryService extends Service {
     return realpath(workspaceRoot).catch(() => resolve(workspaceRoot))
   }
 
-  private store(): MemoryStore {
-    const [store] = this._state.stores
-    if (!store) throw new ReinError('NO_MEMORY_STORE', 'no memory store is registered; load @rein/memory-sqlite (or register one with ctx.memory.registerStore)')
-    return store
+  /**
+   * Runs `change` with the store, after every earlier `write`, `update` and `forget` of this service
+   * has settled, and inside the store's `atomically` when it has one: a look-up and the writes it
+   * decides on are never interleaved with another change, in this process or (through
+   * `atomically`) another. A change that fails does not hold up the next.
+   */
+  private mutate<T>(change: (store: MemoryStore) => Promise<T>): Promise<T> {
+    const state = this._state
+    const run = state.queue.then(() => {
+      const store = storeOf(state)
+      return store.atomically ? store.atomically(() => change(store)) : change(store)
+    })
+    state.queue = run.catch(() => undefined)
+    return run
   }
+}
+
+/** The registered store; `NO_MEMORY_STORE` when there is none. */
+function storeOf(state: MemoryState): MemoryStore {
+  const [store] = state.stores
+  if (!store) throw new ReinError('NO_MEMORY_STORE', 'no memory store is registered; load @rein/memory-sqlite (or register one with ctx.memory.registerStore)')
+  return store
 }
 
 /** The entry by id, retired or not; `MEMORY_NOT_FOUND` when there is none. */

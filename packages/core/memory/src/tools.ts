@@ -3,10 +3,10 @@
  * The session and project come from the call's run; the scopes from the agent (see access.ts).
  */
 
-import { ReinError, defineTool, type ToolRun } from '@rein/tools'
+import { ReinError, defineTool, type RunIdentity, type ToolRun } from '@rein/tools'
 import { accessFor, reaches } from './access.ts'
 import type { MemoryConfig, MemoryScopes } from './config.ts'
-import { age, clip } from './format.ts'
+import { age, clip, oneLine } from './format.ts'
 import type { MemoryEntry, MemoryPatch, MemoryScope, MemoryType, RecallQuery, WriteResult, MemoryDraft } from './types.ts'
 import { MEMORY_SCOPES, MEMORY_TYPES } from './validate.ts'
 
@@ -32,6 +32,9 @@ const ENTRY_FIELDS = {
 /** The four tools; `config` sets the content cap and search limits they declare. */
 export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig) {
   const content = { type: 'string', minLength: 1, maxLength: config.maxContentChars } as const
+  // A run that may not read (or write) any scope never sees the tools that would only refuse it.
+  const readers = (identity: RunIdentity) => accessFor(config, identity).read.length > 0
+  const writers = (identity: RunIdentity) => accessFor(config, identity).write.length > 0
 
   const memoryWrite = defineTool({
     name: 'memory_write',
@@ -68,6 +71,7 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig) 
       return { ...fields(entry), outcome, ...(args.supersedes === undefined || args.supersedes === entry.id ? {} : { supersedes: args.supersedes }) }
     },
     effects: ['write'],
+    availableTo: writers,
     // Writing the same content again refreshes the entry it made: safe to run again after a crash.
     replaySafe: true,
     presentCall: (args) => ({ card: 'generic', kind: 'edit', title: `Remember (${args.scope}, ${args.type})`, detail: clip(args.content, 80) }),
@@ -95,7 +99,7 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig) 
         },
       },
       render: (args, value) => value.entries.length === 0 ? `No memories match "${clip(args.query, 100)}".`
-        : value.entries.map((entry) => `${entry.id} (${entry.scope}, ${entry.type}, ${entry.age}): ${entry.content}`).join('\n'),
+        : value.entries.map((entry) => `${entry.id} (${entry.scope}, ${entry.type}, ${entry.age}): ${oneLine(entry.content)}`).join('\n'),
     },
     execute: async (args, run) => {
       const { access, projectId } = await where(run, memory, config)
@@ -107,6 +111,7 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig) 
       return { entries: entries.map((entry) => ({ ...fields(entry), content: entry.content, age: age(entry.updatedAt, now) })) }
     },
     effects: ['read'],
+    availableTo: readers,
     isConcurrencySafe: true,
     presentCall: (args) => ({ card: 'generic', kind: 'search', title: 'Search memory', detail: clip(args.query, 80) }),
   })
@@ -131,6 +136,7 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig) 
       return fields(entry)
     },
     effects: ['write'],
+    availableTo: writers,
     replaySafe: true,
     presentCall: (args) => ({ card: 'generic', kind: 'edit', title: 'Update memory', detail: args.id }),
   })
@@ -150,6 +156,7 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig) 
       return { ...fields(entry), content: entry.content }
     },
     effects: ['write'],
+    availableTo: writers,
     presentCall: (args) => ({ card: 'generic', kind: 'delete', title: 'Forget memory', detail: args.id }),
   })
 

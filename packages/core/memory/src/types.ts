@@ -87,6 +87,13 @@ export interface MemoryStore {
   delete(id: string): Promise<boolean>
   /** Every entry (retired and expired included), for export and listing, in `createdAt` order. */
   all(): Promise<readonly MemoryEntry[]>
+  /**
+   * Runs `body` as one unit other processes cannot interleave with: its writes land together or
+   * not at all (a throw undoes them and is rethrown). The service runs every `write`, `update` and
+   * `forget` in it, never two bodies at once in one process, and calls only this store's methods
+   * inside. Without it, a store is atomic only within one process.
+   */
+  atomically?<T>(body: () => Promise<T>): Promise<T>
   /** Releases the store's files; called when it is unregistered. */
   close?(): Promise<void>
 }

@@ -2,6 +2,7 @@
 
 import { randomBytes } from 'node:crypto'
 import { ReinError } from '@rein/base'
+import { HIDDEN_CHARACTER } from './format.ts'
 import type { MemoryDraft, MemoryPatch, MemoryScope, MemoryType, RecallQuery } from './types.ts'
 
 /** Every scope, in the order the README lists them. */
@@ -55,9 +56,13 @@ export function checkQuery(query: RecallQuery): void {
   else if (query.scopes.includes('project') && !nonEmpty(query.projectId)) problems.push('a recall of project entries needs a projectId')
   if (query.types !== undefined && (!Array.isArray(query.types) || !query.types.every(isType))) problems.push(`types must list some of ${MEMORY_TYPES.join(', ')}`)
   if (query.query !== undefined && typeof query.query !== 'string') problems.push('query must be a string')
+  else if (query.query !== undefined && !HAS_WORD.test(query.query)) problems.push('query has no letters or digits to search for: give words, or leave query out for the newest entries')
   if (typeof query.limit !== 'number' || !Number.isInteger(query.limit) || query.limit < 1) problems.push('limit must be an integer ≥ 1')
   refuse('memory recall', problems)
 }
+
+/** A query needs a letter or digit: the full-text search looks only for words. */
+const HAS_WORD = /[\p{L}\p{N}]/u
 
 /** Characters as people count them: an emoji is one. */
 function charCount(text: string): number {
@@ -68,8 +73,13 @@ function charCount(text: string): number {
 
 function contentProblems(content: unknown, max: number): string[] {
   if (typeof content !== 'string' || content.trim() === '') return ['content must be a non-empty string']
+  const problems: string[] = []
   const length = charCount(content.trim())
-  return length > max ? [`content is ${length} characters; the most is ${max}: say it shorter, or split it into separate entries`] : []
+  if (length > max) problems.push(`content is ${length} characters; the most is ${max}: say it shorter, or split it into separate entries`)
+  // What people see in `rein memory list` must be what the model reads.
+  const hidden = HIDDEN_CHARACTER.exec(content)?.[0]
+  if (hidden !== undefined) problems.push(`content holds a character nobody sees (U+${(hidden.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}): remove it`)
+  return problems
 }
 
 function confidenceProblems(confidence: unknown): string[] {

@@ -32,4 +32,9 @@ describe('@rein/memory in a cordis.yml', () => {
     const file = yml.write([...TOOLS_ROW, '- id: memory', "  name: '@rein/memory'", '  config:', '    scopes:', '      read: [session]'])
     await expect(yml.load(file)).rejects.toThrow('row "memory" (@rein/memory): config.scopes.read')
   })
+
+  it('refuses a prompt block of more than 20 entries', async () => {
+    const file = yml.write([...TOOLS_ROW, '- id: memory', "  name: '@rein/memory'", '  config:', '    prompt:', '      maxEntries: 21'])
+    await expect(yml.load(file)).rejects.toThrow('row "memory" (@rein/memory): config.prompt.maxEntries')
+  })
 })

@@ -38,10 +38,11 @@ export function storePlugin(store: InMemoryMemoryStore) {
   return { name: 'memory-store', inject: ['memory'], apply: (ctx: Context) => { ctx.memory.registerStore(store) } }
 }
 
-/** tools (nothing asks for approval), memory with `config`, and optionally a store. */
+/** tools (nothing asks for approval; a policy's question is answered yes), memory with `config`, and optionally a store. */
 export async function setup(config: ConfigInput = {}, withStore = true) {
   const ctx = new Context()
   await ctx.plugin(ToolRegistry, { askFor: [] })
+  ctx.provide('approval', { request: () => 'allow' as const })
   const memoryFiber = await ctx.plugin(MemoryService, config)
   const store = new InMemoryMemoryStore()
   const storeFiber = withStore ? await ctx.plugin(storePlugin(store)) : undefined

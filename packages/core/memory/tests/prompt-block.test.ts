@@ -56,6 +56,14 @@ describe('the block', () => {
     expect(block).not.toContain('[mem_00, ')
   })
 
+  it('shows no character a reader cannot see, even from entries a store holds that no write would accept', () => {
+    const planted = [entry('mem_h', 'fact', 'Safe\u202E txt.exe\u{E0049}\u{E0067}\u200B \u0007done\r\nnow', 1)]
+    const block = renderMemoryBlock(planted, { maxEntries: 20, maxTokens: 1000 }, ALL)!
+    expect(block).toContain('- fact (user): Safe txt.exe done now [mem_h, 2025-11-21]')
+    // oxlint-disable-next-line no-control-regex -- control characters are what it looks for
+    expect(block).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u200B\u202E\u{E0000}-\u{E007F}]/u)
+  })
+
   it('says nothing of tools the agent cannot use, and nothing at all without entries', () => {
     const block = renderMemoryBlock(ENTRIES, { maxEntries: 20, maxTokens: 1000 }, { search: false, correct: false })!
     expect(block).not.toContain('memory_')

@@ -16,6 +16,29 @@ afterEach(() => {
   vi.useRealTimers()
 })
 
+/** An in-memory store with `atomically`: records how each body ended and the most bodies open at once. */
+class AtomicStore extends InMemoryMemoryStore {
+  readonly bodies: ('done' | 'threw')[] = []
+  mostAtOnce = 0
+  private open = 0
+
+  async atomically<T>(body: () => Promise<T>): Promise<T> {
+    this.mostAtOnce = Math.max(this.mostAtOnce, ++this.open)
+    try {
+      // A turn of the event loop inside, so a second body started meanwhile would overlap.
+      await new Promise((resolve) => setImmediate(resolve))
+      const result = await body()
+      this.bodies.push('done')
+      return result
+    } catch (error) {
+      this.bodies.push('threw')
+      throw error
+    } finally {
+      this.open--
+    }
+  }
+}
+
 describe('write: validation', () => {
   const refused: [string, Record<string, unknown>, string][] = [
     ['an unknown scope', { scope: 'session' }, 'scope must be one of user, project'],
@@ -168,6 +191,53 @@ describe('update and forget', () => {
     expect(await ctx.memory.forget(entry.id)).toEqual(entry)
     expect(await store.all()).toEqual([])
     await expect(ctx.memory.forget(entry.id)).rejects.toMatchObject({ code: 'MEMORY_NOT_FOUND' })
+  })
+})
+
+describe('calls at the same time', () => {
+  it('two writes of the same memory at once keep one entry', async () => {
+    const { ctx, store } = await setup()
+    const results = await Promise.all([ctx.memory.write(draft()), ctx.memory.write(draft({ content: 'prefers PNPM over npm' }))])
+    expect(results.map((result) => result.outcome)).toEqual(['added', 'refreshed'])
+    expect(await store.all()).toHaveLength(1)
+  })
+
+  it('two corrections of one entry at once retire it once; the second is MEMORY_RETIRED', async () => {
+    const { ctx, store } = await setup()
+    const old = await ctx.memory.write(draft({ content: 'A.' }))
+    const [first, second] = await Promise.allSettled([
+      ctx.memory.write(draft({ content: 'B.', supersedes: old.entry.id })),
+      ctx.memory.write(draft({ content: 'C.', supersedes: old.entry.id })),
+    ])
+    expect(first).toMatchObject({ status: 'fulfilled', value: { outcome: 'added' } })
+    expect(second).toMatchObject({ status: 'rejected', reason: { code: 'MEMORY_RETIRED' } })
+    expect((await store.all()).filter((entry) => entry.supersedes === old.entry.id)).toHaveLength(1)
+  })
+
+  it('a forget racing an update returns the entry as it was deleted, updated, not as it was before', async () => {
+    const { ctx, store } = await setup()
+    const { entry } = await ctx.memory.write(draft())
+    const [updated, forgot] = await Promise.all([ctx.memory.update(entry.id, { content: 'Prefers yarn.' }), ctx.memory.forget(entry.id)])
+    expect(forgot).toEqual(updated)
+    expect(forgot.content).toBe('Prefers yarn.')
+    expect(await store.all()).toEqual([])
+  })
+
+  it('runs each write, update and forget in the store\'s atomically, one at a time, and goes on after one fails', async () => {
+    const ctx = new Context()
+    await ctx.plugin(MemoryService, {})
+    const store = new AtomicStore()
+    await ctx.plugin(storePlugin(store))
+    const { entry } = await ctx.memory.write(draft())
+    const calls = await Promise.allSettled([
+      ctx.memory.update(entry.id, { content: 'Prefers yarn.' }),
+      ctx.memory.write(draft({ supersedes: 'mem_nope' })),
+      ctx.memory.forget(entry.id),
+    ])
+    expect(calls.map((call) => call.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+    expect(store.bodies).toEqual(['done', 'done', 'threw', 'done'])
+    expect(store.mostAtOnce).toBe(1)
+    expect(await store.all()).toEqual([])
   })
 })
 

@@ -144,19 +144,78 @@ describe('scopes per agent', () => {
     expect((await call('memory_write', { scope: 'user', type: 'fact', content: 'y' })).isError).toBe(false)
   })
 
-  it('a subagent may not use memory unless Config subagents is true', async () => {
+  it('a subagent neither sees nor can call the memory tools unless Config subagents is true', async () => {
     const child = { ...identity, depth: 1, sessionId: 'child' }
-    const { call } = await setup()
-    expect(await call('memory_search', { query: 'x' }, { identity: child })).toMatchObject({ isError: true, error: { code: 'MEMORY_SCOPE_DENIED', message: 'this agent may not read memory' } })
-    expect(await call('memory_write', { scope: 'user', type: 'fact', content: 'x' }, { identity: child })).toMatchObject({ isError: true, error: { code: 'MEMORY_SCOPE_DENIED' } })
+    const { call, ctx } = await setup()
+    expect(ctx.tools.schemas(undefined, child)).toEqual([])
+    expect(ctx.tools.schemas(undefined, identity).map((schema) => schema.name)).toEqual(TOOLS)
+    expect(await call('memory_search', { query: 'x' }, { identity: child })).toMatchObject({ isError: true, error: { code: 'UNKNOWN_TOOL' } })
+    expect(await call('memory_write', { scope: 'user', type: 'fact', content: 'x' }, { identity: child })).toMatchObject({ isError: true, error: { code: 'UNKNOWN_TOOL' } })
     const open = await setup({ subagents: true })
     expect((await open.call('memory_write', { scope: 'user', type: 'fact', content: 'x' }, { identity: child })).isError).toBe(false)
+  })
+
+  it('an agent that may read but not write sees only memory_search', async () => {
+    const { ctx } = await setup({ agents: { reader: { write: [] } } })
+    expect(ctx.tools.schemas(undefined, { ...identity, agent: 'reader' }).map((schema) => schema.name)).toEqual(['memory_search'])
   })
 
   it('memory_write without a session is refused; search works without one', async () => {
     const { call } = await setup()
     expect(await call('memory_write', { scope: 'user', type: 'fact', content: 'x' }, {})).toMatchObject({ isError: true, error: { code: 'NO_RUN_IDENTITY' } })
     expect((await call('memory_search', { query: 'x' }, {})).isError).toBe(false)
+  })
+})
+
+describe('changes to user memory ask a person', () => {
+  /** tools that ask for write, an approver that allows by effect only (as --allow write does), memory. */
+  async function byEffect(config: Record<string, unknown> = {}) {
+    const ctx = new Context()
+    await ctx.plugin(ToolRegistry, {})
+    await ctx.plugin(MemoryService, config)
+    await ctx.plugin(storePlugin(new InMemoryMemoryStore()))
+    const asked: { toolName: string; policy?: string }[] = []
+    ctx.provide('approval', { request: (request: { toolName: string; policy?: string }) => { asked.push(request); return request.policy === undefined ? 'allow' as const : 'deny' as const } })
+    let calls = 0
+    const call = (name: string, args: Record<string, unknown>) =>
+      ctx.tools.execute({ callId: `c${++calls}`, name, arguments: JSON.stringify(args), signal: new AbortController().signal, context: { identity, workspaceRoot: workspace('ws-ask') } })
+    return { ctx, call, asked }
+  }
+
+  it('a user-scope memory_write, update or forget is asked with a policy reason, so allowing write is not enough', async () => {
+    const { ctx, call, asked } = await byEffect()
+    expect(await call('memory_write', { scope: 'user', type: 'fact', content: 'Always run install.sh first.' })).toMatchObject({ isError: true, error: { code: 'DENIED' } })
+    expect(asked.at(-1)).toMatchObject({ toolName: 'memory_write', policy: 'it changes user memory, which every project\'s sessions read' })
+    const user = await ctx.memory.write({ scope: 'user', type: 'fact', content: 'Has a cat.', source: { sessionId: 's0' } })
+    expect(await call('memory_update', { id: user.entry.id, content: 'Has two cats.' })).toMatchObject({ isError: true, error: { code: 'DENIED' } })
+    expect(await call('memory_forget', { id: user.entry.id })).toMatchObject({ isError: true, error: { code: 'DENIED' } })
+    expect(await ctx.memory.get(user.entry.id)).toMatchObject({ content: 'Has a cat.' })
+    // Project memory stays within the workspace: write is enough.
+    expect((await call('memory_write', { scope: 'project', type: 'fact', content: 'Uses pnpm.' })).isError).toBe(false)
+  })
+
+  it('Config askUserScope: false lets effect rules answer user-scope changes too', async () => {
+    const { call } = await byEffect({ askUserScope: false })
+    expect((await call('memory_write', { scope: 'user', type: 'fact', content: 'Has a dog.' })).isError).toBe(false)
+  })
+})
+
+describe('hidden characters', () => {
+  it('refuses content holding a character nobody sees (bidi override, tag characters, zero-width space, controls)', async () => {
+    const { call, ctx } = await setup()
+    for (const hidden of ['\u202E', '\u{E0041}\u{E0042}', '\u200B', '\u0007', '\uFEFF']) {
+      const result = await call('memory_write', { scope: 'user', type: 'fact', content: `Trust ${hidden}this.` })
+      expect(result).toMatchObject({ isError: true, error: { code: 'INVALID_ARGS', message: expect.stringContaining('a character nobody sees') } })
+    }
+    // Emoji joiners and line breaks are text, not hidden.
+    expect((await call('memory_write', { scope: 'user', type: 'fact', content: 'Family: 👨‍👩‍👧\nand a cat.' })).isError).toBe(false)
+    expect(await ctx.memory.list()).toHaveLength(1)
+  })
+
+  it('a search with no letters or digits is INVALID_ARGS, not every entry', async () => {
+    const { call, ctx } = await setup()
+    await ctx.memory.write({ scope: 'user', type: 'fact', content: 'Has a cat.', source: { sessionId: 's0' } })
+    expect(await call('memory_search', { query: '!!! -- "' })).toMatchObject({ isError: true, error: { code: 'INVALID_ARGS', message: expect.stringContaining('no letters or digits') } })
   })
 })
 

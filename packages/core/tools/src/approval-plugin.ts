@@ -11,9 +11,9 @@ import type { ApprovalService } from './hooks.ts'
 
 /** Which calls the row allows. */
 export interface ApprovalRowConfig {
-  /** A call is allowed when every effect it needs approval for is listed here. */
+  /** A call is allowed when every effect it needs approval for is listed here (and no pre-execute policy asked about it). */
   allow: ToolEffect[]
-  /** Tools allowed whatever their effects, by exact name. */
+  /** Tools allowed whatever their effects or policies, by exact name. */
   tools: string[]
 }
 
@@ -29,6 +29,8 @@ export function apply(ctx: Context, config: ApprovalRowConfig): void {
   const service: ApprovalService = {
     request: (request) => {
       if (config.tools.includes(request.toolName)) return 'allow'
+      // A policy asked about more than effects: only naming the tool allows it.
+      if (request.policy !== undefined) return 'deny'
       const askFor = ctx.get('tools')?.config.askFor ?? []
       const needs = request.effects.filter((effect) => askFor.includes(effect))
       return needs.length > 0 && needs.every((effect) => config.allow.includes(effect)) ? 'allow' : 'deny'

@@ -110,6 +110,11 @@ export interface ToolDefinition<A = unknown, V = unknown> {
   presentResult?(args: FrozenJson<A>, result: DurableToolResult): ToolResultView | undefined
   /** One line for history compression. */
   summarize?(args: FrozenJson<A>, result: DurableToolResult): string
+  /**
+   * Pure: whether an agent's run may see and call the tool (a subagent may be kept from it). Asked
+   * only for calls and schema lists that carry a run identity; absent = every run. Throwing = not available.
+   */
+  availableTo?(identity: RunIdentity): boolean
 }
 
 /** A definition with its types erased, as the registry holds it: arguments are a JSON object, the value JSON. */

@@ -99,6 +99,12 @@ export interface ApprovalRequest {
   /** The tool's declared effects, so an approver can allow by kind (`--allow write`). */
   effects: readonly ToolEffect[]
   reason: string
+  /**
+   * Set when a pre-execute policy asked (its reason): the call is risky beyond its effects, so an
+   * approver that allows by effect kind (`--allow write`) must not answer it; a person, `--yes`, or
+   * allowing the tool by name may.
+   */
+  policy?: string
   signal: AbortSignal
 }
 export interface ApprovalService {

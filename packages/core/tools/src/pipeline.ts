@@ -5,7 +5,7 @@ import type { Logger } from '@deepseek-ai/cordis'
 import { parseArguments, type ArgumentLimits } from './arguments.ts'
 import { dispatch } from './dispatch.ts'
 import { describeEffects, type ToolEffect } from './effects.ts'
-import type { ApprovalService, ExecuteWrapper, PostExecuteHook, PreExecuteDecision, PreExecutePolicy, ToolCall, ToolGuard } from './hooks.ts'
+import type { ApprovalService, ExecuteWrapper, PostExecuteHook, PreExecutePolicy, ToolCall, ToolGuard } from './hooks.ts'
 import type { ToolCallContext } from './run-context.ts'
 import { buildRun, type Contribution } from './tool-run.ts'
 import { validateJson } from './json-schema.ts'
@@ -38,6 +38,8 @@ export interface PipelineEnv {
   logger: Logger
   approval: () => ApprovalService | undefined
   toolNames: () => string[]
+  /** Whether the caller may see and run this registered tool: its `visible` list and the tool's `availableTo`. */
+  usable: (name: string, context: ToolCallContext | undefined) => boolean
   /** Effects that need approval. */
   askFor: readonly ToolEffect[]
   contributions: readonly Contribution[]
@@ -50,9 +52,8 @@ export async function runPipeline(
   env: PipelineEnv,
 ): Promise<ToolResult> {
   const { name, signal } = input
-  const visible = input.context?.visible
-  if (!prepared || (visible && !visible(name))) {
-    const known = visible ? env.toolNames().filter(visible) : env.toolNames()
+  if (!prepared || !env.usable(name, input.context)) {
+    const known = env.toolNames().filter((other) => env.usable(other, input.context))
     return failure('UNKNOWN_TOOL', `unknown tool "${name}"; available tools: ${known.length ? known.join(', ') : 'none'}`)
   }
   if (signal.aborted) return failure('ABORTED_BEFORE_DISPATCH', `${name} was cancelled before it started`)
@@ -104,7 +105,7 @@ function callView(input: ExecuteInput, prepared: PreparedTool, args: FrozenJson<
 }
 
 /** The registry's own question: a tool whose effects need approval asks, whatever the policies say. */
-function effectDecision(call: ToolCall, askFor: readonly ToolEffect[]): PreExecuteDecision | undefined {
+function effectDecision(call: ToolCall, askFor: readonly ToolEffect[]): { kind: 'ask'; reason: string } | undefined {
   const needs = call.tool.effects.filter((effect) => askFor.includes(effect))
   return needs.length > 0 ? { kind: 'ask', reason: describeEffects(needs) } : undefined
 }
@@ -112,8 +113,10 @@ function effectDecision(call: ToolCall, askFor: readonly ToolEffect[]): PreExecu
 /** Pre-execute policies, approval, then guards. Returns a failure, or nothing to proceed. */
 async function admit(call: ToolCall, hooks: PipelineHooks, env: PipelineEnv, signal: AbortSignal): Promise<ToolResult | undefined> {
   const byPolicy = await combineDecisions(hooks.policies, call)
-  const decision = byPolicy.kind === 'deny' ? byPolicy : effectDecision(call, env.askFor) ?? byPolicy
-  if (decision.kind === 'deny') return failure('DENIED', `${call.toolName} was denied: ${decision.reason}`)
+  if (byPolicy.kind === 'deny') return failure('DENIED', `${call.toolName} was denied: ${byPolicy.reason}`)
+  const byEffects = effectDecision(call, env.askFor)
+  const policy = byPolicy.kind === 'ask' ? byPolicy.reason : undefined
+  const decision = byEffects && policy !== undefined ? { kind: 'ask' as const, reason: `${byEffects.reason}; ${policy}` } : byEffects ?? byPolicy
   if (decision.kind === 'ask') {
     const approval = env.approval()
     if (!approval) {
@@ -121,7 +124,7 @@ async function admit(call: ToolCall, hooks: PipelineHooks, env: PipelineEnv, sig
     }
     let answer: 'allow' | 'deny'
     try {
-      answer = await approval.request({ callId: call.callId, toolName: call.toolName, args: call.args, effects: call.tool.effects, reason: decision.reason, signal })
+      answer = await approval.request({ callId: call.callId, toolName: call.toolName, args: call.args, effects: call.tool.effects, reason: decision.reason, ...(policy === undefined ? {} : { policy }), signal })
     } catch (error) {
       env.logger.error('approval request for %s failed: %s', call.toolName, error)
       answer = 'deny'

@@ -3,6 +3,7 @@
 import { ReinError } from '@rein/base'
 import { isRawSchema, type AnyToolDefinition } from './define-tool.ts'
 import type { ToolInfo } from './hooks.ts'
+import type { RunIdentity } from './run-context.ts'
 import { defaultReplaySafe, isToolEffect, TOOL_EFFECTS, type ToolEffect } from './effects.ts'
 import { canonicalSchema, type JsonSchema } from './json-schema.ts'
 import { assertSupportedSchema } from './schema-check.ts'
@@ -53,7 +54,7 @@ export function prepareTool(input: AnyToolDefinition): PreparedTool {
   if (timeoutMs !== undefined && timeoutMs > MAX_TIMEOUT_MS) fail(`timeoutMs must be at most ${MAX_TIMEOUT_MS} ms (about 24.8 days)`)
   const effects = checkEffects(definition.effects, fail)
   if (definition.replaySafe !== undefined && typeof definition.replaySafe !== 'boolean') fail('replaySafe must be true or false')
-  for (const key of ['presentCall', 'presentResult', 'summarize', 'recover'] as const) {
+  for (const key of ['presentCall', 'presentResult', 'summarize', 'recover', 'availableTo'] as const) {
     if (definition[key] !== undefined && typeof definition[key] !== 'function') fail(`${key} must be a function`)
   }
   if (definition.output.presentationMeta !== undefined && typeof definition.output.presentationMeta !== 'function') {
@@ -70,6 +71,22 @@ export function prepareTool(input: AnyToolDefinition): PreparedTool {
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
   })
   return { definition, info, schema: { name: definition.name, description: definition.description, parameters }, output }
+}
+
+/**
+ * Whether a caller may see and run a registered tool: its `visible` list allows the name and the
+ * tool's `availableTo` its run (asked only when the caller is an agent's run; throwing = no).
+ */
+export function usableBy(prepared: PreparedTool | undefined, caller: { readonly visible?: (name: string) => boolean; readonly identity?: RunIdentity } | undefined): boolean {
+  if (prepared === undefined) return false
+  if (caller?.visible && !caller.visible(prepared.info.name)) return false
+  const check = prepared.definition.availableTo
+  if (caller?.identity === undefined || check === undefined) return true
+  try {
+    return check(caller.identity) === true
+  } catch {
+    return false
+  }
 }
 
 /** Effects as declared, deduplicated, in the canonical order, frozen. */

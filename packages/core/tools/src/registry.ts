@@ -10,12 +10,12 @@ import type {
 } from './hooks.ts'
 import { ASK_FOR_BY_DEFAULT, TOOL_EFFECTS, type ToolEffect } from './effects.ts'
 import { runPipeline, settle, type ExecuteInput } from './pipeline.ts'
-import type { ToolCallContext, ToolRunFields } from './run-context.ts'
+import type { RunIdentity, ToolCallContext, ToolRunFields } from './run-context.ts'
 import type { Contribution } from './tool-run.ts'
 import { failure } from './result.ts'
 import { describeCall, describeResult, summarizeResult } from './presenters.ts'
 import type { ToolCallView, ToolResultView } from './presentation.ts'
-import { MAX_TIMEOUT_MS, prepareTool, type PreparedTool, type ToolSchema } from './registration.ts'
+import { MAX_TIMEOUT_MS, prepareTool, usableBy, type PreparedTool, type ToolSchema } from './registration.ts'
 import type { DurableToolResult, ToolResult } from './result.ts'
 
 declare module '@deepseek-ai/cordis' {
@@ -150,12 +150,15 @@ export class ToolRegistry extends Service {
 
   /**
    * The model-facing schemas, sorted by name and frozen: the same bytes for the same tool set.
-   * `visible` narrows them to the tools one agent may use.
+   * `visible` narrows them to the tools one agent may use; `identity`, to those available to its run
+   * (`availableTo`).
    */
-  schemas(visible?: (name: string) => boolean): readonly ToolSchema[] {
+  schemas(visible?: (name: string) => boolean, identity?: RunIdentity): readonly ToolSchema[] {
     const state = this._state
     state.schemas ??= Object.freeze(sortedNames(state.tools).map((name) => state.tools.get(name)!.schema))
-    return visible ? Object.freeze(state.schemas.filter((schema) => visible(schema.name))) : state.schemas
+    if (!visible && identity === undefined) return state.schemas
+    const caller = { ...(visible ? { visible } : {}), ...(identity ? { identity } : {}) }
+    return Object.freeze(state.schemas.filter((schema) => usableBy(state.tools.get(schema.name), caller)))
   }
 
   /** What hooks see of a tool: its metadata, effects and effective replay safety. */
@@ -225,6 +228,7 @@ export class ToolRegistry extends Service {
       logger: tool?.logger ?? logger,
       approval: () => this.ctx.get('approval'),
       toolNames: () => sortedNames(tools),
+      usable: (name, context) => usableBy(tools.get(name), context),
       askFor: config.askFor ?? ASK_FOR_BY_DEFAULT,
       contributions: this._state.contributions.slice(),
     })

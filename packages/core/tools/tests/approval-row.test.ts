@@ -23,4 +23,15 @@ describe('the approval row (@rein/tools/approval)', () => {
     expect(root.get('approval')).toBeUndefined()
     expect(await outcome('edit')).toBe('DENIED')
   })
+
+  it('does not allow by effect a call a pre-execute policy asked about; naming the tool does', async () => {
+    const { root, tools } = await createRegistry()
+    tools.register(tool('edit', ['write']))
+    tools.register(tool('remember', ['write']))
+    tools.preExecute((c) => (c.toolName === 'edit' || c.toolName === 'remember' ? { kind: 'ask', reason: 'every project reads it' } : undefined))
+    await root.plugin(approvalRow, { allow: ['write'], tools: ['remember'] })
+    const edit = await tools.execute(call('edit', {}))
+    expect(edit.isError && edit.error).toEqual({ code: 'DENIED', message: 'edit was not approved (it changes files; every project reads it)' })
+    expect((await tools.execute(call('remember', {}))).isError).toBe(false)
+  })
 })

@@ -160,7 +160,7 @@ describe('execute: pre-execute policies, approval and guards', () => {
     const result = await tools.execute(call('probe', { path: 'a' }, { callId: 'c-9' }))
     expect(result.isError).toBe(false)
     expect(runs).toHaveLength(1)
-    expect(asked).toMatchObject([{ callId: 'c-9', toolName: 'probe', args: { path: 'a' }, reason: 'writes a file' }])
+    expect(asked).toMatchObject([{ callId: 'c-9', toolName: 'probe', args: { path: 'a' }, reason: 'writes a file', policy: 'writes a file' }])
     expect(asked[0]!.signal).toBeInstanceOf(AbortSignal)
   })
 

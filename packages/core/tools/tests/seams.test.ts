@@ -93,6 +93,27 @@ describe('tool visibility', () => {
     expect(hidden.isError && hidden.error).toEqual({ code: 'UNKNOWN_TOOL', message: 'unknown tool "secret"; available tools: read, write' })
     expect((await tools.execute(call('read', {}, { context: { visible } }))).isError).toBe(false)
   })
+
+  it('keeps a tool whose availableTo refuses a run (or throws) out of that run\'s list and calls, and in every other', async () => {
+    const { tools } = await createRegistry({ askFor: [] })
+    tools.register(tool('read'))
+    tools.register({ ...tool('note'), availableTo: (run) => run.depth === 0 })
+    tools.register({ ...tool('broken'), availableTo: () => { throw new Error('boom') } })
+    const child: RunIdentity = Object.freeze({ ...identity, depth: 1 })
+    expect(tools.schemas(undefined, identity).map((schema) => schema.name)).toEqual(['note', 'read'])
+    expect(tools.schemas(undefined, child).map((schema) => schema.name)).toEqual(['read'])
+    // Without an identity (not an agent's run) every tool is there.
+    expect(tools.schemas().map((schema) => schema.name)).toEqual(['broken', 'note', 'read'])
+    const refused = await tools.execute(call('note', {}, { context: { identity: child } }))
+    expect(refused.isError && refused.error).toEqual({ code: 'UNKNOWN_TOOL', message: 'unknown tool "note"; available tools: read' })
+    expect((await tools.execute(call('note', {}, { context: { identity } }))).isError).toBe(false)
+    expect((await tools.execute(call('broken', {}, { context: { identity } }))).isError).toBe(true)
+  })
+
+  it('refuses an availableTo that is not a function at registration', async () => {
+    const { tools } = await createRegistry()
+    expect(() => tools.register({ ...tool('odd'), availableTo: true as never })).toThrow(/availableTo must be a function/)
+  })
 })
 
 describe('the run a body gets', () => {

@@ -148,6 +148,25 @@ export class SqliteMemoryStore implements MemoryStore {
     return this.read('listing entries', () => (this.statement('SELECT * FROM memory_entries e ORDER BY e.created_at, e.seq').all() as EntryRow[]).map(fromRow))
   }
 
+  /**
+   * `body` in one `BEGIN IMMEDIATE` transaction: the file's write lock is taken up front (waiting
+   * up to the busy timeout, then `MEMORY_STORE_LOCKED`) and held until `body` settles, so another
+   * process's write waits instead of landing between its steps. The store's write methods inside
+   * become savepoints. A throw rolls everything back and is rethrown as it was.
+   */
+  async atomically<T>(body: () => Promise<T>): Promise<T> {
+    this.read('beginning a change', () => this.db.exec('BEGIN IMMEDIATE'))
+    try {
+      const result = await body()
+      this.read('committing a change', () => this.db.exec('COMMIT'))
+      return result
+    } catch (error) {
+      // SQLite may have rolled back already (a failed COMMIT, a full disk); the file may be closed.
+      if (this.db.open && this.db.inTransaction) this.db.exec('ROLLBACK')
+      throw error
+    }
+  }
+
   /** Closes the file (the last process to close folds the WAL back in); later calls are `MEMORY_STORE_CLOSED`. */
   async close(): Promise<void> {
     if (this.db.open) this.db.close()

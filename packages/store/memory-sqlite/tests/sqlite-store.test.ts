@@ -173,3 +173,58 @@ describe('SqliteMemoryStore: recall', () => {
     expect(ids(await second.recall({ scopes: ['user'], limit: 5, now: NOW }))).toEqual(['from-first'])
   })
 })
+
+describe('SqliteMemoryStore: atomically', () => {
+  it('commits a body\'s writes together and returns its value', async () => {
+    const store = await openStore()
+    const first = entry()
+    const second = entry()
+    expect(await store.atomically(async () => {
+      await store.insert(first)
+      await store.insert(second)
+      await store.replace({ ...first, content: 'first, changed' })
+      return 'value'
+    })).toBe('value')
+    expect(await store.all()).toEqual([{ ...first, content: 'first, changed' }, second])
+    expect(ids(await store.recall({ scopes: ['user'], query: 'changed', limit: 5, now: NOW }))).toEqual([first.id])
+  })
+
+  it('undoes every write of a body that throws (search index too) and rethrows its error as it was', async () => {
+    const store = await openStore()
+    const kept = entry({ content: 'kept as it was' })
+    await store.insert(kept)
+    const added = entry({ content: 'added then undone' })
+    const failure = new Error('the body failed')
+    await expect(store.atomically(async () => {
+      await store.insert(added)
+      await store.replace({ ...kept, content: 'changed then undone' })
+      await store.delete(kept.id)
+      throw failure
+    })).rejects.toBe(failure)
+    expect(await store.all()).toEqual([kept])
+    expect(await store.recall({ scopes: ['user'], query: 'undone', limit: 5, now: NOW })).toEqual([])
+    expect(ids(await store.recall({ scopes: ['user'], query: 'kept', limit: 5, now: NOW }))).toEqual([kept.id])
+    // The file is not left in a transaction: the next body runs and commits.
+    await store.atomically(() => store.insert(added))
+    expect(await store.all()).toEqual([kept, added])
+  })
+
+  it('keeps the body\'s other writes when one store call inside fails and the body goes on', async () => {
+    const store = await openStore()
+    const first = entry()
+    await store.atomically(async () => {
+      await store.insert(first)
+      await expect(store.insert({ ...first, content: 'same id' })).rejects.toMatchObject({ code: 'MEMORY_STORE_FAILED' })
+      await expect(store.replace(entry())).rejects.toMatchObject({ code: 'MEMORY_NOT_FOUND' })
+    })
+    expect(await store.all()).toEqual([first])
+  })
+
+  it('is MEMORY_STORE_CLOSED after close, without running the body', async () => {
+    const store = await openStore()
+    await store.close()
+    let ran = false
+    await expect(store.atomically(async () => { ran = true })).rejects.toMatchObject({ code: 'MEMORY_STORE_CLOSED' })
+    expect(ran).toBe(false)
+  })
+})
