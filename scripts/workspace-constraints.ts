@@ -11,6 +11,8 @@ const CORDIS = '@deepseek-ai/cordis'
 const REQUIRED_SECTIONS = ['Config', 'Model experience', 'Limitations']
 const DEPENDENCY_FIELDS = ['dependencies', 'devDependencies', 'peerDependencies', 'optionalDependencies'] as const
 const EXACT_VERSION = /^\d+\.\d+\.\d+(-[\w.]+)?$/
+/** `npm:<package>@` before an exact version: a package installed under another name (an alias). */
+const ALIAS = /^npm:(@[^/@]+\/)?[^@]+@/
 
 interface Manifest {
   name?: string
@@ -67,7 +69,7 @@ function checkPackage(root: string, dir: string, pkg: string, manifest: Manifest
     for (const [name, version] of Object.entries(deps)) {
       if (name.startsWith('@rein/')) {
         if (!version.startsWith('workspace:')) at(`${field}.${name} must use the workspace: protocol, not ${JSON.stringify(version)}`)
-      } else if (!EXACT_VERSION.test(version)) {
+      } else if (!EXACT_VERSION.test(version.replace(ALIAS, ''))) {
         at(`${field}.${name} must be pinned to an exact version, not ${JSON.stringify(version)}`)
       }
     }

@@ -222,7 +222,7 @@ Exit codes: 0 every file is back (or nothing to rewind), 5 some files were left 
 1 the session's log or checkpoint log could not be read (damaged; the message names the file).`,
   memory: `Usage: rein memory list [--all] [--json]
        rein memory search <query> [--json]
-       rein memory forget <id>
+       rein memory forget <id> [--json]
        rein memory export
 
 What the agent remembers across sessions (@rein/memory), so you can see and fix it. Entries are

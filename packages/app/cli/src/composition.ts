@@ -10,6 +10,8 @@ import { fileURLToPath } from 'node:url'
 import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
 import { ReinError, isReinError } from '@rein/base'
 import { loadComposition, type Composition } from '@rein/compose'
+// Loaded by name from the built-in rows below, resolved from this package's dependencies.
+import type {} from '@rein/otel-http'
 
 /**
  * This package's folder, found by walking up from this module — the same from `src/*.ts` and from
@@ -66,7 +68,7 @@ export async function loadCliComposition(options: LookupOptions): Promise<Loaded
 }
 
 /** The environment variables the built-in composition is made from. */
-export const BUILT_IN_ENVIRONMENT = ['DEEPSEEK_API_KEY', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'REIN_MODEL', 'REIN_HOME'] as const
+export const BUILT_IN_ENVIRONMENT = ['DEEPSEEK_API_KEY', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'REIN_MODEL', 'REIN_HOME', 'OTEL_EXPORTER_OTLP_ENDPOINT'] as const
 
 const BUILT_IN = 'the built-in composition (made from DEEPSEEK_API_KEY, OPENAI_API_KEY, OPENAI_BASE_URL and REIN_MODEL)'
 
@@ -94,7 +96,11 @@ export function builtInRows(env: NodeJS.ProcessEnv): EntryOptions[] {
     { id: 'fs', name: '@rein/tool-fs' },
     { id: 'jobs', name: '@rein/jobs' },
     { id: 'bash', name: '@rein/tool-bash' },
+    // Every token and cent, subagents rolled up into their parent run (the final line shows it);
+    // exported as OpenTelemetry GenAI spans when OTEL_EXPORTER_OTLP_ENDPOINT names a collector.
+    { id: 'telemetry', name: '@rein/telemetry' },
   ]
+  if (env.OTEL_EXPORTER_OTLP_ENDPOINT) rows.push({ id: 'otel', name: '@rein/otel-http' })
   if (env.DEEPSEEK_API_KEY) rows.push({ id: 'deepseek', name: '@rein/llm-deepseek' })
   if (env.OPENAI_API_KEY || env.OPENAI_BASE_URL) {
     rows.push({

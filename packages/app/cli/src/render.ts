@@ -2,6 +2,7 @@
 
 import type { AgentEvent, TurnResult } from '@rein/agent'
 import type { TokenUsage } from '@rein/llm'
+import type { CostReport } from '@rein/telemetry'
 import { neutralize } from './terminal-text.ts'
 
 export interface Output {
@@ -13,8 +14,13 @@ export function colorsEnabled(stream: { isTTY?: boolean }, env: NodeJS.ProcessEn
   return Boolean(stream.isTTY) && env.NO_COLOR === undefined && env.TERM !== 'dumb'
 }
 
+/** A run's spend with its subagents', when `ctx.telemetry` is composed. */
+export type CostOf = (runId: string) => CostReport | undefined
+
 export class Renderer {
   private readonly calls = new Map<string, string>()
+  /** Set by the command once the composition is loaded. */
+  costOf: CostOf | undefined
   private midLine = false
   private readonly dim: (text: string) => string
   private readonly red: (text: string) => string
@@ -66,16 +72,19 @@ export class Renderer {
   }
 
   result(result: TurnResult) {
+    const report = this.costOf?.(result.runId)
+    // The totals include subagents' usage when telemetry rolled it up; otherwise the turn's own.
+    const withChildren = report !== undefined && report.children.attempts > 0 ? report : undefined
     if (this.json) {
-      this.line(this.out.stdout, JSON.stringify({ type: 'result', ...result }))
+      const total = withChildren && { usage: withChildren.total.usage, ...(withChildren.total.money !== undefined ? { cost: withChildren.total.money } : {}), subagents: { usage: withChildren.children.usage, ...(withChildren.children.money !== undefined ? { cost: withChildren.children.money } : {}) } }
+      this.line(this.out.stdout, JSON.stringify({ type: 'result', ...result, ...(total ? { total } : {}) }))
       return
     }
     if (this.midLine) this.out.stdout.write('\n')
     this.midLine = false
     if (result.error) this.err(this.red(`${result.reason}: ${result.error.code}: ${result.error.message}`))
     if (result.overrun) this.err(this.dim(`note: the answer went over a budget (${result.overrun.code}): ${result.overrun.message}`))
-    const usage = `${result.usageEstimated ? '~' : ''}${formatUsage(result.usage)}`
-    this.err(this.dim(`${usage}${result.cost !== undefined ? ` · cost ${formatCost(result.cost)}` : ''} · ${result.reason}`))
+    this.err(this.dim(`${totalsLine(result, withChildren)} · ${result.reason}`))
   }
 
   /** Each request's text ends its own line, so answers of successive steps do not run together. */
@@ -107,4 +116,15 @@ export function formatUsage(usage: TokenUsage): string {
 
 export function formatCost(cost: number): string {
   return cost === 0 ? '0' : cost < 0.01 ? cost.toPrecision(2) : cost.toFixed(4)
+}
+
+/** `tokens in … out …[ (subagents in … out …)] · cost …` for a turn, its subagents included when there were any. */
+function totalsLine(result: TurnResult, report: CostReport | undefined): string {
+  const estimated = result.usageEstimated === true || report?.total.estimated === true
+  const usage = report?.total.usage ?? result.usage
+  const subagents = report ? ` (subagents ${formatUsage(report.children.usage).replace('tokens ', '')})` : ''
+  const counted = report ? report.total.attempts > 0 : usage.inputTokens + usage.outputTokens > 0
+  const money = report ? report.total.money : result.cost
+  const cost = money !== undefined ? ` · cost ${formatCost(money)}` : counted ? ' · cost unknown (a model used has no price; set prices on the @rein/llm row)' : ''
+  return `${estimated ? '~' : ''}${formatUsage(usage)}${subagents}${cost}`
 }

@@ -7,6 +7,8 @@ import type { Context } from '@deepseek-ai/cordis'
 import type { Agent, CreateAgentOptions, ResumeReport, TurnResult } from '@rein/agent'
 import type { Composition } from '@rein/compose'
 import type {} from '@rein/jobs'
+import type {} from '@rein/memory'
+import type {} from '@rein/telemetry'
 import type { CliOptions } from './args.ts'
 import { builtInModel, loadCliComposition, requireServices } from './composition.ts'
 import { EXIT } from './exit-codes.ts'
@@ -30,9 +32,11 @@ export interface SessionScope {
 export async function withComposition(options: CliOptions, io: Io, body: (scope: SessionScope) => Promise<number>, prepare?: (ctx: Context) => Promise<void>): Promise<number> {
   const { composition, source } = await loadCliComposition({ ...(options.config ? { config: options.config } : {}), cwd: io.cwd, env: io.env })
   const renderer = new Renderer(io, options.json, colorsEnabled(io.stdout, io.env))
+  renderer.costOf = (runId) => composition.ctx.get('telemetry')?.cost(runId)
   const interrupts = trapInterrupts(io, (text) => renderer.notice(text))
   try {
     requireServices(composition, source)
+    tellMemoryProblems(composition.ctx, renderer)
     await prepare?.(composition.ctx)
     const code = await body({ ctx: composition.ctx, composition, renderer, io, options, source, interrupted: interrupts.signal })
     // A turn that completed before the signal still leaves work the signal stopped (jobs): say so.
@@ -155,4 +159,13 @@ export function exitFor(result: TurnResult): number {
     default:
       return EXIT.error
   }
+}
+
+/** Says once, on stderr, when memory is off for this process (a memory.db that cannot be used, a recall that failed). */
+function tellMemoryProblems(ctx: Context, renderer: Renderer): void {
+  const tell = (error: { message: string }) => renderer.notice(`memory is off for this run: ${error.message}`)
+  const problem = ctx.get('memory')?.unavailable()
+  // Emitted once per service: before the composition loaded (a store that could not open) it is read back instead.
+  if (problem) tell(problem)
+  else ctx.on('memory/unavailable', tell)
 }

@@ -109,7 +109,7 @@ describe('rein config', () => {
     const home = folder()
     const result = await shown(folder(), [], { REIN_HOME: home, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', REIN_MODEL: 'local-model' })
     expect(result.source).toBe('built-in')
-    expect(result.environment).toEqual({ DEEPSEEK_API_KEY: false, OPENAI_API_KEY: false, OPENAI_BASE_URL: true, REIN_MODEL: true, REIN_HOME: true })
+    expect(result.environment).toEqual({ DEEPSEEK_API_KEY: false, OPENAI_API_KEY: false, OPENAI_BASE_URL: true, REIN_MODEL: true, REIN_HOME: true, OTEL_EXPORTER_OTLP_ENDPOINT: false })
     expect(result.rows.find((row) => row.id === 'agents')?.config).toMatchObject({ provider: 'openai', model: 'local-model' })
     expect(result.rows.find((row) => row.id === 'session-store')?.config).toMatchObject({ root: join(home, 'sessions') })
     // Memory is kept beside the sessions, in the REIN_HOME rein was given (never the process's ~/.rein).
@@ -120,10 +120,13 @@ describe('rein config', () => {
       'llm @rein/llm', 'tools @rein/tools', 'sessions @rein/session', 'session-store @rein/session-jsonl',
       'memory @rein/memory', 'memory-store @rein/memory-sqlite',
       'checkpoints @rein/checkpoint', 'checkpoint-store @rein/checkpoint-jsonl',
-      'fs @rein/tool-fs', 'jobs @rein/jobs', 'bash @rein/tool-bash', 'openai @rein/llm-openai', 'agents @rein/agent',
+      'fs @rein/tool-fs', 'jobs @rein/jobs', 'bash @rein/tool-bash', 'telemetry @rein/telemetry', 'openai @rein/llm-openai', 'agents @rein/agent',
     ])
+    // Export to a collector only when the environment names one.
+    const traced = await shown(folder(), [], { REIN_HOME: home, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' })
+    expect(traced.rows.map((row) => row.id)).toContain('otel')
     const text = await rein(folder(), ['config'], { env: { REIN_HOME: home } })
-    expect(text.stdout).toMatch(/^built-in composition, made from DEEPSEEK_API_KEY \(not set\), OPENAI_API_KEY \(not set\), OPENAI_BASE_URL \(not set\), REIN_MODEL \(not set\), REIN_HOME \(set\)\n/)
+    expect(text.stdout).toMatch(/^built-in composition, made from DEEPSEEK_API_KEY \(not set\), OPENAI_API_KEY \(not set\), OPENAI_BASE_URL \(not set\), REIN_MODEL \(not set\), REIN_HOME \(set\), OTEL_EXPORTER_OTLP_ENDPOINT \(not set\)\n/)
   })
 
   it('never prints a secret: values under secret-named keys, and any value of a secret-named variable', async () => {

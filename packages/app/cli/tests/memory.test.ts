@@ -11,9 +11,9 @@ import { NO_HOME, projectPerTest, rein, sessionIdOf, type Project } from './harn
 const setUp = projectPerTest(afterEach)
 
 /** A project (harness.ts) whose cordis.yml also has the memory rows, the database in its own home. */
-async function memoryProject(script: Parameters<typeof setUp>[0]): Promise<Project> {
+async function memoryProject(script: Parameters<typeof setUp>[0], agent?: Record<string, unknown>): Promise<Project> {
   const rows = ['- id: memory', "  name: '@rein/memory'", '- id: memory-store', "  name: '@rein/memory-sqlite'", '  config: { file: MEMORY_FILE }']
-  const p = await setUp(script, { extraRows: rows })
+  const p = await setUp(script, { extraRows: rows, ...(agent === undefined ? {} : { agent }) })
   const file = join(p.dir, 'cordis.yml')
   writeFileSync(file, readFileSync(file, 'utf8').replace('MEMORY_FILE', `'${join(p.home, 'memory.db')}'`))
   return p
@@ -60,7 +60,7 @@ describe('memory across sessions', () => {
     const refused = await rein(p.dir, ['--config', config, 'run', '--allow', 'write', 'remember: Prefers short answers. as user preference'])
     expect(refused.code).toBe(0)
     expect(refused.stderr).toContain('failed DENIED')
-    expect(refused.stderr).toContain('memory_write was denied: it changes user memory, which every project\'s sessions read; to allow it, rerun with --yes')
+    expect(refused.stderr).toContain('memory_write was denied: it saves to user memory, which every project\'s sessions read: "Prefers short answers."; to allow it, rerun with --yes')
     const third = await rein(p.dir, ['--config', config, 'run', '--yes', 'remember: Prefers short answers. as user preference'])
     expect(third.code).toBe(0)
     expect(systemOf(p.server.requests.at(-2))).toContain('Tests use vitest.')
@@ -79,6 +79,25 @@ describe('memory across sessions', () => {
     const list = await rein(p.dir, ['--config', config, 'memory', 'list'])
     expect(list).toMatchObject({ code: 0, stderr: '' })
     expect(list.stdout).toMatch(/^mem_[\w-]{12} {2}user {5}preference {2}just now {2}Prefers short answers\.\nmem_[\w-]{12} {2}project {2}decision {4}just now {2}Tests use vitest\.\n$/)
+  })
+})
+
+describe('scopes from the agent\'s options', () => {
+  it('an agent row with memory {read: [project], write: []} gives the model only memory_search and only project entries', async () => {
+    const p = await memoryProject([{ steps: [{ text: 'ok' }] }], { memory: { read: ['project'], write: [] } })
+    const store = await SqliteMemoryStore.open({ file: join(p.home, 'memory.db') })
+    const source = { sessionId: 'session-0' }
+    await store.insert({ id: 'mem_user00000001', scope: 'user', type: 'preference', content: 'Prefers short answers.', source, createdAt: 1, updatedAt: 1 })
+    await store.insert({ id: 'mem_here00000001', scope: 'project', projectId: realpathSync(p.dir), type: 'decision', content: 'Tests use vitest.', source, createdAt: 1, updatedAt: 1 })
+    await store.close()
+    const run = await rein(p.dir, ['--config', join(p.dir, 'cordis.yml'), 'run', 'hi'])
+    expect(run).toMatchObject({ code: 0, stdout: 'ok\n' })
+    const request = p.server.requests.at(-1)
+    const body = request?.body as { tools?: { function: { name: string } }[] } | undefined
+    const tools = (body?.tools ?? []).map((tool) => tool.function.name)
+    expect(tools.filter((name) => name.startsWith('memory_'))).toEqual(['memory_search'])
+    expect(systemOf(request)).toContain('- decision (project): Tests use vitest.')
+    expect(systemOf(request)).not.toContain('Prefers short answers.')
   })
 })
 
@@ -152,11 +171,15 @@ describe('rein memory', () => {
     expect(json.stdout.trim().split('\n').map((line) => (JSON.parse(line) as MemoryEntry).id)).toEqual(['mem_user00000001'])
   })
 
-  it('forgets one entry by id, and refuses an unknown id with exit 2', async () => {
+  it('forgets one entry by id (--json: the entry as one JSON line, not text), and refuses an unknown id with exit 2', async () => {
     const { p, here } = await seeded()
     const forgot = await rein(p.dir, ['memory', 'forget', 'mem_here00000001'])
     expect(forgot).toMatchObject({ code: 0, stderr: '', stdout: `forgot mem_here00000001 (project ${here}, decision): Tests use vitest, not jest.\n` })
     expect((await rein(p.dir, ['memory', 'list'])).stdout).not.toContain('mem_here00000001')
+    const json = await rein(p.dir, ['memory', 'forget', '--json', 'mem_user00000001'])
+    expect(json).toMatchObject({ code: 0, stderr: '' })
+    expect(json.stdout.endsWith('\n')).toBe(true)
+    expect(json.stdout.trim().split('\n').map((line) => JSON.parse(line) as MemoryEntry)).toEqual([expect.objectContaining({ id: 'mem_user00000001', scope: 'user', content: 'Prefers short answers.' })])
     const unknown = await rein(p.dir, ['memory', 'forget', 'mem_here00000001'])
     expect(unknown).toMatchObject({ code: 2, stdout: '', stderr: 'rein: no memory has the id "mem_here00000001"; rein memory list --all shows every id\n' })
   })
@@ -175,6 +198,7 @@ describe('rein memory', () => {
     expect(await rein(p.dir, ['memory'])).toMatchObject({ code: 2, stderr: 'rein: rein memory needs a subcommand: list, search <query>, forget <id> or export (see rein memory --help)\n' })
     expect(await rein(p.dir, ['memory', 'show'])).toMatchObject({ code: 2, stderr: expect.stringContaining('has no subcommand "show"') })
     expect(await rein(p.dir, ['memory', 'search'])).toMatchObject({ code: 2, stderr: expect.stringContaining('needs words to look for') })
+    expect(await rein(p.dir, ['memory', 'search', '!!!', '--'])).toMatchObject({ code: 2, stderr: expect.stringContaining('needs words to look for') })
     expect(await rein(p.dir, ['memory', 'forget'])).toMatchObject({ code: 2, stderr: expect.stringContaining('needs one id') })
     expect((await rein(p.dir, ['memory', '--help'])).stdout).toContain('rein memory search <query>')
 
@@ -207,5 +231,13 @@ describe('rein memory', () => {
     const list = await rein(p.dir, ['memory', 'list'], { env: { REIN_HOME: p.home } })
     expect(list.code).not.toBe(0)
     expect(list.stderr).toContain(join(p.home, 'memory.db'))
+    // A run goes on without memory, says so once, and offers the model no memory tool.
+    const run = await rein(p.dir, ['run', 'hi'], { env: { REIN_HOME: p.home, OPENAI_BASE_URL: p.server.url, REIN_MODEL: 'mock-model' } })
+    expect(run).toMatchObject({ code: 0, stdout: 'unused\n' })
+    expect(run.stderr.split('\n').filter((line) => line.startsWith('memory is off for this run: '))).toHaveLength(1)
+    expect(run.stderr).toContain(join(p.home, 'memory.db'))
+    const body = p.server.requests[0]?.body as { tools?: { function: { name: string } }[] } | undefined
+    const offered = body?.tools?.map((tool) => tool.function.name) ?? []
+    expect(offered.filter((name) => name.startsWith('memory_'))).toEqual([])
   })
 })

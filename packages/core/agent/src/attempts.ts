@@ -3,19 +3,19 @@
  * listeners with the server behind its route.
  */
 
-import type { LlmEvent, LlmRuntime, ModelRoute, TokenUsage } from '@rein/llm'
-import type { LlmAttemptStartEvent } from './lifecycle.ts'
+import type { ContentBlock, LlmEvent, LlmRuntime, ModelRoute, TokenUsage } from '@rein/llm'
+import type { LlmAttemptInput, LlmAttemptStartEvent } from './lifecycle.ts'
 import type { TurnContext } from './turn.ts'
 import type { TurnState } from './turn-state.ts'
 
 /** Every attempt, failed and aborted ones included, is logged once and counted once. */
-export function recordAttempt(context: TurnContext, state: TurnState, llm: LlmRuntime, event: Extract<LlmEvent, { type: 'attempt' }>) {
+export function recordAttempt(context: TurnContext, state: TurnState, llm: LlmRuntime, event: Extract<LlmEvent, { type: 'attempt' }>, input: LlmAttemptInput, output: () => readonly ContentBlock[]) {
   const { type: _type, ...attempt } = event
   const cost = attempt.usage ? priceOf(llm, attempt, attempt.usage) : undefined
   // Ignorable: the model never sees it, so a rein that predates the record can still load the log.
   context.session.append('llm/attempt', { ...attempt, ...(cost !== undefined ? { cost } : {}) }, { ignorable: true })
   context.services.notify('agent/llm-end', () => ({
-    ...attemptStarted(context, state, llm, attempt),
+    ...attemptStarted(context, state, llm, attempt, input),
     endedAt: attempt.endedAt,
     ...(attempt.responseId !== undefined ? { responseId: attempt.responseId } : {}),
     ...(attempt.responseModel !== undefined ? { responseModel: attempt.responseModel } : {}),
@@ -23,7 +23,7 @@ export function recordAttempt(context: TurnContext, state: TurnState, llm: LlmRu
     ...(attempt.usage ? { usage: attempt.usage } : {}),
     ...(attempt.usageEstimated ? { usageEstimated: true as const } : {}),
     ...(cost !== undefined ? { cost } : {}),
-    ...(attempt.failure ? { errorCode: attempt.failure.code } : {}),
+    ...(attempt.failure ? { errorCode: attempt.failure.code } : { output }),
   }))
   if (!attempt.usage) return
   const estimated = attempt.usageEstimated === true
@@ -41,7 +41,7 @@ export function recordAttempt(context: TurnContext, state: TurnState, llm: LlmRu
 }
 
 /** An attempt as lifecycle listeners see it: the route, and the server behind it in the GenAI conventions' terms. */
-export function attemptStarted(context: TurnContext, state: TurnState, llm: LlmRuntime, attempt: Extract<LlmEvent, { type: 'attempt-start' }> | Omit<Extract<LlmEvent, { type: 'attempt' }>, 'type'>): LlmAttemptStartEvent {
+export function attemptStarted(context: TurnContext, state: TurnState, llm: LlmRuntime, attempt: Extract<LlmEvent, { type: 'attempt-start' }> | Omit<Extract<LlmEvent, { type: 'attempt' }>, 'type'>, input: LlmAttemptInput): LlmAttemptStartEvent {
   const endpoint = llm.endpoint(attempt.provider)
   const server = serverOf(endpoint?.baseURL)
   return {
@@ -58,6 +58,7 @@ export function attemptStarted(context: TurnContext, state: TurnState, llm: LlmR
     retry: attempt.retry,
     fallback: attempt.fallback,
     startedAt: attempt.startedAt,
+    input,
   }
 }
 

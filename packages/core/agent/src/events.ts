@@ -19,6 +19,8 @@ export type AgentEvent =
 /** How a turn ended, what it cost, and what it said last. */
 export interface TurnResult {
   turn: number
+  /** The run this turn was: `ctx.telemetry.cost(runId)` rolls its subagents' usage up. */
+  runId: string
   reason: TurnEndReason
   error?: { code: string; message: string }
   /** A budget the final answer crossed: the turn completed, and this says by how much. */

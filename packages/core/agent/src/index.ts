@@ -9,7 +9,7 @@ import { AgentService } from './service.ts'
 export default AgentService
 export { AgentService, type CreateAgentOptions, type ParentRef, type ResumeReport } from './service.ts'
 export { Agent, type Injection } from './agent.ts'
-export { AgentConfig, type AgentOptions } from './options.ts'
+export { AgentConfig, type AgentOptions, type AgentMemoryScopes } from './options.ts'
 export type { AgentEvent, TurnResult } from './events.ts'
 export { buildSystem, type PromptSection, type PromptSectionContext } from './sections.ts'
 export type { ParentRun } from './identity.ts'

@@ -7,9 +7,9 @@
 
 import type { Context, Logger } from '@deepseek-ai/cordis'
 import { hasListeners } from '@rein/base'
-import type { FinishReason, TokenUsage } from '@rein/llm'
+import type { ContentBlock, FinishReason, Message, TokenUsage } from '@rein/llm'
 import type { TurnEndReason } from '@rein/session'
-import type { RunIdentity, ToolEffect } from '@rein/tools'
+import type { RunIdentity, ToolEffect, ToolSchema } from '@rein/tools'
 
 /** Fields every lifecycle event has. Times are epoch milliseconds. */
 export interface LifecycleBase {
@@ -50,6 +50,18 @@ export interface LlmAttemptStartEvent extends LifecycleBase {
   /** Position of the route in the fallback chain: 0 is the primary. */
   fallback: number
   startedAt: number
+  /**
+   * What the model is asked, by reference (nothing is copied). Content: a listener that exports
+   * must leave it out unless its user opted in. Read it while handling the event.
+   */
+  input: LlmAttemptInput
+}
+
+/** The request's content, as the agent sends it. */
+export interface LlmAttemptInput {
+  readonly system?: string
+  readonly messages: readonly Message[]
+  readonly tools?: readonly ToolSchema[]
 }
 export interface LlmAttemptEndEvent extends LlmAttemptStartEvent {
   endedAt: number
@@ -61,6 +73,8 @@ export interface LlmAttemptEndEvent extends LlmAttemptStartEvent {
   cost?: number
   /** Absent when the attempt succeeded. */
   errorCode?: string
+  /** The answer's blocks when the attempt succeeded (content, as `input`); built when called. */
+  output?: () => readonly ContentBlock[]
 }
 export interface ToolStartEvent extends LifecycleBase {
   step: number
@@ -68,6 +82,8 @@ export interface ToolStartEvent extends LifecycleBase {
   callId: string
   effects: readonly ToolEffect[]
   startedAt: number
+  /** The arguments as the model wrote them (content: see `LlmAttemptStartEvent.input`). */
+  arguments: string
 }
 export interface ToolEndEvent extends ToolStartEvent {
   endedAt: number
@@ -75,6 +91,8 @@ export interface ToolEndEvent extends ToolStartEvent {
   isError: boolean
   /** The result's code when it is an error. */
   code?: string
+  /** The result's text as the model reads it (content); built when called. */
+  result: () => string
 }
 
 /** Every lifecycle event by name, with its payload. */

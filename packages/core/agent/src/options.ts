@@ -30,11 +30,25 @@ export interface AgentOptions {
   spillAfterLines: number
   /** Tools this agent may see and run, by name or glob (`fs_*`), `!pattern` to exclude; `[]` = none. Default `['*']`: every registered tool. */
   tools?: string[]
+  /**
+   * The memory scopes this agent may read (its prompt block, `memory_search`) and write; read by
+   * @rein/memory, which otherwise decides from its own Config (a subagent gets none by default).
+   */
+  memory?: AgentMemoryScopes
   /** Working directory for tools. */
   cwd: string
   /** The folder tools may work in. Default: `cwd`. */
   workspaceRoot?: string
 }
+
+/** Scopes of @rein/memory: `user` (the person, every project) and `project` (this workspace). */
+export interface AgentMemoryScopes {
+  read?: ('user' | 'project')[]
+  write?: ('user' | 'project')[]
+}
+
+// Absent stays absent (the memory row decides), never an empty list (which would mean no memory).
+const MEMORY_SCOPE_LIST = Schema.union([Schema.array(Schema.union(['user', 'project'])), Schema.const(undefined)]) as Schema<('user' | 'project')[] | undefined>
 
 export type AgentConfig = Omit<AgentOptions, 'cwd' | 'workspaceRoot' | 'provider' | 'model'> & { provider?: string; model?: string }
 
@@ -54,4 +68,8 @@ export const AgentConfig: Schema<Partial<AgentConfig>, AgentConfig> = Schema.obj
   spillAfterChars: Schema.natural().min(200).default(20_000).description('A longer tool result is saved to the session folder; the model reads its head, tail and path.'),
   spillAfterLines: Schema.natural().min(10).default(1_200).description('Same, counted in lines.'),
   tools: Schema.array(Schema.string()).default(['*']).description('Tools this agent may see and run, by name or glob; !pattern excludes; [] = none. Default: all.'),
+  memory: Schema.union([Schema.object({
+    read: MEMORY_SCOPE_LIST.description('Memory scopes the agent may read.'),
+    write: MEMORY_SCOPE_LIST.description('Memory scopes the agent may write.'),
+  }), Schema.const(undefined)]).description('The memory scopes this agent may read and write (@rein/memory). Default: the memory row decides.'),
 }) as Schema<Partial<AgentConfig>, AgentConfig>

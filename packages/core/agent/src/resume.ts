@@ -3,8 +3,10 @@
  * (`recover`), re-run what is safe to repeat, pair the rest, close the interrupted turn.
  */
 
-import { planRepair, repairEvents, type CoreEventData, type RepairCall, type Session } from '@rein/session'
-import type { ToolCallContext, ToolRegistry } from '@rein/tools'
+import { eventData, planRepair, repairEvents, type CoreEventData, type RepairCall, type Session } from '@rein/session'
+import type { RunIdentity, ToolCallContext, ToolRegistry } from '@rein/tools'
+import { runIdentity } from './identity.ts'
+import { recordedParent } from './lineage.ts'
 import type { AgentOptions } from './options.ts'
 import { toResultData } from './tool-calls.ts'
 
@@ -27,7 +29,9 @@ export async function repairSession(session: Session, tools: ToolRegistry, optio
   const plan = planRepair(session.events, (name) => tools.info(name)?.replaySafe === true)
   const found = new Map<string, ResultData>()
   const report: ResumeReport = { paired: [], rerun: [], recovered: [] }
-  const context: ToolCallContext = { sessionId: session.id, cwd: options.cwd, workspaceRoot: options.workspaceRoot ?? options.cwd }
+  // A call run again runs for the run it belonged to: tools that decide by run (scopes, availability) decide the same.
+  const identity = plan.turn === undefined ? undefined : interruptedRun(session, options, plan.turn)
+  const context: ToolCallContext = { sessionId: session.id, cwd: options.cwd, workspaceRoot: options.workspaceRoot ?? options.cwd, ...(identity ? { identity } : {}) }
   const limits = { chars: options.spillAfterChars, lines: options.spillAfterLines }
   for (const call of plan.calls) {
     const outcome = await settle(call, tools, context)
@@ -56,4 +60,15 @@ async function settle(call: RepairCall, tools: ToolRegistry, context: ToolCallCo
   if (recovered) return { how: 'recovered' as const, result: recovered }
   if (call.action !== 'rerun') return undefined
   return { how: 'rerun' as const, result: await tools.execute(input) }
+}
+
+/** The identity of the run whose turn `turn` a crash interrupted, from its `turn/start`; undefined for a log that never recorded it. */
+function interruptedRun(session: Session, options: AgentOptions, turn: number): RunIdentity | undefined {
+  const start = session.events.findLast((event) => event.type === 'turn/start' && eventData(event, 'turn/start').turn === turn)
+  if (!start) return undefined
+  const data = eventData(start, 'turn/start')
+  // Logs written before runs had ids name none: such a call runs without an identity, as it did.
+  if (data.runId === undefined) return undefined
+  const parent = recordedParent(session.header, session.events)
+  return runIdentity({ agent: options.name, sessionId: session.id, turn, runId: data.runId, anchor: data.anchor, ...(parent ? { parent } : {}) })
 }

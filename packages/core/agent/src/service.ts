@@ -83,7 +83,7 @@ export class AgentService extends Service {
   async create(options: CreateAgentOptions = {}): Promise<Agent> {
     const { parent: ref, sessionId, ...rest } = options
     const parent = ref ? await this.parentRun(ref) : undefined
-    const resolved = await this.resolve({ ...parent?.workplace, ...stripUndefined(rest) })
+    const resolved = await this.resolve({ ...parent?.workplace, ...stripUndefined(rest) }, parent !== undefined)
     const lineage = this.lineage(parent?.run, resolved)
     const session = await this.service('sessions').create({ cwd: resolved.cwd, ...(sessionId ? { id: sessionId } : {}), ...(ref ? { parent: ref } : {}) })
     return this.track(new Agent(session, resolved, this.agentServices(), lineage))
@@ -144,7 +144,7 @@ export class AgentService extends Service {
   async resume(id: string, options: Partial<AgentOptions> = {}): Promise<{ agent: Agent; repaired: ResumeReport }> {
     const session = await this.service('sessions').open(id)
     try {
-      const resolved = await this.resolve({ cwd: session.header.cwd, ...recordedRequest(session.events, options), ...stripUndefined(options) })
+      const resolved = await this.resolve({ cwd: session.header.cwd, ...recordedRequest(session.events, options), ...stripUndefined(options) }, session.header.depth > 0)
       const repaired = await repairSession(session, this.service('tools'), resolved)
       const lineage = this.lineage(recordedParent(session.header, session.events), resolved)
       return { agent: this.track(new Agent(session, resolved, this.agentServices(), lineage)), repaired }
@@ -154,10 +154,14 @@ export class AgentService extends Service {
     }
   }
 
-  /** Options with the service's defaults, checked against the model routes (catalogs looked up first). */
-  private async resolve(options: Partial<AgentOptions>): Promise<AgentOptions> {
-    const { config } = this._state
-    const merged = { ...config, ...stripUndefined(options) }
+  /**
+   * Options with the service's defaults, checked against the model routes (catalogs looked up
+   * first). A subagent does not inherit the row's `memory`: it gets memory only when its own
+   * options give it (or @rein/memory's Config lets subagents in).
+   */
+  private async resolve(options: Partial<AgentOptions>, child = false): Promise<AgentOptions> {
+    const { memory: _rowMemory, ...rowDefaults } = this._state.config
+    const merged = { ...(child ? rowDefaults : this._state.config), ...stripUndefined(options) }
     const { provider, model } = merged
     if (!provider || !model) {
       throw new ReinError('NO_MODEL', 'no provider/model configured: set provider and model on the agents row in cordis.yml, or pass them')

@@ -100,7 +100,7 @@ async function runOne(call: ToolCallBlock, context: ToolRunContext, spillFolder:
   context.emit({ type: 'tool-start', callId: call.id, name: call.name, card: tools.presentCall(call.name, call.arguments) })
   const startedAt = Date.now()
   const step = state.step ?? 0
-  const started = () => ({ identity, turn: state.turn, step, name: call.name, callId: call.id, effects: tools.info(call.name)?.effects ?? [], startedAt })
+  const started = () => ({ identity, turn: state.turn, step, name: call.name, callId: call.id, effects: tools.info(call.name)?.effects ?? [], startedAt, arguments: call.arguments })
   notify('agent/tool-start', started)
   const result = await tools.execute({
     callId: call.id,
@@ -119,7 +119,8 @@ async function runOne(call: ToolCallBlock, context: ToolRunContext, spillFolder:
   })
   notify('agent/tool-end', () => {
     const endedAt = Date.now()
-    return { ...started(), endedAt, durationMs: endedAt - startedAt, isError: result.isError, ...(result.isError ? { code: result.error.code } : {}) }
+    const text = () => result.content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('\n')
+    return { ...started(), endedAt, durationMs: endedAt - startedAt, isError: result.isError, ...(result.isError ? { code: result.error.code } : {}), result: text }
   })
   return toResultData(call.id, result, session, context.spill)
 }

@@ -147,11 +147,13 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
   const { request } = prepared.planned
   const assembler = new BlockAssembler()
   let used = prepared.route
+  const messages = session.messages()
+  const input = { ...(prepared.system ? { system: prepared.system } : {}), messages, ...(prepared.schemas.length > 0 ? { tools: prepared.schemas } : {}) }
+  // Only a telemetry sink that opted into content calls it; a block that cannot be built is left out.
+  const output = () => { try { return assembler.blocks() } catch { return [] } }
   const stream = prepared.llm.stream({
     ...prepared.route,
-    ...(prepared.system ? { system: prepared.system } : {}),
-    messages: session.messages(),
-    ...(prepared.schemas.length > 0 ? { tools: prepared.schemas } : {}),
+    ...input,
     fallbacks: options.fallbacks,
     ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
     ...(prepared.planned.cap !== undefined ? { maxTokensCap: prepared.planned.cap } : {}),
@@ -160,11 +162,11 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
     signal,
     onEvent: (event) => {
       if (event.type === 'attempt-start') {
-        context.services.notify('agent/llm-start', () => attemptStarted(context, state, prepared.llm, event))
+        context.services.notify('agent/llm-start', () => attemptStarted(context, state, prepared.llm, event, input))
         return
       }
       context.emit(event)
-      if (event.type === 'attempt') recordAttempt(context, state, prepared.llm, event)
+      if (event.type === 'attempt') recordAttempt(context, state, prepared.llm, event, input, output)
       else if (event.type === 'retry') session.append('llm/retry', event)
       else {
         session.append('llm/fallback', event)
@@ -276,6 +278,7 @@ async function endTurn(context: TurnContext, state: TurnState, end: TurnEnd): Pr
   }))
   return {
     turn: state.turn,
+    runId: state.identity.runId,
     ...final,
     usage: tally.usage,
     ...(tally.cost !== undefined ? { cost: tally.cost } : {}),

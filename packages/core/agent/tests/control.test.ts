@@ -142,6 +142,29 @@ describe('resume', () => {
     await store.close('crashed')
   }
 
+  it('re-runs a replay-safe call for the run it belonged to, so tools that decide by run decide the same', async () => {
+    const store = new MemorySessionStore()
+    const { root } = await boot([[{ text: 'ok' }]], { store })
+    const seen: unknown[] = []
+    root.tools.register(defineTool({
+      name: 'look', description: 'Looks.', parameters: {}, effects: ['read'],
+      output: { schema: { type: 'string' }, render: (_args, value) => value },
+      execute: (_args, run) => { seen.push(run.identity); return 'seen' },
+    }))
+    const session = await root.sessions.create({ id: 'crashed-run', cwd: '/w' })
+    const message = assistantMessage([{ type: 'tool-call', id: 'l1', name: 'look', arguments: '{}' }], { kind: 'model', provider: 'scripted', model: 'm' })
+    session.append('turn/start', { turn: 1, runId: 'run_before', turnId: 'crashed-run/1', anchor: 'msg-1' })
+    session.append('user/message', { message: userMessage('go') })
+    session.append('step/start', { turn: 1, step: 1 })
+    session.append('assistant/message', { message, provider: 'scripted', model: 'm' })
+    session.append('tool/call', { callId: 'l1', name: 'look', arguments: '{}', replaySafe: true })
+    await session.flush()
+    await store.close('crashed-run')
+    const { repaired } = await root.agents.resume('crashed-run')
+    expect(repaired.rerun).toEqual([{ callId: 'l1', name: 'look', isError: false }])
+    expect(seen).toEqual([{ agent: 'main', sessionId: 'crashed-run', conversationId: 'crashed-run', runId: 'run_before', turnId: 'crashed-run/1', anchor: 'msg-1', depth: 0 }])
+  })
+
   it('repairs a crashed turn: re-runs the replay-safe call once, reports the rest, and goes on', async () => {
     const store = new MemorySessionStore()
     const { root, llm } = await boot([[{ text: 'I will check what happened.' }]], { store })

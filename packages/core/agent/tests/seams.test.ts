@@ -187,6 +187,20 @@ describe('tools allow-list', () => {
     expect(child?.canUse('bash')).toBe(false)
   })
 
+  it('does not hand the row\'s memory scopes to a subagent: it has only what its own options give', async () => {
+    const { root } = await boot([[call('spawn')], [{ text: 'child done' }], [{ text: 'second child done' }], [{ text: 'parent done' }]], { agent: { memory: { read: ['user', 'project'], write: ['user'] } } })
+    const children: Agent[] = []
+    root.tools.register(recorder('spawn', [], async (run) => {
+      const parent = { sessionId: run.sessionId!, runId: run.identity!.runId, callId: run.callId }
+      children.push(await root.agents.create({ parent }), await root.agents.create({ parent, memory: { read: ['project'] } }))
+      return 'spawned'
+    }))
+    const main = await root.agents.create()
+    await main.send('go')
+    expect(main.options.memory).toEqual({ read: ['user', 'project'], write: ['user'] })
+    expect(children.map((child) => child.options.memory)).toEqual([undefined, { read: ['project'] }])
+  })
+
   it('leaves a tool whose availableTo refuses subagents out of a child\'s requests, and in its parent\'s', async () => {
     const { root, llm } = await boot([[call('spawn')], [{ text: 'child done' }], [{ text: 'parent done' }]])
     root.tools.register({ ...recorder('remember'), availableTo: (run: RunIdentity) => run.depth === 0 })

@@ -11,7 +11,7 @@ describe('a turn', () => {
     const events: AgentEvent[] = []
     agent.subscribe((event) => events.push(event))
     const result = await agent.send('hi')
-    expect(result).toEqual({ turn: 1, reason: 'completed', usage: { inputTokens: 10, outputTokens: 2 }, text: 'Hello!' })
+    expect(result).toEqual({ turn: 1, runId: expect.stringMatching(/^run_/), reason: 'completed', usage: { inputTokens: 10, outputTokens: 2 }, text: 'Hello!' })
     expect(types(agent.session.events)).toEqual(['turn/start', 'user/message', 'step/start', 'request/header', 'llm/attempt', 'assistant/message', 'step/end', 'turn/end'])
     expect(agent.session.pending).toBe(0)
     expect(events.map((event) => event.type)).toEqual(['turn-start', 'text-delta', 'attempt', 'usage', 'turn-end'])

@@ -7,6 +7,8 @@ import { LlmRuntime } from './runtime.ts'
 
 export default LlmRuntime
 export { LlmRuntime, type LlmRuntimeConfig } from './runtime.ts'
+/** Config `prices`: a model's prices by route, replacing its catalog's. */
+export type { PriceOverrides } from './runtime.ts'
 export { LlmAdapter, type AdapterRequest, type GenerationOptions, type ModelInfo, type ProviderEndpoint, type ToolSpec } from './adapter.ts'
 export { BlockAssembler, type AssembledFinish } from './assembler.ts'
 export { LlmError, isRetryable, toFailure, type LlmFailure, type LlmFailureCode } from './errors.ts'

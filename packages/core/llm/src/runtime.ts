@@ -11,7 +11,7 @@ import { ModelInfos } from './model-info.ts'
 import type { LlmEvent, LlmRequest, ModelRoute } from './request.ts'
 import { DEFAULT_RETRY_POLICY, retryDelay, sleep, type RetryPolicy } from './retry.ts'
 import type { StreamChunk } from './stream.ts'
-import { costOfUsage, type TokenUsage } from './usage.ts'
+import { costOfUsage, type Pricing, type TokenUsage } from './usage.ts'
 
 declare module '@deepseek-ai/cordis' {
   interface Context {
@@ -34,7 +34,21 @@ export interface LlmRuntimeConfig {
   fallbackCooldownMs?: number
   /** How long a model catalog lookup (`resolveModel` answering with a promise) is waited for. Default 30000. */
   catalogTimeoutMs?: number
+  /** Prices by route, then model, that replace (or stand in for) the adapters' catalogs: money per million tokens. */
+  prices?: PriceOverrides
 }
+
+/** `{<route>: {<model>: Pricing}}`: a model's prices by the route that serves it. */
+export type PriceOverrides = Record<string, Record<string, Pricing>>
+
+type RuntimeConfigInput = { retry?: Partial<RetryPolicy>; fallbackCooldownMs?: number; catalogTimeoutMs?: number; prices?: PriceOverrides }
+
+const PRICING: Schema<Pricing> = Schema.object({
+  input: Schema.number().min(0).required().description('Input read at the full price, per million tokens.'),
+  output: Schema.number().min(0).required().description('Output, reasoning included, per million tokens.'),
+  cacheRead: Schema.number().min(0).description('Input served from the prompt cache. Default: input.'),
+  cacheWrite: Schema.number().min(0).description('Input written to the prompt cache. Default: input.'),
+}) as Schema<Pricing>
 
 interface RuntimeState {
   adapters: Map<string, LlmAdapter>
@@ -45,6 +59,7 @@ interface RuntimeState {
   infos: ModelInfos
   /** Every running stream's controller, so disposing the service stops them all. */
   runs: Set<AbortController>
+  prices: PriceOverrides
   stopped: boolean
 }
 
@@ -54,7 +69,7 @@ const DEFAULT_COOLDOWN_MS = 300_000
 const DEFAULT_CATALOG_TIMEOUT_MS = 30_000
 
 export class LlmRuntime extends Service {
-  static readonly Config: Schema<{ retry?: Partial<RetryPolicy>; fallbackCooldownMs?: number; catalogTimeoutMs?: number }, LlmRuntimeConfig> = Schema.object({
+  static readonly Config: Schema<RuntimeConfigInput, LlmRuntimeConfig> = Schema.object({
     retry: Schema.object({
       maxRetries: Schema.natural().default(DEFAULT_RETRY_POLICY.maxRetries).description('Retries per route after the first attempt.'),
       initialDelayMs: Schema.natural().default(DEFAULT_RETRY_POLICY.initialDelayMs).description('First backoff delay.'),
@@ -64,7 +79,8 @@ export class LlmRuntime extends Service {
     }).default({} as RetryPolicy),
     fallbackCooldownMs: Schema.natural().default(DEFAULT_COOLDOWN_MS).description('How long later streams skip a route that failed over; 0 turns it off.'),
     catalogTimeoutMs: Schema.natural().min(1).default(DEFAULT_CATALOG_TIMEOUT_MS).description('How long a model catalog lookup is waited for; past it the model counts as having no metadata until the lookup answers.'),
-  }) as Schema<{ retry?: Partial<RetryPolicy>; fallbackCooldownMs?: number; catalogTimeoutMs?: number }, LlmRuntimeConfig>
+    prices: Schema.dict(Schema.dict(PRICING)).default({}).description('Prices by route, then model, replacing the catalogs\' (money per million tokens).'),
+  }) as Schema<RuntimeConfigInput, LlmRuntimeConfig>
 
   // Service methods run on cordis's tracing proxy; state lives in one object read once per call.
   private _state: RuntimeState
@@ -74,6 +90,7 @@ export class LlmRuntime extends Service {
     const state: RuntimeState = {
       adapters: new Map(), retry: config.retry, logger: ctx.logger('llm'),
       cooldowns: new Cooldowns(config.fallbackCooldownMs ?? DEFAULT_COOLDOWN_MS), inflight: new InflightAttempts(), infos: new ModelInfos(config.catalogTimeoutMs ?? DEFAULT_CATALOG_TIMEOUT_MS), runs: new Set(), stopped: false,
+      prices: config.prices ?? {},
     }
     this._state = state
     ctx.effect(() => () => {
@@ -114,14 +131,14 @@ export class LlmRuntime extends Service {
    * reflected after `modelInfo` (which every stream awaits) resolved it once.
    */
   resolveModel(provider: string, model: string): ModelInfo | undefined {
-    const { adapters, infos } = this._state
-    return infos.peek(adapters.get(provider), provider, model)
+    const { adapters, infos, prices } = this._state
+    return withPrice(infos.peek(adapters.get(provider), provider, model), prices, provider, model)
   }
 
   /** Metadata for a model, waiting for an adapter that looks it up; undefined when it has none or the lookup fails. */
-  modelInfo(provider: string, model: string, signal?: AbortSignal): Promise<ModelInfo | undefined> {
-    const { adapters, infos } = this._state
-    return infos.resolve(adapters.get(provider), provider, model, signal)
+  async modelInfo(provider: string, model: string, signal?: AbortSignal): Promise<ModelInfo | undefined> {
+    const { adapters, infos, prices } = this._state
+    return withPrice(await infos.resolve(adapters.get(provider), provider, model, signal), prices, provider, model)
   }
 
   listModels(provider: string): readonly ModelInfo[] {
@@ -269,4 +286,12 @@ export class LlmRuntime extends Service {
 function aborted(reason: unknown): StreamChunk {
   const failure = abortFailure(reason, { provider: '', model: '' }) ?? { ...CANCELLED }
   return { type: 'finish', reason: 'aborted', failure }
+}
+
+/** The catalog's facts with the Config's price for the model, when it names one (a model no catalog knows gets one too). */
+function withPrice(info: ModelInfo | undefined, prices: PriceOverrides, provider: string, model: string): ModelInfo | undefined {
+  const byModel = Object.hasOwn(prices, provider) ? prices[provider] : undefined
+  const pricing = byModel !== undefined && Object.hasOwn(byModel, model) ? byModel[model] : undefined
+  if (pricing === undefined) return info
+  return { ...(info ?? { id: model }), pricing }
 }

@@ -94,3 +94,25 @@ describe('attempt-start', () => {
     expect(heard).toHaveLength(1)
   })
 })
+
+describe('price overrides (Config prices)', () => {
+  it('replace a catalog\'s price, and price a model no catalog knows, everywhere a price is read', async () => {
+    const root = new Context()
+    await root.plugin(LlmRuntime, { prices: { p: { m: { input: 3, output: 6 }, local: { input: 0.5, output: 1, cacheRead: 0.1 } } } })
+    root.llm.registerAdapter('p', new LookupAdapter({ m: limited }))
+    expect(await root.llm.modelInfo('p', 'm')).toEqual({ ...limited, pricing: { input: 3, output: 6 } })
+    expect(root.llm.costOf('p', 'm', { inputTokens: 1_000_000, outputTokens: 1_000_000 })).toBe(9)
+    expect(root.llm.resolveModel('p', 'local')).toEqual({ id: 'local', pricing: { input: 0.5, output: 1, cacheRead: 0.1 } })
+    expect(root.llm.costOf('p', 'local', { inputTokens: 0, cacheReadTokens: 1_000_000, outputTokens: 0 })).toBe(0.1)
+    // Another route's model of the same name keeps its own (absent) price.
+    expect(root.llm.costOf('q', 'm', { inputTokens: 1, outputTokens: 1 })).toBeUndefined()
+  })
+
+  it('refuses a malformed price at load, naming the route and model', async () => {
+    const root = new Context()
+    expect(() => LlmRuntime.Config({ prices: { p: { m: { input: -1, output: 1 } } } } as never)).toThrow('$.prices.p.m.input expected number >= 0 but got -1')
+    expect(() => LlmRuntime.Config({ prices: { p: { 'gpt-4o': { input: 1 } } } } as never)).toThrow('$.prices.p.gpt-4o.output missing required value')
+    expect(() => LlmRuntime.Config({ prices: { p: { m: { input: '1', output: 2 } } } } as never)).toThrow('$.prices.p.m.input expected number')
+    await expect(root.plugin(LlmRuntime, { prices: { p: { m: { input: 1 } } } } as never)).rejects.toThrow('$.prices.p.m.output missing required value')
+  })
+})

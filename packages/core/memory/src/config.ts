@@ -13,7 +13,7 @@ export interface MemoryScopes {
 export interface MemoryPromptConfig {
   /** Most entries in the block (at most 20); 0 leaves the block out. */
   maxEntries: number
-  /** Most tokens the block may take, estimated as characters / 4. */
+  /** Most tokens the block may take, estimated as characters / 4; at least 150. */
   maxTokens: number
   /** The section's place among the system prompt's sections. */
   order: number
@@ -69,7 +69,9 @@ export const MemoryConfig: Schema<MemoryConfigInput, MemoryConfig> = Schema.obje
     .description('Tool calls that change user-scope memory (read in every project) ask a person, even under --allow write.'),
   prompt: Schema.object({
     maxEntries: Schema.natural().max(20).default(20).description('Most entries in the prompt block (at most 20); 0 leaves it out.'),
-    maxTokens: Schema.natural().min(50).default(1_200).description('Most tokens the prompt block may take (characters / 4).'),
+    // The heading, the intro and its tool hints and the "older entries" line take about 105
+    // tokens: below 150 a block could never hold an entry.
+    maxTokens: Schema.natural().min(150).default(1_200).description('Most tokens the prompt block may take (characters / 4); at least 150, room for one short entry.'),
     order: Schema.number().default(900).description('The block\'s place among the system prompt\'s sections.'),
   }).description('The block of remembered entries put into the system prompt at session start.'),
 }) as Schema<MemoryConfigInput, MemoryConfig>

@@ -4,12 +4,12 @@
  */
 
 import type { Logger } from '@deepseek-ai/cordis'
-import { errorChain } from '@rein/base'
+import { ReinError, errorChain, isReinError } from '@rein/base'
 import type { RunIdentity } from '@rein/tools'
 import { accessFor } from './access.ts'
 import type { MemoryConfig } from './config.ts'
 import { BLOCK_TYPE_ORDER, renderMemoryBlock } from './prompt-block.ts'
-import type { MemoryEntry, RecallQuery } from './types.ts'
+import type { MemoryEntry, MemoryScope, RecallQuery } from './types.ts'
 
 /** What @rein/agent's `render` gets (its `PromptSectionContext`), as far as the block reads it. */
 interface MemorySectionContext {
@@ -26,10 +26,17 @@ export interface MemorySection {
   render(context: MemorySectionContext): Promise<string | undefined>
 }
 
-/** The part of `ctx.agents` the section needs: registering it, and which tools an agent sees. */
+/** The part of `ctx.agents` memory needs: registering the section, and a live agent's tools and options. */
 export interface AgentsLike {
   section(section: MemorySection): () => unknown
-  find?(sessionId: string): { canUse(name: string): boolean } | undefined
+  find?(sessionId: string): LiveAgentLike | undefined
+}
+
+/** A live agent (@rein/agent's `Agent`), as far as memory reads it. */
+interface LiveAgentLike {
+  canUse(name: string): boolean
+  /** Its `AgentOptions`: `memory` names the scopes it may read and write. */
+  options?: { memory?: { read?: readonly MemoryScope[]; write?: readonly MemoryScope[] } }
 }
 
 /** What the section needs from the service. */
@@ -41,9 +48,9 @@ export interface SectionSource {
 
 /**
  * The section. A recall that fails leaves the block out of that session (logged: a warning the
- * first time, then at debug level), never the run.
+ * first time, then at debug level, and told to `recallFailed`), never the run.
  */
-export function memorySection(memory: SectionSource, config: MemoryConfig, agents: () => AgentsLike | undefined, logger: Logger): MemorySection {
+export function memorySection(memory: SectionSource, config: MemoryConfig, agents: () => AgentsLike | undefined, logger: Logger, recallFailed: (error: ReinError) => void): MemorySection {
   let warned = false
   return {
     id: 'memory',
@@ -51,7 +58,7 @@ export function memorySection(memory: SectionSource, config: MemoryConfig, agent
     pinned: true,
     render: async (context) => {
       const { maxEntries, maxTokens } = config.prompt
-      const access = accessFor(config, context.identity)
+      const access = accessFor(config, context.identity, agents)
       if (maxEntries === 0 || access.read.length === 0 || !memory.hasStore()) return undefined
       let candidates: MemoryEntry[]
       try {
@@ -62,6 +69,7 @@ export function memorySection(memory: SectionSource, config: MemoryConfig, agent
       } catch (error) {
         logger[warned ? 'debug' : 'warn']('the memory block was left out of session %s: recall failed: %s', context.sessionId, errorChain(error))
         warned = true
+        recallFailed(isReinError(error) ? error : new ReinError('MEMORY_RECALL_FAILED', `memory recall failed: ${errorChain(error)}`, { cause: error }))
         return undefined
       }
       const agent = agents()?.find?.(context.sessionId)

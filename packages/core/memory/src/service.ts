@@ -21,6 +21,14 @@ declare module '@deepseek-ai/cordis' {
   interface Context {
     memory: MemoryService
   }
+  interface Events {
+    /**
+     * Memory is off for runs: a store that cannot be used was registered (its `unavailable`), or
+     * the prompt block's recall failed. Once per service; the error names the file when it can.
+     * For people (a CLI notice): the model is never told.
+     */
+    'memory/unavailable'(error: ReinError): void
+  }
 }
 
 interface MemoryState {
@@ -30,6 +38,8 @@ interface MemoryState {
   watchers: Set<StoreWatcher>
   /** The last of `write`, `update` and `forget` queued: each waits for the one before (see `mutate`). */
   queue: Promise<unknown>
+  /** Why memory is off for runs, once it was (`memory/unavailable` was emitted then, once per service). */
+  problem: ReinError | undefined
 }
 
 /** `ctx.memory`: one per composition; a store plugin (`@rein/memory-sqlite`) registers where entries live. */
@@ -41,13 +51,17 @@ export class MemoryService extends Service {
 
   constructor(ctx: Context, config: MemoryConfig) {
     super(ctx, 'memory')
-    const state: MemoryState = { stores: [], config, watchers: new Set(), queue: Promise.resolve() }
+    const state: MemoryState = { stores: [], config, watchers: new Set(), queue: Promise.resolve(), problem: undefined }
     this._state = state
     const logger = ctx.logger('memory')
-    const hasStore = () => state.stores.length > 0
+    // A store that cannot be used stays registered (so `list` reports why), but runs get neither
+    // tools that could only fail nor a block: nothing the model reads mentions it.
+    const usable = () => state.stores.length > 0 && state.stores[0]!.unavailable === undefined
+    // Looked up by name, not imported: @rein/memory does not depend on @rein/agent.
+    const agents = () => ctx.get('agents') as AgentsLike | undefined
     ctx.inject(['tools'], (inner) => {
-      const tools = createMemoryTools(this, config)
-      whileStore(inner, state.watchers, hasStore, 'memory tools', [
+      const tools = createMemoryTools(this, config, agents)
+      whileStore(inner, state.watchers, usable, 'memory tools', [
         () => inner.tools.register(tools.memoryWrite),
         () => inner.tools.register(tools.memorySearch),
         () => inner.tools.register(tools.memoryUpdate),
@@ -55,11 +69,9 @@ export class MemoryService extends Service {
         ...(config.askUserScope ? [() => inner.tools.preExecute(userScopePolicy(this))] : []),
       ], logger)
     })
-    // Looked up by name, not imported: @rein/memory does not depend on @rein/agent.
     ctx.inject(['agents'], (inner) => {
-      const agents = () => inner.get('agents') as AgentsLike | undefined
-      const section = memorySection(this, config, agents, logger)
-      whileStore(inner, state.watchers, hasStore, 'memory prompt section', [() => {
+      const section = memorySection(this, config, agents, logger, (error) => this.tellUnavailable(error))
+      whileStore(inner, state.watchers, usable, 'memory prompt section', [() => {
         const host = agents()
         if (!host) throw new ReinError('NO_AGENTS', 'ctx.agents is not there')
         return host.section(section)
@@ -78,6 +90,7 @@ export class MemoryService extends Service {
     return this.ctx.effect(() => {
       if (stores.length > 0) throw new ReinError('DUPLICATE_MEMORY_STORE', 'another memory store is already registered; dispose it first')
       stores.push(store)
+      if (store.unavailable !== undefined) this.tellUnavailable(store.unavailable)
       void tell()
       return async () => {
         const index = stores.indexOf(store)
@@ -88,9 +101,34 @@ export class MemoryService extends Service {
     }, 'memory.registerStore')
   }
 
-  /** Whether a store is registered: without one, `recall` finds nothing and writes are refused. */
+  /**
+   * Whether a store is registered: without one, `recall` finds nothing and writes are refused. True
+   * for a store that is `unavailable` too (its calls fail with the reason).
+   */
   hasStore(): boolean {
     return this._state.stores.length > 0
+  }
+
+  /**
+   * Why memory is off for runs, when it is or was: the store's `unavailable`, or the first failed
+   * recall of the prompt block. For a person (a command that loaded the composition after
+   * `memory/unavailable` was emitted); the model is never told.
+   */
+  unavailable(): ReinError | undefined {
+    const state = this._state
+    return state.problem ?? state.stores[0]?.unavailable
+  }
+
+  /** Emits `memory/unavailable` the first time memory is off for runs; never again for this service. */
+  private tellUnavailable(error: ReinError): void {
+    const state = this._state
+    if (state.problem !== undefined) return
+    state.problem = error
+    try {
+      this.ctx.emit('memory/unavailable', error)
+    } catch (failure) {
+      this.ctx.logger('memory').warn('a memory/unavailable listener failed: %s', failure)
+    }
   }
 
   /**
@@ -104,6 +142,7 @@ export class MemoryService extends Service {
       const now = Date.now()
       const checked = checkDraft(draft, this._state.config.maxContentChars, now)
       const target = checked.supersedes === undefined ? undefined : await existing(store, checked.supersedes, 'supersede')
+      if (target !== undefined) sameScope(checked, target)
       const same = await store.findSame(checked.scope, checked.projectId, checked.type, normalizeContent(checked.content), now)
       // The same correction written again (a replayed call) refreshes it; any other is refused.
       if (target?.retiredAt !== undefined && target.retiredBy !== same?.id) throw retired(target, 'supersede')
@@ -180,9 +219,9 @@ export class MemoryService extends Service {
    * by Config `maxRecall`. Without a store: `[]`. `INVALID_ARGS` for a malformed query.
    */
   async recall(query: RecallQuery): Promise<readonly MemoryEntry[]> {
+    checkQuery(query)
     const store = this._state.stores[0]
     if (store === undefined) return Object.freeze([])
-    checkQuery(query)
     const now = query.now ?? Date.now()
     const found = await store.recall({ ...query, limit: Math.min(query.limit, this._state.config.maxRecall), now })
     // The store promises live entries only; checked again, as a correction must never lose to what it corrects.
@@ -231,6 +270,20 @@ async function existing(store: MemoryStore, id: string, action: string): Promise
   const entry = await store.get(id)
   if (entry === undefined) throw notFound(id, action)
   return entry
+}
+
+/**
+ * A correction stays in the scope (and project) of what it corrects: else a project write, which
+ * needs less approval, could retire a user entry every project reads, or another project's entry.
+ */
+function sameScope(draft: MemoryDraft, target: MemoryEntry): void {
+  const id = target.id
+  if (target.scope !== draft.scope) {
+    throw new ReinError('INVALID_ARGS', `a correction keeps its scope: ${id} is a ${target.scope} entry; write the correction with scope ${target.scope}`, { details: { id, scope: target.scope } })
+  }
+  if (target.projectId !== draft.projectId) {
+    throw new ReinError('INVALID_ARGS', `a correction keeps its scope: ${id} is an entry of another project; write the correction there`, { details: { id } })
+  }
 }
 
 async function retire(store: MemoryStore, entry: MemoryEntry, by: string, now: number): Promise<void> {

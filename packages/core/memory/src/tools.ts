@@ -6,6 +6,7 @@
 import { ReinError, defineTool, type RunIdentity, type ToolRun } from '@rein/tools'
 import { accessFor, reaches } from './access.ts'
 import type { MemoryConfig, MemoryScopes } from './config.ts'
+import type { AgentsLike } from './section.ts'
 import { age, clip, oneLine } from './format.ts'
 import type { MemoryEntry, MemoryPatch, MemoryScope, MemoryType, RecallQuery, WriteResult, MemoryDraft } from './types.ts'
 import { MEMORY_SCOPES, MEMORY_TYPES } from './validate.ts'
@@ -29,12 +30,20 @@ const ENTRY_FIELDS = {
   type: { ...TYPE, required: true },
 } as const
 
-/** The four tools; `config` sets the content cap and search limits they declare. */
-export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig) {
+/**
+ * The four tools; `config` sets the content cap and search limits they declare, `agents` (ctx.agents,
+ * when there) gives a live agent's own memory scopes.
+ */
+export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, agents: () => AgentsLike | undefined) {
   const content = { type: 'string', minLength: 1, maxLength: config.maxContentChars } as const
   // A run that may not read (or write) any scope never sees the tools that would only refuse it.
-  const readers = (identity: RunIdentity) => accessFor(config, identity).read.length > 0
-  const writers = (identity: RunIdentity) => accessFor(config, identity).write.length > 0
+  const readers = (identity: RunIdentity) => accessFor(config, identity, agents).read.length > 0
+  const writers = (identity: RunIdentity) => accessFor(config, identity, agents).write.length > 0
+  const where = async (run: ToolRun) => ({
+    access: accessFor(config, run.identity, agents),
+    projectId: await memory.projectIdFor(run.workspaceRoot),
+    sessionId: run.identity?.sessionId ?? run.sessionId,
+  })
 
   const memoryWrite = defineTool({
     name: 'memory_write',
@@ -57,7 +66,7 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig) 
       },
     },
     execute: async (args, run) => {
-      const { access, projectId, sessionId } = await where(run, memory, config)
+      const { access, projectId, sessionId } = await where(run)
       allowed(access, 'write', args.scope)
       if (args.supersedes !== undefined) await reachable(memory, args.supersedes, access.write, projectId)
       const { entry, outcome } = await memory.write({
@@ -65,7 +74,8 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig) 
         ...(args.scope === 'project' ? { projectId } : {}),
         type: args.type,
         content: args.content,
-        source: { sessionId: sessionId ?? noSession() },
+        // The anchor is the user message the run answers: where the thing remembered was said.
+        source: { sessionId: sessionId ?? noSession(), ...(run.identity?.anchor ? { messageId: run.identity.anchor } : {}) },
         ...(args.supersedes === undefined ? {} : { supersedes: args.supersedes }),
       })
       return { ...fields(entry), outcome, ...(args.supersedes === undefined || args.supersedes === entry.id ? {} : { supersedes: args.supersedes }) }
@@ -102,7 +112,7 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig) 
         : value.entries.map((entry) => `${entry.id} (${entry.scope}, ${entry.type}, ${entry.age}): ${oneLine(entry.content)}`).join('\n'),
     },
     execute: async (args, run) => {
-      const { access, projectId } = await where(run, memory, config)
+      const { access, projectId } = await where(run)
       if (args.scope !== undefined) allowed(access, 'read', args.scope)
       const scopes = args.scope === undefined ? access.read : [args.scope]
       if (scopes.length === 0) throw new ReinError('MEMORY_SCOPE_DENIED', 'this agent may not read memory', { details: { mode: 'read' } })
@@ -130,7 +140,7 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig) 
     },
     execute: async (args, run) => {
       if (args.content === undefined && args.type === undefined) throw new ReinError('INVALID_ARGS', 'memory_update needs content, type or both')
-      const { access, projectId } = await where(run, memory, config)
+      const { access, projectId } = await where(run)
       await reachable(memory, args.id, access.write, projectId)
       const entry = await memory.update(args.id, { ...(args.content === undefined ? {} : { content: args.content }), ...(args.type === undefined ? {} : { type: args.type }) })
       return fields(entry)
@@ -150,7 +160,7 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig) 
       render: (_args, value) => `Forgot ${value.id} (${value.scope}, ${value.type}): "${clip(value.content, 100)}".`,
     },
     execute: async (args, run) => {
-      const { access, projectId } = await where(run, memory, config)
+      const { access, projectId } = await where(run)
       await reachable(memory, args.id, access.write, projectId)
       const entry = await memory.forget(args.id)
       return { ...fields(entry), content: entry.content }
@@ -161,11 +171,6 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig) 
   })
 
   return { memoryWrite, memorySearch, memoryUpdate, memoryForget }
-}
-
-/** The call's scopes, project and session. */
-async function where(run: ToolRun, memory: MemoryToolHost, config: MemoryConfig) {
-  return { access: accessFor(config, run.identity), projectId: await memory.projectIdFor(run.workspaceRoot), sessionId: run.identity?.sessionId ?? run.sessionId }
 }
 
 function allowed(access: Readonly<MemoryScopes>, mode: 'read' | 'write', scope: MemoryScope): void {

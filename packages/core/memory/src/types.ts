@@ -1,5 +1,7 @@
 /** The shapes `ctx.memory`, its stores and its callers share. */
 
+import type { ReinError } from '@rein/base'
+
 /** Whose memory: the person's (every project), or one project's. Anything bound to one session lives in its log. */
 export type MemoryScope = 'user' | 'project'
 
@@ -70,6 +72,12 @@ export interface WriteResult {
  * Every method rejects with a `ReinError` naming the store's file on failure.
  */
 export interface MemoryStore {
+  /**
+   * Set when the store cannot be used at all (its file could not be opened: locked, damaged, too
+   * new): the reason, naming the file. The service keeps such a store registered, so `list` and
+   * the like report the reason, but gives runs no memory tools and no prompt block.
+   */
+  readonly unavailable?: ReinError
   /** Adds `entry` as given (id and times set by the service). */
   insert(entry: MemoryEntry): Promise<void>
   /** Replaces the entry with this id; `MEMORY_NOT_FOUND` when there is none. */

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto'
 import { ReinError } from '@rein/base'
 import { HIDDEN_CHARACTER } from './format.ts'
+import { secretKind } from './secrets.ts'
 import type { MemoryDraft, MemoryPatch, MemoryScope, MemoryType, RecallQuery } from './types.ts'
 
 /** Every scope, in the order the README lists them. */
@@ -48,7 +49,7 @@ export function checkPatch(patch: MemoryPatch, maxContentChars: number, now: num
   return patch.content === undefined ? patch : { ...patch, content: patch.content.trim() }
 }
 
-/** Throws `INVALID_ARGS` for unknown scopes or types, or a project recall without a project. */
+/** Throws `INVALID_ARGS` for unknown scopes or types, a project recall without a project, a bad `limit` or `now`. */
 export function checkQuery(query: RecallQuery): void {
   anObject('memory recall', query)
   const problems: string[] = []
@@ -58,6 +59,7 @@ export function checkQuery(query: RecallQuery): void {
   if (query.query !== undefined && typeof query.query !== 'string') problems.push('query must be a string')
   else if (query.query !== undefined && !HAS_WORD.test(query.query)) problems.push('query has no letters or digits to search for: give words, or leave query out for the newest entries')
   if (typeof query.limit !== 'number' || !Number.isInteger(query.limit) || query.limit < 1) problems.push('limit must be an integer ≥ 1')
+  if (query.now !== undefined && !isTime(query.now)) problems.push('now must be a whole number of epoch milliseconds')
   refuse('memory recall', problems)
 }
 
@@ -79,18 +81,28 @@ function contentProblems(content: unknown, max: number): string[] {
   // What people see in `rein memory list` must be what the model reads.
   const hidden = HIDDEN_CHARACTER.exec(content)?.[0]
   if (hidden !== undefined) problems.push(`content holds a character nobody sees (U+${(hidden.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}): remove it`)
+  // Named by kind only: the error reaches the model and logs, which must not get the key either.
+  const secret = secretKind(content)
+  if (secret !== undefined) problems.push(`content looks like a secret (${secret}): memory is sent to the model in every session; never save keys`)
   return problems
 }
 
 function confidenceProblems(confidence: unknown): string[] {
   if (confidence === undefined) return []
+  // NaN fails both comparisons.
   return typeof confidence === 'number' && confidence >= 0 && confidence <= 1 ? [] : ['confidence must be a number from 0 to 1']
 }
 
+/** A store keeps times in integer columns (SQLite STRICT): a fraction or a huge number must be refused here, not fail there. */
 function expiryProblems(expiresAt: unknown, now: number): string[] {
   if (expiresAt === undefined) return []
-  if (typeof expiresAt !== 'number' || !Number.isFinite(expiresAt)) return ['expiresAt must be a time in epoch milliseconds']
+  if (!isTime(expiresAt)) return ['expiresAt must be a whole number of epoch milliseconds']
   return expiresAt <= now ? ['expiresAt is not in the future: such an entry would never be recalled'] : []
+}
+
+/** Epoch milliseconds as a store can keep them: a safe integer. */
+function isTime(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value)
 }
 
 function refuse(what: string, problems: readonly string[]): void {

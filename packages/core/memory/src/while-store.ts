@@ -1,6 +1,7 @@
 /**
- * Registrations that exist only while a memory store is registered: the memory tools and the prompt
- * section. Without a store they are not there at all, so the model never meets a tool that can only fail.
+ * Registrations that exist only while a memory store is registered and available: the memory tools
+ * and the prompt section. Without one they are not there at all, so the model never meets a tool
+ * that can only fail, nor an error meant for people.
  */
 
 import type { Context, Logger } from '@deepseek-ai/cordis'
@@ -12,8 +13,8 @@ export type StoreWatcher = () => Promise<void>
 export type Registration = () => () => unknown
 
 /**
- * Keeps `registrations` (owned by `ctx`'s fiber) in step with `hasStore()` until that fiber is
- * disposed. A registration that throws is logged and undoes the ones made before it.
+ * Keeps `registrations` (owned by `ctx`'s fiber) in step with `hasStore()` (a usable store is
+ * registered) until that fiber is disposed. A registration that throws is logged and undoes the ones made before it.
  */
 export function whileStore(ctx: Context, watchers: Set<StoreWatcher>, hasStore: () => boolean, label: string, registrations: readonly Registration[], logger: Logger): void {
   ctx.effect(() => {

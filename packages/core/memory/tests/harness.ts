@@ -3,11 +3,12 @@
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Context } from '@deepseek-ai/cordis'
+import { Context, Service } from '@deepseek-ai/cordis'
 import { ToolRegistry, type RunIdentity, type ToolResult } from '@rein/tools'
 import { afterAll, beforeAll } from 'vitest'
-import { InMemoryMemoryStore, MemoryService } from '../src/index.ts'
+import { InMemoryMemoryStore, MemoryService, type MemoryScope } from '../src/index.ts'
 import type { MemoryConfig } from '../src/config.ts'
+import type { MemorySection } from '../src/section.ts'
 
 /** What a test may give the memory row. */
 export type ConfigInput = Parameters<typeof MemoryConfig>[0]
@@ -60,4 +61,33 @@ export function text(result: ToolResult): string {
 /** A draft with the given changes. */
 export function draft(changes: Record<string, unknown> = {}) {
   return { scope: 'user' as const, type: 'preference' as const, content: 'Prefers pnpm over npm.', source: { sessionId: 's1' }, ...changes }
+}
+
+/** What @rein/agent's `AgentOptions.memory` holds. */
+export interface AgentMemory { read?: MemoryScope[]; write?: MemoryScope[] }
+
+/**
+ * Stands in for @rein/agent's ctx.agents (not a dependency here): holds sections; `find` gives a
+ * live agent that answers canUse and carries the options it was created with (`created`).
+ */
+export class AgentsStandIn extends Service {
+  _sections: MemorySection[] = []
+  _hidden = new Set<string>()
+  /** Per session id: the `memory` option its agent was created with. */
+  created = new Map<string, { memory?: AgentMemory }>()
+  constructor(ctx: Context) {
+    super(ctx, 'agents')
+  }
+
+  section(section: MemorySection) {
+    const sections = this._sections
+    return this.ctx.effect(() => {
+      sections.push(section)
+      return () => { sections.splice(sections.indexOf(section), 1) }
+    }, 'agents.section')
+  }
+
+  find(sessionId: string) {
+    return { canUse: (name: string) => !this._hidden.has(name), options: this.created.get(sessionId) ?? {} }
+  }
 }

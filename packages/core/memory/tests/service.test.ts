@@ -1,5 +1,6 @@
 import { mkdirSync, symlinkSync } from 'node:fs'
 import { Context } from '@deepseek-ai/cordis'
+import { ReinError } from '@rein/base'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { InMemoryMemoryStore, MemoryService, type MemoryDraft } from '../src/index.ts'
 import { draft, setup, storePlugin, useTempHome } from './harness.ts'
@@ -53,6 +54,12 @@ describe('write: validation', () => {
     ['a negative confidence', { confidence: -0.1 }, 'confidence must be a number from 0 to 1'],
     ['an expiry in the past', { expiresAt: 1 }, 'expiresAt is not in the future'],
     ['a source without a session', { source: {} }, 'source.sessionId must be a non-empty string'],
+    // Each would have passed and then failed in the store as MEMORY_STORE_FAILED (an INTEGER column).
+    ['a fractional expiresAt', { expiresAt: Date.now() + 60_000.5 }, 'expiresAt must be a whole number of epoch milliseconds'],
+    ['an expiresAt beyond safe integers', { expiresAt: 2 ** 60 }, 'expiresAt must be a whole number of epoch milliseconds'],
+    ['an expiresAt of 1e300', { expiresAt: 1e300 }, 'expiresAt must be a whole number of epoch milliseconds'],
+    ['a NaN confidence', { confidence: Number.NaN }, 'confidence must be a number from 0 to 1'],
+    ['a confidence that is text', { confidence: '0.5' }, 'confidence must be a number from 0 to 1'],
   ]
   for (const [what, changes, message] of refused) {
     it(`refuses ${what} with INVALID_ARGS`, async () => {
@@ -61,6 +68,41 @@ describe('write: validation', () => {
       expect(await store.all()).toEqual([])
     })
   }
+
+  const secrets: [string, string, string][] = [
+    ['an OpenAI or DeepSeek key', `The key is sk-${'a1B2'.repeat(8)}.`, 'an sk- API key'],
+    ['an OpenAI project key', `sk-proj-${'Ab3_'.repeat(10)}`, 'an sk- API key'],
+    ['an AWS access key id', 'AWS: AKIAIOSFODNN7EXAMPLE', 'an AWS access key'],
+    ['a GitHub token', `token ghp_${'x1Y2'.repeat(9)}`, 'a GitHub token'],
+    ['a GitHub fine-grained token', `github_pat_11ABCDEFG0${'q'.repeat(40)}`, 'a GitHub token'],
+    ['a Slack token', 'xoxb-1234567890-abcdefghij', 'a Slack token'],
+    ['a private key', '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----', 'a private key'],
+    ['a JWT', `Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.${'s'.repeat(20)}`, 'a JSON Web Token'],
+    ['a Google API key', `AIza${'SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q'}`, 'a Google API key'],
+  ]
+  for (const [what, content, kind] of secrets) {
+    it(`refuses content holding ${what}, naming only its kind, never echoing it`, async () => {
+      const { ctx, store } = await setup()
+      const failure = await ctx.memory.write(draft({ content })).then(() => undefined, (error: unknown) => error as { code: string; message: string; details: unknown })
+      expect(failure).toMatchObject({ code: 'INVALID_ARGS', message: expect.stringContaining(`content looks like a secret (${kind}): memory is sent to the model in every session; never save keys`) })
+      const secret = content.replace(/^.*?(sk-|AKIA|gh[pousr]_|github_pat_|xox|-----BEGIN|eyJ|AIza)/s, '$1').slice(0, 24)
+      expect(JSON.stringify([failure!.message, failure!.details])).not.toContain(secret)
+      expect(await store.all()).toEqual([])
+    })
+  }
+
+  it('does not take ordinary text about keys for a secret', async () => {
+    const { ctx } = await setup()
+    for (const content of ['Keys live in 1Password, never in the repo.', 'Use the task-runner, not make.', 'The sk- prefix marks DeepSeek keys.', 'Run ghp_ checks in CI.']) {
+      expect((await ctx.memory.write(draft({ content }))).outcome).toBe('added')
+    }
+  })
+
+  it('refuses a secret in an update too', async () => {
+    const { ctx } = await setup()
+    const { entry } = await ctx.memory.write(draft())
+    await expect(ctx.memory.update(entry.id, { content: 'AKIAIOSFODNN7EXAMPLE' })).rejects.toMatchObject({ code: 'INVALID_ARGS', message: expect.stringContaining('looks like a secret (an AWS access key)') })
+  })
 
   it('counts characters, not UTF-16 units: 40 emoji fit a 40-character cap', async () => {
     const { ctx } = await setup({ maxContentChars: 40 })
@@ -140,6 +182,27 @@ describe('write: supersedes', () => {
     expect((await ctx.memory.recall({ scopes: ['user'], limit: 10 })).map((item) => item.id)).toEqual([entry.id])
   })
 
+  it('a project correction cannot retire a user entry: INVALID_ARGS, and the user entry stays live', async () => {
+    const { ctx, store } = await setup()
+    const user = await ctx.memory.write(draft({ content: 'Prefers short answers.' }))
+    await expect(ctx.memory.write(draft({ scope: 'project', projectId: '/w', content: 'Prefers long answers.', supersedes: user.entry.id }))).rejects.toMatchObject({
+      code: 'INVALID_ARGS', message: `a correction keeps its scope: ${user.entry.id} is a user entry; write the correction with scope user`,
+    })
+    expect(await store.all()).toEqual([user.entry])
+  })
+
+  it('a correction cannot retire another scope\'s or another project\'s entry either', async () => {
+    const { ctx, store } = await setup()
+    const here = await ctx.memory.write(draft({ scope: 'project', projectId: '/a', content: 'Uses jest.' }))
+    await expect(ctx.memory.write(draft({ content: 'Uses vitest.', supersedes: here.entry.id }))).rejects.toMatchObject({
+      code: 'INVALID_ARGS', message: `a correction keeps its scope: ${here.entry.id} is a project entry; write the correction with scope project`,
+    })
+    await expect(ctx.memory.write(draft({ scope: 'project', projectId: '/b', content: 'Uses vitest.', supersedes: here.entry.id }))).rejects.toMatchObject({
+      code: 'INVALID_ARGS', message: expect.stringContaining(`${here.entry.id} is an entry of another project`),
+    })
+    expect(await store.all()).toEqual([here.entry])
+  })
+
   it('refuses an unknown id with MEMORY_NOT_FOUND and writes nothing', async () => {
     const { ctx, store } = await setup()
     await expect(ctx.memory.write(draft({ supersedes: 'mem_nope' }))).rejects.toMatchObject({ code: 'MEMORY_NOT_FOUND' })
@@ -183,6 +246,14 @@ describe('update and forget', () => {
     await expect(ctx.memory.update(old.entry.id, { content: '' })).rejects.toMatchObject({ code: 'INVALID_ARGS' })
     await expect(ctx.memory.update('mem_nope', { content: 'x' })).rejects.toMatchObject({ code: 'MEMORY_NOT_FOUND' })
     await expect(ctx.memory.update(old.entry.id, { content: 'x' })).rejects.toMatchObject({ code: 'MEMORY_RETIRED' })
+  })
+
+  it('update refuses a fractional or huge expiresAt and a NaN confidence with INVALID_ARGS', async () => {
+    const { ctx } = await setup()
+    const { entry } = await ctx.memory.write(draft())
+    for (const patch of [{ expiresAt: Date.now() + 60_000.5 }, { expiresAt: 1e300 }, { confidence: Number.NaN }]) {
+      await expect(ctx.memory.update(entry.id, patch)).rejects.toMatchObject({ code: 'INVALID_ARGS' })
+    }
   })
 
   it('forget deletes the entry and returns it; a second forget is MEMORY_NOT_FOUND', async () => {
@@ -282,6 +353,13 @@ describe('recall', () => {
       .toEqual([newFact.entry.id, oldFact.entry.id, preference.entry.id, procedure.entry.id])
   })
 
+  it('refuses a now that is not a whole number of milliseconds', async () => {
+    const { ctx } = await setup()
+    for (const now of [1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 60, '5' as unknown as number]) {
+      await expect(ctx.memory.recall({ scopes: ['user'], limit: 5, now })).rejects.toMatchObject({ code: 'INVALID_ARGS', message: expect.stringContaining('now must be') })
+    }
+  })
+
   it('refuses a project recall without a projectId, and unknown scopes', async () => {
     const { ctx } = await setup()
     await expect(ctx.memory.recall({ scopes: ['project'], limit: 5 })).rejects.toMatchObject({ code: 'INVALID_ARGS' })
@@ -290,6 +368,13 @@ describe('recall', () => {
 })
 
 describe('without a store', () => {
+  it('a malformed recall is INVALID_ARGS even without a store', async () => {
+    const { ctx } = await setup({}, false)
+    await expect(ctx.memory.recall(null as never)).rejects.toMatchObject({ code: 'INVALID_ARGS' })
+    await expect(ctx.memory.recall({ scopes: ['session' as 'user'], limit: 5 })).rejects.toMatchObject({ code: 'INVALID_ARGS' })
+    await expect(ctx.memory.recall({ scopes: ['user'], limit: 5, now: 0.5 })).rejects.toMatchObject({ code: 'INVALID_ARGS' })
+  })
+
   it('recall and list find nothing, writes are NO_MEMORY_STORE', async () => {
     const { ctx } = await setup({}, false)
     expect(ctx.memory.hasStore()).toBe(false)
@@ -318,6 +403,29 @@ describe('registerStore', () => {
     expect(ctx.memory.hasStore()).toBe(true)
     await ctx.memory.write(draft())
     expect(await next.all()).toHaveLength(1)
+  })
+
+  it('tells listeners once (memory/unavailable) when a store that cannot be used is registered, and keeps it for list', async () => {
+    const { ctx } = await setup({}, false)
+    const told: unknown[] = []
+    ctx.on('memory/unavailable', (error) => { told.push(error) })
+    const failure = new ReinError('MEMORY_STORE_LOCKED', 'memory database /x/memory.db is locked by another process')
+    const broken = () => Object.assign(new InMemoryMemoryStore(), { unavailable: failure, all: () => Promise.reject(failure) })
+    const fiber = await ctx.plugin(storePlugin(broken()))
+    expect(told).toEqual([failure])
+    expect(ctx.memory.hasStore()).toBe(true)
+    await expect(ctx.memory.list()).rejects.toBe(failure)
+    await fiber.dispose()
+    await ctx.plugin(storePlugin(broken()))
+    expect(told).toEqual([failure])
+  })
+
+  it('says nothing to memory/unavailable listeners for a store that works', async () => {
+    const { ctx } = await setup({}, false)
+    const told: unknown[] = []
+    ctx.on('memory/unavailable', (error) => { told.push(error) })
+    await ctx.plugin(storePlugin(new InMemoryMemoryStore()))
+    expect(told).toEqual([])
   })
 
   it('list gives every entry, retired included, oldest first', async () => {

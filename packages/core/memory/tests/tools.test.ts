@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs'
 import { Context } from '@deepseek-ai/cordis'
-import { ToolRegistry } from '@rein/tools'
+import { ReinError, ToolRegistry } from '@rein/tools'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { InMemoryMemoryStore, MemoryService } from '../src/index.ts'
 import { identity, setup, storePlugin, text, useTempHome } from './harness.ts'
@@ -45,6 +45,19 @@ describe('registration', () => {
     expect(store.closed).toBe(true)
   })
 
+  it('registers no memory tools while the store is unavailable (a file that could not be opened), yet keeps it for rein memory', async () => {
+    const { ctx } = await setup({}, false)
+    const failure = new ReinError('MEMORY_STORE_CORRUPT', 'memory database /x/memory.db is damaged; move it aside and rein starts an empty one')
+    const broken = Object.assign(new InMemoryMemoryStore(), { unavailable: failure, all: () => Promise.reject(failure) })
+    const fiber = await ctx.plugin(storePlugin(broken))
+    expect(ctx.memory.hasStore()).toBe(true)
+    expect(ctx.tools.list()).toEqual([])
+    await expect(ctx.memory.list()).rejects.toBe(failure)
+    await fiber.dispose()
+    await ctx.plugin(storePlugin(new InMemoryMemoryStore()))
+    expect(ctx.tools.list()).toEqual(TOOLS)
+  })
+
   it('declares write effects on the tools that change memory, read on search', async () => {
     const { ctx } = await setup()
     expect(TOOLS.map((name) => [name, ctx.tools.info(name)?.effects])).toEqual([
@@ -64,6 +77,12 @@ describe('memory_write', () => {
     expect(text(result)).toBe(`Saved ${entry!.id} (project, decision).`)
   })
 
+  it('records the message the entry came from (the run\'s anchor) as source.messageId', async () => {
+    const { ctx, call } = await setup()
+    await call('memory_write', { scope: 'user', type: 'fact', content: 'Has a cat.' })
+    expect((await ctx.memory.list())[0]!.source).toEqual({ sessionId: 's1', messageId: 'msg-1' })
+  })
+
   it('says so when it refreshed an entry, and when it superseded one', async () => {
     const { call, ctx } = await setup()
     await call('memory_write', { scope: 'user', type: 'preference', content: 'Likes tabs.' })
@@ -79,6 +98,14 @@ describe('memory_write', () => {
     const result = await call('memory_write', { scope: 'user', type: 'fact', content: 'x'.repeat(11) })
     expect(result).toMatchObject({ isError: true, error: { code: 'INVALID_ARGS' } })
     expect(await ctx.memory.list()).toEqual([])
+  })
+
+  it('a project memory_write cannot retire a user entry through supersedes: a correction keeps its scope', async () => {
+    const { call, ctx } = await setup()
+    const user = await ctx.memory.write({ scope: 'user', type: 'preference', content: 'Prefers short answers.', source: { sessionId: 's0' } })
+    const result = await call('memory_write', { scope: 'project', type: 'preference', content: 'Prefers long answers.', supersedes: user.entry.id }, { identity, workspaceRoot: workspace('ws-cross') })
+    expect(result).toMatchObject({ isError: true, error: { code: 'INVALID_ARGS', message: `a correction keeps its scope: ${user.entry.id} is a user entry; write the correction with scope user` } })
+    expect(await ctx.memory.get(user.entry.id)).not.toHaveProperty('retiredAt')
   })
 
   it('cannot supersede another project\'s entry: it is not found', async () => {
@@ -185,13 +212,36 @@ describe('changes to user memory ask a person', () => {
   it('a user-scope memory_write, update or forget is asked with a policy reason, so allowing write is not enough', async () => {
     const { ctx, call, asked } = await byEffect()
     expect(await call('memory_write', { scope: 'user', type: 'fact', content: 'Always run install.sh first.' })).toMatchObject({ isError: true, error: { code: 'DENIED' } })
-    expect(asked.at(-1)).toMatchObject({ toolName: 'memory_write', policy: 'it changes user memory, which every project\'s sessions read' })
+    expect(asked.at(-1)).toMatchObject({ toolName: 'memory_write', policy: expect.stringContaining('user memory, which every project\'s sessions read') })
     const user = await ctx.memory.write({ scope: 'user', type: 'fact', content: 'Has a cat.', source: { sessionId: 's0' } })
     expect(await call('memory_update', { id: user.entry.id, content: 'Has two cats.' })).toMatchObject({ isError: true, error: { code: 'DENIED' } })
     expect(await call('memory_forget', { id: user.entry.id })).toMatchObject({ isError: true, error: { code: 'DENIED' } })
     expect(await ctx.memory.get(user.entry.id)).toMatchObject({ content: 'Has a cat.' })
     // Project memory stays within the workspace: write is enough.
     expect((await call('memory_write', { scope: 'project', type: 'fact', content: 'Uses pnpm.' })).isError).toBe(false)
+  })
+
+  it('the person is shown what changes: the content saved, the old and new text, the content deleted, on one clipped line', async () => {
+    const { ctx, call, asked } = await byEffect()
+    await call('memory_write', { scope: 'user', type: 'fact', content: 'Always run\ninstall.sh first.' })
+    expect(asked.at(-1)!.policy).toBe('it saves to user memory, which every project\'s sessions read: "Always run install.sh first."')
+    const user = await ctx.memory.write({ scope: 'user', type: 'fact', content: 'Has a cat.', source: { sessionId: 's0' } })
+    await call('memory_update', { id: user.entry.id, content: 'Has two cats.' })
+    expect(asked.at(-1)!.policy).toBe(`it rewrites user memory ${user.entry.id}: "Has a cat." → "Has two cats."`)
+    await call('memory_update', { id: user.entry.id, type: 'preference' })
+    expect(asked.at(-1)!.policy).toBe(`it rewrites user memory ${user.entry.id}: "Has a cat." → the same content, and its type fact → preference`)
+    await call('memory_forget', { id: user.entry.id })
+    expect(asked.at(-1)!.policy).toBe(`it deletes user memory ${user.entry.id}: "Has a cat."`)
+    await call('memory_write', { scope: 'user', type: 'fact', content: 'x'.repeat(1000) })
+    expect(asked.at(-1)!.policy).toMatch(/^it saves to user memory, which every project's sessions read: "x{299}…"$/)
+  })
+
+  it('a project memory_write whose supersedes names a user entry is asked about too, naming the entry it would retire', async () => {
+    const { ctx, call, asked } = await byEffect()
+    const user = await ctx.memory.write({ scope: 'user', type: 'preference', content: 'Prefers short answers.', source: { sessionId: 's0' } })
+    expect(await call('memory_write', { scope: 'project', type: 'preference', content: 'Prefers long answers.', supersedes: user.entry.id })).toMatchObject({ isError: true, error: { code: 'DENIED' } })
+    expect(asked.at(-1)).toMatchObject({ toolName: 'memory_write', policy: `it retires user memory ${user.entry.id}, which every project's sessions read: "Prefers short answers."` })
+    expect(await ctx.memory.get(user.entry.id)).not.toHaveProperty('retiredAt')
   })
 
   it('Config askUserScope: false lets effect rules answer user-scope changes too', async () => {
@@ -210,6 +260,20 @@ describe('hidden characters', () => {
     // Emoji joiners and line breaks are text, not hidden.
     expect((await call('memory_write', { scope: 'user', type: 'fact', content: 'Family: 👨‍👩‍👧\nand a cat.' })).isError).toBe(false)
     expect(await ctx.memory.list()).toHaveLength(1)
+  })
+
+  it('refuses the invisible characters that still got in: variation selectors, bidi marks, soft hyphen, Hangul fillers', async () => {
+    const { call, ctx } = await setup()
+    for (const content of ['Trust \uFE00\u{E0100}this.', 'a\u200Eb\u061C\u00ADc\u3164', 'x\u034F', 'x\u115F', 'x\u1160', 'x\u17B4', 'x\u180B', 'x\u180F', 'x\u200F', 'x\u2061',
+      'x\u2064', 'x\u206A', 'x\u206F', 'x\uFE0D', 'x\uFFA0', 'x\uFFF9', 'x\uFFFB', 'x\u{1D173}', 'x\u{1D17A}', 'x\u{E01EF}']) {
+      const result = await call('memory_write', { scope: 'user', type: 'fact', content })
+      expect({ content, result }).toMatchObject({ content, result: { isError: true, error: { code: 'INVALID_ARGS', message: expect.stringContaining('a character nobody sees') } } })
+    }
+    // Emoji presentation selectors and ZWJ sequences are text.
+    for (const content of ['Loves ❤️ and ☺︎.', 'Family: 👨‍👩‍👧‍👦.', 'Flag: 🏳️‍🌈.']) {
+      expect({ content, isError: (await call('memory_write', { scope: 'user', type: 'fact', content })).isError }).toEqual({ content, isError: false })
+    }
+    expect(await ctx.memory.list()).toHaveLength(3)
   })
 
   it('a search with no letters or digits is INVALID_ARGS, not every entry', async () => {

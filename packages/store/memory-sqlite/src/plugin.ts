@@ -33,7 +33,9 @@ export const inject = ['memory']
  * Opens the database and registers it until the plugin is disposed, which closes it. A file it
  * cannot use (locked, damaged, too new: its `MEMORY_STORE_*` error, naming the file) does not stop
  * the composition — memory is optional, and a broken file must not keep a person from their
- * sessions or from undo: the error is logged once, and every memory call fails with it.
+ * sessions or from undo: the error is logged, and the store registered is `unavailable` with it —
+ * runs get no memory tools and no block (@rein/memory emits `memory/unavailable` for a notice), and
+ * every memory call (`rein memory list`) fails with it.
  */
 export const apply = async (ctx: Context, config: Config) => {
   const file = config.file ?? defaultMemoryFile()
@@ -53,8 +55,8 @@ export const apply = async (ctx: Context, config: Config) => {
   }
 }
 
-/** A store every call of which fails with `error`: what a file that could not be opened leaves. */
+/** A store marked `unavailable`, every call of which fails with `error`: what a file that could not be opened leaves. */
 function unavailable(error: ReinError): MemoryStore {
   const fail = () => Promise.reject(error)
-  return { insert: fail, replace: fail, get: fail, findSame: fail, recall: fail, delete: fail, all: fail }
+  return { unavailable: error, insert: fail, replace: fail, get: fail, findSame: fail, recall: fail, delete: fail, all: fail }
 }

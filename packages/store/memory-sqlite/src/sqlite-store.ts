@@ -3,10 +3,10 @@
  * processes share it, full-text ranking (FTS5, BM25) for recall's query.
  */
 
-import { chmod, stat } from 'node:fs/promises'
+import { chmod, mkdir, stat } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import Database from 'better-sqlite3'
-import { ReinError, ensurePrivateDir, makeFilePrivate, openPrivateFile, PRIVATE_FILE_MODE } from '@rein/base'
+import { ReinError, makeFilePrivate, openPrivateFile, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '@rein/base'
 import type { MemoryEntry, MemoryScope, MemoryStore, MemoryType, RecallQuery } from '@rein/memory'
 import { toStoreError } from './errors.ts'
 import { ENTRY_ORDER, fromRow, toRow, type EntryRow } from './rows.ts'
@@ -17,7 +17,7 @@ import { toMatchQuery, toSearchText } from './search-text.ts'
 export const DEFAULT_BUSY_TIMEOUT_MS = 5000
 
 export interface SqliteMemoryStoreOptions {
-  /** The database file (made 0600, its folder 0700, when missing). A relative path is taken from the working directory. */
+  /** The database file (made 0600 when missing, and missing folders on its path 0700; an existing folder keeps its mode). A relative path is taken from the working directory. */
   file: string
   /** Default `DEFAULT_BUSY_TIMEOUT_MS`. */
   busyTimeoutMs?: number
@@ -32,7 +32,9 @@ export class SqliteMemoryStore implements MemoryStore {
     const file = resolve(options.file)
     const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS
     try {
-      await ensurePrivateDir(dirname(file))
+      // Missing folders are made 0700; one that exists is left as it is — it may be shared on
+      // purpose, and the file itself is 0600 whatever its folder allows.
+      await mkdir(dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE })
       const handle = await openPrivateFile(file, 'a')
       try {
         await makeFilePrivate(handle)

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { chmod, stat, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
@@ -23,6 +23,22 @@ describe('opening the database file', () => {
     expect(raw.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION)
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal')
     raw.close()
+  })
+
+  it('leaves the mode of a folder that already exists alone: a 0755 folder stays 0755', async () => {
+    const folder = join(await tempRoot(), 'shared')
+    await mkdir(folder, { mode: 0o755 })
+    await chmod(folder, 0o755)
+    const store = await openStore({ file: join(folder, 'memory.db') })
+    expect(await modeOf(folder)).toBe(0o755)
+    expect(await modeOf(store.file)).toBe(0o600)
+  })
+
+  it('makes every missing folder on the way 0700', async () => {
+    const root = await tempRoot()
+    await openStore({ file: join(root, 'a', 'b', 'memory.db') })
+    expect(await modeOf(join(root, 'a'))).toBe(0o700)
+    expect(await modeOf(join(root, 'a', 'b'))).toBe(0o700)
   })
 
   it('narrows an existing file readable by others to 0600', async () => {

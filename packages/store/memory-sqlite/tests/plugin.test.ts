@@ -1,4 +1,4 @@
-import { access, mkdir } from 'node:fs/promises'
+import { access, mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
 import MemoryService from '@rein/memory'
@@ -66,5 +66,28 @@ describe('the plugin', () => {
     await ctx.plugin(MemoryService, {})
     await ctx.plugin(plugin, { file })
     await expect(ctx.memory.recall({ scopes: ['user'], limit: 5 })).rejects.toMatchObject({ code: 'MEMORY_STORE_FAILED', details: { file } })
+  })
+
+  it('a file it cannot use is not only logged: the store says it is unavailable and memory/unavailable is emitted, naming the file', async () => {
+    const file = join(await tempRoot(), 'memory.db')
+    await writeFile(file, 'not a database, not at all '.repeat(200))
+    const ctx = new Context()
+    const told: unknown[] = []
+    ctx.on('memory/unavailable', (error) => { told.push(error) })
+    await ctx.plugin(MemoryService, {})
+    await ctx.plugin(plugin, { file })
+    expect(told).toEqual([expect.objectContaining({ code: 'MEMORY_STORE_CORRUPT', details: expect.objectContaining({ file }) })])
+    // Still registered, so `rein memory list` reports the error naming the file.
+    expect(ctx.memory.hasStore()).toBe(true)
+    await expect(ctx.memory.list()).rejects.toMatchObject({ code: 'MEMORY_STORE_CORRUPT', message: expect.stringContaining(file) })
+  })
+
+  it('a fractional expiresAt is INVALID_ARGS before it reaches the INTEGER column, not MEMORY_STORE_FAILED', async () => {
+    const { ctx, fiber } = await compose()
+    const expiresAt = Date.now() + 60_000.5
+    await expect(ctx.memory.write({ scope: 'user', type: 'fact', content: 'On call.', source: { sessionId: 's1' }, expiresAt })).rejects.toMatchObject({ code: 'INVALID_ARGS' })
+    const { entry } = await ctx.memory.write({ scope: 'user', type: 'fact', content: 'On call.', source: { sessionId: 's1' } })
+    await expect(ctx.memory.update(entry.id, { expiresAt })).rejects.toMatchObject({ code: 'INVALID_ARGS' })
+    await fiber.dispose()
   })
 })

@@ -24,7 +24,7 @@ export async function memoryCommand(args: ParsedArgs, io: Io): Promise<number> {
     throw new ReinError('USAGE', `rein memory ${what}: list, search <query>, forget <id> or export (see rein memory --help)`)
   }
   const query = rest.join(' ').trim()
-  if (sub === 'search' && query === '') throw new ReinError('USAGE', 'rein memory search needs words to look for: rein memory search <query>')
+  if (sub === 'search' && !/[\p{L}\p{N}]/u.test(query)) throw new ReinError('USAGE', 'rein memory search needs words to look for: rein memory search <query>')
   if (sub === 'forget' && rest.length !== 1) throw new ReinError('USAGE', 'rein memory forget needs one id; rein memory list shows them')
   return withComposition(args.options, io, async ({ ctx, source }) => {
     const memory = requireMemory(ctx, source)
@@ -33,7 +33,7 @@ export async function memoryCommand(args: ParsedArgs, io: Io): Promise<number> {
       for (const entry of await memory.list()) io.stdout.write(`${JSON.stringify(entry)}\n`)
       return 0
     }
-    if (sub === 'forget') return forget(memory, io, rest[0]!)
+    if (sub === 'forget') return forget(memory, io, rest[0]!, args.options.json)
     const projectId = await memory.projectIdFor(io.cwd)
     if (sub === 'search') {
       const found = await memory.recall({ scopes: ['user', 'project'], projectId, query, limit: SEARCH_LIMIT, now })
@@ -70,7 +70,8 @@ function requireMemory(ctx: Context, source: string): Memory {
   return memory
 }
 
-async function forget(memory: Memory, io: Io, id: string): Promise<number> {
+/** Deletes one entry and prints it: a line for people, or (`--json`) the entry as it was, as one JSON line. */
+async function forget(memory: Memory, io: Io, id: string, json: boolean): Promise<number> {
   let entry: MemoryEntry
   try {
     entry = await memory.forget(id)
@@ -78,6 +79,7 @@ async function forget(memory: Memory, io: Io, id: string): Promise<number> {
     if (!isReinError(error, 'MEMORY_NOT_FOUND')) throw error
     throw new ReinError('MEMORY_NOT_FOUND', `no memory has the id "${id}"; rein memory list --all shows every id`, { cause: error, details: { id } })
   }
+  if (json) return printJson(io, [entry])
   io.stdout.write(`${neutralize(`forgot ${entry.id} (${scopeOf(entry)}, ${entry.type}): ${clipLine(entry.content, CONTENT_CHARS)}`)}\n`)
   return 0
 }

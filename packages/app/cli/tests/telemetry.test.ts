@@ -1,0 +1,82 @@
+// Every token and cent from the CLI (issue #13): the final line counts a subagent's usage into its
+// parent's turn exactly once, says when the money is unknown, and OTEL_EXPORTER_OTLP_ENDPOINT
+// exports the run's spans without a byte of the prompt.
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { MockReply, RecordedRequest } from '@rein/testkit'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { projectPerTest, rein } from './harness.ts'
+
+const setUp = projectPerTest(afterEach)
+const ROWS = ['- id: telemetry', "  name: '@rein/telemetry'"]
+const PROMPT = 'ask the helper about marker-prompt-7f3a'
+
+interface WireMessage { role: string; content?: string | null }
+const lastMessage = (request: RecordedRequest) => ((request.body as { messages?: WireMessage[] }).messages ?? []).at(-1)
+
+/** The parent delegates once; the child answers; the parent sums up. Usage differs per speaker. */
+function delegating(request: RecordedRequest): MockReply {
+  const last = lastMessage(request)
+  if (last?.role === 'user' && last.content === 'child task') return { steps: [{ text: 'child answer' }], usage: { prompt_tokens: 30, completion_tokens: 3 } }
+  if (last?.role === 'tool') return { steps: [{ text: 'done' }], usage: { prompt_tokens: 200, completion_tokens: 20 } }
+  return { steps: [{ toolCall: { id: 'd1', name: 'delegate', arguments: '{"task":"child task"}' } }], usage: { prompt_tokens: 100, completion_tokens: 10 } }
+}
+
+describe('the final line', () => {
+  it('counts a subagent\'s tokens and money into its parent\'s turn, once', async () => {
+    const p = await setUp(delegating, { pricing: true, extraRows: ROWS })
+    const run = await rein(p.dir, ['run', PROMPT])
+    expect(run).toMatchObject({ code: 0, stdout: 'done\n' })
+    // Parent 300 in / 30 out, child 30 in / 3 out; input 2 and output 8 per million tokens.
+    const money = ((330 * 2 + 33 * 8) / 1e6).toPrecision(2)
+    expect(run.stderr).toContain(`tokens in 330 out 33 (subagents in 30 out 3) · cost ${money} · completed\n`)
+    const json = await rein(p.dir, ['run', '--json', PROMPT])
+    const result = json.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string }).find((line) => line.type === 'result')
+    expect(result).toMatchObject({ usage: { inputTokens: 300, outputTokens: 30 }, total: { usage: { inputTokens: 330, outputTokens: 33 }, subagents: { usage: { inputTokens: 30, outputTokens: 3 } } } })
+  })
+
+  it('says the money is unknown when a model used has no price', async () => {
+    const p = await setUp(delegating, { extraRows: ROWS })
+    const run = await rein(p.dir, ['run', PROMPT])
+    expect(run.stderr).toContain('tokens in 330 out 33 (subagents in 30 out 3) · cost unknown (a model used has no price; set prices on the @rein/llm row) · completed\n')
+  })
+})
+
+describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
+  let collector: Server | undefined
+  afterEach(() => {
+    vi.unstubAllEnvs()
+    return new Promise<void>((resolve) => (collector ? collector.close(() => resolve()) : resolve()))
+  })
+
+  it('exports the run\'s spans, the subagent\'s nested in the same trace, and no prompt', async () => {
+    const bodies: { path: string; body: string }[] = []
+    collector = createServer((request, response) => {
+      let body = ''
+      request.on('data', (chunk: Buffer) => { body += chunk.toString() })
+      request.on('end', () => {
+        bodies.push({ path: request.url ?? '', body })
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+      })
+    })
+    await new Promise<void>((resolve) => collector!.listen(0, '127.0.0.1', resolve))
+    const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`
+    const p = await setUp(delegating, { pricing: true, extraRows: [...ROWS, '- id: otel', "  name: '@rein/otel-http'"] })
+    // The plugin reads the process's environment, as `rein` run from a shell would give it.
+    vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', endpoint)
+    const run = await rein(p.dir, ['run', PROMPT])
+    expect(run.code).toBe(0)
+    const traces = bodies.filter((entry) => entry.path === '/v1/traces')
+    expect(traces.length).toBeGreaterThan(0)
+    interface Span { traceId: string; spanId: string; parentSpanId?: string; name: string }
+    const spans = traces.flatMap((entry) => (JSON.parse(entry.body) as { resourceSpans: { scopeSpans: { spans: Span[] }[] }[] }).resourceSpans.flatMap((resource) => resource.scopeSpans.flatMap((scope) => scope.spans)))
+    const named = (name: string) => spans.filter((span) => span.name === name)
+    expect(named('invoke_agent main')).toHaveLength(2)
+    const [tool] = named('execute_tool delegate')
+    const child = named('invoke_agent main').find((span) => span.parentSpanId === tool!.spanId)
+    expect(child?.traceId).toBe(tool!.traceId)
+    expect(named('chat mock-model')).toHaveLength(3)
+    expect(bodies.some((entry) => entry.path === '/v1/metrics')).toBe(true)
+    for (const entry of bodies) expect(entry.body).not.toContain('marker-prompt-7f3a')
+  })
+})

@@ -1,0 +1,20 @@
+/**
+ * Content that looks like a credential. Memory is put into the model's prompt in every session (and
+ * user memory in every project), and session logs keep the block they recorded: a key saved once
+ * would leak again and again. Only shapes a key has and prose does not: a prefix, then a long run.
+ */
+
+const SECRET_SHAPES: readonly { kind: string; pattern: RegExp }[] = [
+  { kind: 'an sk- API key', pattern: /\bsk-[A-Za-z0-9_-]{20,}/ },
+  { kind: 'an AWS access key', pattern: /\bAKIA[0-9A-Z]{16}\b/ },
+  { kind: 'a GitHub token', pattern: /\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{20,}/ },
+  { kind: 'a Slack token', pattern: /\bxox[abprs]-[A-Za-z0-9-]{10,}/ },
+  { kind: 'a private key', pattern: /-----BEGIN [A-Z ]*PRIVATE KEY-----/ },
+  { kind: 'a JSON Web Token', pattern: /\beyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}/ },
+  { kind: 'a Google API key', pattern: /\bAIza[0-9A-Za-z_-]{35}/ },
+]
+
+/** The kind of the first credential-like text in `content` (`a GitHub token`), or `undefined`; never the text itself. */
+export function secretKind(content: string): string | undefined {
+  return SECRET_SHAPES.find(({ pattern }) => pattern.test(content))?.kind
+}

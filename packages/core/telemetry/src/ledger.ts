@@ -1,0 +1,118 @@
+/**
+ * Cost roll-up: every provider attempt's usage is added to its run's `own` and, walking the
+ * `parentRunId` chain, to each ancestor's `children` as it arrives, so a descendant counts exactly
+ * once in every ancestor however deep the tree and however many children run at once.
+ */
+
+import { addUsage, type TokenUsage } from '@rein/llm'
+import type { RunIdentity } from '@rein/tools'
+import type { CostReport, Spend } from './types.ts'
+
+/** A running sum over attempts. */
+interface Account {
+  usage: TokenUsage
+  money: number
+  attempts: number
+  unpriced: boolean
+  estimated: boolean
+}
+
+interface RunEntry {
+  readonly parentRunId: string | undefined
+  readonly own: Account
+  readonly children: Account
+}
+
+/** Runs by id: the live ones, and the newest `keep` ended ones. */
+export class CostLedger {
+  private readonly runs = new Map<string, RunEntry>()
+  /** Ended run ids, oldest first (a Set keeps insertion order). */
+  private readonly ended = new Set<string>()
+
+  constructor(private readonly keep: number) {}
+
+  /** Learns a run and its parent (at its turn start, or at its first attempt if telemetry came later). */
+  start(identity: RunIdentity): void {
+    this.entryOf(identity)
+  }
+
+  /** Counts one attempt that reported usage; `cost` undefined means the model has no price. */
+  add(identity: RunIdentity, usage: TokenUsage, cost: number | undefined, estimated: boolean): void {
+    const entry = this.entryOf(identity)
+    count(entry.own, usage, cost, estimated)
+    // Bounded by the runs known, so a (never expected) cycle in parent links cannot loop.
+    let parentId = entry.parentRunId
+    for (let hops = 0; parentId !== undefined && hops < this.runs.size; hops++) {
+      // An ancestor dropped (ended long ago) or never seen (telemetry loaded mid-run) ends the walk.
+      const parent = this.runs.get(parentId)
+      if (parent === undefined) break
+      count(parent.children, usage, cost, estimated)
+      parentId = parent.parentRunId
+    }
+  }
+
+  /** Marks a run ended; once more than `keep` runs ended, the oldest one is forgotten. */
+  end(runId: string): void {
+    if (!this.runs.has(runId)) return
+    this.ended.delete(runId)
+    this.ended.add(runId)
+    for (const oldest of this.ended) {
+      if (this.ended.size <= this.keep) break
+      this.ended.delete(oldest)
+      this.runs.delete(oldest)
+    }
+  }
+
+  /** The run's spend now; undefined for a run never seen or already forgotten. */
+  report(runId: string): CostReport | undefined {
+    const entry = this.runs.get(runId)
+    if (entry === undefined) return undefined
+    const { own, children } = entry
+    const total: Account = {
+      usage: addUsage(own.usage, children.usage),
+      money: own.money + children.money,
+      attempts: own.attempts + children.attempts,
+      unpriced: own.unpriced || children.unpriced,
+      estimated: own.estimated || children.estimated,
+    }
+    return Object.freeze({ own: spendOf(own), children: spendOf(children), total: spendOf(total) })
+  }
+
+  clear(): void {
+    this.runs.clear()
+    this.ended.clear()
+  }
+
+  private entryOf(identity: RunIdentity): RunEntry {
+    let entry = this.runs.get(identity.runId)
+    if (entry === undefined) {
+      entry = { parentRunId: identity.parentRunId, own: emptyAccount(), children: emptyAccount() }
+      this.runs.set(identity.runId, entry)
+    }
+    return entry
+  }
+}
+
+function emptyAccount(): Account {
+  return { usage: { inputTokens: 0, outputTokens: 0 }, money: 0, attempts: 0, unpriced: false, estimated: false }
+}
+
+function count(account: Account, usage: TokenUsage, cost: number | undefined, estimated: boolean): void {
+  account.usage = addUsage(account.usage, usage)
+  account.attempts++
+  if (cost === undefined) account.unpriced = true
+  else account.money += cost
+  if (estimated) account.estimated = true
+}
+
+/** A frozen snapshot; money is unknown when nothing was counted or something counted had no price. */
+function spendOf(account: Account): Spend {
+  const known = account.attempts > 0 && !account.unpriced
+  return Object.freeze({
+    usage: Object.freeze({ ...account.usage }),
+    ...(known ? { money: account.money } : {}),
+    unpriced: account.unpriced,
+    estimated: account.estimated,
+    attempts: account.attempts,
+  })
+}

@@ -1,0 +1,116 @@
+/**
+ * Lifecycle events to records. Content (what the model was asked and answered, tool arguments and
+ * results) only goes into `content` functions, which read the event's fields when a sink calls them.
+ */
+
+import type {
+  LlmAttemptEndEvent, LlmAttemptStartEvent, StepEndEvent, StepStartEvent, ToolEndEvent,
+  ToolStartEvent, TurnEndEvent, TurnStartEvent,
+} from '@rein/agent'
+import { scopeOf } from './run-scope.ts'
+import type {
+  CostReport, LlmCallEndRecord, LlmCallStartRecord, LlmInputContent, RunEndRecord, RunStartRecord, StepEndRecord,
+  StepStartRecord, ToolCallEndRecord, ToolCallStartRecord,
+} from './types.ts'
+
+export function runStart(event: TurnStartEvent): RunStartRecord {
+  return Object.freeze({ kind: 'run', phase: 'start', scope: scopeOf(event.identity), startedAt: event.startedAt })
+}
+
+export function runEnd(event: TurnEndEvent, cost: CostReport): RunEndRecord {
+  return Object.freeze({
+    kind: 'run', phase: 'end', scope: scopeOf(event.identity), startedAt: event.startedAt, endedAt: event.endedAt,
+    reason: event.reason,
+    ...(event.errorCode !== undefined ? { errorCode: event.errorCode } : {}),
+    cost,
+  })
+}
+
+export function stepStart(event: StepStartEvent): StepStartRecord {
+  return Object.freeze({ kind: 'step', phase: 'start', scope: scopeOf(event.identity), startedAt: event.startedAt, step: event.step })
+}
+
+export function stepEnd(event: StepEndEvent): StepEndRecord {
+  return Object.freeze({ kind: 'step', phase: 'end', scope: scopeOf(event.identity), startedAt: event.startedAt, step: event.step, endedAt: event.endedAt })
+}
+
+/** The fields an attempt's start and end records share. */
+function attempt(event: LlmAttemptStartEvent) {
+  return {
+    kind: 'llm_call' as const,
+    scope: scopeOf(event.identity),
+    startedAt: event.startedAt,
+    step: event.step,
+    route: event.route,
+    providerName: event.providerName,
+    requestModel: event.requestModel,
+    ...(event.serverAddress !== undefined ? { serverAddress: event.serverAddress } : {}),
+    ...(event.serverPort !== undefined ? { serverPort: event.serverPort } : {}),
+    ...(event.maxTokens !== undefined ? { maxTokens: event.maxTokens } : {}),
+    ...(event.temperature !== undefined ? { temperature: event.temperature } : {}),
+    ...(event.reasoningEffort !== undefined ? { reasoningEffort: event.reasoningEffort } : {}),
+    retry: event.retry,
+    fallback: event.fallback,
+  }
+}
+
+function inputContent(input: LlmAttemptStartEvent['input']): LlmInputContent {
+  return {
+    ...(input.system !== undefined ? { system: input.system } : {}),
+    messages: input.messages,
+    ...(input.tools !== undefined ? { tools: input.tools } : {}),
+  }
+}
+
+export function llmStart(event: LlmAttemptStartEvent): LlmCallStartRecord {
+  const { input } = event
+  return Object.freeze({ ...attempt(event), phase: 'start', content: () => inputContent(input) })
+}
+
+export function llmEnd(event: LlmAttemptEndEvent): LlmCallEndRecord {
+  const { input, output } = event
+  return Object.freeze({
+    ...attempt(event),
+    phase: 'end',
+    endedAt: event.endedAt,
+    ...(event.responseId !== undefined ? { responseId: event.responseId } : {}),
+    ...(event.responseModel !== undefined ? { responseModel: event.responseModel } : {}),
+    ...(event.finishReason !== undefined ? { finishReason: event.finishReason } : {}),
+    // A copy: the agent counts the same object after the sinks had it.
+    ...(event.usage !== undefined ? { usage: Object.freeze({ ...event.usage }) } : {}),
+    ...(event.usageEstimated ? { usageEstimated: true as const } : {}),
+    ...(event.cost !== undefined ? { cost: event.cost } : {}),
+    ...(event.errorCode !== undefined ? { errorCode: event.errorCode } : {}),
+    content: () => ({ ...inputContent(input), ...(output !== undefined ? { output: output() } : {}) }),
+  })
+}
+
+/** The fields a tool call's start and end records share. */
+function toolCall(event: ToolStartEvent) {
+  return {
+    kind: 'tool_call' as const,
+    scope: scopeOf(event.identity),
+    startedAt: event.startedAt,
+    step: event.step,
+    toolName: event.name,
+    callId: event.callId,
+    effects: event.effects,
+  }
+}
+
+export function toolStart(event: ToolStartEvent): ToolCallStartRecord {
+  const { arguments: text } = event
+  return Object.freeze({ ...toolCall(event), phase: 'start', content: () => ({ arguments: text }) })
+}
+
+export function toolEnd(event: ToolEndEvent): ToolCallEndRecord {
+  const { arguments: text, result } = event
+  return Object.freeze({
+    ...toolCall(event),
+    phase: 'end',
+    endedAt: event.endedAt,
+    isError: event.isError,
+    ...(event.code !== undefined ? { errorCode: event.code } : {}),
+    content: () => ({ arguments: text, result: result() }),
+  })
+}

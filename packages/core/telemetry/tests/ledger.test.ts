@@ -1,0 +1,48 @@
+// The cost ledger on its own: retention, late descendants, estimates.
+import type { RunIdentity } from '@rein/tools'
+import { describe, expect, it } from 'vitest'
+import { CostLedger } from '../src/ledger.ts'
+
+function run(runId: string, parentRunId?: string): RunIdentity {
+  return Object.freeze({
+    agent: 'main', sessionId: `s-${runId}`, conversationId: 's-root', runId, turnId: `s-${runId}/1`, anchor: 'a', depth: parentRunId ? 1 : 0,
+    ...(parentRunId ? { parentRunId } : {}),
+  })
+}
+
+const USAGE = { inputTokens: 10, outputTokens: 1 }
+
+describe('cost ledger', () => {
+  it('keeps the newest keepRuns ended runs and forgets older ones, never a live one', () => {
+    const ledger = new CostLedger(2)
+    const live = run('live')
+    ledger.start(live)
+    for (const id of ['r1', 'r2', 'r3']) {
+      ledger.start(run(id))
+      ledger.add(run(id), USAGE, 1, false)
+      ledger.end(id)
+    }
+    expect(ledger.report('r1')).toBeUndefined()
+    expect(ledger.report('r2')?.own.attempts).toBe(1)
+    expect(ledger.report('r3')?.own.attempts).toBe(1)
+    expect(ledger.report('live')?.own.attempts).toBe(0)
+    expect(ledger.report('never')).toBeUndefined()
+  })
+
+  it('adds a descendant\'s usage that arrives after its parent ended, while the parent is kept', () => {
+    const ledger = new CostLedger(10)
+    ledger.start(run('p'))
+    ledger.start(run('c', 'p'))
+    ledger.end('p')
+    ledger.add(run('c', 'p'), USAGE, 2, false)
+    expect(ledger.report('p')?.children).toMatchObject({ usage: USAGE, money: 2, attempts: 1 })
+  })
+
+  it('marks estimated usage and stops at an ancestor it never saw', () => {
+    const ledger = new CostLedger(10)
+    // Telemetry loaded mid-run: the child's parent is unknown, so only the child counts.
+    ledger.add(run('c', 'unknown'), USAGE, 1, true)
+    expect(ledger.report('c')?.own).toEqual({ usage: USAGE, money: 1, unpriced: false, estimated: true, attempts: 1 })
+    expect(ledger.report('unknown')).toBeUndefined()
+  })
+})

@@ -1,0 +1,131 @@
+/**
+ * The OpenTelemetry SDK objects behind the sink: a tracer provider batching spans to the OTLP/HTTP
+ * JSON trace exporter, a meter provider pushing to the metric exporter, both behind exporters that
+ * report failures, and a flush and shutdown that never wait longer than `flushTimeoutMs` nor throw.
+ */
+
+import type { Meter, Tracer } from '@opentelemetry/api'
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http'
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
+import { defaultResource, detectResources, processDetector, resourceFromAttributes, type Resource } from '@opentelemetry/resources'
+import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics'
+import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base'
+import type { Endpoints, OtelHttpConfig } from './config.ts'
+import type { FailureLog, Signal } from './failures.ts'
+import { SCOPE_NAME } from './semconv.ts'
+
+/** A tracer and a meter, and how to flush and stop them. */
+export interface Pipeline {
+  readonly tracer: Tracer
+  readonly meter: Meter
+  /** Sends what is buffered; resolves within `flushTimeoutMs`, never rejects. */
+  flush(): Promise<void>
+  /** Flushes and stops both providers; resolves within `flushTimeoutMs`, never rejects. */
+  shutdown(): Promise<void>
+}
+
+/** How often metrics are pushed while the process runs (the SDK's default); dispose pushes the rest. */
+const METRIC_INTERVAL_MS = 60_000
+
+/** Builds the providers; nothing is sent until a span ends or metrics are due. */
+export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, failures: FailureLog): Pipeline {
+  const resource = createResource(config)
+  // One export, its retries included, never outlives the bound dispose waits: no request to a dead
+  // endpoint keeps the process alive after dispose has given up on it.
+  const exporterOptions = { headers: { ...config.headers }, timeoutMillis: config.flushTimeoutMs }
+  const spanExporter = reportingSpanExporter(new OTLPTraceExporter({ ...exporterOptions, url: endpoints.traces }), failures)
+  const tracerProvider = new BasicTracerProvider({
+    resource,
+    spanProcessors: [new BatchSpanProcessor(spanExporter, { exportTimeoutMillis: config.flushTimeoutMs })],
+  })
+  const metricExporter = reportingMetricExporter(new OTLPMetricExporter({ ...exporterOptions, url: endpoints.metrics }), failures)
+  const meterProvider = new MeterProvider({
+    resource,
+    readers: [new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: METRIC_INTERVAL_MS, exportTimeoutMillis: config.flushTimeoutMs })],
+  })
+  const bounded = (work: () => Promise<unknown>[]) => within(config.flushTimeoutMs, work, failures)
+  return {
+    tracer: tracerProvider.getTracer(SCOPE_NAME),
+    meter: meterProvider.getMeter(SCOPE_NAME),
+    flush: () => bounded(() => [tracerProvider.forceFlush(), meterProvider.forceFlush()]),
+    shutdown: () => bounded(() => [tracerProvider.shutdown(), meterProvider.shutdown()]),
+  }
+}
+
+/**
+ * `service.name` and the Config's attributes over the SDK's `telemetry.sdk.*`. The process detector
+ * only with content: `process.command_args` holds the prompt of `rein run "…"`.
+ */
+function createResource(config: Pick<OtelHttpConfig, 'serviceName' | 'resource' | 'captureContent'>): Resource {
+  const base = config.captureContent ? defaultResource().merge(detectResources({ detectors: [processDetector] })) : defaultResource()
+  return base.merge(resourceFromAttributes({ ...config.resource, 'service.name': config.serviceName }))
+}
+
+/** Waits for `work` at most `ms`; a rejection was reported by the exporter already, a timeout is reported here. */
+async function within(ms: number, work: () => Promise<unknown>[], failures: FailureLog): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const expired = new Promise<'expired'>((resolve) => {
+    timer = setTimeout(() => resolve('expired'), ms)
+    timer.unref()
+  })
+  try {
+    const settled = Promise.allSettled(startAll(work)).then(() => 'settled' as const)
+    if (await Promise.race([settled, expired]) === 'expired') failures.report('traces and metrics', 'flush-timeout')
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** The promises `work` starts; a synchronous throw becomes a rejection. */
+function startAll(work: () => Promise<unknown>[]): Promise<unknown>[] {
+  try {
+    return work()
+  } catch (error) {
+    return [Promise.reject(error)]
+  }
+}
+
+/** 0 is `ExportResultCode.SUCCESS` (@opentelemetry/core, not a dependency of ours). */
+const SUCCESS = 0
+const FAILED = 1
+
+type ExportCallback = Parameters<SpanExporter['export']>[1]
+
+/** Tells `failures` about each failed export, then hands the result on. */
+function reportingCallback(signal: Signal, failures: FailureLog, done: ExportCallback): ExportCallback {
+  return (result) => {
+    if (result.code !== SUCCESS) failures.report(signal, result.error)
+    done(result)
+  }
+}
+
+function reportingSpanExporter(inner: SpanExporter, failures: FailureLog): SpanExporter {
+  return {
+    export(spans, done) {
+      try {
+        inner.export(spans, reportingCallback('traces', failures, done))
+      } catch (error) {
+        reportingCallback('traces', failures, done)({ code: FAILED, error: error instanceof Error ? error : new Error(String(error)) })
+      }
+    },
+    shutdown: () => inner.shutdown(),
+    forceFlush: () => inner.forceFlush?.() ?? Promise.resolve(),
+  }
+}
+
+function reportingMetricExporter(inner: PushMetricExporter, failures: FailureLog): PushMetricExporter {
+  return {
+    export(metrics, done) {
+      try {
+        inner.export(metrics, reportingCallback('metrics', failures, done))
+      } catch (error) {
+        reportingCallback('metrics', failures, done)({ code: FAILED, error: error instanceof Error ? error : new Error(String(error)) })
+      }
+    },
+    forceFlush: () => inner.forceFlush(),
+    shutdown: () => inner.shutdown(),
+    // The reader asks the exporter how to aggregate: OTLP's defaults (cumulative), explicit buckets from advice.
+    ...(inner.selectAggregationTemporality ? { selectAggregationTemporality: inner.selectAggregationTemporality.bind(inner) } : {}),
+    ...(inner.selectAggregation ? { selectAggregation: inner.selectAggregation.bind(inner) } : {}),
+  }
+}

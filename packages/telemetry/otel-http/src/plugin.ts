@@ -1,0 +1,56 @@
+/**
+ * What loading the plugin does: decide the endpoint, build the SDK pipeline, register one sink on
+ * `ctx.telemetry`; and on dispose, take the sink off, end what is open, flush and stop (bounded).
+ */
+
+import type { Context, Logger } from '@deepseek-ai/cordis'
+import type { TelemetrySink } from '@rein/telemetry'
+import { ENDPOINT_ENV, resolveEndpoints, type OtelHttpConfig } from './config.ts'
+import { createFailureLog } from './failures.ts'
+import { GenAiMetrics } from './metrics.ts'
+import { createPipeline, type Pipeline } from './pipeline.ts'
+import { SpanBook } from './spans.ts'
+
+/** The name the sink goes by in `ctx.telemetry`'s log lines. */
+export const SINK_NAME = 'otel-http'
+
+/** Registers the sink, or nothing (one info line) when no endpoint is set. */
+export function applyOtelHttp(ctx: Context, config: OtelHttpConfig): void {
+  const logger = ctx.logger('otel-http')
+  const choice = resolveEndpoints(config, process.env)
+  if (choice.kind === 'off') {
+    logger.info('OpenTelemetry export is off: %s', choice.reason)
+    return
+  }
+  const { endpoints } = choice
+  ctx.effect(() => {
+    const pipeline = createPipeline(config, endpoints, createFailureLog(logger, endpoints.display))
+    const book = new SpanBook(pipeline.tracer, new GenAiMetrics(pipeline.meter), config.captureContent)
+    const remove = ctx.telemetry.sink(createSink(book, pipeline, logger))
+    logger.info('exporting traces and metrics to %s (from %s)%s', endpoints.display, choice.from === 'env' ? ENDPOINT_ENV : 'Config endpoint',
+      config.captureContent ? ', with content (captureContent)' : '')
+    return async () => {
+      await remove()
+      book.endAll(Date.now())
+      await pipeline.shutdown()
+    }
+  }, 'otel-http sink')
+}
+
+function createSink(book: SpanBook, pipeline: Pipeline, logger: Logger): TelemetrySink {
+  let warned = false
+  return {
+    name: SINK_NAME,
+    emit(record) {
+      try {
+        book.handle(record)
+      } catch (error) {
+        // Logged once, and only the error's own words: never the record, which may hold content.
+        if (warned) return
+        warned = true
+        logger.warn('a %s record could not be mapped to a span (%s); later ones are not logged', record.kind, error instanceof Error ? error.message : 'unknown error')
+      }
+    },
+    flush: () => pipeline.flush(),
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * Records to spans: `invoke_agent` per run, `chat` per provider attempt and `execute_tool` per tool
+ * call, each started and ended at the record's own times under an explicit parent. Open spans are
+ * kept by run id and call id, so a subagent's run finds the parent's `execute_tool` span it runs in.
+ */
+
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type HrTime, type Span, type Tracer } from '@opentelemetry/api'
+import type {
+  LlmCallEndRecord, LlmCallStartRecord, RunEndRecord, RunScope, TelemetryRecord, ToolCallEndRecord, ToolCallStartRecord,
+} from '@rein/telemetry'
+import {
+  chatEndAttributes, chatStartAttributes, runEndAttributes, runFailed, runStartAttributes, toolEndAttributes, toolStartAttributes,
+} from './attributes.ts'
+import { chatContentAttributes, toolContentAttributes } from './content.ts'
+import type { GenAiMetrics } from './metrics.ts'
+import { ATTR, ERROR_OTHER, spanName } from './semconv.ts'
+
+interface OpenRun {
+  span: Span
+  /** Whether the run's first attempt has named its provider and model on the span. */
+  named: boolean
+}
+
+/** The spans of every run in flight. Not thread-safe, nor does it need to be: records arrive one by one. */
+export class SpanBook {
+  private readonly runs = new Map<string, OpenRun>()
+  private readonly chats = new Map<string, Span>()
+  private readonly tools = new Map<string, Span>()
+
+  constructor(private readonly tracer: Tracer, private readonly metrics: GenAiMetrics, private readonly captureContent: boolean) {}
+
+  /** Starts or ends the record's span. Steps are no span of the conventions: `chat` and `execute_tool` hang off the run. */
+  handle(record: TelemetryRecord): void {
+    switch (record.kind) {
+      case 'run':
+        if (record.phase === 'start') this.run(record.scope, record.startedAt)
+        else this.endRun(record)
+        return
+      case 'llm_call':
+        if (record.phase === 'start') this.chat(record)
+        else this.endChat(record)
+        return
+      case 'tool_call':
+        if (record.phase === 'start') this.tool(record)
+        else this.endTool(record)
+        return
+      case 'step':
+        return
+      default: {
+        // A kind a newer @rein/telemetry adds is skipped, not an error.
+        const _unknown: never = record
+        return
+      }
+    }
+  }
+
+  /** Ends every span still open (the plugin is going away mid-run) as unfinished, at `now`. */
+  endAll(now: number): void {
+    for (const span of [...this.tools.values(), ...this.chats.values(), ...[...this.runs.values()].map((run) => run.span)]) {
+      span.setAttribute(ATTR.errorType, ERROR_OTHER)
+      span.setStatus({ code: SpanStatusCode.ERROR, message: 'not finished when telemetry stopped' })
+      span.end(hrTime(now))
+    }
+    this.tools.clear()
+    this.chats.clear()
+    this.runs.clear()
+  }
+
+  /** The run's open span; a run whose start this sink did not see (it came later) starts here. */
+  private run(scope: RunScope, startedAt: number): OpenRun {
+    const open = this.runs.get(scope.runId)
+    if (open) return open
+    const span = this.tracer.startSpan(spanName.invokeAgent(scope.agentName), {
+      kind: SpanKind.INTERNAL,
+      startTime: hrTime(startedAt),
+      attributes: runStartAttributes(scope),
+    }, this.parentOf(scope))
+    const run = { span, named: false }
+    this.runs.set(scope.runId, run)
+    return run
+  }
+
+  /** A subagent's run nests under the parent's `execute_tool` span (else its run); a root run starts a trace. */
+  private parentOf(scope: RunScope): Context {
+    if (scope.parentRunId === undefined) return ROOT_CONTEXT
+    const parent = (scope.parentCallId !== undefined ? this.tools.get(toolKey(scope.parentRunId, scope.parentCallId)) : undefined)
+      ?? this.runs.get(scope.parentRunId)?.span
+    return parent ? trace.setSpan(ROOT_CONTEXT, parent) : ROOT_CONTEXT
+  }
+
+  private endRun(record: RunEndRecord): void {
+    const { span } = this.run(record.scope, record.startedAt)
+    this.runs.delete(record.scope.runId)
+    span.setAttributes(runEndAttributes(record))
+    if (runFailed(record)) span.setStatus({ code: SpanStatusCode.ERROR, message: record.errorCode ?? record.reason })
+    span.end(hrTime(record.endedAt))
+  }
+
+  private chat(record: LlmCallStartRecord | LlmCallEndRecord): Span {
+    const key = chatKey(record)
+    const open = this.chats.get(key)
+    if (open) return open
+    const run = this.run(record.scope, record.startedAt)
+    if (!run.named) {
+      // The conventions want provider and model on invoke_agent too; the run's first attempt names them.
+      run.span.setAttributes({ [ATTR.providerName]: record.providerName, [ATTR.requestModel]: record.requestModel })
+      run.named = true
+    }
+    const span = this.tracer.startSpan(spanName.chat(record.requestModel), {
+      kind: SpanKind.CLIENT,
+      startTime: hrTime(record.startedAt),
+      attributes: chatStartAttributes(record),
+    }, trace.setSpan(ROOT_CONTEXT, run.span))
+    this.chats.set(key, span)
+    return span
+  }
+
+  private endChat(record: LlmCallEndRecord): void {
+    const span = this.chat(record)
+    this.chats.delete(chatKey(record))
+    span.setAttributes(chatEndAttributes(record))
+    if (this.captureContent && record.content) {
+      const content = record.content
+      withContent(() => span.setAttributes(chatContentAttributes(content(), record.finishReason)))
+    }
+    if (record.errorCode !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: record.errorCode })
+    span.end(hrTime(record.endedAt))
+    this.metrics.recordChat(record)
+  }
+
+  private tool(record: ToolCallStartRecord | ToolCallEndRecord): Span {
+    const key = toolKey(record.scope.runId, record.callId)
+    const open = this.tools.get(key)
+    if (open) return open
+    const run = this.run(record.scope, record.startedAt)
+    const span = this.tracer.startSpan(spanName.executeTool(record.toolName), {
+      kind: SpanKind.INTERNAL,
+      startTime: hrTime(record.startedAt),
+      attributes: toolStartAttributes(record),
+    }, trace.setSpan(ROOT_CONTEXT, run.span))
+    this.tools.set(key, span)
+    return span
+  }
+
+  private endTool(record: ToolCallEndRecord): void {
+    const span = this.tool(record)
+    this.tools.delete(toolKey(record.scope.runId, record.callId))
+    span.setAttributes(toolEndAttributes(record))
+    if (this.captureContent && record.content) {
+      const content = record.content
+      withContent(() => span.setAttributes(toolContentAttributes(content())))
+    }
+    if (record.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: record.errorCode ?? ERROR_OTHER })
+    span.end(hrTime(record.endedAt))
+  }
+}
+
+/** One attempt: a step's attempts differ by fallback position, route and retry count. */
+function chatKey(record: LlmCallStartRecord | LlmCallEndRecord): string {
+  return [record.scope.runId, record.step, record.fallback, record.route, record.retry].join('\u0000')
+}
+
+function toolKey(runId: string, callId: string): string {
+  return `${runId}\u0000${callId}`
+}
+
+/** Content that cannot be built is left out; the span still goes. */
+function withContent(add: () => void): void {
+  try {
+    add()
+  } catch {
+    // Nothing to report that would not itself be content.
+  }
+}
+
+/** Epoch milliseconds as `[seconds, nanoseconds]`: never mistaken for a `performance.now()` reading. */
+function hrTime(ms: number): HrTime {
+  const seconds = Math.floor(ms / 1000)
+  const nanos = Math.round((ms - seconds * 1000) * 1e6)
+  return nanos >= 1e9 ? [seconds + 1, nanos - 1e9] : [seconds, nanos]
+}

@@ -1,0 +1,102 @@
+/**
+ * A real OTLP/HTTP endpoint on 127.0.0.1 that records every POST body, and the ways one goes wrong:
+ * an HTTP error status, an answer that never comes, an answer that is not HTTP, or nothing listening.
+ */
+
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo, Socket } from 'node:net'
+import { gunzipSync } from 'node:zlib'
+
+/** How the endpoint answers each export. */
+export type CaptureMode =
+  | { kind: 'ok' }
+  /** 200 with a body that is not an OTLP response at all. */
+  | { kind: 'garbage-200' }
+  | { kind: 'status'; status: number }
+  /** Reads the request, then never answers. */
+  | { kind: 'never' }
+  /** Writes bytes that are not HTTP, then closes. */
+  | { kind: 'not-http' }
+
+/** One export as the endpoint received it. */
+export interface CapturedRequest {
+  path: string
+  headers: Readonly<Record<string, string>>
+  /** The body, gunzipped when it came compressed. */
+  body: string
+}
+
+export interface CaptureServer {
+  /** The base URL, `http://127.0.0.1:<port>` (what Config `endpoint` takes). */
+  readonly url: string
+  readonly requests: readonly CapturedRequest[]
+  /** Bodies sent to `/v1/traces` and `/v1/metrics`. */
+  traces(): string[]
+  metrics(): string[]
+  /** Destroys open connections (a request left hanging included) and stops listening. */
+  close(): Promise<void>
+}
+
+export async function startCaptureServer(mode: CaptureMode = { kind: 'ok' }): Promise<CaptureServer> {
+  const requests: CapturedRequest[] = []
+  const sockets = new Set<Socket>()
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      const raw = Buffer.concat(chunks)
+      const gzipped = request.headers['content-encoding'] === 'gzip'
+      requests.push({
+        path: request.url ?? '/',
+        headers: Object.fromEntries(Object.entries(request.headers).map(([key, value]) => [key, Array.isArray(value) ? value.join(', ') : value ?? ''])),
+        body: (gzipped ? gunzipSync(raw) : raw).toString('utf8'),
+      })
+      switch (mode.kind) {
+        case 'ok':
+          response.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+          return
+        case 'garbage-200':
+          response.writeHead(200, { 'content-type': 'application/json' }).end('<html>not otlp')
+          return
+        case 'status':
+          response.writeHead(mode.status, { 'content-type': 'text/plain' }).end('no')
+          return
+        case 'never':
+          return
+        case 'not-http':
+          request.socket.end('SPLAT nonsense\r\n\r\n')
+          return
+      }
+    })
+  })
+  server.on('connection', (socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+  })
+  await listen(server)
+  const { port } = server.address() as AddressInfo
+  const bodies = (path: string) => requests.filter((request) => request.path === path).map((request) => request.body)
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    traces: () => bodies('/v1/traces'),
+    metrics: () => bodies('/v1/metrics'),
+    close: () => new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy()
+      server.close(() => resolve())
+    }),
+  }
+}
+
+/** A base URL where nothing listens: a port that was free a moment ago. */
+export async function closedEndpoint(): Promise<string> {
+  const server = createServer()
+  await listen(server)
+  const { port } = server.address() as AddressInfo
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return `http://127.0.0.1:${port}`
+}
+
+function listen(server: Server): Promise<void> {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+}

@@ -1,0 +1,93 @@
+// Content only with captureContent (in the conventions' message shape), and the two GenAI client metrics.
+import { Context } from '@deepseek-ai/cordis'
+import { describe, expect, it, vi } from 'vitest'
+import { DURATION_BUCKETS, TOKEN_BUCKETS } from '../src/index.ts'
+import { decodeHistograms, decodeTraces } from './otlp.ts'
+import { T0, cost, endpoint, llmEnd, llmStart, loadOtelHttp, runEnd, runStart, scopeOf, spend, standInTelemetry, toolEnd, toolStart, type ConfigInput } from './harness.ts'
+
+const INPUT = {
+  system: 'You are terse.',
+  messages: [
+    { id: 'm1', role: 'user', content: [{ type: 'text', text: 'read a' }], source: { kind: 'user' } },
+    { id: 'm2', role: 'assistant', content: [{ type: 'reasoning', text: 'thinking' }, { type: 'tool-call', id: 'c1', name: 'read', arguments: '{"path":"a"}' }], source: { kind: 'model', provider: 'deepseek', model: 'deepseek-chat' } },
+    { id: 'm3', role: 'user', content: [{ type: 'tool-result', toolCallId: 'c1', content: [{ type: 'text', text: 'contents of a' }] }], source: { kind: 'tool' } },
+  ],
+  tools: [{ name: 'read', description: 'Reads a file.', parameters: { type: 'object', properties: { path: { type: 'string' } } } }],
+}
+const OUTPUT = [{ type: 'text', text: 'a says hi' }]
+const byJson = (a: unknown, b: unknown) => JSON.stringify(a).localeCompare(JSON.stringify(b))
+
+async function exportOneRun(config: Omit<ConfigInput, 'endpoint'>) {
+  const server = await endpoint()
+  const root = new Context()
+  const telemetry = standInTelemetry(root)
+  const fiber = await loadOtelHttp(root, { endpoint: server.url, ...config })
+  const run = scopeOf('run-1')
+  const chatContent = vi.fn<() => typeof INPUT & { output: typeof OUTPUT }>(() => ({ ...INPUT, output: OUTPUT }))
+  const toolContent = vi.fn<() => { arguments: string; result: string }>(() => ({ arguments: '{"path":"a"}', result: 'contents of a' }))
+  const usage = { inputTokens: 100, outputTokens: 20, cacheReadTokens: 50, cacheWriteTokens: 5 }
+  telemetry.emit(
+    runStart(run, T0),
+    llmStart(run, T0 + 1),
+    llmEnd(run, T0 + 1, T0 + 21, { errorCode: 'SERVER' }),
+    llmStart(run, T0 + 30, { retry: 1 }),
+    llmEnd(run, T0 + 30, T0 + 1_530, { retry: 1, finishReason: 'stop', usage, content: chatContent }),
+    toolStart(run, T0 + 1_600, 'read', 'c1'),
+    toolEnd(run, T0 + 1_600, T0 + 1_700, 'read', 'c1', { content: toolContent }),
+    runEnd(run, T0, T0 + 1_800, cost(spend(usage))),
+  )
+  await fiber.dispose()
+  return { server, spans: decodeTraces(server.traces()), chatContent, toolContent }
+}
+
+describe('content', () => {
+  it('leaves content out by default, without even building it', async () => {
+    const { spans, chatContent, toolContent } = await exportOneRun({})
+    expect(chatContent).not.toHaveBeenCalled()
+    expect(toolContent).not.toHaveBeenCalled()
+    const keys = spans.flatMap((span) => Object.keys(span.attributes))
+    for (const key of ['gen_ai.input.messages', 'gen_ai.output.messages', 'gen_ai.system_instructions', 'gen_ai.tool.definitions', 'gen_ai.tool.call.arguments', 'gen_ai.tool.call.result']) {
+      expect(keys).not.toContain(key)
+    }
+  })
+
+  it('puts messages, instructions and tool definitions on chat spans and arguments and results on execute_tool spans with captureContent', async () => {
+    const { spans } = await exportOneRun({ captureContent: true })
+    const chat = spans.find((span) => span.name === 'chat deepseek-chat' && span.attributes['rein.llm.retry'] === 1)!
+    const json = (key: string) => JSON.parse(String(chat.attributes[key])) as unknown
+    expect(json('gen_ai.system_instructions')).toEqual([{ type: 'text', content: 'You are terse.' }])
+    expect(json('gen_ai.input.messages')).toEqual([
+      { role: 'user', parts: [{ type: 'text', content: 'read a' }] },
+      { role: 'assistant', parts: [{ type: 'reasoning', content: 'thinking' }, { type: 'tool_call', id: 'c1', name: 'read', arguments: { path: 'a' } }] },
+      { role: 'tool', parts: [{ type: 'tool_call_response', id: 'c1', response: 'contents of a' }] },
+    ])
+    expect(json('gen_ai.tool.definitions')).toEqual([{ type: 'function', ...INPUT.tools[0] }])
+    expect(json('gen_ai.output.messages')).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: 'a says hi' }], finish_reason: 'stop' }])
+    const tool = spans.find((span) => span.name === 'execute_tool read')!
+    expect(tool.attributes).toMatchObject({ 'gen_ai.tool.call.arguments': '{"path":"a"}', 'gen_ai.tool.call.result': 'contents of a' })
+  })
+})
+
+describe('metrics', () => {
+  it('records gen_ai.client.operation.duration per attempt and gen_ai.client.token.usage when reported, with the conventions\' buckets', async () => {
+    const { server } = await exportOneRun({})
+    const points = decodeHistograms(server.metrics())
+    const durations = points.filter((point) => point.metric === 'gen_ai.client.operation.duration')
+    expect(durations.map((point) => [point.unit, point.count, point.sum, point.attributes['error.type']]).sort(byJson)).toEqual([
+      ['s', 1, 0.02, 'SERVER'],
+      ['s', 1, 1.5, undefined],
+    ])
+    for (const point of durations) {
+      expect(point.explicitBounds).toEqual(DURATION_BUCKETS)
+      expect(point.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'deepseek', 'gen_ai.request.model': 'deepseek-chat' })
+    }
+    const tokens = points.filter((point) => point.metric === 'gen_ai.client.token.usage')
+    // The failed attempt reported no usage: no token points for it at all.
+    expect(tokens.map((point) => [point.attributes['gen_ai.token.type'], point.count, point.sum]).sort(byJson)).toEqual([['input', 1, 155], ['output', 1, 20]])
+    for (const point of tokens) {
+      expect(point.unit).toBe('{token}')
+      expect(point.explicitBounds).toEqual(TOKEN_BUCKETS)
+      expect(point.types['gen_ai.provider.name']).toBe('string')
+    }
+  })
+})

@@ -1,0 +1,83 @@
+// A dead, slow, refusing or babbling endpoint: the run is unaffected, dispose returns, one log line per kind.
+import { describe, expect, it } from 'vitest'
+import { closedEndpoint, type CaptureMode } from './capture-server.ts'
+import { endpoint } from './harness.ts'
+import { bootStack, call, scripted } from './stack.ts'
+
+const SCRIPT = () => scripted({
+  go: {
+    0: { m: [[call('read', { path: 'a' }, 'call_a'), { usage: { inputTokens: 10, outputTokens: 2 } }]] },
+    1: { m: [[{ text: 'done' }, { usage: { inputTokens: 20, outputTokens: 1 } }]] },
+  },
+})
+
+/**
+ * Runs one turn against `url`, then disposes the plugin; returns the turn's result and the plugin's
+ * warnings. A small bound where the endpoint never settles things itself; elsewhere one roomy enough
+ * that a loaded machine still sees the endpoint's own answer first.
+ */
+async function runAgainst(url: string, flushTimeoutMs = 2_000) {
+  const { root, otel, create, logs } = await bootStack(SCRIPT(), { endpoint: url, flushTimeoutMs })
+  const agent = await create()
+  const result = await agent.send('go')
+  // Also mid-run: ctx.telemetry.flush() waits on the sink's flush, which must resolve, not reject.
+  await root.telemetry.flush()
+  await otel.dispose()
+  return { result, warnings: logs('warn') }
+}
+
+/** What a warning line says for each kind of failure. */
+const SAYS = {
+  refused: 'nothing listens there (ECONNREFUSED)',
+  timeout: 'the endpoint did not answer in time',
+  gaveUp: 'it did not finish within flushTimeoutMs',
+  notHttp: 'the endpoint\'s answer is not HTTP',
+  retryable: 'the endpoint kept answering HTTP 429, 502, 503 or 504',
+}
+
+function expectOneLinePerKind(warnings: readonly string[], allowed: readonly string[], required: readonly string[]) {
+  const kinds = warnings.map((line) => allowed.find((says) => line.includes(says)))
+  expect(kinds).not.toContain(undefined)
+  expect(new Set(kinds).size).toBe(kinds.length)
+  for (const says of required) expect(kinds).toContain(says)
+  for (const line of warnings) expect(line).toMatch(/^OTLP export of (traces|metrics|traces and metrics) to http:\/\/127\.0\.0\.1:\d+ failed: .*further failures of this kind are not logged\.$/)
+}
+
+describe('when the endpoint fails', () => {
+  it('completes the run and logs one line when nothing listens', async () => {
+    const { result, warnings } = await runAgainst(await closedEndpoint(), 300)
+    expect(result).toMatchObject({ reason: 'completed', text: 'done' })
+    expectOneLinePerKind(warnings, [SAYS.refused, SAYS.gaveUp], [SAYS.refused])
+  })
+
+  it('completes the run, and dispose returns, when the endpoint never answers', async () => {
+    const server = await endpoint({ kind: 'never' })
+    const { result, warnings } = await runAgainst(server.url, 300)
+    expect(result).toMatchObject({ reason: 'completed', text: 'done' })
+    expect(server.requests.length).toBeGreaterThan(0)
+    // Which of the two comes first (the export's own timeout, or dispose's bound) is the machine's business.
+    expectOneLinePerKind(warnings, [SAYS.timeout, SAYS.gaveUp], [])
+    expect(warnings.length).toBeGreaterThan(0)
+  })
+
+  it.each<[string, CaptureMode, string]>([
+    ['400', { kind: 'status', status: 400 }, 'the endpoint answered HTTP 400 (Bad Request)'],
+    ['404', { kind: 'status', status: 404 }, 'the endpoint answered HTTP 404 (Not Found)'],
+    ['500', { kind: 'status', status: 500 }, 'the endpoint answered HTTP 500 (Internal Server Error)'],
+    ['503 (retried until the time is up)', { kind: 'status', status: 503 }, SAYS.retryable],
+    ['an answer that is not HTTP', { kind: 'not-http' }, SAYS.notHttp],
+  ])('completes the run and logs one line for %s', async (_label, mode, says) => {
+    const server = await endpoint(mode)
+    const { result, warnings } = await runAgainst(server.url)
+    expect(result).toMatchObject({ reason: 'completed', text: 'done' })
+    expectOneLinePerKind(warnings, [says, SAYS.gaveUp], [says])
+  })
+
+  it('takes a 200 whose body is not an OTLP answer as delivered: nothing to warn about', async () => {
+    const server = await endpoint({ kind: 'garbage-200' })
+    const { result, warnings } = await runAgainst(server.url)
+    expect(result).toMatchObject({ reason: 'completed', text: 'done' })
+    expect(server.traces().length).toBeGreaterThan(0)
+    expect(warnings).toEqual([])
+  })
+})

@@ -1,0 +1,92 @@
+// Loading the plugin: where it sends (Config beats the environment), headers, resource, bad Config, nothing when off.
+import { Context } from '@deepseek-ai/cordis'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { ENDPOINT_ENV } from '../src/index.ts'
+import { decodeTraces } from './otlp.ts'
+import { T0, captureLogs, cost, endpoint, loadOtelHttp, runEnd, runStart, scopeOf, spend, standInTelemetry, type ConfigInput } from './harness.ts'
+
+afterEach(() => {
+  vi.unstubAllEnvs()
+})
+
+/** Loads the plugin with a stand-in ctx.telemetry, exports one empty run, disposes. */
+async function exportRun(config: ConfigInput) {
+  const root = new Context()
+  const logs = captureLogs(root)
+  const telemetry = standInTelemetry(root)
+  const fiber = await loadOtelHttp(root, config)
+  const registered = telemetry.sinks.size
+  const run = scopeOf('run-1')
+  telemetry.emit(runStart(run, T0), runEnd(run, T0, T0 + 5, cost(spend(undefined))))
+  await fiber.dispose()
+  return { logs, telemetry, registered }
+}
+
+describe('where it sends', () => {
+  it('sends traces to <endpoint>/v1/traces and metrics to <endpoint>/v1/metrics, keeping the endpoint\'s path', async () => {
+    const server = await endpoint()
+    const headers = { authorization: 'Bearer HEADER-SECRET', 'x-tenant': 'team-a' }
+    const { logs } = await exportRun({ endpoint: `${server.url}/otlp/`, headers })
+    expect(server.requests.map((request) => request.path)).toEqual(['/otlp/v1/traces'])
+    expect(server.requests[0]!.headers).toMatchObject({ authorization: 'Bearer HEADER-SECRET', 'x-tenant': 'team-a', 'content-type': 'application/json' })
+    expect(logs('info')).toEqual([`exporting traces and metrics to ${server.url}/otlp (from Config endpoint)`])
+    expect(logs().join('\n')).not.toContain('HEADER-SECRET')
+  })
+
+  it('takes Config endpoint over OTEL_EXPORTER_OTLP_ENDPOINT, and the variable alone when Config has none', async () => {
+    const [configured, fromEnv] = [await endpoint(), await endpoint()]
+    vi.stubEnv(ENDPOINT_ENV, fromEnv.url)
+    await exportRun({ endpoint: configured.url })
+    expect([configured.traces().length, fromEnv.traces().length]).toEqual([1, 0])
+    const { logs } = await exportRun({})
+    expect([configured.traces().length, fromEnv.traces().length]).toEqual([1, 1])
+    expect(logs('info')).toEqual([`exporting traces and metrics to ${fromEnv.url} (from ${ENDPOINT_ENV})`])
+  })
+
+  it('registers nothing and says so in one info line when neither is set', async () => {
+    vi.stubEnv(ENDPOINT_ENV, '')
+    const { logs, registered } = await exportRun({})
+    expect(registered).toBe(0)
+    expect(logs()).toEqual([`OpenTelemetry export is off: neither Config endpoint nor ${ENDPOINT_ENV} is set`])
+  })
+
+  it('stays off, saying why, when the variable is not an http(s) URL: rein still starts', async () => {
+    vi.stubEnv(ENDPOINT_ENV, 'localhost:4318')
+    const { logs, registered } = await exportRun({})
+    expect(registered).toBe(0)
+    expect(logs()).toEqual([`OpenTelemetry export is off: ${ENDPOINT_ENV} is not an http:// or https:// URL (e.g. http://localhost:4318)`])
+  })
+})
+
+describe('Config', () => {
+  it.each([
+    [{ endpoint: 'ftp://collector:4318' }, 'endpoint'],
+    [{ endpoint: 'http://x', flushTimeoutMs: 0 }, 'flushTimeoutMs'],
+    [{ endpoint: 'http://x', headers: { authorization: 42 } }, 'headers.authorization'],
+    [{ endpoint: 'http://x', captureContent: 'yes' }, 'captureContent'],
+    [{ endpoint: 'http://x', resource: { 'deployment.environment.name': ['prod'] } }, 'resource.deployment.environment.name'],
+    [{ endpoint: 'http://x', resource: { 'service.name': 'other' } }, 'resource["service.name"]'],
+  ])('fails at load naming the field: %j', async (config, field) => {
+    const root = new Context()
+    standInTelemetry(root)
+    await expect(loadOtelHttp(root, config as ConfigInput)).rejects.toThrow(field)
+  })
+
+  it('names the resource service.name (rein unless serviceName says otherwise) and adds the Config attributes', async () => {
+    const server = await endpoint()
+    await exportRun({ endpoint: server.url })
+    await exportRun({ endpoint: server.url, serviceName: 'nightly-agent', resource: { 'deployment.environment.name': 'ci', 'team.size': 3 } })
+    const [plain, named] = decodeTraces(server.traces())
+    expect(plain!.resource['service.name']).toBe('rein')
+    expect(named!.resource).toMatchObject({ 'service.name': 'nightly-agent', 'deployment.environment.name': 'ci', 'team.size': 3, 'telemetry.sdk.language': 'nodejs' })
+  })
+
+  it('leaves the process out of the resource (its command line holds the prompt) unless captureContent', async () => {
+    const server = await endpoint()
+    await exportRun({ endpoint: server.url })
+    await exportRun({ endpoint: server.url, captureContent: true })
+    const [plain, withContent] = decodeTraces(server.traces())
+    expect(Object.keys(plain!.resource).filter((key) => key.startsWith('process.'))).toEqual([])
+    expect(withContent!.resource).toHaveProperty(['process.command_args'])
+  })
+})

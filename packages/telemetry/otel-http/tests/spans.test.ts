@@ -1,0 +1,171 @@
+// Hand-built records to spans, exported to a local endpoint and read back through the official protos.
+import { Context } from '@deepseek-ai/cordis'
+import { describe, expect, it } from 'vitest'
+import { decodeTraces, type DecodedSpan } from './otlp.ts'
+import {
+  T0, cost, endpoint, llmEnd, llmStart, loadOtelHttp, nanos, runEnd, runStart, scopeOf, spend, standInTelemetry, toolEnd, toolStart,
+} from './harness.ts'
+
+async function setup() {
+  const server = await endpoint()
+  const root = new Context()
+  const telemetry = standInTelemetry(root)
+  const fiber = await loadOtelHttp(root, { endpoint: server.url })
+  /** Disposes the plugin (which flushes) and decodes every span the endpoint got. */
+  const spans = async () => {
+    await fiber.dispose()
+    return decodeTraces(server.traces())
+  }
+  return { root, server, telemetry, spans }
+}
+
+const byRun = (spans: readonly DecodedSpan[], runId: string) => spans.find((span) => span.name.startsWith('invoke_agent') && span.attributes['rein.run.id'] === runId)!
+
+const byName = (spans: readonly DecodedSpan[], name: string) => {
+  const found = spans.filter((span) => span.name === name)
+  if (found.length !== 1) throw new Error(`${found.length} spans named ${name}: ${spans.map((span) => span.name).join(', ')}`)
+  return found[0]!
+}
+
+describe('spans', () => {
+  it('maps a run to invoke_agent over chat per attempt and execute_tool per call, at the records\' times', async () => {
+    const { telemetry, spans } = await setup()
+    const run = scopeOf('run-1')
+    const server = { serverAddress: 'api.deepseek.com', serverPort: 443, maxTokens: 4096, temperature: 0.2 }
+    telemetry.emit(
+      runStart(run, T0),
+      llmStart(run, T0 + 10, server),
+      llmEnd(run, T0 + 10, T0 + 20, { ...server, errorCode: 'RATE_LIMIT', finishReason: 'error' }),
+      llmStart(run, T0 + 30, { ...server, retry: 1 }),
+      llmEnd(run, T0 + 30, T0 + 130, {
+        ...server, retry: 1, responseId: 'chatcmpl-1', responseModel: 'deepseek-chat-0324', finishReason: 'tool-calls',
+        usage: { inputTokens: 100, outputTokens: 20, cacheReadTokens: 50, cacheWriteTokens: 5 }, cost: 0.001,
+      }),
+      toolStart(run, T0 + 140, 'read', 'call_a'),
+      toolStart(run, T0 + 141, 'read', 'call_b'),
+      toolEnd(run, T0 + 141, T0 + 170, 'read', 'call_b', { isError: true, errorCode: 'NOT_FOUND' }),
+      toolEnd(run, T0 + 140, T0 + 160, 'read', 'call_a'),
+      llmStart(run, T0 + 200, { step: 2, route: 'openai', providerName: 'openai', requestModel: 'gpt-5', fallback: 1 }),
+      llmEnd(run, T0 + 200, T0 + 300, { step: 2, route: 'openai', providerName: 'openai', requestModel: 'gpt-5', fallback: 1, finishReason: 'stop' }),
+      runEnd(run, T0, T0 + 310, cost(spend({ inputTokens: 100, outputTokens: 20, cacheReadTokens: 50, cacheWriteTokens: 5 }, 0.001))),
+    )
+    const all = await spans()
+    expect(all.map((span) => span.name).sort()).toEqual([
+      'chat deepseek-chat', 'chat deepseek-chat', 'chat gpt-5', 'execute_tool read', 'execute_tool read', 'invoke_agent main',
+    ])
+    const agent = byName(all, 'invoke_agent main')
+    expect(agent.parentSpanId).toBeUndefined()
+    expect(agent).toMatchObject({ kind: 1, startTimeUnixNano: nanos(T0), endTimeUnixNano: nanos(T0 + 310), status: { code: 0 } })
+    expect(agent.attributes).toEqual({
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': 'main',
+      'gen_ai.conversation.id': 'conv-1',
+      'gen_ai.provider.name': 'deepseek',
+      'gen_ai.request.model': 'deepseek-chat',
+      'rein.run.id': 'run-1',
+      'rein.session.id': 's-run-1',
+      'rein.run.end_reason': 'completed',
+      'rein.usage.total.input_tokens': 155,
+      'rein.usage.total.output_tokens': 20,
+      'rein.usage.total.cache_read.input_tokens': 50,
+      'rein.cost.total': 0.001,
+    })
+    for (const span of all) expect(span.traceId).toBe(agent.traceId)
+    for (const span of all.filter((span) => span !== agent)) expect(span.parentSpanId).toBe(agent.spanId)
+
+    const [failed, retried] = all.filter((span) => span.name === 'chat deepseek-chat').sort((a, b) => Number(a.startTimeUnixNano - b.startTimeUnixNano))
+    expect(failed).toMatchObject({ kind: 3, startTimeUnixNano: nanos(T0 + 10), endTimeUnixNano: nanos(T0 + 20), status: { code: 2, message: 'RATE_LIMIT' } })
+    expect(failed!.attributes).toEqual({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'deepseek',
+      'gen_ai.request.model': 'deepseek-chat',
+      'gen_ai.request.max_tokens': 4096,
+      'gen_ai.request.temperature': 0.2,
+      'gen_ai.conversation.id': 'conv-1',
+      'gen_ai.response.finish_reasons': ['error'],
+      'server.address': 'api.deepseek.com',
+      'server.port': 443,
+      'error.type': 'RATE_LIMIT',
+      'rein.llm.route': 'deepseek',
+      'rein.llm.retry': 0,
+      'rein.llm.fallback': 0,
+    })
+    expect(retried).toMatchObject({ kind: 3, startTimeUnixNano: nanos(T0 + 30), endTimeUnixNano: nanos(T0 + 130), status: { code: 0 } })
+    expect(retried!.attributes).toMatchObject({
+      'rein.llm.retry': 1,
+      'gen_ai.response.id': 'chatcmpl-1',
+      'gen_ai.response.model': 'deepseek-chat-0324',
+      'gen_ai.response.finish_reasons': ['tool_calls'],
+      // input + cache read + cache write, as the conventions count input.
+      'gen_ai.usage.input_tokens': 155,
+      'gen_ai.usage.output_tokens': 20,
+      'gen_ai.usage.cache_read.input_tokens': 50,
+    })
+    expect(retried!.types).toMatchObject({
+      'gen_ai.usage.input_tokens': 'int', 'gen_ai.usage.output_tokens': 'int', 'gen_ai.usage.cache_read.input_tokens': 'int',
+      'server.port': 'int', 'gen_ai.request.max_tokens': 'int', 'gen_ai.request.temperature': 'double', 'gen_ai.response.finish_reasons': 'array',
+    })
+
+    const fallback = byName(all, 'chat gpt-5')
+    expect(fallback.attributes).toMatchObject({ 'gen_ai.provider.name': 'openai', 'rein.llm.route': 'openai', 'rein.llm.fallback': 1, 'gen_ai.response.finish_reasons': ['stop'] })
+    // The fallback's provider reported no usage: nothing is written, not 0.
+    expect(Object.keys(fallback.attributes).filter((key) => key.includes('usage'))).toEqual([])
+
+    const tools = all.filter((span) => span.name === 'execute_tool read')
+    const [a, b] = [tools.find((span) => span.attributes['gen_ai.tool.call.id'] === 'call_a')!, tools.find((span) => span.attributes['gen_ai.tool.call.id'] === 'call_b')!]
+    expect(a).toMatchObject({ kind: 1, startTimeUnixNano: nanos(T0 + 140), endTimeUnixNano: nanos(T0 + 160), status: { code: 0 } })
+    expect(a.attributes).toEqual({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'read', 'gen_ai.tool.call.id': 'call_a' })
+    expect(b).toMatchObject({ status: { code: 2, message: 'NOT_FOUND' } })
+    expect(b.attributes).toEqual({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'read', 'gen_ai.tool.call.id': 'call_b', 'error.type': 'NOT_FOUND' })
+    // Every token once: a backend summing gen_ai.usage.* over the trace gets the run's total.
+    const summed = all.reduce((sum, span) => sum + Number(span.attributes['gen_ai.usage.input_tokens'] ?? 0), 0)
+    expect(summed).toBe(agent.attributes['rein.usage.total.input_tokens'])
+  })
+
+  it('nests a subagent\'s invoke_agent under the parent\'s execute_tool span; another root run is another trace', async () => {
+    const { telemetry, spans } = await setup()
+    const parent = scopeOf('run-p')
+    const child = scopeOf('run-c', { parentRunId: 'run-p', parentCallId: 'call_spawn', depth: 1, agentName: 'helper', sessionId: 's-child' })
+    const other = scopeOf('run-o', { conversationId: 'conv-2' })
+    const childUsage = { inputTokens: 7, outputTokens: 3 }
+    const ownUsage = { inputTokens: 10, outputTokens: 2 }
+    telemetry.emit(
+      runStart(parent, T0),
+      llmStart(parent, T0 + 1), llmEnd(parent, T0 + 1, T0 + 2, { usage: ownUsage }),
+      toolStart(parent, T0 + 3, 'spawn', 'call_spawn'),
+      runStart(child, T0 + 4),
+      llmStart(child, T0 + 5), llmEnd(child, T0 + 5, T0 + 6, { usage: childUsage }),
+      runEnd(child, T0 + 4, T0 + 7, cost(spend(childUsage))),
+      toolEnd(parent, T0 + 3, T0 + 8, 'spawn', 'call_spawn'),
+      runEnd(parent, T0, T0 + 9, cost(spend(ownUsage), spend(childUsage), spend({ inputTokens: 17, outputTokens: 5 }))),
+      runStart(other, T0 + 20),
+      runEnd(other, T0 + 20, T0 + 21, cost(spend(undefined)), { reason: 'error', errorCode: 'AUTH' }),
+    )
+    const all = await spans()
+    const root = byRun(all, 'run-p')
+    const spawn = byName(all, 'execute_tool spawn')
+    const helper = byName(all, 'invoke_agent helper')
+    expect(spawn.parentSpanId).toBe(root.spanId)
+    expect(helper.parentSpanId).toBe(spawn.spanId)
+    expect(helper.traceId).toBe(root.traceId)
+    const childChat = all.find((span) => span.name === 'chat deepseek-chat' && span.parentSpanId === helper.spanId)
+    expect(childChat?.attributes['gen_ai.usage.input_tokens']).toBe(7)
+    expect(root.attributes).toMatchObject({
+      'rein.usage.total.input_tokens': 17, 'rein.usage.total.output_tokens': 5,
+      'rein.usage.children.input_tokens': 7, 'rein.usage.children.output_tokens': 3,
+    })
+    expect(helper.attributes).toMatchObject({ 'gen_ai.agent.name': 'helper', 'rein.session.id': 's-child', 'rein.usage.total.input_tokens': 7 })
+    expect(Object.keys(helper.attributes).filter((key) => key.startsWith('rein.usage.children'))).toEqual([])
+    // Unpriced: money is unknown, so no cost attribute, and it says so.
+    expect(helper.attributes['rein.cost.total']).toBeUndefined()
+    expect(helper.attributes['rein.cost.unpriced']).toBe(true)
+
+    const failed = byRun(all, 'run-o')
+    expect(failed.traceId).not.toBe(root.traceId)
+    expect(failed.parentSpanId).toBeUndefined()
+    expect(failed).toMatchObject({ status: { code: 2, message: 'AUTH' } })
+    expect(failed.attributes).toMatchObject({ 'error.type': 'AUTH', 'rein.run.end_reason': 'error', 'gen_ai.conversation.id': 'conv-2' })
+    // No attempt reported usage: no totals at all, rather than zeros.
+    expect(Object.keys(failed.attributes).filter((key) => key.includes('usage'))).toEqual([])
+  })
+})
