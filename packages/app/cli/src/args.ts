@@ -134,7 +134,8 @@ Options for run, chat, resume and demo:
       --allow <effects>      allow calls whose effects are all listed, e.g. --allow write,exec
                              (effects: read, write, exec, network)
       --json                 print events as JSON lines on stdout
-  -v, --verbose              print where requests go (provider, model, base URL) and the cause chain of errors
+  -v, --verbose              print where requests go (provider, model, base URL), the cause chain of errors,
+                             and the plugins' notices (their warnings are always printed)
   -h, --help                 show help`
 
 export const HELP: Record<Command | 'main', string> = {

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { Context } from '@deepseek-ai/cordis'
 import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
 import { ReinError, isReinError } from '@rein/base'
 import { loadComposition, type Composition } from '@rein/compose'
@@ -37,6 +38,8 @@ interface LookupOptions {
   config?: string
   cwd: string
   env?: NodeJS.ProcessEnv
+  /** The root context to load into (one with a log exporter, say). Default: a new one. */
+  context?: Context
 }
 
 /** The cordis.yml `rein` uses: `--config`, else `./cordis.yml`, else `$REIN_HOME/cordis.yml`; none → built in. */
@@ -54,11 +57,11 @@ export async function loadCliComposition(options: LookupOptions): Promise<Loaded
   const env = options.env ?? process.env
   const file = findConfigFile({ ...options, env })
   if (file) {
-    return { composition: await loadComposition({ file, resolveFrom: [dirname(file), PACKAGE_DIR] }), source: file }
+    return { composition: await loadComposition({ file, resolveFrom: [dirname(file), PACKAGE_DIR], ...(options.context ? { context: options.context } : {}) }), source: file }
   }
   const builtIn = join(PACKAGE_DIR, 'built-in.cordis.yml')
   try {
-    const composition = await loadComposition({ file: builtIn, rows: builtInRows(env), resolveFrom: PACKAGE_DIR })
+    const composition = await loadComposition({ file: builtIn, rows: builtInRows(env), resolveFrom: PACKAGE_DIR, ...(options.context ? { context: options.context } : {}) })
     return { composition, source: 'built-in' }
   } catch (error) {
     // That file does not exist: the rows come from the environment, so say so.

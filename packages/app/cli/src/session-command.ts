@@ -3,7 +3,7 @@
  * signal handling, get an agent (new or resumed), and turn the outcome into an exit code.
  */
 
-import type { Context } from '@deepseek-ai/cordis'
+import { Context, Logger, type Exporter } from '@deepseek-ai/cordis'
 import type { Agent, CreateAgentOptions, ResumeReport, TurnResult } from '@rein/agent'
 import type { Composition } from '@rein/compose'
 import type {} from '@rein/jobs'
@@ -14,7 +14,9 @@ import { builtInModel, loadCliComposition, requireServices } from './composition
 import { EXIT } from './exit-codes.ts'
 import type { Io } from './io.ts'
 import { trapInterrupts } from './interrupts.ts'
+import { maskSecrets, secretValues } from './mask-secrets.ts'
 import { colorsEnabled, Renderer } from './render.ts'
+import { neutralize } from './terminal-text.ts'
 
 export interface SessionScope {
   ctx: Context
@@ -30,7 +32,9 @@ export interface SessionScope {
 
 /** Loads the composition, runs `body`, and always disposes everything. */
 export async function withComposition(options: CliOptions, io: Io, body: (scope: SessionScope) => Promise<number>, prepare?: (ctx: Context) => Promise<void>): Promise<number> {
-  const { composition, source } = await loadCliComposition({ ...(options.config ? { config: options.config } : {}), cwd: io.cwd, env: io.env })
+  const context = new Context()
+  printLogs(context, io, options.verbose)
+  const { composition, source } = await loadCliComposition({ ...(options.config ? { config: options.config } : {}), cwd: io.cwd, env: io.env, context })
   const renderer = new Renderer(io, options.json, colorsEnabled(io.stdout, io.env))
   renderer.costOf = (runId) => composition.ctx.get('telemetry')?.cost(runId)
   const interrupts = trapInterrupts(io, (text) => renderer.notice(text))
@@ -168,4 +172,24 @@ function tellMemoryProblems(ctx: Context, renderer: Renderer): void {
   // Emitted once per service: before the composition loaded (a store that could not open) it is read back instead.
   if (problem) tell(problem)
   else ctx.on('memory/unavailable', tell)
+}
+
+/**
+ * The plugins' log lines on stderr: warnings and errors always (a collector that cannot be reached,
+ * a recall that failed — each plugin says such a thing once), notices too with `--verbose`; never
+ * debug. Secrets the environment holds are masked.
+ */
+function printLogs(context: Context, io: Io, verbose: boolean): void {
+  const secrets = secretValues(io.env)
+  const shown = new Set(verbose ? ['error', 'warn', 'info'] : ['error', 'warn'])
+  const exporter: Exporter = {
+    // cordis's levels: error 0, info 1, warn 2, debug 3.
+    levels: { default: 2 },
+    export: (message) => {
+      if (!shown.has(message.type)) return
+      const text = maskSecrets(Logger.format(exporter, message), secrets) as string
+      io.stderr.write(`${neutralize(`[${message.type}] ${message.name}: ${text}`)}\n`)
+    },
+  }
+  context.logger.exporter(exporter)
 }

@@ -79,4 +79,19 @@ describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     expect(bodies.some((entry) => entry.path === '/v1/metrics')).toBe(true)
     for (const entry of bodies) expect(entry.body).not.toContain('marker-prompt-7f3a')
   })
+
+  it('never holds up the answer when nobody listens there, and says so once on stderr', async () => {
+    // A port nobody listens on: a server opened and closed again.
+    const closed = createServer()
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
+    const endpoint = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`
+    await new Promise<void>((resolve) => closed.close(() => resolve()))
+    const p = await setUp(delegating, { extraRows: [...ROWS, '- id: otel', "  name: '@rein/otel-http'", '  config: { flushTimeoutMs: 200 }'] })
+    vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', endpoint)
+    const run = await rein(p.dir, ['run', PROMPT])
+    expect(run).toMatchObject({ code: 0, stdout: 'done\n' })
+    const warnings = run.stderr.split('\n').filter((line) => line.startsWith('[warn] otel-http: OTLP export of traces'))
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toContain(endpoint)
+  })
 })

@@ -28,8 +28,8 @@ export function checkRoutes(options: AgentOptions, llm: LlmRuntime): void {
   if (unsupported) throw new ReinError(unsupported.code, unsupported.message)
   if (options.maxCost === undefined) return
   for (const [where, route] of routes) {
-    if (!llm.resolveModel(route.provider, route.model)?.pricing) {
-      throw new ReinError('MAX_COST_UNPRICED', `maxCost is set but ${where} ${route.provider}/${route.model} has no pricing in its provider's model catalog, so cost cannot be counted; add pricing or drop maxCost`, { details: { where } })
+    if (!llm.pricing(route.provider, route.model)) {
+      throw new ReinError('MAX_COST_UNPRICED', `maxCost is set but ${where} ${route.provider}/${route.model} has no price (neither its provider's model catalog nor prices on the @rein/llm row), so cost cannot be counted; add a price or drop maxCost`, { details: { where } })
     }
   }
 }

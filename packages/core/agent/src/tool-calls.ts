@@ -117,12 +117,14 @@ async function runOne(call: ToolCallBlock, context: ToolRunContext, spillFolder:
       ...(context.visible ? { visible: context.visible } : {}),
     },
   })
+  const endedAt = Date.now()
+  // What the model reads: a long result is its preview once spilled, never the whole output.
+  const data = await toResultData(call.id, result, session, context.spill)
   notify('agent/tool-end', () => {
-    const endedAt = Date.now()
-    const text = () => result.content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('\n')
+    const text = () => data.content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('\n')
     return { ...started(), endedAt, durationMs: endedAt - startedAt, isError: result.isError, ...(result.isError ? { code: result.error.code } : {}), result: text }
   })
-  return toResultData(call.id, result, session, context.spill)
+  return data
 }
 
 /** Pairs the calls left without a result, telling listeners about each. */

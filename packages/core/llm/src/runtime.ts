@@ -87,6 +87,7 @@ export class LlmRuntime extends Service {
 
   constructor(ctx: Context, public config: LlmRuntimeConfig) {
     super(ctx, 'llm')
+    checkPrices(config.prices ?? {})
     const state: RuntimeState = {
       adapters: new Map(), retry: config.retry, logger: ctx.logger('llm'),
       cooldowns: new Cooldowns(config.fallbackCooldownMs ?? DEFAULT_COOLDOWN_MS), inflight: new InflightAttempts(), infos: new ModelInfos(config.catalogTimeoutMs ?? DEFAULT_CATALOG_TIMEOUT_MS), runs: new Set(), stopped: false,
@@ -150,9 +151,14 @@ export class LlmRuntime extends Service {
     return this._state.adapters.get(provider)?.endpoint?.(provider)
   }
 
-  /** Cost of `usage` in the catalog's currency; undefined when the model has no pricing. */
+  /** A model's prices: Config `prices`, else its catalog's; undefined when neither has one. */
+  pricing(provider: string, model: string): Pricing | undefined {
+    return priceOverride(this._state.prices, provider, model) ?? this.resolveModel(provider, model)?.pricing
+  }
+
+  /** Cost of `usage` at the model's `pricing`; undefined when it has none. */
   costOf(provider: string, model: string, usage: TokenUsage): number | undefined {
-    const pricing = this.resolveModel(provider, model)?.pricing
+    const pricing = this.pricing(provider, model)
     return pricing ? costOfUsage(pricing, usage) : undefined
   }
 
@@ -288,10 +294,32 @@ function aborted(reason: unknown): StreamChunk {
   return { type: 'finish', reason: 'aborted', failure }
 }
 
-/** The catalog's facts with the Config's price for the model, when it names one (a model no catalog knows gets one too). */
-function withPrice(info: ModelInfo | undefined, prices: PriceOverrides, provider: string, model: string): ModelInfo | undefined {
+/** The Config's price for a model on a route, if it names one. */
+function priceOverride(prices: PriceOverrides, provider: string, model: string): Pricing | undefined {
   const byModel = Object.hasOwn(prices, provider) ? prices[provider] : undefined
-  const pricing = byModel !== undefined && Object.hasOwn(byModel, model) ? byModel[model] : undefined
-  if (pricing === undefined) return info
-  return { ...(info ?? { id: model }), pricing }
+  return byModel !== undefined && Object.hasOwn(byModel, model) ? byModel[model] : undefined
+}
+
+/**
+ * The catalog's facts with the Config's price for the model. A model no catalog knows gets no
+ * invented entry (that would claim, say, that it takes no reasoning effort): `pricing` finds its price.
+ */
+function withPrice(info: ModelInfo | undefined, prices: PriceOverrides, provider: string, model: string): ModelInfo | undefined {
+  const pricing = priceOverride(prices, provider, model)
+  return info === undefined || pricing === undefined ? info : { ...info, pricing }
+}
+
+const PRICE_KEYS = new Set(['input', 'output', 'cacheRead', 'cacheWrite'])
+
+/** What the schema lets through but no price may be: a key it does not know, a number that is not finite. */
+function checkPrices(prices: PriceOverrides): void {
+  for (const [route, models] of Object.entries(prices)) {
+    for (const [model, pricing] of Object.entries(models)) {
+      for (const [key, value] of Object.entries(pricing)) {
+        const at = `prices.${route}.${model}.${key}`
+        if (!PRICE_KEYS.has(key)) throw new ReinError('CONFIG_INVALID', `${at}: unknown price; use input, output, cacheRead or cacheWrite (money per million tokens)`)
+        if (typeof value !== 'number' || !Number.isFinite(value)) throw new ReinError('CONFIG_INVALID', `${at}: a price must be a finite number of money per million tokens`)
+      }
+    }
+  }
 }

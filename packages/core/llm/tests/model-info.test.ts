@@ -102,7 +102,9 @@ describe('price overrides (Config prices)', () => {
     root.llm.registerAdapter('p', new LookupAdapter({ m: limited }))
     expect(await root.llm.modelInfo('p', 'm')).toEqual({ ...limited, pricing: { input: 3, output: 6 } })
     expect(root.llm.costOf('p', 'm', { inputTokens: 1_000_000, outputTokens: 1_000_000 })).toBe(9)
-    expect(root.llm.resolveModel('p', 'local')).toEqual({ id: 'local', pricing: { input: 0.5, output: 1, cacheRead: 0.1 } })
+    // No entry is invented for a model no catalog knows (it would claim no reasoning efforts): its price is found all the same.
+    expect(root.llm.resolveModel('p', 'local')).toBeUndefined()
+    expect(root.llm.pricing('p', 'local')).toEqual({ input: 0.5, output: 1, cacheRead: 0.1 })
     expect(root.llm.costOf('p', 'local', { inputTokens: 0, cacheReadTokens: 1_000_000, outputTokens: 0 })).toBe(0.1)
     // Another route's model of the same name keeps its own (absent) price.
     expect(root.llm.costOf('q', 'm', { inputTokens: 1, outputTokens: 1 })).toBeUndefined()
@@ -114,5 +116,9 @@ describe('price overrides (Config prices)', () => {
     expect(() => LlmRuntime.Config({ prices: { p: { 'gpt-4o': { input: 1 } } } } as never)).toThrow('$.prices.p.gpt-4o.output missing required value')
     expect(() => LlmRuntime.Config({ prices: { p: { m: { input: '1', output: 2 } } } } as never)).toThrow('$.prices.p.m.input expected number')
     await expect(root.plugin(LlmRuntime, { prices: { p: { m: { input: 1 } } } } as never)).rejects.toThrow('$.prices.p.m.output missing required value')
+    // What the schema lets through: a misspelt key (cache reads charged at the input price) and infinite or NaN prices.
+    await expect(root.plugin(LlmRuntime, { prices: { p: { m: { input: 1, output: 2, cache_read: 0.1 } } } } as never)).rejects.toThrow('prices.p.m.cache_read: unknown price; use input, output, cacheRead or cacheWrite')
+    await expect(root.plugin(LlmRuntime, { prices: { p: { m: { input: Number.POSITIVE_INFINITY, output: 2 } } } })).rejects.toThrow('prices.p.m.input: a price must be a finite number')
+    await expect(root.plugin(LlmRuntime, { prices: { p: { m: { input: 1, output: Number.NaN } } } })).rejects.toThrow('prices.p.m.output: a price must be a finite number')
   })
 })

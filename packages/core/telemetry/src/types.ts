@@ -56,7 +56,7 @@ export interface RunEndRecord extends RecordBase {
   readonly kind: 'run'
   readonly phase: 'end'
   readonly endedAt: number
-  /** How the turn ended: `completed`, `failed`, `cancelled`, … */
+  /** How the turn ended (`TurnEndReason`): `completed`, `aborted`, `error`, `budget`, `max-tokens` or `interrupted`. */
   readonly reason: string
   readonly errorCode?: string
   /** The run's spend, children included, as `cost(runId)` reports it when the run ends. */

@@ -1,6 +1,7 @@
 /**
- * Records to span and metric attributes, as pure functions. Usage goes on `chat` spans only and only
- * when reported; a run's totals (children included) go on its `invoke_agent` span under `rein.*`.
+ * Records to span and metric attributes, as pure functions. Provider-reported usage goes on `chat`
+ * spans only (rein's estimates under `rein.usage.estimated.*`); a run's totals (children included)
+ * go on its `invoke_agent` span under `rein.*`.
  */
 
 import type { Attributes } from '@opentelemetry/api'
@@ -30,19 +31,31 @@ export function runEndAttributes(record: RunEndRecord): Attributes {
   const { total, children } = record.cost
   return {
     [REIN.runEndReason]: record.reason,
+    ...(record.errorCode !== undefined ? { [REIN.runEndCode]: record.errorCode } : {}),
     ...spendAttributes(REIN.usageTotal, total),
     ...spendAttributes(REIN.usageChildren, children),
     ...(total.attempts > 0 && total.money !== undefined ? { [REIN.costTotal]: total.money } : {}),
     ...(children.attempts > 0 && children.money !== undefined ? { [REIN.costChildren]: children.money } : {}),
     ...(total.unpriced ? { [REIN.costUnpriced]: true } : {}),
-    ...(total.estimated ? { [REIN.usageEstimated]: true } : {}),
-    ...(runFailed(record) ? { [ATTR.errorType]: record.errorCode ?? record.reason } : {}),
+    ...(total.estimated ? { [REIN.usageTotalEstimated]: true } : {}),
+    ...(runFailed(record) ? { [ATTR.errorType]: runErrorType(record) } : {}),
   }
 }
 
-/** Whether the run ended in an error (a cancelled or budget-stopped run did not). */
+/**
+ * Whether the run failed, by its end reason (`TurnEndReason` of @rein/session): `error` did, and so
+ * did `interrupted` (rein shut down under it: it did not finish, and nobody asked it to stop).
+ * `budget` and `max-tokens` ended at a limit the run was given, and `aborted` because a person
+ * cancelled it: not failures, though the first two carry a code (`rein.run.end_code`).
+ */
 export function runFailed(record: RunEndRecord): boolean {
-  return record.reason === 'error' || record.reason === 'failed' || record.errorCode !== undefined
+  return record.reason === 'error' || record.reason === 'interrupted'
+}
+
+/** `error.type` of a failed run: the error's code, `interrupted`, or `_OTHER` for an error without one. */
+function runErrorType(record: RunEndRecord): string {
+  if (record.reason === 'interrupted') return record.reason
+  return record.errorCode ?? ERROR_OTHER
 }
 
 /** Known when an attempt starts (and repeated on its end record). */
@@ -62,19 +75,30 @@ export function chatStartAttributes(record: LlmCallStartRecord | LlmCallEndRecor
   }
 }
 
-/** Known when an attempt ends: the answer's identity, its usage (when reported), the error. */
+/**
+ * Known when an attempt ends: the answer's identity, its usage, the error. Usage the provider
+ * reported is `gen_ai.usage.*`; rein's estimate (the provider said nothing) is no provider usage, so
+ * it goes under `rein.usage.estimated.*`, where a backend summing `gen_ai.usage.*` does not count it.
+ */
 export function chatEndAttributes(record: LlmCallEndRecord): Attributes {
   return {
     ...(record.responseId !== undefined ? { [ATTR.responseId]: record.responseId } : {}),
     ...(record.responseModel !== undefined ? { [ATTR.responseModel]: record.responseModel } : {}),
     ...(record.finishReason !== undefined ? { [ATTR.responseFinishReasons]: [mapFinishReason(record.finishReason)] } : {}),
-    ...(record.usage ? usageAttributes(record.usage) : {}),
-    ...(record.usage && record.usageEstimated ? { [REIN.usageEstimated]: true } : {}),
+    ...(record.usage ? usageAttributes(record.usageEstimated ? REIN.usageEstimated : ATTR.usage, record.usage) : {}),
     ...(record.errorCode !== undefined ? { [ATTR.errorType]: record.errorCode } : {}),
   }
 }
 
-/** `gen_ai.client.*` metric attributes of an attempt: low-cardinality, no ids, no content. */
+/** Usage the provider reported for an attempt, or undefined: rein's estimates are no measurement. */
+export function reportedUsage(record: LlmCallEndRecord): Usage | undefined {
+  return record.usageEstimated ? undefined : record.usage
+}
+
+/**
+ * `gen_ai.client.*` metric attributes of an attempt: low-cardinality, no ids, no content. v1.41
+ * lists `error.type` for the duration metric, not for token usage: the duration adds it.
+ */
 export function chatMetricAttributes(record: LlmCallEndRecord): Attributes {
   return {
     [ATTR.operationName]: OPERATION.chat,
@@ -83,7 +107,6 @@ export function chatMetricAttributes(record: LlmCallEndRecord): Attributes {
     ...(record.responseModel !== undefined ? { [ATTR.responseModel]: record.responseModel } : {}),
     ...(record.serverAddress !== undefined ? { [ATTR.serverAddress]: record.serverAddress } : {}),
     ...(record.serverPort !== undefined ? { [ATTR.serverPort]: int(record.serverPort) } : {}),
-    ...(record.errorCode !== undefined ? { [ATTR.errorType]: record.errorCode } : {}),
   }
 }
 
@@ -107,22 +130,18 @@ export function mapFinishReason(reason: string): string {
   return reason.replaceAll('-', '_')
 }
 
-function usageAttributes(usage: Usage): Attributes {
+/** `<prefix>.input_tokens` (as the conventions count input), `.output_tokens`, `.cache_read.input_tokens`. */
+function usageAttributes(prefix: string, usage: Usage): Attributes {
   return {
-    [ATTR.usageInputTokens]: conventionInputTokens(usage),
-    [ATTR.usageOutputTokens]: int(usage.outputTokens),
-    ...(usage.cacheReadTokens !== undefined ? { [ATTR.usageCacheReadInputTokens]: int(usage.cacheReadTokens) } : {}),
+    [`${prefix}.input_tokens`]: conventionInputTokens(usage),
+    [`${prefix}.output_tokens`]: int(usage.outputTokens),
+    ...(usage.cacheReadTokens !== undefined ? { [`${prefix}.cache_read.input_tokens`]: int(usage.cacheReadTokens) } : {}),
   }
 }
 
-/** `<prefix>.input_tokens` and friends, or nothing when no attempt reported usage. */
+/** A spend's usage under `prefix`, or nothing when no attempt reported usage. */
 function spendAttributes(prefix: string, spend: Spend): Attributes {
-  if (spend.attempts === 0) return {}
-  return {
-    [`${prefix}.input_tokens`]: conventionInputTokens(spend.usage),
-    [`${prefix}.output_tokens`]: int(spend.usage.outputTokens),
-    ...(spend.usage.cacheReadTokens !== undefined ? { [`${prefix}.cache_read.input_tokens`]: int(spend.usage.cacheReadTokens) } : {}),
-  }
+  return spend.attempts === 0 ? {} : usageAttributes(prefix, spend.usage)
 }
 
 /** Counts go out as OTLP `intValue`: the JS SDK writes a number as an integer only when it is one. */

@@ -49,33 +49,53 @@ export interface Endpoints {
   metrics: string
 }
 
-/** What `resolveEndpoints` decided: the URLs, or why nothing is exported. */
+/** What `resolveEndpoints` decided: the URLs, or why nothing is exported (`misset`: a variable set, but not to a URL). */
 export type EndpointChoice =
   | { kind: 'on'; endpoints: Endpoints; from: 'config' | 'env' }
-  | { kind: 'off'; reason: string }
+  | { kind: 'off'; reason: string; misset: boolean }
 
 /** The environment variable the OTLP spec names for the base URL. */
 export const ENDPOINT_ENV = 'OTEL_EXPORTER_OTLP_ENDPOINT'
 
 /**
  * Config `endpoint` beats the environment variable. A Config endpoint that is not an http(s) URL
- * throws `CONFIG_INVALID` naming it; a malformed variable turns export off (with the reason), since
- * telemetry must not stop rein from starting.
+ * throws `CONFIG_INVALID` naming it; a malformed variable turns export off (with the reason, for a
+ * warning), since telemetry must not stop rein from starting. Checks the rest of the Config first.
  */
-export function resolveEndpoints(config: Pick<OtelHttpConfig, 'endpoint' | 'resource'>, env: NodeJS.ProcessEnv): EndpointChoice {
+export function resolveEndpoints(config: Pick<OtelHttpConfig, 'endpoint' | 'resource' | 'headers'>, env: NodeJS.ProcessEnv): EndpointChoice {
   if (Object.hasOwn(config.resource, 'service.name')) {
     throw new ReinError('CONFIG_INVALID', 'resource["service.name"]: set the service name with serviceName instead')
   }
+  checkHeaders(config.headers)
   if (config.endpoint !== undefined) {
     const endpoints = endpointsOf(config.endpoint)
     if (!endpoints) throw new ReinError('CONFIG_INVALID', `endpoint is not an http:// or https:// URL (e.g. http://localhost:4318)`)
     return { kind: 'on', endpoints, from: 'config' }
   }
   const fromEnv = env[ENDPOINT_ENV]?.trim()
-  if (!fromEnv) return { kind: 'off', reason: `neither Config endpoint nor ${ENDPOINT_ENV} is set` }
+  if (!fromEnv) return { kind: 'off', reason: `neither Config endpoint nor ${ENDPOINT_ENV} is set`, misset: false }
   const endpoints = endpointsOf(fromEnv)
-  if (!endpoints) return { kind: 'off', reason: `${ENDPOINT_ENV} is not an http:// or https:// URL (e.g. http://localhost:4318)` }
+  if (!endpoints) return { kind: 'off', reason: `${ENDPOINT_ENV} is not an http:// or https:// URL (e.g. http://localhost:4318)`, misset: true }
   return { kind: 'on', endpoints, from: 'env' }
+}
+
+/** An HTTP token (RFC 9110), what a header name must be. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9a-z-]+$/i
+/** What Node refuses in a header value: line breaks and other control characters (a tab is fine), anything past U+00FF. */
+const HEADER_VALUE_REFUSED = /[^\t\x20-\x7e\x80-\xff]/
+
+/**
+ * Refuses, at load, headers Node's HTTP client would refuse at every export (and a CR or LF would
+ * split the request). The error names the header, never its value: that is a credential, usually.
+ */
+function checkHeaders(headers: Readonly<Record<string, string>>): void {
+  for (const [name, value] of Object.entries(headers)) {
+    const field = `headers[${JSON.stringify(name)}]`
+    if (!HEADER_NAME.test(name)) throw new ReinError('CONFIG_INVALID', `${field}: not a valid HTTP header name`)
+    if (HEADER_VALUE_REFUSED.test(value)) {
+      throw new ReinError('CONFIG_INVALID', `${field}: the value holds a line break or another character an HTTP header cannot carry`)
+    }
+  }
 }
 
 /** The signal URLs under a base URL, as the OTLP exporter spec appends them; undefined if it is no http(s) URL. */

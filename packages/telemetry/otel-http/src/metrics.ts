@@ -1,11 +1,12 @@
 /**
  * The GenAI client metrics (v1.41): `gen_ai.client.operation.duration` for every attempt and
- * `gen_ai.client.token.usage` for attempts that reported usage, with the conventions' buckets.
+ * `gen_ai.client.token.usage` for attempts whose provider reported usage (never rein's estimates),
+ * with the conventions' buckets.
  */
 
 import { ValueType, type Histogram, type Meter } from '@opentelemetry/api'
 import type { LlmCallEndRecord } from '@rein/telemetry'
-import { chatMetricAttributes, conventionInputTokens } from './attributes.ts'
+import { chatMetricAttributes, conventionInputTokens, reportedUsage } from './attributes.ts'
 import { ATTR, DURATION_BUCKETS, METRIC, TOKEN_BUCKETS } from './semconv.ts'
 
 /** Records attempts into the two histograms. */
@@ -27,12 +28,15 @@ export class GenAiMetrics {
     })
   }
 
-  /** One attempt: its duration in seconds, and its input and output tokens when the provider said. */
+  /** One attempt: its duration in seconds (with `error.type` on failure), and its input and output tokens when the provider said. */
   recordChat(record: LlmCallEndRecord): void {
     const attributes = chatMetricAttributes(record)
-    this.duration.record(Math.max(0, record.endedAt - record.startedAt) / 1000, attributes)
-    if (!record.usage) return
-    this.tokens.record(conventionInputTokens(record.usage), { ...attributes, [ATTR.tokenType]: 'input' })
-    this.tokens.record(Math.round(record.usage.outputTokens), { ...attributes, [ATTR.tokenType]: 'output' })
+    this.duration.record(Math.max(0, record.endedAt - record.startedAt) / 1000,
+      record.errorCode !== undefined ? { ...attributes, [ATTR.errorType]: record.errorCode } : attributes)
+    // The conventions: usage that cannot be obtained is not reported (an estimate is not obtained).
+    const usage = reportedUsage(record)
+    if (!usage) return
+    this.tokens.record(conventionInputTokens(usage), { ...attributes, [ATTR.tokenType]: 'input' })
+    this.tokens.record(Math.round(usage.outputTokens), { ...attributes, [ATTR.tokenType]: 'output' })
   }
 }

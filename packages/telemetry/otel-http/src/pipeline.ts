@@ -27,6 +27,12 @@ export interface Pipeline {
 /** How often metrics are pushed while the process runs (the SDK's default); dispose pushes the rest. */
 const METRIC_INTERVAL_MS = 60_000
 
+/**
+ * The longest attribute value exported, in characters (64 Ki); the SDK cuts longer strings. Only
+ * content comes near it: one huge tool result must not make a batch too large for a collector.
+ */
+export const MAX_ATTRIBUTE_CHARS = 64 * 1024
+
 /** Builds the providers; nothing is sent until a span ends or metrics are due. */
 export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, failures: FailureLog): Pipeline {
   const resource = createResource(config)
@@ -36,6 +42,7 @@ export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, fai
   const spanExporter = reportingSpanExporter(new OTLPTraceExporter({ ...exporterOptions, url: endpoints.traces }), failures)
   const tracerProvider = new BasicTracerProvider({
     resource,
+    spanLimits: { attributeValueLengthLimit: MAX_ATTRIBUTE_CHARS },
     spanProcessors: [new BatchSpanProcessor(spanExporter, { exportTimeoutMillis: config.flushTimeoutMs })],
   })
   const metricExporter = reportingMetricExporter(new OTLPMetricExporter({ ...exporterOptions, url: endpoints.metrics }), failures)

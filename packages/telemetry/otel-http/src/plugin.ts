@@ -19,7 +19,9 @@ export function applyOtelHttp(ctx: Context, config: OtelHttpConfig): void {
   const logger = ctx.logger('otel-http')
   const choice = resolveEndpoints(config, process.env)
   if (choice.kind === 'off') {
-    logger.info('OpenTelemetry export is off: %s', choice.reason)
+    // A variable set to something that is no URL was meant to export: say so where the CLI shows it.
+    if (choice.misset) logger.warn('OpenTelemetry export is off: %s', choice.reason)
+    else logger.info('OpenTelemetry export is off: %s', choice.reason)
     return
   }
   const { endpoints } = choice

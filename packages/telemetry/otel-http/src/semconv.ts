@@ -28,9 +28,8 @@ export const ATTR = {
   responseModel: 'gen_ai.response.model',
   responseId: 'gen_ai.response.id',
   responseFinishReasons: 'gen_ai.response.finish_reasons',
-  usageInputTokens: 'gen_ai.usage.input_tokens',
-  usageOutputTokens: 'gen_ai.usage.output_tokens',
-  usageCacheReadInputTokens: 'gen_ai.usage.cache_read.input_tokens',
+  /** Prefix: `gen_ai.usage.input_tokens`, `.output_tokens`, `.cache_read.input_tokens`. */
+  usage: 'gen_ai.usage',
   toolName: 'gen_ai.tool.name',
   toolCallId: 'gen_ai.tool.call.id',
   conversationId: 'gen_ai.conversation.id',
@@ -53,13 +52,21 @@ export const REIN = {
   runId: 'rein.run.id',
   sessionId: 'rein.session.id',
   runEndReason: 'rein.run.end_reason',
+  /** The code a run ended with (`MAX_STEPS`, `AUTH`, …), failure or not. */
+  runEndCode: 'rein.run.end_code',
   llmRoute: 'rein.llm.route',
   llmRetry: 'rein.llm.retry',
   llmFallback: 'rein.llm.fallback',
+  /**
+   * Prefixes: `<prefix>.input_tokens`, `.output_tokens`, `.cache_read.input_tokens`. `estimated` is
+   * on a `chat` span whose provider reported no usage (rein's estimate); `total` and `children` on
+   * `invoke_agent`.
+   */
   usageEstimated: 'rein.usage.estimated',
-  /** Prefixes: `<prefix>.input_tokens`, `.output_tokens`, `.cache_read.input_tokens`. */
   usageTotal: 'rein.usage.total',
   usageChildren: 'rein.usage.children',
+  /** `true` on `invoke_agent` when some of `rein.usage.total.*` is rein's estimate. */
+  usageTotalEstimated: 'rein.usage.total.estimated',
   costTotal: 'rein.cost.total',
   costChildren: 'rein.cost.children',
   costUnpriced: 'rein.cost.unpriced',

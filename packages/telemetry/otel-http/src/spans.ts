@@ -102,7 +102,8 @@ export class SpanBook {
     if (open) return open
     const run = this.run(record.scope, record.startedAt)
     if (!run.named) {
-      // The conventions want provider and model on invoke_agent too; the run's first attempt names them.
+      // The conventions want provider and model on invoke_agent too; the run's first attempt names
+      // them. A run that made no attempt names none: the records carry no provider but an attempt's.
       run.span.setAttributes({ [ATTR.providerName]: record.providerName, [ATTR.requestModel]: record.requestModel })
       run.named = true
     }

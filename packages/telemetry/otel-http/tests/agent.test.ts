@@ -66,11 +66,11 @@ describe('a real run, exported', () => {
     const attempts = mainChats.map((span) => ({
       name: span.name, retry: span.attributes['rein.llm.retry'], fallback: span.attributes['rein.llm.fallback'],
       error: span.attributes['error.type'], status: span.status.code, input: span.attributes['gen_ai.usage.input_tokens'],
-      estimated: span.attributes['rein.usage.estimated'],
+      estimated: span.attributes['rein.usage.estimated.input_tokens'],
     })).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))
     expect(attempts).toEqual([
-      // The backup reported no usage: rein estimated it, and the span says so.
-      { name: 'chat backup', retry: 0, fallback: 1, error: undefined, status: 0, input: expect.any(Number), estimated: true },
+      // The backup reported no usage: rein's estimate is no provider usage, and goes under rein.usage.estimated.*.
+      { name: 'chat backup', retry: 0, fallback: 1, error: undefined, status: 0, input: undefined, estimated: expect.any(Number) },
       { name: 'chat m', retry: 0, fallback: 0, error: 'AUTH', status: 2, input: undefined, estimated: undefined },
       { name: 'chat m', retry: 0, fallback: 0, error: 'SERVER', status: 2, input: undefined, estimated: undefined },
       { name: 'chat m', retry: 1, fallback: 0, error: undefined, status: 0, input: 140, estimated: undefined },
@@ -85,13 +85,14 @@ describe('a real run, exported', () => {
     expect(main!.attributes).toMatchObject({
       'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'main', 'gen_ai.conversation.id': agent.session.id,
       'rein.usage.total.cache_read.input_tokens': 40, 'rein.usage.children.input_tokens': 30, 'rein.usage.children.output_tokens': 5,
-      'rein.usage.estimated': true,
+      'rein.usage.total.estimated': true,
     })
     expect(helper!.attributes).toMatchObject({ 'gen_ai.agent.name': 'helper', 'gen_ai.conversation.id': agent.session.id, 'rein.usage.total.input_tokens': 30 })
-    // Every token once: summing gen_ai.usage.* over the trace gives the root run's totals.
+    // Every token once: what the providers reported (gen_ai.usage.*) and rein's estimates
+    // (rein.usage.estimated.*), summed over the trace, give the root run's totals.
     const sum = (key: string) => spans.reduce((total, span) => total + Number(span.attributes[key] ?? 0), 0)
-    expect(sum('gen_ai.usage.input_tokens')).toBe(main!.attributes['rein.usage.total.input_tokens'])
-    expect(sum('gen_ai.usage.output_tokens')).toBe(main!.attributes['rein.usage.total.output_tokens'])
+    expect(sum('gen_ai.usage.input_tokens') + sum('rein.usage.estimated.input_tokens')).toBe(main!.attributes['rein.usage.total.input_tokens'])
+    expect(sum('gen_ai.usage.output_tokens') + sum('rein.usage.estimated.output_tokens')).toBe(main!.attributes['rein.usage.total.output_tokens'])
     expect(main!.types['rein.usage.total.input_tokens']).toBe('int')
     expect(spawn!.attributes).toEqual({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'spawn', 'gen_ai.tool.call.id': 'call_spawn' })
   })

@@ -1,7 +1,7 @@
 // Content only with captureContent (in the conventions' message shape), and the two GenAI client metrics.
 import { Context } from '@deepseek-ai/cordis'
 import { describe, expect, it, vi } from 'vitest'
-import { DURATION_BUCKETS, TOKEN_BUCKETS } from '../src/index.ts'
+import { DURATION_BUCKETS, MAX_ATTRIBUTE_CHARS, TOKEN_BUCKETS } from '../src/index.ts'
 import { decodeHistograms, decodeTraces } from './otlp.ts'
 import { T0, cost, endpoint, llmEnd, llmStart, loadOtelHttp, runEnd, runStart, scopeOf, spend, standInTelemetry, toolEnd, toolStart, type ConfigInput } from './harness.ts'
 
@@ -17,14 +17,14 @@ const INPUT = {
 const OUTPUT = [{ type: 'text', text: 'a says hi' }]
 const byJson = (a: unknown, b: unknown) => JSON.stringify(a).localeCompare(JSON.stringify(b))
 
-async function exportOneRun(config: Omit<ConfigInput, 'endpoint'>) {
+async function exportOneRun(config: Omit<ConfigInput, 'endpoint'>, tool = { arguments: '{"path":"a"}', result: 'contents of a' }) {
   const server = await endpoint()
   const root = new Context()
   const telemetry = standInTelemetry(root)
   const fiber = await loadOtelHttp(root, { endpoint: server.url, ...config })
   const run = scopeOf('run-1')
   const chatContent = vi.fn<() => typeof INPUT & { output: typeof OUTPUT }>(() => ({ ...INPUT, output: OUTPUT }))
-  const toolContent = vi.fn<() => { arguments: string; result: string }>(() => ({ arguments: '{"path":"a"}', result: 'contents of a' }))
+  const toolContent = vi.fn<() => { arguments: string; result: string }>(() => tool)
   const usage = { inputTokens: 100, outputTokens: 20, cacheReadTokens: 50, cacheWriteTokens: 5 }
   telemetry.emit(
     runStart(run, T0),
@@ -66,6 +66,15 @@ describe('content', () => {
     const tool = spans.find((span) => span.name === 'execute_tool read')!
     expect(tool.attributes).toMatchObject({ 'gen_ai.tool.call.arguments': '{"path":"a"}', 'gen_ai.tool.call.result': 'contents of a' })
   })
+
+  it('cuts a 1 MB tool result to MAX_ATTRIBUTE_CHARS, so one huge result cannot get the batch refused', async () => {
+    const huge = `RESULT-START${'x'.repeat(1024 * 1024)}RESULT-END`
+    const { server, spans } = await exportOneRun({ captureContent: true }, { arguments: '{"path":"a"}', result: huge })
+    const result = String(spans.find((span) => span.name === 'execute_tool read')!.attributes['gen_ai.tool.call.result'])
+    expect(result.length).toBe(MAX_ATTRIBUTE_CHARS)
+    expect(result.startsWith('RESULT-START')).toBe(true)
+    expect(server.traces().join('').length).toBeLessThan(MAX_ATTRIBUTE_CHARS * 4)
+  })
 })
 
 describe('metrics', () => {
@@ -89,5 +98,28 @@ describe('metrics', () => {
       expect(point.explicitBounds).toEqual(TOKEN_BUCKETS)
       expect(point.types['gen_ai.provider.name']).toBe('string')
     }
+  })
+
+  it('records no gen_ai.client.token.usage for rein\'s estimates, and no error.type on token points (v1.41 lists it for the duration only)', async () => {
+    const server = await endpoint()
+    const root = new Context()
+    const telemetry = standInTelemetry(root)
+    const fiber = await loadOtelHttp(root, { endpoint: server.url })
+    const run = scopeOf('run-1')
+    telemetry.emit(
+      runStart(run, T0),
+      // Failed after the provider had counted the tokens: usage, and an error.
+      llmStart(run, T0 + 1), llmEnd(run, T0 + 1, T0 + 11, { errorCode: 'TRANSPORT', usage: { inputTokens: 50, outputTokens: 5 } }),
+      // Answered, but the provider said nothing about usage: rein estimated it.
+      llmStart(run, T0 + 20, { retry: 1 }), llmEnd(run, T0 + 20, T0 + 30, { retry: 1, finishReason: 'stop', usage: { inputTokens: 70, outputTokens: 7 }, usageEstimated: true }),
+      runEnd(run, T0, T0 + 40, cost(spend({ inputTokens: 120, outputTokens: 12 }))),
+    )
+    await fiber.dispose()
+    const points = decodeHistograms(server.metrics())
+    const tokens = points.filter((point) => point.metric === 'gen_ai.client.token.usage')
+    expect(tokens.map((point) => [point.attributes['gen_ai.token.type'], point.sum]).sort(byJson)).toEqual([['input', 50], ['output', 5]])
+    for (const point of tokens) expect(point.attributes).not.toHaveProperty(['error.type'])
+    const durations = points.filter((point) => point.metric === 'gen_ai.client.operation.duration')
+    expect(durations.map((point) => point.attributes['error.type']).sort(byJson)).toEqual(['TRANSPORT', undefined])
   })
 })

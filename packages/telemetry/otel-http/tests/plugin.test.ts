@@ -50,11 +50,12 @@ describe('where it sends', () => {
     expect(logs()).toEqual([`OpenTelemetry export is off: neither Config endpoint nor ${ENDPOINT_ENV} is set`])
   })
 
-  it('stays off, saying why, when the variable is not an http(s) URL: rein still starts', async () => {
+  it('stays off, warning why, when the variable is not an http(s) URL: rein still starts, and the CLI shows the warning', async () => {
     vi.stubEnv(ENDPOINT_ENV, 'localhost:4318')
     const { logs, registered } = await exportRun({})
     expect(registered).toBe(0)
-    expect(logs()).toEqual([`OpenTelemetry export is off: ${ENDPOINT_ENV} is not an http:// or https:// URL (e.g. http://localhost:4318)`])
+    expect(logs('warn')).toEqual([`OpenTelemetry export is off: ${ENDPOINT_ENV} is not an http:// or https:// URL (e.g. http://localhost:4318)`])
+    expect(logs()).toHaveLength(1)
   })
 })
 
@@ -66,10 +67,17 @@ describe('Config', () => {
     [{ endpoint: 'http://x', captureContent: 'yes' }, 'captureContent'],
     [{ endpoint: 'http://x', resource: { 'deployment.environment.name': ['prod'] } }, 'resource.deployment.environment.name'],
     [{ endpoint: 'http://x', resource: { 'service.name': 'other' } }, 'resource["service.name"]'],
+    [{ endpoint: 'http://x', headers: { 'x-api-key': 'HEADER-SECRET\r\nx-injected: 1' } }, 'headers["x-api-key"]'],
+    [{ endpoint: 'http://x', headers: { 'x-api-key': 'HEADER-SECRET\n' } }, 'headers["x-api-key"]'],
+    [{ endpoint: 'http://x', headers: { 'x api key': 'HEADER-SECRET' } }, 'headers["x api key"]'],
   ])('fails at load naming the field: %j', async (config, field) => {
     const root = new Context()
     standInTelemetry(root)
-    await expect(loadOtelHttp(root, config as ConfigInput)).rejects.toThrow(field)
+    const error: unknown = await loadOtelHttp(root, config as ConfigInput).then(() => undefined, (thrown: unknown) => thrown)
+    expect(error).toBeInstanceOf(Error)
+    expect(String(error)).toContain(field)
+    // A header's value is a credential: an error names the header, never what it holds.
+    expect(JSON.stringify({ message: String(error), details: (error as { details?: unknown }).details })).not.toContain('HEADER-SECRET')
   })
 
   it('names the resource service.name (rein unless serviceName says otherwise) and adds the Config attributes', async () => {

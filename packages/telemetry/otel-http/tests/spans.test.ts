@@ -1,5 +1,6 @@
 // Hand-built records to spans, exported to a local endpoint and read back through the official protos.
 import { Context } from '@deepseek-ai/cordis'
+import type { RunEndRecord } from '@rein/telemetry'
 import { describe, expect, it } from 'vitest'
 import { decodeTraces, type DecodedSpan } from './otlp.ts'
 import {
@@ -167,5 +168,54 @@ describe('spans', () => {
     expect(failed.attributes).toMatchObject({ 'error.type': 'AUTH', 'rein.run.end_reason': 'error', 'gen_ai.conversation.id': 'conv-2' })
     // No attempt reported usage: no totals at all, rather than zeros.
     expect(Object.keys(failed.attributes).filter((key) => key.includes('usage'))).toEqual([])
+  })
+})
+
+describe('how a run or an attempt ended', () => {
+  it('exports rein\'s usage estimate under rein.usage.estimated.*, never as gen_ai.usage.* provider usage', async () => {
+    const { telemetry, spans } = await setup()
+    const run = scopeOf('run-1')
+    const estimate = { inputTokens: 300, outputTokens: 40 }
+    telemetry.emit(
+      runStart(run, T0),
+      llmStart(run, T0 + 1), llmEnd(run, T0 + 1, T0 + 2, { finishReason: 'stop', usage: estimate, usageEstimated: true }),
+      runEnd(run, T0, T0 + 3, cost({ ...spend(estimate), estimated: true })),
+    )
+    const all = await spans()
+    const chat = byName(all, 'chat deepseek-chat')
+    expect(Object.keys(chat.attributes).filter((key) => key.startsWith('gen_ai.usage.'))).toEqual([])
+    expect(chat.attributes).toMatchObject({ 'rein.usage.estimated.input_tokens': 300, 'rein.usage.estimated.output_tokens': 40 })
+    expect(chat.types).toMatchObject({ 'rein.usage.estimated.input_tokens': 'int', 'rein.usage.estimated.output_tokens': 'int' })
+    // The run's totals still count the estimate, and say that some of it is one.
+    expect(byName(all, 'invoke_agent main').attributes).toMatchObject({ 'rein.usage.total.input_tokens': 300, 'rein.usage.total.estimated': true })
+  })
+
+  it.each<[string, Partial<RunEndRecord>, { code: number; message?: string }, string | undefined]>([
+    ['completed', { reason: 'completed' }, { code: 0 }, undefined],
+    ['budget (MAX_STEPS)', { reason: 'budget', errorCode: 'MAX_STEPS' }, { code: 0 }, undefined],
+    ['max-tokens (MAX_TOKENS)', { reason: 'max-tokens', errorCode: 'MAX_TOKENS' }, { code: 0 }, undefined],
+    ['aborted (a person cancelled it)', { reason: 'aborted' }, { code: 0 }, undefined],
+    ['interrupted (rein went away under it)', { reason: 'interrupted' }, { code: 2, message: 'interrupted' }, 'interrupted'],
+    ['error (AUTH)', { reason: 'error', errorCode: 'AUTH' }, { code: 2, message: 'AUTH' }, 'AUTH'],
+    ['error without a code', { reason: 'error' }, { code: 2, message: 'error' }, '_OTHER'],
+  ])('marks a run that ended %s as failed only when it is one', async (_label, end, status, errorType) => {
+    const { telemetry, spans } = await setup()
+    const run = scopeOf('run-1')
+    telemetry.emit(runStart(run, T0), runEnd(run, T0, T0 + 1, cost(spend(undefined)), end))
+    const agent = byName(await spans(), 'invoke_agent main')
+    expect(agent.status).toEqual(status)
+    expect(agent.attributes['error.type']).toBe(errorType)
+    expect(agent.attributes['rein.run.end_reason']).toBe(end.reason)
+    // A limit's code is kept, failure or not.
+    expect(agent.attributes['rein.run.end_code']).toBe(end.errorCode)
+  })
+
+  it('leaves gen_ai.provider.name off invoke_agent when the run made no attempt (nothing names a provider)', async () => {
+    const { telemetry, spans } = await setup()
+    const run = scopeOf('run-1')
+    telemetry.emit(runStart(run, T0), runEnd(run, T0, T0 + 1, cost(spend(undefined)), { reason: 'budget', errorCode: 'MAX_COST' }))
+    const agent = byName(await spans(), 'invoke_agent main')
+    expect(agent.attributes['gen_ai.provider.name']).toBeUndefined()
+    expect(agent.attributes['gen_ai.request.model']).toBeUndefined()
   })
 })
