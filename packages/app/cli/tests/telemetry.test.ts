@@ -78,6 +78,11 @@ describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     expect(named('chat mock-model')).toHaveLength(3)
     expect(bodies.some((entry) => entry.path === '/v1/metrics')).toBe(true)
     for (const entry of bodies) expect(entry.body).not.toContain('marker-prompt-7f3a')
+    // And no telemetry id reaches the model: the request prefix stays the same run to run.
+    const sent = p.server.requests.map((request) => JSON.stringify(request.body)).join('\n')
+    for (const span of spans) expect(sent).not.toContain(span.spanId)
+    expect(sent).not.toContain(spans[0]!.traceId)
+    expect(sent).not.toMatch(/run_[\w-]{16}/)
   })
 
   it('never holds up the answer when nobody listens there, and says so once on stderr', async () => {

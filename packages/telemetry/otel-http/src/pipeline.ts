@@ -106,15 +106,21 @@ function reportingCallback(signal: Signal, failures: FailureLog, done: ExportCal
   }
 }
 
+/** `export` of an exporter, with each failure told to `failures` (a throw too) and `done` still called. */
+function reporting<T>(signal: Signal, failures: FailureLog, inner: (items: T, done: ExportCallback) => void) {
+  return (items: T, done: ExportCallback) => {
+    const report = reportingCallback(signal, failures, done)
+    try {
+      inner(items, report)
+    } catch (error) {
+      report({ code: FAILED, error: error instanceof Error ? error : new Error(String(error)) })
+    }
+  }
+}
+
 function reportingSpanExporter(inner: SpanExporter, failures: FailureLog): SpanExporter {
   return {
-    export(spans, done) {
-      try {
-        inner.export(spans, reportingCallback('traces', failures, done))
-      } catch (error) {
-        reportingCallback('traces', failures, done)({ code: FAILED, error: error instanceof Error ? error : new Error(String(error)) })
-      }
-    },
+    export: reporting('traces', failures, inner.export.bind(inner)),
     shutdown: () => inner.shutdown(),
     forceFlush: () => inner.forceFlush?.() ?? Promise.resolve(),
   }
@@ -122,13 +128,7 @@ function reportingSpanExporter(inner: SpanExporter, failures: FailureLog): SpanE
 
 function reportingMetricExporter(inner: PushMetricExporter, failures: FailureLog): PushMetricExporter {
   return {
-    export(metrics, done) {
-      try {
-        inner.export(metrics, reportingCallback('metrics', failures, done))
-      } catch (error) {
-        reportingCallback('metrics', failures, done)({ code: FAILED, error: error instanceof Error ? error : new Error(String(error)) })
-      }
-    },
+    export: reporting('metrics', failures, inner.export.bind(inner)),
     forceFlush: () => inner.forceFlush(),
     shutdown: () => inner.shutdown(),
     // The reader asks the exporter how to aggregate: OTLP's defaults (cumulative), explicit buckets from advice.

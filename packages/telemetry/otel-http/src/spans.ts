@@ -4,7 +4,7 @@
  * kept by run id and call id, so a subagent's run finds the parent's `execute_tool` span it runs in.
  */
 
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Context, type HrTime, type Span, type Tracer } from '@opentelemetry/api'
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type HrTime, type Span, type Tracer } from '@opentelemetry/api'
 import type {
   LlmCallEndRecord, LlmCallStartRecord, RunEndRecord, RunScope, TelemetryRecord, ToolCallEndRecord, ToolCallStartRecord,
 } from '@rein/telemetry'
@@ -107,11 +107,7 @@ export class SpanBook {
       run.span.setAttributes({ [ATTR.providerName]: record.providerName, [ATTR.requestModel]: record.requestModel })
       run.named = true
     }
-    const span = this.tracer.startSpan(spanName.chat(record.requestModel), {
-      kind: SpanKind.CLIENT,
-      startTime: hrTime(record.startedAt),
-      attributes: chatStartAttributes(record),
-    }, trace.setSpan(ROOT_CONTEXT, run.span))
+    const span = this.childOf(run.span, spanName.chat(record.requestModel), SpanKind.CLIENT, record.startedAt, chatStartAttributes(record))
     this.chats.set(key, span)
     return span
   }
@@ -134,13 +130,14 @@ export class SpanBook {
     const open = this.tools.get(key)
     if (open) return open
     const run = this.run(record.scope, record.startedAt)
-    const span = this.tracer.startSpan(spanName.executeTool(record.toolName), {
-      kind: SpanKind.INTERNAL,
-      startTime: hrTime(record.startedAt),
-      attributes: toolStartAttributes(record),
-    }, trace.setSpan(ROOT_CONTEXT, run.span))
+    const span = this.childOf(run.span, spanName.executeTool(record.toolName), SpanKind.INTERNAL, record.startedAt, toolStartAttributes(record))
     this.tools.set(key, span)
     return span
+  }
+
+  /** A span under `parent`, started when its record says. */
+  private childOf(parent: Span, name: string, kind: SpanKind, startedAt: number, attributes: Attributes): Span {
+    return this.tracer.startSpan(name, { kind, startTime: hrTime(startedAt), attributes }, trace.setSpan(ROOT_CONTEXT, parent))
   }
 
   private endTool(record: ToolCallEndRecord): void {
