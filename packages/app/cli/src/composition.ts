@@ -13,6 +13,7 @@ import { ReinError, isReinError } from '@rein/base'
 import { loadComposition, type Composition } from '@rein/compose'
 // Loaded by name from the built-in rows below, resolved from this package's dependencies.
 import type {} from '@rein/otel-http'
+import type {} from '@rein/subagents'
 
 /**
  * This package's folder, found by walking up from this module — the same from `src/*.ts` and from
@@ -115,6 +116,8 @@ export function builtInRows(env: NodeJS.ProcessEnv): EntryOptions[] {
   const provider = env.OPENAI_BASE_URL ? 'openai' : env.DEEPSEEK_API_KEY ? 'deepseek' : env.OPENAI_API_KEY ? 'openai' : undefined
   const model = provider && builtInModel(provider, env)
   rows.push({ id: 'agents', name: '@rein/agent', config: { ...(provider ? { provider } : {}), ...(model ? { model } : {}) } })
+  // Delegation: the subagent tool, a child agent in its own session linked to the calling turn.
+  rows.push({ id: 'subagents', name: '@rein/subagents' })
   return rows
 }
 

@@ -19,6 +19,8 @@ export type CostOf = (runId: string) => CostReport | undefined
 
 export class Renderer {
   private readonly calls = new Map<string, string>()
+  /** Calls whose subagent's work was shown under them (their `…` line printed). */
+  private readonly announced = new Set<string>()
   /** Set by the command once the composition is loaded. */
   costOf: CostOf | undefined
   private midLine = false
@@ -51,15 +53,12 @@ export class Renderer {
         this.endAnswerLine()
         return
       case 'tool-start':
-        this.endAnswerLine()
-        this.calls.set(event.callId, event.card.card === 'generic' ? `${event.name} ${event.card.detail ?? ''}`.trim() : event.card.title)
+      case 'tool-end':
+        this.toolLine(event, '', 0)
         return
-      case 'tool-end': {
-        const label = this.calls.get(event.callId) ?? event.name
-        const status = event.isError ? this.red(`failed${event.code ? ` ${event.code}` : ''}`) : this.dim('ok')
-        this.err(`${this.dim(`  [tool] ${label}`)} ${status}`)
+      case 'subagent':
+        this.subagent(event, 1)
         return
-      }
       case 'retry':
         this.err(this.dim(`  [retry ${event.attempt}] ${event.failure.code} from ${event.provider}; waiting ${event.delayMs} ms`))
         return
@@ -85,6 +84,40 @@ export class Renderer {
     if (result.error) this.err(this.red(`${result.reason}: ${result.error.code}: ${result.error.message}`))
     if (result.overrun) this.err(this.dim(`note: the answer went over a budget (${result.overrun.code}): ${result.overrun.message}`))
     this.err(this.dim(`${totalsLine(result, withChildren)} · ${result.reason}`))
+  }
+
+  /** A tool call's line once it ends: `  [tool] <label> ok|failed <code>`, indented one more step per subagent level. */
+  private toolLine(event: Extract<AgentEvent, { type: 'tool-start' | 'tool-end' }>, session: string, depth: number) {
+    const key = `${session}/${event.callId}`
+    if (event.type === 'tool-start') {
+      this.endAnswerLine()
+      this.calls.set(key, event.card.card === 'generic' ? `${event.name} ${event.card.detail ?? ''}`.trim() : event.card.title)
+      return
+    }
+    const label = this.calls.get(key) ?? event.name
+    this.calls.delete(key)
+    const status = event.isError ? this.red(`failed${event.code ? ` ${event.code}` : ''}`) : this.dim('ok')
+    this.err(`${this.dim(`${'  '.repeat(depth + 1)}[tool] ${label}`)} ${status}`)
+  }
+
+  /**
+   * What a subagent does under the call that started it: the call is named (`…`) when its child
+   * first calls a tool, then the child's calls follow, indented; the child's text is the call's result.
+   */
+  private subagent(event: Extract<AgentEvent, { type: 'subagent' }>, depth: number, parentSession = '') {
+    const inner = event.event
+    if (inner.type !== 'tool-start' && inner.type !== 'subagent') {
+      if (inner.type === 'tool-end') this.toolLine(inner, event.sessionId, depth)
+      return
+    }
+    const parentKey = `${parentSession}/${event.callId}`
+    if (!this.announced.has(parentKey)) {
+      this.announced.add(parentKey)
+      this.endAnswerLine()
+      this.err(this.dim(`${'  '.repeat(depth)}[tool] ${this.calls.get(parentKey) ?? 'subagent'} …`))
+    }
+    if (inner.type === 'tool-start') this.toolLine(inner, event.sessionId, depth)
+    else this.subagent(inner, depth + 1, event.sessionId)
   }
 
   /** Each request's text ends its own line, so answers of successive steps do not run together. */

@@ -121,6 +121,7 @@ describe('rein config', () => {
       'memory @rein/memory', 'memory-store @rein/memory-sqlite',
       'checkpoints @rein/checkpoint', 'checkpoint-store @rein/checkpoint-jsonl',
       'fs @rein/tool-fs', 'jobs @rein/jobs', 'bash @rein/tool-bash', 'telemetry @rein/telemetry', 'openai @rein/llm-openai', 'agents @rein/agent',
+      'subagents @rein/subagents',
     ])
     // Export to a collector only when the environment names one.
     const traced = await shown(folder(), [], { REIN_HOME: home, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' })

@@ -116,6 +116,14 @@ export class Agent {
     return () => this._listeners.delete(listener)
   }
 
+  /**
+   * Shows this agent's listeners what a subagent working for its tool call `callId` does, so a UI
+   * can show the child's progress under the call. The child's log is its own; nothing is recorded here.
+   */
+  relay(callId: string, sessionId: string, event: AgentEvent): void {
+    this.emit({ type: 'subagent', callId, sessionId, event })
+  }
+
   /** Starts a turn with a user message. One turn at a time: `AGENT_BUSY` otherwise. */
   send(text: string): Promise<TurnResult> {
     return this.start(text)

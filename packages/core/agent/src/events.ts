@@ -15,6 +15,8 @@ export type AgentEvent =
   | { type: 'usage'; usage: TokenUsage; cost?: number; total: TokenUsage; totalCost?: number; finish: FinishReason }
   | Exclude<LlmEvent, { type: 'attempt-start' }>
   | { type: 'turn-end'; turn: number; reason: TurnEndReason; error?: { code: string; message: string }; overrun?: TurnOverrun }
+  /** An event of a subagent working for one of this agent's tool calls (`callId`), in its own session. */
+  | { type: 'subagent'; callId: string; sessionId: string; event: AgentEvent }
 
 /** How a turn ended, what it cost, and what it said last. */
 export interface TurnResult {

@@ -13,6 +13,8 @@ export { AgentConfig, type AgentOptions, type AgentMemoryScopes } from './option
 export type { AgentEvent, TurnResult } from './events.ts'
 export { buildSystem, type PromptSection, type PromptSectionContext } from './sections.ts'
 export type { ParentRun } from './identity.ts'
+/** An allow-list (`['fs_*', '!fs_write']`) as a predicate on tool names; undefined = every tool. `INVALID_TOOLS` for a malformed list. */
+export { visibleTools } from './visibility.ts'
 export type {
   LifecycleEvents, LifecycleBase, TurnStartEvent, TurnEndEvent, StepStartEvent, StepEndEvent,
   LlmAttemptStartEvent, LlmAttemptEndEvent, ToolStartEvent, ToolEndEvent,

@@ -1,0 +1,63 @@
+/**
+ * The `ctx.subagents` service: registers the `subagent` tool while it is loaded, runs foreground
+ * delegations, and interrupts the children still running when it is disposed.
+ */
+
+import { Context, Service } from '@deepseek-ai/cordis'
+import type { Agent, AgentService } from '@rein/agent'
+import type { SessionService } from '@rein/session'
+import type { ToolRegistry } from '@rein/tools'
+import { SubagentsConfig, type SubagentProfile } from './config.ts'
+import { runSubagent, type RunDeps } from './run.ts'
+import { createSubagentTool } from './tool.ts'
+import type { SubagentRequest, SubagentResult } from './types.ts'
+
+declare module '@deepseek-ai/cordis' {
+  interface Context {
+    subagents: SubagentService
+  }
+}
+
+/** `ctx.subagents`: one per composition, after @rein/tools and @rein/agent. */
+export class SubagentService extends Service {
+  static readonly Config = SubagentsConfig
+  static readonly inject = ['agents', 'tools']
+
+  // Methods run on cordis's tracing proxy: the state is one plain object, read once per call.
+  private _deps: RunDeps
+
+  constructor(ctx: Context, config: SubagentsConfig) {
+    super(ctx, 'subagents')
+    const running = new Set<Agent>()
+    const deps: RunDeps = {
+      ctx,
+      config,
+      agents: () => ctx.get('agents') as AgentService,
+      tools: () => ctx.get('tools') as ToolRegistry,
+      running,
+    }
+    this._deps = deps
+    ctx.tools.register(createSubagentTool({
+      config,
+      tools: deps.tools,
+      sessions: () => ctx.get('sessions') as SessionService | undefined,
+      run: (request) => runSubagent(deps, request),
+    }))
+    // Registered after the tool, so it runs first: children end (`interrupted`, recorded) before the tool goes.
+    ctx.effect(() => () => Promise.all([...running].map((child) => child.interrupt())).then(() => {}), 'subagents: interrupt running children')
+  }
+
+  /**
+   * Runs one foreground delegation: a child agent on its own session (linked to `call`'s run), sent
+   * `prompt`, cancelled when `call.signal` aborts, closed afterwards. A child that does not
+   * complete rejects with its partial answer and session id (`SUBAGENT_CANCELLED`, …).
+   */
+  run(request: SubagentRequest): Promise<SubagentResult> {
+    return runSubagent(this._deps, request)
+  }
+
+  /** The configured profiles by name, as the `agent` argument names them. */
+  profiles(): Readonly<Record<string, SubagentProfile>> {
+    return this._deps.config.profiles
+  }
+}

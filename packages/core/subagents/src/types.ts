@@ -1,0 +1,36 @@
+/** What a delegation is given and what it answers. */
+
+import type { TokenUsage } from '@rein/llm'
+import type { RunIdentity } from '@rein/tools'
+
+/** The call that delegates: where the child hangs in the tree, and the signal it follows. */
+export interface DelegatingCall {
+  readonly callId: string
+  readonly sessionId?: string
+  readonly identity?: RunIdentity
+  /** Aborting it cancels the child's turn (recorded `aborted`). */
+  readonly signal: AbortSignal
+}
+
+/** One foreground delegation. */
+export interface SubagentRequest {
+  /** The task, the child's whole context: it sees nothing else of the parent's conversation. */
+  prompt: string
+  /** A profile name from Config `profiles`. */
+  agent?: string
+  /** Narrows the child's tools further, by name or glob. */
+  tools?: readonly string[]
+  call: DelegatingCall
+}
+
+/** A child's final answer: what the `subagent` tool returns. */
+export interface SubagentResult {
+  /** The child's session, linked to the parent's (its header names the parent session, run and call). */
+  sessionId: string
+  answer: string
+  /** How the child's turn ended; always `completed` in a result (anything else is an error). */
+  reason: string
+  usage?: TokenUsage
+  /** The child's money, its own subagents included when telemetry is composed. */
+  cost?: number
+}

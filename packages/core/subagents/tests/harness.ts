@@ -1,0 +1,95 @@
+/**
+ * The whole stack in one process: a scripted LLM answering by task, tools (nothing asks for
+ * approval), sessions in memory, agents, optionally telemetry, and @rein/subagents.
+ */
+
+import { Context } from '@deepseek-ai/cordis'
+import AgentService, { type Agent } from '@rein/agent'
+import LlmRuntime, { type AdapterRequest, type ModelInfo } from '@rein/llm'
+import SessionService, { MemorySessionStore } from '@rein/session'
+import TelemetryService from '@rein/telemetry'
+import { createScriptedLlm, validateSessionInvariants, type ScriptedTurn } from '@rein/testkit'
+import ToolRegistry, { defineTool } from '@rein/tools'
+import { afterEach } from 'vitest'
+import SubagentService, { type SubagentsConfig } from '../src/index.ts'
+
+/** Priced so that money equals input tokens + 2 × output tokens, exactly. */
+export const PRICED: ModelInfo = { id: 'm', pricing: { input: 1_000_000, output: 2_000_000 } }
+
+const agents: Agent[] = []
+afterEach(async () => {
+  const problems = agents.flatMap((agent) => validateSessionInvariants(agent.session.events).map((problem) => `session ${agent.session.id}: ${problem}`))
+  await Promise.all(agents.splice(0).map((agent) => agent.close()))
+  if (problems.length > 0) throw new Error(`session invariants broken:\n${problems.join('\n')}`)
+})
+
+/** The first user message's text: which task a request belongs to. */
+export function taskOf(request: AdapterRequest): string {
+  const first = request.messages.find((message) => message.role === 'user')?.content[0]
+  return first?.type === 'text' ? first.text : ''
+}
+
+/**
+ * Answers by conversation, whatever order runs interleave in: `turns[task][n]` answers the request
+ * whose first user message is `task` and which holds `n` answers already.
+ */
+export function byTask(turns: Record<string, readonly ScriptedTurn[]>) {
+  return (request: AdapterRequest): ScriptedTurn => {
+    const answered = request.messages.filter((message) => message.role === 'assistant').length
+    const turn = turns[taskOf(request)]?.[answered]
+    if (turn === undefined) throw new Error(`no scripted answer ${answered} for task ${JSON.stringify(taskOf(request))}`)
+    return turn
+  }
+}
+
+export interface BootOptions {
+  subagents?: Partial<SubagentsConfig>
+  telemetry?: boolean
+}
+
+/** llm (scripted), tools, sessions, agents, (telemetry,) subagents on one root, plus `lookup` (read) and `save` (write). */
+export async function boot(script: ReturnType<typeof byTask>, options: BootOptions = {}) {
+  const root = new Context()
+  await root.plugin(LlmRuntime, { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
+  await root.plugin(ToolRegistry, { askFor: [] })
+  await root.plugin(SessionService)
+  const store = new MemorySessionStore()
+  await root.inject(['sessions'], (ctx) => { ctx.sessions.registerStore(store) })
+  await root.plugin(AgentService, { provider: 'scripted', model: 'm' })
+  if (options.telemetry) await root.plugin(TelemetryService, {})
+  const llm = createScriptedLlm(script, { models: [PRICED] })
+  root.llm.registerAdapter('scripted', llm)
+  root.tools.register(defineTool({
+    name: 'lookup',
+    description: 'Looks a word up.',
+    parameters: { word: { type: 'string', required: true } },
+    output: { schema: { type: 'string' }, render: (_args, value) => value },
+    effects: ['read'],
+    execute: (args) => `${args.word}: a word`,
+  }))
+  root.tools.register(defineTool({
+    name: 'save',
+    description: 'Saves text.',
+    parameters: { text: { type: 'string', required: true } },
+    output: { schema: { type: 'string' }, render: (_args, value) => value },
+    effects: ['write'],
+    execute: () => 'saved',
+  }))
+  const fiber = await root.plugin(SubagentService, options.subagents ?? {})
+  const create = async (createOptions: Parameters<Context['agents']['create']>[0] = {}) => {
+    const agent = await root.agents.create(createOptions)
+    agents.push(agent)
+    return agent
+  }
+  return { root, llm, store, fiber, create }
+}
+
+/** A tool call step of a script. */
+export function call(name: string, args: Record<string, unknown>, id: string) {
+  return { toolCall: { id, name, arguments: JSON.stringify(args) } }
+}
+
+/** A usage step of a script. */
+export function usage(inputTokens: number, outputTokens: number) {
+  return { usage: { inputTokens, outputTokens } }
+}

@@ -1,0 +1,286 @@
+import { eventData, type SessionEvent } from '@rein/session'
+import { defineTool } from '@rein/tools'
+import { describe, expect, it, vi } from 'vitest'
+import { boot, byTask, call, taskOf, usage } from './harness.ts'
+
+const ask = (prompt: string, extra: Record<string, unknown> = {}) => ({ description: 'look it up', prompt, ...extra })
+
+/** The parent's recorded result of one call. */
+function resultOf(events: readonly SessionEvent[], callId: string) {
+  const event = events.find((entry) => entry.type === 'tool/result' && eventData(entry, 'tool/result').callId === callId)
+  return event && eventData(event, 'tool/result')
+}
+
+const textOf = (result: ReturnType<typeof resultOf>) => result!.content.map((part) => (part.type === 'text' ? part.text : '')).join('')
+
+describe('the subagent tool', () => {
+  it('returns the child\'s final answer and session id; the child\'s header links it to the parent\'s call', async () => {
+    const { root, create } = await boot(byTask({
+      'find x': [[call('subagent', ask('where is x?'), 'c1')], [{ text: 'done' }]],
+      'where is x?': [[call('lookup', { word: 'x' }, 'k1')], [{ text: 'x is in the drawer' }]],
+    }))
+    const parent = await create()
+    const turn = await parent.send('find x')
+    expect(turn.text).toBe('done')
+    const result = resultOf(parent.session.events, 'c1')!
+    expect(result.isError).toBe(false)
+    const [, childId] = /\(subagent session (\S+)\)$/.exec(textOf(result))!
+    expect(textOf(result)).toBe(`x is in the drawer\n(subagent session ${childId})`)
+    const child = await root.sessions.load(childId!)
+    expect(child.header).toMatchObject({ parentSessionId: parent.session.id, parentRunId: turn.runId, parentCallId: 'c1', depth: 1 })
+    expect(child.events.findLast((event) => event.type === 'turn/end')!.data).toMatchObject({ reason: 'completed' })
+    // Nothing left running or open: the child agent was closed.
+    expect(root.agents.list()).toEqual([parent])
+  })
+
+  it('shows the parent\'s listeners the child\'s progress under the call, as subagent events', async () => {
+    const { create } = await boot(byTask({
+      'find x': [[call('subagent', ask('where is x?'), 'c1')], [{ text: 'done' }]],
+      'where is x?': [[call('lookup', { word: 'x' }, 'k1')], [{ text: 'x is in the drawer' }]],
+    }))
+    const parent = await create()
+    const relayed: { callId: string; type: string }[] = []
+    parent.subscribe((event) => { if (event.type === 'subagent') relayed.push({ callId: event.callId, type: event.event.type }) })
+    await parent.send('find x')
+    expect(relayed.filter((event) => event.type === 'tool-start' || event.type === 'tool-end')).toEqual([{ callId: 'c1', type: 'tool-start' }, { callId: 'c1', type: 'tool-end' }])
+    expect(relayed.at(-1)).toEqual({ callId: 'c1', type: 'turn-end' })
+  })
+
+  it('applies a profile: its system prompt reaches the child\'s request and its tools narrow the child\'s', async () => {
+    const { llm, create } = await boot(byTask({
+      'review': [[call('subagent', ask('check it', { agent: 'reviewer' }), 'c1')], [{ text: 'ok' }]],
+      'check it': [[{ text: 'looks fine' }]],
+    }), { subagents: { profiles: { reviewer: { description: 'Reviews changes.', system: 'You review code.', tools: ['lookup'] } } } })
+    const parent = await create()
+    await parent.send('review')
+    const childRequest = llm.requests.find((request) => taskOf(request) === 'check it')!
+    expect(childRequest.system).toContain('You review code.')
+    expect(childRequest.tools!.map((tool) => tool.name)).toEqual(['lookup'])
+    const parentRequest = llm.requests.find((request) => taskOf(request) === 'review')!
+    expect(parentRequest.tools!.find((tool) => tool.name === 'subagent')!.description).toContain('- reviewer: Reviews changes.')
+  })
+
+  it('narrows the child\'s tools by the call\'s tools argument too', async () => {
+    const { llm, create } = await boot(byTask({
+      'go': [[call('subagent', ask('just read', { tools: ['lookup', 'subagent'] }), 'c1')], [{ text: 'ok' }]],
+      'just read': [[{ text: 'read' }]],
+    }))
+    await (await create()).send('go')
+    expect(llm.requests.find((request) => taskOf(request) === 'just read')!.tools!.map((tool) => tool.name)).toEqual(['lookup', 'subagent'])
+  })
+
+  it('answers an unknown agent with INVALID_ARGS listing the profiles, and starts no child', async () => {
+    const { root, create } = await boot(byTask({
+      'go': [[call('subagent', ask('x', { agent: 'nobody' }), 'c1')], [{ text: 'ok' }]],
+    }), { subagents: { profiles: { reviewer: {}, researcher: {} } } })
+    const parent = await create()
+    await parent.send('go')
+    const result = resultOf(parent.session.events, 'c1')!
+    expect(result).toMatchObject({ isError: true, code: 'INVALID_ARGS' })
+    expect(textOf(result)).toContain('the agents are: reviewer, researcher')
+    expect((await root.sessions.list()).filter((summary) => summary.depth > 0)).toEqual([])
+  })
+
+  it('answers a tools argument naming no registered tool with INVALID_ARGS', async () => {
+    const { create } = await boot(byTask({
+      'go': [[call('subagent', ask('x', { tools: ['lookup', 'nope'] }), 'c1')], [{ text: 'ok' }]],
+    }))
+    const parent = await create()
+    await parent.send('go')
+    expect(resultOf(parent.session.events, 'c1')).toMatchObject({ isError: true, code: 'INVALID_ARGS' })
+    expect(textOf(resultOf(parent.session.events, 'c1'))).toContain('no such tool: nope')
+  })
+
+  it('is not offered to a run at maxDepth, and a direct call there errors', async () => {
+    const { llm, create } = await boot(byTask({
+      'top': [[call('subagent', ask('middle'), 'c1')], [{ text: 'top done' }]],
+      'middle': [[call('subagent', ask('bottom'), 'c2')], [{ text: 'middle done' }]],
+    }), { subagents: { maxDepth: 1 } })
+    const parent = await create()
+    await parent.send('top')
+    const names = (task: string) => llm.requests.find((request) => taskOf(request) === task)!.tools!.map((tool) => tool.name)
+    expect(names('top')).toContain('subagent')
+    expect(names('middle')).not.toContain('subagent')
+    // The depth-1 child called it anyway: an error result in its log, paired, no grandchild.
+    const child = parent.session.events.find((event) => event.type === 'tool/result')!
+    expect(eventData(child, 'tool/result').isError).toBe(false)
+    const middleAnswer = llm.requests.filter((request) => taskOf(request) === 'middle')[1]!
+    const refused = middleAnswer.messages.at(-1)!.content[0]!
+    expect(refused.type === 'tool-result' && refused.isError).toBe(true)
+    expect(llm.requests.some((request) => taskOf(request) === 'bottom')).toBe(false)
+  })
+
+  it('refuses through ctx.subagents.run from a run at maxDepth with SUBAGENT_DEPTH', async () => {
+    const { root } = await boot(byTask({}), { subagents: { maxDepth: 2 } })
+    const identity = { agent: 'main', sessionId: 's', conversationId: 's', runId: 'r', turnId: 't', anchor: 'a', depth: 2 }
+    await expect(root.subagents.run({ prompt: 'x', call: { callId: 'c', sessionId: 's', identity, signal: new AbortController().signal } }))
+      .rejects.toMatchObject({ code: 'SUBAGENT_DEPTH' })
+  })
+})
+
+describe('cancelling a subagent call', () => {
+  /** `gate`: blocks until its call is cancelled; `entered` resolves once a body is waiting. */
+  function gateTool(root: Awaited<ReturnType<typeof boot>>['root']) {
+    let entered!: () => void
+    const ready = new Promise<void>((resolve) => { entered = resolve })
+    root.tools.register(defineTool({
+      name: 'gate',
+      description: 'Waits.',
+      parameters: {},
+      output: { schema: { type: 'string' }, render: (_args, value) => value },
+      effects: ['read'],
+      execute: (_args, run) => new Promise<string>((_resolve, reject) => {
+        entered()
+        run.signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true })
+      }),
+    }))
+    return ready
+  }
+
+  const script = byTask({
+    'go': [[call('probe', {}, 'p1')], [{ text: 'ok' }]],
+    'dig': [[{ text: 'partial findings' }, call('gate', {}, 'g1')]],
+  })
+
+  it('rejects with the child\'s partial answer and session id; the child\'s log ends aborted', async () => {
+    const { root, create } = await boot(script)
+    const ready = gateTool(root)
+    const controller = new AbortController()
+    let failure: unknown
+    root.tools.register(defineTool({
+      name: 'probe',
+      description: 'Delegates with a signal the test holds.',
+      parameters: {},
+      output: { schema: { type: 'string' }, render: (_args, value) => value },
+      execute: async (_args, run) => {
+        await root.subagents.run({ prompt: 'dig', call: { ...run, callId: run.callId, signal: controller.signal } }).catch((error: unknown) => { failure = error })
+        return 'probed'
+      },
+    }))
+    const parent = await create()
+    const turn = parent.send('go')
+    await ready
+    controller.abort()
+    await turn
+    expect(failure).toMatchObject({ code: 'SUBAGENT_CANCELLED', details: { reason: 'aborted', partial: 'partial findings' } })
+    const sessionId = (failure as { details: { sessionId: string } }).details.sessionId
+    expect((failure as Error).message).toContain(`subagent session ${sessionId}`)
+    expect((failure as Error).message).toContain('partial findings')
+    const child = await root.sessions.load(sessionId)
+    expect(child.events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
+    expect(root.agents.list()).toEqual([parent])
+  })
+
+  it('cancelling the parent\'s turn cancels the child: its log ends aborted and it is closed', async () => {
+    const { root, create } = await boot(byTask({
+      'go': [[call('subagent', ask('dig'), 'c1')]],
+      'dig': [[{ text: 'partial findings' }, call('gate', {}, 'g1')]],
+    }))
+    const ready = gateTool(root)
+    const parent = await create()
+    const turn = parent.send('go')
+    await ready
+    parent.cancel()
+    expect(await turn).toMatchObject({ reason: 'aborted' })
+    // The registry answers a cancelled call at once (ABORTED); the child closes right after.
+    await vi.waitFor(() => expect(root.agents.list()).toEqual([parent]))
+    const childId = (await root.sessions.list()).find((summary) => summary.parentCallId === 'c1')!.id
+    expect((await root.sessions.load(childId)).events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
+    expect(resultOf(parent.session.events, 'c1')).toMatchObject({ isError: true, code: 'ABORTED' })
+  })
+})
+
+describe('concurrency safety', () => {
+  it('is concurrency-safe only when the child\'s tools cannot write or run commands', async () => {
+    const { root } = await boot(byTask({}), { subagents: { profiles: { reader: { tools: ['lookup'] }, writer: { tools: ['lookup', 'save'] } } } })
+    const safe = (args: Record<string, unknown>) => root.tools.isConcurrencySafe('subagent', JSON.stringify(ask('x', args)))
+    expect(safe({ tools: ['lookup'] })).toBe(true)
+    expect(safe({ agent: 'reader' })).toBe(true)
+    expect(safe({ agent: 'writer', tools: ['lookup'] })).toBe(true)
+    expect(safe({ agent: 'writer' })).toBe(false)
+    expect(safe({ tools: ['*'] })).toBe(false)
+    // No narrowing: the child may get every tool, `save` among them.
+    expect(safe({})).toBe(false)
+    expect(safe({ agent: 'nobody' })).toBe(false)
+  })
+
+  it('runs two read-only subagents of one answer side by side', async () => {
+    let inside = 0
+    let peak = 0
+    let release!: () => void
+    const both = new Promise<void>((resolve) => { release = resolve })
+    const { root, create } = await boot(byTask({
+      'go': [[call('subagent', ask('a', { tools: ['meet'] }), 'c1'), call('subagent', ask('b', { tools: ['meet'] }), 'c2')], [{ text: 'ok' }]],
+      'a': [[call('meet', {}, 'm1')], [{ text: 'A' }]],
+      'b': [[call('meet', {}, 'm2')], [{ text: 'B' }]],
+    }))
+    root.tools.register(defineTool({
+      name: 'meet',
+      description: 'Waits for the other.',
+      parameters: {},
+      output: { schema: { type: 'string' }, render: (_args, value) => value },
+      effects: ['read'],
+      isConcurrencySafe: true,
+      execute: async () => {
+        peak = Math.max(peak, ++inside)
+        if (inside === 2) release()
+        await both
+        inside--
+        return 'met'
+      },
+    }))
+    const parent = await create()
+    await parent.send('go')
+    expect(peak).toBe(2)
+    expect(textOf(resultOf(parent.session.events, 'c1'))).toMatch(/^A\n/)
+    expect(textOf(resultOf(parent.session.events, 'c2'))).toMatch(/^B\n/)
+  })
+})
+
+describe('recover', () => {
+  it('returns a completed child\'s answer without a new request, and declines a call with no child', async () => {
+    const { root, llm, create } = await boot(byTask({
+      'go': [[call('subagent', ask('find'), 'c1')], [{ text: 'ok' }]],
+      'find': [[{ text: 'found it' }]],
+    }))
+    const parent = await create()
+    await parent.send('go')
+    const requests = llm.requests.length
+    const recover = (callId: string) => root.tools.recover({ callId, name: 'subagent', arguments: JSON.stringify(ask('find')), signal: new AbortController().signal, context: { sessionId: parent.session.id } })
+    const recovered = await recover('c1')
+    expect(recovered).toMatchObject({ isError: false, value: { answer: 'found it', reason: 'completed' } })
+    expect(llm.requests.length).toBe(requests)
+    expect(await recover('c9')).toBeUndefined()
+  })
+})
+
+describe('cost', () => {
+  it('reports the child\'s cost and rolls it into the parent\'s run exactly once', async () => {
+    const { root, create } = await boot(byTask({
+      'go': [[call('subagent', ask('work'), 'c1'), usage(10, 1)], [{ text: 'ok' }, usage(20, 2)]],
+      'work': [[{ text: 'worked' }, usage(100, 5)]],
+    }), { telemetry: true })
+    const parent = await create()
+    const turn = await parent.send('go')
+    const report = root.telemetry.cost(turn.runId)!
+    expect(report.own.money).toBeCloseTo(10 + 2 + 20 + 4)
+    expect(report.children.money).toBeCloseTo(110)
+    expect(report.total.money).toBeCloseTo(146)
+    const result = resultOf(parent.session.events, 'c1')!
+    expect(textOf(result)).toMatch(/^worked\n/)
+  })
+})
+
+describe('the plugin', () => {
+  it('takes the tool with it when disposed', async () => {
+    const { root, fiber } = await boot(byTask({}))
+    expect(root.tools.list()).toContain('subagent')
+    await fiber.dispose()
+    expect(root.tools.list()).not.toContain('subagent')
+    expect(root.get('subagents')).toBeUndefined()
+  })
+
+  it('fails the load on a malformed tool pattern in a profile', async () => {
+    await expect(boot(byTask({}), { subagents: { profiles: { bad: { tools: ['!'] } } } })).rejects.toThrow(/profiles\.bad\.tools/)
+  })
+})
