@@ -35,6 +35,19 @@ export class Tally {
     return this._estimated
   }
 
+  /** A new tally holding this one's counts and `other`'s. */
+  plus(other: Tally): Tally {
+    const sum = new Tally()
+    for (const tally of [this, other]) {
+      sum._usage = addUsage(sum._usage, tally._usage)
+      sum._money += tally._money
+      sum._counted += tally._counted
+      sum._unpriced ||= tally._unpriced
+      sum._estimated ||= tally._estimated
+    }
+    return sum
+  }
+
   /** True when something was counted but its money is unknown. */
   get unpriced(): boolean {
     return this._unpriced

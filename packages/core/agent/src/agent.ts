@@ -14,7 +14,9 @@ import type { AgentEvent, TurnResult } from './events.ts'
 import type { AgentOptions } from './options.ts'
 import { newRunId, type ParentRun } from './identity.ts'
 import { findLastHeader, recordedPins, type RequestHeader } from './request-header.ts'
+import { budgetLeft, TreeSpend, type BudgetLeft, type Charge, type Spend } from './tree-budget.ts'
 import { runTurn, type TurnServices } from './turn.ts'
+import type { TurnState } from './turn-state.ts'
 
 /** What an agent needs from the service that made it. */
 export interface AgentServices extends TurnServices {
@@ -43,6 +45,8 @@ export interface AgentLineage {
   parent?: ParentRun
   /** The tools the agent may see (its own allow-list, narrowed by its parent's). */
   visible?: (name: string) => boolean
+  /** Tells the live parent's running turn what this agent spends (budgets cover the tree). */
+  charge?: Charge
 }
 
 /** The abort reason of a turn ended because its owner went away, not because someone cancelled it. */
@@ -60,6 +64,8 @@ export class Agent {
   private readonly _totals = new Tally()
   private readonly _inbox: Message[] = []
   private readonly _lineage: AgentLineage
+  /** The running turn's state and what its subagents spend; undefined between turns. */
+  private _turn: { state: TurnState; tree: TreeSpend } | undefined
 
   constructor(session: Session, readonly options: AgentOptions, private readonly services: AgentServices, lineage: AgentLineage = {}) {
     this._bound = this.bind(session)
@@ -117,6 +123,21 @@ export class Agent {
   }
 
   /**
+   * What a subagent of this agent spent (a step, or an attempt's usage): counted against the
+   * running turn's budgets, then told to this agent's own parent. Called by the service's lineage.
+   */
+  charge(spend: Spend): void {
+    this._turn?.tree.add(spend)
+    this._lineage.charge?.(spend)
+  }
+
+  /** What the running turn has left of its budgets, its subagents' spend counted; undefined between turns. */
+  budgetLeft(): BudgetLeft | undefined {
+    const turn = this._turn
+    return turn && budgetLeft(this.options, turn.state.step ?? 0, turn.state.tally, turn.tree)
+  }
+
+  /**
    * Shows this agent's listeners what a subagent working for its tool call `callId` does, so a UI
    * can show the child's progress under the call. The child's log is its own; nothing is recorded here.
    */
@@ -162,7 +183,8 @@ export class Agent {
     this._controller = controller
     // A tool awaiting a promise that never settles must not let Node exit mid-step.
     const keepAlive = setInterval(() => {}, KEEP_ALIVE_MS)
-    const { parent, visible } = this._lineage
+    const { parent, visible, charge } = this._lineage
+    const tree = new TreeSpend()
     const running = this.acquire().then(({ session, callIds, headers, pins }) => runTurn({
       session,
       options: this.options,
@@ -175,9 +197,13 @@ export class Agent {
       run: { runId: newRunId(), ...(parent ? { parent } : {}) },
       visible,
       totals: this._totals,
+      tree,
+      began: (state) => { this._turn = { state, tree } },
+      charge,
       emit: (event) => this.emit(event),
     }, text)).finally(() => {
       clearInterval(keepAlive)
+      this._turn = undefined
       this._running = undefined
       this._controller = undefined
     })

@@ -29,6 +29,7 @@ export function recordAttempt(context: TurnContext, state: TurnState, llm: LlmRu
   const estimated = attempt.usageEstimated === true
   state.tally.add(attempt.usage, cost, estimated)
   context.totals.add(attempt.usage, cost, estimated)
+  context.charge?.({ usage: attempt.usage, cost, estimated })
   const { totals } = context
   context.emit({
     type: 'usage',

@@ -16,6 +16,7 @@ import { AgentConfig, type AgentOptions } from './options.ts'
 import { checkRoutes, recordedRequest } from './routes.ts'
 import { repairSession, type ResumeReport } from './resume.ts'
 import type { PromptSection } from './sections.ts'
+import { withinParent, type Spend } from './tree-budget.ts'
 import { narrowed, visibleTools } from './visibility.ts'
 
 declare module '@deepseek-ai/cordis' {
@@ -83,7 +84,9 @@ export class AgentService extends Service {
   async create(options: CreateAgentOptions = {}): Promise<Agent> {
     const { parent: ref, sessionId, ...rest } = options
     const parent = ref ? await this.parentRun(ref) : undefined
-    const resolved = await this.resolve({ ...parent?.workplace, ...stripUndefined(rest) }, parent !== undefined)
+    // A subagent gets at most what its parent's running turn has left: budgets cover the tree.
+    const left = parent && this.liveAgent(parent.run.sessionId)?.budgetLeft()
+    const resolved = withinParent(await this.resolve({ ...parent?.workplace, ...stripUndefined(rest) }, parent !== undefined), left)
     const lineage = this.lineage(parent?.run, resolved)
     const session = await this.service('sessions').create({ cwd: resolved.cwd, ...(sessionId ? { id: sessionId } : {}), ...(ref ? { parent: ref } : {}) })
     return this.track(new Agent(session, resolved, this.agentServices(), lineage))
@@ -107,11 +110,14 @@ export class AgentService extends Service {
     }
   }
 
-  /** A subagent's place in the tree: its parent run, and its tools narrowed by a live parent agent's. */
+  /**
+   * A subagent's place in the tree: its parent run, its tools narrowed by a live parent agent's,
+   * and its spend charged to that agent's running turn.
+   */
   private lineage(parent: ParentRun | undefined, options: AgentOptions): AgentLineage {
     const parentAgent = parent && this.liveAgent(parent.sessionId)
     const visible = narrowed(parentAgent ? (name) => parentAgent.canUse(name) : undefined, visibleTools(options.tools))
-    return { ...(parent ? { parent } : {}), ...(visible ? { visible } : {}) }
+    return { ...(parent ? { parent } : {}), ...(visible ? { visible } : {}), ...(parentAgent ? { charge: (spend: Spend) => parentAgent.charge(spend) } : {}) }
   }
 
   /**

@@ -13,6 +13,7 @@ import type { Session, TurnEndReason, TurnOverrun } from '@rein/session'
 import type { ToolRegistry, ToolSchema } from '@rein/tools'
 import type { Tally } from './accounting.ts'
 import { overBudget, ownLimit, planRequest, type PlannedRequest } from './budget.ts'
+import { spentByTree, type Charge, type TreeSpend } from './tree-budget.ts'
 import type { CallIds } from './call-ids.ts'
 import type { AgentEvent, TurnResult } from './events.ts'
 import { latestUserMessage, runIdentity, type ParentRun } from './identity.ts'
@@ -53,6 +54,11 @@ export interface TurnContext {
   visible: ((name: string) => boolean) | undefined
   /** The agent's totals over every turn. */
   totals: Tally
+  /** What this turn's subagents spend, counted against its budgets; `began` hands the agent the turn's state. */
+  tree: TreeSpend
+  began: (state: TurnState) => void
+  /** For a subagent: tells its parent's running turn what this one spends. */
+  charge: Charge | undefined
   emit: (event: AgentEvent) => void
 }
 
@@ -87,7 +93,8 @@ export async function runTurn(context: TurnContext, text: string | undefined): P
 async function runSteps(context: TurnContext, state: TurnState): Promise<TurnEnd> {
   const { maxSteps } = context.options
   for (let step = 1; ; step++) {
-    if (step > maxSteps) return { reason: 'budget', error: { code: 'MAX_STEPS', message: `the turn reached its limit of ${maxSteps} requests` } }
+    const byChildren = context.tree.steps
+    if (step + byChildren > maxSteps) return { reason: 'budget', error: { code: 'MAX_STEPS', message: `the turn reached its limit of ${maxSteps} requests${byChildren > 0 ? ` (${byChildren} of them made by its subagents)` : ''}` } }
     const prepared = await prepareRequest(context, state, step)
     const unsaved = await save(context.session, 'the request was not sent')
     if (unsaved) return unsaved
@@ -111,6 +118,7 @@ function beginTurn(context: TurnContext, text: string | undefined): TurnState {
   if (message) session.append('user/message', { message })
   context.emit({ type: 'turn-start', turn })
   const state = new TurnState(turn, identity, session, context.services.notify)
+  context.began(state)
   context.services.notify('agent/turn-start', () => ({ identity, turn, startedAt: state.startedAt }))
   return state
 }
@@ -131,8 +139,9 @@ async function prepareRequest(context: TurnContext, state: TurnState, step: numb
   const { system, fresh } = await buildSystem(options.system, services.sections(), sectionContext, context.pins)
   for (const [id, text] of Object.entries(fresh)) context.pins.set(id, text)
   const schemas = tools.schemas(context.visible, state.identity)
-  const planned = planRequest(options, llm, state.tally)
+  const planned = planRequest(options, llm, spentByTree(state.tally, context.tree))
   state.openStep(step, planned.request)
+  context.charge?.({ steps: 1 })
   const header = nextHeader(headers.last, route, system, schemas, fresh)
   if (header) {
     session.append('request/header', header)
@@ -209,7 +218,7 @@ async function commitAnswer(context: TurnContext, state: TurnState, prepared: Pr
       return { end: unsaved }
     }
   }
-  const over = overBudget(options, state.tally)
+  const over = overBudget(options, spentByTree(state.tally, context.tree))
   if (over) {
     // The answer arrived: a final one completes the turn, with the overrun noted. Budgets stop further steps.
     if (calls.length === 0 && finish.reason === 'stop') return { end: { reason: 'completed', overrun: over } }

@@ -104,6 +104,12 @@ export interface ToolDefinition<A = unknown, V = unknown> {
   recover?(call: RecoverCall<A>, context: RecoverContext): { value: V } | undefined | Promise<{ value: V } | undefined>
   /** Deadline for the body in ms (at most 2^31 - 1); past it the call ends with `TOOL_TIMEOUT`. Default: the registry's `defaultTimeoutMs`. */
   timeoutMs?: number
+  /**
+   * After the caller cancels, how long (ms, at most 10000) the body may take to end with its own
+   * error — one that carries what it had done (a subagent's partial answer). Default 0: the call
+   * ends `ABORTED` at once.
+   */
+  cancelGraceMs?: number
   /** Pure: a card for the pending call. */
   presentCall?(args: FrozenJson<A>): ToolCallView | undefined
   /** Pure: a card for the finished call, from what the log keeps. */

@@ -18,13 +18,14 @@ export async function dispatch(
   signal: AbortSignal,
   timeoutMs: number,
   body: Body,
+  graceMs = 0,
 ): Promise<DispatchOutcome> {
   const produced = new WeakSet<DispatchOutcome>()
 
   const step = async (index: number, current: AbortSignal): Promise<DispatchOutcome> => {
     const wrapper = wrappers[index]
     if (!wrapper) {
-      const outcome = await runWithDeadline(body, current, timeoutMs, call.toolName)
+      const outcome = await runWithDeadline(body, current, timeoutMs, call.toolName, graceMs)
       produced.add(outcome)
       return outcome
     }
@@ -81,7 +82,7 @@ class LazySignal {
  * aborts or the deadline passes; either way the call ends then, whatever the body does. A body
  * that answers synchronously cannot hang, so it costs no timer or listener.
  */
-function runWithDeadline(body: Body, outer: AbortSignal, timeoutMs: number, toolName: string): DispatchOutcome | Promise<DispatchOutcome> {
+function runWithDeadline(body: Body, outer: AbortSignal, timeoutMs: number, toolName: string, graceMs: number): DispatchOutcome | Promise<DispatchOutcome> {
   if (outer.aborted) return { ok: false, error: outer.reason }
   const lazy = new LazySignal()
   let answer: unknown
@@ -94,9 +95,16 @@ function runWithDeadline(body: Body, outer: AbortSignal, timeoutMs: number, tool
   const pending = answer
   // One promise settled by whichever comes first: the body, the caller's abort, or the deadline.
   return new Promise<DispatchOutcome>((resolve) => {
-    const onAbort = () => stop(outer.reason)
+    let grace: ReturnType<typeof setTimeout> | undefined
+    // With a grace, the body hears the cancel and may still end with its own error (what it had).
+    const onAbort = () => {
+      if (graceMs <= 0) return stop(outer.reason)
+      lazy.stop(outer.reason)
+      grace = setTimeout(() => stop(outer.reason), graceMs)
+    }
     const finish = (outcome: DispatchOutcome) => {
       clearTimeout(timer)
+      clearTimeout(grace)
       outer.removeEventListener('abort', onAbort)
       resolve(outcome)
     }

@@ -24,6 +24,8 @@ export interface ToolInfo {
   readonly replaySafe: boolean
   /** The tool's own deadline; absent when it declares none and the registry's `defaultTimeoutMs` applies. */
   readonly timeoutMs?: number
+  /** How long a cancelled body may take to end with its own error; absent: it may not. */
+  readonly cancelGraceMs?: number
 }
 
 /**

@@ -73,11 +73,14 @@ export async function runPipeline(
   const context = input.context
   const definition = prepared.definition
   const timeoutMs = prepared.info.timeoutMs ?? env.defaultTimeoutMs
+  const graceMs = prepared.info.cancelGraceMs ?? 0
   const outcome = await dispatch(call, hooks.wrappers, signal, timeoutMs, (lazy) => {
     return definition.execute(args, buildRun(call, lazy, env.logger, context, env.contributions))
-  })
+  }, graceMs)
   if (!outcome.ok) {
-    if (signal.aborted) return failure('ABORTED', `${name} was cancelled while running; its effects may be partial`)
+    // A tool given a grace may answer a cancel with its own error, which says what it had done.
+    const own = graceMs > 0 && outcome.error !== signal.reason && isReinError(outcome.error)
+    if (signal.aborted && !own) return failure('ABORTED', `${name} was cancelled while running; its effects may be partial`)
     return thrown(name, outcome.error)
   }
   let result = settle(prepared, name, args, outcome.value, env.logger)

@@ -28,6 +28,8 @@ export interface PreparedTool {
 const NAME = /^[A-Za-z0-9_-]{1,64}$/
 /** setTimeout turns a longer delay into 1 ms, so a deadline past it would fire at once. */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1
+/** The longest a cancelled call may wait for its body's own answer. */
+const MAX_CANCEL_GRACE_MS = 10_000
 
 /** Throws `INVALID_TOOL_DEFINITION` naming the tool and the field at fault. */
 export function prepareTool(input: AnyToolDefinition): PreparedTool {
@@ -52,6 +54,10 @@ export function prepareTool(input: AnyToolDefinition): PreparedTool {
     fail('timeoutMs must be a positive, finite number of milliseconds')
   }
   if (timeoutMs !== undefined && timeoutMs > MAX_TIMEOUT_MS) fail(`timeoutMs must be at most ${MAX_TIMEOUT_MS} ms (about 24.8 days)`)
+  const { cancelGraceMs } = definition
+  if (cancelGraceMs !== undefined && !(Number.isInteger(cancelGraceMs) && cancelGraceMs >= 0 && cancelGraceMs <= MAX_CANCEL_GRACE_MS)) {
+    fail(`cancelGraceMs must be a whole number of milliseconds from 0 to ${MAX_CANCEL_GRACE_MS}`)
+  }
   const effects = checkEffects(definition.effects, fail)
   if (definition.replaySafe !== undefined && typeof definition.replaySafe !== 'boolean') fail('replaySafe must be true or false')
   for (const key of ['presentCall', 'presentResult', 'summarize', 'recover', 'availableTo'] as const) {
@@ -69,6 +75,7 @@ export function prepareTool(input: AnyToolDefinition): PreparedTool {
     effects,
     replaySafe: definition.replaySafe ?? defaultReplaySafe(definition.effects),
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    ...(cancelGraceMs ? { cancelGraceMs } : {}),
   })
   return { definition, info, schema: { name: definition.name, description: definition.description, parameters }, output }
 }

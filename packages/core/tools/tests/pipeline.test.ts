@@ -8,7 +8,7 @@ afterEach(() => {
 })
 
 /** A tool whose body records each run and can be told how to behave. */
-function probe(behaviour: (run: ToolRun) => unknown = () => ({ ok: true }), extra: { timeoutMs?: number } = {}) {
+function probe(behaviour: (run: ToolRun) => unknown = () => ({ ok: true }), extra: { timeoutMs?: number; cancelGraceMs?: number } = {}) {
   const runs: { args: unknown; run: ToolRun }[] = []
   const tool = defineTool({
     name: 'probe',
@@ -384,6 +384,42 @@ describe('execute: wrappers, deadlines and cancellation', () => {
     tools.register(tool)
     tools.wrapExecute(async (_call, next) => { const outcome = await next(); controller.abort(); return outcome })
     expect(await tools.execute(call('probe', { path: 'a' }, { signal: controller.signal }))).toMatchObject({ isError: false, value: 'written' })
+  })
+})
+
+describe('execute: a cancel grace (cancelGraceMs)', () => {
+  /** Runs `behaviour` as the body of a registered probe and cancels the call once the body started. */
+  async function cancelled(behaviour: (run: ToolRun) => unknown, cancelGraceMs?: number) {
+    const { tools } = await createRegistry()
+    let started!: () => void
+    const running = new Promise<void>((resolve) => { started = resolve })
+    tools.register(probe((run) => { started(); return behaviour(run) }, cancelGraceMs === undefined ? {} : { cancelGraceMs }).tool)
+    const controller = new AbortController()
+    const result = tools.execute(call('probe', { path: 'a' }, { signal: controller.signal }))
+    await running
+    controller.abort(new Error('stop'))
+    return result
+  }
+  /** A body that answers its cancel with its own error, after a tick. */
+  const partial = (run: ToolRun) => new Promise((_, reject) => {
+    run.signal.addEventListener('abort', () => setTimeout(() => reject(new ReinError('PARTIAL', 'had done half')), 1))
+  })
+
+  it('lets a cancelled body end with its own error, which says what it had done', async () => {
+    const result = await cancelled(partial, 5_000)
+    expect(result.isError && result.error).toEqual({ code: 'PARTIAL', message: 'had done half' })
+  })
+
+  it('ends ABORTED at once without a grace, and after it when the body never answers', async () => {
+    expect(await cancelled(partial)).toMatchObject({ isError: true, error: { code: 'ABORTED' } })
+    expect(await cancelled(() => new Promise(() => {}), 5)).toMatchObject({ isError: true, error: { code: 'ABORTED' } })
+  })
+
+  it('refuses a grace that is not a whole number of ms up to 10000', async () => {
+    const { tools } = await createRegistry()
+    for (const cancelGraceMs of [-1, 1.5, 10_001]) {
+      expect(() => tools.register(probe(undefined, { cancelGraceMs }).tool)).toThrow('cancelGraceMs must be a whole number of milliseconds from 0 to 10000')
+    }
   })
 })
 
