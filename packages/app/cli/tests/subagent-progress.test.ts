@@ -2,7 +2,7 @@
 // one step per level, while its text stays its own (the call's result).
 import type { MockReply, RecordedRequest } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
-import { projectPerTest, rein } from './harness.ts'
+import { projectPerTest, rein, sessionIdOf } from './harness.ts'
 
 const setUp = projectPerTest(afterEach)
 
@@ -33,6 +33,9 @@ describe('a subagent\'s progress', () => {
       '  [tool] delegate {"task":"level 1"} ok',
     ])
     expect(run.stdout).toBe('answered after answered after answered after deep: a word\n')
+    // rein show names the session each delegating call started, under the call.
+    const shown = await rein(p.dir, ['show', sessionIdOf(run)])
+    expect(shown.stdout).toMatch(/ {2}→ delegate \{"task":"level 1"\}\n {4}↳ subagent session (\S+) · completed · 1 turn · rein show \1\n/)
     const json = await rein(p.dir, ['run', '--json', 'go deep'])
     const events = json.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; event?: { type: string; event?: { type: string } } })
     expect(events.some((event) => event.type === 'subagent' && event.event?.type === 'subagent' && event.event.event?.type === 'tool-end')).toBe(true)

@@ -6,7 +6,7 @@
 import type { Context } from '@deepseek-ai/cordis'
 import { ReinError, isReinError } from '@rein/base'
 import type { Message } from '@rein/llm'
-import { eventData, planRepair, type SessionEvent } from '@rein/session'
+import { eventData, planRepair, type SessionEvent, type SessionSummary } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { formatCost, formatUsage } from '../render.ts'
@@ -28,9 +28,12 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
     }
     io.stdout.write(`${neutralize(`session ${header.id} · created ${header.createdAt} · ${header.cwd}`)}\n`)
     const marks = await checkpointMarks(ctx, id, events)
+    const children = await childrenByCall(ctx, id)
     for (const event of events) {
       const line = describe(event, marks.files)
       if (line !== undefined) io.stdout.write(`${neutralize(line)}\n`)
+      const child = event.type === 'tool/call' ? children.get(eventData(event, 'tool/call').callId) : undefined
+      if (child) io.stdout.write(`${neutralize(`    ↳ subagent session ${child.id} · ${child.status} · ${child.turns} turn${child.turns === 1 ? '' : 's'} · rein show ${child.id}`)}\n`)
     }
     const plan = planRepair(events, () => false)
     if (plan.turn !== undefined) {
@@ -39,6 +42,15 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
     if (marks.missing) io.stderr.write(`${neutralize(`(checkpoints not shown: ${marks.missing})`)}\n`)
     return 0
   })
+}
+
+/** The sessions this one's tool calls started (subagents), by the call. */
+async function childrenByCall(ctx: Context, id: string): Promise<ReadonlyMap<string, SessionSummary>> {
+  const children = new Map<string, SessionSummary>()
+  for (const session of await ctx.sessions.list()) {
+    if (session.parentSessionId === id && session.parentCallId !== undefined) children.set(session.parentCallId, session)
+  }
+  return children
 }
 
 /**
