@@ -1,11 +1,13 @@
 /**
- * One foreground delegation: a child agent in its own session, linked to the calling run, sent the
- * prompt once, cancelled with the call, and always closed.
+ * One delegation: a child agent in its own session, linked to the calling run, sent the prompt
+ * once and always closed. In the foreground it is cancelled with the call (a background one:
+ * background.ts).
  */
 
 import type { Context } from '@deepseek-ai/cordis'
-import type { Agent, AgentService, CreateAgentOptions, TurnResult } from '@rein/agent'
+import type { Agent, AgentEvent, AgentService, CreateAgentOptions, TurnResult } from '@rein/agent'
 import { ReinError, isReinError } from '@rein/base'
+import type { JobService } from '@rein/jobs'
 import type { ToolRegistry } from '@rein/tools'
 import { checkCallTools, childTools, unknownNames } from './child-tools.ts'
 import type { SubagentProfile, SubagentsConfig } from './config.ts'
@@ -19,6 +21,12 @@ export interface RunDeps {
   tools: () => ToolRegistry
   /** Children running now: disposing the plugin interrupts them. */
   running: Set<Agent>
+  /** Background children's jobs until their bodies return: disposing the plugin waits for them. */
+  background: Set<Promise<void>>
+  /** `ctx.jobs` when it is composed. */
+  jobs: () => JobService | undefined
+  /** Final answers owed to owners, by `owner session \n job id`: see background.ts. */
+  answers: Map<string, string>
 }
 
 /** The slice of `ctx.telemetry` read here, by name: @rein/subagents does not depend on it. */
@@ -27,6 +35,35 @@ interface CostSource {
 }
 
 export async function runSubagent(deps: RunDeps, request: SubagentRequest): Promise<SubagentResult> {
+  const { call } = request
+  const started = await startChild(deps, request)
+  const cancel = () => started.agent.cancel('the subagent call was cancelled')
+  call.signal.addEventListener('abort', cancel, { once: true })
+  try {
+    return outcome(deps, started, await started.agent.send(request.prompt))
+  } finally {
+    call.signal.removeEventListener('abort', cancel)
+    // The child's session is released whatever happened: nothing is left open behind the call.
+    await started.finish()
+  }
+}
+
+/** A child created for a call, relaying its progress, until `finish` closes it. */
+export interface StartedChild {
+  readonly agent: Agent
+  /** The text after the child's last tool calls: its answer so far. */
+  streamed(): string
+  /** Also hands each event to `listener` (a background job's output). */
+  watch(listener: (event: AgentEvent) => void): void
+  /** Stops relaying, closes the child's session, and forgets it. */
+  finish(): Promise<void>
+}
+
+/**
+ * Checks a delegation (identity, depth, profile, tools, signal) and creates its child, linked to
+ * the call and relaying its events to the parent's listeners: what foreground and background share.
+ */
+export async function startChild(deps: RunDeps, request: SubagentRequest): Promise<StartedChild> {
   const { call } = request
   const identity = call.identity
   if (!identity || !call.sessionId) throw new ReinError('NO_RUN_IDENTITY', 'a subagent is started from an agent\'s tool call: this call carries no run identity')
@@ -51,6 +88,7 @@ export async function runSubagent(deps: RunDeps, request: SubagentRequest): Prom
   const child = await create(deps, request, profile, names)
   deps.running.add(child)
   let streamed = ''
+  const watchers: ((event: AgentEvent) => void)[] = []
   // The child's progress reaches whoever watches the parent (a UI shows it under this call).
   const parent = deps.agents().find(call.sessionId)
   const unsubscribe = child.subscribe((event) => {
@@ -58,26 +96,35 @@ export async function runSubagent(deps: RunDeps, request: SubagentRequest): Prom
     if (event.type === 'text-delta') streamed += event.text
     // Text before a step's tool calls is not the answer: keep only what came after the last ones.
     else if (event.type === 'tool-start') streamed = ''
+    for (const watcher of watchers) watcher(event)
   })
-  const cancel = () => child.cancel('the subagent call was cancelled')
-  call.signal.addEventListener('abort', cancel, { once: true })
-  try {
-    const result = await child.send(request.prompt)
-    if (result.reason !== 'completed') throw unfinished(child.session.id, result, streamed)
-    const cost = costOf(deps.ctx, result)
-    return {
-      sessionId: child.session.id,
-      answer: result.text,
-      reason: result.reason,
-      usage: result.usage,
-      ...(cost === undefined ? {} : { cost }),
-    }
-  } finally {
-    call.signal.removeEventListener('abort', cancel)
-    unsubscribe()
-    // The child's session is released whatever happened: nothing is left open behind the call.
-    await child.close()
-    deps.running.delete(child)
+  let finishing: Promise<void> | undefined
+  return {
+    agent: child,
+    streamed: () => streamed,
+    watch: (listener) => { watchers.push(listener) },
+    finish: () => finishing ??= (async () => {
+      unsubscribe()
+      try {
+        await child.close()
+      } finally {
+        deps.running.delete(child)
+      }
+    })(),
+  }
+}
+
+/** The call's value for a completed child; a child that did not complete throws what it had. */
+export function outcome(deps: RunDeps, started: StartedChild, result: TurnResult): SubagentResult {
+  const sessionId = started.agent.session.id
+  if (result.reason !== 'completed') throw unfinished(sessionId, result, started.streamed())
+  const cost = costOf(deps.ctx, result)
+  return {
+    sessionId,
+    answer: result.text,
+    reason: result.reason,
+    usage: result.usage,
+    ...(cost === undefined ? {} : { cost }),
   }
 }
 

@@ -1,13 +1,16 @@
 /**
  * The `ctx.subagents` service: registers the `subagent` tool while it is loaded, runs foreground
- * delegations, and interrupts the children still running when it is disposed.
+ * delegations and background ones (as `ctx.jobs` jobs), and interrupts the children still running
+ * when it is disposed.
  */
 
 import { Context, Service } from '@deepseek-ai/cordis'
 import type { Agent, AgentService } from '@rein/agent'
+import type { JobService } from '@rein/jobs'
 import type { SessionService } from '@rein/session'
 import type { ToolRegistry } from '@rein/tools'
 import { SubagentsConfig, type SubagentProfile } from './config.ts'
+import { handAnswer, startInBackground } from './background.ts'
 import { runSubagent, type RunDeps } from './run.ts'
 import { createSubagentTool } from './tool.ts'
 import type { SubagentRequest, SubagentResult } from './types.ts'
@@ -35,16 +38,29 @@ export class SubagentService extends Service {
       agents: () => ctx.get('agents') as AgentService,
       tools: () => ctx.get('tools') as ToolRegistry,
       running,
+      background: new Set(),
+      jobs: () => ctx.get('jobs') as JobService | undefined,
+      answers: new Map(),
     }
     this._deps = deps
+    // A completed background child's answer reaches its owner as the job's notice.
+    ctx.inject(['jobs'], (inner) => {
+      inner.jobs.onDone((info) => handAnswer(deps, inner.jobs, info))
+    })
     ctx.tools.register(createSubagentTool({
       config,
       tools: deps.tools,
       sessions: () => ctx.get('sessions') as SessionService | undefined,
+      agents: deps.agents,
       run: (request) => runSubagent(deps, request),
+      background: (request) => startInBackground(deps, request),
     }))
     // Registered after the tool, so it runs first: children end (`interrupted`, recorded) before the tool goes.
-    ctx.effect(() => () => Promise.all([...running].map((child) => child.interrupt())).then(() => {}), 'subagents: interrupt running children')
+    // Background children's jobs end (failed: interrupted) and the children close before it resolves.
+    ctx.effect(() => async () => {
+      await Promise.all([...running].map((child) => child.interrupt()))
+      await Promise.all(deps.background)
+    }, 'subagents: interrupt running children')
   }
 
   /**

@@ -1,18 +1,22 @@
 /** The `subagent` tool: the model's way to hand a self-contained task to a child agent. */
 
+import type { AgentService } from '@rein/agent'
 import type { SessionService } from '@rein/session'
 import { defineTool, type ToolRegistry } from '@rein/tools'
 import { childTools, readOnly } from './child-tools.ts'
 import type { SubagentsConfig } from './config.ts'
 import { recoverChild } from './recover.ts'
-import type { SubagentRequest, SubagentResult } from './types.ts'
+import type { BackgroundStarted, SubagentRequest, SubagentResult } from './types.ts'
 
 /** What the tool needs from the service. */
 export interface ToolDeps {
   config: SubagentsConfig
   tools: () => ToolRegistry
   sessions: () => SessionService | undefined
+  agents: () => AgentService | undefined
   run(request: SubagentRequest): Promise<SubagentResult>
+  /** Starts the child as a job (`SUBAGENT_NO_JOBS` without `ctx.jobs`). */
+  background(request: SubagentRequest): Promise<BackgroundStarted>
 }
 
 export function createSubagentTool(deps: ToolDeps) {
@@ -25,9 +29,10 @@ export function createSubagentTool(deps: ToolDeps) {
       prompt: { type: 'string', required: true, description: 'The whole task: the subagent sees nothing else of this conversation.' },
       agent: { type: 'string', description: 'A kind of subagent listed above, if any. Default: a general one with your tools.' },
       tools: { type: 'array', items: { type: 'string' }, description: 'Only these of your tools, by name or glob (e.g. ["read", "grep"]).' },
+      run_in_background: { type: 'boolean', description: 'For long work you need not wait for: returns a job id at once, and the answer arrives later as a message. Needs background jobs (job_output, job_kill).' },
     },
     output: {
-      schema: {
+      schema: { oneOf: [{
         type: 'object',
         additionalProperties: false,
         properties: {
@@ -47,19 +52,36 @@ export function createSubagentTool(deps: ToolDeps) {
           },
           cost: { type: 'number' },
         },
-      },
-      render: (_args, value) => `${value.answer === '' ? '(the subagent gave no answer)' : value.answer}\n(subagent session ${value.sessionId})`,
+      }, {
+        // run_in_background: the child runs as a job.
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          kind: { type: 'string', const: 'background', required: true },
+          sessionId: { type: 'string', required: true },
+          jobId: { type: 'string', required: true },
+        },
+      }] },
+      render: (_args, value) => 'jobId' in value
+        ? `Started subagent ${value.sessionId} as job ${value.jobId}; its answer will arrive as a message. job_output ${value.jobId} shows its progress, job_kill stops it.`
+        : `${value.answer === '' ? '(the subagent gave no answer)' : value.answer}\n(subagent session ${value.sessionId})`,
     },
-    execute: (args, run) => deps.run({
-      prompt: args.prompt,
-      ...(args.agent === undefined ? {} : { agent: args.agent }),
-      ...(args.tools === undefined ? {} : { tools: args.tools }),
-      call: run,
-    }),
+    execute: (args, run) => {
+      const request: SubagentRequest = {
+        prompt: args.prompt,
+        description: args.description,
+        ...(args.agent === undefined ? {} : { agent: args.agent }),
+        ...(args.tools === undefined ? {} : { tools: args.tools }),
+        call: run,
+      }
+      return args.run_in_background === true ? deps.background(request) : deps.run(request)
+    },
     // The child's own tools ask for approval as they run; delegating alone changes nothing.
     effects: [],
     // A read-only child (no tool that writes or runs commands) can run beside other calls.
     isConcurrencySafe: (args) => {
+      // A background call only starts the child and returns.
+      if (args.run_in_background === true) return true
       if (args.agent !== undefined && !Object.hasOwn(config.profiles, args.agent)) return false
       const registry = deps.tools()
       const names = childTools(registry, [args.agent === undefined ? undefined : config.profiles[args.agent]?.tools, args.tools]) ?? registry.list()
@@ -68,12 +90,15 @@ export function createSubagentTool(deps: ToolDeps) {
     // Running a child again repeats its work and its cost: `recover` reads a finished one instead.
     replaySafe: false,
     recover: async (call, context) => {
-      const found = await recoverChild(deps.sessions(), call.callId, context.sessionId)
+      const found = await recoverChild(deps, call, context)
       return found === undefined ? undefined : { value: found }
     },
     availableTo: (identity) => identity.depth < config.maxDepth,
     // A child may work for long; its own steps and tools have their deadlines.
     timeoutMs: 2 ** 31 - 1,
+    // A cancelled child ends its turn and closes in well under this: the call's error then carries
+    // the child's partial answer and session id instead of a bare ABORTED.
+    cancelGraceMs: 5_000,
     presentCall: (args) => ({ card: 'generic', kind: 'other', title: args.agent === undefined ? 'Subagent' : `Subagent (${args.agent})`, detail: args.description }),
   })
 }
@@ -81,7 +106,7 @@ export function createSubagentTool(deps: ToolDeps) {
 /** The description the model reads, with one line per profile. */
 function describe(config: SubagentsConfig): string {
   const profiles = Object.entries(config.profiles)
-  const base = 'Hands a self-contained task to a subagent: a new agent that works on prompt alone, with your tools (or fewer), and returns its final answer. Use it for work whose details need not stay in your context: research, a search across many files, a focused change. Put everything it needs in prompt. Several subagents whose tools only read run in parallel.'
+  const base = 'Hands a self-contained task to a subagent: a new agent that works on prompt alone, with your tools (or fewer), and returns its final answer. Use it for work whose details need not stay in your context: research, a search across many files, a focused change. Put everything it needs in prompt. Several subagents whose tools only read run in parallel. With run_in_background it works while you go on, for independent long work; its answer arrives later as a message.'
   if (profiles.length === 0) return base
   return `${base}\nagent picks a kind of subagent:\n${profiles.map(([name, profile]) => `- ${name}${profile.description ? `: ${profile.description}` : ''}`).join('\n')}`
 }

@@ -12,7 +12,7 @@ export interface DelegatingCall {
   readonly signal: AbortSignal
 }
 
-/** One foreground delegation. */
+/** One delegation. */
 export interface SubagentRequest {
   /** The task, the child's whole context: it sees nothing else of the parent's conversation. */
   prompt: string
@@ -20,7 +20,18 @@ export interface SubagentRequest {
   agent?: string
   /** Narrows the child's tools further, by name or glob. */
   tools?: readonly string[]
+  /** A few words saying what the child does: a background job's label. Default: the prompt. */
+  description?: string
   call: DelegatingCall
+}
+
+/** A child started in the background: the `subagent` tool's value for `run_in_background`. */
+export interface BackgroundStarted {
+  kind: 'background'
+  /** The child's session, linked to the parent's. */
+  sessionId: string
+  /** The `ctx.jobs` job that runs it (`subagent-<n>`): job_output, job_list and job_kill take it. */
+  jobId: string
 }
 
 /** A child's final answer: what the `subagent` tool returns. */

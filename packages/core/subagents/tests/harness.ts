@@ -5,6 +5,7 @@
 
 import { Context } from '@deepseek-ai/cordis'
 import AgentService, { type Agent } from '@rein/agent'
+import JobService, { type JobsConfig } from '@rein/jobs'
 import LlmRuntime, { type AdapterRequest, type ModelInfo } from '@rein/llm'
 import SessionService, { MemorySessionStore } from '@rein/session'
 import TelemetryService from '@rein/telemetry'
@@ -45,6 +46,8 @@ export function byTask(turns: Record<string, readonly ScriptedTurn[]>) {
 export interface BootOptions {
   subagents?: Partial<SubagentsConfig>
   telemetry?: boolean
+  /** Loads @rein/jobs (for run_in_background), with this config. */
+  jobs?: Partial<JobsConfig>
 }
 
 /** llm (scripted), tools, sessions, agents, (telemetry,) subagents on one root, plus `lookup` (read) and `save` (write). */
@@ -57,6 +60,7 @@ export async function boot(script: ReturnType<typeof byTask>, options: BootOptio
   await root.inject(['sessions'], (ctx) => { ctx.sessions.registerStore(store) })
   await root.plugin(AgentService, { provider: 'scripted', model: 'm' })
   if (options.telemetry) await root.plugin(TelemetryService, {})
+  if (options.jobs) await root.plugin(JobService, options.jobs)
   const llm = createScriptedLlm(script, { models: [PRICED] })
   root.llm.registerAdapter('scripted', llm)
   root.tools.register(defineTool({

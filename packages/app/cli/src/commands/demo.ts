@@ -1,6 +1,7 @@
 /**
- * `rein demo`: the real stack — llm-openai over HTTP, tools, the JSONL session log, checkpoints, the
- * agent loop — against a local mock server that plays a scripted model, then a rewind of its edit.
+ * `rein demo`: the real stack — llm-openai over HTTP, tools, a subagent, the JSONL session log,
+ * checkpoints, the agent loop — against a local mock server that plays a scripted model, then a
+ * rewind of its edit.
  * Labelled as such; no key, no network.
  */
 
@@ -18,6 +19,7 @@ import { demoReply } from '../demo/script.ts'
 import { createDemoWorkspace } from '../demo/workspace.ts'
 import { installApproval } from '../approval.ts'
 import { EXIT } from '../exit-codes.ts'
+import type {} from '@rein/telemetry'
 import { streamTurn } from '../session-command.ts'
 import { trapInterrupts } from '../interrupts.ts'
 import { colorsEnabled, Renderer } from '../render.ts'
@@ -52,6 +54,7 @@ async function runDemo(args: ParsedArgs, io: Io, serverUrl: string, workspaceRoo
   ]
   const composition = await loadComposition({ file: join(PACKAGE_DIR, 'demo.cordis.yml'), rows, resolveFrom: PACKAGE_DIR })
   const renderer = new Renderer(io, args.options.json, colorsEnabled(io.stdout, io.env))
+  renderer.costOf = (runId) => composition.ctx.get('telemetry')?.cost(runId)
   const interrupts = trapInterrupts(io, (text) => renderer.notice(text))
   try {
     const { ctx } = composition

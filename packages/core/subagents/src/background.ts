@@ -1,0 +1,126 @@
+/**
+ * `run_in_background`: the child runs as a `subagent-<n>` job of `ctx.jobs`. The call returns once
+ * the child exists; its progress is the job's output; the job ends when the child's turn does, with
+ * its outcome. The outer call's signal is not watched afterwards: only the job's (job_kill, the
+ * owner's end, the jobs service going) stops the child, and disposing this plugin interrupts it.
+ */
+
+import type { AgentEvent } from '@rein/agent'
+import { ReinError } from '@rein/base'
+import type { JobInfo, JobRun, JobService } from '@rein/jobs'
+import { outcome, startChild, type RunDeps, type StartedChild } from './run.ts'
+import type { BackgroundStarted, SubagentRequest, SubagentResult } from './types.ts'
+
+/** The plugin name a notice carries (`agent.inject`). */
+const PLUGIN = '@rein/subagents'
+
+/** Starts a child as a job owned by the calling run's agent; `SUBAGENT_NO_JOBS` without `ctx.jobs`. */
+export async function startInBackground(deps: RunDeps, request: SubagentRequest): Promise<BackgroundStarted> {
+  const jobs = deps.jobs()
+  if (!jobs) {
+    throw new ReinError('SUBAGENT_NO_JOBS', 'run_in_background needs background jobs (the @rein/jobs plugin), and none are loaded here: call subagent without it')
+  }
+  const started = await startChild(deps, request)
+  let release: () => void = () => {}
+  const body = new Promise<void>((resolve) => { release = resolve })
+  deps.background.add(body)
+  void body.then(() => deps.background.delete(body))
+  try {
+    const handle = jobs.start({
+      kind: 'subagent',
+      label: request.description ?? request.prompt,
+      // startChild checked that the call has one.
+      owner: request.call.identity!,
+      signal: request.call.signal,
+      run: (job) => runJob(deps, jobs, job, started, request).finally(release),
+    })
+    return { kind: 'background', sessionId: started.agent.session.id, jobId: handle.jobId }
+  } catch (error) {
+    // The body never ran: the child is closed here, or it would stay open behind a failed call.
+    release()
+    await started.finish()
+    throw error
+  }
+}
+
+/** The job's body: the child's one turn. The job ends with it; the child is always closed. */
+async function runJob(deps: RunDeps, jobs: JobService, job: JobRun, started: StartedChild, request: SubagentRequest): Promise<void> {
+  const child = started.agent
+  const owner = request.call.identity!
+  started.watch(progress((text) => job.output(text)))
+  const stop = () => {
+    // The jobs service going away or the process exiting interrupts the child (a resume may
+    // continue it); a kill or the owner's end cancels it.
+    const cause = jobs.list(owner).find((info) => info.jobId === job.jobId)?.cause
+    if (cause === 'disposed' || cause === 'exit') void child.interrupt()
+    else child.cancel('the subagent job was killed')
+  }
+  job.signal.addEventListener('abort', stop, { once: true })
+  try {
+    const value = outcome(deps, started, await child.send(request.prompt))
+    const key = answerKey(owner.sessionId, job.jobId)
+    // Read by `handAnswer` while the job settles (jobs' onDone listeners run before its notice is queued).
+    deps.answers.set(key, noticeOf(job.jobId, request.description ?? request.prompt, value))
+    job.done()
+    deps.answers.delete(key)
+  } catch (error) {
+    // SUBAGENT_FAILED, _CANCELLED or _INTERRUPTED: the message carries the reason, the partial
+    // answer and the session id, and jobs' notice carries the message. Ignored if killed first.
+    job.fail(error)
+  } finally {
+    job.signal.removeEventListener('abort', stop)
+    await started.finish()
+  }
+}
+
+/**
+ * A `ctx.jobs.onDone` listener: a background child that completed gives its owner one notice with
+ * its answer. The output is read for the owner first, so the jobs service's own notice ("read them
+ * with job_output") is not owed as well.
+ */
+export function handAnswer(deps: RunDeps, jobs: JobService, info: JobInfo): void {
+  const key = answerKey(info.sessionId, info.jobId)
+  const text = deps.answers.get(key)
+  if (text === undefined || info.status !== 'done') return
+  deps.answers.delete(key)
+  const owner = deps.agents().find(info.sessionId)
+  if (!owner || owner.session.closed) return
+  try {
+    owner.inject({ plugin: PLUGIN, text })
+  } catch {
+    // Closing: the jobs service's notice is all it gets, if anything.
+    return
+  }
+  jobs.read(info.jobId, { sessionId: info.sessionId })
+}
+
+function answerKey(sessionId: string, jobId: string): string {
+  return `${sessionId}\n${jobId}`
+}
+
+/** The notice a completed child's owner reads: about 20 tokens around the answer. */
+function noticeOf(jobId: string, label: string, value: SubagentResult): string {
+  const answer = value.answer.trim() === '' ? '(the subagent gave no answer)' : value.answer
+  return `Background job ${jobId} (${clip(label, 80)}) finished: the subagent answered (subagent session ${value.sessionId}):\n${answer}\n[status: done]`
+}
+
+/** The job's output: the child's text as it streams, and one line per tool call it makes. */
+function progress(write: (text: string) => void): (event: AgentEvent) => void {
+  let atLineStart = true
+  const emit = (text: string) => {
+    if (text === '') return
+    write(text)
+    atLineStart = text.endsWith('\n')
+  }
+  return (event) => {
+    if (event.type === 'text-delta') emit(event.text)
+    else if (event.type === 'tool-start') emit(`${atLineStart ? '' : '\n'}[${event.name}]\n`)
+    else if (event.type === 'tool-end' && event.isError) emit(`[${event.name} failed${event.code ? `: ${event.code}` : ''}]\n`)
+  }
+}
+
+/** At most `max` characters, on one line. */
+function clip(text: string, max: number): string {
+  const line = text.replace(/\s+/g, ' ').trim()
+  return line.length <= max ? line : `${line.slice(0, max - 1)}…`
+}

@@ -1,0 +1,184 @@
+import type { Context } from '@deepseek-ai/cordis'
+import type { AdapterRequest } from '@rein/llm'
+import { eventData, type SessionEvent } from '@rein/session'
+import { defineTool } from '@rein/tools'
+import { describe, expect, it } from 'vitest'
+import { boot, byTask, call, taskOf } from './harness.ts'
+
+const viewer = (agent: { session: { id: string } }) => ({ sessionId: agent.session.id })
+
+const inBackground = (prompt: string) => ({ description: 'look it up', prompt, run_in_background: true })
+
+function resultOf(events: readonly SessionEvent[], callId: string) {
+  const event = events.find((entry) => entry.type === 'tool/result' && eventData(entry, 'tool/result').callId === callId)
+  return event && eventData(event, 'tool/result')
+}
+
+const textOf = (result: ReturnType<typeof resultOf>) => result!.content.map((part) => (part.type === 'text' ? part.text : '')).join('')
+
+/** The child session a background call started, from its result. */
+function startedChild(events: readonly SessionEvent[], callId: string): string {
+  const text = textOf(resultOf(events, callId))
+  const match = /^Started subagent (\S+) as job subagent-1; its answer will arrive as a message\. job_output subagent-1 shows its progress, job_kill stops it\.$/.exec(text)
+  if (!match) throw new Error(`not a background start: ${text}`)
+  return match[1]!
+}
+
+/** How the child's last turn ended, from its log. */
+async function childEnd(root: Context, sessionId: string) {
+  const session = await root.sessions.load(sessionId)
+  return session.events.findLast((event) => event.type === 'turn/end')!.data as { reason: string }
+}
+
+/** Text of the user messages (injected ones included) a request carries after its first. */
+const laterUserText = (request: AdapterRequest) => request.messages.slice(1)
+  .filter((message) => message.role === 'user')
+  .flatMap((message) => message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])))
+  .join('\n')
+
+/**
+ * `gate {name}`: waits until the test opens that gate (then answers "open") or its call is
+ * cancelled. `entered(name)` resolves once a call waits at it.
+ */
+function gates(root: Context) {
+  const waiting = new Map<string, { entered: Promise<void>; enter: () => void; opened: Promise<void>; open: () => void }>()
+  const gate = (name: string) => {
+    let entry = waiting.get(name)
+    if (!entry) {
+      let enter!: () => void
+      let open!: () => void
+      const entered = new Promise<void>((resolve) => { enter = resolve })
+      const opened = new Promise<void>((resolve) => { open = resolve })
+      entry = { entered, enter, opened, open }
+      waiting.set(name, entry)
+    }
+    return entry
+  }
+  root.tools.register(defineTool({
+    name: 'gate',
+    description: 'Waits.',
+    parameters: { name: { type: 'string', required: true } },
+    output: { schema: { type: 'string' }, render: (_args, value) => value },
+    effects: ['read'],
+    execute: (args, run) => new Promise<string>((resolve, reject) => {
+      const entry = gate(args.name)
+      entry.enter()
+      void entry.opened.then(() => resolve('open'))
+      run.signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true })
+    }),
+  }))
+  return { entered: (name: string) => gate(name).entered, open: (name: string) => gate(name).open() }
+}
+
+describe('a background subagent', () => {
+  it('returns a job id at once; job_list shows it running; its answer reaches the parent as an injected message at a later step', async () => {
+    const { root, llm, create } = await boot(byTask({
+      'start': [
+        [call('subagent', inBackground('where is x?'), 'c1')],
+        [call('job_list', {}, 'c2')],
+        // Opens the child's gate and waits for the job to end: the notice joins the next step.
+        [call('finish', {}, 'c3')],
+        [{ text: 'parent done' }],
+      ],
+      'where is x?': [[call('gate', { name: 'child' }, 'g1')], [{ text: 'x is in the drawer' }]],
+    }), { jobs: {} })
+    const { open } = gates(root)
+    root.tools.register(defineTool({
+      name: 'finish',
+      description: 'Lets the subagent finish.',
+      parameters: {},
+      output: { schema: { type: 'string' }, render: (_args, value) => value },
+      effects: ['read'],
+      execute: async (_args, run) => {
+        open('child')
+        return (await root.jobs.wait('subagent-1', 60_000, run.identity!)).status
+      },
+    }))
+    const parent = await create()
+    const turn = await parent.send('start')
+    expect(turn.text).toBe('parent done')
+    const childId = startedChild(parent.session.events, 'c1')
+    expect(textOf(resultOf(parent.session.events, 'c2'))).toMatch(/^subagent-1: look it up( \(.*\))? \[status: running\]$/)
+    expect(textOf(resultOf(parent.session.events, 'c3'))).toBe('done')
+
+    const requests = llm.requests.filter((request) => taskOf(request) === 'start')
+    // Not before the job ended; then exactly once, with the answer, and no "read it with job_output" notice besides.
+    expect(laterUserText(requests[2]!)).toBe('')
+    const notice = laterUserText(requests[3]!)
+    expect(notice).toBe(`Background job subagent-1 (look it up) finished: the subagent answered (subagent session ${childId}):\nx is in the drawer\n[status: done]`)
+
+    expect(await childEnd(root, childId)).toMatchObject({ reason: 'completed' })
+    expect(root.jobs.list(viewer(parent))[0]).toMatchObject({ jobId: 'subagent-1', status: 'done' })
+    // The child was closed when its job ended.
+    expect(root.agents.list()).toEqual([parent])
+  })
+
+  it('keeps working when the outer call is cancelled', async () => {
+    const { root, create } = await boot(byTask({
+      'start': [
+        [call('subagent', inBackground('where is x?'), 'c1')],
+        [call('gate', { name: 'parent' }, 'c2')],
+      ],
+      'where is x?': [[call('gate', { name: 'child' }, 'g1')], [{ text: 'x is in the drawer' }]],
+    }), { jobs: {} })
+    const { entered, open } = gates(root)
+    const parent = await create()
+    const turn = parent.send('start')
+    await Promise.all([entered('parent'), entered('child')])
+    parent.cancel()
+    expect((await turn).reason).toBe('aborted')
+    expect(root.jobs.list(viewer(parent))[0]).toMatchObject({ jobId: 'subagent-1', status: 'running' })
+    open('child')
+    expect(await root.jobs.wait('subagent-1', 60_000, viewer(parent))).toMatchObject({ status: 'done' })
+    expect(await childEnd(root, startedChild(parent.session.events, 'c1'))).toMatchObject({ reason: 'completed' })
+  })
+
+  it('is stopped by job_kill: the child\'s turn ends aborted and the job killed', async () => {
+    const { root, create } = await boot(byTask({
+      'start': [
+        [call('subagent', inBackground('where is x?'), 'c1')],
+        [{ text: 'started' }],
+        [call('job_kill', { job_id: 'subagent-1' }, 'c2')],
+        [{ text: 'killed' }],
+      ],
+      'where is x?': [[call('gate', { name: 'child' }, 'g1')], [{ text: 'never' }]],
+    }), { jobs: {} })
+    const { entered } = gates(root)
+    const parent = await create()
+    await parent.send('start')
+    await entered('child')
+    expect((await parent.send('stop it')).text).toBe('killed')
+    expect(textOf(resultOf(parent.session.events, 'c2'))).toMatch(/^Killed subagent-1 \(look it up\)\./)
+    expect(root.jobs.list(viewer(parent))[0]).toMatchObject({ jobId: 'subagent-1', status: 'killed', cause: 'kill' })
+    expect(await childEnd(root, startedChild(parent.session.events, 'c1'))).toMatchObject({ reason: 'aborted' })
+    expect(root.agents.list()).toEqual([parent])
+  })
+
+  it('is interrupted when the plugin is disposed: the child\'s log records interrupted and the job fails saying so', async () => {
+    const { root, fiber, create } = await boot(byTask({
+      'start': [[call('subagent', inBackground('where is x?'), 'c1')], [{ text: 'started' }]],
+      'where is x?': [[call('gate', { name: 'child' }, 'g1')], [{ text: 'never' }]],
+    }), { jobs: {} })
+    const { entered } = gates(root)
+    const parent = await create()
+    await parent.send('start')
+    await entered('child')
+    await fiber.dispose()
+    expect(await childEnd(root, startedChild(parent.session.events, 'c1'))).toMatchObject({ reason: 'interrupted' })
+    const [job] = root.jobs.list(viewer(parent))
+    expect(job).toMatchObject({ jobId: 'subagent-1', status: 'failed' })
+    expect(job!.error).toMatch(/^SUBAGENT_INTERRUPTED: the subagent was interrupted/)
+    expect(root.agents.list()).toEqual([parent])
+  })
+
+  it('answers run_in_background without @rein/jobs with SUBAGENT_NO_JOBS, and starts no child', async () => {
+    const { root, create } = await boot(byTask({
+      'start': [[call('subagent', inBackground('where is x?'), 'c1')], [{ text: 'ok' }]],
+    }))
+    const parent = await create()
+    await parent.send('start')
+    expect(resultOf(parent.session.events, 'c1')).toMatchObject({ isError: true, code: 'SUBAGENT_NO_JOBS' })
+    expect(textOf(resultOf(parent.session.events, 'c1'))).toContain('needs background jobs')
+    expect((await root.sessions.list()).filter((summary) => summary.depth > 0)).toEqual([])
+  })
+})

@@ -1,0 +1,204 @@
+/**
+ * Real processes, real SIGKILL: a parent delegates, the process dies at a point of the child's
+ * life, and resuming the parent settles the call by what the child's log says — a completed
+ * child's answer is read, an interrupted one is continued once from its log, a child never stored
+ * leaves the call to the usual repair — with every call in both logs paired.
+ */
+
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { Context } from '@deepseek-ai/cordis'
+import { eventData, type SessionEvent } from '@rein/session'
+import { validateSessionInvariants } from '@rein/testkit'
+import { afterEach, describe, expect, it } from 'vitest'
+import { bootStack, CHILD_ANSWER, CHILD_TASK, taskOf, type Hold, type Scenario } from './fixtures/stack.ts'
+
+const fixture = fileURLToPath(new URL('./fixtures/delegate.ts', import.meta.url))
+const repo = fileURLToPath(new URL('../../../../', import.meta.url))
+
+const dirs: string[] = []
+const spawned: ChildProcess[] = []
+afterEach(() => {
+  // Whatever a failing test left running is killed here, never left on the machine.
+  for (const child of spawned.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+})
+
+/** A temp REIN_HOME; its `sessions` folder is the store's root. */
+function home(): { dir: string; sessions: string; parentId: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'rein-subagent-crash-'))
+  dirs.push(dir)
+  return { dir, sessions: join(dir, 'sessions'), parentId: `parent-${Math.random().toString(36).slice(2, 10)}` }
+}
+
+/** Runs the fixture until it prints `marker`, runs `whileAlive`, then kills the fixture with SIGKILL. */
+async function killAt(marker: string, args: { sessions: string; scenario: Scenario; mode: 'run' | 'resume'; parentId: string; hold?: Hold }, whileAlive?: () => Promise<void>) {
+  const child = spawn(process.execPath, ['--conditions=@rein/source', '--import', 'tsx', fixture, args.sessions, args.scenario, args.mode, args.parentId, ...(args.hold ? [args.hold] : [])], {
+    cwd: repo, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, REIN_HOME: join(args.sessions, '..') },
+  })
+  spawned.push(child)
+  const exited = once(child, 'exit')
+  let out = ''
+  let err = ''
+  child.stderr!.on('data', (chunk: Buffer) => { err += chunk.toString() })
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString()
+      if (out.split('\n').includes(marker)) resolve()
+    })
+    child.once('exit', (code) => reject(new Error(`the fixture exited (${code}) before printing ${marker}:\n${out}\n${err}`)))
+  })
+  try {
+    await whileAlive?.()
+  } finally {
+    child.kill('SIGKILL')
+  }
+  await exited
+}
+
+/** The test's own process on the same sessions folder: nothing hangs here. */
+async function resumeHere(sessions: string, scenario: Scenario) {
+  const stack = await bootStack({ root: sessions, scenario })
+  const childRequests = () => stack.llm.requests.filter((request) => taskOf(request) === CHILD_TASK)
+  return { ...stack, childRequests }
+}
+
+async function childOf(ctx: Context, parentId: string) {
+  const summaries = await ctx.sessions.list()
+  return summaries.filter((summary) => summary.parentSessionId === parentId && summary.parentCallId === 'c1')
+}
+
+const count = (events: readonly SessionEvent[], type: string) => events.filter((event) => event.type === type).length
+
+function resultOf(events: readonly SessionEvent[], callId: string) {
+  const results = events.filter((event) => event.type === 'tool/result' && eventData(event, 'tool/result').callId === callId)
+  expect(results).toHaveLength(1)
+  return eventData(results[0]!, 'tool/result')
+}
+
+const textOf = (result: { content: readonly { type: string; text?: string }[] }) => result.content.map((block) => block.text ?? '').join('')
+
+/** Both logs keep every invariant: each call paired once, brackets balanced, seq contiguous. */
+async function expectValid(ctx: Context, ...ids: string[]) {
+  for (const id of ids) expect(validateSessionInvariants((await ctx.sessions.load(id)).events), `session ${id}`).toEqual([])
+}
+
+/** Resumes the parent, reads the call's one result, and lets the parent go on to its answer. */
+async function resumeParent(ctx: Context, parentId: string) {
+  const { agent, repaired } = await ctx.agents.resume(parentId)
+  try {
+    const result = resultOf(agent.session.events, 'c1')
+    const next = await agent.continue()
+    expect(next).toMatchObject({ reason: 'completed', text: 'Parent done.' })
+    return { repaired, result }
+  } finally {
+    await agent.close()
+  }
+}
+
+describe('a parent killed while its child works', () => {
+  it('continues the interrupted child once from its log and gives the parent its answer', async () => {
+    const { sessions, parentId } = home()
+    const { root, childRequests } = await resumeHere(sessions, 'mid-child')
+    await killAt('child-running', { sessions, scenario: 'mid-child', mode: 'run', parentId }, async () => {
+      // While the process that runs them lives, neither the parent nor its child is taken from it.
+      await expect(root.agents.resume(parentId)).rejects.toMatchObject({ code: 'SESSION_LOCKED' })
+      const recovered = await root.tools.recover({
+        callId: 'c1', name: 'subagent', arguments: JSON.stringify({ description: 'Research', prompt: CHILD_TASK }),
+        signal: new AbortController().signal, context: { sessionId: parentId },
+      })
+      expect(recovered).toBeUndefined()
+    })
+
+    const [child] = await childOf(root, parentId)
+    expect(child).toMatchObject({ status: 'needs-repair' })
+    const { repaired, result } = await resumeParent(root, parentId)
+    expect(repaired.recovered).toEqual([{ callId: 'c1', name: 'subagent', isError: false }])
+    expect(repaired.paired).toEqual([])
+    expect(result.isError).toBe(false)
+    expect(textOf(result)).toContain(CHILD_ANSWER)
+    expect(textOf(result)).toContain(`subagent session ${child!.id}`)
+
+    // One continuation: the child's log holds its first turn (repaired) and one more; the model
+    // was asked once, with the first turn's history (its probe call paired as outcome unknown).
+    const { events } = await root.sessions.load(child!.id)
+    expect(count(events, 'turn/start')).toBe(2)
+    expect(childRequests()).toHaveLength(1)
+    const history = childRequests()[0]!.messages
+    expect(history.filter((message) => message.role === 'assistant')).toHaveLength(1)
+    expect(resultOf(events, 'p1')).toMatchObject({ isError: true, code: 'TOOL_OUTCOME_UNKNOWN' })
+    expect(await childOf(root, parentId)).toHaveLength(1)
+    await expectValid(root, parentId, child!.id)
+
+    // A second resume of the parent finds its log clean: the child is neither read nor run again.
+    const again = await root.agents.resume(parentId)
+    await again.agent.close()
+    expect(again.repaired).toEqual({ paired: [], rerun: [], recovered: [] })
+    expect(childRequests()).toHaveLength(1)
+    expect(count((await root.sessions.load(child!.id)).events, 'turn/start')).toBe(2)
+  }, 60_000)
+
+  it('continues from where the last recovery stopped when the resuming process is killed too', async () => {
+    const { sessions, parentId } = home()
+    await killAt('child-running', { sessions, scenario: 'killed-twice', mode: 'run', parentId })
+    // The next process resumes the parent; its recovery continues the child, which stops again.
+    await killAt('child-running', { sessions, scenario: 'killed-twice', mode: 'resume', parentId })
+
+    const { root, childRequests } = await resumeHere(sessions, 'killed-twice')
+    const [child] = await childOf(root, parentId)
+    const { repaired, result } = await resumeParent(root, parentId)
+    expect(repaired.recovered).toEqual([{ callId: 'c1', name: 'subagent', isError: false }])
+    expect(textOf(result)).toContain(CHILD_ANSWER)
+
+    // Three turns: the first, the killed continuation, this one — never a fresh start: the one
+    // request made here carries both earlier probe calls.
+    const { events } = await root.sessions.load(child!.id)
+    expect(count(events, 'turn/start')).toBe(3)
+    expect(count(events, 'user/message')).toBe(1)
+    expect(childRequests()).toHaveLength(1)
+    expect(childRequests()[0]!.messages.filter((message) => message.role === 'assistant')).toHaveLength(2)
+    expect(resultOf(events, 'p2')).toMatchObject({ isError: true, code: 'TOOL_OUTCOME_UNKNOWN' })
+    // The parent's log records one result for the call, from this resume; the killed one wrote none.
+    await expectValid(root, parentId, child!.id)
+  }, 60_000)
+})
+
+describe('a parent killed before its child was stored', () => {
+  it('leaves the call to the usual repair (TOOL_OUTCOME_UNKNOWN) and creates no child', async () => {
+    const { sessions, parentId } = home()
+    await killAt('child-creating', { sessions, scenario: 'before-child', mode: 'run', parentId, hold: 'child-create' })
+
+    const { root, childRequests } = await resumeHere(sessions, 'before-child')
+    const { repaired, result } = await resumeParent(root, parentId)
+    // The intent was flushed before the tool body ran, so recover was asked, and declined.
+    expect(repaired.recovered).toEqual([])
+    expect(repaired.paired).toEqual([{ callId: 'c1', name: 'subagent', code: 'TOOL_OUTCOME_UNKNOWN' }])
+    expect(result).toMatchObject({ isError: true, code: 'TOOL_OUTCOME_UNKNOWN' })
+    expect(await childOf(root, parentId)).toEqual([])
+    expect(readdirSync(sessions).filter((file) => !file.startsWith(parentId))).toEqual([])
+    expect(childRequests()).toHaveLength(0)
+    await expectValid(root, parentId)
+  }, 60_000)
+})
+
+describe('a parent killed after its child completed', () => {
+  it('takes the child\'s answer from its log without asking its model again', async () => {
+    const { sessions, parentId } = home()
+    await killAt('child-closed', { sessions, scenario: 'child-done', mode: 'run', parentId, hold: 'child-close' })
+
+    const { root, childRequests } = await resumeHere(sessions, 'child-done')
+    const [child] = await childOf(root, parentId)
+    expect(child).toMatchObject({ status: 'completed' })
+    const { repaired, result } = await resumeParent(root, parentId)
+    expect(repaired.recovered).toEqual([{ callId: 'c1', name: 'subagent', isError: false }])
+    expect(textOf(result)).toContain(CHILD_ANSWER)
+    expect(childRequests()).toHaveLength(0)
+    expect(count((await root.sessions.load(child!.id)).events, 'turn/start')).toBe(1)
+    expect(existsSync(join(sessions, `${child!.id}.lock`))).toBe(false)
+    await expectValid(root, parentId, child!.id)
+  }, 60_000)
+})
