@@ -258,5 +258,27 @@ describe('rein rewind with the built-in composition', () => {
     expect(existsSync(join(p.home, 'recovered'))).toBe(true)
     vi.unstubAllEnvs()
   })
+
+  it('undoes what a subagent changed with the turn of its parent that delegated it', async () => {
+    const task = 'write notes.txt'
+    const p = await setUp((request) => {
+      const messages = (request.body as { messages?: { role: string; content?: string }[] }).messages ?? []
+      const child = messages.some((message) => message.role === 'user' && message.content === task)
+      const done = messages.at(-1)?.role === 'tool'
+      if (child) return done ? answer('wrote it') : call('w1', 'write', { path: 'notes.txt', content: 'from the subagent\n' })
+      return done ? answer('the subagent wrote it') : call('s1', 'subagent', { description: 'write the notes', prompt: task })
+    })
+    rmSync(join(p.dir, 'cordis.yml'))
+    const env = { REIN_HOME: p.home, OPENAI_BASE_URL: p.server.url, OPENAI_API_KEY: 'sk-test', REIN_MODEL: 'm1' }
+    vi.stubEnv('OPENAI_API_KEY', 'sk-test')
+    const run = await rein(p.dir, ['run', '--yes', 'delegate a note'], { env })
+    expect(run.code).toBe(0)
+    expect(run.stderr).toContain('    [tool] ')
+    expect(readFileSync(join(p.dir, 'notes.txt'), 'utf8')).toBe('from the subagent\n')
+    const rewind = await rein(p.dir, ['rewind', sessionIdOf(run), '--to', '1'], { env })
+    expect(rewind.code).toBe(0)
+    expect(existsSync(join(p.dir, 'notes.txt'))).toBe(false)
+    vi.unstubAllEnvs()
+  })
 })
 
