@@ -62,5 +62,4 @@ const options = { iterations: 20, rounds: 9, warmup: 2 }
 const inParent = await measure('the lookup done by the agent itself (2 requests, 1 session)', turn(false), options)
 const delegated = await measure('the same lookup by a foreground subagent (4 requests, 2 sessions)', turn(true), options)
 report('subagent: a foreground subagent call against the same work in the parent, JSONL sessions, median of 9', inParent, [delegated])
-await ctx.dispose?.()
 rmSync(root, { recursive: true, force: true })
