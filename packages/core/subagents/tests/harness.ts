@@ -4,12 +4,12 @@
  */
 
 import { Context } from '@deepseek-ai/cordis'
-import AgentService, { type Agent } from '@rein/agent'
+import AgentService from '@rein/agent'
 import JobService, { type JobsConfig } from '@rein/jobs'
 import LlmRuntime, { type AdapterRequest, type ModelInfo } from '@rein/llm'
 import SessionService, { MemorySessionStore } from '@rein/session'
 import TelemetryService from '@rein/telemetry'
-import { createScriptedLlm, validateSessionInvariants, type ScriptedTurn } from '@rein/testkit'
+import { checkedAgents, createScriptedLlm, type ScriptedTurn } from '@rein/testkit'
 import ToolRegistry, { defineTool } from '@rein/tools'
 import { afterEach } from 'vitest'
 import SubagentService, { type SubagentsConfig } from '../src/index.ts'
@@ -17,12 +17,7 @@ import SubagentService, { type SubagentsConfig } from '../src/index.ts'
 /** Priced so that money equals input tokens + 2 × output tokens, exactly. */
 export const PRICED: ModelInfo = { id: 'm', pricing: { input: 1_000_000, output: 2_000_000 } }
 
-const agents: Agent[] = []
-afterEach(async () => {
-  const problems = agents.flatMap((agent) => validateSessionInvariants(agent.session.events).map((problem) => `session ${agent.session.id}: ${problem}`))
-  await Promise.all(agents.splice(0).map((agent) => agent.close()))
-  if (problems.length > 0) throw new Error(`session invariants broken:\n${problems.join('\n')}`)
-})
+const checked = checkedAgents(afterEach)
 
 /** The first user message's text: which task a request belongs to. */
 export function taskOf(request: AdapterRequest): string {
@@ -82,7 +77,7 @@ export async function boot(script: ReturnType<typeof byTask>, options: BootOptio
   const fiber = await root.plugin(SubagentService, options.subagents ?? {})
   const create = async (createOptions: Parameters<Context['agents']['create']>[0] = {}) => {
     const agent = await root.agents.create(createOptions)
-    agents.push(agent)
+    checked(agent)
     return agent
   }
   return { root, llm, store, fiber, create }

@@ -8,7 +8,7 @@ import { Context } from '@deepseek-ai/cordis'
 import AgentService, { type Agent } from '@rein/agent'
 import LlmRuntime, { type AdapterRequest, type ModelInfo } from '@rein/llm'
 import SessionService, { MemorySessionStore } from '@rein/session'
-import { createScriptedLlm, validateSessionInvariants, type ScriptedTurn } from '@rein/testkit'
+import { checkedAgents, createScriptedLlm, type ScriptedTurn } from '@rein/testkit'
 import ToolRegistry, { defineTool } from '@rein/tools'
 import { afterEach } from 'vitest'
 import TelemetryService, { type RunScope, type TelemetryRecord, type TelemetrySink } from '../src/index.ts'
@@ -19,12 +19,7 @@ export type ConfigInput = Parameters<typeof TelemetryService.Config>[0]
 /** Priced so that money equals input tokens + 2 × output tokens, exactly. */
 export const PRICED: ModelInfo = { id: 'm', pricing: { input: 1_000_000, output: 2_000_000 } }
 
-const agents: Agent[] = []
-afterEach(async () => {
-  const problems = agents.flatMap((agent) => validateSessionInvariants(agent.session.events).map((problem) => `session ${agent.session.id}: ${problem}`))
-  await Promise.all(agents.splice(0).map((agent) => agent.close()))
-  if (problems.length > 0) throw new Error(`session invariants broken:\n${problems.join('\n')}`)
-})
+const checked = checkedAgents(afterEach)
 
 /**
  * Answers by conversation, whatever order runs interleave in: `turns[task][n]` answers the request
@@ -54,7 +49,7 @@ export async function boot(script: ReturnType<typeof byTask> | readonly Scripted
   root.llm.registerAdapter('scripted', llm)
   const create = async (options: Parameters<Context['agents']['create']>[0] = {}) => {
     const agent = await root.agents.create(options)
-    agents.push(agent)
+    checked(agent)
     return agent
   }
   return { root, llm, telemetry, create }
@@ -90,7 +85,7 @@ export function spawnTool(root: Context, seen: Seen, model?: string) {
     execute: async (args, run) => {
       seen.set(`${args.task}:before`, root.telemetry.scope())
       const child = await root.agents.create({ name: 'helper', ...(model ? { model } : {}), parent: { sessionId: run.sessionId!, runId: run.identity!.runId, callId: run.callId } })
-      agents.push(child)
+      checked(child)
       const { text } = await child.send(args.task)
       seen.set(`${args.task}:after`, root.telemetry.scope())
       return text

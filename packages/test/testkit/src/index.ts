@@ -11,6 +11,8 @@ export {
 } from './scripted-llm.ts'
 /** Every invariant a rein session log keeps (see the README); returns the violations found. */
 export { validateSessionInvariants } from './invariants.ts'
+/** Closes the agents a test made after it and fails it when a log breaks an invariant. */
+export { checkedAgents, type CheckedAgent } from './invariants.ts'
 /** The `ToolRun` a tool body gets inside an agent, for testing a tool package on its own. */
 export { toolContextFixture, type ToolContextOverrides } from './tool-context.ts'
 /** Loads a package's plugin from a cordis.yml in a temporary folder, as a user's project would, cleaned up after each test. */

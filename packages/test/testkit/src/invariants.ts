@@ -135,3 +135,26 @@ function checkUsage(event: SessionEvent, value: unknown, report: Report) {
   if (counts.some((count) => !Number.isInteger(count) || count < 0)) report(event, 'usage counts must be non-negative integers')
   if ((usage.reasoningTokens ?? 0) > usage.outputTokens) report(event, 'reasoning tokens exceed output tokens')
 }
+
+/** What `checkedAgents` needs of an agent: its session's log, and a way to close it. */
+export interface CheckedAgent {
+  readonly session: { readonly id: string; readonly events: readonly SessionEvent[] }
+  close(): Promise<void>
+}
+
+/**
+ * Tracks the agents a test makes: after each test (`afterEach` is the test runner's) they are
+ * closed, and the test fails naming every session whose log breaks an invariant.
+ */
+export function checkedAgents(afterEach: (hook: () => Promise<void>) => void): <A extends CheckedAgent>(agent: A) => A {
+  const agents: CheckedAgent[] = []
+  afterEach(async () => {
+    const problems = agents.flatMap((agent) => validateSessionInvariants(agent.session.events).map((problem) => `session ${agent.session.id}: ${problem}`))
+    await Promise.all(agents.splice(0).map((agent) => agent.close()))
+    if (problems.length > 0) throw new Error(`session invariants broken:\n${problems.join('\n')}`)
+  })
+  return (agent) => {
+    agents.push(agent)
+    return agent
+  }
+}
