@@ -14,7 +14,7 @@ import type { AgentEvent, TurnResult } from './events.ts'
 import type { AgentOptions } from './options.ts'
 import { newRunId, type ParentRun } from './identity.ts'
 import { findLastHeader, recordedPins, type RequestHeader } from './request-header.ts'
-import { budgetLeft, TreeSpend, type BudgetLeft, type Charge, type Spend } from './tree-budget.ts'
+import { budgetLeft, tighter, TreeSpend, type BudgetLeft, type Charge, type Spend } from './tree-budget.ts'
 import { runTurn, type TurnServices } from './turn.ts'
 import type { TurnState } from './turn-state.ts'
 
@@ -47,6 +47,8 @@ export interface AgentLineage {
   visible?: (name: string) => boolean
   /** Tells the live parent's running turn what this agent spends (budgets cover the tree). */
   charge?: Charge
+  /** What the live parent's running turn has left (undefined between its turns). */
+  left?: () => BudgetLeft | undefined
 }
 
 /** The abort reason of a turn ended because its owner went away, not because someone cancelled it. */
@@ -131,10 +133,13 @@ export class Agent {
     this._lineage.charge?.(spend)
   }
 
-  /** What the running turn has left of its budgets, its subagents' spend counted; undefined between turns. */
+  /**
+   * What the running turn has left of its budgets, its subagents' spend counted and, for a
+   * subagent, no more than its parent's turn has left; undefined between turns.
+   */
   budgetLeft(): BudgetLeft | undefined {
     const turn = this._turn
-    return turn && budgetLeft(this.options, turn.state.step ?? 0, turn.state.tally, turn.tree)
+    return turn && tighter(budgetLeft(this.options, turn.state.step ?? 0, turn.state.tally, turn.tree), this._lineage.left?.())
   }
 
   /**
@@ -183,7 +188,7 @@ export class Agent {
     this._controller = controller
     // A tool awaiting a promise that never settles must not let Node exit mid-step.
     const keepAlive = setInterval(() => {}, KEEP_ALIVE_MS)
-    const { parent, visible, charge } = this._lineage
+    const { parent, visible, charge, left } = this._lineage
     const tree = new TreeSpend()
     const running = this.acquire().then(({ session, callIds, headers, pins }) => runTurn({
       session,
@@ -200,6 +205,7 @@ export class Agent {
       tree,
       began: (state) => { this._turn = { state, tree } },
       charge,
+      parentLeft: left,
       emit: (event) => this.emit(event),
     }, text)).finally(() => {
       clearInterval(keepAlive)

@@ -117,7 +117,7 @@ export class AgentService extends Service {
   private lineage(parent: ParentRun | undefined, options: AgentOptions): AgentLineage {
     const parentAgent = parent && this.liveAgent(parent.sessionId)
     const visible = narrowed(parentAgent ? (name) => parentAgent.canUse(name) : undefined, visibleTools(options.tools))
-    return { ...(parent ? { parent } : {}), ...(visible ? { visible } : {}), ...(parentAgent ? { charge: (spend: Spend) => parentAgent.charge(spend) } : {}) }
+    return { ...(parent ? { parent } : {}), ...(visible ? { visible } : {}), ...(parentAgent ? { charge: (spend: Spend) => parentAgent.charge(spend), left: () => parentAgent.budgetLeft() } : {}) }
   }
 
   /**

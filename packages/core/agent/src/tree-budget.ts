@@ -49,6 +49,27 @@ export function budgetLeft(options: AgentOptions, step: number, own: Tally, tree
   }
 }
 
+/** The tighter of two budget remainders: a subagent's own, and what its parent's turn (and above) has left. */
+export function tighter(own: BudgetLeft, above: BudgetLeft | undefined): BudgetLeft {
+  if (!above) return own
+  const least = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b))
+  const outputTokens = least(own.outputTokens, above.outputTokens)
+  const cost = least(own.cost, above.cost)
+  return { steps: Math.min(own.steps, above.steps), ...(outputTokens === undefined ? {} : { outputTokens }), ...(cost === undefined ? {} : { cost }) }
+}
+
+/**
+ * Why a subagent's turn must stop because its parent's turn (or one above it) has nothing left —
+ * siblings running at once share what the parent had — or undefined.
+ */
+export function parentSpent(above: BudgetLeft | undefined): { code: string; message: string } | undefined {
+  if (!above) return undefined
+  if (above.steps < 1) return { code: 'MAX_STEPS', message: 'the parent\'s turn has no requests left for its subagents' }
+  if (above.outputTokens !== undefined && above.outputTokens < 1) return { code: 'MAX_OUTPUT_TOKENS', message: 'the parent\'s turn has no output tokens left for its subagents' }
+  if (above.cost !== undefined && above.cost <= 0) return { code: 'MAX_COST', message: 'the parent\'s turn has no money left for its subagents' }
+  return undefined
+}
+
 /** A subagent's options within what its parent's turn has left; `BUDGET_EXHAUSTED` when nothing is. */
 export function withinParent(options: AgentOptions, left: BudgetLeft | undefined): AgentOptions {
   if (!left) return options

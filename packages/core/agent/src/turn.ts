@@ -13,7 +13,7 @@ import type { Session, TurnEndReason, TurnOverrun } from '@rein/session'
 import type { ToolRegistry, ToolSchema } from '@rein/tools'
 import type { Tally } from './accounting.ts'
 import { overBudget, ownLimit, planRequest, type PlannedRequest } from './budget.ts'
-import { spentByTree, type Charge, type TreeSpend } from './tree-budget.ts'
+import { parentSpent, spentByTree, type BudgetLeft, type Charge, type TreeSpend } from './tree-budget.ts'
 import type { CallIds } from './call-ids.ts'
 import type { AgentEvent, TurnResult } from './events.ts'
 import { latestUserMessage, runIdentity, type ParentRun } from './identity.ts'
@@ -57,8 +57,9 @@ export interface TurnContext {
   /** What this turn's subagents spend, counted against its budgets; `began` hands the agent the turn's state. */
   tree: TreeSpend
   began: (state: TurnState) => void
-  /** For a subagent: tells its parent's running turn what this one spends. */
+  /** For a subagent: tells its parent's running turn what this one spends, and what that turn has left. */
   charge: Charge | undefined
+  parentLeft: (() => BudgetLeft | undefined) | undefined
   emit: (event: AgentEvent) => void
 }
 
@@ -95,6 +96,9 @@ async function runSteps(context: TurnContext, state: TurnState): Promise<TurnEnd
   for (let step = 1; ; step++) {
     const byChildren = context.tree.steps
     if (step + byChildren > maxSteps) return { reason: 'budget', error: { code: 'MAX_STEPS', message: `the turn reached its limit of ${maxSteps} requests${byChildren > 0 ? ` (${byChildren} of them made by its subagents)` : ''}` } }
+    // Siblings running at once share what the parent's turn has left: checked before every request.
+    const spentAbove = parentSpent(context.parentLeft?.())
+    if (spentAbove) return { reason: 'budget', error: spentAbove }
     const prepared = await prepareRequest(context, state, step)
     const unsaved = await save(context.session, 'the request was not sent')
     if (unsaved) return unsaved

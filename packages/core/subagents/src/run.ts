@@ -158,10 +158,14 @@ async function create(deps: RunDeps, request: SubagentRequest, profile: Subagent
   try {
     return await agents.create(options)
   } catch (error) {
-    if (request.agent !== undefined) throw profileError(request.agent, isReinError(error) ? `${error.code}: ${error.message}` : String(error), error)
+    // Only what the profile chose can make it unusable; anything else (a spent budget) is said as it is.
+    if (request.agent !== undefined && isReinError(error) && PROFILE_FAULTS.has(error.code)) throw profileError(request.agent, `${error.code}: ${error.message}`, error)
     throw error
   }
 }
+
+/** Codes of `ctx.agents.create` that say a profile's route, model or tools cannot be used. */
+const PROFILE_FAULTS = new Set(['NO_MODEL', 'UNKNOWN_PROVIDER', 'UNKNOWN_MODEL', 'INVALID_TOOLS', 'MAX_COST_UNPRICED', 'UNSUPPORTED_REASONING_EFFORT'])
 
 function profileError(name: string, problem: string, cause?: unknown): ReinError {
   return new ReinError('SUBAGENT_PROFILE_INVALID', `the subagent profile "${name}" cannot be used: ${problem}`, { details: { agent: name }, ...(cause === undefined ? {} : { cause }) })

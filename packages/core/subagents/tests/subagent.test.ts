@@ -81,6 +81,15 @@ describe('the subagent tool', () => {
     expect((await root.sessions.list()).filter((summary) => summary.depth > 0)).toEqual([])
   })
 
+  it('says BUDGET_EXHAUSTED, not that the profile is broken, when the parent\'s turn has nothing left', async () => {
+    const { create } = await boot(byTask({
+      'go': [[call('subagent', ask('where is x?', { agent: 'r' }), 'c1')], [{ text: 'never' }]],
+    }), { subagents: { profiles: { r: { description: 'Reads.' } } } })
+    const parent = await create({ maxSteps: 1 })
+    await parent.send('go')
+    expect(resultOf(parent.session.events, 'c1')).toMatchObject({ isError: true, code: 'BUDGET_EXHAUSTED' })
+  })
+
   it('answers a tools argument naming no registered tool with INVALID_ARGS', async () => {
     const { create } = await boot(byTask({
       'go': [[call('subagent', ask('x', { tools: ['lookup', 'nope'] }), 'c1')], [{ text: 'ok' }]],
@@ -237,6 +246,21 @@ describe('concurrency safety', () => {
     expect(peak).toBe(2)
     expect(textOf(resultOf(parent.session.events, 'c1'))).toMatch(/^A\n/)
     expect(textOf(resultOf(parent.session.events, 'c2'))).toMatch(/^B\n/)
+  })
+
+  it('makes parallel children share the steps their parent\'s turn has left, not get them each', async () => {
+    const lookups = (task: string) => [0, 1, 2, 3].map((n) => [call('lookup', { word: `${task}${n}` }, `${task}${n}`)])
+    const { llm, create } = await boot(byTask({
+      'go': [[call('subagent', ask('a', { tools: ['lookup'] }), 'c1'), call('subagent', ask('b', { tools: ['lookup'] }), 'c2')], [{ text: 'ok' }]],
+      'a': [...lookups('a'), [{ text: 'A' }]],
+      'b': [...lookups('b'), [{ text: 'B' }]],
+    }), { subagents: { profiles: {} } })
+    const parent = await create({ maxSteps: 5 })
+    await parent.send('go')
+    // After its first request the parent had 4 left: the children's requests together stay within them.
+    const childRequests = llm.requests.filter((request) => taskOf(request) === 'a' || taskOf(request) === 'b')
+    expect(childRequests.length).toBeLessThanOrEqual(4)
+    expect([resultOf(parent.session.events, 'c1')!.code, resultOf(parent.session.events, 'c2')!.code]).toContain('SUBAGENT_FAILED')
   })
 })
 
