@@ -7,12 +7,9 @@
 
 import type { AgentEvent } from '@rein/agent'
 import { ReinError } from '@rein/base'
-import type { JobInfo, JobRun, JobService } from '@rein/jobs'
+import type { JobRun, JobService } from '@rein/jobs'
 import { outcome, startChild, type RunDeps, type StartedChild } from './run.ts'
 import type { BackgroundStarted, SubagentRequest, SubagentResult } from './types.ts'
-
-/** The plugin name a notice carries (`agent.inject`). */
-const PLUGIN = '@rein/subagents'
 
 /** Starts a child as a job owned by the calling run's agent; `SUBAGENT_NO_JOBS` without `ctx.jobs`. */
 export async function startInBackground(deps: RunDeps, request: SubagentRequest): Promise<BackgroundStarted> {
@@ -58,11 +55,10 @@ async function runJob(deps: RunDeps, jobs: JobService, job: JobRun, started: Sta
   job.signal.addEventListener('abort', stop, { once: true })
   try {
     const value = outcome(deps, started, await child.send(request.prompt))
-    const key = answerKey(owner.sessionId, job.jobId)
-    // Read by `handAnswer` while the job settles (jobs' onDone listeners run before its notice is queued).
-    deps.answers.set(key, noticeOf(job.jobId, request.description ?? request.prompt, value))
+    // The answer goes into the job's output: jobs' own notice (written to the owner's log first,
+    // delivered again after a crash) tells the model to read it with job_output.
+    job.output(answerLines(value))
     job.done()
-    deps.answers.delete(key)
   } catch (error) {
     // SUBAGENT_FAILED, _CANCELLED or _INTERRUPTED: the message carries the reason, the partial
     // answer and the session id, and jobs' notice carries the message. Ignored if killed first.
@@ -73,35 +69,10 @@ async function runJob(deps: RunDeps, jobs: JobService, job: JobRun, started: Sta
   }
 }
 
-/**
- * A `ctx.jobs.onDone` listener: a background child that completed gives its owner one notice with
- * its answer. The output is read for the owner first, so the jobs service's own notice ("read them
- * with job_output") is not owed as well.
- */
-export function handAnswer(deps: RunDeps, jobs: JobService, info: JobInfo): void {
-  const key = answerKey(info.sessionId, info.jobId)
-  const text = deps.answers.get(key)
-  if (text === undefined || info.status !== 'done') return
-  deps.answers.delete(key)
-  const owner = deps.agents().find(info.sessionId)
-  if (!owner || owner.session.closed) return
-  try {
-    owner.inject({ plugin: PLUGIN, text })
-  } catch {
-    // Closing: the jobs service's notice is all it gets, if anything.
-    return
-  }
-  jobs.read(info.jobId, { sessionId: info.sessionId })
-}
-
-function answerKey(sessionId: string, jobId: string): string {
-  return `${sessionId}\n${jobId}`
-}
-
-/** The notice a completed child's owner reads: about 20 tokens around the answer. */
-function noticeOf(jobId: string, label: string, value: SubagentResult): string {
+/** The job output's last lines: the answer, so `job_output` shows it whole after the progress. */
+function answerLines(value: SubagentResult): string {
   const answer = value.answer.trim() === '' ? '(the subagent gave no answer)' : value.answer
-  return `Background job ${jobId} (${clip(label, 80)}) finished: the subagent answered (subagent session ${value.sessionId}):\n${answer}\n[status: done]`
+  return `\n\nThe subagent answered (subagent session ${value.sessionId}):\n${answer}\n`
 }
 
 /** The job's output: the child's text as it streams, and one line per tool call it makes. */
@@ -119,8 +90,3 @@ function progress(write: (text: string) => void): (event: AgentEvent) => void {
   }
 }
 
-/** At most `max` characters, on one line. */
-function clip(text: string, max: number): string {
-  const line = text.replace(/\s+/g, ' ').trim()
-  return line.length <= max ? line : `${line.slice(0, max - 1)}…`
-}

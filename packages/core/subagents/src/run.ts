@@ -25,8 +25,6 @@ export interface RunDeps {
   background: Set<Promise<void>>
   /** `ctx.jobs` when it is composed. */
   jobs: () => JobService | undefined
-  /** Final answers owed to owners, by `owner session \n job id`: see background.ts. */
-  answers: Map<string, string>
 }
 
 /** The slice of `ctx.telemetry` read here, by name: @rein/subagents does not depend on it. */

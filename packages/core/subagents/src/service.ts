@@ -10,7 +10,7 @@ import type { JobService } from '@rein/jobs'
 import type { SessionService } from '@rein/session'
 import type { ToolRegistry } from '@rein/tools'
 import { SubagentsConfig, type SubagentProfile } from './config.ts'
-import { handAnswer, startInBackground } from './background.ts'
+import { startInBackground } from './background.ts'
 import { runSubagent, type RunDeps } from './run.ts'
 import { createSubagentTool } from './tool.ts'
 import type { SubagentRequest, SubagentResult } from './types.ts'
@@ -40,13 +40,8 @@ export class SubagentService extends Service {
       running,
       background: new Set(),
       jobs: () => ctx.get('jobs') as JobService | undefined,
-      answers: new Map(),
     }
     this._deps = deps
-    // A completed background child's answer reaches its owner as the job's notice.
-    ctx.inject(['jobs'], (inner) => {
-      inner.jobs.onDone((info) => handAnswer(deps, inner.jobs, info))
-    })
     ctx.tools.register(createSubagentTool({
       config,
       tools: deps.tools,

@@ -71,13 +71,14 @@ function gates(root: Context) {
 }
 
 describe('a background subagent', () => {
-  it('returns a job id at once; job_list shows it running; its answer reaches the parent as an injected message at a later step', async () => {
+  it('returns a job id at once; job_list shows it running; when it ends, the jobs notice sends the parent to job_output, which holds the answer', async () => {
     const { root, llm, create } = await boot(byTask({
       'start': [
         [call('subagent', inBackground('where is x?'), 'c1')],
         [call('job_list', {}, 'c2')],
         // Opens the child's gate and waits for the job to end: the notice joins the next step.
         [call('finish', {}, 'c3')],
+        [call('job_output', { job_id: 'subagent-1' }, 'c4')],
         [{ text: 'parent done' }],
       ],
       'where is x?': [[call('gate', { name: 'child' }, 'g1')], [{ text: 'x is in the drawer' }]],
@@ -102,10 +103,12 @@ describe('a background subagent', () => {
     expect(textOf(resultOf(parent.session.events, 'c3'))).toBe('done')
 
     const requests = llm.requests.filter((request) => taskOf(request) === 'start')
-    // Not before the job ended; then exactly once, with the answer, and no "read it with job_output" notice besides.
+    // Not before the job ended; then jobs' own notice, which is in the parent's log before it is
+    // handed over (so a crash cannot lose it), and job_output gives the answer.
     expect(laterUserText(requests[2]!)).toBe('')
-    const notice = laterUserText(requests[3]!)
-    expect(notice).toBe(`Background job subagent-1 (look it up) finished: the subagent answered (subagent session ${childId}):\nx is in the drawer\n[status: done]`)
+    expect(laterUserText(requests[3]!)).toMatch(/^Background job subagent-1 \(look it up\) finished\. \d+ characters of output unread: read them with job_output\./)
+    expect(parent.session.events.some((event) => event.type === 'jobs/notice')).toBe(true)
+    expect(textOf(resultOf(parent.session.events, 'c4'))).toContain(`The subagent answered (subagent session ${childId}):\nx is in the drawer`)
 
     expect(await childEnd(root, childId)).toMatchObject({ reason: 'completed' })
     expect(root.jobs.list(viewer(parent))[0]).toMatchObject({ jobId: 'subagent-1', status: 'done' })
