@@ -45,7 +45,7 @@ export async function recoverChild(deps: RecoverDeps, call: RecoverableCall, con
   if (child.status === 'completed') return readAnswer(sessions, child)
   if (child.status !== 'needs-repair' && child.status !== 'interrupted') return undefined
   const agents = deps.agents()
-  const options = resumeOptions(deps, call)
+  const options = resumeOptions(deps, call, recordedTools((await sessions.load(child.id)).events))
   if (!agents || !options) return undefined
   await continueChild(agents, child.id, options, context.signal)
   const after = await findChild(sessions, call.callId, context.sessionId)
@@ -60,10 +60,11 @@ async function findChild(sessions: SessionService, callId: string, parentSession
 
 /**
  * The child's tools and profile, as `run` gave them when it made the child: a resume must not
- * widen what the child may do. The parent agent is not live while its log is repaired, so only
- * the profile and the call's `tools` narrow the list here. A profile gone from Config → undefined.
+ * widen what the child may do. The parent agent is not live while its log is repaired, so its
+ * allow-list is read from what the child's requests offered (`recorded`), narrowed again by the
+ * profile and the call's `tools`. A profile gone from Config → undefined.
  */
-function resumeOptions(deps: RecoverDeps, call: RecoverableCall): ResumeOptions | undefined {
+function resumeOptions(deps: RecoverDeps, call: RecoverableCall, recorded: readonly string[] | undefined): ResumeOptions | undefined {
   const { agent, tools } = call.args
   const profile = agent === undefined ? undefined : Object.hasOwn(deps.config.profiles, agent) ? deps.config.profiles[agent] : undefined
   if (agent !== undefined && !profile) return undefined
@@ -73,6 +74,7 @@ function resumeOptions(deps: RecoverDeps, call: RecoverableCall): ResumeOptions 
   } catch {
     return undefined
   }
+  if (recorded !== undefined) names = names === undefined ? [...recorded] : names.filter((name) => recorded.includes(name))
   return {
     name: agent ?? 'subagent',
     ...(profile?.system === undefined ? {} : { system: profile.system }),
@@ -80,6 +82,14 @@ function resumeOptions(deps: RecoverDeps, call: RecoverableCall): ResumeOptions 
     ...(profile?.memory === undefined ? {} : { memory: profile.memory }),
     ...(names === undefined ? {} : { tools: names }),
   }
+}
+
+/** The tool names the child's last request offered (the set its parent allowed), or undefined before its first request. */
+function recordedTools(events: readonly SessionEvent[]): string[] | undefined {
+  const header = events.findLast((event) => event.type === 'request/header' && eventData(event, 'request/header').tools !== undefined)
+  if (!header) return undefined
+  const { tools } = eventData(header, 'request/header')
+  return Array.isArray(tools) ? tools.flatMap((tool) => (typeof tool === 'object' && tool !== null && !Array.isArray(tool) && typeof tool.name === 'string' ? [tool.name] : [])) : []
 }
 
 /** Resumes the child (its own repair runs first), runs one turn on what its log holds, and closes it. */
