@@ -35,7 +35,12 @@ interface CostSource {
 export async function runSubagent(deps: RunDeps, request: SubagentRequest): Promise<SubagentResult> {
   const { call } = request
   const started = await startChild(deps, request)
-  const cancel = () => started.agent.cancel('the subagent call was cancelled')
+  // A parent shut down under its turn (INTERRUPTED) leaves the child interrupted too, not cancelled:
+  // its log says it was stopped from outside, and its work can be continued.
+  const cancel = () => {
+    if (isReinError(call.signal.reason, 'INTERRUPTED')) void started.agent.interrupt()
+    else started.agent.cancel('the subagent call was cancelled')
+  }
   call.signal.addEventListener('abort', cancel, { once: true })
   try {
     return outcome(deps, started, await started.agent.send(request.prompt))

@@ -180,6 +180,22 @@ describe('cancelling a subagent call', () => {
     expect(root.agents.list()).toEqual([parent])
   })
 
+  it('interrupting the parent (a shutdown) interrupts the child, not cancels it: its log says interrupted', async () => {
+    const { root, create } = await boot(byTask({
+      'go': [[call('subagent', ask('dig'), 'c1')]],
+      'dig': [[{ text: 'partial findings' }, call('gate', {}, 'g1')]],
+    }))
+    const ready = gateTool(root)
+    const parent = await create()
+    const turn = parent.send('go')
+    await ready
+    await parent.interrupt()
+    expect(await turn).toMatchObject({ reason: 'interrupted' })
+    const childId = (await root.sessions.list()).find((summary) => summary.parentCallId === 'c1')!.id
+    expect((await root.sessions.load(childId)).events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'interrupted' } })
+    expect(resultOf(parent.session.events, 'c1')).toMatchObject({ isError: true, code: 'SUBAGENT_INTERRUPTED' })
+  })
+
   it('cancelling the parent\'s turn cancels the child: its log ends aborted and it is closed', async () => {
     const { root, create } = await boot(byTask({
       'go': [[call('subagent', ask('dig'), 'c1')]],
