@@ -1,6 +1,7 @@
 import type { Context } from '@deepseek-ai/cordis'
 import type { AdapterRequest } from '@rein/llm'
 import { eventData, type SessionEvent } from '@rein/session'
+import type { ScriptedTurn } from '@rein/testkit'
 import { defineTool } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
 import { boot, byTask, call, taskOf } from './harness.ts'
@@ -136,20 +137,21 @@ describe('a background subagent', () => {
     expect(await childEnd(root, startedChild(parent.session.events, 'c1'))).toMatchObject({ reason: 'completed' })
   })
 
-  it('is stopped by job_kill: the child\'s turn ends aborted and the job killed', async () => {
-    const { root, create } = await boot(byTask({
-      'start': [
-        [call('subagent', inBackground('where is x?'), 'c1')],
-        [{ text: 'started' }],
-        [call('job_kill', { job_id: 'subagent-1' }, 'c2')],
-        [{ text: 'killed' }],
-      ],
+  /** A parent whose first turn started a background child now waiting at its gate; `later` answers the parent's next turn. */
+  async function childWaiting(later: ScriptedTurn[] = []) {
+    const { root, fiber, create } = await boot(byTask({
+      'start': [[call('subagent', inBackground('where is x?'), 'c1')], [{ text: 'started' }], ...later],
       'where is x?': [[call('gate', { name: 'child' }, 'g1')], [{ text: 'never' }]],
     }), { jobs: {} })
     const { entered } = gates(root)
     const parent = await create()
     await parent.send('start')
     await entered('child')
+    return { root, fiber, parent }
+  }
+
+  it('is stopped by job_kill: the child\'s turn ends aborted and the job killed', async () => {
+    const { root, parent } = await childWaiting([[call('job_kill', { job_id: 'subagent-1' }, 'c2')], [{ text: 'killed' }]])
     expect((await parent.send('stop it')).text).toBe('killed')
     expect(textOf(resultOf(parent.session.events, 'c2'))).toMatch(/^Killed subagent-1 \(look it up\)\./)
     expect(root.jobs.list(viewer(parent))[0]).toMatchObject({ jobId: 'subagent-1', status: 'killed', cause: 'kill' })
@@ -158,14 +160,7 @@ describe('a background subagent', () => {
   })
 
   it('is interrupted when the plugin is disposed: the child\'s log records interrupted and the job fails saying so', async () => {
-    const { root, fiber, create } = await boot(byTask({
-      'start': [[call('subagent', inBackground('where is x?'), 'c1')], [{ text: 'started' }]],
-      'where is x?': [[call('gate', { name: 'child' }, 'g1')], [{ text: 'never' }]],
-    }), { jobs: {} })
-    const { entered } = gates(root)
-    const parent = await create()
-    await parent.send('start')
-    await entered('child')
+    const { root, fiber, parent } = await childWaiting()
     await fiber.dispose()
     expect(await childEnd(root, startedChild(parent.session.events, 'c1'))).toMatchObject({ reason: 'interrupted' })
     const [job] = root.jobs.list(viewer(parent))

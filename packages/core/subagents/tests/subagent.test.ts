@@ -1,6 +1,7 @@
 import { eventData, type SessionEvent } from '@rein/session'
 import { defineTool } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
+import type { Agent } from '@rein/agent'
 import { boot, byTask, call, taskOf, usage } from './harness.ts'
 
 const ask = (prompt: string, extra: Record<string, unknown> = {}) => ({ description: 'look it up', prompt, ...extra })
@@ -180,7 +181,10 @@ describe('cancelling a subagent call', () => {
     expect(root.agents.list()).toEqual([parent])
   })
 
-  it('interrupting the parent (a shutdown) interrupts the child, not cancels it: its log says interrupted', async () => {
+  it.each([
+    ['cancelling the parent\'s turn cancels the child', 'aborted', 'SUBAGENT_CANCELLED', (parent: Agent) => parent.cancel()],
+    ['interrupting the parent (a shutdown) interrupts the child, not cancels it', 'interrupted', 'SUBAGENT_INTERRUPTED', (parent: Agent) => parent.interrupt()],
+  ] as const)('%s: the child\'s log ends %s, it is closed, and the call\'s result keeps what it had', async (_name, reason, code, stop) => {
     const { root, create } = await boot(byTask({
       'go': [[call('subagent', ask('dig'), 'c1')]],
       'dig': [[{ text: 'partial findings' }, call('gate', {}, 'g1')]],
@@ -189,30 +193,14 @@ describe('cancelling a subagent call', () => {
     const parent = await create()
     const turn = parent.send('go')
     await ready
-    await parent.interrupt()
-    expect(await turn).toMatchObject({ reason: 'interrupted' })
-    const childId = (await root.sessions.list()).find((summary) => summary.parentCallId === 'c1')!.id
-    expect((await root.sessions.load(childId)).events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'interrupted' } })
-    expect(resultOf(parent.session.events, 'c1')).toMatchObject({ isError: true, code: 'SUBAGENT_INTERRUPTED' })
-  })
-
-  it('cancelling the parent\'s turn cancels the child: its log ends aborted and it is closed', async () => {
-    const { root, create } = await boot(byTask({
-      'go': [[call('subagent', ask('dig'), 'c1')]],
-      'dig': [[{ text: 'partial findings' }, call('gate', {}, 'g1')]],
-    }))
-    const ready = gateTool(root)
-    const parent = await create()
-    const turn = parent.send('go')
-    await ready
-    parent.cancel()
-    expect(await turn).toMatchObject({ reason: 'aborted' })
+    await stop(parent)
+    expect(await turn).toMatchObject({ reason })
     // The call waits (cancelGraceMs) for the child to end: its result keeps what the child had.
     expect(root.agents.list()).toEqual([parent])
     const childId = (await root.sessions.list()).find((summary) => summary.parentCallId === 'c1')!.id
-    expect((await root.sessions.load(childId)).events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
+    expect((await root.sessions.load(childId)).events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason } })
     const result = resultOf(parent.session.events, 'c1')!
-    expect(result).toMatchObject({ isError: true, code: 'SUBAGENT_CANCELLED' })
+    expect(result).toMatchObject({ isError: true, code })
     expect(textOf(result)).toContain('partial findings')
     expect(textOf(result)).toContain(childId)
   })

@@ -1,25 +1,15 @@
 /** Temp folders and stores for the tests, removed and closed after each test. */
 
-import { mkdir, mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
+import { tempFolders } from '@rein/testkit'
 import { afterEach } from 'vitest'
 import { JsonlCheckpointStore, type JsonlCheckpointStoreOptions } from '../src/index.ts'
 
-const roots: string[] = []
-const stores: JsonlCheckpointStore[] = []
-
-afterEach(async () => {
-  await Promise.all(stores.splice(0).map((store) => store.close()))
-  await Promise.all(roots.splice(0).map((root) => rm(root, { recursive: true, force: true })))
-})
+const temp = tempFolders(afterEach, 'rein-checkpoint-jsonl-')
 
 /** A fresh folder, removed after the test. */
-export async function tempRoot(): Promise<string> {
-  const root = await mkdtemp(join(tmpdir(), 'rein-checkpoint-jsonl-'))
-  roots.push(root)
-  return root
-}
+export const tempRoot = temp.folder
 
 /** A store keeping each session in `<base>/<id>` (`base`: a fresh folder unless given), closed after the test. */
 export async function openStore(options: Partial<JsonlCheckpointStoreOptions> = {}, root?: string) {
@@ -29,7 +19,6 @@ export async function openStore(options: Partial<JsonlCheckpointStoreOptions> = 
     await mkdir(path, { recursive: true })
     return path
   }
-  const store = new JsonlCheckpointStore({ folder, ...options })
-  stores.push(store)
+  const store = temp.closeAfter(new JsonlCheckpointStore({ folder, ...options }))
   return { store, base }
 }

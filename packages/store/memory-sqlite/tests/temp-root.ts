@@ -1,32 +1,19 @@
 /** Temp folders, stores and entries for the tests; folders removed and stores closed after each test. */
 
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { MemoryEntry } from '@rein/memory'
+import { tempFolders } from '@rein/testkit'
 import { afterEach } from 'vitest'
 import { SqliteMemoryStore, type SqliteMemoryStoreOptions } from '../src/index.ts'
 
-const roots: string[] = []
-const stores: SqliteMemoryStore[] = []
-
-afterEach(async () => {
-  await Promise.all(stores.splice(0).map((store) => store.close()))
-  await Promise.all(roots.splice(0).map((root) => rm(root, { recursive: true, force: true })))
-})
+const temp = tempFolders(afterEach, 'rein-memory-sqlite-')
 
 /** A fresh folder, removed after the test. */
-export async function tempRoot(): Promise<string> {
-  const root = await mkdtemp(join(tmpdir(), 'rein-memory-sqlite-'))
-  roots.push(root)
-  return root
-}
+export const tempRoot = temp.folder
 
 /** A store on `<fresh folder>/memory.db` (or `file`), closed after the test. */
 export async function openStore(options: Partial<SqliteMemoryStoreOptions> = {}): Promise<SqliteMemoryStore> {
-  const store = await SqliteMemoryStore.open({ file: options.file ?? join(await tempRoot(), 'memory.db'), ...options })
-  stores.push(store)
-  return store
+  return temp.closeAfter(await SqliteMemoryStore.open({ file: options.file ?? join(await tempRoot(), 'memory.db'), ...options }))
 }
 
 let counter = 0

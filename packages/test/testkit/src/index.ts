@@ -11,6 +11,8 @@ export {
 } from './scripted-llm.ts'
 /** Every invariant a rein session log keeps (see the README); returns the violations found. */
 export { validateSessionInvariants } from './invariants.ts'
+/** Temp folders and things to close, cleaned up after each test. */
+export { tempFolders, type TempFolders } from './temp-folders.ts'
 /** Closes the agents a test made after it and fails it when a log breaks an invariant. */
 export { checkedAgents, type CheckedAgent } from './invariants.ts'
 /** The `ToolRun` a tool body gets inside an agent, for testing a tool package on its own. */
