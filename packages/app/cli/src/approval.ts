@@ -40,17 +40,18 @@ export function installApproval(ctx: Context, flags: ApprovalFlags, prompt?: Pro
     const askFor = ctx.tools.config.askFor ?? ASK_FOR_BY_DEFAULT
     return effects.filter((effect) => askFor.includes(effect))
   }
-  const covered = (effects: readonly ToolEffect[]) => {
+  /** Whether the flags allow a call asked about for `effects` (and, when a policy asked, its reason). */
+  const covered = (effects: readonly ToolEffect[], policy?: string) => {
     const needs = asked(effects)
-    return flags.yes || (needs.length > 0 && needs.every((effect) => flags.allow.includes(effect)))
+    // A policy's question is about more than effects: only --yes answers it, not --allow.
+    return flags.yes || (policy === undefined && needs.length > 0 && needs.every((effect) => flags.allow.includes(effect)))
   }
   if (!prompt) denyWithAdvice(ctx, asked, covered, notice)
   const always = new Set<string>()
   const told = new Set<string>()
   const service: ApprovalService = {
     request: async (request) => {
-      // A policy's question is about more than effects: only --yes or a person answers it.
-      if (flags.yes || (request.policy === undefined && covered(request.effects)) || always.has(request.toolName)) return 'allow'
+      if (covered(request.effects, request.policy) || always.has(request.toolName)) return 'allow'
       if (!prompt) {
         if (request.policy !== undefined && notice && !told.has(request.toolName)) {
           told.add(request.toolName)

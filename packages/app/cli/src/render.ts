@@ -142,9 +142,14 @@ export class Renderer {
 }
 
 export function formatUsage(usage: TokenUsage): string {
+  return `tokens ${formatTokens(usage)}`
+}
+
+/** `in 1,200 (cached 800) out 30`: input counts the cached tokens too. */
+function formatTokens(usage: TokenUsage): string {
   const cache = (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0)
   const input = usage.inputTokens + cache
-  return `tokens in ${input.toLocaleString('en-US')}${cache ? ` (cached ${cache.toLocaleString('en-US')})` : ''} out ${usage.outputTokens.toLocaleString('en-US')}`
+  return `in ${input.toLocaleString('en-US')}${cache ? ` (cached ${cache.toLocaleString('en-US')})` : ''} out ${usage.outputTokens.toLocaleString('en-US')}`
 }
 
 export function formatCost(cost: number): string {
@@ -155,7 +160,7 @@ export function formatCost(cost: number): string {
 function totalsLine(result: TurnResult, report: CostReport | undefined): string {
   const estimated = result.usageEstimated === true || report?.total.estimated === true
   const usage = report?.total.usage ?? result.usage
-  const subagents = report ? ` (subagents ${formatUsage(report.children.usage).replace('tokens ', '')})` : ''
+  const subagents = report ? ` (subagents ${formatTokens(report.children.usage)})` : ''
   const counted = report ? report.total.attempts > 0 : usage.inputTokens + usage.outputTokens > 0
   const money = report ? report.total.money : result.cost
   const cost = money !== undefined ? ` · cost ${formatCost(money)}` : counted ? ' · cost unknown (a model used has no price; set prices on the @rein/llm row)' : ''

@@ -48,6 +48,11 @@ export class Tally {
     return sum
   }
 
+  /** Attempts counted (those that reported usage). */
+  get counted(): number {
+    return this._counted
+  }
+
   /** True when something was counted but its money is unknown. */
   get unpriced(): boolean {
     return this._unpriced

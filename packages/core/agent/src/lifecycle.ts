@@ -128,8 +128,9 @@ export function lifecycleNotifier(ctx: Context, logger: Logger): Notify {
   const report = (name: string, error: unknown) => logger.error('a %s listener failed: %s', name, error)
   // Read once: every access through a plugin's context goes through cordis's tracing proxy.
   const events = ctx.events
+  const source = { events }
   return (name, make) => {
-    if (!hasListeners(ctx, name)) return
+    if (!hasListeners(source, name)) return
     const event = make()
     // The event service's own list of callbacks (`emit` would stop at the first throw). No `this`:
     // rein sets no context filters, and skipping them and the binding halves the cost per event.

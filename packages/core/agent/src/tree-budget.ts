@@ -28,7 +28,8 @@ export class TreeSpend {
 
 /** The turn's own spend and its subagents', together: what budgets are checked against. */
 export function spentByTree(own: Tally, tree: TreeSpend): Tally {
-  return own.plus(tree.tally)
+  // Without subagents (the common case, twice a step) nothing is added, so nothing is allocated.
+  return tree.tally.counted === 0 ? own : own.plus(tree.tally)
 }
 
 /** What a running turn has left of each budget it has; steps always (`maxSteps` has a default). */
@@ -73,8 +74,8 @@ export function parentSpent(above: BudgetLeft | undefined): { code: string; mess
 /** A subagent's options within what its parent's turn has left; `BUDGET_EXHAUSTED` when nothing is. */
 export function withinParent(options: AgentOptions, left: BudgetLeft | undefined): AgentOptions {
   if (!left) return options
-  const exhausted = left.steps < 1 ? 'steps' : (left.outputTokens ?? 1) < 1 ? 'output tokens' : (left.cost ?? 1) <= 0 ? 'cost' : undefined
-  if (exhausted) throw new ReinError('BUDGET_EXHAUSTED', `the parent's turn has no ${exhausted} left for a subagent; its budget covers its subagents too`, { details: { ...left } })
+  const spent = parentSpent(left)
+  if (spent) throw new ReinError('BUDGET_EXHAUSTED', `${spent.message}: its budget covers its subagents too`, { details: { ...left } })
   return {
     ...options,
     maxSteps: Math.min(options.maxSteps, left.steps),

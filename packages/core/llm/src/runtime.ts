@@ -153,7 +153,8 @@ export class LlmRuntime extends Service {
 
   /** A model's prices: Config `prices`, else its catalog's; undefined when neither has one. */
   pricing(provider: string, model: string): Pricing | undefined {
-    return priceOverride(this._state.prices, provider, model) ?? this.resolveModel(provider, model)?.pricing
+    const { adapters, infos, prices } = this._state
+    return priceOverride(prices, provider, model) ?? infos.peek(adapters.get(provider), provider, model)?.pricing
   }
 
   /** Cost of `usage` at the model's `pricing`; undefined when it has none. */

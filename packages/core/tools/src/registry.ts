@@ -158,7 +158,9 @@ export class ToolRegistry extends Service {
     state.schemas ??= Object.freeze(sortedNames(state.tools).map((name) => state.tools.get(name)!.schema))
     if (!visible && identity === undefined) return state.schemas
     const caller = { ...(visible ? { visible } : {}), ...(identity ? { identity } : {}) }
-    return Object.freeze(state.schemas.filter((schema) => usableBy(state.tools.get(schema.name), caller)))
+    const usable = state.schemas.filter((schema) => usableBy(state.tools.get(schema.name), caller))
+    // Nothing left out (the usual step): the cached, frozen list, the same object every time.
+    return usable.length === state.schemas.length ? state.schemas : Object.freeze(usable)
   }
 
   /** What hooks see of a tool: its metadata, effects and effective replay safety. */

@@ -28,7 +28,8 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
     }
     io.stdout.write(`${neutralize(`session ${header.id} · created ${header.createdAt} · ${header.cwd}`)}\n`)
     const marks = await checkpointMarks(ctx, id, events)
-    const children = await childrenByCall(ctx, id)
+    // Only a log with tool calls can have started a subagent: others need no look at every session.
+    const children = events.some((event) => event.type === 'tool/call') ? await childrenByCall(ctx, id) : new Map<string, SessionSummary>()
     for (const event of events) {
       const line = describe(event, marks.files)
       if (line !== undefined) io.stdout.write(`${neutralize(line)}\n`)
