@@ -1,11 +1,13 @@
 /**
  * SIGINT, SIGTERM and SIGHUP for a command's whole life, not just while a turn runs: the first
- * stops the work in order — the turn is cancelled (calls paired, the log saved), a wait for
+ * stops the work in order — the turn is cancelled on SIGINT, interrupted on the others (calls
+ * paired or left for resume, the log saved), a wait for
  * background jobs ends and they are stopped, the composition is disposed, which stops every
  * command still running — and the second exits at once, where the process's exit hooks still
  * stop running commands. A signal with no handler would end rein and leave its commands running.
  */
 
+import type { Agent } from '@rein/agent'
 import { EXIT } from './exit-codes.ts'
 import type { Io } from './io.ts'
 
@@ -22,7 +24,8 @@ export function trapInterrupts(io: Io, notice: (text: string) => void): Interrup
   const controller = new AbortController()
   const onSignal = (name: NodeJS.Signals) => {
     if (controller.signal.aborted) process.exit(EXIT.interrupted)
-    notice(`${name}: stopping (the turn is cancelled, commands and jobs stopped, the session saved); press Ctrl-C again to quit without waiting`)
+    const turn = name === 'SIGINT' ? 'the turn is cancelled' : 'the turn is interrupted, for rein resume to continue'
+    notice(`${name}: stopping (${turn}, commands and jobs stopped, the session saved); press Ctrl-C again to quit without waiting`)
     controller.abort(name)
   }
   for (const name of SIGNALS) io.signals.on(name, onSignal)
@@ -32,4 +35,14 @@ export function trapInterrupts(io: Io, notice: (text: string) => void): Interrup
       for (const name of SIGNALS) io.signals.off(name, onSignal)
     },
   }
+}
+
+/**
+ * How a signal stops a running turn: SIGINT is a person cancelling (the turn ends `aborted`, a
+ * subagent with it); SIGTERM and SIGHUP are the machine or the terminal going away (`interrupted`:
+ * a subagent call is left for `rein resume`, which continues the child from its log).
+ */
+export function stopTurn(agent: Pick<Agent, 'cancel' | 'interrupt'>, signal: unknown): void {
+  if (signal === 'SIGINT') agent.cancel('SIGINT')
+  else void agent.interrupt()
 }

@@ -13,7 +13,7 @@ import type { CliOptions } from './args.ts'
 import { builtInModel, loadCliComposition, requireServices } from './composition.ts'
 import { EXIT } from './exit-codes.ts'
 import type { Io } from './io.ts'
-import { trapInterrupts } from './interrupts.ts'
+import { stopTurn, trapInterrupts } from './interrupts.ts'
 import { maskSecrets, secretValues } from './mask-secrets.ts'
 import { colorsEnabled, Renderer } from './render.ts'
 import { neutralize } from './terminal-text.ts'
@@ -119,9 +119,10 @@ function describeRoute(scope: SessionScope, agent: Agent) {
 
 function reportRepair(renderer: Renderer, id: string, repaired: ResumeReport) {
   if (repaired.closedTurn === undefined) return
-  const calls = repaired.rerun.length + repaired.paired.length
+  const calls = repaired.rerun.length + repaired.paired.length + repaired.recovered.length
   const what = calls === 0 ? 'no tool call was waiting for a result' : `${calls} tool call${calls === 1 ? '' : 's'} had no result:`
   renderer.notice(`session ${id} had stopped mid-turn; turn ${repaired.closedTurn} is closed as interrupted, and ${what}`, { type: 'repaired', ...repaired })
+  for (const call of repaired.recovered) renderer.notice(`  ${call.name} (${call.callId}): its tool found how it ended (${call.isError ? 'an error' : 'finished'}; a subagent is continued to its end)`)
   for (const call of repaired.rerun) renderer.notice(`  ran ${call.name} (${call.callId}) again: it is safe to repeat`)
   for (const call of repaired.paired) renderer.notice(`  ${call.name} (${call.callId}): ${call.code === 'TOOL_NOT_STARTED' ? 'had not started' : 'outcome unknown; the model is told to check'}`)
 }
@@ -132,7 +133,7 @@ function reportRepair(renderer: Renderer, id: string, repaired: ResumeReport) {
  */
 export async function streamTurn(io: Io, renderer: Renderer, agent: Agent, start: (agent: Agent) => Promise<TurnResult>, interrupted: AbortSignal): Promise<number> {
   const unsubscribe = agent.subscribe((event) => renderer.event(event))
-  const onInterrupt = () => agent.cancel(String(interrupted.reason))
+  const onInterrupt = () => stopTurn(agent, interrupted.reason)
   const onClosed = () => agent.cancel('stdout was closed')
   interrupted.addEventListener('abort', onInterrupt)
   io.outputClosed?.addEventListener('abort', onClosed)

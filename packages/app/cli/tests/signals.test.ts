@@ -72,3 +72,45 @@ describe('signals stop everything rein started', () => {
     expect(readFileSync(join(p.home, 'sessions', log!), 'utf8')).toContain('"type":"jobs/end"')
   })
 })
+
+describe('SIGTERM under a subagent call', () => {
+  /** Each stored session's header and events, by depth. */
+  function logs(home: string) {
+    const folder = join(home, 'sessions')
+    return readdirSync(folder).filter((name) => name.endsWith('.jsonl')).map((name) => {
+      const [header, ...events] = readFileSync(join(folder, name), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { id: string; depth: number; type: string; data: Record<string, unknown> })
+      return { header: header!, events }
+    }).sort((a, b) => a.header.depth - b.header.depth)
+  }
+
+  it('leaves the child to be continued exactly once by rein resume, not cancelled', async () => {
+    const token = `310.${process.pid}`
+    const p = await setUp([
+      // Text first: the signal is sent once stdout shows something and the child's command started.
+      { steps: [{ text: 'Delegating.\n' }, { toolCall: { id: 'c_sub', name: 'subagent', arguments: JSON.stringify({ description: 'dig', prompt: 'dig' }) } }] },
+      bash(`touch started; sleep ${token}; true`),
+      { steps: [{ text: 'The child finished.' }] },
+      { steps: [{ text: 'Parent done.' }] },
+    ], { extraRows: [...JOB_ROWS, "- { id: subagents, name: '@rein/subagents' }"] })
+    const run = await spawnRein(p.dir, ['run', '--yes', 'work'], signalWhenStarted(join(p.dir, 'started'), ['SIGTERM']), { REIN_HOME: p.home })
+    expect(run.code).toBe(130)
+    expect(run.stderr).toContain('the turn is interrupted, for rein resume to continue')
+    expect(processesWith(token)).toEqual([])
+    const [parent, child] = logs(p.home)
+    // The call is left open for resume, as after a crash; the child's log says interrupted.
+    expect(parent!.events.some((event) => event.type === 'tool/result' && event.data.callId === 'c_sub')).toBe(false)
+    expect(child!.events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'interrupted' } })
+
+    const resumed = await spawnRein(p.dir, ['resume', parent!.header.id], undefined, { REIN_HOME: p.home })
+    expect(resumed.code).toBe(0)
+    expect(resumed.stdout).toContain('Parent done.')
+    expect(resumed.stderr).toContain('subagent (c_sub): its tool found how it ended (finished')
+    const [after, childAfter] = logs(p.home)
+    const results = after!.events.filter((event) => event.type === 'tool/result' && event.data.callId === 'c_sub')
+    expect(results).toHaveLength(1)
+    expect(JSON.stringify(results[0]!.data)).toContain('The child finished.')
+    expect(childAfter!.events.filter((event) => event.type === 'turn/start')).toHaveLength(2)
+    expect(childAfter!.events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'completed' } })
+    expect(p.server.requests).toHaveLength(4)
+  }, 60_000)
+})

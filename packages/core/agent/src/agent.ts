@@ -22,6 +22,8 @@ import type { TurnState } from './turn-state.ts'
 export interface AgentServices extends TurnServices {
   /** Opens the session again (repairing it if needed) after something other than the agent closed it. */
   reopen(closed: Session, options: AgentOptions): Promise<Session>
+  /** Repairs the open session in place: a turn that left calls for `recover` is paired and closed. */
+  repair(session: Session, options: AgentOptions): Promise<void>
   /** Called once the agent is closed, so the service stops tracking it. */
   closed(agent: Agent): void
 }
@@ -68,6 +70,8 @@ export class Agent {
   private readonly _lineage: AgentLineage
   /** The running turn's state and what its subagents spend; undefined between turns. */
   private _turn: { state: TurnState; tree: TreeSpend } | undefined
+  /** The last turn was interrupted with calls left for `recover`: the log must be repaired before the next. */
+  private _leftOpen = false
 
   constructor(session: Session, readonly options: AgentOptions, private readonly services: AgentServices, lineage: AgentLineage = {}) {
     this._bound = this.bind(session)
@@ -175,7 +179,10 @@ export class Agent {
     return this._closing
   }
 
-  /** Ends the running turn as `interrupted` (recorded), and waits for it. */
+  /**
+   * Ends the running turn as `interrupted` (recorded), and waits for it. A call whose tool continues
+   * on resume (`recoverAfterInterrupt`) is left open with its turn, for the next resume's `recover`.
+   */
   async interrupt(): Promise<void> {
     this._controller?.abort(INTERRUPT)
     await this.whenIdle()
@@ -209,6 +216,7 @@ export class Agent {
       emit: (event) => this.emit(event),
     }, text)).finally(() => {
       clearInterval(keepAlive)
+      if (this._turn?.state.leftOpen) this._leftOpen = true
       this._turn = undefined
       this._running = undefined
       this._controller = undefined
@@ -217,10 +225,13 @@ export class Agent {
     return running
   }
 
-  /** A session closed under the agent (its store or service was swapped) is opened again, repaired if needed. */
+  /** A session closed under the agent (its store or service was swapped) is opened again, repaired if needed; an open one repaired if the last turn left calls open. */
   private async acquire(): Promise<Bound> {
     const { session } = this._bound
     if (session.closed) this._bound = this.bind(await this.services.reopen(session, this.options))
+    // Interrupted calls left for `recover` get their results (a subagent continued) before a new turn starts.
+    else if (this._leftOpen) await this.services.repair(session, this.options)
+    this._leftOpen = false
     return this._bound
   }
 

@@ -204,6 +204,7 @@ export class AgentService extends Service {
           throw error
         }
       },
+      repair: async (session, options) => { await repairSession(session, this.service('tools'), options) },
       closed: (agent) => { state.agents.delete(agent) },
     }
   }

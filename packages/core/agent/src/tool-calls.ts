@@ -5,6 +5,7 @@
  */
 
 import { join } from 'node:path'
+import { isReinError } from '@rein/base'
 import type { ToolCallBlock } from '@rein/llm'
 import type { CoreEventData, Session } from '@rein/session'
 import type { RunIdentity, ToolRegistry, ToolResult } from '@rein/tools'
@@ -75,13 +76,24 @@ function batches(calls: readonly ToolCallBlock[], tools: ToolRegistry): ToolCall
   return groups.map((group) => group.calls)
 }
 
+/** A call its tool asked to leave without a result under an interrupt: the next resume asks its `recover`. */
+interface LeftOpen {
+  leftOpen: ResultData
+}
+
 async function runBatch(batch: readonly ToolCallBlock[], context: ToolRunContext, spillFolder: string | undefined): Promise<void> {
-  const done: (ResultData | undefined)[] = Array.from({ length: batch.length }, () => undefined)
+  const done: (ResultData | LeftOpen | undefined)[] = Array.from({ length: batch.length }, () => undefined)
   let committed = 0
   let next = 0
   const commit = () => {
     for (let data = done[committed]; data !== undefined; data = done[committed]) {
-      recordResult(context, batch[committed++] as ToolCallBlock, data)
+      const call = batch[committed++] as ToolCallBlock
+      if ('leftOpen' in data) {
+        context.state.leaveOpen(call)
+        context.emit(toolEnd(context, call, data.leftOpen))
+      } else {
+        recordResult(context, call, data)
+      }
     }
   }
   const worker = async () => {
@@ -95,7 +107,7 @@ async function runBatch(batch: readonly ToolCallBlock[], context: ToolRunContext
 }
 
 /** One call: its card, its lifecycle events, the registry's pipeline, and its result as the log keeps it. */
-async function runOne(call: ToolCallBlock, context: ToolRunContext, spillFolder: string | undefined): Promise<ResultData> {
+async function runOne(call: ToolCallBlock, context: ToolRunContext, spillFolder: string | undefined): Promise<ResultData | LeftOpen> {
   const { tools, session, state, identity, notify } = context
   context.emit({ type: 'tool-start', callId: call.id, name: call.name, card: tools.presentCall(call.name, call.arguments) })
   const startedAt = Date.now()
@@ -124,7 +136,12 @@ async function runOne(call: ToolCallBlock, context: ToolRunContext, spillFolder:
     const text = () => data.content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('\n')
     return { ...started(), endedAt, durationMs: endedAt - startedAt, isError: result.isError, ...(result.isError ? { code: result.error.code } : {}), result: text }
   })
-  return data
+  return result.isError && leftForRecover(context, call.name) ? { leftOpen: data } : data
+}
+
+/** An interrupt (not a cancel) ended a call whose tool can continue its work on resume (`recoverAfterInterrupt`). */
+function leftForRecover(context: ToolRunContext, name: string): boolean {
+  return context.signal.aborted && isReinError(context.signal.reason, 'INTERRUPTED') && context.tools.info(name)?.recoverAfterInterrupt === true
 }
 
 /** Pairs the calls left without a result, telling listeners about each. */

@@ -24,6 +24,8 @@ export class TurnState {
   private calls: readonly ToolCallBlock[] = []
   private readonly intents = new Set<string>()
   private readonly results = new Set<string>()
+  /** Calls left without a result for `recover` (an interrupt); while any is, the turn stays open in the log. */
+  private readonly open = new Set<string>()
 
   constructor(readonly turn: number, readonly identity: RunIdentity, private readonly session: Session, private readonly notify: Notify) {}
 
@@ -41,8 +43,13 @@ export class TurnState {
     this.results.clear()
   }
 
+  /** Whether calls were left for `recover`: the step and turn must then stay open for the next resume to close. */
+  get leftOpen(): boolean {
+    return this.open.size > 0
+  }
+
   closeStep(): void {
-    if (this._step === undefined) return
+    if (this._step === undefined || this.leftOpen) return
     const step = this._step
     this.session.append('step/end', { turn: this.turn, step })
     this._step = undefined
@@ -65,9 +72,14 @@ export class TurnState {
     this.results.add(data.callId)
   }
 
-  /** Calls of the open step with no result yet, in the model's order. */
+  /** Leaves a call without a result: the next resume's repair asks its tool's `recover`. */
+  leaveOpen(call: ToolCallBlock): void {
+    this.open.add(call.id)
+  }
+
+  /** Calls of the open step with no result yet and none coming, in the model's order. */
   unpaired(): ToolCallBlock[] {
-    return this.calls.filter((call) => !this.results.has(call.id))
+    return this.calls.filter((call) => !this.results.has(call.id) && !this.open.has(call.id))
   }
 
   /**

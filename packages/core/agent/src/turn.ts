@@ -270,8 +270,11 @@ async function endTurn(context: TurnContext, state: TurnState, end: TurnEnd): Pr
   let final = end
   try {
     state.pairRest('TOOL_NOT_STARTED', `the turn ended (${end.reason})`)
-    state.closeStep()
-    session.append('turn/end', { turn: state.turn, ...end })
+    // Calls left for `recover` keep the step and turn open: the next resume pairs them and closes both.
+    if (!state.leftOpen) {
+      state.closeStep()
+      session.append('turn/end', { turn: state.turn, ...end })
+    }
     await session.flush()
   } catch (error) {
     final = { reason: 'error', error: { code: isReinError(error) ? error.code : 'SESSION_FLUSH_FAILED', message: messageOf(error) } }

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { assistantMessage, userMessage, type Message } from '@rein/llm'
 import { MemorySessionStore, deriveMessages, eventData } from '@rein/session'
-import { defineTool, type RunIdentity, type ToolRun } from '@rein/tools'
+import { ReinError, defineTool, type RunIdentity, type ToolRun } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
 import type { Agent, PromptSection, PromptSectionContext } from '../src/index.ts'
 import { boot, expectValidLog, types } from './fixtures.ts'
@@ -415,5 +415,108 @@ describe('routes checked against a catalog looked up asynchronously', () => {
     Object.assign(llm, { resolveModel: () => new Promise((resolve) => setTimeout(() => resolve(info), 5)) })
     const agent = await root.agents.create({ maxCost: 1 })
     expect(await agent.send('go')).toMatchObject({ reason: 'completed' })
+  })
+})
+
+describe('a call left for recover by an interrupt', () => {
+  /** A tool that waits for its signal and ends with an error, and whose recover reports `found`. */
+  function continuing(name: string, found: () => { value: string } | undefined, recoverAfterInterrupt = true) {
+    return defineTool({
+      name,
+      description: 'Waits until stopped.',
+      parameters: {},
+      output: { schema: { type: 'string' }, render: (_args, value) => value },
+      execute: (_args, run) => new Promise<string>((_resolve, reject) => {
+        run.signal.addEventListener('abort', () => reject(new Error('stopped with work left')), { once: true })
+      }),
+      cancelGraceMs: 100,
+      recover: found,
+      recoverAfterInterrupt,
+    })
+  }
+  const started = (agent: Agent, name: string) => new Promise<void>((resolve) => {
+    agent.subscribe((event) => { if (event.type === 'tool-start' && event.name === name) resolve() })
+  })
+
+  it('loses the work an interrupt stopped when the call is paired with the interrupt error instead of left for recover', async () => {
+    const { root } = await boot([[call('long'), call('quick')], [{ text: 'went on' }]])
+    let recovered = 0
+    root.tools.register(continuing('long', () => { recovered++; return { value: 'finished on resume' } }))
+    root.tools.register(recorder('quick'))
+    const agent = await root.agents.create()
+    const running = agent.send('go')
+    await started(agent, 'long')
+    await agent.interrupt()
+    expect(await running).toMatchObject({ reason: 'interrupted' })
+    // The log holds the turn open, the interrupted call without a result, the other call paired.
+    const types = agent.session.events.map((event) => event.type)
+    expect(types.filter((type) => type === 'turn/end')).toHaveLength(0)
+    const results = agent.session.events.filter((event) => event.type === 'tool/result').map((event) => eventData(event, 'tool/result').callId)
+    expect(results).toEqual(['c-quick'])
+    // The next turn first lets recover pair it, then runs.
+    expect(await agent.send('more')).toMatchObject({ reason: 'completed', text: 'went on' })
+    expect(recovered).toBe(1)
+    const long = agent.session.events.find((event) => event.type === 'tool/result' && eventData(event, 'tool/result').callId === 'c-long')!
+    expect(eventData(long, 'tool/result')).toMatchObject({ isError: false, content: [{ type: 'text', text: 'finished on resume' }] })
+    expectValidLog(agent.session.events)
+  })
+
+  it('pairs the call with its error when the turn is cancelled, or the tool does not ask to be left open', async () => {
+    for (const [stop, flag] of [['cancel', true], ['interrupt', false]] as const) {
+      const { root } = await boot([[call('long')], [{ text: 'next' }]])
+      root.tools.register(continuing('long', () => ({ value: 'should not be asked' }), flag))
+      const agent = await root.agents.create()
+      const running = agent.send('go')
+      await started(agent, 'long')
+      if (stop === 'cancel') agent.cancel()
+      else await agent.interrupt()
+      await running
+      const result = agent.session.events.find((event) => event.type === 'tool/result')
+      expect(result && eventData(result, 'tool/result').isError).toBe(true)
+      expect(agent.session.events.at(-1)!.type).toBe('turn/end')
+      expectValidLog(agent.session.events)
+    }
+  })
+
+  it('is continued by a resume in a new process: the store closed, the log opened again', async () => {
+    const store = new MemorySessionStore()
+    const { root } = await boot([[call('long')], [{ text: 'resumed answer' }]], { store })
+    root.tools.register(continuing('long', () => ({ value: 'finished on resume' })))
+    const agent = await root.agents.create()
+    const running = agent.send('go')
+    await started(agent, 'long')
+    await agent.interrupt()
+    await running
+    const id = agent.session.id
+    await agent.close()
+    const { agent: again, repaired } = await root.agents.resume(id)
+    expect(repaired).toMatchObject({ recovered: [{ callId: 'c-long', isError: false }], closedTurn: 1 })
+    expect(await again.continue()).toMatchObject({ reason: 'completed', text: 'resumed answer' })
+    expectValidLog(again.session.events)
+  })
+
+  it('takes a recover that knows the call failed as the error result, with its code', async () => {
+    const store = new MemorySessionStore()
+    const { root } = await boot([[{ text: 'ok' }]], { store })
+    root.tools.register(defineTool({
+      name: 'job',
+      description: 'A job.',
+      parameters: {},
+      output: { schema: { type: 'string' }, render: (_args, value) => value },
+      execute: () => 'never runs here',
+      recover: () => ({ error: new ReinError('TOOL_NOT_STARTED', 'the job never started; call it again') }),
+    }))
+    const session = await root.sessions.create({ id: 'crashed-job', cwd: '/w' })
+    session.append('turn/start', { turn: 1 })
+    session.append('user/message', { message: userMessage('go') })
+    session.append('step/start', { turn: 1, step: 1 })
+    session.append('assistant/message', { message: assistantMessage([{ type: 'tool-call', id: 'j1', name: 'job', arguments: '{}' }], { kind: 'model', provider: 'scripted', model: 'm' }), provider: 'scripted', model: 'm' })
+    session.append('tool/call', { callId: 'j1', name: 'job', arguments: '{}', replaySafe: false })
+    await session.flush()
+    await store.close('crashed-job')
+    const { agent, repaired } = await root.agents.resume('crashed-job')
+    expect(repaired.recovered).toEqual([{ callId: 'j1', name: 'job', isError: true }])
+    const result = eventData(agent.session.events.find((event) => event.type === 'tool/result')!, 'tool/result')
+    expect(result).toMatchObject({ isError: true, code: 'TOOL_NOT_STARTED', content: [{ type: 'text', text: 'Error: the job never started; call it again' }] })
   })
 })

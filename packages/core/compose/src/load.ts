@@ -5,6 +5,7 @@ import { Context } from '@deepseek-ai/cordis'
 import Loader from '@deepseek-ai/cordis-plugin-loader'
 import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
 import { applyRows } from './apply-rows.ts'
+import { checkLoaded } from './check.ts'
 import { ConfigTree } from './config-tree.ts'
 import { preflight } from './preflight.ts'
 import { checkRows, invalid, readConfigFile } from './read-config.ts'
@@ -72,6 +73,8 @@ export async function loadComposition(options: CompositionOptions): Promise<Comp
     if (checked.problems.length > 0) throw invalid(file, checked.problems, undefined, checked.notBuilt ? 'PLUGIN_NOT_BUILT' : 'CONFIG_INVALID')
     const failed = await applyRows(tree, rows)
     if (failed.length > 0) throw invalid(file, failed)
+    const problems = await checkLoaded(ctx)
+    if (problems.length > 0) throw invalid(file, problems)
   } catch (error) {
     await fiber.dispose()
     throw error
@@ -83,6 +86,7 @@ export async function loadComposition(options: CompositionOptions): Promise<Comp
     const checked = await preflight(tree, next)
     if (checked.problems.length > 0) throw invalid(file, checked.problems, undefined, checked.notBuilt ? 'PLUGIN_NOT_BUILT' : 'CONFIG_INVALID')
     const failed = await applyRows(tree, next)
+    if (failed.length === 0) failed.push(...await checkLoaded(ctx))
     if (failed.length === 0) {
       const report = diffRows(running, next)
       running = next

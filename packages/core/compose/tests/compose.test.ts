@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { fixtures, useComposition } from './harness.ts'
+import { fixtures, rejection, useComposition } from './harness.ts'
 
 const { dir, log, writeConfig, load, failure, dispose } = useComposition()
 
@@ -100,5 +100,23 @@ describe('loadComposition', () => {
   it('reads JSON compositions too', async () => {
     const file = writeConfig(JSON.stringify([{ id: 'counter', name: `${fixtures}counter.ts`, config: { label: 'j', start: 2 } }]), 'cordis.json')
     expect((await load(file)).ctx.counter.value).toBe(2)
+  })
+})
+
+describe('the check once every row has started', () => {
+  const rows = (wants: string) => ['- id: counter', '  name: FIXTURES/counter.ts', '  config: {label: a}', '- id: check', '  name: FIXTURES/checks.ts', `  config: {wants: ${wants}}`].join('\n')
+
+  it('fails the load with each problem a compose/check listener found', async () => {
+    const result = await failure(writeConfig(rows('clock')))
+    expect(result).toMatchObject({ code: 'CONFIG_INVALID', problems: ['checks: config.wants names "clock", which no row provides'] })
+  })
+
+  it('loads when the listeners find nothing wrong, and refuses a reload they find wrong, keeping the rows as they ran', async () => {
+    const file = writeConfig(rows('counter'))
+    const composition = await load(file)
+    writeConfig(rows('clock'))
+    const result = await rejection(composition.reload())
+    expect(result.problems).toEqual(['checks: config.wants names "clock", which no row provides'])
+    expect(composition.rows().find((row) => row.id === 'check')?.config).toEqual({ wants: 'counter' })
   })
 })

@@ -8,7 +8,7 @@
 import type { AgentEvent } from '@rein/agent'
 import { ReinError } from '@rein/base'
 import type { JobRun, JobService } from '@rein/jobs'
-import { outcome, startChild, type RunDeps, type StartedChild } from './run.ts'
+import { startChild, type RunDeps, type StartedChild } from './run.ts'
 import type { BackgroundStarted, SubagentRequest, SubagentResult } from './types.ts'
 
 /** Starts a child as a job owned by the calling run's agent; `SUBAGENT_NO_JOBS` without `ctx.jobs`. */
@@ -54,7 +54,7 @@ async function runJob(deps: RunDeps, jobs: JobService, job: JobRun, started: Sta
   }
   job.signal.addEventListener('abort', stop, { once: true })
   try {
-    const value = outcome(deps, started, await child.send(request.prompt))
+    const value = started.outcome(await child.send(request.prompt))
     // The answer goes into the job's output: jobs' own notice (written to the owner's log first,
     // delivered again after a crash) tells the model to read it with job_output.
     job.output(answerLines(value))

@@ -1,16 +1,21 @@
 /**
- * After a crash left a `subagent` call without a result, the child's own log says what became of
- * it: a completed child's answer is read from there (nothing runs again); an interrupted one is
- * resumed — repaired by `ctx.agents.resume`, then continued from where its log ends — and its answer
- * read back the same way. No child stored, or one that failed or is held by a live process:
- * declined, and the parent's repair pairs the call as usual.
+ * After a crash (or an interrupt) left a `subagent` call without a result, the child's own log says
+ * what became of it: a completed child's answer is read from there (nothing runs again); an
+ * interrupted one is resumed — repaired by `ctx.agents.resume`, then continued from where its log
+ * ends — and its answer read back the same way; a failed or cancelled one is that error, with what
+ * it had. No child stored: it never started. One held by a live process: declined, and the
+ * parent's repair pairs the call as usual.
  */
 
 import type { AgentService } from '@rein/agent'
-import { eventData, type SessionEvent, type SessionService, type SessionSummary } from '@rein/session'
-import type { RecoverContext, ToolRegistry } from '@rein/tools'
+import { ReinError } from '@rein/base'
+import { eventData, spending, type SessionEvent, type SessionService } from '@rein/session'
+import type { RecoverContext, Recovered, ToolRegistry } from '@rein/tools'
 import { childTools } from './child-tools.ts'
 import type { SubagentsConfig } from './config.ts'
+import { unfinished } from './outcome.ts'
+import { childOptions } from './profile.ts'
+import { recordedTools, withinRecorded } from './resume.ts'
 import type { SubagentResult } from './types.ts'
 
 /** What recovery needs from the service, looked up when used. */
@@ -24,38 +29,61 @@ export interface RecoverDeps {
 /** What `ctx.agents.resume` takes besides the id. */
 type ResumeOptions = NonNullable<Parameters<AgentService['resume']>[1]>
 
-/** The call a crash left without a result, as `recover` sees it. */
+/** The call left without a result, as `recover` sees it. */
 export interface RecoverableCall {
   readonly callId: string
-  readonly args: { readonly agent?: string; readonly tools?: readonly string[] }
+  readonly args: { readonly prompt: string; readonly agent?: string; readonly tools?: readonly string[]; readonly resume?: string }
+}
+
+/** A child's log, as read for recovery. */
+interface ChildLog {
+  id: string
+  events: readonly SessionEvent[]
 }
 
 /**
- * The answer for `call`'s child, or undefined to decline. A child whose log ends mid-turn or with
+ * The outcome of `call`'s child, or undefined to decline. A child whose log ends mid-turn or with
  * `interrupted` gets one continuation here; whether that happens again is decided by the log
  * alone (a completed log is only read), and two processes cannot hold the child at once (its
  * session lock: a resume elsewhere makes this one fail, and so decline).
  */
-export async function recoverChild(deps: RecoverDeps, call: RecoverableCall, context: Pick<RecoverContext, 'sessionId' | 'signal'>): Promise<SubagentResult | undefined> {
+export async function recoverChild(deps: RecoverDeps, call: RecoverableCall, context: Pick<RecoverContext, 'sessionId' | 'signal'>): Promise<Recovered<SubagentResult> | undefined> {
   const sessions = deps.sessions()
   if (!sessions) return undefined
-  const child = await findChild(sessions, call.callId, context.sessionId)
-  // No child stored: the crash came before its first flush, so it did no work worth keeping.
-  if (!child) return undefined
-  if (child.status === 'completed') return readAnswer(sessions, child)
-  if (child.status !== 'needs-repair' && child.status !== 'interrupted') return undefined
-  const agents = deps.agents()
-  const options = resumeOptions(deps, call, recordedTools((await sessions.load(child.id)).events))
-  if (!agents || !options) return undefined
-  await continueChild(agents, child.id, options, context.signal)
-  const after = await findChild(sessions, call.callId, context.sessionId)
-  return after?.status === 'completed' ? readAnswer(sessions, after) : undefined
+  const child = await findChild(sessions, call, context.sessionId)
+  // Nothing stored (or, for `resume`, the prompt never reached the child): the crash came before
+  // the child's first flush, which precedes its first request and tool, so it did no work.
+  if (!child) return { error: new ReinError('TOOL_NOT_STARTED', 'the session stopped before the subagent started, so it did no work; call subagent again if the task is still needed') }
+  let end = lastEnd(child.events)
+  if (end === undefined || end.reason === 'interrupted') {
+    const agents = deps.agents()
+    const options = resumeOptions(deps, call, recordedTools(child.events))
+    if (!agents || !options) return undefined
+    await continueChild(agents, child.id, options, context.signal)
+    child.events = (await sessions.load(child.id)).events
+    end = lastEnd(child.events)
+  }
+  if (end === undefined) return undefined
+  const answer = lastAnswer(child.events)
+  if (end.reason !== 'completed') return { error: unfinished(child.id, end, answer) }
+  const { usage, cost } = spending(child.events)
+  return { value: { sessionId: child.id, answer, reason: 'completed', usage, ...(cost === undefined ? {} : { cost }) } }
 }
 
-/** The child session made for `callId` by a run of `parentSessionId`. */
-async function findChild(sessions: SessionService, callId: string, parentSessionId: string | undefined): Promise<SessionSummary | undefined> {
-  const summaries = await sessions.list()
-  return summaries.find((summary) => summary.parentCallId === callId && (parentSessionId === undefined || summary.parentSessionId === parentSessionId))
+/**
+ * The child `call` made: the session made for its call id by a run of `parentSessionId`, or, for a
+ * `resume` call, the session it names once the call's prompt reached it.
+ */
+async function findChild(sessions: SessionService, call: RecoverableCall, parentSessionId: string | undefined): Promise<ChildLog | undefined> {
+  const { resume, prompt } = call.args
+  const mine = (summary: { parentSessionId?: string }) => parentSessionId === undefined || summary.parentSessionId === parentSessionId
+  if (resume === undefined) {
+    const found = (await sessions.list()).find((summary) => summary.parentCallId === call.callId && mine(summary))
+    return found && { id: found.id, events: (await sessions.load(found.id)).events }
+  }
+  const { header, events } = await sessions.load(resume).catch(() => ({ header: undefined, events: [] }))
+  if (!header || !mine(header) || lastPrompt(events) !== prompt) return undefined
+  return { id: resume, events }
 }
 
 /**
@@ -74,22 +102,7 @@ function resumeOptions(deps: RecoverDeps, call: RecoverableCall, recorded: reado
   } catch {
     return undefined
   }
-  if (recorded !== undefined) names = names === undefined ? [...recorded] : names.filter((name) => recorded.includes(name))
-  return {
-    name: agent ?? 'subagent',
-    ...(profile?.system === undefined ? {} : { system: profile.system }),
-    ...(profile?.maxSteps === undefined ? {} : { maxSteps: profile.maxSteps }),
-    ...(profile?.memory === undefined ? {} : { memory: profile.memory }),
-    ...(names === undefined ? {} : { tools: names }),
-  }
-}
-
-/** The tool names the child's last request offered (the set its parent allowed), or undefined before its first request. */
-function recordedTools(events: readonly SessionEvent[]): string[] | undefined {
-  const header = events.findLast((event) => event.type === 'request/header' && eventData(event, 'request/header').tools !== undefined)
-  if (!header) return undefined
-  const { tools } = eventData(header, 'request/header')
-  return Array.isArray(tools) ? tools.flatMap((tool) => (typeof tool === 'object' && tool !== null && !Array.isArray(tool) && typeof tool.name === 'string' ? [tool.name] : [])) : []
+  return childOptions(agent, profile, withinRecorded(names, recorded))
 }
 
 /** Resumes the child (its own repair runs first), runs one turn on what its log holds, and closes it. */
@@ -105,20 +118,23 @@ async function continueChild(agents: AgentService, id: string, options: ResumeOp
   }
 }
 
-async function readAnswer(sessions: SessionService, child: SessionSummary): Promise<SubagentResult | undefined> {
-  const { events } = await sessions.load(child.id)
-  const answer = completedAnswer(events)
-  if (answer === undefined) return undefined
-  return { sessionId: child.id, answer, reason: 'completed', usage: child.usage, ...(child.cost === undefined ? {} : { cost: child.cost }) }
+/** How the log's last turn ended; undefined while it is open. */
+function lastEnd(events: readonly SessionEvent[]): { reason: string; error?: { code: string; message: string } } | undefined {
+  const end = events.findLast((event) => event.type === 'turn/end' || event.type === 'turn/start')
+  if (end?.type !== 'turn/end') return undefined
+  const { reason, error } = eventData(end, 'turn/end')
+  return { reason, ...(error ? { error } : {}) }
 }
 
-/** The text of the last assistant message, when the log's last turn ended `completed`. */
-function completedAnswer(events: readonly SessionEvent[]): string | undefined {
-  const end = events.findLast((event) => event.type === 'turn/end')
-  if (!end || eventData(end, 'turn/end').reason !== 'completed') return undefined
-  const last = events.findLast((event) => event.type === 'assistant/message' && event.seq < end.seq)
+/** The text of the log's last assistant message. */
+function lastAnswer(events: readonly SessionEvent[]): string {
+  const last = events.findLast((event) => event.type === 'assistant/message')
   if (!last) return ''
-  return eventData(last, 'assistant/message').message.content
-    .map((block) => (block.type === 'text' ? block.text : ''))
-    .join('')
+  return eventData(last, 'assistant/message').message.content.map((block) => (block.type === 'text' ? block.text : '')).join('')
+}
+
+/** The text of the log's last user message: the prompt its last turn was sent. */
+function lastPrompt(events: readonly SessionEvent[]): string | undefined {
+  const last = events.findLast((event) => event.type === 'user/message')
+  return last && eventData(last, 'user/message').message.content.map((block) => (block.type === 'text' ? block.text : '')).join('')
 }

@@ -11,6 +11,9 @@ import type { JobService } from '@rein/jobs'
 import type { ToolRegistry } from '@rein/tools'
 import { checkCallTools, childTools, unknownNames } from './child-tools.ts'
 import type { SubagentProfile, SubagentsConfig } from './config.ts'
+import { outcome } from './outcome.ts'
+import { childOptions, profileError, profileOf } from './profile.ts'
+import { resumeChild } from './resume.ts'
 import type { SubagentRequest, SubagentResult } from './types.ts'
 
 /** What `run` needs, looked up when used. */
@@ -27,11 +30,6 @@ export interface RunDeps {
   jobs: () => JobService | undefined
 }
 
-/** The slice of `ctx.telemetry` read here, by name: @rein/subagents does not depend on it. */
-interface CostSource {
-  cost(runId: string): { total: { money?: number } } | undefined
-}
-
 export async function runSubagent(deps: RunDeps, request: SubagentRequest): Promise<SubagentResult> {
   const { call } = request
   const started = await startChild(deps, request)
@@ -43,7 +41,7 @@ export async function runSubagent(deps: RunDeps, request: SubagentRequest): Prom
   }
   call.signal.addEventListener('abort', cancel, { once: true })
   try {
-    return outcome(deps, started, await started.agent.send(request.prompt))
+    return started.outcome(await started.agent.send(request.prompt))
   } finally {
     call.signal.removeEventListener('abort', cancel)
     // The child's session is released whatever happened: nothing is left open behind the call.
@@ -56,6 +54,8 @@ export interface StartedChild {
   readonly agent: Agent
   /** The text after the child's last tool calls: its answer so far. */
   streamed(): string
+  /** The call's value for the child's turn; one that did not complete throws what it had. */
+  outcome(result: TurnResult): SubagentResult
   /** Also hands each event to `listener` (a background job's output). */
   watch(listener: (event: AgentEvent) => void): void
   /** Stops relaying, closes the child's session, and forgets it. */
@@ -88,7 +88,7 @@ export async function startChild(deps: RunDeps, request: SubagentRequest): Promi
   }
   if (call.signal.aborted) throw new ReinError('ABORTED_BEFORE_DISPATCH', 'the subagent call was cancelled before the subagent started')
 
-  const child = await create(deps, request, profile, names)
+  const child = request.resume === undefined ? await create(deps, request, profile, names) : await resumeChild(deps, request, request.resume, profile, names)
   deps.running.add(child)
   let streamed = ''
   const watchers: ((event: AgentEvent) => void)[] = []
@@ -105,6 +105,7 @@ export async function startChild(deps: RunDeps, request: SubagentRequest): Promi
   return {
     agent: child,
     streamed: () => streamed,
+    outcome: (result) => outcome(deps.ctx, child.session.id, result, streamed),
     watch: (listener) => { watchers.push(listener) },
     finish: () => finishing ??= (async () => {
       unsubscribe()
@@ -117,30 +118,6 @@ export async function startChild(deps: RunDeps, request: SubagentRequest): Promi
   }
 }
 
-/** The call's value for a completed child; a child that did not complete throws what it had. */
-export function outcome(deps: RunDeps, started: StartedChild, result: TurnResult): SubagentResult {
-  const sessionId = started.agent.session.id
-  if (result.reason !== 'completed') throw unfinished(sessionId, result, started.streamed())
-  const cost = costOf(deps.ctx, result)
-  return {
-    sessionId,
-    answer: result.text,
-    reason: result.reason,
-    usage: result.usage,
-    ...(cost === undefined ? {} : { cost }),
-  }
-}
-
-function profileOf(config: SubagentsConfig, name: string | undefined): SubagentProfile | undefined {
-  if (name === undefined) return undefined
-  const profile = Object.hasOwn(config.profiles, name) ? config.profiles[name] : undefined
-  if (!profile) {
-    const names = Object.keys(config.profiles)
-    throw new ReinError('INVALID_ARGS', `unknown agent "${name}"; ${names.length > 0 ? `the agents are: ${names.join(', ')}` : 'no agent profiles are configured: leave agent out'}`, { details: { agent: name, profiles: names } })
-  }
-  return profile
-}
-
 async function create(deps: RunDeps, request: SubagentRequest, profile: SubagentProfile | undefined, tools: string[] | undefined): Promise<Agent> {
   const { call } = request
   const agents = deps.agents()
@@ -150,13 +127,9 @@ async function create(deps: RunDeps, request: SubagentRequest, profile: Subagent
   const model = profile?.model ?? parent?.model
   const options: CreateAgentOptions = {
     parent: { sessionId: call.sessionId!, runId: call.identity!.runId, callId: call.callId },
-    name: request.agent ?? 'subagent',
+    ...childOptions(request.agent, profile, tools),
     ...(provider === undefined ? {} : { provider }),
     ...(model === undefined ? {} : { model }),
-    ...(profile?.system === undefined ? {} : { system: profile.system }),
-    ...(profile?.maxSteps === undefined ? {} : { maxSteps: profile.maxSteps }),
-    ...(profile?.memory === undefined ? {} : { memory: profile.memory }),
-    ...(tools === undefined ? {} : { tools }),
   }
   try {
     return await agents.create(options)
@@ -169,26 +142,3 @@ async function create(deps: RunDeps, request: SubagentRequest, profile: Subagent
 
 /** Codes of `ctx.agents.create` that say a profile's route, model or tools cannot be used. */
 const PROFILE_FAULTS = new Set(['NO_MODEL', 'UNKNOWN_PROVIDER', 'UNKNOWN_MODEL', 'INVALID_TOOLS', 'MAX_COST_UNPRICED', 'UNSUPPORTED_REASONING_EFFORT'])
-
-function profileError(name: string, problem: string, cause?: unknown): ReinError {
-  return new ReinError('SUBAGENT_PROFILE_INVALID', `the subagent profile "${name}" cannot be used: ${problem}`, { details: { agent: name }, ...(cause === undefined ? {} : { cause }) })
-}
-
-/** A child that did not complete: an error carrying what it had, so finished work is not thrown away. */
-function unfinished(sessionId: string, result: TurnResult, streamed: string): ReinError {
-  const partial = streamed.trim() !== '' ? streamed : result.text
-  const code = result.reason === 'aborted' ? 'SUBAGENT_CANCELLED' : result.reason === 'interrupted' ? 'SUBAGENT_INTERRUPTED' : 'SUBAGENT_FAILED'
-  const why = result.reason === 'aborted' ? 'was cancelled'
-    : result.reason === 'interrupted' ? 'was interrupted (rein shut down)'
-      : `stopped (${result.reason}${result.error ? `: ${result.error.code} ${result.error.message}` : ''})`
-  const had = partial.trim() === '' ? 'It had written nothing yet.' : `What it had so far:\n${partial}`
-  return new ReinError(code, `the subagent ${why} (subagent session ${sessionId}). ${had}`, {
-    details: { sessionId, reason: result.reason, partial, ...(result.error ? { error: result.error } : {}) },
-  })
-}
-
-/** The child run's money, its own children included, when telemetry is composed; else its own. */
-function costOf(ctx: Context, result: TurnResult): number | undefined {
-  const telemetry = ctx.get('telemetry') as CostSource | undefined
-  return telemetry?.cost(result.runId)?.total.money ?? result.cost
-}

@@ -7,10 +7,12 @@
 import { Context, Service } from '@deepseek-ai/cordis'
 import type { Agent, AgentService } from '@rein/agent'
 import type { JobService } from '@rein/jobs'
+import type { LlmRuntime } from '@rein/llm'
 import type { SessionService } from '@rein/session'
 import type { ToolRegistry } from '@rein/tools'
 import { SubagentsConfig, type SubagentProfile } from './config.ts'
 import { startInBackground } from './background.ts'
+import { profileProblems } from './profile.ts'
 import { runSubagent, type RunDeps } from './run.ts'
 import { createSubagentTool } from './tool.ts'
 import type { SubagentRequest, SubagentResult } from './types.ts'
@@ -18,6 +20,10 @@ import type { SubagentRequest, SubagentResult } from './types.ts'
 declare module '@deepseek-ai/cordis' {
   interface Context {
     subagents: SubagentService
+  }
+  interface Events {
+    /** @rein/compose's check once every row has started (declared there too). */
+    'compose/check'(problems: string[]): void | Promise<void>
   }
 }
 
@@ -50,6 +56,11 @@ export class SubagentService extends Service {
       run: (request) => runSubagent(deps, request),
       background: (request) => startInBackground(deps, request),
     }))
+    // Profiles name tools and models other rows provide: checked once every row has started, so a
+    // wrong name fails the load naming the profile rather than the model's first call.
+    ctx.on('compose/check', async (problems) => {
+      for (const problem of await profileProblems(config, deps.tools(), ctx.get('llm') as LlmRuntime | undefined)) problems.push(`@rein/subagents: ${problem}`)
+    })
     // Registered after the tool, so it runs first: children end (`interrupted`, recorded) before the tool goes.
     // Background children's jobs end (failed: interrupted) and the children close before it resolves.
     ctx.effect(() => async () => {

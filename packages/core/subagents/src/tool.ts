@@ -29,6 +29,7 @@ export function createSubagentTool(deps: ToolDeps) {
       prompt: { type: 'string', required: true, description: 'The whole task: the subagent sees nothing else of this conversation.' },
       agent: { type: 'string', description: 'A kind of subagent listed above, if any. Default: a general one with your tools.' },
       tools: { type: 'array', items: { type: 'string' }, description: 'Only these of your tools, by name or glob (e.g. ["read", "grep"]).' },
+      resume: { type: 'string', maxLength: 200, description: 'The session id of one of your earlier subagents (from its result or error): it continues with prompt as its next message, keeping all it did. For one that was cancelled, interrupted or failed, or for a follow-up question. Pass the same agent as before.' },
       run_in_background: { type: 'boolean', description: 'For long work you need not wait for: returns a job id at once, and the answer arrives later as a message. Needs background jobs (job_output, job_kill).' },
     },
     output: {
@@ -72,6 +73,7 @@ export function createSubagentTool(deps: ToolDeps) {
         description: args.description,
         ...(args.agent === undefined ? {} : { agent: args.agent }),
         ...(args.tools === undefined ? {} : { tools: args.tools }),
+        ...(args.resume === undefined ? {} : { resume: args.resume }),
         call: run,
       }
       return args.run_in_background === true ? deps.background(request) : deps.run(request)
@@ -89,10 +91,9 @@ export function createSubagentTool(deps: ToolDeps) {
     },
     // Running a child again repeats its work and its cost: `recover` reads a finished one instead.
     replaySafe: false,
-    recover: async (call, context) => {
-      const found = await recoverChild(deps, call, context)
-      return found === undefined ? undefined : { value: found }
-    },
+    recover: (call, context) => recoverChild(deps, call, context),
+    // Shut down under the call, the child is interrupted too: the next resume continues it (`recover`).
+    recoverAfterInterrupt: true,
     availableTo: (identity) => identity.depth < config.maxDepth,
     // A child may work for long; its own steps and tools have their deadlines.
     timeoutMs: 2 ** 31 - 1,

@@ -20,6 +20,8 @@ export interface SubagentRequest {
   agent?: string
   /** Narrows the child's tools further, by name or glob. */
   tools?: readonly string[]
+  /** Continue this earlier subagent session of the caller's (its id from a result or error), with `prompt` as its next message. */
+  resume?: string
   /** A few words saying what the child does: a background job's label. Default: the prompt. */
   description?: string
   call: DelegatingCall

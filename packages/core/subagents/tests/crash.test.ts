@@ -168,16 +168,16 @@ describe('a parent killed while its child works', () => {
 })
 
 describe('a parent killed before its child was stored', () => {
-  it('leaves the call to the usual repair (TOOL_OUTCOME_UNKNOWN) and creates no child', async () => {
+  it('pairs the call TOOL_NOT_STARTED (no child was stored, so none ran) and creates no child', async () => {
     const { sessions, parentId } = home()
     await killAt('child-creating', { sessions, scenario: 'before-child', mode: 'run', parentId, hold: 'child-create' })
 
     const { root, childRequests } = await resumeHere(sessions, 'before-child')
     const { repaired, result } = await resumeParent(root, parentId)
-    // The intent was flushed before the tool body ran, so recover was asked, and declined.
-    expect(repaired.recovered).toEqual([])
-    expect(repaired.paired).toEqual([{ callId: 'c1', name: 'subagent', code: 'TOOL_OUTCOME_UNKNOWN' }])
-    expect(result).toMatchObject({ isError: true, code: 'TOOL_OUTCOME_UNKNOWN' })
+    // The intent was flushed before the tool body ran, so recover was asked: no child session, no work.
+    expect(repaired.recovered).toEqual([{ callId: 'c1', name: 'subagent', isError: true }])
+    expect(repaired.paired).toEqual([])
+    expect(result).toMatchObject({ isError: true, code: 'TOOL_NOT_STARTED' })
     expect(await childOf(root, parentId)).toEqual([])
     expect(readdirSync(sessions).filter((file) => !file.startsWith(parentId))).toEqual([])
     expect(childRequests()).toHaveLength(0)

@@ -7,7 +7,7 @@ import { Context } from '@deepseek-ai/cordis'
 import AgentService from '@rein/agent'
 import JobService, { type JobsConfig } from '@rein/jobs'
 import LlmRuntime, { type AdapterRequest, type ModelInfo } from '@rein/llm'
-import SessionService, { MemorySessionStore } from '@rein/session'
+import SessionService, { MemorySessionStore, eventData, type SessionEvent } from '@rein/session'
 import TelemetryService from '@rein/telemetry'
 import { checkedAgents, createScriptedLlm, type ScriptedTurn } from '@rein/testkit'
 import ToolRegistry, { defineTool } from '@rein/tools'
@@ -92,3 +92,12 @@ export function call(name: string, args: Record<string, unknown>, id: string) {
 export function usage(inputTokens: number, outputTokens: number) {
   return { usage: { inputTokens, outputTokens } }
 }
+
+/** A session's recorded result of one call. */
+export function resultOf(events: readonly SessionEvent[], callId: string) {
+  const event = events.find((entry) => entry.type === 'tool/result' && eventData(entry, 'tool/result').callId === callId)
+  return event && eventData(event, 'tool/result')
+}
+
+/** A recorded result's text. */
+export const textOf = (result: ReturnType<typeof resultOf>) => result!.content.map((part) => (part.type === 'text' ? part.text : '')).join('')

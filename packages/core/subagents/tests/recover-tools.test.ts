@@ -28,16 +28,16 @@ function deps(events: SessionEvent[]) {
 describe('recovering an interrupted child', () => {
   it('offers it only the tools its last request was offered, never more than its parent allowed', async () => {
     const { resumed, deps: recoverDeps } = deps([header(0, [{ name: 'lookup' }, { name: 'save' }]), header(1), header(2, [{ name: 'lookup' }])])
-    await expect(recoverChild(recoverDeps, { callId: 'c1', args: {} }, { sessionId: 'parent', signal: new AbortController().signal })).rejects.toThrow('stop here')
+    await expect(recoverChild(recoverDeps, { callId: 'c1', args: { prompt: 'task' } }, { sessionId: 'parent', signal: new AbortController().signal })).rejects.toThrow('stop here')
     expect(resumed).toMatchObject([{ tools: ['lookup'] }])
   })
 
   it('narrows by the call\'s tools too, and offers none when its requests were offered none', async () => {
     const narrowed = deps([header(0, [{ name: 'lookup' }, { name: 'save' }])])
-    await expect(recoverChild(narrowed.deps, { callId: 'c1', args: { tools: ['save', 'subagent'] } }, { sessionId: 'parent', signal: new AbortController().signal })).rejects.toThrow('stop here')
+    await expect(recoverChild(narrowed.deps, { callId: 'c1', args: { prompt: 'task', tools: ['save', 'subagent'] } }, { sessionId: 'parent', signal: new AbortController().signal })).rejects.toThrow('stop here')
     expect(narrowed.resumed).toMatchObject([{ tools: ['save'] }])
     const none = deps([header(0, [])])
-    await expect(recoverChild(none.deps, { callId: 'c1', args: {} }, { sessionId: 'parent', signal: new AbortController().signal })).rejects.toThrow('stop here')
+    await expect(recoverChild(none.deps, { callId: 'c1', args: { prompt: 'task' } }, { sessionId: 'parent', signal: new AbortController().signal })).rejects.toThrow('stop here')
     expect(none.resumed).toMatchObject([{ tools: [] }])
   })
 })

@@ -1,6 +1,6 @@
 /** `defineTool` and the definition shape every tool package writes. */
 
-import type { FrozenJson, JsonObject, JsonValue } from '@rein/base'
+import type { FrozenJson, JsonObject, JsonValue, ReinError } from '@rein/base'
 import type { Logger } from '@deepseek-ai/cordis'
 import type { JsonSchema } from './json-schema.ts'
 import type { InferProperties, InferValue, PropertiesSpec, ValueSpec } from './schema-dsl.ts'
@@ -59,6 +59,9 @@ export interface RecoverCall<A> {
   readonly args: FrozenJson<A>
 }
 
+/** What `recover` found: the call's value, or the error it ended with (a `ReinError`: its code and message). */
+export type Recovered<V> = { value: V } | { error: ReinError }
+
 /** What `recover` gets besides the call. */
 export interface RecoverContext {
   readonly sessionId?: string
@@ -98,10 +101,16 @@ export interface ToolDefinition<A = unknown, V = unknown> {
   replaySafe?: boolean
   /**
    * On resume, before a call that a crash left without a result gets a synthesized error: return
-   * `{value}` when the real outcome can be found (it is validated and rendered like a result), or
-   * nothing to decline.
+   * `{value}` when the real outcome can be found (it is validated and rendered like a result),
+   * `{error}` when it is known to have failed (or never started), or nothing to decline.
    */
-  recover?(call: RecoverCall<A>, context: RecoverContext): { value: V } | undefined | Promise<{ value: V } | undefined>
+  recover?(call: RecoverCall<A>, context: RecoverContext): Recovered<V> | undefined | Promise<Recovered<V> | undefined>
+  /**
+   * When rein shuts down under a call (an interrupt, not a cancel) and the body ends with an error,
+   * leave the call without a result, as a crash would, so that the next resume asks `recover`: for
+   * a tool whose `recover` can continue the work (a subagent). Default false: the error is the result.
+   */
+  recoverAfterInterrupt?: boolean
   /** Deadline for the body in ms (at most 2^31 - 1); past it the call ends with `TOOL_TIMEOUT`. Default: the registry's `defaultTimeoutMs`. */
   timeoutMs?: number
   /**

@@ -26,6 +26,8 @@ export interface ToolInfo {
   readonly timeoutMs?: number
   /** How long a cancelled body may take to end with its own error; absent: it may not. */
   readonly cancelGraceMs?: number
+  /** An interrupted call that ended in error is left for `recover` on resume (see `ToolDefinition`). */
+  readonly recoverAfterInterrupt?: true
 }
 
 /**

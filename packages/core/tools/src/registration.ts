@@ -59,7 +59,10 @@ export function prepareTool(input: AnyToolDefinition): PreparedTool {
     fail(`cancelGraceMs must be a whole number of milliseconds from 0 to ${MAX_CANCEL_GRACE_MS}`)
   }
   const effects = checkEffects(definition.effects, fail)
-  if (definition.replaySafe !== undefined && typeof definition.replaySafe !== 'boolean') fail('replaySafe must be true or false')
+  for (const key of ['replaySafe', 'recoverAfterInterrupt'] as const) {
+    if (definition[key] !== undefined && typeof definition[key] !== 'boolean') fail(`${key} must be true or false`)
+  }
+  if (definition.recoverAfterInterrupt === true && definition.recover === undefined) fail('recoverAfterInterrupt needs a recover function: the call is left for it')
   for (const key of ['presentCall', 'presentResult', 'summarize', 'recover', 'availableTo'] as const) {
     if (definition[key] !== undefined && typeof definition[key] !== 'function') fail(`${key} must be a function`)
   }
@@ -76,6 +79,7 @@ export function prepareTool(input: AnyToolDefinition): PreparedTool {
     replaySafe: definition.replaySafe ?? defaultReplaySafe(definition.effects),
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
     ...(cancelGraceMs ? { cancelGraceMs } : {}),
+    ...(definition.recoverAfterInterrupt === true ? { recoverAfterInterrupt: true as const } : {}),
   })
   return { definition, info, schema: { name: definition.name, description: definition.description, parameters }, output }
 }

@@ -2,7 +2,7 @@
 
 import { Context, Service, type Logger } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
-import { ReinError, raceSignal } from '@rein/base'
+import { ReinError, isReinError, raceSignal } from '@rein/base'
 import { parseArguments } from './arguments.ts'
 import type { AnyToolDefinition, ToolDefinition } from './define-tool.ts'
 import type {
@@ -258,8 +258,9 @@ export class ToolRegistry extends Service {
       const context = Object.freeze({ cwd, workspaceRoot, signal: deadline, logger: tool.logger, ...(input.context?.sessionId ? { sessionId: input.context.sessionId } : {}) })
       const found = await raceSignal(Promise.resolve(recover.call(tool.definition, Object.freeze({ callId: input.callId, args }), context)), deadline)
       if (found === undefined) return undefined
+      if (typeof found === 'object' && found !== null && 'error' in found && isReinError(found.error)) return failure(found.error.code, found.error.message)
       if (typeof found !== 'object' || found === null || !('value' in found)) {
-        return failure('INVALID_TOOL_OUTPUT', `${input.name}.recover returned something other than {value} or nothing`)
+        return failure('INVALID_TOOL_OUTPUT', `${input.name}.recover returned something other than {value}, {error: ReinError} or nothing`)
       }
       return settle(tool, input.name, args, found.value, tool.logger)
     } catch (error) {

@@ -10,6 +10,7 @@ import { createInterface, type Interface } from 'node:readline/promises'
 import { ReinError } from '@rein/base'
 import type { ParsedArgs } from '../args.ts'
 import { installApproval, type PromptAnswer } from '../approval.ts'
+import { stopTurn } from '../interrupts.ts'
 import type { Io } from '../io.ts'
 import { exitFor, openAgent, settleJobs, withComposition } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
@@ -34,7 +35,7 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
       : watchComposition(scope.composition, (text) => lines.interrupt(() => scope.renderer.notice(text), io.stderr))
     // SIGTERM or SIGHUP (Ctrl-C at the terminal reaches readline, below): end the turn and the chat.
     scope.interrupted.addEventListener('abort', () => {
-      agent.cancel(String(scope.interrupted.reason))
+      stopTurn(agent, scope.interrupted.reason)
       lines.stop()
       prompt.close()
     })

@@ -1,0 +1,52 @@
+/**
+ * `resume`: a call continues one of its caller's earlier subagents — one that was cancelled,
+ * interrupted or failed, or one asked a follow-up — in its own session, with the prompt as its next
+ * message. Only the calling session's own children, only when no process runs them, and never with
+ * more tools than the child's last request was offered.
+ */
+
+import type { Agent } from '@rein/agent'
+import { ReinError, isReinError } from '@rein/base'
+import { eventData, type SessionEvent, type SessionService } from '@rein/session'
+import type { SubagentProfile } from './config.ts'
+import { childOptions } from './profile.ts'
+import type { RunDeps } from './run.ts'
+import type { SubagentRequest } from './types.ts'
+
+/** The child session `id` (the call's `resume`), opened as an agent (its own repair done), ready for the prompt. */
+export async function resumeChild(deps: RunDeps, request: SubagentRequest, id: string, profile: SubagentProfile | undefined, tools: string[] | undefined): Promise<Agent> {
+  const sessions = deps.ctx.get('sessions') as SessionService | undefined
+  if (!sessions) throw new ReinError('SERVICE_MISSING', 'resume needs ctx.sessions, and none is loaded')
+  const { header, events } = await loadChild(sessions, id)
+  if (header.parentSessionId !== request.call.sessionId) {
+    throw new ReinError('INVALID_ARGS', `session ${id} is not one of your subagents: resume continues only a subagent this session started (its id is in that call's result or error)`, { details: { sessionId: id } })
+  }
+  if (deps.agents().find(id)) {
+    throw new ReinError('SUBAGENT_BUSY', `subagent session ${id} is still running (in the background: wait for its message, or job_kill its job), so it cannot be resumed now`, { details: { sessionId: id } })
+  }
+  const { agent } = await deps.agents().resume(id, childOptions(request.agent, profile, withinRecorded(tools, recordedTools(events))))
+  return agent
+}
+
+async function loadChild(sessions: SessionService, id: string) {
+  try {
+    return await sessions.load(id)
+  } catch (error) {
+    if (!isReinError(error, 'SESSION_NOT_FOUND')) throw error
+    throw new ReinError('INVALID_ARGS', `no subagent session "${id}": resume takes the session id a subagent call's result or error gave`, { cause: error, details: { sessionId: id } })
+  }
+}
+
+/** `names` kept to what the child was offered before (`recorded`); every recorded name when `names` says nothing. */
+export function withinRecorded(names: readonly string[] | undefined, recorded: readonly string[] | undefined): string[] | undefined {
+  if (recorded === undefined) return names === undefined ? undefined : [...names]
+  return names === undefined ? [...recorded] : names.filter((name) => recorded.includes(name))
+}
+
+/** The tool names the child's last request offered (the set its parent allowed then), or undefined before its first request. */
+export function recordedTools(events: readonly SessionEvent[]): string[] | undefined {
+  const header = events.findLast((event) => event.type === 'request/header' && eventData(event, 'request/header').tools !== undefined)
+  if (!header) return undefined
+  const { tools } = eventData(header, 'request/header')
+  return Array.isArray(tools) ? tools.flatMap((tool) => (typeof tool === 'object' && tool !== null && !Array.isArray(tool) && typeof tool.name === 'string' ? [tool.name] : [])) : []
+}

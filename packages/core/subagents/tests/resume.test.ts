@@ -1,0 +1,101 @@
+// `resume`: continuing one of the caller's earlier subagents in its own session, and the
+// profile check once the composition has loaded.
+import type { AdapterRequest } from '@rein/llm'
+import type { ScriptedTurn } from '@rein/testkit'
+import { describe, expect, it } from 'vitest'
+import { boot, call, resultOf, taskOf, textOf } from './harness.ts'
+
+const answers = (request: AdapterRequest) => request.messages.filter((message) => message.role === 'assistant').length
+
+/** The child session id the request's last subagent result names. */
+function childIn(request: AdapterRequest): string {
+  const text = request.messages.flatMap((message) => message.content).map((block) => (block.type === 'tool-result' ? JSON.stringify(block) : '')).join('')
+  const ids = [...text.matchAll(/subagent session (\S+?)[);]/g)].map((match) => match[1]!)
+  return ids.at(-1) ?? 'none'
+}
+
+/** The parent delegates `dig` (only `lookup`), then makes `second(childId)` its next call, then answers. */
+function script(second: (childId: string) => Record<string, unknown>, child: readonly ScriptedTurn[], first: Record<string, unknown> = {}) {
+  return (request: AdapterRequest): ScriptedTurn => {
+    const task = taskOf(request)
+    if (task === 'go') {
+      const steps: ScriptedTurn[] = [
+        [call('subagent', { description: 'dig', prompt: 'dig', tools: ['lookup'], ...first }, 'c1')],
+        [call('subagent', { description: 'more', ...second(childIn(request)) }, 'c2')],
+        [{ text: 'done' }],
+      ]
+      return steps[answers(request)]!
+    }
+    if (task === 'dig') return child[answers(request)]!
+    throw new Error(`no script for ${task}`)
+  }
+}
+
+describe('resume', () => {
+  it('continues a finished subagent with a follow-up: its history kept, its tools never widened', async () => {
+    const { root, llm, create } = await boot(script((id) => ({ prompt: 'and y?', resume: id }), [[{ text: 'x found' }], [{ text: 'y found too' }]]))
+    const parent = await create()
+    await parent.send('go')
+    const first = textOf(resultOf(parent.session.events, 'c1'))
+    const id = /subagent session (\S+)\)$/.exec(first)![1]!
+    expect(textOf(resultOf(parent.session.events, 'c2'))).toBe(`y found too\n(subagent session ${id})`)
+    const child = await root.sessions.load(id)
+    expect(child.events.filter((event) => event.type === 'turn/start')).toHaveLength(2)
+    const requests = llm.requests.filter((request) => taskOf(request) === 'dig')
+    expect(requests[1]!.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user'])
+    // Resumed without `tools`, it still has only what it was given: lookup.
+    expect(requests.map((request) => request.tools?.map((tool) => tool.name))).toEqual([['lookup'], ['lookup']])
+    expect(root.agents.list()).toEqual([parent])
+  })
+
+  it('continues a subagent that failed, with what it had, and recover finds the resumed call by its prompt', async () => {
+    const { root, create } = await boot(script((id) => ({ prompt: 'go on', resume: id }), [
+      [call('lookup', { word: 'a' }, 'k1')], [call('lookup', { word: 'b' }, 'k2')], [{ text: 'finished after b' }],
+    ], { agent: 'short' }), { subagents: { profiles: { short: { maxSteps: 1 } } } })
+    const parent = await create()
+    await parent.send('go')
+    // The first call ran out of steps after one lookup: its error names the session to resume.
+    expect(resultOf(parent.session.events, 'c1')).toMatchObject({ isError: true, code: 'SUBAGENT_FAILED' })
+    const result = resultOf(parent.session.events, 'c2')!
+    expect(result.isError).toBe(false)
+    expect(textOf(result)).toContain('finished after b')
+    const id = /subagent session (\S+)\)$/.exec(textOf(result))![1]!
+    const recover = (prompt: string) => root.tools.recover({ callId: 'c2', name: 'subagent', arguments: JSON.stringify({ description: 'more', prompt, resume: id }), signal: new AbortController().signal, context: { sessionId: parent.session.id } })
+    expect(await recover('go on')).toMatchObject({ isError: false, value: { sessionId: id, answer: 'finished after b' } })
+    expect(await recover('a prompt that never reached it')).toMatchObject({ isError: true, error: { code: 'TOOL_NOT_STARTED' } })
+  })
+
+  it.each([
+    ['an id no session has', () => 'no-such-session', 'INVALID_ARGS', /no subagent session "no-such-session"/],
+    ['a session that is not one of the caller\'s subagents', (other: string) => other, 'INVALID_ARGS', /is not one of your subagents/],
+  ])('refuses %s, starting nothing', async (_name, target, code, message) => {
+    let other = ''
+    const { root, llm, create } = await boot(script(() => ({ prompt: 'hi', resume: target(other) }), [[{ text: 'x found' }]]))
+    other = (await create()).session.id
+    const parent = await create()
+    await parent.send('go')
+    const result = resultOf(parent.session.events, 'c2')!
+    expect(textOf(result)).toMatch(message)
+    expect(result).toMatchObject({ isError: true, code })
+    expect(llm.requests.filter((request) => taskOf(request) === 'hi')).toEqual([])
+    expect((await root.sessions.list()).filter((summary) => summary.parentCallId === 'c2')).toEqual([])
+  })
+})
+
+describe('profiles checked once the composition has loaded', () => {
+  it('names each profile whose tool, provider or model no row provides', async () => {
+    const { root } = await boot(script(() => ({}), []), { subagents: { profiles: {
+      typo: { tools: ['lookup', 'grpe', 'sa*'] },
+      elsewhere: { provider: 'nowhere', model: 'm' },
+      renamed: { provider: 'scripted', model: 'm-2' },
+      fine: { provider: 'scripted', model: 'm', tools: ['lookup'] },
+    } } })
+    const problems: string[] = []
+    await root.parallel('compose/check', problems)
+    expect(problems).toEqual([
+      '@rein/subagents: profiles.typo.tools names no such tool: grpe (registered: lookup, save, subagent)',
+      '@rein/subagents: profiles.elsewhere.provider "nowhere" is served by no loaded provider (loaded: scripted)',
+      '@rein/subagents: profiles.renamed.model "m-2" is not in scripted\'s model catalog (it has: m)',
+    ])
+  })
+})
