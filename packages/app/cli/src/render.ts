@@ -1,8 +1,7 @@
 /** Terminal output: the answer on stdout, one line per tool call and the totals on stderr; or JSON lines. */
 
-import type { AgentEvent, TurnResult } from '@rein/agent'
-import type { TokenUsage } from '@rein/llm'
-import type { CostReport } from '@rein/telemetry'
+import type { AgentEvent, TreeUsage, TurnResult } from '@rein/agent'
+import { addUsage, type TokenUsage } from '@rein/llm'
 import { neutralize } from './terminal-text.ts'
 
 export interface Output {
@@ -14,15 +13,10 @@ export function colorsEnabled(stream: { isTTY?: boolean }, env: NodeJS.ProcessEn
   return Boolean(stream.isTTY) && env.NO_COLOR === undefined && env.TERM !== 'dumb'
 }
 
-/** A run's spend with its subagents', when `ctx.telemetry` is composed. */
-export type CostOf = (runId: string) => CostReport | undefined
-
 export class Renderer {
   private readonly calls = new Map<string, string>()
   /** Calls whose subagent's work was shown under them (their `…` line printed). */
   private readonly announced = new Set<string>()
-  /** Set by the command once the composition is loaded. */
-  costOf: CostOf | undefined
   private midLine = false
   private readonly dim: (text: string) => string
   private readonly red: (text: string) => string
@@ -71,19 +65,16 @@ export class Renderer {
   }
 
   result(result: TurnResult) {
-    const report = this.costOf?.(result.runId)
-    // The totals include subagents' usage when telemetry rolled it up; otherwise the turn's own.
-    const withChildren = report !== undefined && report.children.attempts > 0 ? report : undefined
     if (this.json) {
-      const total = withChildren && { usage: withChildren.total.usage, ...(withChildren.total.money !== undefined ? { cost: withChildren.total.money } : {}), subagents: { usage: withChildren.children.usage, ...(withChildren.children.money !== undefined ? { cost: withChildren.children.money } : {}) } }
-      this.line(this.out.stdout, JSON.stringify({ type: 'result', ...result, ...(total ? { total } : {}) }))
+      const total = result.subagents && treeTotal(result, result.subagents)
+      this.line(this.out.stdout, JSON.stringify({ type: 'result', ...result, ...(total ? { total: { ...total, subagents: result.subagents } } : {}) }))
       return
     }
     if (this.midLine) this.out.stdout.write('\n')
     this.midLine = false
     if (result.error) this.err(this.red(`${result.reason}: ${result.error.code}: ${result.error.message}`))
     if (result.overrun) this.err(this.dim(`note: the answer went over a budget (${result.overrun.code}): ${result.overrun.message}`))
-    this.err(this.dim(`${totalsLine(result, withChildren)} · ${result.reason}`))
+    this.err(this.dim(`${totalsLine(result)} · ${result.reason}`))
   }
 
   /** A tool call's line once it ends: `  [tool] <label> ok|failed <code>`, indented one more step per subagent level. */
@@ -157,12 +148,17 @@ export function formatCost(cost: number): string {
 }
 
 /** `tokens in … out …[ (subagents in … out …)] · cost …` for a turn, its subagents included when there were any. */
-function totalsLine(result: TurnResult, report: CostReport | undefined): string {
-  const estimated = result.usageEstimated === true || report?.total.estimated === true
-  const usage = report?.total.usage ?? result.usage
-  const subagents = report ? ` (subagents ${formatTokens(report.children.usage)})` : ''
-  const counted = report ? report.total.attempts > 0 : usage.inputTokens + usage.outputTokens > 0
-  const money = report ? report.total.money : result.cost
-  const cost = money !== undefined ? ` · cost ${formatCost(money)}` : counted ? ' · cost unknown (a model used has no price; set prices on the @rein/llm row)' : ''
-  return `${estimated ? '~' : ''}${formatUsage(usage)}${subagents}${cost}`
+function totalsLine(result: TurnResult): string {
+  const { subagents } = result
+  const total = subagents ? treeTotal(result, subagents) : { usage: result.usage, ...(result.cost !== undefined ? { cost: result.cost } : {}) }
+  const estimated = result.usageEstimated === true || subagents?.usageEstimated === true
+  const counted = total.usage.inputTokens + total.usage.outputTokens > 0
+  const cost = total.cost !== undefined ? ` · cost ${formatCost(total.cost)}` : counted ? ' · cost unknown (a model used has no price; set prices on the @rein/llm row)' : ''
+  return `${estimated ? '~' : ''}${formatUsage(total.usage)}${subagents ? ` (subagents ${formatTokens(subagents.usage)})` : ''}${cost}`
+}
+
+/** The turn's own spend and its subagents', together; money only when both are known. */
+function treeTotal(result: TurnResult, subagents: TreeUsage): { usage: TokenUsage; cost?: number } {
+  const cost = result.cost !== undefined && subagents.cost !== undefined ? result.cost + subagents.cost : undefined
+  return { usage: addUsage(result.usage, subagents.usage), ...(cost !== undefined ? { cost } : {}) }
 }

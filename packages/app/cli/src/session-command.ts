@@ -8,7 +8,6 @@ import type { Agent, CreateAgentOptions, ResumeReport, TurnResult } from '@rein/
 import type { Composition } from '@rein/compose'
 import type {} from '@rein/jobs'
 import type {} from '@rein/memory'
-import type {} from '@rein/telemetry'
 import type { CliOptions } from './args.ts'
 import { builtInModel, loadCliComposition, requireServices } from './composition.ts'
 import { EXIT } from './exit-codes.ts'
@@ -36,7 +35,6 @@ export async function withComposition(options: CliOptions, io: Io, body: (scope:
   printLogs(context, io, options.verbose)
   const { composition, source } = await loadCliComposition({ ...(options.config ? { config: options.config } : {}), cwd: io.cwd, env: io.env, context })
   const renderer = new Renderer(io, options.json, colorsEnabled(io.stdout, io.env))
-  renderer.costOf = (runId) => composition.ctx.get('telemetry')?.cost(runId)
   const interrupts = trapInterrupts(io, (text) => renderer.notice(text))
   try {
     requireServices(composition, source)

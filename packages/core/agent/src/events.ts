@@ -19,6 +19,14 @@ export type AgentEvent =
   | { type: 'subagent'; callId: string; sessionId: string; event: AgentEvent }
 
 /** How a turn ended, what it cost, and what it said last. */
+/** Usage and money of a turn's subagents. */
+export interface TreeUsage {
+  usage: TokenUsage
+  /** Undefined when a model a subagent used was unpriced. */
+  cost?: number
+  usageEstimated?: true
+}
+
 export interface TurnResult {
   turn: number
   /** The run this turn was: `ctx.telemetry.cost(runId)` rolls its subagents' usage up. */
@@ -33,6 +41,11 @@ export interface TurnResult {
   cost?: number
   /** Part of `usage` is estimated: a provider reported none for an attempt that produced output. */
   usageEstimated?: true
+  /**
+   * What the turn's subagents (theirs included) spent while it ran, counted once and not in
+   * `usage`; absent when none reported usage. Add the two for the turn's whole tree.
+   */
+  subagents?: TreeUsage
   /** The text of the turn's last assistant message. */
   text: string
 }

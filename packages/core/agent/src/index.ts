@@ -10,7 +10,7 @@ export default AgentService
 export { AgentService, type CreateAgentOptions, type ParentRef, type ResumeReport } from './service.ts'
 export { Agent, type Injection } from './agent.ts'
 export { AgentConfig, type AgentOptions, type AgentMemoryScopes } from './options.ts'
-export type { AgentEvent, TurnResult } from './events.ts'
+export type { AgentEvent, TreeUsage, TurnResult } from './events.ts'
 export { buildSystem, type PromptSection, type PromptSectionContext } from './sections.ts'
 export type { ParentRun } from './identity.ts'
 /** An allow-list (`['fs_*', '!fs_write']`) as a predicate on tool names; undefined = every tool. `INVALID_TOOLS` for a malformed list. */

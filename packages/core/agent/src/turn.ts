@@ -15,7 +15,7 @@ import type { Tally } from './accounting.ts'
 import { overBudget, ownLimit, planRequest, type PlannedRequest } from './budget.ts'
 import { parentSpent, spentByTree, type BudgetLeft, type Charge, type TreeSpend } from './tree-budget.ts'
 import type { CallIds } from './call-ids.ts'
-import type { AgentEvent, TurnResult } from './events.ts'
+import type { AgentEvent, TreeUsage, TurnResult } from './events.ts'
 import { latestUserMessage, runIdentity, type ParentRun } from './identity.ts'
 import type { Notify } from './lifecycle.ts'
 import { attemptStarted, priceOf, recordAttempt } from './attempts.ts'
@@ -299,8 +299,16 @@ async function endTurn(context: TurnContext, state: TurnState, end: TurnEnd): Pr
     usage: tally.usage,
     ...(tally.cost !== undefined ? { cost: tally.cost } : {}),
     ...(tally.estimated ? { usageEstimated: true as const } : {}),
+    ...subagentsSpend(context.tree),
     text: state.text,
   }
+}
+
+/** The turn's subagents' spend for its result; nothing when none reported usage. */
+function subagentsSpend(tree: TreeSpend): { subagents?: TreeUsage } {
+  const { tally } = tree
+  if (tally.counted === 0) return {}
+  return { subagents: { usage: tally.usage, ...(tally.cost !== undefined ? { cost: tally.cost } : {}), ...(tally.estimated ? { usageEstimated: true as const } : {}) } }
 }
 
 /** A throw no phase expected: the turn ends `error` with the thrower's code. */

@@ -4,18 +4,11 @@ import { eventData, type SessionEvent } from '@rein/session'
 import type { ScriptedTurn } from '@rein/testkit'
 import { defineTool } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
-import { boot, byTask, call, taskOf } from './harness.ts'
+import { boot, byTask, call, resultOf, taskOf, textOf } from './harness.ts'
 
 const viewer = (agent: { session: { id: string } }) => ({ sessionId: agent.session.id })
 
 const inBackground = (prompt: string) => ({ description: 'look it up', prompt, run_in_background: true })
-
-function resultOf(events: readonly SessionEvent[], callId: string) {
-  const event = events.find((entry) => entry.type === 'tool/result' && eventData(entry, 'tool/result').callId === callId)
-  return event && eventData(event, 'tool/result')
-}
-
-const textOf = (result: ReturnType<typeof resultOf>) => result!.content.map((part) => (part.type === 'text' ? part.text : '')).join('')
 
 /** The child session a background call started, from its result. */
 function startedChild(events: readonly SessionEvent[], callId: string): string {

@@ -1,17 +1,9 @@
-import { eventData, type SessionEvent } from '@rein/session'
+import { eventData } from '@rein/session'
 import { defineTool } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
-import { boot, byTask, call, taskOf, usage } from './harness.ts'
+import { boot, byTask, call, resultOf, taskOf, textOf, usage } from './harness.ts'
 
 const ask = (prompt: string, extra: Record<string, unknown> = {}) => ({ description: 'look it up', prompt, ...extra })
-
-/** The parent's recorded result of one call. */
-function resultOf(events: readonly SessionEvent[], callId: string) {
-  const event = events.find((entry) => entry.type === 'tool/result' && eventData(entry, 'tool/result').callId === callId)
-  return event && eventData(event, 'tool/result')
-}
-
-const textOf = (result: ReturnType<typeof resultOf>) => result!.content.map((part) => (part.type === 'text' ? part.text : '')).join('')
 
 describe('the subagent tool', () => {
   it('returns the child\'s final answer and session id; the child\'s header links it to the parent\'s call', async () => {
@@ -325,6 +317,19 @@ describe('cost', () => {
     expect(report.total.money).toBeCloseTo(146)
     const result = resultOf(parent.session.events, 'c1')!
     expect(textOf(result)).toMatch(/^worked\n/)
+  })
+
+  it('hides a subagent\'s tokens from a parent turn without telemetry when its result does not carry the tree\'s spend', async () => {
+    const { create } = await boot(byTask({
+      'go': [[call('subagent', ask('work'), 'c1'), usage(10, 1)], [{ text: 'ok' }, usage(20, 2)]],
+      'work': [[call('subagent', ask('deeper'), 'g1'), usage(100, 5)], [{ text: 'worked' }, usage(1, 1)]],
+      'deeper': [[{ text: 'deep' }, usage(1000, 50)]],
+    }))
+    const parent = await create()
+    const turn = await parent.send('go')
+    expect(turn.usage).toEqual({ inputTokens: 30, outputTokens: 3 })
+    // The child and its own child, each once.
+    expect(turn.subagents).toEqual({ usage: { inputTokens: 1101, outputTokens: 56 }, cost: 1101 + 2 * 56 })
   })
 })
 

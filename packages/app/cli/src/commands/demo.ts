@@ -19,7 +19,6 @@ import { demoReply } from '../demo/script.ts'
 import { createDemoWorkspace } from '../demo/workspace.ts'
 import { installApproval } from '../approval.ts'
 import { EXIT } from '../exit-codes.ts'
-import type {} from '@rein/telemetry'
 import { streamTurn } from '../session-command.ts'
 import { trapInterrupts } from '../interrupts.ts'
 import { colorsEnabled, Renderer } from '../render.ts'
@@ -54,7 +53,6 @@ async function runDemo(args: ParsedArgs, io: Io, serverUrl: string, workspaceRoo
   ]
   const composition = await loadComposition({ file: join(PACKAGE_DIR, 'demo.cordis.yml'), rows, resolveFrom: PACKAGE_DIR })
   const renderer = new Renderer(io, args.options.json, colorsEnabled(io.stdout, io.env))
-  renderer.costOf = (runId) => composition.ctx.get('telemetry')?.cost(runId)
   const interrupts = trapInterrupts(io, (text) => renderer.notice(text))
   try {
     const { ctx } = composition
