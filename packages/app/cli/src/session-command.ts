@@ -80,7 +80,8 @@ export async function openAgent(scope: SessionScope, sessionId: string | undefin
     return { agent }
   }
   const { cwd: _cwd, model: _default, ...rest } = overrides
-  const { agent, repaired } = await scope.ctx.agents.resume(sessionId, { ...rest, ...(scope.options.model ? { model: scope.options.model } : {}) })
+  // A signal during the repair stops what it runs (a subagent being continued is interrupted, to continue later).
+  const { agent, repaired } = await scope.ctx.agents.resume(sessionId, { ...rest, ...(scope.options.model ? { model: scope.options.model } : {}), signal: scope.interrupted })
   // Jobs an earlier process left running are reaped now, and the model told, before the first turn.
   scope.ctx.get('jobs')?.reap(sessionId)
   describeRoute(scope, agent)
@@ -120,7 +121,7 @@ function reportRepair(renderer: Renderer, id: string, repaired: ResumeReport) {
   const calls = repaired.rerun.length + repaired.paired.length + repaired.recovered.length
   const what = calls === 0 ? 'no tool call was waiting for a result' : `${calls} tool call${calls === 1 ? '' : 's'} had no result:`
   renderer.notice(`session ${id} had stopped mid-turn; turn ${repaired.closedTurn} is closed as interrupted, and ${what}`, { type: 'repaired', ...repaired })
-  for (const call of repaired.recovered) renderer.notice(`  ${call.name} (${call.callId}): its tool found how it ended (${call.isError ? 'an error' : 'finished'}; a subagent is continued to its end)`)
+  for (const call of repaired.recovered) renderer.notice(`  ${call.name} (${call.callId}): its tool settled it (${call.isError ? 'an error result, which tells the model why' : 'it finished; a subagent is continued to its end'})`)
   for (const call of repaired.rerun) renderer.notice(`  ran ${call.name} (${call.callId}) again: it is safe to repeat`)
   for (const call of repaired.paired) renderer.notice(`  ${call.name} (${call.callId}): ${call.code === 'TOOL_NOT_STARTED' ? 'had not started' : 'outcome unknown; the model is told to check'}`)
 }

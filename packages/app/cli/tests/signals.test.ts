@@ -104,7 +104,7 @@ describe('SIGTERM under a subagent call', () => {
     const resumed = await spawnRein(p.dir, ['resume', parent!.header.id], undefined, { REIN_HOME: p.home })
     expect(resumed.code).toBe(0)
     expect(resumed.stdout).toContain('Parent done.')
-    expect(resumed.stderr).toContain('subagent (c_sub): its tool found how it ended (finished')
+    expect(resumed.stderr).toContain('subagent (c_sub): its tool settled it (it finished')
     const [after, childAfter] = logs(p.home)
     const results = after!.events.filter((event) => event.type === 'tool/result' && event.data.callId === 'c_sub')
     expect(results).toHaveLength(1)

@@ -7,7 +7,7 @@
 import { AgentService } from './service.ts'
 
 export default AgentService
-export { AgentService, type CreateAgentOptions, type ParentRef, type ResumeReport } from './service.ts'
+export { AgentService, type CreateAgentOptions, type ParentRef, type ResumeAgentOptions, type ResumeReport } from './service.ts'
 export { Agent, type Injection } from './agent.ts'
 export { AgentConfig, type AgentOptions, type AgentMemoryScopes } from './options.ts'
 export type { AgentEvent, TreeUsage, TurnResult } from './events.ts'

@@ -14,19 +14,22 @@ export interface ParentRef {
 }
 
 /**
- * A child session's place in its tree, read back on resume: the header names the parent run, and
- * the child's own `turn/start` records the root anchor and conversation it inherited.
+ * A child session's place in its tree, read back on resume: the run and call its latest turn
+ * worked for (a child resumed by a later call works for that one), else the header's; the
+ * `turn/start` also records the root anchor and conversation it inherited.
  */
 export function recordedParent(header: SessionHeader, events: readonly SessionEvent[]): ParentRun | undefined {
-  const { parentSessionId, parentRunId, parentCallId } = header
-  if (!parentSessionId || !parentRunId || !parentCallId) return undefined
-  const start = events.find((event) => event.type === 'turn/start' && eventData(event, 'turn/start').parentRunId === parentRunId)
+  const { parentSessionId } = header
+  if (!parentSessionId || !header.parentRunId || !header.parentCallId) return undefined
+  const start = events.findLast((event) => event.type === 'turn/start' && eventData(event, 'turn/start').parentRunId !== undefined)
   const data = start && eventData(start, 'turn/start')
+  const runId = data?.parentRunId ?? header.parentRunId
   return {
     sessionId: parentSessionId,
-    runId: parentRunId,
-    callId: parentCallId,
-    anchor: data?.anchor ?? parentRunId,
+    runId,
+    // Logs from before turns named their call: the header's, for the run it names.
+    callId: data?.parentCallId ?? header.parentCallId,
+    anchor: data?.anchor ?? runId,
     conversationId: data?.conversationId ?? parentSessionId,
     depth: header.depth - 1,
   }

@@ -25,7 +25,7 @@ export interface ResumeReport {
 type ResultData = CoreEventData['tool/result']
 
 /** Repairs `session` if its log ends mid-turn, and makes the repair durable. */
-export async function repairSession(session: Session, tools: ToolRegistry, options: AgentOptions): Promise<ResumeReport> {
+export async function repairSession(session: Session, tools: ToolRegistry, options: AgentOptions, signal: AbortSignal = new AbortController().signal): Promise<ResumeReport> {
   const plan = planRepair(session.events, (name) => tools.info(name)?.replaySafe === true)
   const found = new Map<string, ResultData>()
   const report: ResumeReport = { paired: [], rerun: [], recovered: [] }
@@ -34,7 +34,7 @@ export async function repairSession(session: Session, tools: ToolRegistry, optio
   const context: ToolCallContext = { sessionId: session.id, cwd: options.cwd, workspaceRoot: options.workspaceRoot ?? options.cwd, ...(identity ? { identity } : {}) }
   const limits = { chars: options.spillAfterChars, lines: options.spillAfterLines }
   for (const call of plan.calls) {
-    const outcome = await settle(call, tools, context)
+    const outcome = await settle(call, tools, context, signal)
     if (!outcome) continue
     found.set(call.callId, await toResultData(call.callId, outcome.result, session, limits))
     report[outcome.how].push({ callId: call.callId, name: call.name, isError: outcome.result.isError })
@@ -53,9 +53,9 @@ export async function repairSession(session: Session, tools: ToolRegistry, optio
  * A started call's real result, when one can be had: its tool's `recover` first (it knows, e.g.,
  * that a subagent's session completed), else a run again when the call is replay-safe.
  */
-async function settle(call: RepairCall, tools: ToolRegistry, context: ToolCallContext) {
+async function settle(call: RepairCall, tools: ToolRegistry, context: ToolCallContext, signal: AbortSignal) {
   if (call.action === 'not-started') return undefined
-  const input = { callId: call.callId, name: call.name, arguments: call.arguments, signal: new AbortController().signal, context }
+  const input = { callId: call.callId, name: call.name, arguments: call.arguments, signal, context }
   const recovered = await tools.recover(input)
   if (recovered) return { how: 'recovered' as const, result: recovered }
   if (call.action !== 'rerun') return undefined

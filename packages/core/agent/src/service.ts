@@ -25,6 +25,17 @@ declare module '@deepseek-ai/cordis' {
   }
 }
 
+/** What `ctx.agents.resume` takes besides the id. */
+export type ResumeAgentOptions = Partial<AgentOptions> & {
+  /**
+   * For a subagent resumed by a new tool call: that call, whose run the child now works for (its
+   * turns record it, its spend and budgets follow it). The session must be a child of its session.
+   */
+  parent?: ParentRef
+  /** Aborting it stops what the repair runs (a `recover` continuing a subagent). */
+  signal?: AbortSignal
+}
+
 export type CreateAgentOptions = Partial<AgentOptions> & {
   sessionId?: string
   /**
@@ -147,12 +158,19 @@ export class AgentService extends Service {
    * calls with an unknown outcome are run once more, every other unpaired call is paired with an
    * error result, and the turn is closed as `interrupted`.
    */
-  async resume(id: string, options: Partial<AgentOptions> = {}): Promise<{ agent: Agent; repaired: ResumeReport }> {
+  async resume(id: string, options: ResumeAgentOptions = {}): Promise<{ agent: Agent; repaired: ResumeReport }> {
+    const { parent: ref, signal, ...rest } = options
     const session = await this.service('sessions').open(id)
     try {
-      const resolved = await this.resolve({ cwd: session.header.cwd, ...recordedRequest(session.events, options), ...stripUndefined(options) }, session.header.depth > 0)
-      const repaired = await repairSession(session, this.service('tools'), resolved)
-      const lineage = this.lineage(recordedParent(session.header, session.events), resolved)
+      if (ref && session.header.parentSessionId !== ref.sessionId) {
+        throw new ReinError('NOT_A_CHILD', `session ${id} is not a subagent of session ${ref.sessionId}, so that session cannot resume it`, { details: { sessionId: id, parentSessionId: ref.sessionId } })
+      }
+      // A child resumed by a later call works for that call's run: budgets, spend and anchor follow it.
+      const parent = ref ? (await this.parentRun(ref)).run : recordedParent(session.header, session.events)
+      const left = ref && this.liveAgent(ref.sessionId)?.budgetLeft()
+      const resolved = withinParent(await this.resolve({ cwd: session.header.cwd, ...recordedRequest(session.events, rest), ...stripUndefined(rest) }, session.header.depth > 0), left)
+      const repaired = await repairSession(session, this.service('tools'), resolved, signal)
+      const lineage = this.lineage(parent, resolved)
       return { agent: this.track(new Agent(session, resolved, this.agentServices(), lineage)), repaired }
     } catch (error) {
       await session.close().catch(() => {})

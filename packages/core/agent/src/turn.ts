@@ -117,8 +117,8 @@ function beginTurn(context: TurnContext, text: string | undefined): TurnState {
   const turn = session.events.filter((event) => event.type === 'turn/start').length + 1
   const message = text === undefined ? undefined : userMessage(text)
   const identity = runIdentity({ agent: options.name, sessionId: session.id, turn, runId: run.runId, anchor: message?.id ?? latestUserMessage(session.messages()), ...(run.parent ? { parent: run.parent } : {}) })
-  const { runId, turnId, anchor, parentRunId } = identity
-  session.append('turn/start', { turn, runId, turnId, anchor, ...(parentRunId ? { parentRunId, conversationId: identity.conversationId } : {}) })
+  const { runId, turnId, anchor, parentRunId, parentCallId } = identity
+  session.append('turn/start', { turn, runId, turnId, anchor, ...(parentRunId ? { parentRunId, ...(parentCallId ? { parentCallId } : {}), conversationId: identity.conversationId } : {}) })
   if (message) session.append('user/message', { message })
   context.emit({ type: 'turn-start', turn })
   const state = new TurnState(turn, identity, session, context.services.notify)

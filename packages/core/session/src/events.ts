@@ -64,7 +64,8 @@ export interface CoreEventData {
    * `runId`: this `send` or `continue`; `turnId`: `<sessionId>/<turn>`; `anchor`: the id of the
    * user message the turn answers (a child run's is its root run's). All absent in older logs.
    */
-  'turn/start': { turn: number; runId?: string; turnId?: string; anchor?: string; parentRunId?: string; conversationId?: string }
+  /** A subagent's turn names the run and tool call it works for (a resumed child: the call that resumed it). */
+  'turn/start': { turn: number; runId?: string; turnId?: string; anchor?: string; parentRunId?: string; parentCallId?: string; conversationId?: string }
   'turn/end': { turn: number; reason: TurnEndReason; error?: { code: string; message: string }; overrun?: TurnOverrun }
   /** `request` is absent in logs written before it was recorded. */
   'step/start': { turn: number; step: number; request?: StepRequest }

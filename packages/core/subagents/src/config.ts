@@ -18,14 +18,21 @@ export interface SubagentProfile {
   memory?: { read?: ('user' | 'project')[]; write?: ('user' | 'project')[] }
   /** Requests per child turn. Default: the agents row's `maxSteps`. */
   maxSteps?: number
+  /** How long one child turn may run (ms). Default: the Config's `timeoutMs`. */
+  timeoutMs?: number
 }
 
 /** The plugin's settings; every field has a default (see the README). */
 export interface SubagentsConfig {
   /** Deepest run that may still delegate is `maxDepth - 1`: a run at this depth is not offered the tool. */
   maxDepth: number
+  /** How long one child turn may run (ms) before it is cancelled and its call ends `SUBAGENT_TIMEOUT`. */
+  timeoutMs: number
   profiles: Record<string, SubagentProfile>
 }
+
+/** The longest a Node timer waits. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1
 
 const SCOPES = Schema.union([Schema.array(Schema.union(['user', 'project'])), Schema.const(undefined)]) as Schema<('user' | 'project')[] | undefined>
 
@@ -40,12 +47,15 @@ const Profile: Schema<SubagentProfile> = Schema.object({
   tools: Schema.array(TOOL_PATTERN).description('Tools the child may use (narrows the parent\'s). Default: the parent\'s.'),
   memory: Schema.object({ read: SCOPES, write: SCOPES }).description('Memory scopes the child may read and write. Default: none.'),
   maxSteps: Schema.natural().min(1).description('Requests per child turn. Default: the agents row\'s.'),
+  timeoutMs: Schema.natural().min(1).max(MAX_TIMEOUT_MS).description('How long one child turn may run (ms). Default: the row\'s timeoutMs.'),
 }) as Schema<SubagentProfile>
 
 /** The schema cordis validates the subagents row's `config` with. */
 export const SubagentsConfig: Schema<Partial<SubagentsConfig>, SubagentsConfig> = Schema.object({
   maxDepth: Schema.natural().min(1).max(10).default(3)
     .description('How deep delegation goes: a run at this depth is not offered the subagent tool.'),
+  timeoutMs: Schema.natural().min(1).max(MAX_TIMEOUT_MS).default(30 * 60_000)
+    .description('How long one child turn may run (ms) before it is cancelled; its call ends SUBAGENT_TIMEOUT with what it had.'),
   profiles: Schema.dict(Profile).default({})
     .description('Named subagent kinds: {<name>: {description, system, provider, model, tools, memory, maxSteps}}.'),
 }) as Schema<Partial<SubagentsConfig>, SubagentsConfig>

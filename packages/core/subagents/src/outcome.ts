@@ -11,14 +11,24 @@ export interface ChildEnd {
   error?: { code: string; message: string }
 }
 
+/** Error codes by how the child's turn ended; any other end is `SUBAGENT_FAILED`. */
+const CODES: Record<string, string> = { aborted: 'SUBAGENT_CANCELLED', interrupted: 'SUBAGENT_INTERRUPTED', timeout: 'SUBAGENT_TIMEOUT' }
+
 /** The slice of `ctx.telemetry` read here, by name: @rein/subagents does not depend on it. */
 interface CostSource {
   cost(runId: string): { total: { money?: number } } | undefined
 }
 
-/** The call's value for a completed child; a child that did not complete throws what it had. */
-export function outcome(ctx: Context, sessionId: string, result: TurnResult, streamed: string): SubagentResult {
-  if (result.reason !== 'completed') throw unfinished(sessionId, result, streamed.trim() !== '' ? streamed : result.text)
+/**
+ * The call's value for a completed child; a child that did not complete throws what it had.
+ * `timedOutAfterMs`: its time limit cancelled it.
+ */
+export function outcome(ctx: Context, sessionId: string, result: TurnResult, streamed: string, timedOutAfterMs?: number): SubagentResult {
+  const partial = streamed.trim() !== '' ? streamed : result.text
+  if (timedOutAfterMs !== undefined && result.reason === 'aborted') {
+    throw unfinished(sessionId, { reason: 'timeout', error: { code: 'SUBAGENT_TIMEOUT', message: `it ran past its limit of ${timedOutAfterMs} ms (timeoutMs)` } }, partial)
+  }
+  if (result.reason !== 'completed') throw unfinished(sessionId, result, partial)
   const cost = costOf(ctx, result)
   return {
     sessionId,
@@ -35,10 +45,11 @@ export function outcome(ctx: Context, sessionId: string, result: TurnResult, str
  * and the model can continue it with `resume`.
  */
 export function unfinished(sessionId: string, end: ChildEnd, partial: string): ReinError {
-  const code = end.reason === 'aborted' ? 'SUBAGENT_CANCELLED' : end.reason === 'interrupted' ? 'SUBAGENT_INTERRUPTED' : 'SUBAGENT_FAILED'
+  const code = CODES[end.reason] ?? 'SUBAGENT_FAILED'
   const why = end.reason === 'aborted' ? 'was cancelled'
     : end.reason === 'interrupted' ? 'was interrupted (rein shut down)'
-      : `stopped (${end.reason}${end.error ? `: ${end.error.code} ${end.error.message}` : ''})`
+      : end.reason === 'timeout' ? `was cancelled: ${end.error?.message ?? 'it ran past its time limit'}`
+        : `stopped (${end.reason}${end.error ? `: ${end.error.code} ${end.error.message}` : ''})`
   const had = partial.trim() === '' ? 'It had written nothing yet.' : `What it had so far:\n${partial}`
   return new ReinError(code, `the subagent ${why} (subagent session ${sessionId}; subagent with resume: "${sessionId}" continues it). ${had}`, {
     details: { sessionId, reason: end.reason, partial, ...(end.error ? { error: end.error } : {}) },

@@ -7,14 +7,14 @@
  * parent's repair pairs the call as usual.
  */
 
-import type { AgentService } from '@rein/agent'
-import { ReinError } from '@rein/base'
+import type { Agent, AgentService } from '@rein/agent'
+import { ReinError, isReinError } from '@rein/base'
 import { eventData, spending, type SessionEvent, type SessionService } from '@rein/session'
 import type { RecoverContext, Recovered, ToolRegistry } from '@rein/tools'
 import { childTools } from './child-tools.ts'
 import type { SubagentsConfig } from './config.ts'
 import { unfinished } from './outcome.ts'
-import { childOptions } from './profile.ts'
+import { childOptions, profileOf } from './profile.ts'
 import { recordedTools, withinRecorded } from './resume.ts'
 import type { SubagentResult } from './types.ts'
 
@@ -24,6 +24,8 @@ export interface RecoverDeps {
   tools: () => ToolRegistry
   sessions: () => SessionService | undefined
   agents: () => AgentService | undefined
+  /** Children running now: a child continued here is one too (disposing the plugin interrupts it). */
+  running: Set<Agent>
 }
 
 /** What `ctx.agents.resume` takes besides the id. */
@@ -51,38 +53,49 @@ export async function recoverChild(deps: RecoverDeps, call: RecoverableCall, con
   const sessions = deps.sessions()
   if (!sessions) return undefined
   const child = await findChild(sessions, call, context.sessionId)
-  // Nothing stored (or, for `resume`, the prompt never reached the child): the crash came before
-  // the child's first flush, which precedes its first request and tool, so it did no work.
-  if (!child) return { error: new ReinError('TOOL_NOT_STARTED', 'the session stopped before the subagent started, so it did no work; call subagent again if the task is still needed') }
+  // Nothing stored (or, for `resume`, no turn for this call): the crash came before the child's
+  // first flush, which precedes its first request and tool, so it did no work.
+  if (!child) return { error: notStarted() }
   let end = lastEnd(child.events)
   if (end === undefined || end.reason === 'interrupted') {
-    const agents = deps.agents()
-    const options = resumeOptions(deps, call, recordedTools(child.events))
-    if (!agents || !options) return undefined
-    await continueChild(agents, child.id, options, context.signal)
+    const recorded = recordedTools(child.events)
+    // Before its first request nothing says which tools its parent allowed, and it has done nothing.
+    if (recorded === undefined) return { error: notStarted(child.id) }
+    try {
+      await continueChild(deps, child.id, resumeOptions(deps, call, recorded), context.signal)
+    } catch (error) {
+      // A live process holds it: it is not interrupted, and whatever it does is not known here.
+      if (isReinError(error, 'SESSION_LOCKED')) return undefined
+      // Its profile gone from Config, its model unknown, …: the model still learns which session it was.
+    }
     child.events = (await sessions.load(child.id)).events
-    end = lastEnd(child.events)
+    end = lastEnd(child.events) ?? { reason: 'interrupted' }
   }
-  if (end === undefined) return undefined
   const answer = lastAnswer(child.events)
   if (end.reason !== 'completed') return { error: unfinished(child.id, end, answer) }
   const { usage, cost } = spending(child.events)
   return { value: { sessionId: child.id, answer, reason: 'completed', usage, ...(cost === undefined ? {} : { cost }) } }
 }
 
+/** `TOOL_NOT_STARTED`: the child did no work, so calling again repeats nothing. */
+function notStarted(sessionId?: string): ReinError {
+  const which = sessionId === undefined ? '' : ` (subagent session ${sessionId} holds no request)`
+  return new ReinError('TOOL_NOT_STARTED', `the session stopped before the subagent started, so it did no work${which}; call subagent again if the task is still needed`)
+}
+
 /**
  * The child `call` made: the session made for its call id by a run of `parentSessionId`, or, for a
- * `resume` call, the session it names once the call's prompt reached it.
+ * `resume` call, the session it names once a turn there started for this call.
  */
 async function findChild(sessions: SessionService, call: RecoverableCall, parentSessionId: string | undefined): Promise<ChildLog | undefined> {
-  const { resume, prompt } = call.args
+  const { resume } = call.args
   const mine = (summary: { parentSessionId?: string }) => parentSessionId === undefined || summary.parentSessionId === parentSessionId
   if (resume === undefined) {
     const found = (await sessions.list()).find((summary) => summary.parentCallId === call.callId && mine(summary))
     return found && { id: found.id, events: (await sessions.load(found.id)).events }
   }
   const { header, events } = await sessions.load(resume).catch(() => ({ header: undefined, events: [] }))
-  if (!header || !mine(header) || lastPrompt(events) !== prompt) return undefined
+  if (!header || !mine(header) || !events.some((event) => event.type === 'turn/start' && eventData(event, 'turn/start').parentCallId === call.callId)) return undefined
   return { id: resume, events }
 }
 
@@ -92,28 +105,29 @@ async function findChild(sessions: SessionService, call: RecoverableCall, parent
  * allow-list is read from what the child's requests offered (`recorded`), narrowed again by the
  * profile and the call's `tools`. A profile gone from Config → undefined.
  */
-function resumeOptions(deps: RecoverDeps, call: RecoverableCall, recorded: readonly string[] | undefined): ResumeOptions | undefined {
+function resumeOptions(deps: RecoverDeps, call: RecoverableCall, recorded: readonly string[]): ResumeOptions {
   const { agent, tools } = call.args
-  const profile = agent === undefined ? undefined : Object.hasOwn(deps.config.profiles, agent) ? deps.config.profiles[agent] : undefined
-  if (agent !== undefined && !profile) return undefined
-  let names: string[] | undefined
-  try {
-    names = childTools(deps.tools(), [profile?.tools, tools])
-  } catch {
-    return undefined
-  }
-  return childOptions(agent, profile, withinRecorded(names, recorded))
+  // Throws for a profile gone from Config or a malformed list: the child is then not continued.
+  const profile = profileOf(deps.config, agent)
+  return childOptions(agent, profile, withinRecorded(childTools(deps.tools(), [profile?.tools, tools]), recorded))
 }
 
-/** Resumes the child (its own repair runs first), runs one turn on what its log holds, and closes it. */
-async function continueChild(agents: AgentService, id: string, options: ResumeOptions, signal: AbortSignal): Promise<void> {
-  const { agent } = await agents.resume(id, options)
-  const cancel = () => agent.cancel('the subagent\'s recovery was cancelled')
-  signal.addEventListener('abort', cancel, { once: true })
+/**
+ * Resumes the child (its own repair runs first), runs one turn on what its log holds, and closes
+ * it. A stop meanwhile (the resume's own signal) interrupts it: it can be continued again.
+ */
+async function continueChild(deps: RecoverDeps, id: string, options: ResumeOptions, signal: AbortSignal): Promise<void> {
+  const agents = deps.agents()
+  if (!agents || signal.aborted) return
+  const { agent } = await agents.resume(id, { ...options, signal })
+  deps.running.add(agent)
+  const stop = () => void agent.interrupt()
+  signal.addEventListener('abort', stop, { once: true })
   try {
     if (!signal.aborted) await agent.continue()
   } finally {
-    signal.removeEventListener('abort', cancel)
+    signal.removeEventListener('abort', stop)
+    deps.running.delete(agent)
     await agent.close()
   }
 }
@@ -131,10 +145,4 @@ function lastAnswer(events: readonly SessionEvent[]): string {
   const last = events.findLast((event) => event.type === 'assistant/message')
   if (!last) return ''
   return eventData(last, 'assistant/message').message.content.map((block) => (block.type === 'text' ? block.text : '')).join('')
-}
-
-/** The text of the log's last user message: the prompt its last turn was sent. */
-function lastPrompt(events: readonly SessionEvent[]): string | undefined {
-  const last = events.findLast((event) => event.type === 'user/message')
-  return last && eventData(last, 'user/message').message.content.map((block) => (block.type === 'text' ? block.text : '')).join('')
 }

@@ -16,16 +16,26 @@ import type { SubagentRequest } from './types.ts'
 /** The child session `id` (the call's `resume`), opened as an agent (its own repair done), ready for the prompt. */
 export async function resumeChild(deps: RunDeps, request: SubagentRequest, id: string, profile: SubagentProfile | undefined, tools: string[] | undefined): Promise<Agent> {
   const sessions = deps.ctx.get('sessions') as SessionService | undefined
-  if (!sessions) throw new ReinError('SERVICE_MISSING', 'resume needs ctx.sessions, and none is loaded')
+  if (!sessions) throw new ReinError('SERVICE_MISSING', 'resume needs ctx.sessions: add a @rein/session row (and a store) to cordis.yml')
   const { header, events } = await loadChild(sessions, id)
   if (header.parentSessionId !== request.call.sessionId) {
     throw new ReinError('INVALID_ARGS', `session ${id} is not one of your subagents: resume continues only a subagent this session started (its id is in that call's result or error)`, { details: { sessionId: id } })
   }
-  if (deps.agents().find(id)) {
-    throw new ReinError('SUBAGENT_BUSY', `subagent session ${id} is still running (in the background: wait for its message, or job_kill its job), so it cannot be resumed now`, { details: { sessionId: id } })
+  if (deps.agents().find(id)) throw busy(id)
+  const { call } = request
+  const parent = { sessionId: call.sessionId!, runId: call.identity!.runId, callId: call.callId }
+  try {
+    const { agent } = await deps.agents().resume(id, { ...childOptions(request.agent, profile, withinRecorded(tools, recordedTools(events))), parent, signal: call.signal })
+    return agent
+  } catch (error) {
+    // Another process (or a call beside this one) holds it.
+    if (isReinError(error, 'SESSION_LOCKED')) throw busy(id, error)
+    throw error
   }
-  const { agent } = await deps.agents().resume(id, childOptions(request.agent, profile, withinRecorded(tools, recordedTools(events))))
-  return agent
+}
+
+function busy(id: string, cause?: unknown): ReinError {
+  return new ReinError('SUBAGENT_BUSY', `subagent session ${id} is running (in the background: wait for its message, or job_kill its job; or in another process), so it cannot be resumed now`, { details: { sessionId: id }, ...(cause === undefined ? {} : { cause }) })
 }
 
 async function loadChild(sessions: SessionService, id: string) {

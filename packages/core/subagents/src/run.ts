@@ -39,6 +39,12 @@ export async function runSubagent(deps: RunDeps, request: SubagentRequest): Prom
     if (isReinError(call.signal.reason, 'INTERRUPTED')) void started.agent.interrupt()
     else started.agent.cancel('the subagent call was cancelled')
   }
+  // Cancelled while the child was being made: a listener added now would never hear it, and a
+  // turn not yet started has nothing to cancel.
+  if (call.signal.aborted) {
+    await started.finish()
+    throw new ReinError('ABORTED_BEFORE_DISPATCH', `the subagent call was cancelled before the subagent started (its empty session ${started.agent.session.id} is closed)`)
+  }
   call.signal.addEventListener('abort', cancel, { once: true })
   try {
     return started.outcome(await started.agent.send(request.prompt))
@@ -90,6 +96,13 @@ export async function startChild(deps: RunDeps, request: SubagentRequest): Promi
 
   const child = request.resume === undefined ? await create(deps, request, profile, names) : await resumeChild(deps, request, request.resume, profile, names)
   deps.running.add(child)
+  // The child's turn starts right after this: its time limit runs from here.
+  const limitMs = profile?.timeoutMs ?? deps.config.timeoutMs
+  let timedOut = false
+  const timer = setTimeout(() => {
+    timedOut = true
+    child.cancel(`the subagent ran past its limit of ${limitMs} ms`)
+  }, limitMs)
   let streamed = ''
   const watchers: ((event: AgentEvent) => void)[] = []
   // The child's progress reaches whoever watches the parent (a UI shows it under this call).
@@ -105,9 +118,10 @@ export async function startChild(deps: RunDeps, request: SubagentRequest): Promi
   return {
     agent: child,
     streamed: () => streamed,
-    outcome: (result) => outcome(deps.ctx, child.session.id, result, streamed),
+    outcome: (result) => outcome(deps.ctx, child.session.id, result, streamed, timedOut ? limitMs : undefined),
     watch: (listener) => { watchers.push(listener) },
     finish: () => finishing ??= (async () => {
+      clearTimeout(timer)
       unsubscribe()
       try {
         await child.close()

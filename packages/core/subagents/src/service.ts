@@ -53,6 +53,7 @@ export class SubagentService extends Service {
       tools: deps.tools,
       sessions: () => ctx.get('sessions') as SessionService | undefined,
       agents: deps.agents,
+      running,
       run: (request) => runSubagent(deps, request),
       background: (request) => startInBackground(deps, request),
     }))

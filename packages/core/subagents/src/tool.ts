@@ -5,15 +5,11 @@ import type { SessionService } from '@rein/session'
 import { defineTool, type ToolRegistry } from '@rein/tools'
 import { childTools, readOnly } from './child-tools.ts'
 import type { SubagentsConfig } from './config.ts'
-import { recoverChild } from './recover.ts'
+import { recoverChild, type RecoverDeps } from './recover.ts'
 import type { BackgroundStarted, SubagentRequest, SubagentResult } from './types.ts'
 
 /** What the tool needs from the service. */
-export interface ToolDeps {
-  config: SubagentsConfig
-  tools: () => ToolRegistry
-  sessions: () => SessionService | undefined
-  agents: () => AgentService | undefined
+export interface ToolDeps extends RecoverDeps {
   run(request: SubagentRequest): Promise<SubagentResult>
   /** Starts the child as a job (`SUBAGENT_NO_JOBS` without `ctx.jobs`). */
   background(request: SubagentRequest): Promise<BackgroundStarted>
@@ -65,7 +61,7 @@ export function createSubagentTool(deps: ToolDeps) {
       }] },
       render: (_args, value) => 'jobId' in value
         ? `Started subagent ${value.sessionId} as job ${value.jobId}; its answer will arrive as a message. job_output ${value.jobId} shows its progress, job_kill stops it.`
-        : `${value.answer === '' ? '(the subagent gave no answer)' : value.answer}\n(subagent session ${value.sessionId})`,
+        : `${value.answer === '' ? '(the subagent gave no answer)' : value.answer}\n(subagent session ${value.sessionId}${value.cost === undefined ? '' : `, cost ${money(value.cost)}`})`,
     },
     execute: (args, run) => {
       const request: SubagentRequest = {
@@ -102,6 +98,11 @@ export function createSubagentTool(deps: ToolDeps) {
     cancelGraceMs: 5_000,
     presentCall: (args) => ({ card: 'generic', kind: 'other', title: args.agent === undefined ? 'Subagent' : `Subagent (${args.agent})`, detail: args.description }),
   })
+}
+
+/** Money as the model reads it: two significant digits below a cent. */
+function money(cost: number): string {
+  return cost === 0 ? '0' : cost < 0.01 ? cost.toPrecision(2) : cost.toFixed(4)
 }
 
 /** The description the model reads, with one line per profile. */

@@ -101,3 +101,10 @@ export function resultOf(events: readonly SessionEvent[], callId: string) {
 
 /** A recorded result's text. */
 export const textOf = (result: ReturnType<typeof resultOf>) => result!.content.map((part) => (part.type === 'text' ? part.text : '')).join('')
+
+/** The child session id a subagent result's text names. */
+export function childIdOf(text: string): string {
+  const match = /subagent session ([^\s,;)]+)/.exec(text)
+  if (!match) throw new Error(`no subagent session in: ${text}`)
+  return match[1]!
+}

@@ -3,14 +3,14 @@
 import type { AdapterRequest } from '@rein/llm'
 import type { ScriptedTurn } from '@rein/testkit'
 import { describe, expect, it } from 'vitest'
-import { boot, call, resultOf, taskOf, textOf } from './harness.ts'
+import { boot, call, childIdOf, resultOf, taskOf, textOf, usage } from './harness.ts'
 
 const answers = (request: AdapterRequest) => request.messages.filter((message) => message.role === 'assistant').length
 
 /** The child session id the request's last subagent result names. */
 function childIn(request: AdapterRequest): string {
   const text = request.messages.flatMap((message) => message.content).map((block) => (block.type === 'tool-result' ? JSON.stringify(block) : '')).join('')
-  const ids = [...text.matchAll(/subagent session (\S+?)[);]/g)].map((match) => match[1]!)
+  const ids = [...text.matchAll(/subagent session ([^\s,;)\\]+)/g)].map((match) => match[1]!)
   return ids.at(-1) ?? 'none'
 }
 
@@ -37,8 +37,8 @@ describe('resume', () => {
     const parent = await create()
     await parent.send('go')
     const first = textOf(resultOf(parent.session.events, 'c1'))
-    const id = /subagent session (\S+)\)$/.exec(first)![1]!
-    expect(textOf(resultOf(parent.session.events, 'c2'))).toBe(`y found too\n(subagent session ${id})`)
+    const id = childIdOf(first)
+    expect(textOf(resultOf(parent.session.events, 'c2'))).toMatch(new RegExp(`^y found too\\n\\(subagent session ${id}, cost [0-9.]+\\)$`))
     const child = await root.sessions.load(id)
     expect(child.events.filter((event) => event.type === 'turn/start')).toHaveLength(2)
     const requests = llm.requests.filter((request) => taskOf(request) === 'dig')
@@ -48,7 +48,7 @@ describe('resume', () => {
     expect(root.agents.list()).toEqual([parent])
   })
 
-  it('continues a subagent that failed, with what it had, and recover finds the resumed call by its prompt', async () => {
+  it('continues a subagent that failed, with what it had, and recover finds the resumed call by the turn it started', async () => {
     const { root, create } = await boot(script((id) => ({ prompt: 'go on', resume: id }), [
       [call('lookup', { word: 'a' }, 'k1')], [call('lookup', { word: 'b' }, 'k2')], [{ text: 'finished after b' }],
     ], { agent: 'short' }), { subagents: { profiles: { short: { maxSteps: 1 } } } })
@@ -59,10 +59,11 @@ describe('resume', () => {
     const result = resultOf(parent.session.events, 'c2')!
     expect(result.isError).toBe(false)
     expect(textOf(result)).toContain('finished after b')
-    const id = /subagent session (\S+)\)$/.exec(textOf(result))![1]!
-    const recover = (prompt: string) => root.tools.recover({ callId: 'c2', name: 'subagent', arguments: JSON.stringify({ description: 'more', prompt, resume: id }), signal: new AbortController().signal, context: { sessionId: parent.session.id } })
-    expect(await recover('go on')).toMatchObject({ isError: false, value: { sessionId: id, answer: 'finished after b' } })
-    expect(await recover('a prompt that never reached it')).toMatchObject({ isError: true, error: { code: 'TOOL_NOT_STARTED' } })
+    const id = childIdOf(textOf(result))
+    const recover = (callId: string) => root.tools.recover({ callId, name: 'subagent', arguments: JSON.stringify({ description: 'more', prompt: 'go on', resume: id }), signal: new AbortController().signal, context: { sessionId: parent.session.id } })
+    expect(await recover('c2')).toMatchObject({ isError: false, value: { sessionId: id, answer: 'finished after b' } })
+    // A call whose turn never started in the child (the crash came first): it did nothing.
+    expect(await recover('c9')).toMatchObject({ isError: true, error: { code: 'TOOL_NOT_STARTED' } })
   })
 
   it.each([
@@ -79,6 +80,34 @@ describe('resume', () => {
     expect(result).toMatchObject({ isError: true, code })
     expect(llm.requests.filter((request) => taskOf(request) === 'hi')).toEqual([])
     expect((await root.sessions.list()).filter((summary) => summary.parentCallId === 'c2')).toEqual([])
+  })
+})
+
+describe('a resumed child works for the call that resumed it', () => {
+  it('charges its spend to the resuming turn and records that run and call in its new turn', async () => {
+    const { root, create } = await boot((request: AdapterRequest): ScriptedTurn => {
+      const task = taskOf(request)
+      const n = answers(request)
+      if (task === 'go') {
+        return [
+          [call('subagent', { description: 'dig', prompt: 'dig' }, 'c1')],
+          [{ text: 'first done' }],
+          [call('subagent', { description: 'more', prompt: 'and y?', resume: childIn(request) }, 'c2')],
+          [{ text: 'second done' }],
+        ][n]!
+      }
+      return [[{ text: 'x' }, usage(100, 0)], [{ text: 'y' }, usage(1000, 0)]][n]!
+    }, { telemetry: true })
+    const parent = await create()
+    const first = await parent.send('go')
+    const second = await parent.send('again')
+    expect(first.subagents?.usage.inputTokens).toBe(100)
+    expect(second.subagents?.usage.inputTokens).toBe(1000)
+    expect(root.telemetry.cost(first.runId)!.children.usage.inputTokens).toBe(100)
+    expect(root.telemetry.cost(second.runId)!.children.usage.inputTokens).toBe(1000)
+    const id = childIdOf(textOf(resultOf(parent.session.events, 'c2')))
+    const starts = (await root.sessions.load(id)).events.filter((event) => event.type === 'turn/start').map((event) => event.data)
+    expect(starts).toMatchObject([{ parentRunId: first.runId, parentCallId: 'c1' }, { parentRunId: second.runId, parentCallId: 'c2' }])
   })
 })
 

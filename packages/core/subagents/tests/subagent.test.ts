@@ -1,7 +1,7 @@
 import { eventData } from '@rein/session'
 import { defineTool } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
-import { boot, byTask, call, resultOf, taskOf, textOf, usage } from './harness.ts'
+import { boot, byTask, call, childIdOf, resultOf, taskOf, textOf, usage } from './harness.ts'
 
 const ask = (prompt: string, extra: Record<string, unknown> = {}) => ({ description: 'look it up', prompt, ...extra })
 
@@ -16,8 +16,8 @@ describe('the subagent tool', () => {
     expect(turn.text).toBe('done')
     const result = resultOf(parent.session.events, 'c1')!
     expect(result.isError).toBe(false)
-    const [, childId] = /\(subagent session (\S+)\)$/.exec(textOf(result))!
-    expect(textOf(result)).toBe(`x is in the drawer\n(subagent session ${childId})`)
+    const childId = childIdOf(textOf(result))
+    expect(textOf(result)).toMatch(new RegExp(`^x is in the drawer\\n\\(subagent session ${childId}, cost [0-9.]+\\)$`))
     const child = await root.sessions.load(childId!)
     expect(child.header).toMatchObject({ parentSessionId: parent.session.id, parentRunId: turn.runId, parentCallId: 'c1', depth: 1 })
     expect(child.events.findLast((event) => event.type === 'turn/end')!.data).toMatchObject({ reason: 'completed' })
@@ -172,6 +172,50 @@ describe('cancelling a subagent call', () => {
     expect(root.agents.list()).toEqual([parent])
   })
 
+  it('waits forever on a child that never finishes when nothing limits its time', async () => {
+    // The gate never opens: only the profile's time limit can end the child.
+    const { root, create } = await boot(byTask({
+      'go': [[call('subagent', ask('dig', { agent: 'quick' }), 'c1')], [{ text: 'moved on' }]],
+      'dig': [[{ text: 'half of it' }, call('gate', {}, 'g1')]],
+    }), { subagents: { profiles: { quick: { timeoutMs: 20 } } } })
+    gateTool(root)
+    const parent = await create()
+    expect(await parent.send('go')).toMatchObject({ reason: 'completed', text: 'moved on' })
+    const result = resultOf(parent.session.events, 'c1')!
+    expect(result).toMatchObject({ isError: true, code: 'SUBAGENT_TIMEOUT' })
+    expect(textOf(result)).toContain('ran past its limit of 20 ms')
+    expect(textOf(result)).toContain('half of it')
+    const childId = childIdOf(textOf(result))
+    expect((await root.sessions.load(childId)).events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
+    expect(root.agents.list()).toEqual([parent])
+  })
+
+  it('lets a child run to its end when the call is cancelled while the child is being made', async () => {
+    const { root, llm, create } = await boot(byTask({
+      'go': [[call('probe', {}, 'p1')], [{ text: 'ok' }]],
+      'dig': [[call('lookup', { word: 'a' }, 'k1')], [call('lookup', { word: 'b' }, 'k2')], [{ text: 'all done' }]],
+    }))
+    let outcome: unknown
+    root.tools.register(defineTool({
+      name: 'probe',
+      description: 'Delegates, and cancels at once.',
+      parameters: {},
+      output: { schema: { type: 'string' }, render: (_args, value) => value },
+      execute: async (_args, run) => {
+        const controller = new AbortController()
+        const running = root.subagents.run({ prompt: 'dig', call: { ...run, callId: run.callId, signal: controller.signal } })
+        controller.abort()
+        outcome = await running.then(() => 'completed', (error: { code: string }) => error.code)
+        return 'probed'
+      },
+    }))
+    const parent = await create()
+    await parent.send('go')
+    expect(outcome).toBe('ABORTED_BEFORE_DISPATCH')
+    expect(llm.requests.filter((request) => taskOf(request) === 'dig')).toEqual([])
+    expect(root.agents.list()).toEqual([parent])
+  })
+
   it('cancelling the parent\'s turn cancels the child: its log ends aborted, it is closed, and the call\'s result keeps what it had', async () => {
     const { root, create } = await boot(byTask({
       'go': [[call('subagent', ask('dig'), 'c1')]],
@@ -316,7 +360,8 @@ describe('cost', () => {
     expect(report.children.money).toBeCloseTo(110)
     expect(report.total.money).toBeCloseTo(146)
     const result = resultOf(parent.session.events, 'c1')!
-    expect(textOf(result)).toMatch(/^worked\n/)
+    // The model reads the child's cost beside its answer and session.
+    expect(textOf(result)).toMatch(/^worked\n\(subagent session \S+, cost 110\.0000\)$/)
   })
 
   it('hides a subagent\'s tokens from a parent turn without telemetry when its result does not carry the tree\'s spend', async () => {

@@ -29,11 +29,11 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
     io.stdout.write(`${neutralize(`session ${header.id} · created ${header.createdAt} · ${header.cwd}`)}\n`)
     const marks = await checkpointMarks(ctx, id, events)
     // Only a log with tool calls can have started a subagent: others need no look at every session.
-    const children = events.some((event) => event.type === 'tool/call') ? await childrenByCall(ctx, id) : new Map<string, SessionSummary>()
+    const children = events.some((event) => event.type === 'tool/call') ? await childrenOf(ctx, id) : []
     for (const event of events) {
       const line = describe(event, marks.files)
       if (line !== undefined) io.stdout.write(`${neutralize(line)}\n`)
-      const child = event.type === 'tool/call' ? children.get(eventData(event, 'tool/call').callId) : undefined
+      const child = event.type === 'tool/call' ? childOfCall(children, eventData(event, 'tool/call')) : undefined
       if (child) io.stdout.write(`${neutralize(`    ↳ subagent session ${child.id} · ${child.status} · ${child.turns} turn${child.turns === 1 ? '' : 's'} · rein show ${child.id}`)}\n`)
     }
     const plan = planRepair(events, () => false)
@@ -45,13 +45,23 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
   })
 }
 
-/** The sessions this one's tool calls started (subagents), by the call. */
-async function childrenByCall(ctx: Context, id: string): Promise<ReadonlyMap<string, SessionSummary>> {
-  const children = new Map<string, SessionSummary>()
-  for (const session of await ctx.sessions.list()) {
-    if (session.parentSessionId === id && session.parentCallId !== undefined) children.set(session.parentCallId, session)
+/** The sessions this one's tool calls started (subagents). */
+async function childrenOf(ctx: Context, id: string): Promise<SessionSummary[]> {
+  return (await ctx.sessions.list()).filter((session) => session.parentSessionId === id)
+}
+
+/** The subagent session a call started, or the one it continued (`resume`). */
+function childOfCall(children: readonly SessionSummary[], call: { callId: string; arguments: string }): SessionSummary | undefined {
+  return children.find((child) => child.parentCallId === call.callId) ?? children.find((child) => child.id === resumedBy(call.arguments))
+}
+
+function resumedBy(args: string): string | undefined {
+  try {
+    const parsed: unknown = JSON.parse(args)
+    return typeof parsed === 'object' && parsed !== null && 'resume' in parsed && typeof parsed.resume === 'string' ? parsed.resume : undefined
+  } catch {
+    return undefined
   }
-  return children
 }
 
 /**
