@@ -14,6 +14,7 @@ import { loadComposition, type Composition } from '@rein/compose'
 // Loaded by name from the built-in rows below, resolved from this package's dependencies.
 import type {} from '@rein/otel-http'
 import type {} from '@rein/subagents'
+import type {} from '@rein/telemetry'
 
 /**
  * This package's folder, found by walking up from this module — the same from `src/*.ts` and from

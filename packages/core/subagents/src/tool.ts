@@ -1,8 +1,6 @@
 /** The `subagent` tool: the model's way to hand a self-contained task to a child agent. */
 
-import type { AgentService } from '@rein/agent'
-import type { SessionService } from '@rein/session'
-import { defineTool, type ToolRegistry } from '@rein/tools'
+import { defineTool } from '@rein/tools'
 import { childTools, readOnly } from './child-tools.ts'
 import type { SubagentsConfig } from './config.ts'
 import { recoverChild, type RecoverDeps } from './recover.ts'

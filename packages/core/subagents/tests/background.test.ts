@@ -1,6 +1,6 @@
 import type { Context } from '@deepseek-ai/cordis'
 import type { AdapterRequest } from '@rein/llm'
-import { eventData, type SessionEvent } from '@rein/session'
+import type { SessionEvent } from '@rein/session'
 import type { ScriptedTurn } from '@rein/testkit'
 import { defineTool } from '@rein/tools'
 import { describe, expect, it } from 'vitest'

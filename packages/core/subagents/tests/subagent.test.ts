@@ -178,7 +178,7 @@ describe('cancelling a subagent call', () => {
       'go': [[call('subagent', ask('dig', { agent: 'quick' }), 'c1')], [{ text: 'moved on' }]],
       'dig': [[{ text: 'half of it' }, call('gate', {}, 'g1')]],
     }), { subagents: { profiles: { quick: { timeoutMs: 20 } } } })
-    gateTool(root)
+    void gateTool(root)
     const parent = await create()
     expect(await parent.send('go')).toMatchObject({ reason: 'completed', text: 'moved on' })
     const result = resultOf(parent.session.events, 'c1')!
