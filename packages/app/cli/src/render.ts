@@ -87,7 +87,8 @@ export class Renderer {
     }
     const label = this.calls.get(key) ?? event.name
     this.calls.delete(key)
-    const status = event.isError ? this.red(`failed${event.code ? ` ${event.code}` : ''}`) : this.dim('ok')
+    const status = event.resumable ? this.dim('interrupted: rein resume continues it')
+      : event.isError ? this.red(`failed${event.code ? ` ${event.code}` : ''}`) : this.dim('ok')
     this.err(`${this.dim(`${'  '.repeat(depth + 1)}[tool] ${label}`)} ${status}`)
   }
 

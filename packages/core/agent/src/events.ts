@@ -10,7 +10,8 @@ export type AgentEvent =
   | { type: 'text-delta'; text: string }
   | { type: 'reasoning-delta'; text: string }
   | { type: 'tool-start'; callId: string; name: string; card: ToolCallView }
-  | { type: 'tool-end'; callId: string; name: string; isError: boolean; code?: string; card: ToolResultView }
+  /** `resumable`: an interrupt ended the call and it was left for the next resume's `recover` (not recorded). */
+  | { type: 'tool-end'; callId: string; name: string; isError: boolean; code?: string; card: ToolResultView; resumable?: true }
   /** After each provider attempt that reported usage (failed ones too): its usage and cost, and the agent's totals. */
   | { type: 'usage'; usage: TokenUsage; cost?: number; total: TokenUsage; totalCost?: number; finish: FinishReason }
   | Exclude<LlmEvent, { type: 'attempt-start' }>

@@ -90,7 +90,7 @@ async function runBatch(batch: readonly ToolCallBlock[], context: ToolRunContext
       const call = batch[committed++] as ToolCallBlock
       if ('leftOpen' in data) {
         context.state.leaveOpen(call)
-        context.emit(toolEnd(context, call, data.leftOpen))
+        context.emit({ ...toolEnd(context, call, data.leftOpen), resumable: true })
       } else {
         recordResult(context, call, data)
       }
@@ -154,7 +154,7 @@ function recordResult(context: ToolRunContext, call: ToolCallBlock, data: Result
   context.emit(toolEnd(context, call, data))
 }
 
-function toolEnd(context: Pick<ToolRunContext, 'tools'>, call: ToolCallBlock, data: ResultData): AgentEvent {
+function toolEnd(context: Pick<ToolRunContext, 'tools'>, call: ToolCallBlock, data: ResultData): Extract<AgentEvent, { type: 'tool-end' }> {
   const durable = { isError: data.isError, content: data.content, ...(data.meta !== undefined ? { meta: data.meta } : {}) }
   return {
     type: 'tool-end',

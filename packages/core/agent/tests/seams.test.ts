@@ -444,10 +444,14 @@ describe('a call left for recover by an interrupt', () => {
     root.tools.register(continuing('long', () => { recovered++; return { value: 'finished on resume' } }))
     root.tools.register(recorder('quick'))
     const agent = await root.agents.create()
+    const ends: unknown[] = []
+    agent.subscribe((event) => { if (event.type === 'tool-end') ends.push({ name: event.name, resumable: event.resumable }) })
     const running = agent.send('go')
     await started(agent, 'long')
     await agent.interrupt()
     expect(await running).toMatchObject({ reason: 'interrupted' })
+    // Listeners hear which call waits for the resume.
+    expect(ends).toEqual(expect.arrayContaining([{ name: 'long', resumable: true }, { name: 'quick', resumable: undefined }]))
     // The log holds the turn open, the interrupted call without a result, the other call paired.
     const types = agent.session.events.map((event) => event.type)
     expect(types.filter((type) => type === 'turn/end')).toHaveLength(0)
