@@ -14,7 +14,7 @@ export const JOB_EVENT_TYPES = ['jobs/start', 'jobs/record', 'jobs/end', 'jobs/s
 
 // Types, not interfaces: they must be assignable to JsonValue to be appended.
 /** `jobs/start`: the job, and where its producer keeps the whole output (when it does). */
-type StartData = { jobId: string; kind: string; label: string; outputPath?: string }
+type StartData = { jobId: string; kind: string; label: string; outputPath?: string; ref?: string }
 /** `jobs/end`: how the job ended. */
 export type EndData = {
   jobId: string
@@ -69,6 +69,7 @@ export function readJobLog(events: readonly { seq: number; type: string; data: u
       const start: StartData = {
         jobId, kind: data.kind, label: typeof data.label === 'string' ? data.label : '',
         ...(typeof data.outputPath === 'string' ? { outputPath: data.outputPath } : {}),
+        ...(typeof data.ref === 'string' ? { ref: data.ref } : {}),
       }
       jobs.set(jobId, { start, record: {}, ...timeOf(event.time, 'startedAt') })
       const n = numberOf(jobId, data.kind)

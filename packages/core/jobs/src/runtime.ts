@@ -14,7 +14,7 @@ import { Job } from './job.ts'
 import { readJobLog, type EndData, type LoggedJob } from './job-log.ts'
 import { Notices, appendTo } from './notices.ts'
 import { isMarker, reapRecorded } from './reaper.ts'
-import type { JobHandle, JobInfo, JobOutput, JobRecord, JobViewer, SettleReport, StartJob } from './types.ts'
+import type { JobHandle, JobInfo, JobOutput, JobRecord, JobViewer, LostJob, SettleReport, StartJob } from './types.ts'
 
 /** What the runtime knows of a session it has seen: the numbers used per kind, and the jobs its log told of. */
 interface Book {
@@ -40,7 +40,7 @@ export class JobRuntime {
   private readonly notices: Notices
   private closed = false
 
-  constructor(private readonly config: JobsConfig, private readonly agent: (sessionId: string) => Agent | undefined, private readonly logger: Logger) {
+  constructor(private readonly config: JobsConfig, private readonly agent: (sessionId: string) => Agent | undefined, private readonly logger: Logger, private readonly lost: (job: LostJob) => void = () => {}) {
     this.notices = new Notices(agent, logger)
   }
 
@@ -62,7 +62,7 @@ export class JobRuntime {
     }, { settled: (ended) => this.settled(ended), record: (recorded, details) => this.record(recorded, details) })
     this.jobs.push(job)
     // The output's path is logged too: it outlives this process, the in-memory buffer does not.
-    appendTo(agent.session, 'jobs/start', { jobId, kind, label, ...(options.outputPath ? { outputPath: options.outputPath } : {}) }, this.logger)
+    appendTo(agent.session, 'jobs/start', { jobId, kind, label, ...(options.outputPath ? { outputPath: options.outputPath } : {}), ...(options.ref === undefined ? {} : { ref: options.ref.slice(0, 200) }) }, this.logger)
     job.begin(run)
     // `done` is not enumerable: the handle spreads and serializes as the JSON a tool returns.
     return Object.freeze(Object.defineProperty({ kind: 'background' as const, jobId }, 'done', { value: job.done, enumerable: false }) as JobHandle)
@@ -220,6 +220,8 @@ export class JobRuntime {
       job.end = { jobId: job.start.jobId, status: 'killed', cause: 'lost', notice: true }
       job.endedAt = Date.now()
       appendTo(session, 'jobs/end', { ...job.end }, this.logger)
+      const { jobId, kind, label, ref } = job.start
+      this.lost({ sessionId: session.id, jobId, kind, label, ...(ref === undefined ? {} : { ref }) })
     }
     for (const job of [...view.owed, ...view.open]) {
       if (!this.notices.wasHanded(agent, job.start.jobId)) this.notices.hand(agent, job.start.jobId, noticeText(factsOf(job), undefined))

@@ -10,11 +10,15 @@ import { JobsConfig } from './config.ts'
 import { JOB_EVENT_TYPES } from './job-log.ts'
 import { JobRuntime } from './runtime.ts'
 import { createJobTools } from './tools.ts'
-import type { JobHandle, JobInfo, JobOutput, JobViewer, SettleReport, StartJob } from './types.ts'
+import type { JobHandle, JobInfo, JobOutput, JobViewer, LostJob, SettleReport, StartJob } from './types.ts'
 
 declare module '@deepseek-ai/cordis' {
   interface Context {
     jobs: JobService
+  }
+  interface Events {
+    /** A job a dead process left running was reaped (its end logged `killed: lost`): its producer may tidy up what it worked on. */
+    'jobs/lost'(job: LostJob): void
   }
 }
 
@@ -40,7 +44,7 @@ export class JobService extends Service {
     const logger = ctx.logger('jobs')
     // Looked up when used, never injected: a swap of the agents row must not restart running jobs.
     const agent = (sessionId: string) => (ctx.get('agents') as AgentService | undefined)?.find(sessionId)
-    const runtime = new JobRuntime(config, agent, logger)
+    const runtime = new JobRuntime(config, agent, logger, (lost) => ctx.emit('jobs/lost', lost))
     this._runtime = runtime
     ctx.inject(['sessions'], (inner) => {
       for (const type of JOB_EVENT_TYPES) inner.sessions.defineEvent(type, { ignorable: true })

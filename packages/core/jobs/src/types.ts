@@ -66,6 +66,20 @@ export interface StartJob {
   signal?: AbortSignal
   /** Where the producer keeps the whole output, if it does: named when output is dropped from the buffer. */
   outputPath?: string
+  /**
+   * What the job works on, for its producer to find after a crash (a subagent's session id): logged
+   * with the job and handed back in `jobs/lost`. At most 200 characters.
+   */
+  ref?: string
+}
+
+/** A job a dead process left running, as `jobs/lost` tells its producer once its end is logged. */
+export interface LostJob {
+  sessionId: string
+  jobId: string
+  kind: string
+  label: string
+  ref?: string
 }
 
 /** What `start` returns. Its JSON (and spread) is `{kind, jobId}`, the value a tool returns to the model; `done` is not enumerable. */

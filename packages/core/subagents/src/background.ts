@@ -29,6 +29,8 @@ export async function startInBackground(deps: RunDeps, request: SubagentRequest)
       // startChild checked that the call has one.
       owner: request.call.identity!,
       signal: request.call.signal,
+      // After a crash, `jobs/lost` hands this back: the child's log is then closed as interrupted.
+      ref: started.agent.session.id,
       run: (job) => runJob(deps, jobs, job, started, request).finally(release),
     })
     return { kind: 'background', sessionId: started.agent.session.id, jobId: handle.jobId }

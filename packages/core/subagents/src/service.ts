@@ -12,6 +12,7 @@ import type { SessionService } from '@rein/session'
 import type { ToolRegistry } from '@rein/tools'
 import { SubagentsConfig, type SubagentProfile } from './config.ts'
 import { startInBackground } from './background.ts'
+import { closeLostChild } from './lost.ts'
 import { profileProblems } from './profile.ts'
 import { runSubagent, type RunDeps } from './run.ts'
 import { createSubagentTool } from './tool.ts'
@@ -62,11 +63,21 @@ export class SubagentService extends Service {
     ctx.on('compose/check', async (problems) => {
       for (const problem of await profileProblems(config, deps.tools(), ctx.get('llm') as LlmRuntime | undefined)) problems.push(`@rein/subagents: ${problem}`)
     })
+    // A background child whose process died: its log records `interrupted` once jobs reaps its job.
+    const closing = new Set<Promise<void>>()
+    ctx.on('jobs/lost', (lost) => {
+      const sessions = ctx.get('sessions') as SessionService | undefined
+      if (lost.kind !== 'subagent' || lost.ref === undefined || !sessions) return
+      const done: Promise<void> = closeLostChild(sessions, lost.ref)
+        .catch((error: unknown) => ctx.logger('subagents').warn('the log of subagent session %s (job %s, lost) was not closed: %s', lost.ref, lost.jobId, error))
+        .finally(() => closing.delete(done))
+      closing.add(done)
+    })
     // Registered after the tool, so it runs first: children end (`interrupted`, recorded) before the tool goes.
     // Background children's jobs end (failed: interrupted) and the children close before it resolves.
     ctx.effect(() => async () => {
       await Promise.all([...running].map((child) => child.interrupt()))
-      await Promise.all(deps.background)
+      await Promise.all([...deps.background, ...closing])
     }, 'subagents: interrupt running children')
   }
 

@@ -1,9 +1,9 @@
 import type { Context } from '@deepseek-ai/cordis'
-import type { AdapterRequest } from '@rein/llm'
+import { assistantMessage, userMessage, type AdapterRequest } from '@rein/llm'
 import type { SessionEvent } from '@rein/session'
-import type { ScriptedTurn } from '@rein/testkit'
+import { validateSessionInvariants, type ScriptedTurn } from '@rein/testkit'
 import { defineTool } from '@rein/tools'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { boot, byTask, call, resultOf, taskOf, textOf } from './harness.ts'
 
 const viewer = (agent: { session: { id: string } }) => ({ sessionId: agent.session.id })
@@ -171,5 +171,36 @@ describe('a background subagent', () => {
     expect(resultOf(parent.session.events, 'c1')).toMatchObject({ isError: true, code: 'SUBAGENT_NO_JOBS' })
     expect(textOf(resultOf(parent.session.events, 'c1'))).toContain('needs background jobs')
     expect((await root.sessions.list()).filter((summary) => summary.depth > 0)).toEqual([])
+  })
+})
+
+describe('a background subagent whose process died', () => {
+  it('leaves the child\'s log mid-turn for good when jobs reaps its job as lost', async () => {
+    const { root, store } = await boot(byTask({ 'go': [[{ text: 'noted' }]] }), { jobs: {} })
+    // What a killed process leaves: the parent's job started and never ended; the child mid-call.
+    const parent = await root.sessions.create({ id: 'parent', cwd: '/w' })
+    parent.append('turn/start', { turn: 1, runId: 'run_p' })
+    parent.append('user/message', { message: userMessage('go') })
+    parent.append('turn/end', { turn: 1, reason: 'completed' })
+    parent.append('jobs/start', { jobId: 'subagent-1', kind: 'subagent', label: 'dig', ref: 'child' })
+    await parent.flush()
+    const child = await root.sessions.create({ id: 'child', cwd: '/w', parent: { sessionId: 'parent', runId: 'run_p', callId: 'c1' } })
+    child.append('turn/start', { turn: 1, runId: 'run_c', parentRunId: 'run_p', parentCallId: 'c1' })
+    child.append('user/message', { message: userMessage('dig') })
+    child.append('step/start', { turn: 1, step: 1 })
+    child.append('assistant/message', { message: assistantMessage([{ type: 'tool-call', id: 'k1', name: 'lookup', arguments: '{"word":"a"}' }], { kind: 'model', provider: 'scripted', model: 'm' }), provider: 'scripted', model: 'm' })
+    child.append('tool/call', { callId: 'k1', name: 'lookup', arguments: '{"word":"a"}', replaySafe: true })
+    await child.flush()
+    await store.close('parent')
+    await store.close('child')
+
+    const { agent } = await root.agents.resume('parent')
+    root.jobs.reap('parent')
+    await vi.waitFor(async () => expect((await root.sessions.load('child')).events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'interrupted' } }))
+    const events = (await root.sessions.load('child')).events
+    expect(validateSessionInvariants(events)).toEqual([])
+    // Closed, not continued: the lookup was not run again.
+    expect(events.filter((event) => event.type === 'tool/result')).toMatchObject([{ data: { callId: 'k1', code: 'TOOL_OUTCOME_UNKNOWN' } }])
+    expect(await agent.send('go on')).toMatchObject({ reason: 'completed' })
   })
 })
