@@ -2,11 +2,12 @@
 // sessions, pinned sections, observation spill and recover.
 import { readFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { assistantMessage, userMessage, type Message } from '@rein/llm'
+import type { Message } from '@rein/llm'
 import { MemorySessionStore, deriveMessages, eventData } from '@rein/session'
 import { ReinError, defineTool, type RunIdentity, type ToolRun } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
 import type { Agent, PromptSection, PromptSectionContext } from '../src/index.ts'
+import { appendOpenCalls } from '@rein/testkit'
 import { boot, expectValidLog, types } from './fixtures.ts'
 
 /** A tool that records the run it got and returns `text`. */
@@ -376,15 +377,7 @@ describe('recover on resume', () => {
       },
     }))
     const session = await root.sessions.create({ id: 'crashed', cwd: '/w' })
-    const calls = [{ id: 'd1', task: 'known' }, { id: 'd2', task: 'lost' }]
-    session.append('turn/start', { turn: 1 })
-    session.append('user/message', { message: userMessage('go') })
-    session.append('step/start', { turn: 1, step: 1 })
-    session.append('assistant/message', {
-      message: assistantMessage(calls.map((c) => ({ type: 'tool-call' as const, id: c.id, name: 'delegate', arguments: JSON.stringify({ task: c.task }) })), { kind: 'model', provider: 'scripted', model: 'm' }),
-      provider: 'scripted', model: 'm',
-    })
-    for (const c of calls) session.append('tool/call', { callId: c.id, name: 'delegate', arguments: JSON.stringify({ task: c.task }), replaySafe: false })
+    appendOpenCalls(session, [{ id: 'd1', task: 'known' }, { id: 'd2', task: 'lost' }].map((c) => ({ callId: c.id, name: 'delegate', arguments: JSON.stringify({ task: c.task }) })))
     await session.flush()
     await store.close('crashed')
     const { agent, repaired } = await root.agents.resume('crashed')
@@ -511,11 +504,7 @@ describe('a call left for recover by an interrupt', () => {
       recover: () => ({ error: new ReinError('TOOL_NOT_STARTED', 'the job never started; call it again') }),
     }))
     const session = await root.sessions.create({ id: 'crashed-job', cwd: '/w' })
-    session.append('turn/start', { turn: 1 })
-    session.append('user/message', { message: userMessage('go') })
-    session.append('step/start', { turn: 1, step: 1 })
-    session.append('assistant/message', { message: assistantMessage([{ type: 'tool-call', id: 'j1', name: 'job', arguments: '{}' }], { kind: 'model', provider: 'scripted', model: 'm' }), provider: 'scripted', model: 'm' })
-    session.append('tool/call', { callId: 'j1', name: 'job', arguments: '{}', replaySafe: false })
+    appendOpenCalls(session, [{ callId: 'j1', name: 'job' }])
     await session.flush()
     await store.close('crashed-job')
     const { agent, repaired } = await root.agents.resume('crashed-job')

@@ -1,7 +1,7 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { assistantMessage, userMessage, type AdapterRequest } from '@rein/llm'
+import { userMessage, type AdapterRequest } from '@rein/llm'
 import type { SessionEvent } from '@rein/session'
-import { validateSessionInvariants, type ScriptedTurn } from '@rein/testkit'
+import { appendOpenCalls, validateSessionInvariants, type ScriptedTurn } from '@rein/testkit'
 import { defineTool } from '@rein/tools'
 import { describe, expect, it, vi } from 'vitest'
 import { boot, byTask, call, resultOf, taskOf, textOf } from './harness.ts'
@@ -185,11 +185,7 @@ describe('a background subagent whose process died', () => {
     parent.append('jobs/start', { jobId: 'subagent-1', kind: 'subagent', label: 'dig', ref: 'child' })
     await parent.flush()
     const child = await root.sessions.create({ id: 'child', cwd: '/w', parent: { sessionId: 'parent', runId: 'run_p', callId: 'c1' } })
-    child.append('turn/start', { turn: 1, runId: 'run_c', parentRunId: 'run_p', parentCallId: 'c1' })
-    child.append('user/message', { message: userMessage('dig') })
-    child.append('step/start', { turn: 1, step: 1 })
-    child.append('assistant/message', { message: assistantMessage([{ type: 'tool-call', id: 'k1', name: 'lookup', arguments: '{"word":"a"}' }], { kind: 'model', provider: 'scripted', model: 'm' }), provider: 'scripted', model: 'm' })
-    child.append('tool/call', { callId: 'k1', name: 'lookup', arguments: '{"word":"a"}', replaySafe: true })
+    appendOpenCalls(child, [{ callId: 'k1', name: 'lookup', arguments: '{"word":"a"}', replaySafe: true }], { user: 'dig', turnStart: { runId: 'run_c', parentRunId: 'run_p', parentCallId: 'c1' } })
     await child.flush()
     await store.close('parent')
     await store.close('child')

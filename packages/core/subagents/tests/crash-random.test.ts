@@ -19,7 +19,7 @@ import { join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { fileURLToPath } from 'node:url'
 import { eventData, type SessionEvent, type SessionSummary } from '@rein/session'
-import { validateSessionInvariants } from '@rein/testkit'
+import { seededRandom, validateSessionInvariants } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { bootGatedStack, NOTE_CALLS, PARENT_CALL } from './fixtures/gated-stack.ts'
 import { CHILD_ANSWER, CHILD_TASK, taskOf } from './fixtures/stack.ts'
@@ -32,18 +32,6 @@ const BASE_SEED = process.env.REIN_CRASH_SEED === undefined ? Math.floor(Math.ra
 const VERBOSE = process.env.REIN_CRASH_VERBOSE === '1'
 /** Seed i of the run; the first is the base seed, so a failing iteration replays on its own. */
 const seeds = Array.from({ length: ITERATIONS }, (_, i) => (BASE_SEED + i * 0x9e3779b9) >>> 0)
-
-/** mulberry32: a small PRNG whose sequence a seed fixes. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32
-  }
-}
 
 const dirs: string[] = []
 const spawned: ChildProcess[] = []
@@ -285,7 +273,7 @@ describe('a delegation killed with SIGKILL at a random point', () => {
   for (const seed of seeds) {
     it(`settles the call by the child's log and never repeats a side effect (seed ${seed})`, async () => {
       const { gates } = await calibrate()
-      const random = prng(seed)
+      const random = seededRandom(seed)
       // Drawn up front, whatever happens, so a seed always means the same kill points.
       const first: Kill = { at: 1 + Math.floor(random() * gates.length), inFlight: random() < 1 / 3 }
       const second: Kill | undefined = random() < 1 / 2 ? { at: 1 + Math.floor(random() * gates.length), inFlight: random() < 1 / 3 } : undefined

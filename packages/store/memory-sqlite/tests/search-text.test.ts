@@ -1,3 +1,4 @@
+import { seededRandom } from '@rein/testkit'
 import { describe, expect, it } from 'vitest'
 import { MAX_QUERY_TERMS, toMatchQuery, toSearchText } from '../src/search-text.ts'
 import { entry, openStore } from './temp-root.ts'
@@ -32,17 +33,6 @@ describe('toMatchQuery', () => {
   })
 })
 
-/** Small deterministic PRNG (mulberry32), so a failing case can be replayed from its seed. */
-function random(seed: number): () => number {
-  let state = seed
-  return () => {
-    state = (state + 0x6D2B79F5) | 0
-    let value = Math.imul(state ^ (state >>> 15), 1 | state)
-    value = (value + Math.imul(value ^ (value >>> 7), 61 | value)) ^ value
-    return ((value ^ (value >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 const PIECES = [
   '-', '\'', '"', '""', '/', '.', '*', 'NEAR', 'NEAR(', 'AND', 'OR', 'NOT', '(', ')', ':', '^', '+', '{', '}', ',', '\\', '\u0000',
   'body:', '{body}', 'rowid', ' ', '  ', '\t', '\n', 'pnpm', 'vitest', 'Café', 'ＡＢＣ', '🎉', '👩‍💻', '🇵🇹', '用户', '喜欢', '東京', 'コーヒー', '서울',
@@ -52,7 +42,7 @@ const PIECES = [
 describe('recall with hostile queries (fuzz)', () => {
   it('answers hundreds of random queries of FTS5 operators, quotes, emoji and CJK without one error', async () => {
     const store = await openStore()
-    const next = random(12)
+    const next = seededRandom(12)
     const text = () => Array.from({ length: 1 + Math.floor(next() * 8) }, () => PIECES[Math.floor(next() * PIECES.length)]).join('')
     for (let index = 0; index < 50; index++) await store.insert(entry({ id: `e${index}`, content: text() || 'x', type: (['fact', 'episode'] as const)[index % 2] }))
     await store.insert(entry({ id: 'target', content: 'the build uses pnpm' }))

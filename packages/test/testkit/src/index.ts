@@ -19,3 +19,7 @@ export { checkedAgents, type CheckedAgent } from './invariants.ts'
 export { toolContextFixture, type ToolContextOverrides } from './tool-context.ts'
 /** Loads a package's plugin from a cordis.yml in a temporary folder, as a user's project would, cleaned up after each test. */
 export { useCordisYml, type CordisYmlFixture } from './cordis-yml.ts'
+/** Writes what a process killed mid-call leaves in a log: a turn whose calls have intents and no results. */
+export { appendOpenCalls, type OpenCall } from './crashed-log.ts'
+/** A seeded random generator in [0, 1), for repeatable fuzz and kill-point tests. */
+export { seededRandom } from './seeded-random.ts'
