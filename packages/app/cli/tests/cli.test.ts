@@ -80,7 +80,7 @@ describe('rein run', () => {
     const p = await setUp([answer('ok')])
     const run = await rein(p.dir, ['run', '--json', 'hi'])
     const lines = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string })
-    expect(lines.map((line) => line.type)).toEqual(['session', 'turn-start', 'text-delta', 'attempt', 'usage', 'turn-end', 'result'])
+    expect(lines.map((line) => line.type)).toEqual(['session', 'turn-start', 'context', 'text-delta', 'attempt', 'usage', 'turn-end', 'result'])
     expect(lines.at(-1)).toMatchObject({ type: 'result', reason: 'completed', text: 'ok' })
   })
 

@@ -9,6 +9,7 @@ import { ReinError } from '@rein/base'
 import { createMessage, type Message, type TokenUsage } from '@rein/llm'
 import type { Session } from '@rein/session'
 import { Tally } from './accounting.ts'
+import { ContextMeter } from './compaction/meter.ts'
 import { CallIds } from './call-ids.ts'
 import type { AgentEvent, TurnResult } from './events.ts'
 import type { AgentOptions } from './options.ts'
@@ -72,6 +73,9 @@ export class Agent {
   private _turn: { state: TurnState; tree: TreeSpend } | undefined
   /** The last turn was interrupted with calls left for `recover`: the log must be repaired before the next. */
   private _leftOpen = false
+  private readonly _meter = new ContextMeter()
+  /** A compaction asked for, done before the next request. */
+  private _compactAsked: { instructions?: string } | undefined
 
   constructor(session: Session, readonly options: AgentOptions, private readonly services: AgentServices, lineage: AgentLineage = {}) {
     this._bound = this.bind(session)
@@ -164,6 +168,14 @@ export class Agent {
     return this.start(undefined)
   }
 
+  /**
+   * Compacts the context before the next request — the running turn's next step, else the next
+   * turn's first — whatever the meter says, with `instructions` for the summary (`/compact …`).
+   */
+  compact(instructions?: string): void {
+    this._compactAsked = instructions ? { instructions } : {}
+  }
+
   /** Cancels the running turn: the stream stops, running tools see their signal, unstarted calls are paired. */
   cancel(reason = 'cancelled'): void {
     this._controller?.abort(new Error(reason))
@@ -209,6 +221,7 @@ export class Agent {
       run: { runId: newRunId(), ...(parent ? { parent } : {}) },
       visible,
       totals: this._totals,
+      compaction: { meter: this._meter, take: () => this.takeCompaction() },
       tree,
       began: (state) => { this._turn = { state, tree } },
       charge,
@@ -239,6 +252,12 @@ export class Agent {
     // However the session comes to close (its store or the service going away), the turn ends first.
     session.beforeClose(() => this.interrupt())
     return { session, headers: { last: findLastHeader(session.events) }, pins: recordedPins(session.events), callIds: new CallIds(session.events) }
+  }
+
+  private takeCompaction(): { instructions?: string } | undefined {
+    const asked = this._compactAsked
+    this._compactAsked = undefined
+    return asked
   }
 
   private emit(event: AgentEvent) {

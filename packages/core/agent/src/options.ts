@@ -35,10 +35,32 @@ export interface AgentOptions {
    * @rein/memory, which otherwise decides from its own Config (a subagent gets none by default).
    */
   memory?: AgentMemoryScopes
+  /** When and how the context is compacted before it fills the model's window. */
+  compaction: CompactionOptions
   /** Working directory for tools. */
   cwd: string
   /** The folder tools may work in. Default: `cwd`. */
   workspaceRoot?: string
+}
+
+/** Context compaction (see the README): a meter before each request, pruning first, a summary if that is not enough. */
+export interface CompactionOptions {
+  /** `auto`: before a request that would pass the threshold; `manual`: only when asked (`agent.compact`); `off`. */
+  mode: 'auto' | 'manual' | 'off'
+  /** Fraction of the model's context window at which `auto` compacts. */
+  threshold: number
+  /** Tokens always left free for the answer and the summary request: compaction starts by `window - reserveTokens` at the latest. */
+  reserveTokens: number
+  /** What a compaction brings the request down to, as a fraction of the window; a summary is written only when pruning does not reach it. */
+  target: number
+  /** The most recent tool output kept whole, in tokens (at most a quarter of the window). */
+  keepToolTokens: number
+  /** The last user turns, kept whole. */
+  keepTurns: number
+  /** Output budget of the summary request. */
+  summaryMaxTokens: number
+  /** The route that writes summaries (a cheaper model, say). Default: the agent's. */
+  summaryRoute?: ModelRoute
 }
 
 /** Scopes of @rein/memory: `user` (the person, every project) and `project` (this workspace). */
@@ -68,6 +90,16 @@ export const AgentConfig: Schema<Partial<AgentConfig>, AgentConfig> = Schema.obj
   spillAfterChars: Schema.natural().min(200).default(20_000).description('A longer tool result is saved to the session folder; the model reads its head, tail and path.'),
   spillAfterLines: Schema.natural().min(10).default(1_200).description('Same, counted in lines.'),
   tools: Schema.array(Schema.string()).default(['*']).description('Tools this agent may see and run, by name or glob; !pattern excludes; [] = none. Default: all.'),
+  compaction: Schema.object({
+    mode: Schema.union(['auto', 'manual', 'off']).default('auto').description('auto: compact before a request would pass the threshold; manual: only when asked; off.'),
+    threshold: Schema.number().min(0.1).max(0.95).default(0.8).description('Fraction of the context window at which auto compacts.'),
+    reserveTokens: Schema.natural().default(8192).description('Tokens kept free for the answer and the summary request.'),
+    target: Schema.number().min(0.05).max(0.9).default(0.5).description('Fraction of the window a compaction brings the request down to.'),
+    keepToolTokens: Schema.natural().default(40_000).description('Most recent tool output kept whole, in tokens (at most a quarter of the window).'),
+    keepTurns: Schema.natural().min(1).default(2).description('Last user turns kept whole.'),
+    summaryMaxTokens: Schema.natural().min(256).default(2048).description('Output budget of the summary request.'),
+    summaryRoute: Schema.union([Schema.object({ provider: Schema.string().required(), model: Schema.string().required() }), Schema.const(undefined)]).description('Route that writes summaries. Default: the agent\'s.'),
+  }).default({} as never).description('Context compaction: when and how the conversation is shortened before it fills the window.'),
   memory: Schema.union([Schema.object({
     read: MEMORY_SCOPE_LIST.description('Memory scopes the agent may read.'),
     write: MEMORY_SCOPE_LIST.description('Memory scopes the agent may write.'),

@@ -14,6 +14,8 @@ import { findRunStart, parentOf, recordedParent, type ParentRef } from './lineag
 import { lifecycleNotifier, type Notify } from './lifecycle.ts'
 import { AgentConfig, type AgentOptions } from './options.ts'
 import { checkRoutes, recordedRequest } from './routes.ts'
+import { charTokens, type Tokenizer } from './compaction/meter.ts'
+import { recallResultTool } from './compaction/recall-tool.ts'
 import { repairSession, type ResumeReport } from './resume.ts'
 import type { PromptSection } from './sections.ts'
 import { withinParent, type Spend } from './tree-budget.ts'
@@ -50,6 +52,10 @@ export type { ParentRef } from './lineage.ts'
 
 interface ServiceState {
   sections: PromptSection[]
+  /** The tokenizer the context meter counts with: the character heuristic unless a plugin set one. */
+  tokenizer: Tokenizer
+  /** Warnings said once per process (a model with no known window). */
+  warned: Set<string>
   config: AgentConfig
   /** The service's own context: `llm`, `tools` and `sessions` are looked up through it at use time. */
   ctx: Context
@@ -69,9 +75,26 @@ export class AgentService extends Service {
   constructor(ctx: Context, config: AgentConfig) {
     super(ctx, 'agents')
     const logger = ctx.logger('agents')
-    const state: ServiceState = { sections: [], config, ctx, logger, agents: new Set(), notify: lifecycleNotifier(ctx, logger) }
+    const state: ServiceState = { sections: [], tokenizer: charTokens, warned: new Set(), config, ctx, logger, agents: new Set(), notify: lifecycleNotifier(ctx, logger) }
     this._state = state
     ctx.effect(() => () => shutDown(state), 'agents: end running turns')
+    // Compaction prunes old results to stubs that name this tool: the model can read them again.
+    ctx.inject(['tools'], (inner) => {
+      inner.tools.register(recallResultTool((sessionId) => this.liveAgent(sessionId)?.session))
+    })
+  }
+
+  /**
+   * Counts tokens for the context meter with `tokenizer` (a model's own, say) until the calling
+   * plugin is disposed; the character heuristic otherwise (see the README).
+   */
+  tokenizer(tokenizer: Tokenizer): () => Promise<void> {
+    if (typeof tokenizer !== 'function') throw new ReinError('INVALID_TOKENIZER', 'a tokenizer is a function from text to a number of tokens')
+    const state = this._state
+    return this.ctx.effect(() => {
+      state.tokenizer = tokenizer
+      return () => { if (state.tokenizer === tokenizer) state.tokenizer = charTokens }
+    }, 'agents.tokenizer')
   }
 
   /** Adds a part of the system prompt until disposed. Ids are unique. */
@@ -210,6 +233,12 @@ export class AgentService extends Service {
       llm: () => this.service('llm'),
       tools: () => this.service('tools'),
       sections: () => state.sections,
+      tokens: () => state.tokenizer,
+      warnOnce: (key, text) => {
+        if (state.warned.has(key)) return
+        state.warned.add(key)
+        state.logger.warn(text)
+      },
       report: (error) => state.logger.error('a turn failed unexpectedly: %s', error),
       notify: state.notify,
       reopen: async (closed, options) => {

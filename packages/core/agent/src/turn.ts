@@ -24,12 +24,18 @@ import { nextHeader, type RequestHeader } from './request-header.ts'
 import { buildSystem, type PromptSection } from './sections.ts'
 import { IntentNotDurable, pairRest, runToolCalls } from './tool-calls.ts'
 import { TurnState } from './turn-state.ts'
+import { compactBeforeRequest } from './compaction/step.ts'
+import type { ContextMeter, Tokenizer } from './compaction/meter.ts'
 
 /** The services a turn uses, resolved again at every step so a hot swap applies at the next one. */
 export interface TurnServices {
   llm(): LlmRuntime
   tools(): ToolRegistry
   sections(): readonly PromptSection[]
+  /** The tokenizer the context meter counts with. */
+  tokens(): Tokenizer
+  /** Logs a warning once per `key` for the process. */
+  warnOnce(key: string, text: string): void
   /** Logs what broke a turn unexpectedly (a throw no phase expected). */
   report(error: unknown): void
   /** Sends a lifecycle event on the service's context. */
@@ -54,6 +60,8 @@ export interface TurnContext {
   visible: ((name: string) => boolean) | undefined
   /** The agent's totals over every turn. */
   totals: Tally
+  /** The agent's context meter, and a compaction asked for (`agent.compact`), taken once. */
+  compaction: { meter: ContextMeter; take(): { instructions?: string } | undefined }
   /** What this turn's subagents spend, counted against its budgets; `began` hands the agent the turn's state. */
   tree: TreeSpend
   began: (state: TurnState) => void
@@ -143,6 +151,8 @@ async function prepareRequest(context: TurnContext, state: TurnState, step: numb
   const { system, fresh } = await buildSystem(options.system, services.sections(), sectionContext, context.pins)
   for (const [id, text] of Object.entries(fresh)) context.pins.set(id, text)
   const schemas = tools.schemas(context.visible, state.identity)
+  // Before the step opens: a compaction's event and its summary request come between steps.
+  await compactBeforeRequest(context, state, { llm, tools, route, system, schemas })
   const planned = planRequest(options, llm, spentByTree(state.tally, context.tree))
   state.openStep(step, planned.request)
   context.charge?.({ steps: 1 })
@@ -191,6 +201,8 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
     assembler.push(chunk)
     forward(context, chunk)
   }
+  // What this request's reported input covers: the meter adds only what is appended after it.
+  context.compaction.meter.observe(assembler.usage, prepared.system, prepared.schemas, messages.length)
   return { assembler, used }
 }
 

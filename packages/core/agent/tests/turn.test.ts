@@ -14,7 +14,7 @@ describe('a turn', () => {
     expect(result).toEqual({ turn: 1, runId: expect.stringMatching(/^run_/), reason: 'completed', usage: { inputTokens: 10, outputTokens: 2 }, text: 'Hello!' })
     expect(types(agent.session.events)).toEqual(['turn/start', 'user/message', 'step/start', 'request/header', 'llm/attempt', 'assistant/message', 'step/end', 'turn/end'])
     expect(agent.session.pending).toBe(0)
-    expect(events.map((event) => event.type)).toEqual(['turn-start', 'text-delta', 'attempt', 'usage', 'turn-end'])
+    expect(events.map((event) => event.type)).toEqual(['turn-start', 'context', 'text-delta', 'attempt', 'usage', 'turn-end'])
     expect(llm.requests[0]).toMatchObject({ provider: 'scripted', model: 'm', system: 'Be kind.' })
     expect(agent.usage).toEqual({ inputTokens: 10, outputTokens: 2 })
     expectValidLog(agent.session.events)

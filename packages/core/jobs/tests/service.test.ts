@@ -302,10 +302,10 @@ describe('ending jobs', () => {
         },
       })
     }
-    expect(root.tools.list()).toEqual(['job_kill', 'job_list', 'job_output'])
+    expect(root.tools.list()).toEqual(['job_kill', 'job_list', 'job_output', 'recall_result'])
     await jobs.dispose()
     expect(cleaned.sort()).toEqual(['test-1', 'test-2'])
-    expect(root.tools.list()).toEqual([])
+    expect(root.tools.list()).toEqual(['recall_result'])
     expect(root.get('jobs')).toBeUndefined()
     expect(['agent/turn-start', 'agent/step-end', 'agent/turn-end'].filter((name) => hasListeners(root, name))).toEqual([])
     expect(() => agent.session.append('jobs/start', {})).toThrow(expect.objectContaining({ code: 'UNKNOWN_EVENT_TYPE' }))

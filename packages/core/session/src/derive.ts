@@ -3,44 +3,97 @@
  * Pure: the same events give the same messages, byte for byte.
  */
 
-import { toolResultMessage, type ImageBlock, type Message, type TextBlock } from '@rein/llm'
+import { createMessage, toolResultMessage, type ImageBlock, type Message, type TextBlock } from '@rein/llm'
 import { eventData } from './event-data.ts'
-import type { CoreEventData, SessionEvent } from './events.ts'
+import type { ContextCompacted, CoreEventData, SessionEvent } from './events.ts'
 
 type ToolResultData = CoreEventData['tool/result']
 
 /**
  * The projection built one event at a time, so a growing log is not derived again from the start
- * on every request. `deriveMessages(events)` is this fed all at once.
+ * on every request. `deriveMessages(events)` is this fed all at once. Each message keeps the seq
+ * of the event that made it, so a compaction can name the range it replaces.
  */
 export class MessageProjection {
-  private readonly done: Message[] = []
+  private done: { seq: number; message: Message }[] = []
   private results: { seq: number; data: ToolResultData }[] = []
+  /** Whether a compaction changed what the model sees. */
+  compacted = false
 
   push(event: SessionEvent): void {
     if (event.type === 'tool/result') {
       this.results.push({ seq: event.seq, data: eventData(event, 'tool/result') })
     } else if (event.type === 'user/message') {
       this.closeResults()
-      this.done.push(eventData(event, 'user/message').message)
+      this.done.push({ seq: event.seq, message: eventData(event, 'user/message').message })
     } else if (event.type === 'assistant/message') {
       this.closeResults()
       const { message } = eventData(event, 'assistant/message')
-      if (message.content.length > 0) this.done.push(message)
+      if (message.content.length > 0) this.done.push({ seq: event.seq, message })
+    } else if (event.type === 'context/compacted') {
+      this.closeResults()
+      this.done = applyCompaction(this.done, eventData(event, 'context/compacted'), event.seq)
+      this.compacted = true
     }
   }
 
   /** The messages so far; trailing tool results are grouped as they will be once the log moves on. */
   messages(): Message[] {
-    return this.results.length > 0 ? [...this.done, groupResults(this.results)] : [...this.done]
+    const messages = this.done.map((entry) => entry.message)
+    return this.results.length > 0 ? [...messages, groupResults(this.results)] : messages
+  }
+
+  /** The messages with the seq of the event that made each (a result group: its first result's). */
+  entries(): { seq: number; message: Message }[] {
+    return this.results.length > 0 ? [...this.done, { seq: this.results[0]!.seq, message: groupResults(this.results) }] : [...this.done]
   }
 
   private closeResults() {
     if (this.results.length === 0) return
-    this.done.push(groupResults(this.results))
+    this.done.push({ seq: this.results[0]!.seq, message: groupResults(this.results) })
     this.results = []
   }
 }
+
+/** The messages (with their seqs) as a compaction written at `seq` leaves them: pruned results stubbed, the summarized range one message. */
+export function applyCompaction(done: readonly { seq: number; message: Message }[], data: ContextCompacted, seq: number): { seq: number; message: Message }[] {
+  const pruned = new Map(data.pruned.map((entry) => [entry.callId, entry]))
+  let entries = pruned.size === 0 ? [...done] : done.map((entry) => ({ seq: entry.seq, message: withStubs(entry.message, pruned) }))
+  const { summary } = data
+  if (summary) {
+    const first = entries.findIndex((entry) => entry.seq >= summary.fromSeq)
+    const after = entries.findIndex((entry) => entry.seq > summary.toSeq)
+    const end = after === -1 ? entries.length : after
+    if (first !== -1 && first < end) {
+      entries = [...entries.slice(0, first), { seq: summary.fromSeq, message: summaryMessage(summary.text, seq) }, ...entries.slice(end)]
+    }
+  }
+  return entries
+}
+
+/** A tool-result message with the pruned results' content replaced by their stubs. */
+function withStubs(message: Message, pruned: ReadonlyMap<string, { callId: string; name: string; chars: number }>): Message {
+  if (message.source.kind !== 'tool' || !message.content.some((block) => block.type === 'tool-result' && pruned.has(block.toolCallId))) return message
+  return toolResultMessage(message.content.flatMap((block) => {
+    if (block.type !== 'tool-result') return []
+    const entry = pruned.get(block.toolCallId)
+    const content = entry ? [{ type: 'text' as const, text: prunedStub(entry) }] : block.content
+    return [{ toolCallId: block.toolCallId, content, ...(block.isError ? { isError: true } : {}) }]
+  }), message.id)
+}
+
+/** What the model reads in place of a pruned tool result. */
+export function prunedStub(entry: { callId: string; name: string; chars: number }): string {
+  return `[${entry.name} result pruned to save context (${entry.chars} characters); recall_result {"call_id": "${entry.callId}"} shows it again]`
+}
+
+/** The message a summary becomes, where the range it replaces began. */
+export function summaryMessage(text: string, seq: number): Message {
+  return createMessage('user', [{ type: 'text', text: `${SUMMARY_OPENING}\n\n${text}` }], { kind: 'plugin', plugin: 'compaction' }, `compaction-${seq}`)
+}
+
+/** How a summary message opens: it tells the model what it is reading. */
+export const SUMMARY_OPENING = '[A summary of the conversation before this point, written when the context was compacted. The full history is kept in the session log.]'
 
 export function deriveMessages(events: readonly SessionEvent[]): Message[] {
   const projection = new MessageProjection()

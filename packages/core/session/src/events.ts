@@ -119,6 +119,31 @@ export interface CoreEventData {
    * `cost` is money for this attempt's usage, when the model is priced.
    */
   'llm/attempt': Omit<Extract<LlmEvent, { type: 'attempt' }>, 'type'> & { cost?: number }
+  /**
+   * The context was compacted: from here on the model sees the pruned results as one-line stubs
+   * and the summarized range as one message where it began. The full history stays in the log.
+   * Written once the compaction is complete: a kill before leaves the history as it was.
+   */
+  'context/compacted': ContextCompacted
+}
+
+/** What one compaction changed in what the model sees (`context/compacted`). */
+export interface ContextCompacted {
+  /** `auto`: the context meter passed its threshold; `manual`: someone asked (with `instructions`, if given). */
+  reason: 'auto' | 'manual'
+  instructions?: string
+  /** The next request's estimated input tokens before and after. */
+  tokensBefore: number
+  tokensAfter: number
+  /** Tool results replaced by a stub, by call id (and tool name); `chars`: the text the stub stands for. */
+  pruned: { callId: string; name: string; chars: number }[]
+  /**
+   * The messages of events `fromSeq`…`toSeq` (a range that never splits a call from its result) are
+   * replaced by `text`, which a later compaction updates rather than summarizes again.
+   */
+  summary?: { text: string; fromSeq: number; toSeq: number; provider: string; model: string; usage?: TokenUsage; cost?: number }
+  /** A summary was wanted but not made (the request failed or overflowed): the compaction pruned only. */
+  summaryFailed?: { code: string; message: string }
 }
 
 export type CoreEventType = keyof CoreEventData
@@ -127,6 +152,7 @@ export const IGNORABLE_CORE_EVENT_TYPES: readonly CoreEventType[] = ['llm/attemp
 export const CORE_EVENT_TYPES: readonly CoreEventType[] = [
   'turn/start', 'turn/end', 'step/start', 'step/end', 'user/message', 'request/header',
   'assistant/message', 'tool/call', 'tool/result', 'llm/retry', 'llm/fallback', 'llm/attempt',
+  'context/compacted',
 ]
 
 /** An event before the log gives it a `seq` and a `time`. */

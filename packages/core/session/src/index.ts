@@ -11,10 +11,10 @@ export { Session } from './session.ts'
 export {
   SESSION_FORMAT_VERSION, CORE_EVENT_TYPES,
   type SessionHeader, type SessionEvent, type EventDraft, type CoreEventData, type CoreEventType, type CoreEvent, type TurnEndReason,
-  type TurnOverrun, type StepRequest,
+  type TurnOverrun, type StepRequest, type ContextCompacted,
 } from './events.ts'
 export { eventData } from './event-data.ts'
-export { deriveMessages, capContent, MessageProjection } from './derive.ts'
+export { deriveMessages, capContent, MessageProjection, applyCompaction, prunedStub, summaryMessage, SUMMARY_OPENING } from './derive.ts'
 export { planRepair, repairEvents, isClean, type RepairPlan, type RepairCall, type RepairAction } from './repair.ts'
 export type { SessionStore, SessionSummary, SessionStatus, LoadedSession } from './store.ts'
 export { MemorySessionStore } from './memory-store.ts'

@@ -132,6 +132,16 @@ export class Session {
     return this._projection.messages()
   }
 
+  /** Whether the log holds a compaction (`context/compacted`): some messages are stubs or a summary. */
+  get compacted(): boolean {
+    return this._projection.compacted
+  }
+
+  /** The same messages, each with the seq of the event it came from: how a compaction names the range it replaces. */
+  messageEntries(): { seq: number; message: Message }[] {
+    return this._projection.entries()
+  }
+
   /**
    * Runs `hook` when the session is about to close (by its owner, or because its store or the
    * service went away), before the last flush: an agent ends its running turn there, so the turn's

@@ -122,7 +122,7 @@ describe('profiles checked once the composition has loaded', () => {
     const problems: string[] = []
     await root.parallel('compose/check', problems)
     expect(problems).toEqual([
-      '@rein/subagents: profiles.typo.tools names no such tool: grpe (registered: lookup, save, subagent)',
+      '@rein/subagents: profiles.typo.tools names no such tool: grpe (registered: lookup, recall_result, save, subagent)',
       '@rein/subagents: profiles.elsewhere.provider "nowhere" is served by no loaded provider (loaded: scripted)',
       '@rein/subagents: profiles.renamed.model "m-2" is not in scripted\'s model catalog (it has: m)',
     ])

@@ -1,0 +1,90 @@
+/**
+ * The context meter: how many input tokens the next request will be, before it is sent. The last
+ * answered request's reported input, plus an estimate of what was appended since; the whole
+ * request estimated when there is no report to start from (a resume, a compaction, a new system).
+ */
+
+import type { ContentBlock, Message, TokenUsage } from '@rein/llm'
+import type { ToolSchema } from '@rein/tools'
+
+/** Counts the tokens of a text; the default is a character heuristic (see `charTokens`). */
+export type Tokenizer = (text: string) => number
+
+/**
+ * The default tokenizer: one token per 4 characters, rounded up. English prose and code run 3.5–4.5
+ * characters a token in the tokenizers of the common models, so this is a fair middle; CJK text
+ * runs nearer 1–1.5, so it under-counts there (a tokenizer can be plugged in).
+ */
+export const charTokens: Tokenizer = (text) => Math.ceil(text.length / 4)
+
+/** What framing each message adds (role, separators), in tokens. */
+const PER_MESSAGE = 4
+/** An image, whatever its size: a typical tile count. */
+const PER_IMAGE = 800
+
+/** Tokens of a list of messages. */
+function messageTokens(tokens: Tokenizer, messages: readonly Message[]): number {
+  let total = 0
+  for (const message of messages) {
+    total += PER_MESSAGE
+    for (const block of message.content) total += blockTokens(tokens, block)
+  }
+  return total
+}
+
+function blockTokens(tokens: Tokenizer, block: ContentBlock): number {
+  switch (block.type) {
+    case 'text':
+    case 'reasoning':
+      return tokens(block.text)
+    case 'image':
+      return PER_IMAGE
+    case 'tool-call':
+      return tokens(block.name) + tokens(block.arguments)
+    case 'tool-result':
+      return block.content.reduce((sum, part) => sum + (part.type === 'text' ? tokens(part.text) : PER_IMAGE), 0)
+  }
+}
+
+/** Tokens of a whole request: system text, tool schemas and messages. */
+export function requestTokens(tokens: Tokenizer, system: string, schemas: readonly ToolSchema[], messages: readonly Message[]): number {
+  return tokens(system) + (schemas.length > 0 ? tokens(JSON.stringify(schemas)) : 0) + messageTokens(tokens, messages)
+}
+
+/** Total input of a reported usage (cached parts included). */
+function inputOf(usage: TokenUsage): number {
+  return usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0)
+}
+
+/** The last answered request: its reported input, and how many messages and which system it had. */
+interface Report {
+  input: number
+  messages: number
+  system: string
+  schemas: readonly ToolSchema[]
+}
+
+/** One per agent: remembers the last report, forgets it when the messages were rewritten. */
+export class ContextMeter {
+  private report: Report | undefined
+
+  /** The request just answered reported `usage` for these parts. */
+  observe(usage: TokenUsage | undefined, system: string, schemas: readonly ToolSchema[], messages: number): void {
+    this.report = usage ? { input: inputOf(usage), messages, system, schemas } : undefined
+  }
+
+  /** The messages were rewritten (a compaction): the report no longer describes a prefix of them. */
+  forget(): void {
+    this.report = undefined
+  }
+
+  /** The next request's input tokens. */
+  estimate(tokens: Tokenizer, system: string, schemas: readonly ToolSchema[], messages: readonly Message[]): number {
+    const report = this.report
+    // Same system and tools, and the messages only grew: the report plus what was appended.
+    if (report && report.system === system && report.schemas === schemas && report.messages <= messages.length) {
+      return report.input + messageTokens(tokens, messages.slice(report.messages))
+    }
+    return requestTokens(tokens, system, schemas, messages)
+  }
+}

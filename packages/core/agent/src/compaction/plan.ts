@@ -1,0 +1,108 @@
+/**
+ * What a compaction would change, chosen from the messages as the model sees them: which tool
+ * results to prune, and which range to summarize. Pure; nothing is written here.
+ */
+
+import type { Message } from '@rein/llm'
+import { prunedStub } from '@rein/session'
+import type { Tokenizer } from './meter.ts'
+
+/** A message with the seq of the event it came from. */
+export interface Entry {
+  seq: number
+  message: Message
+}
+
+/** A result the model would see as a stub. */
+export interface Pruned {
+  callId: string
+  name: string
+  chars: number
+  /** Tokens the stub saves. */
+  saves: number
+}
+
+/** Index of the first message of the last `turns` user turns (a person's messages start turns). */
+export function tailStart(entries: readonly Entry[], turns: number): number {
+  let seen = 0
+  for (let index = entries.length - 1; index >= 0; index--) {
+    if (entries[index]!.message.source.kind !== 'user') continue
+    if (++seen === turns) return index
+  }
+  return 0
+}
+
+/**
+ * Tool results older than the most recent `keepTokens` of tool output and before `protectFrom`
+ * (the kept user turns), largest savings only: a stub must be shorter than what it replaces.
+ */
+export function planPrune(entries: readonly Entry[], protectFrom: number, keepTokens: number, tokens: Tokenizer): Pruned[] {
+  const names = callNames(entries)
+  const pruned: Pruned[] = []
+  let recent = 0
+  for (let index = entries.length - 1; index >= 0; index--) {
+    const { message } = entries[index]!
+    if (message.source.kind !== 'tool') continue
+    for (const block of message.content) {
+      if (block.type !== 'tool-result') continue
+      const text = block.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n')
+      const size = tokens(text)
+      recent += size
+      if (recent <= keepTokens || index >= protectFrom || isStub(text)) continue
+      const entry = { callId: block.toolCallId, name: names.get(block.toolCallId) ?? 'tool', chars: text.length }
+      const saves = size - tokens(prunedStub(entry))
+      if (saves > 0) pruned.push({ ...entry, saves })
+    }
+  }
+  return pruned.reverse()
+}
+
+/**
+ * The range a summary replaces, as indexes `[from, to)`: from a previous summary (which the new one
+ * updates) or the message after the session's first user message (kept verbatim), to the start of
+ * the kept tail. A cut falls only before an assistant message or a person's message, so a call is
+ * never separated from its result. When the kept turns leave nothing to summarize (one long turn),
+ * the tail shrinks to the last two answers. Undefined when there is no range.
+ */
+export function summaryRange(entries: readonly Entry[], keepTurns: number): { from: number; to: number } | undefined {
+  const firstUser = entries.findIndex((entry) => entry.message.source.kind === 'user')
+  if (firstUser === -1) return undefined
+  const previous = entries.findIndex((entry) => isSummary(entry.message))
+  const from = previous !== -1 ? previous : firstUser + 1
+  let to = tailStart(entries, keepTurns)
+  if (!hasNew(entries, from, to)) to = nthAnswerFromEnd(entries, 2)
+  return hasNew(entries, from, to) ? { from, to } : undefined
+}
+
+/** Whether `[from, to)` holds a message that is not already a summary. */
+function hasNew(entries: readonly Entry[], from: number, to: number): boolean {
+  for (let index = from; index < to; index++) if (!isSummary(entries[index]!.message)) return true
+  return false
+}
+
+/** Index of the `n`-th last assistant message, or 0. */
+function nthAnswerFromEnd(entries: readonly Entry[], n: number): number {
+  let seen = 0
+  for (let index = entries.length - 1; index >= 0; index--) {
+    if (entries[index]!.message.role === 'assistant' && ++seen === n) return index
+  }
+  return 0
+}
+
+/** Whether a message is a compaction's summary. */
+export function isSummary(message: Message): boolean {
+  return message.source.kind === 'plugin' && message.source.plugin === 'compaction'
+}
+
+function isStub(text: string): boolean {
+  return text.startsWith('[') && text.includes('result pruned to save context')
+}
+
+/** Tool names by call id, from the assistant messages' tool calls. */
+function callNames(entries: readonly Entry[]): Map<string, string> {
+  const names = new Map<string, string>()
+  for (const { message } of entries) {
+    for (const block of message.content) if (block.type === 'tool-call') names.set(block.id, block.name)
+  }
+  return names
+}

@@ -1,0 +1,81 @@
+/**
+ * Compaction at the step boundary: measure the request about to be sent against the model's
+ * window and, past the threshold (or when asked), compact before sending — never at the limit.
+ */
+
+import { ReinError } from '@rein/base'
+import type { LlmRuntime, ModelRoute } from '@rein/llm'
+import type { ToolRegistry, ToolSchema } from '@rein/tools'
+import { recordAttempt } from '../attempts.ts'
+import type { TurnContext } from '../turn.ts'
+import type { TurnState } from '../turn-state.ts'
+import type { CompactionOptions } from '../options.ts'
+import { compactContext } from './compact.ts'
+
+/** The request about to be sent, as far as compaction needs it. */
+export interface NextRequest {
+  llm: LlmRuntime
+  tools: ToolRegistry
+  route: ModelRoute
+  system: string
+  schemas: readonly ToolSchema[]
+}
+
+export async function compactBeforeRequest(context: TurnContext, state: TurnState, next: NextRequest): Promise<void> {
+  const { options, session, services } = context
+  const settings = options.compaction
+  const asked = context.compaction.take()
+  if (settings.mode === 'off' && !asked) return
+  const window = next.llm.resolveModel(next.route.provider, next.route.model)?.contextWindow
+  const tokens = services.tokens()
+  const before = context.compaction.meter.estimate(tokens, next.system, next.schemas, session.messages())
+  context.emit({ type: 'context', tokens: before, ...(window !== undefined ? { window } : {}) })
+  if (window === undefined) {
+    services.warnOnce(`${next.route.provider}/${next.route.model}`, `compaction is off for ${next.route.provider}/${next.route.model}: its context window is not known (give it contextWindow in its provider's models)`)
+    return
+  }
+  const trigger = triggerOf(settings, window)
+  if (!asked && (settings.mode !== 'auto' || before <= trigger)) return
+  const input = { messages: session.messages(), system: next.system }
+  const data = await compactContext({
+    session,
+    llm: next.llm,
+    tools: next.tools,
+    route: settings.summaryRoute ?? next.route,
+    options: settings,
+    window,
+    tokens,
+    system: next.system,
+    schemas: next.schemas,
+    before,
+    reason: asked ? 'manual' : 'auto',
+    ...(asked?.instructions ? { instructions: asked.instructions } : {}),
+    signal: context.signal,
+    onEvent: (event) => {
+      if (event.type === 'attempt') recordAttempt(context, state, next.llm, event, input, () => [])
+    },
+  })
+  if (data) {
+    if (data.pruned.length > 0 || data.summary) context.compaction.meter.forget()
+    context.emit({
+      type: 'compacted', reason: data.reason, pruned: data.pruned.length, summarized: data.summary !== undefined,
+      ...(data.summaryFailed ? { summaryFailed: data.summaryFailed } : {}), tokensBefore: data.tokensBefore, tokensAfter: data.tokensAfter,
+    })
+  }
+  const after = data?.tokensAfter ?? before
+  // Still past the threshold: another compaction next step would only repeat this one.
+  if (after > trigger && (!asked || after > window - reserveOf(settings, window))) {
+    const why = data?.summaryFailed ? ` (the summary failed: ${data.summaryFailed.code} ${data.summaryFailed.message})` : data ? '' : ' (nothing could be pruned or summarized: what is left is the first message and the last turns)'
+    throw new ReinError('CONTEXT_FULL', `the request is about ${after} tokens after compaction${why}, past the ${Math.floor(trigger)} a ${window}-token window allows with room for the answer; start a new session, or shorten the first message`, { details: { tokens: after, window, trigger: Math.floor(trigger) } })
+  }
+}
+
+/** The reserve, at most a quarter of the window (a small window keeps room for some context). */
+function reserveOf(settings: CompactionOptions, window: number): number {
+  return Math.min(settings.reserveTokens, Math.floor(window / 4))
+}
+
+/** The estimate past which `auto` compacts: the threshold, or the window less the reserve, whichever comes first. */
+function triggerOf(settings: CompactionOptions, window: number): number {
+  return Math.min(settings.threshold * window, window - reserveOf(settings, window))
+}

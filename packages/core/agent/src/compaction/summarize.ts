@@ -1,0 +1,99 @@
+/**
+ * The summary request: the range to fold in, as a plain transcript (so no call is ever sent without
+ * its result, and no tools are offered), the previous summary to update, and fixed sections.
+ */
+
+import { isReinError } from '@rein/base'
+import { BlockAssembler, userMessage, type LlmEvent, type LlmRuntime, type Message, type ModelRoute } from '@rein/llm'
+import type { Tokenizer } from './meter.ts'
+
+export interface SummaryRequest {
+  llm: LlmRuntime
+  route: ModelRoute
+  /** The summary this one updates, if the range starts with one. */
+  previous?: string
+  /** The range's other messages, as the model saw them. */
+  messages: readonly Message[]
+  /** What a person asked the summary to keep (`/compact <instructions>`). */
+  instructions?: string
+  maxTokens: number
+  /** What the transcript may take; older messages are left out past it. */
+  maxInputTokens: number
+  tokens: Tokenizer
+  signal: AbortSignal
+  onEvent: (event: LlmEvent) => void
+}
+
+export type SummaryOutcome = { ok: true; text: string } | { ok: false; code: string; message: string }
+
+const SYSTEM = [
+  'You write the summary that replaces the early part of a coding agent\'s conversation, so that the agent can go on without it.',
+  'Write only these sections, in this order, in Markdown:',
+  '## Goal: what the person asked for (their words where they matter) and any later change to it.',
+  '## Decisions: what was decided or found out that later work depends on: facts, approaches chosen or ruled out, constraints.',
+  '## Open tasks: what is still to do, and what was in progress at the end.',
+  '## Notes: anything else the agent will need: names, commands, errors to remember.',
+  'Be specific and brief: exact names, paths and numbers. Leave out the list of files read or written: it is added to your summary from the log.',
+].join('\n')
+
+/** Characters of one tool result or argument list kept in the transcript. */
+const RESULT_CHARS = 1_500
+const ARGS_CHARS = 300
+
+export async function writeSummary(request: SummaryRequest): Promise<SummaryOutcome> {
+  const transcript = fitted(request.messages.map(line), request.maxInputTokens, request.tokens)
+  const prompt = [
+    request.previous ? `The summary so far:\n\n${request.previous}\n\nThe conversation since, to fold into it:` : 'The conversation to summarize:',
+    transcript,
+    request.instructions ? `The person asked this summary to keep in particular: ${request.instructions}` : '',
+    request.previous ? 'Write the updated summary.' : 'Write the summary.',
+  ].filter((part) => part !== '').join('\n\n')
+  const assembler = new BlockAssembler()
+  try {
+    for await (const chunk of request.llm.stream({ ...request.route, system: SYSTEM, messages: [userMessage(prompt)], maxTokens: request.maxTokens, signal: request.signal, onEvent: request.onEvent })) {
+      assembler.push(chunk)
+    }
+  } catch (error) {
+    return { ok: false, code: isReinError(error) ? error.code : 'SUMMARY_FAILED', message: error instanceof Error ? error.message : String(error) }
+  }
+  const finish = assembler.finish
+  if (!finish || finish.reason === 'error' || finish.reason === 'aborted') {
+    return { ok: false, code: finish?.failure?.code ?? 'SUMMARY_FAILED', message: finish?.failure?.message ?? 'the summary request ended without an answer' }
+  }
+  if (finish.reason === 'max-tokens') return { ok: false, code: 'SUMMARY_TOO_LONG', message: `the summary did not fit in ${request.maxTokens} output tokens` }
+  const text = assembler.blocks().map((block) => (block.type === 'text' ? block.text : '')).join('').trim()
+  return text === '' ? { ok: false, code: 'SUMMARY_EMPTY', message: 'the summary request answered with no text' } : { ok: true, text }
+}
+
+/** One message as transcript lines. */
+function line(message: Message): string {
+  const who = message.source.kind === 'tool' ? 'TOOL' : message.role === 'assistant' ? 'ASSISTANT' : 'USER'
+  const parts = message.content.map((block) => {
+    switch (block.type) {
+      case 'text':
+        return block.text
+      case 'reasoning':
+        return ''
+      case 'image':
+        return '[an image]'
+      case 'tool-call':
+        return `[called ${block.name} ${clip(block.arguments, ARGS_CHARS)} as ${block.id}]`
+      case 'tool-result':
+        return `[result of ${block.toolCallId}${block.isError ? ', an error' : ''}] ${clip(block.content.map((part) => (part.type === 'text' ? part.text : '[an image]')).join('\n'), RESULT_CHARS)}`
+    }
+  }).filter((part) => part !== '')
+  return `${who}: ${parts.join('\n')}`
+}
+
+/** The transcript within `maxTokens`: the newest messages kept, the oldest left out and counted. */
+function fitted(lines: readonly string[], maxTokens: number, tokens: Tokenizer): string {
+  let total = 0
+  let first = lines.length
+  while (first > 0 && total + tokens(lines[first - 1]!) <= maxTokens) total += tokens(lines[--first]!)
+  const kept = lines.slice(first)
+  return first > 0 ? [`[${first} earlier message${first === 1 ? '' : 's'} left out: too long to summarize at once]`, ...kept].join('\n\n') : kept.join('\n\n')
+}
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}… [${text.length - max} more characters]` : text
+}

@@ -1,0 +1,197 @@
+// Context compaction: the meter before each request, pruning old tool results to stubs, a summary
+// when that is not enough, and the log that rebuilds exactly what the model saw.
+import { Logger, type Exporter } from '@deepseek-ai/cordis'
+import type { AdapterRequest, Message } from '@rein/llm'
+import { deriveMessages, eventData, MemorySessionStore, type ContextCompacted, type SessionEvent } from '@rein/session'
+import type { ScriptedTurn } from '@rein/testkit'
+import { defineTool } from '@rein/tools'
+import { describe, expect, it } from 'vitest'
+import { boot } from './fixtures.ts'
+
+const WINDOW = 4_000
+const COMPACTION = { reserveTokens: 500, summaryMaxTokens: 256 }
+const SUMMARY = '## Goal\nKeep going.\n## Decisions\nUse dump.\n## Open tasks\nMore.\n## Notes\nNone.'
+
+const isSummaryRequest = (request: AdapterRequest) => request.system?.startsWith('You write the summary') === true
+const textOf = (message: Message) => message.content.map((block) => (block.type === 'text' ? block.text : block.type === 'tool-result' ? block.content.map((part) => (part.type === 'text' ? part.text : '')).join('') : '')).join('')
+const compactions = (events: readonly SessionEvent[]) => events.filter((event) => event.type === 'context/compacted').map((event) => eventData(event, 'context/compacted'))
+
+/** Each turn: one `dump` call (a 2,000-character result), then a short answer. */
+function dumping(request: AdapterRequest): ScriptedTurn {
+  const last = request.messages.at(-1)!
+  return last.source.kind === 'tool' ? [{ text: 'done' }] : [{ toolCall: { id: `d${request.messages.length}`, name: 'dump', arguments: '{"path":"src/big.txt"}' } }]
+}
+
+/** `answer` for the agent's requests; summary requests get `summary()`, SUMMARY by default. */
+function script(answer: (request: AdapterRequest) => ScriptedTurn, summary: () => ScriptedTurn = () => [{ text: SUMMARY }]) {
+  return (request: AdapterRequest): ScriptedTurn => (isSummaryRequest(request) ? summary() : answer(request))
+}
+
+async function setUp(options: { answer?: (request: AdapterRequest) => ScriptedTurn; summary?: () => ScriptedTurn; compaction?: Record<string, unknown>; window?: number | undefined; store?: MemorySessionStore } = {}) {
+  const models = options.window === undefined && 'window' in options ? [{ id: 'm' }] : [{ id: 'm', contextWindow: options.window ?? WINDOW }]
+  const stack = await boot(script(options.answer ?? dumping, options.summary), { models, agent: { compaction: { ...COMPACTION, ...options.compaction } as never }, ...(options.store ? { store: options.store } : {}) })
+  stack.root.tools.register(defineTool({
+    name: 'dump',
+    description: 'Reads a big file.',
+    parameters: { path: { type: 'string', required: true } },
+    output: { schema: { type: 'string' }, render: (_args, value) => value },
+    effects: ['read'],
+    execute: () => 'x'.repeat(2_000),
+  }))
+  return stack
+}
+
+describe('pruning', () => {
+  it('sends every old tool result again until the window overflows when nothing compacts', async () => {
+    const { root, llm } = await setUp()
+    const agent = await root.agents.create()
+    for (let turn = 1; turn <= 8; turn++) expect(await agent.send(`task ${turn}`)).toMatchObject({ reason: 'completed' })
+    const [first] = compactions(agent.session.events)
+    expect(first).toMatchObject({ reason: 'auto' })
+    expect(first!.pruned.length).toBeGreaterThan(0)
+    expect(first!.tokensAfter).toBeLessThan(first!.tokensBefore)
+    // The next request reads stubs for the pruned results; the log keeps every result whole.
+    const after = llm.requests.filter((request) => !isSummaryRequest(request)).at(-1)!
+    const stubbed = after.messages.filter((message) => message.source.kind === 'tool' && textOf(message).includes('result pruned to save context'))
+    expect(stubbed.length).toBeGreaterThan(0)
+    expect(textOf(stubbed[0]!)).toContain(`recall_result {"call_id": "${first!.pruned[0]!.callId}"}`)
+    expect(agent.session.events.filter((event) => event.type === 'tool/result').every((event) => textOf({ content: [{ type: 'tool-result', toolCallId: '', content: eventData(event, 'tool/result').content }] } as never).length === 2_000)).toBe(true)
+    // The last turns' results are whole, and no summary was needed.
+    expect(textOf(after.messages.at(-1)!)).toHaveLength(2_000)
+    expect(llm.requests.some(isSummaryRequest)).toBe(false)
+  })
+
+  it('derives the same messages from the stored log as the live session shows (a resume sees what the model saw)', async () => {
+    const store = new MemorySessionStore()
+    const { root } = await setUp({ store })
+    const agent = await root.agents.create()
+    for (let turn = 1; turn <= 8; turn++) await agent.send(`task ${turn}`)
+    expect(compactions(agent.session.events).length).toBeGreaterThan(0)
+    const live = agent.session.messages()
+    await agent.close()
+    expect(deriveMessages((await root.sessions.load(agent.session.id)).events)).toEqual(live)
+  })
+})
+
+describe('recall_result', () => {
+  it('is offered only once something was pruned, and gives the pruned result back whole', async () => {
+    const recall: { id?: string } = {}
+    const { root, llm } = await setUp({
+      answer: (request) => {
+        const last = request.messages.at(-1)!
+        if (recall.id && textOf(last).startsWith('recall ')) return [{ toolCall: { id: 'r1', name: 'recall_result', arguments: JSON.stringify({ call_id: recall.id }) } }]
+        return dumping(request)
+      },
+    })
+    const agent = await root.agents.create()
+    for (let turn = 1; turn <= 8; turn++) await agent.send(`task ${turn}`)
+    const [first] = compactions(agent.session.events)
+    recall.id = first!.pruned[0]!.callId
+    const offered = (request: AdapterRequest) => request.tools?.some((tool) => tool.name === 'recall_result') === true
+    expect(offered(llm.requests[0]!)).toBe(false)
+    await agent.send('recall it')
+    const recalled = agent.session.events.findLast((event) => event.type === 'tool/result' && eventData(event, 'tool/result').callId === 'r1')!
+    expect(eventData(recalled, 'tool/result')).toMatchObject({ isError: false, content: [{ type: 'text', text: 'x'.repeat(2_000) }] })
+    expect(offered(llm.requests.at(-1)!)).toBe(true)
+  })
+})
+
+describe('summarizing', () => {
+  /** Turns of long user messages and no tools: pruning frees nothing. */
+  async function talkative(options: Parameters<typeof setUp>[0] = {}) {
+    const stack = await setUp({ answer: () => [{ text: 'ok' }], ...options })
+    const agent = await stack.root.agents.create()
+    const say = (n: number) => agent.send(`${'words '.repeat(400)}${n}`)
+    return { ...stack, agent, say }
+  }
+
+  it('replaces the range before the kept turns with one summary where it began, keeping the first message verbatim', async () => {
+    const { llm, agent, say } = await talkative({ compaction: { keepTurns: 1 } })
+    for (let n = 1; n <= 8; n++) expect(await say(n)).toMatchObject({ reason: 'completed' })
+    const [first] = compactions(agent.session.events)
+    expect(first!.summary).toMatchObject({ provider: 'scripted', model: 'm' })
+    expect(first!.summary!.text).toContain('## Goal')
+    expect(first!.summary!.text).toContain('## Files (from the session log)')
+    const summaryRequest = llm.requests.find(isSummaryRequest)!
+    expect(summaryRequest.tools).toBeUndefined()
+    const next = llm.requests.filter((request) => !isSummaryRequest(request)).at(-1)!
+    expect(textOf(next.messages[0]!)).toContain('words words')
+    expect(textOf(next.messages[0]!)).toMatch(/ 1$/)
+    expect(next.messages[1]!.source).toEqual({ kind: 'plugin', plugin: 'compaction' })
+    expect(textOf(next.messages[1]!)).toContain('## Decisions')
+  })
+
+  it('updates the previous summary rather than summarizing a summary', async () => {
+    const { llm, agent, say } = await talkative({ compaction: { keepTurns: 1 } })
+    for (let n = 1; n <= 16; n++) await say(n)
+    const all = compactions(agent.session.events).filter((data) => data.summary)
+    expect(all.length).toBeGreaterThan(1)
+    const second = llm.requests.filter(isSummaryRequest)[1]!
+    expect(textOf(second.messages[0]!)).toContain('The summary so far:')
+    // One summary message at most in what the model reads.
+    const next = agent.session.messages()
+    expect(next.filter((message) => message.source.kind === 'plugin')).toHaveLength(1)
+    expect(all[1]!.summary!.fromSeq).toBe(all[0]!.summary!.fromSeq)
+  })
+
+  const failing = () => [{ fail: { code: 'BAD_REQUEST', message: 'summary server says no', retryable: false } as never }] as ScriptedTurn
+
+  it('prunes only, and says so, when the summary request fails', async () => {
+    const { root } = await setUp({ summary: failing, compaction: { target: 0.1 } })
+    const agent = await root.agents.create()
+    const said: unknown[] = []
+    agent.subscribe((event) => { if (event.type === 'compacted') said.push(event) })
+    for (let turn = 1; turn <= 8; turn++) expect(await agent.send(`task ${turn}`)).toMatchObject({ reason: 'completed' })
+    const [first] = compactions(agent.session.events)
+    expect(first!.pruned.length).toBeGreaterThan(0)
+    expect(first!.summary).toBeUndefined()
+    expect(first!.summaryFailed).toMatchObject({ message: expect.stringContaining('summary server says no') })
+    expect(said[0]).toMatchObject({ summarized: false, summaryFailed: { message: expect.stringContaining('summary server says no') } })
+  })
+
+  it('ends the turn with CONTEXT_FULL, naming the failed summary, when nothing else can be freed', async () => {
+    const { agent, say } = await talkative({ compaction: { keepTurns: 1 }, summary: failing })
+    let last
+    for (let n = 1; n <= 8 && last?.reason !== 'error'; n++) last = await say(n)
+    // Instead of compacting again at every step.
+    expect(last).toMatchObject({ reason: 'error', error: { code: 'CONTEXT_FULL' } })
+    expect(last!.error!.message).toContain('the summary failed')
+    expect(compactions(agent.session.events)).toEqual([])
+  })
+})
+
+describe('bad input', () => {
+  it('refuses a first message bigger than the window with CONTEXT_FULL, without a request or a loop', async () => {
+    const { root, llm } = await setUp()
+    const agent = await root.agents.create()
+    const result = await agent.send('y'.repeat(4 * WINDOW))
+    expect(result).toMatchObject({ reason: 'error', error: { code: 'CONTEXT_FULL' } })
+    expect(llm.requests.filter((request) => !isSummaryRequest(request))).toEqual([])
+  })
+
+  it('runs without compaction, warning once, for a model whose window is not known', async () => {
+    const { root } = await setUp({ window: undefined })
+    const warnings: string[] = []
+    const exporter: Exporter = { levels: { default: 2 }, export: (message) => { if (message.type === 'warn') warnings.push(Logger.format(exporter, message)) } }
+    root.logger.exporter(exporter)
+    const agent = await root.agents.create()
+    for (let turn = 1; turn <= 8; turn++) expect(await agent.send(`task ${turn}`)).toMatchObject({ reason: 'completed' })
+    expect(compactions(agent.session.events)).toEqual([])
+    expect(warnings).toEqual([expect.stringContaining('compaction is off for scripted/m: its context window is not known')])
+  })
+})
+
+describe('asked for', () => {
+  it('compacts before the next request with the instructions, under the threshold too', async () => {
+    const { root, llm } = await setUp()
+    const agent = await root.agents.create()
+    for (let turn = 1; turn <= 4; turn++) await agent.send(`task ${turn}`)
+    expect(compactions(agent.session.events)).toEqual([])
+    agent.compact('keep the file names')
+    await agent.send('task 5')
+    const [data] = compactions(agent.session.events)
+    expect(data).toMatchObject({ reason: 'manual', instructions: 'keep the file names' } satisfies Partial<ContextCompacted>)
+    expect(textOf(llm.requests.find(isSummaryRequest)!.messages[0]!)).toContain('keep the file names')
+    expect(data!.summary!.text).toContain('- read: src/big.txt')
+  })
+})
