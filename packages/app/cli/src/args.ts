@@ -5,7 +5,7 @@ import { ReinError } from '@rein/base'
 import type { ToolEffect } from '@rein/tools'
 import { EXIT_HELP } from './exit-codes.ts'
 
-const COMMANDS = ['run', 'chat', 'sessions', 'resume', 'show', 'rewind', 'memory', 'config', 'demo'] as const
+const COMMANDS = ['run', 'chat', 'sessions', 'resume', 'show', 'rewind', 'compact', 'memory', 'config', 'demo'] as const
 export type Command = (typeof COMMANDS)[number]
 
 /** The effects `--allow` names: @rein/tools' `TOOL_EFFECTS`, spelled out so `--help` loads no tools. */
@@ -150,6 +150,7 @@ Commands:
   resume <id> [text]  repair an interrupted session and continue it
   show <id>           print a session, turns with checkpoints marked (never changes it)
   rewind <id> --to N  put the files the agent changed back to before turn N (--dry-run, --fork)
+  compact <id> [text] shorten a session's context now: old tool results pruned, earlier turns summarized
   memory list         what the agent remembers (also: search <query>, forget <id>, export)
   config              show which cordis.yml is in use and each row's config (secrets masked)
   demo                the whole loop offline, against a scripted model, and a rewind
@@ -198,6 +199,15 @@ ${COMMON}`,
 Prints a session readably. Never changes its conversation: an interrupted turn is shown as such,
 not repaired. With @rein/checkpoint loaded, a turn that changed files is marked
 [checkpoint: N files]; rein rewind <id> --to <turn> puts them back.`,
+  compact: `Usage: rein compact <id> ["what the summary must keep"] [options]
+
+Compacts a stored session now, whatever its size: tool results older than the last turns become
+one-line stubs (the model can read them again with recall_result), and the conversation before the
+last turns becomes one summary (goal, decisions, open tasks, notes, and the files touched, from the
+log). The log keeps everything; rein show marks the compaction. Needs a model whose context window
+is known (contextWindow in its provider's models). Agents compact by themselves before a request
+would pass 80% of the window; this is for doing it now.
+${COMMON}`,
   rewind: `Usage: rein rewind <id> --to <turn number|message id> [--dry-run] [--fork] [--config <file>] [--json]
 
 Puts the files the agent changed (every change @rein/checkpoint recorded) back to their state

@@ -15,7 +15,7 @@ const USAGE_CODES = new Set([
   'USAGE', 'CONFIG_INVALID', 'CONFIG_NOT_FOUND', 'NO_MODEL', 'MAX_COST_UNPRICED', 'UNKNOWN_PROVIDER',
   'UNSUPPORTED_REASONING_EFFORT', 'SERVICE_MISSING', 'SESSION_NOT_FOUND', 'SESSION_LOCKED', 'SESSION_BUSY', 'SESSION_CORRUPT',
   'SESSION_FORMAT_UNSUPPORTED', 'SESSION_UNKNOWN_EVENT', 'INVALID_SESSION_ID', 'NO_SESSION_STORE', 'NO_CHECKPOINT_STORE', 'PLUGIN_NOT_BUILT',
-  'NO_MEMORY_STORE', 'MEMORY_NOT_FOUND',
+  'NO_MEMORY_STORE', 'MEMORY_NOT_FOUND', 'NO_CONTEXT_WINDOW',
 ])
 
 type CommandFunction = (args: ParsedArgs, io: Io) => Promise<number>
@@ -27,6 +27,7 @@ const COMMANDS: Record<Command, () => Promise<CommandFunction>> = {
   resume: async () => (await import('./commands/resume.ts')).resumeCommand,
   show: async () => (await import('./commands/show.ts')).showCommand,
   rewind: async () => (await import('./commands/rewind.ts')).rewindCommand,
+  compact: async () => (await import('./commands/compact.ts')).compactCommand,
   memory: async () => (await import('./commands/memory.ts')).memoryCommand,
   config: async () => (await import('./commands/config.ts')).configCommand,
   demo: async () => (await import('./commands/demo.ts')).demoCommand,

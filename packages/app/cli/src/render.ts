@@ -2,6 +2,7 @@
 
 import type { AgentEvent, TreeUsage, TurnResult } from '@rein/agent'
 import { addUsage, type TokenUsage } from '@rein/llm'
+import type { ContextCompacted } from '@rein/session'
 import { neutralize } from './terminal-text.ts'
 
 export interface Output {
@@ -59,10 +60,20 @@ export class Renderer {
       case 'fallback':
         this.err(this.dim(`  [fallback] ${event.from.provider}/${event.from.model} → ${event.to.provider}/${event.to.model} (${event.cooldownUntil === undefined ? event.failure.code : `still cooling down after ${event.failure.code}`})`))
         return
+      case 'context':
+        this.context = event
+        return
+      case 'compacted':
+        this.endAnswerLine()
+        this.err(this.dim(compactedLine(event)))
+        return
       default:
         return
     }
   }
+
+  /** The last request's context use, for the totals line. */
+  private context: Extract<AgentEvent, { type: 'context' }> | undefined
 
   result(result: TurnResult) {
     if (this.json) {
@@ -74,7 +85,7 @@ export class Renderer {
     this.midLine = false
     if (result.error) this.err(this.red(`${result.reason}: ${result.error.code}: ${result.error.message}`))
     if (result.overrun) this.err(this.dim(`note: the answer went over a budget (${result.overrun.code}): ${result.overrun.message}`))
-    this.err(this.dim(`${totalsLine(result)} · ${result.reason}`))
+    this.err(this.dim(`${totalsLine(result)}${contextShare(this.context)} · ${result.reason}`))
   }
 
   /** A tool call's line once it ends: `  [tool] <label> ok|failed <code>`, indented one more step per subagent level. */
@@ -156,6 +167,25 @@ function totalsLine(result: TurnResult): string {
   const counted = total.usage.inputTokens + total.usage.outputTokens > 0
   const cost = total.cost !== undefined ? ` · cost ${formatCost(total.cost)}` : counted ? ' · cost unknown (a model used has no price; set prices on the @rein/llm row)' : ''
   return `${estimated ? '~' : ''}${formatUsage(total.usage)}${subagents ? ` (subagents ${formatTokens(subagents.usage)})` : ''}${cost}`
+}
+
+/** `  [compacted] …`: what a compaction did, in one line. */
+function compactedLine(event: Omit<Extract<AgentEvent, { type: 'compacted' }>, 'type'>): string {
+  const what = [event.pruned > 0 ? `pruned ${event.pruned} tool result${event.pruned === 1 ? '' : 's'}` : '', event.summarized ? 'summarized the earlier conversation' : ''].filter(Boolean).join(' and ')
+  const failed = event.summaryFailed ? ` (the summary failed: ${event.summaryFailed.code}; pruned only)` : ''
+  return `  [compacted] ${what || 'nothing to compact'}${failed}: about ${event.tokensBefore.toLocaleString('en-US')} → ${event.tokensAfter.toLocaleString('en-US')} tokens`
+}
+
+/** `[compacted] …` for a compaction as the log records it. */
+export function compactionLine(data: ContextCompacted): string {
+  const { reason, pruned, summary, summaryFailed, tokensBefore, tokensAfter } = data
+  return compactedLine({ reason, pruned: pruned.length, summarized: summary !== undefined, ...(summaryFailed ? { summaryFailed } : {}), tokensBefore, tokensAfter }).trim()
+}
+
+/** ` · context 45% of 32k` when the window is known. */
+function contextShare(context: Extract<AgentEvent, { type: 'context' }> | undefined): string {
+  if (!context?.window) return ''
+  return ` · context ${Math.round((100 * context.tokens) / context.window)}% of ${context.window >= 1000 ? `${Math.round(context.window / 1000)}k` : context.window}`
 }
 
 /** The turn's own spend and its subagents', together; money only when both are known. */

@@ -26,7 +26,7 @@ describe('rein: usage', () => {
     expect(help.stdout).toContain('Usage: rein <command> [options]')
     expect((await rein('/', ['run', '--help'])).stdout).toContain('Usage: rein run "task"')
     const unknown = await rein('/', ['fly'])
-    expect(unknown).toMatchObject({ code: 2, stderr: 'rein: unknown command "fly"; commands: run, chat, sessions, resume, show, rewind, memory, config, demo (see rein --help)\n' })
+    expect(unknown).toMatchObject({ code: 2, stderr: 'rein: unknown command "fly"; commands: run, chat, sessions, resume, show, rewind, compact, memory, config, demo (see rein --help)\n' })
     const flag = await rein('/', ['run', '--turbo', 'x'])
     expect(flag.code).toBe(2)
     expect(flag.stderr).toMatch(/^rein: Unknown option '--turbo'; see rein --help\n$/)

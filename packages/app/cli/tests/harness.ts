@@ -27,7 +27,7 @@ export interface Project {
 }
 
 /** A project folder whose cordis.yml loads the stack with llm-openai pointed at a mock server. */
-export async function project(script: MockScript, options: { agent?: Record<string, unknown>; extraRows?: string[]; pricing?: boolean } = {}): Promise<Project> {
+export async function project(script: MockScript, options: { agent?: Record<string, unknown>; extraRows?: string[]; pricing?: boolean; contextWindow?: number } = {}): Promise<Project> {
   const server = await startMockOpenAiServer(script)
   const dir = mkdtempSync(join(tmpdir(), 'rein-cli-'))
   const home = join(dir, '.rein')
@@ -40,7 +40,7 @@ export async function project(script: MockScript, options: { agent?: Record<stri
     '  config: { retry: { maxRetries: 1, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } }',
     '- id: model',
     "  name: '@rein/llm-openai'",
-    `  config: { provider: mock, label: mock, baseURL: '${server.url}', apiKeyEnv: false${options.pricing ? ", models: [{ id: mock-model, pricing: { input: 2, output: 8, cacheRead: 0.5 } }]" : ''} }`,
+    `  config: { provider: mock, label: mock, baseURL: '${server.url}', apiKeyEnv: false${modelsRow(options)} }`,
     '- id: tools',
     "  name: '@rein/tools'",
     '- id: sessions',
@@ -69,6 +69,14 @@ export async function project(script: MockScript, options: { agent?: Record<stri
       rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+/** The llm-openai row's `models`, when a test prices the model or gives it a context window. */
+function modelsRow(options: { pricing?: boolean; contextWindow?: number }): string {
+  if (!options.pricing && options.contextWindow === undefined) return ''
+  const pricing = options.pricing ? ', pricing: { input: 2, output: 8, cacheRead: 0.5 }' : ''
+  const window = options.contextWindow === undefined ? '' : `, contextWindow: ${options.contextWindow}`
+  return `, models: [{ id: mock-model${window}${pricing} }]`
 }
 
 /**

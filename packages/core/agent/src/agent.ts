@@ -7,8 +7,9 @@
 
 import { ReinError } from '@rein/base'
 import { createMessage, type Message, type TokenUsage } from '@rein/llm'
-import type { Session } from '@rein/session'
+import type { ContextCompacted, Session } from '@rein/session'
 import { Tally } from './accounting.ts'
+import { compactIdle } from './compaction/idle.ts'
 import { ContextMeter } from './compaction/meter.ts'
 import { CallIds } from './call-ids.ts'
 import type { AgentEvent, TurnResult } from './events.ts'
@@ -76,6 +77,8 @@ export class Agent {
   private readonly _meter = new ContextMeter()
   /** A compaction asked for, done before the next request. */
   private _compactAsked: { instructions?: string } | undefined
+  /** A compaction between turns (`compactNow`) is running: no turn may start. */
+  private _compacting: Promise<void> | undefined
 
   constructor(session: Session, readonly options: AgentOptions, private readonly services: AgentServices, lineage: AgentLineage = {}) {
     this._bound = this.bind(session)
@@ -176,6 +179,26 @@ export class Agent {
     this._compactAsked = instructions ? { instructions } : {}
   }
 
+  /**
+   * Compacts now, between turns (`rein compact`, a chat's `/compact`): prunes and summarizes
+   * whatever the meter says. What it wrote (`summaryFailed` set and nothing changed when the summary
+   * failed with nothing to prune), or undefined when there was nothing to compact.
+   */
+  async compactNow(instructions?: string, signal: AbortSignal = new AbortController().signal): Promise<ContextCompacted | undefined> {
+    if (this._running || this._compacting) throw new ReinError('AGENT_BUSY', 'the agent is running a turn or a compaction; wait for it')
+    if (this._closing) throw new ReinError('AGENT_CLOSED', 'the agent was closed; create or resume another')
+    const compacting = this.acquire().then(({ session }) => compactIdle({
+      session, options: this.options, llm: this.services.llm(), tools: this.services.tools(), tokens: this.services.tokens(),
+      meter: this._meter, totals: this._totals, ...(instructions ? { instructions } : {}), signal,
+    }))
+    this._compacting = compacting.then(() => undefined, () => undefined)
+    try {
+      return await compacting
+    } finally {
+      this._compacting = undefined
+    }
+  }
+
   /** Cancels the running turn: the stream stops, running tools see their signal, unstarted calls are paired. */
   cancel(reason = 'cancelled'): void {
     this._controller?.abort(new Error(reason))
@@ -183,6 +206,7 @@ export class Agent {
 
   async whenIdle(): Promise<void> {
     await this._running?.catch(() => {})
+    await this._compacting
   }
 
   /** Waits for the turn, then flushes and releases the session. The agent cannot run turns afterwards. */
@@ -201,7 +225,7 @@ export class Agent {
   }
 
   private start(text: string | undefined): Promise<TurnResult> {
-    if (this._running) return Promise.reject(new ReinError('AGENT_BUSY', 'the agent is already running a turn; wait for it or cancel it'))
+    if (this._running || this._compacting) return Promise.reject(new ReinError('AGENT_BUSY', 'the agent is already running a turn or a compaction; wait for it or cancel it'))
     if (this._closing) return Promise.reject(new ReinError('AGENT_CLOSED', 'the agent was closed; create or resume another'))
     const controller = new AbortController()
     this._controller = controller

@@ -195,3 +195,33 @@ describe('asked for', () => {
     expect(data!.summary!.text).toContain('- read: src/big.txt')
   })
 })
+
+describe('compacting between turns', () => {
+  it('compacts a stored session now, logging the summary request as a spend of the agent', async () => {
+    const store = new MemorySessionStore()
+    const { root, llm } = await setUp({ store })
+    const first = await root.agents.create()
+    for (let turn = 1; turn <= 4; turn++) await first.send(`task ${turn}`)
+    await first.close()
+    const { agent } = await root.agents.resume(first.session.id)
+    const before = agent.session.messages().length
+    const data = await agent.compactNow('keep the file names')
+    expect(data).toMatchObject({ reason: 'manual', instructions: 'keep the file names', summary: { text: expect.stringContaining('- read: src/big.txt') } })
+    expect(agent.session.messages().length).toBeLessThan(before)
+    expect(agent.session.events.filter((event) => event.type === 'llm/attempt').length).toBe(llm.requests.length)
+    expect(agent.usage.inputTokens).toBeGreaterThan(0)
+    expect(await agent.send('task 5')).toMatchObject({ reason: 'completed' })
+  })
+
+  it('refuses a turn while it compacts, and compacting while a turn runs', async () => {
+    const { root } = await setUp()
+    const agent = await root.agents.create()
+    for (let turn = 1; turn <= 3; turn++) await agent.send(`task ${turn}`)
+    const compacting = agent.compactNow()
+    await expect(agent.send('now')).rejects.toMatchObject({ code: 'AGENT_BUSY' })
+    await compacting
+    const turn = agent.send('task 4')
+    await expect(agent.compactNow()).rejects.toMatchObject({ code: 'AGENT_BUSY' })
+    await turn
+  })
+})

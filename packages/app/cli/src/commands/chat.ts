@@ -7,12 +7,14 @@
 
 import { clearLine, cursorTo } from 'node:readline'
 import { createInterface, type Interface } from 'node:readline/promises'
+import type { Agent } from '@rein/agent'
 import { ReinError } from '@rein/base'
 import type { ParsedArgs } from '../args.ts'
 import { installApproval, type PromptAnswer } from '../approval.ts'
 import { stopTurn } from '../interrupts.ts'
 import type { Io } from '../io.ts'
-import { exitFor, openAgent, settleJobs, withComposition } from '../session-command.ts'
+import { compactionLine } from '../render.ts'
+import { exitFor, openAgent, settleJobs, withComposition, type SessionScope } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
 import { watchComposition } from '../watch-config.ts'
 
@@ -54,6 +56,11 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
       for (let line = await lines.next(); line !== undefined; line = await lines.next()) {
         cancelling = false
         if (!line.trim()) continue
+        const compact = /^\/compact(?:\s+(.*))?$/.exec(line.trim())
+        if (compact) {
+          await compactNow(scope, agent, compact[1]?.trim())
+          continue
+        }
         const result = await agent.send(line)
         scope.renderer.result(result)
         last = exitFor(result)
@@ -68,6 +75,17 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
       await agent.close()
     }
   })
+}
+
+/** `/compact [instructions]`: compacts now and says what it did; a failure is said, and the chat goes on. */
+async function compactNow(scope: SessionScope, agent: Agent, instructions: string | undefined): Promise<void> {
+  try {
+    const data = await agent.compactNow(instructions || undefined)
+    if (!data) scope.renderer.notice('nothing to compact: no tool result to prune, no earlier turns to summarize')
+    else scope.renderer.notice(compactionLine(data))
+  } catch (error) {
+    scope.renderer.notice(`/compact failed: ${error instanceof Error ? error.message : String(error)}`)
+  }
 }
 
 /** `y`/`yes` allows, `a`/`always` allows the tool for the rest of the chat; anything else denies. */

@@ -9,7 +9,7 @@ import type { Message } from '@rein/llm'
 import { eventData, planRepair, type SessionEvent, type SessionSummary } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
-import { formatCost, formatUsage } from '../render.ts'
+import { compactionLine, formatCost, formatUsage } from '../render.ts'
 import { filesPerTurn } from '../rewind/turns.ts'
 import { withComposition } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
@@ -130,9 +130,19 @@ function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, number>)
     case 'llm/retry':
     case 'llm/fallback':
       return `  (${event.type})`
+    case 'context/compacted': {
+      // The model saw the summary and stubs from here on; the lines above stay as they were said.
+      const data = eventData(event, 'context/compacted')
+      const range = data.summary ? ` (events ${data.summary.fromSeq}–${data.summary.toSeq} summarized; the summary:)\n${indent(data.summary.text)}` : ''
+      return `══ ${compactionLine(data)}${range}`
+    }
     default:
       return undefined
   }
+}
+
+function indent(text: string): string {
+  return text.split('\n').map((line) => `   ${line}`).join('\n')
 }
 
 function text(message: Message): string {

@@ -1,0 +1,68 @@
+// Compaction from the CLI, against the mock server: the agent compacts by itself before the window
+// fills, the status line shows context use, `rein show` marks the compaction, and `rein compact`
+// compacts a stored session now.
+import type { MockReply, RecordedRequest } from '@rein/testkit'
+import { afterEach, describe, expect, it } from 'vitest'
+import { projectPerTest, rein, sessionIdOf } from './harness.ts'
+
+const setUp = projectPerTest(afterEach)
+
+type Wire = { messages: { role: string; content?: string | null }[] }
+const isSummaryRequest = (request: RecordedRequest) => String((request.body as Wire).messages[0]?.content ?? '').startsWith('You write the summary')
+
+/** Each turn: one `dump` of a 2,000-character file, then "done"; summary requests get fixed sections. */
+function script(request: RecordedRequest, index: number): MockReply {
+  if (isSummaryRequest(request)) return { steps: [{ text: '## Goal\nRead the files.\n## Decisions\nNone.\n## Open tasks\nMore reading.\n## Notes\nNone.' }] }
+  const last = (request.body as Wire).messages.at(-1)!
+  if (last.role === 'tool') return { steps: [{ text: 'done' }] }
+  return { steps: [{ toolCall: { id: `call_${index}`, name: 'dump', arguments: JSON.stringify({ path: `src/file-${index}.txt` }) } }] }
+}
+
+describe('compaction from the CLI', () => {
+  it('compacts before the window fills, says so, shows context use, and rein show marks it', async () => {
+    const p = await setUp(script, { contextWindow: 4_000, agent: { compaction: { reserveTokens: 500, summaryMaxTokens: 256 } } })
+    const env = { REIN_HOME: p.home }
+    const first = await rein(p.dir, ['run', 'task 1'], { env })
+    expect(first.code).toBe(0)
+    expect(first.stderr).toMatch(/ · context \d+% of 4k · completed/)
+    const id = sessionIdOf(first)
+    let compacted = ''
+    for (let turn = 2; turn <= 8; turn++) {
+      const run = await rein(p.dir, ['run', '--session', id, `task ${turn}`], { env })
+      expect(run.code).toBe(0)
+      if (run.stderr.includes('[compacted]')) compacted = run.stderr
+    }
+    expect(compacted).toMatch(/\[compacted\] pruned \d+ tool results?: about [\d,]+ → [\d,]+ tokens/)
+    const shown = await rein(p.dir, ['show', id], { env })
+    expect(shown.stdout).toMatch(/══ \[compacted\] pruned \d+ tool result/)
+  })
+
+  it('rein compact summarizes a stored session now, with what to keep, and the session goes on', async () => {
+    const p = await setUp(script, { contextWindow: 4_000, agent: { compaction: { reserveTokens: 500, summaryMaxTokens: 256 } } })
+    const env = { REIN_HOME: p.home }
+    const id = sessionIdOf(await rein(p.dir, ['run', 'task 1'], { env }))
+    for (let turn = 2; turn <= 3; turn++) await rein(p.dir, ['run', '--session', id, `task ${turn}`], { env })
+    const compact = await rein(p.dir, ['compact', id, 'keep the file names'], { env })
+    expect(compact.code).toBe(0)
+    expect(compact.stderr).toMatch(new RegExp(`session ${id}: \\[compacted\\] .*summarized the earlier conversation`))
+    const summary = p.server.requests.find(isSummaryRequest)!
+    expect(JSON.stringify(summary.body)).toContain('keep the file names')
+    expect((summary.body as { tools?: unknown }).tools).toBeUndefined()
+    const shown = await rein(p.dir, ['show', id], { env })
+    expect(shown.stdout).toContain('- read: src/file-0.txt')
+    const next = await rein(p.dir, ['run', '--session', id, 'task 4'], { env })
+    expect(next.code).toBe(0)
+    const sent = p.server.requests.filter((request) => !isSummaryRequest(request)).at(-1)!
+    expect(JSON.stringify(sent.body)).toContain('A summary of the conversation before this point')
+  })
+
+  it('refuses to compact a session whose model has no known window, naming the fix', async () => {
+    const p = await setUp(script)
+    const env = { REIN_HOME: p.home }
+    const id = sessionIdOf(await rein(p.dir, ['run', 'task 1'], { env }))
+    const compact = await rein(p.dir, ['compact', id], { env })
+    expect(compact.code).toBe(2)
+    expect(compact.stderr).toContain('mock/mock-model has no known context window')
+    expect(compact.stderr).toContain('contextWindow')
+  })
+})
