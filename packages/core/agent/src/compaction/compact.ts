@@ -41,8 +41,14 @@ export async function compactContext(input: CompactionInput): Promise<ContextCom
   const { session, options, window, tokens } = input
   const entries = session.messageEntries()
   const keepTool = Math.min(options.keepToolTokens, Math.floor(window / 4))
-  const pruned = planPrune(entries, tailStart(entries, options.keepTurns), keepTool, tokens)
-  const afterPrune = input.before - pruned.reduce((sum, entry) => sum + entry.saves, 0)
+  const target = options.target * window
+  let pruned = planPrune(entries, tailStart(entries, options.keepTurns), keepTool, tokens)
+  let afterPrune = input.before - saved(pruned)
+  // The kept turns alone hold too much tool output (one long turn): only the most recent is kept whole.
+  if (afterPrune > target) {
+    pruned = planPrune(entries, entries.length, keepTool, tokens)
+    afterPrune = input.before - saved(pruned)
+  }
   const data: ContextCompacted = {
     reason: input.reason,
     ...(input.instructions ? { instructions: input.instructions } : {}),
@@ -50,7 +56,7 @@ export async function compactContext(input: CompactionInput): Promise<ContextCom
     tokensAfter: afterPrune,
     pruned: pruned.map(({ callId, name, chars }) => ({ callId, name, chars })),
   }
-  if (afterPrune > options.target * window || input.reason === 'manual') await summarize(input, entries, data)
+  if (afterPrune > target || input.reason === 'manual') await summarize(input, entries, data)
   if (data.pruned.length === 0 && !data.summary) return data.summaryFailed ? data : undefined
   // What the next request will be, computed the way the log will derive it.
   const after = applyCompaction(entries, data, session.events.length).map((entry) => entry.message)
@@ -58,6 +64,10 @@ export async function compactContext(input: CompactionInput): Promise<ContextCom
   session.append('context/compacted', data)
   await session.flush()
   return data
+}
+
+function saved(pruned: readonly { saves: number }[]): number {
+  return pruned.reduce((sum, entry) => sum + entry.saves, 0)
 }
 
 /** Adds the summary to `data`, or why there is none; a range that would split a call is never chosen. */
