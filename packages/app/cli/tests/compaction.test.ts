@@ -1,9 +1,11 @@
 // Compaction from the CLI, against the mock server: the agent compacts by itself before the window
 // fills, the status line shows context use, `rein show` marks the compaction, and `rein compact`
 // compacts a stored session now.
-import type { MockReply, RecordedRequest } from '@rein/testkit'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { validateSessionInvariants, type MockReply, type RecordedRequest } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
-import { projectPerTest, rein, sessionIdOf } from './harness.ts'
+import { projectPerTest, rein, sessionIdOf, spawnRein } from './harness.ts'
 
 const setUp = projectPerTest(afterEach)
 
@@ -65,4 +67,29 @@ describe('compaction from the CLI', () => {
     expect(compact.stderr).toContain('mock/mock-model has no known context window')
     expect(compact.stderr).toContain('contextWindow')
   })
+})
+
+describe('a kill during compaction', () => {
+  it('leaves the history as it was: no compaction recorded, the log valid, the session usable', async () => {
+    let summaryAsked: () => void = () => {}
+    const stalling = (request: RecordedRequest, index: number): MockReply => {
+      if (!isSummaryRequest(request)) return script(request, index)
+      summaryAsked()
+      // Part of a summary, then nothing: the process dies while it waits for the rest.
+      return { steps: [{ text: '## Goal\nHalf' }, { stall: true }] }
+    }
+    const p = await setUp(stalling, { contextWindow: 4_000, agent: { compaction: { reserveTokens: 500, summaryMaxTokens: 256 } } })
+    const env = { REIN_HOME: p.home }
+    const id = sessionIdOf(await rein(p.dir, ['run', 'task 1'], { env }))
+    for (let turn = 2; turn <= 3; turn++) await rein(p.dir, ['run', '--session', id, `task ${turn}`], { env })
+    const log = () => readFileSync(join(p.home, 'sessions', readdirSync(join(p.home, 'sessions')).find((name) => name.endsWith('.jsonl'))!), 'utf8')
+    const before = log()
+    const killed = await spawnRein(p.dir, ['compact', id], undefined, env, [], (child) => { summaryAsked = () => child.kill('SIGKILL') })
+    expect(killed.signal).toBe('SIGKILL')
+    expect(log()).toBe(before)
+    const next = await rein(p.dir, ['run', '--session', id, 'task 4'], { env })
+    expect(next.code).toBe(0)
+    const events = log().trim().split('\n').slice(1).map((line) => JSON.parse(line) as { seq: number; type: string; data: never; time: string })
+    expect(validateSessionInvariants(events)).toEqual([])
+  }, 60_000)
 })

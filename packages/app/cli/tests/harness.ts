@@ -139,13 +139,14 @@ export interface Child { code: number | null; signal: NodeJS.Signals | null; std
  * Runs `rein` as a real process from its sources. `onStdout` sees the output so far and the child,
  * to kill it or close its stdout at a chosen moment. `nodeArgs` go to Node before the script.
  */
-export function spawnRein(cwd: string, args: string[], onStdout?: (text: string, kill: () => void, child: ChildProcessByStdio<null, Readable, Readable>) => void, env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<Child> {
+export function spawnRein(cwd: string, args: string[], onStdout?: (text: string, kill: () => void, child: ChildProcessByStdio<null, Readable, Readable>) => void, env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = [], onSpawn?: (child: ChildProcessByStdio<null, Readable, Readable>) => void): Promise<Child> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--conditions=@rein/source', '--import', TSX, ...nodeArgs, BIN, ...args], {
       cwd,
       env: { ...process.env, NO_COLOR: '1', NODE_OPTIONS: '', REIN_HOME: NO_HOME, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
+    onSpawn?.(child)
     let stdout = ''
     let stderr = ''
     child.stdout.on('data', (chunk: Buffer) => {
