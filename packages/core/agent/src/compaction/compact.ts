@@ -72,7 +72,8 @@ function saved(pruned: readonly { saves: number }[]): number {
 
 /** Adds the summary to `data`, or why there is none; a range that would split a call is never chosen. */
 async function summarize(input: CompactionInput, entries: readonly Entry[], data: ContextCompacted): Promise<void> {
-  const range = summaryRange(entries, input.options.keepTurns)
+  // Someone asked to shorten the conversation now: only the last turn is kept whole.
+  const range = summaryRange(entries, input.reason === 'manual' ? 1 : input.options.keepTurns)
   if (!range) return
   const inRange = entries.slice(range.from, range.to)
   const previous = inRange.find((entry) => isSummary(entry.message))

@@ -25,17 +25,19 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
   const { options, session, services } = context
   const settings = options.compaction
   const asked = context.compaction.take()
-  if (settings.mode === 'off' && !asked) return
   const window = next.llm.resolveModel(next.route.provider, next.route.model)?.contextWindow
   const tokens = services.tokens()
   const before = context.compaction.meter.estimate(tokens, next.system, next.schemas, session.messages())
-  context.emit({ type: 'context', tokens: before, ...(window !== undefined ? { window } : {}) })
   if (window === undefined) {
-    services.warnOnce(`${next.route.provider}/${next.route.model}`, `compaction is off for ${next.route.provider}/${next.route.model}: its context window is not known (give it contextWindow in its provider's models)`)
+    context.emit({ type: 'context', tokens: before })
+    if (settings.mode !== 'off' || asked) services.warnOnce(`${next.route.provider}/${next.route.model}`, `compaction is off for ${next.route.provider}/${next.route.model}: its context window is not known (give it contextWindow in its provider's models)`)
     return
   }
   const trigger = triggerOf(settings, window)
-  if (!asked && (settings.mode !== 'auto' || before <= trigger)) return
+  if (!asked && (settings.mode !== 'auto' || before <= trigger)) {
+    context.emit({ type: 'context', tokens: before, window })
+    return
+  }
   const input = { messages: session.messages(), system: next.system }
   const data = await compactContext({
     session,
@@ -63,6 +65,8 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
     })
   }
   const after = data?.tokensAfter ?? before
+  // What the request about to be sent holds: after the compaction.
+  context.emit({ type: 'context', tokens: after, window })
   // Still past the threshold: another compaction next step would only repeat this one.
   if (after > trigger && (!asked || after > window - reserveOf(settings, window))) {
     const why = data?.summaryFailed ? ` (the summary failed: ${data.summaryFailed.code} ${data.summaryFailed.message})` : data ? '' : ' (nothing could be pruned or summarized: what is left is the first message and the last turns)'
