@@ -24,11 +24,19 @@ function terminal(cwd: string, argv: string[] = []) {
   stderr.on('data', (chunk: Buffer) => { screen += chunk.toString() })
   stdout.on('data', (chunk: Buffer) => { answer += chunk.toString() })
   const io: Io = { stdin, stdout, stderr, env: { NO_COLOR: '1', REIN_HOME: NO_HOME }, cwd, signals: new EventEmitter() as unknown as Io['signals'] }
+  const prompts = () => screen.split('> ').length - 1
   return {
     done: main(['chat', ...argv], io),
     type: (text: string) => stdin.write(text),
     screen: () => screen,
     answer: () => answer,
+    /** Types `line`, waits for `reply` in the answer and for the next prompt (so the next line is a new turn, not a queued one). */
+    turn: async (line: string, reply: string) => {
+      const before = prompts()
+      stdin.write(`${line}\r`)
+      await expect.poll(() => answer).toContain(reply)
+      await expect.poll(prompts).toBe(before + 1)
+    },
   }
 }
 
@@ -38,10 +46,7 @@ describe('rein chat', () => {
     current = await project([{ steps: [{ text: 'Hi there.' }] }, note, { steps: [{ text: 'Noted.' }] }])
     const chat = terminal(current.dir)
     await expect.poll(chat.screen).toContain('> ')
-    chat.type('hello\r')
-    await expect.poll(chat.answer).toContain('Hi there.')
-    // Wait for the next prompt, so the next line is a new turn rather than a queued one.
-    await expect.poll(() => chat.screen().split('> ').length).toBe(3)
+    await chat.turn('hello', 'Hi there.')
     chat.type('take a note\r')
     await expect.poll(chat.screen).toContain('allow note (writes a file)? [y]es / [n]o / [a]lways for this session ')
     chat.type('y\r')
@@ -201,12 +206,8 @@ describe('/compact in a chat', () => {
     current = await project([{ steps: [{ text: 'One.' }] }, { steps: [{ text: 'Two.' }] }, summary, { steps: [{ text: 'Three.' }] }], { contextWindow: 8_000 })
     const chat = terminal(current.dir)
     await expect.poll(chat.screen).toContain('> ')
-    chat.type('first\r')
-    await expect.poll(chat.answer).toContain('One.')
-    await expect.poll(() => chat.screen().split('> ').length).toBe(3)
-    chat.type('second\r')
-    await expect.poll(chat.answer).toContain('Two.')
-    await expect.poll(() => chat.screen().split('> ').length).toBe(4)
+    await chat.turn('first', 'One.')
+    await chat.turn('second', 'Two.')
     chat.type('/compact keep the numbers\r')
     await expect.poll(chat.screen).toContain('[compacted] summarized the earlier conversation')
     await expect.poll(() => chat.screen().split('> ').length).toBe(5)
