@@ -150,9 +150,10 @@ async function prepareRequest(context: TurnContext, state: TurnState, step: numb
   const sectionContext = { cwd: options.cwd, workspaceRoot: options.workspaceRoot ?? options.cwd, sessionId: session.id, identity: state.identity, signal }
   const { system, fresh } = await buildSystem(options.system, services.sections(), sectionContext, context.pins)
   for (const [id, text] of Object.entries(fresh)) context.pins.set(id, text)
-  const schemas = tools.schemas(context.visible, state.identity)
-  // Before the step opens: a compaction's event and its summary request come between steps.
-  await compactBeforeRequest(context, state, { llm, tools, route, system, schemas })
+  let schemas = tools.schemas(context.visible, state.identity)
+  // Before the step opens: a compaction's event and its summary request come between steps. The
+  // first compaction makes `recall_result` available: the request it shortens offers it already.
+  if (await compactBeforeRequest(context, state, { llm, tools, route, system, schemas })) schemas = tools.schemas(context.visible, state.identity)
   const planned = planRequest(options, llm, spentByTree(state.tally, context.tree))
   state.openStep(step, planned.request)
   context.charge?.({ steps: 1 })
@@ -202,7 +203,7 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
     forward(context, chunk)
   }
   // What this request's reported input covers: the meter adds only what is appended after it.
-  context.compaction.meter.observe(assembler.usage, prepared.system, prepared.schemas, messages.length)
+  context.compaction.meter.observe(assembler.usage, `${used.provider}/${used.model}`, prepared.system, prepared.schemas, messages.length)
   return { assembler, used }
 }
 

@@ -42,7 +42,7 @@ async function setUp(options: { answer?: (request: AdapterRequest) => ScriptedTu
 }
 
 describe('pruning', () => {
-  it('sends every old tool result again until the window overflows when nothing compacts', async () => {
+  it('prunes old tool results to stubs before the window fills, keeping the last turns and the log whole', async () => {
     const { root, llm } = await setUp()
     const agent = await root.agents.create()
     for (let turn = 1; turn <= 8; turn++) expect(await agent.send(`task ${turn}`)).toMatchObject({ reason: 'completed' })
@@ -89,6 +89,9 @@ describe('recall_result', () => {
     recall.id = first!.pruned[0]!.callId
     const offered = (request: AdapterRequest) => request.tools?.some((tool) => tool.name === 'recall_result') === true
     expect(offered(llm.requests[0]!)).toBe(false)
+    // The first request that shows a stub already offers the tool the stub names.
+    const firstStubbed = llm.requests.find((request) => request.messages.some((message) => textOf(message).includes('result pruned to save context')))!
+    expect(offered(firstStubbed)).toBe(true)
     await agent.send('recall it')
     const recalled = agent.session.events.findLast((event) => event.type === 'tool/result' && eventData(event, 'tool/result').callId === 'r1')!
     expect(eventData(recalled, 'tool/result')).toMatchObject({ isError: false, content: [{ type: 'text', text: 'x'.repeat(2_000) }] })
@@ -223,5 +226,45 @@ describe('compacting between turns', () => {
     const turn = agent.send('task 4')
     await expect(agent.compactNow()).rejects.toMatchObject({ code: 'AGENT_BUSY' })
     await turn
+  })
+})
+
+describe('the meter and the summary request', () => {
+  it('compacts on what the provider reported reading, when that is far above the character count', async () => {
+    const { root } = await setUp({
+      window: 60_000,
+      // A provider whose tokenizer counts this text as ~49k tokens, where 4 characters a token says ~1k.
+      answer: (request) => [...dumping(request), { usage: { inputTokens: 49_000, outputTokens: 5 } }],
+    })
+    const agent = await root.agents.create()
+    for (let turn = 1; turn <= 3; turn++) await agent.send(`task ${turn}`)
+    expect(compactions(agent.session.events).length).toBeGreaterThan(0)
+  })
+
+  it('cuts the range to what the summary route can read, leaving the rest to the model whole, never dropped unread', async () => {
+    const { root, llm } = await boot(script(() => [{ text: 'ok' }]), {
+      models: [{ id: 'm', contextWindow: WINDOW }, { id: 'small', contextWindow: 1_500 }],
+      agent: { compaction: { ...COMPACTION, keepTurns: 1, summaryRoute: { provider: 'scripted', model: 'small' } } as never },
+    })
+    const agent = await root.agents.create()
+    for (let n = 1; n <= 8; n++) await agent.send(`${'words '.repeat(400)}${n}`)
+    const summaries = llm.requests.filter(isSummaryRequest)
+    expect(summaries.length).toBeGreaterThan(0)
+    for (const request of summaries) expect(JSON.stringify(request.messages).length / 4 + (request.system?.length ?? 0) / 4).toBeLessThanOrEqual(1_500 - 256)
+    // Every message a person wrote is in the next request, or was read by a summary request.
+    const read = summaries.map((request) => JSON.stringify(request.messages)).join('')
+    const last = llm.requests.filter((request) => !isSummaryRequest(request)).at(-1)!
+    for (let n = 1; n <= 8; n++) {
+      const said = `${'words '.repeat(400)}${n}`
+      expect(read.includes(`${n}`) || last.messages.some((message) => textOf(message) === said), `message ${n}`).toBe(true)
+    }
+  })
+
+  it('does not summarize at every turn once the kept turns alone are big: it cuts deeper', async () => {
+    const { root, llm } = await setUp({ answer: () => [{ text: 'ok' }] })
+    const agent = await root.agents.create()
+    for (let n = 1; n <= 30; n++) expect(await agent.send(`${'words '.repeat(400)}${n}`)).toMatchObject({ reason: 'completed' })
+    // The window holds about five of these messages: a summary every two or three turns, not every turn.
+    expect(llm.requests.filter(isSummaryRequest).length).toBeLessThanOrEqual(15)
   })
 })

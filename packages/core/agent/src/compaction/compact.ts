@@ -10,8 +10,8 @@ import type { ToolRegistry, ToolSchema } from '@rein/tools'
 import type { CompactionOptions } from '../options.ts'
 import { fileLedger } from './ledger.ts'
 import { requestTokens, type Tokenizer } from './meter.ts'
-import { isSummary, planPrune, summaryRange, tailStart, type Entry } from './plan.ts'
-import { writeSummary } from './summarize.ts'
+import { deepen, isCut, isSummary, planPrune, summaryRange, tailStart, type Entry } from './plan.ts'
+import { summaryOverhead, transcriptLine, writeSummary } from './summarize.ts'
 
 export interface CompactionInput {
   session: Session
@@ -72,24 +72,32 @@ function saved(pruned: readonly { saves: number }[]): number {
 
 /** Adds the summary to `data`, or why there is none; a range that would split a call is never chosen. */
 async function summarize(input: CompactionInput, entries: readonly Entry[], data: ContextCompacted): Promise<void> {
+  const { options, tokens } = input
   // Someone asked to shorten the conversation now: only the last turn is kept whole.
-  const range = summaryRange(entries, input.reason === 'manual' ? 1 : input.options.keepTurns)
+  const range = summaryRange(entries, input.reason === 'manual' ? 1 : options.keepTurns)
   if (!range) return
-  const inRange = entries.slice(range.from, range.to)
-  const previous = inRange.find((entry) => isSummary(entry.message))
-  const prunedIds = new Set(data.pruned.map((entry) => entry.callId))
+  const previousEntry = entries[range.from] && isSummary(entries[range.from]!.message) ? entries[range.from] : undefined
+  const previous = previousEntry && previousText(previousEntry)
   // The transcript reads the freshly pruned results as the model will: as stubs.
-  const messages = applyCompaction(inRange.filter((entry) => entry !== previous), { ...data, pruned: data.pruned.filter((entry) => prunedIds.has(entry.callId)) }, 0).map((entry) => entry.message)
+  const seen = applyCompaction(entries, data, 0)
+  // A kept tail that alone fills much of the target is cut deeper, so the next compaction is not at the next step.
+  const deeper = deepen(seen, range.to, (options.target * input.window) / 2, tokens)
+  // What the summary request can read besides its answer and instructions: the range ends earlier if need be.
+  const window = input.llm.resolveModel(input.route.provider, input.route.model)?.contextWindow ?? input.window
+  const budget = window - options.summaryMaxTokens - summaryOverhead(tokens, previous, input.instructions)
+  const to = fitting(seen, range.from + (previousEntry ? 1 : 0), deeper, budget, tokens)
+  if (to <= range.from + (previousEntry ? 1 : 0)) {
+    data.summaryFailed = { code: 'SUMMARY_TOO_BIG', message: `the first message to summarize alone is more than the ${budget} tokens the summary request can read` }
+    return
+  }
   const outcome = await writeSummary({
     llm: input.llm,
     route: input.route,
-    ...(previous ? { previous: previousText(previous) } : {}),
-    messages,
+    ...(previous ? { previous } : {}),
+    messages: seen.slice(range.from + (previousEntry ? 1 : 0), to).map((entry) => entry.message),
     ...(input.instructions ? { instructions: input.instructions } : {}),
-    maxTokens: input.options.summaryMaxTokens,
-    // The transcript gets what the window holds besides the summary's answer and the instructions.
-    maxInputTokens: Math.max(500, input.window - input.options.summaryMaxTokens - 500),
-    tokens: input.tokens,
+    maxTokens: options.summaryMaxTokens,
+    tokens,
     signal: input.signal,
     onEvent: input.onEvent,
   })
@@ -98,9 +106,21 @@ async function summarize(input: CompactionInput, entries: readonly Entry[], data
     return
   }
   const fromSeq = entries[range.from]!.seq
-  const toSeq = range.to < entries.length ? entries[range.to]!.seq - 1 : input.session.events.length - 1
+  const toSeq = to < entries.length ? entries[to]!.seq - 1 : input.session.events.length - 1
   const ledger = fileLedger(input.session.events, toSeq, (name) => input.tools.info(name)?.effects)
   data.summary = { text: `${withoutLedger(outcome.text)}\n\n${ledger}`, fromSeq, toSeq, provider: input.route.provider, model: input.route.model }
+}
+
+/** The latest cut at or before `to` whose transcript from `from` fits in `budget` tokens. */
+function fitting(entries: readonly Entry[], from: number, to: number, budget: number, tokens: Tokenizer): number {
+  let used = 0
+  let best = from
+  for (let index = from; index < to; index++) {
+    if (index > from && isCut(entries, index)) best = index
+    used += tokens(transcriptLine(entries[index]!.message)) + 2
+    if (used > budget) return best
+  }
+  return to
 }
 
 /** A previous summary's text, without the opening the log adds. */

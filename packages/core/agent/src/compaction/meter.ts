@@ -23,7 +23,7 @@ const PER_MESSAGE = 4
 const PER_IMAGE = 800
 
 /** Tokens of a list of messages. */
-function messageTokens(tokens: Tokenizer, messages: readonly Message[]): number {
+export function messageTokens(tokens: Tokenizer, messages: readonly Message[]): number {
   let total = 0
   for (const message of messages) {
     total += PER_MESSAGE
@@ -56,21 +56,26 @@ function inputOf(usage: TokenUsage): number {
   return usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0)
 }
 
-/** The last answered request: its reported input, and how many messages and which system it had. */
+/** The last answered request: its reported input, and what it was sent with. */
 interface Report {
   input: number
   messages: number
-  system: string
-  schemas: readonly ToolSchema[]
+  /** The route that answered, the system text and the tool names: a request that differs is counted whole. */
+  key: string
+}
+
+/** What a report's input depends on besides the messages. */
+function keyOf(route: string, system: string, schemas: readonly ToolSchema[]): string {
+  return `${route}\u0000${system.length}:${system}\u0000${schemas.map((schema) => schema.name).join(',')}`
 }
 
 /** One per agent: remembers the last report, forgets it when the messages were rewritten. */
 export class ContextMeter {
   private report: Report | undefined
 
-  /** The request just answered reported `usage` for these parts. */
-  observe(usage: TokenUsage | undefined, system: string, schemas: readonly ToolSchema[], messages: number): void {
-    this.report = usage ? { input: inputOf(usage), messages, system, schemas } : undefined
+  /** The request just answered (by `route`, after any fallback) reported `usage` for these parts. */
+  observe(usage: TokenUsage | undefined, route: string, system: string, schemas: readonly ToolSchema[], messages: number): void {
+    this.report = usage ? { input: inputOf(usage), messages, key: keyOf(route, system, schemas) } : undefined
   }
 
   /** The messages were rewritten (a compaction): the report no longer describes a prefix of them. */
@@ -78,11 +83,11 @@ export class ContextMeter {
     this.report = undefined
   }
 
-  /** The next request's input tokens. */
-  estimate(tokens: Tokenizer, system: string, schemas: readonly ToolSchema[], messages: readonly Message[]): number {
+  /** The next request's input tokens, for `route`. */
+  estimate(tokens: Tokenizer, route: string, system: string, schemas: readonly ToolSchema[], messages: readonly Message[]): number {
     const report = this.report
-    // Same system and tools, and the messages only grew: the report plus what was appended.
-    if (report && report.system === system && report.schemas === schemas && report.messages <= messages.length) {
+    // Same route, system and tools, and the messages only grew: the report plus what was appended.
+    if (report && report.key === keyOf(route, system, schemas) && report.messages <= messages.length) {
       return report.input + messageTokens(tokens, messages.slice(report.messages))
     }
     return requestTokens(tokens, system, schemas, messages)

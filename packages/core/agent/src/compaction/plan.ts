@@ -5,7 +5,7 @@
 
 import type { Message } from '@rein/llm'
 import { prunedStub } from '@rein/session'
-import type { Tokenizer } from './meter.ts'
+import { messageTokens, type Tokenizer } from './meter.ts'
 
 /** A message with the seq of the event it came from. */
 export interface Entry {
@@ -78,6 +78,30 @@ export function summaryRange(entries: readonly Entry[], keepTurns: number): { fr
 function hasNew(entries: readonly Entry[], from: number, to: number): boolean {
   for (let index = from; index < to; index++) if (!isSummary(entries[index]!.message)) return true
   return false
+}
+
+/** Whether the range may end before `index`: an answer or a person's message (a result is never parted from its call). */
+export function isCut(entries: readonly Entry[], index: number): boolean {
+  const { message } = entries[index]!
+  return message.role === 'assistant' || message.source.kind === 'user'
+}
+
+/**
+ * A later end for the range when the kept tail alone is over `maxTail` tokens: the first cut after
+ * `to` that leaves at most that, but never past the last two answers.
+ */
+export function deepen(entries: readonly Entry[], to: number, maxTail: number, tokens: Tokenizer): number {
+  const last = nthAnswerFromEnd(entries, 2)
+  let tail = 0
+  const tails: number[] = Array.from({ length: entries.length + 1 }, () => 0)
+  for (let index = entries.length - 1; index >= 0; index--) tails[index] = tail += messageTokens(tokens, [entries[index]!.message])
+  let cut = to
+  while (cut < last && tails[cut]! > maxTail) {
+    let next = cut + 1
+    while (next < last && !isCut(entries, next)) next++
+    cut = next
+  }
+  return cut
 }
 
 /** Index of the `n`-th last assistant message, or 0. */

@@ -21,22 +21,23 @@ export interface NextRequest {
   schemas: readonly ToolSchema[]
 }
 
-export async function compactBeforeRequest(context: TurnContext, state: TurnState, next: NextRequest): Promise<void> {
+/** True when a compaction was written (the messages, and the tools offered, may have changed). */
+export async function compactBeforeRequest(context: TurnContext, state: TurnState, next: NextRequest): Promise<boolean> {
   const { options, session, services } = context
   const settings = options.compaction
   const asked = context.compaction.take()
   const window = next.llm.resolveModel(next.route.provider, next.route.model)?.contextWindow
   const tokens = services.tokens()
-  const before = context.compaction.meter.estimate(tokens, next.system, next.schemas, session.messages())
+  const before = context.compaction.meter.estimate(tokens, `${next.route.provider}/${next.route.model}`, next.system, next.schemas, session.messages())
   if (window === undefined) {
     context.emit({ type: 'context', tokens: before })
     if (settings.mode !== 'off' || asked) services.warnOnce(`${next.route.provider}/${next.route.model}`, `compaction is off for ${next.route.provider}/${next.route.model}: its context window is not known (give it contextWindow in its provider's models)`)
-    return
+    return false
   }
   const trigger = triggerOf(settings, window)
   if (!asked && (settings.mode !== 'auto' || before <= trigger)) {
     context.emit({ type: 'context', tokens: before, window })
-    return
+    return false
   }
   const input = { messages: session.messages(), system: next.system }
   const data = await compactContext({
@@ -70,8 +71,9 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
   // Still past the threshold: another compaction next step would only repeat this one.
   if (after > trigger && (!asked || after > window - reserveOf(settings, window))) {
     const why = data?.summaryFailed ? ` (the summary failed: ${data.summaryFailed.code} ${data.summaryFailed.message})` : data ? '' : ' (nothing could be pruned or summarized: what is left is the first message and the last turns)'
-    throw new ReinError('CONTEXT_FULL', `the request is about ${after} tokens after compaction${why}, past the ${Math.floor(trigger)} a ${window}-token window allows with room for the answer; start a new session, or shorten the first message`, { details: { tokens: after, window, trigger: Math.floor(trigger) } })
+    throw new ReinError('CONTEXT_FULL', `the request is about ${after} tokens after compaction${why}, past the ${Math.floor(trigger)} a ${window}-token window allows with room for the answer; start a new session, or send shorter messages`, { details: { tokens: after, window, trigger: Math.floor(trigger) } })
   }
+  return data !== undefined && (data.pruned.length > 0 || data.summary !== undefined)
 }
 
 /** The reserve, at most a quarter of the window (a small window keeps room for some context). */

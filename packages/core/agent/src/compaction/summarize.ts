@@ -17,8 +17,6 @@ export interface SummaryRequest {
   /** What a person asked the summary to keep (`/compact <instructions>`). */
   instructions?: string
   maxTokens: number
-  /** What the transcript may take; older messages are left out past it. */
-  maxInputTokens: number
   tokens: Tokenizer
   signal: AbortSignal
   onEvent: (event: LlmEvent) => void
@@ -41,7 +39,7 @@ const RESULT_CHARS = 1_500
 const ARGS_CHARS = 300
 
 export async function writeSummary(request: SummaryRequest): Promise<SummaryOutcome> {
-  const transcript = fitted(request.messages.map(line), request.maxInputTokens, request.tokens)
+  const transcript = request.messages.map(transcriptLine).join('\n\n')
   const prompt = [
     request.previous ? `The summary so far:\n\n${request.previous}\n\nThe conversation since, to fold into it:` : 'The conversation to summarize:',
     transcript,
@@ -65,8 +63,13 @@ export async function writeSummary(request: SummaryRequest): Promise<SummaryOutc
   return text === '' ? { ok: false, code: 'SUMMARY_EMPTY', message: 'the summary request answered with no text' } : { ok: true, text }
 }
 
-/** One message as transcript lines. */
-function line(message: Message): string {
+/** Tokens of the request around the transcript: the instructions, the previous summary, what is asked. */
+export function summaryOverhead(tokens: Tokenizer, previous: string | undefined, instructions: string | undefined): number {
+  return tokens(SYSTEM) + (previous ? tokens(previous) : 0) + (instructions ? tokens(instructions) : 0) + 100
+}
+
+/** One message as transcript lines: results and arguments clipped, text whole (the range is cut to fit). */
+export function transcriptLine(message: Message): string {
   const who = message.source.kind === 'tool' ? 'TOOL' : message.role === 'assistant' ? 'ASSISTANT' : 'USER'
   const parts = message.content.map((block) => {
     switch (block.type) {
@@ -83,15 +86,6 @@ function line(message: Message): string {
     }
   }).filter((part) => part !== '')
   return `${who}: ${parts.join('\n')}`
-}
-
-/** The transcript within `maxTokens`: the newest messages kept, the oldest left out and counted. */
-function fitted(lines: readonly string[], maxTokens: number, tokens: Tokenizer): string {
-  let total = 0
-  let first = lines.length
-  while (first > 0 && total + tokens(lines[first - 1]!) <= maxTokens) total += tokens(lines[--first]!)
-  const kept = lines.slice(first)
-  return first > 0 ? [`[${first} earlier message${first === 1 ? '' : 's'} left out: too long to summarize at once]`, ...kept].join('\n\n') : kept.join('\n\n')
 }
 
 function clip(text: string, max: number): string {
