@@ -3,7 +3,7 @@
 import { Logger, type Exporter } from '@deepseek-ai/cordis'
 import type { AdapterRequest, Message } from '@rein/llm'
 import { deriveMessages, eventData, MemorySessionStore, type ContextCompacted, type SessionEvent } from '@rein/session'
-import type { ScriptedTurn } from '@rein/testkit'
+import type { ScriptedStep, ScriptedTurn } from '@rein/testkit'
 import { defineTool } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
 import { boot } from './fixtures.ts'
@@ -234,7 +234,7 @@ describe('the meter and the summary request', () => {
     const { root } = await setUp({
       window: 60_000,
       // A provider whose tokenizer counts this text as ~49k tokens, where 4 characters a token says ~1k.
-      answer: (request) => [...dumping(request), { usage: { inputTokens: 49_000, outputTokens: 5 } }],
+      answer: (request) => [...(dumping(request) as ScriptedStep[]), { usage: { inputTokens: 49_000, outputTokens: 5 } }],
     })
     const agent = await root.agents.create()
     for (let turn = 1; turn <= 3; turn++) await agent.send(`task ${turn}`)

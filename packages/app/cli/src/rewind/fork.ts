@@ -5,7 +5,7 @@
 
 import type { Context } from '@deepseek-ai/cordis'
 import { isReinError } from '@rein/base'
-import type { SessionEvent, SessionHeader } from '@rein/session'
+import { eventData, type ContextCompacted, type SessionEvent, type SessionHeader } from '@rein/session'
 
 export interface ForkReport {
   sessionId: string
@@ -24,11 +24,15 @@ export async function forkSession(ctx: Context, header: SessionHeader, events: r
   const fork = await ctx.sessions.create({ cwd: header.cwd })
   let copied = 0
   let dropped = 0
+  // Old seq → new seq of every event copied: a compaction names its range by seq.
+  const seqs = new Map<number, number>()
   try {
     for (const event of events) {
       if (event.seq >= beforeSeq) break
       try {
-        fork.append(event.type, event.data, event.ignorable ? { ignorable: true } : {})
+        seqs.set(event.seq, fork.events.length)
+        if (event.type === 'context/compacted') fork.append('context/compacted', renumbered(eventData(event, 'context/compacted'), seqs))
+        else fork.append(event.type, event.data, event.ignorable ? { ignorable: true } : {})
         copied++
       } catch (error) {
         // The original loaded, so only an ignorable event can be of a type nothing here defines.
@@ -41,4 +45,13 @@ export async function forkSession(ctx: Context, header: SessionHeader, events: r
     await fork.close()
   }
   return { sessionId: fork.id, copied, dropped }
+}
+
+/** A compaction's summarized range in the fork's seqs: the copied events it covered (only dropped bookkeeping is missing). */
+function renumbered(data: ContextCompacted, seqs: ReadonlyMap<number, number>): ContextCompacted {
+  if (!data.summary) return data
+  const { fromSeq, toSeq } = data.summary
+  const covered = [...seqs].filter(([old]) => old >= fromSeq && old <= toSeq).map(([, now]) => now)
+  if (covered.length === 0) return data
+  return { ...data, summary: { ...data.summary, fromSeq: covered[0]!, toSeq: covered.at(-1)! } }
 }
