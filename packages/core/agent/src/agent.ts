@@ -115,8 +115,9 @@ export class Agent {
     return this._bound.session
   }
 
+  /** `running` during a turn or a compaction (`cancel` stops either). */
   get status(): 'idle' | 'running' {
-    return this._running ? 'running' : 'idle'
+    return this._running || this._compacting ? 'running' : 'idle'
   }
 
   /** Usage over every attempt this handle made, failed ones included. */
@@ -187,15 +188,19 @@ export class Agent {
   async compactNow(instructions?: string, signal: AbortSignal = new AbortController().signal): Promise<ContextCompacted | undefined> {
     if (this._running || this._compacting) throw new ReinError('AGENT_BUSY', 'the agent is running a turn or a compaction; wait for it')
     if (this._closing) throw new ReinError('AGENT_CLOSED', 'the agent was closed; create or resume another')
+    // `cancel` and `interrupt` stop it as they stop a turn.
+    const controller = new AbortController()
+    this._controller = controller
     const compacting = this.acquire().then(({ session }) => compactIdle({
       session, options: this.options, llm: this.services.llm(), tools: this.services.tools(), tokens: this.services.tokens(),
-      meter: this._meter, totals: this._totals, ...(instructions ? { instructions } : {}), signal,
+      meter: this._meter, totals: this._totals, ...(instructions ? { instructions } : {}), signal: AbortSignal.any([signal, controller.signal]),
     }))
     this._compacting = compacting.then(() => undefined, () => undefined)
     try {
       return await compacting
     } finally {
       this._compacting = undefined
+      this._controller = undefined
     }
   }
 

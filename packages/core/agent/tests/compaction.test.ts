@@ -1,11 +1,11 @@
 // Context compaction: the meter before each request, pruning old tool results to stubs, a summary
 // when that is not enough, and the log that rebuilds exactly what the model saw.
 import { Logger, type Exporter } from '@deepseek-ai/cordis'
-import type { AdapterRequest, Message } from '@rein/llm'
+import type { AdapterRequest, LlmAdapter, Message } from '@rein/llm'
 import { deriveMessages, eventData, MemorySessionStore, type ContextCompacted, type SessionEvent } from '@rein/session'
 import type { ScriptedStep, ScriptedTurn } from '@rein/testkit'
 import { defineTool } from '@rein/tools'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { boot } from './fixtures.ts'
 
 const WINDOW = 4_000
@@ -266,5 +266,28 @@ describe('the meter and the summary request', () => {
     for (let n = 1; n <= 30; n++) expect(await agent.send(`${'words '.repeat(400)}${n}`)).toMatchObject({ reason: 'completed' })
     // The window holds about five of these messages: a summary every two or three turns, not every turn.
     expect(llm.requests.filter(isSummaryRequest).length).toBeLessThanOrEqual(15)
+  })
+})
+
+describe('stopping a compaction', () => {
+  it('writes nothing when cancelled while the summary is written, and the agent goes on', async () => {
+    const { root } = await setUp({ compaction: { summaryRoute: { provider: 'silent', model: 'm' } } })
+    // A summary route that never answers until it is stopped.
+    root.llm.registerAdapter('silent', {
+      stream: (request) => (async function* () {
+        await new Promise((_resolve, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true }))
+      })(),
+    } as LlmAdapter)
+    const agent = await root.agents.create()
+    for (let turn = 1; turn <= 3; turn++) await agent.send(`task ${turn}`)
+    const before = agent.session.events.length
+    const compacting = agent.compactNow()
+    await vi.waitFor(() => expect(agent.status).toBe('running'))
+    agent.cancel()
+    await expect(compacting).rejects.toMatchObject({ code: 'ABORTED' })
+    expect(compactions(agent.session.events)).toEqual([])
+    expect(agent.session.events.slice(before).every((event) => event.type === 'llm/attempt')).toBe(true)
+    expect(agent.status).toBe('idle')
+    expect(await agent.send('task 4')).toMatchObject({ reason: 'completed' })
   })
 })

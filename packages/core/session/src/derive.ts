@@ -84,7 +84,7 @@ function withStubs(message: Message, pruned: ReadonlyMap<string, { callId: strin
 
 /** What the model reads in place of a pruned tool result. */
 export function prunedStub(entry: { callId: string; name: string; chars: number }): string {
-  return `[${entry.name} result pruned to save context (${entry.chars} characters); recall_result {"call_id": "${entry.callId}"} shows it again]`
+  return `[${entry.name} result pruned to save context (${entry.chars} characters, kept whole in the session log); recall_result {"call_id": "${entry.callId}"} shows it again]`
 }
 
 /** The message a summary becomes, where the range it replaces began. */

@@ -141,7 +141,7 @@ export interface ContextCompacted {
    * The messages of events `fromSeq`…`toSeq` (a range that never splits a call from its result) are
    * replaced by `text`, which a later compaction updates rather than summarizes again.
    */
-  summary?: { text: string; fromSeq: number; toSeq: number; provider: string; model: string; usage?: TokenUsage; cost?: number }
+  summary?: { text: string; fromSeq: number; toSeq: number; provider: string; model: string }
   /** A summary was wanted but not made (the request failed or overflowed): the compaction pruned only. */
   summaryFailed?: { code: string; message: string }
 }

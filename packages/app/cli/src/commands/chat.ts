@@ -43,6 +43,7 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
     })
     let cancelling = false
     prompt.on('SIGINT', () => {
+      // A turn or a /compact running: Ctrl-C stops it, and the chat goes on.
       if (agent.status === 'running' && !cancelling) {
         cancelling = true
         agent.cancel('SIGINT')

@@ -4,11 +4,12 @@
  * summarizing it again). The result is one `context/compacted` event, written only once complete.
  */
 
+import { ReinError } from '@rein/base'
 import type { LlmEvent, LlmRuntime, ModelRoute } from '@rein/llm'
 import { applyCompaction, SUMMARY_OPENING, type ContextCompacted, type Session } from '@rein/session'
 import type { ToolRegistry, ToolSchema } from '@rein/tools'
 import type { CompactionOptions } from '../options.ts'
-import { fileLedger } from './ledger.ts'
+import { fileLedger, LEDGER_HEADING } from './ledger.ts'
 import { requestTokens, type Tokenizer } from './meter.ts'
 import { deepen, isCut, isSummary, planPrune, summaryRange, tailStart, type Entry } from './plan.ts'
 import { summaryOverhead, transcriptLine, writeSummary } from './summarize.ts'
@@ -57,6 +58,8 @@ export async function compactContext(input: CompactionInput): Promise<ContextCom
     pruned: pruned.map(({ callId, name, chars }) => ({ callId, name, chars })),
   }
   if (afterPrune > target || input.reason === 'manual') await summarize(input, entries, data)
+  // Stopped meanwhile (a cancel, a shutdown): nothing is written, the history stays as it was.
+  if (input.signal.aborted) throw new ReinError('ABORTED', 'the compaction was stopped before it finished; nothing was changed')
   if (data.pruned.length === 0 && !data.summary) return data.summaryFailed ? data : undefined
   // What the next request will be, computed the way the log will derive it.
   const after = applyCompaction(entries, data, session.events.length).map((entry) => entry.message)
@@ -107,7 +110,8 @@ async function summarize(input: CompactionInput, entries: readonly Entry[], data
   }
   const fromSeq = entries[range.from]!.seq
   const toSeq = to < entries.length ? entries[to]!.seq - 1 : input.session.events.length - 1
-  const ledger = fileLedger(input.session.events, toSeq, (name) => input.tools.info(name)?.effects)
+  // The ledger stays a small part of the window: about 1/32 of it.
+  const ledger = fileLedger(input.session.events, toSeq, (name) => input.tools.info(name)?.effects, Math.max(800, input.window / 8))
   data.summary = { text: `${withoutLedger(outcome.text)}\n\n${ledger}`, fromSeq, toSeq, provider: input.route.provider, model: input.route.model }
 }
 
@@ -131,6 +135,6 @@ function previousText(entry: Entry): string {
 
 /** The ledger is rebuilt from the log each time: a copy the model kept (or an old one) is dropped. */
 function withoutLedger(text: string): string {
-  const at = text.indexOf('## Files (from the session log)')
+  const at = text.indexOf(LEDGER_HEADING)
   return (at === -1 ? text : text.slice(0, at)).trimEnd()
 }

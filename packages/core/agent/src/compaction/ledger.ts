@@ -7,21 +7,31 @@ import { eventData, type SessionEvent } from '@rein/session'
 
 /** Argument names that hold a path, as rein's tools and the common ones name them. */
 const PATH_KEYS = ['path', 'file_path', 'filePath', 'file', 'paths', 'workdir', 'cwd', 'dir', 'directory']
-/** At most this many entries per kind; the rest are counted. */
-const MAX_ENTRIES = 200
+/** Entries listed per kind, fewer until the ledger fits its size; the rest are counted. */
+const LISTED = [200, 50, 20, 5]
 const MAX_COMMAND = 160
+/** Results that say the call's body never ran: such a call touched nothing. */
+const NOT_RUN = new Set(['DENIED', 'TOOL_NOT_STARTED', 'ABORTED_BEFORE_DISPATCH', 'UNKNOWN_TOOL', 'INVALID_ARGS', 'BUDGET_EXCEEDED'])
 
 /** Effects a tool declares, by name (`ctx.tools.info(name)?.effects`). */
 export type EffectsOf = (name: string) => readonly string[] | undefined
 
-export function fileLedger(events: readonly SessionEvent[], toSeq: number, effectsOf: EffectsOf): string {
+/** `maxChars`: the ledger's size at most; past it each kind lists fewer entries. */
+export function fileLedger(events: readonly SessionEvent[], toSeq: number, effectsOf: EffectsOf, maxChars: number): string {
   const read = new Set<string>()
   const written = new Set<string>()
   const run = new Set<string>()
+  const notRun = new Set<string>()
+  for (const event of events) {
+    if (event.type !== 'tool/result') continue
+    const result = eventData(event, 'tool/result')
+    if (result.isError && result.code !== undefined && NOT_RUN.has(result.code)) notRun.add(result.callId)
+  }
   for (const event of events) {
     if (event.seq > toSeq) break
     if (event.type !== 'tool/call') continue
-    const { name, arguments: raw } = eventData(event, 'tool/call')
+    const { name, callId, arguments: raw } = eventData(event, 'tool/call')
+    if (notRun.has(callId)) continue
     const args = parse(raw)
     if (!args) continue
     const effects = effectsOf(name) ?? []
@@ -34,10 +44,18 @@ export function fileLedger(events: readonly SessionEvent[], toSeq: number, effec
       for (const path of paths) (effects.includes('write') ? written : read).add(path)
     }
   }
-  const lines = [['read', read], ['written', written], ['run', run]] as const
-  const body = lines.filter(([, set]) => set.size > 0).map(([label, set]) => `- ${label}: ${listed(set)}`)
-  return `## Files (from the session log)\n${body.length > 0 ? body.join('\n') : '- none'}`
+  const kinds = ([['read', read], ['written', written], ['run', run]] as const).filter(([, set]) => set.size > 0)
+  if (kinds.length === 0) return `${LEDGER_HEADING}\n- none`
+  let text = ''
+  for (const most of LISTED) {
+    text = `${LEDGER_HEADING}\n${kinds.map(([label, set]) => `- ${label}: ${listed(set, most)}`).join('\n')}`
+    if (text.length <= maxChars) break
+  }
+  return text
 }
+
+/** How the ledger opens: a later compaction finds (and rebuilds) it by this line. */
+export const LEDGER_HEADING = '## Files (from the session log)'
 
 function parse(raw: string): Record<string, unknown> | undefined {
   try {
@@ -58,10 +76,11 @@ function pathsIn(args: Record<string, unknown>): string[] {
   return paths
 }
 
-function listed(set: ReadonlySet<string>): string {
+/** The most recent `most` entries (the later ones matter more), and how many more there were. */
+function listed(set: ReadonlySet<string>, most: number): string {
   const items = [...set]
-  const shown = items.slice(0, MAX_ENTRIES).join(', ')
-  return items.length > MAX_ENTRIES ? `${shown} and ${items.length - MAX_ENTRIES} more` : shown
+  const shown = items.slice(-most).join(', ')
+  return items.length > most ? `${items.length - most} earlier and ${shown}` : shown
 }
 
 function clip(text: string): string {

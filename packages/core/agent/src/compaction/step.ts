@@ -6,7 +6,7 @@
 import { ReinError } from '@rein/base'
 import type { LlmRuntime, ModelRoute } from '@rein/llm'
 import type { ToolRegistry, ToolSchema } from '@rein/tools'
-import { recordAttempt } from '../attempts.ts'
+import { attemptStarted, recordAttempt } from '../attempts.ts'
 import type { TurnContext } from '../turn.ts'
 import type { TurnState } from '../turn-state.ts'
 import type { CompactionOptions } from '../options.ts'
@@ -54,8 +54,10 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
     reason: asked ? 'manual' : 'auto',
     ...(asked?.instructions ? { instructions: asked.instructions } : {}),
     signal: context.signal,
+    // The summary request's attempts are the turn's, as a step's are: logged, counted, heard by listeners.
     onEvent: (event) => {
-      if (event.type === 'attempt') recordAttempt(context, state, next.llm, event, input, () => [])
+      if (event.type === 'attempt-start') context.services.notify('agent/llm-start', () => attemptStarted(context, state, next.llm, event, input))
+      else if (event.type === 'attempt') recordAttempt(context, state, next.llm, event, input, () => [])
     },
   })
   if (data) {

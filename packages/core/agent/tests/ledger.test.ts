@@ -1,0 +1,40 @@
+// The file ledger a summary ends with: built from the log's tool calls, never by the model.
+import type { SessionEvent } from '@rein/session'
+import { describe, expect, it } from 'vitest'
+import { fileLedger } from '../src/compaction/ledger.ts'
+
+const effects: Record<string, string[]> = { read: ['read'], write: ['write'], bash: ['exec'], lookup: [] }
+let seq = 0
+const call = (callId: string, name: string, args: object): SessionEvent => ({ seq: seq++, time: '', type: 'tool/call', data: { callId, name, arguments: JSON.stringify(args), replaySafe: false } } as SessionEvent)
+const result = (callId: string, code?: string): SessionEvent => ({ seq: seq++, time: '', type: 'tool/result', data: { callId, content: [], isError: code !== undefined, ...(code ? { code } : {}) } } as SessionEvent)
+
+describe('the file ledger', () => {
+  it('lists what was read, written and run, from the arguments and the tools\' effects, and leaves out calls that never ran', () => {
+    const events = [
+      call('a', 'read', { path: 'src/a.ts' }), result('a'),
+      call('b', 'write', { file_path: 'src/b.ts' }), result('b'),
+      call('c', 'bash', { command: 'npm   test\n--silent', workdir: 'pkg' }), result('c'),
+      call('d', 'write', { path: 'secret.txt' }), result('d', 'DENIED'),
+      call('e', 'lookup', { word: 'x' }), result('e'),
+      call('f', 'read', { paths: ['x.ts', 'y.ts'] }), result('f'),
+    ]
+    expect(fileLedger(events, seq, (name) => effects[name], 4_000)).toBe([
+      '## Files (from the session log)',
+      '- read: src/a.ts, x.ts, y.ts',
+      '- written: src/b.ts',
+      '- run: `npm test --silent` (in pkg)',
+    ].join('\n'))
+  })
+
+  it('lists fewer, the most recent, when there are too many to fit its size', () => {
+    const events = Array.from({ length: 500 }, (_, n) => call(`r${n}`, 'read', { path: `src/file-${n}.ts` }))
+    const ledger = fileLedger(events, seq, (name) => effects[name], 200)
+    expect(ledger.length).toBeLessThanOrEqual(200)
+    expect(ledger).toContain('495 earlier and src/file-495.ts')
+    expect(ledger).toMatch(/src\/file-499\.ts$/)
+  })
+
+  it('says none when no call touched a file', () => {
+    expect(fileLedger([call('e', 'lookup', { word: 'x' })], seq, (name) => effects[name], 400)).toBe('## Files (from the session log)\n- none')
+  })
+})
