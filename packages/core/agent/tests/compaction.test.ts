@@ -276,6 +276,7 @@ describe('stopping a compaction', () => {
     root.llm.registerAdapter('silent', {
       stream: (request) => (async function* () {
         await new Promise((_resolve, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true }))
+        yield* []
       })(),
     } as LlmAdapter)
     const agent = await root.agents.create()
