@@ -61,12 +61,17 @@ interface Report {
   input: number
   messages: number
   /** The route that answered, the system text and the tool names: a request that differs is counted whole. */
-  key: string
+  route: string
+  system: string
+  tools: string
 }
 
-/** What a report's input depends on besides the messages. */
-function keyOf(route: string, system: string, schemas: readonly ToolSchema[]): string {
-  return `${route}\u0000${system.length}:${system}\u0000${schemas.map((schema) => schema.name).join(',')}`
+/** The tool names of a schema list, once per list (the registry hands the same list while nothing changes). */
+const toolNames = new WeakMap<readonly ToolSchema[], string>()
+function namesOf(schemas: readonly ToolSchema[]): string {
+  let names = toolNames.get(schemas)
+  if (names === undefined) toolNames.set(schemas, names = schemas.map((schema) => schema.name).join(','))
+  return names
 }
 
 /** One per agent: remembers the last report, forgets it when the messages were rewritten. */
@@ -75,7 +80,7 @@ export class ContextMeter {
 
   /** The request just answered (by `route`, after any fallback) reported `usage` for these parts. */
   observe(usage: TokenUsage | undefined, route: string, system: string, schemas: readonly ToolSchema[], messages: number): void {
-    this.report = usage ? { input: inputOf(usage), messages, key: keyOf(route, system, schemas) } : undefined
+    this.report = usage ? { input: inputOf(usage), messages, route, system, tools: namesOf(schemas) } : undefined
   }
 
   /** The messages were rewritten (a compaction): the report no longer describes a prefix of them. */
@@ -87,7 +92,7 @@ export class ContextMeter {
   estimate(tokens: Tokenizer, route: string, system: string, schemas: readonly ToolSchema[], messages: readonly Message[]): number {
     const report = this.report
     // Same route, system and tools, and the messages only grew: the report plus what was appended.
-    if (report && report.key === keyOf(route, system, schemas) && report.messages <= messages.length) {
+    if (report && report.route === route && report.system === system && report.tools === namesOf(schemas) && report.messages <= messages.length) {
       return report.input + messageTokens(tokens, messages.slice(report.messages))
     }
     return requestTokens(tokens, system, schemas, messages)
