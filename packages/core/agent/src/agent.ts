@@ -10,6 +10,7 @@ import { createMessage, type Message, type TokenUsage } from '@rein/llm'
 import type { ContextCompacted, Session } from '@rein/session'
 import { Tally } from './accounting.ts'
 import { compactIdle } from './compaction/idle.ts'
+import type { CompactionAsked } from './compaction/step.ts'
 import { ContextMeter } from './compaction/meter.ts'
 import { CallIds } from './call-ids.ts'
 import type { AgentEvent, TurnResult } from './events.ts'
@@ -76,7 +77,7 @@ export class Agent {
   private _leftOpen = false
   private readonly _meter = new ContextMeter()
   /** A compaction asked for, done before the next request. */
-  private _compactAsked: { instructions?: string } | undefined
+  private _compactAsked: CompactionAsked | undefined
   /** A compaction between turns (`compactNow`) is running: no turn may start. */
   private _compacting: Promise<void> | undefined
 
@@ -177,7 +178,7 @@ export class Agent {
    * turn's first — whatever the meter says, with `instructions` for the summary (`/compact …`).
    */
   compact(instructions?: string): void {
-    this._compactAsked = instructions ? { instructions } : {}
+    this._compactAsked = { reason: 'manual', ...(instructions ? { instructions } : {}) }
   }
 
   /**
@@ -250,7 +251,14 @@ export class Agent {
       run: { runId: newRunId(), ...(parent ? { parent } : {}) },
       visible,
       totals: this._totals,
-      compaction: { meter: this._meter, take: () => this.takeCompaction() },
+      compaction: {
+        meter: this._meter,
+        take: () => this.takeCompaction(),
+        overflowed: () => {
+          this._meter.forget()
+          this._compactAsked ??= { reason: 'overflow' }
+        },
+      },
       tree,
       began: (state) => { this._turn = { state, tree } },
       charge,
@@ -283,7 +291,7 @@ export class Agent {
     return { session, headers: { last: findLastHeader(session.events) }, pins: recordedPins(session.events), callIds: new CallIds(session.events) }
   }
 
-  private takeCompaction(): { instructions?: string } | undefined {
+  private takeCompaction(): CompactionAsked | undefined {
     const asked = this._compactAsked
     this._compactAsked = undefined
     return asked

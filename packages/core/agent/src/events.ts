@@ -17,7 +17,7 @@ export type AgentEvent =
   /** Before each request: its estimated input tokens against the model's window (absent when unknown). */
   | { type: 'context'; tokens: number; window?: number }
   /** A compaction was written (`context/compacted`): what it pruned, whether it summarized, the tokens before and after. */
-  | { type: 'compacted'; reason: 'auto' | 'manual'; pruned: number; summarized: boolean; summaryFailed?: { code: string; message: string }; tokensBefore: number; tokensAfter: number }
+  | { type: 'compacted'; reason: 'auto' | 'manual' | 'overflow'; pruned: number; summarized: boolean; summaryFailed?: { code: string; message: string }; tokensBefore: number; tokensAfter: number }
   | Exclude<LlmEvent, { type: 'attempt-start' }>
   | { type: 'turn-end'; turn: number; reason: TurnEndReason; error?: { code: string; message: string }; overrun?: TurnOverrun }
   /** An event of a subagent working for one of this agent's tool calls (`callId`), in its own session. */

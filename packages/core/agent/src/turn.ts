@@ -26,6 +26,7 @@ import { IntentNotDurable, pairRest, runToolCalls } from './tool-calls.ts'
 import { TurnState } from './turn-state.ts'
 import { compactBeforeRequest } from './compaction/step.ts'
 import type { ContextMeter, Tokenizer } from './compaction/meter.ts'
+import type { CompactionAsked } from './compaction/step.ts'
 
 /** The services a turn uses, resolved again at every step so a hot swap applies at the next one. */
 export interface TurnServices {
@@ -60,8 +61,8 @@ export interface TurnContext {
   visible: ((name: string) => boolean) | undefined
   /** The agent's totals over every turn. */
   totals: Tally
-  /** The agent's context meter, and a compaction asked for (`agent.compact`), taken once. */
-  compaction: { meter: ContextMeter; take(): { instructions?: string } | undefined }
+  /** The agent's context meter, a compaction asked for (`agent.compact`, or a refusal for length), taken once. */
+  compaction: { meter: ContextMeter; take(): CompactionAsked | undefined; overflowed(): void }
   /** What this turn's subagents spend, counted against its budgets; `began` hands the agent the turn's state. */
   tree: TreeSpend
   began: (state: TurnState) => void
@@ -101,6 +102,7 @@ export async function runTurn(context: TurnContext, text: string | undefined): P
 
 async function runSteps(context: TurnContext, state: TurnState): Promise<TurnEnd> {
   const { maxSteps } = context.options
+  let overflowed = false
   for (let step = 1; ; step++) {
     const byChildren = context.tree.steps
     if (step + byChildren > maxSteps) return { reason: 'budget', error: { code: 'MAX_STEPS', message: `the turn reached its limit of ${maxSteps} requests${byChildren > 0 ? ` (${byChildren} of them made by its subagents)` : ''}` } }
@@ -111,6 +113,13 @@ async function runSteps(context: TurnContext, state: TurnState): Promise<TurnEnd
     const unsaved = await save(context.session, 'the request was not sent')
     if (unsaved) return unsaved
     const answer = await streamAnswer(context, state, prepared)
+    // The provider counted more than the meter did and refused the request: compact, and ask once more.
+    if (!overflowed && refusedAsTooLong(context, answer)) {
+      overflowed = true
+      state.closeStep()
+      context.compaction.overflowed()
+      continue
+    }
     const committed = await commitAnswer(context, state, prepared, answer)
     if ('end' in committed) return committed.end
     const stopped = await runTools(context, state, prepared, committed.calls)
@@ -245,6 +254,12 @@ async function commitAnswer(context: TurnContext, state: TurnState, prepared: Pr
   if (finish.reason === 'max-tokens') return { end: outputLimit(prepared.planned.cap, ownLimit(options, prepared.llm, used)) }
   if (calls.length === 0) return { end: { reason: 'completed' } }
   return { calls }
+}
+
+/** A refusal for length that showed nothing, with compaction on: worth compacting and asking again. */
+function refusedAsTooLong(context: TurnContext, answer: Answer): boolean {
+  const finish = answer.assembler.finish
+  return finish?.reason === 'error' && finish.failure?.code === 'CONTEXT_WINDOW_EXCEEDED' && context.options.compaction.mode !== 'off' && answer.assembler.interruptedBlocks().length === 0
 }
 
 function streamFailed(context: TurnContext, assembler: BlockAssembler, used: ModelRoute, finish: NonNullable<BlockAssembler['finish']>): TurnEnd {

@@ -292,3 +292,23 @@ describe('stopping a compaction', () => {
     expect(await agent.send('task 4')).toMatchObject({ reason: 'completed' })
   })
 })
+
+describe('a provider that refuses a request as too long', () => {
+  it('ends the turn on the refusal when the meter under-counted, instead of compacting and asking once more', async () => {
+    const sizes: number[] = []
+    // This provider's tokenizer reads 2 characters a token: twice what the meter counts.
+    const strict = (request: AdapterRequest): ScriptedTurn => {
+      if (isSummaryRequest(request)) return [{ text: SUMMARY }]
+      const size = JSON.stringify(request.messages).length / 2
+      sizes.push(size)
+      if (size > WINDOW) return [{ fail: { code: 'CONTEXT_WINDOW_EXCEEDED', message: `${size} tokens is over ${WINDOW}` } as never }]
+      return dumping(request)
+    }
+    const { root } = await setUp({ answer: strict })
+    const agent = await root.agents.create()
+    for (let turn = 1; turn <= 8; turn++) expect(await agent.send(`task ${turn}`)).toMatchObject({ reason: 'completed' })
+    const overflow = compactions(agent.session.events).find((data) => data.reason === 'overflow')
+    expect(overflow).toBeDefined()
+    expect(sizes.filter((size) => size > WINDOW)).toHaveLength(compactions(agent.session.events).filter((data) => data.reason === 'overflow').length)
+  })
+})

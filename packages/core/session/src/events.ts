@@ -129,8 +129,11 @@ export interface CoreEventData {
 
 /** What one compaction changed in what the model sees (`context/compacted`). */
 export interface ContextCompacted {
-  /** `auto`: the context meter passed its threshold; `manual`: someone asked (with `instructions`, if given). */
-  reason: 'auto' | 'manual'
+  /**
+   * `auto`: the context meter passed its threshold; `manual`: someone asked (with `instructions`,
+   * if given); `overflow`: the provider refused a request as too long, and it is asked again after.
+   */
+  reason: 'auto' | 'manual' | 'overflow'
   instructions?: string
   /** The next request's estimated input tokens before and after. */
   tokensBefore: number

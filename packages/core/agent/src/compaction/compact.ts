@@ -27,7 +27,7 @@ export interface CompactionInput {
   schemas: readonly ToolSchema[]
   /** The request's estimated tokens now. */
   before: number
-  reason: 'auto' | 'manual'
+  reason: 'auto' | 'manual' | 'overflow'
   instructions?: string
   signal: AbortSignal
   /** The summary request's attempts, for the caller to log and count. */
@@ -57,7 +57,8 @@ export async function compactContext(input: CompactionInput): Promise<ContextCom
     tokensAfter: afterPrune,
     pruned: pruned.map(({ callId, name, chars }) => ({ callId, name, chars })),
   }
-  if (afterPrune > target || input.reason === 'manual') await summarize(input, entries, data)
+  // Asked for, or refused by the provider as too long: the estimate cannot be trusted to stop short.
+  if (afterPrune > target || input.reason !== 'auto') await summarize(input, entries, data)
   // Stopped meanwhile (a cancel, a shutdown): nothing is written, the history stays as it was.
   if (input.signal.aborted) throw new ReinError('ABORTED', 'the compaction was stopped before it finished; nothing was changed')
   if (data.pruned.length === 0 && !data.summary) return data.summaryFailed ? data : undefined

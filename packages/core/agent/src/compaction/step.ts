@@ -12,6 +12,12 @@ import type { TurnState } from '../turn-state.ts'
 import type { CompactionOptions } from '../options.ts'
 import { compactContext } from './compact.ts'
 
+/** A compaction asked for before the next request: by someone (`manual`), or by the provider refusing a request as too long. */
+export interface CompactionAsked {
+  reason: 'manual' | 'overflow'
+  instructions?: string
+}
+
 /** The request about to be sent, as far as compaction needs it. */
 export interface NextRequest {
   llm: LlmRuntime
@@ -51,7 +57,7 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
     system: next.system,
     schemas: next.schemas,
     before,
-    reason: asked ? 'manual' : 'auto',
+    reason: asked?.reason ?? 'auto',
     ...(asked?.instructions ? { instructions: asked.instructions } : {}),
     signal: context.signal,
     // The summary request's attempts are the turn's, as a step's are: logged, counted, heard by listeners.
