@@ -173,7 +173,8 @@ function totalsLine(result: TurnResult): string {
 function compactedLine(event: Omit<Extract<AgentEvent, { type: 'compacted' }>, 'type'>): string {
   const what = [event.pruned > 0 ? `pruned ${event.pruned} tool result${event.pruned === 1 ? '' : 's'}` : '', event.summarized ? 'summarized the earlier conversation' : ''].filter(Boolean).join(' and ')
   const failed = event.summaryFailed ? ` (the summary failed: ${event.summaryFailed.code}; pruned only)` : ''
-  return `  [compacted] ${what || 'nothing to compact'}${failed}: about ${event.tokensBefore.toLocaleString('en-US')} → ${event.tokensAfter.toLocaleString('en-US')} tokens`
+  const why = event.reason === 'overflow' ? ' (the provider had refused the request as too long)' : ''
+  return `  [compacted] ${what || 'nothing to compact'}${why}${failed}: about ${event.tokensBefore.toLocaleString('en-US')} → ${event.tokensAfter.toLocaleString('en-US')} tokens`
 }
 
 /** `[compacted] …` for a compaction as the log records it. */

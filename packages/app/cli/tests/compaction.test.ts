@@ -93,3 +93,23 @@ describe('a kill during compaction', () => {
     expect(validateSessionInvariants(events)).toEqual([])
   }, 60_000)
 })
+
+describe('a server that refuses a request as too long', () => {
+  it('compacts and asks once more, and says why', async () => {
+    // A server whose tokenizer counts far more than rein's meter: it refuses at a third of the window.
+    const strict = (request: RecordedRequest, index: number): MockReply => {
+      if (!isSummaryRequest(request) && JSON.stringify((request.body as Wire).messages).length > 6_000) return { kind: 'context-overflow', server: 'openai' }
+      return script(request, index)
+    }
+    const p = await setUp(strict, { contextWindow: 16_000 })
+    const env = { REIN_HOME: p.home }
+    const id = sessionIdOf(await rein(p.dir, ['run', 'task 1'], { env }))
+    let said = ''
+    for (let turn = 2; turn <= 5; turn++) {
+      const run = await rein(p.dir, ['run', '--session', id, `task ${turn}`], { env })
+      expect(run.code).toBe(0)
+      said += run.stderr
+    }
+    expect(said).toContain('(the provider had refused the request as too long)')
+  })
+})
