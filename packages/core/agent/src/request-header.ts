@@ -14,6 +14,21 @@ function hashOf(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 16)
 }
 
+// Every step asks for the same system text and tool list while nothing changes: hash them once.
+let lastSystem: { text: string; hash: string } | undefined
+const toolHashes = new WeakMap<readonly ToolSpec[], string>()
+
+function systemHashOf(system: string): string {
+  if (lastSystem?.text !== system) lastSystem = { text: system, hash: hashOf(system) }
+  return lastSystem.hash
+}
+
+function toolsHashOf(tools: readonly ToolSpec[]): string {
+  let hash = toolHashes.get(tools)
+  if (hash === undefined) toolHashes.set(tools, hash = hashOf(JSON.stringify(tools)))
+  return hash
+}
+
 /** The last header in a log. */
 export function findLastHeader(events: readonly SessionEvent[]): RequestHeader | undefined {
   const last = events.findLast((event) => event.type === 'request/header')
@@ -32,8 +47,8 @@ export function recordedPins(events: readonly SessionEvent[]): Map<string, strin
 
 /** The header a request needs written, or undefined when `previous` still describes it and no section was pinned anew. */
 export function nextHeader(previous: RequestHeader | undefined, route: { provider: string; model: string }, system: string, tools: readonly ToolSpec[], pinned: Record<string, string> = {}): RequestHeader | undefined {
-  const systemHash = hashOf(system)
-  const toolsHash = hashOf(JSON.stringify(tools))
+  const systemHash = systemHashOf(system)
+  const toolsHash = toolsHashOf(tools)
   const pinning = Object.keys(pinned).length > 0
   if (!pinning && previous && previous.provider === route.provider && previous.model === route.model && previous.systemHash === systemHash && previous.toolsHash === toolsHash) return undefined
   return {

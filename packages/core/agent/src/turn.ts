@@ -131,7 +131,7 @@ async function runSteps(context: TurnContext, state: TurnState): Promise<TurnEnd
 
 function beginTurn(context: TurnContext, text: string | undefined): TurnState {
   const { session, options, run } = context
-  const turn = session.events.filter((event) => event.type === 'turn/start').length + 1
+  const turn = session.turns + 1
   const message = text === undefined ? undefined : userMessage(text)
   const identity = runIdentity({ agent: options.name, sessionId: session.id, turn, runId: run.runId, anchor: message?.id ?? latestUserMessage(session.messages()), ...(run.parent ? { parent: run.parent } : {}) })
   const { runId, turnId, anchor, parentRunId, parentCallId } = identity

@@ -19,9 +19,13 @@ export class MessageProjection {
   private results: { seq: number; data: ToolResultData }[] = []
   /** Whether a compaction changed what the model sees. */
   compacted = false
+  /** Turns the log has started (`turn/start` events). */
+  turns = 0
 
   push(event: SessionEvent): void {
-    if (event.type === 'tool/result') {
+    if (event.type === 'turn/start') {
+      this.turns++
+    } else if (event.type === 'tool/result') {
       this.results.push({ seq: event.seq, data: eventData(event, 'tool/result') })
     } else if (event.type === 'user/message') {
       this.closeResults()

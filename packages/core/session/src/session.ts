@@ -132,6 +132,11 @@ export class Session {
     return this._projection.messages()
   }
 
+  /** How many turns the log has started: the next turn's number is one more. */
+  get turns(): number {
+    return this._projection.turns
+  }
+
   /** Whether the log holds a compaction (`context/compacted`): some messages are stubs or a summary. */
   get compacted(): boolean {
     return this._projection.compacted

@@ -27,6 +27,19 @@ describe('ctx.sessions', () => {
     expect(session.messages()).toEqual([userMessage('hello', 'u1')])
   })
 
+  it('counts the turns a log started, as appended and as loaded', async () => {
+    const root = await boot()
+    const session = await root.sessions.create({ id: 'counted', cwd: '/w' })
+    expect(session.turns).toBe(0)
+    for (let turn = 1; turn <= 3; turn++) {
+      session.append('turn/start', { turn })
+      session.append('turn/end', { turn, reason: 'completed' })
+    }
+    expect(session.turns).toBe(3)
+    await session.close()
+    expect((await root.sessions.open('counted')).turns).toBe(3)
+  })
+
   it('reopens a stored session and refuses a second writer', async () => {
     const root = await boot()
     const session = await root.sessions.create({ id: 's1', cwd: '/w' })
