@@ -21,8 +21,11 @@ export class MessageProjection {
   compacted = false
   /** Turns the log has started (`turn/start` events). */
   turns = 0
+  /** `messages()` until the next event: a step asks for them more than once. */
+  private cached: readonly Message[] | undefined
 
   push(event: SessionEvent): void {
+    this.cached = undefined
     if (event.type === 'turn/start') {
       this.turns++
     } else if (event.type === 'tool/result') {
@@ -42,9 +45,11 @@ export class MessageProjection {
   }
 
   /** The messages so far; trailing tool results are grouped as they will be once the log moves on. */
-  messages(): Message[] {
+  messages(): readonly Message[] {
+    if (this.cached) return this.cached
     const messages = this.done.map((entry) => entry.message)
-    return this.results.length > 0 ? [...messages, groupResults(this.results)] : messages
+    if (this.results.length > 0) messages.push(groupResults(this.results))
+    return this.cached = messages
   }
 
   /** The messages with the seq of the event that made each (a result group: its first result's). */
@@ -102,7 +107,7 @@ export const SUMMARY_OPENING = '[A summary of the conversation before this point
 export function deriveMessages(events: readonly SessionEvent[]): Message[] {
   const projection = new MessageProjection()
   for (const event of events) projection.push(event)
-  return projection.messages()
+  return [...projection.messages()]
 }
 
 /** Consecutive tool results: one user-role message, named after the first result's event. */

@@ -128,7 +128,7 @@ export class Session {
   }
 
   /** The messages the next request carries: `deriveMessages(events)`, kept up to date as events are appended. */
-  messages(): Message[] {
+  messages(): readonly Message[] {
     return this._projection.messages()
   }
 

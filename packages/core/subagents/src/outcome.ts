@@ -1,6 +1,5 @@
 /** What a child's turn comes to for its call: the answer of a completed one, or an error carrying what it had. */
 
-import type { Context } from '@deepseek-ai/cordis'
 import type { TurnResult } from '@rein/agent'
 import { ReinError } from '@rein/base'
 import type { SubagentResult } from './types.ts'
@@ -14,22 +13,17 @@ export interface ChildEnd {
 /** Error codes by how the child's turn ended; any other end is `SUBAGENT_FAILED`. */
 const CODES: Record<string, string> = { aborted: 'SUBAGENT_CANCELLED', interrupted: 'SUBAGENT_INTERRUPTED', timeout: 'SUBAGENT_TIMEOUT' }
 
-/** The slice of `ctx.telemetry` read here, by name: @rein/subagents does not depend on it. */
-interface CostSource {
-  cost(runId: string): { total: { money?: number } } | undefined
-}
-
 /**
  * The call's value for a completed child; a child that did not complete throws what it had.
  * `timedOutAfterMs`: its time limit cancelled it.
  */
-export function outcome(ctx: Context, sessionId: string, result: TurnResult, streamed: string, timedOutAfterMs?: number): SubagentResult {
+export function outcome(sessionId: string, result: TurnResult, streamed: string, timedOutAfterMs?: number): SubagentResult {
   const partial = streamed.trim() !== '' ? streamed : result.text
   if (timedOutAfterMs !== undefined && result.reason === 'aborted') {
     throw unfinished(sessionId, { reason: 'timeout', error: { code: 'SUBAGENT_TIMEOUT', message: `it ran past its limit of ${timedOutAfterMs} ms (timeoutMs)` } }, partial)
   }
   if (result.reason !== 'completed') throw unfinished(sessionId, result, partial)
-  const cost = costOf(ctx, result)
+  const cost = costOf(result)
   return {
     sessionId,
     answer: result.text,
@@ -56,8 +50,9 @@ export function unfinished(sessionId: string, end: ChildEnd, partial: string): R
   })
 }
 
-/** The child run's money, its own children included, when telemetry is composed; else its own. */
-function costOf(ctx: Context, result: TurnResult): number | undefined {
-  const telemetry = ctx.get('telemetry') as CostSource | undefined
-  return telemetry?.cost(result.runId)?.total.money ?? result.cost
+/** The child turn's money with its own subagents', counted once by the agent; unknown when any part is unpriced. */
+function costOf(result: TurnResult): number | undefined {
+  if (result.cost === undefined) return undefined
+  if (!result.subagents) return result.cost
+  return result.subagents.cost === undefined ? undefined : result.cost + result.subagents.cost
 }

@@ -118,7 +118,7 @@ export async function startChild(deps: RunDeps, request: SubagentRequest): Promi
   return {
     agent: child,
     streamed: () => streamed,
-    outcome: (result) => outcome(deps.ctx, child.session.id, result, streamed, timedOut ? limitMs : undefined),
+    outcome: (result) => outcome(child.session.id, result, streamed, timedOut ? limitMs : undefined),
     watch: (listener) => { watchers.push(listener) },
     finish: () => finishing ??= (async () => {
       clearTimeout(timer)

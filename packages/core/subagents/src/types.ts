@@ -44,6 +44,6 @@ export interface SubagentResult {
   /** How the child's turn ended; always `completed` in a result (anything else is an error). */
   reason: string
   usage?: TokenUsage
-  /** The child's money, its own subagents included when telemetry is composed. */
+  /** The child turn's money, its own subagents included; absent when a model used was unpriced. */
   cost?: number
 }

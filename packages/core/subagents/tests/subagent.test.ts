@@ -375,6 +375,8 @@ describe('cost', () => {
     expect(turn.usage).toEqual({ inputTokens: 30, outputTokens: 3 })
     // The child and its own child, each once.
     expect(turn.subagents).toEqual({ usage: { inputTokens: 1101, outputTokens: 56 }, cost: 1101 + 2 * 56 })
+    // The call's result names the child's cost with its own child's: 113 + 1100.
+    expect(textOf(resultOf(parent.session.events, 'c1'))).toContain('cost 1213.0000')
   })
 })
 
