@@ -3,7 +3,8 @@
  * 1. resume time for a 10,000-event session against reading and JSON.parse-ing the same file;
  * 2. request bytes per step over a 20-step run against a mock server, and whether each request
  *    starts with the previous one's bytes (the prefix a provider cache can reuse).
- * Run: pnpm bench (from the repository root).
+ * Run: pnpm bench:micro (from the repository root). With BENCH_JSON=1 it prints one line
+ * `BENCH_JSON {…}` with the figures instead (bench/loop/run.mjs reads it).
  */
 
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -20,6 +21,8 @@ import ToolRegistry, { defineTool } from '@rein/tools'
 import { measure, report } from './measure.ts'
 
 const root = mkdtempSync(join(tmpdir(), 'rein-bench-'))
+const json = process.env.BENCH_JSON === '1'
+const figures: Record<string, unknown> = {}
 
 async function stack(baseURL = 'http://127.0.0.1:1/v1') {
   const ctx = new Context()
@@ -74,7 +77,8 @@ const EVENTS = 10_000
   const once = { iterations: 1, rounds: 9, warmup: 2 }
   const floor = await measure('readFile + JSON.parse per line', parse, once)
   const ours = await measure('ctx.agents.resume + derive the next request', resume, once)
-  report(`agent-session: resume a ${events}-event session (${(bytes / 1024 / 1024).toFixed(1)} MiB), median of 9`, floor, [ours])
+  if (json) Object.assign(figures, { events, bytes, parseMs: floor.nsPerOp / 1e6, resumeMs: ours.nsPerOp / 1e6 })
+  else report(`agent-session: resume a ${events}-event session (${(bytes / 1024 / 1024).toFixed(1)} MiB), median of 9`, floor, [ours])
 }
 
 // 2. Request bytes over a 20-step run.
@@ -95,11 +99,15 @@ const EVENTS = 10_000
   }
   const sizes = bodies.map((body) => body.length)
   const growth = sizes.slice(1).map((size, i) => size - sizes[i]!)
-  console.log(`\nagent-session: request bytes per step over a ${STEPS}-step run`)
-  console.log(`  bytes: ${sizes.join(' ')}`)
-  console.log(`  growth per step: min ${Math.min(...growth)}, max ${Math.max(...growth)} (one assistant tool call + one result)`)
-  console.log(`  requests whose messages extend the previous request byte for byte: ${prefixKept}/${bodies.length - 1}`)
+  if (json) Object.assign(figures, { requestBytes: sizes, prefixKept, prefixCompared: bodies.length - 1 })
+  else {
+    console.log(`\nagent-session: request bytes per step over a ${STEPS}-step run`)
+    console.log(`  bytes: ${sizes.join(' ')}`)
+    console.log(`  growth per step: min ${Math.min(...growth)}, max ${Math.max(...growth)} (one assistant tool call + one result)`)
+    console.log(`  requests whose messages extend the previous request byte for byte: ${prefixKept}/${bodies.length - 1}`)
+  }
   await server.close()
 }
 
 rmSync(root, { recursive: true, force: true })
+if (json) console.log(`BENCH_JSON ${JSON.stringify(figures)}`)

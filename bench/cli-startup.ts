@@ -1,14 +1,24 @@
 /**
- * Start-up cost of the built `rein` command: `rein --help` against `node -e ''`, each a fresh
- * process, median wall time over many runs. `rein --help` imports no command (they load lazily).
- * Run: pnpm bench (it builds first). `REIN_BIN` measures another build of the command.
+ * Start-up cost of the built `rein` command, each a fresh process, median wall time over many runs:
+ * - `rein --help` and `rein sessions --help` against `node -e ''` (commands load lazily);
+ * - `rein run "hi"` with a cordis.yml (llm, llm-openai pointed at a local mock server that answers
+ *   at once, tools, session + session-jsonl, agent) against `node -e ''` spawned the same way: the
+ *   time from spawn to the first request reaching the server (imports, composition, session
+ *   created and flushed, request built) and to the process's exit (the whole one-turn run).
+ * Run: pnpm bench:micro (it builds first). `REIN_BIN` measures another build of the command. With
+ * BENCH_JSON=1 it prints one line `BENCH_JSON {…}` (milliseconds) instead (bench/loop/run.mjs reads it).
  */
 
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { startMockOpenAiServer } from '@rein/testkit'
 import { measure, report } from './measure.ts'
 
 const bin = process.env.REIN_BIN ?? fileURLToPath(new URL('../packages/app/cli/dist/bin.mjs', import.meta.url))
+const json = process.env.BENCH_JSON === '1'
 const run = (args: string[]) => () => {
   const child = spawnSync(process.execPath, args, { stdio: 'ignore' })
   if (child.status !== 0) throw new Error(`${args.join(' ')} exited ${String(child.status)}`)
@@ -18,4 +28,68 @@ const options = { iterations: 5, rounds: 9, warmup: 3 }
 const bare = await measure("node -e ''", run(['-e', '']), options)
 const help = await measure('rein --help', run([bin, '--help']), options)
 const sessions = await measure('rein sessions --help', run([bin, 'sessions', '--help']), options)
-report('cli-startup: one process start (median of 9 rounds x 5)', bare, [help, sessions])
+if (!json) report('cli-startup: one process start (median of 9 rounds x 5)', bare, [help, sessions])
+
+// `rein run`: the parent must stay free to answer, so the children are spawned asynchronously.
+let firstRequestAt = 0
+const server = await startMockOpenAiServer(() => {
+  firstRequestAt ||= performance.now()
+  return { steps: [{ text: 'done' }] }
+})
+const dir = mkdtempSync(join(tmpdir(), 'rein-bench-cli-'))
+const config = join(dir, 'cordis.yml')
+writeFileSync(config, [
+  "- { id: llm, name: '@rein/llm' }",
+  `- { id: openai, name: '@rein/llm-openai', config: { baseURL: '${server.url}', apiKeyEnv: false, models: [{ id: bench-model, contextWindow: 128000 }] } }`,
+  "- { id: tools, name: '@rein/tools' }",
+  "- { id: sessions, name: '@rein/session' }",
+  "- { id: session-store, name: '@rein/session-jsonl' }",
+  "- { id: agents, name: '@rein/agent', config: { provider: openai, model: bench-model } }",
+  '',
+].join('\n'))
+
+/** One process, spawned without blocking: milliseconds to the first request (if any) and to its exit. */
+async function timed(args: string[], home: string) {
+  mkdirSync(home, { recursive: true })
+  firstRequestAt = 0
+  const start = performance.now()
+  const child = spawn(process.execPath, args, { cwd: dir, env: { ...process.env, REIN_HOME: home, NO_COLOR: '1' }, stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr.on('data', (part: Buffer) => { stderr += part.toString() })
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve))
+  const exitMs = performance.now() - start
+  if (code !== 0) throw new Error(`${args.join(' ')} exited ${String(code)}: ${stderr.slice(-500)}`)
+  return { firstRequestMs: firstRequestAt ? firstRequestAt - start : Number.NaN, exitMs }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+const ROUNDS = 9
+const nodeExit: number[] = []
+const runFirst: number[] = []
+const runExit: number[] = []
+for (let round = -1; round < ROUNDS; round++) {
+  const node = await timed(['-e', ''], join(dir, 'home'))
+  const rein = await timed([bin, '--config', config, 'run', 'hi'], join(dir, `home-${round}`))
+  if (Number.isNaN(rein.firstRequestMs)) throw new Error('rein run made no request')
+  if (round < 0) continue // warm-up: the file cache
+  nodeExit.push(node.exitMs)
+  runFirst.push(rein.firstRequestMs)
+  runExit.push(rein.exitMs)
+}
+await server.close()
+rmSync(dir, { recursive: true, force: true })
+
+const nodeMs = median(nodeExit)
+if (json) {
+  const ms = (ns: number) => ns / 1e6
+  console.log(`BENCH_JSON ${JSON.stringify({
+    nodeMs: ms(bare.nsPerOp), helpMs: ms(help.nsPerOp), sessionsHelpMs: ms(sessions.nsPerOp),
+    runNodeMs: nodeMs, runFirstRequestMs: median(runFirst), runExitMs: median(runExit),
+  })}`)
+} else {
+  console.log(`\ncli-startup: rein run "hi" against a local mock server, spawned asynchronously (median of ${ROUNDS})`)
+  console.log(`  ${"node -e ''".padEnd(44)} ${nodeMs.toFixed(1).padStart(9)} ms     1.0x`)
+  for (const [name, value] of [['rein run: spawn to first request', median(runFirst)], ['rein run: spawn to exit (whole turn)', median(runExit)]] as const) {
+    console.log(`  ${name.padEnd(44)} ${value.toFixed(1).padStart(9)} ms  ${`${(value / nodeMs).toFixed(1)}x`.padStart(7)}`)
+  }
+}

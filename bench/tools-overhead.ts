@@ -3,12 +3,13 @@
  * directly and against the least any caller must do (JSON.parse the model's arguments, then call).
  * The async variant pays for the deadline (a timer and a listener) that a synchronous answer skips.
  * Run: pnpm bench (from the repository root; it builds first and measures the built packages).
- * Ratios are what to compare across machines.
+ * Ratios are what to compare across machines. With BENCH_JSON=1 it prints one line
+ * `BENCH_JSON {…}` (nanoseconds per call) instead (bench/loop/run.mjs reads it).
  */
 
 import { Context } from '@deepseek-ai/cordis'
 import ToolRegistry, { defineTool } from '@rein/tools'
-import { measure, report } from './measure.ts'
+import { measure, report, type Measurement } from './measure.ts'
 
 const add = (args: { a: number; b: number }) => ({ sum: args.a + args.b })
 
@@ -45,5 +46,10 @@ tools.postExecute(() => undefined)
 tools.onResult(() => undefined)
 const hooked = await measure('ctx.tools.execute, one of each hook', () => tools.execute({ callId: 'c', name: 'add', arguments: raw, signal }))
 
-report('tools-overhead: one trivial call (median of 7 rounds x 20000)', direct, [parsed, bare, bareAsync, hooked])
-report('tools-overhead: against the parse-and-call floor', parsed, [bare, bareAsync, hooked])
+if (process.env.BENCH_JSON === '1') {
+  const ns = (entry: Measurement) => entry.nsPerOp
+  console.log(`BENCH_JSON ${JSON.stringify({ directNs: ns(direct), parsedNs: ns(parsed), executeNs: ns(bare), executeAsyncNs: ns(bareAsync), executeHookedNs: ns(hooked) })}`)
+} else {
+  report('tools-overhead: one trivial call (median of 7 rounds x 20000)', direct, [parsed, bare, bareAsync, hooked])
+  report('tools-overhead: against the parse-and-call floor', parsed, [bare, bareAsync, hooked])
+}

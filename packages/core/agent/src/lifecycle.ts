@@ -6,7 +6,7 @@
  */
 
 import type { Context, Logger } from '@deepseek-ai/cordis'
-import { hasListeners } from '@rein/base'
+import { callListeners, hasListeners } from '@rein/base'
 import type { ContentBlock, FinishReason, Message, TokenUsage } from '@rein/llm'
 import type { TurnEndReason } from '@rein/session'
 import type { RunIdentity, ToolEffect, ToolSchema } from '@rein/tools'
@@ -125,22 +125,13 @@ export type Notify = <K extends keyof LifecycleEvents>(name: K, make: () => Life
 
 /** A `Notify` on `ctx`: no listener → nothing is built or dispatched; a failing listener is logged. */
 export function lifecycleNotifier(ctx: Context, logger: Logger): Notify {
-  const report = (name: string, error: unknown) => logger.error('a %s listener failed: %s', name, error)
   // Read once: every access through a plugin's context goes through cordis's tracing proxy.
-  const events = ctx.events
-  const source = { events }
+  const source = { events: ctx.events }
+  // The fallback when a dispatch observer is there; typed by event name at `Notify`, not here.
+  const parallel = ctx.parallel.bind(ctx) as (name: string, ...args: unknown[]) => Promise<void>
   return (name, make) => {
     if (!hasListeners(source, name)) return
     const event = make()
-    // The event service's own list of callbacks (`emit` would stop at the first throw). No `this`:
-    // rein sets no context filters, and skipping them and the binding halves the cost per event.
-    for (const listener of events.dispatch('emit', [null, name, event])) {
-      try {
-        const returned: unknown = listener(event)
-        if (returned instanceof Promise) returned.catch((error: unknown) => report(name, error))
-      } catch (error) {
-        report(name, error)
-      }
-    }
+    callListeners(source, name, [event], (error) => logger.error('a %s listener failed: %s', name, error), () => parallel(name, event))
   }
 }

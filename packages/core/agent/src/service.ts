@@ -3,7 +3,7 @@
  * ends every live agent's turn (recorded `interrupted`) when it is disposed.
  */
 
-import { Context, Service, type Logger } from '@deepseek-ai/cordis'
+import { Context, Service, symbols, type Logger } from '@deepseek-ai/cordis'
 import { ReinError, isReinError } from '@rein/base'
 import type { LlmRuntime } from '@rein/llm'
 import type { Session, SessionService } from '@rein/session'
@@ -278,7 +278,7 @@ export class AgentService extends Service {
     if (service === undefined) {
       throw new ReinError('SERVICE_MISSING', `ctx.${name} is not available: add a ${NEEDED[name]} row to cordis.yml (or load that plugin)`, { details: { service: name } })
     }
-    return service
+    return untraced(service)
   }
 }
 
@@ -299,4 +299,15 @@ async function shutDown(state: ServiceState): Promise<void> {
 
 function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as Partial<T>
+}
+
+/**
+ * The service behind cordis's tracing proxy. Through the proxy, every method read makes a shadow
+ * context and a proxy, many times per step. A turn resolves its services again at each step (a hot
+ * swap applies at the next one) and only calls them: nothing it calls registers into the caller's
+ * scope, which is what the proxy is for.
+ */
+function untraced(service: unknown): unknown {
+  if (typeof service !== 'object' || service === null) return service
+  return (service as { [symbols.original]?: unknown })[symbols.original] ?? service
 }

@@ -55,8 +55,15 @@ export async function runToolCalls(calls: readonly ToolCallBlock[], context: Too
   }
 }
 
-/** The folder spills go to, for tools that let the model read them back; none when the session has no folder. */
+/**
+ * The folder spills go to, for tools that let the model read them back; none when the session has
+ * no folder. Its path, where the store can say it without making the folder: a batch then costs no
+ * file-system call (a session's own spills make it, spill.ts).
+ */
 async function spillFolderOf(session: Session): Promise<string | undefined> {
+  const known = session.folderPath()
+  if (known !== undefined) return join(known, 'spill')
+  // A store that keeps folders but cannot name one unmade: make it.
   try {
     return join(await session.folder(), 'spill')
   } catch {

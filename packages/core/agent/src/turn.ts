@@ -236,14 +236,8 @@ async function commitAnswer(context: TurnContext, state: TurnState, prepared: Pr
   state.text = textOf(blocks)
   const calls = blocks.filter((block): block is ToolCallBlock => block.type === 'tool-call')
   state.asked(calls)
-  if (calls.length > 0) {
-    // The answer cost tokens: make it durable before any tool runs, so a crash cannot lose it.
-    const unsaved = await save(session, 'the tools were not run')
-    if (unsaved) {
-      pairRest({ state, tools: prepared.tools, emit: context.emit }, 'TOOL_NOT_STARTED', 'the session could not be saved')
-      return { end: unsaved }
-    }
-  }
+  // An answer with tool calls is made durable with the calls' intents, before any tool runs
+  // (runToolCalls): one fsync for both. An answer no tool follows is saved with the step's end.
   const over = overBudget(options, spentByTree(state.tally, context.tree))
   if (over) {
     // The answer arrived: a final one completes the turn, with the overrun noted. Budgets stop further steps.

@@ -93,9 +93,22 @@ describe('lifecycle events', () => {
     const agent = await root.agents.create()
     await agent.send('go')
     expect(dispatched.filter((name) => name.startsWith('agent/') || name.startsWith('llm/'))).toEqual([])
-    // The check sees the dispatch path: with a listener, the same turn dispatches.
-    root.on('agent/turn-start', () => {})
+    // The check sees the listener list: with a listener, the same turn reaches it.
+    const heard: number[] = []
+    root.on('agent/turn-start', (event) => { heard.push(event.turn) })
     await agent.send('again')
-    expect(dispatched).toContain('agent/turn-start')
+    expect(heard).toEqual([2])
+  })
+
+  it('goes through the dispatch when something observes every dispatch (internal/dispatch)', async () => {
+    const { root } = await boot([[{ text: 'done' }]])
+    const observed: string[] = []
+    root.on('internal/dispatch', (_type, name) => { observed.push(name) })
+    const heard: number[] = []
+    root.on('agent/turn-start', (event) => { heard.push(event.turn) })
+    const agent = await root.agents.create()
+    await agent.send('go')
+    expect(heard).toEqual([1])
+    expect(observed).toContain('agent/turn-start')
   })
 })

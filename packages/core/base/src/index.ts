@@ -15,6 +15,8 @@ export { ensurePrivateDir, openPrivateFile, makeFilePrivate, PRIVATE_FILE_MODE, 
 export { closest } from './suggest.ts'
 /** Whether a cordis event has listeners: skip a per-entry dispatch nobody would receive. */
 export { hasListeners, type ListenerSource } from './listeners.ts'
+/** Calls a cordis event's listeners without a dispatch through the context's proxies; failures go to a reporter. */
+export { callListeners } from './listeners.ts'
 /** Awaits a promise unless a signal aborts first. */
 export { raceSignal } from './race-signal.ts'
 /** The /proc process table: live processes, zombies, environment entries (Linux; undefined elsewhere). */

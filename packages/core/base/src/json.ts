@@ -29,7 +29,83 @@ const DEFAULT_MAX_DEPTH = 256
  */
 export function toFrozenJson<T = JsonValue>(value: T, options: ToFrozenJsonOptions = {}): FrozenJson<T> {
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH
-  return copy(value, '$', new Set(), maxDepth) as FrozenJson<T>
+  try {
+    return quickCopy(value, new Set(), maxDepth) as FrozenJson<T>
+  } catch (error) {
+    // The quick copy knows only that something is wrong; this one says where, and throws.
+    if (error === UNFIT) return copy(value, '$', new Set(), maxDepth) as FrozenJson<T>
+    throw error
+  }
+}
+
+/*
+ * Every durable value passes through here, often more than once on its way to the log (an event's
+ * data, then the event). Containers this function made are frozen copies already: they are reused
+ * as they are, which also keeps a frozen value's identity (callers cache by it). Each is kept with
+ * how deep it nests, so reuse never lets a value past `maxDepth`.
+ */
+const made = new WeakMap<object, number>()
+/** What the quick copy throws at anything it cannot copy; the slow one then reports it. */
+const UNFIT = Symbol('unfit')
+
+/** `copy` without paths (they cost a string per node): throws `UNFIT` instead of a report. */
+function quickCopy(value: unknown, ancestors: Set<object>, depthLeft: number): JsonValue {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value
+    case 'number':
+      if (!Number.isFinite(value)) throw UNFIT
+      return value === 0 ? 0 : value
+    case 'object': {
+      if (value === null) return null
+      const height = made.get(value)
+      if (height !== undefined) {
+        if (height > depthLeft) throw UNFIT
+        return value as JsonValue
+      }
+      if (depthLeft <= 0 || ancestors.has(value)) throw UNFIT
+      ancestors.add(value)
+      const out = Array.isArray(value) ? quickArray(value, ancestors, depthLeft) : quickObject(value, ancestors, depthLeft)
+      ancestors.delete(value)
+      return out
+    }
+    default:
+      throw UNFIT
+  }
+}
+
+function quickArray(value: readonly unknown[], ancestors: Set<object>, depthLeft: number): JsonValue {
+  const out: JsonValue[] = []
+  let height = 1
+  for (let i = 0; i < value.length; i++) {
+    if (!(i in value)) throw UNFIT
+    const item = quickCopy(value[i], ancestors, depthLeft - 1)
+    out.push(item)
+    if (typeof item === 'object' && item !== null) height = Math.max(height, made.get(item)! + 1)
+  }
+  return register(Object.freeze(out) as JsonValue[], height)
+}
+
+function quickObject(value: object, ancestors: Set<object>, depthLeft: number): JsonValue {
+  const proto = Object.getPrototypeOf(value) as unknown
+  if ((proto !== Object.prototype && proto !== null) || Object.getOwnPropertySymbols(value).length > 0) throw UNFIT
+  const entries: [string, JsonValue][] = []
+  let height = 1
+  for (const key of Object.keys(value)) {
+    const raw = (value as Record<string, unknown>)[key]
+    if (raw === undefined) continue
+    const item = quickCopy(raw, ancestors, depthLeft - 1)
+    entries.push([key, item])
+    if (typeof item === 'object' && item !== null) height = Math.max(height, made.get(item)! + 1)
+  }
+  // fromEntries defines own data properties, so a "__proto__" key stays a key.
+  return register(Object.freeze(Object.fromEntries(entries)) as JsonObject, height)
+}
+
+function register<T extends object>(container: T, height: number): T {
+  made.set(container, height)
+  return container
 }
 
 function copy(value: unknown, path: string, ancestors: Set<object>, depthLeft: number): JsonValue {

@@ -11,6 +11,11 @@ export interface ListenerSource {
   readonly events?: { readonly _hooks?: Readonly<Record<string | symbol, readonly unknown[] | undefined>> }
 }
 
+/** A listener as cordis keeps it: the callback and the context that registered it. */
+interface Hook {
+  readonly callback: (...args: never[]) => unknown
+}
+
 /**
  * True when a listener for `name` is registered on `ctx`'s event service, or one for
  * `internal/dispatch` (which sees every dispatch). When the service does not have the shape cordis
@@ -20,4 +25,31 @@ export function hasListeners(ctx: ListenerSource, name: string): boolean {
   const hooks = ctx.events?._hooks
   if (hooks === undefined) return true
   return (hooks[name]?.length ?? 0) > 0 || (!name.startsWith('internal/') && (hooks['internal/dispatch']?.length ?? 0) > 0)
+}
+
+/**
+ * Calls the listeners of `name` with `args`, as `ctx.parallel` would without waiting: each one,
+ * in order, its throw or rejection handed to `report` and never to the caller. Read from the event
+ * service's list directly: a dispatch through a plugin's context goes through cordis's tracing
+ * proxies, several objects per call, which adds up on a per-event path. When the list is not
+ * there, or something observes every dispatch (`internal/dispatch`), it falls back to `fallback`
+ * (the context's own `parallel`), so nothing is skipped.
+ */
+export function callListeners(ctx: ListenerSource, name: string, args: readonly unknown[], report: (error: unknown) => void, fallback: () => Promise<unknown>): void {
+  const hooks = ctx.events?._hooks
+  if (hooks === undefined || (hooks['internal/dispatch']?.length ?? 0) > 0) {
+    fallback().catch(report)
+    return
+  }
+  const list = hooks[name] as readonly Hook[] | undefined
+  if (list === undefined || list.length === 0) return
+  // A copy: a listener may remove itself (or others) while they are called.
+  for (const hook of list.slice()) {
+    try {
+      const returned: unknown = Reflect.apply(hook.callback, null, args)
+      if (returned instanceof Promise) returned.catch(report)
+    } catch (error) {
+      report(error)
+    }
+  }
 }

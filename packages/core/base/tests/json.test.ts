@@ -82,4 +82,19 @@ describe('toFrozenJson', () => {
     expect(toFrozenJson([[[1]]], { maxDepth: 3 })).toEqual([[[1]]])
     expect(() => toFrozenJson([[[1]]], { maxDepth: 2 })).toThrow(expect.objectContaining({ code: 'JSON_TOO_DEEP' }))
   })
+
+  it('reuses a frozen copy it made instead of copying it again, within the depth limit', () => {
+    const inner = toFrozenJson({ list: [[1]] })
+    const outer = toFrozenJson({ inner, extra: 1 })
+    expect(outer.inner).toBe(inner)
+    expect(toFrozenJson(inner)).toBe(inner)
+    // A reused copy still counts toward the depth of what holds it.
+    expect(() => toFrozenJson({ inner }, { maxDepth: 3 })).toThrow(expect.objectContaining({ code: 'JSON_TOO_DEEP' }))
+    expect(toFrozenJson({ inner }, { maxDepth: 4 }).inner).toBe(inner)
+  })
+
+  it('names the path of what is not JSON inside a value holding reused copies', () => {
+    const inner = toFrozenJson({ ok: [1, 2] })
+    expect(() => toFrozenJson({ inner, bad: [1, Number.NaN] })).toThrow('$.bad[1]: NaN is not a JSON number')
+  })
 })

@@ -2,7 +2,7 @@
 
 import { randomUUID } from 'node:crypto'
 import { Context, Service, type Logger } from '@deepseek-ai/cordis'
-import { ReinError, hasListeners, isReinError } from '@rein/base'
+import { ReinError, callListeners, hasListeners, isReinError } from '@rein/base'
 import { CORE_EVENT_TYPES, IGNORABLE_CORE_EVENT_TYPES, SESSION_FORMAT_VERSION, type SessionEvent, type SessionHeader } from './events.ts'
 import { Session, type SessionHooks } from './session.ts'
 import type { LoadedSession, SessionStore, SessionSummary } from './store.ts'
@@ -221,17 +221,19 @@ export class SessionService extends Service {
     const { types, logger, open, temp } = this._state
     const ctx = this.ctx
     const report = (error: unknown) => logger.error('a session listener failed: %s', error)
-    // Most appends have no listener: skip the dispatch, which costs a promise and arrays per event.
+    // Read once: every access through a plugin's context goes through cordis's tracing proxy.
+    const source = { events: ctx.events }
     return {
       isKnown: (type) => types.has(type),
       isIgnorable: (type) => types.get(type)?.ignorable === true,
       tempFolder: (id) => temp.folder(id),
+      tempFolderPath: (id) => temp.path(id),
       closed: (session) => { open.delete(session) },
       appended: (session, event) => {
-        if (hasListeners(ctx, 'session/append')) ctx.parallel('session/append', session, event).catch(report)
+        callListeners(source, 'session/append', [session, event], report, () => ctx.parallel('session/append', session, event))
       },
       flushed: (session, events) => {
-        if (hasListeners(ctx, 'session/flush')) ctx.parallel('session/flush', session, events).catch(report)
+        callListeners(source, 'session/flush', [session, events], report, () => ctx.parallel('session/flush', session, events))
       },
       closing: async (session) => {
         if (!hasListeners(ctx, 'session/close')) return

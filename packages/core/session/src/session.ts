@@ -20,6 +20,8 @@ export interface SessionHooks {
   isIgnorable?(type: string): boolean
   /** A folder for session `id` when its store keeps none. */
   tempFolder?(id: string): Promise<string>
+  /** Where `tempFolder(id)` is, made or not. */
+  tempFolderPath?(id: string): string
   /**
    * Called as the session closes, after the `beforeClose` hooks and before the last flush: it is
    * still open (appends, `folder()`). Must settle in bounded time and not reject.
@@ -38,6 +40,7 @@ export class Session {
   private readonly _beforeClose = new Set<() => void | Promise<void>>()
   private readonly _projection = new MessageProjection()
   private _folder: Promise<string> | undefined
+  private _folderPath: string | undefined
 
   constructor(readonly header: SessionHeader, events: readonly SessionEvent[], private readonly store: SessionStore, private readonly hooks: SessionHooks) {
     this._events = [...events]
@@ -122,9 +125,20 @@ export class Session {
       const folder = this.store.folder ? this.store.folder(this.id) : this.hooks.tempFolder?.(this.id)
       if (folder === undefined) return Promise.reject(new ReinError('NO_SESSION_FOLDER', `session ${this.id} has no folder: its store keeps none and it was not made by ctx.sessions`))
       this._folder = folder
-      folder.catch(() => { if (this._folder === folder) this._folder = undefined })
+      folder.then((path) => { this._folderPath = path }, () => { if (this._folder === folder) this._folder = undefined })
     }
     return this._folder
+  }
+
+  /**
+   * Where `folder()` is, without making it: the store's answer (`SessionStore.folderPath`), or the
+   * temporary folder's path; undefined for a store that keeps folders but cannot name one unmade,
+   * until `folder()` made it. For a path to hand out (to a tool that may read spills) without a
+   * file-system call per use.
+   */
+  folderPath(): string | undefined {
+    if (this._folderPath !== undefined) return this._folderPath
+    return this.store.folder ? this.store.folderPath?.(this.id) : this.hooks.tempFolderPath?.(this.id)
   }
 
   /** The messages the next request carries: `deriveMessages(events)`, kept up to date as events are appended. */

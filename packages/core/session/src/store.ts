@@ -68,6 +68,8 @@ export interface SessionStore {
    * the first call, kept with the log. A store without it gets a temporary folder from the service.
    */
   folder?(id: string): Promise<string>
+  /** Where `folder(id)` keeps the folder, without making it (nothing is touched on disk). */
+  folderPath?(id: string): string
   /** Releases whatever is still claimed (files, locks); called when the store is unregistered. */
   dispose?(): Promise<void>
 }

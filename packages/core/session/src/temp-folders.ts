@@ -3,19 +3,35 @@
  * made on first use, with a subfolder per session, removed whole when its owner is done.
  */
 
-import { mkdtemp, rm } from 'node:fs/promises'
+import { createHash } from 'node:crypto'
+import { mkdtempSync } from 'node:fs'
+import { mkdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 export class TempFolders {
-  private root: Promise<string> | undefined
+  private root: string | undefined
   private readonly folders = new Map<string, Promise<string>>()
 
-  /** The folder of session `id`: the same path for the same id until `remove()`. */
+  /**
+   * Where session `id`'s folder is (made or not): the same path for the same id until `remove()`.
+   * Makes the root on the first call (one synchronous call per service), so a path can be named
+   * without a file-system call per session.
+   */
+  path(id: string): string {
+    // mkdtemp makes the root 0700 and unique; under it, names only need to differ by id.
+    this.root ??= mkdtempSync(join(tmpdir(), 'rein-sessions-'))
+    const readable = id.replace(/[^\w.-]/g, '_').slice(0, 40)
+    const digest = createHash('sha256').update(id).digest('hex').slice(0, 12)
+    return join(this.root, `${readable}-${digest}`)
+  }
+
+  /** The folder of session `id`, made 0700 on the first call. */
   folder(id: string): Promise<string> {
     let folder = this.folders.get(id)
     if (folder === undefined) {
-      folder = this.make(id)
+      const path = this.path(id)
+      folder = mkdir(path, { mode: 0o700, recursive: true }).then(() => path)
       this.folders.set(id, folder)
       folder.catch(() => this.folders.delete(id))
     }
@@ -27,15 +43,6 @@ export class TempFolders {
     const root = this.root
     this.root = undefined
     this.folders.clear()
-    const path = await root?.catch(() => undefined)
-    if (path !== undefined) await rm(path, { recursive: true, force: true })
-  }
-
-  private async make(id: string): Promise<string> {
-    // mkdtemp makes folders 0700. The id only names the folder for a reader; mkdtemp keeps it unique.
-    this.root ??= mkdtemp(join(tmpdir(), 'rein-sessions-'))
-    const root = this.root
-    root.catch(() => { if (this.root === root) this.root = undefined })
-    return mkdtemp(join(await root, `${id.replace(/[^\w.-]/g, '_').slice(0, 40)}-`))
+    if (root !== undefined) await rm(root, { recursive: true, force: true })
   }
 }

@@ -37,6 +37,24 @@ describe('Session.folder (issue #9)', () => {
     await root.fiber.dispose()
   })
 
+  it('names a session\'s folder without making it: a temporary one, or the store\'s by its folderPath', async () => {
+    const { root } = await boot()
+    const session = await root.sessions.create({ id: 's1', cwd: '/w' })
+    const path = session.folderPath()
+    expect(path).toBeDefined()
+    await gone(path!)
+    expect(await session.folder()).toBe(path)
+    await root.fiber.dispose()
+
+    const other = new Context()
+    await other.plugin(SessionService)
+    const store = Object.assign(new FolderStore(() => Promise.resolve('/kept/s2.files')), { folderPath: (id: string) => `/kept/${id}.files` })
+    await other.inject(['sessions'], (ctx) => { ctx.sessions.registerStore(store) })
+    const kept = await other.sessions.create({ id: 's2', cwd: '/w' })
+    expect(kept.folderPath()).toBe('/kept/s2.files')
+    await other.fiber.dispose()
+  })
+
   it('removes the temporary folders when the service is disposed', async () => {
     const { root, service } = await boot()
     const session = await root.sessions.create({ cwd: '/w' })

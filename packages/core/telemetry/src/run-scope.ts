@@ -4,7 +4,7 @@
  */
 
 import { AsyncLocalStorage } from 'node:async_hooks'
-import type { ExecuteWrapper, RunIdentity } from '@rein/tools'
+import type { DispatchOutcome, ExecuteWrapper, RunIdentity } from '@rein/tools'
 import type { RunScope } from './types.ts'
 
 // A run's identity is one frozen object shared by all its events: its scope is built once.
@@ -31,28 +31,42 @@ export function scopeOf(identity: RunIdentity): RunScope {
 
 /**
  * The current run's scope inside tool bodies, set by an execute wrapper around each call while
- * `active`. Inactive, the wrapper only calls on: AsyncLocalStorage turns on promise hooks for the
- * whole process once used (Node 20), which costs every promise, so it is used only while wanted.
+ * `active`. AsyncLocalStorage turns on promise hooks for the whole process while it is enabled
+ * (Node 20), which costs every promise anywhere: it is enabled only while a tool call runs, and
+ * disabled when the last one in flight ends.
  */
 export class ScopeCarrier {
   private readonly storage = new AsyncLocalStorage<RunScope>()
   private active = false
+  /** Calls running in a scope: the storage is disabled when this drops back to 0. */
+  private inFlight = 0
 
   /** The scope of the tool call whose body (or something it awaited) is running now. */
   current(): RunScope | undefined {
     return this.storage.getStore()
   }
 
-  /** Starts or stops carrying scopes; stopping lets the process drop its promise hooks (when no other storage holds them). */
+  /** Starts or stops carrying scopes into the calls that start from now on. */
   carry(active: boolean): void {
-    if (this.active === active) return
     this.active = active
-    if (!active) this.storage.disable()
   }
 
   /** `tools/execute` wrapper: runs the body in the calling run's scope; a call with no identity runs as it is. */
   readonly wrapper: ExecuteWrapper = (call, next) => {
     const { identity } = call
-    return !this.active || identity === undefined ? next() : this.storage.run(scopeOf(identity), next)
+    if (!this.active || identity === undefined) return next()
+    this.inFlight++
+    const settled = () => {
+      // Disabling exits every context of this storage: only once no call needs its scope.
+      if (--this.inFlight === 0) this.storage.disable()
+    }
+    let running: Promise<DispatchOutcome>
+    try {
+      running = this.storage.run(scopeOf(identity), next)
+    } catch (error) {
+      settled()
+      throw error
+    }
+    return running.finally(settled)
   }
 }

@@ -8,7 +8,7 @@
 import { createRequire } from 'node:module'
 import { LlmAdapter, LlmError, type AdapterRequest, type ModelInfo, type ProviderEndpoint, type StreamChunk } from '@rein/llm'
 import { checkBaseURL } from './base-url.ts'
-import { toWireRequest, type RequestDefaults } from './convert-request.ts'
+import { toWireBody, type RequestDefaults } from './convert-request.ts'
 import { createChunkTranslator } from './convert-stream.ts'
 import { readApiKey, redact } from './credentials.ts'
 import { openAiDialect, type OpenAiDialect } from './dialect.ts'
@@ -80,7 +80,7 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
   async *stream(request: AdapterRequest): AsyncGenerator<StreamChunk, void, undefined> {
     const { label, apiKeyEnv, streamIdleTimeoutMs, dialect = openAiDialect } = this.options
     const key = readApiKey(apiKeyEnv, label)
-    const body = JSON.stringify(toWireRequest(request, this.options, dialect))
+    const body = toWireBody(request, this.options, dialect)
     const watchdog = new ResponseWatchdog(label, streamIdleTimeoutMs, request.signal)
     try {
       const response = await this.send(body, key, watchdog, request.signal)

@@ -11,31 +11,66 @@ export interface RequestDefaults {
 
 /** The whole wire request for one attempt. */
 export function toWireRequest(request: AdapterRequest, defaults: RequestDefaults, dialect: OpenAiDialect): WireRequest {
-  const wire: WireRequest = {
-    model: request.model,
-    messages: toWireMessages(request, dialect),
-    stream: true,
-    stream_options: { include_usage: true },
+  return { model: request.model, messages: toWireMessages(request, dialect), ...requestFields(request, defaults, dialect) }
+}
+
+/**
+ * `JSON.stringify(toWireRequest(…))`, byte for byte, built from each message's JSON kept from the
+ * requests before: a session's history is converted once, not on every request as it grows.
+ */
+export function toWireBody(request: AdapterRequest, defaults: RequestDefaults, dialect: OpenAiDialect): string {
+  const parts: string[] = []
+  if (request.system) parts.push(JSON.stringify({ role: 'system', content: request.system }))
+  for (const message of request.messages) {
+    const json = jsonOf(message, dialect)
+    if (json !== '') parts.push(json)
   }
+  // The fields always hold `stream`, so the object is never empty.
+  const fields = JSON.stringify(requestFields(request, defaults, dialect))
+  return `{"model":${JSON.stringify(request.model)},"messages":[${parts.join(',')}],${fields.slice(1)}`
+}
+
+/** Everything of the wire request but the model and the messages. */
+type WireFields = Pick<WireRequest, 'tools' | 'max_tokens' | 'max_completion_tokens' | 'temperature' | 'stream' | 'stream_options'> & Record<string, unknown>
+
+function requestFields(request: AdapterRequest, defaults: RequestDefaults, dialect: OpenAiDialect): WireFields {
+  const fields: WireFields = { stream: true, stream_options: { include_usage: true } }
   if (request.tools && request.tools.length > 0) {
-    wire.tools = request.tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } }))
+    fields.tools = request.tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } }))
   }
-  if (request.maxTokens !== undefined) wire[defaults.maxTokensField] = request.maxTokens
-  if (request.temperature !== undefined) wire.temperature = request.temperature
-  Object.assign(wire, dialect.effortFields(request.reasoningEffort))
-  return wire
+  if (request.maxTokens !== undefined) fields[defaults.maxTokensField] = request.maxTokens
+  if (request.temperature !== undefined) fields.temperature = request.temperature
+  return Object.assign(fields, dialect.effortFields(request.reasoningEffort))
 }
 
 /** The system text and messages as wire messages, in order. */
 export function toWireMessages(request: Pick<AdapterRequest, 'system' | 'messages'>, dialect: OpenAiDialect): WireMessage[] {
   const out: WireMessage[] = []
   if (request.system) out.push({ role: 'system', content: request.system })
-  for (const message of request.messages) {
-    if (message.role === 'system') out.push({ role: 'system', content: joinText(message.content, '\n\n') })
-    else if (message.role === 'assistant') out.push(toAssistant(message, dialect))
-    else out.push(...toUser(message.content))
-  }
+  for (const message of request.messages) out.push(...convert(message, dialect))
   return out
+}
+
+/**
+ * The JSON of frozen messages' wire messages (what sessions hold: they cannot change), by dialect,
+ * comma-separated. Weak: a message no session holds any more takes its JSON with it.
+ */
+const conversions = new WeakMap<OpenAiDialect, WeakMap<Message, string>>()
+
+function jsonOf(message: Message, dialect: OpenAiDialect): string {
+  const make = () => convert(message, dialect).map((wire) => JSON.stringify(wire)).join(',')
+  if (!Object.isFrozen(message)) return make()
+  let cache = conversions.get(dialect)
+  if (cache === undefined) conversions.set(dialect, cache = new WeakMap())
+  let json = cache.get(message)
+  if (json === undefined) cache.set(message, json = make())
+  return json
+}
+
+function convert(message: Message, dialect: OpenAiDialect): WireMessage[] {
+  if (message.role === 'system') return [{ role: 'system', content: joinText(message.content, '\n\n') }]
+  if (message.role === 'assistant') return [toAssistant(message, dialect)]
+  return toUser(message.content)
 }
 
 function toAssistant(message: Message, dialect: OpenAiDialect): WireMessage {

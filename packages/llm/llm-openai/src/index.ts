@@ -20,7 +20,7 @@ export { compatibleConfig, registerCompatible, type CompatibleConfig, type Compa
 export { OpenAiCompatibleAdapter, USER_AGENT, type OpenAiCompatibleOptions } from './adapter.ts'
 export { openAiDialect, type OpenAiDialect } from './dialect.ts'
 export { ModelConfig, toModelInfo } from './models-config.ts'
-export { toWireRequest, toWireMessages } from './convert-request.ts'
+export { toWireRequest, toWireBody, toWireMessages } from './convert-request.ts'
 export { createChunkTranslator, mapFinishReason, mapUsage, type ChunkTranslator, type TranslatorOptions } from './convert-stream.ts'
 export { failureFromResponse, failureFromStreamError, failureFromFetchError, parseRetryAfter } from './errors.ts'
 export { checkBaseURL } from './base-url.ts'

@@ -1,6 +1,6 @@
 import { assistantMessage, createMessage, toolResultMessage, userMessage, type AdapterRequest } from '@rein/llm'
 import { describe, expect, it } from 'vitest'
-import { openAiDialect, toWireRequest } from '../src/index.ts'
+import { openAiDialect, toWireBody, toWireRequest } from '../src/index.ts'
 
 const conversation: AdapterRequest = {
   provider: 'openai',
@@ -80,5 +80,27 @@ describe('toWireRequest', () => {
     expect(wire).toEqual({
       model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true }, max_completion_tokens: 256,
     })
+  })
+})
+
+describe('toWireBody', () => {
+  const defaults = { maxTokensField: 'max_tokens' } as const
+
+  it('is the JSON of toWireRequest, byte for byte, for requests with and without each optional field', () => {
+    const { tools: _tools, temperature: _temperature, reasoningEffort: _effort, system: _system, maxTokens: _max, ...bare } = conversation
+    for (const request of [conversation, { ...bare, messages: [userMessage('hi', 'u')] }, { ...conversation, messages: [] }]) {
+      expect(toWireBody(request, defaults, openAiDialect)).toBe(JSON.stringify(toWireRequest(request, defaults, openAiDialect)))
+    }
+  })
+
+  it('gives the same bytes when the same frozen messages come again, and converts messages that are not frozen each time', () => {
+    const first = toWireBody(conversation, defaults, openAiDialect)
+    expect(toWireBody({ ...conversation, messages: [...conversation.messages] }, defaults, openAiDialect)).toBe(first)
+    const text = { type: 'text' as const, text: 'before' }
+    // A caller's own message object, not frozen: it may change between requests.
+    const loose = { ...userMessage('x', 'm'), content: [text] }
+    const before = toWireBody({ ...conversation, messages: [loose] }, defaults, openAiDialect)
+    text.text = 'after'
+    expect(toWireBody({ ...conversation, messages: [loose] }, defaults, openAiDialect)).toBe(before.replace('before', 'after'))
   })
 })

@@ -1,19 +1,36 @@
 /**
  * Durable writes: appending a batch with fsync and rollback, and publishing a new file atomically
  * (temp file, fsync, no-overwrite `link`, directory fsync).
+ *
+ * Synchronous on purpose. A turn waits for its log to be durable before it sends a request or runs
+ * a tool, so an asynchronous write buys no overlap; it costs a thread-pool round trip per call,
+ * several times the CPU of the write itself. The price: while a batch is written and fsynced, the
+ * process does nothing else (see the README's Limitations).
  */
 
 import { randomUUID } from 'node:crypto'
-import { link, open, unlink, type FileHandle } from 'node:fs/promises'
+import { closeSync, fsyncSync, ftruncateSync, linkSync, openSync, unlinkSync, writeSync } from 'node:fs'
 import { basename, join } from 'node:path'
-import { ReinError, openPrivateFile } from '@rein/base'
+import { ReinError } from '@rein/base'
 import { errorCode } from './fs-errors.ts'
 
-/** The part of a `FileHandle` an append needs. */
+/** Files that hold prompts and outputs: owner-only. */
+const PRIVATE_FILE_MODE = 0o600
+
+/** What an append needs of an open file. */
 export interface AppendTarget {
-  write(buffer: Uint8Array, offset: number, length: number, position: number): Promise<{ bytesWritten: number }>
-  sync(): Promise<void>
-  truncate(length: number): Promise<void>
+  write(buffer: Uint8Array, offset: number, length: number, position: number): number
+  sync(): void
+  truncate(length: number): void
+}
+
+/** An `AppendTarget` on a file descriptor. */
+export function fileTarget(fd: number): AppendTarget {
+  return {
+    write: (buffer, offset, length, position) => writeSync(fd, buffer, offset, length, position),
+    sync: () => fsyncSync(fd),
+    truncate: (length) => ftruncateSync(fd, length),
+  }
 }
 
 /**
@@ -21,14 +38,14 @@ export interface AppendTarget {
  * to `position`, so no partial line remains, and rethrows the original error. A failed rollback is
  * swallowed: the caller must truncate to `position` before its next write.
  */
-export async function appendDurably(target: AppendTarget, position: number, data: Uint8Array): Promise<void> {
+export function appendDurably(target: AppendTarget, position: number, data: Uint8Array): void {
   try {
-    await writeAll(target, data, position)
-    await target.sync()
+    writeAll(target, data, position)
+    target.sync()
   } catch (error) {
     try {
-      await target.truncate(position)
-      await target.sync()
+      target.truncate(position)
+      target.sync()
     } catch {
       // Reported through the original error; the caller re-truncates before writing again.
     }
@@ -38,49 +55,69 @@ export async function appendDurably(target: AppendTarget, position: number, data
 
 /**
  * Creates `file` holding exactly `content`, or fails with `SESSION_EXISTS` if it exists: no reader
- * ever sees it partly written, and an existing file is never overwritten. Returns a handle open
- * for writing on the new file.
+ * ever sees it partly written, and an existing file is never overwritten. Returns a descriptor open
+ * for writing on the new file; the caller closes it.
  */
-export async function publishFile(file: string, content: Uint8Array): Promise<FileHandle> {
+export function publishFile(file: string, content: Uint8Array): number {
   const folder = join(file, '..')
   const temp = join(folder, `.${basename(file)}.${process.pid}.${randomUUID()}.tmp`)
-  const handle = await openPrivateFile(temp, 'wx')
+  const fd = openSync(temp, 'wx', PRIVATE_FILE_MODE)
   let linked = false
   try {
-    await writeAll(handle, content, 0)
-    await handle.sync()
+    const target = fileTarget(fd)
+    writeAll(target, content, 0)
+    target.sync()
     try {
-      await link(temp, file)
+      linkSync(temp, file)
     } catch (error) {
       if (errorCode(error) !== 'EEXIST') throw error
       throw new ReinError('SESSION_EXISTS', `${file} already exists and was left untouched; create the session under another id, or open() the existing one`, { cause: error, details: { file } })
     }
     linked = true
-    await syncFolder(folder)
-    return handle
+    syncFolder(folder)
+    return fd
   } catch (error) {
-    if (linked) await unlink(file).catch(() => undefined)
-    await handle.close()
+    if (linked) quietly(() => unlinkSync(file))
+    closeSync(fd)
     throw error
   } finally {
-    await unlink(temp).catch(() => undefined)
+    quietly(() => unlinkSync(temp))
   }
 }
 
-async function writeAll(target: AppendTarget, data: Uint8Array, position: number): Promise<void> {
+/** Writes a small file whole with mode 0600, failing if it exists (`wx`). */
+export function writeNewPrivateFile(file: string, text: string): void {
+  const fd = openSync(file, 'wx', PRIVATE_FILE_MODE)
+  try {
+    writeAll(fileTarget(fd), Buffer.from(text), 0)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+function writeAll(target: AppendTarget, data: Uint8Array, position: number): void {
   let offset = 0
   while (offset < data.length) {
-    const { bytesWritten } = await target.write(data, offset, data.length - offset, position + offset)
-    if (bytesWritten <= 0) throw new Error(`the write stopped after ${offset} of ${data.length} bytes`)
-    offset += bytesWritten
+    const written = target.write(data, offset, data.length - offset, position + offset)
+    if (written <= 0) throw new Error(`the write stopped after ${offset} of ${data.length} bytes`)
+    offset += written
   }
 }
 
-async function syncFolder(folder: string): Promise<void> {
-  const handle = await open(folder, 'r')
+function syncFolder(folder: string): void {
+  const fd = openSync(folder, 'r')
   try {
-    await handle.sync()
+    fsyncSync(fd)
   } finally {
-    await handle.close()
+    closeSync(fd)
+  }
+}
+
+/** Runs a clean-up whose failure changes nothing for the caller. */
+export function quietly(action: () => void): void {
+  try {
+    action()
+  } catch {
+    // Nothing to do: what it would have removed is harmless (a temp file, a lock we no longer hold).
   }
 }

@@ -3,10 +3,11 @@
  * published atomically by the first write, and claimed by a pid lock file while open.
  */
 
-import { lstat, open, readFile, readdir, stat, type FileHandle } from 'node:fs/promises'
-import { ReinError, ensurePrivateDir, isReinError, makeFilePrivate, toFrozenJson } from '@rein/base'
+import { closeSync, fchmodSync, fstatSync, ftruncateSync, openSync, readFileSync, statSync } from 'node:fs'
+import { lstat, readFile, readdir } from 'node:fs/promises'
+import { ReinError, ensurePrivateDir, isReinError, toFrozenJson } from '@rein/base'
 import { summarize, type LoadedSession, type SessionEvent, type SessionHeader, type SessionStore, type SessionSummary } from '@rein/session'
-import { appendDurably, publishFile } from './durable-write.ts'
+import { appendDurably, fileTarget, publishFile } from './durable-write.ts'
 import { errorCode, messageOf } from './fs-errors.ts'
 import { eventLine, headerLine, parseSessionFile } from './jsonl-format.ts'
 import { claimLock, isLockHeld, releaseLock } from './lock.ts'
@@ -28,8 +29,8 @@ interface Batch {
 interface OpenSession {
   header: SessionHeader
   paths: SessionPaths
-  /** Open for writing; undefined until the first batch publishes the file. */
-  handle: FileHandle | undefined
+  /** The file's descriptor, open for writing; undefined until the first batch publishes the file. */
+  fd: number | undefined
   /** Bytes of whole, durable lines: where the next batch goes. */
   size: number
   /** Events durably in the file. */
@@ -54,6 +55,8 @@ export class JsonlSessionStore implements SessionStore {
   private readonly root: string
   private readonly batchDelayMs: number
   private readonly sessions = new Map<string, OpenSession>()
+  /** The root was made (0700) by this store: later sessions skip the check. */
+  private rootReady: Promise<void> | undefined
 
   constructor(options: JsonlSessionStoreOptions) {
     this.root = options.root
@@ -64,11 +67,10 @@ export class JsonlSessionStore implements SessionStore {
   async create(header: SessionHeader): Promise<void> {
     const paths = sessionPaths(this.root, header.id)
     const copy = toFrozenJson(header) as SessionHeader
-    if (this.sessions.has(header.id) || await exists(paths.file)) throw sessionExists(header.id, paths.file)
-    await this.ensureRoot()
-    await claimLock(paths.lock, header.id)
-    if (await exists(paths.file)) {
-      await releaseLock(paths.lock)
+    if (this.sessions.has(header.id) || exists(paths.file)) throw sessionExists(header.id, paths.file)
+    await this.claim(paths, header.id)
+    if (exists(paths.file)) {
+      releaseLock(paths.lock)
       throw sessionExists(header.id, paths.file)
     }
     this.sessions.set(header.id, newSession(copy, paths, undefined, 0, 0))
@@ -79,29 +81,33 @@ export class JsonlSessionStore implements SessionStore {
     if (this.sessions.has(id)) {
       throw new ReinError('SESSION_LOCKED', `session ${id} is already open in this store; close it first`, { details: { pid: process.pid } })
     }
-    await this.ensureRoot()
-    await claimLock(paths.lock, id)
-    let handle: FileHandle | undefined
+    await this.claim(paths, id)
+    let fd: number | undefined
     try {
-      handle = await open(paths.file, 'r+').catch((error: unknown) => { throw readError(id, paths.file, error) })
+      try {
+        fd = openSync(paths.file, 'r+')
+      } catch (error) {
+        throw readError(id, paths.file, error)
+      }
       // A log an older rein wrote may be readable to others; it holds prompts and outputs.
-      await makeFilePrivate(handle)
-      const content = await handle.readFile()
+      if ((fstatSync(fd).mode & 0o077) !== 0) fchmodSync(fd, 0o600)
+      const content = readFileSync(fd)
       const { header, events, validLength, unterminated } = parseSessionFile(content, paths.file, id)
       let size = validLength
       // Appending after a torn line would glue the next event onto it: cut the tear, or end the line.
+      const target = fileTarget(fd)
       if (validLength < content.length) {
-        await handle.truncate(validLength)
-        await handle.sync()
+        target.truncate(validLength)
+        target.sync()
       } else if (unterminated) {
-        await appendDurably(handle, size, Buffer.from('\n'))
+        appendDurably(target, size, Buffer.from('\n'))
         size += 1
       }
-      this.sessions.set(id, newSession(header, paths, handle, size, events.length))
+      this.sessions.set(id, newSession(header, paths, fd, size, events.length))
       return { header, events }
     } catch (error) {
-      await handle?.close()
-      await releaseLock(paths.lock)
+      if (fd !== undefined) closeSync(fd)
+      releaseLock(paths.lock)
       throw isReinError(error) ? error : ioError(`cannot open session ${id} (${paths.file})`, error)
     }
   }
@@ -147,9 +153,9 @@ export class JsonlSessionStore implements SessionStore {
     clearTimeout(session.timer)
     this.sessions.delete(id)
     try {
-      await session.handle?.close()
+      if (session.fd !== undefined) closeSync(session.fd)
     } finally {
-      await releaseLock(session.paths.lock)
+      releaseLock(session.paths.lock)
     }
     if (failure !== undefined) throw failure
   }
@@ -188,6 +194,11 @@ export class JsonlSessionStore implements SessionStore {
     return folder
   }
 
+  /** `<root>/<id>.files`, absolute, as `folder(id)` makes it; nothing is touched on disk. */
+  folderPath(id: string): string {
+    return sessionPaths(this.root, id).folder
+  }
+
   /** Every stored session, most recently active first, `running` while a live process holds it; foreign and corrupt files are skipped. */
   async list(): Promise<SessionSummary[]> {
     let names: string[]
@@ -201,7 +212,7 @@ export class JsonlSessionStore implements SessionStore {
     const summaries = await Promise.all(ids.map(async (id) => {
       try {
         const { header, events } = await this.load(id)
-        return summarize(header, events, { running: this.sessions.has(id) || await isLockHeld(sessionPaths(this.root, id).lock) })
+        return summarize(header, events, { running: this.sessions.has(id) || isLockHeld(sessionPaths(this.root, id).lock) })
       } catch {
         return undefined
       }
@@ -219,7 +230,24 @@ export class JsonlSessionStore implements SessionStore {
 
   /** The root holds prompts and outputs: 0700, like every folder rein keeps content in. */
   private async ensureRoot(): Promise<void> {
-    await ensurePrivateDir(this.root).catch((error: unknown) => { throw ioError(`cannot create the sessions folder ${this.root}`, error) })
+    this.rootReady ??= ensurePrivateDir(this.root).catch((error: unknown) => {
+      this.rootReady = undefined
+      throw ioError(`cannot create the sessions folder ${this.root}`, error)
+    })
+    await this.rootReady
+  }
+
+  /** Claims the session's lock, making the root again if it went away since this store made it. */
+  private async claim(paths: SessionPaths, id: string): Promise<void> {
+    await this.ensureRoot()
+    try {
+      claimLock(paths.lock, id)
+    } catch (error) {
+      if (errorCode((error as { cause?: unknown }).cause) !== 'ENOENT') throw error
+      this.rootReady = undefined
+      await this.ensureRoot()
+      claimLock(paths.lock, id)
+    }
   }
 
   /** Moves the queue into a batch on the write chain. */
@@ -233,25 +261,25 @@ export class JsonlSessionStore implements SessionStore {
   }
 
   /** Writes one batch (publishing the file on the first); records a failure instead of throwing. */
-  private async write(session: OpenSession, batch: Batch): Promise<void> {
+  private write(session: OpenSession, batch: Batch): void {
     if (batch.epoch !== session.epoch) return
     const data = Buffer.from(batch.lines.join(''))
     try {
-      if (session.handle === undefined) {
+      if (session.fd === undefined) {
         const content = Buffer.concat([Buffer.from(headerLine(session.header)), data])
-        session.handle = await publishFile(session.paths.file, content)
+        session.fd = publishFile(session.paths.file, content)
         session.size = content.length
       } else {
         if (session.dirty) {
-          await session.handle.truncate(session.size)
+          ftruncateSync(session.fd, session.size)
           session.dirty = false
         }
-        await appendDurably(session.handle, session.size, data)
+        appendDurably(fileTarget(session.fd), session.size, data)
         session.size += data.length
       }
       session.written += batch.lines.length
     } catch (error) {
-      if (session.handle !== undefined) session.dirty = true
+      if (session.fd !== undefined) session.dirty = true
       const failure = isReinError(error, 'SESSION_EXISTS') ? error : writeFailed(session.header.id, batch, error)
       clearTimeout(session.timer)
       session.timer = undefined
@@ -264,16 +292,14 @@ export class JsonlSessionStore implements SessionStore {
   }
 }
 
-function newSession(header: SessionHeader, paths: SessionPaths, handle: FileHandle | undefined, size: number, written: number): OpenSession {
-  return { header, paths, handle, size, written, nextSeq: written, queue: [], timer: undefined, tail: Promise.resolve(), epoch: 0, failure: undefined, lastFailure: undefined, dirty: false }
+function newSession(header: SessionHeader, paths: SessionPaths, fd: number | undefined, size: number, written: number): OpenSession {
+  return { header, paths, fd, size, written, nextSeq: written, queue: [], timer: undefined, tail: Promise.resolve(), epoch: 0, failure: undefined, lastFailure: undefined, dirty: false }
 }
 
-async function exists(file: string): Promise<boolean> {
+function exists(file: string): boolean {
   try {
-    await stat(file)
-    return true
+    return statSync(file, { throwIfNoEntry: false }) !== undefined
   } catch (error) {
-    if (errorCode(error) === 'ENOENT') return false
     throw ioError(`cannot check ${file}`, error)
   }
 }

@@ -6,40 +6,53 @@
  */
 
 import { randomUUID } from 'node:crypto'
-import { link, readFile, unlink } from 'node:fs/promises'
+import { linkSync, readFileSync, unlinkSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
-import { ReinError, isZombie, openPrivateFile } from '@rein/base'
+import { ReinError, isZombie } from '@rein/base'
+import { quietly, writeNewPrivateFile } from './durable-write.ts'
 import { errorCode, messageOf } from './fs-errors.ts'
 
 const ATTEMPTS = 3
 
+/*
+ * Synchronous, like the log's writes (durable-write.ts): a handful of small calls per session,
+ * each cheaper than a thread-pool round trip.
+ */
+
 /** Claims `lock` for this process, or fails with `SESSION_LOCKED` naming the live holder. */
-export async function claimLock(lock: string, id: string): Promise<void> {
+export function claimLock(lock: string, id: string): void {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    if (await tryCreate(lock)) return
-    const holder = await readHolder(lock)
+    if (tryCreate(lock)) return
+    const holder = readHolder(lock)
     if (holder === 'gone') continue
     if (holder !== 'stale' && isProcessAlive(holder)) {
       const who = holder === process.pid ? 'this process' : `process ${holder}`
       throw new ReinError('SESSION_LOCKED', `session ${id} is open in ${who} (pid ${holder}); close it there first, or delete ${lock} if that process is not rein`, { details: { pid: holder, lock } })
     }
-    await unlink(lock).catch((error: unknown) => {
+    try {
+      unlinkSync(lock)
+    } catch (error) {
       if (errorCode(error) !== 'ENOENT') throw lockError(lock, error)
-    })
+    }
   }
   throw new ReinError('SESSION_LOCKED', `session ${id}: ${lock} kept changing while rein tried to claim it; another process is claiming the session`, { details: { lock } })
 }
 
 /** True when `lock` names a process that is alive: the session is open somewhere. */
-export async function isLockHeld(lock: string): Promise<boolean> {
-  const holder = await readHolder(lock).catch(() => 'stale' as const)
+export function isLockHeld(lock: string): boolean {
+  let holder: ReturnType<typeof readHolder>
+  try {
+    holder = readHolder(lock)
+  } catch {
+    return false
+  }
   return typeof holder === 'number' && isProcessAlive(holder)
 }
 
 /** Removes `lock` if this process still holds it. */
-export async function releaseLock(lock: string): Promise<void> {
-  if ((await readHolder(lock)) !== process.pid) return
-  await unlink(lock).catch(() => undefined)
+export function releaseLock(lock: string): void {
+  if (readHolder(lock) !== process.pid) return
+  quietly(() => unlinkSync(lock))
 }
 
 /**
@@ -57,30 +70,25 @@ function isProcessAlive(pid: number): boolean {
 
 
 /** Writes our pid to a temporary file, then links it to `lock`: false if a lock is already there. */
-async function tryCreate(lock: string): Promise<boolean> {
+function tryCreate(lock: string): boolean {
   const temp = join(dirname(lock), `.${basename(lock)}.${process.pid}.${randomUUID()}.tmp`)
   try {
-    const handle = await openPrivateFile(temp, 'wx')
-    try {
-      await handle.writeFile(`${process.pid}\n`)
-    } finally {
-      await handle.close()
-    }
-    await link(temp, lock)
+    writeNewPrivateFile(temp, `${process.pid}\n`)
+    linkSync(temp, lock)
     return true
   } catch (error) {
     if (errorCode(error) === 'EEXIST') return false
     throw lockError(lock, error)
   } finally {
-    await unlink(temp).catch(() => undefined)
+    quietly(() => unlinkSync(temp))
   }
 }
 
 /** The holder's pid; 'stale' when the file names no process; 'gone' when it vanished meanwhile. */
-async function readHolder(lock: string): Promise<number | 'stale' | 'gone'> {
+function readHolder(lock: string): number | 'stale' | 'gone' {
   let text
   try {
-    text = await readFile(lock, 'utf8')
+    text = readFileSync(lock, 'utf8')
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return 'gone'
     throw lockError(lock, error)

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { chmod, mkdir, readdir, stat, symlink, writeFile } from 'node:fs/promises'
 import { join, relative } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
@@ -27,6 +28,15 @@ describe('a session\'s folder (issue #9)', () => {
     expect((await store.open('s1')).events).toHaveLength(2)
     await store.close('s1')
     expect(await store.folder('s1')).toBe(folder)
+  })
+
+  it('has a path the store names without making the folder, the one folder() makes', async () => {
+    const root = join(await tempRoot(), 'sessions')
+    const store = new JsonlSessionStore({ root })
+    const path = store.folderPath('s1')
+    expect(existsSync(path)).toBe(false)
+    expect(await store.folder('s1')).toBe(path)
+    expect(() => store.folderPath('../x')).toThrow(expect.objectContaining({ code: 'INVALID_SESSION_ID' }))
   })
 
   it('is absolute when the root is relative', async () => {

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { readFile, readdir, writeFile } from 'node:fs/promises'
+import { readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { JsonlSessionStore } from '../src/index.ts'
@@ -49,6 +49,18 @@ describe('JsonlSessionStore round trip', () => {
     await store.append('s1', range(0, 1))
     await store.close('s1')
     expect((await store.load('s1')).events).toEqual(range(0, 1))
+  })
+
+  it('makes the root folder again when it was removed after the store first made it', async () => {
+    const root = join(await tempRoot(), 'sessions')
+    const store = new JsonlSessionStore({ root })
+    await store.create(header('s1'))
+    await store.close('s1')
+    await rm(root, { recursive: true })
+    await store.create(header('s2'))
+    await store.append('s2', range(0, 1))
+    await store.close('s2')
+    expect((await store.load('s2')).events).toEqual(range(0, 1))
   })
 
   it.each(['', '.hidden', '../escape', 'a/b', 'a b', 'x'.repeat(129), '-dash'])('rejects the session id %j', async (id) => {

@@ -1,0 +1,83 @@
+// @ts-check
+/**
+ * What every harness of the loop benchmark shares: its arguments, the task, and the measured loop.
+ *
+ * A harness is a script `node <harness>.mjs <base-url> <scenario> <turns>` that calls `runLoop`
+ * with a way to start a conversation. The task is the same everywhere: a system prompt, one tool
+ * `lookup({key})` returning `value of <key>`, and per turn a user message; the mock server answers
+ * with 1 or 3 tool calls, then with a short text. Scenarios:
+ *
+ * - A: every turn in a fresh conversation, one tool call;
+ * - B: all turns in one conversation (its history grows), one tool call;
+ * - C: every turn in a fresh conversation, three parallel tool calls.
+ *
+ * The first WARMUP turns (a conversation of their own) are not measured. The harness prints one line
+ * `RESULT {json}` with CPU and wall time over the measured turns, RSS after measured turn 10 and at
+ * the end, peak RSS, and its process start time (the runner compares it with the server's first
+ * request to get startup time).
+ */
+
+export const SYSTEM = 'You are a benchmark agent. When asked to look keys up, call the lookup tool once per key, then answer in one short sentence.'
+export const TOOL_NAME = 'lookup'
+export const TOOL_DESCRIPTION = 'Looks a key up and returns its value.'
+/** JSON Schema of the tool's arguments, for harnesses that take one. */
+export const TOOL_PARAMETERS = { type: 'object', properties: { key: { type: 'string', description: 'The key to look up.' } }, required: ['key'], additionalProperties: false }
+/** The tool's body: trivial on purpose, so the harness's own cost is what is measured. */
+export const lookup = (/** @type {string} */ key) => `value of ${key}`
+/** The model id every harness asks for (the server ignores it). */
+export const MODEL = 'bench-model'
+export const API_KEY = 'sk-bench'
+const WARMUP = 10
+
+/** The user message of turn `i`. */
+export const userText = (/** @type {number} */ i) => `Turn ${i}: look the keys up.`
+
+/**
+ * @typedef {{ send: (text: string) => Promise<string> }} Conversation
+ *   `send` runs one whole turn (the model's tool calls, the tool, the answer) and returns the answer text.
+ */
+
+/** The command line: base URL, scenario, measured turns. */
+export function args() {
+  const [baseURL, scenario, turns] = process.argv.slice(2)
+  if (!baseURL || !['A', 'B', 'C'].includes(scenario ?? '') || !Number(turns)) {
+    throw new Error('usage: node <harness>.mjs <base-url> <A|B|C> <turns>')
+  }
+  return { baseURL, scenario: /** @type {'A' | 'B' | 'C'} */ (scenario), turns: Number(turns) }
+}
+
+/**
+ * Runs the warm-up and the measured turns and prints the RESULT line.
+ * @param {{ scenario: 'A' | 'B' | 'C', turns: number, conversation: () => Promise<Conversation>, close?: () => Promise<void> }} options
+ */
+export async function runLoop({ scenario, turns, conversation, close }) {
+  const check = (/** @type {string} */ answer, /** @type {number} */ i) => {
+    if (!answer.includes('values are in')) throw new Error(`turn ${i}: unexpected answer ${JSON.stringify(answer)}`)
+  }
+  const warm = await conversation()
+  for (let i = 0; i < WARMUP; i++) check(await warm.send(userText(i)), i)
+  const shared = scenario === 'B' ? await conversation() : undefined
+  let rss10 = 0
+  const cpu = process.cpuUsage()
+  const wall = performance.now()
+  for (let i = 0; i < turns; i++) {
+    const target = shared ?? (await conversation())
+    check(await target.send(userText(WARMUP + i)), WARMUP + i)
+    if (i === 9) rss10 = process.memoryUsage().rss
+  }
+  const wallMs = performance.now() - wall
+  const { user, system } = process.cpuUsage(cpu)
+  const rssEnd = process.memoryUsage().rss
+  await close?.()
+  const result = {
+    turns,
+    cpuMsPerTurn: (user + system) / 1000 / turns,
+    sysMsPerTurn: system / 1000 / turns,
+    wallMsPerTurn: wallMs / turns,
+    rss10,
+    rssEnd,
+    maxRss: process.resourceUsage().maxRSS * 1024,
+    timeOrigin: performance.timeOrigin,
+  }
+  process.stdout.write(`RESULT ${JSON.stringify(result)}\n`)
+}
