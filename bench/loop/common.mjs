@@ -58,16 +58,25 @@ export async function runLoop({ scenario, turns, conversation, close }) {
   for (let i = 0; i < WARMUP; i++) check(await warm.send(userText(i)), i)
   const shared = scenario === 'B' ? await conversation() : undefined
   let rss10 = 0
+  let heap10 = 0
+  /** CPU and wall time the heap sample took, taken out of the figures. */
+  let sampling = { user: 0, system: 0, wall: 0 }
   const cpu = process.cpuUsage()
   const wall = performance.now()
   for (let i = 0; i < turns; i++) {
     const target = shared ?? (await conversation())
     check(await target.send(userText(WARMUP + i)), WARMUP + i)
-    if (i === 9) rss10 = process.memoryUsage().rss
+    if (i === 9) {
+      rss10 = process.memoryUsage().rss
+      sampling = timed(() => { heap10 = liveHeap() })
+    }
   }
-  const wallMs = performance.now() - wall
-  const { user, system } = process.cpuUsage(cpu)
+  const wallMs = performance.now() - wall - sampling.wall
+  const used = process.cpuUsage(cpu)
+  const user = used.user - sampling.user
+  const system = used.system - sampling.system
   const rssEnd = process.memoryUsage().rss
+  const heapEnd = liveHeap()
   await close?.()
   const result = {
     turns,
@@ -76,8 +85,29 @@ export async function runLoop({ scenario, turns, conversation, close }) {
     wallMsPerTurn: wallMs / turns,
     rss10,
     rssEnd,
+    heap10,
+    heapEnd,
     maxRss: process.resourceUsage().maxRSS * 1024,
     timeOrigin: performance.timeOrigin,
   }
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`)
+}
+
+/**
+ * Heap bytes still reachable: after a full collection when the runner gave `--expose-gc` (what a
+ * leak grows), else the heap as it is.
+ */
+function liveHeap() {
+  const gc = /** @type {{ gc?: () => void }} */ (globalThis).gc
+  gc?.()
+  return process.memoryUsage().heapUsed
+}
+
+/** @param {() => void} action */
+function timed(action) {
+  const cpu = process.cpuUsage()
+  const wall = performance.now()
+  action()
+  const { user, system } = process.cpuUsage(cpu)
+  return { user, system, wall: performance.now() - wall }
 }

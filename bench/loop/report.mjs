@@ -33,7 +33,7 @@ function median(/** @type {number[]} */ values) {
   return sorted.length % 2 === 1 ? at(mid) : (at(mid - 1) + at(mid)) / 2
 }
 
-const METRICS = ['cpu', 'wall', 'startup', 'peakRss', 'rssGrowth', 'prefixMean', 'otlpKiBPerTurn']
+const METRICS = ['cpu', 'wall', 'startup', 'peakRss', 'rssGrowth', 'heapGrowth', 'prefixMean', 'otlpKiBPerTurn']
 
 /** Medians over a cell's successful runs, the lowest prefix share seen, and its failures. */
 function aggregate(/** @type {Run[] | undefined} */ runs) {
@@ -117,8 +117,8 @@ export function renderReport(input) {
   for (const s of scenarios) {
     const base = floor(s)
     out.push(`### ${heading[s]}`, '')
-    out.push('| harness | CPU ms/turn | wall ms/turn | startup ms | peak RSS MB | RSS growth MB | prefix % mean (lowest) | OTLP KiB/turn | runs ok |')
-    out.push('|---|---|---|---|---|---|---|---|---|')
+    out.push('| harness | CPU ms/turn | wall ms/turn | startup ms | peak RSS MB | RSS growth MB | live heap growth MB | prefix % mean (lowest) | OTLP KiB/turn | runs ok |')
+    out.push('|---|---|---|---|---|---|---|---|---|---|')
     for (const h of harnesses) {
       const c = cell(h.id, s)
       if (!c || c.ok.length === 0) {
@@ -127,7 +127,7 @@ export function renderReport(input) {
       }
       const m = c.m
       const growthRatio = has(base?.rssGrowth) && /** @type {number} */ (base?.rssGrowth) >= 1 && /** @type {number} */ (m.rssGrowth) >= 0 ? ` (${times(m.rssGrowth, base?.rssGrowth)})` : ''
-      out.push(`| ${h.label} | ${fixed(m.cpu, 3)} (${times(m.cpu, base?.cpu)}) | ${fixed(m.wall, 3)} (${times(m.wall, base?.wall)}) | ${fixed(m.startup, 0)} (${times(m.startup, base?.startup)}) | ${fixed(m.peakRss, 1)} (${times(m.peakRss, base?.peakRss)}) | ${fixed(m.rssGrowth, 1)}${growthRatio} | ${fixed(m.prefixMean, 2)} (${fixed(m.prefixMin, 2)}) | ${h.variant === 'durable' || h.variant === 'telemetry' ? fixed(m.otlpKiBPerTurn, 1) : '—'} | ${c.ok.length}/${c.total} |`)
+      out.push(`| ${h.label} | ${fixed(m.cpu, 3)} (${times(m.cpu, base?.cpu)}) | ${fixed(m.wall, 3)} (${times(m.wall, base?.wall)}) | ${fixed(m.startup, 0)} (${times(m.startup, base?.startup)}) | ${fixed(m.peakRss, 1)} (${times(m.peakRss, base?.peakRss)}) | ${fixed(m.rssGrowth, 1)}${growthRatio} | ${fixed(m.heapGrowth, 1)} | ${fixed(m.prefixMean, 2)} (${fixed(m.prefixMin, 2)}) | ${h.variant === 'durable' || h.variant === 'telemetry' ? fixed(m.otlpKiBPerTurn, 1) : '—'} | ${c.ok.length}/${c.total} |`)
     }
     out.push('')
   }
@@ -236,7 +236,8 @@ function targets(input, cell, floor) {
   mark(all(prefixMin) ? prefixMin.every((p) => p >= 100 - 1e-9) : undefined, `request-prefix stability 100 %: ${scenarios.map((s, i) => `${s} mean ${fixed(prefixMean[i])} %, lowest ${fixed(prefixMin[i])} %`).join('; ')}`)
 
   const growth = scenarios.map((s) => /** @type {number} */ (rein(s)?.rssGrowth))
-  mark(all(growth) ? growth.every((g) => g < RSS_GROWTH_TARGET) : undefined, `RSS growth from turn 10 to ${input.turns} < ${RSS_GROWTH_TARGET} MB: ${scenarios.map((s, i) => `${s} ${fixed(growth[i], 1)} MB`).join(', ')}${input.turns < 200 ? ` (over ${input.turns} turns, not 200)` : ''}`)
+  const heap = scenarios.map((s) => /** @type {number} */ (rein(s)?.heapGrowth))
+  mark(all(growth) ? growth.every((g) => g < RSS_GROWTH_TARGET) : undefined, `RSS growth from turn 10 to ${input.turns} < ${RSS_GROWTH_TARGET} MB: ${scenarios.map((s, i) => `${s} ${fixed(growth[i], 1)} MB`).join(', ')}${input.turns < 200 ? ` (over ${input.turns} turns, not 200)` : ''}; live heap after a full collection grew ${scenarios.map((s, i) => `${s} ${fixed(heap[i], 1)} MB`).join(', ')}`)
 
   const peak = scenarios.map((s) => /** @type {number} */ (rein(s)?.peakRss))
   mark(all(peak) ? peak.every((p) => p <= PEAK_RSS_TARGET) : undefined, `peak RSS ≤ ${PEAK_RSS_TARGET} MB: ${scenarios.map((s, i) => `${s} ${fixed(peak[i], 1)} MB`).join(', ')}`)
@@ -270,6 +271,7 @@ function meanings(/** @type {number} */ turns) {
     '- **startup ms**: from the process\'s start (`performance.timeOrigin`) to the first request reaching the server: imports, composition, first request built.',
     '- **peak RSS MB**: the process\'s maximum resident set size (`process.resourceUsage().maxRSS`), in MiB.',
     `- **RSS growth MB**: RSS at the end minus RSS after measured turn 10 (MiB); what ${turns - 10} more turns kept in memory. Noisy (it depends on when the garbage collector last ran); no ratio when the floor grows by less than 1 MB or the figure is negative.`,
+    '- **live heap growth MB**: the heap still reachable after a full collection (harnesses run with `--expose-gc`) at the end minus after measured turn 10: what the turns really kept. RSS growth above it is memory V8 and the allocator hold on to, not a leak. An in-memory session store keeps every session it was given, by design.',
     '- **prefix %**: for each request after the first of a conversation, the share of the previous request\'s prompt (rendered as a chat template would: tools, then each message\'s role, text, tool calls and call id) that the new one repeats as an exact prefix; mean and lowest over the run. 100 % means append-only, which provider KV caches reward.',
     '- **OTLP KiB/turn**: bytes the telemetry variants exported to the capture endpoint, per turn (warm-up included); shows telemetry was on.',
     '- **×**: the figure divided by the floor\'s median in the same scenario.',

@@ -220,7 +220,7 @@ async function main() {
         const baseURL = `${server.url}/${runId}/${CALLS[scenario]}/v1`
         const otlpBefore = capture.bytes
         const out = /** @type {{ code: number | null, signal: string | null, stdout: string, stderr: string, timedOut: boolean }} */ (
-          await runProcess(process.execPath, [harness.file, baseURL, scenario, String(config.turns), ...(harness.variant ? [harness.variant] : [])], { cwd: repo, env, timeoutMs })
+          await runProcess(process.execPath, ['--expose-gc', harness.file, baseURL, scenario, String(config.turns), ...(harness.variant ? [harness.variant] : [])], { cwd: repo, env, timeoutMs })
         )
         const otlpBytes = capture.bytes - otlpBefore
         const stats = server.stats(runId)
@@ -244,6 +244,7 @@ async function main() {
           startup: stats.firstRequestAt - result.timeOrigin,
           peakRss: result.maxRss / MiB,
           rssGrowth: (result.rssEnd - result.rss10) / MiB,
+          heapGrowth: (result.heapEnd - result.heap10) / MiB,
           prefixMean: stats.prefixCount > 0 ? (stats.prefixSum / stats.prefixCount) * 100 : Number.NaN,
           prefixMin: stats.prefixCount > 0 ? stats.prefixMin * 100 : Number.NaN,
           otlpKiBPerTurn: otlpBytes / 1024 / (config.turns + WARMUP_TURNS),

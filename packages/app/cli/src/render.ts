@@ -4,6 +4,7 @@ import type { AgentEvent, TreeUsage, TurnResult } from '@rein/agent'
 import { addUsage, type TokenUsage } from '@rein/llm'
 import type { ContextCompacted } from '@rein/session'
 import { neutralize } from './terminal-text.ts'
+import { groupDigits } from '@rein/base'
 
 export interface Output {
   stdout: NodeJS.WritableStream & { isTTY?: boolean }
@@ -152,7 +153,7 @@ export function formatUsage(usage: TokenUsage): string {
 function formatTokens(usage: TokenUsage): string {
   const cache = (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0)
   const input = usage.inputTokens + cache
-  return `in ${input.toLocaleString('en-US')}${cache ? ` (cached ${cache.toLocaleString('en-US')})` : ''} out ${usage.outputTokens.toLocaleString('en-US')}`
+  return `in ${groupDigits(input)}${cache ? ` (cached ${groupDigits(cache)})` : ''} out ${groupDigits(usage.outputTokens)}`
 }
 
 export function formatCost(cost: number): string {
@@ -174,7 +175,7 @@ function compactedLine(event: Omit<Extract<AgentEvent, { type: 'compacted' }>, '
   const what = [event.pruned > 0 ? `pruned ${event.pruned} tool result${event.pruned === 1 ? '' : 's'}` : '', event.summarized ? 'summarized the earlier conversation' : ''].filter(Boolean).join(' and ')
   const failed = event.summaryFailed ? ` (the summary failed: ${event.summaryFailed.code}; pruned only)` : ''
   const why = event.reason === 'overflow' ? ' (the provider had refused the request as too long)' : ''
-  return `  [compacted] ${what || 'nothing to compact'}${why}${failed}: about ${event.tokensBefore.toLocaleString('en-US')} → ${event.tokensAfter.toLocaleString('en-US')} tokens`
+  return `  [compacted] ${what || 'nothing to compact'}${why}${failed}: about ${groupDigits(event.tokensBefore)} → ${groupDigits(event.tokensAfter)} tokens`
 }
 
 /** `[compacted] …` for a compaction as the log records it. */

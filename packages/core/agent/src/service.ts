@@ -62,6 +62,8 @@ interface ServiceState {
   logger: Logger
   agents: Set<Agent>
   notify: Notify
+  /** Services looked up since one of that name last changed (cordis says so: `internal/service`). */
+  services: Map<keyof typeof NEEDED, NeededServices[keyof typeof NEEDED]>
 }
 
 /** Services the agent needs; looked up when used, never injected, so swapping one never restarts this service. */
@@ -75,8 +77,10 @@ export class AgentService extends Service {
   constructor(ctx: Context, config: AgentConfig) {
     super(ctx, 'agents')
     const logger = ctx.logger('agents')
-    const state: ServiceState = { sections: [], tokenizer: charTokens, warned: new Set(), config, ctx, logger, agents: new Set(), notify: lifecycleNotifier(ctx, logger) }
+    const state: ServiceState = { sections: [], tokenizer: charTokens, warned: new Set(), config, ctx, logger, agents: new Set(), notify: lifecycleNotifier(ctx, logger), services: new Map() }
     this._state = state
+    // A provider row that starts, stops or is swapped: the next step looks the service up again.
+    ctx.on('internal/service', (name) => { state.services.delete(name as keyof typeof NEEDED) })
     ctx.effect(() => () => shutDown(state), 'agents: end running turns')
     // Compaction prunes old results to stubs that name this tool: the model can read them again.
     ctx.inject(['tools'], (inner) => {
@@ -122,7 +126,7 @@ export class AgentService extends Service {
     const left = parent && this.liveAgent(parent.run.sessionId)?.budgetLeft()
     const resolved = withinParent(await this.resolve({ ...parent?.workplace, ...stripUndefined(rest) }, parent !== undefined), left)
     const lineage = this.lineage(parent?.run, resolved)
-    const session = await this.service('sessions').create({ cwd: resolved.cwd, ...(sessionId ? { id: sessionId } : {}), ...(ref ? { parent: ref } : {}) })
+    const session = await serviceOf(this._state, 'sessions').create({ cwd: resolved.cwd, ...(sessionId ? { id: sessionId } : {}), ...(ref ? { parent: ref } : {}) })
     return this.track(new Agent(session, resolved, this.agentServices(), lineage))
   }
 
@@ -132,7 +136,7 @@ export class AgentService extends Service {
    */
   private async parentRun(ref: ParentRef): Promise<{ run: ParentRun; workplace: Pick<AgentOptions, 'cwd' | 'workspaceRoot'> }> {
     const live = this.liveAgent(ref.sessionId)
-    const { header, events } = live?.session ?? await this.service('sessions').load(ref.sessionId)
+    const { header, events } = live?.session ?? await serviceOf(this._state, 'sessions').load(ref.sessionId)
     const start = findRunStart(events, ref.runId)
     if (!start) {
       throw new ReinError('PARENT_RUN_NOT_FOUND', `session ${ref.sessionId} has no run ${ref.runId}; pass the run identity the tool call got (run.identity)`, { details: { ...ref } })
@@ -183,7 +187,7 @@ export class AgentService extends Service {
    */
   async resume(id: string, options: ResumeAgentOptions = {}): Promise<{ agent: Agent; repaired: ResumeReport }> {
     const { parent: ref, signal, ...rest } = options
-    const session = await this.service('sessions').open(id)
+    const session = await serviceOf(this._state, 'sessions').open(id)
     try {
       if (ref && session.header.parentSessionId !== ref.sessionId) {
         throw new ReinError('NOT_A_CHILD', `session ${id} is not a subagent of session ${ref.sessionId}, so that session cannot resume it`, { details: { sessionId: id, parentSessionId: ref.sessionId } })
@@ -192,7 +196,7 @@ export class AgentService extends Service {
       const parent = ref ? (await this.parentRun(ref)).run : recordedParent(session.header, session.events)
       const left = ref && this.liveAgent(ref.sessionId)?.budgetLeft()
       const resolved = withinParent(await this.resolve({ cwd: session.header.cwd, ...recordedRequest(session.events, rest), ...stripUndefined(rest) }, session.header.depth > 0), left)
-      const repaired = await repairSession(session, this.service('tools'), resolved, signal)
+      const repaired = await repairSession(session, serviceOf(this._state, 'tools'), resolved, signal)
       const lineage = this.lineage(parent, resolved)
       return { agent: this.track(new Agent(session, resolved, this.agentServices(), lineage)), repaired }
     } catch (error) {
@@ -216,7 +220,7 @@ export class AgentService extends Service {
     const resolved: AgentOptions = { ...merged, provider, model, cwd: options.cwd ?? process.cwd() }
     // Checks the allow-list: a bad one fails here, before any session exists.
     visibleTools(resolved.tools)
-    const llm = this.service('llm')
+    const llm = serviceOf(this._state, 'llm')
     await Promise.all([resolved, ...resolved.fallbacks].map((route) => llm.modelInfo(route.provider, route.model)))
     checkRoutes(resolved, llm)
     return resolved
@@ -230,8 +234,9 @@ export class AgentService extends Service {
   private agentServices(): AgentServices {
     const state = this._state
     return {
-      llm: () => this.service('llm'),
-      tools: () => this.service('tools'),
+      llm: () => serviceOf(state, 'llm'),
+      tools: () => serviceOf(state, 'tools'),
+      approval: () => state.ctx.get('approval'),
       sections: () => state.sections,
       tokens: () => state.tokenizer,
       warnOnce: (key, text) => {
@@ -244,14 +249,14 @@ export class AgentService extends Service {
       reopen: async (closed, options) => {
         const session = await this.openAgain(closed)
         try {
-          await repairSession(session, this.service('tools'), options)
+          await repairSession(session, serviceOf(state, 'tools'), options)
           return session
         } catch (error) {
           await session.close().catch(() => {})
           throw error
         }
       },
-      repair: async (session, options) => { await repairSession(session, this.service('tools'), options) },
+      repair: async (session, options) => { await repairSession(session, serviceOf(state, 'tools'), options) },
       closed: (agent) => { state.agents.delete(agent) },
     }
   }
@@ -261,7 +266,7 @@ export class AgentService extends Service {
    * (a store need not write before the first append): it is made again, same id, same place in its tree.
    */
   private async openAgain(closed: Session): Promise<Session> {
-    const sessions = this.service('sessions')
+    const sessions = serviceOf(this._state, 'sessions')
     try {
       return await sessions.open(closed.id)
     } catch (error) {
@@ -270,16 +275,30 @@ export class AgentService extends Service {
     }
   }
 
-  private service(name: 'llm'): LlmRuntime
-  private service(name: 'tools'): ToolRegistry
-  private service(name: 'sessions'): SessionService
-  private service(name: keyof typeof NEEDED): unknown {
-    const service: unknown = this._state.ctx.get(name)
-    if (service === undefined) {
-      throw new ReinError('SERVICE_MISSING', `ctx.${name} is not available: add a ${NEEDED[name]} row to cordis.yml (or load that plugin)`, { details: { service: name } })
-    }
-    return untraced(service)
+}
+
+interface NeededServices {
+  llm: LlmRuntime
+  tools: ToolRegistry
+  sessions: SessionService
+}
+
+/*
+ * A plain function of the service's state, not a method: called through a plugin's context, `this`
+ * is cordis's tracing proxy, and what its methods return is wrapped again. Kept until cordis says a
+ * service of that name changed: a lookup through the context's proxy costs an Error (with its
+ * stack) and two proxies, and a turn asks at every step.
+ */
+function serviceOf<K extends keyof typeof NEEDED>(state: ServiceState, name: K): NeededServices[K] {
+  const known = state.services.get(name) as NeededServices[K] | undefined
+  if (known !== undefined) return known
+  const service = state.ctx.get(name) as NeededServices[K] | undefined
+  if (service === undefined) {
+    throw new ReinError('SERVICE_MISSING', `ctx.${name} is not available: add a ${NEEDED[name]} row to cordis.yml (or load that plugin)`, { details: { service: name } })
   }
+  const direct = untraced(service)
+  state.services.set(name, direct)
+  return direct
 }
 
 /**
@@ -307,7 +326,6 @@ function stripUndefined<T extends object>(value: T): Partial<T> {
  * swap applies at the next one) and only calls them: nothing it calls registers into the caller's
  * scope, which is what the proxy is for.
  */
-function untraced(service: unknown): unknown {
-  if (typeof service !== 'object' || service === null) return service
-  return (service as { [symbols.original]?: unknown })[symbols.original] ?? service
+function untraced<T extends object>(service: T): T {
+  return (service as { [symbols.original]?: T })[symbols.original] ?? service
 }

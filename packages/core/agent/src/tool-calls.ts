@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { isReinError } from '@rein/base'
 import type { ToolCallBlock } from '@rein/llm'
 import type { CoreEventData, Session } from '@rein/session'
-import type { RunIdentity, ToolRegistry, ToolResult } from '@rein/tools'
+import type { ApprovalService, RunIdentity, ToolRegistry, ToolResult } from '@rein/tools'
 import type { AgentEvent } from './events.ts'
 import type { Notify } from './lifecycle.ts'
 import { exceeds, preview, spillOpener, spillResult, type SpillLimits } from './spill.ts'
@@ -29,6 +29,8 @@ export interface ToolRunContext {
   spill: SpillLimits
   emit: (event: AgentEvent) => void
   notify: Notify
+  /** Where a call that needs approval asks (the registry is held outside cordis's tracing proxy). */
+  approval: () => ApprovalService | undefined
 }
 
 /** Thrown when intents could not be made durable; the calls were paired as not started. */
@@ -61,11 +63,9 @@ export async function runToolCalls(calls: readonly ToolCallBlock[], context: Too
  * file-system call (a session's own spills make it, spill.ts).
  */
 async function spillFolderOf(session: Session): Promise<string | undefined> {
-  const known = session.folderPath()
-  if (known !== undefined) return join(known, 'spill')
-  // A store that keeps folders but cannot name one unmade: make it.
   try {
-    return join(await session.folder(), 'spill')
+    // A store that keeps folders but cannot name one unmade: make it.
+    return join(session.folderPath() ?? await session.folder(), 'spill')
   } catch {
     return undefined
   }
@@ -126,6 +126,7 @@ async function runOne(call: ToolCallBlock, context: ToolRunContext, spillFolder:
     name: call.name,
     arguments: call.arguments,
     signal: context.signal,
+    approval: context.approval,
     context: {
       sessionId: session.id,
       cwd: context.cwd,

@@ -10,7 +10,7 @@ import {
 } from '@rein/llm'
 import { isReinError } from '@rein/base'
 import type { Session, TurnEndReason, TurnOverrun } from '@rein/session'
-import type { ToolRegistry, ToolSchema } from '@rein/tools'
+import type { ApprovalService, ToolRegistry, ToolSchema } from '@rein/tools'
 import type { Tally } from './accounting.ts'
 import { overBudget, ownLimit, planRequest, type PlannedRequest } from './budget.ts'
 import { parentSpent, spentByTree, type BudgetLeft, type Charge, type TreeSpend } from './tree-budget.ts'
@@ -32,6 +32,8 @@ import type { CompactionAsked } from './compaction/step.ts'
 export interface TurnServices {
   llm(): LlmRuntime
   tools(): ToolRegistry
+  /** The `approval` service as the agent's own context sees it (calls that need approval ask it). */
+  approval(): ApprovalService | undefined
   sections(): readonly PromptSection[]
   /** The tokenizer the context meter counts with. */
   tokens(): Tokenizer
@@ -278,6 +280,7 @@ async function runTools(context: TurnContext, state: TurnState, prepared: Prepar
       maxParallel: options.maxParallelToolCalls,
       spill: { chars: options.spillAfterChars, lines: options.spillAfterLines },
       notify: context.services.notify,
+      approval: context.services.approval,
     })
   } catch (error) {
     if (!(error instanceof IntentNotDurable)) throw error

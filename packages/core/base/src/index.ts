@@ -3,6 +3,7 @@
 export { ReinError, isReinError, errorChain, type ReinErrorOptions } from './rein-error.ts'
 export {
   toFrozenJson,
+  isFrozenJson,
   childPath,
   type JsonPrimitive,
   type JsonValue,
@@ -13,6 +14,8 @@ export {
 export type { Brand, SessionId, CallId, MessageId, RunId, JobId } from './ids.ts'
 export { ensurePrivateDir, openPrivateFile, makeFilePrivate, PRIVATE_FILE_MODE, PRIVATE_DIR_MODE } from './private-files.ts'
 export { closest } from './suggest.ts'
+/** A number with its thousands grouped (`1,234,567`), without the locale machinery. */
+export { groupDigits } from './digits.ts'
 /** Whether a cordis event has listeners: skip a per-entry dispatch nobody would receive. */
 export { hasListeners, type ListenerSource } from './listeners.ts'
 /** Calls a cordis event's listeners without a dispatch through the context's proxies; failures go to a reporter. */

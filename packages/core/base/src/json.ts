@@ -29,39 +29,66 @@ const DEFAULT_MAX_DEPTH = 256
  */
 export function toFrozenJson<T = JsonValue>(value: T, options: ToFrozenJsonOptions = {}): FrozenJson<T> {
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH
+  let out: JsonValue
   try {
-    return quickCopy(value, new Set(), maxDepth) as FrozenJson<T>
+    out = quickCopy(value, new Set(), maxDepth)
   } catch (error) {
     // The quick copy knows only that something is wrong; this one says where, and throws.
     if (error === UNFIT) return copy(value, '$', new Set(), maxDepth) as FrozenJson<T>
     throw error
   }
+  if (typeof out === 'object' && out !== null && !Object.isFrozen(out)) {
+    Object.defineProperty(out, FROZEN, { value: height })
+    Object.freeze(out)
+  }
+  return out as FrozenJson<T>
 }
 
 /*
- * Every durable value passes through here, often more than once on its way to the log (an event's
- * data, then the event). Containers this function made are frozen copies already: they are reused
- * as they are, which also keeps a frozen value's identity (callers cache by it). Each is kept with
- * how deep it nests, so reuse never lets a value past `maxDepth`.
+ * Every durable value passes through here, often more than once on its way to the log (a message,
+ * the event data holding it, the event). A value this function returned is a frozen copy already:
+ * it carries a mark (a symbol-keyed property, not enumerable, so JSON and equality never see it)
+ * with how deep it nests, and is reused as it is — which also keeps its identity, that callers
+ * cache by — as long as the depth limit allows. Only what a call returns is marked: marking every
+ * container would cost more than the copies it saves.
  */
-const made = new WeakMap<object, number>()
+const FROZEN = Symbol('frozen JSON')
 /** What the quick copy throws at anything it cannot copy; the slow one then reports it. */
 const UNFIT = Symbol('unfit')
+/** The height (nesting of containers) of what `quickCopy` last returned: 0 for a primitive. */
+let height = 0
+
+/** True for a value `toFrozenJson` returned: frozen all the way down, and so safe to cache by identity. */
+export function isFrozenJson(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && markOf(value) !== undefined
+}
+
+/** The height a frozen copy was marked with, if `value` is one. */
+function markOf(value: object): number | undefined {
+  const mark = (value as { [FROZEN]?: unknown })[FROZEN]
+  return typeof mark === 'number' ? mark : undefined
+}
 
 /** `copy` without paths (they cost a string per node): throws `UNFIT` instead of a report. */
 function quickCopy(value: unknown, ancestors: Set<object>, depthLeft: number): JsonValue {
   switch (typeof value) {
     case 'string':
     case 'boolean':
+      height = 0
       return value
     case 'number':
       if (!Number.isFinite(value)) throw UNFIT
+      height = 0
       return value === 0 ? 0 : value
     case 'object': {
-      if (value === null) return null
-      const height = made.get(value)
-      if (height !== undefined) {
-        if (height > depthLeft) throw UNFIT
+      if (value === null) {
+        height = 0
+        return null
+      }
+      const mark = markOf(value)
+      if (mark !== undefined) {
+        if (mark > depthLeft) throw UNFIT
+        height = mark
         return value as JsonValue
       }
       if (depthLeft <= 0 || ancestors.has(value)) throw UNFIT
@@ -75,37 +102,35 @@ function quickCopy(value: unknown, ancestors: Set<object>, depthLeft: number): J
   }
 }
 
+/** Leaves the copy unfrozen when it is what the call returns: toFrozenJson marks, then freezes it. */
 function quickArray(value: readonly unknown[], ancestors: Set<object>, depthLeft: number): JsonValue {
   const out: JsonValue[] = []
-  let height = 1
+  let tallest = 0
   for (let i = 0; i < value.length; i++) {
     if (!(i in value)) throw UNFIT
-    const item = quickCopy(value[i], ancestors, depthLeft - 1)
-    out.push(item)
-    if (typeof item === 'object' && item !== null) height = Math.max(height, made.get(item)! + 1)
+    out.push(quickCopy(value[i], ancestors, depthLeft - 1))
+    if (height > tallest) tallest = height
   }
-  return register(Object.freeze(out) as JsonValue[], height)
+  height = tallest + 1
+  return ancestors.size > 1 ? Object.freeze(out) as JsonValue[] : out
 }
 
 function quickObject(value: object, ancestors: Set<object>, depthLeft: number): JsonValue {
   const proto = Object.getPrototypeOf(value) as unknown
   if ((proto !== Object.prototype && proto !== null) || Object.getOwnPropertySymbols(value).length > 0) throw UNFIT
-  const entries: [string, JsonValue][] = []
-  let height = 1
+  const out: Record<string, JsonValue> = {}
+  let tallest = 0
   for (const key of Object.keys(value)) {
     const raw = (value as Record<string, unknown>)[key]
     if (raw === undefined) continue
     const item = quickCopy(raw, ancestors, depthLeft - 1)
-    entries.push([key, item])
-    if (typeof item === 'object' && item !== null) height = Math.max(height, made.get(item)! + 1)
+    // A "__proto__" key stays a key: assigning it would set the prototype instead.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: item, enumerable: true, writable: true, configurable: true })
+    else out[key] = item
+    if (height > tallest) tallest = height
   }
-  // fromEntries defines own data properties, so a "__proto__" key stays a key.
-  return register(Object.freeze(Object.fromEntries(entries)) as JsonObject, height)
-}
-
-function register<T extends object>(container: T, height: number): T {
-  made.set(container, height)
-  return container
+  height = tallest + 1
+  return ancestors.size > 1 ? Object.freeze(out) : out
 }
 
 function copy(value: unknown, path: string, ancestors: Set<object>, depthLeft: number): JsonValue {
@@ -125,9 +150,11 @@ function copy(value: unknown, path: string, ancestors: Set<object>, depthLeft: n
 }
 
 function copyContainer(value: object, path: string, ancestors: Set<object>, depthLeft: number): JsonValue {
-  if (depthLeft <= 0) {
+  const mark = markOf(value)
+  if (depthLeft <= 0 || (mark !== undefined && mark > depthLeft)) {
     throw new ReinError('JSON_TOO_DEEP', `${path}: nested deeper than the limit`, { details: { path } })
   }
+  if (mark !== undefined) return value as JsonValue
   if (ancestors.has(value)) reject(path, 'a cycle is not JSON')
   ancestors.add(value)
   try {

@@ -33,7 +33,8 @@ export function hasListeners(ctx: ListenerSource, name: string): boolean {
  * service's list directly: a dispatch through a plugin's context goes through cordis's tracing
  * proxies, several objects per call, which adds up on a per-event path. When the list is not
  * there, or something observes every dispatch (`internal/dispatch`), it falls back to `fallback`
- * (the context's own `parallel`), so nothing is skipped.
+ * (the context's own `parallel`), so nothing is skipped. Like `ctx.parallel(name, …)`, listeners
+ * get no `this` and no context filter applies.
  */
 export function callListeners(ctx: ListenerSource, name: string, args: readonly unknown[], report: (error: unknown) => void, fallback: () => Promise<unknown>): void {
   const hooks = ctx.events?._hooks

@@ -93,6 +93,15 @@ describe('toFrozenJson', () => {
     expect(toFrozenJson({ inner }, { maxDepth: 4 }).inner).toBe(inner)
   })
 
+  it('leaves no trace of the reuse in what JSON, keys or equality see, and freezes every level', () => {
+    const copy = toFrozenJson({ a: [{ b: 1 }], c: 'x' })
+    expect(JSON.stringify(copy)).toBe('{"a":[{"b":1}],"c":"x"}')
+    expect(Object.keys(copy)).toEqual(['a', 'c'])
+    expect(copy).toStrictEqual({ a: [{ b: 1 }], c: 'x' })
+    expect(Object.isFrozen(copy) && Object.isFrozen(copy.a) && Object.isFrozen(copy.a[0])).toBe(true)
+    expect(structuredClone(copy)).toEqual({ a: [{ b: 1 }], c: 'x' })
+  })
+
   it('names the path of what is not JSON inside a value holding reused copies', () => {
     const inner = toFrozenJson({ ok: [1, 2] })
     expect(() => toFrozenJson({ inner, bad: [1, Number.NaN] })).toThrow('$.bad[1]: NaN is not a JSON number')

@@ -1,6 +1,7 @@
 /** The text the model reads about jobs: the status line every answer ends with, and finish notices. */
 
 import type { JobStatus, KillCause } from './types.ts'
+import { groupDigits } from '@rein/base'
 
 /** The fields a status line and a notice are made from. */
 export interface JobFacts {
@@ -54,7 +55,7 @@ function outputSentence(facts: JobFacts, unreadChars: number | undefined): strin
 
 /** Thousands separated the same on every machine. */
 export function count(n: number): string {
-  return n.toLocaleString('en-US')
+  return groupDigits(n)
 }
 
 /** At most `max` characters, on one line. */

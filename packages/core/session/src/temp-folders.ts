@@ -30,12 +30,21 @@ export class TempFolders {
   folder(id: string): Promise<string> {
     let folder = this.folders.get(id)
     if (folder === undefined) {
-      const path = this.path(id)
-      folder = mkdir(path, { mode: 0o700, recursive: true }).then(() => path)
+      folder = this.make(id)
       this.folders.set(id, folder)
       folder.catch(() => this.folders.delete(id))
     }
     return folder
+  }
+
+  /**
+   * Not recursive: the root is ours (0700, made by `path`); if something removed it, this fails
+   * rather than make it again under a name anyone can predict.
+   */
+  private async make(id: string): Promise<string> {
+    const path = this.path(id)
+    await mkdir(path, { mode: 0o700 })
+    return path
   }
 
   /** Deletes every folder made so far, and what is in them; later calls start a new root. */

@@ -21,6 +21,12 @@ export interface ExecuteInput {
   arguments: string
   signal: AbortSignal
   context?: ToolCallContext
+  /**
+   * Where a call that needs approval asks: the caller's `approval` service. Default: the one the
+   * registry's own context sees. A caller holding the registry outside cordis's tracing proxy (the
+   * agent does) passes its own, so an `approval` isolated to its scope still answers.
+   */
+  approval?: () => ApprovalService | undefined
 }
 
 export interface PipelineHooks {

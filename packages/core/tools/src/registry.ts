@@ -228,7 +228,7 @@ export class ToolRegistry extends Service {
       defaultTimeoutMs: config.defaultTimeoutMs,
       cwd: config.cwd ?? process.cwd(),
       logger: tool?.logger ?? logger,
-      approval: () => this.ctx.get('approval'),
+      approval: input.approval ?? (() => this.ctx.get('approval')),
       toolNames: () => sortedNames(tools),
       usable: (name, context) => usableBy(tools.get(name), context),
       askFor: config.askFor ?? ASK_FOR_BY_DEFAULT,

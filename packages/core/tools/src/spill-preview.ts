@@ -4,6 +4,8 @@
  * limits; a tool that streams unbounded output (bash) builds the same preview from what it kept.
  */
 
+import { groupDigits } from '@rein/base'
+
 /** How much of a long text is shown: its first half as head, a quarter as tail. */
 export interface SpillLimits {
   chars: number
@@ -33,7 +35,7 @@ export function excerpt(text: string, limits: SpillLimits): SpillExcerpt {
 
 /** Head, the note, tail: what the model reads in place of the whole `noun` ("result", "output"). */
 export function spillPreview(shown: SpillExcerpt, saved: SpillSaved, noun = 'result'): string {
-  const count = (n: number) => n.toLocaleString('en-US')
+  const count = groupDigits
   const omittedChars = Math.max(0, shown.totalChars - shown.head.length - shown.tail.length)
   const omittedLines = Math.max(0, shown.totalLines - shown.headLines - shown.tailLines)
   const left = `[… ${count(omittedChars)} characters (${count(omittedLines)} lines) left out. `

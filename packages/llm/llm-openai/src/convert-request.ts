@@ -1,5 +1,6 @@
 /** rein request → OpenAI wire request. Pure, deterministic: the same request gives the same bytes. */
 
+import { isFrozenJson } from '@rein/base'
 import type { AdapterRequest, ContentBlock, ImageBlock, Message, TextBlock, ToolResultBlock } from '@rein/llm'
 import type { OpenAiDialect } from './dialect.ts'
 import type { WireContentPart, WireMessage, WireRequest, WireToolCall } from './wire.ts'
@@ -52,14 +53,15 @@ export function toWireMessages(request: Pick<AdapterRequest, 'system' | 'message
 }
 
 /**
- * The JSON of frozen messages' wire messages (what sessions hold: they cannot change), by dialect,
- * comma-separated. Weak: a message no session holds any more takes its JSON with it.
+ * The JSON of frozen messages' wire messages (`toFrozenJson` made them, as sessions' are: they
+ * cannot change), by dialect, comma-separated. Weak: a message no session holds any more takes its
+ * JSON with it. A dialect's `assistantFields` must depend on the message alone, as it is cached.
  */
 const conversions = new WeakMap<OpenAiDialect, WeakMap<Message, string>>()
 
 function jsonOf(message: Message, dialect: OpenAiDialect): string {
   const make = () => convert(message, dialect).map((wire) => JSON.stringify(wire)).join(',')
-  if (!Object.isFrozen(message)) return make()
+  if (!isFrozenJson(message)) return make()
   let cache = conversions.get(dialect)
   if (cache === undefined) conversions.set(dialect, cache = new WeakMap())
   let json = cache.get(message)

@@ -2,33 +2,33 @@
  * Durable writes: appending a batch with fsync and rollback, and publishing a new file atomically
  * (temp file, fsync, no-overwrite `link`, directory fsync).
  *
- * Synchronous on purpose. A turn waits for its log to be durable before it sends a request or runs
- * a tool, so an asynchronous write buys no overlap; it costs a thread-pool round trip per call,
- * several times the CPU of the write itself. The price: while a batch is written and fsynced, the
- * process does nothing else (see the README's Limitations).
+ * Writes are synchronous: a turn waits for its log to be durable before it sends a request or runs a
+ * tool, and a thread-pool round trip costs several times the CPU of a small write. The fsync is
+ * synchronous too unless `offLoop` is asked for (the store does when more than one session is open,
+ * so one session's fsync does not hold up another's stream; see the README's Limitations).
  */
 
 import { randomUUID } from 'node:crypto'
-import { closeSync, fsyncSync, ftruncateSync, linkSync, openSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, fsync, fsyncSync, ftruncateSync, linkSync, openSync, unlinkSync, writeSync } from 'node:fs'
 import { basename, join } from 'node:path'
-import { ReinError } from '@rein/base'
+import { promisify } from 'node:util'
+import { PRIVATE_FILE_MODE, ReinError } from '@rein/base'
 import { errorCode } from './fs-errors.ts'
 
-/** Files that hold prompts and outputs: owner-only. */
-const PRIVATE_FILE_MODE = 0o600
+const fsyncOffLoop = promisify(fsync)
 
 /** What an append needs of an open file. */
 export interface AppendTarget {
   write(buffer: Uint8Array, offset: number, length: number, position: number): number
-  sync(): void
+  sync(): void | Promise<void>
   truncate(length: number): void
 }
 
-/** An `AppendTarget` on a file descriptor. */
-export function fileTarget(fd: number): AppendTarget {
+/** An `AppendTarget` on a file descriptor; `offLoop` fsyncs on the thread pool instead of the event loop. */
+export function fileTarget(fd: number, offLoop = false): AppendTarget {
   return {
     write: (buffer, offset, length, position) => writeSync(fd, buffer, offset, length, position),
-    sync: () => fsyncSync(fd),
+    sync: offLoop ? () => fsyncOffLoop(fd) : () => fsyncSync(fd),
     truncate: (length) => ftruncateSync(fd, length),
   }
 }
@@ -38,14 +38,14 @@ export function fileTarget(fd: number): AppendTarget {
  * to `position`, so no partial line remains, and rethrows the original error. A failed rollback is
  * swallowed: the caller must truncate to `position` before its next write.
  */
-export function appendDurably(target: AppendTarget, position: number, data: Uint8Array): void {
+export async function appendDurably(target: AppendTarget, position: number, data: Uint8Array): Promise<void> {
   try {
     writeAll(target, data, position)
-    target.sync()
+    await target.sync()
   } catch (error) {
     try {
       target.truncate(position)
-      target.sync()
+      await target.sync()
     } catch {
       // Reported through the original error; the caller re-truncates before writing again.
     }
@@ -58,15 +58,15 @@ export function appendDurably(target: AppendTarget, position: number, data: Uint
  * ever sees it partly written, and an existing file is never overwritten. Returns a descriptor open
  * for writing on the new file; the caller closes it.
  */
-export function publishFile(file: string, content: Uint8Array): number {
+export async function publishFile(file: string, content: Uint8Array, offLoop = false): Promise<number> {
   const folder = join(file, '..')
   const temp = join(folder, `.${basename(file)}.${process.pid}.${randomUUID()}.tmp`)
   const fd = openSync(temp, 'wx', PRIVATE_FILE_MODE)
   let linked = false
   try {
-    const target = fileTarget(fd)
+    const target = fileTarget(fd, offLoop)
     writeAll(target, content, 0)
-    target.sync()
+    await target.sync()
     try {
       linkSync(temp, file)
     } catch (error) {
@@ -74,7 +74,7 @@ export function publishFile(file: string, content: Uint8Array): number {
       throw new ReinError('SESSION_EXISTS', `${file} already exists and was left untouched; create the session under another id, or open() the existing one`, { cause: error, details: { file } })
     }
     linked = true
-    syncFolder(folder)
+    await syncFolder(folder, offLoop)
     return fd
   } catch (error) {
     if (linked) quietly(() => unlinkSync(file))
@@ -104,10 +104,10 @@ function writeAll(target: AppendTarget, data: Uint8Array, position: number): voi
   }
 }
 
-function syncFolder(folder: string): void {
+async function syncFolder(folder: string, offLoop: boolean): Promise<void> {
   const fd = openSync(folder, 'r')
   try {
-    fsyncSync(fd)
+    await fileTarget(fd, offLoop).sync()
   } finally {
     closeSync(fd)
   }

@@ -98,9 +98,9 @@ export class JsonlSessionStore implements SessionStore {
       const target = fileTarget(fd)
       if (validLength < content.length) {
         target.truncate(validLength)
-        target.sync()
+        await target.sync()
       } else if (unterminated) {
-        appendDurably(target, size, Buffer.from('\n'))
+        await appendDurably(target, size, Buffer.from('\n'))
         size += 1
       }
       this.sessions.set(id, newSession(header, paths, fd, size, events.length))
@@ -261,20 +261,23 @@ export class JsonlSessionStore implements SessionStore {
   }
 
   /** Writes one batch (publishing the file on the first); records a failure instead of throwing. */
-  private write(session: OpenSession, batch: Batch): void {
+  private async write(session: OpenSession, batch: Batch): Promise<void> {
     if (batch.epoch !== session.epoch) return
     const data = Buffer.from(batch.lines.join(''))
+    // One session open: fsync on the event loop (cheapest). More (subagents, a server): on the
+    // thread pool, so one session's fsync does not stall the others' streams.
+    const offLoop = this.sessions.size > 1
     try {
       if (session.fd === undefined) {
         const content = Buffer.concat([Buffer.from(headerLine(session.header)), data])
-        session.fd = publishFile(session.paths.file, content)
+        session.fd = await publishFile(session.paths.file, content, offLoop)
         session.size = content.length
       } else {
         if (session.dirty) {
           ftruncateSync(session.fd, session.size)
           session.dirty = false
         }
-        appendDurably(fileTarget(session.fd), session.size, data)
+        await appendDurably(fileTarget(session.fd, offLoop), session.size, data)
         session.size += data.length
       }
       session.written += batch.lines.length

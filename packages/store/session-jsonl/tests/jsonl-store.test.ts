@@ -51,6 +51,18 @@ describe('JsonlSessionStore round trip', () => {
     expect((await store.load('s1')).events).toEqual(range(0, 1))
   })
 
+  it('writes sessions open at the same time side by side (their fsyncs off the event loop)', async () => {
+    const store = new JsonlSessionStore({ root: await tempRoot() })
+    await store.create(header('s1'))
+    await store.create(header('s2'))
+    await Promise.all([store.append('s1', range(0, 3)), store.append('s2', range(0, 2))])
+    await Promise.all([store.flush('s1'), store.flush('s2')])
+    await Promise.all([store.append('s1', [event(3)]), store.append('s2', [event(2)])])
+    await Promise.all([store.close('s1'), store.close('s2')])
+    expect((await store.load('s1')).events).toEqual(range(0, 4))
+    expect((await store.load('s2')).events).toEqual(range(0, 3))
+  })
+
   it('makes the root folder again when it was removed after the store first made it', async () => {
     const root = join(await tempRoot(), 'sessions')
     const store = new JsonlSessionStore({ root })

@@ -26,7 +26,7 @@ describe('appendDurably', () => {
     await withFile('{"a":1}\n', async (handle, file) => {
       const fd = fileTarget(handle.fd)
       const target: AppendTarget = { ...fd, sync: () => { throw systemError('EIO') } }
-      expect(() => appendDurably(target, 8, Buffer.from('{"b":2}\n'))).toThrow(expect.objectContaining({ code: 'EIO' }))
+      await expect(appendDurably(target, 8, Buffer.from('{"b":2}\n'))).rejects.toMatchObject({ code: 'EIO' })
       expect(await readFile(file, 'utf8')).toBe('{"a":1}\n')
     })
   })
@@ -42,9 +42,9 @@ describe('appendDurably', () => {
           return fd.write(buffer, offset, 3, position)
         },
       }
-      expect(() => appendDurably(target, 8, Buffer.from('{"b":2}\n'))).toThrow(expect.objectContaining({ code: 'ENOSPC' }))
+      await expect(appendDurably(target, 8, Buffer.from('{"b":2}\n'))).rejects.toMatchObject({ code: 'ENOSPC' })
       expect(await readFile(file, 'utf8')).toBe('{"a":1}\n')
-      appendDurably(fd, 8, Buffer.from('{"c":3}\n'))
+      await appendDurably(fd, 8, Buffer.from('{"c":3}\n'))
       expect(await readFile(file, 'utf8')).toBe('{"a":1}\n{"c":3}\n')
     })
   })

@@ -8,6 +8,7 @@ import { spillPreview, type DurableToolResult, type SpillExcerpt, type ToolCallV
 import type { CollectedOutput } from './output-collector.ts'
 import type { ShellExit } from './shell.ts'
 import { capNote, formatBytes } from './spill-sink.ts'
+import { groupDigits } from '@rein/base'
 
 /** How a command that ran in the foreground ended, with its output. */
 const FINISHED = {
@@ -101,7 +102,7 @@ export function finishedValue(exit: ShellExit, output: CollectedOutput, timeoutM
  * only its first part. The tail shown is still the output's real end.
  */
 function cappedPreview(shown: SpillExcerpt, path: string, cap: number): string {
-  const count = (n: number) => n.toLocaleString('en-US')
+  const count = groupDigits
   const omittedChars = Math.max(0, shown.totalChars - shown.head.length - shown.tail.length)
   const omittedLines = Math.max(0, shown.totalLines - shown.headLines - shown.tailLines)
   const note = `[… ${count(omittedChars)} characters (${count(omittedLines)} lines) left out. The output (${count(shown.totalChars)} characters, ${count(shown.totalLines)} lines) was too long to keep whole: its first ${formatBytes(cap)} are saved at ${path}; read the part you need from that file (a line window, or a search) rather than all of it.]`

@@ -7,6 +7,7 @@
 import type { Writable } from 'node:stream'
 import { finished } from 'node:stream/promises'
 import type { OpenSpill, SpillSaved } from '@rein/tools'
+import { groupDigits } from '@rein/base'
 
 export class SpillSink {
   /** Bytes written to the file. */
@@ -97,7 +98,7 @@ export class SpillSink {
 
 /** The line that ends a capped file, and the model's fact line about it. */
 export function capNote(cap: number, unsavedBytes: number): string {
-  return `[output file capped at ${formatBytes(cap)}; ${unsavedBytes.toLocaleString('en-US')} more bytes were not saved]`
+  return `[output file capped at ${formatBytes(cap)}; ${groupDigits(unsavedBytes)} more bytes were not saved]`
 }
 
 /** `64 MiB`, `4 KiB`, `1,500 bytes`: the largest binary unit that divides it. */
@@ -105,7 +106,7 @@ export function formatBytes(bytes: number): string {
   if (bytes >= 1024 ** 3 && bytes % 1024 ** 3 === 0) return `${bytes / 1024 ** 3} GiB`
   if (bytes >= 1024 ** 2 && bytes % 1024 ** 2 === 0) return `${bytes / 1024 ** 2} MiB`
   if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`
-  return `${bytes.toLocaleString('en-US')} bytes`
+  return `${groupDigits(bytes)} bytes`
 }
 
 /** The largest length ≤ `max` that does not end inside a UTF-8 character. */

@@ -9,6 +9,7 @@ import type { Io } from '../io.ts'
 import { formatCost } from '../render.ts'
 import { withComposition } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
+import { groupDigits } from '@rein/base'
 
 const STATUS: Record<SessionSummary['status'], string> = {
   'completed': 'completed',
@@ -78,7 +79,7 @@ function line(session: SessionSummary, level: number): string {
     STATUS[session.status].padEnd(12),
     (session.model ?? '-').padEnd(16),
     `${String(session.turns).padStart(3)} turn${session.turns === 1 ? ' ' : 's'}`,
-    `${tokens.toLocaleString('en-US')} tok`.padStart(12),
+    `${groupDigits(tokens)} tok`.padStart(12),
     cost.padStart(8),
     session.title ?? '(no message)',
   ].join('  ')
