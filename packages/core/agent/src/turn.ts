@@ -280,7 +280,7 @@ async function runTools(context: TurnContext, state: TurnState, prepared: Prepar
       maxParallel: options.maxParallelToolCalls,
       spill: { chars: options.spillAfterChars, lines: options.spillAfterLines },
       notify: context.services.notify,
-      approval: context.services.approval,
+      approval: () => context.services.approval(),
     })
   } catch (error) {
     if (!(error instanceof IntentNotDurable)) throw error
