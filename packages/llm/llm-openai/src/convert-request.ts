@@ -16,19 +16,50 @@ export function toWireRequest(request: AdapterRequest, defaults: RequestDefaults
 }
 
 /**
- * `JSON.stringify(toWireRequest(…))`, byte for byte, built from each message's JSON kept from the
- * requests before: a session's history is converted once, not on every request as it grows.
+ * `JSON.stringify(toWireRequest(…))`, byte for byte, built from what the requests before made: each
+ * message's JSON, and the joined JSON of a conversation's messages so far, so a request whose
+ * messages extend the last one's only converts what was appended.
  */
 export function toWireBody(request: AdapterRequest, defaults: RequestDefaults, dialect: OpenAiDialect): string {
-  const parts: string[] = []
-  if (request.system) parts.push(JSON.stringify({ role: 'system', content: request.system }))
-  for (const message of request.messages) {
-    const json = jsonOf(message, dialect)
-    if (json !== '') parts.push(json)
-  }
+  const system = request.system ? JSON.stringify({ role: 'system', content: request.system }) : ''
+  const messages = messagesJson(request.messages, dialect)
+  const all = system === '' ? messages : messages === '' ? system : `${system},${messages}`
   // The fields always hold `stream`, so the object is never empty.
   const fields = JSON.stringify(requestFields(request, defaults, dialect))
-  return `{"model":${JSON.stringify(request.model)},"messages":[${parts.join(',')}],${fields.slice(1)}`
+  return `{"model":${JSON.stringify(request.model)},"messages":[${all}],${fields.slice(1)}`
+}
+
+/** A conversation's last request: its messages (the objects) and their joined JSON. */
+interface Joined {
+  messages: readonly Message[]
+  json: string
+}
+
+/** By dialect, then by a conversation's first message; weak, so a finished conversation goes with it. */
+const joinedByStart = new WeakMap<OpenAiDialect, WeakMap<Message, Joined>>()
+
+function messagesJson(messages: readonly Message[], dialect: OpenAiDialect): string {
+  const first = messages[0]
+  if (first === undefined || !isFrozenJson(first)) return join(messages, 0, '', dialect)
+  let cache = joinedByStart.get(dialect)
+  if (cache === undefined) joinedByStart.set(dialect, cache = new WeakMap())
+  const last = cache.get(first)
+  // Reused only when every message of the last request is the same object at the same place: a
+  // compaction that replaced one in the middle starts over.
+  const extends_ = last !== undefined && last.messages.length <= messages.length && last.messages.every((message, i) => messages[i] === message)
+  const json = extends_ ? join(messages, last.messages.length, last.json, dialect) : join(messages, 0, '', dialect)
+  cache.set(first, { messages: messages.slice(), json })
+  return json
+}
+
+/** `head` (the JSON of `messages` before `from`) joined with the JSON of the rest. */
+function join(messages: readonly Message[], from: number, head: string, dialect: OpenAiDialect): string {
+  let json = head
+  for (let i = from; i < messages.length; i++) {
+    const part = jsonOf(messages[i]!, dialect)
+    if (part !== '') json = json === '' ? part : `${json},${part}`
+  }
+  return json
 }
 
 /** Everything of the wire request but the model and the messages. */

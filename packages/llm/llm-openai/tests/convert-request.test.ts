@@ -103,4 +103,20 @@ describe('toWireBody', () => {
     text.text = 'after'
     expect(toWireBody({ ...conversation, messages: [loose] }, defaults, openAiDialect)).toBe(before.replace('before', 'after'))
   })
+
+  it('stays byte for byte right as a conversation grows, is cut, or has a message replaced in the middle', () => {
+    const frozen = [userMessage('first', 'u1'), userMessage('second', 'u2'), userMessage('third', 'u3'), userMessage('fourth', 'u4')]
+    const bodies = [
+      frozen.slice(0, 2),
+      frozen.slice(0, 4),
+      // A compaction: the second message replaced by another, the rest the same objects.
+      [frozen[0]!, userMessage('[summary]', 's'), frozen[2]!, frozen[3]!],
+      frozen.slice(0, 1),
+      frozen,
+    ]
+    for (const messages of bodies) {
+      const request = { ...conversation, messages }
+      expect(toWireBody(request, defaults, openAiDialect)).toBe(JSON.stringify(toWireRequest(request, defaults, openAiDialect)))
+    }
+  })
 })
