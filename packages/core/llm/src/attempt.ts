@@ -175,24 +175,28 @@ function estimateUsage(request: GenerationOptions, outputChars: number): TokenUs
 
 /**
  * Iterates `source` but stops waiting the moment `signal` aborts (throwing its reason), so an
- * adapter that ignores its signal cannot hold a cancelled call open.
+ * adapter that ignores its signal cannot hold a cancelled call open. One promise per chunk, settled
+ * by the chunk or by the abort (a race per chunk would also leave a reaction on the abort's promise
+ * for every chunk of the stream).
  */
 async function* untilAborted<T>(source: AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T, void, undefined> {
   const iterator = source[Symbol.asyncIterator]()
-  let onAbort!: () => void
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason as Error)
-    if (signal.aborted) onAbort()
-    else signal.addEventListener('abort', onAbort, { once: true })
-  })
-  aborted.catch(() => {})
+  let stop: ((reason: unknown) => void) | undefined
+  const onAbort = () => stop?.(signal.reason)
+  signal.addEventListener('abort', onAbort, { once: true })
   try {
     while (true) {
-      const next = await Promise.race([iterator.next(), aborted])
+      if (signal.aborted) throw signal.reason as Error
+      const next = await new Promise<IteratorResult<T>>((resolve, reject) => {
+        stop = reject
+        iterator.next().then(resolve, reject)
+      })
+      stop = undefined
       if (next.done) return
       yield next.value
     }
   } finally {
+    stop = undefined
     signal.removeEventListener('abort', onAbort)
     // Tell the adapter we are done; don't wait for one that ignores it.
     void Promise.resolve(iterator.return?.()).catch(() => {})
