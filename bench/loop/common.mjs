@@ -111,3 +111,46 @@ function timed(action) {
   const { user, system } = process.cpuUsage(cpu)
   return { user, system, wall: performance.now() - wall }
 }
+
+/**
+ * @typedef {{ id: string, name: string, arguments: string }} AssembledCall
+ * @typedef {{ content?: string | null, tool_calls?: { index: number, id?: string, function?: { name?: string, arguments?: string } }[] }} ChunkDelta
+ */
+
+/** Adds one streamed delta to the text and the tool calls assembled so far (the hand-written loops). */
+export function addDelta(/** @type {{ content: string, calls: AssembledCall[] }} */ answer, /** @type {ChunkDelta} */ delta) {
+  if (delta.content) answer.content += delta.content
+  for (const part of delta.tool_calls ?? []) {
+    const call = (answer.calls[part.index] ??= { id: '', name: '', arguments: '' })
+    if (part.id) call.id = part.id
+    if (part.function?.name) call.name = part.function.name
+    if (part.function?.arguments) call.arguments += part.function.arguments
+  }
+}
+
+/**
+ * The conversation of a hand-written loop, history in an array: `complete(messages)` makes one
+ * streamed request and returns the text and calls it assembled; the calls are run directly.
+ * @param {(messages: any[]) => Promise<{ content: string, calls: AssembledCall[] }>} complete
+ * @returns {() => Promise<Conversation>}
+ */
+export function handWrittenLoop(complete) {
+  return async () => {
+    /** @type {any[]} */
+    const messages = [{ role: 'system', content: SYSTEM }]
+    return {
+      send: async (/** @type {string} */ text) => {
+        messages.push({ role: 'user', content: text })
+        for (;;) {
+          const { content, calls } = await complete(messages)
+          if (calls.length === 0) {
+            messages.push({ role: 'assistant', content })
+            return content
+          }
+          messages.push({ role: 'assistant', content: null, tool_calls: calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) })
+          for (const call of calls) messages.push({ role: 'tool', tool_call_id: call.id, content: lookup(JSON.parse(call.arguments).key) })
+        }
+      },
+    }
+  }
+}

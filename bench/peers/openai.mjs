@@ -10,7 +10,7 @@
  */
 
 import OpenAI from 'openai'
-import { API_KEY, MODEL, SYSTEM, TOOL_DESCRIPTION, TOOL_NAME, TOOL_PARAMETERS, args, lookup, runLoop } from '../loop/common.mjs'
+import { API_KEY, MODEL, TOOL_DESCRIPTION, TOOL_NAME, TOOL_PARAMETERS, addDelta, args, handWrittenLoop, runLoop } from '../loop/common.mjs'
 
 const { baseURL, scenario, turns } = args()
 const client = new OpenAI({ baseURL, apiKey: API_KEY })
@@ -20,40 +20,14 @@ const tools = [{ type: 'function', function: { name: TOOL_NAME, description: TOO
 /** One streamed request: the text and the tool calls it answered with. */
 async function complete(/** @type {import('openai/resources/chat/completions').ChatCompletionMessageParam[]} */ messages) {
   const stream = await client.chat.completions.create({ model: MODEL, messages, tools, stream: true, stream_options: { include_usage: true } })
-  let content = ''
-  /** @type {{ id: string, name: string, arguments: string }[]} */
-  const calls = []
+  const answer = { content: '', calls: /** @type {import('../loop/common.mjs').AssembledCall[]} */ ([]) }
   for await (const chunk of stream) {
     const delta = chunk.choices[0]?.delta
-    if (!delta) continue
-    if (delta.content) content += delta.content
-    for (const part of delta.tool_calls ?? []) {
-      const call = (calls[part.index] ??= { id: '', name: '', arguments: '' })
-      if (part.id) call.id = part.id
-      if (part.function?.name) call.name = part.function.name
-      if (part.function?.arguments) call.arguments += part.function.arguments
-    }
+    if (delta) addDelta(answer, delta)
   }
-  return { content, calls }
+  return answer
 }
 
-const conversation = async () => {
-  /** @type {import('openai/resources/chat/completions').ChatCompletionMessageParam[]} */
-  const messages = [{ role: 'system', content: SYSTEM }]
-  return {
-    send: async (/** @type {string} */ text) => {
-      messages.push({ role: 'user', content: text })
-      for (;;) {
-        const { content, calls } = await complete(messages)
-        if (calls.length === 0) {
-          messages.push({ role: 'assistant', content })
-          return content
-        }
-        messages.push({ role: 'assistant', content: null, tool_calls: calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) })
-        for (const call of calls) messages.push({ role: 'tool', tool_call_id: call.id, content: lookup(JSON.parse(call.arguments).key) })
-      }
-    },
-  }
-}
+const conversation = handWrittenLoop(complete)
 
 await runLoop({ scenario, turns, conversation })
