@@ -1,7 +1,8 @@
 /**
  * Parse cost per stream chunk: the OpenAI adapter's path (SSE framing with its idle watchdog,
  * JSON.parse, the chunk shape check, translation to StreamChunks) against bare eventsource-parser +
- * JSON.parse on the same bytes. Run: pnpm bench (from the repository root).
+ * JSON.parse on the same bytes. Run: pnpm bench:micro (from the repository root). With
+ * BENCH_JSON=1 it prints one line `BENCH_JSON {…}` (nanoseconds per event) instead (bench/loop/run.mjs reads it).
  */
 
 import { createChunkTranslator, readSseData } from '@rein/llm-openai'
@@ -51,4 +52,5 @@ async function adapter(): Promise<number> {
 const perEvent = { iterations: 1, rounds: 15, units: EVENTS + 1, warmup: 3 }
 const baseline = await measure('eventsource-parser + JSON.parse', bare, perEvent)
 const ours = await measure('llm-openai: readSseData + parse + translate', adapter, perEvent)
-report(`llm-parse: per stream event (${EVENTS + 1} events, ${(bytes.length / 1024).toFixed(0)} KiB, ${PIECE}-byte reads, median of 15)`, baseline, [ours])
+if (process.env.BENCH_JSON === '1') console.log(`BENCH_JSON ${JSON.stringify({ events: EVENTS + 1, bareNs: baseline.nsPerOp, adapterNs: ours.nsPerOp })}`)
+else report(`llm-parse: per stream event (${EVENTS + 1} events, ${(bytes.length / 1024).toFixed(0)} KiB, ${PIECE}-byte reads, median of 15)`, baseline, [ours])

@@ -62,6 +62,7 @@ const EXTRAS = [
   { id: 'resume', script: 'agent-session.ts' },
   { id: 'cli', script: 'cli-startup.ts' },
   { id: 'tools', script: 'tools-overhead.ts' },
+  { id: 'stream', script: 'llm-parse.ts' },
 ]
 
 function readJson(/** @type {string} */ file) {
