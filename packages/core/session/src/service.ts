@@ -229,11 +229,12 @@ export class SessionService extends Service {
       tempFolder: (id) => temp.folder(id),
       tempFolderPath: (id) => temp.path(id),
       closed: (session) => { open.delete(session) },
+      // Per event: most have no listener, so nothing (an array, a closure) is made for them.
       appended: (session, event) => {
-        callListeners(source, 'session/append', [session, event], report, () => ctx.parallel('session/append', session, event))
+        if (hasListeners(source, 'session/append')) callListeners(source, 'session/append', [session, event], report, () => ctx.parallel('session/append', session, event))
       },
       flushed: (session, events) => {
-        callListeners(source, 'session/flush', [session, events], report, () => ctx.parallel('session/flush', session, events))
+        if (hasListeners(source, 'session/flush')) callListeners(source, 'session/flush', [session, events], report, () => ctx.parallel('session/flush', session, events))
       },
       closing: async (session) => {
         if (!hasListeners(ctx, 'session/close')) return

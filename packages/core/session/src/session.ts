@@ -137,8 +137,9 @@ export class Session {
    * file-system call per use.
    */
   folderPath(): string | undefined {
-    if (this._folderPath !== undefined) return this._folderPath
-    return this.store.folder ? this.store.folderPath?.(this.id) : this.hooks.tempFolderPath?.(this.id)
+    // Asked at every tool batch; the answer never changes for a session.
+    this._folderPath ??= this.store.folder ? this.store.folderPath?.(this.id) : this.hooks.tempFolderPath?.(this.id)
+    return this._folderPath
   }
 
   /** The messages the next request carries: `deriveMessages(events)`, kept up to date as events are appended. */

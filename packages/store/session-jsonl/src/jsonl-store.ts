@@ -5,7 +5,7 @@
 
 import { closeSync, fchmodSync, fstatSync, ftruncateSync, openSync, readFileSync, statSync } from 'node:fs'
 import { lstat, readFile, readdir } from 'node:fs/promises'
-import { ReinError, ensurePrivateDir, isReinError, toFrozenJson } from '@rein/base'
+import { PRIVATE_FILE_MODE, ReinError, ensurePrivateDir, isReinError, toFrozenJson } from '@rein/base'
 import { summarize, type LoadedSession, type SessionEvent, type SessionHeader, type SessionStore, type SessionSummary } from '@rein/session'
 import { appendDurably, fileTarget, publishFile } from './durable-write.ts'
 import { errorCode, messageOf } from './fs-errors.ts'
@@ -90,7 +90,7 @@ export class JsonlSessionStore implements SessionStore {
         throw readError(id, paths.file, error)
       }
       // A log an older rein wrote may be readable to others; it holds prompts and outputs.
-      if ((fstatSync(fd).mode & 0o077) !== 0) fchmodSync(fd, 0o600)
+      if ((fstatSync(fd).mode & 0o077) !== 0) fchmodSync(fd, PRIVATE_FILE_MODE)
       const content = readFileSync(fd)
       const { header, events, validLength, unterminated } = parseSessionFile(content, paths.file, id)
       let size = validLength

@@ -3,12 +3,11 @@
  * Formatting for people stays in the presenters; `render` is the model's text.
  */
 
-import type { FrozenJson, JsonValue } from '@rein/base'
+import { groupDigits, type FrozenJson, type JsonValue } from '@rein/base'
 import { spillPreview, type DurableToolResult, type SpillExcerpt, type ToolCallView, type ToolResultView, type ValueSpec } from '@rein/tools'
 import type { CollectedOutput } from './output-collector.ts'
 import type { ShellExit } from './shell.ts'
 import { capNote, formatBytes } from './spill-sink.ts'
-import { groupDigits } from '@rein/base'
 
 /** How a command that ran in the foreground ended, with its output. */
 const FINISHED = {
