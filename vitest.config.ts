@@ -9,7 +9,7 @@ export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions } },
   test: {
-    include: ['packages/*/*/tests/**/*.test.ts', 'examples/*/tests/**/*.test.ts', 'scripts/tests/**/*.test.ts'],
+    include: ['packages/*/*/tests/**/*.test.ts', 'examples/*/tests/**/*.test.ts', 'scripts/tests/**/*.test.ts', 'soak/tests/**/*.test.ts'],
     pool: 'forks',
     execArgv: ['--import', 'tsx'],
     typecheck: { enabled: false },

@@ -1,0 +1,55 @@
+// docs/reliability.md from the JSON each suite published (src/figures.ts) during `pnpm soak`.
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpus, totalmem } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const docFile = fileURLToPath(new URL('../docs/reliability.md', import.meta.url))
+
+/** Reads every report in `dir` and writes the doc; returns its path. */
+export function writeReport(dir, { minutes, passed }) {
+  const reports = readdirSync(dir).filter((name) => name.endsWith('.json')).sort()
+    .map((name) => JSON.parse(readFileSync(join(dir, name), 'utf8')))
+  writeFileSync(docFile, render(reports, { minutes, passed }))
+  return docFile
+}
+
+function render(reports, { minutes, passed }) {
+  const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}, ${process.platform}`
+  const lines = [
+    '# Reliability',
+    '',
+    "rein's promise is that it does not lose work and does not do things twice. These figures are",
+    'counted, not asserted in prose: `pnpm soak` (from a fresh clone: `pnpm install`, then `pnpm soak`)',
+    'runs every suite in `soak/tests/` at full size and rewrites this file. `pnpm test` runs a fast',
+    'subset of the same files. A figure with a required value fails its suite when it differs.',
+    '',
+    `Last run: ${new Date().toISOString().slice(0, 10)} on ${machine}; ${minutes.toFixed(1)} minutes; ${passed ? 'every suite passed' : '**some suites failed** (marked below)'}.`,
+    'Every random choice comes from a seed (shown per suite); `REIN_SOAK_SEED=<seed> pnpm soak --only <suite>` replays it.',
+    '',
+  ]
+  for (const report of reports) lines.push(...renderSuite(report))
+  return `${lines.join('\n')}\n`
+}
+
+function renderSuite(report) {
+  const bad = report.figures.filter((figure) => figure.must !== undefined && figure.value !== figure.must)
+  const lines = [
+    `## ${report.title}`,
+    '',
+    `${report.ran}${report.seed !== undefined ? ` Seed ${report.seed}.` : ''}`,
+    '',
+    '| counted | figure | required |',
+    '|---|---:|---:|',
+  ]
+  for (const figure of report.figures) {
+    const flag = figure.must !== undefined && figure.value !== figure.must ? ' **✗**' : ''
+    lines.push(`| ${figure.label} | ${format(figure.value)}${flag} | ${figure.must ?? ''} |`)
+  }
+  lines.push('', bad.length === 0 ? `**You may rely on:** ${report.promise}` : `**Not met this run** (${bad.length} figure${bad.length === 1 ? '' : 's'} above).`, '')
+  return lines
+}
+
+function format(value) {
+  return typeof value === 'number' ? String(value).replace(/\B(?=(\d{3})+(?!\d))/g, ' ') : value
+}
