@@ -156,7 +156,17 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
       // Tokens the server already counted are billed even though the answer failed: pass them on.
       const usage = request.signal.aborted ? undefined : translator.usageSoFar()
       if (usage) yield { type: 'usage', usage }
-      throw error
+      throw withoutKey(error, key)
     }
   }
+}
+
+/**
+ * A failure whose message quotes the server (an in-stream error's text, a badly shaped value) with
+ * the key removed. The original is dropped, not kept as the cause: its message still holds the key.
+ */
+function withoutKey(error: unknown, key: string | undefined): unknown {
+  if (!(error instanceof LlmError)) return error
+  const message = redact(error.failure.message, key)
+  return message === error.failure.message ? error : new LlmError({ ...error.failure, message })
 }
