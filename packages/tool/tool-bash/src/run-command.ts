@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
+import { closeSync, constants, openSync, readlinkSync } from 'node:fs'
 import type { Readable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from '@deepseek-ai/cordis'
@@ -31,13 +32,20 @@ type Ending = 'exit' | 'timeout' | 'cancel'
 export async function runCommand(settings: RunSettings, request: ShellRequest, stop: AbortSignal): Promise<ShellExit> {
   if (request.signal.aborted || stop.aborted) return { exitCode: null, signal: null, timedOut: false, cancelled: true, leftovers: 0 }
   const marker = request.marker ?? randomUUID()
-  const child = spawn(settings.shell, ['-c', request.command], {
-    cwd: request.cwd,
-    env: { ...settings.env, ...request.env, [MARKER_VARIABLE]: marker },
-    // detached: setsid(), so the command has its own session and process group to signal as one.
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  const folder = holdFolder(request.cwd)
+  let child: ChildProcess
+  try {
+    child = spawn(settings.shell, ['-c', request.command], {
+      cwd: folder.cwd,
+      env: { ...settings.env, ...request.env, [MARKER_VARIABLE]: marker },
+      // detached: setsid(), so the command has its own session and process group to signal as one.
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+  } finally {
+    // The child has changed into the folder (or failed to) by the time spawn returns.
+    folder.release()
+  }
   const pid = await started(child, settings.shell, request.cwd)
   // Later errors (a failed kill) must not become an uncaught 'error' event.
   child.on('error', (error) => settings.logger.error('shell process %d: %s', pid, error))
@@ -62,6 +70,36 @@ export async function runCommand(settings: RunSettings, request: ShellRequest, s
   } finally {
     untrack()
   }
+}
+
+/**
+ * The folder to start in, held open so the shell starts in that very folder and not wherever its
+ * name points by then: a link swapped in between the caller's check and the start cannot move the
+ * command outside. `cwd` must be a real path (no links). A folder that cannot be opened, or is not
+ * the one the path named a moment ago, refuses the start (nothing runs). Linux only (through /proc);
+ * elsewhere the path as given.
+ */
+function holdFolder(cwd: string): { cwd: string; release(): void } {
+  if (process.platform !== 'linux') return { cwd, release: () => {} }
+  let fd: number
+  try {
+    fd = openSync(cwd, constants.O_RDONLY | constants.O_DIRECTORY)
+  } catch (error) {
+    throw new ReinError('SHELL_START_FAILED', `could not start in ${cwd}: ${(error as Error).message}; check that the directory exists`, { cause: error })
+  }
+  const release = () => closeSync(fd)
+  let held: string
+  try {
+    held = readlinkSync(`/proc/self/fd/${fd}`)
+  } catch (error) {
+    release()
+    throw new ReinError('SHELL_START_FAILED', `could not start in ${cwd}: ${(error as Error).message}`, { cause: error })
+  }
+  if (held !== cwd) {
+    release()
+    throw new ReinError('WORKDIR_CHANGED', `the folder ${cwd} changed while the command was starting (it now opens ${held}); nothing ran; check the path and call again`)
+  }
+  return { cwd: `/proc/self/fd/${fd}`, release }
 }
 
 /** The pid once the process exists; `SHELL_START_FAILED` when it cannot (no such shell, a bad cwd). */

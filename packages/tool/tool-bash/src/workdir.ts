@@ -8,9 +8,13 @@ import { realpath, stat } from 'node:fs/promises'
 import { isAbsolute, relative, resolve, sep } from 'node:path'
 import { ReinError } from '@rein/base'
 
-/** The real, absolute directory to start in. The default (no `workdir`) is the call's cwd as given. */
+/**
+ * The real, absolute directory to start in (the shell holds it by that path: see run-command.ts).
+ * The default (no `workdir`) is the call's cwd, links resolved; as given when it cannot be resolved
+ * (the start then reports why).
+ */
 export async function resolveWorkdir(workdir: string | undefined, run: { cwd: string; workspaceRoot: string }): Promise<string> {
-  if (workdir === undefined) return run.cwd
+  if (workdir === undefined) return realpath(run.cwd).catch(() => run.cwd)
   if (workdir.includes('\0')) throw new ReinError('INVALID_WORKDIR', 'workdir contains a NUL byte; give a directory path inside the workspace')
   if (workdir.trim() === '') throw new ReinError('INVALID_WORKDIR', 'workdir is empty; leave it out to run in the current directory')
   const root = resolve(run.workspaceRoot)

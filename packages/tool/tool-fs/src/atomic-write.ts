@@ -1,12 +1,13 @@
 /**
  * Replaces a file's content all at once: the bytes go to a new temporary file beside it, which is
- * checked, synced and renamed over the target. A rename replaces a symbolic link at the target
- * rather than following it, so a link swapped in late cannot send the write outside.
+ * checked, synced and renamed over the target, all inside the target's folder held open. A rename
+ * replaces a symbolic link at the target rather than following it, and the held folder cannot be
+ * swapped for a link: nothing late can send the write, or its temporary file, outside.
  */
 
 import { randomBytes } from 'node:crypto'
 import { constants, type Stats } from 'node:fs'
-import { lstat, mkdir, open, realpath, rename, unlink, type FileHandle } from 'node:fs/promises'
+import { lstat, mkdir, open, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { fromSystemError, fsError, systemCode } from './errors.ts'
 import { confirmInside } from './open-file.ts'
@@ -37,9 +38,21 @@ export async function writeAtomically(target: Resolved, allowed: string, data: U
   } catch (error) {
     throw fail(error)
   }
-  const folderReal = await realpath(folder).catch((error: unknown) => { throw fail(error) })
-  if (!within(allowed, folderReal)) throw moved(target)
-  const temp = join(folderReal, `.${basename(target.real).slice(0, 80)}.${randomBytes(6).toString('hex')}.rein-tmp`)
+  const held = await holdFolder(folder).catch((error: unknown) => { throw fail(error) })
+  try {
+    if (!within(allowed, held.real)) throw moved(target)
+    return await writeInFolder(held, target, allowed, data, existing, hooks)
+  } finally {
+    await held.close()
+  }
+}
+
+/** The temporary file, its checks and the rename, all inside the held folder. */
+async function writeInFolder(held: HeldFolder, target: Resolved, allowed: string, data: Uint8Array, existing: Stats | undefined, hooks: WriteHooks): Promise<Stats> {
+  const fail = (error: unknown) => fromSystemError(error, 'write', target.display)
+  const name = basename(target.real)
+  const final = join(held.base, name)
+  const temp = join(held.base, `.${name.slice(0, 80)}.${randomBytes(6).toString('hex')}.rein-tmp`)
   let handle: FileHandle
   try {
     handle = await open(temp, CREATE_FLAGS, existing ? existing.mode & 0o7777 : 0o666)
@@ -57,15 +70,44 @@ export async function writeAtomically(target: Resolved, allowed: string, data: U
       await handle.close()
     }
     await hooks.afterCheck?.(target.real)
-    await checkUnchanged(target, folderReal, existing)
+    await checkUnchanged(target, held, final, existing)
     await hooks.beforeRename?.(target.real)
-    await rename(temp, target.real)
+    await rename(temp, final)
   } catch (error) {
     await unlink(temp).catch(() => {})
     throw fail(error)
   }
-  await syncFolder(folderReal)
-  return lstat(target.real)
+  // Makes the rename itself durable; a file system that cannot sync a folder is not an error.
+  await held.handle.sync().catch(() => {})
+  return lstat(final)
+}
+
+/**
+ * A folder held open. On Linux `base` names that very folder through /proc whatever its path points
+ * to later, so a link swapped in for the folder (or a parent) cannot send the temporary file, the
+ * rename or the cleanup outside; elsewhere `base` is the real path checked a moment before.
+ */
+interface HeldFolder {
+  readonly handle: FileHandle
+  /** Where the folder is now. */
+  readonly real: string
+  /** The prefix its entries are opened by. */
+  readonly base: string
+  close(): Promise<void>
+}
+
+async function holdFolder(folder: string): Promise<HeldFolder> {
+  const handle = await open(folder, constants.O_RDONLY | constants.O_DIRECTORY)
+  try {
+    const viaProc = `/proc/self/fd/${handle.fd}`
+    const real = await readlink(viaProc).catch(() => undefined)
+    if (real !== undefined) return { handle, real, base: viaProc, close: () => handle.close() }
+    const checked = await realpath(folder)
+    return { handle, real: checked, base: checked, close: () => handle.close() }
+  } catch (error) {
+    await handle.close()
+    throw error
+  }
 }
 
 async function writeAll(handle: FileHandle, data: Uint8Array) {
@@ -84,13 +126,14 @@ async function keepModeAndOwner(handle: FileHandle, existing: Stats) {
   await handle.chown(existing.uid, existing.gid).catch(() => {})
 }
 
-/** The last look before the rename: the folder is where it was and the target is the file that was checked. */
-async function checkUnchanged(target: Resolved, folderReal: string, existing: Stats | undefined) {
-  const folderNow = await realpath(dirname(target.real)).catch(() => undefined)
-  if (folderNow !== folderReal) throw moved(target)
+/** The last look before the rename: the folder is still inside and the target is the file that was checked. */
+async function checkUnchanged(target: Resolved, held: HeldFolder, final: string, existing: Stats | undefined) {
+  // The held folder is the one the rename goes to; it must not have been moved since it was checked.
+  const folderNow = held.base === held.real ? await realpath(dirname(target.real)).catch(() => undefined) : await readlink(held.base).catch(() => undefined)
+  if (folderNow !== held.real) throw moved(target)
   let now: Stats | undefined
   try {
-    now = await lstat(target.real)
+    now = await lstat(final)
   } catch (error) {
     if (systemCode(error) !== 'ENOENT') throw error
   }
@@ -108,17 +151,4 @@ async function checkUnchanged(target: Resolved, folderReal: string, existing: St
 
 function moved(target: Resolved) {
   return fsError('PATH_OUTSIDE_WORKSPACE', `the folder of ${target.display} was moved or replaced by a link while it was being written; nothing was written`, { path: target.display })
-}
-
-/** Makes the rename itself durable; a file system that cannot sync a folder is not an error. */
-async function syncFolder(folder: string) {
-  let handle: FileHandle | undefined
-  try {
-    handle = await open(folder, constants.O_RDONLY)
-    await handle.sync()
-  } catch {
-    // Best effort: the content is already synced; only the rename's durability is at stake.
-  } finally {
-    await handle?.close()
-  }
 }
