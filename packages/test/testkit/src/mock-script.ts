@@ -51,6 +51,13 @@ export type MockStep =
    * defaults to `server_error`, `code` and `param` to null; extra keys (llama.cpp's `n_ctx`) are sent as given.
    */
   | { error: { message: string; type?: string; code?: string | number | null; [extra: string]: JsonValue | undefined } }
+  /**
+   * `bytes` of filler, written in 64 KiB pieces as fast as the client takes them and never built in
+   * memory. `comment` (default): SSE comment lines, which a client skips, so the stream stays valid
+   * however big it gets. `event`: one `data:` line of `bytes` spaces, ended only after all of them:
+   * an event bigger than any client should buffer.
+   */
+  | { filler: { bytes: number; as?: 'comment' | 'event' } }
   /** Wait before the next step. */
   | { delayMs: number }
   /**

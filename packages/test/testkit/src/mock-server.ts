@@ -16,8 +16,14 @@ import type {
 export interface MockServer {
   /** Base URL including `/v1`, e.g. `http://127.0.0.1:43121/v1`. */
   readonly url: string
-  /** Every request received, in order. */
+  /** Every request received since the start or the last `reset`, in order. */
   readonly requests: readonly RecordedRequest[]
+  /**
+   * Forgets the recorded requests and restarts the script's count, playing `script` from now on
+   * when given. One server can then serve many tests in a row from one address, so the client's
+   * per-origin connection pool is reused instead of growing by one pool per server.
+   */
+  reset(script?: MockScript): void
   /** Destroys open connections (a stalled stream included) and stops listening. */
   close(): Promise<void>
 }
@@ -29,12 +35,15 @@ const DEFAULT_USAGE: MockUsage = {
 
 /** Padding for `bodyBytes`: one buffer written again and again, so a huge body is never in memory. */
 const PADDING = Buffer.alloc(64 * 1024, ' ')
+/** A `filler` step's comment line, 64 KiB with its newline: `:` and spaces. */
+const COMMENT_LINE = Buffer.concat([Buffer.from(':'), PADDING.subarray(0, PADDING.length - 2), Buffer.from('\n')])
 
 /**
  * Starts a server on a free port of 127.0.0.1; close it when the test ends. Every response carries
  * `x-request-id: mock-req-<n>`, `n` being the 1-based request number.
  */
-export async function startMockOpenAiServer(script: MockScript): Promise<MockServer> {
+export async function startMockOpenAiServer(initialScript: MockScript): Promise<MockServer> {
+  let script = initialScript
   const requests: RecordedRequest[] = []
   const sockets = new Set<Socket>()
   let chatRequests = 0
@@ -93,6 +102,11 @@ export async function startMockOpenAiServer(script: MockScript): Promise<MockSer
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    reset(next) {
+      requests.length = 0
+      chatRequests = 0
+      if (next !== undefined) script = next
+    },
     close: () => new Promise<void>((resolve) => {
       closing = true
       for (const socket of sockets) socket.destroy()
@@ -310,6 +324,9 @@ async function sendStream(exchange: Exchange, reply: MockStreamReply, request: R
       if (index === undefined) throw new Error(`toolArguments for "${step.toolArguments.id}", which no earlier toolCall step sent`)
       for (const fragment of fragments(step.toolArguments.arguments)) await data(chunk({ tool_calls: [{ index, function: { arguments: fragment } }] }))
     } else if ('keepAlive' in step) await write(': keep-alive\n\n')
+    else if ('filler' in step) {
+      if (!await writeFiller(exchange, step.filler.bytes, step.filler.as ?? 'comment')) return
+    }
     else if ('raw' in step) await write(step.raw)
     else if ('event' in step) await write(event(step.event))
     else if ('wrongShape' in step) await write(event(wrongShape(step.wrongShape, base)))
@@ -349,6 +366,27 @@ function createWriter(exchange: Exchange, chunkBytes: number | undefined) {
       if (size < bytes.length) await delay(1)
     }
   }
+}
+
+/**
+ * A `filler` step: `bytes` of comment lines, or one `data:` line of spaces, in 64 KiB pieces that
+ * reuse one buffer. False once the client is gone (the rest is not written).
+ */
+async function writeFiller(exchange: Exchange, bytes: number, as: 'comment' | 'event'): Promise<boolean> {
+  let left = Math.max(0, Math.floor(bytes))
+  if (as === 'event') {
+    if (!await exchange.write('data: ')) return false
+    for (; left > 0; left -= PADDING.length) {
+      if (!await exchange.write(left >= PADDING.length ? PADDING : PADDING.subarray(0, left))) return false
+    }
+    return exchange.write('\n\n')
+  }
+  for (; left >= COMMENT_LINE.length; left -= COMMENT_LINE.length) {
+    if (!await exchange.write(COMMENT_LINE)) return false
+  }
+  // The last line is shorter: `:`, spaces and its newline, or a lone newline for one byte.
+  if (left >= 2) return exchange.write(Buffer.concat([COMMENT_LINE.subarray(0, left - 1), Buffer.from('\n')]))
+  return left === 1 ? exchange.write('\n') : true
 }
 
 function readBody(incoming: IncomingMessage): Promise<string> {

@@ -276,6 +276,19 @@ describe('startMockOpenAiServer requests', () => {
     expect((error as APIError).message).toBe('the mock server failed: Error: toolArguments for "call_x", which no earlier toolCall step sent')
   })
 
+  it('forgets its requests on reset and plays the new script from its start, on the same address', async () => {
+    const server = await serve([{ steps: [{ text: 'first' }] }])
+    await read(clientFor(server))
+    const url = server.url
+    server.reset([{ kind: 'error', status: 503, message: 'second script' }])
+    expect(server.requests).toEqual([])
+    const { error } = await read(clientFor(server))
+    expect((error as APIError).status).toBe(503)
+    expect([server.url, server.requests.length, server.requests[0]!.headers['content-type']]).toEqual([url, 1, 'application/json'])
+    server.reset()
+    expect((await read(clientFor(server))).error).toBeInstanceOf(InternalServerError)
+  })
+
   it('passes each request and its position to a script function', async () => {
     const seen: [unknown, number][] = []
     const server = await serve((request, index) => {
@@ -341,6 +354,34 @@ describe('startMockOpenAiServer body faults and reply records', () => {
     const reader = response.body!.getReader()
     let received = 0
     while (received < 64 * 1024) received += (await reader.read()).value?.length ?? 0
+    await reader.cancel()
+    await server.requests[0]!.reply.settled
+    const { reply } = server.requests[0]!
+    expect(reply.clientClosedEarly).toBe(true)
+    expect(reply.bytesWritten).toBeLessThan(size / 4)
+  })
+})
+
+describe('startMockOpenAiServer filler steps', () => {
+  it('pads a stream with comment lines the client skips, whatever their size, and sends the text after them', async () => {
+    const size = 1024 * 1024 + 5
+    const server = await serve([{ steps: [{ filler: { bytes: size } }, { text: 'after' }, { filler: { bytes: 1 } }] }])
+    const { chunks, error } = await read(clientFor(server))
+    expect(error).toBe(undefined)
+    expect(deltas(chunks).map((chunk) => chunk.delta?.content)).toEqual(['', 'after', undefined, undefined])
+    await server.requests[0]!.reply.settled
+    expect(server.requests[0]!.reply.bytesWritten).toBeGreaterThan(size)
+  })
+
+  it('streams 200 MB of filler without building it, and stops writing once the client hangs up', async () => {
+    const size = 200 * 1024 * 1024
+    const server = await serve([{ steps: [{ filler: { bytes: size, as: 'event' } }, { text: 'never read' }] }])
+    const response = await post(server)
+    const reader = response.body!.getReader()
+    const first = new TextDecoder().decode((await reader.read()).value)
+    expect(first.startsWith('data: ')).toBe(true)
+    let received = first.length
+    while (received < 256 * 1024) received += (await reader.read()).value?.length ?? 0
     await reader.cancel()
     await server.requests[0]!.reply.settled
     const { reply } = server.requests[0]!
