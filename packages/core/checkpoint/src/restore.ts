@@ -1,7 +1,7 @@
 /** Acting on one planned file: write its old content or remove it, never following a symbolic link. */
 
 import { randomUUID } from 'node:crypto'
-import { lstat, mkdir, open, rename, unlink } from 'node:fs/promises'
+import { lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { isMissing } from './plan.ts'
 
@@ -25,7 +25,7 @@ const PRIVATE_FOLDER_MODE = 0o700
  */
 export async function writeAtomically(file: string, content: Uint8Array, mode?: number): Promise<void> {
   const target = await existingMode(file) ?? mode ?? PRIVATE_FILE_MODE
-  const temp = join(dirname(file), `.${basename(file)}.rein-rewind-${randomUUID()}.tmp`)
+  const temp = join(dirname(file), `${tempPrefix(file)}${randomUUID()}.tmp`)
   // Private while the bytes go in; the mode is set (chmod: exactly, whatever the umask) before the rename shows it.
   const handle = await openTemp(temp)
   try {
@@ -53,6 +53,26 @@ async function openTemp(temp: string) {
   }
   await mkdir(dirname(temp), { recursive: true, mode: PRIVATE_FOLDER_MODE })
   return open(temp, 'wx', PRIVATE_FILE_MODE)
+}
+
+/** How this module names the temporary copies of `file`, up to their random part. */
+function tempPrefix(file: string): string {
+  return `.${basename(file)}.rein-rewind-`
+}
+
+const TEMP_TAIL = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/
+
+/**
+ * Removes the temporary copies of `file` a rewind killed between their write and their rename left
+ * beside it (only names this module makes). Best effort: what cannot be listed or removed stays.
+ */
+export async function removeLeftovers(file: string): Promise<void> {
+  const folder = dirname(file)
+  const prefix = tempPrefix(file)
+  const names = await readdir(folder).catch(() => [] as string[])
+  for (const name of names) {
+    if (name.startsWith(prefix) && TEMP_TAIL.test(name.slice(prefix.length))) await unlink(join(folder, name)).catch(() => undefined)
+  }
 }
 
 /** Removes `file` (a link itself, never its target); an already absent file is fine. */

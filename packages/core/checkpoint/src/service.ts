@@ -12,7 +12,7 @@ import type {} from '@rein/tools'
 import { CheckpointConfig } from './config.ts'
 import { contentHash } from './hash.ts'
 import { planFile, recordsToUndo } from './plan.ts'
-import { removeFile, writeAtomically } from './restore.ts'
+import { removeFile, removeLeftovers, writeAtomically } from './restore.ts'
 import { parentProblem } from './parents.ts'
 import { setAside, setAsideFolder } from './set-aside.ts'
 import { reinHome } from './snapshot/config.ts'
@@ -181,6 +181,8 @@ export class CheckpointService extends Service {
       let aside: string | undefined
       const asideFolder = () => (aside ??= setAsideFolder(this._state.config.home ?? reinHome(), sessionId))
       for (const item of plan.items) {
+        // What an earlier rewind killed mid-write left beside this file, through no link.
+        if (item.action !== 'skipped' && parentProblem(item.root, item.file) === undefined) await removeLeftovers(item.file)
         if (item.action === 'already') result.already.push(item)
         else if (item.action === 'drifted') result.drifted.push(item)
         else if (item.action === 'skipped') result.skipped.push(item)

@@ -10,7 +10,7 @@ import { summarize, type LoadedSession, type SessionEvent, type SessionHeader, t
 import { appendDurably, fileTarget, publishFile } from './durable-write.ts'
 import { errorCode, messageOf } from './fs-errors.ts'
 import { eventLine, headerLine, parseSessionFile } from './jsonl-format.ts'
-import { claimLock, isLockHeld, releaseLock } from './lock.ts'
+import { claimLock, isLockHeld, releaseLock, sweepLeftovers } from './lock.ts'
 import { isSessionId, sessionPaths, type SessionPaths } from './paths.ts'
 
 export interface JsonlSessionStoreOptions {
@@ -57,6 +57,8 @@ export class JsonlSessionStore implements SessionStore {
   private readonly sessions = new Map<string, OpenSession>()
   /** The root was made (0700) by this store: later sessions skip the check. */
   private rootReady: Promise<void> | undefined
+  /** Whether the root was swept of dead processes' leftovers (at the first claim). */
+  private swept = false
 
   constructor(options: JsonlSessionStoreOptions) {
     this.root = options.root
@@ -247,6 +249,12 @@ export class JsonlSessionStore implements SessionStore {
       this.rootReady = undefined
       await this.ensureRoot()
       claimLock(paths.lock, id)
+    }
+    // What a killed process left (lock.ts) is there before this store's first claim; later claims
+    // do not list a folder of many logs again.
+    if (!this.swept) {
+      this.swept = true
+      sweepLeftovers(this.root)
     }
   }
 

@@ -3,16 +3,24 @@
  * written to a temporary file that is then hard-linked into place — so a live owner's lock is never
  * empty. A lock whose owner cannot be shown alive (its process is gone, or the file names no
  * process, e.g. one left empty by an older rein killed mid-write) is stale and taken over.
+ *
+ * What a killed rein leaves is swept by a store's first successful claim in the folder (`sweepLeftovers`): temporary pid files
+ * (killed inside a claim) and stale locks — also those no claim of their own session would ever take
+ * over: a session whose log was never written (killed between `create` and the first flush), or a
+ * subagent's finished session, which its parent only reads.
  */
 
 import { randomUUID } from 'node:crypto'
-import { linkSync, readFileSync, unlinkSync } from 'node:fs'
+import { closeSync, fstatSync, linkSync, lstatSync, openSync, readFileSync, readdirSync, unlinkSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { ReinError, isZombie } from '@rein/base'
 import { quietly, writeNewPrivateFile } from './durable-write.ts'
 import { errorCode, messageOf } from './fs-errors.ts'
 
 const ATTEMPTS = 3
+
+/** A temporary pid file as `tryCreate` names it, capturing the pid of the process that wrote it. */
+const TEMP_NAME = /^\..+\.lock\.([1-9]\d*)\.[0-9a-f-]{36}\.tmp$/
 
 /*
  * Synchronous, like the log's writes (durable-write.ts): a handful of small calls per session,
@@ -82,6 +90,46 @@ function tryCreate(lock: string): boolean {
   } finally {
     quietly(() => unlinkSync(temp))
   }
+}
+
+/**
+ * Removes what dead processes left in the folder: temporary pid files, and locks whose holder is
+ * gone. A live process's files are left alone (it may be claiming now). A stale lock is removed only
+ * while it is still the file that was read: a claimer taking it over meanwhile links a new file.
+ */
+export function sweepLeftovers(folder: string): void {
+  let names: string[]
+  try {
+    names = readdirSync(folder)
+  } catch {
+    return
+  }
+  for (const name of names) {
+    const file = join(folder, name)
+    const temp = TEMP_NAME.exec(name)
+    if (temp) {
+      const pid = Number(temp[1])
+      if (pid !== process.pid && !isProcessAlive(pid)) quietly(() => unlinkSync(file))
+    } else if (name.endsWith('.lock') && !name.startsWith('.')) {
+      quietly(() => removeIfStale(file))
+    }
+  }
+}
+
+/** Unlinks `lock` if the process it names is gone and it is still the same file. */
+function removeIfStale(lock: string): void {
+  const fd = openSync(lock, 'r')
+  let inode: number
+  let holder: number | 'stale'
+  try {
+    inode = fstatSync(fd).ino
+    const pid = Number(readFileSync(fd, 'utf8').trim())
+    holder = Number.isInteger(pid) && pid > 0 ? pid : 'stale'
+  } finally {
+    closeSync(fd)
+  }
+  if (holder !== 'stale' && (holder === process.pid || isProcessAlive(holder))) return
+  if (lstatSync(lock).ino === inode) unlinkSync(lock)
 }
 
 /** The holder's pid; 'stale' when the file names no process; 'gone' when it vanished meanwhile. */

@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { readFile, stat, writeFile } from 'node:fs/promises'
+import { randomUUID } from 'node:crypto'
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { JsonlSessionStore } from '../src/index.ts'
@@ -89,6 +90,73 @@ describe('session locks', () => {
     const store = new JsonlSessionStore({ root })
     expect((await store.open('s1')).events).toEqual(range(0, 1))
     await store.close('s1')
+  })
+
+  it('leaves no temporary pid file behind when a claimer was killed before linking it into place', async () => {
+    const root = await tempRoot()
+    await storedSession(root)
+    // What a rein SIGKILLed inside the claim leaves: its pid file, written but never linked (or
+    // linked and not yet removed), for this session and for one whose log was never published.
+    const dead = spawnSync('true').pid
+    await writeFile(join(root, `.s1.lock.${dead}.${randomUUID()}.tmp`), `${dead}\n`)
+    await writeFile(join(root, `.s2.lock.${dead}.${randomUUID()}.tmp`), `${dead}\n`)
+    const store = new JsonlSessionStore({ root })
+    await store.open('s1')
+    await store.close('s1')
+    expect(await readdir(root)).toEqual(['s1.jsonl'])
+  })
+
+  it('leaves the temporary pid file of a claimer that is still alive', async () => {
+    const root = await tempRoot()
+    await storedSession(root)
+    const sleeper = spawn('sleep', ['30'])
+    children.push(sleeper)
+    const temp = `.s2.lock.${sleeper.pid!}.${randomUUID()}.tmp`
+    await writeFile(join(root, temp), `${sleeper.pid!}\n`)
+    const store = new JsonlSessionStore({ root })
+    await store.open('s1')
+    await store.close('s1')
+    expect((await readdir(root)).sort()).toEqual([temp, 's1.jsonl'])
+  })
+
+  it('leaves no lock behind for a session whose process was killed before its log was first written', async () => {
+    const root = await tempRoot()
+    await storedSession(root)
+    // create() claims the id; the log appears with the first flush. A SIGKILL in between leaves this.
+    const dead = spawnSync('true').pid
+    await writeFile(join(root, 'never-written.lock'), `${dead}\n`)
+    const store = new JsonlSessionStore({ root })
+    await store.open('s1')
+    await store.close('s1')
+    expect(await readdir(root)).toEqual(['s1.jsonl'])
+  })
+
+  it('leaves no stale lock behind for a finished session that no one opens again', async () => {
+    const root = await tempRoot()
+    await storedSession(root, 's1')
+    await storedSession(root, 'child')
+    // A subagent's session whose process was killed after its last turn was saved: its parent reads
+    // the finished log and never opens it, so no claim of its own takes the lock over.
+    const dead = spawnSync('true').pid
+    await writeFile(join(root, 'child.lock'), `${dead}\n`)
+    const store = new JsonlSessionStore({ root })
+    await store.open('s1')
+    await store.close('s1')
+    expect((await readdir(root)).sort()).toEqual(['child.jsonl', 's1.jsonl'])
+  })
+
+  it('keeps the locks of live processes: a session open elsewhere, one created and not written yet', async () => {
+    const root = await tempRoot()
+    await storedSession(root, 's1')
+    await storedSession(root, 's2')
+    const sleeper = spawn('sleep', ['30'])
+    children.push(sleeper)
+    await writeFile(join(root, 's2.lock'), `${sleeper.pid!}\n`)
+    await writeFile(join(root, 's3.lock'), `${sleeper.pid!}\n`)
+    const store = new JsonlSessionStore({ root })
+    await store.open('s1')
+    await store.close('s1')
+    expect((await readdir(root)).sort()).toEqual(['s1.jsonl', 's2.jsonl', 's2.lock', 's3.lock'])
   })
 
   it('reads a locked session without claiming it', async () => {
