@@ -69,7 +69,7 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
     if (name) block.name = name
     const raw = call.function?.arguments
     // Arguments stay the model's raw text; a server that sends an object gets it re-serialized once.
-    const argumentsDelta = raw === undefined || raw === null ? '' : typeof raw === 'string' ? raw : JSON.stringify(raw)
+    const argumentsDelta = raw === undefined || raw === null ? '' : typeof raw === 'string' ? raw : serializeArguments(raw, provider)
     block.text += argumentsDelta
     if (name || argumentsDelta) out.push({ type: 'tool-call-delta', index: block.index, id: block.id ?? '', ...(name ? { name } : {}), argumentsDelta })
   }
@@ -120,6 +120,15 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
     },
 
     usageSoFar: () => usage,
+  }
+}
+
+/** Object arguments as text; one nested too deeply for JSON.stringify (a RangeError) is a malformed event. */
+function serializeArguments(raw: unknown, provider: string): string {
+  try {
+    return JSON.stringify(raw)
+  } catch {
+    throw malformed(provider, 'tool call arguments nested too deeply to read')
   }
 }
 

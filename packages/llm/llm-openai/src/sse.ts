@@ -5,7 +5,7 @@
  */
 
 import { LlmError } from '@rein/llm'
-import { createParser, type ParseError } from 'eventsource-parser'
+import { createParser } from 'eventsource-parser'
 import { ResponseWatchdog } from './watchdog.ts'
 import { STOP_READING } from './response-body.ts'
 
@@ -24,34 +24,65 @@ const MAX_EVENT_CHARS = 8 * 1024 * 1024
 /** Yields each event's `data`, in order. Throws `LlmError` on idle timeout, a broken connection or garbage. */
 export async function* readSseData(body: ReadableStream<Uint8Array>, options: SseOptions): AsyncGenerator<string, void, undefined> {
   const queue: string[] = []
-  let parseError: ParseError | undefined
+  const maxEventChars = options.maxEventChars ?? MAX_EVENT_CHARS
+  // Only an oversized event ends the stream; the parser's other complaints (an unknown field, a bad
+  // retry) are lines it skips. Once oversized, the parser is terminated and throws a plain Error on
+  // the next feed: every feed is checked, the last ones too.
+  let oversized = false
   const parser = createParser({
     onEvent: (event) => queue.push(event.data),
-    onError: (error) => { parseError ??= error },
-    maxBufferSize: options.maxEventChars ?? MAX_EVENT_CHARS,
+    onError: (error) => { if (error.type === 'max-buffer-size-exceeded') oversized = true },
+    maxBufferSize: maxEventChars,
   })
+  const feed = (text: string) => {
+    parser.feed(text)
+    if (oversized) throw new LlmError({ code: 'MALFORMED_RESPONSE', message: `${options.provider} sent an event larger than ${maxEventChars} characters` })
+  }
   const reader = body.getReader()
   const decoder = new TextDecoder()
+  /** Whether the bytes so far end at a line break (a body that stops elsewhere was cut mid-line). */
+  let lineEnded = true
   const watchdog = options.watchdog ?? new ResponseWatchdog(options.provider, options.idleTimeoutMs)
   watchdog.phase = 'body'
   try {
     while (true) {
       const { done, value } = await read(reader, watchdog, options.provider)
       if (done) {
-        parser.feed(decoder.decode())
-        parser.feed('\n\n')
-        yield* queue.splice(0)
+        const tail = decoder.decode()
+        feed(tail)
+        if (tail) lineEnded = /[\r\n]$/.test(tail)
+        // The last event is read even without its closing blank line. But a body that stopped
+        // inside a line cut that event short: unless what arrived still reads whole, the
+        // connection broke mid-event, which is not the server sending garbage.
+        feed('\n\n')
+        const events = queue.splice(0)
+        const last = events.at(-1)
+        if (!lineEnded && last !== undefined && !readsWhole(last)) {
+          yield* events.slice(0, -1)
+          throw new LlmError({ code: 'STREAM_CLOSED', message: `${options.provider} closed the stream in the middle of an event` })
+        }
+        yield* events
         return
       }
-      parser.feed(decoder.decode(value, { stream: true }))
-      if (parseError?.type === 'max-buffer-size-exceeded') {
-        throw new LlmError({ code: 'MALFORMED_RESPONSE', message: `${options.provider} sent an event larger than ${options.maxEventChars ?? MAX_EVENT_CHARS} characters` })
-      }
+      const text = decoder.decode(value, { stream: true })
+      feed(text)
+      if (text) lineEnded = /[\r\n]$/.test(text)
       if (queue.length > 0) yield* queue.splice(0)
     }
   } finally {
     if (!options.watchdog) watchdog.dispose()
     reader.cancel(STOP_READING).catch(() => {})
+  }
+}
+
+/** `[DONE]` or complete JSON: an event cut where it happens to be whole is still the server's. */
+function readsWhole(data: string): boolean {
+  if (data.trim() === '[DONE]') return true
+  try {
+    JSON.parse(data)
+    return true
+  } catch {
+    return false
   }
 }
 

@@ -68,24 +68,27 @@ function checkToolCall(provider: string, call: unknown, i: number, j: number) {
 
 function checkUsage(provider: string, usage: unknown) {
   if (!isObject(usage)) wrong(provider, 'usage', usage, 'an object')
-  if (!optCount(usage.prompt_tokens)) wrong(provider, 'usage.prompt_tokens', usage.prompt_tokens, COUNT)
-  if (!optCount(usage.completion_tokens)) wrong(provider, 'usage.completion_tokens', usage.completion_tokens, COUNT)
-  if (!optCount(usage.prompt_cache_hit_tokens)) wrong(provider, 'usage.prompt_cache_hit_tokens', usage.prompt_cache_hit_tokens, COUNT)
+  if (!optTokens(usage.prompt_tokens)) wrong(provider, 'usage.prompt_tokens', usage.prompt_tokens, TOKENS)
+  if (!optTokens(usage.completion_tokens)) wrong(provider, 'usage.completion_tokens', usage.completion_tokens, TOKENS)
+  if (!optTokens(usage.prompt_cache_hit_tokens)) wrong(provider, 'usage.prompt_cache_hit_tokens', usage.prompt_cache_hit_tokens, TOKENS)
   const prompt = usage.prompt_tokens_details
   if (!absent(prompt)) {
     if (!isObject(prompt)) wrong(provider, 'usage.prompt_tokens_details', prompt, 'an object')
-    if (!optCount(prompt.cached_tokens)) wrong(provider, 'usage.prompt_tokens_details.cached_tokens', prompt.cached_tokens, COUNT)
+    if (!optTokens(prompt.cached_tokens)) wrong(provider, 'usage.prompt_tokens_details.cached_tokens', prompt.cached_tokens, TOKENS)
   }
   const completion = usage.completion_tokens_details
   if (!absent(completion)) {
     if (!isObject(completion)) wrong(provider, 'usage.completion_tokens_details', completion, 'an object')
-    if (!optCount(completion.reasoning_tokens)) wrong(provider, 'usage.completion_tokens_details.reasoning_tokens', completion.reasoning_tokens, COUNT)
+    if (!optTokens(completion.reasoning_tokens)) wrong(provider, 'usage.completion_tokens_details.reasoning_tokens', completion.reasoning_tokens, TOKENS)
   }
 }
 
 const COUNT = 'a whole number ≥ 0'
 const optString = (value: unknown) => value === undefined || value === null || typeof value === 'string'
 const optCount = (value: unknown) => value === undefined || value === null || (typeof value === 'number' && Number.isInteger(value) && value >= 0)
+// Token counts are summed across answers: one past 2^53 is not exact, and two near 1e308 sum to Infinity, which no log stores.
+const TOKENS = 'a whole number of tokens below 2^53'
+const optTokens = (value: unknown) => value === undefined || value === null || (Number.isSafeInteger(value) && (value as number) >= 0)
 
 function wrong(provider: string, path: string, value: unknown, expected: string): never {
   throw malformed(provider, `a stream event whose ${path} is ${describe(value)}, not ${expected}`)

@@ -156,6 +156,27 @@ describe('OpenAiCompatibleAdapter over HTTP', () => {
     expect(truncated.chunks.filter((chunk) => chunk.type === 'text-delta')).toEqual([{ type: 'text-delta', index: 0, text: 'cut' }])
   })
 
+  it('treats a stream cut off inside an event as STREAM_CLOSED and retries it, not as a malformed event', async () => {
+    const cut = 'data: {"id":"chatcmpl-mock","object":"chat.completion.chunk","choi'
+    const { root } = await boot([
+      { steps: [{ raw: cut }], finishReason: null, done: false, usage: null },
+      { steps: [{ text: 'whole' }] },
+      { steps: [{ text: 'half' }, { raw: cut }], finishReason: null, done: false, usage: null },
+    ])
+    const retried = await run(root)
+    expect(retried.events.map((event) => event.type === 'retry' && event.failure.code)).toEqual(['STREAM_CLOSED'])
+    expect(retried.finish.reason).toBe('stop')
+    const shown = await run(root)
+    expect(shown.finish.failure).toEqual({ code: 'STREAM_CLOSED', message: 'OpenAI closed the stream in the middle of an event' })
+    expect(shown.chunks.filter((chunk) => chunk.type === 'text-delta')).toEqual([{ type: 'text-delta', index: 0, text: 'half' }])
+  })
+
+  it('still reads a last event whose line is whole but lacks the closing blank line', async () => {
+    const finish = 'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}'
+    const { root } = await boot([{ steps: [{ text: 'ok' }, { raw: finish }], finishReason: null, done: false, usage: null }])
+    expect((await run(root)).finish.reason).toBe('stop')
+  })
+
   it('falls back to a second server after retries run out, as the recorded requests show', async () => {
     const busy = { kind: 'error' as const, status: 503, message: 'overloaded' }
     const { root, server: primary } = await boot([busy, busy, busy], {}, 2)
