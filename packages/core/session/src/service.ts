@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { Context, Service, type Logger } from '@deepseek-ai/cordis'
 import { ReinError, callListeners, hasListeners, isReinError } from '@rein/base'
 import { CORE_EVENT_TYPES, IGNORABLE_CORE_EVENT_TYPES, SESSION_FORMAT_VERSION, type SessionEvent, type SessionHeader } from './events.ts'
+import { coreEventProblem } from './event-shape.ts'
 import { Session, type SessionHooks } from './session.ts'
 import type { LoadedSession, SessionStore, SessionSummary } from './store.ts'
 import { TempFolders } from './temp-folders.ts'
@@ -194,7 +195,7 @@ export class SessionService extends Service {
     }
   }
 
-  /** Refuses a log it cannot read faithfully: a newer format, or an event type nothing defines. */
+  /** Refuses a log it cannot read faithfully: a newer format, an event type nothing defines, or a core event of the wrong shape. */
   private check({ header, events }: LoadedSession) {
     if (header.formatVersion > SESSION_FORMAT_VERSION) {
       throw new ReinError('SESSION_FORMAT_UNSUPPORTED', `session ${header.id} was written by a newer rein (format ${header.formatVersion}, this one reads ${SESSION_FORMAT_VERSION}); upgrade rein to open it`)
@@ -203,6 +204,14 @@ export class SessionService extends Service {
     const unknown = events.find((event) => !event.ignorable && !types.has(event.type))
     if (unknown) {
       throw new ReinError('SESSION_UNKNOWN_EVENT', `session ${header.id} has event #${unknown.seq} of type "${unknown.type}", which no loaded plugin defines; load the plugin that wrote it`, { details: { seq: unknown.seq, type: unknown.type } })
+    }
+    // Its readers (messages, repair, resume) trust a core event's shape: one without it is refused here.
+    for (const event of events) {
+      const problem = coreEventProblem(event)
+      if (problem === undefined) continue
+      throw new ReinError('SESSION_CORRUPT', `session ${header.id} has event #${event.seq} (${event.type}) that is not as rein writes it: its ${problem}; rein leaves the log as it is — repair it or move it out of the sessions folder`, {
+        details: { seq: event.seq, type: event.type },
+      })
     }
   }
 

@@ -1,0 +1,96 @@
+/**
+ * The shape every reader of a loaded log relies on, per core event type: the fields the message
+ * projection, the repair plan, the summary and a resume read, with their types. A stored line can
+ * be valid JSON with a valid envelope and still not have it (a flipped byte in a key); such a log
+ * is refused as corrupt rather than loaded and crashing the first reader with a TypeError. Fields
+ * newer than the oldest logs are optional; unknown fields are kept.
+ */
+
+import type { SessionEvent } from './events.ts'
+
+type Check = (value: unknown) => string | undefined
+type Fields = Readonly<Record<string, Check>>
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+const string: Check = (value) => (typeof value === 'string' ? undefined : 'a string')
+const boolean: Check = (value) => (typeof value === 'boolean' ? undefined : 'true or false')
+const count: Check = (value) => (Number.isSafeInteger(value) && (value as number) >= 0 ? undefined : 'a whole number ≥ 0')
+const number: Check = (value) => (typeof value === 'number' && Number.isFinite(value) ? undefined : 'a number')
+const optional = (check: Check): Check => (value) => (value === undefined ? undefined : check(value))
+
+/** An object with `fields` (each checked; a problem names its path). */
+function object(fields: Fields): Check {
+  const entries = Object.entries(fields)
+  return (value) => {
+    if (!isRecord(value)) return 'an object'
+    for (const [key, check] of entries) {
+      const problem = check(value[key])
+      if (problem !== undefined) return problem.startsWith('.') || problem.startsWith('[') ? `.${key}${problem}` : `.${key}: ${problem}`
+    }
+    return undefined
+  }
+}
+
+function list(item: Check): Check {
+  return (value) => {
+    if (!Array.isArray(value)) return 'a list'
+    for (const [index, entry] of value.entries()) {
+      const problem = item(entry)
+      if (problem !== undefined) return problem.startsWith('.') ? `[${index}]${problem}` : `[${index}]: ${problem}`
+    }
+    return undefined
+  }
+}
+
+/** One of several object shapes, chosen by its `type`. */
+function byType(shapes: Readonly<Record<string, Check>>): Check {
+  return (value) => {
+    if (!isRecord(value) || typeof value.type !== 'string') return 'an object with a "type"'
+    const shape = Object.hasOwn(shapes, value.type) ? shapes[value.type] : undefined
+    return shape ? shape(value) : `a known type, not "${value.type}"`
+  }
+}
+
+const text = object({ text: string })
+const image = object({ mediaType: string, url: string })
+const resultContent = list(byType({ text, image }))
+const message = object({
+  id: string,
+  role: string,
+  content: list(byType({
+    text,
+    reasoning: text,
+    image,
+    'tool-call': object({ id: string, name: string, arguments: string }),
+    'tool-result': object({ toolCallId: string, content: resultContent, isError: optional(boolean) }),
+  })),
+  source: object({ kind: string }),
+})
+const usage = optional(object({ inputTokens: count, outputTokens: count, cacheReadTokens: optional(count), cacheWriteTokens: optional(count), reasoningTokens: optional(count) }))
+const turn = { turn: count }
+const step = { turn: count, step: count }
+
+const SHAPES: Readonly<Record<string, Check>> = {
+  'turn/start': object(turn),
+  'turn/end': object({ ...turn, reason: string }),
+  'step/start': object({ ...step, request: optional(object({ provider: string, model: string })) }),
+  'step/end': object(step),
+  'user/message': object({ message }),
+  'request/header': object({ provider: string, model: string }),
+  'assistant/message': object({ message, usage, provider: string, model: string, cost: optional(number) }),
+  'tool/call': object({ callId: string, name: string, arguments: string, replaySafe: boolean }),
+  'tool/result': object({ callId: string, content: resultContent, isError: boolean, code: optional(string), modelChars: optional(count) }),
+  'llm/attempt': object({ usage, cost: optional(number) }),
+  'context/compacted': object({
+    pruned: list(object({ callId: string, name: string, chars: count })),
+    summary: optional(object({ text: string, fromSeq: count, toSeq: count })),
+  }),
+}
+
+/** What is wrong with a core event's data (e.g. `.message.content: a list`), or undefined when it has its shape or is not a core type. */
+export function coreEventProblem(event: SessionEvent): string | undefined {
+  const shape = Object.hasOwn(SHAPES, event.type) ? SHAPES[event.type] : undefined
+  const problem = shape?.(event.data)
+  return problem === undefined ? undefined : `data${problem.startsWith('.') ? problem : `: ${problem}`}`
+}
