@@ -27,9 +27,17 @@ function render(reports, { minutes, passed }) {
     `Last run: ${new Date().toISOString().slice(0, 10)} on ${machine}; ${minutes.toFixed(1)} minutes; ${passed ? 'every suite passed' : '**some suites failed** (marked below)'}.`,
     'Every random choice comes from a seed (shown per suite); `REIN_SOAK_SEED=<seed> pnpm soak --only <suite>` replays it.',
     '',
+    ...overrides(),
   ]
   for (const report of reports) lines.push(...renderSuite(report))
   return `${lines.join('\n')}\n`
+}
+
+/** The size overrides the run was given (REIN_SOAK_<NAME>=N): the figures below are of that size. */
+function overrides() {
+  const given = Object.entries(process.env).filter(([name]) => name.startsWith('REIN_SOAK_') && !['REIN_SOAK_OUT'].includes(name))
+  if (given.length === 0) return []
+  return [`Sizes overridden in this run: ${given.map(([name, value]) => `\`${name}=${value}\``).join(', ')} (each suite's line says what it ran).`, '']
 }
 
 function renderSuite(report) {

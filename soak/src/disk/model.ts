@@ -7,7 +7,7 @@ import type { MockReply, MockScript, RecordedRequest } from '@rein/testkit'
 import type { Rng } from '../plan.ts'
 
 /** How many steps a run may take after its fault before the model gives up and answers. */
-export const STEPS_AFTER_FAULT = 60
+const STEPS_AFTER_FAULT = 60
 
 export interface FaultingModel {
   readonly script: MockScript

@@ -119,7 +119,7 @@ export function unmountAll(): void {
 }
 
 /** Bytes a process may still write on the file system holding `dir`. */
-export function freeBytes(dir: string): number {
+function freeBytes(dir: string): number {
   const stats = statfsSync(dir)
   return stats.bavail * stats.bsize
 }

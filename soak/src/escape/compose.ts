@@ -19,7 +19,7 @@ const SEPARATORS = ['/', '/', '/', '/', '//', '/./', '\\', '\\/'] as const
 const TOOLS: readonly EscapeTool[] = ['read', 'read', 'write', 'edit', 'multi_edit', 'glob', 'glob', 'grep', 'grep', 'bash']
 
 /** One random path: a prefix, then 1–7 fragments joined by mostly plain separators. */
-export function randomPath(random: Rng): string {
+function randomPath(random: Rng): string {
   const count = 1 + random.int(7)
   let path = random.pick(PREFIXES)
   for (let index = 0; index < count; index++) {

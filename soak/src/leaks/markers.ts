@@ -47,7 +47,7 @@ const MARKER_NAMES = {
 } as const satisfies Record<string, MarkerKind>
 
 /** A planted marker's name. */
-export type MarkerName = keyof typeof MARKER_NAMES
+type MarkerName = keyof typeof MARKER_NAMES
 
 /** Everything one run of the suite planted. */
 export interface Markers {

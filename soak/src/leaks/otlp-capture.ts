@@ -8,7 +8,7 @@ import type { AddressInfo, Socket } from 'node:net'
 import { gunzipSync } from 'node:zlib'
 
 /** One export as it arrived. */
-export interface CapturedExport {
+interface CapturedExport {
   readonly path: string
   readonly body: string
 }

@@ -29,7 +29,7 @@ export const CONTENT_STORES: readonly Place[] = ['session log', 'spilled output'
 const EVERY_KIND: readonly MarkerKind[] = ['input', 'argument', 'result', 'answer', 'provider-echo']
 
 /** Which kinds of marker may be found in a place (the API key may be in none). */
-export function allowedKinds(place: Place): readonly MarkerKind[] {
+function allowedKinds(place: Place): readonly MarkerKind[] {
   if (CONTENT_STORES.includes(place)) return EVERY_KIND
   switch (place) {
     case 'workspace file the agent wrote': return ['argument']
@@ -65,7 +65,7 @@ export interface Sweep {
 }
 
 /** One hit: where it was, what kind of place that is, and what was found. */
-export interface Finding {
+interface Finding {
   readonly where: string
   readonly place: Place
   readonly what: string

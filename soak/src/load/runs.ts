@@ -20,7 +20,7 @@ import { loadStack, type EchoMeter, type LoadStack } from './stack.ts'
 export type Defer = (cleanup: () => unknown) => void
 
 /** Memory after a gc, with the logs' size and the open descriptors at that moment. */
-export type Sample = MemorySample & { logBytes: number; fds: number }
+type Sample = MemorySample & { logBytes: number; fds: number }
 
 /** What the many-agents run counted. */
 export interface AgentsOutcome {

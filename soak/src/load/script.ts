@@ -25,7 +25,7 @@ export function echoResult(token: string, turn: number, n: number, sessionId: st
 }
 
 /** The final answer of a turn: the token, the turn, and the results of the last step quoted. */
-export function answerText(token: string, turn: number, quoted: readonly string[]): string {
+function answerText(token: string, turn: number, quoted: readonly string[]): string {
   return `done ${token} turn ${turn}${quoted.length > 0 ? `: ${quoted.join(' | ')}` : ''}`
 }
 

@@ -15,7 +15,7 @@ import ToolRegistry, { defineTool } from '@rein/tools'
 import { echoResult } from './script.ts'
 
 /** The model id the stack asks for; the mock server answers whatever is asked. */
-export const MODEL = 'load-model'
+const MODEL = 'load-model'
 
 export interface LoadStackOptions {
   /** The mock server's base URL (with `/v1`). */
