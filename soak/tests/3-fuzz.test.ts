@@ -72,7 +72,7 @@ describe('3 fuzz: streams, translator, tool arguments and session logs never cra
     title: 'Fuzz: provider streams, chunk translator, tool arguments, session logs',
     ran: `${sse.streams} generated SSE streams (${pct(sse.damage.none ?? 0, sse.streams)} undamaged; the rest cut, duplicated, swapped, flipped, split inside UTF-8, invalid or wrong-shaped JSON, 1 MB and >8 MB lines, odd statuses and content types, dropped or silent connections) from one loopback server at ${Math.round(sse.streams / secs)} streams/s; `
       + `${translator.sequences} payload sequences (${translator.payloads} payloads) into createChunkTranslator; ${tools.calls} argument strings into ctx.tools.execute for three schema'd tools; `
-      + `${logs.logs} logs from real agent runs, truncated, byte-damaged or with lines dropped, duplicated or reordered, loaded through ctx.sessions and every ${RESUME_EVERY}th loaded one resumed by ctx.agents.resume; plus every saved input in soak/corpus. `,
+      + `${logs.logs} logs from real agent runs, truncated, byte-damaged or with lines dropped, duplicated or reordered, loaded through ctx.sessions and every ${RESUME_EVERY}th loaded one resumed by ctx.agents.resume; plus every saved input in soak/corpus.`,
     seed: SEED,
     figures,
     promise: 'Whatever bytes a provider sends, a stream ends with a finish or a typed error, never a crash or a hang; whatever arguments a model writes, a tool call ends with a result and a tool body only sees arguments its schema accepts. A session log damaged on disk is either refused with a clear error or loaded exactly as its lines say, keeping every event written before the damage; a log cut short by a crash always loads and repairs to a valid log.',
