@@ -8,12 +8,14 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { FULL } from './plan.ts'
 
-/** One counted thing: what it is, its value, and the value the suite requires (when there is one). */
+/** One counted thing: what it is, its value, and what the suite requires of it (when anything). */
 export interface Figure {
   readonly label: string
   readonly value: number | string
   /** The suite fails unless `value` equals this. */
   readonly must?: number
+  /** The suite fails unless `value` is at least this: proof the run did what it claims (kills landed, races met). */
+  readonly atLeast?: number
 }
 
 /** One suite's report. */
@@ -31,7 +33,8 @@ export interface SuiteReport {
 
 /** Figures whose value is not what they must be; a suite asserts this is empty. */
 export function broken(figures: readonly Figure[]): Figure[] {
-  return figures.filter((figure) => figure.must !== undefined && figure.value !== figure.must)
+  return figures.filter((figure) => (figure.must !== undefined && figure.value !== figure.must)
+    || (figure.atLeast !== undefined && !(typeof figure.value === 'number' && figure.value >= figure.atLeast)))
 }
 
 /** Writes `report` to REIN_SOAK_OUT (under `pnpm soak`); a no-op otherwise. */

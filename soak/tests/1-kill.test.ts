@@ -24,8 +24,8 @@ import { soakSession, type SessionPlan } from '../src/kill/session.ts'
 import { newTally, rareLanded, randomLanded, type Tally } from '../src/kill/tally.ts'
 import { limit, rng, seedOf, size } from '../src/plan.ts'
 
-/** Random kills that must land. Each `rein` process starts in about 1.5 s here (tsx, the sources), so the fast subset holds few. */
-const KILLS = size('kills', 4, 500)
+/** Random kills that must land (each `rein` process starts in about 1.5 s here: tsx, the sources). */
+const KILLS = size('kills', 20, 500)
 /** Sessions run side by side. */
 const LANES = size('kill-lanes', 2, 2)
 const SEED = seedOf(17_001)
@@ -69,8 +69,8 @@ describe('suite 1: kill and resume', () => {
 
 function figuresOf(tally: Tally): Figure[] {
   return [
-    { label: 'random kills that landed (by delay, by output line, at a flush)', value: randomLanded(tally) },
-    { label: 'of which of a `rein resume`', value: tally.resumesKilled },
+    { label: 'random kills that landed (by delay, by output line, at a flush)', value: randomLanded(tally), atLeast: KILLS },
+    { label: 'of which of a `rein resume`', value: tally.resumesKilled, atLeast: 1 },
     { label: 'kills at rare points that landed (lock claim, durable repair, rewind)', value: rareLanded(tally), must: RARE_KILLS },
     { label: 'runs killed before their log existed (started again)', value: tally.runsBeforeLog },
     { label: 'logs that failed to load', value: tally.loadFailures, must: 0 },

@@ -126,8 +126,11 @@ describe('suite 2: provider faults', () => {
       { label: 'matrix cases (each also run with a cancel)', value: tally.cases },
       { label: 'random sequences (each also run with a cancel)', value: tally.sequences },
       { label: 'agent turns', value: tally.turns },
-      { label: 'cancels sent / landed before the turn ended', value: `${tally.cancelsSent} / ${tally.cancelsLanded}` },
-      { label: 'cases run again after more TIMEOUTs than documented (a healthy reply missing the short idle limit on a loaded machine)', value: tally.reruns },
+      { label: 'cancels sent', value: tally.cancelsSent },
+      // A cancel that comes after the turn proves nothing: at least a third must land inside it.
+      { label: 'cancels that landed before the turn ended', value: tally.cancelsLanded, atLeast: Math.ceil(tally.cancelsSent / 3) },
+      // Re-runs can hide an intermittent TIMEOUT: bounded, so a real one still fails the suite.
+      { label: 'cases run again after more TIMEOUTs than documented (a healthy reply missing the short idle limit on a loaded machine; at most 1 in 20)', value: tally.reruns, ...(tally.reruns * 20 > tally.cases ? { must: 0 } : {}) },
       { label: 'provider attempts / retries / fallbacks logged', value: `${tally.attempts} / ${tally.retries} / ${tally.fallbacks}` },
       { label: `${memory.measure} growth over the run (MB)`, value: mb(growth) },
       { label: 'peak heap + buffers above the start, garbage included (MB)', value: mb(peakAbove) },

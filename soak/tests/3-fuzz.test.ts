@@ -11,7 +11,7 @@ import { fuzzTranslator, type TranslatorFigures } from '../src/fuzz/translator-f
 import { FULL, limit, seedOf, size } from '../src/plan.ts'
 
 const SEED = seedOf(3_017)
-/** Socket fuzzing is the slow part (~100-250 streams/s on a loaded 2-core machine): its full size is smaller. */
+/** Socket fuzzing is the slow part (~100-350 streams/s on a 2-core machine: several minutes at full size). */
 const STREAMS = size('fuzz-sse', 2_000, 100_000)
 const LOGS = size('fuzz-logs', 2_000, 100_000)
 const OTHERS = size('fuzz', 2_000, 100_000)

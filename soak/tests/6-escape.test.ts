@@ -31,6 +31,9 @@ const tally = {
   unexpected: [] as string[],
   hardLinkReads: 0,
   codes: new Map<string, number>(),
+  /** Race calls answered, and refused (they met a link or a gap): both above 0 shows the race was met. */
+  raceAnswered: 0,
+  raceRefused: 0,
 }
 
 const cleanups: (() => unknown)[] = []
@@ -84,6 +87,10 @@ async function runCase(prober: Prober, made: ReturnType<typeof plantGround>, esc
   }
   const after = changed(before, fingerprintOutside(made))
   outcomes.forEach((outcome, index) => judge(escape, outcome, index === 0 ? after : [], seed))
+  for (const outcome of outcomes) {
+    if (outcome.code === 'ok') tally.raceAnswered++
+    else tally.raceRefused++
+  }
 }
 
 function figures(): Figure[] {
@@ -91,6 +98,8 @@ function figures(): Figure[] {
     { label: 'corpus cases', value: tally.corpusCases },
     { label: 'random compositions', value: tally.randomCases },
     { label: 'calls made (race cases run many times)', value: tally.calls },
+    { label: 'race calls that met the folder or file and answered', value: tally.raceAnswered, atLeast: 1 },
+    { label: 'race calls that met a link or a gap and were refused', value: tally.raceRefused, atLeast: 1 },
     { label: 'reads that returned outside content (marker, /etc/passwd, a listed path or a command run outside)', value: tally.readsOutside.length, must: 0 },
     { label: 'writes outside (the sentinel tree changed, or a write\'s content landed outside the workspace)', value: tally.writesOutside.length, must: 0 },
     { label: 'calls that threw instead of answering', value: tally.threw.length, must: 0 },

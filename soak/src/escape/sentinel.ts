@@ -110,7 +110,10 @@ export async function startFlipper(ground: Ground): Promise<{ stop(): Promise<vo
     const quiet = (action) => { try { action() } catch {} }
     // Each state held for up to a millisecond, so a call meets a whole folder or link more often than a gap.
     const hold = () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.random())
+    // Orphaned (the test's worker died before stopping it): stop spinning.
+    const parent = process.ppid
     for (let round = 0; ; round++) {
+      if (round % 64 === 0 && process.ppid !== parent) process.exit(0)
       if (round === 1) fs.writeSync(1, 'flipping\\n')
       quiet(() => fs.unlinkSync(dir)); quiet(() => fs.mkdirSync(dir)); quiet(() => fs.writeFileSync(join(dir, 'f.txt'), 'inside\\n'))
       quiet(() => fs.rmSync(file, { force: true })); quiet(() => fs.writeFileSync(file, 'inside\\n'))

@@ -63,15 +63,16 @@ function tempPrefix(file: string): string {
 const TEMP_TAIL = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/
 
 /**
- * Removes the temporary copies of `file` a rewind killed between their write and their rename left
- * beside it (only names this module makes). Best effort: what cannot be listed or removed stays.
+ * Removes the temporary copies of `files` (all in `folder`) that a rewind killed between their
+ * write and their rename left beside them (only names this module makes). One listing per folder.
+ * Best effort: what cannot be listed or removed stays.
  */
-export async function removeLeftovers(file: string): Promise<void> {
-  const folder = dirname(file)
-  const prefix = tempPrefix(file)
+export async function removeLeftovers(folder: string, files: ReadonlySet<string>): Promise<void> {
   const names = await readdir(folder).catch(() => [] as string[])
   for (const name of names) {
-    if (name.startsWith(prefix) && TEMP_TAIL.test(name.slice(prefix.length))) await unlink(join(folder, name)).catch(() => undefined)
+    const at = name.lastIndexOf('.rein-rewind-')
+    if (!name.startsWith('.') || at < 0 || !TEMP_TAIL.test(name.slice(at + '.rein-rewind-'.length))) continue
+    if (files.has(name.slice(1, at))) await unlink(join(folder, name)).catch(() => undefined)
   }
 }
 

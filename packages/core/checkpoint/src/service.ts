@@ -4,7 +4,7 @@
  */
 
 import { realpath } from 'node:fs/promises'
-import { isAbsolute, relative, resolve, sep } from 'node:path'
+import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path'
 import { Context, Service } from '@deepseek-ai/cordis'
 import { ReinError } from '@rein/base'
 import type { Session } from '@rein/session'
@@ -180,9 +180,8 @@ export class CheckpointService extends Service {
       const result = { sessionId, anchor, restored: [] as PlanItem[], already: [] as PlanItem[], drifted: [] as PlanItem[], skipped: [] as PlanItem[], failed: [] as FailedItem[], notCovered: plan.notCovered }
       let aside: string | undefined
       const asideFolder = () => (aside ??= setAsideFolder(this._state.config.home ?? reinHome(), sessionId))
+      await removeLeftoversOf(plan.items)
       for (const item of plan.items) {
-        // What an earlier rewind killed mid-write left beside this file, through no link.
-        if (item.action !== 'skipped' && parentProblem(item.root, item.file) === undefined) await removeLeftovers(item.file)
         if (item.action === 'already') result.already.push(item)
         else if (item.action === 'drifted') result.drifted.push(item)
         else if (item.action === 'skipped') result.skipped.push(item)
@@ -281,6 +280,18 @@ async function undo(item: PlanItem, store: CheckpointStore, sessionId: string, a
   if (item.changedWhile !== undefined) return { ...item, movedTo: await setAside(item.file, item.path, asideFolder()) }
   await removeFile(item.file)
   return item
+}
+
+/** What an earlier rewind killed mid-write left beside the plan's files (through no link): one listing per folder. */
+async function removeLeftoversOf(items: readonly PlanItem[]): Promise<void> {
+  const folders = new Map<string, Set<string>>()
+  for (const item of items) {
+    if (item.action === 'skipped' || parentProblem(item.root, item.file) !== undefined) continue
+    const names = folders.get(dirname(item.file)) ?? new Set<string>()
+    names.add(basename(item.file))
+    folders.set(dirname(item.file), names)
+  }
+  for (const [folder, names] of folders) await removeLeftovers(folder, names)
 }
 
 /** The content, checked against its hash: a damaged blob fails this file, it is never written. */

@@ -116,20 +116,22 @@ export function sweepLeftovers(folder: string): void {
   }
 }
 
-/** Unlinks `lock` if the process it names is gone and it is still the same file. */
+/**
+ * Unlinks `lock` if the process it names is gone and the name still points to the file read. The
+ * file stays open until that comparison: an inode cannot be freed and given to a new lock meanwhile.
+ */
 function removeIfStale(lock: string): void {
   const fd = openSync(lock, 'r')
-  let inode: number
-  let holder: number | 'stale'
   try {
-    inode = fstatSync(fd).ino
+    const read = fstatSync(fd)
     const pid = Number(readFileSync(fd, 'utf8').trim())
-    holder = Number.isInteger(pid) && pid > 0 ? pid : 'stale'
+    const holder = Number.isInteger(pid) && pid > 0 ? pid : 'stale'
+    if (holder !== 'stale' && (holder === process.pid || isProcessAlive(holder))) return
+    const now = lstatSync(lock)
+    if (now.ino === read.ino && now.dev === read.dev) unlinkSync(lock)
   } finally {
     closeSync(fd)
   }
-  if (holder !== 'stale' && (holder === process.pid || isProcessAlive(holder))) return
-  if (lstatSync(lock).ino === inode) unlinkSync(lock)
 }
 
 /** The holder's pid; 'stale' when the file names no process; 'gone' when it vanished meanwhile. */

@@ -76,7 +76,7 @@ export async function runCommand(settings: RunSettings, request: ShellRequest, s
  * The folder to start in, held open so the shell starts in that very folder and not wherever its
  * name points by then: a link swapped in between the caller's check and the start cannot move the
  * command outside. `cwd` must be a real path (no links). A folder that cannot be opened, or is not
- * the one the path named a moment ago, refuses the start (nothing runs). Linux only (through /proc);
+ * the one the path named a moment ago, refuses the start (nothing runs). Linux with /proc only;
  * elsewhere the path as given.
  */
 function holdFolder(cwd: string): { cwd: string; release(): void } {
@@ -91,9 +91,10 @@ function holdFolder(cwd: string): { cwd: string; release(): void } {
   let held: string
   try {
     held = readlinkSync(`/proc/self/fd/${fd}`)
-  } catch (error) {
+  } catch {
+    // No usable /proc (a chroot, a sandbox): the folder cannot be named by its descriptor.
     release()
-    throw new ReinError('SHELL_START_FAILED', `could not start in ${cwd}: ${(error as Error).message}`, { cause: error })
+    return { cwd, release: () => {} }
   }
   if (held !== cwd) {
     release()

@@ -17,7 +17,10 @@ export type ShellStream = 'stdout' | 'stderr'
 /** One command to run, as `bash -c <command>`. */
 export interface ShellRequest {
   readonly command: string
-  /** Absolute directory the command starts in; the caller has checked it. */
+  /**
+   * The real path (absolute, no links) of the directory the command starts in; the caller has
+   * checked it. The local executor starts in that very folder or refuses with `WORKDIR_CHANGED`.
+   */
   readonly cwd: string
   /** Past this many ms the executor stops the command and the exit says `timedOut`. Absent: no limit. */
   readonly timeoutMs?: number
