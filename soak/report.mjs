@@ -56,12 +56,13 @@ function required(figure) {
   return figure.atLeast !== undefined ? `≥ ${format(figure.atLeast)}` : ''
 }
 
-function renderSuite(report) {
+/** One suite's section of the doc (also used to put a suite's later run in place of its first). */
+export function renderSuite(report) {
   const bad = report.figures.filter(isBroken)
   const lines = [
     `## ${report.title}`,
     '',
-    `${report.ran}${report.seed !== undefined ? ` Seed ${report.seed}.` : ''}`,
+    `${report.ran}${/[.!]$/.test(report.ran) ? '' : '.'}${report.seed !== undefined ? ` Seed ${report.seed}.` : ''}`,
     '',
     '| counted | figure | required |',
     '|---|---:|---:|',

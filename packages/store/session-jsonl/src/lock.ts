@@ -4,7 +4,7 @@
  * empty. A lock whose owner cannot be shown alive (its process is gone, or the file names no
  * process, e.g. one left empty by an older rein killed mid-write) is stale and taken over.
  *
- * What a killed rein leaves is swept by a store's first successful claim in the folder (`sweepLeftovers`): temporary pid files
+ * What a killed rein leaves is swept by a store's first successful claim in the folder (`sweepLeftovers`): temporary pid files and logs being published
  * (killed inside a claim) and stale locks — also those no claim of their own session would ever take
  * over: a session whose log was never written (killed between `create` and the first flush), or a
  * subagent's finished session, which its parent only reads.
@@ -19,8 +19,11 @@ import { errorCode, messageOf } from './fs-errors.ts'
 
 const ATTEMPTS = 3
 
-/** A temporary pid file as `tryCreate` names it, capturing the pid of the process that wrote it. */
-const TEMP_NAME = /^\..+\.lock\.([1-9]\d*)\.[0-9a-f-]{36}\.tmp$/
+/**
+ * A temporary file as this store names them, capturing the pid of the process that wrote it: a
+ * lock's pid file (`tryCreate`) or a log being published (durable-write.ts `publishFile`).
+ */
+const TEMP_NAME = /^\..+\.(?:lock|jsonl)\.([1-9]\d*)\.[0-9a-f-]{36}\.tmp$/
 
 /*
  * Synchronous, like the log's writes (durable-write.ts): a handful of small calls per session,

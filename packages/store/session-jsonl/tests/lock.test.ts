@@ -106,6 +106,19 @@ describe('session locks', () => {
     expect(await readdir(root)).toEqual(['s1.jsonl'])
   })
 
+  it('leaves no temporary log file behind when a process was killed while publishing its log', async () => {
+    const root = await tempRoot()
+    await storedSession(root)
+    // publishFile writes the first batch to this, links it into place, then removes it: a SIGKILL
+    // between the write and the removal leaves it.
+    const dead = spawnSync('true').pid
+    await writeFile(join(root, `.s2.jsonl.${dead}.${randomUUID()}.tmp`), '{"type":"header"}\n')
+    const store = new JsonlSessionStore({ root })
+    await store.open('s1')
+    await store.close('s1')
+    expect(await readdir(root)).toEqual(['s1.jsonl'])
+  })
+
   it('leaves the temporary pid file of a claimer that is still alive', async () => {
     const root = await tempRoot()
     await storedSession(root)

@@ -7,7 +7,7 @@
 
 import { randomBytes } from 'node:crypto'
 import { constants, type Stats } from 'node:fs'
-import { lstat, mkdir, open, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises'
+import { lstat, mkdir, open, readdir, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { fromSystemError, fsError, systemCode } from './errors.ts'
 import { confirmInside } from './open-file.ts'
@@ -52,7 +52,7 @@ async function writeInFolder(held: HeldFolder, target: Resolved, allowed: string
   const fail = (error: unknown) => fromSystemError(error, 'write', target.display)
   const name = basename(target.real)
   const final = join(held.base, name)
-  const temp = join(held.base, `.${name.slice(0, 80)}.${randomBytes(6).toString('hex')}.rein-tmp`)
+  const temp = join(held.base, `${tempPrefix(name)}${randomBytes(6).toString('hex')}.rein-tmp`)
   let handle: FileHandle
   try {
     handle = await open(temp, CREATE_FLAGS, existing ? existing.mode & 0o7777 : 0o666)
@@ -151,4 +151,25 @@ async function checkUnchanged(target: Resolved, held: HeldFolder, final: string,
 
 function moved(target: Resolved) {
   return fsError('PATH_OUTSIDE_WORKSPACE', `the folder of ${target.display} was moved or replaced by a link while it was being written; nothing was written`, { path: target.display })
+}
+
+/** How the temporary files of a file named `name` begin; a random 12-hex part and `.rein-tmp` follow. */
+function tempPrefix(name: string): string {
+  return `.${name.slice(0, 80)}.`
+}
+
+const TEMP_TAIL = /^[0-9a-f]{12}\.rein-tmp$/
+
+/**
+ * Removes the temporary files a write to `target` left when rein was killed between making one and
+ * renaming it (only names this module makes, beside the target). Best effort: what cannot be listed
+ * or removed stays.
+ */
+export async function removeTempLeftovers(target: Resolved): Promise<void> {
+  const folder = dirname(target.real)
+  const prefix = tempPrefix(basename(target.real))
+  const names = await readdir(folder).catch(() => [] as string[])
+  for (const name of names) {
+    if (name.startsWith(prefix) && TEMP_TAIL.test(name.slice(prefix.length))) await unlink(join(folder, name)).catch(() => undefined)
+  }
 }

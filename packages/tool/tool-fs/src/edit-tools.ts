@@ -5,7 +5,7 @@ import { defineTool, type ToolRun } from '@rein/tools'
 import { applyEdits, type Edit } from './apply-edits.ts'
 import { editedLines } from './diff-view.ts'
 import { fsError } from './errors.ts'
-import { changeCard, changeMeta, changeValue, checkTarget, replaceText } from './file-change.ts'
+import { changeCard, changeMeta, changeValue, checkTarget, recoverWrite, replaceText } from './file-change.ts'
 import type { FsToolContext } from './tool-context.ts'
 import { plural } from './write-tool.ts'
 
@@ -39,6 +39,7 @@ export function createEditTool(context: FsToolContext) {
       presentationMeta: (_args, value) => changeMeta(value),
     },
     effects: ['write'],
+    recover: recoverWrite(context),
     execute: (args, run) => editFile(context, run, args.path, [args]),
     presentCall: (args) => ({ card: 'diff', title: `Edit ${args.path}`, path: args.path }),
     presentResult: (args, result) => changeCard(`Edit ${args.path}`, result),
@@ -74,6 +75,7 @@ export function createMultiEditTool(context: FsToolContext) {
       presentationMeta: (_args, value) => changeMeta(value),
     },
     effects: ['write'],
+    recover: recoverWrite(context),
     execute: (args, run) => editFile(context, run, args.path, args.edits),
     presentCall: (args) => ({ card: 'diff', title: `Edit ${args.path}`, path: args.path }),
     presentResult: (args, result) => changeCard(`Edit ${args.path}`, result),

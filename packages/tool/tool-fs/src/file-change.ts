@@ -6,16 +6,16 @@
 import { createHash } from 'node:crypto'
 import { constants } from 'node:fs'
 import { access } from 'node:fs/promises'
-import { relative } from 'node:path'
+import { relative, resolve } from 'node:path'
 import type {} from '@rein/checkpoint'
 import type { FrozenJson, JsonValue } from '@rein/base'
-import type { DurableToolResult, FileChange, ToolResultView, ToolRun } from '@rein/tools'
-import { writeAtomically } from './atomic-write.ts'
+import type { DurableToolResult, FileChange, RecoverCall, RecoverContext, ToolResultView, ToolRun } from '@rein/tools'
+import { removeTempLeftovers, writeAtomically } from './atomic-write.ts'
 import { hunksOf } from './diff-view.ts'
 import { fsError, systemCode } from './errors.ts'
 import { loadTextFile, tooLarge, type TextFile } from './text-file.ts'
 import { callScope, readsOf, type FsToolContext } from './tool-context.ts'
-import { resolvePath, type Resolved } from './workspace.ts'
+import { openScope, resolvePath, type Resolved } from './workspace.ts'
 
 /** The value of every file-changing tool: the whole text before (`null` for a new file) and after. */
 export const changeValue = {
@@ -140,4 +140,21 @@ export function changeCard(title: string, result: DurableToolResult): ToolResult
     out.push({ path, before, after })
   }
   return { card: 'diff', title: shortened === true ? `${title} (diff shortened)` : title, changes: out }
+}
+
+/**
+ * `recover` of the tools that write a file: a call rein was killed in may have left its temporary
+ * file beside the target; it is removed. The outcome stays unknown (the rename may or may not have
+ * happened), so the model is told to check.
+ */
+export function recoverWrite(context: FsToolContext) {
+  return async (call: RecoverCall<{ path: string }>, run: RecoverContext): Promise<undefined> => {
+    const root = context.config.workspaceRoot === undefined ? run.workspaceRoot : resolve(context.config.workspaceRoot)
+    try {
+      await removeTempLeftovers(await resolvePath(await openScope(root, undefined), call.args.path, 'write'))
+    } catch (error) {
+      run.logger.warn('%s: could not look for a temporary file the call left: %s', call.callId, error)
+    }
+    return undefined
+  }
 }

@@ -1,7 +1,7 @@
 /** The `write` tool: creates a file, or replaces all of one the session has read. */
 
 import { defineTool } from '@rein/tools'
-import { changeCard, changeMeta, changeValue, checkTarget, countLines, replaceText } from './file-change.ts'
+import { changeCard, changeMeta, changeValue, checkTarget, countLines, recoverWrite, replaceText } from './file-change.ts'
 import { formatBytes } from './text-file.ts'
 import type { FsToolContext } from './tool-context.ts'
 
@@ -25,6 +25,7 @@ export function createWriteTool(context: FsToolContext) {
       presentationMeta: (_args, value) => changeMeta(value),
     },
     effects: ['write'],
+    recover: recoverWrite(context),
     execute: async (args, run) => {
       const target = await checkTarget(context, run, args.path)
       await replaceText(context, run, target, args.content)
