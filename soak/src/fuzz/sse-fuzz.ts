@@ -124,24 +124,7 @@ export async function fuzzSse(seed: number, count: number, concurrency = 16): Pr
 }
 
 /** Seven in eight streams go to an adapter directly (every throw visible), one in eight through the runtime. */
-const PATHS: readonly Path[] = [
-  { route: 'openai', runtime: false },
-  { route: 'deepseek', runtime: false },
-  { route: 'openai', runtime: false },
-  { route: 'deepseek', runtime: false },
-  { route: 'openai', runtime: false },
-  { route: 'deepseek', runtime: false },
-  { route: 'openai', runtime: false },
-  { route: 'deepseek', runtime: true },
-  { route: 'openai', runtime: false },
-  { route: 'deepseek', runtime: false },
-  { route: 'openai', runtime: false },
-  { route: 'deepseek', runtime: false },
-  { route: 'openai', runtime: false },
-  { route: 'deepseek', runtime: false },
-  { route: 'openai', runtime: true },
-  { route: 'deepseek', runtime: false },
-]
+const PATHS: readonly Path[] = Array.from({ length: 16 }, (_, i) => ({ route: i % 2 === 0 ? 'openai' : 'deepseek', runtime: i === 7 || i === 14 }))
 
 /** A saved stream is replayed through each adapter directly and through the runtime. */
 const REPLAY_PATHS: readonly Path[] = [
