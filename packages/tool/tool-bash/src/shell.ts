@@ -19,7 +19,8 @@ export interface ShellRequest {
   readonly command: string
   /**
    * The real path (absolute, no links) of the directory the command starts in; the caller has
-   * checked it. The local executor starts in that very folder or refuses with `WORKDIR_CHANGED`.
+   * checked it. The local executor, on Linux with a usable /proc, starts in that very folder or
+   * refuses with `WORKDIR_CHANGED`; elsewhere it starts by path.
    */
   readonly cwd: string
   /** Past this many ms the executor stops the command and the exit says `timedOut`. Absent: no limit. */

@@ -5,7 +5,7 @@
  * swapped for a link: nothing late can send the write, or its temporary file, outside.
  */
 
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 import { constants, type Stats } from 'node:fs'
 import { lstat, mkdir, open, readdir, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
@@ -153,23 +153,43 @@ function moved(target: Resolved) {
   return fsError('PATH_OUTSIDE_WORKSPACE', `the folder of ${target.display} was moved or replaced by a link while it was being written; nothing was written`, { path: target.display })
 }
 
-/** How the temporary files of a file named `name` begin; a random 12-hex part and `.rein-tmp` follow. */
+/**
+ * How the temporary files of a file named `name` begin: the name (a long one cut, with a hash of
+ * the whole so two long names never share it) and the writing process's pid; a random 12-hex part
+ * and `.rein-tmp` follow.
+ */
 function tempPrefix(name: string): string {
-  return `.${name.slice(0, 80)}.`
+  const shown = name.length > 80 ? `${name.slice(0, 80)}~${createHash('sha256').update(name).digest('hex').slice(0, 8)}` : name
+  return `.${shown}.${process.pid}.`
 }
 
-const TEMP_TAIL = /^[0-9a-f]{12}\.rein-tmp$/
+const PID_PART = /^([1-9]\d*)\.[0-9a-f]{12}\.rein-tmp$/
 
 /**
  * Removes the temporary files a write to `target` left when rein was killed between making one and
- * renaming it (only names this module makes, beside the target). Best effort: what cannot be listed
+ * renaming it: only names this module makes for that file, and only those of a process that is
+ * gone (another one, or this one, may be writing the file now). Best effort: what cannot be listed
  * or removed stays.
  */
 export async function removeTempLeftovers(target: Resolved): Promise<void> {
   const folder = dirname(target.real)
-  const prefix = tempPrefix(basename(target.real))
+  const mine = tempPrefix(basename(target.real))
+  const common = mine.slice(0, mine.length - `${process.pid}.`.length)
   const names = await readdir(folder).catch(() => [] as string[])
   for (const name of names) {
-    if (name.startsWith(prefix) && TEMP_TAIL.test(name.slice(prefix.length))) await unlink(join(folder, name)).catch(() => undefined)
+    if (!name.startsWith(common)) continue
+    const pid = Number(PID_PART.exec(name.slice(common.length))?.[1])
+    if (!Number.isInteger(pid) || pid === process.pid || isRunning(pid)) continue
+    await unlink(join(folder, name)).catch(() => undefined)
+  }
+}
+
+/** Whether a process with this pid exists (one another user owns counts). */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return systemCode(error) === 'EPERM'
   }
 }

@@ -1,5 +1,6 @@
 // rein killed between a write's temporary file and its rename: the resume that repairs the call
 // (through the tool's `recover`) removes the temporary file from the workspace.
+import { spawnSync } from 'node:child_process'
 import { readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -17,10 +18,13 @@ describe('a write interrupted by a kill', () => {
     const f = folders()
     const { root } = await boot(f)
     writeFileSync(join(f.workspace, 'b.txt'), 'beta\n')
-    // What a SIGKILL after the temporary file was made and before the rename leaves.
-    writeFileSync(join(f.workspace, '.b.txt.ded0fb37c049.rein-tmp'), 'beta\nmore\n')
-    // Not ours: another file's temporary file, and a name that only looks alike.
-    writeFileSync(join(f.workspace, '.c.txt.ded0fb37c049.rein-tmp'), 'c\n')
+    // What a SIGKILL after the temporary file was made and before the rename leaves (its process is gone).
+    const dead = spawnSync('true').pid
+    writeFileSync(join(f.workspace, `.b.txt.${dead}.ded0fb37c049.rein-tmp`), 'beta\nmore\n')
+    // Not to remove: a write in progress in a live process, another file's, a name that only looks alike.
+    const live = `.b.txt.${process.pid}.0123456789ab.rein-tmp`
+    writeFileSync(join(f.workspace, live), 'in progress\n')
+    writeFileSync(join(f.workspace, `.c.txt.${dead}.ded0fb37c049.rein-tmp`), 'c\n')
     writeFileSync(join(f.workspace, '.b.txt.notes.rein-tmp'), 'keep\n')
     const result = await root.tools.recover({
       callId: 'call-killed', name, arguments: JSON.stringify(args),
@@ -29,6 +33,6 @@ describe('a write interrupted by a kill', () => {
     })
     // The outcome is still unknown: the model is told to check.
     expect(result).toBeUndefined()
-    expect(readdirSync(f.workspace).sort()).toEqual(['.b.txt.notes.rein-tmp', '.c.txt.ded0fb37c049.rein-tmp', 'b.txt'])
+    expect(readdirSync(f.workspace).sort()).toEqual([live, '.b.txt.notes.rein-tmp', `.c.txt.${dead}.ded0fb37c049.rein-tmp`, 'b.txt'].sort())
   })
 })
