@@ -19,10 +19,10 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { broken, publish, type Figure } from '../src/figures.ts'
 import { RARE_KILLS, RARE_PLANS, randomPlan } from '../src/kill/plans.ts'
-import { killAll } from '../src/kill/processes.ts'
 import { soakSession, type SessionPlan } from '../src/kill/session.ts'
 import { newTally, rareLanded, randomLanded, type Tally } from '../src/kill/tally.ts'
 import { limit, rng, seedOf, size } from '../src/plan.ts'
+import { killAll } from '../src/rein-process.ts'
 
 /** Random kills that must land (each `rein` process starts in about 1.5 s here: tsx, the sources). */
 const KILLS = size('kills', 20, 500)

@@ -13,9 +13,10 @@ import { startMockOpenAiServer, type MockScript, type MockServer } from '@rein/t
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { publish, type Figure } from '../src/figures.ts'
 import { FULL, limit, rng, seedOf, size, type Rng } from '../src/plan.ts'
+import { killAll, type ReinExit } from '../src/rein-process.ts'
 import { faultingModel } from '../src/disk/model.ts'
 import { bindReadOnly, fillLeaving, mountExt4, mountProblem, mountTmpfs, unmount, unmountAll, type Ext4Mount } from '../src/disk/mounts.ts'
-import { codesIn, crashed, killAll, reinProject, spawnRein, type Exited, type ReinProject } from '../src/disk/rein-process.ts'
+import { codesIn, crashed, reinProject, spawnRein, type ReinProject } from '../src/disk/rein-process.ts'
 import { loadLog, logBytes, logProblems, onlySession } from '../src/disk/session-log.ts'
 import { commandsOf, holdingModel, until, VARIANTS } from '../src/disk/two-processes.ts'
 
@@ -81,7 +82,7 @@ async function setUp(script: MockScript, mount: (fs: string) => void): Promise<S
 }
 
 /** Counts one process and the codes it printed; true when it neither crashed nor hung. */
-function counted(label: string, exited: Exited): boolean {
+function counted(label: string, exited: ReinExit): boolean {
   tally.processes++
   for (const code of codesIn(exited.stderr)) tally.codes.add(code)
   if (!exited.hung && !crashed(exited)) return true
@@ -90,7 +91,7 @@ function counted(label: string, exited: Exited): boolean {
 }
 
 /** A process that met a fault: it must end with an error exit and a ReinError code on stderr. */
-function failedClosed(label: string, exited: Exited): void {
+function failedClosed(label: string, exited: ReinExit): void {
   if (process.env.REIN_SOAK_DEBUG) console.log(`${label}: exit ${exited.code}, codes ${codesIn(exited.stderr).join(' ')}`)
   if (!counted(label, exited)) return
   if (exited.code === 0) tally.faultMissed.push(`${label}: completed although the fault was in place`)
@@ -226,8 +227,8 @@ async function twoProcesses(rep: number, shared: { root: string; id: string }): 
   const before = await loadLog(set.root, id)
   const [first, second] = commandsOf(variant, id)
   const requests = () => set.server.requests.length
-  let firstExit: Exited | undefined
-  let secondExit: Exited | undefined
+  let firstExit: ReinExit | undefined
+  let secondExit: ReinExit | undefined
   const a = spawnRein(set.project, first, GUARD_MS).then((exited) => { firstExit = exited })
   if (variant.includes('then')) await until(() => requests() > 0 || firstExit !== undefined, GUARD_MS)
   else if (random.chance(0.5)) await new Promise((resolve) => setImmediate(resolve))

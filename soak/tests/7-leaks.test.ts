@@ -7,14 +7,15 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, sep } from 'node:path'
-import { startMockOpenAiServer, type MockServer } from '@rein/testkit'
+import { startMockOpenAiServer, startOtlpCapture, type MockServer, type OtlpCapture } from '@rein/testkit'
 import { afterAll, describe, expect, it } from 'vitest'
 import { broken, publish, type Figure } from '../src/figures.ts'
 import { limit } from '../src/plan.ts'
+import { killAll, runRein, type ReinExit } from '../src/rein-process.ts'
 import { plantMarkers } from '../src/leaks/markers.ts'
 import { leakyModel, agentFiles, SEED_FILE } from '../src/leaks/model.ts'
-import { countDataPoints, countSpans, splitResources, startOtlpCapture, type OtlpCapture } from '../src/leaks/otlp-capture.ts'
-import { KEY_ENV, killRunning, runRein, writeComposition, type ReinProcess } from '../src/leaks/rein-process.ts'
+import { countDataPoints, countSpans, splitResources } from '../src/leaks/otlp-bodies.ts'
+import { KEY_ENV, writeComposition } from '../src/leaks/composition.ts'
 import { CONTENT_STORES, emptySweep, searchOutput, searchText, searchTree, type Place, type Sweep } from '../src/leaks/sweep.ts'
 
 const markers = plantMarkers()
@@ -23,7 +24,7 @@ const root = mkdtempSync(join(tmpdir(), 'rein-soak-leaks-'))
 const closers: (() => Promise<void>)[] = []
 
 afterAll(async () => {
-  killRunning()
+  killAll()
   for (const close of closers) await close()
   rmSync(root, { recursive: true, force: true })
 })
@@ -68,8 +69,9 @@ describe('7-leaks', () => {
     writeComposition(join(configs, 'on.yml'), { baseURL: server.url, otlp: on.url, captureContent: true, system })
 
     const env = { REIN_HOME: home, HOME: user, TMPDIR: tmp, [KEY_ENV]: markers.apiKey, LANG: 'C.UTF-8' }
-    const rein = (config: 'off' | 'on', args: string[]) => runRein(work, ['--config', join(configs, `${config}.yml`), ...args], env, 60_000)
-    const processes: { label: string; run: ReinProcess }[] = []
+    // The environment is built from nothing, so only what the suite sets reaches rein; a run that never ends is killed.
+    const rein = (config: 'off' | 'on', args: string[]) => runRein({ cwd: work, args: ['--config', join(configs, `${config}.yml`), ...args], env, envOnly: true, guardMs: 60_000 })
+    const processes: { label: string; run: ReinExit }[] = []
 
     const main = await rein('off', ['run', '--allow', 'write,exec', `Find out what the build uses. ${m.prompt}`])
     processes.push({ label: 'rein run (the main run)', run: main })
@@ -84,7 +86,7 @@ describe('7-leaks', () => {
     processes.push({ label: 'rein run (captureContent on)', run: capture })
 
     // The runs did what the suite planted: otherwise there would be nothing to find.
-    const said = (run: ReinProcess) => `exit ${run.code ?? run.signal}\n--- stdout\n${run.stdout}--- stderr\n${run.stderr}`
+    const said = (run: ReinExit) => `exit ${run.code ?? run.signal}\n--- stdout\n${run.stdout}--- stderr\n${run.stderr}`
     expect(main.code, `${said(main)}`).toBe(0)
     expect(failing.code, `${said(failing)}`).not.toBe(0)
     expect(failedId, `${said(failing)}`).toBeDefined()
@@ -102,7 +104,7 @@ describe('7-leaks', () => {
       searchOutput(sweep, markers, label, 'stderr', run.stderr)
     }
     for (const [capture, content] of [[off, 'off'], [on, 'on']] as const) {
-      capture.exports.forEach((exported, index) => {
+      capture.requests.forEach((exported, index) => {
         sweep.exports++
         const traces = exported.path === '/v1/traces'
         if (traces) spansWith[content] += countSpans(exported.body)

@@ -1,19 +1,16 @@
 /**
  * A project folder whose cordis.yml points rein at a mock server and keeps its sessions under a
- * given root (a tmpfs, an ext4 image), and `rein` run as a real process from its sources. Adapted
- * from packages/app/cli/tests/harness.ts (`project`, `spawnRein`).
+ * given root (a tmpfs, an ext4 image), `rein` run in it (../rein-process.ts), and what its stderr
+ * says. The project is adapted from packages/app/cli/tests/harness.ts (`project`).
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
+import { runRein, type ReinExit } from '../rein-process.ts'
 
 const SOAK_DIR = fileURLToPath(new URL('../../', import.meta.url))
-const BIN = fileURLToPath(new URL('../../../packages/app/cli/src/bin.ts', import.meta.url))
 const TOOLS = fileURLToPath(new URL('./bulk-tool.ts', import.meta.url))
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
 
 /** A project folder: `dir` holds cordis.yml; `home` is its REIN_HOME (never the user's). */
 export interface ReinProject {
@@ -40,56 +37,12 @@ export function reinProject(url: string, sessionsRoot: string): ReinProject {
   return { dir, home: join(dir, '.rein'), remove: () => rmSync(dir, { recursive: true, force: true }) }
 }
 
-/** How a `rein` process ended. `hung` when the guard had to kill it. */
-export interface Exited {
-  readonly code: number | null
-  readonly signal: NodeJS.Signals | null
-  readonly stdout: string
-  readonly stderr: string
-  readonly hung: boolean
-}
-
-/** Processes still running, killed by `killAll` (a test's clean-up). */
-const running = new Set<ChildProcess>()
-
 /**
  * Runs `rein <args>` in `project` with --verbose (so every error prints its code chain). A process
  * still running after `guardMs` is SIGKILLed and reported `hung`: a bound on a hang, not a speed check.
  */
-export function spawnRein(project: ReinProject, args: readonly string[], guardMs: number, onSpawn?: (child: ChildProcess) => void): Promise<Exited> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--conditions=@rein/source', '--import', TSX, BIN, ...args, '--verbose'], {
-      cwd: project.dir,
-      env: { ...process.env, NO_COLOR: '1', NODE_OPTIONS: '', REIN_HOME: project.home },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    running.add(child)
-    onSpawn?.(child)
-    let stdout = ''
-    let stderr = ''
-    let hung = false
-    const guard = setTimeout(() => {
-      hung = true
-      child.kill('SIGKILL')
-    }, guardMs)
-    child.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
-    child.stderr!.on('data', (chunk: Buffer) => { stderr += chunk.toString() })
-    child.on('error', (error) => {
-      clearTimeout(guard)
-      running.delete(child)
-      reject(error)
-    })
-    child.on('close', (code, signal) => {
-      clearTimeout(guard)
-      running.delete(child)
-      resolve({ code, signal, stdout, stderr, hung })
-    })
-  })
-}
-
-/** SIGKILLs every `rein` process this module started that is still running. */
-export function killAll(): void {
-  for (const child of running) child.kill('SIGKILL')
+export function spawnRein(project: ReinProject, args: readonly string[], guardMs: number): Promise<ReinExit> {
+  return runRein({ cwd: project.dir, args: [...args, '--verbose'], env: { REIN_HOME: project.home }, guardMs })
 }
 
 /**
@@ -106,7 +59,7 @@ export function codesIn(stderr: string): string[] {
  * A crash rather than a failure rein chose: killed by a signal, an exit code rein does not use,
  * or a stack trace / Node's uncaught-error banner on stderr.
  */
-export function crashed(exited: Exited): boolean {
+export function crashed(exited: ReinExit): boolean {
   if (exited.signal !== null && !exited.hung) return true
   if (exited.code !== null && ![0, 1, 2, 3, 4, 5, 130].includes(exited.code)) return true
   return /^\s+at .+:\d+:\d+\)?$/m.test(exited.stderr) || /Uncaught|UnhandledPromiseRejection|node:internal/.test(exited.stderr)

@@ -5,11 +5,11 @@
  * Adapted from packages/tool/tool-fs/tests/containment.test.ts (`plant`, `fingerprint`) and
  * packages/tool/tool-bash/tests/workdir.test.ts (`snapshot`).
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { linkSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
+import { startLinkFlipper, type LinkFlipper } from '@rein/testkit'
 
 export interface Ground {
   /** Holds `ws` and the sentinel tree; its real path. */
@@ -102,37 +102,9 @@ export function changed(before: Record<string, string>, after: Record<string, st
  * tree, and `ws/flipfile` between a file and a link to a secret, as fast as it can: a link made
  * while a call runs, between its check and its use. Stop it with `stop()`.
  */
-export async function startFlipper(ground: Ground): Promise<{ stop(): Promise<void> }> {
-  const script = `
-    const fs = require('node:fs'); const { join } = require('node:path')
-    const [ws, outside] = process.argv.slice(1)
-    const dir = join(ws, 'flip'), file = join(ws, 'flipfile')
-    const quiet = (action) => { try { action() } catch {} }
-    // Each state held for up to a millisecond, so a call meets a whole folder or link more often than a gap.
-    const hold = () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Math.random())
-    // Orphaned (the test's worker died before stopping it): stop spinning.
-    const parent = process.ppid
-    for (let round = 0; ; round++) {
-      if (round % 64 === 0 && process.ppid !== parent) process.exit(0)
-      if (round === 1) fs.writeSync(1, 'flipping\\n')
-      quiet(() => fs.unlinkSync(dir)); quiet(() => fs.mkdirSync(dir)); quiet(() => fs.writeFileSync(join(dir, 'f.txt'), 'inside\\n'))
-      quiet(() => fs.rmSync(file, { force: true })); quiet(() => fs.writeFileSync(file, 'inside\\n'))
-      hold()
-      quiet(() => fs.rmSync(dir, { recursive: true, force: true })); quiet(() => fs.symlinkSync(outside, dir))
-      quiet(() => fs.rmSync(file, { force: true })); quiet(() => fs.symlinkSync(join(outside, 'secret.txt'), file))
-      hold()
-    }`
-  const child: ChildProcess = spawn(process.execPath, ['-e', script, ground.ws, ground.outside], { stdio: ['ignore', 'pipe', 'ignore'] })
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  // Calls start once it flips: a Node process takes a while to boot, longer than a few calls.
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.once('data', () => resolve())
-    child.once('exit', (code) => reject(new Error(`the flipper exited (${code}) before it started`)))
-  })
-  return {
-    stop: async () => {
-      child.kill('SIGKILL')
-      await exited
-    },
-  }
+export function startFlipper(ground: Ground): Promise<LinkFlipper> {
+  return startLinkFlipper([
+    { path: join(ground.ws, 'flip'), linkTo: ground.outside, real: { folder: { 'f.txt': 'inside\n' } } },
+    { path: join(ground.ws, 'flipfile'), linkTo: join(ground.outside, 'secret.txt'), real: { file: 'inside\n' } },
+  ])
 }

@@ -4,7 +4,7 @@
  */
 
 import type { Rng } from '../plan.ts'
-import type { OuterKill } from './processes.ts'
+import type { OuterKill } from '../rein-process.ts'
 
 export type Kill =
   | { by: 'delay'; ms: number }

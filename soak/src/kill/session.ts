@@ -14,7 +14,8 @@ import type { SessionEvent } from '@rein/session'
 import { startMockOpenAiServer, validateSessionInvariants } from '@rein/testkit'
 import { completed, leftInSessions, lines, loadLogs, openJobs, repeats, replaySafe, topLevel, tree, userMessages, type Log } from './checks.ts'
 import { describeKill, outerKill, pluginKill, type Kill } from './kills.ts'
-import { killFound, processesWith, spawnRein, type Exit } from './processes.ts'
+import { runRein, type ReinExit } from '../rein-process.ts'
+import { killFound, processesWith } from './processes.ts'
 import { model, prepareRun, SEED, TASK, writeComposition, type RunFolders } from './scenario.ts'
 import type { Tally } from './tally.ts'
 
@@ -28,7 +29,7 @@ export interface SessionPlan {
 }
 
 /** Runs `rein <args>` with `kill`, counting it; `before` is the workspace before it, for a rewind's kill. */
-type SpawnCounted = (args: readonly string[], kill: Kill | undefined, before?: Record<string, string>) => Promise<Exit & { killed: boolean }>
+type SpawnCounted = (args: readonly string[], kill: Kill | undefined, before?: Record<string, string>) => Promise<ReinExit & { killed: boolean }>
 
 /** A session needing more processes than this is counted as never finishing. */
 const MAX_PROCESSES = 12
@@ -50,7 +51,7 @@ export async function soakSession(plan: SessionPlan, tally: Tally, base: string)
   }
   const env = (kill: Kill | undefined) => ({ REIN_HOME: folders.home, REIN_SOAK_RUN: marker, REIN_SOAK_KILL: pluginKill(kill) })
   const spawnCounted: SpawnCounted = async (args, kill, before) => {
-    const exit = await spawnRein(folders.workspace, args, env(kill), outerKill(kill))
+    const exit = await runRein({ cwd: folders.workspace, args, env: env(kill), kill: outerKill(kill) })
     tally.processes++
     const killed = exit.signal === 'SIGKILL'
     // A rare kill counts once what it leaves shows it came where it was aimed.

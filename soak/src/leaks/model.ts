@@ -5,7 +5,7 @@
  * command whose output is spilled, one that times out) and then answer with a marker; the failing run gets a 401 whose body echoes
  * the key; the first resume a stream event that is the key alone; the second resume (and the capture
  * run) a 500 whose body echoes the key and a marker, then an in-stream error that does the same
- * (two retries, see rein-process.ts), then what they ask for.
+ * (two retries, see composition.ts), then what they ask for.
  */
 
 import type { MockReply, RecordedRequest } from '@rein/testkit'

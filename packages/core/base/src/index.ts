@@ -24,3 +24,7 @@ export { callListeners } from './listeners.ts'
 export { raceSignal } from './race-signal.ts'
 /** The /proc process table: live processes, zombies, environment entries (Linux; undefined elsewhere). */
 export { listProcesses, readProcess, isZombie, hasEnvironmentEntry, type ProcessEntry } from './process-table.ts'
+/** Whether a pid names a running process (another user's counts, a zombie does not). */
+export { isProcessAlive } from './process-table.ts'
+/** The temporary files among a folder's names whose writing process is gone: what a killed rein left. */
+export { leftByGoneProcesses } from './process-table.ts'

@@ -69,3 +69,31 @@ export function hasEnvironmentEntry(pid: number, entry: string, proc = '/proc'):
   const exact = Buffer.from(`${entry}\0`)
   return environment.subarray(0, exact.length).equals(exact) || environment.includes(Buffer.from(`\0${entry}\0`))
 }
+
+/**
+ * Whether a process with this pid is running: one another user owns counts (it cannot be signalled,
+ * but it exists); a zombie does not (it has exited and holds nothing, only its parent can reap it).
+ */
+export function isProcessAlive(pid: number, proc = '/proc'): boolean {
+  try {
+    process.kill(pid, 0)
+  } catch (error) {
+    return error instanceof Error && 'code' in error && error.code === 'EPERM'
+  }
+  return !isZombie(pid, proc)
+}
+
+/**
+ * The names among `names` that are temporary files left by a process that is gone. `writerOf` gives
+ * the pid a caller's own temporary name carries, undefined for every other name. This process's
+ * files and a live process's are kept: either may be writing them now.
+ */
+export function leftByGoneProcesses(names: Iterable<string>, writerOf: (name: string) => number | undefined): string[] {
+  const gone: string[] = []
+  for (const name of names) {
+    const pid = writerOf(name)
+    if (pid === undefined || !Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) continue
+    if (!isProcessAlive(pid)) gone.push(name)
+  }
+  return gone
+}

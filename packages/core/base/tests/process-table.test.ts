@@ -1,6 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { afterEach, describe, expect, it } from 'vitest'
-import { hasEnvironmentEntry, isZombie, listProcesses, readProcess } from '../src/index.ts'
+import { hasEnvironmentEntry, isProcessAlive, isZombie, leftByGoneProcesses, listProcesses, readProcess } from '../src/index.ts'
 
 const children: ChildProcess[] = []
 afterEach(() => {
@@ -30,5 +30,25 @@ describe('the process table', () => {
     await expect.poll(() => isZombie(zombie)).toBe(true)
     expect(readProcess(zombie)).toBeUndefined()
     expect(readProcess(holder.pid!)).toBeDefined()
+  })
+
+  it('counts this process, a child and another user\'s process as alive; an exited one and a zombie as gone', async () => {
+    const child = start('exec sleep 30')
+    expect(isProcessAlive(process.pid)).toBe(true)
+    expect(isProcessAlive(child.pid!)).toBe(true)
+    expect(isProcessAlive(1)).toBe(true) // init: signalling it may be refused, it still runs
+    expect(isProcessAlive(spawnSync('true').pid)).toBe(false)
+    const holder = start('sleep 0 & echo $!; exec sleep 30')
+    const zombie = Number(await new Promise<string>((resolve) => holder.stdout?.once('data', (chunk: Buffer) => resolve(chunk.toString()))))
+    await expect.poll(() => isZombie(zombie)).toBe(true)
+    expect(isProcessAlive(zombie)).toBe(false)
+  })
+
+  it('picks out only the temporary names of gone processes, never this one\'s, a live one\'s or a name it does not own', async () => {
+    const live = start('exec sleep 30').pid!
+    const dead = spawnSync('true').pid
+    const names = [`t.${dead}`, `t.${live}`, `t.${process.pid}`, 't.0', 't.-4', 't.1.5', 'other', `t.${Number.MAX_SAFE_INTEGER + 2}`]
+    const writerOf = (name: string) => (name.startsWith('t.') ? Number(name.slice(2)) : undefined)
+    expect(leftByGoneProcesses(names, writerOf)).toEqual([`t.${dead}`])
   })
 })

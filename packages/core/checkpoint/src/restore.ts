@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import { lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
+import { leftByGoneProcesses } from '@rein/base'
 import { isMissing } from './plan.ts'
 
 /**
@@ -55,25 +56,30 @@ async function openTemp(temp: string) {
   return open(temp, 'wx', PRIVATE_FILE_MODE)
 }
 
-/** How this module names the temporary copies of `file`, up to their random part. */
+/**
+ * How this module names the temporary copies of `file`, up to their random part: with the pid of the
+ * process writing, so a leftover is told from a copy another rewind is writing now.
+ */
 function tempPrefix(file: string): string {
-  return `.${basename(file)}.rein-rewind-`
+  return `.${basename(file)}${TEMP_MARK}${process.pid}.`
 }
 
-const TEMP_TAIL = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/
+const TEMP_MARK = '.rein-rewind-'
+const TEMP_TAIL = /^([1-9]\d*)\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/
 
 /**
  * Removes the temporary copies of `files` (all in `folder`) that a rewind killed between their
- * write and their rename left beside them (only names this module makes). One listing per folder.
- * Best effort: what cannot be listed or removed stays.
+ * write and their rename left beside them: only names this module makes, and only those of a process
+ * that is gone. One listing per folder. Best effort: what cannot be listed or removed stays.
  */
 export async function removeLeftovers(folder: string, files: ReadonlySet<string>): Promise<void> {
   const names = await readdir(folder).catch(() => [] as string[])
-  for (const name of names) {
-    const at = name.lastIndexOf('.rein-rewind-')
-    if (!name.startsWith('.') || at < 0 || !TEMP_TAIL.test(name.slice(at + '.rein-rewind-'.length))) continue
-    if (files.has(name.slice(1, at))) await unlink(join(folder, name)).catch(() => undefined)
+  const writerOf = (name: string) => {
+    const at = name.lastIndexOf(TEMP_MARK)
+    const pid = name.startsWith('.') && at > 0 ? TEMP_TAIL.exec(name.slice(at + TEMP_MARK.length))?.[1] : undefined
+    return pid !== undefined && files.has(name.slice(1, at)) ? Number(pid) : undefined
   }
+  for (const name of leftByGoneProcesses(names, writerOf)) await unlink(join(folder, name)).catch(() => undefined)
 }
 
 /** Removes `file` (a link itself, never its target); an already absent file is fine. */

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import { chmod, mkdir, rename, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -200,19 +201,24 @@ describe('plan and rewind on the real file system', () => {
 })
 
 describe('after a rewind that was killed mid-write', () => {
-  it('leaves no temporary copy of a file in the workspace once the next rewind is done', async () => {
+  it('leaves no temporary copy a killed rewind made once the next rewind is done, and never removes a live process\'s', async () => {
     const { ctx, workspace, edit } = await setup()
     await writeFile(join(workspace, 'a.txt'), 'a0')
     await edit('t1', 'a.txt', 'a1')
     // What a kill between the temporary file's write and its rename leaves beside the file.
-    const leftover = join(workspace, '.a.txt.rein-rewind-0b6f3c2e-9f1d-4d2a-8c55-2f0e8a1b7c3d.tmp')
+    const dead = spawnSync('true').pid
+    const leftover = join(workspace, `.a.txt.rein-rewind-${dead}.0b6f3c2e-9f1d-4d2a-8c55-2f0e8a1b7c3d.tmp`)
     await writeFile(leftover, 'a0')
     const someoneElses = join(workspace, '.a.txt.rein-rewind-notes.tmp')
     await writeFile(someoneElses, 'not ours')
+    // A live process's copy: it may be rewinding the same file (another session) right now.
+    const live = join(workspace, `.a.txt.rein-rewind-${process.ppid}.0b6f3c2e-9f1d-4d2a-8c55-2f0e8a1b7c3d.tmp`)
+    await writeFile(live, 'in flight')
     const result = await ctx.checkpoints.rewind('s1', 't1')
     expect(names(result.restored)).toEqual(['a.txt'])
     expect(await text(leftover)).toBeNull()
     expect(await text(someoneElses)).toBe('not ours')
+    expect(await text(live)).toBe('in flight')
     // Again, now that the file is already back: what an earlier kill left goes too.
     await writeFile(leftover, 'a0')
     expect(names((await ctx.checkpoints.rewind('s1', 't1')).already)).toEqual(['a.txt'])

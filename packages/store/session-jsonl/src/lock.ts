@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto'
 import { closeSync, fstatSync, linkSync, lstatSync, openSync, readFileSync, readdirSync, unlinkSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
-import { ReinError, isZombie } from '@rein/base'
+import { ReinError, isProcessAlive, leftByGoneProcesses } from '@rein/base'
 import { quietly, writeNewPrivateFile } from './durable-write.ts'
 import { errorCode, messageOf } from './fs-errors.ts'
 
@@ -66,20 +66,6 @@ export function releaseLock(lock: string): void {
   quietly(() => unlinkSync(lock))
 }
 
-/**
- * True when a process with this pid exists, including one this user may not signal — but not a
- * zombie: a killed rein whose parent has not reaped it yet holds nothing (where /proc says so).
- */
-function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-  } catch (error) {
-    return errorCode(error) === 'EPERM'
-  }
-  return !isZombie(pid)
-}
-
-
 /** Writes our pid to a temporary file, then links it to `lock`: false if a lock is already there. */
 function tryCreate(lock: string): boolean {
   const temp = join(dirname(lock), `.${basename(lock)}.${process.pid}.${randomUUID()}.tmp`)
@@ -107,16 +93,16 @@ export function sweepLeftovers(folder: string): void {
   } catch {
     return
   }
+  for (const name of leftByGoneProcesses(names, writerOfTemp)) quietly(() => unlinkSync(join(folder, name)))
   for (const name of names) {
-    const file = join(folder, name)
-    const temp = TEMP_NAME.exec(name)
-    if (temp) {
-      const pid = Number(temp[1])
-      if (pid !== process.pid && !isProcessAlive(pid)) quietly(() => unlinkSync(file))
-    } else if (name.endsWith('.lock') && !name.startsWith('.')) {
-      quietly(() => removeIfStale(file))
-    }
+    if (name.endsWith('.lock') && !name.startsWith('.')) quietly(() => removeIfStale(join(folder, name)))
   }
+}
+
+/** The pid a temporary file of this store names (see TEMP_NAME); undefined for any other name. */
+function writerOfTemp(name: string): number | undefined {
+  const temp = TEMP_NAME.exec(name)
+  return temp ? Number(temp[1]) : undefined
 }
 
 /**

@@ -1,6 +1,6 @@
 // A dead, slow, refusing or babbling endpoint: the run is unaffected, dispose returns, one log line per kind.
+import { closedLoopbackUrl, type OtlpCaptureMode } from '@rein/testkit'
 import { describe, expect, it } from 'vitest'
-import { closedEndpoint, type CaptureMode } from './capture-server.ts'
 import { endpoint } from './harness.ts'
 import { bootStack, call, scripted } from './stack.ts'
 
@@ -45,7 +45,7 @@ function expectOneLinePerKind(warnings: readonly string[], allowed: readonly str
 
 describe('when the endpoint fails', () => {
   it('completes the run and logs one line when nothing listens', async () => {
-    const { result, warnings } = await runAgainst(await closedEndpoint(), 300)
+    const { result, warnings } = await runAgainst(await closedLoopbackUrl(), 300)
     expect(result).toMatchObject({ reason: 'completed', text: 'done' })
     expectOneLinePerKind(warnings, [SAYS.refused, SAYS.gaveUp], [SAYS.refused])
   })
@@ -60,7 +60,7 @@ describe('when the endpoint fails', () => {
     expect(warnings.length).toBeGreaterThan(0)
   })
 
-  it.each<[string, CaptureMode, string]>([
+  it.each<[string, OtlpCaptureMode, string]>([
     ['400', { kind: 'status', status: 400 }, 'the endpoint answered HTTP 400 (Bad Request)'],
     ['404', { kind: 'status', status: 404 }, 'the endpoint answered HTTP 404 (Not Found)'],
     ['500', { kind: 'status', status: 500 }, 'the endpoint answered HTTP 500 (Internal Server Error)'],

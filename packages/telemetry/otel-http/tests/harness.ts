@@ -8,21 +8,21 @@ import type {
   CostReport, LlmCallEndRecord, LlmCallStartRecord, RunEndRecord, RunScope, Spend, TelemetryRecord, TelemetrySink,
   ToolCallEndRecord, ToolCallStartRecord,
 } from '@rein/telemetry'
+import { startOtlpCapture, type OtlpCapture, type OtlpCaptureMode } from '@rein/testkit'
 import { afterEach } from 'vitest'
 import * as otelHttp from '../src/index.ts'
-import { startCaptureServer, type CaptureMode, type CaptureServer } from './capture-server.ts'
 
 /** What a test may give the plugin's row. */
 export type ConfigInput = Parameters<typeof otelHttp.Config>[0]
 
-const servers: CaptureServer[] = []
+const servers: OtlpCapture[] = []
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.close()))
 })
 
 /** A capture endpoint, closed after the test. */
-export async function endpoint(mode?: CaptureMode): Promise<CaptureServer> {
-  const server = await startCaptureServer(mode)
+export async function endpoint(mode?: OtlpCaptureMode): Promise<OtlpCapture> {
+  const server = await startOtlpCapture(mode)
   servers.push(server)
   return server
 }

@@ -1,4 +1,4 @@
-/** @rein/testkit: what rein's own tests use, and yours can: a mock OpenAI-compatible server and a scripted LLM. */
+/** @rein/testkit: what rein's own tests use, and yours can: a mock OpenAI-compatible server, a scripted LLM, an OTLP capture endpoint and a link flipper. */
 
 export { startMockOpenAiServer, type MockServer } from './mock-server.ts'
 export type {
@@ -23,3 +23,9 @@ export { useCordisYml, type CordisYmlFixture } from './cordis-yml.ts'
 export { appendOpenCalls, type OpenCall } from './crashed-log.ts'
 /** A seeded random generator in [0, 1), for repeatable fuzz and kill-point tests. */
 export { seededRandom } from './seeded-random.ts'
+/** A real OTLP/HTTP endpoint on 127.0.0.1 that records every export and answers as a test's mode says. */
+export { startOtlpCapture, type OtlpCapture, type OtlpCaptureMode, type CapturedExport } from './otlp-capture.ts'
+/** A base URL on 127.0.0.1 where nothing listens, for a test of an endpoint that is down. */
+export { closedLoopbackUrl } from './otlp-capture.ts'
+/** A process that swaps names between a real folder or file and a symbolic link until stopped, for race tests. */
+export { startLinkFlipper, type LinkFlip, type LinkFlipper } from './link-flipper.ts'

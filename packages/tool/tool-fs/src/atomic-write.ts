@@ -9,6 +9,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { constants, type Stats } from 'node:fs'
 import { lstat, mkdir, open, readdir, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
+import { leftByGoneProcesses } from '@rein/base'
 import { fromSystemError, fsError, systemCode } from './errors.ts'
 import { confirmInside } from './open-file.ts'
 import { within, type Resolved } from './workspace.ts'
@@ -176,20 +177,9 @@ export async function removeTempLeftovers(target: Resolved): Promise<void> {
   const mine = tempPrefix(basename(target.real))
   const common = mine.slice(0, mine.length - `${process.pid}.`.length)
   const names = await readdir(folder).catch(() => [] as string[])
-  for (const name of names) {
-    if (!name.startsWith(common)) continue
-    const pid = Number(PID_PART.exec(name.slice(common.length))?.[1])
-    if (!Number.isInteger(pid) || pid === process.pid || isRunning(pid)) continue
-    await unlink(join(folder, name)).catch(() => undefined)
+  const writerOf = (name: string) => {
+    const pid = name.startsWith(common) ? PID_PART.exec(name.slice(common.length))?.[1] : undefined
+    return pid === undefined ? undefined : Number(pid)
   }
-}
-
-/** Whether a process with this pid exists (one another user owns counts). */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return systemCode(error) === 'EPERM'
-  }
+  for (const name of leftByGoneProcesses(names, writerOf)) await unlink(join(folder, name)).catch(() => undefined)
 }

@@ -8,10 +8,12 @@ import type { AddressInfo, Socket } from 'node:net'
 import { gunzipSync } from 'node:zlib'
 
 /** How the endpoint answers each export. */
-export type CaptureMode =
+export type OtlpCaptureMode =
+  /** 200 with `{}`, the answer of a collector that took everything. */
   | { kind: 'ok' }
   /** 200 with a body that is not an OTLP response at all. */
   | { kind: 'garbage-200' }
+  /** That status, with a short text body. */
   | { kind: 'status'; status: number }
   /** Reads the request, then never answers. */
   | { kind: 'never' }
@@ -19,26 +21,30 @@ export type CaptureMode =
   | { kind: 'not-http' }
 
 /** One export as the endpoint received it. */
-export interface CapturedRequest {
+export interface CapturedExport {
   path: string
   headers: Readonly<Record<string, string>>
   /** The body, gunzipped when it came compressed. */
   body: string
 }
 
-export interface CaptureServer {
-  /** The base URL, `http://127.0.0.1:<port>` (what Config `endpoint` takes). */
+/** A running capture endpoint; close it when the test ends. */
+export interface OtlpCapture {
+  /** The base URL, `http://127.0.0.1:<port>` (what otel-http's `endpoint` takes). */
   readonly url: string
-  readonly requests: readonly CapturedRequest[]
-  /** Bodies sent to `/v1/traces` and `/v1/metrics`. */
+  /** Every request, in the order they ended. */
+  readonly requests: readonly CapturedExport[]
+  /** Bodies sent to `/v1/traces`. */
   traces(): string[]
+  /** Bodies sent to `/v1/metrics`. */
   metrics(): string[]
   /** Destroys open connections (a request left hanging included) and stops listening. */
   close(): Promise<void>
 }
 
-export async function startCaptureServer(mode: CaptureMode = { kind: 'ok' }): Promise<CaptureServer> {
-  const requests: CapturedRequest[] = []
+/** Starts a capture endpoint on a free port of 127.0.0.1 that answers as `mode` says (default `ok`). */
+export async function startOtlpCapture(mode: OtlpCaptureMode = { kind: 'ok' }): Promise<OtlpCapture> {
+  const requests: CapturedExport[] = []
   const sockets = new Set<Socket>()
   const server = createServer((request, response) => {
     const chunks: Buffer[] = []
@@ -88,8 +94,8 @@ export async function startCaptureServer(mode: CaptureMode = { kind: 'ok' }): Pr
   }
 }
 
-/** A base URL where nothing listens: a port that was free a moment ago. */
-export async function closedEndpoint(): Promise<string> {
+/** A base URL on 127.0.0.1 where nothing listens: a port that was free a moment ago. */
+export async function closedLoopbackUrl(): Promise<string> {
   const server = createServer()
   await listen(server)
   const { port } = server.address() as AddressInfo
