@@ -3,6 +3,7 @@
 export { ReinError, isReinError, errorChain, type ReinErrorOptions } from './rein-error.ts'
 export {
   toFrozenJson,
+  freezeJson,
   isFrozenJson,
   childPath,
   type JsonPrimitive,

@@ -31,7 +31,7 @@ export function toFrozenJson<T = JsonValue>(value: T, options: ToFrozenJsonOptio
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH
   let out: JsonValue
   try {
-    out = quickCopy(value, new Set(), maxDepth)
+    out = quickCopy(value, [], maxDepth)
   } catch (error) {
     // The quick copy knows only that something is wrong; this one says where, and throws.
     if (error === UNFIT) return copy(value, '$', new Set(), maxDepth) as FrozenJson<T>
@@ -58,6 +58,67 @@ const UNFIT = Symbol('unfit')
 /** The height (nesting of containers) of what `quickCopy` last returned: 0 for a primitive. */
 let height = 0
 
+/**
+ * `toFrozenJson` without the copy, for a value that is plain JSON already (parsed from text, or put
+ * together from such values): freezes it where it is and marks it as `toFrozenJson` marks its
+ * copies, so it is reused wherever a frozen copy is asked for. The value itself is frozen, so only
+ * for one nobody changes afterwards. What cannot be frozen as it stands (`-0`, an `undefined`
+ * property, an array hole, a class instance, a frozen but unmarked top, nesting past `maxDepth`) is
+ * copied by `toFrozenJson`, which throws for what JSON cannot carry. Symbol keys are not looked for:
+ * JSON text cannot make them.
+ */
+export function freezeJson<T = JsonValue>(value: T, options: ToFrozenJsonOptions = {}): FrozenJson<T> {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return toFrozenJson(value, options)
+  try {
+    const tallest = freezeChildren(value, options.maxDepth ?? DEFAULT_MAX_DEPTH)
+    Object.defineProperty(value, FROZEN, { value: tallest + 1 })
+    Object.freeze(value)
+    return value as FrozenJson<T>
+  } catch (error) {
+    if (error === UNFIT) return toFrozenJson(value, options)
+    throw error
+  }
+}
+
+/** Freezes what `value` holds, deepest first; the height of its tallest child (0 for none or primitives). */
+function freezeChildren(value: object, depthLeft: number): number {
+  const proto = Object.getPrototypeOf(value) as unknown
+  const isArray = Array.isArray(value)
+  if (depthLeft <= 0 || (!isArray && proto !== Object.prototype && proto !== null)) throw UNFIT
+  let tallest = 0
+  const items = isArray ? value : Object.values(value)
+  for (let i = 0; i < items.length; i++) {
+    if (isArray && !(i in items)) throw UNFIT
+    const height = freezeItem(items[i], depthLeft - 1)
+    if (height > tallest) tallest = height
+  }
+  return tallest
+}
+
+function freezeItem(item: unknown, depthLeft: number): number {
+  switch (typeof item) {
+    case 'string':
+    case 'boolean':
+      return 0
+    case 'number':
+      if (!Number.isFinite(item) || Object.is(item, -0)) throw UNFIT
+      return 0
+    case 'object': {
+      if (item === null) return 0
+      const mark = markOf(item)
+      if (mark !== undefined) {
+        if (mark > depthLeft) throw UNFIT
+        return mark
+      }
+      const height = freezeChildren(item, depthLeft) + 1
+      Object.freeze(item)
+      return height
+    }
+    default:
+      throw UNFIT
+  }
+}
+
 /** True for a value `toFrozenJson` returned: frozen all the way down, and so safe to cache by identity. */
 export function isFrozenJson(value: unknown): boolean {
   return typeof value === 'object' && value !== null && markOf(value) !== undefined
@@ -69,8 +130,12 @@ function markOf(value: object): number | undefined {
   return typeof mark === 'number' ? mark : undefined
 }
 
-/** `copy` without paths (they cost a string per node): throws `UNFIT` instead of a report. */
-function quickCopy(value: unknown, ancestors: Set<object>, depthLeft: number): JsonValue {
+/**
+ * `copy` without paths (they cost a string per node): throws `UNFIT` instead of a report. The
+ * containers above `value` are a stack, not a set: values nest a few levels, where a scan beats a
+ * hash, and the depth limit bounds the scan.
+ */
+function quickCopy(value: unknown, ancestors: object[], depthLeft: number): JsonValue {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -91,10 +156,10 @@ function quickCopy(value: unknown, ancestors: Set<object>, depthLeft: number): J
         height = mark
         return value as JsonValue
       }
-      if (depthLeft <= 0 || ancestors.has(value)) throw UNFIT
-      ancestors.add(value)
+      if (depthLeft <= 0 || ancestors.includes(value)) throw UNFIT
+      ancestors.push(value)
       const out = Array.isArray(value) ? quickArray(value, ancestors, depthLeft) : quickObject(value, ancestors, depthLeft)
-      ancestors.delete(value)
+      ancestors.pop()
       return out
     }
     default:
@@ -103,7 +168,7 @@ function quickCopy(value: unknown, ancestors: Set<object>, depthLeft: number): J
 }
 
 /** Leaves the copy unfrozen when it is what the call returns: toFrozenJson marks, then freezes it. */
-function quickArray(value: readonly unknown[], ancestors: Set<object>, depthLeft: number): JsonValue {
+function quickArray(value: readonly unknown[], ancestors: object[], depthLeft: number): JsonValue {
   const out: JsonValue[] = []
   let tallest = 0
   for (let i = 0; i < value.length; i++) {
@@ -112,10 +177,10 @@ function quickArray(value: readonly unknown[], ancestors: Set<object>, depthLeft
     if (height > tallest) tallest = height
   }
   height = tallest + 1
-  return ancestors.size > 1 ? Object.freeze(out) as JsonValue[] : out
+  return ancestors.length > 1 ? Object.freeze(out) as JsonValue[] : out
 }
 
-function quickObject(value: object, ancestors: Set<object>, depthLeft: number): JsonValue {
+function quickObject(value: object, ancestors: object[], depthLeft: number): JsonValue {
   const proto = Object.getPrototypeOf(value) as unknown
   if ((proto !== Object.prototype && proto !== null) || Object.getOwnPropertySymbols(value).length > 0) throw UNFIT
   const out: Record<string, JsonValue> = {}
@@ -130,7 +195,7 @@ function quickObject(value: object, ancestors: Set<object>, depthLeft: number): 
     if (height > tallest) tallest = height
   }
   height = tallest + 1
-  return ancestors.size > 1 ? Object.freeze(out) : out
+  return ancestors.length > 1 ? Object.freeze(out) : out
 }
 
 function copy(value: unknown, path: string, ancestors: Set<object>, depthLeft: number): JsonValue {

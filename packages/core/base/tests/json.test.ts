@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isReinError, toFrozenJson } from '../src/index.ts'
+import { freezeJson, isFrozenJson, isReinError, toFrozenJson } from '../src/index.ts'
 
 function rejection(value: unknown): { code: string; message: string } {
   try {
@@ -105,5 +105,52 @@ describe('toFrozenJson', () => {
   it('names the path of what is not JSON inside a value holding reused copies', () => {
     const inner = toFrozenJson({ ok: [1, 2] })
     expect(() => toFrozenJson({ inner, bad: [1, Number.NaN] })).toThrow('$.bad[1]: NaN is not a JSON number')
+  })
+})
+
+describe('freezeJson', () => {
+  const deepFrozen = (value: unknown): boolean => typeof value !== 'object' || value === null || (Object.isFrozen(value) && Object.values(value).every(deepFrozen))
+
+  it('freezes parsed JSON where it is, marked as a frozen copy, and returns that same value', () => {
+    const parsed = JSON.parse('{"a":[1,{"b":"x"}],"__proto__":{"c":null},"d":true}') as Record<string, unknown>
+    const frozen = freezeJson(parsed)
+    expect(frozen).toBe(parsed)
+    expect(deepFrozen(parsed)).toBe(true)
+    expect(isFrozenJson(parsed)).toBe(true)
+    expect(Object.keys(parsed)).toEqual(['a', '__proto__', 'd'])
+    // Reused as it is by a later toFrozenJson, and again by freezeJson.
+    expect(toFrozenJson(parsed)).toBe(parsed)
+    expect(freezeJson(parsed)).toBe(parsed)
+    // A frozen copy inside is taken as it is.
+    const inner = toFrozenJson({ deep: [1, 2] })
+    const outer = { inner, list: [inner] }
+    expect(freezeJson(outer).inner).toBe(inner)
+  })
+
+  it('copies, as toFrozenJson does, what cannot be frozen as it stands', () => {
+    for (const [value, copied] of [[{ a: -0 }, { a: 0 }], [{ a: undefined, b: 1 }, { b: 1 }], [Object.freeze({ a: 1 }), { a: 1 }]] as const) {
+      const frozen = freezeJson(value)
+      expect(frozen).not.toBe(value)
+      expect(frozen).toStrictEqual(copied)
+      expect(isFrozenJson(frozen)).toBe(true)
+    }
+    const holey: unknown[] = [1]
+    holey[2] = 3
+    expect(() => freezeJson({ a: holey })).toThrow('$.a[1]: undefined in an array is not JSON')
+    expect(() => freezeJson({ a: { b: { c: {} } } }, { maxDepth: 3 })).toThrow('nested deeper than the limit')
+  })
+
+  it('refuses what JSON cannot carry with toFrozenJson\'s errors: a class instance, a function, a cycle', () => {
+    const cycle: Record<string, unknown> = { a: 1 }
+    cycle.self = cycle
+    for (const value of [{ when: new Date(0) }, { run: () => 1 }, cycle, { n: Number.NaN }]) {
+      let code: string | undefined
+      try {
+        freezeJson(value)
+      } catch (error) {
+        code = isReinError(error) ? error.code : 'other'
+      }
+      expect(code).toBe('NOT_JSON')
+    }
   })
 })

@@ -3,7 +3,8 @@
  * Pure: the same events give the same messages, byte for byte.
  */
 
-import { createMessage, toolResultMessage, type ImageBlock, type Message, type TextBlock } from '@rein/llm'
+import { freezeJson } from '@rein/base'
+import { createMessage, toolResultMessage, type ImageBlock, type Message, type TextBlock, type ToolResultBlock } from '@rein/llm'
 import { eventData } from './event-data.ts'
 import type { ContextCompacted, CoreEventData, SessionEvent } from './events.ts'
 
@@ -32,11 +33,11 @@ export class MessageProjection {
       this.results.push({ seq: event.seq, data: eventData(event, 'tool/result') })
     } else if (event.type === 'user/message') {
       this.closeResults()
-      this.done.push({ seq: event.seq, message: eventData(event, 'user/message').message })
+      this.done.push({ seq: event.seq, message: logMessage(eventData(event, 'user/message').message) })
     } else if (event.type === 'assistant/message') {
       this.closeResults()
       const { message } = eventData(event, 'assistant/message')
-      if (message.content.length > 0) this.done.push({ seq: event.seq, message })
+      if (message.content.length > 0) this.done.push({ seq: event.seq, message: logMessage(message) })
     } else if (event.type === 'context/compacted') {
       this.closeResults()
       this.done = applyCompaction(this.done, eventData(event, 'context/compacted'), event.seq)
@@ -112,11 +113,23 @@ export function deriveMessages(events: readonly SessionEvent[]): Message[] {
 
 /** Consecutive tool results: one user-role message, named after the first result's event. */
 function groupResults(results: readonly { seq: number; data: ToolResultData }[]): Message {
-  return toolResultMessage(results.map(({ data }) => ({
+  const content: ToolResultBlock[] = results.map(({ data }) => ({
+    type: 'tool-result',
     toolCallId: data.callId,
     content: capContent(data.content, data.modelChars),
     ...(data.isError ? { isError: true } : {}),
-  })), `tool-results-${results[0]!.seq}`)
+  }))
+  return logMessage({ id: `tool-results-${results[0]!.seq}`, role: 'user', content, source: { kind: 'tool' } })
+}
+
+/**
+ * A message made of a log's data as frozen JSON (see `toFrozenJson`): frozen where it is, not
+ * copied. One appended in this process is frozen already; one read back from a store is plain
+ * parsed JSON that nothing changes. Frozen, a provider can keep each message's wire JSON and
+ * reuse it on every later request of the session.
+ */
+function logMessage(message: Omit<Message, 'id'> & { id: string }): Message {
+  return freezeJson(message) as unknown as Message
 }
 
 /**

@@ -41,10 +41,16 @@ type Requested = Omit<RepairCall, 'action'>
  * it; within it, calls and results pair in order, so a log whose ids repeat still repairs.
  */
 export function planRepair(events: readonly SessionEvent[], isReplaySafe: (name: string) => boolean): RepairPlan {
+  // A turn's start or end resets everything below: only the events from the last one matter, and a
+  // long log is not walked whole on every resume.
+  let from = events.length - 1
+  while (from >= 0 && events[from]!.type !== 'turn/start' && events[from]!.type !== 'turn/end') from--
+  if (from < 0 || events[from]!.type === 'turn/end') return { calls: [] }
   let turn: number | undefined
   let step: { turn: number; step: number } | undefined
   let open = new OpenStep()
-  for (const event of events) {
+  for (let i = from; i < events.length; i++) {
+    const event = events[i]!
     switch (event.type) {
       case 'turn/start':
         turn = eventData(event, 'turn/start').turn

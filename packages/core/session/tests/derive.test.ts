@@ -1,4 +1,5 @@
 import { assistantMessage, userMessage } from '@rein/llm'
+import { isFrozenJson } from '@rein/base'
 import { describe, expect, it } from 'vitest'
 import { capContent, deriveMessages, MessageProjection, type SessionEvent } from '../src/index.ts'
 
@@ -42,6 +43,27 @@ describe('deriveMessages', () => {
       projection.push(item)
       expect(JSON.stringify(projection.messages())).toBe(JSON.stringify(deriveMessages(events.slice(0, i + 1))))
     })
+  })
+
+  it('gives frozen JSON messages for a log read back from text, so a provider can reuse their JSON on every later request', () => {
+    seq = 0
+    const assistant = assistantMessage([{ type: 'tool-call', id: 'c1', name: 'read', arguments: '{}' }], source, 'a1')
+    const written = [
+      event('user/message', { message: userMessage('read it', 'u1') }),
+      event('assistant/message', { message: assistant, provider: 'p', model: 'm' }),
+      event('tool/result', { callId: 'c1', content: [{ type: 'text', text: 'one' }], isError: false }),
+      event('user/message', { message: userMessage('thanks', 'u2') }),
+    ]
+    // What a store hands back: plain objects parsed from the log's lines, never frozen.
+    const loaded = JSON.parse(JSON.stringify(written)) as SessionEvent[]
+    const messages = deriveMessages(loaded)
+    expect(messages).toEqual(deriveMessages(written))
+    for (const message of messages) {
+      expect(isFrozenJson(message)).toBe(true)
+      expect(Object.isFrozen(message.content[0])).toBe(true)
+    }
+    // Read from the log, not copied: the projection holds the event's own message.
+    expect(messages[0]).toBe((loaded[0]!.data as { message: unknown }).message)
   })
 
   it('caps a long result for the model with the cap recorded on its event', () => {

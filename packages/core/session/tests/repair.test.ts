@@ -99,6 +99,18 @@ describe('planRepair with tool-call ids that repeat (servers that omit ids, issu
     })
   })
 
+  it('looks only at the last turn: calls an earlier, ended turn left unpaired need nothing', () => {
+    const earlier = [...opening, ['turn/end', { turn: 1, reason: 'interrupted' }]] as [string, unknown][]
+    expect(planRepair(log(...earlier), replaySafe)).toEqual({ calls: [] })
+    // Steps after an ended turn and before the next start belong to no turn.
+    expect(planRepair(log(...earlier, ['step/start', { turn: 1, step: 2 }], ['assistant/message', { message: calls, provider: 'p', model: 'm' }]), replaySafe)).toEqual({ calls: [] })
+    const next = log(...earlier, ['turn/start', { turn: 2 }], ['step/start', { turn: 2, step: 1 }], ['assistant/message', { message: calls, provider: 'p', model: 'm' }],
+      ['tool/call', { callId: 'c1', name: 'append_line', arguments: '{"line":"x"}', replaySafe: false }])
+    const plan = planRepair(next, replaySafe)
+    expect(plan).toMatchObject({ turn: 2, step: { turn: 2, step: 1 } })
+    expect(plan.calls.map((call) => [call.callId, call.action])).toEqual([['c1', 'outcome-unknown'], ['c2', 'not-started'], ['c3', 'not-started'], ['c4', 'not-started']])
+  })
+
   it('pairs repeated ids within one step in order', () => {
     const twice = assistantMessage([
       { type: 'tool-call', id: 'call_0', name: 'append_line', arguments: '{"n":1}' },
