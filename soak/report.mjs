@@ -51,9 +51,13 @@ function render(reports, { minutes, passed }) {
 
 /** The size overrides the run was given (REIN_SOAK_<NAME>=N): the figures below are of that size. */
 function overrides() {
-  const given = Object.entries(process.env).filter(([name]) => name.startsWith('REIN_SOAK_') && !['REIN_SOAK_OUT'].includes(name))
-  if (given.length === 0) return []
-  return [`Sizes overridden in this run: ${given.map(([name, value]) => `\`${name}=${value}\``).join(', ')} (each suite's line says what it ran).`, '']
+  const notSizes = new Set(['REIN_SOAK_OUT', 'REIN_SOAK_SEED', 'REIN_SOAK_KEEP', 'REIN_SOAK_VERBOSE', 'REIN_SOAK_DEBUG', 'REIN_SOAK_TRACE', 'REIN_SOAK_KILL', 'REIN_SOAK_RUN'])
+  const given = Object.entries(process.env).filter(([name]) => name.startsWith('REIN_SOAK_') && !notSizes.has(name))
+  const seed = process.env.REIN_SOAK_SEED
+  const lines = []
+  if (given.length > 0) lines.push(`Sizes overridden in this run: ${given.map(([name, value]) => `\`${name}=${value}\``).join(', ')} (each suite's line says what it ran).`)
+  if (seed !== undefined) lines.push(`Seed given for every suite: \`REIN_SOAK_SEED=${seed}\`.`)
+  return lines.length === 0 ? [] : [...lines, '']
 }
 
 /** Whether a figure breaks what its suite requires (the same rule as src/figures.ts `broken`). */

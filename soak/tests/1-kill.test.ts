@@ -75,6 +75,8 @@ function figuresOf(tally: Tally): Figure[] {
     { label: 'runs killed before their log existed (started again)', value: tally.runsBeforeLog },
     { label: 'logs that failed to load', value: tally.loadFailures, must: 0 },
     { label: 'unpaired tool calls and other invariant violations', value: tally.invariantViolations, must: 0 },
+    // Each finished session has 3 bash appends and 3 file-tool dispatches unless a kill left one unknown.
+    { label: 'non-replay-safe effects seen (bash appends, write and edit dispatches)', value: tally.unsafeEffects, atLeast: tally.sessions },
     { label: 'non-replay-safe effects repeated', value: tally.unsafeRepeated, must: 0 },
     { label: 'replay-safe calls re-run more than once', value: tally.safeRerunTwice, must: 0 },
     { label: 'replay-safe calls left with an unknown outcome', value: tally.safeLeftUnknown, must: 0 },

@@ -286,6 +286,11 @@ describe.skipIf(problem !== undefined)(`5-disk: a full disk and a read-only fold
   }, limit(200_000))
 })
 
+// Under `pnpm soak` a part that could not run fails the suite, not only its figure: its promise would be unproven.
+it.runIf(FULL)('5-disk: every part runs under pnpm soak', () => {
+  expect(problem, 'run pnpm soak as root on Linux, where tmpfs and loop mounts can be made').toBeUndefined()
+})
+
 describe('5-disk: two processes on one session', () => {
   it(`(c) exactly one proceeds, the other is refused by the lock (${REPS} pairs)`, async () => {
     const shared = await sharedSession()

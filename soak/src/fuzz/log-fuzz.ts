@@ -29,6 +29,8 @@ export interface LogFigures {
   tornRefused: number
   /** Loaded logs whose events were all undamaged, resumed and checked against the invariants. */
   resumedAndValid: number
+  /** Loaded logs whose events were all undamaged and whose resume was refused anyway. */
+  resumeRefused: number
   /** Loaded logs holding a line that was changed but still reads as a well-formed event (no checksum can tell). */
   changedButWellFormed: number
   /** Refused logs whose file a resume attempt changed (beyond cutting a torn last line, which any open does). */
@@ -38,9 +40,12 @@ export interface LogFigures {
   examples: string[]
 }
 
-/** Every 'resumeEvery'th loaded log is also resumed (open, repair, flush, close) and read back. */
+/**
+ * Every log cut short (what a crash leaves), and every 'resumeEvery'th other loaded one, is also
+ * resumed (open, repair, flush, close) and read back.
+ */
 export async function fuzzLogs(seed: number, count: number, resumeEvery = 1): Promise<LogFigures> {
-  const figures: LogFigures = { logs: 0, byDamage: {}, loaded: 0, refused: {}, stray: 0, loadedWrong: 0, tornRefused: 0, resumedAndValid: 0, changedButWellFormed: 0, refusedChanged: 0, replayed: 0, saved: [], examples: [] }
+  const figures: LogFigures = { logs: 0, byDamage: {}, loaded: 0, refused: {}, stray: 0, loadedWrong: 0, tornRefused: 0, resumedAndValid: 0, resumeRefused: 0, changedButWellFormed: 0, refusedChanged: 0, replayed: 0, saved: [], examples: [] }
   const home = mkdtempSync(join(tmpdir(), 'rein-soak-fuzz-logs-'))
   const previousHome = process.env.REIN_HOME
   process.env.REIN_HOME = home
@@ -105,13 +110,18 @@ export async function fuzzLogs(seed: number, count: number, resumeEvery = 1): Pr
       }
       const pristine = damage !== 'replay' && loaded.events.every((event, i) => isDeepStrictEqual(event, original[i]))
       if (!pristine) figures.changedButWellFormed++
-      if (!resume) return
+      const cut = damage !== 'replay' && at >= bytes.length
+      if (!resume && !cut) return
       const before = loaded.events
       try {
         const { agent } = await stack.ctx.agents.resume(base.id)
         await agent.close()
       } catch (error) {
-        if (isReinError(error)) return
+        if (isReinError(error) && !pristine) return
+        if (isReinError(error)) {
+          figures.resumeRefused++
+          return problem('resume-refused', `${error.code}: ${error.message}`, bytes, save)
+        }
         figures.stray++
         return problem('stray-resume', String((error as Error)?.stack ?? error), bytes, save)
       }

@@ -6,8 +6,9 @@
  * The parent, in one turn: (1) reads seed.txt, writes a.txt and calls `note` (replay-safe, counted);
  * (2) edits seed.txt, runs a bash command that appends its call id to effects.log (not replay-safe)
  * and starts a background job that does the same after a short sleep; (3) delegates to a subagent,
- * which writes b.txt and runs its own bash append; (4) answers. effects.log lies outside the
- * workspace, so a rewind never moves it aside.
+ * which writes b.txt and runs its own bash append; (4) answers. The fixture plugin also appends the
+ * call id of every `write` and `edit` dispatch to effects.log (not replay-safe either). effects.log
+ * lies outside the workspace, so a rewind never moves it aside.
  */
 
 import { mkdirSync, writeFileSync } from 'node:fs'
@@ -83,7 +84,7 @@ function cordisYml(folders: RunFolders, baseURL: string): string {
     row('openai', '@rein/llm-openai', { baseURL, label: 'mock', apiKeyEnv: false }),
     row('agents', '@rein/agent', { provider: 'openai', model: 'm1' }),
     row('subagents', '@rein/subagents'),
-    row('kill', PLUGIN, { runs: folders.runs, workspace: folders.workspace }),
+    row('kill', PLUGIN, { runs: folders.runs, workspace: folders.workspace, effects: folders.effects }),
     '',
   ].join('\n')
 }

@@ -104,7 +104,9 @@ export async function soakSession(plan: SessionPlan, tally: Tally, base: string)
     await countLeftRunning(marker, tally, note)
     const { logs } = await observe(folders, seen, tally, note)
     countLogs(logs, seen, tally, note)
-    const repeated = repeats(lines(folders.effects))
+    const effects = lines(folders.effects)
+    const repeated = repeats(effects)
+    tally.unsafeEffects += effects.length
     tally.unsafeRepeated += repeated.extra
     if (repeated.extra > 0) note(`non-replay-safe effects repeated: ${repeated.which.join(', ')}`)
     const safe = replaySafe(lines(folders.runs), logs.values())

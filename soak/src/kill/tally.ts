@@ -12,6 +12,8 @@ export interface Tally {
   loadFailures: number
   invariantViolations: number
   unsafeRepeated: number
+  /** Non-replay-safe effects seen (bash appends, `write`/`edit` dispatches): what `unsafeRepeated` looked at. */
+  unsafeEffects: number
   safeRerunTwice: number
   safeLeftUnknown: number
   userLost: number
@@ -26,7 +28,7 @@ export interface Tally {
 export function newTally(): Tally {
   return {
     sessions: 0, processes: 0, landed: {}, resumesKilled: 0, runsBeforeLog: 0, loadFailures: 0,
-    invariantViolations: 0, unsafeRepeated: 0, safeRerunTwice: 0, safeLeftUnknown: 0, userLost: 0, rewindFailed: 0,
+    invariantViolations: 0, unsafeRepeated: 0, unsafeEffects: 0, safeRerunTwice: 0, safeLeftUnknown: 0, userLost: 0, rewindFailed: 0,
     locksLeft: 0, processesLeft: 0, failedUnkilled: 0, incomplete: 0, details: [],
   }
 }
