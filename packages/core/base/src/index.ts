@@ -29,3 +29,5 @@ export { listProcesses, readProcess, isZombie, hasEnvironmentEntry, type Process
 export { isProcessAlive } from './process-table.ts'
 /** The temporary files among a folder's names whose writing process is gone: what a killed rein left. */
 export { leftByGoneProcesses } from './process-table.ts'
+/** Removes from a folder the temporary files whose writing process is gone. */
+export { removeLeftByGoneProcesses } from './process-table.ts'

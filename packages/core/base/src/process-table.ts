@@ -5,6 +5,8 @@
  */
 
 import { readdirSync, readFileSync } from 'node:fs'
+import { readdir, unlink } from 'node:fs/promises'
+import { join } from 'node:path'
 
 /** A live process: its parent, process group and session. */
 export interface ProcessEntry {
@@ -96,4 +98,13 @@ export function leftByGoneProcesses(names: Iterable<string>, writerOf: (name: st
     if (!isProcessAlive(pid)) gone.push(name)
   }
   return gone
+}
+
+/**
+ * Removes from `folder` the temporary files `leftByGoneProcesses` picks out: what killed processes
+ * left beside the files they were writing. Best effort: what cannot be listed or removed stays.
+ */
+export async function removeLeftByGoneProcesses(folder: string, writerOf: (name: string) => number | undefined): Promise<void> {
+  const names = await readdir(folder).catch(() => [] as string[])
+  for (const name of leftByGoneProcesses(names, writerOf)) await unlink(join(folder, name)).catch(() => undefined)
 }

@@ -1,6 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { afterEach, describe, expect, it } from 'vitest'
-import { hasEnvironmentEntry, isProcessAlive, isZombie, leftByGoneProcesses, listProcesses, readProcess } from '../src/index.ts'
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { hasEnvironmentEntry, isProcessAlive, isZombie, leftByGoneProcesses, listProcesses, readProcess, removeLeftByGoneProcesses } from '../src/index.ts'
 
 const children: ChildProcess[] = []
 afterEach(() => {
@@ -50,5 +53,16 @@ describe('the process table', () => {
     const names = [`t.${dead}`, `t.${live}`, `t.${process.pid}`, 't.0', 't.-4', 't.1.5', 'other', `t.${Number.MAX_SAFE_INTEGER + 2}`]
     const writerOf = (name: string) => (name.startsWith('t.') ? Number(name.slice(2)) : undefined)
     expect(leftByGoneProcesses(names, writerOf)).toEqual([`t.${dead}`])
+  })
+
+  it('removes from a folder only the temporary files of gone processes; a folder that cannot be listed is left', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'rein-base-leftovers-'))
+    const dead = spawnSync('true').pid
+    for (const name of [`t.${dead}`, `t.${process.pid}`, 'other']) writeFileSync(join(folder, name), 'x')
+    const writerOf = (name: string) => (name.startsWith('t.') ? Number(name.slice(2)) : undefined)
+    await removeLeftByGoneProcesses(folder, writerOf)
+    expect(readdirSync(folder).sort()).toEqual(['other', `t.${process.pid}`])
+    await expect(removeLeftByGoneProcesses(join(folder, 'missing'), writerOf)).resolves.toBeUndefined()
+    rmSync(folder, { recursive: true, force: true })
   })
 })

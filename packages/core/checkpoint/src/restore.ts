@@ -1,9 +1,9 @@
 /** Acting on one planned file: write its old content or remove it, never following a symbolic link. */
 
 import { randomUUID } from 'node:crypto'
-import { lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises'
+import { lstat, mkdir, open, rename, unlink } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { leftByGoneProcesses } from '@rein/base'
+import { removeLeftByGoneProcesses } from '@rein/base'
 import { isMissing } from './plan.ts'
 
 /**
@@ -73,13 +73,11 @@ const TEMP_TAIL = /^([1-9]\d*)\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-
  * that is gone. One listing per folder. Best effort: what cannot be listed or removed stays.
  */
 export async function removeLeftovers(folder: string, files: ReadonlySet<string>): Promise<void> {
-  const names = await readdir(folder).catch(() => [] as string[])
-  const writerOf = (name: string) => {
+  await removeLeftByGoneProcesses(folder, (name) => {
     const at = name.lastIndexOf(TEMP_MARK)
     const pid = name.startsWith('.') && at > 0 ? TEMP_TAIL.exec(name.slice(at + TEMP_MARK.length))?.[1] : undefined
     return pid !== undefined && files.has(name.slice(1, at)) ? Number(pid) : undefined
-  }
-  for (const name of leftByGoneProcesses(names, writerOf)) await unlink(join(folder, name)).catch(() => undefined)
+  })
 }
 
 /** Removes `file` (a link itself, never its target); an already absent file is fine. */

@@ -7,9 +7,9 @@
 
 import { createHash, randomBytes } from 'node:crypto'
 import { constants, type Stats } from 'node:fs'
-import { lstat, mkdir, open, readdir, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises'
+import { lstat, mkdir, open, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { leftByGoneProcesses } from '@rein/base'
+import { removeLeftByGoneProcesses } from '@rein/base'
 import { fromSystemError, fsError, systemCode } from './errors.ts'
 import { confirmInside } from './open-file.ts'
 import { within, type Resolved } from './workspace.ts'
@@ -53,7 +53,7 @@ async function writeInFolder(held: HeldFolder, target: Resolved, allowed: string
   const fail = (error: unknown) => fromSystemError(error, 'write', target.display)
   const name = basename(target.real)
   const final = join(held.base, name)
-  const temp = join(held.base, `${tempPrefix(name)}${randomBytes(6).toString('hex')}.rein-tmp`)
+  const temp = join(held.base, `${tempStem(name)}${process.pid}.${randomBytes(6).toString('hex')}.rein-tmp`)
   let handle: FileHandle
   try {
     handle = await open(temp, CREATE_FLAGS, existing ? existing.mode & 0o7777 : 0o666)
@@ -156,12 +156,12 @@ function moved(target: Resolved) {
 
 /**
  * How the temporary files of a file named `name` begin: the name (a long one cut, with a hash of
- * the whole so two long names never share it) and the writing process's pid; a random 12-hex part
- * and `.rein-tmp` follow.
+ * the whole so two long names never share it); the writing process's pid, a random 12-hex part and
+ * `.rein-tmp` follow.
  */
-function tempPrefix(name: string): string {
+function tempStem(name: string): string {
   const shown = name.length > 80 ? `${name.slice(0, 80)}~${createHash('sha256').update(name).digest('hex').slice(0, 8)}` : name
-  return `.${shown}.${process.pid}.`
+  return `.${shown}.`
 }
 
 const PID_PART = /^([1-9]\d*)\.[0-9a-f]{12}\.rein-tmp$/
@@ -169,17 +169,12 @@ const PID_PART = /^([1-9]\d*)\.[0-9a-f]{12}\.rein-tmp$/
 /**
  * Removes the temporary files a write to `target` left when rein was killed between making one and
  * renaming it: only names this module makes for that file, and only those of a process that is
- * gone (another one, or this one, may be writing the file now). Best effort: what cannot be listed
- * or removed stays.
+ * gone (another one, or this one, may be writing the file now). Best effort.
  */
 export async function removeTempLeftovers(target: Resolved): Promise<void> {
-  const folder = dirname(target.real)
-  const mine = tempPrefix(basename(target.real))
-  const common = mine.slice(0, mine.length - `${process.pid}.`.length)
-  const names = await readdir(folder).catch(() => [] as string[])
-  const writerOf = (name: string) => {
-    const pid = name.startsWith(common) ? PID_PART.exec(name.slice(common.length))?.[1] : undefined
+  const stem = tempStem(basename(target.real))
+  await removeLeftByGoneProcesses(dirname(target.real), (name) => {
+    const pid = name.startsWith(stem) ? PID_PART.exec(name.slice(stem.length))?.[1] : undefined
     return pid === undefined ? undefined : Number(pid)
-  }
-  for (const name of leftByGoneProcesses(names, writerOf)) await unlink(join(folder, name)).catch(() => undefined)
+  })
 }
