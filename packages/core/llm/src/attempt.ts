@@ -90,6 +90,8 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
   let usage: TokenUsage | undefined
   let finish: Extract<StreamChunk, { type: 'finish' }> | undefined
   let reported = false
+  /** The adapter delivered its finish and the consumer took it: its request is over by itself. */
+  let finished = false
   const settle = (failure: LlmFailure | undefined) => {
     reported = true
     const finishReason: FinishReason = finish?.reason ?? (failure?.code === 'ABORTED' ? 'aborted' : 'error')
@@ -129,6 +131,7 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
           yield* held
           settle(undefined)
           yield chunk
+          finished = true
           return { ok: true }
       }
       answered ||= carriesAnswer(chunk)
@@ -147,8 +150,10 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
   } catch (error) {
     return failed(controller.signal.aborted ? abortFailure(controller.signal.reason, route) ?? toFailure(error) : toFailure(error))
   } finally {
-    // Stops the adapter's request when the consumer stops early or the attempt failed.
-    controller.abort(FINISHED)
+    // Stops the adapter's request when the consumer stops early or the attempt failed. A finished
+    // one is left alone: aborting it would run every listener down the chain (the adapter's, fetch's)
+    // for a request that already ended.
+    if (!finished) controller.abort(FINISHED)
     run.removeEventListener('abort', relay)
     context.inflight.remove(adapter, entry)
     if (!reported) settle({ ...CONSUMER_STOPPED })

@@ -300,6 +300,25 @@ describe('LlmRuntime cancellation and failures', () => {
     expect(adapterSignal.aborted).toBe(true)
   })
 
+  it('closes a finished attempt without aborting its signal (nothing is left to stop)', async () => {
+    const root = await runtime()
+    let adapterSignal!: AbortSignal
+    let closed = false
+    root.llm.registerAdapter('p', {
+      async *stream(adapterRequest) {
+        adapterSignal = adapterRequest.signal
+        try {
+          yield* say('ok')
+        } finally {
+          closed = true
+        }
+      },
+    })
+    expect(await collect(root.llm.stream(request()))).toEqual(say('ok'))
+    await vi.waitFor(() => expect(closed).toBe(true))
+    expect(adapterSignal.aborted).toBe(false)
+  })
+
   it('turns a plain thrown error into a TRANSPORT failure', async () => {
     const root = await runtime({ retry: { ...instant.retry, maxRetries: 0 } })
     // oxlint-disable-next-line require-yield -- an adapter that fails before its first chunk
