@@ -16,13 +16,31 @@ interface Hook {
   readonly callback: (...args: never[]) => unknown
 }
 
+type Hooks = Readonly<Record<string | symbol, readonly unknown[] | undefined>>
+
+/**
+ * A context's listener lists, looked up once per context: `ctx.events` on a cordis context goes
+ * through its tracing proxy (a few microseconds), and the event service, the kernel's, lives as long
+ * as the context does.
+ */
+const hooksByContext = new WeakMap<ListenerSource, Hooks>()
+
+function hooksOf(ctx: ListenerSource): Hooks | undefined {
+  let hooks = hooksByContext.get(ctx)
+  if (hooks === undefined) {
+    hooks = ctx.events?._hooks
+    if (hooks !== undefined) hooksByContext.set(ctx, hooks)
+  }
+  return hooks
+}
+
 /**
  * True when a listener for `name` is registered on `ctx`'s event service, or one for
  * `internal/dispatch` (which sees every dispatch). When the service does not have the shape cordis
  * 4.0 gives it, answers true, so a caller dispatches as it would without the check.
  */
 export function hasListeners(ctx: ListenerSource, name: string): boolean {
-  const hooks = ctx.events?._hooks
+  const hooks = hooksOf(ctx)
   if (hooks === undefined) return true
   return (hooks[name]?.length ?? 0) > 0 || (!name.startsWith('internal/') && (hooks['internal/dispatch']?.length ?? 0) > 0)
 }
@@ -37,7 +55,7 @@ export function hasListeners(ctx: ListenerSource, name: string): boolean {
  * get no `this` and no context filter applies.
  */
 export function callListeners(ctx: ListenerSource, name: string, args: readonly unknown[], report: (error: unknown) => void, fallback: () => Promise<unknown>): void {
-  const hooks = ctx.events?._hooks
+  const hooks = hooksOf(ctx)
   if (hooks === undefined || (hooks['internal/dispatch']?.length ?? 0) > 0) {
     fallback().catch(report)
     return

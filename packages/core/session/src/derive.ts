@@ -18,6 +18,11 @@ type ToolResultData = CoreEventData['tool/result']
 export class MessageProjection {
   private done: { seq: number; message: Message }[] = []
   private results: { seq: number; data: ToolResultData }[] = []
+  /**
+   * The trailing results as one message, once made: the same object when they are closed into the
+   * history, so the next request repeats the last one's objects (a provider reuses their JSON).
+   */
+  private group: Message | undefined
   /** Whether a compaction changed what the model sees. */
   compacted = false
   /** Turns the log has started (`turn/start` events). */
@@ -31,6 +36,7 @@ export class MessageProjection {
       this.turns++
     } else if (event.type === 'tool/result') {
       this.results.push({ seq: event.seq, data: eventData(event, 'tool/result') })
+      this.group = undefined
     } else if (event.type === 'user/message') {
       this.closeResults()
       this.done.push({ seq: event.seq, message: logMessage(eventData(event, 'user/message').message) })
@@ -49,19 +55,24 @@ export class MessageProjection {
   messages(): readonly Message[] {
     if (this.cached) return this.cached
     const messages = this.done.map((entry) => entry.message)
-    if (this.results.length > 0) messages.push(groupResults(this.results))
+    if (this.results.length > 0) messages.push(this.groupMessage())
     return this.cached = messages
   }
 
   /** The messages with the seq of the event that made each (a result group: its first result's). */
   entries(): { seq: number; message: Message }[] {
-    return this.results.length > 0 ? [...this.done, { seq: this.results[0]!.seq, message: groupResults(this.results) }] : [...this.done]
+    return this.results.length > 0 ? [...this.done, { seq: this.results[0]!.seq, message: this.groupMessage() }] : [...this.done]
   }
 
   private closeResults() {
     if (this.results.length === 0) return
-    this.done.push({ seq: this.results[0]!.seq, message: groupResults(this.results) })
+    this.done.push({ seq: this.results[0]!.seq, message: this.groupMessage() })
     this.results = []
+    this.group = undefined
+  }
+
+  private groupMessage(): Message {
+    return this.group ??= groupResults(this.results)
   }
 }
 

@@ -45,6 +45,24 @@ describe('deriveMessages', () => {
     })
   })
 
+  it('keeps every message of the last request the same object in the next, the tool results it grouped included', () => {
+    seq = 0
+    const projection = new MessageProjection()
+    const feed = [
+      event('user/message', { message: userMessage('read it', 'u1') }),
+      event('assistant/message', { message: assistantMessage([{ type: 'tool-call', id: 'c1', name: 'read', arguments: '{}' }], source, 'a1'), provider: 'p', model: 'm' }),
+      event('tool/result', { callId: 'c1', content: [{ type: 'text', text: 'one' }], isError: false }),
+    ]
+    for (const item of feed) projection.push(item)
+    // The request after the tool ran: its results are grouped into one message.
+    const sent = projection.messages()
+    projection.push(event('assistant/message', { message: assistantMessage([{ type: 'text', text: 'done' }], source, 'a2'), provider: 'p', model: 'm' }))
+    projection.push(event('user/message', { message: userMessage('thanks', 'u2') }))
+    // A provider reuses the JSON it made for an object it saw before; a new object costs a new conversion of the whole prefix.
+    const next = projection.messages()
+    sent.forEach((message, i) => expect(next[i]).toBe(message))
+  })
+
   it('gives frozen JSON messages for a log read back from text, so a provider can reuse their JSON on every later request', () => {
     seq = 0
     const assistant = assistantMessage([{ type: 'tool-call', id: 'c1', name: 'read', arguments: '{}' }], source, 'a1')
