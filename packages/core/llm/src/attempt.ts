@@ -128,7 +128,7 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
           finish = chunk
           if (chunk.reason === 'error' || chunk.reason === 'aborted') return failed(chunk.failure ?? { code: 'TRANSPORT', message: 'the provider ended the stream with an error' })
           if (chunk.reason === 'stop' && !answered) return failed({ ...EMPTY_RESPONSE })
-          yield* held
+          for (const early of held) yield early
           settle(undefined)
           yield chunk
           finished = true
@@ -141,7 +141,7 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
       }
       if (!shown) {
         shown = true
-        yield* held
+        for (const early of held) yield early
         held = []
       }
       yield chunk

@@ -3,7 +3,7 @@
  * calls before every side effect; a failed flush keeps the unflushed events for the next try.
  */
 
-import { ReinError, isReinError, toFrozenJson, type JsonValue } from '@rein/base'
+import { ReinError, freezeJson, isReinError, toFrozenJson, type JsonValue } from '@rein/base'
 import type { Message } from '@rein/llm'
 import { MessageProjection } from './derive.ts'
 import type { CoreEventData, CoreEventType, SessionEvent, SessionHeader } from './events.ts'
@@ -74,19 +74,19 @@ export class Session {
     if (!this.hooks.isKnown(type)) {
       throw new ReinError('UNKNOWN_EVENT_TYPE', `event type "${type}" is not defined; a plugin must call ctx.sessions.defineEvent("${type}") first`)
     }
-    let frozen: unknown
+    let event: SessionEvent
     try {
-      frozen = toFrozenJson(data as JsonValue) as unknown
+      // Marked as frozen JSON, not only frozen: a store that keeps a frozen copy keeps this one.
+      event = freezeJson<SessionEvent>({
+        seq: this._events.length,
+        type,
+        time: new Date().toISOString(),
+        data: toFrozenJson(data as JsonValue) as JsonValue,
+        ...(options.ignorable || this.hooks.isIgnorable?.(type) ? { ignorable: true as const } : {}),
+      }) as SessionEvent
     } catch (error) {
       throw new ReinError('INVALID_EVENT', `event "${type}" must carry JSON data: ${(error as Error).message}`, { cause: error })
     }
-    const event = Object.freeze({
-      seq: this._events.length,
-      type,
-      time: new Date().toISOString(),
-      data: frozen as JsonValue,
-      ...(options.ignorable || this.hooks.isIgnorable?.(type) ? { ignorable: true as const } : {}),
-    })
     this._events.push(event)
     this._projection.push(event)
     this.hooks.appended(this, event)

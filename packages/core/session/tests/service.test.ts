@@ -1,4 +1,5 @@
 import { Context } from '@deepseek-ai/cordis'
+import { isFrozenJson } from '@rein/base'
 import { userMessage } from '@rein/llm'
 import { describe, expect, it } from 'vitest'
 import SessionService, { MemorySessionStore, sessionMemory, type SessionEvent, type SessionStore } from '../src/index.ts'
@@ -25,6 +26,18 @@ describe('ctx.sessions', () => {
     expect(() => session.append('turn/start', { turn: Number.NaN })).toThrow(expect.objectContaining({ code: 'INVALID_EVENT' }))
     expect(() => session.append('my/thing', {})).toThrow(expect.objectContaining({ code: 'UNKNOWN_EVENT_TYPE' }))
     expect(session.messages()).toEqual([userMessage('hello', 'u1')])
+  })
+
+  it('hands a store its events as frozen JSON, so one that keeps a frozen copy keeps the event itself', async () => {
+    const root = await boot()
+    const session = await root.sessions.create({ cwd: '/w' })
+    session.append('user/message', { message: userMessage('hello', 'u1') })
+    expect(isFrozenJson(session.events[0])).toBe(true)
+    await session.flush()
+    await session.close()
+    // The in-memory store keeps `toFrozenJson(event)`: the same object when the event is marked.
+    const loaded = await root.sessions.open(session.id)
+    expect(loaded.events[0]).toBe(session.events[0])
   })
 
   it('counts the turns a log started, as appended and as loaded', async () => {

@@ -149,9 +149,9 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
         } catch {
           throw new LlmError({ code: 'MALFORMED_RESPONSE', message: `${label} sent a stream event that is not JSON: ${redact(data, key).slice(0, 120)}` })
         }
-        yield* translator.push(payload)
+        for (const chunk of translator.push(payload)) yield chunk
       }
-      yield* translator.end(sawDone)
+      for (const chunk of translator.end(sawDone)) yield chunk
     } catch (error) {
       // Tokens the server already counted are billed even though the answer failed: pass them on.
       const usage = request.signal.aborted ? undefined : translator.usageSoFar()
