@@ -1,6 +1,6 @@
 /** Checks a definition once, at registration, and compiles what the pipeline and the model need. */
 
-import { ReinError } from '@rein/base'
+import { ReinError, toFrozenJson } from '@rein/base'
 import { isRawSchema, type AnyToolDefinition } from './define-tool.ts'
 import type { ToolInfo } from './hooks.ts'
 import type { RunIdentity } from './run-context.ts'
@@ -81,7 +81,9 @@ export function prepareTool(input: AnyToolDefinition): PreparedTool {
     ...(cancelGraceMs ? { cancelGraceMs } : {}),
     ...(definition.recoverAfterInterrupt === true ? { recoverAfterInterrupt: true as const } : {}),
   })
-  return { definition, info, schema: { name: definition.name, description: definition.description, parameters }, output }
+  // Frozen JSON (marked): a provider can cache the wire JSON of a list of them by the list.
+  const schema = toFrozenJson<ToolSchema>({ name: definition.name, description: definition.description, parameters }) as ToolSchema
+  return { definition, info, schema, output }
 }
 
 /**

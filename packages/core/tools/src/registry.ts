@@ -41,6 +41,8 @@ type Registered = PreparedTool & { logger: Logger }
 interface RegistryState {
   tools: Map<string, Registered>
   schemas: readonly ToolSchema[] | undefined
+  /** The last narrowed list `schemas()` gave: given again while the same tools are usable. */
+  narrowed: readonly ToolSchema[] | undefined
   hooks: {
     policies: PreExecutePolicy[]
     guards: ToolGuard[]
@@ -74,6 +76,7 @@ export class ToolRegistry extends Service {
     this._state = {
       tools: new Map(),
       schemas: undefined,
+      narrowed: undefined,
       hooks: { policies: [], guards: [], wrappers: [], postHooks: [], observers: [] },
       contributions: [],
       logger: ctx.logger('tools'),
@@ -159,8 +162,12 @@ export class ToolRegistry extends Service {
     if (!visible && identity === undefined) return state.schemas
     const caller = { ...(visible ? { visible } : {}), ...(identity ? { identity } : {}) }
     const usable = state.schemas.filter((schema) => usableBy(state.tools.get(schema.name), caller))
-    // Nothing left out (the usual step): the cached, frozen list, the same object every time.
-    return usable.length === state.schemas.length ? state.schemas : Object.freeze(usable)
+    // Nothing left out (the usual step): the cached, frozen list, the same object every time. The
+    // same tools left out as last time: that list again, so callers can cache by it (hashes, JSON).
+    if (usable.length === state.schemas.length) return state.schemas
+    const last = state.narrowed
+    if (last !== undefined && last.length === usable.length && last.every((schema, i) => schema === usable[i])) return last
+    return state.narrowed = Object.freeze(usable)
   }
 
   /** What hooks see of a tool: its metadata, effects and effective replay safety. */

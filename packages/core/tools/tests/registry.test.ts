@@ -1,4 +1,5 @@
 import { Context } from '@deepseek-ai/cordis'
+import { isFrozenJson } from '@rein/base'
 import { describe, expect, it } from 'vitest'
 import { ToolRegistry, defineTool, jsonSchema, type JsonSchema } from '../src/index.ts'
 import { call, createRegistry, echo } from './fixtures.ts'
@@ -115,12 +116,27 @@ describe('ToolRegistry.schemas', () => {
     for (const schema of first.tools.schemas()) expect(Object.keys(schema)).toEqual(['name', 'description', 'parameters'])
   })
 
+  it('gives the same list object while the same tools are usable, some hidden or not, so a caller can cache by it', async () => {
+    const { tools } = await createRegistry()
+    tools.register(echo)
+    tools.register(named('zeta'))
+    const visible = (name: string) => name !== 'zeta'
+    const narrowed = tools.schemas(visible)
+    expect(narrowed.map((schema) => schema.name)).toEqual(['echo'])
+    expect(tools.schemas((name) => name !== 'zeta')).toBe(narrowed)
+    expect(tools.schemas()).toBe(tools.schemas())
+    tools.register(named('alpha'))
+    expect(tools.schemas(visible).map((schema) => schema.name)).toEqual(['alpha', 'echo'])
+  })
+
   it('is frozen, so a caller cannot change what the next request sends', async () => {
     const { tools } = await createRegistry()
     tools.register(echo)
     const schemas = tools.schemas()
     expect(Object.isFrozen(schemas)).toBe(true)
     expect(Object.isFrozen(schemas[0]!.parameters.properties)).toBe(true)
+    // Marked as frozen JSON too: a provider caches a list's wire JSON only for such schemas.
+    expect(schemas.every(isFrozenJson)).toBe(true)
   })
 
   it('reflects registrations and disposals immediately', async () => {

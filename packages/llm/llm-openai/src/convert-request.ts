@@ -1,7 +1,7 @@
 /** rein request → OpenAI wire request. Pure, deterministic: the same request gives the same bytes. */
 
 import { isFrozenJson } from '@rein/base'
-import type { AdapterRequest, ContentBlock, ImageBlock, Message, TextBlock, ToolResultBlock } from '@rein/llm'
+import type { AdapterRequest, ContentBlock, ImageBlock, Message, TextBlock, ToolResultBlock, ToolSpec } from '@rein/llm'
 import type { OpenAiDialect } from './dialect.ts'
 import type { WireContentPart, WireMessage, WireRequest, WireToolCall } from './wire.ts'
 
@@ -24,9 +24,9 @@ export function toWireBody(request: AdapterRequest, defaults: RequestDefaults, d
   const system = request.system ? JSON.stringify({ role: 'system', content: request.system }) : ''
   const messages = messagesJson(request.messages, dialect)
   const all = system === '' ? messages : messages === '' ? system : `${system},${messages}`
-  // The fields always hold `stream`, so the object is never empty.
-  const fields = JSON.stringify(requestFields(request, defaults, dialect))
-  return `{"model":${JSON.stringify(request.model)},"messages":[${all}],${fields.slice(1)}`
+  const tools = request.tools && request.tools.length > 0 ? `,"tools":${toolsJson(request.tools)}` : ''
+  const options = JSON.stringify(optionFields(request, defaults, dialect))
+  return `{"model":${JSON.stringify(request.model)},"messages":[${all}],${STREAMING_JSON}${tools}${options === '{}' ? '' : `,${options.slice(1, -1)}`}}`
 }
 
 /** A conversation's last request: its messages (the objects) and their joined JSON. */
@@ -67,12 +67,36 @@ type WireFields = Pick<WireRequest, 'tools' | 'max_tokens' | 'max_completion_tok
 
 function requestFields(request: AdapterRequest, defaults: RequestDefaults, dialect: OpenAiDialect): WireFields {
   const fields: WireFields = { stream: true, stream_options: { include_usage: true } }
-  if (request.tools && request.tools.length > 0) {
-    fields.tools = request.tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } }))
-  }
+  if (request.tools && request.tools.length > 0) fields.tools = wireTools(request.tools)
+  return Object.assign(fields, optionFields(request, defaults, dialect))
+}
+
+/** `stream` and `stream_options` as `JSON.stringify` spells them: the same for every request. */
+const STREAMING_JSON = '"stream":true,"stream_options":{"include_usage":true}'
+
+/** The fields after the tools: the output cap, temperature and the dialect's effort fields. */
+function optionFields(request: AdapterRequest, defaults: RequestDefaults, dialect: OpenAiDialect): Record<string, unknown> {
+  const fields: Record<string, unknown> = {}
   if (request.maxTokens !== undefined) fields[defaults.maxTokensField] = request.maxTokens
   if (request.temperature !== undefined) fields.temperature = request.temperature
   return Object.assign(fields, dialect.effortFields(request.reasoningEffort))
+}
+
+function wireTools(tools: readonly ToolSpec[]): WireRequest['tools'] {
+  return tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } }))
+}
+
+/**
+ * The JSON of a frozen tool list whose schemas are frozen JSON (the registry's: every step sends
+ * the same list), made once; any other list is converted each time, as it may change.
+ */
+const toolLists = new WeakMap<readonly ToolSpec[], string>()
+
+function toolsJson(tools: readonly ToolSpec[]): string {
+  if (!Object.isFrozen(tools) || !tools.every(isFrozenJson)) return JSON.stringify(wireTools(tools))
+  let json = toolLists.get(tools)
+  if (json === undefined) toolLists.set(tools, json = JSON.stringify(wireTools(tools)))
+  return json
 }
 
 /** The system text and messages as wire messages, in order. */

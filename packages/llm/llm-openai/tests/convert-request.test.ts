@@ -1,5 +1,6 @@
 import { assistantMessage, createMessage, toolResultMessage, userMessage, type AdapterRequest } from '@rein/llm'
-import { describe, expect, it } from 'vitest'
+import { toFrozenJson } from '@rein/base'
+import { describe, expect, it, vi } from 'vitest'
 import { openAiDialect, toWireBody, toWireRequest } from '../src/index.ts'
 
 const conversation: AdapterRequest = {
@@ -102,6 +103,26 @@ describe('toWireBody', () => {
     const before = toWireBody({ ...conversation, messages: [loose] }, defaults, openAiDialect)
     text.text = 'after'
     expect(toWireBody({ ...conversation, messages: [loose] }, defaults, openAiDialect)).toBe(before.replace('before', 'after'))
+  })
+
+  it('reuses the JSON of a frozen tool list, and converts a list that is not frozen each time', () => {
+    const schema = toFrozenJson({ name: 'read', description: 'Reads a file.', parameters: { type: 'object', properties: {} } })
+    const frozen = Object.freeze([schema])
+    const first = toWireBody({ ...conversation, tools: frozen }, defaults, openAiDialect)
+    expect(first).toBe(JSON.stringify(toWireRequest({ ...conversation, tools: frozen }, defaults, openAiDialect)))
+    const stringify = vi.spyOn(JSON, 'stringify')
+    try {
+      expect(toWireBody({ ...conversation, tools: frozen }, defaults, openAiDialect)).toBe(first)
+      const holdsTools = (value: unknown) => (Array.isArray(value) && value[0]?.type === 'function') || (typeof value === 'object' && value !== null && 'tools' in value)
+      expect(stringify.mock.calls.some(([value]) => holdsTools(value))).toBe(false)
+    } finally {
+      stringify.mockRestore()
+    }
+    // A caller's own list: it may change between requests.
+    const loose = [{ name: 'read', description: 'Reads a file.', parameters: { type: 'object' as const, properties: {} } }]
+    const before = toWireBody({ ...conversation, tools: loose }, defaults, openAiDialect)
+    loose[0]!.description = 'Reads one file.'
+    expect(toWireBody({ ...conversation, tools: loose }, defaults, openAiDialect)).toBe(before.replace('Reads a file.', 'Reads one file.'))
   })
 
   it('stays byte for byte right as a conversation grows, is cut, or has a message replaced in the middle', () => {
