@@ -120,14 +120,17 @@ export class AgentService extends Service {
    * nothing. A subagent works where its parent works unless `cwd`/`workspaceRoot` say otherwise.
    */
   async create(options: CreateAgentOptions = {}): Promise<Agent> {
+    // Called through `ctx.agents`, `this` is cordis's tracing proxy: each read of it makes a proxy.
+    // Nothing below registers into the caller's scope, so the service itself does the work.
+    const self = untraced(this)
     const { parent: ref, sessionId, ...rest } = options
-    const parent = ref ? await this.parentRun(ref) : undefined
+    const parent = ref ? await self.parentRun(ref) : undefined
     // A subagent gets at most what its parent's running turn has left: budgets cover the tree.
-    const left = parent && this.liveAgent(parent.run.sessionId)?.budgetLeft()
-    const resolved = withinParent(await this.resolve({ ...parent?.workplace, ...stripUndefined(rest) }, parent !== undefined), left)
-    const lineage = this.lineage(parent?.run, resolved)
-    const session = await serviceOf(this._state, 'sessions').create({ cwd: resolved.cwd, ...(sessionId ? { id: sessionId } : {}), ...(ref ? { parent: ref } : {}) })
-    return this.track(new Agent(session, resolved, this.agentServices(), lineage))
+    const left = parent && self.liveAgent(parent.run.sessionId)?.budgetLeft()
+    const resolved = withinParent(await self.resolve({ ...parent?.workplace, ...stripUndefined(rest) }, parent !== undefined), left)
+    const lineage = self.lineage(parent?.run, resolved)
+    const session = await serviceOf(self._state, 'sessions').create({ cwd: resolved.cwd, ...(sessionId ? { id: sessionId } : {}), ...(ref ? { parent: ref } : {}) })
+    return self.track(new Agent(session, resolved, self.agentServices(), lineage))
   }
 
   /**
