@@ -10,7 +10,7 @@
  * @typedef {{ rep: number, ok: boolean, reason?: string, stderrTail?: string, metrics?: Record<string, number> }} Run
  * @typedef {{ ok: boolean, figures?: Record<string, any>, reason?: string, stderrTail?: string }} Extra
  * @typedef {{
- *   date: Date, command: string, turns: number, reps: number, quick: boolean, partial: boolean,
+ *   date: Date, commit: string, command: string, turns: number, reps: number, quick: boolean, partial: boolean,
  *   machine: { cpu: string, cores: number, memGiB: number, node: string, os: string, load: number[] },
  *   scenarios: ('A' | 'B' | 'C')[], harnesses: Harness[], skipped: { harness: Harness, reason: string }[],
  *   runs: Map<string, Run[]>, extras: Record<string, Extra>, extrasRun: boolean,
@@ -69,7 +69,7 @@ export function renderReport(input) {
   out.push('# Benchmarks', '')
   out.push('<!-- Written by bench/loop/run.mjs (`pnpm bench`) on each run; edit the runner, not this file. -->', '')
   const { machine } = input
-  out.push(`Measured ${input.date.toISOString().replace(/\.\d+Z$/, 'Z')} with \`${input.command}\` on ${machine.cpu}, ${machine.cores} cores, ${machine.memGiB.toFixed(1)} GiB RAM, Node ${machine.node}, ${machine.os}; load average ${machine.load.map((l) => l.toFixed(2)).join(' / ')} (1 / 5 / 15 min) at the start.`)
+  out.push(`Measured ${input.date.toISOString().replace(/\.\d+Z$/, 'Z')} with \`${input.command}\` at commit ${input.commit} on ${machine.cpu}, ${machine.cores} cores, ${machine.memGiB.toFixed(1)} GiB RAM, Node ${machine.node}, ${machine.os}; load average ${machine.load.map((l) => l.toFixed(2)).join(' / ')} (1 / 5 / 15 min) at the start.`)
   out.push(`Each harness ran ${turns} measured turns (after ${10} unmeasured warm-up turns) per scenario, in its own process, ${input.reps} repetition${input.reps === 1 ? '' : 's'} interleaved; every figure is the median over the repetitions. Ratios are to the floor in the same scenario; compare ratios, not absolute times, across machines.`)
   if (input.quick || input.partial || input.reps < 3) {
     out.push('', `> **Not a full run** (${[input.quick ? 'quick mode' : '', input.partial ? 'a subset of the harnesses' : '', input.reps < 3 ? `${input.reps} repetition${input.reps === 1 ? '' : 's'}` : ''].filter(Boolean).join(', ')}): the figures are indicative only. \`pnpm bench\` makes the full table.`)

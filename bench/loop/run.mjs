@@ -182,6 +182,7 @@ async function main() {
     os: `${os.type()} ${os.release()} (${process.arch})`,
     load: os.loadavg(),
   }
+  const measured = commit()
 
   /** @type {{ harness: Harness, reason: string }[]} */
   const skipped = []
@@ -278,7 +279,7 @@ async function main() {
   const envShown = ['TURNS', 'REPS', 'ONLY'].filter((name) => process.env[name]).map((name) => `${name}=${process.env[name]} `).join('')
   const command = process.env.npm_lifecycle_event === 'bench' && argv.length === 0 ? `${envShown}pnpm bench` : `${envShown}node bench/loop/run.mjs${argv.length ? ` ${argv.join(' ')}` : ''}`
   const markdown = renderReport({
-    date: started, machine, command, turns: config.turns, reps: config.reps, quick: config.quick, partial: config.only.length > 0,
+    date: started, commit: measured, machine, command, turns: config.turns, reps: config.reps, quick: config.quick, partial: config.only.length > 0,
     scenarios: SCENARIOS, harnesses: present, skipped, runs, extras, extrasRun: config.extras,
   })
   process.stdout.write(markdown)
@@ -286,6 +287,15 @@ async function main() {
     writeFileSync(docsFile, markdown)
     process.stderr.write(`wrote ${relative(repo, docsFile)}\n`)
   }
+}
+
+/** The commit measured, `+changes` when tracked files differ from it (this report aside). */
+function commit() {
+  const git = (/** @type {string[]} */ ...args) => spawnSync('git', args, { cwd: repo, encoding: 'utf8' })
+  const head = git('rev-parse', '--short', 'HEAD')
+  if (head.status !== 0) return 'unknown'
+  const changed = git('status', '--porcelain', '--untracked-files=no', '--', '.', ':!docs/benchmarks.md').stdout.trim() !== ''
+  return `${head.stdout.trim()}${changed ? '+changes' : ''}`
 }
 
 /** @returns {any} */

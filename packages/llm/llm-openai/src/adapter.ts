@@ -14,7 +14,7 @@ import { readApiKey, redact } from './credentials.ts'
 import { openAiDialect, type OpenAiDialect } from './dialect.ts'
 import { failureFromFetchError, failureFromResponse } from './errors.ts'
 import { readBounded, STOP_READING } from './response-body.ts'
-import { readSseData } from './sse.ts'
+import { readSseBatches } from './sse.ts'
 import { ResponseWatchdog } from './watchdog.ts'
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string }
@@ -138,18 +138,21 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
     const translator = createChunkTranslator(label, dialect.replayState !== undefined ? { replayState: dialect.replayState } : {})
     try {
       let sawDone = false
-      for await (const data of readSseData(body, { provider: label, idleTimeoutMs: watchdog.idleMs, watchdog })) {
-        if (data.trim() === '[DONE]') {
-          sawDone = true
-          break
+      reading: for await (const batch of readSseBatches(body, { provider: label, idleTimeoutMs: watchdog.idleMs, watchdog })) {
+        for (const data of batch) {
+          if (data.trim() === '[DONE]') {
+            sawDone = true
+            break reading
+          }
+          let payload: unknown
+          try {
+            payload = JSON.parse(data)
+          } catch {
+            throw new LlmError({ code: 'MALFORMED_RESPONSE', message: `${label} sent a stream event that is not JSON: ${redact(data, key).slice(0, 120)}` })
+          }
+          // A loop, not `yield*`: delegating to an array costs an iterator wrapper and an extra await per chunk.
+          for (const chunk of translator.push(payload)) yield chunk
         }
-        let payload: unknown
-        try {
-          payload = JSON.parse(data)
-        } catch {
-          throw new LlmError({ code: 'MALFORMED_RESPONSE', message: `${label} sent a stream event that is not JSON: ${redact(data, key).slice(0, 120)}` })
-        }
-        for (const chunk of translator.push(payload)) yield chunk
       }
       for (const chunk of translator.end(sawDone)) yield chunk
     } catch (error) {
