@@ -289,12 +289,12 @@ async function main() {
   }
 }
 
-/** The commit measured, `+changes` when tracked files differ from it (this report aside). */
+/** The commit measured, `+changes` when files differ from it or are new (this report aside); `pnpm bench` builds it first. */
 function commit() {
   const git = (/** @type {string[]} */ ...args) => spawnSync('git', args, { cwd: repo, encoding: 'utf8' })
   const head = git('rev-parse', '--short', 'HEAD')
   if (head.status !== 0) return 'unknown'
-  const changed = git('status', '--porcelain', '--untracked-files=no', '--', '.', ':!docs/benchmarks.md').stdout.trim() !== ''
+  const changed = git('status', '--porcelain', '--', '.', ':!docs/benchmarks.md').stdout.trim() !== ''
   return `${head.stdout.trim()}${changed ? '+changes' : ''}`
 }
 

@@ -92,6 +92,8 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
   let reported = false
   /** The adapter delivered its finish and the consumer took it: its request is over by itself. */
   let finished = false
+  /** Whether the adapter's iterator was told to close (it has `return`); one that cannot be told is aborted. */
+  const closing = { told: false }
   const settle = (failure: LlmFailure | undefined) => {
     reported = true
     const finishReason: FinishReason = finish?.reason ?? (failure?.code === 'ABORTED' ? 'aborted' : 'error')
@@ -112,7 +114,7 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
   }
 
   try {
-    for await (const chunk of untilAborted(adapter.stream({ ...request, signal: controller.signal }), controller.signal)) {
+    for await (const chunk of untilAborted(adapter.stream({ ...request, signal: controller.signal }), controller.signal, closing)) {
       switch (chunk.type) {
         case 'text-delta':
         case 'reasoning-delta':
@@ -151,9 +153,9 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
     return failed(controller.signal.aborted ? abortFailure(controller.signal.reason, route) ?? toFailure(error) : toFailure(error))
   } finally {
     // Stops the adapter's request when the consumer stops early or the attempt failed. A finished
-    // one is left alone: aborting it would run every listener down the chain (the adapter's, fetch's)
-    // for a request that already ended.
-    if (!finished) controller.abort(FINISHED)
+    // one that was told to close is left alone: aborting it would run every listener down the chain
+    // (the adapter's, fetch's) for a request that already ended.
+    if (!finished || !closing.told) controller.abort(FINISHED)
     run.removeEventListener('abort', relay)
     context.inflight.remove(adapter, entry)
     if (!reported) settle({ ...CONSUMER_STOPPED })
@@ -184,7 +186,7 @@ function estimateUsage(request: GenerationOptions, outputChars: number): TokenUs
  * by the chunk or by the abort (a race per chunk would also leave a reaction on the abort's promise
  * for every chunk of the stream).
  */
-async function* untilAborted<T>(source: AsyncIterable<T>, signal: AbortSignal): AsyncGenerator<T, void, undefined> {
+async function* untilAborted<T>(source: AsyncIterable<T>, signal: AbortSignal, closing: { told: boolean }): AsyncGenerator<T, void, undefined> {
   const iterator = source[Symbol.asyncIterator]()
   let stop: ((reason: unknown) => void) | undefined
   const onAbort = () => stop?.(signal.reason)
@@ -204,6 +206,9 @@ async function* untilAborted<T>(source: AsyncIterable<T>, signal: AbortSignal): 
     stop = undefined
     signal.removeEventListener('abort', onAbort)
     // Tell the adapter we are done; don't wait for one that ignores it.
-    void Promise.resolve(iterator.return?.()).catch(() => {})
+    if (iterator.return) {
+      closing.told = true
+      void Promise.resolve(iterator.return()).catch(() => {})
+    }
   }
 }

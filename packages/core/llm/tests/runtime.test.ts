@@ -319,6 +319,22 @@ describe('LlmRuntime cancellation and failures', () => {
     expect(adapterSignal.aborted).toBe(false)
   })
 
+  it('stops a finished adapter that cannot be told to stop (its iterator has no return)', async () => {
+    const root = await runtime()
+    let adapterSignal!: AbortSignal
+    root.llm.registerAdapter('p', {
+      stream(adapterRequest) {
+        adapterSignal = adapterRequest.signal
+        const chunks = say('ok')
+        let at = 0
+        // A hand-written iterable: it may still hold its request after the finish (usage after finish_reason).
+        return { [Symbol.asyncIterator]: () => ({ next: async () => (at < chunks.length ? { done: false, value: chunks[at++]! } : { done: true, value: undefined }) }) }
+      },
+    })
+    expect(await collect(root.llm.stream(request()))).toEqual(say('ok'))
+    expect(adapterSignal.aborted).toBe(true)
+  })
+
   it('turns a plain thrown error into a TRANSPORT failure', async () => {
     const root = await runtime({ retry: { ...instant.retry, maxRetries: 0 } })
     // oxlint-disable-next-line require-yield -- an adapter that fails before its first chunk

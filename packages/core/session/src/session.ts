@@ -74,16 +74,13 @@ export class Session {
     if (!this.hooks.isKnown(type)) {
       throw new ReinError('UNKNOWN_EVENT_TYPE', `event type "${type}" is not defined; a plugin must call ctx.sessions.defineEvent("${type}") first`)
     }
+    const time = new Date().toISOString()
+    const ignorable = options.ignorable || this.hooks.isIgnorable?.(type) ? { ignorable: true as const } : {}
     let event: SessionEvent
     try {
-      // Marked as frozen JSON, not only frozen: a store that keeps a frozen copy keeps this one.
-      event = freezeJson<SessionEvent>({
-        seq: this._events.length,
-        type,
-        time: new Date().toISOString(),
-        data: toFrozenJson(data as JsonValue) as JsonValue,
-        ...(options.ignorable || this.hooks.isIgnorable?.(type) ? { ignorable: true as const } : {}),
-      }) as SessionEvent
+      // Marked as frozen JSON, not only frozen: a store that keeps a frozen copy keeps this one. Data
+      // at the depth limit is refused here: the event around it could never be stored.
+      event = freezeJson<SessionEvent>({ seq: this._events.length, type, time, data: toFrozenJson(data as JsonValue) as JsonValue, ...ignorable }) as SessionEvent
     } catch (error) {
       throw new ReinError('INVALID_EVENT', `event "${type}" must carry JSON data: ${(error as Error).message}`, { cause: error })
     }

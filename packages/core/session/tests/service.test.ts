@@ -1,10 +1,19 @@
 import { Context } from '@deepseek-ai/cordis'
-import { isFrozenJson } from '@rein/base'
+import { isFrozenJson, toFrozenJson, type JsonValue } from '@rein/base'
 import { userMessage } from '@rein/llm'
 import { describe, expect, it } from 'vitest'
 import SessionService, { MemorySessionStore, sessionMemory, type SessionEvent, type SessionStore } from '../src/index.ts'
 import { boot } from './boot.ts'
 
+
+const canFreeze = (value: JsonValue) => {
+  try {
+    toFrozenJson(value)
+    return true
+  } catch {
+    return false
+  }
+}
 
 describe('ctx.sessions', () => {
   it('appends contiguous, frozen, JSON-only events and makes them durable on flush', async () => {
@@ -38,6 +47,20 @@ describe('ctx.sessions', () => {
     // The in-memory store keeps `toFrozenJson(event)`: the same object when the event is marked.
     const loaded = await root.sessions.open(session.id)
     expect(loaded.events[0]).toBe(session.events[0])
+  })
+
+  it('refuses at append, not at every flush after, data nested so deep the event around it cannot be stored', async () => {
+    const root = await boot()
+    const session = await root.sessions.create({ cwd: '/w' })
+    let deepest: JsonValue = 'x'
+    // The deepest data JSON takes: one level more and the event holding it is past the limit.
+    while (canFreeze([deepest])) deepest = [deepest]
+    root.sessions.defineEvent('my/deep')
+    expect(() => session.append('my/deep', deepest)).toThrow(expect.objectContaining({ code: 'INVALID_EVENT' }))
+    expect(session.pending).toBe(0)
+    session.append('turn/start', { turn: 1 })
+    await session.flush()
+    expect(session.pending).toBe(0)
   })
 
   it('counts the turns a log started, as appended and as loaded', async () => {

@@ -81,8 +81,9 @@ export function prepareTool(input: AnyToolDefinition): PreparedTool {
     ...(cancelGraceMs ? { cancelGraceMs } : {}),
     ...(definition.recoverAfterInterrupt === true ? { recoverAfterInterrupt: true as const } : {}),
   })
-  // Frozen JSON (marked): a provider can cache the wire JSON of a list of them by the list.
-  const schema = toFrozenJson<ToolSchema>({ name: definition.name, description: definition.description, parameters }) as ToolSchema
+  // Frozen JSON (marked): a provider can cache the wire JSON of a list of them by the list. No depth
+  // limit of its own: `parameters` was held to it, and this only adds the level around it.
+  const schema = toFrozenJson<ToolSchema>({ name: definition.name, description: definition.description, parameters }, { maxDepth: Number.POSITIVE_INFINITY }) as ToolSchema
   return { definition, info, schema, output }
 }
 

@@ -1,5 +1,5 @@
 import { Context } from '@deepseek-ai/cordis'
-import { isFrozenJson } from '@rein/base'
+import { isFrozenJson, toFrozenJson, type JsonValue } from '@rein/base'
 import { describe, expect, it } from 'vitest'
 import { ToolRegistry, defineTool, jsonSchema, type JsonSchema } from '../src/index.ts'
 import { call, createRegistry, echo } from './fixtures.ts'
@@ -127,6 +127,23 @@ describe('ToolRegistry.schemas', () => {
     expect(tools.schemas()).toBe(tools.schemas())
     tools.register(named('alpha'))
     expect(tools.schemas(visible).map((schema) => schema.name)).toEqual(['alpha', 'echo'])
+  })
+
+  it('registers a parameters schema nested as deep as a schema may be', async () => {
+    const { tools } = await createRegistry()
+    const nest = (levels: number): JsonSchema => (levels === 0 ? { type: 'string', enum: ['x'] } : { type: 'object', properties: { a: nest(levels - 1) } })
+    const fits = (levels: number) => {
+      try {
+        toFrozenJson(nest(levels) as JsonValue)
+        return true
+      } catch {
+        return false
+      }
+    }
+    let levels = 1
+    while (fits(levels + 1)) levels++
+    tools.register(defineTool({ name: 'deep', description: 'Nested to the limit.', parameters: jsonSchema({ type: 'object', properties: { a: nest(levels - 1) } }), output: { schema: { type: 'string' }, render: (_input, value) => value }, execute: () => 'ok' }))
+    expect(tools.schemas().map((schema) => schema.name)).toEqual(['deep'])
   })
 
   it('is frozen, so a caller cannot change what the next request sends', async () => {

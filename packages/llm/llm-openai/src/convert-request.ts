@@ -24,9 +24,13 @@ export function toWireBody(request: AdapterRequest, defaults: RequestDefaults, d
   const system = request.system ? JSON.stringify({ role: 'system', content: request.system }) : ''
   const messages = messagesJson(request.messages, dialect)
   const all = system === '' ? messages : messages === '' ? system : `${system},${messages}`
+  const head = `{"model":${JSON.stringify(request.model)},"messages":[${all}],`
+  const options = optionFields(request, defaults, dialect)
+  // A dialect that sets a field set before it (stream, stream_options, tools) overrides it in place.
+  if (FIXED_FIELDS.some((field) => field in options)) return `${head}${JSON.stringify(requestFields(request, defaults, dialect)).slice(1)}`
   const tools = request.tools && request.tools.length > 0 ? `,"tools":${toolsJson(request.tools)}` : ''
-  const options = JSON.stringify(optionFields(request, defaults, dialect))
-  return `{"model":${JSON.stringify(request.model)},"messages":[${all}],${STREAMING_JSON}${tools}${options === '{}' ? '' : `,${options.slice(1, -1)}`}}`
+  const rest = JSON.stringify(options)
+  return `${head}${STREAMING_JSON}${tools}${rest === '{}' ? '' : `,${rest.slice(1, -1)}`}}`
 }
 
 /** A conversation's last request: its messages (the objects) and their joined JSON. */
@@ -73,6 +77,7 @@ function requestFields(request: AdapterRequest, defaults: RequestDefaults, diale
 
 /** `stream` and `stream_options` as `JSON.stringify` spells them: the same for every request. */
 const STREAMING_JSON = '"stream":true,"stream_options":{"include_usage":true}'
+const FIXED_FIELDS = ['stream', 'stream_options', 'tools']
 
 /** The fields after the tools: the output cap, temperature and the dialect's effort fields. */
 function optionFields(request: AdapterRequest, defaults: RequestDefaults, dialect: OpenAiDialect): Record<string, unknown> {

@@ -125,6 +125,12 @@ describe('toWireBody', () => {
     expect(toWireBody({ ...conversation, tools: loose }, defaults, openAiDialect)).toBe(before.replace('Reads a file.', 'Reads one file.'))
   })
 
+  it('stays the JSON of toWireRequest when a dialect sets a field the body also sets (stream_options)', () => {
+    const dialect = { ...openAiDialect, effortFields: () => ({ stream_options: { include_usage: true, continuous_usage_stats: true } }) }
+    const request = { ...conversation, tools: Object.freeze([toFrozenJson({ name: 'read', description: 'Reads a file.', parameters: { type: 'object', properties: {} } })]) }
+    expect(toWireBody(request, defaults, dialect)).toBe(JSON.stringify(toWireRequest(request, defaults, dialect)))
+  })
+
   it('stays byte for byte right as a conversation grows, is cut, or has a message replaced in the middle', () => {
     const frozen = [userMessage('first', 'u1'), userMessage('second', 'u2'), userMessage('third', 'u3'), userMessage('fourth', 'u4')]
     const bodies = [
