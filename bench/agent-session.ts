@@ -18,8 +18,10 @@ import SessionService from '@rein/session'
 import * as jsonl from '@rein/session-jsonl'
 import { startMockOpenAiServer } from '@rein/testkit'
 import ToolRegistry, { defineTool } from '@rein/tools'
-import { measure, report } from './measure.ts'
+import { measurePair, report } from './measure.ts'
 
+/** Alternating rounds of the parse and the resume; each resume is tens of milliseconds. */
+const ROUNDS = 21
 const root = mkdtempSync(join(tmpdir(), 'rein-bench-'))
 const json = process.env.BENCH_JSON === '1'
 const figures: Record<string, unknown> = {}
@@ -74,11 +76,13 @@ const EVENTS = 10_000
     agent.session.messages()
     await agent.close()
   }
-  const once = { iterations: 1, rounds: 9, warmup: 2 }
-  const floor = await measure('readFile + JSON.parse per line', parse, once)
-  const ours = await measure('ctx.agents.resume + derive the next request', resume, once)
-  if (json) Object.assign(figures, { events, bytes, parseMs: floor.nsPerOp / 1e6, resumeMs: ours.nsPerOp / 1e6 })
-  else report(`agent-session: resume a ${events}-event session (${(bytes / 1024 / 1024).toFixed(1)} MiB), median of 9`, floor, [ours])
+  const [floor, ours] = await measurePair(
+    { name: 'readFile + JSON.parse per line', operation: parse },
+    { name: 'ctx.agents.resume + derive the next request', operation: resume },
+    { rounds: ROUNDS },
+  )
+  if (json) Object.assign(figures, { events, bytes, rounds: ROUNDS, parseMs: floor.nsPerOp / 1e6, resumeMs: ours.nsPerOp / 1e6 })
+  else report(`agent-session: resume a ${events}-event session (${(bytes / 1024 / 1024).toFixed(1)} MiB), median of ${ROUNDS} alternating rounds`, floor, [ours])
 }
 
 // 2. Request bytes over a 20-step run.

@@ -26,6 +26,34 @@ export async function measure(
   return { name, nsPerOp: samples[Math.floor(samples.length / 2)]! }
 }
 
+/**
+ * Two operations timed in alternating rounds (a, b, a, b, …), one call each per round, after
+ * `warmup` calls of each: a drift of the machine during the run falls on both alike. Medians over
+ * `rounds`.
+ */
+export async function measurePair(
+  a: { name: string; operation: () => unknown },
+  b: { name: string; operation: () => unknown },
+  { rounds = 15, warmup = 2 }: { rounds?: number; warmup?: number } = {},
+): Promise<[Measurement, Measurement]> {
+  for (let i = 0; i < warmup; i++) {
+    await a.operation()
+    await b.operation()
+  }
+  const samples: [number[], number[]] = [[], []]
+  const time = async (operation: () => unknown) => {
+    const start = process.hrtime.bigint()
+    await operation()
+    return Number(process.hrtime.bigint() - start)
+  }
+  for (let round = 0; round < rounds; round++) {
+    samples[0].push(await time(a.operation))
+    samples[1].push(await time(b.operation))
+  }
+  const median = (values: number[]) => values.sort((x, y) => x - y)[Math.floor(values.length / 2)]!
+  return [{ name: a.name, nsPerOp: median(samples[0]) }, { name: b.name, nsPerOp: median(samples[1]) }]
+}
+
 export function report(title: string, baseline: Measurement, others: Measurement[]) {
   console.log(`\n${title}`)
   for (const entry of [baseline, ...others]) {

@@ -143,7 +143,7 @@ export function renderReport(input) {
   }
   if (resume?.ok && resume.figures) {
     const f = resume.figures
-    out.push(`**Resume** (bench/agent-session.ts): a ${f.events}-event session (${(f.bytes / 1024 / 1024).toFixed(1)} MiB of JSONL), median of 9.`, '')
+    out.push(`**Resume** (bench/agent-session.ts): a ${f.events}-event session (${(f.bytes / 1024 / 1024).toFixed(1)} MiB of JSONL), median of ${f.rounds ?? 9} rounds, the parse and the resume alternating.`, '')
     out.push('| | ms | ratio |', '|---|---|---|')
     out.push(`| readFile + JSON.parse per line | ${fixed(f.parseMs, 1)} | 1.00× |`)
     out.push(`| \`ctx.agents.resume\` + derive the next request | ${fixed(f.resumeMs, 1)} | ${times(f.resumeMs, f.parseMs)} |`)
