@@ -22,8 +22,11 @@ export async function measure(
     for (let i = 0; i < iterations; i++) await operation()
     samples.push(Number(process.hrtime.bigint() - start) / (iterations * units))
   }
-  samples.sort((a, b) => a - b)
-  return { name, nsPerOp: samples[Math.floor(samples.length / 2)]! }
+  return { name, nsPerOp: median(samples) }
+}
+
+function median(values: number[]): number {
+  return values.sort((x, y) => x - y)[Math.floor(values.length / 2)]!
 }
 
 /**
@@ -50,7 +53,6 @@ export async function measurePair(
     samples[0].push(await time(a.operation))
     samples[1].push(await time(b.operation))
   }
-  const median = (values: number[]) => values.sort((x, y) => x - y)[Math.floor(values.length / 2)]!
   return [{ name: a.name, nsPerOp: median(samples[0]) }, { name: b.name, nsPerOp: median(samples[1]) }]
 }
 

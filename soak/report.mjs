@@ -1,9 +1,9 @@
 // docs/reliability.md from the JSON each suite published (src/figures.ts) during `pnpm soak`.
-import { execFileSync } from 'node:child_process'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { measuredCommit } from '../scripts/measured-commit.mjs'
 
 const docFile = fileURLToPath(new URL('../docs/reliability.md', import.meta.url))
 
@@ -18,16 +18,6 @@ export function writeReport(dir, { minutes, passed }) {
   return docFile
 }
 
-/** The commit the run tested, with `+changes` when the checkout differed from it (this file's own output aside); `unknown` outside git. */
-function commit() {
-  const git = (...args) => execFileSync('git', args, { cwd: fileURLToPath(new URL('..', import.meta.url)), encoding: 'utf8' }).trim()
-  try {
-    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--untracked-files=no', '--', '.', ':!docs/reliability.md') === '' ? '' : '+changes'}`
-  } catch {
-    return 'unknown'
-  }
-}
-
 function render(reports, { minutes, passed }) {
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}, ${process.platform}`
   const lines = [
@@ -38,7 +28,7 @@ function render(reports, { minutes, passed }) {
     'runs every suite in `soak/tests/` at full size and rewrites this file. `pnpm test` runs a fast',
     'subset of the same files. A figure with a required value fails its suite when it differs.',
     '',
-    `Last run: ${new Date().toISOString().slice(0, 10)}, commit ${commit()}, on ${machine}; ${minutes.toFixed(1)} minutes; ${passed ? 'every suite passed' : '**some suites failed** (marked below)'}.`,
+    `Last run: ${new Date().toISOString().slice(0, 10)}, commit ${measuredCommit(fileURLToPath(new URL('..', import.meta.url)), 'docs/reliability.md')}, on ${machine}; ${minutes.toFixed(1)} minutes; ${passed ? 'every suite passed' : '**some suites failed** (marked below)'}.`,
     'Every random choice comes from a seed (shown per suite); `REIN_SOAK_SEED=<seed> pnpm soak --only <suite>` replays it.',
     '',
     ...overrides(),

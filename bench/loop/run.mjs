@@ -19,6 +19,7 @@ import { createServer } from 'node:http'
 import os from 'node:os'
 import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { measuredCommit } from '../../scripts/measured-commit.mjs'
 import { renderReport } from './report.mjs'
 import { startMockServer } from './server.mjs'
 
@@ -182,7 +183,7 @@ async function main() {
     os: `${os.type()} ${os.release()} (${process.arch})`,
     load: os.loadavg(),
   }
-  const measured = commit()
+  const measured = measuredCommit(repo, 'docs/benchmarks.md')
 
   /** @type {{ harness: Harness, reason: string }[]} */
   const skipped = []
@@ -287,15 +288,6 @@ async function main() {
     writeFileSync(docsFile, markdown)
     process.stderr.write(`wrote ${relative(repo, docsFile)}\n`)
   }
-}
-
-/** The commit measured, `+changes` when files differ from it or are new (this report aside); `pnpm bench` builds it first. */
-function commit() {
-  const git = (/** @type {string[]} */ ...args) => spawnSync('git', args, { cwd: repo, encoding: 'utf8' })
-  const head = git('rev-parse', '--short', 'HEAD')
-  if (head.status !== 0) return 'unknown'
-  const changed = git('status', '--porcelain', '--', '.', ':!docs/benchmarks.md').stdout.trim() !== ''
-  return `${head.stdout.trim()}${changed ? '+changes' : ''}`
 }
 
 /** @returns {any} */

@@ -98,9 +98,11 @@ function wireTools(tools: readonly ToolSpec[]): WireRequest['tools'] {
 const toolLists = new WeakMap<readonly ToolSpec[], string>()
 
 function toolsJson(tools: readonly ToolSpec[]): string {
-  if (!Object.isFrozen(tools) || !tools.every(isFrozenJson)) return JSON.stringify(wireTools(tools))
-  let json = toolLists.get(tools)
-  if (json === undefined) toolLists.set(tools, json = JSON.stringify(wireTools(tools)))
+  // Only a list that passed the check is kept, and it cannot change: a hit needs no check again.
+  const known = toolLists.get(tools)
+  if (known !== undefined) return known
+  const json = JSON.stringify(wireTools(tools))
+  if (Object.isFrozen(tools) && tools.every(isFrozenJson)) toolLists.set(tools, json)
   return json
 }
 
