@@ -11,12 +11,27 @@ afterEach(() => {
 })
 
 function start(command: string, env: NodeJS.ProcessEnv = {}) {
-  const child = spawn('bash', ['-c', command], { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, ...env }, detached: true })
+  return track(spawn('bash', ['-c', command], { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, ...env }, detached: true }))
+}
+
+function track(child: ChildProcess) {
   children.push(child)
   return child
 }
 
-describe('the process table', () => {
+/**
+ * A zombie held by a parent that never reaps it. Perl installs no SIGCHLD handler; bash does, and
+ * reaped its child before `exec sleep` on a loaded machine (2 in 100 under six busy loops). The
+ * testkit's startZombie does the same; base is below the testkit, so its tests cannot import it.
+ */
+async function startZombie() {
+  const holder = track(spawn('perl', ['-e', '$| = 1; my $pid = fork // die "fork: $!"; exit 0 unless $pid; print "$pid\\n"; sleep 30'], { stdio: ['ignore', 'pipe', 'inherit'], detached: true }))
+  const zombie = Number(await new Promise<string>((resolve) => holder.stdout?.once('data', (chunk: Buffer) => resolve(chunk.toString()))))
+  await expect.poll(() => isZombie(zombie)).toBe(true)
+  return { holder, zombie }
+}
+
+describe('the process table', { timeout: 20_000 }, () => {
   it('lists a live process with its parent and group, and finds an exact environment entry', () => {
     const child = start('exec sleep 30', { REIN_TABLE_TEST: 'marker-1' })
     const entry = listProcesses()?.find((process) => process.pid === child.pid)
@@ -27,10 +42,7 @@ describe('the process table', () => {
   })
 
   it('counts a zombie as no live process', async () => {
-    // bash starts a child that exits at once, then becomes a sleep that never waits for it.
-    const holder = start('sleep 0 & echo $!; exec sleep 30')
-    const zombie = Number(await new Promise<string>((resolve) => holder.stdout?.once('data', (chunk: Buffer) => resolve(chunk.toString()))))
-    await expect.poll(() => isZombie(zombie)).toBe(true)
+    const { holder, zombie } = await startZombie()
     expect(readProcess(zombie)).toBeUndefined()
     expect(readProcess(holder.pid!)).toBeDefined()
   })
@@ -41,9 +53,7 @@ describe('the process table', () => {
     expect(isProcessAlive(child.pid!)).toBe(true)
     expect(isProcessAlive(1)).toBe(true) // init: signalling it may be refused, it still runs
     expect(isProcessAlive(spawnSync('true').pid)).toBe(false)
-    const holder = start('sleep 0 & echo $!; exec sleep 30')
-    const zombie = Number(await new Promise<string>((resolve) => holder.stdout?.once('data', (chunk: Buffer) => resolve(chunk.toString()))))
-    await expect.poll(() => isZombie(zombie)).toBe(true)
+    const { zombie } = await startZombie()
     expect(isProcessAlive(zombie)).toBe(false)
   })
 

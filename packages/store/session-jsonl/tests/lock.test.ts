@@ -3,14 +3,17 @@ import { randomUUID } from 'node:crypto'
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { startZombie, type Zombie } from '@rein/testkit'
 import { JsonlSessionStore } from '../src/index.ts'
 import { header, range } from './fixtures/sessions.ts'
 import { tempRoot } from './temp-root.ts'
 
 const children: ChildProcess[] = []
+const zombies: Zombie[] = []
 
-afterEach(() => {
+afterEach(async () => {
   for (const child of children.splice(0)) child.kill()
+  await Promise.all(zombies.splice(0).map((zombie) => zombie.stop()))
 })
 
 async function storedSession(root: string, id = 's1') {
@@ -80,13 +83,9 @@ describe('session locks', () => {
   it('takes over a lock whose process was killed but not yet reaped (a zombie)', async () => {
     const root = await tempRoot()
     await storedSession(root)
-    // bash starts a child, then becomes a sleep that never waits for it: when the child exits, a
-    // zombie. The child lives a second, so it exits after the exec (bash itself would reap it).
-    const holder = spawn('bash', ['-c', 'sleep 1 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] })
-    children.push(holder)
-    const zombie = Number(await new Promise<string>((resolve) => holder.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString()))))
-    await expect.poll(() => readFile(`/proc/${zombie}/status`, 'utf8').then((status) => /^State:\s+Z/m.test(status), () => false)).toBe(true)
-    await writeFile(join(root, 's1.lock'), `${zombie}\n`)
+    const zombie = await startZombie()
+    zombies.push(zombie)
+    await writeFile(join(root, 's1.lock'), `${zombie.pid}\n`)
     const store = new JsonlSessionStore({ root })
     expect((await store.open('s1')).events).toEqual(range(0, 1))
     await store.close('s1')

@@ -1,4 +1,4 @@
-/** @rein/testkit: what rein's own tests use, and yours can: a mock OpenAI-compatible server, a scripted LLM, an OTLP capture endpoint and a link flipper. */
+/** @rein/testkit: what rein's own tests use, and yours can: a mock OpenAI-compatible server, a scripted LLM, an OTLP capture endpoint, a link flipper and a zombie. */
 
 export { startMockOpenAiServer, type MockServer } from './mock-server.ts'
 export type {
@@ -29,3 +29,5 @@ export { startOtlpCapture, type OtlpCapture, type OtlpCaptureMode, type Captured
 export { closedLoopbackUrl } from './otlp-capture.ts'
 /** A process that swaps names between a real folder or file and a symbolic link until stopped, for race tests. */
 export { startLinkFlipper, type LinkFlip, type LinkFlipper } from './link-flipper.ts'
+/** A process that has exited and is never reaped (a zombie), for testing code that asks whether a pid still runs. */
+export { startZombie, type Zombie } from './zombie.ts'
