@@ -1,5 +1,5 @@
 /**
- * `OpenAiCompatibleAdapter`: one `fetch` per attempt to `POST {baseURL}/chat/completions` with
+ * `OpenAiCompatibleAdapter`: one HTTP request per attempt to `POST {baseURL}/chat/completions` with
  * `stream: true`, SSE framed by `eventsource-parser`, translated by `convert-stream.ts`. Every wait
  * on the server — headers, stream reads, error bodies — runs under one idle watchdog and the
  * caller's signal. No retries here: the runtime owns them.
@@ -12,9 +12,10 @@ import { toWireBody, type RequestDefaults } from './convert-request.ts'
 import { createChunkTranslator } from './convert-stream.ts'
 import { readApiKey, redact } from './credentials.ts'
 import { openAiDialect, type OpenAiDialect } from './dialect.ts'
-import { failureFromFetchError, failureFromResponse } from './errors.ts'
-import { readBounded, STOP_READING } from './response-body.ts'
+import { failureFromResponse, failureFromTransportError } from './errors.ts'
+import { readBounded } from './response-body.ts'
 import { readSseBatches } from './sse.ts'
+import { post, type ChunkReader, type WireResponse } from './transport.ts'
 import { ResponseWatchdog } from './watchdog.ts'
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string }
@@ -55,12 +56,16 @@ const MAX_ERROR_BODY = 64 * 1024
 
 /** The `LlmAdapter` for any OpenAI chat-completions server: one HTTP request per attempt. */
 export class OpenAiCompatibleAdapter extends LlmAdapter {
+  /** Where requests go; it may hold credentials (`user:password@`, a key in the query). */
+  private readonly target: URL
+  /** `target` as messages show it: without credentials. */
   private readonly url: string
 
   constructor(readonly options: OpenAiCompatibleOptions) {
     super()
     checkBaseURL(options.baseURL)
-    this.url = `${options.baseURL.replace(/\/+$/, '')}/chat/completions`
+    this.target = new URL(`${options.baseURL.replace(/\/+$/, '')}/chat/completions`)
+    this.url = withoutCredentials(this.target) ?? this.target.href
   }
 
   override resolveModel(_provider: string, model: string): ModelInfo | undefined {
@@ -84,16 +89,13 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
     const watchdog = new ResponseWatchdog(label, streamIdleTimeoutMs, request.signal)
     try {
       const response = await this.send(body, key, watchdog, request.signal)
-      if (!response.ok) throw new LlmError(await this.failureOf(response, watchdog, key, request))
-      const type = response.headers.get('content-type') ?? ''
-      if (!response.body || !type.includes('text/event-stream')) {
-        // Not a stream: no reason to wait for (or hold) a body that may never end.
-        response.body?.cancel(STOP_READING).catch(() => {})
+      if (response.status < 200 || response.status > 299) throw new LlmError(await this.failureOf(response, watchdog, key, request))
+      const notStream = this.notAStream(response)
+      if (notStream) {
+        // No reason to wait for (or hold) a body that may never end.
+        response.body.cancel().catch(() => {})
         const requestId = response.headers.get('x-request-id')
-        throw new LlmError({
-          code: 'MALFORMED_RESPONSE', status: response.status, ...(requestId ? { requestId } : {}),
-          message: `${label} answered HTTP ${response.status} with ${type || 'no content type'} instead of an event stream; is ${this.options.baseURL} its API's base URL? (requests go to ${this.url})`,
-        })
+        throw new LlmError({ code: 'MALFORMED_RESPONSE', status: response.status, ...(requestId ? { requestId } : {}), message: notStream })
       }
       yield* this.translate(response.body, watchdog, key, request, dialect)
     } finally {
@@ -101,28 +103,38 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
     }
   }
 
-  private async send(body: string, key: string | undefined, watchdog: ResponseWatchdog, caller: AbortSignal): Promise<Response> {
+  private async send(body: string, key: string | undefined, watchdog: ResponseWatchdog, caller: AbortSignal): Promise<WireResponse> {
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      // Uncompressed: a compressed event stream would hold events back until a block fills.
+      'accept-encoding': 'identity',
+      'user-agent': USER_AGENT,
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...this.options.headers,
+    }
     try {
-      return await watchdog.wait(fetch(this.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'text/event-stream',
-          'user-agent': USER_AGENT,
-          ...(key ? { authorization: `Bearer ${key}` } : {}),
-          ...this.options.headers,
-        },
-        body,
-        signal: watchdog.signal,
-      }))
+      return await watchdog.wait(post(this.target, headers, body, watchdog.signal))
     } catch (error) {
       if (caller.aborted || watchdog.timedOut) throw watchdog.signal.reason ?? error
-      throw new LlmError(failureFromFetchError(this.options.label, this.url, error), { cause: error })
+      throw new LlmError(failureFromTransportError(this.options.label, this.url, error), { cause: error })
     }
   }
 
+  /** Why a 2xx answer cannot be read as an event stream, or undefined when it can. */
+  private notAStream(response: WireResponse): string | undefined {
+    const { label } = this.options
+    const type = response.headers.get('content-type') ?? ''
+    if (!type.includes('text/event-stream')) {
+      return `${label} answered HTTP ${response.status} with ${type || 'no content type'} instead of an event stream; is ${this.endpoint().baseURL} its API's base URL? (requests go to ${this.url})`
+    }
+    const encoding = response.headers.get('content-encoding')?.trim().toLowerCase()
+    if (encoding && encoding !== 'identity') return `${label} sent its event stream with content-encoding ${encoding}, although the request accepted none (accept-encoding: identity)`
+    return undefined
+  }
+
   /** A non-2xx answer as a failure: classified by its status, from at most 64 KiB of its body. */
-  private async failureOf(response: Response, watchdog: ResponseWatchdog, key: string | undefined, request: AdapterRequest) {
+  private async failureOf(response: WireResponse, watchdog: ResponseWatchdog, key: string | undefined, request: AdapterRequest) {
     const { label } = this.options
     watchdog.phase = 'body'
     const read = await readBounded(response.body, watchdog, MAX_ERROR_BODY, request.signal)
@@ -130,10 +142,24 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
     if (read.cut === 'stalled') failure.message += ` (the error body stalled after ${read.bytes} bytes: nothing for ${watchdog.idleMs} ms)`
     else if (read.cut === 'broken') failure.message += ` (the connection broke after ${read.bytes} bytes of the error body)`
     if (response.status === 404 && !failure.modelNotFound) failure.message += ` (nothing at ${this.url}? check baseURL)`
+    if (response.status >= 300 && response.status < 400) failure.message += this.redirectHint(response.headers.get('location'))
     return failure
   }
 
-  private async *translate(body: ReadableStream<Uint8Array>, watchdog: ResponseWatchdog, key: string | undefined, request: AdapterRequest, dialect: OpenAiDialect): AsyncGenerator<StreamChunk, void, undefined> {
+  /** Redirects are not followed (a POST's body would be dropped or resent unasked): say where it pointed. */
+  private redirectHint(location: string | null): string {
+    if (location === null) return ' (a redirect without a location; redirects are not followed)'
+    let shown: string
+    try {
+      const to = new URL(location, this.target)
+      shown = withoutCredentials(to) ?? to.href
+    } catch {
+      return ' (a redirect to an unreadable location; redirects are not followed)'
+    }
+    return ` (redirected to ${shown}; set baseURL to the address it names, redirects are not followed)`
+  }
+
+  private async *translate(body: ChunkReader, watchdog: ResponseWatchdog, key: string | undefined, request: AdapterRequest, dialect: OpenAiDialect): AsyncGenerator<StreamChunk, void, undefined> {
     const { label } = this.options
     const translator = createChunkTranslator(label, dialect.replayState !== undefined ? { replayState: dialect.replayState } : {})
     try {

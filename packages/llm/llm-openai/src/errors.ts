@@ -1,6 +1,7 @@
 /** HTTP statuses, error bodies and connection failures of OpenAI-compatible servers → `LlmFailure`. */
 
 import type { LlmFailure, LlmFailureCode } from '@rein/llm'
+import type { HeaderLookup } from './transport.ts'
 import type { WireError } from './wire.ts'
 
 /*
@@ -16,7 +17,7 @@ const CONTEXT_OVERFLOW_KIND = /context_length_exceeded|exceed_context_size/
 const MODEL_NOT_FOUND = /\bmodel\b.*\b(does not exist|not found|not exist)\b/i
 
 /** `provider` names the server in messages (e.g. "OpenAI", "DeepSeek"); `model` is the model requested. */
-export function failureFromResponse(provider: string, status: number, bodyText: string, headers: Headers, model?: string): LlmFailure {
+export function failureFromResponse(provider: string, status: number, bodyText: string, headers: HeaderLookup, model?: string): LlmFailure {
   const error = parseError(bodyText)
   const detail = error?.message ?? (bodyText.trim().slice(0, 300) || 'no error body')
   const code = codeForStatus(status, error, detail)
@@ -75,9 +76,7 @@ const CONNECTION_WORDS: Readonly<Record<string, string>> = {
   EAI_AGAIN: 'host not found',
   ECONNRESET: 'connection reset',
   EPIPE: 'connection closed',
-  UND_ERR_SOCKET: 'connection closed',
   ETIMEDOUT: 'connection timed out',
-  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
   EHOSTUNREACH: 'host unreachable',
   ENETUNREACH: 'network unreachable',
   CERT_HAS_EXPIRED: 'TLS certificate rejected',
@@ -93,19 +92,27 @@ const CONNECTION_HINTS: Readonly<Record<string, string>> = {
   EAI_AGAIN: '; check the host in baseURL and the network',
 }
 
-/** `fetch` failed before any response: `TRANSPORT`, in plain words naming the URL. */
-export function failureFromFetchError(provider: string, url: string, error: unknown): LlmFailure {
-  const cause = (error as { cause?: { code?: unknown; message?: unknown; errors?: { code?: unknown }[] } } | undefined)?.cause
-  const raw = cause?.code ?? cause?.errors?.[0]?.code
+/** What a connection error may carry: Node puts the code on the error (an AggregateError also on each attempt), fetch on its cause. */
+interface ConnectionError {
+  code?: unknown
+  message?: unknown
+  errors?: readonly { code?: unknown }[]
+  cause?: ConnectionError
+}
+
+/** The request failed before any response: `TRANSPORT`, in plain words naming the URL. */
+export function failureFromTransportError(provider: string, url: string, error: unknown): LlmFailure {
+  const failed = typeof error === 'object' && error !== null ? error as ConnectionError : {}
+  const raw = [failed, failed.cause].map((each) => each?.code ?? each?.errors?.[0]?.code).find((code) => typeof code === 'string')
   const code = typeof raw === 'string' ? raw : undefined
   const words = code ? CONNECTION_WORDS[code] : undefined
   if (words) return { code: 'TRANSPORT', message: `could not reach ${provider}: ${words} at ${url} (${code})${CONNECTION_HINTS[code!] ?? ''}` }
-  const reason = code ?? (typeof cause?.message === 'string' ? cause.message : error instanceof Error ? error.message : String(error))
+  const reason = code ?? (typeof failed.cause?.message === 'string' ? failed.cause.message : error instanceof Error ? error.message : String(error))
   return { code: 'TRANSPORT', message: `could not reach ${provider} at ${url}: ${reason}` }
 }
 
 /** `retry-after-ms`, else `retry-after` in seconds or as an HTTP date. */
-export function parseRetryAfter(headers: Headers, now = Date.now()): number | undefined {
+export function parseRetryAfter(headers: HeaderLookup, now = Date.now()): number | undefined {
   const ms = Number(headers.get('retry-after-ms'))
   if (headers.has('retry-after-ms') && Number.isFinite(ms) && ms >= 0) return ms
   const value = headers.get('retry-after')

@@ -1,10 +1,11 @@
 /** Reading a non-stream body (an error body) without trusting the server: bounded and under the watchdog. */
 
+import type { ChunkReader } from './transport.ts'
 import type { ResponseWatchdog } from './watchdog.ts'
 
 /**
- * The reason every body rein stops reading is cancelled with. One shared instance: a cancel with no
- * reason makes fetch build a DOMException (with a stack) per request.
+ * The reason every body rein stops reading is cancelled with. One shared instance: a web stream
+ * cancelled with no reason builds a DOMException (with a stack) each time.
  */
 export const STOP_READING = new Error('rein stopped reading the response')
 
@@ -20,9 +21,7 @@ export interface BoundedBody {
  * read, so a huge body costs no memory and the connection is dropped. A stall or a broken
  * connection returns what arrived; the caller's abort is thrown.
  */
-export async function readBounded(body: ReadableStream<Uint8Array> | null, watchdog: ResponseWatchdog, maxBytes: number, caller: AbortSignal): Promise<BoundedBody> {
-  if (!body) return { text: '', bytes: 0 }
-  const reader = body.getReader()
+export async function readBounded(reader: ChunkReader, watchdog: ResponseWatchdog, maxBytes: number, caller: AbortSignal): Promise<BoundedBody> {
   const decoder = new TextDecoder()
   let text = ''
   let bytes = 0

@@ -1,5 +1,5 @@
 /**
- * SSE framing over a fetch body with `eventsource-parser`, under the response's watchdog: a server
+ * SSE framing over a response body with `eventsource-parser`, under the response's watchdog: a server
  * that sends no bytes at all (not even a keep-alive comment) for the idle limit while we wait ends
  * with `TIMEOUT`.
  */
@@ -8,6 +8,7 @@ import { LlmError } from '@rein/llm'
 import { createParser } from 'eventsource-parser'
 import { ResponseWatchdog } from './watchdog.ts'
 import { STOP_READING } from './response-body.ts'
+import type { ChunkReader } from './transport.ts'
 
 export interface SseOptions {
   /** Names the server in messages. */
@@ -23,7 +24,7 @@ const MAX_EVENT_CHARS = 8 * 1024 * 1024
 
 /** Yields each event's `data`, in order. Throws `LlmError` on idle timeout, a broken connection or garbage. */
 export async function* readSseData(body: ReadableStream<Uint8Array>, options: SseOptions): AsyncGenerator<string, void, undefined> {
-  for await (const batch of readSseBatches(body, options)) for (const data of batch) yield data
+  for await (const batch of readSseBatches(body.getReader(), options)) for (const data of batch) yield data
 }
 
 /**
@@ -31,7 +32,7 @@ export async function* readSseData(body: ReadableStream<Uint8Array>, options: Ss
  * order, one array per read (never empty). A reader loops over the array itself, so a read that
  * brings many events costs one hop through the generators, not one per event.
  */
-export async function* readSseBatches(body: ReadableStream<Uint8Array>, options: SseOptions): AsyncGenerator<string[], void, undefined> {
+export async function* readSseBatches(reader: ChunkReader, options: SseOptions): AsyncGenerator<string[], void, undefined> {
   const queue: string[] = []
   const maxEventChars = options.maxEventChars ?? MAX_EVENT_CHARS
   // Only an oversized event ends the stream; the parser's other complaints (an unknown field, a bad
@@ -47,7 +48,6 @@ export async function* readSseBatches(body: ReadableStream<Uint8Array>, options:
     parser.feed(text)
     if (oversized) throw new LlmError({ code: 'MALFORMED_RESPONSE', message: `${options.provider} sent an event larger than ${maxEventChars} characters` })
   }
-  const reader = body.getReader()
   const decoder = new TextDecoder()
   /** Whether the bytes so far end at a line break (a body that stops elsewhere was cut mid-line). */
   let lineEnded = true
@@ -95,7 +95,7 @@ function readsWhole(data: string): boolean {
   }
 }
 
-async function read(reader: ReadableStreamDefaultReader<Uint8Array>, watchdog: ResponseWatchdog, provider: string) {
+async function read(reader: ChunkReader, watchdog: ResponseWatchdog, provider: string) {
   try {
     const result = await watchdog.wait(reader.read())
     // An abort cancels the body, which can look like a clean end: say why it really ended.

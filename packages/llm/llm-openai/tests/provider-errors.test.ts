@@ -68,6 +68,39 @@ describe('connection failures', () => {
   })
 })
 
+describe('answers that are not what was asked for', () => {
+  it('names where a redirect points instead of following it', async () => {
+    const { root, server } = await boot([{ kind: 'http', status: 308, contentType: 'text/plain', body: 'moved', headers: { location: 'https://api.example.com/v2/chat/completions' } }], {}, { maxRetries: 0 })
+    const { finish } = await run(root)
+    expect(finish.failure).toMatchObject({ code: 'INVALID_REQUEST', status: 308 })
+    expect(finish.failure?.message).toContain(`redirected to https://api.example.com/v2/chat/completions; set baseURL to the address it names, redirects are not followed`)
+    expect(server.requests).toHaveLength(1)
+  })
+
+  it('fails a compressed event stream with MALFORMED_RESPONSE naming its encoding, though none was accepted', async () => {
+    const { root, server } = await boot([{ kind: 'http', status: 200, contentType: 'text/event-stream', body: '\u001f\u008b garbage', headers: { 'content-encoding': 'gzip' } }], {}, { maxRetries: 0 })
+    const { finish } = await run(root)
+    expect(finish.failure).toMatchObject({ code: 'MALFORMED_RESPONSE', status: 200 })
+    expect(finish.failure?.message).toContain('gzip')
+    expect(server.requests[0]!.headers['accept-encoding']).toBe('identity')
+  })
+})
+
+describe('credentials in the base URL', () => {
+  it('never shows them in an error', async () => {
+    const server = await serve([])
+    await server.close()
+    const root = new Context()
+    await root.plugin(LlmRuntime, { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
+    const secretURL = server.url.replace('http://', 'http://user:pass-secret@')
+    await root.plugin(openai, { baseURL: secretURL, apiKeyEnv: false, label: 'gw' })
+    const { finish } = await run(root)
+    expect(finish.failure?.code).toBe('TRANSPORT')
+    expect(finish.failure?.message).not.toMatch(/secret/)
+    expect(finish.failure?.message).toContain(`${server.url}/chat/completions`)
+  })
+})
+
 describe('base URL without a scheme', () => {
   it.each([
     ['localhost:8080/v1', 'http://localhost:8080/v1'],
