@@ -168,6 +168,7 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
         for (const data of batch) {
           if (data.trim() === '[DONE]') {
             sawDone = true
+            await body.release?.()
             break reading
           }
           let payload: unknown

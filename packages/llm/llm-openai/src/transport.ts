@@ -18,6 +18,11 @@ export interface ChunkReader {
   read(): Promise<ChunkRead>
   /** Stops reading and drops the connection; what was not read is never read. */
   cancel(reason?: unknown): Promise<void>
+  /**
+   * The stream said it is over (`[DONE]`): reads what is left of the body (discarded) so the
+   * connection is kept for the next request, for at most a moment before cutting it off.
+   */
+  release?(): Promise<void>
 }
 
 /** What the adapter needs of an HTTP response. */
@@ -29,6 +34,9 @@ export interface WireResponse {
 
 let https: Promise<typeof import('node:https')> | undefined
 
+/** How long a body may go on after its stream said `[DONE]` before the connection is cut (ms). */
+const RELEASE_MS = 1_000
+
 /**
  * POSTs `body` to `url` and resolves at the status line. Rejects with Node's connection error
  * (its `code`: ECONNREFUSED, ENOTFOUND, …) or, once `signal` aborts, with an AbortError; the
@@ -38,7 +46,12 @@ export async function post(url: URL, headers: OutgoingHttpHeaders, body: string,
   // https loads TLS: only for the servers that need it.
   const request = url.protocol === 'https:' ? (await (https ??= import('node:https'))).request : httpRequest
   return await new Promise<WireResponse>((resolve, reject) => {
-    const outgoing = request(url, { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) }, signal })
+    // The abort is wired by hand: Node's `signal` option watches the request with end-of-stream,
+    // which builds a premature-close error (with its stack) for every request that ends normally.
+    const outgoing = request(url, { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) } })
+    const abort = () => outgoing.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'))
+    signal.addEventListener('abort', abort, { once: true })
+    outgoing.once('close', () => signal.removeEventListener('abort', abort))
     outgoing.once('response', (message) => resolve({ status: message.statusCode ?? 0, headers: headerLookup(message), body: new MessageReader(message) }))
     // `on`, not `once`: a request can fail twice (a reset after an abort), and an unheard error would crash the process.
     outgoing.on('error', reject)
@@ -98,6 +111,20 @@ class MessageReader implements ChunkReader {
   }
 
   async cancel(): Promise<void> {
-    this.message.destroy()
+    // A body read to its end has nothing to drop; destroying it anyway costs an error object.
+    if (!this.ended) this.message.destroy()
+  }
+
+  async release(): Promise<void> {
+    const cut = setTimeout(() => this.message.destroy(), RELEASE_MS)
+    try {
+      while (!(await this.read()).done) {
+        // discarded: the stream already said it is over
+      }
+    } catch {
+      // cut off, or broken: the connection is not kept, nothing else is lost
+    } finally {
+      clearTimeout(cut)
+    }
   }
 }

@@ -214,6 +214,8 @@ export interface RecordedRequest {
   body: unknown
   /** The body exactly as received. */
   raw: string
+  /** Which connection it came on: 1, 2, … in the order the server accepted them (a kept-alive connection carries several). */
+  connection: number
   /** How the reply went: bytes written, and whether the client hung up first. */
   readonly reply: MockReplyRecord
 }

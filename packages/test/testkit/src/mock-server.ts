@@ -46,6 +46,8 @@ export async function startMockOpenAiServer(initialScript: MockScript): Promise<
   let script = initialScript
   const requests: RecordedRequest[] = []
   const sockets = new Set<Socket>()
+  const connectionOf = new WeakMap<Socket, number>()
+  let connections = 0
   let chatRequests = 0
   let closing = false
   const server = createServer((incoming, response) => {
@@ -57,6 +59,7 @@ export async function startMockOpenAiServer(initialScript: MockScript): Promise<
     })
   })
   server.on('connection', (socket) => {
+    connectionOf.set(socket, ++connections)
     sockets.add(socket)
     socket.on('close', () => sockets.delete(socket))
   })
@@ -69,6 +72,7 @@ export async function startMockOpenAiServer(initialScript: MockScript): Promise<
       headers: Object.fromEntries(Object.entries(incoming.headers).map(([key, value]) => [key, Array.isArray(value) ? value.join(', ') : value ?? ''])),
       body: parseJson(raw),
       raw,
+      connection: connectionOf.get(incoming.socket) ?? 0,
       reply: exchange.record,
     }
     requests.push(request)
