@@ -61,6 +61,8 @@ ctx.tools.register(defineTool({
   parameters: { key: { type: 'string', required: true, description: 'The key to look up.' } },
   output: { schema: { type: 'string' }, render: (_input, value) => value },
   execute: (input) => lookup(input.key),
+  // A pure lookup, declared so: C's three calls run side by side, as every peer runs them.
+  isConcurrencySafe: true,
 }))
 
 /** @type {import('@rein/agent').Agent[]} */

@@ -1,0 +1,55 @@
+// https over real TLS on loopback, with a self-signed certificate made for these tests
+// (fixtures/loopback-tls.*, for 127.0.0.1): trusted, a stream is read; not trusted, it is refused.
+import { readFileSync } from 'node:fs'
+import { createServer, globalAgent, type Server } from 'node:https'
+import type { AddressInfo } from 'node:net'
+import { Context } from '@deepseek-ai/cordis'
+import LlmRuntime from '@rein/llm'
+import { afterEach, describe, expect, it } from 'vitest'
+import * as openai from '../src/index.ts'
+import { run } from './harness.ts'
+
+const key = readFileSync(new URL('./fixtures/loopback-tls.key', import.meta.url))
+const cert = readFileSync(new URL('./fixtures/loopback-tls.crt', import.meta.url))
+const chunk = (delta: object, finish: string | null) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'gpt-test', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+const STREAM = `${chunk({ role: 'assistant', content: 'over tls' }, null)}${chunk({}, 'stop')}data: [DONE]\n\n`
+
+let server: Server | undefined
+afterEach(async () => {
+  delete globalAgent.options.ca
+  globalAgent.destroy()
+  await new Promise((resolve) => server ? server.close(resolve) : resolve(undefined))
+  server = undefined
+})
+
+async function serveTls(): Promise<string> {
+  server = createServer({ key, cert }, (request, response) => {
+    request.resume()
+    request.on('end', () => response.writeHead(200, { 'content-type': 'text/event-stream' }).end(STREAM))
+  })
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+  return `https://127.0.0.1:${(server!.address() as AddressInfo).port}/v1`
+}
+
+async function boot(baseURL: string) {
+  const root = new Context()
+  await root.plugin(LlmRuntime, { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
+  await root.plugin(openai, { baseURL, apiKeyEnv: false, label: 'tls' })
+  return root
+}
+
+describe('https', () => {
+  it('streams an answer from a server whose certificate the process trusts', async () => {
+    const root = await boot(await serveTls())
+    globalAgent.options.ca = cert // what NODE_EXTRA_CA_CERTS does for a whole process
+    const { blocks, finish } = await run(root)
+    expect(blocks).toEqual([{ type: 'text', text: 'over tls' }])
+    expect(finish).toMatchObject({ type: 'finish', reason: 'stop' })
+  })
+
+  it('refuses a server whose certificate is not trusted: TRANSPORT, in plain words', async () => {
+    const url = await serveTls()
+    const { finish } = await run(await boot(url))
+    expect(finish.failure).toEqual({ code: 'TRANSPORT', message: `could not reach tls: TLS certificate rejected at ${url}/chat/completions (DEPTH_ZERO_SELF_SIGNED_CERT)` })
+  })
+})
