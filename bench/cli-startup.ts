@@ -4,7 +4,8 @@
  * - `rein run "hi"` with a cordis.yml (llm, llm-openai pointed at a local mock server that answers
  *   at once, tools, session + session-jsonl, agent) against `node -e ''` spawned the same way: the
  *   time from spawn to the first request reaching the server (imports, composition, session
- *   created and flushed, request built) and to the process's exit (the whole one-turn run).
+ *   created and flushed, request built) and to the process's exit (the whole one-turn run); and
+ *   a bare `node` script sending one POST over node:http, the least a process that sends a request pays.
  * Run: pnpm bench:micro (it builds first). `REIN_BIN` measures another build of the command. With
  * BENCH_JSON=1 it prints one line `BENCH_JSON {…}` (milliseconds) instead (bench/loop/run.mjs reads it).
  */
@@ -62,17 +63,24 @@ async function timed(args: string[], home: string) {
   return { firstRequestMs: firstRequestAt ? firstRequestAt - start : Number.NaN, exitMs }
 }
 
+// The least a process that sends one request pays: node, node:http, one POST.
+const onePost = join(dir, 'one-post.mjs')
+writeFileSync(onePost, "import { request } from 'node:http'\nrequest(process.argv[2], { method: 'POST' }, (response) => response.resume()).end('{}')\n")
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 const ROUNDS = 9
 const nodeExit: number[] = []
+const postFirst: number[] = []
 const runFirst: number[] = []
 const runExit: number[] = []
 for (let round = -1; round < ROUNDS; round++) {
   const node = await timed(['-e', ''], join(dir, 'home'))
+  const post = await timed([onePost, `${server.url}/chat/completions`], join(dir, 'home'))
   const rein = await timed([bin, '--config', config, 'run', 'hi'], join(dir, `home-${round}`))
-  if (Number.isNaN(rein.firstRequestMs)) throw new Error('rein run made no request')
+  if (Number.isNaN(rein.firstRequestMs) || Number.isNaN(post.firstRequestMs)) throw new Error('rein run or the one-POST script made no request')
   if (round < 0) continue // warm-up: the file cache
   nodeExit.push(node.exitMs)
+  postFirst.push(post.firstRequestMs)
   runFirst.push(rein.firstRequestMs)
   runExit.push(rein.exitMs)
 }
@@ -84,12 +92,12 @@ if (json) {
   const ms = (ns: number) => ns / 1e6
   console.log(`BENCH_JSON ${JSON.stringify({
     nodeMs: ms(bare.nsPerOp), helpMs: ms(help.nsPerOp), sessionsHelpMs: ms(sessions.nsPerOp),
-    runNodeMs: nodeMs, runFirstRequestMs: median(runFirst), runExitMs: median(runExit),
+    runNodeMs: nodeMs, onePostFirstRequestMs: median(postFirst), runFirstRequestMs: median(runFirst), runExitMs: median(runExit),
   })}`)
 } else {
   console.log(`\ncli-startup: rein run "hi" against a local mock server, spawned asynchronously (median of ${ROUNDS})`)
   console.log(`  ${"node -e ''".padEnd(44)} ${nodeMs.toFixed(1).padStart(9)} ms     1.0x`)
-  for (const [name, value] of [['rein run: spawn to first request', median(runFirst)], ['rein run: spawn to exit (whole turn)', median(runExit)]] as const) {
+  for (const [name, value] of [['node, one POST: spawn to the request', median(postFirst)], ['rein run: spawn to first request', median(runFirst)], ['rein run: spawn to exit (whole turn)', median(runExit)]] as const) {
     console.log(`  ${name.padEnd(44)} ${value.toFixed(1).padStart(9)} ms  ${`${(value / nodeMs).toFixed(1)}x`.padStart(7)}`)
   }
 }
