@@ -7,7 +7,7 @@
 
 import { createRequire } from 'node:module'
 import { LlmAdapter, LlmError, type AdapterRequest, type ModelInfo, type ProviderEndpoint, type StreamChunk } from '@rein/llm'
-import { checkBaseURL } from './base-url.ts'
+import { checkBaseURL, userInfo } from './base-url.ts'
 import { toWireBody, type RequestDefaults } from './convert-request.ts'
 import { createChunkTranslator } from './convert-stream.ts'
 import { readApiKey, redact } from './credentials.ts'
@@ -56,16 +56,24 @@ const MAX_ERROR_BODY = 64 * 1024
 
 /** The `LlmAdapter` for any OpenAI chat-completions server: one HTTP request per attempt. */
 export class OpenAiCompatibleAdapter extends LlmAdapter {
-  /** Where requests go; it may hold credentials (`user:password@`, a key in the query). */
+  /** Where requests go: `{baseURL}/chat/completions`, the base URL's query kept (it may hold a key). */
   private readonly target: URL
-  /** `target` as messages show it: without credentials. */
+  /** `target` as messages show it: without its query. */
   private readonly url: string
+  /** The base URL's `user:password@` as a Basic `authorization` header, sent when no key is. */
+  private readonly basicAuth: string | undefined
 
   constructor(readonly options: OpenAiCompatibleOptions) {
     super()
     checkBaseURL(options.baseURL)
-    this.target = new URL(`${options.baseURL.replace(/\/+$/, '')}/chat/completions`)
-    this.url = withoutCredentials(this.target) ?? this.target.href
+    const target = new URL(options.baseURL)
+    target.pathname = `${target.pathname.replace(/\/+$/, '')}/chat/completions`
+    const user = userInfo(target)
+    this.basicAuth = user ? `Basic ${Buffer.from(`${user.user}:${user.password}`).toString('base64')}` : undefined
+    target.username = ''
+    target.password = ''
+    this.target = target
+    this.url = withoutCredentials(target) ?? target.href
   }
 
   override resolveModel(_provider: string, model: string): ModelInfo | undefined {
@@ -110,7 +118,7 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
       // Uncompressed: a compressed event stream would hold events back until a block fills.
       'accept-encoding': 'identity',
       'user-agent': USER_AGENT,
-      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...(key ? { authorization: `Bearer ${key}` } : this.basicAuth ? { authorization: this.basicAuth } : {}),
       ...this.options.headers,
     }
     try {
@@ -129,7 +137,7 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
       return `${label} answered HTTP ${response.status} with ${type || 'no content type'} instead of an event stream; is ${this.endpoint().baseURL} its API's base URL? (requests go to ${this.url})`
     }
     const encoding = response.headers.get('content-encoding')?.trim().toLowerCase()
-    if (encoding && encoding !== 'identity') return `${label} sent its event stream with content-encoding ${encoding}, although the request accepted none (accept-encoding: identity)`
+    if (encoding && encoding !== 'identity') return `${label} sent its event stream with content-encoding ${encoding}, which is not decoded here; requests ask for none (accept-encoding: identity) unless the headers option sets another`
     return undefined
   }
 
@@ -168,7 +176,8 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
         for (const data of batch) {
           if (data.trim() === '[DONE]') {
             sawDone = true
-            await body.release?.()
+            // The answer ends here; the rest of the body is read in the background, not waited for.
+            body.release?.()
             break reading
           }
           let payload: unknown

@@ -10,7 +10,10 @@ export function checkBaseURL(value: string): string {
   } catch {
     // no scheme at all, or not a URL
   }
-  if (url && (url.protocol === 'http:' || url.protocol === 'https:')) return value
+  if (url && (url.protocol === 'http:' || url.protocol === 'https:')) {
+    if (userInfo(url) === undefined) throw new ReinError('CONFIG_INVALID', 'baseURL has a user or password that is not valid percent-encoding; write a % in it as %25')
+    return value
+  }
   if (value.trim() === '') throw new ReinError('CONFIG_INVALID', 'baseURL is empty; set it to the server\'s API root, e.g. baseURL: http://localhost:8080/v1')
   if (url && value.includes('://')) {
     throw new ReinError('CONFIG_INVALID', `baseURL "${value}" uses ${url.protocol}//; only http:// and https:// are spoken`)
@@ -23,4 +26,17 @@ function withScheme(value: string): string {
   const host = value.replace(/^\/+/, '').split(/[/:?#]/, 1)[0] ?? ''
   const local = host === 'localhost' || /^[\d.]+$/.test(host) || host.startsWith('[') || !host.includes('.') || host.endsWith('.local')
   return `${local ? 'http' : 'https'}://${value.replace(/^\/+/, '')}`
+}
+
+/**
+ * The user and password written into `url` (`user:password@`), decoded: `null` when it has none,
+ * `undefined` when they are not valid percent-encoding.
+ */
+export function userInfo(url: URL): { user: string; password: string } | null | undefined {
+  if (!url.username && !url.password) return null
+  try {
+    return { user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) }
+  } catch {
+    return undefined
+  }
 }

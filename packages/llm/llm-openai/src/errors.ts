@@ -84,12 +84,15 @@ const CONNECTION_WORDS: Readonly<Record<string, string>> = {
   SELF_SIGNED_CERT_IN_CHAIN: 'TLS certificate rejected',
   UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'TLS certificate rejected',
   ERR_TLS_CERT_ALTNAME_INVALID: 'TLS certificate rejected',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'TLS certificate rejected',
+  ERR_SSL_WRONG_VERSION_NUMBER: 'no TLS',
 }
 
 const CONNECTION_HINTS: Readonly<Record<string, string>> = {
   ECONNREFUSED: '; is the server running?',
   ENOTFOUND: '; check the host in baseURL',
   EAI_AGAIN: '; check the host in baseURL and the network',
+  ERR_SSL_WRONG_VERSION_NUMBER: '; is it an http:// server?',
 }
 
 /** What a connection error may carry: Node puts the code on the error (an AggregateError also on each attempt), fetch on its cause. */
@@ -104,11 +107,17 @@ interface ConnectionError {
 export function failureFromTransportError(provider: string, url: string, error: unknown): LlmFailure {
   const failed = typeof error === 'object' && error !== null ? error as ConnectionError : {}
   const raw = [failed, failed.cause].map((each) => each?.code ?? each?.errors?.[0]?.code).find((code) => typeof code === 'string')
-  const code = typeof raw === 'string' ? raw : undefined
+  const code = sslCode(typeof raw === 'string' ? raw : undefined, failed)
   const words = code ? CONNECTION_WORDS[code] : undefined
   if (words) return { code: 'TRANSPORT', message: `could not reach ${provider}: ${words} at ${url} (${code})${CONNECTION_HINTS[code!] ?? ''}` }
-  const reason = code ?? (typeof failed.cause?.message === 'string' ? failed.cause.message : error instanceof Error ? error.message : String(error))
-  return { code: 'TRANSPORT', message: `could not reach ${provider} at ${url}: ${reason}` }
+  const said = typeof failed.cause?.message === 'string' ? failed.cause.message : error instanceof Error ? error.message : String(error)
+  return { code: 'TRANSPORT', message: `could not reach ${provider} at ${url}: ${code && !said.includes(code) ? `${said} (${code})` : said}` }
+}
+
+/** OpenSSL's wrong-version error reaches Node as a bare EPROTO: named by its text. */
+function sslCode(code: string | undefined, error: ConnectionError): string | undefined {
+  if (code === 'EPROTO' && typeof error.message === 'string' && error.message.includes('wrong version number')) return 'ERR_SSL_WRONG_VERSION_NUMBER'
+  return code
 }
 
 /** `retry-after-ms`, else `retry-after` in seconds or as an HTTP date. */

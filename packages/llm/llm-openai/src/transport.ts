@@ -19,10 +19,11 @@ export interface ChunkReader {
   /** Stops reading and drops the connection; what was not read is never read. */
   cancel(reason?: unknown): Promise<void>
   /**
-   * The stream said it is over (`[DONE]`): reads what is left of the body (discarded) so the
-   * connection is kept for the next request, for at most a moment before cutting it off.
+   * The stream said it is over (`[DONE]`): what is left of the body is read in the background and
+   * dropped, so the connection is kept for the next request (cut off if the body goes on for more
+   * than a few seconds). `cancel` does nothing after it.
    */
-  release?(): Promise<void>
+  release?(): void
 }
 
 /** What the adapter needs of an HTTP response. */
@@ -35,26 +36,55 @@ export interface WireResponse {
 let https: Promise<typeof import('node:https')> | undefined
 
 /** How long a body may go on after its stream said `[DONE]` before the connection is cut (ms). */
-const RELEASE_MS = 1_000
+const RELEASE_MS = 5_000
 
 /**
  * POSTs `body` to `url` and resolves at the status line. Rejects with Node's connection error
- * (its `code`: ECONNREFUSED, ENOTFOUND, …) or, once `signal` aborts, with an AbortError; the
- * request and its connection are torn down either way. Redirects are not followed.
+ * (its `code`: ECONNREFUSED, ENOTFOUND, …) or, once `signal` aborts, with its reason; the request
+ * and its connection are torn down either way. Redirects are not followed.
  */
 export async function post(url: URL, headers: OutgoingHttpHeaders, body: string, signal: AbortSignal): Promise<WireResponse> {
   // https loads TLS: only for the servers that need it.
   const request = url.protocol === 'https:' ? (await (https ??= import('node:https'))).request : httpRequest
-  return await new Promise<WireResponse>((resolve, reject) => {
+  const send = () => sendOnce(request, url, { ...headers, 'content-length': Buffer.byteLength(body) }, body, signal)
+  if (signal.aborted) throw signal.reason
+  try {
+    return await send()
+  } catch (error) {
+    // A kept-alive connection the server closed just as the request went out (its idle timeout
+    // ran out): the server never read it, so it goes once more, on a new connection.
+    if (!(error instanceof StaleConnection) || signal.aborted) throw error instanceof StaleConnection ? error.cause : error
+    return await send()
+  }
+}
+
+/** The request failed on a reused connection before any response: reset or closed under it. */
+class StaleConnection extends Error {}
+
+const STALE_CODES = new Set(['ECONNRESET', 'EPIPE'])
+
+function sendOnce(request: typeof httpRequest, url: URL, headers: OutgoingHttpHeaders, body: string, signal: AbortSignal): Promise<WireResponse> {
+  return new Promise<WireResponse>((resolve, reject) => {
     // The abort is wired by hand: Node's `signal` option (which watches the request with
     // end-of-stream) cost about 70 µs more CPU per request on loopback.
-    const outgoing = request(url, { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) } })
-    const abort = () => outgoing.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'))
+    const outgoing = request(url, { method: 'POST', headers })
+    let response: IncomingMessage | undefined
+    // Once answered, the response is what an abort destroys: a body already complete leaves its
+    // connection alone (it may be back in the pool, carrying another request).
+    const abort = () => (response ?? outgoing).destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'))
+    const detach = () => signal.removeEventListener('abort', abort)
     signal.addEventListener('abort', abort, { once: true })
-    outgoing.once('close', () => signal.removeEventListener('abort', abort))
-    outgoing.once('response', (message) => resolve({ status: message.statusCode ?? 0, headers: headerLookup(message), body: new MessageReader(message) }))
+    outgoing.once('close', detach)
+    outgoing.once('response', (message) => {
+      response = message
+      message.once('end', detach)
+      resolve({ status: message.statusCode ?? 0, headers: headerLookup(message), body: new MessageReader(message) })
+    })
     // `on`, not `once`: a request can fail twice (a reset after an abort), and an unheard error would crash the process.
-    outgoing.on('error', reject)
+    outgoing.on('error', (error: NodeJS.ErrnoException) => {
+      const stale = !response && outgoing.reusedSocket && STALE_CODES.has(error.code ?? '')
+      reject(stale ? new StaleConnection('a kept-alive connection was closed under the request', { cause: error }) : error)
+    })
     outgoing.end(body)
   })
 }
@@ -74,6 +104,7 @@ function headerLookup(message: IncomingMessage): HeaderLookup {
 class MessageReader implements ChunkReader {
   private wake: (() => void) | undefined
   private ended = false
+  private releasing = false
   private failure: Error | undefined
 
   constructor(private readonly message: IncomingMessage) {
@@ -88,12 +119,15 @@ class MessageReader implements ChunkReader {
       notify()
     })
     message.on('error', (error) => {
-      this.failure ??= error
+      // Node words a connection lost mid-body "aborted", which reads as if the caller had aborted.
+      this.failure ??= error.message === 'aborted' ? new Error('the connection closed before the body ended', { cause: error }) : error
       notify()
     })
-    // A connection that closes before the body's end (no terminating chunk, too few bytes) is a break, not an end.
+    // A connection that closes before the body's end (no terminating chunk, too few bytes) is a
+    // break; one that closes after the whole body arrived is an end, read or not.
     message.on('close', () => {
-      if (!this.ended && !message.complete) this.failure ??= new Error('the connection closed before the body ended')
+      if (message.complete) this.ended = true
+      else if (!this.ended) this.failure ??= new Error('the connection closed before the body ended')
       notify()
     })
   }
@@ -111,15 +145,23 @@ class MessageReader implements ChunkReader {
   }
 
   async cancel(): Promise<void> {
-    // A body read to its end has nothing to drop; destroying it anyway costs an error object.
-    if (!this.ended) this.message.destroy()
+    // A body read to its end, or being let run out, has nothing to drop; destroying it anyway
+    // costs an error object, or the kept connection.
+    if (!this.ended && !this.releasing) this.message.destroy()
   }
 
-  async release(): Promise<void> {
+  release(): void {
+    if (this.ended || this.releasing) return
+    this.releasing = true
+    void this.drain()
+  }
+
+  /** Reads the rest of the body, dropped, for at most `RELEASE_MS`; then the connection is cut. */
+  private async drain(): Promise<void> {
     const cut = setTimeout(() => this.message.destroy(), RELEASE_MS)
     try {
       while (!(await this.read()).done) {
-        // discarded: the stream already said it is over
+        // dropped: the stream already said it is over
       }
     } catch {
       // cut off, or broken: the connection is not kept, nothing else is lost

@@ -31,7 +31,7 @@ export class ResponseWatchdog {
     else caller?.addEventListener('abort', this.onCallerAbort, { once: true })
   }
 
-  /** Aborted when the server was silent too long or the caller aborted: give it to `fetch`. */
+  /** Aborted when the server was silent too long or the caller aborted: the request is torn down with it. */
   get signal(): AbortSignal {
     return this.controller.signal
   }

@@ -101,6 +101,59 @@ describe('credentials in the base URL', () => {
   })
 })
 
+describe('what the base URL holds besides the host', () => {
+  it('sends its user and password as Basic auth when no key is set, and a key wins over them', async () => {
+    const server = await serve([{ steps: [{ text: 'a' }] }, { steps: [{ text: 'b' }] }])
+    const withUser = server.url.replace('http://', 'http://gate%40way:p%3Ass@')
+    for (const [route, apiKeyEnv] of [['basic', false], ['bearer', 'REIN_TEST_OPENAI_KEY']] as const) {
+      const root = new Context()
+      await root.plugin(LlmRuntime, { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
+      await root.plugin(openai, { provider: route, baseURL: withUser, apiKeyEnv })
+      expect((await run(root, { provider: route })).finish.failure).toBeUndefined()
+    }
+    expect(server.requests.map((request) => request.headers.authorization)).toEqual([`Basic ${Buffer.from('gate@way:p:ss').toString('base64')}`, `Bearer ${KEY}`])
+  })
+
+  it('refuses a user or password that is not valid percent-encoding when the plugin starts, without showing it', async () => {
+    const root = new Context()
+    await root.plugin(LlmRuntime)
+    const failure = await Promise.resolve(root.plugin(openai, { baseURL: 'http://user:50%off@127.0.0.1:9/v1', apiKeyEnv: false })).then(() => undefined, (error: unknown) => error)
+    expect(failure).toMatchObject({ name: 'ReinError', code: 'CONFIG_INVALID' })
+    expect((failure as Error).message).toContain('%25')
+    expect((failure as Error).message).not.toContain('50%off')
+  })
+
+  it('keeps its query on every request (?api-version=…) and never shows the query in a message', async () => {
+    const { root, server } = await boot([{ steps: [{ text: 'ok' }] }, { kind: 'error', status: 404, message: 'nothing here' }], {}, { maxRetries: 0 })
+    await root.plugin(openai, { provider: 'query', baseURL: `${server.url}?api-version=2024-10-21&key=query-secret`, apiKeyEnv: false })
+    expect((await run(root, { provider: 'query' })).finish.failure).toBeUndefined()
+    expect(server.requests[0]!.path).toBe('/v1/chat/completions?api-version=2024-10-21&key=query-secret')
+    const { finish } = await run(root, { provider: 'query' })
+    expect(finish.failure?.message).toContain(`${server.url}/chat/completions`)
+    expect(finish.failure?.message).not.toContain('query-secret')
+  })
+})
+
+describe('connection failures Node words in codes', () => {
+  it('says there is no TLS when an https URL points at a plain http server', async () => {
+    const server = await serve([])
+    const root = new Context()
+    await root.plugin(LlmRuntime, { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
+    const url = server.url.replace('http://', 'https://')
+    await root.plugin(openai, { baseURL: url, apiKeyEnv: false, label: 'local' })
+    const { finish } = await run(root)
+    expect(finish.failure?.code).toBe('TRANSPORT')
+    expect(finish.failure?.message).toMatch(new RegExp(`^could not reach local: no TLS at ${url.replace(/[./]/g, '\\$&')}/chat/completions \\((ERR_SSL_WRONG_VERSION_NUMBER|EPROTO)\\); is it an http:// server\\?`))
+  })
+
+  it('keeps Node\'s own words for a code it has no plain words for', async () => {
+    const { root } = await boot([], { headers: { 'x-title': 'caf\u00e9 \u2615' } }, { maxRetries: 0 })
+    const { finish } = await run(root)
+    expect(finish.failure?.code).toBe('TRANSPORT')
+    expect(finish.failure?.message).toMatch(/: Invalid character in header content \["x-title"\] \(ERR_INVALID_CHAR\)$/)
+  })
+})
+
 describe('base URL without a scheme', () => {
   it.each([
     ['localhost:8080/v1', 'http://localhost:8080/v1'],
