@@ -5,7 +5,8 @@
  * pooled connections held the process about 100 ms at exit.
  */
 
-import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http'
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http'
+import type { Agent as HttpsAgent } from 'node:https'
 
 /** A response's header lookup (what `Headers` offers, case-insensitive names). */
 export type HeaderLookup = Pick<Headers, 'get' | 'has'>
@@ -33,10 +34,28 @@ export interface WireResponse {
   body: ChunkReader
 }
 
-let https: Promise<typeof import('node:https')> | undefined
-
 /** How long a body may go on after its stream said `[DONE]` before the connection is cut (ms). */
 const RELEASE_MS = 5_000
+
+/**
+ * Idle kept-alive connections are closed after 4 s: before the 5 s after which common servers
+ * (Node's, uvicorn's) close theirs, so a request rarely goes out on a connection the server is
+ * closing. When one does, it fails as `ECONNRESET`, which the runtime retries. A server's
+ * `Keep-Alive: timeout=` hint shortens it further (Node's agent reads it).
+ */
+const KEEP_ALIVE = { keepAlive: true, timeout: 4_000 }
+const httpAgent = new HttpAgent(KEEP_ALIVE)
+let https: Promise<{ request: typeof httpRequest; agent: HttpsAgent }> | undefined
+
+/** How requests to `url` are sent and pooled: `node:https` (loaded at first use, for TLS) or `node:http`. */
+async function transportFor(url: URL): Promise<{ request: typeof httpRequest; agent: HttpAgent }> {
+  return url.protocol === 'https:' ? await (https ??= loadHttps()) : { request: httpRequest, agent: httpAgent }
+}
+
+/** The agent pooling kept-alive connections to `url`'s kind of server; tests look into its pool. */
+export async function agentFor(url: URL): Promise<HttpAgent> {
+  return (await transportFor(url)).agent
+}
 
 /**
  * POSTs `body` to `url` and resolves at the status line. Rejects with Node's connection error
@@ -44,33 +63,14 @@ const RELEASE_MS = 5_000
  * and its connection are torn down either way. Redirects are not followed.
  */
 export async function post(url: URL, headers: OutgoingHttpHeaders, body: string, signal: AbortSignal): Promise<WireResponse> {
-  // https loads TLS: only for the servers that need it.
-  const request = url.protocol === 'https:' ? (await (https ??= import('node:https'))).request : httpRequest
-  const send = () => sendOnce(request, url, { ...headers, 'content-length': Buffer.byteLength(body) }, body, signal)
+  const { request, agent } = await transportFor(url)
   if (signal.aborted) throw signal.reason
-  try {
-    return await send()
-  } catch (error) {
-    // A kept-alive connection the server closed just as the request went out (its idle timeout
-    // ran out): the server never read it, so it goes once more, on a new connection.
-    if (!(error instanceof StaleConnection) || signal.aborted) throw error instanceof StaleConnection ? error.cause : error
-    return await send()
-  }
-}
-
-/** The request failed on a reused connection before any response: reset or closed under it. */
-class StaleConnection extends Error {}
-
-const STALE_CODES = new Set(['ECONNRESET', 'EPIPE'])
-
-function sendOnce(request: typeof httpRequest, url: URL, headers: OutgoingHttpHeaders, body: string, signal: AbortSignal): Promise<WireResponse> {
-  return new Promise<WireResponse>((resolve, reject) => {
-    // The abort is wired by hand: Node's `signal` option (which watches the request with
-    // end-of-stream) cost about 70 µs more CPU per request on loopback.
-    const outgoing = request(url, { method: 'POST', headers })
+  return await new Promise<WireResponse>((resolve, reject) => {
+    const outgoing = request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } })
     let response: IncomingMessage | undefined
-    // Once answered, the response is what an abort destroys: a body already complete leaves its
-    // connection alone (it may be back in the pool, carrying another request).
+    // Wired by hand, not with the `signal` option (which watches the request with end-of-stream,
+    // about 70 µs more CPU per request on loopback). Once answered, the response is what an abort
+    // destroys: a body already complete leaves its connection alone (it may be carrying another request).
     const abort = () => (response ?? outgoing).destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'))
     const detach = () => signal.removeEventListener('abort', abort)
     signal.addEventListener('abort', abort, { once: true })
@@ -81,12 +81,14 @@ function sendOnce(request: typeof httpRequest, url: URL, headers: OutgoingHttpHe
       resolve({ status: message.statusCode ?? 0, headers: headerLookup(message), body: new MessageReader(message) })
     })
     // `on`, not `once`: a request can fail twice (a reset after an abort), and an unheard error would crash the process.
-    outgoing.on('error', (error: NodeJS.ErrnoException) => {
-      const stale = !response && outgoing.reusedSocket && STALE_CODES.has(error.code ?? '')
-      reject(stale ? new StaleConnection('a kept-alive connection was closed under the request', { cause: error }) : error)
-    })
+    outgoing.on('error', reject)
     outgoing.end(body)
   })
+}
+
+async function loadHttps() {
+  const { request, Agent } = await import('node:https')
+  return { request, agent: new Agent(KEEP_ALIVE) }
 }
 
 function headerLookup(message: IncomingMessage): HeaderLookup {

@@ -1,11 +1,12 @@
 // Connections over real HTTP: a stream that ended hands its connection to the next request; one the
 // server keeps open past `[DONE]` is cut off, and the next request gets a new connection.
-import { createServer, globalAgent, type Server } from 'node:http'
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { Context } from '@deepseek-ai/cordis'
 import LlmRuntime from '@rein/llm'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import * as openai from '../src/index.ts'
+import { agentFor } from '../src/transport.ts'
 import { boot, closeServers, KEY, run } from './harness.ts'
 
 beforeEach(() => {
@@ -20,10 +21,11 @@ afterEach(async () => {
   delete process.env.REIN_TEST_OPENAI_KEY
 })
 
-/** Resolves once Node's agent holds an idle connection to `url`'s origin: the last response has ended and handed it back. */
+/** Resolves once the adapter's agent holds an idle connection to `url`'s origin: the last response has ended and handed it back. */
 async function idleConnectionTo(url: string) {
+  const agent = await agentFor(new URL(url))
   const { host } = new URL(url)
-  await expect.poll(() => Object.entries(globalAgent.freeSockets).filter(([name]) => name.startsWith(`${host}:`) || name.startsWith(host)).flatMap(([, sockets]) => sockets ?? []).length).toBeGreaterThan(0)
+  await expect.poll(() => Object.entries(agent.freeSockets).filter(([name]) => name.startsWith(`${host}:`)).flatMap(([, sockets]) => sockets ?? []).length).toBeGreaterThan(0)
 }
 
 const TEXT = 'data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"gpt-test","choices":[{"index":0,"delta":{"role":"assistant","content":"ok"},"finish_reason":null}]}\n\n'
@@ -53,7 +55,7 @@ describe('connections', () => {
     expect(server.requests.map((request) => request.connection)).toEqual([1, 2])
   })
 
-  it('sends a request again on a new connection when the server had closed the kept-alive one it went out on', async () => {
+  it('fails as TRANSPORT, which the runtime retries on a new connection, when the server closed the kept-alive one the request went out on', async () => {
     // The server closes a connection when a second request arrives on it, as a server whose
     // keep-alive timeout ran out just as the request was sent.
     const served = new WeakMap<Socket, number>()
@@ -72,14 +74,13 @@ describe('connections', () => {
     await new Promise<void>((resolve) => plain!.listen(0, '127.0.0.1', resolve))
     const url = `http://127.0.0.1:${(plain.address() as AddressInfo).port}/v1`
     const root = new Context()
-    await root.plugin(LlmRuntime, { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
+    await root.plugin(LlmRuntime, { retry: { maxRetries: 1, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
     await root.plugin(openai, { baseURL: url, apiKeyEnv: false })
-    const first = await run(root)
-    expect(first.finish.failure).toBeUndefined()
+    expect((await run(root)).finish.failure).toBeUndefined()
     await idleConnectionTo(url)
     const second = await run(root)
-    expect(second.finish).toMatchObject({ reason: 'stop' })
-    expect(second.events.filter((event) => event.type === 'retry')).toEqual([])
+    expect(second.finish.failure).toBeUndefined()
+    expect(second.events.filter((event) => event.type === 'retry').map((event) => event.type === 'retry' && event.failure.code)).toEqual(['TRANSPORT'])
     expect(requests).toBe(3)
   })
 })

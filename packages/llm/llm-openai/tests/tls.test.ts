@@ -1,23 +1,27 @@
 // https over real TLS on loopback, with a self-signed certificate made for these tests
-// (fixtures/loopback-tls.*, for 127.0.0.1): trusted, a stream is read; not trusted, it is refused.
+// (fixtures/loopback-tls.*, for 127.0.0.1): trusted through NODE_EXTRA_CA_CERTS, as a user trusts a
+// private CA, a stream is read (in a process of its own); not trusted, it is refused.
+import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
-import { createServer, globalAgent, type Server } from 'node:https'
+import { createServer, type Server } from 'node:https'
 import type { AddressInfo } from 'node:net'
+import { fileURLToPath } from 'node:url'
 import { Context } from '@deepseek-ai/cordis'
 import LlmRuntime from '@rein/llm'
 import { afterEach, describe, expect, it } from 'vitest'
 import * as openai from '../src/index.ts'
 import { run } from './harness.ts'
 
+const certFile = fileURLToPath(new URL('./fixtures/loopback-tls.crt', import.meta.url))
 const key = readFileSync(new URL('./fixtures/loopback-tls.key', import.meta.url))
-const cert = readFileSync(new URL('./fixtures/loopback-tls.crt', import.meta.url))
+const cert = readFileSync(certFile)
+const streamOnce = fileURLToPath(new URL('./fixtures/stream-once.ts', import.meta.url))
 const chunk = (delta: object, finish: string | null) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'gpt-test', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
 const STREAM = `${chunk({ role: 'assistant', content: 'over tls' }, null)}${chunk({}, 'stop')}data: [DONE]\n\n`
 
 let server: Server | undefined
 afterEach(async () => {
-  delete globalAgent.options.ca
-  globalAgent.destroy()
+  server?.closeAllConnections()
   await new Promise((resolve) => server ? server.close(resolve) : resolve(undefined))
   server = undefined
 })
@@ -31,7 +35,7 @@ async function serveTls(): Promise<string> {
   return `https://127.0.0.1:${(server!.address() as AddressInfo).port}/v1`
 }
 
-async function boot(baseURL: string) {
+async function inProcess(baseURL: string) {
   const root = new Context()
   await root.plugin(LlmRuntime, { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
   await root.plugin(openai, { baseURL, apiKeyEnv: false, label: 'tls' })
@@ -39,17 +43,20 @@ async function boot(baseURL: string) {
 }
 
 describe('https', () => {
-  it('streams an answer from a server whose certificate the process trusts', async () => {
-    const root = await boot(await serveTls())
-    globalAgent.options.ca = cert // what NODE_EXTRA_CA_CERTS does for a whole process
-    const { blocks, finish } = await run(root)
-    expect(blocks).toEqual([{ type: 'text', text: 'over tls' }])
-    expect(finish).toMatchObject({ type: 'finish', reason: 'stop' })
+  it('streams an answer from a server whose certificate the process trusts (NODE_EXTRA_CA_CERTS)', { timeout: 60_000 }, async () => {
+    const url = await serveTls()
+    const child = spawn(process.execPath, ['--conditions=@rein/source', '--import', 'tsx', streamOnce, url], {
+      env: { ...process.env, NODE_EXTRA_CA_CERTS: certFile }, stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let out = ''
+    child.stdout.on('data', (part: Buffer) => { out += part.toString() })
+    expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(0)
+    expect(JSON.parse(out)).toMatchObject({ blocks: [{ type: 'text', text: 'over tls' }], finish: { type: 'finish', reason: 'stop' } })
   })
 
   it('refuses a server whose certificate is not trusted: TRANSPORT, in plain words', async () => {
     const url = await serveTls()
-    const { finish } = await run(await boot(url))
+    const { finish } = await run(await inProcess(url))
     expect(finish.failure).toEqual({ code: 'TRANSPORT', message: `could not reach tls: TLS certificate rejected at ${url}/chat/completions (DEPTH_ZERO_SELF_SIGNED_CERT)` })
   })
 })
