@@ -2,12 +2,9 @@
 // server keeps open past `[DONE]` is cut off, and the next request gets a new connection.
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
-import { Context } from '@deepseek-ai/cordis'
-import LlmRuntime from '@rein/llm'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import * as openai from '../src/index.ts'
 import { agentFor } from '../src/transport.ts'
-import { boot, closeServers, KEY, run } from './harness.ts'
+import { boot, bootAt, closeServers, KEY, run } from './harness.ts'
 
 beforeEach(() => {
   process.env.REIN_TEST_OPENAI_KEY = KEY
@@ -73,9 +70,7 @@ describe('connections', () => {
     })
     await new Promise<void>((resolve) => plain!.listen(0, '127.0.0.1', resolve))
     const url = `http://127.0.0.1:${(plain.address() as AddressInfo).port}/v1`
-    const root = new Context()
-    await root.plugin(LlmRuntime, { retry: { maxRetries: 1, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
-    await root.plugin(openai, { baseURL: url, apiKeyEnv: false })
+    const root = await bootAt(url, {}, 1)
     expect((await run(root)).finish.failure).toBeUndefined()
     await idleConnectionTo(url)
     const second = await run(root)

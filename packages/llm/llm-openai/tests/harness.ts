@@ -28,6 +28,14 @@ export async function boot(script: MockScript, config: Partial<openai.Config> = 
   return { root, server, provider, llm }
 }
 
+/** A root with the runtime (no waits between retries, `maxRetries` of them) and this plugin at `baseURL`, without a mock server. */
+export async function bootAt(baseURL: string, config: Partial<openai.Config> = {}, maxRetries = 0) {
+  const root = new Context()
+  await root.plugin(LlmRuntime, { retry: { maxRetries, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
+  await root.plugin(openai, { baseURL, apiKeyEnv: false, ...config })
+  return root
+}
+
 export interface Run {
   chunks: StreamChunk[]
   events: LlmEvent[]

@@ -3,7 +3,7 @@ import { Context } from '@deepseek-ai/cordis'
 import LlmRuntime from '@rein/llm'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import * as openai from '../src/index.ts'
-import { boot, closeServers, KEY, run, serve } from './harness.ts'
+import { boot, bootAt, closeServers, KEY, run, serve } from './harness.ts'
 
 beforeEach(() => {
   process.env.REIN_TEST_OPENAI_KEY = KEY
@@ -51,17 +51,13 @@ describe('connection failures', () => {
   it('says "connection refused at <url>" when nothing listens', async () => {
     const server = await serve([])
     await server.close()
-    const root = new Context()
-    await root.plugin(LlmRuntime, { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
-    await root.plugin(openai, { baseURL: server.url, apiKeyEnv: false, label: 'local' })
+    const root = await bootAt(server.url, { label: 'local' })
     const { finish } = await run(root)
     expect(finish.failure).toEqual({ code: 'TRANSPORT', message: `could not reach local: connection refused at ${server.url}/chat/completions (ECONNREFUSED); is the server running?` })
   })
 
   it('says "host not found" for a name that does not resolve', async () => {
-    const root = new Context()
-    await root.plugin(LlmRuntime, { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
-    await root.plugin(openai, { baseURL: 'http://no-such-host.invalid/v1', apiKeyEnv: false, label: 'local' })
+    const root = await bootAt('http://no-such-host.invalid/v1', { label: 'local' })
     const { finish } = await run(root)
     expect(finish.failure?.code).toBe('TRANSPORT')
     expect(finish.failure?.message).toMatch(/^could not reach local: host not found at http:\/\/no-such-host\.invalid\/v1\/chat\/completions \((ENOTFOUND|EAI_AGAIN)\)/)
@@ -90,10 +86,8 @@ describe('credentials in the base URL', () => {
   it('never shows them in an error', async () => {
     const server = await serve([])
     await server.close()
-    const root = new Context()
-    await root.plugin(LlmRuntime, { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
     const secretURL = server.url.replace('http://', 'http://user:pass-secret@')
-    await root.plugin(openai, { baseURL: secretURL, apiKeyEnv: false, label: 'gw' })
+    const root = await bootAt(secretURL, { label: 'gw' })
     const { finish } = await run(root)
     expect(finish.failure?.code).toBe('TRANSPORT')
     expect(finish.failure?.message).not.toMatch(/secret/)
@@ -106,9 +100,7 @@ describe('what the base URL holds besides the host', () => {
     const server = await serve([{ steps: [{ text: 'a' }] }, { steps: [{ text: 'b' }] }])
     const withUser = server.url.replace('http://', 'http://gate%40way:p%3Ass@')
     for (const [route, apiKeyEnv] of [['basic', false], ['bearer', 'REIN_TEST_OPENAI_KEY']] as const) {
-      const root = new Context()
-      await root.plugin(LlmRuntime, { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
-      await root.plugin(openai, { provider: route, baseURL: withUser, apiKeyEnv })
+      const root = await bootAt(withUser, { provider: route, apiKeyEnv })
       expect((await run(root, { provider: route })).finish.failure).toBeUndefined()
     }
     expect(server.requests.map((request) => request.headers.authorization)).toEqual([`Basic ${Buffer.from('gate@way:p:ss').toString('base64')}`, `Bearer ${KEY}`])
@@ -137,10 +129,8 @@ describe('what the base URL holds besides the host', () => {
 describe('connection failures Node words in codes', () => {
   it('says there is no TLS when an https URL points at a plain http server', async () => {
     const server = await serve([])
-    const root = new Context()
-    await root.plugin(LlmRuntime, { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
     const url = server.url.replace('http://', 'https://')
-    await root.plugin(openai, { baseURL: url, apiKeyEnv: false, label: 'local' })
+    const root = await bootAt(url, { label: 'local' })
     const { finish } = await run(root)
     expect(finish.failure?.code).toBe('TRANSPORT')
     expect(finish.failure?.message).toMatch(new RegExp(`^could not reach local: no TLS at ${url.replace(/[./]/g, '\\$&')}/chat/completions \\((ERR_SSL_WRONG_VERSION_NUMBER|EPROTO)\\); is it an http:// server\\?`))

@@ -6,11 +6,8 @@ import { readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
-import { Context } from '@deepseek-ai/cordis'
-import LlmRuntime from '@rein/llm'
 import { afterEach, describe, expect, it } from 'vitest'
-import * as openai from '../src/index.ts'
-import { run } from './harness.ts'
+import { bootAt, run } from './harness.ts'
 
 const certFile = fileURLToPath(new URL('./fixtures/loopback-tls.crt', import.meta.url))
 const key = readFileSync(new URL('./fixtures/loopback-tls.key', import.meta.url))
@@ -35,13 +32,6 @@ async function serveTls(): Promise<string> {
   return `https://127.0.0.1:${(server!.address() as AddressInfo).port}/v1`
 }
 
-async function inProcess(baseURL: string) {
-  const root = new Context()
-  await root.plugin(LlmRuntime, { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
-  await root.plugin(openai, { baseURL, apiKeyEnv: false, label: 'tls' })
-  return root
-}
-
 describe('https', () => {
   it('streams an answer from a server whose certificate the process trusts (NODE_EXTRA_CA_CERTS)', { timeout: 60_000 }, async () => {
     const url = await serveTls()
@@ -56,7 +46,7 @@ describe('https', () => {
 
   it('refuses a server whose certificate is not trusted: TRANSPORT, in plain words', async () => {
     const url = await serveTls()
-    const { finish } = await run(await inProcess(url))
+    const { finish } = await run(await bootAt(url, { label: 'tls' }))
     expect(finish.failure).toEqual({ code: 'TRANSPORT', message: `could not reach tls: TLS certificate rejected at ${url}/chat/completions (DEPTH_ZERO_SELF_SIGNED_CERT)` })
   })
 })
