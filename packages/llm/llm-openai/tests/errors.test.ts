@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { failureFromResponse, failureFromStreamError, parseRetryAfter } from '../src/index.ts'
+import { failureFromResponse, failureFromStreamError, failureFromTransportError, parseRetryAfter } from '../src/index.ts'
 
 const body = (message: string, type = 'invalid_request_error', code: string | null = null) => JSON.stringify({ error: { message, type, param: null, code } })
 
@@ -117,5 +117,24 @@ describe('model not found', () => {
 
   it('does not mark a plain 404 (a wrong path) as model not found', () => {
     expect(failureFromResponse('Srv', 404, '404 page not found', new Headers(), 'gpt-9')).not.toHaveProperty('modelNotFound')
+  })
+})
+
+describe('failureFromTransportError', () => {
+  const url = 'http://h:1/v1/chat/completions'
+
+  it('reads the code from Node\'s error, from each attempt of an AggregateError, and from fetch\'s cause', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })
+    const aggregate = Object.assign(new AggregateError([refused, refused], ''), {})
+    for (const error of [refused, aggregate, new TypeError('fetch failed', { cause: refused })]) {
+      expect(failureFromTransportError('P', url, error)).toEqual({ code: 'TRANSPORT', message: `could not reach P: connection refused at ${url} (ECONNREFUSED); is the server running?` })
+    }
+  })
+
+  it('keeps Node\'s words and code for a code it has no plain words for, and words without a code as they are', () => {
+    const odd = Object.assign(new Error('Invalid character in header content ["x-title"]'), { code: 'ERR_INVALID_CHAR' })
+    expect(failureFromTransportError('P', url, odd).message).toBe(`could not reach P at ${url}: Invalid character in header content ["x-title"] (ERR_INVALID_CHAR)`)
+    expect(failureFromTransportError('P', url, new Error('something else')).message).toBe(`could not reach P at ${url}: something else`)
+    expect(failureFromTransportError('P', url, 'a string').message).toBe(`could not reach P at ${url}: a string`)
   })
 })

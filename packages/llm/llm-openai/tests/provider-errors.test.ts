@@ -56,6 +56,14 @@ describe('connection failures', () => {
     expect(finish.failure).toEqual({ code: 'TRANSPORT', message: `could not reach local: connection refused at ${server.url}/chat/completions (ECONNREFUSED); is the server running?` })
   })
 
+  it('says "connection refused" for a host name as for an address (localhost)', async () => {
+    const server = await serve([])
+    await server.close()
+    const url = server.url.replace('127.0.0.1', 'localhost')
+    const { finish } = await run(await bootAt(url, { label: 'local' }))
+    expect(finish.failure).toEqual({ code: 'TRANSPORT', message: `could not reach local: connection refused at ${url}/chat/completions (ECONNREFUSED); is the server running?` })
+  })
+
   it('says "host not found" for a name that does not resolve', async () => {
     const root = await bootAt('http://no-such-host.invalid/v1', { label: 'local' })
     const { finish } = await run(root)
