@@ -71,13 +71,16 @@ export async function runLoop({ scenario, turns, conversation, close }) {
       sampling = timed(() => { heap10 = liveHeap() })
     }
   }
-  const wallMs = performance.now() - wall - sampling.wall
-  const used = process.cpuUsage(cpu)
-  const user = used.user - sampling.user
-  const system = used.system - sampling.system
+  // Memory before closing (B's close lets its whole session go); CPU and wall after it, because
+  // closing is part of the turns' cost: rein's exports the spans and metrics they made.
   const rssEnd = process.memoryUsage().rss
-  const heapEnd = liveHeap()
+  let heapEnd = 0
+  const ending = timed(() => { heapEnd = liveHeap() })
   await close?.()
+  const wallMs = performance.now() - wall - sampling.wall - ending.wall
+  const used = process.cpuUsage(cpu)
+  const user = used.user - sampling.user - ending.user
+  const system = used.system - sampling.system - ending.system
   const result = {
     turns,
     cpuMsPerTurn: (user + system) / 1000 / turns,

@@ -46,6 +46,7 @@ const at = (/** @type {string} */ name) => `${name}${pinned[name] ? ` ${pinned[n
  */
 const HARNESSES = [
   { id: 'floor', label: 'floor (fetch + eventsource-parser + direct call)', file: join(bench, 'loop', 'floor.mjs') },
+  { id: 'floor-http', label: 'floor over node:http (informational)', file: join(bench, 'loop', 'floor-http.mjs') },
   { id: 'rein', label: 'rein (session-jsonl + telemetry)', file: join(bench, 'loop', 'rein.mjs'), variant: 'durable' },
   { id: 'rein-memory', label: 'rein (in-memory, no telemetry)', file: join(bench, 'loop', 'rein.mjs'), variant: 'memory' },
   { id: 'rein-jsonl', label: 'rein layer: session-jsonl, no telemetry', file: join(bench, 'loop', 'rein.mjs'), variant: 'jsonl', layer: true },
