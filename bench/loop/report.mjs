@@ -176,7 +176,7 @@ export function renderReport(input) {
   } else extraFailed('Tool calls (tools-overhead.ts)', tools)
   if (stream?.ok && stream.figures) {
     const f = stream.figures
-    out.push(`**Stream events** (bench/llm-parse.ts): ${f.events} OpenAI stream events in 1,400-byte reads, median of 15; the adapter's path (SSE framing with its idle watchdog, JSON.parse, the shape check, translation) against eventsource-parser + JSON.parse on the same bytes.`, '')
+    out.push(`**Stream events** (bench/llm-parse.ts): ${f.events} OpenAI stream events in 1,400-byte reads, median of 15; the adapter's parsing (SSE framing with its idle watchdog, JSON.parse, the shape check, translation; \`readSseData\` over a web stream, where the adapter reads Node's response through the same framing) against eventsource-parser + JSON.parse on the same bytes.`, '')
     out.push('| | ns/event | ratio |', '|---|---|---|')
     out.push(`| eventsource-parser + JSON.parse | ${fixed(f.bareNs, 0)} | 1.00× |`)
     out.push(`| @rein/llm-openai: readSseData + parse + translate | ${fixed(f.adapterNs, 0)} | ${times(f.adapterNs, f.bareNs)} |`)
@@ -277,7 +277,7 @@ function meanings(/** @type {number} */ turns) {
     '',
     '**How it runs.** Every run is its own `node` process: `node <harness> <base-url with a run id> <A|B|C> <turns> [variant]`. Per repetition and scenario every harness runs once, in an order rotated each time, so a drift of the machine falls on all alike. A run counts only when it exits 0, prints its RESULT line, sent exactly 2 × (turns + 10) requests and every tool result was the one asked for; otherwise it is listed as failed with the end of its stderr.',
     '',
-    `- **CPU ms/turn**: user + system CPU time of the harness process over the ${turns} measured turns and the close after them (where rein\'s telemetry exports the last spans and metrics the turns made), divided by the turns (the runner's server work is in another process and not counted). It includes V8's helper threads (garbage collection, compilation), so it can exceed the wall time. The headline figure.`,
+    `- **CPU ms/turn**: user + system CPU time of the harness process over the ${turns} measured turns and the close after them (where rein's telemetry exports the last spans and metrics the turns made), divided by the turns (the runner's server work is in another process and not counted). It includes V8's helper threads (garbage collection, compilation), so it can exceed the wall time. The headline figure.`,
     '- **wall ms/turn**: elapsed time over the measured turns per turn; includes the mock server\'s latency, the same for all.',
     '- **startup ms**: from the process\'s start (`performance.timeOrigin`) to the first request reaching the server: imports, composition, first request built.',
     '- **peak RSS MB**: the process\'s maximum resident set size (`process.resourceUsage().maxRSS`), in MiB.',

@@ -6,8 +6,14 @@ import { join } from 'node:path'
 import { hasEnvironmentEntry, isProcessAlive, isZombie, leftByGoneProcesses, listProcesses, readProcess, removeLeftByGoneProcesses } from '../src/index.ts'
 
 const children: ChildProcess[] = []
-afterEach(() => {
+const holders: ChildProcess[] = []
+afterEach(async () => {
   for (const child of children.splice(0)) child.kill('SIGKILL')
+  // A zombie's holder reaps it on SIGTERM: PID 1 in a container may reap nothing.
+  await Promise.all(holders.splice(0).map((holder) => new Promise((resolve) => {
+    holder.once('exit', resolve)
+    if (holder.exitCode !== null || holder.signalCode !== null || !holder.kill('SIGTERM')) resolve(undefined)
+  })))
 })
 
 function start(command: string, env: NodeJS.ProcessEnv = {}) {
@@ -20,12 +26,13 @@ function track(child: ChildProcess) {
 }
 
 /**
- * A zombie held by a parent that never reaps it. Perl installs no SIGCHLD handler; bash does, and
+ * A zombie held by a parent that reaps it only on SIGTERM. Perl installs no SIGCHLD handler; bash does, and
  * reaped its child before `exec sleep` on a loaded machine (2 in 100 under six busy loops). The
  * testkit's startZombie does the same; base is below the testkit, so its tests cannot import it.
  */
 async function startZombie() {
-  const holder = track(spawn('perl', ['-e', '$| = 1; my $pid = fork // die "fork: $!"; exit 0 unless $pid; print "$pid\\n"; sleep 30'], { stdio: ['ignore', 'pipe', 'inherit'], detached: true }))
+  const holder = spawn('perl', ['-e', '$| = 1; my $pid = fork // die "fork: $!"; exit 0 unless $pid; $SIG{TERM} = sub { waitpid($pid, 0); exit 0 }; print "$pid\\n"; sleep 30'], { stdio: ['ignore', 'pipe', 'inherit'] })
+  holders.push(holder)
   const zombie = Number(await new Promise<string>((resolve) => holder.stdout?.once('data', (chunk: Buffer) => resolve(chunk.toString()))))
   await expect.poll(() => isZombie(zombie)).toBe(true)
   return { holder, zombie }

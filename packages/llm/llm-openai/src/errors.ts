@@ -106,12 +106,22 @@ interface ConnectionError {
 /** The request failed before any response: `TRANSPORT`, in plain words naming the URL. */
 export function failureFromTransportError(provider: string, url: string, error: unknown): LlmFailure {
   const failed = typeof error === 'object' && error !== null ? error as ConnectionError : {}
-  const raw = [failed, failed.cause].map((each) => each?.code ?? each?.errors?.[0]?.code).find((code) => typeof code === 'string')
-  const code = sslCode(typeof raw === 'string' ? raw : undefined, failed)
+  const code = sslCode(connectionCode(failed), failed)
   const words = code ? CONNECTION_WORDS[code] : undefined
   if (words) return { code: 'TRANSPORT', message: `could not reach ${provider}: ${words} at ${url} (${code})${CONNECTION_HINTS[code!] ?? ''}` }
   const said = typeof failed.cause?.message === 'string' ? failed.cause.message : error instanceof Error ? error.message : String(error)
   return { code: 'TRANSPORT', message: `could not reach ${provider} at ${url}: ${code && !said.includes(code) ? `${said} (${code})` : said}` }
+}
+
+/**
+ * The code of the error or its cause. Of several attempts (an AggregateError: each address of a
+ * host), a refused one wins: a server that is down says more than an address family that is not
+ * routed here (::1 first, then 127.0.0.1).
+ */
+function connectionCode(error: ConnectionError): string | undefined {
+  const codes = [error, error.cause].flatMap((each) => [each?.code, ...(each?.errors ?? []).map((attempt) => attempt.code)])
+    .filter((code): code is string => typeof code === 'string')
+  return codes.includes('ECONNREFUSED') ? 'ECONNREFUSED' : codes[0]
 }
 
 /** OpenSSL's wrong-version error reaches Node as a bare EPROTO: named by its text. */

@@ -40,8 +40,8 @@ const RELEASE_MS = 5_000
 /**
  * Idle kept-alive connections are closed after 4 s: before the 5 s after which common servers
  * (Node's, uvicorn's) close theirs, so a request rarely goes out on a connection the server is
- * closing. When one does, it fails as `ECONNRESET`, which the runtime retries. A server's
- * `Keep-Alive: timeout=` hint shortens it further (Node's agent reads it).
+ * closing. When one does, it fails as `ECONNRESET`, which the runtime retries after its backoff.
+ * A server's `Keep-Alive: timeout=` hint shortens the 4 s further (Node's agent reads it).
  */
 const KEEP_ALIVE = { keepAlive: true, timeout: 4_000 }
 const httpAgent = new HttpAgent(KEEP_ALIVE)
@@ -158,9 +158,13 @@ class MessageReader implements ChunkReader {
     void this.drain()
   }
 
-  /** Reads the rest of the body, dropped, for at most `RELEASE_MS`; then the connection is cut. */
+  /**
+   * Reads the rest of the body, dropped, for at most `RELEASE_MS`; then the connection is cut. The
+   * answer is already out, so neither the wait nor the connection keeps the process alive.
+   */
   private async drain(): Promise<void> {
-    const cut = setTimeout(() => this.message.destroy(), RELEASE_MS)
+    const cut = setTimeout(() => this.message.destroy(), RELEASE_MS).unref()
+    this.message.socket?.unref()
     try {
       while (!(await this.read()).done) {
         // dropped: the stream already said it is over

@@ -131,6 +131,13 @@ describe('failureFromTransportError', () => {
     }
   })
 
+  it('names a refused connection when one of several attempts was refused and another could not route', () => {
+    const unreachable = Object.assign(new Error('connect ENETUNREACH ::1:1'), { code: 'ENETUNREACH' })
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' })
+    const aggregate = Object.assign(new AggregateError([unreachable, refused], ''), { code: 'ENETUNREACH' })
+    expect(failureFromTransportError('P', url, aggregate).message).toBe(`could not reach P: connection refused at ${url} (ECONNREFUSED); is the server running?`)
+  })
+
   it('keeps Node\'s words and code for a code it has no plain words for, and words without a code as they are', () => {
     const odd = Object.assign(new Error('Invalid character in header content ["x-title"]'), { code: 'ERR_INVALID_CHAR' })
     expect(failureFromTransportError('P', url, odd).message).toBe(`could not reach P at ${url}: Invalid character in header content ["x-title"] (ERR_INVALID_CHAR)`)

@@ -1,5 +1,5 @@
 // https over real TLS on loopback, with a self-signed certificate made for these tests
-// (fixtures/loopback-tls.*, for 127.0.0.1): trusted through NODE_EXTRA_CA_CERTS, as a user trusts a
+// (fixtures/loopback-tls.*, for 127.0.0.1 and localhost, valid 2000–2100): trusted through NODE_EXTRA_CA_CERTS, as a user trusts a
 // private CA, a stream is read (in a process of its own); not trusted, it is refused.
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -40,7 +40,8 @@ describe('https', () => {
     })
     let out = ''
     child.stdout.on('data', (part: Buffer) => { out += part.toString() })
-    expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(0)
+    // 'close', not 'exit': only then has all of its stdout been read.
+    expect(await new Promise((resolve) => child.once('close', resolve))).toBe(0)
     expect(JSON.parse(out)).toMatchObject({ blocks: [{ type: 'text', text: 'over tls' }], finish: { type: 'finish', reason: 'stop' } })
   })
 

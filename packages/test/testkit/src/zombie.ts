@@ -11,13 +11,14 @@ import { isZombie } from '@rein/base'
 export interface Zombie {
   /** The zombie's pid: /proc lists it with state Z until `stop`. */
   readonly pid: number
-  /** SIGKILLs the holder and resolves once it exited; init then reaps the zombie. */
+  /** Has the holder reap the zombie and exit (SIGTERM); resolves once it exited and the pid is gone. */
   stop(): Promise<void>
 }
 
 // Perl installs no SIGCHLD handler, so the child stays a zombie. A bash holder (`sleep 0 & exec
 // sleep`) reaps its child itself when the child exits before the exec: 2 in 100 on a loaded machine.
-const SCRIPT = '$| = 1; my $pid = fork // die "fork: $!"; exit 0 unless $pid; print "$pid\\n"; sleep 600'
+// The holder reaps it on SIGTERM, not leaving it to PID 1, which in a container may reap nothing.
+const SCRIPT = '$| = 1; my $pid = fork // die "fork: $!"; exit 0 unless $pid; $SIG{TERM} = sub { waitpid($pid, 0); exit 0 }; print "$pid\\n"; sleep 600'
 
 /** Polls that may pass before the child has exited: a bound on a hang, not a speed check. */
 const MAX_POLLS = 10_000
@@ -27,7 +28,7 @@ export async function startZombie(): Promise<Zombie> {
   const holder = spawn('perl', ['-e', SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'] })
   const exited = new Promise<void>((resolve) => holder.once('exit', () => resolve()))
   const stop = async () => {
-    holder.kill('SIGKILL')
+    holder.kill('SIGTERM')
     await exited
   }
   const pid = Number(await new Promise<string>((resolve, reject) => {
