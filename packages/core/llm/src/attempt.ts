@@ -154,7 +154,7 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
   } finally {
     // Stops the adapter's request when the consumer stops early or the attempt failed. A finished
     // one that was told to close is left alone: aborting it would run every listener down the chain
-    // (the adapter's, fetch's) for a request that already ended.
+    // (the adapter's, its transport's) for a request that already ended.
     if (!finished || !closing.told) controller.abort(FINISHED)
     run.removeEventListener('abort', relay)
     context.inflight.remove(adapter, entry)

@@ -62,6 +62,7 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
   private readonly url: string
   /** The base URL's `user:password@` as a Basic `authorization` header, sent when no key is. */
   private readonly basicAuth: string | undefined
+  private headers: { key: string | undefined; value: Readonly<Record<string, string>> } | undefined
 
   constructor(readonly options: OpenAiCompatibleOptions) {
     super()
@@ -112,7 +113,19 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
   }
 
   private async send(body: string, key: string | undefined, watchdog: ResponseWatchdog, caller: AbortSignal): Promise<WireResponse> {
-    const headers = {
+    try {
+      return await watchdog.wait(post(this.target, this.headersFor(key), body, watchdog.signal))
+    } catch (error) {
+      if (caller.aborted || watchdog.timedOut) throw watchdog.signal.reason ?? error
+      throw new LlmError(failureFromTransportError(this.options.label, this.url, error), { cause: error })
+    }
+  }
+
+  /** The request headers for `key`: made once per key, not per request (the key is read per request, so a new one is used at once). */
+  private headersFor(key: string | undefined): Readonly<Record<string, string>> {
+    const made = this.headers
+    if (made !== undefined && made.key === key) return made.value
+    const value = {
       'content-type': 'application/json',
       accept: 'text/event-stream',
       // Uncompressed: a compressed event stream would hold events back until a block fills.
@@ -121,12 +134,8 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
       ...(key ? { authorization: `Bearer ${key}` } : this.basicAuth ? { authorization: this.basicAuth } : {}),
       ...this.options.headers,
     }
-    try {
-      return await watchdog.wait(post(this.target, headers, body, watchdog.signal))
-    } catch (error) {
-      if (caller.aborted || watchdog.timedOut) throw watchdog.signal.reason ?? error
-      throw new LlmError(failureFromTransportError(this.options.label, this.url, error), { cause: error })
-    }
+    this.headers = { key, value }
+    return value
   }
 
   /** Why a 2xx answer cannot be read as an event stream, or undefined when it can. */

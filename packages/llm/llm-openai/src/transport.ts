@@ -6,7 +6,6 @@
  */
 
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http'
-import type { Agent as HttpsAgent } from 'node:https'
 
 /** A response's header lookup (what `Headers` offers, case-insensitive names). */
 export type HeaderLookup = Pick<Headers, 'get' | 'has'>
@@ -44,17 +43,18 @@ const RELEASE_MS = 5_000
  * A server's `Keep-Alive: timeout=` hint shortens the 4 s further (Node's agent reads it).
  */
 const KEEP_ALIVE = { keepAlive: true, timeout: 4_000 }
-const httpAgent = new HttpAgent(KEEP_ALIVE)
-let https: Promise<{ request: typeof httpRequest; agent: HttpsAgent }> | undefined
+const HTTP: Transport = { request: httpRequest, agent: new HttpAgent(KEEP_ALIVE) }
+let https: Promise<Transport> | undefined
 
-/** How requests to `url` are sent and pooled: `node:https` (loaded at first use, for TLS) or `node:http`. */
-async function transportFor(url: URL): Promise<{ request: typeof httpRequest; agent: HttpAgent }> {
-  return url.protocol === 'https:' ? await (https ??= loadHttps()) : { request: httpRequest, agent: httpAgent }
+/** How requests to one kind of server are sent and pooled. */
+interface Transport {
+  request: typeof httpRequest
+  agent: HttpAgent
 }
 
 /** The agent pooling kept-alive connections to `url`'s kind of server; tests look into its pool. */
 export async function agentFor(url: URL): Promise<HttpAgent> {
-  return (await transportFor(url)).agent
+  return url.protocol === 'https:' ? (await (https ??= loadHttps())).agent : HTTP.agent
 }
 
 /**
@@ -63,7 +63,8 @@ export async function agentFor(url: URL): Promise<HttpAgent> {
  * and its connection are torn down either way. Redirects are not followed.
  */
 export async function post(url: URL, headers: OutgoingHttpHeaders, body: string, signal: AbortSignal): Promise<WireResponse> {
-  const { request, agent } = await transportFor(url)
+  // https loads TLS at its first use; plain http costs no wait.
+  const { request, agent } = url.protocol === 'https:' ? await (https ??= loadHttps()) : HTTP
   if (signal.aborted) throw signal.reason
   return await new Promise<WireResponse>((resolve, reject) => {
     const outgoing = request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } })
@@ -86,7 +87,7 @@ export async function post(url: URL, headers: OutgoingHttpHeaders, body: string,
   })
 }
 
-async function loadHttps() {
+async function loadHttps(): Promise<Transport> {
   const { request, Agent } = await import('node:https')
   return { request, agent: new Agent(KEEP_ALIVE) }
 }

@@ -114,6 +114,14 @@ describe('what the base URL holds besides the host', () => {
     expect(server.requests.map((request) => request.headers.authorization)).toEqual([`Basic ${Buffer.from('gate@way:p:ss').toString('base64')}`, `Bearer ${KEY}`])
   })
 
+  it('sends a key changed in the environment from the next request on', async () => {
+    const { root, server } = await boot([{ steps: [{ text: 'a' }] }, { steps: [{ text: 'b' }] }])
+    await run(root)
+    process.env.REIN_TEST_OPENAI_KEY = 'sk-test-rotated-0123456789'
+    await run(root)
+    expect(server.requests.map((request) => request.headers.authorization)).toEqual([`Bearer ${KEY}`, 'Bearer sk-test-rotated-0123456789'])
+  })
+
   it('refuses a user or password that is not valid percent-encoding when the plugin starts, without showing it', async () => {
     const root = new Context()
     await root.plugin(LlmRuntime)
