@@ -2,6 +2,8 @@
 // them with npm (here the tarballs `pnpm pack:all` made), adds a tool package written in plain
 // JavaScript, names them in its own cordis.yml, and runs `npx rein run` against a scripted model.
 import { spawn } from 'node:child_process'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
@@ -83,7 +85,22 @@ export default {
 `)
 }
 
-function composition(server: MockServer, sessions: string): string {
+/** An OTLP/HTTP endpoint that keeps what it is sent: path and body of each export. */
+async function startCapture(): Promise<{ url: string; exports: { path: string; body: string }[]; server: Server }> {
+  const exports: { path: string; body: string }[] = []
+  const server = createServer((request, response) => {
+    let body = ''
+    request.on('data', (chunk: Buffer) => { body += chunk.toString() })
+    request.on('end', () => {
+      exports.push({ path: request.url ?? '', body })
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, exports, server }
+}
+
+function composition(server: MockServer, sessions: string, otlp: string): string {
   return `# A user's own composition: every row names an npm package installed beside this file.
 - id: llm
   name: '@rein/llm'
@@ -107,6 +124,12 @@ function composition(server: MockServer, sessions: string): string {
     model: mock-model
 - id: shout
   name: rein-tool-shout
+- id: telemetry
+  name: '@rein/telemetry'
+- id: otel
+  name: '@rein/otel-http'
+  config:
+    endpoint: '${otlp}'
 `
 }
 
@@ -116,6 +139,7 @@ describe('a project outside this repository', () => {
   let sessions: string
   let home: string
   let server: MockServer
+  let capture: Awaited<ReturnType<typeof startCapture>>
 
   beforeAll(async () => {
     const tarballs = existsSync(PACKED) ? readdirSync(PACKED).filter((name) => name.endsWith('.tgz')) : []
@@ -145,11 +169,13 @@ describe('a project outside this repository', () => {
       { steps: [{ toolCall: { id: 'call_shout', name: 'shout', arguments: '{"text":"outside"}' } }] },
       { steps: [{ text: 'The tool shouted OUTSIDE!' }] },
     ])
-    writeFileSync(join(project, 'cordis.yml'), composition(server, sessions))
+    capture = await startCapture()
+    writeFileSync(join(project, 'cordis.yml'), composition(server, sessions, capture.url))
   }, 520_000)
 
   afterAll(async () => {
     await server?.close()
+    capture?.server.close()
     if (work) rmSync(work, { recursive: true, force: true })
   })
 
@@ -178,5 +204,11 @@ describe('a project outside this repository', () => {
     // The session went where the project's cordis.yml says, and nothing under the home folder.
     expect(readdirSync(sessions).filter((name) => name.endsWith('.jsonl'))).toHaveLength(1)
     expect(existsSync(join(home, '.rein'))).toBe(false)
+
+    // otel-http, whose OpenTelemetry SDK is bundled into its dist, exported the run before the exit.
+    const traces = capture.exports.filter((entry) => entry.path === '/v1/traces').map((entry) => entry.body).join('')
+    expect(traces).toContain('invoke_agent')
+    expect(traces).toContain('execute_tool shout')
+    expect(capture.exports.some((entry) => entry.path === '/v1/metrics' && entry.body.includes('gen_ai.client.operation.duration'))).toBe(true)
   })
 })
