@@ -3,8 +3,19 @@
  * out. Absent or containing `*` with no exclusions = every tool (no predicate at all).
  */
 
-import picomatch from 'picomatch'
+import { createRequire } from 'node:module'
+import type Picomatch from 'picomatch'
 import { ReinError } from '@rein/base'
+
+/**
+ * picomatch, loaded by the first allow-list: most agents have none, and loading it (four CommonJS
+ * files) cost every `rein run` about 18 ms before its first request.
+ */
+let picomatch: typeof Picomatch | undefined
+function matcher(patterns: string[]): (name: string) => boolean {
+  picomatch ??= createRequire(import.meta.url)('picomatch') as typeof Picomatch
+  return picomatch(patterns)
+}
 
 export function visibleTools(patterns: unknown): ((name: string) => boolean) | undefined {
   if (patterns === undefined) return undefined
@@ -15,8 +26,8 @@ export function visibleTools(patterns: unknown): ((name: string) => boolean) | u
   const exclude = (patterns as string[]).filter((pattern) => pattern.startsWith('!')).map((pattern) => pattern.slice(1))
   if (exclude.length === 0 && include.includes('*')) return undefined
   // Only exclusions: everything else stays visible.
-  const included = include.length > 0 ? picomatch(include) : () => true
-  const excluded = exclude.length > 0 ? picomatch(exclude) : () => false
+  const included = include.length > 0 ? matcher(include) : () => true
+  const excluded = exclude.length > 0 ? matcher(exclude) : () => false
   return (name) => included(name) && !excluded(name)
 }
 
