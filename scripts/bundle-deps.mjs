@@ -5,12 +5,14 @@
  *   node scripts/bundle-deps.mjs <package folder> <entry in dist> <package-name prefix>...
  *
  * The imports of packages whose names start with a prefix are inlined into the entry (esbuild,
- * which wraps CommonJS for an ES module); every other import stays as it is. Beside the entry it
+ * which wraps CommonJS for an ES module; a package's ES module build is preferred, so what is not
+ * used can be left out); every other import stays as it is. Beside the entry it
  * writes THIRD-PARTY-NOTICES.txt: each inlined package's name, version and licence text, which
  * their licences ask a copy to carry. tsdown's own bundler mis-orders the wrapped CommonJS of
  * packages with two files of one name (a ReferenceError at load), hence esbuild here.
  */
 
+import { spawnSync } from 'node:child_process'
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { build } from 'esbuild'
@@ -23,7 +25,8 @@ if (!folder || !entry || prefixes.length === 0) {
 const file = resolve(folder, entry)
 const inlined = (/** @type {string} */ path) => prefixes.some((prefix) => path.startsWith(prefix))
 
-const result = await build({
+/** esbuild's options; the banner gives inlined CommonJS the `require` an ES module lacks. */
+const options = (/** @type {boolean} */ withRequire) => /** @type {import('esbuild').BuildOptions & { metafile: true }} */ ({
   entryPoints: [file],
   outfile: file,
   allowOverwrite: true,
@@ -31,11 +34,12 @@ const result = await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
+  // ES module builds where a package has one: what the entry does not use is dropped.
+  mainFields: ['module', 'main'],
   sourcemap: true,
   metafile: true,
   logLevel: 'warning',
-  // The inlined CommonJS requires Node's built-in modules, which an ES module has no require for.
-  banner: { js: "import { createRequire as createRequireForBundle } from 'node:module'\nconst require = createRequireForBundle(import.meta.url)" },
+  ...(withRequire ? { banner: { js: "import { createRequire as createRequireForBundle } from 'node:module'\nconst require = createRequireForBundle(import.meta.url)" } } : {}),
   // Only the named packages come in; the workspace's own and every other dependency stay imports.
   plugins: [{
     name: 'keep-other-imports',
@@ -44,6 +48,18 @@ const result = await build({
     },
   }],
 })
+
+// A dry run first: the banner only where CommonJS comes in, so an entry that declares its own
+// top-level `require` bundles cleanly when it inlines only ES modules.
+const dryRun = await build({ ...options(false), write: false })
+const inlinesCommonJs = Object.values(dryRun.metafile.inputs).some((input) => input.format === 'cjs')
+const result = await build(options(inlinesCommonJs))
+// The banner is text esbuild does not parse: make sure what was written still loads as a module.
+const check = spawnSync(process.execPath, ['--check', file], { encoding: 'utf8' })
+if (check.status !== 0) {
+  console.error(`bundle-deps: ${entry} does not parse after bundling:\n${check.stderr}`)
+  process.exit(1)
+}
 
 /** The package.json folder of each inlined file, once per package. */
 const packageFolders = new Set()
@@ -57,8 +73,9 @@ for (const input of Object.keys(result.metafile.inputs)) {
 
 const notices = [...packageFolders].sort((a, b) => a.localeCompare(b)).map((packageFolder) => {
   const manifest = JSON.parse(readFileSync(join(packageFolder, 'package.json'), 'utf8'))
-  const licenceFile = readdirSync(packageFolder).find((name) => /^licen[cs]e/i.test(name))
-  const text = licenceFile ? readFileSync(join(packageFolder, licenceFile), 'utf8').trim() : `License: ${manifest.license}`
+  // Every licence file (a package may have one per licence) and NOTICE, which Apache-2.0 asks copies to carry.
+  const files = readdirSync(packageFolder).filter((name) => /^(licen[cs]e|notice|copying)/i.test(name)).sort((a, b) => a.localeCompare(b))
+  const text = files.length > 0 ? files.map((name) => readFileSync(join(packageFolder, name), 'utf8').trim()).join('\n\n') : `License: ${manifest.license}`
   return `${manifest.name}@${manifest.version} (${manifest.license})\n\n${text}\n`
 })
 if (notices.length === 0) {

@@ -6,6 +6,7 @@
 
 import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { builtinModules } from 'node:module'
 import { join, relative, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
@@ -75,8 +76,47 @@ export function entryFiles(manifest: Manifest): string[] {
 }
 
 /**
- * What stops these packages from being packed, one line each: an entry file not built yet, or a
- * dependency on a workspace package that is private (npm would look for it on the registry).
+ * Bare specifiers a built file loads: static and dynamic imports, re-exports, and `require` calls
+ * (`require`, esbuild's `__require`, a `createRequire(…)` result) with a literal name.
+ */
+// A package specifier as npm allows new names (lower case), optionally `node:`: an environment
+// variable's name or a sentence in quotes is not one.
+const SPECIFIER = String.raw`["']((?:node:)?@?[a-z0-9][\w.~-]*(?:/[\w.~@-]+)*)["']`
+const LOADS = [
+  new RegExp(String.raw`\b(?:from|import)\s*${SPECIFIER}`, 'g'),
+  new RegExp(String.raw`\bimport\(\s*${SPECIFIER}\s*\)`, 'g'),
+  new RegExp(String.raw`\b(?:require|__require)\(\s*${SPECIFIER}\s*\)`, 'g'),
+  new RegExp(String.raw`\bcreateRequire\([^()]*\)\(\s*${SPECIFIER}\s*\)`, 'g'),
+]
+const BUILTINS = new Set(builtinModules)
+
+/** The package each bare specifier in `code` names (`@scope/name` or `name`), Node's built-ins left out. */
+export function loadedPackages(code: string): string[] {
+  const names = new Set<string>()
+  for (const pattern of LOADS) {
+    for (const [, specifier = ''] of code.matchAll(pattern)) {
+      if (specifier.startsWith('node:')) continue
+      const name = specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/')
+      if (!BUILTINS.has(name)) names.add(name)
+    }
+  }
+  return [...names].sort()
+}
+
+/** Packages a built `.mjs` file of `dir` loads that its manifest does not install with it. */
+function undeclaredLoads(root: string, dir: string, manifest: Manifest): string[] {
+  const dist = join(root, dir, 'dist')
+  if (!existsSync(dist)) return []
+  const installed = new Set([manifest.name, ...INSTALLED_FIELDS.flatMap((field) => Object.keys(manifest[field] ?? {}))])
+  return readdirSync(dist).filter((file) => file.endsWith('.mjs')).sort().flatMap((file) =>
+    loadedPackages(readFileSync(join(dist, file), 'utf8')).filter((name) => !installed.has(name)).map((name) =>
+      `${dir}: dist/${file} loads ${name}, which its package.json does not list in dependencies or peerDependencies; declare it, or bundle it into the build`))
+}
+
+/**
+ * What stops these packages from being packed, one line each: an entry file not built yet, a
+ * dependency on a workspace package that is private (npm would look for it on the registry), or a
+ * package a built file loads that would not be installed with it (a stale or unbundled build).
  */
 export function packProblems(root: string, packages: readonly WorkspacePackage[]): string[] {
   const problems: string[] = []
@@ -93,6 +133,7 @@ export function packProblems(root: string, packages: readonly WorkspacePackage[]
         }
       }
     }
+    problems.push(...undeclaredLoads(root, dir, manifest))
   }
   return problems
 }

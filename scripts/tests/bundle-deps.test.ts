@@ -22,13 +22,26 @@ function bundle(...prefixes: string[]) {
   return spawnSync(process.execPath, [script, folder, 'dist/index.mjs', ...prefixes], { encoding: 'utf8' })
 }
 
+/** Imports the bundled entry in a fresh process and prints what its `answer()` returns. */
+function answer() {
+  const entry = JSON.stringify(join(folder, 'dist/index.mjs'))
+  return spawnSync(process.execPath, ['--input-type=module', '-e', `import { answer } from ${entry}; console.log(answer())`], { encoding: 'utf8' })
+}
+
 beforeEach(() => {
   folder = mkdtempSync(join(tmpdir(), 'rein-bundle-deps-'))
   mkdirSync(join(folder, 'dist'))
   writePackage('@made-up/sdk', {
     'package.json': JSON.stringify({ name: '@made-up/sdk', version: '1.2.3', license: 'Apache-2.0', main: 'index.js' }),
     'LICENSE': 'Made-up licence text.',
+    'NOTICE': 'Made-up notice the licence asks copies to carry.',
     'index.js': "const os = require('os')\nexports.platform = () => os.platform()\n",
+  })
+  writePackage('@made-up/esm', {
+    'package.json': JSON.stringify({ name: '@made-up/esm', version: '2.0.0', license: '(MIT OR Apache-2.0)', type: 'module', exports: './index.js' }),
+    'LICENSE-APACHE': 'Made-up Apache text.',
+    'LICENSE-MIT': 'Made-up MIT text.',
+    'index.js': 'export const twice = (text) => text + text\n',
   })
   writePackage('kept-external', {
     'package.json': JSON.stringify({ name: 'kept-external', version: '1.0.0', type: 'module', exports: './index.js' }),
@@ -55,7 +68,7 @@ describe('bundle-deps', () => {
     expect(built).toMatch(/from ["']kept-external["']/)
     // Without the made-up package installed, the entry must still load: it is inside now.
     rmSync(join(folder, 'node_modules/@made-up'), { recursive: true })
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', `import { answer } from ${JSON.stringify(join(folder, 'dist/index.mjs'))}; console.log(answer())`], { encoding: 'utf8' })
+    const run = answer()
     expect(run.stderr).toBe('')
     expect(run.stdout.trim()).toBe(`${process.platform} from node_modules`)
   })
@@ -65,7 +78,48 @@ describe('bundle-deps', () => {
     const notices = readFileSync(join(folder, 'dist/THIRD-PARTY-NOTICES.txt'), 'utf8')
     expect(notices).toContain('@made-up/sdk@1.2.3 (Apache-2.0)')
     expect(notices).toContain('Made-up licence text.')
+    expect(notices).toContain('Made-up notice the licence asks copies to carry.')
     expect(notices).not.toContain('kept-external')
+  })
+
+  it('carries every licence file of a package that has one per licence', () => {
+    writeFileSync(join(folder, 'dist/index.mjs'), "import { twice } from '@made-up/esm'\nexport const answer = () => twice('a')\n")
+    expect(bundle('@made-up/').status).toBe(0)
+    const notices = readFileSync(join(folder, 'dist/THIRD-PARTY-NOTICES.txt'), 'utf8')
+    expect(notices).toContain('@made-up/esm@2.0.0 ((MIT OR Apache-2.0))')
+    expect(notices).toContain('Made-up Apache text.')
+    expect(notices).toContain('Made-up MIT text.')
+  })
+
+  it('bundles an entry that declares its own require when only ES modules come in (no banner to collide with)', () => {
+    writeFileSync(join(folder, 'dist/index.mjs'), [
+      "import { createRequire } from 'node:module'",
+      "import { twice } from '@made-up/esm'",
+      'const require = createRequire(import.meta.url)',
+      "export const answer = () => twice(require('node:path').sep)",
+      '',
+    ].join('\n'))
+    const result = bundle('@made-up/')
+    expect(result.stderr).toBe('')
+    expect(result.status).toBe(0)
+    const run = answer()
+    expect(run.stdout.trim()).toBe('//')
+  })
+
+  it('bundles an entry that declares its own require and inlines CommonJS (esbuild renames the entry\'s)', () => {
+    writeFileSync(join(folder, 'dist/index.mjs'), [
+      "import { createRequire } from 'node:module'",
+      "import { platform } from '@made-up/sdk'",
+      'const require = createRequire(import.meta.url)',
+      "export const answer = () => `${platform()}${require('node:path').sep}`",
+      '',
+    ].join('\n'))
+    const result = bundle('@made-up/')
+    expect(result.stderr).toBe('')
+    expect(result.status).toBe(0)
+    const run = answer()
+    expect(run.stderr).toBe('')
+    expect(run.stdout.trim()).toBe(`${process.platform}/`)
   })
 
   it('fails, writing no notices, when nothing matches the prefix (a mistake in the build script)', () => {

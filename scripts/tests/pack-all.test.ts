@@ -84,6 +84,38 @@ describe('pack:all', () => {
     expect(existsSync(destination)).toBe(false)
   })
 
+  it('refuses a build that loads a package its manifest would not install (a stale or unbundled build)', async () => {
+    pkg('packages/core/a', { name: '@x/a', dependencies: { '@x/declared': '1.0.0' }, peerDependencies: { peer: '1.0.0' }, devDependencies: { 'dev-only': '1.0.0' } })
+    write('packages/core/a/dist/index.mjs', [
+      'import { a } from "@x/declared/sub";',
+      'import peer from "peer";',
+      'import { readFileSync } from "node:fs";',
+      'import os from "os";',
+      'import "@x/a/self";',
+      'import { b } from "./chunk.mjs";',
+      'import dev from "dev-only";',
+      'const lazy = () => import("lodash/fp");',
+      'const shim = __require("util"), pad = __require("left-pad");',
+      'const glob = createRequire(import.meta.url)("picomatch");',
+      // Strings that only look like loads: a variable name, a sentence, a template.
+      'const name = process.env["OTEL_SERVICE_NAME"]; const hint = "write: import X from \'Your Package\'";',
+    ].join('\n'))
+    write('packages/core/a/dist/chunk.mjs', 'export { b } from "chalk";\n')
+
+    const error = await rejection(packAll(root, destination))
+
+    expect(isReinError(error, 'PACK_NOT_READY')).toBe(true)
+    const line = (file: string, name: string) => `packages/core/a: dist/${file} loads ${name}, which its package.json does not list in dependencies or peerDependencies; declare it, or bundle it into the build`
+    expect(isReinError(error) && error.details?.problems).toEqual([
+      line('chunk.mjs', 'chalk'),
+      line('index.mjs', 'dev-only'),
+      line('index.mjs', 'left-pad'),
+      line('index.mjs', 'lodash'),
+      line('index.mjs', 'picomatch'),
+    ])
+    expect(existsSync(destination)).toBe(false)
+  })
+
   it('finds a workspace range left in any dependency field of a packed manifest', () => {
     expect(workspaceRanges({
       dependencies: { '@x/a': '^1.0.0', '@x/b': 'workspace:^' },

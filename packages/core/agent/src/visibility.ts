@@ -9,7 +9,7 @@ import { ReinError } from '@rein/base'
 
 /**
  * picomatch, loaded by the first allow-list: most agents have none, and loading it (four CommonJS
- * files) cost every `rein run` about 18 ms before its first request.
+ * files) cost every `rein run` 12–18 ms before its first request.
  */
 let picomatch: typeof Picomatch | undefined
 function matcher(patterns: string[]): (name: string) => boolean {
