@@ -49,8 +49,8 @@ const options = (/** @type {boolean} */ withRequire) => /** @type {import('esbui
   }],
 })
 
-// A dry run first: the banner only where CommonJS comes in, so an entry that declares its own
-// top-level `require` bundles cleanly when it inlines only ES modules.
+// A dry run first, so the banner goes only where CommonJS comes in: an entry that inlines ES
+// modules alone is left exactly as esbuild writes it.
 const dryRun = await build({ ...options(false), write: false })
 const inlinesCommonJs = Object.values(dryRun.metafile.inputs).some((input) => input.format === 'cjs')
 const result = await build(options(inlinesCommonJs))
