@@ -5,13 +5,18 @@
  *   at once, tools, session + session-jsonl, agent) against `node -e ''` spawned the same way: the
  *   time from spawn to the first request reaching the server (imports, composition, session
  *   created and flushed, request built) and to the process's exit (the whole one-turn run); and
- *   a bare `node` script sending one POST over node:http, the least a process that sends a request pays.
+ *   a bare `node` script sending one POST over node:http, the least a process that sends a request pays;
+ * - the same `rein run` with every package examples/cordis.yml composes (memory-sqlite, checkpoint,
+ *   tool-fs, jobs, tool-bash, telemetry + otel-http exporting to a local endpoint): what a full
+ *   composition adds, informational.
  * Run: pnpm bench:micro (it builds first). `REIN_BIN` measures another build of the command. With
  * BENCH_JSON=1 it prints one line `BENCH_JSON {…}` (milliseconds) instead (bench/loop/run.mjs reads it).
  */
 
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -49,6 +54,24 @@ writeFileSync(config, [
   '',
 ].join('\n'))
 
+// Every package examples/cordis.yml composes; otel-http exports to an endpoint here that says OK.
+const otlp = createServer((request, response) => { request.resume(); request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{}')) })
+await new Promise<void>((resolve) => otlp.listen(0, '127.0.0.1', resolve))
+const every = join(dir, 'every.yml')
+writeFileSync(every, [
+  readFileSync(config, 'utf8').trimEnd(),
+  "- { id: memory, name: '@rein/memory' }",
+  "- { id: memory-store, name: '@rein/memory-sqlite' }",
+  "- { id: checkpoint, name: '@rein/checkpoint' }",
+  "- { id: checkpoint-store, name: '@rein/checkpoint-jsonl' }",
+  "- { id: fs, name: '@rein/tool-fs' }",
+  "- { id: jobs, name: '@rein/jobs' }",
+  "- { id: bash, name: '@rein/tool-bash' }",
+  "- { id: telemetry, name: '@rein/telemetry' }",
+  `- { id: otel, name: '@rein/otel-http', config: { endpoint: 'http://127.0.0.1:${(otlp.address() as AddressInfo).port}' } }`,
+  '',
+].join('\n'))
+
 /** One process, spawned without blocking: milliseconds to the first request (if any) and to its exit. */
 async function timed(args: string[], home: string) {
   mkdirSync(home, { recursive: true })
@@ -73,18 +96,24 @@ const nodeExit: number[] = []
 const postFirst: number[] = []
 const runFirst: number[] = []
 const runExit: number[] = []
+const everyFirst: number[] = []
+const everyExit: number[] = []
 for (let round = -1; round < ROUNDS; round++) {
   const node = await timed(['-e', ''], join(dir, 'home'))
   const post = await timed([onePost, `${server.url}/chat/completions`], join(dir, 'home'))
   const rein = await timed([bin, '--config', config, 'run', 'hi'], join(dir, `home-${round}`))
-  if (Number.isNaN(rein.firstRequestMs) || Number.isNaN(post.firstRequestMs)) throw new Error('rein run or the one-POST script made no request')
+  const full = await timed([bin, '--config', every, 'run', 'hi'], join(dir, `home-every-${round}`))
+  if ([rein, post, full].some((run) => Number.isNaN(run.firstRequestMs))) throw new Error('rein run or the one-POST script made no request')
   if (round < 0) continue // warm-up: the file cache
   nodeExit.push(node.exitMs)
   postFirst.push(post.firstRequestMs)
   runFirst.push(rein.firstRequestMs)
   runExit.push(rein.exitMs)
+  everyFirst.push(full.firstRequestMs)
+  everyExit.push(full.exitMs)
 }
 await server.close()
+otlp.close()
 rmSync(dir, { recursive: true, force: true })
 
 const nodeMs = median(nodeExit)
@@ -93,11 +122,12 @@ if (json) {
   console.log(`BENCH_JSON ${JSON.stringify({
     nodeMs: ms(bare.nsPerOp), helpMs: ms(help.nsPerOp), sessionsHelpMs: ms(sessions.nsPerOp),
     runNodeMs: nodeMs, onePostFirstRequestMs: median(postFirst), runFirstRequestMs: median(runFirst), runExitMs: median(runExit),
+    everyFirstRequestMs: median(everyFirst), everyExitMs: median(everyExit),
   })}`)
 } else {
   console.log(`\ncli-startup: rein run "hi" against a local mock server, spawned asynchronously (median of ${ROUNDS})`)
   console.log(`  ${"node -e ''".padEnd(44)} ${nodeMs.toFixed(1).padStart(9)} ms     1.0x`)
-  for (const [name, value] of [['node, one POST: spawn to the request', median(postFirst)], ['rein run: spawn to first request', median(runFirst)], ['rein run: spawn to exit (whole turn)', median(runExit)]] as const) {
+  for (const [name, value] of [['node, one POST: spawn to the request', median(postFirst)], ['rein run: spawn to first request', median(runFirst)], ['rein run: spawn to exit (whole turn)', median(runExit)], ['rein run, every package: to first request', median(everyFirst)], ['rein run, every package: to exit', median(everyExit)]] as const) {
     console.log(`  ${name.padEnd(44)} ${value.toFixed(1).padStart(9)} ms  ${`${(value / nodeMs).toFixed(1)}x`.padStart(7)}`)
   }
 }
