@@ -75,13 +75,13 @@ export function entryFiles(manifest: Manifest): string[] {
   return [...files].filter((file) => file.replace(/^\.\//, '') !== 'package.json').sort()
 }
 
+// A package specifier as npm allows new names (lower case), optionally `node:`: an environment
+// variable's name or a sentence in quotes is not one.
+const SPECIFIER = String.raw`["']((?:node:)?@?[a-z0-9][\w.~-]*(?:/[\w.~@-]+)*)["']`
 /**
  * Bare specifiers a built file loads: static and dynamic imports, re-exports, and `require` calls
  * (`require`, esbuild's `__require`, a `createRequire(…)` result) with a literal name.
  */
-// A package specifier as npm allows new names (lower case), optionally `node:`: an environment
-// variable's name or a sentence in quotes is not one.
-const SPECIFIER = String.raw`["']((?:node:)?@?[a-z0-9][\w.~-]*(?:/[\w.~@-]+)*)["']`
 const LOADS = [
   new RegExp(String.raw`\b(?:from|import)\s*${SPECIFIER}`, 'g'),
   new RegExp(String.raw`\bimport\(\s*${SPECIFIER}\s*\)`, 'g'),
@@ -91,7 +91,7 @@ const LOADS = [
 const BUILTINS = new Set(builtinModules)
 
 /** The package each bare specifier in `code` names (`@scope/name` or `name`), Node's built-ins left out. */
-export function loadedPackages(code: string): string[] {
+function loadedPackages(code: string): string[] {
   const names = new Set<string>()
   for (const pattern of LOADS) {
     for (const [, specifier = ''] of code.matchAll(pattern)) {

@@ -5,8 +5,8 @@
 
 import type { Dirent } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import { dirname, join, relative } from 'node:path'
 import { createRequire } from 'node:module'
+import { dirname, join, relative } from 'node:path'
 import type { Ignore } from 'ignore'
 import type ignoreFactory from 'ignore'
 import { within } from './workspace.ts'
