@@ -23,6 +23,12 @@ interface Testkit {
   startMockOpenAiServer(script: readonly object[]): Promise<MockServer>
 }
 
+/** The content of the last tool message of a recorded request. */
+function lastToolResult(body: unknown): string {
+  const messages = (body as { messages?: { role: string; content?: unknown }[] }).messages ?? []
+  return JSON.stringify(messages.filter((message) => message.role === 'tool').at(-1)?.content ?? null)
+}
+
 interface Exit {
   code: number | null
   stdout: string
@@ -140,6 +146,7 @@ describe('a project outside this repository', () => {
   let home: string
   let server: MockServer
   let capture: Awaited<ReturnType<typeof startCapture>>
+  let testkit: Testkit
 
   beforeAll(async () => {
     const tarballs = existsSync(PACKED) ? readdirSync(PACKED).filter((name) => name.endsWith('.tgz')) : []
@@ -164,7 +171,7 @@ describe('a project outside this repository', () => {
       // @rein/memory-sqlite's better-sqlite3 compiles where no prebuilt binary can be fetched (1–2 min).
     ], { cwd: project, timeoutMs: 420_000 }))
 
-    const testkit = await import(pathToFileURL(join(project, 'node_modules/@rein/testkit/dist/index.mjs')).href) as Testkit
+    testkit = await import(pathToFileURL(join(project, 'node_modules/@rein/testkit/dist/index.mjs')).href) as Testkit
     server = await testkit.startMockOpenAiServer([
       { steps: [{ toolCall: { id: 'call_shout', name: 'shout', arguments: '{"text":"outside"}' } }] },
       { steps: [{ text: 'The tool shouted OUTSIDE!' }] },
@@ -210,5 +217,37 @@ describe('a project outside this repository', () => {
     expect(traces).toContain('invoke_agent')
     expect(traces).toContain('execute_tool shout')
     expect(capture.exports.some((entry) => entry.path === '/v1/metrics' && entry.body.includes('gen_ai.client.operation.duration'))).toBe(true)
+  })
+
+  // tool-fs as built: diff inlined into its dist, tinyglobby imported and ignore required late.
+  it('runs tool-fs from its package: glob honours .gitignore, and an edit reports the changed part', async () => {
+    mkdirSync(join(project, 'notes'))
+    mkdirSync(join(project, 'build'))
+    writeFileSync(join(project, 'notes/a.txt'), 'alpha\n')
+    writeFileSync(join(project, 'build/out.txt'), 'built\n')
+    writeFileSync(join(project, '.gitignore'), 'build/\nnode_modules/\n')
+    const model = await testkit.startMockOpenAiServer([
+      { steps: [{ toolCall: { id: 'call_glob', name: 'glob', arguments: '{"pattern":"**/*.txt"}' } }] },
+      { steps: [{ toolCall: { id: 'call_read', name: 'read', arguments: '{"path":"notes/a.txt"}' } }] },
+      { steps: [{ toolCall: { id: 'call_edit', name: 'edit', arguments: '{"path":"notes/a.txt","old_string":"alpha","new_string":"beta"}' } }] },
+      { steps: [{ text: 'Edited.' }] },
+    ])
+    try {
+      writeFileSync(join(project, 'fs.yml'), composition(model, sessions, capture.url).replace('- id: shout', "- id: fs\n  name: '@rein/tool-fs'\n- id: shout"))
+      const result = await exec('npx', ['--no', '--', 'rein', 'run', '--config', 'fs.yml', '--allow', 'write', 'Find the text files and change alpha to beta'], {
+        cwd: project,
+        timeoutMs: 60_000,
+        env: { REIN_HOME: home, HOME: home, NO_COLOR: '1', npm_config_update_notifier: 'false' },
+      })
+      succeeded('rein run with tool-fs', result)
+      expect(model.requests).toHaveLength(4)
+      const found = lastToolResult(model.requests[1]?.body)
+      expect(found).toContain('notes/a.txt')
+      expect(found).not.toContain('build/out.txt')
+      expect(lastToolResult(model.requests[3]?.body)).toContain('now reads')
+      expect(readFileSync(join(project, 'notes/a.txt'), 'utf8')).toBe('beta\n')
+    } finally {
+      await model.close()
+    }
   })
 })

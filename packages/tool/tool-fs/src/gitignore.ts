@@ -24,6 +24,8 @@ export class GitignoreRules {
    */
   async prime(start: string): Promise<void> {
     if (!this.enabled) return
+    // Here, where a failure fails the walk: inside the walk fdir would drop the folder silently.
+    loadIgnore()
     const chain: string[] = []
     for (let folder = start; within(this.root, folder); folder = dirname(folder)) {
       chain.unshift(folder)
@@ -48,7 +50,7 @@ export class GitignoreRules {
     let rules: Ignore | null = null
     if (present) {
       const text = await readFile(join(folder, '.gitignore'), 'utf8').catch(() => undefined)
-      if (text !== undefined) rules = rulesOf(text)
+      if (text !== undefined) rules = loadIgnore()().add(text)
     }
     this.folders.set(folder, rules)
   }
@@ -79,11 +81,11 @@ function test(rules: Ignore, path: string): { ignored: boolean; unignored: boole
 }
 
 /**
- * `ignore`, loaded by the first `.gitignore` a walk meets: imported as an ES module it cost every
- * start about 15 ms (Node scans its CommonJS source for export names); required, about 4.
+ * `ignore`, loaded by the first walk that applies `.gitignore` rules: imported as an ES module it
+ * cost every start about 15 ms (Node scans its CommonJS source for export names); required, about 4.
  */
 let ignore: typeof ignoreFactory | undefined
-function rulesOf(text: string): Ignore {
+function loadIgnore(): typeof ignoreFactory {
   ignore ??= createRequire(import.meta.url)('ignore') as typeof ignoreFactory
-  return ignore().add(text)
+  return ignore
 }

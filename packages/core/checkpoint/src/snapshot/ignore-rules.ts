@@ -42,11 +42,13 @@ export class IgnoreRules {
     if (known && known.signature === signature) return false
     let rules: Ignore | null = null
     if (hasGitignore) {
+      let text: string | undefined
       try {
-        rules = ignore().add(readFileSync(file, 'utf8'))
+        text = readFileSync(file, 'utf8')
       } catch {
         // An unreadable .gitignore ignores nothing.
       }
+      if (text !== undefined) rules = ignore().add(text)
     }
     this.folders.set(folder, { signature, rules })
     return true
