@@ -1,6 +1,7 @@
 // @ts-check
 /**
- * Bundles dependencies into a built entry, after tsdown has written it:
+ * Bundles dependencies into a built entry, after tsdown has written it (`inlining()` in
+ * scripts/tsdown-package.ts runs it when a build is done):
  *
  *   node scripts/bundle-deps.mjs <package folder> <entry in dist> <package-name prefix>...
  *

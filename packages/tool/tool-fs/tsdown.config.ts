@@ -1,6 +1,4 @@
-import { defineConfig } from 'tsdown'
-import shared from '../../../scripts/tsdown-package.ts'
+import { inlining } from '../../../scripts/tsdown-package.ts'
 
-// diff is a dev dependency that scripts/bundle-deps.mjs inlines after this build: the part the
-// edits use, as one module, instead of its nineteen files at every start; tsdown must leave it alone.
-export default defineConfig({ ...shared, external: ['diff'] })
+// diff is inlined into dist: the part the edits use, as one module, not its nineteen files at every start.
+export default inlining('diff')
