@@ -86,10 +86,18 @@ function freezeChildren(value: object, depthLeft: number): number {
   const isArray = Array.isArray(value)
   if (depthLeft <= 0 || (!isArray && proto !== Object.prototype && proto !== null)) throw UNFIT
   let tallest = 0
-  const items = isArray ? value : Object.values(value)
-  for (let i = 0; i < items.length; i++) {
-    if (isArray && !(i in items)) throw UNFIT
-    const height = freezeItem(items[i], depthLeft - 1)
+  if (isArray) {
+    for (let i = 0; i < value.length; i++) {
+      if (!(i in value)) throw UNFIT
+      const height = freezeItem(value[i], depthLeft - 1)
+      if (height > tallest) tallest = height
+    }
+    return tallest
+  }
+  // for…in, not Object.values: no array per object, which was most of the time a resume spent
+  // freezing. With Object.prototype or null as the prototype (checked above) it sees own keys only.
+  for (const key in value) {
+    const height = freezeItem((value as Record<string, unknown>)[key], depthLeft - 1)
     if (height > tallest) tallest = height
   }
   return tallest

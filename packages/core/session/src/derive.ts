@@ -148,8 +148,9 @@ function logMessage(message: Omit<Message, 'id'> & { id: string }): Message {
  * are measured together; images are kept.
  */
 export function capContent(content: readonly (TextBlock | ImageBlock)[], maxChars: number | undefined): (TextBlock | ImageBlock)[] {
+  if (maxChars === undefined) return [...content]
   const text = content.filter((part): part is TextBlock => part.type === 'text').map((part) => part.text).join('\n')
-  if (maxChars === undefined || text.length <= maxChars) return [...content]
+  if (text.length <= maxChars) return [...content]
   const head = Math.ceil(maxChars * 0.6)
   const tail = maxChars - head
   const cut = text.length - head - tail
