@@ -142,7 +142,7 @@ async function runOne(call: ToolCallBlock, context: ToolRunContext, spillFolder:
   const data = await toResultData(call.id, result, session, context.spill)
   notify('agent/tool-end', () => {
     const text = () => data.content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('\n')
-    return { ...started(), endedAt, durationMs: endedAt - startedAt, isError: result.isError, ...(result.isError ? { code: result.error.code } : {}), result: text }
+    return Object.assign(started(), { endedAt, durationMs: endedAt - startedAt, isError: result.isError, ...(result.isError ? { code: result.error.code } : {}), result: text })
   })
   return result.isError && leftForRecover(context, call.name) ? { leftOpen: data } : data
 }

@@ -31,6 +31,15 @@ export interface SessionHooks {
   closed?(session: Session): void
 }
 
+/** The last millisecond's ISO time: a turn appends several events within one, and formatting a Date costs. */
+let lastTime = { ms: Number.NaN, iso: '' }
+
+function isoNow(): string {
+  const ms = Date.now()
+  if (ms !== lastTime.ms) lastTime = { ms, iso: new Date(ms).toISOString() }
+  return lastTime.iso
+}
+
 export class Session {
   private readonly _events: SessionEvent[]
   private _durable: number
@@ -74,7 +83,7 @@ export class Session {
     if (!this.hooks.isKnown(type)) {
       throw new ReinError('UNKNOWN_EVENT_TYPE', `event type "${type}" is not defined; a plugin must call ctx.sessions.defineEvent("${type}") first`)
     }
-    const time = new Date().toISOString()
+    const time = isoNow()
     const ignorable = options.ignorable || this.hooks.isIgnorable?.(type) ? { ignorable: true as const } : {}
     let event: SessionEvent
     try {

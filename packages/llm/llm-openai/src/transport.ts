@@ -67,7 +67,9 @@ export async function post(url: URL, headers: OutgoingHttpHeaders, body: string,
   const { request, agent } = url.protocol === 'https:' ? await (https ??= loadHttps()) : HTTP
   if (signal.aborted) throw signal.reason
   return await new Promise<WireResponse>((resolve, reject) => {
-    const outgoing = request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } })
+    const outgoing = request(url, { method: 'POST', agent, headers })
+    // Set on the request, not spread into a copy of `headers`: that literal costs about 1 µs on Node 20.
+    outgoing.setHeader('content-length', Buffer.byteLength(body))
     let response: IncomingMessage | undefined
     // Wired by hand, not with the `signal` option (which watches the request with end-of-stream,
     // about 70 µs more CPU per request on loopback). Once answered, the response is what an abort

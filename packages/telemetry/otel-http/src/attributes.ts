@@ -81,13 +81,13 @@ export function chatStartAttributes(record: LlmCallStartRecord | LlmCallEndRecor
  * it goes under `rein.usage.estimated.*`, where a backend summing `gen_ai.usage.*` does not count it.
  */
 export function chatEndAttributes(record: LlmCallEndRecord): Attributes {
-  return {
-    ...(record.responseId !== undefined ? { [ATTR.responseId]: record.responseId } : {}),
-    ...(record.responseModel !== undefined ? { [ATTR.responseModel]: record.responseModel } : {}),
-    ...(record.finishReason !== undefined ? { [ATTR.responseFinishReasons]: [mapFinishReason(record.finishReason)] } : {}),
-    ...(record.usage ? usageAttributes(record.usageEstimated ? REIN.usageEstimated : ATTR.usage, record.usage) : {}),
-    ...(record.errorCode !== undefined ? { [ATTR.errorType]: record.errorCode } : {}),
-  }
+  // Assigned, not spread into a literal: a literal opening with a spread is slow on Node 20.
+  const attributes: Attributes = record.usage ? usageAttributes(record.usageEstimated ? REIN.usageEstimated : ATTR.usage, record.usage) : {}
+  if (record.responseId !== undefined) attributes[ATTR.responseId] = record.responseId
+  if (record.responseModel !== undefined) attributes[ATTR.responseModel] = record.responseModel
+  if (record.finishReason !== undefined) attributes[ATTR.responseFinishReasons] = [mapFinishReason(record.finishReason)]
+  if (record.errorCode !== undefined) attributes[ATTR.errorType] = record.errorCode
+  return attributes
 }
 
 /** Usage the provider reported for an attempt, or undefined: rein's estimates are no measurement. */

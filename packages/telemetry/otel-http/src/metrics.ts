@@ -32,11 +32,12 @@ export class GenAiMetrics {
   recordChat(record: LlmCallEndRecord): void {
     const attributes = chatMetricAttributes(record)
     this.duration.record(Math.max(0, record.endedAt - record.startedAt) / 1000,
-      record.errorCode !== undefined ? { ...attributes, [ATTR.errorType]: record.errorCode } : attributes)
+      record.errorCode !== undefined ? { [ATTR.errorType]: record.errorCode, ...attributes } : attributes)
     // The conventions: usage that cannot be obtained is not reported (an estimate is not obtained).
     const usage = reportedUsage(record)
     if (!usage) return
-    this.tokens.record(conventionInputTokens(usage), { ...attributes, [ATTR.tokenType]: 'input' })
-    this.tokens.record(Math.round(usage.outputTokens), { ...attributes, [ATTR.tokenType]: 'output' })
+    // The added key first: a literal opening with a spread is slow on Node 20 (the keys differ, so order is all that changes).
+    this.tokens.record(conventionInputTokens(usage), { [ATTR.tokenType]: 'input', ...attributes })
+    this.tokens.record(Math.round(usage.outputTokens), { [ATTR.tokenType]: 'output', ...attributes })
   }
 }
