@@ -92,8 +92,8 @@ describe('every turn that starts ends with a recorded outcome, whatever throws (
   it('when the llm service throws instead of streaming', async () => {
     const { root } = await boot([[{ text: 'never' }]])
     const agent = await root.agents.create()
-    root.llm.stream = throwing('stream') as never
-    expect(await agent.send('go')).toMatchObject({ reason: 'error', error: { message: 'stream broke' } })
+    root.llm.streamBatches = throwing('streamBatches') as never
+    expect(await agent.send('go')).toMatchObject({ reason: 'error', error: { message: 'streamBatches broke' } })
     expectValidLog(agent.session.events)
   })
 
@@ -140,8 +140,8 @@ describe('disposing the agent service or the composition (issue #8)', () => {
     const { root, fibers } = await boot((request) => said(request) === 'more' ? [{ text: 'again' }] : [{ text: 'slow' }])
     const agent = await root.agents.create()
     const gate = new Promise<void>((resolve) => { release = resolve })
-    const original = root.llm.stream.bind(root.llm)
-    root.llm.stream = async function* (request) {
+    const original = root.llm.streamBatches.bind(root.llm)
+    root.llm.streamBatches = async function* (request) {
       await Promise.race([gate, new Promise((resolve) => request.signal?.addEventListener('abort', resolve))])
       yield* original(request)
     }

@@ -170,9 +170,20 @@ export class LlmRuntime extends Service {
    * Every provider attempt is reported as an `attempt` event when it ends.
    */
   async *stream(request: LlmRequest): AsyncGenerator<StreamChunk, void, undefined> {
+    for await (const batch of this.streamBatches(request)) {
+      for (const chunk of batch) yield chunk
+    }
+  }
+
+  /**
+   * `stream` as the chunks that arrived together (an adapter's `streamBatches`, one read each):
+   * the same chunks in the same order, for a consumer that would rather await once per read than
+   * once per chunk. Each array is non-empty.
+   */
+  async *streamBatches(request: LlmRequest): AsyncGenerator<readonly StreamChunk[], void, undefined> {
     const state = this._state
     if (state.stopped) {
-      yield aborted(STOPPED)
+      yield [aborted(STOPPED)]
       return
     }
     const chain = dedupe([{ provider: request.provider, model: request.model }, ...(request.fallbacks ?? [])])
@@ -181,7 +192,7 @@ export class LlmRuntime extends Service {
     // Only the primary must be usable up front; a broken fallback entry is skipped when reached.
     const primary = resolveRoute(chain[0]!, state.adapters, request, state.infos)
     if ('failure' in primary) {
-      yield { type: 'finish', reason: 'error', failure: primary.failure }
+      yield [{ type: 'finish', reason: 'error', failure: primary.failure }]
       return
     }
     const run = new AbortController()
@@ -209,7 +220,7 @@ export class LlmRuntime extends Service {
   }
 
   /** Goes down the chain: skips broken entries and cooling routes, tries the rest until one answers. */
-  private async *walk(chain: readonly ModelRoute[], request: LlmRequest, run: AbortSignal, report: Report): AsyncGenerator<StreamChunk, void, undefined> {
+  private async *walk(chain: readonly ModelRoute[], request: LlmRequest, run: AbortSignal, report: Report): AsyncGenerator<readonly StreamChunk[], void, undefined> {
     const { adapters, cooldowns, logger, infos } = this._state
     const usable = (route: ModelRoute) => !('failure' in resolveRoute(route, adapters, request, infos))
     let pending: { from: ModelRoute; failure: LlmFailure; cooldownUntil?: number } | undefined
@@ -248,15 +259,15 @@ export class LlmRuntime extends Service {
       failure = { ...failure, message: `${failure.message} (not sent to a fallback model: another model would fail the same way)` }
     }
     if (skipped.length > 0) failure = { ...failure, message: `${failure.message} (${skipped.join('; ')})` }
-    yield { type: 'finish', reason: 'error', failure }
+    yield [{ type: 'finish', reason: 'error', failure }]
   }
 
   /** One route with its retries. Returns the failure that ended it, or `done` when the stream has ended. */
-  private async *tryRoute(route: ModelRoute, position: number, request: LlmRequest, run: AbortSignal, report: Report): AsyncGenerator<StreamChunk, LlmFailure | 'done', undefined> {
+  private async *tryRoute(route: ModelRoute, position: number, request: LlmRequest, run: AbortSignal, report: Report): AsyncGenerator<readonly StreamChunk[], LlmFailure | 'done', undefined> {
     const { adapters, retry: policy, inflight, infos } = this._state
     for (let retry = 0; ; retry++) {
       if (run.aborted) {
-        yield aborted(run.reason)
+        yield [aborted(run.reason)]
         return 'done'
       }
       // Per attempt: a provider swapped or unloaded between retries is seen here.
@@ -268,11 +279,11 @@ export class LlmRuntime extends Service {
         return 'done'
       }
       if (run.aborted) {
-        yield aborted(run.reason)
+        yield [aborted(run.reason)]
         return 'done'
       }
       if (result.shown) {
-        yield { type: 'finish', reason: 'error', failure: result.failure }
+        yield [{ type: 'finish', reason: 'error', failure: result.failure }]
         return 'done'
       }
       const { failure } = result
@@ -282,7 +293,7 @@ export class LlmRuntime extends Service {
       try {
         await sleep(delayMs, run)
       } catch {
-        yield aborted(run.reason)
+        yield [aborted(run.reason)]
         return 'done'
       }
     }

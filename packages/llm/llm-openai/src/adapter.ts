@@ -63,6 +63,7 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
   /** The base URL's `user:password@` as a Basic `authorization` header, sent when no key is. */
   private readonly basicAuth: string | undefined
   private headers: { key: string | undefined; value: Readonly<Record<string, string>> } | undefined
+  private madeEndpoint: ProviderEndpoint | undefined
 
   constructor(readonly options: OpenAiCompatibleOptions) {
     super()
@@ -85,13 +86,22 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
     return this.options.models
   }
 
+  /** Made once: telemetry asks for it on every attempt, and the options never change. */
   override endpoint(): ProviderEndpoint {
+    if (this.madeEndpoint) return this.madeEndpoint
     const { label, baseURL, providerName } = this.options
     const url = new URL(baseURL)
-    return { label, baseURL: withoutCredentials(url) ?? baseURL, providerName: providerName ?? KNOWN_HOSTS[url.hostname] ?? 'openai_compatible' }
+    return this.madeEndpoint = Object.freeze({ label, baseURL: withoutCredentials(url) ?? baseURL, providerName: providerName ?? KNOWN_HOSTS[url.hostname] ?? 'openai_compatible' })
   }
 
   async *stream(request: AdapterRequest): AsyncGenerator<StreamChunk, void, undefined> {
+    for await (const batch of this.streamBatches(request)) {
+      for (const chunk of batch) yield chunk
+    }
+  }
+
+  /** The chunks of each read of the response together: the runtime awaits once per read. */
+  override async *streamBatches(request: AdapterRequest): AsyncGenerator<readonly StreamChunk[], void, undefined> {
     const { label, apiKeyEnv, streamIdleTimeoutMs, dialect = openAiDialect } = this.options
     const key = readApiKey(apiKeyEnv, label)
     const body = toWireBody(request, this.options, dialect)
@@ -176,9 +186,12 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
     return ` (redirected to ${shown}; set baseURL to the address it names, redirects are not followed)`
   }
 
-  private async *translate(body: ChunkReader, watchdog: ResponseWatchdog, key: string | undefined, request: AdapterRequest, dialect: OpenAiDialect): AsyncGenerator<StreamChunk, void, undefined> {
+  /** Each read's events as one batch of chunks; the read holding `[DONE]` is joined by the end's chunks. */
+  private async *translate(body: ChunkReader, watchdog: ResponseWatchdog, key: string | undefined, request: AdapterRequest, dialect: OpenAiDialect): AsyncGenerator<readonly StreamChunk[], void, undefined> {
     const { label } = this.options
     const translator = createChunkTranslator(label, dialect.replayState !== undefined ? { replayState: dialect.replayState } : {})
+    /** The chunks of the read being translated: yielded whole, or before the failure that cut it. */
+    let out: StreamChunk[] = []
     try {
       let sawDone = false
       reading: for await (const batch of readSseBatches(body, { provider: label, idleTimeoutMs: watchdog.idleMs, watchdog })) {
@@ -195,15 +208,18 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
           } catch {
             throw new LlmError({ code: 'MALFORMED_RESPONSE', message: `${label} sent a stream event that is not JSON: ${redact(data, key).slice(0, 120)}` })
           }
-          // A loop, not `yield*`: delegating to an array costs an iterator wrapper and an extra await per chunk.
-          for (const chunk of translator.push(payload)) yield chunk
+          out.push(...translator.push(payload))
         }
+        if (out.length > 0) yield out
+        out = []
       }
-      for (const chunk of translator.end(sawDone)) yield chunk
+      out.push(...translator.end(sawDone))
+      if (out.length > 0) yield out
     } catch (error) {
       // Tokens the server already counted are billed even though the answer failed: pass them on.
       const usage = request.signal.aborted ? undefined : translator.usageSoFar()
-      if (usage) yield { type: 'usage', usage }
+      if (usage) out.push({ type: 'usage', usage })
+      if (out.length > 0) yield out
       throw withoutKey(error, key)
     }
   }

@@ -38,6 +38,16 @@ async function run(root: Context, request: Partial<LlmRequest> = {}) {
 }
 
 describe('OpenAiCompatibleAdapter over HTTP', () => {
+  it('gives streamBatches the chunks stream gives, in order, each read a non-empty batch', async () => {
+    const reply = { steps: [{ text: 'Hello' }, { text: ' world' }, { toolCall: { id: 'c1', name: 'look', arguments: '{"q":1}' } }], usage: { prompt_tokens: 9, completion_tokens: 2 } }
+    const { root } = await boot([reply, reply])
+    const { chunks } = await run(root)
+    const batches: (readonly StreamChunk[])[] = []
+    for await (const batch of root.llm.streamBatches({ provider: 'openai', model: 'gpt-test', messages: [userMessage('hi', 'u1')] })) batches.push(batch)
+    expect(batches.every((batch) => batch.length > 0)).toBe(true)
+    expect(batches.flat()).toEqual(chunks)
+  })
+
   it('streams text and usage, and sends the request the converter builds', async () => {
     const { root, server } = await boot([{ steps: [{ text: 'Hello' }, { text: ' world' }], usage: { prompt_tokens: 9, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 4 } } }])
     const { chunks, blocks } = await run(root, { system: 'Be brief.', maxTokens: 64 })
