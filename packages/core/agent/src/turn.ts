@@ -215,6 +215,8 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
   })
   for await (const batch of stream) {
     for (const chunk of batch) {
+      // A cancel while a chunk is handled drops the rest of its read, as it would the next chunks: the stream then ends aborted.
+      if (signal.aborted && chunk.type !== 'finish') break
       assembler.push(chunk)
       forward(context, chunk)
     }

@@ -1,9 +1,26 @@
 import type { Context } from '@deepseek-ai/cordis'
-import { assistantMessage, userMessage } from '@rein/llm'
+import { LlmAdapter, assistantMessage, userMessage, type AdapterRequest, type StreamChunk } from '@rein/llm'
 import { MemorySessionStore, type SessionEvent, type SessionStore } from '@rein/session'
 import { defineTool } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
 import { boot, expectValidLog, probeTools, types } from './fixtures.ts'
+
+/** An adapter that gives another's whole answer as one read, as a fast server's response arrives. */
+class OneRead extends LlmAdapter {
+  constructor(private readonly inner: LlmAdapter) {
+    super()
+  }
+
+  stream(request: AdapterRequest): AsyncIterable<StreamChunk> {
+    return this.inner.stream(request)
+  }
+
+  override async *streamBatches(request: AdapterRequest): AsyncIterable<readonly StreamChunk[]> {
+    const read: StreamChunk[] = []
+    for await (const chunk of this.inner.stream(request)) read.push(chunk)
+    yield read
+  }
+}
 
 describe('cancellation', () => {
   it('keeps the text shown before a cancel as an interrupted message without tool calls', async () => {
@@ -17,6 +34,19 @@ describe('cancellation', () => {
     expect(message.interrupted).toBe(true)
     expect(message.message.content).toEqual([{ type: 'text', text: 'Half an ans' }])
     expect(types(agent.session.events).includes('tool/call')).toBe(false)
+    expect(probe.log).toEqual([])
+    expectValidLog(agent.session.events)
+  })
+
+  it('keeps only the text shown before a cancel when the whole answer came in one read', async () => {
+    const { root, llm } = await boot([[{ text: 'Half an ans' }, { text: 'wer' }, { toolCall: { id: 'c1', name: 'write', arguments: '{"text":"x"}' } }]])
+    root.llm.registerAdapter('one-read', new OneRead(llm))
+    const probe = probeTools(root)
+    const agent = await root.agents.create({ provider: 'one-read' })
+    agent.subscribe((event) => { if (event.type === 'text-delta') agent.cancel('user pressed Ctrl-C') })
+    expect((await agent.send('go')).reason).toBe('aborted')
+    const message = agent.session.events.find((event) => event.type === 'assistant/message')!.data as { interrupted?: true; message: { content: unknown[] } }
+    expect(message.message.content).toEqual([{ type: 'text', text: 'Half an ans' }])
     expect(probe.log).toEqual([])
     expectValidLog(agent.session.events)
   })

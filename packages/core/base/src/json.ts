@@ -68,7 +68,7 @@ let height = 0
  * JSON text cannot make them.
  */
 export function freezeJson<T = JsonValue>(value: T, options: ToFrozenJsonOptions = {}): FrozenJson<T> {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return toFrozenJson(value, options)
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value) || prototypePolluted()) return toFrozenJson(value, options)
   try {
     const tallest = freezeChildren(value, options.maxDepth ?? DEFAULT_MAX_DEPTH)
     Object.defineProperty(value, FROZEN, { value: tallest + 1 })
@@ -78,6 +78,12 @@ export function freezeJson<T = JsonValue>(value: T, options: ToFrozenJsonOptions
     if (error === UNFIT) return toFrozenJson(value, options)
     throw error
   }
+}
+
+/** Whether Object.prototype has enumerable keys, which `for…in` in freezeChildren would walk. */
+function prototypePolluted(): boolean {
+  for (const _key in Object.prototype) return true
+  return false
 }
 
 /** Freezes what `value` holds, deepest first; the height of its tallest child (0 for none or primitives). */
@@ -95,7 +101,7 @@ function freezeChildren(value: object, depthLeft: number): number {
     return tallest
   }
   // for…in, not Object.values: no array per object, which was most of the time a resume spent
-  // freezing. With Object.prototype or null as the prototype (checked above) it sees own keys only.
+  // freezing. It sees own keys only: freezeJson copies instead when Object.prototype has enumerable ones.
   for (const key in value) {
     const height = freezeItem((value as Record<string, unknown>)[key], depthLeft - 1)
     if (height > tallest) tallest = height

@@ -109,6 +109,19 @@ describe('toFrozenJson', () => {
 })
 
 describe('freezeJson', () => {
+  it('leaves what a polluted Object.prototype holds alone, and gives the value\'s own keys only', () => {
+    const planted = Object.assign(Object.create(null) as object, { note: 'not the value\'s' })
+    Object.defineProperty(Object.prototype, 'planted', { value: planted, enumerable: true, configurable: true, writable: true })
+    try {
+      const frozen = freezeJson(JSON.parse('{"a":{"b":1}}') as unknown)
+      expect(Object.keys(frozen as object)).toEqual(['a'])
+      expect(Object.isFrozen((frozen as { a: object }).a)).toBe(true)
+      expect(Object.isFrozen(planted)).toBe(false)
+    } finally {
+      delete (Object.prototype as { planted?: unknown }).planted
+    }
+  })
+
   const deepFrozen = (value: unknown): boolean => typeof value !== 'object' || value === null || (Object.isFrozen(value) && Object.values(value).every(deepFrozen))
 
   it('freezes parsed JSON where it is, marked as a frozen copy, and returns that same value', () => {

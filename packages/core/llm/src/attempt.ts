@@ -124,31 +124,21 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
       /** What this read shows the caller, yielded together. */
       const out: StreamChunk[] = []
       for (const chunk of isBatch(read) ? read : [read]) {
-        switch (chunk.type) {
-          case 'text-delta':
-          case 'reasoning-delta':
-            outputChars += chunk.text.length
-            break
-          case 'tool-call-delta':
-            outputChars += chunk.argumentsDelta.length + (chunk.name?.length ?? 0)
-            break
-          case 'usage':
-            usage = chunk.usage
-            break
-          case 'finish': {
-            finish = chunk
-            const failure = chunk.reason === 'error' || chunk.reason === 'aborted'
-              ? chunk.failure ?? { code: 'TRANSPORT', message: 'the provider ended the stream with an error' }
-              : chunk.reason === 'stop' && !answered ? { ...EMPTY_RESPONSE } : undefined
-            out.push(...(failure ? [] : held))
-            if (out.length > 0) yield out
-            if (failure) return failed(failure)
-            // Reported once the caller has every chunk before the finish, and before the finish itself.
-            settle(undefined)
-            yield [chunk]
-            finished = true
-            return { ok: true }
-          }
+        outputChars += outputCharsOf(chunk)
+        if (chunk.type === 'usage') usage = chunk.usage
+        if (chunk.type === 'finish') {
+          finish = chunk
+          const failure = finishFailure(chunk, answered)
+          if (!failure) out.push(...held)
+          if (out.length > 0) yield out
+          // The caller may have cancelled while it took the chunks before: then no finish of the model's.
+          controller.signal.throwIfAborted()
+          if (failure) return failed(failure)
+          // Reported once the caller has every chunk before the finish, and before the finish itself.
+          settle(undefined)
+          yield [chunk]
+          finished = true
+          return { ok: true }
         }
         answered ||= carriesAnswer(chunk)
         if (!shown && !isDelta(chunk)) {
@@ -180,6 +170,20 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
 
 function isBatch(read: StreamChunk | readonly StreamChunk[]): read is readonly StreamChunk[] {
   return Array.isArray(read)
+}
+
+/** The characters of output a chunk carries, for an estimate when the provider reports no usage. */
+function outputCharsOf(chunk: StreamChunk): number {
+  if (chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') return chunk.text.length
+  if (chunk.type === 'tool-call-delta') return chunk.argumentsDelta.length + (chunk.name?.length ?? 0)
+  return 0
+}
+
+/** The failure a finish ends its attempt with: an error or an abort, or a stop that answered nothing. */
+function finishFailure(chunk: Extract<StreamChunk, { type: 'finish' }>, answered: boolean): LlmFailure | undefined {
+  if (chunk.reason === 'error' || chunk.reason === 'aborted') return chunk.failure ?? { code: 'TRANSPORT', message: 'the provider ended the stream with an error' }
+  if (chunk.reason === 'stop' && !answered) return { ...EMPTY_RESPONSE }
+  return undefined
 }
 
 /** The failure an abort reason stands for; undefined for a reason that is not the runtime's. */

@@ -171,7 +171,11 @@ export class LlmRuntime extends Service {
    */
   async *stream(request: LlmRequest): AsyncGenerator<StreamChunk, void, undefined> {
     for await (const batch of this.streamBatches(request)) {
-      for (const chunk of batch) yield chunk
+      for (const chunk of batch) {
+        // A caller that aborts while it handles a chunk gets none after it: the next read ends the stream aborted.
+        if (request.signal?.aborted && chunk.type !== 'finish') break
+        yield chunk
+      }
     }
   }
 

@@ -71,6 +71,39 @@ describe('streamBatches: the chunks of one read together', () => {
     expect(await batches(root.llm.streamBatches(request()))).toEqual([[start, delta], [broken]])
   })
 
+  it('skips an empty read', async () => {
+    const root = await runtime(new ReadsAdapter([[[start, delta], [], [end, usage, finish]]]))
+    expect(await batches(root.llm.streamBatches(request()))).toEqual([[start, delta], [end, usage], [finish]])
+  })
+
+  it('gives stream no chunk of a read after the caller aborted, and ends it aborted', async () => {
+    const root = await runtime(new ReadsAdapter([[[start, delta, more, more], [end, usage, finish]]]))
+    const controller = new AbortController()
+    const seen: StreamChunk[] = []
+    for await (const chunk of root.llm.stream(request({ signal: controller.signal }))) {
+      seen.push(chunk)
+      if (chunk.type === 'text-delta') controller.abort()
+    }
+    expect(seen.map((chunk) => chunk.type)).toEqual(['block-start', 'text-delta', 'finish'])
+    expect(seen.at(-1)).toMatchObject({ reason: 'aborted', failure: { code: 'ABORTED' } })
+  })
+
+  it('closes the adapter\'s reads when the caller stops in the middle of one', async () => {
+    let closed = false
+    const adapter = new ReadsAdapter([])
+    adapter.streamBatches = async function* () {
+      try {
+        yield [start, delta, more]
+        yield [end, usage, finish]
+      } finally {
+        closed = true
+      }
+    }
+    const root = await runtime(adapter)
+    for await (const chunk of root.llm.stream(request())) if (chunk.type === 'text-delta') break
+    expect(closed).toBe(true)
+  })
+
   it('retries a read that failed before showing anything, dropping what it held', async () => {
     const root = await runtime(new ReadsAdapter([[[start, broken]], [[start, delta, end, usage, finish]]]))
     expect(await batches(root.llm.streamBatches(request()))).toEqual([[start, delta, end, usage], [finish]])

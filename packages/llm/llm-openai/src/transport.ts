@@ -67,9 +67,9 @@ export async function post(url: URL, headers: OutgoingHttpHeaders, body: string,
   const { request, agent } = url.protocol === 'https:' ? await (https ??= loadHttps()) : HTTP
   if (signal.aborted) throw signal.reason
   return await new Promise<WireResponse>((resolve, reject) => {
-    const outgoing = request(url, { method: 'POST', agent, headers })
-    // Set on the request, not spread into a copy of `headers`: that literal costs about 1 µs on Node 20.
-    outgoing.setHeader('content-length', Buffer.byteLength(body))
+    // Object.assign, not { ...headers, more }: that literal costs about 1 µs on Node 20. Not
+    // setHeader afterwards either: headers such as `expect` go out inside request(), and it would throw.
+    const outgoing = request(url, { method: 'POST', agent, headers: Object.assign({}, headers, { 'content-length': Buffer.byteLength(body) }) })
     let response: IncomingMessage | undefined
     // Wired by hand, not with the `signal` option (which watches the request with end-of-stream,
     // about 70 µs more CPU per request on loopback). Once answered, the response is what an abort

@@ -38,6 +38,13 @@ async function run(root: Context, request: Partial<LlmRequest> = {}) {
 }
 
 describe('OpenAiCompatibleAdapter over HTTP', () => {
+  it('sends the request when the headers option sends headers at once (expect: 100-continue)', async () => {
+    const { root } = await boot([{ steps: [{ text: 'continued' }] }], { headers: { expect: '100-continue' } })
+    const { finish, blocks } = await run(root)
+    expect(finish).toMatchObject({ reason: 'stop' })
+    expect(blocks).toEqual([{ type: 'text', text: 'continued' }])
+  })
+
   it('gives streamBatches the chunks stream gives, in order, each read a non-empty batch', async () => {
     const reply = { steps: [{ text: 'Hello' }, { text: ' world' }, { toolCall: { id: 'c1', name: 'look', arguments: '{"q":1}' } }], usage: { prompt_tokens: 9, completion_tokens: 2 } }
     const { root } = await boot([reply, reply])

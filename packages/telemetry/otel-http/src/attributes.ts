@@ -82,10 +82,11 @@ export function chatStartAttributes(record: LlmCallStartRecord | LlmCallEndRecor
  */
 export function chatEndAttributes(record: LlmCallEndRecord): Attributes {
   // Assigned, not spread into a literal: a literal opening with a spread is slow on Node 20.
-  const attributes: Attributes = record.usage ? usageAttributes(record.usageEstimated ? REIN.usageEstimated : ATTR.usage, record.usage) : {}
+  const attributes: Attributes = {}
   if (record.responseId !== undefined) attributes[ATTR.responseId] = record.responseId
   if (record.responseModel !== undefined) attributes[ATTR.responseModel] = record.responseModel
   if (record.finishReason !== undefined) attributes[ATTR.responseFinishReasons] = [mapFinishReason(record.finishReason)]
+  if (record.usage) Object.assign(attributes, usageAttributes(record.usageEstimated ? REIN.usageEstimated : ATTR.usage, record.usage))
   if (record.errorCode !== undefined) attributes[ATTR.errorType] = record.errorCode
   return attributes
 }
