@@ -49,8 +49,8 @@ export abstract class LlmAdapter {
   abstract stream(request: AdapterRequest): AsyncIterable<StreamChunk>
   /**
    * The same attempt as `stream`, as the chunks that arrived together (one read of the response):
-   * the runtime prefers it, awaiting once per read instead of once per chunk. Optional; each array
-   * is non-empty and the runtime never changes it.
+   * the runtime prefers it, awaiting once per read instead of once per chunk. Optional; an empty
+   * array is skipped, and the runtime never changes one. `stream` should be made of it.
    */
   streamBatches?(request: AdapterRequest): AsyncIterable<readonly StreamChunk[]>
   /** Metadata for a model; may answer asynchronously (a catalog fetched from the server), honouring `signal`. */
