@@ -14,7 +14,7 @@ export function recordAttempt(context: TurnContext, state: TurnState, llm: LlmRu
   const cost = attempt.usage ? priceOf(llm, attempt, attempt.usage) : undefined
   // Ignorable: the model never sees it, so a rein that predates the record can still load the log.
   context.session.append('llm/attempt', { ...attempt, ...(cost !== undefined ? { cost } : {}) }, { ignorable: true })
-  // Object.assign, not a literal spreading the start: on Node 20 each key such a literal adds costs about 1 µs.
+  // Object.assign onto the start: not a spread-first literal, slow on Node 20 (docs/architecture.md, Conventions).
   context.services.notify('agent/llm-end', () => Object.assign(attemptStarted(context, state, llm, attempt, input), {
     endedAt: attempt.endedAt,
     ...(attempt.responseId !== undefined ? { responseId: attempt.responseId } : {}),

@@ -183,8 +183,7 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
   const assembler = new BlockAssembler()
   let used = prepared.route
   const messages = session.messages()
-  // Named keys first, then the optional ones: on Node 20 a literal that opens with a spread costs
-  // about 1 µs for each key after it, and this one is built for every request.
+  // Named keys first, then the optional ones: not a spread-first literal, slow on Node 20 (docs/architecture.md, Conventions).
   const input = { messages, ...(prepared.system ? { system: prepared.system } : {}), ...(prepared.schemas.length > 0 ? { tools: prepared.schemas } : {}) }
   // Only a telemetry sink that opted into content calls it; a block that cannot be built is left out.
   const output = () => { try { return assembler.blocks() } catch { return [] } }

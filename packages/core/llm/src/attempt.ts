@@ -81,7 +81,7 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
   context.inflight.add(adapter, entry)
 
   const startedAt = Date.now()
-  // Assigned, not spread into a literal: a literal opening with a spread is slow on Node 20.
+  // Assigned: not a spread-first literal, slow on Node 20 (docs/architecture.md, Conventions).
   const options: Pick<AdapterRequest, 'maxTokens' | 'temperature' | 'reasoningEffort'> = {}
   if (request.maxTokens !== undefined) options.maxTokens = request.maxTokens
   if (request.temperature !== undefined) options.temperature = request.temperature

@@ -36,8 +36,8 @@ export function stepEnd(event: StepEndEvent): StepEndRecord {
 
 /*
  * A record is its shared fields, made by a literal, and then `Object.assign` of the rest: never
- * `{ ...shared(event), more }`. On Node 20 a literal that spreads an object and then adds keys
- * costs about 1 µs per key added; these run several times a turn.
+ * `{ ...shared(event), more }`, slow on Node 20 (docs/architecture.md, Conventions); these run
+ * several times a turn.
  */
 
 /** The fields an attempt's start and end records share. */

@@ -110,7 +110,7 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
       const out: StreamChunk[] = blocks.map((block) => ({ type: 'block-end', index: block.index, block: assemble(block) }))
       if (usage) out.push({ type: 'usage', usage })
       const finish = mapFinishReason(finishReason, tools.size > 0)
-      // Assigned, not spread into a literal: a literal opening with a spread is slow on Node 20.
+      // Assigned: not a spread-first literal, slow on Node 20 (docs/architecture.md, Conventions).
       const response: { replayState?: JsonValue; responseId?: string; responseModel?: string } = {}
       if (options.replayState !== undefined && typeof finish === 'string') response.replayState = options.replayState
       if (responseId !== undefined) response.responseId = responseId

@@ -67,8 +67,9 @@ export async function post(url: URL, headers: OutgoingHttpHeaders, body: string,
   const { request, agent } = url.protocol === 'https:' ? await (https ??= loadHttps()) : HTTP
   if (signal.aborted) throw signal.reason
   return await new Promise<WireResponse>((resolve, reject) => {
-    // Object.assign, not { ...headers, more }: that literal costs about 1 µs on Node 20. Not
-    // setHeader afterwards either: headers such as `expect` go out inside request(), and it would throw.
+    // Object.assign: not a spread-first literal, slow on Node 20 (docs/architecture.md,
+    // Conventions). Not setHeader afterwards: it throws once headers went out, which `expect`
+    // makes them do inside request().
     const outgoing = request(url, { method: 'POST', agent, headers: Object.assign({}, headers, { 'content-length': Buffer.byteLength(body) }) })
     let response: IncomingMessage | undefined
     // Wired by hand, not with the `signal` option (which watches the request with end-of-stream,

@@ -81,7 +81,7 @@ export function chatStartAttributes(record: LlmCallStartRecord | LlmCallEndRecor
  * it goes under `rein.usage.estimated.*`, where a backend summing `gen_ai.usage.*` does not count it.
  */
 export function chatEndAttributes(record: LlmCallEndRecord): Attributes {
-  // Assigned, not spread into a literal: a literal opening with a spread is slow on Node 20.
+  // Assigned: not a spread-first literal, slow on Node 20 (docs/architecture.md, Conventions).
   const attributes: Attributes = {}
   if (record.responseId !== undefined) attributes[ATTR.responseId] = record.responseId
   if (record.responseModel !== undefined) attributes[ATTR.responseModel] = record.responseModel

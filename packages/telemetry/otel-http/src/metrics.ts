@@ -36,7 +36,8 @@ export class GenAiMetrics {
     // The conventions: usage that cannot be obtained is not reported (an estimate is not obtained).
     const usage = reportedUsage(record)
     if (!usage) return
-    // The added key first: a literal opening with a spread is slow on Node 20 (the keys differ, so order is all that changes).
+    // The added key first (no other has it): not a spread-first literal, slow on Node 20
+    // (docs/architecture.md, Conventions).
     this.tokens.record(conventionInputTokens(usage), { [ATTR.tokenType]: 'input', ...attributes })
     this.tokens.record(Math.round(usage.outputTokens), { [ATTR.tokenType]: 'output', ...attributes })
   }
