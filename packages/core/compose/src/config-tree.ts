@@ -18,12 +18,28 @@ export class ConfigTree extends EntryTree {
     holdRestarts(this)
   }
 
+  /**
+   * Names resolved since the last `forgetResolved`. A load imports each row's plugin three times
+   * (the config check, the start, the report), and resolving walks node_modules each time.
+   */
+  private readonly resolved = new Map<string, string>()
+
   /** A composition file is the user's: nothing rein does at run time is written back to it. */
   write() {}
 
   override import(name: string) {
     if (name.startsWith('cordis:')) return super.import(name)
-    return importPlugin(name, resolvePlugin(name, dirname(this.file), this.resolveFrom))
+    let url = this.resolved.get(name)
+    if (url === undefined) {
+      url = resolvePlugin(name, dirname(this.file), this.resolveFrom)
+      this.resolved.set(name, url)
+    }
+    return importPlugin(name, url)
+  }
+
+  /** Before a reload: a package installed since the last load is found. */
+  forgetResolved() {
+    this.resolved.clear()
   }
 }
 

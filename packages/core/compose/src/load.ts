@@ -83,6 +83,7 @@ export async function loadComposition(options: CompositionOptions): Promise<Comp
   let running = rows
   const reload = async (): Promise<ReloadReport> => {
     const next = options.rows ? rows : await readConfigFile(file)
+    tree.forgetResolved()
     const checked = await preflight(tree, next)
     if (checked.problems.length > 0) throw invalid(file, checked.problems, undefined, checked.notBuilt ? 'PLUGIN_NOT_BUILT' : 'CONFIG_INVALID')
     const failed = await applyRows(tree, next)

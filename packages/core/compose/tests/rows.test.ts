@@ -122,6 +122,18 @@ describe('resolveFrom: a list of folders', () => {
     expect((globalThis as Record<string, unknown>).composeLog).toEqual(['start mine', 'start only-fallback'])
   })
 
+  it('resolves again at a reload: a package installed since the load wins over the one found then', async () => {
+    const mine = join(dir(), 'project')
+    const fallback = join(dir(), 'fallback')
+    installPackage(fallback, 'rein-plugin-both', 'fallback')
+    const file = writeConfig('- { id: first, name: rein-plugin-both }\n')
+    const composition = await load(file, { resolveFrom: [mine, fallback] })
+    installPackage(mine, 'rein-plugin-both', 'mine')
+    writeConfig(rows('- { id: first, name: rein-plugin-both }', '- { id: second, name: rein-plugin-both }'))
+    await composition.reload()
+    expect((globalThis as Record<string, unknown>).composeLog).toEqual(['start fallback', 'start mine'])
+  })
+
   it('says the package is missing when no folder has it', async () => {
     const file = writeConfig('- { id: ghost, name: rein-plugin-nowhere }\n')
     const composition = load(file, { resolveFrom: [join(dir(), 'a'), join(dir(), 'b')] })
