@@ -6,6 +6,8 @@
  *   time from spawn to the first request reaching the server (imports, composition, session
  *   created and flushed, request built) and to the process's exit (the whole one-turn run); and
  *   a bare `node` script sending one POST over node:http, the least a process that sends a request pays;
+ *   and `node` importing every file `rein run` loads, then sending one POST: issue #16's "node +
+ *   imports", what is left of rein's first request once its code is loaded;
  * - the same `rein run` with every package examples/cordis.yml composes (memory-sqlite, checkpoint,
  *   tool-fs, jobs, tool-bash, telemetry + otel-http exporting to a local endpoint): what a full
  *   composition adds, informational.
@@ -19,7 +21,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { startMockOpenAiServer } from '@rein/testkit'
 import { measure, report } from './measure.ts'
 
@@ -90,10 +92,25 @@ async function timed(args: string[], home: string) {
 const onePost = join(dir, 'one-post.mjs')
 writeFileSync(onePost, "import { request } from 'node:http'\nrequest(process.argv[2], { method: 'POST' }, (response) => response.resume()).end('{}')\n")
 
+// Issue #16's baseline for the first request: `node` plus the imports. The files `rein run` loads are
+// recorded once (a loader hook); a script then imports them all, as the loader would, and sends one
+// POST. bin.mjs is left out: its top level runs the command.
+const loadedList = join(dir, 'loaded.txt')
+const recordHooks = join(dir, 'record-hooks.mjs')
+writeFileSync(recordHooks, `import { appendFileSync } from 'node:fs'\nexport async function load(url, context, next) {\n  if (url.startsWith('file:')) appendFileSync(${JSON.stringify(loadedList)}, url + '\\n')\n  return next(url, context)\n}\n`)
+const recorder = join(dir, 'record.mjs')
+writeFileSync(recorder, `import { register } from 'node:module'\nregister(${JSON.stringify(pathToFileURL(recordHooks).href)})\n`)
+await timed(['--import', pathToFileURL(recorder).href, bin, '--config', config, 'run', 'hi'], join(dir, 'home-record'))
+const loadedUrls = [...new Set(readFileSync(loadedList, 'utf8').split('\n'))].filter((url) => url && url !== pathToFileURL(bin).href)
+if (loadedUrls.length < 5) throw new Error(`recording what rein run loads found only ${loadedUrls.length} files`)
+const importsThenPost = join(dir, 'imports-then-post.mjs')
+writeFileSync(importsThenPost, `import { request } from 'node:http'\nawait Promise.all(${JSON.stringify(loadedUrls)}.map((url) => import(url)))\nrequest(process.argv[2], { method: 'POST' }, (response) => response.resume()).end('{}')\n`)
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 const ROUNDS = 9
 const nodeExit: number[] = []
 const postFirst: number[] = []
+const importsFirst: number[] = []
 const runFirst: number[] = []
 const runExit: number[] = []
 const everyFirst: number[] = []
@@ -102,8 +119,10 @@ let everyFailed = false
 for (let round = -1; round < ROUNDS; round++) {
   const node = await timed(['-e', ''], join(dir, 'home'))
   const post = await timed([onePost, `${server.url}/chat/completions`], join(dir, 'home'))
+  const imports = await timed([importsThenPost, `${server.url}/chat/completions`], join(dir, 'home'))
   const rein = await timed([bin, '--config', config, 'run', 'hi'], join(dir, `home-${round}`))
   if (Number.isNaN(post.firstRequestMs)) throw new Error('the one-POST script made no request')
+  if (Number.isNaN(imports.firstRequestMs)) throw new Error('the imports-then-POST script made no request')
   if (Number.isNaN(rein.firstRequestMs)) throw new Error('rein run made no request')
   // Informational: a failure here (better-sqlite3 not built, an older REIN_BIN) leaves the rest standing.
   const full = everyFailed ? undefined : await timed([bin, '--config', every, 'run', 'hi'], join(dir, `home-every-${round}`)).catch((error: unknown) => {
@@ -114,6 +133,7 @@ for (let round = -1; round < ROUNDS; round++) {
   if (round < 0) continue // warm-up: the file cache
   nodeExit.push(node.exitMs)
   postFirst.push(post.firstRequestMs)
+  importsFirst.push(imports.firstRequestMs)
   runFirst.push(rein.firstRequestMs)
   runExit.push(rein.exitMs)
   if (full && !Number.isNaN(full.firstRequestMs)) {
@@ -130,13 +150,14 @@ if (json) {
   const ms = (ns: number) => ns / 1e6
   console.log(`BENCH_JSON ${JSON.stringify({
     nodeMs: ms(bare.nsPerOp), helpMs: ms(help.nsPerOp), sessionsHelpMs: ms(sessions.nsPerOp),
-    runNodeMs: nodeMs, onePostFirstRequestMs: median(postFirst), runFirstRequestMs: median(runFirst), runExitMs: median(runExit),
+    runNodeMs: nodeMs, onePostFirstRequestMs: median(postFirst), importsPostFirstRequestMs: median(importsFirst), importedFiles: loadedUrls.length, runFirstRequestMs: median(runFirst), runExitMs: median(runExit),
     ...(everyFirst.length > 0 ? { everyFirstRequestMs: median(everyFirst), everyExitMs: median(everyExit) } : {}),
   })}`)
 } else {
   console.log(`\ncli-startup: rein run "hi" against a local mock server, spawned asynchronously (median of ${ROUNDS})`)
   console.log(`  ${"node -e ''".padEnd(44)} ${nodeMs.toFixed(1).padStart(9)} ms     1.0x`)
-  for (const [name, value] of [['node, one POST: spawn to the request', median(postFirst)], ['rein run: spawn to first request', median(runFirst)], ['rein run: spawn to exit (whole turn)', median(runExit)], ...(everyFirst.length > 0 ? [['rein run, every package: to first request', median(everyFirst)], ['rein run, every package: to exit', median(everyExit)]] as const : [])] as const) {
+  for (const [name, value] of [['node, one POST: spawn to the request', median(postFirst)], [`node + rein run's ${loadedUrls.length} files, one POST`, median(importsFirst)], ['rein run: spawn to first request', median(runFirst)], ['rein run: spawn to exit (whole turn)', median(runExit)], ...(everyFirst.length > 0 ? [['rein run, every package: to first request', median(everyFirst)], ['rein run, every package: to exit', median(everyExit)]] as const : [])] as const) {
     console.log(`  ${name.padEnd(44)} ${value.toFixed(1).padStart(9)} ms  ${`${(value / nodeMs).toFixed(1)}x`.padStart(7)}`)
   }
+  console.log(`  rein run's first request over node + its imports: ${(median(runFirst) / median(importsFirst)).toFixed(2)}x`)
 }
