@@ -19,10 +19,11 @@ export class ConfigTree extends EntryTree {
   }
 
   /**
-   * Names resolved since the last `forgetResolved`. A load imports each row's plugin three times
-   * (the config check, the start, the report), and resolving walks node_modules each time.
+   * The file each plugin name was resolved to. A load imports each row's plugin three times (the
+   * config check, the start, the report), and resolving walks node_modules each time. A name that
+   * fails to resolve is not kept: the error path is rare and may be fixed by an install.
    */
-  private readonly resolved = new Map<string, string>()
+  private resolved = new Map<string, string>()
 
   /** A composition file is the user's: nothing rein does at run time is written back to it. */
   write() {}
@@ -37,9 +38,16 @@ export class ConfigTree extends EntryTree {
     return importPlugin(name, url)
   }
 
-  /** Before a reload: a package installed since the last load is found. */
-  forgetResolved() {
-    this.resolved.clear()
+  /** Before a reload, so a package installed since is found; returns what `restoreResolved` puts back. */
+  forgetResolved(): ReadonlyMap<string, string> {
+    const previous = this.resolved
+    this.resolved = new Map()
+    return previous
+  }
+
+  /** After a rejected reload: the rows put back run the files they ran, not ones installed since. */
+  restoreResolved(previous: ReadonlyMap<string, string>) {
+    this.resolved = new Map(previous)
   }
 }
 

@@ -83,9 +83,12 @@ export async function loadComposition(options: CompositionOptions): Promise<Comp
   let running = rows
   const reload = async (): Promise<ReloadReport> => {
     const next = options.rows ? rows : await readConfigFile(file)
-    tree.forgetResolved()
+    const ran = tree.forgetResolved()
     const checked = await preflight(tree, next)
-    if (checked.problems.length > 0) throw invalid(file, checked.problems, undefined, checked.notBuilt ? 'PLUGIN_NOT_BUILT' : 'CONFIG_INVALID')
+    if (checked.problems.length > 0) {
+      tree.restoreResolved(ran)
+      throw invalid(file, checked.problems, undefined, checked.notBuilt ? 'PLUGIN_NOT_BUILT' : 'CONFIG_INVALID')
+    }
     const failed = await applyRows(tree, next)
     if (failed.length === 0) failed.push(...await checkLoaded(ctx))
     if (failed.length === 0) {
@@ -93,7 +96,9 @@ export async function loadComposition(options: CompositionOptions): Promise<Comp
       running = next
       return report
     }
-    // Only starting shows these: put the rows that ran back, so the composition runs as before.
+    // Only starting shows these: put the rows that ran back, from the files they ran, so the
+    // composition runs as before.
+    tree.restoreResolved(ran)
     const restored = await applyRows(tree, running)
     throw invalid(file, [...failed, ...restored.map((problem) => `after putting the previous rows back: ${problem}`)])
   }

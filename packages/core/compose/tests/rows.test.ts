@@ -8,15 +8,15 @@ const { dir, writeConfig, load } = useComposition()
 
 const rows = (...lines: string[]) => lines.join('\n')
 
-/** A package `name` in `<folder>/node_modules` whose plugin records `<tag>` when it starts. */
-function installPackage(folder: string, name: string, tag: string) {
+/** A package `name` in `<folder>/node_modules` whose plugin records `<tag>` when it starts (or fails to start, with `fails`). */
+function installPackage(folder: string, name: string, tag: string, fails = false) {
   const root = join(folder, 'node_modules', name)
   mkdirSync(root, { recursive: true })
   writeFileSync(join(root, 'package.json'), JSON.stringify({ name, type: 'module', exports: './index.js' }))
   writeFileSync(join(root, 'index.js'), [
     `export const name = ${JSON.stringify(name)}`,
     'export const apply = () => {',
-    `  ((globalThis.composeLog ??= [])).push(${JSON.stringify(`start ${tag}`)})`,
+    fails ? `  throw new Error(${JSON.stringify(`${tag} cannot start`)})` : `  ((globalThis.composeLog ??= [])).push(${JSON.stringify(`start ${tag}`)})`,
     '}',
     '',
   ].join('\n'))
@@ -132,6 +132,19 @@ describe('resolveFrom: a list of folders', () => {
     writeConfig(rows('- { id: first, name: rein-plugin-both }', '- { id: second, name: rein-plugin-both }'))
     await composition.reload()
     expect((globalThis as Record<string, unknown>).composeLog).toEqual(['start fallback', 'start mine'])
+  })
+
+  it('puts back the package that ran when a reload is rejected, not one installed since', async () => {
+    const mine = join(dir(), 'project')
+    const fallback = join(dir(), 'fallback')
+    installPackage(fallback, 'rein-plugin-both', 'fallback')
+    installPackage(fallback, 'rein-plugin-boom', 'boom', true)
+    const file = writeConfig('- { id: first, name: rein-plugin-both }\n')
+    const composition = await load(file, { resolveFrom: [mine, fallback] })
+    installPackage(mine, 'rein-plugin-both', 'mine')
+    writeConfig('- { id: first, name: rein-plugin-boom }\n')
+    expect((await rejection(composition.reload())).code).toBe('CONFIG_INVALID')
+    expect((globalThis as Record<string, unknown>).composeLog).toEqual(['start fallback', 'start fallback'])
   })
 
   it('says the package is missing when no folder has it', async () => {
