@@ -179,6 +179,9 @@ function tellMemoryProblems(ctx: Context, renderer: Renderer): void {
  * a recall that failed — each plugin says such a thing once), notices too with `--verbose`; never
  * debug. Secrets the environment holds are masked.
  */
+/** The `    at …` lines of a logged error's stack. */
+const STACK_FRAMES = /\n\s+at .*/g
+
 function printLogs(context: Context, io: Io, verbose: boolean): void {
   const secrets = secretValues(io.env)
   const shown = new Set(verbose ? ['error', 'warn', 'info'] : ['error', 'warn'])
@@ -187,7 +190,9 @@ function printLogs(context: Context, io: Io, verbose: boolean): void {
     levels: { default: 2 },
     export: (message) => {
       if (!shown.has(message.type)) return
-      const text = maskSecrets(Logger.format(exporter, message), secrets) as string
+      const formatted = maskSecrets(Logger.format(exporter, message), secrets) as string
+      // Where in the code an error came from is for --verbose: it buries what the user must fix.
+      const text = verbose ? formatted : formatted.replace(STACK_FRAMES, '')
       io.stderr.write(`${neutralize(`[${message.type}] ${message.name}: ${text}`)}\n`)
     },
   }

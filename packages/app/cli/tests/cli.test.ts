@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
 import { openAiDialect, toWireRequest } from '@rein/llm-openai'
@@ -50,6 +50,18 @@ describe('rein: usage', () => {
     expect(result.code).toBe(2)
     expect(result.stderr).toMatch(/row "ghost" \(rein-plugin-ghost\): cannot load the plugin/)
     expect(p.server.requests).toHaveLength(0)
+  })
+
+  it('says a package is missing in a few lines, naming the file given, without stack frames unless --verbose', async () => {
+    const p = await setUp([answer('never')], { extraRows: ['- id: ghost', '  name: rein-plugin-ghost'] })
+    renameSync(join(p.dir, 'cordis.yml'), join(p.dir, 'agent.yml'))
+    const result = await rein(p.dir, ['--config', 'agent.yml', 'run', 'hi'])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain(`Cannot find package 'rein-plugin-ghost' imported from ${join(p.dir, 'agent.yml')}`)
+    expect(result.stderr).not.toMatch(/^\s+at /m)
+    expect(result.stderr).not.toContain('cordis.yml')
+    const verbose = await rein(p.dir, ['--config', 'agent.yml', '--verbose', 'run', 'hi'])
+    expect(verbose.stderr).toMatch(/^\s+at /m)
   })
 })
 

@@ -32,7 +32,7 @@ export class ConfigTree extends EntryTree {
     if (name.startsWith('cordis:')) return super.import(name)
     let url = this.resolved.get(name)
     if (url === undefined) {
-      url = resolvePlugin(name, dirname(this.file), this.resolveFrom)
+      url = resolvePlugin(name, this.file, this.resolveFrom)
       this.resolved.set(name, url)
     }
     return importPlugin(name, url)

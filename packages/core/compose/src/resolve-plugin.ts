@@ -4,20 +4,23 @@
  */
 
 import { pathToFileURL } from 'node:url'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { moduleResolve } from 'import-meta-resolve'
 
 /**
- * `./x.ts` resolves against `fileDir`; a package name against the `node_modules` of each folder of
- * `resolveFrom` in turn: the first that has the package wins. When none has it, the first
- * folder's error is thrown; a package that is there but broken (bad `exports`) fails at once.
+ * `./x.ts` resolves against the folder of `file` (the composition); a package name against the
+ * `node_modules` of each folder of `resolveFrom` in turn: the first that has the package wins. When
+ * none has it, the first folder's error is thrown; a package that is there but broken (bad
+ * `exports`) fails at once.
  */
-export function resolvePlugin(name: string, fileDir: string, resolveFrom: readonly string[]): string {
-  if (name.startsWith('.') || name.startsWith('/')) return new URL(name, pathToFileURL(join(fileDir, '/'))).href
+export function resolvePlugin(name: string, file: string, resolveFrom: readonly string[]): string {
+  const parent = pathToFileURL(file)
+  if (name.startsWith('.') || name.startsWith('/')) return new URL(name, parent).href
   let first: unknown
   for (const folder of resolveFrom) {
     try {
-      return moduleResolve(name, pathToFileURL(join(folder, 'cordis.yml')), conditions()).href
+      // Named as the composition file in that folder: Node's error says "imported from" it.
+      return moduleResolve(name, pathToFileURL(join(folder, basename(file))), conditions()).href
     } catch (error) {
       if (!isNotFound(error)) throw error
       first ??= error
