@@ -5,7 +5,7 @@
  * a person sees.
  */
 
-import { randomBytes } from 'node:crypto'
+import { randomFillSync } from 'node:crypto'
 import type { Message } from '@rein/llm'
 import type { RunIdentity } from '@rein/tools'
 
@@ -23,8 +23,19 @@ export interface ParentRun {
   depth: number
 }
 
+/** Random bytes for run ids, drawn 64 ids at a time: one draw cost about 20 µs of every turn. */
+const RUN_ID_BYTES = 12
+const pool = Buffer.alloc(RUN_ID_BYTES * 64)
+let used = pool.length
+
 export function newRunId(): string {
-  return `run_${randomBytes(12).toString('base64url')}`
+  if (used === pool.length) {
+    randomFillSync(pool)
+    used = 0
+  }
+  const id = pool.toString('base64url', used, used + RUN_ID_BYTES)
+  used += RUN_ID_BYTES
+  return `run_${id}`
 }
 
 /** Stable across resumes: a turn is numbered within its session. */

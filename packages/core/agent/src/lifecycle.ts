@@ -6,7 +6,7 @@
  */
 
 import type { Context, Logger } from '@deepseek-ai/cordis'
-import { callListeners, hasListeners } from '@rein/base'
+import { eventSender } from '@rein/base'
 import type { ContentBlock, FinishReason, Message, TokenUsage } from '@rein/llm'
 import type { TurnEndReason } from '@rein/session'
 import type { RunIdentity, ToolEffect, ToolSchema } from '@rein/tools'
@@ -125,13 +125,8 @@ export type Notify = <K extends keyof LifecycleEvents>(name: K, make: () => Life
 
 /** A `Notify` on `ctx`: no listener → nothing is built or dispatched; a failing listener is logged. */
 export function lifecycleNotifier(ctx: Context, logger: Logger): Notify {
-  // Read once: every access through a plugin's context goes through cordis's tracing proxy.
-  const source = { events: ctx.events }
-  // The fallback when a dispatch observer is there; typed by event name at `Notify`, not here.
-  const parallel = ctx.parallel.bind(ctx) as (name: string, ...args: unknown[]) => Promise<void>
+  const events = eventSender(ctx, (name, error) => logger.error('a %s listener failed: %s', name, error))
   return (name, make) => {
-    if (!hasListeners(source, name)) return
-    const event = make()
-    callListeners(source, name, [event], (error) => logger.error('a %s listener failed: %s', name, error), () => parallel(name, event))
+    if (events.has(name)) events.send(name, [make()])
   }
 }

@@ -21,6 +21,8 @@ export { groupDigits } from './digits.ts'
 export { hasListeners, type ListenerSource } from './listeners.ts'
 /** Calls a cordis event's listeners without a dispatch through the context's proxies; failures go to a reporter. */
 export { callListeners } from './listeners.ts'
+/** Per-event dispatch for a service, its context's event service read once; failures go to a reporter. */
+export { eventSender, type EventContext, type EventSender } from './listeners.ts'
 /** Awaits a promise unless a signal aborts first. */
 export { raceSignal } from './race-signal.ts'
 /** The /proc process table: live processes, zombies, environment entries (Linux; undefined elsewhere). */

@@ -72,3 +72,34 @@ export function callListeners(ctx: ListenerSource, name: string, args: readonly 
     }
   }
 }
+
+/** What `eventSender` needs of a context: its event service, and `parallel` for the fallback. */
+export interface EventContext extends ListenerSource {
+  parallel(name: string, ...args: never[]): Promise<unknown>
+}
+
+/** Sends events on one context (see `eventSender`). */
+export interface EventSender {
+  /** Whether `name` has listeners: build an event only when this is true. */
+  has(name: string): boolean
+  /** Calls the listeners of `name` with `args` as `callListeners` does; nothing when none listens. */
+  send(name: string, args: readonly unknown[]): void
+}
+
+/**
+ * Per-event dispatch for a service: the context's event service read once (a read through a
+ * plugin's context goes through cordis's tracing proxy), listeners called directly, and a failing
+ * listener handed to `report` with the event's name.
+ */
+export function eventSender(ctx: EventContext, report: (name: string, error: unknown) => void): EventSender {
+  const source: ListenerSource = { events: ctx.events }
+  // Read only for the fallback: `ctx.parallel` is another read through the proxy.
+  const parallel = (name: string, args: readonly unknown[]) => Reflect.apply(ctx.parallel, ctx, [name, ...args]) as Promise<unknown>
+  return {
+    has: (name) => hasListeners(source, name),
+    send: (name, args) => {
+      if (!hasListeners(source, name)) return
+      callListeners(source, name, args, (error) => report(name, error), () => parallel(name, args))
+    },
+  }
+}

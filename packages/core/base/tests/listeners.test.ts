@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { callListeners, type ListenerSource } from '../src/index.ts'
+import { callListeners, eventSender, type ListenerSource } from '../src/index.ts'
 
 /** A listener table shaped like cordis 4's (`events._hooks`). */
 function source(hooks: Record<string, { callback: (...args: never[]) => unknown }[]>): ListenerSource {
@@ -41,5 +41,32 @@ describe('callListeners', () => {
     callListeners({}, 'e', [], (error) => reported.push(error), () => Promise.reject(new Error('no')))
     await new Promise((resolve) => setImmediate(resolve))
     expect(reported).toHaveLength(1)
+  })
+})
+
+describe('eventSender', () => {
+  it('sends to the listeners of a name, reports a failing one by name, and says whether a name has any', async () => {
+    const calls: unknown[][] = []
+    const reported: string[] = []
+    const hooks = { 'a/b': [{ callback: (...args: unknown[]) => { calls.push(args) } }, { callback: () => { throw new Error('broken') } }] }
+    const sender = eventSender({ ...source(hooks as never), parallel: () => Promise.resolve() }, (name, error) => reported.push(`${name}: ${(error as Error).message}`))
+    expect([sender.has('a/b'), sender.has('c/d')]).toEqual([true, false])
+    sender.send('a/b', [1, 'x'])
+    sender.send('c/d', [2])
+    expect(calls).toEqual([[1, 'x']])
+    expect(reported).toEqual(['a/b: broken'])
+  })
+
+  it("hands a dispatch to the context's parallel, with the arguments, when something observes every dispatch", async () => {
+    const dispatched: unknown[][] = []
+    const reported: string[] = []
+    const ctx = {
+      ...source({ 'internal/dispatch': [{ callback: () => {} }] }),
+      parallel: (...args: unknown[]) => { dispatched.push(args); return Promise.reject(new Error('refused')) },
+    }
+    eventSender(ctx as never, (name, error) => reported.push(`${name}: ${(error as Error).message}`)).send('a/b', [1, 2])
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(dispatched).toEqual([['a/b', 1, 2]])
+    expect(reported).toEqual(['a/b: refused'])
   })
 })

@@ -2,7 +2,7 @@
 
 import { Context, Service, type Logger } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
-import { ReinError, hasListeners } from '@rein/base'
+import { ReinError, eventSender, type EventSender } from '@rein/base'
 import type { LlmAdapter, ModelInfo, ProviderEndpoint } from './adapter.ts'
 import { abortFailure, CANCELLED, InflightAttempts, runAttempt, STOPPED } from './attempt.ts'
 import { isRetryable, type LlmFailure } from './errors.ts'
@@ -61,6 +61,8 @@ interface RuntimeState {
   runs: Set<AbortController>
   prices: PriceOverrides
   stopped: boolean
+  /** `llm/*` events, sent per attempt and per retry. */
+  events: EventSender
 }
 
 type Report = (event: LlmEvent) => void
@@ -88,10 +90,12 @@ export class LlmRuntime extends Service {
   constructor(ctx: Context, public config: LlmRuntimeConfig) {
     super(ctx, 'llm')
     checkPrices(config.prices ?? {})
+    const logger = ctx.logger('llm')
     const state: RuntimeState = {
-      adapters: new Map(), retry: config.retry, logger: ctx.logger('llm'),
+      adapters: new Map(), retry: config.retry, logger,
       cooldowns: new Cooldowns(config.fallbackCooldownMs ?? DEFAULT_COOLDOWN_MS), inflight: new InflightAttempts(), infos: new ModelInfos(config.catalogTimeoutMs ?? DEFAULT_CATALOG_TIMEOUT_MS), runs: new Set(), stopped: false,
       prices: config.prices ?? {},
+      events: eventSender(ctx, (name, error) => logger.error('an %s listener failed: %s', name, error)),
     }
     this._state = state
     ctx.effect(() => () => {
@@ -211,9 +215,7 @@ export class LlmRuntime extends Service {
       } catch (error) {
         state.logger.error('an llm onEvent callback failed: %s', error)
       }
-      const name = `llm/${event.type}` as const
-      // Per attempt and per retry: skip the dispatch (a promise and an array) when nobody listens.
-      if (hasListeners(this.ctx, name)) this.ctx.parallel(name, event as never).catch((error: unknown) => state.logger.error('an %s listener failed: %s', name, error))
+      state.events.send(`llm/${event.type}`, [event])
     }
     try {
       yield* this.walk(chain, request, run.signal, report)

@@ -349,7 +349,7 @@ describe('LlmRuntime cancellation and failures', () => {
     root.on('llm/retry', (() => Promise.reject(new Error('async listener bug'))) as () => void)
     const chunks = await collect(root.llm.stream(request({ onEvent: () => { throw new Error('callback bug') } })))
     expect(chunks).toEqual(say('ok'))
-    // The callback fails for both attempts' start and end records and the retry (5); the two llm/retry listeners fail as one dispatch (1).
-    await vi.waitFor(() => expect(root.logger.buffer.filter((message) => message.type === 'error')).toHaveLength(6))
+    // The callback fails for both attempts' start and end records and the retry (5); each llm/retry listener fails (2).
+    await vi.waitFor(() => expect(root.logger.buffer.filter((message) => message.type === 'error')).toHaveLength(7))
   })
 })

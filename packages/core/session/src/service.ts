@@ -2,7 +2,7 @@
 
 import { randomUUID } from 'node:crypto'
 import { Context, Service, type Logger } from '@deepseek-ai/cordis'
-import { ReinError, callListeners, hasListeners, isReinError } from '@rein/base'
+import { ReinError, eventSender, hasListeners, isReinError, type EventSender } from '@rein/base'
 import { CORE_EVENT_TYPES, IGNORABLE_CORE_EVENT_TYPES, SESSION_FORMAT_VERSION, type SessionEvent, type SessionHeader } from './events.ts'
 import { coreEventProblem } from './event-shape.ts'
 import { Session, type SessionHooks } from './session.ts'
@@ -63,6 +63,8 @@ interface ServiceState {
   open: Map<Session, SessionStore>
   /** Folders of sessions whose store keeps none; removed with the store and with the service. */
   temp: TempFolders
+  /** `session/append` and `session/flush`, sent per event and per flush. */
+  events: EventSender
 }
 
 export class SessionService extends Service {
@@ -71,7 +73,9 @@ export class SessionService extends Service {
   constructor(ctx: Context) {
     super(ctx, 'sessions')
     const types = new Map(CORE_EVENT_TYPES.map((type) => [type, { count: 1, ignorable: IGNORABLE_CORE_EVENT_TYPES.includes(type) }]))
-    const state: ServiceState = { store: undefined, types, logger: ctx.logger('sessions'), open: new Map(), temp: new TempFolders() }
+    const logger = ctx.logger('sessions')
+    const events = eventSender(ctx, (_name, error) => logger.error('a session listener failed: %s', error))
+    const state: ServiceState = { store: undefined, types, logger, open: new Map(), temp: new TempFolders(), events }
     this._state = state
     // Without the service nothing can write a session: close every open one, saving what it holds.
     ctx.effect(() => async () => {
@@ -227,11 +231,9 @@ export class SessionService extends Service {
   }
 
   private hooks(): SessionHooks {
-    const { types, logger, open, temp } = this._state
+    const { types, logger, open, temp, events } = this._state
     const ctx = this.ctx
     const report = (error: unknown) => logger.error('a session listener failed: %s', error)
-    // Read once: every access through a plugin's context goes through cordis's tracing proxy.
-    const source = { events: ctx.events }
     return {
       isKnown: (type) => types.has(type),
       isIgnorable: (type) => types.get(type)?.ignorable === true,
@@ -240,10 +242,10 @@ export class SessionService extends Service {
       closed: (session) => { open.delete(session) },
       // Per event: most have no listener, so nothing (an array, a closure) is made for them.
       appended: (session, event) => {
-        if (hasListeners(source, 'session/append')) callListeners(source, 'session/append', [session, event], report, () => ctx.parallel('session/append', session, event))
+        if (events.has('session/append')) events.send('session/append', [session, event])
       },
-      flushed: (session, events) => {
-        if (hasListeners(source, 'session/flush')) callListeners(source, 'session/flush', [session, events], report, () => ctx.parallel('session/flush', session, events))
+      flushed: (session, batch) => {
+        if (events.has('session/flush')) events.send('session/flush', [session, batch])
       },
       closing: async (session) => {
         if (!hasListeners(ctx, 'session/close')) return
