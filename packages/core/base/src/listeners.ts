@@ -94,7 +94,7 @@ export interface EventSender {
 export function eventSender(ctx: EventContext, report: (name: string, error: unknown) => void): EventSender {
   const source: ListenerSource = { events: ctx.events }
   // Read only for the fallback: `ctx.parallel` is another read through the proxy.
-  const parallel = (name: string, args: readonly unknown[]) => Reflect.apply(ctx.parallel, ctx, [name, ...args]) as Promise<unknown>
+  const parallel = (name: string, args: readonly unknown[]) => ctx.parallel(name, ...(args as never[]))
   return {
     has: (name) => hasListeners(source, name),
     send: (name, args) => {
