@@ -174,14 +174,26 @@ function tellMemoryProblems(ctx: Context, renderer: Renderer): void {
   else ctx.on('memory/unavailable', tell)
 }
 
+type LogMessage = Parameters<Exporter['export']>[0]
+
+/**
+ * The message with a leading error's stack cut at its first frame (cordis prints a leading error
+ * by its stack). Where in the code an error came from is for --verbose: it buries what to fix.
+ */
+export function withoutFrames(message: LogMessage): LogMessage {
+  const [first, ...rest] = message.args
+  if (!(first instanceof Error) || !first.stack) return message
+  const frame = first.stack.search(/\n {4}at /)
+  if (frame < 0) return message
+  const cut = Object.assign(Object.create(first) as Error, { stack: first.stack.slice(0, frame) })
+  return { ...message, args: [cut, ...rest] }
+}
+
 /**
  * The plugins' log lines on stderr: warnings and errors always (a collector that cannot be reached,
  * a recall that failed — each plugin says such a thing once), notices too with `--verbose`; never
  * debug. Secrets the environment holds are masked.
  */
-/** The `    at …` lines of a logged error's stack. */
-const STACK_FRAMES = /\n\s+at .*/g
-
 function printLogs(context: Context, io: Io, verbose: boolean): void {
   const secrets = secretValues(io.env)
   const shown = new Set(verbose ? ['error', 'warn', 'info'] : ['error', 'warn'])
@@ -190,9 +202,7 @@ function printLogs(context: Context, io: Io, verbose: boolean): void {
     levels: { default: 2 },
     export: (message) => {
       if (!shown.has(message.type)) return
-      const formatted = maskSecrets(Logger.format(exporter, message), secrets) as string
-      // Where in the code an error came from is for --verbose: it buries what the user must fix.
-      const text = verbose ? formatted : formatted.replace(STACK_FRAMES, '')
+      const text = maskSecrets(Logger.format(exporter, verbose ? message : withoutFrames(message)), secrets) as string
       io.stderr.write(`${neutralize(`[${message.type}] ${message.name}: ${text}`)}\n`)
     },
   }

@@ -125,8 +125,11 @@ export type Notify = <K extends keyof LifecycleEvents>(name: K, make: () => Life
 
 /** A `Notify` on `ctx`: no listener → nothing is built or dispatched; a failing listener is logged. */
 export function lifecycleNotifier(ctx: Context, logger: Logger): Notify {
-  const events = eventSender(ctx, (name, error) => logger.error('a %s listener failed: %s', name, error))
+  // `Notify` pairs each name with its event; past it, any lifecycle event goes with any lifecycle name.
+  type Name = keyof LifecycleEvents
+  const events = eventSender<Record<Name, (event: LifecycleEvents[Name]) => void>>(ctx, (name, error) => logger.error('a %s listener failed: %s', name, error))
   return (name, make) => {
-    if (events.has(name)) events.send(name, [make()])
+    const key: Name = name
+    if (events.has(key)) events.send(key, [make()])
   }
 }

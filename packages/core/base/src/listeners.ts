@@ -57,7 +57,11 @@ export function hasListeners(ctx: ListenerSource, name: string): boolean {
 export function callListeners(ctx: ListenerSource, name: string, args: readonly unknown[], report: (error: unknown) => void, fallback: () => Promise<unknown>): void {
   const hooks = hooksOf(ctx)
   if (hooks === undefined || (hooks['internal/dispatch']?.length ?? 0) > 0) {
-    fallback().catch(report)
+    fallback().catch((error: unknown) => {
+      // cordis's `parallel` rejects with every listener's failure in one AggregateError.
+      if (error instanceof AggregateError) for (const each of error.errors as unknown[]) report(each)
+      else report(error)
+    })
     return
   }
   const list = hooks[name] as readonly Hook[] | undefined
@@ -78,12 +82,15 @@ export interface EventContext extends ListenerSource {
   parallel(name: string, ...args: never[]): Promise<unknown>
 }
 
-/** Sends events on one context (see `eventSender`). */
-export interface EventSender {
+/** Listener signatures by event name, as cordis's `Events` declares them. */
+type EventMap = Record<string, (...args: never[]) => unknown>
+
+/** Sends events on one context (see `eventSender`), typed by the map `E` of the events it sends. */
+export interface EventSender<E extends EventMap = EventMap> {
   /** Whether `name` has listeners: build an event only when this is true. */
-  has(name: string): boolean
+  has(name: keyof E & string): boolean
   /** Calls the listeners of `name` with `args` as `callListeners` does; nothing when none listens. */
-  send(name: string, args: readonly unknown[]): void
+  send<K extends keyof E & string>(name: K, args: Parameters<E[K]>): void
 }
 
 /**
@@ -91,7 +98,7 @@ export interface EventSender {
  * plugin's context goes through cordis's tracing proxy), listeners called directly, and a failing
  * listener handed to `report` with the event's name.
  */
-export function eventSender(ctx: EventContext, report: (name: string, error: unknown) => void): EventSender {
+export function eventSender<E extends EventMap = EventMap>(ctx: EventContext, report: (name: string, error: unknown) => void): EventSender<E> {
   const source: ListenerSource = { events: ctx.events }
   // Read only for the fallback: `ctx.parallel` is another read through the proxy.
   const parallel = (name: string, args: readonly unknown[]) => ctx.parallel(name, ...(args as never[]))

@@ -42,6 +42,13 @@ describe('callListeners', () => {
     await new Promise((resolve) => setImmediate(resolve))
     expect(reported).toHaveLength(1)
   })
+
+  it("reports each listener's failure when the fallback rejects with them together, as cordis's parallel does", async () => {
+    const reported: string[] = []
+    callListeners({}, 'e', [], (error) => reported.push((error as Error).message), () => Promise.reject(new AggregateError([new Error('one'), new Error('two')])))
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(reported).toEqual(['one', 'two'])
+  })
 })
 
 describe('eventSender', () => {
@@ -49,7 +56,7 @@ describe('eventSender', () => {
     const calls: unknown[][] = []
     const reported: string[] = []
     const hooks = { 'a/b': [{ callback: (...args: unknown[]) => { calls.push(args) } }, { callback: () => { throw new Error('broken') } }] }
-    const sender = eventSender({ ...source(hooks as never), parallel: () => Promise.resolve() }, (name, error) => reported.push(`${name}: ${(error as Error).message}`))
+    const sender = eventSender<{ 'a/b': (n: number, s: string) => void; 'c/d': (n: number) => void }>({ ...source(hooks as never), parallel: () => Promise.resolve() }, (name, error) => reported.push(`${name}: ${(error as Error).message}`))
     expect([sender.has('a/b'), sender.has('c/d')]).toEqual([true, false])
     sender.send('a/b', [1, 'x'])
     sender.send('c/d', [2])
@@ -64,7 +71,7 @@ describe('eventSender', () => {
       ...source({ 'internal/dispatch': [{ callback: () => {} }] }),
       parallel: (...args: unknown[]) => { dispatched.push(args); return Promise.reject(new Error('refused')) },
     }
-    eventSender(ctx as never, (name, error) => reported.push(`${name}: ${(error as Error).message}`)).send('a/b', [1, 2])
+    eventSender<{ 'a/b': (a: number, b: number) => void }>(ctx as never, (name, error) => reported.push(`${name}: ${(error as Error).message}`)).send('a/b', [1, 2])
     await new Promise((resolve) => setImmediate(resolve))
     expect(dispatched).toEqual([['a/b', 1, 2]])
     expect(reported).toEqual(['a/b: refused'])

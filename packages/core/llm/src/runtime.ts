@@ -62,10 +62,13 @@ interface RuntimeState {
   prices: PriceOverrides
   stopped: boolean
   /** `llm/*` events, sent per attempt and per retry. */
-  events: EventSender
+  events: EventSender<LlmEvents>
 }
 
 type Report = (event: LlmEvent) => void
+
+/** Each `llm/<type>` event's listeners get the event of that type. */
+type LlmEvents = Record<`llm/${LlmEvent['type']}`, (event: LlmEvent) => void>
 
 const DEFAULT_COOLDOWN_MS = 300_000
 const DEFAULT_CATALOG_TIMEOUT_MS = 30_000
@@ -95,7 +98,7 @@ export class LlmRuntime extends Service {
       adapters: new Map(), retry: config.retry, logger,
       cooldowns: new Cooldowns(config.fallbackCooldownMs ?? DEFAULT_COOLDOWN_MS), inflight: new InflightAttempts(), infos: new ModelInfos(config.catalogTimeoutMs ?? DEFAULT_CATALOG_TIMEOUT_MS), runs: new Set(), stopped: false,
       prices: config.prices ?? {},
-      events: eventSender(ctx, (name, error) => logger.error('an %s listener failed: %s', name, error)),
+      events: eventSender<LlmEvents>(ctx, (name, error) => logger.error('an %s listener failed: %s', name, error)),
     }
     this._state = state
     ctx.effect(() => () => {

@@ -1,7 +1,7 @@
 /** The `ctx.sessions` service: the store in use, the event types plugins define, and open sessions. */
 
 import { randomUUID } from 'node:crypto'
-import { Context, Service, type Logger } from '@deepseek-ai/cordis'
+import { Context, Service, type Events, type Logger } from '@deepseek-ai/cordis'
 import { ReinError, eventSender, hasListeners, isReinError, type EventSender } from '@rein/base'
 import { CORE_EVENT_TYPES, IGNORABLE_CORE_EVENT_TYPES, SESSION_FORMAT_VERSION, type SessionEvent, type SessionHeader } from './events.ts'
 import { coreEventProblem } from './event-shape.ts'
@@ -64,7 +64,9 @@ interface ServiceState {
   /** Folders of sessions whose store keeps none; removed with the store and with the service. */
   temp: TempFolders
   /** `session/append` and `session/flush`, sent per event and per flush. */
-  events: EventSender
+  events: EventSender<Pick<Events, 'session/append' | 'session/flush'>>
+  /** Logs a session listener's failure. */
+  listenerFailed: (error: unknown) => void
 }
 
 export class SessionService extends Service {
@@ -74,8 +76,9 @@ export class SessionService extends Service {
     super(ctx, 'sessions')
     const types = new Map(CORE_EVENT_TYPES.map((type) => [type, { count: 1, ignorable: IGNORABLE_CORE_EVENT_TYPES.includes(type) }]))
     const logger = ctx.logger('sessions')
-    const events = eventSender(ctx, (_name, error) => logger.error('a session listener failed: %s', error))
-    const state: ServiceState = { store: undefined, types, logger, open: new Map(), temp: new TempFolders(), events }
+    const listenerFailed = (error: unknown) => logger.error('a session listener failed: %s', error)
+    const events = eventSender<Pick<Events, 'session/append' | 'session/flush'>>(ctx, (_name, error) => listenerFailed(error))
+    const state: ServiceState = { store: undefined, types, logger, open: new Map(), temp: new TempFolders(), events, listenerFailed }
     this._state = state
     // Without the service nothing can write a session: close every open one, saving what it holds.
     ctx.effect(() => async () => {
@@ -231,9 +234,8 @@ export class SessionService extends Service {
   }
 
   private hooks(): SessionHooks {
-    const { types, logger, open, temp, events } = this._state
+    const { types, logger, open, temp, events, listenerFailed: report } = this._state
     const ctx = this.ctx
-    const report = (error: unknown) => logger.error('a session listener failed: %s', error)
     return {
       isKnown: (type) => types.has(type),
       isIgnorable: (type) => types.get(type)?.ignorable === true,
