@@ -28,6 +28,7 @@ const RUN_ID_BYTES = 12
 const pool = Buffer.alloc(RUN_ID_BYTES * 64)
 let used = pool.length
 
+/** A new run's id: `run_` and 16 base64url characters, random. */
 export function newRunId(): string {
   if (used === pool.length) {
     randomFillSync(pool)
