@@ -2,7 +2,7 @@
 
 import { randomUUID } from 'node:crypto'
 import { Context, Service, type Events, type Logger } from '@deepseek-ai/cordis'
-import { ReinError, eventSender, hasListeners, isReinError, type EventSender } from '@rein/base'
+import { ReinError, eventSender, isReinError, type EventSender } from '@rein/base'
 import { CORE_EVENT_TYPES, IGNORABLE_CORE_EVENT_TYPES, SESSION_FORMAT_VERSION, type SessionEvent, type SessionHeader } from './events.ts'
 import { coreEventProblem } from './event-shape.ts'
 import { Session, type SessionHooks } from './session.ts'
@@ -63,11 +63,13 @@ interface ServiceState {
   open: Map<Session, SessionStore>
   /** Folders of sessions whose store keeps none; removed with the store and with the service. */
   temp: TempFolders
-  /** `session/append` and `session/flush`, sent per event and per flush. */
-  events: EventSender<Pick<Events, 'session/append' | 'session/flush'>>
+  /** `session/append` and `session/flush`, sent per event and per flush; asked whether `session/close` has listeners. */
+  events: EventSender<SessionEvents>
   /** Logs a session listener's failure. */
   listenerFailed: (error: unknown) => void
 }
+
+type SessionEvents = Pick<Events, 'session/append' | 'session/flush' | 'session/close'>
 
 export class SessionService extends Service {
   private _state: ServiceState
@@ -77,7 +79,7 @@ export class SessionService extends Service {
     const types = new Map(CORE_EVENT_TYPES.map((type) => [type, { count: 1, ignorable: IGNORABLE_CORE_EVENT_TYPES.includes(type) }]))
     const logger = ctx.logger('sessions')
     const listenerFailed = (error: unknown) => logger.error('a session listener failed: %s', error)
-    const events = eventSender<Pick<Events, 'session/append' | 'session/flush'>>(ctx, (_name, error) => listenerFailed(error))
+    const events = eventSender<SessionEvents>(ctx, (_name, error) => listenerFailed(error))
     const state: ServiceState = { store: undefined, types, logger, open: new Map(), temp: new TempFolders(), events, listenerFailed }
     this._state = state
     // Without the service nothing can write a session: close every open one, saving what it holds.
@@ -250,7 +252,7 @@ export class SessionService extends Service {
         if (events.has('session/flush')) events.send('session/flush', [session, batch])
       },
       closing: async (session) => {
-        if (!hasListeners(ctx, 'session/close')) return
+        if (!events.has('session/close')) return
         const listeners = ctx.parallel('session/close', session).catch(report)
         let timer: NodeJS.Timeout | undefined
         const bound = new Promise<'late'>((resolve) => { timer = setTimeout(resolve, CLOSE_LISTENERS_BOUND_MS, 'late') })
