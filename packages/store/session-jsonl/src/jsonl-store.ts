@@ -10,7 +10,7 @@ import { summarize, type LoadedSession, type SessionEvent, type SessionHeader, t
 import { appendDurably, fileTarget, publishFile } from './durable-write.ts'
 import { errorCode, messageOf } from './fs-errors.ts'
 import { eventLine, headerLine, parseSessionFile } from './jsonl-format.ts'
-import { claimLock, isLockHeld, releaseLock, sweepLeftovers } from './lock.ts'
+import { LockOwner, isLockHeld, releaseLock, sweepLeftovers } from './lock.ts'
 import { isSessionId, sessionPaths, type SessionPaths } from './paths.ts'
 
 export interface JsonlSessionStoreOptions {
@@ -55,6 +55,7 @@ export class JsonlSessionStore implements SessionStore {
   private readonly root: string
   private readonly batchDelayMs: number
   private readonly sessions = new Map<string, OpenSession>()
+  private readonly locks: LockOwner
   /** The root was made (0700) by this store: later sessions skip the check. */
   private rootReady: Promise<void> | undefined
   /** Whether the root was swept of dead processes' leftovers (at the first claim). */
@@ -63,6 +64,7 @@ export class JsonlSessionStore implements SessionStore {
   constructor(options: JsonlSessionStoreOptions) {
     this.root = options.root
     this.batchDelayMs = options.batchDelayMs ?? 0
+    this.locks = new LockOwner(this.root)
   }
 
   /** Claims the id; nothing is written until the first append is flushed. */
@@ -162,12 +164,13 @@ export class JsonlSessionStore implements SessionStore {
     if (failure !== undefined) throw failure
   }
 
-  /** Closes every session still open here (each flushed, its file closed, its lock released). */
+  /** Closes every session still open here (each flushed, its file closed, its lock released), then removes the store's pid file. */
   async dispose(): Promise<void> {
     const failures: unknown[] = []
     for (const id of Array.from(this.sessions.keys())) {
       await this.close(id).catch((error: unknown) => { failures.push(error) })
     }
+    this.locks.dispose()
     if (failures.length > 0) throw failures[0]
   }
 
@@ -239,16 +242,17 @@ export class JsonlSessionStore implements SessionStore {
     await this.rootReady
   }
 
-  /** Claims the session's lock, making the root again if it went away since this store made it. */
+  /** Claims the session's lock, making the root (and the pid file) again if it went away since this store made it. */
   private async claim(paths: SessionPaths, id: string): Promise<void> {
     await this.ensureRoot()
     try {
-      claimLock(paths.lock, id)
+      this.locks.claim(paths.lock, id)
     } catch (error) {
       if (errorCode((error as { cause?: unknown }).cause) !== 'ENOENT') throw error
       this.rootReady = undefined
+      this.locks.forget()
       await this.ensureRoot()
-      claimLock(paths.lock, id)
+      this.locks.claim(paths.lock, id)
     }
     // What a killed process left (lock.ts) is there before this store's first claim; later claims
     // do not list a folder of many logs again.

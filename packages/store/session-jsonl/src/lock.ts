@@ -1,18 +1,22 @@
 /**
- * The per-session lock file: `<id>.lock`, holding the owner's pid. It appears whole — the pid is
- * written to a temporary file that is then hard-linked into place — so a live owner's lock is never
- * empty. A lock whose owner cannot be shown alive (its process is gone, or the file names no
+ * The per-session lock file: `<id>.lock`, holding the owner's pid. A store writes its pid once, to a
+ * hidden pid file of its own in the folder (`LockOwner`), and each lock it claims is a hard link to
+ * that file. So a lock appears whole (a live owner's lock is never empty), a claim allocates no
+ * inode, and a release frees none: creating and freeing an inode per session is most of a session's
+ * file-system cost where ext4 runs without a journal, which scans recently freed inodes at each
+ * allocation. A lock whose owner cannot be shown alive (its process is gone, or the file names no
  * process, e.g. one left empty by an older rein killed mid-write) is stale and taken over.
  *
- * What a killed rein leaves is swept by a store's first successful claim in the folder (`sweepLeftovers`): temporary pid files and logs being published
- * (killed inside a claim) and stale locks — also those no claim of their own session would ever take
- * over: a session whose log was never written (killed between `create` and the first flush), or a
- * subagent's finished session, which its parent only reads.
+ * What a killed rein leaves is swept by a store's first successful claim in the folder (`sweepLeftovers`):
+ * pid files and logs being published (killed inside a claim, or before the store was disposed) and
+ * stale locks — also those no claim of their own session would ever take over: a session whose log
+ * was never written (killed between `create` and the first flush), or a subagent's finished
+ * session, which its parent only reads.
  */
 
 import { randomUUID } from 'node:crypto'
 import { closeSync, fstatSync, linkSync, lstatSync, openSync, readFileSync, readdirSync, unlinkSync } from 'node:fs'
-import { basename, dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { ReinError, isProcessAlive, leftByGoneProcesses } from '@rein/base'
 import { quietly, writeNewPrivateFile } from './durable-write.ts'
 import { errorCode, messageOf } from './fs-errors.ts'
@@ -21,7 +25,8 @@ const ATTEMPTS = 3
 
 /**
  * A temporary file as this store names them, capturing the pid of the process that wrote it: a
- * lock's pid file (`tryCreate`) or a log being published (durable-write.ts `publishFile`).
+ * store's pid file (`LockOwner`; older rein wrote one per claim) or a log being published
+ * (durable-write.ts `publishFile`).
  */
 const TEMP_NAME = /^\..+\.(?:lock|jsonl)\.([1-9]\d*)\.[0-9a-f-]{36}\.tmp$/
 
@@ -30,23 +35,71 @@ const TEMP_NAME = /^\..+\.(?:lock|jsonl)\.([1-9]\d*)\.[0-9a-f-]{36}\.tmp$/
  * each cheaper than a thread-pool round trip.
  */
 
-/** Claims `lock` for this process, or fails with `SESSION_LOCKED` naming the live holder. */
-export function claimLock(lock: string, id: string): void {
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    if (tryCreate(lock)) return
-    const holder = readHolder(lock)
-    if (holder === 'gone') continue
-    if (holder !== 'stale' && isProcessAlive(holder)) {
-      const who = holder === process.pid ? 'this process' : `process ${holder}`
-      throw new ReinError('SESSION_LOCKED', `session ${id} is open in ${who} (pid ${holder}); close it there first, or delete ${lock} if that process is not rein`, { details: { pid: holder, lock } })
+/** A store's claims in one folder: its pid file, which every lock it holds is a hard link to. */
+export class LockOwner {
+  /** The pid file, once written; undefined until the first claim and after `dispose`. */
+  private file: string | undefined
+
+  constructor(private readonly folder: string) {}
+
+  /**
+   * Claims `lock` for this process, or fails with `SESSION_LOCKED` naming the live holder. Fails
+   * with `SESSION_IO_FAILED` caused by ENOENT when the folder is gone; after `forget`, the next
+   * claim writes the pid file again.
+   */
+  claim(lock: string, id: string): void {
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      if (this.tryLink(lock)) return
+      const holder = readHolder(lock)
+      if (holder === 'gone') continue
+      if (holder !== 'stale' && isProcessAlive(holder)) {
+        const who = holder === process.pid ? 'this process' : `process ${holder}`
+        throw new ReinError('SESSION_LOCKED', `session ${id} is open in ${who} (pid ${holder}); close it there first, or delete ${lock} if that process is not rein`, { details: { pid: holder, lock } })
+      }
+      try {
+        unlinkSync(lock)
+      } catch (error) {
+        if (errorCode(error) !== 'ENOENT') throw lockError(lock, error)
+      }
     }
+    throw new ReinError('SESSION_LOCKED', `session ${id}: ${lock} kept changing while rein tried to claim it; another process is claiming the session`, { details: { lock } })
+  }
+
+  /** Drops the pid file's name without removing it: the folder was found gone, so write it again. */
+  forget(): void {
+    this.file = undefined
+  }
+
+  /** Removes the pid file. Locks still held stay valid: each is a name of its own for the file. */
+  dispose(): void {
+    const file = this.file
+    this.file = undefined
+    if (file !== undefined) quietly(() => unlinkSync(file))
+  }
+
+  /** Links the pid file to `lock`: false if a lock is already there. */
+  private tryLink(lock: string): boolean {
     try {
-      unlinkSync(lock)
+      linkSync(this.pidFile(lock), lock)
+      return true
     } catch (error) {
-      if (errorCode(error) !== 'ENOENT') throw lockError(lock, error)
+      if (errorCode(error) === 'EEXIST') return false
+      throw lockError(lock, error)
     }
   }
-  throw new ReinError('SESSION_LOCKED', `session ${id}: ${lock} kept changing while rein tried to claim it; another process is claiming the session`, { details: { lock } })
+
+  private pidFile(lock: string): string {
+    if (this.file === undefined) {
+      const file = join(this.folder, `.owner.lock.${process.pid}.${randomUUID()}.tmp`)
+      try {
+        writeNewPrivateFile(file, `${process.pid}\n`)
+      } catch (error) {
+        throw lockError(lock, error)
+      }
+      this.file = file
+    }
+    return this.file
+  }
 }
 
 /** True when `lock` names a process that is alive: the session is open somewhere. */
@@ -66,25 +119,11 @@ export function releaseLock(lock: string): void {
   quietly(() => unlinkSync(lock))
 }
 
-/** Writes our pid to a temporary file, then links it to `lock`: false if a lock is already there. */
-function tryCreate(lock: string): boolean {
-  const temp = join(dirname(lock), `.${basename(lock)}.${process.pid}.${randomUUID()}.tmp`)
-  try {
-    writeNewPrivateFile(temp, `${process.pid}\n`)
-    linkSync(temp, lock)
-    return true
-  } catch (error) {
-    if (errorCode(error) === 'EEXIST') return false
-    throw lockError(lock, error)
-  } finally {
-    quietly(() => unlinkSync(temp))
-  }
-}
-
 /**
- * Removes what dead processes left in the folder: temporary pid files, and locks whose holder is
- * gone. A live process's files are left alone (it may be claiming now). A stale lock is removed only
- * while it is still the file that was read: a claimer taking it over meanwhile links a new file.
+ * Removes what dead processes left in the folder: pid files and logs being published, and locks
+ * whose holder is gone. A live process's files are left alone (it may be claiming now). A stale
+ * lock is removed only while it is still the file that was read: a claimer taking it over
+ * meanwhile links another file.
  */
 export function sweepLeftovers(folder: string): void {
   let names: string[]

@@ -7,6 +7,8 @@ import { event, header, range, userMessage } from './fixtures/sessions.ts'
 import { tempRoot } from './temp-root.ts'
 
 const readdirNames = async (root: string) => (await readdir(root)).sort()
+/** A store's pid file (lock.ts), which its locks are hard links to, while the store lives. */
+const PID_FILE = expect.stringMatching(new RegExp(`^\\.owner\\.lock\\.${process.pid}\\.[0-9a-f-]{36}\\.tmp$`))
 const lines = async (file: string) => (await readFile(file, 'utf8')).split('\n').filter(Boolean).map((line) => JSON.parse(line) as unknown)
 
 describe('JsonlSessionStore round trip', () => {
@@ -170,9 +172,11 @@ describe('JsonlSessionStore publication', () => {
     const store = new JsonlSessionStore({ root })
     await store.create(header('s1'))
     await store.close('s1')
-    expect(await readdirNames(root)).toEqual([])
+    expect(await readdirNames(root)).toEqual([PID_FILE])
     await store.create(header('s1'))
     await store.close('s1')
+    await store.dispose()
+    expect(await readdirNames(root)).toEqual([])
   })
 
   it('refuses to create a session whose file exists', async () => {
@@ -194,8 +198,9 @@ describe('JsonlSessionStore publication', () => {
     await store.append('s1', range(0, 1))
     await expect(store.flush('s1')).rejects.toMatchObject({ code: 'SESSION_EXISTS' })
     expect(await readFile(join(root, 's1.jsonl'), 'utf8')).toBe(other)
-    expect(await readdirNames(root)).toEqual(['s1.jsonl', 's1.lock'])
+    expect(await readdirNames(root)).toEqual([PID_FILE, 's1.jsonl', 's1.lock'])
     await expect(store.close('s1')).rejects.toMatchObject({ code: 'SESSION_EXISTS' })
+    await store.dispose()
     expect(await readdirNames(root)).toEqual(['s1.jsonl'])
   })
 })

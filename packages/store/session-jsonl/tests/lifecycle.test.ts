@@ -1,4 +1,4 @@
-import { chmod, stat, writeFile } from 'node:fs/promises'
+import { chmod, readdir, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
 import SessionService from '@rein/session'
@@ -70,6 +70,8 @@ describe('disposing the store plugin (issue #8)', () => {
     session.append('turn/end', { turn: 1, reason: 'completed' })
     await fiber.dispose()
     await gone(join(root, 'd1.lock'))
+    // The store's pid file (lock.ts) goes with it.
+    expect(await readdir(root)).toEqual(['d1.jsonl'])
     expect(() => session.append('turn/start', { turn: 2 })).toThrow(expect.objectContaining({ code: 'SESSION_CLOSED' }))
     const reader = new JsonlSessionStore({ root })
     expect((await reader.load('d1')).events.map((event) => event.type)).toEqual(['turn/start', 'turn/end'])

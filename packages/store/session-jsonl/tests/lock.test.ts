@@ -1,7 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { readdir, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startZombie, type Zombie } from '@rein/testkit'
 import { JsonlSessionStore } from '../src/index.ts'
@@ -20,7 +21,7 @@ async function storedSession(root: string, id = 's1') {
   const store = new JsonlSessionStore({ root })
   await store.create(header(id))
   await store.append(id, range(0, 1))
-  await store.close(id)
+  await store.dispose()
 }
 
 describe('session locks', () => {
@@ -101,7 +102,7 @@ describe('session locks', () => {
     await writeFile(join(root, `.s2.lock.${dead}.${randomUUID()}.tmp`), `${dead}\n`)
     const store = new JsonlSessionStore({ root })
     await store.open('s1')
-    await store.close('s1')
+    await store.dispose()
     expect(await readdir(root)).toEqual(['s1.jsonl'])
   })
 
@@ -114,7 +115,7 @@ describe('session locks', () => {
     await writeFile(join(root, `.s2.jsonl.${dead}.${randomUUID()}.tmp`), '{"type":"header"}\n')
     const store = new JsonlSessionStore({ root })
     await store.open('s1')
-    await store.close('s1')
+    await store.dispose()
     expect(await readdir(root)).toEqual(['s1.jsonl'])
   })
 
@@ -127,7 +128,7 @@ describe('session locks', () => {
     await writeFile(join(root, temp), `${sleeper.pid!}\n`)
     const store = new JsonlSessionStore({ root })
     await store.open('s1')
-    await store.close('s1')
+    await store.dispose()
     expect((await readdir(root)).sort()).toEqual([temp, 's1.jsonl'])
   })
 
@@ -139,7 +140,7 @@ describe('session locks', () => {
     await writeFile(join(root, 'never-written.lock'), `${dead}\n`)
     const store = new JsonlSessionStore({ root })
     await store.open('s1')
-    await store.close('s1')
+    await store.dispose()
     expect(await readdir(root)).toEqual(['s1.jsonl'])
   })
 
@@ -153,7 +154,7 @@ describe('session locks', () => {
     await writeFile(join(root, 'child.lock'), `${dead}\n`)
     const store = new JsonlSessionStore({ root })
     await store.open('s1')
-    await store.close('s1')
+    await store.dispose()
     expect((await readdir(root)).sort()).toEqual(['child.jsonl', 's1.jsonl'])
   })
 
@@ -167,7 +168,7 @@ describe('session locks', () => {
     await writeFile(join(root, 's3.lock'), `${sleeper.pid!}\n`)
     const store = new JsonlSessionStore({ root })
     await store.open('s1')
-    await store.close('s1')
+    await store.dispose()
     expect((await readdir(root)).sort()).toEqual(['s1.jsonl', 's2.jsonl', 's2.lock', 's3.lock'])
   })
 
@@ -178,5 +179,59 @@ describe('session locks', () => {
     await writer.open('s1')
     expect((await new JsonlSessionStore({ root }).load('s1')).events).toEqual(range(0, 1))
     await writer.close('s1')
+  })
+})
+
+describe('a store\'s pid file', () => {
+  const pidFiles = async (root: string) => (await readdir(root)).filter((name) => name.startsWith('.owner.lock.'))
+
+  it('is what every lock the store holds links to, so a claim makes no file, and dispose removes it', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    await store.create(header('s1'))
+    await store.create(header('s2'))
+    const [pidFile, ...more] = await pidFiles(root)
+    expect(more).toEqual([])
+    const [s1, s2, owner] = await Promise.all(['s1.lock', 's2.lock', pidFile!].map((name) => stat(join(root, name))))
+    expect([s1!.ino, s2!.ino]).toEqual([owner!.ino, owner!.ino])
+    expect(owner!.nlink).toBe(3)
+    expect(await readFile(join(root, pidFile!), 'utf8')).toBe(`${process.pid}\n`)
+    await store.close('s1')
+    expect((await stat(join(root, pidFile!))).nlink).toBe(2)
+    await store.dispose()
+    expect(await readdir(root)).toEqual([])
+  })
+
+  it('is swept with the locks of a store killed with SIGKILL when another store claims a session there', async () => {
+    const root = await tempRoot()
+    const script = fileURLToPath(new URL('fixtures/hold-sessions.ts', import.meta.url))
+    const child = spawn(process.execPath, ['--conditions=@rein/source', '--import', 'tsx', script, root], { stdio: ['ignore', 'pipe', 'inherit'] })
+    children.push(child)
+    await new Promise<void>((resolve) => child.stdout!.on('data', (chunk: Buffer) => { if (chunk.toString().includes('held')) resolve() }))
+    expect((await readdir(root)).sort()).toEqual([expect.stringMatching(`^\\.owner\\.lock\\.${child.pid!}\\.`), 's1.jsonl', 's1.lock', 's2.jsonl', 's2.lock'])
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGKILL')
+    await exited
+    const store = new JsonlSessionStore({ root })
+    expect((await store.open('s1')).events).toEqual(range(0, 1))
+    await store.dispose()
+    expect((await readdir(root)).sort()).toEqual(['s1.jsonl', 's2.jsonl'])
+  })
+
+  it('is written again when it, or the whole folder, was removed while the store lived', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    await store.create(header('s1'))
+    await store.close('s1')
+    await unlink(join(root, (await pidFiles(root))[0]!))
+    await store.create(header('s2'))
+    expect(await readFile(join(root, 's2.lock'), 'utf8')).toBe(`${process.pid}\n`)
+    await store.close('s2')
+    await rm(root, { recursive: true })
+    await store.create(header('s3'))
+    expect(await readFile(join(root, 's3.lock'), 'utf8')).toBe(`${process.pid}\n`)
+    expect(await pidFiles(root)).toHaveLength(1)
+    await store.dispose()
+    expect(await readdir(root)).toEqual([])
   })
 })
