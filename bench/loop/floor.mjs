@@ -4,8 +4,16 @@
  * tool calls assembled from their deltas and called directly, history kept in an array. No
  * validation, no persistence, no retries: every harness is measured as a multiple of this. The
  * same loop over `node:http` (floor-http.mjs) costs less: on Node 20 fetch is not the cheapest transport.
+ *
+ * With a fourth argument `durable`, the floor also keeps a log as rein's session-jsonl does, and no
+ * more: a new file per conversation (its folder fsynced once), the messages since the last save
+ * appended as JSON lines and fsynced at each point rein makes its log durable. It shows what those
+ * fsyncs cost on the machine, apart from any harness.
  */
 
+import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { EventSourceParserStream } from 'eventsource-parser/stream'
 import { API_KEY, MODEL, TOOL_DESCRIPTION, TOOL_NAME, TOOL_PARAMETERS, addDelta, args, handWrittenLoop, runLoop } from './common.mjs'
 
@@ -30,6 +38,38 @@ async function complete(/** @type {object[]} */ messages) {
   return answer
 }
 
-const conversation = handWrittenLoop(complete)
+const conversation = handWrittenLoop(complete, process.argv[5] === 'durable' ? durableLog() : undefined)
 
 await runLoop({ scenario, turns, conversation })
+
+/** A log per conversation: a new file, then the new messages appended and fsynced at each save. */
+function durableLog() {
+  // Kept until the runner is done, as rein.mjs keeps its sessions.
+  const kept = process.env.REIN_BENCH_TMP
+  const folder = mkdtempSync(join(kept ?? tmpdir(), 'floor-bench-'))
+  if (!kept) process.on('exit', () => rmSync(folder, { recursive: true, force: true }))
+  let count = 0
+  /** @type {number | undefined} */
+  let open
+  return () => {
+    if (open !== undefined) closeSync(open)
+    const fd = openSync(join(folder, `${count++}.jsonl`), 'wx', 0o600)
+    open = fd
+    let saved = 0
+    let synced = false
+    return {
+      save: (/** @type {any[]} */ messages) => {
+        let lines = ''
+        for (; saved < messages.length; saved++) lines += `${JSON.stringify(messages[saved])}\n`
+        writeSync(fd, lines)
+        fsyncSync(fd)
+        if (synced) return
+        // The file's name is durable once its folder is.
+        const dir = openSync(folder, 'r')
+        fsyncSync(dir)
+        closeSync(dir)
+        synced = true
+      },
+    }
+  }
+}

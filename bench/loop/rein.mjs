@@ -36,8 +36,12 @@ await ctx.plugin(openai, { provider: 'mock', baseURL, apiKeyEnv: 'REIN_BENCH_KEY
 await ctx.plugin(ToolRegistry, {})
 await ctx.plugin(SessionService, {})
 await ctx.plugin(AgentService, { provider: 'mock', model: MODEL, system: SYSTEM })
-const root = mkdtempSync(join(tmpdir(), 'rein-bench-'))
-process.on('exit', () => rmSync(root, { recursive: true, force: true }))
+// Under the runner, the sessions stay until every run is done (it removes REIN_BENCH_TMP): where
+// ext4 runs without a journal, each inode allocation scans the inodes freed in the last minutes, so
+// one run's clean-up would slow the next run's session files.
+const kept = process.env.REIN_BENCH_TMP
+const root = mkdtempSync(join(kept ?? tmpdir(), 'rein-bench-'))
+if (!kept) process.on('exit', () => rmSync(root, { recursive: true, force: true }))
 const jsonl = variant === 'durable' || variant === 'jsonl'
 const telemetry = variant === 'durable' || variant === 'telemetry'
 // Only what the variant composes is imported, as a cordis.yml loads only the rows it lists.

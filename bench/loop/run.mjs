@@ -14,7 +14,7 @@
  */
 
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import os from 'node:os'
 import { join, relative } from 'node:path'
@@ -47,6 +47,7 @@ const at = (/** @type {string} */ name) => `${name}${pinned[name] ? ` ${pinned[n
 const HARNESSES = [
   { id: 'floor', label: 'floor (fetch + eventsource-parser + direct call)', file: join(bench, 'loop', 'floor.mjs') },
   { id: 'floor-http', label: 'floor over node:http (informational)', file: join(bench, 'loop', 'floor-http.mjs') },
+  { id: 'floor-durable', label: 'floor keeping a log fsynced where rein does (informational)', file: join(bench, 'loop', 'floor.mjs'), variant: 'durable' },
   { id: 'rein', label: 'rein (session-jsonl + telemetry)', file: join(bench, 'loop', 'rein.mjs'), variant: 'durable' },
   { id: 'rein-memory', label: 'rein (in-memory, no telemetry)', file: join(bench, 'loop', 'rein.mjs'), variant: 'memory' },
   { id: 'rein-jsonl', label: 'rein layer: session-jsonl, no telemetry', file: join(bench, 'loop', 'rein.mjs'), variant: 'jsonl', layer: true },
@@ -197,7 +198,10 @@ async function main() {
 
   const server = await startMockServer()
   const capture = await startCapture()
-  const env = { ...process.env, REIN_BENCH_OTLP: capture.url }
+  // rein's session files, removed once every run is done (see rein.mjs).
+  const kept = mkdtempSync(join(os.tmpdir(), 'rein-bench-runs-'))
+  process.on('exit', () => rmSync(kept, { recursive: true, force: true }))
+  const env = { ...process.env, REIN_BENCH_OTLP: capture.url, REIN_BENCH_TMP: kept }
 
   /**
    * @typedef {{ rep: number, ok: boolean, reason?: string, stderrTail?: string, metrics?: Record<string, number> }} Run
