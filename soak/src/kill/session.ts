@@ -192,9 +192,10 @@ async function rewindAndCheck(id: string, folders: RunFolders, kills: readonly K
 function missedPoint(kill: Kill, folders: RunFolders, before: Record<string, string> | undefined): string | undefined {
   if (kill.by === 'lock') {
     const names = existsSync(folders.sessions) ? readdirSync(folders.sessions) : []
-    const temp = names.some((name) => /\.lock\.\d+\.[0-9a-f-]+\.tmp$/.test(name))
+    // The store writes its pid file at its first claim, then links each lock to it.
+    const pidFile = names.some((name) => /^\.owner\.lock\.\d+\.[0-9a-f-]+\.tmp$/.test(name))
     const locks = names.filter((name) => name.endsWith('.lock'))
-    if (!temp) return `no temporary pid file in ${names.join(', ')}`
+    if (!pidFile) return `no store pid file in ${names.join(', ')}`
     // The session's own lock is there after the link; before it, only a lock an earlier kill left (a resume's).
     if (kill.link && locks.length === 0) return 'no lock file after the link'
     return undefined

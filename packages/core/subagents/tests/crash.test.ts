@@ -179,8 +179,9 @@ describe('a parent killed before its child was stored', () => {
     expect(repaired.paired).toEqual([])
     expect(result).toMatchObject({ isError: true, code: 'TOOL_NOT_STARTED' })
     expect(await childOf(root, parentId)).toEqual([])
-    // Besides the parent's files, only the live store's pid file (session-jsonl's locks link to it).
-    expect(readdirSync(sessions).filter((file) => !file.startsWith(parentId) && !file.startsWith('.owner.lock.'))).toEqual([])
+    // Besides the parent's files, only this process's store pid file (session-jsonl's locks link to
+    // it): the killed parent's was swept.
+    expect(readdirSync(sessions).filter((file) => !file.startsWith(parentId) && !file.startsWith(`.owner.lock.${process.pid}.`))).toEqual([])
     expect(childRequests()).toHaveLength(0)
     await expectValid(root, parentId)
   }, 60_000)

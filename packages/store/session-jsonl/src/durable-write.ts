@@ -85,11 +85,14 @@ export async function publishFile(file: string, content: Uint8Array, offLoop = f
   }
 }
 
-/** Writes a small file whole with mode 0600, failing if it exists (`wx`). */
+/** Writes a small file whole with mode 0600, failing if it exists (`wx`); a file it could not fill is removed. */
 export function writeNewPrivateFile(file: string, text: string): void {
   const fd = openSync(file, 'wx', PRIVATE_FILE_MODE)
   try {
     writeAll(fileTarget(fd), Buffer.from(text), 0)
+  } catch (error) {
+    quietly(() => unlinkSync(file))
+    throw error
   } finally {
     closeSync(fd)
   }

@@ -44,8 +44,8 @@ export class LockOwner {
 
   /**
    * Claims `lock` for this process, or fails with `SESSION_LOCKED` naming the live holder. Fails
-   * with `SESSION_IO_FAILED` caused by ENOENT when the folder is gone; after `forget`, the next
-   * claim writes the pid file again.
+   * with `SESSION_IO_FAILED` caused by ENOENT when the folder or the pid file is gone; after
+   * `forget`, the next claim writes the pid file again.
    */
   claim(lock: string, id: string): void {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
@@ -65,12 +65,12 @@ export class LockOwner {
     throw new ReinError('SESSION_LOCKED', `session ${id}: ${lock} kept changing while rein tried to claim it; another process is claiming the session`, { details: { lock } })
   }
 
-  /** Drops the pid file's name without removing it: the folder was found gone, so write it again. */
+  /** Drops the pid file without removing it: it (or its folder) was found gone, so the next claim writes another. */
   forget(): void {
     this.file = undefined
   }
 
-  /** Removes the pid file. Locks still held stay valid: each is a name of its own for the file. */
+  /** Removes the pid file's name. Locks still held stay valid: each is a name of its own for the same file. */
   dispose(): void {
     const file = this.file
     this.file = undefined
@@ -145,8 +145,10 @@ function writerOfTemp(name: string): number | undefined {
 }
 
 /**
- * Unlinks `lock` if the process it names is gone and the name still points to the file read. The
- * file stays open until that comparison: an inode cannot be freed and given to a new lock meanwhile.
+ * Unlinks `lock` if the process it names is gone and the name still points to the file read: a
+ * claimer taking the lock over meanwhile links its own pid file, another inode (the gone process
+ * links its pid file to nothing more). The file stays open until that comparison, so its inode
+ * cannot be freed and given to a new pid file meanwhile.
  */
 function removeIfStale(lock: string): void {
   const fd = openSync(lock, 'r')

@@ -218,6 +218,15 @@ describe('a store\'s pid file', () => {
     expect((await readdir(root)).sort()).toEqual(['s1.jsonl', 's2.jsonl'])
   })
 
+  it('leaves no half-written pid file behind when it cannot be written (a full disk)', async () => {
+    const root = await tempRoot()
+    const script = fileURLToPath(new URL('fixtures/claim-past-limit.ts', import.meta.url))
+    // ulimit -f 0: the file is created, and its first write fails with EFBIG (Node ignores SIGXFSZ).
+    const child = spawnSync('sh', ['-c', `ulimit -f 0 && exec "${process.execPath}" --conditions=@rein/source --import tsx "${script}" "${root}"`], { encoding: 'utf8' })
+    expect(child.stderr).toBe('')
+    expect(JSON.parse(child.stdout)).toEqual({ codes: ['SESSION_IO_FAILED', 'SESSION_IO_FAILED'], names: [] })
+  })
+
   it('is written again when it, or the whole folder, was removed while the store lived', async () => {
     const root = await tempRoot()
     const store = new JsonlSessionStore({ root })
@@ -233,5 +242,42 @@ describe('a store\'s pid file', () => {
     expect(await pidFiles(root)).toHaveLength(1)
     await store.dispose()
     expect(await readdir(root)).toEqual([])
+  })
+  it('is written anew when a disposed store claims again, and removed by its next dispose', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    await store.create(header('s1'))
+    await store.dispose()
+    await store.create(header('s2'))
+    expect(await readFile(join(root, 's2.lock'), 'utf8')).toBe(`${process.pid}\n`)
+    await store.dispose()
+    expect(await readdir(root)).toEqual([])
+  })
+
+  it('is each store\'s own: one store disposed leaves the locks another in this process holds', async () => {
+    const root = await tempRoot()
+    const first = new JsonlSessionStore({ root })
+    const second = new JsonlSessionStore({ root })
+    await first.create(header('s1'))
+    await second.create(header('s2'))
+    expect(await pidFiles(root)).toHaveLength(2)
+    await first.dispose()
+    expect(await readFile(join(root, 's2.lock'), 'utf8')).toBe(`${process.pid}\n`)
+    await expect(first.create(header('s2'))).rejects.toMatchObject({ code: 'SESSION_LOCKED', details: { pid: process.pid } })
+    await first.dispose()
+    await second.dispose()
+    expect(await readdir(root)).toEqual([])
+  })
+
+  it('of a live process is kept by the sweep', async () => {
+    const root = await tempRoot()
+    const sleeper = spawn('sleep', ['30'])
+    children.push(sleeper)
+    const theirs = `.owner.lock.${sleeper.pid!}.${randomUUID()}.tmp`
+    await writeFile(join(root, theirs), `${sleeper.pid!}\n`)
+    const store = new JsonlSessionStore({ root })
+    await store.create(header('s1'))
+    await store.dispose()
+    expect(await readdir(root)).toEqual([theirs])
   })
 })
