@@ -2,13 +2,13 @@
  * The per-session lock file: `<id>.lock`, holding the owner's pid. A store writes its pid once, to a
  * hidden pid file of its own in the folder (`LockOwner`), and each lock it claims is a hard link to
  * that file. So a lock appears whole (a live owner's lock is never empty), a claim allocates no
- * inode, and a release frees none: creating and freeing an inode per session is most of a session's
- * file-system cost where ext4 runs without a journal, which scans recently freed inodes at each
- * allocation. A lock whose owner cannot be shown alive (its process is gone, or the file names no
+ * inode, and a release frees none: where ext4 runs without a journal, each inode allocation scans
+ * the inodes freed in the last minutes, so an inode made and freed per session made every later
+ * file slower to create. A lock whose owner cannot be shown alive (its process is gone, or the file names no
  * process, e.g. one left empty by an older rein killed mid-write) is stale and taken over.
  *
  * What a killed rein leaves is swept by a store's first successful claim in the folder (`sweepLeftovers`):
- * pid files and logs being published (killed inside a claim, or before the store was disposed) and
+ * pid files and logs being published (killed inside a claim, or ended without disposing the store) and
  * stale locks — also those no claim of their own session would ever take over: a session whose log
  * was never written (killed between `create` and the first flush), or a subagent's finished
  * session, which its parent only reads.
