@@ -52,16 +52,19 @@ describe('rein: usage', () => {
     expect(p.server.requests).toHaveLength(0)
   })
 
-  it('says a package is missing in a few lines, naming the file given, without stack frames unless --verbose', async () => {
+  it('says a package is missing once, in a few lines, naming the file given, without stack frames; --verbose adds the cause', async () => {
     const p = await setUp([answer('never')], { extraRows: ['- id: ghost', '  name: rein-plugin-ghost'] })
     renameSync(join(p.dir, 'cordis.yml'), join(p.dir, 'agent.yml'))
     const result = await rein(p.dir, ['--config', 'agent.yml', 'run', 'hi'])
     expect(result.code).toBe(2)
     expect(result.stderr).toContain(`Cannot find package 'rein-plugin-ghost' imported from ${join(p.dir, 'agent.yml')}`)
+    // Once, in the report naming the row: not also as a logged error before it.
+    expect(result.stderr.match(/Cannot find package/g)).toHaveLength(1)
+    expect(result.stderr).toContain('row "ghost" (rein-plugin-ghost): cannot load the plugin')
     expect(result.stderr).not.toMatch(/^\s+at /m)
     expect(result.stderr).not.toContain('cordis.yml')
     const verbose = await rein(p.dir, ['--config', 'agent.yml', '--verbose', 'run', 'hi'])
-    expect(verbose.stderr).toMatch(/^\s+at /m)
+    expect(verbose.stderr).toContain("caused by: Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'rein-plugin-ghost'")
   })
 })
 

@@ -70,7 +70,7 @@ export async function loadComposition(options: CompositionOptions): Promise<Comp
   })
   try {
     const checked = await preflight(tree, rows)
-    if (checked.problems.length > 0) throw invalid(file, checked.problems, undefined, checked.notBuilt ? 'PLUGIN_NOT_BUILT' : 'CONFIG_INVALID')
+    if (checked.problems.length > 0) throw invalid(file, checked.problems, checked.cause, checked.notBuilt ? 'PLUGIN_NOT_BUILT' : 'CONFIG_INVALID')
     const failed = await applyRows(tree, rows)
     if (failed.length > 0) throw invalid(file, failed)
     const problems = await checkLoaded(ctx)
@@ -87,7 +87,7 @@ export async function loadComposition(options: CompositionOptions): Promise<Comp
     const checked = await preflight(tree, next)
     if (checked.problems.length > 0) {
       tree.restoreResolved(ran)
-      throw invalid(file, checked.problems, undefined, checked.notBuilt ? 'PLUGIN_NOT_BUILT' : 'CONFIG_INVALID')
+      throw invalid(file, checked.problems, checked.cause, checked.notBuilt ? 'PLUGIN_NOT_BUILT' : 'CONFIG_INVALID')
     }
     const failed = await applyRows(tree, next)
     if (failed.length === 0) failed.push(...await checkLoaded(ctx))

@@ -1,8 +1,8 @@
 /**
- * Before any row starts (at load and at every reload): checks each row's config against its
- * plugin's Config, and tells the rows that need a service from an invalid row which row that is.
- * A plugin that cannot be imported is left to the start, which reports it by row — except one that
- * ships TypeScript source Node cannot run, which no start would fix.
+ * Before any row starts (at load and at every reload): imports each row's plugin, checks the row's
+ * config against its Config, and tells the rows that need a service from an invalid row which row
+ * that is. A plugin that cannot be imported is reported here by row, so nothing starts (a reload
+ * leaves the running rows untouched) and the loader never logs the same failure again.
  */
 
 import type { EntryOptions, EntryTree } from '@deepseek-ai/cordis-plugin-loader'
@@ -21,15 +21,19 @@ export interface PreflightResult {
   problems: string[]
   /** Some row's plugin is TypeScript source that must be built first. */
   notBuilt: boolean
+  /** The first failed import's own error, for the report's cause chain (`--verbose`). */
+  cause?: unknown
 }
 
 export async function preflight(tree: EntryTree, rows: readonly EntryOptions[]): Promise<PreflightResult> {
   let notBuilt = false
+  const causes: unknown[] = []
   const checked = await Promise.all(enabledRows(rows).map(async (row): Promise<CheckedRow> => {
     const loaded = await loadPlugin(tree, row)
     if (!loaded.ok) {
       notBuilt ||= loaded.notBuilt
-      return { row, plugin: undefined, problems: loaded.notBuilt ? [loaded.problem] : [] }
+      if (loaded.cause !== undefined) causes.push(loaded.cause)
+      return { row, plugin: undefined, problems: [loaded.problem] }
     }
     return { row, plugin: loaded.plugin, problems: configProblems(row.config, loaded.plugin.Config) }
   }))
@@ -37,7 +41,7 @@ export async function preflight(tree: EntryTree, rows: readonly EntryOptions[]):
   const problems = checked.flatMap((entry) => entry.problems.length > 0
     ? entry.problems.map((problem) => `${rowLabel(entry.row)}: ${problem}`)
     : blockedBy(entry, checked))
-  return { problems, notBuilt }
+  return { problems, notBuilt, ...(causes.length > 0 ? { cause: causes[0] } : {}) }
 }
 
 /** A valid row that could not start anyway: every row providing a service it needs is invalid. */

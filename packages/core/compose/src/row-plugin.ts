@@ -15,8 +15,11 @@ export interface RowPlugin {
   provide: string[]
 }
 
-/** `notBuilt`: the entry is TypeScript source this Node cannot run (the problem says how to build it). */
-export type LoadedPlugin = { ok: true; plugin: RowPlugin } | { ok: false; problem: string; notBuilt: boolean }
+/**
+ * `notBuilt`: the entry is TypeScript source this Node cannot run (the problem says how to build it).
+ * `cause`: the import's own error, when the import failed.
+ */
+export type LoadedPlugin = { ok: true; plugin: RowPlugin } | { ok: false; problem: string; notBuilt: boolean; cause?: unknown }
 
 /** `row "<id>" (<plugin>)`, the way every problem names its row. */
 export function rowLabel(row: Pick<EntryOptions, 'id' | 'name'>): string {
@@ -28,8 +31,8 @@ export async function loadPlugin(tree: EntryTree, row: EntryOptions): Promise<Lo
   try {
     exports = await tree.import(row.name)
   } catch (error) {
-    if (isReinError(error, 'PLUGIN_NOT_BUILT')) return { ok: false, problem: error.message, notBuilt: true }
-    return { ok: false, problem: `cannot load the plugin: ${firstLine(error)}`, notBuilt: false }
+    if (isReinError(error, 'PLUGIN_NOT_BUILT')) return { ok: false, problem: error.message, notBuilt: true, cause: error.cause }
+    return { ok: false, problem: `cannot load the plugin: ${firstLine(error)}`, notBuilt: false, cause: error }
   }
   const plugin: unknown = tree.ctx.loader.unwrapExports(exports)
   const isPlugin = typeof plugin === 'function' || (typeof plugin === 'object' && plugin !== null && typeof Reflect.get(plugin, 'apply') === 'function')

@@ -65,18 +65,23 @@ describe('loadComposition', () => {
     expect(log()).toEqual([])
   })
 
-  it('says which row names a package that cannot be found, or a module that is not a plugin', async () => {
+  it('says which row names a package that cannot be found, or a module that is not a plugin, before any row starts', async () => {
     const file = writeConfig([
       '- id: ghost', '  name: rein-plugin-that-does-not-exist',
       '- id: plain', '  name: FIXTURES/not-a-plugin.ts',
       '- id: broken', '  name: FIXTURES/throws.ts',
     ].join('\n'))
     const { problems } = await failure(file)
+    // "broken" would fail to start, but nothing starts while a row cannot even be imported.
     expect(problems).toEqual([
       expect.stringMatching(/^row "ghost" \(rein-plugin-that-does-not-exist\): cannot load the plugin: Cannot find package 'rein-plugin-that-does-not-exist'/),
       `row "plain" (${fixtures}not-a-plugin.ts): the module is not a cordis plugin (export a function, a class, or an object with apply)`,
-      `row "broken" (${fixtures}throws.ts): failed to start: cannot open the database: /nowhere/db.sqlite`,
     ])
+  })
+
+  it('says which row failed to start', async () => {
+    const { problems } = await failure(writeConfig('- id: broken\n  name: FIXTURES/throws.ts\n'))
+    expect(problems).toEqual([`row "broken" (${fixtures}throws.ts): failed to start: cannot open the database: /nowhere/db.sqlite`])
   })
 
   it.each([

@@ -48,6 +48,15 @@ describe('reload', () => {
     expect(log().at(-1)).toBe('start 3')
   })
 
+  it('rejects an edit naming a package that cannot be found without stopping any row', async () => {
+    const file = writeConfig(counterRows('{label: a, start: 1}'))
+    const composition = await load(file)
+    writeConfig(counterRows('{label: a, start: 2}', 'rein-plugin-that-does-not-exist'))
+    expect((await rejection(composition.reload())).code).toBe('CONFIG_INVALID')
+    // Found before anything starts: the running row was never stopped and started again.
+    expect(log()).toEqual(['start 1'])
+  })
+
   it('leaves no unhandled rejection behind when an edit makes a running row fail to start', async () => {
     const unhandled: unknown[] = []
     const record = (reason: unknown) => unhandled.push(reason)
