@@ -2,7 +2,8 @@
  * Before any row starts (at load and at every reload): imports each row's plugin, checks the row's
  * config against its Config, and tells the rows that need a service from an invalid row which row
  * that is. A plugin that cannot be imported is reported here by row, so nothing starts (a reload
- * leaves the running rows untouched) and the loader never logs the same failure again.
+ * leaves the running rows untouched) and the loader does not log the same failure again. A group
+ * row's own plugin is left to the start (its members are checked).
  */
 
 import type { EntryOptions, EntryTree } from '@deepseek-ai/cordis-plugin-loader'
@@ -14,6 +15,9 @@ interface CheckedRow {
   row: EntryOptions
   plugin: RowPlugin | undefined
   problems: string[]
+  /** The failed import's own error. */
+  cause?: unknown
+  notBuilt?: boolean
 }
 
 export interface PreflightResult {
@@ -21,27 +25,24 @@ export interface PreflightResult {
   problems: string[]
   /** Some row's plugin is TypeScript source that must be built first. */
   notBuilt: boolean
-  /** The first failed import's own error, for the report's cause chain (`--verbose`). */
+  /** The first failed import's own error in the file (a not-built one first), for the report's cause chain (`--verbose`). */
   cause?: unknown
 }
 
 export async function preflight(tree: EntryTree, rows: readonly EntryOptions[]): Promise<PreflightResult> {
-  let notBuilt = false
-  const causes: unknown[] = []
   const checked = await Promise.all(enabledRows(rows).map(async (row): Promise<CheckedRow> => {
     const loaded = await loadPlugin(tree, row)
-    if (!loaded.ok) {
-      notBuilt ||= loaded.notBuilt
-      if (loaded.cause !== undefined) causes.push(loaded.cause)
-      return { row, plugin: undefined, problems: [loaded.problem] }
-    }
+    if (!loaded.ok) return { row, plugin: undefined, problems: [loaded.problem], cause: loaded.cause, notBuilt: loaded.notBuilt }
     return { row, plugin: loaded.plugin, problems: configProblems(row.config, loaded.plugin.Config) }
   }))
+  const notBuilt = checked.some((entry) => entry.notBuilt === true)
   if (checked.every(({ problems }) => problems.length === 0)) return { problems: [], notBuilt }
   const problems = checked.flatMap((entry) => entry.problems.length > 0
     ? entry.problems.map((problem) => `${rowLabel(entry.row)}: ${problem}`)
     : blockedBy(entry, checked))
-  return { problems, notBuilt, ...(causes.length > 0 ? { cause: causes[0] } : {}) }
+  // In the file's order, not the order the imports failed in; the one the error's code is about first.
+  const cause = (checked.find((entry) => entry.notBuilt === notBuilt && entry.cause !== undefined) ?? checked.find((entry) => entry.cause !== undefined))?.cause
+  return { problems, notBuilt, ...(cause !== undefined ? { cause } : {}) }
 }
 
 /** A valid row that could not start anyway: every row providing a service it needs is invalid. */

@@ -67,6 +67,7 @@ describe('loadComposition', () => {
 
   it('says which row names a package that cannot be found, or a module that is not a plugin, before any row starts', async () => {
     const file = writeConfig([
+      '- id: counter', '  name: FIXTURES/counter.ts', '  config: {label: a, start: 1}',
       '- id: ghost', '  name: rein-plugin-that-does-not-exist',
       '- id: plain', '  name: FIXTURES/not-a-plugin.ts',
       '- id: broken', '  name: FIXTURES/throws.ts',
@@ -77,6 +78,15 @@ describe('loadComposition', () => {
       expect.stringMatching(/^row "ghost" \(rein-plugin-that-does-not-exist\): cannot load the plugin: Cannot find package 'rein-plugin-that-does-not-exist'/),
       `row "plain" (${fixtures}not-a-plugin.ts): the module is not a cordis plugin (export a function, a class, or an object with apply)`,
     ])
+    expect(log()).toEqual([])
+  })
+
+  it('gives the first failed import in the file as the cause, whichever failed first', async () => {
+    // The missing package fails at once (resolving); the broken module only once it is read and run.
+    const file = writeConfig(['- id: broken', '  name: FIXTURES/throws-on-import.ts', '- id: ghost', '  name: rein-plugin-that-does-not-exist'].join('\n'))
+    const { problems, cause } = await failure(file)
+    expect(problems).toHaveLength(2)
+    expect(cause).toMatchObject({ message: 'cannot import: this module is broken' })
   })
 
   it('says which row failed to start', async () => {

@@ -22,6 +22,7 @@ export interface Failure {
   code: string
   message: string
   problems: unknown
+  cause: unknown
 }
 
 export function useComposition() {
@@ -55,7 +56,7 @@ export function useComposition() {
         loaded = await loadComposition({ file, ...options })
       } catch (error) {
         if (!isReinError(error)) throw error
-        return { code: error.code, message: error.message, problems: error.details?.problems }
+        return { code: error.code, message: error.message, problems: error.details?.problems, cause: error.cause }
       }
       throw new Error('expected the load to fail')
     },
@@ -72,7 +73,7 @@ export async function rejection(promise: Promise<unknown>): Promise<Failure> {
     await promise
   } catch (error) {
     if (!isReinError(error)) throw error
-    return { code: error.code, message: error.message, problems: error.details?.problems }
+    return { code: error.code, message: error.message, problems: error.details?.problems, cause: error.cause }
   }
   throw new Error('expected a rejection')
 }
