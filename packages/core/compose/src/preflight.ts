@@ -40,8 +40,9 @@ export async function preflight(tree: EntryTree, rows: readonly EntryOptions[]):
   const problems = checked.flatMap((entry) => entry.problems.length > 0
     ? entry.problems.map((problem) => `${rowLabel(entry.row)}: ${problem}`)
     : blockedBy(entry, checked))
-  // In the file's order, not the order the imports failed in; the one the error's code is about first.
-  const cause = (checked.find((entry) => entry.notBuilt === notBuilt && entry.cause !== undefined) ?? checked.find((entry) => entry.cause !== undefined))?.cause
+  // In the file's order, not the order the imports failed in; a not-built one first, as it sets the error's code.
+  const failed = checked.filter((entry) => entry.cause !== undefined)
+  const cause = (failed.find((entry) => entry.notBuilt === true) ?? failed[0])?.cause
   return { problems, notBuilt, ...(cause !== undefined ? { cause } : {}) }
 }
 
