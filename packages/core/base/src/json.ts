@@ -119,7 +119,8 @@ function freezeItem(item: unknown, depthLeft: number): number {
       return 0
     case 'object': {
       if (item === null) return 0
-      const mark = markOf(item)
+      // Only a frozen value can carry the mark: JSON just parsed skips the symbol lookup.
+      const mark = Object.isFrozen(item) ? markOf(item) : undefined
       if (mark !== undefined) {
         if (mark > depthLeft) throw UNFIT
         return mark

@@ -21,12 +21,14 @@ const optional = (check: Check): Check => (value) => (value === undefined ? unde
 
 /** An object with `fields` (each checked; a problem names its path). */
 function object(fields: Fields): Check {
-  const entries = Object.entries(fields)
+  // Indexed loops, not for…of over entries: a resume checks every event of the log.
+  const keys = Object.keys(fields)
+  const checks = Object.values(fields)
   return (value) => {
     if (!isRecord(value)) return 'an object'
-    for (const [key, check] of entries) {
-      const problem = check(value[key])
-      if (problem !== undefined) return problem.startsWith('.') || problem.startsWith('[') ? `.${key}${problem}` : `.${key}: ${problem}`
+    for (let i = 0; i < keys.length; i++) {
+      const problem = checks[i]!(value[keys[i]!])
+      if (problem !== undefined) return problem.startsWith('.') || problem.startsWith('[') ? `.${keys[i]}${problem}` : `.${keys[i]}: ${problem}`
     }
     return undefined
   }
@@ -35,8 +37,8 @@ function object(fields: Fields): Check {
 function list(item: Check): Check {
   return (value) => {
     if (!Array.isArray(value)) return 'a list'
-    for (const [index, entry] of value.entries()) {
-      const problem = item(entry)
+    for (let index = 0; index < value.length; index++) {
+      const problem = item(value[index])
       if (problem !== undefined) return problem.startsWith('.') ? `[${index}]${problem}` : `[${index}]: ${problem}`
     }
     return undefined
@@ -45,11 +47,20 @@ function list(item: Check): Check {
 
 /** One of several object shapes, chosen by its `type`. */
 function byType(shapes: Readonly<Record<string, Check>>): Check {
+  const byName = shapeMap(shapes)
   return (value) => {
     if (!isRecord(value) || typeof value.type !== 'string') return 'an object with a "type"'
-    const shape = Object.hasOwn(shapes, value.type) ? shapes[value.type] : undefined
+    const shape = byName.get(value.type)
     return shape ? shape(value) : `a known type, not "${value.type}"`
   }
+}
+
+/**
+ * A Map, not the object's keys: a type read from JSON is a fresh string, which a keyed property
+ * lookup must first intern, and a resume looks up every event's.
+ */
+function shapeMap(shapes: Readonly<Record<string, Check>>): ReadonlyMap<string, Check> {
+  return new Map(Object.entries(shapes))
 }
 
 const text = object({ text: string })
@@ -71,7 +82,7 @@ const usage = optional(object({ inputTokens: count, outputTokens: count, cacheRe
 const turn = { turn: count }
 const step = { turn: count, step: count }
 
-const SHAPES: Readonly<Record<string, Check>> = {
+const SHAPES = shapeMap({
   'turn/start': object(turn),
   'turn/end': object({ ...turn, reason: string }),
   'step/start': object({ ...step, request: optional(object({ provider: string, model: string })) }),
@@ -86,11 +97,10 @@ const SHAPES: Readonly<Record<string, Check>> = {
     pruned: list(object({ callId: string, name: string, chars: count })),
     summary: optional(object({ text: string, fromSeq: count, toSeq: count })),
   }),
-}
+})
 
 /** What is wrong with a core event's data (e.g. `.message.content: a list`), or undefined when it has its shape or is not a core type. */
 export function coreEventProblem(event: SessionEvent): string | undefined {
-  const shape = Object.hasOwn(SHAPES, event.type) ? SHAPES[event.type] : undefined
-  const problem = shape?.(event.data)
+  const problem = SHAPES.get(event.type)?.(event.data)
   return problem === undefined ? undefined : `data${problem.startsWith('.') ? problem : `: ${problem}`}`
 }

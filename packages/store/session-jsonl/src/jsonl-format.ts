@@ -3,6 +3,7 @@
  * Parsing drops only a torn final line and reports anything else malformed by file and line.
  */
 
+import { isAscii } from 'node:buffer'
 import { ReinError, toFrozenJson } from '@rein/base'
 import { SESSION_FORMAT_VERSION, type SessionEvent, type SessionHeader } from '@rein/session'
 
@@ -29,28 +30,32 @@ export function eventLine(event: SessionEvent): string {
   return `${JSON.stringify(toFrozenJson(event))}\n`
 }
 
-/** Parses a whole session file; `file` names it in errors, `id` is the id its name carries. */
+/**
+ * Parses a whole session file; `file` names it in errors, `id` is the id its name carries. One pass
+ * in file order, so the first bad line is the one reported.
+ */
 export function parseSessionFile(content: Buffer, file: string, id: string): ParsedSessionFile {
   const lastNewline = content.lastIndexOf(NEWLINE)
-  const lines = content.subarray(0, lastNewline + 1).toString('utf8').split('\n').slice(0, -1)
-  const values: unknown[] = []
-  for (const [index, text] of lines.entries()) values.push(parseLine(text, file, index + 1))
+  // An all-ASCII log (most are) is copied as Latin-1, several times faster than decoding UTF-8.
+  const lines = content.toString(isAscii(content) ? 'latin1' : 'utf8', 0, lastNewline + 1).split('\n')
+  lines.pop() // what follows the last newline: the tail, read below
   let validLength = lastNewline + 1
   let unterminated = false
-  const tail = content.subarray(lastNewline + 1)
-  if (tail.length > 0) {
-    const value = tryParse(tail.toString('utf8'))
+  let tail: unknown = TORN
+  if (validLength < content.length) {
+    tail = tryParse(content.toString('utf8', validLength))
     // A partial line is what a crash mid-write leaves; it was never acknowledged, so it is dropped.
-    if (value !== TORN) {
-      values.push(value)
+    if (tail !== TORN) {
       validLength = content.length
       unterminated = true
-    } else if (values.length === 0) {
+    } else if (lines.length === 0) {
       throw corrupt(file, 1, 'not a rein session file')
     }
   }
-  const header = toHeader(values[0], file, id)
-  const events = values.slice(1).map((value, index) => toEvent(value, index, file, index + 2))
+  const header = toHeader(lines.length > 0 ? parseLine(lines[0]!, file, 1) : tail, file, id)
+  const events: SessionEvent[] = []
+  for (let index = 1; index < lines.length; index++) events.push(toEvent(parseLine(lines[index]!, file, index + 1), index - 1, file, index + 1))
+  if (unterminated && lines.length > 0) events.push(toEvent(tail, lines.length - 1, file, lines.length + 1))
   return { header, events, validLength, unterminated }
 }
 

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import type { SessionEvent } from '@rein/session'
 import { describe, expect, it } from 'vitest'
 import { JsonlSessionStore } from '../src/index.ts'
-import { event, header, range } from './fixtures/sessions.ts'
+import { event, header, range, userMessage } from './fixtures/sessions.ts'
 import { tempRoot } from './temp-root.ts'
 
 const headerText = (id: string, overrides = {}) => JSON.stringify({ kind: 'rein-session', ...header(id), ...overrides })
@@ -53,6 +53,32 @@ describe('torn final line', () => {
   })
 })
 
+describe('text outside ASCII', () => {
+  const texts = ['café — naïve', '日本語のテキスト', 'emoji 😀 and \u2028 line separator', 'Latin-1 range: ÿ þ ß']
+
+  it('reads back exactly what was appended, after open, append and load', async () => {
+    const { store } = await storeWith('s1', fileOf([headerText('s1')]))
+    await store.open('s1')
+    const appended = texts.map((text, seq) => userMessage(seq, text))
+    await store.append('s1', appended)
+    await store.close('s1')
+    expect((await store.load('s1')).events).toEqual(appended)
+  })
+
+  it('cuts a torn line that ends inside a multi-byte character at its first byte', async () => {
+    const whole = fileOf([headerText('s1'), eventText(userMessage(0, texts[1]!))])
+    const torn = Buffer.from(eventText(userMessage(1, '😀 torn')))
+    const { file, store } = await storeWith('s1', whole)
+    // The cut falls inside the emoji's four bytes: the tail is not valid UTF-8.
+    await appendFile(file, torn.subarray(0, torn.indexOf(0xf0) + 2))
+    expect((await store.open('s1')).events).toEqual([userMessage(0, texts[1]!)])
+    expect(await readFile(file)).toEqual(Buffer.from(whole))
+    await store.append('s1', [userMessage(1, texts[2]!)])
+    await store.close('s1')
+    expect((await store.load('s1')).events).toEqual([userMessage(0, texts[1]!), userMessage(1, texts[2]!)])
+  })
+})
+
 describe('malformed files', () => {
   it.each<[string, string[], number, Record<string, unknown>?]>([
     ['an unparsable middle line', [eventText(event(0)), 'not json', eventText(event(1))], 3],
@@ -82,6 +108,11 @@ describe('malformed files', () => {
     const error = await store.load('s1').catch((caught: unknown) => caught)
     expect(error).toMatchObject({ code: 'SESSION_CORRUPT', details: { line: 1 } })
     expect((error as Error).message).toContain('not a rein session file')
+  })
+
+  it('reports the first bad line in the file, whatever is wrong with the later ones', async () => {
+    const { file, store } = await storeWith('s1', fileOf([headerText('s1'), eventText(event(0)), eventText(event(5)), 'not json']))
+    await expect(store.load('s1')).rejects.toMatchObject({ code: 'SESSION_CORRUPT', details: { file, line: 3 } })
   })
 
   it('refuses a newer format version and says to upgrade', async () => {
