@@ -142,7 +142,11 @@ export function isFrozenJson(value: unknown): boolean {
 /** The height a frozen copy was marked with, if `value` is one. */
 function markOf(value: object): number | undefined {
   const mark = (value as { [FROZEN]?: unknown })[FROZEN]
-  return typeof mark === 'number' ? mark : undefined
+  if (typeof mark !== 'number') return undefined
+  // Only plain values are marked, so a mark read through any other prototype is inherited from a
+  // frozen copy (`Object.create(copy)`) and says nothing about this value.
+  const proto = Object.getPrototypeOf(value) as unknown
+  return proto === Object.prototype || proto === Array.prototype || proto === null ? mark : undefined
 }
 
 /**

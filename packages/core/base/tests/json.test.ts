@@ -62,6 +62,13 @@ describe('toFrozenJson', () => {
     expect(rejection(value)).toEqual({ code: 'NOT_JSON', message })
   })
 
+  it('rejects an object made with a frozen copy as its prototype: the copy\'s mark is not its own', () => {
+    const heir = Object.create(toFrozenJson({ a: 1 })) as object
+    expect(isFrozenJson(heir)).toBe(false)
+    expect(rejection({ heir })).toMatchObject({ code: 'NOT_JSON' })
+    expect(() => freezeJson({ heir })).toThrow(expect.objectContaining({ code: 'NOT_JSON' }))
+  })
+
   it('rejects a cycle but accepts a shared, acyclic reference', () => {
     const cyclic: Record<string, unknown> = { a: 1 }
     cyclic.self = { back: cyclic }

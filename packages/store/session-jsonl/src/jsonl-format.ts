@@ -36,9 +36,10 @@ export function eventLine(event: SessionEvent): string {
  */
 export function parseSessionFile(content: Buffer, file: string, id: string): ParsedSessionFile {
   const lastNewline = content.lastIndexOf(NEWLINE)
-  // An all-ASCII log (most are) is copied as Latin-1, several times faster than decoding UTF-8.
+  // Below 0x80 Latin-1 and UTF-8 read bytes as the same characters, and copying a log as Latin-1
+  // is several times faster than decoding it: a resume reads the whole file.
   const lines = content.toString(isAscii(content) ? 'latin1' : 'utf8', 0, lastNewline + 1).split('\n')
-  lines.pop() // what follows the last newline: the tail, read below
+  lines.pop() // the '' after the last newline; the bytes after it are the tail, read below
   let validLength = lastNewline + 1
   let unterminated = false
   let tail: unknown = TORN

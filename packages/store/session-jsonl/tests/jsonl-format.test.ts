@@ -65,7 +65,7 @@ describe('text outside ASCII', () => {
     expect((await store.load('s1')).events).toEqual(appended)
   })
 
-  it('cuts a torn line that ends inside a multi-byte character at its first byte', async () => {
+  it('cuts a torn line that ends inside a multi-byte character where the line began', async () => {
     const whole = fileOf([headerText('s1'), eventText(userMessage(0, texts[1]!))])
     const torn = Buffer.from(eventText(userMessage(1, '😀 torn')))
     const { file, store } = await storeWith('s1', whole)
@@ -113,6 +113,13 @@ describe('malformed files', () => {
   it('reports the first bad line in the file, whatever is wrong with the later ones', async () => {
     const { file, store } = await storeWith('s1', fileOf([headerText('s1'), eventText(event(0)), eventText(event(5)), 'not json']))
     await expect(store.load('s1')).rejects.toMatchObject({ code: 'SESSION_CORRUPT', details: { file, line: 3 } })
+    const newer = await storeWith('s2', fileOf([headerText('s2', { formatVersion: 99 }), 'not json']))
+    await expect(newer.store.load('s2')).rejects.toMatchObject({ code: 'SESSION_FORMAT_UNSUPPORTED' })
+  })
+
+  it('numbers a bad last event that lacks its newline by its line', async () => {
+    const { file, store } = await storeWith('s1', fileOf([headerText('s1'), eventText(event(0))]) + eventText(event(7)))
+    await expect(store.load('s1')).rejects.toMatchObject({ code: 'SESSION_CORRUPT', details: { file, line: 3 } })
   })
 
   it('refuses a newer format version and says to upgrade', async () => {
@@ -134,6 +141,20 @@ describe('malformed files', () => {
     const extra = { ...event(0, 'plugin/note'), ignorable: true as const }
     const { store } = await storeWith('s1', fileOf([headerText('s1'), eventText(extra)]))
     expect((await store.load('s1')).events).toEqual([extra])
+  })
+
+  it('reads a header without its newline as an empty session, and open ends the line', async () => {
+    const { file, store } = await storeWith('s1', headerText('s1'))
+    expect(await store.load('s1')).toEqual({ header: header('s1'), events: [] })
+    expect((await store.open('s1')).events).toEqual([])
+    await store.append('s1', range(0, 1))
+    await store.close('s1')
+    expect(await readFile(file, 'utf8')).toBe(fileOf([headerText('s1'), eventText(event(0))]))
+  })
+
+  it('reads a file whose lines end with CRLF', async () => {
+    const { store } = await storeWith('s1', [headerText('s1'), eventText(event(0))].map((line) => `${line}\r\n`).join(''))
+    expect(await store.load('s1')).toEqual({ header: header('s1'), events: [event(0)] })
   })
 
   it('reads a header-only file as an empty session', async () => {
