@@ -119,7 +119,7 @@ function freezeItem(item: unknown, depthLeft: number): number {
       return 0
     case 'object': {
       if (item === null) return 0
-      // Only a frozen value can carry the mark: JSON just parsed skips the symbol lookup.
+      // Only a frozen value carries its own mark: JSON just parsed skips the symbol lookup.
       const mark = Object.isFrozen(item) ? markOf(item) : undefined
       if (mark !== undefined) {
         if (mark > depthLeft) throw UNFIT
@@ -253,8 +253,7 @@ function copyContainer(value: object, path: string, ancestors: Set<object>, dept
     }
     const proto = Object.getPrototypeOf(value) as unknown
     if (proto !== Object.prototype && proto !== null) {
-      const kind = (value as { constructor?: { name?: string } }).constructor?.name ?? 'class instance'
-      reject(path, `a ${kind} is not a plain object`)
+      reject(path, `${describeInstance(value)} is not a plain object`)
     }
     if (Object.getOwnPropertySymbols(value).length > 0) reject(path, 'a symbol key is not JSON')
     const entries: [string, JsonValue][] = []
@@ -273,6 +272,13 @@ function copyContainer(value: object, path: string, ancestors: Set<object>, dept
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/
 
 /** `$.a.b`, `$["odd key"]`, `$.list[2]`: the path notation every rein validator reports. */
+/** What an object that is not plain is, for an error: `a Date`, or one whose prototype is a plain object. */
+function describeInstance(value: object): string {
+  const name = (value as { constructor?: { name?: string } }).constructor?.name
+  if (name === 'Object') return 'an object made with another object as its prototype'
+  return `a ${name ?? 'class instance'}`
+}
+
 export function childPath(parent: string, key: string | number): string {
   if (typeof key === 'number') return `${parent}[${key}]`
   return IDENTIFIER.test(key) ? `${parent}.${key}` : `${parent}[${JSON.stringify(key)}]`

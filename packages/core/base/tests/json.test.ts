@@ -62,11 +62,15 @@ describe('toFrozenJson', () => {
     expect(rejection(value)).toEqual({ code: 'NOT_JSON', message })
   })
 
-  it('rejects an object made with a frozen copy as its prototype: the copy\'s mark is not its own', () => {
-    const heir = Object.create(toFrozenJson({ a: 1 })) as object
+  it.each([
+    ['unfrozen', () => Object.create(toFrozenJson({ a: 1 })) as object],
+    ['frozen', () => Object.freeze(Object.create(toFrozenJson({ a: 1 })) as object)],
+  ])('rejects an object made with a frozen copy as its prototype (%s): the copy\'s mark is not its own', (_label, make) => {
+    const heir = make()
+    const message = '$.heir: an object made with another object as its prototype is not a plain object'
     expect(isFrozenJson(heir)).toBe(false)
-    expect(rejection({ heir })).toMatchObject({ code: 'NOT_JSON' })
-    expect(() => freezeJson({ heir })).toThrow(expect.objectContaining({ code: 'NOT_JSON' }))
+    expect(rejection({ heir })).toEqual({ code: 'NOT_JSON', message })
+    expect(() => freezeJson({ heir })).toThrow(message)
   })
 
   it('rejects a cycle but accepts a shared, acyclic reference', () => {

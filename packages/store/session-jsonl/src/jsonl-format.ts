@@ -37,7 +37,8 @@ export function eventLine(event: SessionEvent): string {
 export function parseSessionFile(content: Buffer, file: string, id: string): ParsedSessionFile {
   const lastNewline = content.lastIndexOf(NEWLINE)
   // Below 0x80 Latin-1 and UTF-8 read bytes as the same characters, and copying a log as Latin-1
-  // is several times faster than decoding it: a resume reads the whole file.
+  // is several times faster than decoding it: a resume reads the whole file. The check covers the
+  // torn tail too; one non-ASCII byte there only costs the slower decode.
   const lines = content.toString(isAscii(content) ? 'latin1' : 'utf8', 0, lastNewline + 1).split('\n')
   lines.pop() // the '' after the last newline; the bytes after it are the tail, read below
   let validLength = lastNewline + 1
