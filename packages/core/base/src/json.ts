@@ -119,8 +119,7 @@ function freezeItem(item: unknown, depthLeft: number): number {
       return 0
     case 'object': {
       if (item === null) return 0
-      // Only a frozen value carries its own mark: JSON just parsed skips the symbol lookup.
-      const mark = Object.isFrozen(item) ? markOf(item) : undefined
+      const mark = markOf(item)
       if (mark !== undefined) {
         if (mark > depthLeft) throw UNFIT
         return mark
