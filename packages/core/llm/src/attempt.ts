@@ -96,8 +96,6 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
   let reported = false
   /** The adapter delivered its finish and the consumer took it: its request is over by itself. */
   let finished = false
-  /** Whether the adapter's iterator was told to close (it has `return`); one that cannot be told is aborted. */
-  const closing = { told: false }
   const settle = (failure: LlmFailure | undefined) => {
     reported = true
     const finishReason: FinishReason = finish?.reason ?? (failure?.code === 'ABORTED' ? 'aborted' : 'error')
@@ -119,8 +117,12 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
 
   const adapterRequest = { ...request, signal: controller.signal }
   const source = adapter.streamBatches ? adapter.streamBatches(adapterRequest) : adapter.stream(adapterRequest)
+  const reads = new AbortableReads<StreamChunk | readonly StreamChunk[]>(source, controller.signal)
   try {
-    for await (const read of untilAborted<StreamChunk | readonly StreamChunk[]>(source, controller.signal, closing)) {
+    while (true) {
+      const next = await reads.next()
+      if (next.done) break
+      const read = next.value
       /** What this read shows the caller, yielded together. */
       const out: StreamChunk[] = []
       for (const chunk of isBatch(read) ? read : [read]) {
@@ -158,10 +160,11 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
   } catch (error) {
     return failed(controller.signal.aborted ? abortFailure(controller.signal.reason, route) ?? toFailure(error) : toFailure(error))
   } finally {
+    const told = reads.close()
     // Stops the adapter's request when the consumer stops early or the attempt failed. A finished
     // one that was told to close is left alone: aborting it would run every listener down the chain
     // (the adapter's, its transport's) for a request that already ended.
-    if (!finished || !closing.told) controller.abort(FINISHED)
+    if (!finished || !told) controller.abort(FINISHED)
     run.removeEventListener('abort', relay)
     context.inflight.remove(adapter, entry)
     if (!reported) settle({ ...CONSUMER_STOPPED })
@@ -205,34 +208,40 @@ function estimateUsage(request: GenerationOptions, outputChars: number): TokenUs
 }
 
 /**
- * Iterates `source` but stops waiting the moment `signal` aborts (throwing its reason), so an
- * adapter that ignores its signal cannot hold a cancelled call open. One promise per chunk, settled
- * by the chunk or by the abort (a race per chunk would also leave a reaction on the abort's promise
- * for every chunk of the stream).
+ * Reads `source` but stops waiting the moment `signal` aborts (rejecting with its reason), so an
+ * adapter that ignores its signal cannot hold a cancelled call open. One promise per read, settled
+ * by the read or by the abort (a race per read would also leave a reaction on the abort's promise
+ * for every read of the stream). Not a generator: a read costs no hop of its own.
  */
-async function* untilAborted<T>(source: AsyncIterable<T>, signal: AbortSignal, closing: { told: boolean }): AsyncGenerator<T, void, undefined> {
-  const iterator = source[Symbol.asyncIterator]()
-  let stop: ((reason: unknown) => void) | undefined
-  const onAbort = () => stop?.(signal.reason)
-  signal.addEventListener('abort', onAbort, { once: true })
-  try {
-    while (true) {
-      if (signal.aborted) throw signal.reason as Error
-      const next = await new Promise<IteratorResult<T>>((resolve, reject) => {
-        stop = reject
-        iterator.next().then(resolve, reject)
+class AbortableReads<T> {
+  private readonly iterator: AsyncIterator<T>
+  private stop: ((reason: unknown) => void) | undefined
+  private readonly onAbort = () => this.stop?.(this.signal.reason)
+
+  constructor(source: AsyncIterable<T>, private readonly signal: AbortSignal) {
+    this.iterator = source[Symbol.asyncIterator]()
+    signal.addEventListener('abort', this.onAbort, { once: true })
+  }
+
+  /** The source's next read; rejects with the abort's reason once `signal` aborts. */
+  async next(): Promise<IteratorResult<T>> {
+    if (this.signal.aborted) throw this.signal.reason as Error
+    try {
+      return await new Promise<IteratorResult<T>>((resolve, reject) => {
+        this.stop = reject
+        this.iterator.next().then(resolve, reject)
       })
-      stop = undefined
-      if (next.done) return
-      yield next.value
+    } finally {
+      this.stop = undefined
     }
-  } finally {
-    stop = undefined
-    signal.removeEventListener('abort', onAbort)
-    // Tell the adapter we are done; don't wait for one that ignores it.
-    if (iterator.return) {
-      closing.told = true
-      void Promise.resolve(iterator.return()).catch(() => {})
-    }
+  }
+
+  /** Stops listening and tells the source we are done, without waiting; false when it cannot be told. */
+  close(): boolean {
+    this.stop = undefined
+    this.signal.removeEventListener('abort', this.onAbort)
+    if (!this.iterator.return) return false
+    void Promise.resolve(this.iterator.return()).catch(() => {})
+    return true
   }
 }

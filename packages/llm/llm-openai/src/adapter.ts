@@ -9,12 +9,12 @@ import { createRequire } from 'node:module'
 import { LlmAdapter, LlmError, type AdapterRequest, type ModelInfo, type ProviderEndpoint, type StreamChunk } from '@rein/llm'
 import { checkBaseURL, userInfo } from './base-url.ts'
 import { toWireBody, type RequestDefaults } from './convert-request.ts'
-import { createChunkTranslator } from './convert-stream.ts'
 import { readApiKey, redact } from './credentials.ts'
 import { openAiDialect, type OpenAiDialect } from './dialect.ts'
 import { failureFromResponse, failureFromTransportError } from './errors.ts'
-import { readBounded } from './response-body.ts'
-import { readSseBatches } from './sse.ts'
+import { readBounded, STOP_READING } from './response-body.ts'
+import { EventReading } from './event-reading.ts'
+import { readBody } from './sse.ts'
 import { post, type ChunkReader, type WireResponse } from './transport.ts'
 import { ResponseWatchdog } from './watchdog.ts'
 
@@ -100,12 +100,17 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
     }
   }
 
-  /** The chunks of each read of the response together: the runtime awaits once per read. */
+  /**
+   * The chunks of each read of the response together: the runtime awaits once per read. The body is
+   * read, framed and translated in this one generator, not a chain of them: each read costs one hop.
+   */
   override async *streamBatches(request: AdapterRequest): AsyncGenerator<readonly StreamChunk[], void, undefined> {
     const { label, apiKeyEnv, streamIdleTimeoutMs, dialect = openAiDialect } = this.options
     const key = readApiKey(apiKeyEnv, label)
     const body = toWireBody(request, this.options, dialect)
     const watchdog = new ResponseWatchdog(label, streamIdleTimeoutMs, request.signal)
+    /** Set once the body is being read: what is left of it is dropped when the stream ends early. */
+    let reader: ChunkReader | undefined
     try {
       const response = await this.send(body, key, watchdog, request.signal)
       if (response.status < 200 || response.status > 299) throw new LlmError(await this.failureOf(response, watchdog, key, request))
@@ -116,9 +121,35 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
         const requestId = response.headers.get('x-request-id')
         throw new LlmError({ code: 'MALFORMED_RESPONSE', status: response.status, ...(requestId ? { requestId } : {}), message: notStream })
       }
-      yield* this.translate(response.body, watchdog, key, request, dialect)
+      reader = response.body
+      watchdog.phase = 'body'
+      const reading = new EventReading(label, key, dialect)
+      try {
+        while (true) {
+          const read = await readBody(reader, watchdog, label)
+          if (read.done) {
+            const last = reading.end()
+            if (last.length > 0) yield last
+            return
+          }
+          const out = reading.push(read.value)
+          if (reading.sawDone) {
+            // The answer ends here; the rest of the body is read in the background, not waited for.
+            reader.release?.()
+            const last = reading.finish()
+            if (last.length > 0) yield last
+            return
+          }
+          if (out.length > 0) yield out
+        }
+      } catch (error) {
+        const out = reading.salvage(request.signal.aborted)
+        if (out.length > 0) yield out
+        throw withoutKey(error, key)
+      }
     } finally {
       watchdog.dispose()
+      reader?.cancel(STOP_READING).catch(() => {})
     }
   }
 
@@ -184,44 +215,6 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
       return ' (a redirect to an unreadable location; redirects are not followed)'
     }
     return ` (redirected to ${shown}; set baseURL to the address it names, redirects are not followed)`
-  }
-
-  /** Each read's events as one batch of chunks; the read holding `[DONE]` is joined by the end's chunks. */
-  private async *translate(body: ChunkReader, watchdog: ResponseWatchdog, key: string | undefined, request: AdapterRequest, dialect: OpenAiDialect): AsyncGenerator<readonly StreamChunk[], void, undefined> {
-    const { label } = this.options
-    const translator = createChunkTranslator(label, dialect.replayState !== undefined ? { replayState: dialect.replayState } : {})
-    /** The chunks of the read being translated: yielded whole, or before the failure that cut it. */
-    let out: StreamChunk[] = []
-    try {
-      let sawDone = false
-      reading: for await (const batch of readSseBatches(body, { provider: label, idleTimeoutMs: watchdog.idleMs, watchdog })) {
-        for (const data of batch) {
-          if (data.trim() === '[DONE]') {
-            sawDone = true
-            // The answer ends here; the rest of the body is read in the background, not waited for.
-            body.release?.()
-            break reading
-          }
-          let payload: unknown
-          try {
-            payload = JSON.parse(data)
-          } catch {
-            throw new LlmError({ code: 'MALFORMED_RESPONSE', message: `${label} sent a stream event that is not JSON: ${redact(data, key).slice(0, 120)}` })
-          }
-          out.push(...translator.push(payload))
-        }
-        if (out.length > 0) yield out
-        out = []
-      }
-      out.push(...translator.end(sawDone))
-      if (out.length > 0) yield out
-    } catch (error) {
-      // Tokens the server already counted are billed even though the answer failed: pass them on.
-      const usage = request.signal.aborted ? undefined : translator.usageSoFar()
-      if (usage) out.push({ type: 'usage', usage })
-      if (out.length > 0) yield out
-      throw withoutKey(error, key)
-    }
   }
 }
 

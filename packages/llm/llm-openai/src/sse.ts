@@ -5,10 +5,10 @@
  */
 
 import { LlmError } from '@rein/llm'
-import { createParser } from 'eventsource-parser'
+import { createParser, type EventSourceParser } from 'eventsource-parser'
 import { ResponseWatchdog } from './watchdog.ts'
 import { STOP_READING } from './response-body.ts'
-import type { ChunkReader } from './transport.ts'
+import type { ChunkRead, ChunkReader } from './transport.ts'
 
 export interface SseOptions {
   /** Names the server in messages. */
@@ -32,55 +32,88 @@ export async function* readSseData(body: ReadableStream<Uint8Array>, options: Ss
  * order, one array per read (never empty). A reader loops over the array itself, so a read that
  * brings many events costs one hop through the generators, not one per event.
  */
-export async function* readSseBatches(reader: ChunkReader, options: SseOptions): AsyncGenerator<string[], void, undefined> {
-  const queue: string[] = []
-  const maxEventChars = options.maxEventChars ?? MAX_EVENT_CHARS
-  // Only an oversized event ends the stream; the parser's other complaints (an unknown field, a bad
-  // retry) are lines it skips. Once oversized, the parser is terminated and throws a plain Error on
-  // the next feed: every feed is checked, the last ones too.
-  let oversized = false
-  const parser = createParser({
-    onEvent: (event) => queue.push(event.data),
-    onError: (error) => { if (error.type === 'max-buffer-size-exceeded') oversized = true },
-    maxBufferSize: maxEventChars,
-  })
-  const feed = (text: string) => {
-    parser.feed(text)
-    if (oversized) throw new LlmError({ code: 'MALFORMED_RESPONSE', message: `${options.provider} sent an event larger than ${maxEventChars} characters` })
-  }
-  const decoder = new TextDecoder()
-  /** Whether the bytes so far end at a line break (a body that stops elsewhere was cut mid-line). */
-  let lineEnded = true
+async function* readSseBatches(reader: ChunkReader, options: SseOptions): AsyncGenerator<string[], void, undefined> {
+  const framer = new SseFramer(options.provider, options.maxEventChars)
   const watchdog = options.watchdog ?? new ResponseWatchdog(options.provider, options.idleTimeoutMs)
   watchdog.phase = 'body'
   try {
     while (true) {
-      const { done, value } = await read(reader, watchdog, options.provider)
-      if (done) {
-        const tail = decoder.decode()
-        feed(tail)
-        if (tail) lineEnded = /[\r\n]$/.test(tail)
-        // The last event is read even without its closing blank line. But a body that stopped
-        // inside a line cut that event short: unless what arrived still reads whole, the
-        // connection broke mid-event, which is not the server sending garbage.
-        feed('\n\n')
-        const events = queue.splice(0)
-        const last = events.at(-1)
-        if (!lineEnded && last !== undefined && !readsWhole(last)) {
-          if (events.length > 1) yield events.slice(0, -1)
-          throw new LlmError({ code: 'STREAM_CLOSED', message: `${options.provider} closed the stream in the middle of an event` })
-        }
-        if (events.length > 0) yield events
-        return
-      }
-      const text = decoder.decode(value, { stream: true })
-      feed(text)
-      if (text) lineEnded = /[\r\n]$/.test(text)
-      if (queue.length > 0) yield queue.splice(0)
+      const { done, value } = await readBody(reader, watchdog, options.provider)
+      const events = done ? framer.end() : framer.push(value)
+      if (events.length > 0) yield events
+      if (done) return framer.throwIfCut()
     }
   } finally {
     if (!options.watchdog) watchdog.dispose()
     reader.cancel(STOP_READING).catch(() => {})
+  }
+}
+
+const NO_EVENTS: string[] = []
+
+/**
+ * SSE framing of a body, fed read by read: the `data` of the events each read completed. It does
+ * not read, so a loop that awaits the body itself pays no generator hop per read.
+ */
+export class SseFramer {
+  private readonly queue: string[] = []
+  private readonly decoder = new TextDecoder()
+  private readonly parser: EventSourceParser
+  // Only an oversized event ends the stream; the parser's other complaints (an unknown field, a bad
+  // retry) are lines it skips. Once oversized, the parser is terminated and throws a plain Error on
+  // the next feed: every feed is checked, the last ones too.
+  private oversized = false
+  /** Whether the bytes so far end at a line break (a body that stops elsewhere was cut mid-line). */
+  private lineEnded = true
+  private cut = false
+
+  /** `provider` names the server in messages; an event longer than `maxEventChars` is garbage. */
+  constructor(private readonly provider: string, private readonly maxEventChars = MAX_EVENT_CHARS) {
+    this.parser = createParser({
+      onEvent: (event) => this.queue.push(event.data),
+      onError: (error) => { if (error.type === 'max-buffer-size-exceeded') this.oversized = true },
+      maxBufferSize: maxEventChars,
+    })
+  }
+
+  /** The events `bytes` completed, maybe none. Throws `MALFORMED_RESPONSE` for an oversized event. */
+  push(bytes: Uint8Array): string[] {
+    this.feedEnding(this.decoder.decode(bytes, { stream: true }))
+    return this.queue.length > 0 ? this.queue.splice(0) : NO_EVENTS
+  }
+
+  /**
+   * At the body's end: the events still held, the last one read even without its closing blank
+   * line. One a body cut inside a line left torn is not returned: `throwIfCut` then throws.
+   */
+  end(): string[] {
+    this.feedEnding(this.decoder.decode())
+    this.feed('\n\n')
+    const events = this.queue.splice(0)
+    const last = events.at(-1)
+    // A body that stopped inside a line cut its last event short: unless what arrived still reads
+    // whole, the connection broke mid-event, which is not the server sending garbage.
+    if (!this.lineEnded && last !== undefined && !readsWhole(last)) {
+      this.cut = true
+      events.pop()
+    }
+    return events
+  }
+
+  /** After `end`: throws `STREAM_CLOSED` when the body stopped in the middle of an event. */
+  throwIfCut(): void {
+    if (this.cut) throw new LlmError({ code: 'STREAM_CLOSED', message: `${this.provider} closed the stream in the middle of an event` })
+  }
+
+  /** Feeds the body's own text, noting whether it ends at a line break. */
+  private feedEnding(text: string) {
+    this.feed(text)
+    if (text !== '') this.lineEnded = /[\r\n]$/.test(text)
+  }
+
+  private feed(text: string) {
+    this.parser.feed(text)
+    if (this.oversized) throw new LlmError({ code: 'MALFORMED_RESPONSE', message: `${this.provider} sent an event larger than ${this.maxEventChars} characters` })
   }
 }
 
@@ -95,7 +128,8 @@ function readsWhole(data: string): boolean {
   }
 }
 
-async function read(reader: ChunkReader, watchdog: ResponseWatchdog, provider: string) {
+/** The body's next read, under the watchdog: a broken connection is `STREAM_CLOSED`, an abort its reason. */
+export async function readBody(reader: ChunkReader, watchdog: ResponseWatchdog, provider: string): Promise<ChunkRead> {
   try {
     const result = await watchdog.wait(reader.read())
     // An abort cancels the body, which can look like a clean end: say why it really ended.

@@ -11,7 +11,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type 
 export type HeaderLookup = Pick<Headers, 'get' | 'has'>
 
 /** One read of a body: bytes, or its end. */
-type ChunkRead = { done: false; value: Uint8Array } | { done: true; value?: Uint8Array }
+export type ChunkRead = { done: false; value: Uint8Array } | { done: true; value?: Uint8Array }
 
 /** The body as reads: a web stream's reader fits, and so does a Node response. */
 export interface ChunkReader {

@@ -1,0 +1,79 @@
+/**
+ * A response's events as chunks, fed read by read: SSE framing, JSON, then the chunk translator.
+ * It holds the chunks of the read being translated, so a failure that cuts a read still shows
+ * what came before it.
+ */
+
+import { LlmError, type StreamChunk } from '@rein/llm'
+import { createChunkTranslator, type ChunkTranslator } from './convert-stream.ts'
+import { redact } from './credentials.ts'
+import type { OpenAiDialect } from './dialect.ts'
+import { SseFramer } from './sse.ts'
+
+/** One response's events as chunks; `push` each read's bytes, then `end` or, after `[DONE]`, `finish`. */
+export class EventReading {
+  private readonly framer: SseFramer
+  private readonly translator: ChunkTranslator
+  /** The chunks of the read being translated: returned whole, or by `salvage` after a failure. */
+  private out: StreamChunk[] = []
+  /** The stream said `[DONE]`: the answer is over, whatever else the body holds. */
+  sawDone = false
+
+  /** `label` names the server in messages; `key` is cut out of any event quoted in one. */
+  constructor(private readonly label: string, private readonly key: string | undefined, dialect: OpenAiDialect) {
+    this.framer = new SseFramer(label)
+    this.translator = createChunkTranslator(label, dialect.replayState !== undefined ? { replayState: dialect.replayState } : {})
+  }
+
+  /** The chunks of one read's events. After `[DONE]` none: the read's chunks wait to join `finish`'s. */
+  push(bytes: Uint8Array): StreamChunk[] {
+    this.translate(this.framer.push(bytes))
+    return this.sawDone ? [] : this.take()
+  }
+
+  /** The body ended: its last events and the answer's end. Throws when it stopped mid-event or mid-answer. */
+  end(): StreamChunk[] {
+    this.translate(this.framer.end())
+    if (!this.sawDone) this.framer.throwIfCut()
+    return this.finish()
+  }
+
+  /** The answer's closing chunks (block ends, usage, finish) after those of the read before them. */
+  finish(): StreamChunk[] {
+    this.out.push(...this.translator.end(this.sawDone))
+    return this.take()
+  }
+
+  /**
+   * After a failure: the chunks of the read it cut and, unless the caller aborted, the usage the
+   * server already counted (billed even though the answer failed).
+   */
+  salvage(aborted: boolean): StreamChunk[] {
+    const usage = aborted ? undefined : this.translator.usageSoFar()
+    if (usage) this.out.push({ type: 'usage', usage })
+    return this.take()
+  }
+
+  private translate(events: readonly string[]) {
+    for (const data of events) {
+      if (this.sawDone) return
+      if (data.trim() === '[DONE]') {
+        this.sawDone = true
+        return
+      }
+      let payload: unknown
+      try {
+        payload = JSON.parse(data)
+      } catch {
+        throw new LlmError({ code: 'MALFORMED_RESPONSE', message: `${this.label} sent a stream event that is not JSON: ${redact(data, this.key).slice(0, 120)}` })
+      }
+      this.out.push(...this.translator.push(payload))
+    }
+  }
+
+  private take(): StreamChunk[] {
+    const out = this.out
+    this.out = []
+    return out
+  }
+}
