@@ -12,10 +12,13 @@
  * - C: every turn in a fresh conversation, three parallel tool calls.
  *
  * The first WARMUP turns (a conversation of their own) are not measured. The harness prints one line
- * `RESULT {json}` with CPU and wall time over the measured turns, RSS after measured turn 10 and at
+ * `RESULT {json}` with CPU and wall time over the measured turns (and the CPU of threads other than
+ * the main one), RSS after measured turn 10 and at
  * the end, peak RSS, and its process start time (the runner compares it with the server's first
  * request to get startup time).
  */
+
+import { readFileSync, readdirSync } from 'node:fs'
 
 export const SYSTEM = 'You are a benchmark agent. When asked to look keys up, call the lookup tool once per key, then answer in one short sentence.'
 export const TOOL_NAME = 'lookup'
@@ -60,8 +63,9 @@ export async function runLoop({ scenario, turns, conversation, close }) {
   let rss10 = 0
   let heap10 = 0
   /** CPU and wall time the heap sample took, taken out of the figures. */
-  let sampling = { user: 0, system: 0, wall: 0 }
+  let sampling = { user: 0, system: 0, wall: 0, helper: 0 }
   const cpu = process.cpuUsage()
+  const helpers = helperCpuMs()
   const wall = performance.now()
   for (let i = 0; i < turns; i++) {
     const target = shared ?? (await conversation())
@@ -79,12 +83,14 @@ export async function runLoop({ scenario, turns, conversation, close }) {
   await close?.()
   const wallMs = performance.now() - wall - sampling.wall - ending.wall
   const used = process.cpuUsage(cpu)
+  const helperMs = helperCpuMs() - helpers - sampling.helper - ending.helper
   const user = used.user - sampling.user - ending.user
   const system = used.system - sampling.system - ending.system
   const result = {
     turns,
     cpuMsPerTurn: (user + system) / 1000 / turns,
     sysMsPerTurn: system / 1000 / turns,
+    helperMsPerTurn: helperMs / turns,
     wallMsPerTurn: wallMs / turns,
     rss10,
     rssEnd,
@@ -109,10 +115,31 @@ function liveHeap() {
 /** @param {() => void} action */
 function timed(action) {
   const cpu = process.cpuUsage()
+  const helpers = helperCpuMs()
   const wall = performance.now()
   action()
   const { user, system } = process.cpuUsage(cpu)
-  return { user, system, wall: performance.now() - wall }
+  return { user, system, wall: performance.now() - wall, helper: helperCpuMs() - helpers }
+}
+
+/**
+ * CPU ms the process's threads other than the main one have used (V8's compiler and garbage
+ * collector helpers, libuv's pool), from /proc in clock ticks of 10 ms; NaN where there is no /proc.
+ */
+function helperCpuMs() {
+  try {
+    let ticks = 0
+    for (const tid of readdirSync('/proc/self/task')) {
+      if (tid === String(process.pid)) continue
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
+      // Fields after the command name, which may hold spaces: utime and stime are the 12th and 13th.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      ticks += Number(fields[11]) + Number(fields[12])
+    }
+    return ticks * 10
+  } catch {
+    return Number.NaN
+  }
 }
 
 /**

@@ -33,7 +33,7 @@ function median(/** @type {number[]} */ values) {
   return sorted.length % 2 === 1 ? at(mid) : (at(mid - 1) + at(mid)) / 2
 }
 
-const METRICS = ['cpu', 'wall', 'startup', 'peakRss', 'rssGrowth', 'heapGrowth', 'prefixMean', 'otlpKiBPerTurn']
+const METRICS = ['cpu', 'helper', 'wall', 'startup', 'peakRss', 'rssGrowth', 'heapGrowth', 'prefixMean', 'otlpKiBPerTurn']
 
 /** Medians over a cell's successful runs, the lowest prefix share seen, and its failures. */
 function aggregate(/** @type {Run[] | undefined} */ runs) {
@@ -45,6 +45,11 @@ function aggregate(/** @type {Run[] | undefined} */ runs) {
   m.prefixMin = Math.min(...ok.map((run) => /** @type {Record<string, number>} */ (run.metrics).prefixMin ?? Number.NaN))
   if (ok.length === 0) m.prefixMin = Number.NaN
   return { ok, failed, total: (runs ?? []).length, m }
+}
+
+/** CPU off the main thread per turn and its share of the whole, as `1.234 (31 %)`. */
+function offMain(/** @type {Record<string, number>} */ m) {
+  return has(m.helper) && has(m.cpu) && m.cpu > 0 ? `${fixed(m.helper, 3)} (${Math.round((m.helper / m.cpu) * 100)} %)` : '—'
 }
 
 const has = (/** @type {number | undefined} */ n) => n !== undefined && Number.isFinite(n)
@@ -119,17 +124,17 @@ export function renderReport(input) {
   for (const s of scenarios) {
     const base = floor(s)
     out.push(`### ${heading[s]}`, '')
-    out.push('| harness | CPU ms/turn | wall ms/turn | startup ms | peak RSS MB | RSS growth MB | live heap growth MB | prefix % mean (lowest) | OTLP KiB/turn | runs ok |')
-    out.push('|---|---|---|---|---|---|---|---|---|---|')
+    out.push('| harness | CPU ms/turn | of it off the main thread | wall ms/turn | startup ms | peak RSS MB | RSS growth MB | live heap growth MB | prefix % mean (lowest) | OTLP KiB/turn | runs ok |')
+    out.push('|---|---|---|---|---|---|---|---|---|---|---|')
     for (const h of harnesses) {
       const c = cell(h.id, s)
       if (!c || c.ok.length === 0) {
-        out.push(`| ${h.label} | failed | | | | | | | 0/${c?.total ?? 0} |`)
+        out.push(`| ${h.label} | failed | | | | | | | | | 0/${c?.total ?? 0} |`)
         continue
       }
       const m = c.m
       const growthRatio = has(base?.rssGrowth) && /** @type {number} */ (base?.rssGrowth) >= 1 && /** @type {number} */ (m.rssGrowth) >= 0 ? ` (${times(m.rssGrowth, base?.rssGrowth)})` : ''
-      out.push(`| ${h.label} | ${fixed(m.cpu, 3)} (${times(m.cpu, base?.cpu)}) | ${fixed(m.wall, 3)} (${times(m.wall, base?.wall)}) | ${fixed(m.startup, 0)} (${times(m.startup, base?.startup)}) | ${fixed(m.peakRss, 1)} (${times(m.peakRss, base?.peakRss)}) | ${fixed(m.rssGrowth, 1)}${growthRatio} | ${fixed(m.heapGrowth, 1)} | ${fixed(m.prefixMean, 2)} (${fixed(m.prefixMin, 2)}) | ${h.variant === 'durable' || h.variant === 'telemetry' ? fixed(m.otlpKiBPerTurn, 1) : '—'} | ${c.ok.length}/${c.total} |`)
+      out.push(`| ${h.label} | ${fixed(m.cpu, 3)} (${times(m.cpu, base?.cpu)}) | ${offMain(m)} | ${fixed(m.wall, 3)} (${times(m.wall, base?.wall)}) | ${fixed(m.startup, 0)} (${times(m.startup, base?.startup)}) | ${fixed(m.peakRss, 1)} (${times(m.peakRss, base?.peakRss)}) | ${fixed(m.rssGrowth, 1)}${growthRatio} | ${fixed(m.heapGrowth, 1)} | ${fixed(m.prefixMean, 2)} (${fixed(m.prefixMin, 2)}) | ${h.variant === 'durable' || h.variant === 'telemetry' ? fixed(m.otlpKiBPerTurn, 1) : '—'} | ${c.ok.length}/${c.total} |`)
     }
     out.push('')
   }
@@ -297,6 +302,7 @@ function meanings(/** @type {number} */ turns) {
     '**How it runs.** Every run is its own `node` process: `node <harness> <base-url with a run id> <A|B|C> <turns> [variant]`. Per repetition and scenario every harness runs once, in an order rotated each time, so a drift of the machine falls on all alike. A run counts only when it exits 0, prints its RESULT line, sent exactly 2 × (turns + 10) requests and every tool result was the one asked for; otherwise it is listed as failed with the end of its stderr.',
     '',
     `- **CPU ms/turn**: user + system CPU time of the harness process over the ${turns} measured turns and the close after them (where rein's telemetry exports the last spans and metrics the turns made), divided by the turns (the runner's server work is in another process and not counted). It includes V8's helper threads (garbage collection, compilation), so it can exceed the wall time. The optimizing compiler is still at work over these turns (it compiles each hot function on a helper thread), so a harness with more hot code pays more of it here than a longer run would per turn. The headline figure.`,
+    '- **of it off the main thread**: the part of that CPU spent on threads other than the main one, from `/proc/self/task` (Linux, 10 ms clock ticks; — elsewhere). Most of it is V8 compiling hot functions with its optimizing compiler on helper threads; garbage collection and fsyncs on the thread pool are the rest. It shows how much of a figure is code being compiled rather than run: compiled code only starts to pay back late in these turns.',
     '- **wall ms/turn**: elapsed time over the measured turns per turn; includes the mock server\'s latency, the same for all.',
     '- **startup ms**: from the process\'s start (`performance.timeOrigin`) to the first request reaching the server: imports, composition, first request built.',
     '- **peak RSS MB**: the process\'s maximum resident set size (`process.resourceUsage().maxRSS`), in MiB.',

@@ -248,6 +248,7 @@ async function main() {
         }
         const metrics = {
           cpu: result.cpuMsPerTurn,
+          helper: result.helperMsPerTurn ?? Number.NaN,
           wall: result.wallMsPerTurn,
           startup: stats.firstRequestAt - result.timeOrigin,
           peakRss: result.maxRss / MiB,
