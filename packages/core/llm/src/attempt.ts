@@ -116,9 +116,10 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
   }
 
   const adapterRequest = { ...request, signal: controller.signal }
-  const source = adapter.streamBatches ? adapter.streamBatches(adapterRequest) : adapter.stream(adapterRequest)
-  const reads = new AbortableReads<StreamChunk | readonly StreamChunk[]>(source, controller.signal)
+  let reads: AbortableReads<StreamChunk | readonly StreamChunk[]> | undefined
   try {
+    // Inside the try: an adapter that cannot even be iterated fails its attempt like any other.
+    reads = new AbortableReads(adapter.streamBatches ? adapter.streamBatches(adapterRequest) : adapter.stream(adapterRequest), controller.signal)
     while (true) {
       const next = await reads.next()
       if (next.done) break
@@ -160,7 +161,7 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
   } catch (error) {
     return failed(controller.signal.aborted ? abortFailure(controller.signal.reason, route) ?? toFailure(error) : toFailure(error))
   } finally {
-    const told = reads.close()
+    const told = reads?.close() ?? false
     // Stops the adapter's request when the consumer stops early or the attempt failed. A finished
     // one that was told to close is left alone: aborting it would run every listener down the chain
     // (the adapter's, its transport's) for a request that already ended.
@@ -241,7 +242,11 @@ class AbortableReads<T> {
     this.stop = undefined
     this.signal.removeEventListener('abort', this.onAbort)
     if (!this.iterator.return) return false
-    void Promise.resolve(this.iterator.return()).catch(() => {})
+    try {
+      void Promise.resolve(this.iterator.return()).catch(() => {})
+    } catch {
+      // A `return` that throws at once is ignored like one that rejects: the attempt still ends.
+    }
     return true
   }
 }

@@ -342,6 +342,40 @@ describe('LlmRuntime cancellation and failures', () => {
     expect(await collect(root.llm.stream(request()))).toEqual([{ type: 'finish', reason: 'error', failure: { code: 'TRANSPORT', message: 'fetch failed' } }])
   })
 
+  // Adapters whose iteration itself misbehaves: the stream still never throws, and the attempt is
+  // reported, removed from the in-flight set and its request stopped, whatever the adapter did.
+  it.each([
+    ['returns something that is not async-iterable', () => ({})],
+    ['returns an iterable whose iterator cannot be made', () => ({ [Symbol.asyncIterator]: () => { throw new TypeError('no iterator today') } })],
+  ])('ends a stream whose adapter %s with a failure, not a throw', async (_case, make) => {
+    const root = await runtime({ retry: { ...instant.retry, maxRetries: 0 } })
+    root.llm.registerAdapter('p', { stream: make as never })
+    const attempts: LlmEvent[] = []
+    const chunks = await collect(root.llm.stream(request({ onEvent: (event) => { if (event.type === 'attempt') attempts.push(event) } })))
+    expect(chunks).toEqual([{ type: 'finish', reason: 'error', failure: { code: 'TRANSPORT', message: expect.any(String) } }])
+    expect(attempts).toHaveLength(1)
+  })
+
+  it('finishes an attempt whose iterator throws when told to stop', async () => {
+    const root = await runtime()
+    let adapterSignal!: AbortSignal
+    root.llm.registerAdapter('p', {
+      stream(adapterRequest) {
+        adapterSignal = adapterRequest.signal
+        const chunks = say('ok')
+        let at = 0
+        const next = async () => (at < chunks.length ? { done: false as const, value: chunks[at++]! } : { done: true as const, value: undefined })
+        return { [Symbol.asyncIterator]: () => ({ next, return: () => { throw new Error('return is broken') } }) }
+      },
+    })
+    const attempts: LlmEvent[] = []
+    for await (const chunk of root.llm.stream(request({ onEvent: (event) => { if (event.type === 'attempt') attempts.push(event) } }))) {
+      if (chunk.type === 'text-delta') break
+    }
+    expect(attempts).toHaveLength(1)
+    expect(adapterSignal.aborted).toBe(true)
+  })
+
   it('keeps going when an onEvent callback or an llm/retry listener throws', async () => {
     const root = await runtime()
     root.llm.registerAdapter('p', new FakeAdapter([fail('SERVER'), { chunks: say('ok') }]))

@@ -143,6 +143,8 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
           if (out.length > 0) yield out
         }
       } catch (error) {
+        // The response is over: its connection goes now, not after the consumer took what was salvaged.
+        reader.cancel(STOP_READING).catch(() => {})
         const out = reading.salvage(request.signal.aborted)
         if (out.length > 0) yield out
         throw withoutKey(error, key)

@@ -28,6 +28,23 @@ async function serveWhole(body: string) {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, served }
 }
 
+/** A server answering with `body` in one write and leaving the response open; `closed` settles when the client drops it. */
+async function serveOpen(body: string) {
+  let dropped!: () => void
+  const closed = new Promise<void>((resolve) => { dropped = resolve })
+  server = createServer((request, response) => {
+    request.resume()
+    request.on('end', () => {
+      response.on('close', dropped)
+      response.writeHead(200, { 'content-type': 'text/event-stream' }).write(body)
+    })
+  })
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, closed }
+}
+
+const types = (batches: (readonly StreamChunk[])[]) => batches.map((batch) => batch.map((chunk) => chunk.type))
+
 async function batchesOf(url: string) {
   const root = await bootAt(url, {}, 2)
   const out: (readonly StreamChunk[])[] = []
@@ -51,5 +68,41 @@ describe('streamBatches over HTTP', () => {
     expect(batches.map((batch) => batch.map((chunk) => chunk.type))).toEqual([['block-start', 'text-delta'], ['finish']])
     expect(batches[1]![0]).toMatchObject({ reason: 'error', failure: { code: 'SERVER' } })
     expect(served.requests).toBe(1)
+  })
+
+  it('shows the whole events before a torn last one, then ends with STREAM_CLOSED', async () => {
+    const { url, served } = await serveWhole(`${delta('half')}data: {"choi`)
+    const batches = await batchesOf(url)
+    expect(types(batches)).toEqual([['block-start', 'text-delta'], ['finish']])
+    expect(batches[1]![0]).toMatchObject({ reason: 'error', failure: { code: 'STREAM_CLOSED', message: expect.stringContaining('in the middle of an event') } })
+    expect(served.requests).toBe(1)
+  })
+
+  it('ends at [DONE] whatever torn bytes follow it in the same write', async () => {
+    const { url } = await serveWhole(`${delta('a')}${stop}data: [DONE]\n\ndata: {"cho`)
+    const batches = await batchesOf(url)
+    expect(types(batches)).toEqual([['block-start', 'text-delta', 'block-end', 'usage'], ['finish']])
+    expect(batches[1]![0]).toMatchObject({ reason: 'stop' })
+  })
+
+  it('reads a [DONE] the body ends on without its closing blank line', async () => {
+    const { url } = await serveWhole(`${delta('a')}${stop}data: [DONE]`)
+    const batches = await batchesOf(url)
+    // The [DONE] is known only when the body ends, a read after the one that brought the answer.
+    expect(types(batches)).toEqual([['block-start', 'text-delta'], ['block-end', 'usage'], ['finish']])
+    expect(batches[2]?.[0]).toMatchObject({ reason: 'stop' })
+  })
+
+  it('drops the connection of a failed stream before handing over what it salvaged', async () => {
+    const { url, closed } = await serveOpen(`${delta('partial')}data: not json\n\n`)
+    const root = await bootAt(url, {}, 0)
+    const reading = root.llm.streamBatches({ provider: 'openai', model: 'm', messages: [userMessage('hi', 'u1')] })[Symbol.asyncIterator]()
+    const first = await reading.next()
+    expect(first.done ? [] : first.value.map((chunk) => chunk.type)).toEqual(['block-start', 'text-delta'])
+    // Still holding the salvaged batch, not asking for more: the server must already see the close.
+    await closed
+    const rest: StreamChunk[] = []
+    for (let next = await reading.next(); !next.done; next = await reading.next()) rest.push(...next.value)
+    expect(rest).toEqual([expect.objectContaining({ type: 'finish', reason: 'error', failure: expect.objectContaining({ code: 'MALFORMED_RESPONSE' }) })])
   })
 })
