@@ -1,6 +1,7 @@
 /**
  * Parse cost per stream chunk: the OpenAI adapter's path (SSE framing with its idle watchdog,
- * JSON.parse, the chunk shape check, translation to StreamChunks) against bare eventsource-parser +
+ * JSON.parse, the chunk shape check, translation to StreamChunks; through `readSseData`, one generator
+ * more than the adapter's own loop) against bare eventsource-parser +
  * JSON.parse on the same bytes. Run: pnpm bench:micro (from the repository root). With
  * BENCH_JSON=1 it prints one line `BENCH_JSON {…}` (nanoseconds per event) instead (bench/loop/run.mjs reads it).
  */

@@ -18,7 +18,7 @@
  * request to get startup time).
  */
 
-import { readFileSync, readdirSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 
 export const SYSTEM = 'You are a benchmark agent. When asked to look keys up, call the lookup tool once per key, then answer in one short sentence.'
 export const TOOL_NAME = 'lookup'
@@ -124,22 +124,22 @@ function timed(action) {
 
 /**
  * CPU ms the process's threads other than the main one have used (V8's compiler and garbage
- * collector helpers, libuv's pool), from /proc in clock ticks of 10 ms; NaN where there is no /proc.
+ * collector helpers, libuv's pool): the whole process's, which keeps the time of threads that have
+ * ended, less the main thread's. From /proc in clock ticks of 10 ms; NaN where there is no /proc.
  */
 function helperCpuMs() {
   try {
-    let ticks = 0
-    for (const tid of readdirSync('/proc/self/task')) {
-      if (tid === String(process.pid)) continue
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
-      // Fields after the command name, which may hold spaces: utime and stime are the 12th and 13th.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      ticks += Number(fields[11]) + Number(fields[12])
-    }
-    return ticks * 10
+    return (ticksOf('/proc/self/stat') - ticksOf(`/proc/self/task/${process.pid}/stat`)) * 10
   } catch {
     return Number.NaN
   }
+}
+
+/** utime + stime of a /proc stat file: its 14th and 15th fields, counted after the command name, which may hold spaces. */
+function ticksOf(/** @type {string} */ file) {
+  const stat = readFileSync(file, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return Number(fields[11]) + Number(fields[12])
 }
 
 /**

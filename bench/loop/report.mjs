@@ -47,9 +47,9 @@ function aggregate(/** @type {Run[] | undefined} */ runs) {
   return { ok, failed, total: (runs ?? []).length, m }
 }
 
-/** CPU off the main thread per turn and its share of the whole, as `1.234 (31 %)`. */
+/** CPU off the main thread per turn and its share of the whole, as `1.23 (31 %)`. */
 function offMain(/** @type {Record<string, number>} */ m) {
-  return has(m.helper) && has(m.cpu) && m.cpu > 0 ? `${fixed(m.helper, 3)} (${Math.round((m.helper / m.cpu) * 100)} %)` : '—'
+  return has(m.helper) && has(m.cpu) && m.cpu > 0 ? `${fixed(m.helper, 2)} (${Math.round((m.helper / m.cpu) * 100)} %)` : '—'
 }
 
 const has = (/** @type {number | undefined} */ n) => n !== undefined && Number.isFinite(n)
@@ -187,7 +187,7 @@ export function renderReport(input) {
   } else extraFailed('Tool calls (tools-overhead.ts)', tools)
   if (stream?.ok && stream.figures) {
     const f = stream.figures
-    out.push(`**Stream events** (bench/llm-parse.ts): ${f.events} OpenAI stream events in 1,400-byte reads, median of 15; the adapter's parsing (SSE framing with its idle watchdog, JSON.parse, the shape check, translation; \`readSseData\` over a web stream, where the adapter reads Node's response through the same framing) against eventsource-parser + JSON.parse on the same bytes.`, '')
+    out.push(`**Stream events** (bench/llm-parse.ts): ${f.events} OpenAI stream events in 1,400-byte reads, median of 15; the adapter's parsing (SSE framing with its idle watchdog, JSON.parse, the shape check, translation; \`readSseData\` over a web stream: the adapter's own framing, \`SseFramer\`, read through one generator more than the adapter's loop, so an upper bound) against eventsource-parser + JSON.parse on the same bytes.`, '')
     out.push('| | ns/event | ratio |', '|---|---|---|')
     out.push(`| eventsource-parser + JSON.parse | ${fixed(f.bareNs, 0)} | 1.00× |`)
     out.push(`| @rein/llm-openai: readSseData + parse + translate | ${fixed(f.adapterNs, 0)} | ${times(f.adapterNs, f.bareNs)} |`)
@@ -302,7 +302,7 @@ function meanings(/** @type {number} */ turns) {
     '**How it runs.** Every run is its own `node` process: `node <harness> <base-url with a run id> <A|B|C> <turns> [variant]`. Per repetition and scenario every harness runs once, in an order rotated each time, so a drift of the machine falls on all alike. A run counts only when it exits 0, prints its RESULT line, sent exactly 2 × (turns + 10) requests and every tool result was the one asked for; otherwise it is listed as failed with the end of its stderr.',
     '',
     `- **CPU ms/turn**: user + system CPU time of the harness process over the ${turns} measured turns and the close after them (where rein's telemetry exports the last spans and metrics the turns made), divided by the turns (the runner's server work is in another process and not counted). It includes V8's helper threads (garbage collection, compilation), so it can exceed the wall time. The optimizing compiler is still at work over these turns (it compiles each hot function on a helper thread), so a harness with more hot code pays more of it here than a longer run would per turn. The headline figure.`,
-    '- **of it off the main thread**: the part of that CPU spent on threads other than the main one, from `/proc/self/task` (Linux, 10 ms clock ticks; — elsewhere). Most of it is V8 compiling hot functions with its optimizing compiler on helper threads; garbage collection and fsyncs on the thread pool are the rest. It shows how much of a figure is code being compiled rather than run: compiled code only starts to pay back late in these turns.',
+    '- **of it off the main thread**: the part of that CPU spent on threads other than the main one: the process\'s CPU less its main thread\'s, from /proc (Linux; — elsewhere). In profiles of these runs (perf) most of it was V8\'s optimizing compiler at work on hot functions; garbage collection helpers and the thread pool are the rest. It shows how much of a figure is code being compiled rather than run: compiled code only starts to pay back late in these turns. Ticks are 10 ms, so over 200 turns the figure moves in steps of 0.05 ms; the share is of the medians.',
     '- **wall ms/turn**: elapsed time over the measured turns per turn; includes the mock server\'s latency, the same for all.',
     '- **startup ms**: from the process\'s start (`performance.timeOrigin`) to the first request reaching the server: imports, composition, first request built.',
     '- **peak RSS MB**: the process\'s maximum resident set size (`process.resourceUsage().maxRSS`), in MiB.',

@@ -119,7 +119,7 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
   let reads: AbortableReads<StreamChunk | readonly StreamChunk[]> | undefined
   try {
     // Inside the try: an adapter that cannot even be iterated fails its attempt like any other.
-    reads = new AbortableReads(adapter.streamBatches ? adapter.streamBatches(adapterRequest) : adapter.stream(adapterRequest), controller.signal)
+    reads = new AbortableReads<StreamChunk | readonly StreamChunk[]>(adapter.streamBatches ? adapter.streamBatches(adapterRequest) : adapter.stream(adapterRequest), controller.signal)
     while (true) {
       const next = await reads.next()
       if (next.done) break

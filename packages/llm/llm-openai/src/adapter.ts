@@ -1,6 +1,7 @@
 /**
  * `OpenAiCompatibleAdapter`: one HTTP request per attempt to `POST {baseURL}/chat/completions` with
- * `stream: true`, SSE framed by `eventsource-parser`, translated by `convert-stream.ts`. Every wait
+ * `stream: true`; each read of the body framed (`SseFramer` over `eventsource-parser`) and translated
+ * (`convert-stream.ts`) by `event-reading.ts`, in one generator. Every wait
  * on the server — headers, stream reads, error bodies — runs under one idle watchdog and the
  * caller's signal. No retries here: the runtime owns them.
  */

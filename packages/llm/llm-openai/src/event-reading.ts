@@ -16,8 +16,7 @@ export class EventReading {
   private readonly translator: ChunkTranslator
   /** The chunks of the read being translated: returned whole, or by `salvage` after a failure. */
   private out: StreamChunk[] = []
-  /** The stream said `[DONE]`: the answer is over, whatever else the body holds. */
-  sawDone = false
+  private done = false
 
   /** `label` names the server in messages; `key` is cut out of any event quoted in one. */
   constructor(private readonly label: string, private readonly key: string | undefined, dialect: OpenAiDialect) {
@@ -25,22 +24,27 @@ export class EventReading {
     this.translator = createChunkTranslator(label, dialect.replayState !== undefined ? { replayState: dialect.replayState } : {})
   }
 
+  /** The stream said `[DONE]`: the answer is over, whatever else the body holds. */
+  get sawDone(): boolean {
+    return this.done
+  }
+
   /** The chunks of one read's events. After `[DONE]` none: the read's chunks wait to join `finish`'s. */
   push(bytes: Uint8Array): StreamChunk[] {
     this.translate(this.framer.push(bytes))
-    return this.sawDone ? [] : this.take()
+    return this.done ? [] : this.take()
   }
 
   /** The body ended: its last events and the answer's end. Throws when it stopped mid-event or mid-answer. */
   end(): StreamChunk[] {
     this.translate(this.framer.end())
-    if (!this.sawDone) this.framer.throwIfCut()
+    if (!this.done) this.framer.throwIfCut()
     return this.finish()
   }
 
   /** The answer's closing chunks (block ends, usage, finish) after those of the read before them. */
   finish(): StreamChunk[] {
-    this.out.push(...this.translator.end(this.sawDone))
+    this.out.push(...this.translator.end(this.done))
     return this.take()
   }
 
@@ -56,9 +60,9 @@ export class EventReading {
 
   private translate(events: readonly string[]) {
     for (const data of events) {
-      if (this.sawDone) return
+      if (this.done) return
       if (data.trim() === '[DONE]') {
-        this.sawDone = true
+        this.done = true
         return
       }
       let payload: unknown

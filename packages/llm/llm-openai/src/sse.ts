@@ -24,23 +24,14 @@ const MAX_EVENT_CHARS = 8 * 1024 * 1024
 
 /** Yields each event's `data`, in order. Throws `LlmError` on idle timeout, a broken connection or garbage. */
 export async function* readSseData(body: ReadableStream<Uint8Array>, options: SseOptions): AsyncGenerator<string, void, undefined> {
-  for await (const batch of readSseBatches(body.getReader(), options)) for (const data of batch) yield data
-}
-
-/**
- * `readSseData` a read at a time: the `data` of the events each read of the body completed, in
- * order, one array per read (never empty). A reader loops over the array itself, so a read that
- * brings many events costs one hop through the generators, not one per event.
- */
-async function* readSseBatches(reader: ChunkReader, options: SseOptions): AsyncGenerator<string[], void, undefined> {
+  const reader = body.getReader()
   const framer = new SseFramer(options.provider, options.maxEventChars)
   const watchdog = options.watchdog ?? new ResponseWatchdog(options.provider, options.idleTimeoutMs)
   watchdog.phase = 'body'
   try {
     while (true) {
       const { done, value } = await readBody(reader, watchdog, options.provider)
-      const events = done ? framer.end() : framer.push(value)
-      if (events.length > 0) yield events
+      for (const data of done ? framer.end() : framer.push(value)) yield data
       if (done) return framer.throwIfCut()
     }
   } finally {
@@ -49,7 +40,7 @@ async function* readSseBatches(reader: ChunkReader, options: SseOptions): AsyncG
   }
 }
 
-const NO_EVENTS: string[] = []
+const NO_EVENTS: readonly string[] = []
 
 /**
  * SSE framing of a body, fed read by read: the `data` of the events each read completed. It does
@@ -77,7 +68,7 @@ export class SseFramer {
   }
 
   /** The events `bytes` completed, maybe none. Throws `MALFORMED_RESPONSE` for an oversized event. */
-  push(bytes: Uint8Array): string[] {
+  push(bytes: Uint8Array): readonly string[] {
     this.feedEnding(this.decoder.decode(bytes, { stream: true }))
     return this.queue.length > 0 ? this.queue.splice(0) : NO_EVENTS
   }
