@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { userMessage, type StreamChunk } from '@rein/llm'
 import { afterEach, describe, expect, it } from 'vitest'
+import { OpenAiCompatibleAdapter } from '../src/index.ts'
 import { bootAt } from './harness.ts'
 
 let server: Server | undefined
@@ -104,5 +105,16 @@ describe('streamBatches over HTTP', () => {
     const rest: StreamChunk[] = []
     for (let next = await reading.next(); !next.done; next = await reading.next()) rest.push(...next.value)
     expect(rest).toEqual([expect.objectContaining({ type: 'finish', reason: 'error', failure: expect.objectContaining({ code: 'MALFORMED_RESPONSE' }) })])
+  })
+
+  it('drops the connection when its consumer stops reading, told by the adapter itself', async () => {
+    const { url, closed } = await serveOpen(delta('first'))
+    // The adapter alone, without the runtime: its abort on a stopped attempt would hide a leak here.
+    const adapter = new OpenAiCompatibleAdapter({ label: 'gw', baseURL: url, apiKeyEnv: false, headers: {}, models: [], streamIdleTimeoutMs: 60_000, maxTokensField: 'max_tokens' })
+    for await (const batch of adapter.streamBatches({ provider: 'gw', model: 'm', messages: [userMessage('hi', 'u1')], signal: new AbortController().signal })) {
+      expect(batch.map((chunk) => chunk.type)).toContain('text-delta')
+      break
+    }
+    await closed
   })
 })
