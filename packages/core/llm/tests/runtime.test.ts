@@ -25,6 +25,13 @@ function request(overrides: Partial<LlmRequest> = {}): LlmRequest {
   return { provider: 'p', model: 'm', messages: [userMessage('hi', 'u1')], ...overrides }
 }
 
+/** A hand-written async iterable over `chunks`, its iterator given `extra` methods (a `return`, say). */
+function handIterable(chunks: StreamChunk[], extra: object = {}): AsyncIterable<StreamChunk> {
+  let at = 0
+  const next = async () => (at < chunks.length ? { done: false as const, value: chunks[at++]! } : { done: true as const, value: undefined })
+  return { [Symbol.asyncIterator]: () => ({ next, ...extra }) }
+}
+
 const fail = (code: NonNullable<FakeAttempt['throws']>['code'], extra: object = {}): FakeAttempt => ({ throws: { code, message: `${code} happened`, ...extra } })
 
 describe('LlmRuntime adapters', () => {
@@ -325,10 +332,8 @@ describe('LlmRuntime cancellation and failures', () => {
     root.llm.registerAdapter('p', {
       stream(adapterRequest) {
         adapterSignal = adapterRequest.signal
-        const chunks = say('ok')
-        let at = 0
         // A hand-written iterable: it may still hold its request after the finish (usage after finish_reason).
-        return { [Symbol.asyncIterator]: () => ({ next: async () => (at < chunks.length ? { done: false, value: chunks[at++]! } : { done: true, value: undefined }) }) }
+        return handIterable(say('ok'))
       },
     })
     expect(await collect(root.llm.stream(request()))).toEqual(say('ok'))
@@ -362,10 +367,7 @@ describe('LlmRuntime cancellation and failures', () => {
     root.llm.registerAdapter('p', {
       stream(adapterRequest) {
         adapterSignal = adapterRequest.signal
-        const chunks = say('ok')
-        let at = 0
-        const next = async () => (at < chunks.length ? { done: false as const, value: chunks[at++]! } : { done: true as const, value: undefined })
-        return { [Symbol.asyncIterator]: () => ({ next, return: () => { throw new Error('return is broken') } }) }
+        return handIterable(say('ok'), { return: () => { throw new Error('return is broken') } })
       },
     })
     const attempts: LlmEvent[] = []
