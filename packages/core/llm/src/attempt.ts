@@ -9,6 +9,7 @@ import { toFailure, type LlmFailure } from './errors.ts'
 import type { LlmAttempt, LlmEvent, ModelRoute } from './request.ts'
 import { carriesAnswer, EMPTY_RESPONSE, isDelta, type FinishReason, type StreamChunk } from './stream.ts'
 import type { TokenUsage } from './usage.ts'
+import { AbortableReads } from './abortable-reads.ts'
 
 /*
  * Abort reasons. Shared instances: aborting a controller without a reason makes a DOMException
@@ -72,103 +73,159 @@ export interface AttemptContext {
  * down the whole chain, not one per chunk.
  */
 export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequest, 'signal'>, context: AttemptContext): AsyncGenerator<readonly StreamChunk[], AttemptResult, undefined> {
-  const { run, route } = context
-  const controller = new AbortController()
-  const relay = () => controller.abort(run.reason)
-  if (run.aborted) relay()
-  else run.addEventListener('abort', relay, { once: true })
-  const entry: Inflight = { provider: route.provider, controller }
-  context.inflight.add(adapter, entry)
-
-  const startedAt = Date.now()
-  // Assigned: not a spread-first literal, slow on Node 20 (docs/architecture.md, Conventions).
-  const options: Pick<AdapterRequest, 'maxTokens' | 'temperature' | 'reasoningEffort'> = {}
-  if (request.maxTokens !== undefined) options.maxTokens = request.maxTokens
-  if (request.temperature !== undefined) options.temperature = request.temperature
-  if (request.reasoningEffort !== undefined) options.reasoningEffort = request.reasoningEffort
-  context.report({ type: 'attempt-start', provider: route.provider, model: route.model, retry: context.retry, fallback: context.position, startedAt, ...options })
-  let held: StreamChunk[] = []
-  let shown = false
-  let answered = false
-  let outputChars = 0
-  let usage: TokenUsage | undefined
-  let finish: Extract<StreamChunk, { type: 'finish' }> | undefined
-  let reported = false
+  const attempt = new Attempt(adapter, request, context)
+  let reads: AbortableReads<StreamChunk | readonly StreamChunk[]> | undefined
   /** The adapter delivered its finish and the consumer took it: its request is over by itself. */
   let finished = false
-  const settle = (failure: LlmFailure | undefined) => {
-    reported = true
+  try {
+    // Inside the try: an adapter that cannot even be iterated fails its attempt like any other.
+    reads = new AbortableReads(attempt.source(), attempt.signal)
+    while (true) {
+      const next = await reads.next()
+      if (next.done) return attempt.failed({ code: 'STREAM_CLOSED', message: 'the stream ended without a finish' })
+      const out = attempt.take(next.value)
+      if (out.length > 0) yield out
+      const { finish } = attempt
+      if (finish === undefined) continue
+      // The caller may have cancelled while it took the chunks before: then no finish of the model's.
+      attempt.signal.throwIfAborted()
+      if (attempt.finishFailure) return attempt.failed(attempt.finishFailure)
+      // Reported once the caller has every chunk before the finish, and before the finish itself.
+      attempt.settle(undefined)
+      yield [finish]
+      finished = true
+      return { ok: true }
+    }
+  } catch (error) {
+    return attempt.failed(attempt.failureOf(error))
+  } finally {
+    attempt.end(finished, reads?.close() ?? false)
+  }
+}
+
+/** One attempt's state: what it holds back until the first delta, what it has shown, and its report. */
+class Attempt {
+  private readonly controller = new AbortController()
+  private readonly relay = () => this.controller.abort(this.context.run.reason)
+  private readonly entry: Inflight
+  private readonly startedAt = Date.now()
+  private readonly options: Pick<AdapterRequest, 'maxTokens' | 'temperature' | 'reasoningEffort'> = {}
+  private held: StreamChunk[] = []
+  private shown = false
+  private answered = false
+  private outputChars = 0
+  private usage: TokenUsage | undefined
+  private finishChunk: Extract<StreamChunk, { type: 'finish' }> | undefined
+  private endedBy: LlmFailure | undefined
+  private reported = false
+
+  /** Registers the attempt in flight, stopped with the run, and reports its start. */
+  constructor(private readonly adapter: LlmAdapter, private readonly request: Omit<AdapterRequest, 'signal'>, private readonly context: AttemptContext) {
+    const { run, route } = context
+    if (run.aborted) this.relay()
+    else run.addEventListener('abort', this.relay, { once: true })
+    this.entry = { provider: route.provider, controller: this.controller }
+    context.inflight.add(adapter, this.entry)
+    // Assigned: not a spread-first literal, slow on Node 20 (docs/architecture.md, Conventions).
+    if (request.maxTokens !== undefined) this.options.maxTokens = request.maxTokens
+    if (request.temperature !== undefined) this.options.temperature = request.temperature
+    if (request.reasoningEffort !== undefined) this.options.reasoningEffort = request.reasoningEffort
+    context.report({ type: 'attempt-start', provider: route.provider, model: route.model, retry: context.retry, fallback: context.position, startedAt: this.startedAt, ...this.options })
+  }
+
+  /** Aborted when the attempt must stop: the run was, its provider unloaded, or it ended. */
+  get signal(): AbortSignal {
+    return this.controller.signal
+  }
+
+  /** The finish a read brought, once one did. */
+  get finish(): Extract<StreamChunk, { type: 'finish' }> | undefined {
+    return this.finishChunk
+  }
+
+  /** What the finish ends the attempt with: an error or an abort, or a stop that answered nothing. */
+  get finishFailure(): LlmFailure | undefined {
+    return this.endedBy
+  }
+
+  /** The adapter's stream for this attempt. */
+  source(): AsyncIterable<StreamChunk | readonly StreamChunk[]> {
+    const adapterRequest = { ...this.request, signal: this.controller.signal }
+    return this.adapter.streamBatches ? this.adapter.streamBatches(adapterRequest) : this.adapter.stream(adapterRequest)
+  }
+
+  /**
+   * What one read shows the caller now, together: nothing before the first delta (held back, so a
+   * failed attempt shows nothing), then everything. It stops at a finish, which it keeps.
+   */
+  take(read: StreamChunk | readonly StreamChunk[]): StreamChunk[] {
+    const out: StreamChunk[] = []
+    for (const chunk of isBatch(read) ? read : [read]) {
+      this.outputChars += outputCharsOf(chunk)
+      if (chunk.type === 'usage') this.usage = chunk.usage
+      if (chunk.type === 'finish') {
+        this.finishChunk = chunk
+        this.endedBy = finishFailure(chunk, this.answered)
+        if (!this.endedBy) out.push(...this.held)
+        return out
+      }
+      this.answered ||= carriesAnswer(chunk)
+      if (!this.shown && !isDelta(chunk)) {
+        this.held.push(chunk)
+        continue
+      }
+      if (!this.shown) {
+        this.shown = true
+        out.push(...this.held)
+        this.held = []
+      }
+      out.push(chunk)
+    }
+    return out
+  }
+
+  /** Reports the attempt, once, with everything known about it. */
+  settle(failure: LlmFailure | undefined): void {
+    this.reported = true
+    const { route, retry, position } = this.context
+    const { usage, finishChunk: finish } = this
     const finishReason: FinishReason = finish?.reason ?? (failure?.code === 'ABORTED' ? 'aborted' : 'error')
-    const estimated = usage === undefined && outputChars > 0 ? estimateUsage(request, outputChars) : undefined
+    const estimated = usage === undefined && this.outputChars > 0 ? estimateUsage(this.request, this.outputChars) : undefined
     const record: LlmAttempt = {
-      provider: route.provider, model: route.model, retry: context.retry, fallback: context.position,
-      startedAt, endedAt: Date.now(), shown, ...(failure ? { failure } : {}), finishReason,
+      provider: route.provider, model: route.model, retry, fallback: position,
+      startedAt: this.startedAt, endedAt: Date.now(), shown: this.shown, ...(failure ? { failure } : {}), finishReason,
       ...(usage ? { usage } : estimated ? { usage: estimated, usageEstimated: true as const } : {}),
       ...(finish?.responseId !== undefined ? { responseId: finish.responseId } : {}),
       ...(finish?.responseModel !== undefined ? { responseModel: finish.responseModel } : {}),
-      ...options,
+      ...this.options,
     }
-    context.report({ type: 'attempt', ...record })
-  }
-  const failed = (failure: LlmFailure): AttemptResult => {
-    settle(failure)
-    return { ok: false, failure, shown }
+    this.context.report({ type: 'attempt', ...record })
   }
 
-  const adapterRequest = { ...request, signal: controller.signal }
-  let reads: AbortableReads<StreamChunk | readonly StreamChunk[]> | undefined
-  try {
-    // Inside the try: an adapter that cannot even be iterated fails its attempt like any other.
-    reads = new AbortableReads<StreamChunk | readonly StreamChunk[]>(adapter.streamBatches ? adapter.streamBatches(adapterRequest) : adapter.stream(adapterRequest), controller.signal)
-    while (true) {
-      const next = await reads.next()
-      if (next.done) break
-      const read = next.value
-      /** What this read shows the caller, yielded together. */
-      const out: StreamChunk[] = []
-      for (const chunk of isBatch(read) ? read : [read]) {
-        outputChars += outputCharsOf(chunk)
-        if (chunk.type === 'usage') usage = chunk.usage
-        if (chunk.type === 'finish') {
-          finish = chunk
-          const failure = finishFailure(chunk, answered)
-          if (!failure) out.push(...held)
-          if (out.length > 0) yield out
-          // The caller may have cancelled while it took the chunks before: then no finish of the model's.
-          controller.signal.throwIfAborted()
-          if (failure) return failed(failure)
-          // Reported once the caller has every chunk before the finish, and before the finish itself.
-          settle(undefined)
-          yield [chunk]
-          finished = true
-          return { ok: true }
-        }
-        answered ||= carriesAnswer(chunk)
-        if (!shown && !isDelta(chunk)) {
-          held.push(chunk)
-          continue
-        }
-        if (!shown) {
-          shown = true
-          out.push(...held)
-          held = []
-        }
-        out.push(chunk)
-      }
-      if (out.length > 0) yield out
-    }
-    return failed({ code: 'STREAM_CLOSED', message: 'the stream ended without a finish' })
-  } catch (error) {
-    return failed(controller.signal.aborted ? abortFailure(controller.signal.reason, route) ?? toFailure(error) : toFailure(error))
-  } finally {
-    const told = reads?.close() ?? false
+  /** Reports the attempt as failed by `failure`; the result the route's retries decide on. */
+  failed(failure: LlmFailure): AttemptResult {
+    this.settle(failure)
+    return { ok: false, failure, shown: this.shown }
+  }
+
+  /** The failure a thrown `error` stands for: the runtime's abort reason when it stopped the attempt. */
+  failureOf(error: unknown): LlmFailure {
+    const { signal } = this.controller
+    return signal.aborted ? abortFailure(signal.reason, this.context.route) ?? toFailure(error) : toFailure(error)
+  }
+
+  /**
+   * Lets the attempt go. `finished`: the consumer took the adapter's finish; `told`: the adapter's
+   * iterator was told to close. Reports a consumer that stopped reading, if nothing was reported.
+   */
+  end(finished: boolean, told: boolean): void {
     // Stops the adapter's request when the consumer stops early or the attempt failed. A finished
     // one that was told to close is left alone: aborting it would run every listener down the chain
     // (the adapter's, its transport's) for a request that already ended.
-    if (!finished || !told) controller.abort(FINISHED)
-    run.removeEventListener('abort', relay)
-    context.inflight.remove(adapter, entry)
-    if (!reported) settle({ ...CONSUMER_STOPPED })
+    if (!finished || !told) this.controller.abort(FINISHED)
+    this.context.run.removeEventListener('abort', this.relay)
+    this.context.inflight.remove(this.adapter, this.entry)
+    if (!this.reported) this.settle({ ...CONSUMER_STOPPED })
   }
 }
 
@@ -206,47 +263,4 @@ export function abortFailure(reason: unknown, route: ModelRoute): LlmFailure | u
 function estimateUsage(request: GenerationOptions, outputChars: number): TokenUsage {
   const inputChars = (request.system?.length ?? 0) + JSON.stringify(request.messages).length + (request.tools ? JSON.stringify(request.tools).length : 0)
   return { inputTokens: Math.ceil(inputChars / 4), outputTokens: Math.ceil(outputChars / 4) }
-}
-
-/**
- * Reads `source` but stops waiting the moment `signal` aborts (rejecting with its reason), so an
- * adapter that ignores its signal cannot hold a cancelled call open. One promise per read, settled
- * by the read or by the abort (a race per read would also leave a reaction on the abort's promise
- * for every read of the stream). Not a generator: a read costs no hop of its own.
- */
-class AbortableReads<T> {
-  private readonly iterator: AsyncIterator<T>
-  private stop: ((reason: unknown) => void) | undefined
-  private readonly onAbort = () => this.stop?.(this.signal.reason)
-
-  constructor(source: AsyncIterable<T>, private readonly signal: AbortSignal) {
-    this.iterator = source[Symbol.asyncIterator]()
-    signal.addEventListener('abort', this.onAbort, { once: true })
-  }
-
-  /** The source's next read; rejects with the abort's reason once `signal` aborts. */
-  async next(): Promise<IteratorResult<T>> {
-    if (this.signal.aborted) throw this.signal.reason as Error
-    try {
-      return await new Promise<IteratorResult<T>>((resolve, reject) => {
-        this.stop = reject
-        this.iterator.next().then(resolve, reject)
-      })
-    } finally {
-      this.stop = undefined
-    }
-  }
-
-  /** Stops listening and tells the source we are done, without waiting; false when it cannot be told. */
-  close(): boolean {
-    this.stop = undefined
-    this.signal.removeEventListener('abort', this.onAbort)
-    if (!this.iterator.return) return false
-    try {
-      void Promise.resolve(this.iterator.return()).catch(() => {})
-    } catch {
-      // A `return` that throws at once is ignored like one that rejects: the attempt still ends.
-    }
-    return true
-  }
 }
