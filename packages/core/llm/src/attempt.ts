@@ -25,6 +25,9 @@ const UNLOADED = Object.freeze({ abort: 'the provider was unloaded' })
 const FINISHED = Object.freeze({ abort: 'the attempt is over' })
 const CONSUMER_STOPPED: LlmFailure = Object.freeze({ code: 'ABORTED', message: 'the caller stopped reading the stream' })
 
+/** One read of an adapter: a batch from `streamBatches`, or one chunk of `stream`. */
+type AdapterRead = StreamChunk | readonly StreamChunk[]
+
 export type AttemptResult = { ok: true } | { ok: false; failure: LlmFailure; shown: boolean }
 
 interface Inflight {
@@ -74,7 +77,7 @@ export interface AttemptContext {
  */
 export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequest, 'signal'>, context: AttemptContext): AsyncGenerator<readonly StreamChunk[], AttemptResult, undefined> {
   const attempt = new Attempt(adapter, request, context)
-  let reads: AbortableReads<StreamChunk | readonly StreamChunk[]> | undefined
+  let reads: AbortableReads<AdapterRead> | undefined
   /** The adapter delivered its finish and the consumer took it: its request is over by itself. */
   let finished = false
   try {
@@ -116,7 +119,7 @@ class Attempt {
   private outputChars = 0
   private usage: TokenUsage | undefined
   private finishChunk: Extract<StreamChunk, { type: 'finish' }> | undefined
-  private endedBy: LlmFailure | undefined
+  private failedFinish: LlmFailure | undefined
   private reported = false
 
   /** Registers the attempt in flight, stopped with the run, and reports its start. */
@@ -143,30 +146,31 @@ class Attempt {
     return this.finishChunk
   }
 
-  /** What the finish ends the attempt with: an error or an abort, or a stop that answered nothing. */
+  /** The failure the finish ends the attempt with, if it does (see `failureOfFinish`). */
   get finishFailure(): LlmFailure | undefined {
-    return this.endedBy
+    return this.failedFinish
   }
 
   /** The adapter's stream for this attempt. */
-  source(): AsyncIterable<StreamChunk | readonly StreamChunk[]> {
+  source(): AsyncIterable<AdapterRead> {
     const adapterRequest = { ...this.request, signal: this.controller.signal }
     return this.adapter.streamBatches ? this.adapter.streamBatches(adapterRequest) : this.adapter.stream(adapterRequest)
   }
 
   /**
    * What one read shows the caller now, together: nothing before the first delta (held back, so a
-   * failed attempt shows nothing), then everything. It stops at a finish, which it keeps.
+   * failed attempt shows nothing), then everything. A finish ends the read: it is kept for the loop,
+   * releases what was held unless it fails the attempt, and chunks after it are dropped.
    */
-  take(read: StreamChunk | readonly StreamChunk[]): StreamChunk[] {
+  take(read: AdapterRead): StreamChunk[] {
     const out: StreamChunk[] = []
     for (const chunk of isBatch(read) ? read : [read]) {
       this.outputChars += outputCharsOf(chunk)
       if (chunk.type === 'usage') this.usage = chunk.usage
       if (chunk.type === 'finish') {
         this.finishChunk = chunk
-        this.endedBy = finishFailure(chunk, this.answered)
-        if (!this.endedBy) out.push(...this.held)
+        this.failedFinish = failureOfFinish(chunk, this.answered)
+        if (!this.failedFinish) out.push(...this.held)
         return out
       }
       this.answered ||= carriesAnswer(chunk)
@@ -229,7 +233,7 @@ class Attempt {
   }
 }
 
-function isBatch(read: StreamChunk | readonly StreamChunk[]): read is readonly StreamChunk[] {
+function isBatch(read: AdapterRead): read is readonly StreamChunk[] {
   return Array.isArray(read)
 }
 
@@ -241,7 +245,7 @@ function outputCharsOf(chunk: StreamChunk): number {
 }
 
 /** The failure a finish ends its attempt with: an error or an abort, or a stop that answered nothing. */
-function finishFailure(chunk: Extract<StreamChunk, { type: 'finish' }>, answered: boolean): LlmFailure | undefined {
+function failureOfFinish(chunk: Extract<StreamChunk, { type: 'finish' }>, answered: boolean): LlmFailure | undefined {
   if (chunk.reason === 'error' || chunk.reason === 'aborted') return chunk.failure ?? { code: 'TRANSPORT', message: 'the provider ended the stream with an error' }
   if (chunk.reason === 'stop' && !answered) return { ...EMPTY_RESPONSE }
   return undefined

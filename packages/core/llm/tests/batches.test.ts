@@ -88,6 +88,20 @@ describe('streamBatches: the chunks of one read together', () => {
     expect(seen.at(-1)).toMatchObject({ reason: 'aborted', failure: { code: 'ABORTED' } })
   })
 
+  it('ends aborted, not with the model\'s finish, when the caller aborts while taking the read that holds it', async () => {
+    const root = await runtime(new ReadsAdapter([[[start, delta, end, usage, finish]]]))
+    const controller = new AbortController()
+    const attempts: string[] = []
+    const got: (readonly StreamChunk[])[] = []
+    const stream = root.llm.streamBatches(request({ signal: controller.signal, onEvent: (event) => { if (event.type === 'attempt') attempts.push(event.type) } }))
+    for await (const batch of stream) {
+      got.push(batch)
+      controller.abort()
+    }
+    expect(got).toEqual([[start, delta, end, usage], [expect.objectContaining({ type: 'finish', reason: 'aborted' })]])
+    expect(attempts).toHaveLength(1)
+  })
+
   it('closes the adapter\'s reads when the caller stops in the middle of one', async () => {
     let closed = false
     const adapter = new ReadsAdapter([])
