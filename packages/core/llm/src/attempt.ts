@@ -188,8 +188,10 @@ class Attempt {
     return out
   }
 
-  /** Reports the attempt, once, with everything known about it. */
+  /** Reports the attempt, once, with everything known about it; later calls do nothing. */
   settle(failure: LlmFailure | undefined): void {
+    // A consumer that throws into the stream after the finish was reported must not report it again.
+    if (this.reported) return
     this.reported = true
     const { route, retry, position } = this.context
     const { usage, finishChunk: finish } = this

@@ -105,6 +105,18 @@ describe('attempt records', () => {
     expect(attempts(events)).toEqual([expect.objectContaining({ shown: true, finishReason: 'aborted', failure: { code: 'ABORTED', message: 'the caller stopped reading the stream' } })])
   })
 
+  it('reports an attempt once when its consumer throws into the stream at the finish', async () => {
+    const root = await runtime()
+    root.llm.registerAdapter('p', new FakeAdapter([{ chunks: say('ok') }]))
+    const events: LlmEvent[] = []
+    const stream = root.llm.streamBatches(request({ onEvent: (event) => { if (event.type === 'attempt') events.push(event) } }))[Symbol.asyncIterator]()
+    let next = await stream.next()
+    while (!next.done && !next.value.some((chunk) => chunk.type === 'finish')) next = await stream.next()
+    // The finish was reported before it was handed over; a consumer that then throws ends nothing twice.
+    await stream.throw(new Error('the consumer gave up')).catch(() => {})
+    expect(events).toHaveLength(1)
+  })
+
   it('records the generation options sent after catalog defaults, and the response id and model', async () => {
     const root = await runtime()
     const models = [{ id: 'm', maxTokens: 4096, reasoning: { efforts: ['low', 'high'], default: 'high' } }]
