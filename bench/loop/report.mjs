@@ -214,6 +214,20 @@ export function renderReport(input) {
 }
 
 /**
+ * rein's CPU over the floor's within each repetition, where the two ran in the same round, as
+ * ` (per repetition 1.71–2.02)`: how far the machine moved the ratio. Empty with fewer than two.
+ * @param {Map<string, Run[]>} runs
+ * @param {string} s
+ */
+function perRepetition(runs, s) {
+  const cpuByRep = (/** @type {string} */ id) => new Map((runs.get(`${id}/${s}`) ?? []).flatMap((run) => (run.ok && run.metrics ? [[run.rep, run.metrics.cpu]] : [])))
+  const rein = cpuByRep('rein')
+  const floor = cpuByRep('floor')
+  const ratios = [...rein].flatMap(([rep, cpu]) => (floor.has(rep) ? [cpu / /** @type {number} */ (floor.get(rep))] : [])).sort((a, b) => a - b)
+  return ratios.length < 2 ? '' : ` (per repetition ${fixed(ratios[0])}–${fixed(ratios.at(-1))})`
+}
+
+/**
  * The targets of issue #16, each met or missed with its figure.
  * @param {ReportInput} input
  * @param {(id: string, s: string) => ReturnType<typeof aggregate> | undefined} cell
@@ -229,7 +243,7 @@ function targets(input, cell, floor) {
   const cpu = scenarios.map((s) => /** @type {number} */ (rein(s)?.cpu) / /** @type {number} */ (floor(s)?.cpu))
   const logged = scenarios.map((s) => /** @type {number} */ (rein(s)?.cpu) / /** @type {number} */ (cell('floor-durable', s)?.m.cpu))
   const loggedText = all(logged) ? ` (against the floor keeping the same fsynced log, informational: ${scenarios.map((s, i) => `${s} ${fixed(logged[i])}×`).join(', ')})` : ''
-  mark(all(cpu) ? cpu.every((r) => r <= CPU_TARGET) : undefined, `CPU per turn ≤ ${CPU_TARGET}× the floor in ${scenarios.join(', ')}: ${scenarios.map((s, i) => `${s} ${has(cpu[i]) ? `${fixed(cpu[i])}×` : '—'}`).join(', ')}${loggedText}`)
+  mark(all(cpu) ? cpu.every((r) => r <= CPU_TARGET) : undefined, `CPU per turn ≤ ${CPU_TARGET}× the floor in ${scenarios.join(', ')}: ${scenarios.map((s, i) => `${s} ${has(cpu[i]) ? `${fixed(cpu[i])}×${perRepetition(input.runs, s)}` : '—'}`).join(', ')}${loggedText}`)
 
   const peers = harnesses.filter((h) => h.peer)
   /** @type {string[]} */
@@ -311,6 +325,7 @@ function meanings(/** @type {number} */ turns) {
     '- **prefix %**: for each request after the first of a conversation, the share of the previous request\'s prompt (rendered as a chat template would: tools, then each message\'s role, text, tool calls and call id) that the new one repeats as an exact prefix; mean and lowest over the run. 100 % means append-only, which provider KV caches reward.',
     '- **OTLP KiB/turn**: bytes the telemetry variants exported to the capture endpoint, per turn (warm-up included); shows telemetry was on.',
     '- **×**: the figure divided by the floor\'s median in the same scenario.',
+    '- **per repetition**: in the CPU target, the lowest and highest of rein\'s CPU over the floor\'s within one repetition (the two ran in the same round, minutes apart at most): how much the machine moved the ratio from one round to the next.',
     '',
     '`pnpm bench` builds the packages, installs the peers if needed and runs everything (several minutes). `node bench/loop/run.mjs --quick` does 1 repetition of 50 turns; `--only rein,pi` (or `ONLY=`) runs a subset (the floor always runs); `TURNS=` / `--turns`, `REPS=` / `--reps` change the counts; `--no-extras` skips the micro benchmarks; `--no-write` leaves this file alone. `pnpm bench:micro` runs the micro benchmarks (bench/*.ts) with their own output.',
     '',
