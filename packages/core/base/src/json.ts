@@ -268,9 +268,6 @@ function copyContainer(value: object, path: string, ancestors: Set<object>, dept
   }
 }
 
-const IDENTIFIER = /^[A-Za-z_$][\w$]*$/
-
-/** `$.a.b`, `$["odd key"]`, `$.list[2]`: the path notation every rein validator reports. */
 /** What an object that is not plain is, for an error: `a Date`, or one whose prototype is a plain object. */
 function describeInstance(value: object): string {
   const name = (value as { constructor?: { name?: string } }).constructor?.name
@@ -278,6 +275,9 @@ function describeInstance(value: object): string {
   return `a ${name ?? 'class instance'}`
 }
 
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/
+
+/** `$.a.b`, `$["odd key"]`, `$.list[2]`: the path notation every rein validator reports. */
 export function childPath(parent: string, key: string | number): string {
   if (typeof key === 'number') return `${parent}[${key}]`
   return IDENTIFIER.test(key) ? `${parent}.${key}` : `${parent}[${JSON.stringify(key)}]`
