@@ -33,3 +33,5 @@ export { isProcessAlive } from './process-table.ts'
 export { leftByGoneProcesses } from './process-table.ts'
 /** Removes from a folder the temporary files whose writing process is gone. */
 export { removeLeftByGoneProcesses } from './process-table.ts'
+/** An AbortSignal's job inside a package without one (each AbortSignal costs Node 20 a promotion): stopped, why, who to tell. */
+export { Stop } from './stop.ts'

@@ -10,6 +10,7 @@ import type { LlmAttempt, LlmEvent, ModelRoute } from './request.ts'
 import { carriesAnswer, EMPTY_RESPONSE, isDelta, type FinishReason, type StreamChunk } from './stream.ts'
 import type { TokenUsage } from './usage.ts'
 import { AbortableReads } from './abortable-reads.ts'
+import type { Stop } from '@rein/base'
 
 /*
  * Abort reasons. Shared instances: aborting a controller without a reason makes a DOMException
@@ -64,8 +65,8 @@ export interface AttemptContext {
   retry: number
   /** The route's position in the fallback chain. */
   position: number
-  /** Aborted (with `CANCELLED` or `STOPPED`) when the whole stream must stop. */
-  run: AbortSignal
+  /** Stopped (with `CANCELLED` or `STOPPED`) when the whole stream must stop. */
+  run: Stop
   inflight: InflightAttempts
   report: (event: Extract<LlmEvent, { type: 'attempt' | 'attempt-start' }>) => void
 }
@@ -110,6 +111,7 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
 class Attempt {
   private readonly controller = new AbortController()
   private readonly relay = () => this.controller.abort(this.context.run.reason)
+  private readonly offRun: () => void
   private readonly entry: Inflight
   private readonly startedAt = Date.now()
   private readonly options: Pick<AdapterRequest, 'maxTokens' | 'temperature' | 'reasoningEffort'> = {}
@@ -125,8 +127,8 @@ class Attempt {
   /** Registers the attempt in flight, stopped with the run, and reports its start. */
   constructor(private readonly adapter: LlmAdapter, private readonly request: Omit<AdapterRequest, 'signal'>, private readonly context: AttemptContext) {
     const { run, route } = context
-    if (run.aborted) this.relay()
-    else run.addEventListener('abort', this.relay, { once: true })
+    if (run.stopped) this.relay()
+    this.offRun = run.onStop(this.relay)
     this.entry = { provider: route.provider, controller: this.controller }
     context.inflight.add(adapter, this.entry)
     // Assigned: not a spread-first literal, slow on Node 20 (docs/architecture.md, Conventions).
@@ -229,7 +231,7 @@ class Attempt {
     // one that was told to close is left alone: aborting it would run every listener down the chain
     // (the adapter's, its transport's) for a request that already ended.
     if (!finished || !told) this.controller.abort(FINISHED)
-    this.context.run.removeEventListener('abort', this.relay)
+    this.offRun()
     this.context.inflight.remove(this.adapter, this.entry)
     if (!this.reported) this.settle({ ...CONSUMER_STOPPED })
   }

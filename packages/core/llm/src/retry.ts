@@ -1,6 +1,7 @@
 /** When to try again and how long to wait: exponential backoff with jitter, Retry-After honoured up to a cap. */
 
 import type { LlmFailure } from './errors.ts'
+import type { Stop } from '@rein/base'
 
 export interface RetryPolicy {
   /** Retries after the first attempt, per provider in a fallback chain. */
@@ -31,21 +32,20 @@ export function retryDelay(policy: RetryPolicy, retry: number, failure: LlmFailu
   return Math.max(0, Math.round(base + spread))
 }
 
-/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+/** Resolves after `ms`, or rejects with the run's reason as soon as it stops. */
+export function sleep(ms: number, run: Stop): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(signal.reason as Error)
+    if (run.stopped) {
+      reject(run.reason as Error)
       return
     }
-    const onAbort = () => {
+    const off = run.onStop(() => {
       clearTimeout(timer)
-      reject(signal.reason as Error)
-    }
+      reject(run.reason as Error)
+    })
     const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort)
+      off()
       resolve()
     }, ms)
-    signal.addEventListener('abort', onAbort, { once: true })
   })
 }

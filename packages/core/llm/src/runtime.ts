@@ -2,7 +2,7 @@
 
 import { Context, Service, type Logger } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
-import { ReinError, eventSender, type EventSender } from '@rein/base'
+import { ReinError, Stop, eventSender, type EventSender } from '@rein/base'
 import type { LlmAdapter, ModelInfo, ProviderEndpoint } from './adapter.ts'
 import { abortFailure, CANCELLED, InflightAttempts, runAttempt, STOPPED } from './attempt.ts'
 import { isRetryable, type LlmFailure } from './errors.ts'
@@ -57,8 +57,8 @@ interface RuntimeState {
   cooldowns: Cooldowns
   inflight: InflightAttempts
   infos: ModelInfos
-  /** Every running stream's controller, so disposing the service stops them all. */
-  runs: Set<AbortController>
+  /** Every running stream's stop, so disposing the service stops them all. */
+  runs: Set<Stop>
   prices: PriceOverrides
   stopped: boolean
   /** `llm/*` events, sent per attempt and per retry. */
@@ -103,7 +103,7 @@ export class LlmRuntime extends Service {
     this._state = state
     ctx.effect(() => () => {
       state.stopped = true
-      for (const run of state.runs) run.abort(STOPPED)
+      for (const run of state.runs) run.stop(STOPPED)
     }, 'llm: stop running streams')
   }
 
@@ -206,9 +206,9 @@ export class LlmRuntime extends Service {
       yield [{ type: 'finish', reason: 'error', failure: primary.failure }]
       return
     }
-    const run = new AbortController()
+    const run = new Stop()
     const caller = request.signal
-    const cancel = () => run.abort(CANCELLED)
+    const cancel = () => run.stop(CANCELLED)
     if (caller?.aborted) cancel()
     else caller?.addEventListener('abort', cancel, { once: true })
     state.runs.add(run)
@@ -221,7 +221,7 @@ export class LlmRuntime extends Service {
       state.events.send(`llm/${event.type}`, [event])
     }
     try {
-      yield* this.walk(chain, request, run.signal, report)
+      yield* this.walk(chain, request, run, report)
     } finally {
       state.runs.delete(run)
       caller?.removeEventListener('abort', cancel)
@@ -229,7 +229,7 @@ export class LlmRuntime extends Service {
   }
 
   /** Goes down the chain: skips broken entries and cooling routes, tries the rest until one answers. */
-  private async *walk(chain: readonly ModelRoute[], request: LlmRequest, run: AbortSignal, report: Report): AsyncGenerator<readonly StreamChunk[], void, undefined> {
+  private async *walk(chain: readonly ModelRoute[], request: LlmRequest, run: Stop, report: Report): AsyncGenerator<readonly StreamChunk[], void, undefined> {
     const { adapters, cooldowns, logger, infos } = this._state
     const usable = (route: ModelRoute) => !('failure' in resolveRoute(route, adapters, request, infos))
     let pending: { from: ModelRoute; failure: LlmFailure; cooldownUntil?: number } | undefined
@@ -272,10 +272,10 @@ export class LlmRuntime extends Service {
   }
 
   /** One route with its retries. Returns the failure that ended it, or `done` when the stream has ended. */
-  private async *tryRoute(route: ModelRoute, position: number, request: LlmRequest, run: AbortSignal, report: Report): AsyncGenerator<readonly StreamChunk[], LlmFailure | 'done', undefined> {
+  private async *tryRoute(route: ModelRoute, position: number, request: LlmRequest, run: Stop, report: Report): AsyncGenerator<readonly StreamChunk[], LlmFailure | 'done', undefined> {
     const { adapters, retry: policy, inflight, infos } = this._state
     for (let retry = 0; ; retry++) {
-      if (run.aborted) {
+      if (run.stopped) {
         yield [aborted(run.reason)]
         return 'done'
       }
@@ -287,7 +287,7 @@ export class LlmRuntime extends Service {
         this._state.cooldowns.clear(route)
         return 'done'
       }
-      if (run.aborted) {
+      if (run.stopped) {
         yield [aborted(run.reason)]
         return 'done'
       }

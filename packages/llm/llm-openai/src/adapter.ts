@@ -158,9 +158,9 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
 
   private async send(body: string, key: string | undefined, watchdog: ResponseWatchdog, caller: AbortSignal): Promise<WireResponse> {
     try {
-      return await watchdog.wait(post(this.target, this.headersFor(key), body, watchdog.signal))
+      return await watchdog.wait(post(this.target, this.headersFor(key), body, watchdog.stop))
     } catch (error) {
-      if (caller.aborted || watchdog.timedOut) throw watchdog.signal.reason ?? error
+      if (caller.aborted || watchdog.timedOut) throw watchdog.stop.reason ?? error
       throw new LlmError(failureFromTransportError(this.options.label, this.url, error), { cause: error })
     }
   }

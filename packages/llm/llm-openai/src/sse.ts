@@ -124,10 +124,10 @@ export async function readBody(reader: ChunkReader, watchdog: ResponseWatchdog, 
   try {
     const result = await watchdog.wait(reader.read())
     // An abort cancels the body, which can look like a clean end: say why it really ended.
-    if (result.done && watchdog.signal.aborted) throw watchdog.signal.reason
+    if (result.done && watchdog.stop.stopped) throw watchdog.stop.reason
     return result
   } catch (error) {
-    if (watchdog.signal.aborted) throw watchdog.signal.reason
+    if (watchdog.stop.stopped) throw watchdog.stop.reason
     // The connection broke after the response started (socket reset, server gone).
     throw new LlmError({ code: 'STREAM_CLOSED', message: `${provider} closed the connection mid-stream (${(error as Error).message})` }, { cause: error })
   }

@@ -6,6 +6,7 @@
  */
 
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http'
+import type { Stop } from '@rein/base'
 
 /** A response's header lookup (what `Headers` offers, case-insensitive names). */
 export type HeaderLookup = Pick<Headers, 'get' | 'has'>
@@ -59,13 +60,13 @@ export async function agentFor(url: URL): Promise<HttpAgent> {
 
 /**
  * POSTs `body` to `url` and resolves at the status line. Rejects with Node's connection error
- * (its `code`: ECONNREFUSED, ENOTFOUND, …) or, once `signal` aborts, with its reason; the request
+ * (its `code`: ECONNREFUSED, ENOTFOUND, …) or, once `stop` is stopped, with its reason; the request
  * and its connection are torn down either way. Redirects are not followed.
  */
-export async function post(url: URL, headers: OutgoingHttpHeaders, body: string, signal: AbortSignal): Promise<WireResponse> {
+export async function post(url: URL, headers: OutgoingHttpHeaders, body: string, stop: Stop): Promise<WireResponse> {
   // https loads TLS at its first use; plain http costs no wait.
   const { request, agent } = url.protocol === 'https:' ? await (https ??= loadHttps()) : HTTP
-  if (signal.aborted) throw signal.reason
+  if (stop.stopped) throw stop.reason
   return await new Promise<WireResponse>((resolve, reject) => {
     // Object.assign: not a spread-first literal, slow on Node 20 (docs/architecture.md,
     // Conventions). Not setHeader afterwards: it throws once headers went out, which `expect`
@@ -73,11 +74,9 @@ export async function post(url: URL, headers: OutgoingHttpHeaders, body: string,
     const outgoing = request(url, { method: 'POST', agent, headers: Object.assign({}, headers, { 'content-length': Buffer.byteLength(body) }) })
     let response: IncomingMessage | undefined
     // Wired by hand, not with the `signal` option (which watches the request with end-of-stream,
-    // about 70 µs more CPU per request on loopback). Once answered, the response is what an abort
+    // about 70 µs more CPU per request on loopback). Once answered, the response is what a stop
     // destroys: a body already complete leaves its connection alone (it may be carrying another request).
-    const abort = () => (response ?? outgoing).destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'))
-    const detach = () => signal.removeEventListener('abort', abort)
-    signal.addEventListener('abort', abort, { once: true })
+    const detach = stop.onStop(() => (response ?? outgoing).destroy(stop.reason instanceof Error ? stop.reason : new Error('aborted')))
     outgoing.once('close', detach)
     outgoing.once('response', (message) => {
       response = message

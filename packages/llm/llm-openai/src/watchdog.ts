@@ -4,15 +4,19 @@
  * counts: a consumer busy with a chunk (awaiting, or blocking the event loop) never trips it.
  */
 
+import { Stop } from '@rein/base'
 import { LlmError } from '@rein/llm'
 
-/** One response's silence limit and abort signal; `wait` every promise that waits on the server. */
+/** One response's silence limit and stop; `wait` every promise that waits on the server. */
 export class ResponseWatchdog {
-  private readonly controller = new AbortController()
+  /** Stopped by the silence limit or the caller's abort; the transport tears the request down on it. */
+  readonly stop = new Stop()
+  /** Made only when asked for: the adapter's own path needs none (see `Stop`). */
+  private controller: AbortController | undefined
   private readonly timer: NodeJS.Timeout
-  private readonly stopped: Promise<never>
+  private readonly stopping: Promise<never>
   private waiting = false
-  private readonly onCallerAbort = () => this.controller.abort(this.caller?.reason)
+  private readonly onCallerAbort = () => this.end(this.caller?.reason)
   /** What the response is at, for the timeout message. */
   phase: 'headers' | 'body' = 'headers'
 
@@ -21,24 +25,29 @@ export class ResponseWatchdog {
     // One timer per response, re-armed as each wait starts: no timer churn per chunk. It fires
     // harmlessly while nothing waits (the consumer is busy); the next wait re-arms it.
     this.timer = setTimeout(() => {
-      if (this.waiting) this.controller.abort(this.timeoutError())
+      if (this.waiting) this.end(this.timeoutError())
     }, idleMs)
-    this.stopped = new Promise<never>((_, reject) => {
-      this.controller.signal.addEventListener('abort', () => reject(this.controller.signal.reason), { once: true })
+    this.stopping = new Promise<never>((_, reject) => {
+      this.stop.onStop(() => reject(this.stop.reason))
     })
-    this.stopped.catch(() => {})
+    this.stopping.catch(() => {})
     if (caller?.aborted) this.onCallerAbort()
     else caller?.addEventListener('abort', this.onCallerAbort, { once: true })
   }
 
-  /** Aborted when the server was silent too long or the caller aborted: the request is torn down with it. */
+  /** Aborted when the server was silent too long or the caller aborted, with the same reason as `stop`. */
   get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController()
+      if (this.stop.stopped) this.controller.abort(this.stop.reason)
+    }
     return this.controller.signal
   }
 
   /** True once the silence limit, not the caller, ended the response. */
   get timedOut(): boolean {
-    return this.controller.signal.aborted && this.controller.signal.reason instanceof LlmError && this.controller.signal.reason.code === 'TIMEOUT'
+    const { reason } = this.stop
+    return reason instanceof LlmError && reason.code === 'TIMEOUT'
   }
 
   /** `pending`, unless the server stays silent for `idleMs` first or the caller aborts (then rejects with why). */
@@ -46,7 +55,7 @@ export class ResponseWatchdog {
     this.waiting = true
     this.timer.refresh()
     try {
-      return await Promise.race([pending, this.stopped])
+      return await Promise.race([pending, this.stopping])
     } finally {
       this.waiting = false
     }
@@ -55,6 +64,11 @@ export class ResponseWatchdog {
   dispose(): void {
     clearTimeout(this.timer)
     this.caller?.removeEventListener('abort', this.onCallerAbort)
+  }
+
+  private end(reason: unknown): void {
+    this.stop.stop(reason)
+    this.controller?.abort(reason)
   }
 
   private timeoutError(): LlmError {

@@ -1,0 +1,43 @@
+/** `ResponseWatchdog` keeps its public `signal` (made only when asked for) in step with its stop. */
+
+import { LlmError } from '@rein/llm'
+import { describe, expect, it } from 'vitest'
+import { ResponseWatchdog } from '../src/index.ts'
+
+const never = new Promise<never>(() => {})
+
+describe('ResponseWatchdog', () => {
+  it("aborts a signal asked for before the caller's abort, with the caller's reason", async () => {
+    const caller = new AbortController()
+    const watchdog = new ResponseWatchdog('server', 60_000, caller.signal)
+    const { signal } = watchdog
+    const waiting = watchdog.wait(never)
+    const reason = new Error('the user stopped it')
+    caller.abort(reason)
+    await expect(waiting).rejects.toBe(reason)
+    expect(signal.aborted).toBe(true)
+    expect(signal.reason).toBe(reason)
+    expect(watchdog.timedOut).toBe(false)
+    watchdog.dispose()
+  })
+
+  it('gives a signal asked for after the silence limit already aborted with the timeout', async () => {
+    const watchdog = new ResponseWatchdog('server', 5)
+    const failure = await watchdog.wait(never).catch((error: unknown) => error)
+    expect(failure).toBeInstanceOf(LlmError)
+    expect((failure as LlmError).code).toBe('TIMEOUT')
+    expect(watchdog.timedOut).toBe(true)
+    expect(watchdog.signal.aborted).toBe(true)
+    expect(watchdog.signal.reason).toBe(failure)
+    watchdog.dispose()
+  })
+
+  it('starts stopped when the caller had already aborted', () => {
+    const caller = new AbortController()
+    caller.abort(new Error('too late'))
+    const watchdog = new ResponseWatchdog('server', 60_000, caller.signal)
+    expect(watchdog.stop.stopped).toBe(true)
+    expect(watchdog.signal.reason).toBe(caller.signal.reason)
+    watchdog.dispose()
+  })
+})
