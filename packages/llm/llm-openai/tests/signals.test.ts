@@ -17,7 +17,8 @@ afterEach(async () => {
 
 /** Counts the AbortControllers whose signal is made while `run` runs. */
 async function signalsMadeBy(run: () => Promise<unknown>): Promise<number> {
-  const getter = Object.getOwnPropertyDescriptor(AbortController.prototype, 'signal')!.get!
+  const original = Object.getOwnPropertyDescriptor(AbortController.prototype, 'signal')
+  if (original?.get === undefined) throw new Error('AbortController.prototype.signal is not a getter on this Node')
   const made = new WeakSet<AbortController>()
   let count = 0
   Object.defineProperty(AbortController.prototype, 'signal', {
@@ -27,13 +28,13 @@ async function signalsMadeBy(run: () => Promise<unknown>): Promise<number> {
         made.add(this)
         count++
       }
-      return getter.call(this)
+      return original.get?.call(this) as AbortSignal
     },
   })
   try {
     await run()
   } finally {
-    Object.defineProperty(AbortController.prototype, 'signal', { configurable: true, get: getter })
+    Object.defineProperty(AbortController.prototype, 'signal', original)
   }
   return count
 }
