@@ -17,6 +17,8 @@ import { ATTR, ERROR_OTHER, spanName } from './semconv.ts'
 
 interface OpenRun {
   span: Span
+  /** The context its `chat` and `execute_tool` spans start in: made once per run, not per span. */
+  context: Context
   /** Whether the run's first attempt has named its provider and model on the span. */
   named: boolean
 }
@@ -75,7 +77,7 @@ export class SpanBook {
       startTime: hrTime(startedAt),
       attributes: runStartAttributes(scope),
     }, this.parentOf(scope))
-    const run = { span, named: false }
+    const run = { span, context: trace.setSpan(ROOT_CONTEXT, span), named: false }
     this.runs.set(scope.runId, run)
     return run
   }
@@ -107,7 +109,7 @@ export class SpanBook {
       run.span.setAttributes({ [ATTR.providerName]: record.providerName, [ATTR.requestModel]: record.requestModel })
       run.named = true
     }
-    const span = this.childOf(run.span, spanName.chat(record.requestModel), SpanKind.CLIENT, record.startedAt, chatStartAttributes(record))
+    const span = this.childOf(run, spanName.chat(record.requestModel), SpanKind.CLIENT, record.startedAt, chatStartAttributes(record))
     this.chats.set(key, span)
     return span
   }
@@ -130,14 +132,14 @@ export class SpanBook {
     const open = this.tools.get(key)
     if (open) return open
     const run = this.run(record.scope, record.startedAt)
-    const span = this.childOf(run.span, spanName.executeTool(record.toolName), SpanKind.INTERNAL, record.startedAt, toolStartAttributes(record))
+    const span = this.childOf(run, spanName.executeTool(record.toolName), SpanKind.INTERNAL, record.startedAt, toolStartAttributes(record))
     this.tools.set(key, span)
     return span
   }
 
-  /** A span under `parent`, started when its record says. */
-  private childOf(parent: Span, name: string, kind: SpanKind, startedAt: number, attributes: Attributes): Span {
-    return this.tracer.startSpan(name, { kind, startTime: hrTime(startedAt), attributes }, trace.setSpan(ROOT_CONTEXT, parent))
+  /** A span under the run's, started when its record says. */
+  private childOf(run: OpenRun, name: string, kind: SpanKind, startedAt: number, attributes: Attributes): Span {
+    return this.tracer.startSpan(name, { kind, startTime: hrTime(startedAt), attributes }, run.context)
   }
 
   private endTool(record: ToolCallEndRecord): void {
