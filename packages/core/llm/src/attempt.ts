@@ -166,26 +166,31 @@ class Attempt {
    */
   take(read: AdapterRead): StreamChunk[] {
     const out: StreamChunk[] = []
+    // Shown once the read is returned: a read that throws partway (a malformed chunk) showed nothing.
+    let shown = this.shown
     for (const chunk of isBatch(read) ? read : [read]) {
       this.outputChars += outputCharsOf(chunk)
       if (chunk.type === 'usage') this.usage = chunk.usage
       if (chunk.type === 'finish') {
         this.finishChunk = chunk
         this.failedFinish = failureOfFinish(chunk, this.answered)
-        if (!this.failedFinish) out.push(...this.held)
-        return out
+        if (!this.failedFinish && !shown) out.push(...this.held)
+        break
       }
       this.answered ||= carriesAnswer(chunk)
-      if (!this.shown && !isDelta(chunk)) {
+      if (!shown && !isDelta(chunk)) {
         this.held.push(chunk)
         continue
       }
-      if (!this.shown) {
-        this.shown = true
+      if (!shown) {
+        shown = true
         out.push(...this.held)
-        this.held = []
       }
       out.push(chunk)
+    }
+    if (shown && !this.shown) {
+      this.shown = true
+      this.held = []
     }
     return out
   }

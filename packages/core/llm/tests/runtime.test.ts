@@ -270,6 +270,24 @@ describe('LlmRuntime models, efforts and cost', () => {
 })
 
 describe('LlmRuntime cancellation and failures', () => {
+  it('retries an attempt whose read broke before anything of it was shown, even after a delta in that read', async () => {
+    const root = await runtime()
+    let attempts = 0
+    root.llm.registerAdapter('p', {
+      stream(): AsyncIterable<StreamChunk> {
+        throw new Error('streamBatches is used')
+      },
+      async *streamBatches() {
+        attempts++
+        // A malformed chunk after a delta, in the same read: the read fails before it is shown.
+        if (attempts === 1) yield [{ type: 'text-delta', index: 0, text: 'never shown' }, null as unknown as StreamChunk]
+        else yield say('ok')
+      },
+    })
+    expect(await collect(root.llm.stream(request()))).toEqual(say('ok'))
+    expect(attempts).toBe(2)
+  })
+
   it('ends aborted when the caller aborts mid-stream, even if the adapter ignores its signal', async () => {
     const root = await runtime()
     const controller = new AbortController()
