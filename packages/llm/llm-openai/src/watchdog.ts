@@ -14,7 +14,6 @@ export class ResponseWatchdog {
   /** Made only when asked for: the adapter's own path needs none (see `Stop`). */
   private controller: AbortController | undefined
   private readonly timer: NodeJS.Timeout
-  private readonly stopping: Promise<never>
   private waiting = false
   private readonly onCallerAbort = () => this.end(this.caller?.reason)
   /** What the response is at, for the timeout message. */
@@ -27,10 +26,6 @@ export class ResponseWatchdog {
     this.timer = setTimeout(() => {
       if (this.waiting) this.end(this.timeoutError())
     }, idleMs)
-    this.stopping = new Promise<never>((_, reject) => {
-      this.stop.onStop(() => reject(this.stop.reason))
-    })
-    this.stopping.catch(() => {})
     if (caller?.aborted) this.onCallerAbort()
     else caller?.addEventListener('abort', this.onCallerAbort, { once: true })
   }
@@ -55,7 +50,7 @@ export class ResponseWatchdog {
     this.waiting = true
     this.timer.refresh()
     try {
-      return await Promise.race([pending, this.stopping])
+      return await this.untilStopped(pending)
     } finally {
       this.waiting = false
     }
@@ -64,6 +59,25 @@ export class ResponseWatchdog {
   dispose(): void {
     clearTimeout(this.timer)
     this.caller?.removeEventListener('abort', this.onCallerAbort)
+  }
+
+  /**
+   * `pending`, or the stop's reason if it comes first. Not a `Promise.race` against one promise of
+   * the stop: each race leaves a reaction on it until the response ends, one per read.
+   */
+  private untilStopped<T>(pending: Promise<T>): Promise<T> {
+    const { stop } = this
+    if (stop.stopped) return Promise.reject(stop.reason)
+    return new Promise<T>((resolve, reject) => {
+      const off = stop.onStop(() => reject(stop.reason))
+      pending.then((value) => {
+        off()
+        resolve(value)
+      }, (error: unknown) => {
+        off()
+        reject(error)
+      })
+    })
   }
 
   private end(reason: unknown): void {
