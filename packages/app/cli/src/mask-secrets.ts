@@ -5,19 +5,15 @@
  * named like one. What a key holds that is no text (a number, a boolean) is shown: it is no secret.
  */
 
+import { isSecretName, secretEnvironment } from '@rein/base'
+
 const MASK = '***'
-/**
- * A word of a name (split at `_`, `-`, `.` and camelCase humps) that names a secret: `apiKey`,
- * `x-api-key`, `GITHUB_TOKEN`, `accessToken`, `Authorization`, `dbPassword`. `tokens` is left
- * out: `maxTokens` and `maxTokensField` are counts and settings, not credentials.
- */
-const SECRET_WORD = /^(?:.*(?:key|secret|password|passwd|authorization|credential)s?|.*token)$/i
 /** Shorter values are masked only where they are the whole text: a 1-character token would mask every digit. */
 const MIN_EMBEDDED = 8
 
 /** The values of the environment variables named like secrets, longest first. */
 export function secretValues(env: NodeJS.ProcessEnv): string[] {
-  const values = Object.entries(env).flatMap(([name, value]) => (isSecretName(name) && value?.trim() ? [value, value.trim()] : []))
+  const values = secretEnvironment(env).flatMap(({ value }) => [value, value.trim()])
   return [...new Set(values)].sort((a, b) => b.length - a.length)
 }
 
@@ -29,14 +25,6 @@ export function maskSecrets(value: unknown, secrets: readonly string[], secretKe
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskSecrets(item, secrets, secretKey || isSecretName(key))]))
   }
   return value
-}
-
-/** A key that names where a secret is read from (`apiKeyEnv: OPENAI_API_KEY`) holds no secret: show it. */
-const NAMES_A_VARIABLE = /Env(?:Var)?$/
-
-function isSecretName(name: string): boolean {
-  if (NAMES_A_VARIABLE.test(name)) return false
-  return name.replace(/([a-z\d])([A-Z])/g, '$1 $2').split(/[\s_.-]+/).some((word) => SECRET_WORD.test(word))
 }
 
 /** A URL's user and password, and its query parameters named like secrets (`?api_key=…`). */

@@ -35,3 +35,7 @@ export { leftByGoneProcesses } from './process-table.ts'
 export { removeLeftByGoneProcesses } from './process-table.ts'
 /** An AbortSignal's job inside a package without one (each AbortSignal costs Node 20 a promotion): stopped, why, who to tell. */
 export { Stop } from './stop.ts'
+/** Whether an environment variable or config key names a secret (`OPENAI_API_KEY`, `apiKey`; not `apiKeyEnv`). */
+export { isSecretName } from './secret-names.ts'
+/** The environment variables named like secrets that hold something, as `{name, value}`. */
+export { secretEnvironment } from './secret-names.ts'

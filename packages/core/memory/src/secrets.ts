@@ -1,8 +1,11 @@
 /**
  * Content that looks like a credential. Memory is put into the model's prompt in every session (and
  * user memory in every project), and session logs keep the block they recorded: a key saved once
- * would leak again and again. Only shapes a key has and prose does not: a prefix, then a long run.
+ * would leak again and again. Only shapes a key has and prose does not (a prefix, then a long run),
+ * and the values of this process's environment variables named like secrets.
  */
+
+import { secretEnvironment } from '@rein/base'
 
 const SECRET_SHAPES: readonly { kind: string; pattern: RegExp }[] = [
   { kind: 'an sk- API key', pattern: /\bsk-[A-Za-z0-9_-]{20,}/ },
@@ -17,4 +20,15 @@ const SECRET_SHAPES: readonly { kind: string; pattern: RegExp }[] = [
 /** The kind of the first credential-like text in `content` (`a GitHub token`), or `undefined`; never the text itself. */
 export function secretKind(content: string): string | undefined {
   return SECRET_SHAPES.find(({ pattern }) => pattern.test(content))?.kind
+}
+
+/** Shorter values are not looked for inside text: a short value would turn up in ordinary words. */
+const MIN_VALUE_CHARS = 8
+
+/**
+ * The name of an environment variable named like a secret (`OPENAI_API_KEY`) whose value `content`
+ * holds, or `undefined`: a key of this process, whatever its shape.
+ */
+export function secretVariableIn(content: string): string | undefined {
+  return secretEnvironment(process.env).find(({ value }) => value.trim().length >= MIN_VALUE_CHARS && content.includes(value.trim()))?.name
 }

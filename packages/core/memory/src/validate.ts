@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto'
 import { ReinError } from '@rein/base'
 import { HIDDEN_CHARACTER } from './format.ts'
-import { secretKind } from './secrets.ts'
+import { secretKind, secretVariableIn } from './secrets.ts'
 import type { MemoryDraft, MemoryPatch, MemoryScope, MemoryType, RecallQuery } from './types.ts'
 
 /** Every scope, in the order the README lists them. */
@@ -84,6 +84,8 @@ function contentProblems(content: unknown, max: number): string[] {
   // Named by kind only: the error reaches the model and logs, which must not get the key either.
   const secret = secretKind(content)
   if (secret !== undefined) problems.push(`content looks like a secret (${secret}): memory is sent to the model in every session; never save keys`)
+  const variable = secretVariableIn(content)
+  if (variable !== undefined) problems.push(`content holds the value of the environment variable ${variable}, a secret: memory is sent to the model in every session; never save keys`)
   return problems
 }
 

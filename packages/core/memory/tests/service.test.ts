@@ -91,6 +91,20 @@ describe('write: validation', () => {
     })
   }
 
+  it('refuses content holding the value of an environment variable named like a secret, naming the variable only', async () => {
+    const { ctx, store } = await setup()
+    const value = 'short-key-8271'
+    process.env.REIN_TEST_SERVICE_API_KEY = value
+    try {
+      const failure = await ctx.memory.write(draft({ content: `The key for the service is ${value}.` })).then(() => undefined, (error: unknown) => error as { code: string; message: string; details: unknown })
+      expect(failure).toMatchObject({ code: 'INVALID_ARGS', message: expect.stringContaining('REIN_TEST_SERVICE_API_KEY') })
+      expect(JSON.stringify([failure!.message, failure!.details])).not.toContain(value)
+      expect(await store.all()).toEqual([])
+    } finally {
+      delete process.env.REIN_TEST_SERVICE_API_KEY
+    }
+  })
+
   it('does not take ordinary text about keys for a secret', async () => {
     const { ctx } = await setup()
     for (const content of ['Keys live in 1Password, never in the repo.', 'Use the task-runner, not make.', 'The sk- prefix marks DeepSeek keys.', 'Run ghp_ checks in CI.']) {
