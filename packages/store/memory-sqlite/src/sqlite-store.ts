@@ -48,6 +48,8 @@ export class SqliteMemoryStore implements MemoryStore {
     try {
       db = new Database(file, { fileMustExist: true, timeout: busyTimeoutMs })
       db.pragma('journal_mode = WAL')
+      // What is deleted is overwritten, not left in free pages: a forgotten entry is gone from the file.
+      db.pragma('secure_delete = ON')
       migrate(db, file)
     } catch (error) {
       db?.close()
@@ -82,12 +84,24 @@ export class SqliteMemoryStore implements MemoryStore {
 
   async replace(entry: MemoryEntry): Promise<void> {
     this.write('replacing an entry', () => {
-      const seq = this.seqOf(entry.id)
-      if (seq === undefined) throw new ReinError('MEMORY_NOT_FOUND', `no memory entry with id ${entry.id}`, { details: { id: entry.id, file: this.file } })
+      const old = this.statement('SELECT seq, content FROM memory_entries WHERE id = ?').get(entry.id) as { seq: number; content: string } | undefined
+      if (old === undefined) throw new ReinError('MEMORY_NOT_FOUND', `no memory entry with id ${entry.id}`, { details: { id: entry.id, file: this.file } })
+      const { seq } = old
       this.statement(`UPDATE memory_entries SET ${COLUMNS.map((column) => `${column} = @${column}`).join(', ')} WHERE seq = @seq`).run({ ...toRow(entry), seq })
       this.statement('DELETE FROM memory_search WHERE rowid = ?').run(seq)
       this.index(seq, entry.content)
+      // A refresh or a retirement keeps the text: only changed text leaves words behind.
+      if (old.content !== entry.content) this.dropDeletedWords()
     })
+  }
+
+  /**
+   * Rewrites the full-text index without the words of deleted text. FTS5 leaves a deleted row's
+   * words in the index's segments (secure-delete does not always take the word out with its last
+   * row): a forgotten secret would stay in the file. The index is one row per entry, so small.
+   */
+  private dropDeletedWords(): void {
+    this.statement(`INSERT INTO memory_search (memory_search) VALUES ('optimize')`).run()
   }
 
   async get(id: string): Promise<MemoryEntry | undefined> {
@@ -142,6 +156,7 @@ export class SqliteMemoryStore implements MemoryStore {
       if (seq === undefined) return false
       this.statement('DELETE FROM memory_entries WHERE seq = ?').run(seq)
       this.statement('DELETE FROM memory_search WHERE rowid = ?').run(seq)
+      this.dropDeletedWords()
       return true
     })
   }

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises'
 import { normalizeContent, type MemoryEntry } from '@rein/memory'
 import { describe, expect, it } from 'vitest'
 import { entry, openStore } from './temp-root.ts'
@@ -119,6 +120,24 @@ describe('SqliteMemoryStore: recall', () => {
     expect(ids(await store.recall({ scopes: ['user'], query: 'sqlite', limit: 5, now: NOW }))).toEqual([item.id])
     await store.delete(item.id)
     expect(await store.recall({ scopes: ['user'], query: 'sqlite', limit: 5, now: NOW })).toEqual([])
+  })
+
+  it('leaves none of a deleted or replaced text in the database files, the full-text index included', async () => {
+    const store = await openStore()
+    // Many pages of other entries, so the deleted bytes are not simply past the end of the file.
+    for (let i = 0; i < 200; i++) await store.insert(entry({ content: `ordinary entry number ${i} about the build` }))
+    const forgotten = entry({ content: 'the deploy password is zqxforgotten7 for the zqxforgotten server' })
+    const corrected = entry({ content: 'the api token is zqxreplaced9 for the zqxreplaced proxy' })
+    await store.insert(forgotten)
+    await store.insert(corrected)
+    expect(await store.delete(forgotten.id)).toBe(true)
+    await store.replace({ ...corrected, content: 'the api token lives in the vault', updatedAt: 2000 })
+    const { file } = store
+    await store.close()
+    for (const path of [file, `${file}-wal`]) {
+      const text = (await readFile(path).catch(() => Buffer.alloc(0))).toString('latin1')
+      expect({ path, forgotten: text.includes('zqxforgotten'), replaced: text.includes('zqxreplaced') }).toEqual({ path, forgotten: false, replaced: false })
+    }
   })
 
   it('never recalls an expired or retired entry, with or without a query', async () => {
