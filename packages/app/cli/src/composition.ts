@@ -4,13 +4,13 @@
  */
 
 import { existsSync } from 'node:fs'
-import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Context } from '@deepseek-ai/cordis'
 import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
 import { ReinError, isReinError } from '@rein/base'
 import { loadComposition, type Composition } from '@rein/compose'
+import { reinHome } from './home.ts'
 // Loaded by name from the built-in rows below, resolved from this package's dependencies.
 import type {} from '@rein/otel-http'
 import type {} from '@rein/subagents'
@@ -25,10 +25,6 @@ export const PACKAGE_DIR = (() => {
   while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir)
   return dir
 })()
-
-export function reinHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.REIN_HOME ? resolve(env.REIN_HOME) : join(homedir(), '.rein')
-}
 
 export interface LoadedComposition {
   composition: Composition

@@ -3,4 +3,5 @@
 export { main } from './main.ts'
 export { processIo, type Io } from './io.ts'
 export { EXIT, type ExitCode } from './exit-codes.ts'
-export { builtInRows, reinHome } from './composition.ts'
+export { builtInRows } from './composition.ts'
+export { reinHome } from './home.ts'

@@ -6,6 +6,7 @@
 import { errorChain, isReinError } from '@rein/base'
 import { HELP, parseCommandLine, type Command, type ParsedArgs } from './args.ts'
 import { EXIT } from './exit-codes.ts'
+import { checkHome } from './home.ts'
 import type { Io } from './io.ts'
 import { guardOutput } from './output-guard.ts'
 import { neutralize } from './terminal-text.ts'
@@ -47,6 +48,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       guarded.stdout.write(`${HELP[args.command]}\n`)
       return EXIT.ok
     }
+    await checkHome(io.env)
     const command = await COMMANDS[args.command]()
     return await command(args, guarded)
   } catch (error) {

@@ -38,6 +38,17 @@ describe('rein: usage', () => {
     expect(ALLOWABLE_EFFECTS).toEqual(TOOL_EFFECTS)
   })
 
+  it('says REIN_HOME names a file, not a folder, with exit 2 for every command', async () => {
+    const p = await setUp([answer('never')])
+    const file = join(p.dir, 'not-a-folder')
+    writeFileSync(file, 'x')
+    for (const argv of [['run', 'hi'], ['sessions'], ['memory', 'list'], ['config'], ['show', 'abc']]) {
+      const result = await rein(p.dir, argv, { env: { REIN_HOME: file } })
+      expect({ argv, code: result.code, stderr: result.stderr }).toEqual({ argv, code: 2, stderr: `rein: REIN_HOME (${file}) is a file, not a folder: point it at a folder (rein makes it if it is missing)\n` })
+    }
+    expect(p.server.requests).toHaveLength(0)
+  })
+
   it('says how to configure a model when none is', async () => {
     const result = await rein('/', ['run', 'hi'], { env: { REIN_HOME: '/tmp/rein-none' } })
     expect(result.code).toBe(2)
