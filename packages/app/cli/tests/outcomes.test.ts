@@ -1,5 +1,6 @@
 /** How `rein` ends and what it prints: exit codes, config errors, terminal safety (issue #8 §4). */
 
+import { EventEmitter } from 'node:events'
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { JsonlSessionStore } from '@rein/session-jsonl'
@@ -81,6 +82,22 @@ describe('control characters from the model', () => {
     const id = sessionIdOf(await rein(p.dir, ['run', 'title\u001b[31m red']))
     expect((await rein(p.dir, ['show', id])).stdout).toContain('> title^[[31m red')
     expect((await rein(p.dir, ['sessions'])).stdout).toContain('title^[[31m red')
+  })
+})
+
+describe('rein show of a session whose turn is still running', () => {
+  it('says the turn is running, not that it was interrupted', async () => {
+    const p = await setUp([{ steps: [{ text: 'partial' }, { stall: true }] }])
+    const signals = new EventEmitter()
+    const running = rein(p.dir, ['run', 'hi'], { signals })
+    while (p.server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+    const id = readdirSync(join(p.home, 'sessions')).find((name) => name.endsWith('.jsonl'))!.replace(/\.jsonl$/, '')
+    const shown = await rein(p.dir, ['show', id])
+    signals.emit('SIGINT')
+    expect((await running).code).toBe(130)
+    expect(shown.code).toBe(0)
+    expect(shown.stdout).toContain('(turn 1 is still running: the session is open in a rein process; show it again once the turn ends)')
+    expect(shown.stdout).not.toContain('interrupted')
   })
 })
 

@@ -37,12 +37,17 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
       if (child) io.stdout.write(`${neutralize(`    ↳ subagent session ${child.id} · ${child.status} · ${child.turns} turn${child.turns === 1 ? '' : 's'} · rein show ${child.id}`)}\n`)
     }
     const plan = planRepair(events, () => false)
-    if (plan.turn !== undefined) {
-      io.stdout.write(`\n(turn ${plan.turn} was interrupted with ${plan.calls.length} tool call${plan.calls.length === 1 ? '' : 's'} unpaired; rein resume ${header.id} repairs it)\n`)
-    }
+    if (plan.turn !== undefined) io.stdout.write(`\n${await openTurnNote(ctx, header.id, plan.turn, plan.calls.length)}\n`)
     if (marks.missing) io.stderr.write(`${neutralize(`(checkpoints not shown: ${marks.missing})`)}\n`)
     return 0
   })
+}
+
+/** A turn the log leaves open: still running in a rein process that has the session open, else cut off. */
+async function openTurnNote(ctx: Context, id: string, turn: number, unpaired: number): Promise<string> {
+  const running = (await ctx.sessions.list()).some((session) => session.id === id && session.status === 'running')
+  if (running) return `(turn ${turn} is still running: the session is open in a rein process; show it again once the turn ends)`
+  return `(turn ${turn} was interrupted with ${unpaired} tool call${unpaired === 1 ? '' : 's'} unpaired; rein resume ${id} repairs it)`
 }
 
 /** The sessions this one's tool calls started (subagents). */
