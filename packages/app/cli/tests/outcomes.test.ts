@@ -1,7 +1,7 @@
 /** How `rein` ends and what it prints: exit codes, config errors, terminal safety (issue #8 §4). */
 
 import { EventEmitter } from 'node:events'
-import { existsSync, readdirSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { JsonlSessionStore } from '@rein/session-jsonl'
 import { validateSessionInvariants, type MockReply } from '@rein/testkit'
@@ -82,6 +82,18 @@ describe('control characters from the model', () => {
     const id = sessionIdOf(await rein(p.dir, ['run', 'title\u001b[31m red']))
     expect((await rein(p.dir, ['show', id])).stdout).toContain('> title^[[31m red')
     expect((await rein(p.dir, ['sessions'])).stdout).toContain('title^[[31m red')
+  })
+})
+
+describe('rein sessions with a damaged session file', () => {
+  it('lists the rest and names the file it could not read, with why', async () => {
+    const p = await setUp([answer('ok')])
+    const id = sessionIdOf(await rein(p.dir, ['run', 'hi']))
+    writeFileSync(join(p.home, 'sessions', 'bbbbbbbb-garbage.jsonl'), 'garbage\n')
+    const listed = await rein(p.dir, ['sessions'])
+    expect(listed.code).toBe(0)
+    expect(listed.stdout).toContain(id)
+    expect(listed.stderr).toMatch(/^\(session bbbbbbbb-garbage not listed: .+; rein show bbbbbbbb-garbage says more\)\n$/)
   })
 })
 

@@ -16,7 +16,7 @@ export {
 export { eventData } from './event-data.ts'
 export { deriveMessages, capContent, MessageProjection, applyCompaction, prunedStub, summaryMessage, SUMMARY_OPENING } from './derive.ts'
 export { planRepair, repairEvents, isClean, type RepairPlan, type RepairCall, type RepairAction } from './repair.ts'
-export type { SessionStore, SessionSummary, SessionStatus, LoadedSession } from './store.ts'
+export type { SessionStore, SessionSummary, SessionStatus, LoadedSession, ListOptions } from './store.ts'
 export { MemorySessionStore } from './memory-store.ts'
 export { sessionMemory } from './memory-plugin.ts'
 export { summarize, spending } from './summary.ts'

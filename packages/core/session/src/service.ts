@@ -6,7 +6,7 @@ import { ReinError, eventSender, isReinError, type EventSender } from '@rein/bas
 import { CORE_EVENT_TYPES, IGNORABLE_CORE_EVENT_TYPES, SESSION_FORMAT_VERSION, type SessionEvent, type SessionHeader } from './events.ts'
 import { coreEventProblem } from './event-shape.ts'
 import { Session, type SessionHooks } from './session.ts'
-import type { LoadedSession, SessionStore, SessionSummary } from './store.ts'
+import type { ListOptions, LoadedSession, SessionStore, SessionSummary } from './store.ts'
 import { TempFolders } from './temp-folders.ts'
 
 declare module '@deepseek-ai/cordis' {
@@ -169,8 +169,8 @@ export class SessionService extends Service {
     return loaded
   }
 
-  async list(): Promise<SessionSummary[]> {
-    return this.requireStore().list()
+  async list(options?: ListOptions): Promise<SessionSummary[]> {
+    return this.requireStore().list(options)
   }
 
   /**

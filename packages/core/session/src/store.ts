@@ -52,6 +52,12 @@ export interface LoadedSession {
  *   no id can lead outside the store, and that no listing or loading mistakes for a session.
  * Errors are `ReinError`s; `load` of an unknown id is `SESSION_NOT_FOUND`.
  */
+/** How `list` reports the sessions it leaves out. */
+export interface ListOptions {
+  /** Called for each stored session that could not be read (a damaged or foreign file), with why. */
+  unreadable?: (id: string, error: unknown) => void
+}
+
 export interface SessionStore {
   create(header: SessionHeader): Promise<void>
   /** Claims a stored session for writing (appends); released by `close`. */
@@ -62,7 +68,8 @@ export interface SessionStore {
   close(id: string): Promise<void>
   /** Reads without claiming. */
   load(id: string): Promise<LoadedSession>
-  list(): Promise<SessionSummary[]>
+  /** Every stored session; one that cannot be read is left out and, when given, told to `unreadable`. */
+  list(options?: ListOptions): Promise<SessionSummary[]>
   /**
    * The folder for files that go with session `id` (spills, checkpoints): absolute, 0700, made on
    * the first call, kept with the log. A store without it gets a temporary folder from the service.

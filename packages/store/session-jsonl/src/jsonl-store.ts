@@ -6,7 +6,7 @@
 import { closeSync, fchmodSync, fstatSync, ftruncateSync, openSync, readFileSync, statSync } from 'node:fs'
 import { lstat, readFile, readdir } from 'node:fs/promises'
 import { PRIVATE_FILE_MODE, ReinError, ensurePrivateDir, isReinError, toFrozenJson } from '@rein/base'
-import { summarize, type LoadedSession, type SessionEvent, type SessionHeader, type SessionStore, type SessionSummary } from '@rein/session'
+import { summarize, type ListOptions, type LoadedSession, type SessionEvent, type SessionHeader, type SessionStore, type SessionSummary } from '@rein/session'
 import { appendDurably, fileTarget, publishFile } from './durable-write.ts'
 import { errorCode, messageOf } from './fs-errors.ts'
 import { eventLine, headerLine, parseSessionFile } from './jsonl-format.ts'
@@ -204,8 +204,8 @@ export class JsonlSessionStore implements SessionStore {
     return sessionPaths(this.root, id).folder
   }
 
-  /** Every stored session, most recently active first, `running` while a live process holds it; foreign and corrupt files are skipped. */
-  async list(): Promise<SessionSummary[]> {
+  /** Every stored session, most recently active first, `running` while a live process holds it; foreign and corrupt files are skipped (told to `unreadable`). */
+  async list(options: ListOptions = {}): Promise<SessionSummary[]> {
     let names: string[]
     try {
       names = await readdir(this.root)
@@ -218,7 +218,8 @@ export class JsonlSessionStore implements SessionStore {
       try {
         const { header, events } = await this.load(id)
         return summarize(header, events, { running: this.sessions.has(id) || isLockHeld(sessionPaths(this.root, id).lock) })
-      } catch {
+      } catch (error) {
+        options.unreadable?.(id, error)
         return undefined
       }
     }))

@@ -9,7 +9,7 @@ import type { Io } from '../io.ts'
 import { formatCost } from '../render.ts'
 import { withComposition } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
-import { groupDigits } from '@rein/base'
+import { groupDigits, isReinError } from '@rein/base'
 
 const STATUS: Record<SessionSummary['status'], string> = {
   'completed': 'completed',
@@ -25,7 +25,9 @@ const STATUS: Record<SessionSummary['status'], string> = {
 
 export async function sessionsCommand(args: ParsedArgs, io: Io): Promise<number> {
   return withComposition(args.options, io, async ({ ctx }) => {
-    const sessions = [...await ctx.sessions.list()].sort((a, b) => (a.lastActivity < b.lastActivity ? 1 : -1))
+    // A damaged file is not listed, but named: nothing is hidden silently.
+    const unreadable = (id: string, error: unknown) => io.stderr.write(`${neutralize(`(session ${id} not listed: ${reasonOf(error)}; rein show ${id} says more)`)}\n`)
+    const sessions = [...await ctx.sessions.list({ unreadable })].sort((a, b) => (a.lastActivity < b.lastActivity ? 1 : -1))
     if (args.options.json) {
       for (const session of sessions) io.stdout.write(`${JSON.stringify(session)}\n`)
       return 0
@@ -83,4 +85,10 @@ function line(session: SessionSummary, level: number): string {
     cost.padStart(8),
     session.title ?? '(no message)',
   ].join('  ')
+}
+
+/** Why a session could not be read, in a word: the error's code, else its message. */
+function reasonOf(error: unknown): string {
+  if (isReinError(error)) return error.code
+  return error instanceof Error ? error.message : String(error)
 }
