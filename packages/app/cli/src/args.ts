@@ -34,6 +34,7 @@ export interface CliOptions {
   allow: ToolEffect[]
   verbose: boolean
   help: boolean
+  version: boolean
 }
 
 export interface ParsedArgs {
@@ -60,7 +61,11 @@ const FLAGS = {
   allow: { type: 'string', multiple: true },
   verbose: { type: 'boolean', short: 'v' },
   help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
 } as const
+
+/** The most arguments a command takes; the others take text (a task, a message) or a subcommand. */
+const MAX_ARGUMENTS: Partial<Record<Command, 0 | 1>> = { sessions: 0, config: 0, demo: 0, chat: 0, show: 1, rewind: 1 }
 
 export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   let parsed
@@ -73,9 +78,15 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   if (first !== undefined && !COMMANDS.includes(first as Command)) {
     throw new ReinError('USAGE', `unknown command "${first}"; commands: ${COMMANDS.join(', ')} (see rein --help)`)
   }
+  const command = first as Command | undefined
+  const most = command === undefined ? undefined : MAX_ARGUMENTS[command]
+  if (most !== undefined && positionals.length > most && !parsed.values.help) {
+    const takes = most === 0 ? 'no arguments' : 'one argument'
+    throw new ReinError('USAGE', `rein ${command} takes ${takes}, not "${positionals.join(' ')}"; see rein ${command} --help`)
+  }
   const values = parsed.values
   return {
-    command: first as Command | undefined,
+    command,
     positionals,
     options: {
       ...(values.config !== undefined ? { config: values.config } : {}),
@@ -95,6 +106,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
       allow: effects(values.allow ?? []),
       verbose: values.verbose ?? false,
       help: values.help ?? false,
+      version: values.version ?? false,
     },
   }
 }
@@ -136,7 +148,8 @@ Options for run, chat, resume and demo:
       --json                 print events as JSON lines on stdout
   -v, --verbose              print where requests go (provider, model, base URL), the cause chain of errors,
                              and the plugins' notices (their warnings are always printed)
-  -h, --help                 show help`
+  -h, --help                 show help
+      --version              print rein's version`
 
 export const HELP: Record<Command | 'main', string> = {
   main: `rein — a durable agent harness

@@ -3,6 +3,7 @@
  * Commands are imported when they run, so `rein --help` loads none of the stack.
  */
 
+import { createRequire } from 'node:module'
 import { errorChain, isReinError } from '@rein/base'
 import { HELP, parseCommandLine, type Command, type ParsedArgs } from './args.ts'
 import { EXIT } from './exit-codes.ts'
@@ -40,6 +41,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   try {
     const args = parseCommandLine(argv)
     verbose = args.options.verbose
+    if (args.options.version) {
+      guarded.stdout.write(`rein ${version()}\n`)
+      return EXIT.ok
+    }
     if (!args.command) {
       guarded.stdout.write(`${HELP.main}\n`)
       return args.options.help ? EXIT.ok : EXIT.usage
@@ -70,4 +75,9 @@ function describe(error: unknown, env: NodeJS.ProcessEnv): string {
   }
   if (isReinError(error)) return error.message
   return error instanceof Error ? error.message : String(error)
+}
+
+/** This package's version: its package.json is one folder up from `src/` and from `dist/` alike. */
+function version(): string {
+  return (createRequire(import.meta.url)('../package.json') as { version: string }).version
 }

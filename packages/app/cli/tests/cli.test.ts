@@ -34,6 +34,18 @@ describe('rein: usage', () => {
     expect((await rein('/', ['run'])).code).toBe(2)
   })
 
+  it('prints its version with --version, and refuses arguments a command does not take', async () => {
+    const version = await rein('/', ['--version'])
+    expect(version).toEqual({ code: 0, stdout: `rein ${JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')).version}\n`, stderr: '' })
+    for (const [argv, message] of [
+      [['sessions', 'extra'], 'rein sessions takes no arguments, not "extra"'],
+      [['config', 'a', 'b'], 'rein config takes no arguments, not "a b"'],
+      [['show', 'one', 'two'], 'rein show takes one argument, not "one two"'],
+    ] as const) {
+      expect(await rein('/', [...argv])).toMatchObject({ code: 2, stderr: `rein: ${message}; see rein ${argv[0]} --help\n` })
+    }
+  })
+
   it('takes the same effect names in --allow as @rein/tools declares', () => {
     expect(ALLOWABLE_EFFECTS).toEqual(TOOL_EFFECTS)
   })
