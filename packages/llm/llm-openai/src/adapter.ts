@@ -203,8 +203,15 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
     if (read.cut === 'stalled') failure.message += ` (the error body stalled after ${read.bytes} bytes: nothing for ${watchdog.idleMs} ms)`
     else if (read.cut === 'broken') failure.message += ` (the connection broke after ${read.bytes} bytes of the error body)`
     if (response.status === 404 && !failure.modelNotFound) failure.message += ` (nothing at ${this.url}? check baseURL)`
+    if (response.status === 401) failure.message += this.keyHint()
     if (response.status >= 300 && response.status < 400) failure.message += this.redirectHint(response.headers.get('location'))
     return failure
+  }
+
+  /** Where the key the server refused came from: the user fixes it there. */
+  private keyHint(): string {
+    const { apiKeyEnv } = this.options
+    return apiKeyEnv === false ? ' (no key was sent: apiKeyEnv is false; name the variable that holds one)' : ` (check the key in ${apiKeyEnv})`
   }
 
   /** Redirects are not followed (a POST's body would be dropped or resent unasked): say where it pointed. */

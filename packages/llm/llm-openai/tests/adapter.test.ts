@@ -137,6 +137,14 @@ describe('OpenAiCompatibleAdapter over HTTP', () => {
     expect(finish.failure?.message).not.toContain('abc')
   })
 
+  it('says which variable the rejected key came from, or that no key was sent', async () => {
+    const rejected = { kind: 'error' as const, status: 401, message: 'Incorrect API key provided' }
+    const withKey = await boot([rejected])
+    expect((await run(withKey.root)).finish.failure?.message).toBe('OpenAI returned HTTP 401: Incorrect API key provided (check the key in REIN_TEST_OPENAI_KEY)')
+    const withoutKey = await boot([rejected], { apiKeyEnv: false })
+    expect((await run(withoutKey.root)).finish.failure?.message).toBe('OpenAI returned HTTP 401: Incorrect API key provided (no key was sent: apiKeyEnv is false; name the variable that holds one)')
+  })
+
   it('ends with TIMEOUT when the stream goes silent, and retries only before the first delta', async () => {
     const { root, server } = await boot([{ steps: [{ stall: true }] }, { steps: [{ text: 'partial' }, { stall: true }] }], { streamIdleTimeoutMs: 150 })
     const { finish, events, chunks } = await run(root)
