@@ -57,6 +57,19 @@ describe('rein chat', () => {
     expect(readFileSync(join(current.dir, 'notes.txt'), 'utf8')).toBe('from chat\n')
   })
 
+  it('sends a line typed before the prompt first appeared, not dropping it', async () => {
+    current = await project([{ steps: [{ text: 'First answer.' }] }, { steps: [{ text: 'Second answer.' }] }])
+    const chat = terminal(current.dir)
+    // Typed at once, while the composition still loads.
+    chat.type('typed ahead\r')
+    await expect.poll(chat.answer).toContain('First answer.')
+    await chat.turn('then this', 'Second answer.')
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+    expect(current.server.requests).toHaveLength(2)
+    expect(JSON.stringify(current.server.requests[0]!.body)).toContain('typed ahead')
+  })
+
   it('asks before a tool that writes; "a" allows that tool for the rest of the chat, and only that tool', async () => {
     current = await project([
       { steps: [{ toolCall: { id: 's1', name: 'save', arguments: '{"text":"one"}' } }] },

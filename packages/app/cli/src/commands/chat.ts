@@ -23,6 +23,8 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
   return withComposition(args.options, io, async (scope) => {
     const prompt = createInterface({ input: io.stdin, output: io.stderr, terminal: true })
     prompt.setPrompt('> ')
+    // Queued from the start: a line typed while the agent opens is sent, not dropped.
+    const lines = lineQueue(prompt)
     // A pending approval question takes the next line before the queue sees it (readline's rule).
     installApproval(scope.ctx, args.options, async (request) => {
       const answer = await prompt.question(neutralize(`allow ${request.toolName} (${request.reason})? [y]es / [n]o / [a]lways for this session `), { signal: request.signal })
@@ -31,7 +33,6 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
     const { agent } = await openAgent(scope, args.options.session)
     scope.renderer.notice(`session ${agent.session.id} · Ctrl-C cancels a turn, Ctrl-D leaves`)
     const unsubscribe = agent.subscribe((event) => scope.renderer.event(event))
-    const lines = lineQueue(prompt)
     const unwatch = scope.source === 'built-in'
       ? async () => {}
       : watchComposition(scope.composition, (text) => lines.interrupt(() => scope.renderer.notice(text), io.stderr))
