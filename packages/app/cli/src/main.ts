@@ -3,11 +3,9 @@
  * Commands are imported when they run, so `rein --help` loads none of the stack.
  */
 
-import { createRequire } from 'node:module'
 import { errorChain, isReinError } from '@rein/base'
 import { HELP, parseCommandLine, type Command, type ParsedArgs } from './args.ts'
 import { EXIT } from './exit-codes.ts'
-import { checkHome } from './home.ts'
 import type { Io } from './io.ts'
 import { guardOutput } from './output-guard.ts'
 import { neutralize } from './terminal-text.ts'
@@ -42,7 +40,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const args = parseCommandLine(argv)
     verbose = args.options.verbose
     if (args.options.version) {
-      guarded.stdout.write(`rein ${version()}\n`)
+      guarded.stdout.write(`rein ${await version()}\n`)
       return EXIT.ok
     }
     if (!args.command) {
@@ -53,7 +51,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       guarded.stdout.write(`${HELP[args.command]}\n`)
       return EXIT.ok
     }
-    await checkHome(io.env)
+    // Loaded with the command, as the command is: `rein --help` loads neither.
+    await (await import('./home.ts')).checkHome(io.env)
     const command = await COMMANDS[args.command]()
     return await command(args, guarded)
   } catch (error) {
@@ -78,6 +77,7 @@ function describe(error: unknown, env: NodeJS.ProcessEnv): string {
 }
 
 /** This package's version: its package.json is one folder up from `src/` and from `dist/` alike. */
-function version(): string {
+async function version(): Promise<string> {
+  const { createRequire } = await import('node:module')
   return (createRequire(import.meta.url)('../package.json') as { version: string }).version
 }

@@ -60,7 +60,7 @@ async function runDemo(args: ParsedArgs, io: Io, serverUrl: string, workspaceRoo
     renderer.notice(`rein demo: a SCRIPTED model (a local mock server at ${serverUrl}), not a real one — it shows the loop, not intelligence.`)
     renderer.notice(`workspace ${workspaceRoot}`)
     const agent = await ctx.agents.create({ cwd: workspaceRoot })
-    renderer.notice(`session ${agent.session.id} (rein show ${agent.session.id} prints it afterwards)`, { type: 'session', id: agent.session.id })
+    renderer.notice(`session ${agent.session.id}, kept so rein show ${agent.session.id} prints it afterwards (its workspace and scripted model go when the demo ends: it cannot be resumed or rewound)`, { type: 'session', id: agent.session.id })
     renderer.notice(`> ${TASK}`)
     try {
       const code = await streamTurn(io, renderer, agent, (running) => running.send(TASK), interrupts.signal)
