@@ -32,7 +32,7 @@ export async function loadPlugin(tree: EntryTree, row: EntryOptions): Promise<Lo
     exports = await tree.import(row.name)
   } catch (error) {
     if (isReinError(error, 'PLUGIN_NOT_BUILT')) return { ok: false, problem: error.message, notBuilt: true, cause: error.cause }
-    return { ok: false, problem: `cannot load the plugin: ${firstLine(error)}`, notBuilt: false, cause: error }
+    return { ok: false, problem: `cannot load the plugin: ${firstLine(error)}${installHint(error, row.name)}`, notBuilt: false, cause: error }
   }
   const plugin: unknown = tree.ctx.loader.unwrapExports(exports)
   const isPlugin = typeof plugin === 'function' || (typeof plugin === 'object' && plugin !== null && typeof Reflect.get(plugin, 'apply') === 'function')
@@ -48,6 +48,12 @@ export async function loadPlugin(tree: EntryTree, row: EntryOptions): Promise<Lo
       provide: typeof provide === 'string' ? [provide] : Array.isArray(provide) ? provide.filter((name) => typeof name === 'string') : [],
     },
   }
+}
+
+/** For the row's own package missing (not one of its dependencies): how to install it. */
+function installHint(error: unknown, name: string): string {
+  const missing = error instanceof Error && (error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && firstLine(error).startsWith(`Cannot find package '${name}'`)
+  return missing ? `; is it installed? npm install ${name} in that file's folder` : ''
 }
 
 export function firstLine(error: unknown): string {

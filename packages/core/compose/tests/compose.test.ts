@@ -75,7 +75,7 @@ describe('loadComposition', () => {
     const { problems } = await failure(file)
     // "broken" would fail to start, but nothing starts while a row cannot even be imported.
     expect(problems).toEqual([
-      expect.stringMatching(/^row "ghost" \(rein-plugin-that-does-not-exist\): cannot load the plugin: Cannot find package 'rein-plugin-that-does-not-exist'/),
+      expect.stringMatching(/^row "ghost" \(rein-plugin-that-does-not-exist\): cannot load the plugin: Cannot find package 'rein-plugin-that-does-not-exist' .*; is it installed\? npm install rein-plugin-that-does-not-exist in that file's folder$/),
       `row "plain" (${fixtures}not-a-plugin.ts): the module is not a cordis plugin (export a function, a class, or an object with apply)`,
     ])
     expect(log()).toEqual([])
