@@ -25,14 +25,27 @@ export class Stop {
     if (this._stopped) return
     this._stopped = true
     this._reason = reason
-    // As with an AbortSignal's listeners: one removed by an earlier one is not called.
-    for (const listener of Array.from(this.listeners)) if (this.listeners.has(listener)) listener()
+    // As with an AbortSignal's listeners: one removed by an earlier one is not called, and one that
+    // throws neither stops the others nor the caller; its error is thrown on its own, as an uncaught one.
+    for (const listener of Array.from(this.listeners)) {
+      if (!this.listeners.has(listener)) continue
+      try {
+        listener()
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error
+        })
+      }
+    }
     this.listeners.clear()
   }
 
   /** Calls `listener` when `stop` is called (never, if it was already); returns what removes it. */
   onStop(listener: () => void): () => void {
+    if (this._stopped) return () => {}
     this.listeners.add(listener)
-    return () => this.listeners.delete(listener)
+    return () => {
+      this.listeners.delete(listener)
+    }
   }
 }

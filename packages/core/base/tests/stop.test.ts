@@ -1,5 +1,9 @@
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { Stop } from '../src/index.ts'
+
+afterEach(() => {
+  vi.restoreAllMocks()
+})
 
 describe('Stop', () => {
   it('tells each listener once, with the first reason, and keeps that reason', () => {
@@ -37,5 +41,21 @@ describe('Stop', () => {
     offSecond = stop.onStop(() => heard.push('second'))
     stop.stop('why')
     expect(heard).toEqual(['first'])
+  })
+
+  it('tells the others when one listener throws, and throws its error on its own, not to the caller', () => {
+    const later: (() => void)[] = []
+    vi.spyOn(globalThis, 'queueMicrotask').mockImplementation((task) => { later.push(task) })
+    const stop = new Stop()
+    const heard: string[] = []
+    const broken = new Error('a broken listener')
+    stop.onStop(() => {
+      throw broken
+    })
+    stop.onStop(() => heard.push('second'))
+    expect(() => stop.stop('why')).not.toThrow()
+    expect(heard).toEqual(['second'])
+    expect(later).toHaveLength(1)
+    expect(() => later[0]!()).toThrow(broken)
   })
 })

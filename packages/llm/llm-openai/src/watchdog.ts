@@ -67,7 +67,11 @@ export class ResponseWatchdog {
    */
   private untilStopped<T>(pending: Promise<T>): Promise<T> {
     const { stop } = this
-    if (stop.stopped) return Promise.reject(stop.reason)
+    if (stop.stopped) {
+      // Nobody waits on it now: its own failure must not become an unhandled rejection.
+      pending.catch(() => {})
+      return Promise.reject(stop.reason)
+    }
     return new Promise<T>((resolve, reject) => {
       const off = stop.onStop(() => reject(stop.reason))
       pending.then((value) => {

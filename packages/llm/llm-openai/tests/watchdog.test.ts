@@ -40,6 +40,12 @@ describe('ResponseWatchdog', () => {
     const watchdog = new ResponseWatchdog('server', 60_000, caller.signal)
     expect(watchdog.stop.stopped).toBe(true)
     await expect(watchdog.wait(Promise.resolve('answer'))).rejects.toBe(caller.signal.reason)
+    // What it was given fails later, with nobody waiting on it: no unhandled rejection.
+    let fail!: (error: Error) => void
+    const failing = new Promise<never>((_, reject) => { fail = reject })
+    await expect(watchdog.wait(failing)).rejects.toBe(caller.signal.reason)
+    fail(new Error('the request failed after the abort'))
+    await new Promise((resolve) => setImmediate(resolve))
     expect(watchdog.signal.reason).toBe(caller.signal.reason)
     watchdog.dispose()
   })
