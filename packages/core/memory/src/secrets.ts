@@ -22,13 +22,25 @@ export function secretKind(content: string): string | undefined {
   return SECRET_SHAPES.find(({ pattern }) => pattern.test(content))?.kind
 }
 
-/** Shorter values are not looked for inside text: a short value would turn up in ordinary words. */
-const MIN_VALUE_CHARS = 8
+/** Variables that say where a secret is (`GOOGLE_APPLICATION_CREDENTIALS_FILE`, `SSH_KEY_PATH`), not what it is. */
+const NAMES_A_PLACE = /_(?:FILE|PATH|DIR|URL|HOME)$/i
 
 /**
- * The name of an environment variable named like a secret (`OPENAI_API_KEY`) whose value `content`
- * holds, or `undefined`: a key of this process, whatever its shape.
+ * A value that can only be a key: at least 12 characters, letters and digits, no space, not a path
+ * or a URL. `POSTGRES_PASSWORD=postgres` or `DB_PASSWORD=changeme` must not refuse prose that says
+ * "postgres" or "changeme".
+ */
+function looksLikeKey(value: string): boolean {
+  return value.length >= 12 && /[A-Za-z]/.test(value) && /\d/.test(value) && !/\s/.test(value) && !/^[/~.]|:\/\//.test(value)
+}
+
+/**
+ * The name of an environment variable named like a secret (`OPENAI_API_KEY`) whose value, when it
+ * looks like a key, `content` holds; or `undefined`. A key of this process, whatever its shape.
  */
 export function secretVariableIn(content: string): string | undefined {
-  return secretEnvironment(process.env).find(({ value }) => value.trim().length >= MIN_VALUE_CHARS && content.includes(value.trim()))?.name
+  return secretEnvironment(process.env).find(({ name, value }) => {
+    const key = value.trim()
+    return !NAMES_A_PLACE.test(name) && looksLikeKey(key) && content.includes(key)
+  })?.name
 }

@@ -105,6 +105,19 @@ describe('write: validation', () => {
     }
   })
 
+  it('does not take a secret variable holding a word, a path or a URL for a key in ordinary text', async () => {
+    const { ctx } = await setup()
+    const values = { REIN_TEST_POSTGRES_PASSWORD: 'postgres', REIN_TEST_DB_PASSWORD: 'changeme', REIN_TEST_GOOGLE_APPLICATION_CREDENTIALS: '/home/dev/creds-2024.json', REIN_TEST_KEY_FILE: 'keys2024/main.pem', REIN_TEST_API_TOKEN: 'https://tokens.example/v2' }
+    Object.assign(process.env, values)
+    try {
+      for (const content of ['The project uses postgres 16.', 'The default password changeme must go.', 'Credentials live in /home/dev/creds-2024.json.', 'The key is keys2024/main.pem, not in the repo.', 'Tokens come from https://tokens.example/v2.']) {
+        expect((await ctx.memory.write(draft({ content }))).outcome).toBe('added')
+      }
+    } finally {
+      for (const name of Object.keys(values)) delete process.env[name]
+    }
+  })
+
   it('does not take ordinary text about keys for a secret', async () => {
     const { ctx } = await setup()
     for (const content of ['Keys live in 1Password, never in the repo.', 'Use the task-runner, not make.', 'The sk- prefix marks DeepSeek keys.', 'Run ghp_ checks in CI.']) {
