@@ -68,6 +68,8 @@ export class SqliteMemoryStore implements MemoryStore {
   private readonly db: Database.Database
   private readonly busyTimeoutMs: number
   private readonly statements = new Map<string, Database.Statement>()
+  /** A delete or changed text since the WAL was last folded in (`foldWal`). */
+  private textDropped = false
 
   private constructor(db: Database.Database, file: string, busyTimeoutMs: number) {
     this.db = db
@@ -102,6 +104,22 @@ export class SqliteMemoryStore implements MemoryStore {
    */
   private dropDeletedWords(): void {
     this.statement(`INSERT INTO memory_search (memory_search) VALUES ('optimize')`).run()
+    this.textDropped = true
+  }
+
+  /**
+   * Once text was deleted and the change committed: the WAL still holds the pages that had it, so
+   * they are folded into the file (zeroed there) and the WAL emptied. Best effort: a reader of an
+   * older snapshot in another process keeps them until the next time, or until the last one closes.
+   */
+  private foldWal(): void {
+    if (!this.textDropped || this.db.inTransaction) return
+    this.textDropped = false
+    try {
+      this.db.pragma('wal_checkpoint(TRUNCATE)')
+    } catch {
+      // Busy or closed: the next fold, or the last close, does it.
+    }
   }
 
   async get(id: string): Promise<MemoryEntry | undefined> {
@@ -176,6 +194,7 @@ export class SqliteMemoryStore implements MemoryStore {
     try {
       const result = await body()
       this.read('committing a change', () => this.db.exec('COMMIT'))
+      this.foldWal()
       return result
     } catch (error) {
       // SQLite may have rolled back already (a failed COMMIT, a full disk); the file may be closed.
@@ -217,7 +236,9 @@ export class SqliteMemoryStore implements MemoryStore {
 
   /** `body` in one write transaction, begun IMMEDIATE so a busy file is waited for up front, never mid-way. */
   private write<T>(doing: string, body: () => T): T {
-    return this.read(doing, () => this.db.transaction(body).immediate())
+    const result = this.read(doing, () => this.db.transaction(body).immediate())
+    this.foldWal()
+    return result
   }
 
   private checkOpen(): void {

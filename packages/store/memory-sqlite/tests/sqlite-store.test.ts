@@ -122,8 +122,9 @@ describe('SqliteMemoryStore: recall', () => {
     expect(await store.recall({ scopes: ['user'], query: 'sqlite', limit: 5, now: NOW })).toEqual([])
   })
 
-  it('leaves none of a deleted or replaced text in the database files, the full-text index included', async () => {
+  it('leaves none of a deleted or replaced text in the database files, the full-text index included, while another connection has them open', async () => {
     const store = await openStore()
+    const other = await openStore({ file: store.file })
     // Many pages of other entries, so the deleted bytes are not simply past the end of the file.
     for (let i = 0; i < 200; i++) await store.insert(entry({ content: `ordinary entry number ${i} about the build` }))
     const forgotten = entry({ content: 'the deploy password is zqxforgotten7 for the zqxforgotten server' })
@@ -132,8 +133,8 @@ describe('SqliteMemoryStore: recall', () => {
     await store.insert(corrected)
     expect(await store.delete(forgotten.id)).toBe(true)
     await store.replace({ ...corrected, content: 'the api token lives in the vault', updatedAt: 2000 })
+    expect(await other.get(corrected.id)).toMatchObject({ content: 'the api token lives in the vault' })
     const { file } = store
-    await store.close()
     for (const path of [file, `${file}-wal`]) {
       const text = (await readFile(path).catch(() => Buffer.alloc(0))).toString('latin1')
       expect({ path, forgotten: text.includes('zqxforgotten'), replaced: text.includes('zqxreplaced') }).toEqual({ path, forgotten: false, replaced: false })
