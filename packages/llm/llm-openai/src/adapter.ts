@@ -7,6 +7,7 @@
  */
 
 import { createRequire } from 'node:module'
+import { isSecretName } from '@rein/base'
 import { LlmAdapter, LlmError, type AdapterRequest, type ModelInfo, type ProviderEndpoint, type StreamChunk } from '@rein/llm'
 import { checkBaseURL, userInfo } from './base-url.ts'
 import { toWireBody, type RequestDefaults } from './convert-request.ts'
@@ -208,10 +209,12 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
     return failure
   }
 
-  /** Where the key the server refused came from: the user fixes it there. */
+  /** Where the credentials the server refused came from: the user fixes them there. */
   private keyHint(): string {
-    const { apiKeyEnv } = this.options
-    return apiKeyEnv === false ? ' (no key was sent: apiKeyEnv is false; name the variable that holds one)' : ` (check the key in ${apiKeyEnv})`
+    const { apiKeyEnv, headers } = this.options
+    const others = [...(this.basicAuth ? ['the user and password in baseURL'] : []), ...Object.keys(headers).filter(isSecretName).map((name) => `the ${name} header`)]
+    if (apiKeyEnv !== false) return ` (check the key in ${apiKeyEnv}${others.length > 0 ? ` and ${others.join(', ')}` : ''})`
+    return others.length > 0 ? ` (check ${others.join(', ')})` : ' (no key was sent: apiKeyEnv is false; name the variable that holds one)'
   }
 
   /** Redirects are not followed (a POST's body would be dropped or resent unasked): say where it pointed. */

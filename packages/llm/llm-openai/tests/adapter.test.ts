@@ -143,6 +143,8 @@ describe('OpenAiCompatibleAdapter over HTTP', () => {
     expect((await run(withKey.root)).finish.failure?.message).toBe('OpenAI returned HTTP 401: Incorrect API key provided (check the key in REIN_TEST_OPENAI_KEY)')
     const withoutKey = await boot([rejected], { apiKeyEnv: false })
     expect((await run(withoutKey.root)).finish.failure?.message).toBe('OpenAI returned HTTP 401: Incorrect API key provided (no key was sent: apiKeyEnv is false; name the variable that holds one)')
+    const withHeader = await boot([rejected], { apiKeyEnv: false, headers: { 'x-api-key': 'k-123' } })
+    expect((await run(withHeader.root)).finish.failure?.message).toBe('OpenAI returned HTTP 401: Incorrect API key provided (check the x-api-key header)')
   })
 
   it('ends with TIMEOUT when the stream goes silent, and retries only before the first delta', async () => {
