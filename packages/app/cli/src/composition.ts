@@ -68,6 +68,20 @@ export async function loadCliComposition(options: LookupOptions): Promise<Loaded
   }
 }
 
+/**
+ * Whether `rein` would load the built-in composition and it would serve no model: a command that
+ * runs a turn can say so before anything is loaded (and before memory-sqlite makes its file).
+ */
+export function builtInWithoutModel(options: LookupOptions): boolean {
+  const env = options.env ?? process.env
+  return findConfigFile({ ...options, env }) === undefined && builtInProvider(env) === undefined
+}
+
+/** The built-in composition's default route, from the environment; none when it enables no provider. */
+function builtInProvider(env: NodeJS.ProcessEnv): 'openai' | 'deepseek' | undefined {
+  return env.OPENAI_BASE_URL ? 'openai' : env.DEEPSEEK_API_KEY ? 'deepseek' : env.OPENAI_API_KEY ? 'openai' : undefined
+}
+
 /** The environment variables the built-in composition is made from. */
 export const BUILT_IN_ENVIRONMENT = ['DEEPSEEK_API_KEY', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'REIN_MODEL', 'REIN_HOME', 'OTEL_EXPORTER_OTLP_ENDPOINT'] as const
 
@@ -110,7 +124,7 @@ export function builtInRows(env: NodeJS.ProcessEnv): EntryOptions[] {
       config: { ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL, label: hostOf(env.OPENAI_BASE_URL) } : {}), apiKeyEnv: env.OPENAI_API_KEY ? 'OPENAI_API_KEY' : false },
     })
   }
-  const provider = env.OPENAI_BASE_URL ? 'openai' : env.DEEPSEEK_API_KEY ? 'deepseek' : env.OPENAI_API_KEY ? 'openai' : undefined
+  const provider = builtInProvider(env)
   const model = provider && builtInModel(provider, env)
   rows.push({ id: 'agents', name: '@rein/agent', config: { ...(provider ? { provider } : {}), ...(model ? { model } : {}) } })
   // Delegation: the subagent tool, a child agent in its own session linked to the calling turn.

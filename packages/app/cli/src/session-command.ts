@@ -8,8 +8,9 @@ import type { Agent, CreateAgentOptions, ResumeReport, TurnResult } from '@rein/
 import type { Composition } from '@rein/compose'
 import type {} from '@rein/jobs'
 import type {} from '@rein/memory'
+import { ReinError } from '@rein/base'
 import type { CliOptions } from './args.ts'
-import { builtInModel, loadCliComposition, requireServices } from './composition.ts'
+import { builtInModel, builtInWithoutModel, loadCliComposition, requireServices } from './composition.ts'
 import { EXIT } from './exit-codes.ts'
 import type { Io } from './io.ts'
 import { stopTurn, trapInterrupts } from './interrupts.ts'
@@ -30,6 +31,16 @@ export interface SessionScope {
 }
 
 /** Loads the composition, runs `body`, and always disposes everything. */
+/**
+ * For a command that runs a turn: `NO_MODEL` before anything is loaded when the built-in composition
+ * would be used and the environment enables no provider (main.ts says what to set).
+ */
+export function requireModel(options: CliOptions, io: Io): void {
+  if (builtInWithoutModel({ ...(options.config ? { config: options.config } : {}), cwd: io.cwd, env: io.env })) {
+    throw new ReinError('NO_MODEL', 'no model configured')
+  }
+}
+
 export async function withComposition(options: CliOptions, io: Io, body: (scope: SessionScope) => Promise<number>, prepare?: (ctx: Context) => Promise<void>): Promise<number> {
   const context = new Context()
   printLogs(context, io, options.verbose)

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events'
-import { readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
 import { openAiDialect, toWireRequest } from '@rein/llm-openai'
@@ -61,10 +61,13 @@ describe('rein: usage', () => {
     expect(p.server.requests).toHaveLength(0)
   })
 
-  it('says how to configure a model when none is', async () => {
-    const result = await rein('/', ['run', 'hi'], { env: { REIN_HOME: '/tmp/rein-none' } })
+  it('says how to configure a model when none is, and creates nothing', async () => {
+    const p = await setUp([answer('never')])
+    const home = join(p.dir, 'fresh-home')
+    const result = await rein('/', ['run', 'hi'], { env: { REIN_HOME: home } })
     expect(result.code).toBe(2)
     expect(result.stderr).toMatch(/^rein: no model configured: set DEEPSEEK_API_KEY/)
+    expect(existsSync(home)).toBe(false)
   })
 
   it('names the row of a broken cordis.yml, and nothing runs', async () => {

@@ -14,12 +14,13 @@ import { installApproval, type PromptAnswer } from '../approval.ts'
 import { stopTurn } from '../interrupts.ts'
 import type { Io } from '../io.ts'
 import { compactionLine } from '../render.ts'
-import { exitFor, openAgent, settleJobs, withComposition, type SessionScope } from '../session-command.ts'
+import { exitFor, openAgent, requireModel, settleJobs, withComposition, type SessionScope } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
 import { watchComposition } from '../watch-config.ts'
 
 export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
   if (!io.stdin.isTTY) throw new ReinError('USAGE', 'rein chat needs a terminal; for scripts use rein run "…"')
+  requireModel(args.options, io)
   return withComposition(args.options, io, async (scope) => {
     const prompt = createInterface({ input: io.stdin, output: io.stderr, terminal: true })
     prompt.setPrompt('> ')

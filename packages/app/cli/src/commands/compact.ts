@@ -4,12 +4,13 @@ import { ReinError } from '@rein/base'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { compactionLine } from '../render.ts'
-import { openAgent, withComposition } from '../session-command.ts'
+import { openAgent, requireModel, withComposition } from '../session-command.ts'
 
 export async function compactCommand(args: ParsedArgs, io: Io): Promise<number> {
   const [id, ...rest] = args.positionals
   if (!id) throw new ReinError('USAGE', 'rein compact needs a session id; rein sessions lists them')
   const instructions = rest.join(' ').trim()
+  requireModel(args.options, io)
   return withComposition(args.options, io, async (scope) => {
     const { agent } = await openAgent(scope, id)
     try {

@@ -5,12 +5,13 @@ import { eventData, type SessionEvent } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { installApproval } from '../approval.ts'
-import { openAgent, settleJobs, streamTurn, withComposition } from '../session-command.ts'
+import { openAgent, requireModel, settleJobs, streamTurn, withComposition } from '../session-command.ts'
 
 export async function resumeCommand(args: ParsedArgs, io: Io): Promise<number> {
   const [id, ...rest] = args.positionals
   if (!id) throw new ReinError('USAGE', 'rein resume needs a session id; rein sessions lists them')
   const text = rest.join(' ').trim()
+  requireModel(args.options, io)
   return withComposition(args.options, io, async (scope) => {
     installApproval(scope.ctx, args.options, undefined, (text) => scope.renderer.notice(text))
     const { agent } = await openAgent(scope, id)

@@ -4,11 +4,12 @@ import { ReinError } from '@rein/base'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { installApproval } from '../approval.ts'
-import { openAgent, settleJobs, streamTurn, withComposition } from '../session-command.ts'
+import { openAgent, requireModel, settleJobs, streamTurn, withComposition } from '../session-command.ts'
 
 export async function runCommand(args: ParsedArgs, io: Io): Promise<number> {
   const task = args.positionals.join(' ').trim()
   if (!task) throw new ReinError('USAGE', 'rein run needs a task, e.g. rein run "summarise README.md"')
+  requireModel(args.options, io)
   return withComposition(args.options, io, async (scope) => {
     installApproval(scope.ctx, args.options, undefined, (text) => scope.renderer.notice(text))
     const { agent } = await openAgent(scope, args.options.session)

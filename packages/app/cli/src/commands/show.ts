@@ -28,8 +28,11 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
     }
     io.stdout.write(`${neutralize(`session ${header.id} · created ${header.createdAt} · ${header.cwd}`)}\n`)
     const marks = await checkpointMarks(ctx, id, events)
+    // Every stored session is read at most once, and only when needed.
+    let listed: Promise<SessionSummary[]> | undefined
+    const stored = () => (listed ??= ctx.sessions.list())
     // Only a log with tool calls can have started a subagent: others need no look at every session.
-    const children = events.some((event) => event.type === 'tool/call') ? await childrenOf(ctx, id) : []
+    const children = events.some((event) => event.type === 'tool/call') ? (await stored()).filter((session) => session.parentSessionId === id) : []
     for (const event of events) {
       const line = describe(event, marks.files)
       if (line !== undefined) io.stdout.write(`${neutralize(line)}\n`)
@@ -37,22 +40,17 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
       if (child) io.stdout.write(`${neutralize(`    ↳ subagent session ${child.id} · ${child.status} · ${child.turns} turn${child.turns === 1 ? '' : 's'} · rein show ${child.id}`)}\n`)
     }
     const plan = planRepair(events, () => false)
-    if (plan.turn !== undefined) io.stdout.write(`\n${await openTurnNote(ctx, header.id, plan.turn, plan.calls.length)}\n`)
+    if (plan.turn !== undefined) io.stdout.write(`\n${openTurnNote(await stored(), header.id, plan.turn, plan.calls.length)}\n`)
     if (marks.missing) io.stderr.write(`${neutralize(`(checkpoints not shown: ${marks.missing})`)}\n`)
     return 0
   })
 }
 
 /** A turn the log leaves open: still running in a rein process that has the session open, else cut off. */
-async function openTurnNote(ctx: Context, id: string, turn: number, unpaired: number): Promise<string> {
-  const running = (await ctx.sessions.list()).some((session) => session.id === id && session.status === 'running')
+function openTurnNote(sessions: readonly SessionSummary[], id: string, turn: number, unpaired: number): string {
+  const running = sessions.some((session) => session.id === id && session.status === 'running')
   if (running) return `(turn ${turn} is still running: the session is open in a rein process; show it again once the turn ends)`
   return `(turn ${turn} was interrupted with ${unpaired} tool call${unpaired === 1 ? '' : 's'} unpaired; rein resume ${id} repairs it)`
-}
-
-/** The sessions this one's tool calls started (subagents). */
-async function childrenOf(ctx: Context, id: string): Promise<SessionSummary[]> {
-  return (await ctx.sessions.list()).filter((session) => session.parentSessionId === id)
 }
 
 /** The subagent session a call started, or the one it continued (`resume`). */
