@@ -288,6 +288,25 @@ describe('LlmRuntime cancellation and failures', () => {
     expect(attempts).toBe(2)
   })
 
+  it('does not retry an attempt whose later read breaks after an earlier read was shown', async () => {
+    const root = await runtime()
+    let attempts = 0
+    root.llm.registerAdapter('p', {
+      stream(): AsyncIterable<StreamChunk> {
+        throw new Error('streamBatches is used')
+      },
+      async *streamBatches() {
+        attempts++
+        yield [{ type: 'text-delta', index: 0, text: 'shown' }]
+        yield [{ type: 'text-delta', index: 0, text: ' and more' }, null as unknown as StreamChunk]
+      },
+    })
+    const chunks = await collect(root.llm.stream(request()))
+    expect(chunks.filter((chunk) => chunk.type === 'text-delta')).toEqual([{ type: 'text-delta', index: 0, text: 'shown' }])
+    expect(chunks.at(-1)).toMatchObject({ type: 'finish', reason: 'error' })
+    expect(attempts).toBe(1)
+  })
+
   it('ends aborted when the caller aborts mid-stream, even if the adapter ignores its signal', async () => {
     const root = await runtime()
     const controller = new AbortController()
