@@ -34,6 +34,24 @@ function handIterable(chunks: StreamChunk[], extra: object = {}): AsyncIterable<
 
 const fail = (code: NonNullable<FakeAttempt['throws']>['code'], extra: object = {}): FakeAttempt => ({ throws: { code, message: `${code} happened`, ...extra } })
 
+/** What no adapter should yield, in place of a chunk: reading it throws. */
+const MALFORMED = null as unknown as StreamChunk
+
+/** An adapter whose n-th attempt yields the n-th list of reads (batches), counting its attempts. */
+function readsPerAttempt(attempts: readonly (readonly StreamChunk[])[][]) {
+  const adapter = {
+    attempts: 0,
+    stream(): AsyncIterable<StreamChunk> {
+      throw new Error('streamBatches is used')
+    },
+    async *streamBatches() {
+      const reads = attempts[adapter.attempts++] ?? []
+      for (const read of reads) yield read
+    },
+  }
+  return adapter
+}
+
 describe('LlmRuntime adapters', () => {
   it('routes a request to the adapter registered for its provider', async () => {
     const root = await runtime()
@@ -272,39 +290,21 @@ describe('LlmRuntime models, efforts and cost', () => {
 describe('LlmRuntime cancellation and failures', () => {
   it('retries an attempt whose read broke before anything of it was shown, even after a delta in that read', async () => {
     const root = await runtime()
-    let attempts = 0
-    root.llm.registerAdapter('p', {
-      stream(): AsyncIterable<StreamChunk> {
-        throw new Error('streamBatches is used')
-      },
-      async *streamBatches() {
-        attempts++
-        // A malformed chunk after a delta, in the same read: the read fails before it is shown.
-        if (attempts === 1) yield [{ type: 'text-delta', index: 0, text: 'never shown' }, null as unknown as StreamChunk]
-        else yield say('ok')
-      },
-    })
+    // A malformed chunk after a delta, in the same read: the read fails before it is shown.
+    const adapter = readsPerAttempt([[[{ type: 'text-delta', index: 0, text: 'never shown' }, MALFORMED]], [say('ok')]])
+    root.llm.registerAdapter('p', adapter)
     expect(await collect(root.llm.stream(request()))).toEqual(say('ok'))
-    expect(attempts).toBe(2)
+    expect(adapter.attempts).toBe(2)
   })
 
   it('does not retry an attempt whose later read breaks after an earlier read was shown', async () => {
     const root = await runtime()
-    let attempts = 0
-    root.llm.registerAdapter('p', {
-      stream(): AsyncIterable<StreamChunk> {
-        throw new Error('streamBatches is used')
-      },
-      async *streamBatches() {
-        attempts++
-        yield [{ type: 'text-delta', index: 0, text: 'shown' }]
-        yield [{ type: 'text-delta', index: 0, text: ' and more' }, null as unknown as StreamChunk]
-      },
-    })
+    const adapter = readsPerAttempt([[[{ type: 'text-delta', index: 0, text: 'shown' }], [{ type: 'text-delta', index: 0, text: ' and more' }, MALFORMED]]])
+    root.llm.registerAdapter('p', adapter)
     const chunks = await collect(root.llm.stream(request()))
     expect(chunks.filter((chunk) => chunk.type === 'text-delta')).toEqual([{ type: 'text-delta', index: 0, text: 'shown' }])
     expect(chunks.at(-1)).toMatchObject({ type: 'finish', reason: 'error' })
-    expect(attempts).toBe(1)
+    expect(adapter.attempts).toBe(1)
   })
 
   it('ends aborted when the caller aborts mid-stream, even if the adapter ignores its signal', async () => {
