@@ -34,7 +34,8 @@ function maskUrlCredentials(text: string): string {
     .replace(/([?&])([^=&#\s]+)=([^&#\s]*)/g, (whole, separator: string, name: string) => (isSecretName(name) ? `${separator}${name}=${MASK}` : whole))
 }
 
-function maskText(text: string, secrets: readonly string[]): string {
+/** `text` with credentials in URLs and the given secret values replaced by `***`. */
+export function maskText(text: string, secrets: readonly string[]): string {
   let masked = maskUrlCredentials(text)
   for (const secret of secrets) {
     if (masked === secret) return MASK

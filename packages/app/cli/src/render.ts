@@ -3,12 +3,15 @@
 import type { AgentEvent, TreeUsage, TurnResult } from '@rein/agent'
 import { addUsage, type TokenUsage } from '@rein/llm'
 import type { ContextCompacted } from '@rein/session'
+import { maskText, secretValues } from './mask-secrets.ts'
 import { neutralize } from './terminal-text.ts'
 import { groupDigits } from '@rein/base'
 
 export interface Output {
   stdout: NodeJS.WritableStream & { isTTY?: boolean }
   stderr: NodeJS.WritableStream & { isTTY?: boolean }
+  /** Whose secret-named variables' values are masked in tool lines (a model may put a key in arguments). */
+  env?: NodeJS.ProcessEnv
 }
 
 export function colorsEnabled(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
@@ -22,11 +25,13 @@ export class Renderer {
   private midLine = false
   private readonly dim: (text: string) => string
   private readonly red: (text: string) => string
+  private readonly secrets: readonly string[]
 
   constructor(private readonly out: Output, private readonly json: boolean, color: boolean) {
     // Everything shown passes through one of these, so no text can carry its own escape sequences.
     this.dim = color ? (text) => `\u001b[2m${neutralize(text)}\u001b[22m` : neutralize
     this.red = color ? (text) => `\u001b[31m${neutralize(text)}\u001b[39m` : neutralize
+    this.secrets = secretValues(out.env ?? {})
   }
 
   /** Writes one JSON line (JSON mode) or a notice on stderr. */
@@ -94,7 +99,7 @@ export class Renderer {
     const key = `${session}/${event.callId}`
     if (event.type === 'tool-start') {
       this.endAnswerLine()
-      this.calls.set(key, event.card.card === 'generic' ? `${event.name} ${event.card.detail ?? ''}`.trim() : event.card.title)
+      this.calls.set(key, maskText(event.card.card === 'generic' ? `${event.name} ${event.card.detail ?? ''}`.trim() : event.card.title, this.secrets))
       return
     }
     const label = this.calls.get(key) ?? event.name

@@ -95,6 +95,18 @@ describe('rein: usage', () => {
 })
 
 describe('rein run', () => {
+  it('masks the value of a secret environment variable in the tool lines it prints', async () => {
+    const secret = 'sk-proj-terminal0secret42'
+    const p = await setUp([
+      { steps: [{ toolCall: { id: 'c1', name: 'lookup', arguments: `{"word":"${secret}"}` } }] },
+      answer('done'),
+    ])
+    const run = await rein(p.dir, ['run', 'look it up'], { env: { REIN_TEST_PROVIDER_API_KEY: secret } })
+    expect(run.code).toBe(0)
+    expect(run.stderr).toContain('  [tool] lookup {"word":"***"} ok\n')
+    expect(run.stderr).not.toContain(secret)
+  })
+
   it('streams the answer, a line per tool call, and the totals; the session can be shown and listed', async () => {
     const p = await setUp([
       { steps: [{ text: 'Looking it up. ' }, { toolCall: { id: 'c1', name: 'lookup', arguments: '{"word":"rein"}' } }], usage: { prompt_tokens: 100, completion_tokens: 10 } },
