@@ -157,7 +157,7 @@ export const HELP: Record<Command | 'main', string> = {
 Usage: rein <command> [options]
 
 Commands:
-  run "task"          run one turn and exit (--session <id> continues a session)
+  run "task"          run one turn and exit (--session <id> continues a session; "-" reads the task from stdin)
   chat                talk in a loop on a terminal
   sessions            list stored sessions
   resume <id> [text]  repair an interrupted session and continue it
@@ -182,8 +182,9 @@ ${COMMON}
 
 ${EXIT_HELP}`,
   run: `Usage: rein run "task" [--session <id>] [options]
+       rein run - [options] < task.txt
 
-Runs one turn. Prints the session id to stderr, streams the answer to stdout, one line per tool
+Runs one turn (with "-", the task is read from stdin until it ends). Prints the session id to stderr, streams the answer to stdout, one line per tool
 call to stderr, and a final line with tokens and cost.
 
 Nobody is asked: a tool call that needs approval (by default one that writes files or runs

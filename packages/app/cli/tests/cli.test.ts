@@ -95,6 +95,14 @@ describe('rein: usage', () => {
 })
 
 describe('rein run', () => {
+  it('reads the task from stdin when it is -, and refuses an empty one', async () => {
+    const p = await setUp([answer('Read it.')])
+    const run = await rein(p.dir, ['run', '-'], { stdin: 'summarise\nthis file\n' })
+    expect(run).toMatchObject({ code: 0, stdout: 'Read it.\n' })
+    expect(JSON.stringify(p.server.requests[0]!.body)).toContain('summarise\\nthis file')
+    expect(await rein(p.dir, ['run', '-'], { stdin: '  \n' })).toMatchObject({ code: 2, stderr: 'rein: rein run - read no task from stdin\n' })
+  })
+
   it('masks the value of a secret environment variable in the tool lines it prints', async () => {
     const secret = 'sk-proj-terminal0secret42'
     const p = await setUp([

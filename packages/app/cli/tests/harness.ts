@@ -102,7 +102,7 @@ export interface Run {
 }
 
 /** Runs `rein` in-process with captured streams; `signals` lets a test send SIGINT. */
-export async function rein(cwd: string, argv: string[], options: { signals?: EventEmitter; env?: NodeJS.ProcessEnv; onStdout?: (text: string) => void } = {}): Promise<Run> {
+export async function rein(cwd: string, argv: string[], options: { signals?: EventEmitter; env?: NodeJS.ProcessEnv; onStdout?: (text: string) => void; stdin?: string } = {}): Promise<Run> {
   const stdout = new PassThrough()
   const stderr = new PassThrough()
   let out = ''
@@ -115,7 +115,7 @@ export async function rein(cwd: string, argv: string[], options: { signals?: Eve
   const io: Io = {
     stdout,
     stderr,
-    stdin: new PassThrough(),
+    stdin: options.stdin === undefined ? new PassThrough() : new PassThrough().end(options.stdin),
     env: { REIN_HOME: NO_HOME, ...options.env, NO_COLOR: '1' },
     cwd,
     signals: (options.signals ?? new EventEmitter()) as unknown as Io['signals'],

@@ -7,8 +7,9 @@ import { installApproval } from '../approval.ts'
 import { openAgent, requireModel, settleJobs, streamTurn, withComposition } from '../session-command.ts'
 
 export async function runCommand(args: ParsedArgs, io: Io): Promise<number> {
-  const task = args.positionals.join(' ').trim()
-  if (!task) throw new ReinError('USAGE', 'rein run needs a task, e.g. rein run "summarise README.md"')
+  const fromStdin = args.positionals.length === 1 && args.positionals[0] === '-'
+  const task = fromStdin ? (await readAll(io.stdin)).trim() : args.positionals.join(' ').trim()
+  if (!task) throw new ReinError('USAGE', fromStdin ? 'rein run - read no task from stdin' : 'rein run needs a task, e.g. rein run "summarise README.md"')
   requireModel(args.options, io)
   return withComposition(args.options, io, async (scope) => {
     installApproval(scope.ctx, args.options, undefined, (text) => scope.renderer.notice(text))
@@ -21,4 +22,12 @@ export async function runCommand(args: ParsedArgs, io: Io): Promise<number> {
       await agent.close()
     }
   })
+}
+
+/** Everything `stream` gives until it ends, as text: `rein run -` takes its task from a pipe or a file. */
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = []
+  // Joined before decoding: a character split between two chunks stays whole.
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk))
+  return Buffer.concat(chunks).toString('utf8')
 }
