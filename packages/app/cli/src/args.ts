@@ -184,8 +184,9 @@ ${EXIT_HELP}`,
   run: `Usage: rein run "task" [--session <id>] [options]
        rein run - [options] < task.txt
 
-Runs one turn (with "-", the task is read from stdin until it ends). Prints the session id to stderr, streams the answer to stdout, one line per tool
-call to stderr, and a final line with tokens and cost.
+Runs one turn. Prints the session id to stderr, streams the answer to stdout, one line per tool
+call to stderr, and a final line with tokens and cost. With "-" alone as the task, the task is read
+from stdin until it ends (a task that is "-" itself: echo - | rein run -).
 
 Nobody is asked: a tool call that needs approval (by default one that writes files or runs
 commands) is denied, and the model is told how to allow it, unless --yes or --allow covers it or

@@ -11,7 +11,7 @@ export interface Output {
   stdout: NodeJS.WritableStream & { isTTY?: boolean }
   stderr: NodeJS.WritableStream & { isTTY?: boolean }
   /** Whose secret-named variables' values are masked in tool lines (a model may put a key in arguments). */
-  env?: NodeJS.ProcessEnv
+  env: NodeJS.ProcessEnv
 }
 
 export function colorsEnabled(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
@@ -31,7 +31,7 @@ export class Renderer {
     // Everything shown passes through one of these, so no text can carry its own escape sequences.
     this.dim = color ? (text) => `\u001b[2m${neutralize(text)}\u001b[22m` : neutralize
     this.red = color ? (text) => `\u001b[31m${neutralize(text)}\u001b[39m` : neutralize
-    this.secrets = secretValues(out.env ?? {})
+    this.secrets = secretValues(out.env)
   }
 
   /** Writes one JSON line (JSON mode) or a notice on stderr. */
@@ -99,7 +99,7 @@ export class Renderer {
     const key = `${session}/${event.callId}`
     if (event.type === 'tool-start') {
       this.endAnswerLine()
-      this.calls.set(key, maskText(event.card.card === 'generic' ? `${event.name} ${event.card.detail ?? ''}`.trim() : event.card.title, this.secrets))
+      this.calls.set(key, this.masked(event.card.card === 'generic' ? `${event.name} ${event.card.detail ?? ''}`.trim() : event.card.title))
       return
     }
     const label = this.calls.get(key) ?? event.name
@@ -107,6 +107,24 @@ export class Renderer {
     const status = event.resumable ? this.dim('interrupted: rein resume continues it')
       : event.isError ? this.red(`failed${event.code ? ` ${event.code}` : ''}`) : this.dim('ok')
     this.err(`${this.dim(`${'  '.repeat(depth + 1)}[tool] ${label}`)} ${status}`)
+  }
+
+  /**
+   * A tool line without the secrets of the environment, even one cut short (`…`) inside a secret:
+   * the start of it that is left is masked too, if 8 characters or more.
+   */
+  private masked(label: string): string {
+    let text = maskText(label, this.secrets)
+    if (!text.endsWith('…')) return text
+    for (const secret of this.secrets) {
+      for (let length = secret.length - 1; length >= 8; length--) {
+        if (text.endsWith(`${secret.slice(0, length)}…`)) {
+          text = `${text.slice(0, text.length - length - 1)}***…`
+          break
+        }
+      }
+    }
+    return text
   }
 
   /**

@@ -101,6 +101,7 @@ describe('rein run', () => {
     expect(run).toMatchObject({ code: 0, stdout: 'Read it.\n' })
     expect(JSON.stringify(p.server.requests[0]!.body)).toContain('summarise\\nthis file')
     expect(await rein(p.dir, ['run', '-'], { stdin: '  \n' })).toMatchObject({ code: 2, stderr: 'rein: rein run - read no task from stdin\n' })
+    expect(await rein(p.dir, ['run', '-', 'and', 'more'], { stdin: 'task' })).toMatchObject({ code: 2, stderr: 'rein: rein run - reads the whole task from stdin: give no other words with it\n' })
   })
 
   it('masks the value of a secret environment variable in the tool lines it prints', async () => {
@@ -113,6 +114,18 @@ describe('rein run', () => {
     expect(run.code).toBe(0)
     expect(run.stderr).toContain('  [tool] lookup {"word":"***"} ok\n')
     expect(run.stderr).not.toContain(secret)
+  })
+
+  it('masks the start of a secret that the tool line cuts short', async () => {
+    const secret = 'sk-proj-terminal0secret42'
+    const pad = 'a'.repeat(100)
+    const p = await setUp([
+      { steps: [{ toolCall: { id: 'c1', name: 'lookup', arguments: `{"word":"${pad}${secret}"}` } }] },
+      answer('done'),
+    ])
+    const run = await rein(p.dir, ['run', 'look it up'], { env: { REIN_TEST_PROVIDER_API_KEY: secret } })
+    expect(run.stderr).toContain(`  [tool] lookup {"word":"${pad}***… ok\n`)
+    expect(run.stderr).not.toContain('sk-proj-te')
   })
 
   it('streams the answer, a line per tool call, and the totals; the session can be shown and listed', async () => {

@@ -7,7 +7,10 @@ import { installApproval } from '../approval.ts'
 import { openAgent, requireModel, settleJobs, streamTurn, withComposition } from '../session-command.ts'
 
 export async function runCommand(args: ParsedArgs, io: Io): Promise<number> {
-  const fromStdin = args.positionals.length === 1 && args.positionals[0] === '-'
+  const fromStdin = args.positionals[0] === '-'
+  if (fromStdin && args.positionals.length > 1) throw new ReinError('USAGE', 'rein run - reads the whole task from stdin: give no other words with it')
+  // On a terminal the read waits for Ctrl-D: say so, or it looks stuck.
+  if (fromStdin && io.stdin.isTTY) io.stderr.write('reading the task from stdin; end it with Ctrl-D\n')
   const task = fromStdin ? (await readAll(io.stdin)).trim() : args.positionals.join(' ').trim()
   if (!task) throw new ReinError('USAGE', fromStdin ? 'rein run - read no task from stdin' : 'rein run needs a task, e.g. rein run "summarise README.md"')
   requireModel(args.options, io)
