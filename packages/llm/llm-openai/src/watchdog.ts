@@ -15,6 +15,8 @@ export class ResponseWatchdog {
   private controller: AbortController | undefined
   private readonly timer: NodeJS.Timeout
   private waiting = false
+  /** Rejects the wait in progress; set while one is (one at a time, as the response is read). */
+  private rejectWait: ((reason: unknown) => void) | undefined
   private readonly onCallerAbort = () => this.end(this.caller?.reason)
   /** What the response is at, for the timeout message. */
   phase: 'headers' | 'body' = 'headers'
@@ -26,6 +28,8 @@ export class ResponseWatchdog {
     this.timer = setTimeout(() => {
       if (this.waiting) this.end(this.timeoutError())
     }, idleMs)
+    // One listener for the response, not one per wait.
+    this.stop.onStop(() => this.rejectWait?.(this.stop.reason))
     if (caller?.aborted) this.onCallerAbort()
     else caller?.addEventListener('abort', this.onCallerAbort, { once: true })
   }
@@ -45,43 +49,33 @@ export class ResponseWatchdog {
     return reason instanceof LlmError && reason.code === 'TIMEOUT'
   }
 
-  /** `pending`, unless the server stays silent for `idleMs` first or the caller aborts (then rejects with why). */
+  /**
+   * `pending`, unless the server stays silent for `idleMs` first or the caller aborts (then rejects
+   * with why). One promise per wait, settled by `pending` or by the stop: not a `Promise.race`
+   * against a promise of the stop, which would keep a reaction on it per read until the response ends.
+   */
   async wait<T>(pending: Promise<T>): Promise<T> {
+    if (this.stop.stopped) {
+      // Nobody waits on it now: its own failure must not become an unhandled rejection.
+      pending.catch(() => {})
+      throw this.stop.reason
+    }
     this.waiting = true
     this.timer.refresh()
     try {
-      return await this.untilStopped(pending)
+      return await new Promise<T>((resolve, reject) => {
+        this.rejectWait = reject
+        pending.then(resolve, reject)
+      })
     } finally {
       this.waiting = false
+      this.rejectWait = undefined
     }
   }
 
   dispose(): void {
     clearTimeout(this.timer)
     this.caller?.removeEventListener('abort', this.onCallerAbort)
-  }
-
-  /**
-   * `pending`, or the stop's reason if it comes first. Not a `Promise.race` against one promise of
-   * the stop: each race leaves a reaction on it until the response ends, one per read.
-   */
-  private untilStopped<T>(pending: Promise<T>): Promise<T> {
-    const { stop } = this
-    if (stop.stopped) {
-      // Nobody waits on it now: its own failure must not become an unhandled rejection.
-      pending.catch(() => {})
-      return Promise.reject(stop.reason)
-    }
-    return new Promise<T>((resolve, reject) => {
-      const off = stop.onStop(() => reject(stop.reason))
-      pending.then((value) => {
-        off()
-        resolve(value)
-      }, (error: unknown) => {
-        off()
-        reject(error)
-      })
-    })
   }
 
   private end(reason: unknown): void {
