@@ -7,6 +7,9 @@
 import { lstatSync } from 'node:fs'
 import { dirname, isAbsolute, join, relative, sep } from 'node:path'
 
+/** How a reason ends when a file stands where one of the file's folders was. */
+export const IS_NOW_NOT_A_FOLDER = 'is now not a folder'
+
 /**
  * Why rewind may not touch `file` under `root` — a parent folder is now a link or not a folder, or
  * the file is outside the root — or `undefined` when it may. Missing folders are fine: rewind makes them.
@@ -21,7 +24,7 @@ export function parentProblem(root: string, file: string): string | undefined {
     const stats = lstatSync(folder, { throwIfNoEntry: false })
     if (!stats) return undefined
     if (stats.isSymbolicLink()) return `its folder ${relative(root, folder)} is now a symbolic link`
-    if (!stats.isDirectory()) return `its folder ${relative(root, folder)} is now not a folder`
+    if (!stats.isDirectory()) return `its folder ${relative(root, folder)} ${IS_NOW_NOT_A_FOLDER}`
   }
   return undefined
 }

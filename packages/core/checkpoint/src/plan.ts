@@ -72,6 +72,9 @@ function changedWhile(records: readonly CheckpointRecord[]): { changedWhile?: st
   return by === undefined ? {} : { changedWhile: by }
 }
 
+/** The reason a file is skipped when a folder stands at its path. */
+export const IS_NOW_A_DIRECTORY = 'is now a directory'
+
 type Current = { kind: 'file'; hash: string | null } | { kind: 'other'; reason: string }
 
 /** The file's content hash (`null`: absent), or why it is not a plain file rewind may touch. */
@@ -84,7 +87,7 @@ async function currentContent(file: string): Promise<Current> {
     throw error
   }
   if (stats.isSymbolicLink()) return { kind: 'other', reason: 'is now a symbolic link' }
-  if (!stats.isFile()) return { kind: 'other', reason: stats.isDirectory() ? 'is now a directory' : 'is not a regular file' }
+  if (!stats.isFile()) return { kind: 'other', reason: stats.isDirectory() ? IS_NOW_A_DIRECTORY : 'is not a regular file' }
   return { kind: 'file', hash: contentHash(await readFile(file)) }
 }
 

@@ -3,7 +3,7 @@
  * a session's files to their state before a turn, skipping whatever changed since.
  */
 
-import { realpath } from 'node:fs/promises'
+import { realpath, rmdir } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path'
 import { Context, Service } from '@deepseek-ai/cordis'
 import { ReinError } from '@rein/base'
@@ -11,9 +11,9 @@ import type { Session } from '@rein/session'
 import type {} from '@rein/tools'
 import { CheckpointConfig } from './config.ts'
 import { contentHash } from './hash.ts'
-import { planFile, recordsToUndo } from './plan.ts'
+import { IS_NOW_A_DIRECTORY, planFile, recordsToUndo } from './plan.ts'
 import { removeFile, removeLeftovers, writeAtomically } from './restore.ts'
-import { parentProblem } from './parents.ts'
+import { IS_NOW_NOT_A_FOLDER, parentProblem } from './parents.ts'
 import { setAside, setAsideFolder } from './set-aside.ts'
 import { reinHome } from './snapshot/config.ts'
 import { defineRewindEvent, noticeTarget, recordInConversation, releaseTarget, runningIn, tellConversation, type LiveAgent } from './rewind-notice.ts'
@@ -181,7 +181,7 @@ export class CheckpointService extends Service {
       let aside: string | undefined
       const asideFolder = () => (aside ??= setAsideFolder(this._state.config.home ?? reinHome(), sessionId))
       await removeLeftoversOf(plan.items)
-      for (const item of plan.items) {
+      const act = async (item: PlanItem) => {
         if (item.action === 'already') result.already.push(item)
         else if (item.action === 'drifted') result.drifted.push(item)
         else if (item.action === 'skipped') result.skipped.push(item)
@@ -191,6 +191,20 @@ export class CheckpointService extends Service {
           } catch (error) {
             result.failed.push({ ...item, error: describe(error) })
           }
+        }
+      }
+      for (const item of plan.items) await act(item)
+      // A turn that put a folder where a file was (or a file where a folder was) leaves that file
+      // skipped until what stood in its way is undone: once more, after the rest.
+      const blocked = result.restored.length > 0 ? result.skipped.filter(blockedByKind) : []
+      if (blocked.length > 0) {
+        await removeEmptyFolders(blocked)
+        const again = new Map((await this.plan(sessionId, anchor)).items.map((item) => [item.file, item]))
+        for (const item of blocked) {
+          const next = again.get(item.file)
+          if (next === undefined || next.action === 'skipped') continue
+          result.skipped.splice(result.skipped.indexOf(item), 1)
+          await act(next)
         }
       }
       const done: RewindResult = Object.freeze(result)
@@ -280,6 +294,18 @@ async function undo(item: PlanItem, store: CheckpointStore, sessionId: string, a
   if (item.changedWhile !== undefined) return { ...item, movedTo: await setAside(item.file, item.path, asideFolder()) }
   await removeFile(item.file)
   return item
+}
+
+/** A file skipped because a folder stands where it was, or a file stands where its folder was. */
+function blockedByKind(item: PlanItem): boolean {
+  return item.before !== null && (item.reason === IS_NOW_A_DIRECTORY || item.reason?.endsWith(IS_NOW_NOT_A_FOLDER) === true)
+}
+
+/** Removes the folders standing where blocked files go back, when the rewind left them empty; a folder with anything in it stays. */
+async function removeEmptyFolders(items: readonly PlanItem[]): Promise<void> {
+  for (const item of items) {
+    if (item.reason === IS_NOW_A_DIRECTORY && parentProblem(item.root, item.file) === undefined) await rmdir(item.file).catch(() => undefined)
+  }
 }
 
 /** What an earlier rewind killed mid-write left beside the plan's files (through no link): one listing per folder. */

@@ -99,6 +99,30 @@ describe('snapshots around exec calls', () => {
     expect((await stat(join(workspace, 'run.sh'))).mode & 0o777).toBe(0o755)
   })
 
+  it('records a file a command replaced with a folder of the same name as deleted, and rewind brings it back', async () => {
+    const { ctx, store, workspace, run } = await setup()
+    await writeFile(join(workspace, 'notes'), 'precious notes')
+    await run('rm notes && mkdir notes && echo x > notes/a.txt')
+    expect((await store.records('s1')).map((record) => [record.path, record.existed, record.after !== null])).toEqual([
+      ['notes', true, false],
+      ['notes/a.txt', false, true],
+    ])
+    const result = await ctx.checkpoints.rewind('s1', 'm1')
+    expect(result.failed).toEqual([])
+    expect(await text(join(workspace, 'notes'))).toBe('precious notes')
+  })
+
+  it('brings a folder a command replaced with a file of the same name back in one rewind', async () => {
+    const { ctx, workspace, run } = await setup()
+    await mkdir(join(workspace, 'cfg'))
+    await writeFile(join(workspace, 'cfg', 'a.conf'), 'setting = 1')
+    await run('rm -r cfg && echo flat > cfg')
+    const result = await ctx.checkpoints.rewind('s1', 'm1')
+    expect([result.failed, result.skipped]).toEqual([[], []])
+    expect(await text(join(workspace, 'cfg', 'a.conf'))).toBe('setting = 1')
+    expect(await text(result.restored.find((item) => item.path === 'cfg')?.movedTo ?? '')).toBe('flat\n')
+  })
+
   it('records nothing for a command that changed nothing, and does not blame it for an edit made between calls', async () => {
     const { store, workspace, run } = await setup()
     await writeFile(join(workspace, 'a.txt'), 'a')

@@ -38,8 +38,8 @@ export function snapshotChanges(root: string, walk: WalkChanges, store: PackStor
     if (was.hash === undefined || was.hash !== now.hash) changes.push(changed(path, was, now, store))
   }
   for (const [path, was] of walk.deleted) {
-    // Still there but no longer walked (newly ignored): not deleted.
-    if (!exists(root, path)) changes.push(deleted(path, was, store))
+    // Still there but no longer walked (newly ignored): not deleted. A folder in its place is a deletion.
+    if (!fileExists(root, path)) changes.push(deleted(path, was, store))
   }
   return changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
 }
@@ -71,8 +71,10 @@ function content(state: FileState, store: PackStore, when = 'now'): Uint8Array |
   return store.get(state.hash) ?? `its content ${when} was dropped from the snapshot store (size cap)`
 }
 
-/** Whether the file is still there, in the workspace: not through a folder that became a link. */
-function exists(root: string, path: string): boolean {
+/** Whether a file (or link) is still at `path`, in the workspace: not a folder, not through a folder that became a link. */
+function fileExists(root: string, path: string): boolean {
   const file = join(root, path)
-  return parentProblem(root, file) === undefined && lstatSync(file, { throwIfNoEntry: false }) !== undefined
+  if (parentProblem(root, file) !== undefined) return false
+  const stats = lstatSync(file, { throwIfNoEntry: false })
+  return stats !== undefined && !stats.isDirectory()
 }
