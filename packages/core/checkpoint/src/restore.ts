@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto'
 import { lstat, mkdir, open, rename, unlink } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { removeLeftByGoneProcesses } from '@rein/base'
+import { removeLeftByGoneProcesses, tempStem } from '@rein/base'
 import { isMissing } from './plan.ts'
 
 /**
@@ -61,10 +61,10 @@ async function openTemp(temp: string) {
  * process writing, so a leftover is told from a copy another rewind is writing now.
  */
 function tempPrefix(file: string): string {
-  return `.${basename(file)}${TEMP_MARK}${process.pid}.`
+  return `${tempStem(basename(file))}${TEMP_MARK}${process.pid}.`
 }
 
-const TEMP_MARK = '.rein-rewind-'
+const TEMP_MARK = 'rein-rewind-'
 const TEMP_TAIL = /^([1-9]\d*)\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.tmp$/
 
 /**
@@ -73,10 +73,11 @@ const TEMP_TAIL = /^([1-9]\d*)\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-
  * that is gone. One listing per folder. Best effort: what cannot be listed or removed stays.
  */
 export async function removeLeftovers(folder: string, files: ReadonlySet<string>): Promise<void> {
+  const stems = new Set([...files].map(tempStem))
   await removeLeftByGoneProcesses(folder, (name) => {
     const at = name.lastIndexOf(TEMP_MARK)
-    const pid = name.startsWith('.') && at > 0 ? TEMP_TAIL.exec(name.slice(at + TEMP_MARK.length))?.[1] : undefined
-    return pid !== undefined && files.has(name.slice(1, at)) ? Number(pid) : undefined
+    const pid = at > 0 ? TEMP_TAIL.exec(name.slice(at + TEMP_MARK.length))?.[1] : undefined
+    return pid !== undefined && stems.has(name.slice(0, at)) ? Number(pid) : undefined
   })
 }
 

@@ -183,6 +183,16 @@ describe('plan and rewind on the real file system', () => {
     expect((await stat(join(workspace, 'run.sh'))).mode & 0o777).toBe(0o750)
   })
 
+  it('restores a file whose name is as long as the file system allows (255 bytes)', async () => {
+    const { ctx, workspace, edit } = await setup()
+    const name = '記'.repeat(85)
+    await writeFile(join(workspace, name), 'mine')
+    await edit('t1', name, 'agent')
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(result.failed).toEqual([])
+    expect(await text(join(workspace, name))).toBe('mine')
+  })
+
   it('gives an empty plan and result for an anchor with no records', async () => {
     const { ctx, edit } = await setup()
     await edit('t1', 'a.txt', 'a1')

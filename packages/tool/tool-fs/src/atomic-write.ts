@@ -5,11 +5,11 @@
  * swapped for a link: nothing late can send the write, or its temporary file, outside.
  */
 
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { constants, type Stats } from 'node:fs'
 import { lstat, mkdir, open, readlink, realpath, rename, unlink, type FileHandle } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
-import { removeLeftByGoneProcesses } from '@rein/base'
+import { removeLeftByGoneProcesses, tempStem } from '@rein/base'
 import { fromSystemError, fsError, systemCode } from './errors.ts'
 import { confirmInside } from './open-file.ts'
 import { within, type Resolved } from './workspace.ts'
@@ -152,16 +152,6 @@ async function checkUnchanged(target: Resolved, held: HeldFolder, final: string,
 
 function moved(target: Resolved) {
   return fsError('PATH_OUTSIDE_WORKSPACE', `the folder of ${target.display} was moved or replaced by a link while it was being written; nothing was written`, { path: target.display })
-}
-
-/**
- * How the temporary files of a file named `name` begin: the name (a long one cut, with a hash of
- * the whole so two long names never share it); the writing process's pid, a random 12-hex part and
- * `.rein-tmp` follow.
- */
-function tempStem(name: string): string {
-  const shown = name.length > 80 ? `${name.slice(0, 80)}~${createHash('sha256').update(name).digest('hex').slice(0, 8)}` : name
-  return `.${shown}.`
 }
 
 const PID_PART = /^([1-9]\d*)\.[0-9a-f]{12}\.rein-tmp$/

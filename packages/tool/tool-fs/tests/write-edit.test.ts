@@ -17,6 +17,13 @@ describe('write', () => {
     expect(readFileSync(file('src/deep/new.ts'), 'utf8')).toBe('export {}\n')
   })
 
+  it('writes a file whose name is as long as the file system allows (255 bytes)', async () => {
+    const { call } = await boot(folders())
+    const name = '記'.repeat(85)
+    expect(codeOf(await call('write', { path: name, content: 'x\n' }))).toBe('ok')
+    expect(readFileSync(file(name), 'utf8')).toBe('x\n')
+  })
+
   it('refuses to overwrite a file this session has not read, then overwrites it after a read', async () => {
     write(file('a.txt'), 'old\n')
     const { call } = await boot(folders())
