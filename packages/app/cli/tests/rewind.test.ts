@@ -238,12 +238,13 @@ describe('rein demo', () => {
 })
 
 describe('rein rewind with the built-in composition', () => {
-  it('undoes a bash command, keeping snapshots and what it moves aside in the REIN_HOME rein was given', async () => {
+  it('undoes a bash command, keeping snapshots, what it moves aside and copies of what it restores in the REIN_HOME rein was given', async () => {
     const p = await setUp([
-      call('b1', 'bash', { command: 'echo made > made.txt', description: 'Make a file' }),
+      call('b1', 'bash', { command: 'echo made > made.txt && echo v2 > kept.txt', description: 'Make a file' }),
       answer('made it'),
     ])
     rmSync(join(p.dir, 'cordis.yml'))
+    writeFileSync(join(p.dir, 'kept.txt'), 'v1\n')
     const env = { REIN_HOME: p.home, OPENAI_BASE_URL: p.server.url, OPENAI_API_KEY: 'sk-test', REIN_MODEL: 'm1' }
     // The key is read when a request goes out, from the process's environment.
     vi.stubEnv('OPENAI_API_KEY', 'sk-test')
@@ -254,6 +255,8 @@ describe('rein rewind with the built-in composition', () => {
     const rewind = await rein(p.dir, ['rewind', sessionIdOf(run), '--to', '1'], { env })
     expect(rewind.code).toBe(0)
     expect(rewind.stdout).toMatch(/made\.txt +moved aside +now at .*recovered/)
+    expect(rewind.stdout).toMatch(/kept\.txt +restored +changed while `bash: echo made > made\.txt && echo v2 > kept\.txt` ran; what it held is at .*recovered/)
+    expect(readFileSync(join(p.dir, 'kept.txt'), 'utf8')).toBe('v1\n')
     expect(existsSync(join(p.dir, 'made.txt'))).toBe(false)
     expect(existsSync(join(p.home, 'recovered'))).toBe(true)
     vi.unstubAllEnvs()

@@ -14,7 +14,7 @@ import { contentHash } from './hash.ts'
 import { IS_NOW_A_DIRECTORY, planFile, recordsToUndo } from './plan.ts'
 import { removeFile, removeLeftovers, writeAtomically } from './restore.ts'
 import { IS_NOW_NOT_A_FOLDER, parentProblem } from './parents.ts'
-import { setAside, setAsideFolder } from './set-aside.ts'
+import { keepCopy, setAside, setAsideFolder } from './set-aside.ts'
 import { reinHome } from './snapshot/config.ts'
 import { defineRewindEvent, noticeTarget, recordInConversation, releaseTarget, runningIn, tellConversation, type LiveAgent } from './rewind-notice.ts'
 import { planRetention } from './retention.ts'
@@ -288,8 +288,11 @@ async function undo(item: PlanItem, store: CheckpointStore, sessionId: string, a
   const unsafe = parentProblem(item.root, item.file)
   if (unsafe !== undefined) throw new ReinError('CHECKPOINT_UNSAFE_PATH', `${item.path} was left alone: ${unsafe}`, { details: { file: item.file } })
   if (item.before !== null) {
-    await writeAtomically(item.file, await verifiedBlob(store, sessionId, item.before), item.mode)
-    return item
+    const content = await verifiedBlob(store, sessionId, item.before)
+    // What it holds now may be a person's edit made while a command ran: kept, not overwritten.
+    const copiedTo = item.changedWhile !== undefined ? await keepCopy(item.file, item.path, asideFolder()) : undefined
+    await writeAtomically(item.file, content, item.mode)
+    return copiedTo === undefined ? item : { ...item, copiedTo }
   }
   if (item.changedWhile !== undefined) return { ...item, movedTo: await setAside(item.file, item.path, asideFolder()) }
   await removeFile(item.file)

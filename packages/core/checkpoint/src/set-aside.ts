@@ -4,7 +4,7 @@
  * link, and deleting it could lose the only copy. Such files go to a private folder instead.
  */
 
-import { lstatSync } from 'node:fs'
+import { constants, lstatSync } from 'node:fs'
 import { copyFile, rename, unlink } from 'node:fs/promises'
 import { dirname, join, relative, resolve } from 'node:path'
 import { ensurePrivateDir } from '@rein/base'
@@ -16,10 +16,7 @@ export function setAsideFolder(home: string, sessionId: string, now = new Date()
 
 /** Moves `file` (at `path` under its root) into `folder`, keeping its relative path; returns where it went. */
 export async function setAside(file: string, path: string, folder: string): Promise<string> {
-  // Resolved against `/` first, so no `..` in a recorded path can lead out of `folder`.
-  const inside = relative('/', resolve('/', path))
-  const target = freeName(join(folder, inside))
-  await ensurePrivateDir(dirname(target))
+  const target = await freeTarget(path, folder)
   try {
     await rename(file, target)
   } catch (error) {
@@ -28,6 +25,23 @@ export async function setAside(file: string, path: string, folder: string): Prom
     await copyFile(file, target)
     await unlink(file)
   }
+  return target
+}
+
+/** Copies `file` (at `path` under its root) into `folder`, keeping its relative path; returns where the copy is, or `undefined` when there is no file to copy. */
+export async function keepCopy(file: string, path: string, folder: string): Promise<string | undefined> {
+  if (!lstatSync(file, { throwIfNoEntry: false })?.isFile()) return undefined
+  const target = await freeTarget(path, folder)
+  // COPYFILE_EXCL: a name taken meanwhile fails the copy rather than being overwritten.
+  await copyFile(file, target, constants.COPYFILE_EXCL)
+  return target
+}
+
+/** A free name for `path` in `folder`, its folders made private. */
+async function freeTarget(path: string, folder: string): Promise<string> {
+  // Resolved against `/` first, so no `..` in a recorded path can lead out of `folder`.
+  const target = freeName(join(folder, relative('/', resolve('/', path))))
+  await ensurePrivateDir(dirname(target))
   return target
 }
 

@@ -130,6 +130,11 @@ export interface PlanItem {
    * may have come from elsewhere (moved in, a link replaced), so rewind keeps it there.
    */
   readonly movedTo?: string
+  /**
+   * In a result: where a copy of what a restored file held was kept. A file that changed while a
+   * command ran may hold a person's edit made meanwhile, so rewind does not overwrite the only copy.
+   */
+  readonly copiedTo?: string
 }
 
 /** What `plan` returns: the items, newest change first. An anchor with no records has none. */

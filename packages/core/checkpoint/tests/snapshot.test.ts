@@ -156,6 +156,23 @@ describe('snapshots around exec calls', () => {
     expect(await text(join(workspace, 'late.txt'))).toBe('late\n')
   })
 
+  it('keeps a copy of what a file held before a rewind restores it, when it changed while a background command ran (a person may have written it)', async () => {
+    const { ctx, workspace, run } = await setup()
+    await writeFile(join(workspace, 'notes.md'), 'v1')
+    await run('true', 'm0')
+    await run('sleep 0', 'm1', { background: true })
+    await run('echo bad > app.js', 'm2')
+    await writeFile(join(workspace, 'notes.md'), 'v2: an hour of a person\'s own writing')
+    await run('true', 'm3')
+    const result = await ctx.checkpoints.rewind('s1', 'm2')
+    expect(await text(join(workspace, 'notes.md'))).toBe('v1')
+    const notes = result.restored.find((item) => item.path === 'notes.md')
+    expect(notes?.changedWhile).toBe('sh: sleep 0')
+    expect(notes?.copiedTo?.startsWith(join(process.env.REIN_HOME ?? '', 'recovered', 's1'))).toBe(true)
+    expect(await text(notes?.copiedTo ?? '')).toBe('v2: an hour of a person\'s own writing')
+    background.splice(0)
+  })
+
   it('does not remove a file that a .gitignore edit merely revealed', async () => {
     const { ctx, workspace, run } = await setup()
     await writeFile(join(workspace, '.gitignore'), 'dist/\n')

@@ -42,15 +42,22 @@ export function planLines(plan: RewindPlan, cwd: string): string[] {
 /** The result's lines, in the same shape as the plan's. */
 export function resultLines(result: RewindResult, cwd: string): string[] {
   const rows = [
-    ...result.restored.map((item) => (item.movedTo === undefined
-      ? row(item, item.before === null ? 'removed' : 'restored', cwd)
-      : { ...row(item, 'moved aside', cwd), reason: joinReasons(`now at ${item.movedTo}`, changedWhile(item)) })),
+    ...result.restored.map(restoredRow(cwd)),
     ...result.already.map((item) => row(item, 'already restored', cwd)),
     ...result.drifted.map((item) => row(item, 'drifted', cwd)),
     ...result.skipped.map((item) => row(item, 'skipped', cwd)),
     ...result.failed.map((item) => ({ ...row(item, 'failed', cwd), reason: joinReasons(item.error, changedWhile(item)) })),
   ].sort((a, b) => b.newest - a.newest)
   return [...table(rows), ...notCovered(result.notCovered), countOf(rows)]
+}
+
+/** A restored, removed or moved file; where a file moved aside, or a copy of a restored one, went. */
+function restoredRow(cwd: string): (item: PlanItem) => Row {
+  return (item) => {
+    if (item.movedTo !== undefined) return { ...row(item, 'moved aside', cwd), reason: joinReasons(`now at ${item.movedTo}`, changedWhile(item)) }
+    const done = row(item, item.before === null ? 'removed' : 'restored', cwd)
+    return item.copiedTo === undefined ? done : { ...done, reason: joinReasons(changedWhile(item), `what it held is at ${item.copiedTo}`) }
+  }
 }
 
 function row(item: PlanItem, outcome: string, cwd: string): Row {
