@@ -32,6 +32,8 @@ type Ending = 'exit' | 'timeout' | 'cancel'
 export async function runCommand(settings: RunSettings, request: ShellRequest, stop: AbortSignal): Promise<ShellExit> {
   if (request.signal.aborted || stop.aborted) return { exitCode: null, signal: null, timedOut: false, cancelled: true, leftovers: 0 }
   const marker = request.marker ?? randomUUID()
+  const unfit = unfitCommand(request.command)
+  if (unfit !== undefined) throw new ReinError('SHELL_START_FAILED', unfit)
   const folder = holdFolder(request.cwd)
   let child: ChildProcess
   try {
@@ -42,6 +44,9 @@ export async function runCommand(settings: RunSettings, request: ShellRequest, s
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     })
+  } catch (error) {
+    // Thrown, not emitted: the arguments and environment together over the system's limit (E2BIG), a NUL in the environment.
+    throw new ReinError('SHELL_START_FAILED', `could not start "${settings.shell}": ${(error as Error).message}; shorten the command or the environment it is given`, { cause: error })
   } finally {
     // The child has changed into the folder (or failed to) by the time spawn returns.
     folder.release()
@@ -70,6 +75,22 @@ export async function runCommand(settings: RunSettings, request: ShellRequest, s
   } finally {
     untrack()
   }
+}
+
+/**
+ * Linux takes at most 128 KiB (MAX_ARG_STRLEN) for one argument of a program it starts, and no
+ * argument can hold a NUL: either would make spawn throw a bare system error.
+ */
+const MAX_ARGUMENT_BYTES = 128 * 1024
+
+/** Why `command` cannot be passed to a shell at all, or `undefined`. */
+function unfitCommand(command: string): string | undefined {
+  if (command.includes('\0')) return 'the command holds a NUL byte, which no command line can carry; remove it (printf \'\\0\' writes one)'
+  const bytes = Buffer.byteLength(command)
+  if (bytes >= MAX_ARGUMENT_BYTES) {
+    return `the command is too long to start: ${bytes} bytes, the system takes under ${MAX_ARGUMENT_BYTES} for one; write long content to a file with a file tool, or split the command`
+  }
+  return undefined
 }
 
 /**

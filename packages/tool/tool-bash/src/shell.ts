@@ -84,7 +84,7 @@ export interface ShellExecutor {
   readonly kind: string
   /**
    * Runs one command to its end, including stopping what it left behind. Rejects only when the
-   * command could not be started (`SHELL_START_FAILED`).
+   * command could not be started (`SHELL_START_FAILED`; `WORKDIR_CHANGED` when its folder was swapped).
    */
   run(request: ShellRequest): Promise<ShellExit>
   /**

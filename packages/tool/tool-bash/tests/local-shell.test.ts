@@ -74,6 +74,16 @@ describe('the local executor', () => {
     expect(isReinError(error, 'SHELL_START_FAILED')).toBe(true)
   })
 
+  it.each([
+    ['over the 128 KiB the system takes for one argument', `echo ${'x'.repeat(200_000)}`, /too long/],
+    ['holding a NUL byte', 'echo a\0b', /NUL/],
+  ])('rejects with SHELL_START_FAILED, saying why, a command %s', async (_case, command, why) => {
+    const { shell } = await boot()
+    const error = await shell.run(request(command).request).catch((caught: unknown) => caught)
+    expect(isReinError(error, 'SHELL_START_FAILED')).toBe(true)
+    expect((error as Error).message).toMatch(why)
+  })
+
   it('runs the command as the leader of its own process group and session', async () => {
     const { shell } = await boot()
     const r = request('read -r _ _ _ _ group session _ < /proc/$$/stat; echo "$$ $group $session"')
