@@ -35,6 +35,8 @@ export { leftByGoneProcesses } from './process-table.ts'
 export { removeLeftByGoneProcesses } from './process-table.ts'
 /** An AbortSignal's job inside a package without one (each AbortSignal costs Node 20 a promotion): stopped, why, who to tell. */
 export { Stop } from './stop.ts'
+/** The head or tail of a text, or the text shortened with `…`, never splitting a surrogate pair. */
+export { cutHead, cutTail, shorten } from './text-cut.ts'
 /** How the temporary copies of a file begin: its name, cut with a digest when a tail would not fit the 255-byte limit. */
 export { tempStem, TEMP_TAIL_MAX_BYTES } from './temp-names.ts'
 /** Whether an environment variable or config key names a secret (`OPENAI_API_KEY`, `apiKey`; not `apiKeyEnv`). */

@@ -8,7 +8,7 @@
 
 import { randomUUID } from 'node:crypto'
 import type { Context, Logger } from '@deepseek-ai/cordis'
-import { ReinError, isReinError, type JsonValue } from '@rein/base'
+import { isReinError, ReinError, shorten, type JsonValue } from '@rein/base'
 import { planRepair, repairEvents, type Session, type SessionService } from '@rein/session'
 import type { RunIdentity } from '@rein/tools'
 import type { CheckpointEntry, CheckpointRecord, FileChange, PlanItem, RewindResult } from './types.ts'
@@ -241,5 +241,5 @@ function list(names: readonly string[]): string {
 /** At most `max` characters, on one line. */
 function clip(text: string, max: number): string {
   const line = text.replace(/\s+/g, ' ').trim()
-  return line.length <= max ? line : `${line.slice(0, max - 1)}…`
+  return shorten(line, max)
 }

@@ -1,7 +1,7 @@
 /** The text the model reads about jobs: the status line every answer ends with, and finish notices. */
 
 import type { JobStatus, KillCause } from './types.ts'
-import { groupDigits } from '@rein/base'
+import { groupDigits, shorten } from '@rein/base'
 
 /** The fields a status line and a notice are made from. */
 export interface JobFacts {
@@ -61,5 +61,5 @@ export function count(n: number): string {
 /** At most `max` characters, on one line. */
 export function clip(text: string, max: number): string {
   const line = text.replace(/\s+/g, ' ').trim()
-  return line.length <= max ? line : `${line.slice(0, max - 1)}…`
+  return shorten(line, max)
 }

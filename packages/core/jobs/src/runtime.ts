@@ -6,7 +6,7 @@
 
 import type { Logger } from '@deepseek-ai/cordis'
 import type { Agent } from '@rein/agent'
-import { ReinError, type JobId } from '@rein/base'
+import { ReinError, shorten, type JobId } from '@rein/base'
 import type { Session } from '@rein/session'
 import type { JobsConfig } from './config.ts'
 import { noticeText, type JobFacts } from './format.ts'
@@ -309,7 +309,7 @@ function checkStart(options: StartJob): StartJob {
   }
   if (typeof run !== 'function') throw new ReinError('JOB_INVALID', 'a job needs a run(job) function: its body')
   const line = label.replace(/\s+/g, ' ').trim()
-  return { ...options, label: line.length > MAX_LABEL ? `${line.slice(0, MAX_LABEL - 1)}…` : line }
+  return { ...options, label: shorten(line, MAX_LABEL) }
 }
 
 function endData(info: JobInfo, notice: boolean): EndData {

@@ -3,7 +3,7 @@
  * Pure: the same events give the same messages, byte for byte.
  */
 
-import { freezeJson } from '@rein/base'
+import { cutHead, cutTail, freezeJson } from '@rein/base'
 import { createMessage, toolResultMessage, type ImageBlock, type Message, type TextBlock, type ToolResultBlock } from '@rein/llm'
 import { eventData } from './event-data.ts'
 import type { ContextCompacted, CoreEventData, SessionEvent } from './events.ts'
@@ -154,6 +154,6 @@ export function capContent(content: readonly (TextBlock | ImageBlock)[], maxChar
   const head = Math.ceil(maxChars * 0.6)
   const tail = maxChars - head
   const cut = text.length - head - tail
-  const capped = `${text.slice(0, head)}\n\n[… ${cut} of ${text.length} characters cut here to fit the context; ask for a narrower range if you need them …]\n\n${tail > 0 ? text.slice(-tail) : ''}`
+  const capped = `${cutHead(text, head)}\n\n[… ${cut} of ${text.length} characters cut here to fit the context; ask for a narrower range if you need them …]\n\n${cutTail(text, tail)}`
   return [{ type: 'text', text: capped }, ...content.filter((part): part is ImageBlock => part.type === 'image')]
 }

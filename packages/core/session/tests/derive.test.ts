@@ -3,6 +3,9 @@ import { isFrozenJson } from '@rein/base'
 import { describe, expect, it } from 'vitest'
 import { capContent, deriveMessages, MessageProjection, type SessionEvent } from '../src/index.ts'
 
+/** Half of a surrogate pair, alone: text no provider should be sent. */
+const LONE_SURROGATE = /\p{Cs}/u
+
 let seq = 0
 const event = (type: string, data: unknown): SessionEvent => ({ seq: seq++, type, time: '2026-01-01T00:00:00.000Z', data: data as never })
 const source = { kind: 'model', provider: 'p', model: 'm' } as const
@@ -96,6 +99,14 @@ describe('deriveMessages', () => {
 })
 
 describe('capContent', () => {
+  it('never splits a surrogate pair where it cuts (a result of emoji stays well-formed text)', () => {
+    const text = `x${'😀'.repeat(500)}`
+    for (const max of [99, 100, 101]) {
+      const [capped] = capContent([{ type: 'text', text }], max)
+      expect(capped?.type === 'text' && capped.text.match(LONE_SURROGATE) === null).toBe(true)
+    }
+  })
+
   it('leaves short content and images alone', () => {
     const content = [{ type: 'text' as const, text: 'short' }, { type: 'image' as const, mediaType: 'image/png', url: 'x' }]
     expect(capContent(content, 10)).toEqual(content)

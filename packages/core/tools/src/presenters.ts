@@ -11,6 +11,7 @@ import type { AnyToolDefinition } from './define-tool.ts'
 import type { ToolCallView, ToolResultView } from './presentation.ts'
 import type { DurableToolResult } from './result.ts'
 import { isThenable } from './thenable.ts'
+import { shorten } from '@rein/base'
 
 type Definition = Readonly<AnyToolDefinition> | undefined
 type Args = FrozenJson<JsonObject> | undefined
@@ -20,7 +21,7 @@ const SHORT = 120
 export function describeCall(name: string, rawArguments: string, definition: Definition, args: Args, logger: Logger): ToolCallView {
   const present = definition?.presentCall
   const view = args && present && attempt('presentCall', () => present.call(definition, args), checkCallView, logger)
-  return view ?? { card: 'generic', title: name, detail: shorten(rawArguments.trim()) }
+  return view ?? { card: 'generic', title: name, detail: shorten(rawArguments.trim(), SHORT) }
 }
 
 export function describeResult(name: string, result: DurableToolResult, definition: Definition, args: Args, logger: Logger): ToolResultView {
@@ -34,7 +35,7 @@ export function summarizeResult(name: string, result: DurableToolResult, definit
   const custom = args && summarize && attempt('summarize', () => summarize.call(definition, args, result), checkSummary, logger)
   if (custom !== undefined) return custom
   const firstLine = textOf(result).split('\n', 1)[0] ?? ''
-  return `${name} ${result.isError ? 'failed' : 'succeeded'}${firstLine ? `: ${shorten(firstLine)}` : ''}`
+  return `${name} ${result.isError ? 'failed' : 'succeeded'}${firstLine ? `: ${shorten(firstLine, SHORT)}` : ''}`
 }
 
 /** A presenter's answer, checked; `undefined` (and a log line) when it threw or gave a wrong shape. */
@@ -67,6 +68,3 @@ function textOf(result: DurableToolResult): string {
   return result.content.map((part) => (part.type === 'text' ? part.text : `[image ${part.mediaType}]`)).join('\n')
 }
 
-function shorten(text: string): string {
-  return text.length > SHORT ? `${text.slice(0, SHORT - 1)}…` : text
-}

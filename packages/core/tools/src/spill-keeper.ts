@@ -5,6 +5,7 @@
  * output streams (bash), next to the `excerpt` the agent uses for whole results.
  */
 
+import { cutHead, cutTail } from '@rein/base'
 import type { SpillExcerpt, SpillLimits } from './spill-preview.ts'
 
 export class SpillKeeper {
@@ -93,7 +94,7 @@ export class SpillKeeper {
   /** One line for the head, by `excerpt`'s rule: whole lines within both limits; a first line too long is cut. */
   private takeHeadLine(line: string) {
     if (this.headChars + line.length + 1 > this.headMaxChars) {
-      if (this.head.length === 0) this.head.push(line.slice(0, this.headMaxChars))
+      if (this.head.length === 0) this.head.push(cutHead(line, this.headMaxChars))
       this.headDone = true
       return
     }
@@ -113,7 +114,7 @@ export class SpillKeeper {
       if (firstIndex + i < this.head.length) break
       const line = segments[i] ?? ''
       if (chars + line.length + 1 > this.tailMaxChars) {
-        if (taken.length === 0) taken.push(line.slice(-this.tailMaxChars))
+        if (taken.length === 0) taken.push(cutTail(line, this.tailMaxChars))
         break
       }
       taken.push(line)

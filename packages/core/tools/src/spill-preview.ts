@@ -4,7 +4,7 @@
  * limits; a tool that streams unbounded output (bash) builds the same preview from what it kept.
  */
 
-import { groupDigits } from '@rein/base'
+import { cutHead, cutTail, groupDigits } from '@rein/base'
 
 /** How much of a long text is shown: its first half as head, a quarter as tail. */
 export interface SpillLimits {
@@ -53,7 +53,7 @@ function clip(lines: readonly string[], maxLines: number, maxChars: number, end:
   for (let index = 0; index < lines.length && taken.length < maxLines; index++) {
     const line = lines[end === 'head' ? index : lines.length - 1 - index] ?? ''
     if (chars + line.length + 1 > maxChars) {
-      if (taken.length === 0) taken.push(end === 'head' ? line.slice(0, maxChars) : line.slice(-maxChars))
+      if (taken.length === 0) taken.push(end === 'head' ? cutHead(line, maxChars) : cutTail(line, maxChars))
       break
     }
     taken.push(line)
@@ -63,3 +63,4 @@ function clip(lines: readonly string[], maxLines: number, maxChars: number, end:
   // A cut single line still counts as a line shown, so the omitted line count stays honest.
   return { text: taken.join('\n'), count: taken.length }
 }
+

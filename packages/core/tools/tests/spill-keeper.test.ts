@@ -3,6 +3,9 @@
 import { describe, expect, it } from 'vitest'
 import { excerpt, SpillKeeper } from '../src/index.ts'
 
+/** Half of a surrogate pair, alone: text no provider should be sent. */
+const LONE_SURROGATE = /\p{Cs}/u
+
 /** mulberry32: a small seeded generator, so a failure names a case that can be run again. */
 function random(seed: number) {
   let state = seed >>> 0
@@ -15,17 +18,18 @@ function random(seed: number) {
   }
 }
 
-const LETTERS = 'abcdefghijklmnopqrstuvwxyz'
+const LETTERS = 'abcdefghijklmnopqrstuvwxyz'.split('')
 
 /** Lines of mixed lengths: empty ones, short ones, and now and then one longer than any limit. */
-function text(next: () => number): string {
+/** `letters` one character each (an emoji is one), so lines are cut between characters. */
+function text(next: () => number, letters: readonly string[] = LETTERS): string {
   const lines: string[] = []
   const count = Math.floor(next() * 400)
   for (let i = 0; i < count; i++) {
     const roll = next()
     const length = roll < 0.1 ? 0 : roll < 0.95 ? Math.floor(next() * 40) : Math.floor(next() * 3000)
     const from = Math.floor(next() * 26)
-    lines.push(LETTERS.repeat(Math.ceil((length + from) / 26) + 1).slice(from, from + length))
+    lines.push(Array.from({ length }, (_, i) => letters[(from + i) % letters.length]).join(''))
   }
   return lines.join('\n') + (next() < 0.5 ? '\n' : '')
 }
@@ -51,6 +55,20 @@ describe('SpillKeeper', () => {
       // The seed and limits in the comparison name the case when it fails.
       expect({ seed, limits, got: keeper.excerpt() }).toEqual({ seed, limits, got: excerpt(whole, limits) })
       expect(keeper.long).toBe(whole.length > limits.chars || whole.split('\n').length > limits.lines)
+    }
+  })
+
+  it('never splits a surrogate pair where it cuts a line (emoji, CJK extension B), and still agrees with excerpt', () => {
+    for (let seed = 1; seed <= 500; seed++) {
+      const next = random(seed)
+      const whole = text(next, ['a', '😀', 'b', '𠀀', 'c'])
+      expect(whole.match(LONE_SURROGATE) === null).toBe(true)
+      const limits = { chars: 1 + Math.floor(next() * 400), lines: 1 + Math.floor(next() * 40) }
+      const keeper = new SpillKeeper(limits)
+      for (const part of chunks(whole, next)) keeper.append(part)
+      const shown = excerpt(whole, limits)
+      expect({ seed, limits, got: keeper.excerpt() }).toEqual({ seed, limits, got: shown })
+      expect({ seed, limits, head: shown.head.match(LONE_SURROGATE) === null, tail: shown.tail.match(LONE_SURROGATE) === null }).toEqual({ seed, limits, head: true, tail: true })
     }
   })
 

@@ -4,6 +4,7 @@
  */
 
 import type { Logger } from '@deepseek-ai/cordis'
+import { shorten } from '@rein/base'
 
 /** Which export failed. */
 export type Signal = 'traces' | 'metrics' | 'traces and metrics'
@@ -67,5 +68,5 @@ function fieldsOf(error: unknown): { code?: unknown; message?: string } {
 
 function clip(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim()
-  return line.length > 120 ? `${line.slice(0, 119)}…` : line
+  return shorten(line, 120)
 }

@@ -3,7 +3,7 @@
  * Formatting for people stays in the presenters; `render` is the model's text.
  */
 
-import { groupDigits, type FrozenJson, type JsonValue } from '@rein/base'
+import { groupDigits, shorten, type FrozenJson, type JsonValue } from '@rein/base'
 import { spillPreview, type DurableToolResult, type SpillExcerpt, type ToolCallView, type ToolResultView, type ValueSpec } from '@rein/tools'
 import type { CollectedOutput } from './output-collector.ts'
 import type { ShellExit } from './shell.ts'
@@ -149,7 +149,7 @@ export function presentResult(args: { description: string }, result: DurableTool
 
 /** One line for history compression. */
 export function summarize(args: { command: string }, result: DurableToolResult): string {
-  const command = args.command.length > 80 ? `${args.command.slice(0, 79)}…` : args.command
+  const command = shorten(args.command, 80)
   if (result.isError) return `bash \`${command}\` failed to run`
   const meta = isRecord(result.meta) ? result.meta : {}
   if (typeof meta.jobId === 'string') return `bash \`${command}\` started as job ${meta.jobId}`

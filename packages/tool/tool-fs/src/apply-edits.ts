@@ -5,6 +5,7 @@
 
 import { fsError } from './errors.ts'
 import { nearestPassages, type Passage } from './nearest.ts'
+import { cutHead } from '@rein/base'
 
 /** One replacement, as the model writes it. */
 export interface Edit {
@@ -102,7 +103,7 @@ function span(passage: Passage): string {
 
 function show(passage: Passage): string {
   const lines = passage.lines.slice(0, SHOWN_LINES).map((line, i) => {
-    const cut = line.length > SHOWN_LINE_CHARS ? `${line.slice(0, SHOWN_LINE_CHARS)} … [line cut]` : line
+    const cut = line.length > SHOWN_LINE_CHARS ? `${cutHead(line, SHOWN_LINE_CHARS)} … [line cut]` : line
     return `${passage.startLine + i}\t${cut}`
   })
   if (passage.lines.length > SHOWN_LINES) lines.push(`[… ${passage.lines.length - SHOWN_LINES} more lines]`)

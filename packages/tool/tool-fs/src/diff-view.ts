@@ -4,6 +4,7 @@
  */
 
 import { structuredPatch } from 'diff'
+import { cutHead } from '@rein/base'
 
 /** One changed region with its context: the old side and the new side, as lines. */
 export interface Hunk {
@@ -52,7 +53,7 @@ export function editedLines(before: string, after: string, maxLines: number, lin
     }
     if (shown.length > 0) shown.push('')
     hunk.after.slice(0, room).forEach((line, i) => {
-      shown.push(`${hunk.newStart + i}\t${line.length > lineChars ? `${line.slice(0, lineChars)} … [line cut]` : line}`)
+      shown.push(`${hunk.newStart + i}\t${line.length > lineChars ? `${cutHead(line, lineChars)} … [line cut]` : line}`)
     })
     used += Math.min(room, hunk.after.length)
     omitted += Math.max(0, hunk.after.length - room)

@@ -12,6 +12,7 @@ import { fsError } from './errors.ts'
 import { BINARY_SNIFF_BYTES } from './line-window.ts'
 import type { Matcher } from './matcher.ts'
 import { confirmInside } from './open-file.ts'
+import { cutHead } from '@rein/base'
 
 /** One matching line: its number and its text, cut around the first match. */
 interface LineMatch {
@@ -147,7 +148,7 @@ async function matchLines(handle: FileHandle, path: string, request: SearchReque
     const text = carry + decoder.write(buffer.subarray(0, bytesRead))
     const end = text.lastIndexOf('\n')
     if (end === -1) {
-      carry = text.length > MAX_LINE_CHARS ? text.slice(0, MAX_LINE_CHARS) : text
+      carry = cutHead(text, MAX_LINE_CHARS)
       continue
     }
     line = await scan(text.slice(0, end), line, file, request, matches)

@@ -4,7 +4,7 @@
  */
 
 import type { Context } from '@deepseek-ai/cordis'
-import { ReinError, isReinError } from '@rein/base'
+import { isReinError, ReinError, shorten } from '@rein/base'
 import type { Message } from '@rein/llm'
 import { eventData, planRepair, type SessionEvent, type SessionSummary } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
@@ -118,12 +118,12 @@ function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, number>)
     }
     case 'tool/call': {
       const data = eventData(event, 'tool/call')
-      return `  → ${data.name} ${shorten(data.arguments)}`
+      return `  → ${data.name} ${brief(data.arguments)}`
     }
     case 'tool/result': {
       const data = eventData(event, 'tool/result')
       const body = data.content.map((part) => (part.type === 'text' ? part.text : `[image ${part.mediaType}]`)).join(' ')
-      return `  ← ${data.isError ? `error${data.code ? ` ${data.code}` : ''}: ` : ''}${shorten(body)}`
+      return `  ← ${data.isError ? `error${data.code ? ` ${data.code}` : ''}: ` : ''}${brief(body)}`
     }
     case 'turn/end': {
       const data = eventData(event, 'turn/end')
@@ -152,7 +152,7 @@ function text(message: Message): string {
   return message.content.map((block) => (block.type === 'text' ? block.text : '')).join('').trim()
 }
 
-function shorten(value: string): string {
-  const flat = value.replace(/\s+/g, ' ').trim()
-  return flat.length > SHORT ? `${flat.slice(0, SHORT - 1)}…` : flat
+/** On one line, `SHORT` characters at most. */
+function brief(value: string): string {
+  return shorten(value.replace(/\s+/g, ' ').trim(), SHORT)
 }

@@ -4,6 +4,7 @@
  */
 
 import { eventData, type SessionEvent } from '@rein/session'
+import { shorten } from '@rein/base'
 
 /** Argument names that hold a path, as rein's tools and the common ones name them. */
 const PATH_KEYS = ['path', 'file_path', 'filePath', 'file', 'paths', 'workdir', 'cwd', 'dir', 'directory']
@@ -85,5 +86,5 @@ function listed(set: ReadonlySet<string>, most: number): string {
 
 function clip(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim()
-  return line.length > MAX_COMMAND ? `${line.slice(0, MAX_COMMAND - 1)}…` : line
+  return shorten(line, MAX_COMMAND)
 }

@@ -3,7 +3,7 @@
  * its result, and no tools are offered), the previous summary to update, and fixed sections.
  */
 
-import { isReinError } from '@rein/base'
+import { cutHead, isReinError } from '@rein/base'
 import { BlockAssembler, userMessage, type LlmEvent, type LlmRuntime, type Message, type ModelRoute } from '@rein/llm'
 import type { Tokenizer } from './meter.ts'
 
@@ -89,5 +89,5 @@ export function transcriptLine(message: Message): string {
 }
 
 function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}… [${text.length - max} more characters]` : text
+  return text.length > max ? `${cutHead(text, max)}… [${text.length - max} more characters]` : text
 }

@@ -7,7 +7,7 @@
 import { realpath } from 'node:fs/promises'
 import { join, relative, resolve, sep } from 'node:path'
 import type { Context, Logger } from '@deepseek-ai/cordis'
-import { ReinError } from '@rein/base'
+import { ReinError, shorten } from '@rein/base'
 import type { DispatchOutcome, ExecuteWrapper, RunIdentity, ToolCall } from '@rein/tools'
 import type { CheckpointRecord, FileChange } from '../types.ts'
 import type { SnapshotConfig } from './config.ts'
@@ -110,7 +110,7 @@ function attribution(call: ToolCall): Attribution | undefined {
   if (!identity) return undefined
   const command = typeof call.args.command === 'string' ? call.args.command : JSON.stringify(call.args)
   const oneLine = command.replace(/\s+/g, ' ').trim()
-  const label = oneLine.length > LABEL_CHARS ? `${oneLine.slice(0, LABEL_CHARS - 1)}…` : oneLine
+  const label = shorten(oneLine, LABEL_CHARS)
   return { identity, by: `${call.toolName}: ${label}` }
 }
 

@@ -1,0 +1,29 @@
+/**
+ * Cutting text by UTF-16 units (what `length` counts) without splitting a surrogate pair: half an
+ * emoji is not well-formed text, and a provider that checks its input refuses every request that
+ * carries it, for the rest of the session.
+ */
+
+/**
+ * The first `max` units of `text`, one fewer where the cut would split a pair. A text ending in half
+ * a pair (the start of a streamed line) loses that half too, so a line cut while it arrives is cut
+ * as it would be whole.
+ */
+export function cutHead(text: string, max: number): string {
+  const end = Math.max(0, Math.min(max, text.length))
+  return text.slice(0, end > 0 && isHighSurrogate(text.charCodeAt(end - 1)) ? end - 1 : end)
+}
+
+/** The last `max` units of `text`, one fewer where the cut would split a pair. */
+export function cutTail(text: string, max: number): string {
+  const start = Math.max(0, text.length - Math.max(0, max))
+  return text.slice(isLowSurrogate(text.charCodeAt(start)) ? start + 1 : start)
+}
+
+/** `text` when it has at most `max` units, else its head and `…`, `max` units at most in all. */
+export function shorten(text: string, max: number): string {
+  return text.length <= max ? text : `${cutHead(text, max - 1)}…`
+}
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff
+const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff
