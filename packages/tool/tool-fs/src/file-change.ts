@@ -16,6 +16,7 @@ import { fsError, systemCode } from './errors.ts'
 import { loadTextFile, tooLarge, type TextFile } from './text-file.ts'
 import { callScope, readsOf, type FsToolContext } from './tool-context.ts'
 import { openScope, resolvePath, type Resolved } from './workspace.ts'
+import { cutHead } from '@rein/base'
 
 /** The value of every file-changing tool: the whole text before (`null` for a new file) and after. */
 export const changeValue = {
@@ -106,7 +107,7 @@ export function changeMeta(value: FrozenJson<{ path: string; before: string | nu
   const meta: ChangeMeta = { path, changes: [], shortened: false }
   let room = CARD_CHARS
   const keep = (text: string) => {
-    const kept = text.slice(0, Math.max(0, room))
+    const kept = cutHead(text, room)
     if (kept.length < text.length) meta.shortened = true
     room -= kept.length
     return kept

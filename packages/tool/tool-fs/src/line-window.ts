@@ -5,6 +5,7 @@
 
 import { createHash } from 'node:crypto'
 import type { FileHandle } from 'node:fs/promises'
+import { cutHead } from '@rein/base'
 
 /** What one pass over a file found. */
 export interface LineWindow {
@@ -114,7 +115,7 @@ class WindowBuilder {
     if (line === 1 && text.startsWith('\uFEFF')) text = text.slice(1)
     if (text.endsWith('\r')) text = text.slice(0, -1)
     const cut = overflowed || text.length > this.request.lineChars
-    if (cut) text = text.slice(0, this.request.lineChars)
+    if (cut) text = cutHead(text, this.request.lineChars)
     const cost = String(line).length + 2 + text.length + (cut ? CUT_MARK.length : 0)
     if (this.lines.length > 0 && this.chars + cost > this.request.chars) {
       this.full = true

@@ -12,7 +12,7 @@ import { fsError } from './errors.ts'
 import { BINARY_SNIFF_BYTES } from './line-window.ts'
 import type { Matcher } from './matcher.ts'
 import { confirmInside } from './open-file.ts'
-import { cutHead } from '@rein/base'
+import { cutHead, cutTail } from '@rein/base'
 
 /** One matching line: its number and its text, cut around the first match. */
 interface LineMatch {
@@ -183,5 +183,7 @@ function lineCount(block: string): number {
 function around(text: string, index: number, lineChars: number): string {
   if (text.length <= lineChars) return text
   const start = Math.max(0, Math.min(index - Math.floor(lineChars / 4), text.length - lineChars))
-  return `${start > 0 ? '…' : ''}${text.slice(start, start + lineChars)}${start + lineChars < text.length ? '…' : ''}`
+  // Units [start, start + lineChars), moved by one where an end would split a surrogate pair.
+  const shown = cutTail(cutHead(text, start + lineChars), lineChars)
+  return `${start > 0 ? '…' : ''}${shown}${start + lineChars < text.length ? '…' : ''}`
 }

@@ -62,6 +62,17 @@ describe('read', () => {
     ].join('\n'))
   })
 
+  it('cuts a line of emoji between characters, in read and in grep (never half a surrogate pair)', async () => {
+    const { workspace } = folders()
+    write(join(workspace, 'faces.txt'), `x${'😀'.repeat(300)}needle${'😀'.repeat(300)}`)
+    const { call } = await boot(folders(), { config: { lineChars: 100 } })
+    const read = text(await call('read', { path: 'faces.txt' }))
+    const grep = text(await call('grep', { pattern: 'needle' }))
+    expect(read).toContain('… [line cut]')
+    expect(grep).toContain('needle')
+    expect([read.match(/\p{Cs}/u), grep.match(/\p{Cs}/u)]).toEqual([null, null])
+  })
+
   it('reads a 64 MiB single-line file without holding the line, and cuts it', async () => {
     const { workspace } = folders()
     const path = join(workspace, 'huge.json')
