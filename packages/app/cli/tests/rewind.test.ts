@@ -127,7 +127,13 @@ describe('rein rewind', () => {
     const events = await storedEvents(p, id)
     const turn2 = events.find((event) => event.type === 'turn/start' && eventData(event, 'turn/start').turn === 2)!
     const strip = (list: readonly SessionEvent[]) => list.map(({ type, data, ignorable }) => ({ type, data, ignorable }))
-    expect(strip(await storedEvents(p, forkId))).toEqual(strip(events.filter((event) => event.seq < turn2.seq)))
+    const forked = await storedEvents(p, forkId)
+    expect(strip(forked.slice(0, -1))).toEqual(strip(events.filter((event) => event.seq < turn2.seq)))
+    // Where the copy ends: the tokens and money before it were the original's, not spent again.
+    expect(strip(forked.slice(-1))).toEqual([{ type: 'session/forked', data: { fromSessionId: id, beforeSeq: turn2.seq }, ignorable: true }])
+    const listed = (await rein(p.dir, ['sessions', '--json'])).stdout.trim().split('\n').map((line) => JSON.parse(line) as { id: string; usage: { inputTokens: number } })
+    expect(listed.find((session) => session.id === forkId)?.usage.inputTokens).toBe(0)
+    expect(listed.find((session) => session.id === id)?.usage.inputTokens).toBeGreaterThan(0)
     // The fork continues from turn 1: the model sees the first exchange and the new message only.
     const resumed = await rein(p.dir, ['resume', forkId, 'try another way'])
     expect(resumed.code).toBe(0)

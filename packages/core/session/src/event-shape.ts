@@ -97,6 +97,7 @@ const SHAPES = shapeMap({
     pruned: list(object({ callId: string, name: string, chars: count })),
     summary: optional(object({ text: string, fromSeq: count, toSeq: count })),
   }),
+  'session/forked': object({ fromSessionId: string, beforeSeq: count }),
 })
 
 /** What is wrong with a core event's data (e.g. `.message.content: a list`), or undefined when it has its shape or is not a core type. */

@@ -125,6 +125,12 @@ export interface CoreEventData {
    * Written once the compaction is complete: a kill before leaves the history as it was.
    */
   'context/compacted': ContextCompacted
+  /**
+   * The events before this one were copied from session `fromSessionId` (those before its
+   * `beforeSeq`), by `rein rewind --fork`: their tokens and money were that session's, and this
+   * one counts its own from here.
+   */
+  'session/forked': { fromSessionId: string; beforeSeq: number }
 }
 
 /** What one compaction changed in what the model sees (`context/compacted`). */
@@ -151,11 +157,11 @@ export interface ContextCompacted {
 
 export type CoreEventType = keyof CoreEventData
 /** Core types written `ignorable` whoever appends them, so a rein that predates them loads the log. */
-export const IGNORABLE_CORE_EVENT_TYPES: readonly CoreEventType[] = ['llm/attempt']
+export const IGNORABLE_CORE_EVENT_TYPES: readonly CoreEventType[] = ['llm/attempt', 'session/forked']
 export const CORE_EVENT_TYPES: readonly CoreEventType[] = [
   'turn/start', 'turn/end', 'step/start', 'step/end', 'user/message', 'request/header',
   'assistant/message', 'tool/call', 'tool/result', 'llm/retry', 'llm/fallback', 'llm/attempt',
-  'context/compacted',
+  'context/compacted', 'session/forked',
 ]
 
 /** An event before the log gives it a `seq` and a `time`. */

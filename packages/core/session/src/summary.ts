@@ -49,7 +49,8 @@ export function summarize(header: SessionHeader, events: readonly SessionEvent[]
  * Usage and money over the whole log, turn by turn: from a turn's `llm/attempt` records (failed
  * attempts included), or, for turns written before those existed, from its answers — so a session
  * begun by an older rein and resumed by this one counts both parts. Money is unknown once any part
- * with usage is unpriced.
+ * with usage is unpriced. A fork counts from its `session/forked` on: what it copied was spent by
+ * the session it came from.
  */
 export function spending(events: readonly SessionEvent[]): { usage: TokenUsage; cost?: number } {
   let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 }
@@ -69,6 +70,13 @@ export function spending(events: readonly SessionEvent[]): { usage: TokenUsage; 
   }
   for (const event of events) {
     if (event.type === 'turn/start') closeTurn()
+    else if (event.type === 'session/forked') {
+      usage = { inputTokens: 0, outputTokens: 0 }
+      cost = 0
+      counted = false
+      attempts = []
+      answers = []
+    }
     else if (event.type === 'llm/attempt') attempts.push(eventData(event, 'llm/attempt'))
     else if (event.type === 'assistant/message') answers.push(eventData(event, 'assistant/message'))
   }

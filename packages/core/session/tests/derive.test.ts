@@ -132,4 +132,19 @@ describe('spending (issue #8)', () => {
     ]
     expect(spending(events)).toEqual({ usage: usage(35, 3), cost: 3.5 })
   })
+
+  it('counts a fork from where it forked: the copied turns were spent by the original', async () => {
+    const { spending } = await import('../src/index.ts')
+    const usage = (inputTokens: number, outputTokens: number) => ({ inputTokens, outputTokens })
+    const at = (seq: number, type: string, data: unknown) => ({ seq, type, time: '2026-01-01T00:00:00.000Z', data: data as never })
+    const copied = [
+      at(0, 'turn/start', { turn: 1 }),
+      at(1, 'llm/attempt', { usage: usage(10, 1), cost: 1 }),
+      at(2, 'turn/end', { turn: 1, reason: 'completed' }),
+      at(3, 'session/forked', { fromSessionId: 'original', beforeSeq: 9 }),
+    ]
+    expect(spending(copied)).toEqual({ usage: usage(0, 0) })
+    const resumed = [...copied, at(4, 'turn/start', { turn: 2 }), at(5, 'llm/attempt', { usage: usage(7, 2), cost: 0.25 }), at(6, 'turn/end', { turn: 2, reason: 'completed' })]
+    expect(spending(resumed)).toEqual({ usage: usage(7, 2), cost: 0.25 })
+  })
 })

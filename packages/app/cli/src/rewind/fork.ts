@@ -17,8 +17,8 @@ export interface ForkReport {
 
 /**
  * Creates a session in the same working directory and appends, in order, every event before
- * `beforeSeq` (each keeps its type, data and `ignorable` mark; seq and time are the new log's).
- * Durable when it resolves.
+ * `beforeSeq` (each keeps its type, data and `ignorable` mark; seq and time are the new log's),
+ * then `session/forked`. Durable when it resolves.
  */
 export async function forkSession(ctx: Context, header: SessionHeader, events: readonly SessionEvent[], beforeSeq: number): Promise<ForkReport> {
   const fork = await ctx.sessions.create({ cwd: header.cwd })
@@ -40,6 +40,8 @@ export async function forkSession(ctx: Context, header: SessionHeader, events: r
         dropped++
       }
     }
+    // Where the copy ends: the spending before it was the original's (see `spending`).
+    fork.append('session/forked', { fromSessionId: header.id, beforeSeq })
     await fork.flush()
   } finally {
     await fork.close()
