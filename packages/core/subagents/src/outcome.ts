@@ -2,6 +2,7 @@
 
 import type { TurnResult } from '@rein/agent'
 import { ReinError } from '@rein/base'
+import { addUsage } from '@rein/llm'
 import type { SubagentResult } from './types.ts'
 
 /** How a child's turn ended, as its result or its log's `turn/end` says. */
@@ -28,7 +29,7 @@ export function outcome(sessionId: string, result: TurnResult, streamed: string,
     sessionId,
     answer: result.text,
     reason: result.reason,
-    usage: result.usage,
+    usage: result.subagents ? addUsage(result.usage, result.subagents.usage) : result.usage,
     ...(cost === undefined ? {} : { cost }),
   }
 }

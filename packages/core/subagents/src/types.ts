@@ -43,6 +43,7 @@ export interface SubagentResult {
   answer: string
   /** How the child's turn ended; always `completed` in a result (anything else is an error). */
   reason: string
+  /** The child turn's tokens, its own subagents' included (the same tree `cost` covers). */
   usage?: TokenUsage
   /** The child turn's money, its own subagents included; absent when a model used was unpriced. */
   cost?: number
