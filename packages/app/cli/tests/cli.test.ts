@@ -150,6 +150,14 @@ describe('rein run', () => {
     expect(list.stdout).toMatch(new RegExp(`^${id}  [\\d-]+ [\\d:]+  completed +mock-model +1 turn +220 tok +0\\.00050  what is a rein\\?\\n$`))
   })
 
+  it('marks estimated tokens with ~ in sessions, as run does, when the server reports no usage', async () => {
+    const p = await setUp([{ steps: [{ text: 'no counts from me' }], usage: null }])
+    const run = await rein(p.dir, ['run', 'hi'])
+    expect(run.stderr).toMatch(/~tokens in \d+/)
+    const list = await rein(p.dir, ['sessions'])
+    expect(list.stdout).toMatch(/completed +mock-model +1 turn +~\d+ tok/)
+  })
+
   it('prints JSON lines with --json', async () => {
     const p = await setUp([answer('ok')])
     const run = await rein(p.dir, ['run', '--json', 'hi'])

@@ -35,6 +35,7 @@ export function recordAttempt(context: TurnContext, state: TurnState, llm: LlmRu
     type: 'usage',
     usage: attempt.usage,
     ...(cost !== undefined ? { cost } : {}),
+    ...(estimated ? { estimated: true as const } : {}),
     total: totals.usage,
     ...(totals.cost !== undefined ? { totalCost: totals.cost } : {}),
     finish: attempt.finishReason ?? 'error',

@@ -12,8 +12,11 @@ export type AgentEvent =
   | { type: 'tool-start'; callId: string; name: string; card: ToolCallView }
   /** `resumable`: an interrupt ended the call and it was left for the next resume's `recover` (not recorded). */
   | { type: 'tool-end'; callId: string; name: string; isError: boolean; code?: string; card: ToolResultView; resumable?: true }
-  /** After each provider attempt that reported usage (failed ones too): its usage and cost, and the agent's totals. */
-  | { type: 'usage'; usage: TokenUsage; cost?: number; total: TokenUsage; totalCost?: number; finish: FinishReason }
+  /**
+   * After each provider attempt with usage (failed ones too): its usage and cost, and the agent's
+   * totals. `estimated`: the provider reported none for this attempt, so `usage` is counted from characters.
+   */
+  | { type: 'usage'; usage: TokenUsage; cost?: number; estimated?: true; total: TokenUsage; totalCost?: number; finish: FinishReason }
   /** Before each request: its estimated input tokens against the model's window (absent when unknown). */
   | { type: 'context'; tokens: number; window?: number }
   /** A compaction was written (`context/compacted`): what it pruned, whether it summarized, the tokens before and after. */

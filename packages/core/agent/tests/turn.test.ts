@@ -20,6 +20,16 @@ describe('a turn', () => {
     expectValidLog(agent.session.events)
   })
 
+  it('marks the usage event estimated when the provider reported no usage, as the result is', async () => {
+    const { root } = await boot([[{ text: 'No counts from this provider.' }]])
+    const agent = await root.agents.create()
+    const events: AgentEvent[] = []
+    agent.subscribe((event) => events.push(event))
+    const result = await agent.send('hi')
+    expect(result.usageEstimated).toBe(true)
+    expect(events.find((event) => event.type === 'usage')).toMatchObject({ estimated: true })
+  })
+
   it('runs the tools the model asks for, then asks again with their results', async () => {
     const { root, llm } = await boot([
       [{ text: 'Reading.' }, { toolCall: { id: 'c1', name: 'slow_read', arguments: '{"key":"a"}' } }, { toolCall: { id: 'c2', name: 'write', arguments: '{"text":"x"}' } }],

@@ -23,6 +23,8 @@ export interface SessionSummary {
   usage: TokenUsage
   /** Money over the same; absent when any model used was unpriced. */
   cost?: number
+  /** Part of `usage` is estimated: a provider reported none for an attempt that produced output. */
+  usageEstimated?: true
   /** Time of the last event (ISO 8601), or `createdAt` for an empty session. */
   lastActivity: string
   /** 0 for a top-level session. */

@@ -37,6 +37,7 @@ export function summarize(header: SessionHeader, events: readonly SessionEvent[]
     ...(model ? { model } : {}),
     usage: spent.usage,
     ...(spent.cost !== undefined ? { cost: spent.cost } : {}),
+    ...(spent.usageEstimated ? { usageEstimated: true as const } : {}),
     lastActivity: events.at(-1)?.time ?? header.createdAt,
     depth: header.depth,
     ...(header.parentSessionId ? { parentSessionId: header.parentSessionId } : {}),
@@ -52,10 +53,11 @@ export function summarize(header: SessionHeader, events: readonly SessionEvent[]
  * with usage is unpriced. A fork counts from its `session/forked` on: what it copied was spent by
  * the session it came from.
  */
-export function spending(events: readonly SessionEvent[]): { usage: TokenUsage; cost?: number } {
+export function spending(events: readonly SessionEvent[]): Spending {
   let usage: TokenUsage = { inputTokens: 0, outputTokens: 0 }
   let cost: number | undefined = 0
   let counted = false
+  let estimated = false
   let attempts: Spent[] = []
   let answers: Spent[] = []
   const closeTurn = () => {
@@ -64,6 +66,7 @@ export function spending(events: readonly SessionEvent[]): { usage: TokenUsage; 
       usage = addUsage(usage, part.usage)
       cost = cost === undefined || part.cost === undefined ? undefined : cost + part.cost
       counted = true
+      estimated ||= part.usageEstimated === true
     }
     attempts = []
     answers = []
@@ -71,20 +74,27 @@ export function spending(events: readonly SessionEvent[]): { usage: TokenUsage; 
   for (const event of events) {
     if (event.type === 'turn/start') closeTurn()
     else if (event.type === 'session/forked') {
+      attempts = []
+      answers = []
       usage = { inputTokens: 0, outputTokens: 0 }
       cost = 0
       counted = false
-      attempts = []
-      answers = []
-    }
-    else if (event.type === 'llm/attempt') attempts.push(eventData(event, 'llm/attempt'))
+      estimated = false
+    } else if (event.type === 'llm/attempt') attempts.push(eventData(event, 'llm/attempt'))
     else if (event.type === 'assistant/message') answers.push(eventData(event, 'assistant/message'))
   }
   closeTurn()
-  return { usage, ...(counted && cost !== undefined ? { cost } : {}) }
+  return { usage, ...(counted && cost !== undefined ? { cost } : {}), ...(estimated ? { usageEstimated: true as const } : {}) }
 }
 
-type Spent = { usage?: TokenUsage; cost?: number }
+/** What a log spent: tokens, money when every part was priced, and whether part of the tokens was estimated. */
+export interface Spending {
+  usage: TokenUsage
+  cost?: number
+  usageEstimated?: true
+}
+
+type Spent = { usage?: TokenUsage; cost?: number; usageEstimated?: true }
 
 function titleOf(data: unknown): string | undefined {
   const content = (data as { message?: { content?: { type?: string; text?: string }[] } }).message?.content ?? []

@@ -147,4 +147,16 @@ describe('spending (issue #8)', () => {
     const resumed = [...copied, at(4, 'turn/start', { turn: 2 }), at(5, 'llm/attempt', { usage: usage(7, 2), cost: 0.25 }), at(6, 'turn/end', { turn: 2, reason: 'completed' })]
     expect(spending(resumed)).toEqual({ usage: usage(7, 2), cost: 0.25 })
   })
+
+  it('says when part of what it counted was estimated (the provider reported no usage)', async () => {
+    const { spending } = await import('../src/index.ts')
+    const at = (seq: number, type: string, data: unknown) => ({ seq, type, time: '2026-01-01T00:00:00.000Z', data: data as never })
+    const events = [
+      at(0, 'turn/start', { turn: 1 }),
+      at(1, 'llm/attempt', { usage: { inputTokens: 40, outputTokens: 3 }, usageEstimated: true }),
+      at(2, 'turn/end', { turn: 1, reason: 'aborted' }),
+    ]
+    expect(spending(events)).toEqual({ usage: { inputTokens: 40, outputTokens: 3 }, usageEstimated: true })
+    expect(spending(events.slice(0, 1))).toEqual({ usage: { inputTokens: 0, outputTokens: 0 } })
+  })
 })

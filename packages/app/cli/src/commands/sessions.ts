@@ -81,7 +81,8 @@ function line(session: SessionSummary, level: number): string {
     STATUS[session.status].padEnd(12),
     (session.model ?? '-').padEnd(16),
     `${String(session.turns).padStart(3)} turn${session.turns === 1 ? ' ' : 's'}`,
-    `${groupDigits(tokens)} tok`.padStart(12),
+    // `~`: part estimated (a provider reported no usage), as `rein run` marks it.
+    `${session.usageEstimated ? '~' : ''}${groupDigits(tokens)} tok`.padStart(12),
     cost.padStart(8),
     session.title ?? '(no message)',
   ].join('  ')
