@@ -5,7 +5,7 @@
  */
 
 import { constants } from 'node:fs'
-import type { FileHandle } from 'node:fs/promises'
+import { stat, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ReinError, ensurePrivateDir, makeFilePrivate, openPrivateFile } from '@rein/base'
 import { isContentHash, type CheckpointEntry, type CheckpointRecord, type CheckpointStore } from '@rein/checkpoint'
@@ -113,10 +113,30 @@ export class JsonlCheckpointStore implements CheckpointStore {
 
   private serialized<T>(sessionId: string, task: (log: SessionLog) => Promise<T>): Promise<T> {
     return this.log(sessionId).then((log) => {
-      const run = log.queue.then(() => task(log))
+      const run = log.queue.then(async () => {
+        await this.refresh(log)
+        return task(log)
+      })
       log.queue = run.catch(() => undefined)
       return run
     })
+  }
+
+  /**
+   * Reads the log again when it is not the file this store read: another process recorded into the
+   * session (closed here, resumed there) or compacted it since. Numbering on from a stale tail
+   * would repeat a seq and damage the log. One stat per operation (two with the log open).
+   */
+  private async refresh(log: SessionLog): Promise<void> {
+    const onDisk = await stat(log.file).catch((error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      throw error
+    })
+    if (onDisk === undefined) return
+    if (log.handle !== undefined && onDisk.size === log.size && onDisk.ino === (await log.handle.stat()).ino) return
+    const fresh = await this.read(log.folder)
+    await log.handle?.close()
+    Object.assign(log, { handle: fresh.handle, size: fresh.size, records: fresh.records, lastSeq: fresh.lastSeq, intact: new Set<string>() })
   }
 
   private log(sessionId: string): Promise<SessionLog> {
@@ -133,7 +153,10 @@ export class JsonlCheckpointStore implements CheckpointStore {
 
   /** Reads the session's log; a session without one gets none until its first record (reading creates nothing). */
   private async load(sessionId: string): Promise<SessionLog> {
-    const folder = await this.options.folder(sessionId)
+    return this.read(await this.options.folder(sessionId))
+  }
+
+  private async read(folder: string): Promise<SessionLog> {
     const file = join(folder, LOG_FILE)
     const empty: SessionLog = { folder, file, handle: undefined, size: 0, records: [], lastSeq: 0, blobFolderReady: false, intact: new Set(), queue: Promise.resolve() }
     let handle: FileHandle

@@ -26,6 +26,26 @@ describe('JsonlCheckpointStore', () => {
     expect(Buffer.from(await again.blob('s1', contentHash(Buffer.from('two')))).toString()).toBe('two')
   })
 
+  it('sees what another process recorded (or compacted away) since it read a log, and numbers on from it', async () => {
+    const { store: here, base } = await open()
+    await here.append('s1', entry('a', null, 'one'))
+    // Another process: the session closed here and was resumed there.
+    const { store: there } = await open({}, base)
+    await there.append('s1', entry('b', null, 'two'))
+    await there.close()
+    expect((await here.records('s1')).map((record) => record.seq)).toEqual([1, 2])
+    expect((await here.append('s1', entry('c', null, 'three'))).seq).toBe(3)
+    await here.close()
+    const { store: later } = await open({}, base)
+    expect((await later.records('s1')).map((record) => [record.seq, record.path])).toEqual([[1, 'a'], [2, 'b'], [3, 'c']])
+    // A compaction elsewhere replaces the file: read again, not appended to the old one.
+    const { store: other } = await open({}, base)
+    await other.compact('s1', new Set())
+    await other.close()
+    expect(await later.records('s1')).toEqual([])
+    expect((await later.append('s1', entry('d', null, 'four'))).seq).toBe(4)
+  })
+
   it('drops a torn last line on load and appends after the whole ones', async () => {
     const { store, base } = await open()
     await store.append('s1', entry('a', null, 'one'))
