@@ -1,7 +1,7 @@
 // Exec tools are covered by a workspace snapshot around each call: what a real shell command
 // created, changed or deleted is recorded as the call's checkpoint and can be rewound.
 import { execFileSync } from 'node:child_process'
-import { chmod, mkdir, readdir, stat, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readdir, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
 import ToolService, { defineTool, type RunIdentity } from '@rein/tools'
@@ -40,6 +40,13 @@ const sh = defineTool({
   },
 })
 const background: (() => Promise<void>)[] = []
+
+/** A new symbolic link to `target`, in a folder of its own. */
+async function linkTo(target: string): Promise<string> {
+  const link = join(await tempRoot(), 'workspace')
+  await symlink(target, link)
+  return link
+}
 
 async function setup(snapshot: Record<string, unknown> = {}) {
   const workspace = await tempRoot()
@@ -239,10 +246,13 @@ describe('a snapshot that cannot be taken', () => {
 })
 
 describe('the walk', () => {
-  it('never enters rein\'s own folder inside the workspace', async () => {
+  it.each([
+    ['by its own path', (workspace: string) => Promise.resolve(workspace)],
+    ['through a symbolic link to the workspace', linkTo],
+  ])('never enters rein\'s own folder inside the workspace, named %s', async (_case, named) => {
     const workspace = await tempRoot()
     await mkdir(join(workspace, '.rein-home'))
-    vi.stubEnv('REIN_HOME', join(workspace, '.rein-home'))
+    vi.stubEnv('REIN_HOME', join(await named(workspace), '.rein-home'))
     const ctx = new Context()
     await ctx.plugin(ToolService, { askFor: [] })
     await ctx.plugin(CheckpointService, { snapshot: { folder: join(await tempRoot(), 'snapshots') } })

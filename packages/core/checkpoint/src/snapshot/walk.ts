@@ -7,7 +7,7 @@
  * a turn every few hundred entries, so a walk never freezes the process.
  */
 
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, type Dirent, type Stats } from 'node:fs'
+import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, realpathSync, type Dirent, type Stats } from 'node:fs'
 import { contentHash } from '../hash.ts'
 import { IgnoreRules } from './ignore-rules.ts'
 import type { PackStore } from './pack-store.ts'
@@ -98,6 +98,8 @@ export class WorkspaceIndex {
     const changes = { created: [] as [string, FileState, boolean][], changed: [] as [string, FileState, FileState][], deleted: [] as [string, FileState][] }
     // A folder is checked against the ignore rules in full when its rules (or an ancestor's) are new or changed.
     const stack: [string, boolean][] = [['', false]]
+    // Compared as the walk names folders, from the root's real path: rein's folder named through a link is still its own.
+    const excluded = realPaths(this.options.exclude)
     const ignored = new Set<string>()
     let files = 0
     let entriesSeen = 0
@@ -106,7 +108,7 @@ export class WorkspaceIndex {
       const [folder, parentChanged] = stack.pop() ?? ['', false]
       const absolute = folder === '' ? this.root : `${this.root}/${folder}`
       // The root itself is walked even when it is rein's own folder: the person chose to work there.
-      if (folder !== '' && this.options.exclude.has(absolute)) continue
+      if (folder !== '' && excluded.has(absolute)) continue
       const entries = listFolder(absolute)
       const rulesChanged = this._rules.enter(folder, entries.some((entry) => entry.name === '.gitignore' && entry.isFile())) || parentChanged
       const known = this._folders.get(folder)
@@ -238,4 +240,17 @@ export function formatBytes(bytes: number): string {
   if (bytes >= 1024 * 1024) return `${Math.round((bytes / (1024 * 1024)) * 10) / 10} MiB`
   if (bytes >= 1024) return `${Math.round((bytes / 1024) * 10) / 10} KiB`
   return `${bytes} B`
+}
+
+/** Each path as its real path (links resolved) when it exists, else as given. */
+function realPaths(paths: ReadonlySet<string>): Set<string> {
+  const real = new Set<string>()
+  for (const path of paths) {
+    try {
+      real.add(realpathSync.native(path))
+    } catch {
+      real.add(path)
+    }
+  }
+  return real
 }
