@@ -115,9 +115,11 @@ async function execute(args: BashArgs, run: ToolRun, options: BashToolOptions): 
 
 /**
  * A call a crash left without a result (rein was killed mid-call): stops whatever of its command
- * still runs, found by the call's marker, and declines, so the model is told the outcome is unknown.
+ * still runs, found by the call's marker. When something did, the command was cut off: the call
+ * failed with `COMMAND_INTERRUPTED`. Else it declines, and the model is told the outcome is unknown
+ * (the command may have finished just before the crash).
  */
-async function recover(callId: string, context: RecoverContext, options: BashToolOptions): Promise<undefined> {
+async function recover(callId: string, context: RecoverContext, options: BashToolOptions): Promise<{ error: ReinError } | undefined> {
   // Outside a session the marker was random: nothing can be found.
   if (context.sessionId === undefined) return undefined
   const shell = options.shell()
@@ -126,8 +128,12 @@ async function recover(callId: string, context: RecoverContext, options: BashToo
     return undefined
   }
   const stopped = await shell.reap({ marker: callMarker(context.sessionId, callId) })
-  if (stopped > 0) context.logger.info('bash call %s: stopped %d process(es) it left running when rein ended mid-call', callId, stopped)
-  return undefined
+  if (stopped === 0) return undefined
+  context.logger.info('bash call %s: stopped %d process(es) it left running when rein ended mid-call', callId, stopped)
+  const processes = stopped === 1 ? '1 process' : `${stopped} processes`
+  return {
+    error: new ReinError('COMMAND_INTERRUPTED', `the command was still running when rein was stopped (killed); it was cut off there and its ${processes} stopped now. What it did before that is in the workspace; check before running it again`),
+  }
 }
 
 function describe(options: BashToolOptions): string {

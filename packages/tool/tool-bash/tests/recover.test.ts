@@ -34,7 +34,7 @@ afterEach(() => {
 const markerOf = (sessionId: string, callId: string) => `REIN_BASH_CALL=${createHash('sha256').update(`${sessionId}/${callId}`).digest('hex').slice(0, 32)}`
 
 describe('a foreground call cut off by kill -9', () => {
-  it('leaves no process running once the next process recovers the call', async () => {
+  it('leaves no process running once the next process recovers the call, and says the command was cut off', async () => {
     const tag = uniqueTag()
     tags.push(tag)
     const sessionId = `session-${tag}`
@@ -58,8 +58,9 @@ describe('a foreground call cut off by kill -9', () => {
       callId, name: 'bash', arguments: JSON.stringify({ command, description: 'Wait' }),
       signal: new AbortController().signal, context: { sessionId },
     })
-    // Declined: the outcome stays unknown to the model; only the processes are gone.
-    expect(recovered).toBeUndefined()
+    // It was still running, so it did not finish: the model is told so, not that the outcome is unknown.
+    expect(recovered).toMatchObject({ error: { code: 'COMMAND_INTERRUPTED' } })
+    expect(recovered && 'error' in recovered ? recovered.error.message : '').toMatch(/^the command was still running when rein was stopped \(killed\); it was cut off there and its \d+ processes? stopped now\. What it did before that is in the workspace; check before running it again$/)
     expect(livingWith(marker)).toEqual([])
     expect(livingWith(tag)).toEqual([])
     expect(logged.join('\n')).toMatch(/stopped \d+ process/)
