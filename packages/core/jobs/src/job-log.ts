@@ -45,6 +45,11 @@ export interface LogView {
   open: LoggedJob[]
   /** Jobs that ended owing their owner a notice that never reached the model. */
   owed: LoggedJob[]
+  /**
+   * Jobs that ended killed or failed: their end is saved before their processes are gone, so a
+   * process killed while stopping them may have left some running.
+   */
+  cutShort: LoggedJob[]
 }
 
 /**
@@ -92,6 +97,7 @@ export function readJobLog(events: readonly { seq: number; type: string; data: u
     numbers,
     all,
     open: all.filter((job) => job.end === undefined),
+    cutShort: all.filter((job) => job.end !== undefined && job.end.status !== 'done'),
     owed: all.filter((job) => job.end?.notice === true && !seen.has(job.start.jobId) && !((handed.get(job.start.jobId) ?? Infinity) < lastMessage)),
   }
 }

@@ -212,6 +212,10 @@ export class JobRuntime {
       const key = counterKey(conversationId, kind)
       this.counters.set(key, Math.max(n, this.counters.get(key) ?? 0))
     }
+    if (view.cutShort.length > 0) {
+      const stray = reapRecorded(view.cutShort.map((job) => job.record))
+      if (stray.pids.length > 0) this.logger.info('session %s: processes of jobs that had ended killed or failed were still running; killed pids %o, groups %o', session.id, stray.pids, stray.groups)
+    }
     if (view.open.length === 0 && view.owed.length === 0) return book
     const reaped = reapRecorded(view.open.map((job) => job.record))
     this.logger.info('session %s: %d job(s) left by an earlier process; killed pids %o, groups %o', session.id, view.open.length, reaped.pids, reaped.groups)

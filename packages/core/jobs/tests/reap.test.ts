@@ -105,6 +105,24 @@ describe('reaping what a crashed process left', () => {
     expect(ofType(agent.session.events, 'jobs/end')).toEqual([{ jobId: 'test-1', status: 'killed', cause: 'lost', notice: true }])
   })
 
+  it('kills what a job killed just before the crash left running: its end was saved, its processes were still stopping', async () => {
+    const { store, child } = await crashWithJob('trap "" TERM; exec sleep 300', async (job, spawned, entry) => {
+      await job.record({ marker: entry, processGroup: spawned.pid! })
+    })
+    // What a kill -9 during job_kill's grace leaves: the end in the log, the process alive.
+    const crashed = await store.open('crashed')
+    await store.append('crashed', [{ seq: crashed.events.length, time: new Date().toISOString(), type: 'jobs/end', data: { jobId: 'test-1', status: 'killed', cause: 'kill', notice: true }, ignorable: true }])
+    await store.close('crashed')
+    const second = await boot([[{ text: 'noted' }]], { store })
+    jobStarter(second.root)
+    const { agent } = await second.root.agents.resume('crashed')
+    const exited = once(child, 'exit')
+    await agent.send('where were we?')
+    expect(await exited).toEqual([null, 'SIGKILL'])
+    // Already ended: no second end, no lost notice.
+    expect(ofType(agent.session.events, 'jobs/end')).toHaveLength(1)
+  })
+
   it('finds a child that left the process group by the marker in its environment, when asked right at resume', async () => {
     const { store, marker } = await crashWithJob('setsid sleep 300 & sleep 300', async (job, spawned, entry) => {
       await job.record({ marker: entry, processGroup: spawned.pid! })
