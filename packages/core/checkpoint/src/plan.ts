@@ -10,11 +10,13 @@ import { parentProblem } from './parents.ts'
 import type { CheckpointRecord, PlanItem } from './types.ts'
 
 /**
- * The records rewinding to before `anchor` undoes: its own and every later one (a later turn's edit
- * sits on top of this turn's), newest first. None when the anchor has no records.
+ * The records rewinding to before `anchors` undoes, newest first: from the first record any of them
+ * has, every record (a later edit sits on top of an earlier one). Given a turn and every later one,
+ * a turn whose records landed late (a background command that ended during a later turn) does not
+ * leave the later turns' earlier records behind. None when no anchor has records.
  */
-export function recordsToUndo(records: readonly CheckpointRecord[], anchor: string): CheckpointRecord[] {
-  const first = records.find((record) => record.anchor === anchor)
+export function recordsToUndo(records: readonly CheckpointRecord[], anchors: ReadonlySet<string>): CheckpointRecord[] {
+  const first = records.find((record) => anchors.has(record.anchor))
   if (!first) return []
   return records.filter((record) => record.seq >= first.seq).sort((a, b) => b.seq - a.seq)
 }

@@ -132,10 +132,18 @@ export class CheckpointService extends Service {
     return record
   }
 
-  /** What `rewind(sessionId, anchor)` would do now, newest change first; changes nothing. */
-  async plan(sessionId: string, anchor: string): Promise<RewindPlan> {
+  /**
+   * What `rewind(sessionId, anchor)` would do now, newest change first; changes nothing. `anchor`:
+   * one turn's (its records and every record after its first), or a turn's and every later turn's,
+   * in order (every record from the first any of them has: see `recordsToUndo`); the plan's
+   * `anchor` is the first.
+   */
+  async plan(sessionId: string, anchor: string | readonly string[]): Promise<RewindPlan> {
     const store = this.store()
-    const undo = recordsToUndo(await store.records(sessionId), anchor)
+    const anchors = typeof anchor === 'string' ? [anchor] : anchor
+    const [first] = anchors
+    if (first === undefined) throw new ReinError('INVALID_ANCHOR', 'plan and rewind need an anchor (the id of the user message that started the turn), or a list of at least one')
+    const undo = recordsToUndo(await store.records(sessionId), new Set(anchors))
     const files = new Map<string, CheckpointRecord[]>()
     for (const record of undo) {
       const key = JSON.stringify([record.root, record.path])
@@ -152,19 +160,19 @@ export class CheckpointService extends Service {
         return { root: first.root, path: first.path, file: resolve(first.root, first.path), action: 'skipped' as const, reason: `could not be read: ${describe(error)}`, before: null, after: null, seqs: records.map((record) => record.seq) }
       }
     }))
-    return Object.freeze({ sessionId, anchor, items: Object.freeze(items), notCovered: Object.freeze(notCovered(undo, this._state.config.snapshot)) })
+    return Object.freeze({ sessionId, anchor: first, items: Object.freeze(items), notCovered: Object.freeze(notCovered(undo, this._state.config.snapshot)) })
   }
 
   /**
    * Restores the files a turn (and every later turn) changed to their content before it, newest
-   * change first. Drifted files, symbolic links and non-files are left alone and reported; one
+   * change first; `anchor` as for `plan`. Drifted files, symbolic links and non-files are left alone and reported; one
    * failure does not stop the rest. `SESSION_BUSY` while an agent of the conversation (the session's
    * or a subagent's) runs a turn here, or the session is open in another process. When files were
    * restored, the session gets a `checkpoint/rewind` event and a message the model reads with its
    * next request (see rewind-notice.ts): through its live agent, else `options.session` (a caller
    * that holds it open), else the stored session, opened for this and closed again.
    */
-  async rewind(sessionId: string, anchor: string, options: RewindOptions = {}): Promise<RewindResult> {
+  async rewind(sessionId: string, anchor: string | readonly string[], options: RewindOptions = {}): Promise<RewindResult> {
     const store = this.store()
     const agents = this.ctx.get('agents') as AgentLookup | undefined
     const running = runningIn(agents, sessionId)
@@ -177,7 +185,7 @@ export class CheckpointService extends Service {
     const target = options.notify === false ? undefined : await noticeTarget(this.ctx, sessionId, agents?.find(sessionId), options.session, logger)
     try {
       const plan = await this.plan(sessionId, anchor)
-      const result = { sessionId, anchor, restored: [] as PlanItem[], already: [] as PlanItem[], drifted: [] as PlanItem[], skipped: [] as PlanItem[], failed: [] as FailedItem[], notCovered: plan.notCovered }
+      const result = { sessionId, anchor: plan.anchor, restored: [] as PlanItem[], already: [] as PlanItem[], drifted: [] as PlanItem[], skipped: [] as PlanItem[], failed: [] as FailedItem[], notCovered: plan.notCovered }
       let aside: string | undefined
       const asideFolder = () => (aside ??= setAsideFolder(this._state.config.home ?? reinHome(), sessionId))
       await removeLeftoversOf(plan.items)

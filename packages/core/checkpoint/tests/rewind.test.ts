@@ -91,6 +91,27 @@ describe('plan and rewind on the real file system', () => {
     expect(await text(join(workspace, 'a.txt'))).toBe('a1')
   })
 
+  it('given the turn and every later one, undoes them all even when the turn\'s records landed after a later turn\'s (a background command ending late)', async () => {
+    const { ctx, workspace, edit } = await setup()
+    await writeFile(join(workspace, 'src.ts'), 'v0')
+    await edit('t2', 'src.ts', 'v2')
+    // Turn 1's background build ends during turn 2: its record comes after turn 2's.
+    await edit('t1', 'dist.js', 'built')
+    const plan = await ctx.checkpoints.plan('s1', ['t1', 't2'])
+    expect(names(plan.items)).toEqual(['dist.js', 'src.ts'])
+    expect(plan.anchor).toBe('t1')
+    const result = await ctx.checkpoints.rewind('s1', ['t1', 't2'])
+    expect(names(result.restored)).toEqual(['dist.js', 'src.ts'])
+    expect(await text(join(workspace, 'src.ts'))).toBe('v0')
+  })
+
+  it('plans a turn that recorded nothing from the first later turn that did, given the anchors from it on', async () => {
+    const { ctx, edit } = await setup()
+    await edit('t2', 'a.txt', 'a2')
+    expect(names((await ctx.checkpoints.plan('s1', ['t1', 't2'])).items)).toEqual(['a.txt'])
+    expect((await ctx.checkpoints.plan('s1', ['t1'])).items).toEqual([])
+  })
+
   it('restores a file the turn deleted', async () => {
     const { ctx, workspace, edit } = await setup()
     await writeFile(join(workspace, 'gone.txt'), 'keep me')

@@ -42,7 +42,8 @@ async function rewind(scope: SessionScope, checkpoints: CheckpointService, sessi
   if (asked.turn !== start.turn) {
     scope.renderer.notice(`turn ${asked.turn} continues turn ${start.turn} (it answers the same message), so the rewind goes back to before turn ${start.turn}`)
   }
-  const plan = await planFrom(checkpoints, session.id, anchorsFrom(events, start))
+  const anchors = anchorsFrom(events, start)
+  const plan = await planFrom(checkpoints, session.id, anchors)
   const print = (lines: string[]) => scope.io.stdout.write(`${neutralize(lines.join('\n'))}\n`)
   const json = (value: object) => scope.io.stdout.write(`${JSON.stringify(value)}\n`)
   let incomplete = false
@@ -56,7 +57,7 @@ async function rewind(scope: SessionScope, checkpoints: CheckpointService, sessi
   } else {
     // The session held here takes the notice the model reads next (`ctx.checkpoints` writes it);
     // with --fork it stays as it was, and the fork carries the conversation on instead.
-    const result = await busyAsSuch(session.id, () => checkpoints.rewind(session.id, plan.anchor, { session, notify: !options.fork }))
+    const result = await busyAsSuch(session.id, () => checkpoints.rewind(session.id, anchors, { session, notify: !options.fork }))
     incomplete = resultIncomplete(result)
     if (options.json) json({ type: 'rewind', turn: start.turn, ...result })
     else print([`rewound session ${session.id} to before turn ${start.turn}`, ...resultLines(result, session.header.cwd), ...leftAlone(result)])
@@ -65,17 +66,11 @@ async function rewind(scope: SessionScope, checkpoints: CheckpointService, sessi
   return incomplete ? EXIT.rewindIncomplete : EXIT.ok
 }
 
-/**
- * The plan for going back before the first of `anchors`. `plan(anchor)` covers that anchor's
- * records and every later one, but is empty for an anchor without records: the first anchor that
- * has some stands for the rest. `undefined` when none has records.
- */
+/** The plan for going back before the first of `anchors` (the turn's, then every later turn's); `undefined` when none has records. */
 async function planFrom(checkpoints: CheckpointService, sessionId: string, anchors: readonly string[]): Promise<RewindPlan | undefined> {
-  for (const anchor of anchors) {
-    const plan = await checkpoints.plan(sessionId, anchor)
-    if (plan.items.length > 0 || plan.notCovered.length > 0) return plan
-  }
-  return undefined
+  if (anchors.length === 0) return undefined
+  const plan = await checkpoints.plan(sessionId, anchors)
+  return plan.items.length > 0 || plan.notCovered.length > 0 ? plan : undefined
 }
 
 /** What a person should do about files the rewind did not touch. */
