@@ -106,6 +106,20 @@ describe('rein rewind', () => {
     expect(existsSync(join(p.dir, 'b.txt'))).toBe(false)
   })
 
+  it('says which turns lost their checkpoints to retention, and exits 5, instead of claiming a whole rewind', async () => {
+    const p = await setUp(TWO_TURNS, { extraRows: [ROWS[0]!, "- { id: checkpoints, name: '@rein/checkpoint', config: { keepTurns: 1 } }", ROWS[2]!] })
+    const id = sessionIdOf(await rein(p.dir, ['run', '--yes', 'make a']))
+    expect((await rein(p.dir, ['run', '--yes', '--session', id, 'change a, add b'])).code).toBe(0)
+    const run = await rein(p.dir, ['rewind', id, '--to', '1'])
+    expect(run.code).toBe(5)
+    expect(run.stdout).toContain('the checkpoints of turn 1 were dropped by retention (keepTurns, keepDays, maxSessionBytes of @rein/checkpoint): what it changed is not undone')
+    // Turn 2's own changes are undone; turn 1's file stays as turn 1 left it.
+    expect(readFileSync(join(p.dir, 'a.txt'), 'utf8')).toBe('one\n')
+    expect(existsSync(join(p.dir, 'b.txt'))).toBe(false)
+    const json = JSON.parse((await rein(p.dir, ['rewind', id, '--to', '1', '--dry-run', '--json'])).stdout) as { pruned: string[] }
+    expect(json.pruned).toHaveLength(1)
+  })
+
   it('prints the result as JSON with --json', async () => {
     const { p, id } = await twoTurns()
     const run = await rein(p.dir, ['rewind', id, '--to', '2', '--json'])

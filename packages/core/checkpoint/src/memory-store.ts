@@ -10,6 +10,8 @@ export class MemoryCheckpointStore implements CheckpointStore {
   /** The highest `seq` given per session: compaction may drop that record, the count goes on. */
   private readonly _lastSeq = new Map<string, number>()
   private readonly _blobs = new Map<string, Uint8Array>()
+  /** The anchors compaction dropped records of, per session. */
+  private readonly _pruned = new Map<string, Set<string>>()
 
   async append(sessionId: string, entry: CheckpointEntry): Promise<CheckpointRecord> {
     const records = this._records.get(sessionId) ?? []
@@ -51,6 +53,9 @@ export class MemoryCheckpointStore implements CheckpointStore {
     const kept = records.filter(isKept)
     const dropped = records.filter((record) => !isKept(record))
     this._records.set(sessionId, kept)
+    const pruned = this._pruned.get(sessionId) ?? new Set<string>()
+    for (const record of dropped) pruned.add(record.anchor)
+    this._pruned.set(sessionId, pruned)
     const named = new Set<string>()
     for (const list of this._records.values()) for (const record of list) for (const hash of [record.before, record.after]) if (hash !== null) named.add(hash)
     let droppedBlobs = 0
@@ -63,6 +68,10 @@ export class MemoryCheckpointStore implements CheckpointStore {
     }
     for (const record of dropped) freedBytes += recordBytes(record)
     return Object.freeze({ droppedRecords: dropped.length, droppedAnchors: Object.freeze([...new Set(dropped.map((record) => record.anchor))]), droppedBlobs, freedBytes })
+  }
+
+  async pruned(sessionId: string): Promise<ReadonlySet<string>> {
+    return new Set(this._pruned.get(sessionId))
   }
 
   /** The session's records (as JSON) and the contents they name. */

@@ -160,7 +160,11 @@ export class CheckpointService extends Service {
         return { root: first.root, path: first.path, file: resolve(first.root, first.path), action: 'skipped' as const, reason: `could not be read: ${describe(error)}`, before: null, after: null, seqs: records.map((record) => record.seq) }
       }
     }))
-    return Object.freeze({ sessionId, anchor: first, items: Object.freeze(items), notCovered: Object.freeze(notCovered(undo, this._state.config.snapshot)) })
+    const pruned = await store.pruned?.(sessionId)
+    return Object.freeze({
+      sessionId, anchor: first, items: Object.freeze(items), notCovered: Object.freeze(notCovered(undo, this._state.config.snapshot)),
+      pruned: Object.freeze(pruned ? anchors.filter((each) => pruned.has(each)) : []),
+    })
   }
 
   /**
@@ -185,7 +189,7 @@ export class CheckpointService extends Service {
     const target = options.notify === false ? undefined : await noticeTarget(this.ctx, sessionId, agents?.find(sessionId), options.session, logger)
     try {
       const plan = await this.plan(sessionId, anchor)
-      const result = { sessionId, anchor: plan.anchor, restored: [] as PlanItem[], already: [] as PlanItem[], drifted: [] as PlanItem[], skipped: [] as PlanItem[], failed: [] as FailedItem[], notCovered: plan.notCovered }
+      const result = { sessionId, anchor: plan.anchor, restored: [] as PlanItem[], already: [] as PlanItem[], drifted: [] as PlanItem[], skipped: [] as PlanItem[], failed: [] as FailedItem[], notCovered: plan.notCovered, pruned: plan.pruned }
       let aside: string | undefined
       const asideFolder = () => (aside ??= setAsideFolder(this._state.config.home ?? reinHome(), sessionId))
       await removeLeftoversOf(plan.items)

@@ -97,6 +97,8 @@ export interface CheckpointStore {
    * counting from the highest ever given, even when every record was dropped.
    */
   compact?(sessionId: string, keepAnchors: ReadonlySet<string>, options?: CompactOptions): Promise<CompactReport>
+  /** The anchors some or all of whose records a compaction dropped, over every compaction of the session. */
+  pruned?(sessionId: string): Promise<ReadonlySet<string>>
   /** How much room the session's checkpoints take; the size cap of retention reads it. */
   size?(sessionId: string): Promise<CheckpointSize>
   /** Releases open files; called when the store is unregistered. */
@@ -144,6 +146,11 @@ export interface RewindPlan {
   readonly items: readonly PlanItem[]
   /** What the records cannot restore, for a person to check by hand (set when a snapshot covered a command). */
   readonly notCovered: readonly string[]
+  /**
+   * The anchors asked for whose records retention dropped (all or some): what those turns changed
+   * is not undone, however whole the rest of the plan is. Empty with a store that cannot say.
+   */
+  readonly pruned: readonly string[]
 }
 
 /** A file rewind could not restore, and why. */
@@ -162,6 +169,8 @@ export interface RewindResult {
   readonly failed: readonly FailedItem[]
   /** See `RewindPlan.notCovered`. */
   readonly notCovered: readonly string[]
+  /** See `RewindPlan.pruned`. */
+  readonly pruned: readonly string[]
 }
 
 /** What a tool body gets as `run.checkpoint`: records a change bound to the call's session and turn. */

@@ -107,6 +107,15 @@ describe('ctx.checkpoints.compact', () => {
     expect((await edit('t4', 't4.txt', 't4')).seq).toBe(4)
   })
 
+  it('says which turns asked for lost their checkpoints to retention, so a rewind to before them is not taken for a whole one', async () => {
+    const { ctx, edit } = await setup({ keepTurns: 2 })
+    for (const anchor of ['t1', 't2', 't3']) await edit(anchor, `${anchor}.txt`, anchor)
+    await ctx.checkpoints.compact('s1')
+    expect((await ctx.checkpoints.plan('s1', ['t1', 't2', 't3'])).pruned).toEqual(['t1'])
+    expect((await ctx.checkpoints.plan('s1', ['t2', 't3'])).pruned).toEqual([])
+    expect((await ctx.checkpoints.rewind('s1', ['t1', 't2', 't3'])).pruned).toEqual(['t1'])
+  })
+
   it('keeps the newest turn however large it is, and drops older ones over maxSessionBytes', async () => {
     const { ctx, edit } = await setup({ maxSessionBytes: 1000 })
     await edit('t1', 'a', 'x'.repeat(600))

@@ -33,7 +33,7 @@ export async function compactLog(log: SessionLog, keepAnchors: ReadonlySet<strin
   const isKept = (record: CheckpointRecord) => keepAnchors.has(record.anchor) || record.seq > seenThrough
   const kept = log.records.filter(isKept)
   const dropped = log.records.filter((record) => !isKept(record))
-  let freedBytes = dropped.length > 0 ? await rewrite(log, kept, context) : 0
+  let freedBytes = dropped.length > 0 ? await rewrite(log, kept, new Set([...log.pruned, ...dropped.map((record) => record.anchor)]), context) : 0
   const named = new Set<string>()
   for (const record of kept) for (const hash of [record.before, record.after]) if (hash !== null) named.add(hash)
   const blobFolder = join(log.folder, context.blobFolder)
@@ -66,9 +66,9 @@ export async function measure(log: SessionLog, blobFolder: string): Promise<Chec
   return Object.freeze({ bytes, contents })
 }
 
-/** Writes the kept records behind the marker to a temp file and renames it over the log. Returns the bytes the log shrank by. */
-async function rewrite(log: SessionLog, kept: CheckpointRecord[], { sync, logFile }: CompactContext): Promise<number> {
-  const content = Buffer.concat([formatMarker(log.lastSeq, Date.now()), ...kept.map(formatRecord)])
+/** Writes the kept records behind the marker (with every anchor ever dropped) to a temp file and renames it over the log. Returns the bytes the log shrank by. */
+async function rewrite(log: SessionLog, kept: CheckpointRecord[], pruned: ReadonlySet<string>, { sync, logFile }: CompactContext): Promise<number> {
+  const content = Buffer.concat([formatMarker({ lastSeq: log.lastSeq, pruned }, Date.now()), ...kept.map(formatRecord)])
   const temp = join(log.folder, `.${logFile}.${process.pid}.${randomUUID()}.tmp`)
   // Append mode, like the log it becomes: later records go to the end, even after a truncate.
   const handle = await openPrivateFile(temp, 'ax+')
@@ -86,6 +86,7 @@ async function rewrite(log: SessionLog, kept: CheckpointRecord[], { sync, logFil
   log.handle = handle
   log.size = content.length
   log.records = kept
+  log.pruned = pruned
   await old?.close().catch(() => undefined)
   // The new name must be durable before any content the old log named is removed.
   await syncFolder(log.folder, sync)

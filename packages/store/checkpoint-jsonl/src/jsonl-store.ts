@@ -37,6 +37,8 @@ export interface SessionLog {
   records: CheckpointRecord[]
   /** The highest `seq` ever given: the last record's, or a compaction's marker when it dropped that record. */
   lastSeq: number
+  /** The anchors compactions dropped records of (kept in the marker). */
+  pruned: ReadonlySet<string>
   blobFolderReady: boolean
   /** Contents this process wrote, or read back whole, in the blob folder: no need to read them again to build a delta on them. */
   intact: Set<string>
@@ -94,6 +96,10 @@ export class JsonlCheckpointStore implements CheckpointStore {
     return this.serialized(sessionId, (log) => compactLog(log, keepAnchors, options, { sync: this._sync, logFile: LOG_FILE, blobFolder: BLOB_FOLDER }))
   }
 
+  async pruned(sessionId: string): Promise<ReadonlySet<string>> {
+    return this.serialized(sessionId, async (log) => new Set(log.pruned))
+  }
+
   /** The log's bytes plus every file in the blob folder; `contents` by hash. */
   size(sessionId: string): Promise<CheckpointSize> {
     return this.serialized(sessionId, (log) => measure(log, BLOB_FOLDER))
@@ -136,7 +142,7 @@ export class JsonlCheckpointStore implements CheckpointStore {
     if (log.handle !== undefined && onDisk.size === log.size && onDisk.ino === (await log.handle.stat()).ino) return
     const fresh = await this.read(log.folder)
     await log.handle?.close()
-    Object.assign(log, { handle: fresh.handle, size: fresh.size, records: fresh.records, lastSeq: fresh.lastSeq, intact: new Set<string>() })
+    Object.assign(log, { handle: fresh.handle, size: fresh.size, records: fresh.records, lastSeq: fresh.lastSeq, pruned: fresh.pruned, intact: new Set<string>() })
   }
 
   private log(sessionId: string): Promise<SessionLog> {
@@ -158,7 +164,7 @@ export class JsonlCheckpointStore implements CheckpointStore {
 
   private async read(folder: string): Promise<SessionLog> {
     const file = join(folder, LOG_FILE)
-    const empty: SessionLog = { folder, file, handle: undefined, size: 0, records: [], lastSeq: 0, blobFolderReady: false, intact: new Set(), queue: Promise.resolve() }
+    const empty: SessionLog = { folder, file, handle: undefined, size: 0, records: [], lastSeq: 0, pruned: new Set(), blobFolderReady: false, intact: new Set(), queue: Promise.resolve() }
     let handle: FileHandle
     try {
       // O_APPEND without O_CREAT: every write lands at the end, even after a truncate.
@@ -170,12 +176,12 @@ export class JsonlCheckpointStore implements CheckpointStore {
     try {
       await makeFilePrivate(handle)
       const text = await handle.readFile()
-      const { records, lastSeq, validBytes } = parseLog(text, file)
+      const { records, lastSeq, pruned, validBytes } = parseLog(text, file)
       if (validBytes < text.length) {
         await handle.truncate(validBytes)
         await this._sync(handle)
       }
-      return { ...empty, handle, size: validBytes, records, lastSeq }
+      return { ...empty, handle, size: validBytes, records, lastSeq, pruned }
     } catch (error) {
       await handle.close()
       throw error

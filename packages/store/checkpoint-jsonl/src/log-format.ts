@@ -10,13 +10,22 @@ import { isContentHash, type CheckpointRecord } from '@rein/checkpoint'
 export interface ParsedLog {
   records: CheckpointRecord[]
   lastSeq: number
+  /** The anchors compactions dropped records of (from the marker). */
+  pruned: ReadonlySet<string>
   validBytes: number
+}
+
+/** What a compaction's marker keeps: the highest `seq` ever given, and the anchors it and earlier ones dropped. */
+export interface Marker {
+  lastSeq: number
+  pruned: ReadonlySet<string>
 }
 
 /** The records in a log's bytes (see `ParsedLog`). */
 export function parseLog(text: Buffer, file: string): ParsedLog {
   const records: CheckpointRecord[] = []
   let lastSeq = 0
+  let pruned: ReadonlySet<string> = new Set()
   let start = 0
   while (start < text.length) {
     const end = text.indexOf(0x0a, start)
@@ -37,10 +46,11 @@ export function parseLog(text: Buffer, file: string): ParsedLog {
       }
       records.push(record)
     }
-    lastSeq = Math.max(lastSeq, marker ?? record?.seq ?? 0)
+    if (marker) pruned = marker.pruned
+    lastSeq = Math.max(lastSeq, marker?.lastSeq ?? record?.seq ?? 0)
     start = end + 1
   }
-  return { records, lastSeq, validBytes: start }
+  return { records, lastSeq, pruned, validBytes: start }
 }
 
 /** One line for `record`, newline included. */
@@ -51,17 +61,20 @@ export function formatRecord(record: CheckpointRecord): Buffer {
 
 /**
  * The first line of a compacted log: the highest `seq` ever given, so the next record does not
- * reuse the number of one compaction dropped (even when it dropped them all).
+ * reuse the number of one compaction dropped (even when it dropped them all), and the anchors
+ * dropped so far, so a rewind to before one of them is known to be partial.
  */
-export function formatMarker(lastSeq: number, at: number): Buffer {
-  return Buffer.from(`${JSON.stringify({ compacted: { lastSeq, at } })}\n`)
+export function formatMarker(marker: Marker, at: number): Buffer {
+  return Buffer.from(`${JSON.stringify({ compacted: { lastSeq: marker.lastSeq, at, pruned: [...marker.pruned] } })}\n`)
 }
 
-/** The marker's `lastSeq`, or `undefined` when the line is not a marker. */
-function parseMarker(line: string): number | undefined {
+/** The marker, or `undefined` when the line is not one. A marker from before `pruned` was kept has none. */
+function parseMarker(line: string): Marker | undefined {
   const compacted = jsonObject(line)?.compacted
-  const lastSeq = typeof compacted === 'object' && compacted !== null ? (compacted as Record<string, unknown>).lastSeq : undefined
-  return typeof lastSeq === 'number' && Number.isSafeInteger(lastSeq) && lastSeq >= 0 ? lastSeq : undefined
+  if (typeof compacted !== 'object' || compacted === null) return undefined
+  const { lastSeq, pruned } = compacted as Record<string, unknown>
+  if (typeof lastSeq !== 'number' || !Number.isSafeInteger(lastSeq) || lastSeq < 0) return undefined
+  return { lastSeq, pruned: new Set(Array.isArray(pruned) ? pruned.filter((anchor): anchor is string => typeof anchor === 'string') : []) }
 }
 
 function parseRecord(line: string): CheckpointRecord | undefined {

@@ -46,6 +46,18 @@ describe('JsonlCheckpointStore', () => {
     expect((await later.append('s1', entry('d', null, 'four'))).seq).toBe(4)
   })
 
+  it('remembers which anchors compaction dropped, across compactions and a reopen', async () => {
+    const { store, base } = await open()
+    for (const anchor of ['t1', 't2', 't3']) await store.append('s1', entry(anchor, null, anchor, anchor))
+    await store.compact('s1', new Set(['t2', 't3']))
+    await store.compact('s1', new Set(['t3']))
+    expect([...await store.pruned!('s1')].sort()).toEqual(['t1', 't2'])
+    await store.close()
+    const { store: again } = await open({}, base)
+    expect([...await again.pruned!('s1')].sort()).toEqual(['t1', 't2'])
+    expect([...await again.pruned!('never-compacted')]).toEqual([])
+  })
+
   it('drops a torn last line on load and appends after the whole ones', async () => {
     const { store, base } = await open()
     await store.append('s1', entry('a', null, 'one'))

@@ -7,13 +7,13 @@
 import type { Context } from '@deepseek-ai/cordis'
 import { ReinError, isReinError } from '@rein/base'
 import type { CheckpointService, RewindPlan, RewindResult } from '@rein/checkpoint'
-import type { Session } from '@rein/session'
+import type { Session, SessionEvent } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import { EXIT } from '../exit-codes.ts'
 import type { Io } from '../io.ts'
 import { forkSession, type ForkReport } from '../rewind/fork.ts'
 import { planIncomplete, planLines, resultIncomplete, resultLines } from '../rewind/table.ts'
-import { anchorsFrom, chooseTurn, type TurnChoice } from '../rewind/turns.ts'
+import { anchorsFrom, chooseTurn, sessionTurns, type TurnChoice } from '../rewind/turns.ts'
 import { withComposition, type SessionScope } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
 
@@ -47,30 +47,40 @@ async function rewind(scope: SessionScope, checkpoints: CheckpointService, sessi
   const print = (lines: string[]) => scope.io.stdout.write(`${neutralize(lines.join('\n'))}\n`)
   const json = (value: object) => scope.io.stdout.write(`${JSON.stringify(value)}\n`)
   let incomplete = false
+  const dropped = prunedLines(plan?.pruned ?? [], events)
   if (!plan) {
     if (options.json) json({ type: 'rewind', sessionId: session.id, turn: start.turn, dryRun: options.dryRun, nothing: true })
     else print([`nothing to rewind: session ${session.id} has no recorded file changes from turn ${start.turn} on`])
   } else if (options.dryRun) {
     incomplete = planIncomplete(plan)
     if (options.json) json({ type: 'rewind-plan', turn: start.turn, ...plan })
-    else print([`plan: rewind session ${session.id} to before turn ${start.turn} (dry run: nothing was changed)`, ...planLines(plan, session.header.cwd)])
+    else print([`plan: rewind session ${session.id} to before turn ${start.turn} (dry run: nothing was changed)`, ...planLines(plan, session.header.cwd), ...dropped])
   } else {
     // The session held here takes the notice the model reads next (`ctx.checkpoints` writes it);
     // with --fork it stays as it was, and the fork carries the conversation on instead.
     const result = await busyAsSuch(session.id, () => checkpoints.rewind(session.id, anchors, { session, notify: !options.fork }))
     incomplete = resultIncomplete(result)
     if (options.json) json({ type: 'rewind', turn: start.turn, ...result })
-    else print([`rewound session ${session.id} to before turn ${start.turn}`, ...resultLines(result, session.header.cwd), ...leftAlone(result)])
+    else print([`rewound session ${session.id} to before turn ${start.turn}`, ...resultLines(result, session.header.cwd), ...dropped, ...leftAlone(result)])
   }
   if (options.fork) await fork(scope, session, choice, print, json)
   return incomplete ? EXIT.rewindIncomplete : EXIT.ok
 }
 
-/** The plan for going back before the first of `anchors` (the turn's, then every later turn's); `undefined` when none has records. */
+/** The plan for going back before the first of `anchors` (the turn's, then every later turn's); `undefined` when it has nothing to say. */
 async function planFrom(checkpoints: CheckpointService, sessionId: string, anchors: readonly string[]): Promise<RewindPlan | undefined> {
   if (anchors.length === 0) return undefined
   const plan = await checkpoints.plan(sessionId, anchors)
-  return plan.items.length > 0 || plan.notCovered.length > 0 ? plan : undefined
+  return plan.items.length > 0 || plan.notCovered.length > 0 || plan.pruned.length > 0 ? plan : undefined
+}
+
+/** A line naming the turns whose checkpoints retention dropped: the rewind cannot undo them, however whole it looks. */
+function prunedLines(pruned: readonly string[], events: readonly SessionEvent[]): string[] {
+  if (pruned.length === 0) return []
+  const dropped = new Set(pruned)
+  const turns = [...new Set(sessionTurns(events).filter((turn) => turn.anchor !== undefined && dropped.has(turn.anchor)).map((turn) => turn.turn))]
+  const named = turns.length === 1 ? `turn ${turns[0]}` : `turns ${turns.join(', ')}`
+  return [`the checkpoints of ${named} were dropped by retention (keepTurns, keepDays, maxSessionBytes of @rein/checkpoint): what ${turns.length === 1 ? 'it' : 'they'} changed is not undone`]
 }
 
 /** What a person should do about files the rewind did not touch. */
