@@ -130,6 +130,34 @@ describe('snapshots around exec calls', () => {
     expect(await text(result.restored.find((item) => item.path === 'cfg')?.movedTo ?? '')).toBe('flat\n')
   })
 
+  it('loses nothing a command did when another starts on the workspace while it runs (a subagent beside its parent)', async () => {
+    const { ctx, store, workspace, run } = await setup()
+    await writeFile(join(workspace, 'precious.txt'), 'only copy')
+    await run('true')
+    let release = () => {}
+    const gate = new Promise<void>((resolve) => { release = resolve })
+    ctx.tools.register(defineTool({
+      name: 'slow_sh', description: 'Runs a command, then waits.', parameters: { command: { type: 'string', required: true } },
+      output: { schema: { type: 'json' }, render: () => 'ran' }, effects: ['exec'],
+      execute: async (args, call) => {
+        execFileSync('sh', ['-c', args.command], { cwd: call.cwd })
+        await gate
+        return { ran: true }
+      },
+    }))
+    const first = ctx.tools.execute({
+      callId: 'a', name: 'slow_sh', arguments: JSON.stringify({ command: 'rm precious.txt && echo gen > gen.txt' }), signal: new AbortController().signal,
+      context: { cwd: workspace, workspaceRoot: workspace, sessionId: 's1', identity },
+    })
+    await vi.waitFor(async () => expect(await text(join(workspace, 'gen.txt'))).toBe('gen\n'))
+    await run('echo child > child.txt')
+    release()
+    await first
+    expect((await store.records('s1')).map((record) => record.path).sort()).toEqual(['child.txt', 'gen.txt', 'precious.txt'])
+    await ctx.checkpoints.rewind('s1', 'm1')
+    expect(await text(join(workspace, 'precious.txt'))).toBe('only copy')
+  })
+
   it('records nothing for a command that changed nothing, and does not blame it for an edit made between calls', async () => {
     const { store, workspace, run } = await setup()
     await writeFile(join(workspace, 'a.txt'), 'a')

@@ -86,21 +86,24 @@ function snapshotWrapper(snapshots: Snapshotter, config: SnapshotConfig, state: 
     } catch (error) {
       throw new ReinError('CHECKPOINT_FAILED', `${call.toolName} was not run: the workspace snapshot before it failed (${describe(error)}); free space for the snapshot store, or set snapshot.enabled: false on the @rein/checkpoint row to run commands without undo`, { cause: error })
     }
-    const outcome = await next()
+    // Running from here: a call that starts beside it credits what it finds changed to this one.
+    const ended = snapshots.running(root, who)
     const after = () => {
       if (!state.active) return Promise.resolve()
       return snapshots.after(root, who).then(undefined, (error: unknown) => {
         logger.error('the changes %s made could not be recorded; they cannot be rewound: %s', who.by, error)
       })
     }
-    const job = backgroundJob(outcome)
-    if (job) {
-      const ended = snapshots.background(root, who)
-      void job.then(after).finally(ended)
-    } else {
-      await after()
+    let job: Promise<unknown> | undefined
+    try {
+      const outcome = await next()
+      job = backgroundJob(outcome)
+      if (!job) await after()
+      return outcome
+    } finally {
+      if (job) void job.then(after).finally(ended)
+      else ended()
     }
-    return outcome
   }
 }
 

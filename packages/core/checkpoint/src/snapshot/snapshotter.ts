@@ -38,8 +38,8 @@ interface RootState {
    * since the last walk: a walk that finds exactly that change leaves it to their record.
    */
   readonly expected: Map<string, string | null>
-  /** Commands started in the background on this root and not ended, oldest first. */
-  readonly background: Attribution[]
+  /** Commands running on this root (in the foreground or the background), oldest first. */
+  readonly running: Attribution[]
 }
 
 /** What one walk after a command recorded. */
@@ -57,10 +57,11 @@ export class Snapshotter {
 
   /**
    * The walk before a command. What changed since the last walk was done by a person or by a
-   * background command still running here: the newest such command is credited with it.
+   * command still running here (in the background, or another call's beside this one): the newest
+   * such command is credited with it, so no running command's change is taken for the baseline.
    */
   before(root: string): Promise<SnapshotReport> {
-    return this.serialized(root, (state) => this.walk(root, state, state.background.at(-1)))
+    return this.serialized(root, (state) => this.walk(root, state, state.running.at(-1)))
   }
 
   /** The walk after a command: what changed since the walk before it is recorded as its changes. */
@@ -76,13 +77,13 @@ export class Snapshotter {
     this._roots.get(root)?.expected.set(path, hash)
   }
 
-  /** Marks a command as running in the background until the returned function is called. */
-  background(root: string, who: Attribution): () => void {
-    const { background } = this.state(root)
-    background.push(who)
+  /** Marks a command as running on `root` until the returned function is called. */
+  running(root: string, who: Attribution): () => void {
+    const { running } = this.state(root)
+    running.push(who)
     return () => {
-      const index = background.indexOf(who)
-      if (index >= 0) background.splice(index, 1)
+      const index = running.indexOf(who)
+      if (index >= 0) running.splice(index, 1)
     }
   }
 
@@ -116,7 +117,7 @@ export class Snapshotter {
     if (!state) {
       const { options } = this
       const index = new WorkspaceIndex(root, { ignore: options.ignore, maxFileBytes: options.maxFileBytes, maxFiles: options.maxFiles, exclude: options.exclude, store: options.store })
-      state = { index, queue: Promise.resolve(), background: [], expected: new Map() }
+      state = { index, queue: Promise.resolve(), running: [], expected: new Map() }
       this._roots.set(root, state)
     }
     return state
