@@ -39,7 +39,10 @@ export interface ShellRequest {
    * command until it settles: that is how a slow consumer keeps memory bounded.
    */
   onOutput(chunk: Uint8Array, stream: ShellStream): void | Promise<void>
-  /** Once the process exists: what is needed to find its processes again (a job records it). */
+  /**
+   * Once the process exists: what is needed to find its processes again (a job records it). Every
+   * executor must call it when given: a background call returns only once it is called.
+   */
   onStart?(process: ShellProcess): void
 }
 
