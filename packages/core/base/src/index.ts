@@ -27,6 +27,8 @@ export { eventSender, type EventContext, type EventSender } from './listeners.ts
 export { raceSignal } from './race-signal.ts'
 /** The /proc process table: live processes, zombies, environment entries (Linux; undefined elsewhere). */
 export { listProcesses, readProcess, isZombie, hasEnvironmentEntry, type ProcessEntry } from './process-table.ts'
+/** Which of several environment entries a process carries, its environment read once. */
+export { environmentEntriesOf } from './process-table.ts'
 /** Whether a pid names a running process (another user's counts, a zombie does not). */
 export { isProcessAlive } from './process-table.ts'
 /** The temporary files among a folder's names whose writing process is gone: what a killed rein left. */

@@ -14,6 +14,8 @@ export interface ProcessEntry {
   ppid: number
   group: number
   session: number
+  /** When it started, in clock ticks after boot (stat field 22): a pid reused later has another. */
+  startTime: number
 }
 
 /** Every live process but this one; undefined when there is no readable process table. */
@@ -46,9 +48,11 @@ export function readProcess(pid: number, proc = '/proc'): ProcessEntry | undefin
   } catch {
     return undefined
   }
-  const [state, ppid, group, session] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const [state, ppid, group, session] = fields
   if (state === 'Z' || state === 'X' || state === undefined) return undefined
-  return { pid, ppid: Number(ppid), group: Number(group), session: Number(session) }
+  // Fields from the third (state) on: the start time is the 22nd.
+  return { pid, ppid: Number(ppid), group: Number(group), session: Number(session), startTime: Number(fields[22 - 3]) }
 }
 
 /** Whether a process exists only as a zombie (killed, not yet reaped by its parent). */
@@ -62,14 +66,21 @@ export function isZombie(pid: number, proc = '/proc'): boolean {
 
 /** Whether the process's environment holds exactly `entry` (`NAME=value`); false when it cannot be read. */
 export function hasEnvironmentEntry(pid: number, entry: string, proc = '/proc'): boolean {
+  return environmentEntriesOf(pid, [entry], proc).length > 0
+}
+
+/** Which of `entries` (`NAME=value` each) the process's environment holds exactly, read once; none when it cannot be read. */
+export function environmentEntriesOf(pid: number, entries: readonly string[], proc = '/proc'): string[] {
   let environment: Buffer
   try {
     environment = readFileSync(`${proc}/${pid}/environ`)
   } catch {
-    return false // not ours to read, or gone
+    return [] // not ours to read, or gone
   }
-  const exact = Buffer.from(`${entry}\0`)
-  return environment.subarray(0, exact.length).equals(exact) || environment.includes(Buffer.from(`\0${entry}\0`))
+  return entries.filter((entry) => {
+    const exact = Buffer.from(`${entry}\0`)
+    return environment.subarray(0, exact.length).equals(exact) || environment.includes(Buffer.from(`\0${entry}\0`))
+  })
 }
 
 /**

@@ -27,10 +27,17 @@ export type EndData = {
   notice: boolean
 }
 
+/**
+ * What the log recorded to find a job's processes: the producer's record, and the start time of its
+ * group's leader when the group was recorded (clock ticks after boot): while the process with that
+ * pid has that start time, the group is still the job's, whatever its processes' environments say.
+ */
+export type LoggedRecord = JobRecord & { leaderStart?: number }
+
 /** A job as the log tells it; times are epoch ms from the events (undefined when unreadable). */
 export interface LoggedJob {
   start: StartData
-  record: JobRecord
+  record: LoggedRecord
   end?: EndData
   startedAt?: number
   endedAt?: number
@@ -137,10 +144,11 @@ function timeOf(time: string | undefined, key: 'startedAt' | 'endedAt'): Partial
   return key === 'startedAt' ? { startedAt: ms } : { endedAt: ms }
 }
 
-function recordOf(data: Record<string, unknown>): JobRecord {
+function recordOf(data: Record<string, unknown>): LoggedRecord {
   return {
     ...(Number.isSafeInteger(data.processGroup) ? { processGroup: data.processGroup as number } : {}),
     ...(typeof data.marker === 'string' ? { marker: data.marker } : {}),
+    ...(Number.isSafeInteger(data.leaderStart) ? { leaderStart: data.leaderStart as number } : {}),
   }
 }
 

@@ -2,11 +2,12 @@
  * Stops what a dead process left running, from what its jobs recorded. Nothing is signalled on
  * the strength of a number alone: a process is ours only while its environment (read from
  * `/proc/<pid>/environ`) carries the job's marker, and a recorded group is killed only while a
- * marked process is still in it. Linux only: elsewhere nothing can be checked, so nothing is killed.
+ * marked process is still in it, or its leader is the very process recorded (same start time). Linux
+ * only: elsewhere nothing can be checked, so nothing is killed.
  */
 
-import { hasEnvironmentEntry, listProcesses, type ProcessEntry } from '@rein/base'
-import type { JobRecord } from './types.ts'
+import { environmentEntriesOf, listProcesses, readProcess, type ProcessEntry } from '@rein/base'
+import type { LoggedRecord } from './job-log.ts'
 
 export interface ReapOptions {
   /** Where the process table is mounted; tests may point elsewhere. Default `/proc`. */
@@ -22,7 +23,7 @@ export interface ReapReport {
 }
 
 /** Kills every live process carrying a recorded marker, and each recorded group that still holds one. */
-export function reapRecorded(records: readonly JobRecord[], options: ReapOptions = {}): ReapReport {
+export function reapRecorded(records: readonly LoggedRecord[], options: ReapOptions = {}): ReapReport {
   const proc = options.proc ?? '/proc'
   const markers = new Set(records.map((record) => record.marker).filter((marker): marker is string => isMarker(marker)))
   const report: ReapReport = { pids: [], groups: [], checked: false }
@@ -35,7 +36,8 @@ export function reapRecorded(records: readonly JobRecord[], options: ReapOptions
     const processes = marked.get(record.marker) ?? []
     const group = record.processGroup
     // Never 0 or 1: kill(-1) would signal every process this user may signal.
-    if (group !== undefined && group > 1 && processes.some((entry) => entry.group === group) && signal(-group)) report.groups.push(group)
+    const ours = processes.some((entry) => entry.group === group) || (group !== undefined && sameLeader(group, record.leaderStart, proc))
+    if (group !== undefined && group > 1 && ours && signal(-group)) report.groups.push(group)
     for (const { pid } of processes) if (signal(pid)) report.pids.push(pid)
   }
   return report
@@ -50,9 +52,18 @@ export function isMarker(marker: unknown): marker is string {
 function findMarked(proc: string, markers: ReadonlySet<string>): Map<string, ProcessEntry[]> | undefined {
   const entries = listProcesses(proc)
   if (!entries) return undefined
-  const found = new Map<string, ProcessEntry[]>()
-  for (const marker of markers) found.set(marker, entries.filter((entry) => hasEnvironmentEntry(entry.pid, marker, proc)))
+  const found = new Map<string, ProcessEntry[]>([...markers].map((marker) => [marker, []]))
+  // Each environment read once, however many jobs a long session has to check.
+  const wanted = [...markers]
+  for (const entry of entries) for (const marker of environmentEntriesOf(entry.pid, wanted, proc)) found.get(marker)?.push(entry)
   return found
+}
+
+/** Whether `group` is still led by the process recorded as its leader: same pid, same start time. */
+function sameLeader(group: number, leaderStart: number | undefined, proc: string): boolean {
+  if (leaderStart === undefined) return false
+  const leader = readProcess(group, proc)
+  return leader?.group === group && leader.startTime === leaderStart
 }
 
 function signal(target: number): boolean {

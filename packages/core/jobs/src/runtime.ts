@@ -6,7 +6,7 @@
 
 import type { Logger } from '@deepseek-ai/cordis'
 import type { Agent } from '@rein/agent'
-import { ReinError, shorten, type JobId } from '@rein/base'
+import { ReinError, readProcess, shorten, type JobId } from '@rein/base'
 import type { Session } from '@rein/session'
 import type { JobsConfig } from './config.ts'
 import { noticeText, type JobFacts } from './format.ts'
@@ -274,7 +274,11 @@ export class JobRuntime {
       throw new ReinError('JOB_INVALID_RECORD', 'record() takes {processGroup?: an integer above 1, marker?: an environment entry "NAME=value"}')
     }
     const session = this.agent(job.owner.sessionId)?.session
-    const data = { jobId: job.jobId, ...(processGroup === undefined ? {} : { processGroup }), ...(marker === undefined ? {} : { marker }) }
+    const leaderStart = processGroup === undefined ? undefined : leaderStartOf(processGroup)
+    const data = {
+      jobId: job.jobId, ...(processGroup === undefined ? {} : { processGroup }), ...(marker === undefined ? {} : { marker }),
+      ...(leaderStart === undefined ? {} : { leaderStart }),
+    }
     if (!session || !appendTo(session, 'jobs/record', data, this.logger)) {
       throw new ReinError('JOB_RECORD_FAILED', `job ${job.jobId}: its owner's session is closed, so nothing could reap it after a crash`)
     }
@@ -378,4 +382,14 @@ async function until(promise: Promise<unknown>, timeoutMs: number, signal?: Abor
   ])
   clearTimeout(timer)
   if (onAbort) signal?.removeEventListener('abort', onAbort)
+}
+
+/**
+ * The start time of the process leading `group`, when it is alive and leads it: a process that
+ * rewrites its title (nginx, postgres, `perl $0=`) loses the marker in its environment, but not the
+ * group it was started in.
+ */
+function leaderStartOf(group: number): number | undefined {
+  const leader = readProcess(group)
+  return leader?.group === group ? leader.startTime : undefined
 }

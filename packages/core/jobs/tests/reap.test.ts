@@ -5,7 +5,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
 import { readFileSync, readdirSync } from 'node:fs'
-import { MemorySessionStore, type SessionStore } from '@rein/session'
+import { readProcess } from '@rein/base'
+import { MemorySessionStore, type SessionEvent, type SessionStore } from '@rein/session'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { JobRun } from '../src/index.ts'
 import { reapRecorded } from '../src/reaper.ts'
@@ -61,6 +62,16 @@ async function survivingLog(store: SessionStore, id: string): Promise<MemorySess
   const copy = new MemorySessionStore()
   await copy.create(header)
   await copy.append(id, events)
+  await copy.close(id)
+  return copy
+}
+
+/** The log with each event passed through `change`, in a store nobody holds. */
+async function rewritten(store: SessionStore, id: string, change: (event: SessionEvent) => SessionEvent): Promise<MemorySessionStore> {
+  const { header, events } = await store.load(id)
+  const copy = new MemorySessionStore()
+  await copy.create(header)
+  await copy.append(id, events.map(change))
   await copy.close(id)
   return copy
 }
@@ -138,11 +149,30 @@ describe('reaping what a crashed process left', () => {
     expect(notices(second.llm.requests[0]!.messages)).toHaveLength(1)
   })
 
+  it('kills a recorded group whose processes lost the marker (a title rewritten, env -i) while its leader is the process recorded', async () => {
+    const { store, child, marker } = await crashWithJob('exec env -i sleep 300', async (job, spawned, entry) => {
+      await job.record({ marker: entry })
+      await until(() => readProcess(spawned.pid!)?.group === spawned.pid && carrying(entry).length === 0)
+      await job.record({ processGroup: spawned.pid! })
+    })
+    expect(carrying(marker)).toEqual([])
+    const second = await boot([[{ text: 'noted' }]], { store })
+    const { agent } = await second.root.agents.resume('crashed')
+    const exited = once(child, 'exit')
+    await agent.send('where were we?')
+    expect(await exited).toEqual([null, 'SIGKILL'])
+  })
+
   it('leaves a recorded group alone when no process in it carries the marker any more (the id was reused)', async () => {
     const stranger = detached('exec sleep 300')
     // The job's own process carries the marker (in its own group); the recorded group is the stranger's.
-    const { store, child } = await crashWithJob('exec sleep 300', async (job, _spawned, entry) => {
+    const { store: logged, child } = await crashWithJob('exec sleep 300', async (job, _spawned, entry) => {
       await job.record({ marker: entry, processGroup: stranger.pid! })
+    })
+    // The recorded leader was another process that had this pid then: it started at another time.
+    const store = await rewritten(logged, 'crashed', (event) => {
+      const data = event.data as Record<string, unknown>
+      return event.type === 'jobs/record' && typeof data.leaderStart === 'number' ? { ...event, data: { ...data, leaderStart: data.leaderStart - 1 } } : event
     })
     const second = await boot([[{ text: 'noted' }]], { store })
     const { agent } = await second.root.agents.resume('crashed')
