@@ -3,8 +3,8 @@
  * a session's files to their state before a turn, skipping whatever changed since.
  */
 
-import { realpath, rmdir } from 'node:fs/promises'
-import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path'
+import { readdir, realpath, rmdir } from 'node:fs/promises'
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { Context, Service } from '@deepseek-ai/cordis'
 import { ReinError } from '@rein/base'
 import type { Session } from '@rein/session'
@@ -208,7 +208,7 @@ export class CheckpointService extends Service {
       for (const item of plan.items) await act(item)
       // A turn that put a folder where a file was (or a file where a folder was) leaves that file
       // skipped until what stood in its way is undone: once more, after the rest.
-      const blocked = result.restored.length > 0 ? result.skipped.filter(blockedByKind) : []
+      const blocked = result.skipped.filter(blockedByKind)
       if (blocked.length > 0) {
         await removeEmptyFolders(blocked)
         const again = new Map((await this.plan(sessionId, anchor)).items.map((item) => [item.file, item]))
@@ -316,11 +316,19 @@ function blockedByKind(item: PlanItem): boolean {
   return item.before !== null && (item.reason === IS_NOW_A_DIRECTORY || item.reason?.endsWith(IS_NOW_NOT_A_FOLDER) === true)
 }
 
-/** Removes the folders standing where blocked files go back, when the rewind left them empty; a folder with anything in it stays. */
+/** Removes the folders standing where blocked files go back, when nothing but empty folders is left in them; a folder with a file in it stays. */
 async function removeEmptyFolders(items: readonly PlanItem[]): Promise<void> {
   for (const item of items) {
-    if (item.reason === IS_NOW_A_DIRECTORY && parentProblem(item.root, item.file) === undefined) await rmdir(item.file).catch(() => undefined)
+    if (item.reason === IS_NOW_A_DIRECTORY && parentProblem(item.root, item.file) === undefined) await removeEmptyTree(item.file)
   }
+}
+
+/** Removes `folder` when it holds only folders that hold nothing else, deepest first; never follows a link, never removes a file. */
+async function removeEmptyTree(folder: string): Promise<void> {
+  const entries = await readdir(folder, { withFileTypes: true }).catch(() => [])
+  for (const entry of entries) if (entry.isDirectory()) await removeEmptyTree(join(folder, entry.name))
+  // Fails on a folder still holding anything (a file, a link, a folder that kept one): it stays.
+  await rmdir(folder).catch(() => undefined)
 }
 
 /** What an earlier rewind killed mid-write left beside the plan's files (through no link): one listing per folder. */

@@ -106,6 +106,18 @@ describe('snapshots around exec calls', () => {
     expect((await stat(join(workspace, 'run.sh'))).mode & 0o777).toBe(0o755)
   })
 
+  it.each([
+    ['an empty folder', 'rm notes && mkdir notes'],
+    ['folders within folders', 'rm notes && mkdir -p notes/sub && echo x > notes/sub/a.txt'],
+  ])('brings back a file a command replaced with %s of the same name', async (_case, command) => {
+    const { ctx, workspace, run } = await setup()
+    await writeFile(join(workspace, 'notes'), 'precious notes')
+    await run(command)
+    const result = await ctx.checkpoints.rewind('s1', 'm1')
+    expect([result.failed, result.skipped]).toEqual([[], []])
+    expect(await text(join(workspace, 'notes'))).toBe('precious notes')
+  })
+
   it('records a file a command replaced with a folder of the same name as deleted, and rewind brings it back', async () => {
     const { ctx, store, workspace, run } = await setup()
     await writeFile(join(workspace, 'notes'), 'precious notes')
