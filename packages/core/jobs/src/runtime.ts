@@ -6,7 +6,7 @@
 
 import type { Logger } from '@deepseek-ai/cordis'
 import type { Agent } from '@rein/agent'
-import { ReinError, readProcess, shorten, type JobId } from '@rein/base'
+import { cutHead, readProcess, ReinError, shorten, type JobId } from '@rein/base'
 import type { Session } from '@rein/session'
 import type { JobsConfig } from './config.ts'
 import { noticeText, type JobFacts } from './format.ts'
@@ -62,7 +62,7 @@ export class JobRuntime {
     }, { settled: (ended) => this.settled(ended), record: (recorded, details) => this.record(recorded, details) })
     this.jobs.push(job)
     // The output's path is logged too: it outlives this process, the in-memory buffer does not.
-    appendTo(agent.session, 'jobs/start', { jobId, kind, label, ...(options.outputPath ? { outputPath: options.outputPath } : {}), ...(options.ref === undefined ? {} : { ref: options.ref.slice(0, 200) }) }, this.logger)
+    appendTo(agent.session, 'jobs/start', { jobId, kind, label, ...(options.outputPath ? { outputPath: options.outputPath } : {}), ...(options.ref === undefined ? {} : { ref: cutHead(options.ref, 200) }) }, this.logger)
     job.begin(run)
     // `done` is not enumerable: the handle spreads and serializes as the JSON a tool returns.
     return Object.freeze(Object.defineProperty({ kind: 'background' as const, jobId }, 'done', { value: job.done, enumerable: false }) as JobHandle)

@@ -151,9 +151,9 @@ export function capContent(content: readonly (TextBlock | ImageBlock)[], maxChar
   if (maxChars === undefined) return [...content]
   const text = content.filter((part): part is TextBlock => part.type === 'text').map((part) => part.text).join('\n')
   if (text.length <= maxChars) return [...content]
-  const head = Math.ceil(maxChars * 0.6)
-  const tail = maxChars - head
-  const cut = text.length - head - tail
-  const capped = `${cutHead(text, head)}\n\n[… ${cut} of ${text.length} characters cut here to fit the context; ask for a narrower range if you need them …]\n\n${cutTail(text, tail)}`
+  const head = cutHead(text, Math.ceil(maxChars * 0.6))
+  const tail = cutTail(text, maxChars - Math.ceil(maxChars * 0.6))
+  const cut = text.length - head.length - tail.length
+  const capped = `${head}\n\n[… ${cut} of ${text.length} characters cut here to fit the context; ask for a narrower range if you need them …]\n\n${tail}`
   return [{ type: 'text', text: capped }, ...content.filter((part): part is ImageBlock => part.type === 'image')]
 }

@@ -63,4 +63,3 @@ function clip(lines: readonly string[], maxLines: number, maxChars: number, end:
   // A cut single line still counts as a line shown, so the omitted line count stays honest.
   return { text: taken.join('\n'), count: taken.length }
 }
-

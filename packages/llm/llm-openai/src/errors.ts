@@ -3,6 +3,7 @@
 import type { LlmFailure, LlmFailureCode } from '@rein/llm'
 import type { HeaderLookup } from './transport.ts'
 import type { WireError } from './wire.ts'
+import { cutHead } from '@rein/base'
 
 /*
  * How servers say a request does not fit the context. Besides OpenAI's and DeepSeek's "maximum
@@ -19,7 +20,7 @@ const MODEL_NOT_FOUND = /\bmodel\b.*\b(does not exist|not found|not exist)\b/i
 /** `provider` names the server in messages (e.g. "OpenAI", "DeepSeek"); `model` is the model requested. */
 export function failureFromResponse(provider: string, status: number, bodyText: string, headers: HeaderLookup, model?: string): LlmFailure {
   const error = parseError(bodyText)
-  const detail = error?.message ?? (bodyText.trim().slice(0, 300) || 'no error body')
+  const detail = error?.message ?? (cutHead(bodyText.trim(), 300) || 'no error body')
   const code = codeForStatus(status, error, detail)
   const failure: LlmFailure = { code, message: `${provider} returned HTTP ${status}: ${detail}`, status }
   if (code === 'INVALID_REQUEST' && isModelNotFound(status, error, detail)) {

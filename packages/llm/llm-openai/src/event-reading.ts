@@ -9,6 +9,7 @@ import { createChunkTranslator, type ChunkTranslator } from './convert-stream.ts
 import { redact } from './credentials.ts'
 import type { OpenAiDialect } from './dialect.ts'
 import { SseFramer } from './sse.ts'
+import { cutHead } from '@rein/base'
 
 /** One response's events as chunks; `push` each read's bytes, then `end` or, after `[DONE]`, `finish`. */
 export class EventReading {
@@ -69,7 +70,7 @@ export class EventReading {
       try {
         payload = JSON.parse(data)
       } catch {
-        throw new LlmError({ code: 'MALFORMED_RESPONSE', message: `${this.label} sent a stream event that is not JSON: ${redact(data, this.key).slice(0, 120)}` })
+        throw new LlmError({ code: 'MALFORMED_RESPONSE', message: `${this.label} sent a stream event that is not JSON: ${cutHead(redact(data, this.key), 120)}` })
       }
       this.out.push(...this.translator.push(payload))
     }

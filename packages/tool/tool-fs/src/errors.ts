@@ -1,6 +1,6 @@
 /** The error codes tool-fs throws, and the one place a Node file-system error becomes one of them. */
 
-import { ReinError, isReinError } from '@rein/base'
+import { cutHead, isReinError, ReinError } from '@rein/base'
 
 /** Every code tool-fs raises; the README lists when. */
 export type FsErrorCode =
@@ -49,7 +49,7 @@ export function fromSystemError(error: unknown, action: 'read' | 'write', path: 
     case 'EPERM':
       return fsError('PERMISSION_DENIED', `permission denied: this process may not ${action} ${path}`, details, error)
     case 'ENAMETOOLONG':
-      return fsError('INVALID_PATH', `${path.slice(0, 80)}…: a name in this path is longer than the file system allows`, details, error)
+      return fsError('INVALID_PATH', `${cutHead(path, 80)}…: a name in this path is longer than the file system allows`, details, error)
     case 'ELOOP':
       return fsError('INVALID_PATH', `${path} goes through a loop of symbolic links`, details, error)
     case 'EISDIR':

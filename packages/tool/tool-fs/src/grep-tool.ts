@@ -10,6 +10,7 @@ import { callScope, type FsToolContext } from './tool-context.ts'
 import { checkPattern, walkFiles } from './walk.ts'
 import { notFound, resolvePath } from './workspace.ts'
 import { plural } from './write-tool.ts'
+import { cutHead } from '@rein/base'
 
 /** A matching line longer than this is shown around its first match. */
 const LINE_CHARS = 240
@@ -69,7 +70,7 @@ export function createGrepTool(context: FsToolContext) {
       schema: grepValue,
       render: (_args, value) => renderGrep(value),
       presentationMeta: (_args, value) => ({
-        matches: value.files.flatMap((file) => file.matches.map((match) => ({ path: file.path, line: match.line, text: match.text.slice(0, CARD_TEXT) }))).slice(0, CARD_MATCHES),
+        matches: value.files.flatMap((file) => file.matches.map((match) => ({ path: file.path, line: match.line, text: cutHead(match.text, CARD_TEXT) }))).slice(0, CARD_MATCHES),
         total: value.matches,
         truncated: value.truncated || value.matches > CARD_MATCHES,
       }),

@@ -6,7 +6,7 @@
 
 import { lstat, readdir, readlink, realpath } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from 'node:path'
-import { closest, type ReinError } from '@rein/base'
+import { closest, cutHead, type ReinError } from '@rein/base'
 import { fromSystemError, fsError, systemCode } from './errors.ts'
 
 /** Where one call may look: the workspace root, and the spill folder it may only read. */
@@ -92,14 +92,14 @@ function placeOf(scope: Scope, absolute: string, access: Access): { area: Resolv
 function outside(path: string, scope: Scope, what: string) {
   return fsError(
     'PATH_OUTSIDE_WORKSPACE',
-    `${path.slice(0, 200)} ${what} (${scope.root}); use a path inside it, relative to it or absolute`,
-    { path: path.slice(0, 200), root: scope.root },
+    `${cutHead(path, 200)} ${what} (${scope.root}); use a path inside it, relative to it or absolute`,
+    { path: cutHead(path, 200), root: scope.root },
   )
 }
 
 /** Refuses what no honest path holds: NUL bytes, backslashes, overlong names, look-alikes of `..` and `/`. */
 function checkSyntax(input: string) {
-  const shown = JSON.stringify(input.slice(0, 80))
+  const shown = JSON.stringify(cutHead(input, 80))
   if (input.length === 0) throw fsError('INVALID_PATH', 'the path is empty')
   if (input.includes('\0')) throw fsError('INVALID_PATH', `the path ${shown} contains a NUL byte`)
   if (input.includes('\\')) throw fsError('INVALID_PATH', `the path ${shown} contains a backslash; separate folders with /`)

@@ -89,5 +89,7 @@ export function transcriptLine(message: Message): string {
 }
 
 function clip(text: string, max: number): string {
-  return text.length > max ? `${cutHead(text, max)}… [${text.length - max} more characters]` : text
+  if (text.length <= max) return text
+  const shown = cutHead(text, max)
+  return `${shown}… [${text.length - shown.length} more characters]`
 }
