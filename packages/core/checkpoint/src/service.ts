@@ -3,7 +3,7 @@
  * a session's files to their state before a turn, skipping whatever changed since.
  */
 
-import { readdir, realpath, rmdir } from 'node:fs/promises'
+import { readdir, realpath, rmdir, unlink } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { Context, Service } from '@deepseek-ai/cordis'
 import { ReinError } from '@rein/base'
@@ -303,7 +303,13 @@ async function undo(item: PlanItem, store: CheckpointStore, sessionId: string, a
     const content = await verifiedBlob(store, sessionId, item.before)
     // What it holds now may be a person's edit made while a command ran: kept, not overwritten.
     const copiedTo = item.changedWhile !== undefined ? await keepCopy(item.file, item.path, asideFolder()) : undefined
-    await writeAtomically(item.file, content, item.mode)
+    try {
+      await writeAtomically(item.file, content, item.mode)
+    } catch (error) {
+      // The file still holds what was copied: a copy nobody is told of would only be clutter.
+      if (copiedTo !== undefined) await unlink(copiedTo).catch(() => undefined)
+      throw error
+    }
     return copiedTo === undefined ? item : { ...item, copiedTo }
   }
   if (item.changedWhile !== undefined) return { ...item, movedTo: await setAside(item.file, item.path, asideFolder()) }

@@ -170,6 +170,17 @@ describe('snapshots around exec calls', () => {
     expect(await text(join(workspace, 'precious.txt'))).toBe('only copy')
   })
 
+  it('records what a command changed even when a wrapper inside the snapshot throws after it ran', async () => {
+    const { ctx, store, workspace, run } = await setup()
+    ctx.tools.wrapExecute(async (_call, next) => {
+      await next()
+      throw new Error('a wrapper failed after the command')
+    })
+    await writeFile(join(workspace, 'a.txt'), 'v1')
+    await run('echo v2 > a.txt')
+    expect((await store.records('s1')).map((record) => record.path)).toEqual(['a.txt'])
+  })
+
   it('records nothing for a command that changed nothing, and does not blame it for an edit made between calls', async () => {
     const { store, workspace, run } = await setup()
     await writeFile(join(workspace, 'a.txt'), 'a')

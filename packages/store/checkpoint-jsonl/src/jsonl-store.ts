@@ -141,7 +141,8 @@ export class JsonlCheckpointStore implements CheckpointStore {
     if (onDisk === undefined) return
     if (log.handle !== undefined && onDisk.size === log.size && onDisk.ino === (await log.handle.stat()).ino) return
     const fresh = await this.read(log.folder)
-    await log.handle?.close()
+    // The old handle goes whatever happens to its close: the log must not stay stale.
+    await log.handle?.close().catch(() => undefined)
     Object.assign(log, { handle: fresh.handle, size: fresh.size, records: fresh.records, lastSeq: fresh.lastSeq, pruned: fresh.pruned, intact: new Set<string>() })
   }
 

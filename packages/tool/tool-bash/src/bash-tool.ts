@@ -115,8 +115,8 @@ async function execute(args: BashArgs, run: ToolRun, options: BashToolOptions): 
 
 /**
  * A call a crash left without a result (rein was killed mid-call): stops whatever of its command
- * still runs, found by the call's marker. When something did, the command was cut off: the call
- * failed with `COMMAND_INTERRUPTED`. Else it declines, and the model is told the outcome is unknown
+ * still runs, found by the call's marker. When something did, the command was most likely cut off
+ * (or killed while its leftovers were being stopped): the call failed with `COMMAND_INTERRUPTED`. Else it declines, and the model is told the outcome is unknown
  * (the command may have finished just before the crash).
  */
 async function recover(callId: string, context: RecoverContext, options: BashToolOptions): Promise<{ error: ReinError } | undefined> {
@@ -132,7 +132,7 @@ async function recover(callId: string, context: RecoverContext, options: BashToo
   context.logger.info('bash call %s: stopped %d process(es) it left running when rein ended mid-call', callId, stopped)
   const processes = stopped === 1 ? '1 process' : `${stopped} processes`
   return {
-    error: new ReinError('COMMAND_INTERRUPTED', `the command was still running when rein was stopped (killed); it was cut off there and its ${processes} stopped now. What it did before that is in the workspace; check before running it again`),
+    error: new ReinError('COMMAND_INTERRUPTED', `the command's processes were still running when rein was stopped (killed): ${processes} stopped now, so it was most likely cut off before it finished. What it did before that is in the workspace; check before running it again`),
   }
 }
 

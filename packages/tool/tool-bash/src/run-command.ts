@@ -45,8 +45,8 @@ export async function runCommand(settings: RunSettings, request: ShellRequest, s
       stdio: ['ignore', 'pipe', 'pipe'],
     })
   } catch (error) {
-    // Thrown, not emitted: the arguments and environment together over the system's limit (E2BIG), a NUL in the environment.
-    throw new ReinError('SHELL_START_FAILED', `could not start "${settings.shell}": ${(error as Error).message}; shorten the command or the environment it is given`, { cause: error })
+    // Thrown, not emitted: the command or the environment over the system's limit (E2BIG), a NUL in the environment.
+    throw startFailure(error, settings.shell, request.command)
   } finally {
     // The child has changed into the folder (or failed to) by the time spawn returns.
     folder.release()
@@ -77,20 +77,21 @@ export async function runCommand(settings: RunSettings, request: ShellRequest, s
   }
 }
 
-/**
- * Linux takes at most 128 KiB (MAX_ARG_STRLEN) for one argument of a program it starts, and no
- * argument can hold a NUL: either would make spawn throw a bare system error.
- */
-const MAX_ARGUMENT_BYTES = 128 * 1024
-
-/** Why `command` cannot be passed to a shell at all, or `undefined`. */
+/** Why `command` cannot be passed to a shell at all, or `undefined`: no argument of a program can hold a NUL. */
 function unfitCommand(command: string): string | undefined {
   if (command.includes('\0')) return 'the command holds a NUL byte, which no command line can carry; remove it (printf \'\\0\' writes one)'
-  const bytes = Buffer.byteLength(command)
-  if (bytes >= MAX_ARGUMENT_BYTES) {
-    return `the command is too long to start: ${bytes} bytes, the system takes under ${MAX_ARGUMENT_BYTES} for one; write long content to a file with a file tool, or split the command`
-  }
   return undefined
+}
+
+/**
+ * What spawn's synchronous throw means. E2BIG: the command is over the system's limit for one
+ * argument (128 KiB on Linux with 4 KiB pages) or, with the environment, for all of them.
+ */
+function startFailure(error: unknown, shell: string, command: string): ReinError {
+  if ((error as NodeJS.ErrnoException).code === 'E2BIG') {
+    return new ReinError('SHELL_START_FAILED', `the command is too long to start: ${Buffer.byteLength(command)} bytes, more than the system takes for one command line (E2BIG); write long content to a file with a file tool, or split the command`, { cause: error })
+  }
+  return new ReinError('SHELL_START_FAILED', `could not start "${shell}": ${(error as Error).message}; shorten the command or the environment it is given`, { cause: error })
 }
 
 /**

@@ -60,7 +60,7 @@ describe('a foreground call cut off by kill -9', () => {
     })
     // It was still running, so it did not finish: the model is told so, not that the outcome is unknown.
     expect(recovered).toMatchObject({ error: { code: 'COMMAND_INTERRUPTED' } })
-    expect(recovered && 'error' in recovered ? recovered.error.message : '').toMatch(/^the command was still running when rein was stopped \(killed\); it was cut off there and its \d+ processes? stopped now\. What it did before that is in the workspace; check before running it again$/)
+    expect(recovered && 'error' in recovered ? recovered.error.message : '').toMatch(/^the command's processes were still running when rein was stopped \(killed\): \d+ process(es)? stopped now, so it was most likely cut off before it finished\. What it did before that is in the workspace; check before running it again$/)
     expect(livingWith(marker)).toEqual([])
     expect(livingWith(tag)).toEqual([])
     expect(logged.join('\n')).toMatch(/stopped \d+ process/)

@@ -96,7 +96,14 @@ function snapshotWrapper(snapshots: Snapshotter, config: SnapshotConfig, state: 
     }
     let job: Promise<unknown> | undefined
     try {
-      const outcome = await next()
+      let outcome: DispatchOutcome
+      try {
+        outcome = await next()
+      } catch (error) {
+        // A wrapper inside failed after the command may have run: what it changed is still its change.
+        await after()
+        throw error
+      }
       job = backgroundJob(outcome)
       if (!job) await after()
       return outcome
