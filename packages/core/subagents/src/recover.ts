@@ -73,7 +73,8 @@ export async function recoverChild(deps: RecoverDeps, call: RecoverableCall, con
   }
   const answer = lastAnswer(child.events)
   if (end.reason !== 'completed') return { error: unfinished(child.id, end, answer) }
-  const { usage, cost } = spending(child.events)
+  // This call's turns only: a `resume` call's child holds earlier calls' turns too.
+  const { usage, cost } = spending(child.events.slice(Math.max(0, child.events.findIndex((event) => startedBy(event, call.callId)))))
   return { value: { sessionId: child.id, answer, reason: 'completed', usage, ...(cost === undefined ? {} : { cost }) } }
 }
 
@@ -95,8 +96,13 @@ async function findChild(sessions: SessionService, call: RecoverableCall, parent
     return found && { id: found.id, events: (await sessions.load(found.id)).events }
   }
   const { header, events } = await sessions.load(resume).catch(() => ({ header: undefined, events: [] }))
-  if (!header || !mine(header) || !events.some((event) => event.type === 'turn/start' && eventData(event, 'turn/start').parentCallId === call.callId)) return undefined
+  if (!header || !mine(header) || !events.some((event) => startedBy(event, call.callId))) return undefined
   return { id: resume, events }
+}
+
+/** Whether `event` is a child turn's start for the parent's call `callId`. */
+function startedBy(event: SessionEvent, callId: string): boolean {
+  return event.type === 'turn/start' && eventData(event, 'turn/start').parentCallId === callId
 }
 
 /**

@@ -1,6 +1,7 @@
 // `resume`: continuing one of the caller's earlier subagents in its own session, and the
 // profile check once the composition has loaded.
 import type { AdapterRequest } from '@rein/llm'
+import { eventData, spending } from '@rein/session'
 import type { ScriptedTurn } from '@rein/testkit'
 import { describe, expect, it } from 'vitest'
 import { boot, call, childIdOf, resultOf, taskOf, textOf, usage } from './harness.ts'
@@ -61,7 +62,13 @@ describe('resume', () => {
     expect(textOf(result)).toContain('finished after b')
     const id = childIdOf(textOf(result))
     const recover = (callId: string) => root.tools.recover({ callId, name: 'subagent', arguments: JSON.stringify({ description: 'more', prompt: 'go on', resume: id }), signal: new AbortController().signal, context: { sessionId: parent.session.id } })
-    expect(await recover('c2')).toMatchObject({ isError: false, value: { sessionId: id, answer: 'finished after b' } })
+    const recovered = await recover('c2')
+    expect(recovered).toMatchObject({ isError: false, value: { sessionId: id, answer: 'finished after b' } })
+    // Its usage is this call's turn, not the child's whole log (c1's turn is in it too).
+    const { events } = await root.sessions.load(id)
+    const turnOfC2 = events.findIndex((event) => event.type === 'turn/start' && eventData(event, 'turn/start').parentCallId === 'c2')
+    expect(spending(events.slice(turnOfC2)).usage).not.toEqual(spending(events).usage)
+    expect(recovered && 'value' in recovered ? (recovered.value as { usage?: unknown }).usage : undefined).toEqual(spending(events.slice(turnOfC2)).usage)
     // A call whose turn never started in the child (the crash came first): it did nothing.
     expect(await recover('c9')).toMatchObject({ isError: true, error: { code: 'TOOL_NOT_STARTED' } })
   })
