@@ -39,8 +39,12 @@ export { removeLeftByGoneProcesses } from './process-table.ts'
 export { Stop } from './stop.ts'
 /** The head or tail of a text, or the text shortened with `…`, never splitting a surrogate pair. */
 export { cutHead, cutTail, shorten } from './text-cut.ts'
+/** The longest start of a text within a number of UTF-8 bytes, cut between characters. */
+export { cutToBytes } from './text-cut.ts'
 /** How the temporary copies of a file begin: its name, cut with a digest when a tail would not fit the 255-byte limit. */
 export { tempStem, TEMP_TAIL_MAX_BYTES } from './temp-names.ts'
+/** A file name with a suffix added, the name cut so the whole fits the 255-byte limit. */
+export { withSuffix } from './temp-names.ts'
 /** Whether an environment variable or config key names a secret (`OPENAI_API_KEY`, `apiKey`; not `apiKeyEnv`). */
 export { isSecretName } from './secret-names.ts'
 /** The environment variables named like secrets that hold something, as `{name, value}`. */

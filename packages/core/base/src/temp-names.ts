@@ -4,6 +4,7 @@
  */
 
 import { createHash } from 'node:crypto'
+import { cutToBytes } from './text-cut.ts'
 
 /** The longest file name ext4, xfs, btrfs and tmpfs take, in bytes. */
 const NAME_MAX_BYTES = 255
@@ -21,12 +22,10 @@ const DIGEST_BYTES = 9
 export function tempStem(name: string): string {
   const room = NAME_MAX_BYTES - TEMP_TAIL_MAX_BYTES - 2
   if (Buffer.byteLength(name) <= room) return `.${name}.`
-  let cut = ''
-  let bytes = 0
-  for (const character of name) {
-    bytes += Buffer.byteLength(character)
-    if (bytes > room - DIGEST_BYTES) break
-    cut += character
-  }
-  return `.${cut}~${createHash('sha256').update(name).digest('hex').slice(0, 8)}.`
+  return `.${cutToBytes(name, room - DIGEST_BYTES)}~${createHash('sha256').update(name).digest('hex').slice(0, 8)}.`
+}
+
+/** `name` with `suffix` after it, the name cut (between characters) so the whole fits the 255-byte limit. */
+export function withSuffix(name: string, suffix: string): string {
+  return `${cutToBytes(name, NAME_MAX_BYTES - Buffer.byteLength(suffix))}${suffix}`
 }

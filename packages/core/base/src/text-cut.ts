@@ -1,7 +1,7 @@
 /**
- * Cutting text by UTF-16 units (what `length` counts) without splitting a surrogate pair: half an
- * emoji is not well-formed text, and a provider that checks its input refuses every request that
- * carries it, for the rest of the session.
+ * Cutting text by UTF-16 units (what `length` counts) or by UTF-8 bytes (what a file name's limit
+ * counts) without splitting a character: half an emoji is not well-formed text, and a provider that
+ * checks its input refuses every request that carries it, for the rest of the session.
  */
 
 /**
@@ -23,6 +23,19 @@ export function cutTail(text: string, max: number): string {
 /** `text` when it has at most `max` units, else its head and `…`, `max` units at most in all. */
 export function shorten(text: string, max: number): string {
   return text.length <= max ? text : `${cutHead(text, max - 1)}…`
+}
+
+/** The longest start of `text` that takes at most `maxBytes` in UTF-8, cut between characters. */
+export function cutToBytes(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text) <= maxBytes) return text
+  let cut = ''
+  let bytes = 0
+  for (const character of text) {
+    bytes += Buffer.byteLength(character)
+    if (bytes > maxBytes) break
+    cut += character
+  }
+  return cut
 }
 
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff

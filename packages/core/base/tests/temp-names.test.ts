@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { TEMP_TAIL_MAX_BYTES, tempStem } from '../src/temp-names.ts'
+import { TEMP_TAIL_MAX_BYTES, tempStem, withSuffix } from '../src/temp-names.ts'
 
 describe('tempStem', () => {
   it('keeps a short name whole', () => {
@@ -15,5 +15,11 @@ describe('tempStem', () => {
     }
     expect(tempStem(`${'記'.repeat(84)}a`)).not.toBe(tempStem(`${'記'.repeat(84)}b`))
     expect(tempStem('記'.repeat(85))).toBe(tempStem('記'.repeat(85)))
+  })
+
+  it('adds a suffix within the 255-byte limit, cutting the name only when it must', () => {
+    expect(withSuffix('notes.txt', '.1')).toBe('notes.txt.1')
+    const long = withSuffix('記'.repeat(85), '.12')
+    expect([Buffer.byteLength(long) <= 255, long.endsWith('.12'), long.startsWith('記'.repeat(84))]).toEqual([true, true, true])
   })
 })

@@ -6,8 +6,8 @@
 
 import { constants, lstatSync } from 'node:fs'
 import { copyFile, rename, unlink } from 'node:fs/promises'
-import { dirname, join, relative, resolve } from 'node:path'
-import { ensurePrivateDir } from '@rein/base'
+import { basename, dirname, join, relative, resolve } from 'node:path'
+import { ensurePrivateDir, withSuffix } from '@rein/base'
 
 /** `<home>/recovered/<session>/<time>`: one folder per rewind. */
 export function setAsideFolder(home: string, sessionId: string, now = new Date()): string {
@@ -45,9 +45,9 @@ async function freeTarget(path: string, folder: string): Promise<string> {
   return target
 }
 
-/** `target`, or `target.1`, `target.2`, … : two files of one path (from two roots) both kept. */
+/** `target`, or `target.1`, `target.2`, … (a long name cut to fit): two files of one path (from two roots) both kept. */
 function freeName(target: string): string {
   let name = target
-  for (let index = 1; lstatSync(name, { throwIfNoEntry: false }) !== undefined; index++) name = `${target}.${index}`
+  for (let index = 1; lstatSync(name, { throwIfNoEntry: false }) !== undefined; index++) name = join(dirname(target), withSuffix(basename(target), `.${index}`))
   return name
 }
