@@ -132,6 +132,11 @@ export class CheckpointService extends Service {
     return record
   }
 
+  /** Every record of the session, in `seq` order: what `plan` reads (a store that has none gives none). */
+  records(sessionId: string): Promise<readonly CheckpointRecord[]> {
+    return this.store().records(sessionId)
+  }
+
   /**
    * What `rewind(sessionId, anchor)` would do now, newest change first; changes nothing. `anchor`:
    * one turn's (its records and every record after its first), or a turn's and every later turn's,

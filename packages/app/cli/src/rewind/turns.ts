@@ -72,21 +72,19 @@ export function anchorsFrom(events: readonly SessionEvent[], start: SessionTurn)
 }
 
 /**
- * For `rein show`: how many files each turn changed, by the first turn of each anchor. A file a
- * later turn changed again counts in both. Plans from the last anchor back, each `plan` covering
- * the later ones, so a turn's own records are those the next plan does not hold.
+ * For `rein show`: how many files each turn changed, by the first turn of each anchor: the distinct
+ * paths its records name, however late they landed. A file a later turn changed again counts in both.
  */
 export async function filesPerTurn(checkpoints: CheckpointService, sessionId: string, events: readonly SessionEvent[]): Promise<Map<number, number>> {
   const firstTurn = new Map<string, number>()
   for (const turn of sessionTurns(events)) if (turn.anchor !== undefined && !firstTurn.has(turn.anchor)) firstTurn.set(turn.anchor, turn.turn)
-  const files = new Map<number, number>()
-  let later = new Set<number>()
-  for (const [anchor, turn] of [...firstTurn].reverse()) {
-    const plan = await checkpoints.plan(sessionId, anchor)
-    if (plan.items.length === 0) continue
-    const own = plan.items.filter((item) => item.seqs.some((seq) => !later.has(seq))).length
-    if (own > 0) files.set(turn, own)
-    later = new Set(plan.items.flatMap((item) => item.seqs))
+  const paths = new Map<number, Set<string>>()
+  for (const record of await checkpoints.records(sessionId)) {
+    const turn = firstTurn.get(record.anchor)
+    if (turn === undefined) continue
+    const seen = paths.get(turn) ?? new Set<string>()
+    seen.add(JSON.stringify([record.root, record.path]))
+    paths.set(turn, seen)
   }
-  return files
+  return new Map([...paths].map(([turn, seen]) => [turn, seen.size]))
 }
