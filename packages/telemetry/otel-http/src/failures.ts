@@ -5,6 +5,7 @@
 
 import type { Logger } from '@deepseek-ai/cordis'
 import { shorten } from '@rein/base'
+import { DEADLINE_CODE } from './deadline-agent.ts'
 
 /** Which export failed. */
 export type Signal = 'traces' | 'metrics' | 'traces and metrics'
@@ -38,7 +39,8 @@ function failureKind(error: unknown): FailureKind {
   if (error === 'flush-timeout') return { kind: 'flush-timeout', says: 'it did not finish within flushTimeoutMs, and rein stopped waiting for it' }
   const { code, message } = fieldsOf(error)
   if (typeof code === 'number') return { kind: `http-${code}`, says: `the endpoint answered HTTP ${code}${message ? ` (${clip(message)})` : ''}` }
-  if (message === 'Request timed out') return { kind: 'timeout', says: 'the endpoint did not answer in time' }
+  // The SDK's idle timeout, or the connection's deadline (deadline-agent.ts): one kind, one line.
+  if (message === 'Request timed out' || code === DEADLINE_CODE) return { kind: 'timeout', says: 'the endpoint did not answer in time' }
   if (message === 'Export failed with retryable status') return { kind: 'http-retryable', says: 'the endpoint kept answering HTTP 429, 502, 503 or 504' }
   if (typeof code === 'string') {
     if (code.startsWith('HPE_')) return { kind: 'not-http', says: `the endpoint's answer is not HTTP (${code})` }

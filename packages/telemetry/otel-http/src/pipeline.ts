@@ -11,6 +11,7 @@ import { defaultResource, detectResources, processDetector, resourceFromAttribut
 import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics'
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base'
 import type { Endpoints, OtelHttpConfig } from './config.ts'
+import { deadlineAgents } from './deadline-agent.ts'
 import type { FailureLog, Signal } from './failures.ts'
 import { SCOPE_NAME } from './semconv.ts'
 
@@ -37,8 +38,10 @@ export const MAX_ATTRIBUTE_CHARS = 64 * 1024
 export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, failures: FailureLog): Pipeline {
   const resource = createResource(config)
   // One export, its retries included, never outlives the bound dispose waits: no request to a dead
-  // endpoint keeps the process alive after dispose has given up on it.
-  const exporterOptions = { headers: { ...config.headers }, timeoutMillis: config.flushTimeoutMs }
+  // endpoint keeps the process alive after dispose has given up on it. The SDK's timeout only counts
+  // silence; the agents' deadline counts from the connection's start.
+  const agents = deadlineAgents(config.flushTimeoutMs)
+  const exporterOptions = { headers: { ...config.headers }, timeoutMillis: config.flushTimeoutMs, httpAgentOptions: agents.factory }
   const spanExporter = reportingSpanExporter(new OTLPTraceExporter({ ...exporterOptions, url: endpoints.traces }), failures)
   const tracerProvider = new BasicTracerProvider({
     resource,
@@ -55,7 +58,8 @@ export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, fai
     tracer: tracerProvider.getTracer(SCOPE_NAME),
     meter: meterProvider.getMeter(SCOPE_NAME),
     flush: () => bounded(() => [tracerProvider.forceFlush(), meterProvider.forceFlush()]),
-    shutdown: () => bounded(() => [tracerProvider.shutdown(), meterProvider.shutdown()]),
+    // Whatever is still open once the bound has passed goes: nothing of ours keeps the process alive.
+    shutdown: () => bounded(() => [tracerProvider.shutdown(), meterProvider.shutdown()]).finally(() => agents.destroy()),
   }
 }
 

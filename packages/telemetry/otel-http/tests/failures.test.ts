@@ -1,6 +1,6 @@
 // A dead, slow, refusing or babbling endpoint: the run is unaffected, dispose returns, one log line per kind.
 import { closedLoopbackUrl, type OtlpCaptureMode } from '@rein/testkit'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { endpoint } from './harness.ts'
 import { bootStack, call, scripted } from './stack.ts'
 
@@ -58,6 +58,15 @@ describe('when the endpoint fails', () => {
     // Which of the two comes first (the export's own timeout, or dispose's bound) is the machine's business.
     expectOneLinePerKind(warnings, [SAYS.timeout, SAYS.gaveUp], [])
     expect(warnings.length).toBeGreaterThan(0)
+  })
+
+  it('completes the run, dispose returns and the connection is closed when the endpoint answers one byte at a time, forever', async () => {
+    const server = await endpoint({ kind: 'trickle', everyMs: 50 })
+    const { result } = await runAgainst(server.url, 300)
+    expect(result).toMatchObject({ reason: 'completed', text: 'done' })
+    expect(server.requests.length).toBeGreaterThan(0)
+    // A request left open would keep a process alive after `rein run` printed its answer.
+    await vi.waitFor(() => expect(server.openConnections()).toBe(0), { timeout: 4_000 })
   })
 
   it.each<[string, OtlpCaptureMode, string]>([

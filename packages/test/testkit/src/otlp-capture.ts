@@ -1,6 +1,7 @@
 /**
  * A real OTLP/HTTP endpoint on 127.0.0.1 that records every POST body, and the ways one goes wrong:
- * an HTTP error status, an answer that never comes, an answer that is not HTTP, or nothing listening.
+ * an HTTP error status, an answer that never comes or never ends, an answer that is not HTTP, or
+ * nothing listening.
  */
 
 import { createServer, type Server } from 'node:http'
@@ -19,6 +20,8 @@ export type OtlpCaptureMode =
   | { kind: 'never' }
   /** Writes bytes that are not HTTP, then closes. */
   | { kind: 'not-http' }
+  /** Answers 200, then sends one byte of body every `everyMs` and never ends it (a collector that is alive but stuck). */
+  | { kind: 'trickle'; everyMs: number }
 
 /** One export as the endpoint received it. */
 export interface CapturedExport {
@@ -38,6 +41,8 @@ export interface OtlpCapture {
   traces(): string[]
   /** Bodies sent to `/v1/metrics`. */
   metrics(): string[]
+  /** How many client connections are open now: a client that gave up on an answer closes its own. */
+  openConnections(): number
   /** Destroys open connections (a request left hanging included) and stops listening. */
   close(): Promise<void>
 }
@@ -72,6 +77,12 @@ export async function startOtlpCapture(mode: OtlpCaptureMode = { kind: 'ok' }): 
         case 'not-http':
           request.socket.end('SPLAT nonsense\r\n\r\n')
           return
+        case 'trickle': {
+          response.writeHead(200, { 'content-type': 'application/json' })
+          const timer = setInterval(() => response.write(' '), mode.everyMs)
+          response.on('close', () => clearInterval(timer))
+          return
+        }
       }
     })
   })
@@ -87,6 +98,7 @@ export async function startOtlpCapture(mode: OtlpCaptureMode = { kind: 'ok' }): 
     requests,
     traces: () => bodies('/v1/traces'),
     metrics: () => bodies('/v1/metrics'),
+    openConnections: () => sockets.size,
     close: () => new Promise<void>((resolve) => {
       for (const socket of sockets) socket.destroy()
       server.close(() => resolve())
