@@ -74,4 +74,21 @@ describe('rein sessions: the tree (issue #9)', () => {
     expect(lines[0]).toMatchObject({ parentSessionId: 'r1', parentRunId: 'run-of-c1', parentCallId: 'call-of-c1', depth: 1 })
     expect(lines[1]).not.toHaveProperty('parentSessionId')
   })
+
+  it('lists a session that ended for a reason a newer rein wrote, showing the reason as it is', async () => {
+    const p = await setUp([])
+    await stored(p, 'known', 1)
+    const store = new JsonlSessionStore({ root: join(p.home, 'sessions') })
+    const time = '2026-12-01T10:00:02.000Z'
+    await store.create({ formatVersion: SESSION_FORMAT_VERSION, id: 'newer', createdAt: time, cwd: p.dir, depth: 0 })
+    await store.append('newer', [
+      { seq: 0, type: 'turn/start', time, data: { turn: 1 } },
+      { seq: 1, type: 'turn/end', time, data: { turn: 1, reason: 'handed-off' } },
+    ])
+    await store.close('newer')
+    const list = await rein(p.dir, ['sessions'])
+    expect(list.code).toBe(0)
+    expect(list.stdout).toMatch(/^newer +\S+ \S+ +handed-off /m)
+    expect(outline(list.stdout)).toEqual(['newer', 'known'])
+  })
 })

@@ -11,7 +11,8 @@ import { withComposition } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
 import { groupDigits, isReinError } from '@rein/base'
 
-const STATUS: Record<SessionSummary['status'], string> = {
+/** How each status reads; one a newer rein wrote (not here) reads as it is. */
+const STATUS = new Map<string, string>(Object.entries({
   'completed': 'completed',
   'aborted': 'cancelled',
   'error': 'failed',
@@ -21,7 +22,7 @@ const STATUS: Record<SessionSummary['status'], string> = {
   'needs-repair': 'needs repair',
   'running': 'running',
   'empty': 'empty',
-}
+} satisfies Record<SessionSummary['status'], string>))
 
 export async function sessionsCommand(args: ParsedArgs, io: Io): Promise<number> {
   return withComposition(args.options, io, async ({ ctx }) => {
@@ -78,7 +79,7 @@ function line(session: SessionSummary, level: number): string {
   return [
     `${indent}${session.id}`,
     when,
-    STATUS[session.status].padEnd(12),
+    (STATUS.get(session.status) ?? session.status).padEnd(12),
     (session.model ?? '-').padEnd(16),
     `${String(session.turns).padStart(3)} turn${session.turns === 1 ? ' ' : 's'}`,
     // `~`: part estimated (a provider reported no usage), as `rein run` marks it.
