@@ -1,5 +1,6 @@
 /**
- * Masks secrets in config before it is shown: text under a key named like a secret, credentials
+ * Masks secrets in config before it is shown: text under a key named like a secret or under
+ * `headers`, credentials
  * inside URLs (user:password@, secret-named query parameters), and any text
  * equal to (or, for values of 8 characters or more, holding) the value of an environment variable
  * named like one. What a key holds that is no text (a number, a boolean) is shown: it is no secret.
@@ -8,6 +9,8 @@
 import { isSecretName, secretEnvironment } from '@rein/base'
 
 const MASK = '***'
+/** HTTP headers in config (a provider's, an OTLP collector's): any of them may carry a key, whatever its name (`x-honeycomb-team`). */
+const HEADERS = /^headers$/i
 /** Shorter values are masked only where they are the whole text: a 1-character token would mask every digit. */
 const MIN_EMBEDDED = 8
 
@@ -22,7 +25,7 @@ export function maskSecrets(value: unknown, secrets: readonly string[], secretKe
   if (typeof value === 'string') return secretKey ? MASK : maskText(value, secrets)
   if (Array.isArray(value)) return value.map((item) => maskSecrets(item, secrets, secretKey))
   if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskSecrets(item, secrets, secretKey || isSecretName(key))]))
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskSecrets(item, secrets, secretKey || isSecretName(key) || HEADERS.test(key))]))
   }
   return value
 }

@@ -164,7 +164,7 @@ describe('rein config', () => {
       label: '***',
       // The variable's name is no secret: shown, so the user sees where the key is read from.
       apiKeyEnv: 'OPENAI_API_KEY',
-      headers: { 'Authorization': '***', 'X-Gateway': '***', 'X-Trace': 'trace-***', 'X-Literal-Key': '***' },
+      headers: { 'Authorization': '***', 'X-Gateway': '***', 'X-Trace': '***', 'X-Literal-Key': '***' },
       // A setting whose name only mentions tokens is shown.
       maxTokensField: 'max_tokens',
       streamIdleTimeoutMs: 300000,
@@ -185,6 +185,11 @@ describe('rein config', () => {
     const secrets = secretValues({ MY_API_KEY: ' long-secret-value ', SHORT_TOKEN: '7', MAX_TOKENS: '4096', HOME: '/home/u' })
     expect(maskSecrets({ a: 'long-secret-value', b: 'Bearer long-secret-value', c: '7', d: 'v1.7', e: '4096', f: '/home/u' }, secrets))
       .toEqual({ a: '***', b: 'Bearer ***', c: '***', d: 'v1.7', e: '4096', f: '/home/u' })
+  })
+
+  it('masks every value under headers, whatever the header is called (x-honeycomb-team, uptrace-dsn)', () => {
+    const config = { endpoint: 'https://api.honeycomb.io', headers: { 'x-honeycomb-team': 'hcaik_01SECRET', 'uptrace-dsn': 'https://tok@uptrace.dev/1', 'x-scope': 'eu' } }
+    expect(maskSecrets(config, [])).toEqual({ endpoint: 'https://api.honeycomb.io', headers: { 'x-honeycomb-team': '***', 'uptrace-dsn': '***', 'x-scope': '***' } })
   })
 
   it('masks credentials inside URLs, and shows which variable a key is read from', () => {
