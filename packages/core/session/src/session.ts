@@ -8,6 +8,7 @@ import type { Message } from '@rein/llm'
 import { MessageProjection } from './derive.ts'
 import type { CoreEventData, CoreEventType, SessionEvent, SessionHeader } from './events.ts'
 import type { SessionStore } from './store.ts'
+import { coreEventProblem } from './event-shape.ts'
 
 export interface SessionHooks {
   /** Called synchronously after each append, before it is durable. */
@@ -93,6 +94,9 @@ export class Session {
     } catch (error) {
       throw new ReinError('INVALID_EVENT', `event "${type}" must carry JSON data: ${(error as Error).message}`, { cause: error })
     }
+    // The check every load runs: a core event it would refuse must not be written, or the whole log stops loading.
+    const problem = coreEventProblem(event)
+    if (problem !== undefined) throw new ReinError('INVALID_EVENT', `event "${type}" has the wrong shape: ${problem}`, { details: { type } })
     this._events.push(event)
     this._projection.push(event)
     this.hooks.appended(this, event)

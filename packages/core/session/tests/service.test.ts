@@ -37,6 +37,18 @@ describe('ctx.sessions', () => {
     expect(session.messages()).toEqual([userMessage('hello', 'u1')])
   })
 
+  it('refuses a core event of the wrong shape at append (INVALID_EVENT), so the log it would have made unloadable stays loadable', async () => {
+    const root = await boot()
+    const session = await root.sessions.create({ cwd: '/w' })
+    session.append('user/message', { message: userMessage('hello', 'u1') })
+    const wrong = { message: { ...userMessage('x', 'u2'), content: 'not a list' } } as unknown as { message: ReturnType<typeof userMessage> }
+    expect(() => session.append('user/message', wrong)).toThrow(expect.objectContaining({ code: 'INVALID_EVENT', message: expect.stringContaining('data.message.content: a list') }))
+    expect(session.events).toHaveLength(1)
+    await session.flush()
+    await session.close()
+    await expect(root.sessions.open(session.id)).resolves.toBeDefined()
+  })
+
   it('hands a store its events as frozen JSON, so one that keeps a frozen copy keeps the event itself', async () => {
     const root = await boot()
     const session = await root.sessions.create({ cwd: '/w' })
