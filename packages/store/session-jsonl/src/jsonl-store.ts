@@ -214,7 +214,9 @@ export class JsonlSessionStore implements SessionStore {
       throw ioError(`cannot list ${this.root}`, error)
     }
     const ids = names.filter((name) => name.endsWith('.jsonl')).map((name) => name.slice(0, -'.jsonl'.length)).filter(isSessionId)
-    const summaries = await Promise.all(ids.map(async (id) => {
+    // A few at a time: one open file per session at once would run out of descriptors (EMFILE)
+    // with a few thousand sessions, and take those a live turn needs to write its log.
+    const summaries = await mapAtMost(LIST_CONCURRENCY, ids, async (id) => {
       try {
         const { header, events } = await this.load(id)
         return summarize(header, events, { running: this.sessions.has(id) || isLockHeld(sessionPaths(this.root, id).lock) })
@@ -222,7 +224,7 @@ export class JsonlSessionStore implements SessionStore {
         options.unreadable?.(id, error)
         return undefined
       }
-    }))
+    })
     return summaries
       .filter((summary) => summary !== undefined)
       .sort((a, b) => time(b.lastActivity) - time(a.lastActivity) || a.id.localeCompare(b.id))
@@ -344,4 +346,19 @@ function writeFailed(id: string, batch: Batch, cause: unknown): ReinError {
 
 function ioError(what: string, cause: unknown): ReinError {
   return new ReinError('SESSION_IO_FAILED', `${what}: ${messageOf(cause)}; check the folder's permissions and free space`, { cause })
+}
+
+/** How many logs `list` reads at once. */
+const LIST_CONCURRENCY = 16
+
+/** `work` over `items`, at most `limit` running at once; results in the items' order. */
+async function mapAtMost<T, R>(limit: number, items: readonly T[], work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = []
+  // One iterator shared by the workers: each takes the next item when it is free.
+  const queue = items.entries()
+  const worker = async () => {
+    for (const [index, item] of queue) results[index] = await work(item)
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return results
 }

@@ -1,5 +1,7 @@
+import { spawnSync } from 'node:child_process'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { SessionEvent, SessionHeader } from '@rein/session'
 import { describe, expect, it } from 'vitest'
 import { JsonlSessionStore } from '../src/index.ts'
@@ -85,4 +87,15 @@ describe('JsonlSessionStore.list', () => {
   it('lists nothing when the root does not exist yet', async () => {
     expect(await new JsonlSessionStore({ root: join(await tempRoot(), 'missing') }).list()).toEqual([])
   })
+
+  it('lists every one of many sessions under a low open-file limit: it does not open them all at once', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    for (let index = 0; index < 150; index++) await stored(store, header(`s${index}`), [userMessage(0, `task ${index}`, '2026-01-02T00:00:00.000Z')])
+    await store.dispose()
+    const script = fileURLToPath(new URL('fixtures/list-past-fd-limit.ts', import.meta.url))
+    const child = spawnSync('sh', ['-c', `ulimit -n 64 && exec "${process.execPath}" --conditions=@rein/source --import tsx "${script}" "${root}"`], { encoding: 'utf8' })
+    expect(child.stderr).toBe('')
+    expect(JSON.parse(child.stdout)).toEqual({ listed: 150, errors: [] })
+  }, 60_000)
 })
