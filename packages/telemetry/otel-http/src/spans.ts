@@ -145,6 +145,11 @@ export class SpanBook {
   private endTool(record: ToolCallEndRecord): void {
     const span = this.tool(record)
     this.tools.delete(toolKey(record.scope.runId, record.callId))
+    if (record.errorCode === UNKNOWN_TOOL && !this.captureContent) {
+      // No tool has that name: it is the model's own text (content), and would make span names unbounded.
+      span.updateName(spanName.executeTool(ERROR_OTHER))
+      span.setAttribute(ATTR.toolName, ERROR_OTHER)
+    }
     span.setAttributes(toolEndAttributes(record))
     if (this.captureContent && record.content) {
       const content = record.content
@@ -154,6 +159,9 @@ export class SpanBook {
     span.end(hrTime(record.endedAt))
   }
 }
+
+/** The code of a call to a tool no registry holds (@rein/tools). */
+const UNKNOWN_TOOL = 'UNKNOWN_TOOL'
 
 /** One attempt: a step's attempts differ by fallback position, route and retry count. */
 function chatKey(record: LlmCallStartRecord | LlmCallEndRecord): string {

@@ -29,6 +29,20 @@ const byName = (spans: readonly DecodedSpan[], name: string) => {
 }
 
 describe('spans', () => {
+  it('names a call to a tool that does not exist _OTHER: the name is the model\'s text, content not to export', async () => {
+    const { telemetry, spans } = await setup()
+    const run = scopeOf('run-1')
+    telemetry.emit(
+      runStart(run, T0),
+      toolStart(run, T0 + 1, 'the password is hunter2', 'call_x'),
+      toolEnd(run, T0 + 1, T0 + 2, 'the password is hunter2', 'call_x', { isError: true, errorCode: 'UNKNOWN_TOOL' }),
+      runEnd(run, T0, T0 + 3, cost(spend(undefined))),
+    )
+    const all = await spans()
+    expect(JSON.stringify(all, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value))).not.toContain('hunter2')
+    expect(byName(all, 'execute_tool _OTHER').attributes).toMatchObject({ 'gen_ai.tool.name': '_OTHER', 'error.type': 'UNKNOWN_TOOL' })
+  })
+
   it('maps a run to invoke_agent over chat per attempt and execute_tool per call, at the records\' times', async () => {
     const { telemetry, spans } = await setup()
     const run = scopeOf('run-1')
