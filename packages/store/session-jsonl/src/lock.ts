@@ -22,6 +22,8 @@ import { quietly, writeNewPrivateFile } from './durable-write.ts'
 import { errorCode, messageOf } from './fs-errors.ts'
 
 const ATTEMPTS = 3
+/** How a store's pid file is named, before its pid. */
+const PID_FILE_PREFIX = '.owner.lock.'
 
 /**
  * A temporary file as this store names them, capturing the pid of the process that wrote it: a
@@ -52,7 +54,7 @@ export class LockOwner {
       if (this.tryLink(lock)) return
       const holder = readHolder(lock)
       if (holder === 'gone') continue
-      if (holder !== 'stale' && isProcessAlive(holder)) {
+      if (holder !== 'stale' && isHolderAlive(lock, holder)) {
         const who = holder === process.pid ? 'this process' : `process ${holder}`
         throw new ReinError('SESSION_LOCKED', `session ${id} is open in ${who} (pid ${holder}); close it there first, or delete ${lock} if that process is not rein`, { details: { pid: holder, lock } })
       }
@@ -67,6 +69,7 @@ export class LockOwner {
 
   /** Drops the pid file without removing it: it (or its folder) was found gone, so the next claim writes another. */
   forget(): void {
+    if (this.file !== undefined) livePidFiles.delete(this.file)
     this.file = undefined
   }
 
@@ -74,7 +77,9 @@ export class LockOwner {
   dispose(): void {
     const file = this.file
     this.file = undefined
-    if (file !== undefined) quietly(() => unlinkSync(file))
+    if (file === undefined) return
+    livePidFiles.delete(file)
+    quietly(() => unlinkSync(file))
   }
 
   /** Links the pid file to `lock`: false if a lock is already there. */
@@ -90,16 +95,39 @@ export class LockOwner {
 
   private pidFile(lock: string): string {
     if (this.file === undefined) {
-      const file = join(this.folder, `.owner.lock.${process.pid}.${randomUUID()}.tmp`)
+      const file = join(this.folder, `${PID_FILE_PREFIX}${process.pid}.${randomUUID()}.tmp`)
       try {
         writeNewPrivateFile(file, `${process.pid}\n`)
       } catch (error) {
         throw lockError(lock, error)
       }
       this.file = file
+      livePidFiles.add(file)
     }
     return this.file
   }
+}
+
+/**
+ * The pid files of this process's stores. A lock naming this pid is held here only when it is one
+ * of them: a restarted container can give rein the pid an earlier run had, and that run's locks
+ * are stale, not this process's.
+ */
+const livePidFiles = new Set<string>()
+
+/** Whether the process `lock` names holds it: alive, and for this pid, linked to one of this process's pid files. */
+function isHolderAlive(lock: string, holder: number): boolean {
+  return holder === process.pid ? isLinkedHere(lock) : isProcessAlive(holder)
+}
+
+function isLinkedHere(lock: string): boolean {
+  const stats = lstatSync(lock, { throwIfNoEntry: false })
+  if (!stats) return false
+  for (const file of livePidFiles) {
+    const own = lstatSync(file, { throwIfNoEntry: false })
+    if (own && own.ino === stats.ino && own.dev === stats.dev) return true
+  }
+  return false
 }
 
 /** True when `lock` names a process that is alive: the session is open somewhere. */
@@ -110,7 +138,7 @@ export function isLockHeld(lock: string): boolean {
   } catch {
     return false
   }
-  return typeof holder === 'number' && isProcessAlive(holder)
+  return typeof holder === 'number' && isHolderAlive(lock, holder)
 }
 
 /** Removes `lock` if this process still holds it. */
@@ -133,6 +161,11 @@ export function sweepLeftovers(folder: string): void {
     return
   }
   for (const name of leftByGoneProcesses(names, writerOfTemp)) quietly(() => unlinkSync(join(folder, name)))
+  // An earlier run that had this pid (a restarted container) left pid files no store here owns.
+  for (const name of names) {
+    const file = join(folder, name)
+    if (name.startsWith(PID_FILE_PREFIX) && writerOfTemp(name) === process.pid && !livePidFiles.has(file)) quietly(() => unlinkSync(file))
+  }
   for (const name of names) {
     if (name.endsWith('.lock') && !name.startsWith('.')) quietly(() => removeIfStale(join(folder, name)))
   }
@@ -156,7 +189,7 @@ function removeIfStale(lock: string): void {
     const read = fstatSync(fd)
     const pid = Number(readFileSync(fd, 'utf8').trim())
     const holder = Number.isInteger(pid) && pid > 0 ? pid : 'stale'
-    if (holder !== 'stale' && (holder === process.pid || isProcessAlive(holder))) return
+    if (holder !== 'stale' && isHolderAlive(lock, holder)) return
     const now = lstatSync(lock)
     if (now.ino === read.ino && now.dev === read.dev) unlinkSync(lock)
   } finally {

@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { readdir, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises'
+import { link, readdir, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -79,6 +79,23 @@ describe('session locks', () => {
     expect((await store.open('s1')).events).toEqual(range(0, 1))
     expect(await readFile(join(root, 's1.lock'), 'utf8')).toBe(`${process.pid}\n`)
     await store.close('s1')
+  })
+
+  it('takes over a lock that names this very pid but no store here holds (a restarted container where rein got its old pid), and sweeps that run\'s pid file', async () => {
+    const root = await tempRoot()
+    await storedSession(root)
+    // What the earlier run with this pid left: its pid file and, linked to it, the session's lock.
+    const earlier = join(root, `.owner.lock.${process.pid}.${randomUUID()}.tmp`)
+    await writeFile(earlier, `${process.pid}\n`)
+    await link(earlier, join(root, 's1.lock'))
+    const store = new JsonlSessionStore({ root })
+    expect((await store.open('s1')).events).toEqual(range(0, 1))
+    // A second claim in this process is still refused: that lock is this store's.
+    const second = new JsonlSessionStore({ root })
+    await expect(second.open('s1')).rejects.toMatchObject({ code: 'SESSION_LOCKED' })
+    await second.dispose()
+    await store.dispose()
+    expect(await readdir(root)).toEqual(['s1.jsonl'])
   })
 
   it('takes over a lock whose process was killed but not yet reaped (a zombie)', async () => {
