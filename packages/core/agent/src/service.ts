@@ -15,7 +15,7 @@ import { lifecycleNotifier, type Notify } from './lifecycle.ts'
 import { AgentConfig, type AgentOptions } from './options.ts'
 import { checkRoutes, recordedRequest } from './routes.ts'
 import { charTokens, type Tokenizer } from './compaction/meter.ts'
-import { recallResultTool } from './compaction/recall-tool.ts'
+import { recallResultTool, withRecall } from './compaction/recall-tool.ts'
 import { repairSession, type ResumeReport } from './resume.ts'
 import type { PromptSection } from './sections.ts'
 import { withinParent, type Spend } from './tree-budget.ts'
@@ -157,7 +157,7 @@ export class AgentService extends Service {
    */
   private lineage(parent: ParentRun | undefined, options: AgentOptions): AgentLineage {
     const parentAgent = parent && this.liveAgent(parent.sessionId)
-    const visible = narrowed(parentAgent ? (name) => parentAgent.canUse(name) : undefined, visibleTools(options.tools))
+    const visible = withRecall(narrowed(parentAgent ? (name) => parentAgent.canUse(name) : undefined, visibleTools(options.tools)))
     return { ...(parent ? { parent } : {}), ...(visible ? { visible } : {}), ...(parentAgent ? { charge: (spend: Spend) => parentAgent.charge(spend), left: () => parentAgent.budgetLeft() } : {}) }
   }
 

@@ -74,7 +74,10 @@ describe('pruning', () => {
 })
 
 describe('recall_result', () => {
-  it('is offered only once something was pruned, and gives the pruned result back whole', async () => {
+  it.each([
+    ['an agent with every tool', undefined],
+    ['an agent with an allow-list that does not name it (a subagent profile)', ['dump']],
+  ])('is offered only once something was pruned, and gives the pruned result back whole, to %s', async (_case, tools) => {
     const recall: { id?: string } = {}
     const { root, llm } = await setUp({
       answer: (request) => {
@@ -83,7 +86,7 @@ describe('recall_result', () => {
         return dumping(request)
       },
     })
-    const agent = await root.agents.create()
+    const agent = await root.agents.create(tools ? { tools } : {})
     for (let turn = 1; turn <= 8; turn++) await agent.send(`task ${turn}`)
     const [first] = compactions(agent.session.events)
     recall.id = first!.pruned[0]!.callId

@@ -10,7 +10,7 @@ import { defineTool } from '@rein/tools'
 /** `session(id)`: the live session of a run (the agent that made the call). */
 export function recallResultTool(session: (sessionId: string) => Session | undefined) {
   return defineTool({
-    name: 'recall_result',
+    name: RECALL_TOOL,
     description: 'Shows again a tool result that was pruned from the conversation to save context. Its stub names the call id; use it only when you need that output again.',
     parameters: { call_id: { type: 'string', required: true, maxLength: 200, description: 'The call id the stub names.' } },
     output: { schema: { type: 'string' }, render: (_args, value) => value },
@@ -29,4 +29,14 @@ export function recallResultTool(session: (sessionId: string) => Session | undef
     // Offered once a compaction pruned something in the run's session: no schema to pay for before.
     availableTo: (identity) => session(identity.sessionId)?.compacted === true,
   })
+}
+
+const RECALL_TOOL = 'recall_result'
+
+/**
+ * An allow-list that also lets `recall_result` through: the stubs of a compacted session name it,
+ * and it reads only the caller's own session, so no agent's list (a subagent profile's) must name it.
+ */
+export function withRecall(visible: ((name: string) => boolean) | undefined): ((name: string) => boolean) | undefined {
+  return visible && ((name) => name === RECALL_TOOL || visible(name))
 }
