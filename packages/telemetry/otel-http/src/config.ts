@@ -30,7 +30,9 @@ const HTTP_URL = /^https?:\/\/\S+$/i
 export const OtelHttpConfig: Schema<OtelHttpConfigInput, OtelHttpConfig> = Schema.object({
   endpoint: Schema.string().pattern(HTTP_URL)
     .description('OTLP/HTTP base URL, e.g. http://localhost:4318. Beats OTEL_EXPORTER_OTLP_ENDPOINT; neither set: nothing is exported.'),
-  headers: Schema.dict(Schema.string()).default({})
+  // Any value here, checked by checkHeaders: the schema's own message would quote a value YAML read
+  // as a number, and a header's value is a credential, usually.
+  headers: Schema.dict(Schema.any()).default({})
     .description('Headers sent with every export (an API key, usually). Never logged.'),
   serviceName: Schema.string().min(1).default('rein').description('The resource\'s service.name.'),
   resource: Schema.dict(Schema.union([Schema.string(), Schema.number(), Schema.boolean()])).default({})
@@ -88,10 +90,11 @@ const HEADER_VALUE_REFUSED = /[^\t\x20-\x7e\x80-\xff]/
  * Refuses, at load, headers Node's HTTP client would refuse at every export (and a CR or LF would
  * split the request). The error names the header, never its value: that is a credential, usually.
  */
-function checkHeaders(headers: Readonly<Record<string, string>>): void {
+function checkHeaders(headers: Readonly<Record<string, unknown>>): void {
   for (const [name, value] of Object.entries(headers)) {
     const field = `headers[${JSON.stringify(name)}]`
     if (!HEADER_NAME.test(name)) throw new ReinError('CONFIG_INVALID', `${field}: not a valid HTTP header name`)
+    if (typeof value !== 'string') throw new ReinError('CONFIG_INVALID', `${field}: must be text; quote it in cordis.yml (a value that looks like a number is read as one)`)
     if (HEADER_VALUE_REFUSED.test(value)) {
       throw new ReinError('CONFIG_INVALID', `${field}: the value holds a line break or another character an HTTP header cannot carry`)
     }
