@@ -34,13 +34,9 @@ export function eventLine(event: SessionEvent): string {
  * Parses a whole session file; `file` names it in errors, `id` is the id its name carries. One pass
  * in file order, so the first bad line is the one reported.
  */
-export function parseSessionFile(content: Buffer, file: string, id: string): ParsedSessionFile {
+export function parseSessionFile(content: Buffer, file: string, id: string, chunkBytes = DECODE_CHUNK_BYTES): ParsedSessionFile {
   const lastNewline = content.lastIndexOf(NEWLINE)
-  // Below 0x80 Latin-1 and UTF-8 read bytes as the same characters, and copying a log as Latin-1
-  // is several times faster than decoding it: a resume reads the whole file. The check covers the
-  // torn tail too; one non-ASCII byte there only costs the slower decode.
-  const lines = content.toString(isAscii(content) ? 'latin1' : 'utf8', 0, lastNewline + 1).split('\n')
-  lines.pop() // the '' after the last newline; the bytes after it are the tail, read below
+  const lines = decodeLines(content, lastNewline + 1, chunkBytes, file)
   let validLength = lastNewline + 1
   let unterminated = false
   let tail: unknown = TORN
@@ -59,6 +55,45 @@ export function parseSessionFile(content: Buffer, file: string, id: string): Par
   for (let index = 1; index < lines.length; index++) events.push(toEvent(parseLine(lines[index]!, file, index + 1), index - 1, file, index + 1))
   if (unterminated && lines.length > 0) events.push(toEvent(tail, lines.length - 1, file, lines.length + 1))
   return { header, events, validLength, unterminated }
+}
+
+/**
+ * Logs are decoded this much at a time, cut after a newline: V8 holds no string longer than about
+ * 512 MiB, so a long session's log decoded whole could never be opened again.
+ */
+const DECODE_CHUNK_BYTES = 256 * 1024 * 1024
+
+/** The lines of `content`'s first `end` bytes (which end with a newline, or are none). */
+function decodeLines(content: Buffer, end: number, chunkBytes: number, file: string): string[] {
+  // Below 0x80 Latin-1 and UTF-8 read bytes as the same characters, and copying a log as Latin-1
+  // is several times faster than decoding it: a resume reads the whole file. The check covers the
+  // torn tail too; one non-ASCII byte there only costs the slower decode.
+  const encoding = isAscii(content) ? 'latin1' : 'utf8'
+  if (end <= chunkBytes) {
+    // Every log but a huge one: one decode, one split.
+    const lines = decodePart(content, encoding, 0, end, file)
+    lines.pop() // the '' after the last newline
+    return lines
+  }
+  const lines: string[] = []
+  for (let start = 0; start < end;) {
+    // After the last newline within the chunk; a line longer than the chunk is decoded whole.
+    const within = start + chunkBytes >= end ? end : content.lastIndexOf(NEWLINE, start + chunkBytes - 1) + 1
+    const stop = within > start ? within : content.indexOf(NEWLINE, start) + 1
+    const part = decodePart(content, encoding, start, stop, file)
+    part.pop() // the '' after the part's last newline
+    for (const line of part) lines.push(line)
+    start = stop
+  }
+  return lines
+}
+
+function decodePart(content: Buffer, encoding: 'latin1' | 'utf8', start: number, stop: number, file: string): string[] {
+  try {
+    return content.toString(encoding, start, stop).split('\n')
+  } catch (error) {
+    throw new ReinError('SESSION_TOO_LARGE', `${file}: ${stop - start} bytes without a line break between them, more than one string can hold; it cannot be loaded`, { cause: error, details: { file } })
+  }
 }
 
 const TORN = Symbol('torn')

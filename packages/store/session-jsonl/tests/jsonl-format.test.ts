@@ -171,3 +171,15 @@ describe('malformed files', () => {
     expect(await readFile(file, 'utf8')).toBe(fileOf([headerText('s1'), eventText(event(0))]))
   })
 })
+
+describe('a log too large to decode as one string (past ~512 MiB)', () => {
+  it('is decoded a part at a time, cut after a newline, with exactly the result of one decode', async () => {
+    const { parseSessionFile } = await import('../src/jsonl-format.ts')
+    const events = [...range(0, 5), userMessage(5, 'naïve café — 記録 😀'), ...range(6, 9)]
+    for (const tail of ['', '{"seq":9,"type":"step/st']) {
+      const content = Buffer.from(fileOf([headerText('s1'), ...events.map(eventText)]) + tail)
+      const whole = parseSessionFile(content, 'f', 's1')
+      for (const chunkBytes of [1, 7, 64, 200, 1000]) expect({ chunkBytes, parsed: parseSessionFile(content, 'f', 's1', chunkBytes) }).toEqual({ chunkBytes, parsed: whole })
+    }
+  })
+})
