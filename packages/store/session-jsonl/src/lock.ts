@@ -58,8 +58,10 @@ export class LockOwner {
         const who = holder === process.pid ? 'this process' : `process ${holder}`
         throw new ReinError('SESSION_LOCKED', `session ${id} is open in ${who} (pid ${holder}); close it there first, or delete ${lock} if that process is not rein`, { details: { pid: holder, lock } })
       }
+      // Removed only while it is still the stale file: another claimer that took it over meanwhile
+      // linked a new one, which must not be removed (two writers would share the log).
       try {
-        unlinkSync(lock)
+        removeIfStale(lock)
       } catch (error) {
         if (errorCode(error) !== 'ENOENT') throw lockError(lock, error)
       }
