@@ -41,6 +41,8 @@ const TEMP_NAME = /^\..+\.(?:lock|jsonl)\.([1-9]\d*)\.[0-9a-f-]{36}\.tmp$/
 export class LockOwner {
   /** The pid file, once written; undefined until the first claim and after `dispose`. */
   private file: string | undefined
+  /** Its device and inode, as `livePidFiles` holds it. */
+  private key: string | undefined
 
   constructor(private readonly folder: string) {}
 
@@ -71,17 +73,18 @@ export class LockOwner {
 
   /** Drops the pid file without removing it: it (or its folder) was found gone, so the next claim writes another. */
   forget(): void {
-    if (this.file !== undefined) livePidFiles.delete(this.file)
+    if (this.key !== undefined) livePidFiles.delete(this.key)
     this.file = undefined
+    this.key = undefined
   }
 
   /** Removes the pid file's name. Locks still held stay valid: each is a name of its own for the same file. */
   dispose(): void {
     const file = this.file
+    if (this.key !== undefined) livePidFiles.delete(this.key)
     this.file = undefined
-    if (file === undefined) return
-    livePidFiles.delete(file)
-    quietly(() => unlinkSync(file))
+    this.key = undefined
+    if (file !== undefined) quietly(() => unlinkSync(file))
   }
 
   /** Links the pid file to `lock`: false if a lock is already there. */
@@ -104,18 +107,24 @@ export class LockOwner {
         throw lockError(lock, error)
       }
       this.file = file
-      livePidFiles.add(file)
+      this.key = fileKey(lstatSync(file))
+      livePidFiles.add(this.key)
     }
     return this.file
   }
 }
 
 /**
- * The pid files of this process's stores. A lock naming this pid is held here only when it is one
- * of them: a restarted container can give rein the pid an earlier run had, and that run's locks
- * are stale, not this process's.
+ * The pid files of this process's stores, by device and inode: a lock naming this pid is held here
+ * only when it is one of them (a restarted container can give rein the pid an earlier run had, and
+ * that run's locks are stale). Not by path: two stores may name one folder two ways (a link). Shared
+ * by every copy of this module loaded in the process.
  */
-const livePidFiles = new Set<string>()
+const livePidFiles: Set<string> = ((globalThis as Record<symbol, unknown>)[Symbol.for('rein.session-jsonl.live-pid-files')] ??= new Set<string>()) as Set<string>
+
+function fileKey(stats: { dev: number; ino: number }): string {
+  return `${stats.dev}:${stats.ino}`
+}
 
 /** Whether the process `lock` names holds it: alive, and for this pid, linked to one of this process's pid files. */
 function isHolderAlive(lock: string, holder: number): boolean {
@@ -124,12 +133,7 @@ function isHolderAlive(lock: string, holder: number): boolean {
 
 function isLinkedHere(lock: string): boolean {
   const stats = lstatSync(lock, { throwIfNoEntry: false })
-  if (!stats) return false
-  for (const file of livePidFiles) {
-    const own = lstatSync(file, { throwIfNoEntry: false })
-    if (own && own.ino === stats.ino && own.dev === stats.dev) return true
-  }
-  return false
+  return stats !== undefined && livePidFiles.has(fileKey(stats))
 }
 
 /** True when `lock` names a process that is alive: the session is open somewhere. */
@@ -166,7 +170,7 @@ export function sweepLeftovers(folder: string): void {
   // An earlier run that had this pid (a restarted container) left pid files no store here owns.
   for (const name of names) {
     const file = join(folder, name)
-    if (name.startsWith(PID_FILE_PREFIX) && writerOfTemp(name) === process.pid && !livePidFiles.has(file)) quietly(() => unlinkSync(file))
+    if (name.startsWith(PID_FILE_PREFIX) && writerOfTemp(name) === process.pid && !isLinkedHere(file)) quietly(() => unlinkSync(file))
   }
   for (const name of names) {
     if (name.endsWith('.lock') && !name.startsWith('.')) quietly(() => removeIfStale(join(folder, name)))

@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { link, readdir, readFile, rm, stat, unlink, writeFile } from 'node:fs/promises'
+import { link, readdir, readFile, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -96,6 +96,22 @@ describe('session locks', () => {
     await second.dispose()
     await store.dispose()
     expect(await readdir(root)).toEqual(['s1.jsonl'])
+  })
+
+  it('keeps another store\'s session in this process locked when that store names the folder through a link', async () => {
+    const root = await tempRoot()
+    await storedSession(root, 's1')
+    await storedSession(root, 's2')
+    const linked = join(await tempRoot(), 'sessions')
+    await symlink(root, linked)
+    const first = new JsonlSessionStore({ root })
+    await first.open('s1')
+    const second = new JsonlSessionStore({ root: linked })
+    await second.open('s2')
+    await expect(second.open('s1')).rejects.toMatchObject({ code: 'SESSION_LOCKED' })
+    expect(await readFile(join(root, 's1.lock'), 'utf8')).toBe(`${process.pid}\n`)
+    await second.dispose()
+    await first.dispose()
   })
 
   it('takes over a lock whose process was killed but not yet reaped (a zombie)', async () => {
