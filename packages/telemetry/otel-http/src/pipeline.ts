@@ -11,7 +11,7 @@ import { defaultResource, detectResources, processDetector, resourceFromAttribut
 import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics'
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base'
 import type { Endpoints, OtelHttpConfig } from './config.ts'
-import { deadlineAgents } from './deadline-agent.ts'
+import { deadlineAgents, tlsFromEnvironment } from './deadline-agent.ts'
 import type { FailureLog, Signal } from './failures.ts'
 import { SCOPE_NAME } from './semconv.ts'
 
@@ -24,6 +24,13 @@ export interface Pipeline {
   /** Flushes and stops both providers; resolves within `flushTimeoutMs`, never rejects. */
   shutdown(): Promise<void>
 }
+
+/**
+ * The longest one export's connection may stay open, whatever the endpoint sends: a slow upload of a
+ * large batch to a distant collector fits, an endpoint that trickles its answer forever does not.
+ * Dispose drops whatever is still open once `flushTimeoutMs` has passed.
+ */
+const MIN_EXPORT_DEADLINE_MS = 30_000
 
 /** How often metrics are pushed while the process runs (the SDK's default); dispose pushes the rest. */
 const METRIC_INTERVAL_MS = 60_000
@@ -40,15 +47,16 @@ export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, fai
   // One export, its retries included, never outlives the bound dispose waits: no request to a dead
   // endpoint keeps the process alive after dispose has given up on it. The SDK's timeout only counts
   // silence; the agents' deadline counts from the connection's start.
-  const agents = deadlineAgents(config.flushTimeoutMs)
-  const exporterOptions = { headers: { ...config.headers }, timeoutMillis: config.flushTimeoutMs, httpAgentOptions: agents.factory }
-  const spanExporter = reportingSpanExporter(new OTLPTraceExporter({ ...exporterOptions, url: endpoints.traces }), failures)
+  const deadline = Math.max(config.flushTimeoutMs, MIN_EXPORT_DEADLINE_MS)
+  const agents = [deadlineAgents(deadline, tlsFromEnvironment('TRACES', process.env)), deadlineAgents(deadline, tlsFromEnvironment('METRICS', process.env))] as const
+  const exporterOptions = { headers: { ...config.headers }, timeoutMillis: config.flushTimeoutMs }
+  const spanExporter = reportingSpanExporter(new OTLPTraceExporter({ ...exporterOptions, httpAgentOptions: agents[0].factory, url: endpoints.traces }), failures)
   const tracerProvider = new BasicTracerProvider({
     resource,
     spanLimits: { attributeValueLengthLimit: MAX_ATTRIBUTE_CHARS },
     spanProcessors: [new BatchSpanProcessor(spanExporter, { exportTimeoutMillis: config.flushTimeoutMs })],
   })
-  const metricExporter = reportingMetricExporter(new OTLPMetricExporter({ ...exporterOptions, url: endpoints.metrics }), failures)
+  const metricExporter = reportingMetricExporter(new OTLPMetricExporter({ ...exporterOptions, httpAgentOptions: agents[1].factory, url: endpoints.metrics }), failures)
   const meterProvider = new MeterProvider({
     resource,
     readers: [new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: METRIC_INTERVAL_MS, exportTimeoutMillis: config.flushTimeoutMs })],
@@ -59,7 +67,9 @@ export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, fai
     meter: meterProvider.getMeter(SCOPE_NAME),
     flush: () => bounded(() => [tracerProvider.forceFlush(), meterProvider.forceFlush()]),
     // Whatever is still open once the bound has passed goes: nothing of ours keeps the process alive.
-    shutdown: () => bounded(() => [tracerProvider.shutdown(), meterProvider.shutdown()]).finally(() => agents.destroy()),
+    shutdown: () => bounded(() => [tracerProvider.shutdown(), meterProvider.shutdown()]).finally(() => {
+      for (const each of agents) each.destroy()
+    }),
   }
 }
 
