@@ -3,7 +3,7 @@
  * `headers`, credentials
  * inside URLs (user:password@, secret-named query parameters), and any text
  * equal to (or, for values of 8 characters or more, holding) the value of an environment variable
- * named like one. What a key holds that is no text (a number, a boolean) is shown: it is no secret.
+ * named like one. A number under such a key is masked too; a boolean is shown.
  */
 
 import { isSecretName, secretEnvironment } from '@rein/base'
@@ -23,6 +23,8 @@ export function secretValues(env: NodeJS.ProcessEnv): string[] {
 /** A copy of `value` (plain data, as JSON would carry it) with the secrets replaced by `***`. */
 export function maskSecrets(value: unknown, secrets: readonly string[], secretKey = false): unknown {
   if (typeof value === 'string') return secretKey ? MASK : maskText(value, secrets)
+  // A key YAML read as a number (`x-api-key: 12345678901234`) is a secret all the same.
+  if (secretKey && (typeof value === 'number' || typeof value === 'bigint')) return MASK
   if (Array.isArray(value)) return value.map((item) => maskSecrets(item, secrets, secretKey))
   if (typeof value === 'object' && value !== null) {
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskSecrets(item, secrets, secretKey || isSecretName(key) || HEADERS.test(key))]))

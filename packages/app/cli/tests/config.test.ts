@@ -188,8 +188,8 @@ describe('rein config', () => {
   })
 
   it('masks every value under headers, whatever the header is called (x-honeycomb-team, uptrace-dsn)', () => {
-    const config = { endpoint: 'https://api.honeycomb.io', headers: { 'x-honeycomb-team': 'hcaik_01SECRET', 'uptrace-dsn': 'https://tok@uptrace.dev/1', 'x-scope': 'eu' } }
-    expect(maskSecrets(config, [])).toEqual({ endpoint: 'https://api.honeycomb.io', headers: { 'x-honeycomb-team': '***', 'uptrace-dsn': '***', 'x-scope': '***' } })
+    const config = { endpoint: 'https://api.honeycomb.io', headers: { 'x-honeycomb-team': 'hcaik_01SECRET', 'uptrace-dsn': 'https://tok@uptrace.dev/1', 'x-scope': 'eu', 'x-api-key': 12345678901234 } }
+    expect(maskSecrets(config, [])).toEqual({ endpoint: 'https://api.honeycomb.io', headers: { 'x-honeycomb-team': '***', 'uptrace-dsn': '***', 'x-scope': '***', 'x-api-key': '***' } })
   })
 
   it('masks credentials inside URLs, and shows which variable a key is read from', () => {

@@ -41,7 +41,7 @@ export function parseSessionFile(content: Buffer, file: string, id: string, chun
   let unterminated = false
   let tail: unknown = TORN
   if (validLength < content.length) {
-    tail = tryParse(content.toString('utf8', validLength))
+    tail = tryParse(decodePart(content, 'utf8', validLength, content.length, file).join('\n'))
     // A partial line is what a crash mid-write leaves; it was never acknowledged, so it is dropped.
     if (tail !== TORN) {
       validLength = content.length
