@@ -144,32 +144,30 @@ export class CheckpointService extends Service {
    * `anchor` is the first.
    */
   async plan(sessionId: string, anchor: string | readonly string[]): Promise<RewindPlan> {
+    return (await this.planned(sessionId, anchor)).plan
+  }
+
+  /** The plan, and the records behind each of its files (by `fileKey`), to plan one again. */
+  private async planned(sessionId: string, anchor: string | readonly string[]): Promise<{ plan: RewindPlan; recordsOf: ReadonlyMap<string, CheckpointRecord[]> }> {
     const store = this.store()
     const anchors = typeof anchor === 'string' ? [anchor] : anchor
     const [first] = anchors
     if (first === undefined) throw new ReinError('INVALID_ANCHOR', 'plan and rewind need an anchor (the id of the user message that started the turn), or a list of at least one')
     const undo = recordsToUndo(await store.records(sessionId), new Set(anchors))
-    const files = new Map<string, CheckpointRecord[]>()
+    const recordsOf = new Map<string, CheckpointRecord[]>()
     for (const record of undo) {
-      const key = JSON.stringify([record.root, record.path])
-      const list = files.get(key)
+      const key = fileKey(record)
+      const list = recordsOf.get(key)
       if (list) list.push(record)
-      else files.set(key, [record])
+      else recordsOf.set(key, [record])
     }
-    const items = await Promise.all([...files.values()].map(async (records) => {
-      const [first] = records
-      if (!first) throw new Error('unreachable: a group has a record')
-      try {
-        return await planFile(first.root, first.path, records)
-      } catch (error) {
-        return { root: first.root, path: first.path, file: resolve(first.root, first.path), action: 'skipped' as const, reason: `could not be read: ${describe(error)}`, before: null, after: null, seqs: records.map((record) => record.seq) }
-      }
-    }))
+    const items = await Promise.all([...recordsOf.values()].map(planGroup))
     const pruned = await store.pruned?.(sessionId)
-    return Object.freeze({
+    const plan = Object.freeze({
       sessionId, anchor: first, items: Object.freeze(items), notCovered: Object.freeze(notCovered(undo, this._state.config.snapshot)),
       pruned: Object.freeze(pruned ? anchors.filter((each) => pruned.has(each)) : []),
     })
+    return { plan, recordsOf }
   }
 
   /**
@@ -193,7 +191,7 @@ export class CheckpointService extends Service {
     const logger = this.ctx.logger('checkpoint')
     const target = options.notify === false ? undefined : await noticeTarget(this.ctx, sessionId, agents?.find(sessionId), options.session, logger)
     try {
-      const plan = await this.plan(sessionId, anchor)
+      const { plan, recordsOf } = await this.planned(sessionId, anchor)
       const result = { sessionId, anchor: plan.anchor, restored: [] as PlanItem[], already: [] as PlanItem[], drifted: [] as PlanItem[], skipped: [] as PlanItem[], failed: [] as FailedItem[], notCovered: plan.notCovered, pruned: plan.pruned }
       let aside: string | undefined
       const asideFolder = () => (aside ??= setAsideFolder(this._state.config.home ?? reinHome(), sessionId))
@@ -216,9 +214,9 @@ export class CheckpointService extends Service {
       const blocked = result.skipped.filter(blockedByKind)
       if (blocked.length > 0) {
         await removeEmptyFolders(blocked)
-        const again = new Map((await this.plan(sessionId, anchor)).items.map((item) => [item.file, item]))
         for (const item of blocked) {
-          const next = again.get(item.file)
+          const records = recordsOf.get(fileKey(item))
+          const next = records && await planGroup(records)
           if (next === undefined || next.action === 'skipped') continue
           result.skipped.splice(result.skipped.indexOf(item), 1)
           await act(next)
@@ -261,6 +259,22 @@ export class CheckpointService extends Service {
     const [store] = this._state.stores
     if (!store) throw new ReinError('NO_CHECKPOINT_STORE', 'no checkpoint store is registered; load @rein/checkpoint-jsonl (or register one with ctx.checkpoints.registerStore)')
     return store
+  }
+}
+
+/** Records (and plan items) of one file group by root and path. */
+function fileKey(of: { root: string; path: string }): string {
+  return JSON.stringify([of.root, of.path])
+}
+
+/** One file's item from its records (newest first); a file that cannot be read is skipped, saying why. */
+async function planGroup(records: readonly CheckpointRecord[]): Promise<PlanItem> {
+  const [first] = records
+  if (!first) throw new Error('unreachable: a group has a record')
+  try {
+    return await planFile(first.root, first.path, records)
+  } catch (error) {
+    return { root: first.root, path: first.path, file: resolve(first.root, first.path), action: 'skipped' as const, reason: `could not be read: ${describe(error)}`, before: null, after: null, seqs: records.map((record) => record.seq) }
   }
 }
 

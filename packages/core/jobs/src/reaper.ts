@@ -59,11 +59,19 @@ function findMarked(proc: string, markers: ReadonlySet<string>): Map<string, Pro
   return found
 }
 
+/**
+ * The start time of the process leading `group`, when it is alive and leads it: kept with a recorded
+ * group, it tells that group from a later one of the same number. A process that rewrites its title
+ * (nginx, postgres, `perl $0=`) loses the marker in its environment, not the group it was started in.
+ */
+export function leaderStartOf(group: number, proc = '/proc'): number | undefined {
+  const leader = readProcess(group, proc)
+  return leader?.group === group ? leader.startTime : undefined
+}
+
 /** Whether `group` is still led by the process recorded as its leader: same pid, same start time. */
 function sameLeader(group: number, leaderStart: number | undefined, proc: string): boolean {
-  if (leaderStart === undefined) return false
-  const leader = readProcess(group, proc)
-  return leader?.group === group && leader.startTime === leaderStart
+  return leaderStart !== undefined && leaderStartOf(group, proc) === leaderStart
 }
 
 function signal(target: number): boolean {

@@ -6,14 +6,14 @@
 
 import type { Logger } from '@deepseek-ai/cordis'
 import type { Agent } from '@rein/agent'
-import { cutHead, readProcess, ReinError, shorten, type JobId } from '@rein/base'
+import { cutHead, ReinError, shorten, type JobId } from '@rein/base'
 import type { Session } from '@rein/session'
 import type { JobsConfig } from './config.ts'
 import { noticeText, type JobFacts } from './format.ts'
 import { Job } from './job.ts'
 import { readJobLog, type EndData, type LoggedJob } from './job-log.ts'
 import { Notices, appendTo } from './notices.ts'
-import { isMarker, reapRecorded } from './reaper.ts'
+import { isMarker, leaderStartOf, reapRecorded } from './reaper.ts'
 import type { JobHandle, JobInfo, JobOutput, JobRecord, JobViewer, LostJob, SettleReport, StartJob } from './types.ts'
 
 /** What the runtime knows of a session it has seen: the numbers used per kind, and the jobs its log told of. */
@@ -212,13 +212,13 @@ export class JobRuntime {
       const key = counterKey(conversationId, kind)
       this.counters.set(key, Math.max(n, this.counters.get(key) ?? 0))
     }
-    if (view.cutShort.length > 0) {
-      const stray = reapRecorded(view.cutShort.map((job) => job.record))
-      if (stray.pids.length > 0) this.logger.info('session %s: processes of jobs that had ended killed or failed were still running; killed pids %o, groups %o', session.id, stray.pids, stray.groups)
+    // One pass over the process table for both: jobs never ended, and ended ones whose processes may outlive the end.
+    const suspects = [...view.open, ...view.cutShort]
+    const reaped = suspects.length > 0 ? reapRecorded(suspects.map((job) => job.record)) : undefined
+    if (reaped && (view.open.length > 0 || reaped.pids.length > 0)) {
+      this.logger.info('session %s: %d job(s) left by an earlier process, %d ended killed or failed; killed pids %o, groups %o', session.id, view.open.length, view.cutShort.length, reaped.pids, reaped.groups)
     }
     if (view.open.length === 0 && view.owed.length === 0) return book
-    const reaped = reapRecorded(view.open.map((job) => job.record))
-    this.logger.info('session %s: %d job(s) left by an earlier process; killed pids %o, groups %o', session.id, view.open.length, reaped.pids, reaped.groups)
     for (const job of view.open) {
       if (!isMarker(job.record.marker)) this.logger.warn('job %s in session %s recorded no marker: its processes could not be checked, so none were killed', job.start.jobId, session.id)
       job.end = { jobId: job.start.jobId, status: 'killed', cause: 'lost', notice: true }
@@ -384,12 +384,3 @@ async function until(promise: Promise<unknown>, timeoutMs: number, signal?: Abor
   if (onAbort) signal?.removeEventListener('abort', onAbort)
 }
 
-/**
- * The start time of the process leading `group`, when it is alive and leads it: a process that
- * rewrites its title (nginx, postgres, `perl $0=`) loses the marker in its environment, but not the
- * group it was started in.
- */
-function leaderStartOf(group: number): number | undefined {
-  const leader = readProcess(group)
-  return leader?.group === group ? leader.startTime : undefined
-}

@@ -7,7 +7,7 @@
 
 import { LlmError } from '@rein/llm'
 import type { WireChunk } from './wire.ts'
-import { cutHead } from '@rein/base'
+import { shorten } from '@rein/base'
 
 type Json = Record<string, unknown>
 
@@ -98,7 +98,7 @@ function wrong(provider: string, path: string, value: unknown, expected: string)
 function describe(value: unknown): string {
   if (value === null) return 'null'
   if (Array.isArray(value)) return 'an array'
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${cutHead(value, 40)}…` : value)}`
+  if (typeof value === 'string') return `the string ${JSON.stringify(shorten(value, 41))}`
   if (typeof value === 'object') return 'an object'
   return `${typeof value} ${JSON.stringify(value)}`
 }

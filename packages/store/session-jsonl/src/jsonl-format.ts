@@ -41,7 +41,7 @@ export function parseSessionFile(content: Buffer, file: string, id: string, chun
   let unterminated = false
   let tail: unknown = TORN
   if (validLength < content.length) {
-    tail = tryParse(decodePart(content, 'utf8', validLength, content.length, file).join('\n'))
+    tail = tryParse(decodeText(content, 'utf8', validLength, content.length, file))
     // A partial line is what a crash mid-write leaves; it was never acknowledged, so it is dropped.
     if (tail !== TORN) {
       validLength = content.length
@@ -71,7 +71,7 @@ function decodeLines(content: Buffer, end: number, chunkBytes: number, file: str
   const encoding = isAscii(content) ? 'latin1' : 'utf8'
   if (end <= chunkBytes) {
     // Every log but a huge one: one decode, one split.
-    const lines = decodePart(content, encoding, 0, end, file)
+    const lines = decodeText(content, encoding, 0, end, file).split('\n')
     lines.pop() // the '' after the last newline
     return lines
   }
@@ -80,7 +80,7 @@ function decodeLines(content: Buffer, end: number, chunkBytes: number, file: str
     // After the last newline within the chunk; a line longer than the chunk is decoded whole.
     const within = start + chunkBytes >= end ? end : content.lastIndexOf(NEWLINE, start + chunkBytes - 1) + 1
     const stop = within > start ? within : content.indexOf(NEWLINE, start) + 1
-    const part = decodePart(content, encoding, start, stop, file)
+    const part = decodeText(content, encoding, start, stop, file).split('\n')
     part.pop() // the '' after the part's last newline
     for (const line of part) lines.push(line)
     start = stop
@@ -88,9 +88,10 @@ function decodeLines(content: Buffer, end: number, chunkBytes: number, file: str
   return lines
 }
 
-function decodePart(content: Buffer, encoding: 'latin1' | 'utf8', start: number, stop: number, file: string): string[] {
+/** Bytes `start`…`stop` as text; `SESSION_TOO_LARGE` when they are more than one string can hold. */
+function decodeText(content: Buffer, encoding: 'latin1' | 'utf8', start: number, stop: number, file: string): string {
   try {
-    return content.toString(encoding, start, stop).split('\n')
+    return content.toString(encoding, start, stop)
   } catch (error) {
     throw new ReinError('SESSION_TOO_LARGE', `${file}: ${stop - start} bytes without a line break between them, more than one string can hold; it cannot be loaded`, { cause: error, details: { file } })
   }

@@ -48,15 +48,16 @@ export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, fai
   // endpoint keeps the process alive after dispose has given up on it. The SDK's timeout only counts
   // silence; the agents' deadline counts from the connection's start.
   const deadline = Math.max(config.flushTimeoutMs, MIN_EXPORT_DEADLINE_MS)
-  const agents = [deadlineAgents(deadline, tlsFromEnvironment('TRACES', process.env)), deadlineAgents(deadline, tlsFromEnvironment('METRICS', process.env))] as const
+  const traceAgents = deadlineAgents(deadline, tlsFromEnvironment('TRACES', process.env))
+  const metricAgents = deadlineAgents(deadline, tlsFromEnvironment('METRICS', process.env))
   const exporterOptions = { headers: { ...config.headers }, timeoutMillis: config.flushTimeoutMs }
-  const spanExporter = reportingSpanExporter(new OTLPTraceExporter({ ...exporterOptions, httpAgentOptions: agents[0].factory, url: endpoints.traces }), failures)
+  const spanExporter = reportingSpanExporter(new OTLPTraceExporter({ ...exporterOptions, httpAgentOptions: traceAgents.factory, url: endpoints.traces }), failures)
   const tracerProvider = new BasicTracerProvider({
     resource,
     spanLimits: { attributeValueLengthLimit: MAX_ATTRIBUTE_CHARS },
     spanProcessors: [new BatchSpanProcessor(spanExporter, { exportTimeoutMillis: config.flushTimeoutMs })],
   })
-  const metricExporter = reportingMetricExporter(new OTLPMetricExporter({ ...exporterOptions, httpAgentOptions: agents[1].factory, url: endpoints.metrics }), failures)
+  const metricExporter = reportingMetricExporter(new OTLPMetricExporter({ ...exporterOptions, httpAgentOptions: metricAgents.factory, url: endpoints.metrics }), failures)
   const meterProvider = new MeterProvider({
     resource,
     readers: [new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: METRIC_INTERVAL_MS, exportTimeoutMillis: config.flushTimeoutMs })],
@@ -68,7 +69,8 @@ export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, fai
     flush: () => bounded(() => [tracerProvider.forceFlush(), meterProvider.forceFlush()]),
     // Whatever is still open once the bound has passed goes: nothing of ours keeps the process alive.
     shutdown: () => bounded(() => [tracerProvider.shutdown(), meterProvider.shutdown()]).finally(() => {
-      for (const each of agents) each.destroy()
+      traceAgents.destroy()
+      metricAgents.destroy()
     }),
   }
 }

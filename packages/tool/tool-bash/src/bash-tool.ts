@@ -116,8 +116,9 @@ async function execute(args: BashArgs, run: ToolRun, options: BashToolOptions): 
 /**
  * A call a crash left without a result (rein was killed mid-call): stops whatever of its command
  * still runs, found by the call's marker. When something did, the command was most likely cut off
- * (or killed while its leftovers were being stopped): the call failed with `COMMAND_INTERRUPTED`. Else it declines, and the model is told the outcome is unknown
- * (the command may have finished just before the crash).
+ * (or killed while its leftovers were being stopped): the call failed with `COMMAND_INTERRUPTED`.
+ * Else it declines, and the model is told the outcome is unknown (it may have finished just before
+ * the crash).
  */
 async function recover(callId: string, context: RecoverContext, options: BashToolOptions): Promise<{ error: ReinError } | undefined> {
   // Outside a session the marker was random: nothing can be found.

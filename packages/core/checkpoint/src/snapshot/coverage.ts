@@ -94,23 +94,24 @@ function snapshotWrapper(snapshots: Snapshotter, config: SnapshotConfig, state: 
         logger.error('the changes %s made could not be recorded; they cannot be rewound: %s', who.by, error)
       })
     }
-    let job: Promise<unknown> | undefined
+    let outcome: DispatchOutcome
     try {
-      let outcome: DispatchOutcome
-      try {
-        outcome = await next()
-      } catch (error) {
-        // A wrapper inside failed after the command may have run: what it changed is still its change.
-        await after()
-        throw error
-      }
-      job = backgroundJob(outcome)
-      if (!job) await after()
-      return outcome
-    } finally {
-      if (job) void job.then(after).finally(ended)
-      else ended()
+      outcome = await next()
+    } catch (error) {
+      // A wrapper inside failed after the command may have run: what it changed is still its change.
+      await after()
+      ended()
+      throw error
     }
+    const job = backgroundJob(outcome)
+    if (job) {
+      void job.then(after).finally(ended)
+      return outcome
+    }
+    // `after` never rejects: it logs what it could not record.
+    await after()
+    ended()
+    return outcome
   }
 }
 
