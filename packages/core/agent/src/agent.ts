@@ -8,6 +8,7 @@
 import { ReinError } from '@rein/base'
 import { createMessage, type Message, type TokenUsage } from '@rein/llm'
 import type { ContextCompacted, Session } from '@rein/session'
+import type { RunIdentity } from '@rein/tools'
 import { Tally } from './accounting.ts'
 import { compactIdle } from './compaction/idle.ts'
 import type { CompactionAsked } from './compaction/step.ts'
@@ -15,7 +16,7 @@ import { ContextMeter } from './compaction/meter.ts'
 import { CallIds } from './call-ids.ts'
 import type { AgentEvent, TurnResult } from './events.ts'
 import type { AgentOptions } from './options.ts'
-import { newRunId, type ParentRun } from './identity.ts'
+import { latestUserMessage, newRunId, runIdentity, type ParentRun } from './identity.ts'
 import { findLastHeader, recordedPins, type RequestHeader } from './request-header.ts'
 import { budgetLeft, tighter, TreeSpend, type BudgetLeft, type Charge, type Spend } from './tree-budget.ts'
 import { runTurn, type TurnServices } from './turn.ts'
@@ -195,6 +196,7 @@ export class Agent {
     const compacting = this.acquire().then(({ session }) => compactIdle({
       session, options: this.options, llm: this.services.llm(), tools: this.services.tools(), tokens: this.services.tokens(),
       meter: this._meter, totals: this._totals, ...(instructions ? { instructions } : {}), signal: AbortSignal.any([signal, controller.signal]),
+      notify: this.services.notify, turn: session.turns, identity: this.idleRun(session),
     }))
     this._compacting = compacting.then(() => undefined, () => undefined)
     try {
@@ -203,6 +205,12 @@ export class Agent {
       this._compacting = undefined
       this._controller = undefined
     }
+  }
+
+  /** The identity of a run between turns (a compaction): a fresh run id, numbered with the turn it follows. */
+  private idleRun(session: Session): RunIdentity {
+    const { parent } = this._lineage
+    return runIdentity({ agent: this.options.name, sessionId: session.id, turn: session.turns, runId: newRunId(), anchor: latestUserMessage(session.messages()), ...(parent ? { parent } : {}) })
   }
 
   /** Cancels the running turn: the stream stops, running tools see their signal, unstarted calls are paired. */

@@ -4,9 +4,20 @@
  */
 
 import type { ContentBlock, LlmEvent, LlmRuntime, ModelRoute, TokenUsage } from '@rein/llm'
-import type { LlmAttemptInput, LlmAttemptStartEvent } from './lifecycle.ts'
+import type { RunIdentity } from '@rein/tools'
+import type { LlmAttemptEndEvent, LlmAttemptInput, LlmAttemptStartEvent } from './lifecycle.ts'
 import type { TurnContext } from './turn.ts'
 import type { TurnState } from './turn-state.ts'
+
+/** Where an attempt happens: a turn's step, or (step 0) a compaction between turns. */
+export interface AttemptPlace {
+  readonly identity: RunIdentity
+  readonly turn: number
+  readonly step: number | undefined
+}
+
+type AttemptStart = Extract<LlmEvent, { type: 'attempt-start' }> | Omit<Extract<LlmEvent, { type: 'attempt' }>, 'type'>
+type AttemptEnd = Omit<Extract<LlmEvent, { type: 'attempt' }>, 'type'>
 
 /** Every attempt, failed and aborted ones included, is logged once and counted once. */
 export function recordAttempt(context: TurnContext, state: TurnState, llm: LlmRuntime, event: Extract<LlmEvent, { type: 'attempt' }>, input: LlmAttemptInput, output: () => readonly ContentBlock[]) {
@@ -14,17 +25,7 @@ export function recordAttempt(context: TurnContext, state: TurnState, llm: LlmRu
   const cost = attempt.usage ? priceOf(llm, attempt, attempt.usage) : undefined
   // Ignorable: the model never sees it, so a rein that predates the record can still load the log.
   context.session.append('llm/attempt', { ...attempt, ...(cost !== undefined ? { cost } : {}) }, { ignorable: true })
-  // Object.assign onto the start: not a spread-first literal, slow on Node 20 (docs/architecture.md, Conventions).
-  context.services.notify('agent/llm-end', () => Object.assign(attemptStarted(context, state, llm, attempt, input), {
-    endedAt: attempt.endedAt,
-    ...(attempt.responseId !== undefined ? { responseId: attempt.responseId } : {}),
-    ...(attempt.responseModel !== undefined ? { responseModel: attempt.responseModel } : {}),
-    ...(attempt.finishReason !== undefined ? { finishReason: attempt.finishReason } : {}),
-    ...(attempt.usage ? { usage: attempt.usage } : {}),
-    ...(attempt.usageEstimated ? { usageEstimated: true as const } : {}),
-    ...(cost !== undefined ? { cost } : {}),
-    ...(attempt.failure ? { errorCode: attempt.failure.code } : { output }),
-  }))
+  context.services.notify('agent/llm-end', () => attemptEnded(state, llm, attempt, input, output, cost))
   if (!attempt.usage) return
   const estimated = attempt.usageEstimated === true
   state.tally.add(attempt.usage, cost, estimated)
@@ -43,13 +44,13 @@ export function recordAttempt(context: TurnContext, state: TurnState, llm: LlmRu
 }
 
 /** An attempt as lifecycle listeners see it: the route, and the server behind it in the GenAI conventions' terms. */
-export function attemptStarted(context: TurnContext, state: TurnState, llm: LlmRuntime, attempt: Extract<LlmEvent, { type: 'attempt-start' }> | Omit<Extract<LlmEvent, { type: 'attempt' }>, 'type'>, input: LlmAttemptInput): LlmAttemptStartEvent {
+export function attemptStarted(place: AttemptPlace, llm: LlmRuntime, attempt: AttemptStart, input: LlmAttemptInput): LlmAttemptStartEvent {
   const endpoint = llm.endpoint(attempt.provider)
   const server = serverOf(endpoint?.baseURL)
   return {
-    identity: state.identity,
-    turn: state.turn,
-    step: state.step ?? 0,
+    identity: place.identity,
+    turn: place.turn,
+    step: place.step ?? 0,
     route: attempt.provider,
     providerName: endpoint?.providerName ?? attempt.provider,
     ...server,
@@ -62,6 +63,21 @@ export function attemptStarted(context: TurnContext, state: TurnState, llm: LlmR
     startedAt: attempt.startedAt,
     input,
   }
+}
+
+/** A finished attempt as lifecycle listeners see it; `output` is read only when it succeeded. */
+export function attemptEnded(place: AttemptPlace, llm: LlmRuntime, attempt: AttemptEnd, input: LlmAttemptInput, output: () => readonly ContentBlock[], cost: number | undefined): LlmAttemptEndEvent {
+  // Object.assign onto the start: not a spread-first literal, slow on Node 20 (docs/architecture.md, Conventions).
+  return Object.assign(attemptStarted(place, llm, attempt, input), {
+    endedAt: attempt.endedAt,
+    ...(attempt.responseId !== undefined ? { responseId: attempt.responseId } : {}),
+    ...(attempt.responseModel !== undefined ? { responseModel: attempt.responseModel } : {}),
+    ...(attempt.finishReason !== undefined ? { finishReason: attempt.finishReason } : {}),
+    ...(attempt.usage ? { usage: attempt.usage } : {}),
+    ...(attempt.usageEstimated ? { usageEstimated: true as const } : {}),
+    ...(cost !== undefined ? { cost } : {}),
+    ...(attempt.failure ? { errorCode: attempt.failure.code } : { output }),
+  })
 }
 
 type Server = { serverAddress?: string; serverPort?: number }

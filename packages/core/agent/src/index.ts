@@ -19,5 +19,5 @@ export type { ParentRun } from './identity.ts'
 export { visibleTools } from './visibility.ts'
 export type {
   LifecycleEvents, LifecycleBase, TurnStartEvent, TurnEndEvent, StepStartEvent, StepEndEvent,
-  LlmAttemptStartEvent, LlmAttemptEndEvent, ToolStartEvent, ToolEndEvent,
+  LlmAttemptStartEvent, LlmAttemptEndEvent, ToolStartEvent, ToolEndEvent, CompactionStartEvent, CompactionEndEvent,
 } from './lifecycle.ts'

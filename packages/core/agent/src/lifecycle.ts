@@ -27,6 +27,23 @@ export interface TurnEndEvent extends LifecycleBase {
   usage: TokenUsage
   cost?: number
 }
+/**
+ * A compaction between turns (`compactNow`: `rein compact`, a chat's `/compact`): a run of its own,
+ * with a fresh run id, numbered with the turn it follows (0 before any). Its summary request's
+ * attempts come as `agent/llm-start` and `agent/llm-end` with its identity and step 0. A compaction
+ * inside a turn is not one of these: its attempts are the turn's.
+ */
+export interface CompactionStartEvent extends LifecycleBase { startedAt: number }
+export interface CompactionEndEvent extends LifecycleBase {
+  startedAt: number
+  endedAt: number
+  /** `completed` whether or not it wrote anything (a failed summary is its attempt's error); `aborted` on a cancel. */
+  reason: 'completed' | 'aborted' | 'error'
+  errorCode?: string
+  /** Over its attempts, failed ones included. */
+  usage: TokenUsage
+  cost?: number
+}
 export interface StepStartEvent extends LifecycleBase { step: number; startedAt: number }
 export interface StepEndEvent extends LifecycleBase { step: number; startedAt: number; endedAt: number }
 
@@ -105,6 +122,8 @@ export interface LifecycleEvents {
   'agent/llm-end': LlmAttemptEndEvent
   'agent/tool-start': ToolStartEvent
   'agent/tool-end': ToolEndEvent
+  'agent/compaction-start': CompactionStartEvent
+  'agent/compaction-end': CompactionEndEvent
 }
 
 declare module '@deepseek-ai/cordis' {
@@ -117,6 +136,8 @@ declare module '@deepseek-ai/cordis' {
     'agent/llm-end'(event: LlmAttemptEndEvent): void
     'agent/tool-start'(event: ToolStartEvent): void
     'agent/tool-end'(event: ToolEndEvent): void
+    'agent/compaction-start'(event: CompactionStartEvent): void
+    'agent/compaction-end'(event: CompactionEndEvent): void
   }
 }
 

@@ -200,7 +200,7 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
     signal,
     onEvent: (event) => {
       if (event.type === 'attempt-start') {
-        context.services.notify('agent/llm-start', () => attemptStarted(context, state, prepared.llm, event, input))
+        context.services.notify('agent/llm-start', () => attemptStarted(state, prepared.llm, event, input))
         return
       }
       context.emit(event)

@@ -1,11 +1,12 @@
 // Context compaction: the meter before each request, pruning old tool results to stubs, a summary
 // when that is not enough, and the log that rebuilds exactly what the model saw.
-import { Logger, type Exporter } from '@deepseek-ai/cordis'
+import { Logger, type Context, type Exporter } from '@deepseek-ai/cordis'
 import type { AdapterRequest, LlmAdapter, Message } from '@rein/llm'
 import { deriveMessages, eventData, MemorySessionStore, type ContextCompacted, type SessionEvent } from '@rein/session'
 import type { ScriptedStep, ScriptedTurn } from '@rein/testkit'
 import { defineTool } from '@rein/tools'
 import { describe, expect, it, vi } from 'vitest'
+import type { LifecycleEvents } from '../src/index.ts'
 import { boot } from './fixtures.ts'
 
 const WINDOW = 4_000
@@ -20,6 +21,25 @@ const compactions = (events: readonly SessionEvent[]) => events.filter((event) =
 function dumping(request: AdapterRequest): ScriptedTurn {
   const last = request.messages.at(-1)!
   return last.source.kind === 'tool' ? [{ text: 'done' }] : [{ toolCall: { id: `d${request.messages.length}`, name: 'dump', arguments: '{"path":"src/big.txt"}' } }]
+}
+
+/** A summary route that never answers until it is stopped. */
+function silentAdapter(): LlmAdapter {
+  return {
+    stream: (request) => (async function* () {
+      await new Promise((_resolve, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true }))
+      yield* []
+    })(),
+  } as LlmAdapter
+}
+
+const LIFECYCLE: (keyof LifecycleEvents)[] = ['agent/turn-start', 'agent/turn-end', 'agent/llm-start', 'agent/llm-end', 'agent/compaction-start', 'agent/compaction-end']
+
+/** Every lifecycle event a compaction could send, as heard from now on. */
+function listen(root: Context) {
+  const heard: { name: keyof LifecycleEvents; event: LifecycleEvents[keyof LifecycleEvents] }[] = []
+  for (const name of LIFECYCLE) root.on(name, (event: never) => { heard.push({ name, event }) })
+  return heard
 }
 
 /** `answer` for the agent's requests; summary requests get `summary()`, SUMMARY by default. */
@@ -187,6 +207,22 @@ describe('bad input', () => {
   })
 })
 
+describe('the summary attempt inside a turn', () => {
+  it('tells listeners what the summary request asked and answered, not the conversation', async () => {
+    const { root } = await setUp()
+    const heard = listen(root)
+    const agent = await root.agents.create()
+    for (let turn = 1; turn <= 4; turn++) await agent.send(`task ${turn}`)
+    agent.compact()
+    await agent.send('task 5')
+    const ends = heard.filter((entry) => entry.name === 'agent/llm-end').map((entry) => entry.event as LifecycleEvents['agent/llm-end'])
+    const summary = ends.find((event) => event.input.system?.startsWith('You write the summary'))
+    expect(summary).toBeDefined()
+    expect(summary!.input.messages).toHaveLength(1)
+    expect(summary!.output?.()).toEqual([{ type: 'text', text: SUMMARY }])
+  })
+})
+
 describe('asked for', () => {
   it('compacts before the next request with the instructions, under the threshold too', async () => {
     const { root, llm } = await setUp()
@@ -217,6 +253,37 @@ describe('compacting between turns', () => {
     expect(agent.session.events.filter((event) => event.type === 'llm/attempt').length).toBe(llm.requests.length)
     expect(agent.usage.inputTokens).toBeGreaterThan(0)
     expect(await agent.send('task 5')).toMatchObject({ reason: 'completed' })
+  })
+
+  it('is told to lifecycle listeners as a run of its own, its summary attempt with what it asked and answered (telemetry traces its spend)', async () => {
+    const { root } = await setUp({ summary: () => [{ text: SUMMARY }, { usage: { inputTokens: 700, outputTokens: 40 } }] })
+    const agent = await root.agents.create()
+    for (let turn = 1; turn <= 3; turn++) await agent.send(`task ${turn}`)
+    const heard = listen(root)
+    await agent.compactNow()
+    expect(heard.map((entry) => entry.name)).toEqual(['agent/compaction-start', 'agent/llm-start', 'agent/llm-end', 'agent/compaction-end'])
+    const turnRuns = agent.session.events.filter((event) => event.type === 'turn/start').map((event) => eventData(event, 'turn/start').runId)
+    const { identity } = heard[0]!.event
+    expect(turnRuns).not.toContain(identity.runId)
+    for (const { event } of heard) expect(event).toMatchObject({ identity, turn: 3 })
+    const end = heard[2]!.event as LifecycleEvents['agent/llm-end']
+    expect(end).toMatchObject({ step: 0, usage: { inputTokens: 700, outputTokens: 40 } })
+    expect(end.input.system).toMatch(/^You write the summary/)
+    expect(end.output?.()).toEqual([{ type: 'text', text: SUMMARY }])
+    expect(heard[3]!.event).toMatchObject({ reason: 'completed', usage: { inputTokens: 700, outputTokens: 40 } })
+  })
+
+  it('tells listeners a cancelled compaction ended aborted', async () => {
+    const { root } = await setUp({ compaction: { summaryRoute: { provider: 'silent', model: 'm' } } })
+    root.llm.registerAdapter('silent', silentAdapter())
+    const agent = await root.agents.create()
+    for (let turn = 1; turn <= 3; turn++) await agent.send(`task ${turn}`)
+    const heard = listen(root)
+    const compacting = agent.compactNow()
+    await vi.waitFor(() => expect(heard.map((entry) => entry.name)).toContain('agent/llm-start'))
+    agent.cancel()
+    await expect(compacting).rejects.toMatchObject({ code: 'ABORTED' })
+    expect(heard.at(-1)).toMatchObject({ name: 'agent/compaction-end', event: { reason: 'aborted' } })
   })
 
   it('refuses a turn while it compacts, and compacting while a turn runs', async () => {
@@ -275,13 +342,7 @@ describe('the meter and the summary request', () => {
 describe('stopping a compaction', () => {
   it('writes nothing when cancelled while the summary is written, and the agent goes on', async () => {
     const { root } = await setUp({ compaction: { summaryRoute: { provider: 'silent', model: 'm' } } })
-    // A summary route that never answers until it is stopped.
-    root.llm.registerAdapter('silent', {
-      stream: (request) => (async function* () {
-        await new Promise((_resolve, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason), { once: true }))
-        yield* []
-      })(),
-    } as LlmAdapter)
+    root.llm.registerAdapter('silent', silentAdapter())
     const agent = await root.agents.create()
     for (let turn = 1; turn <= 3; turn++) await agent.send(`task ${turn}`)
     const before = agent.session.events.length

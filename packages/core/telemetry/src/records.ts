@@ -4,7 +4,7 @@
  */
 
 import type {
-  LlmAttemptEndEvent, LlmAttemptStartEvent, StepEndEvent, StepStartEvent, ToolEndEvent,
+  CompactionEndEvent, CompactionStartEvent, LlmAttemptEndEvent, LlmAttemptStartEvent, StepEndEvent, StepStartEvent, ToolEndEvent,
   ToolStartEvent, TurnEndEvent, TurnStartEvent,
 } from '@rein/agent'
 import { scopeOf } from './run-scope.ts'
@@ -13,16 +13,17 @@ import type {
   StepStartRecord, ToolCallEndRecord, ToolCallStartRecord,
 } from './types.ts'
 
-export function runStart(event: TurnStartEvent): RunStartRecord {
-  return Object.freeze({ kind: 'run', phase: 'start', scope: scopeOf(event.identity), startedAt: event.startedAt })
+export function runStart(event: TurnStartEvent | CompactionStartEvent, purpose?: 'compaction'): RunStartRecord {
+  return Object.freeze({ kind: 'run', phase: 'start', scope: scopeOf(event.identity), startedAt: event.startedAt, ...(purpose ? { purpose } : {}) })
 }
 
-export function runEnd(event: TurnEndEvent, cost: CostReport): RunEndRecord {
+export function runEnd(event: TurnEndEvent | CompactionEndEvent, cost: CostReport, purpose?: 'compaction'): RunEndRecord {
   return Object.freeze({
     kind: 'run', phase: 'end', scope: scopeOf(event.identity), startedAt: event.startedAt, endedAt: event.endedAt,
     reason: event.reason,
     ...(event.errorCode !== undefined ? { errorCode: event.errorCode } : {}),
     cost,
+    ...(purpose ? { purpose } : {}),
   })
 }
 

@@ -6,6 +6,7 @@
 
 import { Context, Service, type Logger } from '@deepseek-ai/cordis'
 import { ReinError } from '@rein/base'
+import type { CompactionEndEvent, CompactionStartEvent, TurnEndEvent, TurnStartEvent } from '@rein/agent'
 import type {} from '@rein/tools'
 import { TelemetryConfig } from './config.ts'
 import { CostLedger } from './ledger.ts'
@@ -48,22 +49,27 @@ export class TelemetryService extends Service {
     const state: TelemetryState = { ctx, config, logger, sinks, ledger, scopes: new ScopeCarrier(), detach: undefined, disposed: false }
     this._state = state
     // Always, sinks or not: cost(runId) is built from these, and each comes once per run or attempt.
-    ctx.on('agent/turn-start', (event) => {
+    // A compaction between turns is a run of its own, told as one.
+    const started = (event: TurnStartEvent | CompactionStartEvent, purpose?: 'compaction') => {
       ledger.start(event.identity)
-      if (sinks.size > 0) sinks.emit(runStart(event))
-    })
+      if (sinks.size > 0) sinks.emit(runStart(event, purpose))
+    }
+    const ended = (event: TurnEndEvent | CompactionEndEvent, purpose?: 'compaction') => {
+      const { runId } = event.identity
+      if (sinks.size > 0) {
+        ledger.start(event.identity)
+        sinks.emit(runEnd(event, ledger.report(runId)!, purpose))
+      }
+      ledger.end(runId)
+    }
+    ctx.on('agent/turn-start', (event) => started(event))
+    ctx.on('agent/compaction-start', (event) => started(event, 'compaction'))
     ctx.on('agent/llm-end', (event) => {
       if (event.usage !== undefined) ledger.add(event.identity, event.usage, event.cost, event.usageEstimated === true)
       if (sinks.size > 0) sinks.emit(llmEnd(event))
     })
-    ctx.on('agent/turn-end', (event) => {
-      const { runId } = event.identity
-      if (sinks.size > 0) {
-        ledger.start(event.identity)
-        sinks.emit(runEnd(event, ledger.report(runId)!))
-      }
-      ledger.end(runId)
-    })
+    ctx.on('agent/turn-end', (event) => ended(event))
+    ctx.on('agent/compaction-end', (event) => ended(event, 'compaction'))
     ctx.inject(['tools'], (inner) => {
       inner.tools.wrapExecute(state.scopes.wrapper)
     })

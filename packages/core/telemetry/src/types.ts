@@ -50,11 +50,17 @@ interface RecordBase {
   readonly startedAt: number
 }
 
-/** One run (one `send` or `continue` of an agent). */
-export interface RunStartRecord extends RecordBase { readonly kind: 'run'; readonly phase: 'start' }
+/** One run (one `send` or `continue` of an agent, or a compaction between turns). */
+export interface RunStartRecord extends RecordBase {
+  readonly kind: 'run'
+  readonly phase: 'start'
+  /** What the run was, when not a turn: `compaction`, a compaction between turns (`rein compact`, `/compact`). */
+  readonly purpose?: 'compaction'
+}
 export interface RunEndRecord extends RecordBase {
   readonly kind: 'run'
   readonly phase: 'end'
+  readonly purpose?: 'compaction'
   readonly endedAt: number
   /** How the turn ended (`TurnEndReason`): `completed`, `aborted`, `error`, `budget`, `max-tokens` or `interrupted`. */
   readonly reason: string

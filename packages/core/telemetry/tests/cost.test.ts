@@ -1,7 +1,7 @@
 // Cost roll-up: a descendant's usage counts once in each ancestor's children, however deep or parallel.
 import { describe, expect, it } from 'vitest'
 import type { LlmCallEndRecord, RunEndRecord, RunStartRecord, Spend } from '../src/index.ts'
-import { boot, byTask, call, meetTool, recorder, runIdOf, spawnTool, usage, type Seen } from './harness.ts'
+import { PRICED, boot, byTask, call, meetTool, recorder, runIdOf, spawnTool, usage, type Seen } from './harness.ts'
 
 /** A priced spend: money is input + 2 × output (see PRICED). */
 function spend(inputTokens: number, outputTokens: number, attempts: number): Spend {
@@ -9,6 +9,20 @@ function spend(inputTokens: number, outputTokens: number, attempts: number): Spe
 }
 
 describe('cost', () => {
+  it('counts a compaction between turns as a run of its own, with no sink registered too', async () => {
+    const { root, create } = await boot([
+      [{ text: 'one' }, usage(10, 1)], [{ text: 'two' }, usage(20, 2)], [{ text: 'three' }, usage(30, 3)],
+      [{ text: '## Goal\nGo on.' }, usage(700, 40)],
+    ], { models: [{ ...PRICED, contextWindow: 8_000 }] })
+    const runs: string[] = []
+    root.on('agent/compaction-end', (event) => { runs.push(event.identity.runId) })
+    const agent = await create()
+    for (const text of ['a', 'b', 'c']) await agent.send(text)
+    await agent.compactNow()
+    expect(runs).toHaveLength(1)
+    expect(root.telemetry.cost(runs[0]!)).toEqual({ own: spend(700, 40, 1), children: spend(0, 0, 0), total: spend(700, 40, 1) })
+  })
+
   it('counts every descendant of nested, parallel subagents exactly once', async () => {
     const { root, create } = await boot(byTask({
       go: [[call('spawn', { task: 'c1' }, 's1'), call('spawn', { task: 'c2' }, 's2'), usage(100, 10)], [{ text: 'root done' }, usage(200, 20)]],

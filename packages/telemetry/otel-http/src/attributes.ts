@@ -30,6 +30,7 @@ export function runStartAttributes(scope: RunScope): Attributes {
 export function runEndAttributes(record: RunEndRecord): Attributes {
   const { total, children } = record.cost
   return {
+    ...(record.purpose !== undefined ? { [REIN.runPurpose]: record.purpose } : {}),
     [REIN.runEndReason]: record.reason,
     ...(record.errorCode !== undefined ? { [REIN.runEndCode]: record.errorCode } : {}),
     ...spendAttributes(REIN.usageTotal, total),

@@ -3,6 +3,8 @@ import { hasListeners } from '@rein/base'
 import { describe, expect, it, vi } from 'vitest'
 import { decodeTraces, type DecodedSpan } from './otlp.ts'
 import { endpoint } from './harness.ts'
+import type { AdapterRequest } from '@rein/llm'
+import type { ScriptedTurn } from '@rein/testkit'
 import { bootStack, call, scripted } from './stack.ts'
 
 const PROMPT = 'Summarize a and b. PROMPT-MARKER'
@@ -138,5 +140,24 @@ describe('a real run, exported', () => {
     await agent.send('hi')
     await stack.root.telemetry.flush()
     expect(server.requests.length).toBe(exported)
+  })
+
+  it('exports a compaction between turns (rein compact, /compact) as a run of its own, with its spend', async () => {
+    const server = await endpoint()
+    const summary = (request: AdapterRequest): ScriptedTurn => request.system?.startsWith('You write the summary')
+      ? [{ text: '## Goal\nGo on.' }, { usage: { inputTokens: 700, outputTokens: 40 } }]
+      : [{ text: 'ok' }, { usage: { inputTokens: 10, outputTokens: 1 } }]
+    const stack = await bootStack(summary, { endpoint: server.url }, [{ id: 'm', contextWindow: 8_000 }])
+    const agent = await stack.create()
+    for (const text of ['first', 'second', 'third']) await agent.send(text)
+    expect(await agent.compactNow()).toMatchObject({ summary: { text: expect.stringContaining('Go on.') } })
+    await stack.otel.dispose()
+    const spans = decodeTraces(server.traces())
+    const [compaction, ...others] = named(spans, 'invoke_agent main').filter((span) => span.attributes['rein.run.purpose'] === 'compaction')
+    expect(others).toEqual([])
+    expect(compaction!.attributes).toMatchObject({ 'rein.run.end_reason': 'completed', 'rein.usage.total.input_tokens': 700, 'rein.usage.total.output_tokens': 40 })
+    const chats = spans.filter((span) => span.parentSpanId === compaction!.spanId)
+    expect(chats.map((span) => [span.name, span.attributes['gen_ai.usage.input_tokens']])).toEqual([['chat m', 700]])
+    expect(stack.root.telemetry.cost(compaction!.attributes['rein.run.id'] as string)?.total.usage).toMatchObject({ inputTokens: 700, outputTokens: 40 })
   })
 })

@@ -12,7 +12,7 @@ import type { CompactionOptions } from '../options.ts'
 import { fileLedger, LEDGER_HEADING } from './ledger.ts'
 import { requestTokens, type Tokenizer } from './meter.ts'
 import { deepen, isCut, isSummary, planPrune, summaryRange, tailStart, type Entry } from './plan.ts'
-import { summaryOverhead, transcriptLine, writeSummary } from './summarize.ts'
+import { summaryOverhead, transcriptLine, writeSummary, type SummaryExchange } from './summarize.ts'
 
 export interface CompactionInput {
   session: Session
@@ -30,8 +30,8 @@ export interface CompactionInput {
   reason: 'auto' | 'manual' | 'overflow'
   instructions?: string
   signal: AbortSignal
-  /** The summary request's attempts, for the caller to log and count. */
-  onEvent: (event: LlmEvent) => void
+  /** The summary request's attempts, for the caller to log and count, with what each asked. */
+  onEvent: (event: LlmEvent, exchange: SummaryExchange) => void
 }
 
 /**

@@ -1,18 +1,21 @@
 /**
  * Compaction between turns (`rein compact`, a chat's `/compact`): the next request is estimated
  * from what the log last sent (its system text and tools), and the summary request's attempts are
- * logged and counted on the agent, as a turn's would be.
+ * logged and counted on the agent, as a turn's would be. Lifecycle listeners hear it as a run of its
+ * own (`agent/compaction-start` … `-end`), so telemetry traces and counts what it spends.
  */
 
-import { ReinError } from '@rein/base'
-import type { LlmRuntime, ToolSpec } from '@rein/llm'
+import { ReinError, isReinError } from '@rein/base'
+import type { LlmEvent, LlmRuntime, ToolSpec } from '@rein/llm'
 import { eventData, type ContextCompacted, type Session, type SessionEvent } from '@rein/session'
-import type { ToolRegistry } from '@rein/tools'
-import type { Tally } from '../accounting.ts'
-import { priceOf } from '../attempts.ts'
+import type { RunIdentity, ToolRegistry } from '@rein/tools'
+import { Tally } from '../accounting.ts'
+import { attemptEnded, attemptStarted, priceOf, type AttemptPlace } from '../attempts.ts'
+import type { CompactionEndEvent, Notify } from '../lifecycle.ts'
 import type { AgentOptions } from '../options.ts'
 import { compactContext } from './compact.ts'
 import { requestTokens, type ContextMeter, type Tokenizer } from './meter.ts'
+import type { SummaryExchange } from './summarize.ts'
 
 export interface IdleCompaction {
   session: Session
@@ -24,24 +27,56 @@ export interface IdleCompaction {
   totals: Tally
   instructions?: string
   signal: AbortSignal
+  notify: Notify
+  /** The run it is: a fresh run id, numbered with the turn it follows. */
+  identity: RunIdentity
+  turn: number
 }
 
 /** What it wrote; undefined when there was nothing to prune or summarize. `NO_CONTEXT_WINDOW` for a model with no known window. */
 export async function compactIdle(input: IdleCompaction): Promise<ContextCompacted | undefined> {
-  const { session, options, llm } = input
+  const { options, llm } = input
   const route = options.compaction.summaryRoute ?? { provider: options.provider, model: options.model }
   const window = (await llm.modelInfo(options.provider, options.model))?.contextWindow
   if (window === undefined) {
     throw new ReinError('NO_CONTEXT_WINDOW', `${options.provider}/${options.model} has no known context window, so there is nothing to compact against; give it contextWindow in its provider's models`)
   }
+  const place: AttemptPlace = { identity: input.identity, turn: input.turn, step: 0 }
+  const startedAt = Date.now()
+  const spent = new Tally()
+  input.notify('agent/compaction-start', () => ({ identity: place.identity, turn: place.turn, startedAt }))
+  let end: Pick<CompactionEndEvent, 'reason' | 'errorCode'> = { reason: 'error', errorCode: 'INTERNAL_ERROR' }
+  try {
+    const data = await compactLog(input, route, window, (event, exchange) => {
+      if (event.type === 'attempt-start') input.notify('agent/llm-start', () => attemptStarted(place, llm, event, exchange.input))
+      else if (event.type === 'attempt') spent.add(...recordAttempt(input, place, event, exchange))
+    })
+    end = { reason: 'completed' }
+    return data
+  } catch (error) {
+    end = input.signal.aborted ? { reason: 'aborted' } : { reason: 'error', errorCode: isReinError(error) ? error.code : 'INTERNAL_ERROR' }
+    throw error
+  } finally {
+    input.notify('agent/compaction-end', () => ({
+      identity: place.identity, turn: place.turn, startedAt, endedAt: Date.now(), ...end,
+      usage: { ...spent.usage }, ...(spent.cost !== undefined ? { cost: spent.cost } : {}),
+    }))
+  }
+}
+
+type OnAttempt = (event: LlmEvent, exchange: SummaryExchange) => void
+
+/** Prunes and summarizes what the log holds, then flushes: the compaction itself, the attempts included. */
+async function compactLog(input: IdleCompaction, route: { provider: string; model: string }, window: number, onEvent: OnAttempt): Promise<ContextCompacted | undefined> {
+  const { session } = input
   const system = lastRecorded(session.events, 'system')
   const schemas = (lastRecorded(session.events, 'tools') ?? []) as unknown as ToolSpec[]
   const data = await compactContext({
     session,
-    llm,
+    llm: input.llm,
     tools: input.tools,
     route,
-    options: options.compaction,
+    options: input.options.compaction,
     window,
     tokens: input.tokens,
     system: typeof system === 'string' ? system : '',
@@ -50,18 +85,24 @@ export async function compactIdle(input: IdleCompaction): Promise<ContextCompact
     reason: 'manual',
     ...(input.instructions ? { instructions: input.instructions } : {}),
     signal: input.signal,
-    onEvent: (event) => {
-      if (event.type !== 'attempt') return
-      const { type: _type, ...attempt } = event
-      const cost = attempt.usage ? priceOf(llm, attempt, attempt.usage) : undefined
-      session.append('llm/attempt', { ...attempt, ...(cost !== undefined ? { cost } : {}) }, { ignorable: true })
-      if (attempt.usage) input.totals.add(attempt.usage, cost, attempt.usageEstimated === true)
-    },
+    onEvent,
   })
   if (data && (data.pruned.length > 0 || data.summary)) input.meter.forget()
   // A failed summary with nothing else to do writes nothing: its attempts are saved all the same.
   await session.flush()
   return data
+}
+
+/** Logs one attempt, counts it on the agent and tells listeners; what it spent, for the run's tally. */
+function recordAttempt(input: IdleCompaction, place: AttemptPlace, event: Extract<LlmEvent, { type: 'attempt' }>, exchange: SummaryExchange): Parameters<Tally['add']> {
+  const { llm } = input
+  const { type: _type, ...attempt } = event
+  const cost = attempt.usage ? priceOf(llm, attempt, attempt.usage) : undefined
+  const estimated = attempt.usageEstimated === true
+  input.session.append('llm/attempt', { ...attempt, ...(cost !== undefined ? { cost } : {}) }, { ignorable: true })
+  input.totals.add(attempt.usage, cost, estimated)
+  input.notify('agent/llm-end', () => attemptEnded(place, llm, attempt, exchange.input, exchange.output, cost))
+  return [attempt.usage, cost, estimated]
 }
 
 /** The last full system text or tool list a request header recorded. */

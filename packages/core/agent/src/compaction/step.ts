@@ -45,7 +45,6 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
     context.emit({ type: 'context', tokens: before, window })
     return false
   }
-  const input = { messages: session.messages(), system: next.system }
   const data = await compactContext({
     session,
     llm: next.llm,
@@ -61,9 +60,9 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
     ...(asked?.instructions ? { instructions: asked.instructions } : {}),
     signal: context.signal,
     // The summary request's attempts are the turn's, as a step's are: logged, counted, heard by listeners.
-    onEvent: (event) => {
-      if (event.type === 'attempt-start') context.services.notify('agent/llm-start', () => attemptStarted(context, state, next.llm, event, input))
-      else if (event.type === 'attempt') recordAttempt(context, state, next.llm, event, input, () => [])
+    onEvent: (event, { input, output }) => {
+      if (event.type === 'attempt-start') context.services.notify('agent/llm-start', () => attemptStarted(state, next.llm, event, input))
+      else if (event.type === 'attempt') recordAttempt(context, state, next.llm, event, input, output)
     },
   })
   if (data) {

@@ -4,8 +4,15 @@
  */
 
 import { cutHead, isReinError } from '@rein/base'
-import { BlockAssembler, userMessage, type LlmEvent, type LlmRuntime, type Message, type ModelRoute } from '@rein/llm'
+import { BlockAssembler, userMessage, type ContentBlock, type LlmEvent, type LlmRuntime, type Message, type ModelRoute } from '@rein/llm'
+import type { LlmAttemptInput } from '../lifecycle.ts'
 import type { Tokenizer } from './meter.ts'
+
+/** The summary request as lifecycle listeners see it: what was asked, and the answer as it stands when read. */
+export interface SummaryExchange {
+  readonly input: LlmAttemptInput
+  readonly output: () => readonly ContentBlock[]
+}
 
 export interface SummaryRequest {
   llm: LlmRuntime
@@ -19,7 +26,7 @@ export interface SummaryRequest {
   maxTokens: number
   tokens: Tokenizer
   signal: AbortSignal
-  onEvent: (event: LlmEvent) => void
+  onEvent: (event: LlmEvent, exchange: SummaryExchange) => void
 }
 
 export type SummaryOutcome = { ok: true; text: string } | { ok: false; code: string; message: string }
@@ -47,8 +54,11 @@ export async function writeSummary(request: SummaryRequest): Promise<SummaryOutc
     request.previous ? 'Write the updated summary.' : 'Write the summary.',
   ].filter((part) => part !== '').join('\n\n')
   const assembler = new BlockAssembler()
+  const messages = [userMessage(prompt)]
+  const exchange: SummaryExchange = { input: { system: SYSTEM, messages }, output: () => assembler.blocks() }
+  const onEvent = (event: LlmEvent) => request.onEvent(event, exchange)
   try {
-    for await (const chunk of request.llm.stream({ ...request.route, system: SYSTEM, messages: [userMessage(prompt)], maxTokens: request.maxTokens, signal: request.signal, onEvent: request.onEvent })) {
+    for await (const chunk of request.llm.stream({ ...request.route, system: SYSTEM, messages, maxTokens: request.maxTokens, signal: request.signal, onEvent })) {
       assembler.push(chunk)
     }
   } catch (error) {
