@@ -3,17 +3,18 @@
  * a session's files to their state before a turn, skipping whatever changed since.
  */
 
-import { readdir, realpath, rmdir, unlink } from 'node:fs/promises'
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
+import { realpath, unlink } from 'node:fs/promises'
+import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path'
 import { Context, Service } from '@deepseek-ai/cordis'
 import { ReinError } from '@rein/base'
 import type { Session } from '@rein/session'
 import type {} from '@rein/tools'
 import { CheckpointConfig } from './config.ts'
 import { contentHash } from './hash.ts'
-import { IS_NOW_A_DIRECTORY, planFile, recordsToUndo } from './plan.ts'
+import { blockedByKind, foreseen, removeEmptyFolders } from './blocked.ts'
+import { planFile, recordsToUndo } from './plan.ts'
 import { removeFile, removeLeftovers, writeAtomically } from './restore.ts'
-import { IS_NOW_NOT_A_FOLDER, parentProblem } from './parents.ts'
+import { parentProblem } from './parents.ts'
 import { keepCopy, setAside, setAsideFolder } from './set-aside.ts'
 import { reinHome } from './snapshot/config.ts'
 import { defineRewindEvent, noticeTarget, recordInConversation, releaseTarget, runningIn, tellConversation, type LiveAgent } from './rewind-notice.ts'
@@ -144,7 +145,9 @@ export class CheckpointService extends Service {
    * `anchor` is the first.
    */
   async plan(sessionId: string, anchor: string | readonly string[]): Promise<RewindPlan> {
-    return (await this.planned(sessionId, anchor)).plan
+    const { plan } = await this.planned(sessionId, anchor)
+    // A file blocked by what the rewind undoes first is restored after the rest: say so here.
+    return Object.freeze({ ...plan, items: Object.freeze(await foreseen(plan.items)) })
   }
 
   /** The plan, and the records behind each of its files (by `fileKey`), to plan one again. */
@@ -334,26 +337,6 @@ async function undo(item: PlanItem, store: CheckpointStore, sessionId: string, a
   if (item.changedWhile !== undefined) return { ...item, movedTo: await setAside(item.file, item.path, asideFolder()) }
   await removeFile(item.file)
   return item
-}
-
-/** A file skipped because a folder stands where it was, or a file stands where its folder was. */
-function blockedByKind(item: PlanItem): boolean {
-  return item.before !== null && (item.reason === IS_NOW_A_DIRECTORY || item.reason?.endsWith(IS_NOW_NOT_A_FOLDER) === true)
-}
-
-/** Removes the folders standing where blocked files go back, when nothing but empty folders is left in them; a folder with a file in it stays. */
-async function removeEmptyFolders(items: readonly PlanItem[]): Promise<void> {
-  for (const item of items) {
-    if (item.reason === IS_NOW_A_DIRECTORY && parentProblem(item.root, item.file) === undefined) await removeEmptyTree(item.file)
-  }
-}
-
-/** Removes `folder` when it holds only folders that hold nothing else, deepest first; never follows a link, never removes a file. */
-async function removeEmptyTree(folder: string): Promise<void> {
-  const entries = await readdir(folder, { withFileTypes: true }).catch(() => [])
-  for (const entry of entries) if (entry.isDirectory()) await removeEmptyTree(join(folder, entry.name))
-  // Fails on a folder still holding anything (a file, a link, a folder that kept one): it stays.
-  await rmdir(folder).catch(() => undefined)
 }
 
 /** What an earlier rewind killed mid-write left beside the plan's files (through no link): one listing per folder. */

@@ -142,6 +142,35 @@ describe('snapshots around exec calls', () => {
     expect(await text(result.restored.find((item) => item.path === 'cfg')?.movedTo ?? '')).toBe('flat\n')
   })
 
+  it.each([
+    ['a file replaced with an empty folder', 'rm notes && mkdir notes'],
+    ['a file replaced with folders holding a file', 'rm notes && mkdir -p notes/sub && echo x > notes/sub/a.txt'],
+    ['a folder replaced with a file', 'rm -r cfg && echo flat > cfg'],
+  ])('plans what the rewind does for %s: restored, not skipped (a dry run says so)', async (_case, command) => {
+    const { ctx, workspace, run } = await setup()
+    await writeFile(join(workspace, 'notes'), 'precious notes')
+    await mkdir(join(workspace, 'cfg'))
+    await writeFile(join(workspace, 'cfg', 'a.conf'), 'setting = 1')
+    await run(command)
+    const plan = await ctx.checkpoints.plan('s1', 'm1')
+    expect(plan.items.filter((item) => item.action === 'skipped')).toEqual([])
+    const result = await ctx.checkpoints.rewind('s1', 'm1')
+    expect(result.restored.map((item) => item.path).sort()).toEqual(plan.items.map((item) => item.path).sort())
+  })
+
+  it('plans a file replaced with a folder as skipped while the folder holds a file the rewind leaves, as the rewind does', async () => {
+    const { ctx, workspace, run } = await setup()
+    await writeFile(join(workspace, 'notes'), 'precious notes')
+    await run('rm notes && mkdir notes')
+    // A person's file, made outside any command: no record, so the rewind leaves it and the folder.
+    await writeFile(join(workspace, 'notes', 'mine.txt'), 'mine')
+    const plan = await ctx.checkpoints.plan('s1', 'm1')
+    expect(plan.items.map((item) => [item.path, item.action])).toEqual([['notes', 'skipped']])
+    const result = await ctx.checkpoints.rewind('s1', 'm1')
+    expect(result.skipped.map((item) => item.path)).toEqual(['notes'])
+    expect(await text(join(workspace, 'notes', 'mine.txt'))).toBe('mine')
+  })
+
   it('loses nothing a command did when another starts on the workspace while it runs (a subagent beside its parent)', async () => {
     const { ctx, store, workspace, run } = await setup()
     await writeFile(join(workspace, 'precious.txt'), 'only copy')
