@@ -57,12 +57,15 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
 
   const toolDelta = (call: WireToolCallDelta, position: number, out: StreamChunk[]) => {
     const wireIndex = typeof call.index === 'number' ? call.index : position
+    const id = typeof call.id === 'string' && call.id ? call.id : undefined
     let block = tools.get(wireIndex)
-    if (!block) {
+    // A new id where a call is open starts another call: some servers send each call whole in its
+    // own event, all at index 0 or with no index at all.
+    if (!block || (id !== undefined && block.id !== id)) {
       block = open('tool-call', out)
       // Some servers omit the id. A made-up one must stay unique for the whole session (results are
       // paired and crashes repaired by id), so it is random, not derived from the position.
-      block.id = typeof call.id === 'string' && call.id ? call.id : newToolCallId()
+      block.id = id ?? newToolCallId()
       tools.set(wireIndex, block)
     }
     const name = typeof call.function?.name === 'string' && call.function.name && block.name === undefined ? call.function.name : undefined

@@ -59,15 +59,24 @@ export function failureFromStreamError(provider: string, error: WireError | stri
   const wire: WireError = typeof error === 'string' ? { message: error } : error
   const message = wire.message ?? 'unknown error'
   const kind = `${wire.code ?? ''} ${wire.type ?? ''}`
-  const numeric = typeof wire.code === 'number' && wire.code >= 400 && wire.code < 600 ? wire.code : undefined
+  const numeric = statusOf(wire.code)
   let code: LlmFailureCode = 'SERVER'
   if (/rate_limit/.test(kind)) code = 'RATE_LIMIT'
   else if (/insufficient_quota|insufficient_balance/.test(kind)) code = 'QUOTA'
   else if (/overloaded/.test(kind)) code = 'OVERLOADED'
-  else if (CONTEXT_OVERFLOW_KIND.test(kind) || CONTEXT_OVERFLOW.test(message)) code = 'CONTEXT_WINDOW_EXCEEDED'
+  else if (CONTEXT_OVERFLOW_KIND.test(kind)) code = 'CONTEXT_WINDOW_EXCEEDED'
+  // A status says what kind of failure it is: the wording is read only as a 4xx's would be. A 429
+  // "too many tokens per minute" is a rate limit, to retry, not a context to compact.
   else if (numeric !== undefined) code = codeForStatus(numeric, wire, message)
+  else if (CONTEXT_OVERFLOW.test(message)) code = 'CONTEXT_WINDOW_EXCEEDED'
   else if (/invalid_request/.test(kind)) code = 'INVALID_REQUEST'
   return { code, message: `${provider} reported an error mid-stream: ${message}` }
+}
+
+/** An in-stream error's `code` when it is an HTTP error status, a number or its digits ("429"). */
+function statusOf(code: WireError['code']): number | undefined {
+  const status = typeof code === 'number' ? code : typeof code === 'string' && /^[45]\d\d$/.test(code) ? Number(code) : undefined
+  return status !== undefined && status >= 400 && status < 600 ? status : undefined
 }
 
 /** Plain words for why a connection could not be made or was lost, by the error code Node gives. */

@@ -64,6 +64,33 @@ describe('createChunkTranslator', () => {
     ])
   })
 
+  it.each([
+    ['with no index (each call whole in its own event)', undefined],
+    ['all at index 0', 0],
+  ])('keeps calls sent one after another %s apart: a new id is a new call', (_case, index) => {
+    const at = index === undefined ? {} : { index }
+    const chunks = translate([
+      delta({ tool_calls: [{ ...at, id: 'a', type: 'function', function: { name: 'f', arguments: '{"x":' } }] }),
+      delta({ tool_calls: [{ ...at, function: { arguments: '1}' } }] }),
+      delta({ tool_calls: [{ ...at, id: 'b', type: 'function', function: { name: 'g', arguments: '{"y":2}' } }] }),
+      delta({}, 'tool_calls'),
+    ])
+    const calls = chunks.flatMap((chunk) => (chunk.type === 'block-end' ? [chunk.block] : []))
+    expect(calls).toEqual([
+      { type: 'tool-call', id: 'a', name: 'f', arguments: '{"x":1}' },
+      { type: 'tool-call', id: 'b', name: 'g', arguments: '{"y":2}' },
+    ])
+  })
+
+  it('keeps one call whose every delta repeats its id', () => {
+    const chunks = translate([
+      delta({ tool_calls: [{ index: 0, id: 'a', function: { name: 'f', arguments: '{"x":' } }] }),
+      delta({ tool_calls: [{ index: 0, id: 'a', function: { arguments: '1}' } }] }),
+      delta({}, 'tool_calls'),
+    ])
+    expect(chunks.flatMap((chunk) => (chunk.type === 'block-end' ? [chunk.block] : []))).toEqual([{ type: 'tool-call', id: 'a', name: 'f', arguments: '{"x":1}' }])
+  })
+
   it('fills in a missing tool call id and re-serializes object arguments once', () => {
     const chunks = translate([delta({ tool_calls: [{ index: 0, function: { name: 'x', arguments: { a: 1 } } }] }), delta({}, 'stop')])
     expect(chunks.at(-2)).toEqual({ type: 'block-end', index: 0, block: { type: 'tool-call', id: expect.stringMatching(/^call_[A-Za-z0-9_-]{24}$/), name: 'x', arguments: '{"a":1}' } })

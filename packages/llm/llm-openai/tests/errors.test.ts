@@ -95,6 +95,15 @@ describe('context overflow of local servers', () => {
     expect(failureFromStreamError('Local', error)).toMatchObject({ code: 'CONTEXT_WINDOW_EXCEEDED', message: `Local reported an error mid-stream: ${error.message}` })
   })
 
+  it.each([
+    ['a rate limit whose words mention tokens', { message: 'Rate limit exceeded: too many tokens per minute, retry later', code: 429 }, 'RATE_LIMIT'],
+    ['a busy server whose words mention tokens', { message: 'Service overloaded; too many tokens in flight', code: 503 }, 'SERVER'],
+    ['an overload that names the context window', { message: 'The context window is fine; the server is overloaded', code: 529 }, 'OVERLOADED'],
+    ['a status written as a string', { message: 'upstream error', code: '429' }, 'RATE_LIMIT'],
+  ])('reads an in-stream status code before the wording: %s is not a context overflow', (_case, error, code) => {
+    expect(failureFromStreamError('vLLM', error).code).toBe(code)
+  })
+
   it('keeps other 400s INVALID_REQUEST and uses an in-stream numeric code like a status', () => {
     expect(failureFromResponse('vLLM', 400, JSON.stringify({ error: { message: 'temperature must be non-negative', type: 'BadRequestError', code: 400 } }), new Headers()).code).toBe('INVALID_REQUEST')
     expect(failureFromStreamError('vLLM', { message: 'temperature must be non-negative', type: 'BadRequestError', code: 400 }).code).toBe('INVALID_REQUEST')
