@@ -200,6 +200,11 @@ export class LlmRuntime extends Service {
     const chain = dedupe([{ provider: request.provider, model: request.model }, ...(request.fallbacks ?? [])])
     // Adapters that look their catalog up answer here once; every later check reads the answer.
     await Promise.all(chain.map((route) => this.modelInfo(route.provider, route.model, request.signal)))
+    // Stopped while the catalog answered: nothing may be sent after dispose.
+    if (state.stopped) {
+      yield [aborted(STOPPED)]
+      return
+    }
     // Only the primary must be usable up front; a broken fallback entry is skipped when reached.
     const primary = resolveRoute(chain[0]!, state.adapters, request, state.infos)
     if ('failure' in primary) {

@@ -91,6 +91,31 @@ describe('disposal', () => {
     expect(chunks).toEqual([{ type: 'finish', reason: 'error', failure: { code: 'NO_ADAPTER', message: 'no adapter serves provider "p"; registered: none' } }])
   })
 
+  it('aborts a stream still waiting for its model catalog when the llm service is disposed: no request goes out after', async () => {
+    const { root, fiber } = await runtime()
+    let release = () => {}
+    const catalog = new Promise<void>((resolve) => { release = resolve })
+    let requests = 0
+    root.llm.registerAdapter('p', {
+      resolveModel: async () => {
+        await catalog
+        return { id: 'm' }
+      },
+      stream: async function* () {
+        requests++
+        yield* say('answered after the service was stopped')
+      },
+    } satisfies LlmAdapter)
+    const llm = root.llm
+    const chunks: StreamChunk[] = []
+    const streaming = (async () => { for await (const chunk of llm.stream(request())) chunks.push(chunk) })()
+    await fiber.dispose()
+    release()
+    await streaming
+    expect(requests).toBe(0)
+    expect(chunks).toEqual([{ type: 'finish', reason: 'aborted', failure: { code: 'ABORTED', message: 'the llm service was stopped' } }])
+  })
+
   it('aborts every stream when the llm service itself is disposed', async () => {
     const { root, fiber } = await runtime()
     const adapter = new HangingAdapter(shownText)

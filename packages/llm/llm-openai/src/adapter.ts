@@ -10,8 +10,9 @@ import { createRequire } from 'node:module'
 import { isSecretName } from '@rein/base'
 import { LlmAdapter, LlmError, type AdapterRequest, type ModelInfo, type ProviderEndpoint, type StreamChunk } from '@rein/llm'
 import { checkBaseURL, userInfo } from './base-url.ts'
+import { checkHeaders } from './headers.ts'
 import { toWireBody, type RequestDefaults } from './convert-request.ts'
-import { readApiKey, redact } from './credentials.ts'
+import { readApiKey, redact, sentSecrets } from './credentials.ts'
 import { openAiDialect, type OpenAiDialect } from './dialect.ts'
 import { failureFromResponse, failureFromTransportError } from './errors.ts'
 import { readBounded, STOP_READING } from './response-body.ts'
@@ -57,6 +58,15 @@ function withoutCredentials(url: URL): string | undefined {
 const MAX_ERROR_BODY = 64 * 1024
 
 /** The `LlmAdapter` for any OpenAI chat-completions server: one HTTP request per attempt. */
+/**
+ * A read that failed after the model finished (the connection reset, or silent, before `[DONE]`):
+ * the answer is whole, so the body counts as ended; else the failure stands.
+ */
+function endedIfFinished(error: unknown, reading: EventReading, signal: AbortSignal): { done: true; cut: true } {
+  if (signal.aborted || !reading.finished) throw error
+  return { done: true, cut: true }
+}
+
 export class OpenAiCompatibleAdapter extends LlmAdapter {
   /** Where requests go: `{baseURL}/chat/completions`, the base URL's query kept (it may hold a key). */
   private readonly target: URL
@@ -65,15 +75,19 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
   /** The base URL's `user:password@` as a Basic `authorization` header, sent when no key is. */
   private readonly basicAuth: string | undefined
   private headers: { key: string | undefined; value: Readonly<Record<string, string>> } | undefined
+  /** Credentials sent besides the key (see `sentSecrets`): cut out of whatever a server echoes. */
+  private readonly secrets: readonly string[]
   private madeEndpoint: ProviderEndpoint | undefined
 
   constructor(readonly options: OpenAiCompatibleOptions) {
     super()
     checkBaseURL(options.baseURL)
+    checkHeaders(options.headers)
     const target = new URL(options.baseURL)
     target.pathname = `${target.pathname.replace(/\/+$/, '')}/chat/completions`
     const user = userInfo(target)
     this.basicAuth = user ? `Basic ${Buffer.from(`${user.user}:${user.password}`).toString('base64')}` : undefined
+    this.secrets = sentSecrets(user?.password, this.basicAuth, options.headers)
     target.username = ''
     target.password = ''
     this.target = target
@@ -125,12 +139,12 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
       }
       reader = response.body
       watchdog.phase = 'body'
-      const reading = new EventReading(label, key, dialect)
+      const reading = new EventReading(label, this.secretsWith(key), dialect)
       try {
         while (true) {
-          const read = await readBody(reader, watchdog, label)
+          const read = await readBody(reader, watchdog, label).catch((error: unknown) => endedIfFinished(error, reading, request.signal))
           if (read.done) {
-            const last = reading.end()
+            const last = 'cut' in read ? reading.finish() : reading.end()
             if (last.length > 0) yield last
             return
           }
@@ -149,7 +163,7 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
         reader.cancel(STOP_READING).catch(() => {})
         const out = reading.salvage(request.signal.aborted)
         if (out.length > 0) yield out
-        throw withoutKey(error, key)
+        throw withoutSecrets(error, this.secretsWith(key))
       }
     } finally {
       watchdog.dispose()
@@ -164,6 +178,11 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
       if (caller.aborted || watchdog.timedOut) throw watchdog.stop.reason ?? error
       throw new LlmError(failureFromTransportError(this.options.label, this.url, error), { cause: error })
     }
+  }
+
+  /** Every credential a request with `key` sends. */
+  private secretsWith(key: string | undefined): readonly string[] {
+    return key ? [key, ...this.secrets] : this.secrets
   }
 
   /** The request headers for `key`: made once per key, not per request (the key is read per request, so a new one is used at once). */
@@ -187,7 +206,8 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
   private notAStream(response: WireResponse): string | undefined {
     const { label } = this.options
     const type = response.headers.get('content-type') ?? ''
-    if (!type.includes('text/event-stream')) {
+    // Media types ignore case (RFC 9110): Text/Event-Stream is one too.
+    if (!type.toLowerCase().includes('text/event-stream')) {
       return `${label} answered HTTP ${response.status} with ${type || 'no content type'} instead of an event stream; is ${this.endpoint().baseURL} its API's base URL? (requests go to ${this.url})`
     }
     const encoding = response.headers.get('content-encoding')?.trim().toLowerCase()
@@ -200,7 +220,7 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
     const { label } = this.options
     watchdog.phase = 'body'
     const read = await readBounded(response.body, watchdog, MAX_ERROR_BODY, request.signal)
-    const failure = failureFromResponse(label, response.status, redact(read.text, key), response.headers, request.model)
+    const failure = failureFromResponse(label, response.status, redact(read.text, this.secretsWith(key)), response.headers, request.model)
     if (read.cut === 'stalled') failure.message += ` (the error body stalled after ${read.bytes} bytes: nothing for ${watchdog.idleMs} ms)`
     else if (read.cut === 'broken') failure.message += ` (the connection broke after ${read.bytes} bytes of the error body)`
     if (response.status === 404 && !failure.modelNotFound) failure.message += ` (nothing at ${this.url}? check baseURL)`
@@ -233,10 +253,10 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
 
 /**
  * A failure whose message quotes the server (an in-stream error's text, a badly shaped value) with
- * the key removed. The original is dropped, not kept as the cause: its message still holds the key.
+ * the credentials removed. The original is dropped, not kept as the cause: its message still holds them.
  */
-function withoutKey(error: unknown, key: string | undefined): unknown {
+function withoutSecrets(error: unknown, secrets: readonly string[]): unknown {
   if (!(error instanceof LlmError)) return error
-  const message = redact(error.failure.message, key)
+  const message = redact(error.failure.message, secrets)
   return message === error.failure.message ? error : new LlmError({ ...error.failure, message })
 }

@@ -29,6 +29,8 @@ export interface ChunkTranslator {
   end(sawDone: boolean): StreamChunk[]
   /** The last usage the server reported so far, so a stream that fails still accounts for it. */
   usageSoFar(): TokenUsage | undefined
+  /** Whether a `finish_reason` came: the answer is whole. */
+  finished(): boolean
 }
 
 /** What a translator adds to the chunks beyond the wire's content. */
@@ -123,6 +125,8 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
     },
 
     usageSoFar: () => usage,
+
+    finished: () => finishReason !== undefined,
   }
 }
 
@@ -163,9 +167,12 @@ export function mapUsage(wire: WireUsage): TokenUsage {
   const prompt = wire.prompt_tokens ?? 0
   const cached = wire.prompt_tokens_details?.cached_tokens ?? wire.prompt_cache_hit_tokens ?? undefined
   const reasoning = wire.completion_tokens_details?.reasoning_tokens ?? undefined
+  const completion = wire.completion_tokens ?? 0
   return {
     inputTokens: Math.max(0, prompt - (cached ?? 0)),
-    outputTokens: wire.completion_tokens ?? 0,
+    // Reasoning is part of the output (OpenAI's completion_tokens holds it); more reasoning than
+    // completion means a server that counted it apart, and output is both.
+    outputTokens: reasoning !== undefined && reasoning > completion ? completion + reasoning : completion,
     ...(cached !== undefined ? { cacheReadTokens: cached } : {}),
     ...(reasoning !== undefined ? { reasoningTokens: reasoning } : {}),
   }

@@ -1,5 +1,6 @@
 /** API keys come from the environment by name; their values never appear in messages, logs or errors. */
 
+import { isSecretName } from '@rein/base'
 import { LlmError } from '@rein/llm'
 
 /** A header value an HTTP client can send: printable ASCII without spaces. */
@@ -24,8 +25,26 @@ export function readApiKey(apiKeyEnv: string | false, provider: string): string 
   return value
 }
 
-/** Removes a key, and anything shaped like one, from text a server sent back (some echo a masked key). */
-export function redact(text: string, key: string | undefined): string {
-  const withoutKey = key ? text.split(key).join('[redacted]') : text
-  return withoutKey.replace(/\b(sk|key|api)[-_][A-Za-z0-9_*-]{6,}/gi, '[redacted]')
+/** Secrets shorter than this are not searched for: cutting a short one out would cut words out of every message. */
+const SHORTEST_SECRET = 6
+
+/**
+ * Removes the credentials this adapter sends (the key, a password, a secret header's value), and
+ * anything shaped like a key, from text a server sent back (some echo what they were sent).
+ */
+export function redact(text: string, secrets: readonly string[]): string {
+  let out = text
+  for (const secret of secrets) if (secret.length >= SHORTEST_SECRET) out = out.split(secret).join('[redacted]')
+  return out.replace(/\b(sk|key|api)[-_][A-Za-z0-9_*-]{6,}/gi, '[redacted]')
+}
+
+/**
+ * What besides the key the adapter sends as a credential: the base URL's password and its Basic
+ * token, and the values of headers named like secrets (`authorization`, `api-key`), each with the
+ * token after a scheme word (`Bearer x` → `x`).
+ */
+export function sentSecrets(password: string | undefined, basicAuth: string | undefined, headers: Readonly<Record<string, string>>): string[] {
+  const values = Object.entries(headers).filter(([name]) => isSecretName(name)).map(([, value]) => value)
+  const all = [...(password ? [password] : []), ...(basicAuth ? [basicAuth] : []), ...values]
+  return [...new Set(all.flatMap((value) => [value, value.replace(/^\S+\s+/, '')]))]
 }

@@ -19,8 +19,8 @@ export class EventReading {
   private out: StreamChunk[] = []
   private done = false
 
-  /** `label` names the server in messages; `key` is cut out of any event quoted in one. */
-  constructor(private readonly label: string, private readonly key: string | undefined, dialect: OpenAiDialect) {
+  /** `label` names the server in messages; `secrets` are cut out of any event quoted in one. */
+  constructor(private readonly label: string, private readonly secrets: readonly string[], dialect: OpenAiDialect) {
     this.framer = new SseFramer(label)
     this.translator = createChunkTranslator(label, dialect.replayState !== undefined ? { replayState: dialect.replayState } : {})
   }
@@ -28,6 +28,11 @@ export class EventReading {
   /** The stream said `[DONE]`: the answer is over, whatever else the body holds. */
   get sawDone(): boolean {
     return this.done
+  }
+
+  /** The model said how its answer ended (`finish_reason`): nothing the body still holds changes it. */
+  get finished(): boolean {
+    return this.translator.finished()
   }
 
   /** The chunks of one read's events. After `[DONE]` none: the read's chunks wait to join `finish`'s. */
@@ -70,7 +75,7 @@ export class EventReading {
       try {
         payload = JSON.parse(data)
       } catch {
-        throw new LlmError({ code: 'MALFORMED_RESPONSE', message: `${this.label} sent a stream event that is not JSON: ${cutHead(redact(data, this.key), 120)}` })
+        throw new LlmError({ code: 'MALFORMED_RESPONSE', message: `${this.label} sent a stream event that is not JSON: ${cutHead(redact(data, this.secrets), 120)}` })
       }
       this.out.push(...this.translator.push(payload))
     }

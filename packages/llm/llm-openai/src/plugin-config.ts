@@ -8,6 +8,7 @@ import Schema from '@deepseek-ai/schemastery'
 import type { ModelInfo } from '@rein/llm'
 import { OpenAiCompatibleAdapter } from './adapter.ts'
 import { checkBaseURL } from './base-url.ts'
+import { checkHeaders } from './headers.ts'
 import type { OpenAiDialect } from './dialect.ts'
 import { ModelConfig, toModelInfo } from './models-config.ts'
 
@@ -41,7 +42,8 @@ export function compatibleConfig(defaults: CompatibleDefaults): Schema<Partial<C
     // Checked as the config loads: a URL without a scheme fails the plugin at startup with the fix.
     baseURL: Schema.transform(Schema.string(), (value) => checkBaseURL(value)).default(defaults.baseURL).description('Base URL with http:// or https://; requests go to {baseURL}/chat/completions.'),
     apiKeyEnv: Schema.union([Schema.string(), Schema.const(false)]).default(defaults.apiKeyEnv).description('Environment variable with the API key; false for a server without keys.'),
-    headers: Schema.dict(Schema.string()).default({}).description('Extra HTTP headers on every request.'),
+    // Checked as the config loads: a value HTTP cannot carry fails the plugin at startup, not every request as a network error.
+    headers: Schema.transform(Schema.dict(Schema.string()), (value) => checkHeaders(value)).default({}).description('Extra HTTP headers on every request.'),
     models: Schema.array(ModelConfig).default([]).description('Model catalog entries; an entry with a built-in id replaces it.'),
     streamIdleTimeoutMs: Schema.natural().min(1).default(300_000).description('A stream silent for this long ends with TIMEOUT.'),
     maxTokensField: Schema.union(['max_tokens', 'max_completion_tokens']).default('max_tokens').description('Body field that carries the output budget.'),

@@ -163,6 +163,19 @@ describe('OpenAiCompatibleAdapter over HTTP', () => {
     expect(finish.failure?.code).toBe('STREAM_CLOSED')
   })
 
+  it.each([
+    ['reset', { disconnect: true } as const],
+    ['silent', { stall: true } as const],
+  ])('keeps a whole answer when the connection is %s after the model finished, before [DONE]', async (_case, after) => {
+    const finished = 'data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\ndata: {"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3}}\n\n'
+    const { root, server } = await boot([{ steps: [{ toolCall: { id: 'c1', name: 'f', arguments: '{}' } }, { raw: finished }, after] }], { streamIdleTimeoutMs: 150 })
+    const { finish, chunks } = await run(root)
+    expect(finish).toMatchObject({ type: 'finish', reason: 'tool-calls' })
+    expect(chunks).toContainEqual({ type: 'block-end', index: 0, block: { type: 'tool-call', id: 'c1', name: 'f', arguments: '{}' } })
+    expect(chunks).toContainEqual({ type: 'usage', usage: { inputTokens: 10, outputTokens: 3 } })
+    expect(server.requests).toHaveLength(1)
+  })
+
   it('maps malformed JSON and in-stream errors', async () => {
     const { root } = await boot([
       { steps: [{ text: 'a' }, { raw: 'data: {"choices": [oops\n\n' }] },

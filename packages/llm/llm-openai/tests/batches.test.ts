@@ -18,12 +18,12 @@ const delta = (content: string) => event({ id: 'r1', model: 'm', choices: [{ ind
 const stop = event({ id: 'r1', model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 2 } })
 
 /** A server answering every request with `body`, written whole in one write; counts the requests. */
-async function serveWhole(body: string) {
+async function serveWhole(body: string, contentType = 'text/event-stream') {
   const served = { requests: 0 }
   server = createServer((request, response) => {
     served.requests++
     request.resume()
-    request.on('end', () => response.writeHead(200, { 'content-type': 'text/event-stream' }).end(body))
+    request.on('end', () => response.writeHead(200, { 'content-type': contentType }).end(body))
   })
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve))
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, served }
@@ -61,6 +61,11 @@ describe('streamBatches over HTTP', () => {
       ['block-start', 'text-delta', 'text-delta', 'block-end', 'usage'],
       ['finish'],
     ])
+  })
+
+  it('reads an event stream whose content type is written in capitals (media types ignore case)', async () => {
+    const { url } = await serveWhole(`${delta('Hello')}${stop}data: [DONE]\n\n`, 'Text/Event-Stream; charset=UTF-8')
+    expect((await batchesOf(url)).at(-1)).toEqual([{ type: 'finish', reason: 'stop', responseId: 'r1', responseModel: 'm' }])
   })
 
   it('shows the text before an in-stream error of the same write, then ends with the error without a retry', async () => {

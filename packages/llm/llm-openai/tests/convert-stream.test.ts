@@ -165,4 +165,9 @@ describe('mapUsage', () => {
       .toEqual({ inputTokens: 40, outputTokens: 30, cacheReadTokens: 60, reasoningTokens: 10 })
     expect(mapUsage({ prompt_tokens: null, completion_tokens: null })).toEqual({ inputTokens: 0, outputTokens: 0 })
   })
+
+  it('adds reasoning to the output when a server counts it apart (more reasoning than completion tokens): output always holds reasoning', () => {
+    expect(mapUsage({ prompt_tokens: 10, completion_tokens: 5, completion_tokens_details: { reasoning_tokens: 9 } }))
+      .toEqual({ inputTokens: 10, outputTokens: 14, reasoningTokens: 9 })
+  })
 })

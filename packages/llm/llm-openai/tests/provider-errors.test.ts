@@ -1,4 +1,6 @@
 // Provider wordings and configuration faults, end to end: real HTTP, a real LlmRuntime.
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { Context } from '@deepseek-ai/cordis'
 import LlmRuntime from '@rein/llm'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -152,11 +154,54 @@ describe('connection failures Node words in codes', () => {
     expect(finish.failure?.message).toMatch(new RegExp(`^could not reach local: no TLS at ${url.replace(/[./]/g, '\\$&')}/chat/completions \\((ERR_SSL_WRONG_VERSION_NUMBER|EPROTO)\\); is it an http:// server\\?`))
   })
 
-  it('keeps Node\'s own words for a code it has no plain words for', async () => {
-    const { root } = await boot([], { headers: { 'x-title': 'caf\u00e9 \u2615' } }, { maxRetries: 0 })
-    const { finish } = await run(root)
-    expect(finish.failure?.code).toBe('TRANSPORT')
-    expect(finish.failure?.message).toMatch(/: Invalid character in header content \["x-title"\] \(ERR_INVALID_CHAR\)$/)
+})
+
+describe('credentials a server echoes', () => {
+  /** A server that answers 401 quoting the credentials it was sent, as some gateways do. */
+  async function echoing() {
+    const server = createServer((request, response) => {
+      request.resume()
+      response.writeHead(401, { 'content-type': 'application/json' })
+      response.end(JSON.stringify({ error: { message: `bad credentials: authorization=${String(request.headers.authorization)} api-key=${String(request.headers['api-key'])}` } }))
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    return { url: `http://127.0.0.1:${port}/v1`, close: () => new Promise((resolve) => server.close(resolve)) }
+  }
+
+  it.each([
+    ['the password of a baseURL with user:password@ (and its Basic token)', (url: string) => ({ baseURL: url.replace('http://', 'http://svc:Hunter2-Passw0rd@'), apiKeyEnv: false as const }), ['Hunter2-Passw0rd', Buffer.from('svc:Hunter2-Passw0rd').toString('base64')]],
+    ['a secret-named header (Azure api-key)', (url: string) => ({ baseURL: url, apiKeyEnv: false as const, headers: { 'api-key': '0123456789abcdef0123456789abcdef' } }), ['0123456789abcdef0123456789abcdef']],
+    ['an authorization header', (url: string) => ({ baseURL: url, apiKeyEnv: false as const, headers: { authorization: 'Token gw_live_q1w2e3r4t5y6' } }), ['gw_live_q1w2e3r4t5y6']],
+  ])('never shows %s in the failure', async (_case, config, secrets) => {
+    const server = await echoing()
+    try {
+      const root = new Context()
+      await root.plugin(LlmRuntime, { retry: { maxRetries: 0 } })
+      await root.plugin(openai, config(server.url))
+      const { finish } = await run(root)
+      expect(finish.failure?.code).toBe('AUTH')
+      for (const secret of secrets) expect(finish.failure?.message).not.toContain(secret)
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+describe('headers HTTP cannot carry', () => {
+  it.each([
+    ['a value outside Latin-1 (an app name in Chinese)', { 'X-Title': '我的助手' }, 'the value of X-Title holds a character HTTP cannot carry'],
+    ['a value with a line break', { 'x-api-key': 'sk-secret-VALUE\r\nx-evil: 1' }, 'the value of x-api-key holds a character HTTP cannot carry'],
+    ['a name with a space', { 'X Title': 'ok' }, '"X Title" is not a header name HTTP allows'],
+  ])('refuses %s when the plugin starts, naming the header, never its value, and sends nothing', async (_case, headers, words) => {
+    const server = await serve([])
+    const root = new Context()
+    await root.plugin(LlmRuntime)
+    const failure = await Promise.resolve(root.plugin(openai, { baseURL: server.url, apiKeyEnv: false, headers })).then(() => undefined, (error: unknown) => error)
+    expect(failure).toMatchObject({ name: 'ReinError', code: 'CONFIG_INVALID' })
+    expect((failure as Error).message).toContain(words)
+    expect((failure as Error).message).not.toMatch(/我|VALUE/)
+    expect(server.requests).toEqual([])
   })
 })
 
