@@ -18,10 +18,14 @@ const SHOWN_LINE_CHARS = 160
 const SHOWN_LINES = 8
 const LISTED_MATCHES = 10
 
+/** Where an edit's old_string is in the text: offset and length (a \n may have matched a \r\n). */
+interface Match {
+  readonly at: number
+  readonly length: number
+}
+
 /** The edited text and how many places changed. Throws `EDIT_*` naming the edit that failed. */
 export function applyEdits(text: string, edits: readonly Edit[], display: string): { text: string; replacements: number } {
-  // A file written with CRLF gets CRLF in what the model typed with plain newlines.
-  const crlf = usesCrlf(text)
   let current = text
   let replacements = 0
   edits.forEach((edit, index) => {
@@ -30,19 +34,17 @@ export function applyEdits(text: string, edits: readonly Edit[], display: string
     if (edit.old_string === edit.new_string) {
       throw fsError('EDIT_NO_CHANGE', `${where}old_string and new_string are the same, so there is nothing to change.${after}`, { path: display, edit: index })
     }
-    const convert = crlf && !edit.old_string.includes('\r') && !edit.new_string.includes('\r')
-    const oldString = convert ? edit.old_string.replaceAll('\n', '\r\n') : edit.old_string
-    const newString = convert ? edit.new_string.replaceAll('\n', '\r\n') : edit.new_string
-    const found = occurrences(current, oldString)
+    // Overlapping places count: "aba" in "ababa" is two, and which one was meant is unknown.
+    const found = matches(current, edit.old_string, true)
     if (found.length === 0) {
       throw fsError('EDIT_NOT_FOUND', `${where}${notFound(current, edit.old_string, display)}${after}`, { path: display, edit: index })
     }
     if (found.length > 1 && edit.replace_all !== true) {
-      throw fsError('EDIT_AMBIGUOUS', `${where}${ambiguous(current, found, display)}${after}`, { path: display, edit: index, matches: found.length })
+      throw fsError('EDIT_AMBIGUOUS', `${where}${ambiguous(current, found.map((match) => match.at), display)}${after}`, { path: display, edit: index, matches: found.length })
     }
-    const [first = 0] = found
-    current = edit.replace_all === true ? current.split(oldString).join(newString) : current.slice(0, first) + newString + current.slice(first + oldString.length)
-    replacements += edit.replace_all === true ? found.length : 1
+    const targets = edit.replace_all === true ? matches(current, edit.old_string, false) : found
+    current = replaced(current, targets, edit.new_string)
+    replacements += targets.length
   })
   if (current === text) {
     throw fsError('EDIT_NO_CHANGE', `the edits leave ${display} exactly as it was; nothing was written`, { path: display })
@@ -50,16 +52,54 @@ export function applyEdits(text: string, edits: readonly Edit[], display: string
   return { text: current, replacements }
 }
 
+/**
+ * Where `wanted` is, left to right. `read` shows lines without their \r, so a \n the model typed
+ * (with no \r anywhere in it) matches a \r\n too: CRLF files, and the CRLF lines of mixed ones.
+ */
+function matches(text: string, wanted: string, overlapping: boolean): Match[] {
+  const found: Match[] = []
+  if (wanted === '') return found
+  if (wanted.includes('\r') || !wanted.includes('\n')) {
+    for (let at = text.indexOf(wanted); at !== -1; at = text.indexOf(wanted, at + (overlapping ? 1 : wanted.length))) found.push({ at, length: wanted.length })
+    return found
+  }
+  // Escaped text and optional \r's: no nested quantifier, so no runaway backtracking.
+  const pattern = new RegExp(wanted.split('\n').map(escapeRegExp).join('\\r?\\n'), 'g')
+  for (let hit = pattern.exec(text); hit !== null; hit = pattern.exec(text)) {
+    found.push({ at: hit.index, length: hit[0].length })
+    if (overlapping) pattern.lastIndex = hit.index + 1
+  }
+  return found
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+}
+
+/** `text` with each (non-overlapping) match replaced by `replacement`, its \n's written as the line breaks in use there. */
+function replaced(text: string, targets: readonly Match[], replacement: string): string {
+  let out = ''
+  let from = 0
+  for (const { at, length } of targets) {
+    const crlf = !replacement.includes('\r') && breakIsCrlf(text, at, length)
+    out += text.slice(from, at) + (crlf ? replacement.replaceAll('\n', '\r\n') : replacement)
+    from = at + length
+  }
+  return out + text.slice(from)
+}
+
+/** Whether the lines a match touches end in \r\n: the match's own breaks, else its line's, else the file's usual ones. */
+function breakIsCrlf(text: string, at: number, length: number): boolean {
+  const inside = text.indexOf('\n', at)
+  if (inside !== -1 && inside < at + length) return text[inside - 1] === '\r'
+  const next = text.indexOf('\n', at + length)
+  if (next !== -1) return text[next - 1] === '\r'
+  return usesCrlf(text)
+}
+
 function usesCrlf(text: string): boolean {
   const crlf = text.split('\r\n').length - 1
   return crlf > 0 && crlf >= text.split('\n').length - 1 - crlf
-}
-
-/** Start offsets of non-overlapping occurrences, left to right. */
-function occurrences(text: string, needle: string): number[] {
-  const found: number[] = []
-  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) found.push(at)
-  return found
 }
 
 function notFound(text: string, wanted: string, display: string): string {

@@ -219,6 +219,30 @@ describe('edit', () => {
     expect(readFileSync(file('win.txt'), 'utf8')).toBe('uno\r\ndos\r\nthree\r\n')
   })
 
+  it.each([
+    ['a mostly-CRLF file whose few LF lines hold it', 'a\r\nb\r\nc\r\nx\ny\n', 'x\ny', 'X\nY', 'a\r\nb\r\nc\r\nX\nY\n'],
+    ['a mostly-LF file whose few CRLF lines hold it (read shows them without the CR)', 'l1\nl2\r\nl3\nl4\n', 'l2\nl3', 'two\nthree', 'l1\ntwo\r\nthree\nl4\n'],
+    ['a CRLF file, with the CR typed in old_string and not in new_string', 'one\r\ntwo\r\n', 'one\r\n', 'uno\nextra\n', 'uno\r\nextra\r\ntwo\r\n'],
+    ['a one-line old_string in a CRLF file, new_string adding a line', 'one\r\ntwo\r\n', 'one', 'uno\nuno bis', 'uno\r\nuno bis\r\ntwo\r\n'],
+  ])('edits text as read shows it in %s, writing the line breaks in use there', async (_case, before, oldString, newString, after) => {
+    write(file('mixed.txt'), before)
+    const { call } = await boot(folders())
+    await call('read', { path: 'mixed.txt' })
+    expect(codeOf(await call('edit', { path: 'mixed.txt', old_string: oldString, new_string: newString }))).toBe('ok')
+    expect(readFileSync(file('mixed.txt'), 'utf8')).toBe(after)
+  })
+
+  it.each([
+    ['aba in ababa', 'ababa', 'aba'],
+    ['two closing braces in three', 'x\n}\n}\n}\n', '}\n}'],
+  ])('refuses an old_string that matches overlapping places as ambiguous: %s', async (_case, before, oldString) => {
+    write(file('o.txt'), before)
+    const { call } = await boot(folders())
+    await call('read', { path: 'o.txt' })
+    expect(codeOf(await call('edit', { path: 'o.txt', old_string: oldString, new_string: 'X' }))).toBe('EDIT_AMBIGUOUS')
+    expect(readFileSync(file('o.txt'), 'utf8')).toBe(before)
+  })
+
   it('does not treat $ in new_string as a replacement pattern', async () => {
     write(file('t.txt'), 'price\nprice\n')
     const { call } = await boot(folders())
