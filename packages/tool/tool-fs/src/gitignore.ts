@@ -3,8 +3,8 @@
  * folder, a deeper file overrides a shallower one, and the `.git` folder is always skipped.
  */
 
-import type { Dirent } from 'node:fs'
-import { readFile } from 'node:fs/promises'
+import { constants, type Dirent } from 'node:fs'
+import { open } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join, relative } from 'node:path'
 import type { Ignore } from 'ignore'
@@ -49,7 +49,7 @@ export class GitignoreRules {
     if (this.folders.has(folder)) return
     let rules: Ignore | null = null
     if (present) {
-      const text = await readFile(join(folder, '.gitignore'), 'utf8').catch(() => undefined)
+      const text = await readRules(join(folder, '.gitignore')).catch(() => undefined)
       if (text !== undefined) rules = loadIgnore()().add(text)
     }
     this.folders.set(folder, rules)
@@ -70,6 +70,29 @@ export class GitignoreRules {
     return false
   }
 }
+
+/** The most of one `.gitignore` read: rules past it are not applied. */
+const MAX_RULES_BYTES = 1024 * 1024
+
+/**
+ * A `.gitignore`'s text, as git would read it: never through a link (rules from outside the
+ * workspace), never a FIFO or device (a read that blocks for good holds one of libuv's few file
+ * threads), at most `MAX_RULES_BYTES`. Undefined for anything but a regular file.
+ */
+async function readRules(path: string): Promise<string | undefined> {
+  const handle = await open(path, RULES_FLAGS)
+  try {
+    const stat = await handle.stat()
+    if (!stat.isFile()) return undefined
+    const buffer = Buffer.alloc(Math.min(stat.size, MAX_RULES_BYTES))
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0)
+    return buffer.toString('utf8', 0, bytesRead)
+  } finally {
+    await handle.close()
+  }
+}
+
+const RULES_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
 
 function test(rules: Ignore, path: string): { ignored: boolean; unignored: boolean } {
   try {

@@ -62,11 +62,22 @@ function byCodeUnit(a: string, b: string): number {
 }
 
 /**
- * Refuses a pattern that could name something outside the folder it is matched in: an absolute
- * pattern, or one with a `..` segment.
+ * The most `*` one part of a pattern (between slashes; `**` alone is no star of a part) may hold.
+ * Names are matched by regular expressions that backtrack: with k stars a failing match costs about
+ * the name's length to the power k+1, on the event loop, where no cancel reaches it. Four stars
+ * against a 100-character name take about a second, five take minutes.
+ */
+const MOST_STARS = 3
+
+/**
+ * Refuses a pattern that could name something outside the folder it is matched in (an absolute
+ * pattern, or one with a `..` segment), and one too costly to match (`MOST_STARS`).
  */
 export function checkPattern(pattern: string, argument: string): void {
   if (pattern.includes('\0')) throw fsError('INVALID_PATTERN', `${argument} contains a NUL byte`)
+  if (pattern.split('/').some((part) => part !== '**' && (part.match(/\*/g)?.length ?? 0) > MOST_STARS)) {
+    throw fsError('INVALID_PATTERN', `${argument} ${JSON.stringify(pattern)} has more than ${MOST_STARS} * in one part; matching that against long names can take minutes. Use at most three * between two slashes, and narrow the rest with path or a second search`, { pattern })
+  }
   if (pattern.startsWith('/') || pattern.split(/[/{},]/).includes('..')) {
     throw fsError('PATH_OUTSIDE_WORKSPACE', `${argument} ${JSON.stringify(pattern)} reaches outside the folder it is matched in; write it relative to path, without ".."`, { pattern })
   }

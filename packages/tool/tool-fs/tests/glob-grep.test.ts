@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, readdirSync } from 'node:fs'
+import { mkdirSync, readdirSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -25,6 +25,39 @@ describe('glob', () => {
     expect(text(result)).toBe('src/a.ts\nsrc/b.ts\nsrc/deep/c.ts')
     expect(result).toMatchObject({ value: { total: 3, truncated: false, path: '.' } })
     expect(text(await call('glob', { pattern: '*.{ts,js}', path: 'src' }))).toBe('src/a.ts\nsrc/b.ts\nsrc/d.js')
+  })
+
+  it.each([
+    ['glob', { pattern: '*a*a*a*a*a*c' }],
+    ['glob, the stars in braces', { pattern: '*{a,b}*{a,b}*{a,b}*c' }],
+    ['grep\'s glob', { pattern: 'x', glob: 'src/*a*a*a*a*a*c' }],
+  ])('refuses a pattern with more than three * in one part, whose matching could hold the process for minutes: %s', async (tool, args) => {
+    tree({ [`src/${'a'.repeat(101)}.txt`]: 'x' })
+    const { call } = await boot(folders())
+    const result = await call(tool.startsWith('grep') ? 'grep' : 'glob', args)
+    expect(result).toMatchObject({ isError: true, error: { code: 'INVALID_PATTERN', message: expect.stringContaining('at most three') } })
+  })
+
+  it('reads no .gitignore that is a FIFO: the walk neither hangs nor takes a thread', async () => {
+    tree({ 'a.txt': '', 'sub/b.txt': '' })
+    expect(spawnSync('mkfifo', [join(folders().workspace, 'sub', '.gitignore')]).status).toBe(0)
+    const { call } = await boot(folders())
+    expect(text(await call('glob', { pattern: '**/*.txt' }))).toBe('a.txt\nsub/b.txt')
+  })
+
+  it('reads no .gitignore through a link: rules from outside the workspace do not hide its files', async () => {
+    tree({ 'a.txt': '' })
+    const outside = join(folders().workspace, '..', `rules-${process.pid}`)
+    write(outside, '*.txt\n')
+    symlinkSync(outside, join(folders().workspace, '.gitignore'))
+    const { call } = await boot(folders())
+    expect(text(await call('glob', { pattern: '*.txt' }))).toBe('a.txt')
+  })
+
+  it('keeps patterns with up to three * in one part: *test*.*', async () => {
+    tree({ 'src/a.test.ts': '', 'src/b.ts': '' })
+    const { call } = await boot(folders())
+    expect(text(await call('glob', { pattern: '**/*test*.*' }))).toBe('src/a.test.ts')
   })
 
   it('respects .gitignore files, nested ones and negations, and always skips .git', async () => {
