@@ -80,7 +80,8 @@ async function writeInFolder(held: HeldFolder, target: Resolved, allowed: string
   }
   // Makes the rename itself durable; a file system that cannot sync a folder is not an error.
   await held.handle.sync().catch(() => {})
-  return lstat(final)
+  // Written: what the file is now; a failure to say is the write's error, typed.
+  return lstat(final).catch((error: unknown) => { throw fromSystemError(error, 'write', target.display) })
 }
 
 /**
@@ -120,11 +121,14 @@ async function writeAll(handle: FileHandle, data: Uint8Array) {
 }
 
 async function keepModeAndOwner(handle: FileHandle, existing: Stats) {
-  await handle.chmod(existing.mode & 0o7777)
   const stat = await handle.stat()
-  if (stat.uid === existing.uid && stat.gid === existing.gid) return
-  // Only a privileged process can give the file back to its owner; anyone else keeps their own.
-  await handle.chown(existing.uid, existing.gid).catch(() => {})
+  if (stat.uid !== existing.uid || stat.gid !== existing.gid) {
+    // Only a privileged process can give the file back to its owner; its group, any member of it
+    // (a shared file stays writable by the group). Whoever can do neither keeps their own.
+    await handle.chown(existing.uid, existing.gid).catch(() => handle.chown(-1, existing.gid)).catch(() => {})
+  }
+  // After the chown: it clears setuid and setgid.
+  await handle.chmod(existing.mode & 0o7777)
 }
 
 /** The last look before the rename: the folder is still inside and the target is the file that was checked. */

@@ -12,7 +12,7 @@ import type { FrozenJson, JsonValue } from '@rein/base'
 import type { DurableToolResult, FileChange, RecoverCall, RecoverContext, ToolResultView, ToolRun } from '@rein/tools'
 import { removeTempLeftovers, writeAtomically } from './atomic-write.ts'
 import { hunksOf } from './diff-view.ts'
-import { fsError, systemCode } from './errors.ts'
+import { fromSystemError, fsError, systemCode } from './errors.ts'
 import { loadTextFile, tooLarge, type TextFile } from './text-file.ts'
 import { callScope, readsOf, type FsToolContext } from './tool-context.ts'
 import { openScope, resolvePath, type Resolved } from './workspace.ts'
@@ -39,14 +39,20 @@ export interface CheckedTarget {
 
 export async function checkTarget(context: FsToolContext, run: ToolRun, path: string): Promise<CheckedTarget> {
   const scope = await callScope(context, run)
+  if (path.endsWith('/')) throw fsError('INVALID_PATH', `${JSON.stringify(cutHead(path, 80))} ends with /, so it names a folder; give the name of the file to write`, { path })
   const resolved = await resolvePath(scope, path, 'write')
-  if (!resolved.exists) return { resolved, existing: undefined }
+  if (!resolved.exists) {
+    // Every listing, and every result that names the file, would break its line there.
+    if (hasControl(path)) throw fsError('INVALID_PATH', `${JSON.stringify(cutHead(path, 80))} holds a line break or another control character; a new file's name may not`, { path: resolved.display })
+    return { resolved, existing: undefined }
+  }
   const existing = await loadTextFile(resolved, resolved.allowed, context.config.maxFileBytes)
   readsOf(context, run).check(resolved.real, resolved.display, existing.snapshot)
   try {
     await access(resolved.real, constants.W_OK)
   } catch (error) {
-    if (systemCode(error) !== 'EACCES' && systemCode(error) !== 'EPERM') throw error
+    // EROFS (a read-only mount) and the rest: the same typed errors a write would give.
+    if (systemCode(error) !== 'EACCES' && systemCode(error) !== 'EPERM') throw fromSystemError(error, 'write', resolved.display)
     throw fsError('PERMISSION_DENIED', `${resolved.display} is read-only (its permissions forbid writing it)`, { path: resolved.display }, error)
   }
   return { resolved, existing }
@@ -158,4 +164,13 @@ export function recoverWrite(context: FsToolContext) {
     }
     return undefined
   }
+}
+
+/** Whether `text` holds a control character (a line break, a tab, DEL). */
+function hasControl(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i)
+    if (code < 0x20 || code === 0x7f) return true
+  }
+  return false
 }

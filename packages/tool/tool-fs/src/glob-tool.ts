@@ -3,7 +3,7 @@
 import { stat } from 'node:fs/promises'
 import { relative } from 'node:path'
 import { defineTool, type DurableToolResult, type ToolResultView } from '@rein/tools'
-import { fsError } from './errors.ts'
+import { fromSystemError, fsError } from './errors.ts'
 import { callScope, type FsToolContext } from './tool-context.ts'
 import { checkPattern, walkFiles } from './walk.ts'
 import { notFound, resolvePath, type Resolved } from './workspace.ts'
@@ -76,7 +76,8 @@ export function displayOf(base: Resolved, file: string): string {
 /** A resolved path that must be an existing folder. */
 async function folderOf(resolved: Resolved): Promise<Resolved> {
   if (!resolved.exists) throw await notFound(resolved)
-  if (!(await stat(resolved.real)).isDirectory()) {
+  const info = await stat(resolved.real).catch((error: unknown) => { throw fromSystemError(error, 'read', resolved.display) })
+  if (!info.isDirectory()) {
     throw fsError('NOT_A_REGULAR_FILE', `${resolved.display} is a file, not a folder; give glob a folder as path`, { path: resolved.display })
   }
   return resolved

@@ -2,7 +2,7 @@
 
 import { stat } from 'node:fs/promises'
 import { defineTool, type DurableToolResult, type ToolResultView } from '@rein/tools'
-import { fsError } from './errors.ts'
+import { fromSystemError, fsError } from './errors.ts'
 import { displayOf } from './glob-tool.ts'
 import { Matcher } from './matcher.ts'
 import { compilePattern, searchFiles, type SearchOutcome } from './search.ts'
@@ -83,7 +83,7 @@ export function createGrepTool(context: FsToolContext) {
       const scope = await callScope(context, run)
       const resolved = await resolvePath(scope, args.path ?? '.', 'read')
       if (!resolved.exists) throw await notFound(resolved)
-      const info = await stat(resolved.real)
+      const info = await stat(resolved.real).catch((error: unknown) => { throw fromSystemError(error, 'read', resolved.display) })
       if (!info.isFile() && !info.isDirectory()) throw fsError('NOT_A_REGULAR_FILE', `${resolved.display} is neither a file nor a folder`, { path: resolved.display })
       const display = (file: string) => info.isFile() ? resolved.display : displayOf(resolved, file)
       // Started before the walk, so the thread is up by the time the first file is read.

@@ -140,22 +140,33 @@ async function matchLines(handle: FileHandle, path: string, request: SearchReque
   let carry = ''
   let line = 1
   let first = true
+  // The line being read was cut at MAX_LINE_CHARS: its rest, up to its newline, is dropped, never
+  // joined to the head kept (a match across the two would be text the file does not hold).
+  let cut = false
   for (;;) {
     const { bytesRead } = await handle.read(buffer, 0, CHUNK, null)
     if (bytesRead === 0) break
     if (first && buffer.subarray(0, Math.min(bytesRead, BINARY_SNIFF_BYTES)).includes(0)) return []
     first = false
-    const text = carry + decoder.write(buffer.subarray(0, bytesRead))
+    let read = decoder.write(buffer.subarray(0, bytesRead))
+    if (cut) {
+      const newline = read.indexOf('\n')
+      if (newline === -1) continue
+      read = read.slice(newline)
+      cut = false
+    }
+    const text = carry + read
     const end = text.lastIndexOf('\n')
     if (end === -1) {
-      carry = cutHead(text, MAX_LINE_CHARS)
+      cut = text.length > MAX_LINE_CHARS
+      carry = cut ? cutHead(text, MAX_LINE_CHARS) : text
       continue
     }
     line = await scan(text.slice(0, end), line, file, request, matches)
     if (matches.length > request.maxMatches) return matches
     carry = text.slice(end + 1)
   }
-  const rest = carry + decoder.end()
+  const rest = carry + (cut ? '' : decoder.end())
   if (rest !== '') await scan(rest, line, file, request, matches)
   return matches
 }

@@ -137,6 +137,14 @@ describe('grep', () => {
     expect(await call('grep', { pattern: 'a(b' })).toMatchObject({ isError: true, error: { code: 'INVALID_PATTERN' } })
   })
 
+  it('finds nothing a file does not hold in a line longer than it keeps: the cut line\'s rest is not joined to its head', async () => {
+    // 1 MiB of b, then X, then c's and YZ: the file never holds "XY".
+    tree({ 'long.txt': `${'b'.repeat(1_048_575)}X${'c'.repeat(131_072)}YZ\nXY on the next line\n` })
+    const { call } = await boot(folders())
+    const result = await call('grep', { pattern: 'XY' })
+    expect(text(result)).toBe('long.txt\n2: XY on the next line')
+  })
+
   it('matches ^ and $ per line, in CRLF files too', async () => {
     tree({ 'win.txt': 'end\r\nnot end here\r\n' })
     const { call } = await boot(folders())

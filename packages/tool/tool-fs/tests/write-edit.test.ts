@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process'
-import { chmodSync, mkdirSync, readFileSync, readdirSync, statSync, utimesSync } from 'node:fs'
+import { execFileSync, spawnSync } from 'node:child_process'
+import { chmodSync, chownSync, mkdirSync, readFileSync, readdirSync, statSync, utimesSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { boot, codeOf, text, useFolders, write } from './harness.ts'
@@ -85,6 +85,42 @@ describe('write', () => {
     await call('edit', { path: 'run.sh', old_string: 'hi', new_string: 'there' })
     expect(statSync(file('run.sh')).mode & 0o777).toBe(0o751)
     expect(readFileSync(file('run.sh'), 'utf8')).toBe('\uFEFFecho there\n')
+  })
+
+  it.runIf(process.getuid?.() === 0)('keeps another user\'s file theirs, setuid bit included (a chown clears it, so the mode comes after)', async () => {
+    write(file('tool'), 'v1\n')
+    chownSync(file('tool'), 65534, 65534)
+    chmodSync(file('tool'), 0o4755)
+    const { call } = await boot(folders())
+    await call('read', { path: 'tool' })
+    expect(codeOf(await call('edit', { path: 'tool', old_string: 'v1', new_string: 'v2' }))).toBe('ok')
+    const after = statSync(file('tool'))
+    expect([after.uid, after.gid, (after.mode & 0o7777).toString(8)]).toEqual([65534, 65534, '4755'])
+  })
+
+  it('says PERMISSION_DENIED, not a raw EROFS, for a file on a read-only mount (where mounting is allowed)', async (context) => {
+    const mount = file('ro')
+    mkdirSync(mount)
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mount]).status === 0
+    if (!mounted) return context.skip()
+    try {
+      write(join(mount, 'a.txt'), 'v1\n')
+      execFileSync('mount', ['-o', 'remount,ro', mount])
+      const { call } = await boot(folders())
+      await call('read', { path: 'ro/a.txt' })
+      expect(await call('edit', { path: 'ro/a.txt', old_string: 'v1', new_string: 'v2' })).toMatchObject({ isError: true, error: { code: 'PERMISSION_DENIED', message: expect.stringContaining('read-only') } })
+    } finally {
+      spawnSync('umount', [mount])
+    }
+  })
+
+  it.each([
+    ['a path ending with / (a folder)', 'newdir/', 'ends with /'],
+    ['a new name with a line break', 'line\nbreak.txt', 'control character'],
+  ])('refuses to create %s, making nothing', async (_case, path, words) => {
+    const { call } = await boot(folders())
+    expect(await call('write', { path, content: 'x' })).toMatchObject({ isError: true, error: { code: 'INVALID_PATH', message: expect.stringContaining(words) } })
+    expect(readdirSync(folders().workspace)).toEqual([])
   })
 
   it('leaves no temporary file behind', async () => {
