@@ -135,16 +135,25 @@ function contractProblems(chunks: readonly StreamChunk[], ended: boolean): strin
 function lostContent(input: Input, chunks: readonly StreamChunk[]): string | undefined {
   let text = ''
   let reasoning = ''
-  const args = new Map<number, string>()
+  // Each call's arguments, in the order calls opened; a new id at a wire index opens another call there.
+  const calls: string[] = []
+  const open = new Map<number, { id: string | undefined; call: number }>()
   for (const payload of input.payloads) {
     const choices = (payload as { choices?: { delta?: Record<string, unknown> }[] }).choices ?? []
     for (const { delta = {} } of choices) {
       if (typeof delta.content === 'string') text += delta.content
       if (typeof delta.reasoning_content === 'string') reasoning += delta.reasoning_content
       if (typeof delta.reasoning === 'string') reasoning += delta.reasoning
-      for (const [position, call] of ((delta.tool_calls ?? []) as { index?: number; function?: { arguments?: string } }[]).entries()) {
+      for (const [position, call] of ((delta.tool_calls ?? []) as { index?: number; id?: string; function?: { arguments?: string } }[]).entries()) {
         const index = call.index ?? position
-        args.set(index, (args.get(index) ?? '') + (call.function?.arguments ?? ''))
+        const id = typeof call.id === 'string' && call.id !== '' ? call.id : undefined
+        let current = open.get(index)
+        // Only an id the server gave first makes a later one another call; a call opened without one keeps any.
+        if (current === undefined || (id !== undefined && current.id !== undefined && current.id !== id)) {
+          current = { id, call: calls.push('') - 1 }
+          open.set(index, current)
+        }
+        calls[current.call] += call.function?.arguments ?? ''
       }
     }
   }
@@ -152,9 +161,8 @@ function lostContent(input: Input, chunks: readonly StreamChunk[]): string | und
   const got = (type: string) => blocks.filter((block) => block.type === type).map((block) => ('text' in block ? block.text : '')).join('')
   if (got('text') !== text) return `text ${JSON.stringify(got('text'))} for ${JSON.stringify(text)}`
   if (got('reasoning') !== reasoning) return `reasoning ${JSON.stringify(got('reasoning'))} for ${JSON.stringify(reasoning)}`
-  const calls = blocks.flatMap((block) => (block.type === 'tool-call' ? [block.arguments] : []))
-  const wanted = [...args.values()]
-  if (JSON.stringify(calls) !== JSON.stringify(wanted)) return `arguments ${JSON.stringify(calls)} for ${JSON.stringify(wanted)}`
+  const made = blocks.flatMap((block) => (block.type === 'tool-call' ? [block.arguments] : []))
+  if (JSON.stringify(made) !== JSON.stringify(calls)) return `arguments ${JSON.stringify(made)} for ${JSON.stringify(calls)}`
   return undefined
 }
 

@@ -15,6 +15,8 @@ interface Block {
   type: 'text' | 'reasoning' | 'tool-call'
   text: string
   id?: string
+  /** The id came from the server (not made up here): another id at its index is another call. */
+  wireId?: true
   name?: string
 }
 
@@ -63,11 +65,12 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
     let block = tools.get(wireIndex)
     // A new id where a call is open starts another call: some servers send each call whole in its
     // own event, all at index 0 or with no index at all.
-    if (!block || (id !== undefined && block.id !== id)) {
+    if (!block || (id !== undefined && block.wireId === true && block.id !== id)) {
       block = open('tool-call', out)
       // Some servers omit the id. A made-up one must stay unique for the whole session (results are
       // paired and crashes repaired by id), so it is random, not derived from the position.
       block.id = id ?? newToolCallId()
+      if (id !== undefined) block.wireId = true
       tools.set(wireIndex, block)
     }
     const name = typeof call.function?.name === 'string' && call.function.name && block.name === undefined ? call.function.name : undefined
