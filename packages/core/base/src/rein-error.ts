@@ -75,3 +75,19 @@ function describe(error: unknown): string {
     return String(error)
   }
 }
+
+/**
+ * What a thrown value says about itself: an Error's message, or a string, number or boolean as
+ * text; undefined for anything else (null, undefined, an object with no prototype) or an empty
+ * message. Never throws, whatever was thrown (a message getter that throws, a revoked proxy).
+ */
+export function thrownMessage(thrown: unknown): string | undefined {
+  try {
+    if (thrown instanceof Error) return typeof thrown.message === 'string' && thrown.message !== '' ? thrown.message : undefined
+    if (typeof thrown === 'string') return thrown === '' ? undefined : thrown
+    if (typeof thrown === 'number' || typeof thrown === 'boolean' || typeof thrown === 'bigint') return String(thrown)
+    return undefined
+  } catch {
+    return undefined
+  }
+}

@@ -30,14 +30,23 @@ export async function dispatch(
       return outcome
     }
     let called = false
+    let misused = false
     const next = (swapped?: AbortSignal) => {
-      if (called) return Promise.reject(new ReinError('WRAPPER_MISUSE', 'an execute wrapper called next() twice'))
+      if (called) {
+        // Rejected and handled here: a wrapper that does not await its second next() must not leave
+        // an unhandled rejection (it ends the process); the call fails with WRAPPER_MISUSE instead.
+        misused = true
+        const twice = Promise.reject(new ReinError('WRAPPER_MISUSE', 'an execute wrapper called next() twice'))
+        twice.catch(() => {})
+        return twice
+      }
       called = true
       // A wrapper may tighten the signal, never loosen it: the caller's cancellation always applies.
       const fused = swapped && swapped !== current ? AbortSignal.any([current, swapped]) : current
       return step(index + 1, fused)
     }
     const outcome = await wrapper(Object.freeze({ ...call, signal: current }), next)
+    if (misused) throw new ReinError('WRAPPER_MISUSE', 'an execute wrapper called next() twice')
     if (!produced.has(outcome)) {
       throw new ReinError('WRAPPER_MISUSE', 'an execute wrapper returned a result that next() did not produce')
     }

@@ -1,6 +1,6 @@
 /** One call through the whole pipeline. Every failure becomes a result; this never rejects. */
 
-import { isReinError, toFrozenJson, type FrozenJson, type JsonObject, type JsonValue } from '@rein/base'
+import { isReinError, thrownMessage, toFrozenJson, type FrozenJson, type JsonObject, type JsonValue } from '@rein/base'
 import type { Logger } from '@deepseek-ai/cordis'
 import { parseArguments, type ArgumentLimits } from './arguments.ts'
 import { dispatch } from './dispatch.ts'
@@ -148,8 +148,19 @@ async function admit(call: ToolCall, hooks: PipelineHooks, env: PipelineEnv, sig
 
 function thrown(name: string, error: unknown): ToolResult {
   if (isReinError(error)) return failure(error.code, error.message)
-  const message = error instanceof Error ? error.message : String(error)
-  return failure('TOOL_FAILED', message || `${name} failed without a message`)
+  return failure('TOOL_FAILED', thrownMessage(error) ?? `${name} failed without saying why (it threw ${kindOf(error)})`)
+}
+
+/** What was thrown, named for a message: `null`, `an Error with no message`, `an object`. */
+function kindOf(thrown: unknown): string {
+  if (thrown === null || thrown === undefined) return String(thrown)
+  if (thrown instanceof Error) return 'an Error with no message'
+  return typeof thrown === 'object' ? 'an object' : `a ${typeof thrown}`
+}
+
+/** A hook's or render's failure in words: its message, else what it threw. */
+function said(thrown: unknown): string {
+  return thrownMessage(thrown) ?? `it threw ${kindOf(thrown)}`
 }
 
 /** Validates, freezes and renders a value the body (or a post-execute hook) produced. */
@@ -159,7 +170,7 @@ export function settle(prepared: PreparedTool, name: string, args: FrozenJson<Js
   try {
     value = toFrozenJson(raw as JsonValue)
   } catch (error) {
-    return failure('INVALID_TOOL_OUTPUT', `${name} returned a value that is not JSON: ${(error as Error).message}`)
+    return failure('INVALID_TOOL_OUTPUT', `${name} returned a value that is not JSON: ${said(error)}`)
   }
   const issues = validateJson(prepared.output, value)
   if (issues.length > 0) {
@@ -170,7 +181,7 @@ export function settle(prepared: PreparedTool, name: string, args: FrozenJson<Js
   try {
     content = toContent(definition.output.render(args, value))
   } catch (error) {
-    return failure('TOOL_FAILED', `${name} could not render its result: ${(error as Error).message}`)
+    return failure('TOOL_FAILED', `${name} could not render its result: ${said(error)}`)
   }
   const meta = presentationMeta(definition, args, value, logger)
   // Frozen, like failures: a result observer must not change what the caller gets.
@@ -200,7 +211,7 @@ async function review(
   try {
     decision = await hook(call, Object.freeze({ value: result.value, content: result.content }))
   } catch (error) {
-    return failure('BLOCKED', `${call.toolName}: a post-execute hook failed: ${(error as Error).message}`)
+    return failure('BLOCKED', `${call.toolName}: a post-execute hook failed: ${said(error)}`)
   }
   if (!decision || decision.kind === 'accept') return result
   switch (decision.kind) {
@@ -208,7 +219,7 @@ async function review(
       try {
         return Object.freeze({ ...result, content: toContent(decision.content) })
       } catch (error) {
-        return failure('BLOCKED', `${call.toolName}: a post-execute hook gave invalid content: ${(error as Error).message}`)
+        return failure('BLOCKED', `${call.toolName}: a post-execute hook gave invalid content: ${said(error)}`)
       }
     case 'replace-value':
       return settle(prepared, call.toolName, args, decision.value, logger)
@@ -216,7 +227,7 @@ async function review(
       if (typeof decision.text !== 'string') return failure('BLOCKED', `${call.toolName}: a post-execute hook appended something other than text`)
       return Object.freeze({ ...result, content: Object.freeze([...result.content, Object.freeze({ type: 'text' as const, text: decision.text })]) })
     case 'block':
-      return failure('BLOCKED', decision.feedback)
+      return failure('BLOCKED', typeof decision.feedback === 'string' && decision.feedback !== '' ? decision.feedback : `${call.toolName}: a post-execute hook blocked the result without saying why`)
     default:
       return failure('BLOCKED', `${call.toolName}: a post-execute hook returned an unknown decision`)
   }

@@ -3,6 +3,7 @@
  * any deny wins, then any ask, else allow; a policy or guard that throws counts as a deny.
  */
 
+import { thrownMessage } from '@rein/base'
 import type { PreExecuteDecision, PreExecutePolicy, ToolCall, ToolGuard } from './hooks.ts'
 
 const ALLOW: PreExecuteDecision = Object.freeze({ kind: 'allow' })
@@ -13,7 +14,7 @@ export async function combineDecisions(policies: readonly PreExecutePolicy[], ca
     try {
       return normalize(await policy(call))
     } catch (error) {
-      return { kind: 'deny', reason: `a pre-execute policy failed (${(error as Error)?.message ?? String(error)})` }
+      return { kind: 'deny', reason: `a pre-execute policy failed (${thrownMessage(error) ?? 'it threw something with no message'})` }
     }
   }))
   const deny = decisions.find((decision) => decision?.kind === 'deny')
@@ -36,7 +37,7 @@ export async function runGuards(guards: readonly ToolGuard[], call: ToolCall): P
     try {
       reason = await guard(call)
     } catch (error) {
-      return `a guard failed (${(error as Error)?.message ?? String(error)})`
+      return `a guard failed (${thrownMessage(error) ?? 'it threw something with no message'})`
     }
     if (reason !== undefined) return typeof reason === 'string' && reason ? reason : 'denied by a guard'
   }

@@ -11,7 +11,7 @@ import type {
 import { ASK_FOR_BY_DEFAULT, TOOL_EFFECTS, type ToolEffect } from './effects.ts'
 import { runPipeline, settle, type ExecuteInput } from './pipeline.ts'
 import type { RunIdentity, ToolCallContext, ToolRunFields } from './run-context.ts'
-import type { Contribution } from './tool-run.ts'
+import { CORE_RUN_FIELDS, type Contribution } from './tool-run.ts'
 import { failure } from './result.ts'
 import { describeCall, describeResult, summarizeResult } from './presenters.ts'
 import type { ToolCallView, ToolResultView } from './presentation.ts'
@@ -137,6 +137,7 @@ export class ToolRegistry extends Service {
    */
   contribute<K extends Extract<keyof ToolRunFields, string>>(key: K, provide: (call: ToolCall) => ToolRunFields[K] | undefined): () => Promise<void> {
     if (typeof provide !== 'function') throw new ReinError('INVALID_HOOK', 'tools.contribute() needs a function')
+    if (CORE_RUN_FIELDS.has(key)) throw new ReinError('INVALID_HOOK', `tools.contribute("${key}"): every tool run has ${key} already; contribute a field of your own name`)
     const { contributions } = this._state
     const contribution: Contribution = { key, provide, logger: this.ctx.logger('tools') }
     return this.ctx.effect(() => {

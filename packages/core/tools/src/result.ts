@@ -54,6 +54,9 @@ export function failure(code: ToolErrorCode | (string & {}), message: string): T
   })
 }
 
+/** The longest image url a result may carry. */
+const MAX_IMAGE_URL_CHARS = 8192
+
 /** Normalizes what `render` or a hook gave: a string becomes one text part; anything else must be parts. */
 export function toContent(content: string | ToolContent): ToolContent {
   if (typeof content === 'string') return Object.freeze([Object.freeze({ type: 'text' as const, text: content })])
@@ -62,6 +65,10 @@ export function toContent(content: string | ToolContent): ToolContent {
     const p = part as Record<string, unknown>
     if (p?.type === 'text' && typeof p.text === 'string') return Object.freeze({ type: 'text' as const, text: p.text })
     if (p?.type === 'image' && typeof p.mediaType === 'string' && typeof p.url === 'string') {
+      // Where the image is, never the image: its bytes would pass every output cap, as text in each request after.
+      if (/^data:/i.test(p.url) || p.url.length > MAX_IMAGE_URL_CHARS) {
+        throw new TypeError(`content[${i}]: an image's url must say where it is (a file or an https URL of at most ${MAX_IMAGE_URL_CHARS} characters), not hold it (data:)`)
+      }
       return Object.freeze({ type: 'image' as const, mediaType: p.mediaType, url: p.url })
     }
     throw new TypeError(`content[${i}] must be {type: 'text', text} or {type: 'image', mediaType, url}`)

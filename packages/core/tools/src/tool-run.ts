@@ -12,6 +12,9 @@ export interface Contribution {
   logger: Logger
 }
 
+/** The fields every run has: no provider may contribute one (a `workspaceRoot` of its own would move the file tools' boundary). */
+export const CORE_RUN_FIELDS: ReadonlySet<string> = new Set(['callId', 'signal', 'sessionId', 'cwd', 'workspaceRoot', 'logger', 'identity', 'spill', 'spillFolder'])
+
 /** Anything with an AbortSignal on demand (the dispatcher's lazy signal). */
 interface SignalSource {
   readonly signal: AbortSignal

@@ -3,6 +3,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { defineTool, type ApprovalRequest, type ToolCall, type ToolRun } from '../src/index.ts'
 import { call, createRegistry, echo } from './fixtures.ts'
 
+type Tools = Awaited<ReturnType<typeof createRegistry>>['tools']
+
 afterEach(() => {
   vi.useRealTimers()
 })
@@ -124,6 +126,60 @@ describe('execute: bad input never reaches the body', () => {
     const result = await tools.execute(call('store', deep))
     expect(result.isError && result.error).toEqual({ code: 'INVALID_ARGS', message: 'invalid arguments for store: arguments nest deeper than 64 levels' })
     expect(await tools.execute(call('store', { value: [[[{ a: [1] }]]] }))).toMatchObject({ isError: false })
+  })
+})
+
+describe('execute: whatever a tool package throws', () => {
+  const nullPrototype = () => Object.create(null) as object
+  const badMessage = () => {
+    const error = new Error('x')
+    Object.defineProperty(error, 'message', { get() { throw new Error('getter') } })
+    return error
+  }
+  it.each([
+    ['null', () => null],
+    ['undefined', () => undefined],
+    ['an object with no prototype', nullPrototype],
+    ['an Error whose message getter throws', badMessage],
+  ])('gives the model a typed failure, never a rejection, when the body throws %s', async (_case, make) => {
+    const { tools } = await createRegistry()
+    tools.register(probe(() => { throw make() }).tool)
+    const result = await tools.execute(call('probe', { path: 'a' }))
+    expect(result).toMatchObject({ isError: true, error: { code: 'TOOL_FAILED', message: expect.stringContaining('probe failed without saying why') } })
+  })
+
+  it.each([
+    ['a policy', (tools: Tools) => tools.preExecute(() => { throw Object.create(null) })],
+    ['a guard', (tools: Tools) => tools.guard(() => { throw null })],
+    ['a wrapper', (tools: Tools) => tools.wrapExecute(() => { throw Object.create(null) })],
+    ['a post-execute hook', (tools: Tools) => tools.postExecute(() => { throw null })],
+  ])('gives a typed failure when %s throws something with no message', async (_case, install) => {
+    const { tools } = await createRegistry()
+    tools.register(probe().tool)
+    install(tools)
+    const result = await tools.execute(call('probe', { path: 'a' }))
+    expect(result.isError && typeof result.error.code === 'string' && result.error.message.length > 0).toBe(true)
+    expect(result.isError && result.error.message).not.toMatch(/undefined|null\)/)
+  })
+
+  it('refuses an image result that holds its bytes (a data: url): it would pass every output cap', async () => {
+    const { tools } = await createRegistry()
+    tools.register(defineTool({
+      name: 'shot', description: 'Takes a screenshot.', parameters: {},
+      output: { schema: { type: 'json' }, render: () => [{ type: 'image', mediaType: 'image/png', url: `data:image/png;base64,${'A'.repeat(3_000_000)}` }] },
+      execute: () => 1,
+    }))
+    expect(await tools.execute(call('shot', {}))).toMatchObject({ isError: true, error: { code: 'TOOL_FAILED', message: expect.stringContaining('not hold it (data:)') } })
+  })
+
+  it('gives a typed failure when render throws null', async () => {
+    const { tools } = await createRegistry()
+    tools.register(defineTool({
+      name: 'shown', description: 'Renders badly.', parameters: {},
+      output: { schema: { type: 'json' }, render: () => { throw null } },
+      execute: () => 1,
+    }))
+    expect(await tools.execute(call('shown', {}))).toMatchObject({ isError: true, error: { code: 'TOOL_FAILED' } })
   })
 })
 
@@ -273,6 +329,27 @@ describe('execute: wrappers, deadlines and cancellation', () => {
     const forged = await tools.execute(call('probe', { path: 'a' }))
     expect(forged.isError && forged.error.code).toBe('WRAPPER_MISUSE')
     expect(runs).toHaveLength(1)
+  })
+
+  it('fails the call, and nothing escapes, when a wrapper calls next twice without awaiting the second', async () => {
+    const escaped: unknown[] = []
+    const onUnhandled = (reason: unknown) => { escaped.push(reason) }
+    process.on('unhandledRejection', onUnhandled)
+    try {
+      const { tools } = await createRegistry()
+      tools.register(probe().tool)
+      tools.wrapExecute(async (_call, next) => {
+        const result = await next()
+        void next()
+        return result
+      })
+      const result = await tools.execute(call('probe', { path: 'a' }))
+      await new Promise((resolve) => setTimeout(resolve, 10))
+      expect(result.isError && result.error.code).toBe('WRAPPER_MISUSE')
+      expect(escaped).toEqual([])
+    } finally {
+      process.off('unhandledRejection', onUnhandled)
+    }
   })
 
   it('keeps the code of a ReinError a wrapper throws', async () => {
@@ -429,7 +506,7 @@ describe('execute: body failures and output checks', () => {
     ['a rejected promise', async () => { throw new TypeError('bad thing') }, { code: 'TOOL_FAILED', message: 'bad thing' }],
     ['a ReinError, keeping its code', () => { throw new ReinError('FILE_NOT_FOUND', 'no such file: a') }, { code: 'FILE_NOT_FOUND', message: 'no such file: a' }],
     ['a string', () => { throw 'plain string' }, { code: 'TOOL_FAILED', message: 'plain string' }],
-    ['an Error without a message', () => { throw new Error('') }, { code: 'TOOL_FAILED', message: 'probe failed without a message' }],
+    ['an Error without a message', () => { throw new Error('') }, { code: 'TOOL_FAILED', message: 'probe failed without saying why (it threw an Error with no message)' }],
   ])('turns %s into an error result the model reads as Error: <message>', async (_label, behaviour, error) => {
     const { tools } = await createRegistry()
     tools.register(probe(behaviour).tool)

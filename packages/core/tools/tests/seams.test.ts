@@ -158,6 +158,15 @@ describe('the run a body gets', () => {
     expect(seen[1]).not.toHaveProperty('ledger')
   })
 
+  it.each(['workspaceRoot', 'signal', 'callId', 'cwd'])('refuses a contribution of %s, a field every run has (it would move the file tools\' boundary)', async (key) => {
+    const { tools } = await createRegistry()
+    const seen: ToolRun[] = []
+    tools.register(tool('probe', { seen }))
+    expect(() => tools.contribute(key as never, () => '/' as never)).toThrow(expect.objectContaining({ code: 'INVALID_HOOK' }))
+    await tools.execute(call('probe', {}))
+    expect(seen[0]![key as 'cwd']).not.toBe('/')
+  })
+
   it('runs the call without the field when a contributor throws', async () => {
     const { tools } = await createRegistry()
     const seen: ToolRun[] = []
