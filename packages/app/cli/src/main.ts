@@ -6,6 +6,7 @@
 import { errorChain, isReinError } from '@rein/base'
 import { HELP, parseCommandLine, type Command, type ParsedArgs } from './args.ts'
 import { EXIT } from './exit-codes.ts'
+import { maskText, secretValues } from './mask-secrets.ts'
 import type { Io } from './io.ts'
 import { guardOutput } from './output-guard.ts'
 import { neutralize } from './terminal-text.ts'
@@ -56,9 +57,11 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const command = await COMMANDS[args.command]()
     return await command(args, guarded)
   } catch (error) {
-    // Messages can carry what a server or a config file said: no control characters reach the terminal.
-    guarded.stderr.write(`rein: ${neutralize(describe(error, io.env))}\n`)
-    if (verbose) guarded.stderr.write(`${neutralize(errorChain(error))}\n`)
+    // Messages can carry what a server or a config file said: no control characters reach the
+    // terminal, and no secret (a key a check quoted, a password in a URL).
+    const secrets = secretValues(io.env)
+    guarded.stderr.write(`rein: ${neutralize(maskText(describe(error, io.env), secrets))}\n`)
+    if (verbose) guarded.stderr.write(`${neutralize(maskText(errorChain(error), secrets))}\n`)
     return isReinError(error) && USAGE_CODES.has(error.code) ? EXIT.usage : EXIT.error
   } finally {
     guarded.release()

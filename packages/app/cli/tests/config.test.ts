@@ -171,6 +171,23 @@ describe('rein config', () => {
     })
   })
 
+  it.each([
+    ['a secret variable read into a field whose check quotes it', "    baseURL: !!js process.env.OPENAI_API_KEY", {}],
+    ['a header YAML reads as a number', '    headers: { x-api-key: 98765432109876543 }', {}],
+    ['a password in a URL without a scheme it speaks', "    baseURL: 'htps://alice:hunter2pass@127.0.0.1:9/v1'", {}],
+    ['a password in OPENAI_BASE_URL, named by the no-model error', null, { OPENAI_BASE_URL: 'http://alice:hunter2pass@127.0.0.1:9/v1?api_key=zzzsecretzzz' }],
+  ])('never prints a secret in the error line: %s', async (_case, line, extra) => {
+    const project = folder()
+    const secret = 'sk-proj-SUPERSECRET0123456789'
+    if (line !== null) {
+      writeFileSync(join(project, 'cordis.yml'), ["- { id: llm, name: '@rein/llm' }", '- id: openai', "  name: '@rein/llm-openai'", '  config:', line, ''].join('\n'))
+    }
+    const run = await spawnRein(project, line === null ? ['run', 'hi'] : ['config'], undefined, { OPENAI_API_KEY: secret, ...extra })
+    expect(run.code).not.toBe(0)
+    expect(run.stderr).toMatch(/^rein: /)
+    for (const hidden of [secret, 'hunter2pass', '98765432109876', 'zzzsecretzzz']) expect(run.stderr).not.toContain(hidden)
+  })
+
   it('masks by the words of a key\'s name, not by any substring: a token count is no token', () => {
     const config = {
       apiKey: 'a', 'x-api-key': 'b', APIKey: 'c', GITHUB_TOKEN: 'd', accessToken: 'e', Authorization: 'f',

@@ -4,6 +4,7 @@
  */
 
 import { isJsExpr } from '@deepseek-ai/cordis-plugin-loader'
+import { isSecretName } from '@rein/base'
 import { clonePlain, isPlainObject, isSchemastery, unknownKeys, type ConfigPath, type UnknownKey } from './unknown-keys.ts'
 
 interface StandardIssue {
@@ -53,6 +54,10 @@ function describeValidationError(error: unknown, config: unknown): string | unde
   const message = error instanceof Error ? error.message : String(error)
   if (!path) return containsJsExpr(config) ? undefined : `config: ${message}`
   if (reachesJsExpr(config, path)) return undefined
+  // What is under a secret-named key or a header may be a key: the message names the field, not the value.
+  if (path.some((key) => typeof key === 'string' && (isSecretName(key) || /^headers$/i.test(key)))) {
+    return `${formatPath(path)}: not a value of the type this field takes (not shown: it may be a secret); a key or a header's value is text, so quote it`
+  }
   const prefix = `${path.reduce<string>((text, key) => (typeof key === 'number' ? `${text}[${key}]` : `${text}.${key}`), '$')} `
   return `${formatPath(path)}: ${message.startsWith(prefix) ? message.slice(prefix.length) : message}`
 }
