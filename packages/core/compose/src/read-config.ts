@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises'
 import { extname } from 'node:path'
 import { entryListSchema } from '@deepseek-ai/cordis-plugin-include'
-import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
+import { isJsExpr, type EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
 import { ReinError } from '@rein/base'
 import * as yaml from 'js-yaml'
 
@@ -56,12 +56,33 @@ function rowProblems(rows: unknown[], where: string, seen = new Set<string>()): 
     for (const key of Object.keys(entry)) {
       if (!ROW_KEYS.has(key)) problems.push(`${at}: unknown field "${key}" (a row has ${[...ROW_KEYS].join(', ')})`)
     }
+    problems.push(...fieldProblems(entry, at))
     if (entry.group === true) {
       if (!Array.isArray(entry.config)) problems.push(`${at}: a group's config must be a list of rows`)
       else problems.push(...rowProblems(entry.config, `${at} > row`, seen))
     }
   })
   return problems
+}
+
+/**
+ * The row fields the loader reads as it finds them: `disabled: "false"` (or YAML 1.2's `no`, a
+ * string) would count as true and switch the row off without a word. A `!!js` value is checked
+ * when it runs.
+ */
+function fieldProblems(entry: Record<string, unknown>, at: string): string[] {
+  const problems: string[] = []
+  const { disabled, inject, isolate, intercept } = entry
+  if (disabled !== undefined && typeof disabled !== 'boolean' && !isJsExpr(disabled)) problems.push(`${at}: disabled must be true or false (unquoted), not ${JSON.stringify(disabled)}`)
+  if (inject !== undefined && !isJsExpr(inject) && !Array.isArray(inject) && !isMapping(inject)) problems.push(`${at}: inject must be a list of service names (or a mapping of them)`)
+  for (const [key, value] of [['isolate', isolate], ['intercept', intercept]] as const) {
+    if (value !== undefined && !isJsExpr(value) && !isMapping(value)) problems.push(`${at}: ${key} must be a mapping`)
+  }
+  return problems
+}
+
+function isMapping(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 /** `CONFIG_INVALID` (or the given code) listing every problem, one per line, and in `details.problems`. */

@@ -102,6 +102,10 @@ describe('loadComposition', () => {
     ['a duplicate id', '- {id: x, name: a}\n- {id: x, name: b}\n', /row "x": the id is used by another row/],
     ['a misspelt field', '- {id: x, name: a, configs: {}}\n', /row "x": unknown field "configs"/],
     ['a group without rows', '- {id: g, name: group, group: true, config: {}}\n', /row "g": a group's config must be a list of rows/],
+    ['disabled written as text (it read as true)', '- {id: x, name: a, disabled: "false"}\n', /row "x": disabled must be true or false/],
+    ['disabled written as no', '- {id: x, name: a, disabled: no}\n', /row "x": disabled must be true or false/],
+    ['inject that is neither a list nor a mapping', '- {id: x, name: a, inject: foo}\n', /row "x": inject must be a list of service names/],
+    ['intercept that is not a mapping', '- {id: x, name: a, intercept: x}\n', /row "x": intercept must be a mapping/],
   ])('rejects %s before loading anything', async (_label, text, pattern) => {
     const result = await failure(writeConfig(text))
     expect(result.code).toBe('CONFIG_INVALID')
