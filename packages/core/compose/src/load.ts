@@ -84,7 +84,7 @@ export async function loadComposition(options: CompositionOptions): Promise<Comp
   const reload = async (): Promise<ReloadReport> => {
     const next = options.rows ? rows : await readConfigFile(file)
     const ran = tree.forgetResolved()
-    const checked = await preflight(tree, next)
+    const checked = await preflight(tree, next, running)
     if (checked.problems.length > 0) {
       tree.restoreResolved(ran)
       throw invalid(file, checked.problems, checked.cause, checked.notBuilt ? 'PLUGIN_NOT_BUILT' : 'CONFIG_INVALID')

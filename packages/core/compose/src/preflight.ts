@@ -8,6 +8,7 @@
 
 import type { EntryOptions, EntryTree } from '@deepseek-ai/cordis-plugin-loader'
 import { configProblems } from './check-config.ts'
+import { evaluateConfig, holdsJsExpr } from './evaluate-config.ts'
 import { loadPlugin, rowLabel, type RowPlugin } from './row-plugin.ts'
 import { provides } from './services.ts'
 
@@ -29,11 +30,14 @@ export interface PreflightResult {
   cause?: unknown
 }
 
-export async function preflight(tree: EntryTree, rows: readonly EntryOptions[]): Promise<PreflightResult> {
+/** `running`: at a reload, the rows running now; a running row whose config changes is checked with its `!!js` values evaluated. */
+export async function preflight(tree: EntryTree, rows: readonly EntryOptions[], running: readonly EntryOptions[] = []): Promise<PreflightResult> {
+  const before = new Map(enabledRows(running).map((row) => [row.id, row]))
   const checked = await Promise.all(enabledRows(rows).map(async (row): Promise<CheckedRow> => {
     const loaded = await loadPlugin(tree, row)
     if (!loaded.ok) return { row, plugin: undefined, problems: [loaded.problem], cause: loaded.cause, notBuilt: loaded.notBuilt }
-    return { row, plugin: loaded.plugin, problems: configProblems(row.config, loaded.plugin.Config) }
+    const problems = configProblems(row.config, loaded.plugin.Config)
+    return { row, plugin: loaded.plugin, problems: problems.length > 0 ? problems : restartProblems(tree, row, before.get(row.id), loaded.plugin) }
   }))
   const notBuilt = checked.some((entry) => entry.notBuilt === true)
   if (checked.every(({ problems }) => problems.length === 0)) return { problems: [], notBuilt }
@@ -44,6 +48,17 @@ export async function preflight(tree: EntryTree, rows: readonly EntryOptions[]):
   const failed = checked.filter((entry) => entry.cause !== undefined)
   const cause = (failed.find((entry) => entry.notBuilt === true) ?? failed[0])?.cause
   return { problems, notBuilt, ...(cause !== undefined ? { cause } : {}) }
+}
+
+/**
+ * A running row whose new config holds `!!js`: the loader restarts it with the values evaluated,
+ * and a restart that fails is only logged (the row runs on with its old config). So the values are
+ * evaluated here, and checked, before anything is applied.
+ */
+function restartProblems(tree: EntryTree, row: EntryOptions, was: EntryOptions | undefined, plugin: RowPlugin): string[] {
+  if (was === undefined || !holdsJsExpr(row.config) || JSON.stringify(was.config) === JSON.stringify(row.config)) return []
+  const { config, problems } = evaluateConfig(tree.ctx, row.config)
+  return problems.length > 0 ? problems : configProblems(config, plugin.Config)
 }
 
 /** A valid row that could not start anyway: every row providing a service it needs is invalid. */

@@ -53,6 +53,29 @@ describe('loadComposition', () => {
     expect(log()).toEqual(['start 0'])
   })
 
+  it.each([
+    ['throws', `!!js "(() => { throw new Error('nope') })()"`, /row "counter".*nope/],
+    ['gives a value of the wrong type', '!!js "12"', /row "counter".*config\.label/],
+  ])('refuses a reload whose !!js value %s, and keeps the row running as before', async (_case, value, problem) => {
+    const file = writeConfig(`- id: counter\n  name: FIXTURES/counter.ts\n  config: {label: a, start: 3}\n`)
+    const loaded = await load(file)
+    writeConfig(`- id: counter\n  name: FIXTURES/counter.ts\n  config:\n    start: 4\n    label: ${value}\n`)
+    const refused = await rejection(loaded.reload())
+    expect(refused).toMatchObject({ code: 'CONFIG_INVALID' })
+    expect(refused.message).toMatch(problem)
+    expect(loaded.ctx.counter.value).toBe(3)
+    expect(file).toBeTruthy()
+  })
+
+  it('refuses a reload whose new config fails as the row restarts, once, and puts the old row back', async () => {
+    const file = writeConfig(`- id: counter\n  name: FIXTURES/counter.ts\n  config: {label: a, start: 3}\n`)
+    const loaded = await load(file)
+    writeConfig(`- id: counter\n  name: FIXTURES/counter.ts\n  config: {label: a, start: 5, limit: 4}\n`)
+    const refused = await rejection(loaded.reload())
+    expect(refused.problems).toEqual([expect.stringMatching(/^row "counter".*start 5 is above the limit 4/)])
+    expect(loaded.ctx.counter.value).toBe(3)
+  })
+
   it('names the row and field of an invalid config, and leaves nothing loaded', async () => {
     const file = writeConfig(`- id: counter\n  name: FIXTURES/counter.ts\n  config:\n    start: -1\n- id: user\n  name: FIXTURES/needs-counter.ts\n`)
     const result = await failure(file)

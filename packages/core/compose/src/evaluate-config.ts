@@ -1,0 +1,35 @@
+/**
+ * A row's config with its `!!js` values evaluated, as the loader will evaluate them when the row
+ * (re)starts. Used before a reload is applied: a restart whose new config fails is only logged by
+ * the loader, and the row runs on with its old config while the reload would look applied.
+ */
+
+import { thrownMessage } from '@rein/base'
+import type { Context } from '@deepseek-ai/cordis'
+import { evaluate, isJsExpr } from '@deepseek-ai/cordis-plugin-loader'
+
+/** The evaluated config, or the problems of the expressions that failed (`config.<field>: …`). */
+export function evaluateConfig(ctx: Context, config: unknown): { config: unknown; problems: string[] } {
+  const problems: string[] = []
+  const walk = (value: unknown, path: string): unknown => {
+    if (isJsExpr(value)) {
+      try {
+        return evaluate(ctx, value.__jsExpr)
+      } catch (error) {
+        problems.push(`${path}: its !!js expression failed: ${thrownMessage(error) ?? 'it threw something with no message'}`)
+        return undefined
+      }
+    }
+    if (Array.isArray(value)) return value.map((item, index) => walk(item, `${path}[${index}]`))
+    if (typeof value !== 'object' || value === null) return value
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, walk(item, /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`)]))
+  }
+  return { config: walk(config, 'config'), problems }
+}
+
+/** Whether `value` holds a `!!js` value anywhere. */
+export function holdsJsExpr(value: unknown): boolean {
+  if (isJsExpr(value)) return true
+  if (typeof value !== 'object' || value === null) return false
+  return Object.values(value).some(holdsJsExpr)
+}
