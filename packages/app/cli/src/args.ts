@@ -197,7 +197,7 @@ ${COMMON}`,
 An interactive loop on a terminal. Ctrl-C cancels the running turn; a second Ctrl-C exits.
 A tool call that needs approval (and that --yes or --allow does not cover) is asked at the prompt:
 y allows it, n denies it, a allows that tool for the rest of the chat.
-Saving the cordis.yml in use applies the edit at the next step and says which rows changed; an
+Saving the cordis.yml in use applies the edit at the next turn and says which rows changed; an
 edit that does not load is refused, and the rows keep running as they were.
 ${COMMON}`,
   sessions: `Usage: rein sessions [--config <file>] [--json]

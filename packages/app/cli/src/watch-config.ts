@@ -1,13 +1,20 @@
 /**
- * `rein chat`'s hot swap: when the cordis.yml in use is saved, the composition reloads it (the
- * agent picks the new services up at its next step) and the user is told which rows changed, or
- * why the edit was refused — the rows then keep running as they were. The file is only read.
- * cordis's own watcher needs a newer Node and writes the file back, so this is a plain `fs.watch`.
+ * `rein chat`'s hot swap: when the cordis.yml in use is saved, the composition reloads it once no
+ * turn runs (a provider row's restart would cut off the request in flight) and the user is told
+ * which rows changed, or why the edit was refused — the rows then keep running as they were. The
+ * file is only read. cordis's own watcher needs a newer Node and writes the file back, so this is
+ * a plain `fs.watch`.
  */
 
 import { watch, type FSWatcher } from 'node:fs'
 import { basename, dirname } from 'node:path'
 import type { Composition, ReloadReport } from '@rein/compose'
+
+/** The chat's agent, as far as a reload waits for it. */
+export interface Busy {
+  readonly status: 'idle' | 'running'
+  whenIdle(): Promise<void>
+}
 
 /** Saves closer together than this are one edit: editors write a file in several steps. */
 const SETTLE_MS = 200
@@ -16,7 +23,7 @@ const SETTLE_MS = 200
  * Watches `composition.file` until the returned function is called; that function also waits for
  * a reload already under way. `tell` gets one line (or a refusal with its problems) per edit.
  */
-export function watchComposition(composition: Composition, tell: (text: string) => void): () => Promise<void> {
+export function watchComposition(composition: Composition, tell: (text: string) => void, agent: Busy): () => Promise<void> {
   const { file } = composition
   const name = basename(file)
   let timer: NodeJS.Timeout | undefined
@@ -27,6 +34,11 @@ export function watchComposition(composition: Composition, tell: (text: string) 
     timer = undefined
     running = running.then(async () => {
       if (stopped) return
+      if (agent.status === 'running') {
+        tell(`${name} saved; it is applied when the running turn ends`)
+        await agent.whenIdle()
+        if (stopped) return
+      }
       try {
         const report = await composition.reload()
         tell(describe(name, report, agentRows(composition, report)))
@@ -63,7 +75,7 @@ function agentRows(composition: Composition, report: ReloadReport): string[] {
   return composition.rows().filter((row) => row.name === '@rein/agent' && touched.has(row.id)).map((row) => row.id)
 }
 
-/** `cordis.yml reloaded, in effect from the next step: changed llm; added clock; removed memory`. */
+/** `cordis.yml reloaded, in effect from the next turn: changed llm; added clock; removed memory`. */
 function describe(name: string, report: ReloadReport, agents: readonly string[]): string {
   const parts = [
     report.changed.length > 0 ? `changed ${report.changed.join(', ')}` : '',
@@ -73,5 +85,5 @@ function describe(name: string, report: ReloadReport, agents: readonly string[])
   if (parts.length === 0) return `${name} saved; no row changed`
   // This chat's agent keeps the options it was made with; only sessions started later see the new ones.
   const caveat = agents.length > 0 ? ` (row ${agents.join(', ')} sets agent options: they apply to new sessions, not this chat)` : ''
-  return `${name} reloaded, in effect from the next step: ${parts.join('; ')}${caveat}`
+  return `${name} reloaded, in effect from the next turn: ${parts.join('; ')}${caveat}`
 }

@@ -166,7 +166,7 @@ describe('rein chat: typing ahead (issue #8)', () => {
 describe('rein chat: saving the cordis.yml in use (issue #9 §6)', () => {
   const deadline = { timeout: 15_000 }
 
-  it('applies an edit at the next step and says which rows changed; refuses a bad edit and keeps going', async () => {
+  it('applies an edit at the next turn and says which rows changed; refuses a bad edit and keeps going', async () => {
     current = await project((_request, index) => ({ steps: [{ text: `Answer ${index + 1}.` }] }))
     const file = join(current.dir, 'cordis.yml')
     const original = readFileSync(file, 'utf8')
@@ -177,7 +177,7 @@ describe('rein chat: saving the cordis.yml in use (issue #9 §6)', () => {
 
     const edited = original.replace('label: mock,', "label: mock, headers: { X-Edited: 'yes' },")
     writeFileSync(file, edited)
-    await expect.poll(chat.screen, deadline).toContain('cordis.yml reloaded, in effect from the next step: changed model')
+    await expect.poll(chat.screen, deadline).toContain('cordis.yml reloaded, in effect from the next turn: changed model')
     chat.type('again\r')
     await expect.poll(chat.answer).toContain('Answer 2.')
     expect(current.server.requests[0]!.headers['x-edited']).toBeUndefined()
@@ -196,6 +196,25 @@ describe('rein chat: saving the cordis.yml in use (issue #9 §6)', () => {
     // rein only read the file.
     expect(readFileSync(file, 'utf8')).toBe(broken)
   })
+  it('lets the running turn finish with the rows it began with when the file is saved mid-answer, then applies the edit', async () => {
+    current = await project((_request, index) => ({ steps: index === 0 ? [{ text: 'Slow ' }, { delayMs: 2_000 }, { text: 'answer.' }] : [{ text: `Answer ${index + 1}.` }] }))
+    const file = join(current.dir, 'cordis.yml')
+    const chat = terminal(current.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    chat.type('hello\r')
+    await expect.poll(chat.answer).toContain('Slow')
+    writeFileSync(file, readFileSync(file, 'utf8').replace('label: mock,', "label: mock, headers: { X-Edited: 'yes' },"))
+    await expect.poll(chat.screen, deadline).toContain('cordis.yml saved; it is applied when the running turn ends')
+    await expect.poll(chat.answer, deadline).toContain('Slow answer.')
+    await expect.poll(chat.screen, deadline).toContain('cordis.yml reloaded, in effect from the next turn: changed model')
+    chat.type('again\r')
+    await expect.poll(chat.answer).toContain('Answer 2.')
+    expect(current.server.requests[1]!.headers['x-edited']).toBe('yes')
+    expect(chat.screen()).not.toContain('unloaded mid-request')
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+  })
+
   it('keeps the chat going when the agents row is saved before the first message, and says it reaches new sessions only', async () => {
     current = await project((_request, index) => ({ steps: [{ text: `Answer ${index + 1}.` }] }))
     const file = join(current.dir, 'cordis.yml')

@@ -36,7 +36,7 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
     const unsubscribe = agent.subscribe((event) => scope.renderer.event(event))
     const unwatch = scope.source === 'built-in'
       ? async () => {}
-      : watchComposition(scope.composition, (text) => lines.interrupt(() => scope.renderer.notice(text), io.stderr))
+      : watchComposition(scope.composition, (text) => lines.interrupt(() => scope.renderer.notice(text), io.stderr), agent)
     // SIGTERM or SIGHUP (Ctrl-C at the terminal reaches readline, below): end the turn and the chat.
     scope.interrupted.addEventListener('abort', () => {
       stopTurn(agent, scope.interrupted.reason)
