@@ -85,6 +85,14 @@ describe('validateJson', () => {
     expect(validateJson({ type: 'string', pattern: '(' }, 'a')).toEqual([{ path: '$', message: 'the schema\'s pattern "(" is not a valid regular expression' }])
   })
 
+  it('compares enum and const values by JSON equality, whatever the order of an object\'s keys', () => {
+    const schema = { enum: [{ a: 1, b: [2, { c: 3 }] }] } as JsonSchema
+    expect(validateJson(schema, { b: [2, { c: 3 }], a: 1 })).toEqual([])
+    expect(validateJson({ const: { x: 1, y: 2 } } as JsonSchema, { y: 2, x: 1 })).toEqual([])
+    expect(validateJson(schema, { a: 1, b: [{ c: 3 }, 2] })).toHaveLength(1)
+    expect(validateJson({ const: { x: 1 } } as JsonSchema, { x: 1, y: undefined })).toHaveLength(1)
+  })
+
   it('treats an empty schema as any JSON value', () => {
     expect(validateJson({}, { anything: [1, 'x', null] })).toEqual([])
   })
