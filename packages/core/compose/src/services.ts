@@ -9,6 +9,12 @@ const SERVICE_PACKAGES: ReadonlyMap<string, string> = new Map([
   ['tools', '@rein/tools'],
   ['sessions', '@rein/session'],
   ['agents', '@rein/agent'],
+  ['checkpoints', '@rein/checkpoint'],
+  ['jobs', '@rein/jobs'],
+  ['memory', '@rein/memory'],
+  ['subagents', '@rein/subagents'],
+  ['telemetry', '@rein/telemetry'],
+  ['shell', '@rein/tool-bash'],
 ])
 
 /** The package to add for a rein service, e.g. `@rein/session` for `sessions`. */
