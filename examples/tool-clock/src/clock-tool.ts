@@ -53,3 +53,23 @@ function format(date: Date, timeZone: string, locale: string, style: Intl.DateTi
     throw new ReinError('UNKNOWN_TIME_ZONE', `"${timeZone}" is not an IANA time zone; use a name such as "Europe/Oslo" or "America/New_York"`, { cause: error })
   }
 }
+
+/** `timeZone` when Intl knows it; else `CONFIG_INVALID` naming it. */
+export function checkTimeZone(timeZone: string): string {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone })
+    return timeZone
+  } catch {
+    throw new ReinError('CONFIG_INVALID', `timeZone "${timeZone}" is not an IANA time zone; use a name such as "Europe/Oslo" or "America/New_York"`)
+  }
+}
+
+/** `locale` when it is a well-formed BCP 47 tag; else `CONFIG_INVALID` naming it. */
+export function checkLocale(locale: string): string {
+  try {
+    Intl.getCanonicalLocales(locale)
+    return locale
+  } catch {
+    throw new ReinError('CONFIG_INVALID', `locale "${locale}" is not a BCP 47 language tag; use one such as "en-US" or "nb-NO" (a hyphen, not "_")`)
+  }
+}

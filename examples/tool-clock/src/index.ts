@@ -5,15 +5,16 @@
 
 import type { Context } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
-import { createClockTool, type ClockOptions } from './clock-tool.ts'
+import { checkLocale, checkTimeZone, createClockTool, type ClockOptions } from './clock-tool.ts'
 
 export const name = 'rein-tool-clock'
 export const inject = ['tools']
 
 export type Config = ClockOptions
+// Checked as the config loads: a bad value is the user's to fix, not the model's at every call.
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
-  timeZone: Schema.string().default('UTC').description('IANA zone used when the model names none.'),
-  locale: Schema.string().default('en-US').description('BCP 47 locale for the readable time.'),
+  timeZone: Schema.transform(Schema.string(), checkTimeZone).default('UTC').description('IANA zone used when the model names none.'),
+  locale: Schema.transform(Schema.string(), checkLocale).default('en-US').description('BCP 47 locale for the readable time.'),
 })
 
 export const apply = (ctx: Context, config: Config) => {

@@ -21,6 +21,18 @@ async function boot(config: Partial<clock.Config> = {}) {
   return { root, fiber, run }
 }
 
+describe('its Config', () => {
+  it.each([
+    ['a time zone that does not exist', { timeZone: 'Europe/Olso' }, 'timeZone "Europe/Olso" is not an IANA time zone'],
+    ['a locale that is not a BCP 47 tag', { locale: 'en_US' }, 'locale "en_US" is not a BCP 47 language tag'],
+  ])('refuses %s when the plugin loads, not at every call (the model is not to blame)', async (_case, config, words) => {
+    const root = new Context()
+    await root.plugin(ToolRegistry)
+    const failure = await Promise.resolve(root.plugin(clock, config)).then(() => undefined, (error: unknown) => error)
+    expect(failure).toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining(words) })
+  })
+})
+
 describe('current_time', () => {
   it('tells the time in the configured zone by default', async () => {
     const { run } = await boot({ timeZone: 'Europe/Oslo' })
