@@ -4,7 +4,7 @@
  * ignores cancellation cannot hold the call.
  */
 
-import { ReinError } from '@rein/base'
+import { ReinError, isReinError, thrownMessage } from '@rein/base'
 import type { DispatchOutcome, ExecuteWrapper, ToolCall } from './hooks.ts'
 import { isThenable } from './thenable.ts'
 
@@ -25,7 +25,7 @@ export async function dispatch(
   const step = async (index: number, current: AbortSignal): Promise<DispatchOutcome> => {
     const wrapper = wrappers[index]
     if (!wrapper) {
-      const outcome = await runWithDeadline(body, current, timeoutMs, call.toolName, graceMs)
+      const outcome = wrapperStopped(await runWithDeadline(body, current, timeoutMs, call.toolName, graceMs), current)
       produced.add(outcome)
       return outcome
     }
@@ -51,6 +51,13 @@ export async function dispatch(
       throw new ReinError('WRAPPER_MISUSE', 'an execute wrapper returned a result that next() did not produce')
     }
     return outcome
+  }
+
+  /** A body stopped by a signal a wrapper swapped in (not the caller's): `ABORTED`, not the signal's bare reason. */
+  const wrapperStopped = (outcome: DispatchOutcome, current: AbortSignal): DispatchOutcome => {
+    if (outcome.ok || current === signal || signal.aborted || !current.aborted || outcome.error !== current.reason || isReinError(outcome.error)) return outcome
+    const why = thrownMessage(outcome.error) ?? 'its signal aborted'
+    return { ok: false, error: new ReinError('ABORTED', `${call.toolName} was stopped by an execute wrapper (${why}); its effects may be partial`) }
   }
 
   try {

@@ -352,6 +352,14 @@ describe('execute: wrappers, deadlines and cancellation', () => {
     }
   })
 
+  it('says ABORTED, naming the wrapper, when a signal a wrapper swapped in stops the body', async () => {
+    const { tools } = await createRegistry()
+    tools.register(probe((run) => never(run.signal)).tool)
+    tools.wrapExecute((_call, next) => next(AbortSignal.timeout(20)))
+    const result = await tools.execute(call('probe', { path: 'a' }))
+    expect(result.isError && result.error).toMatchObject({ code: 'ABORTED', message: expect.stringContaining('stopped by an execute wrapper') })
+  })
+
   it('keeps the code of a ReinError a wrapper throws', async () => {
     const { tools } = await createRegistry()
     const { tool } = probe()
