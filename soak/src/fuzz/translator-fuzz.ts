@@ -144,12 +144,13 @@ function lostContent(input: Input, chunks: readonly StreamChunk[]): string | und
       if (typeof delta.content === 'string') text += delta.content
       if (typeof delta.reasoning_content === 'string') reasoning += delta.reasoning_content
       if (typeof delta.reasoning === 'string') reasoning += delta.reasoning
-      for (const [position, call] of ((delta.tool_calls ?? []) as { index?: number; id?: string; function?: { arguments?: string } }[]).entries()) {
+      for (const [position, call] of ((delta.tool_calls ?? []) as { index?: number; id?: string; function?: { name?: string; arguments?: string } }[]).entries()) {
         const index = call.index ?? position
         const id = typeof call.id === 'string' && call.id !== '' ? call.id : undefined
+        const named = typeof call.function?.name === 'string' && call.function.name !== ''
         let current = open.get(index)
-        // Only an id the server gave first makes a later one another call; a call opened without one keeps any.
-        if (current === undefined || (id !== undefined && current.id !== undefined && current.id !== id)) {
+        // A new id with a name, after an id the server gave, is another call; a call opened without one keeps any.
+        if (current === undefined || (id !== undefined && named && current.id !== undefined && current.id !== id)) {
           current = { id, call: calls.push('') - 1 }
           open.set(index, current)
         }

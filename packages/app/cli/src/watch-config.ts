@@ -19,11 +19,19 @@ export interface Busy {
 /** Saves closer together than this are one edit: editors write a file in several steps. */
 const SETTLE_MS = 200
 
+/** A watch on the composition's file. */
+export interface CompositionWatch {
+  /** Resolves once no reload is under way: a turn must not start while rows restart. */
+  settled(): Promise<void>
+  /** Stops watching, after a reload already under way. */
+  stop(): Promise<void>
+}
+
 /**
- * Watches `composition.file` until the returned function is called; that function also waits for
- * a reload already under way. `tell` gets one line (or a refusal with its problems) per edit.
+ * Watches `composition.file` until `stop`. A save is applied once `agent` is idle; `tell` gets one
+ * line (or a refusal with its problems) per edit.
  */
-export function watchComposition(composition: Composition, tell: (text: string) => void, agent: Busy): () => Promise<void> {
+export function watchComposition(composition: Composition, tell: (text: string) => void, agent: Busy): CompositionWatch {
   const { file } = composition
   const name = basename(file)
   let timer: NodeJS.Timeout | undefined
@@ -60,12 +68,15 @@ export function watchComposition(composition: Composition, tell: (text: string) 
     watcher = undefined
   })
 
-  return async () => {
-    stopped = true
-    clearTimeout(timer)
-    watcher?.close()
-    watcher = undefined
-    await running
+  return {
+    settled: () => running,
+    stop: async () => {
+      stopped = true
+      clearTimeout(timer)
+      watcher?.close()
+      watcher = undefined
+      await running
+    },
   }
 }
 

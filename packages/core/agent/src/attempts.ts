@@ -5,7 +5,8 @@
 
 import type { ContentBlock, LlmEvent, LlmRuntime, ModelRoute, TokenUsage } from '@rein/llm'
 import type { RunIdentity } from '@rein/tools'
-import type { LlmAttemptEndEvent, LlmAttemptInput, LlmAttemptStartEvent } from './lifecycle.ts'
+import type { Session } from '@rein/session'
+import type { LlmAttemptEndEvent, LlmAttemptInput, LlmAttemptStartEvent, Notify } from './lifecycle.ts'
 import type { TurnContext } from './turn.ts'
 import type { TurnState } from './turn-state.ts'
 
@@ -19,27 +20,41 @@ export interface AttemptPlace {
 type AttemptStart = Extract<LlmEvent, { type: 'attempt-start' }> | Omit<Extract<LlmEvent, { type: 'attempt' }>, 'type'>
 type AttemptEnd = Omit<Extract<LlmEvent, { type: 'attempt' }>, 'type'>
 
-/** Every attempt, failed and aborted ones included, is logged once and counted once. */
-export function recordAttempt(context: TurnContext, state: TurnState, llm: LlmRuntime, event: Extract<LlmEvent, { type: 'attempt' }>, input: LlmAttemptInput, output: () => readonly ContentBlock[]) {
+/** What an attempt spent, once logged: usage (none when the provider reported none and nothing was estimated), money, and whether it is an estimate. */
+export interface AttemptSpend {
+  usage: TokenUsage | undefined
+  cost: number | undefined
+  estimated: boolean
+}
+
+/**
+ * Logs one attempt (`llm/attempt`, ignorable: the model never sees it, so a rein that predates the
+ * record can still load the log) and tells lifecycle listeners; returns what it spent, to count.
+ */
+export function logAttempt(session: Session, notify: Notify, place: AttemptPlace, llm: LlmRuntime, event: Extract<LlmEvent, { type: 'attempt' }>, input: LlmAttemptInput, output: () => readonly ContentBlock[]): AttemptSpend {
   const { type: _type, ...attempt } = event
   const cost = attempt.usage ? priceOf(llm, attempt, attempt.usage) : undefined
-  // Ignorable: the model never sees it, so a rein that predates the record can still load the log.
-  context.session.append('llm/attempt', { ...attempt, ...(cost !== undefined ? { cost } : {}) }, { ignorable: true })
-  context.services.notify('agent/llm-end', () => attemptEnded(state, llm, attempt, input, output, cost))
-  if (!attempt.usage) return
-  const estimated = attempt.usageEstimated === true
-  state.tally.add(attempt.usage, cost, estimated)
-  context.totals.add(attempt.usage, cost, estimated)
-  context.charge?.({ usage: attempt.usage, cost, estimated })
+  session.append('llm/attempt', { ...attempt, ...(cost !== undefined ? { cost } : {}) }, { ignorable: true })
+  notify('agent/llm-end', () => attemptEnded(place, llm, attempt, input, output, cost))
+  return { usage: attempt.usage, cost, estimated: attempt.usageEstimated === true }
+}
+
+/** Every attempt, failed and aborted ones included, is logged once and counted once. */
+export function recordAttempt(context: TurnContext, state: TurnState, llm: LlmRuntime, event: Extract<LlmEvent, { type: 'attempt' }>, input: LlmAttemptInput, output: () => readonly ContentBlock[]) {
+  const { usage, cost, estimated } = logAttempt(context.session, context.services.notify, state, llm, event, input, output)
+  if (!usage) return
+  state.tally.add(usage, cost, estimated)
+  context.totals.add(usage, cost, estimated)
+  context.charge?.({ usage, cost, estimated })
   const { totals } = context
   context.emit({
     type: 'usage',
-    usage: attempt.usage,
+    usage,
     ...(cost !== undefined ? { cost } : {}),
     ...(estimated ? { estimated: true as const } : {}),
     total: totals.usage,
     ...(totals.cost !== undefined ? { totalCost: totals.cost } : {}),
-    finish: attempt.finishReason ?? 'error',
+    finish: event.finishReason ?? 'error',
   })
 }
 
@@ -66,7 +81,7 @@ export function attemptStarted(place: AttemptPlace, llm: LlmRuntime, attempt: At
 }
 
 /** A finished attempt as lifecycle listeners see it; `output` is read only when it succeeded. */
-export function attemptEnded(place: AttemptPlace, llm: LlmRuntime, attempt: AttemptEnd, input: LlmAttemptInput, output: () => readonly ContentBlock[], cost: number | undefined): LlmAttemptEndEvent {
+function attemptEnded(place: AttemptPlace, llm: LlmRuntime, attempt: AttemptEnd, input: LlmAttemptInput, output: () => readonly ContentBlock[], cost: number | undefined): LlmAttemptEndEvent {
   // Object.assign onto the start: not a spread-first literal, slow on Node 20 (docs/architecture.md, Conventions).
   return Object.assign(attemptStarted(place, llm, attempt, input), {
     endedAt: attempt.endedAt,

@@ -5,16 +5,19 @@
  */
 
 import { thrownMessage } from '@rein/base'
-import type { Context } from '@deepseek-ai/cordis'
-import { evaluate, isJsExpr } from '@deepseek-ai/cordis-plugin-loader'
+import { isJsExpr } from '@deepseek-ai/cordis-plugin-loader'
 
-/** The evaluated config, or the problems of the expressions that failed (`config.<field>: …`). */
-export function evaluateConfig(ctx: Context, config: unknown): { config: unknown; problems: string[] } {
+/**
+ * The evaluated config, or the problems of the expressions that failed (`config.<field>: …`).
+ * `evaluate` runs one expression where the loader will (the row's own entry); an expression with
+ * side effects runs once more than it would otherwise.
+ */
+export function evaluateConfig(evaluate: (expression: string) => unknown, config: unknown): { config: unknown; problems: string[] } {
   const problems: string[] = []
   const walk = (value: unknown, path: string): unknown => {
     if (isJsExpr(value)) {
       try {
-        return evaluate(ctx, value.__jsExpr)
+        return evaluate(value.__jsExpr)
       } catch (error) {
         problems.push(`${path}: its !!js expression failed: ${thrownMessage(error) ?? 'it threw something with no message'}`)
         return undefined

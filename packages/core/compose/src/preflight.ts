@@ -57,7 +57,9 @@ export async function preflight(tree: EntryTree, rows: readonly EntryOptions[], 
  */
 function restartProblems(tree: EntryTree, row: EntryOptions, was: EntryOptions | undefined, plugin: RowPlugin): string[] {
   if (was === undefined || !holdsJsExpr(row.config) || JSON.stringify(was.config) === JSON.stringify(row.config)) return []
-  const { config, problems } = evaluateConfig(tree.ctx, row.config)
+  const entry = tree.store[row.id]
+  if (entry === undefined) return []
+  const { config, problems } = evaluateConfig((expression) => entry.evaluate(expression), row.config)
   return problems.length > 0 ? problems : configProblems(config, plugin.Config)
 }
 

@@ -72,11 +72,13 @@ function rowProblems(rows: unknown[], where: string, seen = new Set<string>()): 
  */
 function fieldProblems(entry: Record<string, unknown>, at: string): string[] {
   const problems: string[] = []
+  // Empty (null: `disabled:` with nothing after it, a list whose items are commented out) is unset, as the loader reads it.
+  const set = (value: unknown) => value !== undefined && value !== null && !isJsExpr(value)
   const { disabled, inject, isolate, intercept } = entry
-  if (disabled !== undefined && typeof disabled !== 'boolean' && !isJsExpr(disabled)) problems.push(`${at}: disabled must be true or false (unquoted), not ${JSON.stringify(disabled)}`)
-  if (inject !== undefined && !isJsExpr(inject) && !Array.isArray(inject) && !isMapping(inject)) problems.push(`${at}: inject must be a list of service names (or a mapping of them)`)
+  if (set(disabled) && typeof disabled !== 'boolean') problems.push(`${at}: disabled must be true or false (unquoted), not ${JSON.stringify(disabled)}`)
+  if (set(inject) && !Array.isArray(inject) && !isMapping(inject)) problems.push(`${at}: inject must be a list of service names (or a mapping of them)`)
   for (const [key, value] of [['isolate', isolate], ['intercept', intercept]] as const) {
-    if (value !== undefined && !isJsExpr(value) && !isMapping(value)) problems.push(`${at}: ${key} must be a mapping`)
+    if (set(value) && !isMapping(value)) problems.push(`${at}: ${key} must be a mapping`)
   }
   return problems
 }

@@ -135,6 +135,11 @@ describe('loadComposition', () => {
     expect(result.message).toMatch(pattern)
   })
 
+  it('loads a row whose disabled or inject is left empty (null), as unset', async () => {
+    const file = writeConfig('- id: counter\n  name: FIXTURES/counter.ts\n  disabled:\n  inject:\n  config: {label: a}\n')
+    expect((await load(file)).ctx.counter.value).toBe(0)
+  })
+
   it('reports a missing file as CONFIG_NOT_FOUND', async () => {
     expect((await failure(join(dir(), 'absent.yml'))).code).toBe('CONFIG_NOT_FOUND')
   })

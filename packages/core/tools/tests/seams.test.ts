@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { defineTool, type ApprovalRequest, type RunIdentity, type ToolEffect, type ToolRun } from '../src/index.ts'
+import { CORE_RUN_FIELDS } from '../src/tool-run.ts'
 import { call, createRegistry } from './fixtures.ts'
 
 declare module '../src/index.ts' {
@@ -165,6 +166,16 @@ describe('the run a body gets', () => {
     expect(() => tools.contribute(key as never, () => '/' as never)).toThrow(expect.objectContaining({ code: 'INVALID_HOOK' }))
     await tools.execute(call('probe', {}))
     expect(seen[0]![key as 'cwd']).not.toBe('/')
+  })
+
+  it('reserves every field a run has, so the list cannot drift from the run', async () => {
+    const { tools } = await createRegistry()
+    const seen: ToolRun[] = []
+    tools.register(tool('probe', { seen }))
+    const spill = async () => { throw new Error('not used') }
+    await tools.execute(call('probe', {}, { context: { identity, sessionId: 's1', spill: spill as never, spillFolder: '/tmp/spill' } }))
+    const fields = [...Object.keys(seen[0]!), 'signal']
+    expect(fields.filter((field) => !CORE_RUN_FIELDS.has(field))).toEqual([])
   })
 
   it('runs the call without the field when a contributor throws', async () => {

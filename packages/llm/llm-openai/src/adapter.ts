@@ -18,7 +18,7 @@ import { failureFromResponse, failureFromTransportError } from './errors.ts'
 import { readBounded, STOP_READING } from './response-body.ts'
 import { EventReading } from './event-reading.ts'
 import { readBody } from './sse.ts'
-import { post, type ChunkReader, type WireResponse } from './transport.ts'
+import { post, type ChunkRead, type ChunkReader, type WireResponse } from './transport.ts'
 import { ResponseWatchdog } from './watchdog.ts'
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string }
@@ -142,7 +142,13 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
       const reading = new EventReading(label, this.secretsWith(key), dialect)
       try {
         while (true) {
-          const read = await readBody(reader, watchdog, label).catch((error: unknown) => endedIfFinished(error, reading, request.signal))
+          // try/catch, not .catch(): no closure, promise or hop added to every read.
+          let read: ChunkRead | { done: true; cut: true }
+          try {
+            read = await readBody(reader, watchdog, label)
+          } catch (error) {
+            read = endedIfFinished(error, reading, request.signal)
+          }
           if (read.done) {
             const last = 'cut' in read ? reading.finish() : reading.end()
             if (last.length > 0) yield last

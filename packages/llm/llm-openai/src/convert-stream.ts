@@ -62,10 +62,12 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
   const toolDelta = (call: WireToolCallDelta, position: number, out: StreamChunk[]) => {
     const wireIndex = typeof call.index === 'number' ? call.index : position
     const id = typeof call.id === 'string' && call.id ? call.id : undefined
+    const named = typeof call.function?.name === 'string' && call.function.name !== ''
     let block = tools.get(wireIndex)
-    // A new id where a call is open starts another call: some servers send each call whole in its
-    // own event, all at index 0 or with no index at all.
-    if (!block || (id !== undefined && block.wireId === true && block.id !== id)) {
+    // A new id and a name where a call is open start another call: some servers send each call
+    // whole in its own event, all at index 0 or with no index. An id alone is not enough: some
+    // change the id on a call's later deltas, which name no function.
+    if (!block || (id !== undefined && named && block.wireId === true && block.id !== id)) {
       block = open('tool-call', out)
       // Some servers omit the id. A made-up one must stay unique for the whole session (results are
       // paired and crashes repaired by id), so it is random, not derived from the position.

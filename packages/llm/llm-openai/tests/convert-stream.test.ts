@@ -82,6 +82,15 @@ describe('createChunkTranslator', () => {
     ])
   })
 
+  it('keeps one call whose later deltas carry another id but no name (some servers change it)', () => {
+    const chunks = translate([
+      delta({ tool_calls: [{ index: 0, id: 'first', function: { name: 'f', arguments: '{"x":' } }] }),
+      delta({ tool_calls: [{ index: 0, id: 'second', function: { arguments: '1}' } }] }),
+      delta({}, 'tool_calls'),
+    ])
+    expect(chunks.flatMap((chunk) => (chunk.type === 'block-end' ? [chunk.block] : []))).toEqual([{ type: 'tool-call', id: 'first', name: 'f', arguments: '{"x":1}' }])
+  })
+
   it('keeps one call whose id comes only after its first delta', () => {
     const chunks = translate([
       delta({ tool_calls: [{ index: 0, function: { name: 'f', arguments: '{"x":' } }] }),

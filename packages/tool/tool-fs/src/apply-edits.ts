@@ -43,7 +43,7 @@ export function applyEdits(text: string, edits: readonly Edit[], display: string
       throw fsError('EDIT_AMBIGUOUS', `${where}${ambiguous(current, found.map((match) => match.at), display)}${after}`, { path: display, edit: index, matches: found.length })
     }
     const targets = edit.replace_all === true ? matches(current, edit.old_string, false) : found
-    current = replaced(current, targets, edit.new_string)
+    current = replaced(current, targets, edit.old_string, edit.new_string)
     replacements += targets.length
   })
   if (current === text) {
@@ -76,25 +76,47 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
 
-/** `text` with each (non-overlapping) match replaced by `replacement`, its \n's written as the line breaks in use there. */
-function replaced(text: string, targets: readonly Match[], replacement: string): string {
+/**
+ * `text` with each (non-overlapping, in order) match replaced. A plain \n in `replacement` is
+ * written as the line break in use where it goes; typed with its \r (`wanted` holding one too),
+ * it is taken as written, so a model may change a file's line ends on purpose.
+ */
+function replaced(text: string, targets: readonly Match[], wanted: string, replacement: string): string {
+  const literal = wanted.includes('\r') || replacement.includes('\r') || !replacement.includes('\n')
+  const crlf = replacement.replaceAll('\n', '\r\n')
+  const breaks = literal ? undefined : new Breaks(text)
   let out = ''
   let from = 0
   for (const { at, length } of targets) {
-    const crlf = !replacement.includes('\r') && breakIsCrlf(text, at, length)
-    out += text.slice(from, at) + (crlf ? replacement.replaceAll('\n', '\r\n') : replacement)
+    out += text.slice(from, at) + (breaks?.crlfAt(at) === true ? crlf : replacement)
     from = at + length
   }
   return out + text.slice(from)
 }
 
-/** Whether the lines a match touches end in \r\n: the match's own breaks, else its line's, else the file's usual ones. */
-function breakIsCrlf(text: string, at: number, length: number): boolean {
-  const inside = text.indexOf('\n', at)
-  if (inside !== -1 && inside < at + length) return text[inside - 1] === '\r'
-  const next = text.indexOf('\n', at + length)
-  if (next !== -1) return text[next - 1] === '\r'
-  return usesCrlf(text)
+/**
+ * Which line break a place uses: the match's own, else the one ending its line, else the file's
+ * usual one. Targets come in order, so the newline after the last one is remembered: a replace_all
+ * over a long line does not scan it once per match.
+ */
+class Breaks {
+  private next = -1
+  private usual: boolean | undefined
+
+  constructor(private readonly text: string) {}
+
+  /** The first newline at or after `at` is the match's own break if it holds one, else the one ending its line. */
+  crlfAt(at: number): boolean {
+    if (this.next < at) {
+      const found = this.text.indexOf('\n', at)
+      this.next = found === -1 ? this.text.length : found
+    }
+    return this.next < this.text.length ? this.text[this.next - 1] === '\r' : this.fileUsual()
+  }
+
+  private fileUsual(): boolean {
+    return (this.usual ??= usesCrlf(this.text))
+  }
 }
 
 function usesCrlf(text: string): boolean {

@@ -70,12 +70,39 @@ function byCodeUnit(a: string, b: string): number {
 const MOST_STARS = 3
 
 /**
+ * The stars one name is matched against in a part: those outside braces, plus, for each brace
+ * group, the most of any one alternative (`{*.ts,*.tsx,*.js}` is one star per name, not three).
+ * `\\*` is no star; nested braces count with their group.
+ */
+function starsOf(part: string): number {
+  let total = 0
+  let depth = 0
+  let alternative = 0
+  let most = 0
+  for (const char of part.replace(/\\./g, '')) {
+    if (char === '{') {
+      if (depth++ === 0) alternative = most = 0
+    } else if (char === '}' && depth > 0) {
+      if (--depth === 0) total += Math.max(most, alternative)
+    } else if (char === ',' && depth === 1) {
+      most = Math.max(most, alternative)
+      alternative = 0
+    } else if (char === '*') {
+      if (depth > 0) alternative++
+      else total++
+    }
+  }
+  // An unclosed brace is matched as text by the glob library: its stars count as written.
+  return depth > 0 ? total + Math.max(most, alternative) : total
+}
+
+/**
  * Refuses a pattern that could name something outside the folder it is matched in (an absolute
  * pattern, or one with a `..` segment), and one too costly to match (`MOST_STARS`).
  */
 export function checkPattern(pattern: string, argument: string): void {
   if (pattern.includes('\0')) throw fsError('INVALID_PATTERN', `${argument} contains a NUL byte`)
-  if (pattern.split('/').some((part) => part !== '**' && (part.match(/\*/g)?.length ?? 0) > MOST_STARS)) {
+  if (pattern.split('/').some((part) => part !== '**' && starsOf(part) > MOST_STARS)) {
     throw fsError('INVALID_PATTERN', `${argument} ${JSON.stringify(pattern)} has more than ${MOST_STARS} * in one part; matching that against long names can take minutes. Use at most three * between two slashes, and narrow the rest with path or a second search`, { pattern })
   }
   if (pattern.startsWith('/') || pattern.split(/[/{},]/).includes('..')) {

@@ -60,6 +60,13 @@ describe('glob', () => {
     expect(text(await call('glob', { pattern: '**/*test*.*' }))).toBe('src/a.test.ts')
   })
 
+  it('counts the stars of one brace alternative, not of all: {*.ts,*.tsx,*.js,*.jsx} is fine', async () => {
+    tree({ 'src/a.ts': '', 'src/b.tsx': '', 'src/c.test.ts': '', 'src/d.md': '' })
+    const { call } = await boot(folders())
+    expect(text(await call('glob', { pattern: 'src/{*.ts,*.tsx,*.js,*.jsx}' }))).toBe('src/a.ts\nsrc/b.tsx\nsrc/c.test.ts')
+    expect(text(await call('glob', { pattern: '**/{*.test.ts,*.spec.ts,*.test.tsx,*.spec.tsx}' }))).toBe('src/c.test.ts')
+  })
+
   it('respects .gitignore files, nested ones and negations, and always skips .git', async () => {
     tree({
       '.gitignore': 'node_modules/\n*.log\n!keep.log\n',

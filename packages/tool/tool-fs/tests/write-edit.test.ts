@@ -258,7 +258,7 @@ describe('edit', () => {
   it.each([
     ['a mostly-CRLF file whose few LF lines hold it', 'a\r\nb\r\nc\r\nx\ny\n', 'x\ny', 'X\nY', 'a\r\nb\r\nc\r\nX\nY\n'],
     ['a mostly-LF file whose few CRLF lines hold it (read shows them without the CR)', 'l1\nl2\r\nl3\nl4\n', 'l2\nl3', 'two\nthree', 'l1\ntwo\r\nthree\nl4\n'],
-    ['a CRLF file, with the CR typed in old_string and not in new_string', 'one\r\ntwo\r\n', 'one\r\n', 'uno\nextra\n', 'uno\r\nextra\r\ntwo\r\n'],
+    ['a CRLF file, the CR typed in old_string: new_string as written (line ends changed on purpose)', 'one\r\ntwo\r\n', 'one\r\n', 'uno\nextra\n', 'uno\nextra\ntwo\r\n'],
     ['a one-line old_string in a CRLF file, new_string adding a line', 'one\r\ntwo\r\n', 'one', 'uno\nuno bis', 'uno\r\nuno bis\r\ntwo\r\n'],
   ])('edits text as read shows it in %s, writing the line breaks in use there', async (_case, before, oldString, newString, after) => {
     write(file('mixed.txt'), before)

@@ -34,8 +34,8 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
     const { agent } = await openAgent(scope, args.options.session)
     scope.renderer.notice(`session ${agent.session.id} · Ctrl-C cancels a turn, Ctrl-D leaves`)
     const unsubscribe = agent.subscribe((event) => scope.renderer.event(event))
-    const unwatch = scope.source === 'built-in'
-      ? async () => {}
+    const watch = scope.source === 'built-in'
+      ? undefined
       : watchComposition(scope.composition, (text) => lines.interrupt(() => scope.renderer.notice(text), io.stderr), agent)
     // SIGTERM or SIGHUP (Ctrl-C at the terminal reaches readline, below): end the turn and the chat.
     scope.interrupted.addEventListener('abort', () => {
@@ -59,6 +59,8 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
       for (let line = await lines.next(); line !== undefined; line = await lines.next()) {
         cancelling = false
         if (!line.trim()) continue
+        // A line typed ahead waits for a reload under way: its request must not meet a restarting row.
+        await watch?.settled()
         const compact = /^\/compact(?:\s+(.*))?$/.exec(line.trim())
         if (compact) {
           await compactNow(scope, agent, compact[1]?.trim())
@@ -70,7 +72,7 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
       }
       return last
     } finally {
-      await unwatch()
+      await watch?.stop()
       unsubscribe()
       prompt.close()
       // Leaving the chat ends its background jobs (recorded), as leaving the process would.

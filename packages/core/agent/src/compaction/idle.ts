@@ -10,7 +10,7 @@ import type { LlmEvent, LlmRuntime, ToolSpec } from '@rein/llm'
 import { eventData, type ContextCompacted, type Session, type SessionEvent } from '@rein/session'
 import type { RunIdentity, ToolRegistry } from '@rein/tools'
 import { Tally } from '../accounting.ts'
-import { attemptEnded, attemptStarted, priceOf, type AttemptPlace } from '../attempts.ts'
+import { attemptStarted, logAttempt, type AttemptPlace } from '../attempts.ts'
 import type { CompactionEndEvent, Notify } from '../lifecycle.ts'
 import type { AgentOptions } from '../options.ts'
 import { compactContext } from './compact.ts'
@@ -49,7 +49,11 @@ export async function compactIdle(input: IdleCompaction): Promise<ContextCompact
   try {
     const data = await compactLog(input, route, window, (event, exchange) => {
       if (event.type === 'attempt-start') input.notify('agent/llm-start', () => attemptStarted(place, llm, event, exchange.input))
-      else if (event.type === 'attempt') spent.add(...recordAttempt(input, place, event, exchange))
+      else if (event.type === 'attempt') {
+        const { usage, cost, estimated } = logAttempt(input.session, input.notify, place, llm, event, exchange.input, exchange.output)
+        input.totals.add(usage, cost, estimated)
+        spent.add(usage, cost, estimated)
+      }
     })
     end = { reason: 'completed' }
     return data
@@ -91,18 +95,6 @@ async function compactLog(input: IdleCompaction, route: { provider: string; mode
   // A failed summary with nothing else to do writes nothing: its attempts are saved all the same.
   await session.flush()
   return data
-}
-
-/** Logs one attempt, counts it on the agent and tells listeners; what it spent, for the run's tally. */
-function recordAttempt(input: IdleCompaction, place: AttemptPlace, event: Extract<LlmEvent, { type: 'attempt' }>, exchange: SummaryExchange): Parameters<Tally['add']> {
-  const { llm } = input
-  const { type: _type, ...attempt } = event
-  const cost = attempt.usage ? priceOf(llm, attempt, attempt.usage) : undefined
-  const estimated = attempt.usageEstimated === true
-  input.session.append('llm/attempt', { ...attempt, ...(cost !== undefined ? { cost } : {}) }, { ignorable: true })
-  input.totals.add(attempt.usage, cost, estimated)
-  input.notify('agent/llm-end', () => attemptEnded(place, llm, attempt, exchange.input, exchange.output, cost))
-  return [attempt.usage, cost, estimated]
 }
 
 /** The last full system text or tool list a request header recorded. */

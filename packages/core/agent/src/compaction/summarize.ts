@@ -55,7 +55,8 @@ export async function writeSummary(request: SummaryRequest): Promise<SummaryOutc
   ].filter((part) => part !== '').join('\n\n')
   const assembler = new BlockAssembler()
   const messages = [userMessage(prompt)]
-  const exchange: SummaryExchange = { input: { system: SYSTEM, messages }, output: () => assembler.blocks() }
+  // Only a telemetry sink that opted into content reads the output; blocks that cannot be built are left out.
+  const exchange: SummaryExchange = { input: { system: SYSTEM, messages }, output: () => { try { return assembler.blocks() } catch { return [] } } }
   const onEvent = (event: LlmEvent) => request.onEvent(event, exchange)
   try {
     for await (const chunk of request.llm.stream({ ...request.route, system: SYSTEM, messages, maxTokens: request.maxTokens, signal: request.signal, onEvent })) {
