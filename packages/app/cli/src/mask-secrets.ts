@@ -36,7 +36,8 @@ export function maskSecrets(value: unknown, secrets: readonly string[], secretKe
 function maskUrlCredentials(text: string): string {
   return text
     .replace(/(\b[a-z][a-z\d+.-]*:\/\/)[^/?#\s@]*@/gi, `$1${MASK}@`)
-    .replace(/([?&])([^=&#\s]+)=([^&#\s]*)/g, (whole, separator: string, name: string) => (isSecretName(name) ? `${separator}${name}=${MASK}` : whole))
+    // A value ends where the URL ends in a sentence: at a closing bracket, quote or comma after it.
+    .replace(/([?&])([^=&#\s]+)=([^&#\s)\]'",]*)/g, (whole, separator: string, name: string) => (isSecretName(name) ? `${separator}${name}=${MASK}` : whole))
 }
 
 /** `text` with credentials in URLs and the given secret values replaced by `***`. */

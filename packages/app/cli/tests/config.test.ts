@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { maskSecrets, secretValues } from '../src/mask-secrets.ts'
+import { maskSecrets, maskText, secretValues } from '../src/mask-secrets.ts'
 import { rein, spawnRein } from './harness.ts'
 
 let dirs: string[] = []
@@ -222,6 +222,8 @@ describe('rein config', () => {
       apiKeyEnv: 'OPENAI_API_KEY',
       plain: 'https://example.invalid/v1?page=2',
     })
+    // In a sentence, the punctuation after the URL stays.
+    expect(maskText('the server at OPENAI_BASE_URL (http://a:b@h/v1?api_key=zzz), which', [])).toBe('the server at OPENAI_BASE_URL (http://***@h/v1?api_key=***), which')
   })
 
   it('refuses an unknown --allow effect, listing the valid ones', async () => {
