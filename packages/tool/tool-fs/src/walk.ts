@@ -64,8 +64,8 @@ function byCodeUnit(a: string, b: string): number {
 /**
  * The most `*` one part of a pattern (between slashes; `**` alone is no star of a part) may hold.
  * Names are matched by regular expressions that backtrack: with k stars a failing match costs about
- * the name's length to the power k+1, on the event loop, where no cancel reaches it. Four stars
- * against a 100-character name take about a second, five take minutes.
+ * the name's length to the power k, on the event loop, where no cancel reaches it. Measured against
+ * one name: three stars 14 ms at 250 characters; four 1 s; five 42 s; six 10 s at 100 characters.
  */
 const MOST_STARS = 3
 
