@@ -70,7 +70,7 @@ function validationPath(error: unknown): ConfigPath | undefined {
 }
 
 /** `config.retry.maxRetries`, `config.models[0].id`, `config.headers["X-Trace"]`. */
-function formatPath(path: ConfigPath): string {
+export function formatPath(path: ConfigPath): string {
   return path.reduce<string>((text, key) => {
     if (typeof key === 'number') return `${text}[${key}]`
     return /^[A-Za-z_$][\w$]*$/.test(key) ? `${text}.${key}` : `${text}[${JSON.stringify(key)}]`
@@ -88,7 +88,8 @@ function isStandardSchema(value: unknown): value is StandardSchema {
   return typeof standard === 'object' && standard !== null && typeof Reflect.get(standard, 'validate') === 'function'
 }
 
-function containsJsExpr(value: unknown): boolean {
+/** Whether `value` holds a `!!js` value anywhere. */
+export function containsJsExpr(value: unknown): boolean {
   if (isJsExpr(value)) return true
   if (Array.isArray(value)) return value.some(containsJsExpr)
   return isPlainObject(value) && Object.values(value).some(containsJsExpr)

@@ -6,6 +6,8 @@
 
 import { thrownMessage } from '@rein/base'
 import { isJsExpr } from '@deepseek-ai/cordis-plugin-loader'
+import { formatPath } from './check-config.ts'
+import type { ConfigPath } from './unknown-keys.ts'
 
 /**
  * The evaluated config, or the problems of the expressions that failed (`config.<field>: …`).
@@ -14,25 +16,18 @@ import { isJsExpr } from '@deepseek-ai/cordis-plugin-loader'
  */
 export function evaluateConfig(evaluate: (expression: string) => unknown, config: unknown): { config: unknown; problems: string[] } {
   const problems: string[] = []
-  const walk = (value: unknown, path: string): unknown => {
+  const walk = (value: unknown, path: ConfigPath): unknown => {
     if (isJsExpr(value)) {
       try {
         return evaluate(value.__jsExpr)
       } catch (error) {
-        problems.push(`${path}: its !!js expression failed: ${thrownMessage(error) ?? 'it threw something with no message'}`)
+        problems.push(`${formatPath(path)}: its !!js expression failed: ${thrownMessage(error) ?? 'it threw something with no message'}`)
         return undefined
       }
     }
-    if (Array.isArray(value)) return value.map((item, index) => walk(item, `${path}[${index}]`))
+    if (Array.isArray(value)) return value.map((item, index) => walk(item, [...path, index]))
     if (typeof value !== 'object' || value === null) return value
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, walk(item, /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`)]))
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, walk(item, [...path, key])]))
   }
-  return { config: walk(config, 'config'), problems }
-}
-
-/** Whether `value` holds a `!!js` value anywhere. */
-export function holdsJsExpr(value: unknown): boolean {
-  if (isJsExpr(value)) return true
-  if (typeof value !== 'object' || value === null) return false
-  return Object.values(value).some(holdsJsExpr)
+  return { config: walk(config, []), problems }
 }

@@ -7,8 +7,8 @@
  */
 
 import type { EntryOptions, EntryTree } from '@deepseek-ai/cordis-plugin-loader'
-import { configProblems } from './check-config.ts'
-import { evaluateConfig, holdsJsExpr } from './evaluate-config.ts'
+import { configProblems, containsJsExpr } from './check-config.ts'
+import { evaluateConfig } from './evaluate-config.ts'
 import { loadPlugin, rowLabel, type RowPlugin } from './row-plugin.ts'
 import { provides } from './services.ts'
 
@@ -56,7 +56,7 @@ export async function preflight(tree: EntryTree, rows: readonly EntryOptions[], 
  * evaluated here, and checked, before anything is applied.
  */
 function restartProblems(tree: EntryTree, row: EntryOptions, was: EntryOptions | undefined, plugin: RowPlugin): string[] {
-  if (was === undefined || !holdsJsExpr(row.config) || JSON.stringify(was.config) === JSON.stringify(row.config)) return []
+  if (was === undefined || !containsJsExpr(row.config) || JSON.stringify(was.config) === JSON.stringify(row.config)) return []
   const entry = tree.store[row.id]
   if (entry === undefined) return []
   const { config, problems } = evaluateConfig((expression) => entry.evaluate(expression), row.config)

@@ -3,12 +3,13 @@
  * folder, a deeper file overrides a shallower one, and the `.git` folder is always skipped.
  */
 
-import { constants, type Dirent } from 'node:fs'
+import type { Dirent } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join, relative } from 'node:path'
 import type { Ignore } from 'ignore'
 import type ignoreFactory from 'ignore'
+import { READ_FLAGS } from './open-file.ts'
 import { within } from './workspace.ts'
 
 export class GitignoreRules {
@@ -80,7 +81,7 @@ const MAX_RULES_BYTES = 1024 * 1024
  * threads), at most `MAX_RULES_BYTES`. Undefined for anything but a regular file.
  */
 async function readRules(path: string): Promise<string | undefined> {
-  const handle = await open(path, RULES_FLAGS)
+  const handle = await open(path, READ_FLAGS)
   try {
     const stat = await handle.stat()
     if (!stat.isFile()) return undefined
@@ -91,8 +92,6 @@ async function readRules(path: string): Promise<string | undefined> {
     await handle.close()
   }
 }
-
-const RULES_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
 
 function test(rules: Ignore, path: string): { ignored: boolean; unignored: boolean } {
   try {

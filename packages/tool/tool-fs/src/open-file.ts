@@ -9,7 +9,8 @@ import { open, readlink, type FileHandle } from 'node:fs/promises'
 import { fromSystemError, fsError, systemCode } from './errors.ts'
 import { within, type Resolved } from './workspace.ts'
 
-const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
+/** Read without following a link, and without blocking on a FIFO. */
+export const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
 
 /** An open regular file; the caller closes `handle`. */
 export interface OpenFile {

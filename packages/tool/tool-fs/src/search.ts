@@ -5,13 +5,12 @@
  * never match; non-regular files and files not really inside the allowed folder are skipped.
  */
 
-import { constants } from 'node:fs'
 import { open, type FileHandle } from 'node:fs/promises'
 import { StringDecoder } from 'node:string_decoder'
 import { fsError } from './errors.ts'
 import { BINARY_SNIFF_BYTES } from './line-window.ts'
 import type { Matcher } from './matcher.ts'
-import { confirmInside } from './open-file.ts'
+import { READ_FLAGS, confirmInside } from './open-file.ts'
 import { cutHead, cutTail } from '@rein/base'
 
 /** One matching line: its number and its text, cut around the first match. */
@@ -48,7 +47,6 @@ const CHUNK = 64 * 1024
 const PARALLEL = 8
 /** A line longer than this is searched in its first part only; memory stays bounded. */
 const MAX_LINE_CHARS = 1024 * 1024
-const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
 
 /**
  * Compiles the model's pattern: JavaScript syntax, with a leading `(?i)` (as ripgrep and most
