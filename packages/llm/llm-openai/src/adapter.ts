@@ -155,7 +155,7 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
             return
           }
           const out = reading.push(read.value)
-          if (reading.sawDone) {
+          if (reading.over) {
             // The answer ends here; the rest of the body is read in the background, not waited for.
             reader.release?.()
             const last = reading.finish()

@@ -33,6 +33,11 @@ export interface ChunkTranslator {
   usageSoFar(): TokenUsage | undefined
   /** Whether a `finish_reason` came: the answer is whole. */
   finished(): boolean
+  /**
+   * Whether usage came with or after the `finish_reason`: on this wire nothing but `[DONE]` follows,
+   * so a reader need not wait for it.
+   */
+  complete(): boolean
 }
 
 /** What a translator adds to the chunks beyond the wire's content. */
@@ -49,6 +54,7 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
   let reasoning: Block | undefined
   let finishReason: string | undefined
   let usage: TokenUsage | undefined
+  let usageAfterFinish = false
   let responseId: string | undefined
   let responseModel: string | undefined
 
@@ -110,6 +116,7 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
         if (Array.isArray(delta.tool_calls)) delta.tool_calls.forEach((call, position) => toolDelta(call, position, out))
         if (typeof choice.finish_reason === 'string' && choice.finish_reason) finishReason = choice.finish_reason
       }
+      if (chunk.usage && finishReason !== undefined) usageAfterFinish = true
       return out
     },
 
@@ -132,6 +139,8 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
     usageSoFar: () => usage,
 
     finished: () => finishReason !== undefined,
+
+    complete: () => usageAfterFinish,
   }
 }
 

@@ -11,7 +11,7 @@ import type { OpenAiDialect } from './dialect.ts'
 import { SseFramer } from './sse.ts'
 import { cutHead } from '@rein/base'
 
-/** One response's events as chunks; `push` each read's bytes, then `end` or, after `[DONE]`, `finish`. */
+/** One response's events as chunks; `push` each read's bytes, then `end` or, once `over`, `finish`. */
 export class EventReading {
   private readonly framer: SseFramer
   private readonly translator: ChunkTranslator
@@ -25,20 +25,24 @@ export class EventReading {
     this.translator = createChunkTranslator(label, dialect.replayState !== undefined ? { replayState: dialect.replayState } : {})
   }
 
-  /** The stream said `[DONE]`: the answer is over, whatever else the body holds. */
-  get sawDone(): boolean {
-    return this.done
-  }
-
   /** The model said how its answer ended (`finish_reason`): nothing the body still holds changes it. */
   get finished(): boolean {
     return this.translator.finished()
   }
 
-  /** The chunks of one read's events. After `[DONE]` none: the read's chunks wait to join `finish`'s. */
+  /**
+   * Nothing more is coming that the answer needs: `[DONE]`, or the model finished and its usage came
+   * (a server that then never says `[DONE]` nor closes would otherwise hold the answer for the
+   * whole silence limit).
+   */
+  get over(): boolean {
+    return this.done || this.translator.complete()
+  }
+
+  /** The chunks of one read's events. Once `over`, none: the read's chunks wait to join `finish`'s. */
   push(bytes: Uint8Array): StreamChunk[] {
     this.translate(this.framer.push(bytes))
-    return this.done ? [] : this.take()
+    return this.over ? [] : this.take()
   }
 
   /** The body ended: its last events and the answer's end. Throws when it stopped mid-event or mid-answer. */

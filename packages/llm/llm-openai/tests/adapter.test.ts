@@ -176,6 +176,24 @@ describe('OpenAiCompatibleAdapter over HTTP', () => {
     expect(server.requests).toHaveLength(1)
   })
 
+  it.each([
+    ['after the finish', 'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: {"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3}}\n\n'],
+    ['with the finish', 'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":3}}\n\n'],
+  ])('does not wait out the silence limit for [DONE] once the model finished and its usage came %s', async (_case, finished) => {
+    // A silence limit no test outlives: the answer must end on what the server sent, not on the limit.
+    const { root } = await boot([{ steps: [{ text: 'Hello' }, { raw: finished }, { stall: true }] }], { streamIdleTimeoutMs: 3_600_000 })
+    const { finish, chunks } = await run(root)
+    expect(finish).toMatchObject({ type: 'finish', reason: 'stop' })
+    expect(chunks).toContainEqual({ type: 'usage', usage: { inputTokens: 10, outputTokens: 3 } })
+  })
+
+  it('still reads on after a finish that came without usage: the usage follows it', async () => {
+    const { root } = await boot([{ steps: [{ text: 'Hello' }, { raw: 'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n' }, { raw: 'data: {"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3}}\n\n' }], finishReason: null, usage: null }])
+    const { finish, chunks } = await run(root)
+    expect(finish).toMatchObject({ type: 'finish', reason: 'stop' })
+    expect(chunks).toContainEqual({ type: 'usage', usage: { inputTokens: 10, outputTokens: 3 } })
+  })
+
   it('maps malformed JSON and in-stream errors', async () => {
     const { root } = await boot([
       { steps: [{ text: 'a' }, { raw: 'data: {"choices": [oops\n\n' }] },
