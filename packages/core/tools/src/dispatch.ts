@@ -7,6 +7,7 @@
 import { ReinError, isReinError, thrownMessage } from '@rein/base'
 import type { DispatchOutcome, ExecuteWrapper, ToolCall } from './hooks.ts'
 import { isThenable } from './thenable.ts'
+import { STOPPED, untilStopped } from './until-stopped.ts'
 
 /** The body, given its signal on demand. */
 type Body = (lazy: LazySignal) => unknown
@@ -45,7 +46,13 @@ export async function dispatch(
       const fused = swapped && swapped !== current ? AbortSignal.any([current, swapped]) : current
       return step(index + 1, fused)
     }
-    const outcome = await wrapper(Object.freeze({ ...call, signal: current }), next)
+    // Raced with its signal: a wrapper that never settles must not hold a cancelled call.
+    const outcome = await untilStopped(wrapper(Object.freeze({ ...call, signal: current }), next), current)
+    if (outcome === STOPPED) {
+      const stopped = wrapperStopped({ ok: false, error: current.reason }, current)
+      produced.add(stopped)
+      return stopped
+    }
     if (misused) throw new ReinError('WRAPPER_MISUSE', 'an execute wrapper called next() twice')
     if (!produced.has(outcome)) {
       throw new ReinError('WRAPPER_MISUSE', 'an execute wrapper returned a result that next() did not produce')

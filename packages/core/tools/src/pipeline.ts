@@ -13,6 +13,7 @@ import type { PreparedTool } from './registration.ts'
 import { combineDecisions, runGuards } from './policy.ts'
 import { failure, toContent, type ToolContent, type ToolResult, type ToolSuccess } from './result.ts'
 import { isThenable } from './thenable.ts'
+import { STOPPED, untilStopped } from './until-stopped.ts'
 
 export interface ExecuteInput {
   callId: string
@@ -62,7 +63,7 @@ export async function runPipeline(
     const known = env.toolNames().filter((other) => env.usable(other, input.context))
     return failure('UNKNOWN_TOOL', `unknown tool "${name}"; available tools: ${known.length ? known.join(', ') : 'none'}`)
   }
-  if (signal.aborted) return failure('ABORTED_BEFORE_DISPATCH', `${name} was cancelled before it started`)
+  if (signal.aborted) return cancelledBefore(name)
 
   const parsed = parseArguments(input.arguments, prepared.schema.parameters, env.limits)
   if (!parsed.ok) return failure('INVALID_ARGS', `invalid arguments for ${name}: ${parsed.problems.join('; ')}`)
@@ -74,7 +75,7 @@ export async function runPipeline(
 
   const denial = await admit(call, hooks, env, signal)
   if (denial) return denial
-  if (signal.aborted) return failure('ABORTED_BEFORE_DISPATCH', `${name} was cancelled before it started`)
+  if (signal.aborted) return cancelledBefore(name)
 
   const context = input.context
   const definition = prepared.definition
@@ -92,7 +93,9 @@ export async function runPipeline(
   let result = settle(prepared, name, args, outcome.value, env.logger)
   for (const hook of hooks.postHooks) {
     if (result.isError) break
-    result = await review(hook, prepared, call, args, result, env.logger)
+    const reviewed = await untilStopped(review(hook, prepared, call, args, result, env.logger), signal)
+    if (reviewed === STOPPED) return failure('ABORTED', `${name} was cancelled while a post-execute hook reviewed its result; the tool had run`)
+    result = reviewed
   }
   return result
 }
@@ -121,7 +124,8 @@ function effectDecision(call: ToolCall, askFor: readonly ToolEffect[]): { kind: 
 
 /** Pre-execute policies, approval, then guards. Returns a failure, or nothing to proceed. */
 async function admit(call: ToolCall, hooks: PipelineHooks, env: PipelineEnv, signal: AbortSignal): Promise<ToolResult | undefined> {
-  const byPolicy = await combineDecisions(hooks.policies, call)
+  const byPolicy = await combineDecisions(hooks.policies, call, signal)
+  if (byPolicy === STOPPED) return cancelledBefore(call.toolName)
   if (byPolicy.kind === 'deny') return failure('DENIED', `${call.toolName} was denied: ${byPolicy.reason}`)
   const byEffects = effectDecision(call, env.askFor)
   const policy = byPolicy.kind === 'ask' ? byPolicy.reason : undefined
@@ -131,19 +135,25 @@ async function admit(call: ToolCall, hooks: PipelineHooks, env: PipelineEnv, sig
     if (!approval) {
       return failure('DENIED', `${call.toolName} needs approval (${decision.reason}) and no approval service is installed: load one, or remove the effect from askFor on the @rein/tools row to run such calls without asking`)
     }
-    let answer: 'allow' | 'deny'
+    let answer: 'allow' | 'deny' | typeof STOPPED
     try {
-      answer = await approval.request({ callId: call.callId, toolName: call.toolName, args: call.args, effects: call.tool.effects, reason: decision.reason, ...(policy === undefined ? {} : { policy }), signal })
+      // Raced with the signal too: an approval service that ignores it must not hold a cancelled call.
+      answer = await untilStopped(approval.request({ callId: call.callId, toolName: call.toolName, args: call.args, effects: call.tool.effects, reason: decision.reason, ...(policy === undefined ? {} : { policy }), signal }), signal)
     } catch (error) {
       env.logger.error('approval request for %s failed: %s', call.toolName, error)
       answer = 'deny'
     }
-    if (signal.aborted) return failure('ABORTED_BEFORE_DISPATCH', `${call.toolName} was cancelled before it started`)
+    if (signal.aborted) return cancelledBefore(call.toolName)
     if (answer !== 'allow') return failure('DENIED', `${call.toolName} was not approved (${decision.reason})`)
   }
-  const guarded = await runGuards(hooks.guards, call)
+  const guarded = await runGuards(hooks.guards, call, signal)
+  if (guarded === STOPPED) return cancelledBefore(call.toolName)
   if (guarded !== undefined) return failure('DENIED', `${call.toolName} was denied: ${guarded}`)
   return undefined
+}
+
+function cancelledBefore(name: string): ToolResult {
+  return failure('ABORTED_BEFORE_DISPATCH', `${name} was cancelled before it started`)
 }
 
 function thrown(name: string, error: unknown): ToolResult {

@@ -5,18 +5,22 @@
 
 import { thrownMessage } from '@rein/base'
 import type { PreExecuteDecision, PreExecutePolicy, ToolCall, ToolGuard } from './hooks.ts'
+import { isThenable } from './thenable.ts'
+import { STOPPED, untilStopped } from './until-stopped.ts'
 
 const ALLOW: PreExecuteDecision = Object.freeze({ kind: 'allow' })
 
-export async function combineDecisions(policies: readonly PreExecutePolicy[], call: ToolCall): Promise<PreExecuteDecision> {
+/** The combined decision, or `STOPPED` when `signal` aborts before every policy answered. */
+export async function combineDecisions(policies: readonly PreExecutePolicy[], call: ToolCall, signal: AbortSignal): Promise<PreExecuteDecision | typeof STOPPED> {
   if (policies.length === 0) return ALLOW
-  const decisions = await Promise.all(policies.map(async (policy): Promise<PreExecuteDecision | undefined> => {
+  const decisions = await untilStopped(Promise.all(policies.map(async (policy): Promise<PreExecuteDecision | undefined> => {
     try {
       return normalize(await policy(call))
     } catch (error) {
       return { kind: 'deny', reason: `a pre-execute policy failed (${thrownMessage(error) ?? 'it threw something with no message'})` }
     }
-  }))
+  })), signal)
+  if (decisions === STOPPED) return STOPPED
   const deny = decisions.find((decision) => decision?.kind === 'deny')
   if (deny) return deny
   return decisions.find((decision) => decision?.kind === 'ask') ?? ALLOW
@@ -30,15 +34,20 @@ function normalize(decision: PreExecuteDecision | undefined): PreExecuteDecision
   return { kind: 'deny', reason: 'a pre-execute policy returned an unknown decision' }
 }
 
-/** The first denial reason, in registration order, or `undefined` when every guard passes. */
-export async function runGuards(guards: readonly ToolGuard[], call: ToolCall): Promise<string | undefined> {
+/**
+ * The first denial reason, in registration order, or `undefined` when every guard passes; `STOPPED`
+ * when `signal` aborts while a guard is still deciding.
+ */
+export async function runGuards(guards: readonly ToolGuard[], call: ToolCall, signal: AbortSignal): Promise<string | undefined | typeof STOPPED> {
   for (const guard of guards) {
-    let reason: string | undefined
+    let reason: string | undefined | typeof STOPPED
     try {
-      reason = await guard(call)
+      const said = guard(call)
+      reason = isThenable(said) ? await untilStopped(said, signal) : said
     } catch (error) {
       return `a guard failed (${thrownMessage(error) ?? 'it threw something with no message'})`
     }
+    if (reason === STOPPED) return STOPPED
     if (reason !== undefined) return typeof reason === 'string' && reason ? reason : 'denied by a guard'
   }
   return undefined

@@ -450,6 +450,29 @@ describe('execute: wrappers, deadlines and cancellation', () => {
     expect(runs).toHaveLength(0)
   })
 
+  /** Hooks that, once the caller cancels, never settle: each holds its call unless raced with the signal. */
+  const hangers: [string, string, (tools: Tools, root: Awaited<ReturnType<typeof createRegistry>>['root'], cancel: () => void) => void][] = [
+    ['a pre-execute policy', 'ABORTED_BEFORE_DISPATCH', (tools, _root, cancel) => tools.preExecute(() => { cancel(); return new Promise<never>(() => {}) })],
+    ['a guard', 'ABORTED_BEFORE_DISPATCH', (tools, _root, cancel) => tools.guard(() => { cancel(); return new Promise<never>(() => {}) })],
+    ['an approval service that ignores its signal', 'ABORTED_BEFORE_DISPATCH', (tools, root, cancel) => {
+      tools.preExecute(() => ({ kind: 'ask', reason: 'check' }))
+      root.provide('approval', { request: () => { cancel(); return new Promise<never>(() => {}) } })
+    }],
+    ['an execute wrapper that never calls next', 'ABORTED', (tools, _root, cancel) => tools.wrapExecute(() => { cancel(); return new Promise<never>(() => {}) })],
+    ['an execute wrapper that hangs after next', 'ABORTED', (tools, _root, cancel) => tools.wrapExecute(async (_call, next) => { await next(); cancel(); return new Promise<never>(() => {}) })],
+    ['a post-execute hook', 'ABORTED', (tools, _root, cancel) => tools.postExecute(() => { cancel(); return new Promise<never>(() => {}) })],
+  ]
+
+  it.each(hangers)('ends a cancelled call held forever by %s', async (_kind, code, install) => {
+    const { root, tools } = await createRegistry()
+    const { tool } = probe()
+    tools.register(tool)
+    const controller = new AbortController()
+    install(tools, root, () => controller.abort())
+    const result = await tools.execute(call('probe', { path: 'a' }, { signal: controller.signal }))
+    expect(result.isError && result.error.code).toBe(code)
+  })
+
   it('reports ABORTED when cancelled mid-run, without waiting for a body that ignores the signal', async () => {
     const { tools } = await createRegistry()
     const { tool, runs } = probe(() => never())
