@@ -220,7 +220,9 @@ function noticeText(result: RewindResult, turn?: { number?: number; quote?: stri
     : turn?.number === undefined ? 'an earlier turn' : `turn ${turn.number}`
   const lines = [`Files were rewound to how they were before ${which}. The conversation above is unchanged, but what it says about these files no longer holds.`]
   const restored = back.filter((item) => item.before !== null).map(name)
-  const removed = back.filter((item) => item.before === null).map(name)
+  // Folders made for those files went with them: the model should not expect them there either.
+  const gone = (item: PlanItem) => (item.folders ?? []).filter((folder) => folder.action === 'remove').map((folder) => `${roots.size > 1 ? folder.folder : folder.path}/`)
+  const removed = back.filter((item) => item.before === null).flatMap((item) => [name(item), ...gone(item)])
   const left = [
     ...result.drifted.map((item) => `${name(item)} (changed since)`),
     ...[...result.skipped, ...result.failed].map((item) => `${name(item)} (could not be restored)`),

@@ -12,6 +12,7 @@ import type {} from '@rein/tools'
 import { CheckpointConfig } from './config.ts'
 import { contentHash } from './hash.ts'
 import { blockedByKind, foreseen, removeEmptyFolders } from './blocked.ts'
+import { foreseeFolders, removeMadeFolders, type RecordsOf } from './folders.ts'
 import { planFile, recordsToUndo } from './plan.ts'
 import { removeFile, removeLeftovers, writeAtomically } from './restore.ts'
 import { parentProblem } from './parents.ts'
@@ -145,9 +146,11 @@ export class CheckpointService extends Service {
    * `anchor` is the first.
    */
   async plan(sessionId: string, anchor: string | readonly string[]): Promise<RewindPlan> {
-    const { plan } = await this.planned(sessionId, anchor)
-    // A file blocked by what the rewind undoes first is restored after the rest: say so here.
-    return Object.freeze({ ...plan, items: Object.freeze(await foreseen(plan.items)) })
+    const { plan, recordsOf } = await this.planned(sessionId, anchor)
+    // A file blocked by what the rewind undoes first is restored after the rest: say so here, and
+    // what becomes of the folders made for files that go.
+    const items = await foreseeFolders(await foreseen(plan.items), recordsFor(recordsOf))
+    return Object.freeze({ ...plan, items: Object.freeze(items) })
   }
 
   /** The plan, and the records behind each of its files (by `fileKey`), to plan one again. */
@@ -212,6 +215,8 @@ export class CheckpointService extends Service {
         }
       }
       for (const item of plan.items) await act(item)
+      // Before the second pass: a folder made for a file now gone may stand where a file goes back.
+      await settleFolders(result, recordsFor(recordsOf))
       // A turn that put a folder where a file was (or a file where a folder was) leaves that file
       // skipped until what stood in its way is undone: once more, after the rest.
       const blocked = result.skipped.filter(blockedByKind)
@@ -270,6 +275,18 @@ function fileKey(of: { root: string; path: string }): string {
   return JSON.stringify([of.root, of.path])
 }
 
+/** The records behind a plan item, from the plan's grouping. */
+function recordsFor(recordsOf: ReadonlyMap<string, CheckpointRecord[]>): RecordsOf {
+  return (item) => recordsOf.get(fileKey(item)) ?? []
+}
+
+/** Removes the folders made for the files the rewind took away (or found gone), noting on each item what became of them. */
+async function settleFolders(result: { restored: PlanItem[]; already: PlanItem[] }, recordsOf: RecordsOf): Promise<void> {
+  const done = await removeMadeFolders([...result.restored, ...result.already], recordsOf)
+  result.restored = result.restored.map((item) => done.get(item) ?? item)
+  result.already = result.already.map((item) => done.get(item) ?? item)
+}
+
 /** One file's item from its records (newest first); a file that cannot be read is skipped, saying why. */
 async function planGroup(records: readonly CheckpointRecord[]): Promise<PlanItem> {
   const [first] = records
@@ -298,7 +315,12 @@ async function normalized(sessionId: string, entry: CheckpointEntry): Promise<Ch
   if (inside === '' || inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
     throw new ReinError('INVALID_CHECKPOINT', `checkpoint record refused: ${entry.path} is not a file inside ${entry.root}`, { details: { sessionId, path: entry.path } })
   }
-  return { ...entry, root, path: inside.split(sep).join('/') }
+  const path = inside.split(sep).join('/')
+  // Counted on the plain path: rewind removes that many of its folders, so they must all be below the root.
+  if (entry.createdFolders !== undefined && entry.createdFolders >= path.split('/').length) {
+    throw new ReinError('INVALID_CHECKPOINT', `checkpoint record refused: ${path} has fewer than ${entry.createdFolders} folders to create`, { details: { sessionId, path: entry.path } })
+  }
+  return { ...entry, root, path }
 }
 
 function problemWith(sessionId: string, entry: CheckpointEntry): string | undefined {
@@ -309,6 +331,7 @@ function problemWith(sessionId: string, entry: CheckpointEntry): string | undefi
   if (!bytes(entry.before) || !bytes(entry.after)) return 'before and after must be bytes (Uint8Array) or null'
   if (entry.by !== undefined && typeof entry.by !== 'string') return 'by must be a string'
   if (entry.mode !== undefined && !(Number.isInteger(entry.mode) && entry.mode >= 0 && entry.mode <= 0o7777)) return 'mode must be permission bits, an integer from 0 to 0o7777'
+  if (entry.createdFolders !== undefined && !(Number.isInteger(entry.createdFolders) && entry.createdFolders >= 1 && !entry.existed)) return 'createdFolders must be a count from 1, for a file the write creates'
   if (entry.gap !== undefined) return typeof entry.gap === 'string' && entry.before === null && entry.after === null ? undefined : 'a gap is a string, with before and after null'
   return entry.existed === (entry.before !== null) ? undefined : 'existed must be true exactly when before is not null'
 }

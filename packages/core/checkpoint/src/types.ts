@@ -27,6 +27,12 @@ export interface FileChange {
    * rewind must create again (deleted by the turn) gets them back. Unknown: the process's default.
    */
   readonly mode?: number
+  /**
+   * How many of the file's parent folders the write creates (`mkdir -p`), counted up from its own
+   * folder: `src/new/a.ts` with `2` made `src/new` and `src`. A rewind that removes the file
+   * removes them again when nothing else is in them. Only for a file the write creates; absent: none.
+   */
+  readonly createdFolders?: number
 }
 
 /** A change as a store takes it: the turn it belongs to and the change. */
@@ -53,6 +59,8 @@ export interface CheckpointRecord {
   readonly gap?: string
   /** See `FileChange.mode`. */
   readonly mode?: number
+  /** See `FileChange.createdFolders`. */
+  readonly createdFolders?: number
 }
 
 /** What a store's `compact` dropped: records, and contents no kept record names. */
@@ -115,7 +123,10 @@ export interface PlanItem {
   /** The absolute path rewind touches. */
   readonly file: string
   readonly action: PlanAction
-  /** Why a file is drifted or skipped. */
+  /**
+   * Why a file is drifted or skipped; for a file that goes back to absent, what happens to the
+   * folders made for it (`folders`, in words).
+   */
   readonly reason?: string
   /** The content the file goes back to (`null`: removed). */
   readonly before: string | null
@@ -137,6 +148,23 @@ export interface PlanItem {
    * command ran may hold a person's edit made meanwhile, so rewind does not overwrite the only copy.
    */
   readonly copiedTo?: string
+  /**
+   * The folders the undone writes made for a file that goes back to absent (`createdFolders`),
+   * deepest first, those still there: in a plan, what rewind will do with each; in a result, what it did.
+   */
+  readonly folders?: readonly PlanFolder[]
+}
+
+/** A folder a write made for its file, and whether rewind removes it (in a result: removed it) or keeps it. */
+export interface PlanFolder {
+  /** Relative to the item's root, `/`-separated. */
+  readonly path: string
+  /** The absolute path. */
+  readonly folder: string
+  /** `remove`: nothing else is in it once the plan's files are gone. `keep`: see `reason`. */
+  readonly action: 'remove' | 'keep'
+  /** Why it stays: what it holds (a person's file), or that it is no longer a plain folder. */
+  readonly reason?: string
 }
 
 /** What `plan` returns: the items, newest change first. An anchor with no records has none. */

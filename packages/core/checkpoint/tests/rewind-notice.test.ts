@@ -2,7 +2,7 @@
 // user message from @rein/checkpoint that the model reads with its next request, and never asks
 // the model anything itself. Real agents, sessions on disk (session-jsonl), real lock holders.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { rm, writeFile } from 'node:fs/promises'
+import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { assistantMessage, userMessage } from '@rein/llm'
 import { validateSessionInvariants } from '@rein/testkit'
@@ -59,6 +59,15 @@ describe('with the session\'s agent loaded', () => {
     await parent.send('go on')
     expect(userTexts(llm.requests.at(-1)!).slice(-2)).toEqual([NOTICE, 'go on'])
     expect(validateSessionInvariants(parent.session.events)).toEqual([])
+  })
+
+  it('names the folders made for a deleted file as deleted too', async () => {
+    const { root, parent, anchor, id, workspace } = await editedTurn()
+    await root.checkpoints.record(id, { anchor, root: workspace, path: 'src/new/b.ts', existed: false, before: null, after: Buffer.from('b'), createdFolders: 2 })
+    await mkdir(join(workspace, 'src/new'), { recursive: true })
+    await writeFile(join(workspace, 'src/new/b.ts'), 'b')
+    await root.checkpoints.rewind(id, anchor)
+    expect(pluginMessages(parent.session.events)[0]?.text).toContain('Deleted, as they did not exist before that turn: src/new/b.ts, src/new/, src/, new.txt\n')
   })
 })
 

@@ -67,6 +67,7 @@ export class JsonlCheckpointStore implements CheckpointStore {
         anchor: entry.anchor, seq: log.lastSeq + 1, root: entry.root, path: entry.path, existed: entry.existed, before: before?.hash ?? null, after: after?.hash ?? null, at: Date.now(),
         ...(entry.by === undefined ? {} : { by: entry.by }), ...(entry.gap === undefined ? {} : { gap: entry.gap }),
         ...(entry.mode === undefined ? {} : { mode: entry.mode }),
+        ...(entry.createdFolders === undefined ? {} : { createdFolders: entry.createdFolders }),
       })
       await this.appendLine(log, formatRecord(record))
       log.records.push(record)

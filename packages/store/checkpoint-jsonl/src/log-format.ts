@@ -55,8 +55,8 @@ export function parseLog(text: Buffer, file: string): ParsedLog {
 
 /** One line for `record`, newline included. */
 export function formatRecord(record: CheckpointRecord): Buffer {
-  const { anchor, seq, root, path, existed, before, after, at, by, gap, mode } = record
-  return Buffer.from(`${JSON.stringify({ anchor, seq, root, path, existed, before, after, at, by, gap, mode })}\n`)
+  const { anchor, seq, root, path, existed, before, after, at, by, gap, mode, createdFolders } = record
+  return Buffer.from(`${JSON.stringify({ anchor, seq, root, path, existed, before, after, at, by, gap, mode, createdFolders })}\n`)
 }
 
 /**
@@ -80,21 +80,28 @@ function parseMarker(line: string): Marker | undefined {
 function parseRecord(line: string): CheckpointRecord | undefined {
   const value = jsonObject(line)
   if (value === undefined) return undefined
-  // `mode` is optional: lines written before it was recorded have none, and still load.
-  const { anchor, seq, root, path, existed, before, after, at, by, gap, mode } = value
+  // `mode` and `createdFolders` are optional: lines written before they were recorded have none, and still load.
+  const { anchor, seq, root, path, existed, before, after, at, by, gap, mode, createdFolders } = value
   const hash = (field: unknown) => field === null || (typeof field === 'string' && isContentHash(field))
   if (typeof anchor !== 'string' || typeof root !== 'string' || typeof path !== 'string' || typeof existed !== 'boolean') return undefined
   if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1 || !hash(before) || !hash(after)) return undefined
   if (typeof at !== 'number' || (by !== undefined && typeof by !== 'string') || (gap !== undefined && typeof gap !== 'string')) return undefined
   if (mode !== undefined && !isPermissionBits(mode)) return undefined
+  if (createdFolders !== undefined && !isCount(createdFolders)) return undefined
   return Object.freeze({
     anchor, seq, root, path, existed, before: before as string | null, after: after as string | null, at,
     ...(by === undefined ? {} : { by }), ...(gap === undefined ? {} : { gap }), ...(mode === undefined ? {} : { mode }),
+    ...(createdFolders === undefined ? {} : { createdFolders }),
   })
 }
 
 function isPermissionBits(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 0o7777
+}
+
+/** A number of folders a write made: a whole number from 1 (none is written as no field). */
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1
 }
 
 /** The line as a JSON object, or `undefined` when it is not one (torn, or another shape). */

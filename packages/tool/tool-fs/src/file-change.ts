@@ -5,8 +5,8 @@
 
 import { createHash } from 'node:crypto'
 import { constants } from 'node:fs'
-import { access } from 'node:fs/promises'
-import { relative, resolve } from 'node:path'
+import { access, lstat } from 'node:fs/promises'
+import { dirname, relative, resolve } from 'node:path'
 import type {} from '@rein/checkpoint'
 import type { FrozenJson, JsonValue } from '@rein/base'
 import type { DurableToolResult, FileChange, RecoverCall, RecoverContext, ToolResultView, ToolRun } from '@rein/tools'
@@ -72,22 +72,40 @@ export async function replaceText(context: FsToolContext, run: ToolRun, target: 
  * With @rein/checkpoint loaded (`run.checkpoint`), the change is recorded durably first, against
  * the workspace root's real path, so the turn can be rewound; a write whose record failed does
  * not happen. The before-bytes are the file as loaded: valid UTF-8 with its byte-order mark; the
- * mode is the one the file had when loaded.
+ * mode is the one the file had when loaded; the folders to create are counted just before the record.
  */
 async function recordCheckpoint(context: FsToolContext, run: ToolRun, target: CheckedTarget, after: Uint8Array): Promise<void> {
   if (!run.checkpoint || target.resolved.area !== 'workspace') return
   const { resolved, existing } = target
   const scope = await callScope(context, run)
   const before = existing ? Buffer.from((existing.bom ? '\uFEFF' : '') + existing.text, 'utf8') : null
+  const createdFolders = existing ? 0 : await missingFolders(dirname(resolved.real), scope.rootReal)
   try {
     await run.checkpoint.record({
       root: scope.rootReal, path: relative(scope.rootReal, resolved.real), existed: existing !== undefined, before, after,
       // Its permission bits, so a rewind that must create it again (a later command deleted it) restores them.
       ...(existing ? { mode: existing.stat.mode & 0o7777 } : {}),
+      // The folders the write is about to make (mkdir -p), so a rewind that removes the file removes them too.
+      ...(createdFolders > 0 ? { createdFolders } : {}),
     })
   } catch (error) {
     throw fsError('CHECKPOINT_FAILED', `${resolved.display} was not written: its checkpoint could not be saved (${error instanceof Error ? error.message : String(error)}), so the change could not be undone`, { path: resolved.display }, error)
   }
+}
+
+/**
+ * How many folders, up from `folder` and below `root`, do not exist: what the write's `mkdir -p`
+ * will make. Counting stops at the first name that exists (or cannot be looked at): the mkdir
+ * makes nothing above it.
+ */
+async function missingFolders(folder: string, root: string): Promise<number> {
+  let count = 0
+  for (let current = folder; current !== root && current !== dirname(current); current = dirname(current)) {
+    const missing = await lstat(current).then(() => false, (error: unknown) => systemCode(error) === 'ENOENT')
+    if (!missing) break
+    count++
+  }
+  return count
 }
 
 /** Lines in a text, counting a last line without a newline. */

@@ -1,0 +1,164 @@
+/**
+ * The folders a write made for its file (`mkdir -p`, recorded as `createdFolders`). A rewind that
+ * takes the file away removes them too, deepest first, each only when it is empty: one that holds
+ * anything else (a person's file or folder), or is no longer a plain folder, stays, and the item
+ * says why. A plan foresees the same from what stands there now and what the plan removes.
+ */
+
+import type { Dirent } from 'node:fs'
+import { lstat, readdir, rmdir } from 'node:fs/promises'
+import { dirname, isAbsolute, join, relative, sep } from 'node:path'
+import { parentProblem } from './parents.ts'
+import { isMissing } from './plan.ts'
+import type { CheckpointRecord, PlanFolder, PlanItem } from './types.ts'
+
+/** The records behind an item (the service keeps them by file). */
+export type RecordsOf = (item: PlanItem) => readonly CheckpointRecord[]
+
+/** What became of each folder, by absolute path; `undefined`: it is not there any more. */
+type Outcomes = Map<string, PlanFolder | undefined>
+
+/** `items` as a plan shows them: each file going back to absent with what rewind will do with the folders made for it. */
+export async function foreseeFolders(items: readonly PlanItem[], recordsOf: RecordsOf): Promise<PlanItem[]> {
+  const made = madeFoldersOf(items.filter((item) => item.action === 'remove' || item.action === 'already'), recordsOf)
+  const removed = new Set(items.filter((item) => item.action === 'remove').map((item) => item.file))
+  const outcomes: Outcomes = new Map()
+  for (const [folder, root] of deepestFirst(made)) outcomes.set(folder, await foresee(root, folder, removed, outcomes))
+  return items.map((item) => withFolders(item, made.get(item), outcomes, 'plan'))
+}
+
+/**
+ * Removes the folders made for `items` (files rewind removed, or found already absent: a rewind
+ * killed before their folders went), deepest first, each only when empty. Returns each item as done.
+ */
+export async function removeMadeFolders(items: readonly PlanItem[], recordsOf: RecordsOf): Promise<Map<PlanItem, PlanItem>> {
+  const made = madeFoldersOf(items, recordsOf)
+  const outcomes: Outcomes = new Map()
+  for (const [folder, root] of deepestFirst(made)) outcomes.set(folder, await removeIfEmpty(root, folder))
+  return new Map(items.map((item) => [item, withFolders(item, made.get(item), outcomes, 'done')]))
+}
+
+/** Each item's made folders (absolute, deepest first), for items that have any. */
+function madeFoldersOf(items: readonly PlanItem[], recordsOf: RecordsOf): Map<PlanItem, string[]> {
+  const made = new Map<PlanItem, string[]>()
+  for (const item of items) {
+    const folders = madeFolders(item, recordsOf(item))
+    if (folders.length > 0) made.set(item, folders)
+  }
+  return made
+}
+
+/**
+ * The folders the records made for a file that goes back to absent: as many of its folders, up
+ * from its own, as any record made. One that goes back to a content needs its folders: none.
+ */
+function madeFolders(item: PlanItem, records: readonly CheckpointRecord[]): string[] {
+  if (item.before !== null) return []
+  const count = Math.max(0, ...records.map((record) => record.createdFolders ?? 0))
+  const folders: string[] = []
+  // Never the root or above it, whatever a record says.
+  for (let folder = dirname(item.file); folders.length < count && isBelow(item.root, folder); folder = dirname(folder)) folders.push(folder)
+  return folders
+}
+
+function isBelow(root: string, folder: string): boolean {
+  const inside = relative(root, folder)
+  return inside !== '' && inside !== '..' && !inside.startsWith(`..${sep}`) && !isAbsolute(inside)
+}
+
+/** Every made folder once, with its root, deepest first: a folder is decided after everything made inside it. */
+function deepestFirst(made: ReadonlyMap<PlanItem, readonly string[]>): [string, string][] {
+  const roots = new Map<string, string>()
+  for (const [item, folders] of made) for (const folder of folders) roots.set(folder, item.root)
+  const depth = (folder: string) => folder.split(sep).length
+  return [...roots].sort(([a], [b]) => depth(b) - depth(a) || (a < b ? -1 : a > b ? 1 : 0))
+}
+
+/** What rewind will do with `folder`: remove it when it holds only files the plan removes and made folders that go too. */
+async function foresee(root: string, folder: string, removed: ReadonlySet<string>, outcomes: Outcomes): Promise<PlanFolder | undefined> {
+  const standing = await standingAs(root, folder)
+  if (standing.kind === 'gone') return undefined
+  if (standing.kind === 'other') return folderItem(root, folder, standing.reason)
+  let entries: Dirent[]
+  try {
+    entries = await readdir(folder, { withFileTypes: true })
+  } catch (error) {
+    return folderItem(root, folder, `could not be read: ${describe(error)}`)
+  }
+  const goes = (entry: Dirent) => {
+    const path = join(folder, entry.name)
+    return entry.isFile() ? removed.has(path) : entry.isDirectory() && outcomes.get(path)?.action === 'remove'
+  }
+  const left = entries.filter((entry) => !goes(entry))
+  return folderItem(root, folder, left.length === 0 ? undefined : holding(left))
+}
+
+/** Removes `folder` when it is empty; otherwise says what keeps it. `undefined` when it is gone. */
+async function removeIfEmpty(root: string, folder: string): Promise<PlanFolder | undefined> {
+  // Again at the last moment: a folder that became a link since the plan looked is never acted through.
+  const standing = await standingAs(root, folder)
+  if (standing.kind === 'gone') return undefined
+  if (standing.kind === 'other') return folderItem(root, folder, standing.reason)
+  try {
+    // rmdir removes only an empty folder: a file a person put there since the check keeps it.
+    await rmdir(folder)
+    return folderItem(root, folder, undefined)
+  } catch (error) {
+    if (isMissing(error)) return undefined
+    const entries = await readdir(folder, { withFileTypes: true }).catch(() => [])
+    return folderItem(root, folder, entries.length > 0 ? holding(entries) : `could not be removed: ${describe(error)}`)
+  }
+}
+
+type Standing = { kind: 'folder' } | { kind: 'gone' } | { kind: 'other'; reason: string }
+
+/** Whether a plain folder stands at `folder`, reached through plain folders from the root. */
+async function standingAs(root: string, folder: string): Promise<Standing> {
+  const unsafe = parentProblem(root, folder)
+  if (unsafe !== undefined) return { kind: 'other', reason: unsafe }
+  try {
+    const stats = await lstat(folder)
+    if (stats.isSymbolicLink()) return { kind: 'other', reason: 'is now a symbolic link' }
+    return stats.isDirectory() ? { kind: 'folder' } : { kind: 'other', reason: 'is now not a folder' }
+  } catch (error) {
+    return isMissing(error) ? { kind: 'gone' } : { kind: 'other', reason: `could not be read: ${describe(error)}` }
+  }
+}
+
+/** A folder's outcome: removed, or kept for `reason`. */
+function folderItem(root: string, folder: string, reason: string | undefined): PlanFolder {
+  const path = relative(root, folder).split(sep).join('/')
+  return reason === undefined ? { path, folder, action: 'remove' } : { path, folder, action: 'keep', reason }
+}
+
+/** `holds a.txt, b.txt, c/ and 2 more`: what keeps a folder, folders marked with a slash. */
+function holding(entries: readonly Dirent[]): string {
+  const names = entries.map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name)).sort()
+  const shown = names.slice(0, 3).join(', ')
+  return `holds ${names.length > 3 ? `${shown} and ${names.length - 3} more` : shown}`
+}
+
+/** The item with its folders' outcomes, and a note on them in `reason` (what a table of the plan or result shows). */
+function withFolders(item: PlanItem, made: readonly string[] | undefined, outcomes: Outcomes, tense: 'plan' | 'done'): PlanItem {
+  const folders = (made ?? []).map((folder) => outcomes.get(folder)).filter((folder) => folder !== undefined)
+  if (folders.length === 0) return item
+  const note = folderNote(folders, tense)
+  return { ...item, folders, reason: item.reason === undefined ? note : `${item.reason}; ${note}` }
+}
+
+const VERBS = { plan: { remove: 'removes', keep: 'keeps' }, done: { remove: 'removed', keep: 'kept' } } as const
+
+/** `removes the folders made for it: a/b, a; keeps c (holds x.txt)` (`removed` … `kept` once done). */
+function folderNote(folders: readonly PlanFolder[], tense: 'plan' | 'done'): string {
+  const verbs = VERBS[tense]
+  const removed = folders.filter((folder) => folder.action === 'remove').map((folder) => folder.path)
+  const kept = folders.filter((folder) => folder.action === 'keep').map((folder) => `${folder.path} (${folder.reason})`)
+  const parts = []
+  if (removed.length > 0) parts.push(`${verbs.remove} the folder${removed.length === 1 ? '' : 's'} made for it: ${removed.join(', ')}`)
+  if (kept.length > 0) parts.push(`${verbs.keep} ${kept.join(', ')}`)
+  return parts.join('; ')
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
