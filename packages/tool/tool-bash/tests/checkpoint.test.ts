@@ -1,7 +1,7 @@
 // With @rein/checkpoint loaded, every bash call is covered by a workspace snapshot: what a real
 // command changed (in the foreground, or in the background when its job ends) belongs to the turn
 // and is rewound with it.
-import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, existsSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
@@ -77,6 +77,20 @@ describe('bash under checkpoints', () => {
     expect(readFileSync(join(dir, 'config.txt'), 'utf8')).toBe('v1\n')
     expect(readFileSync(join(dir, 'old.txt'), 'utf8')).toBe('old\n')
     expect(existsSync(join(dir, 'new.txt'))).toBe(false)
+  })
+
+  it('rewind removes the folders a command made for the files it created, and keeps a folder that was there', async () => {
+    mkdirSync(join(dir, 'kept'))
+    const { root, agent } = await boot([
+      [call('bash', { command: 'mkdir -p gen/deep kept/inner && echo a > gen/deep/a.txt && echo b > kept/inner/b.txt', description: 'Generate' })],
+      [{ text: 'done' }],
+    ])
+    await agent.send('generate')
+    const result = await root.checkpoints.rewind(agent.session.id, anchorOf(agent))
+    expect(result.restored.map((item) => item.path).sort()).toEqual(['gen/deep/a.txt', 'kept/inner/b.txt'])
+    expect(existsSync(join(dir, 'gen'))).toBe(false)
+    expect(existsSync(join(dir, 'kept/inner'))).toBe(false)
+    expect(existsSync(join(dir, 'kept'))).toBe(true)
   })
 
   it('records a background command\'s changes when its job ends', async () => {

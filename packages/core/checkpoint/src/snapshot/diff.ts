@@ -15,6 +15,8 @@ export interface SnapshotChange {
   readonly gap?: string
   /** The file's permission bits before the command, when it existed. */
   readonly mode?: number
+  /** For a created file: how many of its folders, up from its own, the command made too. */
+  readonly createdFolders?: number
 }
 
 /**
@@ -29,9 +31,9 @@ const CREATED_MARGIN_MS = 2000
 export function snapshotChanges(root: string, walk: WalkChanges, store: PackStore): SnapshotChange[] {
   const changes: SnapshotChange[] = []
   const since = walk.since ?? 0
-  for (const [path, now, mayBeRevealed] of walk.created) {
+  for (const [path, now, mayBeRevealed, madeFolders] of walk.created) {
     if (mayBeRevealed && now.ctimeMs < since - CREATED_MARGIN_MS) continue
-    changes.push(created(path, now, store))
+    changes.push(created(path, now, madeFolders, store))
   }
   for (const [path, was, now] of walk.changed) {
     // Written with the same bytes (touched, or rewritten by a formatter that changed nothing).
@@ -44,10 +46,10 @@ export function snapshotChanges(root: string, walk: WalkChanges, store: PackStor
   return changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
 }
 
-function created(path: string, now: FileState, store: PackStore): SnapshotChange {
+function created(path: string, now: FileState, madeFolders: number, store: PackStore): SnapshotChange {
   const after = content(now, store)
   if (typeof after === 'string') return { path, existed: false, before: null, after: null, gap: `created; ${after}` }
-  return { path, existed: false, before: null, after }
+  return madeFolders > 0 ? { path, existed: false, before: null, after, createdFolders: madeFolders } : { path, existed: false, before: null, after }
 }
 
 function changed(path: string, was: FileState, now: FileState, store: PackStore): SnapshotChange {

@@ -35,10 +35,11 @@ export interface WalkChanges {
   /** When the walk before this one started; `undefined` for a root's first walk (which finds no changes). */
   readonly since: number | undefined
   /**
-   * New files, each with whether it may merely have been revealed: it or a folder above it was
-   * ignored in the last walk, so it may have been there all along.
+   * New files, each with whether it may merely have been revealed (it or a folder above it was
+   * ignored in the last walk, so it may have been there all along), and how many of its folders,
+   * up from its own, are new too: made for it, as `mkdir -p` would.
    */
-  readonly created: readonly (readonly [string, FileState, boolean])[]
+  readonly created: readonly (readonly [string, FileState, boolean, number])[]
   readonly changed: readonly (readonly [string, FileState, FileState])[]
   /** Files no longer walked. Absent from the disk, or newly ignored: the caller checks. */
   readonly deleted: readonly (readonly [string, FileState])[]
@@ -95,12 +96,14 @@ export class WorkspaceIndex {
     const walk = ++this._walks
     const verify = this._storeGeneration !== this.options.store.generation
     this._storeGeneration = this.options.store.generation
-    const changes = { created: [] as [string, FileState, boolean][], changed: [] as [string, FileState, FileState][], deleted: [] as [string, FileState][] }
+    const changes = { created: [] as [string, FileState, boolean, number][], changed: [] as [string, FileState, FileState][], deleted: [] as [string, FileState][] }
     // A folder is checked against the ignore rules in full when its rules (or an ancestor's) are new or changed.
     const stack: [string, boolean][] = [['', false]]
     // Compared as the walk names folders, from the root's real path: rein's folder named through a link is still its own.
     const excluded = realPaths(this.options.exclude)
     const ignored = new Set<string>()
+    /** Folders this walk is the first to list. */
+    const fresh = new Set<string>()
     let files = 0
     let entriesSeen = 0
     let truncated = false
@@ -114,7 +117,10 @@ export class WorkspaceIndex {
       const known = this._folders.get(folder)
       const state = known ?? { files: new Map<string, FileState>(), seen: walk }
       state.seen = walk
-      if (!known) this._folders.set(folder, state)
+      if (!known) {
+        this._folders.set(folder, state)
+        fresh.add(folder)
+      }
       const met = new Set<string>()
       for (const entry of entries) {
         if (++entriesSeen % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve))
@@ -144,7 +150,10 @@ export class WorkspaceIndex {
         if (now === previous) continue
         state.files.set(name, now)
         const path = folder === '' ? name : `${folder}/${name}`
-        if (!previous) changes.created.push([path, now, this.wasIgnored(path)])
+        if (!previous) {
+          const revealed = this.wasIgnored(path)
+          changes.created.push([path, now, revealed, revealed ? 0 : newFolders(folder, fresh)])
+        }
         else changes.changed.push([path, previous, now])
       }
       for (const [name, was] of state.files) {
@@ -178,6 +187,13 @@ export class WorkspaceIndex {
     }
     return false
   }
+}
+
+/** How many folders, up from `folder` (the root never), are in `fresh`, stopping at the first that is not. */
+function newFolders(folder: string, fresh: ReadonlySet<string>): number {
+  let count = 0
+  for (let current = folder; current !== '' && fresh.has(current); current = current.slice(0, Math.max(current.lastIndexOf('/'), 0))) count++
+  return count
 }
 
 function listFolder(folder: string): Dirent[] {
