@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import type { Context } from '@deepseek-ai/cordis'
 import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
 import { ReinError, isReinError } from '@rein/base'
-import { loadComposition, type Composition } from '@rein/compose'
+import { loadComposition, type Composition, type CompositionOptions } from '@rein/compose'
 import { reinHome } from './home.ts'
 // Loaded by name from the built-in rows below, resolved from this package's dependencies.
 import type {} from '@rein/otel-http'
@@ -55,16 +55,33 @@ export async function loadCliComposition(options: LookupOptions): Promise<Loaded
   const env = options.env ?? process.env
   const file = findConfigFile({ ...options, env })
   if (file) {
-    return { composition: await loadComposition({ file, resolveFrom: [dirname(file), PACKAGE_DIR], ...(options.context ? { context: options.context } : {}) }), source: file }
+    return { composition: await loadUnlessStalled({ file, resolveFrom: [dirname(file), PACKAGE_DIR], ...(options.context ? { context: options.context } : {}) }), source: file }
   }
   const builtIn = join(PACKAGE_DIR, 'built-in.cordis.yml')
   try {
-    const composition = await loadComposition({ file: builtIn, rows: builtInRows(env), resolveFrom: PACKAGE_DIR, ...(options.context ? { context: options.context } : {}) })
+    const composition = await loadUnlessStalled({ file: builtIn, rows: builtInRows(env), resolveFrom: PACKAGE_DIR, ...(options.context ? { context: options.context } : {}) })
     return { composition, source: 'built-in' }
   } catch (error) {
     // That file does not exist: the rows come from the environment, so say so.
     if (!isReinError(error, 'CONFIG_INVALID')) throw error
     throw new ReinError('CONFIG_INVALID', error.message.replace(builtIn, BUILT_IN), { cause: error, ...(error.details ? { details: error.details } : {}) })
+  }
+}
+
+/**
+ * Nothing else runs while rein loads its composition, so Node's event loop running empty then
+ * (`beforeExit`) means a row's start awaits something that can never settle: compose is told, and
+ * names the rows. Left alone, the load never settles and Node exits 13 without a word. A start
+ * that only takes long (a plugin connecting) keeps the loop busy and is waited for.
+ */
+async function loadUnlessStalled(options: CompositionOptions): Promise<Composition> {
+  const stalled = new AbortController()
+  const onIdle = () => stalled.abort()
+  process.on('beforeExit', onIdle)
+  try {
+    return await loadComposition({ ...options, stalled: stalled.signal })
+  } finally {
+    process.off('beforeExit', onIdle)
   }
 }
 

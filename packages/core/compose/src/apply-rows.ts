@@ -7,10 +7,11 @@
  */
 
 import type { EntryOptions, EntryTree } from '@deepseek-ai/cordis-plugin-loader'
+import type { ConfigTree } from './config-tree.ts'
 import { diagnose } from './diagnose.ts'
 
 /** The problems of the rows after applying `rows` (see `diagnose`); empty when all run. */
-export async function applyRows(tree: EntryTree, rows: EntryOptions[]): Promise<string[]> {
+export async function applyRows(tree: ConfigTree, rows: EntryOptions[]): Promise<string[]> {
   const replaced = replacedIds(tree, rows)
   if (replaced.size > 0) {
     // The tree forgets a removed row at once; wait for its plugin to finish stopping before the

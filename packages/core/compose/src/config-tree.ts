@@ -7,7 +7,7 @@
 import { dirname } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { Context, Fiber } from '@deepseek-ai/cordis'
-import { EntryTree } from '@deepseek-ai/cordis-plugin-loader'
+import { EntryTree, type Entry } from '@deepseek-ai/cordis-plugin-loader'
 import { resolvePlugin } from './resolve-plugin.ts'
 import { importPlugin } from './typescript-entry.ts'
 
@@ -16,6 +16,7 @@ export class ConfigTree extends EntryTree {
     super(ctx)
     this.ctx.baseUrl = pathToFileURL(`${dirname(file)}/`).href
     holdRestarts(this)
+    this.ctx.on('loader/entry-init', (entry) => this.keepStartFailure(entry))
   }
 
   /**
@@ -28,6 +29,12 @@ export class ConfigTree extends EntryTree {
   /** A composition file is the user's: nothing rein does at run time is written back to it. */
   write() {}
 
+  /** Plugin names whose module is being imported now. */
+  private importing = new Set<string>()
+
+  /** Why each row that has no fiber never got one (see `keepStartFailure`). */
+  private startFailures = new WeakMap<Entry, unknown>()
+
   override import(name: string) {
     if (name.startsWith('cordis:')) return super.import(name)
     let url = this.resolved.get(name)
@@ -35,7 +42,41 @@ export class ConfigTree extends EntryTree {
       url = resolvePlugin(name, this.file, this.resolveFrom)
       this.resolved.set(name, url)
     }
-    return importPlugin(name, url)
+    const imported = importPlugin(name, url)
+    this.importing.add(name)
+    const settled = () => this.importing.delete(name)
+    imported.then(settled, settled)
+    return imported
+  }
+
+  /** Whether the module of `name` is still being imported: once the load stalled, it never will be (a top-level await that cannot settle). */
+  isImporting(name: string): boolean {
+    return this.importing.has(name)
+  }
+
+  /** What the loader threw while updating `entry` before its plugin ran, if that is why it has no fiber. */
+  startFailure(entry: Entry): unknown {
+    return this.startFailures.get(entry)
+  }
+
+  /**
+   * The loader catches what an entry's update throws before the plugin runs (a `disabled: !!js`
+   * expression that throws) and only logs it, leaving the row without a fiber: the report would
+   * have nothing to say but "see the log", which `rein config` does not show. So each entry's
+   * update is wrapped to keep the error. Entries of other trees pass through here too; only this
+   * tree's are ever asked about.
+   */
+  private keepStartFailure(entry: Entry) {
+    const update = entry.update.bind(entry)
+    entry.update = async (...args) => {
+      this.startFailures.delete(entry)
+      try {
+        await update(...args)
+      } catch (error) {
+        this.startFailures.set(entry, error)
+        throw error
+      }
+    }
   }
 
   /** Before a reload, so a package installed since is found; returns what `restoreResolved` puts back. */

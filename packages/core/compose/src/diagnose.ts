@@ -1,64 +1,140 @@
 /**
  * After rows start, finds every row that is not running and says why, naming the row and the field:
  * the loader itself only logs these, and a failed row would otherwise pass unnoticed. A row waiting
- * for a service is told which row provides it, or which package to add.
+ * for a service is told which row provides it, or which package to add; rows waiting for each
+ * other are named as one cycle.
  */
 
-import type { Entry, EntryTree } from '@deepseek-ai/cordis-plugin-loader'
+import type { Fiber } from '@deepseek-ai/cordis'
+import { isJsExpr, type Entry } from '@deepseek-ai/cordis-plugin-loader'
+import { containsJsExpr } from './check-config.ts'
+import type { ConfigTree } from './config-tree.ts'
+import { describeCycle, findCycles } from './cycles.ts'
+import { evaluateConfig, expressionThrew } from './evaluate-config.ts'
 import { firstLine, loadPlugin, rowLabel, type RowPlugin } from './row-plugin.ts'
 import { packageFor, provides } from './services.ts'
 
 // FiberState is a `declare const enum` in cordis's typings; isolatedModules needs the numbers.
 const PENDING = 0
+const LOADING = 1
 
 interface RowState {
   entry: Entry
   plugin: RowPlugin | undefined
+  disabled: boolean
+  /** Still importing its module or running its apply: seen only once a load has stalled. */
+  starting: boolean
   /** What is wrong with the row itself; for a waiting row, the services it waits for. */
   problems: string[]
   missing: string[]
 }
 
-export async function diagnose(tree: EntryTree): Promise<string[]> {
-  const states = await Promise.all([...tree.entries()].map((entry) => inspect(tree, entry)))
-  const failed = new Set(states.filter((state) => state.problems.length > 0 || state.missing.length > 0).map((state) => state.entry))
-  return states.flatMap((state) => [
-    ...state.problems.map((problem) => `${rowLabel(state.entry.options)}: ${problem}`),
-    ...state.missing.map((service) => `${rowLabel(state.entry.options)}: ${waitingFor(service, state, states, failed)}`),
-  ])
+/**
+ * One line per problem. Safe to call while rows are still starting (a stalled load): it awaits
+ * nothing a starting row holds.
+ */
+export async function diagnose(tree: ConfigTree): Promise<string[]> {
+  // Read before any inspection imports anything: a module imported now is not stuck.
+  const entries = [...tree.entries()].map((entry) => ({ entry, importing: tree.isImporting(entry.options.name) }))
+  const states = await Promise.all(entries.map(({ entry, importing }) => inspect(tree, entry, importing)))
+  const waiting = states.filter((state) => state.missing.length > 0 && state.problems.length === 0)
+  const waitsFor = (state: RowState) => waiting.filter((other) => other !== state && state.missing.some((service) => providedBy(other, service)))
+  const cycles = findCycles(waiting, waitsFor)
+  const cycleOf = new Map(cycles.flatMap((cycle) => cycle.map((state) => [state, cycle] as const)))
+  return states.flatMap((state) => {
+    const cycle = cycleOf.get(state)
+    const label = rowLabel(state.entry.options)
+    return [
+      ...(cycle?.[0] === state ? [describeCycle(cycle.map((member) => member.entry.options.id))] : []),
+      ...state.problems.map((problem) => `${label}: ${problem}`),
+      ...state.missing
+        .filter((service) => !cycle?.some((member) => providedBy(member, service)))
+        .map((service) => `${label}: ${waitingFor(service, state, states)}`),
+    ]
+  })
 }
 
-async function inspect(tree: EntryTree, entry: Entry): Promise<RowState> {
+/** The problem of a row whose module never finished importing (a load stalled). */
+export const NEVER_IMPORTED = 'never finished loading its module — a top-level await in it can never settle; fix the module, or disable the row'
+const NEVER_STARTED = 'never finished starting — its apply awaits something that can never settle; fix the plugin, or disable the row'
+
+async function inspect(tree: ConfigTree, entry: Entry, importing: boolean): Promise<RowState> {
+  const state: RowState = { entry, plugin: undefined, disabled: false, starting: false, problems: [], missing: [] }
+  // Its module would be awaited forever.
+  if (importing) return { ...state, starting: true, problems: [NEVER_IMPORTED] }
   const loaded = await loadPlugin(tree, entry.options)
-  const state: RowState = { entry, plugin: loaded.ok ? loaded.plugin : undefined, problems: [], missing: [] }
-  if (entry.disabled) return state
-  if (!entry.fiber) {
-    state.problems.push(loaded.ok ? 'the plugin failed to start; see the log' : loaded.problem)
-    return state
-  }
-  try {
-    await entry.fiber.await()
-  } catch (error) {
-    state.problems.push(...describeFailure(error))
-    return state
-  }
-  if (entry.fiber.state === PENDING) {
-    state.missing = Object.keys(entry.fiber.inject).filter((name) => tree.ctx.root.get(name) === undefined)
-    if (state.missing.length === 0) state.problems.push('waits for a service that is not available')
-  }
-  return state
+  if (loaded.ok) state.plugin = loaded.plugin
+  const disabled = readDisabled(entry)
+  if (disabled === true) return { ...state, disabled: true }
+  if (disabled !== false) return { ...state, problems: [disabled.problem] }
+  if (!entry.fiber) return { ...state, problems: [loaded.ok ? notStarted(tree, entry) : loaded.problem] }
+  // Awaiting it would never end.
+  if (entry.fiber.state === LOADING) return { ...state, starting: true, problems: [NEVER_STARTED] }
+  return { ...state, ...await fiberProblems(tree, entry, entry.fiber) }
 }
 
-function waitingFor(service: string, waiting: RowState, states: RowState[], failed: Set<Entry>): string {
-  const providers = states.filter((state) => state !== waiting && provides(state.entry.options, state.plugin, service))
-  const broken = providers.find((state) => failed.has(state.entry))
-  if (broken) return `waits for the service "${service}" from ${rowLabel(broken.entry.options)}, which failed (see its error); fix that row first`
-  const disabled = providers.find((state) => state.entry.disabled)
+async function fiberProblems(tree: ConfigTree, entry: Entry, fiber: Fiber): Promise<Pick<RowState, 'problems' | 'missing'>> {
+  try {
+    await fiber.await()
+  } catch (error) {
+    return { problems: startProblems(entry, error), missing: [] }
+  }
+  if (fiber.state !== PENDING) return { problems: [], missing: [] }
+  const missing = Object.keys(fiber.inject).filter((name) => tree.ctx.root.get(name) === undefined)
+  return { problems: missing.length === 0 ? ['waits for a service that is not available'] : [], missing }
+}
+
+/** The row's `disabled`, or the problem of a `!!js` one that throws (the loader's getter would throw it here). */
+function readDisabled(entry: Entry): boolean | { problem: string } {
+  try {
+    return entry.disabled
+  } catch (error) {
+    return { problem: `disabled: ${expressionThrew(error)}` }
+  }
+}
+
+/**
+ * A row the loader gave no fiber: what it threw before the plugin ran. The only row value the
+ * loader evaluates then is `disabled`, so a `!!js` one there is the field that threw.
+ */
+function notStarted(tree: ConfigTree, entry: Entry): string {
+  const failure = tree.startFailure(entry)
+  if (failure === undefined) return 'did not start, and the loader gave no reason'
+  if (isJsExpr(entry.options.disabled)) return `disabled: ${expressionThrew(failure)}`
+  return `failed to start: ${firstLine(failure)}`
+}
+
+/**
+ * The loader evaluates a row's `!!js` values as its fiber starts, and its error does not say which
+ * one threw: they are evaluated again here (once more than they would be) to name the field.
+ */
+function startProblems(entry: Entry, error: unknown): string[] {
+  if (containsJsExpr(entry.options.config)) {
+    const { problems } = evaluateConfig((expression) => entry.evaluate(expression), entry.options.config)
+    if (problems.length > 0) return problems
+  }
+  return describeFailure(error)
+}
+
+function providedBy(state: RowState, service: string): boolean {
+  return provides(state.entry.options, state.plugin, service)
+}
+
+function waitingFor(service: string, waiting: RowState, states: readonly RowState[]): string {
+  const providers = states.filter((state) => state !== waiting && providedBy(state, service))
+  const broken = providers.find((state) => !state.disabled && (state.problems.length > 0 || state.missing.length > 0))
+  if (broken) return `waits for the service "${service}" from ${rowLabel(broken.entry.options)}, which ${brokenBecause(broken)} (see its error); fix that row first`
+  const disabled = providers.find((state) => state.disabled)
   if (disabled) return `waits for the service "${service}" from ${rowLabel(disabled.entry.options)}, which is disabled; enable that row`
   const [running] = providers
   if (running) return `waits for the service "${service}", which ${rowLabel(running.entry.options)} should provide but does not`
   const name = packageFor(service)
   return `waits for the service "${service}" that no row provides; ${name ? `add a row with name '${name}'` : 'add the row that provides it'}`
+}
+
+function brokenBecause(state: RowState): string {
+  if (state.starting) return 'never finished starting'
+  return state.problems.length > 0 ? 'failed' : 'cannot start either'
 }
 
 /** One line per problem; a config ValidationError becomes `config.<field>: <problem>` per issue. */

@@ -1,7 +1,8 @@
 /**
- * A row's config with its `!!js` values evaluated, as the loader will evaluate them when the row
+ * A row's config with its `!!js` values evaluated, as the loader evaluates them when the row
  * (re)starts. Used before a reload is applied: a restart whose new config fails is only logged by
- * the loader, and the row runs on with its old config while the reload would look applied.
+ * the loader, and the row runs on with its old config while the reload would look applied. And
+ * after a row failed to start: the loader's error does not say which value threw.
  */
 
 import { thrownMessage } from '@rein/base'
@@ -21,7 +22,7 @@ export function evaluateConfig(evaluate: (expression: string) => unknown, config
       try {
         return evaluate(value.__jsExpr)
       } catch (error) {
-        problems.push(`${formatPath(path)}: its !!js expression failed: ${thrownMessage(error) ?? 'it threw something with no message'}`)
+        problems.push(`${formatPath(path)}: ${expressionThrew(error)}`)
         return undefined
       }
     }
@@ -30,4 +31,9 @@ export function evaluateConfig(evaluate: (expression: string) => unknown, config
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, walk(item, [...path, key])]))
   }
   return { config: walk(config, []), problems }
+}
+
+/** What a problem line says after the field of a `!!js` value that threw. */
+export function expressionThrew(error: unknown): string {
+  return `the !!js expression threw: ${thrownMessage(error) ?? 'something with no message'}`
 }

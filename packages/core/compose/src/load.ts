@@ -10,6 +10,7 @@ import { ConfigTree } from './config-tree.ts'
 import { preflight } from './preflight.ts'
 import { checkRows, invalid, readConfigFile } from './read-config.ts'
 import { describeRows, diffRows, type CompositionRow, type ReloadReport } from './row-list.ts'
+import { isStalled, stalledProblems, untilStalled } from './stalled.ts'
 
 /** What `loadComposition` loads: a file (or rows built in code) and where their plugins resolve from. */
 export interface CompositionOptions {
@@ -27,6 +28,13 @@ export interface CompositionOptions {
   resolveFrom?: string | readonly string[]
   /** Root context to load into. Default: a new one. */
   context?: Context
+  /**
+   * Abort it when nothing else can happen in the process (Node's `beforeExit` while the load is
+   * pending): a row still starting then never will, and the load rejects with `CONFIG_INVALID`
+   * naming each one, rather than never settling. The rows already running are disposed; a row
+   * still starting is left as it is (its apply never returns).
+   */
+  stalled?: AbortSignal
 }
 
 /** A loaded composition: its context, and the functions that reload and dispose it. */
@@ -68,16 +76,23 @@ export async function loadComposition(options: CompositionOptions): Promise<Comp
       child.effect(() => () => tree.root.stop(), `composition ${file}`)
     },
   })
+  const step = <T>(work: Promise<T>) => untilStalled(work, options.stalled)
   try {
-    const checked = await preflight(tree, rows)
+    const checked = await step(preflight(tree, rows))
     if (checked.problems.length > 0) throw invalid(file, checked.problems, checked.cause, checked.notBuilt ? 'PLUGIN_NOT_BUILT' : 'CONFIG_INVALID')
-    const failed = await applyRows(tree, rows)
+    const failed = await step(applyRows(tree, rows))
     if (failed.length > 0) throw invalid(file, failed)
-    const problems = await checkLoaded(ctx)
+    const problems = await step(checkLoaded(ctx))
     if (problems.length > 0) throw invalid(file, problems)
   } catch (error) {
-    await fiber.dispose()
-    throw error
+    if (!isStalled(error)) {
+      await fiber.dispose()
+      throw error
+    }
+    const problems = await stalledProblems(tree, rows)
+    // Disposing waits for every row to stop, and a row still starting never will: not awaited.
+    void fiber.dispose()
+    throw invalid(file, problems)
   }
 
   let running = rows

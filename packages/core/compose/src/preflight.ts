@@ -74,7 +74,7 @@ function blockedBy({ row, plugin }: CheckedRow, checked: readonly CheckedRow[]):
 }
 
 /** The rows that will start, group members included (a group's own config is its rows). */
-function enabledRows(rows: readonly EntryOptions[]): EntryOptions[] {
+export function enabledRows(rows: readonly EntryOptions[]): EntryOptions[] {
   return rows.flatMap((row) => {
     if (row.disabled === true) return []
     if (row.group) return Array.isArray(row.config) ? enabledRows(row.config) : []

@@ -20,14 +20,30 @@ export async function readConfigFile(path: string): Promise<EntryOptions[]> {
     if (code === 'ENOENT') throw new ReinError('CONFIG_NOT_FOUND', `${path}: no such file`, { cause: error })
     throw new ReinError('CONFIG_INVALID', `${path}: cannot read (${code ?? (error as Error).message})`, { cause: error })
   }
+  const json = extname(path) === '.json'
   let data: unknown
   try {
-    data = extname(path) === '.json' ? JSON.parse(text) : yaml.load(text, { schema: entryListSchema, filename: path })
+    data = json ? JSON.parse(text) : yaml.load(text, { schema: entryListSchema, filename: path })
   } catch (error) {
-    throw invalid(path, [`not valid ${extname(path) === '.json' ? 'JSON' : 'YAML'}: ${(error as Error).message}`], error)
+    const message = (error as Error).message
+    throw invalid(path, [json ? `not valid JSON: ${withLineAndColumn(message, text)}` : `not valid YAML: ${message}`], error)
   }
   if (!Array.isArray(data)) throw invalid(path, ['the top level must be a list of plugin rows (- id: …, name: …)'])
   return checkRows(data, path)
+}
+
+/**
+ * `… at line 3, column 18` for V8's `… in JSON at position 57` (newer V8 appends `(line 3 column 18)`
+ * itself): an offset into the file is no help to a person with an editor. A message without a
+ * position is left as it is.
+ */
+function withLineAndColumn(message: string, text: string): string {
+  const match = / in JSON at position (\d+)(?: \(line \d+ column \d+\))?/.exec(message)
+  if (!match) return message
+  const before = text.slice(0, Number(match[1]))
+  const line = before.split('\n').length
+  const column = before.length - before.lastIndexOf('\n')
+  return `${message.slice(0, match.index)} at line ${line}, column ${column}${message.slice(match.index + match[0].length)}`
 }
 
 /** Returns the rows when every one is well-formed; throws `CONFIG_INVALID` listing what is not. */

@@ -144,6 +144,51 @@ describe('loadComposition', () => {
     expect((await failure(join(dir(), 'absent.yml'))).code).toBe('CONFIG_NOT_FOUND')
   })
 
+  it('gives the line and column of a syntax error in a JSON composition, not a character offset', async () => {
+    const text = ['[', '  {"id": "counter", "name": "x"},', '  {"id": "tools" "name": "y"}', ']', ''].join('\n')
+    const { problems } = await failure(writeConfig(text, 'cordis.json'))
+    expect(problems).toEqual([`not valid JSON: Expected ',' or '}' after property value at line 3, column 18`])
+  })
+
+  it('names the config field whose !!js expression throws as the row first starts', async () => {
+    const file = writeConfig([
+      '- id: counter',
+      '  name: FIXTURES/counter.ts',
+      '  config:',
+      '    start: 1',
+      `    label: !!js "(() => { throw new Error('no label today') })()"`,
+    ].join('\n'))
+    const { problems } = await failure(file)
+    expect(problems).toEqual([`row "counter" (${fixtures}counter.ts): config.label: the !!js expression threw: no label today`])
+  })
+
+  it('names the row whose disabled !!js expression throws, with what it threw, rather than pointing at a log', async () => {
+    const file = writeConfig([
+      '- id: counter',
+      '  name: FIXTURES/counter.ts',
+      `  disabled: !!js "(() => { throw new Error('no flag') })()"`,
+      '  config: {label: a}',
+    ].join('\n'))
+    const { problems } = await failure(file)
+    expect(problems).toEqual([`row "counter" (${fixtures}counter.ts): disabled: the !!js expression threw: no flag`])
+  })
+
+  it('names the row still starting when told the load has stalled, instead of waiting forever', async () => {
+    // One row: a second row's import could still be under way when the test says "stalled", which a
+    // real stall (nothing left to run) rules out. @rein/cli's tests, in a real process, add a row waiting for it.
+    const file = writeConfig(['- id: stuck', '  name: FIXTURES/hangs.ts'].join('\n'))
+    const started = new Promise<void>((resolve) => { (globalThis as Record<string, unknown>).composeStarted = resolve })
+    const stalled = new AbortController()
+    const loading = failure(file, { stalled: stalled.signal })
+    await started
+    stalled.abort()
+    const { code, problems } = await loading
+    expect(code).toBe('CONFIG_INVALID')
+    expect(problems).toEqual([
+      `row "stuck" (${fixtures}hangs.ts): never finished starting — its apply awaits something that can never settle; fix the plugin, or disable the row`,
+    ])
+  })
+
   it('reads JSON compositions too', async () => {
     const file = writeConfig(JSON.stringify([{ id: 'counter', name: `${fixtures}counter.ts`, config: { label: 'j', start: 2 } }]), 'cordis.json')
     expect((await load(file)).ctx.counter.value).toBe(2)

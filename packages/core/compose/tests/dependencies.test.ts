@@ -1,8 +1,22 @@
 // A row that waits for a service is told which service, which package provides it, and which row failed.
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { fixtures, installed, useComposition } from './harness.ts'
 
 const { dir, writeConfig, failure } = useComposition()
+
+/** `<dir>/<name>.mjs`: a plugin that provides `provide` and waits for the services in `inject`. */
+function writePlugin(name: string, provide: string, inject: string[]) {
+  writeFileSync(join(dir(), `${name}.mjs`), [
+    `export const name = '${name}'`,
+    `export const provide = '${provide}'`,
+    `export const inject = ${JSON.stringify(inject)}`,
+    `export const apply = (ctx) => { ctx.set('${provide}', {}) }`,
+    '',
+  ].join('\n'))
+  return [`- id: ${name}`, `  name: ./${name}.mjs`]
+}
 
 describe('missing services', () => {
   it('names the package to add when session-jsonl has no sessions row', async () => {
@@ -64,6 +78,29 @@ describe('missing services', () => {
     const { problems } = await failure(file)
     expect(problems).toEqual([
       `row "user" (${fixtures}needs-counter.ts): waits for the service "counter" that no row provides; add the row that provides it`,
+    ])
+  })
+
+  it('names a cycle when two rows wait for each other\'s services, rather than calling each one failed', async () => {
+    const file = writeConfig([...writePlugin('a', 'alpha', ['beta']), ...writePlugin('b', 'beta', ['alpha'])].join('\n'))
+    const { code, problems } = await failure(file)
+    expect(code).toBe('CONFIG_INVALID')
+    expect(problems).toEqual([
+      `rows "a" and "b" wait for each other's services (a → b → a): neither can start; let one of them start without the service it waits for: drop it from the row's or the plugin's inject, or have the plugin use it only when present (ctx.inject)`,
+    ])
+  })
+
+  it('names a longer cycle in the order its rows wait, and points a row that needs one of them at it', async () => {
+    const file = writeConfig([
+      ...writePlugin('user', 'use', ['alpha']),
+      ...writePlugin('a', 'alpha', ['beta']),
+      ...writePlugin('c', 'gamma', ['alpha']),
+      ...writePlugin('b', 'beta', ['gamma']),
+    ].join('\n'))
+    const { problems } = await failure(file)
+    expect(problems).toEqual([
+      'row "user" (./user.mjs): waits for the service "alpha" from row "a" (./a.mjs), which cannot start either (see its error); fix that row first',
+      `rows "a", "b" and "c" wait for each other's services (a → b → c → a): none can start; let one of them start without the service it waits for: drop it from the row's or the plugin's inject, or have the plugin use it only when present (ctx.inject)`,
     ])
   })
 })
