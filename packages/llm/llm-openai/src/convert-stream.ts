@@ -34,8 +34,8 @@ export interface ChunkTranslator {
   /** Whether a `finish_reason` came: the answer is whole. */
   finished(): boolean
   /**
-   * Whether usage came with or after the `finish_reason`: on this wire nothing but `[DONE]` follows,
-   * so a reader need not wait for it.
+   * Whether the closing usage chunk (usage, no choices) came after the `finish_reason`: on this wire
+   * nothing but `[DONE]` follows it, so a reader need not wait for that.
    */
   complete(): boolean
 }
@@ -116,7 +116,9 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
         if (Array.isArray(delta.tool_calls)) delta.tool_calls.forEach((call, position) => toolDelta(call, position, out))
         if (typeof choice.finish_reason === 'string' && choice.finish_reason) finishReason = choice.finish_reason
       }
-      if (chunk.usage && finishReason !== undefined) usageAfterFinish = true
+      // The closing usage chunk (no choices) after the finish, not usage on a chunk that has some:
+      // relays that mark every chunk finished, with usage on each, still stream text after it.
+      if (chunk.usage && finishReason !== undefined && (chunk.choices?.length ?? 0) === 0) usageAfterFinish = true
       return out
     },
 

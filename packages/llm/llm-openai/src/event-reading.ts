@@ -31,9 +31,9 @@ export class EventReading {
   }
 
   /**
-   * Nothing more is coming that the answer needs: `[DONE]`, or the model finished and its usage came
-   * (a server that then never says `[DONE]` nor closes would otherwise hold the answer for the
-   * whole silence limit).
+   * Nothing more is coming that the answer needs: `[DONE]`, or the closing usage chunk after the
+   * model finished (a server that then never says `[DONE]` nor closes would otherwise hold the
+   * answer for the whole silence limit).
    */
   get over(): boolean {
     return this.done || this.translator.complete()

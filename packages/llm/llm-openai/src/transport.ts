@@ -20,7 +20,7 @@ export interface ChunkReader {
   /** Stops reading and drops the connection; what was not read is never read. */
   cancel(reason?: unknown): Promise<void>
   /**
-   * The stream said it is over (`[DONE]`): what is left of the body is read in the background and
+   * The stream said it is over (`[DONE]`, or the closing usage chunk after the finish): what is left of the body is read in the background and
    * dropped, so the connection is kept for the next request (cut off if the body goes on for more
    * than a few seconds). `cancel` does nothing after it.
    */
@@ -34,7 +34,7 @@ export interface WireResponse {
   body: ChunkReader
 }
 
-/** How long a body may go on after its stream said `[DONE]` before the connection is cut (ms). */
+/** How long a body may go on after its stream said it is over before the connection is cut (ms). */
 const RELEASE_MS = 5_000
 
 /**

@@ -176,14 +176,21 @@ describe('OpenAiCompatibleAdapter over HTTP', () => {
     expect(server.requests).toHaveLength(1)
   })
 
-  it.each([
-    ['after the finish', 'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: {"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3}}\n\n'],
-    ['with the finish', 'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":3}}\n\n'],
-  ])('does not wait out the silence limit for [DONE] once the model finished and its usage came %s', async (_case, finished) => {
+  it('does not wait out the silence limit for [DONE] once the model finished and the closing usage chunk came', async () => {
+    const finished = 'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: {"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":3}}\n\n'
     // A silence limit no test outlives: the answer must end on what the server sent, not on the limit.
     const { root } = await boot([{ steps: [{ text: 'Hello' }, { raw: finished }, { stall: true }] }], { streamIdleTimeoutMs: 3_600_000 })
     const { finish, chunks } = await run(root)
     expect(finish).toMatchObject({ type: 'finish', reason: 'stop' })
+    expect(chunks).toContainEqual({ type: 'usage', usage: { inputTokens: 10, outputTokens: 3 } })
+  })
+
+  it('reads on to [DONE] from a relay that marks every chunk finished, with usage on each', async () => {
+    const chunk = (text: string, tokens: number) => `data: {"choices":[{"index":0,"delta":{"content":"${text}"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":${tokens}}}\n\n`
+    const { root } = await boot([{ steps: [{ raw: chunk('Hello', 1) }, { raw: chunk(' there', 2) }, { raw: chunk(', world', 3) }], finishReason: null, usage: null }])
+    const { finish, blocks, chunks } = await run(root)
+    expect(finish).toMatchObject({ type: 'finish', reason: 'stop' })
+    expect(blocks).toEqual([{ type: 'text', text: 'Hello there, world' }])
     expect(chunks).toContainEqual({ type: 'usage', usage: { inputTokens: 10, outputTokens: 3 } })
   })
 

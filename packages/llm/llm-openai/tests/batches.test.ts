@@ -92,12 +92,10 @@ describe('streamBatches over HTTP', () => {
   })
 
   it('reads a [DONE] the body ends on without its closing blank line', async () => {
-    // A finish without usage: the answer is over only at [DONE] (a finish with usage ends it at once).
-    const finish = event({ id: 'r1', model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })
-    const { url } = await serveWhole(`${delta('a')}${finish}data: [DONE]`)
+    const { url } = await serveWhole(`${delta('a')}${stop}data: [DONE]`)
     const batches = await batchesOf(url)
     // The [DONE] is known only when the body ends, a read after the one that brought the answer.
-    expect(types(batches)).toEqual([['block-start', 'text-delta'], ['block-end'], ['finish']])
+    expect(types(batches)).toEqual([['block-start', 'text-delta'], ['block-end', 'usage'], ['finish']])
     expect(batches[2]?.[0]).toMatchObject({ reason: 'stop' })
   })
 
