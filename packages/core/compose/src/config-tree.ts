@@ -63,12 +63,13 @@ export class ConfigTree extends EntryTree {
    * The loader catches what an entry's update throws before the plugin runs (a `disabled: !!js`
    * expression that throws) and only logs it, leaving the row without a fiber: the report would
    * have nothing to say but "see the log", which `rein config` does not show. So each entry's
-   * update is wrapped to keep the error. Entries of other trees pass through here too; only this
-   * tree's are ever asked about.
+   * update is wrapped to keep the error.
    */
   private keepStartFailure(entry: Entry) {
     const update = entry.update.bind(entry)
     entry.update = async (...args) => {
+      // Every tree's entries come through here; only this tree's are ever asked about.
+      if (entry.parent?.tree !== this) return update(...args)
       this.startFailures.delete(entry)
       try {
         await update(...args)

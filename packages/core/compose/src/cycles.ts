@@ -37,10 +37,7 @@ function cycleThrough<T>(start: T, next: (node: T) => readonly T[]): T[] | undef
 
 function pathTo<T>(node: T, start: T, cameFrom: ReadonlyMap<T, T>): T[] {
   const path = [node]
-  for (let at = node; at !== start;) {
-    at = cameFrom.get(at) as T
-    path.unshift(at)
-  }
+  for (let at = cameFrom.get(node); node !== start && at !== undefined; at = at === start ? undefined : cameFrom.get(at)) path.unshift(at)
   return path
 }
 

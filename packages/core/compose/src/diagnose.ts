@@ -6,7 +6,7 @@
  */
 
 import type { Fiber } from '@deepseek-ai/cordis'
-import { isJsExpr, type Entry } from '@deepseek-ai/cordis-plugin-loader'
+import type { Entry } from '@deepseek-ai/cordis-plugin-loader'
 import { containsJsExpr } from './check-config.ts'
 import type { ConfigTree } from './config-tree.ts'
 import { describeCycle, findCycles } from './cycles.ts'
@@ -94,13 +94,12 @@ function readDisabled(entry: Entry): boolean | { problem: string } {
 }
 
 /**
- * A row the loader gave no fiber: what it threw before the plugin ran. The only row value the
- * loader evaluates then is `disabled`, so a `!!js` one there is the field that threw.
+ * A row the loader gave no fiber: what it threw before the plugin ran. A `disabled: !!js` that
+ * throws was named already (`readDisabled` evaluated it again); anything else is said as thrown.
  */
 function notStarted(tree: ConfigTree, entry: Entry): string {
   const failure = tree.startFailure(entry)
   if (failure === undefined) return 'did not start, and the loader gave no reason'
-  if (isJsExpr(entry.options.disabled)) return `disabled: ${expressionThrew(failure)}`
   return `failed to start: ${firstLine(failure)}`
 }
 

@@ -34,16 +34,49 @@ export async function readConfigFile(path: string): Promise<EntryOptions[]> {
 
 /**
  * `… at line 3, column 18` for V8's `… in JSON at position 57` (newer V8 appends `(line 3 column 18)`
- * itself): an offset into the file is no help to a person with an editor. A message without a
- * position is left as it is.
+ * itself): an offset into the file is no help to a person with an editor. Node 20 words some
+ * errors with a quote of the file instead of a position (`Unexpected token ']', ..."},\n]" is not
+ * valid JSON`): the quote is dropped (it may hold a secret, and breaks the one-line report) and the
+ * place found by parsing shorter prefixes.
  */
 function withLineAndColumn(message: string, text: string): string {
   const match = / in JSON at position (\d+)(?: \(line \d+ column \d+\))?/.exec(message)
-  if (!match) return message
-  const before = text.slice(0, Number(match[1]))
-  const line = before.split('\n').length
-  const column = before.length - before.lastIndexOf('\n')
-  return `${message.slice(0, match.index)} at line ${line}, column ${column}${message.slice(match.index + match[0].length)}`
+  if (match) return `${message.slice(0, match.index)} ${lineAndColumn(text, Number(match[1]))}${message.slice(match.index + match[0].length)}`
+  const quoted = /^(.*?), (?:\.\.\.)?"[\s\S]*" is not valid JSON$/.exec(message)
+  if (!quoted) return message
+  const offset = failingOffset(text)
+  return offset === undefined ? quoted[1] ?? message : `${quoted[1] ?? ''} ${lineAndColumn(text, offset)}`
+}
+
+function lineAndColumn(text: string, offset: number): string {
+  const before = text.slice(0, offset)
+  return `at line ${before.split('\n').length}, column ${before.length - before.lastIndexOf('\n')}`
+}
+
+/** Where JSON.parse first meets something wrong: the last character of the shortest prefix that fails other than by ending early. */
+function failingOffset(text: string): number | undefined {
+  if (!failsWithin(text)) return undefined
+  let fits = 0
+  let fails = text.length
+  while (fails - fits > 1) {
+    const middle = (fits + fails) >> 1
+    if (failsWithin(text.slice(0, middle))) fails = middle
+    else fits = middle
+  }
+  return fails - 1
+}
+
+/** Whether `text` fails to parse before its end (a prefix of good JSON only runs out). */
+function failsWithin(text: string): boolean {
+  try {
+    JSON.parse(text)
+    return false
+  } catch (error) {
+    const message = error instanceof Error ? error.message : ''
+    if (message.includes('Unexpected end of JSON input')) return false
+    const at = / in JSON at position (\d+)/.exec(message)
+    return at === null || Number(at[1]) < text.length
+  }
 }
 
 /** Returns the rows when every one is well-formed; throws `CONFIG_INVALID` listing what is not. */

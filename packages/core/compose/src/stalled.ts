@@ -21,8 +21,9 @@ export function untilStalled<T>(work: Promise<T>, signal: AbortSignal | undefine
   if (!signal) return work
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(new LoadStalled('the composition stalled while loading'))
-    if (signal.aborted) return onAbort()
-    signal.addEventListener('abort', onAbort, { once: true })
+    if (signal.aborted) onAbort()
+    else signal.addEventListener('abort', onAbort, { once: true })
+    // Handled either way: once stalled, nobody waits for `work`, and its rejection must not go unhandled.
     void work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
   })
 }

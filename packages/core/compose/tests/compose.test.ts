@@ -150,6 +150,14 @@ describe('loadComposition', () => {
     expect(problems).toEqual([`not valid JSON: Expected ',' or '}' after property value at line 3, column 18`])
   })
 
+  it.each([
+    ['a trailing comma', ['[', '  {"id": "a", "name": "x", "key": "sk-secret"},', ']', ''], `Unexpected token ']' at line 3, column 1`],
+    ['an unquoted value', ['[', '  {"id": "a", "name": x}', ']', ''], `Unexpected token 'x' at line 2, column 23`],
+  ])('places %s in a JSON composition by line and column, without quoting the file', async (_case, lines, said) => {
+    const { problems } = await failure(writeConfig(lines.join('\n'), 'cordis.json'))
+    expect(problems).toEqual([`not valid JSON: ${said}`])
+  })
+
   it('names the config field whose !!js expression throws as the row first starts', async () => {
     const file = writeConfig([
       '- id: counter',
