@@ -22,8 +22,13 @@ type Outcomes = Map<string, PlanFolder | undefined>
 export async function foreseeFolders(items: readonly PlanItem[], recordsOf: RecordsOf): Promise<PlanItem[]> {
   const made = madeFoldersOf(items.filter((item) => item.action === 'remove' || item.action === 'already'), recordsOf)
   const removed = new Set(items.filter((item) => item.action === 'remove').map((item) => item.file))
+  // Files going back to a content: rewind writes them before it looks at the folders.
+  const returning = items.filter((item) => item.action === 'restore' && item.before !== null).map((item) => item.file)
   const outcomes: Outcomes = new Map()
-  for (const [folder, root] of deepestFirst(made)) outcomes.set(folder, await foresee(root, folder, removed, outcomes))
+  for (const [folder, root] of deepestFirst(made)) {
+    const back = returning.find((file) => file.startsWith(`${folder}${sep}`))
+    outcomes.set(folder, back === undefined ? await foresee(root, folder, removed, outcomes) : folderItem(root, folder, `${relative(folder, back).split(sep).join('/')} goes back into it`))
+  }
   return items.map((item) => withFolders(item, made.get(item), outcomes, 'plan'))
 }
 

@@ -31,6 +31,19 @@ describe('rewind and the folders a write made', () => {
     expect(await readdir(join(workspace, 'src'))).toEqual([])
   })
 
+  it('plans to keep a made folder that a file the rewind restores goes back into', async () => {
+    const { ctx, workspace } = await setup()
+    // The turn deleted docs/a.md and its folder, then a write made docs again for b.md.
+    await ctx.checkpoints.record('s1', { anchor: 't1', root: workspace, path: 'docs/a.md', existed: true, before: Buffer.from('A'), after: null })
+    await creating(ctx, workspace, 't1', 'docs/b.md', 1)
+    const plan = await ctx.checkpoints.plan('s1', 't1')
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    const planned = plan.items.find((item) => item.path === 'docs/b.md')
+    expect(outcomes(planned)).toEqual([['docs', 'keep', 'a.md goes back into it']])
+    expect(await readdir(join(workspace, 'docs'))).toEqual(['a.md'])
+    expect(result.restored.find((item) => item.path === 'docs/b.md')?.folders?.map((folder) => folder.action)).toEqual(['keep'])
+  })
+
   it('removes a folder two files of the turn share once both are gone', async () => {
     const { ctx, workspace } = await setup()
     await creating(ctx, workspace, 't1', 'new/a.ts', 1)
