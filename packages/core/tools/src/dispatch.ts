@@ -6,27 +6,34 @@
 
 import { ReinError, isReinError, thrownMessage } from '@rein/base'
 import type { DispatchOutcome, ExecuteWrapper, ToolCall } from './hooks.ts'
+import type { StopCall } from './registration.ts'
 import { isThenable } from './thenable.ts'
 import { STOPPED, untilStopped } from './until-stopped.ts'
 
 /** The body, given its signal on demand. */
 type Body = (lazy: LazySignal) => unknown
 
+/** How the body runs: its deadline, the grace a cancelled body gets, and where its stop is kept while it runs. */
+interface BodyLimits {
+  timeoutMs: number
+  graceMs: number
+  running: Set<StopCall>
+}
+
 /** Returns the outcome; never rejects. A wrapper's throw becomes `{ok: false, error}`. */
 export async function dispatch(
   call: ToolCall,
   wrappers: readonly ExecuteWrapper[],
   signal: AbortSignal,
-  timeoutMs: number,
+  limits: BodyLimits,
   body: Body,
-  graceMs = 0,
 ): Promise<DispatchOutcome> {
   const produced = new WeakSet<DispatchOutcome>()
 
   const step = async (index: number, current: AbortSignal): Promise<DispatchOutcome> => {
     const wrapper = wrappers[index]
     if (!wrapper) {
-      const outcome = wrapperStopped(await runWithDeadline(body, current, timeoutMs, call.toolName, graceMs), current)
+      const outcome = wrapperStopped(await runWithDeadline(body, current, limits, call.toolName), current)
       produced.add(outcome)
       return outcome
     }
@@ -105,7 +112,8 @@ class LazySignal {
  * aborts or the deadline passes; either way the call ends then, whatever the body does. A body
  * that answers synchronously cannot hang, so it costs no timer or listener.
  */
-function runWithDeadline(body: Body, outer: AbortSignal, timeoutMs: number, toolName: string, graceMs: number): DispatchOutcome | Promise<DispatchOutcome> {
+function runWithDeadline(body: Body, outer: AbortSignal, limits: BodyLimits, toolName: string): DispatchOutcome | Promise<DispatchOutcome> {
+  const { timeoutMs, graceMs, running } = limits
   if (outer.aborted) return { ok: false, error: outer.reason }
   const lazy = new LazySignal()
   let answer: unknown
@@ -129,6 +137,7 @@ function runWithDeadline(body: Body, outer: AbortSignal, timeoutMs: number, tool
       clearTimeout(timer)
       clearTimeout(grace)
       outer.removeEventListener('abort', onAbort)
+      running.delete(stop)
       resolve(outcome)
     }
     const stop = (reason: unknown) => {
@@ -136,6 +145,7 @@ function runWithDeadline(body: Body, outer: AbortSignal, timeoutMs: number, tool
       finish({ ok: false, error: reason })
     }
     outer.addEventListener('abort', onAbort, { once: true })
+    running.add(stop)
     const timer = setTimeout(() => stop(new ReinError('TOOL_TIMEOUT', `${toolName} did not finish within ${timeoutMs} ms`)), timeoutMs)
     // Promise.resolve: a thenable whose `then` throws becomes a rejection, not a throw here.
     Promise.resolve(pending).then((value) => finish({ ok: true, value }), (error: unknown) => finish({ ok: false, error }))

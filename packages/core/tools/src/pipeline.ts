@@ -81,9 +81,9 @@ export async function runPipeline(
   const definition = prepared.definition
   const timeoutMs = prepared.info.timeoutMs ?? env.defaultTimeoutMs
   const graceMs = prepared.info.cancelGraceMs ?? 0
-  const outcome = await dispatch(call, hooks.wrappers, signal, timeoutMs, (lazy) => {
+  const outcome = await dispatch(call, hooks.wrappers, signal, { timeoutMs, graceMs, running: prepared.running }, (lazy) => {
     return definition.execute(args, buildRun(call, lazy, env.logger, context, env.contributions))
-  }, graceMs)
+  })
   if (!outcome.ok) {
     // A tool given a grace may answer a cancel with its own error, which says what it had done.
     const own = graceMs > 0 && outcome.error !== signal.reason && isReinError(outcome.error)

@@ -23,7 +23,12 @@ export interface PreparedTool {
   info: ToolInfo
   schema: ToolSchema
   output: JsonSchema
+  /** Its calls whose body is running, each as what stops it: removing the tool stops them. */
+  running: Set<StopCall>
 }
+
+/** Ends a call whose body is running with `reason`, aborting the body's signal. */
+export type StopCall = (reason: unknown) => void
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/
 /** setTimeout turns a longer delay into 1 ms, so a deadline past it would fire at once. */
@@ -84,7 +89,7 @@ export function prepareTool(input: AnyToolDefinition): PreparedTool {
   // Frozen JSON (marked): a provider can cache the wire JSON of a list of them by the list. No depth
   // limit of its own: `parameters` was held to it, and this only adds the level around it.
   const schema = toFrozenJson<ToolSchema>({ name: definition.name, description: definition.description, parameters }, { maxDepth: Number.POSITIVE_INFINITY }) as ToolSchema
-  return { definition, info, schema, output }
+  return { definition, info, schema, output, running: new Set() }
 }
 
 /**

@@ -99,6 +99,9 @@ export class ToolRegistry extends Service {
       state.tools.set(name, prepared)
       state.schemas = undefined
       return () => {
+        // Its plugin is going: a body still running would run on with nothing behind it.
+        const stopped = new ReinError('ABORTED', `${name} was stopped: its tool was removed while it ran (its plugin was disposed); its effects may be partial`)
+        for (const stop of prepared.running) stop(stopped)
         if (state.tools.get(name) !== prepared) return
         state.tools.delete(name)
         state.schemas = undefined

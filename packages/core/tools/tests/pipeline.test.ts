@@ -473,6 +473,18 @@ describe('execute: wrappers, deadlines and cancellation', () => {
     expect(result.isError && result.error.code).toBe(code)
   })
 
+  it('stops a call still running when its tool is removed, and tells the body through its signal', async () => {
+    const { tools } = await createRegistry()
+    const { tool, runs } = probe((run) => never(run.signal))
+    const remove = tools.register(tool)
+    const pending = tools.execute(call('probe', { path: 'a' }))
+    await vi.waitFor(() => expect(runs).toHaveLength(1))
+    await remove()
+    const result = await pending
+    expect(result.isError && result.error).toEqual({ code: 'ABORTED', message: 'probe was stopped: its tool was removed while it ran (its plugin was disposed); its effects may be partial' })
+    expect(runs[0]!.run.signal.aborted).toBe(true)
+  })
+
   it('reports ABORTED when cancelled mid-run, without waiting for a body that ignores the signal', async () => {
     const { tools } = await createRegistry()
     const { tool, runs } = probe(() => never())
