@@ -3,6 +3,7 @@
 import type { AgentEvent, TreeUsage, TurnResult } from '@rein/agent'
 import { addUsage, type TokenUsage } from '@rein/llm'
 import type { ContextCompacted } from '@rein/session'
+import type { Spend } from '@rein/telemetry'
 import { maskText, secretValues } from './mask-secrets.ts'
 import { neutralize } from './terminal-text.ts'
 import { groupDigits } from '@rein/base'
@@ -81,7 +82,29 @@ export class Renderer {
   /** The last request's context use, for the totals line. */
   private context: Extract<AgentEvent, { type: 'context' }> | undefined
 
+  /** The last turn's result, and the tree total its final line showed. */
+  private shown: { result: TurnResult; total: TotalSpend } | undefined
+
+  /** What the last turn's final line counted, for `lateTotal`. */
+  get lastTurn(): { runId: string; total: TotalSpend } | undefined {
+    return this.shown && { runId: this.shown.result.runId, total: this.shown.total }
+  }
+
+  /**
+   * The run's whole tree once background work it started has ended (a subagent still running when
+   * the turn ended spends after the final line): said only when it grew.
+   */
+  lateTotal(total: Spend) {
+    if (this.json) {
+      this.line(this.out.stdout, JSON.stringify({ type: 'total', runId: this.shown?.result.runId, usage: total.usage, ...(total.money !== undefined ? { cost: total.money } : {}), ...(total.estimated ? { usageEstimated: true } : {}) }))
+      return
+    }
+    const cost = total.money !== undefined ? ` · cost ${formatCost(total.money)}` : total.unpriced ? ' · cost unknown (a model used has no price)' : ''
+    this.err(this.dim(`with background work that ended after the turn: ${total.estimated ? '~' : ''}${formatUsage(total.usage)}${cost}`))
+  }
+
   result(result: TurnResult) {
+    this.shown = { result, total: turnTotal(result) }
     if (this.json) {
       const total = result.subagents && treeTotal(result, result.subagents)
       this.line(this.out.stdout, JSON.stringify({ type: 'result', ...result, ...(total ? { total: { ...total, subagents: result.subagents } } : {}) }))
@@ -186,7 +209,7 @@ export function formatCost(cost: number): string {
 /** `tokens in … out …[ (subagents in … out …)] · cost …` for a turn, its subagents included when there were any. */
 function totalsLine(result: TurnResult): string {
   const { subagents } = result
-  const total = subagents ? treeTotal(result, subagents) : { usage: result.usage, ...(result.cost !== undefined ? { cost: result.cost } : {}) }
+  const total = turnTotal(result)
   const estimated = result.usageEstimated === true || subagents?.usageEstimated === true
   const counted = total.usage.inputTokens + total.usage.outputTokens > 0
   const cost = total.cost !== undefined ? ` · cost ${formatCost(total.cost)}` : counted ? ' · cost unknown (a model used has no price; set prices on the @rein/llm row)' : ''
@@ -214,7 +237,14 @@ function contextShare(context: Extract<AgentEvent, { type: 'context' }> | undefi
 }
 
 /** The turn's own spend and its subagents', together; money only when both are known. */
-function treeTotal(result: TurnResult, subagents: TreeUsage): { usage: TokenUsage; cost?: number } {
+/** Tokens and money of a turn with its subagents, as its final line counts them. */
+type TotalSpend = { usage: TokenUsage; cost?: number }
+
+function turnTotal(result: TurnResult): TotalSpend {
+  return result.subagents ? treeTotal(result, result.subagents) : { usage: result.usage, ...(result.cost !== undefined ? { cost: result.cost } : {}) }
+}
+
+function treeTotal(result: TurnResult, subagents: TreeUsage): TotalSpend {
   const cost = result.cost !== undefined && subagents.cost !== undefined ? result.cost + subagents.cost : undefined
   return { usage: addUsage(result.usage, subagents.usage), ...(cost !== undefined ? { cost } : {}) }
 }

@@ -6,8 +6,10 @@
 import { Context, Logger, type Exporter } from '@deepseek-ai/cordis'
 import type { Agent, CreateAgentOptions, ResumeReport, TurnResult } from '@rein/agent'
 import type { Composition } from '@rein/compose'
-import type {} from '@rein/jobs'
+import type { JobService } from '@rein/jobs'
+import type { TokenUsage } from '@rein/llm'
 import type {} from '@rein/memory'
+import type {} from '@rein/telemetry'
 import { ReinError } from '@rein/base'
 import type { CliOptions } from './args.ts'
 import { builtInModel, builtInWithoutModel, loadCliComposition, requireServices } from './composition.ts'
@@ -110,11 +112,29 @@ export async function settleJobs(scope: SessionScope, agent: Agent, timeoutMs?: 
   if (!jobs) return
   const running = jobs.list({ sessionId: agent.session.id }).filter((job) => job.status === 'running')
   if (running.length === 0) return
+  // Whatever they do next, a background subagent's spend comes after the final line: said after.
+  try {
+    await waitForJobs(scope, jobs, agent, running, timeoutMs)
+  } finally {
+    reportLateSpend(scope)
+  }
+}
+
+async function waitForJobs(scope: SessionScope, jobs: JobService, agent: Agent, running: readonly { jobId: string }[], timeoutMs: number | undefined): Promise<void> {
   if (timeoutMs !== 0 && !scope.interrupted.aborted) {
     scope.renderer.notice(`waiting for ${running.length} background job${running.length === 1 ? '' : 's'} (${running.map((job) => job.jobId).join(', ')}) to finish; Ctrl-C stops ${running.length === 1 ? 'it' : 'them'}`)
   }
   const { killed } = await jobs.settle({ sessionId: agent.session.id, signal: scope.interrupted, ...(timeoutMs !== undefined ? { timeoutMs } : {}) })
   if (killed.length > 0) scope.renderer.notice(`stopped ${killed.map((job) => job.jobId).join(', ')}: still running when rein exited (recorded in the session)`)
+}
+
+/** The last turn's whole tree (telemetry rolls a background subagent's later spend into it), when it grew past the final line. */
+function reportLateSpend(scope: SessionScope): void {
+  const turn = scope.renderer.lastTurn
+  const total = turn && scope.ctx.get('telemetry')?.cost(turn.runId)?.total
+  if (!turn || !total) return
+  const tokens = (usage: TokenUsage) => usage.inputTokens + usage.outputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0)
+  if (tokens(total.usage) > tokens(turn.total.usage)) scope.renderer.lateTotal(total)
 }
 
 /** With `--verbose`: which provider, model and server the requests go to. */

@@ -102,7 +102,7 @@ export interface Run {
 }
 
 /** Runs `rein` in-process with captured streams; `signals` lets a test send SIGINT. */
-export async function rein(cwd: string, argv: string[], options: { signals?: EventEmitter; env?: NodeJS.ProcessEnv; onStdout?: (text: string) => void; stdin?: string } = {}): Promise<Run> {
+export async function rein(cwd: string, argv: string[], options: { signals?: EventEmitter; env?: NodeJS.ProcessEnv; onStdout?: (text: string) => void; onStderr?: (text: string) => void; stdin?: string } = {}): Promise<Run> {
   const stdout = new PassThrough()
   const stderr = new PassThrough()
   let out = ''
@@ -111,7 +111,10 @@ export async function rein(cwd: string, argv: string[], options: { signals?: Eve
     out += chunk.toString()
     options.onStdout?.(out)
   })
-  stderr.on('data', (chunk: Buffer) => { err += chunk.toString() })
+  stderr.on('data', (chunk: Buffer) => {
+    err += chunk.toString()
+    options.onStderr?.(err)
+  })
   const io: Io = {
     stdout,
     stderr,

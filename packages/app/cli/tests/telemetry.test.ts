@@ -35,6 +35,24 @@ describe('the final line', () => {
     expect(result).toMatchObject({ usage: { inputTokens: 300, outputTokens: 30 }, total: { usage: { inputTokens: 330, outputTokens: 33 }, subagents: { usage: { inputTokens: 30, outputTokens: 3 } } } })
   })
 
+  it('adds what a background subagent spent after the turn ended, once its job settled', async () => {
+    let turnOver: () => void = () => {}
+    const turnEnded = new Promise<void>((resolve) => { turnOver = resolve })
+    const script = (request: RecordedRequest): MockReply => {
+      const last = lastMessage(request)
+      // The child answers only once the parent's turn has ended (rein says it waits for the job): its spend comes after the final line.
+      if (last?.role === 'user' && last.content === 'child task') return { steps: [{ waitFor: turnEnded }, { text: 'child answer' }], usage: { prompt_tokens: 5000, completion_tokens: 500 } }
+      if (last?.role === 'tool') return { steps: [{ text: 'done' }], usage: { prompt_tokens: 200, completion_tokens: 20 } }
+      return { steps: [{ toolCall: { id: 'b1', name: 'subagent', arguments: JSON.stringify({ description: 'helper', prompt: 'child task', run_in_background: true }) } }], usage: { prompt_tokens: 100, completion_tokens: 10 } }
+    }
+    const p = await setUp(script, { pricing: true, extraRows: [...ROWS, '- id: jobs', "  name: '@rein/jobs'", '- id: subagents', "  name: '@rein/subagents'"] })
+    const run = await rein(p.dir, ['run', PROMPT], { onStderr: (text) => { if (text.includes('waiting for 1 background job')) turnOver() } })
+    expect(run).toMatchObject({ code: 0, stdout: 'done\n' })
+    expect(run.stderr).toContain('tokens in 300 out 30 · cost')
+    // Parent 300 in / 30 out; the background child 5000 in / 500 out, at 2 and 8 per million tokens.
+    expect(run.stderr).toContain(`with background work that ended after the turn: tokens in 5,300 out 530 · cost ${((5300 * 2 + 530 * 8) / 1e6).toFixed(4)}\n`)
+  })
+
   it('says the money is unknown when a model used has no price', async () => {
     const p = await setUp(delegating, { extraRows: ROWS })
     const run = await rein(p.dir, ['run', PROMPT])

@@ -60,6 +60,8 @@ export type MockStep =
   | { filler: { bytes: number; as?: 'comment' | 'event' } }
   /** Wait before the next step. */
   | { delayMs: number }
+  /** Wait until this promise settles (another request arrived, say): orders replies without a clock. */
+  | { waitFor: Promise<unknown> }
   /**
    * Stop writing and keep the connection open until the client gives up. As the first step (or after
    * only `delayMs`) nothing at all was sent, not even the status line: the client is still waiting

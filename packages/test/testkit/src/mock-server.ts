@@ -339,6 +339,7 @@ async function sendStream(exchange: Exchange, reply: MockStreamReply, request: R
       response.end()
       return
     } else if ('delayMs' in step) await delay(step.delayMs)
+    else if ('waitFor' in step) await step.waitFor.catch(() => undefined)
     else if ('stall' in step) {
       // Headers that are not out yet stay unsent; the client waits until it gives up or close() runs.
       return
