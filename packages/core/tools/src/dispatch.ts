@@ -127,17 +127,20 @@ function runWithDeadline(body: Body, outer: AbortSignal, limits: BodyLimits, too
   // One promise settled by whichever comes first: the body, the caller's abort, or the deadline.
   return new Promise<DispatchOutcome>((resolve) => {
     let grace: ReturnType<typeof setTimeout> | undefined
-    // With a grace, the body hears the cancel and may still end with its own error (what it had).
-    const onAbort = () => {
-      if (graceMs <= 0) return stop(outer.reason)
-      lazy.stop(outer.reason)
-      grace = setTimeout(() => stop(outer.reason), graceMs)
+    // With a grace, the body hears the cancel (or its tool's removal) and may still end with its
+    // own answer or error (what it had).
+    const cancel = (reason: unknown) => {
+      if (graceMs <= 0) return stop(reason)
+      if (grace !== undefined) return
+      lazy.stop(reason)
+      grace = setTimeout(() => stop(reason), graceMs)
     }
+    const onAbort = () => cancel(outer.reason)
     const finish = (outcome: DispatchOutcome) => {
       clearTimeout(timer)
       clearTimeout(grace)
       outer.removeEventListener('abort', onAbort)
-      running.delete(stop)
+      running.delete(cancel)
       resolve(outcome)
     }
     const stop = (reason: unknown) => {
@@ -145,7 +148,7 @@ function runWithDeadline(body: Body, outer: AbortSignal, limits: BodyLimits, too
       finish({ ok: false, error: reason })
     }
     outer.addEventListener('abort', onAbort, { once: true })
-    running.add(stop)
+    running.add(cancel)
     const timer = setTimeout(() => stop(new ReinError('TOOL_TIMEOUT', `${toolName} did not finish within ${timeoutMs} ms`)), timeoutMs)
     // Promise.resolve: a thenable whose `then` throws becomes a rejection, not a throw here.
     Promise.resolve(pending).then((value) => finish({ ok: true, value }), (error: unknown) => finish({ ok: false, error }))

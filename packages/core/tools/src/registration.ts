@@ -27,7 +27,7 @@ export interface PreparedTool {
   running: Set<StopCall>
 }
 
-/** Ends a call whose body is running with `reason`, aborting the body's signal. */
+/** Cancels a call whose body is running, with `reason`, as its caller's abort would (the tool's grace included). */
 export type StopCall = (reason: unknown) => void
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/
