@@ -122,14 +122,19 @@ export class Job {
   /**
    * Ends the job as `killed` (unless it already ended), aborts its signal, and waits for the body
    * to return — at most `graceMs`: a body that ignores its signal is left behind, not awaited.
+   * Resolves to whether the body returned in that time (false: what it runs may still be stopping).
    */
-  async kill(cause: KillCause, graceMs: number): Promise<void> {
+  async kill(cause: KillCause, graceMs: number): Promise<boolean> {
     this.settle({ status: 'killed', cause })
     // Settled first, so a `done` the abort triggers synchronously cannot win.
     if (!this._controller.signal.aborted) this._controller.abort(new ReinError('JOB_KILLED', `job ${this.jobId} was killed (${cause})`))
     let timer: ReturnType<typeof setTimeout> | undefined
-    await Promise.race([this._body, new Promise<void>((resolve) => { timer = setTimeout(resolve, graceMs) })])
+    const returned = await Promise.race([
+      this._body.then(() => true),
+      new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), graceMs) }),
+    ])
     clearTimeout(timer)
+    return returned
   }
 
   /** The unread output (it counts as read from now on) and what was dropped before it. */

@@ -25,6 +25,12 @@ interface Book {
   agent: string
 }
 
+/** What a kill did: the job's state after, and whether its body returned within `killGraceMs`. */
+export interface KillOutcome {
+  info: JobInfo
+  stopped: boolean
+}
+
 const KIND = /^[a-z][a-z0-9_]{0,31}$/
 const MAX_LABEL = 200
 /** Parent links followed to list who sees a job; far deeper than any agent tree. */
@@ -89,14 +95,15 @@ export class JobRuntime {
     return Object.freeze({ info: job.info(), output, droppedChars })
   }
 
-  async kill(jobId: string, viewer: JobViewer): Promise<JobInfo> {
+  /** Kills a job and waits for its body, at most `killGraceMs`; `stopped` says whether it returned in that time. */
+  async kill(jobId: string, viewer: JobViewer): Promise<KillOutcome> {
     // Ended before this process began; whatever it left running was reaped when the session was first seen.
     const past = this.past(jobId, viewer)
-    if (past) return past
+    if (past) return { info: past, stopped: true }
     const job = this.find(jobId, viewer)
     if (job.status === 'running' && viewer.sessionId === job.owner.sessionId) job.killedByOwner = true
-    await job.kill('kill', this.config.killGraceMs)
-    return job.info()
+    const stopped = await job.kill('kill', this.config.killGraceMs)
+    return { info: job.info(), stopped }
   }
 
   async wait(jobId: string, timeoutMs: number, viewer: JobViewer, signal?: AbortSignal): Promise<JobInfo> {

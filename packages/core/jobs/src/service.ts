@@ -87,8 +87,8 @@ export class JobService extends Service {
   }
 
   /** Kills a job (no-op once it ended) and waits for its body to return, at most `killGraceMs`. */
-  kill(jobId: string, viewer: JobViewer): Promise<JobInfo> {
-    return this._runtime.kill(jobId, viewer)
+  async kill(jobId: string, viewer: JobViewer): Promise<JobInfo> {
+    return (await this._runtime.kill(jobId, viewer)).info
   }
 
   /** The job's state once it ended, `timeoutMs` passed, or `signal` aborted — whichever comes first. */

@@ -3,15 +3,19 @@
 import { ReinError, defineTool, type RunIdentity, type ToolRun } from '@rein/tools'
 import type { JobsConfig } from './config.ts'
 import { clip, count, statusLine } from './format.ts'
+import type { KillOutcome } from './runtime.ts'
 import type { JobInfo, JobOutput, JobViewer } from './types.ts'
 
 /** What the tools need from the service. */
 export interface JobTools {
   list(viewer: JobViewer): JobInfo[]
   read(jobId: string, viewer: JobViewer): JobOutput
-  kill(jobId: string, viewer: JobViewer): Promise<JobInfo>
+  kill(jobId: string, viewer: JobViewer): Promise<KillOutcome>
   wait(jobId: string, timeoutMs: number, viewer: JobViewer, signal?: AbortSignal): Promise<JobInfo>
 }
+
+/** A cancelled `job_output` answers with its own error (which says the output stays unread); it does so at once. */
+const CANCEL_GRACE_MS = 1_000
 
 const STATUS = { type: 'string', enum: ['running', 'done', 'failed', 'killed'], required: true } as const
 const ENDING = {
@@ -52,16 +56,8 @@ export function createJobTools(jobs: JobTools, config: JobsConfig) {
         return parts.join('\n')
       },
     },
-    execute: async (args, run) => {
-      const viewer = viewerOf(run)
-      if (args.wait_ms !== undefined && args.wait_ms > 0) await jobs.wait(args.job_id, args.wait_ms, viewer, run.signal)
-      const { info, output, droppedChars } = jobs.read(args.job_id, viewer)
-      return {
-        ...ending(info), output, droppedChars,
-        ...(info.outputPath === undefined ? {} : { outputPath: info.outputPath }),
-        ...(info.earlier === true ? { earlier: true } : {}),
-      }
-    },
+    execute: (args, run) => readOutput(jobs, args, run),
+    cancelGraceMs: CANCEL_GRACE_MS,
     effects: ['read'],
     isConcurrencySafe: true,
     timeoutMs: config.maxWaitMs + 60_000,
@@ -113,11 +109,13 @@ export function createJobTools(jobs: JobTools, config: JobsConfig) {
           status: STATUS,
           ...ENDING,
           killed: { type: 'boolean', required: true, description: 'this call ended it (false: it had ended already)' },
+          stopping: { type: 'boolean', description: 'true: the job had not stopped within killGraceMs' },
           unreadChars: { type: 'integer', required: true },
         },
       },
       render: (_args, value) => [
         value.killed ? `Killed ${value.jobId} (${clip(value.label, 100)}).` : `${value.jobId} (${clip(value.label, 100)}) had already ended.`,
+        ...(value.stopping === true ? [stoppingNote(config.killGraceMs)] : []),
         ...(value.unreadChars > 0 ? [`${count(value.unreadChars)} characters of output unread: job_output reads them.`] : []),
         statusLine(value),
       ].join('\n'),
@@ -125,8 +123,11 @@ export function createJobTools(jobs: JobTools, config: JobsConfig) {
     execute: async (args, run) => {
       const viewer = viewerOf(run)
       const before = jobs.list(viewer).find((info) => info.jobId === args.job_id)?.status
-      const info = await jobs.kill(args.job_id, viewer)
-      return { ...ending(info), label: info.label, killed: before === 'running' && info.status === 'killed', unreadChars: info.unreadChars }
+      const { info, stopped } = await jobs.kill(args.job_id, viewer)
+      return {
+        ...ending(info), label: info.label, killed: before === 'running' && info.status === 'killed',
+        ...(stopped ? {} : { stopping: true }), unreadChars: info.unreadChars,
+      }
     },
     // It signals processes, the same effect as starting them: approval treats it like running a command.
     effects: ['exec'],
@@ -137,6 +138,26 @@ export function createJobTools(jobs: JobTools, config: JobsConfig) {
   })
 
   return { jobOutput, jobList, jobKill }
+}
+
+/**
+ * `job_output`'s body: waits if asked, then takes the unread output. A call cancelled while it
+ * waits takes nothing: its answer is never read, so the output must stay for the next call.
+ */
+async function readOutput(jobs: JobTools, args: { job_id: string; wait_ms?: number }, run: ToolRun) {
+  const viewer = viewerOf(run)
+  if (args.wait_ms !== undefined && args.wait_ms > 0) {
+    await jobs.wait(args.job_id, args.wait_ms, viewer, run.signal)
+    if (run.signal.aborted) {
+      throw new ReinError('JOB_OUTPUT_CANCELLED', `job_output was cancelled while it waited for ${args.job_id}; its new output was left unread: call job_output again to read it`)
+    }
+  }
+  const { info, output, droppedChars } = jobs.read(args.job_id, viewer)
+  return {
+    ...ending(info), output, droppedChars,
+    ...(info.outputPath === undefined ? {} : { outputPath: info.outputPath }),
+    ...(info.earlier === true ? { earlier: true } : {}),
+  }
 }
 
 /** The caller's run: job tools answer only inside an agent's turn. */
@@ -158,6 +179,11 @@ function ending(info: JobInfo) {
 /** Instead of the output, for a job of an earlier process: nothing of it is in memory here. */
 function earlierNote(jobId: string, path: string | undefined): string {
   return `(${jobId} ran in an earlier rein process: ${path === undefined ? 'its output was not kept' : `its output is saved at ${path}`})`
+}
+
+/** The kill's wait ran out before the job's body returned: its processes may outlive the answer. */
+function stoppingNote(graceMs: number): string {
+  return `It was still stopping after ${count(graceMs)} ms (killGraceMs): some of its processes may still be running; check before starting it again.`
 }
 
 function dropNote(dropped: number, kept: number, path: string | undefined): string {

@@ -242,3 +242,53 @@ describe('finish notices', () => {
     expect(outside).toMatchObject({ isError: true, error: { code: 'NO_RUN_IDENTITY' } })
   })
 })
+
+describe('the job tools', () => {
+  /** A running `test` job that printed `output` and stops when `release` is called (or, without `stubborn`, when killed). */
+  async function oneJob(options: { killGraceMs?: number; stubborn?: boolean } = {}) {
+    const { root } = await boot([], { jobs: { killGraceMs: options.killGraceMs ?? 5_000 } })
+    const agent = await root.agents.create()
+    let release: () => void = () => {}
+    const handle = root.jobs.start({
+      kind: 'test', label: 'server', owner: ownerOf(agent),
+      run: (job) => {
+        job.output('listening on 8080\n')
+        return new Promise<void>((resolve) => {
+          release = resolve
+          if (!options.stubborn) job.signal.addEventListener('abort', () => resolve())
+        })
+      },
+    })
+    const context = { identity: ownerOf(agent), sessionId: agent.session.id }
+    const run = (name: string, args: object, signal = new AbortController().signal) => root.tools.execute({ callId: `c-${name}`, name, arguments: JSON.stringify(args), signal, context })
+    return { root, handle, run, release: () => release() }
+  }
+
+  it('leaves the output unread when job_output is cancelled while it waits, so the next job_output returns it', async () => {
+    const { root, handle, run } = await oneJob()
+    let waiting!: () => void
+    const entered = new Promise<void>((resolve) => { waiting = resolve })
+    // Past next(), the body has started its wait: the cancel below lands while it waits.
+    root.tools.wrapExecute((call, next) => {
+      const outcome = next()
+      if (call.toolName === 'job_output') waiting()
+      return outcome
+    })
+    const controller = new AbortController()
+    const cancelled = run('job_output', { job_id: handle.jobId, wait_ms: 600_000 }, controller.signal)
+    await entered
+    controller.abort()
+    expect(await cancelled).toMatchObject({ isError: true, error: { code: 'JOB_OUTPUT_CANCELLED' } })
+    // Whatever the cancelled body still does has run by now.
+    await tick()
+    expect((await run('job_output', { job_id: handle.jobId })).content).toEqual([{ type: 'text', text: 'listening on 8080\n[status: running]' }])
+  })
+
+  it('says in job_kill\'s answer that the job was still stopping when its body outlived killGraceMs', async () => {
+    const { handle, run, release } = await oneJob({ killGraceMs: 0, stubborn: true })
+    const answer = await run('job_kill', { job_id: handle.jobId })
+    release()
+    expect(answer).toMatchObject({ isError: false, value: { status: 'killed', killed: true, stopping: true } })
+    expect(answer.content).toEqual([{ type: 'text', text: 'Killed test-1 (server).\nIt was still stopping after 0 ms (killGraceMs): some of its processes may still be running; check before starting it again.\n18 characters of output unread: job_output reads them.\n[status: killed]' }])
+  })
+})

@@ -2,11 +2,12 @@
  * `run_in_background`: the command becomes a `bash-<n>` job of `ctx.jobs`. Its output goes to the
  * job's bounded buffer (for `job_output`) and to a spill file (up to its cap). The call returns once the
  * command runs and its marker and process group are in the session log, so a later `rein resume`
- * can reap it after a crash.
+ * can reap it after a crash; a command that never started fails the call with the reason.
  */
 
 import type { JobHandle, JobRun, JobService } from '@rein/jobs'
 import { ReinError } from '@rein/base'
+import type { RunIdentity } from '@rein/tools'
 import type { BackgroundRequest, StartInBackground } from './bash-tool.ts'
 import type { StartedValue } from './bash-value.ts'
 import { claimMarker } from './call-marker.ts'
@@ -17,17 +18,11 @@ import { StreamFormatter } from './stream-format.ts'
 /** Starts background commands on the jobs service `jobs` returns at the time of the call. */
 export function createBackground(jobs: () => JobService | undefined): StartInBackground {
   return async (request) => {
-    const service = jobs()
-    const owner = request.run.identity
-    if (!service || !owner) {
-      const why = service ? 'this call has no agent run to own the job' : 'no jobs service is loaded'
-      throw new ReinError('BACKGROUND_UNAVAILABLE', `run_in_background is not available here (${why}); run the command without it`)
-    }
+    const { service, owner } = available(jobs(), request)
     const sink = await SpillSink.open(request.run.spill, 'output', request.maxOutputFileBytes)
     // Derived from the session and the call, like a foreground call's; released when the job ends.
     const claimed = claimMarker(request.run)
-    let ready: () => void = () => {}
-    const running = new Promise<void>((resolve) => { ready = resolve })
+    const gate = startGate()
     let handle: JobHandle
     try {
       handle = service.start({
@@ -36,9 +31,9 @@ export function createBackground(jobs: () => JobService | undefined): StartInBac
         owner,
         signal: request.run.signal,
         ...(sink.path === undefined ? {} : { outputPath: sink.path }),
-        run: (job) => runJob(job, request, claimed.marker, sink, ready).finally(() => {
+        run: (job) => runJob(job, request, claimed.marker, sink, gate).finally(() => {
           claimed.release()
-          ready()
+          gate.running()
         }),
       })
     } catch (error) {
@@ -47,7 +42,13 @@ export function createBackground(jobs: () => JobService | undefined): StartInBac
       throw error
     }
     // Running and recorded (or already over: job_output tells how).
-    await running
+    const started = await gate.outcome
+    if (!started.ok) {
+      // This call reports the failure itself: reading the ended job tells the jobs service the
+      // model knows, so no notice repeats it.
+      service.read(handle.jobId, owner)
+      throw started.error
+    }
     const value: StartedValue = { kind: 'background', jobId: handle.jobId, outputPath: sink.path ?? null }
     // Like the handle's own, `done` is not enumerable: the model never sees it, while an execute
     // wrapper (checkpoint's snapshot) can wait for the job to end.
@@ -56,8 +57,41 @@ export function createBackground(jobs: () => JobService | undefined): StartInBac
   }
 }
 
-/** The job's body: record, run, report. The job ends when this returns; `ready` once it runs and is recorded. */
-async function runJob(job: JobRun, request: BackgroundRequest, marker: string, sink: SpillSink, ready: () => void): Promise<void> {
+/** The jobs service and the run to own the job; `BACKGROUND_UNAVAILABLE` without either. */
+function available(service: JobService | undefined, request: BackgroundRequest): { service: JobService; owner: RunIdentity } {
+  const owner = request.run.identity
+  if (service && owner) return { service, owner }
+  const why = service ? 'this call has no agent run to own the job' : 'no jobs service is loaded'
+  throw new ReinError('BACKGROUND_UNAVAILABLE', `run_in_background is not available here (${why}); run the command without it`)
+}
+
+/** How a background start went: the command runs (and is recorded), or it never started, and why. */
+type StartOutcome = { ok: true } | { ok: false; error: unknown }
+
+/** Settles once, first call wins: `running()` (or the job ended some other way), or `failed(error)`. */
+interface StartGate {
+  readonly outcome: Promise<StartOutcome>
+  running(): void
+  failed(error: unknown): void
+}
+
+function startGate(): StartGate {
+  let settle: (outcome: StartOutcome) => void = () => {}
+  const outcome = new Promise<StartOutcome>((resolve) => { settle = resolve })
+  return { outcome, running: () => settle({ ok: true }), failed: (error) => settle({ ok: false, error }) }
+}
+
+/**
+ * Ends a job whose command the executor stopped without the job asking (its signal never
+ * aborted): the executor was unloaded, with the bash plugin or the plugin that provides it.
+ */
+function stoppedByExecutor(exit: ShellExit, job: JobRun): ReinError | undefined {
+  if (!exit.cancelled || job.signal.aborted) return undefined
+  return new ReinError('SHELL_UNLOADED', 'the command was stopped because the bash plugin (or the shell executor) was unloaded; run it again once it is loaded, if it is still needed')
+}
+
+/** The job's body: record, run, report. The job ends when this returns; the gate opens once it runs and is recorded. */
+async function runJob(job: JobRun, request: BackgroundRequest, marker: string, sink: SpillSink, gate: StartGate): Promise<void> {
   const formatter = new StreamFormatter()
   const emit = (text: string) => {
     if (text === '') return
@@ -68,6 +102,7 @@ async function runJob(job: JobRun, request: BackgroundRequest, marker: string, s
   const stop = new AbortController()
   const signal = AbortSignal.any([job.signal, stop.signal])
   let unrecorded: unknown
+  let began = false
   let exit: ShellExit
   try {
     // Recorded before the command starts: a crash from here on leaves something to reap.
@@ -79,8 +114,9 @@ async function runJob(job: JobRun, request: BackgroundRequest, marker: string, s
       marker,
       ...(request.timeoutMs === undefined ? {} : { timeoutMs: request.timeoutMs }),
       onStart: (process) => {
+        began = true
         // Unrecorded, nothing could reap the job after a crash: stop it rather than run it blind.
-        job.record({ processGroup: process.processGroup }).then(ready, (error: unknown) => {
+        job.record({ processGroup: process.processGroup }).then(() => gate.running(), (error: unknown) => {
           unrecorded = error
           stop.abort()
         })
@@ -91,6 +127,8 @@ async function runJob(job: JobRun, request: BackgroundRequest, marker: string, s
   } catch (error) {
     await sink.close()
     job.fail(error)
+    // Nothing ran (no shell, a bad folder, the marker not recorded): the call fails with this.
+    if (!began) gate.failed(error)
     return
   }
   const notes = [
@@ -101,6 +139,7 @@ async function runJob(job: JobRun, request: BackgroundRequest, marker: string, s
   await sink.close()
   // The file ends with the same line (see SpillSink.close); the model reads it here.
   if (sink.unsavedBytes > 0 && sink.path !== undefined) job.output(`${capNote(sink.cap, sink.unsavedBytes)}\n`)
-  if (unrecorded === undefined) job.done({ exitCode: exit.exitCode, signal: exit.signal })
-  else job.fail(unrecorded)
+  const failure = unrecorded ?? stoppedByExecutor(exit, job)
+  if (failure === undefined) job.done({ exitCode: exit.exitCode, signal: exit.signal })
+  else job.fail(failure)
 }

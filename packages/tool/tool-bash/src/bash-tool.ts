@@ -42,10 +42,29 @@ export interface BashToolOptions extends BashToolConfig {
   background?: StartInBackground
   /** Aborts every running call (the plugin is going away). */
   signal?: AbortSignal
+  /**
+   * The executor's SIGTERM-to-SIGKILL grace (the local one's `killGraceMs`): a cancelled call
+   * waits for the command's stop, which takes up to about twice it. Default 2000.
+   */
+  killGraceMs?: number
 }
 
 /** Headroom the executor gets past the longest timeout to stop the command before the registry's deadline. */
 const STOP_HEADROOM_MS = 60_000
+/** The longest cancel grace @rein/tools accepts (its registration refuses more). */
+const MAX_CANCEL_GRACE_MS = 10_000
+/** Past the two waits of killGraceMs: the scans, the SIGKILL rounds and the spill file's close. */
+const CANCEL_HEADROOM_MS = 1_000
+const DEFAULT_KILL_GRACE_MS = 2_000
+
+/**
+ * How long a cancelled call waits for the body's own value: the executor's stop — SIGTERM,
+ * `killGraceMs`, SIGKILL, then at most `killGraceMs` more for pipes a stray process holds — so the
+ * value (the output so far, `[cancelled]`) comes back once the command's processes are gone.
+ */
+function cancelGrace(killGraceMs = DEFAULT_KILL_GRACE_MS): number {
+  return Math.min(MAX_CANCEL_GRACE_MS, 2 * killGraceMs + CANCEL_HEADROOM_MS)
+}
 
 /** The model-facing arguments; `run_in_background` is taken out when no jobs service is there. */
 const PARAMETERS = (options: BashToolConfig) => ({
@@ -77,6 +96,9 @@ export function createBashTool(options: BashToolOptions): ToolDefinition<BashArg
     output: { schema: BASH_VALUE, render: (_args, value) => renderValue(value), presentationMeta: (_args, value) => presentationMeta(value) },
     effects: ['exec'],
     timeoutMs: options.maxTimeoutMs + STOP_HEADROOM_MS,
+    // Without it the registry answers a cancel at once (ABORTED): the output would be lost, and the
+    // command's processes still alive while the model reads that it was cancelled.
+    cancelGraceMs: cancelGrace(options.killGraceMs),
     execute: (args, run) => execute(args, run, options),
     recover: (call, context) => recover(call.callId, context, options),
     presentCall,
@@ -143,7 +165,8 @@ function describe(options: BashToolOptions): string {
     'Each call starts a new shell in the current directory (or workdir): cd, exports and aliases do not carry over.',
     'stdin is empty, so use non-interactive flags (e.g. --yes); there is no color, pager or editor.',
     'stdout and stderr come interleaved as they arrive; stderr lines start with "[stderr] ".',
-    `Long output shows its first and last lines and the path of a file with all of it, up to ${formatBytes(options.maxOutputFileBytes)}.`,
+    // A text transcript, not the bytes: the model must not take the file for a binary's copy.
+    `Long output shows its first and last lines and the path of a file with all of it as text (invalid UTF-8 replaced), up to ${formatBytes(options.maxOutputFileBytes)}.`,
     'A non-zero exit code is reported, not an error.',
     'At timeout_ms the command is stopped, with everything it started;',
     'processes it leaves running when it ends are stopped too.',

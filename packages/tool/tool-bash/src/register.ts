@@ -9,13 +9,14 @@ import type {} from '@rein/jobs'
 import { createBackground } from './background.ts'
 import { createBashTool, type StartInBackground } from './bash-tool.ts'
 import type { BashToolConfig } from './config.ts'
+import type { LocalShellConfig } from './local-shell.ts'
 
 // FiberState is a `declare const enum` in cordis's typings; isolatedModules needs the numbers.
 const LOADING = 1
 const ACTIVE = 2
 
 /** Registers the tool for the plugin's lifetime; running calls stop when it goes. */
-export function registerBash(ctx: Context, config: BashToolConfig) {
+export function registerBash(ctx: Context, config: BashToolConfig & Pick<LocalShellConfig, 'killGraceMs'>) {
   const stop = new AbortController()
   ctx.effect(() => () => stop.abort(), 'bash: stop running calls')
   const shell = () => ctx.get('shell')

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
 import AgentService, { type Agent } from '@rein/agent'
-import { JobService } from '@rein/jobs'
+import { JobService, type JobsConfig } from '@rein/jobs'
 import LlmRuntime, { type AdapterRequest } from '@rein/llm'
 import SessionService, { MemorySessionStore } from '@rein/session'
 import { createScriptedLlm, validateSessionInvariants, type ScriptedLlmScript } from '@rein/testkit'
@@ -30,20 +30,21 @@ afterEach(async () => {
   if (problems.length > 0) throw new Error(`session invariants broken:\n${problems.join('\n')}`)
 })
 
-async function boot(script: ScriptedLlmScript, config: Partial<bash.Config> = {}) {
+async function boot(script: ScriptedLlmScript, config: Partial<bash.Config> = {}, jobsConfig: Partial<JobsConfig> = {}) {
   const root = new Context()
   fibers.push(await root.plugin(LlmRuntime, { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } }))
   fibers.push(await root.plugin(ToolRegistry, { askFor: [] }))
   fibers.push(await root.plugin(SessionService))
   await root.inject(['sessions'], (ctx) => { ctx.sessions.registerStore(new MemorySessionStore()) })
   fibers.push(await root.plugin(AgentService, { provider: 'scripted', model: 'm' }))
-  fibers.push(await root.plugin(JobService))
-  fibers.push(await root.plugin(bash, { killGraceMs: 200, ...config }))
+  fibers.push(await root.plugin(JobService, jobsConfig))
+  const bashFiber = await root.plugin(bash, { killGraceMs: 200, ...config })
+  fibers.push(bashFiber)
   const llm = createScriptedLlm(script)
   root.llm.registerAdapter('scripted', llm)
   const agent = await root.agents.create({ cwd: dir, workspaceRoot: dir })
   agents.push(agent)
-  return { root, llm, agent }
+  return { root, llm, agent, bashFiber }
 }
 
 const call = (name: string, args: object, id = `c-${name}`) => ({ toolCall: { id, name, arguments: JSON.stringify(args) } })
@@ -83,6 +84,21 @@ describe('bash in an agent', () => {
     // One preview, made by the tool: the agent's own spill (for results over its limits) never kicked in.
     expect(shown?.match(/is saved at/g)).toHaveLength(1)
     expect(shown?.endsWith('199999\n200000\n[exit code: 0]')).toBe(true)
+  })
+
+  it('gives the model the output so far and [cancelled] when the user cancels a running command, once its processes are gone', async () => {
+    const tag = uniqueTag()
+    const { llm, agent } = await boot([
+      [call('bash', { command: `echo begun; trap "" TERM; sleep ${tag}`, description: 'Wait' })],
+      [{ text: 'noted' }],
+    ])
+    const sending = agent.send('go')
+    await waitFor(() => livingWith(tag).length > 0, 'the command to start')
+    agent.cancel()
+    await sending
+    expect(livingWith(tag)).toEqual([])
+    await agent.send('what happened?')
+    expect(results(llm.requests[1])).toEqual(['begun\n[cancelled]\n[killed by signal SIGKILL]'])
   })
 })
 
@@ -171,5 +187,47 @@ describe('run_in_background in an agent', () => {
     expect(read).toContain(`99999\n100000\n${note}\n`)
     const outputPath = root.jobs.list({ sessionId: agent.session.id })[0]?.outputPath ?? ''
     expect(readFileSync(outputPath, 'utf8')).toBe(`${whole.slice(0, 4096)}\n${note}\n`)
+  })
+
+  it('fails the call with SHELL_START_FAILED, instead of announcing a job, when the shell cannot start', async () => {
+    const { llm, agent } = await boot([
+      [call('bash', { command: 'echo hi', description: 'Quick job', run_in_background: true })],
+      [{ text: 'it failed' }],
+      [{ text: 'later' }],
+    ], { shell: 'no-such-shell' })
+    await agent.send('go')
+    expect(results(llm.requests[1])).toEqual([expect.stringMatching(/^Error: could not start "no-such-shell" in .*; check that the shell is installed/)])
+    expect(agent.session.events.find((event) => event.type === 'tool/result')?.data).toMatchObject({ isError: true, code: 'SHELL_START_FAILED' })
+    // The call said it failed: no notice about the job follows.
+    await agent.send('and now?')
+    expect(notices(llm.requests[2])).toEqual([])
+  })
+
+  it('says the job was still stopping when job_kill returns before its processes are gone', async () => {
+    const tag = uniqueTag()
+    const { llm, agent } = await boot([
+      [call('bash', { command: `trap "" TERM; sleep ${tag}`, description: 'Serve', run_in_background: true })],
+      [call('job_kill', { job_id: 'bash-1' })],
+      [{ text: 'stopped' }],
+    ], { killGraceMs: 500 }, { killGraceMs: 0 })
+    await agent.send('go')
+    const answer = results(llm.requests[2])[1] ?? ''
+    expect(answer).toMatch(/^Killed bash-1 \(trap "" TERM; sleep [\d.]+\)\.\nIt was still stopping after 0 ms \(killGraceMs\): some of its processes may still be running; check before starting it again\.\n\[status: killed\]$/)
+    await waitFor(() => livingWith(tag).length === 0, 'the job to stop its processes')
+  })
+
+  it('ends a job the bash plugin stopped as it was unloaded as failed, saying why', async () => {
+    const tag = uniqueTag()
+    const { root, agent, bashFiber } = await boot([
+      [call('bash', { command: `sleep ${tag}`, description: 'Serve', run_in_background: true })],
+      [{ text: 'started' }],
+    ])
+    await agent.send('go')
+    await waitFor(() => livingWith(tag).length > 0, 'the command to start')
+    await bashFiber.dispose()
+    expect(livingWith(tag)).toEqual([])
+    const info = await root.jobs.wait('bash-1', 10_000, { sessionId: agent.session.id })
+    expect(info).toMatchObject({ status: 'failed', error: expect.stringContaining('the bash plugin (or the shell executor) was unloaded') })
+    expect(agent.session.events.filter((event) => event.type === 'jobs/end').map((event) => event.data)).toEqual([expect.objectContaining({ status: 'failed' })])
   })
 })

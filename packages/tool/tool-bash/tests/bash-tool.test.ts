@@ -41,17 +41,18 @@ describe('the bash tool', () => {
     expect(livingWith(tag)).toEqual([])
   })
 
-  it('stops the command when the call is cancelled', async () => {
+  it('returns the output so far, marked [cancelled], only once its processes are gone, when the call is cancelled', async () => {
     const { execute } = await bootBash()
     const tag = uniqueTag()
     const controller = new AbortController()
-    const call = execute({ command: `sleep ${tag}`, description: 'Wait' }, controller.signal)
+    // SIGTERM ignored (and inherited by sleep): only the SIGKILL after killGraceMs stops it.
+    const call = execute({ command: `echo begun; trap "" TERM; sleep ${tag}`, description: 'Wait' }, controller.signal)
     await waitFor(() => livingWith(tag).length > 0, 'the command to start')
     controller.abort()
     const result = await call
-    expect(result.isError && result.error.code).toBe('ABORTED')
-    // The registry answers at once; the tool stops the process group right after.
-    await waitFor(() => livingWith(tag).length === 0, 'the command to be stopped')
+    expect(livingWith(tag)).toEqual([])
+    expect(result).toMatchObject({ isError: false, value: { output: 'begun', cancelled: true, signal: 'SIGKILL' } })
+    expect(text(result)).toBe('begun\n[cancelled]\n[killed by signal SIGKILL]')
   })
 
   it('previews long output with its head, its tail and the file that holds all of it', async () => {
