@@ -6,7 +6,7 @@
 import { realpath } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { Context, Service } from '@deepseek-ai/cordis'
-import { ReinError } from '@rein/base'
+import { ReinError, isReinError } from '@rein/base'
 import type {} from '@rein/tools'
 import { MemoryConfig } from './config.ts'
 import { normalizeContent } from './normalize.ts'
@@ -23,9 +23,10 @@ declare module '@deepseek-ai/cordis' {
   }
   interface Events {
     /**
-     * Memory is off for runs: a store that cannot be used was registered (its `unavailable`), or
-     * the prompt block's recall failed. Once per service; the error names the file when it can.
-     * For people (a CLI notice): the model is never told.
+     * Memory is off for runs: a store that cannot be used was registered (its `unavailable`), a
+     * call found the registered one damaged (`MEMORY_STORE_CORRUPT`), or the prompt block's recall
+     * failed. Once per service; the error names the file when it can. For people (a CLI notice):
+     * the model is never told.
      */
     'memory/unavailable'(error: ReinError): void
   }
@@ -40,6 +41,8 @@ interface MemoryState {
   queue: Promise<unknown>
   /** Why memory is off for runs, once it was (`memory/unavailable` was emitted then, once per service). */
   problem: ReinError | undefined
+  /** The registered store's `MEMORY_STORE_CORRUPT`, once a call found it damaged: runs get no tools and no block, as for an `unavailable` store. */
+  damaged: ReinError | undefined
 }
 
 /** `ctx.memory`: one per composition; a store plugin (`@rein/memory-sqlite`) registers where entries live. */
@@ -51,16 +54,16 @@ export class MemoryService extends Service {
 
   constructor(ctx: Context, config: MemoryConfig) {
     super(ctx, 'memory')
-    const state: MemoryState = { stores: [], config, watchers: new Set(), queue: Promise.resolve(), problem: undefined }
+    const state: MemoryState = { stores: [], config, watchers: new Set(), queue: Promise.resolve(), problem: undefined, damaged: undefined }
     this._state = state
     const logger = ctx.logger('memory')
     // A store that cannot be used stays registered (so `list` reports why), but runs get neither
     // tools that could only fail nor a block: nothing the model reads mentions it.
-    const usable = () => state.stores.length > 0 && state.stores[0]!.unavailable === undefined
+    const usable = () => state.stores.length > 0 && state.stores[0]!.unavailable === undefined && state.damaged === undefined
     // Looked up by name, not imported: @rein/memory does not depend on @rein/agent.
     const agents = () => ctx.get('agents') as AgentsLike | undefined
     ctx.inject(['tools'], (inner) => {
-      const tools = createMemoryTools(this, config, agents)
+      const tools = createMemoryTools(this, config, agents, logger)
       whileStore(inner, state.watchers, usable, 'memory tools', [
         () => inner.tools.register(tools.memoryWrite),
         () => inner.tools.register(tools.memorySearch),
@@ -85,17 +88,18 @@ export class MemoryService extends Service {
    * `DUPLICATE_MEMORY_STORE` while another is registered.
    */
   registerStore(store: MemoryStore): () => Promise<void> {
-    const { stores, watchers } = this._state
-    const tell = () => Promise.all([...watchers].map((watcher) => watcher()))
+    const state = this._state
+    const { stores, watchers } = state
     return this.ctx.effect(() => {
       if (stores.length > 0) throw new ReinError('DUPLICATE_MEMORY_STORE', 'another memory store is already registered; dispose it first')
       stores.push(store)
+      state.damaged = undefined
       if (store.unavailable !== undefined) this.tellUnavailable(store.unavailable)
-      void tell()
+      void tellWatchers(watchers)
       return async () => {
         const index = stores.indexOf(store)
         if (index >= 0) stores.splice(index, 1)
-        await tell()
+        await tellWatchers(watchers)
         await store.close?.()
       }
     }, 'memory.registerStore')
@@ -129,6 +133,29 @@ export class MemoryService extends Service {
     } catch (failure) {
       this.ctx.logger('memory').warn('a memory/unavailable listener failed: %s', failure)
     }
+  }
+
+  /**
+   * `call` (of `store`), noting a store it finds damaged: memory is then off for runs, as for a
+   * store that could not be opened — `memory/unavailable`, and the tools and the block go.
+   */
+  private async watched<T>(store: MemoryStore, call: Promise<T>): Promise<T> {
+    try {
+      return await call
+    } catch (error) {
+      if (isReinError(error) && error.code === 'MEMORY_STORE_CORRUPT') this.foundDamaged(store, error)
+      throw error
+    }
+  }
+
+  private foundDamaged(store: MemoryStore, error: ReinError): void {
+    const state = this._state
+    if (state.stores[0] !== store || state.damaged !== undefined) return
+    state.damaged = error
+    this.tellUnavailable(error)
+    // On a later turn: removing a tool stops its running calls (ABORTED), and the call that found
+    // the damage is one of them; it ends first, with its own error.
+    setImmediate(() => void tellWatchers(state.watchers))
   }
 
   /**
@@ -211,7 +238,8 @@ export class MemoryService extends Service {
 
   /** The entry, retired or expired included, or `undefined` (also without a store). */
   async get(id: string): Promise<MemoryEntry | undefined> {
-    return this._state.stores[0]?.get(id)
+    const store = this._state.stores[0]
+    return store === undefined ? undefined : this.watched(store, store.get(id))
   }
 
   /**
@@ -223,14 +251,15 @@ export class MemoryService extends Service {
     const store = this._state.stores[0]
     if (store === undefined) return Object.freeze([])
     const now = query.now ?? Date.now()
-    const found = await store.recall({ ...query, limit: Math.min(query.limit, this._state.config.maxRecall), now })
+    const found = await this.watched(store, store.recall({ ...query, limit: Math.min(query.limit, this._state.config.maxRecall), now }))
     // The store promises live entries only; checked again, as a correction must never lose to what it corrects.
     return Object.freeze(found.filter((entry) => entry.retiredAt === undefined && (entry.expiresAt === undefined || entry.expiresAt > now)))
   }
 
   /** Every entry, retired and expired included, in `createdAt` order (for `rein memory list`). Without a store: `[]`. */
   async list(): Promise<readonly MemoryEntry[]> {
-    return this._state.stores[0]?.all() ?? Object.freeze([])
+    const store = this._state.stores[0]
+    return store === undefined ? Object.freeze([]) : this.watched(store, store.all())
   }
 
   /** The project id for a workspace: Config `projectId` when set, else the root's real path (resolved when it does not exist). */
@@ -250,11 +279,16 @@ export class MemoryService extends Service {
     const state = this._state
     const run = state.queue.then(() => {
       const store = storeOf(state)
-      return store.atomically ? store.atomically(() => change(store)) : change(store)
+      return this.watched(store, store.atomically ? store.atomically(() => change(store)) : change(store))
     })
     state.queue = run.catch(() => undefined)
     return run
   }
+}
+
+/** Tells the tools' and the section's registrations that a store came, went or broke. */
+function tellWatchers(watchers: Set<StoreWatcher>): Promise<unknown> {
+  return Promise.all([...watchers].map((watcher) => watcher()))
 }
 
 /** The registered store; `NO_MEMORY_STORE` when there is none. */

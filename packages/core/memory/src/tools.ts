@@ -3,13 +3,16 @@
  * The session and project come from the call's run; the scopes from the agent (see access.ts).
  */
 
+import type { Logger } from '@deepseek-ai/cordis'
 import { ReinError, defineTool, type RunIdentity, type ToolRun } from '@rein/tools'
 import { accessFor, reaches } from './access.ts'
 import type { MemoryConfig, MemoryScopes } from './config.ts'
 import type { AgentsLike } from './section.ts'
-import { age, clip, oneLine } from './format.ts'
+import { age, clip } from './format.ts'
+import { shielded } from './model-errors.ts'
+import { renderSearchPage } from './search-page.ts'
 import type { MemoryEntry, MemoryPatch, MemoryScope, MemoryType, RecallQuery, WriteResult, MemoryDraft } from './types.ts'
-import { MEMORY_SCOPES, MEMORY_TYPES } from './validate.ts'
+import { MEMORY_SCOPES, MEMORY_TYPES, hasWord } from './validate.ts'
 
 /** What the tools need from the service. */
 export interface MemoryToolHost {
@@ -32,9 +35,10 @@ const ENTRY_FIELDS = {
 
 /**
  * The four tools; `config` sets the content cap and search limits they declare, `agents` (ctx.agents,
- * when there) gives a live agent's own memory scopes.
+ * when there) gives a live agent's own memory scopes, `logger` gets the store failures the model
+ * reads only as "memory could not be used".
  */
-export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, agents: () => AgentsLike | undefined) {
+export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, agents: () => AgentsLike | undefined, logger: Logger) {
   const content = { type: 'string', minLength: 1, maxLength: config.maxContentChars } as const
   // A run that may not read (or write) any scope never sees the tools that would only refuse it.
   const readers = (identity: RunIdentity) => accessFor(config, identity, agents).read.length > 0
@@ -65,7 +69,7 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
         return value.supersedes === undefined ? saved : `${saved} ${value.supersedes} is superseded and will not be recalled again.`
       },
     },
-    execute: async (args, run) => {
+    execute: (args, run) => shielded('memory_write', logger, async () => {
       const { access, projectId, sessionId } = await where(run)
       allowed(access, 'write', args.scope)
       if (args.supersedes !== undefined) await reachable(memory, args.supersedes, access.write, projectId)
@@ -79,7 +83,7 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
         ...(args.supersedes === undefined ? {} : { supersedes: args.supersedes }),
       })
       return { ...fields(entry), outcome, ...(args.supersedes === undefined || args.supersedes === entry.id ? {} : { supersedes: args.supersedes }) }
-    },
+    }),
     effects: ['write'],
     availableTo: writers,
     // Writing the same content again refreshes the entry it made: safe to run again after a crash.
@@ -108,10 +112,11 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
           },
         },
       },
-      render: (args, value) => value.entries.length === 0 ? `No memories match "${clip(args.query, 100)}".`
-        : value.entries.map((entry) => `${entry.id} (${entry.scope}, ${entry.type}, ${entry.age}): ${oneLine(entry.content)}`).join('\n'),
+      render: (args, value) => value.entries.length === 0 ? `No memories match "${clip(args.query, 100)}".` : renderSearchPage(value.entries),
     },
-    execute: async (args, run) => {
+    execute: (args, run) => shielded('memory_search', logger, async () => {
+      // The service's own refusal tells callers they may leave query out; the tool requires it.
+      if (!hasWord(args.query)) throw new ReinError('INVALID_ARGS', `memory_search refused: the query "${clip(args.query, 100)}" has no letters or digits to search for; give words, e.g. "test runner"`)
       const { access, projectId } = await where(run)
       if (args.scope !== undefined) allowed(access, 'read', args.scope)
       const scopes = args.scope === undefined ? access.read : [args.scope]
@@ -119,7 +124,7 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
       const now = Date.now()
       const entries = await memory.recall({ scopes, projectId, query: args.query, ...(args.type === undefined ? {} : { types: [args.type] }), limit: args.limit, now })
       return { entries: entries.map((entry) => ({ ...fields(entry), content: entry.content, age: age(entry.updatedAt, now) })) }
-    },
+    }),
     effects: ['read'],
     availableTo: readers,
     isConcurrencySafe: true,
@@ -138,13 +143,13 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
       schema: { type: 'object', additionalProperties: false, properties: ENTRY_FIELDS },
       render: (_args, value) => `Updated ${value.id} (${value.scope}, ${value.type}).`,
     },
-    execute: async (args, run) => {
+    execute: (args, run) => shielded('memory_update', logger, async () => {
       if (args.content === undefined && args.type === undefined) throw new ReinError('INVALID_ARGS', 'memory_update needs content, type or both')
       const { access, projectId } = await where(run)
       await reachable(memory, args.id, access.write, projectId)
       const entry = await memory.update(args.id, { ...(args.content === undefined ? {} : { content: args.content }), ...(args.type === undefined ? {} : { type: args.type }) })
       return fields(entry)
-    },
+    }),
     effects: ['write'],
     availableTo: writers,
     replaySafe: true,
@@ -159,12 +164,12 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
       schema: { type: 'object', additionalProperties: false, properties: { ...ENTRY_FIELDS, content: { type: 'string', required: true } } },
       render: (_args, value) => `Forgot ${value.id} (${value.scope}, ${value.type}): "${clip(value.content, 100)}".`,
     },
-    execute: async (args, run) => {
+    execute: (args, run) => shielded('memory_forget', logger, async () => {
       const { access, projectId } = await where(run)
       await reachable(memory, args.id, access.write, projectId)
       const entry = await memory.forget(args.id)
       return { ...fields(entry), content: entry.content }
-    },
+    }),
     effects: ['write'],
     availableTo: writers,
     presentCall: (args) => ({ card: 'generic', kind: 'delete', title: 'Forget memory', detail: args.id }),

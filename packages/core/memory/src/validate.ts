@@ -57,14 +57,16 @@ export function checkQuery(query: RecallQuery): void {
   else if (query.scopes.includes('project') && !nonEmpty(query.projectId)) problems.push('a recall of project entries needs a projectId')
   if (query.types !== undefined && (!Array.isArray(query.types) || !query.types.every(isType))) problems.push(`types must list some of ${MEMORY_TYPES.join(', ')}`)
   if (query.query !== undefined && typeof query.query !== 'string') problems.push('query must be a string')
-  else if (query.query !== undefined && !HAS_WORD.test(query.query)) problems.push('query has no letters or digits to search for: give words, or leave query out for the newest entries')
+  else if (query.query !== undefined && !hasWord(query.query)) problems.push('query has no letters or digits to search for: give words, or leave query out for the newest entries')
   if (typeof query.limit !== 'number' || !Number.isInteger(query.limit) || query.limit < 1) problems.push('limit must be an integer ≥ 1')
   if (query.now !== undefined && !isTime(query.now)) problems.push('now must be a whole number of epoch milliseconds')
   refuse('memory recall', problems)
 }
 
-/** A query needs a letter or digit: the full-text search looks only for words. */
-const HAS_WORD = /[\p{L}\p{N}]/u
+/** Whether `query` holds a letter or digit: the full-text search looks only for words. */
+export function hasWord(query: string): boolean {
+  return /[\p{L}\p{N}]/u.test(query)
+}
 
 /** Characters as people count them: an emoji is one. */
 function charCount(text: string): number {

@@ -293,3 +293,100 @@ describe('model experience', () => {
     expect(Math.ceil(JSON.stringify(schemas).length / 4)).toBeLessThan(800)
   })
 })
+
+/** One turn of the event loop: the service takes the tools away after the call that found the damage has ended. */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
+
+describe('a store that fails while in use', () => {
+  const FILE = '/home/someone/.rein/memory.db'
+  const damaged = () => new ReinError('MEMORY_STORE_CORRUPT', `memory database ${FILE} is damaged or not a SQLite database (database disk image is malformed); move it aside and rein starts an empty one`, { details: { file: FILE } })
+
+  for (const [tool, args, broken] of [
+    ['memory_search', { query: 'tests' }, { recall: 'reject' }],
+    ['memory_write', { scope: 'project', type: 'fact', content: 'Uses pnpm.' }, { findSame: 'reject' }],
+  ] as const) {
+    it(`${tool} finding the store damaged: the model reads no path and no advice for people, memory/unavailable carries the advice, and the tools go`, async () => {
+      const { ctx, call } = await setup({}, false)
+      const failure = damaged()
+      const store = new InMemoryMemoryStore()
+      for (const method of Object.keys(broken)) Object.assign(store, { [method]: () => Promise.reject(failure) })
+      await ctx.plugin(storePlugin(store))
+      const told: unknown[] = []
+      ctx.on('memory/unavailable', (error) => { told.push(error) })
+      const warnings: string[] = []
+      ctx.logger.exporter({ levels: { default: 3 }, export: (message) => { if (message.type === 'warn') warnings.push(message.args.map(String).join(' ')) } })
+      const result = await call(tool, args, { identity, workspaceRoot: workspace('ws-damaged') })
+      expect(result).toMatchObject({ isError: true, error: { code: 'MEMORY_STORE_CORRUPT' } })
+      expect(text(result)).toBe('Error: memory is off for the rest of this session (its store is damaged); go on without it')
+      expect(told).toEqual([failure])
+      expect(warnings.join('\n')).toContain('move it aside')
+      expect(ctx.memory.unavailable()).toBe(failure)
+      await nextTurn()
+      expect(ctx.tools.list()).toEqual([])
+      await expect(ctx.memory.list()).resolves.toEqual([])
+    })
+  }
+
+  it('a store locked by another process: the model reads that memory is busy, without the path; the tools stay', async () => {
+    const { ctx, call } = await setup({}, false)
+    const store = Object.assign(new InMemoryMemoryStore(), {
+      recall: () => Promise.reject(new ReinError('MEMORY_STORE_LOCKED', `memory database ${FILE} is locked by another process (waited 5000 ms while recalling); try again when it is done`)),
+    })
+    await ctx.plugin(storePlugin(store))
+    const result = await call('memory_search', { query: 'tests' })
+    expect(result).toMatchObject({ isError: true, error: { code: 'MEMORY_STORE_LOCKED' } })
+    expect(text(result)).toBe('Error: memory is busy (another rein process is writing to it); try again later')
+    await nextTurn()
+    expect(ctx.tools.list()).toEqual(TOOLS)
+  })
+
+  it('a registered store after a damaged one gets the tools back', async () => {
+    const { ctx, call } = await setup({}, false)
+    const failure = damaged()
+    const fiber = await ctx.plugin(storePlugin(Object.assign(new InMemoryMemoryStore(), { recall: () => Promise.reject(failure) })))
+    await call('memory_search', { query: 'tests' })
+    await nextTurn()
+    expect(ctx.tools.list()).toEqual([])
+    await fiber.dispose()
+    await ctx.plugin(storePlugin(new InMemoryMemoryStore()))
+    expect(ctx.tools.list()).toEqual(TOOLS)
+    expect(text(await call('memory_search', { query: 'tests' }))).toBe('No memories match "tests".')
+  })
+})
+
+describe('memory_search: what the model reads', () => {
+  it('a query of only symbols or emoji asks for words, not to leave out the query the tool requires', async () => {
+    const { call } = await setup()
+    for (const query of ['***', '🎉']) {
+      const result = await call('memory_search', { query })
+      expect(result).toMatchObject({ isError: true, error: { code: 'INVALID_ARGS' } })
+      expect(text(result)).toBe(`Error: memory_search refused: the query "${query}" has no letters or digits to search for; give words, e.g. "test runner"`)
+    }
+  })
+
+  it('a default search of ten 2000-character entries stays well under the agent\'s spill threshold (20 000), says the entries were cut, and how to see more', async () => {
+    const { ctx, call } = await setup()
+    const root = workspace('ws-long')
+    for (let index = 0; index < 12; index++) {
+      await ctx.memory.write({ scope: 'project', projectId: root, type: 'fact', content: `Long note ${index}: ${'lorem ipsum dolor '.repeat(120)}`.slice(0, 2000), source: { sessionId: 's0' } })
+    }
+    const page = text(await call('memory_search', { query: 'lorem' }, { identity, workspaceRoot: root }))
+    const lines = page.split('\n')
+    expect(lines).toHaveLength(11)
+    expect(page.length).toBeLessThan(12_000)
+    for (const line of lines.slice(0, 10)) expect(line).toMatch(/^mem_\S+ \(project, fact, just now\): Long note \d+: lorem .{900,1000}…$/u)
+    expect(lines[10]).toBe('Entries ending in … were cut to 1000 characters; a smaller limit shows more of each.')
+  })
+
+  it('shows a short entry whole, and one result up to a long entry\'s end', async () => {
+    const { ctx, call } = await setup()
+    const long = `Long note: ${'lorem ipsum dolor '.repeat(120)}`.slice(0, 2000)
+    const { entry } = await ctx.memory.write({ scope: 'user', type: 'fact', content: long, source: { sessionId: 's0' } })
+    await ctx.memory.write({ scope: 'user', type: 'fact', content: 'Short lorem.', source: { sessionId: 's0' } })
+    const both = text(await call('memory_search', { query: 'lorem' }))
+    expect(both).toContain('): Short lorem.')
+    expect(both).not.toContain('were cut')
+    expect(text(await call('memory_search', { query: 'long note', limit: 1 }))).toBe(`${entry.id} (user, fact, just now): ${long.trim()}`)
+  })
+})
+

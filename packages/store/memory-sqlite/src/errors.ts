@@ -11,12 +11,13 @@ export type MemoryStoreErrorCode =
   | 'MEMORY_STORE_FAILED'
 
 /** SQLite's error code (`SQLITE_BUSY`, `SQLITE_NOTADB`, …), or a Node one (`EACCES`), if any. */
-function codeOf(error: unknown): string {
+export function codeOf(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code
   return typeof code === 'string' ? code : ''
 }
 
-function messageOf(error: unknown): string {
+/** The error's message, or the thrown value as text. */
+export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
 

@@ -4,9 +4,10 @@ import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Context } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
-import { isReinError, type ReinError } from '@rein/base'
+import type { ReinError } from '@rein/base'
 import type { MemoryStore } from '@rein/memory'
-import { SqliteMemoryStore } from './sqlite-store.ts'
+import { toStoreError } from './errors.ts'
+import { DEFAULT_BUSY_TIMEOUT_MS, SqliteMemoryStore } from './sqlite-store.ts'
 
 /** `$REIN_HOME/memory.db`, else `~/.rein/memory.db`: the database when Config names no file. */
 export function defaultMemoryFile(env: NodeJS.ProcessEnv = process.env): string {
@@ -38,14 +39,16 @@ export const inject = ['memory']
  * every memory call (`rein memory list`) fails with it.
  */
 export const apply = async (ctx: Context, config: Config) => {
-  const file = config.file ?? defaultMemoryFile()
+  const file = resolve(config.file ?? defaultMemoryFile())
   let store: MemoryStore
   try {
     store = await SqliteMemoryStore.open({ file })
   } catch (error) {
-    if (!isReinError(error)) throw error
-    ctx.logger('memory').warn('%s; going on without memory', error.message)
-    store = unavailable(error)
+    // `open` rejects with `MEMORY_STORE_*` only; anything else is made one too rather than let a
+    // failure nobody foresaw stop every command of the composition.
+    const failure = toStoreError(error, file, 'opening it', DEFAULT_BUSY_TIMEOUT_MS)
+    ctx.logger('memory').warn('%s; going on without memory', failure.message)
+    store = unavailable(failure)
   }
   try {
     ctx.memory.registerStore(store)

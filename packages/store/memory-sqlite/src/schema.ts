@@ -48,22 +48,31 @@ const MIGRATIONS: readonly string[] = [
 export const SCHEMA_VERSION = MIGRATIONS.length
 
 /**
- * Brings `db` to `SCHEMA_VERSION` in one write transaction (so two processes opening a new file at
- * once migrate it once). Refuses a file with a newer version (`MEMORY_STORE_TOO_NEW`) and a file
- * with tables but no version (`MEMORY_STORE_CORRUPT`: some other program's database).
+ * Brings `db` to `SCHEMA_VERSION`. Refuses a file with a newer version (`MEMORY_STORE_TOO_NEW`) and
+ * a file with tables but no version (`MEMORY_STORE_CORRUPT`: some other program's database). The
+ * write lock is taken only when a migration is due, so opening a current file (`rein memory list`)
+ * does not wait for, or fail behind, another process's write.
  */
 export function migrate(db: Database.Database, file: string): void {
+  if (checkVersion(db, file) === SCHEMA_VERSION) return
+  // One write transaction, the version read again inside: two processes opening a new file at
+  // once migrate it once.
   db.transaction(() => {
-    const version = db.pragma('user_version', { simple: true }) as number
-    if (version > SCHEMA_VERSION) {
-      throw new ReinError('MEMORY_STORE_TOO_NEW', `memory database ${file} has schema version ${version}, newer than this rein reads (${SCHEMA_VERSION}): upgrade rein, or point memory-sqlite's file elsewhere`, { details: { file, version, supported: SCHEMA_VERSION } })
-    }
-    if (version === 0 && db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' LIMIT 1`).get() !== undefined) {
-      throw new ReinError('MEMORY_STORE_CORRUPT', `memory database ${file} holds tables but no rein memory schema: it is another program's database; point memory-sqlite's file elsewhere`, { details: { file } })
-    }
-    for (let next = version + 1; next <= SCHEMA_VERSION; next++) {
+    for (let next = checkVersion(db, file) + 1; next <= SCHEMA_VERSION; next++) {
       db.exec(MIGRATIONS[next - 1]!)
       db.pragma(`user_version = ${next}`)
     }
   }).immediate()
+}
+
+/** The file's schema version, when this build can read or migrate it. */
+function checkVersion(db: Database.Database, file: string): number {
+  const version = db.pragma('user_version', { simple: true }) as number
+  if (version > SCHEMA_VERSION) {
+    throw new ReinError('MEMORY_STORE_TOO_NEW', `memory database ${file} has schema version ${version}, newer than this rein reads (${SCHEMA_VERSION}): upgrade rein, or point memory-sqlite's file elsewhere`, { details: { file, version, supported: SCHEMA_VERSION } })
+  }
+  if (version === 0 && db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' LIMIT 1`).get() !== undefined) {
+    throw new ReinError('MEMORY_STORE_CORRUPT', `memory database ${file} holds tables but no rein memory schema: it is another program's database; point memory-sqlite's file elsewhere`, { details: { file } })
+  }
+  return version
 }

@@ -30,7 +30,10 @@ export function toSearchText(content: string): string {
  * A CJK run becomes its overlapping pairs of characters (one character alone stays itself), each a
  * two-character phrase, so `喜欢` finds `用户喜欢pnpm` and a whole CJK sentence still finds entries
  * sharing some of its words. Each term is double-quoted (`"` doubled) and the terms are joined
- * with `OR`: an entry holding more of them ranks higher (BM25) instead of one missing word hiding it.
+ * with `OR`, so one missing word does not hide an entry; BM25 then ranks (rarer words and shorter
+ * entries weigh more: a long entry holding every term can rank below a short one holding one).
+ * Lower-cased here by current Unicode, while the index folds the content by unicode61's older
+ * tables: capitals those lack (Adlam, Cherokee) never meet (see the README).
  */
 export function toMatchQuery(query: string): string | undefined {
   const terms = new Set<string>()

@@ -8,7 +8,7 @@ import { dirname, resolve } from 'node:path'
 import Database from 'better-sqlite3'
 import { ReinError, makeFilePrivate, openPrivateFile, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '@rein/base'
 import type { MemoryEntry, MemoryScope, MemoryStore, MemoryType, RecallQuery } from '@rein/memory'
-import { toStoreError } from './errors.ts'
+import { codeOf, messageOf, toStoreError } from './errors.ts'
 import { ENTRY_ORDER, fromRow, toRow, type EntryRow } from './rows.ts'
 import { migrate } from './schema.ts'
 import { toMatchQuery, toSearchText } from './search-text.ts'
@@ -51,14 +51,11 @@ export class SqliteMemoryStore implements MemoryStore {
       // What is deleted is overwritten, not left in free pages: a forgotten entry is gone from the file.
       db.pragma('secure_delete = ON')
       migrate(db, file)
+      await narrowSideFiles(file)
     } catch (error) {
+      // Every failure closes what was opened: the plugin goes on without memory, holding nothing.
       db?.close()
       throw toStoreError(error, file, 'opening it', busyTimeoutMs)
-    }
-    // SQLite gives the -wal and -shm files the database's mode; narrow ones an older run left wider.
-    for (const suffix of ['-wal', '-shm']) {
-      const mode = await stat(file + suffix).then((stats) => stats.mode, () => undefined)
-      if (mode !== undefined && (mode & 0o077) !== 0) await chmod(file + suffix, PRIVATE_FILE_MODE)
     }
     return new SqliteMemoryStore(db, file, busyTimeoutMs)
   }
@@ -109,16 +106,20 @@ export class SqliteMemoryStore implements MemoryStore {
 
   /**
    * Once text was deleted and the change committed: the WAL still holds the pages that had it, so
-   * they are folded into the file (zeroed there) and the WAL emptied. Best effort: a reader of an
-   * older snapshot in another process keeps them until the next time, or until the last one closes.
+   * they are folded into the file (zeroed there) and the WAL emptied. Without waiting: a reader of
+   * an older snapshot (another process) would hold the checkpoint for the whole busy timeout,
+   * blocking the event loop. Until it is done, each later write tries again (the last close does it too).
    */
   private foldWal(): void {
-    if (!this.textDropped || this.db.inTransaction) return
-    this.textDropped = false
+    if (!this.textDropped || this.db.inTransaction || !this.db.open) return
+    this.db.pragma('busy_timeout = 0')
     try {
-      this.db.pragma('wal_checkpoint(TRUNCATE)')
+      const [result] = this.db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[]
+      if (result?.busy === 0) this.textDropped = false
     } catch {
-      // Busy or closed: the next fold, or the last close, does it.
+      // Failing now (a full disk): the next write tries again.
+    } finally {
+      this.db.pragma(`busy_timeout = ${this.busyTimeoutMs}`)
     }
   }
 
@@ -243,6 +244,22 @@ export class SqliteMemoryStore implements MemoryStore {
 
   private checkOpen(): void {
     if (!this.db.open) throw new ReinError('MEMORY_STORE_CLOSED', `memory database ${this.file} is closed`, { details: { file: this.file } })
+  }
+}
+
+/**
+ * SQLite gives the -wal and -shm files the database's mode; this narrows ones an older run (or
+ * another user) left wider. One it may not chmod (another user owns it) is `MEMORY_STORE_FAILED`:
+ * other users could read the memory through it.
+ */
+async function narrowSideFiles(file: string): Promise<void> {
+  for (const suffix of ['-wal', '-shm']) {
+    const path = file + suffix
+    const mode = await stat(path).then((stats) => stats.mode, () => undefined)
+    if (mode === undefined || (mode & 0o077) === 0) continue
+    await chmod(path, PRIVATE_FILE_MODE).catch((error: unknown) => {
+      throw new ReinError('MEMORY_STORE_FAILED', `memory database ${file}: ${path} is open to other users and this process may not make it private (${messageOf(error)}); have its owner run chmod 600 ${path}`, { cause: error, details: { file, sqliteCode: codeOf(error) || undefined } })
+    })
   }
 }
 

@@ -10,6 +10,14 @@ const HOLD_LOCK = new URL('./fixtures/hold-lock.ts', import.meta.url).pathname
 
 const modeOf = async (path: string) => (await stat(path)).mode & 0o777
 
+/** Another process holding `file`'s write lock (BEGIN IMMEDIATE) until `release`, which resolves to its exit code. */
+async function holdLock(file: string) {
+  const holder = spawn(process.execPath, ['--import', 'tsx', HOLD_LOCK, file], { stdio: ['pipe', 'pipe', 'inherit'] })
+  const exited = new Promise<number | null>((resolve) => holder.once('exit', resolve))
+  await new Promise<void>((resolve) => holder.stdout.on('data', (chunk: Buffer) => { if (chunk.toString().includes('locked')) resolve() }))
+  return { release: () => { holder.stdin.end(); return exited } }
+}
+
 describe('opening the database file', () => {
   it('creates the file 0600 in a new 0700 folder, WAL files 0600 too, at the current schema version', async () => {
     const folder = join(await tempRoot(), 'home', '.rein')
@@ -88,20 +96,30 @@ describe('opening the database file', () => {
     await expect(SqliteMemoryStore.open({ file })).rejects.toMatchObject({ code: 'MEMORY_STORE_CORRUPT', details: { file } })
   })
 
-  it('calls a file another process holds locked MEMORY_STORE_LOCKED, naming it, after the busy timeout', async () => {
-    const first = await openStore()
-    await first.close()
-    const holder = spawn(process.execPath, ['--import', 'tsx', HOLD_LOCK, first.file], { stdio: ['pipe', 'pipe', 'inherit'] })
-    const exited = new Promise<number | null>((resolve) => holder.once('exit', resolve))
-    await new Promise<void>((resolve) => holder.stdout.on('data', (chunk: Buffer) => { if (chunk.toString().includes('locked')) resolve() }))
-    const failure = SqliteMemoryStore.open({ file: first.file, busyTimeoutMs: 200 })
-    await expect(failure).rejects.toMatchObject({ code: 'MEMORY_STORE_LOCKED', details: { file: first.file } })
-    await expect(failure).rejects.toThrow(first.file)
-    holder.stdin.end()
-    expect(await exited).toBe(0)
+  it('calls a new file another process holds locked MEMORY_STORE_LOCKED, naming it, after the busy timeout', async () => {
+    // A new file is migrated, which needs the write lock.
+    const file = join(await tempRoot(), 'memory.db')
+    const holder = await holdLock(file)
+    const failure = SqliteMemoryStore.open({ file, busyTimeoutMs: 200 })
+    await expect(failure).rejects.toMatchObject({ code: 'MEMORY_STORE_LOCKED', details: { file } })
+    await expect(failure).rejects.toThrow(file)
+    expect(await holder.release()).toBe(0)
     // Once the other process is done, the file opens.
-    const store = await openStore({ file: first.file })
+    const store = await openStore({ file })
     expect(await store.all()).toEqual([])
+  }, 30_000)
+
+  it('opens and reads a file at the current schema while another process holds its write lock: opening takes no write lock when no migration is due', async () => {
+    const first = await openStore()
+    await first.insert(entry({ id: 'kept' }))
+    await first.close()
+    const holder = await holdLock(first.file)
+    try {
+      const store = await openStore({ file: first.file, busyTimeoutMs: 200 })
+      expect((await store.all()).map((item) => item.id)).toEqual(['kept'])
+    } finally {
+      expect(await holder.release()).toBe(0)
+    }
   }, 30_000)
 
   it('fails with MEMORY_STORE_FAILED, naming the file, when its folder cannot be made', async () => {

@@ -1,10 +1,18 @@
-import { access, mkdir, writeFile } from 'node:fs/promises'
+import { spawnSync } from 'node:child_process'
+import { access, chmod, chown, mkdir, readFile, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Context } from '@deepseek-ai/cordis'
+import { fileURLToPath } from 'node:url'
+import { Context, Service } from '@deepseek-ai/cordis'
 import MemoryService from '@rein/memory'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import * as plugin from '../src/index.ts'
-import { tempRoot } from './temp-root.ts'
+import { entry, openStore, tempRoot } from './temp-root.ts'
+
+const COMPOSE_ON = fileURLToPath(new URL('./fixtures/compose-on.ts', import.meta.url))
+const REPOSITORY = fileURLToPath(new URL('../../../../', import.meta.url))
+/** nobody: a user other than the one the child runs as. */
+const OTHER_USER = 65_534
 
 const exists = (path: string) => access(path).then(() => true, () => false)
 
@@ -20,6 +28,44 @@ afterEach(() => {
   if (savedHome === undefined) delete process.env.REIN_HOME
   else process.env.REIN_HOME = savedHome
 })
+
+/** What a tool definition @rein/memory registers looks like here. */
+interface ToolLike {
+  name: string
+  execute(args: Record<string, unknown>, run: unknown): Promise<unknown>
+}
+
+/**
+ * Stands in for @rein/tools' ctx.tools (not a dependency here): keeps what is registered, and runs
+ * a tool's body as the registry would, giving what the model reads of a failure (`Error: <message>`).
+ */
+class ToolsStandIn extends Service {
+  registered = new Map<string, ToolLike>()
+  constructor(ctx: Context) {
+    super(ctx, 'tools')
+  }
+
+  register(tool: ToolLike) {
+    const { registered } = this
+    return this.ctx.effect(() => {
+      registered.set(tool.name, tool)
+      return () => { registered.delete(tool.name) }
+    }, 'tools.register')
+  }
+
+  preExecute() {
+    return () => undefined
+  }
+
+  async modelReads(name: string, args: Record<string, unknown>): Promise<string> {
+    const identity = { agent: 'main', sessionId: 's1', conversationId: 's1', runId: 'run-1', turnId: 's1/1', anchor: 'msg-1', depth: 0 }
+    const run = { identity, sessionId: 's1', workspaceRoot: reinHome }
+    return this.registered.get(name)!.execute(args, run).then(() => 'done', (error: Error) => `Error: ${error.message}`)
+  }
+}
+
+/** One turn of the event loop: the service takes the tools away after the call that found the damage has ended. */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
 async function compose(config: plugin.Config = {}) {
   const ctx = new Context()
@@ -82,6 +128,35 @@ describe('the plugin', () => {
     await expect(ctx.memory.list()).rejects.toMatchObject({ code: 'MEMORY_STORE_CORRUPT', message: expect.stringContaining(file) })
   })
 
+  it('a file found damaged after it opened (good header, damaged pages) turns memory off: the model reads no path and no advice for people, memory/unavailable carries it, and the tools go', async () => {
+    const file = join(await tempRoot(), 'memory.db')
+    const store = await openStore({ file })
+    for (let index = 0; index < 500; index++) await store.insert(entry({ content: `entry ${index} `.repeat(20) }))
+    await store.close()
+    const bytes = await readFile(file)
+    for (let index = 8192; index < bytes.length - 4096; index++) bytes[index] = (index * 31) & 0xff
+    await writeFile(file, bytes)
+
+    const ctx = new Context()
+    await ctx.plugin(ToolsStandIn)
+    await ctx.plugin(MemoryService, {})
+    const told: { code: string; message: string }[] = []
+    ctx.on('memory/unavailable', (error) => { told.push(error) })
+    await ctx.plugin(plugin, { file })
+    const tools = ctx.get('tools') as unknown as ToolsStandIn
+    expect([...tools.registered.keys()].sort()).toEqual(['memory_forget', 'memory_search', 'memory_update', 'memory_write'])
+    expect(told).toEqual([])
+
+    expect(await tools.modelReads('memory_search', { query: 'entry', limit: 10 })).toBe('Error: memory is off for the rest of this session (its store is damaged); go on without it')
+    expect(told).toEqual([expect.objectContaining({ code: 'MEMORY_STORE_CORRUPT', message: expect.stringMatching(/move it aside/) })])
+    expect(told[0]!.message).toContain(file)
+    await nextTurn()
+    expect([...tools.registered.keys()]).toEqual([])
+    // People still get the advice, naming the file.
+    await expect(ctx.memory.list()).rejects.toMatchObject({ code: 'MEMORY_STORE_CORRUPT', message: expect.stringContaining(file) })
+    expect(ctx.memory.unavailable()).toBe(told[0])
+  })
+
   it('a fractional expiresAt is INVALID_ARGS before it reaches the INTEGER column, not MEMORY_STORE_FAILED', async () => {
     const { ctx, fiber } = await compose()
     const expiresAt = Date.now() + 60_000.5
@@ -90,4 +165,34 @@ describe('the plugin', () => {
     await expect(ctx.memory.update(entry.id, { expiresAt })).rejects.toMatchObject({ code: 'INVALID_ARGS' })
     await fiber.dispose()
   })
+
+  it('a -wal file it cannot make private (another user\'s) leaves memory unavailable, MEMORY_STORE_FAILED naming it, instead of a raw EPERM that stops the composition; no handle on the file is left open', async () => {
+    const root = await tempRoot()
+    const store = await openStore({ file: join(root, 'memory.db') })
+    await store.insert(entry())
+    await store.close()
+    // Another user's -wal, readable and writable by all: SQLite can use it, but only its owner may chmod it.
+    const wal = `${store.file}-wal`
+    await writeFile(wal, '')
+    await chmod(wal, 0o666)
+    await chown(wal, OTHER_USER, OTHER_USER)
+    const report = composeWithoutPrivileges(store.file)
+    const failed = { name: 'ReinError', code: 'MEMORY_STORE_FAILED', message: expect.stringContaining(wal) }
+    expect(report).toEqual({ composed: true, unavailable: failed, list: failed, handles: 0 })
+    expect(report.unavailable.message).toMatch(/have its owner run chmod 600/)
+  })
 })
+
+/**
+ * Runs compose-on.ts on `file` in a child that keeps uid 0 but drops every capability: without
+ * CAP_FOWNER it may not chmod a file another user owns, as for any user, and it can still read the
+ * repository and the root-owned folder.
+ */
+function composeWithoutPrivileges(file: string) {
+  const child = spawnSync('setpriv', [
+    '--inh-caps=-all', '--bounding-set=-all',
+    process.execPath, '--conditions=@rein/source', '--import', 'tsx', COMPOSE_ON, file,
+  ], { cwd: REPOSITORY, encoding: 'utf8', env: { ...process.env, HOME: tmpdir() } })
+  if (child.status !== 0) throw new Error(`the child failed (${child.status}): ${child.stderr}${child.stdout}`)
+  return JSON.parse(child.stdout) as { unavailable: { message: string } }
+}

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises'
+import Database from 'better-sqlite3'
 import { normalizeContent, type MemoryEntry } from '@rein/memory'
 import { describe, expect, it } from 'vitest'
 import { entry, openStore } from './temp-root.ts'
@@ -111,6 +112,23 @@ describe('SqliteMemoryStore: recall', () => {
     expect(await store.recall({ scopes: ['user'], query: 'kubernetes', limit: 10, now: NOW })).toEqual([])
   })
 
+  it('weighs length (BM25): a long entry holding both words of the query can rank below short ones holding one', async () => {
+    const store = await openStore()
+    await store.insert(entry({ id: 'short-vitest', content: 'vitest config lives in the root' }))
+    await store.insert(entry({ id: 'short-jest', content: 'jest config lives in the root' }))
+    await store.insert(entry({ id: 'long-both', content: 'We argued for a long time about the test runner; after comparing startup time, watch mode, snapshot support, ESM handling, TypeScript transforms, coverage providers and the mocking API we finally moved from jest to vitest for every package in the monorepo.' }))
+    expect(ids(await store.recall({ scopes: ['user'], query: 'vitest jest', limit: 3, now: NOW })).at(-1)).toBe('long-both')
+  })
+
+  it('never finds a word an entry writes in capitals that unicode61 cannot fold (Adlam, Osage, Cherokee, Georgian Mtavruli): the query is folded by newer tables; small letters are found', async () => {
+    const store = await openStore()
+    const words = { adlamCapitals: '𞤀𞤁𞤂', adlamSmall: '𞤢𞤣𞤤', osageCapitals: '\u{104B0}\u{104B1}', cherokee: 'ᎠᎡ', mtavruli: 'ᲐᲑᲒ', greekCapitals: 'ΑΒΓ' }
+    for (const [id, word] of Object.entries(words)) await store.insert(entry({ id, content: `note ${word}` }))
+    const found: Record<string, string[]> = {}
+    for (const [id, word] of Object.entries(words)) found[id] = ids(await store.recall({ scopes: ['user'], query: word, limit: 10, now: NOW }))
+    expect(found).toEqual({ adlamCapitals: ['adlamSmall'], adlamSmall: ['adlamSmall'], osageCapitals: [], cherokee: [], mtavruli: [], greekCapitals: ['greekCapitals'] })
+  })
+
   it('follows replaced content and forgets deleted entries in the full-text index', async () => {
     const store = await openStore()
     const item = entry({ content: 'the database is postgres' })
@@ -138,6 +156,29 @@ describe('SqliteMemoryStore: recall', () => {
     for (const path of [file, `${file}-wal`]) {
       const text = (await readFile(path).catch(() => Buffer.alloc(0))).toString('latin1')
       expect({ path, forgotten: text.includes('zqxforgotten'), replaced: text.includes('zqxreplaced') }).toEqual({ path, forgotten: false, replaced: false })
+    }
+  })
+
+  it('a forget while another connection holds a read snapshot does not wait out the busy timeout for the WAL: the next write empties it of the forgotten text', async () => {
+    const store = await openStore()
+    for (let i = 0; i < 50; i++) await store.insert(entry({ content: `ordinary entry number ${i} about the build` }))
+    const forgotten = entry({ content: 'the shed code is zqxsnapshot4 for the zqxsnapshot shed' })
+    await store.insert(forgotten)
+    const reader = new Database(store.file)
+    try {
+      // A snapshot from before the forget: the WAL cannot be emptied while it is read.
+      reader.exec('BEGIN')
+      reader.prepare('SELECT count(*) FROM memory_entries').get()
+      expect(await store.delete(forgotten.id)).toBe(true)
+      reader.exec('COMMIT')
+    } finally {
+      reader.close()
+    }
+    await store.insert(entry({ content: 'a later write' }))
+    const { file } = store
+    for (const path of [file, `${file}-wal`]) {
+      const text = (await readFile(path).catch(() => Buffer.alloc(0))).toString('latin1')
+      expect({ path, forgotten: text.includes('zqxsnapshot') }).toEqual({ path, forgotten: false })
     }
   })
 

@@ -1,0 +1,31 @@
+/**
+ * What the model reads when the store fails. A store's message names its file and tells people
+ * what to do ("move it aside"); the model can do nothing with either, so it reads a plain sentence
+ * with the same code, and people get the original (logged here, and `memory/unavailable`).
+ */
+
+import type { Logger } from '@deepseek-ai/cordis'
+import { ReinError, isReinError } from '@rein/base'
+
+const SAID_TO_MODEL: Readonly<Record<string, string>> = {
+  MEMORY_STORE_CORRUPT: 'memory is off for the rest of this session (its store is damaged); go on without it',
+  MEMORY_STORE_LOCKED: 'memory is busy (another rein process is writing to it); try again later',
+}
+
+const OTHER_FAILURE = 'memory could not be used just now (its store failed); go on without it'
+
+/** Whether `code` is a store's failure rather than a refusal the model can act on (`INVALID_ARGS`, `MEMORY_NOT_FOUND`). */
+function isStoreFailure(code: string): boolean {
+  return code.startsWith('MEMORY_STORE_') || code === 'NO_MEMORY_STORE'
+}
+
+/** Runs a tool's body; a store failure it throws is logged for people and rethrown worded for the model. */
+export async function shielded<T>(tool: string, logger: Logger, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body()
+  } catch (error) {
+    if (!isReinError(error) || !isStoreFailure(error.code)) throw error
+    logger.warn('%s failed; the model was told only that memory could not be used: %s', tool, error.message)
+    throw new ReinError(error.code, SAID_TO_MODEL[error.code] ?? OTHER_FAILURE, { cause: error })
+  }
+}
