@@ -1,28 +1,36 @@
 /**
  * The turn's limits: what a step may still ask for (each request's output limit capped by the
- * output budget the turn has left) and whether the turn has used up a budget.
+ * output budget the turn has left, and for a subagent by what its parent's turn has left) and
+ * whether the turn has used up a budget.
  */
 
 import type { LlmRuntime, ModelRoute } from '@rein/llm'
 import type { StepRequest, TurnOverrun } from '@rein/session'
 import type { Tally } from './accounting.ts'
 import type { AgentOptions } from './options.ts'
+import type { BudgetLeft } from './tree-budget.ts'
 
 export interface PlannedRequest {
   /** The options as the primary route sends them (what `step/start` records). */
   request: StepRequest
-  /** What the turn's output budget has left: a ceiling on every route's `maxTokens`. */
+  /** What the output budgets have left: a ceiling on every route's `maxTokens`. */
   cap?: number
+  /** The cap is what the parent's turn has left, less than this turn's own budget has. */
+  capByParent?: true
 }
 
 /**
- * The generation options of the next request. Only an explicit `maxTokens` and the budget's cap
+ * The generation options of the next request. Only an explicit `maxTokens` and the budgets' cap
  * go to the runtime, which applies each route's own catalog limit under the cap — so a fallback
- * model gets its own limit, not the primary's.
+ * model gets its own limit, not the primary's. `above` is what a subagent's parent's turn has left
+ * now: siblings spend it too, so the child's own budget (set when it was made) may exceed it.
  */
-export function planRequest(options: AgentOptions, llm: LlmRuntime, spent: Tally): PlannedRequest {
+export function planRequest(options: AgentOptions, llm: LlmRuntime, spent: Tally, above?: BudgetLeft): PlannedRequest {
   const { provider, model, temperature, reasoningEffort, maxOutputTokens } = options
-  const cap = maxOutputTokens === undefined ? undefined : Math.max(1, maxOutputTokens - spent.usage.outputTokens)
+  const ownCap = maxOutputTokens === undefined ? undefined : Math.max(1, maxOutputTokens - spent.usage.outputTokens)
+  const parentCap = above?.outputTokens === undefined ? undefined : Math.max(1, above.outputTokens)
+  const capByParent = parentCap !== undefined && (ownCap === undefined || parentCap < ownCap)
+  const cap = capByParent ? parentCap : ownCap
   const own = ownLimit(options, llm, options)
   const maxTokens = cap === undefined ? own : Math.min(own ?? cap, cap)
   return {
@@ -34,6 +42,7 @@ export function planRequest(options: AgentOptions, llm: LlmRuntime, spent: Tally
       ...(reasoningEffort !== undefined ? { reasoningEffort } : {}),
     },
     ...(cap !== undefined ? { cap } : {}),
+    ...(capByParent ? { capByParent: true as const } : {}),
   }
 }
 

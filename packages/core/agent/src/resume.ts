@@ -1,10 +1,13 @@
 /**
- * Crash repair on resume: ask each tool that can for the real outcome of its unpaired call
- * (`recover`), re-run what is safe to repeat, pair the rest, close the interrupted turn.
+ * Crash repair on resume: record the attempt a crash cut off (estimated), ask each tool that can
+ * for the real outcome of its unpaired call (`recover`), re-run what is safe to repeat, pair the
+ * rest, close the interrupted turn. A log closed without being continued is repaired the same way,
+ * minus anything that would run work again.
  */
 
 import { eventData, planRepair, repairEvents, type CoreEventData, type RepairCall, type Session } from '@rein/session'
 import type { RunIdentity, ToolCallContext, ToolRegistry } from '@rein/tools'
+import { cutOffAttempt, type AttemptEstimator } from './cut-attempt.ts'
 import { runIdentity } from './identity.ts'
 import { recordedParent } from './lineage.ts'
 import type { AgentOptions } from './options.ts'
@@ -24,9 +27,30 @@ export interface ResumeReport {
 
 type ResultData = CoreEventData['tool/result']
 
+/**
+ * How far a repair goes. `resume`: the agent goes on from the log, so replay-safe calls run again
+ * and every tool with a `recover` is asked. `close`: the log is only closed (a background child
+ * whose process died), so nothing runs again, and a tool whose `recover` continues the work
+ * (`recoverAfterInterrupt`: a subagent's) is not asked; other tools still are — a command left
+ * running is stopped by its tool's `recover`, and only that makes "stopped" true.
+ */
+export type RepairMode = 'resume' | 'close'
+
+/** What a repair reads of the agent's options: where tools work, how results spill, whose run it was. */
+export type RepairOptions = Pick<AgentOptions, 'name' | 'cwd' | 'workspaceRoot' | 'spillAfterChars' | 'spillAfterLines'>
+
+/** What a repair uses: the tools it asks, and what it estimates a cut-off attempt with. */
+export interface RepairServices extends AttemptEstimator {
+  tools: ToolRegistry
+}
+
 /** Repairs `session` if its log ends mid-turn, and makes the repair durable. */
-export async function repairSession(session: Session, tools: ToolRegistry, options: AgentOptions, signal: AbortSignal = new AbortController().signal): Promise<ResumeReport> {
-  const plan = planRepair(session.events, (name) => tools.info(name)?.replaySafe === true)
+export async function repairSession(session: Session, services: RepairServices, options: RepairOptions, signal: AbortSignal = new AbortController().signal, mode: RepairMode = 'resume'): Promise<ResumeReport> {
+  const { tools } = services
+  const plan = planRepair(session.events, (name) => mode === 'resume' && tools.info(name)?.replaySafe === true)
+  // Recorded within its step, before the repair closes it.
+  const cut = await cutOffAttempt(session, services)
+  if (cut) session.append('llm/attempt', cut, { ignorable: true })
   const found = new Map<string, ResultData>()
   const report: ResumeReport = { paired: [], rerun: [], recovered: [] }
   // A call run again runs for the run it belonged to: tools that decide by run (scopes, availability) decide the same.
@@ -34,7 +58,7 @@ export async function repairSession(session: Session, tools: ToolRegistry, optio
   const context: ToolCallContext = { sessionId: session.id, cwd: options.cwd, workspaceRoot: options.workspaceRoot ?? options.cwd, ...(identity ? { identity } : {}) }
   const limits = { chars: options.spillAfterChars, lines: options.spillAfterLines }
   for (const call of plan.calls) {
-    const outcome = await settle(call, tools, context, signal)
+    const outcome = await settle(call, tools, context, signal, mode)
     if (!outcome) continue
     found.set(call.callId, await toResultData(call.callId, outcome.result, session, limits))
     report[outcome.how].push({ callId: call.callId, name: call.name, isError: outcome.result.isError })
@@ -53,8 +77,9 @@ export async function repairSession(session: Session, tools: ToolRegistry, optio
  * A started call's real result, when one can be had: its tool's `recover` first (it knows, e.g.,
  * that a subagent's session completed), else a run again when the call is replay-safe.
  */
-async function settle(call: RepairCall, tools: ToolRegistry, context: ToolCallContext, signal: AbortSignal) {
+async function settle(call: RepairCall, tools: ToolRegistry, context: ToolCallContext, signal: AbortSignal, mode: RepairMode) {
   if (call.action === 'not-started') return undefined
+  if (mode === 'close' && tools.info(call.name)?.recoverAfterInterrupt === true) return undefined
   const input = { callId: call.callId, name: call.name, arguments: call.arguments, signal, context }
   const recovered = await tools.recover(input)
   if (recovered) return { how: 'recovered' as const, result: recovered }
@@ -63,7 +88,7 @@ async function settle(call: RepairCall, tools: ToolRegistry, context: ToolCallCo
 }
 
 /** The identity of the run whose turn `turn` a crash interrupted, from its `turn/start`; undefined for a log that never recorded it. */
-function interruptedRun(session: Session, options: AgentOptions, turn: number): RunIdentity | undefined {
+function interruptedRun(session: Session, options: RepairOptions, turn: number): RunIdentity | undefined {
   const start = session.events.findLast((event) => event.type === 'turn/start' && eventData(event, 'turn/start').turn === turn)
   if (!start) return undefined
   const data = eventData(start, 'turn/start')

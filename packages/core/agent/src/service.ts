@@ -16,7 +16,7 @@ import { AgentConfig, type AgentOptions } from './options.ts'
 import { checkRoutes, recordedRequest } from './routes.ts'
 import { charTokens, type Tokenizer } from './compaction/meter.ts'
 import { recallResultTool, withRecall } from './compaction/recall-tool.ts'
-import { repairSession, type ResumeReport } from './resume.ts'
+import { repairSession, type RepairServices, type ResumeReport } from './resume.ts'
 import type { PromptSection } from './sections.ts'
 import { withinParent, type Spend } from './tree-budget.ts'
 import { narrowed, visibleTools } from './visibility.ts'
@@ -199,12 +199,37 @@ export class AgentService extends Service {
       const parent = ref ? (await this.parentRun(ref)).run : recordedParent(session.header, session.events)
       const left = ref && this.liveAgent(ref.sessionId)?.budgetLeft()
       const resolved = withinParent(await this.resolve({ cwd: session.header.cwd, ...recordedRequest(session.events, rest), ...stripUndefined(rest) }, session.header.depth > 0), left)
-      const repaired = await repairSession(session, serviceOf(this._state, 'tools'), resolved, signal)
+      const repaired = await repairSession(session, repairServices(this._state), resolved, signal)
       const lineage = this.lineage(parent, resolved)
       return { agent: this.track(new Agent(session, resolved, this.agentServices(), lineage)), repaired }
     } catch (error) {
       await session.close().catch(() => {})
       throw error
+    }
+  }
+
+  /**
+   * Closes a stored session that no process runs — a background subagent whose process died —
+   * without continuing it: what its log left open is repaired as `resume` would, minus what would
+   * run work again. Each started call's tool is asked `recover` (a command the call left running is
+   * stopped) except a subagent's (`recoverAfterInterrupt`: its recover continues the child; the
+   * caller closes that child likewise), nothing replay-safe is run again, the rest is paired and
+   * the turn closed `interrupted`. `SESSION_LOCKED` while a process holds the session.
+   */
+  async repair(id: string, options: { signal?: AbortSignal } = {}): Promise<ResumeReport> {
+    const state = this._state
+    const session = await serviceOf(state, 'sessions').open(id)
+    let repair: Promise<ResumeReport> | undefined
+    // The store or the session service going meanwhile (rein exiting) closes the session: the close
+    // waits for the repair, or a command its tool just stopped would be recorded nowhere.
+    const release = session.beforeClose(() => repair?.then(() => {}, () => {}))
+    try {
+      // The row's spill limits; where its tools worked, from its header (nothing says a workspace root).
+      repair = repairSession(session, repairServices(state), { ...state.config, cwd: session.header.cwd }, options.signal, 'close')
+      return await repair
+    } finally {
+      release()
+      await session.close()
     }
   }
 
@@ -252,14 +277,14 @@ export class AgentService extends Service {
       reopen: async (closed, options) => {
         const session = await this.openAgain(closed)
         try {
-          await repairSession(session, serviceOf(state, 'tools'), options)
+          await repairSession(session, repairServices(state), options)
           return session
         } catch (error) {
           await session.close().catch(() => {})
           throw error
         }
       },
-      repair: async (session, options) => { await repairSession(session, serviceOf(state, 'tools'), options) },
+      repair: async (session, options) => { await repairSession(session, repairServices(state), options) },
       closed: (agent) => { state.agents.delete(agent) },
     }
   }
@@ -302,6 +327,16 @@ function serviceOf<K extends keyof typeof NEEDED>(state: ServiceState, name: K):
   const direct = untraced(service)
   state.services.set(name, direct)
   return direct
+}
+
+/** The tools a repair asks, and the tokenizer and catalog it estimates a cut-off attempt with. */
+function repairServices(state: ServiceState): RepairServices {
+  return {
+    tools: serviceOf(state, 'tools'),
+    tokens: state.tokenizer,
+    // Without a catalog the estimate is still written, unpriced.
+    llm: () => (state.ctx.get('llm') === undefined ? undefined : serviceOf(state, 'llm')),
+  }
 }
 
 /**

@@ -165,7 +165,8 @@ async function prepareRequest(context: TurnContext, state: TurnState, step: numb
   // Before the step opens: a compaction's event and its summary request come between steps. The
   // first compaction makes `recall_result` available: the request it shortens offers it already.
   if (await compactBeforeRequest(context, state, { llm, tools, route, system, schemas })) schemas = tools.schemas(context.visible, state.identity)
-  const planned = planRequest(options, llm, spentByTree(state.tally, context.tree))
+  // A subagent asks for no more than its parent's turn has left now, whatever its own budget says.
+  const planned = planRequest(options, llm, spentByTree(state.tally, context.tree), context.parentLeft?.())
   state.openStep(step, planned.request)
   context.charge?.({ steps: 1 })
   const header = nextHeader(headers.last, route, system, schemas, fresh)
@@ -254,7 +255,7 @@ async function commitAnswer(context: TurnContext, state: TurnState, prepared: Pr
     pairRest({ state, tools: prepared.tools, emit: context.emit }, 'BUDGET_EXCEEDED', over.message)
     return { end: { reason: 'budget', error: over } }
   }
-  if (finish.reason === 'max-tokens') return { end: outputLimit(prepared.planned.cap, ownLimit(options, prepared.llm, used)) }
+  if (finish.reason === 'max-tokens') return { end: outputLimit(prepared.planned, ownLimit(options, prepared.llm, used)) }
   if (calls.length === 0) return { end: { reason: 'completed' } }
   return { calls }
 }
@@ -355,10 +356,12 @@ function cancelled(signal: AbortSignal): TurnEnd {
   return { reason: isReinError(signal.reason, 'INTERRUPTED') ? 'interrupted' : 'aborted' }
 }
 
-/** A cut answer: the turn's budget cut it when its cap was below the answering route's own limit. */
-function outputLimit(cap: number | undefined, own: number | undefined): TurnEnd {
+/** A cut answer: a budget cut it when its cap was below the answering route's own limit. */
+function outputLimit(planned: PlannedRequest, own: number | undefined): TurnEnd {
+  const { cap, capByParent } = planned
   if (cap !== undefined && (own === undefined || cap < own)) {
-    return { reason: 'budget', error: { code: 'MAX_OUTPUT_TOKENS', message: `the answer was cut at the ${cap} output tokens the turn had left (maxOutputTokens)` } }
+    const whose = capByParent ? 'its parent\'s turn had left for its subagents' : 'the turn had left'
+    return { reason: 'budget', error: { code: 'MAX_OUTPUT_TOKENS', message: `the answer was cut at the ${cap} output tokens ${whose} (maxOutputTokens)` } }
   }
   const limit = own === undefined ? "the provider's default output limit" : `its output limit of ${own} tokens`
   return { reason: 'max-tokens', error: { code: 'MAX_TOKENS', message: `the answer reached ${limit} for one request; any tool call in it was dropped` } }

@@ -394,6 +394,52 @@ describe('recover on resume', () => {
   })
 })
 
+describe('closing a crashed log without resuming it (ctx.agents.repair)', () => {
+  it('asks a tool for the outcome of the call it left open, runs nothing again, and leaves a continuing tool\'s call unknown', async () => {
+    const store = new MemorySessionStore()
+    const { root, llm } = await boot([], { store })
+    const asked: string[] = []
+    const ran: string[] = []
+    const tool = (name: string, extra: Record<string, unknown>) => defineTool({
+      name, description: `The ${name} tool.`, parameters: {},
+      output: { schema: { type: 'string' }, render: (_args, value) => value },
+      execute: (_args, run) => { ran.push(run.callId); return 'ran again' },
+      recover: (c, context) => { asked.push(`${c.callId} in ${context.sessionId} at ${context.cwd}`); return { error: new ReinError('COMMAND_INTERRUPTED', 'stopped what it left running') } },
+      ...extra,
+    })
+    // A command (stopped by its recover), a replay-safe read, and a subagent whose recover would continue it.
+    root.tools.register(tool('command', {}))
+    root.tools.register(tool('read', { effects: ['read'], recover: undefined }))
+    root.tools.register(tool('delegate', { recoverAfterInterrupt: true }))
+    const session = await root.sessions.create({ id: 'lost', cwd: '/w' })
+    appendOpenCalls(session, [
+      { callId: 'k1', name: 'command' },
+      { callId: 'r1', name: 'read', replaySafe: true },
+      { callId: 'd1', name: 'delegate' },
+    ])
+    await session.flush()
+    await store.close('lost')
+
+    const repaired = await root.agents.repair('lost')
+    expect(asked).toEqual(['k1 in lost at /w'])
+    expect(ran).toEqual([])
+    expect(repaired).toEqual({
+      recovered: [{ callId: 'k1', name: 'command', isError: true }],
+      rerun: [],
+      paired: [{ callId: 'r1', name: 'read', code: 'TOOL_OUTCOME_UNKNOWN' }, { callId: 'd1', name: 'delegate', code: 'TOOL_OUTCOME_UNKNOWN' }],
+      closedTurn: 1,
+    })
+    // Closed and released: no agent holds it, no request was made, and it loads whole.
+    const { events } = await root.sessions.load('lost')
+    expect(eventData(events.find((event) => event.type === 'tool/result')!, 'tool/result')).toMatchObject({ callId: 'k1', code: 'COMMAND_INTERRUPTED' })
+    expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'interrupted' } })
+    expectValidLog(events)
+    expect(llm.requests).toEqual([])
+    expect(root.agents.list()).toEqual([])
+    await (await root.sessions.open('lost')).close()
+  })
+})
+
 describe('routes checked against a catalog looked up asynchronously', () => {
   it('does not hang creating an agent or its turns when the catalog lookup never answers', async () => {
     const { root, llm } = await boot([[{ text: 'answered' }]], { llm: { catalogTimeoutMs: 20 } })

@@ -1,22 +1,22 @@
 /**
  * A background child whose process died (jobs reaped its job as `lost`): its log, and those of the
  * children it had, are closed as interrupted — every open call paired, the turn ended — so each
- * records a terminal state. Nothing runs here (no `recover`, no rerun): `resume` continues it later.
+ * records a terminal state. Each open call's tool is asked `recover` first, as a resume's repair
+ * asks it: a command the child was running is stopped by its tool (jobs' notice tells the model its
+ * processes were stopped, and only this makes that true). Nothing runs again and no child is
+ * continued here: `resume` continues it later.
  */
 
-import { isClean, planRepair, repairEvents, type SessionService } from '@rein/session'
+import type { AgentService } from '@rein/agent'
+import type { SessionService } from '@rein/session'
+import { SUBAGENT_TOOL } from './tool.ts'
 
-export async function closeLostChild(sessions: SessionService, id: string): Promise<void> {
-  const session = await sessions.open(id)
-  try {
-    const plan = planRepair(session.events, () => false)
-    if (isClean(plan)) return
-    for (const draft of repairEvents(plan)) session.append(draft.type, draft.data)
-    await session.flush()
-  } finally {
-    await session.close()
-  }
-  // Its own foreground children died with it.
+export async function closeLostChild(agents: AgentService, sessions: SessionService, id: string): Promise<void> {
+  const { paired } = await agents.repair(id)
+  // Its foreground children died with it, each behind an open `subagent` call (paired unknown, not
+  // recovered: that would continue the child). None open: nothing to look for (the store may be
+  // going already, as rein exits).
+  if (!paired.some((call) => call.name === SUBAGENT_TOOL)) return
   const open = (await sessions.list()).filter((summary) => summary.parentSessionId === id && summary.status === 'needs-repair')
-  for (const child of open) await closeLostChild(sessions, child.id)
+  for (const child of open) await closeLostChild(agents, sessions, child.id)
 }

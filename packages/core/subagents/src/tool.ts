@@ -13,10 +13,13 @@ export interface ToolDeps extends RecoverDeps {
   background(request: SubagentRequest): Promise<BackgroundStarted>
 }
 
+/** The tool's name, as calls in a log name it. */
+export const SUBAGENT_TOOL = 'subagent'
+
 export function createSubagentTool(deps: ToolDeps) {
   const { config } = deps
   return defineTool({
-    name: 'subagent',
+    name: SUBAGENT_TOOL,
     description: describe(config),
     parameters: {
       description: { type: 'string', required: true, maxLength: 120, description: 'A few words saying what the subagent does, shown to the user.' },

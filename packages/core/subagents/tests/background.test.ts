@@ -199,4 +199,35 @@ describe('a background subagent whose process died', () => {
     expect(events.filter((event) => event.type === 'tool/result')).toMatchObject([{ data: { callId: 'k1', code: 'TOOL_OUTCOME_UNKNOWN' } }])
     expect(await agent.send('go on')).toMatchObject({ reason: 'completed' })
   })
+
+  it('closes the lost child\'s own foreground child too, without continuing it', async () => {
+    const { root, store, llm } = await boot(byTask({ 'go': [[{ text: 'noted' }]] }), { jobs: {} })
+    const parent = await root.sessions.create({ id: 'parent', cwd: '/w' })
+    parent.append('turn/start', { turn: 1, runId: 'run_p' })
+    parent.append('user/message', { message: userMessage('go') })
+    parent.append('turn/end', { turn: 1, reason: 'completed' })
+    parent.append('jobs/start', { jobId: 'subagent-1', kind: 'subagent', label: 'dig', ref: 'child' })
+    await parent.flush()
+    // The child was waiting on a foreground subagent of its own, which was mid-call too.
+    const child = await root.sessions.create({ id: 'child', cwd: '/w', parent: { sessionId: 'parent', runId: 'run_p', callId: 'c1' } })
+    appendOpenCalls(child, [{ callId: 'g1', name: 'subagent', arguments: JSON.stringify({ description: 'deeper', prompt: 'dig deeper' }) }], { user: 'dig', turnStart: { runId: 'run_c', parentRunId: 'run_p', parentCallId: 'c1' } })
+    await child.flush()
+    const grandchild = await root.sessions.create({ id: 'grandchild', cwd: '/w', parent: { sessionId: 'child', runId: 'run_c', callId: 'g1' } })
+    appendOpenCalls(grandchild, [{ callId: 'k1', name: 'save', arguments: '{"text":"a"}' }], { user: 'dig deeper', turnStart: { runId: 'run_g', parentRunId: 'run_c', parentCallId: 'g1' } })
+    await grandchild.flush()
+    for (const id of ['parent', 'child', 'grandchild']) await store.close(id)
+
+    const { agent } = await root.agents.resume('parent')
+    root.jobs.reap('parent')
+    await vi.waitFor(async () => expect((await root.sessions.load('grandchild')).events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'interrupted' } }))
+    for (const id of ['child', 'grandchild']) {
+      const { events } = await root.sessions.load(id)
+      expect(validateSessionInvariants(events)).toEqual([])
+      expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'interrupted' } })
+    }
+    // Paired unknown, not recovered: recovering it would have continued the grandchild.
+    expect(resultOf((await root.sessions.load('child')).events, 'g1')).toMatchObject({ code: 'TOOL_OUTCOME_UNKNOWN' })
+    expect(llm.requests).toEqual([])
+    await agent.close()
+  })
 })

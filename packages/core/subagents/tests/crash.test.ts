@@ -7,24 +7,30 @@
 
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Context } from '@deepseek-ai/cordis'
-import { eventData, type SessionEvent } from '@rein/session'
+import { eventData, spending, type SessionEvent } from '@rein/session'
 import { validateSessionInvariants } from '@rein/testkit'
-import { afterEach, describe, expect, it } from 'vitest'
-import { bootStack, CHILD_ANSWER, CHILD_TASK, taskOf, type Hold, type Scenario } from './fixtures/stack.ts'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { bootGatedStack } from './fixtures/gated-stack.ts'
+import { pidFile, runs } from './fixtures/sleeper.ts'
+import { bootStack, CHILD_ANSWER, CHILD_TASK, pidFolder, taskOf, type Hold, type Scenario } from './fixtures/stack.ts'
 
 const fixture = fileURLToPath(new URL('./fixtures/delegate.ts', import.meta.url))
+const gatedFixture = fileURLToPath(new URL('./fixtures/gated-delegate.ts', import.meta.url))
 const repo = fileURLToPath(new URL('../../../../', import.meta.url))
 
 const dirs: string[] = []
 const spawned: ChildProcess[] = []
+/** Processes a killed fixture left behind (a `sleeper`'s `sleep`). */
+const leftovers: number[] = []
 afterEach(() => {
   // Whatever a failing test left running is killed here, never left on the machine.
   for (const child of spawned.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  for (const pid of leftovers.splice(0)) if (runs(pid)) process.kill(pid, 'SIGKILL')
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
 })
 
@@ -72,7 +78,8 @@ async function childOf(ctx: Context, parentId: string) {
   return summaries.filter((summary) => summary.parentSessionId === parentId && summary.parentCallId === 'c1')
 }
 
-const count = (events: readonly SessionEvent[], type: string) => events.filter((event) => event.type === type).length
+const ofType = (events: readonly SessionEvent[], type: string) => events.filter((event) => event.type === type)
+const count = (events: readonly SessionEvent[], type: string) => ofType(events, type).length
 
 function resultOf(events: readonly SessionEvent[], callId: string) {
   const results = events.filter((event) => event.type === 'tool/result' && eventData(event, 'tool/result').callId === callId)
@@ -201,6 +208,81 @@ describe('a parent killed after its child completed', () => {
     expect(childRequests()).toHaveLength(0)
     expect(count((await root.sessions.load(child!.id)).events, 'turn/start')).toBe(1)
     expect(existsSync(join(sessions, `${child!.id}.lock`))).toBe(false)
+    await expectValid(root, parentId, child!.id)
+  }, 60_000)
+})
+
+describe('a background child whose process was killed', () => {
+  it('stops the command the child left running, by its tool\'s recover, when jobs reaps the job as lost', async () => {
+    const { sessions, parentId } = home()
+    await killAt('child-running', { sessions, scenario: 'background', mode: 'run', parentId })
+    const { root } = await resumeHere(sessions, 'background')
+    const [child] = await childOf(root, parentId)
+    const pid = Number(readFileSync(pidFile(pidFolder(sessions), child!.id, 'k1'), 'utf8'))
+    leftovers.push(pid)
+    // The killed process's `sleep` outlived it.
+    expect(runs(pid)).toBe(true)
+
+    const { agent } = await root.agents.resume(parentId)
+    try {
+      root.jobs.reap(parentId)
+      // The lost child's log is closed once its open call was settled.
+      await vi.waitFor(async () => expect((await root.sessions.load(child!.id)).events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'interrupted' } }), { timeout: 30_000 })
+    } finally {
+      await agent.close()
+    }
+    const { events } = await root.sessions.load(child!.id)
+    // The tool's recover was asked: it stopped the command, and the call says so.
+    expect(resultOf(events, 'k1')).toMatchObject({ isError: true, code: 'COMMAND_INTERRUPTED' })
+    expect(runs(pid)).toBe(false)
+    await expectValid(root, parentId, child!.id)
+  }, 60_000)
+})
+
+/** Runs the gated fixture (`run`), letting every gate go until `gate`, where it is SIGKILLed. */
+async function killAtGate(gate: string, args: { sessions: string; parentId: string }) {
+  const child = spawn(process.execPath, ['--conditions=@rein/source', '--import', 'tsx', gatedFixture, args.sessions, join(args.sessions, '..', 'notes'), 'run', args.parentId], {
+    cwd: repo, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, REIN_HOME: join(args.sessions, '..') },
+  })
+  spawned.push(child)
+  const exited = once(child, 'exit')
+  child.stdin!.on('error', () => {})
+  let out = ''
+  let err = ''
+  child.stderr!.on('data', (chunk: Buffer) => { err += chunk.toString() })
+  child.stdout!.on('data', (chunk: Buffer) => {
+    out += chunk.toString()
+    let newline: number
+    while ((newline = out.indexOf('\n')) >= 0) {
+      const line = out.slice(0, newline)
+      out = out.slice(newline + 1)
+      if (line === `gate ${gate}`) child.kill('SIGKILL')
+      else if (line.startsWith('gate ')) child.stdin!.write('\n')
+    }
+  })
+  const [code, signal] = await exited as [number | null, string | null]
+  if (signal !== 'SIGKILL') throw new Error(`the fixture ended (${code ?? signal}) before gate ${gate}:\n${err}`)
+}
+
+describe('a parent killed while its child streams an answer', () => {
+  it('counts the cut-off attempt as an estimate, not as nothing, once the child\'s log is repaired', async () => {
+    const { sessions, parentId } = home()
+    // The child's first answer has begun to stream: its step is durable, its attempt not yet logged.
+    await killAtGate('llm:child:0', { sessions, parentId })
+    const { root } = await bootGatedStack({ root: sessions, notes: join(sessions, '..', 'notes') })
+    const [child] = await childOf(root, parentId)
+    expect(ofType((await root.sessions.load(child!.id)).events, 'llm/attempt')).toEqual([])
+
+    const { agent } = await root.agents.resume(parentId)
+    await agent.close()
+    const { events } = await root.sessions.load(child!.id)
+    // The first turn (closed by the repair) holds one attempt: the cut one, its input estimated.
+    const firstTurn = events.slice(0, events.findIndex((event) => event.type === 'turn/end'))
+    const [cut, ...others] = ofType(firstTurn, 'llm/attempt').map((event) => eventData(event, 'llm/attempt'))
+    expect(others).toEqual([])
+    expect(cut).toMatchObject({ provider: 'scripted', model: 'm', usageEstimated: true, failure: { code: 'ABORTED' }, usage: { outputTokens: 0 } })
+    expect(cut!.usage!.inputTokens).toBeGreaterThan(0)
+    expect(spending(events)).toMatchObject({ usageEstimated: true })
     await expectValid(root, parentId, child!.id)
   }, 60_000)
 })
