@@ -227,7 +227,7 @@ export class JobRuntime {
     }
     if (view.open.length === 0 && view.owed.length === 0) return book
     for (const job of view.open) {
-      if (!isMarker(job.record.marker)) this.logger.warn('job %s in session %s recorded no marker: its processes could not be checked, so none were killed', job.start.jobId, session.id)
+      if (!isMarker(job.record.marker)) this.logger.warn('job %s in session %s recorded no marker: jobs could not check its processes itself; its producer is told (jobs/lost) to stop what it left running', job.start.jobId, session.id)
       job.end = { jobId: job.start.jobId, status: 'killed', cause: 'lost', notice: true }
       job.endedAt = Date.now()
       appendTo(session, 'jobs/end', { ...job.end }, this.logger)
