@@ -64,6 +64,41 @@ const FLAGS = {
   version: { type: 'boolean' },
 } as const
 
+/** Flags every command takes. */
+const ANY_COMMAND = ['help', 'verbose'] as const
+/** What a command that runs a turn takes: the options `--help` lists under COMMON. */
+const TURN_FLAGS = ['config', 'provider', 'model', 'system', 'max-steps', 'max-output-tokens', 'max-cost', 'yes', 'allow', 'json'] as const
+
+/** The flags each command reads; any other is refused, not ignored (`run --dry-run` would change files). */
+const COMMAND_FLAGS: Record<Command | 'none', readonly (keyof typeof FLAGS)[]> = {
+  none: ['version'],
+  run: [...TURN_FLAGS, 'session'],
+  chat: [...TURN_FLAGS, 'session'],
+  resume: TURN_FLAGS,
+  compact: TURN_FLAGS,
+  sessions: ['config', 'json'],
+  show: ['config', 'json'],
+  rewind: ['config', 'json', 'to', 'dry-run', 'fork'],
+  memory: ['config', 'json', 'all'],
+  config: ['config', 'json'],
+  demo: ['json'],
+}
+
+function refuseForeignFlags(command: Command | undefined, used: readonly string[]): void {
+  const takes: readonly string[] = [...ANY_COMMAND, ...COMMAND_FLAGS[command ?? 'none']]
+  const foreign = used.find((flag) => !takes.includes(flag))
+  if (foreign === undefined) return
+  throw new ReinError('USAGE', command ? `rein ${command} does not take --${foreign}; see rein ${command} --help` : `--${foreign} goes with a command; see rein --help`)
+}
+
+/** Node's complaint about the command line, with rein's own hint for text that starts with a dash. */
+function usageOf(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  const unknown = /^Unknown option '([^']*)'/.exec(message)
+  if (!unknown) return `${message.replace(/\. To specify.*$/s, '')}; see rein --help`
+  return `Unknown option '${unknown[1]}'; a task or message that starts with a dash goes after '--' (rein run -- "${unknown[1]} …"); see rein --help`
+}
+
 /** The most arguments a command takes; the others take text (a task, a message) or a subcommand. */
 const MAX_ARGUMENTS: Partial<Record<Command, 0 | 1>> = { sessions: 0, config: 0, demo: 0, chat: 0, show: 1, rewind: 1 }
 
@@ -72,13 +107,14 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   try {
     parsed = parseArgs({ args: [...argv], options: FLAGS, allowPositionals: true, strict: true })
   } catch (error) {
-    throw new ReinError('USAGE', `${(error as Error).message.replace(/\. To specify.*$/s, '')}; see rein --help`)
+    throw new ReinError('USAGE', usageOf(error))
   }
   const [first, ...positionals] = parsed.positionals
   if (first !== undefined && !COMMANDS.includes(first as Command)) {
     throw new ReinError('USAGE', `unknown command "${first}"; commands: ${COMMANDS.join(', ')} (see rein --help)`)
   }
   const command = first as Command | undefined
+  refuseForeignFlags(command, Object.keys(parsed.values))
   const most = command === undefined ? undefined : MAX_ARGUMENTS[command]
   if (most !== undefined && positionals.length > most && !parsed.values.help) {
     const takes = most === 0 ? 'no arguments' : 'one argument'
@@ -133,7 +169,8 @@ function number(flag: string, raw: string | undefined, integer: boolean): Record
 }
 
 const COMMON = `
-Options for run, chat, resume and demo:
+Options for run, chat, resume and compact (--session: run and chat); every command also takes
+-v and -h, and each command's --help lists the others it takes (any other is refused):
   -c, --config <file>        cordis.yml to load (default: ./cordis.yml, else $REIN_HOME/cordis.yml,
                              else built in; rein config shows which)
       --provider <route>     provider route, e.g. deepseek, openai
@@ -244,12 +281,12 @@ Refused while the session is in use by another process (a chat, a run): wait for
 A file a command created (found by a snapshot around bash) is moved aside to
 $REIN_HOME/recovered/<session>/<time>/ rather than deleted: it may have come from elsewhere.
 Exit codes: 0 every file is back (or nothing to rewind), 5 some files were left as they are
-(drifted, skipped or failed; with --dry-run: would be), 2 bad usage, unknown or busy session,
-1 the session's log or checkpoint log could not be read (damaged; the message names the file).`,
-  memory: `Usage: rein memory list [--all] [--json]
-       rein memory search <query> [--json]
-       rein memory forget <id> [--json]
-       rein memory export
+(drifted, skipped or failed; with --dry-run: would be), 2 bad usage, an unknown, busy or damaged
+session log, 1 a checkpoint log that could not be read (damaged; the message names the file).`,
+  memory: `Usage: rein memory list [--all] [--json] [--config <file>]
+       rein memory search <query> [--json] [--config <file>]
+       rein memory forget <id> [--json] [--config <file>]
+       rein memory export [--config <file>]
 
 What the agent remembers across sessions (@rein/memory), so you can see and fix it. Entries are
 about the user (every project) or about one project (by default the folder's real path).

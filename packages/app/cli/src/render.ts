@@ -16,7 +16,8 @@ export interface Output {
 }
 
 export function colorsEnabled(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
-  return Boolean(stream.isTTY) && env.NO_COLOR === undefined && env.TERM !== 'dumb'
+  // no-color.org: only a NO_COLOR that is set and not empty turns colours off.
+  return Boolean(stream.isTTY) && (env.NO_COLOR === undefined || env.NO_COLOR === '') && env.TERM !== 'dumb'
 }
 
 export class Renderer {

@@ -116,6 +116,22 @@ describe('rein chat', () => {
     expect(await chat.done).toBe(0)
   })
 
+  it('takes Ctrl-C at an approval question as a no and a cancel, with no [error] line', async () => {
+    const note: MockReply = { steps: [{ toolCall: { id: 'n1', name: 'note', arguments: '{"text":"from chat"}' } }] }
+    current = await project([note, { steps: [{ text: 'Never sent.' }] }])
+    const chat = terminal(current.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    chat.type('take a note\r')
+    await expect.poll(chat.screen).toContain('allow note (writes a file)?')
+    chat.type('\u0003')
+    await expect.poll(chat.screen).toContain('aborted')
+    chat.type('\u0004')
+    // The chat's exit code is its last turn's: cancelled.
+    expect(await chat.done).toBe(130)
+    expect(chat.screen()).not.toContain('[error]')
+    expect(existsSync(join(current.dir, 'notes.txt'))).toBe(false)
+  })
+
   it('cancels a running turn on Ctrl-C and keeps the log consistent', async () => {
     current = await project([{ steps: [{ text: 'Working on it' }, { stall: true }] }])
     const chat = terminal(current.dir)

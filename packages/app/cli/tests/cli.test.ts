@@ -29,7 +29,7 @@ describe('rein: usage', () => {
     expect(unknown).toMatchObject({ code: 2, stderr: 'rein: unknown command "fly"; commands: run, chat, sessions, resume, show, rewind, compact, memory, config, demo (see rein --help)\n' })
     const flag = await rein('/', ['run', '--turbo', 'x'])
     expect(flag.code).toBe(2)
-    expect(flag.stderr).toMatch(/^rein: Unknown option '--turbo'; see rein --help\n$/)
+    expect(flag.stderr).toMatch(/^rein: Unknown option '--turbo'; a task or message that starts with a dash goes after '--' \(rein run -- "--turbo …"\); see rein --help\n$/)
     expect((await rein('/', ['run', '--max-steps', 'many', 'x'])).stderr).toBe('rein: --max-steps needs a positive whole number, not "many"\n')
     expect((await rein('/', ['run'])).code).toBe(2)
   })
@@ -44,6 +44,27 @@ describe('rein: usage', () => {
     ] as const) {
       expect(await rein('/', [...argv])).toMatchObject({ code: 2, stderr: `rein: ${message}; see rein ${argv[0]} --help\n` })
     }
+  })
+
+  it('refuses a flag the command does not take, rather than ignoring it (run --dry-run made real changes)', async () => {
+    for (const [argv, flag] of [
+      [['run', '--dry-run', 'x'], '--dry-run'],
+      [['sessions', '--fork'], '--fork'],
+      [['show', 'abc', '--model', 'm'], '--model'],
+      [['demo', '--config', 'c.yml'], '--config'],
+      [['memory', 'list', '--yes'], '--yes'],
+      [['--to', '3'], '--to'],
+    ] as const) {
+      const command = argv[0].startsWith('-') ? undefined : argv[0]
+      const said = command ? `rein ${command} does not take ${flag}; see rein ${command} --help` : `${flag} goes with a command; see rein --help`
+      expect(await rein('/', [...argv])).toMatchObject({ code: 2, stderr: `rein: ${said}\n` })
+    }
+  })
+
+  it('says how to pass a task that starts with a dash', async () => {
+    const result = await rein('/', ['run', '-x task'])
+    expect(result).toMatchObject({ code: 2 })
+    expect(result.stderr).toContain("after '--'")
   })
 
   it('takes the same effect names in --allow as @rein/tools declares', () => {

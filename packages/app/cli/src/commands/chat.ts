@@ -28,8 +28,12 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
     const lines = lineQueue(prompt)
     // A pending approval question takes the next line before the queue sees it (readline's rule).
     installApproval(scope.ctx, args.options, async (request) => {
-      const answer = await prompt.question(neutralize(`allow ${request.toolName} (${request.reason})? [y]es / [n]o / [a]lways for this session `), { signal: request.signal })
-      return parseAnswer(answer)
+      try {
+        return parseAnswer(await prompt.question(neutralize(`allow ${request.toolName} (${request.reason})? [y]es / [n]o / [a]lways for this session `), { signal: request.signal }))
+      } catch {
+        // Ctrl-C (the call's signal) or Ctrl-D at the question: a no, not an error to report.
+        return 'deny'
+      }
     })
     const { agent } = await openAgent(scope, args.options.session)
     scope.renderer.notice(`session ${agent.session.id} · Ctrl-C cancels a turn, Ctrl-D leaves`)
