@@ -56,7 +56,7 @@ export async function compactLog(log: SessionLog, keepAnchors: ReadonlySet<strin
 export async function measure(log: SessionLog, blobFolder: string): Promise<CheckpointSize> {
   const folder = join(log.folder, blobFolder)
   const contents = new Map<string, number>()
-  let bytes = log.size
+  let bytes = log.size + log.torn
   await inBatches(await listFolder(folder), async (name) => {
     const stats = await lstat(join(folder, name)).catch(() => undefined)
     if (!stats?.isFile()) return
@@ -82,9 +82,11 @@ async function rewrite(log: SessionLog, kept: CheckpointRecord[], pruned: Readon
     throw error
   }
   const old = log.handle
-  const freed = Math.max(0, log.size - content.length)
+  const freed = Math.max(0, log.size + log.torn - content.length)
   log.handle = handle
   log.size = content.length
+  log.torn = 0
+  log.unterminated = false
   log.records = kept
   log.pruned = pruned
   await old?.close().catch(() => undefined)

@@ -33,7 +33,12 @@ export interface SessionLog {
   file: string
   /** Opened for appending (`O_APPEND`); absent until the first record creates the file. */
   handle: FileHandle | undefined
+  /** Bytes of whole lines (and a whole last record without its newline): where a failed append cuts back to. */
   size: number
+  /** Bytes of a torn last line past `size`, left on disk by a read and cut by the next append. */
+  torn: number
+  /** The last record lacks its newline: the next append ends its line first. */
+  unterminated: boolean
   records: CheckpointRecord[]
   /** The highest `seq` ever given: the last record's, or a compaction's marker when it dropped that record. */
   lastSeq: number
@@ -140,11 +145,11 @@ export class JsonlCheckpointStore implements CheckpointStore {
       throw error
     })
     if (onDisk === undefined) return
-    if (log.handle !== undefined && onDisk.size === log.size && onDisk.ino === (await log.handle.stat()).ino) return
+    if (log.handle !== undefined && onDisk.size === log.size + log.torn && onDisk.ino === (await log.handle.stat()).ino) return
     const fresh = await this.read(log.folder)
     // The old handle goes whatever happens to its close: the log must not stay stale.
     await log.handle?.close().catch(() => undefined)
-    Object.assign(log, { handle: fresh.handle, size: fresh.size, records: fresh.records, lastSeq: fresh.lastSeq, pruned: fresh.pruned, intact: new Set<string>() })
+    Object.assign(log, { handle: fresh.handle, size: fresh.size, torn: fresh.torn, unterminated: fresh.unterminated, records: fresh.records, lastSeq: fresh.lastSeq, pruned: fresh.pruned, intact: new Set<string>() })
   }
 
   private log(sessionId: string): Promise<SessionLog> {
@@ -159,14 +164,14 @@ export class JsonlCheckpointStore implements CheckpointStore {
     return pending
   }
 
-  /** Reads the session's log; a session without one gets none until its first record (reading creates nothing). */
+  /** Reads the session's log; a session without one gets none until its first record (reading creates nothing, and changes no byte). */
   private async load(sessionId: string): Promise<SessionLog> {
     return this.read(await this.options.folder(sessionId))
   }
 
   private async read(folder: string): Promise<SessionLog> {
     const file = join(folder, LOG_FILE)
-    const empty: SessionLog = { folder, file, handle: undefined, size: 0, records: [], lastSeq: 0, pruned: new Set(), blobFolderReady: false, intact: new Set(), queue: Promise.resolve() }
+    const empty: SessionLog = { folder, file, handle: undefined, size: 0, torn: 0, unterminated: false, records: [], lastSeq: 0, pruned: new Set(), blobFolderReady: false, intact: new Set(), queue: Promise.resolve() }
     let handle: FileHandle
     try {
       // O_APPEND without O_CREAT: every write lands at the end, even after a truncate.
@@ -178,20 +183,24 @@ export class JsonlCheckpointStore implements CheckpointStore {
     try {
       await makeFilePrivate(handle)
       const text = await handle.readFile()
-      const { records, lastSeq, pruned, validBytes } = parseLog(text, file)
-      if (validBytes < text.length) {
-        await handle.truncate(validBytes)
-        await this._sync(handle)
-      }
-      return { ...empty, handle, size: validBytes, records, lastSeq, pruned }
+      const { records, lastSeq, pruned, validBytes, unterminated } = parseLog(text, file)
+      // A torn last line stays until the next append cuts it: a read (plan, show) writes nothing.
+      return { ...empty, handle, size: validBytes, torn: text.length - validBytes, unterminated, records, lastSeq, pruned }
     } catch (error) {
       await handle.close()
       throw error
     }
   }
 
-  private async appendLine(log: SessionLog, line: Buffer): Promise<void> {
+  private async appendLine(log: SessionLog, record: Buffer): Promise<void> {
     const handle = log.handle ?? await this.createLog(log)
+    // Appending after a torn line would glue the record onto it: cut the tear, or end the line.
+    if (log.torn > 0) {
+      await handle.truncate(log.size)
+      await this._sync(handle)
+      log.torn = 0
+    }
+    const line = log.unterminated ? Buffer.concat([Buffer.from('\n'), record]) : record
     try {
       let offset = 0
       while (offset < line.length) {
@@ -201,6 +210,7 @@ export class JsonlCheckpointStore implements CheckpointStore {
       }
       await this._sync(handle)
       log.size += line.length
+      log.unterminated = false
     } catch (error) {
       // No partial line may stay behind: the next record would be glued to it.
       await handle.truncate(log.size).catch(() => undefined)

@@ -1,18 +1,30 @@
 /**
  * The log's lines: one JSON record each, after an optional first line a compaction writes (the
- * highest `seq` ever given). Loading drops a torn last line and refuses damage elsewhere.
+ * highest `seq` ever given). A record's newline is written with it, so only a last line without
+ * its newline can be a write a crash cut short: one that is not JSON is dropped, one that is is
+ * read like any line. Any line that ends in its newline and is not a record is damage.
  */
 
 import { ReinError } from '@rein/base'
 import { isContentHash, type CheckpointRecord } from '@rein/checkpoint'
 
-/** What a log's bytes hold: the records, the highest `seq` ever given, and how many bytes are whole lines (a torn tail is cut there). */
+const NEWLINE = 0x0a
+/** What `parseJson` gives for text that is not JSON (a torn line, or damage). */
+const NOT_JSON = Symbol('not JSON')
+
+/**
+ * What a log's bytes hold: the records, the highest `seq` ever given, and how many bytes hold
+ * them: shorter than the bytes only when a torn last line was dropped (the store cuts it before
+ * its next append, never on a read).
+ */
 export interface ParsedLog {
   records: CheckpointRecord[]
   lastSeq: number
   /** The anchors compactions dropped records of (from the marker). */
   pruned: ReadonlySet<string>
   validBytes: number
+  /** The last line is a whole record (or marker) without its newline: the next append ends the line first. */
+  unterminated: boolean
 }
 
 /** What a compaction's marker keeps: the highest `seq` ever given, and the anchors it and earlier ones dropped. */
@@ -21,36 +33,37 @@ export interface Marker {
   pruned: ReadonlySet<string>
 }
 
-/** The records in a log's bytes (see `ParsedLog`). */
+/** The records in a log's bytes (see `ParsedLog`); `CHECKPOINT_LOG_DAMAGED` names the file and the first bad line. */
 export function parseLog(text: Buffer, file: string): ParsedLog {
   const records: CheckpointRecord[] = []
   let lastSeq = 0
   let pruned: ReadonlySet<string> = new Set()
   let start = 0
-  while (start < text.length) {
-    const end = text.indexOf(0x0a, start)
-    // A line without its newline is a write a crash cut short: its record never resolved, so it is dropped.
-    if (end < 0) break
+  let unterminated = false
+  for (let lineNumber = 1; start < text.length; lineNumber++) {
+    const newline = text.indexOf(NEWLINE, start)
+    const end = newline < 0 ? text.length : newline
     const line = text.subarray(start, end).toString('utf8')
+    // A last line without its newline that is not JSON is a write a crash cut short: its record never resolved, so it is dropped.
+    if (newline < 0 && parseJson(line) === NOT_JSON) break
     const marker = start === 0 ? parseMarker(line) : undefined
     const record = marker === undefined ? parseRecord(line) : undefined
-    if (marker === undefined && !record) {
-      const last = end + 1 >= text.length
-      if (last) break
-      throw new ReinError('CHECKPOINT_LOG_DAMAGED', `${file} has a damaged record at byte ${start}; move the file aside to start the session's checkpoints afresh`, { details: { file, offset: start } })
-    }
+    if (marker === undefined && !record) throw damaged(file, lineNumber, start, 'not a checkpoint record')
     if (record) {
       const previous = records.at(-1)
-      if (previous && record.seq <= previous.seq) {
-        throw new ReinError('CHECKPOINT_LOG_DAMAGED', `${file} has record ${record.seq} after ${previous.seq}; move the file aside to start the session's checkpoints afresh`, { details: { file, offset: start } })
-      }
+      if (previous && record.seq <= previous.seq) throw damaged(file, lineNumber, start, `record ${record.seq} after ${previous.seq}`)
       records.push(record)
     }
     if (marker) pruned = marker.pruned
     lastSeq = Math.max(lastSeq, marker?.lastSeq ?? record?.seq ?? 0)
-    start = end + 1
+    unterminated = newline < 0
+    start = newline < 0 ? text.length : newline + 1
   }
-  return { records, lastSeq, pruned, validBytes: start }
+  return { records, lastSeq, pruned, validBytes: start, unterminated }
+}
+
+function damaged(file: string, line: number, offset: number, problem: string): ReinError {
+  return new ReinError('CHECKPOINT_LOG_DAMAGED', `${file}:${line}: ${problem}; rein leaves the file as it is — move it aside to start the session's checkpoints afresh`, { details: { file, line, offset } })
 }
 
 /** One line for `record`, newline included. */
@@ -104,13 +117,16 @@ function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1
 }
 
-/** The line as a JSON object, or `undefined` when it is not one (torn, or another shape). */
+/** The line as a JSON object, or `undefined` when it is not one (not JSON, or another shape). */
 function jsonObject(line: string): Record<string, unknown> | undefined {
-  let value: unknown
-  try {
-    value = JSON.parse(line)
-  } catch {
-    return undefined
-  }
+  const value = parseJson(line)
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
+}
+
+function parseJson(line: string): unknown {
+  try {
+    return JSON.parse(line) as unknown
+  } catch {
+    return NOT_JSON
+  }
 }
