@@ -58,6 +58,19 @@ describe('compaction from the CLI', () => {
     expect(JSON.stringify(sent.body)).toContain('A summary of the conversation before this point')
   })
 
+  it('says rein compact changed nothing, and why, when the summary request fails', async () => {
+    let refuse = false
+    const p = await setUp((request, index) => (refuse && isSummaryRequest(request) ? { kind: 'error' as const, status: 401, message: 'Incorrect API key provided', type: 'invalid_request_error' } : script(request, index)), { contextWindow: 4_000 })
+    const env = { REIN_HOME: p.home }
+    const id = sessionIdOf(await rein(p.dir, ['run', 'task 1'], { env }))
+    await rein(p.dir, ['run', '--session', id, 'task 2'], { env })
+    refuse = true
+    const compact = await rein(p.dir, ['compact', id], { env })
+    expect(compact.code).toBe(1)
+    expect(compact.stderr).toContain(`session ${id}: not compacted: the summary request failed (AUTH: `)
+    expect(compact.stderr).not.toContain('[compacted]')
+  })
+
   it('refuses to compact a session whose model has no known window, naming the fix', async () => {
     const p = await setUp(script)
     const env = { REIN_HOME: p.home }

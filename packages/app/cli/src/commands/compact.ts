@@ -19,8 +19,14 @@ export async function compactCommand(args: ParsedArgs, io: Io): Promise<number> 
         scope.renderer.notice(`session ${id}: nothing to compact (no tool result to prune, no earlier turns to summarize)`, { type: 'compacted', id, changed: false })
         return 0
       }
+      if (data.summaryFailed && data.pruned.length === 0) {
+        // Nothing changed: say why the summary failed (the provider's words say what to fix), not "compacted".
+        const { code, message } = data.summaryFailed
+        scope.renderer.notice(`session ${id}: not compacted: the summary request failed (${code}: ${message}); the session is as it was`, { type: 'compacted', id, ...data })
+        return 1
+      }
       scope.renderer.notice(`session ${id}: ${compactionLine(data)}`, { type: 'compacted', id, ...data })
-      return data.summaryFailed && data.pruned.length === 0 ? 1 : 0
+      return 0
     } finally {
       await agent.close()
     }
