@@ -174,16 +174,21 @@ describe('a background subagent', () => {
   })
 })
 
+/** The parent's log a killed process leaves: a completed turn, and the job of its background child started, never ended. */
+async function parentWithLostJob(root: Awaited<ReturnType<typeof boot>>['root']) {
+  const parent = await root.sessions.create({ id: 'parent', cwd: '/w' })
+  parent.append('turn/start', { turn: 1, runId: 'run_p' })
+  parent.append('user/message', { message: userMessage('go') })
+  parent.append('turn/end', { turn: 1, reason: 'completed' })
+  parent.append('jobs/start', { jobId: 'subagent-1', kind: 'subagent', label: 'dig', ref: 'child' })
+  await parent.flush()
+}
+
 describe('a background subagent whose process died', () => {
   it('leaves the child\'s log mid-turn for good when jobs reaps its job as lost', async () => {
     const { root, store } = await boot(byTask({ 'go': [[{ text: 'noted' }]] }), { jobs: {} })
     // What a killed process leaves: the parent's job started and never ended; the child mid-call.
-    const parent = await root.sessions.create({ id: 'parent', cwd: '/w' })
-    parent.append('turn/start', { turn: 1, runId: 'run_p' })
-    parent.append('user/message', { message: userMessage('go') })
-    parent.append('turn/end', { turn: 1, reason: 'completed' })
-    parent.append('jobs/start', { jobId: 'subagent-1', kind: 'subagent', label: 'dig', ref: 'child' })
-    await parent.flush()
+    await parentWithLostJob(root)
     const child = await root.sessions.create({ id: 'child', cwd: '/w', parent: { sessionId: 'parent', runId: 'run_p', callId: 'c1' } })
     appendOpenCalls(child, [{ callId: 'k1', name: 'lookup', arguments: '{"word":"a"}', replaySafe: true }], { user: 'dig', turnStart: { runId: 'run_c', parentRunId: 'run_p', parentCallId: 'c1' } })
     await child.flush()
@@ -202,12 +207,7 @@ describe('a background subagent whose process died', () => {
 
   it('closes the lost child\'s own foreground child too, without continuing it', async () => {
     const { root, store, llm } = await boot(byTask({ 'go': [[{ text: 'noted' }]] }), { jobs: {} })
-    const parent = await root.sessions.create({ id: 'parent', cwd: '/w' })
-    parent.append('turn/start', { turn: 1, runId: 'run_p' })
-    parent.append('user/message', { message: userMessage('go') })
-    parent.append('turn/end', { turn: 1, reason: 'completed' })
-    parent.append('jobs/start', { jobId: 'subagent-1', kind: 'subagent', label: 'dig', ref: 'child' })
-    await parent.flush()
+    await parentWithLostJob(root)
     // The child was waiting on a foreground subagent of its own, which was mid-call too.
     const child = await root.sessions.create({ id: 'child', cwd: '/w', parent: { sessionId: 'parent', runId: 'run_p', callId: 'c1' } })
     appendOpenCalls(child, [{ callId: 'g1', name: 'subagent', arguments: JSON.stringify({ description: 'deeper', prompt: 'dig deeper' }) }], { user: 'dig', turnStart: { runId: 'run_c', parentRunId: 'run_p', parentCallId: 'c1' } })
