@@ -64,14 +64,14 @@ const FLAGS = {
   version: { type: 'boolean' },
 } as const
 
-/** Flags every command takes. */
-const ANY_COMMAND = ['help', 'verbose'] as const
+/** Flags every command takes (`--version` prints the version, whatever else is given). */
+const ANY_COMMAND = ['help', 'verbose', 'version'] as const
 /** What a command that runs a turn takes: the options `--help` lists under COMMON. */
 const TURN_FLAGS = ['config', 'provider', 'model', 'system', 'max-steps', 'max-output-tokens', 'max-cost', 'yes', 'allow', 'json'] as const
 
 /** The flags each command reads; any other is refused, not ignored (`run --dry-run` would change files). */
 const COMMAND_FLAGS: Record<Command | 'none', readonly (keyof typeof FLAGS)[]> = {
-  none: ['version'],
+  none: [],
   run: [...TURN_FLAGS, 'session'],
   chat: [...TURN_FLAGS, 'session'],
   resume: TURN_FLAGS,

@@ -127,7 +127,7 @@ function fieldProblems(entry: Record<string, unknown>, at: string): string[] {
   if (set(disabled) && typeof disabled !== 'boolean') problems.push(`${at}: disabled must be true or false (unquoted), not ${JSON.stringify(disabled)}`)
   // The loader evaluates `!!js` in `disabled` and `config` only; the others it reads as written.
   for (const [key, value] of [['inject', inject], ['isolate', isolate], ['intercept', intercept]] as const) {
-    if (isJsExpr(value)) problems.push(`${at}: ${key} cannot be a !!js expression (only config and disabled are evaluated); write it out`)
+    if (holdsJsExpr(value)) problems.push(`${at}: ${key} cannot hold a !!js expression (only config and disabled are evaluated); write it out`)
   }
   if (set(inject) && !Array.isArray(inject) && !isMapping(inject)) problems.push(`${at}: inject must be a list of service names (or a mapping of them)`)
   if (Array.isArray(inject) && inject.some((name) => typeof name !== 'string')) problems.push(`${at}: inject must list service names (text), as in [tools, llm]`)
@@ -135,6 +135,13 @@ function fieldProblems(entry: Record<string, unknown>, at: string): string[] {
     if (set(value) && !isMapping(value)) problems.push(`${at}: ${key} must be a mapping`)
   }
   return problems
+}
+
+/** Whether `value` is, or holds at any depth, a `!!js` expression. */
+function holdsJsExpr(value: unknown): boolean {
+  if (isJsExpr(value)) return true
+  if (typeof value !== 'object' || value === null) return false
+  return Object.values(value).some(holdsJsExpr)
 }
 
 function isMapping(value: unknown): boolean {

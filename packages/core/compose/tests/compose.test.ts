@@ -129,8 +129,9 @@ describe('loadComposition', () => {
     ['disabled written as no', '- {id: x, name: a, disabled: no}\n', /row "x": disabled must be true or false/],
     ['inject that is neither a list nor a mapping', '- {id: x, name: a, inject: foo}\n', /row "x": inject must be a list of service names/],
     ['intercept that is not a mapping', '- {id: x, name: a, intercept: x}\n', /row "x": intercept must be a mapping/],
-    ['inject as a !!js expression (the loader never evaluates it)', '- id: x\n  name: a\n  inject: !!js "[\'tools\']"\n', /row "x": inject cannot be a !!js expression/],
-    ['isolate as a !!js expression', '- id: x\n  name: a\n  isolate: !!js "({})"\n', /row "x": isolate cannot be a !!js expression/],
+    ['inject as a !!js expression (the loader never evaluates it)', '- id: x\n  name: a\n  inject: !!js "[\'tools\']"\n', /row "x": inject cannot hold a !!js expression/],
+    ['isolate as a !!js expression', '- id: x\n  name: a\n  isolate: !!js "({})"\n', /row "x": isolate cannot hold a !!js expression/],
+    ['a !!js expression inside intercept', '- id: x\n  name: a\n  intercept: {logger: !!js "({})"}\n', /row "x": intercept cannot hold a !!js expression/],
     ['inject listing something other than names', '- id: x\n  name: a\n  inject: [tools, 3]\n', /row "x": inject must list service names/],
   ])('rejects %s before loading anything', async (_label, text, pattern) => {
     const result = await failure(writeConfig(text))

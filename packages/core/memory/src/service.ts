@@ -153,8 +153,9 @@ export class MemoryService extends Service {
     if (state.stores[0] !== store || state.damaged !== undefined) return
     state.damaged = error
     this.tellUnavailable(error)
-    // On a later turn: removing a tool stops its running calls (ABORTED), and the call that found
-    // the damage is one of them; it ends first, with its own error.
+    // After this event-loop turn, not at once: removing a tool stops its running calls, and the
+    // call that found the damage is one of them; it ends first, with its own error. Other calls
+    // still running then (another agent's) end ABORTED; the tools are gone from the next request.
     setImmediate(() => void tellWatchers(state.watchers))
   }
 

@@ -6,18 +6,18 @@
 
 import { ReinError, isReinError, thrownMessage } from '@rein/base'
 import type { DispatchOutcome, ExecuteWrapper, ToolCall } from './hooks.ts'
-import type { StopCall } from './registration.ts'
+import type { PreparedTool } from './registration.ts'
 import { isThenable } from './thenable.ts'
 import { STOPPED, untilStopped } from './until-stopped.ts'
 
 /** The body, given its signal on demand. */
 type Body = (lazy: LazySignal) => unknown
 
-/** How the body runs: its deadline, the grace a cancelled body gets, and where its stop is kept while it runs. */
+/** How the body runs: its deadline, the grace a cancelled body gets, and its tool (where its stop is kept while it runs). */
 interface BodyLimits {
   timeoutMs: number
   graceMs: number
-  running: Set<StopCall>
+  tool: Pick<PreparedTool, 'running' | 'removed'>
 }
 
 /** Returns the outcome; never rejects. A wrapper's throw becomes `{ok: false, error}`. */
@@ -54,7 +54,8 @@ export async function dispatch(
       return step(index + 1, fused)
     }
     // Raced with its signal: a wrapper that never settles must not hold a cancelled call.
-    const outcome = await untilStopped(wrapper(Object.freeze({ ...call, signal: current }), next), current)
+    // With a grace the body may still answer after the abort: the wrapper gets as long to pass it on.
+    const outcome = await untilStopped(wrapper(Object.freeze({ ...call, signal: current }), next), current, limits.graceMs)
     if (outcome === STOPPED) {
       const stopped = wrapperStopped({ ok: false, error: current.reason }, current)
       produced.add(stopped)
@@ -113,8 +114,9 @@ class LazySignal {
  * that answers synchronously cannot hang, so it costs no timer or listener.
  */
 function runWithDeadline(body: Body, outer: AbortSignal, limits: BodyLimits, toolName: string): DispatchOutcome | Promise<DispatchOutcome> {
-  const { timeoutMs, graceMs, running } = limits
+  const { timeoutMs, graceMs, tool } = limits
   if (outer.aborted) return { ok: false, error: outer.reason }
+  if (tool.removed) return { ok: false, error: new ReinError('ABORTED_BEFORE_DISPATCH', `${toolName} was removed before it started (its plugin was disposed)`) }
   const lazy = new LazySignal()
   let answer: unknown
   try {
@@ -140,7 +142,7 @@ function runWithDeadline(body: Body, outer: AbortSignal, limits: BodyLimits, too
       clearTimeout(timer)
       clearTimeout(grace)
       outer.removeEventListener('abort', onAbort)
-      running.delete(cancel)
+      tool.running.delete(cancel)
       resolve(outcome)
     }
     const stop = (reason: unknown) => {
@@ -148,7 +150,7 @@ function runWithDeadline(body: Body, outer: AbortSignal, limits: BodyLimits, too
       finish({ ok: false, error: reason })
     }
     outer.addEventListener('abort', onAbort, { once: true })
-    running.add(cancel)
+    tool.running.add(cancel)
     const timer = setTimeout(() => stop(new ReinError('TOOL_TIMEOUT', `${toolName} did not finish within ${timeoutMs} ms`)), timeoutMs)
     // Promise.resolve: a thenable whose `then` throws becomes a rejection, not a throw here.
     Promise.resolve(pending).then((value) => finish({ ok: true, value }), (error: unknown) => finish({ ok: false, error }))

@@ -81,7 +81,7 @@ export async function runPipeline(
   const definition = prepared.definition
   const timeoutMs = prepared.info.timeoutMs ?? env.defaultTimeoutMs
   const graceMs = prepared.info.cancelGraceMs ?? 0
-  const outcome = await dispatch(call, hooks.wrappers, signal, { timeoutMs, graceMs, running: prepared.running }, (lazy) => {
+  const outcome = await dispatch(call, hooks.wrappers, signal, { timeoutMs, graceMs, tool: prepared }, (lazy) => {
     return definition.execute(args, buildRun(call, lazy, env.logger, context, env.contributions))
   })
   if (!outcome.ok) {

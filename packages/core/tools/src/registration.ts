@@ -25,6 +25,8 @@ export interface PreparedTool {
   output: JsonSchema
   /** Its calls whose body is running, each as what stops it: removing the tool stops them. */
   running: Set<StopCall>
+  /** Set when the registry removed it: a call still deciding (approval, a wrapper) never starts its body. */
+  removed: boolean
 }
 
 /** Cancels a call whose body is running, with `reason`, as its caller's abort would (the tool's grace included). */
@@ -89,7 +91,7 @@ export function prepareTool(input: AnyToolDefinition): PreparedTool {
   // Frozen JSON (marked): a provider can cache the wire JSON of a list of them by the list. No depth
   // limit of its own: `parameters` was held to it, and this only adds the level around it.
   const schema = toFrozenJson<ToolSchema>({ name: definition.name, description: definition.description, parameters }, { maxDepth: Number.POSITIVE_INFINITY }) as ToolSchema
-  return { definition, info, schema, output, running: new Set() }
+  return { definition, info, schema, output, running: new Set(), removed: false }
 }
 
 /**

@@ -100,6 +100,7 @@ export class ToolRegistry extends Service {
       state.schemas = undefined
       return () => {
         // Its plugin is going: a body still running would run on with nothing behind it.
+        prepared.removed = true
         const stopped = new ReinError('ABORTED', `${name} was stopped: its tool was removed while it ran (its plugin was disposed); its effects may be partial`)
         for (const stop of prepared.running) stop(stopped)
         if (state.tools.get(name) !== prepared) return

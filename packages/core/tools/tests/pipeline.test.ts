@@ -509,8 +509,9 @@ describe('execute: wrappers, deadlines and cancellation', () => {
 
 describe('execute: a cancel grace (cancelGraceMs)', () => {
   /** Runs `behaviour` as the body of a registered probe and cancels the call once the body started. */
-  async function cancelled(behaviour: (run: ToolRun) => unknown, cancelGraceMs?: number) {
+  async function cancelled(behaviour: (run: ToolRun) => unknown, cancelGraceMs?: number, wrap?: (tools: Tools) => void) {
     const { tools } = await createRegistry()
+    wrap?.(tools)
     let started!: () => void
     const running = new Promise<void>((resolve) => { started = resolve })
     tools.register(probe((run) => { started(); return behaviour(run) }, cancelGraceMs === undefined ? {} : { cancelGraceMs }).tool)
@@ -528,6 +529,22 @@ describe('execute: a cancel grace (cancelGraceMs)', () => {
   it('lets a cancelled body end with its own error, which says what it had done', async () => {
     const result = await cancelled(partial, 5_000)
     expect(result.isError && result.error).toEqual({ code: 'PARTIAL', message: 'had done half' })
+  })
+
+  it('lets the body answer within its grace under an execute wrapper too (telemetry wraps every call)', async () => {
+    const result = await cancelled(partial, 5_000, (tools) => tools.wrapExecute((_call, next) => next()))
+    expect(result.isError && result.error).toEqual({ code: 'PARTIAL', message: 'had done half' })
+  })
+
+  it('does not start a body whose tool was removed while a hook was deciding', async () => {
+    const { root, tools } = await createRegistry()
+    const { tool, runs } = probe()
+    const remove = tools.register(tool)
+    tools.preExecute(() => ({ kind: 'ask', reason: 'check' }))
+    root.provide('approval', { request: async () => { await remove(); return 'allow' as const } })
+    const result = await tools.execute(call('probe', { path: 'a' }))
+    expect(result.isError && result.error.code).toBe('ABORTED_BEFORE_DISPATCH')
+    expect(runs).toHaveLength(0)
   })
 
   it('ends ABORTED at once without a grace, and after it when the body never answers', async () => {
