@@ -440,6 +440,40 @@ describe('closing a crashed log without resuming it (ctx.agents.repair)', () => 
   })
 })
 
+describe('a request a crash cut off (no llm/attempt record)', () => {
+  /** A log a kill left mid-request: the step is durable, its attempt never ended. */
+  async function cutOff(root: Awaited<ReturnType<typeof boot>>['root'], store: MemorySessionStore, attempt: boolean) {
+    const session = await root.sessions.create({ id: 'cut', cwd: '/w' })
+    session.append('turn/start', { turn: 1, runId: 'run_1' })
+    session.append('user/message', { message: { id: 'u1', role: 'user', content: [{ type: 'text', text: 'a question long enough to count' }], source: { kind: 'user' } } })
+    session.append('step/start', { turn: 1, step: 1, request: { provider: 'scripted', model: 'm' } })
+    if (attempt) session.append('llm/attempt', { provider: 'scripted', model: 'm', retry: 0, fallback: 0, startedAt: 1, endedAt: 2, shown: false, failure: { code: 'SERVER', message: 'down' }, usage: { inputTokens: 7, outputTokens: 0 } })
+    await session.flush()
+    await store.close('cut')
+  }
+  const attempts = (events: readonly { type: string; data: unknown }[]) => events.filter((event) => event.type === 'llm/attempt').map((event) => event.data as { usageEstimated?: true; usage: { inputTokens: number } })
+
+  it('is recorded once as an estimate, and a second repair adds nothing', async () => {
+    const store = new MemorySessionStore()
+    const { root } = await boot([], { store })
+    await cutOff(root, store, false)
+    await root.agents.repair('cut')
+    await root.agents.repair('cut')
+    const estimated = attempts((await root.sessions.load('cut')).events)
+    expect(estimated).toHaveLength(1)
+    expect(estimated[0]).toMatchObject({ usageEstimated: true, failure: { code: 'ABORTED' } })
+    expect(estimated[0]!.usage.inputTokens).toBeGreaterThan(0)
+  })
+
+  it('is not estimated when its attempt record landed before the kill', async () => {
+    const store = new MemorySessionStore()
+    const { root } = await boot([], { store })
+    await cutOff(root, store, true)
+    await root.agents.repair('cut')
+    expect(attempts((await root.sessions.load('cut')).events)).toEqual([expect.objectContaining({ usage: { inputTokens: 7, outputTokens: 0 } })])
+  })
+})
+
 describe('routes checked against a catalog looked up asynchronously', () => {
   it('does not hang creating an agent or its turns when the catalog lookup never answers', async () => {
     const { root, llm } = await boot([[{ text: 'answered' }]], { llm: { catalogTimeoutMs: 20 } })
