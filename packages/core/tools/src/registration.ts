@@ -30,7 +30,7 @@ export interface PreparedTool {
 }
 
 /** Cancels a call whose body is running, with `reason`, as its caller's abort would (the tool's grace included). */
-export type StopCall = (reason: unknown) => void
+type StopCall = (reason: unknown) => void
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/
 /** setTimeout turns a longer delay into 1 ms, so a deadline past it would fire at once. */
