@@ -89,6 +89,11 @@ async function loadUnlessStalled(options: CompositionOptions): Promise<Compositi
  * Whether `rein` would load the built-in composition and it would serve no model: a command that
  * runs a turn can say so before anything is loaded (and before memory-sqlite makes its file).
  */
+/** Whether `rein` would load the built-in composition (no --config, ./cordis.yml or $REIN_HOME/cordis.yml). */
+export function usesBuiltIn(options: LookupOptions): boolean {
+  return findConfigFile({ ...options, env: options.env ?? process.env }) === undefined
+}
+
 export function builtInWithoutModel(options: LookupOptions): boolean {
   const env = options.env ?? process.env
   return findConfigFile({ ...options, env }) === undefined && builtInProvider(env) === undefined

@@ -12,7 +12,7 @@ import type {} from '@rein/memory'
 import type {} from '@rein/telemetry'
 import { ReinError } from '@rein/base'
 import type { CliOptions } from './args.ts'
-import { builtInModel, builtInWithoutModel, loadCliComposition, requireServices } from './composition.ts'
+import { builtInModel, builtInWithoutModel, loadCliComposition, requireServices, usesBuiltIn } from './composition.ts'
 import { EXIT } from './exit-codes.ts'
 import type { Io } from './io.ts'
 import { stopTurn, trapInterrupts } from './interrupts.ts'
@@ -38,8 +38,26 @@ export interface SessionScope {
  * would be used and the environment enables no provider (main.ts says what to set).
  */
 export function requireModel(options: CliOptions, io: Io): void {
-  if (builtInWithoutModel({ ...(options.config ? { config: options.config } : {}), cwd: io.cwd, env: io.env })) {
-    throw new ReinError('NO_MODEL', 'no model configured')
+  const lookup = { ...(options.config ? { config: options.config } : {}), cwd: io.cwd, env: io.env }
+  if (builtInWithoutModel(lookup)) throw new ReinError('NO_MODEL', 'no model configured')
+  if (options.provider !== undefined && usesBuiltIn(lookup)) requireBuiltInProvider(options.provider, io.env)
+}
+
+/** The variable that enables each provider of the built-in composition. */
+const BUILT_IN_PROVIDERS: Readonly<Record<string, { variable: string; row: string; name: string }>> = {
+  deepseek: { variable: 'DEEPSEEK_API_KEY', row: '@rein/llm-deepseek', name: 'DeepSeek' },
+  openai: { variable: 'OPENAI_API_KEY (or OPENAI_BASE_URL)', row: '@rein/llm-openai', name: 'OpenAI' },
+}
+
+/** `--provider` on the built-in composition: one it has, enabled by the environment (the agent's own error would say "add its row"). */
+function requireBuiltInProvider(provider: string, env: NodeJS.ProcessEnv): void {
+  const known = BUILT_IN_PROVIDERS[provider]
+  if (!known) {
+    throw new ReinError('USAGE', `the built-in composition has the providers ${Object.keys(BUILT_IN_PROVIDERS).join(' and ')} only; for --provider ${provider}, give a cordis.yml with its row (rein config shows what is loaded)`)
+  }
+  const enabled = provider === 'deepseek' ? env.DEEPSEEK_API_KEY : env.OPENAI_API_KEY ?? env.OPENAI_BASE_URL
+  if (!enabled) {
+    throw new ReinError('USAGE', `--provider ${provider} needs ${known.variable} set: the built-in composition adds the ${known.name} row only then (or give a cordis.yml with a ${known.row} row)`)
   }
 }
 

@@ -61,6 +61,14 @@ describe('rein: usage', () => {
     }
   })
 
+  it('says which variable a built-in provider needs when --provider names one the environment does not enable', async () => {
+    const env = { OPENAI_API_KEY: 'sk-test-only' }
+    const deepseek = await rein('/', ['run', '--provider', 'deepseek', 'hi'], { env })
+    expect(deepseek).toMatchObject({ code: 2, stderr: 'rein: --provider deepseek needs DEEPSEEK_API_KEY set: the built-in composition adds the DeepSeek row only then (or give a cordis.yml with a @rein/llm-deepseek row)\n' })
+    const other = await rein('/', ['run', '--provider', 'mistral', 'hi'], { env })
+    expect(other).toMatchObject({ code: 2, stderr: 'rein: the built-in composition has the providers deepseek and openai only; for --provider mistral, give a cordis.yml with its row (rein config shows what is loaded)\n' })
+  })
+
   it('says how to pass a task that starts with a dash', async () => {
     const result = await rein('/', ['run', '-x task'])
     expect(result).toMatchObject({ code: 2 })
