@@ -99,6 +99,28 @@ function agentOverrides(scope: SessionScope): CreateAgentOptions {
   }
 }
 
+/** A UUID's length: an id this long is taken as given, with no look at the stored ones. */
+const FULL_ID_LENGTH = 36
+
+/**
+ * The stored session `given` names: its id, or the only stored id that starts with it (as git
+ * takes a short hash). `given` as it is when none does, for the command's own "no session".
+ */
+export async function resolveSessionId(ctx: Context, given: string): Promise<string> {
+  if (given.length >= FULL_ID_LENGTH) return given
+  return matchSessionId(given, (await ctx.sessions.list()).map((summary) => summary.id))
+}
+
+/** `given` among `ids`: itself, the one id it starts, or `USAGE` naming those it starts when several. */
+export function matchSessionId(given: string, ids: readonly string[]): string {
+  if (ids.includes(given)) return given
+  const matches = ids.filter((id) => id.startsWith(given))
+  if (matches.length === 1) return matches[0] ?? given
+  if (matches.length === 0) return given
+  const shown = `${matches.slice(0, 3).join(', ')}${matches.length > 3 ? ', …' : ''}`
+  throw new ReinError('USAGE', `${matches.length} sessions start with ${given} (${shown}); give more of the id`)
+}
+
 /**
  * A new agent, or the stored session's (repaired if it ended mid-turn). A resumed session keeps the
  * provider and model its log recorded unless `--provider`/`--model` say otherwise.
@@ -111,6 +133,7 @@ export async function openAgent(scope: SessionScope, sessionId: string | undefin
     return { agent }
   }
   const { cwd: _cwd, model: _default, ...rest } = overrides
+  sessionId = await resolveSessionId(scope.ctx, sessionId)
   // A signal during the repair stops what it runs (a subagent being continued is interrupted, to continue later).
   const { agent, repaired } = await scope.ctx.agents.resume(sessionId, { ...rest, ...(scope.options.model ? { model: scope.options.model } : {}), signal: scope.interrupted })
   // Jobs an earlier process left running are reaped now, and the model told, before the first turn.

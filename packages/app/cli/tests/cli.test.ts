@@ -10,6 +10,7 @@ import { TOOL_EFFECTS } from '@rein/tools'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ALLOWABLE_EFFECTS } from '../src/args.ts'
 import { projectPerTest, rein, sessionIdOf, type Project } from './harness.ts'
+import { matchSessionId } from '../src/session-command.ts'
 
 const setUp = projectPerTest(afterEach)
 
@@ -202,6 +203,28 @@ describe('rein run', () => {
     expect(again.code).toBe(0)
     const messages = (p.server.requests[1]!.body as { messages: { role: string; content: string }[] }).messages
     expect(messages.map((message) => `${message.role}:${message.content}`)).toEqual(['user:one', 'assistant:first', 'user:two'])
+  })
+
+  it('takes the start of a session id, as long as only one session starts so, in show and run --session', async () => {
+    const p = await setUp([answer('first'), answer('second'), answer('third')])
+    const id = sessionIdOf(await rein(p.dir, ['run', 'one']))
+    const other = sessionIdOf(await rein(p.dir, ['run', 'two']))
+    let short = 4
+    while (id.slice(0, short) === other.slice(0, short)) short++
+    const prefix = id.slice(0, short)
+    const shown = await rein(p.dir, ['show', prefix])
+    expect(shown.code).toBe(0)
+    expect(shown.stdout).toContain(`session ${id} · created`)
+    expect((await rein(p.dir, ['run', '--session', prefix, 'three'])).code).toBe(0)
+    const messages = (p.server.requests[2]!.body as { messages: { role: string; content: string }[] }).messages
+    expect(messages.map((message) => message.content)).toEqual(['one', 'first', 'three'])
+  })
+
+  it('refuses the start of an id that several sessions share, naming them', () => {
+    const ids = ['5d0e1111-aaaa', '5d0e2222-bbbb', '7f00-cccc']
+    expect(matchSessionId('7f', ids)).toBe('7f00-cccc')
+    expect(matchSessionId('nothing-like-it', ids)).toBe('nothing-like-it')
+    expect(() => matchSessionId('5d0e', ids)).toThrow('2 sessions start with 5d0e (5d0e1111-aaaa, 5d0e2222-bbbb); give more of the id')
   })
 
   it('exits 3 when a budget ends the turn', async () => {

@@ -11,16 +11,17 @@ import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { compactionLine, formatCost, formatUsage } from '../render.ts'
 import { filesPerTurn } from '../rewind/turns.ts'
-import { withComposition } from '../session-command.ts'
+import { resolveSessionId, withComposition } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
 
 const SHORT = 200
 
 export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
-  const [id] = args.positionals
-  if (!id) throw new ReinError('USAGE', 'rein show needs a session id; rein sessions lists them')
+  const [given] = args.positionals
+  if (!given) throw new ReinError('USAGE', 'rein show needs a session id; rein sessions lists them')
   return withComposition(args.options, io, async ({ ctx }) => {
-    const { header, events } = await ctx.sessions.load(id)
+    const { header, events } = await ctx.sessions.load(await resolveSessionId(ctx, given))
+    const id = header.id
     if (args.options.json) {
       io.stdout.write(`${JSON.stringify({ type: 'header', ...header })}\n`)
       for (const event of events) io.stdout.write(`${JSON.stringify(event)}\n`)
