@@ -11,21 +11,19 @@
  * killed at once) lands somewhere inside the step after the gate, e.g. mid-write, so only roughly.
  */
 
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
-import { fileURLToPath } from 'node:url'
 import { eventData, type SessionEvent, type SessionSummary } from '@rein/session'
 import { seededRandom, validateSessionInvariants } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
+import { onGates, spawnGated } from './fixtures/gates.ts'
 import { bootGatedStack, NOTE_CALLS, PARENT_CALL } from './fixtures/gated-stack.ts'
 import { CHILD_ANSWER, CHILD_TASK, taskOf } from './fixtures/stack.ts'
 
-const fixture = fileURLToPath(new URL('./fixtures/gated-delegate.ts', import.meta.url))
-const repo = fileURLToPath(new URL('../../../../', import.meta.url))
 
 const ITERATIONS = Number(process.env.REIN_CRASH_ITERATIONS ?? 4)
 const BASE_SEED = process.env.REIN_CRASH_SEED === undefined ? Math.floor(Math.random() * 2 ** 32) : Number(process.env.REIN_CRASH_SEED) >>> 0
@@ -68,32 +66,21 @@ function same(problems: Problems, what: string, actual: unknown, expected: unkno
 
 /** Runs the fixture, letting every gate go but the `kill.at`-th, where it is SIGKILLed. */
 async function drive(home: Home, mode: 'run' | 'resume', kill: Kill | undefined, problems: Problems): Promise<Drive> {
-  const child = spawn(process.execPath, ['--conditions=@rein/source', '--import', 'tsx', fixture, home.sessions, home.notes, mode, home.parentId], {
-    cwd: repo, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, REIN_HOME: join(home.sessions, '..') },
-  })
+  const child = spawnGated(home, mode)
   spawned.push(child)
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>
   const gates: string[] = []
   let killedAt: string | undefined
-  let out = ''
   let err = ''
-  child.stderr!.on('data', (chunk: Buffer) => { err += chunk.toString() })
-  // A closed stdin after the kill is expected; nothing to report.
-  child.stdin!.on('error', () => {})
-  child.stdout!.on('data', (chunk: Buffer) => {
-    out += chunk.toString()
-    let newline: number
-    while ((newline = out.indexOf('\n')) >= 0) {
-      const line = out.slice(0, newline)
-      out = out.slice(newline + 1)
-      if (!line.startsWith('gate ') || killedAt !== undefined) continue
-      gates.push(line.slice(5))
-      if (gates.length === kill?.at) {
-        killedAt = line.slice(5)
-        if (kill.inFlight) child.stdin!.write('\n')
-        child.kill('SIGKILL')
-      } else child.stdin!.write('\n')
-    }
+  child.stderr.on('data', (chunk: Buffer) => { err += chunk.toString() })
+  onGates(child, (gate) => {
+    if (killedAt !== undefined) return
+    gates.push(gate)
+    if (gates.length === kill?.at) {
+      killedAt = gate
+      if (kill.inFlight) child.stdin.write('\n')
+      child.kill('SIGKILL')
+    } else child.stdin.write('\n')
   })
   const [code, signal] = await exited
   if (killedAt === undefined && code !== 0) throw new Error(`the fixture (${mode}) exited with ${code ?? signal} before its kill:\n${err}`)

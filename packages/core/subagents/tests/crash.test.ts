@@ -15,12 +15,12 @@ import type { Context } from '@deepseek-ai/cordis'
 import { eventData, spending, type SessionEvent } from '@rein/session'
 import { validateSessionInvariants } from '@rein/testkit'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { onGates, spawnGated } from './fixtures/gates.ts'
 import { bootGatedStack } from './fixtures/gated-stack.ts'
 import { pidFile, runs } from './fixtures/sleeper.ts'
 import { bootStack, CHILD_ANSWER, CHILD_TASK, pidFolder, taskOf, type Hold, type Scenario } from './fixtures/stack.ts'
 
 const fixture = fileURLToPath(new URL('./fixtures/delegate.ts', import.meta.url))
-const gatedFixture = fileURLToPath(new URL('./fixtures/gated-delegate.ts', import.meta.url))
 const repo = fileURLToPath(new URL('../../../../', import.meta.url))
 
 const dirs: string[] = []
@@ -241,24 +241,14 @@ describe('a background child whose process was killed', () => {
 
 /** Runs the gated fixture (`run`), letting every gate go until `gate`, where it is SIGKILLed. */
 async function killAtGate(gate: string, args: { sessions: string; parentId: string }) {
-  const child = spawn(process.execPath, ['--conditions=@rein/source', '--import', 'tsx', gatedFixture, args.sessions, join(args.sessions, '..', 'notes'), 'run', args.parentId], {
-    cwd: repo, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, REIN_HOME: join(args.sessions, '..') },
-  })
+  const child = spawnGated({ ...args, notes: join(args.sessions, '..', 'notes') }, 'run')
   spawned.push(child)
   const exited = once(child, 'exit')
-  child.stdin!.on('error', () => {})
-  let out = ''
   let err = ''
-  child.stderr!.on('data', (chunk: Buffer) => { err += chunk.toString() })
-  child.stdout!.on('data', (chunk: Buffer) => {
-    out += chunk.toString()
-    let newline: number
-    while ((newline = out.indexOf('\n')) >= 0) {
-      const line = out.slice(0, newline)
-      out = out.slice(newline + 1)
-      if (line === `gate ${gate}`) child.kill('SIGKILL')
-      else if (line.startsWith('gate ')) child.stdin!.write('\n')
-    }
+  child.stderr.on('data', (chunk: Buffer) => { err += chunk.toString() })
+  onGates(child, (reached) => {
+    if (reached === gate) child.kill('SIGKILL')
+    else child.stdin.write('\n')
   })
   const [code, signal] = await exited as [number | null, string | null]
   if (signal !== 'SIGKILL') throw new Error(`the fixture ended (${code ?? signal}) before gate ${gate}:\n${err}`)
