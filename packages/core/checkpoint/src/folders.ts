@@ -8,6 +8,7 @@
 import type { Dirent } from 'node:fs'
 import { lstat, readdir, rmdir } from 'node:fs/promises'
 import { dirname, isAbsolute, join, relative, sep } from 'node:path'
+import { thrownMessage } from '@rein/base'
 import { parentProblem } from './parents.ts'
 import { isMissing } from './plan.ts'
 import type { CheckpointRecord, PlanFolder, PlanItem } from './types.ts'
@@ -88,7 +89,7 @@ async function foresee(root: string, folder: string, removed: ReadonlySet<string
   try {
     entries = await readdir(folder, { withFileTypes: true })
   } catch (error) {
-    return folderItem(root, folder, `could not be read: ${describe(error)}`)
+    return folderItem(root, folder, `could not be read: ${said(error)}`)
   }
   const goes = (entry: Dirent) => {
     const path = join(folder, entry.name)
@@ -111,7 +112,7 @@ async function removeIfEmpty(root: string, folder: string): Promise<PlanFolder |
   } catch (error) {
     if (isMissing(error)) return undefined
     const entries = await readdir(folder, { withFileTypes: true }).catch(() => [])
-    return folderItem(root, folder, entries.length > 0 ? holding(entries) : `could not be removed: ${describe(error)}`)
+    return folderItem(root, folder, entries.length > 0 ? holding(entries) : `could not be removed: ${said(error)}`)
   }
 }
 
@@ -126,7 +127,7 @@ async function standingAs(root: string, folder: string): Promise<Standing> {
     if (stats.isSymbolicLink()) return { kind: 'other', reason: 'is now a symbolic link' }
     return stats.isDirectory() ? { kind: 'folder' } : { kind: 'other', reason: 'is now not a folder' }
   } catch (error) {
-    return isMissing(error) ? { kind: 'gone' } : { kind: 'other', reason: `could not be read: ${describe(error)}` }
+    return isMissing(error) ? { kind: 'gone' } : { kind: 'other', reason: `could not be read: ${said(error)}` }
   }
 }
 
@@ -164,6 +165,7 @@ function folderNote(folders: readonly PlanFolder[], tense: 'plan' | 'done'): str
   return parts.join('; ')
 }
 
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
+/** What a file-system call threw, in words. */
+function said(error: unknown): string {
+  return thrownMessage(error) ?? 'an unknown error'
 }
