@@ -6,7 +6,7 @@ import type { ContextCompacted } from '@rein/session'
 import type { Spend } from '@rein/telemetry'
 import { maskText, secretValues } from './mask-secrets.ts'
 import { neutralize } from './terminal-text.ts'
-import { groupDigits } from '@rein/base'
+import { formatMoney, groupDigits } from '@rein/base'
 
 export interface Output {
   stdout: NodeJS.WritableStream & { isTTY?: boolean }
@@ -100,7 +100,7 @@ export class Renderer {
       this.line(this.out.stdout, JSON.stringify({ type: 'total', runId: this.shown?.result.runId, usage: total.usage, ...(total.money !== undefined ? { cost: total.money } : {}), ...(total.estimated ? { usageEstimated: true } : {}) }))
       return
     }
-    const cost = total.money !== undefined ? ` · cost ${formatCost(total.money)}` : total.unpriced ? ' · cost unknown (a model used has no price)' : ''
+    const cost = total.money !== undefined ? ` · cost ${formatMoney(total.money)}` : total.unpriced ? ' · cost unknown (a model used has no price)' : ''
     this.err(this.dim(`with background work that ended after the turn: ${total.estimated ? '~' : ''}${formatUsage(total.usage)}${cost}`))
   }
 
@@ -203,17 +203,13 @@ function formatTokens(usage: TokenUsage): string {
   return `in ${groupDigits(input)}${cache ? ` (cached ${groupDigits(cache)})` : ''} out ${groupDigits(usage.outputTokens)}`
 }
 
-export function formatCost(cost: number): string {
-  return cost === 0 ? '0' : cost < 0.01 ? cost.toPrecision(2) : cost.toFixed(4)
-}
-
 /** `tokens in … out …[ (subagents in … out …)] · cost …` for a turn, its subagents included when there were any. */
 function totalsLine(result: TurnResult): string {
   const { subagents } = result
   const total = turnTotal(result)
   const estimated = result.usageEstimated === true || subagents?.usageEstimated === true
   const counted = total.usage.inputTokens + total.usage.outputTokens > 0
-  const cost = total.cost !== undefined ? ` · cost ${formatCost(total.cost)}` : counted ? ' · cost unknown (a model used has no price; set prices on the @rein/llm row)' : ''
+  const cost = total.cost !== undefined ? ` · cost ${formatMoney(total.cost)}` : counted ? ' · cost unknown (a model used has no price; set prices on the @rein/llm row)' : ''
   return `${estimated ? '~' : ''}${formatUsage(total.usage)}${subagents ? ` (subagents ${formatTokens(subagents.usage)})` : ''}${cost}`
 }
 

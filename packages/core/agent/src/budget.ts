@@ -4,6 +4,7 @@
  * whether the turn has used up a budget.
  */
 
+import { formatMoney } from '@rein/base'
 import type { LlmRuntime, ModelRoute } from '@rein/llm'
 import type { StepRequest, TurnOverrun } from '@rein/session'
 import type { Tally } from './accounting.ts'
@@ -60,9 +61,9 @@ export function overBudget(options: AgentOptions, spent: Tally): TurnOverrun | u
   }
   if (maxCost === undefined) return undefined
   if (spent.unpriced) {
-    return { code: 'MAX_COST_UNPRICED', message: `the turn's cost cannot be counted (a model it used has no pricing), so maxCost ${maxCost} cannot be kept` }
+    return { code: 'MAX_COST_UNPRICED', message: `the turn's cost cannot be counted (a model it used has no pricing), so maxCost ${formatMoney(maxCost)} cannot be kept` }
   }
   const cost = spent.cost
-  if (cost !== undefined && cost >= maxCost) return { code: 'MAX_COST', message: `the turn cost ${cost.toFixed(4)}, its limit is ${maxCost}` }
+  if (cost !== undefined && cost >= maxCost) return { code: 'MAX_COST', message: `the turn cost ${formatMoney(cost)}, its limit is ${formatMoney(maxCost)}` }
   return undefined
 }

@@ -103,6 +103,17 @@ describe('budgets', () => {
     expect(agent.session.events.filter((event) => event.type === 'assistant/message').map((event) => (event.data as { cost: number }).cost)).toEqual([0.6, 0.6])
   })
 
+  it('says what a turn stopped at a tiny maxCost cost and its limit in plain decimals, not 0.0000 and 1e-7', async () => {
+    const models = [{ id: 'm', pricing: { input: 0.1, output: 0.1 } }]
+    const step = [{ toolCall: { id: 'c1', name: 'slow_read', arguments: '{"key":"k"}' } }, { usage: { inputTokens: 3, outputTokens: 0 } }]
+    const { root } = await boot([step, step], { models, agent: { maxCost: 0.0000001 } })
+    probeTools(root)
+    const agent = await root.agents.create()
+    const result = await agent.send('go')
+    expect(result).toMatchObject({ reason: 'budget', error: { code: 'MAX_COST' } })
+    expect(result.error?.message).toBe('the turn cost 0.00000030, its limit is 0.00000010')
+  })
+
   it('refuses maxCost for a model without pricing rather than ignore it', async () => {
     const { root } = await boot([], { agent: { maxCost: 1 } })
     await expect(root.agents.create()).rejects.toMatchObject({ code: 'MAX_COST_UNPRICED' })

@@ -8,3 +8,17 @@ export function groupDigits(value: number): string {
   const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',')
   return `${value < 0 ? '-' : ''}${grouped}${fraction === undefined ? '' : `.${fraction}`}`
 }
+
+/**
+ * An amount of money written for people and models: four decimals from a cent up, two significant
+ * digits below it, never in exponent form (`toPrecision` writes 0.0000001 as `1.0e-7`).
+ */
+export function formatMoney(amount: number): string {
+  if (!Number.isFinite(amount)) return String(amount)
+  if (amount === 0) return '0'
+  const size = Math.abs(amount)
+  if (size >= 0.01) return amount.toFixed(4)
+  // Decimals that keep two significant digits; toFixed writes at most 100.
+  const decimals = Math.min(100, 1 - Math.floor(Math.log10(size)))
+  return Number(amount.toPrecision(2)).toFixed(decimals)
+}

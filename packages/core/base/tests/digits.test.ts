@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { groupDigits } from '../src/index.ts'
+import { formatMoney, groupDigits } from '../src/index.ts'
 
 describe('groupDigits', () => {
   it('writes numbers as toLocaleString("en-US") does for counts', () => {
@@ -11,5 +11,23 @@ describe('groupDigits', () => {
   it('leaves what is not a finite number as String does', () => {
     expect(groupDigits(Number.NaN)).toBe('NaN')
     expect(groupDigits(Number.POSITIVE_INFINITY)).toBe('Infinity')
+  })
+})
+
+describe('formatMoney', () => {
+  it('never writes a small amount in exponent form (0.0000001 was 1.0e-7)', () => {
+    expect(formatMoney(0.0000001)).toBe('0.00000010')
+    expect(formatMoney(0.00000012345)).toBe('0.00000012')
+    expect(formatMoney(1e-12)).toBe('0.0000000000010')
+    for (let exponent = -30; exponent < -2; exponent++) expect(formatMoney(3 * 10 ** exponent)).not.toMatch(/e/)
+  })
+
+  it('keeps two significant digits below a cent and four decimals from a cent up', () => {
+    expect(formatMoney(0.0023)).toBe('0.0023')
+    expect(formatMoney(0.00015)).toBe('0.00015')
+    expect(formatMoney(0.01)).toBe('0.0100')
+    expect(formatMoney(1.23456)).toBe('1.2346')
+    expect(formatMoney(0)).toBe('0')
+    expect(formatMoney(-0.0000005)).toBe('-0.00000050')
   })
 })

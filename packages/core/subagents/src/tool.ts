@@ -1,5 +1,6 @@
 /** The `subagent` tool: the model's way to hand a self-contained task to a child agent. */
 
+import { formatMoney } from '@rein/base'
 import { defineTool } from '@rein/tools'
 import { childTools, readOnly } from './child-tools.ts'
 import type { SubagentsConfig } from './config.ts'
@@ -62,7 +63,7 @@ export function createSubagentTool(deps: ToolDeps) {
       }] },
       render: (_args, value) => 'jobId' in value
         ? `Started subagent ${value.sessionId} as job ${value.jobId}; its answer will arrive as a message. job_output ${value.jobId} shows its progress, job_kill stops it.`
-        : `${value.answer === '' ? '(the subagent gave no answer)' : value.answer}\n(subagent session ${value.sessionId}${value.cost === undefined ? '' : `, cost ${money(value.cost)}`})`,
+        : `${value.answer === '' ? '(the subagent gave no answer)' : value.answer}\n(subagent session ${value.sessionId}${value.cost === undefined ? '' : `, cost ${formatMoney(value.cost)}`})`,
     },
     execute: (args, run) => {
       const request: SubagentRequest = {
@@ -101,10 +102,6 @@ export function createSubagentTool(deps: ToolDeps) {
   })
 }
 
-/** Money as the model reads it: two significant digits below a cent. */
-function money(cost: number): string {
-  return cost === 0 ? '0' : cost < 0.01 ? cost.toPrecision(2) : cost.toFixed(4)
-}
 
 /** The description the model reads, with one line per profile. */
 function describe(config: SubagentsConfig): string {

@@ -6,10 +6,9 @@
 import type { SessionSummary } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
-import { formatCost } from '../render.ts'
 import { withComposition } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
-import { groupDigits, isReinError } from '@rein/base'
+import { formatMoney, groupDigits, isReinError } from '@rein/base'
 
 /** How each status reads; one a newer rein wrote (not here) reads as it is. */
 const STATUS = new Map<string, string>(Object.entries({
@@ -74,7 +73,7 @@ function tree(sessions: readonly SessionSummary[]): { session: SessionSummary; l
 function line(session: SessionSummary, level: number): string {
   const when = session.lastActivity.replace('T', ' ').slice(0, 16)
   const tokens = session.usage.inputTokens + (session.usage.cacheReadTokens ?? 0) + (session.usage.cacheWriteTokens ?? 0) + session.usage.outputTokens
-  const cost = session.cost === undefined ? '-' : formatCost(session.cost)
+  const cost = session.cost === undefined ? '-' : formatMoney(session.cost)
   const indent = '  '.repeat(level)
   return [
     `${indent}${session.id}`,

@@ -4,12 +4,12 @@
  */
 
 import type { Context } from '@deepseek-ai/cordis'
-import { isReinError, ReinError, shorten } from '@rein/base'
+import { formatMoney, isReinError, ReinError, shorten } from '@rein/base'
 import type { Message } from '@rein/llm'
 import { eventData, planRepair, type SessionEvent, type SessionSummary } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
-import { compactionLine, formatCost, formatUsage } from '../render.ts'
+import { compactionLine, formatUsage } from '../render.ts'
 import { filesPerTurn } from '../rewind/turns.ts'
 import { resolveSessionId, withComposition } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
@@ -114,7 +114,7 @@ function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, number>)
     case 'assistant/message': {
       const data = eventData(event, 'assistant/message')
       const said = text(data.message)
-      const usage = data.usage ? `  [${formatUsage(data.usage)}${data.cost !== undefined ? ` · ${formatCost(data.cost)}` : ''} · ${data.provider}/${data.model}]` : ''
+      const usage = data.usage ? `  [${formatUsage(data.usage)}${data.cost !== undefined ? ` · ${formatMoney(data.cost)}` : ''} · ${data.provider}/${data.model}]` : ''
       return `${said ? said : '(no text)'}${data.interrupted ? ' [interrupted]' : ''}${usage}`
     }
     case 'tool/call': {
