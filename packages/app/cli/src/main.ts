@@ -5,6 +5,7 @@
 
 import { errorChain, isReinError } from '@rein/base'
 import { HELP, parseCommandLine, type Command, type ParsedArgs } from './args.ts'
+import { DEMO_PROVIDER } from './demo/provider.ts'
 import { EXIT } from './exit-codes.ts'
 import { maskText, secretValues } from './mask-secrets.ts'
 import type { Io } from './io.ts'
@@ -75,8 +76,16 @@ function describe(error: unknown, env: NodeJS.ProcessEnv): string {
   if (isReinError(error, 'NO_MODEL')) {
     return 'no model configured: set DEEPSEEK_API_KEY, or OPENAI_API_KEY (OPENAI_BASE_URL for a local OpenAI-compatible server, with --model or REIN_MODEL), or write a cordis.yml; rein demo shows the loop offline'
   }
+  if (isReinError(error, 'UNKNOWN_PROVIDER') && error.details?.provider === DEMO_PROVIDER) return demoSessionLine(error.details.loaded)
   if (isReinError(error)) return error.message
   return error instanceof Error ? error.message : String(error)
+}
+
+/** Resuming what `rein demo` made: its provider is the demo's own scripted server, which no composition has. */
+function demoSessionLine(loaded: unknown): string {
+  const names = Array.isArray(loaded) ? loaded.filter((name): name is string => typeof name === 'string') : []
+  const pick = names.length === 1 ? `--provider ${names[0]}` : `--provider <${names.length > 0 ? `one of ${names.join(', ')}` : 'name'}>`
+  return `this session was made by rein demo: its scripted model and its workspace are gone, so it is there for rein show; to go on with it anyway, with a model of yours, give ${pick} --model <id>`
 }
 
 /** This package's version: its package.json is one folder up from `src/` and from `dist/` alike. */

@@ -255,6 +255,23 @@ describe('rein demo', () => {
       rmSync(home, { recursive: true, force: true })
     }
   })
+
+  it('says a demo session goes on only with a model of yours, and how to pick one, rather than to add the demo\'s provider row', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'rein-demo-home-'))
+    try {
+      const run = await rein('/', ['demo'], { env: { REIN_HOME: home } })
+      const id = /rewound session (\S+)/.exec(`${run.stdout}${run.stderr}`)?.[1]
+      expect(id).toBeDefined()
+      const env = { REIN_HOME: home, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: 'sk-test', REIN_MODEL: 'm1' }
+      const resume = await rein('/', ['resume', String(id), 'go on'], { env })
+      expect(resume.code).toBe(2)
+      expect(resume.stderr).toContain('was made by rein demo: its scripted model and its workspace are gone')
+      expect(resume.stderr).toContain('--provider openai')
+      expect(resume.stderr).not.toContain('add its provider row')
+    } finally {
+      rmSync(home, { recursive: true, force: true })
+    }
+  })
 })
 
 describe('rein rewind with the built-in composition', () => {

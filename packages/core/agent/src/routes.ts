@@ -21,7 +21,7 @@ export function checkRoutes(options: AgentOptions, llm: LlmRuntime): void {
   const served = llm.providers()
   for (const [where, route] of routes) {
     if (!served.includes(route.provider)) {
-      throw new ReinError('UNKNOWN_PROVIDER', `${where}: no loaded provider serves "${route.provider}"; loaded: ${served.length ? served.join(', ') : 'none'} (add its provider row, or pick one of those)`, { details: { where, provider: route.provider } })
+      throw new ReinError('UNKNOWN_PROVIDER', `${where}: no loaded provider serves "${route.provider}"; loaded: ${served.length ? served.join(', ') : 'none'} (add its provider row, or pick one of those)`, { details: { where, provider: route.provider, loaded: served } })
     }
   }
   const unsupported = unsupportedEffort(options, llm.resolveModel(options.provider, options.model), options.reasoningEffort)

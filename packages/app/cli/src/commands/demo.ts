@@ -14,6 +14,7 @@ import { startMockOpenAiServer } from '@rein/testkit'
 import type { ParsedArgs } from '../args.ts'
 import { builtInRows, PACKAGE_DIR } from '../composition.ts'
 import type { Io } from '../io.ts'
+import { DEMO_PROVIDER } from '../demo/provider.ts'
 import { rewindDemoTurn } from '../demo/rewind.ts'
 import { demoReply } from '../demo/script.ts'
 import { createDemoWorkspace } from '../demo/workspace.ts'
@@ -47,9 +48,9 @@ async function runDemo(args: ParsedArgs, io: Io, serverUrl: string, workspaceRoo
     {
       id: 'scripted-model',
       name: '@rein/llm-openai',
-      config: { provider: 'demo', label: 'the scripted demo model', baseURL: serverUrl, apiKeyEnv: false, models: [{ id: 'scripted', pricing: { input: 0.27, output: 1.1, cacheRead: 0.07 } }] },
+      config: { provider: DEMO_PROVIDER, label: 'the scripted demo model', baseURL: serverUrl, apiKeyEnv: false, models: [{ id: 'scripted', pricing: { input: 0.27, output: 1.1, cacheRead: 0.07 } }] },
     },
-    { id: 'agents', name: '@rein/agent', config: { provider: 'demo', model: 'scripted', system: 'You are a coding assistant working in the given workspace.' } },
+    { id: 'agents', name: '@rein/agent', config: { provider: DEMO_PROVIDER, model: 'scripted', system: 'You are a coding assistant working in the given workspace.' } },
   ]
   const composition = await loadComposition({ file: join(PACKAGE_DIR, 'demo.cordis.yml'), rows, resolveFrom: PACKAGE_DIR })
   const renderer = new Renderer(io, args.options.json, colorsEnabled(io.stdout, io.env))
