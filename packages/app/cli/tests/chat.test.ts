@@ -57,6 +57,17 @@ describe('rein chat', () => {
     expect(readFileSync(join(current.dir, 'notes.txt'), 'utf8')).toBe('from chat\n')
   })
 
+  it('says the session it announced was not kept when the chat is left before anything was sent', async () => {
+    current = await project([])
+    const chat = terminal(current.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    const id = /session (\S+) · /.exec(chat.screen())?.[1]
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+    expect(chat.screen()).toContain(`nothing was sent, so session ${String(id)} was not kept`)
+    expect(existsSync(join(current.home, 'sessions', `${String(id)}.jsonl`))).toBe(false)
+  })
+
   it('sends a line typed before the prompt first appeared, not dropping it', async () => {
     current = await project([{ steps: [{ text: 'First answer.' }] }, { steps: [{ text: 'Second answer.' }] }])
     const chat = terminal(current.dir)
@@ -171,6 +182,42 @@ describe('rein chat: typing ahead (issue #8)', () => {
     chat.type('first\r')
     await expect.poll(chat.answer).toContain('Thinking')
     chat.type('second\rthird\r')
+    await expect.poll(chat.answer).toContain('Third.')
+    const users = current.server.requests.map((request) => (request.body as { messages: { role: string; content: string }[] }).messages.filter((message) => message.role === 'user').map((message) => message.content))
+    expect(users).toEqual([['first'], ['first', 'second'], ['first', 'second', 'third']])
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+  })
+})
+
+describe('rein chat: typing while a turn answers', () => {
+  it('keeps a line typed while a turn answers out of the answer, and shows it as it is sent', async () => {
+    let release = () => {}
+    const held = new Promise<void>((resolve) => { release = resolve })
+    current = await project([
+      { steps: [{ text: 'Thinking' }, { waitFor: held }, { text: ' done.' }] },
+      { steps: [{ text: 'Second.' }] },
+      { steps: [{ text: 'Third.' }] },
+    ])
+    const chat = terminal(current.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    chat.type('first\r')
+    await expect.poll(chat.answer).toContain('Thinking')
+    chat.type('second\rthi')
+    await expect.poll(() => current?.server.requests.length).toBe(1)
+    release()
+    await expect.poll(chat.answer).toContain('Second.')
+    const screen = chat.screen()
+    const firstEnded = screen.indexOf('completed')
+    expect(firstEnded).toBeGreaterThan(0)
+    // Nothing typed reached the screen while the first turn streamed its answer there.
+    expect(screen.slice(0, firstEnded)).not.toContain('second')
+    expect(screen.slice(0, firstEnded)).not.toContain('thi')
+    expect(screen.slice(firstEnded)).toContain('> second\n')
+    // The line half typed comes back at the prompt, to be finished.
+    // (The `.` is the escape of the cursor move that may follow.)
+    await expect.poll(chat.screen).toMatch(/> thi(?:.\[\d+G)?$/)
+    chat.type('rd\r')
     await expect.poll(chat.answer).toContain('Third.')
     const users = current.server.requests.map((request) => (request.body as { messages: { role: string; content: string }[] }).messages.filter((message) => message.role === 'user').map((message) => message.content))
     expect(users).toEqual([['first'], ['first', 'second'], ['first', 'second', 'third']])

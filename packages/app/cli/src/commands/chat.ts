@@ -7,6 +7,7 @@
 
 import { clearLine, cursorTo } from 'node:readline'
 import { createInterface, type Interface } from 'node:readline/promises'
+import { Writable } from 'node:stream'
 import type { Agent } from '@rein/agent'
 import { ReinError } from '@rein/base'
 import type { ParsedArgs } from '../args.ts'
@@ -22,17 +23,21 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
   if (!io.stdin.isTTY) throw new ReinError('USAGE', 'rein chat needs a terminal; for scripts use rein run "…"')
   requireModel(args.options, io)
   return withComposition(args.options, io, async (scope) => {
-    const prompt = createInterface({ input: io.stdin, output: io.stderr, terminal: true })
+    const echo = heldEcho(io.stderr)
+    const prompt = createInterface({ input: io.stdin, output: echo.screen, terminal: true })
     prompt.setPrompt('> ')
     // Queued from the start: a line typed while the agent opens is sent, not dropped.
-    const lines = lineQueue(prompt)
+    const lines = lineQueue(prompt, echo, io.stderr)
     // A pending approval question takes the next line before the queue sees it (readline's rule).
     installApproval(scope.ctx, args.options, async (request) => {
+      echo.shown(true)
       try {
         return parseAnswer(await prompt.question(neutralize(`allow ${request.toolName} (${request.reason})? [y]es / [n]o / [a]lways for this session `), { signal: request.signal }))
       } catch {
         // Ctrl-C (the call's signal) or Ctrl-D at the question: a no, not an error to report.
         return 'deny'
+      } finally {
+        echo.shown(false)
       }
     })
     const { agent } = await openAgent(scope, args.options.session)
@@ -79,9 +84,12 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
       await watch?.stop()
       unsubscribe()
       prompt.close()
+      echo.stop()
       // Leaving the chat ends its background jobs (recorded), as leaving the process would.
       await settleJobs(scope, agent, 0)
       await agent.close()
+      // The log is written with the first message: the id announced above names nothing yet.
+      if (agent.session.events.length === 0) scope.renderer.notice(`nothing was sent, so session ${agent.session.id} was not kept`)
     }
   })
 }
@@ -106,11 +114,41 @@ function parseAnswer(answer: string): PromptAnswer {
 }
 
 /**
+ * The terminal as readline writes to it, echo included. The echo is shown only at the prompt and
+ * at a question: typed while a turn streams its answer to the same terminal, it would land inside
+ * the answer. Held back, the text is not lost: readline keeps a half-typed line and shows it with
+ * the next prompt, and a whole line is shown as it is sent.
+ */
+function heldEcho(stderr: Io['stderr']) {
+  let show = false
+  const screen = Object.assign(new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      if (show) stderr.write(chunk)
+      done()
+    },
+  }), { isTTY: true })
+  // readline wraps the line at the terminal's width and redraws it when the terminal is resized.
+  Object.defineProperty(screen, 'columns', { get: () => ('columns' in stderr ? stderr.columns : undefined) })
+  const resized = () => screen.emit('resize')
+  stderr.on('resize', resized)
+  return {
+    screen,
+    shown(on: boolean) {
+      show = on
+    },
+    stop() {
+      stderr.off('resize', resized)
+    },
+  }
+}
+
+/**
  * Every line the terminal gives, in order, whether or not anyone waits for it. `next()` shows the
  * prompt when the queue is empty; it resolves undefined once input ended and the queue is drained,
- * or at once after `stop()`.
+ * or at once after `stop()`. Typing is echoed only while the prompt waits (`heldEcho`); a line
+ * typed ahead is shown as the queue sends it.
  */
-function lineQueue(prompt: Interface) {
+function lineQueue(prompt: Interface, echo: ReturnType<typeof heldEcho>, stderr: Io['stderr']) {
   const queued: string[] = []
   let waiting: ((line: string | undefined) => void) | undefined
   let ended = false
@@ -121,8 +159,12 @@ function lineQueue(prompt: Interface) {
     resolve?.(line)
   }
   prompt.on('line', (line) => {
-    if (waiting) settle(line)
-    else queued.push(line)
+    if (!waiting) {
+      queued.push(line)
+      return
+    }
+    echo.shown(false)
+    settle(line)
   })
   prompt.on('close', () => {
     ended = true
@@ -132,8 +174,11 @@ function lineQueue(prompt: Interface) {
     next(): Promise<string | undefined> {
       if (stopped) return Promise.resolve(undefined)
       const line = queued.shift()
+      if (line !== undefined) stderr.write(`> ${neutralize(line)}\n`)
       if (line !== undefined || ended) return Promise.resolve(line)
-      prompt.prompt()
+      echo.shown(true)
+      // The cursor stays after what was typed while the echo was held (readline resets it otherwise).
+      prompt.prompt(true)
       return new Promise((resolve) => { waiting = resolve })
     },
     stop() {
