@@ -17,6 +17,7 @@ export type StreamChunk =
   | { type: 'block-start'; index: number; blockType: StreamBlockType }
   | { type: 'text-delta'; index: number; text: string }
   | { type: 'reasoning-delta'; index: number; text: string }
+  /** `name`, when present, is the call's whole name so far and replaces any earlier one (a name a server streams in pieces grows). */
   | { type: 'tool-call-delta'; index: number; id: string; name?: string; argumentsDelta: string }
   /** The block, fully assembled. */
   | { type: 'block-end'; index: number; block: ContentBlock }

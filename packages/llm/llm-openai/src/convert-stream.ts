@@ -68,12 +68,12 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
   const toolDelta = (call: WireToolCallDelta, position: number, out: StreamChunk[]) => {
     const wireIndex = typeof call.index === 'number' ? call.index : position
     const id = typeof call.id === 'string' && call.id ? call.id : undefined
-    const named = typeof call.function?.name === 'string' && call.function.name !== ''
+    const piece = typeof call.function?.name === 'string' && call.function.name !== '' ? call.function.name : undefined
     let block = tools.get(wireIndex)
     // A new id and a name where a call is open start another call: some servers send each call
     // whole in its own event, all at index 0 or with no index. An id alone is not enough: some
     // change the id on a call's later deltas, which name no function.
-    if (!block || (id !== undefined && named && block.wireId === true && block.id !== id)) {
+    if (!block || (id !== undefined && piece !== undefined && block.wireId === true && block.id !== id)) {
       block = open('tool-call', out)
       // Some servers omit the id. A made-up one must stay unique for the whole session (results are
       // paired and crashes repaired by id), so it is random, not derived from the position.
@@ -81,8 +81,8 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
       if (id !== undefined) block.wireId = true
       tools.set(wireIndex, block)
     }
-    const name = typeof call.function?.name === 'string' && call.function.name && block.name === undefined ? call.function.name : undefined
-    if (name) block.name = name
+    const name = piece === undefined ? undefined : grownName(block.name, piece)
+    if (name !== undefined) block.name = name
     const raw = call.function?.arguments
     // Arguments stay the model's raw text; a server that sends an object gets it re-serialized once.
     const argumentsDelta = raw === undefined || raw === null ? '' : typeof raw === 'string' ? raw : serializeArguments(raw, provider)
@@ -144,6 +144,17 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
 
     complete: () => usageAfterFinish,
   }
+}
+
+/**
+ * The call's name once `piece` came, or undefined when the piece adds nothing. Servers may stream a
+ * name in pieces (OpenAI's own SDK joins streamed strings), so a piece is appended; some relays
+ * resend the whole name on every delta, so a piece that is exactly the name so far is that repeat.
+ * The delta carries the whole name so far, never the bare piece: the assembler in `@rein/llm` takes
+ * a delta's `name` as the call's name and replaces the one it had, so it ends with the whole name.
+ */
+function grownName(sofar: string | undefined, piece: string): string | undefined {
+  return piece === sofar ? undefined : (sofar ?? '') + piece
 }
 
 /** Object arguments as text; one nested too deeply for JSON.stringify (a RangeError) is a malformed event. */

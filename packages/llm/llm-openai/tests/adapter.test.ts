@@ -1,7 +1,8 @@
 // The adapter over real HTTP against the testkit's mock server, through a real LlmRuntime.
 import { Context } from '@deepseek-ai/cordis'
+import type { JsonValue } from '@rein/base'
 import LlmRuntime, { BlockAssembler, userMessage, type LlmAttempt, type LlmEvent, type LlmRequest, type StreamChunk } from '@rein/llm'
-import { startMockOpenAiServer, type MockScript, type MockServer } from '@rein/testkit'
+import { startMockOpenAiServer, type MockScript, type MockServer, type MockStep } from '@rein/testkit'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import * as openai from '../src/index.ts'
 
@@ -87,6 +88,26 @@ describe('OpenAiCompatibleAdapter over HTTP', () => {
       { type: 'tool-call', id: 'call_b', name: 'broken', arguments: '{"x": ' },
     ])
     expect(finish).toEqual({ type: 'finish', reason: 'tool-calls', responseId: 'chatcmpl-mock', responseModel: 'gpt-test' })
+  })
+
+  it('calls a tool by its whole name when the server streams the name in pieces, and by its name once when a relay repeats it', async () => {
+    const call = (index: number, id: string | undefined, fn: Record<string, string>): MockStep => {
+      const tool: Record<string, JsonValue> = { index, ...(id === undefined ? {} : { id, type: 'function' }), function: fn }
+      return { event: { id: 'chatcmpl-mock', model: 'gpt-test', choices: [{ index: 0, delta: { tool_calls: [tool] }, finish_reason: null }] } }
+    }
+    const { root } = await boot([{ finishReason: 'tool_calls', steps: [
+      call(0, 'call_a', { name: 'look', arguments: '' }),
+      call(1, 'call_b', { name: 'read_file', arguments: '' }),
+      call(0, undefined, { name: 'up', arguments: '{"q":' }),
+      call(1, 'call_b', { name: 'read_file', arguments: '{"path":"a.md"}' }),
+      call(0, undefined, { arguments: '1}' }),
+    ] }])
+    const { blocks, finish } = await run(root)
+    expect(blocks).toEqual([
+      { type: 'tool-call', id: 'call_a', name: 'lookup', arguments: '{"q":1}' },
+      { type: 'tool-call', id: 'call_b', name: 'read_file', arguments: '{"path":"a.md"}' },
+    ])
+    expect(finish).toMatchObject({ type: 'finish', reason: 'tool-calls' })
   })
 
   it('ignores keep-alive comments and blank lines, and survives UTF-8 split across reads', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { StreamChunk } from '@rein/llm'
+import { BlockAssembler, type StreamChunk } from '@rein/llm'
 import { createChunkTranslator, mapUsage } from '../src/index.ts'
 
 function translate(payloads: unknown[], sawDone = true): StreamChunk[] {
@@ -107,6 +107,98 @@ describe('createChunkTranslator', () => {
       delta({}, 'tool_calls'),
     ])
     expect(chunks.flatMap((chunk) => (chunk.type === 'block-end' ? [chunk.block] : []))).toEqual([{ type: 'tool-call', id: 'a', name: 'f', arguments: '{"x":1}' }])
+  })
+
+  describe('a tool name streamed in pieces', () => {
+    const calls = (chunks: StreamChunk[]) => chunks.flatMap((chunk) => (chunk.type === 'block-end' ? [chunk.block] : []))
+    const call = (index: number, fn: object, id?: string) => ({ tool_calls: [{ index, ...(id === undefined ? {} : { id }), function: fn }] })
+
+    it.each([
+      ['two', ['look', 'up']],
+      ['three', ['lo', 'ok', 'up']],
+    ])('is called by its whole name when split over %s deltas', (_count, pieces) => {
+      const chunks = translate([
+        ...pieces.map((name, i) => delta(call(0, { name, arguments: '' }, i === 0 ? 'call_a' : undefined))),
+        delta(call(0, { arguments: '{"q":1}' })),
+        delta({}, 'tool_calls'),
+      ])
+      expect(calls(chunks)).toEqual([{ type: 'tool-call', id: 'call_a', name: 'lookup', arguments: '{"q":1}' }])
+    })
+
+    it('tells the deltas\' reader the whole name so far each time it grows, never a bare piece', () => {
+      const chunks = translate([
+        delta(call(0, { name: 'look', arguments: '' }, 'call_a')),
+        delta(call(0, { name: 'up', arguments: '' })),
+        delta(call(0, { arguments: '{}' })),
+        delta({}, 'tool_calls'),
+      ])
+      expect(chunks.filter((chunk) => chunk.type === 'tool-call-delta')).toEqual([
+        { type: 'tool-call-delta', index: 0, id: 'call_a', name: 'look', argumentsDelta: '' },
+        { type: 'tool-call-delta', index: 0, id: 'call_a', name: 'lookup', argumentsDelta: '' },
+        { type: 'tool-call-delta', index: 0, id: 'call_a', argumentsDelta: '{}' },
+      ])
+      // A consumer that has only the deltas (a stream cut before its block-end) still names the call whole.
+      const assembler = new BlockAssembler()
+      for (const chunk of chunks) if (chunk.type !== 'block-end') assembler.push(chunk)
+      expect(assembler.blocks()).toEqual([{ type: 'tool-call', id: 'call_a', name: 'lookup', arguments: '{}' }])
+    })
+
+    it('is called by its name once when a relay repeats the whole name on every delta', () => {
+      const chunks = translate([
+        delta(call(0, { name: 'lookup', arguments: '' }, 'call_a')),
+        delta(call(0, { name: 'lookup', arguments: '{"q":' }, 'call_a')),
+        delta(call(0, { name: 'lookup', arguments: '1}' }, 'call_a')),
+        delta({}, 'tool_calls'),
+      ])
+      expect(calls(chunks)).toEqual([{ type: 'tool-call', id: 'call_a', name: 'lookup', arguments: '{"q":1}' }])
+      expect(chunks.filter((chunk) => chunk.type === 'tool-call-delta' && chunk.name !== undefined)).toHaveLength(1)
+    })
+
+    it('is called by its whole name when a piece is repeated and then continued', () => {
+      const chunks = translate([
+        delta(call(0, { name: 'look', arguments: '' }, 'call_a')),
+        delta(call(0, { name: 'look', arguments: '' })),
+        delta(call(0, { name: 'up', arguments: '{}' })),
+        delta({}, 'tool_calls'),
+      ])
+      expect(calls(chunks)).toEqual([{ type: 'tool-call', id: 'call_a', name: 'lookup', arguments: '{}' }])
+    })
+
+    it('keeps parallel calls apart, each called by its whole name', () => {
+      const chunks = translate([
+        delta(call(0, { name: 'read', arguments: '' }, 'call_a')),
+        delta(call(1, { name: 'list', arguments: '' }, 'call_b')),
+        delta(call(1, { name: '_dir', arguments: '{}' })),
+        delta(call(0, { name: '_file', arguments: '{"path":"a"}' })),
+        delta({}, 'tool_calls'),
+      ])
+      expect(calls(chunks)).toEqual([
+        { type: 'tool-call', id: 'call_a', name: 'read_file', arguments: '{"path":"a"}' },
+        { type: 'tool-call', id: 'call_b', name: 'list_dir', arguments: '{}' },
+      ])
+    })
+
+    it('keeps one call whose every delta repeats its id while its name streams in pieces', () => {
+      const chunks = translate([
+        delta(call(0, { name: 'look', arguments: '' }, 'call_a')),
+        delta(call(0, { name: 'up', arguments: '{}' }, 'call_a')),
+        delta({}, 'tool_calls'),
+      ])
+      expect(calls(chunks)).toEqual([{ type: 'tool-call', id: 'call_a', name: 'lookup', arguments: '{}' }])
+    })
+
+    it('still starts another call at a new id with a name where a call is open', () => {
+      const chunks = translate([
+        delta(call(0, { name: 'look', arguments: '' }, 'a')),
+        delta(call(0, { name: 'up', arguments: '{}' })),
+        delta(call(0, { name: 'look', arguments: '{}' }, 'b')),
+        delta({}, 'tool_calls'),
+      ])
+      expect(calls(chunks)).toEqual([
+        { type: 'tool-call', id: 'a', name: 'lookup', arguments: '{}' },
+        { type: 'tool-call', id: 'b', name: 'look', arguments: '{}' },
+      ])
+    })
   })
 
   it('fills in a missing tool call id and re-serializes object arguments once', () => {
