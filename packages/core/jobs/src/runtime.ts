@@ -11,7 +11,7 @@ import type { Session } from '@rein/session'
 import type { JobsConfig } from './config.ts'
 import { noticeText, type JobFacts } from './format.ts'
 import { Job } from './job.ts'
-import { readJobLog, type EndData, type LoggedJob } from './job-log.ts'
+import { readJobLog, type EndData, type LoggedJob, type LogView } from './job-log.ts'
 import { Notices, appendTo } from './notices.ts'
 import { isMarker, leaderStartOf, reapRecorded } from './reaper.ts'
 import type { JobHandle, JobInfo, JobOutput, JobRecord, JobViewer, LostJob, SettleReport, StartJob } from './types.ts'
@@ -219,13 +219,39 @@ export class JobRuntime {
       const key = counterKey(conversationId, kind)
       this.counters.set(key, Math.max(n, this.counters.get(key) ?? 0))
     }
-    // One pass over the process table for both: jobs never ended, and ended ones whose processes may outlive the end.
+    this.reapLeft(session, view)
+    if (view.open.length === 0 && view.owed.length === 0) return book
+    for (const job of [...view.owed, ...view.open]) {
+      if (!this.notices.wasHanded(agent, job.start.jobId)) this.notices.hand(agent, job.start.jobId, noticeText(factsOf(job), undefined))
+    }
+    session.flush().catch((error: unknown) => this.logger.warn('session %s: jobs left by an earlier process were not saved: %s', session.id, error))
+    return book
+  }
+
+  /**
+   * A session no agent will continue here (a lost subagent being closed): what its jobs left
+   * running is stopped and each job never ended is logged `killed: lost`; the notices wait for
+   * whoever resumes it. A session this runtime has met may have live jobs here: it is left alone.
+   */
+  async reapClosed(session: Session): Promise<void> {
+    if (this.books.has(session.id)) return
+    const view = readJobLog(session.events)
+    this.reapLeft(session, view)
+    if (view.open.length > 0) await session.flush()
+  }
+
+  /**
+   * Kills what a dead process left running for the session's jobs (those never ended, and those
+   * cut short, whose processes may outlive their end) and logs each job never ended as `killed:
+   * lost`, telling its producer (`jobs/lost`).
+   */
+  private reapLeft(session: Session, view: LogView): void {
+    // One pass over the process table for both.
     const suspects = [...view.open, ...view.cutShort]
     const reaped = suspects.length > 0 ? reapRecorded(suspects.map((job) => job.record)) : undefined
     if (reaped && (view.open.length > 0 || reaped.pids.length > 0)) {
       this.logger.info('session %s: %d job(s) left by an earlier process, %d ended killed or failed; killed pids %o, groups %o', session.id, view.open.length, view.cutShort.length, reaped.pids, reaped.groups)
     }
-    if (view.open.length === 0 && view.owed.length === 0) return book
     for (const job of view.open) {
       if (!isMarker(job.record.marker)) this.logger.warn('job %s in session %s recorded no marker: jobs could not check its processes itself; its producer is told (jobs/lost) to stop what it left running', job.start.jobId, session.id)
       job.end = { jobId: job.start.jobId, status: 'killed', cause: 'lost', notice: true }
@@ -234,11 +260,6 @@ export class JobRuntime {
       const { jobId, kind, label, ref } = job.start
       this.lost({ sessionId: session.id, jobId, kind, label, ...(ref === undefined ? {} : { ref }) })
     }
-    for (const job of [...view.owed, ...view.open]) {
-      if (!this.notices.wasHanded(agent, job.start.jobId)) this.notices.hand(agent, job.start.jobId, noticeText(factsOf(job), undefined))
-    }
-    session.flush().catch((error: unknown) => this.logger.warn('session %s: jobs left by an earlier process were not saved: %s', session.id, error))
-    return book
   }
 
   /** The owner's session is closing: its jobs are killed and awaited while their ends can still be written. */

@@ -6,6 +6,7 @@
 
 import { Context, Service } from '@deepseek-ai/cordis'
 import type { AgentService } from '@rein/agent'
+import type { Session } from '@rein/session'
 import { JobsConfig } from './config.ts'
 import { JOB_EVENT_TYPES } from './job-log.ts'
 import { JobRuntime } from './runtime.ts'
@@ -109,6 +110,15 @@ export class JobService extends Service {
    */
   reap(sessionId: string): void {
     this._runtime.visitSession(sessionId)
+  }
+
+  /**
+   * For a session no agent will continue in this process (a lost subagent's log being closed):
+   * stops what its jobs left running and logs each job never ended as `killed: lost` (`jobs/lost`
+   * fires for each). Its notices wait for whoever resumes it. Call it with the session open.
+   */
+  reapClosed(session: Session): Promise<void> {
+    return this._runtime.reapClosed(session)
   }
 
   /**

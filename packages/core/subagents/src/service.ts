@@ -68,7 +68,7 @@ export class SubagentService extends Service {
     ctx.on('jobs/lost', (lost) => {
       const sessions = ctx.get('sessions') as SessionService | undefined
       if (lost.kind !== 'subagent' || lost.ref === undefined || !sessions) return
-      const done: Promise<void> = closeLostChild(deps.agents(), sessions, lost.ref)
+      const done: Promise<void> = closeLostChild(deps.agents(), sessions, deps.jobs(), lost.ref)
         .catch((error: unknown) => ctx.logger('subagents').warn('the log of subagent session %s (job %s, lost) was not closed: %s', lost.ref, lost.jobId, error))
         .finally(() => closing.delete(done))
       closing.add(done)

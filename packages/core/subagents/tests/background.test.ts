@@ -1,4 +1,7 @@
+import { spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import type { Context } from '@deepseek-ai/cordis'
+import { isProcessAlive } from '@rein/base'
 import { userMessage, type AdapterRequest } from '@rein/llm'
 import type { SessionEvent } from '@rein/session'
 import { appendOpenCalls, validateSessionInvariants, type ScriptedTurn } from '@rein/testkit'
@@ -203,6 +206,37 @@ describe('a background subagent whose process died', () => {
     // Closed, not continued: the lookup was not run again.
     expect(events.filter((event) => event.type === 'tool/result')).toMatchObject([{ data: { callId: 'k1', code: 'TOOL_OUTCOME_UNKNOWN' } }])
     expect(await agent.send('go on')).toMatchObject({ reason: 'completed' })
+  })
+
+  it('stops what the lost child\'s own background jobs left running, and records them ended', async () => {
+    const { root, store } = await boot(byTask({ 'go': [[{ text: 'noted' }]] }), { jobs: {} })
+    await parentWithLostJob(root)
+    // The child had started a background command of its own; the process that ran them all died.
+    const marker = `REIN_TEST_JOB=${randomUUID()}`
+    const [name, value] = marker.split('=') as [string, string]
+    const sleeper = spawn('sh', ['-c', 'sleep 600 & wait'], { detached: true, stdio: 'ignore', env: { ...process.env, [name]: value } })
+    sleeper.unref()
+    const group = sleeper.pid ?? 0
+    try {
+      const child = await root.sessions.create({ id: 'child', cwd: '/w', parent: { sessionId: 'parent', runId: 'run_p', callId: 'c1' } })
+      appendOpenCalls(child, [{ callId: 'k1', name: 'lookup', arguments: '{"word":"a"}', replaySafe: true }], { user: 'dig', turnStart: { runId: 'run_c', parentRunId: 'run_p', parentCallId: 'c1' } })
+      child.append('jobs/start', { jobId: 'bash-1', kind: 'bash', label: 'sleep 600' })
+      child.append('jobs/record', { jobId: 'bash-1', marker, processGroup: group })
+      await child.flush()
+      await store.close('parent')
+      await store.close('child')
+
+      const { agent } = await root.agents.resume('parent')
+      root.jobs.reap('parent')
+      await vi.waitFor(async () => expect((await root.sessions.load('child')).events.some((event) => event.type === 'jobs/end')).toBe(true))
+      const events = (await root.sessions.load('child')).events
+      expect(events.find((event) => event.type === 'jobs/end')).toMatchObject({ data: { jobId: 'bash-1', status: 'killed', cause: 'lost' } })
+      expect(validateSessionInvariants(events)).toEqual([])
+      await vi.waitFor(() => expect(isProcessAlive(group)).toBe(false))
+      await agent.close()
+    } finally {
+      if (group > 1 && isProcessAlive(group)) process.kill(-group, 'SIGKILL')
+    }
   })
 
   it('closes the lost child\'s own foreground child too, without continuing it', async () => {
