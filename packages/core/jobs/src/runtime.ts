@@ -253,7 +253,8 @@ export class JobRuntime {
       this.logger.info('session %s: %d job(s) left by an earlier process, %d ended killed or failed; killed pids %o, groups %o', session.id, view.open.length, view.cutShort.length, reaped.pids, reaped.groups)
     }
     for (const job of view.open) {
-      if (!isMarker(job.record.marker)) this.logger.warn('job %s in session %s recorded no marker: jobs could not check its processes itself; its producer is told (jobs/lost) to stop what it left running', job.start.jobId, session.id)
+      // A job that recorded nothing has no processes to check (a subagent runs in-process).
+      if (recordedProcesses(job) && !isMarker(job.record.marker)) this.logger.warn('job %s in session %s recorded no marker: jobs could not check its processes itself; its producer is told (jobs/lost) to stop what it left running', job.start.jobId, session.id)
       job.end = { jobId: job.start.jobId, status: 'killed', cause: 'lost', notice: true }
       job.endedAt = Date.now()
       appendTo(session, 'jobs/end', { ...job.end }, this.logger)
@@ -412,3 +413,7 @@ async function until(promise: Promise<unknown>, timeoutMs: number, signal?: Abor
   if (onAbort) signal?.removeEventListener('abort', onAbort)
 }
 
+/** Whether the job's producer recorded anything of its processes (a group, a marker). */
+function recordedProcesses(job: LoggedJob): boolean {
+  return Object.keys(job.record).length > 0
+}

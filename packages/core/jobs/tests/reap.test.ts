@@ -199,6 +199,23 @@ describe('reaping what a crashed process left', () => {
     ])
   })
 
+  it('warns of a missing marker only for a job that recorded processes without one, not for one with none to record (an in-process subagent)', async () => {
+    const first = await boot([[call('start_job', { label: 'quiet' }), call('start_job', { label: 'grouped' })], [{ text: 'started' }]], { jobs: { killGraceMs: 0 } })
+    jobStarter(first.root, async (job) => {
+      if (job.jobId === 'test-2') await job.record({ processGroup: 2 ** 22 + 1 })
+      await new Promise<void>(() => {})
+    })
+    const agent = await first.root.agents.create({ sessionId: 'crashed' })
+    await agent.send('start both')
+    const store = await survivingLog(first.store, 'crashed')
+    const second = await boot([[{ text: 'noted' }]], { store })
+    const warnings: string[] = []
+    second.root.logger.exporter({ levels: { default: 3 }, export: (message) => { if (message.type === 'warn') warnings.push(message.args.map(String).join(' ')) } })
+    await second.root.agents.resume('crashed')
+    second.root.jobs.reap('crashed')
+    expect(warnings.filter((warning) => warning.includes('recorded no marker'))).toEqual([expect.stringContaining('test-2')])
+  })
+
   it('continues the numbering after the lost job', async () => {
     const { store } = await crashWithJob('exit 0', async (job, _spawned, entry) => job.record({ marker: entry }))
     const second = await boot([[call('start_job', { label: 'next' })], [{ text: 'ok' }]], { store })
