@@ -9,8 +9,9 @@ import { fileURLToPath } from 'node:url'
 import type { Context } from '@deepseek-ai/cordis'
 import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
 import { ReinError, isReinError } from '@rein/base'
-import { loadComposition, type Composition, type CompositionOptions } from '@rein/compose'
+import { loadComposition, type Composition, type CompositionOptions, type SlowLoad } from '@rein/compose'
 import { reinHome } from './home.ts'
+import { neutralize } from './terminal-text.ts'
 // Loaded by name from the built-in rows below, resolved from this package's dependencies.
 import type {} from '@rein/otel-http'
 import type {} from '@rein/subagents'
@@ -38,6 +39,8 @@ interface LookupOptions {
   env?: NodeJS.ProcessEnv
   /** The root context to load into (one with a log exporter, say). Default: a new one. */
   context?: Context
+  /** Where rein says the composition is still loading after a while (see `slowNotice`). Default: nowhere. */
+  stderr?: NodeJS.WritableStream
 }
 
 /** The cordis.yml `rein` uses: `--config`, else `./cordis.yml`, else `$REIN_HOME/cordis.yml`; none → built in. */
@@ -54,12 +57,13 @@ function findConfigFile(options: LookupOptions): string | undefined {
 export async function loadCliComposition(options: LookupOptions): Promise<LoadedComposition> {
   const env = options.env ?? process.env
   const file = findConfigFile({ ...options, env })
+  const shared = { ...(options.context ? { context: options.context } : {}), ...slowNotice(options.stderr, file ?? 'the built-in composition', env) }
   if (file) {
-    return { composition: await loadUnlessStalled({ file, resolveFrom: [dirname(file), PACKAGE_DIR], ...(options.context ? { context: options.context } : {}) }), source: file }
+    return { composition: await loadUnlessStalled({ file, resolveFrom: [dirname(file), PACKAGE_DIR], ...shared }), source: file }
   }
   const builtIn = join(PACKAGE_DIR, 'built-in.cordis.yml')
   try {
-    const composition = await loadUnlessStalled({ file: builtIn, rows: builtInRows(env), resolveFrom: PACKAGE_DIR, ...(options.context ? { context: options.context } : {}) })
+    const composition = await loadUnlessStalled({ file: builtIn, rows: builtInRows(env), resolveFrom: PACKAGE_DIR, ...shared })
     return { composition, source: 'built-in' }
   } catch (error) {
     // That file does not exist: the rows come from the environment, so say so.
@@ -72,7 +76,8 @@ export async function loadCliComposition(options: LookupOptions): Promise<Loaded
  * Nothing else runs while rein loads its composition, so Node's event loop running empty then
  * (`beforeExit`) means a row's start awaits something that can never settle: compose is told, and
  * names the rows. Left alone, the load never settles and Node exits 13 without a word. A start
- * that only takes long (a plugin connecting) keeps the loop busy and is waited for.
+ * that only takes long (a plugin connecting) keeps the loop busy and is waited for; so is one that
+ * never settles but keeps a timer or a socket open, which only `slowNotice` tells about.
  */
 async function loadUnlessStalled(options: CompositionOptions): Promise<Composition> {
   const stalled = new AbortController()
@@ -85,15 +90,48 @@ async function loadUnlessStalled(options: CompositionOptions): Promise<Compositi
   }
 }
 
+/** How long a composition loads before rein says it is still loading. */
+const SLOW_START_MS = 10_000
+
 /**
- * Whether `rein` would load the built-in composition and it would serve no model: a command that
- * runs a turn can say so before anything is loaded (and before memory-sqlite makes its file).
+ * One line on `stderr` when the load is still going after `SLOW_START_MS`, naming the rows it waits
+ * for: a plugin that never settles while it keeps a timer or a socket open would otherwise keep
+ * rein waiting without a word. Said once: a line every few seconds would add nothing the first
+ * did not say, and would bury the output of a plugin that is only slow.
+ * `REIN_SLOW_START_MS` is a test hook (a test's hanging plugin is named after 1 ms, not 10 s),
+ * not a setting, so the README does not list it.
  */
+function slowNotice(stderr: NodeJS.WritableStream | undefined, source: string, env: NodeJS.ProcessEnv): Pick<CompositionOptions, 'onSlow' | 'slowAfterMs'> {
+  if (!stderr) return {}
+  const given = Number(env.REIN_SLOW_START_MS)
+  const afterMs = Number.isInteger(given) && given > 0 ? given : SLOW_START_MS
+  const after = afterMs % 1000 === 0 ? `${afterMs / 1000} s` : `${afterMs} ms`
+  return {
+    slowAfterMs: afterMs,
+    // Row names come from the user's file: no control character reaches the terminal.
+    onSlow: (slow) => stderr.write(`${neutralize(`rein: ${source} is still loading after ${after}${waitingFor(slow)}; still waiting (Ctrl-C to stop)`)}\n`),
+  }
+}
+
+/** `: row "h" (./hang.mjs) has not finished starting — its apply has not settled`, or what else the load waits for. */
+function waitingFor({ step, rows }: SlowLoad): string {
+  if (step === 'check') return ': every row started, but a compose/check listener has not settled'
+  if (rows.length === 0) return ''
+  const one = rows.length === 1
+  const named = `${rows.join(', ')} ${one ? 'has' : 'have'} not finished`
+  if (step === 'import') return `: ${named} loading ${one ? 'its module — a top-level await in it' : 'their modules — a top-level await in them'} has not settled`
+  return `: ${named} starting — ${one ? 'its apply has' : 'their applies have'} not settled`
+}
+
 /** Whether `rein` would load the built-in composition (no --config, ./cordis.yml or $REIN_HOME/cordis.yml). */
 export function usesBuiltIn(options: LookupOptions): boolean {
   return findConfigFile({ ...options, env: options.env ?? process.env }) === undefined
 }
 
+/**
+ * Whether `rein` would load the built-in composition and it would serve no model: a command that
+ * runs a turn can say so before anything is loaded (and before memory-sqlite makes its file).
+ */
 export function builtInWithoutModel(options: LookupOptions): boolean {
   const env = options.env ?? process.env
   return findConfigFile({ ...options, env }) === undefined && builtInProvider(env) === undefined

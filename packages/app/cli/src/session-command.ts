@@ -64,7 +64,7 @@ function requireBuiltInProvider(provider: string, env: NodeJS.ProcessEnv): void 
 export async function withComposition(options: CliOptions, io: Io, body: (scope: SessionScope) => Promise<number>, prepare?: (ctx: Context) => Promise<void>): Promise<number> {
   const context = new Context()
   printLogs(context, io, options.verbose)
-  const { composition, source } = await loadCliComposition({ ...(options.config ? { config: options.config } : {}), cwd: io.cwd, env: io.env, context })
+  const { composition, source } = await loadCliComposition({ ...(options.config ? { config: options.config } : {}), cwd: io.cwd, env: io.env, context, stderr: io.stderr })
   const renderer = new Renderer(io, options.json, colorsEnabled(io.stdout, io.env))
   const interrupts = trapInterrupts(io, (text) => renderer.notice(text))
   try {

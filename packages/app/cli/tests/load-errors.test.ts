@@ -2,9 +2,11 @@
  * A composition that cannot load stops every command that loads it with one `rein: …` line naming
  * the row, and exit 2 like any configuration error: a plugin whose apply never settles (Node alone
  * would exit 13 and print nothing), and a `disabled: !!js` expression that throws (the loader only
- * logs that, and `rein config` shows no log).
+ * logs that, and `rein config` shows no log). One that never settles while it keeps a timer going
+ * cannot be told from a slow one: rein says which row it waits for, and waits.
  */
 
+import type { ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,7 +14,11 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { spawnRein } from './harness.ts'
 
 let dir: string | undefined
+/** A rein that holds a timer forever: ended here if a test failed before it did. */
+let waiting: ChildProcess | undefined
 afterEach(() => {
+  if (waiting && waiting.exitCode === null && waiting.signalCode === null) waiting.kill('SIGKILL')
+  waiting = undefined
   if (dir) rmSync(dir, { recursive: true, force: true })
   dir = undefined
 })
@@ -39,6 +45,29 @@ describe('a composition that cannot load', () => {
       '  - row "user" (./needs-hang.mjs): waits for the service "hung" from row "h" (./hang.mjs), which never finished starting (see its error); fix that row first',
       '',
     ].join('\n'))
+  })
+
+  it.each([[['config']], [['run', 'hi']]])('says which row is still starting when its apply never settles but keeps a timer going, and waits until SIGINT ends it (rein %j)', async (args) => {
+    const project = folder(['- id: h', '  name: ./hang.mjs'], {
+      'hang.mjs': "export const name = 'hang'\nexport async function apply() { setInterval(() => {}, 1000); await new Promise(() => {}) }\n",
+    })
+    // A test hook: the notice comes after 1 ms, not 10 s.
+    const run = await spawnRein(project, args, undefined, { REIN_HOME: join(project, 'home'), REIN_SLOW_START_MS: '1' }, [], (child) => {
+      waiting = child
+      let stderr = ''
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString()
+        if (stderr.endsWith('\n')) child.kill('SIGINT')
+      })
+    })
+    // No handler is installed while the composition loads: Ctrl-C ends rein at once, as the line says.
+    expect(run).toMatchObject({ code: null, signal: 'SIGINT', stdout: '' })
+    const still = `rein: ${join(project, 'cordis.yml')} is still loading after 1 ms: row "h" (./hang.mjs) has not finished`
+    // After 1 ms its module may still be importing, or its apply already running: the row is named either way.
+    expect([
+      `${still} starting — its apply has not settled; still waiting (Ctrl-C to stop)\n`,
+      `${still} loading its module — a top-level await in it has not settled; still waiting (Ctrl-C to stop)\n`,
+    ]).toContain(run.stderr)
   })
 
   it('says what a disabled !!js expression threw, in rein config, which prints no log', async () => {

@@ -54,6 +54,11 @@ export async function diagnose(tree: ConfigTree): Promise<string[]> {
   })
 }
 
+/** Whether `entry`'s plugin is in its apply now (for good, once a load stalled). */
+export function isApplying(entry: Entry): boolean {
+  return entry.fiber?.state === LOADING
+}
+
 /** The problem of a row whose module never finished importing (a load stalled). */
 export const NEVER_IMPORTED = 'never finished loading its module — a top-level await in it can never settle; fix the module, or disable the row'
 const NEVER_STARTED = 'never finished starting — its apply awaits something that can never settle; fix the plugin, or disable the row'
@@ -69,7 +74,7 @@ async function inspect(tree: ConfigTree, entry: Entry, importing: boolean): Prom
   if (disabled !== false) return { ...state, problems: [disabled.problem] }
   if (!entry.fiber) return { ...state, problems: [loaded.ok ? notStarted(tree, entry) : loaded.problem] }
   // Awaiting it would never end.
-  if (entry.fiber.state === LOADING) return { ...state, starting: true, problems: [NEVER_STARTED] }
+  if (isApplying(entry)) return { ...state, starting: true, problems: [NEVER_STARTED] }
   return { ...state, ...await fiberProblems(tree, entry, entry.fiber) }
 }
 

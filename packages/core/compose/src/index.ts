@@ -6,3 +6,4 @@
 export { loadComposition, type Composition, type CompositionOptions } from './load.ts'
 export { readConfigFile } from './read-config.ts'
 export type { CompositionRow, ReloadReport } from './row-list.ts'
+export type { SlowLoad } from './stalled.ts'

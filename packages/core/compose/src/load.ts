@@ -10,7 +10,10 @@ import { ConfigTree } from './config-tree.ts'
 import { preflight } from './preflight.ts'
 import { checkRows, invalid, readConfigFile } from './read-config.ts'
 import { describeRows, diffRows, type CompositionRow, type ReloadReport } from './row-list.ts'
-import { isStalled, stalledProblems, untilStalled } from './stalled.ts'
+import { isStalled, slowLoad, stalledProblems, untilStalled, type SlowLoad } from './stalled.ts'
+
+/** `CompositionOptions.slowAfterMs`'s default. */
+const SLOW_AFTER_MS = 10_000
 
 /** What `loadComposition` loads: a file (or rows built in code) and where their plugins resolve from. */
 export interface CompositionOptions {
@@ -35,6 +38,15 @@ export interface CompositionOptions {
    * still starting is left as it is (its apply never returns).
    */
   stalled?: AbortSignal
+  /**
+   * Called once when the load has not settled `slowAfterMs` after it began, with what it still
+   * waits for; the load goes on waiting (a plugin may be connecting somewhere). A row whose apply
+   * never settles while it keeps a timer or a socket open never lets `stalled` be seen: this is
+   * how a caller can say so. Not at a reload. It runs from a timer, so it must not throw.
+   */
+  onSlow?: (slow: SlowLoad) => void
+  /** How long the load runs before `onSlow` is called, in ms. Default 10 000. */
+  slowAfterMs?: number
 }
 
 /** A loaded composition: its context, and the functions that reload and dispose it. */
@@ -77,11 +89,18 @@ export async function loadComposition(options: CompositionOptions): Promise<Comp
     },
   })
   const step = <T>(work: Promise<T>) => untilStalled(work, options.stalled)
+  let at: SlowLoad['step'] = 'import'
+  const { onSlow } = options
+  // Unref'd: a load that stalls must still let the event loop run empty, which is how `stalled`
+  // is seen (and an exit is never held up by it).
+  const slow = onSlow && setTimeout(() => onSlow(slowLoad(tree, rows, at)), options.slowAfterMs ?? SLOW_AFTER_MS).unref()
   try {
     const checked = await step(preflight(tree, rows))
     if (checked.problems.length > 0) throw invalid(file, checked.problems, checked.cause, checked.notBuilt ? 'PLUGIN_NOT_BUILT' : 'CONFIG_INVALID')
+    at = 'start'
     const failed = await step(applyRows(tree, rows))
     if (failed.length > 0) throw invalid(file, failed)
+    at = 'check'
     const problems = await step(checkLoaded(ctx))
     if (problems.length > 0) throw invalid(file, problems)
   } catch (error) {
@@ -93,6 +112,8 @@ export async function loadComposition(options: CompositionOptions): Promise<Comp
     // Disposing waits for every row to stop, and a row still starting never will: not awaited.
     void fiber.dispose()
     throw invalid(file, problems)
+  } finally {
+    clearTimeout(slow)
   }
 
   let running = rows

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
+import type { SlowLoad } from '../src/index.ts'
 import { fixtures, rejection, useComposition } from './harness.ts'
 
 const { dir, log, writeConfig, load, failure, dispose } = useComposition()
@@ -199,6 +200,44 @@ describe('loadComposition', () => {
     expect(problems).toEqual([
       `row "stuck" (${fixtures}hangs.ts): never finished starting — its apply awaits something that can never settle; fix the plugin, or disable the row`,
     ])
+  })
+
+  it('tells onSlow once which row a load still waits for after slowAfterMs, and goes on waiting', async () => {
+    const file = writeConfig(['- id: stuck', '  name: FIXTURES/hangs.ts'].join('\n'))
+    const started = new Promise<void>((resolve) => { (globalThis as Record<string, unknown>).composeStarted = resolve })
+    const told: SlowLoad[] = []
+    let tell = () => {}
+    const toldOnce = new Promise<void>((resolve) => { tell = resolve })
+    const stalled = new AbortController()
+    const loading = failure(file, { stalled: stalled.signal, slowAfterMs: 1, onSlow: (slow) => { told.push(slow); tell() } })
+    await Promise.all([started, toldOnce])
+    // After 1 ms the row's module may still be importing, or its apply running: either way it is named.
+    expect(told).toEqual([{ step: expect.stringMatching(/^(import|start)$/), rows: [`row "stuck" (${fixtures}hangs.ts)`] }])
+    // Nothing would ever settle this load: it ends as a stalled one.
+    stalled.abort()
+    expect(await loading).toMatchObject({ code: 'CONFIG_INVALID' })
+    expect(told).toHaveLength(1)
+  })
+
+  it('clears its unref\'d slow-load timer when the load settles: onSlow never comes, and the timer never holds the process', async () => {
+    const file = writeConfig(['- id: counter', '  name: FIXTURES/counter.ts', '  config: {label: a}'].join('\n'))
+    // A delay no other timer uses, to find this one among them.
+    const delay = 86_400_123
+    const setTimer = vi.spyOn(globalThis, 'setTimeout')
+    const clearTimer = vi.spyOn(globalThis, 'clearTimeout')
+    const onSlow = vi.fn<(slow: SlowLoad) => void>()
+    // Restoring a spy forgets its calls: they are checked first.
+    try {
+      await load(file, { onSlow, slowAfterMs: delay })
+      const index = setTimer.mock.calls.findIndex(([, ms]) => ms === delay)
+      const timer = setTimer.mock.results[index]?.value
+      expect(timer?.hasRef()).toBe(false)
+      expect(clearTimer).toHaveBeenCalledWith(timer)
+    } finally {
+      setTimer.mockRestore()
+      clearTimer.mockRestore()
+    }
+    expect(onSlow).not.toHaveBeenCalled()
   })
 
   it('reads JSON compositions too', async () => {

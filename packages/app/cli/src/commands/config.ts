@@ -12,7 +12,7 @@ import { maskSecrets, secretValues } from '../mask-secrets.ts'
 import { neutralize } from '../terminal-text.ts'
 
 export async function configCommand(args: ParsedArgs, io: Io): Promise<number> {
-  const { composition, source } = await loadCliComposition({ ...(args.options.config ? { config: args.options.config } : {}), cwd: io.cwd, env: io.env })
+  const { composition, source } = await loadCliComposition({ ...(args.options.config ? { config: args.options.config } : {}), cwd: io.cwd, env: io.env, stderr: io.stderr })
   try {
     const secrets = secretValues(io.env)
     const rows = composition.rows().map((row) => ({ ...row, config: maskSecrets(plain(row.config), secrets) }))
