@@ -12,6 +12,7 @@ import { errorCode, messageOf } from './fs-errors.ts'
 import { eventLine, headerLine, parseSessionFile } from './jsonl-format.ts'
 import { LockOwner, isLockHeld, releaseLock, sweepLeftovers } from './lock.ts'
 import { isSessionId, sessionPaths, type SessionPaths } from './paths.ts'
+import { SummaryCache, stampOf } from './summary-cache.ts'
 
 export interface JsonlSessionStoreOptions {
   /** Folder holding `<id>.jsonl` and `<id>.lock`; created (with parents) on first create/open. */
@@ -216,18 +217,33 @@ export class JsonlSessionStore implements SessionStore {
     const ids = names.filter((name) => name.endsWith('.jsonl')).map((name) => name.slice(0, -'.jsonl'.length)).filter(isSessionId)
     // A few at a time: one open file per session at once would run out of descriptors (EMFILE)
     // with a few thousand sessions, and take those a live turn needs to write its log.
+    const cache = await SummaryCache.read(this.root)
     const summaries = await mapAtMost(LIST_CONCURRENCY, ids, async (id) => {
       try {
-        const { header, events } = await this.load(id)
-        return summarize(header, events, { running: this.sessions.has(id) || isLockHeld(sessionPaths(this.root, id).lock) })
+        const paths = sessionPaths(this.root, id)
+        const summary = await this.summary(id, paths.file, cache)
+        return this.sessions.has(id) || isLockHeld(paths.lock) ? { ...summary, status: 'running' as const } : summary
       } catch (error) {
         options.unreadable?.(id, error)
         return undefined
       }
     })
+    await cache.save(ids.filter((_id, index) => summaries[index] !== undefined))
     return summaries
       .filter((summary) => summary !== undefined)
       .sort((a, b) => time(b.lastActivity) - time(a.lastActivity) || a.id.localeCompare(b.id))
+  }
+
+  /** The log's summary as not running: what an earlier list made of it while it is unchanged, else read now. */
+  private async summary(id: string, file: string, cache: SummaryCache): Promise<SessionSummary> {
+    // Taken before the read: a log appended meanwhile is read again next time, never taken as summarized.
+    const stamp = await stampOf(file)
+    const known = stamp && cache.get(id, stamp)
+    if (known) return known
+    const { header, events } = await this.load(id)
+    const summary = summarize(header, events)
+    if (stamp) cache.set(id, stamp, summary)
+    return summary
   }
 
   private claimed(id: string): OpenSession {

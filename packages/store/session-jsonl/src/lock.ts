@@ -27,10 +27,10 @@ const PID_FILE_PREFIX = '.owner.lock.'
 
 /**
  * A temporary file as this store names them, capturing the pid of the process that wrote it: a
- * store's pid file (`LockOwner`; older rein wrote one per claim) or a log being published
- * (durable-write.ts `publishFile`).
+ * store's pid file (`LockOwner`; older rein wrote one per claim), a log being published
+ * (durable-write.ts `publishFile`) or the list's summaries being saved (summary-cache.ts).
  */
-const TEMP_NAME = /^\..+\.(?:lock|jsonl)\.([1-9]\d*)\.[0-9a-f-]{36}\.tmp$/
+const TEMP_NAME = /^\..+\.(?:lock|jsonl|json)\.([1-9]\d*)\.[0-9a-f-]{36}\.tmp$/
 
 /*
  * Synchronous, like the log's writes (durable-write.ts): a handful of small calls per session,

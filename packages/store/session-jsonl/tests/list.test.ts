@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { appendFile, mkdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { SessionEvent, SessionHeader } from '@rein/session'
 import { describe, expect, it } from 'vitest'
 import { JsonlSessionStore } from '../src/index.ts'
+import { SUMMARIES_FILE } from '../src/summary-cache.ts'
 import { event, header, userMessage } from './fixtures/sessions.ts'
 import { tempRoot } from './temp-root.ts'
 
@@ -98,4 +99,67 @@ describe('JsonlSessionStore.list', () => {
     expect(child.stderr).toBe('')
     expect(JSON.parse(child.stdout)).toEqual({ listed: 150, errors: [] })
   }, 60_000)
+})
+
+describe('JsonlSessionStore.list, from what an earlier list summarized', () => {
+  const turn = (text: string, time: string) => [event(0, 'turn/start', { turn: 1 }, time), userMessage(1, text, time), event(2, 'turn/end', { turn: 1, reason: 'completed' }, time)]
+
+  it('does not read a log again while its size, time and file are as they were when it was summarized', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    await stored(store, header('kept'), turn('summarize me once', '2026-01-02T00:00:00.000Z'))
+    // A whole-millisecond time, which utimes can put back exactly.
+    const file = join(root, 'kept.jsonl')
+    const when = new Date('2026-01-02T00:00:01.000Z')
+    await utimes(file, when, when)
+    const first = await store.list()
+    // The same number of bytes and the same time, other bytes: only a list that reads the log again sees them.
+    const { size } = await stat(file)
+    await writeFile(file, 'x'.repeat(size), { flag: 'r+' })
+    await utimes(file, when, when)
+    expect(await store.list()).toEqual(first)
+    // Grown: read again (and now found damaged).
+    await appendFile(file, '\n')
+    const unreadable: string[] = []
+    expect(await store.list({ unreadable: (id) => unreadable.push(id) })).toEqual([])
+    expect(unreadable).toEqual(['kept'])
+  })
+
+  it('summarizes a log again once it changed, and drops a session whose log is gone', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    await stored(store, header('grows'), turn('first task', '2026-01-02T00:00:00.000Z'))
+    await stored(store, header('goes'), turn('short-lived', '2026-01-02T00:00:00.000Z'))
+    expect((await store.list()).map((summary) => [summary.id, summary.turns])).toEqual([['goes', 1], ['grows', 1]])
+    await store.open('grows')
+    await store.append('grows', [event(3, 'turn/start', { turn: 2 }, '2026-01-03T00:00:00.000Z'), event(4, 'turn/end', { turn: 2, reason: 'completed' }, '2026-01-03T00:00:00.000Z')])
+    await store.close('grows')
+    await rm(join(root, 'goes.jsonl'))
+    expect((await store.list()).map((summary) => [summary.id, summary.turns, summary.status])).toEqual([['grows', 2, 'completed']])
+    expect(Object.keys(JSON.parse(await readFile(join(root, SUMMARIES_FILE), 'utf8')).sessions)).toEqual(['grows'])
+  })
+
+  it('lists a session open somewhere as running, whatever it summarized before', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    await stored(store, header('busy'), turn('a task', '2026-01-02T00:00:00.000Z'))
+    expect(await store.list()).toMatchObject([{ id: 'busy', status: 'completed' }])
+    await store.open('busy')
+    expect(await new JsonlSessionStore({ root }).list()).toMatchObject([{ id: 'busy', status: 'running' }])
+    await store.close('busy')
+    expect(await store.list()).toMatchObject([{ id: 'busy', status: 'completed' }])
+  })
+
+  it('keeps what it summarized private (titles are prompts), and reads the logs again when that file is damaged or from another version', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    await stored(store, header('private'), turn('a secret plan', '2026-01-02T00:00:00.000Z'))
+    const listed = await store.list()
+    const cache = join(root, SUMMARIES_FILE)
+    expect((await stat(cache)).mode & 0o777).toBe(0o600)
+    for (const damage of ['not json', '{"version":-1,"sessions":{"private":{"size":1,"mtimeMs":1,"ino":1,"summary":{"id":"private","title":"stale"}}}}', '{"version":1,"sessions":[]}', '[]']) {
+      await writeFile(cache, damage)
+      expect(await store.list()).toEqual(listed)
+    }
+  })
 })

@@ -139,13 +139,15 @@ describe('session locks', () => {
     expect(await readdir(root)).toEqual(['s1.jsonl'])
   })
 
-  it('leaves no temporary log file behind when a process was killed while publishing its log', async () => {
+  it('leaves no temporary log or summaries file behind when a process was killed while publishing its log or saving a list', async () => {
     const root = await tempRoot()
     await storedSession(root)
     // publishFile writes the first batch to this, links it into place, then removes it: a SIGKILL
     // between the write and the removal leaves it.
     const dead = spawnSync('true').pid
     await writeFile(join(root, `.s2.jsonl.${dead}.${randomUUID()}.tmp`), '{"type":"header"}\n')
+    // And one killed while saving what it listed (summary-cache.ts).
+    await writeFile(join(root, `.summaries.json.${dead}.${randomUUID()}.tmp`), '{"version":')
     const store = new JsonlSessionStore({ root })
     await store.open('s1')
     await store.dispose()
