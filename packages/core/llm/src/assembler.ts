@@ -5,7 +5,7 @@
 
 import type { LlmFailure } from './errors.ts'
 import type { ContentBlock } from './message.ts'
-import { carriesAnswer, EMPTY_RESPONSE, type FinishReason, type StreamChunk } from './stream.ts'
+import { carriesAnswer, EMPTY_RESPONSE, isEmptyFinish, type FinishReason, type StreamChunk } from './stream.ts'
 import type { TokenUsage } from './usage.ts'
 import type { JsonValue } from '@rein/base'
 
@@ -92,12 +92,12 @@ export class BlockAssembler {
   }
 
   /**
-   * The finish as received, except that a `stop` with nothing to act on becomes an
+   * The finish as received, except that a `stop` or `tool-calls` with nothing to act on becomes an
    * `EMPTY_RESPONSE` error. Before any finish arrived: undefined.
    */
   get finish(): AssembledFinish | undefined {
     const finish = this._finish
-    if (finish?.reason === 'stop' && !this._answered) return { reason: 'error', failure: { ...EMPTY_RESPONSE } }
+    if (finish && isEmptyFinish(finish.reason, this._answered)) return { reason: 'error', failure: { ...EMPTY_RESPONSE } }
     return finish
   }
 

@@ -7,7 +7,7 @@
 import type { AdapterRequest, GenerationOptions, LlmAdapter } from './adapter.ts'
 import { toFailure, type LlmFailure } from './errors.ts'
 import type { LlmAttempt, LlmEvent, ModelRoute } from './request.ts'
-import { carriesAnswer, EMPTY_RESPONSE, isDelta, type FinishReason, type StreamChunk } from './stream.ts'
+import { carriesAnswer, EMPTY_RESPONSE, isEmptyFinish, isDelta, type FinishReason, type StreamChunk } from './stream.ts'
 import type { TokenUsage } from './usage.ts'
 import { AbortableReads } from './abortable-reads.ts'
 import type { Stop } from '@rein/base'
@@ -119,6 +119,8 @@ class Attempt {
   private shown = false
   private answered = false
   private outputChars = 0
+  /** Each call's name as its deltas last gave it (whole so far): a grown name counts only what it added. */
+  private readonly names = new Map<number, number>()
   private usage: TokenUsage | undefined
   private finishChunk: Extract<StreamChunk, { type: 'finish' }> | undefined
   private failedFinish: LlmFailure | undefined
@@ -169,7 +171,7 @@ class Attempt {
     // Shown once the read is returned: a read that throws partway (a malformed chunk) showed nothing.
     let shown = this.shown
     for (const chunk of isBatch(read) ? read : [read]) {
-      this.outputChars += outputCharsOf(chunk)
+      this.outputChars += outputCharsOf(chunk, this.names)
       if (chunk.type === 'usage') this.usage = chunk.usage
       if (chunk.type === 'finish') {
         this.finishChunk = chunk
@@ -246,17 +248,23 @@ function isBatch(read: AdapterRead): read is readonly StreamChunk[] {
   return Array.isArray(read)
 }
 
-/** The characters of output a chunk carries, for an estimate when the provider reports no usage. */
-function outputCharsOf(chunk: StreamChunk): number {
+/**
+ * The characters of output a chunk adds, for an estimate when the provider reports no usage. A
+ * delta's `name` is the call's whole name so far (`names` holds each call's last length).
+ */
+function outputCharsOf(chunk: StreamChunk, names: Map<number, number>): number {
   if (chunk.type === 'text-delta' || chunk.type === 'reasoning-delta') return chunk.text.length
-  if (chunk.type === 'tool-call-delta') return chunk.argumentsDelta.length + (chunk.name?.length ?? 0)
-  return 0
+  if (chunk.type !== 'tool-call-delta') return 0
+  if (chunk.name === undefined) return chunk.argumentsDelta.length
+  const before = names.get(chunk.index) ?? 0
+  names.set(chunk.index, chunk.name.length)
+  return chunk.argumentsDelta.length + Math.max(0, chunk.name.length - before)
 }
 
-/** The failure a finish ends its attempt with: an error or an abort, or a stop that answered nothing. */
+/** The failure a finish ends its attempt with: an error or an abort, or an answer with nothing in it. */
 function failureOfFinish(chunk: Extract<StreamChunk, { type: 'finish' }>, answered: boolean): LlmFailure | undefined {
   if (chunk.reason === 'error' || chunk.reason === 'aborted') return chunk.failure ?? { code: 'TRANSPORT', message: 'the provider ended the stream with an error' }
-  if (chunk.reason === 'stop' && !answered) return { ...EMPTY_RESPONSE }
+  if (isEmptyFinish(chunk.reason, answered)) return { ...EMPTY_RESPONSE }
   return undefined
 }
 

@@ -22,14 +22,17 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
   retryAfterCapMs: 30_000,
 })
 
-/** Delay before retry number `retry` (0 for the first retry). */
+/** The longest delay a Node timer holds; a longer one fires at once (with a warning). */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+/** Delay before retry number `retry` (0 for the first retry); never more than a timer can hold. */
 export function retryDelay(policy: RetryPolicy, retry: number, failure: LlmFailure, random: () => number = Math.random): number {
   if (failure.retryAfterMs !== undefined && Number.isFinite(failure.retryAfterMs) && failure.retryAfterMs >= 0) {
-    return Math.min(failure.retryAfterMs, policy.retryAfterCapMs)
+    return Math.min(failure.retryAfterMs, policy.retryAfterCapMs, MAX_TIMER_MS)
   }
   const base = Math.min(policy.initialDelayMs * 2 ** retry, policy.maxDelayMs)
   const spread = base * policy.jitter * (random() * 2 - 1)
-  return Math.max(0, Math.round(base + spread))
+  return Math.min(MAX_TIMER_MS, Math.max(0, Math.round(base + spread)))
 }
 
 /** Resolves after `ms`, or rejects with the run's reason as soon as it stops. */

@@ -2,7 +2,7 @@
 
 import { Context, Service, type Logger } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
-import { ReinError, Stop, eventSender, type EventSender } from '@rein/base'
+import { ReinError, Stop, eventSender, shorten, type EventSender } from '@rein/base'
 import type { LlmAdapter, ModelInfo, ProviderEndpoint } from './adapter.ts'
 import { abortFailure, CANCELLED, InflightAttempts, runAttempt, STOPPED } from './attempt.ts'
 import { isRetryable, type LlmFailure } from './errors.ts'
@@ -233,17 +233,21 @@ export class LlmRuntime extends Service {
     }
   }
 
-  /** Goes down the chain: skips broken entries and cooling routes, tries the rest until one answers. */
+  /**
+   * Goes down the chain: skips broken entries, passes over a cooling route while a later one can
+   * be tried (and tries it last if they all fail), tries the rest until one answers.
+   */
   private async *walk(chain: readonly ModelRoute[], request: LlmRequest, run: Stop, report: Report): AsyncGenerator<readonly StreamChunk[], void, undefined> {
     const { adapters, cooldowns, logger, infos } = this._state
     const usable = (route: ModelRoute) => !('failure' in resolveRoute(route, adapters, request, infos))
     let pending: { from: ModelRoute; failure: LlmFailure; cooldownUntil?: number } | undefined
-    let last: LlmFailure | undefined
     let untried = false
+    const failed: { route: ModelRoute; failure: LlmFailure }[] = []
     const skipped: string[] = []
-    for (let position = 0; position < chain.length; position++) {
+    const passedOver: number[] = []
+    for (const [position, lastResort] of routeOrder(chain.length, passedOver)) {
       const route = chain[position]!
-      if (position > 0) {
+      if (position > 0 && !lastResort) {
         const resolved = resolveRoute(route, adapters, request, infos)
         if ('failure' in resolved) {
           skipped.push(`fallback ${routeLabel(route)} skipped: ${resolved.failure.message}`)
@@ -253,27 +257,23 @@ export class LlmRuntime extends Service {
         }
       }
       if (pending) report({ type: 'fallback', from: pending.from, to: route, failure: pending.failure, ...(pending.cooldownUntil !== undefined ? { cooldownUntil: pending.cooldownUntil } : {}) })
-      const cooling = cooldowns.active(route)
+      const cooling = lastResort ? undefined : cooldowns.active(route)
       if (cooling && chain.slice(position + 1).some((later) => usable(later) && !cooldowns.active(later))) {
         pending = { from: route, failure: cooling.failure, cooldownUntil: cooling.until }
+        passedOver.push(position)
         continue
       }
       const outcome = yield* this.tryRoute(route, position, request, run, report)
       if (outcome === 'done') return
-      last = outcome
+      failed.push({ route, failure: outcome })
       if (!fallsBack(outcome)) {
-        untried = position < chain.length - 1
+        untried = !lastResort && position < chain.length - 1
         break
       }
       if (outcome.code !== 'NO_ADAPTER') cooldowns.start(route, outcome)
       pending = { from: route, failure: outcome }
     }
-    let failure = last ?? pending?.failure ?? { code: 'NO_ADAPTER', message: 'no route in the chain could be tried' }
-    if (untried && failsEverywhere(failure)) {
-      failure = { ...failure, message: `${failure.message} (not sent to a fallback model: another model would fail the same way)` }
-    }
-    if (skipped.length > 0) failure = { ...failure, message: `${failure.message} (${skipped.join('; ')})` }
-    yield [{ type: 'finish', reason: 'error', failure }]
+    yield [{ type: 'finish', reason: 'error', failure: finalFailure(failed, pending?.failure, untried, skipped) }]
   }
 
   /** One route with its retries. Returns the failure that ended it, or `done` when the stream has ended. */
@@ -312,6 +312,30 @@ export class LlmRuntime extends Service {
       }
     }
   }
+}
+
+/** Each position of a chain of `length`, then those passed over while cooling (as a last resort), each once. */
+function* routeOrder(length: number, passedOver: readonly number[]): Generator<[number, boolean]> {
+  for (let position = 0; position < length; position++) yield [position, false]
+  // Read once the first pass is over: it fills `passedOver`.
+  for (const position of passedOver) yield [position, true]
+}
+
+/**
+ * The failure a chain that never answered ends with: the last route's, naming the routes that
+ * failed before it (the primary's "insufficient balance" must not hide behind a fallback's 503),
+ * why the rest were not tried, and the fallback entries skipped as broken.
+ */
+function finalFailure(failed: readonly { route: ModelRoute; failure: LlmFailure }[], pending: LlmFailure | undefined, untried: boolean, skipped: readonly string[]): LlmFailure {
+  const last = failed.at(-1)?.failure
+  let failure = last ?? pending ?? { code: 'NO_ADAPTER', message: 'no route in the chain could be tried' }
+  const earlier = failed.slice(0, -1).map(({ route, failure: { code, message } }) => `${routeLabel(route)} failed with ${code}: ${shorten(message, 200)}`)
+  if (earlier.length > 0) failure = { ...failure, message: `${failure.message} (before it: ${earlier.join('; ')})` }
+  if (untried && failsEverywhere(failure)) {
+    failure = { ...failure, message: `${failure.message} (not sent to a fallback model: another model would fail the same way)` }
+  }
+  if (skipped.length > 0) failure = { ...failure, message: `${failure.message} (${skipped.join('; ')})` }
+  return failure
 }
 
 /** The terminal chunk of a stream the caller cancelled or the service stopped. */

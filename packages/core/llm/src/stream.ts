@@ -35,7 +35,8 @@ export function isDelta(chunk: StreamChunk): boolean {
 
 /**
  * True for a chunk that gives the caller something to act on: visible text or a tool call.
- * Reasoning alone answers nothing. A `stop` with no such chunk is an `EMPTY_RESPONSE`.
+ * Reasoning alone answers nothing. A `stop` or `tool-calls` finish with no such chunk is an
+ * `EMPTY_RESPONSE` (see `isEmptyFinish`).
  */
 export function carriesAnswer(chunk: StreamChunk): boolean {
   switch (chunk.type) {
@@ -50,6 +51,16 @@ export function carriesAnswer(chunk: StreamChunk): boolean {
   }
 }
 
+/**
+ * Whether a finish that answered nothing is an empty response: a `stop`, or a `tool-calls` with no
+ * call (a server whose tool-call parser failed on the model's output). `length` and a filter stop
+ * the model for a reason of their own.
+ */
+export function isEmptyFinish(reason: FinishReason, answered: boolean): boolean {
+  return !answered && (reason === 'stop' || reason === 'tool-calls')
+}
+
+/** The failure of an answer that holds nothing to act on; retried, as another try usually answers. */
 export const EMPTY_RESPONSE: LlmFailure = Object.freeze({ code: 'EMPTY_RESPONSE', message: 'the model returned an empty response' })
 
 export function assertNever(value: never): never {

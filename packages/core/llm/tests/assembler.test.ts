@@ -81,6 +81,14 @@ describe('BlockAssembler', () => {
     expect(assemble([{ type: 'text-delta', index: 0, text: 'ok' }, { type: 'finish', reason: 'stop' }]).finish).toEqual({ reason: 'stop' })
   })
 
+  it('turns a tool-calls finish with no call and no text into an EMPTY_RESPONSE error (a server whose call parser failed)', () => {
+    expect(assemble([{ type: 'finish', reason: 'tool-calls' }]).finish).toEqual({
+      reason: 'error', failure: { code: 'EMPTY_RESPONSE', message: 'the model returned an empty response' },
+    })
+    expect(assemble([{ type: 'reasoning-delta', index: 0, text: 'call it' }, { type: 'finish', reason: 'tool-calls' }]).finish?.reason).toBe('error')
+    expect(assemble([{ type: 'tool-call-delta', index: 0, id: 'c1', name: 'f', argumentsDelta: '{}' }, { type: 'finish', reason: 'tool-calls' }]).finish).toEqual({ reason: 'tool-calls' })
+  })
+
   it('ignores everything after finish', () => {
     const assembler = assemble([
       { type: 'text-delta', index: 0, text: 'a' },

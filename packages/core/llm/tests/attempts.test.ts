@@ -97,6 +97,17 @@ describe('attempt records', () => {
     expect(attempts(events)[0]).not.toHaveProperty('failure')
   })
 
+  it('estimates a tool name streamed in pieces once, not once per delta that carries the name so far', async () => {
+    const root = await runtime()
+    const name = 'a_rather_long_tool_name_'.repeat(4)
+    const grows = [24, 48, 72, 96].map((length, index) => ({ type: 'tool-call-delta' as const, index: 0, id: 'c1', ...(index === 0 ? {} : {}), name: name.slice(0, length), argumentsDelta: '' }))
+    const call = { type: 'tool-call' as const, id: 'c1', name, arguments: '{}' }
+    root.llm.registerAdapter('p', new FakeAdapter([{ chunks: [{ type: 'block-start', index: 0, blockType: 'tool-call' }, ...grows, { type: 'tool-call-delta', index: 0, id: 'c1', argumentsDelta: '{}' }, { type: 'block-end', index: 0, block: call }, { type: 'finish', reason: 'tool-calls' }] }]))
+    const { events } = await collect(root)
+    // 96 characters of name and 2 of arguments: about 98 / 4, not (24 + 48 + 72 + 96 + 2) / 4.
+    expect(attempts(events)[0]).toMatchObject({ usage: { outputTokens: Math.ceil(98 / 4) }, usageEstimated: true })
+  })
+
   it('reports an attempt the consumer stopped reading', async () => {
     const root = await runtime()
     root.llm.registerAdapter('p', new FakeAdapter([{ chunks: say('a long answer') }]))

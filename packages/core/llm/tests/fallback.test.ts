@@ -121,6 +121,38 @@ describe('fallback cool-down', () => {
     expect((await collect(root, backup)).chunks).toEqual(say('primary'))
   })
 
+  it('tries a cooling route it passed over when the later routes fail too, rather than fail with the primary never asked', async () => {
+    const root = await runtime({ fallbackCooldownMs: 600_000 })
+    const primary = new FakeAdapter([fail('SERVER'), fail('SERVER'), { chunks: say('primary is back') }])
+    const second = new FakeAdapter([{ chunks: say('one') }, fail('SERVER'), fail('SERVER')])
+    root.llm.registerAdapter('p', primary)
+    root.llm.registerAdapter('b', second)
+    await collect(root, backup)
+    const later = await collect(root, backup)
+    expect(later.chunks).toEqual(say('primary is back'))
+    expect(switches(later.events)).toEqual(['p->b SERVER cooling', 'b->p SERVER'])
+  })
+
+  it('tries a cooling route it passed over when a later route runs out of quota, and names both failures', async () => {
+    const root = await runtime({ fallbackCooldownMs: 600_000 })
+    const primary = new FakeAdapter([fail('SERVER'), fail('SERVER'), fail('SERVER'), fail('SERVER')])
+    root.llm.registerAdapter('p', primary)
+    root.llm.registerAdapter('b', new FakeAdapter([{ chunks: say('one') }, fail('QUOTA')]))
+    await collect(root, backup)
+    const later = await collect(root, backup)
+    expect(later.finish.failure).toMatchObject({ code: 'SERVER', message: 'SERVER happened (before it: b/mb failed with QUOTA: QUOTA happened)' })
+    expect(primary.requests).toHaveLength(4)
+  })
+
+  it('names every route that failed in the final failure, not only the last', async () => {
+    const root = await runtime()
+    root.llm.registerAdapter('p', new FakeAdapter([fail('QUOTA', { message: 'Insufficient Balance' })]))
+    root.llm.registerAdapter('b', new FakeAdapter([fail('SERVER'), fail('SERVER')]))
+    const { finish } = await collect(root, backup)
+    expect(finish.failure?.code).toBe('SERVER')
+    expect(finish.failure?.message).toBe('SERVER happened (before it: p/m failed with QUOTA: Insufficient Balance)')
+  })
+
   it('does not cool a route down for a failure that does not fall back', async () => {
     const root = await runtime({ fallbackCooldownMs: 600_000 })
     const primary = new FakeAdapter([fail('CONTEXT_WINDOW_EXCEEDED'), { chunks: say('fits now') }])

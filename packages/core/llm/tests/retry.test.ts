@@ -19,4 +19,10 @@ describe('retryDelay', () => {
     expect(retryDelay(DEFAULT_RETRY_POLICY, 0, { ...server, retryAfterMs: 600_000 })).toBe(30_000)
     expect(retryDelay(DEFAULT_RETRY_POLICY, 0, { ...server, retryAfterMs: Number.NaN }, () => 0.5)).toBe(500)
   })
+
+  it('never asks for a wait longer than a timer can hold (about 24.8 days), whatever the policy', () => {
+    const huge = { ...DEFAULT_RETRY_POLICY, maxDelayMs: 2 ** 40, retryAfterCapMs: 2 ** 40 }
+    expect(retryDelay(huge, 0, { ...server, retryAfterMs: 2 ** 35 })).toBe(2 ** 31 - 1)
+    expect(retryDelay({ ...huge, initialDelayMs: 2 ** 33, jitter: 0 }, 3, server)).toBe(2 ** 31 - 1)
+  })
 })

@@ -108,6 +108,16 @@ describe('LlmRuntime adapters', () => {
 })
 
 describe('LlmRuntime retry', () => {
+  it('retries a tool-calls finish that carried no call and no text, as it retries an empty stop', async () => {
+    const root = await runtime()
+    const adapter = new FakeAdapter([{ chunks: [{ type: 'finish', reason: 'tool-calls' }] }, { chunks: say('ok') }])
+    root.llm.registerAdapter('p', adapter)
+    const events: LlmEvent[] = []
+    const chunks = await collect(root.llm.stream(request({ onEvent: (event) => { if (event.type === 'retry') events.push(event) } })))
+    expect(chunks).toEqual(say('ok'))
+    expect(events.map((event) => event.type === 'retry' && event.failure.code)).toEqual(['EMPTY_RESPONSE'])
+  })
+
   it('retries retryable failures before any delta, reporting each retry, then succeeds', async () => {
     const root = await runtime()
     const adapter = new FakeAdapter([fail('RATE_LIMIT'), { chunks: [{ type: 'usage', usage: { inputTokens: 1, outputTokens: 0 } }, { type: 'finish', reason: 'stop' }] }, fail('SERVER'), { chunks: say('ok') }])
