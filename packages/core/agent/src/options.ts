@@ -63,6 +63,12 @@ export interface CompactionOptions {
   summaryRoute?: ModelRoute
 }
 
+/** What is wrong with compaction settings the schema takes one by one but not together, if anything. */
+export function compactionProblem(compaction: CompactionOptions): string | undefined {
+  if (compaction.mode !== 'auto' || compaction.target < compaction.threshold) return undefined
+  return `compaction.target (${compaction.target}) must be below compaction.threshold (${compaction.threshold}): a compaction starts at the threshold and brings the request down to the target`
+}
+
 /** Scopes of @rein/memory: `user` (the person, every project) and `project` (this workspace). */
 export interface AgentMemoryScopes {
   read?: ('user' | 'project')[]
@@ -74,7 +80,10 @@ const MEMORY_SCOPE_LIST = Schema.union([Schema.array(Schema.union(['user', 'proj
 
 export type AgentConfig = Omit<AgentOptions, 'cwd' | 'workspaceRoot' | 'provider' | 'model'> & { provider?: string; model?: string }
 
-export const AgentConfig: Schema<Partial<AgentConfig>, AgentConfig> = Schema.object({
+/** What a row or a caller may give for `AgentConfig`: every field optional, each of `compaction`'s too. */
+export type AgentConfigInput = Partial<Omit<AgentConfig, 'compaction'>> & { compaction?: Partial<CompactionOptions> }
+
+export const AgentConfig: Schema<AgentConfigInput, AgentConfig> = Schema.object({
   name: Schema.string().default('main').description('Names the agent in tool runs and lifecycle events.'),
   provider: Schema.string().description('Provider route used when a caller names none.'),
   model: Schema.string().description('Model used when a caller names none.'),
@@ -104,4 +113,4 @@ export const AgentConfig: Schema<Partial<AgentConfig>, AgentConfig> = Schema.obj
     read: MEMORY_SCOPE_LIST.description('Memory scopes the agent may read.'),
     write: MEMORY_SCOPE_LIST.description('Memory scopes the agent may write.'),
   }), Schema.const(undefined)]).description('The memory scopes this agent may read and write (@rein/memory). Default: the memory row decides.'),
-}) as Schema<Partial<AgentConfig>, AgentConfig>
+}) as Schema<AgentConfigInput, AgentConfig>

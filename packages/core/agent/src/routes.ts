@@ -9,15 +9,12 @@ import { eventData, type SessionEvent } from '@rein/session'
 import type { AgentOptions } from './options.ts'
 
 /**
- * Throws, before any session exists: `UNKNOWN_PROVIDER` for a route (the primary or a fallback) no
+ * Throws, before any session exists: `UNKNOWN_PROVIDER` for a route (the primary, a fallback or the summary route) no
  * loaded provider serves, `UNSUPPORTED_REASONING_EFFORT` for an effort the primary model's catalog
  * does not list, `MAX_COST_UNPRICED` when `maxCost` is set and a route's model has no pricing.
  */
 export function checkRoutes(options: AgentOptions, llm: LlmRuntime): void {
-  const routes: [string, ModelRoute][] = [
-    ['provider', options],
-    ...options.fallbacks.map((route, index): [string, ModelRoute] => [`fallbacks[${index}]`, route]),
-  ]
+  const routes = modelRoutes(options)
   const served = llm.providers()
   for (const [where, route] of routes) {
     if (!served.includes(route.provider)) {
@@ -32,6 +29,19 @@ export function checkRoutes(options: AgentOptions, llm: LlmRuntime): void {
       throw new ReinError('MAX_COST_UNPRICED', `maxCost is set but ${where} ${route.provider}/${route.model} has no price (neither its provider's model catalog nor prices on the @rein/llm row), so cost cannot be counted; add a price or drop maxCost`, { details: { where } })
     }
   }
+}
+
+/**
+ * Every route the agent may send a request on, named as its options name it: the primary, the
+ * fallbacks, and the route that writes summaries while compaction is on.
+ */
+export function modelRoutes(options: AgentOptions): [string, ModelRoute][] {
+  const { summaryRoute } = options.compaction
+  return [
+    ['provider', options],
+    ...options.fallbacks.map((route, index): [string, ModelRoute] => [`fallbacks[${index}]`, route]),
+    ...(summaryRoute && options.compaction.mode !== 'off' ? [['compaction.summaryRoute', summaryRoute] as [string, ModelRoute]] : []),
+  ]
 }
 
 /**

@@ -12,8 +12,8 @@ import { Agent, type AgentLineage, type AgentServices } from './agent.ts'
 import type { ParentRun } from './identity.ts'
 import { findRunStart, parentOf, recordedParent, type ParentRef } from './lineage.ts'
 import { lifecycleNotifier, type Notify } from './lifecycle.ts'
-import { AgentConfig, type AgentOptions } from './options.ts'
-import { checkRoutes, recordedRequest } from './routes.ts'
+import { AgentConfig, compactionProblem, type AgentOptions } from './options.ts'
+import { checkRoutes, modelRoutes, recordedRequest } from './routes.ts'
 import { charTokens, type Tokenizer } from './compaction/meter.ts'
 import { recallResultTool, withRecall } from './compaction/recall-tool.ts'
 import { repairSession, type RepairServices, type ResumeReport } from './resume.ts'
@@ -249,8 +249,10 @@ export class AgentService extends Service {
     // Checks the allow-list: a bad one fails here, before any session exists.
     visibleTools(resolved.tools)
     const llm = serviceOf(this._state, 'llm')
-    await Promise.all([resolved, ...resolved.fallbacks].map((route) => llm.modelInfo(route.provider, route.model)))
+    await Promise.all(modelRoutes(resolved).map(([, route]) => llm.modelInfo(route.provider, route.model)))
     checkRoutes(resolved, llm)
+    const problem = compactionProblem(resolved.compaction)
+    if (problem) throw new ReinError('CONFIG_INVALID', problem)
     return resolved
   }
 

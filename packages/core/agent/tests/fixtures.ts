@@ -4,10 +4,10 @@ import SessionService, { MemorySessionStore, type SessionEvent, type SessionStor
 import { createScriptedLlm, validateSessionInvariants, type ScriptedLlmScript } from '@rein/testkit'
 import ToolRegistry, { defineTool } from '@rein/tools'
 import { afterEach, expect } from 'vitest'
-import AgentService, { type AgentConfig } from '../src/index.ts'
+import AgentService, { type AgentConfigInput } from '../src/index.ts'
 
 export interface BootOptions {
-  agent?: Partial<AgentConfig>
+  agent?: AgentConfigInput
   llm?: { catalogTimeoutMs?: number }
   models?: ModelInfo[]
   store?: SessionStore

@@ -232,6 +232,28 @@ describe('checks before anything is created (issue #8)', () => {
     await expect(root.agents.create()).rejects.toMatchObject({ code: 'MAX_COST_UNPRICED', details: { where: 'fallbacks[0]' } })
   })
 
+  it('refuses a compaction summaryRoute no provider serves, instead of finding out when the context fills', async () => {
+    const { root } = await boot([], { agent: { compaction: { summaryRoute: { provider: 'opnai', model: 'm' } } } })
+    await expect(root.agents.create()).rejects.toMatchObject({ code: 'UNKNOWN_PROVIDER', details: { where: 'compaction.summaryRoute', provider: 'opnai' } })
+  })
+
+  it('refuses maxCost when the compaction summaryRoute model has no pricing, and checks no summaryRoute while compaction is off', async () => {
+    const models = [{ id: 'm', pricing: { input: 1, output: 1 } }, { id: 'free' }]
+    const { root } = await boot([], { agent: { maxCost: 1, compaction: { summaryRoute: { provider: 'scripted', model: 'free' } } }, models })
+    await expect(root.agents.create()).rejects.toMatchObject({ code: 'MAX_COST_UNPRICED', details: { where: 'compaction.summaryRoute' } })
+    const off = await boot([], { agent: { compaction: { mode: 'off', summaryRoute: { provider: 'opnai', model: 'm' } } } })
+    await expect(off.root.agents.create()).resolves.toBeDefined()
+  })
+
+  it('refuses an auto compaction whose target is not below its threshold: it would never summarize', async () => {
+    const { root } = await boot([], { agent: { compaction: { threshold: 0.5, target: 0.8 } } })
+    const error = await root.agents.create().catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ code: 'CONFIG_INVALID' })
+    expect((error as Error).message).toBe('compaction.target (0.8) must be below compaction.threshold (0.5): a compaction starts at the threshold and brings the request down to the target')
+    const manual = await boot([], { agent: { compaction: { mode: 'manual', threshold: 0.5, target: 0.8 } } })
+    await expect(manual.root.agents.create()).resolves.toBeDefined()
+  })
+
   it('refuses a reasoning effort the model does not list', async () => {
     const { root } = await boot([], { models: [{ id: 'm', reasoning: { efforts: ['low', 'high'] } }] })
     await expect(root.agents.create({ reasoningEffort: 'max' })).rejects.toMatchObject({ code: 'UNSUPPORTED_REASONING_EFFORT' })
