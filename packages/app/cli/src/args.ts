@@ -257,8 +257,9 @@ Compacts a stored session now, whatever its size: tool results older than the la
 one-line stubs (the model can read them again with recall_result), and the conversation before the
 last turns becomes one summary (goal, decisions, open tasks, notes, and the files touched, from the
 log). The log keeps everything; rein show marks the compaction. Needs a model whose context window
-is known (contextWindow in its provider's models). Agents compact by themselves before a request
-would pass 80% of the window; this is for doing it now.
+is known (contextWindow in its provider's models). A session a crash left mid-turn is closed first,
+its open calls paired; nothing runs again. Agents compact by themselves before a request would pass
+80% of the window; this is for doing it now.
 ${COMMON}`,
   rewind: `Usage: rein rewind <id> --to <turn number|message id> [--dry-run] [--fork] [--config <file>] [--json]
 

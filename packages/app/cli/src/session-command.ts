@@ -188,7 +188,8 @@ function describeRoute(scope: SessionScope, agent: Agent) {
   scope.renderer.notice(`provider ${provider}${where} · model ${model}`, { type: 'route', provider, model, ...endpoint })
 }
 
-function reportRepair(renderer: Renderer, id: string, repaired: ResumeReport) {
+/** What a repair of a log left mid-turn did, one line per call; nothing when the log was whole. */
+export function reportRepair(renderer: Renderer, id: string, repaired: ResumeReport) {
   if (repaired.closedTurn === undefined) return
   const calls = repaired.rerun.length + repaired.paired.length + repaired.recovered.length
   const what = calls === 0 ? 'no tool call was waiting for a result' : `${calls} tool call${calls === 1 ? '' : 's'} had no result:`

@@ -71,6 +71,23 @@ describe('compaction from the CLI', () => {
     expect(compact.stderr).not.toContain('[compacted]')
   })
 
+  it('exits 130, as an interrupted turn does, when Ctrl-C stops rein compact mid-summary', async () => {
+    let stall = false
+    const p = await setUp((request, index) => (stall && isSummaryRequest(request) ? { steps: [{ text: '## Goal\npart' }, { stall: true }] } : script(request, index)), { contextWindow: 4_000 })
+    const env = { REIN_HOME: p.home }
+    const id = sessionIdOf(await rein(p.dir, ['run', 'task 1'], { env }))
+    await rein(p.dir, ['run', '--session', id, 'task 2'], { env })
+    stall = true
+    let child: { kill(signal: NodeJS.Signals): boolean } | undefined
+    const compacting = spawnRein(p.dir, ['compact', id], undefined, env, [], (spawned) => { child = spawned })
+    await expect.poll(() => p.server.requests.some(isSummaryRequest), { timeout: 15_000 }).toBe(true)
+    child?.kill('SIGINT')
+    const compact = await compacting
+    expect(compact.code).toBe(130)
+    expect(compact.stderr).toContain(`session ${id}: the compaction was stopped before it finished; nothing was changed`)
+    expect(compact.stderr).not.toContain('rein: ')
+  })
+
   it('refuses to compact a session whose model has no known window, naming the fix', async () => {
     const p = await setUp(script)
     const env = { REIN_HOME: p.home }

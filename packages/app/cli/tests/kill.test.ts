@@ -138,4 +138,25 @@ describe('kill -9 and resume', () => {
     const results = events.filter((event) => event.type === 'tool/result').map((event) => [(event.data as { callId: string }).callId, (event.data as { isError: boolean }).isError])
     expect(results).toEqual([['c_fast', false], ['c_held', false], ['c_after', true]])
   })
+
+  it('rein compact on a log a kill left mid-turn closes it without running anything again', async () => {
+    const s = await scenario({ steps: [
+      { toolCall: { id: 'c_fast', name: 'write_fixed', arguments: '{}' } },
+      { toolCall: { id: 'c_held', name: 'write_fixed', arguments: '{"hold":true}' } },
+    ] })
+    s.write('mid-batch', true)
+    expect((await spawnRein(s.dir, ['run', '--yes', 'do the work'])).signal).toBe('SIGKILL')
+    const id = sessionId(s.dir)
+    s.write('none', false)
+    const requests = s.server.requests.length
+    const compacted = await spawnRein(s.dir, ['compact', id])
+    // This model has no known window, so nothing is compacted; what matters is what ran before that.
+    expect(compacted.stderr).toContain('no known context window')
+    expect(lines(join(s.dir, 'runs.txt'))).toEqual(['run', 'run'])
+    expect(compacted.stderr).not.toContain('ran write_fixed')
+    expect(s.server.requests).toHaveLength(requests)
+    const events = await loadLog(s.dir, id)
+    expect(validateSessionInvariants(events)).toEqual([])
+    expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'interrupted' } })
+  })
 })
