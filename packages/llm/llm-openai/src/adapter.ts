@@ -7,14 +7,14 @@
  */
 
 import { createRequire } from 'node:module'
-import { isSecretName } from '@rein/base'
+import { isSecretName, shorten } from '@rein/base'
 import { LlmAdapter, LlmError, type AdapterRequest, type ModelInfo, type ProviderEndpoint, type StreamChunk } from '@rein/llm'
 import { checkBaseURL, userInfo } from './base-url.ts'
 import { checkHeaders } from './headers.ts'
 import { toWireBody, type RequestDefaults } from './convert-request.ts'
 import { readApiKey, redact, sentSecrets } from './credentials.ts'
 import { openAiDialect, type OpenAiDialect } from './dialect.ts'
-import { failureFromResponse, failureFromTransportError } from './errors.ts'
+import { failureFromResponse, failureFromTransportError, isChatCompletion, notStreamedMessage } from './errors.ts'
 import { readBounded, STOP_READING } from './response-body.ts'
 import { EventReading } from './event-reading.ts'
 import { readBody } from './sse.ts'
@@ -132,10 +132,12 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
       if (response.status < 200 || response.status > 299) throw new LlmError(await this.failureOf(response, watchdog, key, request))
       const notStream = this.notAStream(response)
       if (notStream) {
-        // No reason to wait for (or hold) a body that may never end.
-        response.body.cancel().catch(() => {})
         const requestId = response.headers.get('x-request-id')
-        throw new LlmError({ code: 'MALFORMED_RESPONSE', status: response.status, ...(requestId ? { requestId } : {}), message: notStream })
+        let message = notStream
+        if (isPlainJson(response.headers)) message = await this.jsonNotStream(response, watchdog, key, request.signal, notStream)
+        // No reason to wait for (or hold) a body that may never end.
+        else response.body.cancel().catch(() => {})
+        throw new LlmError({ code: 'MALFORMED_RESPONSE', status: response.status, ...(requestId ? { requestId } : {}), message })
       }
       reader = response.body
       watchdog.phase = 'body'
@@ -221,6 +223,19 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
     return undefined
   }
 
+  /**
+   * Why a 2xx JSON answer is no stream, from at most 64 KiB of it: a whole chat completion means the
+   * server ignored `stream: true`, which the base-URL hint (`hint`) would hide; other JSON gets the
+   * hint and how it began (an error object a gateway sent with 200 says what went wrong).
+   */
+  private async jsonNotStream(response: WireResponse, watchdog: ResponseWatchdog, key: string | undefined, caller: AbortSignal, hint: string): Promise<string> {
+    watchdog.phase = 'body'
+    const read = await readBounded(response.body, watchdog, MAX_ERROR_BODY, caller)
+    const text = redact(read.text, this.secretsWith(key)).trim()
+    if (isChatCompletion(text)) return notStreamedMessage(this.options.label, `HTTP ${response.status}, ${response.headers.get('content-type') ?? ''}`)
+    return text === '' ? hint : `${hint}; it began ${JSON.stringify(shorten(text, 120))}`
+  }
+
   /** A non-2xx answer as a failure: classified by its status, from at most 64 KiB of its body. */
   private async failureOf(response: WireResponse, watchdog: ResponseWatchdog, key: string | undefined, request: AdapterRequest) {
     const { label } = this.options
@@ -255,6 +270,15 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
     }
     return ` (redirected to ${shown}; set baseURL to the address it names, redirects are not followed)`
   }
+}
+
+/**
+ * Whether the answer is JSON, sent as it is: a server that ignored `stream` sends its completion so.
+ * An encoded body is not decoded here, so it is not read.
+ */
+function isPlainJson(headers: WireResponse['headers']): boolean {
+  const encoding = headers.get('content-encoding')?.trim().toLowerCase()
+  return /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i.test(headers.get('content-type') ?? '') && (!encoding || encoding === 'identity')
 }
 
 /**

@@ -95,7 +95,9 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
       const chunk = checkChunk(payload, provider)
       if (chunk.error !== undefined && chunk.error !== null) throw new LlmError(failureFromStreamError(provider, chunk.error))
       if (!Array.isArray(chunk.choices) && !chunk.usage) throw malformed(provider, 'a stream event with neither choices nor usage')
-      if (chunk.usage) usage = mapUsage(chunk.usage)
+      // A usage object that counts nothing ({} or null counts) is no report: booked as 0 in / 0 out it
+      // would stop the runtime from estimating, and budgets from seeing the answer's tokens.
+      if (chunk.usage && countsTokens(chunk.usage)) usage = mapUsage(chunk.usage)
       if (responseId === undefined && chunk.id) responseId = chunk.id
       if (responseModel === undefined && chunk.model) responseModel = chunk.model
       const out: StreamChunk[] = []
@@ -187,6 +189,11 @@ export function mapFinishReason(reason: string | undefined, hasToolCalls: boolea
       // `stop`, a missing reason after [DONE], or one we do not know: some servers say `stop` after tool calls.
       return hasToolCalls ? 'tool-calls' : 'stop'
   }
+}
+
+/** Whether `wire` counts a prompt or a completion: without either it says nothing about the answer's tokens. */
+function countsTokens(wire: WireUsage): boolean {
+  return typeof wire.prompt_tokens === 'number' || typeof wire.completion_tokens === 'number'
 }
 
 /** Wire usage → disjoint `TokenUsage`: cached prompt tokens are taken out of `inputTokens`. */

@@ -3,7 +3,7 @@
 import type { LlmFailure, LlmFailureCode } from '@rein/llm'
 import type { HeaderLookup } from './transport.ts'
 import type { WireError } from './wire.ts'
-import { cutHead } from '@rein/base'
+import { cutHead, shorten } from '@rein/base'
 
 /*
  * How servers say a request does not fit the context. Besides OpenAI's and DeepSeek's "maximum
@@ -58,19 +58,64 @@ function isModelNotFound(status: number, error: WireError | undefined, detail: s
 export function failureFromStreamError(provider: string, error: WireError | string): LlmFailure {
   const wire: WireError = typeof error === 'string' ? { message: error } : error
   const message = wire.message ?? 'unknown error'
+  return { code: codeForStreamError(wire, message), message: `${provider} reported an error mid-stream: ${message}` }
+}
+
+/**
+ * The code of an error a 200 answer carried, which has no error status to go by: its type and code
+ * first, then its words. A balance error's words count: DeepSeek types one `unknown_error` and says
+ * so only by its 402 status, which a relay that answers 200 drops.
+ */
+function codeForStreamError(wire: WireError, message: string): LlmFailureCode {
   const kind = `${wire.code ?? ''} ${wire.type ?? ''}`
   const numeric = statusOf(wire.code)
-  let code: LlmFailureCode = 'SERVER'
-  if (/rate_limit/.test(kind)) code = 'RATE_LIMIT'
-  else if (/insufficient_quota|insufficient_balance/.test(kind)) code = 'QUOTA'
-  else if (/overloaded/.test(kind)) code = 'OVERLOADED'
-  else if (CONTEXT_OVERFLOW_KIND.test(kind)) code = 'CONTEXT_WINDOW_EXCEEDED'
+  if (/rate_limit/.test(kind)) return 'RATE_LIMIT'
+  if (/insufficient_quota|insufficient_balance/.test(kind)) return 'QUOTA'
+  if (/overloaded/.test(kind)) return 'OVERLOADED'
+  if (CONTEXT_OVERFLOW_KIND.test(kind)) return 'CONTEXT_WINDOW_EXCEEDED'
   // A status says what kind of failure it is: the wording is read only as a 4xx's would be. A 429
   // "too many tokens per minute" is a rate limit, to retry, not a context to compact.
-  else if (numeric !== undefined) code = codeForStatus(numeric, wire, message)
-  else if (CONTEXT_OVERFLOW.test(message)) code = 'CONTEXT_WINDOW_EXCEEDED'
-  else if (/invalid_request/.test(kind)) code = 'INVALID_REQUEST'
-  return { code, message: `${provider} reported an error mid-stream: ${message}` }
+  if (numeric !== undefined) return codeForStatus(numeric, wire, message)
+  if (INSUFFICIENT_FUNDS.test(message)) return 'QUOTA'
+  if (CONTEXT_OVERFLOW.test(message)) return 'CONTEXT_WINDOW_EXCEEDED'
+  if (/invalid_request/.test(kind)) return 'INVALID_REQUEST'
+  return 'SERVER'
+}
+
+/** "Insufficient Balance" (DeepSeek), "Insufficient credits" (OpenRouter), "insufficient_quota". */
+const INSUFFICIENT_FUNDS = /\binsufficient[ _](?:balance|quota|credits?|funds)\b/i
+
+/** What a server that ignored `stream: true` is told it must do instead. */
+const NOT_STREAMED = 'although rein asked for a stream (stream: true): rein needs a server that streams, or the setting on it that makes it stream'
+
+/** A whole chat completion where a stream was asked for; `how` it came: "HTTP 200, application/json". */
+export function notStreamedMessage(provider: string, how: string): string {
+  return `${provider} answered with a whole chat completion (${how}), not streamed, ${NOT_STREAMED}`
+}
+
+/** Whether `text`, a body's start, is a chat completion: a `choices` array or `object: "chat.completion"`. */
+export function isChatCompletion(text: string): boolean {
+  try {
+    const body: unknown = JSON.parse(text)
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return false
+    return ('choices' in body && Array.isArray(body.choices)) || ('object' in body && body.object === 'chat.completion')
+  } catch {
+    // A body cut at the read limit is no JSON: its start still shows what it is.
+    return /^\s*\{/.test(text) && /"object"\s*:\s*"chat\.completion"|"choices"\s*:\s*\[/.test(text)
+  }
+}
+
+/** A 200 event stream with no event, only `text` that is no SSE (secrets already cut out), as a failure. */
+export function failureFromUnframedBody(provider: string, text: string): LlmFailure {
+  // A relay's bare error object is read as HTTP error bodies are, and classified as one inside the
+  // stream would be: a 200 has no error status to go by. Anything else is quoted, cut and escaped.
+  const error = parseError(text)
+  if (error) {
+    const said = error.message ?? text.trim()
+    return { code: codeForStreamError(error, said), message: `${provider} sent an error in place of an event stream: ${shorten(said, 300)}` }
+  }
+  if (isChatCompletion(text)) return { code: 'MALFORMED_RESPONSE', message: notStreamedMessage(provider, 'as the body of an event stream, without data: lines') }
+  return { code: 'MALFORMED_RESPONSE', message: `${provider} sent no events in its event stream, only other text; it began ${JSON.stringify(shorten(text.trim(), 120))}` }
 }
 
 /** An in-stream error's `code` when it is an HTTP error status, a number or its digits ("429"). */
@@ -140,16 +185,67 @@ function sslCode(code: string | undefined, error: ConnectionError): string | und
   return code
 }
 
-/** `retry-after-ms`, else `retry-after` in seconds or as an HTTP date. */
+/**
+ * RFC 9110's delay-seconds is digits; a fraction is allowed as many servers send `1.5`. Nothing else
+ * is a delay: Number() would also read `-5`, `5e2`, `0x10` and an empty value (as 0, "retry now").
+ */
+const DELAY = /^\d+(?:\.\d+)?$/
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
+/**
+ * RFC 9110's three HTTP-date forms (5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT` and the obsolete
+ * `Sunday, 06-Nov-94 08:49:37 GMT` and `Sun Nov  6 08:49:37 1994` (GMT, though it does not say so).
+ */
+const HTTP_DATES = [
+  /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (?<day>\d\d) (?<month>[A-Z][a-z]{2}) (?<year>\d{4}) (?<hour>\d\d):(?<minute>\d\d):(?<second>\d\d) GMT$/,
+  /^(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, (?<day>\d\d)-(?<month>[A-Z][a-z]{2})-(?<year>\d\d) (?<hour>\d\d):(?<minute>\d\d):(?<second>\d\d) GMT$/,
+  /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?<month>[A-Z][a-z]{2}) (?<day>[ \d]\d) (?<hour>\d\d):(?<minute>\d\d):(?<second>\d\d) (?<year>\d{4})$/,
+]
+
+/** The wait a server asks for in ms: `retry-after-ms`, else `retry-after` in seconds or as an HTTP date (past: 0). */
 export function parseRetryAfter(headers: HeaderLookup, now = Date.now()): number | undefined {
-  const ms = Number(headers.get('retry-after-ms'))
-  if (headers.has('retry-after-ms') && Number.isFinite(ms) && ms >= 0) return ms
-  const value = headers.get('retry-after')
-  if (!value) return undefined
-  const seconds = Number(value)
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000
-  const date = Date.parse(value)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+  // Anything else is undefined, not 0: a malformed value must leave the runtime's backoff in place,
+  // not mean "retry at once".
+  const ms = delayOf(headers.get('retry-after-ms'), 1)
+  if (ms !== undefined) return ms
+  const value = headers.get('retry-after')?.trim() ?? ''
+  const seconds = delayOf(value, 1000)
+  if (seconds !== undefined) return seconds
+  const date = parseHttpDate(value, now)
+  return date === undefined ? undefined : Math.max(0, date - now)
+}
+
+/** `value` in whole ms when it is a delay counted in units of `unitMs`, else undefined. */
+function delayOf(value: string | null, unitMs: number): number | undefined {
+  const text = value?.trim()
+  if (text === undefined || !DELAY.test(text)) return undefined
+  // Rounded: 1.1 s is 1100.0000000000002 ms. Digits past what a double holds are Infinity: no delay.
+  const ms = Math.round(Number(text) * unitMs)
+  return Number.isFinite(ms) ? ms : undefined
+}
+
+/**
+ * An HTTP-date as epoch ms, or undefined. Read here, not by Date.parse, which takes almost anything
+ * (`-5` is the year -5), reads the asctime form in local time and rolls 31 Feb over into March.
+ */
+function parseHttpDate(value: string, now: number): number | undefined {
+  let fields: Record<string, string> | undefined
+  for (const form of HTTP_DATES) fields ??= form.exec(value)?.groups
+  if (fields === undefined) return undefined
+  const day = Number(fields.day)
+  const month = MONTHS.indexOf(fields.month ?? '')
+  const [hour, minute, second] = [fields.hour, fields.minute, fields.second].map(Number)
+  let year = Number(fields.year)
+  if (fields.year?.length === 2) {
+    // A two-digit year more than 50 years ahead is the most recent past year ending in those digits.
+    const thisYear = new Date(now).getUTCFullYear()
+    year += thisYear - (thisYear % 100)
+    if (year > thisYear + 50) year -= 100
+  }
+  if (month < 0 || hour === undefined || hour > 23 || minute === undefined || minute > 59 || second === undefined || second > 60) return undefined
+  const midnight = Date.UTC(year, month, day)
+  // Date.UTC rolls a day past the month's end into the next month: 31 Feb is no date.
+  if (new Date(midnight).getUTCDate() !== day) return undefined
+  return midnight + ((hour * 60 + minute) * 60 + second) * 1000
 }
 
 function parseError(bodyText: string): WireError | undefined {

@@ -8,6 +8,7 @@ import { LlmError, type StreamChunk } from '@rein/llm'
 import { createChunkTranslator, type ChunkTranslator } from './convert-stream.ts'
 import { redact } from './credentials.ts'
 import type { OpenAiDialect } from './dialect.ts'
+import { failureFromUnframedBody } from './errors.ts'
 import { SseFramer } from './sse.ts'
 import { cutHead } from '@rein/base'
 
@@ -45,10 +46,17 @@ export class EventReading {
     return this.over ? [] : this.take()
   }
 
-  /** The body ended: its last events and the answer's end. Throws when it stopped mid-event or mid-answer. */
+  /**
+   * The body ended: its last events and the answer's end. Throws when it stopped mid-event or
+   * mid-answer, or held no event at all but other text (see `failureFromUnframedBody`).
+   */
   end(): StreamChunk[] {
     this.translate(this.framer.end())
     if (!this.done) this.framer.throwIfCut()
+    const unframed = this.framer.unframed()
+    // What the server sent in place of a stream says more than "closed before the model finished",
+    // and a balance error so read is not retried.
+    if (unframed !== undefined) throw new LlmError(failureFromUnframedBody(this.label, redact(unframed, this.secrets)))
     return this.finish()
   }
 

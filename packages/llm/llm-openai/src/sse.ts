@@ -4,6 +4,7 @@
  * with `TIMEOUT`.
  */
 
+import { cutHead } from '@rein/base'
 import { LlmError } from '@rein/llm'
 import { createParser, type EventSourceParser } from 'eventsource-parser'
 import { ResponseWatchdog } from './watchdog.ts'
@@ -21,6 +22,8 @@ export interface SseOptions {
 }
 
 const MAX_EVENT_CHARS = 8 * 1024 * 1024
+/** Of the lines that are no SSE field, this many characters are kept: enough to read an error object. */
+const MAX_UNFRAMED_CHARS = 4096
 
 /** Yields each event's `data`, in order. Throws `LlmError` on idle timeout, a broken connection or garbage. */
 export async function* readSseData(body: ReadableStream<Uint8Array>, options: SseOptions): AsyncGenerator<string, void, undefined> {
@@ -57,14 +60,34 @@ export class SseFramer {
   /** Whether the bytes so far end at a line break (a body that stops elsewhere was cut mid-line). */
   private lineEnded = true
   private cut = false
+  private sawEvent = false
+  /**
+   * The lines the parser could not read as SSE, joined, while no event has come: a body of those
+   * alone is what a server sent in place of a stream (a bare JSON error), to be quoted, not dropped.
+   */
+  private unframedText = ''
 
   /** `provider` names the server in messages; an event longer than `maxEventChars` is garbage. */
   constructor(private readonly provider: string, private readonly maxEventChars = MAX_EVENT_CHARS) {
     this.parser = createParser({
-      onEvent: (event) => this.queue.push(event.data),
-      onError: (error) => { if (error.type === 'max-buffer-size-exceeded') this.oversized = true },
+      onEvent: (event) => {
+        this.sawEvent = true
+        this.queue.push(event.data)
+      },
+      onError: (error) => {
+        if (error.type === 'max-buffer-size-exceeded') this.oversized = true
+        else if (error.type === 'unknown-field' && !this.sawEvent && error.line !== undefined) this.keepUnframed(error.line)
+      },
       maxBufferSize: maxEventChars,
     })
+  }
+
+  /**
+   * After `end`: the text of a body that held no event at all, only lines that are no SSE field;
+   * undefined when an event came or nothing but comments and blank lines did. At most a few KB.
+   */
+  unframed(): string | undefined {
+    return this.sawEvent || this.unframedText === '' ? undefined : this.unframedText
   }
 
   /** The events `bytes` completed, maybe none. Throws `MALFORMED_RESPONSE` for an oversized event. */
@@ -94,6 +117,11 @@ export class SseFramer {
   /** After `end`: throws `STREAM_CLOSED` when the body stopped in the middle of an event. */
   throwIfCut(): void {
     if (this.cut) throw new LlmError({ code: 'STREAM_CLOSED', message: `${this.provider} closed the stream in the middle of an event` })
+  }
+
+  private keepUnframed(line: string) {
+    const room = MAX_UNFRAMED_CHARS - this.unframedText.length
+    if (room > 0) this.unframedText += cutHead(this.unframedText === '' ? line : `\n${line}`, room)
   }
 
   /** Feeds the body's own text, noting whether it ends at a line break. */
