@@ -170,28 +170,8 @@ describe('rein chat', () => {
   })
 })
 
-describe('rein chat: typing ahead (issue #8)', () => {
-  it('queues lines typed while a turn runs and sends them in order afterwards', async () => {
-    current = await project([
-      { steps: [{ text: 'Thinking' }, { delayMs: 300 }, { text: ' done.' }] },
-      { steps: [{ text: 'Second.' }] },
-      { steps: [{ text: 'Third.' }] },
-    ])
-    const chat = terminal(current.dir)
-    await expect.poll(chat.screen).toContain('> ')
-    chat.type('first\r')
-    await expect.poll(chat.answer).toContain('Thinking')
-    chat.type('second\rthird\r')
-    await expect.poll(chat.answer).toContain('Third.')
-    const users = current.server.requests.map((request) => (request.body as { messages: { role: string; content: string }[] }).messages.filter((message) => message.role === 'user').map((message) => message.content))
-    expect(users).toEqual([['first'], ['first', 'second'], ['first', 'second', 'third']])
-    chat.type('\u0004')
-    expect(await chat.done).toBe(0)
-  })
-})
-
-describe('rein chat: typing while a turn answers', () => {
-  it('keeps a line typed while a turn answers out of the answer, and shows it as it is sent', async () => {
+describe('rein chat: typing ahead while a turn answers (issue #8)', () => {
+  it('queues lines typed while a turn runs and sends them in order, keeping them out of the answer and showing each as it is sent', async () => {
     let release = () => {}
     const held = new Promise<void>((resolve) => { release = resolve })
     current = await project([
