@@ -112,11 +112,14 @@ async function runSteps(context: TurnContext, state: TurnState): Promise<TurnEnd
     const spentAbove = parentSpent(context.parentLeft?.())
     if (spentAbove) return { reason: 'budget', error: spentAbove }
     const prepared = await prepareRequest(context, state, step)
+    if ('end' in prepared) return prepared.end
     const unsaved = await save(context.session, 'the request was not sent')
     if (unsaved) return unsaved
     const answer = await streamAnswer(context, state, prepared)
     // The provider counted more than the meter did and refused the request: compact, and ask once more.
     if (!overflowed && refusedAsTooLong(context, answer)) {
+      const unknown = windowUnknown(prepared, answer)
+      if (unknown) return unknown
       overflowed = true
       state.closeStep()
       context.compaction.overflowed()
@@ -148,23 +151,23 @@ function beginTurn(context: TurnContext, text: string | undefined): TurnState {
 
 /**
  * The step boundary: injected messages join the log, then the services are resolved, the system
- * text and options built, and the step opened in the log.
+ * text and options built, the context compacted if need be, and the step opened in the log.
  */
-async function prepareRequest(context: TurnContext, state: TurnState, step: number): Promise<PreparedStep> {
-  const { options, services, session, headers, signal } = context
+async function prepareRequest(context: TurnContext, state: TurnState, step: number): Promise<PreparedStep | { end: TurnEnd }> {
+  const { options, services, session, headers } = context
   for (const message of context.inbox.splice(0)) session.append('user/message', { message })
   const llm = services.llm()
   const tools = services.tools()
   const route = { provider: options.provider, model: options.model }
-  // Adapters that look models up answer once; budgets and prices below read the answer.
-  await Promise.all([route, ...options.fallbacks].map((entry) => llm.modelInfo(entry.provider, entry.model, signal)))
-  const sectionContext = { cwd: options.cwd, workspaceRoot: options.workspaceRoot ?? options.cwd, sessionId: session.id, identity: state.identity, signal }
-  const { system, fresh } = await buildSystem(options.system, services.sections(), sectionContext, context.pins)
-  for (const [id, text] of Object.entries(fresh)) context.pins.set(id, text)
+  const { system, fresh } = await systemText(context, state, llm)
   let schemas = tools.schemas(context.visible, state.identity)
+  const counted = state.tally.counted
   // Before the step opens: a compaction's event and its summary request come between steps. The
   // first compaction makes `recall_result` available: the request it shortens offers it already.
   if (await compactBeforeRequest(context, state, { llm, tools, route, system, schemas })) schemas = tools.schemas(context.visible, state.identity)
+  // The summary request counts against the turn's budgets: once it spent what was left, no request goes out for the rest.
+  const spent = state.tally.counted > counted ? budgetGone(context, state) : undefined
+  if (spent) return { end: { reason: 'budget', error: spent } }
   // A subagent asks for no more than its parent's turn has left now, whatever its own budget says.
   const planned = planRequest(options, llm, spentByTree(state.tally, context.tree), context.parentLeft?.())
   state.openStep(step, planned.request)
@@ -175,6 +178,22 @@ async function prepareRequest(context: TurnContext, state: TurnState, step: numb
     headers.last = header
   }
   return { llm, tools, route, system, schemas, planned }
+}
+
+/** The system text, pinned sections read from the log and newly pinned ones remembered. */
+async function systemText(context: TurnContext, state: TurnState, llm: LlmRuntime): Promise<{ system: string; fresh: Record<string, string> }> {
+  const { options, services, session, signal } = context
+  // Adapters that look models up answer once; budgets and prices below read the answer.
+  await Promise.all([{ provider: options.provider, model: options.model }, ...options.fallbacks].map((entry) => llm.modelInfo(entry.provider, entry.model, signal)))
+  const sectionContext = { cwd: options.cwd, workspaceRoot: options.workspaceRoot ?? options.cwd, sessionId: session.id, identity: state.identity, signal }
+  const { system, fresh } = await buildSystem(options.system, services.sections(), sectionContext, context.pins)
+  for (const [id, text] of Object.entries(fresh)) context.pins.set(id, text)
+  return { system, fresh }
+}
+
+/** The budget the turn (or, for a subagent, its parent's turn) has used up, if any. */
+function budgetGone(context: TurnContext, state: TurnState): { code: string; message: string } | undefined {
+  return overBudget(context.options, spentByTree(state.tally, context.tree)) ?? parentSpent(context.parentLeft?.())
 }
 
 /** One model request, streamed to listeners; attempts, retries and fallbacks go into the log as they happen. */
@@ -266,6 +285,14 @@ function refusedAsTooLong(context: TurnContext, answer: Answer): boolean {
   return finish?.reason === 'error' && finish.failure?.code === 'CONTEXT_WINDOW_EXCEEDED' && context.options.compaction.mode !== 'off' && answer.assembler.interruptedBlocks().length === 0
 }
 
+/** A refusal for length that compaction cannot answer: with no known window there is nothing to compact against. */
+function windowUnknown(prepared: PreparedStep, answer: Answer): TurnEnd | undefined {
+  const { provider, model } = prepared.route
+  if (prepared.llm.resolveModel(provider, model)?.contextWindow !== undefined) return undefined
+  const refusal = answer.assembler.finish?.failure?.message ?? 'the provider refused the request as too long'
+  return { reason: 'error', error: { code: 'CONTEXT_WINDOW_EXCEEDED', message: `${refusal}; the context window of ${provider}/${model} is not known, so the conversation could not be compacted to fit it (give it contextWindow in its provider's models)` } }
+}
+
 function streamFailed(context: TurnContext, assembler: BlockAssembler, used: ModelRoute, finish: NonNullable<BlockAssembler['finish']>): TurnEnd {
   const shown = assembler.interruptedBlocks()
   if (shown.length > 0) {
@@ -344,10 +371,14 @@ function subagentsSpend(tree: TreeSpend): { subagents?: TreeUsage } {
   return { subagents: { usage: tally.usage, ...(tally.cost !== undefined ? { cost: tally.cost } : {}), ...(tally.estimated ? { usageEstimated: true as const } : {}) } }
 }
 
-/** A throw no phase expected: the turn ends `error` with the thrower's code. */
+/**
+ * A throw no phase handled: the turn ends `error` with the thrower's code. Only a throw that is not
+ * a ReinError is logged as unexpected: a typed one (a full context, a log that could not be saved)
+ * says what went wrong in the turn's result, which its caller shows.
+ */
 function failed(context: TurnContext, error: unknown): TurnEnd {
   if (context.signal.aborted) return cancelled(context.signal)
-  context.services.report(error)
+  if (!isReinError(error)) context.services.report(error)
   return { reason: 'error', error: { code: isReinError(error) ? error.code : 'INTERNAL_ERROR', message: messageOf(error) } }
 }
 

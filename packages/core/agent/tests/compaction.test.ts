@@ -6,7 +6,7 @@ import { deriveMessages, eventData, MemorySessionStore, type ContextCompacted, t
 import type { ScriptedStep, ScriptedTurn } from '@rein/testkit'
 import { defineTool } from '@rein/tools'
 import { describe, expect, it, vi } from 'vitest'
-import type { LifecycleEvents } from '../src/index.ts'
+import type { Agent, AgentConfigInput, AgentEvent, LifecycleEvents } from '../src/index.ts'
 import { boot } from './fixtures.ts'
 
 const WINDOW = 4_000
@@ -43,13 +43,23 @@ function listen(root: Context) {
 }
 
 /** `answer` for the agent's requests; summary requests get `summary()`, SUMMARY by default. */
-function script(answer: (request: AdapterRequest) => ScriptedTurn, summary: () => ScriptedTurn = () => [{ text: SUMMARY }]) {
-  return (request: AdapterRequest): ScriptedTurn => (isSummaryRequest(request) ? summary() : answer(request))
+function script(answer: (request: AdapterRequest) => ScriptedTurn, summary: (request: AdapterRequest) => ScriptedTurn = () => [{ text: SUMMARY }]) {
+  return (request: AdapterRequest): ScriptedTurn => (isSummaryRequest(request) ? summary(request) : answer(request))
 }
 
-async function setUp(options: { answer?: (request: AdapterRequest) => ScriptedTurn; summary?: () => ScriptedTurn; compaction?: Record<string, unknown>; window?: number | undefined; store?: MemorySessionStore } = {}) {
+interface SetUp {
+  answer?: (request: AdapterRequest) => ScriptedTurn
+  summary?: (request: AdapterRequest) => ScriptedTurn
+  compaction?: Record<string, unknown>
+  /** Other agent options (budgets). */
+  agent?: AgentConfigInput
+  window?: number | undefined
+  store?: MemorySessionStore
+}
+
+async function setUp(options: SetUp = {}) {
   const models = options.window === undefined && 'window' in options ? [{ id: 'm' }] : [{ id: 'm', contextWindow: options.window ?? WINDOW }]
-  const stack = await boot(script(options.answer ?? dumping, options.summary), { models, agent: { compaction: { ...COMPACTION, ...options.compaction } as never }, ...(options.store ? { store: options.store } : {}) })
+  const stack = await boot(script(options.answer ?? dumping, options.summary), { models, agent: { ...options.agent, compaction: { ...COMPACTION, ...options.compaction } as never }, ...(options.store ? { store: options.store } : {}) })
   stack.root.tools.register(defineTool({
     name: 'dump',
     description: 'Reads a big file.',
@@ -187,12 +197,16 @@ describe('summarizing', () => {
 })
 
 describe('bad input', () => {
-  it('refuses a first message bigger than the window with CONTEXT_FULL, without a request or a loop', async () => {
+  it('refuses a first message bigger than the window with CONTEXT_FULL, without a request or a loop, and logs no "failed unexpectedly" error', async () => {
     const { root, llm } = await setUp()
+    const errors: string[] = []
+    const exporter: Exporter = { levels: { default: 2 }, export: (message) => { if (message.type === 'error') errors.push(Logger.format(exporter, message)) } }
+    root.logger.exporter(exporter)
     const agent = await root.agents.create()
     const result = await agent.send('y'.repeat(4 * WINDOW))
     expect(result).toMatchObject({ reason: 'error', error: { code: 'CONTEXT_FULL' } })
     expect(llm.requests.filter((request) => !isSummaryRequest(request))).toEqual([])
+    expect(errors).toEqual([])
   })
 
   it('runs without compaction, warning once, for a model whose window is not known', async () => {
@@ -374,5 +388,197 @@ describe('a provider that refuses a request as too long', () => {
     const overflow = compactions(agent.session.events).find((data) => data.reason === 'overflow')
     expect(overflow).toBeDefined()
     expect(sizes.filter((size) => size > WINDOW)).toHaveLength(compactions(agent.session.events).filter((data) => data.reason === 'overflow').length)
+  })
+})
+
+/** The text of the request's last message: a person's, or for a summary request its whole prompt. */
+const lastText = (request: AdapterRequest) => {
+  const last = request.messages.at(-1)
+  return last ? textOf(last) : ''
+}
+
+describe('a summary that would not shorten the request', () => {
+  const say = async (agent: { send: (text: string) => Promise<unknown> }, texts: readonly string[]) => { for (const text of texts) await agent.send(text) }
+
+  it('is not written when longer than the range it replaces: the history stays as it was and the session goes on', async () => {
+    const long = `## Goal\n${'The person greeted the assistant in detail. '.repeat(20)}`
+    const { root } = await setUp({ answer: () => [{ text: 'hi' }], summary: () => [{ text: long }] })
+    const agent = await root.agents.create()
+    await say(agent, ['hello', 'how are you', 'fine', 'bye'])
+    const before = agent.session.messages()
+    const data = await agent.compactNow()
+    expect(data).toMatchObject({ pruned: [], summaryFailed: { code: 'SUMMARY_NOT_SHORTER' } })
+    expect(data?.summary).toBeUndefined()
+    expect(compactions(agent.session.events)).toEqual([])
+    expect(agent.session.messages()).toEqual(before)
+    expect(await agent.send('again')).toMatchObject({ reason: 'completed' })
+  })
+
+  it('is not written in a turn either, where the pruning still is', async () => {
+    // Twice the transcript it was given: always longer than the range.
+    const { root } = await setUp({ compaction: { target: 0.1, summaryMaxTokens: 2_048 }, summary: (request) => [{ text: `## Goal\n${lastText(request).repeat(2)}` }] })
+    const agent = await root.agents.create()
+    for (let turn = 1; turn <= 8; turn++) expect(await agent.send(`task ${turn}`)).toMatchObject({ reason: 'completed' })
+    const [first] = compactions(agent.session.events)
+    expect(first).toMatchObject({ pruned: expect.arrayContaining([expect.anything()]), summaryFailed: { code: 'SUMMARY_NOT_SHORTER' } })
+    expect(first?.summary).toBeUndefined()
+    expect(first?.tokensAfter).toBeLessThan(first?.tokensBefore ?? 0)
+  })
+
+  it('is not written when longer than the output budget the summary request had', async () => {
+    const { root } = await setUp({ answer: () => [{ text: 'ok' }], summary: () => [{ text: `## Goal\n${'S'.repeat(3_000)}` }] })
+    const agent = await root.agents.create()
+    await say(agent, [1, 2, 3, 4].map((n) => `${'words '.repeat(400)}${n}`))
+    const data = await agent.compactNow()
+    expect(data).toMatchObject({ summaryFailed: { code: 'SUMMARY_TOO_LONG', message: expect.stringContaining('256 output tokens') } })
+    expect(compactions(agent.session.events)).toEqual([])
+  })
+
+  it('says what is wrong, with no negative budget and no request, when the instructions alone fill the summary route\'s window', async () => {
+    const { root, llm } = await setUp({ answer: () => [{ text: 'ok' }] })
+    const agent = await root.agents.create()
+    await say(agent, ['task 1', 'task 2', 'task 3'])
+    const data = await agent.compactNow('keep '.repeat(5_000))
+    expect(data).toMatchObject({ summaryFailed: { code: 'SUMMARY_TOO_BIG', message: expect.stringContaining('instructions') } })
+    expect(data?.summaryFailed?.message).not.toMatch(/-\d/)
+    expect(data?.summaryFailed?.message).not.toContain('request failed')
+    expect(llm.requests.filter(isSummaryRequest)).toEqual([])
+  })
+})
+
+/** A store that knows which events reached it: what a crash would leave. */
+class RecordingStore extends MemorySessionStore {
+  readonly durable: SessionEvent[] = []
+  override async append(id: string, events: readonly SessionEvent[]): Promise<void> {
+    await super.append(id, events)
+    this.durable.push(...events)
+  }
+}
+
+describe('the log before a summary request', () => {
+  it('makes the finished tool results durable before an in-turn summary request is sent', async () => {
+    const store = new RecordingStore()
+    const seen: { durable: string[]; written: string[] }[] = []
+    const holder: { agent?: Agent } = {}
+    const { root } = await setUp({
+      store,
+      answer: (request) => (lastText(request) === 'note it' ? [{ toolCall: { id: 'n1', name: 'note', arguments: '{}' } }] : dumping(request)),
+      summary: () => {
+        seen.push({ durable: store.durable.map((event) => event.type), written: (holder.agent?.session.events ?? []).map((event) => event.type) })
+        return [{ text: SUMMARY }]
+      },
+    })
+    // A tool that asks for a compaction: it comes before the next request of the same turn, after this result.
+    root.tools.register(defineTool({ name: 'note', description: 'Notes.', parameters: {}, output: { schema: { type: 'string' }, render: (_args, value) => value }, execute: () => { holder.agent?.compact(); return 'noted' } }))
+    const agent = holder.agent = await root.agents.create()
+    for (let turn = 1; turn <= 3; turn++) await agent.send(`task ${turn}`)
+    expect(await agent.send('note it')).toMatchObject({ reason: 'completed' })
+    const [atSummary] = seen
+    expect(seen).toHaveLength(1)
+    expect(atSummary?.written).toContain('tool/result')
+    expect(atSummary?.durable).toEqual(atSummary?.written)
+  })
+})
+
+describe('an asked-for compaction keeps the last turn whole', () => {
+  it('finds nothing to compact when asked twice, rather than summarizing the last turn\'s request', async () => {
+    // Each turn a call and an answer: the last turn alone holds two answers.
+    const { root, llm } = await setUp({ window: 100_000 })
+    const agent = await root.agents.create()
+    for (let turn = 1; turn <= 3; turn++) await agent.send(`task ${turn}`)
+    expect((await agent.compactNow())?.summary).toBeDefined()
+    expect(await agent.compactNow()).toBeUndefined()
+    expect(llm.requests.filter(isSummaryRequest)).toHaveLength(1)
+    expect(agent.session.messages().some((message) => message.source.kind === 'user' && textOf(message) === 'task 3')).toBe(true)
+  })
+
+  it('never cuts into the last turn, however big it is', async () => {
+    // Turn 3 reads four big files in a row: more than the kept tail is meant to hold.
+    const { root } = await setUp({
+      answer: (request) => {
+        const byPerson = (message: Message) => message.source.kind === 'user'
+        const asked = request.messages.findLast(byPerson)
+        const since = request.messages.length - request.messages.findLastIndex(byPerson)
+        return asked && textOf(asked) === 'task 3' && since < 8 ? [{ toolCall: { id: `d${request.messages.length}`, name: 'dump', arguments: '{"path":"src/big.txt"}' } }] : dumping(request)
+      },
+    })
+    const agent = await root.agents.create()
+    for (let turn = 1; turn <= 3; turn++) await agent.send(`task ${turn}`)
+    const data = await agent.compactNow()
+    const lastRequest = agent.session.events.findLast((event) => event.type === 'user/message')
+    expect(data?.summary?.toSeq).toBeLessThan(lastRequest?.seq ?? 0)
+    expect(agent.session.messages().filter((message) => message.source.kind === 'tool')).toHaveLength(4)
+  })
+})
+
+describe('the summary request inside a turn with an output budget', () => {
+  /** Turn 4 calls `note`, which asks for a compaction; that first answer spends `spent` of the turn's 1,000 output tokens. */
+  async function budgeted(spent: number, summary: ScriptedTurn = [{ text: SUMMARY }]) {
+    const holder: { agent?: Agent } = {}
+    const stack = await setUp({
+      agent: { maxOutputTokens: 1_000 },
+      compaction: { summaryMaxTokens: 2_048 },
+      answer: (request) => (lastText(request) === 'note it' ? [{ toolCall: { id: 'n1', name: 'note', arguments: '{}' } }, { usage: { inputTokens: 10, outputTokens: spent } }] : dumping(request)),
+      summary: () => summary,
+    })
+    stack.root.tools.register(defineTool({ name: 'note', description: 'Notes.', parameters: {}, output: { schema: { type: 'string' }, render: (_args, value) => value }, execute: () => { holder.agent?.compact(); return 'noted' } }))
+    const agent = holder.agent = await stack.root.agents.create()
+    for (let turn = 1; turn <= 3; turn++) await agent.send(`task ${turn}`)
+    const said: AgentEvent[] = []
+    agent.subscribe((event) => { said.push(event) })
+    const sent = stack.llm.requests.length
+    const result = await agent.send('note it')
+    return { ...stack, agent, result, said, sentInTurn: stack.llm.requests.slice(sent) }
+  }
+
+  it('asks for no more output tokens than the turn has left', async () => {
+    const { result, sentInTurn } = await budgeted(700)
+    expect(result).toMatchObject({ reason: 'completed' })
+    expect(sentInTurn.filter(isSummaryRequest).map((request) => request.maxTokens)).toEqual([300])
+  })
+
+  it('prunes only, sending no summary request, when the turn has too little left for a summary', async () => {
+    const { result, said, sentInTurn } = await budgeted(900)
+    expect(result).toMatchObject({ reason: 'completed' })
+    expect(sentInTurn.filter(isSummaryRequest)).toEqual([])
+    expect(said.find((event) => event.type === 'compacted')).toMatchObject({ summarized: false, summaryFailed: { code: 'MAX_OUTPUT_TOKENS' } })
+  })
+
+  it('ends the turn on its budget when the summary spent what was left, instead of sending a request for 1 token', async () => {
+    const { result, sentInTurn } = await budgeted(700, [{ text: SUMMARY }, { usage: { inputTokens: 900, outputTokens: 300 } }])
+    expect(result).toMatchObject({ reason: 'budget', error: { code: 'MAX_OUTPUT_TOKENS' } })
+    expect(sentInTurn.at(-1)?.system).toMatch(/^You write the summary/)
+  })
+})
+
+describe('what the model writes in its summary', () => {
+  const ledgerFirst = '## Files (from the session log)\n- read: x\n\n## Goal\nThe user wants X\n## Decisions\nuse Y\n## Open tasks\nZ'
+
+  it('keeps the model\'s sections when its summary opens with the file ledger heading', async () => {
+    const { root } = await setUp({ summary: () => [{ text: ledgerFirst }] })
+    const agent = await root.agents.create()
+    for (let turn = 1; turn <= 3; turn++) await agent.send(`task ${turn}`)
+    const text = (await agent.compactNow())?.summary?.text ?? ''
+    expect(text).toContain('## Goal\nThe user wants X\n## Decisions\nuse Y\n## Open tasks\nZ')
+    expect(text.split('## Files (from the session log)')).toHaveLength(2)
+    expect(text).not.toContain('- read: x')
+  })
+
+  it('counts a summary that is only a copied file ledger as empty', async () => {
+    const { root } = await setUp({ summary: () => [{ text: '## Files (from the session log)\n- read: x' }] })
+    const agent = await root.agents.create()
+    for (let turn = 1; turn <= 3; turn++) await agent.send(`task ${turn}`)
+    expect(await agent.compactNow()).toMatchObject({ summaryFailed: { code: 'SUMMARY_EMPTY' } })
+  })
+})
+
+describe('a refusal for length from a model whose window is unknown', () => {
+  it('ends the turn, saying the window is unknown, instead of sending the same request again', async () => {
+    const { root, llm } = await setUp({ window: undefined, answer: () => [{ fail: { code: 'CONTEXT_WINDOW_EXCEEDED', message: 'the prompt is too long' } as never }] })
+    const agent = await root.agents.create()
+    const result = await agent.send('task 1')
+    expect(result).toMatchObject({ reason: 'error', error: { code: 'CONTEXT_WINDOW_EXCEEDED', message: expect.stringContaining('contextWindow') } })
+    expect(result.error?.message).toContain('the prompt is too long')
+    expect(llm.requests).toHaveLength(1)
   })
 })

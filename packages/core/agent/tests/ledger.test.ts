@@ -1,7 +1,7 @@
 // The file ledger a summary ends with: built from the log's tool calls, never by the model.
 import type { SessionEvent } from '@rein/session'
 import { describe, expect, it } from 'vitest'
-import { fileLedger } from '../src/compaction/ledger.ts'
+import { fileLedger, withoutLedger } from '../src/compaction/ledger.ts'
 
 const effects: Record<string, string[]> = { read: ['read'], write: ['write'], bash: ['exec'], lookup: [] }
 let seq = 0
@@ -36,5 +36,19 @@ describe('the file ledger', () => {
 
   it('says none when no call touched a file', () => {
     expect(fileLedger([call('e', 'lookup', { word: 'x' })], seq, (name) => effects[name], 400)).toBe('## Files (from the session log)\n- none')
+  })
+})
+
+describe('a copy of the ledger in a summary', () => {
+  const ledger = '## Files (from the session log)\n- read: a.ts\n- run: `npm test`'
+
+  it('is dropped with its list only: the model\'s sections before and after it stay', () => {
+    expect(withoutLedger(`${ledger}\n\n## Goal\nX\n## Decisions\nY`)).toBe('## Goal\nX\n## Decisions\nY')
+    expect(withoutLedger(`## Goal\nX\n\n${ledger}\n\n## Open tasks\nZ`)).toBe('## Goal\nX\n\n## Open tasks\nZ')
+    expect(withoutLedger(`## Goal\nX\n\n${ledger}`)).toBe('## Goal\nX')
+  })
+
+  it('leaves nothing when the summary was only a copied ledger', () => {
+    expect(withoutLedger(ledger)).toBe('')
   })
 })

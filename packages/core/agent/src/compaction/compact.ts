@@ -5,12 +5,12 @@
  */
 
 import { ReinError } from '@rein/base'
-import type { LlmEvent, LlmRuntime, ModelRoute } from '@rein/llm'
-import { applyCompaction, SUMMARY_OPENING, type ContextCompacted, type Session } from '@rein/session'
+import type { LlmEvent, LlmRuntime, Message, ModelRoute } from '@rein/llm'
+import { applyCompaction, summaryMessage, SUMMARY_OPENING, type ContextCompacted, type Session } from '@rein/session'
 import type { ToolRegistry, ToolSchema } from '@rein/tools'
 import type { CompactionOptions } from '../options.ts'
-import { fileLedger, LEDGER_HEADING } from './ledger.ts'
-import { requestTokens, type Tokenizer } from './meter.ts'
+import { fileLedger, withoutLedger } from './ledger.ts'
+import { messageTokens, requestTokens, type Tokenizer } from './meter.ts'
 import { deepen, isCut, isSummary, planPrune, summaryRange, tailStart, type Entry } from './plan.ts'
 import { summaryOverhead, transcriptLine, writeSummary, type SummaryExchange } from './summarize.ts'
 
@@ -25,6 +25,10 @@ export interface CompactionInput {
   tokens: Tokenizer
   system: string
   schemas: readonly ToolSchema[]
+  /** The summary request's output budget: `summaryMaxTokens`, or less when the turn has less left. */
+  summaryTokens: number
+  /** Why no summary request may be sent now (the turn's budgets), if so: the compaction then prunes only. */
+  summaryBlocked?: { code: string; message: string }
   /** The request's estimated tokens now. */
   before: number
   reason: 'auto' | 'manual' | 'overflow'
@@ -76,32 +80,26 @@ function saved(pruned: readonly { saves: number }[]): number {
 
 /** Adds the summary to `data`, or why there is none; a range that would split a call is never chosen. */
 async function summarize(input: CompactionInput, entries: readonly Entry[], data: ContextCompacted): Promise<void> {
-  const { options, tokens } = input
-  // Someone asked to shorten the conversation now: only the last turn is kept whole.
-  const range = summaryRange(entries, input.reason === 'manual' ? 1 : options.keepTurns)
-  if (!range) return
-  const previousEntry = entries[range.from] && isSummary(entries[range.from]!.message) ? entries[range.from] : undefined
-  const previous = previousEntry && previousText(previousEntry)
-  // The transcript reads the freshly pruned results as the model will: as stubs.
-  const seen = applyCompaction(entries, data, 0)
-  // A kept tail that alone fills much of the target is cut deeper, so the next compaction is not at the next step.
-  const deeper = deepen(seen, range.to, (options.target * input.window) / 2, tokens)
-  // What the summary request can read besides its answer and instructions: the range ends earlier if need be.
-  const window = input.llm.resolveModel(input.route.provider, input.route.model)?.contextWindow ?? input.window
-  const budget = window - options.summaryMaxTokens - summaryOverhead(tokens, previous, input.instructions)
-  const to = fitting(seen, range.from + (previousEntry ? 1 : 0), deeper, budget, tokens)
-  if (to <= range.from + (previousEntry ? 1 : 0)) {
-    data.summaryFailed = { code: 'SUMMARY_TOO_BIG', message: `the first message to summarize alone is more than the ${budget} tokens the summary request can read` }
+  // Someone asked to shorten the conversation now: the last turn is kept whole, however long it is.
+  const asked = input.reason === 'manual'
+  const range = summaryRange(entries, asked ? 1 : input.options.keepTurns, !asked)
+  const first = range && entries[range.from]
+  if (!range || !first) return
+  const plan = input.summaryBlocked ?? planSummary(input, entries, data, { ...range, first }, asked)
+  if ('code' in plan) {
+    data.summaryFailed = plan
     return
   }
+  // What the turn did since its last request (a tool's result) is durable before this one goes out, as before any request.
+  await input.session.flush()
   const outcome = await writeSummary({
     llm: input.llm,
     route: input.route,
-    ...(previous ? { previous } : {}),
-    messages: seen.slice(range.from + (previousEntry ? 1 : 0), to).map((entry) => entry.message),
+    ...(plan.previous ? { previous: plan.previous } : {}),
+    messages: plan.read,
     ...(input.instructions ? { instructions: input.instructions } : {}),
-    maxTokens: options.summaryMaxTokens,
-    tokens,
+    maxTokens: input.summaryTokens,
+    tokens: input.tokens,
     signal: input.signal,
     onEvent: input.onEvent,
   })
@@ -109,11 +107,80 @@ async function summarize(input: CompactionInput, entries: readonly Entry[], data
     data.summaryFailed = { code: outcome.code, message: outcome.message }
     return
   }
-  const fromSeq = entries[range.from]!.seq
-  const toSeq = to < entries.length ? entries[to]!.seq - 1 : input.session.events.length - 1
+  const summary = withLedger(input, plan, outcome.text)
+  const longer = notShorter(input.tokens, summary.text, plan.replaced)
+  if (longer) data.summaryFailed = longer
+  else data.summary = summary
+}
+
+type Failure = { code: string; message: string }
+
+/** What the summary request reads and what its answer replaces: events `fromSeq`…`toSeq`, a previous summary first if any. */
+interface SummaryPlan {
+  fromSeq: number
+  toSeq: number
+  previous?: string
+  /** The messages sent as the transcript, as the model sees them (freshly pruned results as stubs). */
+  read: Message[]
+  /** The messages the summary takes the place of, the previous summary included. */
+  replaced: Message[]
+}
+
+function planSummary(input: CompactionInput, entries: readonly Entry[], data: ContextCompacted, range: { from: number; to: number; first: Entry }, asked: boolean): SummaryPlan | Failure {
+  const { options, tokens } = input
+  const previousEntry = isSummary(range.first.message) ? range.first : undefined
+  const previous = previousEntry && previousText(previousEntry)
+  // The transcript reads the freshly pruned results as the model will: as stubs.
+  const seen = applyCompaction(entries, data, 0)
+  // A kept tail that alone fills much of the target is cut deeper, so the next compaction is not at
+  // the next step; not when asked for, which keeps the last turn whole.
+  const end = asked ? range.to : deepen(seen, range.to, (options.target * input.window) / 2, tokens)
+  // What the summary request can read besides its answer and instructions: the range ends earlier if need be.
+  const window = summaryWindow(input)
+  const room = window - input.summaryTokens - summaryOverhead(tokens, previous, input.instructions)
+  const start = range.from + (previousEntry ? 1 : 0)
+  const to = fitting(seen, start, end, room, tokens)
+  if (to <= start) return tooBig(input, room, window, previous)
+  const messages = (from: number) => seen.slice(from, to).map((entry) => entry.message)
+  const next = entries[to]
+  const toSeq = next ? next.seq - 1 : input.session.events.length - 1
+  return { fromSeq: range.first.seq, toSeq, ...(previous ? { previous } : {}), read: messages(start), replaced: messages(range.from) }
+}
+
+/** The summary route's window: it may be another, smaller model than the agent's. */
+function summaryWindow(input: CompactionInput): number {
+  return input.llm.resolveModel(input.route.provider, input.route.model)?.contextWindow ?? input.window
+}
+
+/** Why not even the range's first message can be read: it alone is too big, or the request's other parts leave no room at all. */
+function tooBig(input: CompactionInput, room: number, window: number, previous: string | undefined): Failure {
+  const code = 'SUMMARY_TOO_BIG'
+  if (room > 0) return { code, message: `no summary request was sent: the first message to summarize alone is more than the ${room} tokens the summary request can read` }
+  const { tokens, instructions } = input
+  const taken = [
+    ...(instructions ? [`the instructions given (about ${tokens(instructions)} tokens)`] : []),
+    ...(previous ? [`the previous summary (about ${tokens(previous)} tokens)`] : []),
+    `the summary request's own instructions (about ${summaryOverhead(tokens, undefined, undefined)} tokens)`,
+    `room for its ${input.summaryTokens}-token answer`,
+  ]
+  const list = `${taken.slice(0, -1).join(', ')} and ${taken.at(-1) ?? ''}`
+  return { code, message: `no summary request was sent: the ${window}-token window of ${input.route.provider}/${input.route.model} has no room left for the conversation after ${list}${instructions ? '; give shorter instructions' : ''}` }
+}
+
+/** The summary as written: the model's text, then the file ledger rebuilt from the log up to the range's end. */
+function withLedger(input: CompactionInput, plan: SummaryPlan, text: string): NonNullable<ContextCompacted['summary']> {
+  const { fromSeq, toSeq } = plan
   // The ledger stays a small part of the window: about 1/32 of it.
   const ledger = fileLedger(input.session.events, toSeq, (name) => input.tools.info(name)?.effects, Math.max(800, input.window / 8))
-  data.summary = { text: `${withoutLedger(outcome.text)}\n\n${ledger}`, fromSeq, toSeq, provider: input.route.provider, model: input.route.model }
+  return { text: `${text}\n\n${ledger}`, fromSeq, toSeq, provider: input.route.provider, model: input.route.model }
+}
+
+/** A summary no shorter than the messages it replaces would grow the request it is meant to shrink. */
+function notShorter(tokens: Tokenizer, text: string, replaced: readonly Message[]): Failure | undefined {
+  const summary = messageTokens(tokens, [summaryMessage(text, 0)])
+  const range = messageTokens(tokens, replaced)
+  if (summary < range) return undefined
+  return { code: 'SUMMARY_NOT_SHORTER', message: `the summary (about ${summary} tokens with its file list) is no shorter than the ${range} tokens of conversation it would replace` }
 }
 
 /** The latest cut at or before `to` whose transcript from `from` fits in `budget` tokens. */
@@ -132,10 +199,4 @@ function fitting(entries: readonly Entry[], from: number, to: number, budget: nu
 function previousText(entry: Entry): string {
   const text = entry.message.content.map((block) => (block.type === 'text' ? block.text : '')).join('')
   return withoutLedger(text.startsWith(SUMMARY_OPENING) ? text.slice(SUMMARY_OPENING.length).trimStart() : text)
-}
-
-/** The ledger is rebuilt from the log each time: a copy the model kept (or an old one) is dropped. */
-function withoutLedger(text: string): string {
-  const at = text.indexOf(LEDGER_HEADING)
-  return (at === -1 ? text : text.slice(0, at)).trimEnd()
 }

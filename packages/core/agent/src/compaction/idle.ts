@@ -81,6 +81,7 @@ async function compactLog(input: IdleCompaction, route: { provider: string; mode
     tools: input.tools,
     route,
     options: input.options.compaction,
+    summaryTokens: input.options.compaction.summaryMaxTokens,
     window,
     tokens: input.tokens,
     system: typeof system === 'string' ? system : '',

@@ -58,6 +58,22 @@ export function fileLedger(events: readonly SessionEvent[], toSeq: number, effec
 /** How the ledger opens: a later compaction finds (and rebuilds) it by this line. */
 export const LEDGER_HEADING = '## Files (from the session log)'
 
+/**
+ * `text` without its ledger sections: each from its heading to the next Markdown heading. The ledger
+ * is rebuilt from the log each time, so a copy the model wrote (or an earlier summary's) goes, but
+ * the model's own sections around it stay, wherever it put the copy.
+ */
+export function withoutLedger(text: string): string {
+  const kept: string[] = []
+  let inLedger = false
+  for (const line of text.split('\n')) {
+    if (line.trimStart().startsWith(LEDGER_HEADING)) inLedger = true
+    else if (inLedger && /^#{1,6}\s/.test(line)) inLedger = false
+    if (!inLedger) kept.push(line)
+  }
+  return kept.join('\n').trim()
+}
+
 function parse(raw: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(raw)

@@ -62,15 +62,15 @@ export function planPrune(entries: readonly Entry[], protectFrom: number, keepTo
  * updates) or the message after the session's first user message (kept verbatim), to the start of
  * the kept tail. A cut falls only before an assistant message or a person's message, so a call is
  * never separated from its result. When the kept turns leave nothing to summarize (one long turn),
- * the tail shrinks to the last two answers. Undefined when there is no range.
+ * the tail shrinks to the last two answers if `reachIntoTail` allows. Undefined when there is no range.
  */
-export function summaryRange(entries: readonly Entry[], keepTurns: number): { from: number; to: number } | undefined {
+export function summaryRange(entries: readonly Entry[], keepTurns: number, reachIntoTail: boolean): { from: number; to: number } | undefined {
   const firstUser = entries.findIndex((entry) => entry.message.source.kind === 'user')
   if (firstUser === -1) return undefined
   const previous = entries.findIndex((entry) => isSummary(entry.message))
   const from = previous !== -1 ? previous : firstUser + 1
   let to = tailStart(entries, keepTurns)
-  if (!hasNew(entries, from, to)) to = nthAnswerFromEnd(entries, 2)
+  if (reachIntoTail && !hasNew(entries, from, to)) to = nthAnswerFromEnd(entries, 2)
   return hasNew(entries, from, to) ? { from, to } : undefined
 }
 

@@ -7,10 +7,12 @@ import { ReinError } from '@rein/base'
 import type { LlmRuntime, ModelRoute } from '@rein/llm'
 import type { ToolRegistry, ToolSchema } from '@rein/tools'
 import { attemptStarted, recordAttempt } from '../attempts.ts'
+import { overBudget, planRequest } from '../budget.ts'
+import { parentSpent, spentByTree } from '../tree-budget.ts'
 import type { TurnContext } from '../turn.ts'
 import type { TurnState } from '../turn-state.ts'
 import type { CompactionOptions } from '../options.ts'
-import { compactContext } from './compact.ts'
+import { compactContext, type CompactionInput } from './compact.ts'
 
 /** A compaction asked for before the next request: by someone (`manual`), or by the provider refusing a request as too long. */
 export interface CompactionAsked {
@@ -51,6 +53,7 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
     tools: next.tools,
     route: settings.summaryRoute ?? next.route,
     options: settings,
+    ...summaryBudget(context, state, next.llm),
     window,
     tokens,
     system: next.system,
@@ -81,6 +84,28 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
     throw new ReinError('CONTEXT_FULL', `the request is about ${after} tokens after compaction${why}, past the ${Math.floor(trigger)} a ${window}-token window allows with room for the answer; start a new session, or send shorter messages`, { details: { tokens: after, window, trigger: Math.floor(trigger) } })
   }
   return data !== undefined && (data.pruned.length > 0 || data.summary !== undefined)
+}
+
+/** The least output a summary is worth asking for: the smallest `summaryMaxTokens` the config takes. */
+const MIN_SUMMARY_TOKENS = 256
+
+/**
+ * The summary request's output budget inside a turn: like every request of the turn, no more than
+ * its budgets (and a subagent's parent's) have left; none at all when that is too little for a summary.
+ */
+function summaryBudget(context: TurnContext, state: TurnState, llm: LlmRuntime): Pick<CompactionInput, 'summaryTokens' | 'summaryBlocked'> {
+  const { options } = context
+  const most = options.compaction.summaryMaxTokens
+  const spent = spentByTree(state.tally, context.tree)
+  const above = context.parentLeft?.()
+  // Subagents may have spent what was left while the last step's tools ran.
+  const over = overBudget(options, spent) ?? parentSpent(above)
+  if (over) return { summaryTokens: most, summaryBlocked: over }
+  const { cap, capByParent } = planRequest(options, llm, spent, above)
+  if (cap === undefined || cap >= most) return { summaryTokens: most }
+  if (cap >= MIN_SUMMARY_TOKENS) return { summaryTokens: cap }
+  const whose = capByParent ? 'its parent\'s turn has' : 'the turn has'
+  return { summaryTokens: cap, summaryBlocked: { code: 'MAX_OUTPUT_TOKENS', message: `no summary request was sent: ${whose} ${cap} output tokens left (maxOutputTokens), fewer than the ${MIN_SUMMARY_TOKENS} a summary needs` } }
 }
 
 /** The reserve, at most a quarter of the window (a small window keeps room for some context). */

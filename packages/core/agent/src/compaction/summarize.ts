@@ -6,6 +6,7 @@
 import { cutHead, isReinError } from '@rein/base'
 import { BlockAssembler, userMessage, type ContentBlock, type LlmEvent, type LlmRuntime, type Message, type ModelRoute } from '@rein/llm'
 import type { LlmAttemptInput } from '../lifecycle.ts'
+import { withoutLedger } from './ledger.ts'
 import type { Tokenizer } from './meter.ts'
 
 /** The summary request as lifecycle listeners see it: what was asked, and the answer as it stands when read. */
@@ -46,15 +47,8 @@ const RESULT_CHARS = 1_500
 const ARGS_CHARS = 300
 
 export async function writeSummary(request: SummaryRequest): Promise<SummaryOutcome> {
-  const transcript = request.messages.map(transcriptLine).join('\n\n')
-  const prompt = [
-    request.previous ? `The summary so far:\n\n${request.previous}\n\nThe conversation since, to fold into it:` : 'The conversation to summarize:',
-    transcript,
-    request.instructions ? `The person asked this summary to keep in particular: ${request.instructions}` : '',
-    request.previous ? 'Write the updated summary.' : 'Write the summary.',
-  ].filter((part) => part !== '').join('\n\n')
   const assembler = new BlockAssembler()
-  const messages = [userMessage(prompt)]
+  const messages = [userMessage(promptOf(request))]
   // Only a telemetry sink that opted into content reads the output; blocks that cannot be built are left out.
   const exchange: SummaryExchange = { input: { system: SYSTEM, messages }, output: () => { try { return assembler.blocks() } catch { return [] } } }
   const onEvent = (event: LlmEvent) => request.onEvent(event, exchange)
@@ -65,13 +59,38 @@ export async function writeSummary(request: SummaryRequest): Promise<SummaryOutc
   } catch (error) {
     return { ok: false, code: isReinError(error) ? error.code : 'SUMMARY_FAILED', message: error instanceof Error ? error.message : String(error) }
   }
+  return outcomeOf(assembler, request)
+}
+
+function promptOf(request: SummaryRequest): string {
+  return [
+    request.previous ? `The summary so far:\n\n${request.previous}\n\nThe conversation since, to fold into it:` : 'The conversation to summarize:',
+    request.messages.map(transcriptLine).join('\n\n'),
+    request.instructions ? `The person asked this summary to keep in particular: ${request.instructions}` : '',
+    request.previous ? 'Write the updated summary.' : 'Write the summary.',
+  ].filter((part) => part !== '').join('\n\n')
+}
+
+/**
+ * The tokenizer only estimates what the provider counts: a summary is refused as longer than its
+ * output budget only when it is well past it, as from a provider that ignored `maxTokens`.
+ */
+const OVER_BUDGET = 2
+
+/** The answer as a summary: its text without a copied ledger (rein adds its own), if it is one. */
+function outcomeOf(assembler: BlockAssembler, request: SummaryRequest): SummaryOutcome {
   const finish = assembler.finish
   if (!finish || finish.reason === 'error' || finish.reason === 'aborted') {
     return { ok: false, code: finish?.failure?.code ?? 'SUMMARY_FAILED', message: finish?.failure?.message ?? 'the summary request ended without an answer' }
   }
   if (finish.reason === 'max-tokens') return { ok: false, code: 'SUMMARY_TOO_LONG', message: `the summary did not fit in ${request.maxTokens} output tokens` }
-  const text = assembler.blocks().map((block) => (block.type === 'text' ? block.text : '')).join('').trim()
-  return text === '' ? { ok: false, code: 'SUMMARY_EMPTY', message: 'the summary request answered with no text' } : { ok: true, text }
+  const text = withoutLedger(assembler.blocks().map((block) => (block.type === 'text' ? block.text : '')).join(''))
+  if (text === '') return { ok: false, code: 'SUMMARY_EMPTY', message: 'the summary request answered with no text besides any copy of the file list' }
+  const counted = request.tokens(text)
+  if (counted > request.maxTokens * OVER_BUDGET) {
+    return { ok: false, code: 'SUMMARY_TOO_LONG', message: `the summary is about ${counted} tokens, far more than the ${request.maxTokens} output tokens it was allowed` }
+  }
+  return { ok: true, text }
 }
 
 /** Tokens of the request around the transcript: the instructions, the previous summary, what is asked. */
