@@ -278,7 +278,8 @@ describe('rein chat: saving the cordis.yml in use (issue #9 §6)', () => {
 describe('/compact in a chat', () => {
   it('compacts there and then, says what it did, and is never sent to the model', async () => {
     const summary: MockReply = { steps: [{ text: '## Goal\nChat.\n## Decisions\nNone.\n## Open tasks\nNone.\n## Notes\nNone.' }] }
-    current = await project([{ steps: [{ text: 'One.' }] }, { steps: [{ text: 'Two.' }] }, summary, { steps: [{ text: 'Three.' }] }], { contextWindow: 8_000 })
+    // A first answer long enough that the summary is shorter than what it replaces (else it is not written).
+    current = await project([{ steps: [{ text: `One. ${'more '.repeat(300)}` }] }, { steps: [{ text: 'Two.' }] }, summary, { steps: [{ text: 'Three.' }] }], { contextWindow: 8_000 })
     const chat = terminal(current.dir)
     await expect.poll(chat.screen).toContain('> ')
     await chat.turn('first', 'One.')

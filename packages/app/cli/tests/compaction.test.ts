@@ -67,7 +67,7 @@ describe('compaction from the CLI', () => {
     refuse = true
     const compact = await rein(p.dir, ['compact', id], { env })
     expect(compact.code).toBe(1)
-    expect(compact.stderr).toContain(`session ${id}: not compacted: the summary request failed (AUTH: `)
+    expect(compact.stderr).toContain(`session ${id}: not compacted: the summary failed (AUTH: `)
     expect(compact.stderr).not.toContain('[compacted]')
   })
 

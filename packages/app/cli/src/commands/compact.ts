@@ -34,7 +34,7 @@ export async function compactCommand(args: ParsedArgs, io: Io): Promise<number> 
       if (data.summaryFailed && data.pruned.length === 0) {
         // Nothing changed: say why the summary failed (the provider's words say what to fix), not "compacted".
         const { code, message } = data.summaryFailed
-        scope.renderer.notice(`session ${sessionId}: not compacted: the summary request failed (${code}: ${message}); the session is as it was`, { type: 'compacted', id: sessionId, ...data })
+        scope.renderer.notice(`session ${sessionId}: not compacted: the summary failed (${code}: ${message}); the session is as it was`, { type: 'compacted', id: sessionId, ...data })
         return 1
       }
       scope.renderer.notice(`session ${sessionId}: ${compactionLine(data)}`, { type: 'compacted', id: sessionId, ...data })
