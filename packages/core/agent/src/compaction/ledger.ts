@@ -56,7 +56,7 @@ export function fileLedger(events: readonly SessionEvent[], toSeq: number, effec
 }
 
 /** How the ledger opens: a later compaction finds (and rebuilds) it by this line. */
-export const LEDGER_HEADING = '## Files (from the session log)'
+const LEDGER_HEADING = '## Files (from the session log)'
 
 /**
  * `text` without its ledger sections: each from its heading to the next Markdown heading. The ledger
