@@ -222,6 +222,20 @@ function compactedLine(event: Omit<Extract<AgentEvent, { type: 'compacted' }>, '
 }
 
 /** `[compacted] …` for a compaction as the log records it. */
+/**
+ * What an asked-for compaction came to, in one line (`rein compact`, chat's `/compact`): nothing to
+ * compact; not compacted, with the summary's failure in its own words (they say what to fix); or
+ * what it did.
+ */
+export function compactOutcome(data: ContextCompacted | undefined): { line: string; changed: boolean } {
+  if (!data) return { line: 'nothing to compact (no tool result to prune, no earlier turns to summarize)', changed: false }
+  if (data.summaryFailed && data.pruned.length === 0) {
+    const { code, message } = data.summaryFailed
+    return { line: `not compacted: the summary failed (${code}: ${message}); the session is as it was`, changed: false }
+  }
+  return { line: compactionLine(data), changed: true }
+}
+
 export function compactionLine(data: ContextCompacted): string {
   const { reason, pruned, summary, summaryFailed, tokensBefore, tokensAfter } = data
   return compactedLine({ reason, pruned: pruned.length, summarized: summary !== undefined, ...(summaryFailed ? { summaryFailed } : {}), tokensBefore, tokensAfter }).trim()

@@ -276,6 +276,21 @@ describe('rein chat: saving the cordis.yml in use (issue #9 §6)', () => {
 })
 
 describe('/compact in a chat', () => {
+  it('says /compact changed nothing, and the provider\'s words for why, when the summary fails', async () => {
+    const refused: MockReply = { kind: 'error', status: 401, message: 'Incorrect API key provided', type: 'invalid_request_error' }
+    current = await project([{ steps: [{ text: `One. ${'more '.repeat(300)}` }] }, { steps: [{ text: 'Two.' }] }, refused], { contextWindow: 8_000 })
+    const chat = terminal(current.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    await chat.turn('first', 'One.')
+    await chat.turn('second', 'Two.')
+    chat.type('/compact\r')
+    await expect.poll(chat.screen).toContain('not compacted: the summary failed (AUTH: ')
+    expect(chat.screen()).toContain('Incorrect API key provided')
+    expect(chat.screen()).not.toContain('[compacted]')
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+  })
+
   it('compacts there and then, says what it did, and is never sent to the model', async () => {
     const summary: MockReply = { steps: [{ text: '## Goal\nChat.\n## Decisions\nNone.\n## Open tasks\nNone.\n## Notes\nNone.' }] }
     // A first answer long enough that the summary is shorter than what it replaces (else it is not written).

@@ -14,7 +14,7 @@ import type { ParsedArgs } from '../args.ts'
 import { installApproval, type PromptAnswer } from '../approval.ts'
 import { stopTurn } from '../interrupts.ts'
 import type { Io } from '../io.ts'
-import { compactionLine } from '../render.ts'
+import { compactOutcome } from '../render.ts'
 import { exitFor, openAgent, requireModel, settleJobs, withComposition, type SessionScope } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
 import { watchComposition } from '../watch-config.ts'
@@ -97,9 +97,7 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
 /** `/compact [instructions]`: compacts now and says what it did; a failure is said, and the chat goes on. */
 async function compactNow(scope: SessionScope, agent: Agent, instructions: string | undefined): Promise<void> {
   try {
-    const data = await agent.compactNow(instructions || undefined)
-    if (!data) scope.renderer.notice('nothing to compact: no tool result to prune, no earlier turns to summarize')
-    else scope.renderer.notice(compactionLine(data))
+    scope.renderer.notice(compactOutcome(await agent.compactNow(instructions || undefined)).line)
   } catch (error) {
     scope.renderer.notice(`/compact failed: ${error instanceof Error ? error.message : String(error)}`)
   }

@@ -5,7 +5,7 @@ import { isReinError, ReinError } from '@rein/base'
 import type { ContextCompacted } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
-import { compactionLine } from '../render.ts'
+import { compactOutcome } from '../render.ts'
 import { EXIT } from '../exit-codes.ts'
 import { openAgent, reportRepair, requireModel, resolveSessionId, withComposition } from '../session-command.ts'
 
@@ -27,17 +27,10 @@ export async function compactCommand(args: ParsedArgs, io: Io): Promise<number> 
         scope.renderer.notice(`session ${sessionId}: the compaction was stopped before it finished; nothing was changed`)
         return EXIT.interrupted
       }
-      if (!data) {
-        scope.renderer.notice(`session ${sessionId}: nothing to compact (no tool result to prune, no earlier turns to summarize)`, { type: 'compacted', id: sessionId, changed: false })
-        return 0
-      }
-      if (data.summaryFailed && data.pruned.length === 0) {
-        // Nothing changed: say why the summary failed (the provider's words say what to fix), not "compacted".
-        const { code, message } = data.summaryFailed
-        scope.renderer.notice(`session ${sessionId}: not compacted: the summary failed (${code}: ${message}); the session is as it was`, { type: 'compacted', id: sessionId, ...data })
-        return 1
-      }
-      scope.renderer.notice(`session ${sessionId}: ${compactionLine(data)}`, { type: 'compacted', id: sessionId, ...data })
+      const { line, changed } = compactOutcome(data)
+      scope.renderer.notice(`session ${sessionId}: ${line}`, { type: 'compacted', id: sessionId, changed, ...data })
+      // Asked for and not done: a failure, unless there was nothing to do.
+      if (data && !changed) return EXIT.error
       return 0
     } finally {
       await agent.close()
