@@ -209,6 +209,14 @@ describe('bad input', () => {
     expect(errors).toEqual([])
   })
 
+  it('says the system prompt and the tools alone fill the window, rather than blame the messages, when they do', async () => {
+    const { root } = await setUp({ agent: { system: 'Be brief. '.repeat(1_500) } })
+    const agent = await root.agents.create()
+    const result = await agent.send('hi')
+    expect(result).toMatchObject({ reason: 'error', error: { code: 'CONTEXT_FULL' } })
+    expect(result.error?.message).toMatch(/^the system prompt and the tool definitions alone are about [\d,]+ tokens, past the \d+ a 4000-token window allows with room for the answer; use a model with a larger window, or a shorter system prompt and fewer tools$/)
+  })
+
   it('runs without compaction, warning once, for a model whose window is not known', async () => {
     const { root } = await setUp({ window: undefined })
     const warnings: string[] = []

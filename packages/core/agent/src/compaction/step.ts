@@ -3,7 +3,7 @@
  * window and, past the threshold (or when asked), compact before sending — never at the limit.
  */
 
-import { ReinError } from '@rein/base'
+import { groupDigits, ReinError } from '@rein/base'
 import type { LlmRuntime, ModelRoute } from '@rein/llm'
 import type { ToolRegistry, ToolSchema } from '@rein/tools'
 import { attemptStarted, recordAttempt } from '../attempts.ts'
@@ -13,6 +13,7 @@ import type { TurnContext } from '../turn.ts'
 import type { TurnState } from '../turn-state.ts'
 import type { CompactionOptions } from '../options.ts'
 import { compactContext, type CompactionInput } from './compact.ts'
+import { requestTokens } from './meter.ts'
 
 /** A compaction asked for before the next request: by someone (`manual`), or by the provider refusing a request as too long. */
 export interface CompactionAsked {
@@ -80,8 +81,12 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
   context.emit({ type: 'context', tokens: after, window })
   // Still past the threshold: another compaction next step would only repeat this one.
   if (after > trigger && (!asked || after > window - reserveOf(settings, window))) {
+    const details = { tokens: after, window, trigger: Math.floor(trigger) }
+    // No compaction can help a request whose fixed part fills the window: saying "shorter messages" would mislead.
+    const fixed = requestTokens(tokens, next.system, next.schemas, [])
+    if (fixed > trigger) throw new ReinError('CONTEXT_FULL', `the system prompt and the tool definitions alone are about ${groupDigits(fixed)} tokens, past the ${Math.floor(trigger)} a ${window}-token window allows with room for the answer; use a model with a larger window, or a shorter system prompt and fewer tools`, { details })
     const why = data?.summaryFailed ? ` (the summary failed: ${data.summaryFailed.code} ${data.summaryFailed.message})` : data ? '' : ' (nothing could be pruned or summarized: what is left is the first message and the last turns)'
-    throw new ReinError('CONTEXT_FULL', `the request is about ${after} tokens after compaction${why}, past the ${Math.floor(trigger)} a ${window}-token window allows with room for the answer; start a new session, or send shorter messages`, { details: { tokens: after, window, trigger: Math.floor(trigger) } })
+    throw new ReinError('CONTEXT_FULL', `the request is about ${after} tokens after compaction${why}, past the ${Math.floor(trigger)} a ${window}-token window allows with room for the answer; start a new session, or send shorter messages`, { details })
   }
   return data !== undefined && (data.pruned.length > 0 || data.summary !== undefined)
 }
