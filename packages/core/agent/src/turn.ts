@@ -108,9 +108,10 @@ async function runSteps(context: TurnContext, state: TurnState): Promise<TurnEnd
   for (let step = 1; ; step++) {
     const byChildren = context.tree.steps
     if (step + byChildren > maxSteps) return { reason: 'budget', error: { code: 'MAX_STEPS', message: `the turn reached its limit of ${maxSteps} requests${byChildren > 0 ? ` (${byChildren} of them made by its subagents)` : ''}` } }
-    // Siblings running at once share what the parent's turn has left: checked before every request.
-    const spentAbove = parentSpent(context.parentLeft?.())
-    if (spentAbove) return { reason: 'budget', error: spentAbove }
+    // Checked before every request: subagents may have spent what was left while the tools ran,
+    // and siblings running at once share what the parent's turn has left.
+    const gone = budgetGone(context, state)
+    if (gone) return { reason: 'budget', error: gone }
     const prepared = await prepareRequest(context, state, step)
     if ('end' in prepared) return prepared.end
     const unsaved = await save(context.session, 'the request was not sent')

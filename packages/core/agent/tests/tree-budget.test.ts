@@ -124,4 +124,18 @@ describe('siblings running at once', () => {
     const b = children.find((child) => taskOf({ messages: child.session.messages() } as AdapterRequest) === 'B')!
     expect(b.session.events.at(-1)!.data).toMatchObject({ reason: 'budget', error: { code: 'MAX_OUTPUT_TOKENS', message: 'the answer was cut at the 10 output tokens its parent\'s turn had left for its subagents (maxOutputTokens)' } })
   })
+
+  it('ends the parent\'s turn on its budget when its subagents spent what was left, instead of sending a request for 1 token', async () => {
+    const usage = (outputTokens: number) => ({ usage: { inputTokens: 1, outputTokens } })
+    const { root, llm } = await boot(byTask({
+      'go': [[call('spawn', 's1'), usage(10)], [{ text: 'never asked' }, usage(1)]],
+      'child task': [[{ text: 'spent it all' }, usage(95)]],
+    }), { agent: { maxOutputTokens: 100 } })
+    const children: Agent[] = []
+    root.tools.register(spawner(root, children))
+    const parent = await root.agents.create()
+    const result = await parent.send('go')
+    expect(result).toMatchObject({ reason: 'budget', error: { code: 'MAX_OUTPUT_TOKENS' } })
+    expect(llm.requests.filter((request) => taskOf(request) === 'go')).toHaveLength(1)
+  })
 })
