@@ -115,7 +115,8 @@ export function failureFromUnframedBody(provider: string, text: string): LlmFail
     return { code: codeForStreamError(error, said), message: `${provider} sent an error in place of an event stream: ${shorten(said, 300)}` }
   }
   if (isChatCompletion(text)) return { code: 'MALFORMED_RESPONSE', message: notStreamedMessage(provider, 'as the body of an event stream, without data: lines') }
-  return { code: 'MALFORMED_RESPONSE', message: `${provider} sent no events in its event stream, only other text; it began ${JSON.stringify(shorten(text.trim(), 120))}` }
+  // Retried, as a stream cut short is: a relay's one bad answer is not a reason to give up on it.
+  return { code: 'STREAM_CLOSED', message: `${provider} sent no events in its event stream, only other text; it began ${JSON.stringify(shorten(text.trim(), 120))}` }
 }
 
 /** An in-stream error's `code` when it is an HTTP error status, a number or its digits ("429"). */

@@ -236,9 +236,9 @@ describe('OpenAiCompatibleAdapter over HTTP', () => {
       { steps: [{ raw: '\u0000\u0001 binary \uFFFD garbage without any framing' }], finishReason: null, done: false },
       { steps: [{ text: 'cut' }], finishReason: null, done: false },
     ], {}, 0)
-    // Text and no event at all is what the server sent in place of a stream: malformed, and quoted.
+    // Text and no event at all is what the server sent in place of a stream: cut short, and quoted.
     const garbage = await run(root)
-    expect(garbage.finish.failure?.code).toBe('MALFORMED_RESPONSE')
+    expect(garbage.finish.failure?.code).toBe('STREAM_CLOSED')
     expect(garbage.finish.failure?.message).toMatch(/^OpenAI sent no events in its event stream, only other text; it began "\\u0000\\u0001 binary \uFFFD garbage without any framing/)
     const truncated = await run(root)
     expect(truncated.finish.failure?.code).toBe('STREAM_CLOSED')

@@ -56,13 +56,13 @@ describe('an event stream whose body holds no events, only other text', () => {
     ['plain text', 'Insufficient Balance', '"Insufficient Balance"'],
     ['JSON that is not an error', '{"status":"ok","data":[]}\n', '"{\\"status\\":\\"ok\\",\\"data\\":[]}"'],
     ['binary garbage', '\u0000\u0001 binary \uFFFD garbage without any framing', '"\\u0000\\u0001 binary \uFFFD garbage without any framing"'],
-  ])('fails with MALFORMED_RESPONSE naming what it began with, not retried as STREAM_CLOSED: %s', async (_case, body, excerpt) => {
+  ])('fails with STREAM_CLOSED naming what it began with, retried as a stream cut short is: %s', async (_case, body, excerpt) => {
     const { root, server } = await boot(() => sse(body))
     const { finish } = await run(root)
-    expect(finish.failure?.code).toBe('MALFORMED_RESPONSE')
+    expect(finish.failure?.code).toBe('STREAM_CLOSED')
     expect(finish.failure?.message).toMatch(/^OpenAI sent no events in its event stream, only other text; it began /)
     expect(finish.failure?.message).toContain(excerpt)
-    expect(server.requests).toHaveLength(1)
+    expect(server.requests).toHaveLength(3)
   })
 
   it('says the server answered without streaming when the text is a whole chat completion', async () => {
@@ -77,7 +77,7 @@ describe('an event stream whose body holds no events, only other text', () => {
     const line = `${'x'.repeat(1000)}\n`
     const { root } = await boot(() => sse(line.repeat(4096)))
     const { finish } = await run(root)
-    expect(finish.failure?.code).toBe('MALFORMED_RESPONSE')
+    expect(finish.failure?.code).toBe('STREAM_CLOSED')
     expect(finish.failure?.message.length).toBeLessThan(400)
   })
 })

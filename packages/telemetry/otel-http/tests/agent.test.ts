@@ -149,7 +149,8 @@ describe('a real run, exported', () => {
       : [{ text: 'ok' }, { usage: { inputTokens: 10, outputTokens: 1 } }]
     const stack = await bootStack(summary, { endpoint: server.url }, [{ id: 'm', contextWindow: 8_000 }])
     const agent = await stack.create()
-    for (const text of ['first', 'second', 'third']) await agent.send(text)
+    // Turns long enough that the summary is shorter than what it replaces (else it is not written).
+    for (const text of ['first', 'second', 'third']) await agent.send(`${text} ${'word '.repeat(100)}`)
     expect(await agent.compactNow()).toMatchObject({ summary: { text: expect.stringContaining('Go on.') } })
     await stack.otel.dispose()
     const spans = decodeTraces(server.traces())
