@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { JsonlSessionStore } from '@rein/session-jsonl'
-import { validateSessionInvariants, type MockReply } from '@rein/testkit'
+import { validateSessionInvariants, type MockReply, type RecordedRequest } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { main, type Io } from '../src/index.ts'
 import { NO_HOME, project, type Project } from './harness.ts'
@@ -201,6 +201,39 @@ describe('rein chat: typing ahead while a turn answers (issue #8)', () => {
     await expect.poll(chat.answer).toContain('Third.')
     const users = current.server.requests.map((request) => (request.body as { messages: { role: string; content: string }[] }).messages.filter((message) => message.role === 'user').map((message) => message.content))
     expect(users).toEqual([['first'], ['first', 'second'], ['first', 'second', 'third']])
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+  })
+})
+
+describe('rein chat: a question while the prompt waits', () => {
+  it('brings the prompt back after a background subagent\'s approval question, and shows what is typed there', async () => {
+    let release = () => {}
+    const parentDone = new Promise<void>((resolve) => { release = resolve })
+    const text = (content: unknown) => (typeof content === 'string' ? content : JSON.stringify(content))
+    current = await project((request: RecordedRequest) => {
+      const messages = (request.body as { messages: { role: string; content: unknown }[] }).messages
+      const users = messages.filter((message) => message.role === 'user').map((message) => text(message.content))
+      const last = messages.at(-1)
+      // The child asks only once the parent's turn is over and the prompt waits.
+      if (users[0]?.includes('child task')) return last?.role === 'tool' ? { steps: [{ text: 'child done' }] } : { steps: [{ waitFor: parentDone }, { toolCall: { id: 'c1', name: 'save', arguments: '{"text":"from child"}' } }] }
+      if (last?.role === 'tool') return { steps: [{ text: 'Started it.' }] }
+      if (users.at(-1) === 'go') return { steps: [{ toolCall: { id: 'p1', name: 'subagent', arguments: JSON.stringify({ description: 'bg', prompt: 'child task', run_in_background: true }) } }] }
+      return { steps: [{ text: `echo: ${String(users.at(-1))}` }] }
+    }, { extraRows: ["- id: jobs\n  name: '@rein/jobs'", "- id: subagents\n  name: '@rein/subagents'"] })
+    const chat = terminal(current.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    chat.type('go\r')
+    await expect.poll(chat.answer).toContain('Started it.')
+    await expect.poll(() => chat.screen().split('> ').length).toBe(3)
+    release()
+    await expect.poll(chat.screen).toContain('allow save')
+    chat.type('y\r')
+    await expect.poll(() => chat.screen().split('allow save')[1] ?? '').toContain('> ')
+    chat.type('hello there')
+    await expect.poll(chat.screen).toContain('hello there')
+    chat.type('\r')
+    await expect.poll(chat.answer).toContain('echo: hello there')
     chat.type('\u0004')
     expect(await chat.done).toBe(0)
   })

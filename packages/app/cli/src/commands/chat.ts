@@ -30,14 +30,16 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
     const lines = lineQueue(prompt, echo, io.stderr)
     // A pending approval question takes the next line before the queue sees it (readline's rule).
     installApproval(scope.ctx, args.options, async (request) => {
-      echo.shown(true)
+      echo.asking(true)
       try {
         return parseAnswer(await prompt.question(neutralize(`allow ${request.toolName} (${request.reason})? [y]es / [n]o / [a]lways for this session `), { signal: request.signal }))
       } catch {
         // Ctrl-C (the call's signal) or Ctrl-D at the question: a no, not an error to report.
         return 'deny'
       } finally {
-        echo.shown(false)
+        echo.asking(false)
+        // Asked while the prompt waited (a background subagent's call): the question took its line.
+        lines.reprompt()
       }
     })
     const { agent } = await openAgent(scope, args.options.session)
@@ -118,10 +120,12 @@ function parseAnswer(answer: string): PromptAnswer {
  * the next prompt, and a whole line is shown as it is sent.
  */
 function heldEcho(stderr: Io['stderr']) {
-  let show = false
+  let prompting = false
+  // Questions may overlap (a background subagent's and the turn's own).
+  let questions = 0
   const screen = Object.assign(new Writable({
     write(chunk: Buffer, _encoding, done) {
-      if (show) stderr.write(chunk)
+      if (prompting || questions > 0) stderr.write(chunk)
       done()
     },
   }), { isTTY: true })
@@ -131,8 +135,13 @@ function heldEcho(stderr: Io['stderr']) {
   stderr.on('resize', resized)
   return {
     screen,
-    shown(on: boolean) {
-      show = on
+    /** The prompt waits for a line (or no longer does). */
+    prompting(on: boolean) {
+      prompting = on
+    },
+    /** A question is asked (or answered). */
+    asking(on: boolean) {
+      questions += on ? 1 : -1
     },
     stop() {
       stderr.off('resize', resized)
@@ -161,7 +170,7 @@ function lineQueue(prompt: Interface, echo: ReturnType<typeof heldEcho>, stderr:
       queued.push(line)
       return
     }
-    echo.shown(false)
+    echo.prompting(false)
     settle(line)
   })
   prompt.on('close', () => {
@@ -174,7 +183,7 @@ function lineQueue(prompt: Interface, echo: ReturnType<typeof heldEcho>, stderr:
       const line = queued.shift()
       if (line !== undefined) stderr.write(`> ${neutralize(line)}\n`)
       if (line !== undefined || ended) return Promise.resolve(line)
-      echo.shown(true)
+      echo.prompting(true)
       // The cursor stays after what was typed while the echo was held (readline resets it otherwise).
       prompt.prompt(true)
       return new Promise((resolve) => { waiting = resolve })
@@ -182,6 +191,10 @@ function lineQueue(prompt: Interface, echo: ReturnType<typeof heldEcho>, stderr:
     stop() {
       stopped = true
       settle(undefined)
+    },
+    /** Shows the prompt again, with what was typed, if it waits for a line. */
+    reprompt() {
+      if (waiting && !ended) prompt.prompt(true)
     },
     /** Writes `print`'s output above the prompt when one is shown, then shows it again with what was typed. */
     interrupt(print: () => void, screen: NodeJS.WritableStream) {
