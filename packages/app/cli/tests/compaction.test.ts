@@ -84,8 +84,34 @@ describe('compaction from the CLI', () => {
     child?.kill('SIGINT')
     const compact = await compacting
     expect(compact.code).toBe(130)
-    expect(compact.stderr).toContain(`session ${id}: the compaction was stopped before it finished; nothing was changed`)
+    expect(compact.stderr).toContain(`session ${id}: the compaction was stopped before it finished and changed nothing`)
     expect(compact.stderr).not.toContain('rein: ')
+  })
+
+  it('closes a log a kill left mid-delegation, and the subagent it waited on, without continuing either', async () => {
+    const delegating = (request: RecordedRequest): MockReply => {
+      const messages = (request.body as Wire).messages
+      const child = messages.some((message) => message.role === 'user' && message.content === 'child task')
+      if (child) return { steps: [{ toolCall: { id: 'h1', name: 'hang', arguments: '{}' } }] }
+      if (messages.at(-1)?.role === 'tool') return { steps: [{ text: 'never asked' }] }
+      return { steps: [{ toolCall: { id: 'p1', name: 'subagent', arguments: JSON.stringify({ description: 'dig', prompt: 'child task' }) } }] }
+    }
+    const p = await setUp(delegating, { contextWindow: 4_000, extraRows: ["- id: jobs\n  name: '@rein/jobs'", "- id: subagents\n  name: '@rein/subagents'"] })
+    const env = { REIN_HOME: p.home }
+    const logs = () => readdirSync(join(p.home, 'sessions')).filter((file) => file.endsWith('.jsonl'))
+    let child: { kill(signal: NodeJS.Signals): boolean } | undefined
+    const running = spawnRein(p.dir, ['run', '--yes', 'go'], undefined, env, [], (spawned) => { child = spawned })
+    // The child's call to hang is durable (its intent is written before the body starts): kill then.
+    await expect.poll(() => logs().some((file) => readFileSync(join(p.home, 'sessions', file), 'utf8').includes('"type":"tool/call","time"') && readFileSync(join(p.home, 'sessions', file), 'utf8').includes('"callId":"h1"')), { timeout: 15_000 }).toBe(true)
+    child?.kill('SIGKILL')
+    const id = /session (\S+)/.exec((await running).stderr)?.[1] ?? ''
+    const requests = p.server.requests.length
+    await spawnRein(p.dir, ['compact', id], undefined, env)
+    const listed = await rein(p.dir, ['sessions', '--json'], { env })
+    const statuses = listed.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { status: string }).status)
+    expect(statuses).toEqual(['interrupted', 'interrupted'])
+    // Nothing was continued: no request but the summary's (if any).
+    expect(p.server.requests.slice(requests).filter((request) => !isSummaryRequest(request))).toEqual([])
   })
 
   it('refuses to compact a session whose model has no known window, naming the fix', async () => {

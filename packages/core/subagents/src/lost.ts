@@ -8,20 +8,22 @@
  * continues it later.
  */
 
-import type { AgentService } from '@rein/agent'
+import type { AgentService, ResumeReport } from '@rein/agent'
 import type { JobService } from '@rein/jobs'
 import type { SessionService } from '@rein/session'
 import { SUBAGENT_TOOL } from './tool.ts'
 
-export async function closeLostChild(agents: AgentService, sessions: SessionService, jobs: JobService | undefined, id: string): Promise<void> {
-  const { paired } = await agents.repair(id)
+export async function closeLostChild(agents: AgentService, sessions: SessionService, jobs: JobService | undefined, id: string): Promise<ResumeReport> {
+  const report = await agents.repair(id)
+  const { paired } = report
   if (jobs) await reapJobsOf(sessions, jobs, id)
   // Its foreground children died with it, each behind an open `subagent` call (paired unknown, not
   // recovered: that would continue the child). None open: nothing to look for (the store may be
   // going already, as rein exits).
-  if (!paired.some((call) => call.name === SUBAGENT_TOOL)) return
+  if (!paired.some((call) => call.name === SUBAGENT_TOOL)) return report
   const open = (await sessions.list()).filter((summary) => summary.parentSessionId === id && summary.status === 'needs-repair')
   for (const child of open) await closeLostChild(agents, sessions, jobs, child.id)
+  return report
 }
 
 /**

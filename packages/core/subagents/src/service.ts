@@ -5,7 +5,7 @@
  */
 
 import { Context, Service } from '@deepseek-ai/cordis'
-import type { Agent, AgentService } from '@rein/agent'
+import type { Agent, AgentService, ResumeReport } from '@rein/agent'
 import type { JobService } from '@rein/jobs'
 import type { LlmRuntime } from '@rein/llm'
 import type { SessionService } from '@rein/session'
@@ -69,7 +69,7 @@ export class SubagentService extends Service {
       const sessions = ctx.get('sessions') as SessionService | undefined
       if (lost.kind !== 'subagent' || lost.ref === undefined || !sessions) return
       const done: Promise<void> = closeLostChild(deps.agents(), sessions, deps.jobs(), lost.ref)
-        .catch((error: unknown) => ctx.logger('subagents').warn('the log of subagent session %s (job %s, lost) was not closed: %s', lost.ref, lost.jobId, error))
+        .then(() => {}, (error: unknown) => ctx.logger('subagents').warn('the log of subagent session %s (job %s, lost) was not closed: %s', lost.ref, lost.jobId, error))
         .finally(() => closing.delete(done))
       closing.add(done)
     })
@@ -88,6 +88,19 @@ export class SubagentService extends Service {
    */
   run(request: SubagentRequest): Promise<SubagentResult> {
     return runSubagent(this._deps, request)
+  }
+
+  /**
+   * Closes a log a crash left mid-turn without continuing anything, as a lost background child's
+   * is: each open call settled by its tool or paired as unknown, none run again; the foreground
+   * children it waited on closed the same way, and what its jobs left running stopped. For a
+   * command that must not run agent work (`rein compact`). Returns what the repair of `id` did.
+   */
+  closeLog(id: string): Promise<ResumeReport> {
+    const sessions = this._deps.ctx.get('sessions') as SessionService | undefined
+    // Without sessions the repair itself says what is missing.
+    if (!sessions) return this._deps.agents().repair(id)
+    return closeLostChild(this._deps.agents(), sessions, this._deps.jobs(), id)
   }
 
   /** The configured profiles by name, as the `agent` argument names them. */

@@ -17,14 +17,16 @@ export async function compactCommand(args: ParsedArgs, io: Io): Promise<number> 
   return withComposition(args.options, io, async (scope) => {
     const sessionId = await resolveSessionId(scope.ctx, id)
     // Compacting does no agent work: a log a crash left mid-turn is closed as a lost subagent's is
-    // (each open call settled by its tool or paired as unknown, none run again, no subagent
-    // continued), where a resume would run and continue them.
-    reportRepair(scope.renderer, sessionId, await scope.ctx.agents.repair(sessionId, { signal: scope.interrupted }))
+    // (each open call settled by its tool or paired as unknown, none run again, the subagents it
+    // waited on closed too, not continued), where a resume would run and continue them.
+    const subagents = scope.ctx.get('subagents')
+    const closed = subagents ? await subagents.closeLog(sessionId) : await scope.ctx.agents.repair(sessionId, { signal: scope.interrupted })
+    reportRepair(scope.renderer, sessionId, closed)
     const { agent } = await openAgent(scope, sessionId)
     try {
       const data = await compactStopped(agent, instructions, scope.interrupted)
       if (data === 'interrupted') {
-        scope.renderer.notice(`session ${sessionId}: the compaction was stopped before it finished; nothing was changed`)
+        scope.renderer.notice(`session ${sessionId}: the compaction was stopped before it finished and changed nothing`)
         return EXIT.interrupted
       }
       const { line, changed } = compactOutcome(data)
