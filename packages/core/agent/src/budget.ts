@@ -4,7 +4,7 @@
  * whether the turn has used up a budget.
  */
 
-import { formatMoney } from '@rein/base'
+import { formatMoney, plainNumber } from '@rein/base'
 import type { LlmRuntime, ModelRoute } from '@rein/llm'
 import type { StepRequest, TurnOverrun } from '@rein/session'
 import type { Tally } from './accounting.ts'
@@ -61,9 +61,20 @@ export function overBudget(options: AgentOptions, spent: Tally): TurnOverrun | u
   }
   if (maxCost === undefined) return undefined
   if (spent.unpriced) {
-    return { code: 'MAX_COST_UNPRICED', message: `the turn's cost cannot be counted (a model it used has no pricing), so maxCost ${formatMoney(maxCost)} cannot be kept` }
+    return { code: 'MAX_COST_UNPRICED', message: `the turn's cost cannot be counted (a model it used has no pricing), so maxCost ${plainNumber(maxCost)} cannot be kept` }
   }
   const cost = spent.cost
-  if (cost !== undefined && cost >= maxCost) return { code: 'MAX_COST', message: `the turn cost ${formatMoney(cost)}, its limit is ${formatMoney(maxCost)}` }
+  if (cost !== undefined && cost >= maxCost) return { code: 'MAX_COST', message: `the turn cost ${costReaching(cost, maxCost)}, its limit is ${plainNumber(maxCost)}` }
   return undefined
+}
+
+/** `cost`, which reached `limit`, written with the digits that show it did: rounding must not make it look below. */
+function costReaching(cost: number, limit: number): string {
+  const shown = formatMoney(cost)
+  if (Number(shown) >= limit) return shown
+  for (let digits = 3; digits <= 17; digits++) {
+    const value = Number(cost.toPrecision(digits))
+    if (value >= limit) return plainNumber(value)
+  }
+  return plainNumber(cost)
 }

@@ -111,7 +111,16 @@ describe('budgets', () => {
     const agent = await root.agents.create()
     const result = await agent.send('go')
     expect(result).toMatchObject({ reason: 'budget', error: { code: 'MAX_COST' } })
-    expect(result.error?.message).toBe('the turn cost 0.00000030, its limit is 0.00000010')
+    expect(result.error?.message).toBe('the turn cost 0.00000030, its limit is 0.0000001')
+  })
+
+  it('writes the maxCost limit as it was given, and the cost with the digits that show it reached it', async () => {
+    const models = [{ id: 'm', pricing: { input: 10, output: 10 } }]
+    const step = [{ toolCall: { id: 'c1', name: 'slow_read', arguments: '{"key":"k"}' } }, { usage: { inputTokens: 1234, outputTokens: 0 } }]
+    const { root } = await boot([step, step], { models, agent: { maxCost: 0.01234 } })
+    probeTools(root)
+    const agent = await root.agents.create()
+    expect((await agent.send('go')).error?.message).toBe('the turn cost 0.01234, its limit is 0.01234')
   })
 
   it('refuses maxCost for a model without pricing rather than ignore it', async () => {

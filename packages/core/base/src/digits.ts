@@ -22,3 +22,18 @@ export function formatMoney(amount: number): string {
   const decimals = Math.min(100, 1 - Math.floor(Math.log10(size)))
   return Number(amount.toPrecision(2)).toFixed(decimals)
 }
+
+/**
+ * A number as plain decimals, as short as round-trips (`String`'s digits) but never in exponent
+ * form: 1e-7 is `0.0000001`. For a figure a person gave, which must read back as they wrote it.
+ */
+export function plainNumber(value: number): string {
+  const text = String(value)
+  const match = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(text)
+  if (!match) return text
+  const [, sign = '', head = '', tail = '', power = '0'] = match
+  const digits = head + tail
+  const exponent = Number(power)
+  if (exponent < 0) return `${sign}0.${'0'.repeat(-exponent - 1)}${digits}`
+  return `${sign}${digits.padEnd(exponent + 1, '0')}`
+}

@@ -18,7 +18,7 @@ export type { Brand, SessionId, CallId, MessageId, RunId, JobId } from './ids.ts
 export { ensurePrivateDir, openPrivateFile, makeFilePrivate, PRIVATE_FILE_MODE, PRIVATE_DIR_MODE } from './private-files.ts'
 export { closest } from './suggest.ts'
 /** A number with its thousands grouped (`1,234,567`), without the locale machinery. */
-export { formatMoney, groupDigits } from './digits.ts'
+export { formatMoney, groupDigits, plainNumber } from './digits.ts'
 /** Whether a cordis event has listeners: skip a per-entry dispatch nobody would receive. */
 export { hasListeners, type ListenerSource } from './listeners.ts'
 /** Calls a cordis event's listeners without a dispatch through the context's proxies; failures go to a reporter. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { formatMoney, groupDigits } from '../src/index.ts'
+import { formatMoney, groupDigits, plainNumber } from '../src/index.ts'
 
 describe('groupDigits', () => {
   it('writes numbers as toLocaleString("en-US") does for counts', () => {
@@ -29,5 +29,17 @@ describe('formatMoney', () => {
     expect(formatMoney(1.23456)).toBe('1.2346')
     expect(formatMoney(0)).toBe('0')
     expect(formatMoney(-0.0000005)).toBe('-0.00000050')
+  })
+})
+
+describe('plainNumber', () => {
+  it('writes a number as String does, but never in exponent form', () => {
+    expect(plainNumber(0.0000001)).toBe('0.0000001')
+    expect(plainNumber(0.00000012345)).toBe('0.00000012345')
+    expect(plainNumber(-1.5e-9)).toBe('-0.0000000015')
+    expect(plainNumber(1.5e21)).toBe('1500000000000000000000')
+    expect(plainNumber(0.00125)).toBe('0.00125')
+    expect(plainNumber(42)).toBe('42')
+    for (const value of [1e-7, 3.3e-12, 2.5e22, -4e-8]) expect(Number(plainNumber(value))).toBe(value)
   })
 })
