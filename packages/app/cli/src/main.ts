@@ -37,10 +37,13 @@ const COMMANDS: Record<Command, () => Promise<CommandFunction>> = {
 
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   let verbose = argv.includes('--verbose') || argv.includes('-v')
+  // Whether the command goes on with a stored session (whose route may be one no row serves now).
+  let resuming = false
   const guarded = guardOutput(io)
   try {
     const args = parseCommandLine(argv)
     verbose = args.options.verbose
+    resuming = args.command === 'resume' || args.command === 'compact' || args.options.session !== undefined
     if (args.options.version) {
       guarded.stdout.write(`rein ${await version()}\n`)
       return EXIT.ok
@@ -61,7 +64,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     // Messages can carry what a server or a config file said: no control characters reach the
     // terminal, and no secret (a key a check quoted, a password in a URL).
     const secrets = secretValues(io.env)
-    guarded.stderr.write(`rein: ${neutralize(maskText(describe(error, io.env), secrets))}\n`)
+    guarded.stderr.write(`rein: ${neutralize(maskText(describe(error, io.env, resuming), secrets))}\n`)
     if (verbose) guarded.stderr.write(`${neutralize(maskText(errorChain(error), secrets))}\n`)
     return isReinError(error) && USAGE_CODES.has(error.code) ? EXIT.usage : EXIT.error
   } finally {
@@ -69,14 +72,14 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
 }
 
-function describe(error: unknown, env: NodeJS.ProcessEnv): string {
+function describe(error: unknown, env: NodeJS.ProcessEnv, resuming: boolean): string {
   if (isReinError(error, 'NO_MODEL') && env.OPENAI_BASE_URL) {
     return `no model configured for the server at OPENAI_BASE_URL (${env.OPENAI_BASE_URL}), which is the default provider when set: give --model <id> or set REIN_MODEL to one of its models`
   }
   if (isReinError(error, 'NO_MODEL')) {
     return 'no model configured: set DEEPSEEK_API_KEY, or OPENAI_API_KEY (OPENAI_BASE_URL for a local OpenAI-compatible server, with --model or REIN_MODEL), or write a cordis.yml; rein demo shows the loop offline'
   }
-  if (isReinError(error, 'UNKNOWN_PROVIDER') && error.details?.provider === DEMO_PROVIDER) return demoSessionLine(error.details.loaded)
+  if (resuming && isReinError(error, 'UNKNOWN_PROVIDER') && error.details?.where === 'provider' && error.details.provider === DEMO_PROVIDER) return demoSessionLine(error.details.loaded)
   if (isReinError(error)) return error.message
   return error instanceof Error ? error.message : String(error)
 }

@@ -274,6 +274,16 @@ describe('rein demo', () => {
   })
 })
 
+describe('a provider named "demo" outside a demo session', () => {
+  it('is reported as any provider no row serves, not as a session rein demo made', async () => {
+    const p = await setUp([answer('hello')], { agent: { fallbacks: [{ provider: 'demo', model: 'x' }] } })
+    const run = await rein(p.dir, ['run', 'hi'], { env: { REIN_HOME: p.home } })
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain('fallbacks[0]: no loaded provider serves "demo"')
+    expect(run.stderr).not.toContain('rein demo')
+  })
+})
+
 describe('rein rewind with the built-in composition', () => {
   it('undoes a bash command, keeping snapshots, what it moves aside and copies of what it restores in the REIN_HOME rein was given', async () => {
     const p = await setUp([
