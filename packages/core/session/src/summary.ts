@@ -72,7 +72,9 @@ export function spending(events: readonly SessionEvent[]): Spending {
     answers = []
   }
   for (const event of events) {
-    if (event.type === 'turn/start') closeTurn()
+    // A turn's parts end with it: attempts after its end (a compaction between turns) are a part of
+    // their own, or an older turn counted from its answers would be counted from them instead.
+    if (event.type === 'turn/start' || event.type === 'turn/end') closeTurn()
     else if (event.type === 'session/forked') {
       attempts = []
       answers = []

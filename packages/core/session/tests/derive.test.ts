@@ -133,6 +133,21 @@ describe('spending (issue #8)', () => {
     expect(spending(events)).toEqual({ usage: usage(35, 3), cost: 3.5 })
   })
 
+  it('counts an older turn from its answers when a compaction between turns recorded attempts after it', async () => {
+    const { spending } = await import('../src/index.ts')
+    const usage = (inputTokens: number, outputTokens: number) => ({ inputTokens, outputTokens })
+    const at = (seq: number, type: string, data: unknown) => ({ seq, type, time: '2026-01-01T00:00:00.000Z', data: data as never })
+    const answer = { message: { id: 'a', role: 'assistant', content: [], source: { kind: 'model', provider: 'p', model: 'm' } }, provider: 'p', model: 'm' }
+    const events = [
+      at(0, 'turn/start', { turn: 1 }),
+      at(1, 'assistant/message', { ...answer, usage: usage(200, 20), cost: 2 }),
+      at(2, 'turn/end', { turn: 1, reason: 'completed' }),
+      // `rein compact` by this rein: its summary request is an attempt of its own, after the turn.
+      at(3, 'llm/attempt', { usage: usage(1000, 50), cost: 1 }),
+    ]
+    expect(spending(events)).toEqual({ usage: usage(1200, 70), cost: 3 })
+  })
+
   it('counts a fork from where it forked: the copied turns were spent by the original', async () => {
     const { spending } = await import('../src/index.ts')
     const usage = (inputTokens: number, outputTokens: number) => ({ inputTokens, outputTokens })
