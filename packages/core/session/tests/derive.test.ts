@@ -115,11 +115,12 @@ describe('capContent', () => {
 })
 
 describe('spending (issue #8)', () => {
+  const usage = (inputTokens: number, outputTokens: number) => ({ inputTokens, outputTokens })
+  const at = (seq: number, type: string, data: unknown) => ({ seq, type, time: '2026-01-01T00:00:00.000Z', data: data as never })
+  const answer = { message: { id: 'a', role: 'assistant', content: [], source: { kind: 'model', provider: 'p', model: 'm' } }, provider: 'p', model: 'm' }
+
   it('counts a turn from its attempts, and an older turn without attempts from its answers', async () => {
     const { spending } = await import('../src/index.ts')
-    const usage = (inputTokens: number, outputTokens: number) => ({ inputTokens, outputTokens })
-    const at = (seq: number, type: string, data: unknown) => ({ seq, type, time: '2026-01-01T00:00:00.000Z', data: data as never })
-    const answer = { message: { id: 'a', role: 'assistant', content: [], source: { kind: 'model', provider: 'p', model: 'm' } }, provider: 'p', model: 'm' }
     const events = [
       at(0, 'turn/start', { turn: 1 }),
       at(1, 'assistant/message', { ...answer, usage: usage(10, 1), cost: 1 }),
@@ -135,9 +136,6 @@ describe('spending (issue #8)', () => {
 
   it('counts an older turn from its answers when a compaction between turns recorded attempts after it', async () => {
     const { spending } = await import('../src/index.ts')
-    const usage = (inputTokens: number, outputTokens: number) => ({ inputTokens, outputTokens })
-    const at = (seq: number, type: string, data: unknown) => ({ seq, type, time: '2026-01-01T00:00:00.000Z', data: data as never })
-    const answer = { message: { id: 'a', role: 'assistant', content: [], source: { kind: 'model', provider: 'p', model: 'm' } }, provider: 'p', model: 'm' }
     const events = [
       at(0, 'turn/start', { turn: 1 }),
       at(1, 'assistant/message', { ...answer, usage: usage(200, 20), cost: 2 }),
@@ -150,8 +148,6 @@ describe('spending (issue #8)', () => {
 
   it('counts a fork from where it forked: the copied turns were spent by the original', async () => {
     const { spending } = await import('../src/index.ts')
-    const usage = (inputTokens: number, outputTokens: number) => ({ inputTokens, outputTokens })
-    const at = (seq: number, type: string, data: unknown) => ({ seq, type, time: '2026-01-01T00:00:00.000Z', data: data as never })
     const copied = [
       at(0, 'turn/start', { turn: 1 }),
       at(1, 'llm/attempt', { usage: usage(10, 1), cost: 1 }),
@@ -165,7 +161,6 @@ describe('spending (issue #8)', () => {
 
   it('says when part of what it counted was estimated (the provider reported no usage)', async () => {
     const { spending } = await import('../src/index.ts')
-    const at = (seq: number, type: string, data: unknown) => ({ seq, type, time: '2026-01-01T00:00:00.000Z', data: data as never })
     const events = [
       at(0, 'turn/start', { turn: 1 }),
       at(1, 'llm/attempt', { usage: { inputTokens: 40, outputTokens: 3 }, usageEstimated: true }),
