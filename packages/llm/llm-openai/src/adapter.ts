@@ -8,13 +8,13 @@
 
 import { createRequire } from 'node:module'
 import { isSecretName, shorten } from '@rein/base'
-import { LlmAdapter, LlmError, type AdapterRequest, type ModelInfo, type ProviderEndpoint, type StreamChunk } from '@rein/llm'
+import { LlmAdapter, LlmError, type AdapterRequest, type LlmFailure, type ModelInfo, type ProviderEndpoint, type StreamChunk } from '@rein/llm'
 import { checkBaseURL, userInfo } from './base-url.ts'
 import { checkHeaders } from './headers.ts'
 import { toWireBody, type RequestDefaults } from './convert-request.ts'
 import { readApiKey, redact, sentSecrets } from './credentials.ts'
 import { openAiDialect, type OpenAiDialect } from './dialect.ts'
-import { failureFromResponse, failureFromTransportError, isChatCompletion, notStreamedMessage } from './errors.ts'
+import { failureFromResponse, failureFromTransportError, failureFromUnframedBody, isChatCompletion, isErrorBody, notStreamedMessage } from './errors.ts'
 import { readBounded, STOP_READING } from './response-body.ts'
 import { EventReading } from './event-reading.ts'
 import { readBody } from './sse.ts'
@@ -133,11 +133,11 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
       const notStream = this.notAStream(response)
       if (notStream) {
         const requestId = response.headers.get('x-request-id')
-        let message = notStream
-        if (isPlainJson(response.headers)) message = await this.jsonNotStream(response, watchdog, key, request.signal, notStream)
+        let failure: LlmFailure = { code: 'MALFORMED_RESPONSE', message: notStream }
+        if (isPlainJson(response.headers)) failure = await this.jsonNotStream(response, watchdog, key, request.signal, notStream)
         // No reason to wait for (or hold) a body that may never end.
         else response.body.cancel().catch(() => {})
-        throw new LlmError({ code: 'MALFORMED_RESPONSE', status: response.status, ...(requestId ? { requestId } : {}), message })
+        throw new LlmError({ ...failure, status: response.status, ...(requestId ? { requestId } : {}) })
       }
       reader = response.body
       watchdog.phase = 'body'
@@ -224,16 +224,19 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
   }
 
   /**
-   * Why a 2xx JSON answer is no stream, from at most 64 KiB of it: a whole chat completion means the
-   * server ignored `stream: true`, which the base-URL hint (`hint`) would hide; other JSON gets the
-   * hint and how it began (an error object a gateway sent with 200 says what went wrong).
+   * Why a 2xx JSON answer is no stream, from at most 64 KiB of it: an error object a gateway sent
+   * with 200 is that error, classified as one inside a stream would be; a whole chat completion
+   * means the server ignored `stream: true`, which the base-URL hint (`hint`) would hide; other JSON
+   * gets the hint and how it began.
    */
-  private async jsonNotStream(response: WireResponse, watchdog: ResponseWatchdog, key: string | undefined, caller: AbortSignal, hint: string): Promise<string> {
+  private async jsonNotStream(response: WireResponse, watchdog: ResponseWatchdog, key: string | undefined, caller: AbortSignal, hint: string): Promise<LlmFailure> {
     watchdog.phase = 'body'
     const read = await readBounded(response.body, watchdog, MAX_ERROR_BODY, caller)
     const text = redact(read.text, this.secretsWith(key)).trim()
-    if (isChatCompletion(text)) return notStreamedMessage(this.options.label, `HTTP ${response.status}, ${response.headers.get('content-type') ?? ''}`)
-    return text === '' ? hint : `${hint}; it began ${JSON.stringify(shorten(text, 120))}`
+    const { label } = this.options
+    if (isErrorBody(text)) return failureFromUnframedBody(label, text)
+    if (isChatCompletion(text)) return { code: 'MALFORMED_RESPONSE', message: notStreamedMessage(label, `HTTP ${response.status}, ${response.headers.get('content-type') ?? ''}`) }
+    return { code: 'MALFORMED_RESPONSE', message: text === '' ? hint : `${hint}; it began ${JSON.stringify(shorten(text, 120))}` }
   }
 
   /** A non-2xx answer as a failure: classified by its status, from at most 64 KiB of its body. */

@@ -105,6 +105,11 @@ export function isChatCompletion(text: string): boolean {
   }
 }
 
+/** Whether `text` is an error object as servers send them (`{"error": …}`, or vLLM's top-level one). */
+export function isErrorBody(text: string): boolean {
+  return parseError(text) !== undefined
+}
+
 /** A 200 event stream with no event, only `text` that is no SSE (secrets already cut out), as a failure. */
 export function failureFromUnframedBody(provider: string, text: string): LlmFailure {
   // A relay's bare error object is read as HTTP error bodies are, and classified as one inside the

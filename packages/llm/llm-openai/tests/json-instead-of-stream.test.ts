@@ -39,9 +39,15 @@ describe('a whole chat completion in answer to stream: true', () => {
 })
 
 describe('other answers that are not an event stream', () => {
+  it('read an error object a gateway sent with HTTP 200 as that error, in its words (not the base-URL hint)', async () => {
+    const { root, server } = await boot([json({ error: { message: 'Insufficient Balance', type: 'unknown_error' } }), json({ error: { message: 'Insufficient Balance', type: 'unknown_error' } })])
+    const { finish } = await run(root)
+    expect(finish.failure).toMatchObject({ code: 'QUOTA', message: 'OpenAI sent an error in place of an event stream: Insufficient Balance' })
+    expect(server.requests).toHaveLength(1)
+  })
+
   it.each([
     ['a model list', { object: 'list', data: [{ id: 'gpt-test', object: 'model' }] }, '{"object":"list","data":[{"id":"gpt-test","object":"model"}]}'],
-    ['an error object', { error: { message: 'Insufficient Balance', type: 'unknown_error' } }, '{"error":{"message":"Insufficient Balance","type":"unknown_error"}}'],
   ])('keep the base-URL hint for other JSON, quoting how it began: %s', async (_case, body, quoted) => {
     const { root, server } = await boot([json(body)])
     const { finish } = await run(root)
@@ -56,7 +62,11 @@ describe('other answers that are not an event stream', () => {
   })
 
   it('never quote a credential the server echoes', async () => {
-    const { root } = await boot([json({ error: { message: `bad key ${KEY}` } })])
+    const list = await boot([json({ object: 'list', data: [{ id: `key ${KEY}` }] })])
+    const listed = await run(list.root)
+    expect(listed.finish.failure?.message).toContain('it began')
+    expect(listed.finish.failure?.message).not.toContain(KEY)
+    const { root } = await boot([json({ error: { message: `bad key ${KEY}`, type: 'invalid_request_error' } })])
     const { finish } = await run(root)
     expect(finish.failure?.message).toContain('bad key')
     expect(finish.failure?.message).not.toContain(KEY)
