@@ -207,7 +207,8 @@ describe('rein chat: typing ahead while a turn answers (issue #8)', () => {
 })
 
 describe('rein chat: a question while the prompt waits', () => {
-  it('brings the prompt back after a background subagent\'s approval question, and shows what is typed there', async () => {
+  /** A chat whose `go` starts background subagents (`children`), each asking to save once the prompt waits again. */
+  async function backgroundAsks(children: string[]) {
     let release = () => {}
     const parentDone = new Promise<void>((resolve) => { release = resolve })
     const text = (content: unknown) => (typeof content === 'string' ? content : JSON.stringify(content))
@@ -215,25 +216,48 @@ describe('rein chat: a question while the prompt waits', () => {
       const messages = (request.body as { messages: { role: string; content: unknown }[] }).messages
       const users = messages.filter((message) => message.role === 'user').map((message) => text(message.content))
       const last = messages.at(-1)
-      // The child asks only once the parent's turn is over and the prompt waits.
-      if (users[0]?.includes('child task')) return last?.role === 'tool' ? { steps: [{ text: 'child done' }] } : { steps: [{ waitFor: parentDone }, { toolCall: { id: 'c1', name: 'save', arguments: '{"text":"from child"}' } }] }
-      if (last?.role === 'tool') return { steps: [{ text: 'Started it.' }] }
-      if (users.at(-1) === 'go') return { steps: [{ toolCall: { id: 'p1', name: 'subagent', arguments: JSON.stringify({ description: 'bg', prompt: 'child task', run_in_background: true }) } }] }
+      const child = children.find((name) => users[0] === `child task ${name}`)
+      // A child asks only once the parent's turn is over and the prompt waits.
+      if (child) return last?.role === 'tool' ? { steps: [{ text: 'child done' }] } : { steps: [{ waitFor: parentDone }, { toolCall: { id: `c${child}`, name: 'save', arguments: JSON.stringify({ text: `from ${child}` }) } }] }
+      if (last?.role === 'tool') return { steps: [{ text: 'Started them.' }] }
+      if (users.at(-1) === 'go') return { steps: children.map((name) => ({ toolCall: { id: `p${name}`, name: 'subagent', arguments: JSON.stringify({ description: name, prompt: `child task ${name}`, run_in_background: true }) } })) }
       return { steps: [{ text: `echo: ${String(users.at(-1))}` }] }
     }, { extraRows: ["- id: jobs\n  name: '@rein/jobs'", "- id: subagents\n  name: '@rein/subagents'"] })
     const chat = terminal(current.dir)
     await expect.poll(chat.screen).toContain('> ')
     chat.type('go\r')
-    await expect.poll(chat.answer).toContain('Started it.')
+    await expect.poll(chat.answer).toContain('Started them.')
     await expect.poll(() => chat.screen().split('> ').length).toBe(3)
+    return { chat, release }
+  }
+
+  it('asks a background subagent\'s question with the half-typed line set aside, then brings the prompt back with it', async () => {
+    const { chat, release } = await backgroundAsks(['A'])
+    chat.type('hel')
+    release()
+    await expect.poll(chat.screen).toContain('allow save')
+    // What was typed is not part of the answer: "y" allows.
+    expect(chat.screen().split('allow save')[1]).not.toContain('hel')
+    chat.type('y\r')
+    // The prompt, then the line given back (readline may place the cursor in between).
+    await expect.poll(() => (chat.screen().split('allow save')[1] ?? '').replace(/.\[\d+G/g, '')).toMatch(/> hel$/)
+    chat.type('lo there\r')
+    await expect.poll(chat.answer).toContain('echo: hello there')
+    expect(readFileSync(join(current!.dir, 'saved.txt'), 'utf8')).toBe('from A\n')
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+  })
+
+  it('asks two background subagents\' questions one after the other, each answer going to its own question, none to the model', async () => {
+    const { chat, release } = await backgroundAsks(['A', 'B'])
     release()
     await expect.poll(chat.screen).toContain('allow save')
     chat.type('y\r')
-    await expect.poll(() => chat.screen().split('allow save')[1] ?? '').toContain('> ')
-    chat.type('hello there')
-    await expect.poll(chat.screen).toContain('hello there')
-    chat.type('\r')
-    await expect.poll(chat.answer).toContain('echo: hello there')
+    await expect.poll(() => chat.screen().split('allow save').length).toBe(3)
+    chat.type('y\r')
+    await expect.poll(() => (existsSync(join(current!.dir, 'saved.txt')) ? readFileSync(join(current!.dir, 'saved.txt'), 'utf8').split('\n').filter(Boolean).sort() : [])).toEqual(['from A', 'from B'])
+    const userTexts = current!.server.requests.flatMap((request) => (request.body as { messages: { role: string; content: unknown }[] }).messages.filter((message) => message.role === 'user').map((message) => message.content))
+    expect(userTexts).not.toContain('y')
     chat.type('\u0004')
     expect(await chat.done).toBe(0)
   })

@@ -11,6 +11,7 @@ import { Writable } from 'node:stream'
 import type { Agent } from '@rein/agent'
 import { ReinError } from '@rein/base'
 import type { ParsedArgs } from '../args.ts'
+import type { ApprovalRequest } from '@rein/tools'
 import { installApproval, type PromptAnswer } from '../approval.ts'
 import { stopTurn } from '../interrupts.ts'
 import type { Io } from '../io.ts'
@@ -29,7 +30,18 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
     // Queued from the start: a line typed while the agent opens is sent, not dropped.
     const lines = lineQueue(prompt, echo, io.stderr)
     // A pending approval question takes the next line before the queue sees it (readline's rule).
-    installApproval(scope.ctx, args.options, async (request) => {
+    // readline holds one question at a time (a second one asked meanwhile never gets its answer,
+    // which goes to the model instead): questions wait their turn.
+    let asked: Promise<unknown> = Promise.resolve()
+    installApproval(scope.ctx, args.options, (request) => {
+      const answer = asked.then(() => ask(request))
+      asked = answer.catch(() => {})
+      return answer
+    })
+    async function ask(request: ApprovalRequest): Promise<PromptAnswer> {
+      if (request.signal?.aborted) return 'deny'
+      // What was typed at the prompt is no part of the answer: set aside, and given back after.
+      const typed = lines.setAside()
       echo.asking(true)
       try {
         return parseAnswer(await prompt.question(neutralize(`allow ${request.toolName} (${request.reason})? [y]es / [n]o / [a]lways for this session `), { signal: request.signal }))
@@ -39,9 +51,9 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
       } finally {
         echo.asking(false)
         // Asked while the prompt waited (a background subagent's call): the question took its line.
-        lines.reprompt()
+        lines.giveBack(typed)
       }
-    })
+    }
     const { agent } = await openAgent(scope, args.options.session)
     scope.renderer.notice(`session ${agent.session.id} · Ctrl-C cancels a turn, Ctrl-D leaves`)
     const unsubscribe = agent.subscribe((event) => scope.renderer.event(event))
@@ -121,11 +133,10 @@ function parseAnswer(answer: string): PromptAnswer {
  */
 function heldEcho(stderr: Io['stderr']) {
   let prompting = false
-  // Questions may overlap (a background subagent's and the turn's own).
-  let questions = 0
+  let asking = false
   const screen = Object.assign(new Writable({
     write(chunk: Buffer, _encoding, done) {
-      if (prompting || questions > 0) stderr.write(chunk)
+      if (prompting || asking) stderr.write(chunk)
       done()
     },
   }), { isTTY: true })
@@ -141,7 +152,7 @@ function heldEcho(stderr: Io['stderr']) {
     },
     /** A question is asked (or answered). */
     asking(on: boolean) {
-      questions += on ? 1 : -1
+      asking = on
     },
     stop() {
       stderr.off('resize', resized)
@@ -192,9 +203,20 @@ function lineQueue(prompt: Interface, echo: ReturnType<typeof heldEcho>, stderr:
       stopped = true
       settle(undefined)
     },
-    /** Shows the prompt again, with what was typed, if it waits for a line. */
-    reprompt() {
-      if (waiting && !ended) prompt.prompt(true)
+    /** Takes out what was typed so far (shown or not), for a question that must not read it. */
+    setAside(): string {
+      const typed = prompt.line
+      if (typed !== '') {
+        prompt.write(null, { ctrl: true, name: 'e' })
+        prompt.write(null, { ctrl: true, name: 'u' })
+      }
+      return typed
+    },
+    /** Puts `typed` back after a question, and the prompt too if it waits for a line. */
+    giveBack(typed: string) {
+      if (ended) return
+      if (waiting) prompt.prompt(true)
+      if (typed !== '') prompt.write(typed)
     },
     /** Writes `print`'s output above the prompt when one is shown, then shows it again with what was typed. */
     interrupt(print: () => void, screen: NodeJS.WritableStream) {
