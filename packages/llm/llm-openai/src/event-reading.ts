@@ -8,7 +8,6 @@ import { LlmError, type StreamChunk } from '@rein/llm'
 import { createChunkTranslator, type ChunkTranslator } from './convert-stream.ts'
 import { redact } from './credentials.ts'
 import type { OpenAiDialect } from './dialect.ts'
-import { failureFromUnframedBody } from './errors.ts'
 import { SseFramer } from './sse.ts'
 import { cutHead } from '@rein/base'
 
@@ -53,10 +52,8 @@ export class EventReading {
   end(): StreamChunk[] {
     this.translate(this.framer.end())
     if (!this.done) this.framer.throwIfCut()
-    const unframed = this.framer.unframed()
-    // What the server sent in place of a stream says more than "closed before the model finished",
-    // and a balance error so read is not retried.
-    if (unframed !== undefined) throw new LlmError(failureFromUnframedBody(this.label, redact(unframed, this.secrets)))
+    // Before "closed before the model finished": what the server sent in place of a stream says more.
+    this.framer.throwIfUnframed(this.secrets)
     return this.finish()
   }
 

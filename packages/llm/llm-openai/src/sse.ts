@@ -7,25 +7,31 @@
 import { cutHead } from '@rein/base'
 import { LlmError } from '@rein/llm'
 import { createParser, type EventSourceParser } from 'eventsource-parser'
+import { redact } from './credentials.ts'
+import { failureFromUnframedBody } from './errors.ts'
 import { ResponseWatchdog } from './watchdog.ts'
 import { STOP_READING } from './response-body.ts'
 import type { ChunkRead, ChunkReader } from './transport.ts'
 
+/** How `readSseData` reads a body: whose it is, and how long it may stay silent. */
 export interface SseOptions {
   /** Names the server in messages. */
   provider: string
+  /** The longest the body may send no bytes at all before `TIMEOUT`; unused when `watchdog` is given. */
   idleTimeoutMs: number
   /** Largest event accepted, in characters; a longer one is garbage, not a stream. */
   maxEventChars?: number
   /** The response's watchdog; without one, the stream gets its own with `idleTimeoutMs`. */
   watchdog?: ResponseWatchdog
+  /** Credentials the request sent, cut out of any body text a failure quotes (key-shaped text always is). */
+  secrets?: readonly string[]
 }
 
 const MAX_EVENT_CHARS = 8 * 1024 * 1024
 /** Of the lines that are no SSE field, this many characters are kept: enough to read an error object. */
 const MAX_UNFRAMED_CHARS = 4096
 
-/** Yields each event's `data`, in order. Throws `LlmError` on idle timeout, a broken connection or garbage. */
+/** Yields each event's `data`, in order; throws `LlmError` on idle timeout, a broken connection, garbage or a body that is no SSE. */
 export async function* readSseData(body: ReadableStream<Uint8Array>, options: SseOptions): AsyncGenerator<string, void, undefined> {
   const reader = body.getReader()
   const framer = new SseFramer(options.provider, options.maxEventChars)
@@ -35,7 +41,9 @@ export async function* readSseData(body: ReadableStream<Uint8Array>, options: Ss
     while (true) {
       const { done, value } = await readBody(reader, watchdog, options.provider)
       for (const data of done ? framer.end() : framer.push(value)) yield data
-      if (done) return framer.throwIfCut()
+      if (!done) continue
+      framer.throwIfCut()
+      return framer.throwIfUnframed(options.secrets)
     }
   } finally {
     if (!options.watchdog) watchdog.dispose()
@@ -82,14 +90,6 @@ export class SseFramer {
     })
   }
 
-  /**
-   * After `end`: the text of a body that held no event at all, only lines that are no SSE field;
-   * undefined when an event came or nothing but comments and blank lines did. At most a few KB.
-   */
-  unframed(): string | undefined {
-    return this.sawEvent || this.unframedText === '' ? undefined : this.unframedText
-  }
-
   /** The events `bytes` completed, maybe none. Throws `MALFORMED_RESPONSE` for an oversized event. */
   push(bytes: Uint8Array): readonly string[] {
     this.feedEnding(this.decoder.decode(bytes, { stream: true }))
@@ -117,6 +117,17 @@ export class SseFramer {
   /** After `end`: throws `STREAM_CLOSED` when the body stopped in the middle of an event. */
   throwIfCut(): void {
     if (this.cut) throw new LlmError({ code: 'STREAM_CLOSED', message: `${this.provider} closed the stream in the middle of an event` })
+  }
+
+  /**
+   * After `end`: throws when the body held no event at all, only lines that are no SSE field (see
+   * `failureFromUnframedBody`), quoting them without `secrets`. Comments and blank lines alone pass.
+   */
+  throwIfUnframed(secrets: readonly string[] = []): void {
+    // What the server sent in place of a stream says more than an empty stream would, and a
+    // balance error so read is not retried.
+    if (this.sawEvent || this.unframedText === '') return
+    throw new LlmError(failureFromUnframedBody(this.provider, redact(this.unframedText, secrets)))
   }
 
   private keepUnframed(line: string) {

@@ -1,6 +1,7 @@
 // Found by the audit (t02-retry-after): a negative or malformed Retry-After meant "retry at once",
 // skipping the backoff: `-5` read as the year -5 (long past), `1, 2` and an empty `retry-after-ms`
-// as 0; `5e2` and `0x10` were read as numbers. Only RFC 9110's forms are honoured now.
+// as 0; `5e2` and `0x10` were read as numbers. Only RFC 9110's forms are honoured now, and the
+// `UTC` / `+0000` zones servers write in place of IMF-fixdate's `GMT` (which were ignored).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { parseRetryAfter } from '../src/index.ts'
 import { boot, closeServers, KEY, run } from './harness.ts'
@@ -20,8 +21,15 @@ describe('a Retry-After that is not a delay or an HTTP date', () => {
   it.each([
     '-5', '-1', '-0.5', '1, 2', '5e2', '1e3', '0x10', '+3', '1.', '.5', '1,5', 'Infinity', 'NaN', '', ' ', 'soon', '3 seconds',
     // Dates Date.parse would take, but not in an HTTP-date's form.
-    '2026-01-01T00:00:05Z', '2026-01-01', 'Thu, 01 Jan 2026 00:00:05', 'Thu, 01 Jan 2026 00:00:05 +0000', '01 Jan 2026 00:00:05 GMT',
-    'Jan 1 2026', 'Thu, 1 Jan 2026 00:00:05 GMT', 'thu, 01 jan 2026 00:00:05 gmt',
+    '2026-01-01T00:00:05Z', '2026-01-01', '01 Jan 2026 00:00:05 GMT', 'Jan 1 2026', 'Thu, 1 Jan 2026 00:00:05 GMT', 'thu, 01 jan 2026 00:00:05 gmt',
+    // Without a zone it would be local time, which the server cannot mean: ambiguous, so ignored.
+    'Thu, 01 Jan 2026 00:00:05', 'Thursday, 01-Jan-26 00:00:05',
+    // A zone other than GMT, UTC or +0000 (`-0000` is RFC 5322's "local time unknown"), or one a form does not take.
+    'Thu, 01 Jan 2026 00:00:05 +0100', 'Thu, 01 Jan 2026 00:00:05 -0000', 'Thu, 01 Jan 2026 00:00:05 +00:00', 'Thu, 01 Jan 2026 00:00:05 UT',
+    'Thu, 01 Jan 2026 00:00:05 Z', 'Thu, 01 Jan 2026 00:00:05 utc', 'Thu, 01 Jan 2026 00:00:05 EST', 'Thursday, 01-Jan-26 00:00:05 UTC',
+    'Thu Jan  1 00:00:05 2026 GMT',
+    // The obsolete forms bent: asctime's day not padded, RFC 850 with a four-digit year or a short day name.
+    'Thu Jan 1 00:00:05 2026', 'Thursday, 01-Jan-2026 00:00:05 GMT', 'Thu, 01-Jan-26 00:00:05 GMT',
     // HTTP-date's form, impossible values.
     'Thu, 32 Jan 2026 00:00:05 GMT', 'Sat, 31 Feb 2026 00:00:05 GMT', 'Thu, 01 Jan 2026 24:00:00 GMT', 'Thu, 01 Jan 2026 00:60:00 GMT',
     'Thu, 01 Foo 2026 00:00:05 GMT', 'Thu, 00 Jan 2026 00:00:05 GMT',
@@ -61,6 +69,21 @@ describe('a Retry-After in one of its forms', () => {
     expect(parse({ 'retry-after': value })).toBe(ms)
   })
 
+  // RFC 9110 5.6.7: IMF-fixdate, and the obsolete RFC 850 and asctime forms recipients MUST accept.
+  it.each([
+    ['IMF-fixdate', 'Sat, 31 Jan 2026 23:59:59 GMT', 'Wed, 21 Oct 2015 07:28:00 GMT'],
+    ['RFC 850', 'Saturday, 31-Jan-26 23:59:59 GMT', 'Wednesday, 21-Oct-15 07:28:00 GMT'],
+    ['asctime', 'Sat Jan 31 23:59:59 2026', 'Wed Oct 21 07:28:00 2015'],
+  ])('is honoured in the %s form, ahead as its wait and past as 0', (_form, ahead, past) => {
+    expect(parse({ 'retry-after': ahead })).toBe(Date.parse('2026-01-31T23:59:59Z') - now)
+    expect(parse({ 'retry-after': past })).toBe(0)
+  })
+
+  it.each(['GMT', 'UTC', '+0000'])('is honoured as an IMF-fixdate whose zone is written %s, not ignored', (zone) => {
+    expect(parse({ 'retry-after': `Thu, 01 Jan 2026 00:00:05 ${zone}` })).toBe(5000)
+    expect(parse({ 'retry-after': `Wed, 21 Oct 2015 07:28:00 ${zone}` })).toBe(0)
+  })
+
   it.each([['1500', 1500], ['0', 0], ['2.5', 3]])('is honoured in retry-after-ms, which wins: %j', (value, ms) => {
     expect(parse({ 'retry-after-ms': value, 'retry-after': '9' })).toBe(ms)
   })
@@ -87,5 +110,23 @@ describe('the runtime given a malformed Retry-After', () => {
     const retry = events.find((event) => event.type === 'retry')
     expect(retry).toMatchObject({ delayMs: 30, failure: { code: 'RATE_LIMIT' } })
     expect(retry?.type === 'retry' && retry.failure).not.toHaveProperty('retryAfterMs')
+  })
+})
+
+describe('the runtime given a Retry-After date in UTC or +0000', () => {
+  it.each(['UTC', '+0000'])('waits what the %s date asks (up to its cap), not its own backoff', async (zone) => {
+    const inAMinute = new Date(Date.now() + 60_000).toUTCString().replace('GMT', zone)
+    const { root } = await boot(
+      [{ kind: 'error', status: 429, message: 'slow down', type: 'rate_limit', headers: { 'retry-after': inAMinute } }, { steps: [{ text: 'ok' }] }],
+      {},
+      { retry: { maxRetries: 1, initialDelayMs: 30, maxDelayMs: 30, jitter: 0, retryAfterCapMs: 5 } },
+    )
+    const { events, finish } = await run(root)
+    expect(finish.reason).toBe('stop')
+    const retry = events.find((event) => event.type === 'retry')
+    expect(retry).toMatchObject({ delayMs: 5, failure: { code: 'RATE_LIMIT', retryAfterMs: expect.any(Number) } })
+    const asked = retry?.type === 'retry' ? retry.failure.retryAfterMs ?? 0 : 0
+    expect(asked).toBeGreaterThan(50_000)
+    expect(asked).toBeLessThanOrEqual(60_000)
   })
 })
