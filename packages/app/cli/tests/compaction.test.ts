@@ -142,11 +142,17 @@ describe('a kill during compaction', () => {
     const before = log()
     const killed = await spawnRein(p.dir, ['compact', id], undefined, env, [], (child) => { summaryAsked = () => child.kill('SIGKILL') })
     expect(killed.signal).toBe('SIGKILL')
-    expect(log()).toBe(before)
+    // Only the summary request's mark was added: bookkeeping the model never sees, by which the next run counts the request.
+    const after = log()
+    expect(after.startsWith(before)).toBe(true)
+    expect(after.slice(before.length).trim().split('\n').map((line) => (JSON.parse(line) as { type: string }).type)).toEqual(['summary/start'])
     const next = await rein(p.dir, ['run', '--session', id, 'task 4'], { env })
     expect(next.code).toBe(0)
     const events = log().trim().split('\n').slice(1).map((line) => JSON.parse(line) as { seq: number; type: string; data: never; time: string })
     expect(validateSessionInvariants(events)).toEqual([])
+    // The cut-off summary request is counted once: estimated, failed, with its own output budget.
+    const cut = events.filter((event) => event.type === 'llm/attempt' && (event.data as { failure?: { code: string } }).failure?.code === 'ABORTED')
+    expect(cut.map((event) => event.data)).toEqual([expect.objectContaining({ maxTokens: 256, usageEstimated: true, usage: expect.objectContaining({ outputTokens: 0 }) })])
   }, 60_000)
 })
 

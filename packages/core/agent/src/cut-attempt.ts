@@ -1,14 +1,19 @@
 /**
- * A provider attempt a crash cut off. A step is made durable right before its request is sent, and
- * the attempt's `llm/attempt` record is written only when the attempt ends: a log whose open turn
- * ends in a step that holds neither an attempt nor an answer had a request in flight, which the
- * provider may well have billed. Repair records it as an estimate, so it counts as more than
- * nothing: the input counted from the request the log rebuilds (its system text and tools from the
- * last `request/header`s, its messages), the output it streamed before the kill unknown (0).
+ * A provider request a crash cut off. A request is made durable right before it is sent — a step's
+ * with its `step/start`, a compaction's summary request with its `summary/start` — and its
+ * `llm/attempt` record is written only when the attempt ends: a log whose last request mark has
+ * nothing after it that answers or closes it had a request in flight, which the provider may well
+ * have billed. Repair records it as an estimate, so it counts as more than nothing: its input (a
+ * step's counted from the request the log rebuilds, a summary's as its mark counted it), the output
+ * it streamed before the kill unknown (0).
+ *
+ * Requests of one session go out one at a time, so only the last mark can be in flight: when a
+ * summary request (a compaction between steps, say after a refusal for length) was cut off, it is
+ * the one charged, never the step before it as well.
  */
 
 import type { LlmRuntime, TokenUsage } from '@rein/llm'
-import { eventData, type CoreEventData, type Session, type SessionEvent } from '@rein/session'
+import { eventData, type CoreEventData, type Session, type SessionEvent, type StepRequest } from '@rein/session'
 import { priceOf } from './attempts.ts'
 import { messageTokens, type Tokenizer } from './compaction/meter.ts'
 
@@ -22,14 +27,64 @@ export interface AttemptEstimator {
 
 /** The `llm/attempt` to write for a request the crash left in flight, or undefined when none was. */
 export async function cutOffAttempt(session: Session, estimator: AttemptEstimator): Promise<AttemptData | undefined> {
-  const step = unansweredStep(session.events)
-  if (!step) return undefined
-  const { request } = eventData(step, 'step/start')
+  const mark = unansweredRequest(session.events)
+  if (!mark) return undefined
+  const cut = mark.type === 'summary/start' ? cutSummary(mark) : cutStep(mark, session, estimator.tokens)
+  if (!cut) return undefined
+  const cost = await costOf(estimator.llm(), cut.request, cut.usage)
+  return attemptOf(cut, Date.parse(mark.time), cost)
+}
+
+/** A cut-off request: what it was sent with, its estimated usage, and why it is estimated. */
+interface CutRequest {
+  request: StepRequest
+  usage: TokenUsage
+  message: string
+}
+
+/**
+ * Events after a request mark that say its request is over, or that the process went on past it
+ * (where it would have recorded its attempt): an attempt, an answer, a step or turn boundary, a
+ * compaction's outcome, a fork's copy ending. Anything else (another plugin's bookkeeping, a type a
+ * newer rein writes) says nothing either way and is skipped.
+ */
+const ENDS_A_REQUEST: ReadonlySet<string> = new Set(['llm/attempt', 'assistant/message', 'step/end', 'turn/end', 'turn/start', 'context/compacted', 'session/forked'])
+
+/** The log's last request mark (`step/start` or `summary/start`), when nothing after it ended its request. */
+function unansweredRequest(events: readonly SessionEvent[]): SessionEvent | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const { type } = events[i]!
+    if (type === 'step/start' || type === 'summary/start') return events[i]
+    if (ENDS_A_REQUEST.has(type)) return undefined
+  }
+  return undefined
+}
+
+/** A step's request, its input counted from what the log rebuilds; undefined for a log too old to say how it was sent. */
+function cutStep(mark: SessionEvent, session: Session, tokens: Tokenizer): CutRequest | undefined {
+  const { request } = eventData(mark, 'step/start')
   if (!request) return undefined
-  const usage: TokenUsage = { inputTokens: inputTokens(session, estimator.tokens), outputTokens: 0 }
-  const cost = await costOf(estimator.llm(), request, usage)
-  // When it ended is not known either: it is dated from its step, and lasted nothing.
-  const at = Date.parse(step.time)
+  return {
+    request,
+    usage: { inputTokens: inputTokens(session, tokens), outputTokens: 0 },
+    message: 'rein was killed while this request was answered: its input tokens are estimated from the request, the output it had streamed is not known',
+  }
+}
+
+/** A summary request, its input as its mark counted it (the summary prompt is not in the log to count again). */
+function cutSummary(mark: SessionEvent): CutRequest {
+  const { request, inputTokens: input } = eventData(mark, 'summary/start')
+  return {
+    request,
+    usage: { inputTokens: input, outputTokens: 0 },
+    message: 'rein was killed while this summary request was answered: its input tokens are the estimate recorded when it was sent, the output it had streamed is not known',
+  }
+}
+
+/** The record: failed (`ABORTED`), usage estimated, shaped like the attempts the runtime reports. */
+function attemptOf(cut: CutRequest, at: number, cost: number | undefined): AttemptData {
+  const { request, usage, message } = cut
+  // When it ended is not known either: it is dated from its mark, and lasted nothing.
   return {
     provider: request.provider,
     model: request.model,
@@ -38,7 +93,7 @@ export async function cutOffAttempt(session: Session, estimator: AttemptEstimato
     startedAt: at,
     endedAt: at,
     shown: false,
-    failure: { code: 'ABORTED', message: 'rein was killed while this request was answered: its input tokens are estimated from the request, the output it had streamed is not known' },
+    failure: { code: 'ABORTED', message },
     usage,
     usageEstimated: true,
     ...(request.maxTokens !== undefined ? { maxTokens: request.maxTokens } : {}),
@@ -46,17 +101,6 @@ export async function cutOffAttempt(session: Session, estimator: AttemptEstimato
     ...(request.reasoningEffort !== undefined ? { reasoningEffort: request.reasoningEffort } : {}),
     ...(cost !== undefined ? { cost } : {}),
   }
-}
-
-/** The open turn's last step, when it is open and holds no attempt or answer yet. */
-function unansweredStep(events: readonly SessionEvent[]): SessionEvent | undefined {
-  for (let i = events.length - 1; i >= 0; i--) {
-    const { type } = events[i]!
-    if (type === 'step/start') return events[i]
-    // Anything that ends or answers the step (or the turn) before it: nothing was in flight.
-    if (type === 'llm/attempt' || type === 'assistant/message' || type === 'step/end' || type === 'turn/end' || type === 'turn/start') return undefined
-  }
-  return undefined
 }
 
 /** The request's input as the context meter would count it: system text, tool schemas, messages. */

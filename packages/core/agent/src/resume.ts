@@ -1,5 +1,6 @@
 /**
- * Crash repair on resume: record the attempt a crash cut off (estimated), ask each tool that can
+ * Crash repair on resume: record the attempt a crash cut off (estimated: a step's request, or a
+ * compaction's summary request, which a log that ends between turns can hold too), ask each tool that can
  * for the real outcome of its unpaired call (`recover`), re-run what is safe to repeat, pair the
  * rest, close the interrupted turn. A log closed without being continued is repaired the same way,
  * minus anything that would run work again.
@@ -44,11 +45,12 @@ export interface RepairServices extends AttemptEstimator {
   tools: ToolRegistry
 }
 
-/** Repairs `session` if its log ends mid-turn, and makes the repair durable. */
+/** Repairs `session` if its log ends mid-turn or with a request in flight, and makes the repair durable. */
 export async function repairSession(session: Session, services: RepairServices, options: RepairOptions, signal: AbortSignal = new AbortController().signal, mode: RepairMode = 'resume'): Promise<ResumeReport> {
   const { tools } = services
   const plan = planRepair(session.events, (name) => mode === 'resume' && tools.info(name)?.replaySafe === true)
-  // Recorded within its step, before the repair closes it.
+  // Recorded within its step, before the repair closes it; looked for in a log that ends between
+  // turns too (a compaction there was cut off), where nothing else is repaired.
   const cut = await cutOffAttempt(session, services)
   if (cut) session.append('llm/attempt', cut, { ignorable: true })
   const found = new Map<string, ResultData>()

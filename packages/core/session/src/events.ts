@@ -120,6 +120,13 @@ export interface CoreEventData {
    */
   'llm/attempt': Omit<Extract<LlmEvent, { type: 'attempt' }>, 'type'> & { cost?: number }
   /**
+   * A compaction's summary request is about to be sent (flushed with it, like a step's `step/start`):
+   * its route and output budget, and its input as the compaction's tokenizer counted it. Its
+   * attempts' `llm/attempt` records follow; when none does, a kill cut it off, and repair records
+   * one, estimated from this, since the summary prompt itself is not in the log.
+   */
+  'summary/start': SummaryStart
+  /**
    * The context was compacted: from here on the model sees the pruned results as one-line stubs
    * and the summarized range as one message where it began. The full history stays in the log.
    * Written once the compaction is complete: a kill before leaves the history as it was.
@@ -131,6 +138,13 @@ export interface CoreEventData {
    * one counts its own from here.
    */
   'session/forked': { fromSessionId: string; beforeSeq: number }
+}
+
+/** A summary request as sent (`summary/start`): enough to count it when its attempt was never recorded. */
+export interface SummaryStart {
+  request: { provider: string; model: string; maxTokens: number }
+  /** The request's input tokens, as the compaction's tokenizer counts them (its instructions and transcript). */
+  inputTokens: number
 }
 
 /** What one compaction changed in what the model sees (`context/compacted`). */
@@ -157,11 +171,11 @@ export interface ContextCompacted {
 
 export type CoreEventType = keyof CoreEventData
 /** Core types written `ignorable` whoever appends them, so a rein that predates them loads the log. */
-export const IGNORABLE_CORE_EVENT_TYPES: readonly CoreEventType[] = ['llm/attempt', 'session/forked']
+export const IGNORABLE_CORE_EVENT_TYPES: readonly CoreEventType[] = ['llm/attempt', 'summary/start', 'session/forked']
 export const CORE_EVENT_TYPES: readonly CoreEventType[] = [
   'turn/start', 'turn/end', 'step/start', 'step/end', 'user/message', 'request/header',
   'assistant/message', 'tool/call', 'tool/result', 'llm/retry', 'llm/fallback', 'llm/attempt',
-  'context/compacted', 'session/forked',
+  'summary/start', 'context/compacted', 'session/forked',
 ]
 
 /** An event before the log gives it a `seq` and a `time`. */

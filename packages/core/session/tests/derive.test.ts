@@ -159,6 +159,19 @@ describe('spending (issue #8)', () => {
     expect(spending(resumed)).toEqual({ usage: usage(7, 2), cost: 0.25 })
   })
 
+  it('counts a summary request a kill cut off once, from the attempt repair recorded, not from its mark', async () => {
+    const { spending } = await import('../src/index.ts')
+    const events = [
+      at(0, 'turn/start', { turn: 1 }),
+      at(1, 'llm/attempt', { usage: usage(10, 1), cost: 1 }),
+      at(2, 'turn/end', { turn: 1, reason: 'completed' }),
+      at(3, 'summary/start', { request: { provider: 'p', model: 'm', maxTokens: 256 }, inputTokens: 900 }),
+    ]
+    expect(spending(events)).toEqual({ usage: usage(10, 1), cost: 1 })
+    const repaired = [...events, at(4, 'llm/attempt', { failure: { code: 'ABORTED', message: 'killed' }, usage: usage(900, 0), usageEstimated: true, cost: 0.5 })]
+    expect(spending(repaired)).toEqual({ usage: usage(910, 1), cost: 1.5, usageEstimated: true })
+  })
+
   it('says when part of what it counted was estimated (the provider reported no usage)', async () => {
     const { spending } = await import('../src/index.ts')
     const events = [

@@ -49,6 +49,14 @@ describe('defineEvent(type, {ignorable}) (issue #9)', () => {
     expect(session.append('notes/seen', {}).ignorable).toBe(true)
   })
 
+  it('writes summary/start ignorable whoever appends it, so a rein that predates it skips it and loads the log', async () => {
+    const root = await boot()
+    const session = await root.sessions.create({ cwd: '/w' })
+    const event = session.append('summary/start', { request: { provider: 'p', model: 'm', maxTokens: 256 }, inputTokens: 900 })
+    expect(event.ignorable).toBe(true)
+    expect(session.messages()).toEqual([])
+  })
+
   it('writes llm/attempt ignorable whoever appends it', async () => {
     const root = await boot()
     const session = await root.sessions.create({ cwd: '/w' })

@@ -20,6 +20,8 @@ const good: [string, unknown][] = [
   ['tool/result', { callId: 'c1', content: [{ type: 'text', text: 'ok' }], isError: false }],
   ['step/end', { turn: 1, step: 1 }],
   ['turn/end', { turn: 1, reason: 'completed' }],
+  // A compaction between turns: its summary request about to be sent.
+  ['summary/start', { request: { provider: 'p', model: 'm', maxTokens: 256 }, inputTokens: 900 }],
 ]
 
 /** A store that hands out `events` as stored, whatever their shape. */
@@ -57,6 +59,7 @@ describe('a log with a core event of the wrong shape', () => {
     ['a result whose content is not a list', 5, { callId: 'c1', content: null, isError: false }],
     ['an intent whose call id is a number', 4, { callId: 1, name: 'read', arguments: '{}', replaySafe: true }],
     ['a turn numbered by a string', 0, { turn: '1' }],
+    ['a summary mark without the request a repair would charge', 8, { inputTokens: 900 }],
     ['usage that is not a number', 3, { message: { id: 'a1', role: 'assistant', content: [], source }, provider: 'p', model: 'm', usage: { inputTokens: '1', outputTokens: 1 } }],
   ]
   it.each(broken)('is refused as SESSION_CORRUPT on load and on open: %s', async (_what, at, data) => {

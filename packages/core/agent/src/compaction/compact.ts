@@ -5,14 +5,14 @@
  */
 
 import { ReinError } from '@rein/base'
-import type { LlmEvent, LlmRuntime, Message, ModelRoute } from '@rein/llm'
-import { applyCompaction, summaryMessage, SUMMARY_OPENING, type ContextCompacted, type Session } from '@rein/session'
+import { toFailure, type LlmEvent, type LlmRuntime, type Message, type ModelRoute } from '@rein/llm'
+import { applyCompaction, summaryMessage, SUMMARY_OPENING, type ContextCompacted, type CoreEventData, type Session } from '@rein/session'
 import type { ToolRegistry, ToolSchema } from '@rein/tools'
 import type { CompactionOptions } from '../options.ts'
 import { fileLedger, withoutLedger } from './ledger.ts'
 import { messageTokens, requestTokens, type Tokenizer } from './meter.ts'
 import { deepen, isCut, isSummary, planPrune, summaryRange, tailStart, type Entry } from './plan.ts'
-import { summaryOverhead, transcriptLine, writeSummary, type SummaryExchange } from './summarize.ts'
+import { summaryInput, summaryOverhead, transcriptLine, writeSummary, type SummaryExchange, type SummaryInput, type SummaryOutcome } from './summarize.ts'
 
 export interface CompactionInput {
   session: Session
@@ -90,19 +90,7 @@ async function summarize(input: CompactionInput, entries: readonly Entry[], data
     data.summaryFailed = plan
     return
   }
-  // What the turn did since its last request (a tool's result) is durable before this one goes out, as before any request.
-  await input.session.flush()
-  const outcome = await writeSummary({
-    llm: input.llm,
-    route: input.route,
-    ...(plan.previous ? { previous: plan.previous } : {}),
-    messages: plan.read,
-    ...(input.instructions ? { instructions: input.instructions } : {}),
-    maxTokens: input.summaryTokens,
-    tokens: input.tokens,
-    signal: input.signal,
-    onEvent: input.onEvent,
-  })
+  const outcome = await sendSummary(input, plan)
   if (!outcome.ok) {
     data.summaryFailed = { code: outcome.code, message: outcome.message }
     return
@@ -111,6 +99,57 @@ async function summarize(input: CompactionInput, entries: readonly Entry[], data
   const longer = notShorter(input.tokens, summary.text, plan.replaced)
   if (longer) data.summaryFailed = longer
   else data.summary = summary
+}
+
+/** The summary request, made durable before it goes out, and closed in the log however it ends. */
+async function sendSummary(input: CompactionInput, plan: SummaryPlan): Promise<SummaryOutcome> {
+  const sent = summaryInput({ ...(plan.previous ? { previous: plan.previous } : {}), messages: plan.read, ...(input.instructions ? { instructions: input.instructions } : {}) })
+  await markSent(input, sent)
+  let attempted = false
+  const outcome = await writeSummary({
+    llm: input.llm,
+    route: input.route,
+    input: sent,
+    maxTokens: input.summaryTokens,
+    tokens: input.tokens,
+    signal: input.signal,
+    onEvent: (event, exchange) => {
+      if (event.type === 'attempt') attempted = true
+      input.onEvent(event, exchange)
+    },
+  })
+  if (!attempted && !outcome.ok) input.session.append('llm/attempt', unsent(input, outcome), { ignorable: true })
+  return outcome
+}
+
+/**
+ * Makes the request durable before it goes out, as a step is: what the turn did since its last
+ * request (a tool's result), and `summary/start`, which lets a repair count this request if a kill
+ * cuts it off before its attempt is recorded. Its input is counted here, where the prompt is at
+ * hand: the log does not keep the prompt.
+ */
+async function markSent(input: CompactionInput, sent: SummaryInput): Promise<void> {
+  const { provider, model } = input.route
+  const inputTokens = requestTokens(input.tokens, sent.system, [], sent.messages)
+  input.session.append('summary/start', { request: { provider, model, maxTokens: input.summaryTokens }, inputTokens }, { ignorable: true })
+  await input.session.flush()
+}
+
+/**
+ * The record of a summary request that ended before any attempt reached a provider (stopped while
+ * its log was saved, no adapter serving its route): nothing was spent, and without it its
+ * `summary/start` would look cut off to a repair, which would charge it. No usage, so it counts 0.
+ */
+function unsent(input: CompactionInput, failure: Failure): CoreEventData['llm/attempt'] {
+  const now = Date.now()
+  const { provider, model } = input.route
+  const stopped = input.signal.aborted
+  return {
+    provider, model, retry: 0, fallback: 0, startedAt: now, endedAt: now, shown: false,
+    failure: stopped ? { code: 'ABORTED', message: `the summary request was stopped before it reached ${provider}/${model}` } : toFailure(new ReinError(failure.code, failure.message)),
+    finishReason: stopped ? 'aborted' : 'error',
+    maxTokens: input.summaryTokens,
+  }
 }
 
 type Failure = { code: string; message: string }

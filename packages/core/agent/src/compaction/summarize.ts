@@ -15,15 +15,27 @@ export interface SummaryExchange {
   readonly output: () => readonly ContentBlock[]
 }
 
-export interface SummaryRequest {
-  llm: LlmRuntime
-  route: ModelRoute
+/** What the summary is written from. */
+export interface SummaryPrompt {
   /** The summary this one updates, if the range starts with one. */
   previous?: string
   /** The range's other messages, as the model saw them. */
   messages: readonly Message[]
   /** What a person asked the summary to keep (`/compact <instructions>`). */
   instructions?: string
+}
+
+/** What the summary request sends: the fixed instructions, and one user message holding the transcript. */
+export interface SummaryInput {
+  readonly system: string
+  readonly messages: readonly Message[]
+}
+
+/** One summary request: where it goes, what it sends, its output budget, and who hears its attempts. */
+export interface SummaryRequest {
+  llm: LlmRuntime
+  route: ModelRoute
+  input: SummaryInput
   maxTokens: number
   tokens: Tokenizer
   signal: AbortSignal
@@ -46,14 +58,20 @@ const SYSTEM = [
 const RESULT_CHARS = 1_500
 const ARGS_CHARS = 300
 
+/** The request a summary is asked with, built once: the log records its size before it is sent. */
+export function summaryInput(prompt: SummaryPrompt): SummaryInput {
+  return { system: SYSTEM, messages: [userMessage(promptOf(prompt))] }
+}
+
+/** Sends the summary request and reads its answer as a summary; failures are outcomes, not throws. */
 export async function writeSummary(request: SummaryRequest): Promise<SummaryOutcome> {
   const assembler = new BlockAssembler()
-  const messages = [userMessage(promptOf(request))]
+  const { system, messages } = request.input
   // Only a telemetry sink that opted into content reads the output; blocks that cannot be built are left out.
-  const exchange: SummaryExchange = { input: { system: SYSTEM, messages }, output: () => { try { return assembler.blocks() } catch { return [] } } }
+  const exchange: SummaryExchange = { input: request.input, output: () => { try { return assembler.blocks() } catch { return [] } } }
   const onEvent = (event: LlmEvent) => request.onEvent(event, exchange)
   try {
-    for await (const chunk of request.llm.stream({ ...request.route, system: SYSTEM, messages, maxTokens: request.maxTokens, signal: request.signal, onEvent })) {
+    for await (const chunk of request.llm.stream({ ...request.route, system, messages, maxTokens: request.maxTokens, signal: request.signal, onEvent })) {
       assembler.push(chunk)
     }
   } catch (error) {
@@ -62,7 +80,7 @@ export async function writeSummary(request: SummaryRequest): Promise<SummaryOutc
   return outcomeOf(assembler, request)
 }
 
-function promptOf(request: SummaryRequest): string {
+function promptOf(request: SummaryPrompt): string {
   return [
     request.previous ? `The summary so far:\n\n${request.previous}\n\nThe conversation since, to fold into it:` : 'The conversation to summarize:',
     request.messages.map(transcriptLine).join('\n\n'),
