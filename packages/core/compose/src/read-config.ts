@@ -25,8 +25,8 @@ export async function readConfigFile(path: string): Promise<EntryOptions[]> {
   try {
     data = json ? JSON.parse(text) : yaml.load(text, { schema: entryListSchema, filename: path })
   } catch (error) {
-    const message = (error as Error).message
-    throw invalid(path, [json ? `not valid JSON: ${withLineAndColumn(message, text)}` : `not valid YAML: ${message}`], error)
+    // No cause: the parser's error quotes the file (js-yaml's keeps all of it), which may hold a secret.
+    throw invalid(path, [json ? `not valid JSON: ${withLineAndColumn((error as Error).message, text)}` : `not valid YAML: ${yamlProblem(error)}`])
   }
   if (!Array.isArray(data)) throw invalid(path, ['the top level must be a list of plugin rows (- id: …, name: …)'])
   return checkRows(data, path)
@@ -42,10 +42,32 @@ export async function readConfigFile(path: string): Promise<EntryOptions[]> {
 function withLineAndColumn(message: string, text: string): string {
   const match = / in JSON at position (\d+)(?: \(line \d+ column \d+\))?/.exec(message)
   if (match) return `${message.slice(0, match.index)} ${lineAndColumn(text, Number(match[1]))}${message.slice(match.index + match[0].length)}`
-  const quoted = /^(.*?), (?:\.\.\.)?"[\s\S]*" is not valid JSON$/.exec(message)
+  const quoted = /^(.*?), (?:\.\.\.)?"[\s\S]*"(?:\.\.\.)? is not valid JSON$/.exec(message)
   if (!quoted) return message
   const offset = failingOffset(text)
   return offset === undefined ? quoted[1] ?? message : `${quoted[1] ?? ''} ${lineAndColumn(text, offset)}`
+}
+
+/**
+ * js-yaml's reasons that quote the file's text, each put without it: a tag, an alias or a tag
+ * handle is what a value written unquoted becomes when it starts with `!` or `*`, and such a
+ * value may be a key (`api-key: !s3cr3t`).
+ */
+const QUOTING_REASONS: readonly (readonly [RegExp, string])[] = [
+  [/^unknown tag /, 'unknown tag: a value starting with ! is read as a YAML tag; quote the value'],
+  [/^(?:tag name|tag prefix|undeclared tag handle|there is a previously declared suffix)/, 'malformed tag: a value starting with ! is read as a YAML tag; quote the value'],
+  [/^unidentified alias /, 'unknown alias: a value starting with * is read as a YAML alias; quote the value'],
+]
+
+/**
+ * The parser's reason and where, `… at line 11, column 1`, without its code frame: the lines around
+ * the error may hold a secret (`rein config` masks them; this must not print them either).
+ */
+function yamlProblem(error: unknown): string {
+  if (!(error instanceof yaml.YAMLException)) return 'the parser failed without saying where'
+  const reason = QUOTING_REASONS.find(([pattern]) => pattern.test(error.reason))?.[1] ?? error.reason
+  const { line, column } = error.mark
+  return `${reason} at line ${line + 1}, column ${column + 1}`
 }
 
 function lineAndColumn(text: string, offset: number): string {

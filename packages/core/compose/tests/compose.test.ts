@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { inspect } from 'node:util'
+import { isReinError } from '@rein/base'
 import { describe, expect, it, vi } from 'vitest'
-import type { SlowLoad } from '../src/index.ts'
+import { loadComposition, type SlowLoad } from '../src/index.ts'
 import { fixtures, rejection, useComposition } from './harness.ts'
 
 const { dir, log, writeConfig, load, failure, dispose } = useComposition()
@@ -161,6 +163,30 @@ describe('loadComposition', () => {
   ])('places %s in a JSON composition by line and column, without quoting the file', async (_case, lines, said) => {
     const { problems } = await failure(writeConfig(lines.join('\n'), 'cordis.json'))
     expect(problems).toEqual([`not valid JSON: ${said}`])
+  })
+
+  // js-yaml's message carries a code frame of the lines around the error, and its error (the
+  // cause) the whole file: a key under a header, a line above or on the error, would be printed.
+  it.each([
+    ['on a neighbouring line', ['    headers:', '      api-key: S3cr3tV4lue9', '    label: [oops'], 'missed comma between flow collection entries at line 7, column 1'],
+    ['on the error line', ['    api-key: S3cr3tV4lue9: x'], 'bad indentation of a mapping entry at line 4, column 26'],
+    ['read as a tag (a value starting with !)', ['    api-key: !S3cr3tV4lue9'], 'unknown tag: a value starting with ! is read as a YAML tag; quote the value at line 5, column 1'],
+    ['read as a tag with !! (a value starting with !!)', ['    api-key: !!S3cr3tV4lue9'], 'unknown tag: a value starting with ! is read as a YAML tag; quote the value at line 5, column 1'],
+    ['read as an alias (a value starting with *)', ['    api-key: *S3cr3tV4lue9'], 'unknown alias: a value starting with * is read as a YAML alias; quote the value at line 4, column 27'],
+    ['read as a tag handle (!x!…)', ['    api-key: !x!S3cr3tV4lue9'], 'malformed tag: a value starting with ! is read as a YAML tag; quote the value at line 4, column 29'],
+  ])('does not quote a secret %s in a YAML syntax error, nor keep it in the cause', async (_case, configLines, said) => {
+    const file = writeConfig(['- id: openai', '  name: x', '  config:', ...configLines, '- id: tools', '  name: y', ''].join('\n'))
+    const error = await loadComposition({ file }).then(() => undefined, (caught: unknown) => caught)
+    expect(inspect(error, { depth: 10 })).not.toContain('S3cr3tV4lue9')
+    expect(isReinError(error) && error.details?.problems).toEqual([`not valid YAML: ${said}`])
+  })
+
+  it('does not keep the quote of the file in a JSON syntax error\'s cause', async () => {
+    // Node 20 words an unquoted value with a quote of the ten characters either side of it.
+    const file = writeConfig(['[', '  {"id": "a", "name": "x", "config": {"apiKey": S3cr3tV4lue9}}', ']', ''].join('\n'), 'cordis.json')
+    const error = await loadComposition({ file }).then(() => undefined, (caught: unknown) => caught)
+    expect(isReinError(error) && error.details?.problems).toEqual([`not valid JSON: Unexpected token 'S' at line 2, column 49`])
+    expect(inspect(error, { depth: 10 })).not.toContain('3cr3tV')
   })
 
   it('names the config field whose !!js expression throws as the row first starts', async () => {

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { inspect } from 'node:util'
 import { loadComposition } from '@rein/compose'
 import { userMessage, type StreamChunk } from '@rein/llm'
 import { startMockOpenAiServer } from '@rein/testkit'
@@ -34,6 +35,19 @@ describe('@rein/llm-deepseek in a cordis.yml', () => {
     } finally {
       delete process.env.REIN_TEST_DS_KEY
       await server.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+  // The schema is @rein/llm-openai's; this checks the DeepSeek row refuses a pasted key too, and names its own variable.
+  it('refuses a key pasted into apiKeyEnv at load, without quoting it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rein-deepseek-yml-'))
+    try {
+      const file = join(dir, 'cordis.yml')
+      writeFileSync(file, ["- { id: llm, name: '@rein/llm' }", "- { id: deepseek, name: '@rein/llm-deepseek', config: { apiKeyEnv: sk-0123456789abcdef0123456789abcdef } }", ''].join('\n'))
+      const error = await loadComposition({ file, resolveFrom: packageDir }).then(() => undefined, (caught: unknown) => caught)
+      expect(inspect(error, { depth: 10 })).not.toContain('0123456789abcdef')
+      expect((error as Error).message).toMatch(/row "deepseek" \(@rein\/llm-deepseek\): config: apiKeyEnv must be .*e\.g\. apiKeyEnv: DEEPSEEK_API_KEY/)
+    } finally {
       rmSync(dir, { recursive: true, force: true })
     }
   })

@@ -12,7 +12,7 @@ import { LlmAdapter, LlmError, type AdapterRequest, type LlmFailure, type ModelI
 import { checkBaseURL, userInfo } from './base-url.ts'
 import { checkHeaders } from './headers.ts'
 import { toWireBody, type RequestDefaults } from './convert-request.ts'
-import { readApiKey, redact, sentSecrets } from './credentials.ts'
+import { checkApiKeyEnv, readApiKey, redact, sentSecrets } from './credentials.ts'
 import { openAiDialect, type OpenAiDialect } from './dialect.ts'
 import { failureFromResponse, failureFromTransportError, failureFromUnframedBody, isChatCompletion, isErrorBody, notStreamedMessage } from './errors.ts'
 import { readBounded, STOP_READING } from './response-body.ts'
@@ -31,7 +31,7 @@ export interface OpenAiCompatibleOptions extends RequestDefaults {
   label: string
   /** An http:// or https:// URL; anything else throws `CONFIG_INVALID` from the constructor. */
   baseURL: string
-  /** Environment variable holding the key; `false` for servers without one. */
+  /** Name of the environment variable holding the key; `false` for servers without one. Anything but a name throws `CONFIG_INVALID` from the constructor. */
   apiKeyEnv: string | false
   headers: Readonly<Record<string, string>>
   models: readonly ModelInfo[]
@@ -82,6 +82,7 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
   constructor(readonly options: OpenAiCompatibleOptions) {
     super()
     checkBaseURL(options.baseURL)
+    checkApiKeyEnv(options.apiKeyEnv)
     checkHeaders(options.headers)
     const target = new URL(options.baseURL)
     target.pathname = `${target.pathname.replace(/\/+$/, '')}/chat/completions`

@@ -1,10 +1,31 @@
 /** API keys come from the environment by name; their values never appear in messages, logs or errors. */
 
-import { isSecretName } from '@rein/base'
+import { isSecretName, ReinError } from '@rein/base'
 import { LlmError } from '@rein/llm'
 
 /** A header value an HTTP client can send: printable ASCII without spaces. */
 const HEADER_SAFE = /^[\x21-\x7E]+$/
+
+/** What a shell can export: letters, digits and `_`, not starting with a digit. */
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+/**
+ * A run of 24 or more letters and digits, both, between underscores: a random key (`gsk_…`, 32 and
+ * more), not a name. Names are words joined by `_` (`ACME2024PRODUCTION_KEY` is one); a key whose
+ * characters happen to fit a name is still a key.
+ */
+const KEY_SHAPED_RUN = /(?:^|_)(?=[A-Za-z0-9]*[A-Za-z])(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{24,}(?:_|$)/
+
+/**
+ * `apiKeyEnv` when it names an environment variable (or is `false`); else `CONFIG_INVALID` that
+ * never quotes it: a value that is not a name is most likely the key itself, pasted in.
+ * `example` is the provider's usual variable, shown as the fix.
+ */
+export function checkApiKeyEnv(apiKeyEnv: unknown, example?: string): string | false {
+  if (apiKeyEnv === false) return false
+  if (typeof apiKeyEnv === 'string' && VARIABLE_NAME.test(apiKeyEnv) && !KEY_SHAPED_RUN.test(apiKeyEnv)) return apiKeyEnv
+  const fix = example ? `, e.g. apiKeyEnv: ${example}` : ''
+  throw new ReinError('CONFIG_INVALID', `apiKeyEnv must be the name of the environment variable that holds the API key (letters, digits and _, not starting with a digit), or false for a server without keys, not the key itself: put the key in an environment variable and set apiKeyEnv to its name${fix} (the value given is not shown: it may be a key)`)
+}
 
 /** `false` means the server needs no key. Throws `MISSING_CREDENTIAL` or `INVALID_CREDENTIAL`. */
 export function readApiKey(apiKeyEnv: string | false, provider: string): string | undefined {

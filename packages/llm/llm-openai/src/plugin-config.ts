@@ -8,6 +8,7 @@ import Schema from '@deepseek-ai/schemastery'
 import type { ModelInfo } from '@rein/llm'
 import { OpenAiCompatibleAdapter } from './adapter.ts'
 import { checkBaseURL } from './base-url.ts'
+import { checkApiKeyEnv } from './credentials.ts'
 import { checkHeaders } from './headers.ts'
 import type { OpenAiDialect } from './dialect.ts'
 import { ModelConfig, toModelInfo } from './models-config.ts'
@@ -41,7 +42,8 @@ export function compatibleConfig(defaults: CompatibleDefaults): Schema<Partial<C
     label: Schema.string().default(defaults.label).description('Names the server in messages.'),
     // Checked as the config loads: a URL without a scheme fails the plugin at startup with the fix.
     baseURL: Schema.transform(Schema.string(), (value) => checkBaseURL(value)).default(defaults.baseURL).description('Base URL with http:// or https://; requests go to {baseURL}/chat/completions.'),
-    apiKeyEnv: Schema.union([Schema.string(), Schema.const(false)]).default(defaults.apiKeyEnv).description('Environment variable with the API key; false for a server without keys.'),
+    // Checked as the config loads, by rein rather than by a union, whose error quotes the value: a value that is not a variable's name is most likely the key itself.
+    apiKeyEnv: Schema.transform(Schema.any(), (value) => checkApiKeyEnv(value, defaults.apiKeyEnv)).default(defaults.apiKeyEnv).description('Name of the environment variable with the API key; false for a server without keys.'),
     // Checked as the config loads: a value HTTP cannot carry fails the plugin at startup, not every request as a network error.
     headers: Schema.transform(Schema.dict(Schema.string()), (value) => checkHeaders(value)).default({}).description('Extra HTTP headers on every request.'),
     models: Schema.array(ModelConfig).default([]).description('Model catalog entries; an entry with a built-in id replaces it.'),

@@ -3,6 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { inspect } from 'node:util'
+import { isReinError } from '@rein/base'
 import { loadComposition, type Composition } from '@rein/compose'
 import { userMessage, type StreamChunk } from '@rein/llm'
 import { startMockOpenAiServer, type MockServer } from '@rein/testkit'
@@ -60,7 +62,24 @@ describe('@rein/llm-openai in a cordis.yml', () => {
     dir = mkdtempSync(join(tmpdir(), 'rein-openai-yml-'))
     const file = join(dir, 'cordis.yml')
     writeFileSync(file, yml('http://127.0.0.1:1/v1').replace('apiKeyEnv: false', 'apiKeyEnv: 42'))
-    await expect(loadComposition({ file, resolveFrom: packageDir })).rejects.toThrow('row "main-model" (@rein/llm-openai): config.apiKeyEnv:')
+    await expect(loadComposition({ file, resolveFrom: packageDir })).rejects.toThrow('row "main-model" (@rein/llm-openai): config: apiKeyEnv must be the name of the environment variable')
+  })
+
+  // A key pasted where its variable's name belongs was printed in MISSING_CREDENTIAL on every
+  // request, written to the session log, and shown by `rein config`.
+  it.each([
+    ['an OpenAI key', "'sk-proj-Zq81KxY2Lm0Np7AbCdEf'", 'Zq81KxY2Lm0Np7AbCdEf'],
+    ['a key whose characters would do for a name (Groq\'s gsk_)', 'gsk_Zq81KxY2Lm0Np7AbCdEf9GhIjKl3Mn4', 'Zq81KxY2Lm0Np7AbCdEf'],
+    ['a key of digits, which YAML reads as a number', '1234567890123456', '1234567890123456'],
+    ['a name with spaces', "'OPENAI API KEY'", 'OPENAI API KEY'],
+  ])('refuses %s in apiKeyEnv at load, without quoting it', async (_case, written, secret) => {
+    dir = mkdtempSync(join(tmpdir(), 'rein-openai-yml-'))
+    const file = join(dir, 'cordis.yml')
+    writeFileSync(file, yml('http://127.0.0.1:1/v1').replace('apiKeyEnv: false', `apiKeyEnv: ${written}`))
+    const error = await loadComposition({ file, resolveFrom: packageDir }).then(() => undefined, (caught: unknown) => caught)
+    expect(isReinError(error, 'CONFIG_INVALID')).toBe(true)
+    expect(inspect(error, { depth: 10 })).not.toContain(secret)
+    expect((error as Error).message).toMatch(/row "main-model" \(@rein\/llm-openai\): config: apiKeyEnv must be .*put the key in an environment variable and set apiKeyEnv to its name, e\.g\. apiKeyEnv: OPENAI_API_KEY/)
   })
 
   it('fails the load, naming the field, the value and the fix, on a base URL without a scheme', async () => {

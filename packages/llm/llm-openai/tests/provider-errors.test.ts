@@ -225,6 +225,26 @@ describe('base URL without a scheme', () => {
   })
 })
 
+describe('apiKeyEnv', () => {
+  const adapter = (apiKeyEnv: string | false) => new openai.OpenAiCompatibleAdapter({ label: 'x', baseURL: 'http://127.0.0.1:9/v1', apiKeyEnv, headers: {}, models: [], streamIdleTimeoutMs: 1000, maxTokensField: 'max_tokens' })
+
+  it.each([
+    ['an OpenAI key', 'sk-proj-Zq81KxY2Lm0Np7AbCdEf'],
+    ['a key whose characters would do for a name', 'gsk_Zq81KxY2Lm0Np7AbCdEf9GhIjKl3Mn4'],
+  ])('refuses %s given to the adapter directly as apiKeyEnv, without quoting it', (_case, key) => {
+    expect(() => adapter(key)).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringMatching(/^apiKeyEnv must be the name of the environment variable/) }))
+    expect(() => adapter(key)).not.toThrow('Zq81KxY2')
+  })
+
+  it('refuses an empty apiKeyEnv, which names no variable', () => {
+    expect(() => adapter('')).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }))
+  })
+
+  it('takes the names of environment variables, whatever their case', () => {
+    for (const name of ['OPENAI_API_KEY', 'openai_key', '_KEY2', 'AZURE_OPENAI_API_KEY_2024_PRODUCTION', 'ACME2024PRODUCTION_KEY']) expect(adapter(name).options.apiKeyEnv).toBe(name)
+  })
+})
+
 describe('endpoint', () => {
   it('tells where a route\'s requests go, without credentials', async () => {
     const { root, server } = await boot([], { label: 'Local vLLM' })
