@@ -176,6 +176,8 @@ function said(thrown: unknown): string {
 /** Validates, freezes and renders a value the body (or a post-execute hook) produced. */
 export function settle(prepared: PreparedTool, name: string, args: FrozenJson<JsonObject>, raw: unknown, logger: Logger): ToolResult {
   const definition = prepared.definition
+  // Said apart from other non-JSON: a body that forgot to return reads it as its own mistake.
+  if (raw === undefined) return failure('INVALID_TOOL_OUTPUT', `${name} returned nothing (undefined); a tool must return a value matching its output schema`)
   let value: FrozenJson
   try {
     value = toFrozenJson(raw as JsonValue)
@@ -189,7 +191,7 @@ export function settle(prepared: PreparedTool, name: string, args: FrozenJson<Js
   }
   let content: ToolContent
   try {
-    content = toContent(definition.output.render(args, value))
+    content = toContent(definition.output.render(args, value), 'output.render returned')
   } catch (error) {
     return failure('TOOL_FAILED', `${name} could not render its result: ${said(error)}`)
   }
@@ -227,7 +229,7 @@ async function review(
   switch (decision.kind) {
     case 'replace-content':
       try {
-        return Object.freeze({ ...result, content: toContent(decision.content) })
+        return Object.freeze({ ...result, content: toContent(decision.content, 'its replace-content is') })
       } catch (error) {
         return failure('BLOCKED', `${call.toolName}: a post-execute hook gave invalid content: ${said(error)}`)
       }

@@ -1,7 +1,8 @@
 /** Checks a definition once, at registration, and compiles what the pipeline and the model need. */
 
-import { ReinError, toFrozenJson } from '@rein/base'
+import { ReinError, isReinError, toFrozenJson } from '@rein/base'
 import { isRawSchema, type AnyToolDefinition } from './define-tool.ts'
+import { jsonSchemaAsProperties, kindOf, shown, suggestName } from './author-hints.ts'
 import type { ToolInfo } from './hooks.ts'
 import type { RunIdentity } from './run-context.ts'
 import { defaultReplaySafe, isToolEffect, TOOL_EFFECTS, type ToolEffect } from './effects.ts'
@@ -38,44 +39,27 @@ export const MAX_TIMEOUT_MS = 2 ** 31 - 1
 /** The longest a cancelled call may wait for its body's own answer. */
 const MAX_CANCEL_GRACE_MS = 10_000
 
-/** Throws `INVALID_TOOL_DEFINITION` naming the tool and the field at fault. */
+/** Throws `INVALID_TOOL_DEFINITION` naming the tool, the field at fault, what it got and what to do. */
 export function prepareTool(input: AnyToolDefinition): PreparedTool {
   const label = typeof input?.name === 'string' ? `tool "${input.name}"` : 'tool'
   const fail = (message: string, cause?: unknown, details: Record<string, unknown> = {}): never => {
     const tool = typeof input?.name === 'string' ? { tool: input.name } : {}
-    throw new ReinError('INVALID_TOOL_DEFINITION', `${label}: ${message}`, { cause, details: { ...tool, ...details } })
+    throw new ReinError('INVALID_TOOL_DEFINITION', `${label}: ${message}`, { ...(cause === undefined ? {} : { cause }), details: { ...tool, ...details } })
   }
-  if (typeof input !== 'object' || input === null) fail('a definition must be an object')
-  if (typeof input.output !== 'object' || input.output === null) fail('output is required: {schema, render}')
+  if (typeof input !== 'object' || input === null) {
+    fail(`register() needs a tool definition, the object defineTool({...}) returns, but got ${kindOf(input)} (check the import)`)
+  }
+  if (typeof input.output !== 'object' || input.output === null) {
+    fail("output is required but missing; add output: {schema, render}, e.g. {schema: {type: 'string'}, render: (args, value) => value}")
+  }
   // One read of every field: a getter cannot answer differently later, and a later change to the
   // caller's object cannot reach the registry.
   const definition: Readonly<AnyToolDefinition> = Object.freeze({ ...input, output: Object.freeze({ ...input.output }) })
-  if (typeof definition.name !== 'string' || !NAME.test(definition.name)) {
-    fail('name must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"')
-  }
-  if (typeof definition.description !== 'string' || definition.description.trim() === '') fail('description must be a non-empty string')
-  if (typeof definition.execute !== 'function') fail('execute must be a function')
-  if (typeof definition.output.render !== 'function') fail('output.render must be a function')
-  const { timeoutMs } = definition
-  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
-    fail('timeoutMs must be a positive, finite number of milliseconds')
-  }
-  if (timeoutMs !== undefined && timeoutMs > MAX_TIMEOUT_MS) fail(`timeoutMs must be at most ${MAX_TIMEOUT_MS} ms (about 24.8 days)`)
-  const { cancelGraceMs } = definition
-  if (cancelGraceMs !== undefined && !(Number.isInteger(cancelGraceMs) && cancelGraceMs >= 0 && cancelGraceMs <= MAX_CANCEL_GRACE_MS)) {
-    fail(`cancelGraceMs must be a whole number of milliseconds from 0 to ${MAX_CANCEL_GRACE_MS}`)
-  }
+  checkRequiredFields(definition, fail)
+  checkTiming(definition, fail)
+  const { timeoutMs, cancelGraceMs } = definition
   const effects = checkEffects(definition.effects, fail)
-  for (const key of ['replaySafe', 'recoverAfterInterrupt'] as const) {
-    if (definition[key] !== undefined && typeof definition[key] !== 'boolean') fail(`${key} must be true or false`)
-  }
-  if (definition.recoverAfterInterrupt === true && definition.recover === undefined) fail('recoverAfterInterrupt needs a recover function: the call is left for it')
-  for (const key of ['presentCall', 'presentResult', 'summarize', 'recover', 'availableTo'] as const) {
-    if (definition[key] !== undefined && typeof definition[key] !== 'function') fail(`${key} must be a function`)
-  }
-  if (definition.output.presentationMeta !== undefined && typeof definition.output.presentationMeta !== 'function') {
-    fail('output.presentationMeta must be a function')
-  }
+  checkFlagsAndFunctions(definition, fail)
   const parameters = compileSchema(() => compileParameters(definition.parameters), 'parameters', fail)
   const output = compileSchema(() => compileOutput(definition.output.schema), 'output.schema', fail)
   const info: ToolInfo = Object.freeze({
@@ -110,10 +94,52 @@ export function usableBy(prepared: PreparedTool | undefined, caller: { readonly 
   }
 }
 
+/** The fields every tool has: what the model reads, and the functions the registry calls. */
+function checkRequiredFields(definition: Readonly<AnyToolDefinition>, fail: (message: string) => never) {
+  const { name } = definition
+  if (typeof name !== 'string' || !NAME.test(name)) {
+    const suggestion = suggestName(name)
+    const hint = suggestion ? `; e.g. "${suggestion}"` : typeof name === 'string' ? '' : `, but got ${kindOf(name)}`
+    fail(`name must be 1-64 characters of A-Z, a-z, 0-9, "_" or "-"${hint}`)
+  }
+  if (typeof definition.description !== 'string' || definition.description.trim() === '') {
+    fail(`description must be a non-empty string saying what the tool does and when to use it (the model reads it), but got ${shown(definition.description)}`)
+  }
+  if (typeof definition.execute !== 'function') fail(`execute must be a function, (args, run) => value, but got ${shown(definition.execute)}`)
+  // Read as data (not a method): a render that is not a function is only described, never called.
+  const render: unknown = Reflect.get(definition.output, 'render')
+  if (typeof render !== 'function') fail(`output.render must be a function, (args, value) => a string or content parts, but got ${shown(render)}`)
+}
+
+/** The deadline and the grace after a cancel: each absent, or in the range a timer can keep. */
+function checkTiming(definition: Readonly<AnyToolDefinition>, fail: (message: string) => never) {
+  const { timeoutMs, cancelGraceMs } = definition
+  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+    fail(`timeoutMs must be a positive, finite number of milliseconds, but got ${shown(timeoutMs)}`)
+  }
+  if (timeoutMs !== undefined && timeoutMs > MAX_TIMEOUT_MS) fail(`timeoutMs must be at most ${MAX_TIMEOUT_MS} ms (about 24.8 days)`)
+  if (cancelGraceMs !== undefined && !(Number.isInteger(cancelGraceMs) && cancelGraceMs >= 0 && cancelGraceMs <= MAX_CANCEL_GRACE_MS)) {
+    fail(`cancelGraceMs must be a whole number of milliseconds from 0 to ${MAX_CANCEL_GRACE_MS}, but got ${shown(cancelGraceMs)}`)
+  }
+}
+
+/** The optional flags and functions: each absent, or of its type. */
+function checkFlagsAndFunctions(definition: Readonly<AnyToolDefinition>, fail: (message: string) => never) {
+  for (const key of ['replaySafe', 'recoverAfterInterrupt'] as const) {
+    if (definition[key] !== undefined && typeof definition[key] !== 'boolean') fail(`${key} must be true or false, but got ${shown(definition[key])}`)
+  }
+  if (definition.recoverAfterInterrupt === true && definition.recover === undefined) fail('recoverAfterInterrupt needs a recover function: the call is left for it')
+  for (const key of ['presentCall', 'presentResult', 'summarize', 'recover', 'availableTo'] as const) {
+    if (definition[key] !== undefined && typeof definition[key] !== 'function') fail(`${key} must be a function, but got ${shown(definition[key])}`)
+  }
+  const presentationMeta: unknown = Reflect.get(definition.output, 'presentationMeta')
+  if (presentationMeta !== undefined && typeof presentationMeta !== 'function') fail(`output.presentationMeta must be a function, but got ${shown(presentationMeta)}`)
+}
+
 /** Effects as declared, deduplicated, in the canonical order, frozen. */
 function checkEffects(declared: unknown, fail: (message: string) => never): readonly ToolEffect[] {
   if (declared === undefined) return Object.freeze([])
-  if (!Array.isArray(declared)) fail(`effects must be an array of ${TOOL_EFFECTS.join(', ')}`)
+  if (!Array.isArray(declared)) fail(`effects must be an array of ${TOOL_EFFECTS.join(', ')}, but got ${shown(declared)}`)
   const unknown = (declared as unknown[]).find((effect) => !isToolEffect(effect))
   if (unknown !== undefined) fail(`effects: unknown effect ${JSON.stringify(unknown)}; use ${TOOL_EFFECTS.join(', ')}`)
   return Object.freeze(TOOL_EFFECTS.filter((effect) => (declared as unknown[]).includes(effect)))
@@ -130,16 +156,29 @@ function compileSchema(
     return canonicalSchema(schema)
   } catch (error) {
     const details = (error instanceof ReinError ? error.details : undefined) ?? {}
-    return fail(`${field}: ${error instanceof Error ? error.message : String(error)}`, error, { field, ...details })
+    // cordis logs an error's cause before the error: a schema refusal, already all in our message,
+    // would be printed once more without the tool's name. Anything else keeps its stack as the cause.
+    const cause = isReinError(error, 'INVALID_SCHEMA') ? undefined : error
+    return fail(`${field}: ${error instanceof Error ? error.message : String(error)}`, cause, { field, ...details })
   }
 }
 
 function compileParameters(parameters: unknown): JsonSchema {
   if (isRawSchema(parameters)) {
-    if (parameters.schema.type !== 'object') throw new Error('$: a parameters schema must have type "object"')
+    if (parameters.schema.type !== 'object') {
+      throw schemaError(`a parameters schema must have type "object" (arguments are always named), but has type ${shown(parameters.schema.type)}`)
+    }
     return parameters.schema
   }
+  if (parameters === undefined) throw schemaError("parameters is missing; give a map of property specs ({} for a tool that takes no arguments)")
+  const misplaced = typeof parameters === 'object' && parameters !== null ? jsonSchemaAsProperties(parameters) : undefined
+  if (misplaced) throw schemaError(misplaced)
   return { type: 'object', ...compileProperties(parameters), additionalProperties: false }
+}
+
+/** An `INVALID_SCHEMA` about the whole of a schema (path `$`). */
+function schemaError(message: string): ReinError {
+  return new ReinError('INVALID_SCHEMA', `$: ${message}`, { details: { path: '$' } })
 }
 
 function compileOutput(schema: unknown): JsonSchema {

@@ -1,6 +1,6 @@
 /** The `ctx.tools` service: owns tool registrations and pipeline hooks, and executes calls. */
 
-import { Context, Service, type Logger } from '@deepseek-ai/cordis'
+import { Context, Service, type Fiber, type Logger } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
 import { ReinError, isReinError, raceSignal } from '@rein/base'
 import { parseArguments } from './arguments.ts'
@@ -13,6 +13,8 @@ import { runPipeline, settle, type ExecuteInput } from './pipeline.ts'
 import type { RunIdentity, ToolCallContext, ToolRunFields } from './run-context.ts'
 import { CORE_RUN_FIELDS, type Contribution } from './tool-run.ts'
 import { failure } from './result.ts'
+import { ownerOf } from './owner.ts'
+import { kindOf } from './author-hints.ts'
 import { describeCall, describeResult, summarizeResult } from './presenters.ts'
 import type { ToolCallView, ToolResultView } from './presentation.ts'
 import { MAX_TIMEOUT_MS, prepareTool, usableBy, type PreparedTool, type ToolSchema } from './registration.ts'
@@ -37,7 +39,8 @@ export interface ToolRegistryConfig {
   askFor: ToolEffect[]
 }
 
-type Registered = PreparedTool & { logger: Logger }
+/** `owner`: the fiber that registered it, for the message when another tool takes its name. */
+type Registered = PreparedTool & { logger: Logger; owner: Fiber }
 interface RegistryState {
   tools: Map<string, Registered>
   schemas: readonly ToolSchema[] | undefined
@@ -90,12 +93,11 @@ export class ToolRegistry extends Service {
     const tool = prepareTool(definition as unknown as AnyToolDefinition)
     // From the registry's frozen copy from here on: the caller's object may change after this.
     const { name } = tool.definition
-    const prepared: Registered = { ...tool, logger: this.ctx.logger(name) }
+    const prepared: Registered = { ...tool, logger: this.ctx.logger(name), owner: this.ctx.fiber }
     const state = this._state
     return this.ctx.effect(() => {
-      if (state.tools.has(name)) {
-        throw new ReinError('DUPLICATE_TOOL', `a tool named "${name}" is already registered; dispose it first or pick another name`)
-      }
+      const first = state.tools.get(name)
+      if (first) throw duplicateTool(name, first.owner, prepared.owner)
       state.tools.set(name, prepared)
       state.schemas = undefined
       return () => {
@@ -140,13 +142,15 @@ export class ToolRegistry extends Service {
    * per call with the call as hooks see it. One provider per key (`DUPLICATE_CONTRIBUTION`).
    */
   contribute<K extends Extract<keyof ToolRunFields, string>>(key: K, provide: (call: ToolCall) => ToolRunFields[K] | undefined): () => Promise<void> {
-    if (typeof provide !== 'function') throw new ReinError('INVALID_HOOK', 'tools.contribute() needs a function')
+    if (typeof provide !== 'function') throw new ReinError('INVALID_HOOK', `tools.contribute("${key}") needs a function, (call) => the field's value, but got ${kindOf(provide)}`)
     if (CORE_RUN_FIELDS.has(key)) throw new ReinError('INVALID_HOOK', `tools.contribute("${key}"): every tool run has ${key} already; contribute a field of your own name`)
     const { contributions } = this._state
-    const contribution: Contribution = { key, provide, logger: this.ctx.logger('tools') }
+    const contribution: Contribution = { key, provide, logger: this.ctx.logger('tools'), owner: this.ctx.fiber }
     return this.ctx.effect(() => {
-      if (contributions.some((other) => other.key === key)) {
-        throw new ReinError('DUPLICATE_CONTRIBUTION', `another plugin already contributes "${key}" to tool runs`)
+      const first = contributions.find((other) => other.key === key)
+      if (first) {
+        const owner = ownerOf(first.owner).label
+        throw new ReinError('DUPLICATE_CONTRIBUTION', `${owner} already contributes "${key}" to tool runs; one provider per key: contribute a field of another name, or load only one of the two`, { details: { key, owner } })
       }
       contributions.push(contribution)
       return () => {
@@ -287,7 +291,7 @@ export class ToolRegistry extends Service {
   }
 
   private hook<T>(list: T[], item: T, label: string): () => Promise<void> {
-    if (typeof item !== 'function') throw new ReinError('INVALID_HOOK', `${label}() needs a function`)
+    if (typeof item !== 'function') throw new ReinError('INVALID_HOOK', `${label}() needs a function, but got ${kindOf(item)}`)
     return this.ctx.effect(() => {
       list.push(item)
       return () => {
@@ -317,6 +321,17 @@ function notify(observers: readonly ResultObserver[], input: ExecuteInput, resul
       report(error)
     }
   }
+}
+
+/** `DUPLICATE_TOOL`, naming who registered the name first (as far as cordis knows it) and what to do. */
+function duplicateTool(name: string, firstFiber: Fiber, secondFiber: Fiber): ReinError {
+  const first = ownerOf(firstFiber)
+  const details = { details: { tool: name, owner: first.label } }
+  if (firstFiber === secondFiber) {
+    return new ReinError('DUPLICATE_TOOL', `a tool named "${name}" is already registered by ${first.label} itself; register it once, or dispose the first registration before registering it again`, details)
+  }
+  const remedy = first.row && ownerOf(secondFiber).row ? 'remove one of the two rows' : 'dispose the first registration before registering this one'
+  return new ReinError('DUPLICATE_TOOL', `a tool named "${name}" is already registered by ${first.label}; give this tool another name, or ${remedy}`, details)
 }
 
 /** Code-unit order, never locale order, which differs between machines. */

@@ -1,6 +1,7 @@
 /** What `ctx.tools.execute` returns, and the part of it a session log keeps. */
 
 import type { FrozenJson, JsonValue } from '@rein/base'
+import { kindOf } from './author-hints.ts'
 
 /** Content a model reads as a tool result. Images travel by reference, never inline bytes. */
 export type ToolContentPart =
@@ -57,10 +58,13 @@ export function failure(code: ToolErrorCode | (string & {}), message: string): T
 /** The longest image url a result may carry. */
 const MAX_IMAGE_URL_CHARS = 8192
 
-/** Normalizes what `render` or a hook gave: a string becomes one text part; anything else must be parts. */
-export function toContent(content: string | ToolContent): ToolContent {
+/**
+ * Normalizes what `render` or a hook gave: a string becomes one text part; anything else must be
+ * parts. `gave` says where it came from in a message, e.g. `output.render returned`.
+ */
+export function toContent(content: string | ToolContent, gave = 'the content is'): ToolContent {
   if (typeof content === 'string') return Object.freeze([Object.freeze({ type: 'text' as const, text: content })])
-  if (!Array.isArray(content)) throw new TypeError('content must be a string or an array of parts')
+  if (!Array.isArray(content)) throw new TypeError(`${gave} ${kindOf(content)}; it must be a string or an array of content parts ({type: 'text', text})`)
   return Object.freeze(content.map((part: unknown, i) => {
     const p = part as Record<string, unknown>
     if (p?.type === 'text' && typeof p.text === 'string') return Object.freeze({ type: 'text' as const, text: p.text })
@@ -71,6 +75,6 @@ export function toContent(content: string | ToolContent): ToolContent {
       }
       return Object.freeze({ type: 'image' as const, mediaType: p.mediaType, url: p.url })
     }
-    throw new TypeError(`content[${i}] must be {type: 'text', text} or {type: 'image', mediaType, url}`)
+    throw new TypeError(`content[${i}] must be {type: 'text', text} or {type: 'image', mediaType, url}, but is ${kindOf(part)}${p?.type === undefined ? '' : ` of type ${JSON.stringify(p.type)}`}`)
   }))
 }

@@ -50,6 +50,7 @@ function check(schema: unknown, place: Place): void {
   for (const key of Object.keys(node)) {
     if (KEYWORDS.includes(key)) continue
     if (key === 'format') fail(FORMAT_REFUSAL, { key })
+    if (key === '$schema') fail('"$schema" is not needed: rein reads every schema as the JSON Schema subset it supports; drop it', { key })
     const near = closest(key, KEYWORDS)
     fail(`keyword "${key}" is not supported ${near ? `(did you mean "${near}"?)` : `(supported: ${KEYWORDS.join(', ')})`}`, { key })
   }

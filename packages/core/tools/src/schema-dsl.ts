@@ -6,6 +6,7 @@
 import { ReinError, childPath, closest, type JsonPrimitive, type JsonValue } from '@rein/base'
 import type { JsonSchema } from './json-schema.ts'
 import { FORMAT_REFUSAL } from './schema-check.ts'
+import { shown } from './author-hints.ts'
 
 /** JSON as a literal in source: `as const` and `const` type parameters make arrays and objects read-only. */
 type JsonLiteral = JsonPrimitive | readonly JsonLiteral[] | { readonly [key: string]: JsonLiteral }
@@ -120,7 +121,7 @@ export function compileValue(spec: unknown, path = '$', property = false): JsonS
   const fail = (message: string, key?: string): never => {
     throw new ReinError('INVALID_SCHEMA', `${path}: ${message}`, { details: key === undefined ? { path } : { path, key } })
   }
-  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) return fail('a value spec must be an object')
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) return fail(`a value spec must be an object such as {type: 'string'}, but got ${shown(spec)}`)
   const node = spec as Record<string, unknown>
   const out: Record<string, unknown> = {}
   if ('oneOf' in node) {
@@ -131,6 +132,7 @@ export function compileValue(spec: unknown, path = '$', property = false): JsonS
     return out as JsonSchema
   }
   const type = node.type
+  if (type === undefined) return fail(`a value spec needs a "type" (one of ${VALUE_TYPES.join(', ')}) or "oneOf"`)
   if (typeof type !== 'string' || !Object.hasOwn(KEYS, type)) {
     return fail(`unknown type ${JSON.stringify(type)} (use one of ${VALUE_TYPES.join(', ')}, or oneOf)`)
   }
@@ -139,7 +141,7 @@ export function compileValue(spec: unknown, path = '$', property = false): JsonS
   copyKeys(node, out, COPIED)
   if (type === 'array') out.items = compileValue(node.items, `${path}.items`)
   if (type === 'object') {
-    if (typeof node.additionalProperties !== 'boolean') fail('an object must declare additionalProperties: true or false')
+    if (typeof node.additionalProperties !== 'boolean') fail('an object must declare additionalProperties: true or false (false refuses keys not in properties, true lets any through)')
     Object.assign(out, compileProperties(node.properties, path))
     out.additionalProperties = node.additionalProperties
   }
@@ -151,8 +153,9 @@ function checkKeys(node: Record<string, unknown>, allowed: readonly string[], ki
   const here = property ? [...allowed, 'required'] : allowed
   for (const key of Object.keys(node)) {
     if (here.includes(key)) continue
-    if (key === 'required') fail('"required" marks a property of an object; it means nothing here', key)
+    if (key === 'required') fail(misplacedRequired(node.required), key)
     if (key === 'format') fail(FORMAT_REFUSAL, key)
+    if (key === '$schema') fail(`"$schema" belongs to a JSON Schema; a value spec has none: drop it (or ${VIA_JSON_SCHEMA})`, key)
     const owners = VALUE_TYPES.filter((type) => KEYS[type]!.includes(key))
     if (owners.length > 0) {
       if (kind === 'oneOf') fail(`"${key}" does not go beside oneOf; put it in the branches`, key)
@@ -163,6 +166,14 @@ function checkKeys(node: Record<string, unknown>, allowed: readonly string[], ki
   }
 }
 
+const VIA_JSON_SCHEMA = 'pass a JSON Schema through jsonSchema() from @rein/tools'
+
+/** `required` where it means nothing: a JSON Schema habit (a list on the object) or a misplaced mark. */
+function misplacedRequired(value: unknown): string {
+  if (Array.isArray(value)) return `"required" is a list in JSON Schema; in a value spec, mark each required property with required: true instead (or ${VIA_JSON_SCHEMA})`
+  return '"required" marks a property of an object; it means nothing here'
+}
+
 function listOr(items: string[]): string {
   return items.length === 1 ? items[0]! : `${items.slice(0, -1).join(', ')} or ${items.at(-1)!}`
 }
@@ -170,7 +181,7 @@ function listOr(items: string[]): string {
 /** Compiles a properties map to `{properties, required}`; `required` keeps declaration order. */
 export function compileProperties(properties: unknown, path = '$'): Pick<JsonSchema, 'properties' | 'required'> {
   if (typeof properties !== 'object' || properties === null || Array.isArray(properties)) {
-    throw new ReinError('INVALID_SCHEMA', `${path}.properties: must be an object of property specs`, { details: { path } })
+    throw new ReinError('INVALID_SCHEMA', `${path}.properties: must be an object of property specs, but got ${shown(properties)}`, { details: { path } })
   }
   const compiled: Record<string, JsonSchema> = {}
   const required: string[] = []
@@ -178,7 +189,7 @@ export function compileProperties(properties: unknown, path = '$'): Pick<JsonSch
     const propertyPath = childPath(`${path}.properties`, key)
     const isRequired = (property as Record<string, unknown> | null)?.required
     if (isRequired !== undefined && isRequired !== true) {
-      throw new ReinError('INVALID_SCHEMA', `${propertyPath}: "required" must be true or left out`, { details: { path: propertyPath } })
+      throw new ReinError('INVALID_SCHEMA', `${propertyPath}: "required" must be true or left out (leave it out for an optional property), but got ${shown(isRequired)}`, { details: { path: propertyPath, key: 'required' } })
     }
     if (isRequired) required.push(key)
     compiled[key] = compileValue(property, propertyPath, true)

@@ -1,6 +1,6 @@
 /** Builds the frozen `ToolRun` a body receives, with the fields provider packages contribute. */
 
-import type { Logger } from '@deepseek-ai/cordis'
+import type { Fiber, Logger } from '@deepseek-ai/cordis'
 import type { ToolRun } from './define-tool.ts'
 import type { ToolCall } from './hooks.ts'
 import type { OpenSpill, ToolCallContext, ToolRunFields } from './run-context.ts'
@@ -10,6 +10,8 @@ export interface Contribution {
   key: Extract<keyof ToolRunFields, string>
   provide(call: ToolCall): unknown
   logger: Logger
+  /** The fiber that contributes it, named when another plugin wants the same key. */
+  owner: Fiber
 }
 
 /** The fields every run has: no provider may contribute one (a `workspaceRoot` of its own would move the file tools' boundary). */

@@ -39,11 +39,11 @@ describe('compileValue', () => {
 
   it.each([
     [{ type: 'date' }, '$: unknown type "date" (use one of string, number, integer, boolean, null, array, object, json, or oneOf)'],
-    [{ type: 'object', properties: {} }, '$: an object must declare additionalProperties: true or false'],
-    [{ type: 'array' }, '$.items: a value spec must be an object'],
+    [{ type: 'object', properties: {} }, '$: an object must declare additionalProperties: true or false (false refuses keys not in properties, true lets any through)'],
+    [{ type: 'array' }, '$.items: a value spec must be an object such as {type: \'string\'}, but got undefined'],
     [{ oneOf: [{ type: 'string' }] }, '$: "oneOf" needs at least two branches'],
     [{ type: 'object', additionalProperties: false, properties: { 'a b': { type: 'nope' } } }, '$.properties["a b"]: unknown type "nope" (use one of string, number, integer, boolean, null, array, object, json, or oneOf)'],
-    [{ type: 'array', items: { type: 'object', properties: { x: { type: 'string', required: false } }, additionalProperties: false } }, '$.items.properties.x: "required" must be true or left out'],
+    [{ type: 'array', items: { type: 'object', properties: { x: { type: 'string', required: false } }, additionalProperties: false } }, '$.items.properties.x: "required" must be true or left out (leave it out for an optional property), but got false'],
   ])('rejects a malformed spec with its path: %j', (spec, message) => {
     expect(() => compileValue(spec)).toThrow(expect.objectContaining({ code: 'INVALID_SCHEMA', message }))
   })

@@ -1,0 +1,61 @@
+/**
+ * Words for the messages a tool author reads when a definition is refused: what was given, and
+ * what was probably meant (a JSON Schema where the DSL goes, a name with spaces).
+ */
+
+/** A value's kind for a message: `a number`, `an array`, `undefined`. */
+export function kindOf(value: unknown): string {
+  if (value === null || value === undefined) return String(value)
+  if (Array.isArray(value)) return 'an array'
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`
+}
+
+/** A value as a message shows it: a short string, number or boolean as written, anything else by kind. */
+export function shown(value: unknown): string {
+  if (typeof value === 'string' && value.length <= 40) return JSON.stringify(value)
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value)
+  return kindOf(value)
+}
+
+/** A valid tool name close to `name` (`"my tool!"` → `"my_tool"`), or undefined when none is. */
+export function suggestName(name: unknown): string | undefined {
+  if (typeof name !== 'string') return undefined
+  const suggestion = name.replace(/[^A-Za-z0-9_-]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 64)
+  return suggestion === '' || suggestion === name ? undefined : suggestion
+}
+
+/**
+ * Top-level keys of a JSON Schema object whose values no property spec can have (a spec is an
+ * object), so a properties map with arguments named `type` or `required` is never mistaken for one.
+ */
+function jsonSchemaSigns(node: Record<string, unknown>): string[] {
+  const signs: string[] = []
+  if (typeof node.$schema === 'string') signs.push('"$schema"')
+  if (typeof node.type === 'string') signs.push(`"type": ${JSON.stringify(node.type)}`)
+  if (Array.isArray(node.required)) signs.push('a "required" list')
+  if (typeof node.additionalProperties === 'boolean') signs.push(`"additionalProperties": ${node.additionalProperties}`)
+  return signs
+}
+
+/** `{text: {type: 'string', required: true}}`, built from the schema's first property so the author sees their own. */
+function propertiesExample(node: Record<string, unknown>): string {
+  const properties = typeof node.properties === 'object' && node.properties !== null ? node.properties as Record<string, unknown> : {}
+  const [name, spec] = Object.entries(properties)[0] ?? ['text', { type: 'string' }]
+  const type = typeof (spec as Record<string, unknown> | null)?.type === 'string' ? (spec as Record<string, string>).type : 'string'
+  const required = Array.isArray(node.required) && node.required.includes(name) ? ', required: true' : ''
+  return `{${name}: {type: '${type}'${required}}}`
+}
+
+/**
+ * When `parameters` is a JSON Schema rather than a map of property specs: a message saying what
+ * `parameters` takes and how to pass a JSON Schema instead; otherwise undefined.
+ */
+export function jsonSchemaAsProperties(parameters: object): string | undefined {
+  const node = parameters as Record<string, unknown>
+  const signs = jsonSchemaSigns(node)
+  if (signs.length === 0) return undefined
+  const drop = typeof node.$schema === 'string' ? ' and drop "$schema"' : ''
+  return `this is a JSON Schema (it has ${signs.join(', ')}), but parameters is a map from each argument's name to its spec, `
+    + `e.g. ${propertiesExample(node)}; to pass a JSON Schema, wrap it in jsonSchema() from @rein/tools: `
+    + `parameters: jsonSchema({type: 'object', properties: {…}, required: […]})${drop}`
+}
