@@ -6,7 +6,7 @@ import type { ContextCompacted } from '@rein/session'
 import type { Spend } from '@rein/telemetry'
 import { maskText, secretValues } from './mask-secrets.ts'
 import { neutralize } from './terminal-text.ts'
-import { formatMoney, groupDigits } from '@rein/base'
+import { formatMoney, groupDigits, isReinError } from '@rein/base'
 
 export interface Output {
   stdout: NodeJS.WritableStream & { isTTY?: boolean }
@@ -116,6 +116,24 @@ export class Renderer {
     if (result.error) this.err(this.red(`${result.reason}: ${result.error.code}: ${result.error.message}`))
     if (result.overrun) this.err(this.dim(`note: the answer went over a budget (${result.overrun.code}): ${result.overrun.message}`))
     this.err(this.dim(`${totalsLine(result)}${contextShare(this.context)} · ${result.reason}`))
+  }
+
+  /**
+   * A turn that could not start (`agent.send` rejected): its code and message, as a turn's error
+   * is shown, and the line typed, which went nowhere — the model never saw it and the session does
+   * not hold it, so it would be lost without a word.
+   */
+  notSent(line: string, error: unknown) {
+    const code = isReinError(error) ? error.code : 'INTERNAL_ERROR'
+    const message = maskText(error instanceof Error ? error.message : String(error), this.secrets)
+    if (this.json) {
+      this.line(this.out.stdout, JSON.stringify({ type: 'not-sent', text: line, error: { code, message } }))
+      return
+    }
+    if (this.midLine) this.out.stdout.write('\n')
+    this.midLine = false
+    this.err(this.red(`not sent: ${code}: ${message}`))
+    this.err(this.dim(`your message was not sent to the model nor saved in the session: ${line}`))
   }
 
   /** A tool call's line once it ends: `  [tool] <label> ok|failed <code>`, indented one more step per subagent level. */

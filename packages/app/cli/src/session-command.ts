@@ -3,7 +3,7 @@
  * signal handling, get an agent (new or resumed), and turn the outcome into an exit code.
  */
 
-import { Context, Logger, type Exporter } from '@deepseek-ai/cordis'
+import { Context } from '@deepseek-ai/cordis'
 import type { Agent, CreateAgentOptions, ResumeReport, TurnResult } from '@rein/agent'
 import type { Composition } from '@rein/compose'
 import type { JobService } from '@rein/jobs'
@@ -16,9 +16,8 @@ import { builtInModel, builtInWithoutModel, loadCliComposition, requireServices,
 import { EXIT } from './exit-codes.ts'
 import type { Io } from './io.ts'
 import { stopTurn, trapInterrupts } from './interrupts.ts'
-import { maskSecrets, secretValues } from './mask-secrets.ts'
+import { printPluginLogs, type PluginLogs } from './plugin-logs.ts'
 import { colorsEnabled, Renderer } from './render.ts'
-import { neutralize } from './terminal-text.ts'
 
 export interface SessionScope {
   ctx: Context
@@ -30,6 +29,8 @@ export interface SessionScope {
   source: string
   /** Aborted by the first SIGINT, SIGTERM or SIGHUP: stop what runs, in order. */
   interrupted: AbortSignal
+  /** The plugins' log lines; a reload runs in `logs.around`, so a row its report names is not printed twice. */
+  logs: PluginLogs
 }
 
 /** Loads the composition, runs `body`, and always disposes everything. */
@@ -63,15 +64,15 @@ function requireBuiltInProvider(provider: string, env: NodeJS.ProcessEnv): void 
 
 export async function withComposition(options: CliOptions, io: Io, body: (scope: SessionScope) => Promise<number>, prepare?: (ctx: Context) => Promise<void>): Promise<number> {
   const context = new Context()
-  printLogs(context, io, options.verbose)
-  const { composition, source } = await loadCliComposition({ ...(options.config ? { config: options.config } : {}), cwd: io.cwd, env: io.env, context, stderr: io.stderr })
+  const logs = printPluginLogs(context, io, options.verbose)
+  const { composition, source } = await logs.around(() => loadCliComposition({ ...(options.config ? { config: options.config } : {}), cwd: io.cwd, env: io.env, context, stderr: io.stderr }))
   const renderer = new Renderer(io, options.json, colorsEnabled(io.stdout, io.env))
   const interrupts = trapInterrupts(io, (text) => renderer.notice(text))
   try {
     requireServices(composition, source)
     tellMemoryProblems(composition.ctx, renderer)
     await prepare?.(composition.ctx)
-    const code = await body({ ctx: composition.ctx, composition, renderer, io, options, source, interrupted: interrupts.signal })
+    const code = await body({ ctx: composition.ctx, composition, renderer, io, options, source, interrupted: interrupts.signal, logs })
     // A turn that completed before the signal still leaves work the signal stopped (jobs): say so.
     return interrupts.signal.aborted && code === EXIT.ok ? EXIT.interrupted : code
   } finally {
@@ -245,39 +246,4 @@ function tellMemoryProblems(ctx: Context, renderer: Renderer): void {
   // Emitted once per service: before the composition loaded (a store that could not open) it is read back instead.
   if (problem) tell(problem)
   else ctx.on('memory/unavailable', tell)
-}
-
-type LogMessage = Parameters<Exporter['export']>[0]
-
-/**
- * The message with a leading error's stack cut at its first frame (cordis prints a leading error
- * by its stack). Where in the code an error came from is for --verbose: it buries what to fix.
- */
-export function withoutFrames(message: LogMessage): LogMessage {
-  const [first, ...rest] = message.args
-  if (!(first instanceof Error) || !first.stack) return message
-  const frame = first.stack.search(/\n {4}at /)
-  if (frame < 0) return message
-  const cut = Object.assign(Object.create(first) as Error, { stack: first.stack.slice(0, frame) })
-  return { ...message, args: [cut, ...rest] }
-}
-
-/**
- * The plugins' log lines on stderr: warnings and errors always (a collector that cannot be reached,
- * a recall that failed — each plugin says such a thing once), notices too with `--verbose`; never
- * debug. Secrets the environment holds are masked.
- */
-function printLogs(context: Context, io: Io, verbose: boolean): void {
-  const secrets = secretValues(io.env)
-  const shown = new Set(verbose ? ['error', 'warn', 'info'] : ['error', 'warn'])
-  const exporter: Exporter = {
-    // cordis's levels: error 0, info 1, warn 2, debug 3.
-    levels: { default: 2 },
-    export: (message) => {
-      if (!shown.has(message.type)) return
-      const text = maskSecrets(Logger.format(exporter, verbose ? message : withoutFrames(message)), secrets) as string
-      io.stderr.write(`${neutralize(`[${message.type}] ${message.name}: ${text}`)}\n`)
-    },
-  }
-  context.logger.exporter(exporter)
 }

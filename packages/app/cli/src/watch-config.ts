@@ -1,14 +1,17 @@
 /**
  * `rein chat`'s hot swap: when the cordis.yml in use is saved, the composition reloads it once no
  * turn runs (a provider row's restart would cut off the request in flight) and the user is told
- * which rows changed, or why the edit was refused — the rows then keep running as they were. The
- * file is only read. cordis's own watcher needs a newer Node and writes the file back, so this is
- * a plain `fs.watch`.
+ * which rows changed, or why the edit was refused — the rows then keep running as they were. An
+ * edit of the rows the chat's session lives in is refused too (see session-rows.ts). The
+ * file is only read.
  */
 
-import { watch, type FSWatcher } from 'node:fs'
-import { basename, dirname } from 'node:path'
-import type { Composition, ReloadReport } from '@rein/compose'
+import { basename } from 'node:path'
+import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
+import { readConfigFile, type Composition, type ReloadReport } from '@rein/compose'
+import type { PluginLogs } from './plugin-logs.ts'
+import { describeTouched, sessionRows, touchedRows, type TouchedRow } from './session-rows.ts'
+import { watchFile } from './watch-file.ts'
 
 /** The chat's agent, as far as a reload waits for it. */
 export interface Busy {
@@ -29,55 +32,70 @@ export interface CompositionWatch {
 
 /**
  * Watches `composition.file` until `stop`. A save is applied once `agent` is idle; `tell` gets one
- * line (or a refusal with its problems) per edit.
+ * line (or a refusal with its problems) per edit. The reload runs in `logs.around`, so a row that
+ * fails to start is said once, in the refusal, not also as a log line.
  */
-export function watchComposition(composition: Composition, tell: (text: string) => void, agent: Busy): CompositionWatch {
+export function watchComposition(composition: Composition, tell: (text: string) => void, agent: Busy, logs: PluginLogs): CompositionWatch {
   const { file } = composition
-  const name = basename(file)
   let timer: NodeJS.Timeout | undefined
   let running: Promise<void> = Promise.resolve()
   let stopped = false
 
-  const reload = () => {
-    timer = undefined
-    running = running.then(async () => {
+  const apply = async () => {
+    if (stopped) return
+    if (agent.status === 'running') {
+      tell(`${basename(file)} saved; it is applied when the running turn ends`)
+      await agent.whenIdle()
       if (stopped) return
-      if (agent.status === 'running') {
-        tell(`${name} saved; it is applied when the running turn ends`)
-        await agent.whenIdle()
-        if (stopped) return
-      }
-      try {
-        const report = await composition.reload()
-        tell(describe(name, report, agentRows(composition, report)))
-      } catch (error) {
-        tell(`${name} was not applied; the rows keep running as they were: ${error instanceof Error ? error.message : String(error)}`)
-      }
-    })
+    }
+    tell(await applySave(composition, logs))
   }
-  // The folder, not the file: an editor that saves by renaming a new file over it would leave a
-  // watch on the file itself looking at the old one.
-  let watcher: FSWatcher | undefined = watch(dirname(file), { persistent: false }, (_event, changed) => {
-    if (stopped || (changed !== null && changed !== name)) return
+  const files = watchFile(file, () => {
+    if (stopped) return
     clearTimeout(timer)
-    timer = setTimeout(reload, SETTLE_MS)
-  })
-  watcher.on('error', (error) => {
-    tell(`stopped watching ${file}: ${error.message}`)
-    watcher?.close()
-    watcher = undefined
-  })
+    timer = setTimeout(() => {
+      timer = undefined
+      running = running.then(apply)
+    }, SETTLE_MS)
+  }, (error) => tell(`stopped watching ${file}: ${error.message}`))
 
   return {
     settled: () => running,
     stop: async () => {
       stopped = true
       clearTimeout(timer)
-      watcher?.close()
-      watcher = undefined
+      files.close()
       await running
     },
   }
+}
+
+/** What a save comes to: the rows it changed, or why it was not applied (the rows then run as they were). */
+async function applySave(composition: Composition, logs: PluginLogs): Promise<string> {
+  const name = basename(composition.file)
+  const refused = `${name} was not applied; the rows keep running as they were: `
+  const touched = await sessionTouched(composition)
+  if (touched.length > 0) return `${refused}this chat's session lives in ${describeTouched(touched)}; to use the edit, leave this chat (Ctrl-D) and start a new one`
+  try {
+    const report = await logs.around(() => composition.reload())
+    return describe(name, report, agentRows(composition, report))
+  } catch (error) {
+    return `${refused}${error instanceof Error ? error.message : String(error)}`
+  }
+}
+
+/**
+ * The rows the chat's session lives in that the file as saved changes or removes. None when the
+ * file does not read: the reload then refuses it, saying why.
+ */
+async function sessionTouched(composition: Composition): Promise<TouchedRow[]> {
+  let next: EntryOptions[]
+  try {
+    next = await readConfigFile(composition.file)
+  } catch {
+    return []
+  }
+  return touchedRows(sessionRows(composition.ctx), next)
 }
 
 /** The changed or added rows that configure agents: their options reach new agents only. */

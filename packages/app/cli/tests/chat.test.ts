@@ -6,39 +6,13 @@ import { JsonlSessionStore } from '@rein/session-jsonl'
 import { validateSessionInvariants, type MockReply, type RecordedRequest } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { main, type Io } from '../src/index.ts'
-import { NO_HOME, project, type Project } from './harness.ts'
+import { chatTerminal as terminal, project, type Project } from './harness.ts'
 
 let current: Project | undefined
 afterEach(async () => {
   await current?.cleanup()
   current = undefined
 })
-
-/** `rein chat` on a pretend terminal: the test types into stdin and reads what the prompt shows. */
-function terminal(cwd: string, argv: string[] = []) {
-  const stdin = Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => {} })
-  const stdout = new PassThrough()
-  const stderr = Object.assign(new PassThrough(), { isTTY: true, columns: 80 })
-  let screen = ''
-  let answer = ''
-  stderr.on('data', (chunk: Buffer) => { screen += chunk.toString() })
-  stdout.on('data', (chunk: Buffer) => { answer += chunk.toString() })
-  const io: Io = { stdin, stdout, stderr, env: { NO_COLOR: '1', REIN_HOME: NO_HOME }, cwd, signals: new EventEmitter() as unknown as Io['signals'] }
-  const prompts = () => screen.split('> ').length - 1
-  return {
-    done: main(['chat', ...argv], io),
-    type: (text: string) => stdin.write(text),
-    screen: () => screen,
-    answer: () => answer,
-    /** Types `line`, waits for `reply` in the answer and for the next prompt (so the next line is a new turn, not a queued one). */
-    turn: async (line: string, reply: string) => {
-      const before = prompts()
-      stdin.write(`${line}\r`)
-      await expect.poll(() => answer).toContain(reply)
-      await expect.poll(prompts).toBe(before + 1)
-    },
-  }
-}
 
 describe('rein chat', () => {
   it('takes turns, asks before a tool that wants approval, and leaves on Ctrl-D', async () => {

@@ -9,6 +9,7 @@ import { createRequire } from 'node:module'
 import type { Readable } from 'node:stream'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { startMockOpenAiServer, type MockScript, type MockServer } from '@rein/testkit'
+import { expect } from 'vitest'
 import { main, type Io } from '../src/index.ts'
 
 export const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url))
@@ -125,6 +126,32 @@ export async function rein(cwd: string, argv: string[], options: { signals?: Eve
   }
   const code = await main(argv, io)
   return { code, stdout: out, stderr: err }
+}
+
+/** `rein chat` on a pretend terminal: the test types into stdin and reads what the prompt shows. */
+export function chatTerminal(cwd: string, argv: string[] = []) {
+  const stdin = Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => {} })
+  const stdout = new PassThrough()
+  const stderr = Object.assign(new PassThrough(), { isTTY: true, columns: 80 })
+  let screen = ''
+  let answer = ''
+  stderr.on('data', (chunk: Buffer) => { screen += chunk.toString() })
+  stdout.on('data', (chunk: Buffer) => { answer += chunk.toString() })
+  const io: Io = { stdin, stdout, stderr, env: { NO_COLOR: '1', REIN_HOME: NO_HOME }, cwd, signals: new EventEmitter() as unknown as Io['signals'] }
+  const prompts = () => screen.split('> ').length - 1
+  return {
+    done: main(['chat', ...argv], io),
+    type: (text: string) => stdin.write(text),
+    screen: () => screen,
+    answer: () => answer,
+    /** Types `line`, waits for `reply` in the answer and for the next prompt (so the next line is a new turn, not a queued one). */
+    turn: async (line: string, reply: string) => {
+      const before = prompts()
+      stdin.write(`${line}\r`)
+      await expect.poll(() => answer).toContain(reply)
+      await expect.poll(prompts).toBe(before + 1)
+    },
+  }
 }
 
 export function sessionIdOf(run: Run): string {

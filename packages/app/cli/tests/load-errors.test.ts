@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { spawnRein } from './harness.ts'
+import { FIXTURES, spawnRein } from './harness.ts'
 
 let dir: string | undefined
 /** A rein that holds a timer forever: ended here if a test failed before it did. */
@@ -77,6 +77,23 @@ describe('a composition that cannot load', () => {
     expect(run.stderr).toBe([
       `rein: ${join(project, 'cordis.yml')} has a problem:`,
       '  - row "tools" (@rein/tools): disabled: the !!js expression threw: REIN_TOOLS_OFF is not set',
+      '',
+    ].join('\n'))
+  })
+  it.each([[['run', 'hi']], [['sessions']]])("prints a plugin's start failure once, in the problem list, though cordis logged it and its cause (rein %j)", async (args) => {
+    const badSchema = join(FIXTURES, 'bad-schema.mjs')
+    const project = folder(['- id: tools', "  name: '@rein/tools'", '- id: noisy', '  name: ./noisy.mjs', '- id: t', `  name: '${badSchema}'`, '- id: thrower', '  name: ./thrower.mjs'], {
+      // An error that no problem states is still printed.
+      'noisy.mjs': "export const name = 'noisy'\nexport function apply(ctx) { ctx.logger('noisy').error(new Error('the cache is cold')) }\n",
+      'thrower.mjs': "export const name = 'thrower'\nexport function apply() { throw new Error('no licence key found') }\n",
+    })
+    const run = await spawnRein(project, args, undefined, { REIN_HOME: join(project, 'home') })
+    expect(run).toMatchObject({ code: 2, stdout: '' })
+    expect(run.stderr).toBe([
+      '[error] noisy: Error: the cache is cold',
+      `rein: ${join(project, 'cordis.yml')} has 2 problems:`,
+      `  - row "t" (${badSchema}): failed to start: tool "bad_schema": parameters: $.properties.text: unknown key "requird" (did you mean "required"?)`,
+      '  - row "thrower" (./thrower.mjs): failed to start: no licence key found',
       '',
     ].join('\n'))
   })

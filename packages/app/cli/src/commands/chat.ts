@@ -5,14 +5,15 @@
  * reloads it.
  */
 
-import { clearLine, cursorTo } from 'node:readline'
+import { clearScreenDown, cursorTo, moveCursor } from 'node:readline'
 import { createInterface, type Interface } from 'node:readline/promises'
 import { Writable } from 'node:stream'
-import type { Agent } from '@rein/agent'
+import type { Agent, TurnResult } from '@rein/agent'
 import { ReinError } from '@rein/base'
 import type { ParsedArgs } from '../args.ts'
 import type { ApprovalRequest } from '@rein/tools'
 import { installApproval, type PromptAnswer } from '../approval.ts'
+import { EXIT } from '../exit-codes.ts'
 import { stopTurn } from '../interrupts.ts'
 import type { Io } from '../io.ts'
 import { compactOutcome } from '../render.ts'
@@ -59,7 +60,7 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
     const unsubscribe = agent.subscribe((event) => scope.renderer.event(event))
     const watch = scope.source === 'built-in'
       ? undefined
-      : watchComposition(scope.composition, (text) => lines.interrupt(() => scope.renderer.notice(text), io.stderr), agent)
+      : watchComposition(scope.composition, (text) => lines.interrupt(() => scope.renderer.notice(text), io.stderr), agent, scope.logs)
     // SIGTERM or SIGHUP (Ctrl-C at the terminal reaches readline, below): end the turn and the chat.
     scope.interrupted.addEventListener('abort', () => {
       stopTurn(agent, scope.interrupted.reason)
@@ -89,9 +90,7 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
           await compactNow(scope, agent, compact[1]?.trim())
           continue
         }
-        const result = await agent.send(line)
-        scope.renderer.result(result)
-        last = exitFor(result)
+        last = await sendLine(scope, agent, line)
       }
       return last
     } finally {
@@ -106,6 +105,23 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
       if (agent.session.events.length === 0) scope.renderer.notice(`nothing was sent, so session ${agent.session.id} was not kept`)
     }
   })
+}
+
+/**
+ * Sends one line and shows how its turn ended; returns the exit code that turn stands for. A turn
+ * that cannot start (its session could not be opened again, say) is said, with the line typed, and
+ * the chat goes on: what went wrong may be fixed meanwhile, and the next line may go through.
+ */
+async function sendLine(scope: SessionScope, agent: Agent, line: string): Promise<number> {
+  let result: TurnResult
+  try {
+    result = await agent.send(line)
+  } catch (error) {
+    scope.renderer.notSent(line, error)
+    return EXIT.error
+  }
+  scope.renderer.result(result)
+  return exitFor(result)
 }
 
 /** `/compact [instructions]`: compacts now and says what it did; a failure is said, and the chat goes on. */
@@ -153,6 +169,10 @@ function heldEcho(stderr: Io['stderr']) {
     /** A question is asked (or answered). */
     asking(on: boolean) {
       asking = on
+    },
+    /** Whether the prompt or a question is on the screen, waiting for what is typed. */
+    shown(): boolean {
+      return prompting || asking
     },
     stop() {
       stderr.off('resize', resized)
@@ -218,14 +238,19 @@ function lineQueue(prompt: Interface, echo: ReturnType<typeof heldEcho>, stderr:
       if (waiting) prompt.prompt(true)
       if (typed !== '') prompt.write(typed)
     },
-    /** Writes `print`'s output above the prompt when one is shown, then shows it again with what was typed. */
+    /**
+     * Writes `print`'s output above the prompt or question shown, then shows it again with what was
+     * typed; printed on its line, the output would run into it, and the question would be gone.
+     */
     interrupt(print: () => void, screen: NodeJS.WritableStream) {
-      if (!waiting || ended) {
+      if (!echo.shown() || ended) {
         print()
         return
       }
-      clearLine(screen, 0)
+      // Back to the row the prompt (or question) starts on: with what was typed, it may wrap.
+      moveCursor(screen, 0, -prompt.getCursorPos().rows)
       cursorTo(screen, 0)
+      clearScreenDown(screen)
       print()
       prompt.prompt(true)
     },

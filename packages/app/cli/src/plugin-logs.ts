@@ -1,0 +1,123 @@
+/**
+ * The plugins' log lines on stderr: warnings and errors always (a collector that cannot be reached,
+ * a recall that failed — each plugin says such a thing once), notices too with `--verbose`; never
+ * debug. Secrets the environment holds are masked.
+ *
+ * Without `--verbose` each mistake is printed once. cordis logs an error's cause as a line of its
+ * own just before the error, whose message repeats it: the cause line is dropped. And a row that
+ * fails to start is logged by cordis, then named in the composition's problem report: while a
+ * composition loads or reloads, error lines wait, and those the report states are dropped.
+ */
+
+import { Logger, type Context, type Exporter } from '@deepseek-ai/cordis'
+import type { Io } from './io.ts'
+import { maskSecrets, secretValues } from './mask-secrets.ts'
+import { neutralize } from './terminal-text.ts'
+
+type LogMessage = Parameters<Exporter['export']>[0]
+
+export interface PluginLogs {
+  /**
+   * Runs `work` (a load or a reload) holding the plugins' lines back; when it fails, the error
+   * lines its error message states are dropped, as that message is printed. The rest are printed
+   * when it settles, or after `HOLD_MS` should it take that long (a plugin still starting).
+   */
+  around<T>(work: () => Promise<T>): Promise<T>
+}
+
+/** The longest the lines wait for a load: as long as rein waits before it says a load is slow. */
+const HOLD_MS = 10_000
+
+export function printPluginLogs(context: Context, io: Io, verbose: boolean): PluginLogs {
+  const secrets = secretValues(io.env)
+  const shown = new Set(verbose ? ['error', 'warn', 'info'] : ['error', 'warn'])
+  const write = (message: LogMessage) => {
+    const text = maskSecrets(Logger.format(exporter, verbose ? message : withoutFrames(message)), secrets) as string
+    io.stderr.write(`${neutralize(`[${message.type}] ${message.name}: ${text}`)}\n`)
+  }
+  const held = heldLines(write)
+  const exporter: Exporter = {
+    // cordis's levels: error 0, info 1, warn 2, debug 3.
+    levels: { default: 2 },
+    export: (message) => {
+      if (!shown.has(message.type)) return
+      // Stack frames, causes: --verbose shows everything as cordis logs it.
+      if (verbose) write(message)
+      else held.add(message)
+    },
+  }
+  context.logger.exporter(exporter)
+  return { around: (work) => held.around(work) }
+}
+
+/**
+ * Lines wait a moment before they are printed: cordis logs a cause and then its error in one go,
+ * so the cause line can be dropped once the error is seen. During `around`, they wait for its end.
+ */
+function heldLines(write: (message: LogMessage) => void) {
+  let pending: LogMessage[] = []
+  let holding = false
+  let scheduled = false
+  const flush = (report?: string) => {
+    const lines = pending
+    pending = []
+    for (const message of lines) if (!repeated(message, lines) && !stated(message, report)) write(message)
+  }
+  return {
+    add(message: LogMessage) {
+      pending.push(message)
+      if (holding || scheduled) return
+      scheduled = true
+      queueMicrotask(() => {
+        scheduled = false
+        if (!holding) flush()
+      })
+    },
+    async around<T>(work: () => Promise<T>): Promise<T> {
+      holding = true
+      const timer = setTimeout(() => { holding = false; flush() }, HOLD_MS).unref()
+      let report: string | undefined
+      try {
+        return await work()
+      } catch (error) {
+        report = error instanceof Error ? error.message : String(error)
+        throw error
+      } finally {
+        clearTimeout(timer)
+        holding = false
+        flush(report)
+      }
+    },
+  }
+}
+
+/** The error a line is about, when the line is an error alone (as cordis logs a plugin's failure). */
+function errorOf(message: LogMessage): Error | undefined {
+  const [first] = message.args
+  return message.args.length === 1 && first instanceof Error ? first : undefined
+}
+
+/** A cause cordis logged on its own, before an error among `lines` that it caused. */
+function repeated(message: LogMessage, lines: readonly LogMessage[]): boolean {
+  const error = errorOf(message)
+  return error !== undefined && lines.some((line) => line !== message && errorOf(line)?.cause === error)
+}
+
+/** An error whose message ends a line of the problem report (`row "t" (…): failed to start: <message>`). */
+function stated(message: LogMessage, report: string | undefined): boolean {
+  const first = errorOf(message)?.message.split('\n')[0]?.trim()
+  return report !== undefined && first !== undefined && first !== '' && report.split('\n').some((line) => line.endsWith(first))
+}
+
+/**
+ * The message with a leading error's stack cut at its first frame (cordis prints a leading error
+ * by its stack). Where in the code an error came from is for --verbose: it buries what to fix.
+ */
+export function withoutFrames(message: LogMessage): LogMessage {
+  const [first, ...rest] = message.args
+  if (!(first instanceof Error) || !first.stack) return message
+  const frame = first.stack.search(/\n {4}at /)
+  if (frame < 0) return message
+  const cut = Object.assign(Object.create(first) as Error, { stack: first.stack.slice(0, frame) })
+  return { ...message, args: [cut, ...rest] }
+}

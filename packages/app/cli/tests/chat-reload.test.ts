@@ -1,0 +1,238 @@
+/**
+ * `rein chat` and the cordis.yml it watches, on a pretend terminal: an edit of the rows the chat's
+ * session lives in is refused, a turn that cannot start leaves the chat running, a symlinked file
+ * is watched where it lives, a save's notice never lands on a question's line, and a row that
+ * fails to start is reported once.
+ */
+
+import { mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { JsonlSessionStore } from '@rein/session-jsonl'
+import type { MockReply } from '@rein/testkit'
+import { afterEach, describe, expect, it } from 'vitest'
+import { chatTerminal as terminal, FIXTURES, project, type Project } from './harness.ts'
+
+let current: Project | undefined
+afterEach(async () => {
+  await current?.cleanup()
+  current = undefined
+})
+
+const deadline = { timeout: 15_000 }
+const answers = (_request: unknown, index: number): MockReply => ({ steps: [{ text: `Answer ${index + 1}.` }] })
+const STORE_ROW = "- id: store\n  name: '@rein/session-jsonl'"
+const REFUSED = 'cordis.yml was not applied; the rows keep running as they were: '
+
+/** `text` with `from` replaced, which must be in it. */
+function replaced(text: string, from: string, to: string): string {
+  expect(text).toContain(from)
+  return text.replace(from, to)
+}
+
+/** The text of each user message of a stored session, in order. */
+async function userTexts(root: string, id: string): Promise<string[]> {
+  const { events } = await new JsonlSessionStore({ root }).load(id)
+  const messages = events.filter((event) => event.type === 'user/message').map((event) => (event.data as { message: { content: { text?: string }[] } }).message)
+  return messages.map((message) => message.content.map((block) => block.text ?? '').join(''))
+}
+
+const sessionId = (screen: string) => /session (\S+) · /.exec(screen)?.[1] ?? ''
+
+describe('rein chat: a turn that cannot start', () => {
+  it('keeps the chat going and says each line typed was not sent, when the session cannot be opened again', async () => {
+    const p = current = await project([{ steps: [{ toolCall: { id: 'u1', name: 'unplug', arguments: '{}' } }] }])
+    const file = join(p.dir, 'cordis.yml')
+    // The session store is one whose tool takes it away, as a store that lost its disk would go.
+    writeFileSync(file, replaced(readFileSync(file, 'utf8'), STORE_ROW, `- id: store\n  name: '${join(FIXTURES, 'unplug-store.ts')}'`))
+    const chat = terminal(p.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    chat.type('unplug the store\r')
+    await expect.poll(() => chat.screen().split('> ').length, deadline).toBe(3)
+    // Typed one after the other: neither can start, and neither ends the chat.
+    chat.type('are you there?\rhello?\r')
+    await expect.poll(chat.screen, deadline).toContain('your message was not sent to the model nor saved in the session: hello?')
+    const screen = chat.screen()
+    expect(screen).toContain('not sent: NO_SESSION_STORE: no session store is loaded; add @rein/session-jsonl to cordis.yml\n')
+    expect(screen).toContain('your message was not sent to the model nor saved in the session: are you there?\n')
+    expect(screen).not.toContain('rein: ')
+    await expect.poll(() => chat.screen().split('> ').length).toBe(5)
+    chat.type('\u0004')
+    // The last line typed went nowhere: the chat ends as a failed turn would.
+    expect(await chat.done).toBe(1)
+    expect(p.server.requests).toHaveLength(1)
+    expect(await userTexts(join(p.home, 'sessions'), sessionId(screen))).toEqual(['unplug the store'])
+  }, 60_000)
+})
+
+describe('rein chat: an edit of the rows its session lives in', () => {
+  it('refuses changing or removing the session and store rows, keeps the session where it was, and still applies other edits', async () => {
+    const p = current = await project(answers)
+    const file = join(p.dir, 'cordis.yml')
+    const original = readFileSync(file, 'utf8')
+    const root = join(p.home, 'sessions')
+    const chat = terminal(p.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    await chat.turn('hello', 'Answer 1.')
+
+    // Another root: the session would be looked for where it is not.
+    writeFileSync(file, replaced(original, `root: '${root}'`, `root: '${join(p.dir, 'elsewhere')}'`))
+    await expect.poll(chat.screen, deadline).toContain(`${REFUSED}this chat's session lives in row "store", which the edit changes; to use the edit, leave this chat (Ctrl-D) and start a new one`)
+    await chat.turn('still here?', 'Answer 2.')
+
+    writeFileSync(file, replaced(original, `- id: sessions\n  name: '@rein/session'\n${STORE_ROW}\n  config: { root: '${root}' }\n`, ''))
+    await expect.poll(chat.screen, deadline).toContain(`${REFUSED}this chat's session lives in rows "sessions" and "store", which the edit removes;`)
+    await chat.turn('and now?', 'Answer 3.')
+
+    // The same store under another id: a row removed and one added.
+    const renamed = replaced(original, '- id: store\n', '- id: disk\n')
+    writeFileSync(file, replaced(renamed, 'label: mock,', "label: mock, headers: { X-Edited: 'yes' },"))
+    await expect.poll(chat.screen, deadline).toContain(`${REFUSED}this chat's session lives in row "store", which the edit removes;`)
+    await chat.turn('one more', 'Answer 4.')
+    // Refused as a whole: the row the session does not live in did not change either.
+    expect(p.server.requests[3]!.headers['x-edited']).toBeUndefined()
+
+    writeFileSync(file, replaced(original, 'label: mock,', "label: mock, headers: { X-Edited: 'yes' },"))
+    await expect.poll(chat.screen, deadline).toContain('cordis.yml reloaded, in effect from the next turn: changed model')
+    await chat.turn('last', 'Answer 5.')
+    expect(p.server.requests[4]!.headers['x-edited']).toBe('yes')
+
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+    expect(await userTexts(root, sessionId(chat.screen()))).toEqual(['hello', 'still here?', 'and now?', 'one more', 'last'])
+  }, 60_000)
+
+  it('finds those rows by what they do, under any id, and the group they sit in', async () => {
+    const p = current = await project(answers)
+    const file = join(p.dir, 'cordis.yml')
+    const root = join(p.home, 'sessions')
+    const group = [
+      '- id: keeping',
+      `  name: '${join(FIXTURES, 'group.ts')}'`,
+      '  group: true',
+      '  config:',
+      '    - id: log',
+      "      name: '@rein/session'",
+      '    - id: disk',
+      `      name: '${join(FIXTURES, 'unplug-store.ts')}'`,
+      `      config: { root: '${root}' }`,
+      '',
+    ].join('\n')
+    const original = replaced(readFileSync(file, 'utf8'), `- id: sessions\n  name: '@rein/session'\n${STORE_ROW}\n  config: { root: '${root}' }\n`, group)
+    writeFileSync(file, original)
+    const chat = terminal(p.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    await chat.turn('hello', 'Answer 1.')
+
+    writeFileSync(file, replaced(original, `config: { root: '${root}' }`, `config: { root: '${join(p.dir, 'elsewhere')}' }`))
+    await expect.poll(chat.screen, deadline).toContain(`${REFUSED}this chat's session lives in row "disk", which the edit changes;`)
+    writeFileSync(file, replaced(original, '  group: true\n', '  group: true\n  disabled: true\n'))
+    await expect.poll(chat.screen, deadline).toContain(`${REFUSED}this chat's session lives in row "keeping", which the edit changes;`)
+    // Out of the group, the same rows are other rows to the loader: the session's store would restart.
+    const store = `- id: log\n  name: '@rein/session'\n- id: disk\n  name: '${join(FIXTURES, 'unplug-store.ts')}'\n  config: { root: '${root}' }\n`
+    writeFileSync(file, replaced(original, group, store))
+    await expect.poll(chat.screen, deadline).toContain(`${REFUSED}this chat's session lives in rows "log" and "disk", which the edit changes, and row "keeping", which the edit removes;`)
+    await chat.turn('still here?', 'Answer 2.')
+
+    writeFileSync(file, replaced(original, 'label: mock,', "label: mock, headers: { X-Edited: 'yes' },"))
+    await expect.poll(chat.screen, deadline).toContain('cordis.yml reloaded, in effect from the next turn: changed model')
+    await chat.turn('last', 'Answer 3.')
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+    expect(await userTexts(root, sessionId(chat.screen()))).toEqual(['hello', 'still here?', 'last'])
+  }, 60_000)
+})
+
+describe('rein chat: a symlinked cordis.yml', () => {
+  it('reloads when the file the link points to is saved, and when the link is pointed at another file', async () => {
+    const p = current = await project(answers)
+    const file = join(p.dir, 'cordis.yml')
+    const original = readFileSync(file, 'utf8')
+    // The file lives with the user's dotfiles; the project has a link to it.
+    mkdirSync(join(p.dir, 'dotfiles'))
+    mkdirSync(join(p.dir, 'other'))
+    const target = join(p.dir, 'dotfiles', 'cordis.yml')
+    renameSync(file, target)
+    symlinkSync(target, file)
+    const chat = terminal(p.dir)
+    await expect.poll(chat.screen).toContain('> ')
+
+    writeFileSync(target, replaced(original, 'label: mock,', "label: mock, headers: { X-Edited: 'one' },"))
+    await expect.poll(chat.screen, deadline).toContain('cordis.yml reloaded, in effect from the next turn: changed model')
+    await chat.turn('hello', 'Answer 1.')
+    expect(p.server.requests[0]!.headers['x-edited']).toBe('one')
+
+    // The link replaced by one to a file in another folder, as a dotfiles manager does it.
+    const other = join(p.dir, 'other', 'cordis.yml')
+    writeFileSync(other, replaced(original, 'label: mock,', "label: mock, headers: { X-Edited: 'two' },"))
+    symlinkSync(other, `${file}.new`)
+    renameSync(`${file}.new`, file)
+    await expect.poll(() => chat.screen().split('changed model').length, deadline).toBe(3)
+    await chat.turn('again', 'Answer 2.')
+    expect(p.server.requests[1]!.headers['x-edited']).toBe('two')
+
+    // That file is watched now too.
+    writeFileSync(other, replaced(original, 'label: mock,', "label: mock, headers: { X-Edited: 'three' },"))
+    await expect.poll(() => chat.screen().split('changed model').length, deadline).toBe(4)
+    await chat.turn('last', 'Answer 3.')
+    expect(p.server.requests[2]!.headers['x-edited']).toBe('three')
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+  }, 60_000)
+})
+
+describe('rein chat: a save while a question or the prompt waits', () => {
+  /** What the terminal shows: a line readline erases to redraw it (`ESC[1G ESC[0J`) is gone; other cursor moves are dropped. */
+  // eslint-disable-next-line no-control-regex
+  const plain = (text: string) => text.replace(/[^\n]*\u001b\[1G\u001b\[0J/g, '').replace(/\u001b\[\d*[A-Za-z]/g, '')
+
+  it('writes the notice on a line of its own above an approval question, then asks it again with the answer half typed', async () => {
+    const note: MockReply = { steps: [{ toolCall: { id: 'n1', name: 'note', arguments: '{"text":"kept"}' } }] }
+    const p = current = await project([note, { steps: [{ text: 'Noted.' }] }, { steps: [{ text: 'Answer 3.' }] }])
+    const file = join(p.dir, 'cordis.yml')
+    const question = 'allow note (writes a file)? [y]es / [n]o / [a]lways for this session '
+    const chat = terminal(p.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    chat.type('take a note\r')
+    await expect.poll(chat.screen).toContain(question)
+    chat.type('y')
+    await expect.poll(() => plain(chat.screen())).toContain(`${question}y`)
+    writeFileSync(file, replaced(readFileSync(file, 'utf8'), 'label: mock,', "label: mock, headers: { X-Edited: 'yes' },"))
+    await expect.poll(chat.screen, deadline).toContain('cordis.yml saved; it is applied when the running turn ends')
+    // The question comes back below the notice, with what was typed of the answer.
+    await expect.poll(() => plain(chat.screen()), deadline).toMatch(/\ncordis\.yml saved; it is applied when the running turn ends\nallow note \(writes a file\)\? \[y\]es \/ \[n\]o \/ \[a\]lways for this session y$/)
+    chat.type('\r')
+    await expect.poll(chat.answer).toContain('Noted.')
+    expect(readFileSync(join(p.dir, 'notes.txt'), 'utf8')).toBe('kept\n')
+    await expect.poll(chat.screen, deadline).toContain('cordis.yml reloaded, in effect from the next turn: changed model')
+
+    // At the prompt, the same: the notice above, the half-typed line kept.
+    chat.type('half')
+    writeFileSync(file, replaced(readFileSync(file, 'utf8'), "X-Edited: 'yes'", "X-Edited: 'again'"))
+    await expect.poll(() => plain(chat.screen()).split('changed model').length, deadline).toBe(3)
+    await expect.poll(() => plain(chat.screen()), deadline).toMatch(/\ncordis\.yml reloaded, in effect from the next turn: changed model\n> half$/)
+    chat.type(' done\r')
+    await expect.poll(chat.answer).toContain('Answer 3.')
+    const users = (p.server.requests[2]!.body as { messages: { role: string; content: unknown }[] }).messages.filter((message) => message.role === 'user')
+    expect(users.at(-1)?.content).toBe('half done')
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+  }, 60_000)
+})
+
+describe('rein chat: an edit whose row fails to start', () => {
+  it('says so once, in the refusal, with no separate [error] line', async () => {
+    const p = current = await project(answers)
+    const file = join(p.dir, 'cordis.yml')
+    const chat = terminal(p.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    writeFileSync(file, `${readFileSync(file, 'utf8')}- id: t\n  name: '${join(FIXTURES, 'bad-schema.mjs')}'\n`)
+    await expect.poll(chat.screen, deadline).toContain(`${REFUSED}${file} has a problem:`)
+    await chat.turn('hello', 'Answer 1.')
+    expect(chat.screen()).toContain(`row "t" (${join(FIXTURES, 'bad-schema.mjs')}): failed to start: tool "bad_schema": parameters: $.properties.text: unknown key "requird" (did you mean "required"?)`)
+    expect(chat.screen()).not.toContain('[error]')
+    expect(chat.screen().split('unknown key "requird"').length).toBe(2)
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+  }, 60_000)
+})
+
