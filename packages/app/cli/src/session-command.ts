@@ -190,6 +190,19 @@ function describeRoute(scope: SessionScope, agent: Agent) {
 }
 
 /** What a repair of a log left mid-turn did, one line per call; nothing when the log was whole. */
+/**
+ * Closes a log a crash left mid-turn without doing any agent work, as a lost subagent's is closed:
+ * the request it cut off counted (estimated), each open call settled by its tool or paired as
+ * unknown, none run again, the subagents it waited on closed too, not continued (a resume would run
+ * and continue them). Said as a resume's repair is. Nothing without `ctx.agents`.
+ */
+export async function closeCrashedLog(scope: SessionScope, sessionId: string): Promise<void> {
+  const subagents = scope.ctx.get('subagents')
+  const agents = scope.ctx.get('agents')
+  const closed = subagents ? await subagents.closeLog(sessionId) : await agents?.repair(sessionId, { signal: scope.interrupted })
+  if (closed) reportRepair(scope.renderer, sessionId, closed)
+}
+
 export function reportRepair(renderer: Renderer, id: string, repaired: ResumeReport) {
   if (repaired.closedTurn === undefined) return
   const calls = repaired.rerun.length + repaired.paired.length + repaired.recovered.length

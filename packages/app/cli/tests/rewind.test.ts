@@ -9,7 +9,7 @@ import { eventData, type SessionEvent } from '@rein/session'
 import { JsonlSessionStore } from '@rein/session-jsonl'
 import type { MockReply } from '@rein/testkit'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { projectPerTest, rein, sessionIdOf, type Project } from './harness.ts'
+import { projectPerTest, rein, sessionIdOf, spawnRein, type Project } from './harness.ts'
 
 const setUp = projectPerTest(afterEach)
 
@@ -181,6 +181,44 @@ describe('rein rewind', () => {
     const id = sessionIdOf(await rein(p.dir, ['run', 'hi']))
     const run = await rein(p.dir, ['rewind', id, '--to', '1'])
     expect(run).toMatchObject({ code: 0, stdout: `nothing to rewind: session ${id} has no recorded file changes from turn 1 on\n` })
+  })
+})
+
+describe('rein rewind of a session a kill left mid-turn', () => {
+  /** Two turns as twoTurns makes them, then a third whose request the process is killed in. */
+  async function killedInTurnThree(): Promise<{ p: Project; id: string }> {
+    let asked: () => void = () => {}
+    const p = await setUp((_request, index) => {
+      if (index < TWO_TURNS.length) return TWO_TURNS[index]!
+      asked()
+      return { steps: [{ stall: true }] }
+    }, { extraRows: ROWS })
+    const id = sessionIdOf(await rein(p.dir, ['run', '--yes', 'make a']))
+    expect((await rein(p.dir, ['run', '--yes', '--session', id, 'change a, add b'])).code).toBe(0)
+    const killed = await spawnRein(p.dir, ['run', '--yes', '--session', id, 'and then'], undefined, {}, [], (child) => { asked = () => child.kill('SIGKILL') })
+    expect(killed.signal).toBe('SIGKILL')
+    return { p, id }
+  }
+
+  const cutOff = (events: readonly SessionEvent[]) => events.filter((event) => event.type === 'llm/attempt' && (event.data as { failure?: { code?: string }; usageEstimated?: boolean }).failure?.code === 'ABORTED')
+
+  it('closes the cut-off turn first, counting its request once, as rein compact does, then rewinds', async () => {
+    const { p, id } = await killedInTurnThree()
+    expect(cutOff(await storedEvents(p, id))).toEqual([])
+    const run = await rein(p.dir, ['rewind', id, '--to', '2'])
+    expect(run.code).toBe(0)
+    expect(run.stderr).toContain(`session ${id} had stopped mid-turn; turn 3 is closed as interrupted`)
+    expect(readFileSync(join(p.dir, 'a.txt'), 'utf8')).toBe('one\n')
+    const events = await storedEvents(p, id)
+    expect(cutOff(events).map((event) => event.data)).toEqual([expect.objectContaining({ usageEstimated: true, usage: expect.objectContaining({ outputTokens: 0 }) })])
+    expect(events.filter((event) => event.type === 'turn/end').length).toBe(3)
+  })
+
+  it('changes nothing in its log with --dry-run', async () => {
+    const { p, id } = await killedInTurnThree()
+    const before = readFileSync(logFile(p, id), 'utf8')
+    expect((await rein(p.dir, ['rewind', id, '--to', '2', '--dry-run'])).code).toBe(0)
+    expect(readFileSync(logFile(p, id), 'utf8')).toBe(before)
   })
 })
 

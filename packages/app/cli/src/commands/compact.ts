@@ -7,7 +7,7 @@ import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { compactOutcome } from '../render.ts'
 import { EXIT } from '../exit-codes.ts'
-import { openAgent, reportRepair, requireModel, resolveSessionId, withComposition } from '../session-command.ts'
+import { closeCrashedLog, openAgent, requireModel, resolveSessionId, withComposition } from '../session-command.ts'
 
 export async function compactCommand(args: ParsedArgs, io: Io): Promise<number> {
   const [id, ...rest] = args.positionals
@@ -16,12 +16,8 @@ export async function compactCommand(args: ParsedArgs, io: Io): Promise<number> 
   requireModel(args.options, io)
   return withComposition(args.options, io, async (scope) => {
     const sessionId = await resolveSessionId(scope.ctx, id)
-    // Compacting does no agent work: a log a crash left mid-turn is closed as a lost subagent's is
-    // (each open call settled by its tool or paired as unknown, none run again, the subagents it
-    // waited on closed too, not continued), where a resume would run and continue them.
-    const subagents = scope.ctx.get('subagents')
-    const closed = subagents ? await subagents.closeLog(sessionId) : await scope.ctx.agents.repair(sessionId, { signal: scope.interrupted })
-    reportRepair(scope.renderer, sessionId, closed)
+    // Compacting does no agent work: a log a crash left mid-turn is closed, not resumed.
+    await closeCrashedLog(scope, sessionId)
     const { agent } = await openAgent(scope, sessionId)
     try {
       const data = await compactStopped(agent, instructions, scope.interrupted)

@@ -14,7 +14,7 @@ import type { Io } from '../io.ts'
 import { forkSession, type ForkReport } from '../rewind/fork.ts'
 import { planIncomplete, planLines, resultIncomplete, resultLines } from '../rewind/table.ts'
 import { anchorsFrom, chooseTurn, sessionTurns, type TurnChoice } from '../rewind/turns.ts'
-import { resolveSessionId, withComposition, type SessionScope } from '../session-command.ts'
+import { closeCrashedLog, resolveSessionId, withComposition, type SessionScope } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
 
 export async function rewindCommand(args: ParsedArgs, io: Io): Promise<number> {
@@ -25,7 +25,11 @@ export async function rewindCommand(args: ParsedArgs, io: Io): Promise<number> {
   if (!to) throw new ReinError('USAGE', `rein rewind needs --to <turn number|message id>: the turn to go back before (rein show ${id} numbers the turns)`)
   return withComposition(args.options, io, async (scope) => {
     const checkpoints = requireCheckpoints(scope)
-    const session = await claim(scope.ctx, await resolveSessionId(scope.ctx, id))
+    const sessionId = await resolveSessionId(scope.ctx, id)
+    // A log a crash left mid-turn is closed first, as `rein compact` closes it (its cut-off request
+    // counted, a command left running stopped by its tool); a dry run changes nothing.
+    if (!args.options.dryRun) await busyAsSuch(sessionId, () => closeCrashedLog(scope, sessionId))
+    const session = await claim(scope.ctx, sessionId)
     try {
       return await rewind(scope, checkpoints, session, to)
     } finally {
