@@ -14,7 +14,7 @@ import { findRunStart, parentOf, recordedParent, type ParentRef } from './lineag
 import { lifecycleNotifier, type Notify } from './lifecycle.ts'
 import { AgentConfig, compactionProblem, type AgentOptions } from './options.ts'
 import { checkRoutes, modelRoutes, recordedRequest } from './routes.ts'
-import { charTokens, type Tokenizer } from './compaction/meter.ts'
+import { charTokens, wholeTokens, type Tokenizer } from './compaction/meter.ts'
 import { recallResultTool, withRecall } from './compaction/recall-tool.ts'
 import { repairSession, type RepairServices, type ResumeReport } from './resume.ts'
 import type { PromptSection } from './sections.ts'
@@ -96,8 +96,10 @@ export class AgentService extends Service {
     if (typeof tokenizer !== 'function') throw new ReinError('INVALID_TOKENIZER', 'a tokenizer is a function from text to a number of tokens')
     const state = this._state
     return this.ctx.effect(() => {
-      state.tokenizer = tokenizer
-      return () => { if (state.tokenizer === tokenizer) state.tokenizer = charTokens }
+      // Counts go into the log (a cut-off request's estimate, a summary's mark) as whole tokens.
+      const counted = wholeTokens(tokenizer)
+      state.tokenizer = counted
+      return () => { if (state.tokenizer === counted) state.tokenizer = charTokens }
     }, 'agents.tokenizer')
   }
 

@@ -257,3 +257,62 @@ describe('a summary request cut off by a kill', () => {
     expect(estimated(events)).toEqual([])
   })
 })
+
+describe('a plugged-in tokenizer that does not count in whole tokens', () => {
+  const cases: [string, (text: string) => number][] = [
+    ['in fractions', (text) => text.length / 3.5],
+    ['NaN', () => Number.NaN],
+    ['below zero', () => -5],
+  ]
+  for (const [which, isStalled] of [['summary', isSummaryRequest], ['step', (request: AdapterRequest) => !isSummaryRequest(request)]] as const) {
+    it.each(cases)(`counting %s still marks and estimates a cut-off ${which} request in whole tokens`, async (_case, tokenizer) => {
+      const store = new MemorySessionStore()
+      const { root, llm } = await setUp({ store, agent: { compaction: { ...COMPACTION, target: 0.1 } as never } })
+      root.agents.tokenizer(tokenizer)
+      const agent = await root.agents.create({ sessionId: 'counted' })
+      const sent = stall(llm, isStalled)
+      const { running } = await sendUntil(agent, sent)
+      const left = await killed(store, 'counted')
+      await stopDead(agent, running)
+      for (const mark of marks((await left.load('counted')).events)) expect(Number.isInteger(mark.inputTokens)).toBe(true)
+
+      const next = await setUp({ store: left })
+      next.root.agents.tokenizer(tokenizer)
+      const resumed = await next.root.agents.resume('counted')
+      await resumed.agent.close()
+      const { events } = await left.load('counted')
+      expect(estimated(events)).toHaveLength(1)
+      expect(Number.isInteger(estimated(events)[0]!.usage!.inputTokens)).toBe(true)
+      expectValidLog(events)
+    })
+  }
+})
+
+/** A store that fails, once, to write a batch ending with a `summary/start` (a full disk, say), writing none of it. */
+class MarkRefusingStore extends MemorySessionStore {
+  refuse = false
+  override async append(id: string, events: readonly SessionEvent[]) {
+    if (this.refuse && events.at(-1)?.type === 'summary/start') {
+      this.refuse = false
+      throw new Error('no space left on device')
+    }
+    return super.append(id, events)
+  }
+}
+
+describe('a summary request whose mark could not be saved', () => {
+  it('is not sent, and not charged later when the mark is saved at close', async () => {
+    const store = new MarkRefusingStore()
+    const { root, llm } = await setUp({ store })
+    const agent = await root.agents.create({ sessionId: 'full' })
+    for (let n = 1; n <= 3; n++) await agent.send(`task ${n}`)
+    store.refuse = true
+    await expect(agent.compactNow()).rejects.toThrow('no space left on device')
+    await agent.close()
+    await root.agents.repair('full')
+    const { events } = await store.load('full')
+    expect(llm.requests.filter(isSummaryRequest)).toEqual([])
+    expect(estimated(events)).toEqual([])
+    expectValidLog(events)
+  })
+})

@@ -4,7 +4,7 @@
  * summarizing it again). The result is one `context/compacted` event, written only once complete.
  */
 
-import { ReinError } from '@rein/base'
+import { isReinError, ReinError } from '@rein/base'
 import { toFailure, type LlmEvent, type LlmRuntime, type Message, type ModelRoute } from '@rein/llm'
 import { applyCompaction, summaryMessage, SUMMARY_OPENING, type ContextCompacted, type CoreEventData, type Session } from '@rein/session'
 import type { ToolRegistry, ToolSchema } from '@rein/tools'
@@ -104,7 +104,13 @@ async function summarize(input: CompactionInput, entries: readonly Entry[], data
 /** The summary request, made durable before it goes out, and closed in the log however it ends. */
 async function sendSummary(input: CompactionInput, plan: SummaryPlan): Promise<SummaryOutcome> {
   const sent = summaryInput({ ...(plan.previous ? { previous: plan.previous } : {}), messages: plan.read, ...(input.instructions ? { instructions: input.instructions } : {}) })
-  await markSent(input, sent)
+  try {
+    await markSent(input, sent)
+  } catch (error) {
+    // Not sent: the mark, saved later with whatever follows, must not look like a request cut off.
+    input.session.append('llm/attempt', unsent(input, { code: isReinError(error) ? error.code : 'SESSION_FLUSH_FAILED', message: error instanceof Error ? error.message : String(error) }), { ignorable: true })
+    throw error
+  }
   let attempted = false
   const outcome = await writeSummary({
     llm: input.llm,

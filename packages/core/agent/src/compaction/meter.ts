@@ -11,6 +11,17 @@ import type { ToolSchema } from '@rein/tools'
 export type Tokenizer = (text: string) => number
 
 /**
+ * `tokenizer`'s counts as whole, non-negative numbers, as the log records them: rounded up; the
+ * character heuristic for a text it gives no such count for (NaN, a negative, not a number).
+ */
+export function wholeTokens(tokenizer: Tokenizer): Tokenizer {
+  return (text) => {
+    const count = tokenizer(text)
+    return Number.isFinite(count) && count >= 0 ? Math.ceil(count) : charTokens(text)
+  }
+}
+
+/**
  * The default tokenizer: one token per 4 characters, rounded up. English prose and code run 3.5–4.5
  * characters a token in the tokenizers of the common models, so this is a fair middle; CJK text
  * runs nearer 1–1.5, so it under-counts there (a tokenizer can be plugged in).
