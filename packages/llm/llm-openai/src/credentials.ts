@@ -14,6 +14,15 @@ const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
  * characters happen to fit a name is still a key.
  */
 const KEY_SHAPED_RUN = /(?:^|_)(?=[A-Za-z0-9]*[A-Za-z])(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{24,}(?:_|$)/
+/** Keys mix lower case, upper case and digits (Google's `AIza…`, split by `_`); names keep to one case. */
+const MIXED_CHARS = 20
+
+/** Whether `name`, though it has a name's characters, reads as a random key. */
+function keyShaped(name: string): boolean {
+  if (KEY_SHAPED_RUN.test(name)) return true
+  const chars = name.replaceAll('_', '')
+  return chars.length >= MIXED_CHARS && /[a-z]/.test(chars) && /[A-Z]/.test(chars) && /\d/.test(chars)
+}
 
 /**
  * `apiKeyEnv` when it names an environment variable (or is `false`); else `CONFIG_INVALID` that
@@ -22,7 +31,7 @@ const KEY_SHAPED_RUN = /(?:^|_)(?=[A-Za-z0-9]*[A-Za-z])(?=[A-Za-z0-9]*\d)[A-Za-z
  */
 export function checkApiKeyEnv(apiKeyEnv: unknown, example?: string): string | false {
   if (apiKeyEnv === false) return false
-  if (typeof apiKeyEnv === 'string' && VARIABLE_NAME.test(apiKeyEnv) && !KEY_SHAPED_RUN.test(apiKeyEnv)) return apiKeyEnv
+  if (typeof apiKeyEnv === 'string' && VARIABLE_NAME.test(apiKeyEnv) && !keyShaped(apiKeyEnv)) return apiKeyEnv
   const fix = example ? `, e.g. apiKeyEnv: ${example}` : ''
   throw new ReinError('CONFIG_INVALID', `apiKeyEnv must be the name of the environment variable that holds the API key (letters, digits and _, not starting with a digit), or false for a server without keys, not the key itself: put the key in an environment variable and set apiKeyEnv to its name${fix} (the value given is not shown: it may be a key)`)
 }

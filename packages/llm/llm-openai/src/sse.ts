@@ -23,7 +23,7 @@ export interface SseOptions {
   maxEventChars?: number
   /** The response's watchdog; without one, the stream gets its own with `idleTimeoutMs`. */
   watchdog?: ResponseWatchdog
-  /** Credentials the request sent, cut out of any body text a failure quotes (key-shaped text always is). */
+  /** Credentials the request sent, cut out of any body text a failure quotes (so is text shaped like a common key: `sk-…`, `Bearer …`). */
   secrets?: readonly string[]
 }
 

@@ -71,6 +71,7 @@ describe('@rein/llm-openai in a cordis.yml', () => {
     ['an OpenAI key', "'sk-proj-Zq81KxY2Lm0Np7AbCdEf'", 'Zq81KxY2Lm0Np7AbCdEf'],
     ['a key whose characters would do for a name (Groq\'s gsk_)', 'gsk_Zq81KxY2Lm0Np7AbCdEf9GhIjKl3Mn4', 'Zq81KxY2Lm0Np7AbCdEf'],
     ['a key of digits, which YAML reads as a number', '1234567890123456', '1234567890123456'],
+    ['a Google key whose _ splits it into short runs', 'AIzaSyB1xQ_7kLm2Np3Rs4Tu5Vw_6XyZ8aBcD9eF', 'AIzaSyB1xQ'],
     ['a name with spaces', "'OPENAI API KEY'", 'OPENAI API KEY'],
   ])('refuses %s in apiKeyEnv at load, without quoting it', async (_case, written, secret) => {
     dir = mkdtempSync(join(tmpdir(), 'rein-openai-yml-'))

@@ -241,7 +241,7 @@ describe('apiKeyEnv', () => {
   })
 
   it('takes the names of environment variables, whatever their case', () => {
-    for (const name of ['OPENAI_API_KEY', 'openai_key', '_KEY2', 'AZURE_OPENAI_API_KEY_2024_PRODUCTION', 'ACME2024PRODUCTION_KEY']) expect(adapter(name).options.apiKeyEnv).toBe(name)
+    for (const name of ['OPENAI_API_KEY', 'openai_key', '_KEY2', 'AZURE_OPENAI_API_KEY_2024_PRODUCTION', 'ACME2024PRODUCTION_KEY', 'MyService_ApiKey_2']) expect(adapter(name).options.apiKeyEnv).toBe(name)
   })
 })
 
