@@ -54,8 +54,26 @@ export function jsonSchemaAsProperties(parameters: object): string | undefined {
   const node = parameters as Record<string, unknown>
   const signs = jsonSchemaSigns(node)
   if (signs.length === 0) return undefined
+  // Wrapped in jsonSchema(), an object value spec would fail again: its `required: true` is no JSON Schema.
+  const spec = objectSpecExample(node)
+  if (spec) return `this is an object value spec ({type: 'object', properties: …}), but parameters is the properties map itself: write parameters: ${spec}, the specs that are under "properties"`
   const drop = typeof node.$schema === 'string' ? ' and drop "$schema"' : ''
   return `this is a JSON Schema (it has ${signs.join(', ')}), but parameters is a map from each argument's name to its spec, `
     + `e.g. ${propertiesExample(node)}; to pass a JSON Schema, wrap it in jsonSchema() from @rein/tools: `
     + `parameters: jsonSchema({type: 'object', properties: {…}, required: […]})${drop}`
+}
+
+/**
+ * When `node` is the DSL's object value spec (`{type: 'object', properties}` whose properties mark
+ * `required: true`, which a JSON Schema never does): its first property as the map to write, else undefined.
+ */
+function objectSpecExample(node: Record<string, unknown>): string | undefined {
+  if (node.type !== 'object' || typeof node.properties !== 'object' || node.properties === null) return undefined
+  const entries = Object.entries(node.properties as Record<string, unknown>)
+  const isSpec = (spec: unknown) => typeof spec === 'object' && spec !== null && (spec as Record<string, unknown>).required === true
+  const first = entries[0]
+  if (!first || !entries.some(([, spec]) => isSpec(spec))) return undefined
+  const [name, spec] = first
+  const type = typeof (spec as Record<string, unknown>).type === 'string' ? (spec as Record<string, string>).type : 'string'
+  return `{${name}: {type: '${type}'${isSpec(spec) ? ', required: true' : ''}}}`
 }

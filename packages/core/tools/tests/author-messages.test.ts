@@ -52,6 +52,11 @@ describe('a JSON Schema where a properties map or a value spec goes', () => {
     expect(error.details).toMatchObject({ tool: 't', field: 'parameters', path: '$' })
   })
 
+  it('an object value spec passed as parameters is refused saying parameters is its properties map, not to wrap it in jsonSchema()', async () => {
+    const error = await definitionRefusal(withParameters({ type: 'object', properties: { text: { type: 'string', required: true } }, additionalProperties: false }))
+    expect(error.message).toBe('tool "t": parameters: $: this is an object value spec ({type: \'object\', properties: …}), but parameters is the properties map itself: write parameters: {text: {type: \'string\', required: true}}, the specs that are under "properties"')
+  })
+
   it('a JSON Schema with $schema passed as parameters also says to drop $schema', async () => {
     const error = await definitionRefusal(withParameters({ $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: {} }))
     expect(error.message).toContain('and drop "$schema"')
