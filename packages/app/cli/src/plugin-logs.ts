@@ -4,9 +4,11 @@
  * debug. Secrets the environment holds are masked.
  *
  * Without `--verbose` each mistake is printed once. cordis logs an error's cause as a line of its
- * own just before the error, whose message repeats it: the cause line is dropped. And a row that
- * fails to start is logged by cordis, then named in the composition's problem report: while a
- * composition loads or reloads, error lines wait, and those the report states are dropped.
+ * own just before the error: when the error's message repeats the cause's, the cause line is
+ * dropped (otherwise it is the only place the cause is said). And a row that fails to start is
+ * logged by cordis, then named in the composition's problem report: while a composition loads or
+ * reloads, error lines wait, and those the report states are dropped. Warnings and notices never
+ * wait for a load: one may explain why it is slow.
  */
 
 import { Logger, type Context, type Exporter } from '@deepseek-ai/cordis'
@@ -18,14 +20,14 @@ type LogMessage = Parameters<Exporter['export']>[0]
 
 export interface PluginLogs {
   /**
-   * Runs `work` (a load or a reload) holding the plugins' lines back; when it fails, the error
-   * lines its error message states are dropped, as that message is printed. The rest are printed
-   * when it settles, or after `HOLD_MS` should it take that long (a plugin still starting).
+   * Runs `work` (a load or a reload) holding the plugins' error lines back; when it fails, those
+   * its error message states are dropped, as that message is printed. The rest are printed when it
+   * settles, or after `HOLD_MS` should it take that long (a plugin still starting).
    */
   around<T>(work: () => Promise<T>): Promise<T>
 }
 
-/** The longest the lines wait for a load: as long as rein waits before it says a load is slow. */
+/** The longest error lines wait for a load: as long as rein waits before it says a load is slow. */
 const HOLD_MS = 10_000
 
 export function printPluginLogs(context: Context, io: Io, verbose: boolean): PluginLogs {
@@ -52,7 +54,8 @@ export function printPluginLogs(context: Context, io: Io, verbose: boolean): Plu
 
 /**
  * Lines wait a moment before they are printed: cordis logs a cause and then its error in one go,
- * so the cause line can be dropped once the error is seen. During `around`, they wait for its end.
+ * so the cause line can be dropped once the error is seen. During `around`, error lines wait for
+ * its end (only they can be in its problem report); the others are printed as they come.
  */
 function heldLines(write: (message: LogMessage) => void) {
   let pending: LogMessage[] = []
@@ -63,14 +66,21 @@ function heldLines(write: (message: LogMessage) => void) {
     pending = []
     for (const message of lines) if (!repeated(message, lines) && !stated(message, report)) write(message)
   }
+  // While a load runs: print what is not an error, keep the errors back (a cause line among them).
+  const flushUnheld = () => {
+    const lines = pending
+    pending = lines.filter((message) => message.type === 'error')
+    for (const message of lines) if (message.type !== 'error') write(message)
+  }
   return {
     add(message: LogMessage) {
       pending.push(message)
-      if (holding || scheduled) return
+      if ((holding && message.type === 'error') || scheduled) return
       scheduled = true
       queueMicrotask(() => {
         scheduled = false
-        if (!holding) flush()
+        if (holding) flushUnheld()
+        else flush()
       })
     },
     async around<T>(work: () => Promise<T>): Promise<T> {
@@ -97,10 +107,14 @@ function errorOf(message: LogMessage): Error | undefined {
   return message.args.length === 1 && first instanceof Error ? first : undefined
 }
 
-/** A cause cordis logged on its own, before an error among `lines` that it caused. */
+/** A cause cordis logged on its own, before an error among `lines` whose message already says it. */
 function repeated(message: LogMessage, lines: readonly LogMessage[]): boolean {
-  const error = errorOf(message)
-  return error !== undefined && lines.some((line) => line !== message && errorOf(line)?.cause === error)
+  const cause = errorOf(message)
+  if (cause === undefined) return false
+  return lines.some((line) => {
+    const error = errorOf(line)
+    return line !== message && error?.cause === cause && error.message.includes(cause.message)
+  })
 }
 
 /** An error whose message ends a line of the problem report (`row "t" (…): failed to start: <message>`). */

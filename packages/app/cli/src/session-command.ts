@@ -203,7 +203,7 @@ export async function closeCrashedLog(scope: SessionScope, sessionId: string): P
   if (closed) reportRepair(scope.renderer, sessionId, closed)
 }
 
-export function reportRepair(renderer: Renderer, id: string, repaired: ResumeReport) {
+function reportRepair(renderer: Renderer, id: string, repaired: ResumeReport) {
   if (repaired.closedTurn === undefined) return
   const calls = repaired.rerun.length + repaired.paired.length + repaired.recovered.length
   const what = calls === 0 ? 'no tool call was waiting for a result' : `${calls} tool call${calls === 1 ? '' : 's'} had no result:`

@@ -81,7 +81,13 @@ function flatten(rows: readonly EntryOptions[], group?: string): FlatRow[] {
   ])
 }
 
-/** A row without its members: a group changes when its own fields do, each member on its own. */
+/**
+ * A row without its members. A group's member list is not its own: the loader adds, removes and
+ * reorders members without restarting the group, and each member the session needs is compared
+ * on its own (one moved out of the group changes its group).
+ */
 function own(row: EntryOptions): EntryOptions {
-  return row.group && Array.isArray(row.config) ? { ...row, config: (row.config as EntryOptions[]).map((member) => member.id) } : row
+  if (!row.group || !Array.isArray(row.config)) return row
+  const { config: _members, ...fields } = row
+  return fields as EntryOptions
 }

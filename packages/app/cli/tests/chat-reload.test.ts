@@ -142,6 +142,45 @@ describe('rein chat: an edit of the rows its session lives in', () => {
   }, 60_000)
 })
 
+describe('rein chat: an edit of the members of the group its session lives in', () => {
+  it('applies a row added to the group and the members reordered, and still refuses a changed store member', async () => {
+    const p = current = await project(answers)
+    const file = join(p.dir, 'cordis.yml')
+    const root = join(p.home, 'sessions')
+    const rows = `- id: tools\n  name: '@rein/tools'\n- id: sessions\n  name: '@rein/session'\n${STORE_ROW}\n  config: { root: '${root}' }\n`
+    const members = (...ids: string[]) => ids.map((id) => memberRows(root)[id]).join('')
+    const group = (...ids: string[]) => `- id: core\n  name: '${join(FIXTURES, 'group.ts')}'\n  group: true\n  config:\n${members(...ids)}`
+    const original = replaced(readFileSync(file, 'utf8'), rows, group('tools', 'sessions', 'store'))
+    writeFileSync(file, original)
+    const chat = terminal(p.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    await chat.turn('hello', 'Answer 1.')
+
+    // The members' list is not a field of the group: the rows already there keep running.
+    writeFileSync(file, replaced(original, group('tools', 'sessions', 'store'), group('tools', 'fs', 'sessions', 'store')))
+    await expect.poll(chat.screen, deadline).toMatch(/cordis\.yml reloaded, in effect from the next turn: .*added fs/)
+    writeFileSync(file, replaced(original, group('tools', 'sessions', 'store'), group('sessions', 'tools', 'store')))
+    await expect.poll(() => chat.screen().split('cordis.yml reloaded, in effect from the next turn: ').length, deadline).toBe(3)
+    writeFileSync(file, replaced(original, `config: { root: '${root}' }`, `config: { root: '${join(p.dir, 'elsewhere')}' }`))
+    await expect.poll(chat.screen, deadline).toContain(`${REFUSED}this chat's session lives in row "store", which the edit changes;`)
+    await chat.turn('still here?', 'Answer 2.')
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+    expect(chat.screen()).not.toContain('lives in row "core"')
+    expect(await userTexts(root, sessionId(chat.screen()))).toEqual(['hello', 'still here?'])
+  }, 60_000)
+})
+
+/** The rows a test puts in a group, by id, indented as its members. */
+function memberRows(root: string): Record<string, string> {
+  return {
+    tools: "    - id: tools\n      name: '@rein/tools'\n",
+    fs: "    - id: fs\n      name: '@rein/tool-fs'\n",
+    sessions: "    - id: sessions\n      name: '@rein/session'\n",
+    store: `    - id: store\n      name: '@rein/session-jsonl'\n      config: { root: '${root}' }\n`,
+  }
+}
+
 describe('rein chat: a symlinked cordis.yml', () => {
   it('reloads when the file the link points to is saved, and when the link is pointed at another file', async () => {
     const p = current = await project(answers)
@@ -218,6 +257,72 @@ describe('rein chat: a save while a question or the prompt waits', () => {
     expect(await chat.done).toBe(0)
   }, 60_000)
 })
+
+describe('rein chat: a notice above a half-typed line that wraps', () => {
+  it('is not erased when readline redraws the prompt, and the line comes back whole below it', async () => {
+    const p = current = await project(answers)
+    const file = join(p.dir, 'cordis.yml')
+    const chat = terminal(p.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    // Typed one key at a time, as a person does: readline redraws as the line wraps (80 columns).
+    const typed = '0123456789'.repeat(17)
+    for (const key of typed) {
+      chat.type(key)
+      await new Promise((resolve) => setImmediate(resolve))
+    }
+    await expect.poll(() => rendered(chat.screen(), 80).join('')).toContain(typed)
+    writeFileSync(file, replaced(readFileSync(file, 'utf8'), 'label: mock,', "label: mock, headers: { X-Edited: 'yes' },"))
+    const notice = 'cordis.yml reloaded, in effect from the next turn: changed model'
+    await expect.poll(() => rendered(chat.screen(), 80).join('\n'), deadline).toContain(notice)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const rows = rendered(chat.screen(), 80)
+    const at = rows.indexOf(notice)
+    expect(at).toBeGreaterThan(0)
+    expect(rows.slice(at + 1).join('')).toBe(`> ${typed}`)
+    chat.type('\u0015\u0004')
+    expect(await chat.done).toBe(0)
+  }, 60_000)
+})
+
+/**
+ * The rows a terminal `columns` wide shows for `bytes`, as far as readline's output needs: text
+ * that wraps, CR, LF, cursor up/down/column, and erase below.
+ */
+function rendered(bytes: string, columns: number): string[] {
+  const ESC = String.fromCharCode(0x1b)
+  const rows: string[][] = [[]]
+  let x = 0
+  let y = 0
+  let wrap = false
+  const row = (at: number) => (rows[at] ??= [])
+  for (const token of bytes.match(new RegExp(`${ESC}\\[\\d*[A-Za-z]|[^]`, 'g')) ?? []) {
+    const csi = new RegExp(`^${ESC}\\[(\\d*)([A-Za-z])$`).exec(token)
+    if (csi) {
+      const n = Number(csi[1] || '1')
+      if (csi[2] === 'A') y = Math.max(0, y - n)
+      if (csi[2] === 'B') y += n
+      if (csi[2] === 'G') x = n - 1
+      if (csi[2] === 'J') {
+        rows.splice(y + 1)
+        row(y).length = Math.min(row(y).length, x)
+      }
+      wrap = false
+    } else if (token === '\r') {
+      x = 0
+      wrap = false
+    } else if (token === '\n') {
+      y += 1
+      wrap = false
+    } else {
+      if (wrap) [x, y, wrap] = [0, y + 1, false]
+      while (row(y).length < x) row(y).push(' ')
+      row(y)[x] = token
+      if (x === columns - 1) wrap = true
+      else x += 1
+    }
+  }
+  return Array.from(rows, (cells) => (cells ?? []).join('').trimEnd())
+}
 
 describe('rein chat: an edit whose row fails to start', () => {
   it('says so once, in the refusal, with no separate [error] line', async () => {

@@ -1,9 +1,10 @@
 // What rein prints of a plugin's log line without --verbose: a leading error loses its stack frames, nothing else changes.
-import { Logger } from '@deepseek-ai/cordis'
+import { Context, Logger } from '@deepseek-ai/cordis'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { withoutFrames } from '../src/plugin-logs.ts'
+import { printPluginLogs, withoutFrames } from '../src/plugin-logs.ts'
+import type { Io } from '../src/io.ts'
 import { project, rein, type Project } from './harness.ts'
 
 let current: Project | undefined
@@ -38,5 +39,72 @@ describe("a plugin's error with a cause", () => {
     const run = await rein(p.dir, ['run', 'hello'])
     expect(run.code).toBe(0)
     expect(run.stderr.split('\n').filter((line) => line.startsWith('[error]'))).toEqual(['[error] loud: Error: the cache could not be opened: disk full'])
+  })
+})
+
+/** The plugin log lines printPluginLogs writes to stderr, without --verbose, for a context of their own. */
+function logLines() {
+  const context = new Context()
+  const lines: string[] = []
+  const stderr = { write: (text: string) => { lines.push(...text.split('\n').filter(Boolean)); return true } }
+  const logs = printPluginLogs(context, { stderr, env: {} } as unknown as Io, false)
+  return { logger: context.logger('p'), logs, lines }
+}
+
+const settled = () => new Promise((resolve) => setTimeout(resolve, 0))
+
+describe('an error logged with a cause', () => {
+  it('is one line when its message repeats the cause', async () => {
+    const { logger, lines } = logLines()
+    logger.error(new Error('the cache could not be opened: disk full', { cause: new Error('disk full') }))
+    await settled()
+    expect(lines).toEqual(['[error] p: Error: the cache could not be opened: disk full'])
+  })
+
+  it('keeps the cause when its message does not repeat it', async () => {
+    const { logger, lines } = logLines()
+    logger.error(new Error('could not open the cache', { cause: new Error("EACCES: permission denied, open '/var/cache/x.db'") }))
+    await settled()
+    expect(lines.join('\n')).toContain("EACCES: permission denied, open '/var/cache/x.db'")
+    expect(lines.join('\n')).toContain('could not open the cache')
+  })
+
+  it('keeps the cause of a row that fails to start, whose error the problem report states', async () => {
+    const { logger, logs, lines } = logLines()
+    const load = logs.around(async () => {
+      logger.error(new Error('could not open the licence file', { cause: new Error('EACCES: permission denied') }))
+      throw new Error('row "t" (./t.mjs): failed to start: could not open the licence file')
+    })
+    await expect(load).rejects.toThrow('failed to start')
+    expect(lines).toEqual(['[error] p: Error: EACCES: permission denied'])
+  })
+})
+
+describe('a warning logged while a composition loads', () => {
+  it('is printed at once, not when the load ends', async () => {
+    const { logger, logs, lines } = logLines()
+    let finish = () => {}
+    const load = logs.around(() => new Promise<void>((resolve) => {
+      logger.warn('database not reachable yet, retrying')
+      finish = resolve
+    }))
+    await settled()
+    expect(lines).toEqual(['[warn] p: database not reachable yet, retrying'])
+    finish()
+    await load
+  })
+
+  it('an error line still waits for the load, which may state it', async () => {
+    const { logger, logs, lines } = logLines()
+    let finish = () => {}
+    const load = logs.around(() => new Promise<void>((resolve) => {
+      logger.error('the cache is cold')
+      finish = resolve
+    }))
+    await settled()
+    expect(lines).toEqual([])
+    finish()
+    await load
+    expect(lines).toEqual(['[error] p: the cache is cold'])
   })
 })

@@ -248,10 +248,13 @@ function lineQueue(prompt: Interface, echo: ReturnType<typeof heldEcho>, stderr:
         return
       }
       // Back to the row the prompt (or question) starts on: with what was typed, it may wrap.
-      moveCursor(screen, 0, -prompt.getCursorPos().rows)
+      const { rows } = prompt.getCursorPos()
+      moveCursor(screen, 0, -rows)
       cursorTo(screen, 0)
       clearScreenDown(screen)
       print()
+      // readline redraws from as many rows up as the cursor was on: blank rows for it, not the output.
+      screen.write('\n'.repeat(rows))
       prompt.prompt(true)
     },
   }
