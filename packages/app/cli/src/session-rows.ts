@@ -14,6 +14,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import type { Context, Fiber } from '@deepseek-ai/cordis'
 import type { Entry, EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
+import { flattenRows } from '@rein/compose'
 
 /** The label @rein/session gives the effect of `ctx.sessions.registerStore`. */
 const STORE_EFFECT = 'sessions.registerStore'
@@ -47,7 +48,7 @@ function holdsStore(fiber: Fiber): boolean {
 
 /** Which of `rows` the rows of an edited file (`next`) remove, or change as compose's reload would see it. */
 export function touchedRows(rows: readonly Entry[], next: readonly EntryOptions[]): TouchedRow[] {
-  const after = new Map(flatten(next).map((row) => [row.row.id, row]))
+  const after = new Map(flattenRows(next).map((row) => [row.row.id, row]))
   return rows.flatMap((entry): TouchedRow[] => {
     const { id } = entry.options
     const edited = after.get(id)
@@ -66,19 +67,6 @@ export function describeTouched(touched: readonly TouchedRow[]): string {
     return [`${named}, which the edit ${how}`]
   })
   return parts.join(', and ')
-}
-
-interface FlatRow {
-  row: EntryOptions
-  group: string | undefined
-}
-
-/** Every row, group members too, with the group each sits in (as compose lists them). */
-function flatten(rows: readonly EntryOptions[], group?: string): FlatRow[] {
-  return rows.flatMap((row) => [
-    { row, group },
-    ...(row.group && Array.isArray(row.config) ? flatten(row.config as EntryOptions[], row.id) : []),
-  ])
 }
 
 /**

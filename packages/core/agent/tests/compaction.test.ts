@@ -7,7 +7,7 @@ import type { ScriptedStep, ScriptedTurn } from '@rein/testkit'
 import { defineTool } from '@rein/tools'
 import { describe, expect, it, vi } from 'vitest'
 import type { Agent, AgentConfigInput, AgentEvent, LifecycleEvents } from '../src/index.ts'
-import { boot } from './fixtures.ts'
+import { boot, dumpTool } from './fixtures.ts'
 
 const WINDOW = 4_000
 const COMPACTION = { reserveTokens: 500, summaryMaxTokens: 256 }
@@ -60,14 +60,7 @@ interface SetUp {
 async function setUp(options: SetUp = {}) {
   const models = options.window === undefined && 'window' in options ? [{ id: 'm' }] : [{ id: 'm', contextWindow: options.window ?? WINDOW }]
   const stack = await boot(script(options.answer ?? dumping, options.summary), { models, agent: { ...options.agent, compaction: { ...COMPACTION, ...options.compaction } as never }, ...(options.store ? { store: options.store } : {}) })
-  stack.root.tools.register(defineTool({
-    name: 'dump',
-    description: 'Reads a big file.',
-    parameters: { path: { type: 'string', required: true } },
-    output: { schema: { type: 'string' }, render: (_args, value) => value },
-    effects: ['read'],
-    execute: () => 'x'.repeat(2_000),
-  }))
+  stack.root.tools.register(dumpTool())
   return stack
 }
 

@@ -86,3 +86,13 @@ export function probeTools(root: Context) {
   }))
   return { log, peak: () => peak, open: (key: string) => gates.get(key)?.() }
 }
+
+/** `dump`: reads "a big file", 2,000 characters every call; what compaction tests prune. */
+export const dumpTool = () => defineTool({
+  name: 'dump',
+  description: 'Reads a big file.',
+  parameters: { path: { type: 'string', required: true } },
+  output: { schema: { type: 'string' }, render: (_args, value) => value },
+  effects: ['read'],
+  execute: () => 'x'.repeat(2_000),
+})

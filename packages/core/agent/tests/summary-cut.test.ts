@@ -5,10 +5,9 @@
 import type { AdapterRequest, ModelInfo } from '@rein/llm'
 import { eventData, MemorySessionStore, spending, type CoreEventData, type SessionEvent } from '@rein/session'
 import { createScriptedLlm, type ScriptedLlm, type ScriptedTurn } from '@rein/testkit'
-import { defineTool } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
 import type { Agent, AgentConfigInput } from '../src/index.ts'
-import { boot, expectValidLog } from './fixtures.ts'
+import { boot, dumpTool, expectValidLog } from './fixtures.ts'
 
 const WINDOW = 4_000
 const SUMMARY = '## Goal\nKeep going.\n## Decisions\nUse dump.\n## Open tasks\nMore.\n## Notes\nNone.'
@@ -43,14 +42,7 @@ function dumping(refuse: (request: AdapterRequest) => boolean = () => false, tal
 /** `talk`: answers without tools, so a compaction finds nothing to prune. */
 async function setUp(options: { store: MemorySessionStore; refuse?: (request: AdapterRequest) => boolean; talk?: boolean; agent?: AgentConfigInput }) {
   const stack = await boot(dumping(options.refuse, options.talk), { models: MODELS, store: options.store, agent: { compaction: COMPACTION as never, ...options.agent } })
-  stack.root.tools.register(defineTool({
-    name: 'dump',
-    description: 'Reads a big file.',
-    parameters: { path: { type: 'string', required: true } },
-    output: { schema: { type: 'string' }, render: (_args, value) => value },
-    effects: ['read'],
-    execute: () => 'x'.repeat(2_000),
-  }))
+  stack.root.tools.register(dumpTool())
   return stack
 }
 

@@ -27,20 +27,22 @@ export interface ReloadReport {
   readonly changed: string[]
 }
 
-interface FlatRow {
+/** A row of a cordis.yml, group members included, with the id of the group it sits in. */
+export interface FlatRow {
   row: EntryOptions
   group: string | undefined
 }
 
-function flatten(rows: readonly EntryOptions[], group?: string): FlatRow[] {
+/** Every row, group members too, each with the group it sits in, in file order. */
+export function flattenRows(rows: readonly EntryOptions[], group?: string): FlatRow[] {
   return rows.flatMap((row) => [
     { row, group },
-    ...(row.group && Array.isArray(row.config) ? flatten(row.config, row.id) : []),
+    ...(row.group && Array.isArray(row.config) ? flattenRows(row.config, row.id) : []),
   ])
 }
 
 export function describeRows(tree: EntryTree, rows: readonly EntryOptions[]): CompositionRow[] {
-  return flatten(rows).map(({ row, group }) => {
+  return flattenRows(rows).map(({ row, group }) => {
     const entry = tree.store[row.id]
     const disabled = entry?.disabled ?? row.disabled === true
     // A group's config is its rows, listed on their own.
@@ -58,10 +60,10 @@ function written(value: unknown): unknown {
 }
 
 export function diffRows(before: readonly EntryOptions[], after: readonly EntryOptions[]): ReloadReport {
-  const old = new Map(flatten(before).map(({ row, group }) => [row.id, { row: own(row), group }]))
+  const old = new Map(flattenRows(before).map(({ row, group }) => [row.id, { row: own(row), group }]))
   const report: ReloadReport = { added: [], removed: [], changed: [] }
   const seen = new Set<string>()
-  for (const { row, group } of flatten(after)) {
+  for (const { row, group } of flattenRows(after)) {
     seen.add(row.id)
     const previous = old.get(row.id)
     if (!previous) report.added.push(row.id)
