@@ -113,7 +113,8 @@ function repeated(message: LogMessage, lines: readonly LogMessage[]): boolean {
   if (cause === undefined) return false
   return lines.some((line) => {
     const error = errorOf(line)
-    return line !== message && error?.cause === cause && error.message.includes(cause.message)
+    // A cause without a message is said by its name or code, which the error's message does not carry.
+    return line !== message && error?.cause === cause && cause.message !== '' && error.message.includes(cause.message)
   })
 }
 

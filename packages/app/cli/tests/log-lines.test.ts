@@ -69,6 +69,14 @@ describe('an error logged with a cause', () => {
     expect(lines.join('\n')).toContain('could not open the cache')
   })
 
+  it('keeps a cause with no message, whose name and code say what it is', async () => {
+    const { logger, lines } = logLines()
+    const cause = Object.assign(new Error(''), { name: 'ConnectionRefused', code: 'ECONNREFUSED' })
+    logger.error(new Error('could not reach the database', { cause }))
+    await settled()
+    expect(lines.join('\n')).toContain('ConnectionRefused')
+  })
+
   it('keeps the cause of a row that fails to start, whose error the problem report states', async () => {
     const { logger, logs, lines } = logLines()
     const load = logs.around(async () => {
