@@ -1,7 +1,7 @@
 /** Command-line parsing and help text. `node:util` `parseArgs`: no dependency for a few flags. */
 
 import { parseArgs } from 'node:util'
-import { ReinError } from '@rein/base'
+import { messageOf, ReinError } from '@rein/base'
 import type { ToolEffect } from '@rein/tools'
 import { EXIT_HELP } from './exit-codes.ts'
 
@@ -93,7 +93,7 @@ function refuseForeignFlags(command: Command | undefined, used: readonly string[
 
 /** Node's complaint about the command line, with rein's own hint for text that starts with a dash. */
 function usageOf(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error)
+  const message = messageOf(error)
   const unknown = /^Unknown option '([^']*)'/.exec(message)
   if (!unknown) return `${message.replace(/\. To specify.*$/s, '')}; see rein --help`
   return `Unknown option '${unknown[1]}'; a task or message that starts with a dash goes after '--' (rein run -- "${unknown[1]} …"); see rein --help`

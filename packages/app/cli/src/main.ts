@@ -3,7 +3,7 @@
  * Commands are imported when they run, so `rein --help` loads none of the stack.
  */
 
-import { errorChain, isReinError } from '@rein/base'
+import { errorChain, isReinError, messageOf } from '@rein/base'
 import { HELP, parseCommandLine, type Command, type ParsedArgs } from './args.ts'
 import { DEMO_PROVIDER } from './demo/provider.ts'
 import { EXIT } from './exit-codes.ts'
@@ -81,7 +81,7 @@ function describe(error: unknown, env: NodeJS.ProcessEnv, resuming: boolean): st
   }
   if (resuming && isReinError(error, 'UNKNOWN_PROVIDER') && error.details?.where === 'provider' && error.details.provider === DEMO_PROVIDER) return demoSessionLine(error.details.loaded)
   if (isReinError(error)) return error.message
-  return error instanceof Error ? error.message : String(error)
+  return messageOf(error)
 }
 
 /** Resuming what `rein demo` made: its provider is the demo's own scripted server, which no composition has. */

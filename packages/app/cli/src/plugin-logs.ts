@@ -11,6 +11,7 @@
  * wait for a load: one may explain why it is slow.
  */
 
+import { messageOf } from '@rein/base'
 import { Logger, type Context, type Exporter } from '@deepseek-ai/cordis'
 import type { Io } from './io.ts'
 import { maskSecrets, secretValues } from './mask-secrets.ts'
@@ -90,7 +91,7 @@ function heldLines(write: (message: LogMessage) => void) {
       try {
         return await work()
       } catch (error) {
-        report = error instanceof Error ? error.message : String(error)
+        report = messageOf(error)
         throw error
       } finally {
         clearTimeout(timer)

@@ -6,7 +6,7 @@ import type { ContextCompacted } from '@rein/session'
 import type { Spend } from '@rein/telemetry'
 import { maskText, secretValues } from './mask-secrets.ts'
 import { neutralize } from './terminal-text.ts'
-import { formatMoney, groupDigits, isReinError } from '@rein/base'
+import { formatMoney, groupDigits, isReinError, messageOf } from '@rein/base'
 
 export interface Output {
   stdout: NodeJS.WritableStream & { isTTY?: boolean }
@@ -125,7 +125,7 @@ export class Renderer {
    */
   notSent(line: string, error: unknown) {
     const code = isReinError(error) ? error.code : 'INTERNAL_ERROR'
-    const message = maskText(error instanceof Error ? error.message : String(error), this.secrets)
+    const message = maskText(messageOf(error), this.secrets)
     if (this.json) {
       this.line(this.out.stdout, JSON.stringify({ type: 'not-sent', text: line, error: { code, message } }))
       return

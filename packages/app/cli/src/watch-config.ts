@@ -6,6 +6,7 @@
  * file is only read.
  */
 
+import { messageOf } from '@rein/base'
 import { basename } from 'node:path'
 import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
 import { readConfigFile, type Composition, type ReloadReport } from '@rein/compose'
@@ -80,7 +81,7 @@ async function applySave(composition: Composition, logs: PluginLogs): Promise<st
     const report = await logs.around(() => composition.reload())
     return describe(name, report, agentRows(composition, report))
   } catch (error) {
-    return `${refused}${error instanceof Error ? error.message : String(error)}`
+    return `${refused}${messageOf(error)}`
   }
 }
 

@@ -5,7 +5,7 @@
  */
 
 import { join } from 'node:path'
-import { isReinError } from '@rein/base'
+import { isReinError, messageOf } from '@rein/base'
 import type { ToolCallBlock } from '@rein/llm'
 import type { CoreEventData, Session } from '@rein/session'
 import type { ApprovalService, RunIdentity, ToolRegistry, ToolResult } from '@rein/tools'
@@ -194,6 +194,6 @@ export async function toResultData(callId: string, result: ToolResult, session: 
     return { ...data, content: [{ type: 'text', text: preview(text, limits, spill) }, ...images], spill }
   } catch (error) {
     // Nowhere to save it: the model still gets the preview, and is told the rest is gone.
-    return { ...data, content: [{ type: 'text', text: preview(text, limits, { error: error instanceof Error ? error.message : String(error) }) }, ...images] }
+    return { ...data, content: [{ type: 'text', text: preview(text, limits, { error: messageOf(error) }) }, ...images] }
   }
 }

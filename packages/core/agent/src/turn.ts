@@ -8,7 +8,7 @@ import {
   BlockAssembler, assistantMessage, userMessage,
   type ContentBlock, type LlmRuntime, type Message, type ModelRoute, type StreamChunk, type ToolCallBlock,
 } from '@rein/llm'
-import { isReinError } from '@rein/base'
+import { isReinError, messageOf } from '@rein/base'
 import type { Session, TurnEndReason, TurnOverrun } from '@rein/session'
 import type { ApprovalService, ToolRegistry, ToolSchema } from '@rein/tools'
 import type { Tally } from './accounting.ts'
@@ -421,6 +421,3 @@ function textOf(blocks: readonly ContentBlock[]): string {
   return blocks.map((block) => (block.type === 'text' ? block.text : '')).join('')
 }
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
-}

@@ -3,6 +3,8 @@
 export { ReinError, isReinError, errorChain, type ReinErrorOptions } from './rein-error.ts'
 /** What a thrown value says (an Error's message, a string), or undefined; never throws, whatever was thrown. */
 export { thrownMessage } from './rein-error.ts'
+/** A thrown value's message as a string (an Error's message, else `String(value)`), for composing a message. */
+export { messageOf } from './rein-error.ts'
 export {
   toFrozenJson,
   freezeJson,

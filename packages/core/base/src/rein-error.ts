@@ -91,3 +91,8 @@ export function thrownMessage(thrown: unknown): string | undefined {
     return undefined
   }
 }
+
+/** What a thrown value says, for a message: an Error's message, anything else as a string. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}

@@ -1,6 +1,6 @@
 /** The store's failures as `ReinError`s naming the database file, from SQLite's and the file system's errors. */
 
-import { ReinError, isReinError } from '@rein/base'
+import { isReinError, messageOf, ReinError } from '@rein/base'
 
 /** The codes this store raises (besides `MEMORY_NOT_FOUND` from `replace`). */
 export type MemoryStoreErrorCode =
@@ -16,10 +16,6 @@ export function codeOf(error: unknown): string {
   return typeof code === 'string' ? code : ''
 }
 
-/** The error's message, or the thrown value as text. */
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
-}
 
 /**
  * `error` (thrown while `doing` something with `file`) as a `ReinError`: another process holding

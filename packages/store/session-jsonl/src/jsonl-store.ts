@@ -5,10 +5,10 @@
 
 import { closeSync, fchmodSync, fstatSync, ftruncateSync, openSync, readFileSync, statSync } from 'node:fs'
 import { lstat, readFile, readdir } from 'node:fs/promises'
-import { PRIVATE_FILE_MODE, ReinError, ensurePrivateDir, isReinError, toFrozenJson } from '@rein/base'
+import { ensurePrivateDir, isReinError, messageOf, PRIVATE_FILE_MODE, ReinError, toFrozenJson } from '@rein/base'
 import { summarize, type ListOptions, type LoadedSession, type SessionEvent, type SessionHeader, type SessionStore, type SessionSummary } from '@rein/session'
 import { appendDurably, fileTarget, publishFile } from './durable-write.ts'
-import { errorCode, messageOf } from './fs-errors.ts'
+import { errorCode } from './fs-errors.ts'
 import { eventLine, headerLine, parseSessionFile } from './jsonl-format.ts'
 import { LockOwner, isLockHeld, releaseLock, sweepLeftovers } from './lock.ts'
 import { isSessionId, sessionPaths, type SessionPaths } from './paths.ts'

@@ -17,9 +17,9 @@
 import { randomUUID } from 'node:crypto'
 import { closeSync, fstatSync, linkSync, lstatSync, openSync, readFileSync, readdirSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
-import { ReinError, isProcessAlive, leftByGoneProcesses } from '@rein/base'
+import { isProcessAlive, leftByGoneProcesses, messageOf, ReinError } from '@rein/base'
 import { quietly, writeNewPrivateFile } from './durable-write.ts'
-import { errorCode, messageOf } from './fs-errors.ts'
+import { errorCode } from './fs-errors.ts'
 
 const ATTEMPTS = 3
 /** How a store's pid file is named, before its pid. */

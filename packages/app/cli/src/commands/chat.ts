@@ -9,7 +9,7 @@ import { clearScreenDown, cursorTo, moveCursor } from 'node:readline'
 import { createInterface, type Interface } from 'node:readline/promises'
 import { Writable } from 'node:stream'
 import type { Agent, TurnResult } from '@rein/agent'
-import { ReinError } from '@rein/base'
+import { messageOf, ReinError } from '@rein/base'
 import type { ParsedArgs } from '../args.ts'
 import type { ApprovalRequest } from '@rein/tools'
 import { installApproval, type PromptAnswer } from '../approval.ts'
@@ -129,7 +129,7 @@ async function compactNow(scope: SessionScope, agent: Agent, instructions: strin
   try {
     scope.renderer.notice(compactOutcome(await agent.compactNow(instructions || undefined)).line)
   } catch (error) {
-    scope.renderer.notice(`/compact failed: ${error instanceof Error ? error.message : String(error)}`)
+    scope.renderer.notice(`/compact failed: ${messageOf(error)}`)
   }
 }
 

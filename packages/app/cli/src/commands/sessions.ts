@@ -8,7 +8,7 @@ import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { withComposition } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
-import { formatMoney, groupDigits, isReinError } from '@rein/base'
+import { formatMoney, groupDigits, isReinError, messageOf } from '@rein/base'
 
 /** How each status reads; one a newer rein wrote (not here) reads as it is. */
 const STATUS = new Map<string, string>(Object.entries({
@@ -91,5 +91,5 @@ function line(session: SessionSummary, level: number): string {
 /** Why a session could not be read, in a word: the error's code, else its message. */
 function reasonOf(error: unknown): string {
   if (isReinError(error)) return error.code
-  return error instanceof Error ? error.message : String(error)
+  return messageOf(error)
 }

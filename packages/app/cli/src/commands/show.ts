@@ -4,7 +4,7 @@
  */
 
 import type { Context } from '@deepseek-ai/cordis'
-import { formatMoney, isReinError, ReinError, shorten } from '@rein/base'
+import { formatMoney, isReinError, messageOf, ReinError, shorten } from '@rein/base'
 import type { Message } from '@rein/llm'
 import { eventData, planRepair, type SessionEvent, type SessionSummary } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
@@ -79,7 +79,7 @@ async function checkpointMarks(ctx: Context, id: string, events: readonly Sessio
   try {
     return { files: await filesPerTurn(checkpoints, id, events) }
   } catch (error) {
-    if (!isReinError(error, 'SESSION_NOT_OPEN')) return { files: new Map(), missing: messageOf(error) }
+    if (!isReinError(error, 'SESSION_NOT_OPEN')) return { files: new Map(), missing: whyMissing(error) }
   }
   try {
     const session = await ctx.sessions.open(id)
@@ -89,14 +89,15 @@ async function checkpointMarks(ctx: Context, id: string, events: readonly Sessio
       await session.close()
     }
   } catch (error) {
-    return { files: new Map(), missing: messageOf(error) }
+    return { files: new Map(), missing: whyMissing(error) }
   }
 }
 
-function messageOf(error: unknown): string {
+/** Why a session's checkpoint marks could not be read. */
+function whyMissing(error: unknown): string {
   const pid = isReinError(error, 'SESSION_LOCKED') ? error.details?.pid : undefined
   if (typeof pid === 'number') return `the session is in use by process ${pid}; they show once it ends`
-  return error instanceof Error ? error.message : String(error)
+  return messageOf(error)
 }
 
 function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, number>): string | undefined {

@@ -4,7 +4,7 @@
  * summarizing it again). The result is one `context/compacted` event, written only once complete.
  */
 
-import { isReinError, ReinError } from '@rein/base'
+import { isReinError, messageOf, ReinError } from '@rein/base'
 import { toFailure, type LlmEvent, type LlmRuntime, type Message, type ModelRoute } from '@rein/llm'
 import { applyCompaction, summaryMessage, SUMMARY_OPENING, type ContextCompacted, type CoreEventData, type Session } from '@rein/session'
 import type { ToolRegistry, ToolSchema } from '@rein/tools'
@@ -108,7 +108,7 @@ async function sendSummary(input: CompactionInput, plan: SummaryPlan): Promise<S
     await markSent(input, sent)
   } catch (error) {
     // Not sent: the mark, saved later with whatever follows, must not look like a request cut off.
-    input.session.append('llm/attempt', unsent(input, { code: isReinError(error) ? error.code : 'SESSION_FLUSH_FAILED', message: error instanceof Error ? error.message : String(error) }), { ignorable: true })
+    input.session.append('llm/attempt', unsent(input, { code: isReinError(error) ? error.code : 'SESSION_FLUSH_FAILED', message: messageOf(error) }), { ignorable: true })
     throw error
   }
   let attempted = false

@@ -3,7 +3,7 @@
  * its result, and no tools are offered), the previous summary to update, and fixed sections.
  */
 
-import { cutHead, isReinError } from '@rein/base'
+import { cutHead, isReinError, messageOf } from '@rein/base'
 import { BlockAssembler, userMessage, type ContentBlock, type LlmEvent, type LlmRuntime, type Message, type ModelRoute } from '@rein/llm'
 import type { LlmAttemptInput } from '../lifecycle.ts'
 import { withoutLedger } from './ledger.ts'
@@ -75,7 +75,7 @@ export async function writeSummary(request: SummaryRequest): Promise<SummaryOutc
       assembler.push(chunk)
     }
   } catch (error) {
-    return { ok: false, code: isReinError(error) ? error.code : 'SUMMARY_FAILED', message: error instanceof Error ? error.message : String(error) }
+    return { ok: false, code: isReinError(error) ? error.code : 'SUMMARY_FAILED', message: messageOf(error) }
   }
   return outcomeOf(assembler, request)
 }
