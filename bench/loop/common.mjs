@@ -161,10 +161,11 @@ export function addDelta(/** @type {{ content: string, calls: AssembledCall[] }}
 /**
  * The conversation of a hand-written loop, history in an array: `complete(messages)` makes one
  * streamed request and returns the text and calls it assembled; the calls are run directly.
- * `openLog`, when given, makes a log per conversation; `save(messages)` is called where rein makes
- * its log durable: before each request, before the tool bodies, and at the end of the turn.
+ * `openLog`, when given, makes a log per conversation; `save(messages, sync)` is called where rein
+ * saves its log: fsynced before each request and at the end of the turn, written without the fsync
+ * before the bodies of replay-safe calls (the lookup is one).
  * @param {(messages: any[]) => Promise<{ content: string, calls: AssembledCall[] }>} complete
- * @param {() => { save: (messages: any[]) => void }} [openLog]
+ * @param {() => { save: (messages: any[], sync: boolean) => void }} [openLog]
  * @returns {() => Promise<Conversation>}
  */
 export function handWrittenLoop(complete, openLog) {
@@ -176,15 +177,15 @@ export function handWrittenLoop(complete, openLog) {
       send: async (/** @type {string} */ text) => {
         messages.push({ role: 'user', content: text })
         for (;;) {
-          log?.save(messages)
+          log?.save(messages, true)
           const { content, calls } = await complete(messages)
           if (calls.length === 0) {
             messages.push({ role: 'assistant', content })
-            log?.save(messages)
+            log?.save(messages, true)
             return content
           }
           messages.push({ role: 'assistant', content: null, tool_calls: calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) })
-          log?.save(messages)
+          log?.save(messages, false)
           for (const call of calls) messages.push({ role: 'tool', tool_call_id: call.id, content: lookup(JSON.parse(call.arguments).key) })
         }
       },

@@ -7,11 +7,12 @@
  *
  * With a fourth argument `durable`, the floor also keeps a log as rein's session-jsonl does, and no
  * more: a new file per conversation (its folder fsynced once), the messages since the last save
- * appended as JSON lines and fsynced at each point rein makes its log durable. It shows what those
- * fsyncs cost on the machine, apart from any harness.
+ * appended as JSON lines at each point rein saves its log, and fsynced where rein fsyncs (not before
+ * the replay-safe lookup's body). It shows what those writes and fsyncs cost on the machine, apart
+ * from any harness.
  */
 
-import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, fdatasyncSync, fsyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { EventSourceParserStream } from 'eventsource-parser/stream'
@@ -42,7 +43,7 @@ const conversation = handWrittenLoop(complete, process.argv[5] === 'durable' ? d
 
 await runLoop({ scenario, turns, conversation })
 
-/** A log per conversation: a new file, then the new messages appended and fsynced at each save. */
+/** A log per conversation: a new file, then the new messages appended at each save, and fsynced when asked. */
 function durableLog() {
   // Kept until the runner is done, as rein.mjs keeps its sessions.
   const kept = process.env.REIN_BENCH_TMP
@@ -58,11 +59,12 @@ function durableLog() {
     let saved = 0
     let synced = false
     return {
-      save: (/** @type {any[]} */ messages) => {
+      save: (/** @type {any[]} */ messages, /** @type {boolean} */ sync) => {
         let lines = ''
         for (; saved < messages.length; saved++) lines += `${JSON.stringify(messages[saved])}\n`
         writeSync(fd, lines)
-        fsyncSync(fd)
+        if (!sync) return
+        fdatasyncSync(fd)
         if (synced) return
         // The file's name is durable once its folder is.
         const dir = openSync(folder, 'r')

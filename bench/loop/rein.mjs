@@ -4,8 +4,8 @@
  * @rein/llm + @rein/llm-openai against the base URL, @rein/tools with `lookup`, @rein/session and
  * @rein/agent. The fourth argument picks the variant:
  *
- * - `durable`: sessions in @rein/session-jsonl (each event fsynced before the request and before a
- *   tool body, in a fresh temporary folder), @rein/telemetry with @rein/otel-http exporting spans and
+ * - `durable`: sessions in @rein/session-jsonl (each event fsynced before the request, and written
+ *   before the replay-safe lookup's body, in a fresh temporary folder), @rein/telemetry with @rein/otel-http exporting spans and
  *   metrics to `REIN_BENCH_OTLP` (the runner's local capture);
  * - `memory`: sessions in memory, no telemetry.
  *

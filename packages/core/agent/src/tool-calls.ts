@@ -46,9 +46,16 @@ export async function runToolCalls(calls: readonly ToolCallBlock[], context: Too
       pairRest(context, 'ABORTED_BEFORE_DISPATCH', 'the turn was cancelled')
       return
     }
-    for (const call of batch) context.state.intent(call, context.tools.info(call.name)?.replaySafe === true)
+    let replaySafe = true
+    for (const call of batch) {
+      const safe = context.tools.info(call.name)?.replaySafe === true
+      context.state.intent(call, safe)
+      replaySafe &&= safe
+    }
     try {
-      await context.session.flush()
+      // A body that may run twice needs its intent only where a kill cannot lose it; a power loss
+      // that does costs a rerun (or a "not started" result), never a repeated unsafe call.
+      await (replaySafe ? context.session.write() : context.session.flush())
     } catch (error) {
       pairRest(context, 'TOOL_NOT_STARTED', 'the session could not be saved', false)
       throw new IntentNotDurable(error)

@@ -148,6 +148,23 @@ function breakable() {
   return { store, inner, state }
 }
 
+/** A store over the memory one that logs its barriers (`write`, `flush`) in `log`, where the tests' tool bodies log too. */
+function barriers() {
+  const inner = new MemorySessionStore()
+  const log: string[] = []
+  const store: SessionStore = {
+    create: (header) => inner.create(header),
+    open: (id) => inner.open(id),
+    append: (id, events) => inner.append(id, events),
+    close: (id) => inner.close(id),
+    load: (id) => inner.load(id),
+    list: () => inner.list(),
+    flush: async (id) => { log.push('flush'); await inner.flush(id) },
+    write: async (id) => { log.push('write'); await inner.flush(id) },
+  }
+  return { store, inner, log }
+}
+
 describe('durability before side effects', () => {
   it('sends no request when the log cannot be saved', async () => {
     const { store, state } = breakable()
@@ -157,6 +174,31 @@ describe('durability before side effects', () => {
     const result = await agent.send('go')
     expect(result).toMatchObject({ reason: 'error', error: { code: 'SESSION_FLUSH_FAILED' } })
     expect(llm.requests).toHaveLength(0)
+  })
+
+  it('before a replay-safe call, writes its intent to the store without the flush; before any other call, flushes', async () => {
+    const { store, inner, log } = barriers()
+    const { root } = await boot([
+      [{ toolCall: { id: 'p1', name: 'peek', arguments: '{}' } }],
+      [{ toolCall: { id: 'p2', name: 'peek', arguments: '{}' } }, { toolCall: { id: 's1', name: 'stamp', arguments: '{}' } }],
+      [{ text: 'done' }],
+    ], { store })
+    const tool = (name: string, replaySafe: boolean) => defineTool({
+      name, description: name, parameters: {}, isConcurrencySafe: true, replaySafe,
+      output: { schema: { type: 'string' }, render: (_args, value) => value },
+      execute: async (_args, run) => {
+        const stored = (await inner.load(run.sessionId!)).events.some((event) => event.type === 'tool/call' && (event.data as { callId: string }).callId === run.callId)
+        log.push(`${name} ${run.callId}${stored ? '' : ' (intent not in the store)'}`)
+        return name
+      },
+    })
+    root.tools.register(tool('peek', true))
+    root.tools.register(tool('stamp', false))
+    const agent = await root.agents.create()
+    expect((await agent.send('go')).reason).toBe('completed')
+    // Each request and the turn's end flush; the batch with an unsafe call flushes, the safe one only writes.
+    expect(log).toEqual(['flush', 'write', 'peek p1', 'flush', 'flush', 'peek p2', 'stamp s1', 'flush', 'flush'])
+    expectValidLog(agent.session.events)
   })
 
   it('runs no tool body when its intent cannot be saved, and pairs the call', async () => {

@@ -1,6 +1,8 @@
 /**
  * `Session`: one open log. Appends are in memory until `flush()`, the durability barrier the agent
  * calls before every side effect; a failed flush keeps the unflushed events for the next try.
+ * `write()` is the lighter barrier before a side effect that may safely happen twice: the events
+ * reach the store, so a killed process keeps them, without waiting for the disk.
  */
 
 import { ReinError, freezeJson, isReinError, toFrozenJson, type JsonValue } from '@rein/base'
@@ -44,6 +46,8 @@ function isoNow(): string {
 export class Session {
   private readonly _events: SessionEvent[]
   private _durable: number
+  /** Events the store holds (`_durable` of them on disk); the rest are only here. */
+  private _written: number
   private _flushing: Promise<void> = Promise.resolve()
   private _closed = false
   private _closing: Promise<void> | undefined
@@ -55,6 +59,7 @@ export class Session {
   constructor(readonly header: SessionHeader, events: readonly SessionEvent[], private readonly store: SessionStore, private readonly hooks: SessionHooks) {
     this._events = [...events]
     this._durable = events.length
+    this._written = events.length
     for (const event of events) this._projection.push(event)
   }
 
@@ -105,23 +110,43 @@ export class Session {
 
   /** Makes every appended event durable. Throws `SESSION_FLUSH_FAILED`; the events stay pending. */
   flush(): Promise<void> {
-    const run = this._flushing.then(() => this.writePending())
+    return this.serialize(() => this.writePending(true))
+  }
+
+  /**
+   * Hands every appended event to the store, where a killed process cannot lose it; a power loss
+   * still may (a store without `write` flushes instead). The barrier before a side effect that is
+   * safe to repeat, such as a replay-safe tool's body: losing its record costs a rerun, not harm.
+   * Throws `SESSION_FLUSH_FAILED`; the events stay pending.
+   */
+  write(): Promise<void> {
+    return this.serialize(() => this.writePending(this.store.write === undefined))
+  }
+
+  private serialize(step: () => Promise<void>): Promise<void> {
+    const run = this._flushing.then(step)
     this._flushing = run.catch(() => {})
     return run
   }
 
-  private async writePending(): Promise<void> {
-    const batch = this._events.slice(this._durable)
-    if (batch.length === 0) return
+  private async writePending(durable: boolean): Promise<void> {
+    // Appends may come while the store works: only those before `end` are in this batch.
+    const end = this._events.length
+    if (end === (durable ? this._durable : this._written)) return
+    const batch = this._events.slice(this._written, end)
     try {
-      await this.store.append(this.id, batch)
-      await this.store.flush(this.id)
+      if (batch.length > 0) await this.store.append(this.id, batch)
+      if (durable) await this.store.flush(this.id)
+      else await this.store.write?.(this.id)
     } catch (error) {
       const reason = isReinError(error) ? `${error.code}: ${error.message}` : (error as Error).message
       throw new ReinError('SESSION_FLUSH_FAILED', `could not save session ${this.id}: ${reason}`, { cause: error })
     }
-    this._durable += batch.length
-    this.hooks.flushed(this, batch)
+    this._written = end
+    if (!durable) return
+    const madeDurable = this._events.slice(this._durable, end)
+    this._durable = end
+    this.hooks.flushed(this, madeDurable)
   }
 
   /**

@@ -47,6 +47,9 @@ export interface LoadedSession {
  * - `append`: take events whose first `seq` is the next one (else `SESSION_SEQ_MISMATCH`); a failed
  *   append leaves the stored log as it was;
  * - `flush`: resolve only when every appended event is durable (the barrier before side effects);
+ * - `write`, optional: resolve once every appended event is where a killed process cannot lose it
+ *   (written to the file), without waiting for the disk; the next `flush` makes it durable. A failed
+ *   write is reported like a failed flush;
  * - `load`: return every valid event; a torn last record is dropped, anything else malformed is
  *   `SESSION_CORRUPT` naming where; a newer format is `SESSION_FORMAT_UNSUPPORTED`;
  * - `open` for writing takes an exclusive claim (`SESSION_LOCKED` naming the holder), `close` drops it;
@@ -66,6 +69,8 @@ export interface SessionStore {
   open(id: string): Promise<LoadedSession>
   append(id: string, events: readonly SessionEvent[]): Promise<void>
   flush(id: string): Promise<void>
+  /** Writes what was appended, kept across a killed process but not yet durable; without it, the session flushes. */
+  write?(id: string): Promise<void>
   /** Flushes and releases the claim. */
   close(id: string): Promise<void>
   /** Reads without claiming. */

@@ -25,6 +25,8 @@ interface Batch {
   epoch: number
   fromSeq: number
   lines: string[]
+  /** Fsync after writing (a flush); without, the lines only reach the file (a `write`). */
+  sync: boolean
 }
 
 interface OpenSession {
@@ -34,8 +36,10 @@ interface OpenSession {
   fd: number | undefined
   /** Bytes of whole, durable lines: where the next batch goes. */
   size: number
-  /** Events durably in the file. */
+  /** Events in the file (durably, unless `unsynced`). */
   written: number
+  /** A `write` put lines in the file that no fsync has covered yet. */
+  unsynced: boolean
   /** The seq the next append must start at (written + queued + being written). */
   nextSeq: number
   queue: string[]
@@ -138,8 +142,19 @@ export class JsonlSessionStore implements SessionStore {
 
   /** Resolves once everything appended before it is written and fsynced; rejects if a write failed. */
   async flush(id: string): Promise<void> {
-    const session = this.claimed(id)
-    this.drain(session)
+    await this.settle(this.claimed(id), true)
+  }
+
+  /**
+   * Resolves once everything appended before it is in the file, where a killed process cannot lose
+   * it, without the fsync: the next flush makes it durable. Rejects if the write failed.
+   */
+  async write(id: string): Promise<void> {
+    await this.settle(this.claimed(id), false)
+  }
+
+  private async settle(session: OpenSession, sync: boolean): Promise<void> {
+    this.drain(session, sync)
     const epoch = session.epoch
     await session.tail
     const failure = session.failure ?? (session.epoch === epoch ? undefined : session.lastFailure)
@@ -281,18 +296,18 @@ export class JsonlSessionStore implements SessionStore {
     }
   }
 
-  /** Moves the queue into a batch on the write chain. */
-  private drain(session: OpenSession): void {
+  /** Moves the queue into a batch on the write chain; with `sync`, an empty one when a `write` left lines unsynced. */
+  private drain(session: OpenSession, sync = true): void {
     clearTimeout(session.timer)
     session.timer = undefined
-    if (session.queue.length === 0) return
-    const batch: Batch = { epoch: session.epoch, fromSeq: session.nextSeq - session.queue.length, lines: session.queue }
+    if (session.queue.length === 0 && !(sync && session.unsynced)) return
+    const batch: Batch = { epoch: session.epoch, fromSeq: session.nextSeq - session.queue.length, lines: session.queue, sync }
     session.queue = []
-    session.tail = session.tail.then(() => this.write(session, batch))
+    session.tail = session.tail.then(() => this.writeBatch(session, batch))
   }
 
   /** Writes one batch (publishing the file on the first); records a failure instead of throwing. */
-  private async write(session: OpenSession, batch: Batch): Promise<void> {
+  private async writeBatch(session: OpenSession, batch: Batch): Promise<void> {
     if (batch.epoch !== session.epoch) return
     const data = Buffer.from(batch.lines.join(''))
     // One session open: fsync on the event loop (cheapest). More (subagents, a server): on the
@@ -303,13 +318,16 @@ export class JsonlSessionStore implements SessionStore {
         const content = Buffer.concat([Buffer.from(headerLine(session.header)), data])
         session.fd = await publishFile(session.paths.file, content, offLoop)
         session.size = content.length
+        session.unsynced = false
       } else {
         if (session.dirty) {
           ftruncateSync(session.fd, session.size)
           session.dirty = false
         }
-        await appendDurably(fileTarget(session.fd, offLoop), session.size, data)
+        await appendDurably(fileTarget(session.fd, offLoop), session.size, data, batch.sync)
         session.size += data.length
+        // An fsync covers the whole file, lines of earlier writes included.
+        session.unsynced = batch.sync ? false : session.unsynced || data.length > 0
       }
       session.written += batch.lines.length
     } catch (error) {
@@ -327,7 +345,7 @@ export class JsonlSessionStore implements SessionStore {
 }
 
 function newSession(header: SessionHeader, paths: SessionPaths, fd: number | undefined, size: number, written: number): OpenSession {
-  return { header, paths, fd, size, written, nextSeq: written, queue: [], timer: undefined, tail: Promise.resolve(), epoch: 0, failure: undefined, lastFailure: undefined, dirty: false }
+  return { header, paths, fd, size, written, unsynced: false, nextSeq: written, queue: [], timer: undefined, tail: Promise.resolve(), epoch: 0, failure: undefined, lastFailure: undefined, dirty: false }
 }
 
 function exists(file: string): boolean {
@@ -353,6 +371,9 @@ function readError(id: string, file: string, error: unknown): ReinError {
 }
 
 function writeFailed(id: string, batch: Batch, cause: unknown): ReinError {
+  if (batch.lines.length === 0) {
+    return new ReinError('SESSION_WRITE_FAILED', `session ${id}: the events written before seq ${batch.fromSeq} could not be made durable (${messageOf(cause)}); flush again`, { cause, details: { id, fromSeq: batch.fromSeq } })
+  }
   const last = batch.fromSeq + batch.lines.length - 1
   return new ReinError('SESSION_WRITE_FAILED', `session ${id}: events ${batch.fromSeq}-${last} were not written (${messageOf(cause)}); the file is as it was, so append them again from seq ${batch.fromSeq}`, {
     cause,

@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { JsonlSessionStore } from '../src/index.ts'
 import { event, header, range, userMessage } from './fixtures/sessions.ts'
@@ -150,6 +152,26 @@ describe('JsonlSessionStore sequencing and batching', () => {
     await expect.poll(() => existsSync(join(root, 's1.jsonl')), { timeout: 30_000 }).toBe(true)
     expect((await store.load('s1')).events).toEqual(range(0, 2))
     await store.close('s1')
+  })
+
+  it('puts events written without a flush in the file without an fsync, where a SIGKILL does not lose them; the next flush fsyncs them', async () => {
+    const root = await tempRoot()
+    const script = fileURLToPath(new URL('fixtures/write-then-hold.ts', import.meta.url))
+    const child = spawn(process.execPath, ['--conditions=@rein/source', '--import', 'tsx', script, root], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    let out = ''
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString(); if (out.includes('written')) resolve() })
+        child.once('exit', (code) => reject(new Error(`the writer exited (${code}) before writing: ${out}`)))
+      })
+    } finally {
+      child.kill('SIGKILL')
+      await exited
+    }
+    // The file is published with its folder (2), a write waits for no disk, a flush covers what a write left.
+    expect(JSON.parse(out.split('\n')[0]!)).toEqual({ fsyncs: { publish: 2, write: 0, flushAfterWrite: 1, flushWithNothingNew: 0, writeThenFlush: 1, lastWrite: 0 } })
+    expect((await new JsonlSessionStore({ root }).load('s1')).events).toEqual(range(0, 6))
   })
 })
 
