@@ -9,6 +9,8 @@ export type AgentEvent =
   | { type: 'turn-start'; turn: number }
   | { type: 'text-delta'; text: string }
   | { type: 'reasoning-delta'; text: string }
+  /** The step's reasoning shown so far came from a provider attempt that failed: drop it, a retry's output follows. */
+  | { type: 'discard' }
   | { type: 'tool-start'; callId: string; name: string; card: ToolCallView }
   /** `resumable`: an interrupt ended the call and it was left for the next resume's `recover` (not recorded). */
   | { type: 'tool-end'; callId: string; name: string; isError: boolean; code?: string; card: ToolResultView; resumable?: true }

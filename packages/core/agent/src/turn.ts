@@ -415,6 +415,7 @@ function notSaved(error: unknown, consequence: string): TurnEnd {
 function forward(context: TurnContext, chunk: StreamChunk) {
   if (chunk.type === 'text-delta') context.emit({ type: 'text-delta', text: chunk.text })
   else if (chunk.type === 'reasoning-delta') context.emit({ type: 'reasoning-delta', text: chunk.text })
+  else if (chunk.type === 'discard') context.emit({ type: 'discard' })
 }
 
 function textOf(blocks: readonly ContentBlock[]): string {

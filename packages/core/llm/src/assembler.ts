@@ -33,6 +33,12 @@ export class BlockAssembler {
     if (this._finish) return
     this._answered ||= carriesAnswer(chunk)
     switch (chunk.type) {
+      case 'discard':
+        // What an attempt that failed showed: the next attempt's blocks start again at index 0.
+        this._blocks.clear()
+        this._usage = undefined
+        this._answered = false
+        return
       case 'block-start':
         if (!this._blocks.has(chunk.index)) this._blocks.set(chunk.index, { type: chunk.blockType, text: '' })
         return

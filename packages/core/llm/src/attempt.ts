@@ -7,7 +7,7 @@
 import type { AdapterRequest, GenerationOptions, LlmAdapter } from './adapter.ts'
 import { toFailure, type LlmFailure } from './errors.ts'
 import type { LlmAttempt, LlmEvent, ModelRoute } from './request.ts'
-import { carriesAnswer, EMPTY_RESPONSE, isEmptyFinish, isDelta, type FinishReason, type StreamChunk } from './stream.ts'
+import { carriesAnswer, EMPTY_RESPONSE, isEmptyFinish, isDelta, showsAnswer, type FinishReason, type StreamChunk } from './stream.ts'
 import type { TokenUsage } from './usage.ts'
 import { AbortableReads } from './abortable-reads.ts'
 import type { Stop } from '@rein/base'
@@ -29,7 +29,13 @@ const CONSUMER_STOPPED: LlmFailure = Object.freeze({ code: 'ABORTED', message: '
 /** One read of an adapter: a batch from `streamBatches`, or one chunk of `stream`. */
 type AdapterRead = StreamChunk | readonly StreamChunk[]
 
-export type AttemptResult = { ok: true } | { ok: false; failure: LlmFailure; shown: boolean }
+/**
+ * What a failed attempt showed the caller: nothing; only reasoning, which the caller can be told to
+ * discard (so the attempt may be retried); or part of the answer, which stands.
+ */
+type Shown = 'nothing' | 'reasoning' | 'answer'
+
+export type AttemptResult = { ok: true } | { ok: false; failure: LlmFailure; shown: Shown }
 
 interface Inflight {
   provider: string
@@ -117,6 +123,8 @@ class Attempt {
   private readonly options: Pick<AdapterRequest, 'maxTokens' | 'temperature' | 'reasoningEffort'> = {}
   private held: StreamChunk[] = []
   private shown = false
+  /** Text or a tool call reached the caller (see `showsAnswer`): the attempt can no longer be taken back. */
+  private answerShown = false
   private answered = false
   private outputChars = 0
   /** Each call's name as its deltas last gave it (whole so far): a grown name counts only what it added. */
@@ -170,7 +178,10 @@ class Attempt {
     const out: StreamChunk[] = []
     // Shown once the read is returned: a read that throws partway (a malformed chunk) showed nothing.
     let shown = this.shown
+    let answerShown = this.answerShown
     for (const chunk of isBatch(read) ? read : [read]) {
+      // The runtime's alone: an adapter's would make the caller drop what it was shown.
+      if (chunk.type === 'discard') continue
       this.outputChars += outputCharsOf(chunk, this.names)
       if (chunk.type === 'usage') this.usage = chunk.usage
       if (chunk.type === 'finish') {
@@ -186,14 +197,17 @@ class Attempt {
       }
       if (!shown) {
         shown = true
+        answerShown = this.held.some(showsAnswer)
         out.push(...this.held)
       }
+      answerShown ||= showsAnswer(chunk)
       out.push(chunk)
     }
     if (shown && !this.shown) {
       this.shown = true
       this.held = []
     }
+    this.answerShown = answerShown
     return out
   }
 
@@ -220,7 +234,7 @@ class Attempt {
   /** Reports the attempt as failed by `failure`; the result the route's retries decide on. */
   failed(failure: LlmFailure): AttemptResult {
     this.settle(failure)
-    return { ok: false, failure, shown: this.shown }
+    return { ok: false, failure, shown: this.answerShown ? 'answer' : this.shown ? 'reasoning' : 'nothing' }
   }
 
   /** The failure a thrown `error` stands for: the runtime's abort reason when it stopped the attempt. */

@@ -21,7 +21,7 @@ export interface LlmRequest extends ModelRoute, GenerationOptions {
    * route sends min(its `maxTokens` — the request's, else its catalog's — and this).
    */
   maxTokensCap?: number
-  /** Tried in order when the current route fails before showing anything; see the README. */
+  /** Tried in order when the current route fails before showing any text or tool call; see the README. */
   fallbacks?: readonly ModelRoute[]
   signal?: AbortSignal
   /** Retries, fallbacks and every attempt's outcome, as they happen, so a session can log them. */
@@ -48,7 +48,7 @@ export interface LlmAttempt {
   /** Epoch milliseconds. */
   startedAt: number
   endedAt: number
-  /** Whether any delta reached the caller. */
+  /** Whether any delta reached the caller (reasoning a `discard` later took back included). */
   shown: boolean
   /** Absent when the attempt succeeded. */
   failure?: LlmFailure

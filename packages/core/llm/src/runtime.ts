@@ -172,9 +172,10 @@ export class LlmRuntime extends Service {
 
   /**
    * Streams one answer. Never throws: every failure ends the stream with `finish {reason: 'error'}`
-   * (or `'aborted'`) carrying an `LlmFailure`. Failures before anything was shown are retried and
-   * then sent down `fallbacks`; once a delta was shown, the stream ends with the failure instead.
-   * Every provider attempt is reported as an `attempt` event when it ends.
+   * (or `'aborted'`) carrying an `LlmFailure`. Failures before any text or tool call was shown are
+   * retried and then sent down `fallbacks` (reasoning already shown is taken back with a `discard`
+   * before the next attempt); once text or a tool call was shown, the stream ends with the failure
+   * instead. Every provider attempt is reported as an `attempt` event when it ends.
    */
   async *stream(request: LlmRequest): AsyncGenerator<StreamChunk, void, undefined> {
     for await (const batch of this.streamBatches(request)) {
@@ -243,6 +244,7 @@ export class LlmRuntime extends Service {
     let pending: { from: ModelRoute; failure: LlmFailure; cooldownUntil?: number } | undefined
     let untried = false
     const failed: { route: ModelRoute; failure: LlmFailure }[] = []
+    const shown: ShownSoFar = { stale: false }
     const skipped: string[] = []
     const passedOver: number[] = []
     for (const [position, lastResort] of routeOrder(chain.length, passedOver)) {
@@ -263,7 +265,7 @@ export class LlmRuntime extends Service {
         passedOver.push(position)
         continue
       }
-      const outcome = yield* this.tryRoute(route, position, request, run, report)
+      const outcome = yield* this.tryRoute(route, position, request, run, report, shown)
       if (outcome === 'done') return
       failed.push({ route, failure: outcome })
       if (!fallsBack(outcome)) {
@@ -277,7 +279,7 @@ export class LlmRuntime extends Service {
   }
 
   /** One route with its retries. Returns the failure that ended it, or `done` when the stream has ended. */
-  private async *tryRoute(route: ModelRoute, position: number, request: LlmRequest, run: Stop, report: Report): AsyncGenerator<readonly StreamChunk[], LlmFailure | 'done', undefined> {
+  private async *tryRoute(route: ModelRoute, position: number, request: LlmRequest, run: Stop, report: Report, shown: ShownSoFar): AsyncGenerator<readonly StreamChunk[], LlmFailure | 'done', undefined> {
     const { adapters, retry: policy, inflight, infos } = this._state
     for (let retry = 0; ; retry++) {
       if (run.stopped) {
@@ -287,6 +289,10 @@ export class LlmRuntime extends Service {
       // Per attempt: a provider swapped or unloaded between retries is seen here.
       const resolved = resolveRoute(route, adapters, request, infos)
       if ('failure' in resolved) return resolved.failure
+      if (shown.stale) {
+        shown.stale = false
+        yield [DISCARD]
+      }
       const result = yield* runAttempt(resolved.adapter, resolved.request, { route, retry, position, run, inflight, report })
       if (result.ok) {
         this._state.cooldowns.clear(route)
@@ -296,10 +302,13 @@ export class LlmRuntime extends Service {
         yield [aborted(run.reason)]
         return 'done'
       }
-      if (result.shown) {
+      if (result.shown === 'answer') {
         yield [{ type: 'finish', reason: 'error', failure: result.failure }]
         return 'done'
       }
+      // Reasoning alone can be taken back: the next attempt, if any, is preceded by a discard. When
+      // none follows, the caller keeps it as what the failed stream showed.
+      if (result.shown === 'reasoning') shown.stale = true
       const { failure } = result
       if (!isRetryable(failure.code) || retry >= policy.maxRetries) return failure
       const delayMs = retryDelay(policy, retry, failure)
@@ -313,6 +322,13 @@ export class LlmRuntime extends Service {
     }
   }
 }
+
+/** Whether the caller still shows reasoning of a failed attempt, to be discarded before the next attempt. */
+interface ShownSoFar {
+  stale: boolean
+}
+
+const DISCARD: StreamChunk = Object.freeze({ type: 'discard' })
 
 /** Each position of a chain of `length`, then those passed over while cooling (as a last resort), each once. */
 function* routeOrder(length: number, passedOver: readonly number[]): Generator<[number, boolean]> {

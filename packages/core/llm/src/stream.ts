@@ -1,5 +1,5 @@
 /**
- * `StreamChunk`: what every adapter yields. Rules every adapter obeys:
+ * `StreamChunk`: what every adapter yields, plus the runtime's `discard`. Rules every adapter obeys:
  * - block indexes are assigned in first-seen order, starting at 0;
  * - tool arguments stay raw strings end to end;
  * - `usage` comes before `finish`, and nothing comes after `finish`.
@@ -27,10 +27,25 @@ export type StreamChunk =
    * the message; `responseId` and `responseModel` are what the provider said it answered with.
    */
   | { type: 'finish'; reason: FinishReason; failure?: LlmFailure; replayState?: JsonValue; responseId?: string; responseModel?: string }
+  /**
+   * Sent by the runtime only (it drops one an adapter yields): everything this stream showed so far
+   * — reasoning of an attempt that failed before any text or tool call — is void; drop it. Another
+   * attempt's chunks follow, its block indexes starting again at 0.
+   */
+  | { type: 'discard' }
 
 /** True for the chunks that show the caller something of the answer. */
 export function isDelta(chunk: StreamChunk): boolean {
   return chunk.type === 'text-delta' || chunk.type === 'reasoning-delta' || chunk.type === 'tool-call-delta'
+}
+
+/**
+ * True for a chunk that shows the caller part of the answer itself — text or a tool call — which a
+ * retry must not take back. Reasoning, block starts, a reasoning block's end and usage are not.
+ */
+export function showsAnswer(chunk: StreamChunk): boolean {
+  if (chunk.type === 'text-delta' || chunk.type === 'tool-call-delta') return true
+  return chunk.type === 'block-end' && chunk.block.type !== 'reasoning'
 }
 
 /**

@@ -89,6 +89,23 @@ describe('BlockAssembler', () => {
     expect(assemble([{ type: 'tool-call-delta', index: 0, id: 'c1', name: 'f', argumentsDelta: '{}' }, { type: 'finish', reason: 'tool-calls' }]).finish).toEqual({ reason: 'tool-calls' })
   })
 
+  it('drops what it was shown on a discard: the next attempt starts again at index 0, with its own usage', () => {
+    const assembler = assemble([
+      { type: 'block-start', index: 0, blockType: 'reasoning' },
+      { type: 'reasoning-delta', index: 0, text: 'First try' },
+      { type: 'usage', usage: { inputTokens: 50, outputTokens: 30 } },
+      { type: 'discard' },
+      { type: 'block-start', index: 0, blockType: 'text' },
+      { type: 'text-delta', index: 0, text: 'Four.' },
+      { type: 'finish', reason: 'stop' },
+    ])
+    expect(assembler.blocks()).toEqual([{ type: 'text', text: 'Four.' }])
+    expect(assembler.usage).toBeUndefined()
+    expect(assembler.finish).toEqual({ reason: 'stop' })
+    // An answer after a discard must carry something of its own: the dropped one's does not count.
+    expect(assemble([{ type: 'text-delta', index: 0, text: 'ok' }, { type: 'discard' }, { type: 'finish', reason: 'stop' }]).finish?.reason).toBe('error')
+  })
+
   it('ignores everything after finish', () => {
     const assembler = assemble([
       { type: 'text-delta', index: 0, text: 'a' },

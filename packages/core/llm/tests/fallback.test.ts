@@ -51,6 +51,20 @@ describe('which failures fall back', () => {
     expect(primary.requests).toHaveLength(1)
   })
 
+  it('falls back after a route\'s last retry failed having shown only reasoning, discarding it first', async () => {
+    const root = await runtime()
+    const thinks: FakeAttempt = { chunks: [{ type: 'reasoning-delta', index: 0, text: 'Hmm' }], throws: { code: 'STREAM_CLOSED', message: 'cut' } }
+    root.llm.registerAdapter('p', new FakeAdapter([thinks, thinks]))
+    root.llm.registerAdapter('b', new FakeAdapter([{ chunks: say('from b') }]))
+    const { chunks, events } = await collect(root, backup)
+    expect(chunks).toEqual([
+      { type: 'reasoning-delta', index: 0, text: 'Hmm' }, { type: 'discard' },
+      { type: 'reasoning-delta', index: 0, text: 'Hmm' }, { type: 'discard' },
+      ...say('from b'),
+    ])
+    expect(switches(events)).toEqual(['p->b STREAM_CLOSED'])
+  })
+
   it('ends a model-not-found without a fallback with the failure as it came', async () => {
     const root = await runtime()
     root.llm.registerAdapter('p', new FakeAdapter([fail('INVALID_REQUEST', { modelNotFound: true })]))

@@ -166,6 +166,63 @@ describe('LlmRuntime retry', () => {
     expect(adapter.requests).toHaveLength(1)
   })
 
+  it('retries an attempt that failed after showing only reasoning, sending a discard before the retry shows anything', async () => {
+    const root = await runtime()
+    const thought: StreamChunk[] = [{ type: 'block-start', index: 0, blockType: 'reasoning' }, { type: 'reasoning-delta', index: 0, text: 'Hmm' }]
+    const adapter = new FakeAdapter([{ chunks: thought, throws: { code: 'STREAM_CLOSED', message: 'connection dropped' } }, { chunks: say('ok') }])
+    root.llm.registerAdapter('p', adapter)
+    const seen: string[] = []
+    const chunks: StreamChunk[] = []
+    for await (const chunk of root.llm.stream(request({ onEvent: (event) => { seen.push(event.type) } }))) {
+      chunks.push(chunk)
+      seen.push(chunk.type)
+    }
+    expect(chunks).toEqual([...thought, { type: 'discard' }, ...say('ok')])
+    expect(adapter.requests).toHaveLength(2)
+    // The failed attempt is reported, then the retry; the discard comes just before the next attempt starts.
+    expect(seen.slice(0, 7)).toEqual(['attempt-start', 'block-start', 'reasoning-delta', 'attempt', 'retry', 'discard', 'attempt-start'])
+  })
+
+  it('retries a reasoning-only answer that ended empty, as it retries an empty stop', async () => {
+    const root = await runtime()
+    const adapter = new FakeAdapter([{ chunks: [{ type: 'reasoning-delta', index: 0, text: 'Hmm' }, { type: 'finish', reason: 'stop' }] }, { chunks: say('ok') }])
+    root.llm.registerAdapter('p', adapter)
+    expect(await collect(root.llm.stream(request()))).toEqual([{ type: 'reasoning-delta', index: 0, text: 'Hmm' }, { type: 'discard' }, ...say('ok')])
+  })
+
+  it('does not retry once text was shown after the reasoning, even text that is only whitespace', async () => {
+    const root = await runtime()
+    const adapter = new FakeAdapter([
+      { chunks: [{ type: 'reasoning-delta', index: 0, text: 'Hmm' }, { type: 'text-delta', index: 1, text: '\n\n' }], throws: { code: 'STREAM_CLOSED', message: 'connection dropped' } },
+      { chunks: say('never') },
+    ])
+    root.llm.registerAdapter('p', adapter)
+    const chunks = await collect(root.llm.stream(request()))
+    expect(chunks.at(-1)).toEqual({ type: 'finish', reason: 'error', failure: { code: 'STREAM_CLOSED', message: 'connection dropped' } })
+    expect(chunks.some((chunk) => chunk.type === 'discard')).toBe(false)
+    expect(adapter.requests).toHaveLength(1)
+  })
+
+  it('ends with the failure, keeping the reasoning shown, when the last retry fails after reasoning only', async () => {
+    const root = await runtime({ retry: { ...instant.retry, maxRetries: 1 } })
+    const thinks = (text: string): FakeAttempt => ({ chunks: [{ type: 'reasoning-delta', index: 0, text }], throws: { code: 'SERVER', message: `cut after ${text}` } })
+    const adapter = new FakeAdapter([thinks('one'), thinks('two'), { chunks: say('never') }])
+    root.llm.registerAdapter('p', adapter)
+    expect(await collect(root.llm.stream(request()))).toEqual([
+      { type: 'reasoning-delta', index: 0, text: 'one' },
+      { type: 'discard' },
+      { type: 'reasoning-delta', index: 0, text: 'two' },
+      { type: 'finish', reason: 'error', failure: { code: 'SERVER', message: 'cut after two' } },
+    ])
+    expect(adapter.requests).toHaveLength(2)
+  })
+
+  it('drops a discard an adapter yields: only the runtime takes back what was shown', async () => {
+    const root = await runtime()
+    root.llm.registerAdapter('p', new FakeAdapter([{ chunks: [{ type: 'text-delta', index: 0, text: 'kept' }, { type: 'discard' }, ...say('ok').slice(2)] }]))
+    expect(await collect(root.llm.stream(request()))).toEqual([{ type: 'text-delta', index: 0, text: 'kept' }, ...say('ok').slice(2)])
+  })
+
   it('shows nothing of a failed attempt: held chunks are dropped, not replayed', async () => {
     const root = await runtime()
     root.llm.registerAdapter('p', new FakeAdapter([

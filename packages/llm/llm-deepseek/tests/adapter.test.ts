@@ -77,6 +77,24 @@ describe('DeepSeek over HTTP', () => {
     ])
   })
 
+  it('retries a stream cut after long reasoning, and keeps only the answering attempt\'s reasoning to send back', async () => {
+    const cut: MockScript = [{ dialect: 'deepseek', steps: [{ keepAlive: true }, { reasoning: 'The user wants' }, { reasoning: ' something; let me' }, { disconnect: true }] }, ...thinkingTurn]
+    const { root, server } = await boot(cut)
+    const { chunks, blocks, usage, finish } = await run(root)
+    expect(server.requests).toHaveLength(2)
+    // The retry is the same request again: nothing of the failed attempt went into it.
+    expect(server.requests[1]!.body).toEqual(server.requests[0]!.body)
+    expect(chunks.filter((chunk) => chunk.type === 'reasoning-delta' || chunk.type === 'discard').map((chunk) => chunk.type === 'reasoning-delta' ? chunk.text : chunk.type)).toEqual([
+      'The user wants', ' something; let me', 'discard', 'The user wants', ' the README.',
+    ])
+    expect(blocks).toEqual([
+      { type: 'reasoning', text: 'The user wants the README.' },
+      { type: 'tool-call', id: 'call_00_abc', name: 'read_file', arguments: '{"path":"README.md"}' },
+    ])
+    expect(usage).toEqual({ inputTokens: 176, outputTokens: 40, cacheReadTokens: 1024, reasoningTokens: 12 })
+    expect(finish).toMatchObject({ reason: 'tool-calls', replayState: { dialect: 'deepseek' } })
+  })
+
   it('turns thinking off for effort off, and refuses an effort the model does not list', async () => {
     const { root, server } = await boot([{ dialect: 'deepseek', steps: [{ text: 'quick' }] }])
     await run(root, { reasoningEffort: 'off' })
