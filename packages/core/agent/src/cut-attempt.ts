@@ -1,11 +1,11 @@
 /**
  * A provider request a crash cut off. A request is made durable right before it is sent — a step's
- * with its `step/start`, a compaction's summary request with its `summary/start` — and its
- * `llm/attempt` record is written only when the attempt ends: a log whose last request mark has
- * nothing after it that answers or closes it had a request in flight, which the provider may well
- * have billed. Repair records it as an estimate, so it counts as more than nothing: its input (a
- * step's counted from the request the log rebuilds, a summary's as its mark counted it), the output
- * it streamed before the kill unknown (0).
+ * with its `step/start`, a compaction's summary request with its `summary/start`, a retry or
+ * fallback of either with its `llm/resend` — and its `llm/attempt` record is written only when the
+ * attempt ends: a log whose last request mark has nothing after it that answers or closes it had a
+ * request in flight, which the provider may well have billed. Repair records it as an estimate, so
+ * it counts as more than nothing: its input (a step's counted from the request the log rebuilds, a
+ * summary's as its mark counted it), the output it streamed before the kill unknown (0).
  *
  * Requests of one session go out one at a time, so only the last mark can be in flight: when a
  * summary request (a compaction between steps, say after a refusal for length) was cut off, it is
@@ -27,19 +27,28 @@ export interface AttemptEstimator {
 
 /** The `llm/attempt` to write for a request the crash left in flight, or undefined when none was. */
 export async function cutOffAttempt(session: Session, estimator: AttemptEstimator): Promise<AttemptData | undefined> {
-  const mark = unansweredRequest(session.events)
-  if (!mark) return undefined
-  const cut = mark.type === 'summary/start' ? cutSummary(mark) : cutStep(mark, session, estimator.tokens)
-  if (!cut) return undefined
+  const { events } = session
+  const found = unansweredRequest(events)
+  if (!found) return undefined
+  const { mark, at } = found
+  const origin = mark.type === 'llm/resend' ? firstSending(events, at) : mark
+  if (!origin) return undefined
+  const first = origin.type === 'summary/start' ? cutSummary(origin) : cutStep(origin, session, estimator.tokens)
+  if (!first) return undefined
+  const cut = mark.type === 'llm/resend' ? resent(first, eventData(mark, 'llm/resend')) : first
   const cost = await costOf(estimator.llm(), cut.request, cut.usage)
   return attemptOf(cut, Date.parse(mark.time), cost)
 }
 
 /** A cut-off request: what it was sent with, its estimated usage, and why it is estimated. */
 interface CutRequest {
+  what: 'request' | 'summary request'
   request: StepRequest
   usage: TokenUsage
   message: string
+  /** For a request sent again: its retry on its route and the route's place in the chain. */
+  retry?: number
+  fallback?: number
 }
 
 /**
@@ -50,14 +59,37 @@ interface CutRequest {
  */
 const ENDS_A_REQUEST: ReadonlySet<string> = new Set(['llm/attempt', 'assistant/message', 'step/end', 'turn/end', 'turn/start', 'context/compacted', 'session/forked'])
 
-/** The log's last request mark (`step/start` or `summary/start`), when nothing after it ended its request. */
-function unansweredRequest(events: readonly SessionEvent[]): SessionEvent | undefined {
+const MARKS: ReadonlySet<string> = new Set(['step/start', 'summary/start', 'llm/resend'])
+
+/** The log's last request mark and where it is, when nothing after it ended its request. */
+function unansweredRequest(events: readonly SessionEvent[]): { mark: SessionEvent; at: number } | undefined {
   for (let i = events.length - 1; i >= 0; i--) {
     const { type } = events[i]!
-    if (type === 'step/start' || type === 'summary/start') return events[i]
+    if (MARKS.has(type)) return { mark: events[i]!, at: i }
     if (ENDS_A_REQUEST.has(type)) return undefined
   }
   return undefined
+}
+
+/** The mark of the first attempt of the request sent again at `at`: what it sends is the same. */
+function firstSending(events: readonly SessionEvent[], at: number): SessionEvent | undefined {
+  for (let i = at - 1; i >= 0; i--) {
+    const { type } = events[i]!
+    if (type === 'step/start' || type === 'summary/start') return events[i]
+  }
+  return undefined
+}
+
+/** The first attempt's estimate, for the route and place the request was sent again with. */
+function resent(first: CutRequest, mark: CoreEventData['llm/resend']): CutRequest {
+  return {
+    what: first.what,
+    request: mark.request,
+    usage: first.usage,
+    message: `rein was killed while this ${first.what} was sent again (retry ${mark.retry}, fallback ${mark.fallback}): its input tokens are estimated as its first attempt's, the output it had streamed is not known`,
+    retry: mark.retry,
+    fallback: mark.fallback,
+  }
 }
 
 /** A step's request, its input counted from what the log rebuilds; undefined for a log too old to say how it was sent. */
@@ -65,6 +97,7 @@ function cutStep(mark: SessionEvent, session: Session, tokens: Tokenizer): CutRe
   const { request } = eventData(mark, 'step/start')
   if (!request) return undefined
   return {
+    what: 'request',
     request,
     usage: { inputTokens: inputTokens(session, tokens), outputTokens: 0 },
     message: 'rein was killed while this request was answered: its input tokens are estimated from the request, the output it had streamed is not known',
@@ -75,6 +108,7 @@ function cutStep(mark: SessionEvent, session: Session, tokens: Tokenizer): CutRe
 function cutSummary(mark: SessionEvent): CutRequest {
   const { request, inputTokens: input } = eventData(mark, 'summary/start')
   return {
+    what: 'summary request',
     request,
     usage: { inputTokens: input, outputTokens: 0 },
     message: 'rein was killed while this summary request was answered: its input tokens are the estimate recorded when it was sent, the output it had streamed is not known',
@@ -88,8 +122,8 @@ function attemptOf(cut: CutRequest, at: number, cost: number | undefined): Attem
   return {
     provider: request.provider,
     model: request.model,
-    retry: 0,
-    fallback: 0,
+    retry: cut.retry ?? 0,
+    fallback: cut.fallback ?? 0,
     startedAt: at,
     endedAt: at,
     shown: false,

@@ -6,7 +6,7 @@
 
 import {
   BlockAssembler, assistantMessage, userMessage,
-  type ContentBlock, type LlmRuntime, type Message, type ModelRoute, type StreamChunk, type ToolCallBlock,
+  type ContentBlock, type LlmRuntime, type Message, type ModelRoute, type Resend, type StreamChunk, type ToolCallBlock,
 } from '@rein/llm'
 import { isReinError, messageOf } from '@rein/base'
 import type { Session, TurnEndReason, TurnOverrun } from '@rein/session'
@@ -19,6 +19,7 @@ import type { AgentEvent, TreeUsage, TurnResult } from './events.ts'
 import { latestUserMessage, runIdentity, type ParentRun } from './identity.ts'
 import type { Notify } from './lifecycle.ts'
 import { attemptStarted, priceOf, recordAttempt } from './attempts.ts'
+import { markResend } from './resend.ts'
 import type { AgentOptions } from './options.ts'
 import { nextHeader, type RequestHeader } from './request-header.ts'
 import { buildSystem, type PromptSection } from './sections.ts'
@@ -89,6 +90,8 @@ interface Answer {
   assembler: BlockAssembler
   /** The route that answered, after any fallback. */
   used: ModelRoute
+  /** Why a retry or fallback was not sent: the log could not be saved before it. */
+  unsaved?: unknown
 }
 
 export async function runTurn(context: TurnContext, text: string | undefined): Promise<TurnResult> {
@@ -117,6 +120,7 @@ async function runSteps(context: TurnContext, state: TurnState): Promise<TurnEnd
     const unsaved = await save(context.session, 'the request was not sent')
     if (unsaved) return unsaved
     const answer = await streamAnswer(context, state, prepared)
+    if (answer.unsaved !== undefined) return notSaved(answer.unsaved, 'the request was not sent again')
     // The provider counted more than the meter did and refused the request: compact, and ask once more.
     if (!overflowed && refusedAsTooLong(context, answer)) {
       const unknown = windowUnknown(prepared, answer)
@@ -208,6 +212,11 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
   const input = { messages, ...(prepared.system ? { system: prepared.system } : {}), ...(prepared.schemas.length > 0 ? { tools: prepared.schemas } : {}) }
   // Only a telemetry sink that opted into content calls it; a block that cannot be built is left out.
   const output = () => { try { return assembler.blocks() } catch { return [] } }
+  let unsaved: unknown
+  const beforeResend = (next: Resend) => markResend(session, next).catch((error: unknown) => {
+    unsaved = error
+    throw error
+  })
   // By read, not by chunk: one await for all the chunks that arrived together.
   const stream = prepared.llm.streamBatches({
     provider: prepared.route.provider,
@@ -219,6 +228,7 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
     ...(request.reasoningEffort !== undefined ? { reasoningEffort: request.reasoningEffort } : {}),
     signal,
+    beforeResend,
     onEvent: (event) => {
       if (event.type === 'attempt-start') {
         context.services.notify('agent/llm-start', () => attemptStarted(state, prepared.llm, event, input))
@@ -243,7 +253,7 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
   }
   // What this request's reported input covers: the meter adds only what is appended after it.
   context.compaction.meter.observe(assembler.usage, `${used.provider}/${used.model}`, prepared.system, prepared.schemas, messages.length)
-  return { assembler, used }
+  return unsaved === undefined ? { assembler, used } : { assembler, used, unsaved }
 }
 
 /** Logs the answer and decides what comes next: its tool calls, or how the turn ends. */

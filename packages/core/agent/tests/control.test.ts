@@ -201,6 +201,16 @@ describe('durability before side effects', () => {
     expectValidLog(agent.session.events)
   })
 
+  it('sends no retry when the log cannot be saved before it', async () => {
+    const { store, state } = breakable()
+    const { root, llm } = await boot([[{ fail: { code: 'SERVER', message: 'busy' } as never }], [{ text: 'never' }]], { store })
+    const agent = await root.agents.create()
+    root.on('session/append', (_session, event) => { if (event.type === 'llm/retry') state.broken = true })
+    const result = await agent.send('go')
+    expect(result).toMatchObject({ reason: 'error', error: { code: 'SESSION_FLUSH_FAILED' } })
+    expect(llm.requests).toHaveLength(1)
+  })
+
   it('runs no tool body when its intent cannot be saved, and pairs the call', async () => {
     const { store, state } = breakable()
     const { root } = await boot([[{ toolCall: { id: 'c1', name: 'write', arguments: '{"text":"x"}' } }]], { store })

@@ -1,5 +1,5 @@
 import { Context } from '@deepseek-ai/cordis'
-import LlmRuntime, { type ModelInfo } from '@rein/llm'
+import LlmRuntime, { type ModelInfo, type RetryPolicy } from '@rein/llm'
 import SessionService, { MemorySessionStore, type SessionEvent, type SessionStore } from '@rein/session'
 import { createScriptedLlm, validateSessionInvariants, type ScriptedLlmScript } from '@rein/testkit'
 import ToolRegistry, { defineTool } from '@rein/tools'
@@ -8,7 +8,7 @@ import AgentService, { type AgentConfigInput } from '../src/index.ts'
 
 export interface BootOptions {
   agent?: AgentConfigInput
-  llm?: { catalogTimeoutMs?: number }
+  llm?: { catalogTimeoutMs?: number; retry?: RetryPolicy }
   models?: ModelInfo[]
   store?: SessionStore
 }

@@ -25,7 +25,7 @@ describe('a stream that fails after reasoning only', () => {
     ])
 
     const log = agent.session.events
-    expect(types(log)).toEqual(['turn/start', 'user/message', 'step/start', 'request/header', 'llm/attempt', 'llm/retry', 'llm/attempt', 'assistant/message', 'step/end', 'turn/end'])
+    expect(types(log)).toEqual(['turn/start', 'user/message', 'step/start', 'request/header', 'llm/attempt', 'llm/retry', 'llm/resend', 'llm/attempt', 'assistant/message', 'step/end', 'turn/end'])
     const answer = eventData(log.find((event) => event.type === 'assistant/message')!, 'assistant/message')
     expect(answer.message.content).toEqual([{ type: 'reasoning', text: 'Easy.' }, { type: 'text', text: 'Four.' }])
     expect(answer.usage).toEqual(answered)

@@ -308,3 +308,72 @@ describe('a summary request whose mark could not be saved', () => {
     expectValidLog(events)
   })
 })
+
+describe('a request sent again (a retry), cut off by a kill', () => {
+  const busy: ScriptedTurn = [{ fail: { code: 'SERVER', message: 'busy' } as never }]
+
+  /** Resumes session `id` from what the kill left, twice (the second must add nothing), and returns its events. */
+  async function resumeTwice(left: MemorySessionStore, id: string) {
+    const next = await boot(() => [{ text: 'ok' }], { models: MODELS, store: left })
+    for (let n = 0; n < 2; n++) await (await next.root.agents.resume(id)).agent.close()
+    return (await left.load(id)).events
+  }
+
+  it('is counted once, besides the failed attempt before it, when a step\'s retry was in flight', async () => {
+    const store = new MemorySessionStore()
+    const { root, llm } = await boot(() => busy, { models: MODELS, store })
+    let requests = 0
+    const sent = stall(llm, () => requests++ > 0)
+    const agent = await root.agents.create({ sessionId: 'retry' })
+    const running = agent.send('go')
+    await sent
+    const left = await killed(store, 'retry')
+    await stopDead(agent, running)
+    // The failed attempt's record and the retry's mark were made durable before the retry was sent.
+    expect((await left.load('retry')).events.slice(-3).map((event) => event.type)).toEqual(['llm/attempt', 'llm/retry', 'llm/resend'])
+    const events = await resumeTwice(left, 'retry')
+    expect(attempts(events).map((attempt) => [attempt.retry, attempt.failure?.code])).toEqual([[0, 'SERVER'], [1, 'ABORTED']])
+    expect(estimated(events)).toEqual([expect.objectContaining({ provider: 'scripted', model: 'm', retry: 1, fallback: 0, usage: { inputTokens: expect.any(Number), outputTokens: 0 } })])
+    expect(estimated(events)[0]!.usage!.inputTokens).toBeGreaterThan(0)
+    expect(estimated(events)[0]!.failure!.message).toContain('sent again (retry 1, fallback 0)')
+    expectValidLog(events)
+  })
+
+  it('charges only the request sent when the kill came during the wait before the retry', async () => {
+    const store = new MemorySessionStore()
+    const wait = { maxRetries: 2, initialDelayMs: 600_000, maxDelayMs: 600_000, jitter: 0, retryAfterCapMs: 0 }
+    const { root } = await boot(() => busy, { models: MODELS, store, llm: { retry: wait } })
+    const failed = new Promise<void>((resolve) => root.on('llm/attempt', () => resolve()))
+    const agent = await root.agents.create({ sessionId: 'waiting' })
+    const running = agent.send('go')
+    await failed
+    const left = await killed(store, 'waiting')
+    await stopDead(agent, running)
+    const events = await resumeTwice(left, 'waiting')
+    expect(estimated(events)).toEqual([expect.objectContaining({ retry: 0, fallback: 0 })])
+    expect(events.some((event) => event.type === 'llm/resend')).toBe(false)
+    expectValidLog(events)
+  })
+
+  it('is counted once when a summary request\'s retry was in flight', async () => {
+    const store = new MemorySessionStore()
+    let summaries = 0
+    const script = dumping()
+    const { root, llm } = await boot((request) => (isSummaryRequest(request) && summaries++ === 0 ? busy : script(request)), { models: MODELS, store, agent: { compaction: { ...COMPACTION, target: 0.1 } as never } })
+    root.tools.register(dumpTool())
+    let stalled = 0
+    const sent = stall(llm, (request) => isSummaryRequest(request) && stalled++ > 0)
+    const agent = await root.agents.create({ sessionId: 'summary-retry' })
+    const { running } = await sendUntil(agent, sent)
+    const left = await killed(store, 'summary-retry')
+    await stopDead(agent, running)
+    const dead = (await left.load('summary-retry')).events
+    expect(dead.at(-1)?.type).toBe('llm/resend')
+    const [mark] = marks(dead)
+    const events = await resumeTwice(left, 'summary-retry')
+    expect(estimated(events)).toHaveLength(1)
+    expect(estimated(events)[0]).toMatchObject({ provider: 'scripted', model: 'small', retry: 1, maxTokens: 256, usage: { inputTokens: mark!.inputTokens, outputTokens: 0 } })
+    expect(estimated(events)[0]!.failure!.message).toContain('summary request was sent again')
+    expectValidLog(events)
+  })
+})

@@ -26,6 +26,19 @@ const UNLOADED = Object.freeze({ abort: 'the provider was unloaded' })
 const FINISHED = Object.freeze({ abort: 'the attempt is over' })
 const CONSUMER_STOPPED: LlmFailure = Object.freeze({ code: 'ABORTED', message: 'the caller stopped reading the stream' })
 
+/** The output settings an attempt is sent with. */
+type Generation = Pick<GenerationOptions, 'maxTokens' | 'temperature' | 'reasoningEffort'>
+
+/** The output settings a request carries, without the keys it leaves unset. */
+export function generationOf(request: Generation): Generation {
+  // Assigned: not a spread-first literal, slow on Node 20 (docs/architecture.md, Conventions).
+  const options: Generation = {}
+  if (request.maxTokens !== undefined) options.maxTokens = request.maxTokens
+  if (request.temperature !== undefined) options.temperature = request.temperature
+  if (request.reasoningEffort !== undefined) options.reasoningEffort = request.reasoningEffort
+  return options
+}
+
 /** One read of an adapter: a batch from `streamBatches`, or one chunk of `stream`. */
 type AdapterRead = StreamChunk | readonly StreamChunk[]
 
@@ -120,7 +133,7 @@ class Attempt {
   private readonly offRun: () => void
   private readonly entry: Inflight
   private readonly startedAt = Date.now()
-  private readonly options: Pick<AdapterRequest, 'maxTokens' | 'temperature' | 'reasoningEffort'> = {}
+  private readonly options: Generation
   private held: StreamChunk[] = []
   private shown = false
   /** Text or a tool call reached the caller (see `showsAnswer`): the attempt can no longer be taken back. */
@@ -141,10 +154,7 @@ class Attempt {
     this.offRun = run.onStop(this.relay)
     this.entry = { provider: route.provider, controller: this.controller }
     context.inflight.add(adapter, this.entry)
-    // Assigned: not a spread-first literal, slow on Node 20 (docs/architecture.md, Conventions).
-    if (request.maxTokens !== undefined) this.options.maxTokens = request.maxTokens
-    if (request.temperature !== undefined) this.options.temperature = request.temperature
-    if (request.reasoningEffort !== undefined) this.options.reasoningEffort = request.reasoningEffort
+    this.options = generationOf(request)
     context.report({ type: 'attempt-start', provider: route.provider, model: route.model, retry: context.retry, fallback: context.position, startedAt: this.startedAt, ...this.options })
   }
 

@@ -17,7 +17,7 @@ export {
   type Message, type MessageSource, type Role, type ContentBlock, type TextBlock, type ReasoningBlock,
   type ImageBlock, type ToolCallBlock, type ToolResultBlock,
 } from './message.ts'
-export type { LlmRequest, LlmEvent, LlmAttempt, AttemptStart, ModelRoute } from './request.ts'
+export type { LlmRequest, LlmEvent, LlmAttempt, AttemptStart, ModelRoute, Resend } from './request.ts'
 export { DEFAULT_RETRY_POLICY, retryDelay, type RetryPolicy } from './retry.ts'
 export { isDelta, assertNever, type StreamChunk, type FinishReason, type StreamBlockType } from './stream.ts'
 export { addUsage, costOfUsage, type TokenUsage, type Pricing } from './usage.ts'

@@ -26,7 +26,17 @@ export interface LlmRequest extends ModelRoute, GenerationOptions {
   signal?: AbortSignal
   /** Retries, fallbacks and every attempt's outcome, as they happen, so a session can log them. */
   onEvent?: (event: LlmEvent) => void
+  /**
+   * Awaited before each attempt after the request's first (a retry, a fallback), once any backoff
+   * is over and right before it is sent: where a caller that logs its requests makes the failed
+   * attempt's record and the coming attempt durable. If it rejects, nothing more is sent and the
+   * stream ends with an `ABORTED` failure naming why.
+   */
+  beforeResend?: (next: Resend) => Promise<void>
 }
+
+/** The attempt about to be sent again (see `beforeResend`): its route, place, and generation options. */
+export type Resend = Pick<LlmAttempt, 'provider' | 'model' | 'retry' | 'fallback' | 'maxTokens' | 'temperature' | 'reasoningEffort'>
 
 /** What an attempt asks for, known before it is sent. */
 export type AttemptStart = Pick<LlmAttempt, 'provider' | 'model' | 'retry' | 'fallback' | 'startedAt' | 'maxTokens' | 'temperature' | 'reasoningEffort'>

@@ -2,13 +2,13 @@
 
 import { Context, Service, type Logger } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
-import { ReinError, Stop, eventSender, shorten, type EventSender } from '@rein/base'
+import { ReinError, Stop, eventSender, messageOf, shorten, type EventSender } from '@rein/base'
 import type { LlmAdapter, ModelInfo, ProviderEndpoint } from './adapter.ts'
-import { abortFailure, CANCELLED, InflightAttempts, runAttempt, STOPPED } from './attempt.ts'
+import { abortFailure, CANCELLED, generationOf, InflightAttempts, runAttempt, STOPPED } from './attempt.ts'
 import { isRetryable, type LlmFailure } from './errors.ts'
 import { Cooldowns, dedupe, failsEverywhere, fallsBack, resolveRoute, routeLabel } from './fallback.ts'
 import { ModelInfos } from './model-info.ts'
-import type { LlmEvent, LlmRequest, ModelRoute } from './request.ts'
+import type { LlmEvent, LlmRequest, ModelRoute, Resend } from './request.ts'
 import { DEFAULT_RETRY_POLICY, retryDelay, sleep, type RetryPolicy } from './retry.ts'
 import type { StreamChunk } from './stream.ts'
 import { costOfUsage, type Pricing, type TokenUsage } from './usage.ts'
@@ -244,7 +244,7 @@ export class LlmRuntime extends Service {
     let pending: { from: ModelRoute; failure: LlmFailure; cooldownUntil?: number } | undefined
     let untried = false
     const failed: { route: ModelRoute; failure: LlmFailure }[] = []
-    const shown: ShownSoFar = { stale: false }
+    const progress: Progress = { stale: false, sent: 0 }
     const skipped: string[] = []
     const passedOver: number[] = []
     for (const [position, lastResort] of routeOrder(chain.length, passedOver)) {
@@ -265,7 +265,7 @@ export class LlmRuntime extends Service {
         passedOver.push(position)
         continue
       }
-      const outcome = yield* this.tryRoute(route, position, request, run, report, shown)
+      const outcome = yield* this.tryRoute(route, position, request, run, report, progress)
       if (outcome === 'done') return
       failed.push({ route, failure: outcome })
       if (!fallsBack(outcome)) {
@@ -279,7 +279,7 @@ export class LlmRuntime extends Service {
   }
 
   /** One route with its retries. Returns the failure that ended it, or `done` when the stream has ended. */
-  private async *tryRoute(route: ModelRoute, position: number, request: LlmRequest, run: Stop, report: Report, shown: ShownSoFar): AsyncGenerator<readonly StreamChunk[], LlmFailure | 'done', undefined> {
+  private async *tryRoute(route: ModelRoute, position: number, request: LlmRequest, run: Stop, report: Report, progress: Progress): AsyncGenerator<readonly StreamChunk[], LlmFailure | 'done', undefined> {
     const { adapters, retry: policy, inflight, infos } = this._state
     for (let retry = 0; ; retry++) {
       if (run.stopped) {
@@ -289,10 +289,18 @@ export class LlmRuntime extends Service {
       // Per attempt: a provider swapped or unloaded between retries is seen here.
       const resolved = resolveRoute(route, adapters, request, infos)
       if ('failure' in resolved) return resolved.failure
-      if (shown.stale) {
-        shown.stale = false
+      if (progress.stale) {
+        progress.stale = false
         yield [DISCARD]
       }
+      if (progress.sent > 0 && request.beforeResend) {
+        const refused = await refusal(request.beforeResend, { provider: route.provider, model: route.model, retry, fallback: position, ...generationOf(resolved.request) })
+        if (refused) {
+          yield [{ type: 'finish', reason: 'error', failure: refused }]
+          return 'done'
+        }
+      }
+      progress.sent++
       const result = yield* runAttempt(resolved.adapter, resolved.request, { route, retry, position, run, inflight, report })
       if (result.ok) {
         this._state.cooldowns.clear(route)
@@ -308,7 +316,7 @@ export class LlmRuntime extends Service {
       }
       // Reasoning alone can be taken back: the next attempt, if any, is preceded by a discard. When
       // none follows, the caller keeps it as what the failed stream showed.
-      if (result.shown === 'reasoning') shown.stale = true
+      if (result.shown === 'reasoning') progress.stale = true
       const { failure } = result
       if (!isRetryable(failure.code) || retry >= policy.maxRetries) return failure
       const delayMs = retryDelay(policy, retry, failure)
@@ -323,10 +331,22 @@ export class LlmRuntime extends Service {
   }
 }
 
-/** Whether the caller still shows reasoning of a failed attempt, to be discarded before the next attempt. */
-interface ShownSoFar {
+/** One request's course across its routes: reasoning of a failed attempt the caller still shows, to be discarded before the next attempt; attempts sent. */
+interface Progress {
   stale: boolean
+  sent: number
 }
+
+/** The caller's `beforeResend`, awaited: the failure that stops the attempt when it rejects. */
+async function refusal(beforeResend: NonNullable<LlmRequest['beforeResend']>, next: Resend): Promise<LlmFailure | undefined> {
+  try {
+    await beforeResend(next)
+    return undefined
+  } catch (error) {
+    return { code: 'ABORTED', message: `the caller could not prepare the next attempt, so it was not sent: ${messageOf(error)}` }
+  }
+}
+
 
 const DISCARD: StreamChunk = Object.freeze({ type: 'discard' })
 

@@ -309,6 +309,41 @@ describe('LlmRuntime fallback', () => {
   })
 })
 
+describe('LlmRuntime beforeResend', () => {
+  it('is awaited before each retry and fallback, after the failed attempt was reported and before the next is sent, never before the first', async () => {
+    const root = await runtime({ retry: { ...instant.retry, maxRetries: 1 } })
+    const log: string[] = []
+    const a = new FakeAdapter([fail('SERVER'), fail('SERVER')])
+    const b = new FakeAdapter([{ chunks: say('from b') }])
+    root.llm.registerAdapter('p', a)
+    root.llm.registerAdapter('b', b)
+    const chunks = await collect(root.llm.stream(request({
+      maxTokens: 64,
+      fallbacks: [{ provider: 'b', model: 'mb' }],
+      onEvent: (event) => { if (event.type === 'attempt-start' || event.type === 'attempt') log.push(`${event.type} ${event.provider} ${event.retry}`) },
+      beforeResend: async (next) => {
+        await new Promise((resolve) => setImmediate(resolve))
+        log.push(`resend ${JSON.stringify(next)}`)
+      },
+    })))
+    expect(chunks).toEqual(say('from b'))
+    expect(log).toEqual([
+      'attempt-start p 0', 'attempt p 0',
+      'resend {"provider":"p","model":"m","retry":1,"fallback":0,"maxTokens":64}', 'attempt-start p 1', 'attempt p 1',
+      'resend {"provider":"b","model":"mb","retry":0,"fallback":1,"maxTokens":64}', 'attempt-start b 0', 'attempt b 0',
+    ])
+  })
+
+  it('sends nothing more when it rejects: the stream ends ABORTED, saying why', async () => {
+    const root = await runtime()
+    const adapter = new FakeAdapter([fail('SERVER'), { chunks: say('never') }])
+    root.llm.registerAdapter('p', adapter)
+    const chunks = await collect(root.llm.stream(request({ beforeResend: () => Promise.reject(new Error('disk full')) })))
+    expect(chunks).toEqual([{ type: 'finish', reason: 'error', failure: { code: 'ABORTED', message: 'the caller could not prepare the next attempt, so it was not sent: disk full' } }])
+    expect(adapter.requests).toHaveLength(1)
+  })
+})
+
 describe('LlmRuntime models, efforts and cost', () => {
   const models = [
     { id: 'thinker', maxTokens: 8_000, reasoning: { efforts: ['off', 'low', 'high'], default: 'high' }, pricing: { input: 2, output: 8, cacheRead: 0.5 } },

@@ -94,6 +94,7 @@ const SHAPES = shapeMap({
   'tool/result': object({ callId: string, content: resultContent, isError: boolean, code: optional(string), modelChars: optional(count) }),
   'llm/attempt': object({ usage, cost: optional(number) }),
   'summary/start': object({ request: object({ provider: string, model: string, maxTokens: count }), inputTokens: count }),
+  'llm/resend': object({ request: object({ provider: string, model: string, maxTokens: optional(count) }), retry: count, fallback: count }),
   'context/compacted': object({
     pruned: list(object({ callId: string, name: string, chars: count })),
     summary: optional(object({ text: string, fromSeq: count, toSeq: count })),

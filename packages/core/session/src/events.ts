@@ -127,6 +127,13 @@ export interface CoreEventData {
    */
   'summary/start': SummaryStart
   /**
+   * An attempt after a request's first (a retry, a fallback) is about to be sent (flushed with
+   * it, after the failed attempt's record): its route, its place and its generation options. Its
+   * `llm/attempt` follows; when none does, a kill cut it off, and repair records one, estimated as
+   * the request's first attempt would be.
+   */
+  'llm/resend': LlmResend
+  /**
    * The context was compacted: from here on the model sees the pruned results as one-line stubs
    * and the summarized range as one message where it began. The full history stays in the log.
    * Written once the compaction is complete: a kill before leaves the history as it was.
@@ -145,6 +152,14 @@ export interface SummaryStart {
   request: { provider: string; model: string; maxTokens: number }
   /** The request's input tokens, as the compaction's tokenizer counts them (its instructions and transcript). */
   inputTokens: number
+}
+
+/** A request sent again (`llm/resend`): enough to count it when its attempt was never recorded. */
+export interface LlmResend {
+  request: StepRequest
+  /** As the attempt's `llm/attempt` will say: its retry on the route, the route's place in the chain. */
+  retry: number
+  fallback: number
 }
 
 /** What one compaction changed in what the model sees (`context/compacted`). */
@@ -171,11 +186,11 @@ export interface ContextCompacted {
 
 export type CoreEventType = keyof CoreEventData
 /** Core types written `ignorable` whoever appends them, so a rein that predates them loads the log. */
-export const IGNORABLE_CORE_EVENT_TYPES: readonly CoreEventType[] = ['llm/attempt', 'summary/start', 'session/forked']
+export const IGNORABLE_CORE_EVENT_TYPES: readonly CoreEventType[] = ['llm/attempt', 'summary/start', 'llm/resend', 'session/forked']
 export const CORE_EVENT_TYPES: readonly CoreEventType[] = [
   'turn/start', 'turn/end', 'step/start', 'step/end', 'user/message', 'request/header',
   'assistant/message', 'tool/call', 'tool/result', 'llm/retry', 'llm/fallback', 'llm/attempt',
-  'summary/start', 'context/compacted', 'session/forked',
+  'summary/start', 'llm/resend', 'context/compacted', 'session/forked',
 ]
 
 /** An event before the log gives it a `seq` and a `time`. */

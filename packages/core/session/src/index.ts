@@ -11,7 +11,7 @@ export { Session } from './session.ts'
 export {
   SESSION_FORMAT_VERSION, CORE_EVENT_TYPES,
   type SessionHeader, type SessionEvent, type EventDraft, type CoreEventData, type CoreEventType, type CoreEvent, type TurnEndReason,
-  type TurnOverrun, type StepRequest, type SummaryStart, type ContextCompacted,
+  type TurnOverrun, type StepRequest, type SummaryStart, type LlmResend, type ContextCompacted,
 } from './events.ts'
 export { eventData } from './event-data.ts'
 export { deriveMessages, capContent, MessageProjection, applyCompaction, prunedStub, summaryMessage, SUMMARY_OPENING } from './derive.ts'

@@ -22,6 +22,8 @@ const good: [string, unknown][] = [
   ['turn/end', { turn: 1, reason: 'completed' }],
   // A compaction between turns: its summary request about to be sent.
   ['summary/start', { request: { provider: 'p', model: 'm', maxTokens: 256 }, inputTokens: 900 }],
+  // Its retry about to be sent.
+  ['llm/resend', { request: { provider: 'p', model: 'm', maxTokens: 256 }, retry: 1, fallback: 0 }],
 ]
 
 /** A store that hands out `events` as stored, whatever their shape. */
@@ -60,6 +62,7 @@ describe('a log with a core event of the wrong shape', () => {
     ['an intent whose call id is a number', 4, { callId: 1, name: 'read', arguments: '{}', replaySafe: true }],
     ['a turn numbered by a string', 0, { turn: '1' }],
     ['a summary mark without the request a repair would charge', 8, { inputTokens: 900 }],
+    ['a resend mark whose route has no model', 9, { request: { provider: 'p' }, retry: 1, fallback: 0 }],
     ['usage that is not a number', 3, { message: { id: 'a1', role: 'assistant', content: [], source }, provider: 'p', model: 'm', usage: { inputTokens: '1', outputTokens: 1 } }],
   ]
   it.each(broken)('is refused as SESSION_CORRUPT on load and on open: %s', async (_what, at, data) => {

@@ -9,6 +9,7 @@ import { toFailure, type LlmEvent, type LlmRuntime, type Message, type ModelRout
 import { applyCompaction, summaryMessage, SUMMARY_OPENING, type ContextCompacted, type CoreEventData, type Session } from '@rein/session'
 import type { ToolRegistry, ToolSchema } from '@rein/tools'
 import type { CompactionOptions } from '../options.ts'
+import { markResend } from '../resend.ts'
 import { fileLedger, withoutLedger } from './ledger.ts'
 import { messageTokens, requestTokens, type Tokenizer } from './meter.ts'
 import { deepen, isCut, isSummary, planPrune, summaryRange, tailStart, type Entry } from './plan.ts'
@@ -123,6 +124,7 @@ async function sendSummary(input: CompactionInput, plan: SummaryPlan): Promise<S
       if (event.type === 'attempt') attempted = true
       input.onEvent(event, exchange)
     },
+    beforeResend: (next) => markResend(input.session, next),
   })
   if (!attempted && !outcome.ok) input.session.append('llm/attempt', unsent(input, outcome), { ignorable: true })
   return outcome

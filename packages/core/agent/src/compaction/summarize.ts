@@ -4,7 +4,7 @@
  */
 
 import { cutHead, isReinError, messageOf } from '@rein/base'
-import { BlockAssembler, userMessage, type ContentBlock, type LlmEvent, type LlmRuntime, type Message, type ModelRoute } from '@rein/llm'
+import { BlockAssembler, userMessage, type ContentBlock, type LlmEvent, type LlmRuntime, type Message, type ModelRoute, type Resend } from '@rein/llm'
 import type { LlmAttemptInput } from '../lifecycle.ts'
 import { withoutLedger } from './ledger.ts'
 import type { Tokenizer } from './meter.ts'
@@ -40,6 +40,8 @@ export interface SummaryRequest {
   tokens: Tokenizer
   signal: AbortSignal
   onEvent: (event: LlmEvent, exchange: SummaryExchange) => void
+  /** Awaited before a retry or fallback of the summary request is sent (see `LlmRequest.beforeResend`). */
+  beforeResend: (next: Resend) => Promise<void>
 }
 
 export type SummaryOutcome = { ok: true; text: string } | { ok: false; code: string; message: string }
@@ -71,7 +73,7 @@ export async function writeSummary(request: SummaryRequest): Promise<SummaryOutc
   const exchange: SummaryExchange = { input: request.input, output: () => { try { return assembler.blocks() } catch { return [] } } }
   const onEvent = (event: LlmEvent) => request.onEvent(event, exchange)
   try {
-    for await (const chunk of request.llm.stream({ ...request.route, system, messages, maxTokens: request.maxTokens, signal: request.signal, onEvent })) {
+    for await (const chunk of request.llm.stream({ ...request.route, system, messages, maxTokens: request.maxTokens, signal: request.signal, onEvent, beforeResend: request.beforeResend })) {
       assembler.push(chunk)
     }
   } catch (error) {
