@@ -8,6 +8,8 @@ import { dirname } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { Context, Fiber } from '@deepseek-ai/cordis'
 import { EntryTree, type Entry } from '@deepseek-ai/cordis-plugin-loader'
+import { containsJsExpr } from './check-config.ts'
+import { evaluateConfig, expressionFailure, expressionThrew } from './evaluate-config.ts'
 import { resolvePlugin } from './resolve-plugin.ts'
 import { importPlugin } from './typescript-entry.ts'
 
@@ -16,6 +18,7 @@ export class ConfigTree extends EntryTree {
     super(ctx)
     this.ctx.baseUrl = pathToFileURL(`${dirname(file)}/`).href
     holdRestarts(this)
+    sayExpressionFailures(this)
     this.ctx.on('loader/entry-init', (entry) => this.keepStartFailure(entry))
   }
 
@@ -63,7 +66,8 @@ export class ConfigTree extends EntryTree {
    * The loader catches what an entry's update throws before the plugin runs (a `disabled: !!js`
    * expression that throws) and only logs it, leaving the row without a fiber: the report would
    * have nothing to say but "see the log", which `rein config` does not show. So each entry's
-   * update is wrapped to keep the error.
+   * update is wrapped to keep the error; one from `disabled` is put in words that quote nothing of
+   * the expression, and that is what the loader logs.
    */
   private keepStartFailure(entry: Entry) {
     const update = entry.update.bind(entry)
@@ -74,8 +78,9 @@ export class ConfigTree extends EntryTree {
       try {
         await update(...args)
       } catch (error) {
-        this.startFailures.set(entry, error)
-        throw error
+        const failure = disabledFailure(entry) ?? error
+        this.startFailures.set(entry, failure)
+        throw failure
       }
     }
   }
@@ -103,6 +108,37 @@ function holdRestarts(tree: EntryTree) {
     if (this.entry?.parent.tree !== tree || !isThenable(result)) return result
     return result.then(undefined, () => undefined)
   }, { global: true })
+}
+
+/**
+ * The loader evaluates a row's `!!js` config values as its fiber starts, and cordis logs and keeps
+ * what one threw, whose message may quote the expression (see `evaluate-config.ts`). Wrapped
+ * around the loader's evaluation (prepended: outermost), this puts that failure in words that name
+ * the field and the kind of error instead; the values are evaluated again to find the field.
+ */
+function sayExpressionFailures(tree: EntryTree) {
+  tree.ctx.on('internal/config', function (this: Fiber, config, next) {
+    const entry = this.entry
+    if (entry?.parent.tree !== tree) return next()
+    try {
+      return next()
+    } catch (error) {
+      if (!containsJsExpr(config)) throw error
+      const { problems } = evaluateConfig((expression) => entry.evaluate(expression), config)
+      // An expression that threw once and not again (it reads something that changed): the kind is all there is.
+      throw expressionFailure(problems.length > 0 ? problems : [`config: ${expressionThrew(error)}`])
+    }
+  }, { global: true, prepend: true })
+}
+
+/** When evaluating the entry's `disabled` throws: that, in words that quote nothing of the expression. */
+function disabledFailure(entry: Entry): unknown {
+  try {
+    void entry.disabled
+    return undefined
+  } catch (error) {
+    return expressionFailure([`disabled: ${expressionThrew(error)}`])
+  }
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

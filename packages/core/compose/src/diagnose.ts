@@ -7,10 +7,9 @@
 
 import type { Fiber } from '@deepseek-ai/cordis'
 import type { Entry } from '@deepseek-ai/cordis-plugin-loader'
-import { containsJsExpr } from './check-config.ts'
 import type { ConfigTree } from './config-tree.ts'
 import { describeCycle, findCycles } from './cycles.ts'
-import { evaluateConfig, expressionThrew } from './evaluate-config.ts'
+import { expressionProblems, expressionThrew } from './evaluate-config.ts'
 import { firstLine, loadPlugin, rowLabel, type RowPlugin } from './row-plugin.ts'
 import { packageFor, provides } from './services.ts'
 
@@ -82,7 +81,7 @@ async function fiberProblems(tree: ConfigTree, entry: Entry, fiber: Fiber): Prom
   try {
     await fiber.await()
   } catch (error) {
-    return { problems: startProblems(entry, error), missing: [] }
+    return { problems: startProblems(error), missing: [] }
   }
   if (fiber.state !== PENDING) return { problems: [], missing: [] }
   const missing = Object.keys(fiber.inject).filter((name) => tree.ctx.root.get(name) === undefined)
@@ -108,16 +107,9 @@ function notStarted(tree: ConfigTree, entry: Entry): string {
   return `failed to start: ${firstLine(failure)}`
 }
 
-/**
- * The loader evaluates a row's `!!js` values as its fiber starts, and its error does not say which
- * one threw: they are evaluated again here (once more than they would be) to name the field.
- */
-function startProblems(entry: Entry, error: unknown): string[] {
-  if (containsJsExpr(entry.options.config)) {
-    const { problems } = evaluateConfig((expression) => entry.evaluate(expression), entry.options.config)
-    if (problems.length > 0) return problems
-  }
-  return describeFailure(error)
+/** A `!!js` value that threw is said by the tree's own words for it, naming the field (see `ConfigTree`). */
+function startProblems(error: unknown): string[] {
+  return expressionProblems(error) ?? describeFailure(error)
 }
 
 function providedBy(state: RowState, service: string): boolean {

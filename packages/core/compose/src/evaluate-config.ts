@@ -2,10 +2,15 @@
  * A row's config with its `!!js` values evaluated, as the loader evaluates them when the row
  * (re)starts. Used before a reload is applied: a restart whose new config fails is only logged by
  * the loader, and the row runs on with its old config while the reload would look applied. And
- * after a row failed to start: the loader's error does not say which value threw.
+ * when a row's start fails on one: the loader's error does not say which value threw.
+ *
+ * What an expression threw is said by its kind only, unless it threw an Error of its own on purpose.
+ * The expression is the user's text and may hold a key pasted in place of a variable's name, and the
+ * engine's messages quote it (a ReferenceError names the bare word, a SyntaxError the token,
+ * JSON.parse the text it was given).
  */
 
-import { thrownMessage } from '@rein/base'
+import { ReinError, secretEnvironment } from '@rein/base'
 import { isJsExpr } from '@deepseek-ai/cordis-plugin-loader'
 import { formatPath } from './check-config.ts'
 import type { ConfigPath } from './unknown-keys.ts'
@@ -33,7 +38,76 @@ export function evaluateConfig(evaluate: (expression: string) => unknown, config
   return { config: walk(config, []), problems }
 }
 
-/** What a problem line says after the field of a `!!js` value that threw. */
+/** The engine's own error classes: a class the expression defined could be named after anything it holds. */
+const ENGINE_ERRORS = [ReferenceError, SyntaxError, TypeError, RangeError, URIError, EvalError, AggregateError, Error]
+
+/** What usually causes each kind, for the person fixing the expression. */
+const HINTS: Record<string, string> = {
+  ReferenceError: 'it names a variable that is not defined (a bare word is read as one: quote text, and read the environment as process.env.NAME)',
+  SyntaxError: 'it is not valid JavaScript, or it parsed text that is not JSON (check its quotes and brackets)',
+  TypeError: 'it used a value of the wrong type, such as a property of undefined (is an environment variable it reads unset?)',
+}
+
+/**
+ * What a problem line says after the field of a `!!js` value that threw: the message of an Error it
+ * threw on purpose, else the kind of error and what usually causes it, never its message (see above).
+ */
 export function expressionThrew(error: unknown): string {
-  return `the !!js expression threw: ${thrownMessage(error) ?? 'something with no message'}`
+  const own = ownMessage(error)
+  if (own !== undefined) return `the !!js expression threw: ${own}`
+  const kind = kindOf(error)
+  const hint = HINTS[kind]
+  const code = systemCode(error)
+  return `the !!js expression threw ${withArticle(kind)}${code ? ` (${code})` : ''}${hint ? `: ${hint}` : ''}; what it threw is not shown, as it may quote the expression or a secret`
+}
+
+/**
+ * The message of an error the expression threw on purpose (`throw new Error('REIN_TOOLS_OFF is not
+ * set')`): a plain Error without a system code, which no engine or Node API throws with the
+ * expression's text. Values of secret-named environment variables in it are masked.
+ */
+function ownMessage(thrown: unknown): string | undefined {
+  if (!(thrown instanceof Error) || Object.getPrototypeOf(thrown) !== Error.prototype) return undefined
+  if (thrown.message === '' || Reflect.get(thrown, 'code') !== undefined) return undefined
+  let message = thrown.message
+  for (const { name, value } of secretEnvironment(process.env)) message = message.split(value).join(`<${name}>`)
+  return message
+}
+
+function kindOf(thrown: unknown): string {
+  if (thrown === null || thrown === undefined) return String(thrown)
+  const engine = ENGINE_ERRORS.find((type) => Object.getPrototypeOf(thrown) === type.prototype)
+  if (engine) return engine.name
+  if (thrown instanceof Error) return 'Error'
+  return typeof thrown === 'object' ? 'object' : typeof thrown
+}
+
+/** `a TypeError`, `an Error`, `a string`; `null` and `undefined` as they are. */
+function withArticle(kind: string): string {
+  if (kind === 'null' || kind === 'undefined') return kind
+  return `${/^[aeio]/i.test(kind) ? 'an' : 'a'} ${kind}`
+}
+
+/** Node's code for a failed system call or argument (`ENOENT`, `ERR_INVALID_ARG_TYPE`): it names a kind of failure, never data. */
+function systemCode(thrown: unknown): string | undefined {
+  const code: unknown = thrown instanceof Error ? Reflect.get(thrown, 'code') : undefined
+  return typeof code === 'string' && /^(?:E[A-Z]{2,}|ERR_[A-Z_]+)$/.test(code) ? code : undefined
+}
+
+/**
+ * What a row's start throws, and the loader logs, in place of what its `!!js` value threw: the
+ * problem lines, one per line, and nothing the expression said (no `cause`).
+ */
+export function expressionFailure(problems: string[]): ReinError {
+  const failure = new ReinError('CONFIG_INVALID', problems.join('\n'), { details: { problems } })
+  failures.set(failure, problems)
+  return failure
+}
+
+/** Only this module's own: a plugin may throw a `CONFIG_INVALID` of its own, which is said as thrown. */
+const failures = new WeakMap<object, string[]>()
+
+/** The problem lines of an `expressionFailure`, else undefined. */
+export function expressionProblems(error: unknown): string[] | undefined {
+  return typeof error === 'object' && error !== null ? failures.get(error) : undefined
 }

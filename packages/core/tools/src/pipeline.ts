@@ -1,7 +1,7 @@
 /** One call through the whole pipeline. Every failure becomes a result; this never rejects. */
 
 import { isReinError, thrownMessage, toFrozenJson, type FrozenJson, type JsonObject, type JsonValue } from '@rein/base'
-import type { Logger } from '@deepseek-ai/cordis'
+import type { Fiber, Logger } from '@deepseek-ai/cordis'
 import { parseArguments, type ArgumentLimits } from './arguments.ts'
 import { dispatch } from './dispatch.ts'
 import { describeEffects, type ToolEffect } from './effects.ts'
@@ -13,6 +13,7 @@ import type { PreparedTool } from './registration.ts'
 import { combineDecisions, runGuards } from './policy.ts'
 import { failure, toContent, type ToolContent, type ToolResult, type ToolSuccess } from './result.ts'
 import { isThenable } from './thenable.ts'
+import { ownerOf } from './owner.ts'
 import { STOPPED, untilStopped } from './until-stopped.ts'
 
 export interface ExecuteInput {
@@ -34,7 +35,13 @@ export interface PipelineHooks {
   policies: readonly PreExecutePolicy[]
   guards: readonly ToolGuard[]
   wrappers: readonly ExecuteWrapper[]
-  postHooks: readonly PostExecuteHook[]
+  postHooks: readonly PostHook[]
+}
+
+/** A post-execute hook and the fiber that registered it, so a message can say whose hook misbehaved. */
+export interface PostHook {
+  review: PostExecuteHook
+  owner: Fiber
 }
 
 export interface PipelineEnv {
@@ -173,31 +180,54 @@ function said(thrown: unknown): string {
   return thrownMessage(thrown) ?? `it threw ${kindOf(thrown)}`
 }
 
-/** Validates, freezes and renders a value the body (or a post-execute hook) produced. */
-export function settle(prepared: PreparedTool, name: string, args: FrozenJson<JsonObject>, raw: unknown, logger: Logger): ToolResult {
+/**
+ * Validates, freezes and renders a value the body produced, or a post-execute hook gave in its
+ * place: then `hook` names that hook, and every refusal blames it rather than the body.
+ */
+export function settle(prepared: PreparedTool, name: string, args: FrozenJson<JsonObject>, raw: unknown, logger: Logger, hook?: string): ToolResult {
   const definition = prepared.definition
+  const blame = blamer(name, hook)
   // Said apart from other non-JSON: a body that forgot to return reads it as its own mistake.
-  if (raw === undefined) return failure('INVALID_TOOL_OUTPUT', `${name} returned nothing (undefined); a tool must return a value matching its output schema`)
+  if (raw === undefined) return failure('INVALID_TOOL_OUTPUT', blame.invalid('nothing (undefined)', '; a tool must return a value matching its output schema'))
   let value: FrozenJson
   try {
     value = toFrozenJson(raw as JsonValue)
   } catch (error) {
-    return failure('INVALID_TOOL_OUTPUT', `${name} returned a value that is not JSON: ${said(error)}`)
+    return failure('INVALID_TOOL_OUTPUT', blame.invalid(`${blame.a} that is not JSON: ${said(error)}`))
   }
   const issues = validateJson(prepared.output, value)
   if (issues.length > 0) {
     const detail = issues.slice(0, 10).map((issue) => `${issue.path}: ${issue.message}`).join('; ')
-    return failure('INVALID_TOOL_OUTPUT', `${name} returned a value that does not match its output schema: ${detail}`)
+    return failure('INVALID_TOOL_OUTPUT', blame.invalid(`${blame.a} that does not match ${blame.its} output schema: ${detail}`))
   }
   let content: ToolContent
   try {
     content = toContent(definition.output.render(args, value), 'output.render returned')
   } catch (error) {
-    return failure('TOOL_FAILED', `${name} could not render its result: ${said(error)}`)
+    return failure('TOOL_FAILED', blame.unrendered(said(error)))
   }
   const meta = presentationMeta(definition, args, value, logger)
   // Frozen, like failures: a result observer must not change what the caller gets.
   return Object.freeze(meta === undefined ? { isError: false, value, content } : { isError: false, value, content, meta })
+}
+
+/** `settle`'s refusals in words that blame whoever gave the value: the body, or the named hook (with what it should do). */
+function blamer(name: string, hook: string | undefined) {
+  if (hook === undefined) {
+    return {
+      a: 'a value',
+      its: 'its',
+      invalid: (problem: string, fix = '') => `${name} returned ${problem}${fix}`,
+      unrendered: (why: string) => `${name} could not render its result: ${why}`,
+    }
+  }
+  const keep = 'or return nothing to keep the result'
+  return {
+    a: 'one',
+    its: `${name}'s`,
+    invalid: (problem: string) => `${name}: ${hook} replaced the value with ${problem}; give a value matching ${name}'s output schema, ${keep}`,
+    unrendered: (why: string) => `${name}: ${hook} replaced the value with one ${name} could not render (${why}); give a value ${name}'s output.render accepts, ${keep}`,
+  }
 }
 
 /** `output.presentationMeta`, made JSON; any failure is logged and costs only the meta, never the result. */
@@ -216,14 +246,22 @@ function presentationMeta(definition: PreparedTool['definition'], args: FrozenJs
   }
 }
 
+/** A post-execute hook in a message: its function's name when it has one, and the row or plugin that registered it. */
+function hookLabel(hook: PostHook): string {
+  const { label } = ownerOf(hook.owner)
+  const name: unknown = hook.review.name
+  return typeof name === 'string' && name !== '' ? `the post-execute hook ${JSON.stringify(name)} of ${label}` : `a post-execute hook of ${label}`
+}
+
 async function review(
-  hook: PostExecuteHook, prepared: PreparedTool, call: ToolCall, args: FrozenJson<JsonObject>, result: ToolSuccess, logger: Logger,
+  hook: PostHook, prepared: PreparedTool, call: ToolCall, args: FrozenJson<JsonObject>, result: ToolSuccess, logger: Logger,
 ): Promise<ToolResult> {
+  const tool = call.toolName
   let decision
   try {
-    decision = await hook(call, Object.freeze({ value: result.value, content: result.content }))
+    decision = await hook.review(call, Object.freeze({ value: result.value, content: result.content }))
   } catch (error) {
-    return failure('BLOCKED', `${call.toolName}: a post-execute hook failed: ${said(error)}`)
+    return failure('BLOCKED', `${tool}: ${hookLabel(hook)} failed: ${said(error)}`)
   }
   if (!decision || decision.kind === 'accept') return result
   switch (decision.kind) {
@@ -231,16 +269,16 @@ async function review(
       try {
         return Object.freeze({ ...result, content: toContent(decision.content, 'its replace-content is') })
       } catch (error) {
-        return failure('BLOCKED', `${call.toolName}: a post-execute hook gave invalid content: ${said(error)}`)
+        return failure('BLOCKED', `${tool}: ${hookLabel(hook)} gave invalid content: ${said(error)}`)
       }
     case 'replace-value':
-      return settle(prepared, call.toolName, args, decision.value, logger)
+      return settle(prepared, tool, args, decision.value, logger, hookLabel(hook))
     case 'append':
-      if (typeof decision.text !== 'string') return failure('BLOCKED', `${call.toolName}: a post-execute hook appended something other than text`)
+      if (typeof decision.text !== 'string') return failure('BLOCKED', `${tool}: ${hookLabel(hook)} appended something other than text`)
       return Object.freeze({ ...result, content: Object.freeze([...result.content, Object.freeze({ type: 'text' as const, text: decision.text })]) })
     case 'block':
-      return failure('BLOCKED', typeof decision.feedback === 'string' && decision.feedback !== '' ? decision.feedback : `${call.toolName}: a post-execute hook blocked the result without saying why`)
+      return failure('BLOCKED', typeof decision.feedback === 'string' && decision.feedback !== '' ? decision.feedback : `${tool}: ${hookLabel(hook)} blocked the result without saying why`)
     default:
-      return failure('BLOCKED', `${call.toolName}: a post-execute hook returned an unknown decision`)
+      return failure('BLOCKED', `${tool}: ${hookLabel(hook)} returned an unknown decision`)
   }
 }

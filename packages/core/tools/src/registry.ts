@@ -9,7 +9,7 @@ import type {
   ApprovalService, ExecuteWrapper, PostExecuteHook, PreExecutePolicy, ResultObserver, ToolCall, ToolGuard, ToolInfo,
 } from './hooks.ts'
 import { ASK_FOR_BY_DEFAULT, TOOL_EFFECTS, type ToolEffect } from './effects.ts'
-import { runPipeline, settle, type ExecuteInput } from './pipeline.ts'
+import { runPipeline, settle, type ExecuteInput, type PostHook } from './pipeline.ts'
 import type { RunIdentity, ToolCallContext, ToolRunFields } from './run-context.ts'
 import { CORE_RUN_FIELDS, type Contribution } from './tool-run.ts'
 import { failure } from './result.ts'
@@ -50,7 +50,7 @@ interface RegistryState {
     policies: PreExecutePolicy[]
     guards: ToolGuard[]
     wrappers: ExecuteWrapper[]
-    postHooks: PostExecuteHook[]
+    postHooks: PostHook[]
     observers: ResultObserver[]
   }
   contributions: Contribution[]
@@ -129,7 +129,8 @@ export class ToolRegistry extends Service {
 
   /** `tools/post-execute`: accept, replace or block a successful result, in registration order. */
   postExecute(hook: PostExecuteHook) {
-    return this.hook(this._state.hooks.postHooks, hook, 'tools.postExecute')
+    // Kept with its owner: a message about a wrong value it gives names the hook and its row.
+    return this.hook(this._state.hooks.postHooks, { review: hook, owner: this.ctx.fiber }, 'tools.postExecute', hook)
   }
 
   /** `tools/result`: observes every result. A throwing or rejecting observer is logged and ignored. */
@@ -290,8 +291,9 @@ export class ToolRegistry extends Service {
     return parsed.ok ? parsed.args : undefined
   }
 
-  private hook<T>(list: T[], item: T, label: string): () => Promise<void> {
-    if (typeof item !== 'function') throw new ReinError('INVALID_HOOK', `${label}() needs a function, but got ${kindOf(item)}`)
+  /** Adds `item` to `list` as an effect of the calling plugin; `fn` is the function the caller passed. */
+  private hook<T>(list: T[], item: T, label: string, fn: unknown = item): () => Promise<void> {
+    if (typeof fn !== 'function') throw new ReinError('INVALID_HOOK', `${label}() needs a function, but got ${kindOf(fn)}`)
     return this.ctx.effect(() => {
       list.push(item)
       return () => {

@@ -203,3 +203,59 @@ describe('a body or a render that gives nothing usable', () => {
     })
   })
 })
+
+describe('a post-execute hook that gives a wrong value or content', () => {
+  // The value a hook gives is its own: a message that says "echo returned …" sends the tool's
+  // author to a body that did nothing wrong.
+  const picky = defineTool({
+    name: 'picky', description: 'Renders only non-empty text.', parameters: {},
+    output: {
+      schema: { type: 'object', additionalProperties: false, properties: { text: { type: 'string', required: true } } },
+      render: (_args, value) => { if (value.text === '') throw new Error('nothing to render'); return value.text },
+    },
+    execute: () => ({ text: 'fine' }),
+  })
+  const hook = 'the post-execute hook "redact" of row "audit" (rein-audit)'
+  const keep = 'or return nothing to keep the result'
+
+  it.each([
+    ['replaces the value with nothing (undefined)', undefined, 'INVALID_TOOL_OUTPUT',
+      `picky: ${hook} replaced the value with nothing (undefined); give a value matching picky's output schema, ${keep}`],
+    ['replaces the value with one that is not JSON', { text: 'x', at: new Date(0) }, 'INVALID_TOOL_OUTPUT',
+      `picky: ${hook} replaced the value with one that is not JSON: `],
+    ['replaces the value with one that does not match the output schema', { wrong: 1 }, 'INVALID_TOOL_OUTPUT',
+      `picky: ${hook} replaced the value with one that does not match picky's output schema: `],
+    ['replaces the value with one the tool cannot render', { text: '' }, 'TOOL_FAILED',
+      `picky: ${hook} replaced the value with one picky could not render (nothing to render); give a value picky's output.render accepts, ${keep}`],
+  ])('a hook that %s is blamed by name and row, not the tool\'s body', async (_what, value, code, message) => {
+    const { root } = await createRegistry()
+    await root.plugin(registeringPlugin('picky-tool', (ctx) => { ctx.tools.register(picky) }))
+    const redact = () => ({ kind: 'replace-value' as const, value: value as never })
+    await root.plugin(registeringPlugin('audit-hooks', (ctx) => { ctx.tools.postExecute(redact) }, { id: 'audit', name: 'rein-audit' }))
+    const result = await root.tools.execute(call('picky', {}))
+    expect(result.isError && result.error.code).toBe(code)
+    expect(result.isError && result.error.message).toContain(message)
+    expect(result.isError && result.error.message).not.toMatch(/picky returned|could not render its result/)
+    expect(result.isError && result.error.message).toMatch(/give a value .*, or return nothing to keep the result$/)
+  })
+
+  it('a hook that replaces the content with something other than content is blamed by name and row', async () => {
+    const { root } = await createRegistry()
+    await root.plugin(registeringPlugin('picky-tool', (ctx) => { ctx.tools.register(picky) }))
+    const redact = () => ({ kind: 'replace-content' as const, content: { text: 'x' } as never })
+    await root.plugin(registeringPlugin('audit-hooks', (ctx) => { ctx.tools.postExecute(redact) }, { id: 'audit', name: 'rein-audit' }))
+    const result = await root.tools.execute(call('picky', {}))
+    expect(result.isError && result.error).toEqual({
+      code: 'BLOCKED',
+      message: `picky: ${hook} gave invalid content: its replace-content is an object; it must be a string or an array of content parts ({type: 'text', text})`,
+    })
+  })
+
+  it('an anonymous hook outside cordis.yml is named by the plugin that registered it', async () => {
+    const { tools } = await createRegistry()
+    tools.register(echo)
+    tools.postExecute(() => ({ kind: 'replace-value', value: undefined as never }))
+    const result = await tools.execute(call('echo', { text: 'x' }))
+    expect(result.isError && result.error.message).toBe(`echo: a post-execute hook of plugin "test-owner" replaced the value with nothing (undefined); give a value matching echo's output schema, ${keep}`)
+  })
+})

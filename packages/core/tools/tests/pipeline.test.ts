@@ -653,7 +653,7 @@ describe('execute: post-execute hooks', () => {
     const hook = vi.fn<() => never>(() => { throw new Error('scanner offline') })
     tools.postExecute(hook)
     const result = await tools.execute(call('echo', { text: 'x' }))
-    expect(result.isError && result.error).toEqual({ code: 'BLOCKED', message: 'echo: a post-execute hook failed: scanner offline' })
+    expect(result.isError && result.error).toEqual({ code: 'BLOCKED', message: 'echo: the post-execute hook "Mock" of plugin "test-owner" failed: scanner offline' })
     await tools.execute(call('echo', { nope: 1 }))
     expect(hook).toHaveBeenCalledTimes(1)
   })
