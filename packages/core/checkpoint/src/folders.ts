@@ -1,23 +1,53 @@
 /**
- * The folders a write made for its file (`mkdir -p`, recorded as `createdFolders`). A rewind that
- * takes the file away removes them too, deepest first, each only when it is empty: one that holds
- * anything else (a person's file or folder), or is no longer a plain folder, stays, and the item
- * says why. A plan foresees the same from what stands there now and what the plan removes.
+ * The folders a write made for its file (`mkdir -p`, recorded as `createdFolders`), and the folders
+ * a command made with nothing in them (`folder` records, each its own plan item). A rewind that
+ * takes the file away (or undoes the command) removes them too, deepest first, each only when it
+ * is empty: one that holds anything else (a person's file or folder), or is no longer a plain
+ * folder, stays, and the item says why. A plan foresees the same from what stands there now and
+ * what the plan removes.
  */
 
 import type { Dirent } from 'node:fs'
 import { lstat, readdir, rmdir } from 'node:fs/promises'
-import { dirname, isAbsolute, join, relative, sep } from 'node:path'
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { thrownMessage } from '@rein/base'
 import { parentProblem } from './parents.ts'
 import { isMissing } from './plan.ts'
-import type { CheckpointRecord, PlanFolder, PlanItem } from './types.ts'
+import type { CheckpointRecord, FailedItem, PlanFolder, PlanItem } from './types.ts'
 
 /** The records behind an item (the service keeps them by file). */
 export type RecordsOf = (item: PlanItem) => readonly CheckpointRecord[]
 
+/**
+ * What became of one folder, and when it stays, what keeps it: something in it (or a file going
+ * back into it), that it is no longer a plain folder, or a removal that failed. A folder item's
+ * own outcome decides how the item is reported.
+ */
+interface Outcome {
+  readonly folder: PlanFolder
+  readonly kept?: 'holds' | 'unsafe' | 'failed'
+}
+
 /** What became of each folder, by absolute path; `undefined`: it is not there any more. */
-type Outcomes = Map<string, PlanFolder | undefined>
+type Outcomes = Map<string, Outcome | undefined>
+
+/**
+ * Plans a folder a command made (its `folder` records): `remove` while a plain folder stands there
+ * (whether it is empty once the rest is undone is `foreseeFolders`'s to say), `already` when it is
+ * gone, `skipped` when it, or a folder above it, is no longer a plain folder.
+ */
+export async function planFolder(root: string, path: string, records: readonly CheckpointRecord[]): Promise<PlanItem> {
+  const by = records.find((record) => record.by !== undefined)?.by
+  const item = {
+    root, path, file: resolve(root, path), folder: true as const, before: null, after: null, seqs: records.map((record) => record.seq),
+    // Said in the reason, not as `changedWhile`: nothing in a folder a command made is a person's edit to keep.
+    reason: by === undefined ? 'a folder made by a rewound turn' : `a folder made while \`${by}\` ran`,
+  }
+  const standing = await standingAs(root, item.file)
+  if (standing.kind === 'gone') return { ...item, action: 'already' }
+  if (standing.kind === 'other') return { ...item, action: 'skipped', reason: `${item.reason}; ${standing.reason}` }
+  return { ...item, action: 'remove' }
+}
 
 /** `items` as a plan shows them: each file going back to absent with what rewind will do with the folders made for it. */
 export async function foreseeFolders(items: readonly PlanItem[], recordsOf: RecordsOf): Promise<PlanItem[]> {
@@ -28,16 +58,18 @@ export async function foreseeFolders(items: readonly PlanItem[], recordsOf: Reco
   const outcomes: Outcomes = new Map()
   for (const [folder, root] of deepestFirst(made)) {
     const back = returning.find((file) => file.startsWith(`${folder}${sep}`))
-    outcomes.set(folder, back === undefined ? await foresee(root, folder, removed, outcomes) : folderItem(root, folder, `${relative(folder, back).split(sep).join('/')} goes back into it`))
+    outcomes.set(folder, back === undefined ? await foresee(root, folder, removed, outcomes) : kept(root, folder, `${relative(folder, back).split(sep).join('/')} goes back into it`, 'holds'))
   }
   return items.map((item) => withFolders(item, made.get(item), outcomes, 'plan'))
 }
 
 /**
  * Removes the folders made for `items` (files rewind removed, or found already absent: a rewind
- * killed before their folders went), deepest first, each only when empty. Returns each item as done.
+ * killed before their folders went; and folder items), deepest first, each only when empty.
+ * Returns each item as done: a folder item with the action its own folder's outcome gives it
+ * (`remove`: removed, `already`, `drifted`, `skipped`), or failed (`error`) when it could not be removed.
  */
-export async function removeMadeFolders(items: readonly PlanItem[], recordsOf: RecordsOf): Promise<Map<PlanItem, PlanItem>> {
+export async function removeMadeFolders(items: readonly PlanItem[], recordsOf: RecordsOf): Promise<Map<PlanItem, PlanItem | FailedItem>> {
   const made = madeFoldersOf(items, recordsOf)
   const outcomes: Outcomes = new Map()
   for (const [folder, root] of deepestFirst(made)) outcomes.set(folder, await removeIfEmpty(root, folder))
@@ -56,14 +88,15 @@ function madeFoldersOf(items: readonly PlanItem[], recordsOf: RecordsOf): Map<Pl
 
 /**
  * The folders the records made for a file that goes back to absent: as many of its folders, up
- * from its own, as any record made. One that goes back to a content needs its folders: none.
+ * from its own, as any record made. One that goes back to a content needs its folders: none. A
+ * folder item's start with the folder itself.
  */
 function madeFolders(item: PlanItem, records: readonly CheckpointRecord[]): string[] {
   if (item.before !== null) return []
-  const count = Math.max(0, ...records.map((record) => record.createdFolders ?? 0))
+  const count = Math.max(0, ...records.map((record) => record.createdFolders ?? 0)) + (item.folder ? 1 : 0)
   const folders: string[] = []
   // Never the root or above it, whatever a record says.
-  for (let folder = dirname(item.file); folders.length < count && isBelow(item.root, folder); folder = dirname(folder)) folders.push(folder)
+  for (let folder = item.folder ? item.file : dirname(item.file); folders.length < count && isBelow(item.root, folder); folder = dirname(folder)) folders.push(folder)
   return folders
 }
 
@@ -81,38 +114,39 @@ function deepestFirst(made: ReadonlyMap<PlanItem, readonly string[]>): [string, 
 }
 
 /** What rewind will do with `folder`: remove it when it holds only files the plan removes and made folders that go too. */
-async function foresee(root: string, folder: string, removed: ReadonlySet<string>, outcomes: Outcomes): Promise<PlanFolder | undefined> {
+async function foresee(root: string, folder: string, removed: ReadonlySet<string>, outcomes: Outcomes): Promise<Outcome | undefined> {
   const standing = await standingAs(root, folder)
   if (standing.kind === 'gone') return undefined
-  if (standing.kind === 'other') return folderItem(root, folder, standing.reason)
+  if (standing.kind === 'other') return kept(root, folder, standing.reason, 'unsafe')
   let entries: Dirent[]
   try {
     entries = await readdir(folder, { withFileTypes: true })
   } catch (error) {
-    return folderItem(root, folder, `could not be read: ${said(error)}`)
+    return kept(root, folder, `could not be read: ${said(error)}`, 'unsafe')
   }
   const goes = (entry: Dirent) => {
     const path = join(folder, entry.name)
-    return entry.isFile() ? removed.has(path) : entry.isDirectory() && outcomes.get(path)?.action === 'remove'
+    return entry.isFile() ? removed.has(path) : entry.isDirectory() && outcomes.get(path)?.folder.action === 'remove'
   }
   const left = entries.filter((entry) => !goes(entry))
-  return folderItem(root, folder, left.length === 0 ? undefined : holding(left))
+  return left.length === 0 ? { folder: folderItem(root, folder) } : kept(root, folder, holding(left), 'holds')
 }
 
 /** Removes `folder` when it is empty; otherwise says what keeps it. `undefined` when it is gone. */
-async function removeIfEmpty(root: string, folder: string): Promise<PlanFolder | undefined> {
+async function removeIfEmpty(root: string, folder: string): Promise<Outcome | undefined> {
   // Again at the last moment: a folder that became a link since the plan looked is never acted through.
   const standing = await standingAs(root, folder)
   if (standing.kind === 'gone') return undefined
-  if (standing.kind === 'other') return folderItem(root, folder, standing.reason)
+  if (standing.kind === 'other') return kept(root, folder, standing.reason, 'unsafe')
   try {
     // rmdir removes only an empty folder: a file a person put there since the check keeps it.
     await rmdir(folder)
-    return folderItem(root, folder, undefined)
+    return { folder: folderItem(root, folder) }
   } catch (error) {
     if (isMissing(error)) return undefined
+    // Not empty, or not ours to remove (a folder above it is read-only): either way it stays, and the rest goes on.
     const entries = await readdir(folder, { withFileTypes: true }).catch(() => [])
-    return folderItem(root, folder, entries.length > 0 ? holding(entries) : `could not be removed: ${said(error)}`)
+    return entries.length > 0 ? kept(root, folder, holding(entries), 'holds') : kept(root, folder, `could not be removed: ${said(error)}`, 'failed')
   }
 }
 
@@ -132,9 +166,13 @@ async function standingAs(root: string, folder: string): Promise<Standing> {
 }
 
 /** A folder's outcome: removed, or kept for `reason`. */
-function folderItem(root: string, folder: string, reason: string | undefined): PlanFolder {
+function folderItem(root: string, folder: string, reason?: string): PlanFolder {
   const path = relative(root, folder).split(sep).join('/')
   return reason === undefined ? { path, folder, action: 'remove' } : { path, folder, action: 'keep', reason }
+}
+
+function kept(root: string, folder: string, reason: string, why: NonNullable<Outcome['kept']>): Outcome {
+  return { folder: folderItem(root, folder, reason), kept: why }
 }
 
 /** `holds a.txt, b.txt, c/ and 2 more`: what keeps a folder, folders marked with a slash. */
@@ -145,11 +183,31 @@ function holding(entries: readonly Dirent[]): string {
 }
 
 /** The item with its folders' outcomes, and a note on them in `reason` (what a table of the plan or result shows). */
-function withFolders(item: PlanItem, made: readonly string[] | undefined, outcomes: Outcomes, tense: 'plan' | 'done'): PlanItem {
-  const folders = (made ?? []).map((folder) => outcomes.get(folder)).filter((folder) => folder !== undefined)
+function withFolders(item: PlanItem, made: readonly string[] | undefined, outcomes: Outcomes, tense: 'plan' | 'done'): PlanItem | FailedItem {
+  if (made === undefined) return item
+  if (item.folder) return asFolderItem(item, made, outcomes, tense)
+  const folders = made.map((folder) => outcomes.get(folder)?.folder).filter((folder) => folder !== undefined)
   if (folders.length === 0) return item
   const note = folderNote(folders, tense)
   return { ...item, folders, reason: item.reason === undefined ? note : `${item.reason}; ${note}` }
+}
+
+/**
+ * A folder item as its own folder's outcome makes it: gone is `already`, kept for what it holds is
+ * `drifted`, kept for no longer being a plain folder is `skipped`, a failed removal is failed; the
+ * note names what became of the folders made above it.
+ */
+function asFolderItem(item: PlanItem, made: readonly string[], outcomes: Outcomes, tense: 'plan' | 'done'): PlanItem | FailedItem {
+  const [own, ...above] = made.map((folder) => outcomes.get(folder))
+  const others = above.map((outcome) => outcome?.folder).filter((folder) => folder !== undefined)
+  const folders = own === undefined ? others : [own.folder, ...others]
+  const why = own?.kept === 'holds' || own?.kept === 'unsafe' ? own.folder.reason : undefined
+  const reason = [item.reason, why, others.length > 0 ? folderNote(others, tense) : undefined].filter((part) => part !== undefined).join('; ')
+  const done = { ...item, reason, ...(folders.length > 0 ? { folders } : {}) }
+  if (own === undefined) return { ...done, action: 'already' }
+  if (own.kept === 'failed') return { ...done, error: own.folder.reason ?? 'could not be removed' }
+  if (own.kept !== undefined) return { ...done, action: own.kept === 'holds' ? 'drifted' : 'skipped' }
+  return done
 }
 
 const VERBS = { plan: { remove: 'removes', keep: 'keeps' }, done: { remove: 'removed', keep: 'kept' } } as const

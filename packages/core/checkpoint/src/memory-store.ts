@@ -29,6 +29,7 @@ export class MemoryCheckpointStore implements CheckpointStore {
       ...(entry.gap === undefined ? {} : { gap: entry.gap }),
       ...(entry.mode === undefined ? {} : { mode: entry.mode }),
       ...(entry.createdFolders === undefined ? {} : { createdFolders: entry.createdFolders }),
+      ...(entry.folder ? { folder: true as const } : {}),
     })
     records.push(record)
     this._records.set(sessionId, records)

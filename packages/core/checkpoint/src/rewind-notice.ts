@@ -215,16 +215,17 @@ function rewindEventData(result: RewindResult, turn: number | undefined): JsonVa
 function noticeText(result: RewindResult, turn?: { number?: number; quote?: string }): string {
   const back = [...result.restored, ...result.already]
   const roots = new Set([...back, ...result.drifted, ...result.skipped, ...result.failed].map((item) => item.root))
-  const name = (item: PlanItem) => (roots.size > 1 ? item.file : item.path)
+  // A folder a command made is named as a folder, with its slash.
+  const name = (item: PlanItem) => `${roots.size > 1 ? item.file : item.path}${item.folder ? '/' : ''}`
   const which = turn?.quote ? `the turn that began with the user's message "${turn.quote}"${turn.number === undefined ? '' : ` (turn ${turn.number})`}`
     : turn?.number === undefined ? 'an earlier turn' : `turn ${turn.number}`
   const lines = [`Files were rewound to how they were before ${which}. The conversation above is unchanged, but what it says about these files no longer holds.`]
   const restored = back.filter((item) => item.before !== null).map(name)
   // Folders made for those files went with them: the model should not expect them there either.
-  const gone = (item: PlanItem) => (item.folders ?? []).filter((folder) => folder.action === 'remove').map((folder) => `${roots.size > 1 ? folder.folder : folder.path}/`)
+  const gone = (item: PlanItem) => (item.folders ?? []).filter((folder) => folder.action === 'remove' && folder.folder !== item.file).map((folder) => `${roots.size > 1 ? folder.folder : folder.path}/`)
   const removed = back.filter((item) => item.before === null).flatMap((item) => [name(item), ...gone(item)])
   const left = [
-    ...result.drifted.map((item) => `${name(item)} (changed since)`),
+    ...result.drifted.map((item) => `${name(item)} (${item.folder ? 'not empty' : 'changed since'})`),
     ...[...result.skipped, ...result.failed].map((item) => `${name(item)} (could not be restored)`),
   ]
   if (restored.length > 0) lines.push(`Back as before that turn: ${list(restored)}`)

@@ -12,7 +12,7 @@ import type {} from '@rein/tools'
 import { CheckpointConfig } from './config.ts'
 import { contentHash } from './hash.ts'
 import { blockedByKind, foreseen, removeEmptyFolders } from './blocked.ts'
-import { foreseeFolders, removeMadeFolders, type RecordsOf } from './folders.ts'
+import { foreseeFolders, planFolder, removeMadeFolders, type RecordsOf } from './folders.ts'
 import { planFile, recordsToUndo } from './plan.ts'
 import { removeFile, removeLeftovers, writeAtomically } from './restore.ts'
 import { parentProblem } from './parents.ts'
@@ -130,7 +130,7 @@ export class CheckpointService extends Service {
     validate(sessionId, entry)
     const record = await this.store().append(sessionId, await normalized(sessionId, entry))
     this._state.written.add(sessionId)
-    if (entry.by === undefined) this._state.snapshots?.expect(entry.root, entry.path, record.after)
+    if (entry.by === undefined && !entry.folder) this._state.snapshots?.expect(entry.root, entry.path, record.after)
     return record
   }
 
@@ -202,10 +202,13 @@ export class CheckpointService extends Service {
       let aside: string | undefined
       const asideFolder = () => (aside ??= setAsideFolder(this._state.config.home ?? reinHome(), sessionId))
       await removeLeftoversOf(plan.items)
+      // Folders a command made go with the folders made for files, once every file is done.
+      const folders: PlanItem[] = []
       const act = async (item: PlanItem) => {
         if (item.action === 'already') result.already.push(item)
         else if (item.action === 'drifted') result.drifted.push(item)
         else if (item.action === 'skipped') result.skipped.push(item)
+        else if (item.folder) folders.push(item)
         else {
           try {
             result.restored.push(await undo(item, store, sessionId, asideFolder))
@@ -216,7 +219,7 @@ export class CheckpointService extends Service {
       }
       for (const item of plan.items) await act(item)
       // Before the second pass: a folder made for a file now gone may stand where a file goes back.
-      await settleFolders(result, recordsFor(recordsOf))
+      await settleFolders(result, folders, recordsFor(recordsOf))
       // A turn that put a folder where a file was (or a file where a folder was) leaves that file
       // skipped until what stood in its way is undone: once more, after the rest.
       const blocked = result.skipped.filter(blockedByKind)
@@ -270,9 +273,9 @@ export class CheckpointService extends Service {
   }
 }
 
-/** Records (and plan items) of one file group by root and path. */
-function fileKey(of: { root: string; path: string }): string {
-  return JSON.stringify([of.root, of.path])
+/** Records (and plan items) of one file group by root and path; those of a folder a command made, apart. */
+function fileKey(of: { root: string; path: string; folder?: true }): string {
+  return JSON.stringify(of.folder ? [of.root, of.path, 'folder'] : [of.root, of.path])
 }
 
 /** The records behind a plan item, from the plan's grouping. */
@@ -280,11 +283,25 @@ function recordsFor(recordsOf: ReadonlyMap<string, CheckpointRecord[]>): Records
   return (item) => recordsOf.get(fileKey(item)) ?? []
 }
 
-/** Removes the folders made for the files the rewind took away (or found gone), noting on each item what became of them. */
-async function settleFolders(result: { restored: PlanItem[]; already: PlanItem[] }, recordsOf: RecordsOf): Promise<void> {
-  const done = await removeMadeFolders([...result.restored, ...result.already], recordsOf)
+/**
+ * Removes the folders made for the files the rewind took away (or found gone), and the folders
+ * commands made (`folders`, planned `remove`), noting on each item what became of them; a folder
+ * item goes where its own folder's outcome puts it (removed: `restored`).
+ */
+async function settleFolders(result: { restored: PlanItem[]; already: PlanItem[]; drifted: PlanItem[]; skipped: PlanItem[]; failed: FailedItem[] }, folders: readonly PlanItem[], recordsOf: RecordsOf): Promise<void> {
+  const done = await removeMadeFolders([...result.restored, ...result.already, ...folders], recordsOf)
   result.restored = result.restored.map((item) => done.get(item) ?? item)
   result.already = result.already.map((item) => done.get(item) ?? item)
+  for (const planned of folders) {
+    const item = done.get(planned) ?? planned
+    if (isFailed(item)) result.failed.push(item)
+    else if (item.action === 'remove') result.restored.push(item)
+    else if (item.action === 'already' || item.action === 'drifted' || item.action === 'skipped') result[item.action].push(item)
+  }
+}
+
+function isFailed(item: PlanItem | FailedItem): item is FailedItem {
+  return 'error' in item
 }
 
 /** One file's item from its records (newest first); a file that cannot be read is skipped, saying why. */
@@ -292,7 +309,7 @@ async function planGroup(records: readonly CheckpointRecord[]): Promise<PlanItem
   const [first] = records
   if (!first) throw new Error('unreachable: a group has a record')
   try {
-    return await planFile(first.root, first.path, records)
+    return await (first.folder ? planFolder : planFile)(first.root, first.path, records)
   } catch (error) {
     return { root: first.root, path: first.path, file: resolve(first.root, first.path), action: 'skipped' as const, reason: `could not be read: ${describe(error)}`, before: null, after: null, seqs: records.map((record) => record.seq) }
   }
@@ -332,6 +349,10 @@ function problemWith(sessionId: string, entry: CheckpointEntry): string | undefi
   if (entry.by !== undefined && typeof entry.by !== 'string') return 'by must be a string'
   if (entry.mode !== undefined && !(Number.isInteger(entry.mode) && entry.mode >= 0 && entry.mode <= 0o7777)) return 'mode must be permission bits, an integer from 0 to 0o7777'
   if (entry.createdFolders !== undefined && !(Number.isInteger(entry.createdFolders) && entry.createdFolders >= 1 && !entry.existed)) return 'createdFolders must be a count from 1, for a file the write creates'
+  if (entry.folder !== undefined && entry.folder !== true) return 'folder must be true when given'
+  if (entry.folder && (entry.existed || entry.before !== null || entry.after !== null || entry.mode !== undefined || entry.gap !== undefined)) {
+    return 'a folder record is a folder the call made: existed false, before and after null, no mode or gap'
+  }
   if (entry.gap !== undefined) return typeof entry.gap === 'string' && entry.before === null && entry.after === null ? undefined : 'a gap is a string, with before and after null'
   return entry.existed === (entry.before !== null) ? undefined : 'existed must be true exactly when before is not null'
 }
@@ -366,7 +387,7 @@ async function undo(item: PlanItem, store: CheckpointStore, sessionId: string, a
 async function removeLeftoversOf(items: readonly PlanItem[]): Promise<void> {
   const folders = new Map<string, Set<string>>()
   for (const item of items) {
-    if (item.action === 'skipped' || parentProblem(item.root, item.file) !== undefined) continue
+    if (item.action === 'skipped' || item.folder || parentProblem(item.root, item.file) !== undefined) continue
     const names = folders.get(dirname(item.file)) ?? new Set<string>()
     names.add(basename(item.file))
     folders.set(dirname(item.file), names)

@@ -31,8 +31,15 @@ export interface FileChange {
    * How many of the file's parent folders the write creates (`mkdir -p`), counted up from its own
    * folder: `src/new/a.ts` with `2` made `src/new` and `src`. A rewind that removes the file
    * removes them again when nothing else is in them. Only for a file the write creates; absent: none.
+   * With `folder`: how many folders above the made one were made too.
    */
   readonly createdFolders?: number
+  /**
+   * The change is a folder the call made, not a file: one a snapshot saw appear with nothing in it
+   * (`mkdir -p build/out`), which no created file's `createdFolders` counts. `existed` is false,
+   * `before` and `after` are null; a rewind removes it (and its `createdFolders`) when it is empty.
+   */
+  readonly folder?: true
 }
 
 /** A change as a store takes it: the turn it belongs to and the change. */
@@ -61,6 +68,8 @@ export interface CheckpointRecord {
   readonly mode?: number
   /** See `FileChange.createdFolders`. */
   readonly createdFolders?: number
+  /** See `FileChange.folder`. */
+  readonly folder?: true
 }
 
 /** What a store's `compact` dropped: records, and contents no kept record names. */
@@ -116,12 +125,18 @@ export interface CheckpointStore {
 /** What rewind will do to one file (or did): see `RewindPlan`. */
 export type PlanAction = 'restore' | 'remove' | 'already' | 'drifted' | 'skipped'
 
-/** One file in a plan: every record of it from the anchor on, collapsed. */
+/** One file in a plan: every record of it from the anchor on, collapsed; or a folder a command made (`folder`). */
 export interface PlanItem {
   readonly root: string
   readonly path: string
   /** The absolute path rewind touches. */
   readonly file: string
+  /**
+   * The item is a folder a command made with nothing in it (a `folder` record), not a file: `remove`
+   * when it is empty once the rest is undone (in a result: `restored`, removed), `drifted` while it
+   * holds anything else, `skipped` when it is no longer a plain folder; `folders` starts with it.
+   */
+  readonly folder?: true
   readonly action: PlanAction
   /**
    * Why a file is drifted or skipped; for a file that goes back to absent, what happens to the

@@ -166,3 +166,90 @@ describe('rewind and the folders a write made', () => {
     await expect(record(join(workspace, 'a/b/c.ts'), 2)).resolves.toMatchObject({ path: 'a/b/c.ts', createdFolders: 2 })
   })
 })
+
+describe('rewind and the folders a command made with nothing in them', () => {
+  const BY = 'bash: mkdir -p build/out'
+  /** Records a folder as a snapshot does (made, empty of any recorded file), and makes it. */
+  async function making(ctx: Awaited<ReturnType<typeof setup>>['ctx'], workspace: string, path: string, createdFolders = 0, anchor = 't1') {
+    await ctx.checkpoints.record('s1', { anchor, root: workspace, path, folder: true, existed: false, before: null, after: null, by: BY, ...(createdFolders > 0 ? { createdFolders } : {}) })
+    await mkdir(join(workspace, path), { recursive: true })
+  }
+
+  it('removes an empty made folder and the made folders above it, as the plan and dry run said; one already gone is already', async () => {
+    const { ctx, workspace } = await setup()
+    await making(ctx, workspace, 'build/out', 1)
+    await making(ctx, workspace, 'gone')
+    await rm(join(workspace, 'gone'), { recursive: true })
+    const plan = await ctx.checkpoints.plan('s1', 't1')
+    expect(plan.items.map((item) => [item.path, item.folder, item.action, item.reason, item.changedWhile])).toEqual([
+      ['gone', true, 'already', `a folder made while \`${BY}\` ran`, undefined],
+      ['build/out', true, 'remove', `a folder made while \`${BY}\` ran; removes the folder made for it: build`, undefined],
+    ])
+    expect(outcomes(plan.items[1])).toEqual([['build/out', 'remove', undefined], ['build', 'remove', undefined]])
+    expect(await readdir(join(workspace, 'build'))).toEqual(['out'])
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(result.restored).toMatchObject([{ path: 'build/out', folder: true, reason: `a folder made while \`${BY}\` ran; removed the folder made for it: build` }])
+    expect(result.already).toMatchObject([{ path: 'gone', folder: true }])
+    expect(await readdir(workspace)).toEqual([])
+  })
+
+  it('removes a made folder holding only a made folder and a file the rewind removes', async () => {
+    const { ctx, workspace } = await setup()
+    await creating(ctx, workspace, 't1', 'gen/a.ts', 1)
+    await making(ctx, workspace, 'gen/empty')
+    const plan = await ctx.checkpoints.plan('s1', 't1')
+    expect(plan.items.map((item) => [item.path, item.action])).toEqual([['gen/empty', 'remove'], ['gen/a.ts', 'remove']])
+    expect(outcomes(plan.items[1])).toEqual([['gen', 'remove', undefined]])
+    await ctx.checkpoints.rewind('s1', 't1')
+    expect(await readdir(workspace)).toEqual([])
+  })
+
+  it('keeps a made folder a person put a file in, and one a person made again by hand and filled, as drifted', async () => {
+    const { ctx, workspace } = await setup()
+    await making(ctx, workspace, 'out')
+    await writeFile(join(workspace, 'out/mine.txt'), 'mine')
+    const plan = await ctx.checkpoints.plan('s1', 't1')
+    expect(plan.items.map((item) => [item.path, item.action, item.reason])).toEqual([['out', 'drifted', `a folder made while \`${BY}\` ran; holds mine.txt`]])
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(result.drifted.map((item) => [item.path, item.reason])).toEqual([['out', `a folder made while \`${BY}\` ran; holds mine.txt`]])
+    expect(await text(join(workspace, 'out/mine.txt'))).toBe('mine')
+    // The agent's folder removed by a rewind, then one of the same name made by hand and filled: it stays.
+    await making(ctx, workspace, 'again', 0, 't2')
+    expect((await ctx.checkpoints.rewind('s1', 't2')).restored.map((item) => item.path)).toEqual(['again'])
+    await mkdir(join(workspace, 'again'))
+    await mkdir(join(workspace, 'again/mine'))
+    const again = await ctx.checkpoints.rewind('s1', 't2')
+    expect(again.drifted.map((item) => [item.path, item.reason])).toEqual([['again', `a folder made while \`${BY}\` ran; holds mine/`]])
+    expect(await readdir(join(workspace, 'again'))).toEqual(['mine'])
+  })
+
+  it('never acts through a link: a made folder now a symbolic link, or below one, is skipped and what the link leads to stays', async () => {
+    const { ctx, workspace } = await setup()
+    const outside = await tempRoot()
+    await mkdir(join(outside, 'inner'))
+    await making(ctx, workspace, 'link')
+    await making(ctx, workspace, 'via/inner')
+    await rm(join(workspace, 'link'), { recursive: true })
+    await symlink(outside, join(workspace, 'link'))
+    await rm(join(workspace, 'via'), { recursive: true })
+    await symlink(outside, join(workspace, 'via'))
+    const plan = await ctx.checkpoints.plan('s1', 't1')
+    expect(plan.items.map((item) => [item.path, item.action, item.reason])).toEqual([
+      ['via/inner', 'skipped', `a folder made while \`${BY}\` ran; its folder via is now a symbolic link`],
+      ['link', 'skipped', `a folder made while \`${BY}\` ran; is now a symbolic link`],
+    ])
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(result.skipped.map((item) => item.path)).toEqual(['via/inner', 'link'])
+    expect(await readdir(outside)).toEqual(['inner'])
+    expect((await readdir(workspace)).sort()).toEqual(['link', 'via'])
+  })
+
+  it('refuses a folder record with contents, a mode or a gap, or one that says it existed', async () => {
+    const { ctx, workspace } = await setup()
+    const folder = { anchor: 't1', root: workspace, path: 'out', folder: true as const, existed: false, before: null, after: null }
+    for (const bad of [{ after: Buffer.from('a') }, { mode: 0o755 }, { gap: 'too big' }, { existed: true, before: Buffer.from('b') }, { folder: 'yes' }]) {
+      await expect(ctx.checkpoints.record('s1', { ...folder, ...bad } as never)).rejects.toMatchObject({ code: 'INVALID_CHECKPOINT' })
+    }
+    await expect(ctx.checkpoints.record('s1', { ...folder, path: 'a/b', createdFolders: 1 })).resolves.toMatchObject({ path: 'a/b', folder: true, createdFolders: 1 })
+  })
+})

@@ -165,10 +165,47 @@ describe('snapshots around exec calls', () => {
     // A person's file, made outside any command: no record, so the rewind leaves it and the folder.
     await writeFile(join(workspace, 'notes', 'mine.txt'), 'mine')
     const plan = await ctx.checkpoints.plan('s1', 'm1')
-    expect(plan.items.map((item) => [item.path, item.action])).toEqual([['notes', 'skipped']])
+    // The folder the command made is kept too: it holds the person's file.
+    expect(plan.items.map((item) => [item.path, item.folder ?? false, item.action])).toEqual([['notes', false, 'skipped'], ['notes', true, 'drifted']])
     const result = await ctx.checkpoints.rewind('s1', 'm1')
     expect(result.skipped.map((item) => item.path)).toEqual(['notes'])
+    expect(result.drifted).toMatchObject([{ path: 'notes', folder: true, reason: expect.stringContaining('holds mine.txt') }])
     expect(await text(join(workspace, 'notes', 'mine.txt'))).toBe('mine')
+  })
+
+  it('rewind removes the empty folders a command made (mkdir -p build/out), and keeps a folder that was there', async () => {
+    const { ctx, store, workspace, run } = await setup()
+    await mkdir(join(workspace, 'src'))
+    await run('mkdir -p build/out src/gen/deep logs')
+    expect((await store.records('s1')).map((record) => [record.path, record.folder, record.createdFolders, record.existed, record.before, record.after])).toEqual([
+      ['build/out', true, 1, false, null, null],
+      ['logs', true, undefined, false, null, null],
+      ['src/gen/deep', true, 1, false, null, null],
+    ])
+    const plan = await ctx.checkpoints.plan('s1', 'm1')
+    expect(plan.items.map((item) => [item.path, item.action, item.folders?.map((folder) => folder.path)])).toEqual([
+      ['src/gen/deep', 'remove', ['src/gen/deep', 'src/gen']],
+      ['logs', 'remove', ['logs']],
+      ['build/out', 'remove', ['build/out', 'build']],
+    ])
+    const result = await ctx.checkpoints.rewind('s1', 'm1')
+    expect(result.restored.map((item) => item.path).sort()).toEqual(['build/out', 'logs', 'src/gen/deep'])
+    expect([result.drifted, result.skipped, result.failed]).toEqual([[], [], []])
+    expect(await readdir(workspace)).toEqual(['src'])
+    expect(await readdir(join(workspace, 'src'))).toEqual([])
+  })
+
+  it('records no folder that was there before: one a command removed and made again, one a .gitignore edit revealed, one holding only ignored files', async () => {
+    const { ctx, store, workspace, run } = await setup()
+    await writeFile(join(workspace, '.gitignore'), 'hidden/\n*.log\n')
+    await mkdir(join(workspace, 'again'))
+    await mkdir(join(workspace, 'hidden/inner'), { recursive: true })
+    await run('true')
+    await run('rmdir again && mkdir again && printf "*.log\\n" > .gitignore && mkdir -p cache/deep && echo x > cache/deep/run.log')
+    expect((await store.records('s1')).filter((record) => record.folder)).toEqual([])
+    await ctx.checkpoints.rewind('s1', 'm1')
+    expect((await readdir(workspace)).sort()).toEqual(['.gitignore', 'again', 'cache', 'hidden'])
+    expect(await readdir(join(workspace, 'hidden'))).toEqual(['inner'])
   })
 
   it('loses nothing a command did when another starts on the workspace while it runs (a subagent beside its parent)', async () => {

@@ -73,6 +73,7 @@ export class JsonlCheckpointStore implements CheckpointStore {
         ...(entry.by === undefined ? {} : { by: entry.by }), ...(entry.gap === undefined ? {} : { gap: entry.gap }),
         ...(entry.mode === undefined ? {} : { mode: entry.mode }),
         ...(entry.createdFolders === undefined ? {} : { createdFolders: entry.createdFolders }),
+        ...(entry.folder ? { folder: true as const } : {}),
       })
       await this.appendLine(log, formatRecord(record))
       log.records.push(record)

@@ -68,8 +68,8 @@ function damaged(file: string, line: number, offset: number, problem: string): R
 
 /** One line for `record`, newline included. */
 export function formatRecord(record: CheckpointRecord): Buffer {
-  const { anchor, seq, root, path, existed, before, after, at, by, gap, mode, createdFolders } = record
-  return Buffer.from(`${JSON.stringify({ anchor, seq, root, path, existed, before, after, at, by, gap, mode, createdFolders })}\n`)
+  const { anchor, seq, root, path, existed, before, after, at, by, gap, mode, createdFolders, folder } = record
+  return Buffer.from(`${JSON.stringify({ anchor, seq, root, path, existed, before, after, at, by, gap, mode, createdFolders, folder })}\n`)
 }
 
 /**
@@ -93,18 +93,20 @@ function parseMarker(line: string): Marker | undefined {
 function parseRecord(line: string): CheckpointRecord | undefined {
   const value = jsonObject(line)
   if (value === undefined) return undefined
-  // `mode` and `createdFolders` are optional: lines written before they were recorded have none, and still load.
-  const { anchor, seq, root, path, existed, before, after, at, by, gap, mode, createdFolders } = value
+  // `mode`, `createdFolders` and `folder` are optional: lines written before they were recorded have none, and still load.
+  const { anchor, seq, root, path, existed, before, after, at, by, gap, mode, createdFolders, folder } = value
   const hash = (field: unknown) => field === null || (typeof field === 'string' && isContentHash(field))
   if (typeof anchor !== 'string' || typeof root !== 'string' || typeof path !== 'string' || typeof existed !== 'boolean') return undefined
   if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1 || !hash(before) || !hash(after)) return undefined
   if (typeof at !== 'number' || (by !== undefined && typeof by !== 'string') || (gap !== undefined && typeof gap !== 'string')) return undefined
   if (mode !== undefined && !isPermissionBits(mode)) return undefined
   if (createdFolders !== undefined && !isCount(createdFolders)) return undefined
+  // A folder a command made: no contents, and nothing that only a file has.
+  if (folder !== undefined && (folder !== true || existed || before !== null || after !== null || mode !== undefined || gap !== undefined)) return undefined
   return Object.freeze({
     anchor, seq, root, path, existed, before: before as string | null, after: after as string | null, at,
     ...(by === undefined ? {} : { by }), ...(gap === undefined ? {} : { gap }), ...(mode === undefined ? {} : { mode }),
-    ...(createdFolders === undefined ? {} : { createdFolders }),
+    ...(createdFolders === undefined ? {} : { createdFolders }), ...(folder === true ? { folder } : {}),
   })
 }
 

@@ -1,5 +1,6 @@
-// Records keep how many parent folders a write made (mkdir -p), so a rewind can remove them again:
-// the count survives the log, a reopen and a compaction; lines written before it still load.
+// Records keep how many parent folders a write made (mkdir -p), and which empty folders a command
+// made (folder: true), so a rewind can remove them again: both survive the log, a reopen and a
+// compaction; lines written before them still load.
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
@@ -54,6 +55,53 @@ describe('JsonlCheckpointStore and the folders a write made', () => {
       await writeFile(join(base, 's1', LOG_FILE), `${JSON.stringify(bad)}\n${JSON.stringify(good)}\n`)
       await expect((await open(base)).records('s1')).rejects.toMatchObject({ code: 'CHECKPOINT_LOG_DAMAGED' })
     }
+  })
+
+  it('round-trips a record of a folder a command made (folder: true) through the log, a reopen and a compaction', async () => {
+    const base = await tempRoot()
+    const store = await open(base)
+    const folder: CheckpointEntry = { anchor: 't1', root: '/w', path: 'build/out', folder: true, existed: false, before: null, after: null, createdFolders: 1, by: 'bash: mkdir -p build/out' }
+    await store.append('s1', folder)
+    await store.append('s1', created('plain.ts'))
+    await store.close()
+    const lines = (await readFile(join(base, 's1', LOG_FILE), 'utf8')).trim().split('\n').map((line) => JSON.parse(line))
+    expect(lines.map((line) => line.folder)).toEqual([true, undefined])
+    expect('folder' in lines[1]).toBe(false)
+    const again = await open(base)
+    expect((await again.records('s1')).map((record) => [record.path, record.folder, record.createdFolders])).toEqual([['build/out', true, 1], ['plain.ts', undefined, undefined]])
+    await again.append('s1', { ...created('x.ts'), anchor: 't2' })
+    await again.compact('s1', new Set(['t1']))
+    await again.close()
+    expect((await (await open(base)).records('s1')).map((record) => [record.path, record.folder])).toEqual([['build/out', true], ['plain.ts', undefined]])
+  })
+
+  it('refuses a line whose folder is not true, or a folder line with contents or that existed, as damage', async () => {
+    const folder = { anchor: 't1', seq: 1, root: '/w', path: 'out', folder: true, existed: false, before: null, after: null, at: 1 }
+    for (const bad of [{ folder: false }, { folder: 'yes' }, { after: contentHash(Buffer.from('a')) }, { existed: true }, { mode: 0o755 }]) {
+      const base = await tempRoot()
+      await mkdir(join(base, 's1'), { recursive: true })
+      await writeFile(join(base, 's1', LOG_FILE), `${JSON.stringify({ ...folder, ...bad })}\n${JSON.stringify({ ...folder, seq: 2 })}\n`)
+      await expect((await open(base)).records('s1')).rejects.toMatchObject({ code: 'CHECKPOINT_LOG_DAMAGED' })
+    }
+  })
+
+  it('rewind removes an empty folder a command made, from a log reopened in a new store', async () => {
+    const base = await tempRoot()
+    const workspace = join(base, 'workspace')
+    await mkdir(join(workspace, 'build/out'), { recursive: true })
+    const compose = async () => {
+      const ctx = new Context()
+      await ctx.plugin(CheckpointService, {})
+      const store = await open(join(base, 'sessions'))
+      ctx.checkpoints.registerStore(store)
+      return { ctx, store }
+    }
+    const first = await compose()
+    await first.ctx.checkpoints.record('s1', { anchor: 't1', root: workspace, path: 'build/out', folder: true, existed: false, before: null, after: null, createdFolders: 1 })
+    await first.store.close()
+    const result = await (await compose()).ctx.checkpoints.rewind('s1', 't1')
+    expect(result.restored.map((item) => [item.path, item.folders?.map((folder) => folder.path)])).toEqual([['build/out', ['build/out', 'build']]])
+    expect(await readdir(workspace)).toEqual([])
   })
 
   it('rewind removes the folders a write created, from a log reopened in a new store', async () => {

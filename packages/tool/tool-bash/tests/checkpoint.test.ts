@@ -93,6 +93,33 @@ describe('bash under checkpoints', () => {
     expect(existsSync(join(dir, 'kept'))).toBe(true)
   })
 
+  it('rewind removes the empty folders a command made (mkdir -p build/out), and keeps one that was there or a person put a file in', async () => {
+    mkdirSync(join(dir, 'existing'))
+    const { root, agent } = await boot([
+      [call('bash', { command: 'mkdir -p build/out existing/new logs', description: 'Make folders' })],
+      [{ text: 'done' }],
+    ])
+    await agent.send('make folders')
+    writeFileSync(join(dir, 'logs/mine.txt'), 'a person\'s file\n')
+    const plan = await root.checkpoints.plan(agent.session.id, anchorOf(agent))
+    expect(plan.items.map((item) => [item.path, item.action, item.folder]).sort((a, b) => String(a[0]).localeCompare(String(b[0])))).toEqual([
+      ['build/out', 'remove', true],
+      ['existing/new', 'remove', true],
+      ['logs', 'drifted', true],
+    ])
+    const result = await root.checkpoints.rewind(agent.session.id, anchorOf(agent))
+    expect(result.restored.map((item) => item.path).sort()).toEqual(['build/out', 'existing/new'])
+    expect(result.drifted).toMatchObject([{ path: 'logs', reason: expect.stringContaining('holds mine.txt') }])
+    expect(existsSync(join(dir, 'build'))).toBe(false)
+    expect(existsSync(join(dir, 'existing/new'))).toBe(false)
+    expect(existsSync(join(dir, 'existing'))).toBe(true)
+    expect(readFileSync(join(dir, 'logs/mine.txt'), 'utf8')).toBe('a person\'s file\n')
+    // The model is told the folders went, and which one stayed.
+    const notice = agent.session.events.filter((event) => event.type === 'user/message').map((event) => eventData(event, 'user/message').message.content.map((part) => (part.type === 'text' ? part.text : '')).join('')).at(-1)
+    expect(notice).toContain('Deleted, as they did not exist before that turn: existing/new/, build/out/, build/\n')
+    expect(notice).toContain('Not rewound, left as they are now: logs/ (not empty)\n')
+  })
+
   it('records a background command\'s changes when its job ends', async () => {
     const { root, agent, store } = await boot([
       [call('bash', { command: 'sleep 0.2; echo made > late.txt', description: 'Later', run_in_background: true })],

@@ -15,8 +15,10 @@ export interface SnapshotChange {
   readonly gap?: string
   /** The file's permission bits before the command, when it existed. */
   readonly mode?: number
-  /** For a created file: how many of its folders, up from its own, the command made too. */
+  /** For a created file: how many of its folders, up from its own, the command made too; for a made folder, how many above it. */
   readonly createdFolders?: number
+  /** A folder the command made with nothing in it (see `FileChange.folder`). */
+  readonly folder?: true
 }
 
 /**
@@ -39,6 +41,7 @@ export function snapshotChanges(root: string, walk: WalkChanges, store: PackStor
     // Written with the same bytes (touched, or rewritten by a formatter that changed nothing).
     if (was.hash === undefined || was.hash !== now.hash) changes.push(changed(path, was, now, store))
   }
+  for (const [path, above] of walk.made) changes.push({ path, folder: true, existed: false, before: null, after: null, ...(above > 0 ? { createdFolders: above } : {}) })
   for (const [path, was] of walk.deleted) {
     // Still there but no longer walked (newly ignored): not deleted. A folder in its place is a deletion.
     if (!fileExists(root, path)) changes.push(deleted(path, was, store))

@@ -126,7 +126,7 @@ export class Snapshotter {
 
 /** Whether a tool that records its own writes already recorded this very change. */
 function recordedAlready(change: SnapshotChange, expected: ReadonlyMap<string, string | null>): boolean {
-  if (!expected.has(change.path) || change.gap !== undefined) return false
+  if (!expected.has(change.path) || change.gap !== undefined || change.folder) return false
   const hash = expected.get(change.path)
   return hash === null ? change.after === null : change.after !== null && contentHash(change.after) === hash
 }

@@ -41,6 +41,11 @@ export interface WalkChanges {
    */
   readonly created: readonly (readonly [string, FileState, boolean, number])[]
   readonly changed: readonly (readonly [string, FileState, FileState])[]
+  /**
+   * New folders with nothing in them (`mkdir -p build/out`: no created file's count takes them in),
+   * each with how many folders above it are new too. Not one that may merely have been revealed.
+   */
+  readonly made: readonly (readonly [string, number])[]
   /** Files no longer walked. Absent from the disk, or newly ignored: the caller checks. */
   readonly deleted: readonly (readonly [string, FileState])[]
   /** The walk stopped at `maxFiles`: files in folders it did not reach are not reported deleted. */
@@ -96,7 +101,7 @@ export class WorkspaceIndex {
     const walk = ++this._walks
     const verify = this._storeGeneration !== this.options.store.generation
     this._storeGeneration = this.options.store.generation
-    const changes = { created: [] as [string, FileState, boolean, number][], changed: [] as [string, FileState, FileState][], deleted: [] as [string, FileState][] }
+    const changes = { created: [] as [string, FileState, boolean, number][], changed: [] as [string, FileState, FileState][], deleted: [] as [string, FileState][], made: [] as [string, number][] }
     // A folder is checked against the ignore rules in full when its rules (or an ancestor's) are new or changed.
     const stack: [string, boolean][] = [['', false]]
     // Compared as the walk names folders, from the root's real path: rein's folder named through a link is still its own.
@@ -113,6 +118,13 @@ export class WorkspaceIndex {
       // The root itself is walked even when it is rein's own folder: the person chose to work there.
       if (folder !== '' && excluded.has(absolute)) continue
       const entries = listFolder(absolute)
+      if (entries === undefined) {
+        // Not listable (no permission): what the index knows of it stands, nothing in it is taken for
+        // deleted, and what appears in it once it can be listed may have been there all along.
+        for (const [path, known] of this._folders) if (folder === '' || path === folder || path.startsWith(`${folder}/`)) known.seen = walk
+        if (folder !== '') ignored.add(folder)
+        continue
+      }
       const rulesChanged = this._rules.enter(folder, entries.some((entry) => entry.name === '.gitignore' && entry.isFile())) || parentChanged
       const known = this._folders.get(folder)
       const state = known ?? { files: new Map<string, FileState>(), seen: walk }
@@ -120,6 +132,7 @@ export class WorkspaceIndex {
       if (!known) {
         this._folders.set(folder, state)
         fresh.add(folder)
+        if (folder !== '' && entries.length === 0 && !this.wasIgnored(folder)) changes.made.push([folder, newFolders(parentOf(folder), fresh)])
       }
       const met = new Set<string>()
       for (const entry of entries) {
@@ -174,15 +187,15 @@ export class WorkspaceIndex {
       }
     }
     // A root's first walk builds the index; nothing changed "since" it.
-    if (since === undefined) return { since, created: [], changed: [], deleted: [], truncated }
-    // Where the file cap cut this walk or the last, the cut moves as files come and go: a file new
-    // to the index may have been there all along, so none is reported created.
-    return { since, ...changes, created: cut ? [] : changes.created, truncated }
+    if (since === undefined) return { since, created: [], changed: [], deleted: [], made: [], truncated }
+    // Where the file cap cut this walk or the last, the cut moves as files come and go: a file (or
+    // folder) new to the index may have been there all along, so none is reported created.
+    return { since, ...changes, created: cut ? [] : changes.created, made: cut ? [] : changes.made, truncated }
   }
 
   /** Whether `path`, or a folder above it, was skipped by the ignore rules in the last walk. */
   private wasIgnored(path: string): boolean {
-    for (let current = path; current !== ''; current = current.slice(0, Math.max(current.lastIndexOf('/'), 0))) {
+    for (let current = path; current !== ''; current = parentOf(current)) {
       if (this._ignored.has(current)) return true
     }
     return false
@@ -192,15 +205,21 @@ export class WorkspaceIndex {
 /** How many folders, up from `folder` (the root never), are in `fresh`, stopping at the first that is not. */
 function newFolders(folder: string, fresh: ReadonlySet<string>): number {
   let count = 0
-  for (let current = folder; current !== '' && fresh.has(current); current = current.slice(0, Math.max(current.lastIndexOf('/'), 0))) count++
+  for (let current = folder; current !== '' && fresh.has(current); current = parentOf(current)) count++
   return count
 }
 
-function listFolder(folder: string): Dirent[] {
+/** `a/b` of `a/b/c`; `''` (the root) of `a`. */
+function parentOf(path: string): string {
+  return path.slice(0, Math.max(path.lastIndexOf('/'), 0))
+}
+
+/** The folder's entries; `undefined` when it cannot be listed (no permission, or gone meanwhile). */
+function listFolder(folder: string): Dirent[] | undefined {
   try {
     return readdirSync(folder, { withFileTypes: true })
   } catch {
-    return []
+    return undefined
   }
 }
 
