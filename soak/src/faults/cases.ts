@@ -31,7 +31,7 @@ export function matrixShapes(catalog: readonly Fault[], options: { combos: numbe
   const { combos, maxRetries } = options
   const shapes: Shape[] = []
   catalog.forEach((fault, index) => {
-    const persistent = options.persistent && 'code' in fault.effect && !fault.effect.shown && retriedCode(fault.effect.code)
+    const persistent = options.persistent && 'code' in fault.effect && (!fault.effect.shown || fault.effect.takenBack === true) && retriedCode(fault.effect.code)
     for (let n = 0; n < Math.min(combos, COMBOS.length); n++) {
       const combo = COMBOS[(index + n) % COMBOS.length]!
       const name = `${fault.name} via ${combo.primary}${combo.fallback ? ' with fallback' : ''}`

@@ -17,9 +17,10 @@ export type Effect =
   | { answer: 'text' | 'tool' | 'length' }
   /**
    * A failed attempt. `shown`: a delta reached the caller first (no retry, no fallback, the turn
-   * keeps it as an interrupted answer). `retryAfterMs`: what the provider asked to wait.
+   * keeps it as an interrupted answer), unless `takenBack`: only reasoning was shown, which a retry
+   * discards, so it is retried as if nothing was. `retryAfterMs`: what the provider asked to wait.
    */
-  | { code: LlmFailureCode; shown: boolean; retryAfterMs?: number; modelNotFound?: true }
+  | { code: LlmFailureCode; shown: boolean; takenBack?: true; retryAfterMs?: number; modelNotFound?: true }
 
 export interface Fault {
   /** Stable name, shown in failures and figures. */
@@ -112,7 +113,7 @@ export function faultCatalog(options: { fillerBytes: number }): Fault[] {
     { name: 'disconnect before the response', reply: stream([{ disconnect: true }]), effect: fail('TRANSPORT') },
     { name: 'disconnect after headers', reply: stream([{ keepAlive: true }, { disconnect: true }]), effect: fail('STREAM_CLOSED') },
     { name: 'disconnect after the first delta', reply: stream([{ text: 'Hal' }, { disconnect: true }]), effect: fail('STREAM_CLOSED', true) },
-    { name: 'disconnect after reasoning', reply: stream([{ reasoning: 'Let me think' }, { disconnect: true }]), effect: fail('STREAM_CLOSED', true) },
+    { name: 'disconnect after reasoning', reply: stream([{ reasoning: 'Let me think' }, { disconnect: true }]), effect: { ...fail('STREAM_CLOSED', true), takenBack: true } },
     { name: 'disconnect mid tool call', reply: stream([{ text: 'Calling.' }, { toolCall: { name: 'note', arguments: '{"text": "ha' } }, { disconnect: true }]), effect: fail('STREAM_CLOSED', true) },
     // Truncated streams: the body ends without a finish and without [DONE].
     { name: 'truncated before any delta', reply: stream([], { finishReason: null, done: false, usage: null }), effect: fail('STREAM_CLOSED') },

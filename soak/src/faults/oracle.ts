@@ -97,7 +97,7 @@ export class Oracle {
         this.cooling.delete(route)
         return outcome
       }
-      if (outcome.shown) return outcome
+      if (outcome.shown && !outcome.takenBack) return outcome
       last = outcome
       if (!fallsBack(outcome)) break
       this.cooling.add(route)
@@ -112,7 +112,7 @@ export class Oracle {
       const effect = this.next(route)
       const failure = 'code' in effect ? effect : undefined
       records.push(recordLine({ kind: 'attempt', route, retry, ...(failure ? { code: failure.code, shown: failure.shown } : {}) }))
-      if (!failure || failure.shown) return effect
+      if (!failure || (failure.shown && !failure.takenBack)) return effect
       if (!RETRYABLE.has(failure.code) || retry >= this.timing.maxRetries) return failure
       records.push(recordLine({ kind: 'retry', delayMs: this.delay(retry, failure) }))
     }

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { isReinError, messageOf } from '@rein/base'
 import type { ToolCallBlock } from '@rein/llm'
 import type { CoreEventData, Session } from '@rein/session'
-import type { ApprovalService, RunIdentity, ToolRegistry, ToolResult } from '@rein/tools'
+import type { ApprovalService, RunIdentity, ToolInfo, ToolRegistry, ToolResult } from '@rein/tools'
 import type { AgentEvent } from './events.ts'
 import type { Notify } from './lifecycle.ts'
 import { exceeds, preview, spillOpener, spillResult, type SpillLimits } from './spill.ts'
@@ -46,22 +46,28 @@ export async function runToolCalls(calls: readonly ToolCallBlock[], context: Too
       pairRest(context, 'ABORTED_BEFORE_DISPATCH', 'the turn was cancelled')
       return
     }
-    let replaySafe = true
+    let onlyReads = true
     for (const call of batch) {
-      const safe = context.tools.info(call.name)?.replaySafe === true
-      context.state.intent(call, safe)
-      replaySafe &&= safe
+      const info = context.tools.info(call.name)
+      context.state.intent(call, info?.replaySafe === true)
+      onlyReads &&= info !== undefined && readsOnly(info)
     }
     try {
-      // A body that may run twice needs its intent only where a kill cannot lose it; a power loss
-      // that does costs a rerun (or a "not started" result), never a repeated unsafe call.
-      await (replaySafe ? context.session.write() : context.session.flush())
+      // Bodies that only read and may run twice need their intents only where a kill cannot lose
+      // them; a power loss that does costs a rerun (or a "not started" result), and no effect goes
+      // unrecorded. Anything else waits for the disk.
+      await (onlyReads ? context.session.write() : context.session.flush())
     } catch (error) {
       pairRest(context, 'TOOL_NOT_STARTED', 'the session could not be saved', false)
       throw new IntentNotDurable(error)
     }
     await runBatch(batch, context, await spillFolderOf(context.session))
   }
+}
+
+/** Replay-safe and changing nothing: pure, or declared to read only. */
+function readsOnly(info: ToolInfo): boolean {
+  return info.replaySafe && info.effects.every((effect) => effect === 'read')
 }
 
 /**

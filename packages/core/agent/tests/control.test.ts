@@ -1,7 +1,7 @@
 import type { Context } from '@deepseek-ai/cordis'
 import { LlmAdapter, assistantMessage, userMessage, type AdapterRequest, type StreamChunk } from '@rein/llm'
 import { MemorySessionStore, type SessionEvent, type SessionStore } from '@rein/session'
-import { defineTool } from '@rein/tools'
+import { defineTool, type ToolEffect } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
 import { boot, expectValidLog, probeTools, types } from './fixtures.ts'
 
@@ -176,15 +176,16 @@ describe('durability before side effects', () => {
     expect(llm.requests).toHaveLength(0)
   })
 
-  it('before a replay-safe call, writes its intent to the store without the flush; before any other call, flushes', async () => {
+  it('before a call that only reads and is replay-safe, writes its intent to the store without the flush; before any other call, flushes', async () => {
     const { store, inner, log } = barriers()
     const { root } = await boot([
       [{ toolCall: { id: 'p1', name: 'peek', arguments: '{}' } }],
       [{ toolCall: { id: 'p2', name: 'peek', arguments: '{}' } }, { toolCall: { id: 's1', name: 'stamp', arguments: '{}' } }],
+      [{ toolCall: { id: 'n1', name: 'notify', arguments: '{}' } }],
       [{ text: 'done' }],
     ], { store })
-    const tool = (name: string, replaySafe: boolean) => defineTool({
-      name, description: name, parameters: {}, isConcurrencySafe: true, replaySafe,
+    const tool = (name: string, replaySafe: boolean, effects: ToolEffect[] = []) => defineTool({
+      name, description: name, parameters: {}, isConcurrencySafe: true, replaySafe, effects,
       output: { schema: { type: 'string' }, render: (_args, value) => value },
       execute: async (_args, run) => {
         const stored = (await inner.load(run.sessionId!)).events.some((event) => event.type === 'tool/call' && (event.data as { callId: string }).callId === run.callId)
@@ -192,12 +193,15 @@ describe('durability before side effects', () => {
         return name
       },
     })
-    root.tools.register(tool('peek', true))
+    root.tools.register(tool('peek', true, ['read']))
     root.tools.register(tool('stamp', false))
+    // Safe to run twice, but it changes something: a lost record would hide that it did.
+    root.tools.register(tool('notify', true, ['network']))
     const agent = await root.agents.create()
     expect((await agent.send('go')).reason).toBe('completed')
-    // Each request and the turn's end flush; the batch with an unsafe call flushes, the safe one only writes.
-    expect(log).toEqual(['flush', 'write', 'peek p1', 'flush', 'flush', 'peek p2', 'stamp s1', 'flush', 'flush'])
+    // Each request and the turn's end flush; the batch with an unsafe call flushes, as does the one
+    // whose call has an effect; the one that only reads only writes.
+    expect(log).toEqual(['flush', 'write', 'peek p1', 'flush', 'flush', 'peek p2', 'stamp s1', 'flush', 'flush', 'notify n1', 'flush', 'flush'])
     expectValidLog(agent.session.events)
   })
 

@@ -377,3 +377,43 @@ describe('a request sent again (a retry), cut off by a kill', () => {
     expectValidLog(events)
   })
 })
+
+/** Fails, once, to save a batch ending with llm/resend (a full disk for a moment). */
+class ResendRefusingStore extends MemorySessionStore {
+  refuse = false
+  override async append(id: string, events: readonly SessionEvent[]) {
+    if (this.refuse && events.at(-1)?.type === 'llm/resend') {
+      this.refuse = false
+      throw new Error('no space left on device')
+    }
+    return super.append(id, events)
+  }
+}
+
+describe('a summary retry whose mark could not be saved (a compaction between turns)', () => {
+  it('is not sent, and not charged later: a record without usage closes its mark', async () => {
+    const store = new ResendRefusingStore()
+    let summaries = 0
+    const script = (request: AdapterRequest): ScriptedTurn => {
+      if (isSummaryRequest(request)) {
+        summaries++
+        return summaries === 1 ? [{ fail: { code: 'SERVER', message: 'busy' } as never }] : [{ text: 'summary' }]
+      }
+      return [{ text: 'ok' }]
+    }
+    const { root, llm } = await boot(script, { models: MODELS, store, agent: { compaction: COMPACTION as never } })
+    const agent = await root.agents.create({ sessionId: 'full' })
+    for (let n = 1; n <= 3; n++) await agent.send(`${'words '.repeat(300)}${n}`)
+    store.refuse = true
+    await agent.compactNow().catch(() => {})
+    await agent.close()
+    await root.agents.repair('full')
+    await (await root.agents.resume('full')).agent.close()
+    const { events } = await store.load('full')
+    const tail = events.slice(events.findLastIndex((event) => event.type === 'summary/start'))
+    expect(tail.map((event) => event.type).slice(-2)).toEqual(['llm/resend', 'llm/attempt'])
+    expect(llm.requests.filter(isSummaryRequest)).toHaveLength(1)
+    expect(estimated(events)).toEqual([])
+    expectValidLog(events)
+  })
+})

@@ -94,6 +94,18 @@ describe('snapshots around exec calls', () => {
     expect(await text(join(workspace, 'keep.txt'))).toBe('kept')
   })
 
+  it('brings back what a command deleted with the whole workspace folder (rm -rf of the workspace)', async () => {
+    const { ctx, store, workspace, run } = await setup()
+    await writeFile(join(workspace, 'precious.txt'), 'precious')
+    await mkdir(join(workspace, 'src'))
+    await writeFile(join(workspace, 'src/main.ts'), 'main')
+    await run('true')
+    await run(`rm -rf '${workspace}'`)
+    expect((await store.records('s1')).map((record) => [record.path, record.after])).toEqual([['precious.txt', null], ['src/main.ts', null]])
+    await ctx.checkpoints.rewind('s1', 'm1')
+    expect([await text(join(workspace, 'precious.txt')), await text(join(workspace, 'src/main.ts'))]).toEqual(['precious', 'main'])
+  })
+
   it('brings files a command deleted back with their modes (rm secrets.json run.sh)', async () => {
     const { ctx, workspace, run } = await setup()
     await writeFile(join(workspace, 'secrets.json'), '{}', { mode: 0o600 })

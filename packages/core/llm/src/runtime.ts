@@ -289,16 +289,17 @@ export class LlmRuntime extends Service {
       // Per attempt: a provider swapped or unloaded between retries is seen here.
       const resolved = resolveRoute(route, adapters, request, infos)
       if ('failure' in resolved) return resolved.failure
-      if (progress.stale) {
-        progress.stale = false
-        yield [DISCARD]
-      }
       if (progress.sent > 0 && request.beforeResend) {
         const refused = await refusal(request.beforeResend, { provider: route.provider, model: route.model, retry, fallback: position, ...generationOf(resolved.request) })
         if (refused) {
           yield [{ type: 'finish', reason: 'error', failure: refused }]
           return 'done'
         }
+      }
+      // Only once the next attempt goes: without one, the caller keeps what the failed one showed.
+      if (progress.stale) {
+        progress.stale = false
+        yield [DISCARD]
       }
       progress.sent++
       const result = yield* runAttempt(resolved.adapter, resolved.request, { route, retry, position, run, inflight, report })

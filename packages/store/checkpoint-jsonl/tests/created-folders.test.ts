@@ -15,6 +15,15 @@ function created(path: string, createdFolders?: number): CheckpointEntry {
   return { anchor: 't1', root: '/w', path, existed: false, before: null, after: Buffer.from(path), ...(createdFolders === undefined ? {} : { createdFolders }) }
 }
 
+/** A checkpoint service over a store opened on `sessions`, as a new process composes one. */
+async function composeOver(sessions: string) {
+  const ctx = new Context()
+  await ctx.plugin(CheckpointService, {})
+  const store = await open(sessions)
+  ctx.checkpoints.registerStore(store)
+  return { ctx, store }
+}
+
 describe('JsonlCheckpointStore and the folders a write made', () => {
   it('round-trips createdFolders through the log, across a reopen and a compaction', async () => {
     const base = await tempRoot()
@@ -89,13 +98,7 @@ describe('JsonlCheckpointStore and the folders a write made', () => {
     const base = await tempRoot()
     const workspace = join(base, 'workspace')
     await mkdir(join(workspace, 'build/out'), { recursive: true })
-    const compose = async () => {
-      const ctx = new Context()
-      await ctx.plugin(CheckpointService, {})
-      const store = await open(join(base, 'sessions'))
-      ctx.checkpoints.registerStore(store)
-      return { ctx, store }
-    }
+    const compose = () => composeOver(join(base, 'sessions'))
     const first = await compose()
     await first.ctx.checkpoints.record('s1', { anchor: 't1', root: workspace, path: 'build/out', folder: true, existed: false, before: null, after: null, createdFolders: 1 })
     await first.store.close()
@@ -108,13 +111,7 @@ describe('JsonlCheckpointStore and the folders a write made', () => {
     const base = await tempRoot()
     const workspace = join(base, 'workspace')
     await mkdir(workspace)
-    const compose = async () => {
-      const ctx = new Context()
-      await ctx.plugin(CheckpointService, {})
-      const store = await open(join(base, 'sessions'))
-      ctx.checkpoints.registerStore(store)
-      return { ctx, store }
-    }
+    const compose = () => composeOver(join(base, 'sessions'))
     const first = await compose()
     await first.ctx.checkpoints.record('s1', { anchor: 't1', root: workspace, path: 'new/deep/a.ts', existed: false, before: null, after: Buffer.from('a'), createdFolders: 2 })
     await mkdir(dirname(join(workspace, 'new/deep/a.ts')), { recursive: true })

@@ -36,10 +36,10 @@ interface OpenSession {
   fd: number | undefined
   /** Bytes of whole, durable lines: where the next batch goes. */
   size: number
-  /** Events in the file (durably, unless `unsynced`). */
+  /** Events in the file (durably, unless a `write` put them there and no fsync followed yet). */
   written: number
-  /** A `write` put lines in the file that no fsync has covered yet. */
-  unsynced: boolean
+  /** A `write` queued lines that no fsync queued after them covers yet: the next flush must queue one. */
+  syncDue: boolean
   /** The seq the next append must start at (written + queued + being written). */
   nextSeq: number
   queue: string[]
@@ -296,12 +296,14 @@ export class JsonlSessionStore implements SessionStore {
     }
   }
 
-  /** Moves the queue into a batch on the write chain; with `sync`, an empty one when a `write` left lines unsynced. */
+  /** Moves the queue into a batch on the write chain; with `sync`, an empty one when a `write` left lines to fsync. */
   private drain(session: OpenSession, sync = true): void {
     clearTimeout(session.timer)
     session.timer = undefined
-    if (session.queue.length === 0 && !(sync && session.unsynced)) return
+    if (session.queue.length === 0 && !(sync && session.syncDue)) return
     const batch: Batch = { epoch: session.epoch, fromSeq: session.nextSeq - session.queue.length, lines: session.queue, sync }
+    // Batches run in order, and an fsync covers everything written before it: decided as they queue.
+    session.syncDue = sync ? false : session.syncDue || batch.lines.length > 0
     session.queue = []
     session.tail = session.tail.then(() => this.writeBatch(session, batch))
   }
@@ -318,7 +320,6 @@ export class JsonlSessionStore implements SessionStore {
         const content = Buffer.concat([Buffer.from(headerLine(session.header)), data])
         session.fd = await publishFile(session.paths.file, content, offLoop)
         session.size = content.length
-        session.unsynced = false
       } else {
         if (session.dirty) {
           ftruncateSync(session.fd, session.size)
@@ -326,12 +327,14 @@ export class JsonlSessionStore implements SessionStore {
         }
         await appendDurably(fileTarget(session.fd, offLoop), session.size, data, batch.sync)
         session.size += data.length
-        // An fsync covers the whole file, lines of earlier writes included.
-        session.unsynced = batch.sync ? false : session.unsynced || data.length > 0
       }
       session.written += batch.lines.length
+      // Whatever failed before is behind this batch now (a sync-only retry appends nothing to clear it).
+      session.failure = undefined
     } catch (error) {
       if (session.fd !== undefined) session.dirty = true
+      // The lines earlier writes left are still to be fsynced.
+      if (batch.sync) session.syncDue = true
       const failure = isReinError(error, 'SESSION_EXISTS') ? error : writeFailed(session.header.id, batch, error)
       clearTimeout(session.timer)
       session.timer = undefined
@@ -345,7 +348,7 @@ export class JsonlSessionStore implements SessionStore {
 }
 
 function newSession(header: SessionHeader, paths: SessionPaths, fd: number | undefined, size: number, written: number): OpenSession {
-  return { header, paths, fd, size, written, unsynced: false, nextSeq: written, queue: [], timer: undefined, tail: Promise.resolve(), epoch: 0, failure: undefined, lastFailure: undefined, dirty: false }
+  return { header, paths, fd, size, written, syncDue: false, nextSeq: written, queue: [], timer: undefined, tail: Promise.resolve(), epoch: 0, failure: undefined, lastFailure: undefined, dirty: false }
 }
 
 function exists(file: string): boolean {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -172,6 +172,15 @@ describe('JsonlSessionStore sequencing and batching', () => {
     // The file is published with its folder (2), a write waits for no disk, a flush covers what a write left.
     expect(JSON.parse(out.split('\n')[0]!)).toEqual({ fsyncs: { publish: 2, write: 0, flushAfterWrite: 1, flushWithNothingNew: 0, writeThenFlush: 1, lastWrite: 0 } })
     expect((await new JsonlSessionStore({ root }).load('s1')).events).toEqual(range(0, 6))
+  })
+
+  it('fsyncs for a flush or close that races a write, and recovers from an fsync that failed after a write', async () => {
+    const root = await tempRoot()
+    const script = fileURLToPath(new URL('fixtures/write-races.ts', import.meta.url))
+    const child = spawnSync(process.execPath, ['--conditions=@rein/source', '--import', 'tsx', script, root], { encoding: 'utf8' })
+    expect(child.stderr).toBe('')
+    expect(JSON.parse(child.stdout)).toEqual({ writeThenFlush: 1, writeThenClose: 1, failedFlush: ['SESSION_WRITE_FAILED', 'resolved'] })
+    expect((await new JsonlSessionStore({ root }).load('race')).events).toEqual(range(0, 3))
   })
 })
 

@@ -215,11 +215,16 @@ function parentOf(path: string): string {
 }
 
 /** The folder's entries; `undefined` when it cannot be listed (no permission, or gone meanwhile). */
+/**
+ * The folder's entries; `undefined` when it may not be listed (no permission): its contents are
+ * unknown, not gone. A folder that is not there (removed, the root included) lists as empty.
+ */
 function listFolder(folder: string): Dirent[] | undefined {
   try {
     return readdirSync(folder, { withFileTypes: true })
-  } catch {
-    return undefined
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    return code === 'EACCES' || code === 'EPERM' ? undefined : []
   }
 }
 
