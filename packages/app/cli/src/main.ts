@@ -3,11 +3,10 @@
  * Commands are imported when they run, so `rein --help` loads none of the stack.
  */
 
-import { errorChain, isReinError, messageOf } from '@rein/base'
+import { errorChain, isReinError, messageOf, maskText, secretValues } from '@rein/base'
 import { HELP, parseCommandLine, type Command, type ParsedArgs } from './args.ts'
 import { DEMO_PROVIDER } from './demo/provider.ts'
 import { EXIT } from './exit-codes.ts'
-import { maskText, secretValues } from './mask-secrets.ts'
 import type { Io } from './io.ts'
 import { guardOutput } from './output-guard.ts'
 import { neutralize } from './terminal-text.ts'

@@ -11,10 +11,9 @@
  * wait for a load: one may explain why it is slow.
  */
 
-import { messageOf } from '@rein/base'
+import { messageOf, maskSecrets, secretValues } from '@rein/base'
 import { Logger, type Context, type Exporter } from '@deepseek-ai/cordis'
 import type { Io } from './io.ts'
-import { maskSecrets, secretValues } from './mask-secrets.ts'
 import { neutralize } from './terminal-text.ts'
 
 type LogMessage = Parameters<Exporter['export']>[0]

@@ -4,9 +4,8 @@ import type { AgentEvent, TreeUsage, TurnResult } from '@rein/agent'
 import { addUsage, type TokenUsage } from '@rein/llm'
 import type { ContextCompacted } from '@rein/session'
 import type { Spend } from '@rein/telemetry'
-import { maskText, secretValues } from './mask-secrets.ts'
+import { maskText, secretValues, formatMoney, groupDigits, isReinError, messageOf } from '@rein/base'
 import { neutralize } from './terminal-text.ts'
-import { formatMoney, groupDigits, isReinError, messageOf } from '@rein/base'
 
 export interface Output {
   stdout: NodeJS.WritableStream & { isTTY?: boolean }

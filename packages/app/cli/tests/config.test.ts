@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { maskSecrets, maskText, secretValues } from '../src/mask-secrets.ts'
+import { maskSecrets, maskText, secretValues } from '@rein/base'
 import { rein, spawnRein } from './harness.ts'
 
 let dirs: string[] = []

@@ -10,7 +10,7 @@
  * JSON.parse the text it was given).
  */
 
-import { ReinError, secretEnvironment } from '@rein/base'
+import { maskText, ReinError, secretValues } from '@rein/base'
 import { isJsExpr } from '@deepseek-ai/cordis-plugin-loader'
 import { formatPath } from './check-config.ts'
 import type { ConfigPath } from './unknown-keys.ts'
@@ -64,14 +64,12 @@ export function expressionThrew(error: unknown): string {
 /**
  * The message of an error the expression threw on purpose (`throw new Error('REIN_TOOLS_OFF is not
  * set')`): a plain Error without a system code, which no engine or Node API throws with the
- * expression's text. Values of secret-named environment variables in it are masked.
+ * expression's text. Values of secret-named environment variables in it are masked (`***`).
  */
 function ownMessage(thrown: unknown): string | undefined {
   if (!(thrown instanceof Error) || Object.getPrototypeOf(thrown) !== Error.prototype) return undefined
   if (thrown.message === '' || Reflect.get(thrown, 'code') !== undefined) return undefined
-  let message = thrown.message
-  for (const { name, value } of secretEnvironment(process.env)) message = message.split(value).join(`<${name}>`)
-  return message
+  return maskText(thrown.message, secretValues(process.env))
 }
 
 function kindOf(thrown: unknown): string {
@@ -99,6 +97,8 @@ function systemCode(thrown: unknown): string | undefined {
  * problem lines, one per line, and nothing the expression said (no `cause`).
  */
 export function expressionFailure(problems: string[]): ReinError {
+  const secrets = secretValues(process.env)
+  problems = problems.map((line) => maskText(line, secrets))
   const failure = new ReinError('CONFIG_INVALID', problems.join('\n'), { details: { problems } })
   failures.set(failure, problems)
   return failure

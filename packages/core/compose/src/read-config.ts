@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises'
 import { extname } from 'node:path'
 import { entryListSchema } from '@deepseek-ai/cordis-plugin-include'
 import { isJsExpr, type EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
-import { ReinError } from '@rein/base'
+import { maskText, ReinError, secretValues } from '@rein/base'
 import * as yaml from 'js-yaml'
 
 const ROW_KEYS = new Set(['id', 'name', 'config', 'disabled', 'group', 'inject', 'isolate', 'intercept'])
@@ -170,8 +170,13 @@ function isMapping(value: unknown): boolean {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-/** `CONFIG_INVALID` (or the given code) listing every problem, one per line, and in `details.problems`. */
+/**
+ * `CONFIG_INVALID` (or the given code) listing every problem, one per line, and in `details.problems`;
+ * values of secret-named environment variables masked, as a schema check quotes what a `!!js` read.
+ */
 export function invalid(path: string, problems: string[], cause?: unknown, code: 'CONFIG_INVALID' | 'PLUGIN_NOT_BUILT' = 'CONFIG_INVALID'): ReinError {
+  const secrets = secretValues(process.env)
+  problems = problems.map((line) => maskText(line, secrets))
   const count = problems.length === 1 ? 'a problem' : `${problems.length} problems`
   return new ReinError(code, `${path} has ${count}:\n${problems.map((line) => `  - ${line}`).join('\n')}`, {
     cause,

@@ -56,8 +56,20 @@ describe('a !!js expression that throws, holding a key', () => {
   it('an Error the expression throws on purpose says its message, with secret-named environment values masked', async () => {
     process.env.REIN_TEST_JS_KEY = `sk-${KEY}`
     const { error, said } = await loadFailure(counter(`label: !!js "(() => { throw new Error('LABEL is not set (key ' + process.env.REIN_TEST_JS_KEY + ')') })()"`))
-    expect(error.details?.problems).toEqual([`row "counter" (${fixtures}counter.ts): config.label: the !!js expression threw: LABEL is not set (key <REIN_TEST_JS_KEY>)`])
+    expect(error.details?.problems).toEqual([`row "counter" (${fixtures}counter.ts): config.label: the !!js expression threw: LABEL is not set (key ***)`])
     expect(said).not.toMatch(ANY_OF_KEY)
+  })
+
+  it('a secret-named environment value a !!js reads is masked where a schema check quotes it, and a short one breaks no longer one', async () => {
+    process.env.REIN_TEST_JS_KEY = `sk-${KEY}`
+    process.env.REIN_TEST_JS_SHORT_TOKEN = '1'
+    try {
+      const { error } = await loadFailure(counter('label: a').slice(0, 3).concat(['    label: a', '    start: !!js process.env.REIN_TEST_JS_KEY']))
+      expect(error.details?.problems).toEqual([expect.stringContaining('config.start: expected number but got ***')])
+      expect([error.message, ...(error.details?.problems as string[])].join('\n')).not.toMatch(ANY_OF_KEY)
+    } finally {
+      delete process.env.REIN_TEST_JS_SHORT_TOKEN
+    }
   })
 
   it('a disabled: !!js that throws names the field and the kind, and not the key', async () => {

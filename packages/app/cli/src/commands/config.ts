@@ -8,7 +8,7 @@ import type { CompositionRow } from '@rein/compose'
 import type { ParsedArgs } from '../args.ts'
 import { BUILT_IN_ENVIRONMENT, loadCliComposition } from '../composition.ts'
 import type { Io } from '../io.ts'
-import { maskSecrets, secretValues } from '../mask-secrets.ts'
+import { maskSecrets, secretValues } from '@rein/base'
 import { neutralize } from '../terminal-text.ts'
 
 export async function configCommand(args: ParsedArgs, io: Io): Promise<number> {

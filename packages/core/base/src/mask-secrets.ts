@@ -6,7 +6,7 @@
  * named like one. A number under such a key is masked too; a boolean is shown.
  */
 
-import { isSecretName, secretEnvironment } from '@rein/base'
+import { isSecretName, secretEnvironment } from './secret-names.ts'
 
 const MASK = '***'
 /** HTTP headers in config (a provider's, an OTLP collector's): any of them may carry a key, whatever its name (`x-honeycomb-team`). */
