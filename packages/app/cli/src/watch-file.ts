@@ -123,11 +123,14 @@ function watchPoints(path: string): { folder: string; name: string; parent: bool
   return above === folder ? points : [...points, { folder: above, name: basename(folder), parent: true }]
 }
 
-/** Which folder is at `folder` now (device and inode), or undefined when none is. */
+/**
+ * Which folder is at `folder` now, or undefined when none is: device, inode and birth time, since
+ * a folder removed and made again at once often gets the inode back (ext4).
+ */
 function identityOf(folder: string): string | undefined {
   try {
-    const stat = statSync(folder)
-    return stat.isDirectory() ? `${stat.dev}:${stat.ino}` : undefined
+    const stat = statSync(folder, { bigint: true })
+    return stat.isDirectory() ? `${stat.dev}:${stat.ino}:${stat.birthtimeNs}` : undefined
   } catch {
     return undefined
   }

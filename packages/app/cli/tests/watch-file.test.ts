@@ -80,6 +80,20 @@ it('follows the link again when the folder of its target is removed and made aga
   expect(failures).toEqual([])
 }, TEST_MS)
 
+it('follows the link when the folder of its target is removed and made again at once (ext4 gives the inode back)', async () => {
+  const { file, folder, target } = linkedProject()
+  mkdirSync(folder, { recursive: true })
+  writeFileSync(target, 'one')
+  const { seen, failures } = watched(file)
+  rmSync(folder, { recursive: true })
+  mkdirSync(folder)
+  writeFileSync(target, 'three')
+  await expect.poll(() => seen, EVENT).toContain('three')
+  writeFileSync(target, 'four')
+  await expect.poll(() => seen, EVENT).toContain('four')
+  expect(failures).toEqual([])
+}, TEST_MS)
+
 it('follows the link when the folder of its target is replaced by another of that name', async () => {
   const { file, folder, target } = linkedProject()
   mkdirSync(folder, { recursive: true })
