@@ -15,6 +15,7 @@
 import type { LlmRuntime, TokenUsage } from '@rein/llm'
 import { eventData, type CoreEventData, type Session, type SessionEvent, type StepRequest } from '@rein/session'
 import { priceOf } from './attempts.ts'
+import { closedAttempt } from './closed-attempt.ts'
 import { messageTokens, type Tokenizer } from './compaction/meter.ts'
 
 type AttemptData = CoreEventData['llm/attempt']
@@ -115,26 +116,10 @@ function cutSummary(mark: SessionEvent): CutRequest {
   }
 }
 
-/** The record: failed (`ABORTED`), usage estimated, shaped like the attempts the runtime reports. */
+/** The record: failed (`ABORTED`), usage estimated; when it ended is not known either, so it is dated from its mark. */
 function attemptOf(cut: CutRequest, at: number, cost: number | undefined): AttemptData {
-  const { request, usage, message } = cut
-  // When it ended is not known either: it is dated from its mark, and lasted nothing.
-  return {
-    provider: request.provider,
-    model: request.model,
-    retry: cut.retry ?? 0,
-    fallback: cut.fallback ?? 0,
-    startedAt: at,
-    endedAt: at,
-    shown: false,
-    failure: { code: 'ABORTED', message },
-    usage,
-    usageEstimated: true,
-    ...(request.maxTokens !== undefined ? { maxTokens: request.maxTokens } : {}),
-    ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-    ...(request.reasoningEffort !== undefined ? { reasoningEffort: request.reasoningEffort } : {}),
-    ...(cost !== undefined ? { cost } : {}),
-  }
+  const place = { ...cut.request, retry: cut.retry ?? 0, fallback: cut.fallback ?? 0 }
+  return closedAttempt(place, at, { code: 'ABORTED', message: cut.message }, cost === undefined ? { usage: cut.usage } : { usage: cut.usage, cost })
 }
 
 /** The request's input as the context meter would count it: system text, tool schemas, messages. */

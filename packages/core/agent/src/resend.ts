@@ -6,7 +6,8 @@
 
 import type { Resend } from '@rein/llm'
 import { messageOf } from '@rein/base'
-import type { Session, StepRequest } from '@rein/session'
+import type { Session } from '@rein/session'
+import { closedAttempt } from './closed-attempt.ts'
 
 /**
  * Logs the attempt about to be sent again and makes the log durable; throws `SESSION_FLUSH_FAILED`.
@@ -14,20 +15,13 @@ import type { Session, StepRequest } from '@rein/session'
  * of the log must not leave it looking cut off by a kill.
  */
 export async function markResend(session: Session, next: Resend): Promise<void> {
-  const request: StepRequest = { provider: next.provider, model: next.model }
-  if (next.maxTokens !== undefined) request.maxTokens = next.maxTokens
-  if (next.temperature !== undefined) request.temperature = next.temperature
-  if (next.reasoningEffort !== undefined) request.reasoningEffort = next.reasoningEffort
-  session.append('llm/resend', { request, retry: next.retry, fallback: next.fallback })
+  // The runtime leaves out the options it does not send: what is left is the request as sent.
+  const { retry, fallback, ...request } = next
+  session.append('llm/resend', { request, retry, fallback })
   try {
     await session.flush()
   } catch (error) {
-    const now = Date.now()
-    session.append('llm/attempt', {
-      provider: next.provider, model: next.model, retry: next.retry, fallback: next.fallback, startedAt: now, endedAt: now, shown: false,
-      failure: { code: 'ABORTED', message: `not sent: ${messageOf(error)}` },
-      ...(next.maxTokens !== undefined ? { maxTokens: next.maxTokens } : {}),
-    })
+    session.append('llm/attempt', closedAttempt(next, Date.now(), { code: 'ABORTED', message: `not sent: ${messageOf(error)}` }))
     throw error
   }
 }

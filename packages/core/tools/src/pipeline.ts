@@ -186,32 +186,33 @@ function said(thrown: unknown): string {
  */
 export function settle(prepared: PreparedTool, name: string, args: FrozenJson<JsonObject>, raw: unknown, logger: Logger, hook?: string): ToolResult {
   const definition = prepared.definition
-  const blame = blamer(name, hook)
   // Said apart from other non-JSON: a body that forgot to return reads it as its own mistake.
-  if (raw === undefined) return failure('INVALID_TOOL_OUTPUT', blame.invalid('nothing (undefined)', '; a tool must return a value matching its output schema'))
+  if (raw === undefined) return failure('INVALID_TOOL_OUTPUT', blamer(name, hook).invalid('nothing (undefined)', '; a tool must return a value matching its output schema'))
   let value: FrozenJson
   try {
     value = toFrozenJson(raw as JsonValue)
   } catch (error) {
+    const blame = blamer(name, hook)
     return failure('INVALID_TOOL_OUTPUT', blame.invalid(`${blame.a} that is not JSON: ${said(error)}`))
   }
   const issues = validateJson(prepared.output, value)
   if (issues.length > 0) {
     const detail = issues.slice(0, 10).map((issue) => `${issue.path}: ${issue.message}`).join('; ')
+    const blame = blamer(name, hook)
     return failure('INVALID_TOOL_OUTPUT', blame.invalid(`${blame.a} that does not match ${blame.its} output schema: ${detail}`))
   }
   let content: ToolContent
   try {
     content = toContent(definition.output.render(args, value), 'output.render returned')
   } catch (error) {
-    return failure('TOOL_FAILED', blame.unrendered(said(error)))
+    return failure('TOOL_FAILED', blamer(name, hook).unrendered(said(error)))
   }
   const meta = presentationMeta(definition, args, value, logger)
   // Frozen, like failures: a result observer must not change what the caller gets.
   return Object.freeze(meta === undefined ? { isError: false, value, content } : { isError: false, value, content, meta })
 }
 
-/** `settle`'s refusals in words that blame whoever gave the value: the body, or the named hook (with what it should do). */
+/** `settle`'s refusals in words that blame whoever gave the value: the body, or the named hook (with what it should do); made only for a refusal. */
 function blamer(name: string, hook: string | undefined) {
   if (hook === undefined) {
     return {

@@ -9,6 +9,7 @@ import { toFailure, type LlmEvent, type LlmRuntime, type Message, type ModelRout
 import { applyCompaction, summaryMessage, SUMMARY_OPENING, type ContextCompacted, type CoreEventData, type Session } from '@rein/session'
 import type { ToolRegistry, ToolSchema } from '@rein/tools'
 import type { CompactionOptions } from '../options.ts'
+import { closedAttempt } from '../closed-attempt.ts'
 import { markResend } from '../resend.ts'
 import { fileLedger, withoutLedger } from './ledger.ts'
 import { messageTokens, requestTokens, type Tokenizer } from './meter.ts'
@@ -149,15 +150,12 @@ async function markSent(input: CompactionInput, sent: SummaryInput): Promise<voi
  * `summary/start` would look cut off to a repair, which would charge it. No usage, so it counts 0.
  */
 function unsent(input: CompactionInput, failure: Failure): CoreEventData['llm/attempt'] {
-  const now = Date.now()
   const { provider, model } = input.route
   const stopped = input.signal.aborted
-  return {
-    provider, model, retry: 0, fallback: 0, startedAt: now, endedAt: now, shown: false,
-    failure: stopped ? { code: 'ABORTED', message: `the summary request was stopped before it reached ${provider}/${model}` } : toFailure(new ReinError(failure.code, failure.message)),
-    finishReason: stopped ? 'aborted' : 'error',
-    maxTokens: input.summaryTokens,
-  }
+  const place = { provider, model, maxTokens: input.summaryTokens, retry: 0, fallback: 0 }
+  return stopped
+    ? closedAttempt(place, Date.now(), { code: 'ABORTED', message: `the summary request was stopped before it reached ${provider}/${model}` }, { finishReason: 'aborted' })
+    : closedAttempt(place, Date.now(), toFailure(new ReinError(failure.code, failure.message)), { finishReason: 'error' })
 }
 
 type Failure = { code: string; message: string }
