@@ -65,7 +65,9 @@ ctx.tools.register(defineTool({
   parameters: { key: { type: 'string', required: true, description: 'The key to look up.' } },
   output: { schema: { type: 'string' }, render: (_input, value) => value },
   execute: (input) => lookup(input.key),
-  // A pure lookup, declared so: C's three calls run side by side, as every peer runs them.
+  // A pure lookup, declared so: it needs no approval, may run again after a crash (so its intent is
+  // written, not fsynced, before the body), and C's three calls run side by side as every peer runs them.
+  effects: [],
   isConcurrencySafe: true,
 }))
 
