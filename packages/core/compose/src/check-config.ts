@@ -34,7 +34,7 @@ export function configProblems(config: unknown, schema: unknown): string[] {
   if (isStandardSchema(schema) && !containsJsExpr(config)) {
     const result = schema['~standard'].validate(clonePlain(config))
     if ('then' in result) return []
-    return (result.issues ?? []).map((issue) => `${formatPath((issue.path ?? []).map(pathKey))}: ${issue.message}`)
+    return issueLines(result.issues)
   }
   return []
 }
@@ -45,15 +45,44 @@ function describeUnknownKey({ path, known, suggestion }: UnknownKey): string {
 }
 
 /**
- * schemastery's message starts with the path (`$.models[0].id missing required value`); the line
- * puts `config.<path>` first instead. A failure at a `!!js` value says nothing about the value the
- * expression will produce, so it is left to the start.
+ * A failure at a `!!js` value says nothing about the value the expression will produce, so it is
+ * left to the start (see `startConfigProblems`).
  */
 function describeValidationError(error: unknown, config: unknown): string | undefined {
   const path = validationPath(error)
   const message = error instanceof Error ? error.message : String(error)
   if (!path) return containsJsExpr(config) ? undefined : `config: ${message}`
   if (reachesJsExpr(config, path)) return undefined
+  return issueLine(path, message)
+}
+
+/**
+ * What validating a row's config finds as the row starts (its `!!js` values evaluated), one line per
+ * issue as before the start; `[]` when it is valid or `schema` is nothing cordis validates. The loader
+ * validates it again, on the config as given: this check works on a copy.
+ */
+export function startConfigProblems(config: unknown, schema: unknown): string[] {
+  if (!isStandardSchema(schema)) return []
+  let result: ReturnType<StandardSchema['~standard']['validate']>
+  try {
+    result = schema['~standard'].validate(clonePlain(config))
+  } catch (error) {
+    // A check of the plugin's own (a schemastery transform) throws its error as it is.
+    return [`config: ${error instanceof Error ? error.message : String(error)}`]
+  }
+  if ('then' in result) return []
+  return issueLines(result.issues)
+}
+
+function issueLines(issues: readonly StandardIssue[] = []): string[] {
+  return issues.map((issue) => issueLine((issue.path ?? []).map(pathKey), issue.message))
+}
+
+/**
+ * `config.<path>: <problem>`. schemastery's message starts with the path (`$.models[0].id missing
+ * required value`); the line puts `config.<path>` first instead.
+ */
+function issueLine(path: ConfigPath, message: string): string {
   // What is under a secret-named key or a header may be a key: the message names the field, not the value.
   if (path.some((key) => typeof key === 'string' && (isSecretName(key) || /^headers$/i.test(key)))) {
     return `${formatPath(path)}: not a value of the type this field takes (not shown: it may be a secret); a key or a header's value is text, so quote it`

@@ -8,9 +8,10 @@ import { dirname } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { Context, Fiber } from '@deepseek-ai/cordis'
 import { EntryTree, type Entry } from '@deepseek-ai/cordis-plugin-loader'
-import { containsJsExpr } from './check-config.ts'
-import { evaluateConfig, expressionFailure, expressionThrew } from './evaluate-config.ts'
+import { containsJsExpr, startConfigProblems } from './check-config.ts'
+import { evaluateConfig, expressionThrew } from './evaluate-config.ts'
 import { resolvePlugin } from './resolve-plugin.ts'
+import { rowFailure } from './row-failure.ts'
 import { importPlugin } from './typescript-entry.ts'
 
 export class ConfigTree extends EntryTree {
@@ -18,7 +19,7 @@ export class ConfigTree extends EntryTree {
     super(ctx)
     this.ctx.baseUrl = pathToFileURL(`${dirname(file)}/`).href
     holdRestarts(this)
-    sayExpressionFailures(this)
+    sayConfigFailures(this)
     this.ctx.on('loader/entry-init', (entry) => this.keepStartFailure(entry))
   }
 
@@ -111,23 +112,32 @@ function holdRestarts(tree: EntryTree) {
 }
 
 /**
- * The loader evaluates a row's `!!js` config values as its fiber starts, and cordis logs and keeps
- * what one threw, whose message may quote the expression (see `evaluate-config.ts`). Wrapped
- * around the loader's evaluation (prepended: outermost), this puts that failure in words that name
- * the field and the kind of error instead; the values are evaluated again to find the field.
+ * What a row's start throws for its config is logged by cordis as it is, and kept on the fiber:
+ * the error of a `!!js` value that threw may quote the expression (see `evaluate-config.ts`), and a
+ * schema's error quotes the value (`expected number but got <value>`), which may be a key read from
+ * the environment into the wrong field. Wrapped around the loader's evaluation (prepended:
+ * outermost), this throws a `rowFailure` in place of either: the field and the kind of error for
+ * an expression (the values are evaluated again to find the field), the schema's problems masked
+ * for a value. The same runs before a reload restarts a row, and for a volatile config update.
  */
-function sayExpressionFailures(tree: EntryTree) {
+function sayConfigFailures(tree: EntryTree) {
   tree.ctx.on('internal/config', function (this: Fiber, config, next) {
     const entry = this.entry
     if (entry?.parent.tree !== tree) return next()
+    let evaluated: unknown
     try {
-      return next()
+      evaluated = next()
     } catch (error) {
       if (!containsJsExpr(config)) throw error
       const { problems } = evaluateConfig((expression) => entry.evaluate(expression), config)
       // An expression that threw once and not again (it reads something that changed): the kind is all there is.
-      throw expressionFailure(problems.length > 0 ? problems : [`config: ${expressionThrew(error)}`])
+      throw rowFailure(entry.options, problems.length > 0 ? problems : [`config: ${expressionThrew(error)}`])
     }
+    // A plugin the row's own plugin starts has a config of its own, not the row's: left to cordis.
+    if (this.parent.fiber?.entry === entry) return evaluated
+    const problems = startConfigProblems(evaluated, this.runtime?.Config)
+    if (problems.length > 0) throw rowFailure(entry.options, problems)
+    return evaluated
   }, { global: true, prepend: true })
 }
 
@@ -137,7 +147,7 @@ function disabledFailure(entry: Entry): unknown {
     void entry.disabled
     return undefined
   } catch (error) {
-    return expressionFailure([`disabled: ${expressionThrew(error)}`])
+    return rowFailure(entry.options, [`disabled: ${expressionThrew(error)}`])
   }
 }
 

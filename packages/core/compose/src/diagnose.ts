@@ -9,7 +9,8 @@ import type { Fiber } from '@deepseek-ai/cordis'
 import type { Entry } from '@deepseek-ai/cordis-plugin-loader'
 import type { ConfigTree } from './config-tree.ts'
 import { describeCycle, findCycles } from './cycles.ts'
-import { expressionProblems, expressionThrew } from './evaluate-config.ts'
+import { expressionThrew } from './evaluate-config.ts'
+import { rowFailureProblems } from './row-failure.ts'
 import { firstLine, loadPlugin, rowLabel, type RowPlugin } from './row-plugin.ts'
 import { packageFor, provides } from './services.ts'
 
@@ -107,9 +108,9 @@ function notStarted(tree: ConfigTree, entry: Entry): string {
   return `failed to start: ${firstLine(failure)}`
 }
 
-/** A `!!js` value that threw is said by the tree's own words for it, naming the field (see `ConfigTree`). */
+/** A config that failed as the row started is said by the tree's own words for it, naming the field (see `ConfigTree`). */
 function startProblems(error: unknown): string[] {
-  return expressionProblems(error) ?? describeFailure(error)
+  return rowFailureProblems(error) ?? describeFailure(error)
 }
 
 function providedBy(state: RowState, service: string): boolean {

@@ -10,7 +10,7 @@
  * JSON.parse the text it was given).
  */
 
-import { maskText, ReinError, secretValues } from '@rein/base'
+import { maskText, secretValues } from '@rein/base'
 import { isJsExpr } from '@deepseek-ai/cordis-plugin-loader'
 import { formatPath } from './check-config.ts'
 import type { ConfigPath } from './unknown-keys.ts'
@@ -90,24 +90,4 @@ function withArticle(kind: string): string {
 function systemCode(thrown: unknown): string | undefined {
   const code: unknown = thrown instanceof Error ? Reflect.get(thrown, 'code') : undefined
   return typeof code === 'string' && /^(?:E[A-Z]{2,}|ERR_[A-Z_]+)$/.test(code) ? code : undefined
-}
-
-/**
- * What a row's start throws, and the loader logs, in place of what its `!!js` value threw: the
- * problem lines, one per line, and nothing the expression said (no `cause`).
- */
-export function expressionFailure(problems: string[]): ReinError {
-  const secrets = secretValues(process.env)
-  problems = problems.map((line) => maskText(line, secrets))
-  const failure = new ReinError('CONFIG_INVALID', problems.join('\n'), { details: { problems } })
-  failures.set(failure, problems)
-  return failure
-}
-
-/** Only this module's own: a plugin may throw a `CONFIG_INVALID` of its own, which is said as thrown. */
-const failures = new WeakMap<object, string[]>()
-
-/** The problem lines of an `expressionFailure`, else undefined. */
-export function expressionProblems(error: unknown): string[] | undefined {
-  return typeof error === 'object' && error !== null ? failures.get(error) : undefined
 }

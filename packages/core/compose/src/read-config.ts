@@ -2,6 +2,7 @@
 
 import { readFile } from 'node:fs/promises'
 import { extname } from 'node:path'
+import { inspect } from 'node:util'
 import { entryListSchema } from '@deepseek-ai/cordis-plugin-include'
 import { isJsExpr, type EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
 import { maskText, ReinError, secretValues } from '@rein/base'
@@ -172,14 +173,34 @@ function isMapping(value: unknown): boolean {
 
 /**
  * `CONFIG_INVALID` (or the given code) listing every problem, one per line, and in `details.problems`;
- * values of secret-named environment variables masked, as a schema check quotes what a `!!js` read.
+ * values of secret-named environment variables masked, as a schema check quotes what a `!!js` read,
+ * in the `cause` too.
  */
 export function invalid(path: string, problems: string[], cause?: unknown, code: 'CONFIG_INVALID' | 'PLUGIN_NOT_BUILT' = 'CONFIG_INVALID'): ReinError {
   const secrets = secretValues(process.env)
   problems = problems.map((line) => maskText(line, secrets))
   const count = problems.length === 1 ? 'a problem' : `${problems.length} problems`
   return new ReinError(code, `${path} has ${count}:\n${problems.map((line) => `  - ${line}`).join('\n')}`, {
-    cause,
+    cause: cause === undefined ? undefined : maskedCause(cause, secrets),
     details: { path, problems },
   })
+}
+
+/**
+ * The cause itself when nothing in it holds a secret (inspect shows its message, stack, own
+ * properties and its own causes); else a copy of each error in its chain with only the name, the
+ * code, the message and the stack, masked. A module that fails as it is imported may quote a key it
+ * read (Node's URL error keeps its `input` in a property).
+ */
+function maskedCause(cause: unknown, secrets: readonly string[]): unknown {
+  const said = inspect(cause, { depth: 10 })
+  return maskText(said, secrets) === said ? cause : maskedCopy(cause, secrets, 0)
+}
+
+function maskedCopy(error: unknown, secrets: readonly string[], depth: number): unknown {
+  if (!(error instanceof Error)) return maskText(typeof error === 'string' ? error : inspect(error, { depth: 10 }), secrets)
+  const cause = error.cause === undefined || depth >= 16 ? undefined : { cause: maskedCopy(error.cause, secrets, depth + 1) }
+  const copy = new Error(maskText(error.message, secrets), cause)
+  const code: unknown = Reflect.get(error, 'code')
+  return Object.assign(copy, { name: error.name, stack: maskText(error.stack ?? '', secrets) }, typeof code === 'string' ? { code } : {})
 }
