@@ -121,7 +121,7 @@ function repeated(message: LogMessage, lines: readonly LogMessage[]): boolean {
 /** An error whose message ends a line of the problem report (`row "t" (…): failed to start: <message>`). */
 function stated(message: LogMessage, report: string | undefined): boolean {
   const first = errorOf(message)?.message.split('\n')[0]?.trim()
-  return report !== undefined && first !== undefined && first !== '' && report.split('\n').some((line) => line.endsWith(first))
+  return report !== undefined && first !== undefined && first !== '' && report.split('\n').some((line) => line.trimEnd().endsWith(first))
 }
 
 /**

@@ -88,6 +88,18 @@ describe('an error logged with a cause', () => {
   })
 })
 
+describe('an error the problem report states', () => {
+  it('is dropped when its message ends in a space (a schema saying `expected string but got `)', async () => {
+    const { logger, logs, lines } = logLines()
+    const load = logs.around(async () => {
+      logger.error(new Error('row "v" (./v.mjs): config.label: expected string but got '))
+      throw new Error('cordis.yml has a problem:\n  - row "v" (./v.mjs): config.label: expected string but got ')
+    })
+    await expect(load).rejects.toThrow('a problem')
+    expect(lines).toEqual([])
+  })
+})
+
 describe('a warning logged while a composition loads', () => {
   it('is printed at once, not when the load ends', async () => {
     const { logger, logs, lines } = logLines()

@@ -53,5 +53,5 @@ export { withSuffix } from './temp-names.ts'
 export { isSecretName } from './secret-names.ts'
 /** The environment variables named like secrets that hold something, as `{name, value}`. */
 export { secretEnvironment } from './secret-names.ts'
-/** Masking for what rein shows: `secretValues(env)` (longest first), `maskText` and `maskSecrets` replace them, and URL credentials, with `***`. */
-export { maskSecrets, maskText, secretValues } from './mask-secrets.ts'
+/** Masking for what rein shows: `secretValues(env)` and `secretsIn(config)` (longest first), `maskText` and `maskSecrets` replace them, and URL credentials, with `***`. */
+export { maskSecrets, maskText, secretsIn, secretValues } from './mask-secrets.ts'

@@ -32,6 +32,30 @@ export function maskSecrets(value: unknown, secrets: readonly string[], secretKe
   return value
 }
 
+/**
+ * The text and numbers `value` holds under a key named like a secret or under `headers` (what
+ * `maskSecrets` masks there), longest first: what a message quoting part of the value, such as a
+ * schema's `expected number but got …`, must not show.
+ */
+export function secretsIn(value: unknown): string[] {
+  const found = new Set<string>()
+  collectSecrets(value, false, new Set(), found)
+  return [...found].sort((a, b) => b.length - a.length)
+}
+
+/** `ancestors`: the objects on the way down, so a cycle ends the walk (a shared object is walked under each key). */
+function collectSecrets(value: unknown, secretKey: boolean, ancestors: Set<object>, found: Set<string>): void {
+  if (secretKey && (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint')) {
+    found.add(String(value))
+    return
+  }
+  if (typeof value !== 'object' || value === null || ancestors.has(value)) return
+  ancestors.add(value)
+  if (Array.isArray(value)) for (const item of value) collectSecrets(item, secretKey, ancestors, found)
+  else for (const [key, item] of Object.entries(value)) collectSecrets(item, secretKey || isSecretName(key) || HEADERS.test(key), ancestors, found)
+  ancestors.delete(value)
+}
+
 /** A URL's user and password, and its query parameters named like secrets (`?api_key=…`). */
 function maskUrlCredentials(text: string): string {
   return text

@@ -4,7 +4,7 @@
  */
 
 import { isJsExpr } from '@deepseek-ai/cordis-plugin-loader'
-import { isSecretName } from '@rein/base'
+import { isSecretName, maskText, secretsIn } from '@rein/base'
 import { clonePlain, isPlainObject, isSchemastery, unknownKeys, type ConfigPath, type UnknownKey } from './unknown-keys.ts'
 
 interface StandardIssue {
@@ -29,14 +29,21 @@ export function configProblems(config: unknown, schema: unknown): string[] {
       const problem = describeValidationError(error, config)
       if (problem) problems.push(problem)
     }
-    return problems
+    return masked(problems, config)
   }
-  if (isStandardSchema(schema) && !containsJsExpr(config)) {
-    const result = schema['~standard'].validate(clonePlain(config))
-    if ('then' in result) return []
-    return issueLines(result.issues)
-  }
+  if (isStandardSchema(schema) && !containsJsExpr(config)) return startConfigProblems(config, schema)
   return []
+}
+
+/**
+ * The lines with what `config` holds under secret-named keys and `headers` masked: a schema's own
+ * words may quote a key written in the file (`expected string but got {"token":"…"}`), a path
+ * that `issueLine` cannot see.
+ */
+function masked(lines: string[], config: unknown): string[] {
+  if (lines.length === 0) return lines
+  const secrets = secretsIn(config)
+  return secrets.length === 0 ? lines : lines.map((line) => maskText(line, secrets))
 }
 
 function describeUnknownKey({ path, known, suggestion }: UnknownKey): string {
@@ -67,11 +74,11 @@ export function startConfigProblems(config: unknown, schema: unknown): string[] 
   try {
     result = schema['~standard'].validate(clonePlain(config))
   } catch (error) {
-    // A check of the plugin's own (a schemastery transform) throws its error as it is.
-    return [`config: ${error instanceof Error ? error.message : String(error)}`]
+    // A check of the plugin's own (a schemastery transform, another library's validate) throws its error as it is.
+    return masked([`config: ${error instanceof Error ? error.message : String(error)}`], config)
   }
   if ('then' in result) return []
-  return issueLines(result.issues)
+  return masked(issueLines(result.issues), config)
 }
 
 function issueLines(issues: readonly StandardIssue[] = []): string[] {

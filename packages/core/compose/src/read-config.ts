@@ -187,19 +187,13 @@ export function invalid(path: string, problems: string[], cause?: unknown, code:
 }
 
 /**
- * The cause itself when nothing in it holds a secret (inspect shows its message, stack, own
- * properties and its own causes); else a copy of each error in its chain with only the name, the
- * code, the message and the stack, masked. A module that fails as it is imported may quote a key it
- * read (Node's URL error keeps its `input` in a property).
+ * A copy of each error in the cause's chain with only its name, code, message and stack, masked: a
+ * module that fails as it is imported may quote a key it read, and not only where `inspect` looks
+ * (Node's URL error keeps its `input` in a property; a getter, a string past inspect's length).
  */
-function maskedCause(cause: unknown, secrets: readonly string[]): unknown {
-  const said = inspect(cause, { depth: 10 })
-  return maskText(said, secrets) === said ? cause : maskedCopy(cause, secrets, 0)
-}
-
-function maskedCopy(error: unknown, secrets: readonly string[], depth: number): unknown {
-  if (!(error instanceof Error)) return maskText(typeof error === 'string' ? error : inspect(error, { depth: 10 }), secrets)
-  const cause = error.cause === undefined || depth >= 16 ? undefined : { cause: maskedCopy(error.cause, secrets, depth + 1) }
+function maskedCause(error: unknown, secrets: readonly string[], depth = 0): unknown {
+  if (!(error instanceof Error)) return maskText(typeof error === 'string' ? error : inspect(error, { depth: 10, maxStringLength: Infinity }), secrets)
+  const cause = error.cause === undefined || depth >= 16 ? undefined : { cause: maskedCause(error.cause, secrets, depth + 1) }
   const copy = new Error(maskText(error.message, secrets), cause)
   const code: unknown = Reflect.get(error, 'code')
   return Object.assign(copy, { name: error.name, stack: maskText(error.stack ?? '', secrets) }, typeof code === 'string' ? { code } : {})

@@ -163,9 +163,23 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return prototype === Object.prototype || prototype === null
 }
 
-/** A copy of the plain objects and arrays in `value`: schemastery writes defaults into what it checks. */
-export function clonePlain(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(clonePlain)
-  if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, clonePlain(item)]))
-  return value
+/**
+ * A copy of the plain objects and arrays in `value`: schemastery writes defaults into what it
+ * checks. An object met twice (a `!!js` value may hold a cycle, or share one) is copied once.
+ */
+export function clonePlain(value: unknown, copies = new Map<object, unknown>()): unknown {
+  if (!Array.isArray(value) && !isPlainObject(value)) return value
+  const known = copies.get(value)
+  if (known !== undefined) return known
+  if (Array.isArray(value)) {
+    const copy: unknown[] = []
+    copies.set(value, copy)
+    for (const item of value) copy.push(clonePlain(item, copies))
+    return copy
+  }
+  const copy: Record<string, unknown> = {}
+  copies.set(value, copy)
+  // Defined, not assigned: a `__proto__` key stays a key.
+  for (const [key, item] of Object.entries(value)) Object.defineProperty(copy, key, { value: clonePlain(item, copies), enumerable: true, writable: true, configurable: true })
+  return copy
 }

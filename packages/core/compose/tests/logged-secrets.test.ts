@@ -126,3 +126,46 @@ describe('a secret in the error a plugin module throws as it is imported', () =>
     expect(logged.map((line) => line.text).join('\n')).not.toMatch(ANY_OF_KEY)
   })
 })
+
+/** Every own property of every link in the error's cause chain (getters read), as text. */
+function everyPropertyIn(error: unknown): string {
+  const said: string[] = []
+  for (let at: unknown = error; said.length < 400 && at instanceof Error; at = at.cause) {
+    for (const name of Object.getOwnPropertyNames(at)) said.push(String(Reflect.get(at, name)))
+  }
+  return said.join('\n')
+}
+
+describe('what review found', () => {
+  it('a Standard Schema whose validate throws, quoting a key written in the file, gives a masked problem naming the row', async () => {
+    const { root, lines: logged } = loggedContext()
+    const rows = ['- id: s', '  name: FIXTURES/standard-throws.ts', '  config:', `    port: ${KEY}`]
+    const error = await caught(loadComposition({ file: writeConfig(rows.join('\n')), context: root }))
+    expect(error.code).toBe('CONFIG_INVALID')
+    expect(error.details?.problems).toEqual([`row "s" (${fixtures}standard-throws.ts): config: port must be a number, got ***`])
+    expect(`${logged.map((line) => line.text).join('\n')}\n${everythingIn(error)}`).not.toMatch(ANY_OF_KEY)
+  })
+
+  it('a cause holding the secret where inspect does not look is still not kept', async () => {
+    const error = await caught(loadComposition({ file: writeConfig(['- id: broken', '  name: FIXTURES/throws-hidden-secret-on-import.ts'].join('\n')) }))
+    expect(error.cause).toMatchObject({ message: 'cannot import: the account check failed' })
+    expect(everyPropertyIn(error)).not.toMatch(ANY_OF_KEY)
+    expect(everyPropertyIn(error)).toContain('the account for *** is closed')
+  })
+
+  it('a !!js value holding a cycle starts as it did before compose checked it', async () => {
+    const rows = ['- id: any', '  name: FIXTURES/any-value.ts', '  config:', `    extra: !!js "(() => { const o = {}; o.self = o; return o })()"`]
+    loaded = await loadComposition({ file: writeConfig(rows.join('\n')) })
+    expect(loaded.rows().map((row) => row.id)).toContain('any')
+  })
+
+  it.each([
+    ['before the row starts', `    apiKey: bad-9f8e7d6c5b4a3210`],
+    ['as the row starts (another value is !!js)', `    apiKey: bad-9f8e7d6c5b4a3210\n    extra: !!js "1"`],
+  ])('a key written under a secret-named key, quoted by its own check, is masked %s', async (_when, config) => {
+    const { root, lines: logged } = loggedContext()
+    const error = await caught(loadComposition({ file: writeConfig(['- id: any', '  name: FIXTURES/any-value.ts', '  config:', config].join('\n')), context: root }))
+    expect(error.details?.problems).toEqual([`row "any" (${fixtures}any-value.ts): config: invalid API key "***": it starts with pk-`])
+    expect(`${logged.map((line) => line.text).join('\n')}\n${everythingIn(error)}`).not.toContain('9f8e7d6c5b4a3210')
+  })
+})
