@@ -1,7 +1,7 @@
 // `rein rewind`, `rein show`'s checkpoint marks and `rein demo`'s rewind (issue #11 §3), against
 // the real tool-fs, checkpoint and checkpoint-jsonl packages and a mock model.
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -344,6 +344,38 @@ describe('rein rewind with the built-in composition', () => {
     expect(readFileSync(join(p.dir, 'kept.txt'), 'utf8')).toBe('v1\n')
     expect(existsSync(join(p.dir, 'made.txt'))).toBe(false)
     expect(existsSync(join(p.home, 'recovered'))).toBe(true)
+    vi.unstubAllEnvs()
+  })
+
+  it('undoes commands that made, removed and replaced folders, marks them as folders in show, and exits 0 when all is back', async () => {
+    const p = await setUp([
+      call('b1', 'bash', { command: 'mkdir out && rmdir old', description: 'Make and remove folders' }),
+      answer('done'),
+      call('b2', 'bash', { command: 'rmdir out && echo x > out', description: 'Put a file where a folder was' }),
+      answer('done'),
+    ])
+    rmSync(join(p.dir, 'cordis.yml'))
+    mkdirSync(join(p.dir, 'old'))
+    const env = { REIN_HOME: p.home, OPENAI_BASE_URL: p.server.url, OPENAI_API_KEY: 'sk-test', REIN_MODEL: 'm1' }
+    vi.stubEnv('OPENAI_API_KEY', 'sk-test')
+    const first = await rein(p.dir, ['run', '--yes', 'folders'], { env })
+    expect(first.code).toBe(0)
+    const id = sessionIdOf(first)
+    expect((await rein(p.dir, ['run', '--yes', '--session', id, 'a file'], { env })).code).toBe(0)
+    expect(readFileSync(join(p.dir, 'out'), 'utf8')).toBe('x\n')
+    const show = await rein(p.dir, ['show', id], { env })
+    expect(show.stdout).toContain('── turn 1  [checkpoint: 2 folders]\n')
+    expect(show.stdout).toContain('── turn 2  [checkpoint: 1 file, 1 folder]\n')
+    const dryRun = await rein(p.dir, ['rewind', id, '--to', '1', '--dry-run'], { env })
+    expect(dryRun.stdout).toMatch(/^out\/ +already restored +a folder made while `bash: mkdir out && rmdir old` ran$/m)
+    expect(dryRun.stdout).toMatch(/^old\/ +restore +an empty folder removed while `bash: mkdir out && rmdir old` ran$/m)
+    expect(dryRun.code).toBe(0)
+    const rewind = await rein(p.dir, ['rewind', id, '--to', '1'], { env })
+    expect(rewind.stdout).toMatch(/^out +moved aside +now at /m)
+    expect(rewind.stdout).toMatch(/^old\/ +restored +an empty folder removed while `bash: mkdir out && rmdir old` ran$/m)
+    expect(rewind.code).toBe(0)
+    expect(readdirSync(p.dir).filter((name) => name !== 'node_modules' && name !== 'no-root.yml' && name !== '.rein').sort()).toEqual(['old'])
+    expect(statSync(join(p.dir, 'old')).isDirectory()).toBe(true)
     vi.unstubAllEnvs()
   })
 

@@ -1,7 +1,8 @@
 /**
  * Files a turn replaced with a folder, or whose folder it replaced with a file: what stands in
- * their way is undone first, then they are restored (the rewind's second pass, service.ts). A plan
- * foresees it, so a dry run says what the rewind will do.
+ * their way is undone first, then they are restored, or found absent as they were before (the
+ * rewind's second pass, service.ts). A plan foresees it, so a dry run says what the rewind will do
+ * (for a file going back to absent, `foreseeFolders` does: it knows which folders go).
  */
 
 import { lstat, readdir, rmdir } from 'node:fs/promises'
@@ -12,13 +13,17 @@ import type { PlanItem } from './types.ts'
 
 /** A file skipped because a folder stands where it was, or a file stands where its folder was. */
 export function blockedByKind(item: PlanItem): boolean {
-  return item.before !== null && (item.reason === IS_NOW_A_DIRECTORY || item.reason?.endsWith(IS_NOW_NOT_A_FOLDER) === true)
+  return !item.folder && (item.reason === IS_NOW_A_DIRECTORY || item.reason?.endsWith(IS_NOW_NOT_A_FOLDER) === true)
 }
 
-/** Removes the folders standing where blocked files go back, when nothing but empty folders is left in them; a folder with a file in it stays. */
+/**
+ * Removes the folders standing where blocked files go back to a content, when nothing but empty
+ * folders is left in them; a folder with a file in it stays. One where a file goes back to absent
+ * is not the rewind's to remove (unless it made it: `removeMadeFolders`).
+ */
 export async function removeEmptyFolders(items: readonly PlanItem[]): Promise<void> {
   for (const item of items) {
-    if (item.reason === IS_NOW_A_DIRECTORY && parentProblem(item.root, item.file) === undefined) await removeEmptyTree(item.file)
+    if (item.before !== null && item.reason === IS_NOW_A_DIRECTORY && parentProblem(item.root, item.file) === undefined) await removeEmptyTree(item.file)
   }
 }
 
@@ -38,7 +43,7 @@ async function removeEmptyTree(folder: string): Promise<void> {
 export async function foreseen(items: readonly PlanItem[]): Promise<PlanItem[]> {
   const removed = new Set(items.filter((item) => item.action === 'remove').map((item) => item.file))
   return Promise.all(items.map(async (item) => {
-    if (!blockedByKind(item)) return item
+    if (item.before === null || !blockedByKind(item)) return item
     const clears = item.reason === IS_NOW_A_DIRECTORY ? await onlyRemoved(item.file, removed) : standingFile(item, removed)
     if (!clears) return item
     const { reason: _reason, ...rest } = item
@@ -63,7 +68,8 @@ async function standingFile(item: PlanItem, removed: ReadonlySet<string>): Promi
   return file !== undefined && removed.has(file)
 }
 
-async function firstNonFolder(root: string, folder: string): Promise<string | undefined> {
+/** The first path from the root down to `folder` (itself included) that is not a folder (a file, a link), if any. */
+export async function firstNonFolder(root: string, folder: string): Promise<string | undefined> {
   let path = root
   for (const part of relative(root, folder).split(sep)) {
     path = join(path, part)

@@ -1,18 +1,21 @@
 /**
- * The folders a write made for its file (`mkdir -p`, recorded as `createdFolders`), and the folders
- * a command made with nothing in them (`folder` records, each its own plan item). A rewind that
- * takes the file away (or undoes the command) removes them too, deepest first, each only when it
- * is empty: one that holds anything else (a person's file or folder), or is no longer a plain
- * folder, stays, and the item says why. A plan foresees the same from what stands there now and
- * what the plan removes.
+ * The folders a write made for its file (`mkdir -p`, recorded as `createdFolders`), the folders
+ * a command made with nothing in them and the empty ones it removed (`folder` records, each its
+ * own plan item). A rewind that takes the file away (or undoes the command) removes the made ones
+ * too, deepest first, each only when it is empty: one that holds anything else (a person's file or
+ * folder), or is no longer a plain folder, stays, and the item says why; it makes the removed ones
+ * again. A folder item is judged by what stands at its path once the files are undone. A plan
+ * foresees the same from what stands there now and what the plan removes.
  */
 
-import type { Dirent } from 'node:fs'
-import { lstat, readdir, rmdir } from 'node:fs/promises'
+import { constants, type Dirent } from 'node:fs'
+import { lstat, mkdir, open, readdir, rmdir } from 'node:fs/promises'
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { thrownMessage } from '@rein/base'
+import { blockedByKind, firstNonFolder } from './blocked.ts'
 import { parentProblem } from './parents.ts'
-import { isMissing } from './plan.ts'
+import { IS_NOW_A_DIRECTORY, isMissing } from './plan.ts'
+import { PRIVATE_FOLDER_MODE } from './restore.ts'
 import type { CheckpointRecord, FailedItem, PlanFolder, PlanItem } from './types.ts'
 
 /** The records behind an item (the service keeps them by file). */
@@ -32,48 +35,115 @@ interface Outcome {
 type Outcomes = Map<string, Outcome | undefined>
 
 /**
- * Plans a folder a command made (its `folder` records): `remove` while a plain folder stands there
+ * Plans a folder item from its `folder` records (newest first), which goes back to what the oldest
+ * says stood there before. A folder a command made: `remove` while a plain folder stands there
  * (whether it is empty once the rest is undone is `foreseeFolders`'s to say), `already` when it is
- * gone, `skipped` when it, or a folder above it, is no longer a plain folder.
+ * gone. An empty folder a command removed (`existed`): `restore` when it is gone, `already` while a
+ * folder stands there. Either is `skipped` when its path, or a folder above it, is now something
+ * else (a file, a link), unless that is a file in `removed`, which the rewind takes away first.
  */
-export async function planFolder(root: string, path: string, records: readonly CheckpointRecord[]): Promise<PlanItem> {
-  const by = records.find((record) => record.by !== undefined)?.by
+export async function planFolder(root: string, path: string, records: readonly CheckpointRecord[], removed: ReadonlySet<string> = new Set()): Promise<PlanItem> {
+  const oldest = records.at(-1)
+  const existed = oldest?.existed === true
+  // The command whose change the rewind undoes: the oldest one recorded.
+  const by = records.findLast((record) => record.by !== undefined)?.by
+  const made = by === undefined ? 'a folder made by a rewound turn' : `a folder made while \`${by}\` ran`
+  const gone = by === undefined ? 'an empty folder a rewound turn removed' : `an empty folder removed while \`${by}\` ran`
   const item = {
     root, path, file: resolve(root, path), folder: true as const, before: null, after: null, seqs: records.map((record) => record.seq),
     // Said in the reason, not as `changedWhile`: nothing in a folder a command made is a person's edit to keep.
-    reason: by === undefined ? 'a folder made by a rewound turn' : `a folder made while \`${by}\` ran`,
+    reason: existed ? gone : made,
+    ...(existed ? { existed: true as const, ...(oldest?.mode === undefined ? {} : { mode: oldest.mode }) } : {}),
   }
-  const standing = await standingAs(root, item.file)
-  if (standing.kind === 'gone') return { ...item, action: 'already' }
+  const standing = await standingAs(root, item.file, removed)
   if (standing.kind === 'other') return { ...item, action: 'skipped', reason: `${item.reason}; ${standing.reason}` }
-  return { ...item, action: 'remove' }
+  if (standing.kind === 'gone') return { ...item, action: existed ? 'restore' : 'already' }
+  return { ...item, action: existed ? 'already' : 'remove' }
 }
 
-/** `items` as a plan shows them: each file going back to absent with what rewind will do with the folders made for it. */
+/**
+ * `items` as a plan shows them: each file going back to absent with what rewind will do with the
+ * folders made for it; and a file going back to absent where a folder stands now (or a file stands
+ * in place of its folder) `already` when the rewind takes that away, or the folder is one going back.
+ */
 export async function foreseeFolders(items: readonly PlanItem[], recordsOf: RecordsOf): Promise<PlanItem[]> {
-  const made = madeFoldersOf(items.filter((item) => item.action === 'remove' || item.action === 'already'), recordsOf)
+  const blocked = items.filter((item) => item.before === null && blockedByKind(item))
+  const made = madeFoldersOf([...items.filter((item) => item.action === 'remove' || item.action === 'already'), ...blocked], recordsOf)
   const removed = new Set(items.filter((item) => item.action === 'remove').map((item) => item.file))
+  const back = foldersBack(items)
   // Files going back to a content: rewind writes them before it looks at the folders.
   const returning = items.filter((item) => item.action === 'restore' && item.before !== null).map((item) => item.file)
   const outcomes: Outcomes = new Map()
   for (const [folder, root] of deepestFirst(made)) {
-    const back = returning.find((file) => file.startsWith(`${folder}${sep}`))
-    outcomes.set(folder, back === undefined ? await foresee(root, folder, removed, outcomes) : kept(root, folder, `${relative(folder, back).split(sep).join('/')} goes back into it`, 'holds'))
+    const inside = returning.find((file) => file.startsWith(`${folder}${sep}`))
+    outcomes.set(folder, back.has(folder) ? kept(root, folder, WAS_THERE, 'holds')
+      : inside === undefined ? await foresee(root, folder, removed, outcomes)
+        : kept(root, folder, `${relative(folder, inside).split(sep).join('/')} goes back into it`, 'holds'))
   }
-  return items.map((item) => withFolders(item, made.get(item), outcomes, 'plan'))
+  return Promise.all(items.map(async (item) => {
+    if (!blocked.includes(item)) return withFolders(item, made.get(item), outcomes, 'plan')
+    const clears = item.reason === IS_NOW_A_DIRECTORY
+      ? outcomes.get(item.file)?.folder.action === 'remove' || back.has(item.file)
+      : removed.has(await firstNonFolder(item.root, dirname(item.file)) ?? '')
+    return clears ? withFolders(absentAlready(item), made.get(item), outcomes, 'plan') : item
+  }))
+}
+
+/** A file going back to absent that is absent once what stood in its way is undone (or stands there rightly: a folder going back). */
+export function absentAlready(item: PlanItem): PlanItem {
+  const { reason: _reason, ...rest } = item
+  return { ...rest, action: 'already' }
+}
+
+/** Why a made folder stays that is also one a command removed that goes back. */
+const WAS_THERE = 'was there before the turn'
+
+/** The folders that stand once the rewind is done because they were there before it (`existed` folder items made again or already back). */
+export function foldersBack(items: readonly PlanItem[]): Set<string> {
+  return new Set(items.filter((item) => item.folder && item.existed && (item.action === 'restore' || item.action === 'already')).map((item) => item.file))
 }
 
 /**
  * Removes the folders made for `items` (files rewind removed, or found already absent: a rewind
- * killed before their folders went; and folder items), deepest first, each only when empty.
- * Returns each item as done: a folder item with the action its own folder's outcome gives it
- * (`remove`: removed, `already`, `drifted`, `skipped`), or failed (`error`) when it could not be removed.
+ * killed before their folders went; and folder items), deepest first, each only when empty, never
+ * one in `back` (a folder a command removed, made again). Returns each item as done: a folder
+ * item with the action its own folder's outcome gives it (`remove`: removed, `already`,
+ * `drifted`, `skipped`), or failed (`error`) when it could not be removed.
  */
-export async function removeMadeFolders(items: readonly PlanItem[], recordsOf: RecordsOf): Promise<Map<PlanItem, PlanItem | FailedItem>> {
+export async function removeMadeFolders(items: readonly PlanItem[], recordsOf: RecordsOf, back: ReadonlySet<string>): Promise<Map<PlanItem, PlanItem | FailedItem>> {
   const made = madeFoldersOf(items, recordsOf)
   const outcomes: Outcomes = new Map()
-  for (const [folder, root] of deepestFirst(made)) outcomes.set(folder, await removeIfEmpty(root, folder))
+  for (const [folder, root] of deepestFirst(made)) outcomes.set(folder, back.has(folder) ? kept(root, folder, WAS_THERE, 'holds') : await removeIfEmpty(root, folder))
   return new Map(items.map((item) => [item, withFolders(item, made.get(item), outcomes, 'done')]))
+}
+
+/**
+ * Makes again an empty folder a command removed (an `existed` folder item planned `restore`), and
+ * the folders above it that are gone (0700, less the umask, as for a file's); it gets its recorded
+ * mode. Checked again at the last moment, never made through a link: `already` when a folder
+ * stands there, `skipped` when something else does; failed (`error`) when it cannot be made.
+ */
+export async function makeFolder(item: PlanItem): Promise<PlanItem | FailedItem> {
+  const standing = await standingAs(item.root, item.file)
+  if (standing.kind === 'folder') return { ...item, action: 'already' }
+  if (standing.kind === 'other') return { ...item, action: 'skipped', reason: `${item.reason}; ${standing.reason}` }
+  try {
+    await mkdir(item.file, { recursive: true, mode: PRIVATE_FOLDER_MODE })
+    if (item.mode !== undefined) await setFolderMode(item.file, item.mode)
+    return item
+  } catch (error) {
+    return { ...item, error: `could not be made again: ${said(error)}` }
+  }
+}
+
+/** Sets a folder's mode exactly (no umask), through a handle that refuses a link put there meanwhile. */
+async function setFolderMode(folder: string, mode: number): Promise<void> {
+  const handle = await open(folder, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW)
+  try {
+    await handle.chmod(mode)
+  } finally {
+    await handle.close()
+  }
 }
 
 /** Each item's made folders (absolute, deepest first), for items that have any. */
@@ -92,7 +162,7 @@ function madeFoldersOf(items: readonly PlanItem[], recordsOf: RecordsOf): Map<Pl
  * folder item's start with the folder itself.
  */
 function madeFolders(item: PlanItem, records: readonly CheckpointRecord[]): string[] {
-  if (item.before !== null) return []
+  if (item.before !== null || item.existed) return []
   const count = Math.max(0, ...records.map((record) => record.createdFolders ?? 0)) + (item.folder ? 1 : 0)
   const folders: string[] = []
   // Never the root or above it, whatever a record says.
@@ -115,7 +185,7 @@ function deepestFirst(made: ReadonlyMap<PlanItem, readonly string[]>): [string, 
 
 /** What rewind will do with `folder`: remove it when it holds only files the plan removes and made folders that go too. */
 async function foresee(root: string, folder: string, removed: ReadonlySet<string>, outcomes: Outcomes): Promise<Outcome | undefined> {
-  const standing = await standingAs(root, folder)
+  const standing = await standingAs(root, folder, removed)
   if (standing.kind === 'gone') return undefined
   if (standing.kind === 'other') return kept(root, folder, standing.reason, 'unsafe')
   let entries: Dirent[]
@@ -152,8 +222,19 @@ async function removeIfEmpty(root: string, folder: string): Promise<Outcome | un
 
 type Standing = { kind: 'folder' } | { kind: 'gone' } | { kind: 'other'; reason: string }
 
-/** Whether a plain folder stands at `folder`, reached through plain folders from the root. */
-async function standingAs(root: string, folder: string): Promise<Standing> {
+/**
+ * Whether a plain folder stands at `folder`, reached through plain folders from the root; as `gone`
+ * when what stands in its way (there, or in place of a folder above it) is a file in `removed`,
+ * which the rewind takes away before it looks at folders.
+ */
+async function standingAs(root: string, folder: string, removed: ReadonlySet<string> = new Set()): Promise<Standing> {
+  const standing = await standingNow(root, folder)
+  if (standing.kind !== 'other' || removed.size === 0) return standing
+  const inTheWay = await firstNonFolder(root, folder)
+  return inTheWay !== undefined && removed.has(inTheWay) ? { kind: 'gone' } : standing
+}
+
+async function standingNow(root: string, folder: string): Promise<Standing> {
   const unsafe = parentProblem(root, folder)
   if (unsafe !== undefined) return { kind: 'other', reason: unsafe }
   try {

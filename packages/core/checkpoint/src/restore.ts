@@ -13,9 +13,9 @@ import { isMissing } from './plan.ts'
 const PRIVATE_FILE_MODE = 0o600
 /**
  * The mode of a parent folder rewind creates again (the turn deleted or moved it), less what the
- * umask removes: no record keeps a folder's mode, and what goes back in may be a secret.
+ * umask removes: only an empty folder's own record keeps its mode, and what goes back in may be a secret.
  */
-const PRIVATE_FOLDER_MODE = 0o700
+export const PRIVATE_FOLDER_MODE = 0o700
 
 /**
  * Puts `content` at `file` by a temp file in the same folder and a rename: a reader (or a kill -9)

@@ -220,10 +220,12 @@ function noticeText(result: RewindResult, turn?: { number?: number; quote?: stri
   const which = turn?.quote ? `the turn that began with the user's message "${turn.quote}"${turn.number === undefined ? '' : ` (turn ${turn.number})`}`
     : turn?.number === undefined ? 'an earlier turn' : `turn ${turn.number}`
   const lines = [`Files were rewound to how they were before ${which}. The conversation above is unchanged, but what it says about these files no longer holds.`]
-  const restored = back.filter((item) => item.before !== null).map(name)
+  // A file back to its content, or an empty folder a command removed made again.
+  const returned = (item: PlanItem) => item.before !== null || item.existed === true
+  const restored = back.filter(returned).map(name)
   // Folders made for those files went with them: the model should not expect them there either.
   const gone = (item: PlanItem) => (item.folders ?? []).filter((folder) => folder.action === 'remove' && folder.folder !== item.file).map((folder) => `${roots.size > 1 ? folder.folder : folder.path}/`)
-  const removed = back.filter((item) => item.before === null).flatMap((item) => [name(item), ...gone(item)])
+  const removed = back.filter((item) => !returned(item)).flatMap((item) => [name(item), ...gone(item)])
   const left = [
     ...result.drifted.map((item) => `${name(item)} (${item.folder ? 'not empty' : 'changed since'})`),
     ...[...result.skipped, ...result.failed].map((item) => `${name(item)} (could not be restored)`),

@@ -12,8 +12,8 @@ import type {} from '@rein/tools'
 import { CheckpointConfig } from './config.ts'
 import { contentHash } from './hash.ts'
 import { blockedByKind, foreseen, removeEmptyFolders } from './blocked.ts'
-import { foreseeFolders, planFolder, removeMadeFolders, type RecordsOf } from './folders.ts'
-import { planFile, recordsToUndo } from './plan.ts'
+import { absentAlready, foldersBack, foreseeFolders, makeFolder, planFolder, removeMadeFolders, type RecordsOf } from './folders.ts'
+import { IS_NOW_A_DIRECTORY, planFile, recordsToUndo } from './plan.ts'
 import { removeFile, removeLeftovers, writeAtomically } from './restore.ts'
 import { parentProblem } from './parents.ts'
 import { keepCopy, setAside, setAsideFolder } from './set-aside.ts'
@@ -167,7 +167,11 @@ export class CheckpointService extends Service {
       if (list) list.push(record)
       else recordsOf.set(key, [record])
     }
-    const items = await Promise.all([...recordsOf.values()].map(planGroup))
+    // Files first: a folder item is planned for what stands at its path once the files the plan removes are gone.
+    const groups = [...recordsOf.values()]
+    const files = new Map(await Promise.all(groups.filter((group) => !group[0]?.folder).map(async (group) => [group, await planGroup(group)] as const)))
+    const removed = new Set([...files.values()].filter((item) => item.action === 'remove').map((item) => item.file))
+    const items = await Promise.all(groups.map(async (group) => files.get(group) ?? await planGroup(group, removed)))
     const pruned = await store.pruned?.(sessionId)
     const plan = Object.freeze({
       sessionId, anchor: first, items: Object.freeze(items), notCovered: Object.freeze(notCovered(undo, this._state.config.snapshot)),
@@ -202,13 +206,10 @@ export class CheckpointService extends Service {
       let aside: string | undefined
       const asideFolder = () => (aside ??= setAsideFolder(this._state.config.home ?? reinHome(), sessionId))
       await removeLeftoversOf(plan.items)
-      // Folders a command made go with the folders made for files, once every file is done.
-      const folders: PlanItem[] = []
       const act = async (item: PlanItem) => {
         if (item.action === 'already') result.already.push(item)
         else if (item.action === 'drifted') result.drifted.push(item)
         else if (item.action === 'skipped') result.skipped.push(item)
-        else if (item.folder) folders.push(item)
         else {
           try {
             result.restored.push(await undo(item, store, sessionId, asideFolder))
@@ -217,21 +218,28 @@ export class CheckpointService extends Service {
           }
         }
       }
-      for (const item of plan.items) await act(item)
+      const replan = (item: PlanItem) => planGroup(recordsOf.get(fileKey(item)) ?? [])
+      for (const item of plan.items) if (!item.folder) await act(item)
+      // Folder items are judged once the files are done: a file the turn put where a folder was is gone by now.
+      const folders = await Promise.all(plan.items.filter((item) => item.folder).map(replan))
       // Before the second pass: a folder made for a file now gone may stand where a file goes back.
-      await settleFolders(result, folders, recordsFor(recordsOf))
+      const back = await settleFolders(result, [...result.restored, ...result.already], folders, recordsFor(recordsOf))
       // A turn that put a folder where a file was (or a file where a folder was) leaves that file
       // skipped until what stood in its way is undone: once more, after the rest.
       const blocked = result.skipped.filter(blockedByKind)
       if (blocked.length > 0) {
         await removeEmptyFolders(blocked)
+        const firstPass = { restored: result.restored.length, already: result.already.length }
         for (const item of blocked) {
-          const records = recordsOf.get(fileKey(item))
-          const next = records && await planGroup(records)
-          if (next === undefined || next.action === 'skipped') continue
+          const next = await replan(item)
+          // A file that goes back to absent, where the folder a command removed stands again: as it was.
+          const settled = next.action === 'skipped' && next.before === null && next.reason === IS_NOW_A_DIRECTORY && back.has(next.file) ? absentAlready(next) : next
+          if (settled.action === 'skipped') continue
           result.skipped.splice(result.skipped.indexOf(item), 1)
-          await act(next)
+          await act(settled)
         }
+        // The folders made for the files found absent only now.
+        await settleFolders(result, [...result.restored.slice(firstPass.restored), ...result.already.slice(firstPass.already)], [], recordsFor(recordsOf))
       }
       const done: RewindResult = Object.freeze(result)
       if (target) await tellConversation(target, done, logger)
@@ -283,35 +291,50 @@ function recordsFor(recordsOf: ReadonlyMap<string, CheckpointRecord[]>): Records
   return (item) => recordsOf.get(fileKey(item)) ?? []
 }
 
+/** A rewind's items as they end, by outcome. */
+type ByOutcome = { restored: PlanItem[]; already: PlanItem[]; drifted: PlanItem[]; skipped: PlanItem[]; failed: FailedItem[] }
+
 /**
- * Removes the folders made for the files the rewind took away (or found gone), and the folders
- * commands made (`folders`, planned `remove`), noting on each item what became of them; a folder
- * item goes where its own folder's outcome puts it (removed: `restored`).
+ * Makes again the empty folders commands removed (`folders` planned `restore`), then removes the
+ * folders made for `files` (files the rewind took away, or found gone) and the folders commands made
+ * (`folders` planned `remove` or `already`), never one made again; notes on each item what became
+ * of them, and files each folder item where its outcome puts it (made or removed: `restored`).
+ * Returns the folders standing because they were there before the turn.
  */
-async function settleFolders(result: { restored: PlanItem[]; already: PlanItem[]; drifted: PlanItem[]; skipped: PlanItem[]; failed: FailedItem[] }, folders: readonly PlanItem[], recordsOf: RecordsOf): Promise<void> {
-  const done = await removeMadeFolders([...result.restored, ...result.already, ...folders], recordsOf)
+async function settleFolders(result: ByOutcome, files: readonly PlanItem[], folders: readonly PlanItem[], recordsOf: RecordsOf): Promise<Set<string>> {
+  const settled = (item: PlanItem | FailedItem) => {
+    if (isFailed(item)) result.failed.push(item)
+    else if (item.action === 'remove' || item.action === 'restore') result.restored.push(item)
+    else result[item.action].push(item)
+  }
+  for (const item of folders.filter((folder) => folder.existed)) settled(item.action === 'restore' ? await makeFolder(item) : item)
+  const back = foldersBack([...result.restored, ...result.already])
+  const going = folders.filter((folder) => !folder.existed && (folder.action === 'remove' || folder.action === 'already'))
+  const done = await removeMadeFolders([...files, ...going], recordsOf, back)
   result.restored = result.restored.map((item) => done.get(item) ?? item)
   result.already = result.already.map((item) => done.get(item) ?? item)
-  for (const planned of folders) {
-    const item = done.get(planned) ?? planned
-    if (isFailed(item)) result.failed.push(item)
-    else if (item.action === 'remove') result.restored.push(item)
-    else if (item.action === 'already' || item.action === 'drifted' || item.action === 'skipped') result[item.action].push(item)
-  }
+  for (const item of folders.filter((folder) => !folder.existed)) settled(done.get(item) ?? item)
+  return back
 }
 
 function isFailed(item: PlanItem | FailedItem): item is FailedItem {
   return 'error' in item
 }
 
-/** One file's item from its records (newest first); a file that cannot be read is skipped, saying why. */
-async function planGroup(records: readonly CheckpointRecord[]): Promise<PlanItem> {
+/**
+ * One file's item from its records (newest first), or one folder's (judged as if the files in
+ * `removed` were gone); a path that cannot be read is skipped, saying why.
+ */
+async function planGroup(records: readonly CheckpointRecord[], removed?: ReadonlySet<string>): Promise<PlanItem> {
   const [first] = records
   if (!first) throw new Error('unreachable: a group has a record')
   try {
-    return await (first.folder ? planFolder : planFile)(first.root, first.path, records)
+    return await (first.folder ? planFolder(first.root, first.path, records, removed) : planFile(first.root, first.path, records))
   } catch (error) {
-    return { root: first.root, path: first.path, file: resolve(first.root, first.path), action: 'skipped' as const, reason: `could not be read: ${describe(error)}`, before: null, after: null, seqs: records.map((record) => record.seq) }
+    return {
+      root: first.root, path: first.path, file: resolve(first.root, first.path), ...(first.folder ? { folder: true as const } : {}),
+      action: 'skipped' as const, reason: `could not be read: ${describe(error)}`, before: null, after: null, seqs: records.map((record) => record.seq),
+    }
   }
 }
 
@@ -350,8 +373,10 @@ function problemWith(sessionId: string, entry: CheckpointEntry): string | undefi
   if (entry.mode !== undefined && !(Number.isInteger(entry.mode) && entry.mode >= 0 && entry.mode <= 0o7777)) return 'mode must be permission bits, an integer from 0 to 0o7777'
   if (entry.createdFolders !== undefined && !(Number.isInteger(entry.createdFolders) && entry.createdFolders >= 1 && !entry.existed)) return 'createdFolders must be a count from 1, for a file the write creates'
   if (entry.folder !== undefined && entry.folder !== true) return 'folder must be true when given'
-  if (entry.folder && (entry.existed || entry.before !== null || entry.after !== null || entry.mode !== undefined || entry.gap !== undefined)) {
-    return 'a folder record is a folder the call made: existed false, before and after null, no mode or gap'
+  if (entry.folder) {
+    // Made (existed false), or an empty one removed (existed true, with the mode it had): never contents.
+    const fits = typeof entry.existed === 'boolean' && entry.before === null && entry.after === null && entry.gap === undefined && (entry.existed || entry.mode === undefined)
+    return fits ? undefined : 'a folder record has before and after null and no gap; existed false for a folder the call made, true (a mode allowed) for an empty one it removed'
   }
   if (entry.gap !== undefined) return typeof entry.gap === 'string' && entry.before === null && entry.after === null ? undefined : 'a gap is a string, with before and after null'
   return entry.existed === (entry.before !== null) ? undefined : 'existed must be true exactly when before is not null'

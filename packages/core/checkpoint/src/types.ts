@@ -25,6 +25,7 @@ export interface FileChange {
   /**
    * The file's permission bits before the change (`stat.mode & 0o7777`), when it existed: a file
    * rewind must create again (deleted by the turn) gets them back. Unknown: the process's default.
+   * With `folder` and `existed`: the removed folder's.
    */
   readonly mode?: number
   /**
@@ -35,9 +36,11 @@ export interface FileChange {
    */
   readonly createdFolders?: number
   /**
-   * The change is a folder the call made, not a file: one a snapshot saw appear with nothing in it
-   * (`mkdir -p build/out`), which no created file's `createdFolders` counts. `existed` is false,
-   * `before` and `after` are null; a rewind removes it (and its `createdFolders`) when it is empty.
+   * The change is a folder, not a file; `before` and `after` are null. `existed` false: one the call
+   * made, a snapshot saw appear with nothing in it (`mkdir -p build/out`), which no created file's
+   * `createdFolders` counts; a rewind removes it (and its `createdFolders`) when it is empty.
+   * `existed` true: an empty folder the call removed (`rmdir old`; of an empty tree, its deepest
+   * folders), with its `mode`; a rewind makes it again (and the folders above it).
    */
   readonly folder?: true
 }
@@ -135,8 +138,15 @@ export interface PlanItem {
    * The item is a folder a command made with nothing in it (a `folder` record), not a file: `remove`
    * when it is empty once the rest is undone (in a result: `restored`, removed), `drifted` while it
    * holds anything else, `skipped` when it is no longer a plain folder; `folders` starts with it.
+   * With `existed`, an empty folder a command removed.
    */
   readonly folder?: true
+  /**
+   * A folder item whose folder was there before the rewound turns (a command removed it): `restore`
+   * makes it again, with `mode`; `already` when a folder stands there; `skipped` when a file or
+   * link does (left as it is), or a folder above it is no longer a plain folder.
+   */
+  readonly existed?: true
   readonly action: PlanAction
   /**
    * Why a file is drifted or skipped; for a file that goes back to absent, what happens to the

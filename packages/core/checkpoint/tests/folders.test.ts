@@ -244,12 +244,17 @@ describe('rewind and the folders a command made with nothing in them', () => {
     expect((await readdir(workspace)).sort()).toEqual(['link', 'via'])
   })
 
-  it('refuses a folder record with contents, a mode or a gap, or one that says it existed', async () => {
+  it('refuses a folder record with contents or a gap, a mode on a made one, or made folders above a removed one', async () => {
     const { ctx, workspace } = await setup()
     const folder = { anchor: 't1', root: workspace, path: 'out', folder: true as const, existed: false, before: null, after: null }
-    for (const bad of [{ after: Buffer.from('a') }, { mode: 0o755 }, { gap: 'too big' }, { existed: true, before: Buffer.from('b') }, { folder: 'yes' }]) {
+    for (const bad of [
+      { after: Buffer.from('a') }, { mode: 0o755 }, { gap: 'too big' }, { existed: true, before: Buffer.from('b') }, { folder: 'yes' },
+      { existed: true, createdFolders: 1, path: 'a/b' }, { existed: true, mode: 0o10000 }, { existed: 'yes' },
+    ]) {
       await expect(ctx.checkpoints.record('s1', { ...folder, ...bad } as never)).rejects.toMatchObject({ code: 'INVALID_CHECKPOINT' })
     }
     await expect(ctx.checkpoints.record('s1', { ...folder, path: 'a/b', createdFolders: 1 })).resolves.toMatchObject({ path: 'a/b', folder: true, createdFolders: 1 })
+    // An empty folder a command removed: it existed, with the mode it had.
+    await expect(ctx.checkpoints.record('s1', { ...folder, existed: true, mode: 0o755 })).resolves.toMatchObject({ path: 'out', folder: true, existed: true, mode: 0o755 })
   })
 })

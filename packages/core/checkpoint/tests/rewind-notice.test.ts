@@ -69,6 +69,13 @@ describe('with the session\'s agent loaded', () => {
     await root.checkpoints.rewind(id, anchor)
     expect(pluginMessages(parent.session.events)[0]?.text).toContain('Deleted, as they did not exist before that turn: src/new/b.ts, src/new/, src/, new.txt\n')
   })
+
+  it('names an empty folder a command removed, made again, as back, with its slash', async () => {
+    const { root, parent, anchor, id, workspace } = await editedTurn()
+    await root.checkpoints.record(id, { anchor, root: workspace, path: 'old', folder: true, existed: true, before: null, after: null, mode: 0o755, by: 'bash: rmdir old' })
+    await root.checkpoints.rewind(id, anchor)
+    expect(pluginMessages(parent.session.events)[0]?.text).toContain('Back as before that turn: a.txt, old/\nDeleted, as they did not exist before that turn: new.txt\n')
+  })
 })
 
 describe('with no agent on the session (as `rein rewind` runs)', () => {

@@ -66,10 +66,25 @@ function damaged(file: string, line: number, offset: number, problem: string): R
   return new ReinError('CHECKPOINT_LOG_DAMAGED', `${file}:${line}: ${problem}; rein leaves the file as it is — move it aside to start the session's checkpoints afresh`, { details: { file, line, offset } })
 }
 
-/** One line for `record`, newline included. */
+/**
+ * What a build from before `removedFolder` lines reports for one (as a gap): that it cannot make the
+ * folder again. This build reads the field instead, and the gap means nothing to it.
+ */
+const REMOVED_FOLDER_GAP = 'an empty folder a command removed; this rein cannot make it again (a newer one can)'
+
+/**
+ * One line for `record`, newline included. An empty folder a command removed (`folder` that
+ * `existed`) is written as `removedFolder` with a gap, not as `folder`: a build that knows `folder`
+ * but not this takes a folder line that existed for damage (and then loads none of the session's
+ * records); every older build reads the gap instead, and reports the folder as not restored.
+ */
 export function formatRecord(record: CheckpointRecord): Buffer {
   const { anchor, seq, root, path, existed, before, after, at, by, gap, mode, createdFolders, folder } = record
-  return Buffer.from(`${JSON.stringify({ anchor, seq, root, path, existed, before, after, at, by, gap, mode, createdFolders, folder })}\n`)
+  const removed = folder === true && existed
+  const line = removed
+    ? { anchor, seq, root, path, existed, before, after, at, by, gap: REMOVED_FOLDER_GAP, mode, removedFolder: true }
+    : { anchor, seq, root, path, existed, before, after, at, by, gap, mode, createdFolders, folder }
+  return Buffer.from(`${JSON.stringify(line)}\n`)
 }
 
 /**
@@ -93,8 +108,8 @@ function parseMarker(line: string): Marker | undefined {
 function parseRecord(line: string): CheckpointRecord | undefined {
   const value = jsonObject(line)
   if (value === undefined) return undefined
-  // `mode`, `createdFolders` and `folder` are optional: lines written before they were recorded have none, and still load.
-  const { anchor, seq, root, path, existed, before, after, at, by, gap, mode, createdFolders, folder } = value
+  // `mode`, `createdFolders`, `folder` and `removedFolder` are optional: lines written before they were recorded have none, and still load.
+  const { anchor, seq, root, path, existed, before, after, at, by, gap, mode, createdFolders, folder, removedFolder } = value
   const hash = (field: unknown) => field === null || (typeof field === 'string' && isContentHash(field))
   if (typeof anchor !== 'string' || typeof root !== 'string' || typeof path !== 'string' || typeof existed !== 'boolean') return undefined
   if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1 || !hash(before) || !hash(after)) return undefined
@@ -103,11 +118,11 @@ function parseRecord(line: string): CheckpointRecord | undefined {
   if (createdFolders !== undefined && !isCount(createdFolders)) return undefined
   // A folder a command made: no contents, and nothing that only a file has.
   if (folder !== undefined && (folder !== true || existed || before !== null || after !== null || mode !== undefined || gap !== undefined)) return undefined
-  return Object.freeze({
-    anchor, seq, root, path, existed, before: before as string | null, after: after as string | null, at,
-    ...(by === undefined ? {} : { by }), ...(gap === undefined ? {} : { gap }), ...(mode === undefined ? {} : { mode }),
-    ...(createdFolders === undefined ? {} : { createdFolders }), ...(folder === true ? { folder } : {}),
-  })
+  // An empty folder a command removed: no contents, a gap for older builds (see `formatRecord`), not also `folder`.
+  if (removedFolder !== undefined && (removedFolder !== true || !existed || before !== null || after !== null || folder !== undefined || createdFolders !== undefined)) return undefined
+  const common = { anchor, seq, root, path, existed, before: before as string | null, after: after as string | null, at, ...(by === undefined ? {} : { by }), ...(mode === undefined ? {} : { mode }) }
+  if (removedFolder === true) return Object.freeze({ ...common, folder: true as const })
+  return Object.freeze({ ...common, ...(gap === undefined ? {} : { gap }), ...(createdFolders === undefined ? {} : { createdFolders }), ...(folder === true ? { folder } : {}) })
 }
 
 function isPermissionBits(value: unknown): value is number {

@@ -120,6 +120,23 @@ describe('bash under checkpoints', () => {
     expect(notice).toContain('Not rewound, left as they are now: logs/ (not empty)\n')
   })
 
+  it('rewind makes again the empty folders a command removed, and reports a folder a later call replaced with a file as done, not skipped', async () => {
+    mkdirSync(join(dir, 'old'))
+    mkdirSync(join(dir, 'tree/a'), { recursive: true })
+    const { root, agent } = await boot([
+      [call('bash', { command: 'rmdir old && rm -r tree && mkdir out', description: 'Move folders about' }, 'c1')],
+      [call('bash', { command: 'rmdir out && echo x > out', description: 'A file where a folder was' }, 'c2')],
+      [{ text: 'done' }],
+    ])
+    await agent.send('move folders about')
+    const result = await root.checkpoints.rewind(agent.session.id, anchorOf(agent))
+    expect([result.drifted, result.skipped, result.failed]).toEqual([[], [], []])
+    expect(result.restored.filter((item) => item.existed).map((item) => item.path).sort()).toEqual(['old', 'tree/a'])
+    expect(existsSync(join(dir, 'old'))).toBe(true)
+    expect(existsSync(join(dir, 'tree/a'))).toBe(true)
+    expect(existsSync(join(dir, 'out'))).toBe(false)
+  })
+
   it('records a background command\'s changes when its job ends', async () => {
     const { root, agent, store } = await boot([
       [call('bash', { command: 'sleep 0.2; echo made > late.txt', description: 'Later', run_in_background: true })],

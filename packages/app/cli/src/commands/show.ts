@@ -10,7 +10,7 @@ import { eventData, planRepair, type SessionEvent, type SessionSummary } from '@
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { compactionLine, formatUsage } from '../render.ts'
-import { filesPerTurn } from '../rewind/turns.ts'
+import { changesPerTurn, type TurnChanges } from '../rewind/turns.ts'
 import { resolveSessionId, withComposition } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
 
@@ -35,7 +35,7 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
     // Only a log with tool calls can have started a subagent: others need no look at every session.
     const children = events.some((event) => event.type === 'tool/call') ? (await stored()).filter((session) => session.parentSessionId === id) : []
     for (const event of events) {
-      const line = describe(event, marks.files)
+      const line = describe(event, marks.changes)
       if (line !== undefined) io.stdout.write(`${neutralize(line)}\n`)
       const child = event.type === 'tool/call' ? childOfCall(children, eventData(event, 'tool/call')) : undefined
       if (child) io.stdout.write(`${neutralize(`    ↳ subagent session ${child.id} · ${child.status} · ${child.turns} turn${child.turns === 1 ? '' : 's'} · rein show ${child.id}`)}\n`)
@@ -69,27 +69,27 @@ function resumedBy(args: string): string | undefined {
 }
 
 /**
- * Files with checkpoints per turn, from `ctx.checkpoints` when it is loaded (none otherwise). A
- * store that reads only sessions open here gets the session claimed for the moment; a session
- * another process holds is shown without them, saying why.
+ * Files and folders with checkpoints per turn, from `ctx.checkpoints` when it is loaded (none
+ * otherwise). A store that reads only sessions open here gets the session claimed for the moment;
+ * a session another process holds is shown without them, saying why.
  */
-async function checkpointMarks(ctx: Context, id: string, events: readonly SessionEvent[]): Promise<{ files: ReadonlyMap<number, number>; missing?: string }> {
+async function checkpointMarks(ctx: Context, id: string, events: readonly SessionEvent[]): Promise<{ changes: ReadonlyMap<number, TurnChanges>; missing?: string }> {
   const checkpoints = ctx.get('checkpoints')
-  if (!checkpoints) return { files: new Map() }
+  if (!checkpoints) return { changes: new Map() }
   try {
-    return { files: await filesPerTurn(checkpoints, id, events) }
+    return { changes: await changesPerTurn(checkpoints, id, events) }
   } catch (error) {
-    if (!isReinError(error, 'SESSION_NOT_OPEN')) return { files: new Map(), missing: whyMissing(error) }
+    if (!isReinError(error, 'SESSION_NOT_OPEN')) return { changes: new Map(), missing: whyMissing(error) }
   }
   try {
     const session = await ctx.sessions.open(id)
     try {
-      return { files: await filesPerTurn(checkpoints, id, events) }
+      return { changes: await changesPerTurn(checkpoints, id, events) }
     } finally {
       await session.close()
     }
   } catch (error) {
-    return { files: new Map(), missing: whyMissing(error) }
+    return { changes: new Map(), missing: whyMissing(error) }
   }
 }
 
@@ -100,12 +100,12 @@ function whyMissing(error: unknown): string {
   return messageOf(error)
 }
 
-function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, number>): string | undefined {
+function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, TurnChanges>): string | undefined {
   switch (event.type) {
     case 'turn/start': {
       const { turn } = eventData(event, 'turn/start')
-      const files = checkpoints.get(turn)
-      return `\n── turn ${turn}${files === undefined ? '' : `  [checkpoint: ${files} file${files === 1 ? '' : 's'}]`}`
+      const changes = checkpoints.get(turn)
+      return `\n── turn ${turn}${changes === undefined ? '' : `  [checkpoint: ${checkpointCount(changes)}]`}`
     }
     case 'user/message': {
       const { message } = eventData(event, 'user/message')
@@ -144,6 +144,12 @@ function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, number>)
     default:
       return undefined
   }
+}
+
+/** `2 files`, `1 folder`, `1 file, 2 folders`: a folder a command made or removed is not one of the files. */
+function checkpointCount({ files, folders }: TurnChanges): string {
+  const counted = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`
+  return [files > 0 || folders === 0 ? counted(files, 'file') : undefined, folders > 0 ? counted(folders, 'folder') : undefined].filter((part) => part !== undefined).join(', ')
 }
 
 function indent(text: string): string {

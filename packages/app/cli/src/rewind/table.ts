@@ -55,13 +55,15 @@ export function resultLines(result: RewindResult, cwd: string): string[] {
 function restoredRow(cwd: string): (item: PlanItem) => Row {
   return (item) => {
     if (item.movedTo !== undefined) return { ...row(item, 'moved aside', cwd), reason: joinReasons(`now at ${item.movedTo}`, changedWhile(item)) }
-    const done = row(item, item.before === null ? 'removed' : 'restored', cwd)
+    // An empty folder a command removed is made again: restored, like a file given back its content.
+    const done = row(item, item.before === null && !item.existed ? 'removed' : 'restored', cwd)
     return item.copiedTo === undefined ? done : { ...done, reason: joinReasons(changedWhile(item), `what it held is at ${item.copiedTo}`) }
   }
 }
 
 function row(item: PlanItem, outcome: string, cwd: string): Row {
-  return { file: shown(item.file, cwd), outcome, reason: joinReasons(item.reason, changedWhile(item)), newest: item.seqs[0] ?? 0 }
+  // A folder item with its slash: it may share its path with a file row (a file put where the folder was).
+  return { file: `${shown(item.file, cwd)}${item.folder ? '/' : ''}`, outcome, reason: joinReasons(item.reason, changedWhile(item)), newest: item.seqs[0] ?? 0 }
 }
 
 /** A file inside the session's directory relative to it, any other absolute. */

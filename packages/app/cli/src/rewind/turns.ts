@@ -71,20 +71,27 @@ export function anchorsFrom(events: readonly SessionEvent[], start: SessionTurn)
   return [...new Set(anchors.filter((anchor) => anchor !== undefined))]
 }
 
+/** How many files, and how many folders (made, or emptied and removed), a turn's checkpoints name. */
+export interface TurnChanges {
+  files: number
+  folders: number
+}
+
 /**
- * For `rein show`: how many files each turn changed, by the first turn of each anchor: the distinct
- * paths its records name, however late they landed. A file a later turn changed again counts in both.
+ * For `rein show`: what each turn changed, by the first turn of each anchor: the distinct paths its
+ * records name, however late they landed, files and folders apart (a folder a command made is not
+ * one of its files, even where a file of that path came and went). A path a later turn changed again counts in both.
  */
-export async function filesPerTurn(checkpoints: CheckpointService, sessionId: string, events: readonly SessionEvent[]): Promise<Map<number, number>> {
+export async function changesPerTurn(checkpoints: CheckpointService, sessionId: string, events: readonly SessionEvent[]): Promise<Map<number, TurnChanges>> {
   const firstTurn = new Map<string, number>()
   for (const turn of sessionTurns(events)) if (turn.anchor !== undefined && !firstTurn.has(turn.anchor)) firstTurn.set(turn.anchor, turn.turn)
-  const paths = new Map<number, Set<string>>()
+  const paths = new Map<number, { files: Set<string>; folders: Set<string> }>()
   for (const record of await checkpoints.records(sessionId)) {
     const turn = firstTurn.get(record.anchor)
     if (turn === undefined) continue
-    const seen = paths.get(turn) ?? new Set<string>()
-    seen.add(JSON.stringify([record.root, record.path]))
+    const seen = paths.get(turn) ?? { files: new Set<string>(), folders: new Set<string>() }
+    seen[record.folder ? 'folders' : 'files'].add(JSON.stringify([record.root, record.path]))
     paths.set(turn, seen)
   }
-  return new Map([...paths].map(([turn, seen]) => [turn, seen.size]))
+  return new Map([...paths].map(([turn, seen]) => [turn, { files: seen.files.size, folders: seen.folders.size }]))
 }

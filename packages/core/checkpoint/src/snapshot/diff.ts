@@ -13,11 +13,11 @@ export interface SnapshotChange {
   readonly before: Uint8Array | null
   readonly after: Uint8Array | null
   readonly gap?: string
-  /** The file's permission bits before the command, when it existed. */
+  /** The file's (or removed folder's) permission bits before the command, when it existed. */
   readonly mode?: number
   /** For a created file: how many of its folders, up from its own, the command made too; for a made folder, how many above it. */
   readonly createdFolders?: number
-  /** A folder the command made with nothing in it (see `FileChange.folder`). */
+  /** A folder the command made with nothing in it, or (`existed`) an empty one it removed (see `FileChange.folder`). */
   readonly folder?: true
 }
 
@@ -42,6 +42,10 @@ export function snapshotChanges(root: string, walk: WalkChanges, store: PackStor
     if (was.hash === undefined || was.hash !== now.hash) changes.push(changed(path, was, now, store))
   }
   for (const [path, above] of walk.made) changes.push({ path, folder: true, existed: false, before: null, after: null, ...(above > 0 ? { createdFolders: above } : {}) })
+  for (const [path, mode] of walk.removed) {
+    // Still a folder there, no longer walked (newly ignored): not removed.
+    if (!folderExists(root, path)) changes.push({ path, folder: true, existed: true, before: null, after: null, mode })
+  }
   for (const [path, was] of walk.deleted) {
     // Still there but no longer walked (newly ignored): not deleted. A folder in its place is a deletion.
     if (!fileExists(root, path)) changes.push(deleted(path, was, store))
@@ -74,6 +78,12 @@ function deleted(path: string, was: FileState, store: PackStore): SnapshotChange
 function content(state: FileState, store: PackStore, when = 'now'): Uint8Array | string {
   if (state.hash === undefined) return state.gap ?? 'its content was not kept'
   return store.get(state.hash) ?? `its content ${when} was dropped from the snapshot store (size cap)`
+}
+
+/** Whether a folder is still at `path`, in the workspace: not a link, not through a folder that became one. */
+function folderExists(root: string, path: string): boolean {
+  const folder = join(root, path)
+  return parentProblem(root, folder) === undefined && lstatSync(folder, { throwIfNoEntry: false })?.isDirectory() === true
 }
 
 /** Whether a file (or link) is still at `path`, in the workspace: not a folder, not through a folder that became a link. */

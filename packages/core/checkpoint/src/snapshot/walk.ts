@@ -48,6 +48,12 @@ export interface WalkChanges {
   readonly made: readonly (readonly [string, number])[]
   /** Files no longer walked. Absent from the disk, or newly ignored: the caller checks. */
   readonly deleted: readonly (readonly [string, FileState])[]
+  /**
+   * Folders no longer walked that held nothing at all when last listed (`rmdir old`; of an empty
+   * tree, its deepest folders), each with its permission bits then. Absent from the disk, or newly
+   * ignored: the caller checks.
+   */
+  readonly removed: readonly (readonly [string, number])[]
   /** The walk stopped at `maxFiles`: files in folders it did not reach are not reported deleted. */
   readonly truncated: boolean
 }
@@ -66,6 +72,8 @@ export interface WalkOptions {
 interface Folder {
   readonly files: Map<string, FileState>
   seen: number
+  /** Its permission bits, when its last listing was empty: should it go, a rewind makes it again with them. */
+  emptyMode?: number
 }
 
 const YIELD_EVERY = 500
@@ -101,7 +109,10 @@ export class WorkspaceIndex {
     const walk = ++this._walks
     const verify = this._storeGeneration !== this.options.store.generation
     this._storeGeneration = this.options.store.generation
-    const changes = { created: [] as [string, FileState, boolean, number][], changed: [] as [string, FileState, FileState][], deleted: [] as [string, FileState][], made: [] as [string, number][] }
+    const changes = {
+      created: [] as [string, FileState, boolean, number][], changed: [] as [string, FileState, FileState][], deleted: [] as [string, FileState][],
+      made: [] as [string, number][], removed: [] as [string, number][],
+    }
     // A folder is checked against the ignore rules in full when its rules (or an ancestor's) are new or changed.
     const stack: [string, boolean][] = [['', false]]
     // Compared as the walk names folders, from the root's real path: rein's folder named through a link is still its own.
@@ -129,6 +140,8 @@ export class WorkspaceIndex {
       const known = this._folders.get(folder)
       const state = known ?? { files: new Map<string, FileState>(), seen: walk }
       state.seen = walk
+      // Stat only an empty folder: only such a one is recorded when it goes, and folders with entries are the many.
+      state.emptyMode = folder !== '' && entries.length === 0 ? modeOf(absolute) : undefined
       if (!known) {
         this._folders.set(folder, state)
         fresh.add(folder)
@@ -183,11 +196,12 @@ export class WorkspaceIndex {
       for (const [folder, state] of this._folders) {
         if (state.seen === walk) continue
         this._folders.delete(folder)
+        if (state.emptyMode !== undefined) changes.removed.push([folder, state.emptyMode])
         for (const [name, was] of state.files) changes.deleted.push([folder === '' ? name : `${folder}/${name}`, was])
       }
     }
     // A root's first walk builds the index; nothing changed "since" it.
-    if (since === undefined) return { since, created: [], changed: [], deleted: [], made: [], truncated }
+    if (since === undefined) return { since, created: [], changed: [], deleted: [], made: [], removed: [], truncated }
     // Where the file cap cut this walk or the last, the cut moves as files come and go: a file (or
     // folder) new to the index may have been there all along, so none is reported created.
     return { since, ...changes, created: cut ? [] : changes.created, made: cut ? [] : changes.made, truncated }
@@ -225,6 +239,16 @@ function listFolder(folder: string): Dirent[] | undefined {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     return code === 'EACCES' || code === 'EPERM' ? undefined : []
+  }
+}
+
+/** A folder's permission bits; `undefined` when it vanished meanwhile. */
+function modeOf(folder: string): number | undefined {
+  try {
+    const stats = lstatSync(folder)
+    return stats.isDirectory() ? stats.mode & 0o7777 : undefined
+  } catch {
+    return undefined
   }
 }
 
