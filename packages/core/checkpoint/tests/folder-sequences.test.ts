@@ -6,28 +6,14 @@ import { execFileSync } from 'node:child_process'
 import { chmod, lstat, mkdir, readdir, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
-import ToolService, { defineTool, type RunIdentity } from '@rein/tools'
+import ToolService from '@rein/tools'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { CheckpointService, MemoryCheckpointStore, type PlanItem, type RewindResult } from '../src/index.ts'
+import { identity, sh } from './fixtures/sh-tool.ts'
 import { tempRoot, text } from './harness.ts'
 
 afterEach(() => {
   vi.unstubAllEnvs()
-})
-
-const identity: RunIdentity = { agent: 'main', sessionId: 's1', conversationId: 's1', runId: 'run-1', turnId: 's1/1', anchor: 'm1', depth: 0 }
-
-/** A shell tool as bash is to the snapshot: effects `exec`, a `command` argument. */
-const sh = defineTool({
-  name: 'sh',
-  description: 'Runs a shell command.',
-  parameters: { command: { type: 'string', required: true } },
-  output: { schema: { type: 'json' }, render: () => 'ran' },
-  effects: ['exec'],
-  execute: (args, run) => {
-    execFileSync('sh', ['-c', args.command], { cwd: run.cwd })
-    return { ran: true }
-  },
 })
 
 async function setup() {
