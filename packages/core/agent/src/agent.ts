@@ -18,16 +18,19 @@ import type { AgentEvent, TurnResult } from './events.ts'
 import type { AgentOptions } from './options.ts'
 import { latestUserMessage, newRunId, runIdentity, type ParentRun } from './identity.ts'
 import { findLastHeader, recordedPins, type RequestHeader } from './request-header.ts'
-import { budgetLeft, tighter, TreeSpend, type BudgetLeft, type Charge, type Spend } from './tree-budget.ts'
-import { runTurn, type TurnServices } from './turn.ts'
+import { budgetLeft, NextRun, tighter, TreeSpend, type BudgetLeft, type Charge, type Spend } from './tree-budget.ts'
+import { runTurn, type TurnContext, type TurnServices } from './turn.ts'
 import type { TurnState } from './turn-state.ts'
 
 /** What an agent needs from the service that made it. */
 export interface AgentServices extends TurnServices {
-  /** Opens the session again (repairing it if needed) after something other than the agent closed it. */
-  reopen(closed: Session, options: AgentOptions): Promise<Session>
-  /** Repairs the open session in place: a turn that left calls for `recover` is paired and closed. */
-  repair(session: Session, options: AgentOptions): Promise<void>
+  /**
+   * Opens the session again (repairing it if needed) after something other than the agent closed
+   * it; subagents the repair continues work for `next`.
+   */
+  reopen(closed: Session, options: AgentOptions, next: NextRun): Promise<Session>
+  /** Repairs the open session in place: a turn that left calls for `recover` is paired and closed, its subagents continued for `next`. */
+  repair(session: Session, options: AgentOptions, next: NextRun): Promise<void>
   /** Called once the agent is closed, so the service stops tracking it. */
   closed(agent: Agent): void
 }
@@ -81,10 +84,14 @@ export class Agent {
   private _compactAsked: CompactionAsked | undefined
   /** A compaction between turns (`compactNow`) is running: no turn may start. */
   private _compacting: Promise<void> | undefined
+  /** The next run, when a repair already worked for it (subagents continued); else made when it starts. */
+  private _next: NextRun | undefined
 
-  constructor(session: Session, readonly options: AgentOptions, private readonly services: AgentServices, lineage: AgentLineage = {}) {
+  /** `next`: the run a resume's repair continued subagents for, which the first turn is. */
+  constructor(session: Session, readonly options: AgentOptions, private readonly services: AgentServices, lineage: AgentLineage = {}, next?: NextRun) {
     this._bound = this.bind(session)
     this._lineage = lineage
+    this._next = next
   }
 
   /** The run that made this agent, when it is a subagent. */
@@ -256,7 +263,7 @@ export class Agent {
       headers,
       pins,
       inbox: this._inbox,
-      run: { runId: newRunId(), ...(parent ? { parent } : {}) },
+      ...this.takeNextRun(parent),
       visible,
       totals: this._totals,
       compaction: {
@@ -286,11 +293,24 @@ export class Agent {
   /** A session closed under the agent (its store or service was swapped) is opened again, repaired if needed; an open one repaired if the last turn left calls open. */
   private async acquire(): Promise<Bound> {
     const { session } = this._bound
-    if (session.closed) this._bound = this.bind(await this.services.reopen(session, this.options))
+    // A subagent a repair continues works for the run that starts next: its spend is that run's.
+    if (session.closed) this._bound = this.bind(await this.services.reopen(session, this.options, this.nextRun()))
     // Interrupted calls left for `recover` get their results (a subagent continued) before a new turn starts.
-    else if (this._leftOpen) await this.services.repair(session, this.options)
+    else if (this._leftOpen) await this.services.repair(session, this.options, this.nextRun())
     this._leftOpen = false
     return this._bound
+  }
+
+  private nextRun(): NextRun {
+    this._next ??= new NextRun(this._lineage.charge)
+    return this._next
+  }
+
+  /** The turn's run: the one a repair already worked for (what it spent carried into the turn's result), else a new one. */
+  private takeNextRun(parent: ParentRun | undefined): Pick<TurnContext, 'run' | 'carried'> {
+    const next = this._next
+    this._next = undefined
+    return { run: { runId: next?.runId ?? newRunId(), ...(parent ? { parent } : {}) }, carried: next?.spent }
   }
 
   private bind(session: Session): Bound {

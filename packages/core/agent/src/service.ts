@@ -18,7 +18,7 @@ import { charTokens, wholeTokens, type Tokenizer } from './compaction/meter.ts'
 import { recallResultTool, withRecall } from './compaction/recall-tool.ts'
 import { repairSession, type RepairServices, type ResumeReport } from './resume.ts'
 import type { PromptSection } from './sections.ts'
-import { withinParent, type Spend } from './tree-budget.ts'
+import { NextRun, withinParent, type Spend } from './tree-budget.ts'
 import { narrowed, visibleTools } from './visibility.ts'
 
 declare module '@deepseek-ai/cordis' {
@@ -64,6 +64,8 @@ interface ServiceState {
   notify: Notify
   /** Services looked up since one of that name last changed (cordis says so: `internal/service`). */
   services: Map<keyof typeof NEEDED, NeededServices[keyof typeof NEEDED]>
+  /** Sessions being repaired, by id, with the run their continued subagents work for. */
+  repairing: Map<string, NextRun>
 }
 
 /** Services the agent needs; looked up when used, never injected, so swapping one never restarts this service. */
@@ -77,7 +79,7 @@ export class AgentService extends Service {
   constructor(ctx: Context, config: AgentConfig) {
     super(ctx, 'agents')
     const logger = ctx.logger('agents')
-    const state: ServiceState = { sections: [], tokenizer: charTokens, warned: new Set(), config, ctx, logger, agents: new Set(), notify: lifecycleNotifier(ctx, logger), services: new Map() }
+    const state: ServiceState = { sections: [], tokenizer: charTokens, warned: new Set(), config, ctx, logger, agents: new Set(), notify: lifecycleNotifier(ctx, logger), services: new Map(), repairing: new Map() }
     this._state = state
     // A provider row that starts, stops or is swapped: the next step looks the service up again.
     ctx.on('internal/service', (name) => { state.services.delete(name as keyof typeof NEEDED) })
@@ -155,12 +157,16 @@ export class AgentService extends Service {
 
   /**
    * A subagent's place in the tree: its parent run, its tools narrowed by a live parent agent's,
-   * and its spend charged to that agent's running turn.
+   * and its spend charged to that agent's running turn. A child its parent's repair continues
+   * (`recover`) works for the run the parent starts next, and is charged to it.
    */
-  private lineage(parent: ParentRun | undefined, options: AgentOptions): AgentLineage {
+  private lineage(recorded: ParentRun | undefined, options: AgentOptions): AgentLineage {
+    const next = recorded && this._state.repairing.get(recorded.sessionId)
+    const parent = next ? { ...recorded, runId: next.runId } : recorded
     const parentAgent = parent && this.liveAgent(parent.sessionId)
     const visible = withRecall(narrowed(parentAgent ? (name) => parentAgent.canUse(name) : undefined, visibleTools(options.tools)))
-    return { ...(parent ? { parent } : {}), ...(visible ? { visible } : {}), ...(parentAgent ? { charge: (spend: Spend) => parentAgent.charge(spend), left: () => parentAgent.budgetLeft() } : {}) }
+    const charge = next?.charge ?? (parentAgent ? (spend: Spend) => parentAgent.charge(spend) : undefined)
+    return { ...(parent ? { parent } : {}), ...(visible ? { visible } : {}), ...(charge ? { charge } : {}), ...(parentAgent ? { left: () => parentAgent.budgetLeft() } : {}) }
   }
 
   /**
@@ -201,9 +207,11 @@ export class AgentService extends Service {
       const parent = ref ? (await this.parentRun(ref)).run : recordedParent(session.header, session.events)
       const left = ref && this.liveAgent(ref.sessionId)?.budgetLeft()
       const resolved = withinParent(await this.resolve({ cwd: session.header.cwd, ...recordedRequest(session.events, rest), ...stripUndefined(rest) }, session.header.depth > 0), left)
-      const repaired = await repairSession(session, repairServices(this._state), resolved, signal)
       const lineage = this.lineage(parent, resolved)
-      return { agent: this.track(new Agent(session, resolved, this.agentServices(), lineage)), repaired }
+      // The agent's first run is named now: the subagents its repair continues work for it.
+      const next = new NextRun(lineage.charge)
+      const repaired = await repairing(this._state, session.id, next, () => repairSession(session, repairServices(this._state), resolved, signal))
+      return { agent: this.track(new Agent(session, resolved, this.agentServices(), lineage, next)), repaired }
     } catch (error) {
       await session.close().catch(() => {})
       throw error
@@ -278,17 +286,17 @@ export class AgentService extends Service {
       },
       report: (error) => state.logger.error('a turn failed unexpectedly: %s', error),
       notify: state.notify,
-      reopen: async (closed, options) => {
+      reopen: async (closed, options, next) => {
         const session = await this.openAgain(closed)
         try {
-          await repairSession(session, repairServices(state), options)
+          await repairing(state, session.id, next, () => repairSession(session, repairServices(state), options))
           return session
         } catch (error) {
           await session.close().catch(() => {})
           throw error
         }
       },
-      repair: async (session, options) => { await repairSession(session, repairServices(state), options) },
+      repair: async (session, options, next) => { await repairing(state, session.id, next, () => repairSession(session, repairServices(state), options)) },
       closed: (agent) => { state.agents.delete(agent) },
     }
   }
@@ -331,6 +339,16 @@ function serviceOf<K extends keyof typeof NEEDED>(state: ServiceState, name: K):
   const direct = untraced(service)
   state.services.set(name, direct)
   return direct
+}
+
+/** Runs a repair of `sessionId` during which the subagents it continues work for `next`. */
+async function repairing<T>(state: ServiceState, sessionId: string, next: NextRun, repair: () => Promise<T>): Promise<T> {
+  state.repairing.set(sessionId, next)
+  try {
+    return await repair()
+  } finally {
+    if (state.repairing.get(sessionId) === next) state.repairing.delete(sessionId)
+  }
 }
 
 /** The tools a repair asks, and the tokenizer and catalog it estimates a cut-off attempt with. */

@@ -7,6 +7,7 @@
 import { ReinError } from '@rein/base'
 import type { TokenUsage } from '@rein/llm'
 import { Tally } from './accounting.ts'
+import { newRunId } from './identity.ts'
 import type { AgentOptions } from './options.ts'
 
 /** One step, or one provider attempt's usage, of a subagent, told to the run that made it. */
@@ -23,6 +24,24 @@ export class TreeSpend {
   add(spend: Spend): void {
     if ('steps' in spend) this.steps += spend.steps
     else this.tally.add(spend.usage, spend.cost, spend.estimated)
+  }
+}
+
+/**
+ * An agent's next run, named before it starts: a repair that continues the agent's subagents (a
+ * resume's, or the next turn's after an interrupt) does it for this run. What they spend meanwhile
+ * is in the run's `subagents` and goes on up the tree, but not against the run's budgets: they
+ * were spent before it began.
+ */
+export class NextRun {
+  readonly runId = newRunId()
+  readonly spent = new TreeSpend()
+
+  constructor(private readonly upward: Charge | undefined) {}
+
+  readonly charge: Charge = (spend) => {
+    this.spent.add(spend)
+    this.upward?.(spend)
   }
 }
 

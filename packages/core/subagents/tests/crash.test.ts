@@ -18,7 +18,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { onGates, spawnGated } from './fixtures/gates.ts'
 import { bootGatedStack } from './fixtures/gated-stack.ts'
 import { pidFile, runs } from './fixtures/sleeper.ts'
-import { bootStack, CHILD_ANSWER, CHILD_TASK, pidFolder, taskOf, type Hold, type Scenario } from './fixtures/stack.ts'
+import { bootStack, CHILD_ANSWER, CHILD_TASK, CHILD_USAGE, PARENT_USAGE, pidFolder, taskOf, type Hold, type Scenario } from './fixtures/stack.ts'
 
 const fixture = fileURLToPath(new URL('./fixtures/delegate.ts', import.meta.url))
 const repo = fileURLToPath(new URL('../../../../', import.meta.url))
@@ -67,8 +67,8 @@ async function killAt(marker: string, args: { sessions: string; scenario: Scenar
 }
 
 /** The test's own process on the same sessions folder: nothing hangs here. */
-async function resumeHere(sessions: string, scenario: Scenario) {
-  const stack = await bootStack({ root: sessions, scenario })
+async function resumeHere(sessions: string, scenario: Scenario, telemetry = false) {
+  const stack = await bootStack({ root: sessions, scenario, telemetry })
   const childRequests = () => stack.llm.requests.filter((request) => taskOf(request) === CHILD_TASK)
   return { ...stack, childRequests }
 }
@@ -147,6 +147,29 @@ describe('a parent killed while its child works', () => {
     expect(again.repaired).toEqual({ paired: [], rerun: [], recovered: [] })
     expect(childRequests()).toHaveLength(1)
     expect(count((await root.sessions.load(child!.id)).events, 'turn/start')).toBe(2)
+  }, 60_000)
+
+  it('counts the child its resume continued in the run that resumes, not in no run', async () => {
+    const { sessions, parentId } = home()
+    await killAt('child-running', { sessions, scenario: 'mid-child', mode: 'run', parentId })
+    const { root } = await resumeHere(sessions, 'mid-child', true)
+    const [child] = await childOf(root, parentId)
+    const { agent } = await root.agents.resume(parentId)
+    try {
+      const next = await agent.continue()
+      // The resume's repair asked the child's model once (CHILD_USAGE) for this run: its subagent spend.
+      expect(next).toMatchObject({ reason: 'completed', usage: PARENT_USAGE, subagents: { usage: CHILD_USAGE } })
+      expect(root.telemetry.cost(next.runId)).toMatchObject({
+        own: { usage: PARENT_USAGE, attempts: 1 },
+        children: { usage: CHILD_USAGE, attempts: 1 },
+        total: { usage: { inputTokens: PARENT_USAGE.inputTokens + CHILD_USAGE.inputTokens, outputTokens: PARENT_USAGE.outputTokens + CHILD_USAGE.outputTokens }, attempts: 2 },
+      })
+      // The child's continued turn names that run as the one it worked for.
+      const starts = ofType((await root.sessions.load(child!.id)).events, 'turn/start').map((event) => eventData(event, 'turn/start'))
+      expect(starts.at(-1)).toMatchObject({ parentRunId: next.runId, parentCallId: 'c1' })
+    } finally {
+      await agent.close()
+    }
   }, 60_000)
 
   it('continues from where the last recovery stopped when the resuming process is killed too', async () => {

@@ -265,6 +265,30 @@ describe('cancelling a subagent call', () => {
     expect(llm.requests.filter((request) => taskOf(request) === 'dig')).toHaveLength(2)
     expect(root.agents.list()).toEqual([parent])
   })
+
+  it('counts the child the parent\'s next turn continued after an interrupt in that turn\'s cost, not in no run\'s', async () => {
+    const { root, create } = await boot(byTask({
+      'go': [[call('subagent', ask('dig'), 'c1'), usage(10, 1)], [{ text: 'thanks' }, usage(20, 2)]],
+      'dig': [[{ text: 'partial findings' }, call('gate', {}, 'g1'), usage(100, 5)], [{ text: 'dug it all' }, usage(300, 7)]],
+    }), { telemetry: true })
+    const ready = gateTool(root)
+    const parent = await create()
+    const first = parent.send('go')
+    await ready
+    await parent.interrupt()
+    await first
+    const next = await parent.send('more')
+    // The continuation (300 in, 7 out) was made for this turn, before its first request: its subagent spend.
+    expect(next).toMatchObject({ reason: 'completed', usage: { inputTokens: 20, outputTokens: 2 } })
+    expect(next.subagents).toEqual({ usage: { inputTokens: 300, outputTokens: 7 }, cost: 314 })
+    const report = root.telemetry.cost(next.runId)!
+    expect(report.children).toMatchObject({ usage: { inputTokens: 300, outputTokens: 7 }, money: 314, attempts: 1 })
+    expect(report.total).toMatchObject({ usage: { inputTokens: 320, outputTokens: 9 }, money: 338, attempts: 2 })
+    // The child's new turn names the run it worked for.
+    const childId = (await root.sessions.list()).find((summary) => summary.parentCallId === 'c1')!.id
+    const starts = (await root.sessions.load(childId)).events.filter((event) => event.type === 'turn/start').map((event) => eventData(event, 'turn/start'))
+    expect(starts.at(-1)).toMatchObject({ parentRunId: next.runId, parentCallId: 'c1' })
+  })
 })
 
 describe('concurrency safety', () => {

@@ -1,7 +1,9 @@
 /**
  * Cost roll-up: every provider attempt's usage is added to its run's `own` and, walking the
  * `parentRunId` chain, to each ancestor's `children` as it arrives, so a descendant counts exactly
- * once in every ancestor however deep the tree and however many children run at once.
+ * once in every ancestor however deep the tree and however many children run at once. A parent not
+ * seen yet is held as a placeholder: a resume continues subagents before the run they work for
+ * starts, and what they spent is that run's once it does.
  */
 
 import { addUsage, type TokenUsage } from '@rein/llm'
@@ -18,9 +20,11 @@ interface Account {
 }
 
 interface RunEntry {
-  readonly parentRunId: string | undefined
+  parentRunId: string | undefined
   readonly own: Account
   readonly children: Account
+  /** Named only as a parent so far: not reported, and forgotten like an ended run, until it is seen. */
+  placeholder: boolean
 }
 
 /** Runs by id: the live ones, and the newest `keep` ended ones. */
@@ -39,14 +43,26 @@ export class CostLedger {
   /** Counts one attempt that reported usage; `cost` undefined means the model has no price. */
   add(identity: RunIdentity, usage: TokenUsage, cost: number | undefined, estimated: boolean): void {
     const entry = this.entryOf(identity)
-    count(entry.own, usage, cost, estimated)
+    const spent = emptyAccount()
+    count(spent, usage, cost, estimated)
+    merge(entry.own, spent)
+    this.addToAncestors(entry.parentRunId, spent)
+  }
+
+  /**
+   * Adds `spent` to the `children` of `parentId` and each of its ancestors. A parent not known is
+   * held as a placeholder, where the walk stops until that run is seen and links it on.
+   */
+  private addToAncestors(parentId: string | undefined, spent: Account): void {
     // Bounded by the runs known, so a (never expected) cycle in parent links cannot loop.
-    let parentId = entry.parentRunId
     for (let hops = 0; parentId !== undefined && hops < this.runs.size; hops++) {
-      // An ancestor dropped (ended long ago) or never seen (telemetry loaded mid-run) ends the walk.
-      const parent = this.runs.get(parentId)
-      if (parent === undefined) break
-      count(parent.children, usage, cost, estimated)
+      let parent = this.runs.get(parentId)
+      if (parent === undefined) {
+        parent = { parentRunId: undefined, own: emptyAccount(), children: emptyAccount(), placeholder: true }
+        this.runs.set(parentId, parent)
+        this.end(parentId)
+      }
+      merge(parent.children, spent)
       parentId = parent.parentRunId
     }
   }
@@ -66,7 +82,7 @@ export class CostLedger {
   /** The run's spend now; undefined for a run never seen or already forgotten. */
   report(runId: string): CostReport | undefined {
     const entry = this.runs.get(runId)
-    if (entry === undefined) return undefined
+    if (entry === undefined || entry.placeholder) return undefined
     const { own, children } = entry
     const total: Account = {
       usage: addUsage(own.usage, children.usage),
@@ -86,8 +102,14 @@ export class CostLedger {
   private entryOf(identity: RunIdentity): RunEntry {
     let entry = this.runs.get(identity.runId)
     if (entry === undefined) {
-      entry = { parentRunId: identity.parentRunId, own: emptyAccount(), children: emptyAccount() }
+      entry = { parentRunId: identity.parentRunId, own: emptyAccount(), children: emptyAccount(), placeholder: false }
       this.runs.set(identity.runId, entry)
+    } else if (entry.placeholder) {
+      // Seen at last: live again, and what its descendants spent meanwhile goes on up to its parent.
+      entry.placeholder = false
+      entry.parentRunId = identity.parentRunId
+      this.ended.delete(identity.runId)
+      this.addToAncestors(entry.parentRunId, entry.children)
     }
     return entry
   }
@@ -103,6 +125,15 @@ function count(account: Account, usage: TokenUsage, cost: number | undefined, es
   if (cost === undefined) account.unpriced = true
   else account.money += cost
   if (estimated) account.estimated = true
+}
+
+/** Adds `other`'s counts to `account`. */
+function merge(account: Account, other: Account): void {
+  account.usage = addUsage(account.usage, other.usage)
+  account.money += other.money
+  account.attempts += other.attempts
+  account.unpriced ||= other.unpriced
+  account.estimated ||= other.estimated
 }
 
 /** A frozen snapshot; money is unknown when nothing was counted or something counted had no price. */

@@ -38,6 +38,23 @@ describe('cost ledger', () => {
     expect(ledger.report('p')?.children).toMatchObject({ usage: USAGE, money: 2, attempts: 1 })
   })
 
+  it('rolls spend that came before its parent\'s run started into that run once it starts, up the tree', () => {
+    // A resume continues a subagent (and that one its own) before the resumed runs begin.
+    const ledger = new CostLedger(10)
+    ledger.add(run('grandchild', 'child'), USAGE, 1, false)
+    ledger.start(run('child', 'root'))
+    ledger.add(run('child', 'root'), USAGE, 2, false)
+    expect(ledger.report('root')).toBeUndefined()
+    ledger.start(run('root'))
+    ledger.add(run('root'), USAGE, 4, false)
+    expect(ledger.report('child')?.children).toMatchObject({ money: 1, attempts: 1 })
+    expect(ledger.report('root')).toMatchObject({
+      own: { money: 4, attempts: 1 },
+      children: { usage: { inputTokens: 20, outputTokens: 2 }, money: 3, attempts: 2 },
+      total: { money: 7, attempts: 3 },
+    })
+  })
+
   it('marks estimated usage and stops at an ancestor it never saw', () => {
     const ledger = new CostLedger(10)
     // Telemetry loaded mid-run: the child's parent is unknown, so only the child counts.
