@@ -9,7 +9,7 @@
  */
 
 import { constants, type Dirent } from 'node:fs'
-import { lstat, mkdir, open, readdir, rmdir } from 'node:fs/promises'
+import { lstat, mkdir, open, readdir, realpath, rmdir } from 'node:fs/promises'
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { thrownMessage } from '@rein/base'
 import { blockedByKind, firstNonFolder } from './blocked.ts'
@@ -28,7 +28,7 @@ export type RecordsOf = (item: PlanItem) => readonly CheckpointRecord[]
  */
 interface Outcome {
   readonly folder: PlanFolder
-  readonly kept?: 'holds' | 'unsafe' | 'failed'
+  readonly kept?: 'holds' | 'unsafe' | 'failed' | 'back'
 }
 
 /** What became of each folder, by absolute path; `undefined`: it is not there any more. */
@@ -76,7 +76,7 @@ export async function foreseeFolders(items: readonly PlanItem[], recordsOf: Reco
   const outcomes: Outcomes = new Map()
   for (const [folder, root] of deepestFirst(made)) {
     const inside = returning.find((file) => file.startsWith(`${folder}${sep}`))
-    outcomes.set(folder, back.has(folder) ? kept(root, folder, WAS_THERE, 'holds')
+    outcomes.set(folder, isBack(back, folder) ? kept(root, folder, WAS_THERE, 'back')
       : inside === undefined ? await foresee(root, folder, removed, outcomes)
         : kept(root, folder, `${relative(folder, inside).split(sep).join('/')} goes back into it`, 'holds'))
   }
@@ -93,6 +93,13 @@ export async function foreseeFolders(items: readonly PlanItem[], recordsOf: Reco
 export function absentAlready(item: PlanItem): PlanItem {
   const { reason: _reason, ...rest } = item
   return { ...rest, action: 'already' }
+}
+
+/** Whether `folder` stands once the rewind is done because it, or a folder inside it, was there before the turn. */
+function isBack(back: ReadonlySet<string>, folder: string): boolean {
+  if (back.has(folder)) return true
+  for (const path of back) if (path.startsWith(`${folder}${sep}`)) return true
+  return false
 }
 
 /** Why a made folder stays that is also one a command removed that goes back. */
@@ -113,27 +120,65 @@ export function foldersBack(items: readonly PlanItem[]): Set<string> {
 export async function removeMadeFolders(items: readonly PlanItem[], recordsOf: RecordsOf, back: ReadonlySet<string>): Promise<Map<PlanItem, PlanItem | FailedItem>> {
   const made = madeFoldersOf(items, recordsOf)
   const outcomes: Outcomes = new Map()
-  for (const [folder, root] of deepestFirst(made)) outcomes.set(folder, back.has(folder) ? kept(root, folder, WAS_THERE, 'holds') : await removeIfEmpty(root, folder))
+  for (const [folder, root] of deepestFirst(made)) outcomes.set(folder, isBack(back, folder) ? kept(root, folder, WAS_THERE, 'back') : await removeIfEmpty(root, folder))
   return new Map(items.map((item) => [item, withFolders(item, made.get(item), outcomes, 'done')]))
 }
 
 /**
  * Makes again an empty folder a command removed (an `existed` folder item planned `restore`), and
- * the folders above it that are gone (0700, less the umask, as for a file's); it gets its recorded
- * mode. Checked again at the last moment, never made through a link: `already` when a folder
- * stands there, `skipped` when something else does; failed (`error`) when it cannot be made.
+ * the folders above it that are gone (0700, less the umask, as for a file's); `setMadeModes` gives
+ * it its recorded mode once all are made. Checked again at the last moment, never made through a
+ * link: `already` when a folder stands there (even one made since the check: it is left as it is),
+ * `skipped` when something else does or a folder above became a link; failed (`error`) when it
+ * cannot be made.
  */
 export async function makeFolder(item: PlanItem): Promise<PlanItem | FailedItem> {
   const standing = await standingAs(item.root, item.file)
   if (standing.kind === 'folder') return { ...item, action: 'already' }
   if (standing.kind === 'other') return { ...item, action: 'skipped', reason: `${item.reason}; ${standing.reason}` }
   try {
-    await mkdir(item.file, { recursive: true, mode: PRIVATE_FOLDER_MODE })
-    if (item.mode !== undefined) await setFolderMode(item.file, item.mode)
+    await mkdir(dirname(item.file), { recursive: true, mode: PRIVATE_FOLDER_MODE })
+    // The parents again, now made: one swapped for a link since the check is not made through.
+    const unsafe = parentProblem(item.root, item.file)
+    if (unsafe !== undefined) return { ...item, action: 'skipped', reason: `${item.reason}; ${unsafe}` }
+    try {
+      // Not recursive: a folder someone made since the check is theirs, left as it is (mode included).
+      await mkdir(item.file, { mode: PRIVATE_FOLDER_MODE })
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return { ...item, action: 'already' }
+      throw error
+    }
+    // Made through a link swapped in at the last moment: undone (it is empty, and ours), never chmodded.
+    if (await realpath(dirname(item.file)) !== await realpath(item.root).then((root) => join(root, dirname(item.path)))) {
+      await rmdir(item.file).catch(() => undefined)
+      return { ...item, action: 'skipped', reason: `${item.reason}; a folder above it became a link while it was made` }
+    }
     return item
   } catch (error) {
     return { ...item, error: `could not be made again: ${said(error)}` }
   }
+}
+
+/** Gives the folders `makeFolder` made their recorded modes, deepest first: a folder made inside another is made before its parent may lose write. */
+export async function setMadeModes(made: readonly (PlanItem | FailedItem)[]): Promise<Map<PlanItem, FailedItem>> {
+  const failed = new Map<PlanItem, FailedItem>()
+  const depth = (item: PlanItem) => item.file.split(sep).length
+  for (const item of [...made].filter((each) => !('error' in each) && each.action === 'restore').sort((a, b) => depth(b) - depth(a))) {
+    const { mode } = item
+    if (mode === undefined) continue
+    // The parents again: one swapped for a link since the folder was made is not chmodded through.
+    const unsafe = parentProblem(item.root, item.file)
+    if (unsafe !== undefined) {
+      failed.set(item, { ...item, error: `was made again, but its mode was not set: ${unsafe}` })
+      continue
+    }
+    try {
+      await setFolderMode(item.file, mode)
+    } catch (error) {
+      failed.set(item, { ...item, error: `was made again, but its mode could not be set: ${said(error)}` })
+    }
+  }
+  return failed
 }
 
 /** Sets a folder's mode exactly (no umask), through a handle that refuses a link put there meanwhile. */
@@ -287,6 +332,7 @@ function asFolderItem(item: PlanItem, made: readonly string[], outcomes: Outcome
   const done = { ...item, reason, ...(folders.length > 0 ? { folders } : {}) }
   if (own === undefined) return { ...done, action: 'already' }
   if (own.kept === 'failed') return { ...done, error: own.folder.reason ?? 'could not be removed' }
+  if (own.kept === 'back') return { ...done, action: 'already' }
   if (own.kept !== undefined) return { ...done, action: own.kept === 'holds' ? 'drifted' : 'skipped' }
   return done
 }

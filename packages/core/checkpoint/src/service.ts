@@ -12,7 +12,7 @@ import type {} from '@rein/tools'
 import { CheckpointConfig } from './config.ts'
 import { contentHash } from './hash.ts'
 import { blockedByKind, foreseen, removeEmptyFolders } from './blocked.ts'
-import { absentAlready, foldersBack, foreseeFolders, makeFolder, planFolder, removeMadeFolders, type RecordsOf } from './folders.ts'
+import { absentAlready, foldersBack, foreseeFolders, makeFolder, setMadeModes, planFolder, removeMadeFolders, type RecordsOf } from './folders.ts'
 import { IS_NOW_A_DIRECTORY, planFile, recordsToUndo } from './plan.ts'
 import { removeFile, removeLeftovers, writeAtomically } from './restore.ts'
 import { parentProblem } from './parents.ts'
@@ -307,7 +307,12 @@ async function settleFolders(result: ByOutcome, files: readonly PlanItem[], fold
     else if (item.action === 'remove' || item.action === 'restore') result.restored.push(item)
     else result[item.action].push(item)
   }
-  for (const item of folders.filter((folder) => folder.existed)) settled(item.action === 'restore' ? await makeFolder(item) : item)
+  // Shallowest first, 0700; then their recorded modes, deepest first (a read-only folder above does not stop one below).
+  const depth = (item: PlanItem) => item.file.split(sep).length
+  const made: (PlanItem | FailedItem)[] = []
+  for (const item of folders.filter((folder) => folder.existed).sort((a, b) => depth(a) - depth(b))) made.push(item.action === 'restore' ? await makeFolder(item) : item)
+  const modeFailed = await setMadeModes(made)
+  for (const item of made) settled(modeFailed.get(item as PlanItem) ?? item)
   const back = foldersBack([...result.restored, ...result.already])
   const going = folders.filter((folder) => !folder.existed && (folder.action === 'remove' || folder.action === 'already'))
   const done = await removeMadeFolders([...files, ...going], recordsOf, back)

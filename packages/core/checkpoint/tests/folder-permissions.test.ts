@@ -2,7 +2,7 @@
 // is not taken for new when it can be, and a made folder the rewind may not remove is reported
 // while the rest of the rewind goes on. Run in a child without capabilities (see the fixture).
 import { spawnSync } from 'node:child_process'
-import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readdir, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -42,6 +42,18 @@ describe('made folders and permissions', () => {
     expect(result.restored.map((item) => item.path)).toEqual(['made.txt'])
     await chmod(join(workspace, 'private'), 0o755)
     expect(await readdir(join(workspace, 'private/inner'))).toEqual(['notes.txt'])
+  })
+
+  it('makes again an empty folder removed inside one that went read-only and was removed after it', async () => {
+    const workspace = await tempRoot()
+    await mkdir(join(workspace, 'a/b'), { recursive: true })
+    const { records, result } = await asUser(workspace, ['true', 'rmdir a/b && chmod 555 a', 'rmdir a'])
+    expect(records.map((record) => [record.path, record.existed, record.mode])).toEqual([['a/b', true, 0o755], ['a', true, 0o555]])
+    expect(result.failed).toEqual([])
+    expect(result.restored.map((item) => item.path).sort()).toEqual(['a', 'a/b'])
+    expect(await readdir(join(workspace, 'a'))).toEqual(['b'])
+    expect((await stat(join(workspace, 'a'))).mode & 0o7777).toBe(0o555)
+    expect((await stat(join(workspace, 'a/b'))).mode & 0o7777).toBe(0o755)
   })
 
   it('reports a made folder it may not remove as failed, and removes the rest', async () => {

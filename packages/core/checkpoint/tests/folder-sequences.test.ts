@@ -71,6 +71,8 @@ describe('a rewind reports a correct end state as complete, whatever stood at a 
     ['a folder removed, then a file put where it was', 'mkdir out', ['rmdir out && echo x > out']],
     ['a folder removed, a file put there, then the file replaced by a folder again', 'mkdir out', ['rmdir out && echo x > out', 'rm out && mkdir -p out/sub']],
     ['an empty tree removed, then made again with a file in it', 'mkdir -p tree/a/b', ['rm -r tree', 'mkdir -p tree/a/b && echo x > tree/a/b/c']],
+    // Only dist/assets is recorded as removed, dist as made: dist holds it again once the rewind is done.
+    ['an empty tree removed, then its top folder made again', 'mkdir -p dist/assets', ['rm -rf dist', 'mkdir dist']],
   ]
   const cases = sequences.flatMap(([name, before, commands]) => [
     [name, 'in one turn', before, commands, commands.map(() => 'm1')] as const,

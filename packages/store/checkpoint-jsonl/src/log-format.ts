@@ -121,8 +121,16 @@ function parseRecord(line: string): CheckpointRecord | undefined {
   // An empty folder a command removed: no contents, a gap for older builds (see `formatRecord`), not also `folder`.
   if (removedFolder !== undefined && (removedFolder !== true || !existed || before !== null || after !== null || folder !== undefined || createdFolders !== undefined)) return undefined
   const common = { anchor, seq, root, path, existed, before: before as string | null, after: after as string | null, at, ...(by === undefined ? {} : { by }), ...(mode === undefined ? {} : { mode }) }
-  if (removedFolder === true) return Object.freeze({ ...common, folder: true as const })
+  if (removedFolder === true || isCompactedRemovedFolder(value)) return Object.freeze({ ...common, folder: true as const })
   return Object.freeze({ ...common, ...(gap === undefined ? {} : { gap }), ...(createdFolders === undefined ? {} : { createdFolders }), ...(folder === true ? { folder } : {}) })
+}
+
+/**
+ * A removed folder's line that a build from before `removedFolder` compacted: it kept the line
+ * without that field, gap and all. Read as a gap it would hold back a file at that path too.
+ */
+function isCompactedRemovedFolder({ removedFolder, gap, existed, before, after, folder, createdFolders }: Record<string, unknown>): boolean {
+  return removedFolder === undefined && gap === REMOVED_FOLDER_GAP && existed === true && before === null && after === null && folder === undefined && createdFolders === undefined
 }
 
 function isPermissionBits(value: unknown): value is number {
