@@ -264,7 +264,6 @@ function contextShare(context: Extract<AgentEvent, { type: 'context' }> | undefi
   return ` · context ${Math.round((100 * context.tokens) / context.window)}% of ${context.window >= 1000 ? `${Math.round(context.window / 1000)}k` : context.window}`
 }
 
-/** The turn's own spend and its subagents', together; money only when both are known. */
 /** Tokens and money of a turn with its subagents, as its final line counts them. */
 type TotalSpend = { usage: TokenUsage; cost?: number }
 
@@ -272,7 +271,12 @@ function turnTotal(result: TurnResult): TotalSpend {
   return result.subagents ? treeTotal(result, result.subagents) : { usage: result.usage, ...(result.cost !== undefined ? { cost: result.cost } : {}) }
 }
 
+/** The turn's own spend and its subagents', together; money only when both are known. */
 function treeTotal(result: TurnResult, subagents: TreeUsage): TotalSpend {
-  const cost = result.cost !== undefined && subagents.cost !== undefined ? result.cost + subagents.cost : undefined
+  // A turn that asked nothing itself (a resume whose continued subagents did the work) has no own
+  // cost, as it counted no attempt: that is nothing spent, not an unpriced model.
+  const asked = result.usage.inputTokens + result.usage.outputTokens > 0
+  const own = result.cost ?? (asked ? undefined : 0)
+  const cost = own !== undefined && subagents.cost !== undefined ? own + subagents.cost : undefined
   return { usage: addUsage(result.usage, subagents.usage), ...(cost !== undefined ? { cost } : {}) }
 }

@@ -302,7 +302,7 @@ export class Agent {
   }
 
   private nextRun(): NextRun {
-    this._next ??= new NextRun(this._lineage.charge)
+    this._next ??= new NextRun(this._lineage.charge, this._lineage.left)
     return this._next
   }
 

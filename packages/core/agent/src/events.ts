@@ -52,8 +52,10 @@ export interface TurnResult {
   /** Part of `usage` is estimated: a provider reported none for an attempt that produced output. */
   usageEstimated?: true
   /**
-   * What the turn's subagents (theirs included) spent while it ran, counted once and not in
-   * `usage`; absent when none reported usage. Add the two for the turn's whole tree.
+   * What the turn's subagents (theirs included) spent for it, counted once and not in `usage`:
+   * while it ran, and before it started when a repair continued them for this run (a resume's, or
+   * the next turn's after an interrupt). Absent when none reported usage. Add the two for the
+   * turn's whole tree.
    */
   subagents?: TreeUsage
   /** The text of the turn's last assistant message. */

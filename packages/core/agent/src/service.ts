@@ -158,7 +158,8 @@ export class AgentService extends Service {
   /**
    * A subagent's place in the tree: its parent run, its tools narrowed by a live parent agent's,
    * and its spend charged to that agent's running turn. A child its parent's repair continues
-   * (`recover`) works for the run the parent starts next, and is charged to it.
+   * (`recover`) works for the run the parent starts next, is charged to it, and is held to what
+   * the parent's own live ancestor has left.
    */
   private lineage(recorded: ParentRun | undefined, options: AgentOptions): AgentLineage {
     const next = recorded && this._state.repairing.get(recorded.sessionId)
@@ -166,7 +167,8 @@ export class AgentService extends Service {
     const parentAgent = parent && this.liveAgent(parent.sessionId)
     const visible = withRecall(narrowed(parentAgent ? (name) => parentAgent.canUse(name) : undefined, visibleTools(options.tools)))
     const charge = next?.charge ?? (parentAgent ? (spend: Spend) => parentAgent.charge(spend) : undefined)
-    return { ...(parent ? { parent } : {}), ...(visible ? { visible } : {}), ...(charge ? { charge } : {}), ...(parentAgent ? { left: () => parentAgent.budgetLeft() } : {}) }
+    const left = next ? next.left : parentAgent && (() => parentAgent.budgetLeft())
+    return { ...(parent ? { parent } : {}), ...(visible ? { visible } : {}), ...(charge ? { charge } : {}), ...(left ? { left } : {}) }
   }
 
   /**
@@ -205,11 +207,12 @@ export class AgentService extends Service {
       }
       // A child resumed by a later call works for that call's run: budgets, spend and anchor follow it.
       const parent = ref ? (await this.parentRun(ref)).run : recordedParent(session.header, session.events)
-      const left = ref && this.liveAgent(ref.sessionId)?.budgetLeft()
+      // A child its parent's repair continues is held to what that parent's live ancestor has left.
+      const left = ref ? this.liveAgent(ref.sessionId)?.budgetLeft() : parent && this._state.repairing.get(parent.sessionId)?.left?.()
       const resolved = withinParent(await this.resolve({ cwd: session.header.cwd, ...recordedRequest(session.events, rest), ...stripUndefined(rest) }, session.header.depth > 0), left)
       const lineage = this.lineage(parent, resolved)
       // The agent's first run is named now: the subagents its repair continues work for it.
-      const next = new NextRun(lineage.charge)
+      const next = new NextRun(lineage.charge, lineage.left)
       const repaired = await repairing(this._state, session.id, next, () => repairSession(session, repairServices(this._state), resolved, signal))
       return { agent: this.track(new Agent(session, resolved, this.agentServices(), lineage, next)), repaired }
     } catch (error) {

@@ -31,13 +31,13 @@ export class TreeSpend {
  * An agent's next run, named before it starts: a repair that continues the agent's subagents (a
  * resume's, or the next turn's after an interrupt) does it for this run. What they spend meanwhile
  * is in the run's `subagents` and goes on up the tree, but not against the run's budgets: they
- * were spent before it began.
+ * were spent before it began. They are held to what a live ancestor's running turn has left (`left`).
  */
 export class NextRun {
   readonly runId = newRunId()
   readonly spent = new TreeSpend()
 
-  constructor(private readonly upward: Charge | undefined) {}
+  constructor(private readonly upward: Charge | undefined, readonly left: (() => BudgetLeft | undefined) | undefined) {}
 
   readonly charge: Charge = (spend) => {
     this.spent.add(spend)

@@ -289,6 +289,34 @@ describe('cancelling a subagent call', () => {
     const starts = (await root.sessions.load(childId)).events.filter((event) => event.type === 'turn/start').map((event) => eventData(event, 'turn/start'))
     expect(starts.at(-1)).toMatchObject({ parentRunId: next.runId, parentCallId: 'c1' })
   })
+
+  it('holds a grandchild its child\'s resume continues to what the live root\'s turn has left, not only charges it', async () => {
+    // Money is input + 2 × output. The root's turn (maxCost 250) has 59 left when it resumes `mid`,
+    // whose repair continues `dig`: one request (314) spends that, so dig must ask no second.
+    let midId = ''
+    const scripted = byTask({
+      'mid': [[call('subagent', ask('dig'), 'c2'), usage(50, 3)], [{ text: 'mid done' }, usage(70, 4)]],
+      'dig': [[{ text: 'partial' }, call('gate', {}, 'g1'), usage(100, 5)], [call('lookup', { word: 'x' }, 'l1'), usage(300, 7)], [{ text: 'dug' }, usage(300, 7)]],
+    })
+    const top_ = (answered: number) => [
+      [call('subagent', ask('mid'), 'c1'), usage(10, 1)],
+      [call('subagent', { description: 'again', prompt: 'again', resume: midId }, 'c3'), usage(11, 1)],
+      [{ text: 'thanks' }, usage(20, 2)],
+    ][answered]!
+    const { root, llm, create } = await boot((request) => {
+      if (taskOf(request) !== 'go') return scripted(request)
+      return top_(request.messages.filter((message) => message.role === 'assistant').length)
+    })
+    const ready = gateTool(root)
+    const top = await create({ maxCost: 250 })
+    const turn = top.send('go')
+    await ready
+    const mid = root.agents.list().find((agent) => agent.parent?.sessionId === top.session.id)!
+    midId = mid.session.id
+    await mid.interrupt()
+    await turn
+    expect(llm.requests.filter((request) => taskOf(request) === 'dig')).toHaveLength(2)
+  })
 })
 
 describe('concurrency safety', () => {

@@ -1,9 +1,9 @@
 /**
  * Cost roll-up: every provider attempt's usage is added to its run's `own` and, walking the
  * `parentRunId` chain, to each ancestor's `children` as it arrives, so a descendant counts exactly
- * once in every ancestor however deep the tree and however many children run at once. A parent not
- * seen yet is held as a placeholder: a resume continues subagents before the run they work for
- * starts, and what they spent is that run's once it does.
+ * once in every ancestor however deep the tree and however many children run at once. What is spent
+ * for a parent not seen yet is held for it apart from the runs (a resume continues subagents before
+ * the run they work for starts), and is that run's once it does.
  */
 
 import { addUsage, type TokenUsage } from '@rein/llm'
@@ -20,11 +20,9 @@ interface Account {
 }
 
 interface RunEntry {
-  parentRunId: string | undefined
+  readonly parentRunId: string | undefined
   readonly own: Account
   readonly children: Account
-  /** Named only as a parent so far: not reported, and forgotten like an ended run, until it is seen. */
-  placeholder: boolean
 }
 
 /** Runs by id: the live ones, and the newest `keep` ended ones. */
@@ -32,6 +30,11 @@ export class CostLedger {
   private readonly runs = new Map<string, RunEntry>()
   /** Ended run ids, oldest first (a Set keeps insertion order). */
   private readonly ended = new Set<string>()
+  /**
+   * What descendants spent for runs only named as a parent so far, by run id, least recently added
+   * to first: at most `keep`, apart from the runs so a run that never comes evicts no real one.
+   */
+  private readonly held = new Map<string, Account>()
 
   constructor(private readonly keep: number) {}
 
@@ -50,20 +53,28 @@ export class CostLedger {
   }
 
   /**
-   * Adds `spent` to the `children` of `parentId` and each of its ancestors. A parent not known is
-   * held as a placeholder, where the walk stops until that run is seen and links it on.
+   * Adds `spent` to the `children` of `parentId` and each of its ancestors. For a parent not known
+   * it is held, and the walk stops until that run is seen and takes it on up.
    */
   private addToAncestors(parentId: string | undefined, spent: Account): void {
     // Bounded by the runs known, so a (never expected) cycle in parent links cannot loop.
     for (let hops = 0; parentId !== undefined && hops < this.runs.size; hops++) {
-      let parent = this.runs.get(parentId)
-      if (parent === undefined) {
-        parent = { parentRunId: undefined, own: emptyAccount(), children: emptyAccount(), placeholder: true }
-        this.runs.set(parentId, parent)
-        this.end(parentId)
-      }
+      const parent = this.runs.get(parentId)
+      if (parent === undefined) return this.hold(parentId, spent)
       merge(parent.children, spent)
       parentId = parent.parentRunId
+    }
+  }
+
+  /** Holds `spent` for a run not seen yet; past `keep` such runs, the one least recently added to is dropped. */
+  private hold(runId: string, spent: Account): void {
+    const account = this.held.get(runId) ?? emptyAccount()
+    merge(account, spent)
+    this.held.delete(runId)
+    this.held.set(runId, account)
+    for (const oldest of this.held.keys()) {
+      if (this.held.size <= this.keep) break
+      this.held.delete(oldest)
     }
   }
 
@@ -82,7 +93,7 @@ export class CostLedger {
   /** The run's spend now; undefined for a run never seen or already forgotten. */
   report(runId: string): CostReport | undefined {
     const entry = this.runs.get(runId)
-    if (entry === undefined || entry.placeholder) return undefined
+    if (entry === undefined) return undefined
     const { own, children } = entry
     const total: Account = {
       usage: addUsage(own.usage, children.usage),
@@ -97,19 +108,21 @@ export class CostLedger {
   clear(): void {
     this.runs.clear()
     this.ended.clear()
+    this.held.clear()
   }
 
   private entryOf(identity: RunIdentity): RunEntry {
     let entry = this.runs.get(identity.runId)
     if (entry === undefined) {
-      entry = { parentRunId: identity.parentRunId, own: emptyAccount(), children: emptyAccount(), placeholder: false }
+      entry = { parentRunId: identity.parentRunId, own: emptyAccount(), children: emptyAccount() }
       this.runs.set(identity.runId, entry)
-    } else if (entry.placeholder) {
-      // Seen at last: live again, and what its descendants spent meanwhile goes on up to its parent.
-      entry.placeholder = false
-      entry.parentRunId = identity.parentRunId
-      this.ended.delete(identity.runId)
-      this.addToAncestors(entry.parentRunId, entry.children)
+      // Seen at last: what its descendants spent before is its, and goes on up to its parent.
+      const held = this.held.get(identity.runId)
+      if (held !== undefined) {
+        this.held.delete(identity.runId)
+        merge(entry.children, held)
+        this.addToAncestors(entry.parentRunId, held)
+      }
     }
     return entry
   }

@@ -56,10 +56,9 @@ export class TelemetryService extends Service {
     }
     const ended = (event: TurnEndEvent | CompactionEndEvent, purpose?: 'compaction') => {
       const { runId } = event.identity
-      if (sinks.size > 0) {
-        ledger.start(event.identity)
-        sinks.emit(runEnd(event, ledger.report(runId)!, purpose))
-      }
+      // A run first heard from at its end (telemetry loaded mid-run) is learnt here, sink or not.
+      ledger.start(event.identity)
+      if (sinks.size > 0) sinks.emit(runEnd(event, ledger.report(runId)!, purpose))
       ledger.end(runId)
     }
     ctx.on('agent/turn-start', (event) => started(event))

@@ -1,7 +1,9 @@
 // Cost roll-up: a descendant's usage counts once in each ancestor's children, however deep or parallel.
+import { defineTool } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
-import type { LlmCallEndRecord, RunEndRecord, RunStartRecord, Spend } from '../src/index.ts'
-import { PRICED, boot, byTask, call, meetTool, recorder, runIdOf, spawnTool, usage, type Seen } from './harness.ts'
+import TelemetryService from '../src/index.ts'
+import type { CostReport, LlmCallEndRecord, RunEndRecord, RunStartRecord, Spend } from '../src/index.ts'
+import { PRICED, boot, bootWithoutTelemetry, byTask, call, meetTool, recorder, runIdOf, spawnTool, usage, type Seen } from './harness.ts'
 
 /** A priced spend: money is input + 2 × output (see PRICED). */
 function spend(inputTokens: number, outputTokens: number, attempts: number): Spend {
@@ -60,6 +62,44 @@ describe('cost', () => {
     const ends = sink.records.filter((record): record is RunEndRecord => record.kind === 'run' && record.phase === 'end')
     for (const end of ends) expect(end.cost).toEqual(telemetry.cost(end.scope.runId))
     expect(ends.at(-1)!.scope.runId).toBe(ids.root)
+  })
+
+  it('keeps the cost of a run first heard from at its end, with its child\'s attempts, without any sink', async () => {
+    const costs: (CostReport | undefined)[] = []
+    for (const withSink of [true, false]) {
+      const { root, create } = await bootWithoutTelemetry(byTask({
+        go: [[call('spawn', {}, 's1'), usage(10, 1)]],
+        c: [[call('load', {}, 'l1'), usage(100, 5)], [{ text: 'child done' }, usage(300, 7)]],
+      }))
+      // Telemetry loads while the child runs: the root's start and its attempt came before it.
+      root.tools.register(defineTool({
+        name: 'spawn', description: 'Runs a subagent.', parameters: {}, effects: ['read'],
+        output: { schema: { type: 'string' }, render: (_args, value) => value },
+        execute: async (_args, run) => {
+          const child = await root.agents.create({ parent: { sessionId: run.sessionId!, runId: run.identity!.runId, callId: run.callId } })
+          try {
+            return (await child.send('c')).text
+          } finally {
+            await child.close()
+          }
+        },
+      }))
+      root.tools.register(defineTool({
+        name: 'load', description: 'Loads telemetry.', parameters: {}, effects: ['read'],
+        output: { schema: { type: 'string' }, render: (_args, value) => value },
+        execute: async () => {
+          await root.plugin(TelemetryService, {})
+          if (withSink) root.telemetry.sink(recorder())
+          return 'loaded'
+        },
+      }))
+      // maxSteps 3: the child takes 2, so the root's turn ends once the call returns, asking nothing more.
+      const parent = await create({ maxSteps: 3 })
+      await parent.send('go')
+      costs.push(root.telemetry.cost(runIdOf(parent)))
+    }
+    const heard = { own: spend(0, 0, 0), children: spend(300, 7, 1), total: spend(300, 7, 1) }
+    expect(costs).toEqual([heard, heard])
   })
 
   it('rolls cost up without any sink', async () => {

@@ -38,13 +38,19 @@ export function byTask(turns: Record<string, readonly ScriptedTurn[]>) {
 
 /** llm (scripted), tools, sessions, agents and telemetry on one root. */
 export async function boot(script: ReturnType<typeof byTask> | readonly ScriptedTurn[], options: { models?: ModelInfo[]; telemetry?: ConfigInput } = {}) {
+  const stack = await bootWithoutTelemetry(script, options)
+  const telemetry = await stack.root.plugin(TelemetryService, options.telemetry ?? {})
+  return { ...stack, telemetry }
+}
+
+/** The same stack with telemetry not loaded yet: a test loads it mid-run. */
+export async function bootWithoutTelemetry(script: ReturnType<typeof byTask> | readonly ScriptedTurn[], options: { models?: ModelInfo[] } = {}) {
   const root = new Context()
   await root.plugin(LlmRuntime, { retry: { maxRetries: 2, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
   await root.plugin(ToolRegistry, { askFor: [] })
   await root.plugin(SessionService)
   await root.inject(['sessions'], (ctx) => { ctx.sessions.registerStore(new MemorySessionStore()) })
   await root.plugin(AgentService, { provider: 'scripted', model: 'm' })
-  const telemetry = await root.plugin(TelemetryService, options.telemetry ?? {})
   const llm = createScriptedLlm(script, { models: options.models ?? [PRICED] })
   root.llm.registerAdapter('scripted', llm)
   const create = async (options: Parameters<Context['agents']['create']>[0] = {}) => {
@@ -52,7 +58,7 @@ export async function boot(script: ReturnType<typeof byTask> | readonly Scripted
     checked(agent)
     return agent
   }
-  return { root, llm, telemetry, create }
+  return { root, llm, create }
 }
 
 /** A sink that keeps every record it gets. */

@@ -55,6 +55,38 @@ describe('cost ledger', () => {
     })
   })
 
+  it('keeps what a child spent for a run not started yet however many runs end before it starts', () => {
+    // keepRuns 1: the continued child and its own children end before the resumed run starts.
+    const ledger = new CostLedger(1)
+    ledger.start(run('child', 'next'))
+    ledger.add(run('child', 'next'), USAGE, 3, false)
+    for (const id of ['g1', 'g2', 'elsewhere']) {
+      ledger.start(run(id, id === 'elsewhere' ? undefined : 'child'))
+      ledger.add(run(id, id === 'elsewhere' ? undefined : 'child'), USAGE, 1, false)
+      ledger.end(id)
+    }
+    ledger.add(run('child', 'next'), USAGE, 5, false)
+    ledger.end('child')
+    ledger.start(run('next'))
+    expect(ledger.report('next')?.children).toMatchObject({ money: 10, attempts: 4 })
+  })
+
+  it('never forgets an ended run for a parent only named so far, nor holds more of those than keepRuns', () => {
+    const ledger = new CostLedger(2)
+    ledger.start(run('p'))
+    ledger.start(run('b', 'p'))
+    ledger.end('p')
+    for (const id of ['a1', 'a2']) { ledger.start(run(id)); ledger.end(id) }
+    // p is forgotten; b (outliving it) names it again, and so do children of runs that never come.
+    ledger.add(run('b', 'p'), USAGE, 1, false)
+    for (const id of ['x1', 'x2', 'x3']) ledger.add(run(`child-of-${id}`, id), USAGE, 1, false)
+    expect(ledger.report('a1')).toBeDefined()
+    expect(ledger.report('a2')).toBeDefined()
+    // The oldest named parents are dropped first: x3 is held, p and x1 are not.
+    for (const id of ['p', 'x1', 'x3']) ledger.start(run(id))
+    expect([ledger.report('p')?.children.attempts, ledger.report('x1')?.children.attempts, ledger.report('x3')?.children.attempts]).toEqual([0, 0, 1])
+  })
+
   it('marks estimated usage and stops at an ancestor it never saw', () => {
     const ledger = new CostLedger(10)
     // Telemetry loaded mid-run: the child's parent is unknown, so only the child counts.
