@@ -18,6 +18,21 @@ async function logLines(base: string): Promise<Record<string, unknown>[]> {
   return (await readFile(join(base, 's1', LOG_FILE), 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
 }
 
+/** A workspace, and ctx.checkpoints over a log in `sessions` beside it, composed afresh on each call (a new process would). */
+async function workspaceAndLog() {
+  const base = await tempRoot()
+  const workspace = join(base, 'workspace')
+  await mkdir(workspace)
+  const compose = async () => {
+    const ctx = new Context()
+    await ctx.plugin(CheckpointService, {})
+    const store = await open(join(base, 'sessions'))
+    ctx.checkpoints.registerStore(store)
+    return { ctx, store }
+  }
+  return { base, workspace, compose }
+}
+
 describe('JsonlCheckpointStore and the empty folders a command removed', () => {
   it('round-trips an empty folder a command removed through the log, a reopen and a compaction', async () => {
     const base = await tempRoot()
@@ -56,16 +71,7 @@ describe('JsonlCheckpointStore and the empty folders a command removed', () => {
   })
 
   it('still makes again an empty folder whose line an older build compacted (removedFolder dropped), and rewinds the file at its path', async () => {
-    const base = await tempRoot()
-    const workspace = join(base, 'workspace')
-    await mkdir(workspace)
-    const compose = async () => {
-      const ctx = new Context()
-      await ctx.plugin(CheckpointService, {})
-      const store = await open(join(base, 'sessions'))
-      ctx.checkpoints.registerStore(store)
-      return { ctx, store }
-    }
+    const { base, workspace, compose } = await workspaceAndLog()
     // `rmdir out && echo x > out`: the folder removed, a file put where it was.
     const first = await compose()
     await first.ctx.checkpoints.record('s1', { ...REMOVED, root: workspace, path: 'out', by: 'bash: rmdir out && echo x > out' })
@@ -74,7 +80,7 @@ describe('JsonlCheckpointStore and the empty folders a command removed', () => {
     await writeFile(join(workspace, 'out'), 'x')
     // What an older build's compaction writes back: each line without the field it does not know.
     const file = join(base, 'sessions', 's1', LOG_FILE)
-    const lines = (await readFile(file, 'utf8')).trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
+    const lines = await logLines(join(base, 'sessions'))
     expect(lines.filter((line) => line.removedFolder === true)).toHaveLength(1)
     await writeFile(file, lines.map(({ removedFolder: _dropped, ...line }) => `${JSON.stringify(line)}\n`).join(''))
     const { ctx } = await compose()
@@ -97,16 +103,7 @@ describe('JsonlCheckpointStore and the empty folders a command removed', () => {
   })
 
   it('rewind makes an empty folder a command removed again, with its mode, from a log reopened in a new store', async () => {
-    const base = await tempRoot()
-    const workspace = join(base, 'workspace')
-    await mkdir(workspace)
-    const compose = async () => {
-      const ctx = new Context()
-      await ctx.plugin(CheckpointService, {})
-      const store = await open(join(base, 'sessions'))
-      ctx.checkpoints.registerStore(store)
-      return { ctx, store }
-    }
+    const { workspace, compose } = await workspaceAndLog()
     const first = await compose()
     await first.ctx.checkpoints.record('s1', { ...REMOVED, root: workspace, path: 'gone/old' })
     await first.store.close()
