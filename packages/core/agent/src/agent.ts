@@ -19,6 +19,7 @@ import type { AgentOptions } from './options.ts'
 import { latestUserMessage, newRunId, runIdentity, type ParentRun } from './identity.ts'
 import { findLastHeader, recordedPins, type RequestHeader } from './request-header.ts'
 import { budgetLeft, NextRun, tighter, TreeSpend, type BudgetLeft, type Charge, type Spend } from './tree-budget.ts'
+import { tellUntakenRun } from './repair-run.ts'
 import { runTurn, type TurnContext, type TurnServices } from './turn.ts'
 import type { TurnState } from './turn-state.ts'
 
@@ -232,7 +233,13 @@ export class Agent {
 
   /** Waits for the turn, then flushes and releases the session. The agent cannot run turns afterwards. */
   close(): Promise<void> {
-    this._closing ??= this.whenIdle().then(() => this._bound.session.close()).finally(() => this.services.closed(this))
+    this._closing ??= this.whenIdle().then(async () => {
+      try {
+        this.endUntakenRun()
+      } finally {
+        await this._bound.session.close()
+      }
+    }).finally(() => this.services.closed(this))
     return this._closing
   }
 
@@ -304,6 +311,13 @@ export class Agent {
   private nextRun(): NextRun {
     this._next ??= new NextRun(this._lineage.charge, this._lineage.left)
     return this._next
+  }
+
+  /** The run a repair continued subagents for, when no turn took it: told as a run of its own, so their spend is in one. */
+  private endUntakenRun(): void {
+    const next = this._next
+    this._next = undefined
+    if (next) tellUntakenRun(this.services.notify, next, { agent: this.options.name, session: this._bound.session, parent: this._lineage.parent })
   }
 
   /** The turn's run: the one a repair already worked for (what it spent carried into the turn's result), else a new one. */

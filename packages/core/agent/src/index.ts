@@ -20,4 +20,5 @@ export { visibleTools } from './visibility.ts'
 export type {
   LifecycleEvents, LifecycleBase, TurnStartEvent, TurnEndEvent, StepStartEvent, StepEndEvent,
   LlmAttemptStartEvent, LlmAttemptEndEvent, ToolStartEvent, ToolEndEvent, CompactionStartEvent, CompactionEndEvent,
+  RepairStartEvent, RepairEndEvent,
 } from './lifecycle.ts'

@@ -44,6 +44,21 @@ export interface CompactionEndEvent extends LifecycleBase {
   usage: TokenUsage
   cost?: number
 }
+/**
+ * A repair that continued subagents for the run that was to start next, when that run never
+ * starts — the agent is closed first, or the resume fails after its repair continued them: a run
+ * of its own, with the run id those children name as their parent, so what they spent is counted
+ * in a run. Both events are sent together, when that is known (at close, or as the resume fails);
+ * `startedAt` and `endedAt` are the repair's. The repair asks no model itself.
+ */
+export interface RepairStartEvent extends LifecycleBase { startedAt: number }
+export interface RepairEndEvent extends LifecycleBase {
+  startedAt: number
+  endedAt: number
+  /** `error` when the resume it was part of failed. */
+  reason: 'completed' | 'error'
+  errorCode?: string
+}
 export interface StepStartEvent extends LifecycleBase { step: number; startedAt: number }
 export interface StepEndEvent extends LifecycleBase { step: number; startedAt: number; endedAt: number }
 
@@ -124,6 +139,8 @@ export interface LifecycleEvents {
   'agent/tool-end': ToolEndEvent
   'agent/compaction-start': CompactionStartEvent
   'agent/compaction-end': CompactionEndEvent
+  'agent/repair-start': RepairStartEvent
+  'agent/repair-end': RepairEndEvent
 }
 
 declare module '@deepseek-ai/cordis' {
@@ -138,6 +155,8 @@ declare module '@deepseek-ai/cordis' {
     'agent/tool-end'(event: ToolEndEvent): void
     'agent/compaction-start'(event: CompactionStartEvent): void
     'agent/compaction-end'(event: CompactionEndEvent): void
+    'agent/repair-start'(event: RepairStartEvent): void
+    'agent/repair-end'(event: RepairEndEvent): void
   }
 }
 

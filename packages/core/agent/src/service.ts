@@ -18,6 +18,7 @@ import { charTokens, wholeTokens, type Tokenizer } from './compaction/meter.ts'
 import { recallResultTool, withRecall } from './compaction/recall-tool.ts'
 import { repairSession, type RepairServices, type ResumeReport } from './resume.ts'
 import type { PromptSection } from './sections.ts'
+import { tellUntakenRun, type RepairRunPlace } from './repair-run.ts'
 import { NextRun, withinParent, type Spend } from './tree-budget.ts'
 import { narrowed, visibleTools } from './visibility.ts'
 
@@ -201,6 +202,7 @@ export class AgentService extends Service {
   async resume(id: string, options: ResumeAgentOptions = {}): Promise<{ agent: Agent; repaired: ResumeReport }> {
     const { parent: ref, signal, ...rest } = options
     const session = await serviceOf(this._state, 'sessions').open(id)
+    let untaken: { next: NextRun; place: RepairRunPlace } | undefined
     try {
       if (ref && session.header.parentSessionId !== ref.sessionId) {
         throw new ReinError('NOT_A_CHILD', `session ${id} is not a subagent of session ${ref.sessionId}, so that session cannot resume it`, { details: { sessionId: id, parentSessionId: ref.sessionId } })
@@ -213,9 +215,12 @@ export class AgentService extends Service {
       const lineage = this.lineage(parent, resolved)
       // The agent's first run is named now: the subagents its repair continues work for it.
       const next = new NextRun(lineage.charge, lineage.left)
+      untaken = { next, place: { agent: resolved.name, session, parent: lineage.parent } }
       const repaired = await repairing(this._state, session.id, next, () => repairSession(session, repairServices(this._state), resolved, signal))
       return { agent: this.track(new Agent(session, resolved, this.agentServices(), lineage, next)), repaired }
     } catch (error) {
+      // The children the repair continued before it failed worked for a run no turn will take.
+      if (untaken) tellUntakenRun(this._state.notify, untaken.next, untaken.place, error)
       await session.close().catch(() => {})
       throw error
     }
@@ -350,6 +355,7 @@ async function repairing<T>(state: ServiceState, sessionId: string, next: NextRu
   try {
     return await repair()
   } finally {
+    next.endedAt = Date.now()
     if (state.repairing.get(sessionId) === next) state.repairing.delete(sessionId)
   }
 }

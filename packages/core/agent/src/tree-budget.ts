@@ -25,6 +25,11 @@ export class TreeSpend {
     if ('steps' in spend) this.steps += spend.steps
     else this.tally.add(spend.usage, spend.cost, spend.estimated)
   }
+
+  /** Whether any step or attempt was told. */
+  get any(): boolean {
+    return this.steps > 0 || this.tally.counted > 0
+  }
 }
 
 /**
@@ -36,6 +41,9 @@ export class TreeSpend {
 export class NextRun {
   readonly runId = newRunId()
   readonly spent = new TreeSpend()
+  /** When the first repair working for it began, and the last one ended: its times if no turn takes it. */
+  readonly startedAt = Date.now()
+  endedAt: number | undefined
 
   constructor(private readonly upward: Charge | undefined, readonly left: (() => BudgetLeft | undefined) | undefined) {}
 

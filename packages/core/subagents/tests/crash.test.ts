@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Context } from '@deepseek-ai/cordis'
+import type { RepairEndEvent } from '@rein/agent'
 import { eventData, spending, type SessionEvent } from '@rein/session'
 import { validateSessionInvariants } from '@rein/testkit'
 import { afterEach, describe, expect, it, vi } from 'vitest'
@@ -94,6 +95,21 @@ async function expectValid(ctx: Context, ...ids: string[]) {
   for (const id of ids) expect(validateSessionInvariants((await ctx.sessions.load(id)).events), `session ${id}`).toEqual([])
 }
 
+/** The repair runs told on `ctx` (lifecycle `agent/repair-start`/`-end`): phase, run id, end reason. */
+function repairRunsTold(ctx: Context): [string, string, string | undefined][] {
+  const told: [string, string, string | undefined][] = []
+  ctx.on('agent/repair-start', (event) => { told.push(['start', event.identity.runId, undefined]) })
+  ctx.on('agent/repair-end', (event) => { told.push(['end', event.identity.runId, event.reason]) })
+  return told
+}
+
+/** The run the child's last turn names as its parent's. */
+function lastParentRun(child: { events: readonly SessionEvent[] }): string {
+  const runId = ofType(child.events, 'turn/start').map((event) => eventData(event, 'turn/start')).at(-1)?.parentRunId
+  if (runId === undefined) throw new Error('the child has no turn that names its parent run')
+  return runId
+}
+
 /** Resumes the parent, reads the call's one result, and lets the parent go on to its answer. */
 async function resumeParent(ctx: Context, parentId: string) {
   const { agent, repaired } = await ctx.agents.resume(parentId)
@@ -154,6 +170,7 @@ describe('a parent killed while its child works', () => {
     await killAt('child-running', { sessions, scenario: 'mid-child', mode: 'run', parentId })
     const { root } = await resumeHere(sessions, 'mid-child', true)
     const [child] = await childOf(root, parentId)
+    const told = repairRunsTold(root)
     const { agent } = await root.agents.resume(parentId)
     try {
       const next = await agent.continue()
@@ -170,6 +187,56 @@ describe('a parent killed while its child works', () => {
     } finally {
       await agent.close()
     }
+    // The turn took the run: no repair run of its own is told.
+    expect(told).toEqual([])
+  }, 60_000)
+
+  it('counts the child its resume continued in a run of its own when the parent is closed before any turn', async () => {
+    const { sessions, parentId } = home()
+    await killAt('child-running', { sessions, scenario: 'mid-child', mode: 'run', parentId })
+    const { root } = await resumeHere(sessions, 'mid-child', true)
+    const [child] = await childOf(root, parentId)
+    const told = repairRunsTold(root)
+    const { agent } = await root.agents.resume(parentId)
+    // Not yet: a turn may still take the run.
+    expect(told).toEqual([])
+    await agent.close()
+    const runId = lastParentRun(await root.sessions.load(child!.id))
+    expect(told).toEqual([['start', runId, undefined], ['end', runId, 'completed']])
+    expect(root.telemetry.cost(runId)).toMatchObject({ own: { attempts: 0 }, children: { usage: CHILD_USAGE, attempts: 1 }, total: { usage: CHILD_USAGE, attempts: 1 } })
+  }, 60_000)
+
+  it('counts the child a failed resume continued in a run of its own, and the retry does not count it again', async () => {
+    const { sessions, parentId } = home()
+    await killAt('child-running', { sessions, scenario: 'mid-child', mode: 'run', parentId })
+    const { root, store, childRequests } = await resumeHere(sessions, 'mid-child', true)
+    const [child] = await childOf(root, parentId)
+    const told = repairRunsTold(root)
+    const ends: RepairEndEvent[] = []
+    root.on('agent/repair-end', (event) => { ends.push(event) })
+    // The parent's log cannot be made durable once the child has been continued: the resume fails.
+    const flush = store.flush.bind(store)
+    store.flush = async (id) => {
+      if (id === parentId && childRequests().length > 0) throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' })
+      return flush(id)
+    }
+    await expect(root.agents.resume(parentId)).rejects.toMatchObject({ code: 'SESSION_FLUSH_FAILED' })
+    const runId = lastParentRun(await root.sessions.load(child!.id))
+    expect(told).toEqual([['start', runId, undefined], ['end', runId, 'error']])
+    expect(ends.at(-1)).toMatchObject({ reason: 'error', errorCode: 'SESSION_FLUSH_FAILED' })
+    expect(root.telemetry.cost(runId)).toMatchObject({ children: { usage: CHILD_USAGE, attempts: 1 } })
+    // The retry finds the child done: its run carries nothing, and nothing is told twice.
+    store.flush = flush
+    const { agent } = await root.agents.resume(parentId)
+    try {
+      const next = await agent.continue()
+      expect(next).toMatchObject({ reason: 'completed', usage: PARENT_USAGE })
+      expect(next.subagents).toBeUndefined()
+    } finally {
+      await agent.close()
+    }
+    expect(told).toHaveLength(2)
+    expect(childRequests()).toHaveLength(1)
   }, 60_000)
 
   it('continues from where the last recovery stopped when the resuming process is killed too', async () => {

@@ -43,6 +43,8 @@ export interface BootOptions {
   telemetry?: boolean
   /** Loads @rein/jobs (for run_in_background), with this config. */
   jobs?: Partial<JobsConfig>
+  /** The model's context window (none by default: nothing can be compacted). */
+  contextWindow?: number
 }
 
 /** llm (scripted), tools, sessions, agents, (telemetry,) subagents on one root, plus `lookup` (read) and `save` (write). */
@@ -56,7 +58,7 @@ export async function boot(script: ReturnType<typeof byTask>, options: BootOptio
   await root.plugin(AgentService, { provider: 'scripted', model: 'm' })
   if (options.telemetry) await root.plugin(TelemetryService, {})
   if (options.jobs) await root.plugin(JobService, options.jobs)
-  const llm = createScriptedLlm(script, { models: [PRICED] })
+  const llm = createScriptedLlm(script, { models: [options.contextWindow === undefined ? PRICED : { ...PRICED, contextWindow: options.contextWindow }] })
   root.llm.registerAdapter('scripted', llm)
   root.tools.register(defineTool({
     name: 'lookup',

@@ -1,5 +1,7 @@
+import type { RepairEndEvent } from '@rein/agent'
 import { eventData } from '@rein/session'
 import { defineTool } from '@rein/tools'
+import type { ScriptedTurn } from '@rein/testkit'
 import { describe, expect, it } from 'vitest'
 import { boot, byTask, call, childIdOf, resultOf, taskOf, textOf, usage } from './harness.ts'
 
@@ -288,6 +290,36 @@ describe('cancelling a subagent call', () => {
     const childId = (await root.sessions.list()).find((summary) => summary.parentCallId === 'c1')!.id
     const starts = (await root.sessions.load(childId)).events.filter((event) => event.type === 'turn/start').map((event) => eventData(event, 'turn/start'))
     expect(starts.at(-1)).toMatchObject({ parentRunId: next.runId, parentCallId: 'c1' })
+  })
+
+  it('counts the child a compaction\'s repair continued after an interrupt in a run of its own when the agent closes before any turn', async () => {
+    const summary: ScriptedTurn = [{ text: '## Goal\nGo on.' }, usage(40, 4)]
+    const { root, create } = await boot(byTask({
+      'go': [[call('subagent', ask('dig'), 'c1'), usage(10, 1)], summary, summary, summary],
+      'dig': [[{ text: 'partial findings' }, call('gate', {}, 'g1'), usage(100, 5)], [{ text: 'dug it all' }, usage(300, 7)]],
+    }), { telemetry: true, contextWindow: 8_000 })
+    const ready = gateTool(root)
+    const parent = await create()
+    const ends: RepairEndEvent[] = []
+    root.on('agent/repair-end', (event) => { ends.push(event) })
+    const first = parent.send('go')
+    await ready
+    await parent.interrupt()
+    await first
+    // The compaction repairs the log first, which continues the child for the next turn's run.
+    await parent.compactNow()
+    expect(ends).toEqual([])
+    await parent.close()
+    expect(ends).toHaveLength(1)
+    const [end] = ends
+    expect(end).toMatchObject({ reason: 'completed', identity: { sessionId: parent.session.id } })
+    expect(root.telemetry.cost(end!.identity.runId)).toMatchObject({
+      own: { attempts: 0 },
+      children: { usage: { inputTokens: 300, outputTokens: 7 }, money: 314, attempts: 1 },
+    })
+    const childId = (await root.sessions.list()).find((summary) => summary.parentCallId === 'c1')!.id
+    const starts = (await root.sessions.load(childId)).events.filter((event) => event.type === 'turn/start').map((event) => eventData(event, 'turn/start'))
+    expect(starts.at(-1)).toMatchObject({ parentRunId: end!.identity.runId, parentCallId: 'c1' })
   })
 
   it('holds a grandchild its child\'s resume continues to what the live root\'s turn has left, not only charges it', async () => {

@@ -22,6 +22,8 @@ export type { Spend } from './types.ts'
 export type { CostReport } from './types.ts'
 /** Records of a run's start and end (the end carries its cost). */
 export type { RunStartRecord, RunEndRecord } from './types.ts'
+/** What a run was when not a turn: `compaction` or `repair`. */
+export type { RunPurpose } from './types.ts'
 /** Records of a step's start and end. */
 export type { StepStartRecord, StepEndRecord } from './types.ts'
 /** Records of one provider attempt's start and end, and what a content opt-in reads of it. */

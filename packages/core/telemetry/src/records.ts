@@ -4,20 +4,20 @@
  */
 
 import type {
-  CompactionEndEvent, CompactionStartEvent, LlmAttemptEndEvent, LlmAttemptStartEvent, StepEndEvent, StepStartEvent, ToolEndEvent,
-  ToolStartEvent, TurnEndEvent, TurnStartEvent,
+  CompactionEndEvent, CompactionStartEvent, LlmAttemptEndEvent, LlmAttemptStartEvent, RepairEndEvent, RepairStartEvent, StepEndEvent,
+  StepStartEvent, ToolEndEvent, ToolStartEvent, TurnEndEvent, TurnStartEvent,
 } from '@rein/agent'
 import { scopeOf } from './run-scope.ts'
 import type {
-  CostReport, LlmCallEndRecord, LlmCallStartRecord, LlmInputContent, RunEndRecord, RunStartRecord, StepEndRecord,
+  CostReport, LlmCallEndRecord, LlmCallStartRecord, LlmInputContent, RunEndRecord, RunPurpose, RunStartRecord, StepEndRecord,
   StepStartRecord, ToolCallEndRecord, ToolCallStartRecord,
 } from './types.ts'
 
-export function runStart(event: TurnStartEvent | CompactionStartEvent, purpose?: 'compaction'): RunStartRecord {
+export function runStart(event: TurnStartEvent | CompactionStartEvent | RepairStartEvent, purpose?: RunPurpose): RunStartRecord {
   return Object.freeze({ kind: 'run', phase: 'start', scope: scopeOf(event.identity), startedAt: event.startedAt, ...(purpose ? { purpose } : {}) })
 }
 
-export function runEnd(event: TurnEndEvent | CompactionEndEvent, cost: CostReport, purpose?: 'compaction'): RunEndRecord {
+export function runEnd(event: TurnEndEvent | CompactionEndEvent | RepairEndEvent, cost: CostReport, purpose?: RunPurpose): RunEndRecord {
   return Object.freeze({
     kind: 'run', phase: 'end', scope: scopeOf(event.identity), startedAt: event.startedAt, endedAt: event.endedAt,
     reason: event.reason,

@@ -6,14 +6,14 @@
 
 import { Context, Service, type Logger } from '@deepseek-ai/cordis'
 import { ReinError } from '@rein/base'
-import type { CompactionEndEvent, CompactionStartEvent, TurnEndEvent, TurnStartEvent } from '@rein/agent'
+import type { CompactionEndEvent, CompactionStartEvent, RepairEndEvent, RepairStartEvent, TurnEndEvent, TurnStartEvent } from '@rein/agent'
 import type {} from '@rein/tools'
 import { TelemetryConfig } from './config.ts'
 import { CostLedger } from './ledger.ts'
 import { llmEnd, llmStart, runEnd, runStart, stepEnd, stepStart, toolEnd, toolStart } from './records.ts'
 import { ScopeCarrier } from './run-scope.ts'
 import { SinkSet } from './sinks.ts'
-import type { CostReport, RunScope, TelemetrySink } from './types.ts'
+import type { CostReport, RunPurpose, RunScope, TelemetrySink } from './types.ts'
 
 declare module '@deepseek-ai/cordis' {
   interface Context {
@@ -49,12 +49,12 @@ export class TelemetryService extends Service {
     const state: TelemetryState = { ctx, config, logger, sinks, ledger, scopes: new ScopeCarrier(), detach: undefined, disposed: false }
     this._state = state
     // Always, sinks or not: cost(runId) is built from these, and each comes once per run or attempt.
-    // A compaction between turns is a run of its own, told as one.
-    const started = (event: TurnStartEvent | CompactionStartEvent, purpose?: 'compaction') => {
+    // A compaction between turns is a run of its own, told as one; so is a repair no turn took.
+    const started = (event: TurnStartEvent | CompactionStartEvent | RepairStartEvent, purpose?: RunPurpose) => {
       ledger.start(event.identity)
       if (sinks.size > 0) sinks.emit(runStart(event, purpose))
     }
-    const ended = (event: TurnEndEvent | CompactionEndEvent, purpose?: 'compaction') => {
+    const ended = (event: TurnEndEvent | CompactionEndEvent | RepairEndEvent, purpose?: RunPurpose) => {
       const { runId } = event.identity
       // A run first heard from at its end (telemetry loaded mid-run) is learnt here, sink or not.
       ledger.start(event.identity)
@@ -69,6 +69,8 @@ export class TelemetryService extends Service {
     })
     ctx.on('agent/turn-end', (event) => ended(event))
     ctx.on('agent/compaction-end', (event) => ended(event, 'compaction'))
+    ctx.on('agent/repair-start', (event) => started(event, 'repair'))
+    ctx.on('agent/repair-end', (event) => ended(event, 'repair'))
     ctx.inject(['tools'], (inner) => {
       inner.tools.wrapExecute(state.scopes.wrapper)
     })

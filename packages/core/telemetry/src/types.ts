@@ -50,19 +50,25 @@ interface RecordBase {
   readonly startedAt: number
 }
 
-/** One run (one `send` or `continue` of an agent, or a compaction between turns). */
+/**
+ * What a run was, when not a turn: `compaction`, a compaction between turns (`rein compact`,
+ * `/compact`); `repair`, a repair that continued subagents for a run no turn took (the agent was
+ * closed first, or the resume failed), whose only spend is theirs.
+ */
+export type RunPurpose = 'compaction' | 'repair'
+
+/** One run (one `send` or `continue` of an agent, a compaction between turns, or a repair no turn took). */
 export interface RunStartRecord extends RecordBase {
   readonly kind: 'run'
   readonly phase: 'start'
-  /** What the run was, when not a turn: `compaction`, a compaction between turns (`rein compact`, `/compact`). */
-  readonly purpose?: 'compaction'
+  readonly purpose?: RunPurpose
 }
 export interface RunEndRecord extends RecordBase {
   readonly kind: 'run'
   readonly phase: 'end'
-  readonly purpose?: 'compaction'
+  readonly purpose?: RunPurpose
   readonly endedAt: number
-  /** How the turn ended (`TurnEndReason`): `completed`, `aborted`, `error`, `budget`, `max-tokens` or `interrupted`. */
+  /** How the run ended (`TurnEndReason`): `completed`, `aborted`, `error`, `budget`, `max-tokens` or `interrupted`. */
   readonly reason: string
   readonly errorCode?: string
   /** The run's spend, children included, as `cost(runId)` reports it when the run ends. */

@@ -1,0 +1,36 @@
+/**
+ * A repair's run that no turn takes. A repair names the agent's next run before it continues the
+ * subagents a crash or an interrupt left working, and they report to that run; the next turn is
+ * that run and carries what they spent. When no turn comes (the agent is closed first, or the
+ * resume fails), the run is told as one of its own — `agent/repair-start` and `-end` — or the
+ * children's spend would be counted in no run.
+ */
+
+import { isReinError } from '@rein/base'
+import type { Session } from '@rein/session'
+import { latestUserMessage, runIdentity, type ParentRun } from './identity.ts'
+import type { Notify } from './lifecycle.ts'
+import type { NextRun } from './tree-budget.ts'
+
+/** Where the run was: the agent's name, its session (still open) and its parent run. */
+export interface RepairRunPlace {
+  agent: string
+  session: Session
+  parent?: ParentRun | undefined
+}
+
+/** Tells `next` as a run of its own when its repair continued subagents that spent anything; `failure` when the resume failed. */
+export function tellUntakenRun(notify: Notify, next: NextRun, place: RepairRunPlace, failure?: unknown): void {
+  if (!next.spent.any) return
+  const { session, parent } = place
+  const turn = session.turns
+  const identity = runIdentity({
+    agent: place.agent, sessionId: session.id, turn, runId: next.runId, anchor: latestUserMessage(session.messages()), ...(parent ? { parent } : {}),
+  })
+  const { startedAt } = next
+  const endedAt = next.endedAt ?? Date.now()
+  notify('agent/repair-start', () => ({ identity, turn, startedAt }))
+  notify('agent/repair-end', () => failure === undefined
+    ? { identity, turn, startedAt, endedAt, reason: 'completed' }
+    : { identity, turn, startedAt, endedAt, reason: 'error', errorCode: isReinError(failure) ? failure.code : 'INTERNAL_ERROR' })
+}
