@@ -95,6 +95,16 @@ async function expectValid(ctx: Context, ...ids: string[]) {
   for (const id of ids) expect(validateSessionInvariants((await ctx.sessions.load(id)).events), `session ${id}`).toEqual([])
 }
 
+/** A parent killed while its child works, opened again here with telemetry; the repair runs told on it are recorded. */
+async function killedMidChild() {
+  const { sessions, parentId } = home()
+  await killAt('child-running', { sessions, scenario: 'mid-child', mode: 'run', parentId })
+  const stack = await resumeHere(sessions, 'mid-child', true)
+  const [child] = await childOf(stack.root, parentId)
+  if (!child) throw new Error('the killed parent left no child session')
+  return { ...stack, parentId, child, told: repairRunsTold(stack.root) }
+}
+
 /** The repair runs told on `ctx` (lifecycle `agent/repair-start`/`-end`): phase, run id, end reason. */
 function repairRunsTold(ctx: Context): [string, string, string | undefined][] {
   const told: [string, string, string | undefined][] = []
@@ -166,11 +176,7 @@ describe('a parent killed while its child works', () => {
   }, 60_000)
 
   it('counts the child its resume continued in the run that resumes, not in no run', async () => {
-    const { sessions, parentId } = home()
-    await killAt('child-running', { sessions, scenario: 'mid-child', mode: 'run', parentId })
-    const { root } = await resumeHere(sessions, 'mid-child', true)
-    const [child] = await childOf(root, parentId)
-    const told = repairRunsTold(root)
+    const { root, parentId, child, told } = await killedMidChild()
     const { agent } = await root.agents.resume(parentId)
     try {
       const next = await agent.continue()
@@ -182,7 +188,7 @@ describe('a parent killed while its child works', () => {
         total: { usage: { inputTokens: PARENT_USAGE.inputTokens + CHILD_USAGE.inputTokens, outputTokens: PARENT_USAGE.outputTokens + CHILD_USAGE.outputTokens }, attempts: 2 },
       })
       // The child's continued turn names that run as the one it worked for.
-      const starts = ofType((await root.sessions.load(child!.id)).events, 'turn/start').map((event) => eventData(event, 'turn/start'))
+      const starts = ofType((await root.sessions.load(child.id)).events, 'turn/start').map((event) => eventData(event, 'turn/start'))
       expect(starts.at(-1)).toMatchObject({ parentRunId: next.runId, parentCallId: 'c1' })
     } finally {
       await agent.close()
@@ -192,26 +198,18 @@ describe('a parent killed while its child works', () => {
   }, 60_000)
 
   it('counts the child its resume continued in a run of its own when the parent is closed before any turn', async () => {
-    const { sessions, parentId } = home()
-    await killAt('child-running', { sessions, scenario: 'mid-child', mode: 'run', parentId })
-    const { root } = await resumeHere(sessions, 'mid-child', true)
-    const [child] = await childOf(root, parentId)
-    const told = repairRunsTold(root)
+    const { root, parentId, child, told } = await killedMidChild()
     const { agent } = await root.agents.resume(parentId)
     // Not yet: a turn may still take the run.
     expect(told).toEqual([])
     await agent.close()
-    const runId = lastParentRun(await root.sessions.load(child!.id))
+    const runId = lastParentRun(await root.sessions.load(child.id))
     expect(told).toEqual([['start', runId, undefined], ['end', runId, 'completed']])
     expect(root.telemetry.cost(runId)).toMatchObject({ own: { attempts: 0 }, children: { usage: CHILD_USAGE, attempts: 1 }, total: { usage: CHILD_USAGE, attempts: 1 } })
   }, 60_000)
 
   it('counts the child a failed resume continued in a run of its own, and the retry does not count it again', async () => {
-    const { sessions, parentId } = home()
-    await killAt('child-running', { sessions, scenario: 'mid-child', mode: 'run', parentId })
-    const { root, store, childRequests } = await resumeHere(sessions, 'mid-child', true)
-    const [child] = await childOf(root, parentId)
-    const told = repairRunsTold(root)
+    const { root, store, childRequests, parentId, child, told } = await killedMidChild()
     const ends: RepairEndEvent[] = []
     root.on('agent/repair-end', (event) => { ends.push(event) })
     // The parent's log cannot be made durable once the child has been continued: the resume fails.
@@ -221,7 +219,7 @@ describe('a parent killed while its child works', () => {
       return flush(id)
     }
     await expect(root.agents.resume(parentId)).rejects.toMatchObject({ code: 'SESSION_FLUSH_FAILED' })
-    const runId = lastParentRun(await root.sessions.load(child!.id))
+    const runId = lastParentRun(await root.sessions.load(child.id))
     expect(told).toEqual([['start', runId, undefined], ['end', runId, 'error']])
     expect(ends.at(-1)).toMatchObject({ reason: 'error', errorCode: 'SESSION_FLUSH_FAILED' })
     expect(root.telemetry.cost(runId)).toMatchObject({ children: { usage: CHILD_USAGE, attempts: 1 } })
