@@ -231,7 +231,11 @@ export class Agent {
     await this._compacting
   }
 
-  /** Waits for the turn, then flushes and releases the session. The agent cannot run turns afterwards. */
+  /**
+   * Waits for the turn, then flushes and releases the session. The agent cannot run turns
+   * afterwards. A run a repair continued subagents for and no turn took is told now
+   * (`agent/repair-start`, `-end`).
+   */
   close(): Promise<void> {
     this._closing ??= this.whenIdle().then(async () => {
       try {

@@ -45,17 +45,19 @@ export interface CompactionEndEvent extends LifecycleBase {
   cost?: number
 }
 /**
- * A repair that continued subagents for the run that was to start next, when that run never
- * starts — the agent is closed first, or the resume fails after its repair continued them: a run
- * of its own, with the run id those children name as their parent, so what they spent is counted
- * in a run. Both events are sent together, when that is known (at close, or as the resume fails);
- * `startedAt` and `endedAt` are the repair's. The repair asks no model itself.
+ * A repair that continued subagents for the run that was to start next (a resume's, or the one
+ * before the next turn or compaction after an interrupt), when no turn takes that run — the agent
+ * is closed first, or the resume fails: a run of its own, with the run id those children name as
+ * their parent, so what they spent is counted in a run. Numbered with the turn it follows. Both
+ * events are sent together, once that is known (at `close`, or as the resume fails); `startedAt`
+ * and `endedAt` are the repair's. The repair asks no model itself.
  */
 export interface RepairStartEvent extends LifecycleBase { startedAt: number }
+/** The end of such a repair's run (see `RepairStartEvent`), sent right after its start. */
 export interface RepairEndEvent extends LifecycleBase {
   startedAt: number
   endedAt: number
-  /** `error` when the resume it was part of failed. */
+  /** `error` when the last repair working for the run failed (the log could not be written, say). */
   reason: 'completed' | 'error'
   errorCode?: string
 }

@@ -3,7 +3,8 @@
  * subagents a crash or an interrupt left working, and they report to that run; the next turn is
  * that run and carries what they spent. When no turn comes (the agent is closed first, or the
  * resume fails), the run is told as one of its own — `agent/repair-start` and `-end` — or the
- * children's spend would be counted in no run.
+ * children's spend would be counted in no run. It is numbered with the turn it follows, as a
+ * compaction between turns is.
  */
 
 import { isReinError } from '@rein/base'
@@ -19,18 +20,18 @@ export interface RepairRunPlace {
   parent?: ParentRun | undefined
 }
 
-/** Tells `next` as a run of its own when its repair continued subagents that spent anything; `failure` when the resume failed. */
-export function tellUntakenRun(notify: Notify, next: NextRun, place: RepairRunPlace, failure?: unknown): void {
+/** Tells `next` as a run of its own when its repair continued subagents that spent anything; `error` when that repair failed. */
+export function tellUntakenRun(notify: Notify, next: NextRun, place: RepairRunPlace): void {
   if (!next.spent.any) return
   const { session, parent } = place
   const turn = session.turns
   const identity = runIdentity({
     agent: place.agent, sessionId: session.id, turn, runId: next.runId, anchor: latestUserMessage(session.messages()), ...(parent ? { parent } : {}),
   })
-  const { startedAt } = next
+  const { startedAt, failed } = next
   const endedAt = next.endedAt ?? Date.now()
   notify('agent/repair-start', () => ({ identity, turn, startedAt }))
-  notify('agent/repair-end', () => failure === undefined
+  notify('agent/repair-end', () => failed === undefined
     ? { identity, turn, startedAt, endedAt, reason: 'completed' }
-    : { identity, turn, startedAt, endedAt, reason: 'error', errorCode: isReinError(failure) ? failure.code : 'INTERNAL_ERROR' })
+    : { identity, turn, startedAt, endedAt, reason: 'error', errorCode: isReinError(failed.error) ? failed.error.code : 'INTERNAL_ERROR' })
 }

@@ -219,9 +219,12 @@ export class AgentService extends Service {
       const repaired = await repairing(this._state, session.id, next, () => repairSession(session, repairServices(this._state), resolved, signal))
       return { agent: this.track(new Agent(session, resolved, this.agentServices(), lineage, next)), repaired }
     } catch (error) {
-      // The children the repair continued before it failed worked for a run no turn will take.
-      if (untaken) tellUntakenRun(this._state.notify, untaken.next, untaken.place, error)
-      await session.close().catch(() => {})
+      try {
+        // The children the repair continued before it failed worked for a run no turn will take.
+        if (untaken) tellUntakenRun(this._state.notify, untaken.next, untaken.place)
+      } finally {
+        await session.close().catch(() => {})
+      }
       throw error
     }
   }
@@ -353,7 +356,12 @@ function serviceOf<K extends keyof typeof NEEDED>(state: ServiceState, name: K):
 async function repairing<T>(state: ServiceState, sessionId: string, next: NextRun, repair: () => Promise<T>): Promise<T> {
   state.repairing.set(sessionId, next)
   try {
-    return await repair()
+    const repaired = await repair()
+    next.failed = undefined
+    return repaired
+  } catch (error) {
+    next.failed = { error }
+    throw error
   } finally {
     next.endedAt = Date.now()
     if (state.repairing.get(sessionId) === next) state.repairing.delete(sessionId)

@@ -41,9 +41,12 @@ export class TreeSpend {
 export class NextRun {
   readonly runId = newRunId()
   readonly spent = new TreeSpend()
-  /** When the first repair working for it began, and the last one ended: its times if no turn takes it. */
+  /** When the first repair working for it began: its start if no turn takes it. */
   readonly startedAt = Date.now()
+  /** When the last repair working for it ended: its end if no turn takes it. */
   endedAt: number | undefined
+  /** What the last repair working for it threw, if it failed (told with the run if no turn takes it). */
+  failed: { error: unknown } | undefined
 
   constructor(private readonly upward: Charge | undefined, readonly left: (() => BudgetLeft | undefined) | undefined) {}
 

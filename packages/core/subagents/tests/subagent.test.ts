@@ -1,9 +1,10 @@
 import type { RepairEndEvent } from '@rein/agent'
 import { eventData } from '@rein/session'
 import { defineTool } from '@rein/tools'
+import type { TelemetryRecord } from '@rein/telemetry'
 import type { ScriptedTurn } from '@rein/testkit'
 import { describe, expect, it } from 'vitest'
-import { boot, byTask, call, childIdOf, resultOf, taskOf, textOf, usage } from './harness.ts'
+import { boot, byTask, call, childIdOf, resultOf, taskOf, textOf, usage, type BootOptions } from './harness.ts'
 
 const ask = (prompt: string, extra: Record<string, unknown> = {}) => ({ description: 'look it up', prompt, ...extra })
 
@@ -292,20 +293,40 @@ describe('cancelling a subagent call', () => {
     expect(starts.at(-1)).toMatchObject({ parentRunId: next.runId, parentCallId: 'c1' })
   })
 
-  it('counts the child a compaction\'s repair continued after an interrupt in a run of its own when the agent closes before any turn', async () => {
-    const summary: ScriptedTurn = [{ text: '## Goal\nGo on.' }, usage(40, 4)]
-    const { root, create } = await boot(byTask({
-      'go': [[call('subagent', ask('dig'), 'c1'), usage(10, 1)], summary, summary, summary],
+  /** A parent interrupted while its child `dig` waits at the gate; `go`'s answers after the first are `later`. */
+  async function interruptedAtChild(later: readonly ScriptedTurn[], options: Omit<BootOptions, 'telemetry'> = {}) {
+    const stack = await boot(byTask({
+      'go': [[call('subagent', ask('dig'), 'c1'), usage(10, 1)], ...later],
       'dig': [[{ text: 'partial findings' }, call('gate', {}, 'g1'), usage(100, 5)], [{ text: 'dug it all' }, usage(300, 7)]],
-    }), { telemetry: true, contextWindow: 8_000 })
-    const ready = gateTool(root)
-    const parent = await create()
+    }), { ...options, telemetry: true })
+    const ready = gateTool(stack.root)
+    const parent = await stack.create()
     const ends: RepairEndEvent[] = []
-    root.on('agent/repair-end', (event) => { ends.push(event) })
+    stack.root.on('agent/repair-end', (event) => { ends.push(event) })
+    const records: TelemetryRecord[] = []
+    stack.root.telemetry.sink({ name: 'recorder', emit: (record) => { records.push(record) } })
     const first = parent.send('go')
     await ready
     await parent.interrupt()
     await first
+    const digRequests = () => stack.llm.requests.filter((request) => taskOf(request) === 'dig').length
+    return { ...stack, parent, ends, records, digRequests }
+  }
+
+  /** The parent's log cannot be written once the child has been continued; returns how to heal it. */
+  function failAfterContinuing(stack: Awaited<ReturnType<typeof interruptedAtChild>>): () => void {
+    const { store, parent, digRequests } = stack
+    const append = store.append.bind(store)
+    store.append = async (id, events) => {
+      if (id === parent.session.id && digRequests() >= 2) throw Object.assign(new Error('no space left on device'), { code: 'ENOSPC' })
+      return append(id, events)
+    }
+    return () => { store.append = append }
+  }
+
+  it('counts the child a compaction\'s repair continued after an interrupt in a run of its own when the agent closes before any turn', async () => {
+    const summary: ScriptedTurn = [{ text: '## Goal\nGo on.' }, usage(40, 4)]
+    const { root, parent, ends, records } = await interruptedAtChild([summary, summary, summary], { contextWindow: 8_000 })
     // The compaction repairs the log first, which continues the child for the next turn's run.
     await parent.compactNow()
     expect(ends).toEqual([])
@@ -313,13 +334,38 @@ describe('cancelling a subagent call', () => {
     expect(ends).toHaveLength(1)
     const [end] = ends
     expect(end).toMatchObject({ reason: 'completed', identity: { sessionId: parent.session.id } })
-    expect(root.telemetry.cost(end!.identity.runId)).toMatchObject({
-      own: { attempts: 0 },
-      children: { usage: { inputTokens: 300, outputTokens: 7 }, money: 314, attempts: 1 },
-    })
+    const runId = end!.identity.runId
+    const children = { usage: { inputTokens: 300, outputTokens: 7 }, money: 314, attempts: 1 }
+    expect(root.telemetry.cost(runId)).toMatchObject({ own: { attempts: 0 }, children })
+    // A sink gets it as a run, purpose `repair`, its end carrying the children's cost.
+    const told = records.filter((record) => record.kind === 'run' && record.scope.runId === runId)
+    expect(told).toMatchObject([{ phase: 'start', purpose: 'repair' }, { phase: 'end', purpose: 'repair', reason: 'completed', cost: { children } }])
     const childId = (await root.sessions.list()).find((summary) => summary.parentCallId === 'c1')!.id
     const starts = (await root.sessions.load(childId)).events.filter((event) => event.type === 'turn/start').map((event) => eventData(event, 'turn/start'))
-    expect(starts.at(-1)).toMatchObject({ parentRunId: end!.identity.runId, parentCallId: 'c1' })
+    expect(starts.at(-1)).toMatchObject({ parentRunId: runId, parentCallId: 'c1' })
+  })
+
+  it('tells the run at close as ended in error when the repair that continued the child then could not write the log', async () => {
+    const stack = await interruptedAtChild([[{ text: 'thanks' }, usage(20, 2)]])
+    const heal = failAfterContinuing(stack)
+    await expect(stack.parent.send('more')).rejects.toMatchObject({ code: 'SESSION_FLUSH_FAILED' })
+    heal()
+    await stack.parent.close()
+    expect(stack.ends).toMatchObject([{ reason: 'error', errorCode: 'SESSION_FLUSH_FAILED' }])
+    expect(stack.root.telemetry.cost(stack.ends[0]!.identity.runId)).toMatchObject({ children: { usage: { inputTokens: 300, outputTokens: 7 }, attempts: 1 } })
+  })
+
+  it('lets a turn retried after that failed repair take the run, counting the continuation once and telling nothing at close', async () => {
+    const stack = await interruptedAtChild([[{ text: 'thanks' }, usage(20, 2)]])
+    const heal = failAfterContinuing(stack)
+    await expect(stack.parent.send('more')).rejects.toMatchObject({ code: 'SESSION_FLUSH_FAILED' })
+    heal()
+    const next = await stack.parent.send('more')
+    expect(next).toMatchObject({ reason: 'completed', subagents: { usage: { inputTokens: 300, outputTokens: 7 }, cost: 314 } })
+    expect(stack.root.telemetry.cost(next.runId)?.children).toMatchObject({ usage: { inputTokens: 300, outputTokens: 7 }, attempts: 1 })
+    await stack.parent.close()
+    expect(stack.ends).toEqual([])
+    expect(stack.digRequests()).toBe(2)
   })
 
   it('holds a grandchild its child\'s resume continues to what the live root\'s turn has left, not only charges it', async () => {

@@ -52,7 +52,7 @@ export const REIN = {
   runId: 'rein.run.id',
   sessionId: 'rein.session.id',
   runEndReason: 'rein.run.end_reason',
-  /** What a run was when it was not a turn: `compaction` (between turns: `rein compact`, `/compact`). */
+  /** What a run was when it was not a turn: `compaction` (between turns: `rein compact`, `/compact`), `repair` (a repair no turn took). */
   runPurpose: 'rein.run.purpose',
   /** The code a run ended with (`MAX_STEPS`, `AUTH`, …), failure or not. */
   runEndCode: 'rein.run.end_code',

@@ -5,7 +5,7 @@
 
 import { Context, type Fiber, type LoggerType } from '@deepseek-ai/cordis'
 import type {
-  CostReport, LlmCallEndRecord, LlmCallStartRecord, RunEndRecord, RunScope, Spend, TelemetryRecord, TelemetrySink,
+  CostReport, LlmCallEndRecord, LlmCallStartRecord, RunEndRecord, RunPurpose, RunScope, Spend, TelemetryRecord, TelemetrySink,
   ToolCallEndRecord, ToolCallStartRecord,
 } from '@rein/telemetry'
 import { startOtlpCapture, type OtlpCapture, type OtlpCaptureMode } from '@rein/testkit'
@@ -74,8 +74,8 @@ export function scopeOf(runId: string, options: Partial<RunScope> = {}): RunScop
   return { runId, turnId: `s-${runId}/1`, sessionId: `s-${runId}`, conversationId: 'conv-1', agentName: 'main', depth: 0, ...options }
 }
 
-export function runStart(scope: RunScope, at: number): TelemetryRecord {
-  return { kind: 'run', phase: 'start', scope, startedAt: at }
+export function runStart(scope: RunScope, at: number, purpose?: RunPurpose): TelemetryRecord {
+  return { kind: 'run', phase: 'start', scope, startedAt: at, ...(purpose ? { purpose } : {}) }
 }
 
 export function runEnd(scope: RunScope, startedAt: number, endedAt: number, cost: CostReport, extra: Partial<RunEndRecord> = {}): RunEndRecord {

@@ -232,4 +232,20 @@ describe('how a run or an attempt ended', () => {
     expect(agent.attributes['gen_ai.provider.name']).toBeUndefined()
     expect(agent.attributes['gen_ai.request.model']).toBeUndefined()
   })
+
+  it('exports a repair no turn took as an invoke_agent with rein.run.purpose repair and its children\'s totals, failed when it failed', async () => {
+    const { telemetry, spans } = await setup()
+    const run = scopeOf('run-repair')
+    const children = spend({ inputTokens: 300, outputTokens: 7 }, 0.5)
+    telemetry.emit(
+      runStart(run, T0, 'repair'),
+      runEnd(run, T0, T0 + 1, cost(spend(undefined), children, children), { purpose: 'repair', reason: 'error', errorCode: 'SESSION_FLUSH_FAILED' }),
+    )
+    const agent = byName(await spans(), 'invoke_agent main')
+    expect(agent.attributes).toMatchObject({
+      'rein.run.purpose': 'repair', 'rein.run.end_reason': 'error', 'rein.run.end_code': 'SESSION_FLUSH_FAILED',
+      'rein.usage.children.input_tokens': 300, 'rein.usage.total.input_tokens': 300, 'rein.cost.children': 0.5,
+    })
+    expect(agent.status).toMatchObject({ code: 2 })
+  })
 })
