@@ -11,7 +11,7 @@
  * - B: all turns in one conversation (its history grows), one tool call;
  * - C: every turn in a fresh conversation, three parallel tool calls.
  *
- * The first WARMUP turns (a conversation of their own) are not measured. The harness prints one line
+ * The first WARMUP turns (10, or REIN_BENCH_WARMUP; conversations of their own, ten turns each) are not measured. The harness prints one line
  * `RESULT {json}` with CPU and wall time over the measured turns (and the CPU of threads other than
  * the main one), RSS after measured turn 10 and at
  * the end, peak RSS, and its process start time (the runner compares it with the server's first
@@ -30,7 +30,7 @@ export const lookup = (/** @type {string} */ key) => `value of ${key}`
 /** The model id every harness asks for (the server ignores it). */
 export const MODEL = 'bench-model'
 export const API_KEY = 'sk-bench'
-const WARMUP = 10
+const WARMUP = warmupTurns(process.env.REIN_BENCH_WARMUP)
 
 /** The user message of turn `i`. */
 export const userText = (/** @type {number} */ i) => `Turn ${i}: look the keys up.`
@@ -39,6 +39,14 @@ export const userText = (/** @type {number} */ i) => `Turn ${i}: look the keys u
  * @typedef {{ send: (text: string) => Promise<string> }} Conversation
  *   `send` runs one whole turn (the model's tool calls, the tool, the answer) and returns the answer text.
  */
+
+/** The unmeasured turns: 10 unless the runner asks for more (`--warmup`). */
+function warmupTurns(/** @type {string | undefined} */ value) {
+  if (value === undefined || value === '') return 10
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 1) throw new Error(`REIN_BENCH_WARMUP must be a positive integer, not ${value}`)
+  return n
+}
 
 /** The command line: base URL, scenario, measured turns. */
 export function args() {
@@ -57,8 +65,12 @@ export async function runLoop({ scenario, turns, conversation, close }) {
   const check = (/** @type {string} */ answer, /** @type {number} */ i) => {
     if (!answer.includes('values are in')) throw new Error(`turn ${i}: unexpected answer ${JSON.stringify(answer)}`)
   }
-  const warm = await conversation()
-  for (let i = 0; i < WARMUP; i++) check(await warm.send(userText(i)), i)
+  // Ten turns to a warm-up conversation, so a long warm-up does not grow one huge history.
+  let warm = await conversation()
+  for (let i = 0; i < WARMUP; i++) {
+    if (i > 0 && i % 10 === 0) warm = await conversation()
+    check(await warm.send(userText(i)), i)
+  }
   const shared = scenario === 'B' ? await conversation() : undefined
   let rss10 = 0
   let heap10 = 0

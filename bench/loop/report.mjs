@@ -10,7 +10,7 @@
  * @typedef {{ rep: number, ok: boolean, reason?: string, stderrTail?: string, metrics?: Record<string, number> }} Run
  * @typedef {{ ok: boolean, figures?: Record<string, any>, reason?: string, stderrTail?: string }} Extra
  * @typedef {{
- *   date: Date, commit: string, command: string, turns: number, reps: number, quick: boolean, partial: boolean,
+ *   date: Date, commit: string, command: string, turns: number, reps: number, warmup: number, quick: boolean, partial: boolean,
  *   machine: { cpu: string, cores: number, memGiB: number, node: string, os: string, load: number[] },
  *   scenarios: ('A' | 'B' | 'C')[], harnesses: Harness[], skipped: { harness: Harness, reason: string }[],
  *   runs: Map<string, Run[]>, extras: Record<string, Extra>, extrasRun: boolean,
@@ -75,9 +75,10 @@ export function renderReport(input) {
   out.push('<!-- Written by bench/loop/run.mjs (`pnpm bench`) on each run; edit the runner, not this file. -->', '')
   const { machine } = input
   out.push(`Measured ${input.date.toISOString().replace(/\.\d+Z$/, 'Z')} with \`${input.command}\` at commit ${input.commit} on ${machine.cpu}, ${machine.cores} cores, ${machine.memGiB.toFixed(1)} GiB RAM, Node ${machine.node}, ${machine.os}; load average ${machine.load.map((l) => l.toFixed(2)).join(' / ')} (1 / 5 / 15 min) at the start.`)
-  out.push(`Each harness ran ${turns} measured turns (after ${10} unmeasured warm-up turns) per scenario, in its own process, ${input.reps} repetition${input.reps === 1 ? '' : 's'} interleaved; every figure is the median over the repetitions. Ratios are to the floor in the same scenario; compare ratios, not absolute times, across machines.`)
-  if (input.quick || input.partial || input.reps < 3) {
-    out.push('', `> **Not a full run** (${[input.quick ? 'quick mode' : '', input.partial ? 'a subset of the harnesses' : '', input.reps < 3 ? `${input.reps} repetition${input.reps === 1 ? '' : 's'}` : ''].filter(Boolean).join(', ')}): the figures are indicative only. \`pnpm bench\` makes the full table.`)
+  out.push(`Each harness ran ${turns} measured turns (after ${input.warmup} unmeasured warm-up turns) per scenario, in its own process, ${input.reps} repetition${input.reps === 1 ? '' : 's'} interleaved; every figure is the median over the repetitions. Ratios are to the floor in the same scenario; compare ratios, not absolute times, across machines.`)
+  const steady = input.warmup !== 10
+  if (input.quick || input.partial || input.reps < 3 || steady) {
+    out.push('', `> **Not a full run** (${[input.quick ? 'quick mode' : '', input.partial ? 'a subset of the harnesses' : '', input.reps < 3 ? `${input.reps} repetition${input.reps === 1 ? '' : 's'}` : '', steady ? `${input.warmup} warm-up turns, not the issue's 10` : ''].filter(Boolean).join(', ')}): the figures are indicative only. \`pnpm bench\` makes the full table.`)
   }
   out.push('')
 
@@ -209,7 +210,7 @@ export function renderReport(input) {
     out.push('')
   }
 
-  out.push(...meanings(turns))
+  out.push(...meanings(turns, input.warmup))
   return `${out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`
 }
 
@@ -305,7 +306,7 @@ function firstRequestText(/** @type {any} */ cli, /** @type {number} */ ratio) {
 }
 
 /** What each number means and how the loop is made. */
-function meanings(/** @type {number} */ turns) {
+function meanings(/** @type {number} */ turns, /** @type {number} */ warmup) {
   return [
     '## What the numbers mean',
     '',
@@ -313,7 +314,7 @@ function meanings(/** @type {number} */ turns) {
     '',
     '**The harnesses.** The floor ([bench/loop/floor.mjs](../bench/loop/floor.mjs)) is the bare loop issue #16 names: `fetch`, eventsource-parser, `JSON.parse` per event, the calls assembled and called directly, history in an array; no validation, persistence or retries. It is not the least CPU a loop can take on Node 20: rein\'s adapter talks over `node:http`, which costs less per request than `fetch` (undici over web streams), so rein in memory can come out near or below it; the informational row *floor over node:http* ([bench/loop/floor-http.mjs](../bench/loop/floor-http.mjs)) is the same bare loop on rein\'s transport, and what rein adds over it is rein\'s own cost. The informational row *floor keeping a log* is the floor plus what a durable log needs and nothing more: a new file per conversation (its folder fsynced once) and the new messages appended as JSON lines where rein saves its log, fsynced where rein fsyncs it (before each request and at the end of the turn; before the tool bodies only written, as rein writes the intents of replay-safe calls such as the lookup); what it adds over the floor is what those fsyncs cost on the machine, whoever makes them. rein ([bench/loop/rein.mjs](../bench/loop/rein.mjs)) is composed in code from its built packages, its `lookup` tool declared pure (`effects: []`, so it is replay-safe: its intent is written, not fsynced, before its body) and concurrency-safe (so the calls of C run side by side, as the peers that run calls concurrently run them; it also makes their three intents one write, where a tool without the flag pays one each): durable = @rein/session-jsonl (each event fsynced before the request, written before a replay-safe tool body, in a temporary folder) + @rein/telemetry with @rein/otel-http exporting to a local OTLP capture in the runner; in-memory = sessions in memory, no telemetry; the two layer rows turn on one of the two. Peers ([bench/peers/](../bench/peers/), installed from their own lockfile by `npm ci` when needed, never by the workspace install) do the same loop with their own API; each file says what it turns on and off.',
     '',
-    '**How it runs.** Every run is its own `node` process: `node <harness> <base-url with a run id> <A|B|C> <turns> [variant]`. Per repetition and scenario every harness runs once, in an order rotated each time, so a drift of the machine falls on all alike. A run counts only when it exits 0, prints its RESULT line, sent exactly 2 × (turns + 10) requests and every tool result was the one asked for; otherwise it is listed as failed with the end of its stderr.',
+    '**How it runs.** Every run is its own `node` process: `node <harness> <base-url with a run id> <A|B|C> <turns> [variant]`. Per repetition and scenario every harness runs once, in an order rotated each time, so a drift of the machine falls on all alike. A run counts only when it exits 0, prints its RESULT line, sent exactly 2 × (turns + ' + warmup + ') requests (its warm-up turns included) and every tool result was the one asked for; otherwise it is listed as failed with the end of its stderr.',
     '',
     `- **CPU ms/turn**: user + system CPU time of the harness process over the ${turns} measured turns and the close after them (where rein's telemetry exports the last spans and metrics the turns made), divided by the turns (the runner's server work is in another process and not counted). It includes V8's helper threads (garbage collection, compilation), so it can exceed the wall time. The optimizing compiler is still at work over these turns (it compiles each hot function on a helper thread), so a harness with more hot code pays more of it here than a longer run would per turn. The headline figure.`,
     '- **of it off the main thread**: the part of that CPU spent on threads other than the main one: the process\'s CPU less its main thread\'s, from /proc (Linux; — elsewhere). In profiles of these runs (perf) most of it was V8\'s optimizing compiler at work on hot functions; garbage collection helpers and the thread pool are the rest. It shows how much of a figure is code being compiled rather than run: compiled code only starts to pay back late in these turns. Ticks are 10 ms, so over 200 turns the figure moves in steps of 0.05 ms; the share is of the medians.',
@@ -327,7 +328,7 @@ function meanings(/** @type {number} */ turns) {
     '- **×**: the figure divided by the floor\'s median in the same scenario.',
     '- **per repetition**: in the CPU target, the lowest and highest of rein\'s CPU over the floor\'s within one repetition (the two ran in the same round, minutes apart at most): how much the machine moved the ratio from one round to the next.',
     '',
-    '`pnpm bench` builds the packages, installs the peers if needed and runs everything (several minutes). `node bench/loop/run.mjs --quick` does 1 repetition of 50 turns; `--only rein,pi` (or `ONLY=`) runs a subset (the floor always runs); `TURNS=` / `--turns`, `REPS=` / `--reps` change the counts; `--no-extras` skips the micro benchmarks; `--no-write` leaves this file alone. `pnpm bench:micro` runs the micro benchmarks (bench/*.ts) with their own output.',
+    '`pnpm bench` builds the packages, installs the peers if needed and runs everything (several minutes). `node bench/loop/run.mjs --quick` does 1 repetition of 50 turns; `--only rein,pi` (or `ONLY=`) runs a subset (the floor always runs); `TURNS=` / `--turns`, `REPS=` / `--reps` change the counts; `WARMUP=` / `--warmup` the unmeasured turns each run starts with (10; with 1 000 the figures show the steady state, once the compiler has done its work); `--no-extras` skips the micro benchmarks; `--no-write` leaves this file alone. `pnpm bench:micro` runs the micro benchmarks (bench/*.ts) with their own output.',
     '',
   ]
 }

@@ -5,9 +5,11 @@
  * repetitions, medians; then resume, cold start and tool-call overhead from the micro benchmarks;
  * then a markdown report on stdout and in docs/benchmarks.md (rewritten whole each run).
  *
- *   node bench/loop/run.mjs [--quick] [--only rein,pi,…] [--turns N] [--reps N] [--no-extras] [--no-write]
+ *   node bench/loop/run.mjs [--quick] [--only rein,pi,…] [--turns N] [--reps N] [--warmup N] [--no-extras] [--no-write]
  *
- * Environment: TURNS, REPS, ONLY (same as the flags), RUN_TIMEOUT_MS (per process, default 10 min).
+ * Environment: TURNS, REPS, WARMUP, ONLY (same as the flags), RUN_TIMEOUT_MS (per process, default 10 min).
+ * `--warmup` (default 10) sets the unmeasured turns each process runs first: a large one (1 500) shows
+ * the steady state, once the JIT has compiled every harness's hot code.
  * Progress goes to stderr, the report to stdout. The runner itself serves the mock model and an OTLP
  * capture endpoint, so its own work is never counted against a harness (each harness measures its
  * own CPU with process.cpuUsage).
@@ -27,8 +29,6 @@ const bench = fileURLToPath(new URL('..', import.meta.url))
 const repo = fileURLToPath(new URL('../..', import.meta.url))
 const peers = join(bench, 'peers')
 const docsFile = join(repo, 'docs', 'benchmarks.md')
-/** common.mjs's WARMUP: the unmeasured turns every harness runs first (two requests each). */
-const WARMUP_TURNS = 10
 const MiB = 1024 * 1024
 
 /** @typedef {'A' | 'B' | 'C'} Scenario */
@@ -77,7 +77,7 @@ function readJson(/** @type {string} */ file) {
 }
 
 function usage(/** @type {string} */ problem) {
-  process.stderr.write(`${problem}\nusage: node bench/loop/run.mjs [--quick] [--only ${HARNESSES.map((h) => h.id).join(',')}] [--turns N] [--reps N] [--no-extras] [--no-write]\n`)
+  process.stderr.write(`${problem}\nusage: node bench/loop/run.mjs [--quick] [--only ${HARNESSES.map((h) => h.id).join(',')}] [--turns N] [--reps N] [--warmup N] [--no-extras] [--no-write]\n`)
   process.exit(2)
 }
 
@@ -90,10 +90,10 @@ function options() {
     if (value === undefined || value.startsWith('--')) usage(`${name} needs a value`)
     return value
   }
-  const known = new Set(['--quick', '--only', '--turns', '--reps', '--no-extras', '--no-write', '--help'])
+  const known = new Set(['--quick', '--only', '--turns', '--reps', '--warmup', '--no-extras', '--no-write', '--help'])
   for (const [i, arg] of argv.entries()) {
     if (arg.startsWith('--') && !known.has(arg)) usage(`unknown option ${arg}`)
-    if (!arg.startsWith('--') && !['--only', '--turns', '--reps'].includes(argv[i - 1] ?? '')) usage(`unexpected argument ${arg}`)
+    if (!arg.startsWith('--') && !['--only', '--turns', '--reps', '--warmup'].includes(argv[i - 1] ?? '')) usage(`unexpected argument ${arg}`)
   }
   if (argv.includes('--help')) usage('runs the loop benchmark and writes docs/benchmarks.md')
   const quick = argv.includes('--quick') || process.env.BENCH_QUICK === '1'
@@ -105,13 +105,15 @@ function options() {
   }
   const turns = number(flag('--turns') ?? process.env.TURNS, quick ? 50 : 200, 'turns')
   const reps = number(flag('--reps') ?? process.env.REPS, quick ? 1 : 5, 'reps')
+  // The unmeasured turns every harness runs first (two requests each): common.mjs reads them from REIN_BENCH_WARMUP.
+  const warmup = number(flag('--warmup') ?? process.env.WARMUP, 10, 'warmup')
   const only = (flag('--only') ?? process.env.ONLY ?? '').split(',').map((id) => id.trim()).filter(Boolean)
   const unknown = only.filter((id) => !HARNESSES.some((h) => h.id === id))
   if (unknown.length > 0) usage(`unknown harness ${unknown.join(', ')}`)
   // The floor is every ratio's denominator, so it always runs.
   const selected = HARNESSES.filter((h) => only.length === 0 || h.id === 'floor' || only.includes(h.id))
   const extras = !argv.includes('--no-extras') && process.env.BENCH_EXTRAS !== '0'
-  return { quick, turns, reps, only, selected, extras, write: !argv.includes('--no-write') }
+  return { quick, turns, reps, warmup, only, selected, extras, write: !argv.includes('--no-write') }
 }
 
 /** `npm ci` in bench/peers when node_modules is missing or older than the lockfile. */
@@ -201,7 +203,7 @@ async function main() {
   // rein's session files, removed once every run is done (see rein.mjs).
   const kept = mkdtempSync(join(os.tmpdir(), 'rein-bench-runs-'))
   process.on('exit', () => rmSync(kept, { recursive: true, force: true }))
-  const env = { ...process.env, REIN_BENCH_OTLP: capture.url, REIN_BENCH_TMP: kept }
+  const env = { ...process.env, REIN_BENCH_OTLP: capture.url, REIN_BENCH_TMP: kept, REIN_BENCH_WARMUP: String(config.warmup) }
 
   /**
    * @typedef {{ rep: number, ok: boolean, reason?: string, stderrTail?: string, metrics?: Record<string, number> }} Run
@@ -234,7 +236,7 @@ async function main() {
         const stats = server.stats(runId)
         const line = out.stdout.split('\n').find((l) => l.startsWith('RESULT '))
         const result = line ? readResult(line.slice('RESULT '.length)) : undefined
-        const expected = 2 * (config.turns + WARMUP_TURNS)
+        const expected = 2 * (config.turns + config.warmup)
         let reason = ''
         if (out.timedOut) reason = `killed after ${timeoutMs} ms`
         else if (out.code !== 0) reason = `exit ${out.code ?? out.signal}`
@@ -256,7 +258,7 @@ async function main() {
           heapGrowth: (result.heapEnd - result.heap10) / MiB,
           prefixMean: stats.prefixCount > 0 ? (stats.prefixSum / stats.prefixCount) * 100 : Number.NaN,
           prefixMin: stats.prefixCount > 0 ? stats.prefixMin * 100 : Number.NaN,
-          otlpKiBPerTurn: otlpBytes / 1024 / (config.turns + WARMUP_TURNS),
+          otlpKiBPerTurn: otlpBytes / 1024 / (config.turns + config.warmup),
         }
         list.push({ rep, ok: true, metrics })
         process.stderr.write(`[${done}/${total}] rep ${rep + 1} ${scenario} ${harness.id}: ${metrics.cpu.toFixed(3)} ms CPU/turn, ${metrics.wall.toFixed(3)} ms wall/turn\n`)
@@ -283,10 +285,10 @@ async function main() {
   }
 
   const argv = process.argv.slice(2)
-  const envShown = ['TURNS', 'REPS', 'ONLY'].filter((name) => process.env[name]).map((name) => `${name}=${process.env[name]} `).join('')
+  const envShown = ['TURNS', 'REPS', 'WARMUP', 'ONLY'].filter((name) => process.env[name]).map((name) => `${name}=${process.env[name]} `).join('')
   const command = process.env.npm_lifecycle_event === 'bench' && argv.length === 0 ? `${envShown}pnpm bench` : `${envShown}node bench/loop/run.mjs${argv.length ? ` ${argv.join(' ')}` : ''}`
   const markdown = renderReport({
-    date: started, commit: measured, machine, command, turns: config.turns, reps: config.reps, quick: config.quick, partial: config.only.length > 0,
+    date: started, commit: measured, machine, command, turns: config.turns, reps: config.reps, warmup: config.warmup, quick: config.quick, partial: config.only.length > 0,
     scenarios: SCENARIOS, harnesses: present, skipped, runs, extras, extrasRun: config.extras,
   })
   process.stdout.write(markdown)
