@@ -158,10 +158,15 @@ function effects(lists: readonly string[]): ToolEffect[] {
   return ALLOWABLE_EFFECTS.filter((effect) => names.includes(effect))
 }
 
+/** Plain decimal digits, as a person types a count or an amount: no sign, exponent, hex or spaces. */
+const WHOLE = /^\d+$/
+const DECIMAL = /^(\d+\.?\d*|\.\d+)$/
+
 function number(flag: string, raw: string | undefined, integer: boolean): Record<string, number> {
   if (raw === undefined) return {}
-  const value = Number(raw)
-  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+  // Number() alone would take 0x10, 1e3 and " 5 ".
+  const value = (integer ? WHOLE : DECIMAL).test(raw) ? Number(raw) : Number.NaN
+  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isSafeInteger(value))) {
     throw new ReinError('USAGE', `--${flag} needs a positive ${integer ? 'whole ' : ''}number, not "${raw}"`)
   }
   const key = flag.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase())

@@ -2,5 +2,9 @@
 // The `rein` executable.
 import { main } from './main.ts'
 import { processIo } from './io.ts'
+import { reportStrayErrors } from './stray-errors.ts'
 
-process.exitCode = await main(process.argv.slice(2), processIo())
+const io = processIo()
+const argv = process.argv.slice(2)
+reportStrayErrors(io, argv.includes('--verbose') || argv.includes('-v'))
+process.exitCode = await main(argv, io)

@@ -105,11 +105,14 @@ const FULL_ID_LENGTH = 36
 
 /**
  * The stored session `given` names: its id, or the only stored id that starts with it (as git
- * takes a short hash). `given` as it is when none does, for the command's own "no session".
+ * takes a short hash). `given` as it is when none does, for the command's own "no session". A
+ * session whose file cannot be read counts too: the command then says what is wrong with it.
  */
 export async function resolveSessionId(ctx: Context, given: string): Promise<string> {
   if (given.length >= FULL_ID_LENGTH) return given
-  return matchSessionId(given, (await ctx.sessions.list()).map((summary) => summary.id))
+  const unreadable: string[] = []
+  const listed = await ctx.sessions.list({ unreadable: (id) => { unreadable.push(id) } })
+  return matchSessionId(given, [...listed.map((summary) => summary.id), ...unreadable])
 }
 
 /** `given` among `ids`: itself, the one id it starts, or `USAGE` naming those it starts when several. */

@@ -32,6 +32,14 @@ describe('rein: usage', () => {
     expect(flag.code).toBe(2)
     expect(flag.stderr).toMatch(/^rein: Unknown option '--turbo'; a task or message that starts with a dash goes after '--' \(rein run -- "--turbo …"\); see rein --help\n$/)
     expect((await rein('/', ['run', '--max-steps', 'many', 'x'])).stderr).toBe('rein: --max-steps needs a positive whole number, not "many"\n')
+    // Number() would take these; a person means none of them.
+    for (const raw of ['0x10', '1e3', '1e300', ' 5', '+5', '99999999999999999999']) {
+      const run = await rein('/', ['run', '--max-steps', raw, 'x'])
+      expect({ raw, code: run.code, stderr: run.stderr }).toEqual({ raw, code: 2, stderr: `rein: --max-steps needs a positive whole number, not "${raw}"\n` })
+    }
+    for (const raw of ['1e-3', '0x1', 'Infinity', '1,5', '.']) {
+      expect((await rein('/', ['run', '--max-cost', raw, 'x'])).stderr).toBe(`rein: --max-cost needs a positive number, not "${raw}"\n`)
+    }
     expect((await rein('/', ['run'])).code).toBe(2)
   })
 
@@ -218,6 +226,27 @@ describe('rein run', () => {
     expect((await rein(p.dir, ['run', '--session', prefix, 'three'])).code).toBe(0)
     const messages = (p.server.requests[2]!.body as { messages: { role: string; content: string }[] }).messages
     expect(messages.map((message) => message.content)).toEqual(['one', 'first', 'three'])
+  })
+
+  it('takes the start of an unreadable session\'s id to that session, so the command names what is wrong with its file, and counts it among those a start is ambiguous between', async () => {
+    const p = await setUp([answer('first'), answer('second')])
+    const id = sessionIdOf(await rein(p.dir, ['run', 'one']))
+    const other = sessionIdOf(await rein(p.dir, ['run', 'two']))
+    let short = 4
+    while (id.slice(0, short) === other.slice(0, short)) short++
+    const file = join(p.home, 'sessions', `${id}.jsonl`)
+    const lines = readFileSync(file, 'utf8').split('\n')
+    writeFileSync(file, [...lines.slice(0, 2), '{"garbled', ...lines.slice(3)].join('\n'))
+    for (const argv of [['show', id.slice(0, short)], ['resume', id.slice(0, short), 'go on'], ['compact', id.slice(0, short)]]) {
+      const run = await rein(p.dir, argv)
+      expect({ argv, code: run.code }).toEqual({ argv, code: 2 })
+      expect(run.stderr).toContain(`${id}.jsonl:3: not valid JSON`)
+    }
+    // A damaged file whose name starts as a readable session's id does: ambiguous, not silently the readable one.
+    writeFileSync(join(p.home, 'sessions', `${other.slice(0, 8)}-0000-4000-8000-000000000000.jsonl`), 'not a session\n', { mode: 0o600 })
+    const shared = await rein(p.dir, ['show', other.slice(0, 8)])
+    expect(shared.code).toBe(2)
+    expect(shared.stderr).toContain(`2 sessions start with ${other.slice(0, 8)}`)
   })
 
   it('refuses the start of an id that several sessions share, naming them', () => {

@@ -154,7 +154,7 @@ export function chatTerminal(cwd: string, argv: string[] = []) {
   }
 }
 
-export function sessionIdOf(run: Run): string {
+export function sessionIdOf(run: Pick<Run, 'stderr'>): string {
   const match = /session (\S+)/.exec(run.stderr)
   if (!match) throw new Error(`no session id in: ${run.stderr}`)
   return match[1]!
