@@ -174,6 +174,11 @@ export class Agent {
 
   /** Starts a turn with a user message. One turn at a time: `AGENT_BUSY` otherwise. */
   send(text: string): Promise<TurnResult> {
+    // Refused before the turn starts: a message the log would refuse must not leave a turn open.
+    if (typeof text !== 'string') {
+      const kind = text === null ? 'null' : Array.isArray(text) ? 'an array' : typeof text
+      return Promise.reject(new ReinError('INVALID_MESSAGE', `send takes the message as a string, not ${kind}`))
+    }
     return this.start(text)
   }
 

@@ -1,6 +1,7 @@
 /** What an agent is configured with, and the `Config` of the `ctx.agents` plugin that supplies defaults. */
 
 import Schema from '@deepseek-ai/schemastery'
+import { messageOf } from '@rein/base'
 import type { ModelRoute } from '@rein/llm'
 
 export interface AgentOptions {
@@ -67,6 +68,32 @@ export interface CompactionOptions {
 export function compactionProblem(compaction: CompactionOptions): string | undefined {
   if (compaction.mode !== 'auto' || compaction.target < compaction.threshold) return undefined
   return `compaction.target (${compaction.target}) must be below compaction.threshold (${compaction.threshold}): a compaction starts at the threshold and brings the request down to the target`
+}
+
+/**
+ * What is wrong with a caller's options (`create`, `resume`), checked field by field with the row's
+ * schema, if anything: an option may not do what the row may not (a `maxSteps` of NaN lifted the limit).
+ */
+export function optionsProblem(options: object): string | undefined {
+  const fields = AgentConfig.dict ?? {}
+  for (const [key, value] of Object.entries(options)) {
+    const field = fields[key]
+    // `tools` has its own check, naming what a tool list is (INVALID_TOOLS).
+    if (field === undefined || value === undefined || key === 'tools') continue
+    // The schema's ranges let NaN through (every comparison with it is false).
+    if (holdsNaN(value)) return `option ${key}: expected a number but got NaN`
+    try {
+      field(value)
+    } catch (error) {
+      return `option ${key}: ${messageOf(error)}`
+    }
+  }
+  return undefined
+}
+
+function holdsNaN(value: unknown): boolean {
+  if (typeof value === 'number') return Number.isNaN(value)
+  return typeof value === 'object' && value !== null && Object.values(value).some(holdsNaN)
 }
 
 /** Scopes of @rein/memory: `user` (the person, every project) and `project` (this workspace). */

@@ -12,7 +12,7 @@ import { Agent, type AgentLineage, type AgentServices } from './agent.ts'
 import type { ParentRun } from './identity.ts'
 import { findRunStart, parentOf, recordedParent, type ParentRef } from './lineage.ts'
 import { lifecycleNotifier, type Notify } from './lifecycle.ts'
-import { AgentConfig, compactionProblem, type AgentOptions } from './options.ts'
+import { AgentConfig, compactionProblem, optionsProblem, type AgentOptions } from './options.ts'
 import { checkRoutes, modelRoutes, recordedRequest } from './routes.ts'
 import { charTokens, wholeTokens, type Tokenizer } from './compaction/meter.ts'
 import { recallResultTool, withRecall } from './compaction/recall-tool.ts'
@@ -260,6 +260,8 @@ export class AgentService extends Service {
    * options give it (or @rein/memory's Config lets subagents in).
    */
   private async resolve(options: Partial<AgentOptions>, child = false): Promise<AgentOptions> {
+    const invalid = optionsProblem(options)
+    if (invalid) throw new ReinError('CONFIG_INVALID', `${invalid}; give it as the agents row's Config allows`)
     const { memory: _rowMemory, ...rowDefaults } = this._state.config
     const merged = { ...(child ? rowDefaults : this._state.config), ...stripUndefined(options) }
     const { provider, model } = merged

@@ -165,6 +165,35 @@ describe('a turn', () => {
     expectValidLog(agent.session.events)
   })
 
+  it('refuses a message that is not a string before writing anything, so no turn is left open and the next turn is a turn of its own', async () => {
+    const { root } = await boot([[{ text: 'ok' }]])
+    const agent = await root.agents.create()
+    for (const bad of [{ text: 'hi' }, 42, undefined, null, ['hi']]) {
+      await expect(agent.send(bad as unknown as string)).rejects.toMatchObject({ code: 'INVALID_MESSAGE', message: expect.stringContaining('send takes the message as a string') })
+    }
+    expect(agent.session.events).toEqual([])
+    expect((await agent.send('hi')).reason).toBe('completed')
+    expect(types(agent.session.events).filter((type) => type === 'turn/start')).toHaveLength(1)
+    expectValidLog(agent.session.events)
+  })
+
+  it('holds create and resume options to the row\'s schema, so no option can lift a limit (maxSteps NaN ran until the model stopped)', async () => {
+    const { root } = await boot([[{ text: 'ok' }]])
+    const bad: Record<string, unknown>[] = [
+      { maxSteps: Number.NaN }, { maxSteps: 0 }, { maxSteps: -1 }, { maxSteps: 'abc' }, { maxSteps: 1.5 },
+      { maxOutputTokens: -5 }, { maxCost: Number.NaN }, { maxCost: -1 }, { temperature: 7 }, { temperature: Number.NaN },
+      { maxParallelToolCalls: 0 }, { compaction: { threshold: 2 } },
+    ]
+    for (const options of bad) {
+      const [key] = Object.keys(options)
+      await expect(root.agents.create(options)).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining(`option ${key}`) })
+    }
+    const agent = await root.agents.create({ maxSteps: 3, temperature: 0.5 })
+    expect((await agent.send('hi')).reason).toBe('completed')
+    await agent.close()
+    await expect(root.agents.resume(agent.session.id, { maxSteps: Number.NaN })).rejects.toMatchObject({ code: 'CONFIG_INVALID' })
+  })
+
   it('refuses a second turn while one runs', async () => {
     const { root } = await boot([[{ toolCall: { id: 'c1', name: 'slow_read', arguments: '{"key":"gate"}' } }], [{ text: 'ok' }]])
     const probe = probeTools(root)
