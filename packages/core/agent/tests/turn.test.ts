@@ -194,6 +194,22 @@ describe('a turn', () => {
     await expect(root.agents.resume(agent.session.id, { maxSteps: Number.NaN })).rejects.toMatchObject({ code: 'CONFIG_INVALID' })
   })
 
+  it('records an attempt whose adapter reported usage that is not usage (negative, reasoning above output), and the log keeps its invariants', async () => {
+    const { root } = await boot([
+      [{ text: 'one' }, { usage: { inputTokens: -5, outputTokens: 2 } }],
+      [{ text: 'two' }, { usage: { inputTokens: 10, outputTokens: 2, reasoningTokens: 5 } }],
+    ])
+    const agent = await root.agents.create()
+    const first = await agent.send('first')
+    expect(first.error).toBeUndefined()
+    expect(first.reason).toBe('completed')
+    expect((await agent.send('second')).usage).toMatchObject({ inputTokens: 10, outputTokens: 7, reasoningTokens: 5 })
+    const attempts = agent.session.events.filter((event) => event.type === 'llm/attempt')
+    expect(attempts).toHaveLength(2)
+    expect(attempts[0]!.data).toMatchObject({ usageEstimated: true })
+    expectValidLog(agent.session.events)
+  })
+
   it('refuses a second turn while one runs', async () => {
     const { root } = await boot([[{ toolCall: { id: 'c1', name: 'slow_read', arguments: '{"key":"gate"}' } }], [{ text: 'ok' }]])
     const probe = probeTools(root)

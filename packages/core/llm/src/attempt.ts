@@ -8,7 +8,7 @@ import type { AdapterRequest, GenerationOptions, LlmAdapter } from './adapter.ts
 import { toFailure, type LlmFailure } from './errors.ts'
 import type { LlmAttempt, LlmEvent, ModelRoute } from './request.ts'
 import { carriesAnswer, EMPTY_RESPONSE, isEmptyFinish, isDelta, showsAnswer, type FinishReason, type StreamChunk } from './stream.ts'
-import type { TokenUsage } from './usage.ts'
+import { checkedUsage, type TokenUsage } from './usage.ts'
 import { AbortableReads } from './abortable-reads.ts'
 import type { Stop } from '@rein/base'
 
@@ -189,11 +189,17 @@ class Attempt {
     // Shown once the read is returned: a read that throws partway (a malformed chunk) showed nothing.
     let shown = this.shown
     let answerShown = this.answerShown
-    for (const chunk of isBatch(read) ? read : [read]) {
+    for (const given of isBatch(read) ? read : [read]) {
       // The runtime's alone: an adapter's would make the caller drop what it was shown.
-      if (chunk.type === 'discard') continue
-      this.outputChars += outputCharsOf(chunk, this.names)
-      if (chunk.type === 'usage') this.usage = chunk.usage
+      if (given.type === 'discard') continue
+      this.outputChars += outputCharsOf(given, this.names)
+      let chunk = given
+      if (chunk.type === 'usage') {
+        this.usage = checkedUsage(chunk.usage)
+        // What is no usage reaches nobody: the attempt is estimated, as when the provider says nothing.
+        if (this.usage === undefined) continue
+        chunk = { type: 'usage', usage: this.usage }
+      }
       if (chunk.type === 'finish') {
         this.finishChunk = chunk
         this.failedFinish = failureOfFinish(chunk, this.answered)

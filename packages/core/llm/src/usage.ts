@@ -17,13 +17,39 @@ export interface TokenUsage {
   reasoningTokens?: number
 }
 
+const OPTIONAL_COUNTS = ['cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens'] as const
+
+/**
+ * An adapter's usage report as the runtime keeps it, or undefined when it is no usage: a count that
+ * is negative, not a finite number, or (input, output) missing. An attempt without one is estimated,
+ * as when the provider says nothing; a log must never hold a count it would refuse. A fraction is
+ * rounded. Reasoning above output means the provider counted output without it: they are added.
+ */
+export function checkedUsage(reported: unknown): TokenUsage | undefined {
+  if (typeof reported !== 'object' || reported === null) return undefined
+  const raw = reported as Record<string, unknown>
+  const count = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.round(value) : undefined)
+  const inputTokens = count(raw.inputTokens)
+  const outputTokens = count(raw.outputTokens)
+  if (inputTokens === undefined || outputTokens === undefined) return undefined
+  const usage: TokenUsage = { inputTokens, outputTokens }
+  for (const key of OPTIONAL_COUNTS) {
+    if (raw[key] === undefined) continue
+    const value = count(raw[key])
+    if (value === undefined) return undefined
+    usage[key] = value
+  }
+  if (usage.reasoningTokens !== undefined && usage.reasoningTokens > usage.outputTokens) usage.outputTokens += usage.reasoningTokens
+  return usage
+}
+
 /** Sums usages field by field; optional fields stay absent when absent in every operand. */
 export function addUsage(...usages: readonly TokenUsage[]): TokenUsage {
   const total: TokenUsage = { inputTokens: 0, outputTokens: 0 }
   for (const usage of usages) {
     total.inputTokens += usage.inputTokens
     total.outputTokens += usage.outputTokens
-    for (const key of ['cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens'] as const) {
+    for (const key of OPTIONAL_COUNTS) {
       if (usage[key] !== undefined) total[key] = (total[key] ?? 0) + usage[key]
     }
   }

@@ -28,6 +28,9 @@ const attempts = (events: LlmEvent[]) => events.filter((event): event is Extract
 const usage = (inputTokens: number, outputTokens: number): StreamChunk => ({ type: 'usage', usage: { inputTokens, outputTokens } })
 const textDelta = (text: string): StreamChunk[] => [{ type: 'block-start', index: 0, blockType: 'text' }, { type: 'text-delta', index: 0, text }]
 
+/** A text answer whose usage chunk carries `reported`, whatever it is. */
+const reporting = (reported: unknown): StreamChunk[] => say('ok').map((chunk) => (chunk.type === 'usage' ? { type: 'usage', usage: reported } as StreamChunk : chunk))
+
 describe('attempt records', () => {
   it('reports every retried attempt, before its retry event, with the usage the provider reported', async () => {
     const root = await runtime()
@@ -47,6 +50,25 @@ describe('attempt records', () => {
       shown: true, finishReason: 'stop', usage: { inputTokens: 3, outputTokens: 1 }, temperature: 0.3,
     })
     expect(succeeded!.endedAt).toBeGreaterThanOrEqual(succeeded!.startedAt)
+  })
+
+  it('keeps only usage that is usage: a count that is negative, not a number or missing is no report (the attempt is estimated); a fraction is rounded; reasoning above output was left out of it', async () => {
+    const bad: unknown[] = [{ inputTokens: -5, outputTokens: 2 }, {}, null, { inputTokens: 3, outputTokens: Number.NaN }, { inputTokens: '3', outputTokens: 1 }, { inputTokens: 3, outputTokens: 1, cacheReadTokens: -1 }, 'lots']
+    for (const reported of bad) {
+      const root = await runtime()
+      root.llm.registerAdapter('p', new FakeAdapter([{ chunks: reporting(reported) }]))
+      const [attempt] = attempts((await collect(root)).events)
+      expect(attempt).toMatchObject({ usageEstimated: true, usage: { inputTokens: expect.any(Number), outputTokens: expect.any(Number) } })
+    }
+    const kept = async (reported: object) => {
+      const root = await runtime()
+      root.llm.registerAdapter('p', new FakeAdapter([{ chunks: reporting(reported) }]))
+      const [attempt] = attempts((await collect(root)).events)
+      expect(attempt?.usageEstimated).toBeUndefined()
+      return attempt?.usage
+    }
+    expect(await kept({ inputTokens: 10.4, outputTokens: 2.6, cacheReadTokens: 1 })).toEqual({ inputTokens: 10, outputTokens: 3, cacheReadTokens: 1 })
+    expect(await kept({ inputTokens: 10, outputTokens: 2, reasoningTokens: 5 })).toEqual({ inputTokens: 10, outputTokens: 7, reasoningTokens: 5 })
   })
 
   it('reports attempts down the fallback chain with their chain position, each before its fallback event', async () => {
