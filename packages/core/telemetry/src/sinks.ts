@@ -62,10 +62,11 @@ export class SinkSet {
     const { sink } = entry
     if (typeof sink.flush !== 'function') return
     let timer: NodeJS.Timeout | undefined
+    // Kept referenced: a flush whose promise holds nothing open would otherwise let the process end
+    // mid-await, and the caller's code after it never run. A dead exporter holds the process for
+    // `timeoutMs` at most, as the Config says.
     const deadline = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), timeoutMs)
-      // A dead exporter must not keep the process alive: the deadline only bounds the wait.
-      timer.unref()
     })
     try {
       const outcome = await Promise.race([Promise.resolve().then(() => sink.flush!()), deadline])

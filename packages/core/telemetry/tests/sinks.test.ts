@@ -1,4 +1,7 @@
 // Sinks that throw, reject or never answer: contained, logged once per kind, never felt by the run.
+import { spawnSync } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { Context } from '@deepseek-ai/cordis'
 import { describe, expect, it } from 'vitest'
 import type { TelemetrySink } from '../src/index.ts'
@@ -84,5 +87,14 @@ describe('sinks', () => {
     await fiber.dispose()
     await (await create()).send('second')
     expect(sink.records).toHaveLength(6)
+  })
+})
+
+describe('a flush that never settles, in a process with nothing else to do', () => {
+  it('returns once flushTimeoutMs has passed, so the code after it runs (the process ended mid-await, exit 13)', () => {
+    const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
+    const script = fileURLToPath(new URL('./fixtures/stuck-flush.ts', import.meta.url))
+    const run = spawnSync(process.execPath, ['--conditions=@rein/source', '--import', tsx, script], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } })
+    expect({ status: run.status, stdout: run.stdout }).toEqual({ status: 0, stdout: 'flush returned\ndisposed\n' })
   })
 })
