@@ -9,6 +9,7 @@ import { isRetryable, type LlmFailure } from './errors.ts'
 import { Cooldowns, dedupe, failsEverywhere, fallsBack, resolveRoute, routeLabel } from './fallback.ts'
 import { ModelInfos } from './model-info.ts'
 import type { LlmEvent, LlmRequest, ModelRoute, Resend } from './request.ts'
+import { requestShapeProblem, routesProblem } from './request-shape.ts'
 import { DEFAULT_RETRY_POLICY, retryDelay, sleep, type RetryPolicy } from './retry.ts'
 import type { StreamChunk } from './stream.ts'
 import { costOfUsage, type Pricing, type TokenUsage } from './usage.ts'
@@ -113,8 +114,10 @@ export class LlmRuntime extends Service {
    * Disposing stops the attempts the adapter is running for these routes (see the README).
    */
   registerAdapter(routes: string | readonly string[], adapter: LlmAdapter): () => Promise<void> {
+    const wrongRoutes = routesProblem(routes)
+    if (wrongRoutes) throw new ReinError('INVALID_ROUTE', wrongRoutes)
+    if (!canStream(adapter)) throw new ReinError('INVALID_ADAPTER', 'registerAdapter needs an adapter with a stream (or streamBatches) method: an LlmAdapter')
     const list = typeof routes === 'string' ? [routes] : [...routes]
-    if (list.length === 0) throw new ReinError('INVALID_ROUTE', 'registerAdapter needs at least one route')
     const { adapters, inflight } = this._state
     return this.ctx.effect(() => {
       const taken = list.filter((route) => adapters.has(route))
@@ -178,10 +181,12 @@ export class LlmRuntime extends Service {
    * instead. Every provider attempt is reported as an `attempt` event when it ends.
    */
   async *stream(request: LlmRequest): AsyncGenerator<StreamChunk, void, undefined> {
+    // Read once, and safely: a request that is none ends in streamBatches with INVALID_REQUEST.
+    const signal = (request as LlmRequest | null | undefined)?.signal
     for await (const batch of this.streamBatches(request)) {
       for (const chunk of batch) {
         // A caller that aborts while it handles a chunk gets none after it: the next read ends the stream aborted.
-        if (request.signal?.aborted && chunk.type !== 'finish') break
+        if (signal?.aborted && chunk.type !== 'finish') break
         yield chunk
       }
     }
@@ -196,6 +201,11 @@ export class LlmRuntime extends Service {
     const state = this._state
     if (state.stopped) {
       yield [aborted(STOPPED)]
+      return
+    }
+    const wrong = requestShapeProblem(request)
+    if (wrong) {
+      yield [{ type: 'finish', reason: 'error', failure: { code: 'INVALID_REQUEST', message: wrong } }]
       return
     }
     const chain = dedupe([{ provider: request.provider, model: request.model }, ...(request.fallbacks ?? [])])
@@ -409,4 +419,11 @@ function checkPrices(prices: PriceOverrides): void {
       }
     }
   }
+}
+
+/** Whether `adapter` is something the runtime can stream from (JavaScript callers are not held by the types). */
+function canStream(adapter: unknown): boolean {
+  if (typeof adapter !== 'object' || adapter === null) return false
+  const { stream, streamBatches } = adapter as { stream?: unknown; streamBatches?: unknown }
+  return typeof stream === 'function' || typeof streamBatches === 'function'
 }

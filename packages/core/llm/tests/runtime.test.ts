@@ -72,6 +72,27 @@ describe('LlmRuntime adapters', () => {
     expect(root.llm.providers()).toEqual(['q'])
   })
 
+  it('refuses a route that is not a non-empty string and an adapter that cannot stream, registering nothing', async () => {
+    const root = await runtime()
+    for (const routes of ['', [' '], [42], ['p', ''], null]) {
+      expect(() => root.llm.registerAdapter(routes as unknown as string[], new FakeAdapter([]))).toThrow(expect.objectContaining({ code: 'INVALID_ROUTE' }))
+    }
+    for (const adapter of [{}, null, { stream: 'no' }]) {
+      expect(() => root.llm.registerAdapter('p', adapter as unknown as FakeAdapter)).toThrow(expect.objectContaining({ code: 'INVALID_ADAPTER' }))
+    }
+    expect(root.llm.providers()).toEqual([])
+  })
+
+  it('ends a request that is not one with INVALID_REQUEST, never a raw TypeError', async () => {
+    const root = await runtime()
+    root.llm.registerAdapter('p', new FakeAdapter([]))
+    const bad: unknown[] = [undefined, null, 'hi', { model: 'm', messages: [] }, { provider: 'p', model: 'm' }, { provider: 'p', model: 'm', messages: [], fallbacks: 'b' }, { provider: 'p', model: 'm', messages: [], fallbacks: [{ provider: 'b' }] }]
+    for (const given of bad) {
+      const chunks = await collect(root.llm.stream(given as LlmRequest))
+      expect(chunks).toEqual([{ type: 'finish', reason: 'error', failure: { code: 'INVALID_REQUEST', message: expect.stringMatching(/^the request('s)? /) } }])
+    }
+  })
+
   it('ends with NO_ADAPTER, listing what is registered, for an unknown route', async () => {
     const root = await runtime()
     root.llm.registerAdapter('openai', new FakeAdapter([]))

@@ -1,0 +1,30 @@
+/**
+ * What is wrong with a request or a registration from a caller the types did not hold (plain
+ * JavaScript, a value built at run time), said before anything reads it: a stream ends with
+ * `INVALID_REQUEST` instead of throwing a TypeError from deep inside the runtime.
+ */
+
+const isRoute = (value: unknown): boolean => {
+  if (typeof value !== 'object' || value === null) return false
+  const { provider, model } = value as { provider?: unknown; model?: unknown }
+  return typeof provider === 'string' && provider !== '' && typeof model === 'string' && model !== ''
+}
+
+/** What is wrong with `request`'s shape, if anything: its route, its messages, its fallbacks. */
+export function requestShapeProblem(request: unknown): string | undefined {
+  if (typeof request !== 'object' || request === null) return `the request must be an object with provider, model and messages, not ${request === null ? 'null' : typeof request}`
+  const { messages, fallbacks } = request as { messages?: unknown; fallbacks?: unknown }
+  if (!isRoute(request)) return 'the request needs provider and model, each a non-empty string'
+  if (!Array.isArray(messages)) return 'the request needs messages, an array'
+  if (fallbacks !== undefined && (!Array.isArray(fallbacks) || !fallbacks.every(isRoute))) return 'the request\'s fallbacks must be an array of {provider, model}, each a non-empty string'
+  return undefined
+}
+
+/** What is wrong with `routes`, if anything: a route is a non-empty string without spaces around it. */
+export function routesProblem(routes: unknown): string | undefined {
+  const list: unknown[] = typeof routes === 'string' ? [routes] : Array.isArray(routes) ? routes : []
+  if (list.length === 0) return 'registerAdapter needs at least one route'
+  const bad = list.find((route) => typeof route !== 'string' || route === '' || route.trim() !== route)
+  if (bad === undefined) return undefined
+  return `registerAdapter takes provider routes as non-empty strings without spaces around them, not ${typeof bad === 'string' ? JSON.stringify(bad) : bad === null ? 'null' : `a ${typeof bad}`}`
+}
