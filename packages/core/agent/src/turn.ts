@@ -263,7 +263,7 @@ async function commitAnswer(context: TurnContext, state: TurnState, prepared: Pr
   const { session, options } = context
   const { assembler, used } = answer
   const finish = assembler.finish ?? { reason: 'error' as const, failure: { code: 'STREAM_CLOSED' as const, message: 'the stream ended without a finish' } }
-  if (finish.reason === 'error' || finish.reason === 'aborted') return { end: streamFailed(context, assembler, used, finish) }
+  if (finish.reason === 'error' || finish.reason === 'aborted') return { end: streamFailed(context, state, assembler, used, finish) }
 
   const blocks = context.callIds.assign(assembler.blocks())
   const usage = assembler.usage
@@ -306,10 +306,12 @@ function windowUnknown(prepared: PreparedStep, answer: Answer): TurnEnd | undefi
   return { reason: 'error', error: { code: 'CONTEXT_WINDOW_EXCEEDED', message: `${refusal}; the context window of ${provider}/${model} is not known, so the conversation could not be compacted to fit it (give it contextWindow in its provider's models)` } }
 }
 
-function streamFailed(context: TurnContext, assembler: BlockAssembler, used: ModelRoute, finish: NonNullable<BlockAssembler['finish']>): TurnEnd {
+function streamFailed(context: TurnContext, state: TurnState, assembler: BlockAssembler, used: ModelRoute, finish: NonNullable<BlockAssembler['finish']>): TurnEnd {
   const shown = assembler.interruptedBlocks()
   if (shown.length > 0) {
     context.session.append('assistant/message', { message: assistantMessage(shown, { kind: 'model', ...used }), provider: used.provider, model: used.model, interrupted: true })
+    // The turn's text is its last assistant message's, cut off as it is.
+    state.text = textOf(shown)
   }
   if (finish.reason === 'aborted' || context.signal.aborted) return cancelled(context.signal)
   const failure = finish.failure ?? { code: 'TRANSPORT', message: 'the provider ended the stream with an error' }

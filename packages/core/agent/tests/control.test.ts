@@ -30,6 +30,8 @@ describe('cancellation', () => {
     agent.subscribe((event) => { if (event.type === 'text-delta') agent.cancel('user pressed Ctrl-C') })
     const result = await agent.send('go')
     expect(result.reason).toBe('aborted')
+    // The text of the turn's last assistant message, as TurnResult says: the part that was shown.
+    expect(result.text).toBe('Half an ans')
     const message = agent.session.events.find((event) => event.type === 'assistant/message')!.data as { interrupted?: true; message: { content: unknown[] } }
     expect(message.interrupted).toBe(true)
     expect(message.message.content).toEqual([{ type: 'text', text: 'Half an ans' }])
