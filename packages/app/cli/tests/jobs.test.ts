@@ -51,5 +51,6 @@ describe('rein run with background jobs', () => {
     const shown = await spawnRein(p.dir, ['show', log!.replace('.jsonl', '')], undefined, { REIN_HOME: p.home })
     expect(shown.stdout).toMatch(/^\[@rein\/jobs\] Background job bash-1 .* was lost/m)
     expect(shown.stdout).toContain('> what happened?')
-  })
+    // Three rein processes one after another: on a loaded two-core machine more than the default 5 s.
+  }, 30_000)
 })
