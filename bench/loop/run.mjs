@@ -8,7 +8,7 @@
  *   node bench/loop/run.mjs [--quick] [--only rein,pi,…] [--turns N] [--reps N] [--warmup N] [--no-extras] [--no-write]
  *
  * Environment: TURNS, REPS, WARMUP, ONLY (same as the flags), RUN_TIMEOUT_MS (per process, default 10 min).
- * `--warmup` (default 10) sets the unmeasured turns each process runs first: a large one (1 500) shows
+ * `--warmup` (default 10) sets the unmeasured turns each process runs first: a large one (1 000) shows
  * the steady state, once the JIT has compiled every harness's hot code.
  * Progress goes to stderr, the report to stdout. The runner itself serves the mock model and an OTLP
  * capture endpoint, so its own work is never counted against a harness (each harness measures its

@@ -17,15 +17,32 @@ import { neutralize } from './terminal-text.ts'
 export function reportStrayErrors(io: Pick<Io, 'stderr' | 'env'>, verbose: boolean): void {
   const secrets = secretValues(io.env)
   const tell = (line: string, error: unknown) => {
-    io.stderr.write(`rein: ${neutralize(maskText(`${line}: ${messageOf(error)}`, secrets))}\n`)
-    if (verbose) io.stderr.write(`${neutralize(maskText(errorChain(error), secrets))}\n`)
+    io.stderr.write(`rein: ${neutralize(maskText(`${line}: ${printable(() => reasonText(error))}`, secrets))}\n`)
+    if (verbose) io.stderr.write(`${neutralize(maskText(printable(() => errorChain(error)), secrets))}\n`)
   }
   process.on('unhandledRejection', (reason) => {
-    tell('warning: a promise was rejected with nothing to handle it (a bug in a tool or plugin); rein goes on', reason)
+    tell('warning: a promise was rejected with nothing to handle it (a bug, most likely in a tool or plugin); rein goes on', reason)
   })
   process.on('uncaughtException', (error) => {
-    tell('an error was thrown with nothing to catch it (a bug in a tool or plugin), so rein stops', error)
-    io.stderr.write('rein: what the session saved is kept: rein sessions shows it needing repair, and rein resume <id> continues it\n')
+    tell('an error was thrown with nothing to catch it (a bug, most likely in a tool or plugin), so rein stops', error)
+    io.stderr.write('rein: what a session saved is kept: rein sessions shows one that needs repair, and rein resume <id> continues it\n')
     process.exit(EXIT.error)
   })
+}
+
+/** A rejection's text: an Error's message, a plain object's `message`, else the value as text. */
+function reasonText(reason: unknown): string {
+  if (typeof reason === 'object' && reason !== null && !(reason instanceof Error) && typeof (reason as { message?: unknown }).message === 'string') {
+    return (reason as { message: string }).message
+  }
+  return messageOf(reason)
+}
+
+/** What `describe` says, or a stand-in when the value cannot be turned into text (an object without a prototype). */
+function printable(describe: () => string): string {
+  try {
+    return describe()
+  } catch {
+    return 'a value that cannot be printed'
+  }
 }

@@ -20,8 +20,12 @@ describe('a stray error from a tool', () => {
     const run = await spawnRein(p.dir, ['run', '--yes', 'go'], undefined, { STRAY_TEST_KEY: KEY, OPENAI_API_KEY: KEY })
     expect(run.code).toBe(0)
     expect(run.stdout).toBe('Done.\n')
-    const warnings = run.stderr.split('\n').filter((line) => line.includes('stray failure'))
-    expect(warnings).toEqual([expect.stringMatching(/^rein: warning: .*nothing to handle it.*stray failure with key \*\*\*/)])
+    const warnings = run.stderr.split('\n').filter((line) => line.startsWith('rein: warning:'))
+    expect(warnings).toEqual([
+      expect.stringMatching(/^rein: warning: .*nothing to handle it.*: stray failure with key \*\*\*$/),
+      expect.stringMatching(/: a value that cannot be printed$/),
+      expect.stringMatching(/: a plain object reason$/),
+    ])
     expect(run.stderr).not.toContain(KEY)
     expect(run.stderr).not.toContain('Node.js v')
   })

@@ -80,8 +80,9 @@ export function optionsProblem(options: object): string | undefined {
     const field = fields[key]
     // `tools` has its own check, naming what a tool list is (INVALID_TOOLS).
     if (field === undefined || value === undefined || key === 'tools') continue
-    // The schema's ranges let NaN through (every comparison with it is false).
-    if (holdsNaN(value)) return `option ${key}: expected a number but got NaN`
+    // The schema lets NaN through (every comparison with it is false) and takes null for absent.
+    const missing = heldNonValue(value)
+    if (missing !== undefined) return `option ${key}: expected a value but got ${missing}`
     try {
       field(value)
     } catch (error) {
@@ -91,9 +92,16 @@ export function optionsProblem(options: object): string | undefined {
   return undefined
 }
 
-function holdsNaN(value: unknown): boolean {
-  if (typeof value === 'number') return Number.isNaN(value)
-  return typeof value === 'object' && value !== null && Object.values(value).some(holdsNaN)
+/** `NaN` or `null` where `value` holds one, at any depth (what JSON makes of NaN is null). */
+function heldNonValue(value: unknown): 'NaN' | 'null' | undefined {
+  if (value === null) return 'null'
+  if (typeof value === 'number') return Number.isNaN(value) ? 'NaN' : undefined
+  if (typeof value !== 'object') return undefined
+  for (const inner of Object.values(value)) {
+    const found = heldNonValue(inner)
+    if (found !== undefined) return found
+  }
+  return undefined
 }
 
 /** Scopes of @rein/memory: `user` (the person, every project) and `project` (this workspace). */

@@ -129,6 +129,7 @@ export class AgentService extends Service {
     // Nothing below registers into the caller's scope, so the service itself does the work.
     const self = untraced(this)
     const { parent: ref, sessionId, ...rest } = options
+    checkOptions(rest)
     const parent = ref ? await self.parentRun(ref) : undefined
     // A subagent gets at most what its parent's running turn has left: budgets cover the tree.
     const left = parent && self.liveAgent(parent.run.sessionId)?.budgetLeft()
@@ -201,6 +202,8 @@ export class AgentService extends Service {
    */
   async resume(id: string, options: ResumeAgentOptions = {}): Promise<{ agent: Agent; repaired: ResumeReport }> {
     const { parent: ref, signal, ...rest } = options
+    // What the caller gives is checked; what the log recorded was accepted when it was written.
+    checkOptions(rest)
     const session = await serviceOf(this._state, 'sessions').open(id)
     let untaken: { next: NextRun; place: RepairRunPlace } | undefined
     try {
@@ -260,8 +263,6 @@ export class AgentService extends Service {
    * options give it (or @rein/memory's Config lets subagents in).
    */
   private async resolve(options: Partial<AgentOptions>, child = false): Promise<AgentOptions> {
-    const invalid = optionsProblem(options)
-    if (invalid) throw new ReinError('CONFIG_INVALID', `${invalid}; give it as the agents row's Config allows`)
     const { memory: _rowMemory, ...rowDefaults } = this._state.config
     const merged = { ...(child ? rowDefaults : this._state.config), ...stripUndefined(options) }
     const { provider, model } = merged
@@ -352,6 +353,12 @@ function serviceOf<K extends keyof typeof NEEDED>(state: ServiceState, name: K):
   const direct = untraced(service)
   state.services.set(name, direct)
   return direct
+}
+
+/** `CONFIG_INVALID` when a caller's options would not pass the agents row's schema. */
+function checkOptions(options: object): void {
+  const invalid = optionsProblem(options)
+  if (invalid) throw new ReinError('CONFIG_INVALID', `${invalid}; give it as the agents row's Config allows, or leave it out`)
 }
 
 /** Runs a repair of `sessionId` during which the subagents it continues work for `next`. */

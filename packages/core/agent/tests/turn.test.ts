@@ -183,6 +183,8 @@ describe('a turn', () => {
       { maxSteps: Number.NaN }, { maxSteps: 0 }, { maxSteps: -1 }, { maxSteps: 'abc' }, { maxSteps: 1.5 },
       { maxOutputTokens: -5 }, { maxCost: Number.NaN }, { maxCost: -1 }, { temperature: 7 }, { temperature: Number.NaN },
       { maxParallelToolCalls: 0 }, { compaction: { threshold: 2 } },
+      // JSON's NaN, and what the schema would take for absent.
+      { maxSteps: null }, { maxParallelToolCalls: null }, { compaction: null }, { fallbacks: null }, { temperature: null }, { compaction: { threshold: null } },
     ]
     for (const options of bad) {
       const [key] = Object.keys(options)
@@ -192,6 +194,17 @@ describe('a turn', () => {
     expect((await agent.send('hi')).reason).toBe('completed')
     await agent.close()
     await expect(root.agents.resume(agent.session.id, { maxSteps: Number.NaN })).rejects.toMatchObject({ code: 'CONFIG_INVALID' })
+  })
+
+  it('resumes a session whose log recorded an option the schema now refuses: only what the caller gives is checked', async () => {
+    const { root } = await boot([[{ text: 'one' }], [{ text: 'two' }]])
+    const agent = await root.agents.create()
+    // As an older rein accepted it (a local server takes temperatures above 2).
+    ;(agent.options as { temperature?: number }).temperature = 2.5
+    expect((await agent.send('hi')).reason).toBe('completed')
+    await agent.close()
+    const { agent: resumed } = await root.agents.resume(agent.session.id)
+    expect((await resumed.send('again')).reason).toBe('completed')
   })
 
   it('records an attempt whose adapter reported usage that is not usage (negative, reasoning above output), and the log keeps its invariants', async () => {

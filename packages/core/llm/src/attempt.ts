@@ -195,10 +195,11 @@ class Attempt {
       this.outputChars += outputCharsOf(given, this.names)
       let chunk = given
       if (chunk.type === 'usage') {
-        this.usage = checkedUsage(chunk.usage)
-        // What is no usage reaches nobody: the attempt is estimated, as when the provider says nothing.
-        if (this.usage === undefined) continue
-        chunk = { type: 'usage', usage: this.usage }
+        const usage = checkedUsage(chunk.usage)
+        // What is no usage reaches nobody, and takes nothing back: without any, the attempt is estimated.
+        if (usage === undefined) continue
+        this.usage = usage
+        chunk = { type: 'usage', usage }
       }
       if (chunk.type === 'finish') {
         this.finishChunk = chunk

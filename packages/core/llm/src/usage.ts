@@ -34,7 +34,8 @@ export function checkedUsage(reported: unknown): TokenUsage | undefined {
   if (inputTokens === undefined || outputTokens === undefined) return undefined
   const usage: TokenUsage = { inputTokens, outputTokens }
   for (const key of OPTIONAL_COUNTS) {
-    if (raw[key] === undefined) continue
+    // A provider's null (a count it does not give) is the count absent, not a bad report.
+    if (raw[key] === undefined || raw[key] === null) continue
     const value = count(raw[key])
     if (value === undefined) return undefined
     usage[key] = value

@@ -69,6 +69,11 @@ describe('attempt records', () => {
     }
     expect(await kept({ inputTokens: 10.4, outputTokens: 2.6, cacheReadTokens: 1 })).toEqual({ inputTokens: 10, outputTokens: 3, cacheReadTokens: 1 })
     expect(await kept({ inputTokens: 10, outputTokens: 2, reasoningTokens: 5 })).toEqual({ inputTokens: 10, outputTokens: 7, reasoningTokens: 5 })
+    expect(await kept({ inputTokens: 10, outputTokens: 2, cacheReadTokens: null })).toEqual({ inputTokens: 10, outputTokens: 2 })
+    // A later report that is no usage takes nothing back.
+    const root = await runtime()
+    root.llm.registerAdapter('p', new FakeAdapter([{ chunks: [...reporting({ inputTokens: 4, outputTokens: 1 }).slice(0, -1), { type: 'usage', usage: { inputTokens: -1, outputTokens: 0 } }, { type: 'finish', reason: 'stop' }] }]))
+    expect(attempts((await collect(root)).events)[0]).toMatchObject({ usage: { inputTokens: 4, outputTokens: 1 } })
   })
 
   it('reports attempts down the fallback chain with their chain position, each before its fallback event', async () => {

@@ -86,11 +86,18 @@ describe('LlmRuntime adapters', () => {
   it('ends a request that is not one with INVALID_REQUEST, never a raw TypeError', async () => {
     const root = await runtime()
     root.llm.registerAdapter('p', new FakeAdapter([]))
-    const bad: unknown[] = [undefined, null, 'hi', { model: 'm', messages: [] }, { provider: 'p', model: 'm' }, { provider: 'p', model: 'm', messages: [], fallbacks: 'b' }, { provider: 'p', model: 'm', messages: [], fallbacks: [{ provider: 'b' }] }]
+    const bad: unknown[] = [undefined, null, 'hi', { model: 'm', messages: [] }, { provider: 'p', model: 'm' }, { provider: 'p', model: 'm', messages: [], fallbacks: 'b' }, { provider: 'p', model: 'm', messages: [], fallbacks: [{ provider: 'b' }] }, { provider: 'p', model: 'm', messages: [], fallbacks: [null] }]
     for (const given of bad) {
       const chunks = await collect(root.llm.stream(given as LlmRequest))
       expect(chunks).toEqual([{ type: 'finish', reason: 'error', failure: { code: 'INVALID_REQUEST', message: expect.stringMatching(/^the request('s)? /) } }])
     }
+  })
+
+  it('skips a fallback entry with an empty model when the chain reaches it; the primary still answers', async () => {
+    const root = await runtime()
+    root.llm.registerAdapter('p', new FakeAdapter([{ chunks: say('from p') }]))
+    const chunks = await collect(root.llm.stream(request({ fallbacks: [{ provider: 'p', model: '' }] })))
+    expect(chunks.at(-1)).toEqual({ type: 'finish', reason: 'stop' })
   })
 
   it('ends with NO_ADAPTER, listing what is registered, for an unknown route', async () => {
