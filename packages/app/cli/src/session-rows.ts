@@ -46,10 +46,20 @@ function holdsStore(fiber: Fiber): boolean {
   return labelled(fiber.getEffects())
 }
 
-/** Which of `rows` the rows of an edited file (`next`) remove, or change as compose's reload would see it. */
-export function touchedRows(rows: readonly Entry[], next: readonly EntryOptions[]): TouchedRow[] {
+/**
+ * Which of `rows` the rows of an edited file (`next`) remove, or change as compose's reload would
+ * see it, in `fileOrder` (the running file's row ids).
+ */
+export function touchedRows(rows: readonly Entry[], next: readonly EntryOptions[], fileOrder: readonly string[] = []): TouchedRow[] {
   const after = new Map(flattenRows(next).map((row) => [row.row.id, row]))
-  return rows.flatMap((entry): TouchedRow[] => {
+  // In the order the running file lists them: the registry lists a row again after it restarts, so
+  // its own order is not a steady one. A row the file does not list (none should) goes last, by id.
+  const place = (entry: Entry) => {
+    const index = fileOrder.indexOf(entry.options.id)
+    return index < 0 ? fileOrder.length : index
+  }
+  const ordered = [...rows].sort((a, b) => place(a) - place(b) || (a.options.id < b.options.id ? -1 : a.options.id > b.options.id ? 1 : 0))
+  return ordered.flatMap((entry): TouchedRow[] => {
     const { id } = entry.options
     const edited = after.get(id)
     if (!edited) return [{ id, how: 'removes' }]

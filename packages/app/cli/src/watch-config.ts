@@ -96,7 +96,7 @@ async function sessionTouched(composition: Composition): Promise<TouchedRow[]> {
   } catch {
     return []
   }
-  return touchedRows(sessionRows(composition.ctx), next)
+  return touchedRows(sessionRows(composition.ctx), next, composition.rows().map((row) => row.id))
 }
 
 /** The changed or added rows that configure agents: their options reach new agents only. */
