@@ -313,7 +313,10 @@ function streamFailed(context: TurnContext, state: TurnState, assembler: BlockAs
     // The turn's text is its last assistant message's, cut off as it is.
     state.text = textOf(shown)
   }
-  if (finish.reason === 'aborted' || context.signal.aborted) return cancelled(context.signal)
+  if (context.signal.aborted) return cancelled(context.signal)
+  // Aborted with nobody asking (the llm service was stopped under the stream): rein went away, the
+  // person did not cancel.
+  if (finish.reason === 'aborted') return { reason: 'interrupted' }
   const failure = finish.failure ?? { code: 'TRANSPORT', message: 'the provider ended the stream with an error' }
   return { reason: 'error', error: { code: failure.code, message: failure.message } }
 }

@@ -1,5 +1,5 @@
 import type { Context } from '@deepseek-ai/cordis'
-import LlmRuntime from '@rein/llm'
+import LlmRuntime, { LlmAdapter, type AdapterRequest, type StreamChunk } from '@rein/llm'
 import SessionService, { MemorySessionStore, type SessionEvent, type SessionHeader } from '@rein/session'
 import { createScriptedLlm } from '@rein/testkit'
 import ToolRegistry, { defineTool } from '@rein/tools'
@@ -152,6 +152,27 @@ describe('disposing the agent service or the composition (issue #8)', () => {
     expect(await running).toMatchObject({ reason: 'interrupted' })
     expect(agent.session.closed).toBe(true)
     expect(await agent.send('more')).toMatchObject({ reason: 'completed', text: 'again' })
+    expectValidLog(agent.session.events)
+  })
+
+  it('ends a turn interrupted, not aborted (a cancel), when @rein/llm is stopped under its stream, and keeps the text shown', async () => {
+    const { root, fibers } = await boot([[{ text: 'unused' }]])
+    class Slow extends LlmAdapter {
+      async *stream(request: AdapterRequest): AsyncGenerator<StreamChunk> {
+        yield { type: 'block-start', index: 0, blockType: 'text' }
+        yield { type: 'text-delta', index: 0, text: 'part ' }
+        await new Promise((resolve) => request.signal.addEventListener('abort', resolve))
+      }
+    }
+    root.llm.registerAdapter('slow', new Slow())
+    const agent = await root.agents.create({ provider: 'slow' })
+    let shown = false
+    agent.subscribe((event) => { if (event.type === 'text-delta') shown = true })
+    const running = agent.send('go')
+    await expect.poll(() => shown).toBe(true)
+    await fibers.llm.dispose()
+    expect(await running).toMatchObject({ reason: 'interrupted', text: 'part ' })
+    expect(agent.session.events.at(-1)!.data).toEqual({ turn: 1, reason: 'interrupted' })
     expectValidLog(agent.session.events)
   })
 
