@@ -58,7 +58,7 @@ export function touchedRows(rows: readonly Entry[], next: readonly EntryOptions[
     const index = fileOrder.indexOf(entry.options.id)
     return index < 0 ? fileOrder.length : index
   }
-  const ordered = [...rows].sort((a, b) => place(a) - place(b) || (a.options.id < b.options.id ? -1 : a.options.id > b.options.id ? 1 : 0))
+  const ordered = [...rows].sort((a, b) => place(a) - place(b) || a.options.id.localeCompare(b.options.id))
   return ordered.flatMap((entry): TouchedRow[] => {
     const { id } = entry.options
     const edited = after.get(id)

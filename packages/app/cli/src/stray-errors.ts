@@ -17,8 +17,8 @@ import { neutralize } from './terminal-text.ts'
 export function reportStrayErrors(io: Pick<Io, 'stderr' | 'env'>, verbose: boolean): void {
   const secrets = secretValues(io.env)
   const tell = (line: string, error: unknown) => {
-    io.stderr.write(`rein: ${neutralize(maskText(`${line}: ${printable(() => reasonText(error))}`, secrets))}\n`)
-    if (verbose) io.stderr.write(`${neutralize(maskText(printable(() => errorChain(error)), secrets))}\n`)
+    io.stderr.write(`rein: ${neutralize(maskText(`${line}: ${messageOf(error)}`, secrets))}\n`)
+    if (verbose) io.stderr.write(`${neutralize(maskText(errorChain(error), secrets))}\n`)
   }
   process.on('unhandledRejection', (reason) => {
     tell('warning: a promise was rejected with nothing to handle it (a bug, most likely in a tool or plugin); rein goes on', reason)
@@ -28,21 +28,4 @@ export function reportStrayErrors(io: Pick<Io, 'stderr' | 'env'>, verbose: boole
     io.stderr.write('rein: what a session saved is kept: rein sessions shows one that needs repair, and rein resume <id> continues it\n')
     process.exit(EXIT.error)
   })
-}
-
-/** A rejection's text: an Error's message, a plain object's `message`, else the value as text. */
-function reasonText(reason: unknown): string {
-  if (typeof reason === 'object' && reason !== null && !(reason instanceof Error) && typeof (reason as { message?: unknown }).message === 'string') {
-    return (reason as { message: string }).message
-  }
-  return messageOf(reason)
-}
-
-/** What `describe` says, or a stand-in when the value cannot be turned into text (an object without a prototype). */
-function printable(describe: () => string): string {
-  try {
-    return describe()
-  } catch {
-    return 'a value that cannot be printed'
-  }
 }

@@ -5,7 +5,7 @@
  * exactly one result and the turn is closed in the log.
  */
 
-import { ReinError } from '@rein/base'
+import { ReinError, kindOf } from '@rein/base'
 import { createMessage, type Message, type TokenUsage } from '@rein/llm'
 import type { ContextCompacted, Session } from '@rein/session'
 import type { RunIdentity } from '@rein/tools'
@@ -175,10 +175,7 @@ export class Agent {
   /** Starts a turn with a user message. One turn at a time: `AGENT_BUSY` otherwise. */
   send(text: string): Promise<TurnResult> {
     // Refused before the turn starts: a message the log would refuse must not leave a turn open.
-    if (typeof text !== 'string') {
-      const kind = text === null ? 'null' : Array.isArray(text) ? 'an array' : typeof text
-      return Promise.reject(new ReinError('INVALID_MESSAGE', `send takes the message as a string, not ${kind}`))
-    }
+    if (typeof text !== 'string') return Promise.reject(new ReinError('INVALID_MESSAGE', `send takes the message as a string, not ${kindOf(text)}`))
     return this.start(text)
   }
 

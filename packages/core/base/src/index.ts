@@ -3,8 +3,10 @@
 export { ReinError, isReinError, errorChain, type ReinErrorOptions } from './rein-error.ts'
 /** What a thrown value says (an Error's message, a string), or undefined; never throws, whatever was thrown. */
 export { thrownMessage } from './rein-error.ts'
-/** A thrown value's message as a string (an Error's message, else `String(value)`), for composing a message. */
+/** A thrown value's message as a string (an Error's or a plain object's message, else `String(value)`), for composing a message; never throws. */
 export { messageOf } from './rein-error.ts'
+/** A value's kind for a message (`a number`, `an array`, `null`): what was given where something else belongs. */
+export { kindOf } from './rein-error.ts'
 export {
   toFrozenJson,
   freezeJson,

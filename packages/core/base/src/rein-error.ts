@@ -70,9 +70,9 @@ function describe(error: unknown): string {
   }
   if (typeof error === 'string') return error
   try {
-    return JSON.stringify(error) ?? String(error)
+    return JSON.stringify(error) ?? messageOf(error)
   } catch {
-    return String(error)
+    return messageOf(error)
   }
 }
 
@@ -92,7 +92,23 @@ export function thrownMessage(thrown: unknown): string | undefined {
   }
 }
 
-/** What a thrown value says, for a message: an Error's message, anything else as a string. */
+/**
+ * What a thrown value says, for a message: an Error's message, a plain object's string `message`,
+ * anything else as a string; never throws (an object without a prototype has no string form).
+ */
 export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
+  if (error instanceof Error) return error.message
+  if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') return (error as { message: string }).message
+  try {
+    return String(error)
+  } catch {
+    return 'a value that cannot be printed'
+  }
+}
+
+/** A value's kind for a message: `a number`, `an array`, `an object`; `null` and `undefined` as they are. */
+export function kindOf(value: unknown): string {
+  if (value === null || value === undefined) return String(value)
+  if (Array.isArray(value)) return 'an array'
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ReinError, errorChain, isReinError } from '../src/index.ts'
+import { ReinError, errorChain, isReinError, kindOf, messageOf } from '../src/index.ts'
 
 describe('ReinError', () => {
   it('carries code, message, cause and details', () => {
@@ -62,5 +62,19 @@ describe('errorChain', () => {
   it('describes non-error causes', () => {
     expect(errorChain(new Error('outer', { cause: 'a string reason' }))).toBe('Error: outer\n  caused by: a string reason')
     expect(errorChain({ status: 500 })).toBe('{"status":500}')
+  })
+})
+
+describe('messageOf and kindOf', () => {
+  it('says what any thrown value says, never throwing: an object without a prototype has no string form', () => {
+    expect(messageOf(new TypeError('bad'))).toBe('bad')
+    expect(messageOf({ message: 'a plain object reason' })).toBe('a plain object reason')
+    expect(messageOf('text')).toBe('text')
+    expect(messageOf(Object.create(null))).toBe('a value that cannot be printed')
+    expect(errorChain(Object.assign(Object.create(null), { n: 1n }))).toBe('a value that cannot be printed')
+  })
+
+  it('names a value\'s kind for a message', () => {
+    expect([null, undefined, [], {}, 1, 'x', () => {}].map(kindOf)).toEqual(['null', 'undefined', 'an array', 'an object', 'a number', 'a string', 'a function'])
   })
 })

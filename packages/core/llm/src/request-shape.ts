@@ -4,6 +4,8 @@
  * `INVALID_REQUEST` instead of throwing a TypeError from deep inside the runtime.
  */
 
+import { kindOf } from '@rein/base'
+
 /** An object with `provider` and `model` strings: what the runtime can look a route up by (an unusable one fails there, by name). */
 const isRoute = (value: unknown): boolean => {
   if (typeof value !== 'object' || value === null) return false
@@ -17,7 +19,7 @@ const isRoute = (value: unknown): boolean => {
  * chain skips it when it gets there, and it never takes the primary down.
  */
 export function requestShapeProblem(request: unknown): string | undefined {
-  if (typeof request !== 'object' || request === null) return `the request must be an object with provider, model and messages, not ${request === null ? 'null' : typeof request}`
+  if (typeof request !== 'object' || request === null) return `the request must be an object with provider, model and messages, not ${kindOf(request)}`
   const { messages, fallbacks } = request as { messages?: unknown; fallbacks?: unknown }
   if (!isRoute(request)) return 'the request needs provider and model, each a string'
   if (!Array.isArray(messages)) return 'the request needs messages, an array'
@@ -31,5 +33,5 @@ export function routesProblem(routes: unknown): string | undefined {
   if (list.length === 0) return 'registerAdapter needs at least one route'
   const bad = list.find((route) => typeof route !== 'string' || route === '' || route.trim() !== route)
   if (bad === undefined) return undefined
-  return `registerAdapter takes provider routes as non-empty strings without spaces around them, not ${typeof bad === 'string' ? JSON.stringify(bad) : bad === null ? 'null' : `a ${typeof bad}`}`
+  return `registerAdapter takes provider routes as non-empty strings without spaces around them, not ${typeof bad === 'string' ? JSON.stringify(bad) : kindOf(bad)}`
 }

@@ -3,12 +3,7 @@
  * what was probably meant (a JSON Schema where the DSL goes, a name with spaces).
  */
 
-/** A value's kind for a message: `a number`, `an array`, `undefined`. */
-export function kindOf(value: unknown): string {
-  if (value === null || value === undefined) return String(value)
-  if (Array.isArray(value)) return 'an array'
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`
-}
+import { kindOf } from '@rein/base'
 
 /** A value as a message shows it: a short string, number or boolean as written, anything else by kind. */
 export function shown(value: unknown): string {

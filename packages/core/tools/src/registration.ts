@@ -1,8 +1,8 @@
 /** Checks a definition once, at registration, and compiles what the pipeline and the model need. */
 
-import { ReinError, isReinError, toFrozenJson } from '@rein/base'
+import { ReinError, isReinError, kindOf, toFrozenJson } from '@rein/base'
 import { isRawSchema, type AnyToolDefinition } from './define-tool.ts'
-import { jsonSchemaAsProperties, kindOf, shown, suggestName } from './author-hints.ts'
+import { jsonSchemaAsProperties, shown, suggestName } from './author-hints.ts'
 import type { ToolInfo } from './hooks.ts'
 import type { RunIdentity } from './run-context.ts'
 import { defaultReplaySafe, isToolEffect, TOOL_EFFECTS, type ToolEffect } from './effects.ts'

@@ -2,7 +2,7 @@
 
 import { Context, Service, type Fiber, type Logger } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
-import { ReinError, isReinError, raceSignal } from '@rein/base'
+import { ReinError, isReinError, kindOf, raceSignal } from '@rein/base'
 import { parseArguments } from './arguments.ts'
 import type { AnyToolDefinition, ToolDefinition } from './define-tool.ts'
 import type {
@@ -14,7 +14,6 @@ import type { RunIdentity, ToolCallContext, ToolRunFields } from './run-context.
 import { CORE_RUN_FIELDS, type Contribution } from './tool-run.ts'
 import { failure } from './result.ts'
 import { ownerOf } from './owner.ts'
-import { kindOf } from './author-hints.ts'
 import { describeCall, describeResult, summarizeResult } from './presenters.ts'
 import type { ToolCallView, ToolResultView } from './presentation.ts'
 import { MAX_TIMEOUT_MS, prepareTool, usableBy, type PreparedTool, type ToolSchema } from './registration.ts'

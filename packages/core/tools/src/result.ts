@@ -1,7 +1,6 @@
 /** What `ctx.tools.execute` returns, and the part of it a session log keeps. */
 
-import type { FrozenJson, JsonValue } from '@rein/base'
-import { kindOf } from './author-hints.ts'
+import { kindOf, type FrozenJson, type JsonValue } from '@rein/base'
 
 /** Content a model reads as a tool result. Images travel by reference, never inline bytes. */
 export type ToolContentPart =
