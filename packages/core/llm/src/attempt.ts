@@ -5,7 +5,8 @@
  */
 
 import type { AdapterRequest, GenerationOptions, LlmAdapter } from './adapter.ts'
-import { toFailure, type LlmFailure } from './errors.ts'
+import { chunkProblem } from './chunk-shape.ts'
+import { LlmError, toFailure, type LlmFailure } from './errors.ts'
 import type { LlmAttempt, LlmEvent, ModelRoute } from './request.ts'
 import { carriesAnswer, EMPTY_RESPONSE, isEmptyFinish, isDelta, showsAnswer, type FinishReason, type StreamChunk } from './stream.ts'
 import { checkedUsage, type TokenUsage } from './usage.ts'
@@ -190,6 +191,8 @@ class Attempt {
     let shown = this.shown
     let answerShown = this.answerShown
     for (const given of isBatch(read) ? read : [read]) {
+      const problem = chunkProblem(given)
+      if (problem !== undefined) throw malformedChunk(this.context.route.provider, problem)
       // The runtime's alone: an adapter's would make the caller drop what it was shown.
       if (given.type === 'discard') continue
       this.outputChars += outputCharsOf(given, this.names)
@@ -273,6 +276,11 @@ class Attempt {
     this.context.inflight.remove(this.adapter, this.entry)
     if (!this.reported) this.settle({ ...CONSUMER_STOPPED })
   }
+}
+
+/** The failure of an attempt whose adapter yielded what is no chunk: its package's bug, not the network's, so not retried. */
+function malformedChunk(provider: string, problem: string): LlmError {
+  return new LlmError({ code: 'MALFORMED_RESPONSE', message: `the adapter for provider "${provider}" yielded ${problem}; its package has a bug (chunks must be StreamChunk, see @rein/llm)` })
 }
 
 function isBatch(read: AdapterRead): read is readonly StreamChunk[] {

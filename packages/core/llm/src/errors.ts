@@ -48,6 +48,11 @@ export class LlmError extends ReinError<LlmFailureCode> {
 
 const CODES: ReadonlySet<string> = new Set(LLM_FAILURE_CODES)
 
+/** Whether `code` is one of the seam's failure codes. */
+export function isFailureCode(code: unknown): code is LlmFailureCode {
+  return typeof code === 'string' && CODES.has(code)
+}
+
 /** Any thrown value as a failure. Unknown errors count as `TRANSPORT`: something between us and the model broke. */
 export function toFailure(error: unknown): LlmFailure {
   if (isReinError(error)) {

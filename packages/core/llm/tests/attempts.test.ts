@@ -175,3 +175,47 @@ describe('attempt records', () => {
     expect(seen).toHaveLength(1)
   })
 })
+
+describe('an adapter that yields what is no stream chunk', () => {
+  const malformed: [string, unknown][] = [
+    ['null', null],
+    ['a string', 'hello'],
+    ['a chunk of no known type', { type: 'mystery', index: 0 }],
+    ['a text delta without text', { type: 'text-delta', index: 0 }],
+    ['a text delta whose text is a number', { type: 'text-delta', index: 0, text: 5 }],
+    ['a reasoning delta without an index', { type: 'reasoning-delta', text: 'hm' }],
+    ['a tool-call delta whose arguments are an object', { type: 'tool-call-delta', index: 0, id: 'c1', argumentsDelta: { q: 1 } }],
+    ['a tool-call delta without an id', { type: 'tool-call-delta', index: 0, argumentsDelta: '{}' }],
+    ['a tool-call delta whose name is a number', { type: 'tool-call-delta', index: 0, id: 'c1', name: 7, argumentsDelta: '{}' }],
+    ['a block start of an unknown kind', { type: 'block-start', index: 0, blockType: 'video' }],
+    ['a block end without its block', { type: 'block-end', index: 0 }],
+    ['a block end whose tool call has no arguments', { type: 'block-end', index: 0, block: { type: 'tool-call', id: 'c1', name: 'f' } }],
+    ['a finish of an unknown reason', { type: 'finish', reason: 'done' }],
+    ['a finish whose failure is a string', { type: 'finish', reason: 'error', failure: 'boom' }],
+  ]
+
+  it.each(malformed)('ends the attempt MALFORMED_RESPONSE naming the provider, is not retried and shows nothing: %s', async (_name, chunk) => {
+    const root = await runtime()
+    const adapter = new FakeAdapter([{ chunks: [chunk as StreamChunk, ...say('never')] }, { chunks: say('retried') }])
+    root.llm.registerAdapter('p', adapter)
+    const { chunks, events } = await collect(root)
+    const finish = chunks.at(-1)
+    expect(finish).toMatchObject({ type: 'finish', reason: 'error', failure: { code: 'MALFORMED_RESPONSE' } })
+    const message = (finish as Extract<StreamChunk, { type: 'finish' }>).failure?.message
+    expect(message).toMatch(/adapter for provider "p" yielded/)
+    expect(message).not.toMatch(/Cannot read|undefined \(reading/)
+    expect(adapter.requests).toHaveLength(1)
+    expect(chunks.filter((shown) => shown.type === 'text-delta')).toEqual([])
+    expect(attempts(events)).toHaveLength(1)
+    expect(attempts(events)[0]?.failure?.code).toBe('MALFORMED_RESPONSE')
+  })
+
+  it('falls back to the next route at once', async () => {
+    const root = await runtime()
+    root.llm.registerAdapter('p', new FakeAdapter([{ chunks: [null as unknown as StreamChunk] }]))
+    root.llm.registerAdapter('q', new FakeAdapter([{ chunks: say('from q') }]))
+    const { chunks } = await collect(root, { fallbacks: [{ provider: 'q', model: 'm' }] })
+    expect(chunks.filter((chunk) => chunk.type === 'text-delta')).toEqual([{ type: 'text-delta', index: 0, text: 'from q' }])
+    expect(chunks.at(-1)).toMatchObject({ type: 'finish', reason: 'stop' })
+  })
+})

@@ -28,7 +28,8 @@ export class FakeAdapter extends LlmAdapter {
     const attempt = this.attempts.shift()
     if (!attempt) throw new Error('the fake adapter ran out of scripted attempts')
     for (const chunk of attempt.chunks ?? []) {
-      if (chunk.type === 'finish' && attempt.gate) await attempt.gate
+      // Tests hand it malformed chunks too (null among them).
+      if ((chunk as Partial<StreamChunk> | null)?.type === 'finish' && attempt.gate) await attempt.gate
       yield chunk
     }
     if (attempt.throws) throw new LlmError(attempt.throws)

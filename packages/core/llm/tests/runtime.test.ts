@@ -418,13 +418,15 @@ describe('LlmRuntime models, efforts and cost', () => {
 })
 
 describe('LlmRuntime cancellation and failures', () => {
-  it('retries an attempt whose read broke before anything of it was shown, even after a delta in that read', async () => {
+  it('shows nothing of a read that broke partway, even after a delta in it: the fallback answers alone', async () => {
     const root = await runtime()
     // A malformed chunk after a delta, in the same read: the read fails before it is shown.
-    const adapter = readsPerAttempt([[[{ type: 'text-delta', index: 0, text: 'never shown' }, MALFORMED]], [say('ok')]])
-    root.llm.registerAdapter('p', adapter)
-    expect(await collect(root.llm.stream(request()))).toEqual(say('ok'))
-    expect(adapter.attempts).toBe(2)
+    const broken = readsPerAttempt([[[{ type: 'text-delta', index: 0, text: 'never shown' }, MALFORMED]]])
+    const fallback = readsPerAttempt([[say('ok')]])
+    root.llm.registerAdapter('p', broken)
+    root.llm.registerAdapter('q', fallback)
+    expect(await collect(root.llm.stream(request({ fallbacks: [{ provider: 'q', model: 'm' }] })))).toEqual(say('ok'))
+    expect([broken.attempts, fallback.attempts]).toEqual([1, 1])
   })
 
   it('does not retry an attempt whose later read breaks after an earlier read was shown', async () => {
