@@ -6,7 +6,7 @@
 
 import type { AdapterRequest, GenerationOptions, LlmAdapter } from './adapter.ts'
 import { chunkProblem } from './chunk-shape.ts'
-import { LlmError, toFailure, type LlmFailure } from './errors.ts'
+import { cleanFailure, LlmError, toFailure, type LlmFailure } from './errors.ts'
 import type { LlmAttempt, LlmEvent, ModelRoute } from './request.ts'
 import { carriesAnswer, EMPTY_RESPONSE, isEmptyFinish, isDelta, showsAnswer, type FinishReason, type StreamChunk } from './stream.ts'
 import { checkedUsage, type TokenUsage } from './usage.ts'
@@ -302,7 +302,7 @@ function outputCharsOf(chunk: StreamChunk, names: Map<number, number>): number {
 
 /** The failure a finish ends its attempt with: an error or an abort, or an answer with nothing in it. */
 function failureOfFinish(chunk: Extract<StreamChunk, { type: 'finish' }>, answered: boolean): LlmFailure | undefined {
-  if (chunk.reason === 'error' || chunk.reason === 'aborted') return chunk.failure ?? { code: 'TRANSPORT', message: 'the provider ended the stream with an error' }
+  if (chunk.reason === 'error' || chunk.reason === 'aborted') return chunk.failure ? cleanFailure(chunk.failure) : { code: 'TRANSPORT', message: 'the provider ended the stream with an error' }
   if (isEmptyFinish(chunk.reason, answered)) return { ...EMPTY_RESPONSE }
   return undefined
 }

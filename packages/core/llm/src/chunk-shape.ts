@@ -5,7 +5,7 @@
  * once per chunk, so only what the runtime and the assembler read: types and the fields they use.
  */
 
-import { kindOf } from '@rein/base'
+import { kindOf, toFrozenJson } from '@rein/base'
 import { isFailureCode } from './errors.ts'
 
 const BLOCK_TYPES: ReadonlySet<unknown> = new Set(['text', 'reasoning', 'tool-call'])
@@ -62,10 +62,25 @@ function blockProblem(block: unknown): string | undefined {
   return ok ? undefined : 'a block-end chunk whose tool call lacks a string id, name or arguments'
 }
 
+/** A finish: its reason, its failure, and what the attempt record and the message keep of it. */
 function finishProblem(fields: Fields): string | undefined {
   if (!FINISH_REASONS.has(fields.reason)) return 'a finish chunk whose reason is not stop, tool-calls, max-tokens, aborted or error'
-  const { failure } = fields
-  if (failure === undefined) return undefined
-  const { code, message } = (typeof failure === 'object' && failure !== null ? failure : {}) as Fields
-  return isFailureCode(code) && typeof message === 'string' ? undefined : 'a finish chunk whose failure is not {code, message} with a failure code of the seam'
+  const { failure, responseId, responseModel, replayState } = fields
+  if (failure !== undefined) {
+    const { code, message } = (typeof failure === 'object' && failure !== null ? failure : {}) as Fields
+    if (!isFailureCode(code) || typeof message !== 'string') return 'a finish chunk whose failure is not {code, message} with a failure code of the seam'
+  }
+  if (responseId !== undefined && typeof responseId !== 'string') return 'a finish chunk whose responseId is not a string'
+  if (responseModel !== undefined && typeof responseModel !== 'string') return 'a finish chunk whose responseModel is not a string'
+  return replayState === undefined || isJson(replayState) ? undefined : 'a finish chunk whose replayState is not JSON'
+}
+
+/** Once per attempt, at its finish: the state is stored with the message, which only JSON can be. */
+function isJson(value: unknown): boolean {
+  try {
+    toFrozenJson(value)
+    return true
+  } catch {
+    return false
+  }
 }

@@ -57,9 +57,25 @@ export function isFailureCode(code: unknown): code is LlmFailureCode {
 export function toFailure(error: unknown): LlmFailure {
   if (isReinError(error)) {
     const failure = (error as Partial<LlmError>).failure
-    if (failure && CODES.has(failure.code)) return { ...failure }
+    if (failure && CODES.has(failure.code)) return cleanFailure(failure)
     if (CODES.has(error.code)) return { code: error.code as LlmFailureCode, message: error.message }
   }
   const message = error instanceof Error ? error.message : String(error)
   return { code: 'TRANSPORT', message: message || 'the request failed without a message' }
+}
+
+/**
+ * `failure` with only the fields of an `LlmFailure`, each of its type: what an adapter put there
+ * (NaN for a status, a function, a bigint) goes, so every attempt record is JSON the log takes.
+ */
+export function cleanFailure(failure: LlmFailure): LlmFailure {
+  const { code, message, status, retryAfterMs, requestId, modelNotFound } = failure
+  return {
+    code: isFailureCode(code) ? code : 'TRANSPORT',
+    message: typeof message === 'string' && message !== '' ? message : 'the request failed without a message',
+    ...(Number.isInteger(status) && (status as number) >= 100 && (status as number) <= 599 ? { status } : {}),
+    ...(typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? { retryAfterMs } : {}),
+    ...(typeof requestId === 'string' ? { requestId } : {}),
+    ...(modelNotFound === true ? { modelNotFound } : {}),
+  }
 }

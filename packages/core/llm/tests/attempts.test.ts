@@ -2,7 +2,7 @@
 // session log and cost accounting are built from these records.
 import { Context } from '@deepseek-ai/cordis'
 import { describe, expect, it } from 'vitest'
-import { LlmRuntime, userMessage, type LlmAttempt, type LlmEvent, type LlmRequest, type StreamChunk } from '../src/index.ts'
+import { LlmRuntime, userMessage, type LlmAttempt, type LlmEvent, type LlmFailure, type LlmRequest, type StreamChunk } from '../src/index.ts'
 import { FakeAdapter, say } from './fake-adapter.ts'
 
 const instant = { retry: { maxRetries: 5, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } }
@@ -217,5 +217,35 @@ describe('an adapter that yields what is no stream chunk', () => {
     const { chunks } = await collect(root, { fallbacks: [{ provider: 'q', model: 'm' }] })
     expect(chunks.filter((chunk) => chunk.type === 'text-delta')).toEqual([{ type: 'text-delta', index: 0, text: 'from q' }])
     expect(chunks.at(-1)).toMatchObject({ type: 'finish', reason: 'stop' })
+  })
+})
+
+describe('what an adapter says of a failure or a finish, as the attempt reports it', () => {
+  it('keeps of a thrown failure only the fields of an LlmFailure, each of its type: a record the log can always take', async () => {
+    const root = await runtime()
+    const thrown = { code: 'AUTH', message: 'key revoked', status: Number.NaN, retryAfterMs: -5, requestId: 7, modelNotFound: 'yes', raw: () => 'x', big: 10n } as unknown as LlmFailure
+    root.llm.registerAdapter('p', new FakeAdapter([{ throws: thrown }]))
+    const { chunks, events } = await collect(root)
+    const [attempt] = attempts(events)
+    expect(attempt?.failure).toEqual({ code: 'AUTH', message: 'key revoked' })
+    expect(chunks.at(-1)).toEqual({ type: 'finish', reason: 'error', failure: { code: 'AUTH', message: expect.stringContaining('key revoked') } })
+  })
+
+  it('keeps a well-formed failure whole', async () => {
+    const root = await runtime()
+    const thrown: LlmFailure = { code: 'INVALID_REQUEST', message: 'no such model', status: 404, requestId: 'req-1', modelNotFound: true }
+    root.llm.registerAdapter('p', new FakeAdapter([{ throws: thrown }]))
+    expect(attempts((await collect(root)).events)[0]?.failure).toEqual(thrown)
+  })
+
+  it.each([
+    ['a response id that is a number', { responseId: 42 }],
+    ['a response model that is an object', { responseModel: { id: 'm' } }],
+    ['replay state that is no JSON', { replayState: { at: () => 1 } }],
+  ])('ends MALFORMED_RESPONSE for a finish with %s', async (_name, extra) => {
+    const root = await runtime()
+    root.llm.registerAdapter('p', new FakeAdapter([{ chunks: [...say('ok').slice(0, -1), { type: 'finish', reason: 'stop', ...extra } as unknown as StreamChunk] }]))
+    const { chunks } = await collect(root)
+    expect(chunks.at(-1)).toMatchObject({ type: 'finish', reason: 'error', failure: { code: 'MALFORMED_RESPONSE' } })
   })
 })
