@@ -3,7 +3,7 @@
  * and the `JobRun` its body reports through.
  */
 
-import { ReinError, isReinError, type JobId } from '@rein/base'
+import { ReinError, isReinError, messageOf, shorten, type JobId } from '@rein/base'
 import type { RunIdentity } from '@rein/tools'
 import { OutputBuffer } from './output-buffer.ts'
 import type { JobExit, JobInfo, JobRecord, JobRun, JobStatus, KillCause } from './types.ts'
@@ -178,8 +178,11 @@ function settledBy<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   return { promise, resolve }
 }
 
+/** The longest failure reason kept, in characters: it reaches the model in a notice and the log. */
+const MAX_ERROR_CHARS = 1000
+
+/** Why a job failed, in one short string, whatever its body threw: never throws itself. */
 function describe(error: unknown): string {
-  if (isReinError(error)) return `${error.code}: ${error.message}`
-  if (error instanceof Error) return error.message || error.name
-  return String(error)
+  const text = isReinError(error) ? `${error.code}: ${error.message}` : error instanceof Error ? error.message || error.name : messageOf(error)
+  return shorten(text || 'the job failed without saying why', MAX_ERROR_CHARS)
 }

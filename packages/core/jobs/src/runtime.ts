@@ -345,6 +345,10 @@ function checkStart(options: StartJob): StartJob {
     throw new ReinError('JOB_INVALID', "a job needs its owner's run identity (the tool call's run.identity)")
   }
   if (typeof run !== 'function') throw new ReinError('JOB_INVALID', 'a job needs a run(job) function: its body')
+  if (options.ref !== undefined && typeof options.ref !== 'string') throw new ReinError('JOB_INVALID', "a job's ref must be a string (what it is started for), or left out")
+  if (options.outputPath !== undefined && (typeof options.outputPath !== 'string' || options.outputPath === '')) {
+    throw new ReinError('JOB_INVALID', "a job's outputPath must be the path of its output file, a non-empty string, or left out")
+  }
   const line = label.replace(/\s+/g, ' ').trim()
   return { ...options, label: shorten(line, MAX_LABEL) }
 }

@@ -74,6 +74,18 @@ describe('start', () => {
     expect(() => startJob(root, agent, { owner: undefined as unknown as StartJob['owner'] })).toThrow(expect.objectContaining({ code: 'JOB_INVALID' }))
   })
 
+  it('refuses a ref or an outputPath that is not a string with JOB_INVALID, before any job is listed or its body runs', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    let ran = false
+    const run = () => { ran = true }
+    for (const bad of [{ ref: 42 }, { ref: { id: 1 } }, { outputPath: 5 }, { outputPath: '' }]) {
+      expect(() => startJob(root, agent, { run, ...bad } as Partial<StartJob>)).toThrow(expect.objectContaining({ code: 'JOB_INVALID' }))
+    }
+    expect(ran).toBe(false)
+    expect(root.jobs.list(ownerOf(agent))).toEqual([])
+  })
+
   it('cuts a long label to one line of at most 200 characters', async () => {
     const { root } = await boot([])
     const agent = await root.agents.create()
@@ -128,6 +140,26 @@ describe('settlement', () => {
     const done = await returned.done
     expect(done).toMatchObject({ status: 'done' })
     expect(done.exitCode).toBeUndefined()
+  })
+
+  it('fails a job whose body throws or rejects with anything, even a value no string can be made of, and keeps the reason short', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    const unprintable = Object.create(null) as object
+    const hostile = { toString: () => { throw new Error('no') } }
+    const values: unknown[] = [unprintable, hostile, undefined, new Error('x'.repeat(200_000))]
+    for (const value of values) {
+      const thrown = startJob(root, agent, { run: () => { throw value } }).handle
+      const rejected = startJob(root, agent, { run: async () => { throw value } }).handle
+      for (const handle of [thrown, rejected]) {
+        const ended = await handle.done
+        expect(ended.status).toBe('failed')
+        expect(typeof ended.error).toBe('string')
+        expect(ended.error!.length).toBeLessThanOrEqual(2000)
+      }
+    }
+    const plain = startJob(root, agent, { run: async () => { throw { code: 'X', message: 'plain object' } } }).handle
+    expect((await plain.done).error).toContain('plain object')
   })
 
   it('records how a job ended in its owner\'s log and makes it durable', async () => {
