@@ -68,6 +68,9 @@ export function hasWord(query: string): boolean {
   return /[\p{L}\p{N}]/u.test(query)
 }
 
+/** Half of a UTF-16 pair on its own: with the `u` flag a whole pair is one code point, not a surrogate. */
+const LONE_SURROGATE = /\p{Cs}/u
+
 /** Characters as people count them: an emoji is one. */
 function charCount(text: string): number {
   let count = 0
@@ -81,6 +84,8 @@ function contentProblems(content: unknown, max: number): string[] {
   const length = charCount(content.trim())
   if (length > max) problems.push(`content is ${length} characters; the most is ${max}: say it shorter, or split it into separate entries`)
   // What people see in `rein memory list` must be what the model reads.
+  // SQLite stores text as UTF-8, where half a character cannot be: it would come back changed.
+  if (LONE_SURROGATE.test(content)) problems.push('content holds half a character (a lone UTF-16 surrogate, often a cut emoji): write the whole character, or remove it')
   const hidden = HIDDEN_CHARACTER.exec(content)?.[0]
   if (hidden !== undefined) problems.push(`content holds a character nobody sees (U+${(hidden.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}): remove it`)
   // Named by kind only: the error reaches the model and logs, which must not get the key either.

@@ -276,6 +276,16 @@ describe('hidden characters', () => {
     expect(await ctx.memory.list()).toHaveLength(3)
   })
 
+  it('refuses content holding half a character (a lone UTF-16 surrogate), which the store could only keep changed', async () => {
+    const { call, ctx } = await setup()
+    for (const content of ['key \ud83d part', 'tail \ude00', '\ude00\ud83d swapped']) {
+      const result = await call('memory_write', { scope: 'user', type: 'fact', content })
+      expect(result).toMatchObject({ isError: true, error: { code: 'INVALID_ARGS', message: expect.stringContaining('half a character') } })
+    }
+    expect((await call('memory_write', { scope: 'user', type: 'fact', content: 'A whole one: 😀.' })).isError).toBe(false)
+    expect(await ctx.memory.list()).toHaveLength(1)
+  })
+
   it('a search with no letters or digits is INVALID_ARGS, not every entry', async () => {
     const { call, ctx } = await setup()
     await ctx.memory.write({ scope: 'user', type: 'fact', content: 'Has a cat.', source: { sessionId: 's0' } })

@@ -65,8 +65,8 @@ export function migrate(db: Database.Database, file: string): void {
   }).immediate()
 }
 
-/** The file's schema version, when this build can read or migrate it. */
-function checkVersion(db: Database.Database, file: string): number {
+/** The file's schema version, when this build can read or migrate it; else `MEMORY_STORE_TOO_NEW` or, for another program's database, `MEMORY_STORE_CORRUPT`. */
+export function checkVersion(db: Database.Database, file: string): number {
   const version = db.pragma('user_version', { simple: true }) as number
   if (version > SCHEMA_VERSION) {
     throw new ReinError('MEMORY_STORE_TOO_NEW', `memory database ${file} has schema version ${version}, newer than this rein reads (${SCHEMA_VERSION}): upgrade rein, or point memory-sqlite's file elsewhere`, { details: { file, version, supported: SCHEMA_VERSION } })

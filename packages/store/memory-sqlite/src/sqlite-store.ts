@@ -3,14 +3,14 @@
  * processes share it, full-text ranking (FTS5, BM25) for recall's query.
  */
 
-import { chmod, mkdir, stat } from 'node:fs/promises'
+import { chmod, mkdir, stat, type FileHandle } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import Database from 'better-sqlite3'
 import { makeFilePrivate, messageOf, openPrivateFile, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, ReinError } from '@rein/base'
 import type { MemoryEntry, MemoryScope, MemoryStore, MemoryType, RecallQuery } from '@rein/memory'
 import { codeOf, toStoreError } from './errors.ts'
 import { ENTRY_ORDER, fromRow, toRow, type EntryRow } from './rows.ts'
-import { migrate } from './schema.ts'
+import { checkVersion, migrate } from './schema.ts'
 import { toMatchQuery, toSearchText } from './search-text.ts'
 
 /** How long a statement waits for another process's write to finish before `MEMORY_STORE_LOCKED`. */
@@ -31,22 +31,22 @@ export class SqliteMemoryStore implements MemoryStore {
   static async open(options: SqliteMemoryStoreOptions): Promise<SqliteMemoryStore> {
     const file = resolve(options.file)
     const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS
+    let handle: FileHandle
     try {
       // Missing folders are made 0700; one that exists is left as it is — it may be shared on
       // purpose, and the file itself is 0600 whatever its folder allows.
       await mkdir(dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE })
-      const handle = await openPrivateFile(file, 'a')
-      try {
-        await makeFilePrivate(handle)
-      } finally {
-        await handle.close()
-      }
+      handle = await openPrivateFile(file, 'a')
     } catch (error) {
       throw toStoreError(error, file, 'creating it', busyTimeoutMs)
     }
     let db: Database.Database | undefined
     try {
       db = new Database(file, { fileMustExist: true, timeout: busyTimeoutMs })
+      // A file it refuses (a newer schema, another program's database) keeps its bytes and mode:
+      // checked before the mode, the journal or the schema is touched.
+      checkVersion(db, file)
+      await makeFilePrivate(handle)
       db.pragma('journal_mode = WAL')
       // What is deleted is overwritten, not left in free pages: a forgotten entry is gone from the file.
       db.pragma('secure_delete = ON')
@@ -56,6 +56,8 @@ export class SqliteMemoryStore implements MemoryStore {
       // Every failure closes what was opened: the plugin goes on without memory, holding nothing.
       db?.close()
       throw toStoreError(error, file, 'opening it', busyTimeoutMs)
+    } finally {
+      await handle.close().catch(() => {})
     }
     return new SqliteMemoryStore(db, file, busyTimeoutMs)
   }

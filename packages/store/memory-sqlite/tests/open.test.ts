@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { chmod, mkdir, stat, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
@@ -94,6 +94,24 @@ describe('opening the database file', () => {
     raw.exec('CREATE TABLE notes (body TEXT)')
     raw.close()
     await expect(SqliteMemoryStore.open({ file })).rejects.toMatchObject({ code: 'MEMORY_STORE_CORRUPT', details: { file } })
+  })
+
+  it('leaves every file it refuses byte for byte and mode as it was: a newer schema, another program\'s database', async () => {
+    const cases: [string, (raw: Database.Database) => void, string][] = [
+      ['newer.db', (raw) => { raw.pragma(`user_version = ${SCHEMA_VERSION + 1}`); raw.exec('CREATE TABLE future (x)') }, 'MEMORY_STORE_TOO_NEW'],
+      ['other.db', (raw) => { raw.exec('CREATE TABLE notes (body TEXT)'); raw.exec("INSERT INTO notes VALUES ('kept')") }, 'MEMORY_STORE_CORRUPT'],
+    ]
+    for (const [name, fill, code] of cases) {
+      const file = join(await tempRoot(), name)
+      const raw = new Database(file)
+      fill(raw)
+      raw.close()
+      await chmod(file, 0o644)
+      const before = await readFile(file)
+      await expect(SqliteMemoryStore.open({ file })).rejects.toMatchObject({ code })
+      expect((await stat(file)).mode & 0o777).toBe(0o644)
+      expect((await readFile(file)).equals(before)).toBe(true)
+    }
   })
 
   it('calls a new file another process holds locked MEMORY_STORE_LOCKED, naming it, after the busy timeout', async () => {
