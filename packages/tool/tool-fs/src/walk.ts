@@ -46,15 +46,23 @@ export async function walkFiles(request: WalkRequest): Promise<string[]> {
     dot: true,
     followSymbolicLinks: false,
     onlyFiles: true,
+    // No extended globs: `@(+(a)|+(a))` nests repeats with no `*` for `starsOf` to count, and its
+    // match backtracks for minutes on the event loop.
+    extglob: false,
     // tinyglobby types `readdir` as all of fs.readdir's overloads; it only ever calls the withFileTypes one.
     fs: { readdir: filtered as unknown as NonNullable<GlobOptions['fs']>['readdir'] },
     ...(request.signal ? { signal: request.signal } : {}),
   }
   // Loaded by the first walk, not at import: tinyglobby with fdir and picomatch cost a start about 25 ms.
   const { glob } = await import('tinyglobby')
-  const files = await glob(request.patterns, options)
+  const files = await glob(request.patterns.map(literalParentheses), options)
   request.signal?.throwIfAborted()
   return files.sort(byCodeUnit)
+}
+
+/** Parentheses as themselves (`*(1).jpg` finds `photo (1).jpg`): left bare, the glob library reads them as a regular expression's group. */
+function literalParentheses(pattern: string): string {
+  return pattern.replace(/\\.|[()]/g, (found) => (found.length === 2 ? found : `\\${found}`))
 }
 
 function byCodeUnit(a: string, b: string): number {

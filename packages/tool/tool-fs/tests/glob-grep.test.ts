@@ -38,6 +38,17 @@ describe('glob', () => {
     expect(result).toMatchObject({ isError: true, error: { code: 'INVALID_PATTERN', message: expect.stringContaining('at most three') } })
   })
 
+  it.each([
+    ['glob', { pattern: '@(+(n)|+(n))+X' }],
+    ['grep\'s glob', { pattern: 'x', glob: '@(+(n)|+(n))+X' }],
+  ])('matches parentheses as themselves: an extended glob, whose nested repeats could hold the process for minutes with no star, means nothing special: %s', async (tool, args) => {
+    tree({ ['n'.repeat(18)]: 'x', 'photo (1).jpg': 'x', 'photo 1.jpg': 'x' })
+    const { call } = await boot(folders())
+    const result = await call(tool.startsWith('grep') ? 'grep' : 'glob', args)
+    expect(result.isError).toBe(false)
+    expect(text(await call('glob', { pattern: '*(1).jpg' }))).toBe('photo (1).jpg')
+  })
+
   it('reads no .gitignore that is a FIFO: the walk neither hangs nor takes a thread', async () => {
     tree({ 'a.txt': '', 'sub/b.txt': '' })
     expect(spawnSync('mkfifo', [join(folders().workspace, 'sub', '.gitignore')]).status).toBe(0)
