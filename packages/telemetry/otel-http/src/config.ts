@@ -1,7 +1,7 @@
 /** The plugin's Config, and where it sends: Config `endpoint`, else `OTEL_EXPORTER_OTLP_ENDPOINT`, else nowhere. */
 
 import Schema from '@deepseek-ai/schemastery'
-import { ReinError } from '@rein/base'
+import { kindOf, ReinError } from '@rein/base'
 
 /** A resource attribute's value. */
 export type ResourceValue = string | number | boolean
@@ -31,8 +31,9 @@ export const OtelHttpConfig: Schema<OtelHttpConfigInput, OtelHttpConfig> = Schem
   endpoint: Schema.string().pattern(HTTP_URL)
     .description('OTLP/HTTP base URL, e.g. http://localhost:4318. Beats OTEL_EXPORTER_OTLP_ENDPOINT; neither set: nothing is exported.'),
   // Any value here, checked by checkHeaders: the schema's own message would quote a value YAML read
-  // as a number, and a header's value is a credential, usually.
-  headers: Schema.dict(Schema.any()).default({})
+  // as a number, or the whole `name=value` string someone gave, and a header's value is a
+  // credential, usually.
+  headers: Schema.any().default({})
     .description('Headers sent with every export (an API key, usually). Never logged.'),
   serviceName: Schema.string().min(1).default('rein').description('The resource\'s service.name.'),
   resource: Schema.dict(Schema.union([Schema.string(), Schema.number(), Schema.boolean()])).default({})
@@ -90,7 +91,10 @@ const HEADER_VALUE_REFUSED = /[^\t\x20-\x7e\x80-\xff]/
  * Refuses, at load, headers Node's HTTP client would refuse at every export (and a CR or LF would
  * split the request). The error names the header, never its value: that is a credential, usually.
  */
-function checkHeaders(headers: Readonly<Record<string, unknown>>): void {
+function checkHeaders(headers: unknown): void {
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
+    throw new ReinError('CONFIG_INVALID', `headers: must be a map of header names to values (authorization: Bearer …), not ${kindOf(headers)}`)
+  }
   for (const [name, value] of Object.entries(headers)) {
     const field = `headers[${JSON.stringify(name)}]`
     if (!HEADER_NAME.test(name)) throw new ReinError('CONFIG_INVALID', `${field}: not a valid HTTP header name`)

@@ -72,6 +72,9 @@ describe('Config', () => {
     [{ endpoint: 'http://x', headers: { 'x-api-key': 'HEADER-SECRET\r\nx-injected: 1' } }, 'headers["x-api-key"]'],
     [{ endpoint: 'http://x', headers: { 'x-api-key': 'HEADER-SECRET\n' } }, 'headers["x-api-key"]'],
     [{ endpoint: 'http://x', headers: { 'x api key': 'HEADER-SECRET' } }, 'headers["x api key"]'],
+    // The OTEL_EXPORTER_OTLP_HEADERS spelling, or a list: the whole value is a credential too.
+    [{ endpoint: 'http://x', headers: 'authorization=Bearer HEADER-SECRET' }, 'headers'],
+    [{ endpoint: 'http://x', headers: ['authorization: Bearer HEADER-SECRET'] }, 'headers'],
   ])('fails at load naming the field: %j', async (config, field) => {
     const root = new Context()
     standInTelemetry(root)
