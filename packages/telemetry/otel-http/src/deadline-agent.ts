@@ -14,8 +14,10 @@ import type { Duplex } from 'node:stream'
 export interface DeadlineAgents {
   /** For the exporters' `httpAgentOptions`: an agent for the URL's protocol. */
   readonly factory: (protocol: string) => Promise<Agent>
-  /** Destroys every connection still open (dispose gave up waiting on them). */
-  destroy(): void
+  /** Destroys every connection still open (a flush gave up waiting on them); later exports open their own. */
+  drop(): void
+  /** Drops every connection and refuses every later one (dispose gave up): no retry keeps the process alive. */
+  close(): void
 }
 
 /** The TLS files the OTLP environment variables name for a signal: what the SDK's own agent would use. */
@@ -47,6 +49,10 @@ export function tlsFromEnvironment(signal: 'TRACES' | 'METRICS', env: NodeJS.Pro
 /** Agents whose connections last at most `ms` each; one connection per export (no keep-alive to hold one open). */
 export function deadlineAgents(ms: number, tls: TlsFiles = {}): DeadlineAgents {
   const agents = new Set<Agent>()
+  let closed = false
+  const drop = () => {
+    for (const agent of agents) for (const socket of socketsOf(agent)) socket.destroy(gaveUp())
+  }
   return {
     factory: async (protocol) => {
       // Imported when the first export goes, as the SDK does: never before an instrumentation could wrap them.
@@ -55,16 +61,31 @@ export function deadlineAgents(ms: number, tls: TlsFiles = {}): DeadlineAgents {
       const open = agent.createConnection.bind(agent)
       agent.createConnection = (options, callback) => {
         const socket = open(options, callback)
-        if (socket) destroyAfter(socket, ms)
+        if (socket && closed) socket.destroy(gaveUp())
+        else if (socket) destroyAfter(socket, ms)
         return socket
       }
       agents.add(agent)
       return agent
     },
-    destroy() {
-      for (const agent of agents) agent.destroy()
+    drop,
+    close() {
+      closed = true
+      drop()
     },
   }
+}
+
+/** The `code` of the error a connection rein dropped (a flush or dispose stopped waiting) fails its request with: already told, never reported again. */
+export const GAVE_UP_CODE = 'REIN_EXPORT_GAVE_UP'
+
+function gaveUp(): Error {
+  return Object.assign(new Error('rein stopped waiting for the export (flushTimeoutMs)'), { code: GAVE_UP_CODE })
+}
+
+/** Every connection `agent` holds, in use or idle. */
+function socketsOf(agent: Agent): Duplex[] {
+  return [...Object.values(agent.sockets), ...Object.values(agent.freeSockets)].flatMap((list) => list ?? [])
 }
 
 /** The `code` of the error a connection past its deadline fails its request with. */

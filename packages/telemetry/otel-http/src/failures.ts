@@ -5,7 +5,7 @@
 
 import type { Logger } from '@deepseek-ai/cordis'
 import { shorten } from '@rein/base'
-import { DEADLINE_CODE } from './deadline-agent.ts'
+import { DEADLINE_CODE, GAVE_UP_CODE } from './deadline-agent.ts'
 
 /** Which export failed. */
 export type Signal = 'traces' | 'metrics' | 'traces and metrics'
@@ -26,6 +26,8 @@ export function createFailureLog(logger: Logger, endpoint: string): FailureLog {
   const seen = new Set<string>()
   return {
     report(signal, error) {
+      // A connection rein dropped itself: the flush or dispose that gave up said so already.
+      if (fieldsOf(error).code === GAVE_UP_CODE) return
       const { kind, says } = failureKind(error)
       if (seen.has(kind)) return
       seen.add(kind)

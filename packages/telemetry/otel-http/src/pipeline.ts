@@ -63,14 +63,18 @@ export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, fai
     readers: [new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: METRIC_INTERVAL_MS, exportTimeoutMillis: config.flushTimeoutMs })],
   })
   const bounded = (work: () => Promise<unknown>[]) => within(config.flushTimeoutMs, work, failures)
+  // Whatever is still open once a bound has passed goes: nothing of ours keeps the process alive.
+  // After a flush a later export opens a connection of its own; after shutdown none is opened (the
+  // SDK would retry a dropped export on a new one).
+  const agents = [traceAgents, metricAgents]
   return {
     tracer: tracerProvider.getTracer(SCOPE_NAME),
     meter: meterProvider.getMeter(SCOPE_NAME),
-    flush: () => bounded(() => [tracerProvider.forceFlush(), meterProvider.forceFlush()]),
-    // Whatever is still open once the bound has passed goes: nothing of ours keeps the process alive.
-    shutdown: () => bounded(() => [tracerProvider.shutdown(), meterProvider.shutdown()]).finally(() => {
-      traceAgents.destroy()
-      metricAgents.destroy()
+    flush: async () => {
+      if (await bounded(() => [tracerProvider.forceFlush(), meterProvider.forceFlush()]) === 'expired') for (const each of agents) each.drop()
+    },
+    shutdown: () => bounded(() => [tracerProvider.shutdown(), meterProvider.shutdown()]).then(() => {}).finally(() => {
+      for (const each of agents) each.close()
     }),
   }
 }
@@ -84,8 +88,8 @@ function createResource(config: Pick<OtelHttpConfig, 'serviceName' | 'resource' 
   return base.merge(resourceFromAttributes({ ...config.resource, 'service.name': config.serviceName }))
 }
 
-/** Waits for `work` at most `ms`; a rejection was reported by the exporter already, a timeout is reported here. */
-async function within(ms: number, work: () => Promise<unknown>[], failures: FailureLog): Promise<void> {
+/** Waits for `work` at most `ms` and says which came first; a rejection was reported by the exporter already, a timeout is reported here. */
+async function within(ms: number, work: () => Promise<unknown>[], failures: FailureLog): Promise<'settled' | 'expired'> {
   let timer: NodeJS.Timeout | undefined
   const expired = new Promise<'expired'>((resolve) => {
     timer = setTimeout(() => resolve('expired'), ms)
@@ -93,7 +97,9 @@ async function within(ms: number, work: () => Promise<unknown>[], failures: Fail
   })
   try {
     const settled = Promise.allSettled(startAll(work)).then(() => 'settled' as const)
-    if (await Promise.race([settled, expired]) === 'expired') failures.report('traces and metrics', 'flush-timeout')
+    const outcome = await Promise.race([settled, expired])
+    if (outcome === 'expired') failures.report('traces and metrics', 'flush-timeout')
+    return outcome
   } finally {
     clearTimeout(timer)
   }

@@ -30,6 +30,6 @@ describe('TLS for the export agents', () => {
     const agents = deadlineAgents(1_000, traces)
     const agent = await agents.factory('https:') as HttpsAgent
     expect(String(agent.options.ca)).toBe('traces CA')
-    agents.destroy()
+    agents.close()
   })
 })

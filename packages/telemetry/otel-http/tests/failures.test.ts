@@ -69,6 +69,31 @@ describe('when the endpoint fails', () => {
     await vi.waitFor(() => expect(server.openConnections()).toBe(0), { timeout: 4_000 })
   })
 
+  it('closes the connections a flush gave up on, before dispose: a trickling endpoint keeps no process alive', async () => {
+    const server = await endpoint({ kind: 'trickle', everyMs: 50 })
+    const { root, otel, create } = await bootStack(SCRIPT(), { endpoint: server.url, flushTimeoutMs: 300 })
+    const agent = await create()
+    await agent.send('go')
+    await root.telemetry.flush()
+    expect(server.requests.length).toBeGreaterThan(0)
+    // The README: past flushTimeoutMs, a flush drops every export connection still open.
+    await vi.waitFor(() => expect(server.openConnections()).toBe(0), { timeout: 4_000 })
+    await otel.dispose()
+  })
+
+  it('opens no connection once dispose gave up, even for a flush under way or an export the SDK retries, and blames no endpoint for the connections rein dropped', async () => {
+    const server = await endpoint({ kind: 'trickle', everyMs: 50 })
+    const { root, otel, create, logs } = await bootStack(SCRIPT(), { endpoint: server.url, flushTimeoutMs: 300 })
+    const agent = await create()
+    await agent.send('go')
+    await Promise.all([root.telemetry.flush(), otel.dispose()])
+    await vi.waitFor(() => expect(server.openConnections()).toBe(0), { timeout: 4_000 })
+    const after = server.requests.length
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    expect(server.requests.length).toBe(after)
+    expect(logs('warn').filter((line) => line.includes('ECONNRESET'))).toEqual([])
+  })
+
   it.each<[string, OtlpCaptureMode, string]>([
     ['400', { kind: 'status', status: 400 }, 'the endpoint answered HTTP 400 (Bad Request)'],
     ['404', { kind: 'status', status: 404 }, 'the endpoint answered HTTP 404 (Not Found)'],
