@@ -71,9 +71,11 @@ async function writeInFolder(held: HeldFolder, target: Resolved, allowed: string
       await handle.close()
     }
     await hooks.afterCheck?.(target.real)
-    await checkUnchanged(target, held, final, existing)
-    await hooks.beforeRename?.(target.real)
-    await rename(temp, final)
+    await oneAtATime(target.real, async () => {
+      await checkUnchanged(target, held, final, existing)
+      await hooks.beforeRename?.(target.real)
+      await rename(temp, final)
+    })
   } catch (error) {
     await unlink(temp).catch(() => {})
     throw fail(error)
@@ -82,6 +84,26 @@ async function writeInFolder(held: HeldFolder, target: Resolved, allowed: string
   await held.handle.sync().catch(() => {})
   // Written: what the file is now; a failure to say is the write's error, typed.
   return lstat(final).catch((error: unknown) => { throw fromSystemError(error, 'write', target.display) })
+}
+
+/** The last check and rename under way per target path: a second write to the path waits, then finds the file the first one made. */
+const renaming = new Map<string, Promise<void>>()
+
+/**
+ * Runs `step` once every earlier one for `path` has ended. Without it two calls (a parent and its
+ * subagent) that read one file could both pass the last check before either renamed: both would
+ * say written, and one change would be gone. Another process can still race; see Limitations.
+ */
+async function oneAtATime(path: string, step: () => Promise<void>): Promise<void> {
+  const before = renaming.get(path) ?? Promise.resolve()
+  const mine = before.then(step)
+  const tail = mine.catch(() => {})
+  renaming.set(path, tail)
+  try {
+    await mine
+  } finally {
+    if (renaming.get(path) === tail) renaming.delete(path)
+  }
 }
 
 /**

@@ -70,6 +70,33 @@ describe('write', () => {
     expect(readFileSync(file('a.txt'), 'utf8')).toBe('changed by someone\n')
   })
 
+  it('lets one of two writes to one file that reach their last check together land, and refuses the other: none is lost', async () => {
+    /** Holds each write after its first checks until both got there: then both make their last check at once. */
+    const together = () => {
+      let arrived = 0
+      let release = () => {}
+      const both = new Promise<void>((resolve) => { release = resolve })
+      return { afterCheck: async () => { if (++arrived === 2) release(); await both } }
+    }
+    write(file('shared.txt'), 'alpha\nbeta\n')
+    const edits = await boot(folders(), { hooks: together() })
+    await edits.call('read', { path: 'shared.txt' }, { sessionId: 's1' })
+    await edits.call('read', { path: 'shared.txt' }, { sessionId: 's2' })
+    const [a, b] = await Promise.all([
+      edits.call('edit', { path: 'shared.txt', old_string: 'alpha', new_string: 'ALPHA' }, { sessionId: 's1' }),
+      edits.call('edit', { path: 'shared.txt', old_string: 'beta', new_string: 'BETA' }, { sessionId: 's2' }),
+    ])
+    expect([codeOf(a), codeOf(b)].sort()).toEqual(['FILE_CHANGED_SINCE_READ', 'ok'])
+    expect(readFileSync(file('shared.txt'), 'utf8')).toBe(codeOf(a) === 'ok' ? 'ALPHA\nbeta\n' : 'alpha\nBETA\n')
+    const creates = await boot(folders(), { hooks: together() })
+    const [one, two] = await Promise.all([
+      creates.call('write', { path: 'new.txt', content: 'from s1\n' }, { sessionId: 's1' }),
+      creates.call('write', { path: 'new.txt', content: 'from s2\n' }, { sessionId: 's2' }),
+    ])
+    expect([codeOf(one), codeOf(two)].filter((code) => code === 'ok')).toHaveLength(1)
+    expect(readFileSync(file('new.txt'), 'utf8')).toBe(codeOf(one) === 'ok' ? 'from s1\n' : 'from s2\n')
+  })
+
   it('lets the session edit again after its own write without reading', async () => {
     const { call } = await boot(folders())
     await call('write', { path: 'n.txt', content: 'one\n' })
