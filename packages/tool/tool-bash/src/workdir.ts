@@ -6,7 +6,7 @@
 
 import { realpath, stat } from 'node:fs/promises'
 import { isAbsolute, relative, resolve, sep } from 'node:path'
-import { ReinError } from '@rein/base'
+import { ReinError, shorten } from '@rein/base'
 
 /**
  * The real, absolute directory to start in (the shell holds it by that path: see run-command.ts).
@@ -31,8 +31,13 @@ export async function resolveWorkdir(workdir: string | undefined, run: { cwd: st
     throw notUsable(workdir, error)
   }
   if (!inside(realRoot, real)) throw outside(workdir, root, real)
-  if (!(await stat(real)).isDirectory()) throw new ReinError('NOT_A_DIRECTORY', `workdir "${workdir}" is not a directory; give a directory inside the workspace`)
+  if (!(await stat(real)).isDirectory()) throw new ReinError('NOT_A_DIRECTORY', `workdir ${shown(workdir)} is not a directory; give a directory inside the workspace`)
   return real
+}
+
+/** The workdir as an error names it: quoted, and cut to 200 characters (the model may send a huge one). */
+function shown(workdir: string): string {
+  return JSON.stringify(shorten(workdir, 200))
 }
 
 function inside(root: string, path: string): boolean {
@@ -41,13 +46,13 @@ function inside(root: string, path: string): boolean {
 }
 
 function outside(workdir: string, root: string, real?: string): ReinError {
-  const via = real === undefined ? '' : ` (it resolves to ${real})`
-  return new ReinError('PATH_OUTSIDE_WORKSPACE', `workdir "${workdir}" is outside the workspace ${root}${via}; give a directory inside it, or leave workdir out`)
+  const via = real === undefined ? '' : ` (it resolves to ${shorten(real, 200)})`
+  return new ReinError('PATH_OUTSIDE_WORKSPACE', `workdir ${shown(workdir)} is outside the workspace ${root}${via}; give a directory inside it, or leave workdir out`)
 }
 
 function notUsable(workdir: string, error: unknown): ReinError {
   const code = (error as NodeJS.ErrnoException).code
-  if (code === 'ENOENT') return new ReinError('WORKDIR_NOT_FOUND', `workdir "${workdir}" does not exist; create it first or pick an existing directory`, { cause: error })
-  if (code === 'ENOTDIR') return new ReinError('NOT_A_DIRECTORY', `workdir "${workdir}" is not a directory; give a directory inside the workspace`, { cause: error })
-  return new ReinError('INVALID_WORKDIR', `workdir "${workdir}" cannot be used: ${(error as Error).message}`, { cause: error })
+  if (code === 'ENOENT') return new ReinError('WORKDIR_NOT_FOUND', `workdir ${shown(workdir)} does not exist; create it first or pick an existing directory`, { cause: error })
+  if (code === 'ENOTDIR') return new ReinError('NOT_A_DIRECTORY', `workdir ${shown(workdir)} is not a directory; give a directory inside the workspace`, { cause: error })
+  return new ReinError('INVALID_WORKDIR', `workdir ${shown(workdir)} cannot be used (${code ?? (error as Error).message}); give a directory inside the workspace`, { cause: error })
 }

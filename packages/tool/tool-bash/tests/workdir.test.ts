@@ -80,6 +80,15 @@ describe('workdir', () => {
     expect(snapshot(base)).toEqual(before)
   })
 
+  it('names a long workdir shortened in its error, whatever the error', async () => {
+    const { execute } = await bootBash()
+    for (const workdir of [`missing/${'d'.repeat(500_000)}`, `${'a/'.repeat(200)}${'x'.repeat(300)}`, `/elsewhere/${'o'.repeat(10_000)}`]) {
+      const result = await execute({ command: 'echo ran', description: 'Run somewhere', workdir }, undefined, { cwd: ws, workspaceRoot: ws })
+      expect(result.isError).toBe(true)
+      expect(result.isError && result.error.message.length).toBeLessThan(1_000)
+    }
+  })
+
   it.each([
     ['a folder inside', 'sub', 'sub'],
     ['./ and .. that stay inside', './sub/deep/..', 'sub'],

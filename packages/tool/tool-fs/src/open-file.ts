@@ -5,7 +5,7 @@
  */
 
 import { constants, type Stats } from 'node:fs'
-import { open, readlink, type FileHandle } from 'node:fs/promises'
+import { lstat, open, readlink, type FileHandle } from 'node:fs/promises'
 import { fromSystemError, fsError, systemCode } from './errors.ts'
 import { within, type Resolved } from './workspace.ts'
 
@@ -25,6 +25,11 @@ export async function openRegularFile(resolved: Resolved, allowed: string): Prom
   } catch (error) {
     // ELOOP with O_NOFOLLOW: the checked file became a symbolic link after the check.
     if (systemCode(error) === 'ELOOP') throw fsError('PATH_OUTSIDE_WORKSPACE', `${resolved.display} changed into a symbolic link while it was being opened; nothing was read`, { path: resolved.display }, error)
+    // A socket cannot be opened at all (ENXIO): say what it is, as for a FIFO or a device.
+    if (systemCode(error) === 'ENXIO') {
+      const info = await lstat(resolved.real).catch(() => undefined)
+      if (info && !info.isFile()) throw notRegular(resolved.display, info)
+    }
     throw fromSystemError(error, 'read', resolved.display)
   }
   try {

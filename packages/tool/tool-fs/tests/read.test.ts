@@ -1,3 +1,4 @@
+import { createServer } from 'node:net'
 import { execFileSync } from 'node:child_process'
 import { closeSync, mkdirSync, openSync, symlinkSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
@@ -145,6 +146,21 @@ describe('read', () => {
     expect(await call('read', { path: 'dir' })).toMatchObject({ isError: true, error: { code: 'NOT_A_REGULAR_FILE', message: 'dir is a folder; use glob to list what is in it' } })
     expect(await call('read', { path: 'pipe' })).toMatchObject({ isError: true, error: { code: 'NOT_A_REGULAR_FILE', message: 'pipe is a named pipe (FIFO), not a file' } })
     expect(await call('read', { path: 'null' })).toMatchObject({ isError: true, error: { code: 'NOT_A_REGULAR_FILE', message: 'null is a device, not a file' } })
+  })
+
+  it('refuses a Unix socket with NOT_A_REGULAR_FILE in read, write and edit, naming no host path', async () => {
+    const { workspace } = folders()
+    const server = createServer()
+    await new Promise<void>((resolve) => server.listen(join(workspace, 'app.sock'), resolve))
+    try {
+      const { call } = await boot(folders())
+      for (const [name, args] of [['read', {}], ['edit', { old_string: 'a', new_string: 'b' }], ['write', { content: 'x' }]] as const) {
+        const result = await call(name, { path: 'app.sock', ...args })
+        expect({ name, result }).toMatchObject({ name, result: { isError: true, error: { code: 'NOT_A_REGULAR_FILE', message: 'app.sock is a socket, not a file' } } })
+      }
+    } finally {
+      server.close()
+    }
   })
 
   it('follows a symbolic link that stays inside the workspace', async () => {
