@@ -6,7 +6,7 @@ import { defineTool, type DurableToolResult, type ToolResultView } from '@rein/t
 import { fromSystemError, fsError } from './errors.ts'
 import { callScope, type FsToolContext } from './tool-context.ts'
 import { checkPattern, walkFiles } from './walk.ts'
-import { notFound, resolvePath, type Resolved } from './workspace.ts'
+import { listedPath, notFound, resolvePath, type Resolved } from './workspace.ts'
 
 /** Paths kept in the log for the search card. */
 const CARD_PATHS = 100
@@ -41,7 +41,7 @@ export function createGlobTool(context: FsToolContext) {
         const where = value.path === '.' ? '' : ` under ${value.path}`
         if (value.total === 0) return `No files match ${value.pattern}${where}.`
         const note = value.truncated ? `\n[${value.files.length} of ${value.total} matching files shown. Narrow the pattern or the path to see the rest.]` : ''
-        return value.files.join('\n') + note
+        return value.files.map(listedPath).join('\n') + note
       },
       presentationMeta: (_args, value) => ({ paths: value.files.slice(0, CARD_PATHS), total: value.total, truncated: value.truncated || value.files.length > CARD_PATHS }),
     },

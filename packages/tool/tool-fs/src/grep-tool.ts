@@ -8,7 +8,7 @@ import { Matcher } from './matcher.ts'
 import { compilePattern, searchFiles, type SearchOutcome } from './search.ts'
 import { callScope, type FsToolContext } from './tool-context.ts'
 import { checkPattern, walkFiles } from './walk.ts'
-import { notFound, resolvePath } from './workspace.ts'
+import { listedPath, notFound, resolvePath } from './workspace.ts'
 import { plural } from './write-tool.ts'
 import { cutHead } from '@rein/base'
 
@@ -148,7 +148,7 @@ interface GrepValue {
 function renderGrep(value: GrepValue): string {
   const where = value.path === '.' ? '' : ` in ${value.path}`
   if (value.matches === 0) return `No matches for ${value.pattern}${where} (${plural(value.searched, 'file')} searched).`
-  const blocks = value.files.map((file) => `${file.path}\n${file.matches.map((match) => `${match.line}: ${match.text}`).join('\n')}`)
+  const blocks = value.files.map((file) => `${listedPath(file.path)}\n${file.matches.map((match) => `${match.line}: ${match.text}`).join('\n')}`)
   const note = value.truncated
     ? `\n[Showing the first ${plural(value.matches, 'matching line')} in ${plural(value.files.length, 'file')}; there are more. Narrow the pattern, path or glob to see them.]`
     : ''

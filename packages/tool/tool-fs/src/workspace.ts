@@ -153,3 +153,14 @@ export async function notFound(resolved: Resolved): Promise<ReinError> {
   const hint = near === undefined ? '' : `; did you mean ${join(dirname(resolved.display), near)}?`
   return fsError('FILE_NOT_FOUND', `${resolved.display} does not exist${hint}`, { path: resolved.display })
 }
+
+/**
+ * A path as a listing shows it, one per line: quoted as JSON when it holds a line break or another
+ * control character (a command can make such a name), so it stays one line and cannot pass for a note.
+ */
+export function listedPath(path: string): string {
+  return CONTROL.test(path) ? JSON.stringify(path) : path
+}
+
+// oxlint-disable-next-line no-control-regex -- control characters are what it finds
+const CONTROL = /[\x00-\x1f\x7f]/

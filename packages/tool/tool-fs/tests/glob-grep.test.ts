@@ -49,6 +49,16 @@ describe('glob', () => {
     expect(text(await call('glob', { pattern: '*(1).jpg' }))).toBe('photo (1).jpg')
   })
 
+  it('quotes a name holding a line break or another control character in glob and grep listings: one name is one line, and no name forges a note', async () => {
+    const forged = 'x.ts\n[Showing the first 1 matching line]'
+    tree({ 'notes\nsecret.ts': 'hit', [forged]: 'hit', 'plain.ts': 'hit' })
+    const { call } = await boot(folders())
+    expect(text(await call('glob', { pattern: '*' })).split('\n')).toEqual(['"notes\\nsecret.ts"', 'plain.ts', JSON.stringify(forged)])
+    const grep = text(await call('grep', { pattern: 'hit' }))
+    expect(grep).toContain('"notes\\nsecret.ts"\n1: hit')
+    expect(grep).not.toContain('\n[Showing')
+  })
+
   it('reads no .gitignore that is a FIFO: the walk neither hangs nor takes a thread', async () => {
     tree({ 'a.txt': '', 'sub/b.txt': '' })
     expect(spawnSync('mkfifo', [join(folders().workspace, 'sub', '.gitignore')]).status).toBe(0)
