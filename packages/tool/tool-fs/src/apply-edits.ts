@@ -63,17 +63,40 @@ function matches(text: string, wanted: string, overlapping: boolean): Match[] {
     for (let at = text.indexOf(wanted); at !== -1; at = text.indexOf(wanted, at + (overlapping ? 1 : wanted.length))) found.push({ at, length: wanted.length })
     return found
   }
-  // Escaped text and optional \r's: no nested quantifier, so no runaway backtracking.
-  const pattern = new RegExp(wanted.split('\n').map(escapeRegExp).join('\\r?\\n'), 'g')
-  for (let hit = pattern.exec(text); hit !== null; hit = pattern.exec(text)) {
-    found.push({ at: hit.index, length: hit[0].length })
-    if (overlapping) pattern.lastIndex = hit.index + 1
+  // Searched in the text with every \r before a \n left out, each hit mapped back: no regular
+  // expression, whose size (one group per line) overflows the stack past some thousands of lines.
+  const { plain, dropped } = withoutCarriageReturns(text)
+  const original = (at: number) => at + countBelow(dropped, at)
+  for (let at = plain.indexOf(wanted); at !== -1; at = plain.indexOf(wanted, at + (overlapping ? 1 : wanted.length))) {
+    const start = original(at)
+    found.push({ at: start, length: original(at + wanted.length) - start })
   }
   return found
 }
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+/** `text` without the \r of each \r\n, and where those \n are in it (ascending). */
+function withoutCarriageReturns(text: string): { plain: string; dropped: number[] } {
+  const dropped: number[] = []
+  let plain = ''
+  let from = 0
+  for (let at = text.indexOf('\r\n'); at !== -1; at = text.indexOf('\r\n', at + 2)) {
+    plain += text.slice(from, at)
+    dropped.push(plain.length)
+    from = at + 1
+  }
+  return { plain: plain + text.slice(from), dropped }
+}
+
+/** How many of the ascending `values` are below `limit`: a \r before the \n at a match's start belongs to the match. */
+function countBelow(values: readonly number[], limit: number): number {
+  let low = 0
+  let high = values.length
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    if (values[middle]! < limit) low = middle + 1
+    else high = middle
+  }
+  return low
 }
 
 /**

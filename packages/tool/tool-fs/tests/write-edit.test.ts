@@ -296,6 +296,27 @@ describe('edit', () => {
   })
 
   it.each([
+    ['LF', '\n'],
+    ['CRLF', '\r\n'],
+  ])('edits with an old_string of thousands of lines (%s file): no regular expression of its size to overflow', async (_name, eol) => {
+    const lines = Array.from({ length: 8_000 }, (_, i) => `line ${i}`)
+    write(file('long.txt'), lines.join(eol) + eol)
+    const { call } = await boot(folders())
+    await call('read', { path: 'long.txt', limit: 10 })
+    const result = await call('edit', { path: 'long.txt', old_string: lines.slice(0, 7_000).join('\n'), new_string: 'head' })
+    expect(codeOf(result)).toBe('ok')
+    expect(readFileSync(file('long.txt'), 'utf8')).toBe(['head', ...lines.slice(7_000)].join(eol) + eol)
+  })
+
+  it('edits across a CRLF break when old_string starts or ends with a line break, keeping no stray CR', async () => {
+    write(file('edge.txt'), 'a\r\nb\r\nc\r\n')
+    const { call } = await boot(folders())
+    await call('read', { path: 'edge.txt' })
+    expect(codeOf(await call('edit', { path: 'edge.txt', old_string: '\nb\n', new_string: '\nB\n' }))).toBe('ok')
+    expect(readFileSync(file('edge.txt'), 'utf8')).toBe('a\r\nB\r\nc\r\n')
+  })
+
+  it.each([
     ['aba in ababa', 'ababa', 'aba'],
     ['two closing braces in three', 'x\n}\n}\n}\n', '}\n}'],
   ])('refuses an old_string that matches overlapping places as ambiguous: %s', async (_case, before, oldString) => {
