@@ -14,7 +14,7 @@ import { memorySection, type AgentsLike } from './section.ts'
 import { createMemoryTools } from './tools.ts'
 import { userScopePolicy } from './user-scope-policy.ts'
 import type { MemoryDraft, MemoryEntry, MemoryPatch, MemoryStore, RecallQuery, WriteResult } from './types.ts'
-import { checkDraft, checkPatch, checkQuery, newMemoryId } from './validate.ts'
+import { checkDraft, checkId, checkPatch, checkQuery, checkRoot, newMemoryId } from './validate.ts'
 import { whileStore, type StoreWatcher } from './while-store.ts'
 
 declare module '@deepseek-ai/cordis' {
@@ -209,6 +209,7 @@ export class MemoryService extends Service {
    * `updatedAt`. `MEMORY_NOT_FOUND`, `MEMORY_RETIRED`, `INVALID_ARGS`.
    */
   async update(id: string, patch: MemoryPatch): Promise<MemoryEntry> {
+    checkId(id, 'memory update')
     return this.mutate(async (store) => {
       const now = Date.now()
       const checked = checkPatch(patch, this._state.config.maxContentChars, now)
@@ -230,6 +231,7 @@ export class MemoryService extends Service {
 
   /** Deletes an entry (retired ones too) and returns it as it was. `MEMORY_NOT_FOUND`. */
   async forget(id: string): Promise<MemoryEntry> {
+    checkId(id, 'memory forget')
     return this.mutate(async (store) => {
       const entry = await existing(store, id, 'forget')
       if (!await store.delete(id)) throw notFound(id, 'forget')
@@ -239,6 +241,7 @@ export class MemoryService extends Service {
 
   /** The entry, retired or expired included, or `undefined` (also without a store). */
   async get(id: string): Promise<MemoryEntry | undefined> {
+    checkId(id, 'memory get')
     const store = this._state.stores[0]
     return store === undefined ? undefined : this.watched(store, store.get(id))
   }
@@ -265,6 +268,7 @@ export class MemoryService extends Service {
 
   /** The project id for a workspace: Config `projectId` when set, else the root's real path (resolved when it does not exist). */
   async projectIdFor(workspaceRoot: string): Promise<string> {
+    checkRoot(workspaceRoot)
     const { projectId } = this._state.config
     if (projectId !== undefined && projectId !== '') return projectId
     return realpath(workspaceRoot).catch(() => resolve(workspaceRoot))

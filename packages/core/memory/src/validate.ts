@@ -1,7 +1,7 @@
 /** Fail-closed checks of what callers give `ctx.memory`: drafts, patches and recall queries. */
 
 import { randomBytes } from 'node:crypto'
-import { ReinError } from '@rein/base'
+import { kindOf, ReinError } from '@rein/base'
 import { HIDDEN_CHARACTER } from './format.ts'
 import { secretKind, secretVariableIn } from './secrets.ts'
 import type { MemoryDraft, MemoryPatch, MemoryScope, MemoryType, RecallQuery } from './types.ts'
@@ -112,6 +112,16 @@ function expiryProblems(expiresAt: unknown, now: number): string[] {
 /** Epoch milliseconds as a store can keep them: a safe integer. */
 function isTime(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value)
+}
+
+/** `INVALID_ARGS` unless `id` is a non-empty string: a host's wrong value must not reach the store's query. */
+export function checkId(id: unknown, what: string): void {
+  if (typeof id !== 'string' || id === '') refuse(what, [`id must be an entry's id (mem_…), a non-empty string, not ${id === '' ? 'an empty one' : kindOf(id)}`])
+}
+
+/** `INVALID_ARGS` unless `root` is a non-empty string (a folder's path). */
+export function checkRoot(root: unknown): void {
+  if (typeof root !== 'string' || root === '') refuse('memory projectIdFor', [`the workspace root must be a folder's path, a non-empty string, not ${root === '' ? 'an empty one' : kindOf(root)}`])
 }
 
 function refuse(what: string, problems: readonly string[]): void {

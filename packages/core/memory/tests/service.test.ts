@@ -236,6 +236,17 @@ describe('write: supersedes', () => {
     expect(await store.all()).toEqual([])
   })
 
+  it('refuses an id or a workspace root that is not a string with INVALID_ARGS, before the store sees it', async () => {
+    const { ctx } = await setup()
+    for (const bad of [{ a: 1 }, Symbol('x'), 42, undefined, '']) {
+      const id = bad as unknown as string
+      await expect(ctx.memory.get(id)).rejects.toMatchObject({ code: 'INVALID_ARGS', message: expect.stringContaining('id must be') })
+      await expect(ctx.memory.forget(id)).rejects.toMatchObject({ code: 'INVALID_ARGS' })
+      await expect(ctx.memory.update(id, { content: 'x' })).rejects.toMatchObject({ code: 'INVALID_ARGS' })
+      await expect(ctx.memory.projectIdFor(id)).rejects.toMatchObject({ code: 'INVALID_ARGS', message: expect.stringContaining('workspace root must be') })
+    }
+  })
+
   it('refuses to supersede an entry another already superseded, but lets the same correction be written again', async () => {
     const { ctx } = await setup()
     const old = await ctx.memory.write(draft({ content: 'A.' }))
