@@ -75,6 +75,7 @@ export class JobRuntime {
   }
 
   list(viewer: JobViewer): JobInfo[] {
+    checkViewer(viewer)
     return this.jobs.filter((job) => job.visibleTo(viewer.sessionId)).map((job) => job.info())
   }
 
@@ -175,6 +176,8 @@ export class JobRuntime {
 
   /** A job the owner's log told of when this runtime first saw the session, and that is not live here. */
   private past(jobId: string, viewer: JobViewer): JobInfo | undefined {
+    // Asked first by read, kill and wait: a missing viewer is refused before anything reads it.
+    checkViewer(viewer)
     const book = this.books.get(viewer.sessionId)
     const logged = book?.past.get(jobId)
     if (!book || !logged || this.jobs.some((job) => job.jobId === jobId && job.visibleTo(viewer.sessionId))) return undefined
@@ -333,6 +336,13 @@ export class JobRuntime {
 
 function counterKey(conversationId: string, kind: string): string {
   return `${conversationId}\n${kind}`
+}
+
+/** `JOB_INVALID` unless `viewer` names a session: who asks decides which jobs it sees. */
+function checkViewer(viewer: JobViewer): void {
+  if (typeof (viewer as Partial<JobViewer> | undefined)?.sessionId !== 'string') {
+    throw new ReinError('JOB_INVALID', 'a viewer is needed: the asking tool call\'s run identity ({sessionId, …}), which decides the jobs it sees')
+  }
 }
 
 function checkStart(options: StartJob): StartJob {

@@ -86,6 +86,18 @@ describe('start', () => {
     expect(root.jobs.list(ownerOf(agent))).toEqual([])
   })
 
+  it('refuses list, read, kill and wait without a viewer with JOB_INVALID, not a TypeError', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    const { handle } = startJob(root, agent)
+    for (const viewer of [undefined, {}, { sessionId: 7 }] as unknown as Parameters<typeof root.jobs.list>[0][]) {
+      expect(() => root.jobs.list(viewer)).toThrow(expect.objectContaining({ code: 'JOB_INVALID', message: expect.stringContaining('viewer') }))
+      expect(() => root.jobs.read(handle.jobId, viewer)).toThrow(expect.objectContaining({ code: 'JOB_INVALID' }))
+      await expect(root.jobs.kill(handle.jobId, viewer)).rejects.toMatchObject({ code: 'JOB_INVALID' })
+      await expect(root.jobs.wait(handle.jobId, 10, viewer)).rejects.toMatchObject({ code: 'JOB_INVALID' })
+    }
+  })
+
   it('cuts a long label to one line of at most 200 characters', async () => {
     const { root } = await boot([])
     const agent = await root.agents.create()
