@@ -163,4 +163,4 @@ export function listedPath(path: string): string {
 }
 
 // oxlint-disable-next-line no-control-regex -- control characters are what it finds
-const CONTROL = /[\x00-\x1f\x7f]/
+const CONTROL = /[\x00-\x1f\x7f-\x9f\u2028\u2029]/

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, readdirSync, symlinkSync } from 'node:fs'
+import { mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -57,6 +57,11 @@ describe('glob', () => {
     const grep = text(await call('grep', { pattern: 'hit' }))
     expect(grep).toContain('"notes\\nsecret.ts"\n1: hit')
     expect(grep).not.toContain('\n[Showing')
+    for (const name of ['nel\u0085x.ts', 'ls\u2028x.ts', 'csi\u009bx.ts']) {
+      tree({ [`sub/${name}`]: 'hit' })
+      expect(text(await call('glob', { pattern: '*', path: 'sub' })).split('\n')).toContain(JSON.stringify(`sub/${name}`))
+      rmSync(join(folders().workspace, 'sub', name))
+    }
   })
 
   it('reads no .gitignore that is a FIFO: the walk neither hangs nor takes a thread', async () => {
