@@ -14,7 +14,7 @@ import type { Duplex } from 'node:stream'
 export interface DeadlineAgents {
   /** For the exporters' `httpAgentOptions`: an agent for the URL's protocol. */
   readonly factory: (protocol: string) => Promise<Agent>
-  /** Destroys every connection still open (a flush gave up waiting on them); later exports open their own. */
+  /** Destroys every connection still open (a flush gave up waiting); their exports fail `FLUSH_DROPPED_CODE`, later ones open their own. */
   drop(): void
   /** Drops every connection and refuses every later one (dispose gave up): no retry keeps the process alive. */
   close(): void
@@ -50,8 +50,8 @@ export function tlsFromEnvironment(signal: 'TRACES' | 'METRICS', env: NodeJS.Pro
 export function deadlineAgents(ms: number, tls: TlsFiles = {}): DeadlineAgents {
   const agents = new Set<Agent>()
   let closed = false
-  const drop = () => {
-    for (const agent of agents) for (const socket of socketsOf(agent)) socket.destroy(gaveUp())
+  const drop = (by: 'flush' | 'dispose') => {
+    for (const agent of agents) for (const socket of socketsOf(agent)) socket.destroy(gaveUp(by))
   }
   return {
     factory: async (protocol) => {
@@ -61,26 +61,30 @@ export function deadlineAgents(ms: number, tls: TlsFiles = {}): DeadlineAgents {
       const open = agent.createConnection.bind(agent)
       agent.createConnection = (options, callback) => {
         const socket = open(options, callback)
-        if (socket && closed) socket.destroy(gaveUp())
+        if (socket && closed) socket.destroy(gaveUp('dispose'))
         else if (socket) destroyAfter(socket, ms)
         return socket
       }
       agents.add(agent)
       return agent
     },
-    drop,
+    drop: () => drop('flush'),
     close() {
       closed = true
-      drop()
+      drop('dispose')
     },
   }
 }
 
-/** The `code` of the error a connection rein dropped (a flush or dispose stopped waiting) fails its request with: already told, never reported again. */
+/** The `code` of the error a connection dispose dropped fails its request with: dispose said it gave up, so it is not reported again. */
 export const GAVE_UP_CODE = 'REIN_EXPORT_GAVE_UP'
+/** The `code` for one a flush dropped: it may carry an export the flush did not start, lost, so it is reported. */
+export const FLUSH_DROPPED_CODE = 'REIN_EXPORT_DROPPED'
 
-function gaveUp(): Error {
-  return Object.assign(new Error('rein stopped waiting for the export (flushTimeoutMs)'), { code: GAVE_UP_CODE })
+function gaveUp(by: 'flush' | 'dispose'): Error {
+  return by === 'dispose'
+    ? Object.assign(new Error('rein stopped waiting for the export (flushTimeoutMs)'), { code: GAVE_UP_CODE })
+    : Object.assign(new Error('a flush stopped waiting (flushTimeoutMs) and dropped the connection'), { code: FLUSH_DROPPED_CODE })
 }
 
 /** Every connection `agent` holds, in use or idle. */

@@ -5,7 +5,7 @@
 
 import type { Logger } from '@deepseek-ai/cordis'
 import { shorten } from '@rein/base'
-import { DEADLINE_CODE, GAVE_UP_CODE } from './deadline-agent.ts'
+import { DEADLINE_CODE, FLUSH_DROPPED_CODE, GAVE_UP_CODE } from './deadline-agent.ts'
 
 /** Which export failed. */
 export type Signal = 'traces' | 'metrics' | 'traces and metrics'
@@ -26,7 +26,7 @@ export function createFailureLog(logger: Logger, endpoint: string): FailureLog {
   const seen = new Set<string>()
   return {
     report(signal, error) {
-      // A connection rein dropped itself: the flush or dispose that gave up said so already.
+      // A connection dispose dropped: dispose said it gave up, and nothing will be sent after it.
       if (fieldsOf(error).code === GAVE_UP_CODE) return
       const { kind, says } = failureKind(error)
       if (seen.has(kind)) return
@@ -43,6 +43,7 @@ function failureKind(error: unknown): FailureKind {
   if (typeof code === 'number') return { kind: `http-${code}`, says: `the endpoint answered HTTP ${code}${message ? ` (${clip(message)})` : ''}` }
   // The SDK's idle timeout, or the connection's deadline (deadline-agent.ts): one kind, one line.
   if (message === 'Request timed out' || code === DEADLINE_CODE) return { kind: 'timeout', says: 'the endpoint did not answer in time' }
+  if (code === FLUSH_DROPPED_CODE) return { kind: 'dropped', says: 'a flush stopped waiting after flushTimeoutMs and dropped the connections still open; what they carried was not sent' }
   if (message === 'Export failed with retryable status') return { kind: 'http-retryable', says: 'the endpoint kept answering HTTP 429, 502, 503 or 504' }
   if (typeof code === 'string') {
     if (code.startsWith('HPE_')) return { kind: 'not-http', says: `the endpoint's answer is not HTTP (${code})` }

@@ -31,6 +31,7 @@ const SAYS = {
   refused: 'nothing listens there (ECONNREFUSED)',
   timeout: 'the endpoint did not answer in time',
   gaveUp: 'it did not finish within flushTimeoutMs',
+  dropped: 'dropped the connections still open; what they carried was not sent',
   notHttp: 'the endpoint\'s answer is not HTTP',
   retryable: 'the endpoint kept answering HTTP 429, 502, 503 or 504',
 }
@@ -56,7 +57,8 @@ describe('when the endpoint fails', () => {
     expect(result).toMatchObject({ reason: 'completed', text: 'done' })
     expect(server.requests.length).toBeGreaterThan(0)
     // Which of the two comes first (the export's own timeout, or dispose's bound) is the machine's business.
-    expectOneLinePerKind(warnings, [SAYS.timeout, SAYS.gaveUp], [])
+    // A flush that gave up dropped what was open, and says so: it may have carried exports the flush did not start.
+    expectOneLinePerKind(warnings, [SAYS.timeout, SAYS.gaveUp, SAYS.dropped], [])
     expect(warnings.length).toBeGreaterThan(0)
   })
 
@@ -71,13 +73,14 @@ describe('when the endpoint fails', () => {
 
   it('closes the connections a flush gave up on, before dispose: a trickling endpoint keeps no process alive', async () => {
     const server = await endpoint({ kind: 'trickle', everyMs: 50 })
-    const { root, otel, create } = await bootStack(SCRIPT(), { endpoint: server.url, flushTimeoutMs: 300 })
+    const { root, otel, create, logs } = await bootStack(SCRIPT(), { endpoint: server.url, flushTimeoutMs: 300 })
     const agent = await create()
     await agent.send('go')
     await root.telemetry.flush()
     expect(server.requests.length).toBeGreaterThan(0)
-    // The README: past flushTimeoutMs, a flush drops every export connection still open.
+    // The README: past flushTimeoutMs, a flush drops every export connection still open, and says what that lost.
     await vi.waitFor(() => expect(server.openConnections()).toBe(0), { timeout: 4_000 })
+    await vi.waitFor(() => expect(logs('warn').filter((line) => line.includes(SAYS.dropped))).toHaveLength(1), { timeout: 4_000 })
     await otel.dispose()
   })
 
