@@ -57,8 +57,8 @@ export function isFailureCode(code: unknown): code is LlmFailureCode {
 export function toFailure(error: unknown): LlmFailure {
   if (isReinError(error)) {
     const failure = (error as Partial<LlmError>).failure
-    if (failure && CODES.has(failure.code)) return cleanFailure(failure)
-    if (CODES.has(error.code)) return { code: error.code as LlmFailureCode, message: error.message }
+    if (failure && isFailureCode(failure.code)) return cleanFailure(failure)
+    if (isFailureCode(error.code)) return { code: error.code, message: error.message }
   }
   const message = error instanceof Error ? error.message : String(error)
   return { code: 'TRANSPORT', message: message || 'the request failed without a message' }

@@ -116,12 +116,16 @@ function isTime(value: unknown): value is number {
 
 /** `INVALID_ARGS` unless `id` is a non-empty string: a host's wrong value must not reach the store's query. */
 export function checkId(id: unknown, what: string): void {
-  if (typeof id !== 'string' || id === '') refuse(what, [`id must be an entry's id (mem_…), a non-empty string, not ${id === '' ? 'an empty one' : kindOf(id)}`])
+  requireText(id, what, "id must be an entry's id (mem_…)")
 }
 
 /** `INVALID_ARGS` unless `root` is a non-empty string (a folder's path). */
 export function checkRoot(root: unknown): void {
-  if (typeof root !== 'string' || root === '') refuse('memory projectIdFor', [`the workspace root must be a folder's path, a non-empty string, not ${root === '' ? 'an empty one' : kindOf(root)}`])
+  requireText(root, 'memory projectIdFor', "the workspace root must be a folder's path")
+}
+
+function requireText(value: unknown, what: string, wanted: string): void {
+  if (typeof value !== 'string' || value === '') refuse(what, [`${wanted}, a non-empty string, not ${value === '' ? 'an empty one' : kindOf(value)}`])
 }
 
 function refuse(what: string, problems: readonly string[]): void {

@@ -59,13 +59,11 @@ export function applyEdits(text: string, edits: readonly Edit[], display: string
 function matches(text: string, wanted: string, overlapping: boolean): Match[] {
   const found: Match[] = []
   if (wanted === '') return found
-  if (wanted.includes('\r') || !wanted.includes('\n')) {
-    for (let at = text.indexOf(wanted); at !== -1; at = text.indexOf(wanted, at + (overlapping ? 1 : wanted.length))) found.push({ at, length: wanted.length })
-    return found
-  }
-  // Searched in the text with every \r before a \n left out, each hit mapped back: no regular
-  // expression, whose size (one group per line) overflows the stack past some thousands of lines.
-  const { plain, dropped } = withoutCarriageReturns(text)
+  // Searched in the text with those \r's left out, each hit mapped back: a regular expression of a
+  // group per line overflows the stack past some thousands of lines. With a \r typed, or on one
+  // line, `wanted` is searched as written.
+  const literal = wanted.includes('\r') || !wanted.includes('\n')
+  const { plain, dropped } = literal ? { plain: text, dropped: [] } : withoutCarriageReturns(text)
   const original = (at: number) => at + countBelow(dropped, at)
   for (let at = plain.indexOf(wanted); at !== -1; at = plain.indexOf(wanted, at + (overlapping ? 1 : wanted.length))) {
     const start = original(at)
