@@ -22,7 +22,7 @@ export const Config = FsConfig
 export const apply = (ctx: Context, config: Config) => {
   const reads = new FileReadsStore()
   ctx.tools.contribute('fileReads', (call) => reads.for(call.sessionId ?? ''))
-  registerFsTools(ctx.tools, createFsTools({ config, reads }))
+  registerFsTools(ctx.tools, createFsTools({ config, reads, maxArgumentBytes: ctx.tools.config.maxArgumentBytes }))
 }
 
 /** Builds the tool definitions without cordis, for hosts that register them themselves. */

@@ -21,16 +21,19 @@ export interface FsToolOptions {
   reads?: FileReadsStore
   /** For tests only: points inside a write where a test can step in. */
   hooks?: WriteHooks
+  /** The registry's limit on one call's arguments (`maxArgumentBytes`), which bounds what `write` can carry. */
+  maxArgumentBytes?: number
 }
 
 export interface FsToolContext {
   config: FsConfig
   reads: FileReadsStore
   hooks: WriteHooks
+  maxArgumentBytes: number | undefined
 }
 
 export function toolContext(options: FsToolOptions): FsToolContext {
-  return { config: options.config, reads: options.reads ?? new FileReadsStore(), hooks: options.hooks ?? {} }
+  return { config: options.config, reads: options.reads ?? new FileReadsStore(), hooks: options.hooks ?? {}, maxArgumentBytes: options.maxArgumentBytes }
 }
 
 /** The root this call works in: Config's, else the run's. */

@@ -11,7 +11,7 @@ export function createWriteTool(context: FsToolContext) {
     description: [
       'Creates a file with `content`, or replaces everything in an existing one; missing parent folders are created.',
       'To change part of a file, use edit instead. An existing file must have been read in this conversation first,',
-      `and not changed since. Text files up to ${formatBytes(context.config.maxFileBytes)}.`,
+      `and not changed since. ${sizeLimit(context)}`,
     ].join(' '),
     parameters: {
       path: { type: 'string', required: true, minLength: 1, description: 'The file, relative to the workspace root or absolute.' },
@@ -44,4 +44,10 @@ export function createWriteTool(context: FsToolContext) {
 
 export function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`
+}
+
+/** The largest file `write` can make, and when the registry's argument limit is the lower bound, how to write a longer one. */
+function sizeLimit({ config, maxArgumentBytes }: FsToolContext): string {
+  if (maxArgumentBytes === undefined || maxArgumentBytes >= config.maxFileBytes) return `Text files up to ${formatBytes(config.maxFileBytes)}.`
+  return `A call's arguments (path and content, as JSON) may hold up to ${formatBytes(maxArgumentBytes)}: write a longer file in parts, the start with write and the rest with edit.`
 }

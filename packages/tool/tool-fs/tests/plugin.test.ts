@@ -29,6 +29,24 @@ describe('the plugin', () => {
     expect(root.tools.list()).toEqual(['glob', 'grep', 'read'])
   })
 
+  it("write's description never promises a file longer than the registry lets a call's arguments carry", async () => {
+    const { root } = await boot(folders())
+    const described = () => root.tools.schemas().find((schema) => schema.name === 'write')?.description ?? ''
+    // The registry's default argument limit (1 MiB) is below tool-fs's default file limit (10 MiB).
+    expect(described()).not.toContain('10.0 MiB')
+    expect(described()).toContain('1.0 MiB')
+    const big = 'x'.repeat(1_048_576)
+    const refused = await root.tools.execute({ callId: 'c', name: 'write', arguments: JSON.stringify({ path: 'big.txt', content: big }), signal: new AbortController().signal, context: {} })
+    expect(refused).toMatchObject({ isError: true })
+
+    const roomy = new Context()
+    await roomy.plugin(ToolRegistry, { askFor: [], maxArgumentBytes: 64 * 1024 * 1024 })
+    await roomy.plugin(toolFs, {})
+    const text = roomy.tools.schemas().find((schema) => schema.name === 'write')?.description ?? ''
+    expect(text).toContain('10.0 MiB')
+    expect(text).not.toContain('arguments')
+  })
+
   it('takes its tools and its tool-run field away when disposed', async () => {
     const { root, fiber } = await boot(folders())
     const seen: (FileReads | undefined)[] = []
