@@ -16,14 +16,19 @@ export interface Passage {
 const BUDGET = 400_000
 const MIN_SCORE = 0.5
 
-export function nearestPassages(text: string, wanted: string, max = 3): Passage[] {
+/** The work a search did, counted for tests. */
+export interface SearchWork {
+  lineComparisons: number
+}
+
+export function nearestPassages(text: string, wanted: string, max = 3, work: SearchWork = { lineComparisons: 0 }): Passage[] {
   const fileLines = text.split('\n').map(stripCr)
   const oldLines = wanted.split('\n').map(stripCr)
   if (oldLines.length > 1 && oldLines.at(-1) === '') oldLines.pop()
   const span = oldLines.length
   if (span > fileLines.length) return []
-  const loose = whitespaceMatches(fileLines, oldLines)
-  if (loose.length > 0) return loose.slice(0, max).map((start) => passage(fileLines, start, span, true))
+  const loose = whitespaceMatches(fileLines, oldLines, max, work)
+  if (loose.length > 0) return loose.map((start) => passage(fileLines, start, span, true))
   return similarWindows(fileLines, oldLines).slice(0, max).map((start) => passage(fileLines, start, span, false))
 }
 
@@ -33,16 +38,30 @@ function passage(fileLines: string[], start: number, span: number, whitespaceOnl
 
 const squash = (line: string) => line.trim().replace(/\s+/g, ' ')
 
-/** Windows equal to the old lines with whitespace squashed; the first and last old lines may be partial. */
-function whitespaceMatches(fileLines: string[], oldLines: string[]): number[] {
+/**
+ * Up to `max` windows equal to the old lines with whitespace squashed; the first and last old lines
+ * may be partial. A file of near misses (every window matching until its last line) would take
+ * file lines × old lines comparisons on the event loop: past `BUDGET × 2` the search stops with
+ * what it found, and the error shows no passage rather than freezing the process.
+ */
+function whitespaceMatches(fileLines: string[], oldLines: string[], max: number, work: SearchWork): number[] {
   const old = oldLines.map(squash)
   if (old.every((line) => line === '')) return []
   const file = fileLines.map(squash)
   const found: number[] = []
-  for (let start = 0; start + old.length <= file.length; start++) {
-    if (old.every((line, j) => fits(file[start + j] ?? '', line, j, old.length))) found.push(start)
+  const stopAt = work.lineComparisons + BUDGET * 2
+  for (let start = 0; start + old.length <= file.length && found.length < max && work.lineComparisons < stopAt; start++) {
+    if (windowFits(file, old, start, work)) found.push(start)
   }
   return found
+}
+
+function windowFits(file: string[], old: string[], start: number, work: SearchWork): boolean {
+  for (let j = 0; j < old.length; j++) {
+    work.lineComparisons++
+    if (!fits(file[start + j] ?? '', old[j] ?? '', j, old.length)) return false
+  }
+  return true
 }
 
 function fits(fileLine: string, oldLine: string, index: number, span: number): boolean {
