@@ -12,8 +12,12 @@ export interface Passage {
   whitespaceOnly: boolean
 }
 
-/** Above this many line comparisons only the first and last lines of `old_string` are compared. */
-const BUDGET = 400_000
+/**
+ * Most line comparisons each search makes: a few hundred ms of the event loop at most, in a file of
+ * hundreds of thousands of lines. Above this many, the similarity search compares only the first
+ * and last lines of `old_string`.
+ */
+const BUDGET = 100_000
 const MIN_SCORE = 0.5
 
 /** The work a search did, counted for tests. */
@@ -22,18 +26,54 @@ export interface SearchWork {
 }
 
 export function nearestPassages(text: string, wanted: string, max = 3, work: SearchWork = { lineComparisons: 0 }): Passage[] {
-  const fileLines = text.split('\n').map(stripCr)
+  const fileLines = new FileLines(text)
   const oldLines = wanted.split('\n').map(stripCr)
   if (oldLines.length > 1 && oldLines.at(-1) === '') oldLines.pop()
   const span = oldLines.length
-  if (span > fileLines.length) return []
   const loose = whitespaceMatches(fileLines, oldLines, max, work)
   if (loose.length > 0) return loose.map((start) => passage(fileLines, start, span, true))
-  return similarWindows(fileLines, oldLines).slice(0, max).map((start) => passage(fileLines, start, span, false))
+  return similarWindows(fileLines, oldLines, work).slice(0, max).map((start) => passage(fileLines, start, span, false))
 }
 
-function passage(fileLines: string[], start: number, span: number, whitespaceOnly: boolean): Passage {
-  return { startLine: start + 1, lines: fileLines.slice(start, start + span), whitespaceOnly }
+/**
+ * The file's lines (without their CRs), split and squashed only as far as a search reaches: both
+ * searches stop within their budget, so a file of millions of lines is never split whole.
+ */
+class FileLines {
+  private readonly lines: string[] = []
+  private readonly squashed: string[] = []
+  private next = 0
+
+  constructor(private readonly text: string) {}
+
+  /** Line `index` (from 0), or undefined past the last. */
+  at(index: number): string | undefined {
+    while (this.lines.length <= index && this.next <= this.text.length) {
+      const end = this.text.indexOf('\n', this.next)
+      const stop = end === -1 ? this.text.length : end
+      this.lines.push(stripCr(this.text.slice(this.next, stop)))
+      this.next = stop + 1
+    }
+    return this.lines[index]
+  }
+
+  /** Line `index` with its whitespace squashed, for the whitespace-insensitive search. */
+  squashedAt(index: number): string | undefined {
+    const line = this.at(index)
+    if (line === undefined) return undefined
+    return this.squashed[index] ??= squash(line)
+  }
+
+  /** Whether the window of `span` lines from `start` lies inside the file. */
+  holds(start: number, span: number): boolean {
+    return this.at(start + span - 1) !== undefined
+  }
+}
+
+function passage(fileLines: FileLines, start: number, span: number, whitespaceOnly: boolean): Passage {
+  const lines: string[] = []
+  for (let index = start; index < start + span; index++) lines.push(fileLines.at(index) ?? '')
+  return { startLine: start + 1, lines, whitespaceOnly }
 }
 
 const squash = (line: string) => line.trim().replace(/\s+/g, ' ')
@@ -41,25 +81,24 @@ const squash = (line: string) => line.trim().replace(/\s+/g, ' ')
 /**
  * Up to `max` windows equal to the old lines with whitespace squashed; the first and last old lines
  * may be partial. A file of near misses (every window matching until its last line) would take
- * file lines × old lines comparisons on the event loop: past `BUDGET × 2` the search stops with
+ * file lines × old lines comparisons on the event loop: past `BUDGET` comparisons the search stops with
  * what it found, and the error shows no passage rather than freezing the process.
  */
-function whitespaceMatches(fileLines: string[], oldLines: string[], max: number, work: SearchWork): number[] {
+function whitespaceMatches(fileLines: FileLines, oldLines: string[], max: number, work: SearchWork): number[] {
   const old = oldLines.map(squash)
   if (old.every((line) => line === '')) return []
-  const file = fileLines.map(squash)
   const found: number[] = []
-  const stopAt = work.lineComparisons + BUDGET * 2
-  for (let start = 0; start + old.length <= file.length && found.length < max && work.lineComparisons < stopAt; start++) {
-    if (windowFits(file, old, start, work)) found.push(start)
+  const stopAt = work.lineComparisons + BUDGET
+  for (let start = 0; fileLines.holds(start, old.length) && found.length < max && work.lineComparisons < stopAt; start++) {
+    if (windowFits(fileLines, old, start, work)) found.push(start)
   }
   return found
 }
 
-function windowFits(file: string[], old: string[], start: number, work: SearchWork): boolean {
+function windowFits(fileLines: FileLines, old: string[], start: number, work: SearchWork): boolean {
   for (let j = 0; j < old.length; j++) {
     work.lineComparisons++
-    if (!fits(file[start + j] ?? '', old[j] ?? '', j, old.length)) return false
+    if (!fits(fileLines.squashedAt(start + j) ?? '', old[j] ?? '', j, old.length)) return false
   }
   return true
 }
@@ -71,21 +110,28 @@ function fits(fileLine: string, oldLine: string, index: number, span: number): b
   return fileLine === oldLine
 }
 
-/** Window starts by mean bigram similarity, best first, not overlapping, above `MIN_SCORE`. */
-function similarWindows(fileLines: string[], oldLines: string[]): number[] {
+/**
+ * Window starts by mean bigram similarity, best first, not overlapping, above `MIN_SCORE`. Like the
+ * whitespace search, it stops after `BUDGET` line comparisons: in a file of millions of lines
+ * only the windows from its start are scored.
+ */
+function similarWindows(fileLines: FileLines, oldLines: string[], work: SearchWork): number[] {
   const span = oldLines.length
-  const endsOnly = fileLines.length * span > BUDGET && span > 2
+  // More than BUDGET / span lines: comparing every old line would pass the budget.
+  const endsOnly = span > 2 && fileLines.at(Math.floor(BUDGET / span)) !== undefined
   const compared = oldLines
     .map((line, offset) => ({ offset, grams: bigrams(line.trim()) }))
     .filter(({ offset }) => !endsOnly || offset === 0 || offset === span - 1)
-  const fileGrams = new Map<number, Map<string, number>>()
+  const fileGrams = new Map<number, Bigrams>()
   const gramsAt = (index: number) => {
     let grams = fileGrams.get(index)
-    if (!grams) fileGrams.set(index, grams = bigrams((fileLines[index] ?? '').trim()))
+    if (!grams) fileGrams.set(index, grams = bigrams((fileLines.at(index) ?? '').trim()))
     return grams
   }
   const scored: { start: number; score: number }[] = []
-  for (let start = 0; start + span <= fileLines.length; start++) {
+  const stopAt = work.lineComparisons + BUDGET
+  for (let start = 0; fileLines.holds(start, span) && work.lineComparisons < stopAt; start++) {
+    work.lineComparisons += compared.length
     let total = 0
     for (const { offset, grams } of compared) total += dice(grams, gramsAt(start + offset))
     const score = total / compared.length
@@ -100,26 +146,28 @@ function similarWindows(fileLines: string[], oldLines: string[]): number[] {
   return chosen
 }
 
-function bigrams(text: string): Map<string, number> {
-  const grams = new Map<string, number>()
+/** A line's character bigrams, each counted, keyed by its two UTF-16 units as one number (no string per bigram). */
+interface Bigrams {
+  counts: Map<number, number>
+  size: number
+}
+
+function bigrams(text: string): Bigrams {
+  const counts = new Map<number, number>()
   for (let i = 0; i < text.length - 1; i++) {
-    const gram = text.slice(i, i + 2)
-    grams.set(gram, (grams.get(gram) ?? 0) + 1)
+    const gram = text.charCodeAt(i) * 0x10000 + text.charCodeAt(i + 1)
+    counts.set(gram, (counts.get(gram) ?? 0) + 1)
   }
-  return grams
+  return { counts, size: Math.max(0, text.length - 1) }
 }
 
 /** Sørensen–Dice over bigram multisets: 1 for equal texts, 0 for nothing in common. */
-function dice(a: Map<string, number>, b: Map<string, number>): number {
-  let sizeA = 0
-  let sizeB = 0
+function dice(a: Bigrams, b: Bigrams): number {
+  if (a.size === 0 && b.size === 0) return 1
+  if (a.size === 0 || b.size === 0) return 0
   let shared = 0
-  for (const count of a.values()) sizeA += count
-  for (const count of b.values()) sizeB += count
-  if (sizeA === 0 && sizeB === 0) return 1
-  if (sizeA === 0 || sizeB === 0) return 0
-  for (const [gram, count] of a) shared += Math.min(count, b.get(gram) ?? 0)
-  return (2 * shared) / (sizeA + sizeB)
+  for (const [gram, count] of a.counts) shared += Math.min(count, b.counts.get(gram) ?? 0)
+  return (2 * shared) / (a.size + b.size)
 }
 
 function stripCr(line: string): string {
