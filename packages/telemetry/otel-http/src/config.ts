@@ -1,6 +1,7 @@
 /** The plugin's Config, and where it sends: Config `endpoint`, else `OTEL_EXPORTER_OTLP_ENDPOINT`, else nowhere. */
 
 import Schema from '@deepseek-ai/schemastery'
+import { parseKeyPairsIntoRecord } from '@opentelemetry/core'
 import { kindOf, ReinError } from '@rein/base'
 
 /** A resource attribute's value. */
@@ -52,7 +53,7 @@ export interface Endpoints {
   metrics: string
 }
 
-/** What `resolveEndpoints` decided: the URLs, or why nothing is exported (`misset`: a variable set, but not to a URL). */
+/** What `resolveEndpoints` decided: the URLs, or why nothing is exported (`misset`: a variable set, but to what cannot work). */
 export type EndpointChoice =
   | { kind: 'on'; endpoints: Endpoints; from: 'config' | 'env' }
   | { kind: 'off'; reason: string; misset: boolean }
@@ -73,13 +74,38 @@ export function resolveEndpoints(config: Pick<OtelHttpConfig, 'endpoint' | 'reso
   if (config.endpoint !== undefined) {
     const endpoints = endpointsOf(config.endpoint)
     if (!endpoints) throw new ReinError('CONFIG_INVALID', `endpoint is not an http:// or https:// URL (e.g. http://localhost:4318)`)
-    return { kind: 'on', endpoints, from: 'config' }
+    return exportingTo(endpoints, 'config', config.headers, env)
   }
   const fromEnv = env[ENDPOINT_ENV]?.trim()
   if (!fromEnv) return { kind: 'off', reason: `neither Config endpoint nor ${ENDPOINT_ENV} is set`, misset: false }
   const endpoints = endpointsOf(fromEnv)
   if (!endpoints) return { kind: 'off', reason: `${ENDPOINT_ENV} is not an http:// or https:// URL (e.g. http://localhost:4318)`, misset: true }
-  return { kind: 'on', endpoints, from: 'env' }
+  return exportingTo(endpoints, 'env', config.headers, env)
+}
+
+/** On, unless a header variable holds what every export would fail on: then off, with the reason for a warning. */
+function exportingTo(endpoints: Endpoints, from: 'config' | 'env', headers: Record<string, string>, env: NodeJS.ProcessEnv): EndpointChoice {
+  const problem = envHeadersProblem(headers, env)
+  return problem === undefined ? { kind: 'on', endpoints, from } : { kind: 'off', reason: problem, misset: true }
+}
+
+/** The variables the OTLP exporter reads headers from, besides Config `headers`. */
+const HEADER_ENVS = ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'OTEL_EXPORTER_OTLP_METRICS_HEADERS']
+
+/**
+ * Why the headers the exporter will take from the environment would fail every export, or
+ * undefined. Parsed as the exporter parses them (`name=value` pairs, percent-decoded); a header
+ * Config sets is not read from them. Names the variable and the header, never the value.
+ */
+function envHeadersProblem(configured: Record<string, string>, env: NodeJS.ProcessEnv): string | undefined {
+  for (const variable of HEADER_ENVS) {
+    for (const [name, value] of Object.entries(parseKeyPairsIntoRecord(env[variable]))) {
+      if (Object.hasOwn(configured, name)) continue
+      const problem = headerProblem(name, value)
+      if (problem) return `${variable}: header ${JSON.stringify(name)}: ${problem}`
+    }
+  }
+  return undefined
 }
 
 /** An HTTP token (RFC 9110), what a header name must be. */
@@ -97,12 +123,18 @@ function checkHeaders(headers: unknown): void {
   }
   for (const [name, value] of Object.entries(headers)) {
     const field = `headers[${JSON.stringify(name)}]`
-    if (!HEADER_NAME.test(name)) throw new ReinError('CONFIG_INVALID', `${field}: not a valid HTTP header name`)
-    if (typeof value !== 'string') throw new ReinError('CONFIG_INVALID', `${field}: must be text; quote it in cordis.yml (a value that looks like a number is read as one)`)
-    if (HEADER_VALUE_REFUSED.test(value)) {
-      throw new ReinError('CONFIG_INVALID', `${field}: the value holds a line break or another character an HTTP header cannot carry`)
-    }
+    const problem = typeof value === 'string' || !HEADER_NAME.test(name)
+      ? headerProblem(name, String(value))
+      : 'must be text; quote it in cordis.yml (a value that looks like a number is read as one)'
+    if (problem) throw new ReinError('CONFIG_INVALID', `${field}: ${problem}`)
   }
+}
+
+/** What Node's HTTP client would refuse in this header, in words that never quote its value. */
+function headerProblem(name: string, value: string): string | undefined {
+  if (!HEADER_NAME.test(name)) return 'not a valid HTTP header name'
+  if (HEADER_VALUE_REFUSED.test(value)) return 'the value holds a line break or another character an HTTP header cannot carry'
+  return undefined
 }
 
 /** The signal URLs under a base URL, as the OTLP exporter spec appends them; undefined if it is no http(s) URL. */

@@ -57,6 +57,26 @@ describe('where it sends', () => {
     expect(logs('warn')).toEqual([`OpenTelemetry export is off: ${ENDPOINT_ENV} is not an http:// or https:// URL (e.g. http://localhost:4318)`])
     expect(logs()).toHaveLength(1)
   })
+
+  it.each(['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'OTEL_EXPORTER_OTLP_METRICS_HEADERS'])(
+    'stays off, warning which header is bad, when %s holds a value HTTP cannot carry (every export failed as a network error)',
+    async (variable) => {
+      const server = await endpoint()
+      vi.stubEnv(variable, 'x-api-key=HEADER-SECRET%0Ax-injected%3A%201,x-tenant=team-a')
+      const { logs, registered } = await exportRun({ endpoint: server.url })
+      expect(registered).toBe(0)
+      expect(logs('warn')).toEqual([`OpenTelemetry export is off: ${variable}: header "x-api-key": the value holds a line break or another character an HTTP header cannot carry`])
+      expect(logs().join('\n')).not.toContain('HEADER-SECRET')
+      expect(server.requests).toEqual([])
+    },
+  )
+
+  it('sends the headers OTEL_EXPORTER_OTLP_HEADERS names, unless Config sets the same header', async () => {
+    const server = await endpoint()
+    vi.stubEnv('OTEL_EXPORTER_OTLP_HEADERS', 'x-api-key=bad%0Avalue,x-tenant=team-a')
+    await exportRun({ endpoint: server.url, headers: { 'x-api-key': 'from-config' } })
+    expect(server.requests[0]!.headers).toMatchObject({ 'x-api-key': 'from-config', 'x-tenant': 'team-a' })
+  })
 })
 
 describe('Config', () => {
