@@ -6,7 +6,7 @@
 import { chmod, mkdir, stat, type FileHandle } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import Database from 'better-sqlite3'
-import { makeFilePrivate, messageOf, openPrivateFile, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, ReinError } from '@rein/base'
+import { kindOf, makeFilePrivate, messageOf, openPrivateFile, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, ReinError } from '@rein/base'
 import type { MemoryEntry, MemoryScope, MemoryStore, MemoryType, RecallQuery } from '@rein/memory'
 import { codeOf, toStoreError } from './errors.ts'
 import { ENTRY_ORDER, fromRow, toRow, type EntryRow } from './rows.ts'
@@ -23,12 +23,24 @@ export interface SqliteMemoryStoreOptions {
   busyTimeoutMs?: number
 }
 
+/** Options from a caller that skipped the types (plain JavaScript, parsed JSON) are `INVALID_ARGS` before any file is touched. */
+function checkOptions(options: unknown): asserts options is SqliteMemoryStoreOptions {
+  const invalid = (problem: string) => new ReinError('INVALID_ARGS', `SqliteMemoryStore.open: ${problem}`)
+  if (typeof options !== 'object' || options === null) throw invalid(`options must be { file, busyTimeoutMs? }, not ${kindOf(options)}`)
+  const { file, busyTimeoutMs } = options as Record<string, unknown>
+  if (typeof file !== 'string' || file === '' || file.includes('\0')) throw invalid(`file must be the database's path, not ${typeof file === 'string' ? 'an empty text or one with a NUL byte' : kindOf(file)}`)
+  if (busyTimeoutMs !== undefined && !(Number.isInteger(busyTimeoutMs) && (busyTimeoutMs as number) >= 0 && (busyTimeoutMs as number) <= 0x7fffffff)) {
+    throw invalid(`busyTimeoutMs must be a whole number of ms from 0 to 2147483647, not ${typeof busyTimeoutMs === 'number' ? String(busyTimeoutMs) : kindOf(busyTimeoutMs)}`)
+  }
+}
+
 const LIVE = 'e.retired_at IS NULL AND e.retired_by IS NULL AND (e.expires_at IS NULL OR e.expires_at > @now)'
 
 /** A `MemoryStore` in one SQLite file. Open with `SqliteMemoryStore.open`; `close` releases the file. */
 export class SqliteMemoryStore implements MemoryStore {
   /** Opens (creating and migrating when needed) the file; rejects with `MEMORY_STORE_*` naming it. */
   static async open(options: SqliteMemoryStoreOptions): Promise<SqliteMemoryStore> {
+    checkOptions(options)
     const file = resolve(options.file)
     const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS
     let handle: FileHandle

@@ -183,6 +183,25 @@ describe('the plugin', () => {
   })
 })
 
+describe('a database file rein may not use', () => {
+  it.each([
+    ['a folder it may not write in', async (folder: string) => { await chmod(folder, 0o555) }],
+    ['a file it may not write', async (folder: string) => {
+      await writeFile(join(folder, 'memory.db'), '')
+      await chmod(join(folder, 'memory.db'), 0o400)
+    }],
+  ])('%s: MEMORY_STORE_FAILED says to check who may read and write it, not only the system\'s words', async (_case, deny) => {
+    const folder = join(await tempRoot(), 'denied')
+    await mkdir(folder, { mode: 0o755 })
+    await deny(folder)
+    const report = composeWithoutPrivileges(join(folder, 'memory.db'))
+    expect(report.unavailable).toMatchObject({ code: 'MEMORY_STORE_FAILED' })
+    expect(report.unavailable.message).toMatch(/permission|allowed/i)
+    expect(report.unavailable.message).toContain('memory.db')
+    expect(report.unavailable.message).toMatch(/give rein read and write access|set file/)
+  })
+})
+
 /**
  * Runs compose-on.ts on `file` in a child that keeps uid 0 but drops every capability: without
  * CAP_FOWNER it may not chmod a file another user owns, as for any user, and it can still read the
