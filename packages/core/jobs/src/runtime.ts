@@ -305,6 +305,9 @@ export class JobRuntime {
     if ((processGroup !== undefined && !(Number.isSafeInteger(processGroup) && processGroup > 1)) || (marker !== undefined && !isMarker(marker))) {
       throw new ReinError('JOB_INVALID_RECORD', 'record() takes {processGroup?: an integer above 1, marker?: an environment entry "NAME=value"}')
     }
+    if (this.closed) {
+      throw new ReinError('JOB_RECORD_FAILED', `job ${job.jobId}: the jobs service was unloaded and is killing its jobs, so nothing more is recorded; end the job's processes yourself`)
+    }
     const session = this.agent(job.owner.sessionId)?.session
     const leaderStart = processGroup === undefined ? undefined : leaderStartOf(processGroup)
     const data = {

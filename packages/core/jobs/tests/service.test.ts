@@ -333,6 +333,25 @@ describe('ending jobs', () => {
     expect(ofType((await store.load('closing')).events, 'jobs/end')).toEqual([{ jobId: 'test-1', status: 'killed', cause: 'owner', notice: true }])
   })
 
+  it('a job that records its process after the plugin was disposed is told the jobs service was unloaded, not that its session is closed', async () => {
+    const { root, jobs } = await boot([])
+    const agent = await root.agents.create({ sessionId: 'unloaded' })
+    let kept: JobRun | undefined
+    startJob(root, agent, {
+      run: async (job) => {
+        kept = job
+        await new Promise((resolve) => job.signal.addEventListener('abort', resolve))
+      },
+    })
+    await jobs.dispose()
+    expect(agent.session.closed).toBe(false)
+    const error = await kept!.record({ marker: 'REIN_TEST_JOB=late' }).then(() => undefined, (caught: unknown) => caught)
+    expect(error).toMatchObject({ code: 'JOB_RECORD_FAILED' })
+    expect((error as Error).message).toContain('unloaded')
+    expect((error as Error).message).not.toContain('session is closed')
+    await agent.close()
+  })
+
   it('kills and awaits every job when the plugin is disposed, and takes its tools away', async () => {
     const { root, jobs, store } = await boot([])
     const agent = await root.agents.create({ sessionId: 'disposed' })
