@@ -27,11 +27,8 @@ export interface PlannedRequest {
  * now: siblings spend it too, so the child's own budget (set when it was made) may exceed it.
  */
 export function planRequest(options: AgentOptions, llm: LlmRuntime, spent: Tally, above?: BudgetLeft): PlannedRequest {
-  const { provider, model, temperature, reasoningEffort, maxOutputTokens } = options
-  const ownCap = maxOutputTokens === undefined ? undefined : Math.max(1, maxOutputTokens - spent.usage.outputTokens)
-  const parentCap = above?.outputTokens === undefined ? undefined : Math.max(1, above.outputTokens)
-  const capByParent = parentCap !== undefined && (ownCap === undefined || parentCap < ownCap)
-  const cap = capByParent ? parentCap : ownCap
+  const { provider, model, temperature, reasoningEffort } = options
+  const { cap, capByParent } = outputCap(options, spent, above)
   const own = ownLimit(options, llm, options)
   const maxTokens = cap === undefined ? own : Math.min(own ?? cap, cap)
   return {
@@ -45,6 +42,16 @@ export function planRequest(options: AgentOptions, llm: LlmRuntime, spent: Tally
     ...(cap !== undefined ? { cap } : {}),
     ...(capByParent ? { capByParent: true as const } : {}),
   }
+}
+
+/** What the output budgets have left for the next attempt (the turn's own, or its parent's when that is less). */
+export function outputCap(options: Pick<AgentOptions, 'maxOutputTokens'>, spent: Tally, above?: BudgetLeft): { cap?: number; capByParent: boolean } {
+  const { maxOutputTokens } = options
+  const ownCap = maxOutputTokens === undefined ? undefined : Math.max(1, maxOutputTokens - spent.usage.outputTokens)
+  const parentCap = above?.outputTokens === undefined ? undefined : Math.max(1, above.outputTokens)
+  const capByParent = parentCap !== undefined && (ownCap === undefined || parentCap < ownCap)
+  const cap = capByParent ? parentCap : ownCap
+  return { ...(cap !== undefined ? { cap } : {}), capByParent }
 }
 
 /** A route's own output limit per request: the agent's `maxTokens`, else the route's catalog value. */

@@ -1,7 +1,9 @@
 /**
  * A request sent again — a retry, a fallback — leaves `llm/resend` in the log, flushed with the
  * failed attempt's record right before it goes out (after any backoff wait): a kill during it is
- * then charged once by repair (cut-attempt.ts), and a kill during the wait charges nothing.
+ * then charged once by repair (cut-attempt.ts). Before a retry's wait the failed attempt's record is
+ * written (not fsynced): a kill during the wait keeps the usage the server reported for it, and
+ * repair charges nothing more, since no request was in flight.
  */
 
 import type { Resend } from '@rein/llm'
@@ -24,4 +26,12 @@ export async function markResend(session: Session, next: Resend): Promise<void> 
     session.append('llm/attempt', closedAttempt(next, Date.now(), { code: 'ABORTED', message: `not sent: ${messageOf(error)}` }))
     throw error
   }
+}
+
+/**
+ * Writes the failed attempt's record as its retry's wait begins. A failure to write changes
+ * nothing here: the events stay pending, and the flush before the retry reports it.
+ */
+export function keepFailedAttempt(session: Session): void {
+  session.write().catch(() => {})
 }

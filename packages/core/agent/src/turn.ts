@@ -8,18 +8,18 @@ import {
   BlockAssembler, assistantMessage, userMessage,
   type ContentBlock, type LlmRuntime, type Message, type ModelRoute, type Resend, type StreamChunk, type ToolCallBlock,
 } from '@rein/llm'
-import { isReinError, messageOf } from '@rein/base'
+import { isReinError, messageOf, ReinError } from '@rein/base'
 import type { Session, TurnEndReason, TurnOverrun } from '@rein/session'
 import type { ApprovalService, ToolRegistry, ToolSchema } from '@rein/tools'
 import type { Tally } from './accounting.ts'
-import { overBudget, ownLimit, planRequest, type PlannedRequest } from './budget.ts'
+import { outputCap, overBudget, ownLimit, planRequest, type PlannedRequest } from './budget.ts'
 import { parentSpent, spentByTree, type BudgetLeft, type Charge, type TreeSpend } from './tree-budget.ts'
 import type { CallIds } from './call-ids.ts'
 import type { AgentEvent, TreeUsage, TurnResult } from './events.ts'
 import { latestUserMessage, runIdentity, type ParentRun } from './identity.ts'
 import type { Notify } from './lifecycle.ts'
 import { attemptStarted, priceOf, recordAttempt } from './attempts.ts'
-import { markResend } from './resend.ts'
+import { keepFailedAttempt, markResend } from './resend.ts'
 import type { AgentOptions } from './options.ts'
 import { nextHeader, type RequestHeader } from './request-header.ts'
 import { buildSystem, type PromptSection } from './sections.ts'
@@ -94,6 +94,8 @@ interface Answer {
   used: ModelRoute
   /** Why a retry or fallback was not sent: the log could not be saved before it. */
   unsaved?: unknown
+  /** Why a retry or fallback was not sent: the failed attempts used up a budget. */
+  overrun?: { code: string; message: string }
 }
 
 export async function runTurn(context: TurnContext, text: string | undefined): Promise<TurnResult> {
@@ -123,6 +125,7 @@ async function runSteps(context: TurnContext, state: TurnState): Promise<TurnEnd
     if (unsaved) return unsaved
     const answer = await streamAnswer(context, state, prepared)
     if (answer.unsaved !== undefined) return notSaved(answer.unsaved, 'the request was not sent again')
+    if (answer.overrun) return { reason: 'budget', error: answer.overrun }
     // The provider counted more than the meter did and refused the request: compact, and ask once more.
     if (!overflowed && refusedAsTooLong(context, answer)) {
       const unknown = windowUnknown(prepared, answer)
@@ -215,10 +218,18 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
   // Only a telemetry sink that opted into content calls it; a block that cannot be built is left out.
   const output = () => { try { return assembler.blocks() } catch { return [] } }
   let unsaved: unknown
-  const beforeResend = (next: Resend) => markResend(session, next).catch((error: unknown) => {
-    unsaved = error
-    throw error
-  })
+  let overrun: Answer['overrun']
+  const beforeResend = (next: Resend) => {
+    // The failed attempts spent the turn's budgets too: once they used one up, nothing more is sent.
+    overrun = budgetGone(context, state)
+    if (overrun) return Promise.reject(new ReinError(overrun.code, overrun.message))
+    return markResend(session, next).catch((error: unknown) => {
+      unsaved = error
+      throw error
+    })
+  }
+  // Read again before each attempt: a retry asks for no more output than the failed attempts left.
+  const cap = () => outputCap(options, spentByTree(state.tally, context.tree), context.parentLeft?.()).cap
   // By read, not by chunk: one await for all the chunks that arrived together.
   const stream = prepared.llm.streamBatches({
     provider: prepared.route.provider,
@@ -226,7 +237,7 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
     fallbacks: options.fallbacks,
     ...input,
     ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
-    ...(prepared.planned.cap !== undefined ? { maxTokensCap: prepared.planned.cap } : {}),
+    ...(prepared.planned.cap !== undefined ? { maxTokensCap: cap } : {}),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
     ...(request.reasoningEffort !== undefined ? { reasoningEffort: request.reasoningEffort } : {}),
     signal,
@@ -238,7 +249,10 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
       }
       context.emit(event)
       if (event.type === 'attempt') recordAttempt(context, state, prepared.llm, event, input, output)
-      else if (event.type === 'retry') session.append('llm/retry', event)
+      else if (event.type === 'retry') {
+        session.append('llm/retry', event)
+        keepFailedAttempt(session)
+      }
       else {
         session.append('llm/fallback', event)
         used = event.to
@@ -255,7 +269,7 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
   }
   // What this request's reported input covers: the meter adds only what is appended after it.
   context.compaction.meter.observe(assembler.usage, `${used.provider}/${used.model}`, prepared.system, prepared.schemas, messages.length)
-  return unsaved === undefined ? { assembler, used } : { assembler, used, unsaved }
+  return { assembler, used, ...(unsaved !== undefined ? { unsaved } : {}), ...(overrun ? { overrun } : {}) }
 }
 
 /** Logs the answer and decides what comes next: its tool calls, or how the turn ends. */

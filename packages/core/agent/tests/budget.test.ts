@@ -96,6 +96,34 @@ describe('attempts (issue #8)', () => {
   })
 })
 
+describe('retries of one request spend the same budgets', () => {
+  const flaky: LlmFailure = { code: 'SERVER', message: 'flaky' }
+  const failsAfter = (outputTokens: number) => ({ steps: [{ reasoning: 'thinking' }, { usage: { inputTokens: 10, outputTokens } }], finish: 'error' as const, failure: flaky })
+
+  it('asks each retry for no more output than the failed attempts left, and sends none once they spent it all', async () => {
+    const { root, llm } = await boot([failsAfter(60), failsAfter(40), [{ text: 'never asked' }]], {
+      agent: { maxOutputTokens: 100 }, models: [{ id: 'm', maxTokens: 800 }],
+    })
+    const agent = await root.agents.create()
+    const result = await agent.send('go')
+    expect(llm.requests.map((request) => request.maxTokens)).toEqual([100, 40])
+    expect(result).toMatchObject({ reason: 'budget', error: { code: 'MAX_OUTPUT_TOKENS' }, usage: { outputTokens: 100 } })
+    expectValidLog(agent.session.events)
+  })
+
+  it('sends no retry once the failed attempts cost the turn its maxCost', async () => {
+    const { root, llm } = await boot([failsAfter(90), failsAfter(90), [{ text: 'never asked' }]], {
+      agent: { maxCost: 300 }, models: [{ id: 'm', pricing: { input: 1_000_000, output: 2_000_000 } }],
+    })
+    const agent = await root.agents.create()
+    const result = await agent.send('go')
+    // Each failed attempt costs 10 + 2 × 90 = 190: after the second, 380 is past 300.
+    expect(llm.requests).toHaveLength(2)
+    expect(result).toMatchObject({ reason: 'budget', error: { code: 'MAX_COST' }, cost: 380 })
+    expectValidLog(agent.session.events)
+  })
+})
+
 describe('resume reuses what the log recorded (issue #8)', () => {
   it('defaults to the recorded provider, model and options; explicit options still win', async () => {
     const { root } = await boot([[{ text: 'one' }], [{ text: 'two' }], [{ text: 'three' }]], { models: [{ id: 'm' }, { id: 'other' }] })

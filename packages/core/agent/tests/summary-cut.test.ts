@@ -339,19 +339,43 @@ describe('a request sent again (a retry), cut off by a kill', () => {
     expectValidLog(events)
   })
 
-  it('charges only the request sent when the kill came during the wait before the retry', async () => {
+  it('keeps the usage the server reported for the failed attempt when the kill came during the wait before the retry, and charges nothing more', async () => {
     const store = new MemorySessionStore()
     const wait = { maxRetries: 2, initialDelayMs: 600_000, maxDelayMs: 600_000, jitter: 0, retryAfterCapMs: 0 }
-    const { root } = await boot(() => busy, { models: MODELS, store, llm: { retry: wait } })
+    const reported: ScriptedTurn = { steps: [{ usage: { inputTokens: 100, outputTokens: 5_000 } }], finish: 'error', failure: { code: 'SERVER', message: 'busy' } }
+    const { root } = await boot(() => reported, { models: MODELS, store, llm: { retry: wait } })
     const failed = new Promise<void>((resolve) => root.on('llm/attempt', () => resolve()))
     const agent = await root.agents.create({ sessionId: 'waiting' })
     const running = agent.send('go')
     await failed
+    await new Promise((resolve) => setImmediate(resolve))
     const left = await killed(store, 'waiting')
     await stopDead(agent, running)
     const events = await resumeTwice(left, 'waiting')
-    expect(estimated(events)).toEqual([expect.objectContaining({ retry: 0, fallback: 0 })])
+    expect(attempts(events).map((attempt) => [attempt.retry, attempt.failure?.code, attempt.usage])).toEqual([[0, 'SERVER', { inputTokens: 100, outputTokens: 5_000 }]])
+    expect(estimated(events)).toEqual([])
     expect(events.some((event) => event.type === 'llm/resend')).toBe(false)
+    expectValidLog(events)
+  })
+
+  it('keeps the usage reported for a failed summary request when the kill came during the wait before its retry', async () => {
+    const store = new MemorySessionStore()
+    const wait = { maxRetries: 2, initialDelayMs: 600_000, maxDelayMs: 600_000, jitter: 0, retryAfterCapMs: 0 }
+    const reported: ScriptedTurn = { steps: [{ usage: { inputTokens: 300, outputTokens: 40 } }], finish: 'error', failure: { code: 'SERVER', message: 'busy' } }
+    const script = dumping()
+    const { root } = await boot((request) => (isSummaryRequest(request) ? reported : script(request)), {
+      models: MODELS, store, llm: { retry: wait }, agent: { compaction: { ...COMPACTION, target: 0.1 } as never },
+    })
+    root.tools.register(dumpTool())
+    const failed = new Promise<void>((resolve) => root.on('llm/attempt', (attempt) => { if (attempt.failure) resolve() }))
+    const agent = await root.agents.create({ sessionId: 'summary-waiting' })
+    const { running } = await sendUntil(agent, failed)
+    await new Promise((resolve) => setImmediate(resolve))
+    const left = await killed(store, 'summary-waiting')
+    await stopDead(agent, running)
+    const events = await resumeTwice(left, 'summary-waiting')
+    expect(attempts(events).filter((attempt) => attempt.failure)).toEqual([expect.objectContaining({ model: 'small', retry: 0, usage: { inputTokens: 300, outputTokens: 40 } })])
+    expect(estimated(events)).toEqual([])
     expectValidLog(events)
   })
 

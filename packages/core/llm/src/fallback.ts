@@ -40,7 +40,7 @@ export function resolveRoute(route: ModelRoute, adapters: ReadonlyMap<string, Ll
   if (unsupported) return { failure: unsupported }
   const effort = request.reasoningEffort ?? info?.reasoning?.default
   const own = request.maxTokens ?? info?.maxTokens
-  const cap = request.maxTokensCap
+  const cap = typeof request.maxTokensCap === 'function' ? request.maxTokensCap() : request.maxTokensCap
   const maxTokens = cap === undefined ? own : Math.min(own ?? cap, cap)
   return {
     adapter,

@@ -10,7 +10,7 @@ import { applyCompaction, summaryMessage, SUMMARY_OPENING, type ContextCompacted
 import type { ToolRegistry, ToolSchema } from '@rein/tools'
 import type { CompactionOptions } from '../options.ts'
 import { closedAttempt } from '../closed-attempt.ts'
-import { markResend } from '../resend.ts'
+import { keepFailedAttempt, markResend } from '../resend.ts'
 import { fileLedger, withoutLedger } from './ledger.ts'
 import { messageTokens, requestTokens, type Tokenizer } from './meter.ts'
 import { deepen, isCut, isSummary, planPrune, summaryRange, tailStart, type Entry } from './plan.ts'
@@ -124,6 +124,7 @@ async function sendSummary(input: CompactionInput, plan: SummaryPlan): Promise<S
     onEvent: (event, exchange) => {
       if (event.type === 'attempt') attempted = true
       input.onEvent(event, exchange)
+      if (event.type === 'retry') keepFailedAttempt(input.session)
     },
     beforeResend: (next) => markResend(input.session, next),
   })
