@@ -196,10 +196,15 @@ function countsTokens(wire: WireUsage): boolean {
   return typeof wire.prompt_tokens === 'number' || typeof wire.completion_tokens === 'number'
 }
 
-/** Wire usage → disjoint `TokenUsage`: cached prompt tokens are taken out of `inputTokens`. */
+/**
+ * Wire usage → disjoint `TokenUsage`: cached prompt tokens are taken out of `inputTokens`. A server
+ * that reports more cached tokens than prompt tokens is held to its prompt count: the input is never
+ * counted above what the server says the prompt had.
+ */
 export function mapUsage(wire: WireUsage): TokenUsage {
   const prompt = wire.prompt_tokens ?? 0
-  const cached = wire.prompt_tokens_details?.cached_tokens ?? wire.prompt_cache_hit_tokens ?? undefined
+  const reported = wire.prompt_tokens_details?.cached_tokens ?? wire.prompt_cache_hit_tokens ?? undefined
+  const cached = reported !== undefined && typeof wire.prompt_tokens === 'number' ? Math.min(reported, prompt) : reported
   const reasoning = wire.completion_tokens_details?.reasoning_tokens ?? undefined
   const completion = wire.completion_tokens ?? 0
   return {

@@ -276,6 +276,16 @@ describe('mapUsage', () => {
     expect(mapUsage({ prompt_tokens: null, completion_tokens: null })).toEqual({ inputTokens: 0, outputTokens: 0 })
   })
 
+  it('never counts more input than the server says the prompt had: cached tokens above prompt_tokens are capped at it', () => {
+    expect(mapUsage({ prompt_tokens: 100, completion_tokens: 10, prompt_tokens_details: { cached_tokens: 150 } }))
+      .toEqual({ inputTokens: 0, outputTokens: 10, cacheReadTokens: 100 })
+    expect(mapUsage({ prompt_tokens: 100, completion_tokens: 10, prompt_cache_hit_tokens: 300, prompt_cache_miss_tokens: 70 }))
+      .toEqual({ inputTokens: 0, outputTokens: 10, cacheReadTokens: 100 })
+    // No prompt count to hold it to: the cached count is all there is.
+    expect(mapUsage({ completion_tokens: 10, prompt_tokens_details: { cached_tokens: 40 } }))
+      .toEqual({ inputTokens: 0, outputTokens: 10, cacheReadTokens: 40 })
+  })
+
   it('adds reasoning to the output when a server counts it apart (more reasoning than completion tokens): output always holds reasoning', () => {
     expect(mapUsage({ prompt_tokens: 10, completion_tokens: 5, completion_tokens_details: { reasoning_tokens: 9 } }))
       .toEqual({ inputTokens: 10, outputTokens: 14, reasoningTokens: 9 })
