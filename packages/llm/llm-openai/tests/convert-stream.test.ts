@@ -279,7 +279,7 @@ describe('mapUsage', () => {
   it('never counts more input than the server says the prompt had: cached tokens above prompt_tokens are capped at it', () => {
     expect(mapUsage({ prompt_tokens: 100, completion_tokens: 10, prompt_tokens_details: { cached_tokens: 150 } }))
       .toEqual({ inputTokens: 0, outputTokens: 10, cacheReadTokens: 100 })
-    expect(mapUsage({ prompt_tokens: 100, completion_tokens: 10, prompt_cache_hit_tokens: 300, prompt_cache_miss_tokens: 70 }))
+    expect(mapUsage({ prompt_tokens: 100, completion_tokens: 10, prompt_cache_hit_tokens: 300 }))
       .toEqual({ inputTokens: 0, outputTokens: 10, cacheReadTokens: 100 })
     // No prompt count to hold it to: the cached count is all there is.
     expect(mapUsage({ completion_tokens: 10, prompt_tokens_details: { cached_tokens: 40 } }))
