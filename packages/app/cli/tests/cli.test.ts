@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events'
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawn } from 'node:child_process'
 import { openAiDialect, toWireRequest } from '@rein/llm-openai'
@@ -388,5 +388,18 @@ describe('rein show, sessions, resume: bad input', () => {
     const result = await rein(p.dir, ['resume', id])
     expect(result).toMatchObject({ code: 2 })
     expect(result.stderr).toContain('ended cleanly, so there is nothing to continue')
+  })
+
+  it('will not continue a session that holds no message (listed as empty), instead of asking the model with none', async () => {
+    const p = await setUp([answer('never asked')])
+    const id = '00000000-0000-4000-8000-000000000001'
+    mkdirSync(join(p.home, 'sessions'), { recursive: true, mode: 0o700 })
+    const header = { kind: 'rein-session', formatVersion: 1, id, createdAt: new Date().toISOString(), cwd: p.dir, depth: 0 }
+    writeFileSync(join(p.home, 'sessions', `${id}.jsonl`), `${JSON.stringify(header)}\n`, { mode: 0o600 })
+    const result = await rein(p.dir, ['resume', id])
+    expect(result).toMatchObject({ code: 2 })
+    expect(result.stderr).toContain('holds no message for the model to answer')
+    expect(p.server.requests).toHaveLength(0)
+    expect(readFileSync(join(p.home, 'sessions', `${id}.jsonl`), 'utf8')).toBe(`${JSON.stringify(header)}\n`)
   })
 })

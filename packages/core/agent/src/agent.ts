@@ -267,32 +267,35 @@ export class Agent {
     const keepAlive = setInterval(() => {}, KEEP_ALIVE_MS)
     const { parent, visible, charge, left } = this._lineage
     const tree = new TreeSpend()
-    const running = this.acquire().then(({ session, callIds, headers, pins }) => runTurn({
-      session,
-      options: this.options,
-      services: this.services,
-      signal: controller.signal,
-      callIds,
-      headers,
-      pins,
-      inbox: this._inbox,
-      ...this.takeNextRun(parent),
-      visible,
-      totals: this._totals,
-      compaction: {
-        meter: this._meter,
-        take: () => this.takeCompaction(),
-        overflowed: () => {
-          this._meter.forget()
-          this._compactAsked ??= { reason: 'overflow' }
+    const running = this.acquire().then(({ session, callIds, headers, pins }) => {
+      if (text === undefined) this.checkSomethingToAnswer(session)
+      return runTurn({
+        session,
+        options: this.options,
+        services: this.services,
+        signal: controller.signal,
+        callIds,
+        headers,
+        pins,
+        inbox: this._inbox,
+        ...this.takeNextRun(parent),
+        visible,
+        totals: this._totals,
+        compaction: {
+          meter: this._meter,
+          take: () => this.takeCompaction(),
+          overflowed: () => {
+            this._meter.forget()
+            this._compactAsked ??= { reason: 'overflow' }
+          },
         },
-      },
-      tree,
-      began: (state) => { this._turn = { state, tree } },
-      charge,
-      parentLeft: left,
-      emit: (event) => this.emit(event),
-    }, text)).finally(() => {
+        tree,
+        began: (state) => { this._turn = { state, tree } },
+        charge,
+        parentLeft: left,
+        emit: (event) => this.emit(event),
+      }, text)
+    }).finally(() => {
       clearInterval(keepAlive)
       if (this._turn?.state.leftOpen) this._leftOpen = true
       this._turn = undefined
@@ -301,6 +304,12 @@ export class Agent {
     })
     this._running = running
     return running
+  }
+
+  /** A turn without a new message needs one in the log (or injected) for the model to answer: a request with none is refused by providers. */
+  private checkSomethingToAnswer(session: Session): void {
+    if (this._inbox.length > 0 || session.messages().some((message) => message.role === 'user')) return
+    throw new ReinError('NOTHING_TO_CONTINUE', `session ${session.id} holds no message for the model to answer; send one instead of continuing`)
   }
 
   /** A session closed under the agent (its store or service was swapped) is opened again, repaired if needed; an open one repaired if the last turn left calls open. */

@@ -46,6 +46,17 @@ describe('run identity', () => {
     expect(runs[0]).toMatchObject({ cwd: '/work/sub', workspaceRoot: '/work', sessionId: agent.session.id })
   })
 
+  it('refuses a continue() on a session that holds no message, instead of asking the model with none', async () => {
+    const { root, llm } = await boot([[{ text: 'from nothing' }]])
+    const agent = await root.agents.create()
+    await expect(agent.continue()).rejects.toMatchObject({ code: 'NOTHING_TO_CONTINUE' })
+    expect(llm.requests).toEqual([])
+    expect(agent.session.events.filter((event) => event.type === 'turn/start')).toEqual([])
+    // An injected message is something to answer.
+    agent.inject({ plugin: 'test', text: 'a notice for the model' })
+    expect(await agent.continue()).toMatchObject({ reason: 'completed', text: 'from nothing' })
+  })
+
   it('anchors a continue() to the latest user message, with a run of its own', async () => {
     const { root } = await boot([[{ text: 'one' }], [{ text: 'two' }]])
     const agent = await root.agents.create()
