@@ -75,7 +75,8 @@ const COMMAND_FLAGS: Record<Command | 'none', readonly (keyof typeof FLAGS)[]> =
   run: [...TURN_FLAGS, 'session'],
   chat: [...TURN_FLAGS, 'session'],
   resume: TURN_FLAGS,
-  compact: TURN_FLAGS,
+  // One summary request, no tool: a turn's budgets, approvals and system text would be ignored, so they are refused.
+  compact: ['config', 'provider', 'model', 'json'],
   sessions: ['config', 'json'],
   show: ['config', 'json'],
   rewind: ['config', 'json', 'to', 'dry-run', 'fork'],
@@ -174,7 +175,8 @@ function number(flag: string, raw: string | undefined, integer: boolean): Record
 }
 
 const COMMON = `
-Options for run, chat, resume and compact (--session: run and chat); every command also takes
+Options for run, chat and resume (--session: run and chat; compact takes -c, --provider, -m and
+--json only); every command also takes
 -v and -h, and each command's --help lists the others it takes (any other is refused):
   -c, --config <file>        cordis.yml to load (default: ./cordis.yml, else $REIN_HOME/cordis.yml,
                              else built in; rein config shows which)

@@ -63,6 +63,13 @@ describe('rein: usage', () => {
       [['demo', '--config', 'c.yml'], '--config'],
       [['memory', 'list', '--yes'], '--yes'],
       [['--to', '3'], '--to'],
+      // compact sends one summary request and runs no tool: a turn's budgets, approvals and system text would be ignored.
+      [['compact', 'abc', '--max-cost', '1'], '--max-cost'],
+      [['compact', 'abc', '--max-output-tokens', '300'], '--max-output-tokens'],
+      [['compact', 'abc', '--max-steps', '2'], '--max-steps'],
+      [['compact', 'abc', '--yes'], '--yes'],
+      [['compact', 'abc', '--allow', 'write'], '--allow'],
+      [['compact', 'abc', '--system', 'x'], '--system'],
     ] as const) {
       const command = argv[0].startsWith('-') ? undefined : argv[0]
       const said = command ? `rein ${command} does not take ${flag}; see rein ${command} --help` : `${flag} goes with a command; see rein --help`
