@@ -163,11 +163,15 @@ describe('opening with options that are not what open() takes', () => {
     ['no options', undefined],
     ['a file that is not text', { file: 42 }],
     ['an empty file name', { file: '' }],
-    ['a busy timeout that is not a number of ms', { file: 'memory.db', busyTimeoutMs: 'soon' }],
-    ['a negative busy timeout', { file: 'memory.db', busyTimeoutMs: -1 }],
-  ])('%s: INVALID_ARGS naming the option, before any file is touched', async (_case, options) => {
+    ['a busy timeout that is not a number of ms', { busyTimeoutMs: 'soon' }],
+    ['a negative busy timeout', { busyTimeoutMs: -1 }],
+  ])('%s: INVALID_ARGS naming the option, before any file is touched', async (_case, given) => {
+    const folder = await tempRoot()
+    const file = join(folder, 'memory.db')
+    const options = given === undefined ? undefined : { file, ...given }
     const error = await SqliteMemoryStore.open(options as never).then(() => undefined, (caught: unknown) => caught)
     expect(error).toMatchObject({ name: 'ReinError', code: 'INVALID_ARGS' })
     expect((error as Error).message).toMatch(/file|busyTimeoutMs|options/)
+    await expect(stat(file)).rejects.toMatchObject({ code: 'ENOENT' })
   })
 })
