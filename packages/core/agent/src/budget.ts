@@ -44,8 +44,14 @@ export function planRequest(options: AgentOptions, llm: LlmRuntime, spent: Tally
   }
 }
 
+/** A ceiling on an attempt's output from the budgets, and whether the parent's turn set it. */
+export interface OutputCap {
+  cap?: number
+  capByParent: boolean
+}
+
 /** What the output budgets have left for the next attempt (the turn's own, or its parent's when that is less). */
-export function outputCap(options: Pick<AgentOptions, 'maxOutputTokens'>, spent: Tally, above?: BudgetLeft): { cap?: number; capByParent: boolean } {
+export function outputCap(options: Pick<AgentOptions, 'maxOutputTokens'>, spent: Tally, above?: BudgetLeft): OutputCap {
   const { maxOutputTokens } = options
   const ownCap = maxOutputTokens === undefined ? undefined : Math.max(1, maxOutputTokens - spent.usage.outputTokens)
   const parentCap = above?.outputTokens === undefined ? undefined : Math.max(1, above.outputTokens)

@@ -12,7 +12,7 @@ import { isReinError, messageOf, ReinError } from '@rein/base'
 import type { Session, TurnEndReason, TurnOverrun } from '@rein/session'
 import type { ApprovalService, ToolRegistry, ToolSchema } from '@rein/tools'
 import type { Tally } from './accounting.ts'
-import { outputCap, overBudget, ownLimit, planRequest, type PlannedRequest } from './budget.ts'
+import { outputCap, overBudget, ownLimit, planRequest, type OutputCap, type PlannedRequest } from './budget.ts'
 import { parentSpent, spentByTree, type BudgetLeft, type Charge, type TreeSpend } from './tree-budget.ts'
 import type { CallIds } from './call-ids.ts'
 import type { AgentEvent, TreeUsage, TurnResult } from './events.ts'
@@ -92,6 +92,8 @@ interface Answer {
   assembler: BlockAssembler
   /** The route that answered, after any fallback. */
   used: ModelRoute
+  /** The output cap the answering attempt was sent under. */
+  capped: OutputCap
   /** Why a retry or fallback was not sent: the log could not be saved before it. */
   unsaved?: unknown
   /** Why a retry or fallback was not sent: the failed attempts used up a budget. */
@@ -229,7 +231,12 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
     })
   }
   // Read again before each attempt: a retry asks for no more output than the failed attempts left.
-  const cap = () => outputCap(options, spentByTree(state.tally, context.tree), context.parentLeft?.()).cap
+  // The last read is the answering attempt's, which a cut answer is judged by.
+  let capped: OutputCap = { ...(prepared.planned.cap !== undefined ? { cap: prepared.planned.cap } : {}), capByParent: prepared.planned.capByParent === true }
+  const cap = () => {
+    capped = outputCap(options, spentByTree(state.tally, context.tree), context.parentLeft?.())
+    return capped.cap
+  }
   // By read, not by chunk: one await for all the chunks that arrived together.
   const stream = prepared.llm.streamBatches({
     provider: prepared.route.provider,
@@ -269,7 +276,7 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
   }
   // What this request's reported input covers: the meter adds only what is appended after it.
   context.compaction.meter.observe(assembler.usage, `${used.provider}/${used.model}`, prepared.system, prepared.schemas, messages.length)
-  return { assembler, used, ...(unsaved !== undefined ? { unsaved } : {}), ...(overrun ? { overrun } : {}) }
+  return { assembler, used, capped, ...(unsaved !== undefined ? { unsaved } : {}), ...(overrun ? { overrun } : {}) }
 }
 
 /** Logs the answer and decides what comes next: its tool calls, or how the turn ends. */
@@ -301,7 +308,7 @@ async function commitAnswer(context: TurnContext, state: TurnState, prepared: Pr
     pairRest({ state, tools: prepared.tools, emit: context.emit }, 'BUDGET_EXCEEDED', over.message)
     return { end: { reason: 'budget', error: over } }
   }
-  if (finish.reason === 'max-tokens') return { end: outputLimit(prepared.planned, ownLimit(options, prepared.llm, used)) }
+  if (finish.reason === 'max-tokens') return { end: outputLimit(answer.capped, ownLimit(options, prepared.llm, used)) }
   if (calls.length === 0) return { end: { reason: 'completed' } }
   return { calls }
 }
@@ -420,8 +427,7 @@ function cancelled(signal: AbortSignal): TurnEnd {
 }
 
 /** A cut answer: a budget cut it when its cap was below the answering route's own limit. */
-function outputLimit(planned: PlannedRequest, own: number | undefined): TurnEnd {
-  const { cap, capByParent } = planned
+function outputLimit({ cap, capByParent }: OutputCap, own: number | undefined): TurnEnd {
   if (cap !== undefined && (own === undefined || cap < own)) {
     const whose = capByParent ? 'its parent\'s turn had left for its subagents' : 'the turn had left'
     return { reason: 'budget', error: { code: 'MAX_OUTPUT_TOKENS', message: `the answer was cut at the ${cap} output tokens ${whose} (maxOutputTokens)` } }

@@ -1,7 +1,7 @@
-import type { LlmFailure } from '@rein/llm'
+import type { AdapterRequest, LlmFailure } from '@rein/llm'
 import { eventData, type SessionEvent } from '@rein/session'
 import { describe, expect, it } from 'vitest'
-import { boot, expectValidLog, probeTools } from './fixtures.ts'
+import { boot, dumpTool, expectValidLog, probeTools } from './fixtures.ts'
 
 const stepRequests = (events: readonly SessionEvent[]) =>
   events.filter((event) => event.type === 'step/start').map((event) => eventData(event, 'step/start').request)
@@ -111,6 +111,16 @@ describe('retries of one request spend the same budgets', () => {
     expectValidLog(agent.session.events)
   })
 
+  it('says a retry cut at the smaller limit the failed attempts left was cut by the budget, not by the model\'s own limit', async () => {
+    const cut = { steps: [{ text: 'partial answer' }], finish: 'max-tokens' as const }
+    const { root, llm } = await boot([failsAfter(60), cut], { agent: { maxOutputTokens: 100 }, models: [{ id: 'm', maxTokens: 50 }] })
+    const agent = await root.agents.create()
+    const result = await agent.send('go')
+    expect(llm.requests.map((request) => request.maxTokens)).toEqual([50, 40])
+    expect(result).toMatchObject({ reason: 'budget', error: { code: 'MAX_OUTPUT_TOKENS', message: expect.stringContaining('cut at the 40 output tokens the turn had left') } })
+    expectValidLog(agent.session.events)
+  })
+
   it('sends no retry once the failed attempts cost the turn its maxCost', async () => {
     const { root, llm } = await boot([failsAfter(90), failsAfter(90), [{ text: 'never asked' }]], {
       agent: { maxCost: 300 }, models: [{ id: 'm', pricing: { input: 1_000_000, output: 2_000_000 } }],
@@ -121,6 +131,33 @@ describe('retries of one request spend the same budgets', () => {
     expect(llm.requests).toHaveLength(2)
     expect(result).toMatchObject({ reason: 'budget', error: { code: 'MAX_COST' }, cost: 380 })
     expectValidLog(agent.session.events)
+  })
+})
+
+describe('retries of a summary request inside a turn spend the turn\'s budgets too', () => {
+  const isSummary = (request: AdapterRequest) => request.system?.startsWith('You write the summary') === true
+  const models = [{ id: 'm', contextWindow: 4_000, pricing: { input: 3, output: 15 } }, { id: 'small', contextWindow: 4_000, pricing: { input: 2, output: 8 } }]
+  const compaction = { reserveTokens: 500, summaryMaxTokens: 256, summaryRoute: { provider: 'scripted', model: 'small' }, target: 0.1 }
+
+  /** A turn that dumps big tool results until the context needs a summary, whose every attempt fails after `usage`. */
+  async function summaryFailsAfter(usage: { inputTokens: number; outputTokens: number }, budget: { maxCost?: number; maxOutputTokens?: number }) {
+    const { root, llm } = await boot((request) => {
+      if (isSummary(request)) return { steps: [{ reasoning: 'r' }, { usage }], finish: 'error', failure: { code: 'SERVER', message: 'busy' } }
+      return request.messages.at(-1)!.source.kind === 'tool' ? [{ text: 'done' }] : [{ toolCall: { id: `d${request.messages.length}`, name: 'dump', arguments: '{"path":"x"}' } }]
+    }, { models, agent: { ...budget, compaction: compaction as never } })
+    root.tools.register(dumpTool())
+    const agent = await root.agents.create()
+    for (let n = 0; n < 20 && !llm.requests.some(isSummary); n++) await agent.send(`task ${n}`)
+    expectValidLog(agent.session.events)
+    return llm.requests.filter(isSummary)
+  }
+
+  it('sends no retry of the summary once its failed attempt spent the output budget', async () => {
+    expect((await summaryFailsAfter({ inputTokens: 10, outputTokens: 250 }, { maxOutputTokens: 400 })).map((request) => request.maxTokens)).toEqual([256])
+  })
+
+  it('sends no retry of the summary once its failed attempt cost the turn its maxCost', async () => {
+    expect(await summaryFailsAfter({ inputTokens: 100_000, outputTokens: 100_000 }, { maxCost: 0.05 })).toHaveLength(1)
   })
 })
 

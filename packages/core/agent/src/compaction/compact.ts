@@ -16,6 +16,9 @@ import { messageTokens, requestTokens, type Tokenizer } from './meter.ts'
 import { deepen, isCut, isSummary, planPrune, summaryRange, tailStart, type Entry } from './plan.ts'
 import { summaryInput, summaryOverhead, transcriptLine, writeSummary, type SummaryExchange, type SummaryInput, type SummaryOutcome } from './summarize.ts'
 
+/** What the turn's budgets allow a summary request: its output limit, or why none may be sent. */
+export type SummaryBudget = Pick<CompactionInput, 'summaryTokens' | 'summaryBlocked'>
+
 export interface CompactionInput {
   session: Session
   llm: LlmRuntime
@@ -31,6 +34,8 @@ export interface CompactionInput {
   summaryTokens: number
   /** Why no summary request may be sent now (the turn's budgets), if so: the compaction then prunes only. */
   summaryBlocked?: { code: string; message: string }
+  /** Inside a turn: `summaryTokens` and `summaryBlocked` as the turn's budgets stand now, read again before a retry or fallback. */
+  budget?: () => SummaryBudget
   /** The request's estimated tokens now. */
   before: number
   reason: 'auto' | 'manual' | 'overflow'
@@ -114,11 +119,14 @@ async function sendSummary(input: CompactionInput, plan: SummaryPlan): Promise<S
     throw error
   }
   let attempted = false
+  let blocked: SummaryBudget['summaryBlocked']
+  const { budget } = input
   const outcome = await writeSummary({
     llm: input.llm,
     route: input.route,
     input: sent,
     maxTokens: input.summaryTokens,
+    ...(budget ? { maxTokensCap: () => budget().summaryTokens } : {}),
     tokens: input.tokens,
     signal: input.signal,
     onEvent: (event, exchange) => {
@@ -126,10 +134,15 @@ async function sendSummary(input: CompactionInput, plan: SummaryPlan): Promise<S
       input.onEvent(event, exchange)
       if (event.type === 'retry') keepFailedAttempt(input.session)
     },
-    beforeResend: (next) => markResend(input.session, next),
+    beforeResend: (next) => {
+      // The failed attempts spent the turn's budgets too: once too little is left, nothing more is sent.
+      blocked = budget?.().summaryBlocked
+      if (blocked) return Promise.reject(new ReinError(blocked.code, blocked.message))
+      return markResend(input.session, next)
+    },
   })
   if (!attempted && !outcome.ok) input.session.append('llm/attempt', unsent(input, outcome), { ignorable: true })
-  return outcome
+  return blocked ? { ok: false, ...blocked } : outcome
 }
 
 /**

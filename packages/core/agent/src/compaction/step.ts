@@ -12,7 +12,7 @@ import { parentSpent, spentByTree } from '../tree-budget.ts'
 import type { TurnContext } from '../turn.ts'
 import type { TurnState } from '../turn-state.ts'
 import type { CompactionOptions } from '../options.ts'
-import { compactContext, type CompactionInput } from './compact.ts'
+import { compactContext, type SummaryBudget } from './compact.ts'
 import { requestTokens } from './meter.ts'
 
 /** A compaction asked for before the next request: by someone (`manual`), or by the provider refusing a request as too long. */
@@ -55,6 +55,7 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
     route: settings.summaryRoute ?? next.route,
     options: settings,
     ...summaryBudget(context, state, next.llm),
+    budget: () => summaryBudget(context, state, next.llm),
     window,
     tokens,
     system: next.system,
@@ -98,7 +99,7 @@ const MIN_SUMMARY_TOKENS = 256
  * The summary request's output budget inside a turn: like every request of the turn, no more than
  * its budgets (and a subagent's parent's) have left; none at all when that is too little for a summary.
  */
-function summaryBudget(context: TurnContext, state: TurnState, llm: LlmRuntime): Pick<CompactionInput, 'summaryTokens' | 'summaryBlocked'> {
+function summaryBudget(context: TurnContext, state: TurnState, llm: LlmRuntime): SummaryBudget {
   const { options } = context
   const most = options.compaction.summaryMaxTokens
   const spent = spentByTree(state.tally, context.tree)

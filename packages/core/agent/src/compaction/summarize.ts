@@ -37,6 +37,8 @@ export interface SummaryRequest {
   route: ModelRoute
   input: SummaryInput
   maxTokens: number
+  /** Read before each attempt, under `maxTokens`: what the turn's budgets leave a retry (see `LlmRequest.maxTokensCap`). */
+  maxTokensCap?: () => number | undefined
   tokens: Tokenizer
   signal: AbortSignal
   onEvent: (event: LlmEvent, exchange: SummaryExchange) => void
@@ -73,7 +75,8 @@ export async function writeSummary(request: SummaryRequest): Promise<SummaryOutc
   const exchange: SummaryExchange = { input: request.input, output: () => { try { return assembler.blocks() } catch { return [] } } }
   const onEvent = (event: LlmEvent) => request.onEvent(event, exchange)
   try {
-    for await (const chunk of request.llm.stream({ ...request.route, system, messages, maxTokens: request.maxTokens, signal: request.signal, onEvent, beforeResend: request.beforeResend })) {
+    const cap = request.maxTokensCap ? { maxTokensCap: request.maxTokensCap } : {}
+    for await (const chunk of request.llm.stream({ ...request.route, system, messages, maxTokens: request.maxTokens, ...cap, signal: request.signal, onEvent, beforeResend: request.beforeResend })) {
       assembler.push(chunk)
     }
   } catch (error) {
