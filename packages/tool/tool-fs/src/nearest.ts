@@ -23,9 +23,11 @@ const MIN_SCORE = 0.5
 /** The work a search did, counted for tests. */
 export interface SearchWork {
   lineComparisons: number
+  /** Bigrams looked up while scoring similarity. */
+  bigramSteps: number
 }
 
-export function nearestPassages(text: string, wanted: string, max = 3, work: SearchWork = { lineComparisons: 0 }): Passage[] {
+export function nearestPassages(text: string, wanted: string, max = 3, work: SearchWork = { lineComparisons: 0, bigramSteps: 0 }): Passage[] {
   const fileLines = new FileLines(text)
   const oldLines = wanted.split('\n').map(stripCr)
   if (oldLines.length > 1 && oldLines.at(-1) === '') oldLines.pop()
@@ -133,7 +135,7 @@ function similarWindows(fileLines: FileLines, oldLines: string[], work: SearchWo
   for (let start = 0; fileLines.holds(start, span) && work.lineComparisons < stopAt; start++) {
     work.lineComparisons += compared.length
     let total = 0
-    for (const { offset, grams } of compared) total += dice(grams, gramsAt(start + offset))
+    for (const { offset, grams } of compared) total += dice(grams, gramsAt(start + offset), work)
     const score = total / compared.length
     if (score >= MIN_SCORE) scored.push({ start, score })
   }
@@ -152,7 +154,11 @@ interface Bigrams {
   size: number
 }
 
-function bigrams(text: string): Bigrams {
+/** Characters of a line that similarity scores: enough to tell passages apart, and a very long line costs no more. */
+const SCORED_CHARS = 256
+
+function bigrams(line: string): Bigrams {
+  const text = line.length > SCORED_CHARS ? line.slice(0, SCORED_CHARS) : line
   const counts = new Map<number, number>()
   for (let i = 0; i < text.length - 1; i++) {
     const gram = text.charCodeAt(i) * 0x10000 + text.charCodeAt(i + 1)
@@ -161,12 +167,14 @@ function bigrams(text: string): Bigrams {
   return { counts, size: Math.max(0, text.length - 1) }
 }
 
-/** Sørensen–Dice over bigram multisets: 1 for equal texts, 0 for nothing in common. */
-function dice(a: Bigrams, b: Bigrams): number {
+/** Sørensen–Dice over bigram multisets: 1 for equal texts, 0 for nothing in common. Walks the smaller set. */
+function dice(a: Bigrams, b: Bigrams, work: SearchWork): number {
   if (a.size === 0 && b.size === 0) return 1
   if (a.size === 0 || b.size === 0) return 0
+  const [fewer, more] = a.counts.size <= b.counts.size ? [a.counts, b.counts] : [b.counts, a.counts]
   let shared = 0
-  for (const [gram, count] of a.counts) shared += Math.min(count, b.counts.get(gram) ?? 0)
+  for (const [gram, count] of fewer) shared += Math.min(count, more.get(gram) ?? 0)
+  work.bigramSteps += fewer.size
   return (2 * shared) / (a.size + b.size)
 }
 
