@@ -89,20 +89,26 @@ function exportingTo(endpoints: Endpoints, from: 'config' | 'env', headers: Reco
   return problem === undefined ? { kind: 'on', endpoints, from } : { kind: 'off', reason: problem, misset: true }
 }
 
-/** The variables the OTLP exporter reads headers from, besides Config `headers`. */
-const HEADER_ENVS = ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'OTEL_EXPORTER_OTLP_METRICS_HEADERS']
+/** The variable the OTLP exporter reads every signal's headers from, besides Config `headers`. */
+const HEADERS_ENV = 'OTEL_EXPORTER_OTLP_HEADERS'
+/** The per-signal variables, whose headers win over the general one's for their signal. */
+const SIGNAL_HEADERS_ENVS = ['OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'OTEL_EXPORTER_OTLP_METRICS_HEADERS']
 
 /**
  * Why the headers the exporter will take from the environment would fail every export, or
- * undefined. Parsed as the exporter parses them (`name=value` pairs, percent-decoded); a header
- * Config sets is not read from them. Names the variable and the header, never the value.
+ * undefined. Parsed and merged as the exporter does for each signal (`name=value` pairs,
+ * percent-decoded; the signal's own variable wins over the general one); a header Config sets is
+ * not read from them. Names the variable and the header, never the value.
  */
 function envHeadersProblem(configured: Record<string, string>, env: NodeJS.ProcessEnv): string | undefined {
-  for (const variable of HEADER_ENVS) {
-    for (const [name, value] of Object.entries(parseKeyPairsIntoRecord(env[variable]))) {
+  const general = parseKeyPairsIntoRecord(env[HEADERS_ENV])
+  for (const variable of SIGNAL_HEADERS_ENVS) {
+    const own = parseKeyPairsIntoRecord(env[variable])
+    for (const name of new Set([...Object.keys(general), ...Object.keys(own)])) {
       if (Object.hasOwn(configured, name)) continue
-      const problem = headerProblem(name, value)
-      if (problem) return `${variable}: header ${JSON.stringify(name)}: ${problem}`
+      const [from, value] = Object.hasOwn(own, name) ? [variable, own[name]] : [HEADERS_ENV, general[name]]
+      const problem = headerProblem(name, value ?? '')
+      if (problem) return `${from}: header ${JSON.stringify(name)}: ${problem}`
     }
   }
   return undefined

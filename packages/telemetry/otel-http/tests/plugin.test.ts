@@ -71,6 +71,16 @@ describe('where it sends', () => {
     },
   )
 
+  it('takes a header the per-signal variables both set over the general one, as the exporter does: a bad general value they override is no problem', async () => {
+    const server = await endpoint()
+    vi.stubEnv('OTEL_EXPORTER_OTLP_HEADERS', 'x-api-key=bad%0Avalue')
+    vi.stubEnv('OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'x-api-key=for-traces')
+    vi.stubEnv('OTEL_EXPORTER_OTLP_METRICS_HEADERS', 'x-api-key=for-metrics')
+    const { registered } = await exportRun({ endpoint: server.url })
+    expect(registered).toBe(1)
+    expect(server.requests[0]!.headers).toMatchObject({ 'x-api-key': 'for-traces' })
+  })
+
   it('sends the headers OTEL_EXPORTER_OTLP_HEADERS names, unless Config sets the same header', async () => {
     const server = await endpoint()
     vi.stubEnv('OTEL_EXPORTER_OTLP_HEADERS', 'x-api-key=bad%0Avalue,x-tenant=team-a')
