@@ -175,8 +175,7 @@ function number(flag: string, raw: string | undefined, integer: boolean): Record
 }
 
 const COMMON = `
-Options for run, chat and resume (--session: run and chat; compact takes -c, --provider, -m and
---json only); every command also takes
+Options for run, chat and resume (--session: run and chat); every command also takes
 -v and -h, and each command's --help lists the others it takes (any other is refused):
   -c, --config <file>        cordis.yml to load (default: ./cordis.yml, else $REIN_HOME/cordis.yml,
                              else built in; rein config shows which)
@@ -267,7 +266,14 @@ log). The log keeps everything; rein show marks the compaction. Needs a model wh
 is known (contextWindow in its provider's models). A session a crash left mid-turn is closed first,
 its open calls paired; nothing runs again. Agents compact by themselves before a request would pass
 80% of the window; this is for doing it now.
-${COMMON}`,
+
+Options:
+  -c, --config <file>        cordis.yml to load (as for run)
+      --provider <route>     provider route, e.g. deepseek, openai (the summary's, unless the
+                             agents row's compaction names a summaryRoute)
+  -m, --model <id>           model id (the same)
+      --json                 print the outcome as a JSON line
+  -v, --verbose, -h, --help  as for every command`,
   rewind: `Usage: rein rewind <id> --to <turn number|message id> [--dry-run] [--fork] [--config <file>] [--json]
 
 Puts the files the agent changed (every change @rein/checkpoint recorded) back to their state
@@ -281,7 +287,7 @@ keeps its turns; the model is told at its next request which files went back.
   --dry-run        print what would happen; change nothing
   --fork           also start a new session holding the conversation before that turn, so files
                    and conversation are back together: rein resume <new id> "…" continues it.
-                   The original session is left exactly as it was
+                   The original session is left exactly as it was. Refused for turn 1 (empty fork)
   --json           print the plan or the result (and the fork) as JSON lines
 
 Needs @rein/checkpoint and @rein/checkpoint-jsonl in the composition (the built-in one has them).

@@ -155,15 +155,28 @@ describe('rein rewind', () => {
     expect(messages.filter((message) => message.role === 'user').map((message) => message.content)).toEqual(['make a', 'try another way'])
   })
 
-  it('with --fork --dry-run creates nothing, and a fork before turn 1 is refused as empty', async () => {
+  it('with --fork --dry-run creates nothing', async () => {
     const { p, id } = await twoTurns()
     const sessions = (await rein(p.dir, ['sessions'])).stdout
     const dry = await rein(p.dir, ['rewind', id, '--to', '2', '--fork', '--dry-run'])
     expect(dry.stdout).toContain(`--fork would start a new session holding turn 1 of session ${id} (the log before turn 2)`)
-    const first = await rein(p.dir, ['rewind', id, '--to', '1', '--fork'])
-    expect(first.code).toBe(0)
-    expect(first.stdout).toContain('no fork: turn 1 is the session\'s first, so the fork would hold nothing')
     expect((await rein(p.dir, ['sessions'])).stdout.split('\n').length).toBe(sessions.split('\n').length)
+  })
+
+  it('refuses --fork before turn 1 with exit 2, touching no file and no log, since no fork would tell the model the files went back', async () => {
+    const { p, id } = await twoTurns()
+    const sessions = (await rein(p.dir, ['sessions'])).stdout
+    const log = readFileSync(logFile(p, id))
+    for (const argv of [[], ['--dry-run']]) {
+      const first = await rein(p.dir, ['rewind', id, '--to', '1', '--fork', ...argv])
+      expect(first.code).toBe(2)
+      expect(first.stderr).toContain('--fork needs a turn after the first')
+      expect(first.stdout).toBe('')
+    }
+    expect(readFileSync(join(p.dir, 'a.txt'), 'utf8')).toBe('two\n')
+    expect(readFileSync(join(p.dir, 'b.txt'), 'utf8')).toBe('new\n')
+    expect(readFileSync(logFile(p, id))).toEqual(log)
+    expect((await rein(p.dir, ['sessions'])).stdout).toBe(sessions)
   })
 
   it('goes back to the turn a continued turn answers', async () => {
@@ -376,6 +389,50 @@ describe('rein rewind with the built-in composition', () => {
     expect(rewind.code).toBe(0)
     expect(readdirSync(p.dir).filter((name) => name !== 'node_modules' && name !== 'no-root.yml' && name !== '.rein').sort()).toEqual(['old'])
     expect(statSync(join(p.dir, 'old')).isDirectory()).toBe(true)
+    vi.unstubAllEnvs()
+  })
+
+  it('records what a background bash job still running when the turn ended changed, so rewind undoes it', async () => {
+    const p = await setUp([
+      call('b1', 'bash', { command: 'sleep 1; echo late > f.txt; echo bg > bg.txt', description: 'Change files later', run_in_background: true }),
+      answer('started it'),
+    ])
+    rmSync(join(p.dir, 'cordis.yml'))
+    writeFileSync(join(p.dir, 'f.txt'), 'orig\n')
+    const env = { REIN_HOME: p.home, OPENAI_BASE_URL: p.server.url, OPENAI_API_KEY: 'sk-test', REIN_MODEL: 'm1' }
+    vi.stubEnv('OPENAI_API_KEY', 'sk-test')
+    const run = await rein(p.dir, ['run', '--yes', 'change files in the background'], { env })
+    expect(run.code).toBe(0)
+    expect(run.stderr).toContain('waiting for 1 background job (bash-1) to finish')
+    expect(run.stderr).not.toContain('could not be recorded')
+    expect(readFileSync(join(p.dir, 'f.txt'), 'utf8')).toBe('late\n')
+    const rewind = await rein(p.dir, ['rewind', sessionIdOf(run), '--to', '1'], { env })
+    expect(rewind.code).toBe(0)
+    expect(readFileSync(join(p.dir, 'f.txt'), 'utf8')).toBe('orig\n')
+    expect(existsSync(join(p.dir, 'bg.txt'))).toBe(false)
+    vi.unstubAllEnvs()
+  })
+
+  it('quotes as JSON file names holding a line break or an escape sequence in its table, so none reads as a row of its own', async () => {
+    const p = await setUp([
+      call('b1', 'bash', { command: 'printf x > "$(printf \'evil\\nrestored\')"; printf y > "$(printf \'esc\\033[31mred\')"', description: 'Make odd names' }),
+      answer('made them'),
+    ])
+    rmSync(join(p.dir, 'cordis.yml'))
+    const env = { REIN_HOME: p.home, OPENAI_BASE_URL: p.server.url, OPENAI_API_KEY: 'sk-test', REIN_MODEL: 'm1' }
+    vi.stubEnv('OPENAI_API_KEY', 'sk-test')
+    const run = await rein(p.dir, ['run', '--yes', 'make odd names'], { env })
+    expect(run.code).toBe(0)
+    expect(existsSync(join(p.dir, 'evil\nrestored'))).toBe(true)
+    for (const argv of [['--dry-run'], []]) {
+      const rewind = await rein(p.dir, ['rewind', sessionIdOf(run), '--to', '1', ...argv], { env })
+      expect(rewind.code).toBe(0)
+      const rows = rewind.stdout.split('\n').slice(2, 4)
+      expect(rows.map((row) => row.split('  ')[0]).sort((a, b) => String(a).localeCompare(String(b)))).toEqual(['"esc\\u001b[31mred"', '"evil\\nrestored"'])
+      expect(rewind.stdout.split('\n')).toHaveLength(8)
+      expect(rewind.stdout).not.toContain('^[')
+    }
+    expect(existsSync(join(p.dir, 'evil\nrestored'))).toBe(false)
     vi.unstubAllEnvs()
   })
 

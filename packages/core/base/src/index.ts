@@ -45,6 +45,8 @@ export { removeLeftByGoneProcesses } from './process-table.ts'
 export { Stop } from './stop.ts'
 /** The head or tail of a text, or the text shortened with `…`, never splitting a surrogate pair. */
 export { cutHead, cutTail, shorten } from './text-cut.ts'
+/** A path as a listing, table or message shows it: quoted as JSON when it holds a line break or another control character. */
+export { listedPath } from './listed-path.ts'
 /** The longest start of a text within a number of UTF-8 bytes, cut between characters. */
 export { cutToBytes } from './text-cut.ts'
 /** How the temporary copies of a file begin: its name, cut with a digest when a tail would not fit the 255-byte limit. */

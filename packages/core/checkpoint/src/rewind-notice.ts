@@ -8,7 +8,7 @@
 
 import { randomUUID } from 'node:crypto'
 import type { Context, Logger } from '@deepseek-ai/cordis'
-import { isReinError, ReinError, shorten, type JsonValue } from '@rein/base'
+import { isReinError, listedPath, ReinError, shorten, type JsonValue } from '@rein/base'
 import { planRepair, repairEvents, type Session, type SessionService } from '@rein/session'
 import type { RunIdentity } from '@rein/tools'
 import type { CheckpointEntry, CheckpointRecord, FileChange, PlanItem, RewindResult } from './types.ts'
@@ -215,8 +215,9 @@ function rewindEventData(result: RewindResult, turn: number | undefined): JsonVa
 function noticeText(result: RewindResult, turn?: { number?: number; quote?: string }): string {
   const back = [...result.restored, ...result.already]
   const roots = new Set([...back, ...result.drifted, ...result.skipped, ...result.failed].map((item) => item.root))
-  // A folder a command made is named as a folder, with its slash.
-  const name = (item: PlanItem) => `${roots.size > 1 ? item.file : item.path}${item.folder ? '/' : ''}`
+  // A folder a command made is named as a folder, with its slash. A name with a line break in it is
+  // quoted: it must not read as a line of this message.
+  const name = (item: PlanItem) => listedPath(`${roots.size > 1 ? item.file : item.path}${item.folder ? '/' : ''}`)
   const which = turn?.quote ? `the turn that began with the user's message "${turn.quote}"${turn.number === undefined ? '' : ` (turn ${turn.number})`}`
     : turn?.number === undefined ? 'an earlier turn' : `turn ${turn.number}`
   const lines = [`Files were rewound to how they were before ${which}. The conversation above is unchanged, but what it says about these files no longer holds.`]
@@ -224,7 +225,7 @@ function noticeText(result: RewindResult, turn?: { number?: number; quote?: stri
   const returned = (item: PlanItem) => item.before !== null || item.existed === true
   const restored = back.filter(returned).map(name)
   // Folders made for those files went with them: the model should not expect them there either.
-  const gone = (item: PlanItem) => (item.folders ?? []).filter((folder) => folder.action === 'remove' && folder.folder !== item.file).map((folder) => `${roots.size > 1 ? folder.folder : folder.path}/`)
+  const gone = (item: PlanItem) => (item.folders ?? []).filter((folder) => folder.action === 'remove' && folder.folder !== item.file).map((folder) => listedPath(`${roots.size > 1 ? folder.folder : folder.path}/`))
   const removed = back.filter((item) => !returned(item)).flatMap((item) => [name(item), ...gone(item)])
   const left = [
     ...result.drifted.map((item) => `${name(item)} (${item.folder ? 'not empty' : 'changed since'})`),

@@ -76,6 +76,8 @@ export class CheckpointService extends Service {
     this._state = state
     // Retention runs as each session ends, while it is still open (its folder is still handed out).
     ctx.on('session/close', async (session) => {
+      // Its background jobs ended before this (its beforeClose hooks): what they changed is recorded first.
+      await state.snapshots?.settled(session.id)
       // A session opened only to be read (rein show, a dry run) keeps what it has.
       if (!state.written.delete(session.id) || !state.stores[0]?.compact) return
       try {

@@ -1,7 +1,7 @@
 // Exec tools are covered by a workspace snapshot around each call: what a real shell command
 // created, changed or deleted is recorded as the call's checkpoint and can be rewound.
 import { execFileSync } from 'node:child_process'
-import { chmod, mkdir, readdir, stat, symlink, writeFile } from 'node:fs/promises'
+import { chmod, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
 import ToolService, { defineTool, type RunIdentity } from '@rein/tools'
@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 afterEach(() => {
   vi.unstubAllEnvs()
 })
-import { CheckpointService, MemoryCheckpointStore } from '../src/index.ts'
+import { CheckpointService, contentHash, MemoryCheckpointStore } from '../src/index.ts'
 import { tempRoot, text } from './harness.ts'
 
 const identity: RunIdentity = { agent: 'main', sessionId: 's1', conversationId: 's1', runId: 'run-1', turnId: 's1/1', anchor: 'm1', depth: 0 }
@@ -453,6 +453,50 @@ describe('the walk', () => {
     expect((await store.records('s1')).map((record) => [record.path, record.gap])).toEqual([['link.txt', 'was a symbolic link before the command (links are not restored)']])
     await ctx.checkpoints.rewind('s1', 'm1')
     expect(await text(join(workspace, 'link.txt'))).toBe('two\n')
+  })
+
+  it('reports files and folders whose names are not valid UTF-8 as not restored when a command creates, changes or deletes them, never silently', async () => {
+    const { ctx, workspace, run } = await setup()
+    const named = (name: string, byte: number, ext = '.txt') => Buffer.concat([Buffer.from(`${workspace}/${name}`), Buffer.from([byte]), Buffer.from(ext)])
+    await writeFile(named('chg', 0xff), 'orig')
+    await writeFile(named('del', 0xfe), 'orig')
+    await writeFile(named('same', 0xfb), 'untouched')
+    // A valid name that holds U+FFFD itself is an ordinary file.
+    await writeFile(join(workspace, 'ok\uFFFD.txt'), 'v1')
+    await run('true')
+    await run(`echo changed > "$(printf 'chg\\377.txt')"; rm "$(printf 'del\\376.txt')"; echo new > "$(printf 'new\\375.txt')"; mkdir "$(printf 'dir\\374')"; echo in > "$(printf 'dir\\374')/in.txt"; echo v2 > 'ok\uFFFD.txt'`)
+    const plan = await ctx.checkpoints.plan('s1', 'm1')
+    expect(plan.items.map((item) => [item.path, item.action, item.reason]).sort((a, b) => String(a[0]).localeCompare(String(b[0])))).toEqual([
+      ['chg\\xff.txt', 'skipped', 'not restored: its name is not valid UTF-8 (not kept)'],
+      ['del\\xfe.txt', 'skipped', 'not restored: deleted; its name is not valid UTF-8 (not kept)'],
+      ['dir\\xfc', 'skipped', 'not restored: created; a folder whose name is not valid UTF-8 (not walked)'],
+      ['new\\xfd.txt', 'skipped', 'not restored: created; its name is not valid UTF-8 (not kept)'],
+      ['ok\uFFFD.txt', 'restore', undefined],
+    ])
+    expect(plan.notCovered.join('\n')).toContain('names that are not valid UTF-8')
+    await ctx.checkpoints.rewind('s1', 'm1')
+    expect(await text(join(workspace, 'ok\uFFFD.txt'))).toBe('v1')
+    expect((await readFile(named('chg', 0xff))).toString()).toBe('changed\n')
+  })
+
+  it.each([
+    ['a FIFO', 'mkfifo'],
+    ['a socket', `node -e "require('net').createServer().listen(process.argv[1], () => process.exit())"`],
+  ])('keeps what a file held when a command replaced it with %s, reports the new one as not restored, and leaves it', async (what, make) => {
+    const { ctx, workspace, run } = await setup()
+    await writeFile(join(workspace, 'data.txt'), 'important')
+    await run('true')
+    await run(`rm data.txt && ${make} data.txt && ${make} new.special`)
+    const plan = await ctx.checkpoints.plan('s1', 'm1')
+    expect(plan.items.map((item) => [item.path, item.action, item.reason])).toEqual([
+      ['new.special', 'skipped', `not restored: created; ${what}`],
+      ['data.txt', 'skipped', 'is not a regular file'],
+    ])
+    expect(plan.items.find((item) => item.path === 'data.txt')?.before).toBe(contentHash(Buffer.from('important')))
+    // Once a person removes what stands there, a rewind brings the content back.
+    await rm(join(workspace, 'data.txt'))
+    expect((await ctx.checkpoints.rewind('s1', 'm1')).restored.map((item) => item.path)).toEqual(['data.txt'])
+    expect(await text(join(workspace, 'data.txt'))).toBe('important')
   })
 
   it('does not record again a write a tool recorded itself while a background command ran', async () => {

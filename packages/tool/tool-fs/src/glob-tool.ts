@@ -2,11 +2,12 @@
 
 import { stat } from 'node:fs/promises'
 import { relative } from 'node:path'
+import { listedPath } from '@rein/base'
 import { defineTool, type DurableToolResult, type ToolResultView } from '@rein/tools'
 import { fromSystemError, fsError } from './errors.ts'
 import { callScope, type FsToolContext } from './tool-context.ts'
 import { checkPattern, walkFiles } from './walk.ts'
-import { listedPath, notFound, resolvePath, type Resolved } from './workspace.ts'
+import { notFound, resolvePath, type Resolved } from './workspace.ts'
 
 /** Paths kept in the log for the search card. */
 const CARD_PATHS = 100

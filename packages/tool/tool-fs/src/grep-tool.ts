@@ -8,9 +8,9 @@ import { Matcher } from './matcher.ts'
 import { compilePattern, searchFiles, type SearchOutcome } from './search.ts'
 import { callScope, type FsToolContext } from './tool-context.ts'
 import { checkPattern, walkFiles } from './walk.ts'
-import { listedPath, notFound, resolvePath } from './workspace.ts'
+import { notFound, resolvePath } from './workspace.ts'
 import { plural } from './write-tool.ts'
-import { cutHead } from '@rein/base'
+import { cutHead, listedPath } from '@rein/base'
 
 /** A matching line longer than this is shown around its first match. */
 const LINE_CHARS = 240

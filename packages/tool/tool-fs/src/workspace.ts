@@ -154,13 +154,3 @@ export async function notFound(resolved: Resolved): Promise<ReinError> {
   return fsError('FILE_NOT_FOUND', `${resolved.display} does not exist${hint}`, { path: resolved.display })
 }
 
-// oxlint-disable-next-line no-control-regex -- control characters are what it finds
-const CONTROL = /[\x00-\x1f\x7f-\x9f\u2028\u2029]/
-
-/**
- * A path as a listing shows it, one per line: quoted as JSON when it holds a line break or another
- * control character (a command can make such a name), so it stays one line and cannot pass for a note.
- */
-export function listedPath(path: string): string {
-  return CONTROL.test(path) ? JSON.stringify(path) : path
-}

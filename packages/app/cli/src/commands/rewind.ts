@@ -43,6 +43,11 @@ async function rewind(scope: SessionScope, checkpoints: CheckpointService, sessi
   const events = session.events
   const choice = chooseTurn(session.id, events, to)
   const { asked, start } = choice
+  // With --fork the original gets no notice (the fork carries the conversation on), and a fork
+  // before turn 1 would hold nothing: the files would go back with nothing telling any model.
+  if (options.fork && start.turn === 1) {
+    throw new ReinError('USAGE', `--fork needs a turn after the first: a fork before turn 1 would hold nothing. rein rewind ${session.id} --to 1 without --fork rewinds the files and tells the session's model; rein run starts a new session`)
+  }
   if (asked.turn !== start.turn) {
     scope.renderer.notice(`turn ${asked.turn} continues turn ${start.turn} (it answers the same message), so the rewind goes back to before turn ${start.turn}`)
   }
@@ -95,12 +100,8 @@ function leftAlone(result: RewindResult): string[] {
 
 async function fork(scope: SessionScope, session: Session, { start }: TurnChoice, print: (lines: string[]) => void, json: (value: object) => void): Promise<void> {
   const { options } = scope
+  // At least 1: a fork before turn 1 was refused before anything was done.
   const kept = start.turn - 1
-  if (kept === 0) {
-    if (options.json) json({ type: 'fork', sessionId: null, reason: 'first turn' })
-    else print([`no fork: turn ${start.turn} is the session's first, so the fork would hold nothing; rein run starts a new session`])
-    return
-  }
   const what = `turn${kept === 1 ? '' : 's'} 1${kept === 1 ? '' : `-${kept}`} of session ${session.id}`
   if (options.dryRun) {
     if (options.json) json({ type: 'fork', sessionId: null, dryRun: true, turns: kept })

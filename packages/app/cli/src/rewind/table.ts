@@ -4,6 +4,7 @@
  */
 
 import { isAbsolute, relative, sep } from 'node:path'
+import { listedPath } from '@rein/base'
 import type { PlanAction, PlanItem, RewindPlan, RewindResult } from '@rein/checkpoint'
 
 interface Row {
@@ -54,16 +55,17 @@ export function resultLines(result: RewindResult, cwd: string): string[] {
 /** A restored, removed or moved file; where a file moved aside, or a copy of a restored one, went. */
 function restoredRow(cwd: string): (item: PlanItem) => Row {
   return (item) => {
-    if (item.movedTo !== undefined) return { ...row(item, 'moved aside', cwd), reason: joinReasons(`now at ${item.movedTo}`, changedWhile(item)) }
+    if (item.movedTo !== undefined) return { ...row(item, 'moved aside', cwd), reason: joinReasons(`now at ${listedPath(item.movedTo)}`, changedWhile(item)) }
     // An empty folder a command removed is made again: restored, like a file given back its content.
     const done = row(item, item.before === null && !item.existed ? 'removed' : 'restored', cwd)
-    return item.copiedTo === undefined ? done : { ...done, reason: joinReasons(changedWhile(item), `what it held is at ${item.copiedTo}`) }
+    return item.copiedTo === undefined ? done : { ...done, reason: joinReasons(changedWhile(item), `what it held is at ${listedPath(item.copiedTo)}`) }
   }
 }
 
 function row(item: PlanItem, outcome: string, cwd: string): Row {
   // A folder item with its slash: it may share its path with a file row (a file put where the folder was).
-  return { file: `${shown(item.file, cwd)}${item.folder ? '/' : ''}`, outcome, reason: joinReasons(item.reason, changedWhile(item)), newest: item.seqs[0] ?? 0 }
+  // A name with a line break or an escape sequence is quoted: it must not pass for a row, or reach the terminal.
+  return { file: listedPath(`${shown(item.file, cwd)}${item.folder ? '/' : ''}`), outcome, reason: joinReasons(item.reason, changedWhile(item)), newest: item.seqs[0] ?? 0 }
 }
 
 /** A file inside the session's directory relative to it, any other absolute. */

@@ -34,20 +34,36 @@ export function snapshotCovers(config: SnapshotConfig, toolName: string, effects
  */
 export function notCovered(records: readonly CheckpointRecord[], config: SnapshotConfig): string[] {
   const roots = new Set(records.filter((record) => record.by !== undefined).map((record) => record.root))
-  return [...roots].map((root) => `commands run in ${root} are undone only for files a snapshot kept: not for files ignored by .gitignore or the ignore list (${config.ignore.join(', ')}), over ${formatBytes(config.maxFileBytes)}, or outside ${root}`)
+  return [...roots].map((root) => `commands run in ${root} are undone only for files a snapshot kept: not for files ignored by .gitignore or the ignore list (${config.ignore.join(', ')}), over ${formatBytes(config.maxFileBytes)}, with names that are not valid UTF-8, or outside ${root}`)
 }
 
 /** What the service tells the snapshots about writes recorded by the tools themselves. */
 export interface SnapshotNotes {
   /** tool-fs recorded its write of `path` under `root` leaving `hash`: no walk records it again. */
   expect(root: string, path: string, hash: string | null): void
+  /** Resolves once the walks after the background jobs `sessionId` started are recorded (or failed). */
+  settled(sessionId: string): Promise<void>
 }
 
 /** Installs the wrapper on `ctx.tools` while both are loaded; the pack store closes with it. */
 export function coverExecCalls(ctx: Context, home: string, config: SnapshotConfig, record: Record): SnapshotNotes {
   const notes = { current: undefined as Snapshotter | undefined }
   const expect = (root: string, path: string, hash: string | null) => notes.current?.expect(root, relative(root, resolve(root, path)).split(sep).join('/'), hash)
-  if (!config.enabled) return { expect }
+  // The walk after each background job, by the session that started it: its close waits for them.
+  const pending = new Map<string, Set<Promise<unknown>>>()
+  const track = (sessionId: string, walk: Promise<unknown>) => {
+    const walks = pending.get(sessionId) ?? new Set()
+    pending.set(sessionId, walks.add(walk))
+    void walk.finally(() => {
+      walks.delete(walk)
+      if (walks.size === 0 && pending.get(sessionId) === walks) pending.delete(sessionId)
+    })
+  }
+  const settled = async (sessionId: string) => {
+    const walks = pending.get(sessionId)
+    if (walks) await Promise.all(walks)
+  }
+  if (!config.enabled) return { expect, settled }
   const folder = config.folder ?? join(home, 'snapshots')
   ctx.inject(['tools'], (inner) => {
     const logger = inner.logger('checkpoint')
@@ -70,12 +86,12 @@ export function coverExecCalls(ctx: Context, home: string, config: SnapshotConfi
       if (notes.current === snapshots) notes.current = undefined
       store.close()
     }, 'checkpoints.snapshots')
-    inner.tools.wrapExecute(snapshotWrapper(snapshots, config, state, logger))
+    inner.tools.wrapExecute(snapshotWrapper(snapshots, config, state, logger, track))
   })
-  return { expect }
+  return { expect, settled }
 }
 
-function snapshotWrapper(snapshots: Snapshotter, config: SnapshotConfig, state: { active: boolean }, logger: Logger): ExecuteWrapper {
+function snapshotWrapper(snapshots: Snapshotter, config: SnapshotConfig, state: { active: boolean }, logger: Logger, track: (sessionId: string, walk: Promise<unknown>) => void): ExecuteWrapper {
   return async (call, next) => {
     const who = snapshotCovers(config, call.toolName, call.tool.effects) ? attribution(call) : undefined
     if (!who) return next()
@@ -105,7 +121,9 @@ function snapshotWrapper(snapshots: Snapshotter, config: SnapshotConfig, state: 
     }
     const job = backgroundJob(outcome)
     if (job) {
-      void job.then(after).finally(ended)
+      // Tracked from now: the session's close ends (kills) its jobs first, then waits for this walk
+      // while the session and the store are still open, so a job that ends as rein exits is recorded.
+      track(who.identity.sessionId, job.then(after).finally(ended))
       return outcome
     }
     // `after` never rejects: it logs what it could not record.

@@ -1,5 +1,6 @@
 /**
- * A workspace's index, brought up to date by a walk: every regular file's stat and content hash.
+ * A workspace's index, brought up to date by a walk: every regular file's stat and content hash
+ * (links, FIFOs, sockets, devices and names that are not valid UTF-8: their stat only).
  * Only files whose stat changed since the last walk are read; their content goes to the pack store.
  * The walk is the hot path of a snapshot (100 000 files twice around every command), so it uses
  * synchronous file calls (far cheaper than their promise forms), updates the index in place, and
@@ -28,7 +29,17 @@ export interface FileState extends FileStat {
   readonly gap?: string
   /** A symbolic link: indexed (so a file written over it is not taken for a new one), never read or followed. */
   readonly link?: true
+  /** A FIFO, socket or device: indexed (one in a file's place is that file's deletion), never read. */
+  readonly special?: true
 }
+
+/** The gap of a file whose name is not valid UTF-8: no string path names it, so nothing could restore it. */
+const BAD_NAME = 'its name is not valid UTF-8 (not kept)'
+/** The gap of such a folder: it is not walked, so what is in it is not covered either. */
+const BAD_FOLDER_NAME = 'a folder whose name is not valid UTF-8 (not walked)'
+
+/** A folder entry as the walk needs it; `raw`: the name's bytes, when they are not valid UTF-8 (`name` then escapes them). */
+type Entry = Pick<Dirent, 'name' | 'isDirectory' | 'isFile'> & { readonly raw?: Buffer }
 
 /** What one walk found changed since the one before it. */
 export interface WalkChanges {
@@ -151,7 +162,7 @@ export class WorkspaceIndex {
       for (const entry of entries) {
         if (++entriesSeen % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve))
         const name = entry.name
-        if (entry.isDirectory()) {
+        if (entry.isDirectory() && entry.raw === undefined) {
           const path = folder === '' ? name : `${folder}/${name}`
           if ((rulesChanged || !this._folders.has(path)) && this._rules.ignored(folder, name, true)) {
             ignored.add(path)
@@ -160,7 +171,6 @@ export class WorkspaceIndex {
           stack.push([path, rulesChanged])
           continue
         }
-        if (!entry.isFile() && !entry.isSymbolicLink()) continue
         const previous = state.files.get(name)
         if ((rulesChanged || !previous) && this._rules.ignored(folder, name, false)) {
           ignored.add(folder === '' ? name : `${folder}/${name}`)
@@ -170,7 +180,9 @@ export class WorkspaceIndex {
           truncated = true
           break walking
         }
-        const now = fileState(`${absolute}/${name}`, previous, this.options, verify)
+        const now = entry.raw === undefined
+          ? fileState(`${absolute}/${name}`, previous, this.options, verify)
+          : unnamedState(Buffer.concat([Buffer.from(`${absolute}/`), entry.raw]), previous)
         if (!now) continue
         met.add(name)
         if (now === previous) continue
@@ -233,13 +245,76 @@ function parentOf(path: string): string {
  * The folder's entries; `undefined` when it may not be listed (no permission): its contents are
  * unknown, not gone. A folder that is not there (removed, the root included) lists as empty.
  */
-function listFolder(folder: string): Dirent[] | undefined {
+function listFolder(folder: string): Entry[] | undefined {
   try {
-    return readdirSync(folder, { withFileTypes: true })
+    const entries = readdirSync(folder, { withFileTypes: true })
+    // A name that is not valid UTF-8 decodes with U+FFFD in it: listed again by bytes to tell them apart.
+    return entries.some((entry) => entry.name.includes('\uFFFD')) ? byBytes(folder) : entries
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     return code === 'EACCES' || code === 'EPERM' ? undefined : []
   }
+}
+
+/** Throws on bytes that are not UTF-8 (overlong forms and surrogates included); keeps a leading BOM. */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
+/** The folder's entries by their bytes: a name that is not valid UTF-8 keeps them in `raw`, escaped in `name`. */
+function byBytes(folder: string): Entry[] {
+  return readdirSync(folder, { withFileTypes: true, encoding: 'buffer' }).map((entry) => {
+    const raw = entry.name
+    const kind = { isDirectory: () => entry.isDirectory(), isFile: () => entry.isFile() }
+    return validUtf8(raw) ? { name: raw.toString('utf8'), ...kind } : { name: escapeBytes(raw), raw, ...kind }
+  })
+}
+
+function validUtf8(bytes: Uint8Array): boolean {
+  try {
+    STRICT_UTF8.decode(bytes)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** `chg\xff.txt`: each byte outside a valid UTF-8 sequence as `\xNN`, the rest as it decodes. */
+function escapeBytes(raw: Buffer): string {
+  let name = ''
+  for (let at = 0; at < raw.length;) {
+    const size = sequenceAt(raw, at)
+    name += size > 0 ? raw.toString('utf8', at, at + size) : `\\x${(raw[at] ?? 0).toString(16).padStart(2, '0')}`
+    at += size > 0 ? size : 1
+  }
+  return name
+}
+
+/** The length of the valid UTF-8 sequence that starts at `at`, or 0. */
+function sequenceAt(raw: Buffer, at: number): number {
+  const lead = raw[at] ?? 0
+  const size = lead < 0x80 ? 1 : lead < 0xc2 ? 0 : lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : lead < 0xf5 ? 4 : 0
+  return size > 0 && at + size <= raw.length && validUtf8(raw.subarray(at, at + size)) ? size : 0
+}
+
+/**
+ * A file or folder whose name is not valid UTF-8, by its bytes: stat only, as no string path reaches
+ * it to restore it. Its coming, going and changing are reported as gaps; `undefined` when it vanished.
+ */
+function unnamedState(path: Buffer, previous: FileState | undefined): FileState | undefined {
+  let stats: Stats
+  try {
+    stats = lstatSync(path)
+  } catch {
+    return undefined
+  }
+  if (previous && sameStat(previous, stats)) return previous
+  return { ...statOf(stats), gap: stats.isDirectory() ? BAD_FOLDER_NAME : BAD_NAME }
+}
+
+/** What a non-file, non-folder, non-link is, as a gap says it. */
+function specialKind(stats: Stats): string {
+  if (stats.isFIFO()) return 'a FIFO'
+  if (stats.isSocket()) return 'a socket'
+  return 'a device'
 }
 
 /** A folder's permission bits; `undefined` when it vanished meanwhile. */
@@ -261,8 +336,9 @@ function fileState(file: string, previous: FileState | undefined, options: WalkO
     return undefined
   }
   if (stats.isSymbolicLink()) return previous?.link && sameStat(previous, stats) ? previous : { ...statOf(stats), gap: 'a symbolic link', link: true }
-  if (!stats.isFile()) return undefined
-  if (previous && !previous.link && sameStat(previous, stats) && (!verify || previous.hash === undefined || options.store.has(previous.hash))) return previous
+  if (stats.isDirectory()) return undefined
+  if (!stats.isFile()) return previous?.special && sameStat(previous, stats) ? previous : { ...statOf(stats), gap: specialKind(stats), special: true }
+  if (previous && !previous.link && !previous.special && sameStat(previous, stats) && (!verify || previous.hash === undefined || options.store.has(previous.hash))) return previous
   if (stats.size > options.maxFileBytes) return { ...statOf(stats), gap: `over the ${formatBytes(options.maxFileBytes)} size cap` }
   const content = readContent(file)
   if (content === undefined) return { ...statOf(stats), gap: 'could not be read' }
