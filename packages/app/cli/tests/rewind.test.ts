@@ -335,17 +335,22 @@ describe('a provider named "demo" outside a demo session', () => {
   })
 })
 
+/** The built-in composition for `p` (its cordis.yml removed): the environment that points it at the mock. */
+function builtIn(p: { dir: string; home: string; server: { url: string } }) {
+  rmSync(join(p.dir, 'cordis.yml'))
+  // The key is read when a request goes out, from the process's environment.
+  vi.stubEnv('OPENAI_API_KEY', 'sk-test')
+  return { REIN_HOME: p.home, OPENAI_BASE_URL: p.server.url, OPENAI_API_KEY: 'sk-test', REIN_MODEL: 'm1' }
+}
+
 describe('rein rewind with the built-in composition', () => {
   it('undoes a bash command, keeping snapshots, what it moves aside and copies of what it restores in the REIN_HOME rein was given', async () => {
     const p = await setUp([
       call('b1', 'bash', { command: 'echo made > made.txt && echo v2 > kept.txt', description: 'Make a file' }),
       answer('made it'),
     ])
-    rmSync(join(p.dir, 'cordis.yml'))
+    const env = builtIn(p)
     writeFileSync(join(p.dir, 'kept.txt'), 'v1\n')
-    const env = { REIN_HOME: p.home, OPENAI_BASE_URL: p.server.url, OPENAI_API_KEY: 'sk-test', REIN_MODEL: 'm1' }
-    // The key is read when a request goes out, from the process's environment.
-    vi.stubEnv('OPENAI_API_KEY', 'sk-test')
     const run = await rein(p.dir, ['run', '--yes', 'make a file'], { env })
     expect(run.code).toBe(0)
     expect(readFileSync(join(p.dir, 'made.txt'), 'utf8')).toBe('made\n')
@@ -367,10 +372,8 @@ describe('rein rewind with the built-in composition', () => {
       call('b2', 'bash', { command: 'rmdir out && echo x > out', description: 'Put a file where a folder was' }),
       answer('done'),
     ])
-    rmSync(join(p.dir, 'cordis.yml'))
+    const env = builtIn(p)
     mkdirSync(join(p.dir, 'old'))
-    const env = { REIN_HOME: p.home, OPENAI_BASE_URL: p.server.url, OPENAI_API_KEY: 'sk-test', REIN_MODEL: 'm1' }
-    vi.stubEnv('OPENAI_API_KEY', 'sk-test')
     const first = await rein(p.dir, ['run', '--yes', 'folders'], { env })
     expect(first.code).toBe(0)
     const id = sessionIdOf(first)
@@ -397,10 +400,8 @@ describe('rein rewind with the built-in composition', () => {
       call('b1', 'bash', { command: 'sleep 1; echo late > f.txt; echo bg > bg.txt', description: 'Change files later', run_in_background: true }),
       answer('started it'),
     ])
-    rmSync(join(p.dir, 'cordis.yml'))
+    const env = builtIn(p)
     writeFileSync(join(p.dir, 'f.txt'), 'orig\n')
-    const env = { REIN_HOME: p.home, OPENAI_BASE_URL: p.server.url, OPENAI_API_KEY: 'sk-test', REIN_MODEL: 'm1' }
-    vi.stubEnv('OPENAI_API_KEY', 'sk-test')
     const run = await rein(p.dir, ['run', '--yes', 'change files in the background'], { env })
     expect(run.code).toBe(0)
     expect(run.stderr).toContain('waiting for 1 background job (bash-1) to finish')
@@ -418,9 +419,7 @@ describe('rein rewind with the built-in composition', () => {
       call('b1', 'bash', { command: 'printf x > "$(printf \'evil\\nrestored\')"; printf y > "$(printf \'esc\\033[31mred\')"', description: 'Make odd names' }),
       answer('made them'),
     ])
-    rmSync(join(p.dir, 'cordis.yml'))
-    const env = { REIN_HOME: p.home, OPENAI_BASE_URL: p.server.url, OPENAI_API_KEY: 'sk-test', REIN_MODEL: 'm1' }
-    vi.stubEnv('OPENAI_API_KEY', 'sk-test')
+    const env = builtIn(p)
     const run = await rein(p.dir, ['run', '--yes', 'make odd names'], { env })
     expect(run.code).toBe(0)
     expect(existsSync(join(p.dir, 'evil\nrestored'))).toBe(true)
@@ -445,9 +444,7 @@ describe('rein rewind with the built-in composition', () => {
       if (child) return done ? answer('wrote it') : call('w1', 'write', { path: 'notes.txt', content: 'from the subagent\n' })
       return done ? answer('the subagent wrote it') : call('s1', 'subagent', { description: 'write the notes', prompt: task })
     })
-    rmSync(join(p.dir, 'cordis.yml'))
-    const env = { REIN_HOME: p.home, OPENAI_BASE_URL: p.server.url, OPENAI_API_KEY: 'sk-test', REIN_MODEL: 'm1' }
-    vi.stubEnv('OPENAI_API_KEY', 'sk-test')
+    const env = builtIn(p)
     const run = await rein(p.dir, ['run', '--yes', 'delegate a note'], { env })
     expect(run.code).toBe(0)
     expect(run.stderr).toContain('    [tool] ')
