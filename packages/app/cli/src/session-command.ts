@@ -76,6 +76,9 @@ export async function withComposition(options: CliOptions, io: Io, body: (scope:
     // A turn that completed before the signal still leaves work the signal stopped (jobs): say so.
     return interrupts.signal.aborted && code === EXIT.ok ? EXIT.interrupted : code
   } finally {
+    // Opening a session may have found lost background subagents: their logs are closed while the
+    // store is still loaded (disposing takes rows down in no order the subagents could rely on).
+    await composition.ctx.get('subagents')?.settled()
     // Disposing stops every command still running; a second signal meanwhile exits at once.
     await composition.dispose()
     interrupts.release()

@@ -35,6 +35,8 @@ export class SubagentService extends Service {
 
   // Methods run on cordis's tracing proxy: the state is one plain object, read once per call.
   private _deps: RunDeps
+  /** The logs of lost background children being closed. */
+  private readonly _closing = new Set<Promise<void>>()
 
   constructor(ctx: Context, config: SubagentsConfig) {
     super(ctx, 'subagents')
@@ -64,7 +66,7 @@ export class SubagentService extends Service {
       for (const problem of await profileProblems(config, deps.tools(), ctx.get('llm') as LlmRuntime | undefined)) problems.push(`@rein/subagents: ${problem}`)
     })
     // A background child whose process died: its log records `interrupted` once jobs reaps its job.
-    const closing = new Set<Promise<void>>()
+    const closing = this._closing
     ctx.on('jobs/lost', (lost) => {
       const sessions = ctx.get('sessions') as SessionService | undefined
       if (lost.kind !== 'subagent' || lost.ref === undefined || !sessions) return
@@ -101,6 +103,15 @@ export class SubagentService extends Service {
     // Without sessions the repair itself says what is missing.
     if (!sessions) return this._deps.agents().repair(id)
     return closeLostChild(this._deps.agents(), sessions, this._deps.jobs(), id)
+  }
+
+  /**
+   * Resolves once the logs of lost background children that reaping found (`jobs/lost`) are
+   * closed. A host that ends right after opening a session (a refused `rein resume`) waits for it
+   * before it disposes the composition, so the session store is still there to close them.
+   */
+  async settled(): Promise<void> {
+    while (this._closing.size > 0) await Promise.all(this._closing)
   }
 
   /** The configured profiles by name, as the `agent` argument names them. */

@@ -302,6 +302,22 @@ describe('a parent killed after its child completed', () => {
 })
 
 describe('a background child whose process was killed', () => {
+  it('has its log closed by the time settled() resolves, so a host that ends at once (a refused rein resume) does not pull the store from under it', async () => {
+    const { sessions, parentId } = home()
+    await killAt('child-running', { sessions, scenario: 'background', mode: 'run', parentId })
+    const { root } = await resumeHere(sessions, 'background')
+    const [child] = await childOf(root, parentId)
+    leftovers.push(Number(readFileSync(pidFile(pidFolder(sessions), child!.id, 'k1'), 'utf8')))
+    const { agent } = await root.agents.resume(parentId)
+    try {
+      root.jobs.reap(parentId)
+      await root.subagents.settled()
+      expect((await root.sessions.load(child!.id)).events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'interrupted' } })
+    } finally {
+      await agent.close()
+    }
+  }, 60_000)
+
   it('stops the command the child left running, by its tool\'s recover, when jobs reaps the job as lost', async () => {
     const { sessions, parentId } = home()
     await killAt('child-running', { sessions, scenario: 'background', mode: 'run', parentId })
