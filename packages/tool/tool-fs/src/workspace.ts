@@ -68,8 +68,8 @@ export function within(base: string, path: string): boolean {
  */
 export async function resolvePath(scope: Scope, input: string, access: Access): Promise<Resolved> {
   checkSyntax(input)
-  const absolute = isAbsolute(input) ? normalize(input) : resolve(scope.root, input)
-  const place = placeOf(scope, absolute, access)
+  const given = isAbsolute(input) ? normalize(input) : resolve(scope.root, input)
+  const { absolute, place } = await placeThroughLinks(scope, given, input, access)
   if (place === undefined) throw outside(input, scope, 'is outside the workspace')
   const { area, allowed } = place
   const display = area === 'spill' ? absolute : relative(within(scope.root, absolute) ? scope.root : scope.rootReal, absolute) || '.'
@@ -79,6 +79,18 @@ export async function resolvePath(scope: Scope, input: string, access: Access): 
     throw fsError('PATH_OUTSIDE_WORKSPACE', `${display} is in the folder of saved tool output, which is read-only`, { path: display })
   }
   return { absolute, real, display, exists, area, allowed }
+}
+
+/**
+ * Where `given` is: by its name, else by where it really leads. A path outside the workspace by name
+ * that leads into it through a link (the shell's `$PWD` when rein was started in a link to the
+ * workspace) is taken by its real path; the real-path check after this still holds it inside.
+ */
+async function placeThroughLinks(scope: Scope, given: string, input: string, access: Access) {
+  const place = placeOf(scope, given, access)
+  if (place !== undefined) return { absolute: given, place }
+  const { real } = await realPathOf(given, cutHead(input, 200), scope, access)
+  return { absolute: real, place: placeOf(scope, real, access) }
 }
 
 /** Which area `absolute` is in, lexically, and the real folder its real path must then stay in. */

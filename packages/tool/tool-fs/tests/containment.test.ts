@@ -125,6 +125,21 @@ describe('the path-escape corpus', () => {
     expect(text(await call('read', { path: join(f.workspace, 'inside.txt') }, { workspaceRoot: root }))).toBe('1\tinside')
     expect(codeOf(await call('read', { path: 'link-out-file' }, { workspaceRoot: root }))).toBe('PATH_OUTSIDE_WORKSPACE')
   })
+
+  it('reads and writes by an absolute path through a link to the workspace, as a shell started in the link names it ($PWD)', async () => {
+    const f = folders()
+    plant(f)
+    const logical = join(f.base, 'ws-link')
+    symlinkSync(f.workspace, logical)
+    const { call } = await boot(f)
+    // The run's root is the real folder (what process.cwd() gives); the model took the path from `pwd`.
+    expect(text(await call('read', { path: join(logical, 'inside.txt') }))).toBe('1\tinside')
+    expect(await call('write', { path: join(logical, 'made.txt'), content: 'new\n' })).toMatchObject({ isError: false })
+    expect(readFileSync(join(f.workspace, 'made.txt'), 'utf8')).toBe('new\n')
+    // A link to outside stays outside, by whichever name.
+    expect(codeOf(await call('read', { path: join(logical, 'link-out-file') }))).toBe('PATH_OUTSIDE_WORKSPACE')
+    expect(codeOf(await call('read', { path: join(logical, 'link-out-dir', 'secret.txt') }))).toBe('PATH_OUTSIDE_WORKSPACE')
+  })
 })
 
 /** Patterns whose fixed start leads through a link: `[label, tool, args, files it may list or search]`. */
