@@ -219,24 +219,7 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
   const input = { messages, ...(prepared.system ? { system: prepared.system } : {}), ...(prepared.schemas.length > 0 ? { tools: prepared.schemas } : {}) }
   // Only a telemetry sink that opted into content calls it; a block that cannot be built is left out.
   const output = () => { try { return assembler.blocks() } catch { return [] } }
-  let unsaved: unknown
-  let overrun: Answer['overrun']
-  const beforeResend = (next: Resend) => {
-    // The failed attempts spent the turn's budgets too: once they used one up, nothing more is sent.
-    overrun = budgetGone(context, state)
-    if (overrun) return Promise.reject(new ReinError(overrun.code, overrun.message))
-    return markResend(session, next).catch((error: unknown) => {
-      unsaved = error
-      throw error
-    })
-  }
-  // Read again before each attempt: a retry asks for no more output than the failed attempts left.
-  // The last read is the answering attempt's, which a cut answer is judged by.
-  let capped: OutputCap = { ...(prepared.planned.cap !== undefined ? { cap: prepared.planned.cap } : {}), capByParent: prepared.planned.capByParent === true }
-  const cap = () => {
-    capped = outputCap(options, spentByTree(state.tally, context.tree), context.parentLeft?.())
-    return capped.cap
-  }
+  const resends = new ResendGuard(context, state, prepared.planned)
   // By read, not by chunk: one await for all the chunks that arrived together.
   const stream = prepared.llm.streamBatches({
     provider: prepared.route.provider,
@@ -244,11 +227,11 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
     fallbacks: options.fallbacks,
     ...input,
     ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
-    ...(prepared.planned.cap !== undefined ? { maxTokensCap: cap } : {}),
+    ...(prepared.planned.cap !== undefined ? { maxTokensCap: resends.cap } : {}),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
     ...(request.reasoningEffort !== undefined ? { reasoningEffort: request.reasoningEffort } : {}),
     signal,
-    beforeResend,
+    beforeResend: resends.beforeResend,
     onEvent: (event) => {
       if (event.type === 'attempt-start') {
         context.services.notify('agent/llm-start', () => attemptStarted(state, prepared.llm, event, input))
@@ -276,7 +259,39 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
   }
   // What this request's reported input covers: the meter adds only what is appended after it.
   context.compaction.meter.observe(assembler.usage, `${used.provider}/${used.model}`, prepared.system, prepared.schemas, messages.length)
+  const { capped, unsaved, overrun } = resends
   return { assembler, used, capped, ...(unsaved !== undefined ? { unsaved } : {}), ...(overrun ? { overrun } : {}) }
+}
+
+/**
+ * What a step's request needs before each attempt after its first: the failed attempts spent the
+ * turn's budgets too, so a retry or fallback is sent only while they last (`overrun` says why not),
+ * asks for no more output than they left (`cap`, read before every attempt: the last read is the
+ * answering attempt's, which a cut answer is judged by), and is logged durably first (`unsaved`).
+ */
+class ResendGuard {
+  capped: OutputCap
+  unsaved: unknown
+  overrun: Answer['overrun']
+
+  constructor(private readonly context: TurnContext, private readonly state: TurnState, planned: PlannedRequest) {
+    this.capped = { ...(planned.cap !== undefined ? { cap: planned.cap } : {}), capByParent: planned.capByParent === true }
+  }
+
+  readonly cap = (): number | undefined => {
+    const { context, state } = this
+    this.capped = outputCap(context.options, spentByTree(state.tally, context.tree), context.parentLeft?.())
+    return this.capped.cap
+  }
+
+  readonly beforeResend = (next: Resend): Promise<void> => {
+    this.overrun = budgetGone(this.context, this.state)
+    if (this.overrun) return Promise.reject(new ReinError(this.overrun.code, this.overrun.message))
+    return markResend(this.context.session, next).catch((error: unknown) => {
+      this.unsaved = error
+      throw error
+    })
+  }
 }
 
 /** Logs the answer and decides what comes next: its tool calls, or how the turn ends. */
