@@ -5,6 +5,7 @@
  * background jobs ends and they are stopped, the composition is disposed, which stops every
  * command still running — and the second exits at once, where the process's exit hooks still
  * stop running commands. A signal with no handler would end rein and leave its commands running.
+ * `rein rewind` is not stopped by the first: it finishes putting the files back, saying so.
  */
 
 import type { Agent } from '@rein/agent'
@@ -20,12 +21,15 @@ export interface Interrupts {
   release(): void
 }
 
-export function trapInterrupts(io: Io, notice: (text: string) => void): Interrupts {
+/**
+ * `stopping` is what the first signal is said to do; by default, stop the turn and what it started.
+ * A command the signal does not stop (rein rewind) says what it finishes instead.
+ */
+export function trapInterrupts(io: Io, notice: (text: string) => void, stopping: (name: NodeJS.Signals) => string = stoppingTheTurn): Interrupts {
   const controller = new AbortController()
   const onSignal = (name: NodeJS.Signals) => {
     if (controller.signal.aborted) process.exit(EXIT.interrupted)
-    const turn = name === 'SIGINT' ? 'the turn is cancelled' : 'the turn is interrupted, for rein resume to continue'
-    notice(`${name}: stopping (${turn}, commands and jobs stopped, the session saved); press Ctrl-C again to quit without waiting`)
+    notice(`${name}: ${stopping(name)}; press Ctrl-C again to quit without waiting`)
     controller.abort(name)
   }
   for (const name of SIGNALS) io.signals.on(name, onSignal)
@@ -35,6 +39,11 @@ export function trapInterrupts(io: Io, notice: (text: string) => void): Interrup
       for (const name of SIGNALS) io.signals.off(name, onSignal)
     },
   }
+}
+
+function stoppingTheTurn(name: NodeJS.Signals): string {
+  const turn = name === 'SIGINT' ? 'the turn is cancelled' : 'the turn is interrupted, for rein resume to continue'
+  return `stopping (${turn}, commands and jobs stopped, the session saved)`
 }
 
 /**

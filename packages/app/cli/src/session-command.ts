@@ -62,17 +62,27 @@ function requireBuiltInProvider(provider: string, env: NodeJS.ProcessEnv): void 
   }
 }
 
-export async function withComposition(options: CliOptions, io: Io, body: (scope: SessionScope) => Promise<number>, prepare?: (ctx: Context) => Promise<void>): Promise<number> {
+export interface CompositionOptions {
+  prepare?: (ctx: Context) => Promise<void>
+  /**
+   * For a command a signal does not stop (rein rewind: files half put back would be worse than
+   * waiting): what it finishes, said when the first signal arrives. Its body's exit code stands.
+   */
+  finishesOnSignal?: (name: NodeJS.Signals) => string
+}
+
+export async function withComposition(options: CliOptions, io: Io, body: (scope: SessionScope) => Promise<number>, { prepare, finishesOnSignal }: CompositionOptions = {}): Promise<number> {
   const context = new Context()
   const logs = printPluginLogs(context, io, options.verbose)
   const { composition, source } = await logs.around(() => loadCliComposition({ ...(options.config ? { config: options.config } : {}), cwd: io.cwd, env: io.env, context, stderr: io.stderr }))
   const renderer = new Renderer(io, options.json, colorsEnabled(io.stdout, io.env))
-  const interrupts = trapInterrupts(io, (text) => renderer.notice(text))
+  const interrupts = trapInterrupts(io, (text) => renderer.notice(text), finishesOnSignal)
   try {
     requireServices(composition, source)
     tellMemoryProblems(composition.ctx, renderer)
     await prepare?.(composition.ctx)
     const code = await body({ ctx: composition.ctx, composition, renderer, io, options, source, interrupted: interrupts.signal, logs })
+    if (finishesOnSignal) return code
     // A turn that completed before the signal still leaves work the signal stopped (jobs): say so.
     return interrupts.signal.aborted && code === EXIT.ok ? EXIT.interrupted : code
   } finally {

@@ -435,6 +435,34 @@ describe('rein rewind with the built-in composition', () => {
     vi.unstubAllEnvs()
   })
 
+  it('finishes a rewind a SIGINT arrives during, exits with its own code and says so, not that a turn was cancelled', async () => {
+    const count = 2000
+    const p = await setUp([
+      call('b1', 'bash', { command: `for i in $(seq 1 ${count}); do echo changed $i > f$i.txt; done`, description: 'Change many files' }),
+      answer('changed them'),
+    ])
+    const env = builtIn(p)
+    const files = Array.from({ length: count }, (_, index) => join(p.dir, `f${index + 1}.txt`))
+    files.forEach((file, index) => writeFileSync(file, `orig ${index + 1}\n`))
+    const run = await rein(p.dir, ['run', '--yes', 'change many files'], { env })
+    expect(run.code).toBe(0)
+    // SIGINT once the first files are back: the rewind is putting files back then.
+    let poll: NodeJS.Timeout | undefined
+    const rewind = await spawnRein(p.dir, ['rewind', sessionIdOf(run), '--to', '1'], undefined, env, [], (child) => {
+      poll = setInterval(() => {
+        if (!files.slice(0, 200).some((file) => readFileSync(file, 'utf8').startsWith('orig'))) return
+        clearInterval(poll)
+        child.kill('SIGINT')
+      }, 10)
+    })
+    clearInterval(poll)
+    expect(rewind.code).toBe(0)
+    expect(rewind.stderr).not.toMatch(/turn/)
+    expect(rewind.stderr).toContain('SIGINT came during the rewind; it was completed all the same (the result says what became of each file)')
+    expect(files.filter((file, index) => readFileSync(file, 'utf8') !== `orig ${index + 1}\n`)).toEqual([])
+    vi.unstubAllEnvs()
+  }, 120_000)
+
   it('undoes what a subagent changed with the turn of its parent that delegated it', async () => {
     const task = 'write notes.txt'
     const p = await setUp((request) => {

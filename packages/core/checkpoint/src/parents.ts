@@ -1,20 +1,22 @@
 /**
- * Whether the folders between a workspace root and a file are still real folders. Rewind (and a
- * snapshot asking whether a file still exists) must not act through a folder that became a
+ * Whether a workspace root and the folders between it and a file are still real folders. Rewind (and
+ * a snapshot asking whether a file still exists) must not act through a folder that became a
  * symbolic link since: that would write or delete outside the workspace.
  */
 
-import { lstatSync } from 'node:fs'
+import { lstatSync, realpathSync } from 'node:fs'
 import { dirname, isAbsolute, join, relative, sep } from 'node:path'
 
 /** How a reason ends when a file stands where one of the file's folders was. */
 export const IS_NOW_NOT_A_FOLDER = 'is now not a folder'
 
 /**
- * Why rewind may not touch `file` under `root` — a parent folder is now a link or not a folder, or
- * the file is outside the root — or `undefined` when it may. Missing folders are fine: rewind makes them.
+ * Why rewind may not touch `file` under `root` — the root or a parent folder is now a link or not a
+ * folder, or the file is outside the root — or `undefined` when it may. Missing folders are fine: rewind makes them.
  */
 export function parentProblem(root: string, file: string): string | undefined {
+  const rootProblem = problemWithRoot(root)
+  if (rootProblem !== undefined) return rootProblem
   const inside = relative(root, dirname(file))
   if (inside === '') return undefined
   if (inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) return `is outside the workspace root ${root}`
@@ -27,4 +29,25 @@ export function parentProblem(root: string, file: string): string | undefined {
     if (!stats.isDirectory()) return `its folder ${relative(root, folder)} ${IS_NOW_NOT_A_FOLDER}`
   }
   return undefined
+}
+
+/**
+ * Why nothing under `root` may be touched: it is now a link or not a folder, or its real path is no
+ * longer itself. Records keep the root's real path, so a different one means a folder above it became
+ * a link. A missing root is judged by the nearest folder above it that exists (rewind makes the rest).
+ */
+function problemWithRoot(root: string): string | undefined {
+  const stats = lstatSync(root, { throwIfNoEntry: false })
+  if (stats?.isSymbolicLink()) return `the workspace root ${root} is now a symbolic link`
+  // Not the words of a file standing where a folder was: rewind clears that case, never the root.
+  if (stats && !stats.isDirectory()) return `the workspace root ${root} is no longer a folder`
+  let existing = root
+  while (!lstatSync(existing, { throwIfNoEntry: false }) && dirname(existing) !== existing) existing = dirname(existing)
+  let real: string
+  try {
+    real = realpathSync.native(existing)
+  } catch {
+    return `the workspace root ${root} now leads nowhere (a folder above it is a broken link)`
+  }
+  return real === existing ? undefined : `the workspace root ${root} now leads to ${join(real, relative(existing, root))}`
 }

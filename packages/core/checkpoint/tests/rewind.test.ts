@@ -69,6 +69,40 @@ describe('plan and rewind on the real file system', () => {
     expect(await text(join(outside, 'x.txt'))).toBe('made')
   })
 
+  it('never acts through a workspace root that became a symbolic link: every file under it is skipped, what it leads to stays', async () => {
+    const { ctx, workspace, edit } = await setup()
+    await writeFile(join(workspace, 'a.txt'), 'orig')
+    await edit('t1', 'a.txt', 'agent')
+    await edit('t1', 'new.txt', 'new')
+    const other = await tempRoot()
+    await writeFile(join(other, 'a.txt'), 'agent')
+    await writeFile(join(other, 'new.txt'), 'new')
+    await rename(workspace, join(await tempRoot(), 'moved'))
+    await symlink(other, workspace)
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    const reason = `the workspace root ${workspace} is now a symbolic link`
+    expect(names(result.skipped)).toEqual(['a.txt', 'new.txt'])
+    expect(result.skipped.map((item) => item.reason)).toEqual([reason, reason])
+    expect([result.restored, result.failed]).toEqual([[], []])
+    expect([await text(join(other, 'a.txt')), await text(join(other, 'new.txt'))]).toEqual(['agent', 'new'])
+  })
+
+  it('never acts through a workspace root whose real path changed (a folder above it became a symbolic link)', async () => {
+    const { ctx } = await setup()
+    const base = await tempRoot()
+    const workspace = join(base, 'up', 'ws')
+    await mkdir(workspace, { recursive: true })
+    await ctx.checkpoints.record('s1', { anchor: 't1', root: workspace, path: 'a.txt', existed: false, before: null, after: Buffer.from('made') })
+    const other = await tempRoot()
+    await mkdir(join(other, 'ws'))
+    await writeFile(join(other, 'ws', 'a.txt'), 'made')
+    await rename(join(base, 'up'), join(base, 'up.real'))
+    await symlink(other, join(base, 'up'))
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(result.skipped.map((item) => [item.path, item.reason])).toEqual([['a.txt', `the workspace root ${workspace} now leads to ${join(other, 'ws')}`]])
+    expect(await text(join(other, 'ws', 'a.txt'))).toBe('made')
+  })
+
   it('groups records of one file however its path was written, and refuses a path outside the root', async () => {
     const { ctx, workspace } = await setup()
     const file = join(workspace, 'a.txt')

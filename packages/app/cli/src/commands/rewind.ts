@@ -31,11 +31,18 @@ export async function rewindCommand(args: ParsedArgs, io: Io): Promise<number> {
     if (!args.options.dryRun) await busyAsSuch(sessionId, () => closeCrashedLog(scope, sessionId))
     const session = await claim(scope.ctx, sessionId)
     try {
-      return await rewind(scope, checkpoints, session, to)
+      const code = await rewind(scope, checkpoints, session, to)
+      // A signal does not stop a rewind (finishesOnSignal below): say it came, and that the rewind was done anyway.
+      const { interrupted } = scope
+      if (interrupted.aborted) {
+        const why = args.options.dryRun ? 'a dry run: nothing was changed' : 'the result says what became of each file'
+        scope.renderer.notice(`${String(interrupted.reason)} came during the rewind; it was completed all the same (${why})`)
+      }
+      return code
     } finally {
       await session.close()
     }
-  })
+  }, { finishesOnSignal: () => 'finishing the rewind first (stopping partway would leave the files half put back)' })
 }
 
 async function rewind(scope: SessionScope, checkpoints: CheckpointService, session: Session, to: string): Promise<number> {
