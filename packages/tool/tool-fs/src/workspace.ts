@@ -17,6 +17,8 @@ export interface Scope {
   readonly rootReal: string
   /** The session's spill folder (read-only), when the run has one and it exists. */
   readonly spill?: { readonly folder: string; readonly real: string }
+  /** The shell's name for its working folder (`$PWD`) when that is a link into the workspace, and where it leads. */
+  readonly alias?: { readonly name: string; readonly real: string }
 }
 
 /** A path that passed the checks. */
@@ -49,10 +51,26 @@ export async function openScope(root: string, spillFolder: string | undefined): 
   } catch (error) {
     throw fsError('FILE_NOT_FOUND', `the workspace root ${root} cannot be used (${systemCode(error) ?? String(error)})`, { root }, error)
   }
-  if (spillFolder === undefined) return { root, rootReal }
+  const alias = await pwdAlias(root, rootReal)
+  const base = alias === undefined ? { root, rootReal } : { root, rootReal, alias }
+  if (spillFolder === undefined) return base
   // The folder is made on the first spill; until then there is nothing in it to read.
   const spillReal = await realpath(spillFolder).catch(() => undefined)
-  return spillReal === undefined ? { root, rootReal } : { root, rootReal, spill: { folder: resolve(spillFolder), real: spillReal } }
+  return spillReal === undefined ? base : { ...base, spill: { folder: resolve(spillFolder), real: spillReal } }
+}
+
+/**
+ * `$PWD` when it names the workspace (or a folder in it) through a link: rein started in a link
+ * to the workspace, so a model that ran `pwd` names files by it. Only this name is followed before
+ * the checks; any other path outside the root is refused by its name, without touching the disk.
+ */
+async function pwdAlias(root: string, rootReal: string): Promise<Scope['alias']> {
+  const pwd = process.env.PWD
+  if (!pwd || !isAbsolute(pwd)) return undefined
+  const name = normalize(pwd)
+  if (within(root, name) || within(rootReal, name)) return undefined
+  const real = await realpath(name).catch(() => undefined)
+  return real !== undefined && within(rootReal, real) ? { name, real } : undefined
 }
 
 /** `path` is `base` or below it (both absolute and normalized). */
@@ -69,7 +87,7 @@ export function within(base: string, path: string): boolean {
 export async function resolvePath(scope: Scope, input: string, access: Access): Promise<Resolved> {
   checkSyntax(input)
   const given = isAbsolute(input) ? normalize(input) : resolve(scope.root, input)
-  const { absolute, place } = await placeThroughLinks(scope, given, input, access)
+  const { absolute, place } = placeThroughAlias(scope, given, access)
   if (place === undefined) throw outside(input, scope, 'is outside the workspace')
   const { area, allowed } = place
   const display = area === 'spill' ? absolute : relative(within(scope.root, absolute) ? scope.root : scope.rootReal, absolute) || '.'
@@ -82,15 +100,15 @@ export async function resolvePath(scope: Scope, input: string, access: Access): 
 }
 
 /**
- * Where `given` is: by its name, else by where it really leads. A path outside the workspace by name
- * that leads into it through a link (the shell's `$PWD` when rein was started in a link to the
- * workspace) is taken by its real path; the real-path check after this still holds it inside.
+ * Where `given` is, by its name; a path under the shell's `$PWD` that is a link into the workspace
+ * (`Scope.alias`) is named by where that link leads. The real-path check after this still holds it inside.
  */
-async function placeThroughLinks(scope: Scope, given: string, input: string, access: Access) {
+function placeThroughAlias(scope: Scope, given: string, access: Access) {
   const place = placeOf(scope, given, access)
-  if (place !== undefined) return { absolute: given, place }
-  const { real } = await realPathOf(given, cutHead(input, 200), scope, access)
-  return { absolute: real, place: placeOf(scope, real, access) }
+  const { alias } = scope
+  if (place !== undefined || alias === undefined || !within(alias.name, given)) return { absolute: given, place }
+  const absolute = join(alias.real, relative(alias.name, given))
+  return { absolute, place: placeOf(scope, absolute, access) }
 }
 
 /** Which area `absolute` is in, lexically, and the real folder its real path must then stay in. */

@@ -2,7 +2,7 @@
 // outside it is byte-for-byte what it was (listed and hashed before and after).
 import { mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { openRegularFile } from '../src/open-file.ts'
 import { Matcher } from '../src/matcher.ts'
 import { compilePattern, searchFiles } from '../src/search.ts'
@@ -131,14 +131,19 @@ describe('the path-escape corpus', () => {
     plant(f)
     const logical = join(f.base, 'ws-link')
     symlinkSync(f.workspace, logical)
+    // The shell's name for the folder rein started in; the run's root is the real folder (what
+    // process.cwd() gives), and the model took the path from `pwd`.
+    vi.stubEnv('PWD', logical)
     const { call } = await boot(f)
-    // The run's root is the real folder (what process.cwd() gives); the model took the path from `pwd`.
     expect(text(await call('read', { path: join(logical, 'inside.txt') }))).toBe('1\tinside')
     expect(await call('write', { path: join(logical, 'made.txt'), content: 'new\n' })).toMatchObject({ isError: false })
     expect(readFileSync(join(f.workspace, 'made.txt'), 'utf8')).toBe('new\n')
     // A link to outside stays outside, by whichever name.
     expect(codeOf(await call('read', { path: join(logical, 'link-out-file') }))).toBe('PATH_OUTSIDE_WORKSPACE')
     expect(codeOf(await call('read', { path: join(logical, 'link-out-dir', 'secret.txt') }))).toBe('PATH_OUTSIDE_WORKSPACE')
+    // Any other path outside is refused by its name: nothing about it is looked up or told.
+    expect(codeOf(await call('read', { path: join(f.base, 'outside', 'secret.txt', 'x') }))).toBe('PATH_OUTSIDE_WORKSPACE')
+    vi.unstubAllEnvs()
   })
 })
 
