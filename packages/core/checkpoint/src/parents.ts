@@ -32,6 +32,14 @@ export function parentProblem(root: string, file: string): string | undefined {
 }
 
 /**
+ * Roots found sound, by device and inode. A root whose name still reaches the same folder needs no
+ * new real-path walk: a folder above it that became a link to elsewhere would reach another folder
+ * (another inode), and the same folder is the workspace wherever it now lies. Saves a `realpath` on
+ * every call, which rewind and the snapshot diff make once or more per file.
+ */
+const soundRoots = new Map<string, string>()
+
+/**
  * Why nothing under `root` may be touched: it is now a link or not a folder, or its real path is no
  * longer itself. Records keep the root's real path, so a different one means a folder above it became
  * a link. A missing root is judged by the nearest folder above it that exists (rewind makes the rest).
@@ -41,13 +49,17 @@ function problemWithRoot(root: string): string | undefined {
   if (stats?.isSymbolicLink()) return `the workspace root ${root} is now a symbolic link`
   // Not the words of a file standing where a folder was: rewind clears that case, never the root.
   if (stats && !stats.isDirectory()) return `the workspace root ${root} is no longer a folder`
+  const key = stats && `${stats.dev}:${stats.ino}`
+  if (key !== undefined && soundRoots.get(root) === key) return undefined
   let existing = root
-  while (!lstatSync(existing, { throwIfNoEntry: false }) && dirname(existing) !== existing) existing = dirname(existing)
+  if (!stats) while (!lstatSync(existing, { throwIfNoEntry: false }) && dirname(existing) !== existing) existing = dirname(existing)
   let real: string
   try {
     real = realpathSync.native(existing)
   } catch {
     return `the workspace root ${root} now leads nowhere (a folder above it is a broken link)`
   }
-  return real === existing ? undefined : `the workspace root ${root} now leads to ${join(real, relative(existing, root))}`
+  if (real !== existing) return `the workspace root ${root} now leads to ${join(real, relative(existing, root))}`
+  if (key !== undefined) soundRoots.set(root, key)
+  return undefined
 }
