@@ -128,11 +128,9 @@ function checkHeaders(headers: unknown): void {
     throw new ReinError('CONFIG_INVALID', `headers: must be a map of header names to values (authorization: Bearer …), not ${kindOf(headers)}`)
   }
   for (const [name, value] of Object.entries(headers)) {
-    const field = `headers[${JSON.stringify(name)}]`
-    const problem = typeof value === 'string' || !HEADER_NAME.test(name)
-      ? headerProblem(name, String(value))
-      : 'must be text; quote it in cordis.yml (a value that looks like a number is read as one)'
-    if (problem) throw new ReinError('CONFIG_INVALID', `${field}: ${problem}`)
+    const text = typeof value === 'string' ? value : undefined
+    const problem = headerProblem(name, text ?? '') ?? (text === undefined ? 'must be text; quote it in cordis.yml (a value that looks like a number is read as one)' : undefined)
+    if (problem) throw new ReinError('CONFIG_INVALID', `headers[${JSON.stringify(name)}]: ${problem}`)
   }
 }
 
