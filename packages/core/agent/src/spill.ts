@@ -7,7 +7,7 @@
 import { createWriteStream } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
-import { ensurePrivateDir, openPrivateFile, PRIVATE_FILE_MODE } from '@rein/base'
+import { countLines, ensurePrivateDir, openPrivateFile, PRIVATE_FILE_MODE } from '@rein/base'
 import type { Session } from '@rein/session'
 import { excerpt, spillPreview, type OpenSpill, type SpillFile, type SpillLimits, type SpillSaved } from '@rein/tools'
 
@@ -27,12 +27,6 @@ async function spillFolder(session: Session): Promise<string> {
   const folder = join(await session.folder(), 'spill')
   await ensurePrivateDir(folder)
   return folder
-}
-
-function countLines(text: string): number {
-  let lines = 1
-  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) lines++
-  return lines
 }
 
 export function exceeds(text: string, limits: SpillLimits): boolean {

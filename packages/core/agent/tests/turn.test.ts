@@ -150,6 +150,17 @@ describe('a turn', () => {
     expect(text.length).toBeLessThan(1_000)
   })
 
+  it('keeps a result of spillAfterLines lines that end in a newline whole: the final newline is no extra line', async () => {
+    const { root } = await boot([[{ toolCall: { id: 'c1', name: 'ten', arguments: '{}' } }], [{ text: 'ok' }]], { agent: { spillAfterLines: 10 } })
+    const { defineTool } = await import('@rein/tools')
+    const output = Array.from({ length: 10 }, (_, line) => `line ${line}\n`).join('')
+    root.tools.register(defineTool({ name: 'ten', description: 'Ten lines.', parameters: {}, output: { schema: { type: 'string' }, render: (_a, v) => v }, execute: () => output }))
+    const agent = await root.agents.create()
+    await agent.send('go')
+    const result = agent.session.events.find((event) => event.type === 'tool/result')!.data as { content: { text: string }[]; spill?: unknown }
+    expect({ spill: result.spill, text: result.content[0]!.text }).toEqual({ spill: undefined, text: output })
+  })
+
   it('logs retries and fallbacks, and records the route that answered', async () => {
     const failing = { fail: { code: 'SERVER' as const, message: 'boom' } }
     const { root } = await boot([[failing], [failing], [failing]], { agent: { fallbacks: [{ provider: 'backup', model: 'b' }] } })

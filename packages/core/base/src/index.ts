@@ -45,6 +45,8 @@ export { removeLeftByGoneProcesses } from './process-table.ts'
 export { Stop } from './stop.ts'
 /** The head or tail of a text, or the text shortened with `…`, never splitting a surrogate pair. */
 export { cutHead, cutTail, shorten } from './text-cut.ts'
+/** Lines in a text as a reader counts them: a final newline ends the last line; no text, no lines. */
+export { countLines } from './count-lines.ts'
 /** A path as a listing, table or message shows it: quoted as JSON when it holds a line break or another control character. */
 export { listedPath } from './listed-path.ts'
 /** The longest start of a text within a number of UTF-8 bytes, cut between characters. */

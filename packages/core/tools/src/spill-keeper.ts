@@ -18,6 +18,8 @@ export class SpillKeeper {
 
   private totalChars = 0
   private newlines = 0
+  /** Whether the text so far ends with a newline: its last line is then finished, and no new one begun. */
+  private endsWithNewline = false
   private readonly head: string[] = []
   private headChars = 0
   /** The head's current, unfinished line; never longer than the head's budget plus one. */
@@ -40,9 +42,9 @@ export class SpillKeeper {
     return this.totalChars
   }
 
-  /** Lines seen so far, counted as `text.split('\n').length` counts them. */
+  /** Lines seen so far, counted as @rein/base's `countLines` counts them. */
   get lines(): number {
-    return this.newlines + 1
+    return this.newlines + (this.totalChars === 0 || this.endsWithNewline ? 0 : 1)
   }
 
   /** Whether the text so far is past either limit (the same test the agent's spill uses). */
@@ -54,13 +56,15 @@ export class SpillKeeper {
     if (text === '') return
     this.totalChars += text.length
     for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) this.newlines++
+    this.endsWithNewline = text.endsWith('\n')
     if (!this.headDone) this.feedHead(text)
     this.window = text.length >= this.windowSize ? text.slice(-this.windowSize) : (this.window + text).slice(-this.windowSize)
   }
 
   /** The head and tail `excerpt` would give for all the text appended. */
   excerpt(): SpillExcerpt {
-    if (!this.headDone) this.takeHeadLine(this.headLine)
+    // After a final newline (or no text) there is no unfinished line to take.
+    if (!this.headDone && this.lines > this.head.length) this.takeHeadLine(this.headLine)
     this.headDone = true
     const tail = this.tail()
     return {
@@ -105,7 +109,8 @@ export class SpillKeeper {
 
   /** Whole lines from the end, within both limits, never reaching into the head's lines. */
   private tail(): string[] {
-    const segments = this.window.split('\n')
+    const segments = this.window === '' ? [] : this.window.split('\n')
+    if (this.endsWithNewline) segments.pop()
     // The window's first segment is a whole line only when the window holds the whole text.
     const firstIndex = this.lines - segments.length
     const taken: string[] = []

@@ -4,7 +4,7 @@
  * limits; a tool that streams unbounded output (bash) builds the same preview from what it kept.
  */
 
-import { cutHead, cutTail, groupDigits } from '@rein/base'
+import { countLines, cutHead, cutTail, groupDigits } from '@rein/base'
 
 /** How much of a long text is shown: its first half as head, a quarter as tail. */
 export interface SpillLimits {
@@ -27,10 +27,12 @@ export type SpillSaved = { path: string } | { error: string }
 
 /** The head and tail of `text` within `limits`: whole lines, a single overlong line cut. */
 export function excerpt(text: string, limits: SpillLimits): SpillExcerpt {
-  const lines = text.split('\n')
+  // A final newline ends the last line; the empty piece split leaves after it is no line.
+  const lines = text === '' ? [] : text.split('\n')
+  if (text.endsWith('\n')) lines.pop()
   const head = clip(lines, Math.floor(limits.lines / 2), Math.floor(limits.chars / 2), 'head')
   const tail = clip(lines.slice(head.count), Math.floor(limits.lines / 4), Math.floor(limits.chars / 4), 'tail')
-  return { head: head.text, headLines: head.count, tail: tail.text, tailLines: tail.count, totalChars: text.length, totalLines: lines.length }
+  return { head: head.text, headLines: head.count, tail: tail.text, tailLines: tail.count, totalChars: text.length, totalLines: countLines(text) }
 }
 
 /** Head, the note, tail: what the model reads in place of the whole `noun` ("result", "output"). */

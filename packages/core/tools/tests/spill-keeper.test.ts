@@ -1,6 +1,7 @@
 // The streaming keeper against @rein/tools' `excerpt` over the whole text: the same head and
 // tail for any text, any limits and any way of cutting the text into chunks (seeded, repeatable).
 import { describe, expect, it } from 'vitest'
+import { countLines } from '@rein/base'
 import { excerpt, SpillKeeper } from '../src/index.ts'
 
 /** Half of a surrogate pair, alone: text no provider should be sent. */
@@ -54,7 +55,7 @@ describe('SpillKeeper', () => {
       for (const part of chunks(whole, next)) keeper.append(part)
       // The seed and limits in the comparison name the case when it fails.
       expect({ seed, limits, got: keeper.excerpt() }).toEqual({ seed, limits, got: excerpt(whole, limits) })
-      expect(keeper.long).toBe(whole.length > limits.chars || whole.split('\n').length > limits.lines)
+      expect(keeper.long).toBe(whole.length > limits.chars || countLines(whole) > limits.lines)
     }
     // 3000 cases take about 5 s on a loaded 2-core machine: more than vitest's default allows.
   }, 30_000)
@@ -71,6 +72,22 @@ describe('SpillKeeper', () => {
       expect({ seed, limits, got: keeper.excerpt() }).toEqual({ seed, limits, got: shown })
       expect({ seed, limits, head: shown.head.match(LONE_SURROGATE) === null, tail: shown.tail.match(LONE_SURROGATE) === null }).toEqual({ seed, limits, head: true, tail: true })
     }
+  })
+
+  it('counts 800 lines that end in a newline as 800, not 801, and does not call them long at an 800-line limit', () => {
+    const seq = Array.from({ length: 800 }, (_, i) => `${i + 1}\n`).join('')
+    const limits = { chars: 1_000_000, lines: 800 }
+    const keeper = new SpillKeeper(limits)
+    keeper.append(seq)
+    expect({ lines: keeper.lines, long: keeper.long, total: keeper.excerpt().totalLines }).toEqual({ lines: 800, long: false, total: 800 })
+    expect(excerpt(seq, limits).totalLines).toBe(800)
+    const longer = excerpt(`${seq}801\n`, { chars: 1_000_000, lines: 8 })
+    // The last line is 801, not an empty one after its newline.
+    expect({ total: longer.totalLines, tail: longer.tail }).toEqual({ total: 801, tail: '800\n801' })
+  })
+
+  it('counts no lines in no text', () => {
+    expect({ keeper: new SpillKeeper({ chars: 10, lines: 4 }).lines, excerpt: excerpt('', { chars: 10, lines: 4 }).totalLines }).toEqual({ keeper: 0, excerpt: 0 })
   })
 
   it('cuts a single endless line to the head and leaves the tail empty, as excerpt does', () => {

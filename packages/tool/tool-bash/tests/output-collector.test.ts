@@ -34,6 +34,11 @@ async function collect(parts: [string | Uint8Array, 'stdout' | 'stderr'][], spil
 }
 
 describe('OutputCollector', () => {
+  it('keeps 40 lines that end in a newline whole at a 40-line limit (the final newline is no 41st line)', async () => {
+    const lines = Array.from({ length: LIMITS.lines }, (_, i) => `${i + 1}\n`).join('')
+    expect(await collect([[lines, 'stdout']], fileSpill())).toEqual({ kind: 'whole', text: lines })
+  })
+
   it('keeps the order chunks arrived in and marks every stderr line', async () => {
     const out = await collect([['a\n', 'stdout'], ['e1\ne2\n', 'stderr'], ['b\n', 'stdout'], ['e3', 'stderr']])
     expect(out).toEqual({ kind: 'whole', text: 'a\n[stderr] e1\n[stderr] e2\nb\n[stderr] e3' })
@@ -146,7 +151,7 @@ describe('OutputCollector', () => {
     expect(out).toMatchObject({
       kind: 'excerpt',
       saved: { error: 'writing /spill/full.txt failed: ENOSPC: no space left on device, write' },
-      excerpt: { head: expect.stringMatching(/^row 0\nrow 1\n/), totalLines: 1001 },
+      excerpt: { head: expect.stringMatching(/^row 0\nrow 1\n/), totalLines: 1000 },
     })
   })
 })

@@ -108,14 +108,6 @@ async function missingFolders(folder: string, root: string): Promise<number> {
   return count
 }
 
-/** Lines in a text, counting a last line without a newline. */
-export function countLines(text: string): number {
-  if (text === '') return 0
-  let lines = text.endsWith('\n') ? 0 : 1
-  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) lines++
-  return lines
-}
-
 /** Most characters the diff card's changes keep in the log. */
 const CARD_CHARS = 16_000
 

@@ -1,7 +1,8 @@
 /** The `write` tool: creates a file, or replaces all of one the session has read. */
 
 import { defineTool } from '@rein/tools'
-import { changeCard, changeMeta, changeValue, checkTarget, countLines, recoverWrite, replaceText } from './file-change.ts'
+import { countLines } from '@rein/base'
+import { changeCard, changeMeta, changeValue, checkTarget, recoverWrite, replaceText } from './file-change.ts'
 import { formatBytes } from './text-file.ts'
 import type { FsToolContext } from './tool-context.ts'
 

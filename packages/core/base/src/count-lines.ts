@@ -1,0 +1,10 @@
+/**
+ * Lines as a reader counts them: a newline ends a line, it does not start one. `seq 800` prints
+ * 800 lines, not 801; the empty text has none.
+ */
+export function countLines(text: string): number {
+  if (text === '') return 0
+  let lines = text.endsWith('\n') ? 0 : 1
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) lines++
+  return lines
+}
