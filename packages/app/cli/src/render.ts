@@ -214,10 +214,15 @@ export function formatUsage(usage: TokenUsage): string {
 }
 
 /** `in 1,200 (cached 800) out 30`: input counts the cached tokens too. */
-function formatTokens(usage: TokenUsage): string {
+export function formatTokens(usage: TokenUsage): string {
   const cache = (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0)
   const input = usage.inputTokens + cache
   return `in ${groupDigits(input)}${cache ? ` (cached ${groupDigits(cache)})` : ''} out ${groupDigits(usage.outputTokens)}`
+}
+
+/** Every token of `usage`, cached ones included: the one figure `rein sessions` and `rein show` total. */
+export function tokenCount(usage: TokenUsage): number {
+  return usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0) + usage.outputTokens
 }
 
 /** `tokens in … out …[ (subagents in … out …)] · cost …` for a turn, its subagents included when there were any. */

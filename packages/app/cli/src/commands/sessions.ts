@@ -7,6 +7,7 @@ import type { SessionSummary } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { withComposition } from '../session-command.ts'
+import { tokenCount } from '../render.ts'
 import { neutralize } from '../terminal-text.ts'
 import { formatMoney, groupDigits, isReinError, messageOf } from '@rein/base'
 
@@ -72,7 +73,7 @@ function tree(sessions: readonly SessionSummary[]): { session: SessionSummary; l
 /** `3f2a9c1e-…  2026-12-01 10:04  completed     deepseek-chat      2 turns    12,301 tok    0.0042  Fix the parser…` */
 function line(session: SessionSummary, level: number): string {
   const when = session.lastActivity.replace('T', ' ').slice(0, 16)
-  const tokens = session.usage.inputTokens + (session.usage.cacheReadTokens ?? 0) + (session.usage.cacheWriteTokens ?? 0) + session.usage.outputTokens
+  const tokens = tokenCount(session.usage)
   const cost = session.cost === undefined ? '-' : formatMoney(session.cost)
   const indent = '  '.repeat(level)
   return [

@@ -4,15 +4,16 @@
  */
 
 import type { Context } from '@deepseek-ai/cordis'
-import { formatMoney, isReinError, messageOf, ReinError, shorten } from '@rein/base'
+import { isReinError, messageOf, ReinError, shorten } from '@rein/base'
 import type { Message } from '@rein/llm'
 import { eventData, planRepair, type SessionEvent, type SessionSummary } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
-import { compactionLine, formatUsage } from '../render.ts'
+import { compactionLine } from '../render.ts'
 import { changesPerTurn, type TurnChanges } from '../rewind/turns.ts'
 import { resolveSessionId, withComposition } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
+import { attemptLine, planSpend, spentText, totalLine, totalsRecord, type SpendPlan } from './show-spend.ts'
 
 const SHORT = 200
 
@@ -25,6 +26,7 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
     if (args.options.json) {
       io.stdout.write(`${JSON.stringify({ type: 'header', ...header })}\n`)
       for (const event of events) io.stdout.write(`${JSON.stringify(event)}\n`)
+      io.stdout.write(`${JSON.stringify(totalsRecord(events))}\n`)
       return 0
     }
     io.stdout.write(`${neutralize(`session ${header.id} · created ${header.createdAt} · ${header.cwd}`)}\n`)
@@ -34,14 +36,17 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
     const stored = () => (listed ??= ctx.sessions.list())
     // Only a log with tool calls can have started a subagent: others need no look at every session.
     const children = events.some((event) => event.type === 'tool/call') ? (await stored()).filter((session) => session.parentSessionId === id) : []
+    const spend = planSpend(events)
     for (const event of events) {
-      const line = describe(event, marks.changes)
+      const line = describe(event, marks.changes, spend)
       if (line !== undefined) io.stdout.write(`${neutralize(line)}\n`)
       const child = event.type === 'tool/call' ? childOfCall(children, eventData(event, 'tool/call')) : undefined
       if (child) io.stdout.write(`${neutralize(`    ↳ subagent session ${child.id} · ${child.status} · ${child.turns} turn${child.turns === 1 ? '' : 's'} · rein show ${child.id}`)}\n`)
     }
     const plan = planRepair(events, () => false)
     if (plan.turn !== undefined) io.stdout.write(`\n${openTurnNote(await stored(), header.id, plan.turn, plan.calls.length)}\n`)
+    // Last: the line a reader checks against the session's row in `rein sessions`.
+    io.stdout.write(`\n${totalLine(events, children.length > 0)}\n`)
     if (marks.missing) io.stderr.write(`${neutralize(`(checkpoints not shown: ${marks.missing})`)}\n`)
     return 0
   })
@@ -100,7 +105,7 @@ function whyMissing(error: unknown): string {
   return messageOf(error)
 }
 
-function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, TurnChanges>): string | undefined {
+function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, TurnChanges>, spend: SpendPlan): string | undefined {
   switch (event.type) {
     case 'turn/start': {
       const { turn } = eventData(event, 'turn/start')
@@ -115,7 +120,8 @@ function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, TurnChan
     case 'assistant/message': {
       const data = eventData(event, 'assistant/message')
       const said = text(data.message)
-      const usage = data.usage ? `  [${formatUsage(data.usage)}${data.cost !== undefined ? ` · ${formatMoney(data.cost)}` : ''} · ${data.provider}/${data.model}]` : ''
+      const spent = spend.answers.get(event.seq)
+      const usage = spent?.usage ? `  [${spentText(spent)} · ${data.provider}/${data.model}]` : ''
       return `${said ? said : '(no text)'}${data.interrupted ? ' [interrupted]' : ''}${usage}`
     }
     case 'tool/call': {
@@ -135,6 +141,14 @@ function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, TurnChan
     case 'llm/retry':
     case 'llm/fallback':
       return `  (${event.type})`
+    case 'llm/attempt': {
+      const shown = spend.attempts.get(event.seq)
+      return shown ? attemptLine(shown.attempt, shown.summary) : undefined
+    }
+    case 'session/forked': {
+      const { fromSessionId } = eventData(event, 'session/forked')
+      return `══ forked from session ${fromSessionId}: what is above was spent there; this session's total counts from here`
+    }
     case 'context/compacted': {
       // The model saw the summary and stubs from here on; the lines above stay as they were said.
       const data = eventData(event, 'context/compacted')
