@@ -7,7 +7,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
-import { closeSync, constants, openSync, readlinkSync } from 'node:fs'
+import { accessSync, closeSync, constants, openSync, readlinkSync } from 'node:fs'
 import type { Readable } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from '@deepseek-ai/cordis'
@@ -95,6 +95,13 @@ function startFailure(error: unknown, shell: string, command: string): ReinError
 }
 
 /**
+ * Linux's O_PATH (Node does not name it): a descriptor that only holds the folder, opened without
+ * read permission, so a folder the user may enter but not list (mode --x) can be started in, as
+ * `cd` allows; entering it is then checked where the shell starts.
+ */
+const O_PATH = 0o10000000
+
+/**
  * The folder to start in, held open so the shell starts in that very folder and not wherever its
  * name points by then: a link swapped in between the caller's check and the start cannot move the
  * command outside. `cwd` must be a real path (no links). A folder that cannot be opened, or is not
@@ -105,7 +112,7 @@ function holdFolder(cwd: string): { cwd: string; release(): void } {
   if (process.platform !== 'linux') return { cwd, release: () => {} }
   let fd: number
   try {
-    fd = openSync(cwd, constants.O_RDONLY | constants.O_DIRECTORY)
+    fd = openSync(cwd, O_PATH | constants.O_DIRECTORY)
   } catch (error) {
     throw new ReinError('SHELL_START_FAILED', `could not start in ${cwd}: ${(error as Error).message}; check that the directory exists`, { cause: error })
   }
@@ -121,6 +128,12 @@ function holdFolder(cwd: string): { cwd: string; release(): void } {
   if (held !== cwd) {
     release()
     throw new ReinError('WORKDIR_CHANGED', `the folder ${cwd} changed while the command was starting (it now opens ${held}); nothing ran; check the path and call again`)
+  }
+  try {
+    accessSync(`/proc/self/fd/${fd}`, constants.X_OK)
+  } catch (error) {
+    release()
+    throw new ReinError('SHELL_START_FAILED', `could not start in ${cwd}: the folder may not be entered (${(error as NodeJS.ErrnoException).code ?? 'no search permission'}); nothing ran; give a folder the user may enter, or leave workdir out`, { cause: error })
   }
   return { cwd: `/proc/self/fd/${fd}`, release }
 }
