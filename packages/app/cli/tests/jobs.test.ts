@@ -53,4 +53,28 @@ describe('rein run with background jobs', () => {
     expect(shown.stdout).toContain('> what happened?')
     // Three rein processes one after another: on a loaded two-core machine more than the default 5 s.
   }, 30_000)
+
+  it('continues without a new message when the only news is a lost job\'s notice: the model is told, not the person refused', async () => {
+    const p = await setUp([
+      background('echo $$ > pid.txt; sleep 60'),
+      { steps: [{ text: 'Started it.' }] },
+      { steps: [{ text: 'It was lost.' }] },
+    ], { extraRows: JOB_ROWS })
+    const crashed = await spawnRein(p.dir, ['run', '--yes', 'start it'], (text, kill) => { if (text.includes('Started it.')) kill() }, { REIN_HOME: p.home })
+    expect(crashed.signal).toBe('SIGKILL')
+    const [log] = readdirSync(join(p.home, 'sessions')).filter((name) => name.endsWith('.jsonl'))
+    const resumed = await spawnRein(p.dir, ['resume', log!.replace('.jsonl', '')], undefined, { REIN_HOME: p.home })
+    expect({ code: resumed.code, stderr: resumed.stderr }).toMatchObject({ code: 0, stderr: expect.not.stringContaining('nothing to continue') })
+    expect(resumed.stdout).toContain('It was lost.')
+    const body = p.server.requests.at(-1)?.body as { messages: { role: string; content: string | null }[] } | undefined
+    expect(body?.messages.at(-1)).toMatchObject({ role: 'user', content: expect.stringMatching(/bash-1 .*was lost/) })
+  }, 30_000)
+
+  it('still refuses to continue a session that ended cleanly and has no news, without calling the model', async () => {
+    const p = await setUp([{ steps: [{ text: 'Done.' }] }], { extraRows: JOB_ROWS })
+    const run = await rein(p.dir, ['run', '--yes', 'hello'])
+    const resumed = await rein(p.dir, ['resume', sessionIdOf(run)])
+    expect({ code: resumed.code, requests: p.server.requests.length }).toEqual({ code: 2, requests: 1 })
+    expect(resumed.stderr).toContain('ended cleanly, so there is nothing to continue')
+  })
 })

@@ -120,6 +120,11 @@ export class Agent {
     this._inbox.push(createMessage('user', [{ type: 'text', text }], { kind: 'plugin', plugin }))
   }
 
+  /** How many injected messages wait for the next step or turn: news the model has not read yet. */
+  get injections(): number {
+    return this._inbox.length
+  }
+
   /** The session this agent writes to. After its store was swapped it is a new handle on the same log. */
   get session(): Session {
     return this._bound.session

@@ -16,7 +16,8 @@ export async function resumeCommand(args: ParsedArgs, io: Io): Promise<number> {
     installApproval(scope.ctx, args.options, undefined, (text) => scope.renderer.notice(text))
     const { agent } = await openAgent(scope, id)
     try {
-      if (!text && lastTurnCompleted(agent.session.events)) {
+      // A notice opening the session handed over (a job lost with the killed process) is news to answer.
+      if (!text && lastTurnCompleted(agent.session.events) && agent.injections === 0) {
         throw new ReinError('USAGE', `session ${id} ended cleanly, so there is nothing to continue; add a message: rein resume ${id} "…"`)
       }
       scope.renderer.notice(`session ${agent.session.id}`, { type: 'session', id: agent.session.id })
@@ -29,7 +30,7 @@ export async function resumeCommand(args: ParsedArgs, io: Io): Promise<number> {
 }
 
 /**
- * A turn that completed leaves nothing to continue. Any other end — interrupted (by a crash and its
+ * A turn that completed leaves nothing to continue, unless something was injected since. Any other end — interrupted (by a crash and its
  * repair, or a cancel), failed, over budget, cut off — can be continued without a new message.
  */
 function lastTurnCompleted(events: readonly SessionEvent[]): boolean {
