@@ -63,6 +63,7 @@ export class BlockAssembler {
         return
       }
       case 'usage':
+        // A report is the usage so far: the last one counts, never their sum.
         this._usage = chunk.usage
         return
       case 'finish':

@@ -201,6 +201,7 @@ class Attempt {
         const usage = checkedUsage(chunk.usage)
         // What is no usage reaches nobody, and takes nothing back: without any, the attempt is estimated.
         if (usage === undefined) continue
+        // The usage so far (see `StreamChunk`): kept as it comes, so an attempt cancelled later is charged it.
         this.usage = usage
         chunk = { type: 'usage', usage }
       }

@@ -2,7 +2,10 @@
  * `StreamChunk`: what every adapter yields, plus the runtime's `discard`. Rules every adapter obeys:
  * - block indexes are assigned in first-seen order, starting at 0;
  * - tool arguments stay raw strings end to end;
- * - `usage` comes before `finish`, and nothing comes after `finish`.
+ * - `usage` comes before `finish`, and nothing comes after `finish`;
+ * - `usage` may come more than once, as soon as the provider reports it: each is the attempt's usage
+ *   so far and replaces the one before (the last wins, never a sum), so a cancelled attempt is
+ *   charged what the provider already counted.
  */
 
 import type { JsonValue } from '@rein/base'
@@ -21,6 +24,7 @@ export type StreamChunk =
   | { type: 'tool-call-delta'; index: number; id: string; name?: string; argumentsDelta: string }
   /** The block, fully assembled. */
   | { type: 'block-end'; index: number; block: ContentBlock }
+  /** The attempt's usage so far; replaces any earlier `usage` chunk of the attempt. */
   | { type: 'usage'; usage: TokenUsage }
   /**
    * `failure` is set for `error` and `aborted`; `replayState` is opaque provider state to store with

@@ -107,6 +107,24 @@ describe('attempt records', () => {
     })])
   })
 
+  it('reports an attempt aborted after usage chunks with the last usage reported, not an estimate nor a sum', async () => {
+    const root = await runtime()
+    const controller = new AbortController()
+    root.llm.registerAdapter('p', {
+      async *stream() {
+        // Cumulative reports mid-stream (a server's continuous usage stats), then the adapter hangs.
+        yield* [...textDelta('x'.repeat(40)), usage(700, 10), { type: 'text-delta', index: 0, text: 'y' }, usage(700, 70), { type: 'text-delta', index: 0, text: 'z' }] satisfies StreamChunk[]
+        await new Promise(() => {})
+      },
+    })
+    const events: LlmEvent[] = []
+    for await (const chunk of root.llm.stream(request({ signal: controller.signal, onEvent: (event) => { if (event.type !== 'attempt-start') events.push(event) } }))) {
+      if (chunk.type === 'text-delta' && chunk.text === 'z') controller.abort()
+    }
+    expect(attempts(events)).toEqual([expect.objectContaining({ finishReason: 'aborted', usage: { inputTokens: 700, outputTokens: 70 } })])
+    expect(attempts(events)[0]).not.toHaveProperty('usageEstimated')
+  })
+
   it('keeps the usage of an attempt that failed in the stream after its usage chunk', async () => {
     const root = await runtime()
     root.llm.registerAdapter('p', new FakeAdapter([{ chunks: [...textDelta('Hal'), usage(500, 7)], throws: { code: 'STREAM_CLOSED', message: 'dropped' } }]))

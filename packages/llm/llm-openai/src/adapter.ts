@@ -170,7 +170,7 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
       } catch (error) {
         // The response is over: its connection goes now, not after the consumer took what was salvaged.
         reader.cancel(STOP_READING).catch(() => {})
-        const out = reading.salvage(request.signal.aborted)
+        const out = reading.salvage()
         if (out.length > 0) yield out
         throw withoutSecrets(error, this.secretsWith(key))
       }

@@ -1,7 +1,8 @@
 /**
  * OpenAI wire stream → rein `StreamChunk`s. Stateful across one response; pure otherwise, so it is
- * tested without a network. Finish and usage are held until the end of the stream, because usage
- * arrives after `finish_reason` on this wire.
+ * tested without a network. The finish is held until the end of the stream, because usage may
+ * arrive after `finish_reason` on this wire. Usage is passed on as it arrives: a caller that cancels
+ * mid-stream is charged what the server already counted, not an estimate.
  */
 
 import type { JsonValue } from '@rein/base'
@@ -29,7 +30,7 @@ export interface ChunkTranslator {
   push(payload: unknown): StreamChunk[]
   /** The stream ended (`sawDone`: with `[DONE]`). Returns the closing chunks or throws `STREAM_CLOSED`. */
   end(sawDone: boolean): StreamChunk[]
-  /** The last usage the server reported so far, so a stream that fails still accounts for it. */
+  /** The last usage the server reported so far (each report also went out as a `usage` chunk from `push`). */
   usageSoFar(): TokenUsage | undefined
   /** Whether a `finish_reason` came: the answer is whole. */
   finished(): boolean
@@ -95,9 +96,6 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
       const chunk = checkChunk(payload, provider)
       if (chunk.error !== undefined && chunk.error !== null) throw new LlmError(failureFromStreamError(provider, chunk.error))
       if (!Array.isArray(chunk.choices) && !chunk.usage) throw malformed(provider, 'a stream event with neither choices nor usage')
-      // A usage object that counts nothing ({} or null counts) is no report: booked as 0 in / 0 out it
-      // would stop the runtime from estimating, and budgets from seeing the answer's tokens.
-      if (chunk.usage && countsTokens(chunk.usage)) usage = mapUsage(chunk.usage)
       if (responseId === undefined && chunk.id) responseId = chunk.id
       if (responseModel === undefined && chunk.model) responseModel = chunk.model
       const out: StreamChunk[] = []
@@ -118,6 +116,14 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
         if (Array.isArray(delta.tool_calls)) delta.tool_calls.forEach((call, position) => toolDelta(call, position, out))
         if (typeof choice.finish_reason === 'string' && choice.finish_reason) finishReason = choice.finish_reason
       }
+      // After the event's deltas, which it counts. A server's reports are cumulative (vLLM's continuous
+      // stats, a relay's usage on every chunk): each replaces the last, never adds to it. One that
+      // counts nothing ({} or null counts) is no report: booked as 0 in / 0 out it would stop the
+      // runtime from estimating, and budgets from seeing the answer's tokens.
+      if (chunk.usage && countsTokens(chunk.usage)) {
+        usage = mapUsage(chunk.usage)
+        out.push({ type: 'usage', usage })
+      }
       // The closing usage chunk (no choices) after the finish, not usage on a chunk that has some:
       // relays that mark every chunk finished, with usage on each, still stream text after it.
       if (chunk.usage && finishReason !== undefined && (chunk.choices?.length ?? 0) === 0) usageAfterFinish = true
@@ -129,7 +135,6 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
         throw new LlmError({ code: 'STREAM_CLOSED', message: `${provider} closed the stream before the model finished` })
       }
       const out: StreamChunk[] = blocks.map((block) => ({ type: 'block-end', index: block.index, block: assemble(block) }))
-      if (usage) out.push({ type: 'usage', usage })
       const finish = mapFinishReason(finishReason, tools.size > 0)
       // Assigned: not a spread-first literal, slow on Node 20 (docs/architecture.md, Conventions).
       const response: { replayState?: JsonValue; responseId?: string; responseModel?: string } = {}

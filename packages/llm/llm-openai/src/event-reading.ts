@@ -64,12 +64,10 @@ export class EventReading {
   }
 
   /**
-   * After a failure: the chunks of the read it cut and, unless the caller aborted, the usage the
-   * server already counted (billed even though the answer failed).
+   * After a failure: the chunks of the read it cut, usage the server reported in it included (the
+   * usage of earlier reads went out with them).
    */
-  salvage(aborted: boolean): StreamChunk[] {
-    const usage = aborted ? undefined : this.translator.usageSoFar()
-    if (usage) this.out.push({ type: 'usage', usage })
+  salvage(): StreamChunk[] {
     return this.take()
   }
 

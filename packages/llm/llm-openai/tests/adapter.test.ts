@@ -60,8 +60,9 @@ describe('OpenAiCompatibleAdapter over HTTP', () => {
     const { root, server } = await boot([{ steps: [{ text: 'Hello' }, { text: ' world' }], usage: { prompt_tokens: 9, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 4 } } }])
     const { chunks, blocks } = await run(root, { system: 'Be brief.', maxTokens: 64 })
     expect(blocks).toEqual([{ type: 'text', text: 'Hello world' }])
-    expect(chunks.slice(-2)).toEqual([
+    expect(chunks.slice(-3)).toEqual([
       { type: 'usage', usage: { inputTokens: 5, outputTokens: 2, cacheReadTokens: 4 } },
+      { type: 'block-end', index: 0, block: { type: 'text', text: 'Hello world' } },
       { type: 'finish', reason: 'stop', responseId: 'chatcmpl-mock', responseModel: 'gpt-test' },
     ])
     const [request] = server.requests

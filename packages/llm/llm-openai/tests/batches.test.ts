@@ -58,7 +58,7 @@ describe('streamBatches over HTTP', () => {
     const { url } = await serveWhole(`${delta('Hello')}${delta(' world')}${stop}data: [DONE]\n\n`)
     const batches = await batchesOf(url)
     expect(batches.map((batch) => batch.map((chunk) => chunk.type))).toEqual([
-      ['block-start', 'text-delta', 'text-delta', 'block-end', 'usage'],
+      ['block-start', 'text-delta', 'text-delta', 'usage', 'block-end'],
       ['finish'],
     ])
   })
@@ -87,7 +87,7 @@ describe('streamBatches over HTTP', () => {
   it('ends at [DONE] whatever torn bytes follow it in the same write', async () => {
     const { url } = await serveWhole(`${delta('a')}${stop}data: [DONE]\n\ndata: {"cho`)
     const batches = await batchesOf(url)
-    expect(types(batches)).toEqual([['block-start', 'text-delta', 'block-end', 'usage'], ['finish']])
+    expect(types(batches)).toEqual([['block-start', 'text-delta', 'usage', 'block-end'], ['finish']])
     expect(batches[1]![0]).toMatchObject({ reason: 'stop' })
   })
 
@@ -95,7 +95,7 @@ describe('streamBatches over HTTP', () => {
     const { url } = await serveWhole(`${delta('a')}${stop}data: [DONE]`)
     const batches = await batchesOf(url)
     // The [DONE] is known only when the body ends, a read after the one that brought the answer.
-    expect(types(batches)).toEqual([['block-start', 'text-delta'], ['block-end', 'usage'], ['finish']])
+    expect(types(batches)).toEqual([['block-start', 'text-delta', 'usage'], ['block-end'], ['finish']])
     expect(batches[2]?.[0]).toMatchObject({ reason: 'stop' })
   })
 

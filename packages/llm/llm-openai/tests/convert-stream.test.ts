@@ -10,7 +10,7 @@ function translate(payloads: unknown[], sawDone = true): StreamChunk[] {
 const delta = (d: object, finish: string | null = null) => ({ choices: [{ index: 0, delta: d, finish_reason: finish }] })
 
 describe('createChunkTranslator', () => {
-  it('translates a text stream, holding usage and finish for the end', () => {
+  it('translates a text stream, passing usage on as it comes and holding the finish for the end', () => {
     expect(translate([
       delta({ role: 'assistant', content: '' }),
       delta({ content: 'Hel' }),
@@ -21,8 +21,8 @@ describe('createChunkTranslator', () => {
       { type: 'block-start', index: 0, blockType: 'text' },
       { type: 'text-delta', index: 0, text: 'Hel' },
       { type: 'text-delta', index: 0, text: 'lo' },
-      { type: 'block-end', index: 0, block: { type: 'text', text: 'Hello' } },
       { type: 'usage', usage: { inputTokens: 9, outputTokens: 2, cacheReadTokens: 0 } },
+      { type: 'block-end', index: 0, block: { type: 'text', text: 'Hello' } },
       { type: 'finish', reason: 'stop' },
     ])
   })
@@ -235,14 +235,17 @@ describe('createChunkTranslator', () => {
     expect(marked([delta({ content: 'x' }, 'content_filter')])).not.toHaveProperty('replayState')
   })
 
-  it('keeps the last usage seen, on whatever chunk it rides', () => {
+  it('passes each usage on as it comes, on whatever chunk it rides, the last one after the deltas it counts', () => {
     const chunks = translate([
       { ...delta({ content: 'a' }), usage: { prompt_tokens: 1, completion_tokens: 1 } },
       { ...delta({}, 'stop'), usage: { prompt_tokens: 1200, completion_tokens: 40, prompt_cache_hit_tokens: 1024, prompt_cache_miss_tokens: 176, completion_tokens_details: { reasoning_tokens: 12 } } },
     ])
-    expect(chunks.find((chunk) => chunk.type === 'usage')).toEqual({
-      type: 'usage', usage: { inputTokens: 176, outputTokens: 40, cacheReadTokens: 1024, reasoningTokens: 12 },
-    })
+    // Cumulative reports: each replaces the one before it (the assembler and the runtime keep the last).
+    expect(chunks.filter((chunk) => chunk.type === 'usage')).toEqual([
+      { type: 'usage', usage: { inputTokens: 1, outputTokens: 1 } },
+      { type: 'usage', usage: { inputTokens: 176, outputTokens: 40, cacheReadTokens: 1024, reasoningTokens: 12 } },
+    ])
+    expect(chunks.findIndex((chunk) => chunk.type === 'usage')).toBeGreaterThan(chunks.findIndex((chunk) => chunk.type === 'text-delta'))
   })
 
   it.each([

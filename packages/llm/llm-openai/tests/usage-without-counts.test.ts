@@ -20,10 +20,10 @@ const answer = { choices: [{ index: 0, delta: { content: 'Hello' }, finish_reaso
 /** What a stream of `answer` then a closing chunk with `usage` reports, at its end and while it runs. */
 function usageOf(...usages: unknown[]) {
   const translator = createChunkTranslator('Test')
-  translator.push(answer)
-  for (const usage of usages) translator.push({ choices: [], usage })
+  const chunks: StreamChunk[] = translator.push(answer)
+  for (const usage of usages) chunks.push(...translator.push({ choices: [], usage }))
   const soFar = translator.usageSoFar()
-  const chunks: StreamChunk[] = translator.end(true)
+  chunks.push(...translator.end(true))
   return { soFar, reported: chunks.filter((chunk) => chunk.type === 'usage') }
 }
 

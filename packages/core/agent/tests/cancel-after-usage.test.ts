@@ -1,0 +1,33 @@
+// The audit's repro-abort-usage at the agent's seam: a turn cancelled (Ctrl-C) after the provider
+// reported usage mid-stream must charge that usage once — the last report, not an estimate nor a sum.
+import type { AdapterRequest, StreamChunk } from '@rein/llm'
+import { eventData } from '@rein/session'
+import { describe, expect, it } from 'vitest'
+import { boot, expectValidLog } from './fixtures.ts'
+
+/** Cumulative usage along the way (a server's continuous usage stats), then nothing until the abort. */
+async function* reportingAlong(request: AdapterRequest): AsyncGenerator<StreamChunk> {
+  yield { type: 'block-start', index: 0, blockType: 'text' }
+  yield { type: 'text-delta', index: 0, text: 'partial' }
+  yield { type: 'usage', usage: { inputTokens: 700, outputTokens: 10 } }
+  yield { type: 'text-delta', index: 0, text: ' answer' }
+  yield { type: 'usage', usage: { inputTokens: 700, outputTokens: 70 } }
+  yield { type: 'text-delta', index: 0, text: ' more' }
+  await new Promise((resolve) => request.signal.addEventListener('abort', resolve, { once: true }))
+}
+
+describe('a turn cancelled after the provider reported usage', () => {
+  it('charges the last usage reported, once, not an estimate', async () => {
+    const { root } = await boot([], { agent: { provider: 'along' }, models: [{ id: 'm', pricing: { input: 1_000_000, output: 1_000_000 } }] })
+    root.llm.registerAdapter('along', { stream: reportingAlong, resolveModel: () => ({ id: 'm', pricing: { input: 1_000_000, output: 1_000_000 } }) })
+    const agent = await root.agents.create()
+    agent.subscribe((event) => { if (event.type === 'text-delta' && event.text === ' more') agent.cancel('user pressed Ctrl-C') })
+    const result = await agent.send('go')
+    expect(result).toMatchObject({ reason: 'aborted', usage: { inputTokens: 700, outputTokens: 70 }, cost: 770 })
+    expect(result).not.toHaveProperty('usageEstimated')
+    const attempts = agent.session.events.filter((event) => event.type === 'llm/attempt').map((event) => eventData(event, 'llm/attempt'))
+    expect(attempts).toEqual([expect.objectContaining({ finishReason: 'aborted', usage: { inputTokens: 700, outputTokens: 70 }, cost: 770 })])
+    expect(attempts[0]).not.toHaveProperty('usageEstimated')
+    expectValidLog(agent.session.events)
+  })
+})
