@@ -6,7 +6,7 @@
 
 import {
   BlockAssembler, assistantMessage, userMessage,
-  type ContentBlock, type LlmRuntime, type Message, type ModelRoute, type Resend, type StreamChunk, type ToolCallBlock,
+  type ContentBlock, type LlmEvent, type LlmRuntime, type Message, type ModelRoute, type Resend, type StreamChunk, type ToolCallBlock,
 } from '@rein/llm'
 import { isReinError, messageOf, ReinError } from '@rein/base'
 import type { Session, TurnEndReason, TurnOverrun } from '@rein/session'
@@ -78,6 +78,8 @@ export interface TurnContext {
 }
 
 type TurnEnd = { reason: TurnEndReason; error?: { code: string; message: string }; overrun?: TurnOverrun }
+
+type FallbackEvent = Extract<LlmEvent, { type: 'fallback' }>
 
 interface PreparedStep {
   llm: LlmRuntime
@@ -233,19 +235,24 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
     signal,
     beforeResend: resends.beforeResend,
     onEvent: (event) => {
+      if (event.type === 'fallback') {
+        resends.hold(event)
+        return
+      }
       if (event.type === 'attempt-start') {
+        for (const fallback of resends.sent()) {
+          session.append('llm/fallback', fallback)
+          context.emit(fallback)
+          used = fallback.to
+        }
         context.services.notify('agent/llm-start', () => attemptStarted(state, prepared.llm, event, input))
         return
       }
       context.emit(event)
       if (event.type === 'attempt') recordAttempt(context, state, prepared.llm, event, input, output)
-      else if (event.type === 'retry') {
+      else {
         session.append('llm/retry', event)
         keepFailedAttempt(session)
-      }
-      else {
-        session.append('llm/fallback', event)
-        used = event.to
       }
     },
   })
@@ -268,11 +275,14 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
  * turn's budgets too, so a retry or fallback is sent only while they last (`overrun` says why not),
  * asks for no more output than they left (`cap`, read before every attempt: the last read is the
  * answering attempt's, which a cut answer is judged by), and is logged durably first (`unsaved`).
+ * A fallback is logged only once its attempt starts: the runtime announces it before asking
+ * `beforeResend`, which may refuse it.
  */
 class ResendGuard {
   capped: OutputCap
   unsaved: unknown
   overrun: Answer['overrun']
+  private held: FallbackEvent[] = []
 
   constructor(private readonly context: TurnContext, private readonly state: TurnState, planned: PlannedRequest) {
     this.capped = { ...(planned.cap !== undefined ? { cap: planned.cap } : {}), capByParent: planned.capByParent === true }
@@ -282,6 +292,16 @@ class ResendGuard {
     const { context, state } = this
     this.capped = outputCap(context.options, spentByTree(state.tally, context.tree), context.parentLeft?.())
     return this.capped.cap
+  }
+
+  /** Keeps a fallback the runtime announced until an attempt on it starts (see `sent`). */
+  hold(event: FallbackEvent): void {
+    this.held.push(event)
+  }
+
+  /** The fallbacks that led to the attempt starting now, in order; a pass over a cooling route adds one. */
+  sent(): FallbackEvent[] {
+    return this.held.splice(0)
   }
 
   readonly beforeResend = (next: Resend): Promise<void> => {

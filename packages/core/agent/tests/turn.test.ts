@@ -170,7 +170,7 @@ describe('a turn', () => {
     const result = await agent.send('go')
     expect(result).toMatchObject({ reason: 'completed', text: 'from backup' })
     expect(types(agent.session.events).filter((type) => type.startsWith('llm/'))).toEqual([
-      'llm/attempt', 'llm/retry', 'llm/resend', 'llm/attempt', 'llm/retry', 'llm/resend', 'llm/attempt', 'llm/fallback', 'llm/resend', 'llm/attempt',
+      'llm/attempt', 'llm/retry', 'llm/resend', 'llm/attempt', 'llm/retry', 'llm/resend', 'llm/attempt', 'llm/resend', 'llm/fallback', 'llm/attempt',
     ])
     expect(agent.session.events.find((event) => event.type === 'assistant/message')!.data).toMatchObject({ provider: 'backup', model: 'b' })
     expectValidLog(agent.session.events)
