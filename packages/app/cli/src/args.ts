@@ -92,6 +92,23 @@ function refuseForeignFlags(command: Command | undefined, used: readonly string[
   throw new ReinError('USAGE', command ? `rein ${command} does not take --${foreign}; see rein ${command} --help` : `--${foreign} goes with a command; see rein --help`)
 }
 
+type Token = NonNullable<ReturnType<typeof parseArgs>['tokens']>[number]
+
+/** Node keeps the last of a repeated single-value flag: `--to 5 --to 2` would quietly rewind to 2. */
+function refuseRepeatedValues(tokens: readonly Token[]): void {
+  const given = new Map<string, string[]>()
+  for (const token of tokens) {
+    if (token.kind !== 'option' || token.value === undefined) continue
+    const flag = FLAGS[token.name as keyof typeof FLAGS]
+    if ('multiple' in flag && flag.multiple) continue
+    given.set(token.name, [...(given.get(token.name) ?? []), token.value])
+  }
+  const repeated = [...given].find(([, values]) => values.length > 1)
+  if (!repeated) return
+  const [name, values] = repeated
+  throw new ReinError('USAGE', `--${name} was given more than once (${values.map((value) => JSON.stringify(value)).join(', ')}); it takes one value`)
+}
+
 /** Node's complaint about the command line, with rein's own hint for text that starts with a dash. */
 function usageOf(error: unknown): string {
   const message = messageOf(error)
@@ -106,7 +123,7 @@ const MAX_ARGUMENTS: Partial<Record<Command, 0 | 1>> = { sessions: 0, config: 0,
 export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   let parsed
   try {
-    parsed = parseArgs({ args: [...argv], options: FLAGS, allowPositionals: true, strict: true })
+    parsed = parseArgs({ args: [...argv], options: FLAGS, allowPositionals: true, strict: true, tokens: true })
   } catch (error) {
     throw new ReinError('USAGE', usageOf(error))
   }
@@ -116,6 +133,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   }
   const command = first as Command | undefined
   refuseForeignFlags(command, Object.keys(parsed.values))
+  refuseRepeatedValues(parsed.tokens)
   const most = command === undefined ? undefined : MAX_ARGUMENTS[command]
   if (most !== undefined && positionals.length > most && !parsed.values.help) {
     const takes = most === 0 ? 'no arguments' : 'one argument'
