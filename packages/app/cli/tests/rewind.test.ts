@@ -1,6 +1,7 @@
 // `rein rewind`, `rein show`'s checkpoint marks and `rein demo`'s rewind (issue #11 §3), against
 // the real tool-fs, checkpoint and checkpoint-jsonl packages and a mock model.
 import { spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -104,6 +105,18 @@ describe('rein rewind', () => {
     expect(run.stdout).toContain('1 removed, 1 drifted\nfiles not restored are as they were before this command')
     expect(readFileSync(join(p.dir, 'a.txt'), 'utf8')).toBe('two, and a line of mine\n')
     expect(existsSync(join(p.dir, 'b.txt'))).toBe(false)
+  })
+
+  it('with --dry-run reports a file whose stored content is missing as not restorable, and exits 5, as the rewind then does', async () => {
+    const { p, id } = await twoTurns()
+    rmSync(join(p.home, 'sessions', `${id}.files`, 'checkpoint-blobs', createHash('sha256').update('one\n').digest('hex')))
+    const plan = await rein(p.dir, ['rewind', id, '--to', '2', '--dry-run'])
+    expect(plan.code).toBe(5)
+    expect(plan.stdout).toMatch(/^a\.txt {2}skipped {2}cannot be restored: CHECKPOINT_BLOB_MISSING: /m)
+    const run = await rein(p.dir, ['rewind', id, '--to', '2'])
+    expect(run.code).toBe(5)
+    expect(run.stdout).toMatch(/^a\.txt {2}failed {3}CHECKPOINT_BLOB_MISSING: /m)
+    expect(readFileSync(join(p.dir, 'a.txt'), 'utf8')).toBe('two\n')
   })
 
   it('says which turns lost their checkpoints to retention, and exits 5, instead of claiming a whole rewind', async () => {
@@ -245,6 +258,18 @@ describe('rein rewind: bad input', () => {
     expect(range).toMatchObject({ code: 2, stderr: `rein: session ${id} has no turn 3; --to takes a turn number (turns 1 to 2) or the id of a message that started a turn (rein show ${id} numbers them)\n` })
     expect((await rein(p.dir, ['rewind', id, '--to', '0'])).code).toBe(2)
     expect((await rein(p.dir, ['rewind', id, '--to', 'msg-nope'])).stderr).toBe(`rein: session ${id} has no message msg-nope; --to takes a turn number (turns 1 to 2) or the id of a message that started a turn\n`)
+    expect(readFileSync(join(p.dir, 'a.txt'), 'utf8')).toBe('two\n')
+  })
+
+  it('says an assistant message id names the model\'s answer in a turn, and that --to takes a user message that started one', async () => {
+    const { p, id } = await twoTurns()
+    const answered = (await storedEvents(p, id)).filter((event) => event.type === 'assistant/message').at(-1)!
+    const messageId = eventData(answered, 'assistant/message').message.id
+    const run = await rein(p.dir, ['rewind', id, '--to', messageId])
+    expect(run).toMatchObject({
+      code: 2,
+      stderr: `rein: message ${messageId} is an assistant message (in turn 2 of session ${id}), not one that started a turn; --to takes a turn number (turns 1 to 2) or the id of the user message that started a turn (--to 2 goes back before the turn it is in)\n`,
+    })
     expect(readFileSync(join(p.dir, 'a.txt'), 'utf8')).toBe('two\n')
   })
 

@@ -12,4 +12,13 @@ describe('listedPath', () => {
       expect(shown).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/)
     }
   })
+
+  it('quotes a name holding a bidi control (U+202A–202E, U+2066–2069), which would show the text around it reordered', () => {
+    for (const code of [0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069]) {
+      const name = `invoice${String.fromCharCode(code)}fdp.exe`
+      const shown = listedPath(name)
+      expect(JSON.parse(shown)).toBe(name)
+      expect(shown).toBe(`"invoice\\u${code.toString(16)}fdp.exe"`)
+    }
+  })
 })

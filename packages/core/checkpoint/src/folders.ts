@@ -11,7 +11,7 @@
 import { constants, type Dirent } from 'node:fs'
 import { lstat, mkdir, open, readdir, realpath, rmdir } from 'node:fs/promises'
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
-import { thrownMessage } from '@rein/base'
+import { listedPath, thrownMessage } from '@rein/base'
 import { blockedByKind, firstNonFolder } from './blocked.ts'
 import { parentProblem } from './parents.ts'
 import { IS_NOW_A_DIRECTORY, isMissing } from './plan.ts'
@@ -78,7 +78,7 @@ export async function foreseeFolders(items: readonly PlanItem[], recordsOf: Reco
     const inside = returning.find((file) => file.startsWith(`${folder}${sep}`))
     outcomes.set(folder, isBack(back, folder) ? kept(root, folder, WAS_THERE, 'back')
       : inside === undefined ? await foresee(root, folder, removed, outcomes)
-        : kept(root, folder, `${relative(folder, inside).split(sep).join('/')} goes back into it`, 'holds'))
+        : kept(root, folder, `${listedPath(relative(folder, inside).split(sep).join('/'))} goes back into it`, 'holds'))
   }
   return Promise.all(items.map(async (item) => {
     if (!blocked.includes(item)) return withFolders(item, made.get(item), outcomes, 'plan')
@@ -303,7 +303,8 @@ function kept(root: string, folder: string, reason: string, why: NonNullable<Out
 
 /** `holds a.txt, b.txt, c/ and 2 more`: what keeps a folder, folders marked with a slash. */
 function holding(entries: readonly Dirent[]): string {
-  const names = entries.map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name)).sort()
+  // Quoted when a name could break the reason's line or reorder it.
+  const names = entries.map((entry) => listedPath(entry.isDirectory() ? `${entry.name}/` : entry.name)).sort()
   const shown = names.slice(0, 3).join(', ')
   return `holds ${names.length > 3 ? `${shown} and ${names.length - 3} more` : shown}`
 }
@@ -342,8 +343,8 @@ const VERBS = { plan: { remove: 'removes', keep: 'keeps' }, done: { remove: 'rem
 /** `removes the folders made for it: a/b, a; keeps c (holds x.txt)` (`removed` … `kept` once done). */
 function folderNote(folders: readonly PlanFolder[], tense: 'plan' | 'done'): string {
   const verbs = VERBS[tense]
-  const removed = folders.filter((folder) => folder.action === 'remove').map((folder) => folder.path)
-  const kept = folders.filter((folder) => folder.action === 'keep').map((folder) => `${folder.path} (${folder.reason})`)
+  const removed = folders.filter((folder) => folder.action === 'remove').map((folder) => listedPath(folder.path))
+  const kept = folders.filter((folder) => folder.action === 'keep').map((folder) => `${listedPath(folder.path)} (${folder.reason})`)
   const parts = []
   if (removed.length > 0) parts.push(`${verbs.remove} the folder${removed.length === 1 ? '' : 's'} made for it: ${removed.join(', ')}`)
   if (kept.length > 0) parts.push(`${verbs.keep} ${kept.join(', ')}`)

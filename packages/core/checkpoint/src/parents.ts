@@ -6,6 +6,7 @@
 
 import { lstatSync, realpathSync } from 'node:fs'
 import { dirname, isAbsolute, join, relative, sep } from 'node:path'
+import { listedPath } from '@rein/base'
 
 /** How a reason ends when a file stands where one of the file's folders was. */
 export const IS_NOW_NOT_A_FOLDER = 'is now not a folder'
@@ -19,14 +20,15 @@ export function parentProblem(root: string, file: string): string | undefined {
   if (rootProblem !== undefined) return rootProblem
   const inside = relative(root, dirname(file))
   if (inside === '') return undefined
-  if (inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) return `is outside the workspace root ${root}`
+  if (inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) return `is outside the workspace root ${listedPath(root)}`
   let folder = root
   for (const part of inside.split(sep)) {
     folder = join(folder, part)
     const stats = lstatSync(folder, { throwIfNoEntry: false })
     if (!stats) return undefined
-    if (stats.isSymbolicLink()) return `its folder ${relative(root, folder)} is now a symbolic link`
-    if (!stats.isDirectory()) return `its folder ${relative(root, folder)} ${IS_NOW_NOT_A_FOLDER}`
+    // Quoted when the name could break the reason's line or reorder it (a command can make such a name).
+    if (stats.isSymbolicLink()) return `its folder ${listedPath(relative(root, folder))} is now a symbolic link`
+    if (!stats.isDirectory()) return `its folder ${listedPath(relative(root, folder))} ${IS_NOW_NOT_A_FOLDER}`
   }
   return undefined
 }
@@ -46,9 +48,9 @@ const soundRoots = new Map<string, string>()
  */
 function problemWithRoot(root: string): string | undefined {
   const stats = lstatSync(root, { throwIfNoEntry: false })
-  if (stats?.isSymbolicLink()) return `the workspace root ${root} is now a symbolic link`
+  if (stats?.isSymbolicLink()) return `the workspace root ${listedPath(root)} is now a symbolic link`
   // Not the words of a file standing where a folder was: rewind clears that case, never the root.
-  if (stats && !stats.isDirectory()) return `the workspace root ${root} is no longer a folder`
+  if (stats && !stats.isDirectory()) return `the workspace root ${listedPath(root)} is no longer a folder`
   const key = stats && `${stats.dev}:${stats.ino}`
   if (key !== undefined && soundRoots.get(root) === key) return undefined
   let existing = root
@@ -57,9 +59,9 @@ function problemWithRoot(root: string): string | undefined {
   try {
     real = realpathSync.native(existing)
   } catch {
-    return `the workspace root ${root} now leads nowhere (a folder above it is a broken link)`
+    return `the workspace root ${listedPath(root)} now leads nowhere (a folder above it is a broken link)`
   }
-  if (real !== existing) return `the workspace root ${root} now leads to ${join(real, relative(existing, root))}`
+  if (real !== existing) return `the workspace root ${listedPath(root)} now leads to ${listedPath(join(real, relative(existing, root)))}`
   if (key !== undefined) soundRoots.set(root, key)
   return undefined
 }

@@ -21,8 +21,34 @@ export function recordsToUndo(records: readonly CheckpointRecord[], anchors: Rea
   return records.filter((record) => record.seq >= first.seq).sort((a, b) => b.seq - a.seq)
 }
 
-/** Plans one file from its records (newest first): what it should be now, what it goes back to. */
+/** How a snapshot's record of a change of permissions alone (a `chmod`) begins its `gap`. */
+const PERMISSIONS_CHANGED = 'its permissions changed from '
+
+/** The `gap` of a change of permissions alone: the content stayed, and a rewind does not undo it. */
+export function permissionsGap(before: number, after: number): string {
+  const octal = (mode: number) => mode.toString(8).padStart(4, '0')
+  return `${PERMISSIONS_CHANGED}${octal(before)} to ${octal(after)} (a rewind does not undo a change of permissions)`
+}
+
+function isPermissionsChange(record: CheckpointRecord): boolean {
+  return record.gap?.startsWith(PERMISSIONS_CHANGED) === true
+}
+
+/**
+ * Plans one file from its records (newest first). A change of permissions alone is not undone: on
+ * its own the file is `skipped`, saying so; beside changes of content it is left out of their
+ * chain (it changed no content), and the item's reason says the permissions stay.
+ */
 export async function planFile(root: string, path: string, records: readonly CheckpointRecord[]): Promise<PlanItem> {
+  const permissions = records.filter(isPermissionsChange)
+  if (permissions.length === 0 || permissions.length === records.length) return planContent(root, path, records)
+  const item = await planContent(root, path, records.filter((record) => !isPermissionsChange(record)))
+  const note = permissions.map((record) => record.gap).join('; ')
+  return { ...item, seqs: records.map((record) => record.seq), reason: item.reason === undefined ? note : `${item.reason}; ${note}` }
+}
+
+/** Plans one file from its records of content (newest first): what it should be now, what it goes back to. */
+async function planContent(root: string, path: string, records: readonly CheckpointRecord[]): Promise<PlanItem> {
   const oldest = records[records.length - 1]
   const states = statesOf(records)
   const item = {

@@ -10,13 +10,13 @@ import { ReinError } from '@rein/base'
 import type { Session } from '@rein/session'
 import type {} from '@rein/tools'
 import { CheckpointConfig } from './config.ts'
-import { contentHash } from './hash.ts'
+import { unreadableSkipped, verifiedBlob } from './stored-content.ts'
 import { blockedByKind, foreseen, removeEmptyFolders } from './blocked.ts'
 import { absentAlready, foldersBack, foreseeFolders, makeFolder, setMadeModes, planFolder, removeMadeFolders, type RecordsOf } from './folders.ts'
 import { IS_NOW_A_DIRECTORY, planFile, recordsToUndo } from './plan.ts'
 import { removeFile, removeLeftovers, writeAtomically } from './restore.ts'
 import { parentProblem } from './parents.ts'
-import { keepCopy, setAside, setAsideFolder } from './set-aside.ts'
+import { asideChecked, keepCopy, setAside, setAsideFolder } from './set-aside.ts'
 import { reinHome } from './snapshot/config.ts'
 import { defineRewindEvent, noticeTarget, recordInConversation, releaseTarget, runningIn, tellConversation, type LiveAgent } from './rewind-notice.ts'
 import { planRetention } from './retention.ts'
@@ -151,7 +151,11 @@ export class CheckpointService extends Service {
     const { plan, recordsOf } = await this.planned(sessionId, anchor)
     // A file blocked by what the rewind undoes first is restored after the rest: say so here, and
     // what becomes of the folders made for files that go.
-    const items = await foreseeFolders(await foreseen(plan.items), recordsFor(recordsOf))
+    // The rewind reads each content it writes (one it could not read would fail there), and skips
+    // a file it could not keep aside: both before the folders are foreseen, as such a file stays.
+    const readable = await unreadableSkipped(await foreseen(plan.items), this.store(), sessionId, describe)
+    const aside = setAsideFolder(this._state.config.home ?? reinHome(), sessionId)
+    const items = await foreseeFolders(readable.map((item) => asideChecked(item, aside)), recordsFor(recordsOf))
     return Object.freeze({ ...plan, items: Object.freeze(items) })
   }
 
@@ -208,7 +212,9 @@ export class CheckpointService extends Service {
       let aside: string | undefined
       const asideFolder = () => (aside ??= setAsideFolder(this._state.config.home ?? reinHome(), sessionId))
       await removeLeftoversOf(plan.items)
-      const act = async (item: PlanItem) => {
+      const act = async (planned: PlanItem) => {
+        // As the plan says: a file the rewind could not keep aside stays, skipped, rather than failing.
+        const item = asideChecked(planned, asideFolder())
         if (item.action === 'already') result.already.push(item)
         else if (item.action === 'drifted') result.drifted.push(item)
         else if (item.action === 'skipped') result.skipped.push(item)
@@ -425,13 +431,6 @@ async function removeLeftoversOf(items: readonly PlanItem[]): Promise<void> {
     folders.set(dirname(item.file), names)
   }
   for (const [folder, names] of folders) await removeLeftovers(folder, names)
-}
-
-/** The content, checked against its hash: a damaged blob fails this file, it is never written. */
-async function verifiedBlob(store: CheckpointStore, sessionId: string, hash: string): Promise<Uint8Array> {
-  const content = await store.blob(sessionId, hash)
-  if (contentHash(content) !== hash) throw new ReinError('CHECKPOINT_BLOB_DAMAGED', `checkpoint content ${hash} does not match its hash; the file was left as it is`, { details: { hash } })
-  return content
 }
 
 function describe(error: unknown): string {

@@ -8,6 +8,7 @@ import { constants, lstatSync } from 'node:fs'
 import { copyFile, rename, unlink } from 'node:fs/promises'
 import { basename, dirname, join, relative, resolve } from 'node:path'
 import { ensurePrivateDir, withSuffix } from '@rein/base'
+import type { PlanItem } from './types.ts'
 
 /** `<home>/recovered/<session>/<time>`: one folder per rewind. */
 export function setAsideFolder(home: string, sessionId: string, now = new Date()): string {
@@ -39,10 +40,39 @@ export async function keepCopy(file: string, path: string, folder: string): Prom
 
 /** A free name for `path` in `folder`, its folders made private. */
 async function freeTarget(path: string, folder: string): Promise<string> {
-  // Resolved against `/` first, so no `..` in a recorded path can lead out of `folder`.
-  const target = freeName(join(folder, relative('/', resolve('/', path))))
+  const target = freeName(placeIn(path, folder))
   await ensurePrivateDir(dirname(target))
   return target
+}
+
+/** Where `path` goes in `folder`: resolved against `/` first, so no `..` in a recorded path can lead out of `folder`. */
+function placeIn(path: string, folder: string): string {
+  return join(folder, relative('/', resolve('/', path)))
+}
+
+/**
+ * Why the rewind cannot keep `item`'s file in `folder` (moved aside, or copied before a restore):
+ * its place there is a path too long for the system (a path near PATH_MAX in the workspace). Asked
+ * of the system, not counted, so the limit is the system's own; the plan and the rewind ask alike.
+ */
+function asideProblem(item: PlanItem, folder: string): string | undefined {
+  if (item.changedWhile === undefined || !(item.action === 'remove' || (item.action === 'restore' && item.before !== null))) return undefined
+  try {
+    lstatSync(placeIn(item.path, folder), { throwIfNoEntry: false })
+    return undefined
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENAMETOOLONG') return undefined
+  }
+  const recovered = dirname(dirname(folder))
+  return item.action === 'remove'
+    ? `cannot be moved aside: its path under ${recovered} would be too long for the system (ENAMETOOLONG); it stays as it is`
+    : `cannot be restored: a copy of what it holds would not fit under ${recovered} (its path there too long for the system, ENAMETOOLONG); it stays as it is`
+}
+
+/** `item`, or, when the rewind could not keep its file aside (see `asideProblem`), the item `skipped`, saying why. */
+export function asideChecked(item: PlanItem, folder: string): PlanItem {
+  const problem = asideProblem(item, folder)
+  return problem === undefined ? item : { ...item, action: 'skipped', reason: problem }
 }
 
 /** `target`, or `target.1`, `target.2`, … (a long name cut to fit): two files of one path (from two roots) both kept. */

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process'
 import { chmod, mkdir, rename, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { ReinError } from '@rein/base'
 import { describe, expect, it } from 'vitest'
 import { MemoryCheckpointStore, contentHash } from '../src/index.ts'
 import { setup, tempRoot, text } from './harness.ts'
@@ -67,6 +68,19 @@ describe('plan and rewind on the real file system', () => {
     const result = await ctx.checkpoints.rewind('s1', 't1')
     expect(result.skipped).toMatchObject([{ path: 'out/x.txt', reason: 'its folder out is now a symbolic link' }])
     expect(await text(join(outside, 'x.txt'))).toBe('made')
+  })
+
+  it('quotes a folder name holding a line break or a bidi control in the reason it gives, so the reason stays one line that reads as it is', async () => {
+    const { ctx, workspace, edit } = await setup()
+    const outside = await tempRoot()
+    for (const folder of ['evil\nname', 'rtl\u202eexe.txt']) {
+      await mkdir(join(workspace, folder))
+      await edit('t1', `${folder}/x.txt`, 'made')
+      await rm(join(workspace, folder), { recursive: true })
+      await symlink(outside, join(workspace, folder))
+    }
+    const plan = await ctx.checkpoints.plan('s1', 't1')
+    expect(plan.items.map((item) => String(item.reason)).sort((a, b) => a.localeCompare(b))).toEqual(['its folder "evil\\nname" is now a symbolic link', 'its folder "rtl\\u202eexe.txt" is now a symbolic link'])
   })
 
   it('never acts through a workspace root that became a symbolic link: every file under it is skipped, what it leads to stays', async () => {
@@ -227,6 +241,27 @@ describe('plan and rewind on the real file system', () => {
     expect(names(result.restored)).toEqual(['good.txt', 'late.txt'])
     expect(await text(join(workspace, 'bad.txt'))).toBe('bad1')
     expect(await text(join(workspace, 'good.txt'))).toBe('good0')
+  })
+
+  it('plans a file whose stored content is missing or damaged as not restorable, not restore, as the rewind then fails it', async () => {
+    const store = new MemoryCheckpointStore()
+    const { ctx, workspace, edit } = await setup(store)
+    for (const name of ['gone', 'bad', 'good']) await writeFile(join(workspace, `${name}.txt`), `${name}0`)
+    for (const name of ['gone', 'bad', 'good']) await edit('t1', `${name}.txt`, `${name}1`)
+    const [gone, bad] = ['gone0', 'bad0'].map((content) => contentHash(Buffer.from(content)))
+    const blob = store.blob.bind(store)
+    store.blob = async (sessionId, hash) => {
+      if (hash === gone) throw new ReinError('CHECKPOINT_BLOB_MISSING', `checkpoint content ${hash} is missing`)
+      return hash === bad ? Buffer.from('rotten') : blob(sessionId, hash)
+    }
+    const plan = await ctx.checkpoints.plan('s1', 't1')
+    const planned = Object.fromEntries(plan.items.map((item) => [item.path, [item.action, item.reason?.split(':')[0]]]))
+    expect(planned).toEqual({ 'good.txt': ['restore', undefined], 'bad.txt': ['skipped', 'cannot be restored'], 'gone.txt': ['skipped', 'cannot be restored'] })
+    expect(plan.items.find((item) => item.path === 'gone.txt')?.reason).toMatch(/^cannot be restored: CHECKPOINT_BLOB_MISSING: /)
+    expect(plan.items.find((item) => item.path === 'bad.txt')?.reason).toMatch(/^cannot be restored: CHECKPOINT_BLOB_DAMAGED: /)
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(names(result.failed)).toEqual(['bad.txt', 'gone.txt'])
+    expect(names(result.restored)).toEqual(['good.txt'])
   })
 
   it('keeps the mode of the file it restores', async () => {

@@ -1,7 +1,9 @@
 // Where rewind keeps what it will not delete: one folder per rewind, two files of one path both kept.
-import { readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { basename, join } from 'node:path'
+import { Context } from '@deepseek-ai/cordis'
 import { describe, expect, it } from 'vitest'
+import { CheckpointService, MemoryCheckpointStore } from '../src/index.ts'
 import { keepCopy, setAside } from '../src/set-aside.ts'
 import { tempRoot } from './harness.ts'
 
@@ -16,5 +18,37 @@ describe('set aside', () => {
       expect(await Promise.all(kept.map((file) => readFile(file ?? '', 'utf8')))).toEqual(['one', 'two'])
       expect(kept.every((file) => Buffer.byteLength(basename(file ?? '')) <= 255)).toBe(true)
     }
+  })
+})
+
+describe('a file whose place under <home>/recovered would be too long a path', () => {
+  it('is planned as not moved aside nor restored, as the rewind then leaves it, rather than promised', async () => {
+    // The workspace path fits; under home's recovered folder (a deep home) it is over PATH_MAX.
+    const [workspace, base] = [await tempRoot(), await tempRoot()]
+    const home = join(base, 'h'.repeat(250), 'h'.repeat(250))
+    const folders = Array.from({ length: Math.floor((4000 - workspace.length) / 251) }, () => 'd'.repeat(250)).join('/')
+    await mkdir(join(workspace, folders), { recursive: true })
+    const ctx = new Context()
+    await ctx.plugin(CheckpointService, { home })
+    ctx.checkpoints.registerStore(new MemoryCheckpointStore())
+    const by = 'bash: make deep files'
+    const [made, changed] = [`${folders}/made.txt`, `${folders}/changed.txt`]
+    await writeFile(join(workspace, changed), 'old')
+    await ctx.checkpoints.record('s1', { anchor: 't1', root: workspace, path: made, existed: false, before: null, after: Buffer.from('new'), by })
+    await ctx.checkpoints.record('s1', { anchor: 't1', root: workspace, path: changed, existed: true, before: Buffer.from('old'), after: Buffer.from('changed'), by })
+    await writeFile(join(workspace, made), 'new')
+    await writeFile(join(workspace, changed), 'changed')
+    const plan = await ctx.checkpoints.plan('s1', 't1')
+    const recovered = join(home, 'recovered')
+    const said = [
+      ['changed.txt', 'skipped', `cannot be restored: a copy of what it holds would not fit under ${recovered} (its path there too long for the system, ENAMETOOLONG); it stays as it is`],
+      ['made.txt', 'skipped', `cannot be moved aside: its path under ${recovered} would be too long for the system (ENAMETOOLONG); it stays as it is`],
+    ]
+    expect(plan.items.map((item) => [basename(item.path), item.action, item.reason])).toEqual(said)
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect({ restored: result.restored, failed: result.failed }).toEqual({ restored: [], failed: [] })
+    expect(result.skipped.map((item) => [basename(item.path), item.action, item.reason])).toEqual(said)
+    expect(await readFile(join(workspace, made), 'utf8')).toBe('new')
+    expect(await readFile(join(workspace, changed), 'utf8')).toBe('changed')
   })
 })

@@ -53,16 +53,29 @@ export function chooseTurn(sessionId: string, events: readonly SessionEvent[], t
     if (!asked) throw new ReinError('USAGE', `session ${sessionId} has no turn ${to}; --to takes a turn number${range} or the id of a message that started a turn (rein show ${sessionId} numbers them)`)
   } else {
     asked = turns.find((turn) => turn.anchor === to)
-    if (!asked) {
-      const known = events.some((event) => event.type === 'user/message' && eventData(event, 'user/message').message.id === to)
-      const problem = known ? `message ${to} did not start a turn of session ${sessionId}` : `session ${sessionId} has no message ${to}`
-      throw new ReinError('USAGE', `${problem}; --to takes a turn number${range} or the id of a message that started a turn`)
-    }
+    if (!asked) throw notATurnStart(sessionId, events, turns, to, range)
   }
   const anchor = asked.anchor
   if (anchor === undefined) throw new ReinError('USAGE', `turn ${asked.turn} of session ${sessionId} does not record which message started it, so no checkpoint names it`)
   const start = turns.find((turn) => turn.anchor === anchor) ?? asked
   return { asked, start: { ...start, anchor } }
+}
+
+/** Why message `to` names no turn: none has that id, or it is one inside a turn (the model's answer, a later user message). */
+function notATurnStart(sessionId: string, events: readonly SessionEvent[], turns: readonly SessionTurn[], to: string, range: string): ReinError {
+  const found = events.find((event) => messageIdOf(event) === to)
+  if (!found) return new ReinError('USAGE', `session ${sessionId} has no message ${to}; --to takes a turn number${range} or the id of a message that started a turn`)
+  const within = turns.findLast((turn) => turn.seq < found.seq)?.turn
+  const kind = found.type === 'assistant/message' ? 'an assistant message' : 'a user message'
+  const where = within === undefined ? `of session ${sessionId}, before its first turn` : `in turn ${within} of session ${sessionId}`
+  const hint = within === undefined ? '' : ` (--to ${within} goes back before the turn it is in)`
+  return new ReinError('USAGE', `message ${to} is ${kind} (${where}), not one that started a turn; --to takes a turn number${range} or the id of the user message that started a turn${hint}`)
+}
+
+function messageIdOf(event: SessionEvent): string | undefined {
+  if (event.type === 'user/message') return eventData(event, 'user/message').message.id
+  if (event.type === 'assistant/message') return eventData(event, 'assistant/message').message.id
+  return undefined
 }
 
 /** The anchors from `start` on, each once, in turn order. */

@@ -3,6 +3,7 @@
 import { lstatSync } from 'node:fs'
 import { join } from 'node:path'
 import { parentProblem } from '../parents.ts'
+import { permissionsGap } from '../plan.ts'
 import type { PackStore } from './pack-store.ts'
 import type { FileState, WalkChanges } from './walk.ts'
 
@@ -40,6 +41,8 @@ export function snapshotChanges(root: string, walk: WalkChanges, store: PackStor
   for (const [path, was, now] of walk.changed) {
     // Written with the same bytes (touched, or rewritten by a formatter that changed nothing).
     if (was.hash === undefined || was.hash !== now.hash) changes.push(changed(path, was, now, store))
+    // A chmod alone: not undone, but recorded so the rewind says so instead of nothing.
+    else if (was.mode !== now.mode && !was.link && !now.link) changes.push({ path, existed: true, before: null, after: null, gap: permissionsGap(was.mode, now.mode) })
   }
   for (const [path, above] of walk.made) changes.push({ path, folder: true, existed: false, before: null, after: null, ...(above > 0 ? { createdFolders: above } : {}) })
   for (const [path, mode] of walk.removed) {
