@@ -17,6 +17,19 @@ function background(command: string): MockReply {
 /** Running, not just a zombie nobody waited for (an orphan's new parent here may never reap it). */
 const alive = (pid: number) => readProcess(pid) !== undefined
 
+/** A run killed (kill -9) once its turn ended with a background job still running; its log's file name. */
+async function killedWithJobRunning() {
+  const p = await setUp([
+    background('echo $$ > pid.txt; sleep 60'),
+    { steps: [{ text: 'Started it.' }] },
+    { steps: [{ text: 'It was lost.' }] },
+  ], { extraRows: JOB_ROWS })
+  const crashed = await spawnRein(p.dir, ['run', '--yes', 'start it'], (text, kill) => { if (text.includes('Started it.')) kill() }, { REIN_HOME: p.home })
+  expect(crashed.signal).toBe('SIGKILL')
+  const [log] = readdirSync(join(p.home, 'sessions')).filter((name) => name.endsWith('.jsonl'))
+  return { p, log }
+}
+
 describe('rein run with background jobs', () => {
   it('waits for a running job before it exits, saying so, and records how it ended', async () => {
     const p = await setUp([background('sleep 1; echo late > late.txt'), { steps: [{ text: 'Started it.' }] }], { extraRows: JOB_ROWS })
@@ -30,16 +43,9 @@ describe('rein run with background jobs', () => {
   })
 
   it('leaves a job of a killed process to the next resume, which stops it and tells the model it was lost', async () => {
-    const p = await setUp([
-      background('echo $$ > pid.txt; sleep 60'),
-      { steps: [{ text: 'Started it.' }] },
-      { steps: [{ text: 'It was lost.' }] },
-    ], { extraRows: JOB_ROWS })
-    const crashed = await spawnRein(p.dir, ['run', '--yes', 'start it'], (text, kill) => { if (text.includes('Started it.')) kill() }, { REIN_HOME: p.home })
-    expect(crashed.signal).toBe('SIGKILL')
+    const { p, log } = await killedWithJobRunning()
     const pid = Number(readFileSync(join(p.dir, 'pid.txt'), 'utf8'))
     expect(alive(pid)).toBe(true)
-    const [log] = readdirSync(join(p.home, 'sessions')).filter((name) => name.endsWith('.jsonl'))
     const resumed = await spawnRein(p.dir, ['resume', log!.replace('.jsonl', ''), 'what happened?'], undefined, { REIN_HOME: p.home })
     expect(resumed.code).toBe(0)
     expect(alive(pid)).toBe(false)
@@ -55,14 +61,7 @@ describe('rein run with background jobs', () => {
   }, 30_000)
 
   it('continues without a new message when the only news is a lost job\'s notice: the model is told, not the person refused', async () => {
-    const p = await setUp([
-      background('echo $$ > pid.txt; sleep 60'),
-      { steps: [{ text: 'Started it.' }] },
-      { steps: [{ text: 'It was lost.' }] },
-    ], { extraRows: JOB_ROWS })
-    const crashed = await spawnRein(p.dir, ['run', '--yes', 'start it'], (text, kill) => { if (text.includes('Started it.')) kill() }, { REIN_HOME: p.home })
-    expect(crashed.signal).toBe('SIGKILL')
-    const [log] = readdirSync(join(p.home, 'sessions')).filter((name) => name.endsWith('.jsonl'))
+    const { p, log } = await killedWithJobRunning()
     const resumed = await spawnRein(p.dir, ['resume', log!.replace('.jsonl', '')], undefined, { REIN_HOME: p.home })
     expect({ code: resumed.code, stderr: resumed.stderr }).toMatchObject({ code: 0, stderr: expect.not.stringContaining('nothing to continue') })
     expect(resumed.stdout).toContain('It was lost.')

@@ -1,7 +1,7 @@
 // DeepSeek over real HTTP against the testkit's mock server in its DeepSeek dialect, through a real LlmRuntime.
 import { Context } from '@deepseek-ai/cordis'
-import LlmRuntime, { BlockAssembler, assistantMessage, toolResultMessage, userMessage, type LlmRequest, type StreamChunk } from '@rein/llm'
-import { startMockOpenAiServer, type MockScript, type MockServer } from '@rein/testkit'
+import LlmRuntime, { BlockAssembler, assistantMessage, toolResultMessage, userMessage, type LlmAttempt, type LlmRequest, type StreamChunk } from '@rein/llm'
+import { startMockOpenAiServer, type MockScript, type MockServer, type MockStep } from '@rein/testkit'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import * as deepseek from '../src/index.ts'
 
@@ -140,5 +140,28 @@ describe('DeepSeek over HTTP', () => {
       if (saved !== undefined) process.env.DEEPSEEK_API_KEY = saved
     }
     expect(server.requests).toHaveLength(0)
+  })
+})
+
+/** A DeepSeek text chunk carrying the usage so far, with its cache-hit counts. */
+function textWithUsage(content: string, completion: number): MockStep {
+  const usage = { prompt_tokens: 1200, completion_tokens: completion, prompt_cache_hit_tokens: 1024, prompt_cache_miss_tokens: 176 }
+  return { event: { id: 'chatcmpl-d', object: 'chat.completion.chunk', created: 1, model: 'deepseek-v4-flash', choices: [{ index: 0, delta: { content, reasoning_content: null }, finish_reason: null }], usage } }
+}
+
+// The audit's repro-abort-usage on DeepSeek's wire: usage a relay reported mid-stream was dropped
+// for an estimate when the caller cancelled after it.
+describe('a DeepSeek stream cancelled after usage was reported', () => {
+  it('charges the last usage reported, not an estimate nor a sum', async () => {
+    const { root } = await boot([{ dialect: 'deepseek', steps: [textWithUsage('Hello', 1), textWithUsage(' there', 2), { stall: true }] }])
+    const attempts: LlmAttempt[] = []
+    root.on('llm/attempt', (event) => { attempts.push(event) })
+    const controller = new AbortController()
+    for await (const chunk of root.llm.stream({ provider: 'deepseek', model: 'deepseek-v4-flash', messages: [userMessage('hi', 'u1')], signal: controller.signal })) {
+      if (chunk.type === 'text-delta' && chunk.text === ' there') controller.abort()
+    }
+    expect(attempts.map((attempt) => [attempt.finishReason, attempt.usage, attempt.usageEstimated])).toEqual([
+      ['aborted', { inputTokens: 176, outputTokens: 2, cacheReadTokens: 1024 }, undefined],
+    ])
   })
 })
