@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url'
 import type { Context, Fiber } from '@deepseek-ai/cordis'
 import { EntryTree, type Entry } from '@deepseek-ai/cordis-plugin-loader'
 import { containsJsExpr, startConfigProblems } from './check-config.ts'
-import { evaluateConfig, expressionThrew } from './evaluate-config.ts'
+import { evaluateConfig, expressionThrew, undefinedExpressions } from './evaluate-config.ts'
 import { resolvePlugin } from './resolve-plugin.ts'
 import { rowFailure } from './row-failure.ts'
 import { importPlugin } from './typescript-entry.ts'
@@ -135,6 +135,8 @@ function sayConfigFailures(tree: EntryTree) {
     }
     // A plugin the row's own plugin starts has a config of its own, not the row's: left to cordis.
     if (this.parent.fiber?.entry === entry) return evaluated
+    const unset = undefinedExpressions(config, evaluated)
+    if (unset.length > 0) throw rowFailure(entry.options, unset)
     const problems = startConfigProblems(evaluated, this.runtime?.Config)
     if (problems.length > 0) throw rowFailure(entry.options, problems)
     return evaluated

@@ -25,7 +25,9 @@ export function evaluateConfig(evaluate: (expression: string) => unknown, config
   const walk = (value: unknown, path: ConfigPath): unknown => {
     if (isJsExpr(value)) {
       try {
-        return evaluate(value.__jsExpr)
+        const result: unknown = evaluate(value.__jsExpr)
+        if (result === undefined) problems.push(gaveUndefined(path))
+        return result
       } catch (error) {
         problems.push(`${formatPath(path)}: ${expressionThrew(error)}`)
         return undefined
@@ -36,6 +38,22 @@ export function evaluateConfig(evaluate: (expression: string) => unknown, config
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, walk(item, [...path, key])]))
   }
   return { config: walk(config, []), problems }
+}
+
+/**
+ * The fields of `config` whose `!!js` value gave undefined in `evaluated` (the loader's result):
+ * the schema would put its default there without a word, and a default in the wrong place can
+ * send a key to a server it was not meant for (a gateway's baseURL read from an unset variable).
+ */
+export function undefinedExpressions(config: unknown, evaluated: unknown, path: ConfigPath = []): string[] {
+  if (isJsExpr(config)) return evaluated === undefined ? [gaveUndefined(path)] : []
+  if (typeof config !== 'object' || config === null) return []
+  const inner = typeof evaluated === 'object' && evaluated !== null ? evaluated : {}
+  return Object.entries(config).flatMap(([key, value]) => undefinedExpressions(value, Reflect.get(inner, key), [...path, Array.isArray(config) ? Number(key) : key]))
+}
+
+function gaveUndefined(path: ConfigPath): string {
+  return `${formatPath(path)}: the !!js expression gave undefined (does it read an environment variable that is unset?); give the field a value, or leave it out for its default`
 }
 
 /** The engine's own error classes: a class the expression defined could be named after anything it holds. */
