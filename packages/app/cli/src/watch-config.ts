@@ -14,10 +14,12 @@ import type { PluginLogs } from './plugin-logs.ts'
 import { describeTouched, sessionRows, touchedRows, type TouchedRow } from './session-rows.ts'
 import { watchFile } from './watch-file.ts'
 
-/** The chat's agent, as far as a reload waits for it. */
+/** The chat's agent, as far as a reload waits for it and checks its route. */
 export interface Busy {
   readonly status: 'idle' | 'running'
   whenIdle(): Promise<void>
+  /** The route it was made with: an agent keeps it, whatever the agents row says later. */
+  readonly options: { readonly provider: string; readonly model: string }
 }
 
 /** Saves closer together than this are one edit: editors write a file in several steps. */
@@ -41,22 +43,25 @@ export function watchComposition(composition: Composition, tell: (text: string) 
   let timer: NodeJS.Timeout | undefined
   let running: Promise<void> = Promise.resolve()
   let stopped = false
+  /** Saves seen, and how many of them the last reload read: one that read the file covers every save before it. */
+  let saves = 0
+  let read = 0
 
-  const apply = async () => {
+  const apply = async (save: number) => {
     if (stopped) return
-    if (agent.status === 'running') {
-      tell(`${basename(file)} saved; it is applied when the running turn ends`)
-      await agent.whenIdle()
-      if (stopped) return
-    }
-    tell(await applySave(composition, logs))
+    if (agent.status === 'running') await agent.whenIdle()
+    if (stopped || save <= read) return
+    read = saves
+    tell(await applySave(composition, logs, agent))
   }
   const files = watchFile(file, () => {
     if (stopped) return
     clearTimeout(timer)
     timer = setTimeout(() => {
       timer = undefined
-      running = running.then(apply)
+      const save = ++saves
+      if (agent.status === 'running') tell(`${basename(file)} saved; it is applied when the running turn ends`)
+      running = running.then(() => apply(save))
     }, SETTLE_MS)
   }, (error) => tell(`stopped watching ${file}: ${error.message}`))
 
@@ -72,17 +77,30 @@ export function watchComposition(composition: Composition, tell: (text: string) 
 }
 
 /** What a save comes to: the rows it changed, or why it was not applied (the rows then run as they were). */
-async function applySave(composition: Composition, logs: PluginLogs): Promise<string> {
+async function applySave(composition: Composition, logs: PluginLogs, agent: Busy): Promise<string> {
   const name = basename(composition.file)
   const refused = `${name} was not applied; the rows keep running as they were: `
   const touched = await sessionTouched(composition)
   if (touched.length > 0) return `${refused}this chat's session lives in ${describeTouched(touched)}; to use the edit, leave this chat (Ctrl-D) and start a new one`
+  let report: ReloadReport
   try {
-    const report = await logs.around(() => composition.reload())
-    return describe(name, report, agentRows(composition, report))
+    report = await logs.around(() => composition.reload())
   } catch (error) {
     return `${refused}${messageOf(error)}`
   }
+  return [describe(name, report, agentRows(composition, report)), routeGone(composition, agent)].filter(Boolean).join('; ')
+}
+
+/**
+ * Which providers cannot be known before the rows start (a row names its provider in its own
+ * config), so an edit that takes away the one this chat talks to is applied, and said at once:
+ * the chat's agent keeps its route, and every turn would fail with NO_ADAPTER until it is back.
+ */
+function routeGone(composition: Composition, agent: Busy): string {
+  const { provider, model } = agent.options
+  const loaded = composition.ctx.get('llm')?.providers() ?? []
+  if (loaded.includes(provider)) return ''
+  return `but this chat talks to ${provider}/${model}, which no loaded provider serves now (loaded: ${loaded.join(', ') || 'none'}): its turns fail until that provider's row is back; to use the new route, leave this chat (Ctrl-D) and start a new one`
 }
 
 /**

@@ -219,6 +219,27 @@ describe('rein chat: a symlinked cordis.yml', () => {
   }, 60_000)
 })
 
+describe('rein chat: an edit that takes away the provider its session talks to', () => {
+  it('says at once that this chat\'s route is no longer served and what to do, and the chat works again once the row is back', async () => {
+    const p = current = await project(answers)
+    const file = join(p.dir, 'cordis.yml')
+    const original = readFileSync(file, 'utf8')
+    const chat = terminal(p.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    await chat.turn('hello', 'Answer 1.')
+    // The provider renamed, and the agents row pointed at it: a swap to another provider.
+    const swapped = replaced(replaced(original, 'provider: mock, label: mock,', 'provider: other, label: other,'), '"provider":"mock"', '"provider":"other"')
+    writeFileSync(file, swapped)
+    await expect.poll(chat.screen, deadline).toContain('cordis.yml reloaded, in effect from the next turn: changed model, agents')
+    expect(chat.screen()).toContain('this chat talks to mock/mock-model, which no loaded provider serves now (loaded: other): its turns fail until that provider\'s row is back; to use the new route, leave this chat (Ctrl-D) and start a new one')
+    writeFileSync(file, original)
+    await expect.poll(() => chat.screen().split('cordis.yml reloaded').length, deadline).toBe(3)
+    await chat.turn('still here?', 'Answer 2.')
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+  }, 60_000)
+})
+
 describe('rein chat: a save while a question or the prompt waits', () => {
   /** What the terminal shows: a line readline erases to redraw it (`ESC[1G ESC[0J`) is gone; other cursor moves are dropped. */
   // eslint-disable-next-line no-control-regex

@@ -289,6 +289,28 @@ describe('rein chat: saving the cordis.yml in use (issue #9 §6)', () => {
     expect(await chat.done).toBe(0)
   })
 
+  it('applies two saves made during one turn as one edit, told once, without a second "no row changed"', async () => {
+    current = await project((_request, index) => ({ steps: index === 0 ? [{ text: 'Slow ' }, { delayMs: 2_000 }, { text: 'answer.' }] : [{ text: `Answer ${index + 1}.` }] }))
+    const file = join(current.dir, 'cordis.yml')
+    const original = readFileSync(file, 'utf8')
+    const chat = terminal(current.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    chat.type('hello\r')
+    await expect.poll(chat.answer).toContain('Slow')
+    writeFileSync(file, original.replace('label: mock,', "label: mock, headers: { X-Edited: 'one' },"))
+    await expect.poll(chat.screen, deadline).toContain('cordis.yml saved; it is applied when the running turn ends')
+    writeFileSync(file, original.replace('label: mock,', "label: mock, headers: { X-Edited: 'two' },"))
+    await expect.poll(() => chat.screen().split('it is applied when the running turn ends').length, deadline).toBe(3)
+    await expect.poll(chat.screen, deadline).toContain('cordis.yml reloaded, in effect from the next turn: changed model')
+    chat.type('again\r')
+    await expect.poll(chat.answer).toContain('Answer 2.')
+    expect(current.server.requests[1]!.headers['x-edited']).toBe('two')
+    expect(chat.screen().split('cordis.yml reloaded').length).toBe(2)
+    expect(chat.screen()).not.toContain('no row changed')
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+  }, 30_000)
+
   it('keeps the chat going when the agents row is saved before the first message, and says it reaches new sessions only', async () => {
     current = await project((_request, index) => ({ steps: [{ text: `Answer ${index + 1}.` }] }))
     const file = join(current.dir, 'cordis.yml')
