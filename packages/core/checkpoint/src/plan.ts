@@ -35,16 +35,32 @@ function isPermissionsChange(record: CheckpointRecord): boolean {
 }
 
 /**
+ * The `gap` of a link, FIFO, socket or device made, pointed elsewhere or removed where no regular
+ * file was before or after (a file replaced by one is recorded as that file's deletion instead).
+ */
+const NON_FILE = '(a symbolic link|a FIFO|a socket|a device)'
+const NON_FILE_ONLY = new RegExp(`^(created; ${NON_FILE}|deleted; ${NON_FILE}|a symbolic link that changed)$`)
+
+function isNonFileOnly(record: CheckpointRecord): boolean {
+  return record.gap !== undefined && NON_FILE_ONLY.test(record.gap)
+}
+
+/**
  * Plans one file from its records (newest first). A change of permissions alone is not undone: on
  * its own the file is `skipped`, saying so; beside changes of content it is left out of their
- * chain (it changed no content), and the item's reason says the permissions stay.
+ * chain (it changed no content), and the item's reason says the permissions stay. A link (or FIFO)
+ * that stood at the path between changes of content is left out of their chain too: the file was
+ * absent meanwhile, and what stands there now is judged as the file is. Only after a change of
+ * content, though: one that stood there before the oldest record is what a rewind would have to
+ * bring back, and cannot.
  */
 export async function planFile(root: string, path: string, records: readonly CheckpointRecord[]): Promise<PlanItem> {
-  const permissions = records.filter(isPermissionsChange)
-  if (permissions.length === 0 || permissions.length === records.length) return planContent(root, path, records)
-  const item = await planContent(root, path, records.filter((record) => !isPermissionsChange(record)))
-  const note = permissions.map((record) => record.gap).join('; ')
-  return { ...item, seqs: records.map((record) => record.seq), reason: item.reason === undefined ? note : `${item.reason}; ${note}` }
+  const oldestIsContent = records.at(-1)?.gap === undefined
+  const content = records.filter((record) => !isPermissionsChange(record) && !(oldestIsContent && isNonFileOnly(record)))
+  if (content.length === 0 || content.length === records.length) return planContent(root, path, records)
+  const item = await planContent(root, path, content)
+  const notes = [item.reason, ...records.filter(isPermissionsChange).map((record) => record.gap)].filter((note) => note !== undefined)
+  return { ...item, seqs: records.map((record) => record.seq), ...changedWhile(records), ...(notes.length > 0 ? { reason: notes.join('; ') } : {}) }
 }
 
 /** Plans one file from its records of content (newest first): what it should be now, what it goes back to. */

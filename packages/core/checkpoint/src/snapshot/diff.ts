@@ -65,9 +65,9 @@ function created(path: string, now: FileState, madeFolders: number, store: PackS
 function changed(path: string, was: FileState, now: FileState, store: PackStore): SnapshotChange {
   if (was.link) return { path, existed: true, before: null, after: null, gap: now.link ? 'a symbolic link that changed' : 'was a symbolic link before the command (links are not restored)' }
   if (was.special) return { path, existed: true, before: null, after: null, gap: `was ${was.gap ?? 'not a regular file'} before the command (not restored)` }
-  // A FIFO, socket or device where a file was: the file's deletion, its content kept (a rewind
-  // skips the path while that stands there, and brings the file back once it is gone).
-  if (now.special) return deleted(path, was, store)
+  // A link, FIFO, socket or device where a file was: the file's deletion, its content kept (a
+  // rewind skips the path while that stands there, and brings the file back once it is gone).
+  if (now.link || now.special) return deleted(path, was, store)
   const before = content(was, store, 'before the command')
   const after = content(now, store)
   if (typeof before === 'string') return { path, existed: true, before: null, after: null, gap: before }

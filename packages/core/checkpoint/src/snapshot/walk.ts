@@ -27,7 +27,7 @@ interface FileStat {
 export interface FileState extends FileStat {
   readonly hash?: string
   readonly gap?: string
-  /** A symbolic link: indexed (so a file written over it is not taken for a new one), never read or followed. */
+  /** A symbolic link: indexed (so a file written over it is not taken for a new one; one in a file's place is that file's deletion), never read or followed. */
   readonly link?: true
   /** A FIFO, socket or device: indexed (one in a file's place is that file's deletion), never read. */
   readonly special?: true
