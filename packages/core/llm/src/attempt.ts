@@ -141,6 +141,8 @@ class Attempt {
   private answerShown = false
   private answered = false
   private outputChars = 0
+  /** `outputChars` when the last usage came: output after it is what no report has counted yet. */
+  private outputCharsAtUsage = 0
   /** Each call's name as its deltas last gave it (whole so far): a grown name counts only what it added. */
   private readonly names = new Map<number, number>()
   private usage: TokenUsage | undefined
@@ -203,6 +205,7 @@ class Attempt {
         if (usage === undefined) continue
         // The usage so far (see `StreamChunk`): kept as it comes, so an attempt cancelled later is charged it.
         this.usage = usage
+        this.outputCharsAtUsage = this.outputChars
         chunk = { type: 'usage', usage }
       }
       if (chunk.type === 'finish') {
@@ -238,18 +241,31 @@ class Attempt {
     if (this.reported) return
     this.reported = true
     const { route, retry, position } = this.context
-    const { usage, finishChunk: finish } = this
+    const { finishChunk: finish } = this
     const finishReason: FinishReason = finish?.reason ?? (failure?.code === 'ABORTED' ? 'aborted' : 'error')
-    const estimated = usage === undefined && this.outputChars > 0 ? estimateUsage(this.request, this.outputChars) : undefined
+    const { usage, estimated } = this.chargedUsage(finish !== undefined)
     const record: LlmAttempt = {
       provider: route.provider, model: route.model, retry, fallback: position,
       startedAt: this.startedAt, endedAt: Date.now(), shown: this.shown, ...(failure ? { failure } : {}), finishReason,
-      ...(usage ? { usage } : estimated ? { usage: estimated, usageEstimated: true as const } : {}),
+      ...(usage ? { usage } : {}), ...(estimated ? { usageEstimated: true as const } : {}),
       ...(finish?.responseId !== undefined ? { responseId: finish.responseId } : {}),
       ...(finish?.responseModel !== undefined ? { responseModel: finish.responseModel } : {}),
       ...this.options,
     }
     this.context.report({ type: 'attempt', ...record })
+  }
+
+  /**
+   * What the attempt is charged: the provider's last report; for an attempt cut off before its
+   * finish, plus an estimate of the output after that report (a relay may report the prompt at the
+   * start and the rest only at an end that never came); an estimate of all of it without a report.
+   */
+  private chargedUsage(finished: boolean): { usage?: TokenUsage; estimated?: true } {
+    const { usage } = this
+    if (usage === undefined) return this.outputChars > 0 ? { usage: estimateUsage(this.request, this.outputChars), estimated: true } : {}
+    const uncounted = finished ? 0 : this.outputChars - this.outputCharsAtUsage
+    if (uncounted <= 0) return { usage }
+    return { usage: { ...usage, outputTokens: usage.outputTokens + Math.ceil(uncounted / 4) }, estimated: true }
   }
 
   /** Reports the attempt as failed by `failure`; the result the route's retries decide on. */

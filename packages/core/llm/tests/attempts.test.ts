@@ -121,8 +121,25 @@ describe('attempt records', () => {
     for await (const chunk of root.llm.stream(request({ signal: controller.signal, onEvent: (event) => { if (event.type !== 'attempt-start') events.push(event) } }))) {
       if (chunk.type === 'text-delta' && chunk.text === 'z') controller.abort()
     }
-    expect(attempts(events)).toEqual([expect.objectContaining({ finishReason: 'aborted', usage: { inputTokens: 700, outputTokens: 70 } })])
-    expect(attempts(events)[0]).not.toHaveProperty('usageEstimated')
+    // The last report, plus the one character of output that came after it (estimated, as output no report counted).
+    expect(attempts(events)).toEqual([expect.objectContaining({ finishReason: 'aborted', usage: { inputTokens: 700, outputTokens: 71 }, usageEstimated: true })])
+  })
+
+  it('adds an estimate of the output after a stale early report to an attempt cut off, not charging that report\'s 0 output', async () => {
+    const root = await runtime()
+    const controller = new AbortController()
+    root.llm.registerAdapter('p', {
+      async *stream() {
+        // A relay that reports the prompt at the start and the rest only at the end, which never comes.
+        yield* [usage(700, 0), ...textDelta('x'.repeat(400)), { type: 'text-delta', index: 0, text: 'stop' }] satisfies StreamChunk[]
+        await new Promise(() => {})
+      },
+    })
+    const events: LlmEvent[] = []
+    for await (const chunk of root.llm.stream(request({ signal: controller.signal, onEvent: (event) => { if (event.type !== 'attempt-start') events.push(event) } }))) {
+      if (chunk.type === 'text-delta' && chunk.text === 'stop') controller.abort()
+    }
+    expect(attempts(events)).toEqual([expect.objectContaining({ finishReason: 'aborted', usage: { inputTokens: 700, outputTokens: 101 }, usageEstimated: true })])
   })
 
   it('keeps the usage of an attempt that failed in the stream after its usage chunk', async () => {
