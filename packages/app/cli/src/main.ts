@@ -72,6 +72,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
 }
 
 function describe(error: unknown, env: NodeJS.ProcessEnv, resuming: boolean): string {
+  // One a cordis.yml's agents row caused says so itself (session-command.ts); the rest is the built-in composition's.
+  if (isReinError(error, 'NO_MODEL') && error.details?.file !== undefined) return error.message
   if (isReinError(error, 'NO_MODEL') && env.OPENAI_BASE_URL) {
     return `no model configured for the server at OPENAI_BASE_URL (${env.OPENAI_BASE_URL}), which is the default provider when set: give --model <id> or set REIN_MODEL to one of its models`
   }

@@ -10,7 +10,7 @@ import type { JobService } from '@rein/jobs'
 import type { TokenUsage } from '@rein/llm'
 import type {} from '@rein/memory'
 import type {} from '@rein/telemetry'
-import { ReinError } from '@rein/base'
+import { isReinError, ReinError } from '@rein/base'
 import type { CliOptions } from './args.ts'
 import { builtInModel, builtInWithoutModel, loadCliComposition, requireServices, usesBuiltIn } from './composition.ts'
 import { EXIT } from './exit-codes.ts'
@@ -145,7 +145,7 @@ export function matchSessionId(given: string, ids: readonly string[]): string {
 export async function openAgent(scope: SessionScope, sessionId: string | undefined): Promise<{ agent: Agent; repaired?: ResumeReport }> {
   const overrides = agentOverrides(scope)
   if (!sessionId) {
-    const agent = await scope.ctx.agents.create(overrides)
+    const agent = await scope.ctx.agents.create(overrides).catch((error: unknown) => { throw modelMissingIn(scope.source, error) })
     describeRoute(scope, agent)
     return { agent }
   }
@@ -158,6 +158,12 @@ export async function openAgent(scope: SessionScope, sessionId: string | undefin
   describeRoute(scope, agent)
   reportRepair(scope.renderer, sessionId, repaired)
   return { agent, repaired }
+}
+
+/** The agents row of a cordis.yml without a model: said in the file's terms, not the built-in composition's variables. */
+function modelMissingIn(source: string, error: unknown): unknown {
+  if (!isReinError(error, 'NO_MODEL') || source === 'built-in') return error
+  return new ReinError('NO_MODEL', `no model configured: set provider and model on the agents row of ${source}, or give --model <id> (REIN_MODEL is for the built-in composition only)`, { cause: error, details: { file: source } })
 }
 
 /**

@@ -115,6 +115,16 @@ describe('rein: usage', () => {
     expect(existsSync(home)).toBe(false)
   })
 
+  it('says to set the model on the agents row of the cordis.yml in use, not to set variables that are set, when that row has none', async () => {
+    const p = await setUp([answer('never')], { agent: { model: undefined } })
+    const result = await rein(p.dir, ['run', 'hi'], { env: { OPENAI_API_KEY: 'sk-set', REIN_MODEL: 'm1' } })
+    expect({ code: result.code, stderr: result.stderr }).toEqual({
+      code: 2,
+      stderr: `rein: no model configured: set provider and model on the agents row of ${join(p.dir, 'cordis.yml')}, or give --model <id> (REIN_MODEL is for the built-in composition only)\n`,
+    })
+    expect(p.server.requests).toHaveLength(0)
+  })
+
   it('names the row of a broken cordis.yml, and nothing runs', async () => {
     const p = await setUp([answer('never')], { extraRows: ['- id: ghost', '  name: rein-plugin-ghost'] })
     const result = await rein(p.dir, ['run', 'hi'])
