@@ -10,6 +10,7 @@ import { eventData, type SessionEvent } from '@rein/session'
 import { JsonlSessionStore } from '@rein/session-jsonl'
 import type { MockReply } from '@rein/testkit'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { resultLines } from '../src/rewind/table.ts'
 import { projectPerTest, rein, sessionIdOf, spawnRein, type Project } from './harness.ts'
 
 const setUp = projectPerTest(afterEach)
@@ -207,6 +208,23 @@ describe('rein rewind', () => {
     const id = sessionIdOf(await rein(p.dir, ['run', 'hi']))
     const run = await rein(p.dir, ['rewind', id, '--to', '1'])
     expect(run).toMatchObject({ code: 0, stdout: `nothing to rewind: session ${id} has no recorded file changes from turn 1 on\n` })
+  })
+})
+
+describe('rein rewind: the result table', () => {
+  it('quotes an error naming a file with a line break or a bidi control in a failed row, so the row stays one line that reads as it is', () => {
+    const failed = (path: string, error: string) => ({ root: '/w', path, file: `/w/${path}`, action: 'restore' as const, before: 'h', after: 'h2', seqs: [1], error })
+    const result = {
+      sessionId: 's1', anchor: 'm1', restored: [], already: [], drifted: [], skipped: [], notCovered: [], pruned: [],
+      failed: [failed('evil\nname.txt', "EACCES: permission denied, open '/w/evil\nname.txt'"), failed('rtl\u202etxt.exe', "EACCES: permission denied, open '/w/rtl\u202etxt.exe'")],
+    }
+    const lines = resultLines(result, '/w')
+    expect(lines).toEqual([
+      'file                outcome  reason',
+      '"evil\\nname.txt"    failed   "EACCES: permission denied, open \'/w/evil\\nname.txt\'"',
+      '"rtl\\u202etxt.exe"  failed   "EACCES: permission denied, open \'/w/rtl\\u202etxt.exe\'"',
+      '2 failed',
+    ])
   })
 })
 

@@ -11,6 +11,8 @@ export default CheckpointService
 export { CheckpointService } from './service.ts'
 /** `rewind`'s options: the caller's open session, and whether to tell the conversation. */
 export type { RewindOptions } from './service.ts'
+/** `plan`'s options: whether to read back the contents a rewind would write. */
+export type { PlanOptions } from './service.ts'
 /** The plugin's Config schema and type (see the README's Config table). */
 export { CheckpointConfig } from './config.ts'
 /** A store that keeps checkpoints in memory (tests, or no undo across restarts). */

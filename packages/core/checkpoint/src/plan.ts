@@ -34,6 +34,21 @@ function isPermissionsChange(record: CheckpointRecord): boolean {
   return record.gap?.startsWith(PERMISSIONS_CHANGED) === true
 }
 
+/** The modes a `permissionsGap` names; read back from its text, as no record field holds the second. */
+const MODES = new RegExp(`^${PERMISSIONS_CHANGED}([0-7]{4}) to ([0-7]{4}) `)
+
+/**
+ * One note for the changes of permissions among `records` (newest first): from the oldest one's
+ * mode before to the newest one's after, what a person restoring them by hand needs. A gap whose
+ * modes cannot be read (not written by `permissionsGap`) is given as it is.
+ */
+function permissionsSpan(records: readonly CheckpointRecord[]): string | undefined {
+  const gaps = records.filter(isPermissionsChange).map((record) => record.gap ?? '')
+  const [newest, oldest] = [gaps[0]?.match(MODES), gaps.at(-1)?.match(MODES)]
+  if (newest?.[2] === undefined || oldest?.[1] === undefined) return gaps.length > 0 ? gaps.join('; ') : undefined
+  return permissionsGap(Number.parseInt(oldest[1], 8), Number.parseInt(newest[2], 8))
+}
+
 /**
  * The `gap` of a link, FIFO, socket or device made, pointed elsewhere or removed where no regular
  * file was before or after (a file replaced by one is recorded as that file's deletion instead).
@@ -46,9 +61,10 @@ function isNonFileOnly(record: CheckpointRecord): boolean {
 }
 
 /**
- * Plans one file from its records (newest first). A change of permissions alone is not undone: on
- * its own the file is `skipped`, saying so; beside changes of content it is left out of their
- * chain (it changed no content), and the item's reason says the permissions stay. A link (or FIFO)
+ * Plans one file from its records (newest first). A change of permissions is not undone: alone
+ * the file is `skipped`, saying so; beside changes of content (a later turn's, or the same
+ * command's) it is left out of their chain (it changed no content), and the item's reason says the
+ * permissions stay. Several are told as one, from the oldest mode to the newest. A link (or FIFO)
  * that stood at the path between changes of content is left out of their chain too: the file was
  * absent meanwhile, and what stands there now is judged as the file is. Only after a change of
  * content, though: one that stood there before the oldest record is what a rewind would have to
@@ -57,9 +73,11 @@ function isNonFileOnly(record: CheckpointRecord): boolean {
 export async function planFile(root: string, path: string, records: readonly CheckpointRecord[]): Promise<PlanItem> {
   const oldestIsContent = records.at(-1)?.gap === undefined
   const content = records.filter((record) => !isPermissionsChange(record) && !(oldestIsContent && isNonFileOnly(record)))
-  if (content.length === 0 || content.length === records.length) return planContent(root, path, records)
+  if (content.length === records.length) return planContent(root, path, records)
+  const permissions = permissionsSpan(records)
+  if (content.length === 0) return { ...(await planContent(root, path, records)), reason: `not restored: ${permissions}` }
   const item = await planContent(root, path, content)
-  const notes = [item.reason, ...records.filter(isPermissionsChange).map((record) => record.gap)].filter((note) => note !== undefined)
+  const notes = [item.reason, permissions].filter((note) => note !== undefined)
   return { ...item, seqs: records.map((record) => record.seq), ...changedWhile(records), ...(notes.length > 0 ? { reason: notes.join('; ') } : {}) }
 }
 

@@ -6,7 +6,7 @@
 import { realpath, unlink } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path'
 import { Context, Service } from '@deepseek-ai/cordis'
-import { ReinError } from '@rein/base'
+import { ReinError, listedPath } from '@rein/base'
 import type { Session } from '@rein/session'
 import type {} from '@rein/tools'
 import { CheckpointConfig } from './config.ts'
@@ -61,6 +61,16 @@ export interface RewindOptions {
   session?: Session
   /** `false`: no event and no message (a fork continues the conversation instead). Default `true`. */
   notify?: boolean
+}
+
+/** What `plan` checks beyond the file system. */
+export interface PlanOptions {
+  /**
+   * `true`: read back and hash each content a `restore` would write, planning one missing or
+   * damaged as `skipped`, as the rewind would fail it (what a dry run shows). Default `false`: a
+   * plan made just before a rewind leaves that to the rewind, which reads each content anyway.
+   */
+  checkContents?: boolean
 }
 
 /** `ctx.checkpoints`: one per composition; a store plugin registers where records go. */
@@ -145,15 +155,16 @@ export class CheckpointService extends Service {
    * What `rewind(sessionId, anchor)` would do now, newest change first; changes nothing. `anchor`:
    * one turn's (its records and every record after its first), or a turn's and every later turn's,
    * in order (every record from the first any of them has: see `recordsToUndo`); the plan's
-   * `anchor` is the first.
+   * `anchor` is the first. `options.checkContents`: see `PlanOptions`.
    */
-  async plan(sessionId: string, anchor: string | readonly string[]): Promise<RewindPlan> {
+  async plan(sessionId: string, anchor: string | readonly string[], options: PlanOptions = {}): Promise<RewindPlan> {
     const { plan, recordsOf } = await this.planned(sessionId, anchor)
     // A file blocked by what the rewind undoes first is restored after the rest: say so here, and
     // what becomes of the folders made for files that go.
-    // The rewind reads each content it writes (one it could not read would fail there), and skips
-    // a file it could not keep aside: both before the folders are foreseen, as such a file stays.
-    const readable = await unreadableSkipped(await foreseen(plan.items), this.store(), sessionId, describe)
+    // A file whose content the rewind could not read (when checked), or could not keep aside,
+    // stays: both are known before the folders are foreseen.
+    const ahead = await foreseen(plan.items)
+    const readable = options.checkContents ? await unreadableSkipped(ahead, this.store(), sessionId, describe) : ahead
     const aside = setAsideFolder(this._state.config.home ?? reinHome(), sessionId)
     const items = await foreseeFolders(readable.map((item) => asideChecked(item, aside)), recordsFor(recordsOf))
     return Object.freeze({ ...plan, items: Object.freeze(items) })
@@ -402,7 +413,7 @@ function problemWith(sessionId: string, entry: CheckpointEntry): string | undefi
 async function undo(item: PlanItem, store: CheckpointStore, sessionId: string, asideFolder: () => string): Promise<PlanItem> {
   // Again at the last moment: a folder may have become a link since the plan looked.
   const unsafe = parentProblem(item.root, item.file)
-  if (unsafe !== undefined) throw new ReinError('CHECKPOINT_UNSAFE_PATH', `${item.path} was left alone: ${unsafe}`, { details: { file: item.file } })
+  if (unsafe !== undefined) throw new ReinError('CHECKPOINT_UNSAFE_PATH', `${listedPath(item.path)} was left alone: ${unsafe}`, { details: { file: item.file } })
   if (item.before !== null) {
     const content = await verifiedBlob(store, sessionId, item.before)
     // What it holds now may be a person's edit made while a command ran: kept, not overwritten.

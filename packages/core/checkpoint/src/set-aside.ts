@@ -31,11 +31,16 @@ export async function setAside(file: string, path: string, folder: string): Prom
 
 /** Copies `file` (at `path` under its root) into `folder`, keeping its relative path; returns where the copy is, or `undefined` when there is no file to copy. */
 export async function keepCopy(file: string, path: string, folder: string): Promise<string | undefined> {
-  if (!lstatSync(file, { throwIfNoEntry: false })?.isFile()) return undefined
+  if (!regularFileAt(file)) return undefined
   const target = await freeTarget(path, folder)
   // COPYFILE_EXCL: a name taken meanwhile fails the copy rather than being overwritten.
   await copyFile(file, target, constants.COPYFILE_EXCL)
   return target
+}
+
+/** Whether a regular file stands at `file` (not a link): only such a file is copied before a restore. */
+function regularFileAt(file: string): boolean {
+  return lstatSync(file, { throwIfNoEntry: false })?.isFile() === true
 }
 
 /** A free name for `path` in `folder`, its folders made private. */
@@ -56,7 +61,7 @@ function placeIn(path: string, folder: string): string {
  * of the system, not counted, so the limit is the system's own; the plan and the rewind ask alike.
  */
 function asideProblem(item: PlanItem, folder: string): string | undefined {
-  if (item.changedWhile === undefined || !(item.action === 'remove' || (item.action === 'restore' && item.before !== null))) return undefined
+  if (item.changedWhile === undefined || !(item.action === 'remove' || (item.action === 'restore' && item.before !== null && copied(item.file)))) return undefined
   try {
     lstatSync(placeIn(item.path, folder), { throwIfNoEntry: false })
     return undefined
@@ -67,6 +72,15 @@ function asideProblem(item: PlanItem, folder: string): string | undefined {
   return item.action === 'remove'
     ? `cannot be moved aside: its path under ${recovered} would be too long for the system (ENAMETOOLONG); it stays as it is`
     : `cannot be restored: a copy of what it holds would not fit under ${recovered} (its path there too long for the system, ENAMETOOLONG); it stays as it is`
+}
+
+/** Whether a restore copies `file` first (as `keepCopy` does: a deleted file leaves nothing to copy); a path it cannot look at is the restore's to fail. */
+function copied(file: string): boolean {
+  try {
+    return regularFileAt(file)
+  } catch {
+    return false
+  }
 }
 
 /** `item`, or, when the rewind could not keep its file aside (see `asideProblem`), the item `skipped`, saying why. */

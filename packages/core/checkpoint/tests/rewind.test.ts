@@ -83,6 +83,28 @@ describe('plan and rewind on the real file system', () => {
     expect(plan.items.map((item) => String(item.reason)).sort((a, b) => a.localeCompare(b))).toEqual(['its folder "evil\\nname" is now a symbolic link', 'its folder "rtl\\u202eexe.txt" is now a symbolic link'])
   })
 
+  it('quotes a file name holding a line break in why it was left alone when its folder became a link just before the write, so the reason stays one line', async () => {
+    const store = new MemoryCheckpointStore()
+    const { ctx, workspace, edit } = await setup(store)
+    const outside = await tempRoot()
+    await mkdir(join(workspace, 'out'))
+    await writeFile(join(workspace, 'out', 'evil\nname.txt'), 'old')
+    await writeFile(join(workspace, 'a.txt'), 'a0')
+    await edit('t1', 'out/evil\nname.txt', 'new')
+    await edit('t1', 'a.txt', 'a1')
+    // a.txt goes first (newest first): while its content is read, out becomes a link.
+    const blob = store.blob.bind(store)
+    store.blob = async (sessionId, hash) => {
+      if (hash === contentHash(Buffer.from('a0'))) {
+        await rm(join(workspace, 'out'), { recursive: true })
+        await symlink(outside, join(workspace, 'out'))
+      }
+      return blob(sessionId, hash)
+    }
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(result.failed.map((item) => item.error)).toEqual(['CHECKPOINT_UNSAFE_PATH: "out/evil\\nname.txt" was left alone: its folder out is now a symbolic link'])
+  })
+
   it('never acts through a workspace root that became a symbolic link: every file under it is skipped, what it leads to stays', async () => {
     const { ctx, workspace, edit } = await setup()
     await writeFile(join(workspace, 'a.txt'), 'orig')
@@ -243,7 +265,7 @@ describe('plan and rewind on the real file system', () => {
     expect(await text(join(workspace, 'good.txt'))).toBe('good0')
   })
 
-  it('plans a file whose stored content is missing or damaged as not restorable, not restore, as the rewind then fails it', async () => {
+  it('plans a file whose stored content is missing or damaged as not restorable when asked to check the contents, as the rewind then fails it', async () => {
     const store = new MemoryCheckpointStore()
     const { ctx, workspace, edit } = await setup(store)
     for (const name of ['gone', 'bad', 'good']) await writeFile(join(workspace, `${name}.txt`), `${name}0`)
@@ -254,7 +276,7 @@ describe('plan and rewind on the real file system', () => {
       if (hash === gone) throw new ReinError('CHECKPOINT_BLOB_MISSING', `checkpoint content ${hash} is missing`)
       return hash === bad ? Buffer.from('rotten') : blob(sessionId, hash)
     }
-    const plan = await ctx.checkpoints.plan('s1', 't1')
+    const plan = await ctx.checkpoints.plan('s1', 't1', { checkContents: true })
     const planned = Object.fromEntries(plan.items.map((item) => [item.path, [item.action, item.reason?.split(':')[0]]]))
     expect(planned).toEqual({ 'good.txt': ['restore', undefined], 'bad.txt': ['skipped', 'cannot be restored'], 'gone.txt': ['skipped', 'cannot be restored'] })
     expect(plan.items.find((item) => item.path === 'gone.txt')?.reason).toMatch(/^cannot be restored: CHECKPOINT_BLOB_MISSING: /)
@@ -262,6 +284,31 @@ describe('plan and rewind on the real file system', () => {
     const result = await ctx.checkpoints.rewind('s1', 't1')
     expect(names(result.failed)).toEqual(['bad.txt', 'gone.txt'])
     expect(names(result.restored)).toEqual(['good.txt'])
+  })
+
+  it('reads each stored content once in a real rewind, not twice: the plan before it reads none unless asked to check them', async () => {
+    const store = new MemoryCheckpointStore()
+    const { ctx, workspace, edit } = await setup(store)
+    for (let index = 0; index < 5; index++) {
+      await writeFile(join(workspace, `f${index}.txt`), `old${index}`)
+      await edit('t1', `f${index}.txt`, `new${index}`)
+    }
+    let reads = 0
+    const blob = store.blob.bind(store)
+    store.blob = async (sessionId, hash) => {
+      reads++
+      return blob(sessionId, hash)
+    }
+    const counted = async (body: () => Promise<unknown>) => {
+      const start = reads
+      await body()
+      return reads - start
+    }
+    // What `rein rewind --dry-run` asks, and what `rein rewind` does: a plan, then the rewind.
+    expect(await counted(() => ctx.checkpoints.plan('s1', 't1', { checkContents: true }))).toBe(5)
+    expect(await counted(() => ctx.checkpoints.plan('s1', 't1'))).toBe(0)
+    expect(await counted(() => ctx.checkpoints.rewind('s1', 't1'))).toBe(5)
+    expect(await text(join(workspace, 'f0.txt'))).toBe('old0')
   })
 
   it('keeps the mode of the file it restores', async () => {

@@ -52,3 +52,22 @@ describe('a file whose place under <home>/recovered would be too long a path', (
     expect(await readFile(join(workspace, changed), 'utf8')).toBe('changed')
   })
 })
+
+describe('a file a command deleted, under a path too long to keep a copy aside', () => {
+  it('is planned and rewound as restored: with nothing at its path there is nothing to copy first', async () => {
+    const [workspace, base] = [await tempRoot(), await tempRoot()]
+    const home = join(base, 'h'.repeat(250), 'h'.repeat(250))
+    const folders = Array.from({ length: Math.floor((4000 - workspace.length) / 251) }, () => 'd'.repeat(250)).join('/')
+    await mkdir(join(workspace, folders), { recursive: true })
+    const ctx = new Context()
+    await ctx.plugin(CheckpointService, { home })
+    ctx.checkpoints.registerStore(new MemoryCheckpointStore())
+    const gone = `${folders}/gone.txt`
+    await ctx.checkpoints.record('s1', { anchor: 't1', root: workspace, path: gone, existed: true, before: Buffer.from('precious'), after: null, by: 'bash: rm gone.txt' })
+    const plan = await ctx.checkpoints.plan('s1', 't1')
+    expect(plan.items.map((item) => [basename(item.path), item.action, item.reason])).toEqual([['gone.txt', 'restore', undefined]])
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect({ skipped: result.skipped, failed: result.failed, restored: result.restored.length }).toEqual({ skipped: [], failed: [], restored: 1 })
+    expect(await readFile(join(workspace, gone), 'utf8')).toBe('precious')
+  })
+})

@@ -59,7 +59,8 @@ async function rewind(scope: SessionScope, checkpoints: CheckpointService, sessi
     scope.renderer.notice(`turn ${asked.turn} continues turn ${start.turn} (it answers the same message), so the rewind goes back to before turn ${start.turn}`)
   }
   const anchors = anchorsFrom(events, start)
-  const plan = await planFrom(checkpoints, session.id, anchors)
+  // Only a dry run has the plan read back every content: a rewind reads each as it writes it.
+  const plan = await planFrom(checkpoints, session.id, anchors, options.dryRun)
   const print = (lines: string[]) => scope.io.stdout.write(`${neutralize(lines.join('\n'))}\n`)
   const json = (value: object) => scope.io.stdout.write(`${JSON.stringify(value)}\n`)
   let incomplete = false
@@ -84,9 +85,9 @@ async function rewind(scope: SessionScope, checkpoints: CheckpointService, sessi
 }
 
 /** The plan for going back before the first of `anchors` (the turn's, then every later turn's); `undefined` when it has nothing to say. */
-async function planFrom(checkpoints: CheckpointService, sessionId: string, anchors: readonly string[]): Promise<RewindPlan | undefined> {
+async function planFrom(checkpoints: CheckpointService, sessionId: string, anchors: readonly string[], checkContents: boolean): Promise<RewindPlan | undefined> {
   if (anchors.length === 0) return undefined
-  const plan = await checkpoints.plan(sessionId, anchors)
+  const plan = await checkpoints.plan(sessionId, anchors, { checkContents })
   return plan.items.length > 0 || plan.notCovered.length > 0 || plan.pruned.length > 0 ? plan : undefined
 }
 

@@ -47,7 +47,8 @@ export function resultLines(result: RewindResult, cwd: string): string[] {
     ...result.already.map((item) => row(item, 'already restored', cwd)),
     ...result.drifted.map((item) => row(item, 'drifted', cwd)),
     ...result.skipped.map((item) => row(item, 'skipped', cwd)),
-    ...result.failed.map((item) => ({ ...row(item, 'failed', cwd), reason: joinReasons(item.error, changedWhile(item)) })),
+    // An fs error names the file as it is: one with a line break or a bidi control must not break or reorder the row.
+    ...result.failed.map((item) => ({ ...row(item, 'failed', cwd), reason: joinReasons(listedPath(item.error), changedWhile(item)) })),
   ].sort((a, b) => b.newest - a.newest)
   return [...table(rows), ...notCovered(result.notCovered), countOf(rows)]
 }

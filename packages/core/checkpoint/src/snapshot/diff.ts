@@ -40,9 +40,13 @@ export function snapshotChanges(root: string, walk: WalkChanges, store: PackStor
   }
   for (const [path, was, now] of walk.changed) {
     // Written with the same bytes (touched, or rewritten by a formatter that changed nothing).
-    if (was.hash === undefined || was.hash !== now.hash) changes.push(changed(path, was, now, store))
-    // A chmod alone: not undone, but recorded so the rewind says so instead of nothing.
-    else if (was.mode !== now.mode && !was.link && !now.link) changes.push({ path, existed: true, before: null, after: null, gap: permissionsGap(was.mode, now.mode) })
+    const content = was.hash === undefined || was.hash !== now.hash ? changed(path, was, now, store) : undefined
+    if (content) changes.push(content)
+    // A chmod: not undone, but recorded (a record of its own, after the content's: a record holds
+    // no mode after) so the rewind says so instead of nothing, also where the content goes back.
+    if (was.mode !== now.mode && !was.link && !now.link && !was.special && !now.special) {
+      changes.push({ path, existed: true, before: null, after: null, gap: permissionsGap(was.mode, now.mode) })
+    }
   }
   for (const [path, above] of walk.made) changes.push({ path, folder: true, existed: false, before: null, after: null, ...(above > 0 ? { createdFolders: above } : {}) })
   for (const [path, mode] of walk.removed) {
