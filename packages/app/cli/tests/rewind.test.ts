@@ -228,6 +228,21 @@ describe('rein rewind: the result table', () => {
   })
 })
 
+describe('rein rewind: the command a file changed under', () => {
+  it('is shown on one line, quoted when it spans lines (a heredoc), and cut when long, so the row stays one line', () => {
+    const restored = (path: string, changedWhile: string) => ({ root: '/w', path, file: `/w/${path}`, action: 'restore' as const, before: 'h', after: 'h2', seqs: [1], changedWhile })
+    const result = {
+      sessionId: 's1', anchor: 'm1', already: [], drifted: [], skipped: [], notCovered: [], pruned: [], failed: [],
+      restored: [restored('a.txt', "bash: cat > a.txt <<'EOF'\nnew\nEOF"), restored('b.txt', `bash: ${'x'.repeat(200)}`)],
+    }
+    const lines = resultLines(result, '/w')
+    expect(lines.every((line) => !line.includes('\n'))).toBe(true)
+    expect(lines[1]).toContain('changed while "bash: cat > a.txt <<\'EOF\'\\nnew\\nEOF" ran')
+    expect(lines[2]).toMatch(/changed while `bash: x+…` ran/)
+    expect(lines[2]!.length).toBeLessThan(160)
+  })
+})
+
 describe('rein rewind of a session a kill left mid-turn', () => {
   /** Two turns as twoTurns makes them, then a third whose request the process is killed in. */
   async function killedInTurnThree(): Promise<{ p: Project; id: string }> {

@@ -4,7 +4,7 @@
  */
 
 import { isAbsolute, relative, sep } from 'node:path'
-import { listedPath } from '@rein/base'
+import { listedPath, shorten } from '@rein/base'
 import type { PlanAction, PlanItem, RewindPlan, RewindResult } from '@rein/checkpoint'
 
 interface Row {
@@ -75,9 +75,18 @@ function shown(file: string, cwd: string): string {
   return inside === '' || inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside) ? file : inside
 }
 
-/** A file that changed while a command ran may have been edited by a person too: say which command. */
+/** Most characters of a command a row shows: enough to know it, not a script in a table. */
+const COMMAND_CHARS = 80
+
+/**
+ * A file that changed while a command ran may have been edited by a person too: say which command,
+ * on one line (quoted as JSON when it spans lines, a heredoc say) and cut when long.
+ */
 function changedWhile(item: PlanItem): string | undefined {
-  return item.changedWhile === undefined ? undefined : `changed while \`${item.changedWhile}\` ran`
+  if (item.changedWhile === undefined) return undefined
+  const command = shorten(item.changedWhile, COMMAND_CHARS)
+  const quoted = listedPath(command)
+  return `changed while ${quoted === command ? `\`${command}\`` : quoted} ran`
 }
 
 function joinReasons(...reasons: (string | undefined)[]): string {
