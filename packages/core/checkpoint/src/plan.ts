@@ -71,7 +71,8 @@ function isNonFileOnly(record: CheckpointRecord): boolean {
  * bring back, and cannot.
  */
 export async function planFile(root: string, path: string, records: readonly CheckpointRecord[]): Promise<PlanItem> {
-  const oldestIsContent = records.at(-1)?.gap === undefined
+  // A change of permissions changed no content: the oldest record that says what the file held decides.
+  const oldestIsContent = records.findLast((record) => !isPermissionsChange(record))?.gap === undefined
   const content = records.filter((record) => !isPermissionsChange(record) && !(oldestIsContent && isNonFileOnly(record)))
   if (content.length === records.length) return planContent(root, path, records)
   const permissions = permissionsSpan(records)

@@ -81,6 +81,18 @@ describe('symbolic links a command puts in a file\'s place', () => {
     expect(await text(join(workspace, 'a.txt'))).toBe('important')
   })
 
+  it('brings a file back that a link replaced after an earlier turn only changed its permissions (a chmod record is not content)', async () => {
+    const { ctx, workspace, run } = await setup()
+    await writeFile(join(workspace, 'a.txt'), 'important')
+    await run('true', 'm0')
+    await run('chmod 600 a.txt', 'm1')
+    await run('ln -sf other.txt a.txt', 'm2')
+    await run('rm a.txt', 'm3')
+    expect((await planned(ctx, 'm1'))[0]?.[1]).toBe('restore')
+    await ctx.checkpoints.rewind('s1', 'm1')
+    expect(await text(join(workspace, 'a.txt'))).toBe('important')
+  })
+
   it('reports a symbolic link a command removed as not restored, though a later command wrote a file there', async () => {
     const { ctx, workspace, run } = await setup()
     await symlink('elsewhere', join(workspace, 'link.txt'))
