@@ -23,32 +23,46 @@ export interface Spent {
 export interface SpendPlan {
   /** By the answer's seq: the figures its bracket shows. An answer not here shows none (its attempt has a line). */
   answers: ReadonlyMap<number, Spent>
-  /** By the attempt's seq: attempts shown on a line of their own, and whether a summary request made them. */
-  attempts: ReadonlyMap<number, { attempt: Attempt; summary: boolean }>
+  /** By the attempt's seq: attempts shown on a line of their own, whether a summary request made them, and whether its summary went unused. */
+  attempts: ReadonlyMap<number, ShownAttempt>
+}
+
+/** An attempt on a line of its own; `unused`: a summary request that answered, and no compaction followed (its summary was refused). */
+interface ShownAttempt {
+  attempt: Attempt
+  summary: boolean
+  unused?: true
 }
 
 /** Decides, in one pass over the log, which line shows each counted spend. */
 export function planSpend(events: readonly SessionEvent[]): SpendPlan {
   const answers = new Map<number, Spent>()
-  const attempts = new Map<number, { attempt: Attempt; summary: boolean }>()
-  let part = { attempts: [] as { seq: number; attempt: Attempt; summary: boolean }[], answers: [] as { seq: number; spent: Spent; from?: Attempt }[] }
+  const attempts = new Map<number, ShownAttempt>()
+  let part = { attempts: [] as (ShownAttempt & { seq: number })[], answers: [] as { seq: number; spent: Spent; from?: Attempt }[] }
+  /** The current summary request's answered attempt, until a compaction shows its summary was used. */
+  let answeredSummary: ShownAttempt | undefined
   let pending: { seq: number; attempt: Attempt } | undefined
   let summarizing = false
   const close = () => {
     const paired = new Set(part.answers.flatMap((answer) => (answer.from ? [answer.from] : [])))
     if (part.attempts.length === 0) for (const answer of part.answers) answers.set(answer.seq, answer.spent)
     for (const answer of part.answers) if (answer.from) answers.set(answer.seq, answer.from)
-    for (const { seq, attempt, summary } of part.attempts) if (!paired.has(attempt)) attempts.set(seq, { attempt, summary })
+    for (const { seq, ...shown } of part.attempts) if (!paired.has(shown.attempt)) attempts.set(seq, shown)
     part = { attempts: [], answers: [] }
     pending = undefined
   }
   for (const event of events) {
     if (event.type === 'turn/start' || event.type === 'turn/end' || event.type === 'session/forked') close()
+    if (event.type === 'context/compacted' && answeredSummary) delete answeredSummary.unused
     if (event.type === 'summary/start') summarizing = true
     else if (event.type === 'context/compacted' || event.type === 'step/start' || event.type === 'turn/start' || event.type === 'turn/end') summarizing = false
-    else if (event.type === 'llm/attempt') {
+    if (!summarizing) answeredSummary = undefined
+    if (event.type === 'llm/attempt') {
       const attempt = eventData(event, 'llm/attempt')
-      part.attempts.push({ seq: event.seq, attempt, summary: summarizing })
+      const shown: ShownAttempt & { seq: number } = { seq: event.seq, attempt, summary: summarizing }
+      // Unused until a compaction follows: a refused summary leaves none.
+      if (summarizing && attempt.failure === undefined) answeredSummary = Object.assign(shown, { unused: true as const })
+      part.attempts.push(shown)
       // Only a step's successful attempt produces an answer; the answer is logged right after it.
       pending = attempt.failure === undefined && !summarizing ? { seq: event.seq, attempt } : undefined
     } else if (event.type === 'assistant/message') {
@@ -71,10 +85,11 @@ export function spentText(spent: Spent): string {
 }
 
 /** `  · retry 1 failed: STREAM_CLOSED · openai/m1 · tokens in 1,000 out 7 · 0.0010`: an attempt no answer shows. */
-export function attemptLine(attempt: Attempt, summary: boolean): string {
+export function attemptLine(attempt: Attempt, summary: boolean, unused?: true): string {
   const which = attempt.retry > 0 ? `retry ${attempt.retry}` : 'attempt'
   const what = summary ? `summary request${attempt.retry > 0 ? ` (${which})` : ''}` : which
-  const outcome = attempt.failure ? `failed: ${attempt.failure.code}` : summary ? 'answered' : 'succeeded'
+  const answered = unused ? 'answered, its summary not used (refused: nothing was compacted)' : 'answered'
+  const outcome = attempt.failure ? `failed: ${attempt.failure.code}` : summary ? answered : 'succeeded'
   return `  · ${what} ${outcome} · ${attempt.provider}/${attempt.model} · ${spentText(attempt)}`
 }
 

@@ -143,7 +143,7 @@ function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, TurnChan
       return `  (${event.type})`
     case 'llm/attempt': {
       const shown = spend.attempts.get(event.seq)
-      return shown ? attemptLine(shown.attempt, shown.summary) : undefined
+      return shown ? attemptLine(shown.attempt, shown.summary, shown.unused) : undefined
     }
     case 'session/forked': {
       const { fromSessionId } = eventData(event, 'session/forked')
