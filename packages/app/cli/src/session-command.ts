@@ -153,6 +153,7 @@ export async function openAgent(scope: SessionScope, sessionId: string | undefin
   sessionId = await resolveSessionId(scope.ctx, sessionId)
   // A signal during the repair stops what it runs (a subagent being continued is interrupted, to continue later).
   const { agent, repaired } = await scope.ctx.agents.resume(sessionId, { ...rest, ...(scope.options.model ? { model: scope.options.model } : {}), signal: scope.interrupted })
+    .catch((error: unknown) => { throw modelMissingIn(scope.source, error) })
   // Jobs an earlier process left running are reaped now, and the model told, before the first turn.
   scope.ctx.get('jobs')?.reap(sessionId)
   describeRoute(scope, agent)
@@ -160,10 +161,14 @@ export async function openAgent(scope: SessionScope, sessionId: string | undefin
   return { agent, repaired }
 }
 
-/** The agents row of a cordis.yml without a model: said in the file's terms, not the built-in composition's variables. */
+/** The agents row of a cordis.yml without a provider or model: said in the file's terms, not the built-in composition's variables. */
 function modelMissingIn(source: string, error: unknown): unknown {
   if (!isReinError(error, 'NO_MODEL') || source === 'built-in') return error
-  return new ReinError('NO_MODEL', `no model configured: set provider and model on the agents row of ${source}, or give --model <id> (REIN_MODEL is for the built-in composition only)`, { cause: error, details: { file: source } })
+  const missing = Array.isArray(error.details?.missing) ? error.details.missing.filter((name): name is string => name === 'provider' || name === 'model') : []
+  const named = missing.length > 0 ? missing : ['provider', 'model']
+  const flags = named.map((name) => `--${name} <${name === 'model' ? 'id' : 'name'}>`).join(' and ')
+  const variable = named.includes('model') ? ' (REIN_MODEL is for the built-in composition only)' : ''
+  return new ReinError('NO_MODEL', `no ${named.join(' and ')} configured: set ${named.join(' and ')} on the agents row of ${source}, or give ${flags}${variable}`, { cause: error, details: { file: source } })
 }
 
 /**

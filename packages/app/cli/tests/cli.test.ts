@@ -120,9 +120,18 @@ describe('rein: usage', () => {
     const result = await rein(p.dir, ['run', 'hi'], { env: { OPENAI_API_KEY: 'sk-set', REIN_MODEL: 'm1' } })
     expect({ code: result.code, stderr: result.stderr }).toEqual({
       code: 2,
-      stderr: `rein: no model configured: set provider and model on the agents row of ${join(p.dir, 'cordis.yml')}, or give --model <id> (REIN_MODEL is for the built-in composition only)\n`,
+      stderr: `rein: no model configured: set model on the agents row of ${join(p.dir, 'cordis.yml')}, or give --model <id> (REIN_MODEL is for the built-in composition only)\n`,
     })
     expect(p.server.requests).toHaveLength(0)
+  })
+
+  it('names the provider, not the model, when the agents row has a model and no provider, even with --model given', async () => {
+    const p = await setUp([answer('never')], { agent: { provider: undefined } })
+    const result = await rein(p.dir, ['run', '--model', 'mock-model', 'hi'])
+    expect({ code: result.code, stderr: result.stderr }).toEqual({
+      code: 2,
+      stderr: `rein: no provider configured: set provider on the agents row of ${join(p.dir, 'cordis.yml')}, or give --provider <name>\n`,
+    })
   })
 
   it('names the row of a broken cordis.yml, and nothing runs', async () => {

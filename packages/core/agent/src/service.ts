@@ -267,7 +267,8 @@ export class AgentService extends Service {
     const merged = { ...(child ? rowDefaults : this._state.config), ...stripUndefined(options) }
     const { provider, model } = merged
     if (!provider || !model) {
-      throw new ReinError('NO_MODEL', 'no provider/model configured: set provider and model on the agents row in cordis.yml, or pass them')
+      const missing = [...(provider ? [] : ['provider']), ...(model ? [] : ['model'])]
+      throw new ReinError('NO_MODEL', `no ${missing.join(' and ')} configured: set ${missing.join(' and ')} on the agents row in cordis.yml, or pass ${missing.length > 1 ? 'them' : 'it'}`, { details: { missing } })
     }
     const resolved: AgentOptions = { ...merged, provider, model, cwd: options.cwd ?? process.cwd() }
     // Checks the allow-list: a bad one fails here, before any session exists.
