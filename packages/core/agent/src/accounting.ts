@@ -30,7 +30,7 @@ export class Tally {
     return this._counted === 0 || this._unpriced ? undefined : this._money
   }
 
-  /** True when part of the usage is rein's estimate (the provider reported none). */
+  /** True when part of the usage is rein's estimate (the provider reported none, or not all of the output). */
   get estimated(): boolean {
     return this._estimated
   }

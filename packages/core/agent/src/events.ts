@@ -16,7 +16,7 @@ export type AgentEvent =
   | { type: 'tool-end'; callId: string; name: string; isError: boolean; code?: string; card: ToolResultView; resumable?: true }
   /**
    * After each provider attempt with usage (failed ones too): its usage and cost, and the agent's
-   * totals. `estimated`: the provider reported none for this attempt, so `usage` is counted from characters.
+   * totals. `estimated`: part or all of `usage` is counted from characters (the provider reported none, or not for the output after its last report).
    */
   | { type: 'usage'; usage: TokenUsage; cost?: number; estimated?: true; total: TokenUsage; totalCost?: number; finish: FinishReason }
   /** Before each request: its estimated input tokens against the model's window (absent when unknown). */
@@ -49,7 +49,7 @@ export interface TurnResult {
   usage: TokenUsage
   /** Undefined when a model used was unpriced. */
   cost?: number
-  /** Part of `usage` is estimated: a provider reported none for an attempt that produced output. */
+  /** Part of `usage` is counted from characters: a provider reported none, or not all, of an attempt's output. */
   usageEstimated?: true
   /**
    * What the turn's subagents (theirs included) spent for it, counted once and not in `usage`:

@@ -66,7 +66,7 @@ export interface LlmAttempt {
   finishReason?: FinishReason
   /** As the provider reported it, or rein's estimate when `usageEstimated`. */
   usage?: TokenUsage
-  /** The provider reported no usage for an attempt that produced output; `usage` is estimated from characters. */
+  /** Part or all of `usage` is counted from characters: the provider reported none, or none for the output after its last report (a cut-off attempt). */
   usageEstimated?: true
   responseId?: string
   responseModel?: string
