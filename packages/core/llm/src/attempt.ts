@@ -243,7 +243,7 @@ class Attempt {
     const { route, retry, position } = this.context
     const { finishChunk: finish } = this
     const finishReason: FinishReason = finish?.reason ?? (failure?.code === 'ABORTED' ? 'aborted' : 'error')
-    const { usage, estimated } = this.chargedUsage(finish !== undefined)
+    const { usage, estimated } = this.chargedUsage()
     const record: LlmAttempt = {
       provider: route.provider, model: route.model, retry, fallback: position,
       startedAt: this.startedAt, endedAt: Date.now(), shown: this.shown, ...(failure ? { failure } : {}), finishReason,
@@ -256,14 +256,15 @@ class Attempt {
   }
 
   /**
-   * What the attempt is charged: the provider's last report; for an attempt cut off before its
-   * finish, plus an estimate of the output after that report (a relay may report the prompt at the
-   * start and the rest only at an end that never came); an estimate of all of it without a report.
+   * What the attempt is charged: the provider's last report, plus an estimate of the output after
+   * it (a relay may report the prompt at the start and the rest only at an end that never came, or
+   * never); an estimate of all of it without a report. A provider that reports at the end, or with
+   * each delta, leaves no output after its last report.
    */
-  private chargedUsage(finished: boolean): { usage?: TokenUsage; estimated?: true } {
+  private chargedUsage(): { usage?: TokenUsage; estimated?: true } {
     const { usage } = this
     if (usage === undefined) return this.outputChars > 0 ? { usage: estimateUsage(this.request, this.outputChars), estimated: true } : {}
-    const uncounted = finished ? 0 : this.outputChars - this.outputCharsAtUsage
+    const uncounted = this.outputChars - this.outputCharsAtUsage
     if (uncounted <= 0) return { usage }
     return { usage: { ...usage, outputTokens: usage.outputTokens + Math.ceil(uncounted / 4) }, estimated: true }
   }

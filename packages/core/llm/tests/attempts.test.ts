@@ -142,6 +142,14 @@ describe('attempt records', () => {
     expect(attempts(events)).toEqual([expect.objectContaining({ finishReason: 'aborted', usage: { inputTokens: 700, outputTokens: 101 }, usageEstimated: true })])
   })
 
+  it('adds an estimate of the output after a stale early report to an attempt that finished without a later one', async () => {
+    const root = await runtime()
+    const text = 'x'.repeat(400)
+    root.llm.registerAdapter('p', new FakeAdapter([{ chunks: [usage(700, 0), ...textDelta(text), { type: 'block-end', index: 0, block: { type: 'text', text } }, { type: 'finish', reason: 'stop' }] }]))
+    const { events } = await collect(root)
+    expect(attempts(events)).toEqual([expect.objectContaining({ finishReason: 'stop', usage: { inputTokens: 700, outputTokens: 100 }, usageEstimated: true })])
+  })
+
   it('keeps the usage of an attempt that failed in the stream after its usage chunk', async () => {
     const root = await runtime()
     root.llm.registerAdapter('p', new FakeAdapter([{ chunks: [...textDelta('Hal'), usage(500, 7)], throws: { code: 'STREAM_CLOSED', message: 'dropped' } }]))
