@@ -26,7 +26,7 @@ export function evaluateConfig(evaluate: (expression: string) => unknown, config
     if (isJsExpr(value)) {
       try {
         const result: unknown = evaluate(value.__jsExpr)
-        if (result === undefined) problems.push(gaveUndefined(path))
+        problems.push(...undefinedIn(result, path))
         return result
       } catch (error) {
         problems.push(`${formatPath(path)}: ${expressionThrew(error)}`)
@@ -46,10 +46,26 @@ export function evaluateConfig(evaluate: (expression: string) => unknown, config
  * send a key to a server it was not meant for (a gateway's baseURL read from an unset variable).
  */
 export function undefinedExpressions(config: unknown, evaluated: unknown, path: ConfigPath = []): string[] {
-  if (isJsExpr(config)) return evaluated === undefined ? [gaveUndefined(path)] : []
+  if (isJsExpr(config)) return undefinedIn(evaluated, path)
   if (typeof config !== 'object' || config === null) return []
   const inner = typeof evaluated === 'object' && evaluated !== null ? evaluated : {}
   return Object.entries(config).flatMap(([key, value]) => undefinedExpressions(value, Reflect.get(inner, key), [...path, Array.isArray(config) ? Number(key) : key]))
+}
+
+/** Where the value an expression gave is, or holds in a plain object or array, undefined; each object looked in once (a value may hold a cycle). */
+function undefinedIn(value: unknown, path: ConfigPath, seen = new WeakSet<object>()): string[] {
+  if (value === undefined) return [gaveUndefined(path)]
+  if (!Array.isArray(value) && !isPlainObject(value)) return []
+  if (seen.has(value)) return []
+  seen.add(value)
+  const entries: [string | number, unknown][] = Array.isArray(value) ? value.map((item, index) => [index, item]) : Object.entries(value)
+  return entries.flatMap(([key, item]) => undefinedIn(item, [...path, key], seen))
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false
+  const prototype: unknown = Object.getPrototypeOf(value)
+  return prototype === Object.prototype || prototype === null
 }
 
 function gaveUndefined(path: ConfigPath): string {

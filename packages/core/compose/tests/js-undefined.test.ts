@@ -33,6 +33,12 @@ describe('a !!js value that gives undefined', () => {
     expect((loaded.ctx as unknown as { counter: { config: { limit: number } } }).counter.config.limit).toBe(5)
   })
 
+  it('fails the load when the value it gives holds undefined (an object built from an unset variable), naming the field inside', async () => {
+    const row = ['- id: any', '  name: FIXTURES/any-value.ts', '  config:', '    apiKey: pk-1', '    extra: !!js "({ url: process.env.REIN_TEST_UNSET, list: [1] })"'].join('\n')
+    const error = await load(writeConfig(row)).then(() => undefined, (caught: unknown) => caught)
+    expect(isReinError(error) && error.details?.problems).toEqual([expect.stringContaining('config.extra.url: the !!js expression gave undefined')])
+  })
+
   it('is fine once the variable is set (a value, even an empty string, is what was asked for)', async () => {
     process.env.REIN_TEST_UNSET = '7'
     const loaded = await load(writeConfig(counter('limit: !!js Number(process.env.REIN_TEST_UNSET)')))
