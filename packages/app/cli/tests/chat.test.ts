@@ -290,7 +290,10 @@ describe('rein chat: saving the cordis.yml in use (issue #9 §6)', () => {
   })
 
   it('applies two saves made during one turn as one edit, told once, without a second "no row changed"', async () => {
-    current = await project((_request, index) => ({ steps: index === 0 ? [{ text: 'Slow ' }, { delayMs: 2_000 }, { text: 'answer.' }] : [{ text: `Answer ${index + 1}.` }] }))
+    // The first answer waits until both saves were seen, so they land in its turn however slow the machine.
+    let release: () => void = () => {}
+    const bothSeen = new Promise<void>((resolve) => { release = resolve })
+    current = await project((_request, index) => ({ steps: index === 0 ? [{ text: 'Slow ' }, { waitFor: bothSeen }, { text: 'answer.' }] : [{ text: `Answer ${index + 1}.` }] }))
     const file = join(current.dir, 'cordis.yml')
     const original = readFileSync(file, 'utf8')
     const chat = terminal(current.dir)
@@ -301,6 +304,7 @@ describe('rein chat: saving the cordis.yml in use (issue #9 §6)', () => {
     await expect.poll(chat.screen, deadline).toContain('cordis.yml saved; it is applied when the running turn ends')
     writeFileSync(file, original.replace('label: mock,', "label: mock, headers: { X-Edited: 'two' },"))
     await expect.poll(() => chat.screen().split('it is applied when the running turn ends').length, deadline).toBe(3)
+    release()
     await expect.poll(chat.screen, deadline).toContain('cordis.yml reloaded, in effect from the next turn: changed model')
     chat.type('again\r')
     await expect.poll(chat.answer).toContain('Answer 2.')
