@@ -5,36 +5,16 @@
 import { execFileSync } from 'node:child_process'
 import { chmod, lstat, mkdir, readdir, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { Context } from '@deepseek-ai/cordis'
-import ToolService from '@rein/tools'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { CheckpointService, MemoryCheckpointStore, type PlanItem, type RewindResult } from '../src/index.ts'
-import { identity, sh } from './fixtures/sh-tool.ts'
+import type { PlanItem, RewindResult } from '../src/index.ts'
+import { shWorkspace } from './sh-workspace.ts'
 import { tempRoot, text } from './harness.ts'
 
 afterEach(() => {
   vi.unstubAllEnvs()
 })
 
-async function setup() {
-  const workspace = await tempRoot()
-  vi.stubEnv('REIN_HOME', await tempRoot())
-  const ctx = new Context()
-  await ctx.plugin(ToolService, { askFor: [] })
-  await ctx.plugin(CheckpointService, { snapshot: { folder: join(await tempRoot(), 'snapshots') } })
-  const store = new MemoryCheckpointStore()
-  ctx.checkpoints.registerStore(store)
-  ctx.tools.register(sh)
-  let calls = 0
-  const run = async (command: string, anchor = 'm1') => {
-    const result = await ctx.tools.execute({
-      callId: `c${++calls}`, name: 'sh', arguments: JSON.stringify({ command }), signal: new AbortController().signal,
-      context: { cwd: workspace, workspaceRoot: workspace, sessionId: 's1', identity: { ...identity, anchor } },
-    })
-    expect(result.isError).toBe(false)
-  }
-  return { ctx, store, workspace, run }
-}
+const setup = shWorkspace
 
 /** Every path under `folder`, folders with a slash, sorted. */
 async function tree(folder: string, prefix = ''): Promise<string[]> {

@@ -21,16 +21,21 @@ describe('set aside', () => {
   })
 })
 
+/** Folders deep enough in a workspace that the path fits, and under a deep home's recovered folder is over PATH_MAX. */
+async function deepWorkspace() {
+  const [workspace, base] = [await tempRoot(), await tempRoot()]
+  const home = join(base, 'h'.repeat(250), 'h'.repeat(250))
+  const folders = Array.from({ length: Math.floor((4000 - workspace.length) / 251) }, () => 'd'.repeat(250)).join('/')
+  await mkdir(join(workspace, folders), { recursive: true })
+  const ctx = new Context()
+  await ctx.plugin(CheckpointService, { home })
+  ctx.checkpoints.registerStore(new MemoryCheckpointStore())
+  return { workspace, home, folders, ctx }
+}
+
 describe('a file whose place under <home>/recovered would be too long a path', () => {
   it('is planned as not moved aside nor restored, as the rewind then leaves it, rather than promised', async () => {
-    // The workspace path fits; under home's recovered folder (a deep home) it is over PATH_MAX.
-    const [workspace, base] = [await tempRoot(), await tempRoot()]
-    const home = join(base, 'h'.repeat(250), 'h'.repeat(250))
-    const folders = Array.from({ length: Math.floor((4000 - workspace.length) / 251) }, () => 'd'.repeat(250)).join('/')
-    await mkdir(join(workspace, folders), { recursive: true })
-    const ctx = new Context()
-    await ctx.plugin(CheckpointService, { home })
-    ctx.checkpoints.registerStore(new MemoryCheckpointStore())
+    const { workspace, home, folders, ctx } = await deepWorkspace()
     const by = 'bash: make deep files'
     const [made, changed] = [`${folders}/made.txt`, `${folders}/changed.txt`]
     await writeFile(join(workspace, changed), 'old')
@@ -55,13 +60,7 @@ describe('a file whose place under <home>/recovered would be too long a path', (
 
 describe('a file a command deleted, under a path too long to keep a copy aside', () => {
   it('is planned and rewound as restored: with nothing at its path there is nothing to copy first', async () => {
-    const [workspace, base] = [await tempRoot(), await tempRoot()]
-    const home = join(base, 'h'.repeat(250), 'h'.repeat(250))
-    const folders = Array.from({ length: Math.floor((4000 - workspace.length) / 251) }, () => 'd'.repeat(250)).join('/')
-    await mkdir(join(workspace, folders), { recursive: true })
-    const ctx = new Context()
-    await ctx.plugin(CheckpointService, { home })
-    ctx.checkpoints.registerStore(new MemoryCheckpointStore())
+    const { workspace, folders, ctx } = await deepWorkspace()
     const gone = `${folders}/gone.txt`
     await ctx.checkpoints.record('s1', { anchor: 't1', root: workspace, path: gone, existed: true, before: Buffer.from('precious'), after: null, by: 'bash: rm gone.txt' })
     const plan = await ctx.checkpoints.plan('s1', 't1')
