@@ -87,10 +87,10 @@ export async function soakSession(plan: SessionPlan, tally: Tally, base: string)
       if (!events || !completed(events)) continue
       finished = true
       // Killed while it waited for its background job: the next `rein resume` reaps the job and,
-      // the turn having completed, says there is nothing to continue (usage, exit 2).
+      // its notice being news for the model, continues the completed session to tell it (exit 0).
       if (openJobs(events).length > 0) {
         const reap = await spawnCounted(['resume', '--yes', id], undefined)
-        if (reap.code !== 2) {
+        if (reap.code !== 0) {
           tally.failedUnkilled++
           note(`the resume that reaps jobs exited ${reap.code}: ${reap.stderr.trim()}`)
         }
