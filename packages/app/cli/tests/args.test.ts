@@ -21,6 +21,11 @@ describe('rein: a flag that takes one value', () => {
     }
   })
 
+  it('refuses one given twice with the same value, and beside --help, as the README says', () => {
+    expect(() => parseCommandLine(['run', '-m', 'a', '--model', 'a', 'x'])).toThrow('--model was given more than once ("a", "a")')
+    expect(() => parseCommandLine(['run', '-m', 'a', '-m', 'b', '--help'])).toThrow('--model was given more than once')
+  })
+
   it('still takes --allow repeated (it adds up) and a switch given twice', () => {
     const parsed = parseCommandLine(['run', '--allow', 'write', '--allow', 'exec', '--yes', '-y', 'x'])
     expect(parsed.options).toMatchObject({ allow: ['write', 'exec'], yes: true })

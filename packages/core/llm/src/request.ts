@@ -66,7 +66,7 @@ export interface LlmAttempt {
   finishReason?: FinishReason
   /** As the provider reported it, or rein's estimate when `usageEstimated`. */
   usage?: TokenUsage
-  /** Part or all of `usage` is counted from characters: the provider reported none, or none for the output after its last report (a cut-off attempt). */
+  /** Part or all of `usage` is counted from characters: the provider reported none, or none for the output after its last report. */
   usageEstimated?: true
   responseId?: string
   responseModel?: string
