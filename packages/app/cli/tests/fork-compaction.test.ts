@@ -2,12 +2,13 @@
 // a compaction copied into it must still name the same messages.
 import { Context } from '@deepseek-ai/cordis'
 import { assistantMessage, userMessage, type Message } from '@rein/llm'
-import SessionService, { deriveMessages, MemorySessionStore } from '@rein/session'
+import SessionService, { deriveMessages, MemorySessionStore, type Session } from '@rein/session'
 import { describe, expect, it } from 'vitest'
 import { forkSession } from '../src/rewind/fork.ts'
 
 describe('a fork of a compacted session', () => {
-  it('shows the model other messages than the original did when the summarized range keeps its old seqs', async () => {
+  /** Four turns, a bookkeeping event no loaded plugin defines in each; `compact` adds the compaction. */
+  async function forked(compact: (original: Session) => void) {
     const ctx = new Context()
     await ctx.plugin(SessionService)
     await ctx.inject(['sessions'], (inner) => { inner.sessions.registerStore(new MemorySessionStore()) })
@@ -21,16 +22,36 @@ describe('a fork of a compacted session', () => {
       original.append('assistant/message', { message: said(turn), provider: 'p', model: 'm' })
       original.append('turn/end', { turn, reason: 'completed' })
     }
-    // Turns 2 and 3 summarized.
-    const fromSeq = original.events.find((event) => event.type === 'assistant/message')!.seq
-    const toSeq = original.events.filter((event) => event.type === 'turn/end')[2]!.seq
-    original.append('context/compacted', { reason: 'manual', tokensBefore: 100, tokensAfter: 50, pruned: [], summary: { text: 'Turns 1 to 3.', fromSeq, toSeq, provider: 'p', model: 'm' } })
+    compact(original)
     await undefine()
     const report = await forkSession(ctx, original.header, original.events, original.events.length)
     expect(report.dropped).toBe(4)
     const fork = await ctx.sessions.load(report.sessionId)
-    // Ids name events by seq, which differ; what the model reads must not.
-    const seen = (messages: readonly Message[]) => messages.map(({ role, content, source }) => ({ role, content, source }))
+    return { original, fork }
+  }
+
+  // Ids name events by seq, which differ; what the model reads must not.
+  const seen = (messages: readonly Message[]) => messages.map(({ role, content, source }) => ({ role, content, source }))
+
+  it('shows the model other messages than the original did when the summarized range keeps its old seqs', async () => {
+    const { original, fork } = await forked((session) => {
+      // Turns 2 and 3 summarized.
+      const fromSeq = session.events.find((event) => event.type === 'assistant/message')!.seq
+      const toSeq = session.events.filter((event) => event.type === 'turn/end')[2]!.seq
+      session.append('context/compacted', { reason: 'manual', tokensBefore: 100, tokensAfter: 50, pruned: [], summary: { text: 'Turns 1 to 3.', fromSeq, toSeq, provider: 'p', model: 'm' } })
+    })
+    expect(seen(deriveMessages(fork.events))).toEqual(seen(original.messages()))
+  })
+
+  it('summarizes the message the original kept word for word when the kept one keeps its old seq', async () => {
+    const { original, fork } = await forked((session) => {
+      // From turn 1's answer into turn 4, whose request stays word for word.
+      const fromSeq = session.events.find((event) => event.type === 'assistant/message')!.seq
+      const asks = session.events.filter((event) => event.type === 'user/message')
+      const toSeq = asks[3]!.seq
+      session.append('context/compacted', { reason: 'auto', tokensBefore: 100, tokensAfter: 50, pruned: [], summary: { text: 'Turns 1 to 4.', fromSeq, toSeq, keptSeq: toSeq, provider: 'p', model: 'm' } })
+    })
+    expect(original.messages().map((message) => message.content)).toContainEqual([{ type: 'text', text: 'ask 4' }])
     expect(seen(deriveMessages(fork.events))).toEqual(seen(original.messages()))
   })
 })

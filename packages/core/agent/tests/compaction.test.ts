@@ -482,6 +482,71 @@ describe('the log before a summary request', () => {
   })
 })
 
+describe('an automatic compaction inside one long turn', () => {
+  const TASK = 'TASK-42: read src/big.txt over and over, then say done'
+  /** Turn 1 is a greeting; turn 2 (TASK) calls `dump` `calls` times before it answers. */
+  async function longSecondTurn(calls: number, task = TASK) {
+    let made = 0
+    const { root, llm } = await setUp({
+      compaction: { target: 0.1 },
+      answer: (request) => {
+        // Turn 1's only request holds the greeting alone.
+        if (request.messages.length === 1) return [{ text: 'hi' }]
+        return made++ < calls ? [{ toolCall: { id: `d${made}`, name: 'dump', arguments: '{"path":"src/big.txt"}' } }] : [{ text: 'done' }]
+      },
+    })
+    const agent = await root.agents.create()
+    expect(await agent.send('hello')).toMatchObject({ reason: 'completed' })
+    expect(await agent.send(task)).toMatchObject({ reason: 'completed' })
+    return { root, agent, llm }
+  }
+
+  it('keeps the turn\'s own user message verbatim after the summary, not only in the summary\'s words', async () => {
+    const { agent, llm } = await longSecondTurn(12)
+    const summarized = compactions(agent.session.events).filter((data) => data.summary)
+    // The summary is updated more than once in the turn, and the message is kept each time.
+    expect(summarized.length).toBeGreaterThan(1)
+    const task = agent.session.events.find((event) => event.type === 'user/message' && textOf(eventData(event, 'user/message').message) === TASK)!
+    for (const data of summarized) expect(data.summary!.keptSeq).toBe(task.seq)
+    const afterFirst = llm.requests.filter((each) => !isSummaryRequest(each)).slice(-4)
+    for (const request of afterFirst) {
+      const texts = request.messages.map(textOf)
+      expect(texts[0]).toBe('hello')
+      expect(request.messages[1]!.source).toEqual({ kind: 'plugin', plugin: 'compaction' })
+      expect(texts[1]).toContain('repeated from the conversation it covers, word for word')
+      expect(texts[2]).toBe(TASK)
+      expect(request.messages[2]!.source.kind).toBe('user')
+      expect(texts.filter((text) => text.includes('TASK-42'))).toHaveLength(1)
+    }
+    // The summary's writer reads the request it summarizes the work on.
+    for (const request of llm.requests.filter(isSummaryRequest)) expect(JSON.stringify(request.messages)).toContain('TASK-42')
+  })
+
+  it('summarizes the message once its turn is over and the range passes it', async () => {
+    const { agent } = await longSecondTurn(12)
+    for (let n = 1; n <= 6; n++) expect(await agent.send(`${'words '.repeat(400)}${n}`)).toMatchObject({ reason: 'completed' })
+    const last = compactions(agent.session.events).filter((data) => data.summary).at(-1)!
+    expect(last.summary!.keptSeq).not.toBe(agent.session.events.find((event) => event.type === 'user/message' && textOf(eventData(event, 'user/message').message) === TASK)!.seq)
+    expect(agent.session.messages().map(textOf)).not.toContain(TASK)
+  })
+
+  it('does not keep a request too big to keep (a pasted file): it is summarized as before', async () => {
+    const { agent } = await longSecondTurn(12, `${TASK} ${'pasted '.repeat(300)}`)
+    const summarized = compactions(agent.session.events).filter((data) => data.summary)
+    expect(summarized.length).toBeGreaterThan(0)
+    for (const data of summarized) expect(data.summary!.keptSeq).toBeUndefined()
+    expect(agent.session.messages().some((message) => textOf(message).startsWith(TASK))).toBe(false)
+  })
+
+  it('rebuilds the same messages from the stored log, the kept message included', async () => {
+    const { root, agent } = await longSecondTurn(8)
+    const live = agent.session.messages()
+    expect(live.map(textOf)).toContain(TASK)
+    await agent.close()
+    expect(deriveMessages((await root.sessions.load(agent.session.id)).events)).toEqual(live)
+  })
+})
+
 describe('an asked-for compaction keeps the last turn whole', () => {
   it('finds nothing to compact when asked twice, rather than summarizing the last turn\'s request', async () => {
     // Each turn a call and an answer: the last turn alone holds two answers.

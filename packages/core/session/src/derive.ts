@@ -86,7 +86,9 @@ export function applyCompaction(done: readonly { seq: number; message: Message }
     const after = entries.findIndex((entry) => entry.seq > summary.toSeq)
     const end = after === -1 ? entries.length : after
     if (first !== -1 && first < end) {
-      entries = [...entries.slice(0, first), { seq: summary.fromSeq, message: summaryMessage(summary.text, seq) }, ...entries.slice(end)]
+      const kept = summary.keptSeq === undefined ? undefined : entries.slice(first, end).find((entry) => entry.seq === summary.keptSeq)
+      const opening = { seq: summary.fromSeq, message: summaryMessage(summary.text, seq, kept !== undefined) }
+      entries = [...entries.slice(0, first), opening, ...(kept ? [kept] : []), ...entries.slice(end)]
     }
   }
   return entries
@@ -108,13 +110,23 @@ export function prunedStub(entry: { callId: string; name: string; chars: number 
   return `[${entry.name} result pruned to save context (${entry.chars} characters, kept whole in the session log); recall_result {"call_id": "${entry.callId}"} shows it again]`
 }
 
-/** The message a summary becomes, where the range it replaces began. */
-export function summaryMessage(text: string, seq: number): Message {
-  return createMessage('user', [{ type: 'text', text: `${SUMMARY_OPENING}\n\n${text}` }], { kind: 'plugin', plugin: 'compaction' }, `compaction-${seq}`)
+/**
+ * The message a summary becomes, where the range it replaces began. `keptAfter`: a message of the
+ * range follows it word for word, and the opening says so.
+ */
+export function summaryMessage(text: string, seq: number, keptAfter = false): Message {
+  const opening = keptAfter ? `${SUMMARY_OPENING} ${KEPT_NOTE}` : SUMMARY_OPENING
+  return createMessage('user', [{ type: 'text', text: `${opening}\n\n${text}` }], { kind: 'plugin', plugin: 'compaction' }, `compaction-${seq}`)
 }
 
 /** How a summary message opens: it tells the model what it is reading. */
 export const SUMMARY_OPENING = '[A summary of the conversation before this point, written when the context was compacted. The full history is kept in the session log.]'
+
+/**
+ * Added to the opening when the request being worked on follows the summary: read after work the
+ * summary already covers, it must not look like a new request to do that work again.
+ */
+export const KEPT_NOTE = '[The message after this summary is repeated from the conversation it covers, word for word: the request the latest work summarized here was for, still being worked on.]'
 
 export function deriveMessages(events: readonly SessionEvent[]): Message[] {
   const projection = new MessageProjection()

@@ -177,9 +177,11 @@ export interface ContextCompacted {
   pruned: { callId: string; name: string; chars: number }[]
   /**
    * The messages of events `fromSeq`…`toSeq` (a range that never splits a call from its result) are
-   * replaced by `text`, which a later compaction updates rather than summarizes again.
+   * replaced by `text`, which a later compaction updates rather than summarizes again. `keptSeq`:
+   * a person's message inside the range that stays word for word, right after the summary — the
+   * request of the turn the range cuts into, which the model is still working on.
    */
-  summary?: { text: string; fromSeq: number; toSeq: number; provider: string; model: string }
+  summary?: { text: string; fromSeq: number; toSeq: number; keptSeq?: number; provider: string; model: string }
   /** A summary was wanted but not made (the request failed or overflowed): the compaction pruned only. */
   summaryFailed?: { code: string; message: string }
 }

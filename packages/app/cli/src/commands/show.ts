@@ -6,7 +6,7 @@
 import type { Context } from '@deepseek-ai/cordis'
 import { isReinError, messageOf, ReinError, shorten } from '@rein/base'
 import type { Message } from '@rein/llm'
-import { eventData, planRepair, type SessionEvent, type SessionSummary } from '@rein/session'
+import { eventData, planRepair, type ContextCompacted, type SessionEvent, type SessionSummary } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { compactionLine } from '../render.ts'
@@ -152,8 +152,7 @@ function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, TurnChan
     case 'context/compacted': {
       // The model saw the summary and stubs from here on; the lines above stay as they were said.
       const data = eventData(event, 'context/compacted')
-      const range = data.summary ? ` (events ${data.summary.fromSeq}–${data.summary.toSeq} summarized; the summary:)\n${indent(data.summary.text)}` : ''
-      return `══ ${compactionLine(data)}${range}`
+      return `══ ${compactionLine(data)}${data.summary ? summaryRangeLine(data.summary) : ''}`
     }
     default:
       return undefined
@@ -164,6 +163,12 @@ function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, TurnChan
 function checkpointCount({ files, folders }: TurnChanges): string {
   const counted = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`
   return [files > 0 || folders === 0 ? counted(files, 'file') : undefined, folders > 0 ? counted(folders, 'folder') : undefined].filter((part) => part !== undefined).join(', ')
+}
+
+/** ` (events 3–40 summarized; the summary:)` and the summary, naming the message kept word for word if one was. */
+function summaryRangeLine(summary: NonNullable<ContextCompacted['summary']>): string {
+  const kept = summary.keptSeq !== undefined ? `, the request at event ${summary.keptSeq} kept word for word after it` : ''
+  return ` (events ${summary.fromSeq}–${summary.toSeq} summarized${kept}; the summary:)\n${indent(summary.text)}`
 }
 
 function indent(text: string): string {

@@ -49,11 +49,17 @@ export async function forkSession(ctx: Context, header: SessionHeader, events: r
   return { sessionId: fork.id, copied, dropped }
 }
 
-/** A compaction's summarized range in the fork's seqs: the copied events it covered (only dropped bookkeeping is missing). */
+/**
+ * A compaction's summarized range (and the message it kept) in the fork's seqs: the copied events
+ * it covered (only dropped bookkeeping is missing).
+ */
 function renumbered(data: ContextCompacted, seqs: ReadonlyMap<number, number>): ContextCompacted {
   if (!data.summary) return data
-  const { fromSeq, toSeq } = data.summary
+  const { fromSeq, toSeq, keptSeq, ...rest } = data.summary
   const covered = [...seqs].filter(([old]) => old >= fromSeq && old <= toSeq).map(([, now]) => now)
-  if (covered.length === 0) return data
-  return { ...data, summary: { ...data.summary, fromSeq: covered[0]!, toSeq: covered.at(-1)! } }
+  const first = covered[0]
+  const last = covered.at(-1)
+  if (first === undefined || last === undefined) return data
+  const kept = keptSeq === undefined ? undefined : seqs.get(keptSeq)
+  return { ...data, summary: { ...rest, fromSeq: first, toSeq: last, ...(kept !== undefined ? { keptSeq: kept } : {}) } }
 }

@@ -6,7 +6,7 @@
 
 import { isReinError, messageOf, ReinError } from '@rein/base'
 import { toFailure, type LlmEvent, type LlmRuntime, type Message, type ModelRoute } from '@rein/llm'
-import { applyCompaction, summaryMessage, SUMMARY_OPENING, type ContextCompacted, type CoreEventData, type Session } from '@rein/session'
+import { applyCompaction, KEPT_NOTE, summaryMessage, SUMMARY_OPENING, type ContextCompacted, type CoreEventData, type Session } from '@rein/session'
 import type { ToolRegistry, ToolSchema } from '@rein/tools'
 import type { CompactionOptions } from '../options.ts'
 import { closedAttempt } from '../closed-attempt.ts'
@@ -103,7 +103,7 @@ async function summarize(input: CompactionInput, entries: readonly Entry[], data
     return
   }
   const summary = withLedger(input, plan, outcome.text)
-  const longer = notShorter(input.tokens, summary.text, plan.replaced)
+  const longer = notShorter(input.tokens, summary.text, plan.replaced, plan.keptSeq !== undefined)
   if (longer) data.summaryFailed = longer
   else data.summary = summary
 }
@@ -178,6 +178,8 @@ type Failure = { code: string; message: string }
 interface SummaryPlan {
   fromSeq: number
   toSeq: number
+  /** A person's message of the range kept word for word after the summary. */
+  keptSeq?: number
   previous?: string
   /** The messages sent as the transcript, as the model sees them (freshly pruned results as stubs). */
   read: Message[]
@@ -200,10 +202,38 @@ function planSummary(input: CompactionInput, entries: readonly Entry[], data: Co
   const start = range.from + (previousEntry ? 1 : 0)
   const to = fitting(seen, start, end, room, tokens)
   if (to <= start) return tooBig(input, room, window, previous)
+  const kept = keptRequest(seen, start, to, (options.target * input.window) / 4, tokens)
   const messages = (from: number) => seen.slice(from, to).map((entry) => entry.message)
   const next = entries[to]
   const toSeq = next ? next.seq - 1 : input.session.events.length - 1
-  return { fromSeq: range.first.seq, toSeq, ...(previous ? { previous } : {}), read: messages(start), replaced: messages(range.from) }
+  return {
+    fromSeq: range.first.seq,
+    toSeq,
+    ...(kept ? { keptSeq: kept.seq } : {}),
+    ...(previous ? { previous } : {}),
+    read: messages(start),
+    replaced: messages(range.from).filter((message) => message !== kept?.message),
+  }
+}
+
+/**
+ * The person's message that stays word for word when the range `[from, to)` ends inside its turn:
+ * the request the model is still working on, which a summary would leave only in its own words.
+ * None when the range ends at a turn's start, or when that message alone is over `maxTokens` (a
+ * pasted file: kept, it could leave no room for what the compaction must free).
+ */
+function keptRequest(entries: readonly Entry[], from: number, to: number, maxTokens: number, tokens: Tokenizer): Entry | undefined {
+  if (to >= entries.length || isByPerson(entries[to]!)) return undefined
+  for (let index = to - 1; index >= from; index--) {
+    const entry = entries[index]!
+    if (!isByPerson(entry)) continue
+    return messageTokens(tokens, [entry.message]) <= maxTokens ? entry : undefined
+  }
+  return undefined
+}
+
+function isByPerson(entry: Entry): boolean {
+  return entry.message.source.kind === 'user'
 }
 
 /** The summary route's window: it may be another, smaller model than the agent's. */
@@ -228,15 +258,15 @@ function tooBig(input: CompactionInput, room: number, window: number, previous: 
 
 /** The summary as written: the model's text, then the file ledger rebuilt from the log up to the range's end. */
 function withLedger(input: CompactionInput, plan: SummaryPlan, text: string): NonNullable<ContextCompacted['summary']> {
-  const { fromSeq, toSeq } = plan
+  const { fromSeq, toSeq, keptSeq } = plan
   // The ledger stays a small part of the window: about 1/32 of it.
   const ledger = fileLedger(input.session.events, toSeq, (name) => input.tools.info(name)?.effects, Math.max(800, input.window / 8))
-  return { text: `${text}\n\n${ledger}`, fromSeq, toSeq, provider: input.route.provider, model: input.route.model }
+  return { text: `${text}\n\n${ledger}`, fromSeq, toSeq, ...(keptSeq !== undefined ? { keptSeq } : {}), provider: input.route.provider, model: input.route.model }
 }
 
 /** A summary no shorter than the messages it replaces would grow the request it is meant to shrink. */
-function notShorter(tokens: Tokenizer, text: string, replaced: readonly Message[]): Failure | undefined {
-  const summary = messageTokens(tokens, [summaryMessage(text, 0)])
+function notShorter(tokens: Tokenizer, text: string, replaced: readonly Message[], keptAfter: boolean): Failure | undefined {
+  const summary = messageTokens(tokens, [summaryMessage(text, 0, keptAfter)])
   const range = messageTokens(tokens, replaced)
   if (summary < range) return undefined
   return { code: 'SUMMARY_NOT_SHORTER', message: `the summary (about ${summary} tokens with its file list) is no shorter than the ${range} tokens of conversation it would replace` }
@@ -257,5 +287,6 @@ function fitting(entries: readonly Entry[], from: number, to: number, budget: nu
 /** A previous summary's text, without the opening the log adds. */
 function previousText(entry: Entry): string {
   const text = entry.message.content.map((block) => (block.type === 'text' ? block.text : '')).join('')
-  return withoutLedger(text.startsWith(SUMMARY_OPENING) ? text.slice(SUMMARY_OPENING.length).trimStart() : text)
+  const body = text.startsWith(SUMMARY_OPENING) ? text.slice(SUMMARY_OPENING.length).trimStart() : text
+  return withoutLedger(body.startsWith(KEPT_NOTE) ? body.slice(KEPT_NOTE.length).trimStart() : body)
 }
