@@ -39,6 +39,33 @@ describe('compaction from the CLI', () => {
     expect(shown.stdout).toMatch(/══ \[compacted\] pruned \d+ tool result/)
   })
 
+  it('keeps a long turn\'s request word for word after the summary, and rein show says so', async () => {
+    const task = 'TASK-7: dump the files one by one, then say done'
+    let dumps = 0
+    let asked = false
+    const longTurn = (request: RecordedRequest): MockReply => {
+      if (isSummaryRequest(request)) return { steps: [{ text: '## Goal\nDump files.\n## Decisions\nNone.\n## Open tasks\nMore.\n## Notes\nNone.' }] }
+      // Turn 1 ("hello") is answered at once; the task's turn calls dump twelve times.
+      asked ||= (request.body as Wire).messages.some((message) => message.content === task)
+      // No usage reported: the meter counts characters, as it does for a server that reports none.
+      if (!asked) return { steps: [{ text: 'hi' }], usage: null }
+      if (dumps++ >= 12) return { steps: [{ text: 'done' }], usage: null }
+      return { steps: [{ toolCall: { id: `call_${dumps}`, name: 'dump', arguments: JSON.stringify({ path: `src/file-${dumps}.txt` }) } }], usage: null }
+    }
+    const p = await setUp(longTurn, { contextWindow: 4_000, agent: { compaction: { reserveTokens: 500, summaryMaxTokens: 256, target: 0.1 } } })
+    const env = { REIN_HOME: p.home }
+    const id = sessionIdOf(await rein(p.dir, ['run', 'hello'], { env }))
+    const run = await rein(p.dir, ['run', '--session', id, task], { env })
+    expect(run.code).toBe(0)
+    expect(run.stderr).toContain('summarized the earlier conversation')
+    const last = (p.server.requests.filter((request) => !isSummaryRequest(request)).at(-1)!.body as Wire).messages
+    const summaryAt = last.findIndex((message) => String(message.content).includes('A summary of the conversation before this point'))
+    expect(summaryAt).toBeGreaterThan(0)
+    expect(last[summaryAt + 1]).toMatchObject({ role: 'user', content: task })
+    const shown = await rein(p.dir, ['show', id], { env })
+    expect(shown.stdout).toMatch(/summarized, the request at event \d+ kept word for word after it; the summary:/)
+  })
+
   it('rein compact summarizes a stored session now, with what to keep, and the session goes on', async () => {
     const p = await setUp(script, { contextWindow: 4_000, agent: { compaction: { reserveTokens: 500, summaryMaxTokens: 256 } } })
     const env = { REIN_HOME: p.home }
