@@ -54,4 +54,16 @@ describe('a fork of a compacted session', () => {
     expect(original.messages().map((message) => message.content)).toContainEqual([{ type: 'text', text: 'ask 4' }])
     expect(seen(deriveMessages(fork.events))).toEqual(seen(original.messages()))
   })
+
+  it('summarizes the next turn\'s request too when the range ends at a bookkeeping event the fork drops', async () => {
+    const { original, fork } = await forked((session) => {
+      // Up to turn 4's start, as a compaction names it: the event before its request, here bookkeeping.
+      const fromSeq = session.events.find((event) => event.type === 'assistant/message')!.seq
+      const toSeq = session.events.filter((event) => event.type === 'user/message')[3]!.seq - 1
+      expect(session.events[toSeq]!.type).toBe('plugin/bookkeeping')
+      session.append('context/compacted', { reason: 'auto', tokensBefore: 100, tokensAfter: 50, pruned: [], summary: { text: 'Turns 1 to 3.', fromSeq, toSeq, provider: 'p', model: 'm' } })
+    })
+    expect(original.messages().map((message) => message.content)).toContainEqual([{ type: 'text', text: 'ask 4' }])
+    expect(seen(deriveMessages(fork.events))).toEqual(seen(original.messages()))
+  })
 })

@@ -545,6 +545,69 @@ describe('an automatic compaction inside one long turn', () => {
     await agent.close()
     expect(deriveMessages((await root.sessions.load(agent.session.id)).events)).toEqual(live)
   })
+
+  /** Turn 1 is a greeting, turn 2 is TASK; `calls(request)` says whether each later request calls `dump`. */
+  async function afterTask(calls: (request: AdapterRequest) => boolean, agent: AgentConfigInput = {}) {
+    const { root, llm } = await setUp({
+      compaction: { target: 0.1 },
+      agent,
+      answer: (request) => {
+        if (request.messages.length === 1) return [{ text: 'hi' }]
+        return calls(request) ? [{ toolCall: { id: `d${request.messages.length}`, name: 'dump', arguments: '{"path":"src/big.txt"}' } }] : [{ text: 'done' }]
+      },
+    })
+    const created = await root.agents.create()
+    expect(await created.send('hello')).toMatchObject({ reason: 'completed' })
+    return { root, llm, agent: created }
+  }
+
+  it('does not repeat a request whose turn completed as still being worked on, in a turn continued with news', async () => {
+    // TASK is answered at once; the news that continues the session takes many calls.
+    let made = 0
+    const { agent } = await afterTask((request) => textOf(request.messages.at(-1)!) !== TASK && made++ < 12)
+    expect(await agent.send(TASK)).toMatchObject({ reason: 'completed', text: 'done' })
+    agent.inject({ plugin: 'jobs', text: 'job 7 finished: read its output' })
+    expect(await agent.continue()).toMatchObject({ reason: 'completed' })
+    const summarized = compactions(agent.session.events).filter((data) => data.summary)
+    expect(summarized.length).toBeGreaterThan(0)
+    for (const data of summarized) expect(data.summary!.keptSeq).toBeUndefined()
+    expect(agent.session.messages().map(textOf)).not.toContain(TASK)
+  })
+
+  it('keeps the request of a turn cut off unfinished in the turn that continues it', async () => {
+    // TASK runs out of steps mid-work; a continue goes on with it.
+    const { agent } = await afterTask(() => true, { maxSteps: 8 })
+    expect(await agent.send(TASK)).toMatchObject({ reason: 'budget' })
+    const before = agent.session.events.length
+    expect(await agent.continue()).toMatchObject({ reason: 'budget' })
+    const task = agent.session.events.find((event) => event.type === 'user/message' && textOf(eventData(event, 'user/message').message) === TASK)!
+    const inContinued = compactions(agent.session.events.slice(before)).filter((data) => data.summary)
+    expect(inContinued.length).toBeGreaterThan(0)
+    for (const data of inContinued) expect(data.summary!.keptSeq).toBe(task.seq)
+  })
+
+  it('sends no summary request when all it would fold in is the kept request (a refusal right after a summary)', async () => {
+    let made = 0
+    let refused = false
+    const { root, llm } = await setUp({
+      compaction: { target: 0.1 },
+      answer: (request) => {
+        if (request.messages.length === 1) return [{ text: 'hi' }]
+        // The first request after a summary is refused as too long: the range is then the summary and the kept request.
+        if (!refused && request.messages.some((message) => message.source.kind === 'plugin')) {
+          refused = true
+          return [{ fail: { code: 'CONTEXT_WINDOW_EXCEEDED', message: 'too long' } as never }]
+        }
+        return made++ < 12 ? [{ toolCall: { id: `d${made}`, name: 'dump', arguments: '{"path":"src/big.txt"}' } }] : [{ text: 'done' }]
+      },
+    })
+    const agent = await root.agents.create()
+    expect(await agent.send('hello')).toMatchObject({ reason: 'completed' })
+    expect(await agent.send(TASK)).toMatchObject({ reason: 'completed' })
+    expect(refused).toBe(true)
+    // Every summary request was worth its answer: each gave a summary the log kept.
+    expect(llm.requests.filter(isSummaryRequest)).toHaveLength(compactions(agent.session.events).filter((data) => data.summary).length)
+  })
 })
 
 describe('an asked-for compaction keeps the last turn whole', () => {

@@ -126,7 +126,7 @@ export const SUMMARY_OPENING = '[A summary of the conversation before this point
  * Added to the opening when the request being worked on follows the summary: read after work the
  * summary already covers, it must not look like a new request to do that work again.
  */
-export const KEPT_NOTE = '[The message after this summary is repeated from the conversation it covers, word for word: the request the latest work summarized here was for, still being worked on.]'
+export const KEPT_NOTE = '[The message after this summary is repeated from the conversation it covers, word for word: the request the last work summarized here was for.]'
 
 export function deriveMessages(events: readonly SessionEvent[]): Message[] {
   const projection = new MessageProjection()

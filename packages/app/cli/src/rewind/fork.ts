@@ -30,9 +30,11 @@ export async function forkSession(ctx: Context, header: SessionHeader, events: r
     for (const event of events) {
       if (event.seq >= beforeSeq) break
       try {
-        seqs.set(event.seq, fork.events.length)
+        const seq = fork.events.length
         if (event.type === 'context/compacted') fork.append('context/compacted', renumbered(eventData(event, 'context/compacted'), seqs))
         else fork.append(event.type, event.data, event.ignorable ? { ignorable: true } : {})
+        // Only once copied: a dropped event's seq would name the next event copied, which a range ending at it must not cover.
+        seqs.set(event.seq, seq)
         copied++
       } catch (error) {
         // The original loaded, so only an ignorable event can be of a type nothing here defines.

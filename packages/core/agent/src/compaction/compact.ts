@@ -6,7 +6,7 @@
 
 import { isReinError, messageOf, ReinError } from '@rein/base'
 import { toFailure, type LlmEvent, type LlmRuntime, type Message, type ModelRoute } from '@rein/llm'
-import { applyCompaction, KEPT_NOTE, summaryMessage, SUMMARY_OPENING, type ContextCompacted, type CoreEventData, type Session } from '@rein/session'
+import { applyCompaction, eventData, KEPT_NOTE, summaryMessage, SUMMARY_OPENING, type ContextCompacted, type CoreEventData, type Session, type SessionEvent } from '@rein/session'
 import type { ToolRegistry, ToolSchema } from '@rein/tools'
 import type { CompactionOptions } from '../options.ts'
 import { closedAttempt } from '../closed-attempt.ts'
@@ -93,6 +93,7 @@ async function summarize(input: CompactionInput, entries: readonly Entry[], data
   const first = range && entries[range.from]
   if (!range || !first) return
   const plan = input.summaryBlocked ?? planSummary(input, entries, data, { ...range, first }, asked)
+  if (!plan) return
   if ('code' in plan) {
     data.summaryFailed = plan
     return
@@ -187,7 +188,8 @@ interface SummaryPlan {
   replaced: Message[]
 }
 
-function planSummary(input: CompactionInput, entries: readonly Entry[], data: ContextCompacted, range: { from: number; to: number; first: Entry }, asked: boolean): SummaryPlan | Failure {
+/** Undefined when all the range would fold in is the request it keeps (a refusal right after a summary): nothing to summarize. */
+function planSummary(input: CompactionInput, entries: readonly Entry[], data: ContextCompacted, range: { from: number; to: number; first: Entry }, asked: boolean): SummaryPlan | Failure | undefined {
   const { options, tokens } = input
   const previousEntry = isSummary(range.first.message) ? range.first : undefined
   const previous = previousEntry && previousText(previousEntry)
@@ -202,8 +204,9 @@ function planSummary(input: CompactionInput, entries: readonly Entry[], data: Co
   const start = range.from + (previousEntry ? 1 : 0)
   const to = fitting(seen, start, end, room, tokens)
   if (to <= start) return tooBig(input, room, window, previous)
-  const kept = keptRequest(seen, start, to, (options.target * input.window) / 4, tokens)
+  const kept = keptRequest(seen, start, to, (options.target * input.window) / 4, tokens, input.session.events)
   const messages = (from: number) => seen.slice(from, to).map((entry) => entry.message)
+  if (kept && messages(start).every((message) => message === kept.message)) return undefined
   const next = entries[to]
   const toSeq = next ? next.seq - 1 : input.session.events.length - 1
   return {
@@ -219,17 +222,24 @@ function planSummary(input: CompactionInput, entries: readonly Entry[], data: Co
 /**
  * The person's message that stays word for word when the range `[from, to)` ends inside its turn:
  * the request the model is still working on, which a summary would leave only in its own words.
- * None when the range ends at a turn's start, or when that message alone is over `maxTokens` (a
- * pasted file: kept, it could leave no room for what the compaction must free).
+ * None when the range ends at a turn's start, when that message's turn completed before the cut (a
+ * turn continued with news works on no request of its own), or when it alone is over `maxTokens`
+ * (a pasted file: kept, it could leave no room for what the compaction must free).
  */
-function keptRequest(entries: readonly Entry[], from: number, to: number, maxTokens: number, tokens: Tokenizer): Entry | undefined {
-  if (to >= entries.length || isByPerson(entries[to]!)) return undefined
-  for (let index = to - 1; index >= from; index--) {
-    const entry = entries[index]!
-    if (!isByPerson(entry)) continue
-    return messageTokens(tokens, [entry.message]) <= maxTokens ? entry : undefined
-  }
-  return undefined
+function keptRequest(entries: readonly Entry[], from: number, to: number, maxTokens: number, tokens: Tokenizer, events: readonly SessionEvent[]): Entry | undefined {
+  const cut = entries[to]
+  if (!cut || isByPerson(cut)) return undefined
+  const request = entries.slice(from, to).findLast(isByPerson)
+  if (!request || answeredBetween(events, request.seq, cut.seq)) return undefined
+  return messageTokens(tokens, [request.message]) <= maxTokens ? request : undefined
+}
+
+/**
+ * Whether a turn completed between two events: a request before it was answered. A turn cut off
+ * (interrupted, out of budget) did not, and the turn that continues it still works on its request.
+ */
+function answeredBetween(events: readonly SessionEvent[], afterSeq: number, beforeSeq: number): boolean {
+  return events.some((event) => event.seq > afterSeq && event.seq < beforeSeq && event.type === 'turn/end' && eventData(event, 'turn/end').reason === 'completed')
 }
 
 function isByPerson(entry: Entry): boolean {
