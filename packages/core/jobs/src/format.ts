@@ -14,6 +14,8 @@ export interface JobFacts {
   cause?: KillCause
   /** Where the producer keeps the whole output, when it does. */
   outputPath?: string
+  /** A job of an earlier process whose end logged a result (`JobExit.result`): `job_output` gives it. */
+  kept?: boolean
 }
 
 /** `[status: done] [exit code: 0]`, `[status: killed] [signal: SIGTERM]`, `[status: running]`. */
@@ -48,6 +50,7 @@ function outputSentence(facts: JobFacts, unreadChars: number | undefined): strin
   if (unreadChars !== undefined) {
     return unreadChars > 0 ? `${count(unreadChars)} characters of output unread: read them with job_output. ` : 'No unread output. '
   }
+  if (facts.kept === true) return 'Its result was kept: read it with job_output. '
   if (facts.outputPath !== undefined) return `Its output${facts.cause === 'lost' ? ' up to then' : ''} is saved at ${facts.outputPath}. `
   // A lost job's sentence already says the rein process running it ended.
   return facts.cause === 'lost' ? '' : 'Its output is no longer available. '

@@ -25,6 +25,8 @@ export type EndData = {
   cause?: KillCause
   /** Whether the owner is owed a notice (false when the owner killed it itself). */
   notice: boolean
+  /** What the job's body kept with its end (`JobExit.result`): the output does not outlive the process. */
+  result?: string
 }
 
 /**
@@ -120,7 +122,7 @@ const CAUSES: ReadonlySet<unknown> = new Set(['kill', 'owner', 'disposed', 'exit
 
 /** A `jobs/end` as written by `endData`; undefined when its status is not one of ours. */
 function endOf(jobId: string, data: Record<string, unknown>): EndData | undefined {
-  const { status, exitCode, signal, error, cause, notice } = data
+  const { status, exitCode, signal, error, cause, notice, result } = data
   if (status !== 'done' && status !== 'failed' && status !== 'killed') return undefined
   return {
     jobId,
@@ -130,6 +132,7 @@ function endOf(jobId: string, data: Record<string, unknown>): EndData | undefine
     ...(typeof error === 'string' ? { error } : {}),
     ...(isCause(cause) ? { cause } : {}),
     notice: notice === true,
+    ...(typeof result === 'string' && result !== '' ? { result } : {}),
   }
 }
 

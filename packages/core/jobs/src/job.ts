@@ -33,6 +33,8 @@ interface Ending {
   signal?: string
   error?: string
   cause?: KillCause
+  /** What `done` was given to keep with the end (`JobExit.result`). */
+  result?: string
 }
 
 export class Job {
@@ -53,6 +55,8 @@ export class Job {
   private _ending: (Ending & { endedAt: number }) | undefined
   private _body: Promise<void> = Promise.resolve()
   private readonly _resolveDone: (info: JobInfo) => void
+  /** The longest result kept: as much as the buffer keeps of the output. */
+  private readonly _maxResult: number
 
   constructor(init: JobInit, private readonly events: JobEvents) {
     this.jobId = init.jobId
@@ -62,6 +66,7 @@ export class Job {
     this.outputPath = init.outputPath
     this._viewers = new Set(init.viewers)
     this._buffer = new OutputBuffer(init.bufferChars)
+    this._maxResult = init.bufferChars
     const { promise, resolve } = settledBy<JobInfo>()
     this.done = promise
     this._resolveDone = resolve
@@ -112,7 +117,9 @@ export class Job {
   finish(exit: JobExit = {}): void {
     const exitCode = typeof exit?.exitCode === 'number' && Number.isInteger(exit.exitCode) ? exit.exitCode : undefined
     const signal = typeof exit?.signal === 'string' && exit.signal ? exit.signal : undefined
-    this.settle({ status: 'done', ...(exitCode === undefined ? {} : { exitCode }), ...(signal ? { signal } : {}) })
+    // The result goes into the log: bounded like the output, so one answer cannot swell it.
+    const result = typeof exit?.result === 'string' && exit.result ? shorten(exit.result, this._maxResult) : undefined
+    this.settle({ status: 'done', ...(exitCode === undefined ? {} : { exitCode }), ...(signal ? { signal } : {}), ...(result ? { result } : {}) })
   }
 
   fail(error: unknown): void {

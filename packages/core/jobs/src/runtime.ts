@@ -85,7 +85,8 @@ export class JobRuntime {
    */
   read(jobId: string, viewer: JobViewer): JobOutput {
     const past = this.past(jobId, viewer)
-    if (past) return Object.freeze({ info: past, output: '', droppedChars: 0 })
+    // Its output went with its process; the result its end logged is what is left of it.
+    if (past) return Object.freeze({ info: past, output: this.books.get(viewer.sessionId)?.past.get(jobId)?.end?.result ?? '', droppedChars: 0 })
     const job = this.find(jobId, viewer)
     const { output, droppedChars } = job.take()
     if (job.status !== 'running' && viewer.sessionId === job.owner.sessionId && !job.seenByOwner) {
@@ -270,7 +271,11 @@ export class JobRuntime {
   private async ownerClosing(session: Session): Promise<void> {
     this.hooked.delete(session)
     const owned = this.jobs.filter((job) => job.owner.sessionId === session.id)
-    await Promise.all(owned.map((job) => job.kill('owner', this.config.killGraceMs)))
+    const stopped = await Promise.all(owned.map((job) => job.kill('owner', this.config.killGraceMs)))
+    // The log is about to close: whatever such a body does from now on is written nowhere here.
+    for (const [index, job] of owned.entries()) {
+      if (!stopped[index]) this.logger.warn('session %s closed while job %s (%s) was still stopping after %d ms (killGraceMs): its end is logged as killed; what it does after is its producer\'s to record', session.id, job.jobId, job.label, this.config.killGraceMs)
+    }
     this.notices.deliver(session.id)
     this.jobs = this.jobs.filter((job) => !owned.includes(job))
     this.books.delete(session.id)
@@ -280,7 +285,7 @@ export class JobRuntime {
     const info = job.info()
     const notice = !job.killedByOwner
     const session = this.agent(job.owner.sessionId)?.session
-    if (session && appendTo(session, 'jobs/end', endData(info, notice), this.logger)) {
+    if (session && appendTo(session, 'jobs/end', endData(info, notice, job.ending?.result), this.logger)) {
       session.flush().catch((error: unknown) => this.logger.warn('session %s: the end of job %s was not saved: %s', session.id, job.jobId, error))
     }
     // A copy: a listener that disposes itself must not make the next one skip.
@@ -366,7 +371,7 @@ function checkStart(options: StartJob): StartJob {
   return { ...options, label: shorten(line, MAX_LABEL) }
 }
 
-function endData(info: JobInfo, notice: boolean): EndData {
+function endData(info: JobInfo, notice: boolean, result: string | undefined): EndData {
   return {
     jobId: info.jobId,
     status: info.status === 'running' ? 'done' : info.status,
@@ -375,6 +380,7 @@ function endData(info: JobInfo, notice: boolean): EndData {
     ...(info.error === undefined ? {} : { error: info.error }),
     ...(info.cause === undefined ? {} : { cause: info.cause }),
     notice,
+    ...(result === undefined ? {} : { result }),
   }
 }
 
@@ -389,12 +395,13 @@ function factsOf(job: LoggedJob): JobFacts {
     ...(end?.error === undefined ? {} : { error: end.error }),
     ...(end?.cause === undefined ? {} : { cause: end.cause }),
     ...(job.start.outputPath === undefined ? {} : { outputPath: job.start.outputPath }),
+    ...(end?.result === undefined ? {} : { kept: true }),
   }
 }
 
 /** A logged job as consumers see one: ended, nothing in memory, `earlier`. */
 function earlierInfo(job: LoggedJob, sessionId: string, agent: string): JobInfo {
-  const { outputPath, ...facts } = factsOf(job)
+  const { outputPath, kept: _kept, ...facts } = factsOf(job)
   return Object.freeze({
     ...facts,
     // Branded on the way in: the log holds ids this package made.

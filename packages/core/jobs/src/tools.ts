@@ -49,7 +49,7 @@ export function createJobTools(jobs: JobTools, config: JobsConfig) {
       render: (_args, value) => {
         const parts: string[] = []
         if (value.droppedChars > 0) parts.push(dropNote(value.droppedChars, config.bufferChars, value.outputPath))
-        if (value.earlier === true) parts.push(earlierNote(value.jobId, value.outputPath))
+        if (value.earlier === true) parts.push(...earlierParts(value.jobId, value.output, value.outputPath))
         else parts.push(value.output === '' ? '(no new output)' : value.output.replace(/\n$/, ''))
         if (value.error !== undefined) parts.push(`The job failed: ${value.error}`)
         parts.push(statusLine(value))
@@ -176,9 +176,11 @@ function ending(info: JobInfo) {
   }
 }
 
-/** Instead of the output, for a job of an earlier process: nothing of it is in memory here. */
-function earlierNote(jobId: string, path: string | undefined): string {
-  return `(${jobId} ran in an earlier rein process: ${path === undefined ? 'its output was not kept' : `its output is saved at ${path}`})`
+/** Instead of the output, for a job of an earlier process: nothing of it is in memory here, only the result its end logged, if any. */
+function earlierParts(jobId: string, result: string, path: string | undefined): string[] {
+  const saved = path === undefined ? '' : `; its output is saved at ${path}`
+  if (result !== '') return [`(${jobId} ran in an earlier rein process: its result was kept${saved})`, result.replace(/\n$/, '')]
+  return [`(${jobId} ran in an earlier rein process: ${path === undefined ? 'its output was not kept' : `its output is saved at ${path}`})`]
 }
 
 /** The kill's wait ran out before the job's body returned: its processes may outlive the answer. */

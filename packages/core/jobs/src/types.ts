@@ -17,6 +17,12 @@ export type KillCause = 'kill' | 'owner' | 'disposed' | 'exit' | 'lost'
 export interface JobExit {
   exitCode?: number | null
   signal?: string | null
+  /**
+   * The job's result, when it has one worth keeping (a subagent's answer): logged with its end in
+   * the owner's log (cut to `bufferChars`), so an owner that reads it only after a restart (or after
+   * it closed and was resumed) still gets it from `read`. Not added to the output: write it there too.
+   */
+  result?: string | null
 }
 
 /**
@@ -118,7 +124,8 @@ export interface JobInfo {
   readonly outputPath?: string
   /**
    * True for a job read back from the session log: it ran in an earlier rein process (or an
-   * earlier load of the plugin), so no output is held in memory; `outputPath` has it, if anything does.
+   * earlier load of the plugin), so no output is held in memory; `outputPath` has it, if anything
+   * does, and `read` gives the result its end logged (`JobExit.result`), if any.
    */
   readonly earlier?: boolean
 }

@@ -143,6 +143,28 @@ describe('finish notices', () => {
     expect(injected(resumed)).toHaveLength(1)
   })
 
+  it('keeps a job\'s result with its end: a later process\'s notice and job_output give it (the output did not survive), cut to bufferChars', async () => {
+    const store = new MemorySessionStore()
+    const first = await boot([[call('start_job', { label: 'research' })], [{ text: 'running' }]], { store, jobs: { bufferChars: 1_000 } })
+    const bodies = jobStarter(first.root)
+    const agent = await first.root.agents.create({ sessionId: 'kept' })
+    await agent.send('look into it')
+    const settling = first.root.jobs.settle({ timeoutMs: 600_000 })
+    bodies.get('test-1')!.output('progress\n')
+    bodies.get('test-1')!.done({ result: `the answer: ${'y'.repeat(1_200)}` })
+    await settling
+    await agent.close()
+    const [end] = ofType((await store.load('kept')).events, 'jobs/end')
+    expect(end).toMatchObject({ jobId: 'test-1', status: 'done', notice: true })
+    expect(end!.result).toHaveLength(1_000)
+    const second = await boot([[call('job_output', { job_id: 'test-1' })], [{ text: 'ok' }]], { store, jobs: { bufferChars: 1_000 } })
+    const { agent: resumed } = await second.root.agents.resume('kept')
+    await resumed.send('and?')
+    expect(notices(second.llm.requests[0]!.messages)).toEqual(['Background job test-1 (research) finished. Its result was kept: read it with job_output. [status: done]'])
+    const answer = second.llm.requests[1]!.messages.at(-1)!.content[0]
+    expect(answer).toMatchObject({ content: [{ text: `(test-1 ran in an earlier rein process: its result was kept)\nthe answer: ${'y'.repeat(1_000 - 13)}…\n[status: done]` }] })
+  })
+
   it('does not hand a delivered notice again in a later process', async () => {
     const store = new MemorySessionStore()
     const first = await boot([[call('start_job', { label: 'lint' })], [{ text: 'started' }], [{ text: 'seen it' }]], { store })

@@ -6,7 +6,7 @@
  */
 
 import type { AgentEvent } from '@rein/agent'
-import { ReinError } from '@rein/base'
+import { ReinError, formatMoney } from '@rein/base'
 import type { JobRun, JobService } from '@rein/jobs'
 import { startChild, type RunDeps, type StartedChild } from './run.ts'
 import type { BackgroundStarted, SubagentRequest, SubagentResult } from './types.ts'
@@ -58,9 +58,12 @@ async function runJob(deps: RunDeps, jobs: JobService, job: JobRun, started: Sta
   try {
     const value = started.outcome(await child.send(request.prompt))
     // The answer goes into the job's output: jobs' own notice (written to the owner's log first,
-    // delivered again after a crash) tells the model to read it with job_output.
-    job.output(answerLines(value))
-    job.done()
+    // delivered again after a crash) tells the model to read it with job_output. The output lives
+    // in memory only, so the answer is also kept with the job's end in the owner's log: a parent
+    // that closes (or whose process ends) before reading it gets it from job_output once resumed.
+    const answer = answerLines(value)
+    job.output(answer)
+    job.done({ result: answer })
   } catch (error) {
     // SUBAGENT_FAILED, _CANCELLED or _INTERRUPTED: the message carries the reason, the partial
     // answer and the session id, and jobs' notice carries the message. Ignored if killed first.
@@ -71,10 +74,11 @@ async function runJob(deps: RunDeps, jobs: JobService, job: JobRun, started: Sta
   }
 }
 
-/** The job output's last lines: the answer, so `job_output` shows it whole after the progress. */
+/** The job output's last lines: the answer and what it cost, so `job_output` shows them whole after the progress. */
 function answerLines(value: SubagentResult): string {
   const answer = value.answer.trim() === '' ? '(the subagent gave no answer)' : value.answer
-  return `\n\nThe subagent answered (subagent session ${value.sessionId}):\n${answer}\n`
+  const cost = value.cost === undefined ? '' : `, cost ${formatMoney(value.cost)}`
+  return `\n\nThe subagent answered (subagent session ${value.sessionId}${cost}):\n${answer}\n`
 }
 
 /** The job's output: the child's text as it streams, and one line per tool call it makes. */

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import type { Context } from '@deepseek-ai/cordis'
-import { isProcessAlive } from '@rein/base'
+import { formatMoney, isProcessAlive } from '@rein/base'
 import { userMessage, type AdapterRequest } from '@rein/llm'
 import type { SessionEvent } from '@rein/session'
 import { appendOpenCalls, validateSessionInvariants, type ScriptedTurn } from '@rein/testkit'
@@ -26,6 +26,9 @@ async function childEnd(root: Context, sessionId: string) {
   const session = await root.sessions.load(sessionId)
   return session.events.findLast((event) => event.type === 'turn/end')!.data as { reason: string }
 }
+
+/** A log's jobs events, as `[type, data]`. */
+const ofJobs = (events: readonly SessionEvent[]) => events.filter((event) => event.type.startsWith('jobs/')).map((event) => [event.type, event.data])
 
 /** Text of the user messages (injected ones included) a request carries after its first. */
 const laterUserText = (request: AdapterRequest) => request.messages.slice(1)
@@ -105,7 +108,7 @@ describe('a background subagent', () => {
     expect(laterUserText(requests[2]!)).toBe('')
     expect(laterUserText(requests[3]!)).toMatch(/^Background job subagent-1 \(look it up\) finished\. \d+ characters of output unread: read them with job_output\./)
     expect(parent.session.events.some((event) => event.type === 'jobs/notice')).toBe(true)
-    expect(textOf(resultOf(parent.session.events, 'c4'))).toContain(`The subagent answered (subagent session ${childId}):\nx is in the drawer`)
+    expect(textOf(resultOf(parent.session.events, 'c4'))).toMatch(new RegExp(`The subagent answered \\(subagent session ${childId}, cost [\\d.]+\\):\nx is in the drawer`))
 
     expect(await childEnd(root, childId)).toMatchObject({ reason: 'completed' })
     expect(root.jobs.list(viewer(parent))[0]).toMatchObject({ jobId: 'subagent-1', status: 'done' })
@@ -135,7 +138,7 @@ describe('a background subagent', () => {
 
   /** A parent whose first turn started a background child now waiting at its gate; `later` answers the parent's next turn. */
   async function childWaiting(later: ScriptedTurn[] = []) {
-    const { root, fiber, create } = await boot(byTask({
+    const { root, fiber, create, llm } = await boot(byTask({
       'start': [[call('subagent', inBackground('where is x?'), 'c1')], [{ text: 'started' }], ...later],
       'where is x?': [[call('gate', { name: 'child' }, 'g1')], [{ text: 'never' }]],
     }), { jobs: {} })
@@ -143,7 +146,7 @@ describe('a background subagent', () => {
     const parent = await create()
     await parent.send('start')
     await entered('child')
-    return { root, fiber, parent }
+    return { root, fiber, parent, llm }
   }
 
   it('is stopped by job_kill: the child\'s turn ends aborted and the job killed', async () => {
@@ -163,6 +166,53 @@ describe('a background subagent', () => {
     expect(job).toMatchObject({ jobId: 'subagent-1', status: 'failed' })
     expect(job!.error).toMatch(/^SUBAGENT_INTERRUPTED: the subagent was interrupted/)
     expect(root.agents.list()).toEqual([parent])
+  })
+
+  it('keeps its answer and cost for a parent closed before reading them: the resumed parent\'s job_output gives them, told once', async () => {
+    const { root, llm, create } = await boot(byTask({
+      'start': [[call('subagent', inBackground('where is x?'), 'c1')], [{ text: 'started' }], [call('job_output', { job_id: 'subagent-1' }, 'c2')], [{ text: 'read' }], [{ text: 'nothing new' }]],
+      'where is x?': [[call('gate', { name: 'child' }, 'g1')], [{ text: 'x is in the drawer', usage: { inputTokens: 10, outputTokens: 5 } }]],
+    }), { jobs: {} })
+    const { entered, open } = gates(root)
+    const parent = await create()
+    await parent.send('start')
+    await entered('child')
+    // The child ends while its parent is idle (rein run waiting for its jobs); then the parent closes.
+    open('child')
+    expect(await root.jobs.wait('subagent-1', 60_000, viewer(parent))).toMatchObject({ status: 'done' })
+    const childId = startedChild(parent.session.events, 'c1')
+    await parent.close()
+    const child = await root.sessions.load(childId)
+    const childCost = child.events.filter((event) => event.type === 'llm/attempt').reduce((sum, event) => sum + ((event.data as { cost?: number }).cost ?? 0), 0)
+
+    const { agent } = await root.agents.resume(parent.session.id)
+    expect((await agent.send('go on')).text).toBe('read')
+    const requests = llm.requests.filter((request) => taskOf(request) === 'start')
+    // Told once, on resume: the answer is there to read.
+    expect(laterUserText(requests[2]!).match(/Background job subagent-1/g)).toHaveLength(1)
+    expect(laterUserText(requests[2]!)).toContain('Background job subagent-1 (look it up) finished. Its result was kept: read it with job_output.')
+    expect(textOf(resultOf(agent.session.events, 'c2'))).toContain(`The subagent answered (subagent session ${childId}, cost ${formatMoney(childCost)}):\nx is in the drawer`)
+    expect((await agent.send('again')).text).toBe('nothing new')
+    expect(laterUserText(llm.requests.at(-1)!).match(/Background job subagent-1/g)).toHaveLength(1)
+    await agent.close()
+  })
+
+  it('is cancelled when its parent closes first: the parent\'s log records the job killed before it closes, the child\'s its aborted turn, and the resumed parent is told once', async () => {
+    const { root, llm, parent } = await childWaiting([[{ text: 'noted' }], [{ text: 'still noted' }]])
+    const childId = startedChild(parent.session.events, 'c1')
+    await parent.close()
+    expect(await childEnd(root, childId)).toMatchObject({ reason: 'aborted' })
+    expect(ofJobs((await root.sessions.load(parent.session.id)).events)).toEqual([
+      ['jobs/start', { jobId: 'subagent-1', kind: 'subagent', label: 'look it up', ref: childId }],
+      ['jobs/end', { jobId: 'subagent-1', status: 'killed', cause: 'owner', notice: true }],
+    ])
+    const { agent } = await root.agents.resume(parent.session.id)
+    await agent.send('go on')
+    await agent.send('and now?')
+    // The last request holds the whole conversation: every notice it was ever told.
+    const told = laterUserText(llm.requests.at(-1)!)
+    expect(told.match(/Background job subagent-1 \(look it up\) was killed because its agent closed\./g)).toHaveLength(1)
+    await agent.close()
   })
 
   it('answers run_in_background without @rein/jobs with SUBAGENT_NO_JOBS, and starts no child', async () => {
