@@ -3,8 +3,9 @@
  * and the `JobRun` its body reports through.
  */
 
-import { ReinError, isReinError, messageOf, shorten, type JobId } from '@rein/base'
+import { ReinError, cutHead, isReinError, messageOf, shorten, type JobId } from '@rein/base'
 import type { RunIdentity } from '@rein/tools'
+import { count } from './format.ts'
 import { OutputBuffer } from './output-buffer.ts'
 import type { JobExit, JobInfo, JobRecord, JobRun, JobStatus, KillCause } from './types.ts'
 
@@ -118,7 +119,7 @@ export class Job {
     const exitCode = typeof exit?.exitCode === 'number' && Number.isInteger(exit.exitCode) ? exit.exitCode : undefined
     const signal = typeof exit?.signal === 'string' && exit.signal ? exit.signal : undefined
     // The result goes into the log: bounded like the output, so one answer cannot swell it.
-    const result = typeof exit?.result === 'string' && exit.result ? shorten(exit.result, this._maxResult) : undefined
+    const result = typeof exit?.result === 'string' && exit.result ? keptResult(exit.result, this._maxResult) : undefined
     this.settle({ status: 'done', ...(exitCode === undefined ? {} : { exitCode }), ...(signal ? { signal } : {}), ...(result ? { result } : {}) })
   }
 
@@ -176,6 +177,20 @@ export class Job {
     this.events.settled(this)
     this._resolveDone(this.info())
   }
+}
+
+/**
+ * A result as its end keeps it: whole when it has at most `max` characters, else its head and a line
+ * saying how much was cut, `max` in all. A bare `…` would pass for the answer's own ending: the
+ * model must know it reads part of it. The head, because an answer starts with what frames it (a
+ * subagent's names its session, which holds the rest).
+ */
+function keptResult(text: string, max: number): string {
+  if (text.length <= max) return text
+  const note = (cut: number) => `\n[… ${count(cut)} later characters were cut: a job keeps at most ${count(max)} characters of its result.]`
+  // Room for the longest count the note can hold, so head and note never pass `max`.
+  const head = cutHead(text, max - note(text.length).length)
+  return `${head}${note(text.length - head.length)}`
 }
 
 /** A promise and its resolve, apart (Node 20 has no `Promise.withResolvers`). */

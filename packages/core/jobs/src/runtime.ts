@@ -81,7 +81,8 @@ export class JobRuntime {
 
   /**
    * The output not read before; once the job ended, the owner reading it counts as told. A job of
-   * an earlier process has no output in memory: its info (`earlier`, `outputPath`) says where it is.
+   * an earlier process has no output in memory: its info (`earlier`, `outputPath`) says where it
+   * is, and the output given is the result its end kept, if any.
    */
   read(jobId: string, viewer: JobViewer): JobOutput {
     const past = this.past(jobId, viewer)
@@ -272,9 +273,10 @@ export class JobRuntime {
     this.hooked.delete(session)
     const owned = this.jobs.filter((job) => job.owner.sessionId === session.id)
     const stopped = await Promise.all(owned.map((job) => job.kill('owner', this.config.killGraceMs)))
-    // The log is about to close: whatever such a body does from now on is written nowhere here.
+    // The log is about to close: whatever such a body does from now on is written nowhere here. Its
+    // end is the one logged: one that ended (done, say) before its body returned was not killed.
     for (const [index, job] of owned.entries()) {
-      if (!stopped[index]) this.logger.warn('session %s closed while job %s (%s) was still stopping after %d ms (killGraceMs): its end is logged as killed; what it does after is its producer\'s to record', session.id, job.jobId, job.label, this.config.killGraceMs)
+      if (!stopped[index]) this.logger.warn('session %s closed while job %s (%s) was still stopping after %d ms (killGraceMs): its end is logged as %s; what it does after is its producer\'s to record', session.id, job.jobId, job.label, this.config.killGraceMs, job.status)
     }
     this.notices.deliver(session.id)
     this.jobs = this.jobs.filter((job) => !owned.includes(job))

@@ -80,7 +80,8 @@ export class JobService extends Service {
 
   /**
    * Takes the output not read before (one read position per job, shared by every viewer). A job of
-   * an earlier process (from the viewer's session log) answers with no output and `info.earlier`.
+   * an earlier process (from the viewer's session log) answers with `info.earlier` and, as its
+   * output, the result its end kept (`JobExit.result`), every time, or none.
    * `JOB_NOT_FOUND` for a job the viewer cannot see.
    */
   read(jobId: string, viewer: JobViewer): JobOutput {

@@ -19,8 +19,9 @@ export interface JobExit {
   signal?: string | null
   /**
    * The job's result, when it has one worth keeping (a subagent's answer): logged with its end in
-   * the owner's log (cut to `bufferChars`), so an owner that reads it only after a restart (or after
-   * it closed and was resumed) still gets it from `read`. Not added to the output: write it there too.
+   * the owner's log (cut to `bufferChars`: its head, and a line saying how much was cut), so an
+   * owner that reads it only after a restart (or after it closed and was resumed) still gets it
+   * from `read`. Not added to the output: write it there too.
    */
   result?: string | null
 }

@@ -1,5 +1,6 @@
 // ctx.jobs on its own terms: starting, numbering, settlement, the bounded buffer, who sees a job,
 // and how jobs end with a kill, their owner, the plugin and the process.
+import { format } from 'node:util'
 import type { Agent } from '@rein/agent'
 import { hasListeners } from '@rein/base'
 import { MemorySessionStore } from '@rein/session'
@@ -185,6 +186,26 @@ describe('settlement', () => {
     expect(ofType(events, 'jobs/end')).toEqual([{ jobId: 'test-1', status: 'done', exitCode: 2, notice: true }])
   })
 
+  it('says how much of a result too long to keep was cut (not a bare …), keeping its head whole characters only', async () => {
+    const { root } = await boot([], { jobs: { bufferChars: 1_000 } })
+    const agent = await root.agents.create()
+    // Two lengths of different parity: one of them puts the cut inside a pair.
+    const wholes = ['😀'.repeat(600), `a${'😀'.repeat(600)}`]
+    for (const whole of wholes) {
+      const { handle, body } = startJob(root, agent)
+      body().done({ result: whole })
+      await handle.done
+    }
+    const kept = ofType(agent.session.events, 'jobs/end').map((end) => end.result as string)
+    expect(kept).toHaveLength(2)
+    for (const [index, result] of kept.entries()) {
+      const [, head = '', cut = ''] = /^([^]*)\n\[… ([\d,]+) later characters were cut: a job keeps at most 1,000 characters of its result\.\]$/.exec(result) ?? []
+      const whole = wholes[index]!
+      expect({ fits: result.length <= 1_000, wellFormed: result.match(/\p{Cs}/u) === null, head: head.length > 800 && whole.startsWith(head) }).toEqual({ fits: true, wellFormed: true, head: true })
+      expect(head.length + Number(cut.replace(/,/g, ''))).toBe(whole.length)
+    }
+  })
+
   it('ignores output once the job ended', async () => {
     const { root } = await boot([])
     const agent = await root.agents.create()
@@ -331,6 +352,37 @@ describe('ending jobs', () => {
     expect(body().signal.aborted).toBe(true)
     expect(await handle.done).toMatchObject({ status: 'killed', cause: 'owner' })
     expect(ofType((await store.load('closing')).events, 'jobs/end')).toEqual([{ jobId: 'test-1', status: 'killed', cause: 'owner', notice: true }])
+  })
+
+  /** The warnings `root` logs from now on, each formatted as a line. */
+  function warningsOf(root: Root): string[] {
+    const warnings: string[] = []
+    root.logger.exporter({ levels: { default: 3 }, export: (message) => { if (message.type === 'warn') warnings.push(format(...message.args)) } })
+    return warnings
+  }
+
+  it('warns, naming the job, when its owner\'s log closes while a job is still stopping past killGraceMs, and not for one that stopped', async () => {
+    const { root, store } = await boot([], { jobs: { killGraceMs: 0 } })
+    const warnings = warningsOf(root)
+    const agent = await root.agents.create({ sessionId: 'closing' })
+    startJob(root, agent, { label: 'stubborn', run: () => new Promise<void>(() => {}) })
+    startJob(root, agent, { label: 'obedient' })
+    await agent.close()
+    expect(warnings.filter((warning) => warning.includes('still stopping'))).toEqual([
+      'session closing closed while job test-1 (stubborn) was still stopping after 0 ms (killGraceMs): its end is logged as killed; what it does after is its producer\'s to record',
+    ])
+    expect(ofType((await store.load('closing')).events, 'jobs/end').map((end) => end.status)).toEqual(['killed', 'killed'])
+  })
+
+  it('does not say a job that ended done was logged killed when its body was still returning as its owner closed', async () => {
+    const { root, store } = await boot([], { jobs: { killGraceMs: 0 } })
+    const warnings = warningsOf(root)
+    const agent = await root.agents.create({ sessionId: 'closing' })
+    // Ended, then still tidying up (a subagent closing its child's log) when the owner closes.
+    startJob(root, agent, { label: 'tidying', run: (job) => { job.done({ exitCode: 0 }); return new Promise<void>(() => {}) } })
+    await agent.close()
+    expect(ofType((await store.load('closing')).events, 'jobs/end')).toEqual([{ jobId: 'test-1', status: 'done', exitCode: 0, notice: true }])
+    expect(warnings.filter((warning) => warning.includes('still stopping'))).toEqual([expect.stringContaining('its end is logged as done')])
   })
 
   it('a job that records its process after the plugin was disposed is told the jobs service was unloaded, not that its session is closed', async () => {
