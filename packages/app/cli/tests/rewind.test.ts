@@ -2,7 +2,7 @@
 // the real tool-fs, checkpoint and checkpoint-jsonl packages and a mock model.
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -450,6 +450,44 @@ describe('rein rewind with the built-in composition', () => {
     expect(rewind.code).toBe(0)
     expect(readdirSync(p.dir).filter((name) => name !== 'node_modules' && name !== 'no-root.yml' && name !== '.rein').sort()).toEqual(['old'])
     expect(statSync(join(p.dir, 'old')).isDirectory()).toBe(true)
+    vi.unstubAllEnvs()
+  })
+
+  it('gives back permissions a bash command changed, as --dry-run says, leaves those a person changed since, and tells the model both', async () => {
+    const p = await setUp([
+      call('b1', 'bash', { command: 'chmod 666 secret.txt && chmod 755 run.sh && echo leaked >> notes.txt && chmod 644 notes.txt', description: 'Change permissions' }),
+      answer('changed them'),
+    ])
+    const env = builtIn(p)
+    const files = { 'secret.txt': 0o600, 'run.sh': 0o644, 'notes.txt': 0o600 }
+    for (const [name, mode] of Object.entries(files)) {
+      writeFileSync(join(p.dir, name), `${name}\n`)
+      chmodSync(join(p.dir, name), mode)
+    }
+    const run = await rein(p.dir, ['run', '--yes', 'change permissions'], { env })
+    expect(run.code).toBe(0)
+    const id = sessionIdOf(run)
+    // A person's chmod after the turn: theirs, not the command's.
+    chmodSync(join(p.dir, 'run.sh'), 0o700)
+    const modes = () => Object.keys(files).map((name) => statSync(join(p.dir, name)).mode & 0o7777)
+    const dryRun = await rein(p.dir, ['rewind', id, '--to', '1', '--dry-run'], { env })
+    expect(dryRun.stdout).toMatch(/^secret\.txt +restore +its permissions back to 0600 \(from 0666\); changed while `bash: chmod 666/m)
+    expect(dryRun.stdout).toMatch(/^notes\.txt +restore +its permissions back to 0600 \(from 0644\); changed while/m)
+    expect(dryRun.stdout).toMatch(/^run\.sh +drifted +its permissions \(0700 now\) left as they are: changed since the rewound commands set 0755; 0644 before; changed while/m)
+    expect(dryRun.code).toBe(5)
+    expect(modes()).toEqual([0o666, 0o700, 0o644])
+    const rewind = await rein(p.dir, ['rewind', id, '--to', '1'], { env })
+    expect(rewind.stdout).toMatch(/^secret\.txt +restored +its permissions back to 0600 \(from 0666\)/m)
+    expect(rewind.stdout).toMatch(/^notes\.txt +restored +its permissions back to 0600 \(from 0644\)/m)
+    expect(rewind.stdout).toMatch(/^run\.sh +drifted +its permissions \(0700 now\) left as they are/m)
+    expect(rewind.code).toBe(5)
+    expect(modes()).toEqual([0o600, 0o700, 0o600])
+    expect(readFileSync(join(p.dir, 'notes.txt'), 'utf8')).toBe('notes.txt\n')
+    const notice = (await storedEvents(p, id)).filter((event) => event.type === 'user/message').map((event) => eventData(event, 'user/message').message)
+      .filter((message) => message.source?.kind === 'plugin').map((message) => message.content.map((block) => (block.type === 'text' ? block.text : '')).join(''))
+    expect(notice).toHaveLength(1)
+    expect(notice[0]).toMatch(/^Back as before that turn: (?=.*secret\.txt \(its permissions back to 0600\))(?=.*notes\.txt \(its permissions back to 0600\)).*$/m)
+    expect(notice[0]).toContain('\nNot rewound, left as they are now: run.sh (its permissions, which were 0644 before that turn)\n')
     vi.unstubAllEnvs()
   })
 

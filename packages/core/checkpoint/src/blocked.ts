@@ -11,9 +11,12 @@ import { IS_NOW_NOT_A_FOLDER, parentProblem } from './parents.ts'
 import { IS_NOW_A_DIRECTORY } from './plan.ts'
 import type { PlanItem } from './types.ts'
 
-/** A file skipped because a folder stands where it was, or a file stands where its folder was. */
+/**
+ * A file skipped because a folder stands where it was, or a file stands where its folder was; not
+ * one whose mode alone goes back (nothing of it comes back once that is undone).
+ */
 export function blockedByKind(item: PlanItem): boolean {
-  return !item.folder && (item.reason === IS_NOW_A_DIRECTORY || item.reason?.endsWith(IS_NOW_NOT_A_FOLDER) === true)
+  return !item.folder && !item.modeOnly && (item.reason === IS_NOW_A_DIRECTORY || item.reason?.endsWith(IS_NOW_NOT_A_FOLDER) === true)
 }
 
 /**

@@ -203,11 +203,12 @@ function madeFoldersOf(items: readonly PlanItem[], recordsOf: RecordsOf): Map<Pl
 
 /**
  * The folders the records made for a file that goes back to absent: as many of its folders, up
- * from its own, as any record made. One that goes back to a content needs its folders: none. A
+ * from its own, as any record made. One that goes back to a content (or keeps it, its mode alone
+ * going back) needs its folders: none. A
  * folder item's start with the folder itself.
  */
 function madeFolders(item: PlanItem, records: readonly CheckpointRecord[]): string[] {
-  if (item.before !== null || item.existed) return []
+  if (item.before !== null || item.existed || item.modeOnly) return []
   const count = Math.max(0, ...records.map((record) => record.createdFolders ?? 0)) + (item.folder ? 1 : 0)
   const folders: string[] = []
   // Never the root or above it, whatever a record says.

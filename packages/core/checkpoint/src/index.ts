@@ -37,6 +37,8 @@ export type { CheckpointStore } from './types.ts'
 export type { PlanAction } from './types.ts'
 /** One file in a rewind plan. */
 export type { PlanItem } from './types.ts'
+/** What rewind does with the permissions of a file whose records changed them. */
+export type { PlanPermissions } from './types.ts'
 /** A folder a write made for a file that goes back to absent, and whether rewind removes it. */
 export type { PlanFolder } from './types.ts'
 /** What `plan` returns. */

@@ -28,6 +28,7 @@ export class MemoryCheckpointStore implements CheckpointStore {
       ...(entry.by === undefined ? {} : { by: entry.by }),
       ...(entry.gap === undefined ? {} : { gap: entry.gap }),
       ...(entry.mode === undefined ? {} : { mode: entry.mode }),
+      ...(entry.modeAfter === undefined ? {} : { modeAfter: entry.modeAfter }),
       ...(entry.createdFolders === undefined ? {} : { createdFolders: entry.createdFolders }),
       ...(entry.folder ? { folder: true as const } : {}),
     })

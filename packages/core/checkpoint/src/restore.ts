@@ -1,6 +1,7 @@
 /** Acting on one planned file: write its old content or remove it, never following a symbolic link. */
 
 import { randomUUID } from 'node:crypto'
+import { constants } from 'node:fs'
 import { lstat, mkdir, open, rename, unlink } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import { removeLeftByGoneProcesses, tempStem } from '@rein/base'
@@ -17,15 +18,23 @@ const PRIVATE_FILE_MODE = 0o600
  */
 export const PRIVATE_FOLDER_MODE = 0o700
 
+/** A mode a rewind gives back: a file that has `from` (what an undone chmod left) gets `to`; any other is someone's since, and stays. */
+export interface ModeBack {
+  readonly from: number
+  readonly to: number
+}
+
 /**
  * Puts `content` at `file` by a temp file in the same folder and a rename: a reader (or a kill -9)
  * sees the old content or the new, never part of it, and the rename replaces a link that appeared
- * in the meantime instead of writing through it. An existing regular file keeps its own mode; a
- * file this creates gets `mode` (the recorded one, umask not applied), else 0600. Missing parent
- * folders are created (see `PRIVATE_FOLDER_MODE`).
+ * in the meantime instead of writing through it. An existing regular file keeps its own mode (but
+ * `back.from` becomes `back.to`); a file this creates gets `mode` (the recorded one, umask not
+ * applied), else 0600. Missing parent folders are created (see `PRIVATE_FOLDER_MODE`). Resolves
+ * with the mode the file has then.
  */
-export async function writeAtomically(file: string, content: Uint8Array, mode?: number): Promise<void> {
-  const target = await existingMode(file) ?? mode ?? PRIVATE_FILE_MODE
+export async function writeAtomically(file: string, content: Uint8Array, mode?: number, back?: ModeBack): Promise<number> {
+  const existing = await existingMode(file)
+  const target = existing === undefined ? mode ?? PRIVATE_FILE_MODE : existing === back?.from ? back.to : existing
   const temp = join(dirname(file), `${tempPrefix(file)}${randomUUID()}.tmp`)
   // Private while the bytes go in; the mode is set (chmod: exactly, whatever the umask) before the rename shows it.
   const handle = await openTemp(temp)
@@ -42,6 +51,28 @@ export async function writeAtomically(file: string, content: Uint8Array, mode?: 
   } catch (error) {
     await unlink(temp).catch(() => undefined)
     throw error
+  }
+  return target
+}
+
+/**
+ * Gives the regular file at `file` the mode `back.to` while it has `back.from`, through a handle
+ * that refuses a link put there since the plan; resolves with the mode it has then (another one
+ * is a person's chmod since the plan: left). A file its owner may not read cannot be opened for
+ * this (as anyone but root): it fails with EACCES, and keeps its mode.
+ */
+export async function giveModeBack(file: string, back: ModeBack): Promise<number> {
+  // Non-blocking: a FIFO put there meanwhile opens at once (and is refused below), not when a writer comes.
+  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+  try {
+    const stats = await handle.stat()
+    if (!stats.isFile()) throw new Error('is no longer a regular file; left as it is')
+    const mode = stats.mode & 0o7777
+    if (mode !== back.from) return mode
+    await handle.chmod(back.to)
+    return back.to
+  } finally {
+    await handle.close()
   }
 }
 

@@ -221,15 +221,18 @@ function noticeText(result: RewindResult, turn?: { number?: number; quote?: stri
   const which = turn?.quote ? `the turn that began with the user's message "${turn.quote}"${turn.number === undefined ? '' : ` (turn ${turn.number})`}`
     : turn?.number === undefined ? 'an earlier turn' : `turn ${turn.number}`
   const lines = [`Files were rewound to how they were before ${which}. The conversation above is unchanged, but what it says about these files no longer holds.`]
-  // A file back to its content, or an empty folder a command removed made again.
-  const returned = (item: PlanItem) => item.before !== null || item.existed === true
-  const restored = back.filter(returned).map(name)
+  // A file back to its content (or its mode), or an empty folder a command removed made again.
+  const returned = (item: PlanItem) => item.before !== null || item.existed === true || item.modeOnly === true
+  const restored = back.filter(returned).map((item) => `${name(item)}${modeBack(item)}`)
   // Folders made for those files went with them: the model should not expect them there either.
   const gone = (item: PlanItem) => (item.folders ?? []).filter((folder) => folder.action === 'remove' && folder.folder !== item.file).map((folder) => listedPath(`${roots.size > 1 ? folder.folder : folder.path}/`))
   const removed = back.filter((item) => !returned(item)).flatMap((item) => [name(item), ...gone(item)])
+  // A file back as before but for its permissions (or whose permissions were all that changed) is told by them.
+  const modeLeft = (item: PlanItem) => item.permissions?.action === 'keep' && (item.modeOnly === true || back.includes(item))
   const left = [
-    ...result.drifted.map((item) => `${name(item)} (${item.folder ? 'not empty' : 'changed since'})`),
-    ...[...result.skipped, ...result.failed].map((item) => `${name(item)} (could not be restored)`),
+    ...back.filter(modeLeft).map((item) => `${name(item)} (${permissionsLeft(item)})`),
+    ...result.drifted.map((item) => `${name(item)} (${modeLeft(item) ? permissionsLeft(item) : item.folder ? 'not empty' : 'changed since'})`),
+    ...[...result.skipped, ...result.failed].map((item) => `${name(item)} (${modeLeft(item) ? permissionsLeft(item) : 'could not be restored'})`),
   ]
   if (restored.length > 0) lines.push(`Back as before that turn: ${list(restored)}`)
   if (removed.length > 0) lines.push(`Deleted, as they did not exist before that turn: ${list(removed)}`)
@@ -237,6 +240,22 @@ function noticeText(result: RewindResult, turn?: { number?: number; quote?: stri
   if (result.notCovered.length > 0) lines.push(`Not covered by checkpoints, so not rewound: ${list(result.notCovered)}`)
   lines.push('Read a file again before relying on its content.')
   return lines.join('\n')
+}
+
+/** What a restored file's permissions did, after its name: given back, when they were. */
+function modeBack(item: PlanItem): string {
+  const to = item.permissions?.action === 'restore' ? item.permissions.to : undefined
+  return to === undefined ? '' : ` (its permissions back to ${octal(to)})`
+}
+
+/** The permissions a rewind left as they are, and what they were before the turn when a record says. */
+function permissionsLeft(item: PlanItem): string {
+  const to = item.permissions?.to
+  return to === undefined ? 'its permissions' : `its permissions, which were ${octal(to)} before that turn`
+}
+
+function octal(mode: number): string {
+  return mode.toString(8).padStart(4, '0')
 }
 
 function list(names: readonly string[]): string {

@@ -13,8 +13,8 @@ import { CheckpointConfig } from './config.ts'
 import { unreadableSkipped, verifiedBlob } from './stored-content.ts'
 import { blockedByKind, foreseen, removeEmptyFolders } from './blocked.ts'
 import { absentAlready, foldersBack, foreseeFolders, makeFolder, setMadeModes, planFolder, removeMadeFolders, type RecordsOf } from './folders.ts'
-import { IS_NOW_A_DIRECTORY, planFile, recordsToUndo } from './plan.ts'
-import { removeFile, removeLeftovers, writeAtomically } from './restore.ts'
+import { IS_NOW_A_DIRECTORY, modeBackOf, planFile, recordsToUndo, withModeDone } from './plan.ts'
+import { giveModeBack, removeFile, removeLeftovers, writeAtomically } from './restore.ts'
 import { parentProblem } from './parents.ts'
 import { asideChecked, keepCopy, setAside, setAsideFolder } from './set-aside.ts'
 import { reinHome } from './snapshot/config.ts'
@@ -394,7 +394,10 @@ function problemWith(sessionId: string, entry: CheckpointEntry): string | undefi
   if (!text(entry.anchor) || !text(entry.root) || !text(entry.path)) return 'anchor, root and path must be non-empty strings'
   if (!bytes(entry.before) || !bytes(entry.after)) return 'before and after must be bytes (Uint8Array) or null'
   if (entry.by !== undefined && typeof entry.by !== 'string') return 'by must be a string'
-  if (entry.mode !== undefined && !(Number.isInteger(entry.mode) && entry.mode >= 0 && entry.mode <= 0o7777)) return 'mode must be permission bits, an integer from 0 to 0o7777'
+  const bits = (value: unknown) => Number.isInteger(value) && typeof value === 'number' && value >= 0 && value <= 0o7777
+  if (entry.mode !== undefined && !bits(entry.mode)) return 'mode must be permission bits, an integer from 0 to 0o7777'
+  // The mode after a change of permissions: a rewind compares it with the file's, and gives `mode` back.
+  if (entry.modeAfter !== undefined && !(bits(entry.modeAfter) && entry.mode !== undefined && !entry.folder)) return 'modeAfter must be permission bits, an integer from 0 to 0o7777, given with mode (the bits before the change), for a file'
   if (entry.createdFolders !== undefined && !(Number.isInteger(entry.createdFolders) && entry.createdFolders >= 1 && !entry.existed)) return 'createdFolders must be a count from 1, for a file the write creates'
   if (entry.folder !== undefined && entry.folder !== true) return 'folder must be true when given'
   if (entry.folder) {
@@ -414,18 +417,27 @@ async function undo(item: PlanItem, store: CheckpointStore, sessionId: string, a
   // Again at the last moment: a folder may have become a link since the plan looked.
   const unsafe = parentProblem(item.root, item.file)
   if (unsafe !== undefined) throw new ReinError('CHECKPOINT_UNSAFE_PATH', `${listedPath(item.path)} was left alone: ${unsafe}`, { details: { file: item.file } })
+  const back = modeBackOf(item)
+  if (item.modeOnly) {
+    const done = back === undefined ? item : withModeDone(item, await giveModeBack(item.file, back))
+    // A person's chmod since the plan: nothing of the file was given back.
+    if (done.permissions?.action === 'keep') throw new Error(done.permissions.reason)
+    return done
+  }
   if (item.before !== null) {
     const content = await verifiedBlob(store, sessionId, item.before)
     // What it holds now may be a person's edit made while a command ran: kept, not overwritten.
     const copiedTo = item.changedWhile !== undefined ? await keepCopy(item.file, item.path, asideFolder()) : undefined
+    let mode: number
     try {
-      await writeAtomically(item.file, content, item.mode)
+      mode = await writeAtomically(item.file, content, item.mode, back)
     } catch (error) {
       // The file still holds what was copied: a copy nobody is told of would only be clutter.
       if (copiedTo !== undefined) await unlink(copiedTo).catch(() => undefined)
       throw error
     }
-    return copiedTo === undefined ? item : { ...item, copiedTo }
+    const done = withModeDone(item, mode)
+    return copiedTo === undefined ? done : { ...done, copiedTo }
   }
   if (item.changedWhile !== undefined) return { ...item, movedTo: await setAside(item.file, item.path, asideFolder()) }
   await removeFile(item.file)

@@ -29,6 +29,14 @@ export interface FileChange {
    */
   readonly mode?: number
   /**
+   * With `mode`, the permission bits the change left: a change of permissions alone (a snapshot's
+   * `chmod` record: `existed`, no contents, and the `gap` `its permissions changed from … to …`
+   * that builds from before this field read). A rewind gives `mode` back while the file still has
+   * these bits; other bits are a later change of someone else's, left as they are. Read only on
+   * such a record.
+   */
+  readonly modeAfter?: number
+  /**
    * How many of the file's parent folders the write creates (`mkdir -p`), counted up from its own
    * folder: `src/new/a.ts` with `2` made `src/new` and `src`. A rewind that removes the file
    * removes them again when nothing else is in them. Only for a file the write creates; absent: none.
@@ -69,6 +77,8 @@ export interface CheckpointRecord {
   readonly gap?: string
   /** See `FileChange.mode`. */
   readonly mode?: number
+  /** See `FileChange.modeAfter`. */
+  readonly modeAfter?: number
   /** See `FileChange.createdFolders`. */
   readonly createdFolders?: number
   /** See `FileChange.folder`. */
@@ -164,6 +174,18 @@ export interface PlanItem {
   /** The permission bits to give the file if rewind must create it (the oldest record's `mode`). */
   readonly mode?: number
   /**
+   * The file's permissions, when the undone records changed them (`modeAfter` records): what the
+   * rewind does with them (in a result: did). Absent when they end as they began, or the file goes
+   * back to absent.
+   */
+  readonly permissions?: PlanPermissions
+  /**
+   * The rewind gives the file its mode back (`permissions`) and leaves its content: the records
+   * changed nothing else, or it holds what it held before them already. `before` and `after` are
+   * then null, and mean no absent file.
+   */
+  readonly modeOnly?: true
+  /**
    * In a result: where a removed file was moved instead of deleted. A file a snapshot saw appear
    * may have come from elsewhere (moved in, a link replaced), so rewind keeps it there.
    */
@@ -189,6 +211,22 @@ export interface PlanFolder {
   /** `remove`: nothing else is in it once the plan's files are gone. `keep`: see `reason`. */
   readonly action: 'remove' | 'keep'
   /** Why it stays: what it holds (a person's file), or that it is no longer a plain folder. */
+  readonly reason?: string
+}
+
+/** What rewind does with the permissions of a file whose records changed them (see `PlanItem.permissions`). */
+export interface PlanPermissions {
+  /** The mode the undone records left (the newest one's `modeAfter`); absent when a record from an older build does not say it. */
+  readonly from?: number
+  /** The mode before them (the oldest one's `mode`): what the file gets back. */
+  readonly to?: number
+  /**
+   * `restore`: the file has `from` (or the rewind creates it) and gets `to`. `already`: it has
+   * `to`. `keep`: it stays as it is, `reason` says why (a person changed them since, the records
+   * do not chain, an older build's record keeps no mode after, or the file itself is left).
+   */
+  readonly action: 'restore' | 'already' | 'keep'
+  /** What a table and the item's `reason` say of them; none for `already`. */
   readonly reason?: string
 }
 

@@ -198,6 +198,25 @@ describe('when to talk', () => {
     expect(rewindEvents(parent.session.events)).toHaveLength(1)
   })
 
+  it('names permissions it gave back, and those it left as they are (an older rein\'s record of a chmod), for the model', async () => {
+    const { root, parent, anchor, id, workspace } = await editedTurn()
+    const chmod = (path: string, from: number, to: number) => ({
+      anchor, root: workspace, path, existed: true, before: null, after: null,
+      gap: `its permissions changed from 0${from.toString(8)} to 0${to.toString(8)} (a rewind does not undo a change of permissions)`,
+    })
+    // A command's chmod as this build records it (both modes), and one an older build recorded (the gap alone).
+    await writeFile(join(workspace, 'run.sh'), 'x', { mode: 0o755 })
+    await root.checkpoints.record(id, { ...chmod('run.sh', 0o644, 0o755), mode: 0o644, modeAfter: 0o755 })
+    await root.checkpoints.record(id, chmod('a.txt', 0o600, 0o666))
+    await root.checkpoints.rewind(id, anchor)
+    const [message] = pluginMessages(parent.session.events)
+    expect(message?.text.split('\n').slice(1, 4)).toEqual([
+      'Back as before that turn: a.txt, run.sh (its permissions back to 0644)',
+      'Deleted, as they did not exist before that turn: new.txt',
+      'Not rewound, left as they are now: a.txt (its permissions, which were 0600 before that turn)',
+    ])
+  })
+
   it('names what it left alone, for the model', async () => {
     const { root, parent, anchor, id, workspace } = await editedTurn()
     await writeFile(join(workspace, 'new.txt'), 'edited by a person')

@@ -106,60 +106,6 @@ describe('snapshots around exec calls', () => {
     expect([await text(join(workspace, 'precious.txt')), await text(join(workspace, 'src/main.ts'))]).toEqual(['precious', 'main'])
   })
 
-  it('reports a command that only changed a file\'s permissions (chmod) as not undone, rather than saying nothing', async () => {
-    const { ctx, workspace, run } = await setup()
-    await writeFile(join(workspace, 'secret.txt'), 's')
-    await chmod(join(workspace, 'secret.txt'), 0o600)
-    await writeFile(join(workspace, 'other.txt'), 'o')
-    await run('true')
-    await run('chmod 666 secret.txt; echo x > other.txt')
-    const byPath = (a: (string | undefined)[], b: (string | undefined)[]) => String(a[0]).localeCompare(String(b[0]))
-    const permissions = 'its permissions changed from 0600 to 0666 (a rewind does not undo a change of permissions)'
-    const plan = await ctx.checkpoints.plan('s1', 'm1')
-    expect(plan.items.map((item) => [item.path, item.action, item.reason]).sort(byPath)).toEqual([
-      ['other.txt', 'restore', undefined],
-      ['secret.txt', 'skipped', `not restored: ${permissions}`],
-    ])
-    // A later content change of that file is still undone; the permissions stay, and it says so.
-    await run('echo more >> secret.txt', 'm2')
-    const result = await ctx.checkpoints.rewind('s1', 'm1')
-    expect(result.restored.map((item) => [item.path, item.reason]).sort(byPath)).toEqual([['other.txt', undefined], ['secret.txt', permissions]])
-    expect(await text(join(workspace, 'secret.txt'))).toBe('s')
-    expect((await stat(join(workspace, 'secret.txt'))).mode & 0o777).toBe(0o666)
-  })
-
-  it('says the permissions stay when a command changed a file\'s content and its permissions (echo >> and chmod), restoring the content', async () => {
-    const { ctx, workspace, run } = await setup()
-    await writeFile(join(workspace, 'secret.txt'), 's')
-    await chmod(join(workspace, 'secret.txt'), 0o600)
-    await run('true')
-    await run('echo leaked >> secret.txt; chmod 666 secret.txt')
-    const permissions = 'its permissions changed from 0600 to 0666 (a rewind does not undo a change of permissions)'
-    const plan = await ctx.checkpoints.plan('s1', 'm1')
-    expect(plan.items.map((item) => [item.path, item.action, item.reason])).toEqual([['secret.txt', 'restore', permissions]])
-    const result = await ctx.checkpoints.rewind('s1', 'm1')
-    expect(result.restored.map((item) => [item.path, item.reason])).toEqual([['secret.txt', permissions]])
-    expect(await text(join(workspace, 'secret.txt'))).toBe('s')
-    expect((await stat(join(workspace, 'secret.txt'))).mode & 0o777).toBe(0o666)
-  })
-
-  it('reports permissions changed over several turns from the oldest mode to the newest (chmod 755, then 700: from 0644 to 0700)', async () => {
-    const { ctx, workspace, run } = await setup()
-    await writeFile(join(workspace, 'a.sh'), 'x')
-    await chmod(join(workspace, 'a.sh'), 0o644)
-    await writeFile(join(workspace, 'b.txt'), 'b')
-    await chmod(join(workspace, 'b.txt'), 0o600)
-    await run('true')
-    await run('chmod 755 a.sh; chmod 640 b.txt', 'm1')
-    await run('chmod 700 a.sh; echo more >> b.txt; chmod 604 b.txt', 'm2')
-    const plan = await ctx.checkpoints.plan('s1', ['m1', 'm2'])
-    const gap = (from: string, to: string) => `its permissions changed from ${from} to ${to} (a rewind does not undo a change of permissions)`
-    expect(plan.items.map((item) => [item.path, item.action, item.reason]).sort((a, b) => String(a[0]).localeCompare(String(b[0])))).toEqual([
-      ['a.sh', 'skipped', `not restored: ${gap('0644', '0700')}`],
-      ['b.txt', 'restore', gap('0600', '0604')],
-    ])
-  })
-
   it('brings files a command deleted back with their modes (rm secrets.json run.sh)', async () => {
     const { ctx, workspace, run } = await setup()
     await writeFile(join(workspace, 'secrets.json'), '{}', { mode: 0o600 })

@@ -72,6 +72,7 @@ export class JsonlCheckpointStore implements CheckpointStore {
         anchor: entry.anchor, seq: log.lastSeq + 1, root: entry.root, path: entry.path, existed: entry.existed, before: before?.hash ?? null, after: after?.hash ?? null, at: Date.now(),
         ...(entry.by === undefined ? {} : { by: entry.by }), ...(entry.gap === undefined ? {} : { gap: entry.gap }),
         ...(entry.mode === undefined ? {} : { mode: entry.mode }),
+        ...(entry.modeAfter === undefined ? {} : { modeAfter: entry.modeAfter }),
         ...(entry.createdFolders === undefined ? {} : { createdFolders: entry.createdFolders }),
         ...(entry.folder ? { folder: true as const } : {}),
       })

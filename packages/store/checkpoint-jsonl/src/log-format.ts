@@ -79,11 +79,11 @@ const REMOVED_FOLDER_GAP = 'an empty folder a command removed; this rein cannot 
  * records); every older build reads the gap instead, and reports the folder as not restored.
  */
 export function formatRecord(record: CheckpointRecord): Buffer {
-  const { anchor, seq, root, path, existed, before, after, at, by, gap, mode, createdFolders, folder } = record
+  const { anchor, seq, root, path, existed, before, after, at, by, gap, mode, modeAfter, createdFolders, folder } = record
   const removed = folder === true && existed
   const line = removed
     ? { anchor, seq, root, path, existed, before, after, at, by, gap: REMOVED_FOLDER_GAP, mode, removedFolder: true }
-    : { anchor, seq, root, path, existed, before, after, at, by, gap, mode, createdFolders, folder }
+    : { anchor, seq, root, path, existed, before, after, at, by, gap, mode, modeAfter, createdFolders, folder }
   return Buffer.from(`${JSON.stringify(line)}\n`)
 }
 
@@ -108,13 +108,15 @@ function parseMarker(line: string): Marker | undefined {
 function parseRecord(line: string): CheckpointRecord | undefined {
   const value = jsonObject(line)
   if (value === undefined) return undefined
-  // `mode`, `createdFolders`, `folder` and `removedFolder` are optional: lines written before they were recorded have none, and still load.
-  const { anchor, seq, root, path, existed, before, after, at, by, gap, mode, createdFolders, folder, removedFolder } = value
+  // `mode`, `modeAfter`, `createdFolders`, `folder` and `removedFolder` are optional: lines written before they were recorded have none, and still load.
+  const { anchor, seq, root, path, existed, before, after, at, by, gap, mode, modeAfter, createdFolders, folder, removedFolder } = value
   const hash = (field: unknown) => field === null || (typeof field === 'string' && isContentHash(field))
   if (typeof anchor !== 'string' || typeof root !== 'string' || typeof path !== 'string' || typeof existed !== 'boolean') return undefined
   if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1 || !hash(before) || !hash(after)) return undefined
   if (typeof at !== 'number' || (by !== undefined && typeof by !== 'string') || (gap !== undefined && typeof gap !== 'string')) return undefined
   if (mode !== undefined && !isPermissionBits(mode)) return undefined
+  // The bits a change of permissions left: only beside the bits before it, and never on a folder's line.
+  if (modeAfter !== undefined && (!isPermissionBits(modeAfter) || mode === undefined || folder !== undefined || removedFolder !== undefined)) return undefined
   if (createdFolders !== undefined && !isCount(createdFolders)) return undefined
   // A folder a command made: no contents, and nothing that only a file has.
   if (folder !== undefined && (folder !== true || existed || before !== null || after !== null || mode !== undefined || gap !== undefined)) return undefined
@@ -122,7 +124,10 @@ function parseRecord(line: string): CheckpointRecord | undefined {
   if (removedFolder !== undefined && (removedFolder !== true || !existed || before !== null || after !== null || folder !== undefined || createdFolders !== undefined)) return undefined
   const common = { anchor, seq, root, path, existed, before: before as string | null, after: after as string | null, at, ...(by === undefined ? {} : { by }), ...(mode === undefined ? {} : { mode }) }
   if (removedFolder === true || isCompactedRemovedFolder(value)) return Object.freeze({ ...common, folder: true as const })
-  return Object.freeze({ ...common, ...(gap === undefined ? {} : { gap }), ...(createdFolders === undefined ? {} : { createdFolders }), ...(folder === true ? { folder } : {}) })
+  return Object.freeze({
+    ...common, ...(modeAfter === undefined ? {} : { modeAfter }), ...(gap === undefined ? {} : { gap }),
+    ...(createdFolders === undefined ? {} : { createdFolders }), ...(folder === true ? { folder } : {}),
+  })
 }
 
 /**

@@ -84,3 +84,45 @@ describe('JsonlCheckpointStore and permission bits', () => {
     }
   })
 })
+
+describe('JsonlCheckpointStore and a change of permissions (modeAfter)', () => {
+  /** A chmod as a snapshot records it: both modes, and the gap builds from before `modeAfter` read. */
+  const chmodded = (path: string, mode: number, modeAfter: number, anchor = 't1'): CheckpointEntry => ({
+    anchor, root: '/w', path, existed: true, before: null, after: null, mode, modeAfter,
+    gap: `its permissions changed from 0${mode.toString(8)} to 0${modeAfter.toString(8)} (a rewind does not undo a change of permissions)`,
+  })
+
+  it('keeps the mode after the change across a reopen and a compaction, so a rewind from the log can give the earlier one back', async () => {
+    const base = await tempRoot()
+    const store = await open(base)
+    await store.append('s1', chmodded('secret.txt', 0o600, 0o666))
+    await store.append('s1', chmodded('run.sh', 0o644, 0o755, 't2'))
+    await store.close()
+    const lines = (await readFile(join(base, 's1', LOG_FILE), 'utf8')).trim().split('\n').map((line) => JSON.parse(line))
+    expect(lines.map((line) => [line.mode, line.modeAfter])).toEqual([[0o600, 0o666], [0o644, 0o755]])
+    const again = await open(base)
+    expect((await again.records('s1')).map((record) => [record.path, record.mode, record.modeAfter])).toEqual([['secret.txt', 0o600, 0o666], ['run.sh', 0o644, 0o755]])
+    await again.compact('s1', new Set(['t2']))
+    await again.close()
+    expect((await (await open(base)).records('s1')).map((record) => [record.path, record.modeAfter])).toEqual([['run.sh', 0o755]])
+  })
+
+  it('reads a chmod line written before modeAfter as it was, without one', async () => {
+    const base = await tempRoot()
+    await mkdir(join(base, 's1'), { recursive: true })
+    const old = { anchor: 't1', seq: 1, root: '/w', path: 'a', existed: true, before: null, after: null, at: 1, gap: 'its permissions changed from 0600 to 0666 (a rewind does not undo a change of permissions)' }
+    await writeFile(join(base, 's1', LOG_FILE), `${JSON.stringify(old)}\n`)
+    const [record] = await (await open(base)).records('s1')
+    expect(record).toEqual(old)
+  })
+
+  it('refuses a line whose modeAfter is not permission bits, or comes without mode, as damage', async () => {
+    const line = { anchor: 't1', seq: 1, root: '/w', path: 'a', existed: true, before: null, after: null, at: 1, gap: 'its permissions changed from 0600 to 0666 (a rewind does not undo a change of permissions)' }
+    for (const bad of [{ mode: 0o600, modeAfter: 0o10000 }, { mode: 0o600, modeAfter: '666' }, { modeAfter: 0o666 }]) {
+      const base = await tempRoot()
+      await mkdir(join(base, 's1'), { recursive: true })
+      await writeFile(join(base, 's1', LOG_FILE), `${JSON.stringify({ ...line, ...bad })}\n`)
+      await expect((await open(base)).records('s1')).rejects.toMatchObject({ code: 'CHECKPOINT_LOG_DAMAGED' })
+    }
+  })
+})

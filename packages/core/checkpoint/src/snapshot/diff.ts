@@ -16,6 +16,8 @@ export interface SnapshotChange {
   readonly gap?: string
   /** The file's (or removed folder's) permission bits before the command, when it existed. */
   readonly mode?: number
+  /** A change of permissions: the file's bits after the command (see `FileChange.modeAfter`). */
+  readonly modeAfter?: number
   /** For a created file: how many of its folders, up from its own, the command made too; for a made folder, how many above it. */
   readonly createdFolders?: number
   /** A folder the command made with nothing in it, or (`existed`) an empty one it removed (see `FileChange.folder`). */
@@ -42,10 +44,11 @@ export function snapshotChanges(root: string, walk: WalkChanges, store: PackStor
     // Written with the same bytes (touched, or rewritten by a formatter that changed nothing).
     const content = was.hash === undefined || was.hash !== now.hash ? changed(path, was, now, store) : undefined
     if (content) changes.push(content)
-    // A chmod: not undone, but recorded (a record of its own, after the content's: a record holds
-    // no mode after) so the rewind says so instead of nothing, also where the content goes back.
+    // A chmod: a record of its own, after the content's, with both modes (a rewind gives the first
+    // back while the file has the second). Its gap is for builds from before `modeAfter`: they
+    // report it as not undone, and take a record without one for a content change.
     if (was.mode !== now.mode && !was.link && !now.link && !was.special && !now.special) {
-      changes.push({ path, existed: true, before: null, after: null, gap: permissionsGap(was.mode, now.mode) })
+      changes.push({ path, existed: true, before: null, after: null, gap: permissionsGap(was.mode, now.mode), mode: was.mode, modeAfter: now.mode })
     }
   }
   for (const [path, above] of walk.made) changes.push({ path, folder: true, existed: false, before: null, after: null, ...(above > 0 ? { createdFolders: above } : {}) })
