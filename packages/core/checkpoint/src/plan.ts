@@ -50,6 +50,11 @@ interface ModeSpan {
   readonly to: number
   /** The mode the newest change left. */
   readonly from: number
+  /**
+   * The mode each change left, oldest first: what the file may have, by these commands (a rewind of
+   * later turns gave back their modes already).
+   */
+  readonly left: readonly number[]
   /** Every change has `mode` and `modeAfter`, and each starts where the one before it ended: nobody's chmod came between. */
   readonly chained: boolean
   /** Every change has `mode` and `modeAfter`: a rewind may undo them. Else an older build recorded one, and the modes are its gaps'. */
@@ -63,18 +68,21 @@ function modeSpan(changes: readonly CheckpointRecord[]): ModeSpan | undefined {
   const [first, last] = [modes[0], modes.at(-1)]
   if (modes.every((pair) => pair !== undefined) && first !== undefined && last !== undefined) {
     const chained = modes.every((pair, index) => index === 0 || pair[0] === modes[index - 1]?.[1])
-    return { to: first[0], from: last[1], chained, recorded: true }
+    return { to: first[0], from: last[1], left: modes.map((pair) => pair[1]), chained, recorded: true }
   }
   const [newest, oldest] = [changes[0]?.gap?.match(MODES), changes.at(-1)?.gap?.match(MODES)]
   if (newest?.[2] === undefined || oldest?.[1] === undefined) return undefined
-  return { to: Number.parseInt(oldest[1], 8), from: Number.parseInt(newest[2], 8), chained: false, recorded: false }
+  const from = Number.parseInt(newest[2], 8)
+  return { to: Number.parseInt(oldest[1], 8), from, left: [from], chained: false, recorded: false }
 }
 
 /**
  * What the rewind does with the permissions, given the file's mode now (`undefined`: absent, and
- * the rewind creates it with `to`). A mode neither the changes left nor the one before them is a
- * person's later chmod: left, as a changed file's content is. `gaps`: what to say when an older
- * build's gaps do not name the modes.
+ * the rewind creates it with `to`). The file may have any mode the changes left (the newest's, or
+ * an earlier one's once a rewind of the later turns gave theirs back), as its content may sit at
+ * any state its records passed through; `from` is then that mode. Any other mode, but the one
+ * before them, is a person's later chmod: left, as a changed file's content is. `gaps`: what to
+ * say when an older build's gaps do not name the modes.
  */
 function permissionsFor(span: ModeSpan | undefined, gaps: string, now: number | undefined): PlanPermissions {
   if (span === undefined) return { action: 'keep', reason: gaps }
@@ -84,8 +92,9 @@ function permissionsFor(span: ModeSpan | undefined, gaps: string, now: number | 
   if (now === to) return { from, to, action: 'already' }
   const left = (mode: number, why: string) => ({ from, to, action: 'keep' as const, reason: `its permissions (${octal(mode)} now) left as they are: ${why}; ${octal(to)} before` })
   if (now !== undefined && !span.chained) return left(now, 'changed between the rewound commands\' changes')
-  if (now !== undefined && now !== from) return left(now, `changed since the rewound commands set ${octal(from)}`)
-  return { from, to, action: 'restore', reason: `its permissions back to ${octal(to)} (from ${octal(from)})` }
+  if (now !== undefined && !span.left.includes(now)) return left(now, `changed since the rewound commands set ${octal(from)}`)
+  const has = now ?? from
+  return { from: has, to, action: 'restore', reason: `its permissions back to ${octal(to)} (from ${octal(has)})` }
 }
 
 /**
@@ -190,8 +199,22 @@ async function planModeOnly(root: string, path: string, records: readonly Checkp
   const current = await currentKind(item.file)
   if (current.kind === 'absent') return { ...item, action: 'drifted', reason: 'deleted since its permissions changed' }
   if (current.kind === 'other') return { ...item, action: 'skipped', reason: current.reason }
-  const permissions = permissionsFor(span, gaps, current.mode)
+  const permissions = withoutSetIdGiven(permissionsFor(span, gaps, current.mode))
   return withPermissions({ ...item, action: permissions.action === 'keep' ? 'drifted' : permissions.action }, permissions)
+}
+
+/** The setuid and setgid bits: who runs the file runs as its owner, or group. */
+const SET_ID = 0o6000
+
+/**
+ * `permissions`, but left as they are when giving them back would add a setuid or setgid bit to a
+ * file whose content no record says: a person's other build in its place (same mode) would run as
+ * its owner. With the content restored, or checked as back already, the bits come back with it.
+ */
+function withoutSetIdGiven(permissions: PlanPermissions): PlanPermissions {
+  const { from, to } = permissions
+  if (permissions.action !== 'restore' || from === undefined || to === undefined || (to & SET_ID & ~from) === 0) return permissions
+  return { ...permissions, action: 'keep', reason: `its permissions (${octal(from)} now) left as they are: a rewind gives no setuid or setgid bit back to a file whose content it did not record; ${octal(to)} before` }
 }
 
 /** Plans one file from its records of content (newest first): what it should be now, what it goes back to. */

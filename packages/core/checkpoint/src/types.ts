@@ -216,7 +216,11 @@ export interface PlanFolder {
 
 /** What rewind does with the permissions of a file whose records changed them (see `PlanItem.permissions`). */
 export interface PlanPermissions {
-  /** The mode the undone records left (the newest one's `modeAfter`); absent when a record from an older build does not say it. */
+  /**
+   * The mode the file has, one the undone records left: the newest one's `modeAfter`, or an earlier
+   * one's once a rewind of the later turns gave theirs back; absent when a record from an older
+   * build does not say it.
+   */
   readonly from?: number
   /** The mode before them (the oldest one's `mode`): what the file gets back. */
   readonly to?: number

@@ -1,7 +1,7 @@
 // A command that changes a file's permissions (chmod) is recorded with the mode before and the mode
 // after, so a rewind gives the earlier mode back while the file still has the one the command left,
 // and leaves (and names) a mode a person set since. Real shell commands, the real file system.
-import { chmod, stat, symlink, writeFile } from 'node:fs/promises'
+import { chmod, rename, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { PlanItem } from '../src/index.ts'
@@ -197,5 +197,52 @@ describe('a change of permissions an older rein recorded (no modeAfter)', () => 
     const result = await ctx.checkpoints.rewind('s1', ['m1', 'm2'])
     expect([rows(result.skipped), rows(result.already)]).toEqual([[rows(plan.items)[1]], [rows(plan.items)[0]]])
     expect([await modeOf(workspace, 'secret.txt'), await modeOf(workspace, 'back.sh')]).toEqual([0o666, 0o644])
+  })
+})
+
+describe('review: rewinding in steps, and set-id bits', () => {
+  it('gives back the oldest mode after a rewind of only the later turn gave back the later one (--to the later turn, then the earlier)', async () => {
+    const { ctx, workspace, run } = await shWorkspace()
+    await fileWith(workspace, 'a.sh', 'x', 0o644)
+    await fileWith(workspace, 'b.txt', 'b', 0o600)
+    await run('true')
+    await run('chmod 755 a.sh; echo more >> b.txt; chmod 640 b.txt', 'm1')
+    await run('chmod 700 a.sh; chmod 604 b.txt', 'm2')
+    const later = await ctx.checkpoints.rewind('s1', ['m2'])
+    expect([later.drifted, later.failed, later.skipped]).toEqual([[], [], []])
+    expect([await modeOf(workspace, 'a.sh'), await modeOf(workspace, 'b.txt')]).toEqual([0o755, 0o640])
+    const plan = await ctx.checkpoints.plan('s1', ['m1', 'm2'])
+    expect(rows(plan.items)).toEqual([
+      ['a.sh', 'restore', 'its permissions back to 0644 (from 0755)'],
+      ['b.txt', 'restore', 'its permissions back to 0600 (from 0640)'],
+    ])
+    const result = await ctx.checkpoints.rewind('s1', ['m1', 'm2'])
+    expect(rows(result.restored)).toEqual(rows(plan.items))
+    expect([await modeOf(workspace, 'a.sh'), await modeOf(workspace, 'b.txt'), await text(join(workspace, 'b.txt'))]).toEqual([0o644, 0o600, 'b'])
+  })
+
+  it('gives no setuid bit back to a file whose content it never recorded (chmod u-s, then a person put another build in its place)', async () => {
+    const { ctx, workspace, run } = await shWorkspace()
+    await fileWith(workspace, 'tool', 'v1', 0o4755)
+    await run('true')
+    await run('chmod u-s tool')
+    // A person's new build, renamed into place: another file, with the mode the command left.
+    await fileWith(workspace, 'tool.new', 'v2', 0o755)
+    await rename(join(workspace, 'tool.new'), join(workspace, 'tool'))
+    const plan = await ctx.checkpoints.plan('s1', 'm1')
+    expect(rows(plan.items)).toEqual([['tool', 'drifted', 'its permissions (0755 now) left as they are: a rewind gives no setuid or setgid bit back to a file whose content it did not record; 4755 before']])
+    const result = await ctx.checkpoints.rewind('s1', 'm1')
+    expect(rows(result.drifted)).toEqual(rows(plan.items))
+    expect(await modeOf(workspace, 'tool')).toBe(0o755)
+  })
+
+  it('gives a setuid bit back with the content it belongs to (echo >> and chmod u-s in one command)', async () => {
+    const { ctx, workspace, run } = await shWorkspace()
+    await fileWith(workspace, 'tool', 'v1', 0o4755)
+    await run('true')
+    await run('echo more >> tool; chmod u-s tool')
+    const result = await ctx.checkpoints.rewind('s1', 'm1')
+    expect(rows(result.restored)).toEqual([['tool', 'restore', 'its permissions back to 4755 (from 0755)']])
+    expect([await text(join(workspace, 'tool')), await modeOf(workspace, 'tool')]).toEqual(['v1', 0o4755])
   })
 })
