@@ -359,6 +359,12 @@ describe('what a snapshot cannot restore', () => {
     expect(plan.notCovered[0]).toContain('node_modules/')
     expect((await ctx.checkpoints.plan('s1', 'other')).notCovered).toEqual([])
   })
+
+  it('names a folder\'s own permissions among what a command\'s changes are not undone for (chmod 777 secrets/)', async () => {
+    const { ctx, run } = await setup()
+    await run('mkdir -p secrets && chmod 777 secrets', 'm1')
+    expect((await ctx.checkpoints.plan('s1', 'm1')).notCovered.join('\n')).toContain('nor a folder\'s own permissions')
+  })
 })
 
 describe('a snapshot that cannot be taken', () => {

@@ -34,7 +34,7 @@ export function snapshotCovers(config: SnapshotConfig, toolName: string, effects
  */
 export function notCovered(records: readonly CheckpointRecord[], config: SnapshotConfig): string[] {
   const roots = new Set(records.filter((record) => record.by !== undefined).map((record) => record.root))
-  return [...roots].map((root) => `commands run in ${root} are undone only for files a snapshot kept: not for files ignored by .gitignore or the ignore list (${config.ignore.join(', ')}), over ${formatBytes(config.maxFileBytes)}, with names that are not valid UTF-8, or outside ${root}`)
+  return [...roots].map((root) => `commands run in ${root} are undone only for files a snapshot kept: not for files ignored by .gitignore or the ignore list (${config.ignore.join(', ')}), over ${formatBytes(config.maxFileBytes)}, with names that are not valid UTF-8, or outside ${root}; nor a folder's own permissions (a chmod of a folder)`)
 }
 
 /** What the service tells the snapshots about writes recorded by the tools themselves. */
