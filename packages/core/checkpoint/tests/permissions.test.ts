@@ -14,6 +14,14 @@ afterEach(() => {
 })
 
 /** Writes `path` in `workspace` with exactly `mode` (chmod: no umask). */
+/** A workspace holding `files` (content and mode each), its first snapshot taken by a command that changed nothing. */
+async function workspaceWith(files: Record<string, readonly [string, number]>) {
+  const setup = await shWorkspace()
+  for (const [path, [content, mode]] of Object.entries(files)) await fileWith(setup.workspace, path, content, mode)
+  await setup.run('true')
+  return setup
+}
+
 async function fileWith(workspace: string, path: string, content: string, mode: number): Promise<void> {
   await writeFile(join(workspace, path), content)
   await chmod(join(workspace, path), mode)
@@ -52,9 +60,7 @@ describe('a command that changed permissions', () => {
   })
 
   it('has both undone when the same command changed the content and the permissions (echo >> and chmod)', async () => {
-    const { ctx, workspace, run } = await shWorkspace()
-    await fileWith(workspace, 'secret.txt', 's', 0o600)
-    await run('true')
+    const { ctx, workspace, run } = await workspaceWith({ 'secret.txt': ['s', 0o600] })
     await run('echo leaked >> secret.txt; chmod 666 secret.txt')
     const plan = await ctx.checkpoints.plan('s1', 'm1')
     expect(rows(plan.items)).toEqual([['secret.txt', 'restore', 'its permissions back to 0600 (from 0666)']])
@@ -64,10 +70,7 @@ describe('a command that changed permissions', () => {
   })
 
   it('is undone over several turns back to the oldest mode (chmod 755, then 700: back to 0644), content and all', async () => {
-    const { ctx, workspace, run } = await shWorkspace()
-    await fileWith(workspace, 'a.sh', 'x', 0o644)
-    await fileWith(workspace, 'b.txt', 'b', 0o600)
-    await run('true')
+    const { ctx, workspace, run } = await workspaceWith({ 'a.sh': ['x', 0o644], 'b.txt': ['b', 0o600] })
     await run('chmod 755 a.sh; chmod 640 b.txt', 'm1')
     await run('chmod 700 a.sh; echo more >> b.txt; chmod 604 b.txt', 'm2')
     const plan = await ctx.checkpoints.plan('s1', ['m1', 'm2'])
@@ -80,10 +83,7 @@ describe('a command that changed permissions', () => {
   })
 
   it('leaves permissions a person changed since the command, saying so, and still restores the content', async () => {
-    const { ctx, workspace, run } = await shWorkspace()
-    await fileWith(workspace, 'secret.txt', 's', 0o600)
-    await fileWith(workspace, 'both.txt', 'b', 0o600)
-    await run('true')
+    const { ctx, workspace, run } = await workspaceWith({ 'secret.txt': ['s', 0o600], 'both.txt': ['b', 0o600] })
     await run('chmod 666 secret.txt; echo more >> both.txt; chmod 666 both.txt')
     // A person's own chmod after the command: theirs, not the command's.
     await chmod(join(workspace, 'secret.txt'), 0o640)
@@ -97,10 +97,7 @@ describe('a command that changed permissions', () => {
   })
 
   it('says nothing of permissions that changed and changed back within the rewound turns (not "from 0644 to 0644")', async () => {
-    const { ctx, workspace, run } = await shWorkspace()
-    await fileWith(workspace, 'a.sh', 'x', 0o644)
-    await fileWith(workspace, 'b.txt', 'b', 0o600)
-    await run('true')
+    const { ctx, workspace, run } = await workspaceWith({ 'a.sh': ['x', 0o644], 'b.txt': ['b', 0o600] })
     await run('chmod 755 a.sh; chmod 640 b.txt', 'm1')
     await run('chmod 644 a.sh; echo more >> b.txt; chmod 600 b.txt', 'm2')
     const plan = await ctx.checkpoints.plan('s1', ['m1', 'm2'])
@@ -111,9 +108,7 @@ describe('a command that changed permissions', () => {
   })
 
   it('brings a file a later turn deleted back with the mode it had before an earlier turn changed it (chmod 600, then rm)', async () => {
-    const { ctx, workspace, run } = await shWorkspace()
-    await fileWith(workspace, 'a.txt', 'a', 0o644)
-    await run('true')
+    const { ctx, workspace, run } = await workspaceWith({ 'a.txt': ['a', 0o644] })
     await run('chmod 600 a.txt', 'm1')
     await run('rm a.txt', 'm2')
     const plan = await ctx.checkpoints.plan('s1', ['m1', 'm2'])
@@ -123,9 +118,7 @@ describe('a command that changed permissions', () => {
   })
 
   it('gives back the mode of a file whose content a later command already put back (echo >> and chmod, then the old content again)', async () => {
-    const { ctx, workspace, run } = await shWorkspace()
-    await fileWith(workspace, 'a.txt', 'a', 0o600)
-    await run('true')
+    const { ctx, workspace, run } = await workspaceWith({ 'a.txt': ['a', 0o600] })
     await run('echo more >> a.txt; chmod 644 a.txt', 'm1')
     await run('printf a > a.txt', 'm2')
     const plan = await ctx.checkpoints.plan('s1', ['m1', 'm2'])
@@ -138,9 +131,7 @@ describe('a command that changed permissions', () => {
 
 describe('giving a mode back', () => {
   it('brings a file back with its earlier mode once a folder a later command put in its place is gone (chmod 600, then rm and mkdir)', async () => {
-    const { ctx, workspace, run } = await shWorkspace()
-    await fileWith(workspace, 'a.txt', 'a', 0o644)
-    await run('true')
+    const { ctx, workspace, run } = await workspaceWith({ 'a.txt': ['a', 0o644] })
     await run('chmod 600 a.txt', 'm1')
     await run('rm a.txt && mkdir a.txt', 'm2')
     const result = await ctx.checkpoints.rewind('s1', ['m1', 'm2'])
@@ -202,10 +193,7 @@ describe('a change of permissions an older rein recorded (no modeAfter)', () => 
 
 describe('review: rewinding in steps, and set-id bits', () => {
   it('gives back the oldest mode after a rewind of only the later turn gave back the later one (--to the later turn, then the earlier)', async () => {
-    const { ctx, workspace, run } = await shWorkspace()
-    await fileWith(workspace, 'a.sh', 'x', 0o644)
-    await fileWith(workspace, 'b.txt', 'b', 0o600)
-    await run('true')
+    const { ctx, workspace, run } = await workspaceWith({ 'a.sh': ['x', 0o644], 'b.txt': ['b', 0o600] })
     await run('chmod 755 a.sh; echo more >> b.txt; chmod 640 b.txt', 'm1')
     await run('chmod 700 a.sh; chmod 604 b.txt', 'm2')
     const later = await ctx.checkpoints.rewind('s1', ['m2'])
@@ -222,9 +210,7 @@ describe('review: rewinding in steps, and set-id bits', () => {
   })
 
   it('gives no setuid bit back to a file whose content it never recorded (chmod u-s, then a person put another build in its place)', async () => {
-    const { ctx, workspace, run } = await shWorkspace()
-    await fileWith(workspace, 'tool', 'v1', 0o4755)
-    await run('true')
+    const { ctx, workspace, run } = await workspaceWith({ 'tool': ['v1', 0o4755] })
     await run('chmod u-s tool')
     // A person's new build, renamed into place: another file, with the mode the command left.
     await fileWith(workspace, 'tool.new', 'v2', 0o755)
@@ -237,9 +223,7 @@ describe('review: rewinding in steps, and set-id bits', () => {
   })
 
   it('gives a setuid bit back with the content it belongs to (echo >> and chmod u-s in one command)', async () => {
-    const { ctx, workspace, run } = await shWorkspace()
-    await fileWith(workspace, 'tool', 'v1', 0o4755)
-    await run('true')
+    const { ctx, workspace, run } = await workspaceWith({ 'tool': ['v1', 0o4755] })
     await run('echo more >> tool; chmod u-s tool')
     const result = await ctx.checkpoints.rewind('s1', 'm1')
     expect(rows(result.restored)).toEqual([['tool', 'restore', 'its permissions back to 4755 (from 0755)']])
