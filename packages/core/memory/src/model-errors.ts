@@ -24,8 +24,16 @@ export async function shielded<T>(tool: string, logger: Logger, body: () => Prom
   try {
     return await body()
   } catch (error) {
-    if (!isReinError(error) || !isStoreFailure(error.code)) throw error
-    logger.warn('%s failed; the model was told only that memory could not be used: %s', tool, error.message)
-    throw new ReinError(error.code, SAID_TO_MODEL[error.code] ?? OTHER_FAILURE, { cause: error })
+    throw forModel(tool, error, logger) ?? error
   }
+}
+
+/**
+ * `error` as the model may read it when it is a store's failure (logged for people, with what
+ * `tool` was doing), else `undefined`: a refusal the model can act on is passed on as it is.
+ */
+export function forModel(tool: string, error: unknown, logger: Logger): ReinError | undefined {
+  if (!isReinError(error) || !isStoreFailure(error.code)) return undefined
+  logger.warn('%s failed; the model was told only that memory could not be used: %s', tool, error.message)
+  return new ReinError(error.code, SAID_TO_MODEL[error.code] ?? OTHER_FAILURE, { cause: error })
 }

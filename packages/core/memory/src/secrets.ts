@@ -22,6 +22,18 @@ export function secretKind(content: string): string | undefined {
   return SECRET_SHAPES.find(({ pattern }) => pattern.test(content))?.kind
 }
 
+/**
+ * `text` with every credential-like run, and every secret variable's value `secretVariableIn`
+ * would find, replaced by what it is (`[an sk- API key]`, `[$OPENAI_API_KEY]`): for showing a call
+ * that memory refuses (a tool line), which must not show the key either.
+ */
+export function maskSecrets(text: string): string {
+  let masked = text
+  for (const { kind, pattern } of SECRET_SHAPES) masked = masked.replace(new RegExp(pattern.source, 'g'), `[${kind}]`)
+  for (const { name, key } of secretKeys()) masked = masked.split(key).join(`[$${name}]`)
+  return masked
+}
+
 /** Variables that say where a secret is (`GOOGLE_APPLICATION_CREDENTIALS_FILE`, `SSH_KEY_PATH`), not what it is. */
 const NAMES_A_PLACE = /_(?:FILE|PATH|DIR|URL|HOME)$/i
 
@@ -39,8 +51,12 @@ function looksLikeKey(value: string): boolean {
  * looks like a key, `content` holds; or `undefined`. A key of this process, whatever its shape.
  */
 export function secretVariableIn(content: string): string | undefined {
-  return secretEnvironment(process.env).find(({ name, value }) => {
-    const key = value.trim()
-    return !NAMES_A_PLACE.test(name) && looksLikeKey(key) && content.includes(key)
-  })?.name
+  return secretKeys().find(({ key }) => content.includes(key))?.name
+}
+
+/** This process's environment variables named like secrets whose values look like keys, trimmed. */
+function secretKeys(): { name: string; key: string }[] {
+  return secretEnvironment(process.env)
+    .map(({ name, value }) => ({ name, key: value.trim() }))
+    .filter(({ name, key }) => !NAMES_A_PLACE.test(name) && looksLikeKey(key))
 }

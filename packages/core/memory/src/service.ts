@@ -12,9 +12,9 @@ import { MemoryConfig } from './config.ts'
 import { normalizeContent } from './normalize.ts'
 import { memorySection, type AgentsLike } from './section.ts'
 import { createMemoryTools } from './tools.ts'
-import { userScopePolicy } from './user-scope-policy.ts'
+import { memoryPolicy } from './user-scope-policy.ts'
 import type { MemoryDraft, MemoryEntry, MemoryPatch, MemoryStore, RecallQuery, WriteResult } from './types.ts'
-import { checkDraft, checkId, checkPatch, checkQuery, checkRoot, newMemoryId } from './validate.ts'
+import { checkDraft, checkId, checkPatch, checkQuery, checkRoot, checkSameScope, newMemoryId } from './validate.ts'
 import { whileStore, type StoreWatcher } from './while-store.ts'
 
 declare module '@deepseek-ai/cordis' {
@@ -63,13 +63,14 @@ export class MemoryService extends Service {
     // Looked up by name, not imported: @rein/memory does not depend on @rein/agent.
     const agents = () => ctx.get('agents') as AgentsLike | undefined
     ctx.inject(['tools'], (inner) => {
-      const tools = createMemoryTools(this, config, agents, logger)
+      const tools = createMemoryTools(this, config, agents, logger, usable)
       whileStore(inner, state.watchers, usable, 'memory tools', [
         () => inner.tools.register(tools.memoryWrite),
         () => inner.tools.register(tools.memorySearch),
         () => inner.tools.register(tools.memoryUpdate),
         () => inner.tools.register(tools.memoryForget),
-        ...(config.askUserScope ? [() => inner.tools.preExecute(userScopePolicy(this))] : []),
+        // Always: besides asking about user memory (askUserScope), it refuses before anyone is asked.
+        () => inner.tools.preExecute(memoryPolicy(tools.check, config.askUserScope, logger)),
       ], logger)
     })
     ctx.inject(['agents'], (inner) => {
@@ -155,7 +156,8 @@ export class MemoryService extends Service {
     this.tellUnavailable(error)
     // After this event-loop turn, not at once: removing a tool stops its running calls, and the
     // call that found the damage is one of them; it ends first, with its own error. Other calls
-    // still running then (another agent's) end ABORTED; the tools are gone from the next request.
+    // still running then (another agent's) end ABORTED. Runs stop seeing the tools at once (their
+    // `availableTo` asks `usable`): the next request, built before then, offers none.
     setImmediate(() => void tellWatchers(state.watchers))
   }
 
@@ -170,7 +172,7 @@ export class MemoryService extends Service {
       const now = Date.now()
       const checked = checkDraft(draft, this._state.config.maxContentChars, now)
       const target = checked.supersedes === undefined ? undefined : await existing(store, checked.supersedes, 'supersede')
-      if (target !== undefined) sameScope(checked, target)
+      if (target !== undefined) checkSameScope(checked, target)
       const same = await store.findSame(checked.scope, checked.projectId, checked.type, normalizeContent(checked.content), now)
       // The same correction written again (a replayed call) refreshes it; any other is refused.
       if (target?.retiredAt !== undefined && target.retiredBy !== same?.id) throw retired(target, 'supersede')
@@ -309,20 +311,6 @@ async function existing(store: MemoryStore, id: string, action: string): Promise
   const entry = await store.get(id)
   if (entry === undefined) throw notFound(id, action)
   return entry
-}
-
-/**
- * A correction stays in the scope (and project) of what it corrects: else a project write, which
- * needs less approval, could retire a user entry every project reads, or another project's entry.
- */
-function sameScope(draft: MemoryDraft, target: MemoryEntry): void {
-  const id = target.id
-  if (target.scope !== draft.scope) {
-    throw new ReinError('INVALID_ARGS', `a correction keeps its scope: ${id} is a ${target.scope} entry; write the correction with scope ${target.scope}`, { details: { id, scope: target.scope } })
-  }
-  if (target.projectId !== draft.projectId) {
-    throw new ReinError('INVALID_ARGS', `a correction keeps its scope: ${id} is an entry of another project; write the correction there`, { details: { id } })
-  }
 }
 
 async function retire(store: MemoryStore, entry: MemoryEntry, by: string, now: number): Promise<void> {

@@ -4,15 +4,16 @@
  */
 
 import type { Logger } from '@deepseek-ai/cordis'
-import { ReinError, defineTool, type RunIdentity, type ToolRun } from '@rein/tools'
+import { ReinError, defineTool, type RunIdentity, type ToolCall, type ToolRun } from '@rein/tools'
 import { accessFor, reaches } from './access.ts'
 import type { MemoryConfig, MemoryScopes } from './config.ts'
 import type { AgentsLike } from './section.ts'
 import { age, clip } from './format.ts'
 import { shielded } from './model-errors.ts'
 import { renderSearchPage } from './search-page.ts'
+import { maskSecrets } from './secrets.ts'
 import type { MemoryEntry, MemoryPatch, MemoryScope, MemoryType, RecallQuery, WriteResult, MemoryDraft } from './types.ts'
-import { MEMORY_SCOPES, MEMORY_TYPES, hasWord } from './validate.ts'
+import { MEMORY_SCOPES, MEMORY_TYPES, checkContent, checkSameScope, hasWord } from './validate.ts'
 
 /** What the tools need from the service. */
 export interface MemoryToolHost {
@@ -36,18 +37,36 @@ const ENTRY_FIELDS = {
 /**
  * The four tools; `config` sets the content cap and search limits they declare, `agents` (ctx.agents,
  * when there) gives a live agent's own memory scopes, `logger` gets the store failures the model
- * reads only as "memory could not be used".
+ * reads only as "memory could not be used", `usable` says whether the store may still be used.
  */
-export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, agents: () => AgentsLike | undefined, logger: Logger) {
+export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, agents: () => AgentsLike | undefined, logger: Logger, usable: () => boolean) {
   const content = { type: 'string', minLength: 1, maxLength: config.maxContentChars } as const
   // A run that may not read (or write) any scope never sees the tools that would only refuse it.
-  const readers = (identity: RunIdentity) => accessFor(config, identity, agents).read.length > 0
-  const writers = (identity: RunIdentity) => accessFor(config, identity, agents).write.length > 0
-  const where = async (run: ToolRun) => ({
+  // Nor does any run once the store is found damaged: the tools are removed only after the call
+  // that found it ends, and the agent builds its next request (or, when the block's recall found
+  // it, its first) before that.
+  const readers = (identity: RunIdentity) => usable() && accessFor(config, identity, agents).read.length > 0
+  const writers = (identity: RunIdentity) => usable() && accessFor(config, identity, agents).write.length > 0
+  const where = async (run: Pick<ToolRun, 'identity' | 'workspaceRoot'>): Promise<Where> => ({
     access: accessFor(config, run.identity, agents),
     projectId: await memory.projectIdFor(run.workspaceRoot),
-    sessionId: run.identity?.sessionId ?? run.sessionId,
   })
+  const before: Prechecks = {
+    memory_write: async (args, at) => {
+      allowed(at.access, 'write', args.scope)
+      checkContent('memory write', args.content, config.maxContentChars)
+      if (args.supersedes === undefined) return undefined
+      const target = await reachable(memory, args.supersedes, at.access.write, at.projectId)
+      checkSameScope({ scope: args.scope, ...(args.scope === 'project' ? { projectId: at.projectId } : {}) }, target)
+      return target
+    },
+    memory_update: async (args, at) => {
+      if (args.content === undefined && args.type === undefined) throw new ReinError('INVALID_ARGS', 'memory_update needs content, type or both')
+      if (args.content !== undefined) checkContent('memory update', args.content, config.maxContentChars)
+      return reachable(memory, args.id, at.access.write, at.projectId)
+    },
+    memory_forget: async (args, at) => reachable(memory, args.id, at.access.write, at.projectId),
+  }
 
   const memoryWrite = defineTool({
     name: 'memory_write',
@@ -70,9 +89,10 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
       },
     },
     execute: (args, run) => shielded('memory_write', logger, async () => {
-      const { access, projectId, sessionId } = await where(run)
-      allowed(access, 'write', args.scope)
-      if (args.supersedes !== undefined) await reachable(memory, args.supersedes, access.write, projectId)
+      const at = await where(run)
+      await before.memory_write(args, at)
+      const { projectId } = at
+      const sessionId = run.identity?.sessionId ?? run.sessionId
       const { entry, outcome } = await memory.write({
         scope: args.scope,
         ...(args.scope === 'project' ? { projectId } : {}),
@@ -88,7 +108,8 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
     availableTo: writers,
     // Writing the same content again refreshes the entry it made: safe to run again after a crash.
     replaySafe: true,
-    presentCall: (args) => ({ card: 'generic', kind: 'edit', title: `Remember (${args.scope}, ${args.type})`, detail: clip(args.content, 80) }),
+    // Masked before it is cut: a tool line must not show a key memory refuses, nor its first half.
+    presentCall: (args) => ({ card: 'generic', kind: 'edit', title: `Remember (${args.scope}, ${args.type})`, detail: clip(maskSecrets(args.content), 80) }),
   })
 
   const memorySearch = defineTool({
@@ -144,9 +165,7 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
       render: (_args, value) => `Updated ${value.id} (${value.scope}, ${value.type}).`,
     },
     execute: (args, run) => shielded('memory_update', logger, async () => {
-      if (args.content === undefined && args.type === undefined) throw new ReinError('INVALID_ARGS', 'memory_update needs content, type or both')
-      const { access, projectId } = await where(run)
-      await reachable(memory, args.id, access.write, projectId)
+      await before.memory_update(args, await where(run))
       const entry = await memory.update(args.id, { ...(args.content === undefined ? {} : { content: args.content }), ...(args.type === undefined ? {} : { type: args.type }) })
       return fields(entry)
     }),
@@ -165,8 +184,7 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
       render: (_args, value) => `Forgot ${value.id} (${value.scope}, ${value.type}): "${clip(value.content, 100)}".`,
     },
     execute: (args, run) => shielded('memory_forget', logger, async () => {
-      const { access, projectId } = await where(run)
-      await reachable(memory, args.id, access.write, projectId)
+      await before.memory_forget(args, await where(run))
       const entry = await memory.forget(args.id)
       return { ...fields(entry), content: entry.content }
     }),
@@ -175,7 +193,54 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
     presentCall: (args) => ({ card: 'generic', kind: 'delete', title: 'Forget memory', detail: args.id }),
   })
 
-  return { memoryWrite, memorySearch, memoryUpdate, memoryForget }
+  return { memoryWrite, memorySearch, memoryUpdate, memoryForget, check: callCheck(before, where) }
+}
+
+/** Where a call runs: the scopes its agent has, and its project. */
+interface Where {
+  access: Readonly<MemoryScopes>
+  projectId: string
+}
+
+/**
+ * What each changing tool refuses before it changes anything (its agent's scopes, an entry it
+ * cannot reach, a correction across scopes, content memory never keeps: a secret), and the entry
+ * it would change. Run by the body, and by the policy before anyone is asked (see `callCheck`).
+ */
+interface Prechecks {
+  memory_write(args: { scope: MemoryScope; content: string; supersedes?: string }, at: Where): Promise<MemoryEntry | undefined>
+  memory_update(args: { id: string; content?: string; type?: MemoryType }, at: Where): Promise<MemoryEntry>
+  memory_forget(args: { id: string }, at: Where): Promise<MemoryEntry>
+}
+
+/**
+ * For a validated call of a tool that changes memory: the entry it would change (`undefined`
+ * when none), or the refusal its body would give (a `ReinError`, thrown). `undefined` for other
+ * tools. The policy asks here first: a person must not be asked about a call that can only fail
+ * (the yes would be for nothing), nor be shown a key the model tried to save.
+ */
+export type MemoryCallCheck = (call: ToolCall) => Promise<{ entry: MemoryEntry | undefined } | undefined>
+
+function callCheck(before: Prechecks, where: (run: Pick<ToolRun, 'identity' | 'workspaceRoot'>) => Promise<Where>): MemoryCallCheck {
+  return async (call) => {
+    const { toolName, args } = call
+    if (toolName === 'memory_write') {
+      const scope = args.scope === 'user' || args.scope === 'project' ? args.scope : undefined
+      if (scope === undefined || typeof args.content !== 'string') return undefined
+      return { entry: await before.memory_write({ scope, content: args.content, ...optionalText(args, 'supersedes') }, await where(call)) }
+    }
+    if (toolName !== 'memory_update' && toolName !== 'memory_forget') return undefined
+    if (typeof args.id !== 'string') return undefined
+    if (toolName === 'memory_forget') return { entry: await before.memory_forget({ id: args.id }, await where(call)) }
+    const type = MEMORY_TYPES.find((known) => known === args.type)
+    return { entry: await before.memory_update({ id: args.id, ...optionalText(args, 'content'), ...(type === undefined ? {} : { type }) }, await where(call)) }
+  }
+}
+
+/** `{[key]: value}` when the call's `key` is a string, else nothing. */
+function optionalText<K extends string>(args: ToolCall['args'], key: K): { [P in K]?: string } {
+  const value = args[key]
+  return typeof value === 'string' ? ({ [key]: value } as { [P in K]?: string }) : {}
 }
 
 function allowed(access: Readonly<MemoryScopes>, mode: 'read' | 'write', scope: MemoryScope): void {

@@ -1,52 +1,66 @@
 /**
- * A pre-execute policy that asks before a tool call changes user-scope memory. Every project's
- * sessions read those entries, so a note planted by text the agent read in one workspace (a
- * hostile README, say) would follow the person everywhere: allowing `write` for this workspace
- * (`--allow write`) must not be enough. The registry passes the reason as the request's `policy`,
- * which approvers that allow by effect do not answer. The reason shows what changes, so the person
- * answers about the text, not about a tool name.
+ * The memory tools' pre-execute policy. First it refuses, before anyone is asked, what the tool
+ * would refuse anyway: a question whose yes can only fail wastes the person's answer (and under
+ * `rein run` tells them to rerun for nothing), and one about a secret would quote the key. A store
+ * failure while it looks the entry up reads to the model as the tool's own would (no file path,
+ * no advice meant for people; the store's code).
+ *
+ * Then it asks before a call changes user-scope memory. Every project's sessions read those
+ * entries, so a note planted by text the agent read in one workspace (a hostile README, say)
+ * would follow the person everywhere: allowing `write` for this workspace (`--allow write`) must
+ * not be enough. The registry passes the reason as the request's `policy`, which approvers that
+ * allow by effect do not answer. The reason shows what changes, so the person answers about the
+ * text, not about a tool name.
  */
 
+import type { Logger } from '@deepseek-ai/cordis'
+import { isReinError } from '@rein/base'
 import type { PreExecuteDecision, ToolCall } from '@rein/tools'
 import { clip, oneLine } from './format.ts'
+import { forModel } from './model-errors.ts'
+import type { MemoryCallCheck } from './tools.ts'
 import type { MemoryEntry } from './types.ts'
 
 /** Most characters of one content the reason quotes. */
 const QUOTED_CHARS = 300
 
-/** What the policy needs from the service. */
-export interface PolicySource {
-  get(id: string): Promise<MemoryEntry | undefined>
-}
-
 /**
- * Asks for `memory_write` to the user scope or superseding a user entry, and `memory_update` /
- * `memory_forget` of a user entry.
+ * Refuses (with the tool's code and words) a memory call that `check` refuses; then, when
+ * `askUserScope`, asks for `memory_write` to the user scope and `memory_update` / `memory_forget`
+ * of a user entry.
  */
-export function userScopePolicy(memory: PolicySource): (call: ToolCall) => Promise<PreExecuteDecision | undefined> {
+export function memoryPolicy(check: MemoryCallCheck, askUserScope: boolean, logger: Logger): (call: ToolCall) => Promise<PreExecuteDecision | undefined> {
   return async (call) => {
-    const reason = await reasonFor(memory, call)
+    let checked: Awaited<ReturnType<MemoryCallCheck>>
+    try {
+      checked = await check(call)
+    } catch (error) {
+      const refusal = forModel(`${call.toolName} (looking up what it changes, before it ran)`, error, logger) ?? (isReinError(error) ? error : undefined)
+      if (refusal === undefined) throw error
+      return { kind: 'deny', reason: refusal.message, code: refusal.code }
+    }
+    if (checked === undefined || !askUserScope) return undefined
+    const reason = reasonFor(call, checked.entry)
     return reason === undefined ? undefined : { kind: 'ask', reason: oneLine(reason) }
   }
 }
 
-/** What the call would change in user memory, as the person reads it, or `undefined` when it changes none. */
-async function reasonFor(memory: PolicySource, { toolName, args }: ToolCall): Promise<string | undefined> {
-  if (toolName !== 'memory_write' && toolName !== 'memory_update' && toolName !== 'memory_forget') return undefined
-  // An id that names nothing is the tool's to refuse (MEMORY_NOT_FOUND).
-  const id = toolName === 'memory_write' ? args.supersedes : args.id
-  const entry = typeof id === 'string' ? await memory.get(id) : undefined
-  const old = entry?.scope === 'user' ? entry : undefined
+/**
+ * What the call would change in user memory, as the person reads it, or `undefined` when it
+ * changes none. `entry` is the one it changes (updates, forgets or corrects), checked reachable;
+ * a correction is of the same scope.
+ */
+function reasonFor({ toolName, args }: ToolCall, entry: MemoryEntry | undefined): string | undefined {
   if (toolName === 'memory_write') {
-    const retires = old === undefined ? '' : `, and retires ${old.id}: ${quote(old.content)}`
-    if (args.scope === 'user') return `it saves to user memory, which every project's sessions read: ${quote(args.content)}${retires}`
-    return old === undefined ? undefined : `it retires user memory ${old.id}, which every project's sessions read: ${quote(old.content)}`
+    if (args.scope !== 'user') return undefined
+    const retires = entry === undefined ? '' : `, and retires ${entry.id}: ${quote(entry.content)}`
+    return `it saves to user memory, which every project's sessions read: ${quote(args.content)}${retires}`
   }
-  if (old === undefined) return undefined
-  if (toolName === 'memory_forget') return `it deletes user memory ${old.id}: ${quote(old.content)}`
+  if (entry?.scope !== 'user') return undefined
+  if (toolName === 'memory_forget') return `it deletes user memory ${entry.id}: ${quote(entry.content)}`
   const content = typeof args.content === 'string' ? quote(args.content) : 'the same content'
-  const type = typeof args.type === 'string' && args.type !== old.type ? `, and its type ${old.type} → ${args.type}` : ''
-  return `it rewrites user memory ${old.id}: ${quote(old.content)} → ${content}${type}`
+  const type = typeof args.type === 'string' && args.type !== entry.type ? `, and its type ${entry.type} → ${args.type}` : ''
+  return `it rewrites user memory ${entry.id}: ${quote(entry.content)} → ${content}${type}`
 }
 
 function quote(text: unknown): string {

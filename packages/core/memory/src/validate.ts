@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto'
 import { kindOf, ReinError } from '@rein/base'
 import { HIDDEN_CHARACTER } from './format.ts'
 import { secretKind, secretVariableIn } from './secrets.ts'
-import type { MemoryDraft, MemoryPatch, MemoryScope, MemoryType, RecallQuery } from './types.ts'
+import type { MemoryDraft, MemoryEntry, MemoryPatch, MemoryScope, MemoryType, RecallQuery } from './types.ts'
 
 /** Every scope, in the order the README lists them. */
 export const MEMORY_SCOPES: readonly MemoryScope[] = Object.freeze(['user', 'project'])
@@ -32,6 +32,30 @@ export function checkDraft(draft: MemoryDraft, maxContentChars: number, now: num
   if (draft.supersedes !== undefined && !nonEmpty(draft.supersedes)) problems.push('supersedes must be an entry id')
   refuse('memory write', problems)
   return { ...draft, content: draft.content.trim() }
+}
+
+/**
+ * Throws `INVALID_ARGS` naming every problem of `content`, as `checkDraft` and `checkPatch` would
+ * (`what`: `memory write`, `memory update`): for a tool's call, checked before anyone is asked about
+ * it, so a question never quotes a key nor asks about what could only be refused.
+ */
+export function checkContent(what: string, content: unknown, maxContentChars: number): void {
+  refuse(what, contentProblems(content, maxContentChars))
+}
+
+/**
+ * A correction stays in the scope (and project) of what it corrects: else a project write, which
+ * needs less approval, could retire a user entry every project reads, or another project's entry.
+ * `INVALID_ARGS` otherwise.
+ */
+export function checkSameScope(draft: Pick<MemoryDraft, 'scope' | 'projectId'>, target: Pick<MemoryEntry, 'id' | 'scope' | 'projectId'>): void {
+  const id = target.id
+  if (target.scope !== draft.scope) {
+    throw new ReinError('INVALID_ARGS', `a correction keeps its scope: ${id} is a ${target.scope} entry; write the correction with scope ${target.scope}`, { details: { id, scope: target.scope } })
+  }
+  if (target.projectId !== draft.projectId) {
+    throw new ReinError('INVALID_ARGS', `a correction keeps its scope: ${id} is an entry of another project; write the correction there`, { details: { id } })
+  }
 }
 
 /** Throws `INVALID_ARGS` naming every problem of `patch`, or when it changes nothing. */
@@ -81,7 +105,9 @@ function charCount(text: string): number {
 function contentProblems(content: unknown, max: number): string[] {
   if (typeof content !== 'string' || content.trim() === '') return ['content must be a non-empty string']
   const problems: string[] = []
-  const length = charCount(content.trim())
+  // Counted as given, before trimming: as the tool's schema (maxLength) counts, so the model and a
+  // caller of ctx.memory get the same answer for the same text.
+  const length = charCount(content)
   if (length > max) problems.push(`content is ${length} characters; the most is ${max}: say it shorter, or split it into separate entries`)
   // What people see in `rein memory list` must be what the model reads.
   // SQLite stores text as UTF-8, where half a character cannot be: it would come back changed.

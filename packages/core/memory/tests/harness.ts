@@ -39,11 +39,14 @@ export function storePlugin(store: InMemoryMemoryStore) {
   return { name: 'memory-store', inject: ['memory'], apply: (ctx: Context) => { ctx.memory.registerStore(store) } }
 }
 
-/** tools (nothing asks for approval; a policy's question is answered yes), memory with `config`, and optionally a store. */
-export async function setup(config: ConfigInput = {}, withStore = true) {
+/**
+ * tools (nothing asks for approval; a policy's question is answered yes, after `asked` sees it),
+ * memory with `config`, and optionally a store.
+ */
+export async function setup(config: ConfigInput = {}, withStore = true, asked: unknown[] = []) {
   const ctx = new Context()
   await ctx.plugin(ToolRegistry, { askFor: [] })
-  ctx.provide('approval', { request: () => 'allow' as const })
+  ctx.provide('approval', { request: (request: unknown) => { asked.push(request); return 'allow' as const } })
   const memoryFiber = await ctx.plugin(MemoryService, config)
   const store = new InMemoryMemoryStore()
   const storeFiber = withStore ? await ctx.plugin(storePlugin(store)) : undefined

@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs'
 import { Context } from '@deepseek-ai/cordis'
-import { ReinError, ToolRegistry } from '@rein/tools'
+import { ReinError, ToolRegistry, type ToolEffect } from '@rein/tools'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { InMemoryMemoryStore, MemoryService } from '../src/index.ts'
-import { identity, setup, storePlugin, text, useTempHome } from './harness.ts'
+import { AgentsStandIn, identity, setup, storePlugin, text, useTempHome } from './harness.ts'
 
 const temp = useTempHome()
 const TOOLS = ['memory_forget', 'memory_search', 'memory_update', 'memory_write']
@@ -91,6 +91,19 @@ describe('memory_write', () => {
     const fix = await call('memory_write', { scope: 'user', type: 'preference', content: 'Likes spaces.', supersedes: old!.id })
     const fixed = (await ctx.memory.list()).find((entry) => entry.content === 'Likes spaces.')!
     expect(text(fix)).toBe(`Saved ${fixed.id} (user, preference). ${old!.id} is superseded and will not be recalled again.`)
+  })
+
+  it('the content cap counts the same in the tool\'s schema and ctx.memory.write: the content as given, spaces around it too', async () => {
+    const { call, ctx } = await setup({ maxContentChars: 10 })
+    for (const content of ['  xxxxxxxxxx  ', '🙂'.repeat(9) + '\n\n']) {
+      expect(await call('memory_write', { scope: 'user', type: 'fact', content })).toMatchObject({ isError: true, error: { code: 'INVALID_ARGS' } })
+      await expect(ctx.memory.write({ scope: 'user', type: 'fact', content, source: { sessionId: 's0' } })).rejects.toMatchObject({ code: 'INVALID_ARGS' })
+      const entry = await ctx.memory.write({ scope: 'user', type: 'fact', content: 'x', source: { sessionId: 's0' } })
+      await expect(ctx.memory.update(entry.entry.id, { content })).rejects.toMatchObject({ code: 'INVALID_ARGS' })
+    }
+    // What fits both is saved trimmed.
+    expect(await call('memory_write', { scope: 'user', type: 'fact', content: ' 12345678 ' })).toMatchObject({ isError: false })
+    expect((await ctx.memory.list()).map((entry) => entry.content)).toEqual(['x', '12345678'])
   })
 
   it('refuses content over the cap before the body runs', async () => {
@@ -196,9 +209,9 @@ describe('scopes per agent', () => {
 
 describe('changes to user memory ask a person', () => {
   /** tools that ask for write, an approver that allows by effect only (as --allow write does), memory. */
-  async function byEffect(config: Record<string, unknown> = {}) {
+  async function byEffect(config: Record<string, unknown> = {}, tools: { askFor?: ToolEffect[] } = {}) {
     const ctx = new Context()
-    await ctx.plugin(ToolRegistry, {})
+    await ctx.plugin(ToolRegistry, tools)
     await ctx.plugin(MemoryService, config)
     await ctx.plugin(storePlugin(new InMemoryMemoryStore()))
     const asked: { toolName: string; policy?: string }[] = []
@@ -236,12 +249,71 @@ describe('changes to user memory ask a person', () => {
     expect(asked.at(-1)!.policy).toMatch(/^it saves to user memory, which every project's sessions read: "x{299}…"$/)
   })
 
-  it('a project memory_write whose supersedes names a user entry is asked about too, naming the entry it would retire', async () => {
+  it('a correction across scopes can never succeed: refused before anyone is asked (INVALID_ARGS), either way round', async () => {
     const { ctx, call, asked } = await byEffect()
     const user = await ctx.memory.write({ scope: 'user', type: 'preference', content: 'Prefers short answers.', source: { sessionId: 's0' } })
-    expect(await call('memory_write', { scope: 'project', type: 'preference', content: 'Prefers long answers.', supersedes: user.entry.id })).toMatchObject({ isError: true, error: { code: 'DENIED' } })
-    expect(asked.at(-1)).toMatchObject({ toolName: 'memory_write', policy: `it retires user memory ${user.entry.id}, which every project's sessions read: "Prefers short answers."` })
+    const projectId = await ctx.memory.projectIdFor(workspace('ws-ask'))
+    const project = await ctx.memory.write({ scope: 'project', projectId, type: 'fact', content: 'Uses pnpm.', source: { sessionId: 's0' } })
+    const toUser = await call('memory_write', { scope: 'project', type: 'preference', content: 'Prefers long answers.', supersedes: user.entry.id })
+    expect(toUser).toMatchObject({ isError: true, error: { code: 'INVALID_ARGS' } })
+    expect(text(toUser)).toBe(`Error: a correction keeps its scope: ${user.entry.id} is a user entry; write the correction with scope user`)
+    const toProject = await call('memory_write', { scope: 'user', type: 'fact', content: 'Uses npm.', supersedes: project.entry.id })
+    expect(toProject).toMatchObject({ isError: true, error: { code: 'INVALID_ARGS' } })
+    expect(asked).toEqual([])
     expect(await ctx.memory.get(user.entry.id)).not.toHaveProperty('retiredAt')
+  })
+
+  it('a user-scope correction is asked about naming the entry it retires', async () => {
+    const { ctx, call, asked } = await byEffect()
+    const user = await ctx.memory.write({ scope: 'user', type: 'preference', content: 'Prefers short answers.', source: { sessionId: 's0' } })
+    expect(await call('memory_write', { scope: 'user', type: 'preference', content: 'Prefers long answers.', supersedes: user.entry.id })).toMatchObject({ isError: true, error: { code: 'DENIED' } })
+    expect(asked.at(-1)).toMatchObject({ toolName: 'memory_write', policy: `it saves to user memory, which every project's sessions read: "Prefers long answers.", and retires ${user.entry.id}: "Prefers short answers."` })
+  })
+
+  describe('a secret is refused by kind before anyone is asked, and never echoed: not in the question, the result, nor the tool line', () => {
+    const secrets: [string, string][] = [
+      [`my key sk-proj-${'ABCD'.repeat(8)}`, 'an sk- API key'],
+      ['AWS: AKIAIOSFODNN7EXAMPLE', 'an AWS access key'],
+      [`token ghp_${'x1Y2'.repeat(9)}`, 'a GitHub token'],
+      ['xoxb-1234567890-abcdefghij', 'a Slack token'],
+      [`Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.${'s'.repeat(20)}`, 'a JSON Web Token'],
+      [`AIza${'SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q'}`, 'a Google API key'],
+    ]
+    for (const [content, kind] of secrets) {
+      const key = content.replace(/^.*?(sk-|AKIA|ghp_|xox|eyJ|AIza)/s, '$1')
+      it(`${kind}: memory_write to user and project, memory_update of a user entry`, async () => {
+        const { ctx, call, asked } = await byEffect({}, { askFor: ['write'] })
+        const user = await ctx.memory.write({ scope: 'user', type: 'fact', content: 'Has a cat.', source: { sessionId: 's0' } })
+        for (const [tool, args] of [
+          ['memory_write', { scope: 'user', type: 'fact', content }],
+          ['memory_write', { scope: 'project', type: 'fact', content }],
+          ['memory_update', { id: user.entry.id, content }],
+        ] as const) {
+          const result = await call(tool, args)
+          expect(result).toMatchObject({ isError: true, error: { code: 'INVALID_ARGS' } })
+          expect(text(result)).toContain(`content looks like a secret (${kind})`)
+          expect(text(result)).not.toContain(key.slice(0, 12))
+          expect(JSON.stringify(ctx.tools.presentCall(tool, JSON.stringify(args)))).not.toContain(key.slice(0, 12))
+        }
+        expect(asked).toEqual([])
+      })
+    }
+
+    it('the value of a secret environment variable, named by the variable only', async () => {
+      const value = 'short-key-8271'
+      process.env.REIN_TEST_TOOL_API_KEY = value
+      try {
+        const { call, ctx, asked } = await byEffect({}, { askFor: ['write'] })
+        const args = { scope: 'user', type: 'fact', content: `The key is ${value}.` }
+        const result = await call('memory_write', args)
+        expect(result).toMatchObject({ isError: true, error: { code: 'INVALID_ARGS', message: expect.stringContaining('REIN_TEST_TOOL_API_KEY') } })
+        expect(text(result)).not.toContain(value)
+        expect(JSON.stringify(ctx.tools.presentCall('memory_write', JSON.stringify(args)))).not.toContain(value)
+        expect(asked).toEqual([])
+      } finally {
+        delete process.env.REIN_TEST_TOOL_API_KEY
+      }
+    })
   })
 
   it('Config askUserScope: false lets effect rules answer user-scope changes too', async () => {
@@ -348,6 +420,52 @@ describe('a store that fails while in use', () => {
     expect(text(result)).toBe('Error: memory is busy (another rein process is writing to it); try again later')
     await nextTurn()
     expect(ctx.tools.list()).toEqual(TOOLS)
+  })
+
+  it('a call finding the store damaged: the next request offers no memory tool, even before they are removed', async () => {
+    const { ctx, call } = await setup({}, false)
+    await ctx.plugin(storePlugin(Object.assign(new InMemoryMemoryStore(), { recall: () => Promise.reject(damaged()) })))
+    expect(ctx.tools.schemas(undefined, identity).map((schema) => schema.name)).toEqual(TOOLS)
+    await call('memory_search', { query: 'tests' })
+    // Synchronously after the call: the agent builds the next request before the tools are removed.
+    expect(ctx.tools.schemas(undefined, identity).map((schema) => schema.name)).toEqual([])
+  })
+
+  it('the prompt block\'s own recall finding the store damaged: the first request offers no memory tool', async () => {
+    const ctx = new Context()
+    await ctx.plugin(ToolRegistry, { askFor: [] })
+    await ctx.plugin(AgentsStandIn)
+    await ctx.plugin(MemoryService, {})
+    await ctx.plugin(storePlugin(Object.assign(new InMemoryMemoryStore(), { recall: () => Promise.reject(damaged()) })))
+    const agents = ctx.get('agents') as AgentsStandIn
+    expect(await agents._sections[0]!.render({ workspaceRoot: workspace('ws-block-damaged'), sessionId: identity.sessionId, identity })).toBeUndefined()
+    expect(ctx.tools.schemas(undefined, identity).map((schema) => schema.name)).toEqual([])
+  })
+
+  describe('the user-scope check looks the entry up first: a store failure there reads as the tool\'s own', () => {
+    const failures = {
+      MEMORY_STORE_CORRUPT: ['memory is off for the rest of this session (its store is damaged); go on without it', damaged],
+      MEMORY_STORE_LOCKED: ['memory is busy (another rein process is writing to it); try again later', () => new ReinError('MEMORY_STORE_LOCKED', `memory database ${FILE} is locked by another process (waited 5000 ms while reading an entry); try again when it is done`)],
+      MEMORY_STORE_FAILED: ['memory could not be used just now (its store failed); go on without it', () => new ReinError('MEMORY_STORE_FAILED', `memory database ${FILE}: reading an entry failed: EIO; give rein read and write access to the file`)],
+    } as const
+    const calls = [
+      ['memory_forget', { id: 'mem_000000000001' }],
+      ['memory_update', { id: 'mem_000000000001', content: 'Has two cats.' }],
+      ['memory_write', { scope: 'project', type: 'fact', content: 'Has two cats.', supersedes: 'mem_000000000001' }],
+    ] as const
+    for (const [code, [said, failure]] of Object.entries(failures)) {
+      for (const [tool, args] of calls) {
+        it(`${tool}, ${code}: no path, no advice for people, the store's code, nobody asked`, async () => {
+          const asked: unknown[] = []
+          const { ctx, call } = await setup({}, false, asked)
+          await ctx.plugin(storePlugin(Object.assign(new InMemoryMemoryStore(), { get: () => Promise.reject(failure()) })))
+          const result = await call(tool, args, { identity, workspaceRoot: workspace('ws-policy-failure') })
+          expect(result).toMatchObject({ isError: true, error: { code } })
+          expect(text(result)).toBe(`Error: ${said}`)
+          expect(asked).toEqual([])
+        })
+      }
+    }
   })
 
   it('a registered store after a damaged one gets the tools back', async () => {

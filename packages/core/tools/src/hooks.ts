@@ -45,10 +45,16 @@ export interface ToolCall {
   readonly tool: ToolInfo
 }
 
-/** `tools/pre-execute`. The registry combines every policy's answer: deny beats ask beats allow. */
+/**
+ * `tools/pre-execute`. The registry combines every policy's answer: deny beats ask beats allow.
+ * A deny may name the `code` the call fails with: its `reason` is then the whole message, as if
+ * the tool had refused. For a policy that refuses, before anyone is asked, what the tool would
+ * refuse anyway (its store failed, arguments that can never succeed): the model reads the same
+ * failure either way. Without a code: `DENIED`, `<tool> was denied: <reason>`.
+ */
 export type PreExecuteDecision =
   | { kind: 'allow' }
-  | { kind: 'deny'; reason: string }
+  | { kind: 'deny'; reason: string; code?: string }
   | { kind: 'ask'; reason: string }
 /** Returning nothing means no opinion. A policy that throws denies. */
 export type PreExecutePolicy = (call: ToolCall) => PreExecuteDecision | undefined | Promise<PreExecuteDecision | undefined>

@@ -133,7 +133,7 @@ function effectDecision(call: ToolCall, askFor: readonly ToolEffect[]): { kind: 
 async function admit(call: ToolCall, hooks: PipelineHooks, env: PipelineEnv, signal: AbortSignal): Promise<ToolResult | undefined> {
   const byPolicy = await combineDecisions(hooks.policies, call, signal)
   if (byPolicy === STOPPED) return cancelledBefore(call.toolName)
-  if (byPolicy.kind === 'deny') return failure('DENIED', `${call.toolName} was denied: ${byPolicy.reason}`)
+  if (byPolicy.kind === 'deny') return byPolicy.code === undefined ? failure('DENIED', `${call.toolName} was denied: ${byPolicy.reason}`) : failure(byPolicy.code, byPolicy.reason)
   const byEffects = effectDecision(call, env.askFor)
   const policy = byPolicy.kind === 'ask' ? byPolicy.reason : undefined
   const decision = byEffects && policy !== undefined ? { kind: 'ask' as const, reason: `${byEffects.reason}; ${policy}` } : byEffects ?? byPolicy

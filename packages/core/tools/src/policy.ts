@@ -28,9 +28,9 @@ export async function combineDecisions(policies: readonly PreExecutePolicy[], ca
 
 function normalize(decision: PreExecuteDecision | undefined): PreExecuteDecision | undefined {
   if (decision === undefined || decision.kind === 'allow') return decision
-  if (decision.kind === 'deny' || decision.kind === 'ask') {
-    return { kind: decision.kind, reason: typeof decision.reason === 'string' && decision.reason ? decision.reason : 'no reason given' }
-  }
+  const reason = typeof decision.reason === 'string' && decision.reason ? decision.reason : 'no reason given'
+  if (decision.kind === 'ask') return { kind: 'ask', reason }
+  if (decision.kind === 'deny') return typeof decision.code === 'string' && decision.code ? { kind: 'deny', reason, code: decision.code } : { kind: 'deny', reason }
   return { kind: 'deny', reason: 'a pre-execute policy returned an unknown decision' }
 }
 

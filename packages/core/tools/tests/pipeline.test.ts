@@ -252,6 +252,24 @@ describe('execute: pre-execute policies, approval and guards', () => {
     expect(runs).toHaveLength(0)
   })
 
+  it('a denial that names a code fails the call as the tool would (that code, the reason as message), before anyone is asked; one without keeps DENIED', async () => {
+    const { root, tools } = await createRegistry({ askFor: ['write'] })
+    const { tool, runs } = probe()
+    tools.register(tool)
+    const asked: string[] = []
+    root.provide('approval', { request: (request: ApprovalRequest) => { asked.push(request.toolName); return 'allow' as const } })
+    const dispose = tools.preExecute(() => ({ kind: 'deny', reason: 'the store is damaged', code: 'STORE_CORRUPT' }))
+    const coded = await tools.execute(call('probe', { path: 'a' }))
+    expect(coded.isError && coded.error).toEqual({ code: 'STORE_CORRUPT', message: 'the store is damaged' })
+    await dispose()
+    // A code that is not one (empty, not a string) is not passed on: the call is DENIED as before.
+    tools.preExecute(() => ({ kind: 'deny', reason: 'no', code: '' }))
+    const uncoded = await tools.execute(call('probe', { path: 'a' }))
+    expect(uncoded.isError && uncoded.error).toEqual({ code: 'DENIED', message: 'probe was denied: no' })
+    expect(asked).toEqual([])
+    expect(runs).toHaveLength(0)
+  })
+
   it('runs guards after policies allow, and any guard can deny', async () => {
     const { tools } = await createRegistry()
     const { tool, runs } = probe()

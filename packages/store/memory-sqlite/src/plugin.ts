@@ -4,7 +4,7 @@ import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { Context } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
-import type { ReinError } from '@rein/base'
+import { kindOf, ReinError } from '@rein/base'
 import type { MemoryStore } from '@rein/memory'
 import { toStoreError } from './errors.ts'
 import { DEFAULT_BUSY_TIMEOUT_MS, SqliteMemoryStore } from './sqlite-store.ts'
@@ -22,8 +22,25 @@ export interface Config {
 
 /** The Config schema. */
 export const Config: Schema<Config, Config> = Schema.object({
-  file: Schema.string().description('The SQLite database file. Default: $REIN_HOME/memory.db, else ~/.rein/memory.db.'),
-})
+  file: Schema.transform(Schema.any(), checkFile).description('The SQLite database file: an absolute path, or one relative to the working directory. Default: $REIN_HOME/memory.db, else ~/.rein/memory.db.'),
+}) as Schema<Config, Config>
+
+/**
+ * Config `file` when it can name the database; else `CONFIG_INVALID` naming the field. An empty
+ * one would resolve to the working directory, and a leading `~` is not expanded (nothing in a
+ * cordis.yml is): it would put everyone's memory in a folder named `~` inside the workspace.
+ */
+function checkFile(value: unknown): string | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'string') throw new ReinError('CONFIG_INVALID', `file must be the database file's path, not ${kindOf(value)}`)
+  if (value.trim() === '') throw new ReinError('CONFIG_INVALID', 'file is empty: give the database file\'s path, or leave file out for $REIN_HOME/memory.db (else ~/.rein/memory.db)')
+  if (value.includes('\0')) throw new ReinError('CONFIG_INVALID', 'file holds a NUL byte, which no path may: give the database file\'s path')
+  if (value.startsWith('~')) {
+    const home = value.startsWith('~/') ? `, e.g. file: ${join(homedir(), value.slice(2))}` : ''
+    throw new ReinError('CONFIG_INVALID', `file "${value}" starts with ~, which is not expanded (it would be a folder named ~ in the working directory): give an absolute path${home}`)
+  }
+  return value
+}
 
 /** The plugin's name. */
 export const name = 'memory-sqlite'

@@ -34,6 +34,14 @@ function checkOptions(options: unknown): asserts options is SqliteMemoryStoreOpt
   }
 }
 
+/**
+ * What a failure to open `file` for writing was about, for its message: a file that is there (one
+ * this user may only read, a folder in its place) was being opened, not created.
+ */
+async function doing(file: string): Promise<string> {
+  return stat(file).then(() => 'opening it', () => 'creating it')
+}
+
 const LIVE = 'e.retired_at IS NULL AND e.retired_by IS NULL AND (e.expires_at IS NULL OR e.expires_at > @now)'
 
 /** A `MemoryStore` in one SQLite file. Open with `SqliteMemoryStore.open`; `close` releases the file. */
@@ -50,7 +58,7 @@ export class SqliteMemoryStore implements MemoryStore {
       await mkdir(dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE })
       handle = await openPrivateFile(file, 'a')
     } catch (error) {
-      throw toStoreError(error, file, 'creating it', busyTimeoutMs)
+      throw toStoreError(error, file, await doing(file), busyTimeoutMs)
     }
     let db: Database.Database | undefined
     try {

@@ -147,6 +147,16 @@ describe('opening the database file', () => {
     await expect(SqliteMemoryStore.open({ file })).rejects.toMatchObject({ code: 'MEMORY_STORE_FAILED', details: { file } })
   })
 
+  it('an existing path it cannot open (a folder where the file should be) is reported as opening it, not creating it; a folder it cannot make as creating it', async () => {
+    const root = await tempRoot()
+    const file = join(root, 'memory.db')
+    await mkdir(file)
+    await expect(SqliteMemoryStore.open({ file })).rejects.toMatchObject({ code: 'MEMORY_STORE_FAILED', message: expect.stringContaining(`${file}: opening it failed: EISDIR`) })
+    await writeFile(join(root, 'plain'), '')
+    const under = join(root, 'plain', 'memory.db')
+    await expect(SqliteMemoryStore.open({ file: under })).rejects.toMatchObject({ message: expect.stringContaining(`${under}: creating it failed: EEXIST`) })
+  })
+
   it('refuses every call after close, and close twice is harmless', async () => {
     const store = await openStore()
     await store.close()

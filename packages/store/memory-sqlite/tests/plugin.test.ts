@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { access, chmod, chown, mkdir, readFile, writeFile } from 'node:fs/promises'
+import { access, chmod, chown, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -183,19 +183,43 @@ describe('the plugin', () => {
   })
 })
 
+describe('Config file', () => {
+  it.each([
+    ['empty', '', /^file is empty: give the database file's path, or leave file out for \$REIN_HOME\/memory\.db/],
+    ['only spaces', '  ', /^file is empty/],
+    ['starting with ~/', '~/mem.db', /^file "~\/mem\.db" starts with ~, which is not expanded .*: give an absolute path, e\.g\. file: \/.*\/mem\.db$/],
+    ['~user/…', '~bob/mem.db', /^file "~bob\/mem\.db" starts with ~, which is not expanded .*: give an absolute path$/],
+  ])('%s is CONFIG_INVALID naming the field, and nothing is made in the working directory', async (_case, file, message) => {
+    const cwd = process.cwd()
+    const workspace = await tempRoot()
+    process.chdir(workspace)
+    try {
+      const ctx = new Context()
+      await ctx.plugin(MemoryService, {})
+      const error = await ctx.plugin(plugin, { file }).then(() => undefined, (caught: unknown) => caught)
+      expect(error).toMatchObject({ name: 'ReinError', code: 'CONFIG_INVALID', message: expect.stringMatching(message) })
+      expect(ctx.memory.hasStore()).toBe(false)
+      expect(await readdir(workspace)).toEqual([])
+    } finally {
+      process.chdir(cwd)
+    }
+  })
+})
+
 describe('a database file rein may not use', () => {
   it.each([
-    ['a folder it may not write in', async (folder: string) => { await chmod(folder, 0o555) }],
-    ['a file it may not write', async (folder: string) => {
+    ['a folder it may not write in', 'creating it failed', async (folder: string) => { await chmod(folder, 0o555) }],
+    ['a file it may not write', 'opening it failed', async (folder: string) => {
       await writeFile(join(folder, 'memory.db'), '')
       await chmod(join(folder, 'memory.db'), 0o400)
     }],
-  ])('%s: MEMORY_STORE_FAILED says to check who may read and write it, not only the system\'s words', async (_case, deny) => {
+  ])('%s: MEMORY_STORE_FAILED says what failed (%s) and to check who may read and write it, not only the system\'s words', async (_case, failed, deny) => {
     const folder = join(await tempRoot(), 'denied')
     await mkdir(folder, { mode: 0o755 })
     await deny(folder)
     const report = composeWithoutPrivileges(join(folder, 'memory.db'))
     expect(report.unavailable).toMatchObject({ code: 'MEMORY_STORE_FAILED' })
+    expect(report.unavailable.message).toContain(`memory.db: ${failed}: `)
     expect(report.unavailable.message).toMatch(/permission|allowed/i)
     expect(report.unavailable.message).toContain('memory.db')
     expect(report.unavailable.message).toMatch(/give rein read and write access|set file/)
