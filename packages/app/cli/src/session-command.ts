@@ -69,9 +69,11 @@ export interface CompositionOptions {
    * waiting): what it finishes, said when the first signal arrives. Its body's exit code stands.
    */
   finishesOnSignal?: (name: NodeJS.Signals) => string
+  /** For a command about memory itself (rein memory), which fails on a memory that is off: no notice besides. */
+  quietAboutMemory?: boolean
 }
 
-export async function withComposition(options: CliOptions, io: Io, body: (scope: SessionScope) => Promise<number>, { prepare, finishesOnSignal }: CompositionOptions = {}): Promise<number> {
+export async function withComposition(options: CliOptions, io: Io, body: (scope: SessionScope) => Promise<number>, { prepare, finishesOnSignal, quietAboutMemory }: CompositionOptions = {}): Promise<number> {
   const context = new Context()
   const logs = printPluginLogs(context, io, options.verbose)
   const { composition, source } = await logs.around(() => loadCliComposition({ ...(options.config ? { config: options.config } : {}), cwd: io.cwd, env: io.env, context, stderr: io.stderr }))
@@ -79,7 +81,7 @@ export async function withComposition(options: CliOptions, io: Io, body: (scope:
   const interrupts = trapInterrupts(io, (text) => renderer.notice(text), finishesOnSignal)
   try {
     requireServices(composition, source)
-    tellMemoryProblems(composition.ctx, renderer)
+    if (!quietAboutMemory) tellMemoryProblems(composition.ctx, renderer)
     await prepare?.(composition.ctx)
     const code = await body({ ctx: composition.ctx, composition, renderer, io, options, source, interrupted: interrupts.signal, logs })
     if (finishesOnSignal) return code

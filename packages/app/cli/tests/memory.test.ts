@@ -231,6 +231,8 @@ describe('rein memory', () => {
     const list = await rein(p.dir, ['memory', 'list'], { env: { REIN_HOME: p.home } })
     expect(list.code).not.toBe(0)
     expect(list.stderr).toContain(join(p.home, 'memory.db'))
+    // The command about memory fails on it: not also "memory is off for this run".
+    expect(list.stderr).not.toContain('memory is off for this run')
     // A run goes on without memory, says so once, and offers the model no memory tool.
     const run = await rein(p.dir, ['run', 'hi'], { env: { REIN_HOME: p.home, OPENAI_BASE_URL: p.server.url, REIN_MODEL: 'mock-model' } })
     expect(run).toMatchObject({ code: 0, stdout: 'unused\n' })

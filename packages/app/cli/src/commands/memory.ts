@@ -52,7 +52,7 @@ export async function memoryCommand(args: ParsedArgs, io: Io): Promise<number> {
     printLines(io, shown, projectId, now)
     if (hidden > 0) io.stderr.write(`(${hidden} more: retired, expired or other projects'; rein memory list --all shows them)\n`)
     return 0
-  })
+  }, { quietAboutMemory: true })
 }
 
 type Memory = Context['memory']
