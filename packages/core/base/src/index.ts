@@ -47,6 +47,8 @@ export { Stop } from './stop.ts'
 export { cutHead, cutTail, shorten } from './text-cut.ts'
 /** Lines in a text as a reader counts them: a final newline ends the last line; no text, no lines. */
 export { countLines } from './count-lines.ts'
+/** The longest wait a Node timer can do, in ms: the cap of every Config field that reaches one. */
+export { MAX_TIMER_MS } from './timers.ts'
 /** A path as a listing, table or message shows it: quoted as JSON when it holds a line break or another control character. */
 export { listedPath } from './listed-path.ts'
 /** The longest start of a text within a number of UTF-8 bytes, cut between characters. */

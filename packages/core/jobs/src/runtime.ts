@@ -6,7 +6,7 @@
 
 import type { Logger } from '@deepseek-ai/cordis'
 import type { Agent } from '@rein/agent'
-import { cutHead, ReinError, shorten, type JobId } from '@rein/base'
+import { cutHead, MAX_TIMER_MS, ReinError, shorten, type JobId } from '@rein/base'
 import type { Session } from '@rein/session'
 import type { JobsConfig } from './config.ts'
 import { noticeText, type JobFacts } from './format.ts'
@@ -424,7 +424,7 @@ function earlierInfo(job: LoggedJob, sessionId: string, agent: string): JobInfo 
 async function until(promise: Promise<unknown>, timeoutMs: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) return
   // setTimeout fires at once for a delay past 2^31 - 1 ms; NaN or a negative delay means no wait.
-  const delay = Math.min(Math.max(Number.isNaN(timeoutMs) ? 0 : timeoutMs, 0), 2 ** 31 - 1)
+  const delay = Math.min(Math.max(Number.isNaN(timeoutMs) ? 0 : timeoutMs, 0), MAX_TIMER_MS)
   let timer: ReturnType<typeof setTimeout> | undefined
   let onAbort: (() => void) | undefined
   await Promise.race([

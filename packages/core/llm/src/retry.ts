@@ -1,7 +1,7 @@
 /** When to try again and how long to wait: exponential backoff with jitter, Retry-After honoured up to a cap. */
 
 import type { LlmFailure } from './errors.ts'
-import type { Stop } from '@rein/base'
+import { MAX_TIMER_MS, type Stop } from '@rein/base'
 
 export interface RetryPolicy {
   /** Retries after the first attempt, per provider in a fallback chain. */
@@ -21,9 +21,6 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
   jitter: 0.1,
   retryAfterCapMs: 30_000,
 })
-
-/** The longest delay a Node timer holds; a longer one fires at once (with a warning). */
-const MAX_TIMER_MS = 2 ** 31 - 1
 
 /** Delay before retry number `retry` (0 for the first retry); never more than a timer can hold. */
 export function retryDelay(policy: RetryPolicy, retry: number, failure: LlmFailure, random: () => number = Math.random): number {

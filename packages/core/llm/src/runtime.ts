@@ -2,7 +2,7 @@
 
 import { Context, Service, type Logger } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
-import { ReinError, Stop, eventSender, messageOf, shorten, type EventSender } from '@rein/base'
+import { MAX_TIMER_MS, ReinError, Stop, eventSender, messageOf, shorten, type EventSender } from '@rein/base'
 import type { LlmAdapter, ModelInfo, ProviderEndpoint } from './adapter.ts'
 import { abortFailure, CANCELLED, generationOf, InflightAttempts, runAttempt, STOPPED } from './attempt.ts'
 import { isRetryable, type LlmFailure } from './errors.ts'
@@ -84,7 +84,7 @@ export class LlmRuntime extends Service {
       retryAfterCapMs: Schema.natural().default(DEFAULT_RETRY_POLICY.retryAfterCapMs).description('Longest Retry-After honoured.'),
     }).default({} as RetryPolicy),
     fallbackCooldownMs: Schema.natural().default(DEFAULT_COOLDOWN_MS).description('How long later streams skip a route that failed over; 0 turns it off.'),
-    catalogTimeoutMs: Schema.natural().min(1).default(DEFAULT_CATALOG_TIMEOUT_MS).description('How long a model catalog lookup is waited for; past it the model counts as having no metadata until the lookup answers.'),
+    catalogTimeoutMs: Schema.natural().min(1).max(MAX_TIMER_MS).default(DEFAULT_CATALOG_TIMEOUT_MS).description('How long a model catalog lookup is waited for; past it the model counts as having no metadata until the lookup answers.'),
     prices: Schema.dict(Schema.dict(PRICING)).default({}).description('Prices by route, then model, replacing the catalogs\' (money per million tokens).'),
   }) as Schema<RuntimeConfigInput, LlmRuntimeConfig>
 

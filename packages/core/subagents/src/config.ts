@@ -1,6 +1,7 @@
 /** The `Config` of the `ctx.subagents` plugin: how deep delegation may go, and the named agent profiles. */
 
 import Schema from '@deepseek-ai/schemastery'
+import { MAX_TIMER_MS } from '@rein/base'
 
 /** A named kind of subagent the model may ask for with `agent: <name>`. */
 export interface SubagentProfile {
@@ -32,7 +33,6 @@ export interface SubagentsConfig {
 }
 
 /** The longest a Node timer waits. */
-const MAX_TIMEOUT_MS = 2 ** 31 - 1
 
 const SCOPES = Schema.union([Schema.array(Schema.union(['user', 'project'])), Schema.const(undefined)]) as Schema<('user' | 'project')[] | undefined>
 
@@ -47,14 +47,14 @@ const Profile: Schema<SubagentProfile> = Schema.object({
   tools: Schema.array(TOOL_PATTERN).description('Tools the child may use (narrows the parent\'s). Default: the parent\'s.'),
   memory: Schema.object({ read: SCOPES, write: SCOPES }).description('Memory scopes the child may read and write. Default: none.'),
   maxSteps: Schema.natural().min(1).description('Requests per child turn. Default: the agents row\'s.'),
-  timeoutMs: Schema.natural().min(1).max(MAX_TIMEOUT_MS).description('How long one child turn may run (ms). Default: the row\'s timeoutMs.'),
+  timeoutMs: Schema.natural().min(1).max(MAX_TIMER_MS).description('How long one child turn may run (ms). Default: the row\'s timeoutMs.'),
 }) as Schema<SubagentProfile>
 
 /** The schema cordis validates the subagents row's `config` with. */
 export const SubagentsConfig: Schema<Partial<SubagentsConfig>, SubagentsConfig> = Schema.object({
   maxDepth: Schema.natural().min(1).max(10).default(3)
     .description('How deep delegation goes: a run at this depth is not offered the subagent tool.'),
-  timeoutMs: Schema.natural().min(1).max(MAX_TIMEOUT_MS).default(30 * 60_000)
+  timeoutMs: Schema.natural().min(1).max(MAX_TIMER_MS).default(30 * 60_000)
     .description('How long one child turn may run (ms) before it is cancelled; its call ends SUBAGENT_TIMEOUT with what it had.'),
   profiles: Schema.dict(Profile).default({})
     .description('Named subagent kinds: {<name>: {description, system, provider, model, tools, memory, maxSteps}}.'),

@@ -1,6 +1,6 @@
 /** The `subagent` tool: the model's way to hand a self-contained task to a child agent. */
 
-import { formatMoney } from '@rein/base'
+import { formatMoney, MAX_TIMER_MS } from '@rein/base'
 import { defineTool } from '@rein/tools'
 import { childTools, readOnly } from './child-tools.ts'
 import type { SubagentsConfig } from './config.ts'
@@ -94,7 +94,7 @@ export function createSubagentTool(deps: ToolDeps) {
     recoverAfterInterrupt: true,
     availableTo: (identity) => identity.depth < config.maxDepth,
     // A child may work for long; its own steps and tools have their deadlines.
-    timeoutMs: 2 ** 31 - 1,
+    timeoutMs: MAX_TIMER_MS,
     // A cancelled child ends its turn and closes in well under this: the call's error then carries
     // the child's partial answer and session id instead of a bare ABORTED.
     cancelGraceMs: 5_000,

@@ -1,6 +1,6 @@
 /** Checks a definition once, at registration, and compiles what the pipeline and the model need. */
 
-import { ReinError, isReinError, kindOf, toFrozenJson } from '@rein/base'
+import { isReinError, kindOf, MAX_TIMER_MS, ReinError, toFrozenJson } from '@rein/base'
 import { isRawSchema, type AnyToolDefinition } from './define-tool.ts'
 import { jsonSchemaAsProperties, shown, suggestName } from './author-hints.ts'
 import type { ToolInfo } from './hooks.ts'
@@ -35,7 +35,7 @@ type StopCall = (reason: unknown) => void
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/
 /** setTimeout turns a longer delay into 1 ms, so a deadline past it would fire at once. */
-export const MAX_TIMEOUT_MS = 2 ** 31 - 1
+export const MAX_TIMEOUT_MS = MAX_TIMER_MS
 /** The longest a cancelled call may wait for its body's own answer. */
 const MAX_CANCEL_GRACE_MS = 10_000
 

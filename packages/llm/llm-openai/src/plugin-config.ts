@@ -5,6 +5,7 @@
 
 import type { Context } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
+import { MAX_TIMER_MS } from '@rein/base'
 import type { ModelInfo } from '@rein/llm'
 import { OpenAiCompatibleAdapter } from './adapter.ts'
 import { checkBaseURL } from './base-url.ts'
@@ -47,7 +48,7 @@ export function compatibleConfig(defaults: CompatibleDefaults): Schema<Partial<C
     // Checked as the config loads: a value HTTP cannot carry fails the plugin at startup, not every request as a network error.
     headers: Schema.transform(Schema.dict(Schema.string()), (value) => checkHeaders(value)).default({}).description('Extra HTTP headers on every request.'),
     models: Schema.array(ModelConfig).default([]).description('Model catalog entries; an entry with a built-in id replaces it.'),
-    streamIdleTimeoutMs: Schema.natural().min(1).default(300_000).description('A stream silent for this long ends with TIMEOUT.'),
+    streamIdleTimeoutMs: Schema.natural().min(1).max(MAX_TIMER_MS).default(300_000).description('A stream silent for this long ends with TIMEOUT.'),
     maxTokensField: Schema.union(['max_tokens', 'max_completion_tokens']).default('max_tokens').description('Body field that carries the output budget.'),
     providerName: Schema.string().description('What the server is, for telemetry (gen_ai.provider.name, e.g. vllm). Default: openai or deepseek for their own hosts, else openai_compatible.'),
   }) as Schema<Partial<CompatibleConfig>, CompatibleConfig>

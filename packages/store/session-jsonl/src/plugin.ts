@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path'
 import type { Context } from '@deepseek-ai/cordis'
 import type {} from '@rein/session'
 import Schema from '@deepseek-ai/schemastery'
+import { MAX_TIMER_MS } from '@rein/base'
 import { JsonlSessionStore, type JsonlSessionStoreOptions } from './jsonl-store.ts'
 
 /** `$REIN_HOME/sessions`, else `~/.rein/sessions`: where sessions go when Config names no root. */
@@ -20,7 +21,7 @@ export interface Config {
 
 export const Config: Schema<Partial<Config>, Config> = Schema.object({
   root: Schema.string().description('Folder for the session files. Default: $REIN_HOME/sessions, else ~/.rein/sessions.'),
-  batchDelayMs: Schema.natural().default(0).description('Milliseconds appended events wait to be written together; 0 = the next tick.'),
+  batchDelayMs: Schema.natural().max(MAX_TIMER_MS).default(0).description('Milliseconds appended events wait to be written together; 0 = the next tick.'),
 })
 
 export const name = 'session-jsonl'

@@ -1,6 +1,7 @@
 /** The plugin's Config: where the tools may work, and how much of a file or a search the model gets. */
 
 import Schema from '@deepseek-ai/schemastery'
+import { MAX_TIMER_MS } from '@rein/base'
 
 export interface FsConfig {
   /** The folder every path must stay inside. Default: the run's workspace root (the agent's, else its cwd). */
@@ -35,7 +36,7 @@ export const FsConfig: Schema<Partial<FsConfig>, FsConfig> = Schema.object({
   maxFileBytes: Schema.natural().min(1).default(10 * 1024 * 1024).description('Largest file write, edit and multi_edit handle, in bytes.'),
   globLimit: Schema.natural().min(1).default(200).description('Most paths glob lists.'),
   grepMatches: Schema.natural().min(1).default(200).description('Most matching lines grep lists.'),
-  grepTimeoutMs: Schema.natural().min(1).max(2 ** 31 - 1).default(5000)
+  grepTimeoutMs: Schema.natural().min(1).max(MAX_TIMER_MS).default(5000)
     .description('Longest grep\'s pattern may run on one block of a file, in ms; past it grep ends with GREP_TIMEOUT.'),
   gitignore: Schema.boolean().default(true).description('Skip files .gitignore files inside the workspace ignore, in glob and grep.'),
 }) as Schema<Partial<FsConfig>, FsConfig>
