@@ -29,8 +29,10 @@ export function secretKind(content: string): string | undefined {
  */
 export function maskSecrets(text: string): string {
   let masked = text
+  // Variables first, longest first: a key whose start has a shape (`sk-…/…`) is masked whole, not
+  // cut at the end of that shape with its tail left for the variable's pass to miss.
+  for (const { name, key } of secretKeys().sort((a, b) => b.key.length - a.key.length)) masked = masked.split(key).join(`[$${name}]`)
   for (const { kind, pattern } of SECRET_SHAPES) masked = masked.replace(new RegExp(pattern.source, 'g'), `[${kind}]`)
-  for (const { name, key } of secretKeys()) masked = masked.split(key).join(`[$${name}]`)
   return masked
 }
 

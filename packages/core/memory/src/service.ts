@@ -14,7 +14,7 @@ import { memorySection, type AgentsLike } from './section.ts'
 import { createMemoryTools } from './tools.ts'
 import { memoryPolicy } from './user-scope-policy.ts'
 import type { MemoryDraft, MemoryEntry, MemoryPatch, MemoryStore, RecallQuery, WriteResult } from './types.ts'
-import { checkDraft, checkId, checkPatch, checkQuery, checkRoot, checkSameScope, newMemoryId } from './validate.ts'
+import { checkDraft, checkId, checkPatch, checkQuery, checkRoot, checkSameScope, newMemoryId, retired } from './validate.ts'
 import { whileStore, type StoreWatcher } from './while-store.ts'
 
 declare module '@deepseek-ai/cordis' {
@@ -319,8 +319,4 @@ async function retire(store: MemoryStore, entry: MemoryEntry, by: string, now: n
 
 function notFound(id: string, action: string): ReinError {
   return new ReinError('MEMORY_NOT_FOUND', `cannot ${action} memory ${id}: there is no such entry`, { details: { id } })
-}
-
-function retired(entry: MemoryEntry, action: string): ReinError {
-  return new ReinError('MEMORY_RETIRED', `cannot ${action} memory ${entry.id}: ${entry.retiredBy ?? 'a later entry'} superseded it already`, { details: { id: entry.id, retiredBy: entry.retiredBy } })
 }

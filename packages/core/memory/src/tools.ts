@@ -13,7 +13,7 @@ import { shielded } from './model-errors.ts'
 import { renderSearchPage } from './search-page.ts'
 import { maskSecrets } from './secrets.ts'
 import type { MemoryEntry, MemoryPatch, MemoryScope, MemoryType, RecallQuery, WriteResult, MemoryDraft } from './types.ts'
-import { MEMORY_SCOPES, MEMORY_TYPES, checkContent, checkSameScope, hasWord } from './validate.ts'
+import { MEMORY_SCOPES, MEMORY_TYPES, checkContent, checkSameScope, hasWord, retired } from './validate.ts'
 
 /** What the tools need from the service. */
 export interface MemoryToolHost {
@@ -63,7 +63,10 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
     memory_update: async (args, at) => {
       if (args.content === undefined && args.type === undefined) throw new ReinError('INVALID_ARGS', 'memory_update needs content, type or both')
       if (args.content !== undefined) checkContent('memory update', args.content, config.maxContentChars)
-      return reachable(memory, args.id, at.access.write, at.projectId)
+      const entry = await reachable(memory, args.id, at.access.write, at.projectId)
+      // A superseded entry is never rewritten (ctx.memory.update refuses it): nobody is asked about it.
+      if (entry.retiredAt !== undefined) throw retired(entry, 'update')
+      return entry
     },
     memory_forget: async (args, at) => reachable(memory, args.id, at.access.write, at.projectId),
   }

@@ -58,6 +58,11 @@ export function checkSameScope(draft: Pick<MemoryDraft, 'scope' | 'projectId'>, 
   }
 }
 
+/** `MEMORY_RETIRED`: `entry` was superseded, so `action` (`update`, `supersede`) cannot be done to it. */
+export function retired(entry: Pick<MemoryEntry, 'id' | 'retiredBy'>, action: string): ReinError {
+  return new ReinError('MEMORY_RETIRED', `cannot ${action} memory ${entry.id}: ${entry.retiredBy ?? 'a later entry'} superseded it already`, { details: { id: entry.id, retiredBy: entry.retiredBy } })
+}
+
 /** Throws `INVALID_ARGS` naming every problem of `patch`, or when it changes nothing. */
 export function checkPatch(patch: MemoryPatch, maxContentChars: number, now: number): MemoryPatch {
   anObject('memory update', patch)

@@ -263,6 +263,15 @@ describe('changes to user memory ask a person', () => {
     expect(await ctx.memory.get(user.entry.id)).not.toHaveProperty('retiredAt')
   })
 
+  it('a memory_update of a retired entry can never succeed: refused (MEMORY_RETIRED) before anyone is asked', async () => {
+    const { ctx, call, asked } = await byEffect()
+    const old = await ctx.memory.write({ scope: 'user', type: 'preference', content: 'Prefers short answers.', source: { sessionId: 's0' } })
+    await ctx.memory.write({ scope: 'user', type: 'preference', content: 'Prefers long answers.', supersedes: old.entry.id, source: { sessionId: 's0' } })
+    const result = await call('memory_update', { id: old.entry.id, content: 'Prefers medium answers.' })
+    expect(result).toMatchObject({ isError: true, error: { code: 'MEMORY_RETIRED' } })
+    expect(asked).toEqual([])
+  })
+
   it('a user-scope correction is asked about naming the entry it retires', async () => {
     const { ctx, call, asked } = await byEffect()
     const user = await ctx.memory.write({ scope: 'user', type: 'preference', content: 'Prefers short answers.', source: { sessionId: 's0' } })
@@ -314,6 +323,19 @@ describe('changes to user memory ask a person', () => {
         delete process.env.REIN_TEST_TOOL_API_KEY
       }
     })
+  })
+
+  it('a secret variable\'s value that starts like an sk- key is masked whole on the tool line, not left with its tail after the key\'s shape', async () => {
+    const value = 'sk-live_abcdefghijklmnopqrst/uvwxyz+0123456789=='
+    process.env.REIN_TEST_TAIL_API_KEY = value
+    try {
+      const { ctx } = await byEffect()
+      const card = ctx.tools.presentCall('memory_write', JSON.stringify({ scope: 'project', type: 'fact', content: `key ${value}` }))
+      expect(JSON.stringify(card)).not.toContain('uvwxyz+0123456789')
+      expect(card).toMatchObject({ detail: 'key [$REIN_TEST_TAIL_API_KEY]' })
+    } finally {
+      delete process.env.REIN_TEST_TAIL_API_KEY
+    }
   })
 
   it('Config askUserScope: false lets effect rules answer user-scope changes too', async () => {

@@ -50,7 +50,11 @@ export interface ToolCall {
  * A deny may name the `code` the call fails with: its `reason` is then the whole message, as if
  * the tool had refused. For a policy that refuses, before anyone is asked, what the tool would
  * refuse anyway (its store failed, arguments that can never succeed): the model reads the same
- * failure either way. Without a code: `DENIED`, `<tool> was denied: <reason>`.
+ * failure either way. Without a code: `DENIED`, `<tool> was denied: <reason>`; so too with a code
+ * that says the call did something else (`ABORTED`, `UNKNOWN_TOOL`, `TOOL_TIMEOUT`, `TOOL_NOT_STARTED`,
+ * …: logs, the compaction ledger, spans and resume read those as what happened). A call failed
+ * with a tool's own code reads as one its body refused: the compaction ledger counts it as run
+ * (its paths listed), so name a code only for tools whose body would refuse the same way.
  */
 export type PreExecuteDecision =
   | { kind: 'allow' }

@@ -26,11 +26,26 @@ export async function combineDecisions(policies: readonly PreExecutePolicy[], ca
   return decisions.find((decision) => decision?.kind === 'ask') ?? ALLOW
 }
 
+/**
+ * Codes that say a call did something other than being refused before it ran: it ran (and failed,
+ * timed out, or a hook blocked its result), was cancelled, names no tool, or a crash left it
+ * unstarted or unknown (the agent's and the session's codes). Session logs, the compaction ledger
+ * (which calls touched files), telemetry spans and `rein resume` read them as what happened, so a
+ * policy's deny naming one is a plain `DENIED`.
+ */
+const NOT_A_REFUSAL: ReadonlySet<string> = new Set([
+  'UNKNOWN_TOOL', 'ABORTED_BEFORE_DISPATCH', 'ABORTED', 'TOOL_TIMEOUT', 'TOOL_FAILED', 'INVALID_TOOL_OUTPUT', 'BLOCKED',
+  'TOOL_NOT_STARTED', 'TOOL_OUTCOME_UNKNOWN', 'BUDGET_EXCEEDED',
+])
+
 function normalize(decision: PreExecuteDecision | undefined): PreExecuteDecision | undefined {
   if (decision === undefined || decision.kind === 'allow') return decision
   const reason = typeof decision.reason === 'string' && decision.reason ? decision.reason : 'no reason given'
   if (decision.kind === 'ask') return { kind: 'ask', reason }
-  if (decision.kind === 'deny') return typeof decision.code === 'string' && decision.code ? { kind: 'deny', reason, code: decision.code } : { kind: 'deny', reason }
+  if (decision.kind === 'deny') {
+    const code = decision.code
+    return typeof code === 'string' && code && !NOT_A_REFUSAL.has(code) ? { kind: 'deny', reason, code } : { kind: 'deny', reason }
+  }
   return { kind: 'deny', reason: 'a pre-execute policy returned an unknown decision' }
 }
 

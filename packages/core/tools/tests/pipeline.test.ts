@@ -270,6 +270,24 @@ describe('execute: pre-execute policies, approval and guards', () => {
     expect(runs).toHaveLength(0)
   })
 
+  it('a denial naming a code that says the call did something else (ran, was cancelled, timed out, is unknown, was never started by a crash) is DENIED: logs, ledgers and spans read those codes as what happened', async () => {
+    const { tools } = await createRegistry()
+    const { tool, runs } = probe()
+    tools.register(tool)
+    let code = ''
+    tools.preExecute(() => ({ kind: 'deny', reason: 'not now', code }))
+    for (code of ['ABORTED', 'ABORTED_BEFORE_DISPATCH', 'UNKNOWN_TOOL', 'TOOL_TIMEOUT', 'TOOL_FAILED', 'INVALID_TOOL_OUTPUT', 'BLOCKED', 'TOOL_NOT_STARTED', 'TOOL_OUTCOME_UNKNOWN', 'BUDGET_EXCEEDED']) {
+      const result = await tools.execute(call('probe', { path: 'a' }))
+      expect({ code, error: result.isError && result.error }).toEqual({ code, error: { code: 'DENIED', message: 'probe was denied: not now' } })
+    }
+    // A refusal of arguments, or a tool's own code, is kept.
+    for (code of ['INVALID_ARGS', 'MEMORY_NOT_FOUND']) {
+      const result = await tools.execute(call('probe', { path: 'a' }))
+      expect(result.isError && result.error).toEqual({ code, message: 'not now' })
+    }
+    expect(runs).toHaveLength(0)
+  })
+
   it('runs guards after policies allow, and any guard can deny', async () => {
     const { tools } = await createRegistry()
     const { tool, runs } = probe()
