@@ -244,7 +244,7 @@ export class ToolRegistry extends Service {
       defaultTimeoutMs: config.defaultTimeoutMs,
       cwd: config.cwd ?? process.cwd(),
       logger: tool?.logger ?? logger,
-      approval: input.approval ?? (() => this.ctx.get('approval')),
+      approval: approvalFrom(input.approval, () => this.ctx.get('approval')),
       toolNames: () => sortedNames(tools),
       usable: (name, context) => usableBy(tools.get(name), context),
       askFor: config.askFor ?? ASK_FOR_BY_DEFAULT,
@@ -338,4 +338,14 @@ function duplicateTool(name: string, firstFiber: Fiber, secondFiber: Fiber): Rei
 /** Code-unit order, never locale order, which differs between machines. */
 function sortedNames(tools: Map<string, unknown>): string[] {
   return [...tools.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+}
+
+/**
+ * Where a call asks: the getter `execute` was given, or the service itself (a JavaScript caller
+ * passes it), else the registry's own. Never a throw later, in the middle of a call.
+ */
+function approvalFrom(given: unknown, own: () => ApprovalService | undefined): () => ApprovalService | undefined {
+  if (typeof given === 'function') return given as () => ApprovalService | undefined
+  if (typeof given === 'object' && given !== null && typeof (given as { request?: unknown }).request === 'function') return () => given as ApprovalService
+  return own
 }

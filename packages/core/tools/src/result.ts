@@ -19,6 +19,7 @@ export type ToolErrorCode =
   | 'TOOL_TIMEOUT'
   | 'TOOL_FAILED'
   | 'BLOCKED'
+  | 'WRAPPER_MISUSE'
 
 export interface ToolSuccess<V = JsonValue> {
   isError: false

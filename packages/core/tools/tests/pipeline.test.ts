@@ -220,6 +220,19 @@ describe('execute: pre-execute policies, approval and guards', () => {
     expect(asked[0]!.signal).toBeInstanceOf(AbortSignal)
   })
 
+  it('asks an approval service given to execute itself, as well as one given by a getter, and never rejects for either', async () => {
+    const { tools } = await createRegistry()
+    const { tool, runs } = probe()
+    tools.register(tool)
+    tools.preExecute(ask)
+    const asked: string[] = []
+    const service = { request: (request: ApprovalRequest) => { asked.push(request.callId); return 'allow' as const } }
+    // A JavaScript caller may pass the service, as "approval names the service" reads.
+    const given = await tools.execute({ ...call('probe', { path: 'a' }, { callId: 'c-1' }), approval: service as never })
+    const gotten = await tools.execute({ ...call('probe', { path: 'a' }, { callId: 'c-2' }), approval: () => service })
+    expect([given.isError, gotten.isError, asked, runs.length]).toEqual([false, false, ['c-1', 'c-2'], 2])
+  })
+
   it('denies when the approval service says no, fails, or is not installed', async () => {
     const { root, tools } = await createRegistry()
     const { tool, runs } = probe()
