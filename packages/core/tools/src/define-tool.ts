@@ -71,9 +71,12 @@ export interface RecoverContext {
   readonly logger: Logger
 }
 
+/** The arguments a tool receives, inferred from its `parameters` (a spec or a raw JSON Schema). */
 export type ArgsOf<P> = P extends RawSchema<infer A> ? A : InferProperties<P>
+/** The value a tool returns, inferred from its `output.schema`. */
 export type ValueOf<O> = O extends RawSchema<infer V> ? V : InferValue<O>
 
+/** What a tool returns and how the model reads it: the value's schema and its rendering. */
 export interface ToolOutput<A, V> {
   /** Every successful value is validated against this before it is rendered. */
   schema: ValueSpec | RawSchema<V>
@@ -83,6 +86,7 @@ export interface ToolOutput<A, V> {
   presentationMeta?(args: FrozenJson<A>, value: FrozenJson<V>): JsonValue | undefined
 }
 
+/** A tool as `register` takes it: its name, what the model reads of it, its body and what it declares. */
 export interface ToolDefinition<A = unknown, V = unknown> {
   /** 1–64 of `[A-Za-z0-9_-]`, unique in the registry. */
   name: string

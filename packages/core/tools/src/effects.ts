@@ -3,6 +3,7 @@
 /** `read`: looks at files or state; `write`: changes files; `exec`: runs programs; `network`: talks to other machines. */
 export type ToolEffect = 'read' | 'write' | 'exec' | 'network'
 
+/** Every effect a tool may declare, for checking a list of them. */
 export const TOOL_EFFECTS: readonly ToolEffect[] = Object.freeze(['read', 'write', 'exec', 'network'])
 
 /** The effects a call needs approval for unless the registry's `askFor` says otherwise: the coding agents' convention. */

@@ -89,6 +89,7 @@ export type PostExecuteDecision =
   | { kind: 'append'; text: string }
   /** Turns the success into a `BLOCKED` error whose content is `feedback`. */
   | { kind: 'block'; feedback: string }
+/** `tools/post-execute`: sees a result before the model does, and may keep, replace, append to or block it. */
 export type PostExecuteHook = (
   call: ToolCall,
   result: { value: FrozenJson; content: ToolContent },
@@ -121,6 +122,7 @@ export interface ApprovalRequest {
   policy?: string
   signal: AbortSignal
 }
+/** `ctx.approval`: answers whether a call that needs approval may run. */
 export interface ApprovalService {
   request(request: ApprovalRequest): 'allow' | 'deny' | Promise<'allow' | 'deny'>
 }

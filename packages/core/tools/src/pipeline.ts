@@ -16,6 +16,7 @@ import { isThenable } from './thenable.ts'
 import { ownerOf } from './owner.ts'
 import { STOPPED, untilStopped } from './until-stopped.ts'
 
+/** One call for `ctx.tools.execute`: its id, the tool's name, the raw arguments and what it runs in. */
 export interface ExecuteInput {
   callId: string
   name: string

@@ -27,6 +27,7 @@ declare module '@deepseek-ai/cordis' {
   }
 }
 
+/** The Config of `@rein/tools`: limits, timeouts and which effects ask for approval (see the README). */
 export interface ToolRegistryConfig {
   /** Working directory for calls whose context names none. Default: the process's. */
   cwd?: string

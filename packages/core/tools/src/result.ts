@@ -6,6 +6,7 @@ import { kindOf, type FrozenJson, type JsonValue } from '@rein/base'
 export type ToolContentPart =
   | { type: 'text'; text: string }
   | { type: 'image'; mediaType: string; url: string }
+/** What the model reads of a result: text and image parts. */
 export type ToolContent = readonly ToolContentPart[]
 
 /** Codes the registry itself produces. A body may throw a `ReinError` with its own code, which is kept. */
@@ -21,6 +22,7 @@ export type ToolErrorCode =
   | 'BLOCKED'
   | 'WRAPPER_MISUSE'
 
+/** A call that succeeded: its validated value and the content the model reads. */
 export interface ToolSuccess<V = JsonValue> {
   isError: false
   /** The canonical value, validated against `output.schema`. Execution-local: logs keep `content` and `meta`. */
@@ -30,6 +32,7 @@ export interface ToolSuccess<V = JsonValue> {
   meta?: FrozenJson
 }
 
+/** A call that failed: its code and message, and the one text part the model reads. */
 export interface ToolFailure {
   isError: true
   error: { code: ToolErrorCode | (string & {}); message: string }
@@ -37,6 +40,7 @@ export interface ToolFailure {
   content: ToolContent
 }
 
+/** What `execute` resolves to: a success or a failure, never a throw. */
 export type ToolResult<V = JsonValue> = ToolSuccess<V> | ToolFailure
 
 /** The part of a result that outlives the process: what presenters and `summarize` receive. */

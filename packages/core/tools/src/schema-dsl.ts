@@ -20,6 +20,7 @@ interface Annotated<T> {
   examples?: readonly T[]
 }
 
+/** A string parameter or value, with the JSON Schema keywords rein checks. */
 export interface StringSpec extends Annotated<string> {
   type: 'string'
   enum?: readonly string[]
@@ -29,6 +30,7 @@ export interface StringSpec extends Annotated<string> {
   /** A regular expression the string must contain a match of (anchor it with `^…$` for the whole string); run with the `u` flag. */
   pattern?: string
 }
+/** A number or integer parameter or value, with its bounds. */
 export interface NumberSpec extends Annotated<number> {
   type: 'number' | 'integer'
   enum?: readonly number[]
@@ -36,19 +38,23 @@ export interface NumberSpec extends Annotated<number> {
   minimum?: number
   maximum?: number
 }
+/** A boolean parameter or value. */
 export interface BooleanSpec extends Annotated<boolean> {
   type: 'boolean'
   const?: boolean
 }
+/** A value that is always `null`. */
 export interface NullSpec extends Annotated<null> {
   type: 'null'
 }
+/** A list of values of one spec, with its length bounds. */
 export interface ArraySpec extends Annotated<readonly JsonLiteral[]> {
   type: 'array'
   items: ValueSpec
   minItems?: number
   maxItems?: number
 }
+/** An object with declared properties; unknown keys are refused or allowed, as declared. */
 export interface ObjectSpec extends Annotated<{ readonly [key: string]: JsonLiteral }> {
   type: 'object'
   properties: PropertiesSpec
@@ -64,9 +70,11 @@ export interface OneOfSpec extends Annotated<JsonLiteral> {
   oneOf: readonly [ValueSpec, ValueSpec, ...ValueSpec[]]
 }
 
+/** Any value spec: what `parameters` properties and `output.schema` are written in. */
 export type ValueSpec = StringSpec | NumberSpec | BooleanSpec | NullSpec | ArraySpec | ObjectSpec | JsonSpec | OneOfSpec
 /** A property: a value spec, required only when marked `required: true`; one with a `default` is never missing. */
 export type PropertySpec = ValueSpec & { required?: true }
+/** A tool's `parameters`: its properties by name. */
 export type PropertiesSpec = { readonly [key: string]: PropertySpec }
 
 type Simplify<T> = { [K in keyof T]: T[K] } & {}

@@ -8,6 +8,7 @@
 import { cutHead, cutTail } from '@rein/base'
 import type { SpillExcerpt, SpillLimits } from './spill-preview.ts'
 
+/** Keeps the head and tail of a stream of output, as `excerpt` cuts whole text, without holding all of it. */
 export class SpillKeeper {
   private readonly headMaxLines: number
   private readonly headMaxChars: number
