@@ -17,6 +17,7 @@ export const EXIT = {
   interrupted: 130,
 } as const
 
+/** One of the exit codes `rein` ends with (`EXIT`). */
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT]
 
 /** The help text's exit-code lines, from the table above so they cannot drift apart. */

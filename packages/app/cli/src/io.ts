@@ -2,6 +2,7 @@
 
 import type { Output } from './render.ts'
 
+/** The streams, environment, folder and signals the CLI runs with: the process's, or a test's. */
 export interface Io extends Output {
   stdin: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (mode: boolean) => void }
   env: NodeJS.ProcessEnv
@@ -12,6 +13,7 @@ export interface Io extends Output {
   outputClosed?: AbortSignal
 }
 
+/** The `Io` of this process. */
 export function processIo(): Io {
   return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), signals: process }
 }

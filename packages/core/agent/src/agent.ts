@@ -66,6 +66,7 @@ const INTERRUPT = new ReinError('INTERRUPTED', 'the agent was shut down while th
 /** Long enough never to fire; the timer only keeps the process alive while a turn runs. */
 const KEEP_ALIVE_MS = 2 ** 30
 
+/** One agent on one session: runs turns (`send`, `continue`), compacts, and closes its log. */
 export class Agent {
   /** The session and what the agent keeps about its log; replaced when the session is reopened. */
   private _bound: Bound

@@ -37,6 +37,7 @@ export interface TreeUsage {
   usageEstimated?: true
 }
 
+/** How a turn ended: its reason and error, if any, and what its attempts used and cost. */
 export interface TurnResult {
   turn: number
   /** The run this turn was: `ctx.telemetry.cost(runId)` rolls its subagents' usage up. */

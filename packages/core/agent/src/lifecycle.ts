@@ -17,7 +17,9 @@ export interface LifecycleBase {
   turn: number
 }
 
+/** `agent/turn-start`: a turn began (its run id is new). */
 export interface TurnStartEvent extends LifecycleBase { startedAt: number }
+/** `agent/turn-end`: a turn ended, with its reason and what all its attempts used. */
 export interface TurnEndEvent extends LifecycleBase {
   startedAt: number
   endedAt: number
@@ -34,6 +36,7 @@ export interface TurnEndEvent extends LifecycleBase {
  * inside a turn is not one of these: its attempts are the turn's.
  */
 export interface CompactionStartEvent extends LifecycleBase { startedAt: number }
+/** `agent/compaction-end`: a compaction between turns ended. */
 export interface CompactionEndEvent extends LifecycleBase {
   startedAt: number
   endedAt: number
@@ -61,7 +64,9 @@ export interface RepairEndEvent extends LifecycleBase {
   reason: 'completed' | 'error'
   errorCode?: string
 }
+/** `agent/step-start`: one request-and-tools step of a turn began. */
 export interface StepStartEvent extends LifecycleBase { step: number; startedAt: number }
+/** `agent/step-end`: a step ended. */
 export interface StepEndEvent extends LifecycleBase { step: number; startedAt: number; endedAt: number }
 
 /** One provider attempt, in the OpenTelemetry GenAI conventions' terms where they have one. */
@@ -97,6 +102,7 @@ export interface LlmAttemptInput {
   readonly messages: readonly Message[]
   readonly tools?: readonly ToolSchema[]
 }
+/** `agent/llm-end`: one provider attempt ended, with its usage, cost and finish. */
 export interface LlmAttemptEndEvent extends LlmAttemptStartEvent {
   endedAt: number
   responseId?: string
@@ -110,6 +116,7 @@ export interface LlmAttemptEndEvent extends LlmAttemptStartEvent {
   /** The answer's blocks when the attempt succeeded (content, as `input`); built when called. */
   output?: () => readonly ContentBlock[]
 }
+/** `agent/tool-start`: a tool call's body is about to run. */
 export interface ToolStartEvent extends LifecycleBase {
   step: number
   name: string
@@ -119,6 +126,7 @@ export interface ToolStartEvent extends LifecycleBase {
   /** The arguments as the model wrote them (content: see `LlmAttemptStartEvent.input`). */
   arguments: string
 }
+/** `agent/tool-end`: a tool call ended, with whether it failed. */
 export interface ToolEndEvent extends ToolStartEvent {
   endedAt: number
   durationMs: number

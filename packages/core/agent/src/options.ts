@@ -4,6 +4,7 @@ import Schema from '@deepseek-ai/schemastery'
 import { messageOf } from '@rein/base'
 import type { ModelRoute } from '@rein/llm'
 
+/** Everything that shapes an agent: its name, model route, prompt, budgets, compaction and workspace. */
 export interface AgentOptions {
   /** Names the agent in tool runs and lifecycle events. Default `main`. */
   name: string
@@ -113,6 +114,7 @@ export interface AgentMemoryScopes {
 // Absent stays absent (the memory row decides), never an empty list (which would mean no memory).
 const MEMORY_SCOPE_LIST = Schema.union([Schema.array(Schema.union(['user', 'project'])), Schema.const(undefined)]) as Schema<('user' | 'project')[] | undefined>
 
+/** The Config of `@rein/agent`: the agent options a `cordis.yml` row may set (see the README). */
 export type AgentConfig = Omit<AgentOptions, 'cwd' | 'workspaceRoot' | 'provider' | 'model'> & { provider?: string; model?: string }
 
 /** What a row or a caller may give for `AgentConfig`: every field optional, each of `compaction`'s too. */

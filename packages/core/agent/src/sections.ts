@@ -12,6 +12,7 @@ export interface PromptSectionContext {
   signal: AbortSignal
 }
 
+/** A part of the system prompt a plugin adds, ordered by `order` then id. */
 export interface PromptSection {
   /** Unique; ties in `order` break by id, so the text never depends on load order. */
   id: string

@@ -39,6 +39,7 @@ export type ResumeAgentOptions = Partial<AgentOptions> & {
   signal?: AbortSignal
 }
 
+/** What `ctx.agents.create` takes: the agent's options, and a session id to create it under. */
 export type CreateAgentOptions = Partial<AgentOptions> & {
   sessionId?: string
   /**
@@ -72,6 +73,7 @@ interface ServiceState {
 /** Services the agent needs; looked up when used, never injected, so swapping one never restarts this service. */
 const NEEDED = { llm: '@rein/llm', tools: '@rein/tools', sessions: '@rein/session' } as const
 
+/** `ctx.agents`: creates and resumes agents on the composed llm, tools and sessions, and compacts stored sessions. */
 export class AgentService extends Service {
   static readonly Config = AgentConfig
 

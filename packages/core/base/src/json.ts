@@ -2,8 +2,11 @@
 
 import { ReinError } from './rein-error.ts'
 
+/** A JSON scalar. */
 export type JsonPrimitive = string | number | boolean | null
+/** Any JSON value: what logs, tool values and wire bodies hold. */
 export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue }
+/** A JSON object. */
 export type JsonObject = { [key: string]: JsonValue }
 
 /** A JSON value frozen all the way down. */
@@ -13,6 +16,7 @@ export type FrozenJson<T = JsonValue> = T extends JsonPrimitive
     ? readonly FrozenJson<U>[]
     : { readonly [K in keyof T]: FrozenJson<T[K]> }
 
+/** How deep `toFrozenJson` goes before it refuses a value. */
 export interface ToFrozenJsonOptions {
   /** Deepest nesting accepted; deeper values are rejected rather than risk the stack. Default 256. */
   maxDepth?: number

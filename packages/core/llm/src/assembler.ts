@@ -17,12 +17,14 @@ interface OpenBlock {
   ended?: ContentBlock
 }
 
+/** How the stream ended, as `BlockAssembler.finish` holds it: the finish chunk's reason, failure and replay state. */
 export interface AssembledFinish {
   reason: FinishReason
   failure?: LlmFailure
   replayState?: JsonValue
 }
 
+/** Folds one stream's chunks into content blocks: `blocks()` for a finished answer, `interruptedBlocks()` for what a cut-off one showed. */
 export class BlockAssembler {
   private readonly _blocks = new Map<number, OpenBlock>()
   private _usage: TokenUsage | undefined

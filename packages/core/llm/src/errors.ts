@@ -9,6 +9,7 @@ const LLM_FAILURE_CODES = [
   'UNSUPPORTED_REASONING_EFFORT', 'MISSING_CREDENTIAL', 'INVALID_CREDENTIAL', 'ABORTED', 'NO_ADAPTER',
 ] as const
 
+/** The code of an `LlmFailure`: one of the seam's fixed list, whatever the provider. */
 export type LlmFailureCode = (typeof LLM_FAILURE_CODES)[number]
 
 /** A failure as data: serializable, free of secrets, the same shape whatever the provider. */

@@ -6,6 +6,7 @@
 import { toFrozenJson, type JsonValue, type MessageId } from '@rein/base'
 import { randomBytes, randomUUID } from 'node:crypto'
 
+/** Plain text, from the user, the model or a tool. */
 export interface TextBlock { type: 'text'; text: string }
 /** Model reasoning ("thinking"). Providers differ in whether it must be sent back; adapters decide. */
 export interface ReasoningBlock { type: 'reasoning'; text: string }
@@ -13,6 +14,7 @@ export interface ReasoningBlock { type: 'reasoning'; text: string }
 export interface ImageBlock { type: 'image'; mediaType: string; url: string }
 /** A call the model asked for. `arguments` is the model's raw JSON text, unparsed and unchanged. */
 export interface ToolCallBlock { type: 'tool-call'; id: string; name: string; arguments: string }
+/** What a tool call returned, matched to the call by `toolCallId`; `isError` when the call failed. */
 export interface ToolResultBlock {
   type: 'tool-result'
   toolCallId: string
@@ -20,7 +22,9 @@ export interface ToolResultBlock {
   isError?: boolean
 }
 
+/** One part of a message's content. */
 export type ContentBlock = TextBlock | ReasoningBlock | ImageBlock | ToolCallBlock | ToolResultBlock
+/** Who a message speaks as. */
 export type Role = 'system' | 'user' | 'assistant'
 
 /** Where a message came from. `replayState` is opaque provider state an adapter may want back. */
@@ -30,6 +34,7 @@ export type MessageSource =
   | { kind: 'tool' }
   | { kind: 'plugin'; plugin: string }
 
+/** One immutable message of a conversation; build it with `createMessage` and the helpers below. */
 export interface Message {
   readonly id: MessageId
   readonly role: Role
@@ -42,10 +47,12 @@ export function createMessage(role: Role, content: readonly ContentBlock[], sour
   return toFrozenJson({ id: id ?? randomUUID(), role, content, source }) as unknown as Message
 }
 
+/** A user message holding one text block. */
 export function userMessage(text: string, id?: string): Message {
   return createMessage('user', [{ type: 'text', text }], { kind: 'user' }, id)
 }
 
+/** An assistant message with the model's content and the route that produced it. */
 export function assistantMessage(content: readonly ContentBlock[], source: Extract<MessageSource, { kind: 'model' }>, id?: string): Message {
   return createMessage('assistant', content, source, id)
 }

@@ -5,6 +5,7 @@ import type { LlmFailure } from './errors.ts'
 import type { FinishReason } from './stream.ts'
 import type { TokenUsage } from './usage.ts'
 
+/** A model on a provider route: what a request, a fallback entry and an event name. */
 export interface ModelRoute {
   provider: string
   model: string
@@ -76,6 +77,7 @@ export interface LlmAttempt {
   reasoningEffort?: string
 }
 
+/** What `stream` reports besides its chunks, through `onEvent` and the `llm/<type>` events. */
 export type LlmEvent =
   | { type: 'retry'; provider: string; model: string; attempt: number; delayMs: number; failure: LlmFailure }
   /**

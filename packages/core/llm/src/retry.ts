@@ -3,6 +3,7 @@
 import type { LlmFailure } from './errors.ts'
 import { MAX_TIMER_MS, type Stop } from '@rein/base'
 
+/** How many times a route is retried and how long each wait is (Config `retry`). */
 export interface RetryPolicy {
   /** Retries after the first attempt, per provider in a fallback chain. */
   maxRetries: number
@@ -14,6 +15,7 @@ export interface RetryPolicy {
   retryAfterCapMs: number
 }
 
+/** The Config `retry` defaults: 5 retries, 500 ms doubling to 10 s, ±10% jitter, Retry-After up to 30 s. */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
   maxRetries: 5,
   initialDelayMs: 500,

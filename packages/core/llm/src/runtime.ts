@@ -26,6 +26,7 @@ declare module '@deepseek-ai/cordis' {
   }
 }
 
+/** The plugin's Config after defaults (see the README's Config table). */
 export interface LlmRuntimeConfig {
   retry: RetryPolicy
   /**
@@ -74,6 +75,7 @@ type LlmEvents = Record<`llm/${LlmEvent['type']}`, (event: LlmEvent) => void>
 const DEFAULT_COOLDOWN_MS = 300_000
 const DEFAULT_CATALOG_TIMEOUT_MS = 30_000
 
+/** The `ctx.llm` service (also the default export): load it as `@rein/llm`; adapters register on it, callers `stream` through it. */
 export class LlmRuntime extends Service {
   static readonly Config: Schema<RuntimeConfigInput, LlmRuntimeConfig> = Schema.object({
     retry: Schema.object({

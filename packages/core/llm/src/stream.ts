@@ -13,9 +13,12 @@ import type { LlmFailure } from './errors.ts'
 import type { ContentBlock } from './message.ts'
 import type { TokenUsage } from './usage.ts'
 
+/** Why a stream ended, as its `finish` chunk says. */
 export type FinishReason = 'stop' | 'tool-calls' | 'max-tokens' | 'aborted' | 'error'
+/** What a streamed block holds, as its `block-start` chunk says. */
 export type StreamBlockType = 'text' | 'reasoning' | 'tool-call'
 
+/** One piece of a streamed answer: what adapters yield and `ctx.llm.stream` passes on (rules above). */
 export type StreamChunk =
   | { type: 'block-start'; index: number; blockType: StreamBlockType }
   | { type: 'text-delta'; index: number; text: string }
@@ -82,6 +85,7 @@ export function isEmptyFinish(reason: FinishReason, answered: boolean): boolean 
 /** The failure of an answer that holds nothing to act on; retried, as another try usually answers. */
 export const EMPTY_RESPONSE: LlmFailure = Object.freeze({ code: 'EMPTY_RESPONSE', message: 'the model returned an empty response' })
 
+/** Makes a `switch` over a union exhaustive: it fails to compile when a case is missing, and throws if reached. */
 export function assertNever(value: never): never {
   throw new Error(`unexpected value: ${JSON.stringify(value)}`)
 }

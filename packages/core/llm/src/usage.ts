@@ -67,6 +67,7 @@ export interface Pricing {
   cacheWrite?: number
 }
 
+/** Money for `usage` at `pricing` (per million tokens); cache reads and writes default to the input price. */
 export function costOfUsage(pricing: Pricing, usage: TokenUsage): number {
   const million = 1_000_000
   return (

@@ -128,6 +128,7 @@ export const SUMMARY_OPENING = '[A summary of the conversation before this point
  */
 export const KEPT_NOTE = '[The message after this summary is repeated from the conversation it covers, word for word: the request the last work summarized here was for.]'
 
+/** The messages the next request carries, rebuilt from a log's events (compactions applied). */
 export function deriveMessages(events: readonly SessionEvent[]): Message[] {
   const projection = new MessageProjection()
   for (const event of events) projection.push(event)

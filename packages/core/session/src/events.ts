@@ -9,6 +9,7 @@ import type { ImageBlock, LlmEvent, Message, TextBlock, TokenUsage } from '@rein
 /** Raise only with a migration: a reader refuses logs of a newer format. */
 export const SESSION_FORMAT_VERSION = 1
 
+/** What a session's header records, outside its log: format, id, creation time, cwd, and its place in a tree. */
 export interface SessionHeader {
   formatVersion: number
   id: string
@@ -186,9 +187,11 @@ export interface ContextCompacted {
   summaryFailed?: { code: string; message: string }
 }
 
+/** The type of an event this package defines (`turn/start`, `tool/result`, …). */
 export type CoreEventType = keyof CoreEventData
 /** Core types written `ignorable` whoever appends them, so a rein that predates them loads the log. */
 export const IGNORABLE_CORE_EVENT_TYPES: readonly CoreEventType[] = ['llm/attempt', 'summary/start', 'llm/resend', 'session/forked']
+/** Every core event type, defined from the start: a plugin never needs `defineEvent` for these. */
 export const CORE_EVENT_TYPES: readonly CoreEventType[] = [
   'turn/start', 'turn/end', 'step/start', 'step/end', 'user/message', 'request/header',
   'assistant/message', 'tool/call', 'tool/result', 'llm/retry', 'llm/fallback', 'llm/attempt',
@@ -198,4 +201,5 @@ export const CORE_EVENT_TYPES: readonly CoreEventType[] = [
 /** An event before the log gives it a `seq` and a `time`. */
 export type EventDraft<T extends string = string, D = JsonValue> = Omit<SessionEvent<T, D>, 'seq' | 'time'>
 
+/** A core event with its typed data, a union on `type`. */
 export type CoreEvent = { [T in CoreEventType]: SessionEvent<T, CoreEventData[T]> }[CoreEventType]

@@ -11,6 +11,7 @@ interface Entry {
   claimed: boolean
 }
 
+/** A `SessionStore` that keeps sessions in memory, gone with the process: for tests and throwaway sessions. */
 export class MemorySessionStore implements SessionStore {
   private readonly sessions = new Map<string, Entry>()
 

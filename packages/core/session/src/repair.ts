@@ -8,6 +8,7 @@ import type { Message } from '@rein/llm'
 import { eventData } from './event-data.ts'
 import type { CoreEventData, EventDraft, SessionEvent } from './events.ts'
 
+/** What repair does for one unpaired tool call. */
 export type RepairAction =
   /** The model asked for it, but no intent was written: it never started. */
   | 'not-started'
@@ -16,6 +17,7 @@ export type RepairAction =
   /** As `outcome-unknown`, but safe to run again (replay-safe when recorded and now): run it once. */
   | 'rerun'
 
+/** A tool call the model asked for that has no result, and what repair does for it. */
 export interface RepairCall {
   callId: string
   name: string
@@ -23,6 +25,7 @@ export interface RepairCall {
   action: RepairAction
 }
 
+/** What a log that ends mid-turn needs (`planRepair`): the open turn and step, and the calls to pair. */
 export interface RepairPlan {
   /** The open turn; undefined when the log ends cleanly. */
   turn?: number

@@ -37,6 +37,7 @@ export interface SessionParent {
   callId: string
 }
 
+/** The options of `ctx.sessions.create`: the id, the working folder, and the parent of a child session. */
 export interface CreateSessionOptions {
   /** Default: a random UUID. */
   id?: string
@@ -71,6 +72,7 @@ interface ServiceState {
 
 type SessionEvents = Pick<Events, 'session/append' | 'session/flush' | 'session/close'>
 
+/** The `ctx.sessions` service (also the default export): creates, opens, loads and lists sessions in the registered store. */
 export class SessionService extends Service {
   private _state: ServiceState
 

@@ -43,6 +43,7 @@ function isoNow(): string {
   return lastTime.iso
 }
 
+/** One session's log, open in this process: append events, flush them, derive the next request's messages, close. */
 export class Session {
   private readonly _events: SessionEvent[]
   private _durable: number
@@ -72,7 +73,11 @@ export class Session {
     return this._events
   }
 
-  /** True once `close()` began: appends fail with `SESSION_CLOSED`. */
+  /**
+   * True once `close()` has made its final flush (or that flush failed), just before the store's claim
+   * is released; from then on appends fail with `SESSION_CLOSED`. While the `beforeClose` hooks and
+   * `session/close` listeners run it is still false.
+   */
   get closed(): boolean {
     return this._closed
   }

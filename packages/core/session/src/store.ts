@@ -9,6 +9,7 @@ import type { SessionEvent, SessionHeader, TurnEndReason } from './events.ts'
  */
 export type SessionStatus = TurnEndReason | 'needs-repair' | 'running' | 'empty'
 
+/** One stored session as `list()` reports it, built by `summarize`: who, where, how far, what it spent. */
 export interface SessionSummary {
   id: string
   createdAt: string
@@ -35,13 +36,21 @@ export interface SessionSummary {
   parentCallId?: string
 }
 
+/** A stored session as `open` and `load` return it: its header and every valid event. */
 export interface LoadedSession {
   header: SessionHeader
   events: SessionEvent[]
 }
 
+/** How `list` reports the sessions it leaves out. */
+export interface ListOptions {
+  /** Called for each stored session that could not be read (a damaged or foreign file), with why. */
+  unreadable?: (id: string, error: unknown) => void
+}
+
 /**
- * Stores must:
+ * Where sessions are kept: what a store plugin implements and registers with
+ * `ctx.sessions.registerStore`. Stores must:
  * - `create`: remember the header; nothing need be written until the first append, and no reader
  *   may ever see a half-created session;
  * - `append`: take events whose first `seq` is the next one (else `SESSION_SEQ_MISMATCH`); a failed
@@ -57,12 +66,6 @@ export interface LoadedSession {
  *   no id can lead outside the store, and that no listing or loading mistakes for a session.
  * Errors are `ReinError`s; `load` of an unknown id is `SESSION_NOT_FOUND`.
  */
-/** How `list` reports the sessions it leaves out. */
-export interface ListOptions {
-  /** Called for each stored session that could not be read (a damaged or foreign file), with why. */
-  unreadable?: (id: string, error: unknown) => void
-}
-
 export interface SessionStore {
   create(header: SessionHeader): Promise<void>
   /** Claims a stored session for writing (appends); released by `close`. */

@@ -19,6 +19,7 @@ function producedHere(message: Message): boolean {
   return typeof state === 'object' && state !== null && !Array.isArray(state) && (state as { dialect?: unknown }).dialect === 'deepseek'
 }
 
+/** DeepSeek's `OpenAiDialect`: effort as `thinking` + `reasoning_effort`, its own reasoning sent back as `reasoning_content`. */
 export const deepSeekDialect: OpenAiDialect = {
   replayState: { dialect: 'deepseek' },
   effortFields(effort) {

@@ -57,7 +57,6 @@ function withoutCredentials(url: URL): string | undefined {
 /** An error body is read up to this many bytes; the rest is never read. */
 const MAX_ERROR_BODY = 64 * 1024
 
-/** The `LlmAdapter` for any OpenAI chat-completions server: one HTTP request per attempt. */
 /**
  * A read that failed after the model finished (the connection reset, or silent, before `[DONE]`):
  * the answer is whole, so the body counts as ended; else the failure stands.
@@ -67,6 +66,7 @@ function endedIfFinished(error: unknown, reading: EventReading, signal: AbortSig
   return { done: true, cut: true }
 }
 
+/** The `LlmAdapter` for any OpenAI chat-completions server: one HTTP request per attempt. */
 export class OpenAiCompatibleAdapter extends LlmAdapter {
   /** Where requests go: `{baseURL}/chat/completions`, the base URL's query kept (it may hold a key). */
   private readonly target: URL

@@ -6,12 +6,17 @@
 import type { Context } from '@deepseek-ai/cordis'
 import { compatibleConfig, registerCompatible, type CompatibleConfig } from './plugin-config.ts'
 
+/** The plugin's name, `llm-openai`; load it once per server, each under its own `provider` route. */
 export const name = 'llm-openai'
+/** The plugin needs `ctx.llm` (`@rein/llm`) to register its adapter on. */
 export const inject = ['llm']
 
+/** The plugin's Config: `CompatibleConfig`, with OpenAI's defaults. */
 export type Config = CompatibleConfig
+/** The plugin's Config schema, defaulting to OpenAI: route `openai`, `https://api.openai.com/v1`, key in `OPENAI_API_KEY`. */
 export const Config = compatibleConfig({ provider: 'openai', label: 'OpenAI', baseURL: 'https://api.openai.com/v1', apiKeyEnv: 'OPENAI_API_KEY' })
 
+/** Starts the plugin: serves the Config's route on `ctx.llm` with an `OpenAiCompatibleAdapter` and the Config's catalog. */
 export const apply = (ctx: Context, config: Config) => {
   registerCompatible(ctx, config)
 }

@@ -15,6 +15,7 @@ export interface WireToolCall {
   function: { name: string; arguments: string }
 }
 
+/** A message as the chat-completions API takes it: what `toWireMessages` makes of rein's. */
 export type WireMessage =
   | { role: 'system'; content: string }
   | { role: 'user'; content: string | WireContentPart[] }
@@ -26,6 +27,7 @@ interface WireTool {
   function: { name: string; description: string; parameters: Readonly<Record<string, unknown>> }
 }
 
+/** The body of a streaming chat-completions request, as `toWireRequest` builds it, with room for a dialect's own fields. */
 export interface WireRequest {
   model: string
   messages: WireMessage[]
@@ -38,6 +40,7 @@ export interface WireRequest {
   [extra: string]: unknown
 }
 
+/** A response's `usage` object, the fields `mapUsage` reads (OpenAI's and DeepSeek's). */
 export interface WireUsage {
   prompt_tokens?: number | null
   completion_tokens?: number | null
@@ -62,6 +65,7 @@ interface WireDelta {
   tool_calls?: WireToolCallDelta[] | null
 }
 
+/** One parsed `data:` event of a streamed response: the fields the chunk translator reads. */
 export interface WireChunk {
   /** The response id, the same on every chunk of one response. */
   id?: string | null

@@ -14,6 +14,7 @@ import { LockOwner, isLockHeld, releaseLock, sweepLeftovers } from './lock.ts'
 import { isSessionId, sessionPaths, type SessionPaths } from './paths.ts'
 import { SummaryCache, stampOf } from './summary-cache.ts'
 
+/** What `new JsonlSessionStore(options)` takes: the root folder and the batch delay. */
 export interface JsonlSessionStoreOptions {
   /** Folder holding `<id>.jsonl` and `<id>.lock`; created (with parents) on first create/open. */
   root: string

@@ -85,6 +85,7 @@ export interface MockUsage {
   prompt_cache_miss_tokens?: number
 }
 
+/** A streamed reply: its steps written as real SSE, faults among them, and the usage it reports. */
 export interface MockStreamReply {
   kind?: 'stream'
   /**
@@ -192,6 +193,7 @@ export interface MockModelNotFoundReply {
   server: MockServerKind
 }
 
+/** One reply of a mock server: a stream, an HTTP error, another body, or a ready-made provider error. */
 export type MockReply = MockStreamReply | MockErrorReply | MockHttpReply | MockContextOverflowReply | MockModelNotFoundReply
 
 /**

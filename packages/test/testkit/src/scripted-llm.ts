@@ -38,6 +38,7 @@ export type ScriptedTurn =
 /** Turns in call order, or a function of the request and its 0-based call index. */
 export type ScriptedLlmScript = readonly ScriptedTurn[] | ((request: AdapterRequest, index: number) => ScriptedTurn)
 
+/** How a scripted adapter answers model lookups, besides its script. */
 export interface ScriptedLlmOptions {
   /** What `resolveModel` (by id, for any provider) and `listModels` answer. Default: none. */
   models?: readonly ModelInfo[]
