@@ -70,17 +70,26 @@ export function installApproval(ctx: Context, flags: ApprovalFlags, prompt?: Pro
 /**
  * A denial's only words the model reads are a policy's reason (an approval service just says no),
  * so where nobody is asked, a policy denies first and names the flag that would allow the call.
+ * The person is told once the call was denied for that: another policy may refuse it for good
+ * (memory's refusal of a key), and rerunning with the flag would not help.
  */
 function denyWithAdvice(ctx: Context, asked: (effects: readonly ToolEffect[]) => ToolEffect[], covered: (effects: readonly ToolEffect[]) => boolean, notice?: DenialNotice) {
   const told = new Set<string>()
+  const advice = new Map<string, { toolName: string; text: string }>()
   ctx.tools.preExecute((call) => {
     const needs = asked(call.tool.effects)
     if (needs.length === 0 || covered(call.tool.effects)) return undefined
     const how = `--allow ${needs.join(',')} (or --yes), or an approval row (@rein/tools/approval) in cordis.yml`
-    if (notice && !told.has(call.toolName)) {
-      told.add(call.toolName)
-      notice(`${call.toolName} was denied: ${describeEffects(needs)}; to allow it, rerun with ${how}`)
-    }
+    if (notice && !told.has(call.toolName)) advice.set(call.callId, { toolName: call.toolName, text: `${call.toolName} was denied: ${describeEffects(needs)}; to allow it, rerun with ${how}` })
     return { kind: 'deny', reason: `${describeEffects(needs)}, which needs approval, and this run asks nobody: the user can allow it with ${how}` }
+  })
+  if (!notice) return
+  ctx.tools.onResult((request, result) => {
+    const pending = advice.get(request.callId)
+    if (pending === undefined) return
+    advice.delete(request.callId)
+    if (!result.isError || result.error.code !== 'DENIED' || told.has(pending.toolName)) return
+    told.add(pending.toolName)
+    notice(pending.text)
   })
 }

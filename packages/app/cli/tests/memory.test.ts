@@ -35,6 +35,15 @@ function rememberingModel(request: RecordedRequest): MockReply {
 }
 
 describe('memory across sessions', () => {
+  it('does not tell the person to rerun with a flag for a call that would be refused anyway (a key in memory_write)', async () => {
+    const p = await memoryProject(rememberingModel)
+    const config = join(p.dir, 'cordis.yml')
+    const run = await rein(p.dir, ['--config', config, 'run', 'remember: the key is sk-proj-abcdefghijklmnopqrstuvwxyz0123456789 as project decision'])
+    expect(run.code).toBe(0)
+    expect(run.stderr).toContain('failed INVALID_ARGS')
+    expect(run.stderr).not.toContain('rerun with')
+  })
+
   it('puts what one session saved into the next session\'s prompt, and a resume replays the block its log recorded', async () => {
     const p = await memoryProject(rememberingModel)
     const config = join(p.dir, 'cordis.yml')

@@ -1,6 +1,8 @@
 /**
  * Combines pre-execute policies and guards. Order of registration never matters here:
- * any deny wins, then any ask, else allow; a policy or guard that throws counts as a deny.
+ * any deny wins, then any ask, else allow; a policy or guard that throws counts as a deny. Among
+ * denials, one naming a code (what the tool would refuse anyway) wins over a plain one (which may
+ * tell the person how to allow a call that could never succeed).
  */
 
 import { thrownMessage } from '@rein/base'
@@ -21,7 +23,7 @@ export async function combineDecisions(policies: readonly PreExecutePolicy[], ca
     }
   })), signal)
   if (decisions === STOPPED) return STOPPED
-  const deny = decisions.find((decision) => decision?.kind === 'deny')
+  const deny = decisions.find((decision) => decision?.kind === 'deny' && decision.code !== undefined) ?? decisions.find((decision) => decision?.kind === 'deny')
   if (deny) return deny
   return decisions.find((decision) => decision?.kind === 'ask') ?? ALLOW
 }

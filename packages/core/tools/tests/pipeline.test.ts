@@ -283,6 +283,20 @@ describe('execute: pre-execute policies, approval and guards', () => {
     expect(runs).toHaveLength(0)
   })
 
+  it('fails the call with a coded denial over a plain one, whichever policy was registered first', async () => {
+    const { tools } = await createRegistry()
+    const { tool } = probe()
+    tools.register(tool)
+    const plain = () => ({ kind: 'deny' as const, reason: 'needs approval, and nobody is asked' })
+    const coded = () => ({ kind: 'deny' as const, reason: 'the store is damaged', code: 'STORE_CORRUPT' })
+    for (const order of [[plain, coded], [coded, plain]]) {
+      const disposers = order.map((policy) => tools.preExecute(policy))
+      const result = await tools.execute(call('probe', { path: 'a' }))
+      expect(result.isError && result.error).toEqual({ code: 'STORE_CORRUPT', message: 'the store is damaged' })
+      for (const dispose of disposers) await dispose()
+    }
+  })
+
   it('a denial naming a code that says the call did something else (ran, was cancelled, timed out, is unknown, was never started by a crash) is DENIED: logs, ledgers and spans read those codes as what happened', async () => {
     const { tools } = await createRegistry()
     const { tool, runs } = probe()
