@@ -491,6 +491,36 @@ describe('rein rewind with the built-in composition', () => {
     vi.unstubAllEnvs()
   })
 
+  it('says a turn whose bash changes could not be recorded cannot be undone, and exits 5, rather than that there is nothing to rewind', async () => {
+    const p = await setUp([
+      call('b1', 'bash', { command: 'echo one > one.txt', description: 'Make a file' }),
+      answer('made it'),
+      // From here the store cannot keep a content (its contents' folder is a file), as on a full
+      // disk; its log still takes a line. REIN_HOME is .rein in the workspace.
+      call('b2', 'bash', { command: 'for d in .rein/sessions/*.files; do rm -rf "$d/checkpoint-blobs"; echo blocked > "$d/checkpoint-blobs"; done; echo two > two.txt; echo one-changed > one.txt', description: 'Change files' }),
+      answer('changed them'),
+    ])
+    const env = builtIn(p)
+    expect(p.home).toBe(join(p.dir, '.rein'))
+    const first = await rein(p.dir, ['run', '--yes', 'make a file'], { env })
+    expect(first.code).toBe(0)
+    const id = sessionIdOf(first)
+    const second = await rein(p.dir, ['run', '--yes', '--session', id, 'change files'], { env })
+    expect(second.code).toBe(0)
+    expect(second.stderr).toContain('could not be recorded')
+    expect(readFileSync(join(p.dir, 'two.txt'), 'utf8')).toBe('two\n')
+    for (const args of [['--dry-run'], []]) {
+      const rewind = await rein(p.dir, ['rewind', id, '--to', '2', ...args], { env })
+      expect(rewind.stdout).not.toContain('nothing to rewind')
+      expect(rewind.stdout).toMatch(/^ {2}the changes `bash: for d in .*` made could not be recorded \(.*\): they are not undone; /m)
+      expect(rewind.stdout).toMatch(/ skipped +not restored: what this command changed could not be recorded /)
+      expect(rewind.code).toBe(5)
+    }
+    // Nothing of turn 2 was undone: its changes were never recorded.
+    expect(readFileSync(join(p.dir, 'one.txt'), 'utf8')).toBe('one-changed\n')
+    vi.unstubAllEnvs()
+  })
+
   it('records what a background bash job still running when the turn ended changed, so rewind undoes it', async () => {
     const p = await setUp([
       call('b1', 'bash', { command: 'sleep 1; echo late > f.txt; echo bg > bg.txt', description: 'Change files later', run_in_background: true }),

@@ -8,7 +8,7 @@ import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path
 import { Context, Service } from '@deepseek-ai/cordis'
 import { ReinError, listedPath } from '@rein/base'
 import type { Session } from '@rein/session'
-import type {} from '@rein/tools'
+import type { RunIdentity } from '@rein/tools'
 import { CheckpointConfig } from './config.ts'
 import { unreadableSkipped, verifiedBlob } from './stored-content.ts'
 import { blockedByKind, foreseen, removeEmptyFolders } from './blocked.ts'
@@ -53,6 +53,11 @@ interface CheckpointState {
   written: Set<string>
   /** Told of each write a tool recorded itself, so a snapshot does not record it again. */
   snapshots?: SnapshotNotes
+  /**
+   * By session: the records saying a command's changes could not be recorded that the store did
+   * not take either (a full disk). Written before the session's next record, or as it closes.
+   */
+  unrecorded: Map<string, CheckpointEntry[]>
 }
 
 /** How `rewind` tells the conversation. */
@@ -82,12 +87,20 @@ export class CheckpointService extends Service {
 
   constructor(ctx: Context, config: CheckpointConfig) {
     super(ctx, 'checkpoints')
-    const state: CheckpointState = { stores: [], config, written: new Set() }
+    const state: CheckpointState = { stores: [], config, written: new Set(), unrecorded: new Map() }
     this._state = state
     // Retention runs as each session ends, while it is still open (its folder is still handed out).
     ctx.on('session/close', async (session) => {
       // Its background jobs ended before this (its beforeClose hooks): what they changed is recorded first.
       await state.snapshots?.settled(session.id)
+      // The last chance this process has to say a command's changes were not recorded.
+      await this.writeUnrecorded(session.id)
+      const kept = state.unrecorded.get(session.id)
+      if (kept) {
+        const one = kept.length === 1
+        ctx.logger('checkpoint').error('session %s: %s that a command\'s changes could not be recorded could not be written either: a rewind of %s will not know those changes were made (%s)',
+          session.id, one ? 'the note' : `${kept.length} notes`, one ? 'its turn' : 'their turns', kept.map((entry) => entry.by).join('; '))
+      }
       // A session opened only to be read (rein show, a dry run) keeps what it has.
       if (!state.written.delete(session.id) || !state.stores[0]?.compact) return
       try {
@@ -106,7 +119,41 @@ export class CheckpointService extends Service {
       })
     })
     defineRewindEvent(ctx)
-    state.snapshots = coverExecCalls(ctx, config.home ?? reinHome(), config.snapshot, (identity, change) => recordInConversation((sessionId, entry) => this.record(sessionId, entry), identity, change))
+    const record = (identity: RunIdentity, change: FileChange) => recordInConversation((sessionId, entry) => this.record(sessionId, entry), identity, change)
+    const noteUnrecorded = async (identity: RunIdentity, change: FileChange) => {
+      try {
+        await record(identity, change)
+        return true
+      } catch {
+        // Kept under the conversation's root session, where it would have gone.
+        const sessionId = identity.conversationId || identity.sessionId
+        state.unrecorded.set(sessionId, [...state.unrecorded.get(sessionId) ?? [], { ...change, anchor: identity.anchor }])
+        return false
+      }
+    }
+    state.snapshots = coverExecCalls(ctx, config.home ?? reinHome(), config.snapshot, record, noteUnrecorded)
+  }
+
+  /**
+   * Writes the kept records saying a command's changes could not be recorded (see
+   * `CheckpointState.unrecorded`), oldest first; those the store still refuses stay kept.
+   */
+  private async writeUnrecorded(sessionId: string): Promise<void> {
+    const { unrecorded, written } = this._state
+    const kept = unrecorded.get(sessionId)
+    if (!kept) return
+    // Taken out first: a record made meanwhile does not write them twice.
+    unrecorded.delete(sessionId)
+    let done = 0
+    try {
+      for (const entry of kept) {
+        await this.store().append(sessionId, await normalized(sessionId, entry))
+        written.add(sessionId)
+        done++
+      }
+    } catch {
+      unrecorded.set(sessionId, [...kept.slice(done), ...unrecorded.get(sessionId) ?? []])
+    }
   }
 
   /** Makes `store` the one records go to, until the returned disposer runs or the caller is disposed. */
@@ -140,6 +187,8 @@ export class CheckpointService extends Service {
    */
   async record(sessionId: string, entry: CheckpointEntry): Promise<CheckpointRecord> {
     validate(sessionId, entry)
+    // Before it, so they keep their place: ahead of the records of the turns after theirs.
+    await this.writeUnrecorded(sessionId)
     const record = await this.store().append(sessionId, await normalized(sessionId, entry))
     this._state.written.add(sessionId)
     if (entry.by === undefined && !entry.folder) this._state.snapshots?.expect(entry.root, entry.path, record.after)

@@ -3,14 +3,14 @@
 import { execFileSync } from 'node:child_process'
 import { chmod, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { Context } from '@deepseek-ai/cordis'
+import { Context, Logger, type Exporter, type Message } from '@deepseek-ai/cordis'
 import ToolService, { defineTool, type RunIdentity } from '@rein/tools'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 
 afterEach(() => {
   vi.unstubAllEnvs()
 })
-import { CheckpointService, contentHash, MemoryCheckpointStore } from '../src/index.ts'
+import { CheckpointService, contentHash, MemoryCheckpointStore, type CheckpointEntry, type CheckpointRecord } from '../src/index.ts'
 import { tempRoot, text } from './harness.ts'
 
 const identity: RunIdentity = { agent: 'main', sessionId: 's1', conversationId: 's1', runId: 'run-1', turnId: 's1/1', anchor: 'm1', depth: 0 }
@@ -48,7 +48,7 @@ async function linkTo(target: string): Promise<string> {
   return link
 }
 
-async function setup(snapshot: Record<string, unknown> = {}) {
+async function setup(snapshot: Record<string, unknown> = {}, store = new MemoryCheckpointStore()) {
   const workspace = await tempRoot()
   const home = await tempRoot()
   vi.stubEnv('REIN_HOME', home)
@@ -56,7 +56,6 @@ async function setup(snapshot: Record<string, unknown> = {}) {
   const ctx = new Context()
   await ctx.plugin(ToolService, { askFor: [] })
   await ctx.plugin(CheckpointService, { snapshot: { folder, ...snapshot } })
-  const store = new MemoryCheckpointStore()
   ctx.checkpoints.registerStore(store)
   ctx.tools.register(sh)
   let calls = 0
@@ -371,12 +370,66 @@ describe('a snapshot that cannot be taken', () => {
   it('stops the command with CHECKPOINT_FAILED before it runs', async () => {
     const blocker = join(await tempRoot(), 'not-a-folder')
     await writeFile(blocker, 'a file where the store should be')
-    const { store, workspace, run } = await setup({ folder: join(blocker, 'snapshots') })
+    const { ctx, store, workspace, run } = await setup({ folder: join(blocker, 'snapshots') })
+    const logged: string[] = []
+    const exporter: Exporter = { colors: false, export: (message: Message) => { if (message.name === 'checkpoint') logged.push(Logger.format(exporter, message)) } }
+    ctx.logger.exporter(exporter)
     await writeFile(join(workspace, 'a.txt'), 'a')
     const result = await run('echo ran > ran.txt')
     expect(result).toMatchObject({ isError: true, error: { code: 'CHECKPOINT_FAILED' } })
+    // The person sees what to do too, not only the model.
+    expect(logged.join('\n')).toContain('sh was not run: the workspace snapshot before it failed (')
+    expect(logged.join('\n')).toContain('free space for the snapshot store, or set snapshot.enabled: false')
     expect(await text(join(workspace, 'ran.txt'))).toBeNull()
     expect(await store.records('s1')).toEqual([])
+  })
+})
+
+/** A store on a full disk: it refuses every record that holds contents, or every record at all while `full` is `'all'`. */
+class FullStore extends MemoryCheckpointStore {
+  full: 'contents' | 'all' | false = 'contents'
+  override append(sessionId: string, entry: CheckpointEntry): Promise<CheckpointRecord> {
+    const refused = this.full === 'all' || (this.full === 'contents' && (entry.before !== null || entry.after !== null))
+    if (refused) return Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }))
+    return super.append(sessionId, entry)
+  }
+}
+
+describe('a snapshot after a command that cannot be recorded', () => {
+  it('leaves a record saying the command\'s changes could not be recorded, so a rewind of its turn does not find nothing to undo', async () => {
+    const { ctx, store, workspace, run } = await setup({}, new FullStore())
+    await writeFile(join(workspace, 'one.txt'), 'one')
+    const result = await run('echo two > two.txt; echo one-changed > one.txt', 'm2')
+    expect(result.isError).toBe(false)
+    expect(await store.records('s1')).toMatchObject([{ anchor: 'm2', path: '.', by: 'sh: echo two > two.txt; echo one-changed > one.txt', gap: expect.stringMatching(/could not be recorded \(ENOSPC: no space left on device, write\)/) }])
+    const plan = await ctx.checkpoints.plan('s1', 'm2')
+    expect(plan.items).toMatchObject([{ path: '.', action: 'skipped', reason: expect.stringMatching(/^not restored: what this command changed could not be recorded/) }])
+    expect(plan.notCovered.join('\n')).toContain('the changes `sh: echo two > two.txt; echo one-changed > one.txt` made could not be recorded (ENOSPC: no space left on device, write): they are not undone')
+    const rewound = await ctx.checkpoints.rewind('s1', 'm2')
+    expect(rewound.skipped).toMatchObject([{ path: '.' }])
+    expect(await text(join(workspace, 'two.txt'))).toBe('two\n')
+  })
+
+  it('keeps that note while the store takes nothing, and writes it before the session\'s next record once the store takes records again', async () => {
+    const full = new FullStore()
+    full.full = 'all'
+    const { ctx, store, run } = await setup({}, full)
+    await run('echo two > two.txt', 'm2')
+    expect(await store.records('s1')).toEqual([])
+    full.full = false
+    await run('echo three > three.txt', 'm3')
+    expect((await store.records('s1')).map((record) => [record.anchor, record.path])).toEqual([['m2', '.'], ['m3', 'three.txt']])
+    expect((await ctx.checkpoints.plan('s1', 'm2')).items).toMatchObject([{ path: 'three.txt' }, { path: '.', action: 'skipped' }])
+  })
+
+  it('writes that note as the session closes, once the store takes records again', async () => {
+    const full = new FullStore()
+    full.full = 'all'
+    const { ctx, store, run } = await setup({}, full)
+    await run('echo two > two.txt', 'm2')
+    full.full = false
+    await ctx.parallel('session/close', { id: 's1' } as never)
+    expect(await store.records('s1')).toMatchObject([{ anchor: 'm2', path: '.', gap: expect.stringContaining('could not be recorded') }])
   })
 })
 

@@ -22,6 +22,27 @@ const LABEL_CHARS = 120
 
 /** Makes one change durable, for the run's turn. */
 type Record = (identity: RunIdentity, change: FileChange) => Promise<unknown>
+/**
+ * Makes durable, for the run's turn, that a command's changes could not be recorded (a `gap`
+ * record of the workspace, `unrecordedGap`); when the store takes nothing now, the service keeps
+ * it and writes it as soon as it can. Never rejects; resolves `true` once written, `false` while kept.
+ */
+type NoteUnrecorded = (identity: RunIdentity, change: FileChange) => Promise<boolean>
+
+/** How the gap of a command whose changes could not be recorded begins; the cause follows in parentheses. */
+const UNRECORDED = 'what this command changed could not be recorded ('
+const UNRECORDED_END = '): a rewind cannot undo it; check by hand the files it may have changed'
+
+/** The `gap` of the record that says a command's changes could not be recorded (a failed snapshot after it), and why. */
+function unrecordedGap(cause: string): string {
+  return `${UNRECORDED}${cause}${UNRECORDED_END}`
+}
+
+/** The cause an `unrecordedGap` names; `undefined` for any other gap. */
+function unrecordedCause(gap: string | undefined): string | undefined {
+  if (gap === undefined || !gap.startsWith(UNRECORDED) || !gap.endsWith(UNRECORDED_END)) return undefined
+  return gap.slice(UNRECORDED.length, -UNRECORDED_END.length)
+}
 
 /** Whether a call is snapshotted: an `exec` tool not in `skip`. */
 export function snapshotCovers(config: SnapshotConfig, toolName: string, effects: readonly string[]): boolean {
@@ -34,7 +55,13 @@ export function snapshotCovers(config: SnapshotConfig, toolName: string, effects
  */
 export function notCovered(records: readonly CheckpointRecord[], config: SnapshotConfig): string[] {
   const roots = new Set(records.filter((record) => record.by !== undefined).map((record) => record.root))
-  return [...roots].map((root) => `commands run in ${root} are undone only for files a snapshot kept: not for files ignored by .gitignore or the ignore list (${config.ignore.join(', ')}), over ${formatBytes(config.maxFileBytes)}, with names that are not valid UTF-8, or outside ${root}; nor a folder's own permissions (a chmod of a folder)`)
+  const partly = [...roots].map((root) => `commands run in ${root} are undone only for files a snapshot kept: not for files ignored by .gitignore or the ignore list (${config.ignore.join(', ')}), over ${formatBytes(config.maxFileBytes)}, with names that are not valid UTF-8, or outside ${root}; nor a folder's own permissions (a chmod of a folder)`)
+  // Oldest first, as they ran; `records` come newest first.
+  const unrecorded = [...records].reverse().flatMap((record) => {
+    const cause = unrecordedCause(record.gap)
+    return cause === undefined ? [] : [`the changes \`${record.by ?? 'a command'}\` made could not be recorded (${cause}): they are not undone; check by hand what it changed in ${record.root}`]
+  })
+  return [...unrecorded, ...partly]
 }
 
 /** What the service tells the snapshots about writes recorded by the tools themselves. */
@@ -46,7 +73,7 @@ export interface SnapshotNotes {
 }
 
 /** Installs the wrapper on `ctx.tools` while both are loaded; the pack store closes with it. */
-export function coverExecCalls(ctx: Context, home: string, config: SnapshotConfig, record: Record): SnapshotNotes {
+export function coverExecCalls(ctx: Context, home: string, config: SnapshotConfig, record: Record, noteUnrecorded: NoteUnrecorded): SnapshotNotes {
   const notes = { current: undefined as Snapshotter | undefined }
   const expect = (root: string, path: string, hash: string | null) => notes.current?.expect(root, relative(root, resolve(root, path)).split(sep).join('/'), hash)
   // The walk after each background job, by the session that started it: its close waits for them.
@@ -86,12 +113,14 @@ export function coverExecCalls(ctx: Context, home: string, config: SnapshotConfi
       if (notes.current === snapshots) notes.current = undefined
       store.close()
     }, 'checkpoints.snapshots')
-    inner.tools.wrapExecute(snapshotWrapper(snapshots, config, state, logger, track))
+    inner.tools.wrapExecute(snapshotWrapper(snapshots, config, state, logger, track, noteUnrecorded))
   })
   return { expect, settled }
 }
 
-function snapshotWrapper(snapshots: Snapshotter, config: SnapshotConfig, state: { active: boolean }, logger: Logger, track: (sessionId: string, walk: Promise<unknown>) => void): ExecuteWrapper {
+function snapshotWrapper(
+  snapshots: Snapshotter, config: SnapshotConfig, state: { active: boolean }, logger: Logger, track: (sessionId: string, walk: Promise<unknown>) => void, noteUnrecorded: NoteUnrecorded,
+): ExecuteWrapper {
   return async (call, next) => {
     const who = snapshotCovers(config, call.toolName, call.tool.effects) ? attribution(call) : undefined
     if (!who) return next()
@@ -100,14 +129,21 @@ function snapshotWrapper(snapshots: Snapshotter, config: SnapshotConfig, state: 
     try {
       await snapshots.before(root)
     } catch (error) {
-      throw new ReinError('CHECKPOINT_FAILED', `${call.toolName} was not run: the workspace snapshot before it failed (${describe(error)}); free space for the snapshot store, or set snapshot.enabled: false on the @rein/checkpoint row to run commands without undo`, { cause: error })
+      const message = `${call.toolName} was not run: the workspace snapshot before it failed (${describe(error)}); free space for the snapshot store, or set snapshot.enabled: false on the @rein/checkpoint row to run commands without undo`
+      // The model reads the error; a person sees only the call failed, with its code, unless told here.
+      logger.error(message)
+      throw new ReinError('CHECKPOINT_FAILED', message, { cause: error })
     }
     // Running from here: a call that starts beside it credits what it finds changed to this one.
     const ended = snapshots.running(root, who)
     const after = () => {
       if (!state.active) return Promise.resolve()
-      return snapshots.after(root, who).then(undefined, (error: unknown) => {
-        logger.error('the changes %s made could not be recorded; they cannot be rewound: %s', who.by, error)
+      return snapshots.after(root, who).then(undefined, async (error: unknown) => {
+        // What it changed is lost to rewind: the turn's records must say so, or its rewind finds nothing to undo.
+        const gap = { root, path: '.', existed: true, before: null, after: null, by: who.by, gap: unrecordedGap(describe(error)) }
+        const noted = await noteUnrecorded(who.identity, gap)
+        const said = noted ? 'a rewind of this turn says so' : 'a note saying so is kept until the checkpoint store takes records again'
+        logger.error('the changes %s made could not be recorded (%s); they cannot be rewound, and %s', who.by, describe(error), said)
       })
     }
     let outcome: DispatchOutcome

@@ -8,7 +8,7 @@
  */
 
 import { randomUUID } from 'node:crypto'
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '@rein/base'
 import { contentHash, isContentHash } from '../hash.ts'
@@ -32,6 +32,8 @@ interface OpenPack {
   readonly fd: number
   readonly indexFd: number
   size: number
+  /** Bytes of whole lines in the index. */
+  indexSize: number
 }
 
 /** What `dropOverCap` removed, for the log. */
@@ -66,14 +68,16 @@ export class PackStore {
     if (this.has(hash)) return
     const pack = this.writable()
     const offset = pack.size
+    const line = Buffer.from(`${hash} ${offset} ${content.length}\n`)
     try {
       writeAll(pack.fd, content)
       pack.size += content.length
       // The index line comes after the content: a line always names bytes that were written.
-      writeAll(pack.indexFd, Buffer.from(`${hash} ${offset} ${content.length}\n`))
+      writeAll(pack.indexFd, line)
+      pack.indexSize += line.length
     } catch (error) {
       // A part-written content or line would shift what comes after it: the next put starts a new pack.
-      this.close()
+      this.abandon(pack, offset)
       throw error
     }
     this._where.set(hash, { pack: pack.name, offset, length: content.length })
@@ -143,6 +147,28 @@ export class PackStore {
     closeSync(pack.indexFd)
   }
 
+  /**
+   * Closes `pack` after a failed put, cut back to its whole contents (`offset` bytes) and lines: on
+   * a full disk the part written is room the next walk needs. A pack that holds nothing goes.
+   */
+  private abandon(pack: OpenPack, offset: number): void {
+    try {
+      ftruncateSync(pack.fd, offset)
+      ftruncateSync(pack.indexFd, pack.indexSize)
+    } catch {
+      // Left as it is: an index line names only whole contents, and the size cap drops the pack in time.
+    }
+    this.close()
+    if (offset > 0 || pack.indexSize > 0) return
+    for (const ext of ['.pack', '.idx']) {
+      try {
+        unlinkSync(join(this.folder, pack.name + ext))
+      } catch {
+        // Gone already.
+      }
+    }
+  }
+
   private load(): void {
     if (this._loaded) return
     mkdirSync(this.folder, { recursive: true, mode: PRIVATE_DIR_MODE })
@@ -171,8 +197,20 @@ export class PackStore {
     this.load()
     const name = `${Date.now()}-${process.pid}-${randomUUID().slice(0, 8)}`
     const fd = openSync(join(this.folder, `${name}.pack`), 'wx', PRIVATE_FILE_MODE)
-    const indexFd = openSync(join(this.folder, `${name}.idx`), 'wx', PRIVATE_FILE_MODE)
-    this._current = { name, fd, indexFd, size: 0 }
+    let indexFd: number
+    try {
+      indexFd = openSync(join(this.folder, `${name}.idx`), 'wx', PRIVATE_FILE_MODE)
+    } catch (error) {
+      // No pack without its index (a full disk may leave no room for one): it would only take room.
+      closeSync(fd)
+      try {
+        unlinkSync(join(this.folder, `${name}.pack`))
+      } catch {
+        // Gone already.
+      }
+      throw error
+    }
+    this._current = { name, fd, indexFd, size: 0, indexSize: 0 }
     return this._current
   }
 
