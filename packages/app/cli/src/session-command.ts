@@ -13,6 +13,7 @@ import type {} from '@rein/telemetry'
 import { isReinError, ReinError } from '@rein/base'
 import type { CliOptions } from './args.ts'
 import { builtInModel, builtInWithoutModel, loadCliComposition, requireServices, usesBuiltIn } from './composition.ts'
+import { saveFailureOf, unsavedText } from './errors-save.ts'
 import { EXIT } from './exit-codes.ts'
 import type { Io } from './io.ts'
 import { stopTurn, trapInterrupts } from './interrupts.ts'
@@ -87,6 +88,8 @@ export async function withComposition(options: CliOptions, io: Io, body: (scope:
     if (finishesOnSignal) return code
     // A turn that completed before the signal still leaves work the signal stopped (jobs): say so.
     return interrupts.signal.aborted && code === EXIT.ok ? EXIT.interrupted : code
+  } catch (error) {
+    return unsavedOnce(renderer, error)
   } finally {
     // Opening a session may have found lost background subagents: their logs are closed while the
     // store is still loaded (disposing takes rows down in no order the subagents could rely on).
@@ -95,6 +98,35 @@ export async function withComposition(options: CliOptions, io: Io, body: (scope:
     await composition.dispose()
     interrupts.release()
   }
+}
+
+/** Per renderer, the sessions whose failure to save a turn's result told (`streamTurn`). */
+const toldUnsaved = new WeakMap<Renderer, Set<string>>()
+
+/**
+ * A session that could not be saved, thrown by the body (an agent's close that could not flush):
+ * told once, in the user's terms. When the turn's result told it already, the exit code says the
+ * rest; anything else is thrown on as it is.
+ */
+function unsavedOnce(renderer: Renderer, error: unknown): number {
+  const failure = saveFailureOf(error)
+  if (failure === undefined) throw error
+  if (toldUnsaved.get(renderer)?.has(failure.sessionId)) return EXIT.error
+  throw new ReinError(isReinError(error) ? error.code : 'SESSION_FLUSH_FAILED', unsavedText(failure), { cause: error })
+}
+
+/**
+ * A turn that ended because its log could not be saved carries the store's failure as text only,
+ * in store terms. A flush again (what the close does next anyway) gives it typed, to say in the
+ * user's terms; should the flush succeed (space was freed meanwhile) the result is shown as it is.
+ */
+async function withUnsavedTold(renderer: Renderer, agent: Agent, result: TurnResult): Promise<TurnResult> {
+  if (result.error?.code !== 'SESSION_FLUSH_FAILED') return result
+  const failure = await agent.session.flush().then(() => undefined, saveFailureOf)
+  if (failure === undefined) return result
+  const told = toldUnsaved.get(renderer) ?? new Set<string>()
+  toldUnsaved.set(renderer, told.add(failure.sessionId))
+  return { ...result, error: { ...result.error, message: unsavedText(failure) } }
 }
 
 /**
@@ -256,7 +288,7 @@ export async function streamTurn(io: Io, renderer: Renderer, agent: Agent, start
     const running = start(agent)
     if (interrupted.aborted) onInterrupt()
     const result = await running
-    renderer.result(result)
+    renderer.result(await withUnsavedTold(renderer, agent, result))
     return exitFor(result)
   } finally {
     io.outputClosed?.removeEventListener('abort', onClosed)

@@ -64,6 +64,8 @@ interface ServiceState {
   open: Map<Session, SessionStore>
   /** Folders of sessions whose store keeps none; removed with the store and with the service. */
   temp: TempFolders
+  /** Ids of stored sessions being read without being open (`reading`), each with how many reads are under way. */
+  reading: Map<string, number>
   /** `session/append` and `session/flush`, sent per event and per flush; asked whether `session/close` has listeners. */
   events: EventSender<SessionEvents>
   /** Logs a session listener's failure. */
@@ -82,7 +84,7 @@ export class SessionService extends Service {
     const logger = ctx.logger('sessions')
     const listenerFailed = (error: unknown) => logger.error('a session listener failed: %s', error)
     const events = eventSender<SessionEvents>(ctx, (_name, error) => listenerFailed(error))
-    const state: ServiceState = { store: undefined, types, logger, open: new Map(), temp: new TempFolders(), events, listenerFailed }
+    const state: ServiceState = { store: undefined, types, logger, open: new Map(), temp: new TempFolders(), reading: new Map(), events, listenerFailed }
     this._state = state
     // Without the service nothing can write a session: close every open one, saving what it holds.
     ctx.effect(() => async () => {
@@ -177,12 +179,40 @@ export class SessionService extends Service {
 
   /**
    * The folder of a session open here (`Session.folder()`): how a plugin that knows only a call's
-   * `sessionId` (a checkpoint store, a wrapper) finds where that session keeps its files.
-   * `SESSION_NOT_OPEN` when no session with that id is open in this service.
+   * `sessionId` (a checkpoint store, a wrapper) finds where that session keeps its files. During
+   * `reading(id, …)` of a session not open here: where the store keeps it (`folderPath`), unmade.
+   * `SESSION_NOT_OPEN` otherwise.
    */
   async folder(id: string): Promise<string> {
     for (const session of this._state.open.keys()) if (session.id === id && !session.closed) return session.folder()
+    if (this._state.reading.has(id)) return this.readFolder(id)
     throw new ReinError('SESSION_NOT_OPEN', `session ${id} is not open here; its folder is only handed out while it is open`, { details: { sessionId: id } })
+  }
+
+  /**
+   * Runs `read` with `folder(id)` naming stored session `id`'s folder though the session is not
+   * open: for a reader that finds its files through `folder(id)` (a checkpoint store's `records`)
+   * and must change nothing (rein show). Opening would claim the session (refusing its owner a
+   * resume meanwhile) and tidy its log; this claims nothing, and the folder is not made. Only for
+   * reading: a write there would race the process that has the session open.
+   */
+  async reading<T>(id: string, read: () => Promise<T>): Promise<T> {
+    const { reading } = this._state
+    reading.set(id, (reading.get(id) ?? 0) + 1)
+    try {
+      return await read()
+    } finally {
+      const left = (reading.get(id) ?? 1) - 1
+      if (left > 0) reading.set(id, left)
+      else reading.delete(id)
+    }
+  }
+
+  /** Where the store keeps session `id`'s folder, as `reading` hands it out; a store that cannot name it unmade → `SESSION_NOT_OPEN`. */
+  private readFolder(id: string): string {
+    const path = this.requireStore().folderPath?.(id)
+    if (path !== undefined) return path
+    throw new ReinError('SESSION_NOT_OPEN', `session ${id} is not open here, and its store cannot name its folder without opening it`, { details: { sessionId: id } })
   }
 
   /** The header fields that place a new session in its tree: the parent's, and the depth. */

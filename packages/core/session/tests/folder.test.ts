@@ -131,4 +131,28 @@ describe('Session.folder (issue #9)', () => {
     await expect(root.sessions.folder('open-one')).rejects.toMatchObject({ code: 'SESSION_NOT_OPEN' })
     await expect(root.sessions.folder('nope')).rejects.toMatchObject({ code: 'SESSION_NOT_OPEN' })
   })
+
+  it('names a stored session\'s folder to a reader while it reads, without opening the session or making the folder', async () => {
+    const made: string[] = []
+    const store = Object.assign(new FolderStore(async (id) => { made.push(id); return `/kept/${id}.files` }), { folderPath: (id: string) => `/kept/${id}.files` })
+    const root = new Context()
+    await root.plugin(SessionService)
+    await root.inject(['sessions'], (ctx) => { ctx.sessions.registerStore(store) })
+    await (await root.sessions.create({ id: 'stored', cwd: '/w' })).close()
+    const read = await root.sessions.reading('stored', () => root.sessions.folder('stored'))
+    expect(read).toBe('/kept/stored.files')
+    expect(made).toEqual([])
+    // Only while it reads: after, the folder is again handed out to the session's opener only.
+    await expect(root.sessions.folder('stored')).rejects.toMatchObject({ code: 'SESSION_NOT_OPEN' })
+    // Still free: a writer opens it as if nothing had read it.
+    const session = await root.sessions.open('stored')
+    await session.close()
+    await root.fiber.dispose()
+  })
+
+  it('says a reader cannot get the folder of a session whose store names none without making it', async () => {
+    const { root } = await boot()
+    await (await root.sessions.create({ id: 'kept', cwd: '/w' })).close()
+    await expect(root.sessions.reading('kept', () => root.sessions.folder('kept'))).rejects.toMatchObject({ code: 'SESSION_NOT_OPEN', message: expect.stringContaining('without opening it') })
+  })
 })

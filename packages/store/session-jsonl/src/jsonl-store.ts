@@ -97,7 +97,7 @@ export class JsonlSessionStore implements SessionStore {
       try {
         fd = openSync(paths.file, 'r+')
       } catch (error) {
-        throw readError(id, paths.file, error)
+        throw openError(id, paths.file, error)
       }
       // A log an older rein wrote may be readable to others; it holds prompts and outputs.
       if ((fstatSync(fd).mode & 0o077) !== 0) fchmodSync(fd, PRIVATE_FILE_MODE)
@@ -336,7 +336,7 @@ export class JsonlSessionStore implements SessionStore {
       if (session.fd !== undefined) session.dirty = true
       // The lines earlier writes left are still to be fsynced.
       if (batch.sync) session.syncDue = true
-      const failure = isReinError(error, 'SESSION_EXISTS') ? error : writeFailed(session.header.id, batch, error)
+      const failure = isReinError(error, 'SESSION_EXISTS') ? error : writeFailed(session.header.id, session.paths.file, batch, error)
       clearTimeout(session.timer)
       session.timer = undefined
       session.queue = []
@@ -370,19 +370,40 @@ function sessionExists(id: string, file: string): ReinError {
 }
 
 function readError(id: string, file: string, error: unknown): ReinError {
-  if (errorCode(error) === 'ENOENT') return new ReinError('SESSION_NOT_FOUND', `no session ${id}: ${file} does not exist ("rein sessions" lists the stored ones)`, { details: { id } })
+  const code = errorCode(error)
+  if (code === 'ENOENT') return new ReinError('SESSION_NOT_FOUND', `no session ${id}: ${file} does not exist ("rein sessions" lists the stored ones)`, { details: { id } })
+  // Permissions and free space have nothing to do with it: something else has the log's name.
+  if (code === 'EISDIR') return new ReinError('SESSION_IO_FAILED', `a folder stands where the log of session ${id} should be (${file}); move it out of the sessions folder`, { cause: error, details: { id, file } })
   return ioError(`cannot read session ${id} (${file})`, error)
 }
 
-function writeFailed(id: string, batch: Batch, cause: unknown): ReinError {
+/**
+ * Why `open` could not open the log for writing. A log that can be read (rein show shows it) but not
+ * written is not "unreadable": said as what it is, with what to do; anything else as a read's.
+ */
+function openError(id: string, file: string, error: unknown): ReinError {
+  const code = errorCode(error)
+  if (code === 'EACCES' || code === 'EPERM') {
+    return new ReinError('SESSION_IO_FAILED', `the log of session ${id} (${file}) is not writable (${code}), and going on with a session appends to it: make it writable for your user (chmod u+w), or rein show ${id} reads it as it is`, { cause: error, details: { id, file } })
+  }
+  if (code === 'EROFS') {
+    return new ReinError('SESSION_IO_FAILED', `the log of session ${id} (${file}) is on a read-only disk, and going on with a session appends to it: mount it read-write, or rein show ${id} reads it as it is`, { cause: error, details: { id, file } })
+  }
+  return readError(id, file, error)
+}
+
+/**
+ * A batch that did not reach the disk. The message is advice to an API caller; `details` name the
+ * file and the errno (ENOSPC, EROFS…) for a caller that tells a person in its own terms (the CLI).
+ */
+function writeFailed(id: string, file: string, batch: Batch, cause: unknown): ReinError {
+  const errno = errorCode(cause)
+  const details = { id, fromSeq: batch.fromSeq, file, ...(errno === undefined ? {} : { errno }) }
   if (batch.lines.length === 0) {
-    return new ReinError('SESSION_WRITE_FAILED', `session ${id}: the events written before seq ${batch.fromSeq} could not be made durable (${messageOf(cause)}); flush again`, { cause, details: { id, fromSeq: batch.fromSeq } })
+    return new ReinError('SESSION_WRITE_FAILED', `session ${id}: the events written before seq ${batch.fromSeq} could not be made durable (${messageOf(cause)}); flush again`, { cause, details })
   }
   const last = batch.fromSeq + batch.lines.length - 1
-  return new ReinError('SESSION_WRITE_FAILED', `session ${id}: events ${batch.fromSeq}-${last} were not written (${messageOf(cause)}); the file is as it was, so append them again from seq ${batch.fromSeq}`, {
-    cause,
-    details: { id, fromSeq: batch.fromSeq },
-  })
+  return new ReinError('SESSION_WRITE_FAILED', `session ${id}: events ${batch.fromSeq}-${last} were not written (${messageOf(cause)}); the file is as it was, so append them again from seq ${batch.fromSeq}`, { cause, details })
 }
 
 function ioError(what: string, cause: unknown): ReinError {

@@ -57,8 +57,9 @@ export class LockOwner {
       const holder = readHolder(lock)
       if (holder === 'gone') continue
       if (holder !== 'stale' && isHolderAlive(lock, holder)) {
-        const who = holder === process.pid ? 'this process' : `process ${holder}`
-        throw new ReinError('SESSION_LOCKED', `session ${id} is open in ${who} (pid ${holder}); close it there first, or delete ${lock} if that process is not rein`, { details: { pid: holder, lock } })
+        // Another process is named by its pid once; this one by what it is, with its pid.
+        const who = holder === process.pid ? `this process (pid ${holder})` : `process ${holder}`
+        throw new ReinError('SESSION_LOCKED', `session ${id} is open in ${who}; close it there first, or delete ${lock} if that process is not rein`, { details: { pid: holder, lock } })
       }
       // Removed only while it is still the stale file: another claimer that took it over meanwhile
       // linked a new one, which must not be removed (two writers would share the log).
@@ -89,8 +90,10 @@ export class LockOwner {
 
   /** Links the pid file to `lock`: false if a lock is already there. */
   private tryLink(lock: string): boolean {
+    // Outside the try: a pid file that cannot be written says so itself, not wrapped a second time.
+    const pidFile = this.pidFile(lock)
     try {
-      linkSync(this.pidFile(lock), lock)
+      linkSync(pidFile, lock)
       return true
     } catch (error) {
       if (errorCode(error) === 'EEXIST') return false

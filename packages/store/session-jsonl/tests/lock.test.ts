@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startZombie, type Zombie } from '@rein/testkit'
 import { JsonlSessionStore } from '../src/index.ts'
+import { LockOwner } from '../src/lock.ts'
 import { header, range } from './fixtures/sessions.ts'
 import { tempRoot } from './temp-root.ts'
 
@@ -58,8 +59,36 @@ describe('session locks', () => {
     const store = new JsonlSessionStore({ root })
     const error = await store.open('s1').catch((caught: unknown) => caught)
     expect(error).toMatchObject({ code: 'SESSION_LOCKED', details: { pid } })
-    expect((error as Error).message).toContain(`pid ${pid}`)
+    expect((error as Error).message).toContain(`process ${pid}`)
     expect(await readFile(join(root, 's1.lock'), 'utf8')).toBe(`${pid}\n`)
+  })
+
+  it('names the process holding the session once, not as "process N (pid N)"', async () => {
+    const root = await tempRoot()
+    await storedSession(root)
+    const sleeper = spawn('sleep', ['30'])
+    children.push(sleeper)
+    const pid = sleeper.pid!
+    await writeFile(join(root, 's1.lock'), `${pid}\n`)
+    const error = await new JsonlSessionStore({ root }).open('s1').catch((caught: unknown) => caught)
+    expect((error as Error).message).toContain(`session s1 is open in process ${pid}; close it there first`)
+    expect((error as Error).message).not.toContain('(pid ')
+  })
+
+  it('says a lock file it cannot use once, with its advice once', () => {
+    // The pid file goes in a "folder" that is a file: its write fails (ENOTDIR) before any link.
+    const notAFolder = fileURLToPath(import.meta.url)
+    const error = (() => {
+      try {
+        new LockOwner(notAFolder).claim(join(notAFolder, 's1.lock'), 's1')
+      } catch (caught) {
+        return caught
+      }
+    })()
+    expect(error).toMatchObject({ code: 'SESSION_IO_FAILED', cause: { code: 'ENOTDIR' } })
+    const message = (error as Error).message
+    expect(message.split('cannot use the lock file')).toHaveLength(2)
+    expect(message.split('check the sessions folder')).toHaveLength(2)
   })
 
   it('refuses create while another live process holds the id', async () => {

@@ -60,7 +60,8 @@ describe('JsonlSessionStore write failures', () => {
     const child = spawnSync('sh', ['-c', command], { encoding: 'utf8' })
     expect(child.stderr).toBe('')
     const report = JSON.parse(child.stdout) as { before: number; after: number }
-    expect(report).toEqual({ before: report.before, after: report.before, code: 'SESSION_WRITE_FAILED', details: { id: 's1', fromSeq: 1 }, cause: 'EFBIG' })
+    // The details name the file and the errno, for a caller (the CLI) to say what happened in its own terms.
+    expect(report).toEqual({ before: report.before, after: report.before, code: 'SESSION_WRITE_FAILED', details: { id: 's1', fromSeq: 1, file: join(root, 's1.jsonl'), errno: 'EFBIG' }, cause: 'EFBIG' })
     expect((await new JsonlSessionStore({ root }).load('s1')).events).toEqual(range(0, 3))
   })
 

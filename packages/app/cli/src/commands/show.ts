@@ -4,7 +4,7 @@
  */
 
 import type { Context } from '@deepseek-ai/cordis'
-import { isReinError, messageOf, ReinError, shorten } from '@rein/base'
+import { messageOf, ReinError, shorten } from '@rein/base'
 import type { Message } from '@rein/llm'
 import { eventData, planRepair, type ContextCompacted, type SessionEvent, type SessionSummary } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
@@ -75,34 +75,18 @@ function resumedBy(args: string): string | undefined {
 
 /**
  * Files and folders with checkpoints per turn, from `ctx.checkpoints` when it is loaded (none
- * otherwise). A store that reads only sessions open here gets the session claimed for the moment;
- * a session another process holds is shown without them, saying why.
+ * otherwise). Read through `ctx.sessions.reading`, not by opening the session: an open would claim
+ * it (a `rein run --session` meanwhile would be refused) and cut a torn line off its log, and show
+ * changes nothing. A session another process holds is read as it stands.
  */
 async function checkpointMarks(ctx: Context, id: string, events: readonly SessionEvent[]): Promise<{ changes: ReadonlyMap<number, TurnChanges>; missing?: string }> {
   const checkpoints = ctx.get('checkpoints')
   if (!checkpoints) return { changes: new Map() }
   try {
-    return { changes: await changesPerTurn(checkpoints, id, events) }
+    return { changes: await ctx.sessions.reading(id, () => changesPerTurn(checkpoints, id, events)) }
   } catch (error) {
-    if (!isReinError(error, 'SESSION_NOT_OPEN')) return { changes: new Map(), missing: whyMissing(error) }
+    return { changes: new Map(), missing: messageOf(error) }
   }
-  try {
-    const session = await ctx.sessions.open(id)
-    try {
-      return { changes: await changesPerTurn(checkpoints, id, events) }
-    } finally {
-      await session.close()
-    }
-  } catch (error) {
-    return { changes: new Map(), missing: whyMissing(error) }
-  }
-}
-
-/** Why a session's checkpoint marks could not be read. */
-function whyMissing(error: unknown): string {
-  const pid = isReinError(error, 'SESSION_LOCKED') ? error.details?.pid : undefined
-  if (typeof pid === 'number') return `the session is in use by process ${pid}; they show once it ends`
-  return messageOf(error)
 }
 
 function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, TurnChanges>, spend: SpendPlan): string | undefined {

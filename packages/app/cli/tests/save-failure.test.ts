@@ -1,0 +1,35 @@
+// A session that cannot be saved (the disk is full, or read-only) is told once, in a rein user's
+// terms: what happened to the sessions folder and what to do, not the store's append/flush advice.
+import { join } from 'node:path'
+import type { MockReply } from '@rein/testkit'
+import { afterEach, describe, expect, it } from 'vitest'
+import { FIXTURES, projectPerTest, sessionIdOf, spawnRein } from './harness.ts'
+
+const setUp = projectPerTest(afterEach)
+
+const FILLING: MockReply[] = [{ steps: [{ text: 'FILL-THE-DISK' }] }]
+
+async function runOnFullDisk(errno: string) {
+  const p = await setUp(FILLING)
+  const run = await spawnRein(p.dir, ['run', 'hi'], undefined, { FULL_DISK_ERRNO: errno }, ['--import', join(FIXTURES, 'full-disk.ts')])
+  return { p, run, id: sessionIdOf(run), sessions: join(p.home, 'sessions') }
+}
+
+describe('a session that cannot be saved', () => {
+  it('a full disk is told once as no space on the disk holding the sessions folder, and to free space then rein resume', async () => {
+    const { run, id, sessions } = await runOnFullDisk('ENOSPC')
+    expect(run.code).toBe(1)
+    const told = run.stderr.split('\n').filter((line) => line.includes('could not be saved'))
+    expect(told).toEqual([expect.stringContaining(`no space left on the disk holding ${sessions}; free space, then rein resume ${id}`)])
+    expect(run.stderr).not.toMatch(/append them again|flush again|from seq/)
+  })
+
+  it('a read-only disk is told once as a read-only sessions folder, without store advice', async () => {
+    const { run, id, sessions } = await runOnFullDisk('EROFS')
+    expect(run.code).toBe(1)
+    const told = run.stderr.split('\n').filter((line) => line.includes('could not be saved'))
+    expect(told).toEqual([expect.stringContaining(`the sessions folder ${sessions} is read-only`)])
+    expect(told[0]).toContain(`rein resume ${id}`)
+    expect(run.stderr).not.toMatch(/append them again|flush again|from seq/)
+  })
+})

@@ -1,0 +1,56 @@
+// `rein show` never changes the session it shows: not the log (a torn tail stays), not the folder
+// beside it, and not the lock (checkpoint marks are read without claiming the session).
+import { spawn } from 'node:child_process'
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { MockReply } from '@rein/testkit'
+import { afterEach, describe, expect, it } from 'vitest'
+import { projectPerTest, rein, sessionIdOf, type Project } from './harness.ts'
+
+const setUp = projectPerTest(afterEach)
+
+const ROWS = [
+  "- { id: fs, name: '@rein/tool-fs' }",
+  "- { id: checkpoints, name: '@rein/checkpoint' }",
+  "- { id: checkpoint-store, name: '@rein/checkpoint-jsonl' }",
+]
+
+const answer = (text: string): MockReply => ({ steps: [{ text }] })
+const write = (id: string, path: string): MockReply => ({ steps: [{ toolCall: { id, name: 'write', arguments: JSON.stringify({ path, content: 'one\n' }) } }] })
+
+const TORN = '{"seq":999,"type":"note","partial line a person is still editing'
+
+function sessionsOf(p: Project): string {
+  return join(p.home, 'sessions')
+}
+
+describe('rein show reads only', () => {
+  it('show leaves a torn last line in the log and creates no session folder', async () => {
+    const p = await setUp([answer('text only')], { extraRows: ROWS })
+    const id = sessionIdOf(await rein(p.dir, ['run', '--yes', 'hi']))
+    const log = join(sessionsOf(p), `${id}.jsonl`)
+    rmSync(join(sessionsOf(p), `${id}.files`), { recursive: true, force: true })
+    appendFileSync(log, TORN)
+    const before = readFileSync(log)
+    const show = await rein(p.dir, ['show', id])
+    expect(show).toMatchObject({ code: 0, stderr: '' })
+    expect(readFileSync(log).equals(before)).toBe(true)
+    expect(existsSync(join(sessionsOf(p), `${id}.files`))).toBe(false)
+  })
+
+  it('show marks checkpoints of a session another live process holds, without taking its lock', async () => {
+    const p = await setUp([write('w1', 'a.txt'), answer('wrote a')], { extraRows: ROWS })
+    const id = sessionIdOf(await rein(p.dir, ['run', '--yes', 'make a']))
+    const lock = join(sessionsOf(p), `${id}.lock`)
+    const holder = spawn('sleep', ['30'])
+    try {
+      writeFileSync(lock, String(holder.pid))
+      const show = await rein(p.dir, ['show', id])
+      expect(show).toMatchObject({ code: 0, stderr: '' })
+      expect(show.stdout).toContain('── turn 1  [checkpoint: 1 file]\n')
+      expect(readFileSync(lock, 'utf8')).toBe(String(holder.pid))
+    } finally {
+      holder.kill()
+    }
+  })
+})

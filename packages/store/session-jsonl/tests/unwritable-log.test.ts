@@ -1,0 +1,63 @@
+// A log rein can read but not write, and a folder where a log should be: each is said as what it
+// is, naming the path, not as "cannot read session … check the folder's permissions and free space".
+import fs from 'node:fs'
+import { mkdir } from 'node:fs/promises'
+import { syncBuiltinESMExports } from 'node:module'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { JsonlSessionStore } from '../src/index.ts'
+import { header, range } from './fixtures/sessions.ts'
+import { tempRoot } from './temp-root.ts'
+
+const { openSync } = fs
+
+afterEach(() => {
+  fs.openSync = openSync
+  syncBuiltinESMExports()
+})
+
+/** Tests run as root, whom a 0400 mode does not stop: opening `file` for writing is refused as a user would be. */
+function refuseWritingTo(file: string): void {
+  fs.openSync = (...args: Parameters<typeof openSync>) => {
+    const [path, flags] = args
+    if (path === file && flags === 'r+') throw Object.assign(new Error(`EACCES: permission denied, open '${file}'`), { code: 'EACCES' })
+    return openSync(...args)
+  }
+  syncBuiltinESMExports()
+}
+
+async function storedSession(root: string): Promise<void> {
+  const store = new JsonlSessionStore({ root })
+  await store.create(header('s1'))
+  await store.append('s1', range(0, 1))
+  await store.close('s1')
+}
+
+describe('a session log rein cannot write', () => {
+  it('a log that can be read but not written is said to be not writable, naming it', async () => {
+    const root = await tempRoot()
+    await storedSession(root)
+    const file = join(root, 's1.jsonl')
+    refuseWritingTo(file)
+    const store = new JsonlSessionStore({ root })
+    expect((await store.load('s1')).events).toHaveLength(1)
+    const error = await store.open('s1').catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ code: 'SESSION_IO_FAILED', details: { id: 's1', file }, cause: { code: 'EACCES' } })
+    const message = (error as Error).message
+    expect(message).toContain(`the log of session s1 (${file}) is not writable`)
+    expect(message).not.toMatch(/cannot read|free space/)
+  })
+
+  it('a folder where the log should be is said to be one, naming the path', async () => {
+    const root = await tempRoot()
+    const file = join(root, 's1.jsonl')
+    await mkdir(file)
+    const store = new JsonlSessionStore({ root })
+    for (const attempt of [store.open('s1'), store.load('s1')]) {
+      const error = await attempt.catch((caught: unknown) => caught)
+      expect(error).toMatchObject({ code: 'SESSION_IO_FAILED', details: { id: 's1', file } })
+      expect((error as Error).message).toContain(`a folder stands where the log of session s1 should be (${file})`)
+      expect((error as Error).message).not.toMatch(/permissions and free space/)
+    }
+  })
+})
