@@ -11,17 +11,11 @@ import { JsonlSessionStore } from '@rein/session-jsonl'
 import type { MockReply } from '@rein/testkit'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { resultLines } from '../src/rewind/table.ts'
+import { answer, CHECKPOINT_ROWS } from './checkpoint-rows.ts'
 import { projectPerTest, rein, sessionIdOf, spawnRein, type Project } from './harness.ts'
 
 const setUp = projectPerTest(afterEach)
 
-const ROWS = [
-  "- { id: fs, name: '@rein/tool-fs' }",
-  "- { id: checkpoints, name: '@rein/checkpoint' }",
-  "- { id: checkpoint-store, name: '@rein/checkpoint-jsonl' }",
-]
-
-const answer = (text: string): MockReply => ({ steps: [{ text }] })
 const call = (id: string, name: string, args: object): MockReply => ({ steps: [{ toolCall: { id, name, arguments: JSON.stringify(args) } }] })
 
 /** Turn 1 creates a.txt; turn 2 edits it and creates b.txt. */
@@ -35,7 +29,7 @@ const TWO_TURNS: MockReply[] = [
 ]
 
 async function twoTurns(extra: MockReply[] = []): Promise<{ p: Project; id: string }> {
-  const p = await setUp([...TWO_TURNS, ...extra], { extraRows: ROWS })
+  const p = await setUp([...TWO_TURNS, ...extra], { extraRows: CHECKPOINT_ROWS })
   const first = await rein(p.dir, ['run', '--yes', 'make a'])
   expect(first.code).toBe(0)
   const id = sessionIdOf(first)
@@ -121,7 +115,7 @@ describe('rein rewind', () => {
   })
 
   it('says which turns lost their checkpoints to retention, and exits 5, instead of claiming a whole rewind', async () => {
-    const p = await setUp(TWO_TURNS, { extraRows: [ROWS[0]!, "- { id: checkpoints, name: '@rein/checkpoint', config: { keepTurns: 1 } }", ROWS[2]!] })
+    const p = await setUp(TWO_TURNS, { extraRows: [CHECKPOINT_ROWS[0]!, "- { id: checkpoints, name: '@rein/checkpoint', config: { keepTurns: 1 } }", CHECKPOINT_ROWS[2]!] })
     const id = sessionIdOf(await rein(p.dir, ['run', '--yes', 'make a']))
     expect((await rein(p.dir, ['run', '--yes', '--session', id, 'change a, add b'])).code).toBe(0)
     const run = await rein(p.dir, ['rewind', id, '--to', '1'])
@@ -194,7 +188,7 @@ describe('rein rewind', () => {
   })
 
   it('goes back to the turn a continued turn answers', async () => {
-    const p = await setUp([call('w1', 'write', { path: 'a.txt', content: 'one\n' }), answer('done')], { extraRows: ROWS })
+    const p = await setUp([call('w1', 'write', { path: 'a.txt', content: 'one\n' }), answer('done')], { extraRows: CHECKPOINT_ROWS })
     const id = sessionIdOf(await rein(p.dir, ['run', '--yes', '--max-steps', '1', 'make a']))
     expect((await rein(p.dir, ['resume', id])).code).toBe(0)
     const run = await rein(p.dir, ['rewind', id, '--to', '2'])
@@ -204,7 +198,7 @@ describe('rein rewind', () => {
   })
 
   it('says there is nothing to rewind for a session without checkpoint records', async () => {
-    const p = await setUp([answer('hello')], { extraRows: ROWS })
+    const p = await setUp([answer('hello')], { extraRows: CHECKPOINT_ROWS })
     const id = sessionIdOf(await rein(p.dir, ['run', 'hi']))
     const run = await rein(p.dir, ['rewind', id, '--to', '1'])
     expect(run).toMatchObject({ code: 0, stdout: `nothing to rewind: session ${id} has no recorded file changes from turn 1 on\n` })
@@ -251,7 +245,7 @@ describe('rein rewind of a session a kill left mid-turn', () => {
       if (index < TWO_TURNS.length) return TWO_TURNS[index]!
       asked()
       return { steps: [{ stall: true }] }
-    }, { extraRows: ROWS })
+    }, { extraRows: CHECKPOINT_ROWS })
     const id = sessionIdOf(await rein(p.dir, ['run', '--yes', 'make a']))
     expect((await rein(p.dir, ['run', '--yes', '--session', id, 'change a, add b'])).code).toBe(0)
     const killed = await spawnRein(p.dir, ['run', '--yes', '--session', id, 'and then'], undefined, {}, [], (child) => { asked = () => child.kill('SIGKILL') })

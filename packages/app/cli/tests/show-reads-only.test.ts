@@ -5,17 +5,11 @@ import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 
 import { join } from 'node:path'
 import type { MockReply } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
+import { answer, CHECKPOINT_ROWS } from './checkpoint-rows.ts'
 import { projectPerTest, rein, sessionIdOf, type Project } from './harness.ts'
 
 const setUp = projectPerTest(afterEach)
 
-const ROWS = [
-  "- { id: fs, name: '@rein/tool-fs' }",
-  "- { id: checkpoints, name: '@rein/checkpoint' }",
-  "- { id: checkpoint-store, name: '@rein/checkpoint-jsonl' }",
-]
-
-const answer = (text: string): MockReply => ({ steps: [{ text }] })
 const write = (id: string, path: string): MockReply => ({ steps: [{ toolCall: { id, name: 'write', arguments: JSON.stringify({ path, content: 'one\n' }) } }] })
 
 const TORN = '{"seq":999,"type":"note","partial line a person is still editing'
@@ -26,7 +20,7 @@ function sessionsOf(p: Project): string {
 
 describe('rein show reads only', () => {
   it('show leaves a torn last line in the log and creates no session folder', async () => {
-    const p = await setUp([answer('text only')], { extraRows: ROWS })
+    const p = await setUp([answer('text only')], { extraRows: CHECKPOINT_ROWS })
     const id = sessionIdOf(await rein(p.dir, ['run', '--yes', 'hi']))
     const log = join(sessionsOf(p), `${id}.jsonl`)
     rmSync(join(sessionsOf(p), `${id}.files`), { recursive: true, force: true })
@@ -39,7 +33,7 @@ describe('rein show reads only', () => {
   })
 
   it('show marks checkpoints of a session another live process holds, without taking its lock', async () => {
-    const p = await setUp([write('w1', 'a.txt'), answer('wrote a')], { extraRows: ROWS })
+    const p = await setUp([write('w1', 'a.txt'), answer('wrote a')], { extraRows: CHECKPOINT_ROWS })
     const id = sessionIdOf(await rein(p.dir, ['run', '--yes', 'make a']))
     const lock = join(sessionsOf(p), `${id}.lock`)
     const holder = spawn('sleep', ['30'])
