@@ -6,7 +6,7 @@
  */
 
 import { dirname } from 'node:path'
-import { isReinError, messageOf } from '@rein/base'
+import { errorCauses, isReinError, messageOf } from '@rein/base'
 
 /** What a failed save says about the disk, from the store's `SESSION_WRITE_FAILED`. */
 export interface SaveFailure {
@@ -21,17 +21,10 @@ export interface SaveFailure {
   reason: string
 }
 
-/** Links of a cause chain looked at, at most: a cycle must not hang the error path. */
-const MAX_LINKS = 16
-
 /** The store's write failure under `error` (`SESSION_FLUSH_FAILED` wraps it), or undefined when there is none. */
 export function saveFailureOf(error: unknown): SaveFailure | undefined {
-  let current: unknown = error
-  for (let link = 0; link < MAX_LINKS && current !== undefined; link++) {
-    if (isReinError(current, 'SESSION_WRITE_FAILED')) return fromDetails(current.details, current.cause)
-    current = current instanceof Error ? current.cause : undefined
-  }
-  return undefined
+  const failure = errorCauses(error).find((link) => isReinError(link, 'SESSION_WRITE_FAILED'))
+  return isReinError(failure) ? fromDetails(failure.details, failure.cause) : undefined
 }
 
 function fromDetails(details: Readonly<Record<string, unknown>> | undefined, cause: unknown): SaveFailure | undefined {

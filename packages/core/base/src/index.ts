@@ -1,6 +1,8 @@
 /** @rein/base: the types and errors every rein package shares. No cordis plugin lives here. */
 
 export { ReinError, isReinError, errorChain, type ReinErrorOptions } from './rein-error.ts'
+/** An error and its `cause`s, outermost first, for finding a typed error under wrappers. */
+export { errorCauses } from './rein-error.ts'
 /** What a thrown value says (an Error's message, a string), or undefined; never throws, whatever was thrown. */
 export { thrownMessage } from './rein-error.ts'
 /** A thrown value's message as a string (an Error's or a plain object's message, else `String(value)`), for composing a message; never throws. */

@@ -45,20 +45,26 @@ const MAX_CHAIN = 16
  * Stops at cycles and after 16 links.
  */
 export function errorChain(error: unknown): string {
-  const lines: string[] = []
-  const seen = new Set<unknown>()
+  const { links, cycle } = causeLinks(error)
+  const lines = links.map((link, index) => (index === 0 ? describe(link) : `  caused by: ${describe(link)}`))
+  if (cycle) lines.push('  caused by: (cycle)')
+  return lines.join('\n')
+}
+
+/** An error and its `cause`s, outermost first: at most 16, each once (a cycle ends the walk). */
+export function errorCauses(error: unknown): unknown[] {
+  return causeLinks(error).links
+}
+
+function causeLinks(error: unknown): { links: unknown[]; cycle: boolean } {
+  const links: unknown[] = []
   let current: unknown = error
-  while (current !== undefined && lines.length < MAX_CHAIN) {
-    if (seen.has(current)) {
-      lines.push('  caused by: (cycle)')
-      break
-    }
-    seen.add(current)
-    const line = describe(current)
-    lines.push(lines.length === 0 ? line : `  caused by: ${line}`)
+  while (current !== undefined && links.length < MAX_CHAIN) {
+    if (links.includes(current)) return { links, cycle: true }
+    links.push(current)
     current = current instanceof Error || isReinError(current) ? (current as Error).cause : undefined
   }
-  return lines.join('\n')
+  return { links, cycle: false }
 }
 
 function describe(error: unknown): string {
