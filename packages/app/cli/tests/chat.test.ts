@@ -240,12 +240,18 @@ describe('rein chat: a question while the prompt waits', () => {
 describe('rein chat: saving the cordis.yml in use (issue #9 §6)', () => {
   const deadline = { timeout: 15_000 }
 
-  it('applies an edit at the next turn and says which rows changed; refuses a bad edit and keeps going', async () => {
-    current = await project((_request, index) => ({ steps: [{ text: `Answer ${index + 1}.` }] }))
+  /** A chat on a project scripted by `script`, at its first prompt, with its cordis.yml as it was and its mock server. */
+  async function chatAtPrompt(script: Parameters<typeof project>[0]) {
+    current = await project(script)
     const file = join(current.dir, 'cordis.yml')
     const original = readFileSync(file, 'utf8')
     const chat = terminal(current.dir)
     await expect.poll(chat.screen).toContain('> ')
+    return { chat, file, original, server: current.server }
+  }
+
+  it('applies an edit at the next turn and says which rows changed; refuses a bad edit and keeps going', async () => {
+    const { chat, server, file, original } = await chatAtPrompt((_request, index) => ({ steps: [{ text: `Answer ${index + 1}.` }] }))
     chat.type('hello\r')
     await expect.poll(chat.answer).toContain('Answer 1.')
 
@@ -254,8 +260,8 @@ describe('rein chat: saving the cordis.yml in use (issue #9 §6)', () => {
     await expect.poll(chat.screen, deadline).toContain('cordis.yml reloaded, in effect from the next turn: changed model')
     chat.type('again\r')
     await expect.poll(chat.answer).toContain('Answer 2.')
-    expect(current.server.requests[0]!.headers['x-edited']).toBeUndefined()
-    expect(current.server.requests[1]!.headers['x-edited']).toBe('yes')
+    expect(server.requests[0]!.headers['x-edited']).toBeUndefined()
+    expect(server.requests[1]!.headers['x-edited']).toBe('yes')
 
     const broken = edited.replace('label: mock,', 'lable: mock,')
     writeFileSync(file, broken)
@@ -263,7 +269,7 @@ describe('rein chat: saving the cordis.yml in use (issue #9 §6)', () => {
     expect(chat.screen()).toContain('row "model" (@rein/llm-openai): config.lable: unknown key; did you mean label?')
     chat.type('still there?\r')
     await expect.poll(chat.answer).toContain('Answer 3.')
-    expect(current.server.requests[2]!.headers['x-edited']).toBe('yes')
+    expect(server.requests[2]!.headers['x-edited']).toBe('yes')
 
     chat.type('\u0004')
     expect(await chat.done).toBe(0)
@@ -271,10 +277,7 @@ describe('rein chat: saving the cordis.yml in use (issue #9 §6)', () => {
     expect(readFileSync(file, 'utf8')).toBe(broken)
   })
   it('lets the running turn finish with the rows it began with when the file is saved mid-answer, then applies the edit', async () => {
-    current = await project((_request, index) => ({ steps: index === 0 ? [{ text: 'Slow ' }, { delayMs: 2_000 }, { text: 'answer.' }] : [{ text: `Answer ${index + 1}.` }] }))
-    const file = join(current.dir, 'cordis.yml')
-    const chat = terminal(current.dir)
-    await expect.poll(chat.screen).toContain('> ')
+    const { chat, server, file } = await chatAtPrompt((_request, index) => ({ steps: index === 0 ? [{ text: 'Slow ' }, { delayMs: 2_000 }, { text: 'answer.' }] : [{ text: `Answer ${index + 1}.` }] }))
     chat.type('hello\r')
     await expect.poll(chat.answer).toContain('Slow')
     writeFileSync(file, readFileSync(file, 'utf8').replace('label: mock,', "label: mock, headers: { X-Edited: 'yes' },"))
@@ -283,7 +286,7 @@ describe('rein chat: saving the cordis.yml in use (issue #9 §6)', () => {
     await expect.poll(chat.screen, deadline).toContain('cordis.yml reloaded, in effect from the next turn: changed model')
     chat.type('again\r')
     await expect.poll(chat.answer).toContain('Answer 2.')
-    expect(current.server.requests[1]!.headers['x-edited']).toBe('yes')
+    expect(server.requests[1]!.headers['x-edited']).toBe('yes')
     expect(chat.screen()).not.toContain('unloaded mid-request')
     chat.type('\u0004')
     expect(await chat.done).toBe(0)
@@ -293,11 +296,7 @@ describe('rein chat: saving the cordis.yml in use (issue #9 §6)', () => {
     // The first answer waits until both saves were seen, so they land in its turn however slow the machine.
     let release: () => void = () => {}
     const bothSeen = new Promise<void>((resolve) => { release = resolve })
-    current = await project((_request, index) => ({ steps: index === 0 ? [{ text: 'Slow ' }, { waitFor: bothSeen }, { text: 'answer.' }] : [{ text: `Answer ${index + 1}.` }] }))
-    const file = join(current.dir, 'cordis.yml')
-    const original = readFileSync(file, 'utf8')
-    const chat = terminal(current.dir)
-    await expect.poll(chat.screen).toContain('> ')
+    const { chat, server, file, original } = await chatAtPrompt((_request, index) => ({ steps: index === 0 ? [{ text: 'Slow ' }, { waitFor: bothSeen }, { text: 'answer.' }] : [{ text: `Answer ${index + 1}.` }] }))
     chat.type('hello\r')
     await expect.poll(chat.answer).toContain('Slow')
     writeFileSync(file, original.replace('label: mock,', "label: mock, headers: { X-Edited: 'one' },"))
@@ -308,7 +307,7 @@ describe('rein chat: saving the cordis.yml in use (issue #9 §6)', () => {
     await expect.poll(chat.screen, deadline).toContain('cordis.yml reloaded, in effect from the next turn: changed model')
     chat.type('again\r')
     await expect.poll(chat.answer).toContain('Answer 2.')
-    expect(current.server.requests[1]!.headers['x-edited']).toBe('two')
+    expect(server.requests[1]!.headers['x-edited']).toBe('two')
     expect(chat.screen().split('cordis.yml reloaded').length).toBe(2)
     expect(chat.screen()).not.toContain('no row changed')
     chat.type('\u0004')
@@ -316,11 +315,7 @@ describe('rein chat: saving the cordis.yml in use (issue #9 §6)', () => {
   }, 30_000)
 
   it('keeps the chat going when the agents row is saved before the first message, and says it reaches new sessions only', async () => {
-    current = await project((_request, index) => ({ steps: [{ text: `Answer ${index + 1}.` }] }))
-    const file = join(current.dir, 'cordis.yml')
-    const original = readFileSync(file, 'utf8')
-    const chat = terminal(current.dir)
-    await expect.poll(chat.screen).toContain('> ')
+    const { chat, file, original } = await chatAtPrompt((_request, index) => ({ steps: [{ text: `Answer ${index + 1}.` }] }))
     const edited = original.replace(/(- id: agents\n  name: '@rein\/agent'\n  config: )\{/, '$1{"maxSteps":7,')
     expect(edited).not.toBe(original)
     writeFileSync(file, edited)

@@ -48,11 +48,12 @@ async function linkTo(target: string): Promise<string> {
   return link
 }
 
-async function setup(snapshot: Record<string, unknown> = {}, store = new MemoryCheckpointStore()) {
-  const workspace = await tempRoot()
-  const home = await tempRoot()
+/** `place`: the workspace, REIN_HOME and snapshot folder to use instead of fresh ones. */
+async function setup(snapshot: Record<string, unknown> = {}, store = new MemoryCheckpointStore(), place: { workspace?: string; home?: string; folder?: string } = {}) {
+  const workspace = place.workspace ?? await tempRoot()
+  const home = place.home ?? await tempRoot()
   vi.stubEnv('REIN_HOME', home)
-  const folder = join(home, 'snapshots')
+  const folder = place.folder ?? join(home, 'snapshots')
   const ctx = new Context()
   await ctx.plugin(ToolService, { askFor: [] })
   await ctx.plugin(CheckpointService, { snapshot: { folder, ...snapshot } })
@@ -440,18 +441,9 @@ describe('the walk', () => {
   ])('never enters rein\'s own folder inside the workspace, named %s', async (_case, named) => {
     const workspace = await tempRoot()
     await mkdir(join(workspace, '.rein-home'))
-    vi.stubEnv('REIN_HOME', join(await named(workspace), '.rein-home'))
-    const ctx = new Context()
-    await ctx.plugin(ToolService, { askFor: [] })
-    await ctx.plugin(CheckpointService, { snapshot: { folder: join(await tempRoot(), 'snapshots') } })
-    const store = new MemoryCheckpointStore()
-    ctx.checkpoints.registerStore(store)
-    ctx.tools.register(sh)
-    const result = await ctx.tools.execute({
-      callId: 'c1', name: 'sh', arguments: JSON.stringify({ command: 'echo s > .rein-home/sessions.txt && echo w > work.txt' }), signal: new AbortController().signal,
-      context: { cwd: workspace, workspaceRoot: workspace, sessionId: 's1', identity },
-    })
-    expect(result.isError).toBe(false)
+    const home = join(await named(workspace), '.rein-home')
+    const { store, run } = await setup({}, undefined, { workspace, home, folder: join(await tempRoot(), 'snapshots') })
+    expect((await run('echo s > .rein-home/sessions.txt && echo w > work.txt')).isError).toBe(false)
     expect((await store.records('s1')).map((record) => record.path)).toEqual(['work.txt'])
   })
 
