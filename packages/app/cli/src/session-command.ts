@@ -115,6 +115,12 @@ function unsavedOnce(renderer: Renderer, error: unknown): number {
   throw new ReinError(isReinError(error) ? error.code : 'SESSION_FLUSH_FAILED', unsavedText(failure), { cause: error })
 }
 
+/** Shows how a turn ended (a save failure in the user's terms) and returns the exit code it stands for. */
+export async function showResult(renderer: Renderer, agent: Agent, result: TurnResult): Promise<number> {
+  renderer.result(await withUnsavedTold(renderer, agent, result))
+  return exitFor(result)
+}
+
 /**
  * A turn that ended because its log could not be saved carries the store's failure as text only,
  * in store terms. A flush again (what the close does next anyway) gives it typed, to say in the
@@ -287,9 +293,7 @@ export async function streamTurn(io: Io, renderer: Renderer, agent: Agent, start
   try {
     const running = start(agent)
     if (interrupted.aborted) onInterrupt()
-    const result = await running
-    renderer.result(await withUnsavedTold(renderer, agent, result))
-    return exitFor(result)
+    return await showResult(renderer, agent, await running)
   } finally {
     io.outputClosed?.removeEventListener('abort', onClosed)
     interrupted.removeEventListener('abort', onInterrupt)

@@ -3,7 +3,8 @@
 import { join } from 'node:path'
 import type { MockReply } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
-import { FIXTURES, projectPerTest, sessionIdOf, spawnRein } from './harness.ts'
+import { refuseMarkedWrites } from './fixtures/disk-refusal.ts'
+import { chatTerminal, FIXTURES, projectPerTest, sessionIdOf, spawnRein } from './harness.ts'
 
 const setUp = projectPerTest(afterEach)
 
@@ -31,5 +32,24 @@ describe('a session that cannot be saved', () => {
     expect(told).toEqual([expect.stringContaining(`the sessions folder ${sessions} is read-only`)])
     expect(told[0]).toContain(`rein resume ${id}`)
     expect(run.stderr).not.toMatch(/append them again|flush again|from seq/)
+  })
+
+  it('rein chat tells a turn it could not save in the same words as rein run, once, without store advice', async () => {
+    const p = await setUp(FILLING)
+    const restore = refuseMarkedWrites('ENOSPC')
+    try {
+      const chat = chatTerminal(p.dir)
+      await expect.poll(chat.screen).toContain('> ')
+      const id = /session (\S+) · /.exec(chat.screen())?.[1]
+      chat.type('hi\r')
+      await expect.poll(chat.screen).toContain('could not be saved')
+      chat.type('\u0004')
+      expect(await chat.done).toBe(1)
+      const told = chat.screen().split('\n').filter((line) => line.includes('could not be saved'))
+      expect(told).toEqual([expect.stringContaining(`no space left on the disk holding ${join(p.home, 'sessions')}; free space, then rein resume ${String(id)}`)])
+      expect(chat.screen()).not.toMatch(/append them again|flush again|from seq/)
+    } finally {
+      restore()
+    }
   })
 })

@@ -17,7 +17,7 @@ import { EXIT } from '../exit-codes.ts'
 import { stopTurn } from '../interrupts.ts'
 import type { Io } from '../io.ts'
 import { compactOutcome } from '../render.ts'
-import { exitFor, openAgent, requireModel, settleJobs, withComposition, type SessionScope } from '../session-command.ts'
+import { openAgent, requireModel, settleJobs, showResult, withComposition, type SessionScope } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
 import { watchComposition } from '../watch-config.ts'
 
@@ -120,8 +120,7 @@ async function sendLine(scope: SessionScope, agent: Agent, line: string): Promis
     scope.renderer.notSent(line, error)
     return EXIT.error
   }
-  scope.renderer.result(result)
-  return exitFor(result)
+  return showResult(scope.renderer, agent, result)
 }
 
 /** `/compact [instructions]`: compacts now and says what it did; a failure is said, and the chat goes on. */
