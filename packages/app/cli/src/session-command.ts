@@ -301,7 +301,7 @@ export async function streamTurn(io: Io, renderer: Renderer, agent: Agent, start
   }
 }
 
-export function exitFor(result: TurnResult): number {
+function exitFor(result: TurnResult): number {
   switch (result.reason) {
     case 'completed':
       return EXIT.ok
