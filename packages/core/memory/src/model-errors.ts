@@ -1,7 +1,7 @@
 /**
  * What the model reads when the store fails. A store's message names its file and tells people
  * what to do ("move it aside"); the model can do nothing with either, so it reads a plain sentence
- * with the same code, and people get the original (logged here, and `memory/unavailable`).
+ * with the same code, and people get the original (logged here, or through `memory/unavailable`).
  */
 
 import type { Logger } from '@deepseek-ai/cordis'
@@ -13,6 +13,12 @@ const SAID_TO_MODEL: Readonly<Record<string, string>> = {
 }
 
 const OTHER_FAILURE = 'memory could not be used just now (its store failed); go on without it'
+
+/**
+ * Failures the service tells people itself, once, through `memory/unavailable` (a damaged store
+ * turns memory off): logged at debug level here, or people read them twice.
+ */
+const TOLD_BY_SERVICE = new Set(['MEMORY_STORE_CORRUPT'])
 
 /** Whether `code` is a store's failure rather than a refusal the model can act on (`INVALID_ARGS`, `MEMORY_NOT_FOUND`). */
 function isStoreFailure(code: string): boolean {
@@ -34,6 +40,6 @@ export async function shielded<T>(tool: string, logger: Logger, body: () => Prom
  */
 export function forModel(tool: string, error: unknown, logger: Logger): ReinError | undefined {
   if (!isReinError(error) || !isStoreFailure(error.code)) return undefined
-  logger.warn('%s failed; the model was told only that memory could not be used: %s', tool, error.message)
+  logger[TOLD_BY_SERVICE.has(error.code) ? 'debug' : 'warn']('%s failed; the model was told only that memory could not be used: %s', tool, error.message)
   return new ReinError(error.code, SAID_TO_MODEL[error.code] ?? OTHER_FAILURE, { cause: error })
 }

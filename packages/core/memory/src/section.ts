@@ -47,11 +47,11 @@ export interface SectionSource {
 }
 
 /**
- * The section. A recall that fails leaves the block out of that session (logged: a warning the
- * first time, then at debug level, and told to `recallFailed`), never the run.
+ * The section. A recall that fails leaves the block out of that session, never the run: it is told
+ * to `recallFailed` (the service's `memory/unavailable`, which the host tells people once) and
+ * logged at debug level only, so people do not read it twice.
  */
 export function memorySection(memory: SectionSource, config: MemoryConfig, agents: () => AgentsLike | undefined, logger: Logger, recallFailed: (error: ReinError) => void): MemorySection {
-  let warned = false
   return {
     id: 'memory',
     order: config.prompt.order,
@@ -67,8 +67,7 @@ export function memorySection(memory: SectionSource, config: MemoryConfig, agent
         const lists = await Promise.all(BLOCK_TYPE_ORDER.map((type) => memory.recall({ scopes: access.read, projectId, types: [type], limit: maxEntries })))
         candidates = lists.flat()
       } catch (error) {
-        logger[warned ? 'debug' : 'warn']('the memory block was left out of session %s: recall failed: %s', context.sessionId, errorChain(error))
-        warned = true
+        logger.debug('the memory block was left out of session %s: recall failed: %s', context.sessionId, errorChain(error))
         recallFailed(isReinError(error) ? error : new ReinError('MEMORY_RECALL_FAILED', `memory recall failed: ${errorChain(error)}`, { cause: error }))
         return undefined
       }

@@ -11,6 +11,7 @@ import type { AgentsLike } from './section.ts'
 import { age, clip } from './format.ts'
 import { shielded } from './model-errors.ts'
 import { renderSearchPage } from './search-page.ts'
+import { normalizeContent } from './normalize.ts'
 import { maskSecrets } from './secrets.ts'
 import type { MemoryEntry, MemoryPatch, MemoryScope, MemoryType, RecallQuery, WriteResult, MemoryDraft } from './types.ts'
 import { MEMORY_SCOPES, MEMORY_TYPES, checkContent, checkSameScope, hasWord, retired } from './validate.ts'
@@ -58,6 +59,9 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
       if (args.supersedes === undefined) return undefined
       const target = await reachable(memory, args.supersedes, at.access.write, at.projectId)
       checkSameScope({ scope: args.scope, ...(args.scope === 'project' ? { projectId: at.projectId } : {}) }, target)
+      // A superseded entry is corrected only by the same correction again (ctx.memory.write refuses
+      // any other): nobody is asked about one that can only fail.
+      if (target.retiredAt !== undefined && target.retiredBy !== undefined && !await rewrites(memory, target.retiredBy, args, at.projectId)) throw retired(target, 'supersede')
       return target
     },
     memory_update: async (args, at) => {
@@ -211,7 +215,7 @@ interface Where {
  * it would change. Run by the body, and by the policy before anyone is asked (see `callCheck`).
  */
 interface Prechecks {
-  memory_write(args: { scope: MemoryScope; content: string; supersedes?: string }, at: Where): Promise<MemoryEntry | undefined>
+  memory_write(args: { scope: MemoryScope; type?: MemoryType; content: string; supersedes?: string }, at: Where): Promise<MemoryEntry | undefined>
   memory_update(args: { id: string; content?: string; type?: MemoryType }, at: Where): Promise<MemoryEntry>
   memory_forget(args: { id: string }, at: Where): Promise<MemoryEntry>
 }
@@ -230,14 +234,30 @@ function callCheck(before: Prechecks, where: (run: Pick<ToolRun, 'identity' | 'w
     if (toolName === 'memory_write') {
       const scope = args.scope === 'user' || args.scope === 'project' ? args.scope : undefined
       if (scope === undefined || typeof args.content !== 'string') return undefined
-      return { entry: await before.memory_write({ scope, content: args.content, ...optionalText(args, 'supersedes') }, await where(call)) }
+      return { entry: await before.memory_write({ scope, ...typeOf(args), content: args.content, ...optionalText(args, 'supersedes') }, await where(call)) }
     }
     if (toolName !== 'memory_update' && toolName !== 'memory_forget') return undefined
     if (typeof args.id !== 'string') return undefined
     if (toolName === 'memory_forget') return { entry: await before.memory_forget({ id: args.id }, await where(call)) }
-    const type = MEMORY_TYPES.find((known) => known === args.type)
-    return { entry: await before.memory_update({ id: args.id, ...optionalText(args, 'content'), ...(type === undefined ? {} : { type }) }, await where(call)) }
+    return { entry: await before.memory_update({ id: args.id, ...optionalText(args, 'content'), ...typeOf(args) }, await where(call)) }
   }
+}
+
+/** `{type}` when the call's `type` is a memory type, else nothing. */
+function typeOf(args: ToolCall['args']): { type?: MemoryType } {
+  const type = MEMORY_TYPES.find((known) => known === args.type)
+  return type === undefined ? {} : { type }
+}
+
+/**
+ * Whether the call writes again the correction `retiredBy` (a replayed call): a live entry of the
+ * call's scope, project and type with the same normalized content, which ctx.memory.write refreshes.
+ */
+async function rewrites(memory: MemoryToolHost, retiredBy: string, args: { scope: MemoryScope; type?: MemoryType; content: string }, projectId: string): Promise<boolean> {
+  const by = await memory.get(retiredBy)
+  if (by === undefined || by.retiredAt !== undefined || (by.expiresAt !== undefined && by.expiresAt <= Date.now())) return false
+  const sameProject = args.scope === 'user' ? by.projectId === undefined : by.projectId === projectId
+  return by.scope === args.scope && sameProject && by.type === args.type && normalizeContent(by.content) === normalizeContent(args.content)
 }
 
 /** `{[key]: value}` when the call's `key` is a string, else nothing. */

@@ -272,6 +272,27 @@ describe('changes to user memory ask a person', () => {
     expect(asked).toEqual([])
   })
 
+  it('a correction of a retired user entry can never succeed: refused (MEMORY_RETIRED, as the body would) before anyone is asked', async () => {
+    const { ctx, call, asked } = await byEffect()
+    const old = await ctx.memory.write({ scope: 'user', type: 'preference', content: 'Prefers short answers.', source: { sessionId: 's0' } })
+    const first = await ctx.memory.write({ scope: 'user', type: 'preference', content: 'Prefers long answers.', supersedes: old.entry.id, source: { sessionId: 's0' } })
+    const result = await call('memory_write', { scope: 'user', type: 'preference', content: 'Prefers medium answers.', supersedes: old.entry.id })
+    expect(result).toMatchObject({ isError: true, error: { code: 'MEMORY_RETIRED' } })
+    expect(text(result)).toBe(`Error: cannot supersede memory ${old.entry.id}: ${first.entry.id} superseded it already`)
+    expect(asked).toEqual([])
+  })
+
+  it('the same correction written again (a replayed call) is still asked about and refreshes the entry that retired it', async () => {
+    const asked: unknown[] = []
+    const { ctx, call } = await setup({}, true, asked)
+    const old = await ctx.memory.write({ scope: 'user', type: 'preference', content: 'Prefers short answers.', source: { sessionId: 's0' } })
+    const first = await ctx.memory.write({ scope: 'user', type: 'preference', content: 'Prefers long answers.', supersedes: old.entry.id, source: { sessionId: 's0' } })
+    const again = await call('memory_write', { scope: 'user', type: 'preference', content: 'prefers long answers', supersedes: old.entry.id })
+    expect(again.isError).toBe(false)
+    expect(text(again)).toBe(`Already remembered as ${first.entry.id} (user, preference); refreshed it. ${old.entry.id} is superseded and will not be recalled again.`)
+    expect(asked).toHaveLength(1)
+  })
+
   it('a user-scope correction is asked about naming the entry it retires', async () => {
     const { ctx, call, asked } = await byEffect()
     const user = await ctx.memory.write({ scope: 'user', type: 'preference', content: 'Prefers short answers.', source: { sessionId: 's0' } })
@@ -417,13 +438,14 @@ describe('a store that fails while in use', () => {
       await ctx.plugin(storePlugin(store))
       const told: unknown[] = []
       ctx.on('memory/unavailable', (error) => { told.push(error) })
-      const warnings: string[] = []
-      ctx.logger.exporter({ levels: { default: 3 }, export: (message) => { if (message.type === 'warn') warnings.push(message.args.map(String).join(' ')) } })
+      const logged: { type: string; text: string }[] = []
+      ctx.logger.exporter({ levels: { default: 3 }, export: (message) => { logged.push({ type: message.type, text: message.args.map(String).join(' ') }) } })
       const result = await call(tool, args, { identity, workspaceRoot: workspace('ws-damaged') })
       expect(result).toMatchObject({ isError: true, error: { code: 'MEMORY_STORE_CORRUPT' } })
       expect(text(result)).toBe('Error: memory is off for the rest of this session (its store is damaged); go on without it')
       expect(told).toEqual([failure])
-      expect(warnings.join('\n')).toContain('move it aside')
+      // People are told once, through memory/unavailable: the log line is debug, not a second warning.
+      expect(logged.filter((line) => line.text.includes('move it aside')).map((line) => line.type)).toEqual(['debug'])
       expect(ctx.memory.unavailable()).toBe(failure)
       await nextTurn()
       expect(ctx.tools.list()).toEqual([])

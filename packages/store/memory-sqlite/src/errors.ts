@@ -32,14 +32,18 @@ export function toStoreError(error: unknown, file: string, doing: string, busyTi
   if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') {
     return new ReinError('MEMORY_STORE_CORRUPT', `memory database ${file} is damaged or not a SQLite database (${messageOf(error)}); move it aside and rein starts an empty one`, { cause: error, details })
   }
-  return new ReinError('MEMORY_STORE_FAILED', `memory database ${file}: ${doing} failed: ${messageOf(error)}${adviceFor(code)}`, { cause: error, details })
+  return new ReinError('MEMORY_STORE_FAILED', `memory database ${file}: ${doing} failed: ${messageOf(error)}${adviceFor(code, file)}`, { cause: error, details })
 }
 
 /** Codes that mean the process may not read or write the file or its folder (or nothing may, on a read-only mount). */
 const DENIED = new Set(['EACCES', 'EPERM', 'EROFS', 'SQLITE_PERM', 'SQLITE_READONLY', 'SQLITE_CANTOPEN'])
 
+/** Codes that mean the disk is full (SQLite reports a `-shm` it could not grow as an I/O error of its own). */
+const FULL = new Set(['SQLITE_FULL', 'SQLITE_IOERR_SHMSIZE', 'ENOSPC'])
+
 /** What to do about a failure the person running rein can fix, after its message. */
-function adviceFor(code: string): string {
+function adviceFor(code: string, file: string): string {
+  if (FULL.has(code)) return `; free space on the disk holding ${file} (what memory held is kept)`
   if (!DENIED.has(code) && !code.startsWith('SQLITE_READONLY') && !code.startsWith('SQLITE_CANTOPEN')) return ''
   return '; give rein read and write access to the file and its folder (and its -wal and -shm files), or set file to another path'
 }

@@ -65,6 +65,30 @@ describe('opening the database file', () => {
     expect((await store.all()).map((item) => item.id)).toEqual(['first'])
   })
 
+  // What a start on a full disk leaves (seen on a full tmpfs): a zero-byte memory.db, or one with a
+  // zero-byte -wal and a -shm SQLite could not finish. Once there is space, the next start works.
+  for (const [leftover, sideFiles] of [['alone', false], ['with a zero-byte -wal and a half-made -shm', true]] as const) {
+    it(`opens a zero-byte memory.db left by a start on a full disk (${leftover}) as a fresh database, 0600, at the current schema`, async () => {
+      const file = join(await tempRoot(), 'memory.db')
+      await writeFile(file, '', { mode: 0o600 })
+      if (sideFiles) {
+        await writeFile(`${file}-wal`, '', { mode: 0o600 })
+        await writeFile(`${file}-shm`, Buffer.alloc(8192), { mode: 0o600 })
+      }
+      const store = await SqliteMemoryStore.open({ file })
+      expect(await store.all()).toEqual([])
+      await store.insert(entry({ id: 'after-the-full-disk' }))
+      await store.close()
+      expect(await modeOf(file)).toBe(0o600)
+      const raw = new Database(file, { readonly: true })
+      expect(raw.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION)
+      expect(raw.pragma('journal_mode', { simple: true })).toBe('wal')
+      raw.close()
+      const again = await openStore({ file })
+      expect((await again.all()).map((item) => item.id)).toEqual(['after-the-full-disk'])
+    })
+  }
+
   it('refuses a file written by a newer schema version, naming it, and leaves it as it was', async () => {
     const file = join(await tempRoot(), 'memory.db')
     const raw = new Database(file)
