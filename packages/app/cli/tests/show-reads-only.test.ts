@@ -1,7 +1,7 @@
 // `rein show` never changes the session it shows: not the log (a torn tail stays), not the folder
 // beside it, and not the lock (checkpoint marks are read without claiming the session).
 import { spawn } from 'node:child_process'
-import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { appendFileSync, chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { MockReply } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -30,6 +30,18 @@ describe('rein show reads only', () => {
     expect(show).toMatchObject({ code: 0, stderr: '' })
     expect(readFileSync(log).equals(before)).toBe(true)
     expect(existsSync(join(sessionsOf(p), `${id}.files`))).toBe(false)
+  })
+
+  it('rein show reads a checkpoint log it cannot write, and leaves its mode as it is', async () => {
+    const p = await setUp([write('w1', 'a.txt'), answer('wrote a')], { extraRows: CHECKPOINT_ROWS })
+    const id = sessionIdOf(await rein(p.dir, ['run', '--yes', 'make a']))
+    const log = join(sessionsOf(p), `${id}.files`, 'checkpoints.jsonl')
+    // Read-only for everyone: root would still open it for writing, and narrow its mode.
+    chmodSync(log, 0o444)
+    const show = await rein(p.dir, ['show', id])
+    expect(show).toMatchObject({ code: 0, stderr: '' })
+    expect(show.stdout).toContain('── turn 1  [checkpoint: 1 file]\n')
+    expect(statSync(log).mode & 0o7777).toBe(0o444)
   })
 
   it('show marks checkpoints of a session another live process holds, without taking its lock', async () => {

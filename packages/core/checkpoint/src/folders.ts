@@ -15,7 +15,6 @@ import { listedPath, thrownMessage } from '@rein/base'
 import { blockedByKind, firstNonFolder } from './blocked.ts'
 import { parentProblem } from './parents.ts'
 import { IS_NOW_A_DIRECTORY, isMissing } from './plan.ts'
-import { PRIVATE_FOLDER_MODE } from './restore.ts'
 import type { CheckpointRecord, FailedItem, PlanFolder, PlanItem } from './types.ts'
 
 /** The records behind an item (the service keeps them by file). */
@@ -126,8 +125,8 @@ export async function removeMadeFolders(items: readonly PlanItem[], recordsOf: R
 
 /**
  * Makes again an empty folder a command removed (an `existed` folder item planned `restore`), and
- * the folders above it that are gone (0700, less the umask, as for a file's); `setMadeModes` gives
- * it its recorded mode once all are made. Checked again at the last moment, never made through a
+ * the folders above it that are gone, as `mkdir -p` makes them (0777 less the umask, as for a
+ * file's); `setMadeModes` gives it its recorded mode once all are made (one without keeps that). Checked again at the last moment, never made through a
  * link: `already` when a folder stands there (even one made since the check: it is left as it is),
  * `skipped` when something else does or a folder above became a link; failed (`error`) when it
  * cannot be made.
@@ -137,13 +136,14 @@ export async function makeFolder(item: PlanItem): Promise<PlanItem | FailedItem>
   if (standing.kind === 'folder') return { ...item, action: 'already' }
   if (standing.kind === 'other') return { ...item, action: 'skipped', reason: `${item.reason}; ${standing.reason}` }
   try {
-    await mkdir(dirname(item.file), { recursive: true, mode: PRIVATE_FOLDER_MODE })
+    // As `mkdir -p` makes them (0777 less the umask): nothing recorded the modes of the folders above.
+    await mkdir(dirname(item.file), { recursive: true })
     // The parents again, now made: one swapped for a link since the check is not made through.
     const unsafe = parentProblem(item.root, item.file)
     if (unsafe !== undefined) return { ...item, action: 'skipped', reason: `${item.reason}; ${unsafe}` }
     try {
       // Not recursive: a folder someone made since the check is theirs, left as it is (mode included).
-      await mkdir(item.file, { mode: PRIVATE_FOLDER_MODE })
+      await mkdir(item.file)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') return { ...item, action: 'already' }
       throw error

@@ -13,10 +13,11 @@ import { isMissing } from './plan.ts'
  */
 const PRIVATE_FILE_MODE = 0o600
 /**
- * The mode of a parent folder rewind creates again (the turn deleted or moved it), less what the
- * umask removes: only an empty folder's own record keeps its mode, and what goes back in may be a secret.
+ * A parent folder rewind creates again (the turn deleted or moved it) gets what `mkdir -p` gives:
+ * 0777 less the umask. No record keeps such a folder's mode (only an empty folder's own does), and
+ * the file that goes back in is kept private by its own mode (the recorded one, else 0600).
  */
-export const PRIVATE_FOLDER_MODE = 0o700
+const MKDIR_P = { recursive: true } as const
 
 /** A mode a rewind gives back: a file that has `from` (what an undone chmod left) gets `to`; any other is someone's since, and stays. */
 export interface ModeBack {
@@ -29,7 +30,7 @@ export interface ModeBack {
  * sees the old content or the new, never part of it, and the rename replaces a link that appeared
  * in the meantime instead of writing through it. An existing regular file keeps its own mode (but
  * `back.from` becomes `back.to`); a file this creates gets `mode` (the recorded one, umask not
- * applied), else 0600. Missing parent folders are created (see `PRIVATE_FOLDER_MODE`). Resolves
+ * applied), else 0600. Missing parent folders are created (see `MKDIR_P`). Resolves
  * with the mode the file has then.
  */
 export async function writeAtomically(file: string, content: Uint8Array, mode?: number, back?: ModeBack): Promise<number> {
@@ -83,7 +84,7 @@ async function openTemp(temp: string) {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
   }
-  await mkdir(dirname(temp), { recursive: true, mode: PRIVATE_FOLDER_MODE })
+  await mkdir(dirname(temp), MKDIR_P)
   return open(temp, 'wx', PRIVATE_FILE_MODE)
 }
 

@@ -375,7 +375,7 @@ async function settleFolders(result: ByOutcome, files: readonly PlanItem[], fold
     else if (item.action === 'remove' || item.action === 'restore') result.restored.push(item)
     else result[item.action].push(item)
   }
-  // Shallowest first, 0700; then their recorded modes, deepest first (a read-only folder above does not stop one below).
+  // Shallowest first, as mkdir makes them (0777 less the umask); then their recorded modes, deepest first (a read-only folder above does not stop one below).
   const depth = (item: PlanItem) => item.file.split(sep).length
   const made: (PlanItem | FailedItem)[] = []
   for (const item of folders.filter((folder) => folder.existed).sort((a, b) => depth(a) - depth(b))) made.push(item.action === 'restore' ? await makeFolder(item) : item)

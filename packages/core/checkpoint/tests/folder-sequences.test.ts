@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process'
 import { chmod, lstat, mkdir, readdir, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest'
 import type { PlanItem, RewindResult } from '../src/index.ts'
 import { shWorkspace } from './sh-workspace.ts'
 import { tempRoot, text } from './harness.ts'
@@ -88,6 +88,24 @@ describe('a rewind reports a correct end state as complete, whatever stood at a 
   })
 })
 
+describe('folders a command removed with the files in them', () => {
+  it('come back with a rewind as mkdir -p makes them (0755 under umask 022), the file with its own mode', async () => {
+    const umask = process.umask(0o022)
+    onTestFinished(() => void process.umask(umask))
+    const { ctx, workspace, run } = await setup()
+    await mkdir(join(workspace, 'a/b'), { recursive: true })
+    await writeFile(join(workspace, 'a/b/notes.txt'), 'kept')
+    await chmod(join(workspace, 'a/b/notes.txt'), 0o640)
+    await run('true')
+    await run('rm -r a')
+    const result = await ctx.checkpoints.rewind('s1', 'm1')
+    expect(result.restored.map((item) => item.path)).toEqual(['a/b/notes.txt'])
+    expect(await text(join(workspace, 'a/b/notes.txt'))).toBe('kept')
+    const modeOf = async (path: string) => ((await stat(join(workspace, path))).mode & 0o7777).toString(8)
+    expect([await modeOf('a'), await modeOf('a/b'), await modeOf('a/b/notes.txt')]).toEqual(['755', '755', '640'])
+  })
+})
+
 describe('an empty folder a command removed', () => {
   it.each([
     ['rmdir old', ['old']],
@@ -112,7 +130,9 @@ describe('an empty folder a command removed', () => {
     expect(planned(plan.items)).toEqual(outcomes(result))
   })
 
-  it('comes back with the mode it had; a folder above it that went too comes back private', async () => {
+  it('comes back with the mode it had; a folder above it that went too comes back as mkdir -p makes it (0777 less the umask)', async () => {
+    const umask = process.umask(0o022)
+    onTestFinished(() => void process.umask(umask))
     const { ctx, store, workspace, run } = await setup()
     await mkdir(join(workspace, 'shared/inner'), { recursive: true })
     await chmod(join(workspace, 'shared/inner'), 0o751)
@@ -122,7 +142,7 @@ describe('an empty folder a command removed', () => {
     const result = await ctx.checkpoints.rewind('s1', 'm1')
     expect(result.restored.map((item) => [item.path, item.folder, item.existed])).toEqual([['shared/inner', true, true]])
     expect((await stat(join(workspace, 'shared/inner'))).mode & 0o7777).toBe(0o751)
-    expect((await stat(join(workspace, 'shared'))).mode & 0o077).toBe(0)
+    expect((await stat(join(workspace, 'shared'))).mode & 0o7777).toBe(0o755)
   })
 
   it('is not made where a person put a file since: the file stays, and the folder is reported skipped', async () => {

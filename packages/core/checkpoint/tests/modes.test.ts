@@ -2,7 +2,7 @@
 // 0600 secret must not come back readable by all, a 0755 script must stay executable.
 import { chmod, lstat, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, onTestFinished } from 'vitest'
 import { MemoryCheckpointStore } from '../src/index.ts'
 import { writeAtomically } from '../src/restore.ts'
 import { setup, tempRoot, text } from './harness.ts'
@@ -46,6 +46,8 @@ describe('permission bits through rewind', () => {
   })
 
   it('restores a file whose folder the turn removed (rm -rf dir), folder and all', async () => {
+    const umask = process.umask(0o022)
+    onTestFinished(() => void process.umask(umask))
     const { ctx, workspace } = await setup()
     await place(workspace, 'dir/sub/key.pem', 'secret', 0o600)
     const file = join(workspace, 'dir/sub/key.pem')
@@ -56,8 +58,8 @@ describe('permission bits through rewind', () => {
     expect(result.restored.map((item) => item.path)).toEqual(['dir/sub/key.pem'])
     expect(await text(file)).toBe('secret')
     expect(await modeOf(file)).toBe(0o600)
-    // Recreated folders are private: nothing recorded what they were.
-    expect(await modeOf(join(workspace, 'dir')) & 0o077).toBe(0)
+    // Nothing recorded what the folders were: they come back as mkdir -p makes them, the file private by its own mode.
+    expect(await modeOf(join(workspace, 'dir'))).toBe(0o755)
   })
 
   it('refuses a mode that is not permission bits with INVALID_CHECKPOINT', async () => {
@@ -93,12 +95,14 @@ describe('writeAtomically', () => {
     expect(await modeOf(join(root, 'a.txt'))).toBe(0o640)
   })
 
-  it('creates missing parent folders 0700 (less the umask), leaving no temp file behind', async () => {
+  it('creates missing parent folders as mkdir -p does (0777 less the umask), leaving no temp file behind', async () => {
     const root = await tempRoot()
+    const umask = process.umask(0o027)
+    onTestFinished(() => void process.umask(umask))
     await writeAtomically(join(root, 'x/y/z.txt'), Buffer.from('z'), 0o644)
     expect(await text(join(root, 'x/y/z.txt'))).toBe('z')
     expect(await modeOf(join(root, 'x/y/z.txt'))).toBe(0o644)
-    for (const folder of ['x', 'x/y']) expect(await modeOf(join(root, folder)) & ~0o700).toBe(0)
+    for (const folder of ['x', 'x/y']) expect(await modeOf(join(root, folder))).toBe(0o750)
     expect(await readdir(join(root, 'x/y'))).toEqual(['z.txt'])
   })
 })

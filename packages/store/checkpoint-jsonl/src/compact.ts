@@ -22,6 +22,8 @@ export interface CompactContext {
   sync: Sync
   logFile: string
   blobFolder: string
+  /** Opens the log for writing: refuses a read-only one (see `JsonlCheckpointStore`). */
+  forWriting: (log: SessionLog) => Promise<void>
 }
 
 /** Files are stat'ed and removed this many at a time. */
@@ -33,6 +35,7 @@ export async function compactLog(log: SessionLog, keepAnchors: ReadonlySet<strin
   const isKept = (record: CheckpointRecord) => keepAnchors.has(record.anchor) || record.seq > seenThrough
   const kept = log.records.filter(isKept)
   const dropped = log.records.filter((record) => !isKept(record))
+  if (dropped.length > 0) await context.forWriting(log)
   let freedBytes = dropped.length > 0 ? await rewrite(log, kept, new Set([...log.pruned, ...dropped.map((record) => record.anchor)]), context) : 0
   const named = new Set<string>()
   for (const record of kept) for (const hash of [record.before, record.after]) if (hash !== null) named.add(hash)
@@ -84,6 +87,7 @@ async function rewrite(log: SessionLog, kept: CheckpointRecord[], pruned: Readon
   const old = log.handle
   const freed = Math.max(0, log.size + log.torn - content.length)
   log.handle = handle
+  log.writable = true
   log.size = content.length
   log.torn = 0
   log.unterminated = false

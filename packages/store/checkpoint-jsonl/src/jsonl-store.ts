@@ -5,7 +5,7 @@
  */
 
 import { constants } from 'node:fs'
-import { stat, type FileHandle } from 'node:fs/promises'
+import { open, stat, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ReinError, ensurePrivateDir, makeFilePrivate, openPrivateFile } from '@rein/base'
 import { isContentHash, type CheckpointEntry, type CheckpointRecord, type CheckpointStore } from '@rein/checkpoint'
@@ -31,8 +31,10 @@ export interface JsonlCheckpointStoreOptions {
 export interface SessionLog {
   folder: string
   file: string
-  /** Opened for appending (`O_APPEND`); absent until the first record creates the file. */
+  /** The log, open read-only after a load and for appending (`O_APPEND`) once a record is about to be written; absent until the first record creates the file. */
   handle: FileHandle | undefined
+  /** `handle` is open for appending: a read never needs that, so a log its owner made read-only still loads. */
+  writable: boolean
   /** Bytes of whole lines (and a whole last record without its newline): where a failed append cuts back to. */
   size: number
   /** Bytes of a torn last line past `size`, left on disk by a read and cut by the next append. */
@@ -63,6 +65,8 @@ export class JsonlCheckpointStore implements CheckpointStore {
 
   append(sessionId: string, entry: CheckpointEntry): Promise<CheckpointRecord> {
     return this.serialized(sessionId, async (log) => {
+      // Before any content goes in: a record refused for a read-only log leaves nothing behind.
+      await this.forWriting(log)
       // The after is an edit of the before: stored as a delta of it when that saves.
       const edit = entry.before !== null && entry.after !== null
       const before = entry.before === null ? undefined : await this.writeBlob(log, entry.before, { asBase: edit })
@@ -101,7 +105,7 @@ export class JsonlCheckpointStore implements CheckpointStore {
    * of them whole. Nothing is rewritten when nothing is dropped.
    */
   compact(sessionId: string, keepAnchors: ReadonlySet<string>, options: CompactOptions = {}): Promise<CompactReport> {
-    return this.serialized(sessionId, (log) => compactLog(log, keepAnchors, options, { sync: this._sync, logFile: LOG_FILE, blobFolder: BLOB_FOLDER }))
+    return this.serialized(sessionId, (log) => compactLog(log, keepAnchors, options, { sync: this._sync, logFile: LOG_FILE, blobFolder: BLOB_FOLDER, forWriting: (each) => this.forWriting(each) }))
   }
 
   async pruned(sessionId: string): Promise<ReadonlySet<string>> {
@@ -151,7 +155,7 @@ export class JsonlCheckpointStore implements CheckpointStore {
     const fresh = await this.read(log.folder)
     // The old handle goes whatever happens to its close: the log must not stay stale.
     await log.handle?.close().catch(() => undefined)
-    Object.assign(log, { handle: fresh.handle, size: fresh.size, torn: fresh.torn, unterminated: fresh.unterminated, records: fresh.records, lastSeq: fresh.lastSeq, pruned: fresh.pruned, intact: new Set<string>() })
+    Object.assign(log, { handle: fresh.handle, writable: fresh.writable, size: fresh.size, torn: fresh.torn, unterminated: fresh.unterminated, records: fresh.records, lastSeq: fresh.lastSeq, pruned: fresh.pruned, intact: new Set<string>() })
   }
 
   private log(sessionId: string): Promise<SessionLog> {
@@ -173,17 +177,16 @@ export class JsonlCheckpointStore implements CheckpointStore {
 
   private async read(folder: string): Promise<SessionLog> {
     const file = join(folder, LOG_FILE)
-    const empty: SessionLog = { folder, file, handle: undefined, size: 0, torn: 0, unterminated: false, records: [], lastSeq: 0, pruned: new Set(), blobFolderReady: false, intact: new Set(), queue: Promise.resolve() }
+    const empty: SessionLog = { folder, file, handle: undefined, writable: false, size: 0, torn: 0, unterminated: false, records: [], lastSeq: 0, pruned: new Set(), blobFolderReady: false, intact: new Set(), queue: Promise.resolve() }
     let handle: FileHandle
     try {
-      // O_APPEND without O_CREAT: every write lands at the end, even after a truncate.
-      handle = await openPrivateFile(file, constants.O_RDWR | constants.O_APPEND)
+      // Read-only: a plan or `rein show` needs no write permission and changes nothing, the mode included.
+      handle = await open(file, constants.O_RDONLY)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return empty
       throw error
     }
     try {
-      await makeFilePrivate(handle)
       const text = await handle.readFile()
       const { records, lastSeq, pruned, validBytes, unterminated } = parseLog(text, file)
       // A torn last line stays until the next append cuts it: a read (plan, show) writes nothing.
@@ -230,7 +233,35 @@ export class JsonlCheckpointStore implements CheckpointStore {
       throw error
     }
     log.handle = handle
+    log.writable = true
     return handle
+  }
+
+  /**
+   * Reopens the loaded log for appending (and makes it private), before anything of a record or a
+   * compaction is written. A log without its owner's write bit is refused, root's process too: its
+   * owner made it read-only. A file another process put in its place since the load is read again first.
+   */
+  private async forWriting(log: SessionLog, tries = 3): Promise<void> {
+    if (log.handle === undefined || log.writable) return
+    const loaded = await log.handle.stat()
+    if ((loaded.mode & 0o200) === 0) throw readOnly(log.file)
+    const handle = await openForAppend(log.file)
+    try {
+      if ((await handle.stat()).ino !== loaded.ino) {
+        if (tries <= 1) throw new Error(`${log.file} was replaced while it was opened for writing; two processes are recording into the session`)
+        await handle.close()
+        await this.refresh(log)
+        return this.forWriting(log, tries - 1)
+      }
+      await makeFilePrivate(handle)
+    } catch (error) {
+      await handle.close().catch(() => undefined)
+      throw error
+    }
+    await log.handle.close().catch(() => undefined)
+    log.handle = handle
+    log.writable = true
   }
 
   /** Stores `content` once under its hash (see `writeContent`), making the blob folder first. */
@@ -243,4 +274,19 @@ export class JsonlCheckpointStore implements CheckpointStore {
     }
     return writeContent(folder, content, { ...options, intact: log.intact }, this._sync)
   }
+}
+
+/** Opens the log to append to it: `O_APPEND` without `O_CREAT`, so every write lands at the end, even after a truncate. */
+async function openForAppend(file: string): Promise<FileHandle> {
+  try {
+    return await open(file, constants.O_WRONLY | constants.O_APPEND)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') throw readOnly(file, error)
+    throw error
+  }
+}
+
+function readOnly(file: string, cause?: unknown): ReinError {
+  return new ReinError('CHECKPOINT_FAILED', `${file} is read-only: rein reads the session's checkpoints from it but cannot record more; make it writable (chmod u+w ${file}) to record checkpoints again`, { details: { file }, cause })
 }
