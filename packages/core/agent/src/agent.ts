@@ -247,7 +247,7 @@ export class Agent {
   close(): Promise<void> {
     this._closing ??= this.whenIdle().then(async () => {
       try {
-        this.endUntakenRun()
+        this.endRepairRun()
       } finally {
         await this._bound.session.close()
       }
@@ -334,8 +334,14 @@ export class Agent {
     return this._next
   }
 
-  /** The run a repair continued subagents for, when no turn took it: told as a run of its own, so their spend is in one. */
-  private endUntakenRun(): void {
+  /**
+   * Tells the run a repair continued subagents for, when no turn took it, as a run of its own (so
+   * their spend is in one), as `close` does; a later turn gets a run of its own. The agents service
+   * calls it when disposed: an agent it leaves usable may never be closed. Nothing while a turn or
+   * compaction runs: a turn may still take the run.
+   */
+  endRepairRun(): void {
+    if (this.status === 'running') return
     const next = this._next
     this._next = undefined
     if (next) tellUntakenRun(this.services.notify, next, { agent: this.options.name, session: this._bound.session, parent: this._lineage.parent })

@@ -50,10 +50,12 @@ export interface CompactionEndEvent extends LifecycleBase {
 /**
  * A repair that continued subagents for the run that was to start next (a resume's, or the one
  * before the next turn or compaction after an interrupt), when no turn takes that run — the agent
- * is closed first, or the resume fails: a run of its own, with the run id those children name as
- * their parent, so what they spent is counted in a run. Numbered with the turn it follows. Both
- * events are sent together, once that is known (at `close`, or as the resume fails); `startedAt`
- * and `endedAt` are the repair's. The repair asks no model itself.
+ * is closed first, the agents service is disposed first, or the resume fails and is not retried
+ * for the same parent run: a run of its own, with the run id those children name as their parent,
+ * so what they spent is counted in a run. Numbered with the turn it follows. Both events are sent
+ * together, once that is known (at `close`, at the service's dispose, or — after a failed resume —
+ * when the session is resumed for another parent run or the service is disposed); `startedAt` and
+ * `endedAt` are the repair's. The repair asks no model itself.
  */
 export interface RepairStartEvent extends LifecycleBase { startedAt: number }
 /** The end of such a repair's run (see `RepairStartEvent`), sent right after its start. */

@@ -1,8 +1,9 @@
 /**
  * A repair's run that no turn takes. A repair names the agent's next run before it continues the
  * subagents a crash or an interrupt left working, and they report to that run; the next turn is
- * that run and carries what they spent. When no turn comes (the agent is closed first, or the
- * resume fails), the run is told as one of its own — `agent/repair-start` and `-end` — or the
+ * that run and carries what they spent (after a failed resume, the retry's first turn). When no
+ * turn comes (the agent is closed or its service disposed first, or a failed resume is not
+ * retried), the run is told as one of its own — `agent/repair-start` and `-end` — or the
  * children's spend would be counted in no run. It is numbered with the turn it follows, as a
  * compaction between turns is.
  */

@@ -68,6 +68,20 @@ interface ServiceState {
   services: Map<keyof typeof NEEDED, NeededServices[keyof typeof NEEDED]>
   /** Sessions being repaired, by id, with the run their continued subagents work for. */
   repairing: Map<string, NextRun>
+  /**
+   * Runs a failed `resume`'s repair continued subagents for, by session id: a retry for the same
+   * parent run takes one as its agent's first run, so its turn's result holds that spend; told as
+   * runs of their own otherwise (another parent run resumes the session, or the service goes).
+   */
+  untaken: Map<string, UntakenRun>
+  /** Set once the service is disposed: nothing may be held for a retry any more. */
+  disposed: boolean
+}
+
+/** A run a repair worked for that no turn took yet, and where it was. */
+interface UntakenRun {
+  next: NextRun
+  place: RepairRunPlace
 }
 
 /** Services the agent needs; looked up when used, never injected, so swapping one never restarts this service. */
@@ -82,11 +96,14 @@ export class AgentService extends Service {
   constructor(ctx: Context, config: AgentConfig) {
     super(ctx, 'agents')
     const logger = ctx.logger('agents')
-    const state: ServiceState = { sections: [], tokenizer: charTokens, warned: new Set(), config, ctx, logger, agents: new Set(), notify: lifecycleNotifier(ctx, logger), services: new Map(), repairing: new Map() }
+    const state: ServiceState = { sections: [], tokenizer: charTokens, warned: new Set(), config, ctx, logger, agents: new Set(), notify: lifecycleNotifier(ctx, logger), services: new Map(), repairing: new Map(), untaken: new Map(), disposed: false }
     this._state = state
     // A provider row that starts, stops or is swapped: the next step looks the service up again.
     ctx.on('internal/service', (name) => { state.services.delete(name as keyof typeof NEEDED) })
-    ctx.effect(() => () => shutDown(state), 'agents: end running turns')
+    ctx.effect(() => {
+      state.disposed = false
+      return () => shutDown(state)
+    }, 'agents: end running turns')
     // Compaction prunes old results to stubs that name this tool: the model can read them again.
     ctx.inject(['tools'], (inner) => {
       inner.tools.register(recallResultTool((sessionId) => this.liveAgent(sessionId)?.session))
@@ -200,14 +217,16 @@ export class AgentService extends Service {
    * An agent on a stored session. The route and generation options the log last used are the
    * defaults here (explicit `options` win). A log that ends mid-turn is repaired first: replay-safe
    * calls with an unknown outcome are run once more, every other unpaired call is paired with an
-   * error result, and the turn is closed as `interrupted`.
+   * error result, and the turn is closed as `interrupted`. When a resume fails after its repair
+   * continued subagents, a retry for the same parent run goes on with the run they worked for: its
+   * first turn's result carries their spend, counted once.
    */
   async resume(id: string, options: ResumeAgentOptions = {}): Promise<{ agent: Agent; repaired: ResumeReport }> {
     const { parent: ref, signal, ...rest } = options
     // What the caller gives is checked; what the log recorded was accepted when it was written.
     checkOptions(rest)
     const session = await serviceOf(this._state, 'sessions').open(id)
-    let untaken: { next: NextRun; place: RepairRunPlace } | undefined
+    let untaken: UntakenRun | undefined
     try {
       if (ref && session.header.parentSessionId !== ref.sessionId) {
         throw new ReinError('NOT_A_CHILD', `session ${id} is not a subagent of session ${ref.sessionId}, so that session cannot resume it`, { details: { sessionId: id, parentSessionId: ref.sessionId } })
@@ -218,15 +237,19 @@ export class AgentService extends Service {
       const left = ref ? this.liveAgent(ref.sessionId)?.budgetLeft() : parent && this._state.repairing.get(parent.sessionId)?.left?.()
       const resolved = withinParent(await this.resolve({ cwd: session.header.cwd, ...recordedRequest(session.events, rest), ...stripUndefined(rest) }, session.header.depth > 0), left)
       const lineage = this.lineage(parent, resolved)
-      // The agent's first run is named now: the subagents its repair continues work for it.
-      const next = new NextRun(lineage.charge, lineage.left)
+      // The agent's first run is named now: the subagents its repair continues work for it. A
+      // retry of a resume that failed goes on with that one's run, and what it continued.
+      const next = takeUntaken(this._state, session.id, lineage.parent) ?? new NextRun(lineage.charge, lineage.left)
       untaken = { next, place: { agent: resolved.name, session, parent: lineage.parent } }
       const repaired = await repairing(this._state, session.id, next, () => repairSession(session, repairServices(this._state), resolved, signal))
-      return { agent: this.track(new Agent(session, resolved, this.agentServices(), lineage, next)), repaired }
+      const agent = this.track(new Agent(session, resolved, this.agentServices(), lineage, next))
+      // Disposed meanwhile: no dispose will tell the run now, so it is told as the service's shutdown would have.
+      if (this._state.disposed) agent.endRepairRun()
+      return { agent, repaired }
     } catch (error) {
       try {
-        // The children the repair continued before it failed worked for a run no turn will take.
-        if (untaken) tellUntakenRun(this._state.notify, untaken.next, untaken.place)
+        // The children the repair continued before it failed worked for a run no turn has taken yet.
+        if (untaken) holdUntaken(this._state, session.id, untaken)
       } finally {
         await session.close().catch(() => {})
       }
@@ -380,6 +403,32 @@ async function repairing<T>(state: ServiceState, sessionId: string, next: NextRu
   }
 }
 
+/**
+ * The run a failed resume of `sessionId` held, when this resume works for the same parent run (or,
+ * like it, for none): its children's spend then belongs to this resume's first turn. One held for
+ * another parent run is told as a run of its own: no turn of that run will come here.
+ */
+function takeUntaken(state: ServiceState, sessionId: string, parent: ParentRun | undefined): NextRun | undefined {
+  const held = state.untaken.get(sessionId)
+  if (!held) return undefined
+  state.untaken.delete(sessionId)
+  if (sameRun(held.place.parent, parent)) return held.next
+  tellUntakenRun(state.notify, held.next, held.place)
+  return undefined
+}
+
+/** Keeps a failed resume's run for a retry when its repair continued subagents that spent anything; told now once the service is gone. */
+function holdUntaken(state: ServiceState, sessionId: string, untaken: UntakenRun): void {
+  if (!untaken.next.spent.any) return
+  if (state.disposed) tellUntakenRun(state.notify, untaken.next, untaken.place)
+  else state.untaken.set(sessionId, untaken)
+}
+
+function sameRun(a: ParentRun | undefined, b: ParentRun | undefined): boolean {
+  if (!a || !b) return a === b
+  return a.sessionId === b.sessionId && a.runId === b.runId && a.callId === b.callId
+}
+
 /** The tools a repair asks, and the tokenizer and catalog it estimates a cut-off attempt with. */
 function repairServices(state: ServiceState): RepairServices {
   return {
@@ -391,18 +440,25 @@ function repairServices(state: ServiceState): RepairServices {
 }
 
 /**
- * Interrupts every live agent's turn (each records `interrupted`), then releases its session. The
- * agents stay usable: a later turn opens their session again (a hot swap of this row).
+ * Interrupts every live agent's turn (each records `interrupted`), tells the run a repair worked
+ * for that no turn took (as `close` does), then releases its session; runs failed resumes held for
+ * a retry are told too. The agents stay usable: a later turn opens their session again (a hot swap
+ * of this row), as a run of its own.
  */
 async function shutDown(state: ServiceState): Promise<void> {
+  state.disposed = true
   await Promise.all([...state.agents].map(async (agent) => {
     try {
       await agent.interrupt()
+      agent.endRepairRun()
       await agent.session.close()
     } catch (error) {
       state.logger.error('agent on session %s did not close cleanly: %s', agent.session.id, error)
     }
   }))
+  const held = [...state.untaken.values()]
+  state.untaken.clear()
+  for (const { next, place } of held) tellUntakenRun(state.notify, next, place)
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

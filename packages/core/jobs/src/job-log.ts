@@ -27,6 +27,8 @@ export type EndData = {
   notice: boolean
   /** What the job's body kept with its end (`JobExit.result`): the output does not outlive the process. */
   result?: string
+  /** Characters cut from the head of `result` to keep it within `bufferChars`. */
+  resultCut?: number
 }
 
 /**
@@ -122,7 +124,7 @@ const CAUSES: ReadonlySet<unknown> = new Set(['kill', 'owner', 'disposed', 'exit
 
 /** A `jobs/end` as written by `endData`; undefined when its status is not one of ours. */
 function endOf(jobId: string, data: Record<string, unknown>): EndData | undefined {
-  const { status, exitCode, signal, error, cause, notice, result } = data
+  const { status, exitCode, signal, error, cause, notice, result, resultCut } = data
   if (status !== 'done' && status !== 'failed' && status !== 'killed') return undefined
   return {
     jobId,
@@ -133,6 +135,7 @@ function endOf(jobId: string, data: Record<string, unknown>): EndData | undefine
     ...(isCause(cause) ? { cause } : {}),
     notice: notice === true,
     ...(typeof result === 'string' && result !== '' ? { result } : {}),
+    ...(typeof result === 'string' && result !== '' && Number.isSafeInteger(resultCut) && (resultCut as number) > 0 ? { resultCut: resultCut as number } : {}),
   }
 }
 

@@ -3,9 +3,8 @@
  * and the `JobRun` its body reports through.
  */
 
-import { ReinError, cutHead, isReinError, messageOf, shorten, type JobId } from '@rein/base'
+import { ReinError, isReinError, messageOf, shorten, type JobId } from '@rein/base'
 import type { RunIdentity } from '@rein/tools'
-import { count } from './format.ts'
 import { OutputBuffer } from './output-buffer.ts'
 import type { JobExit, JobInfo, JobRecord, JobRun, JobStatus, KillCause } from './types.ts'
 
@@ -34,8 +33,10 @@ interface Ending {
   signal?: string
   error?: string
   cause?: KillCause
-  /** What `done` was given to keep with the end (`JobExit.result`). */
+  /** What `done` was given to keep with the end (`JobExit.result`), cut as the output is. */
   result?: string
+  /** Characters cut from the head of `result`. */
+  resultCut?: number
 }
 
 export class Job {
@@ -119,8 +120,9 @@ export class Job {
     const exitCode = typeof exit?.exitCode === 'number' && Number.isInteger(exit.exitCode) ? exit.exitCode : undefined
     const signal = typeof exit?.signal === 'string' && exit.signal ? exit.signal : undefined
     // The result goes into the log: bounded like the output, so one answer cannot swell it.
-    const result = typeof exit?.result === 'string' && exit.result ? keptResult(exit.result, this._maxResult) : undefined
-    this.settle({ status: 'done', ...(exitCode === undefined ? {} : { exitCode }), ...(signal ? { signal } : {}), ...(result ? { result } : {}) })
+    const kept = typeof exit?.result === 'string' && exit.result ? keptResult(exit.result, this._maxResult) : undefined
+    const result = kept && { result: kept.output, ...(kept.droppedChars > 0 ? { resultCut: kept.droppedChars } : {}) }
+    this.settle({ status: 'done', ...(exitCode === undefined ? {} : { exitCode }), ...(signal ? { signal } : {}), ...result })
   }
 
   fail(error: unknown): void {
@@ -180,17 +182,15 @@ export class Job {
 }
 
 /**
- * A result as its end keeps it: whole when it has at most `max` characters, else its head and a line
- * saying how much was cut, `max` in all. A bare `…` would pass for the answer's own ending: the
- * model must know it reads part of it. The head, because an answer starts with what frames it (a
- * subagent's names its session, which holds the rest).
+ * A result as its end keeps it: cut by the same buffer as the output, so its last `max` characters
+ * (whole characters only), and how many went before them. A result that is also the output's last
+ * text (a subagent's answer) then reads the same live and from the log; and the end of a long
+ * answer is what a model needs. The count is kept apart, not as a line in the text: `read` says it.
  */
-function keptResult(text: string, max: number): string {
-  if (text.length <= max) return text
-  const note = (cut: number) => `\n[… ${count(cut)} later characters were cut: a job keeps at most ${count(max)} characters of its result.]`
-  // Room for the longest count the note can hold, so head and note never pass `max`.
-  const head = cutHead(text, max - note(text.length).length)
-  return `${head}${note(text.length - head.length)}`
+function keptResult(text: string, max: number): { output: string; droppedChars: number } {
+  const buffer = new OutputBuffer(max)
+  buffer.push(text)
+  return buffer.take()
 }
 
 /** A promise and its resolve, apart (Node 20 has no `Promise.withResolvers`). */

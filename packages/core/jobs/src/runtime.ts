@@ -86,8 +86,11 @@ export class JobRuntime {
    */
   read(jobId: string, viewer: JobViewer): JobOutput {
     const past = this.past(jobId, viewer)
-    // Its output went with its process; the result its end logged is what is left of it.
-    if (past) return Object.freeze({ info: past, output: this.books.get(viewer.sessionId)?.past.get(jobId)?.end?.result ?? '', droppedChars: 0 })
+    // Its output went with its process; the result its end logged is what is left of it, cut as the output was.
+    if (past) {
+      const end = this.books.get(viewer.sessionId)?.past.get(jobId)?.end
+      return Object.freeze({ info: past, output: end?.result ?? '', droppedChars: end?.resultCut ?? 0 })
+    }
     const job = this.find(jobId, viewer)
     const { output, droppedChars } = job.take()
     if (job.status !== 'running' && viewer.sessionId === job.owner.sessionId && !job.seenByOwner) {
@@ -287,7 +290,7 @@ export class JobRuntime {
     const info = job.info()
     const notice = !job.killedByOwner
     const session = this.agent(job.owner.sessionId)?.session
-    if (session && appendTo(session, 'jobs/end', endData(info, notice, job.ending?.result), this.logger)) {
+    if (session && appendTo(session, 'jobs/end', endData(info, notice, job.ending), this.logger)) {
       session.flush().catch((error: unknown) => this.logger.warn('session %s: the end of job %s was not saved: %s', session.id, job.jobId, error))
     }
     // A copy: a listener that disposes itself must not make the next one skip.
@@ -373,7 +376,8 @@ function checkStart(options: StartJob): StartJob {
   return { ...options, label: shorten(line, MAX_LABEL) }
 }
 
-function endData(info: JobInfo, notice: boolean, result: string | undefined): EndData {
+function endData(info: JobInfo, notice: boolean, kept: Pick<EndData, 'result' | 'resultCut'> = {}): EndData {
+  const { result, resultCut } = kept
   return {
     jobId: info.jobId,
     status: info.status === 'running' ? 'done' : info.status,
@@ -383,6 +387,7 @@ function endData(info: JobInfo, notice: boolean, result: string | undefined): En
     ...(info.cause === undefined ? {} : { cause: info.cause }),
     notice,
     ...(result === undefined ? {} : { result }),
+    ...(resultCut === undefined ? {} : { resultCut }),
   }
 }
 

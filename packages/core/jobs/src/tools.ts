@@ -48,9 +48,11 @@ export function createJobTools(jobs: JobTools, config: JobsConfig) {
       },
       render: (_args, value) => {
         const parts: string[] = []
-        if (value.droppedChars > 0) parts.push(dropNote(value.droppedChars, config.bufferChars, value.outputPath))
-        if (value.earlier === true) parts.push(...earlierParts(value.jobId, value.output, value.outputPath))
-        else parts.push(value.output === '' ? '(no new output)' : value.output.replace(/\n$/, ''))
+        if (value.earlier === true) parts.push(...earlierParts(value, config.bufferChars))
+        else {
+          if (value.droppedChars > 0) parts.push(dropNote(value.droppedChars, config.bufferChars, value.outputPath))
+          parts.push(value.output === '' ? '(no new output)' : value.output.replace(/\n$/, ''))
+        }
         if (value.error !== undefined) parts.push(`The job failed: ${value.error}`)
         parts.push(statusLine(value))
         return parts.join('\n')
@@ -176,11 +178,18 @@ function ending(info: JobInfo) {
   }
 }
 
-/** Instead of the output, for a job of an earlier process: nothing of it is in memory here, only the result its end logged, if any. */
-function earlierParts(jobId: string, result: string, path: string | undefined): string[] {
+/**
+ * Instead of the output, for a job read back from the log: nothing of it is in memory here, only
+ * the result its end logged, if any. It may have run in an earlier process, or in this one before
+ * its agent was closed and resumed: the words are true of both.
+ */
+function earlierParts(value: { jobId: string; output: string; droppedChars: number; outputPath?: string }, kept: number): string[] {
+  const { jobId, output: result, droppedChars, outputPath: path } = value
+  const was = `${jobId} belonged to an earlier run of this session`
+  if (result === '') return [`(${was}: ${path === undefined ? 'its output was not kept' : `its output is saved at ${path}`})`]
   const saved = path === undefined ? '' : `; its output is saved at ${path}`
-  if (result !== '') return [`(${jobId} ran in an earlier rein process: its result was kept${saved})`, result.replace(/\n$/, '')]
-  return [`(${jobId} ran in an earlier rein process: ${path === undefined ? 'its output was not kept' : `its output is saved at ${path}`})`]
+  const cut = droppedChars > 0 ? [`[… ${count(droppedChars)} earlier characters were cut: a job keeps at most ${count(kept)} characters of its result.]`] : []
+  return [`(${was}: its result was kept${saved})`, ...cut, result.replace(/\n$/, '')]
 }
 
 /** The kill's wait ran out before the job's body returned: its processes may outlive the answer. */

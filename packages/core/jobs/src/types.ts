@@ -19,9 +19,10 @@ export interface JobExit {
   signal?: string | null
   /**
    * The job's result, when it has one worth keeping (a subagent's answer): logged with its end in
-   * the owner's log (cut to `bufferChars`: its head, and a line saying how much was cut), so an
-   * owner that reads it only after a restart (or after it closed and was resumed) still gets it
-   * from `read`. Not added to the output: write it there too.
+   * the owner's log, so an owner that reads it only after a restart (or after it closed and was
+   * resumed) still gets it from `read`. Cut to `bufferChars` as the output is, its end kept (how
+   * much was cut is logged, and is `read`'s `droppedChars`): a result also written last to the
+   * output reads the same either way. Not added to the output: write it there too.
    */
   result?: string | null
 }
@@ -124,9 +125,10 @@ export interface JobInfo {
   /** Where the producer keeps the whole output (`StartJob.outputPath`); logged, so it outlives the process. */
   readonly outputPath?: string
   /**
-   * True for a job read back from the session log: it ran in an earlier rein process (or an
-   * earlier load of the plugin), so no output is held in memory; `outputPath` has it, if anything
-   * does, and `read` gives the result its end logged (`JobExit.result`), if any.
+   * True for a job read back from the session log: it ran before this plugin last met the session
+   * (in an earlier rein process, before its agent was closed and resumed, or under an earlier load
+   * of the plugin), so no output is held in memory; `outputPath` has it, if anything does, and
+   * `read` gives the result its end logged (`JobExit.result`), if any.
    */
   readonly earlier?: boolean
 }
@@ -135,7 +137,7 @@ export interface JobInfo {
 export interface JobOutput {
   readonly info: JobInfo
   readonly output: string
-  /** Characters dropped since the last read, before `output`. */
+  /** Characters dropped since the last read, before `output` (for an `earlier` job: cut from the head of its kept result). */
   readonly droppedChars: number
 }
 

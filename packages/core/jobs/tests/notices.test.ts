@@ -156,13 +156,55 @@ describe('finish notices', () => {
     await agent.close()
     const [end] = ofType((await store.load('kept')).events, 'jobs/end')
     expect(end).toMatchObject({ jobId: 'test-1', status: 'done', notice: true })
-    expect((end!.result as string).length).toBeLessThanOrEqual(1_000)
+    expect(end).toMatchObject({ result: 'y'.repeat(1_000), resultCut: 212 })
     const second = await boot([[call('job_output', { job_id: 'test-1' })], [{ text: 'ok' }]], { store, jobs: { bufferChars: 1_000 } })
     const { agent: resumed } = await second.root.agents.resume('kept')
     await resumed.send('and?')
     expect(notices(second.llm.requests[0]!.messages)).toEqual(['Background job test-1 (research) finished. Its result was kept: read it with job_output. [status: done]'])
     const answer = second.llm.requests[1]!.messages.at(-1)!.content[0]
-    expect(answer).toMatchObject({ content: [{ text: `(test-1 ran in an earlier rein process: its result was kept)\nthe answer: ${'y'.repeat(899)}\n[… 301 later characters were cut: a job keeps at most 1,000 characters of its result.]\n[status: done]` }] })
+    expect(answer).toMatchObject({ content: [{ text: `(test-1 belonged to an earlier run of this session: its result was kept)\n[… 212 earlier characters were cut: a job keeps at most 1,000 characters of its result.]\n${'y'.repeat(1_000)}\n[status: done]` }] })
+  })
+
+  it('does not say a job ran in an earlier rein process when its parent was closed and resumed in the same process', async () => {
+    const store = new MemorySessionStore()
+    const { root, llm } = await boot([[call('start_job', { label: 'research' })], [{ text: 'running' }], [call('job_output', { job_id: 'test-1' })], [{ text: 'ok' }]], { store })
+    const bodies = jobStarter(root, undefined, { outputPath: '/sessions/same/spill/research.txt' })
+    const agent = await root.agents.create({ sessionId: 'same' })
+    await agent.send('look into it')
+    bodies.get('test-1')!.done({ result: 'the answer' })
+    await agent.close()
+    const { agent: resumed } = await root.agents.resume('same')
+    await resumed.send('and?')
+    const answer = llm.requests[3]!.messages.at(-1)!.content[0]
+    expect(answer).toMatchObject({ content: [{ text: '(test-1 belonged to an earlier run of this session: its result was kept; its output is saved at /sessions/same/spill/research.txt)\nthe answer\n[status: done]' }] })
+    await resumed.close()
+  })
+
+  it('gives the same text of an answer longer than bufferChars read live and read back by a later process', async () => {
+    const store = new MemorySessionStore()
+    const first = await boot([[call('start_job', { label: 'research' })], [{ text: 'running' }]], { store, jobs: { bufferChars: 1_000 } })
+    const bodies = jobStarter(first.root)
+    const agent = await first.root.agents.create({ sessionId: 'long' })
+    await agent.send('look into it')
+    // As a background subagent does: progress, then the answer as output and as the kept result.
+    const answer = `The subagent answered:\n${'head '.repeat(100)}${'x'.repeat(700)}\nThe end: ${'z'.repeat(100)}\n`
+    const body = bodies.get('test-1')!
+    body.output('progress\n')
+    body.output(answer)
+    body.done({ result: answer })
+    await tick()
+    const live = first.root.jobs.read('test-1', ownerOf(agent))
+    await agent.close()
+    const second = await boot([], { store, jobs: { bufferChars: 1_000 } })
+    const { agent: resumed } = await second.root.agents.resume('long')
+    second.root.jobs.reap('long')
+    const later = second.root.jobs.read('test-1', ownerOf(resumed))
+    expect(later.info.earlier).toBe(true)
+    expect(later.output).toBe(live.output)
+    // The end of a long answer is what a model needs: both keep it.
+    expect(live.output.endsWith(`The end: ${'z'.repeat(100)}\n`)).toBe(true)
+    expect(later.droppedChars).toBe(answer.length - later.output.length)
+    await resumed.close()
   })
 
   it('does not hand a delivered notice again in a later process', async () => {
@@ -236,7 +278,7 @@ describe('finish notices', () => {
     await resumed.send('is it up?')
     expect(notices(second.llm.requests[0]!.messages)).toEqual(['Background job test-1 (dev server) was killed because rein exited before it finished. Its output is saved at /sessions/exited/spill/dev.txt. [status: killed]'])
     const answer = second.llm.requests[1]!.messages.at(-1)!.content[0]
-    expect(answer).toMatchObject({ content: [{ text: '(test-1 ran in an earlier rein process: its output is saved at /sessions/exited/spill/dev.txt)\n[status: killed]' }] })
+    expect(answer).toMatchObject({ content: [{ text: '(test-1 belonged to an earlier run of this session: its output is saved at /sessions/exited/spill/dev.txt)\n[status: killed]' }] })
     expect(second.llm.requests[2]!.messages.at(-1)!.content[0]).toMatchObject({ content: [{ text: 'test-1 (dev server) had already ended.\n[status: killed]' }] })
   })
 

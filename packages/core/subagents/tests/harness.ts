@@ -55,7 +55,7 @@ export async function boot(script: ReturnType<typeof byTask>, options: BootOptio
   await root.plugin(SessionService)
   const store = new MemorySessionStore()
   await root.inject(['sessions'], (ctx) => { ctx.sessions.registerStore(store) })
-  await root.plugin(AgentService, { provider: 'scripted', model: 'm' })
+  const agents = await root.plugin(AgentService, { provider: 'scripted', model: 'm' })
   if (options.telemetry) await root.plugin(TelemetryService, {})
   if (options.jobs) await root.plugin(JobService, options.jobs)
   const llm = createScriptedLlm(script, { models: [options.contextWindow === undefined ? PRICED : { ...PRICED, contextWindow: options.contextWindow }] })
@@ -82,7 +82,7 @@ export async function boot(script: ReturnType<typeof byTask>, options: BootOptio
     checked(agent)
     return agent
   }
-  return { root, llm, store, fiber, create }
+  return { root, llm, store, fiber, agents, create }
 }
 
 /** A tool call step of a script. */

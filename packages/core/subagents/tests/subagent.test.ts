@@ -2,7 +2,7 @@ import type { RepairEndEvent } from '@rein/agent'
 import { eventData } from '@rein/session'
 import { defineTool } from '@rein/tools'
 import type { TelemetryRecord } from '@rein/telemetry'
-import type { ScriptedTurn } from '@rein/testkit'
+import { validateSessionInvariants, type ScriptedTurn } from '@rein/testkit'
 import { describe, expect, it } from 'vitest'
 import { boot, byTask, call, childIdOf, resultOf, taskOf, textOf, usage, type BootOptions } from './harness.ts'
 
@@ -294,13 +294,15 @@ describe('cancelling a subagent call', () => {
   })
 
   /** A parent interrupted while its child `dig` waits at the gate; `go`'s answers after the first are `later`. */
-  async function interruptedAtChild(later: readonly ScriptedTurn[], options: Omit<BootOptions, 'telemetry'> = {}) {
+  async function interruptedAtChild(later: readonly ScriptedTurn[], options: Omit<BootOptions, 'telemetry'> & { closedHere?: boolean } = {}) {
+    const { closedHere, ...bootOptions } = options
     const stack = await boot(byTask({
       'go': [[call('subagent', ask('dig'), 'c1'), usage(10, 1)], ...later],
       'dig': [[{ text: 'partial findings' }, call('gate', {}, 'g1'), usage(100, 5)], [{ text: 'dug it all' }, usage(300, 7)]],
-    }), { ...options, telemetry: true })
+    }), { ...bootOptions, telemetry: true })
     const ready = gateTool(stack.root)
-    const parent = await stack.create()
+    // A parent the test closes with its call left open is checked by the test, on the log another handle wrote.
+    const parent = closedHere ? await stack.root.agents.create() : await stack.create()
     const ends: RepairEndEvent[] = []
     stack.root.on('agent/repair-end', (event) => { ends.push(event) })
     const records: TelemetryRecord[] = []
@@ -322,6 +324,17 @@ describe('cancelling a subagent call', () => {
       return append(id, events)
     }
     return () => { store.append = append }
+  }
+
+  /** The parent closed mid-child, then a resume that continued the child and failed to save; the log healed since. */
+  async function afterFailedResume(later: readonly ScriptedTurn[]) {
+    const stack = await interruptedAtChild(later, { closedHere: true })
+    const id = stack.parent.session.id
+    await stack.parent.close()
+    const heal = failAfterContinuing(stack)
+    await expect(stack.root.agents.resume(id)).rejects.toMatchObject({ code: 'SESSION_FLUSH_FAILED' })
+    heal()
+    return { stack, id }
   }
 
   it('counts the child a compaction\'s repair continued after an interrupt in a run of its own when the agent closes before any turn', async () => {
@@ -366,6 +379,49 @@ describe('cancelling a subagent call', () => {
     await stack.parent.close()
     expect(stack.ends).toEqual([])
     expect(stack.digRequests()).toBe(2)
+  })
+
+  it('gives a resume retried after a failed one the child the failed one continued, in its first turn\'s result and cost, counted once', async () => {
+    const { stack, id } = await afterFailedResume([[{ text: 'thanks' }, usage(20, 2)]])
+    const { root } = stack
+    const { agent } = await root.agents.resume(id)
+    try {
+      const next = await agent.continue()
+      // The failed resume's continuation (300 in, 7 out) was made for this turn: its subagent spend.
+      expect(next).toMatchObject({ reason: 'completed', subagents: { usage: { inputTokens: 300, outputTokens: 7 }, cost: 314 } })
+      expect(root.telemetry.cost(next.runId)?.children).toMatchObject({ usage: { inputTokens: 300, outputTokens: 7 }, money: 314, attempts: 1 })
+    } finally {
+      await agent.close()
+    }
+    // The turn took the run: no repair run of its own, and the child was asked once more, not twice.
+    expect(stack.ends).toEqual([])
+    expect(stack.records.filter((record) => record.kind === 'run' && record.purpose === 'repair')).toEqual([])
+    expect(stack.digRequests()).toBe(2)
+    expect(validateSessionInvariants((await root.sessions.load(id)).events)).toEqual([])
+  })
+
+  it('tells the run a failed resume\'s continuation worked for when the agents service is disposed before any retry', async () => {
+    const { stack, id } = await afterFailedResume([])
+    expect(stack.ends).toEqual([])
+    await stack.agents.dispose()
+    expect(stack.ends).toMatchObject([{ reason: 'error', errorCode: 'SESSION_FLUSH_FAILED', identity: { sessionId: id } }])
+    expect(stack.root.telemetry.cost(stack.ends[0]!.identity.runId)).toMatchObject({ children: { usage: { inputTokens: 300, outputTokens: 7 }, attempts: 1 } })
+  })
+
+  it('tells the run a resume\'s continuation worked for when the agents service is disposed and the agent never closed', async () => {
+    const stack = await interruptedAtChild([], { closedHere: true })
+    const { root, parent } = stack
+    const id = parent.session.id
+    await parent.close()
+    // Resumed (the child continued for the agent's next run), then the host disposes the service without agent.close().
+    await root.agents.resume(id)
+    expect(stack.ends).toEqual([])
+    await stack.agents.dispose()
+    expect(stack.ends).toMatchObject([{ reason: 'completed', identity: { sessionId: id } }])
+    const runId = stack.ends[0]!.identity.runId
+    expect(stack.root.telemetry.cost(runId)).toMatchObject({ own: { attempts: 0 }, children: { usage: { inputTokens: 300, outputTokens: 7 }, attempts: 1 } })
+    expect(stack.records.filter((record) => record.kind === 'run' && record.scope.runId === runId)).toMatchObject([{ phase: 'start', purpose: 'repair' }, { phase: 'end', purpose: 'repair' }])
+    expect(validateSessionInvariants((await root.sessions.load(id)).events)).toEqual([])
   })
 
   it('holds a grandchild its child\'s resume continues to what the live root\'s turn has left, not only charges it', async () => {
