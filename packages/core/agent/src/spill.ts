@@ -5,6 +5,7 @@
  */
 
 import { createWriteStream } from 'node:fs'
+import { rm } from 'node:fs/promises'
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import { countLines, ensurePrivateDir, openPrivateFile, PRIVATE_FILE_MODE } from '@rein/base'
@@ -33,12 +34,15 @@ export function exceeds(text: string, limits: SpillLimits): boolean {
   return text.length > limits.chars || countLines(text) > limits.lines
 }
 
-/** Writes the full text of a result; returns where it went. */
+/** Writes the full text of a result; returns where it went. A file it could not fill (a full disk) is removed: the model is told nothing was saved. */
 export async function spillResult(session: Session, callId: string, text: string): Promise<SpillRecord> {
   const path = join(await spillFolder(session), `${safeName(callId)}.result.txt`)
   const handle = await openPrivateFile(path, 'w')
   try {
     await handle.writeFile(text, 'utf8')
+  } catch (error) {
+    await rm(path, { force: true }).catch(() => {})
+    throw error
   } finally {
     await handle.close()
   }
