@@ -11,6 +11,7 @@ import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
 import { ReinError, isReinError } from '@rein/base'
 import { loadComposition, type Composition, type CompositionOptions, type SlowLoad } from '@rein/compose'
 import { reinHome } from './home.ts'
+import { untilIdle } from './idle.ts'
 import { neutralize } from './terminal-text.ts'
 // Loaded by name from the built-in rows below, resolved from this package's dependencies.
 import type {} from '@rein/otel-http'
@@ -74,20 +75,18 @@ export async function loadCliComposition(options: LookupOptions): Promise<Loaded
 
 /**
  * Nothing else runs while rein loads its composition, so Node's event loop running empty then
- * (`beforeExit`) means a row's start awaits something that can never settle: compose is told, and
- * names the rows. Left alone, the load never settles and Node exits 13 without a word. A start
- * that only takes long (a plugin connecting) keeps the loop busy and is waited for; so is one that
- * never settles but keeps a timer or a socket open, which only `slowNotice` tells about.
+ * means a row's start awaits something that can never settle (`untilIdle`): compose is told, and
+ * names the rows. A start that only takes long (a plugin connecting) keeps the loop busy and is
+ * waited for; so is one that never settles but keeps a timer or a socket open, which only
+ * `slowNotice` tells about.
  */
-async function loadUnlessStalled(options: CompositionOptions): Promise<Composition> {
-  const stalled = new AbortController()
-  const onIdle = () => stalled.abort()
-  process.on('beforeExit', onIdle)
-  try {
-    return await loadComposition({ ...options, stalled: stalled.signal })
-  } finally {
-    process.off('beforeExit', onIdle)
-  }
+function loadUnlessStalled(options: CompositionOptions): Promise<Composition> {
+  return untilIdle((stalled) => loadComposition({ ...options, stalled }))
+}
+
+/** Disposes every row; one that never stops (it never finished starting, or its dispose awaits forever) is left once nothing else can happen. */
+export function disposeUnlessStalled(composition: Composition): Promise<void> {
+  return untilIdle((stalled) => composition.dispose({ stalled }))
 }
 
 /** How long a composition loads before rein says it is still loading. */
@@ -103,9 +102,7 @@ const SLOW_START_MS = 10_000
  */
 function slowNotice(stderr: NodeJS.WritableStream | undefined, source: string, env: NodeJS.ProcessEnv): Pick<CompositionOptions, 'onSlow' | 'slowAfterMs'> {
   if (!stderr) return {}
-  const given = Number(env.REIN_SLOW_START_MS)
-  const afterMs = Number.isInteger(given) && given > 0 ? given : SLOW_START_MS
-  const after = afterMs % 1000 === 0 ? `${afterMs / 1000} s` : `${afterMs} ms`
+  const { afterMs, after } = slowStart(env)
   return {
     slowAfterMs: afterMs,
     // Row names come from the user's file: no control character reaches the terminal.
@@ -113,8 +110,15 @@ function slowNotice(stderr: NodeJS.WritableStream | undefined, source: string, e
   }
 }
 
+/** When a load (or a reload) is slow enough to say so, in ms and in words. */
+export function slowStart(env: NodeJS.ProcessEnv): { afterMs: number; after: string } {
+  const given = Number(env.REIN_SLOW_START_MS)
+  const afterMs = Number.isInteger(given) && given > 0 ? given : SLOW_START_MS
+  return { afterMs, after: afterMs % 1000 === 0 ? `${afterMs / 1000} s` : `${afterMs} ms` }
+}
+
 /** `: row "h" (./hang.mjs) has not finished starting — its apply has not settled`, or what else the load waits for. */
-function waitingFor({ step, rows }: SlowLoad): string {
+export function waitingFor({ step, rows }: SlowLoad): string {
   if (step === 'check') return ': every row started, but a compose/check listener has not settled'
   if (rows.length === 0) return ''
   const one = rows.length === 1

@@ -12,7 +12,7 @@ import type {} from '@rein/memory'
 import type {} from '@rein/telemetry'
 import { isReinError, ReinError } from '@rein/base'
 import type { CliOptions } from './args.ts'
-import { builtInModel, builtInWithoutModel, loadCliComposition, requireServices, usesBuiltIn } from './composition.ts'
+import { builtInModel, builtInWithoutModel, disposeUnlessStalled, loadCliComposition, requireServices, usesBuiltIn } from './composition.ts'
 import { saveFailureOf, unsavedText } from './errors-save.ts'
 import { EXIT } from './exit-codes.ts'
 import type { Io } from './io.ts'
@@ -94,8 +94,9 @@ export async function withComposition(options: CliOptions, io: Io, body: (scope:
     // Opening a session may have found lost background subagents: their logs are closed while the
     // store is still loaded (disposing takes rows down in no order the subagents could rely on).
     await composition.ctx.get('subagents')?.settled()
-    // Disposing stops every command still running; a second signal meanwhile exits at once.
-    await composition.dispose()
+    // Disposing stops every command still running; a second signal meanwhile exits at once. A row
+    // that never stops (one an edit added that never finished starting) is left, not waited for forever.
+    await disposeUnlessStalled(composition)
     interrupts.release()
   }
 }

@@ -6,10 +6,13 @@
  * file is only read.
  */
 
-import { messageOf } from '@rein/base'
+import { stat } from 'node:fs/promises'
 import { basename } from 'node:path'
 import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
-import { readConfigFile, type Composition, type ReloadReport } from '@rein/compose'
+import { messageOf } from '@rein/base'
+import { readConfigFile, type Composition, type FileVersion, type ReloadOptions, type ReloadReport } from '@rein/compose'
+import { slowStart, waitingFor } from './composition.ts'
+import { untilIdle } from './idle.ts'
 import type { PluginLogs } from './plugin-logs.ts'
 import { describeTouched, sessionRows, touchedRows, type TouchedRow } from './session-rows.ts'
 import { watchFile } from './watch-file.ts'
@@ -29,6 +32,8 @@ const SETTLE_MS = 200
 export interface CompositionWatch {
   /** Resolves once no reload is under way: a turn must not start while rows restart. */
   settled(): Promise<void>
+  /** Whether a save is waiting to be applied or being applied now. */
+  pending(): boolean
   /** Stops watching, after a reload already under way. */
   stop(): Promise<void>
 }
@@ -36,9 +41,11 @@ export interface CompositionWatch {
 /**
  * Watches `composition.file` until `stop`. A save is applied once `agent` is idle; `tell` gets one
  * line (or a refusal with its problems) per edit. The reload runs in `logs.around`, so a row that
- * fails to start is said once, in the refusal, not also as a log line.
+ * fails to start is said once, in the refusal, not also as a log line. A save made while the
+ * composition was still loading, before this watch began, is applied as if seen. `env` sets when a
+ * slow reload is told (`REIN_SLOW_START_MS`, as for the load).
  */
-export function watchComposition(composition: Composition, tell: (text: string) => void, agent: Busy, logs: PluginLogs): CompositionWatch {
+export function watchComposition(composition: Composition, tell: (text: string) => void, agent: Busy, logs: PluginLogs, env: NodeJS.ProcessEnv = {}): CompositionWatch {
   const { file } = composition
   let timer: NodeJS.Timeout | undefined
   let running: Promise<void> = Promise.resolve()
@@ -46,15 +53,21 @@ export function watchComposition(composition: Composition, tell: (text: string) 
   /** Saves seen, and how many of them the last reload read: one that read the file covers every save before it. */
   let saves = 0
   let read = 0
+  let applying = false
 
   const apply = async (save: number) => {
     if (stopped) return
     if (agent.status === 'running') await agent.whenIdle()
     if (stopped || save <= read) return
     read = saves
-    tell(await applySave(composition, logs, agent))
+    applying = true
+    try {
+      tell(await applySave(composition, logs, agent, { tell, env }))
+    } finally {
+      applying = false
+    }
   }
-  const files = watchFile(file, () => {
+  const saved = () => {
     if (stopped) return
     clearTimeout(timer)
     timer = setTimeout(() => {
@@ -63,10 +76,13 @@ export function watchComposition(composition: Composition, tell: (text: string) 
       if (agent.status === 'running') tell(`${basename(file)} saved; it is applied when the running turn ends`)
       running = running.then(() => apply(save))
     }, SETTLE_MS)
-  }, (error) => tell(`stopped watching ${file}: ${error.message}`))
+  }
+  const files = watchFile(file, saved, (error) => tell(`stopped watching ${file}: ${error.message}`))
+  void savedSinceLoad(file, composition.version()).then((since) => { if (since) saved() })
 
   return {
     settled: () => running,
+    pending: () => applying || timer !== undefined || saves > read,
     stop: async () => {
       stopped = true
       clearTimeout(timer)
@@ -76,17 +92,39 @@ export function watchComposition(composition: Composition, tell: (text: string) 
   }
 }
 
-/** What a save comes to: the rows it changed, or why it was not applied (the rows then run as they were). */
-async function applySave(composition: Composition, logs: PluginLogs, agent: Busy): Promise<string> {
+/** Whether `file` was saved since the rows running were read from it (before the watch began). */
+async function savedSinceLoad(file: string, loaded: FileVersion | undefined): Promise<boolean> {
+  if (!loaded) return false
+  try {
+    const { ino, size, mtimeMs } = await stat(file)
+    return ino !== loaded.ino || size !== loaded.size || mtimeMs !== loaded.mtimeMs
+  } catch {
+    // Gone: the watch says so.
+    return false
+  }
+}
+
+/**
+ * What a save comes to: the rows it changed, or why it was not applied (the rows then run as they
+ * were). A reload still going after a while is told, with the rows it waits for; one that can never
+ * finish (the process has nothing else to do: the chat was left meanwhile) is given up on.
+ */
+async function applySave(composition: Composition, logs: PluginLogs, agent: Busy, { tell, env }: { tell: (text: string) => void; env: NodeJS.ProcessEnv }): Promise<string> {
   const name = basename(composition.file)
   const refused = `${name} was not applied; the rows keep running as they were: `
   const touched = await sessionTouched(composition)
   if (touched.length > 0) return `${refused}this chat's session lives in ${describeTouched(touched)}; to use the edit, leave this chat (Ctrl-D) and start a new one`
+  const { afterMs, after } = slowStart(env)
+  let gaveUp = false
   let report: ReloadReport
   try {
-    report = await logs.around(() => composition.reload())
+    report = await logs.around(() => untilIdle((stalled) => {
+      stalled.addEventListener('abort', () => { gaveUp = true }, { once: true })
+      const watching: ReloadOptions = { stalled, slowAfterMs: afterMs, onSlow: (slow) => tell(`${name} is still reloading after ${after}${waitingFor(slow)}; the next turn waits for it (Ctrl-C leaves the chat)`) }
+      return composition.reload(watching)
+    }))
   } catch (error) {
-    return `${refused}${messageOf(error)}`
+    return gaveUp ? `${name}'s reload never finished, so the chat leaves without it: ${messageOf(error)}` : `${refused}${messageOf(error)}`
   }
   return [describe(name, report, agentRows(composition, report)), routeGone(composition, agent)].filter(Boolean).join('; ')
 }

@@ -129,7 +129,7 @@ export async function rein(cwd: string, argv: string[], options: { signals?: Eve
 }
 
 /** `rein chat` on a pretend terminal: the test types into stdin and reads what the prompt shows. */
-export function chatTerminal(cwd: string, argv: string[] = []) {
+export function chatTerminal(cwd: string, argv: string[] = [], env: NodeJS.ProcessEnv = {}) {
   const stdin = Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => {} })
   const stdout = new PassThrough()
   const stderr = Object.assign(new PassThrough(), { isTTY: true, columns: 80 })
@@ -137,7 +137,7 @@ export function chatTerminal(cwd: string, argv: string[] = []) {
   let answer = ''
   stderr.on('data', (chunk: Buffer) => { screen += chunk.toString() })
   stdout.on('data', (chunk: Buffer) => { answer += chunk.toString() })
-  const io: Io = { stdin, stdout, stderr, env: { NO_COLOR: '1', REIN_HOME: NO_HOME }, cwd, signals: new EventEmitter() as unknown as Io['signals'] }
+  const io: Io = { stdin, stdout, stderr, env: { NO_COLOR: '1', REIN_HOME: NO_HOME, ...env }, cwd, signals: new EventEmitter() as unknown as Io['signals'] }
   const prompts = () => screen.split('> ').length - 1
   return {
     done: main(['chat', ...argv], io),
@@ -187,4 +187,30 @@ export function spawnRein(cwd: string, args: string[], onStdout?: (text: string,
     child.on('error', reject)
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }))
   })
+}
+
+/**
+ * `rein` as a real process on a real terminal (`script` gives it a pty), from its sources: what
+ * only a whole process shows, such as how it exits once nothing else can happen. The test types
+ * into the terminal and reads everything it shows (stdout and stderr together).
+ */
+export function terminalRein(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+  const command = [process.execPath, '--conditions=@rein/source', '--import', TSX, BIN, ...args].map((part) => `'${part.replaceAll("'", "'\\''")}'`).join(' ')
+  const child = spawn('script', ['-qfec', command, '/dev/null'], {
+    cwd,
+    env: { ...process.env, NO_COLOR: '1', NODE_OPTIONS: '', REIN_HOME: NO_HOME, TERM: 'dumb', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  let screen = ''
+  child.stdout.on('data', (chunk: Buffer) => { screen += chunk.toString() })
+  child.stderr.on('data', (chunk: Buffer) => { screen += chunk.toString() })
+  return {
+    type: (text: string) => child.stdin.write(text),
+    screen: () => screen,
+    done: new Promise<number | null>((resolve, reject) => {
+      child.on('error', reject)
+      child.on('close', (code) => resolve(code))
+    }),
+    kill: () => child.kill('SIGKILL'),
+  }
 }

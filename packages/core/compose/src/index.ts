@@ -3,7 +3,7 @@
  * file's folder, and reports every row that fails by id and field.
  */
 
-export { loadComposition, type Composition, type CompositionOptions } from './load.ts'
+export { loadComposition, type Composition, type CompositionOptions, type DisposeOptions, type FileVersion, type ReloadOptions } from './load.ts'
 export { readConfigFile } from './read-config.ts'
 export type { CompositionRow, ReloadReport } from './row-list.ts'
 /** Every row of a cordis.yml, group members too, each with the group it sits in (`FlatRow`): how a reload compares rows. */

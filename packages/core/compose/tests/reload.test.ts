@@ -1,6 +1,7 @@
 // reload(): a valid edit applies; an invalid one is reported and the rows keep running as they were.
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
+import type { SlowLoad } from '../src/index.ts'
 import { fixtures, rejection, useComposition } from './harness.ts'
 
 const { log, writeConfig, load } = useComposition()
@@ -90,5 +91,35 @@ describe('reload', () => {
     await composition.reload()
     expect(log()).toEqual(['start first', 'stop first'])
     expect(composition.ctx.counter.value).toBe(7)
+  })
+
+  it('tells onSlow which row a reload still waits for and, told it stalled, rejects naming that row instead of waiting forever', async () => {
+    const file = writeConfig(counterRows('{label: a, start: 1}'))
+    const composition = await load(file)
+    writeConfig([counterRows('{label: a, start: 1}'), '- id: stuck', '  name: FIXTURES/hangs.ts'].join('\n'))
+    const started = new Promise<void>((resolve) => { (globalThis as Record<string, unknown>).composeStarted = resolve })
+    const told: SlowLoad[] = []
+    let tell = () => {}
+    const toldOnce = new Promise<void>((resolve) => { tell = resolve })
+    const stalled = new AbortController()
+    const reloading = rejection(composition.reload({ stalled: stalled.signal, slowAfterMs: 1, onSlow: (slow) => { told.push(slow); tell() } }))
+    await Promise.all([started, toldOnce])
+    // After 1 ms the edited file's modules may still be importing again, or the new row's apply running.
+    expect(told).toEqual([{ step: expect.stringMatching(/^(import|start)$/), rows: expect.arrayContaining([`row "stuck" (${fixtures}hangs.ts)`]) }])
+    stalled.abort()
+    const { code, problems } = await reloading
+    expect(code).toBe('CONFIG_INVALID')
+    expect(problems).toEqual([`row "stuck" (${fixtures}hangs.ts): never finished starting — its apply awaits something that can never settle; fix the plugin, or disable the row`])
+    // The rows the edit did not touch run on.
+    expect(composition.ctx.counter.value).toBe(1)
+    // A row is still starting: no later edit can be applied, nor the rows put back.
+    writeConfig(counterRows('{label: b, start: 2}'))
+    expect((await rejection(composition.reload())).message).toContain('row "stuck"')
+    expect(composition.ctx.counter.value).toBe(1)
+    // Disposing, told it stalled, gives up on the row still starting instead of waiting forever.
+    const idle = new AbortController()
+    const disposing = composition.dispose({ stalled: idle.signal })
+    idle.abort()
+    await disposing
   })
 })

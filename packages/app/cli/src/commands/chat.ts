@@ -19,7 +19,7 @@ import type { Io } from '../io.ts'
 import { compactOutcome } from '../render.ts'
 import { openAgent, requireModel, settleJobs, showResult, withComposition, type SessionScope } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
-import { watchComposition } from '../watch-config.ts'
+import { watchComposition, type CompositionWatch } from '../watch-config.ts'
 
 export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
   if (!io.stdin.isTTY) throw new ReinError('USAGE', 'rein chat needs a terminal; for scripts use rein run "…"')
@@ -60,7 +60,7 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
     const unsubscribe = agent.subscribe((event) => scope.renderer.event(event))
     const watch = scope.source === 'built-in'
       ? undefined
-      : watchComposition(scope.composition, (text) => lines.interrupt(() => scope.renderer.notice(text), io.stderr), agent, scope.logs)
+      : watchComposition(scope.composition, (text) => lines.interrupt(() => scope.renderer.notice(text), io.stderr), agent, scope.logs, io.env)
     // SIGTERM or SIGHUP (Ctrl-C at the terminal reaches readline, below): end the turn and the chat.
     scope.interrupted.addEventListener('abort', () => {
       stopTurn(agent, scope.interrupted.reason)
@@ -84,7 +84,7 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
         cancelling = false
         if (!line.trim()) continue
         // A line typed ahead waits for a reload under way: its request must not meet a restarting row.
-        await watch?.settled()
+        if (watch && !await reloaded(watch, lines, scope, line)) break
         const compact = /^\/compact(?:\s+(.*))?$/.exec(line.trim())
         if (compact) {
           await compactNow(scope, agent, compact[1]?.trim())
@@ -105,6 +105,19 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
       if (agent.session.events.length === 0) scope.renderer.notice(`nothing was sent, so session ${agent.session.id} was not kept`)
     }
   })
+}
+
+/**
+ * Waits for the reload under way before `line` is sent, saying so: a row that takes long (or never
+ * finishes) to start must not hold a typed line without a word. False when the chat is left
+ * meanwhile (Ctrl-C, a signal): the line is then said not to be sent.
+ */
+async function reloaded(watch: CompositionWatch, lines: LineQueue, scope: SessionScope, line: string): Promise<boolean> {
+  if (!watch.pending()) return true
+  scope.renderer.notice('this line is sent once the cordis.yml reload under way is done')
+  const left = await Promise.race([watch.settled().then(() => false), lines.left.then(() => true)])
+  if (left) scope.renderer.notSent(line, new ReinError('RELOAD_PENDING', 'the chat was left while the cordis.yml reload was still under way'))
+  return !left
 }
 
 /**
@@ -185,11 +198,16 @@ function heldEcho(stderr: Io['stderr']) {
  * or at once after `stop()`. Typing is echoed only while the prompt waits (`heldEcho`); a line
  * typed ahead is shown as the queue sends it.
  */
+type LineQueue = ReturnType<typeof lineQueue>
+
 function lineQueue(prompt: Interface, echo: ReturnType<typeof heldEcho>, stderr: Io['stderr']) {
   const queued: string[] = []
   let waiting: ((line: string | undefined) => void) | undefined
   let ended = false
   let stopped = false
+  let leave = () => {}
+  /** Resolves once the chat is left at once (`stop`: Ctrl-C at the prompt, a signal); at the end of input the queue is still sent. */
+  const left = new Promise<void>((resolve) => { leave = resolve })
   const settle = (line: string | undefined) => {
     const resolve = waiting
     waiting = undefined
@@ -208,6 +226,7 @@ function lineQueue(prompt: Interface, echo: ReturnType<typeof heldEcho>, stderr:
     settle(undefined)
   })
   return {
+    left,
     next(): Promise<string | undefined> {
       if (stopped) return Promise.resolve(undefined)
       const line = queued.shift()
@@ -220,6 +239,7 @@ function lineQueue(prompt: Interface, echo: ReturnType<typeof heldEcho>, stderr:
     },
     stop() {
       stopped = true
+      leave()
       settle(undefined)
     },
     /** Takes out what was typed so far (shown or not), for a question that must not read it. */

@@ -6,7 +6,7 @@
 
 import type { CompositionRow } from '@rein/compose'
 import type { ParsedArgs } from '../args.ts'
-import { BUILT_IN_ENVIRONMENT, loadCliComposition } from '../composition.ts'
+import { BUILT_IN_ENVIRONMENT, disposeUnlessStalled, loadCliComposition } from '../composition.ts'
 import type { Io } from '../io.ts'
 import { maskSecrets, secretValues } from '@rein/base'
 import { neutralize } from '../terminal-text.ts'
@@ -26,7 +26,7 @@ export async function configCommand(args: ParsedArgs, io: Io): Promise<number> {
     io.stdout.write(`${neutralize(lines.join('\n'))}\n`)
     return 0
   } finally {
-    await composition.dispose()
+    await disposeUnlessStalled(composition)
   }
 }
 

@@ -12,7 +12,7 @@ import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
 import { loadComposition } from '@rein/compose'
 import { startMockOpenAiServer } from '@rein/testkit'
 import type { ParsedArgs } from '../args.ts'
-import { builtInRows, PACKAGE_DIR } from '../composition.ts'
+import { builtInRows, disposeUnlessStalled, PACKAGE_DIR } from '../composition.ts'
 import type { Io } from '../io.ts'
 import { DEMO_PROVIDER } from '../demo/provider.ts'
 import { rewindDemoTurn } from '../demo/rewind.ts'
@@ -71,7 +71,7 @@ async function runDemo(args: ParsedArgs, io: Io, serverUrl: string, workspaceRoo
       await agent.close()
     }
   } finally {
-    await composition.dispose()
+    await disposeUnlessStalled(composition)
     interrupts.release()
   }
 }

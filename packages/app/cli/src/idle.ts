@@ -1,0 +1,17 @@
+/**
+ * Node's event loop running empty (`beforeExit`) while rein still awaits something means nothing
+ * can ever settle it: a row whose start (or stop) awaits a promise nobody will resolve. Left alone,
+ * the await never settles and Node exits 13 without a word.
+ */
+
+/** Runs `work` with a signal aborted if the event loop runs empty meanwhile (see above). */
+export async function untilIdle<T>(work: (idle: AbortSignal) => Promise<T>): Promise<T> {
+  const idle = new AbortController()
+  const onIdle = () => idle.abort()
+  process.on('beforeExit', onIdle)
+  try {
+    return await work(idle.signal)
+  } finally {
+    process.off('beforeExit', onIdle)
+  }
+}

@@ -1,0 +1,84 @@
+// `rein chat` and an edit adding a row that takes long to start, or never finishes: the chat says
+// what it waits for, a line typed meanwhile is told it waits (and is sent, or said not sent), and
+// leaving never hangs or ends with Node's bare exit 13.
+import { appendFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { chatTerminal, projectPerTest, terminalRein } from './harness.ts'
+
+const setUp = projectPerTest(afterEach)
+
+/** A row whose start waits for `globalThis.releaseSlowRow` (a test in this process may call it); in another process it never finishes. */
+const SLOW_ROW = [
+  'export const name = "slow-row"',
+  'export async function apply() {',
+  '  await new Promise((resolve) => { globalThis.releaseSlowRow = resolve })',
+  '}',
+].join('\n')
+
+function addSlowRow(dir: string): void {
+  writeFileSync(join(dir, 'slow-row.mjs'), SLOW_ROW)
+  appendFileSync(join(dir, 'cordis.yml'), ['- id: slow', '  name: ./slow-row.mjs', ''].join('\n'))
+}
+
+describe('rein chat: a reload whose new row takes long to start', () => {
+  it('says which row it waits for, tells a line typed meanwhile that it waits, and sends it once the row has started', async () => {
+    const p = await setUp([{ steps: [{ text: 'First.' }] }, { steps: [{ text: 'Second.' }] }])
+    const chat = chatTerminal(p.dir, [], { REIN_SLOW_START_MS: '50' })
+    await expect.poll(chat.screen).toContain('Ctrl-D leaves')
+    chat.type('one\r')
+    await expect.poll(chat.answer).toContain('First.')
+    addSlowRow(p.dir)
+    await expect.poll(chat.screen).toContain('cordis.yml is still reloading after 50 ms: row "slow" (./slow-row.mjs) has not finished starting')
+    chat.type('two\r')
+    await expect.poll(chat.screen).toContain('this line is sent once the cordis.yml reload under way is done')
+    expect(chat.answer()).not.toContain('Second.')
+    ;(globalThis as { releaseSlowRow?: () => void }).releaseSlowRow?.()
+    await expect.poll(chat.answer).toContain('Second.')
+    expect(chat.screen()).toContain('cordis.yml reloaded, in effect from the next turn: added slow')
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+  }, 30_000)
+
+  it('leaves at Ctrl-C when the row never finishes starting: the waiting line said not sent, the reload given up, and a normal exit', async () => {
+    const p = await setUp([{ steps: [{ text: 'First.' }] }, { steps: [{ text: 'never sent' }] }])
+    const chat = terminalRein(p.dir, ['chat'], { REIN_SLOW_START_MS: '50' })
+    try {
+      await expect.poll(chat.screen, { timeout: 15_000 }).toContain('Ctrl-D leaves')
+      chat.type('one\r')
+      await expect.poll(chat.screen, { timeout: 10_000 }).toContain('First.')
+      addSlowRow(p.dir)
+      await expect.poll(chat.screen, { timeout: 10_000 }).toContain('has not finished starting')
+      chat.type('two\r')
+      await expect.poll(chat.screen, { timeout: 10_000 }).toContain('this line is sent once')
+      chat.type('\u0003')
+      expect(await chat.done).toBe(0)
+      const screen = chat.screen()
+      expect(screen).toContain('not sent: RELOAD_PENDING: the chat was left while the cordis.yml reload was still under way')
+      expect(screen).toContain('your message was not sent to the model nor saved in the session: two')
+      expect(screen).toContain('cordis.yml\'s reload never finished, so the chat leaves without it')
+      expect(screen).toContain('row "slow" (./slow-row.mjs): never finished starting')
+      expect(p.server.requests).toHaveLength(1)
+    } finally {
+      chat.kill()
+    }
+  }, 60_000)
+})
+
+describe('rein chat: a save made while the chat was still starting', () => {
+  it('is applied once the chat is up, not missed until the next save', async () => {
+    const p = await setUp([{ steps: [{ text: 'First.' }] }])
+    // A row that saves the file as it starts: after the load read it, before the chat's watch began.
+    writeFileSync(join(p.dir, 'noop.mjs'), 'export const name = "noop"\nexport function apply() {}\n')
+    writeFileSync(join(p.dir, 'saves-file.mjs'), [
+      'import { appendFileSync } from "node:fs"',
+      'export const name = "saves-file"',
+      'export function apply(_ctx, config) { appendFileSync(config.file, "- id: later\\n  name: ./noop.mjs\\n") }',
+    ].join('\n'))
+    appendFileSync(join(p.dir, 'cordis.yml'), ['- id: saver', '  name: ./saves-file.mjs', `  config: { file: '${join(p.dir, 'cordis.yml')}' }`, ''].join('\n'))
+    const chat = chatTerminal(p.dir)
+    await expect.poll(chat.screen).toContain('cordis.yml reloaded, in effect from the next turn: added later')
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+  })
+})
