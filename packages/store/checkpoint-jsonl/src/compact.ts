@@ -33,9 +33,11 @@ const BATCH = 64
 export async function compactLog(log: SessionLog, keepAnchors: ReadonlySet<string>, options: CompactOptions, context: CompactContext): Promise<CompactReport> {
   const seenThrough = options.seenThrough ?? Number.POSITIVE_INFINITY
   const isKept = (record: CheckpointRecord) => keepAnchors.has(record.anchor) || record.seq > seenThrough
+  // A read-only log is refused only when it would be rewritten. Opening it for writing may read it
+  // again (another process compacted it and recorded since): what is kept is chosen from that one.
+  if (log.records.some((record) => !isKept(record))) await context.forWriting(log)
   const kept = log.records.filter(isKept)
   const dropped = log.records.filter((record) => !isKept(record))
-  if (dropped.length > 0) await context.forWriting(log)
   let freedBytes = dropped.length > 0 ? await rewrite(log, kept, new Set([...log.pruned, ...dropped.map((record) => record.anchor)]), context) : 0
   const named = new Set<string>()
   for (const record of kept) for (const hash of [record.before, record.after]) if (hash !== null) named.add(hash)

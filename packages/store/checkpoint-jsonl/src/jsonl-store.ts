@@ -4,7 +4,7 @@
  * fsynced; appends and compactions of one session are serialized.
  */
 
-import { constants } from 'node:fs'
+import { constants, type Stats } from 'node:fs'
 import { open, stat, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ReinError, ensurePrivateDir, makeFilePrivate, openPrivateFile } from '@rein/base'
@@ -239,22 +239,24 @@ export class JsonlCheckpointStore implements CheckpointStore {
 
   /**
    * Reopens the loaded log for appending (and makes it private), before anything of a record or a
-   * compaction is written. A log without its owner's write bit is refused, root's process too: its
-   * owner made it read-only. A file another process put in its place since the load is read again first.
+   * compaction is written. A log another process recorded into or replaced since the check is read again first.
    */
   private async forWriting(log: SessionLog, tries = 3): Promise<void> {
     if (log.handle === undefined || log.writable) return
     const loaded = await log.handle.stat()
-    if ((loaded.mode & 0o200) === 0) throw readOnly(log.file)
-    const handle = await openForAppend(log.file)
+    if (mayNotWrite(loaded)) throw readOnly(log.file, loaded)
+    const handle = await openForAppend(log.file, loaded)
     try {
-      if ((await handle.stat()).ino !== loaded.ino) {
-        if (tries <= 1) throw new Error(`${log.file} was replaced while it was opened for writing; two processes are recording into the session`)
+      const opened = await handle.stat()
+      // Another process may have recorded into it (it grew) or compacted it (a new file) since the check.
+      if (opened.ino !== loaded.ino || opened.size !== log.size + log.torn) {
+        if (tries <= 1) throw new ReinError('CHECKPOINT_FAILED', `${log.file} was changed by another process each time rein opened it to record: two processes are recording into the session at once; end the other one, then try again`, { details: { file: log.file } })
         await handle.close()
         await this.refresh(log)
         return this.forWriting(log, tries - 1)
       }
-      await makeFilePrivate(handle)
+      // Only its owner (or root) may change a file's mode; another user's log shared with this one stays as shared.
+      if (ownsOrRoot(loaded)) await makeFilePrivate(handle)
     } catch (error) {
       await handle.close().catch(() => undefined)
       throw error
@@ -277,16 +279,49 @@ export class JsonlCheckpointStore implements CheckpointStore {
 }
 
 /** Opens the log to append to it: `O_APPEND` without `O_CREAT`, so every write lands at the end, even after a truncate. */
-async function openForAppend(file: string): Promise<FileHandle> {
+async function openForAppend(file: string, loaded: Stats): Promise<FileHandle> {
   try {
     return await open(file, constants.O_WRONLY | constants.O_APPEND)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') throw readOnly(file, error)
+    if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') throw readOnly(file, loaded, error)
+    // Not made again: a log that is gone took the records this store holds with it, and a new one
+    // would start part-way through the session. A later process starts a new log from nothing.
+    if (code === 'ENOENT') throw new ReinError('CHECKPOINT_FAILED', `${file} was removed after rein read it (moved aside, or deleted by another process), so this checkpoint was not recorded; run rein again on the session to start a new checkpoint log`, { details: { file }, cause: error })
     throw error
   }
 }
 
-function readOnly(file: string, cause?: unknown): ReinError {
-  return new ReinError('CHECKPOINT_FAILED', `${file} is read-only: rein reads the session's checkpoints from it but cannot record more; make it writable (chmod u+w ${file}) to record checkpoints again`, { details: { file }, cause })
+/** This process's uid, or `undefined` where there are none (Windows: the mode's write bit is the read-only attribute). */
+const uid = process.getuid?.()
+
+/** Whether this process owns the file, or is root, which the file system lets write any file. */
+function ownsOrRoot(stats: Stats): boolean {
+  return uid === undefined || uid === 0 || uid === stats.uid
+}
+
+/**
+ * A log without its owner's write bit, for its owner or root: its owner made it read-only, and root
+ * would write it anyway. For anyone else the open decides (a group may write a log its owner may not).
+ */
+function mayNotWrite(stats: Stats): boolean {
+  return ownsOrRoot(stats) && (stats.mode & 0o200) === 0
+}
+
+/** `CHECKPOINT_FAILED` for a log that cannot be written (`cause`: the open's error, if it came to that). */
+function readOnly(file: string, stats: Stats, cause?: unknown): ReinError {
+  const problem = whyNotWritable(file, stats, (cause as NodeJS.ErrnoException | undefined)?.code)
+  return new ReinError('CHECKPOINT_FAILED', `${file} ${problem.why}: rein reads the session's checkpoints from it but cannot record more; ${problem.fix}`, { details: { file }, cause })
+}
+
+/** Why the log cannot be written and what to do, worded for the case: the mount, another user's file, or its mode. */
+function whyNotWritable(file: string, stats: Stats, code: string | undefined): { why: string; fix: string } {
+  if (code === 'EROFS') return { why: 'is on a read-only file system', fix: 'mount it read-write to record checkpoints again' }
+  if (code !== undefined && !ownsOrRoot(stats)) {
+    return { why: `belongs to another user (uid ${stats.uid}) and this one (uid ${uid}) may not write it`, fix: 'ask its owner to let you write it, or run rein as that user' }
+  }
+  if (code !== undefined && (stats.mode & 0o200) !== 0) {
+    return { why: `could not be opened for writing (${code}) though its mode allows it`, fix: 'an immutable or append-only attribute (lsattr), an ACL (getfacl) or a security policy forbids it: lift that to record checkpoints again' }
+  }
+  return { why: 'is read-only', fix: `make it writable (chmod u+w ${file}) to record checkpoints again` }
 }

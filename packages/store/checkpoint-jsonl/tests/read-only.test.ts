@@ -1,13 +1,13 @@
 // A checkpoint log its owner made read-only (chmod 0400) is still read: a plan, `rein show`, a dry
 // run list its checkpoints, and a read changes nothing, its mode included. Only a record about to
 // be written needs the log writable; without that it fails clearly, and nothing is lost.
-import { spawn } from 'node:child_process'
-import { appendFile, chmod, chown, readdir, readFile, stat } from 'node:fs/promises'
+import { execFileSync, spawn } from 'node:child_process'
+import { appendFile, chmod, chown, cp, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { contentHash, type CheckpointEntry } from '@rein/checkpoint'
 import { describe, expect, it } from 'vitest'
-import { BLOB_FOLDER, LOG_FILE } from '../src/index.ts'
-import { openStore as open } from './temp-root.ts'
+import { BLOB_FOLDER, JsonlCheckpointStore, LOG_FILE } from '../src/index.ts'
+import { openStore as open, tempRoot } from './temp-root.ts'
 
 const CHILD = new URL('./fixtures/read-only-child.ts', import.meta.url).pathname
 const NOBODY = 65534
@@ -76,16 +76,74 @@ describe('a checkpoint log made read-only', () => {
 
   it.runIf(process.getuid?.() === 0)('is read by a user who may not write it (no EACCES), and refuses that user\'s record clearly', async () => {
     const { base, log, bytes } = await readOnlyLog(0o400)
-    for (const path of [base, join(base, 's1'), join(base, 's1', BLOB_FOLDER), log]) await chown(path, NOBODY, NOBODY)
-    for (const name of await readdir(join(base, 's1', BLOB_FOLDER))) await chown(join(base, 's1', BLOB_FOLDER, name), NOBODY, NOBODY)
-    const child = spawn(process.execPath, ['--conditions=@rein/source', '--import', 'tsx', CHILD, base], { uid: NOBODY, gid: NOBODY, stdio: ['ignore', 'pipe', 'inherit'] })
-    let out = ''
-    child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
-    expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(0)
-    const { records, append } = JSON.parse(out)
+    await giveToNobody(base)
+    await chown(log, NOBODY, NOBODY)
+    const { records, append } = await asNobody(base)
     expect(records).toEqual({ value: ['a'] })
-    expect(append).toMatchObject({ code: 'CHECKPOINT_FAILED', message: expect.stringMatching(/read-only/) })
+    expect(append).toMatchObject({ code: 'CHECKPOINT_FAILED', message: expect.stringMatching(/read-only.*chmod u\+w/) })
     expect(await modeOf(log)).toBe(0o400)
     expect((await readFile(log)).equals(bytes)).toBe(true)
   }, 30_000)
+
+  it.runIf(process.getuid?.() === 0)('a log another user owns and lets this user\'s group write (0460) is recorded into, its mode as it was', async () => {
+    const { base, log } = await readOnlyLog(0o460)
+    await giveToNobody(base)
+    await chown(log, 0, NOBODY)
+    const { records, append } = await asNobody(base)
+    expect(records).toEqual({ value: ['a'] })
+    expect(append).toEqual({ value: 2 })
+    // Not narrowed: only its owner may change its mode, and the owner shared it on purpose.
+    expect(await modeOf(log)).toBe(0o460)
+  }, 30_000)
+
+  it.runIf(process.getuid?.() === 0)('a log another user owns and this user may only read says whose it is, not to chmod it', async () => {
+    const { base, log, bytes } = await readOnlyLog(0o644)
+    await giveToNobody(base)
+    const { append } = await asNobody(base)
+    expect(append).toMatchObject({ code: 'CHECKPOINT_FAILED', message: expect.stringMatching(/belongs to .*uid 0.*ask its owner/) })
+    expect(append.message).not.toMatch(/chmod/)
+    expect((await readFile(log)).equals(bytes)).toBe(true)
+  }, 30_000)
+
+  it.runIf(process.getuid?.() === 0)('a log on a read-only mount says to mount it read-write, not to chmod it', async (context) => {
+    const { base } = await readOnlyLog(0o600)
+    const mounted = join(await tempRoot(), 'mount')
+    await mkdir(mounted)
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'mode=0700', 'tmpfs', mounted], { stdio: 'ignore' })
+    } catch {
+      context.skip()
+    }
+    let store: JsonlCheckpointStore | undefined
+    try {
+      await cp(base, mounted, { recursive: true })
+      execFileSync('mount', ['-o', 'remount,ro', mounted], { stdio: 'ignore' })
+      store = new JsonlCheckpointStore({ folder: async (id) => join(mounted, id) })
+      expect((await store.records('s1')).map((record) => record.path)).toEqual(['a'])
+      const refused = store.append('s1', created('b', 'two', 't2'))
+      await expect(refused).rejects.toMatchObject({ code: 'CHECKPOINT_FAILED', details: { file: join(mounted, 's1', LOG_FILE) } })
+      await expect(refused).rejects.toThrow(/read-only file system.*mount it read-write/)
+      await expect(refused).rejects.not.toThrow(/chmod/)
+    } finally {
+      // Its open log would keep the mount busy.
+      await store?.close()
+      execFileSync('umount', ['--lazy', mounted], { stdio: 'ignore' })
+      await rm(mounted, { recursive: true, force: true })
+    }
+  })
 })
+
+/** Hands `base`, the session folder and its contents (the log excepted) to nobody, who then may write them. */
+async function giveToNobody(base: string): Promise<void> {
+  for (const path of [base, join(base, 's1'), join(base, 's1', BLOB_FOLDER)]) await chown(path, NOBODY, NOBODY)
+  for (const name of await readdir(join(base, 's1', BLOB_FOLDER))) await chown(join(base, 's1', BLOB_FOLDER, name), NOBODY, NOBODY)
+}
+
+/** What the child (see its fixture) gave, run as nobody on `base`. */
+async function asNobody(base: string): Promise<{ records: { value?: unknown; code?: string; message?: string }; append: { value?: unknown; code?: string; message?: string } }> {
+  const child = spawn(process.execPath, ['--conditions=@rein/source', '--import', 'tsx', CHILD, base], { uid: NOBODY, gid: NOBODY, stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
+  expect(await new Promise((resolve) => child.once('exit', resolve))).toBe(0)
+  return JSON.parse(out)
+}
