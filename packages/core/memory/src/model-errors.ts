@@ -15,8 +15,9 @@ const SAID_TO_MODEL: Readonly<Record<string, string>> = {
 const OTHER_FAILURE = 'memory could not be used just now (its store failed); go on without it'
 
 /**
- * Failures the service tells people itself, once, through `memory/unavailable` (a damaged store
- * turns memory off): logged at debug level here, or people read them twice.
+ * Failures the service tells people itself, once per cause (a damaged store turns memory off:
+ * `memory/unavailable`, or a warning when that event went out already for another cause): logged
+ * at debug level here, or people read them twice.
  */
 const TOLD_BY_SERVICE = new Set(['MEMORY_STORE_CORRUPT'])
 

@@ -48,8 +48,9 @@ export interface SectionSource {
 
 /**
  * The section. A recall that fails leaves the block out of that session, never the run: it is told
- * to `recallFailed` (the service's `memory/unavailable`, which the host tells people once) and
- * logged at debug level only, so people do not read it twice.
+ * to `recallFailed` (the service tells people once per cause: `memory/unavailable`, or a warning
+ * when that event went out already for another cause) and logged at debug level only, so people do
+ * not read it twice.
  */
 export function memorySection(memory: SectionSource, config: MemoryConfig, agents: () => AgentsLike | undefined, logger: Logger, recallFailed: (error: ReinError) => void): MemorySection {
   return {

@@ -26,7 +26,7 @@ declare module '@deepseek-ai/cordis' {
      * Memory is off for runs: a store that cannot be used was registered (its `unavailable`), a
      * call found the registered one damaged (`MEMORY_STORE_CORRUPT`), or the prompt block's recall
      * failed. Once per service; the error names the file when it can. For people (a CLI notice):
-     * the model is never told.
+     * the model is never told. A later, other cause is logged as a warning instead.
      */
     'memory/unavailable'(error: ReinError): void
   }
@@ -41,6 +41,8 @@ interface MemoryState {
   queue: Promise<unknown>
   /** Why memory is off for runs, once it was (`memory/unavailable` was emitted then, once per service). */
   problem: ReinError | undefined
+  /** The causes (code and message) people were told of, by the event or a warning: each is told once. */
+  told: Set<string>
   /** The registered store's `MEMORY_STORE_CORRUPT`, once a call found it damaged: runs get no tools and no block, as for an `unavailable` store. */
   damaged: ReinError | undefined
 }
@@ -54,7 +56,7 @@ export class MemoryService extends Service {
 
   constructor(ctx: Context, config: MemoryConfig) {
     super(ctx, 'memory')
-    const state: MemoryState = { stores: [], config, watchers: new Set(), queue: Promise.resolve(), problem: undefined, damaged: undefined }
+    const state: MemoryState = { stores: [], config, watchers: new Set(), queue: Promise.resolve(), problem: undefined, told: new Set(), damaged: undefined }
     this._state = state
     const logger = ctx.logger('memory')
     // A store that cannot be used stays registered (so `list` reports why), but runs get neither
@@ -124,10 +126,19 @@ export class MemoryService extends Service {
     return state.problem ?? state.stores[0]?.unavailable
   }
 
-  /** Emits `memory/unavailable` the first time memory is off for runs; never again for this service. */
+  /**
+   * Tells people why memory is off, once per cause: `memory/unavailable` the first time (never again
+   * for this service), a warning for a later cause the event did not carry (a store found damaged
+   * after the block was told it was busy). The store, the block and the tools log what they hand
+   * here at debug level only: this is where people hear of it.
+   */
   private tellUnavailable(error: ReinError): void {
     const state = this._state
-    if (state.problem !== undefined) return
+    if (!firstTold(state, error)) return
+    if (state.problem !== undefined) {
+      this.ctx.logger('memory').warn('memory is off: %s', error.message)
+      return
+    }
     state.problem = error
     try {
       this.ctx.emit('memory/unavailable', error)
@@ -151,7 +162,12 @@ export class MemoryService extends Service {
 
   private foundDamaged(store: MemoryStore, error: ReinError): void {
     const state = this._state
-    if (state.stores[0] !== store || state.damaged !== undefined) return
+    if (state.stores[0] !== store) {
+      // A store no longer in use: memory is not off, but its file still needs moving aside.
+      if (firstTold(state, error)) this.ctx.logger('memory').warn('a memory store no longer in use was found damaged: %s', error.message)
+      return
+    }
+    if (state.damaged !== undefined) return
     state.damaged = error
     this.tellUnavailable(error)
     // After this event-loop turn, not at once: removing a tool stops its running calls, and the
@@ -291,6 +307,14 @@ export class MemoryService extends Service {
     state.queue = run.catch(() => undefined)
     return run
   }
+}
+
+/** Whether people are yet to hear of `error`'s cause (its code and message); from now on they have. */
+function firstTold(state: MemoryState, error: ReinError): boolean {
+  const cause = `${error.code}: ${error.message}`
+  if (state.told.has(cause)) return false
+  state.told.add(cause)
+  return true
 }
 
 /** Tells the tools' and the section's registrations that a store came, went or broke. */

@@ -458,6 +458,22 @@ describe('registerStore', () => {
     expect(told).toEqual([failure])
   })
 
+  it('a store registered again that cannot be used for another reason is told as a warning, once: the event went out already', async () => {
+    const { ctx } = await setup({}, false)
+    const told: unknown[] = []
+    ctx.on('memory/unavailable', (error) => { told.push(error) })
+    const warned: string[] = []
+    ctx.logger.exporter({ levels: { default: 3 }, export: (message) => { if (message.type === 'warn') warned.push(message.args.map(String).join(' ')) } })
+    const locked = new ReinError('MEMORY_STORE_LOCKED', 'memory database /x/memory.db is locked by another process')
+    const corrupt = new ReinError('MEMORY_STORE_CORRUPT', 'memory database /x/memory.db is damaged or not a SQLite database (file is not a database); move it aside and rein starts an empty one')
+    const broken = (failure: ReinError) => Object.assign(new InMemoryMemoryStore(), { unavailable: failure })
+    await (await ctx.plugin(storePlugin(broken(locked)))).dispose()
+    await (await ctx.plugin(storePlugin(broken(corrupt)))).dispose()
+    await ctx.plugin(storePlugin(broken(corrupt)))
+    expect(told).toEqual([locked])
+    expect(warned).toEqual([expect.stringContaining('move it aside')])
+  })
+
   it('says nothing to memory/unavailable listeners for a store that works', async () => {
     const { ctx } = await setup({}, false)
     const told: unknown[] = []

@@ -453,6 +453,53 @@ describe('a store that fails while in use', () => {
     })
   }
 
+  it('a tool finding the store damaged after the block was told it was busy: people are told it is damaged, once', async () => {
+    const ctx = new Context()
+    await ctx.plugin(ToolRegistry, { askFor: [] })
+    await ctx.plugin(AgentsStandIn)
+    await ctx.plugin(MemoryService, {})
+    const busy = new ReinError('MEMORY_STORE_LOCKED', `memory database ${FILE} is locked by another process (waited 5000 ms while recalling); try again when it is done`)
+    const store = Object.assign(new InMemoryMemoryStore(), { recall: () => Promise.reject(busy) })
+    await ctx.plugin(storePlugin(store))
+    const told: ReinError[] = []
+    ctx.on('memory/unavailable', (error) => { told.push(error) })
+    const logged: { type: string; text: string }[] = []
+    ctx.logger.exporter({ levels: { default: 3 }, export: (message) => { logged.push({ type: message.type, text: message.args.map(String).join(' ') }) } })
+    const agents = ctx.get('agents') as AgentsStandIn
+    const root = workspace('ws-busy-then-damaged')
+    expect(await agents._sections[0]!.render({ workspaceRoot: root, sessionId: identity.sessionId, identity })).toBeUndefined()
+    expect(told).toEqual([busy])
+    // Later the file is found damaged: the event went out already, for another cause.
+    const failure = damaged()
+    store.recall = () => Promise.reject(failure)
+    const result = await ctx.tools.execute({ callId: 'c1', name: 'memory_search', arguments: JSON.stringify({ query: 'tests' }), signal: new AbortController().signal, context: { identity, workspaceRoot: root } })
+    expect(result).toMatchObject({ isError: true, error: { code: 'MEMORY_STORE_CORRUPT' } })
+    // Another session's block finds it too: no second line.
+    expect(await agents._sections[0]!.render({ workspaceRoot: root, sessionId: 's2', identity: { ...identity, sessionId: 's2' } })).toBeUndefined()
+    expect(told).toEqual([busy])
+    expect(logged.filter((line) => line.type === 'warn').map((line) => line.text)).toEqual([expect.stringContaining(`${FILE} is damaged or not a SQLite database (database disk image is malformed); move it aside`)])
+  })
+
+  it('a store no longer registered, found damaged by a call begun before: people are told, without memory being said off', async () => {
+    const { ctx } = await setup({}, false)
+    const failure = damaged()
+    let fail: (error: ReinError) => void = () => undefined
+    const old = Object.assign(new InMemoryMemoryStore(), { recall: () => new Promise<never>((_, reject) => { fail = reject }) })
+    const fiber = await ctx.plugin(storePlugin(old))
+    const told: ReinError[] = []
+    ctx.on('memory/unavailable', (error) => { told.push(error) })
+    const logged: { type: string; text: string }[] = []
+    ctx.logger.exporter({ levels: { default: 3 }, export: (message) => { logged.push({ type: message.type, text: message.args.map(String).join(' ') }) } })
+    const recalling = ctx.memory.recall({ scopes: ['user'], projectId: '/w', limit: 5 })
+    await fiber.dispose()
+    await ctx.plugin(storePlugin(new InMemoryMemoryStore()))
+    fail(failure)
+    await expect(recalling).rejects.toBe(failure)
+    expect(told).toEqual([])
+    expect(ctx.memory.unavailable()).toBeUndefined()
+    expect(logged.filter((line) => line.type === 'warn').map((line) => line.text)).toEqual([expect.stringContaining('move it aside')])
+  })
+
   it('a store locked by another process: the model reads that memory is busy, without the path; the tools stay', async () => {
     const { ctx, call } = await setup({}, false)
     const store = Object.assign(new InMemoryMemoryStore(), {

@@ -52,8 +52,9 @@ export const inject = ['memory']
  * cannot use (locked, damaged, too new: its `MEMORY_STORE_*` error, naming the file) does not stop
  * the composition — memory is optional, and a broken file must not keep a person from their
  * sessions or from undo: the store registered is `unavailable` with the error — runs get no memory
- * tools and no block, @rein/memory emits `memory/unavailable` with it for the host's one notice (it
- * is logged at debug level only), and every memory call (`rein memory list`) fails with it.
+ * tools and no block, @rein/memory tells people of it once (`memory/unavailable` for the host's
+ * notice, or a warning when that event went out already for another cause; it is logged at debug
+ * level only here), and every memory call (`rein memory list`) fails with it.
  */
 export const apply = async (ctx: Context, config: Config) => {
   const file = resolve(config.file ?? defaultMemoryFile())
@@ -64,9 +65,9 @@ export const apply = async (ctx: Context, config: Config) => {
     // `open` rejects with `MEMORY_STORE_*` only; anything else is made one too rather than let a
     // failure nobody foresaw stop every command of the composition.
     const failure = toStoreError(error, file, 'opening it', DEFAULT_BUSY_TIMEOUT_MS)
-    // Debug only: registering the store makes @rein/memory emit `memory/unavailable`, which the host
-    // tells people once (rein's "memory is off for this run"); a warning here said it a second time,
-    // and again at each reload of this row.
+    // Debug only: registering the store makes @rein/memory tell people, once per cause (its
+    // `memory/unavailable`, rein's "memory is off for this run", or a warning when that went out
+    // already for another cause); a warning here said it a second time, and again at each reload.
     ctx.logger('memory').debug('%s; going on without memory', failure.message)
     store = unavailable(failure)
   }
