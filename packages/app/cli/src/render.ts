@@ -2,7 +2,7 @@
 
 import type { AgentEvent, TreeUsage, TurnResult } from '@rein/agent'
 import { addUsage, type TokenUsage } from '@rein/llm'
-import type { ContextCompacted } from '@rein/session'
+import type { ContextCompacted, TurnEndReason } from '@rein/session'
 import type { Spend } from '@rein/telemetry'
 import { maskText, secretValues, formatMoney, groupDigits, isReinError, messageOf } from '@rein/base'
 import { neutralize } from './terminal-text.ts'
@@ -112,9 +112,10 @@ export class Renderer {
     }
     if (this.midLine) this.out.stdout.write('\n')
     this.midLine = false
-    if (result.error) this.err(this.red(`${result.reason}: ${result.error.code}: ${result.error.message}`))
+    const ended = turnEndWord(result.reason)
+    if (result.error) this.err(this.red(`${ended}: ${result.error.code}: ${result.error.message}`))
     if (result.overrun) this.err(this.dim(`note: the answer went over a budget (${result.overrun.code}): ${result.overrun.message}`))
-    this.err(this.dim(`${totalsLine(result)}${contextShare(this.context)} · ${result.reason}`))
+    this.err(this.dim(`${totalsLine(result)}${contextShare(this.context)} · ${ended}`))
   }
 
   /**
@@ -135,7 +136,7 @@ export class Renderer {
     this.err(this.dim(`your message was not sent to the model nor saved in the session: ${line}`))
   }
 
-  /** A tool call's line once it ends: `  [tool] <label> ok|failed <code>`, indented one more step per subagent level. */
+  /** A tool call's line once it ends: `  [tool] <label> ok|cancelled|failed <code>|…`, indented one more step per subagent level. */
   private toolLine(event: Extract<AgentEvent, { type: 'tool-start' | 'tool-end' }>, session: string, depth: number) {
     const key = `${session}/${event.callId}`
     if (event.type === 'tool-start') {
@@ -145,8 +146,8 @@ export class Renderer {
     }
     const label = this.calls.get(key) ?? event.name
     this.calls.delete(key)
-    const status = event.resumable ? this.dim('interrupted: rein resume continues it')
-      : event.isError ? this.red(`failed${event.code ? ` ${event.code}` : ''}`) : this.dim('ok')
+    const outcome = toolOutcome(event)
+    const status = outcome.failed ? this.red(outcome.text) : this.dim(outcome.text)
     this.err(`${this.dim(`${'  '.repeat(depth + 1)}[tool] ${label}`)} ${status}`)
   }
 
@@ -207,6 +208,55 @@ export class Renderer {
   private line(stream: NodeJS.WritableStream, text: string) {
     stream.write(`${text}\n`)
   }
+}
+
+/**
+ * How a turn's end reads wherever it is said (a turn's last line, `rein show`), in the words
+ * `rein sessions` lists a session's status with: `aborted` is a person cancelling.
+ */
+const TURN_END_WORDS: Readonly<Record<TurnEndReason, string>> = {
+  'completed': 'completed',
+  'aborted': 'cancelled',
+  'error': 'failed',
+  'budget': 'over budget',
+  'max-tokens': 'cut off',
+  'interrupted': 'interrupted',
+}
+
+/** The word for a turn's end reason; one a newer rein wrote reads as it is. */
+export function turnEndWord(reason: string): string {
+  return Object.hasOwn(TURN_END_WORDS, reason) ? TURN_END_WORDS[reason as TurnEndReason] : reason
+}
+
+type ToolEnd = Extract<AgentEvent, { type: 'tool-end' }>
+
+/**
+ * What a tool call came to, in a word or two; `failed` when it is shown as a failure. A call cut
+ * short never reads `ok`: not its error (a cancel's code), nor a value that says the command was
+ * stopped (a cancelled `bash` answers with its output so far, not an error).
+ */
+function toolOutcome(event: ToolEnd): { text: string; failed: boolean } {
+  if (event.resumable) return { text: 'interrupted: rein resume continues it', failed: false }
+  if (event.isError) return errorOutcome(event.code)
+  if (event.card.card === 'terminal') return commandOutcome(event.card)
+  return { text: 'ok', failed: false }
+}
+
+/** A call that ended with an error: cancelled, interrupted or never started are not failures of the tool. */
+function errorOutcome(code: string | undefined): { text: string; failed: boolean } {
+  if (code === 'ABORTED') return { text: 'cancelled', failed: false }
+  if (code === 'ABORTED_BEFORE_DISPATCH') return { text: `not started (${code})`, failed: false }
+  if (code?.endsWith('_CANCELLED')) return { text: `cancelled (${code})`, failed: false }
+  if (code === 'INTERRUPTED' || code?.endsWith('_INTERRUPTED')) return { text: `interrupted (${code})`, failed: false }
+  return { text: `failed${code ? ` ${code}` : ''}`, failed: true }
+}
+
+/** A command that did not exit cleanly, by its card: stopped by rein (a cancel, its timeout), else the signal that killed it. */
+function commandOutcome(card: Extract<ToolEnd['card'], { card: 'terminal' }>): { text: string; failed: boolean } {
+  if (card.stopped === 'cancelled') return { text: 'cancelled', failed: false }
+  if (card.stopped === 'timed-out') return { text: 'timed out', failed: true }
+  if (card.signal) return { text: `killed by ${card.signal}`, failed: true }
+  return { text: 'ok', failed: false }
 }
 
 export function formatUsage(usage: TokenUsage): string {

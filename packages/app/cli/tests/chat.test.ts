@@ -109,7 +109,7 @@ describe('rein chat', () => {
     chat.type('take a note\r')
     await expect.poll(chat.screen).toContain('allow note (writes a file)?')
     chat.type('\u0003')
-    await expect.poll(chat.screen).toContain('aborted')
+    await expect.poll(chat.screen).toMatch(/· cancelled\n/)
     chat.type('\u0004')
     // The chat's exit code is its last turn's: cancelled.
     expect(await chat.done).toBe(130)
@@ -124,7 +124,7 @@ describe('rein chat', () => {
     chat.type('long job\r')
     await expect.poll(chat.answer).toContain('Working on it')
     chat.type('\u0003')
-    await expect.poll(chat.screen).toContain('aborted')
+    await expect.poll(chat.screen).toMatch(/· cancelled\n/)
     chat.type('\u0003')
     expect(await chat.done).toBe(130)
     const id = /session (\S+)/.exec(chat.screen())![1]!

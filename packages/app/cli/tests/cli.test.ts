@@ -287,14 +287,14 @@ describe('rein run', () => {
     const p = await setUp([call(1), call(2), call(3)])
     const run = await rein(p.dir, ['run', '--max-steps', '2', 'loop'])
     expect(run.code).toBe(3)
-    expect(run.stderr).toContain('budget: MAX_STEPS: the turn reached its limit of 2 requests')
+    expect(run.stderr).toContain('over budget: MAX_STEPS: the turn reached its limit of 2 requests')
   })
 
   it('exits 1 with the reason when the model request fails', async () => {
     const p = await setUp([{ kind: 'error', status: 400, message: 'Invalid model' }])
     const run = await rein(p.dir, ['run', 'hi'])
     expect(run.code).toBe(1)
-    expect(run.stderr).toContain('error: INVALID_REQUEST: mock returned HTTP 400: Invalid model')
+    expect(run.stderr).toContain('failed: INVALID_REQUEST: mock returned HTTP 400: Invalid model')
   })
 
   it('denies tools that ask for approval unless --yes', async () => {

@@ -39,7 +39,7 @@ describe('exit codes', () => {
     const p = await setUp([{ steps: [{ text: 'a long answer that was cut' }], finishReason: 'length' }])
     const run = await rein(p.dir, ['run', 'hi'])
     expect(run.code).toBe(4)
-    expect(run.stderr).toContain('max-tokens: MAX_TOKENS: the answer reached')
+    expect(run.stderr).toContain('cut off: MAX_TOKENS: the answer reached')
     expect(run.stderr).not.toContain('budget')
   })
 

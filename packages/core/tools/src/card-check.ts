@@ -6,7 +6,7 @@
 
 import type { ToolCallView, ToolResultView } from './presentation.ts'
 
-type Field = 'string' | 'number' | 'boolean' | 'kind' | 'string-or-null' | 'number-or-null' | 'strings' | 'changes' | 'matches'
+type Field = 'string' | 'number' | 'boolean' | 'kind' | 'stopped' | 'string-or-null' | 'number-or-null' | 'strings' | 'changes' | 'matches'
 /** A field and whether it may be left out. */
 type Shape = Record<string, [Field, boolean]>
 
@@ -21,13 +21,14 @@ const RESULT_CARDS: Record<string, Shape> = {
   generic: { title: ['string', true], text: ['string', true] },
   terminal: {
     title: ['string', true], output: ['string', false], exitCode: ['number-or-null', true],
-    signal: ['string-or-null', true], truncated: ['boolean', true],
+    signal: ['string-or-null', true], truncated: ['boolean', true], stopped: ['stopped', true],
   },
   diff: { title: ['string', true], changes: ['changes', false] },
   read: { title: ['string', true], path: ['string', false], startLine: ['number', false], lines: ['strings', false], totalLines: ['number', true] },
   search: { title: ['string', true], matches: ['matches', false], total: ['number', false], truncated: ['boolean', false] },
 }
 const KINDS = new Set(['read', 'edit', 'delete', 'move', 'search', 'execute', 'fetch', 'other'])
+const STOPPED = new Set(['cancelled', 'timed-out'])
 const CHANGE: Shape = { path: ['string', false], before: ['string-or-null', false], after: ['string-or-null', false] }
 const MATCH: Shape = { path: ['string', false], line: ['number', true], text: ['string', true] }
 
@@ -83,6 +84,7 @@ function copyField(value: unknown, field: Field, where: string): unknown {
     case 'number': return typeof value === 'number' && Number.isFinite(value) ? value : wrong
     case 'boolean': return typeof value === 'boolean' ? value : wrong
     case 'kind': return typeof value === 'string' && KINDS.has(value) ? value : wrong
+    case 'stopped': return typeof value === 'string' && STOPPED.has(value) ? value : wrong
     case 'string-or-null': return value === null || typeof value === 'string' ? value : wrong
     case 'number-or-null': return value === null || (typeof value === 'number' && Number.isFinite(value)) ? value : wrong
     case 'strings': return Array.isArray(value) && value.every((line) => typeof line === 'string') ? [...value] as string[] : wrong
@@ -103,7 +105,7 @@ function copyField(value: unknown, field: Field, where: string): unknown {
 }
 
 const FIELD_NAMES: Record<Field, string> = {
-  string: 'a string', number: 'a finite number', boolean: 'a boolean', kind: `one of ${[...KINDS].join(', ')}`,
+  string: 'a string', number: 'a finite number', boolean: 'a boolean', kind: `one of ${[...KINDS].join(', ')}`, stopped: `one of ${[...STOPPED].join(', ')}`,
   'string-or-null': 'a string or null', 'number-or-null': 'a number or null', strings: 'an array of strings',
   changes: 'an array of {path, before, after}', matches: 'an array of {path, line?, text?}',
 }

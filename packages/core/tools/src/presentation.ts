@@ -24,7 +24,7 @@ export interface FileChange {
 /** A finished call. */
 export type ToolResultView =
   | { card: 'generic'; title?: string; text?: string }
-  | { card: 'terminal'; title?: string; output: string; exitCode?: number | null; signal?: string | null; truncated?: boolean }
+  | { card: 'terminal'; title?: string; output: string; exitCode?: number | null; signal?: string | null; truncated?: boolean; stopped?: 'cancelled' | 'timed-out' }
   | { card: 'diff'; title?: string; changes: FileChange[] }
   | { card: 'read'; title?: string; path: string; startLine: number; lines: string[]; totalLines?: number }
   | { card: 'search'; title?: string; matches: { path: string; line?: number; text?: string }[]; total: number; truncated: boolean }

@@ -129,7 +129,7 @@ export function renderValue(value: FrozenJson<BashValue>): string {
 /** Kept in the log beside the content, so the result card can be drawn on replay. */
 export function presentationMeta(value: FrozenJson<BashValue>): JsonValue {
   if ('jobId' in value) return { jobId: value.jobId }
-  return { exitCode: value.exitCode, signal: value.signal, truncated: value.truncated, timedOut: value.timedOut }
+  return { exitCode: value.exitCode, signal: value.signal, truncated: value.truncated, timedOut: value.timedOut, cancelled: value.cancelled }
 }
 
 /** The pending call's card: the command and where it runs. */
@@ -144,7 +144,9 @@ export function presentResult(args: { description: string }, result: DurableTool
   const meta = isRecord(result.meta) ? result.meta : {}
   const exitCode = typeof meta.exitCode === 'number' ? meta.exitCode : null
   const signal = typeof meta.signal === 'string' ? meta.signal : null
-  return { card: 'terminal', title: args.description, output, exitCode, signal, truncated: meta.truncated === true }
+  // Who stopped it, when rein did: a UI says `cancelled` or `timed out`, not only the signal.
+  const stopped = meta.cancelled === true ? 'cancelled' : meta.timedOut === true ? 'timed-out' : undefined
+  return { card: 'terminal', title: args.description, output, exitCode, signal, truncated: meta.truncated === true, ...(stopped ? { stopped } : {}) }
 }
 
 /** One line for history compression. */

@@ -15,7 +15,7 @@ describe('the bash tool', () => {
     expect(result).toMatchObject({
       isError: false,
       value: { output: 'hello', exitCode: 0, signal: null, timedOut: false, cancelled: false, leftovers: 0, outputPath: null, truncated: false, timeoutMs: 120_000 },
-      meta: { exitCode: 0, signal: null, truncated: false, timedOut: false },
+      meta: { exitCode: 0, signal: null, truncated: false, timedOut: false, cancelled: false },
     })
     expect(text(result)).toBe('hello\n[exit code: 0]')
   })
@@ -139,5 +139,18 @@ describe('cards', () => {
     expect(root.tools.presentResult('bash', JSON.stringify(args), durable))
       .toEqual({ card: 'terminal', title: 'Try', output: 'hi\n[exit code: 2]', exitCode: 2, signal: null, truncated: false })
     expect(root.tools.summarize('bash', JSON.stringify(args), durable)).toBe('bash `echo hi; exit 2`: exit 2')
+  })
+
+  it.each([
+    ['cancelled', { command: 'echo started; sleep 30', description: 'Wait' }, true],
+    ['timed-out', { command: 'echo started; sleep 30', description: 'Wait', timeout_ms: 200 }, false],
+  ] as const)('says a command rein stopped was %s, from the log alone, not only the signal that ended it', async (stopped, args, cancel) => {
+    const { root, execute } = await bootBash()
+    const controller = new AbortController()
+    const running = execute(args, controller.signal)
+    if (cancel) setTimeout(() => controller.abort(), 200)
+    const result = await running
+    const durable = JSON.parse(JSON.stringify({ isError: result.isError, content: result.content, meta: result.isError ? undefined : result.meta })) as DurableToolResult
+    expect(root.tools.presentResult('bash', JSON.stringify(args), durable)).toMatchObject({ card: 'terminal', stopped })
   })
 })

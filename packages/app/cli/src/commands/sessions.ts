@@ -3,26 +3,24 @@
  * session (a subagent's) is indented under its parent.
  */
 
-import type { SessionSummary } from '@rein/session'
+import type { SessionSummary, TurnEndReason } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { withComposition } from '../session-command.ts'
-import { tokenCount } from '../render.ts'
+import { tokenCount, turnEndWord } from '../render.ts'
 import { neutralize } from '../terminal-text.ts'
 import { formatMoney, groupDigits, isReinError, messageOf } from '@rein/base'
 
-/** How each status reads; one a newer rein wrote (not here) reads as it is. */
-const STATUS = new Map<string, string>(Object.entries({
-  'completed': 'completed',
-  'aborted': 'cancelled',
-  'error': 'failed',
-  'budget': 'over budget',
-  'max-tokens': 'cut off',
-  'interrupted': 'interrupted',
+/** How each status reads: a turn's end as everywhere else (`turnEndWord`), and the states only a listing has. */
+const OTHER_STATUS = new Map<string, string>(Object.entries({
   'needs-repair': 'needs repair',
   'running': 'running',
   'empty': 'empty',
-} satisfies Record<SessionSummary['status'], string>))
+} satisfies Record<Exclude<SessionSummary['status'], TurnEndReason>, string>))
+
+function statusWord(status: string): string {
+  return OTHER_STATUS.get(status) ?? turnEndWord(status)
+}
 
 export async function sessionsCommand(args: ParsedArgs, io: Io): Promise<number> {
   return withComposition(args.options, io, async ({ ctx }) => {
@@ -79,7 +77,7 @@ function line(session: SessionSummary, level: number): string {
   return [
     `${indent}${session.id}`,
     when,
-    (STATUS.get(session.status) ?? session.status).padEnd(12),
+    statusWord(session.status).padEnd(12),
     (session.model ?? '-').padEnd(16),
     `${String(session.turns).padStart(3)} turn${session.turns === 1 ? ' ' : 's'}`,
     // `~`: part estimated (a provider reported no usage), as `rein run` marks it.

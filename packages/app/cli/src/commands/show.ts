@@ -6,10 +6,10 @@
 import type { Context } from '@deepseek-ai/cordis'
 import { messageOf, ReinError, shorten } from '@rein/base'
 import type { Message } from '@rein/llm'
-import { eventData, planRepair, type ContextCompacted, type SessionEvent, type SessionSummary } from '@rein/session'
+import { eventData, planRepair, type ContextCompacted, type CoreEventData, type SessionEvent, type SessionSummary } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
-import { compactionLine } from '../render.ts'
+import { compactionLine, turnEndWord } from '../render.ts'
 import { changesPerTurn, type TurnChanges } from '../rewind/turns.ts'
 import { resolveSessionId, withComposition } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
@@ -120,11 +120,12 @@ function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, TurnChan
     case 'turn/end': {
       const data = eventData(event, 'turn/end')
       const note = data.overrun ? ` (over budget: ${data.overrun.message})` : ''
-      return `── ${data.reason}${data.error ? `: ${data.error.code}: ${data.error.message}` : ''}${note}`
+      return `── ${turnEndWord(data.reason)}${data.error ? `: ${data.error.code}: ${data.error.message}` : ''}${note}`
     }
     case 'llm/retry':
+      return retryLine(eventData(event, 'llm/retry'))
     case 'llm/fallback':
-      return `  (${event.type})`
+      return fallbackLine(eventData(event, 'llm/fallback'))
     case 'llm/attempt': {
       const shown = spend.attempts.get(event.seq)
       return shown ? attemptLine(shown.attempt, shown.summary, shown.unused) : undefined
@@ -141,6 +142,23 @@ function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, TurnChan
     default:
       return undefined
   }
+}
+
+/** `  · retry 2 after SERVER (HTTP 500), waited 1.0 s · openai/m1 · <the provider's words>`: the failure it followed, and the backoff. */
+function retryLine(retry: CoreEventData['llm/retry']): string {
+  return `  · retry ${retry.attempt} after ${failureText(retry.failure)}, waited ${(retry.delayMs / 1000).toFixed(1)} s · ${retry.provider}/${retry.model} · ${brief(retry.failure.message)}`
+}
+
+/** `  · fallback openai/m1 → other/m2 after SERVER (HTTP 500) · …`; a route skipped while it cools down says so. */
+function fallbackLine(fallback: CoreEventData['llm/fallback']): string {
+  const from = `${fallback.from.provider}/${fallback.from.model}`
+  const why = fallback.cooldownUntil === undefined ? 'after' : `(${from} skipped: still cooling down) after`
+  return `  · fallback ${from} → ${fallback.to.provider}/${fallback.to.model} ${why} ${failureText(fallback.failure)} · ${brief(fallback.failure.message)}`
+}
+
+/** `SERVER (HTTP 500)`: the failure's code, and its HTTP status when there was a response. */
+function failureText(failure: CoreEventData['llm/retry']['failure']): string {
+  return `${failure.code}${failure.status === undefined ? '' : ` (HTTP ${failure.status})`}`
 }
 
 /** `2 files`, `1 folder`, `1 file, 2 folders`: a folder a command made or removed is not one of the files. */

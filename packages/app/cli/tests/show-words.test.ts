@@ -1,0 +1,74 @@
+// `rein show` words every event it prints: no line is a bare `(<event type>)`.
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { CORE_EVENT_TYPES, type CoreEventData, type CoreEventType } from '@rein/session'
+import { afterEach, describe, expect, it } from 'vitest'
+import { projectPerTest, rein, sessionIdOf } from './harness.ts'
+
+const setUp = projectPerTest(afterEach)
+
+const usage = { inputTokens: 10, outputTokens: 2 }
+const failure = { code: 'SERVER' as const, message: 'mock returned HTTP 500: boom', status: 500 }
+const route = { provider: 'mock', model: 'mock-model' }
+const attempt = { ...route, retry: 0, fallback: 0, startedAt: 1, endedAt: 2, shown: false }
+
+/** One event of every core type; typed so a type added to the session package needs a sample here. */
+const SAMPLES: { [K in CoreEventType]: CoreEventData[K] } = {
+  'turn/start': { turn: 1 },
+  'step/start': { turn: 1, step: 1 },
+  'request/header': { ...route, systemHash: 'a', toolsHash: 'b' },
+  'user/message': { message: { id: 'm1', role: 'user', content: [{ type: 'text', text: 'hi' }], source: { kind: 'user' } } as never },
+  'llm/attempt': { ...attempt, failure },
+  'llm/retry': { type: 'retry', ...route, attempt: 1, delayMs: 1_000, failure },
+  'llm/resend': { request: route, retry: 1, fallback: 0 },
+  'llm/fallback': { type: 'fallback', from: route, to: { provider: 'other', model: 'other-model' }, failure },
+  'assistant/message': { message: { id: 'm2', role: 'assistant', content: [{ type: 'text', text: 'calling' }, { type: 'tool-call', id: 'c1', name: 'lookup', arguments: '{}' }], source: { kind: 'model' } } as never, usage, ...route },
+  'tool/call': { callId: 'c1', name: 'lookup', arguments: '{}', replaySafe: true },
+  'tool/result': { callId: 'c1', content: [{ type: 'text', text: 'found' }], isError: false },
+  'step/end': { turn: 1, step: 1 },
+  'summary/start': { request: { ...route, maxTokens: 100 }, inputTokens: 50 },
+  'context/compacted': { reason: 'manual', tokensBefore: 100, tokensAfter: 50, pruned: [{ callId: 'c1', name: 'lookup', chars: 5 }] },
+  'turn/end': { turn: 1, reason: 'completed' },
+  'session/forked': { fromSessionId: 'other-session', beforeSeq: 3 },
+}
+
+/** As the session package writes them (its list is not exported). */
+const IGNORABLE: readonly CoreEventType[] = ['llm/attempt', 'summary/start', 'llm/resend', 'session/forked']
+
+function writeSession(root: string, id: string) {
+  mkdirSync(root, { recursive: true, mode: 0o700 })
+  const header = { kind: 'rein-session', formatVersion: 1, id, createdAt: '2026-01-01T00:00:00.000Z', cwd: root, depth: 0 }
+  const events = (Object.keys(SAMPLES) as CoreEventType[]).map((type, seq) => ({ seq, type, time: '2026-01-01T00:00:00.000Z', data: SAMPLES[type], ...(IGNORABLE.includes(type) ? { ignorable: true } : {}) }))
+  writeFileSync(join(root, `${id}.jsonl`), `${[header, ...events].map((line) => JSON.stringify(line)).join('\n')}\n`, { mode: 0o600 })
+}
+
+describe('rein show words every event type', () => {
+  it('has a sample of every core event type', () => {
+    expect(Object.keys(SAMPLES).sort()).toEqual([...CORE_EVENT_TYPES].sort())
+  })
+
+  it('prints no event of a session holding every core event type as a bare (type)', async () => {
+    const p = await setUp([])
+    const id = '11111111-2222-3333-4444-555555555555'
+    writeSession(join(p.home, 'sessions'), id)
+    const shown = await rein(p.dir, ['show', id])
+    expect(shown.stderr).toBe('')
+    expect(shown.code).toBe(0)
+    for (const type of CORE_EVENT_TYPES) expect(shown.stdout).not.toContain(`(${type})`)
+    expect(shown.stdout).not.toMatch(/^\s*\([a-z-]+\/[a-z-]+\)\s*$/m)
+    expect(shown.stdout).toContain('\n  · retry 1 after SERVER (HTTP 500), waited 1.0 s · mock/mock-model · mock returned HTTP 500: boom\n')
+    expect(shown.stdout).toContain('\n  · fallback mock/mock-model → other/other-model after SERVER (HTTP 500) · mock returned HTTP 500: boom\n')
+  })
+})
+
+describe('rein show of a turn whose request was retried', () => {
+  it('words the retry after an HTTP 500, not (llm/retry)', async () => {
+    const p = await setUp([{ kind: 'error', status: 500, message: 'upstream broke' }, { steps: [{ text: 'answered' }] }])
+    const run = await rein(p.dir, ['run', 'hi'], { env: { REIN_HOME: p.home } })
+    expect(run.code).toBe(0)
+    const shown = await rein(p.dir, ['show', sessionIdOf(run)], { env: { REIN_HOME: p.home } })
+    expect(shown.code).toBe(0)
+    expect(shown.stdout).not.toContain('(llm/retry)')
+    expect(shown.stdout).toMatch(/\n {2}· retry 1 after SERVER \(HTTP 500\), waited 0\.0 s · mock\/mock-model · [^\n]*upstream broke[^\n]*\n/)
+  })
+})
