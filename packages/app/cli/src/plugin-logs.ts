@@ -25,6 +25,11 @@ export interface PluginLogs {
    * settles, or after `HOLD_MS` should it take that long (a plugin still starting).
    */
   around<T>(work: () => Promise<T>): Promise<T>
+  /**
+   * Prints each line through `wrap` until the returned function is called: `rein chat` writes a
+   * line above the prompt it shows, then shows the prompt again with what was typed.
+   */
+  printThrough(wrap: (print: () => void) => void): () => void
 }
 
 /** The longest error lines wait for a load: as long as rein waits before it says a load is slow. */
@@ -33,9 +38,10 @@ const HOLD_MS = 10_000
 export function printPluginLogs(context: Context, io: Io, verbose: boolean): PluginLogs {
   const secrets = secretValues(io.env)
   const shown = new Set(verbose ? ['error', 'warn', 'info'] : ['error', 'warn'])
+  let through = (print: () => void) => print()
   const write = (message: LogMessage) => {
     const text = maskSecrets(Logger.format(exporter, verbose ? message : withoutFrames(message)), secrets) as string
-    io.stderr.write(`${neutralize(`[${message.type}] ${message.name}: ${text}`)}\n`)
+    through(() => io.stderr.write(`${neutralize(`[${message.type}] ${message.name}: ${text}`)}\n`))
   }
   const held = heldLines(write)
   const exporter: Exporter = {
@@ -49,7 +55,13 @@ export function printPluginLogs(context: Context, io: Io, verbose: boolean): Plu
     },
   }
   context.logger.exporter(exporter)
-  return { around: (work) => held.around(work) }
+  return {
+    around: (work) => held.around(work),
+    printThrough: (wrap) => {
+      through = wrap
+      return () => { through = (print) => print() }
+    },
+  }
 }
 
 /**

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { JsonlSessionStore } from '@rein/session-jsonl'
 import type { MockReply } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
-import { chatTerminal as terminal, FIXTURES, project, type Project } from './harness.ts'
+import { chatTerminal as terminal, FIXTURES, project, shownText, type Project } from './harness.ts'
 
 let current: Project | undefined
 afterEach(async () => {
@@ -241,9 +241,7 @@ describe('rein chat: an edit that takes away the provider its session talks to',
 })
 
 describe('rein chat: a save while a question or the prompt waits', () => {
-  /** What the terminal shows: a line readline erases to redraw it (`ESC[1G ESC[0J`) is gone; other cursor moves are dropped. */
-  // eslint-disable-next-line no-control-regex
-  const plain = (text: string) => text.replace(/[^\n]*\u001b\[1G\u001b\[0J/g, '').replace(/\u001b\[\d*[A-Za-z]/g, '')
+  const plain = shownText
 
   it('writes the notice on a line of its own above an approval question, then asks it again with the answer half typed', async () => {
     const note: MockReply = { steps: [{ toolCall: { id: 'n1', name: 'note', arguments: '{"text":"kept"}' } }] }

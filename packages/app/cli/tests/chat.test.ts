@@ -6,7 +6,7 @@ import { JsonlSessionStore } from '@rein/session-jsonl'
 import { validateSessionInvariants, type MockReply, type RecordedRequest } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { main, type Io } from '../src/index.ts'
-import { chatTerminal as terminal, project, type Project } from './harness.ts'
+import { chatTerminal as terminal, FIXTURES, project, shownText, type Project } from './harness.ts'
 
 let current: Project | undefined
 afterEach(async () => {
@@ -363,4 +363,22 @@ describe('/compact in a chat', () => {
     expect(requests.some((body) => body.includes('"/compact'))).toBe(false)
     expect(requests[3]).toContain('A summary of the conversation before this point')
   })
+})
+
+describe('rein chat: a plugin\'s log line while the prompt waits', () => {
+  it('is written above the prompt, which is shown again with what was typed, not glued onto the half-typed line', async () => {
+    current = await project([{ steps: [{ text: 'Answer.' }] }], { extraRows: ['- id: probe', `  name: '${join(FIXTURES, 'logs-on-demand.ts')}'`] })
+    const chat = terminal(current.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    chat.type('half')
+    const plain = () => shownText(chat.screen())
+    await expect.poll(plain).toMatch(/> half$/)
+    ;(globalThis as { pluginWarns?: (text: string) => void }).pluginWarns?.('export failed: nothing listens there')
+    await expect.poll(plain).toMatch(/\n\[warn\] probe: export failed: nothing listens there\n> half$/)
+    chat.type(' done\r')
+    await expect.poll(chat.answer).toContain('Answer.')
+    expect(JSON.stringify(current.server.requests[0]!.body)).toContain('half done')
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+  }, 20_000)
 })

@@ -154,6 +154,12 @@ export function chatTerminal(cwd: string, argv: string[] = [], env: NodeJS.Proce
   }
 }
 
+/** What a terminal shows of `text`: a line readline erases to redraw it (`ESC[1G ESC[0J`) is gone; other cursor moves are dropped. */
+export function shownText(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/[^\n]*\u001b\[1G\u001b\[0J/g, '').replace(/\u001b\[\d*[A-Za-z]/g, '')
+}
+
 export function sessionIdOf(run: Pick<Run, 'stderr'>): string {
   const match = /session (\S+)/.exec(run.stderr)
   if (!match) throw new Error(`no session id in: ${run.stderr}`)

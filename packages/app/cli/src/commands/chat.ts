@@ -30,6 +30,8 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
     prompt.setPrompt('> ')
     // Queued from the start: a line typed while the agent opens is sent, not dropped.
     const lines = lineQueue(prompt, echo, io.stderr)
+    // A plugin's log line (an exporter failing in the background) goes above the prompt too.
+    const ownLogs = scope.logs.printThrough((print) => lines.interrupt(print, io.stderr))
     // A pending approval question takes the next line before the queue sees it (readline's rule).
     // readline holds one question at a time (a second one asked meanwhile never gets its answer,
     // which goes to the model instead): questions wait their turn.
@@ -97,6 +99,7 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
       await watch?.stop()
       unsubscribe()
       prompt.close()
+      ownLogs()
       echo.stop()
       // Leaving the chat ends its background jobs (recorded), as leaving the process would.
       await settleJobs(scope, agent, 0)
