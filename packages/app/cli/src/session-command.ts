@@ -13,7 +13,7 @@ import type {} from '@rein/telemetry'
 import { isReinError, ReinError } from '@rein/base'
 import type { CliOptions } from './args.ts'
 import { builtInModel, builtInWithoutModel, disposeUnlessStalled, loadCliComposition, requireServices, usesBuiltIn } from './composition.ts'
-import { saveFailureOf, unsavedText } from './errors-save.ts'
+import { saveFailureOf, unsavedText, type SaveFailure } from './errors-save.ts'
 import { EXIT } from './exit-codes.ts'
 import type { Io } from './io.ts'
 import { stopTurn, trapInterrupts } from './interrupts.ts'
@@ -122,6 +122,22 @@ export async function showResult(renderer: Renderer, agent: Agent, result: TurnR
   return exitFor(result)
 }
 
+/** Notes that `failure` was told on `renderer`: the close that fails the same way says nothing more. */
+function noteTold(renderer: Renderer, failure: SaveFailure): void {
+  toldUnsaved.set(renderer, (toldUnsaved.get(renderer) ?? new Set<string>()).add(failure.sessionId))
+}
+
+/**
+ * `error` as a rein user reads it: a session that could not be saved in the disk's terms (and
+ * noted as told, so leaving does not say it again), anything else as it is.
+ */
+export function inUserTerms(renderer: Renderer, error: unknown): unknown {
+  const failure = saveFailureOf(error)
+  if (failure === undefined) return error
+  noteTold(renderer, failure)
+  return new ReinError(isReinError(error) ? error.code : 'SESSION_FLUSH_FAILED', unsavedText(failure), { cause: error })
+}
+
 /**
  * A turn that ended because its log could not be saved carries the store's failure as text only,
  * in store terms. A flush again (what the close does next anyway) gives it typed, to say in the
@@ -131,8 +147,7 @@ async function withUnsavedTold(renderer: Renderer, agent: Agent, result: TurnRes
   if (result.error?.code !== 'SESSION_FLUSH_FAILED') return result
   const failure = await agent.session.flush().then(() => undefined, saveFailureOf)
   if (failure === undefined) return result
-  const told = toldUnsaved.get(renderer) ?? new Set<string>()
-  toldUnsaved.set(renderer, told.add(failure.sessionId))
+  noteTold(renderer, failure)
   return { ...result, error: { ...result.error, message: unsavedText(failure) } }
 }
 

@@ -52,4 +52,25 @@ describe('a session that cannot be saved', () => {
       restore()
     }
   })
+
+  it('rein chat says a /compact it could not save in the disk\'s terms, not the store\'s', async () => {
+    const answers = ['one', 'two', 'three'].map((text) => ({ steps: [{ text }] }))
+    const p = await setUp([...answers, { steps: [{ text: '## Goal\nFILL-THE-DISK' }] }], { contextWindow: 100_000 })
+    const restore = refuseMarkedWrites('ENOSPC')
+    try {
+      const chat = chatTerminal(p.dir)
+      await expect.poll(chat.screen).toContain('> ')
+      // Long enough that a summary of the first two is shorter than they are.
+      for (const [line, reply] of [['a', 'one'], ['b', 'two'], ['c', 'three']] as const) await chat.turn(`${line} ${'words '.repeat(200)}`, reply)
+      chat.type('/compact\r')
+      await expect.poll(chat.screen).toContain('/compact failed')
+      chat.type('\u0004')
+      await chat.done
+      expect(chat.screen()).not.toMatch(/append them again|flush again|from seq/)
+      const told = chat.screen().split('\n').filter((line) => line.includes('could not be saved'))
+      expect(told).toEqual([expect.stringMatching(new RegExp(`^/compact failed: .*no space left on the disk holding ${join(p.home, 'sessions')}`))])
+    } finally {
+      restore()
+    }
+  }, 20_000)
 })

@@ -17,7 +17,7 @@ import { EXIT } from '../exit-codes.ts'
 import { stopTurn } from '../interrupts.ts'
 import type { Io } from '../io.ts'
 import { compactOutcome } from '../render.ts'
-import { openAgent, requireModel, settleJobs, showResult, withComposition, type SessionScope } from '../session-command.ts'
+import { inUserTerms, openAgent, requireModel, settleJobs, showResult, withComposition, type SessionScope } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
 import { watchComposition, type CompositionWatch } from '../watch-config.ts'
 
@@ -133,7 +133,7 @@ async function sendLine(scope: SessionScope, agent: Agent, line: string): Promis
   try {
     result = await agent.send(line)
   } catch (error) {
-    scope.renderer.notSent(line, error)
+    scope.renderer.notSent(line, inUserTerms(scope.renderer, error))
     return EXIT.error
   }
   return showResult(scope.renderer, agent, result)
@@ -144,7 +144,7 @@ async function compactNow(scope: SessionScope, agent: Agent, instructions: strin
   try {
     scope.renderer.notice(compactOutcome(await agent.compactNow(instructions || undefined)).line)
   } catch (error) {
-    scope.renderer.notice(`/compact failed: ${messageOf(error)}`)
+    scope.renderer.notice(`/compact failed: ${messageOf(inUserTerms(scope.renderer, error))}`)
   }
 }
 
