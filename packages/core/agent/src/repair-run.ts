@@ -14,7 +14,7 @@ import { latestUserMessage, runIdentity, type ParentRun } from './identity.ts'
 import type { Notify } from './lifecycle.ts'
 import type { NextRun } from './tree-budget.ts'
 
-/** Where the run was: the agent's name, its session (still open) and its parent run. */
+/** Where the run was: the agent's name, its session (read for its id and turns only: a failed resume's is closed by then) and its parent run. */
 export interface RepairRunPlace {
   agent: string
   session: Session
