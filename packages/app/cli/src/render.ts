@@ -196,13 +196,14 @@ export class Renderer {
     this.midLine = false
   }
 
+  /** A line on stderr, the values of secret-named variables masked: an error may quote what a server echoed. */
   private err(text: string) {
     // On a terminal both streams share the screen: end the answer's line first. Redirected, leave stdout alone.
     if (this.midLine && this.out.stdout.isTTY && this.out.stderr.isTTY) {
       this.out.stdout.write('\n')
       this.midLine = false
     }
-    this.line(this.out.stderr, text)
+    this.line(this.out.stderr, maskText(text, this.secrets))
   }
 
   private line(stream: NodeJS.WritableStream, text: string) {

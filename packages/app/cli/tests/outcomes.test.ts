@@ -212,3 +212,14 @@ describe('rein sessions and the repair report', () => {
     expect(text.stdout).toContain('carried on')
   })
 })
+
+describe('secrets in what a turn shows', () => {
+  it('masks the value of a secret-named variable a server echoed into the turn\'s error line', async () => {
+    const secret = 'hunter2hunter2xyz'
+    const p = await setUp([{ kind: 'error', status: 400, message: `bad header X-Other: ${secret}` }, { kind: 'error', status: 400, message: `bad header X-Other: ${secret}` }])
+    const run = await rein(p.dir, ['run', 'hi'], { env: { OTHER_TOKEN: secret } })
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain('bad header X-Other: ***')
+    expect(run.stderr + run.stdout).not.toContain(secret)
+  })
+})
