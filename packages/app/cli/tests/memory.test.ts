@@ -6,7 +6,7 @@ import type { MemoryEntry } from '@rein/memory'
 import { SqliteMemoryStore } from '@rein/memory-sqlite'
 import type { MockReply, RecordedRequest } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
-import { NO_HOME, projectPerTest, rein, sessionIdOf, type Project } from './harness.ts'
+import { chatTerminal, NO_HOME, projectPerTest, rein, sessionIdOf, type Project } from './harness.ts'
 
 const setUp = projectPerTest(afterEach)
 
@@ -251,4 +251,22 @@ describe('rein memory', () => {
     const offered = body?.tools?.map((tool) => tool.function.name) ?? []
     expect(offered.filter((name) => name.startsWith('memory_'))).toEqual([])
   })
+})
+
+describe('rein chat with a memory.db it cannot use', () => {
+  it('says memory is off once, not again when a save reloads the memory rows', async () => {
+    const p = await memoryProject([{ steps: [{ text: 'First.' }] }, { steps: [{ text: 'Second.' }] }])
+    mkdirSync(p.home, { recursive: true })
+    writeFileSync(join(p.home, 'memory.db'), 'not a database\n')
+    const chat = chatTerminal(p.dir)
+    await expect.poll(chat.screen).toContain('memory is off for this run')
+    await chat.turn('one', 'First.')
+    const file = join(p.dir, 'cordis.yml')
+    writeFileSync(file, readFileSync(file, 'utf8').replace("- id: memory\n  name: '@rein/memory'", "- id: memory\n  name: '@rein/memory'\n  config: { prompt: { maxEntries: 5 } }"))
+    await expect.poll(chat.screen).toContain('cordis.yml reloaded')
+    await chat.turn('two', 'Second.')
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+    expect(chat.screen().split('memory is off for this run').length - 1).toBe(1)
+  }, 30_000)
 })
