@@ -7,7 +7,12 @@
 /** Runs `work` with a signal aborted if the event loop runs empty meanwhile (see above). */
 export async function untilIdle<T>(work: (idle: AbortSignal) => Promise<T>): Promise<T> {
   const idle = new AbortController()
-  const onIdle = () => idle.abort()
+  const onIdle = () => {
+    idle.abort()
+    // Node emits `beforeExit` again only if the loop came alive after it: what gave up here may go
+    // on to another wait like this one (a reload given up, then the dispose), which must get its own.
+    setImmediate(() => {})
+  }
   process.on('beforeExit', onIdle)
   try {
     return await work(idle.signal)

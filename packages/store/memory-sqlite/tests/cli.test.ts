@@ -1,14 +1,17 @@
-// What a person sees, from the built CLI (packages/app/cli/dist: build @rein/memory, this package
-// and the CLI first), of a memory.db rein cannot use: one warning per cause, not one per layer.
+// What a person sees, from the CLI (run from its sources, as every workspace package is here), of
+// a memory.db rein cannot use: one warning per cause, not one per layer.
 import { spawn } from 'node:child_process'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { createRequire } from 'node:module'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { startMockOpenAiServer, type MockReply, type MockScript, type MockServer, type RecordedRequest } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { entry, openStore, tempRoot } from './temp-root.ts'
 
-const CLI = fileURLToPath(new URL('../../../app/cli/dist/bin.mjs', import.meta.url))
+const CLI = fileURLToPath(new URL('../../../app/cli/src/bin.ts', import.meta.url))
+// Absolute: the CLI runs in the test's project folder, which has no node_modules of its own.
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
 
 let server: MockServer | undefined
 afterEach(async () => {
@@ -52,7 +55,7 @@ async function project(script: MockScript, memoryConfig = '{}'): Promise<Project
 /** `rein <args>` as a real process, from the built CLI. */
 function rein(p: Project, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, '--config', join(p.dir, 'cordis.yml'), ...args], {
+    const child = spawn(process.execPath, ['--conditions=@rein/source', '--import', TSX, CLI, '--config', join(p.dir, 'cordis.yml'), ...args], {
       cwd: p.dir,
       env: { ...process.env, NODE_OPTIONS: '', NO_COLOR: '1', REIN_HOME: p.home },
       stdio: ['ignore', 'pipe', 'pipe'],
