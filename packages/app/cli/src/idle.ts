@@ -8,6 +8,8 @@
 export async function untilIdle<T>(work: (idle: AbortSignal) => Promise<T>): Promise<T> {
   const idle = new AbortController()
   const onIdle = () => {
+    // Woken once: a `work` that ignored the abort must not keep the process spinning.
+    if (idle.signal.aborted) return
     idle.abort()
     // Node emits `beforeExit` again only if the loop came alive after it: what gave up here may go
     // on to another wait like this one (a reload given up, then the dispose), which must get its own.

@@ -30,9 +30,9 @@ const SETTLE_MS = 200
 
 /** A watch on the composition's file. */
 export interface CompositionWatch {
-  /** Resolves once no reload is under way: a turn must not start while rows restart. */
+  /** Resolves once no reload is under way nor queued, a save made meanwhile included: a turn must not start while rows restart. */
   settled(): Promise<void>
-  /** Whether a save is waiting to be applied or being applied now. */
+  /** Whether a save is being applied or waits to be (past the pause that makes an editor's writes one save). */
   pending(): boolean
   /** Stops watching, after a reload already under way. */
   stop(): Promise<void>
@@ -67,6 +67,7 @@ export function watchComposition(composition: Composition, tell: (text: string) 
       applying = false
     }
   }
+  const pending = () => applying || saves > read
   const saved = () => {
     if (stopped) return
     clearTimeout(timer)
@@ -74,15 +75,19 @@ export function watchComposition(composition: Composition, tell: (text: string) 
       timer = undefined
       const save = ++saves
       if (agent.status === 'running') tell(`${basename(file)} saved; it is applied when the running turn ends`)
-      running = running.then(() => apply(save))
+      // One failed apply must not stop every later save from being applied.
+      running = running.then(() => apply(save)).catch((error: unknown) => tell(`${basename(file)} was not applied: ${messageOf(error)}`))
     }, SETTLE_MS)
   }
   const files = watchFile(file, saved, (error) => tell(`stopped watching ${file}: ${error.message}`))
   void savedSinceLoad(file, composition.version()).then((since) => { if (since) saved() })
 
   return {
-    settled: () => running,
-    pending: () => applying || timer !== undefined || saves > read,
+    settled: async () => {
+      // A save seen while waiting chains another reload: wait for that one too.
+      while (!stopped && pending()) await running
+    },
+    pending,
     stop: async () => {
       stopped = true
       clearTimeout(timer)

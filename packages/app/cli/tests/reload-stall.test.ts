@@ -16,10 +16,14 @@ const SLOW_ROW = [
   '}',
 ].join('\n')
 
-function addSlowRow(dir: string): void {
-  writeFileSync(join(dir, 'slow-row.mjs'), SLOW_ROW)
-  appendFileSync(join(dir, 'cordis.yml'), ['- id: slow', '  name: ./slow-row.mjs', ''].join('\n'))
+function addSlowRow(dir: string, id = 'slow'): void {
+  const file = id === 'slow' ? 'slow-row.mjs' : `slow-row-${id}.mjs`
+  writeFileSync(join(dir, file), SLOW_ROW.replaceAll('releaseSlowRow', releaseName(id)))
+  appendFileSync(join(dir, 'cordis.yml'), [`- id: ${id}`, `  name: ./${file}`, ''].join('\n'))
 }
+
+const releaseName = (id: string) => (id === 'slow' ? 'releaseSlowRow' : `releaseSlowRow_${id}`)
+const release = (id: string) => (Reflect.get(globalThis, releaseName(id)) as (() => void) | undefined)?.()
 
 describe('rein chat: a reload whose new row takes long to start', () => {
   it('says which row it waits for, tells a line typed meanwhile that it waits, and sends it once the row has started', async () => {
@@ -33,9 +37,31 @@ describe('rein chat: a reload whose new row takes long to start', () => {
     chat.type('two\r')
     await expect.poll(chat.screen).toContain('this line is sent once the cordis.yml reload under way is done')
     expect(chat.answer()).not.toContain('Second.')
-    ;(globalThis as { releaseSlowRow?: () => void }).releaseSlowRow?.()
+    release('slow')
     await expect.poll(chat.answer).toContain('Second.')
     expect(chat.screen()).toContain('cordis.yml reloaded, in effect from the next turn: added slow')
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+  }, 30_000)
+
+  it('holds a line that waits for one reload until a save made meanwhile is applied too: it never meets rows restarting', async () => {
+    const p = await setUp([{ steps: [{ text: 'First.' }] }, { steps: [{ text: 'Second.' }] }])
+    const chat = chatTerminal(p.dir, [], { REIN_SLOW_START_MS: '50' })
+    await expect.poll(chat.screen).toContain('Ctrl-D leaves')
+    chat.type('one\r')
+    await expect.poll(chat.answer).toContain('First.')
+    addSlowRow(p.dir, 'a')
+    await expect.poll(chat.screen).toContain('row "a" (./slow-row-a.mjs) has not finished starting')
+    chat.type('two\r')
+    await expect.poll(chat.screen).toContain('this line is sent once the cordis.yml reload under way is done')
+    // Saved again while the first reload still waits for its row: past the pause that makes one save of an editor's writes.
+    addSlowRow(p.dir, 'b')
+    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    release('a')
+    await expect.poll(chat.screen).toContain('row "b" (./slow-row-b.mjs) has not finished starting')
+    expect(p.server.requests).toHaveLength(1)
+    release('b')
+    await expect.poll(chat.answer).toContain('Second.')
     chat.type('\u0004')
     expect(await chat.done).toBe(0)
   }, 30_000)

@@ -71,4 +71,14 @@ describe('rein show of a turn whose request was retried', () => {
     expect(shown.stdout).not.toContain('(llm/retry)')
     expect(shown.stdout).toMatch(/\n {2}· retry 1 after SERVER \(HTTP 500\), waited 0\.0 s · mock\/mock-model · [^\n]*upstream broke[^\n]*\n/)
   })
+
+  it('masks the value of a secret-named variable a server echoed into a retry line', async () => {
+    const secret = 'hunter2hunter2xyz'
+    const p = await setUp([{ kind: 'error', status: 500, message: `upstream broke near ${secret}` }, { steps: [{ text: 'answered' }] }])
+    const env = { REIN_HOME: p.home, OTHER_TOKEN: secret }
+    const run = await rein(p.dir, ['run', 'hi'], { env })
+    const shown = await rein(p.dir, ['show', sessionIdOf(run)], { env })
+    expect(shown.stdout).toContain('upstream broke near ***')
+    expect(shown.stdout + shown.stderr).not.toContain(secret)
+  })
 })

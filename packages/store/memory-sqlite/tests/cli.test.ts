@@ -52,7 +52,7 @@ async function project(script: MockScript, memoryConfig = '{}'): Promise<Project
   return { dir, home, file: join(home, 'memory.db') }
 }
 
-/** `rein <args>` as a real process, from the built CLI. */
+/** `rein <args>` as a real process, from the CLI's sources. */
 function rein(p: Project, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--conditions=@rein/source', '--import', TSX, CLI, '--config', join(p.dir, 'cordis.yml'), ...args], {

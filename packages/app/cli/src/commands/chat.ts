@@ -5,6 +5,7 @@
  * reloads it.
  */
 
+import { basename } from 'node:path'
 import { clearScreenDown, cursorTo, moveCursor } from 'node:readline'
 import { createInterface, type Interface } from 'node:readline/promises'
 import { Writable } from 'node:stream'
@@ -117,10 +118,14 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
  */
 async function reloaded(watch: CompositionWatch, lines: LineQueue, scope: SessionScope, line: string): Promise<boolean> {
   if (!watch.pending()) return true
-  scope.renderer.notice('this line is sent once the cordis.yml reload under way is done')
+  const name = basename(scope.composition.file)
+  scope.renderer.notice(`this line is sent once the ${name} reload under way is done`)
   const left = await Promise.race([watch.settled().then(() => false), lines.left.then(() => true)])
-  if (left) scope.renderer.notSent(line, new ReinError('RELOAD_PENDING', 'the chat was left while the cordis.yml reload was still under way'))
-  return !left
+  if (!left) return true
+  // This line and any typed after it: none goes nowhere without a word.
+  const pendingReload = new ReinError('RELOAD_PENDING', `the chat was left while the ${name} reload was still under way`)
+  for (const each of [line, ...lines.drain()]) scope.renderer.notSent(each, pendingReload)
+  return false
 }
 
 /**
@@ -244,6 +249,10 @@ function lineQueue(prompt: Interface, echo: ReturnType<typeof heldEcho>, stderr:
       stopped = true
       leave()
       settle(undefined)
+    },
+    /** Takes out the lines typed and not yet sent. */
+    drain(): string[] {
+      return queued.splice(0)
     },
     /** Takes out what was typed so far (shown or not), for a question that must not read it. */
     setAside(): string {

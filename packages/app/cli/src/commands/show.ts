@@ -4,7 +4,7 @@
  */
 
 import type { Context } from '@deepseek-ai/cordis'
-import { messageOf, ReinError, shorten } from '@rein/base'
+import { maskText, messageOf, ReinError, secretValues, shorten } from '@rein/base'
 import type { Message } from '@rein/llm'
 import { eventData, planRepair, type ContextCompacted, type CoreEventData, type SessionEvent, type SessionSummary } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
@@ -37,9 +37,11 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
     // Only a log with tool calls can have started a subagent: others need no look at every session.
     const children = events.some((event) => event.type === 'tool/call') ? (await stored()).filter((session) => session.parentSessionId === id) : []
     const spend = planSpend(events)
+    // What a server worded (an error it echoed a header into) may hold a secret the environment has.
+    const secrets = secretValues(io.env)
     for (const event of events) {
       const line = describe(event, marks.changes, spend)
-      if (line !== undefined) io.stdout.write(`${neutralize(line)}\n`)
+      if (line !== undefined) io.stdout.write(`${neutralize(maskText(line, secrets))}\n`)
       const child = event.type === 'tool/call' ? childOfCall(children, eventData(event, 'tool/call')) : undefined
       if (child) io.stdout.write(`${neutralize(`    ↳ subagent session ${child.id} · ${child.status} · ${child.turns} turn${child.turns === 1 ? '' : 's'} · rein show ${child.id}`)}\n`)
     }
