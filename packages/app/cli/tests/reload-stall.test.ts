@@ -25,13 +25,19 @@ function addSlowRow(dir: string, id = 'slow'): void {
 const releaseName = (id: string) => (id === 'slow' ? 'releaseSlowRow' : `releaseSlowRow_${id}`)
 const release = (id: string) => (Reflect.get(globalThis, releaseName(id)) as (() => void) | undefined)?.()
 
+/** A chat (slow reloads told after 50 ms) that has had one turn; its next line is answered "Second.". */
+async function chatAfterOneTurn() {
+  const p = await setUp([{ steps: [{ text: 'First.' }] }, { steps: [{ text: 'Second.' }] }])
+  const chat = chatTerminal(p.dir, [], { REIN_SLOW_START_MS: '50' })
+  await expect.poll(chat.screen).toContain('Ctrl-D leaves')
+  chat.type('one\r')
+  await expect.poll(chat.answer).toContain('First.')
+  return { p, chat }
+}
+
 describe('rein chat: a reload whose new row takes long to start', () => {
   it('says which row it waits for, tells a line typed meanwhile that it waits, and sends it once the row has started', async () => {
-    const p = await setUp([{ steps: [{ text: 'First.' }] }, { steps: [{ text: 'Second.' }] }])
-    const chat = chatTerminal(p.dir, [], { REIN_SLOW_START_MS: '50' })
-    await expect.poll(chat.screen).toContain('Ctrl-D leaves')
-    chat.type('one\r')
-    await expect.poll(chat.answer).toContain('First.')
+    const { p, chat } = await chatAfterOneTurn()
     addSlowRow(p.dir)
     await expect.poll(chat.screen).toContain('cordis.yml is still reloading after 50 ms: row "slow" (./slow-row.mjs) has not finished starting')
     chat.type('two\r')
@@ -45,11 +51,7 @@ describe('rein chat: a reload whose new row takes long to start', () => {
   }, 30_000)
 
   it('holds a line that waits for one reload until a save made meanwhile is applied too: it never meets rows restarting', async () => {
-    const p = await setUp([{ steps: [{ text: 'First.' }] }, { steps: [{ text: 'Second.' }] }])
-    const chat = chatTerminal(p.dir, [], { REIN_SLOW_START_MS: '50' })
-    await expect.poll(chat.screen).toContain('Ctrl-D leaves')
-    chat.type('one\r')
-    await expect.poll(chat.answer).toContain('First.')
+    const { p, chat } = await chatAfterOneTurn()
     addSlowRow(p.dir, 'a')
     await expect.poll(chat.screen).toContain('row "a" (./slow-row-a.mjs) has not finished starting')
     chat.type('two\r')

@@ -25,6 +25,24 @@ function beforeReopening(store: JsonlCheckpointStore, elsewhere: () => Promise<v
   }
 }
 
+/**
+ * A store on `base` that has read session s1's log, and another process (a second store) that runs
+ * `meanwhile` just before this one reopens the log to write: once, or at every try.
+ */
+async function racedBy(base: string, meanwhile: (there: JsonlCheckpointStore) => Promise<void>, { every = false } = {}) {
+  const { store: here } = await open({}, base)
+  await here.records('s1')
+  let done = false
+  beforeReopening(here, async () => {
+    if (done) return
+    done = !every
+    const { store: there } = await open({}, base)
+    await meanwhile(there)
+    await there.close()
+  })
+  return here
+}
+
 /** Session s1 with t1 (path a) and t2 (path b), written by a store that is then closed. */
 async function twoTurns() {
   const { store, base } = await open()
@@ -42,17 +60,10 @@ const seqs = async (base: string) => {
 describe('a log replaced or removed just before this store writes to it', () => {
   it('a compaction that finds the log replaced by another process keeps what that process recorded since', async () => {
     const base = await twoTurns()
-    const { store: here } = await open({}, base)
-    expect((await here.records('s1')).map((record) => record.seq)).toEqual([1, 2])
-    let once = true
-    beforeReopening(here, async () => {
-      if (!once) return
-      once = false
-      // Another process compacts (a new file) and records t3.
-      const { store: there } = await open({}, base)
+    // Another process compacts (a new file) and records t3.
+    const here = await racedBy(base, async (there) => {
       await there.compact('s1', new Set(['t2']))
       await there.append('s1', created('t3', 'c'))
-      await there.close()
     })
     const report = await here.compact('s1', new Set(['t2', 't3']))
     expect(report).toMatchObject({ droppedRecords: 0, droppedAnchors: [] })
@@ -63,16 +74,9 @@ describe('a log replaced or removed just before this store writes to it', () => 
 
   it('a compaction that finds the log grown by another process drops what is not kept of the log it finds, and keeps what that process recorded', async () => {
     const base = await twoTurns()
-    const { store: here } = await open({}, base)
-    await here.records('s1')
-    let once = true
-    beforeReopening(here, async () => {
-      if (!once) return
-      once = false
-      const { store: there } = await open({}, base)
+    const here = await racedBy(base, async (there) => {
       await there.compact('s1', new Set(['t1', 't2']))
       await there.append('s1', created('t3', 'c'))
-      await there.close()
     })
     expect(await here.compact('s1', new Set(['t3']))).toMatchObject({ droppedRecords: 2, droppedAnchors: ['t1', 't2'] })
     expect(await seqs(base)).toEqual(['3:t3'])
@@ -81,15 +85,8 @@ describe('a log replaced or removed just before this store writes to it', () => 
 
   it('a record after another process recorded into the log numbers on from that record (no seq twice)', async () => {
     const base = await twoTurns()
-    const { store: here } = await open({}, base)
-    await here.records('s1')
-    let once = true
-    beforeReopening(here, async () => {
-      if (!once) return
-      once = false
-      const { store: there } = await open({}, base)
+    const here = await racedBy(base, async (there) => {
       await there.append('s1', created('t3', 'c'))
-      await there.close()
     })
     expect((await here.append('s1', created('t4', 'd'))).seq).toBe(4)
     expect(await seqs(base)).toEqual(['1:t1', '2:t2', '3:t3', '4:t4'])
@@ -98,15 +95,11 @@ describe('a log replaced or removed just before this store writes to it', () => 
   it('a log changed by another process at every try says so as CHECKPOINT_FAILED, naming the file, and records nothing', async () => {
     const base = await twoTurns()
     const log = join(base, 's1', LOG_FILE)
-    const { store: here } = await open({}, base)
-    await here.records('s1')
     let turn = 0
-    beforeReopening(here, async () => {
-      const { store: there } = await open({}, base)
+    const here = await racedBy(base, async (there) => {
       await there.append('s1', created(`x${++turn}`, `x${turn}`))
       await there.compact('s1', new Set([`x${turn}`]))
-      await there.close()
-    })
+    }, { every: true })
     const refused = here.append('s1', created('t9', 'z'))
     await expect(refused).rejects.toMatchObject({ name: 'ReinError', code: 'CHECKPOINT_FAILED', details: { file: log } })
     await expect(refused).rejects.toThrow(/changed by another process.*two processes are recording/)
