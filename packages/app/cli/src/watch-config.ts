@@ -131,7 +131,16 @@ async function applySave(composition: Composition, logs: PluginLogs, agent: Busy
   } catch (error) {
     return gaveUp ? `${name}'s reload never finished, so the chat leaves without it: ${messageOf(error)}` : `${refused}${messageOf(error)}`
   }
-  return [describe(name, report, agentRows(composition, report)), routeGone(composition, agent)].filter(Boolean).join('; ')
+  return [describe(name, report, agentRows(composition, report)), routeGone(composition, agent), agentsGone(composition)].filter(Boolean).join('; ')
+}
+
+/**
+ * An edit that takes the agents row away is applied: this chat's agent needs the services it uses,
+ * not the row that made it, and goes on. But the file then starts no session: said at once.
+ */
+function agentsGone(composition: Composition): string {
+  if (composition.ctx.get('agents')) return ''
+  return 'no @rein/agent row is loaded now: this chat goes on with its agent, but a new rein run or rein chat refuses this file'
 }
 
 /**
