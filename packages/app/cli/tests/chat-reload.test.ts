@@ -219,14 +219,20 @@ describe('rein chat: a symlinked cordis.yml', () => {
   }, 60_000)
 })
 
+/** A chat on a new project that has answered "hello", and its cordis.yml as written. */
+async function chatAfterHello() {
+  const p = current = await project(answers)
+  const file = join(p.dir, 'cordis.yml')
+  const original = readFileSync(file, 'utf8')
+  const chat = terminal(p.dir)
+  await expect.poll(chat.screen).toContain('> ')
+  await chat.turn('hello', 'Answer 1.')
+  return { file, original, chat }
+}
+
 describe('rein chat: an edit that removes the @rein/agent row', () => {
   it('says this chat goes on but rein refuses the file for a new session, and the chat does go on', async () => {
-    const p = current = await project(answers)
-    const file = join(p.dir, 'cordis.yml')
-    const original = readFileSync(file, 'utf8')
-    const chat = terminal(p.dir)
-    await expect.poll(chat.screen).toContain('> ')
-    await chat.turn('hello', 'Answer 1.')
+    const { file, original, chat } = await chatAfterHello()
     writeFileSync(file, original.replace(/- id: agents\n(?: {2}.*\n)*/, ''))
     await expect.poll(chat.screen, deadline).toContain('cordis.yml reloaded, in effect from the next turn: removed agents')
     expect(chat.screen()).toContain('no @rein/agent row is loaded now: this chat goes on with its agent, but a new rein run or rein chat refuses this file')
@@ -238,12 +244,7 @@ describe('rein chat: an edit that removes the @rein/agent row', () => {
 
 describe('rein chat: an edit that takes away the provider its session talks to', () => {
   it('says at once that this chat\'s route is no longer served and what to do, and the chat works again once the row is back', async () => {
-    const p = current = await project(answers)
-    const file = join(p.dir, 'cordis.yml')
-    const original = readFileSync(file, 'utf8')
-    const chat = terminal(p.dir)
-    await expect.poll(chat.screen).toContain('> ')
-    await chat.turn('hello', 'Answer 1.')
+    const { file, original, chat } = await chatAfterHello()
     // The provider renamed, and the agents row pointed at it: a swap to another provider.
     const swapped = replaced(replaced(original, 'provider: mock, label: mock,', 'provider: other, label: other,'), '"provider":"mock"', '"provider":"other"')
     writeFileSync(file, swapped)

@@ -206,8 +206,6 @@ function heldEcho(stderr: Io['stderr']) {
  * or at once after `stop()`. Typing is echoed only while the prompt waits (`heldEcho`); a line
  * typed ahead is shown as the queue sends it.
  */
-type LineQueue = ReturnType<typeof lineQueue>
-
 function lineQueue(prompt: Interface, echo: ReturnType<typeof heldEcho>, stderr: Io['stderr']) {
   const queued: string[] = []
   let waiting: ((line: string | undefined) => void) | undefined
@@ -290,3 +288,5 @@ function lineQueue(prompt: Interface, echo: ReturnType<typeof heldEcho>, stderr:
     },
   }
 }
+
+type LineQueue = ReturnType<typeof lineQueue>
