@@ -6,7 +6,7 @@
  */
 
 /**
- * @typedef {{ id: string, label: string, file: string, variant?: string, peer?: boolean, layer?: boolean }} Harness
+ * @typedef {{ id: string, label: string, file: string, variant?: string, peer?: boolean, layer?: boolean, nodeFlags?: string[] }} Harness
  * @typedef {{ rep: number, ok: boolean, reason?: string, stderrTail?: string, metrics?: Record<string, number> }} Run
  * @typedef {{ ok: boolean, figures?: Record<string, any>, reason?: string, stderrTail?: string }} Extra
  * @typedef {{
@@ -243,7 +243,11 @@ function targets(input, cell, floor) {
 
   const cpu = scenarios.map((s) => /** @type {number} */ (rein(s)?.cpu) / /** @type {number} */ (floor(s)?.cpu))
   const logged = scenarios.map((s) => /** @type {number} */ (rein(s)?.cpu) / /** @type {number} */ (cell('floor-durable', s)?.m.cpu))
-  const loggedText = all(logged) ? ` (against the floor keeping the same fsynced log, informational: ${scenarios.map((s, i) => `${s} ${fixed(logged[i])}×`).join(', ')})` : ''
+  const noopt = scenarios.map((s) => /** @type {number} */ (cell('rein-noopt', s)?.m.cpu) / /** @type {number} */ (cell('floor-noopt', s)?.m.cpu))
+  const loggedText = [
+    all(logged) ? `against the floor keeping the same fsynced log, informational: ${scenarios.map((s, i) => `${s} ${fixed(logged[i])}×`).join(', ')}` : '',
+    all(noopt) ? `both with V8's optimizing compiler off, informational: ${scenarios.map((s, i) => `${s} ${fixed(noopt[i])}×`).join(', ')}` : '',
+  ].filter(Boolean).map((text) => ` (${text})`).join('')
   mark(all(cpu) ? cpu.every((r) => r <= CPU_TARGET) : undefined, `CPU per turn ≤ ${CPU_TARGET}× the floor in ${scenarios.join(', ')}: ${scenarios.map((s, i) => `${s} ${has(cpu[i]) ? `${fixed(cpu[i])}×${perRepetition(input.runs, s)}` : '—'}`).join(', ')}${loggedText}`)
 
   const peers = harnesses.filter((h) => h.peer)
@@ -316,7 +320,7 @@ function meanings(/** @type {number} */ turns, /** @type {number} */ warmup) {
     '',
     '**How it runs.** Every run is its own `node` process: `node <harness> <base-url with a run id> <A|B|C> <turns> [variant]`. Per repetition and scenario every harness runs once, in an order rotated each time, so a drift of the machine falls on all alike. A run counts only when it exits 0, prints its RESULT line, sent exactly 2 × (turns + ' + warmup + ') requests (its warm-up turns included) and every tool result was the one asked for; otherwise it is listed as failed with the end of its stderr.',
     '',
-    `- **CPU ms/turn**: user + system CPU time of the harness process over the ${turns} measured turns and the close after them (where rein's telemetry exports the last spans and metrics the turns made), divided by the turns (the runner's server work is in another process and not counted). It includes V8's helper threads (garbage collection, compilation), so it can exceed the wall time. The optimizing compiler is still at work over these turns (it compiles each hot function on a helper thread), so a harness with more hot code pays more of it here than a longer run would per turn. The headline figure.`,
+    `- **CPU ms/turn**: user + system CPU time of the harness process over the ${turns} measured turns and the close after them (where rein's telemetry exports the last spans and metrics the turns made), divided by the turns (the runner's server work is in another process and not counted). It includes V8's helper threads (garbage collection, compilation), so it can exceed the wall time. The optimizing compiler is still at work over these turns (it compiles each hot function on a helper thread), so a harness with more hot code pays more of it here than a longer run would per turn. The two rows *optimizing compiler off* run the floor and durable rein with \`node --no-opt\`: nothing is compiled by it in the window, so what they save against their default rows is mostly the compiler's work, and their ratio to each other is rein's cost run by V8's interpreter and baseline compiler alone. The headline figure.`,
     '- **of it off the main thread**: the part of that CPU spent on threads other than the main one: the process\'s CPU less its main thread\'s, from /proc (Linux; — elsewhere). In profiles of these runs (perf) most of it was V8\'s optimizing compiler at work on hot functions; garbage collection helpers and the thread pool are the rest. It shows how much of a figure is code being compiled rather than run: compiled code only starts to pay back late in these turns. Ticks are 10 ms, so over 200 turns the figure moves in steps of 0.05 ms; the share is of the medians.',
     '- **wall ms/turn**: elapsed time over the measured turns per turn; includes the mock server\'s latency, the same for all.',
     '- **startup ms**: from the process\'s start (`performance.timeOrigin`) to the first request reaching the server: imports, composition, first request built.',

@@ -41,7 +41,7 @@ const pinned = /** @type {Record<string, string>} */ (readJson(join(peers, 'pack
 const at = (/** @type {string} */ name) => `${name}${pinned[name] ? ` ${pinned[name]}` : ''}`
 
 /**
- * @typedef {{ id: string, label: string, file: string, variant?: string, peer?: boolean, layer?: boolean }} Harness
+ * @typedef {{ id: string, label: string, file: string, variant?: string, peer?: boolean, layer?: boolean, nodeFlags?: string[] }} Harness
  * @type {Harness[]}
  */
 const HARNESSES = [
@@ -52,6 +52,9 @@ const HARNESSES = [
   { id: 'rein-memory', label: 'rein (in-memory, no telemetry)', file: join(bench, 'loop', 'rein.mjs'), variant: 'memory' },
   { id: 'rein-jsonl', label: 'rein layer: session-jsonl, no telemetry', file: join(bench, 'loop', 'rein.mjs'), variant: 'jsonl', layer: true },
   { id: 'rein-telemetry', label: 'rein layer: telemetry, in-memory session', file: join(bench, 'loop', 'rein.mjs'), variant: 'telemetry', layer: true },
+  // The same two with V8's optimizing compiler off: what is left when no hot function is compiled in the window.
+  { id: 'floor-noopt', label: 'floor, optimizing compiler off (informational)', file: join(bench, 'loop', 'floor.mjs'), nodeFlags: ['--no-opt'] },
+  { id: 'rein-noopt', label: 'rein (session-jsonl + telemetry), optimizing compiler off (informational)', file: join(bench, 'loop', 'rein.mjs'), variant: 'durable', nodeFlags: ['--no-opt'] },
   { id: 'openai', label: `openai SDK loop (${at('openai')})`, file: join(peers, 'openai.mjs'), peer: true },
   { id: 'pi', label: `pi (${at('@earendil-works/pi-agent-core')})`, file: join(peers, 'pi.mjs'), peer: true },
   { id: 'ai-sdk', label: `AI SDK (${at('ai')})`, file: join(peers, 'ai-sdk.mjs'), peer: true },
@@ -230,7 +233,7 @@ async function main() {
         const baseURL = `${server.url}/${runId}/${CALLS[scenario]}/v1`
         const otlpBefore = capture.bytes
         const out = /** @type {{ code: number | null, signal: string | null, stdout: string, stderr: string, timedOut: boolean }} */ (
-          await runProcess(process.execPath, ['--expose-gc', harness.file, baseURL, scenario, String(config.turns), ...(harness.variant ? [harness.variant] : [])], { cwd: repo, env, timeoutMs })
+          await runProcess(process.execPath, ['--expose-gc', ...(harness.nodeFlags ?? []), harness.file, baseURL, scenario, String(config.turns), ...(harness.variant ? [harness.variant] : [])], { cwd: repo, env, timeoutMs })
         )
         const otlpBytes = capture.bytes - otlpBefore
         const stats = server.stats(runId)
