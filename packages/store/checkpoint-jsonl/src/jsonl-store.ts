@@ -33,7 +33,11 @@ export interface SessionLog {
   file: string
   /** The log, open read-only after a load and for appending (`O_APPEND`) once a record is about to be written; absent until the first record creates the file. */
   handle: FileHandle | undefined
-  /** `handle` is open for appending: a read never needs that, so a log its owner made read-only still loads. */
+  /**
+   * `handle` is open for appending and was the file the path names at the last check: a read never
+   * needs that, so a log its owner made read-only still loads. A log found removed is set back to
+   * false, so the next write reopens the path and is refused there rather than lost in the unlinked file.
+   */
   writable: boolean
   /** Bytes of whole lines (and a whole last record without its newline): where a failed append cuts back to. */
   size: number
@@ -150,8 +154,13 @@ export class JsonlCheckpointStore implements CheckpointStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
       throw error
     })
-    if (onDisk === undefined) return
-    if (log.handle !== undefined && onDisk.size === log.size + log.torn && onDisk.ino === (await log.handle.stat()).ino) return
+    if (onDisk === undefined) {
+      // Removed (or moved aside) since: a record appended to the held file would go where nothing
+      // reads it again. Reads keep what was read; a write reopens the path and is refused.
+      log.writable = false
+      return
+    }
+    if (log.handle !== undefined && onDisk.size === log.size + log.torn && sameFile(onDisk, await log.handle.stat())) return
     const fresh = await this.read(log.folder)
     // The old handle goes whatever happens to its close: the log must not stay stale.
     await log.handle?.close().catch(() => undefined)
@@ -242,6 +251,7 @@ export class JsonlCheckpointStore implements CheckpointStore {
    * compaction is written. A log another process recorded into or replaced since the check is read again first.
    */
   private async forWriting(log: SessionLog, tries = 3): Promise<void> {
+    // `refresh` drops `writable` when the path names no file: the reopen below refuses (ENOENT).
     if (log.handle === undefined || log.writable) return
     const loaded = await log.handle.stat()
     if (mayNotWrite(loaded)) throw readOnly(log.file, loaded)
@@ -249,7 +259,7 @@ export class JsonlCheckpointStore implements CheckpointStore {
     try {
       const opened = await handle.stat()
       // Another process may have recorded into it (it grew) or compacted it (a new file) since the check.
-      if (opened.ino !== loaded.ino || opened.size !== log.size + log.torn) {
+      if (!sameFile(opened, loaded) || opened.size !== log.size + log.torn) {
         if (tries <= 1) throw new ReinError('CHECKPOINT_FAILED', `${log.file} was changed by another process each time rein opened it to record: two processes are recording into the session at once; end the other one, then try again`, { details: { file: log.file } })
         await handle.close()
         await this.refresh(log)
@@ -290,6 +300,11 @@ async function openForAppend(file: string, loaded: Stats): Promise<FileHandle> {
     if (code === 'ENOENT') throw new ReinError('CHECKPOINT_FAILED', `${file} was removed after rein read it (moved aside, or deleted by another process), so this checkpoint was not recorded; run rein again on the session to start a new checkpoint log`, { details: { file }, cause: error })
     throw error
   }
+}
+
+/** Whether two stats are of one file: the path may name a new file with the old one still open. */
+function sameFile(a: Stats, b: Stats): boolean {
+  return a.ino === b.ino && a.dev === b.dev
 }
 
 /** This process's uid, or `undefined` where there are none (Windows: the mode's write bit is the read-only attribute). */

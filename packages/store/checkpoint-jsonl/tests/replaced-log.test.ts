@@ -1,7 +1,7 @@
 // A log another process replaced (compacted, then recorded into) or removed between this store's
 // check of the file and its reopen for writing: what the other process recorded is never lost, and
 // what this store cannot do is said as a ReinError naming the file.
-import { readdir, readFile, unlink } from 'node:fs/promises'
+import { readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { contentHash, type CheckpointEntry } from '@rein/checkpoint'
 import { describe, expect, it } from 'vitest'
@@ -121,5 +121,57 @@ describe('a log replaced or removed just before this store writes to it', () => 
     await expect(refused).rejects.toMatchObject({ name: 'ReinError', code: 'CHECKPOINT_FAILED', details: { file: log } })
     await expect(refused).rejects.toThrow(/removed/)
     await expect(readFile(log)).rejects.toMatchObject({ code: 'ENOENT' })
+  })
+})
+
+describe('a log removed or replaced while this store holds it open for writing', () => {
+  /** A store that recorded t1 (path a) into session s1, so it holds the log open for appending. */
+  async function recording() {
+    const { store, base } = await open()
+    await store.append('s1', created('t1', 'a'))
+    return { store, base, log: join(base, 's1', LOG_FILE) }
+  }
+
+  it('a record after the log was deleted while open for writing is refused, not written into the deleted file', async () => {
+    const { store, log } = await recording()
+    await unlink(log)
+    for (const anchor of ['t2', 't3']) {
+      // The same refusal each time: the held file does not make a later record fail differently.
+      const refused = store.append('s1', created(anchor, 'b'))
+      await expect(refused).rejects.toMatchObject({ name: 'ReinError', code: 'CHECKPOINT_FAILED', details: { file: log } })
+      await expect(refused).rejects.toThrow(/was removed after rein read it .*not recorded; run rein again on the session to start a new checkpoint log/)
+    }
+    await expect(readFile(log)).rejects.toMatchObject({ code: 'ENOENT' })
+    expect((await store.records('s1')).map((record) => record.anchor)).toEqual(['t1'])
+  })
+
+  it('a compaction after the log was deleted while open for writing is refused, not made again from the records it held', async () => {
+    const { store, log } = await recording()
+    await store.append('s1', created('t2', 'b'))
+    await unlink(log)
+    const refused = store.compact('s1', new Set(['t2']))
+    await expect(refused).rejects.toMatchObject({ name: 'ReinError', code: 'CHECKPOINT_FAILED', details: { file: log } })
+    await expect(refused).rejects.toThrow(/was removed after rein read it/)
+    await expect(readFile(log)).rejects.toMatchObject({ code: 'ENOENT' })
+  })
+
+  it('a record after a deleted log was started again by another process goes into the new log', async () => {
+    const { store, base, log } = await recording()
+    await unlink(log)
+    await expect(store.append('s1', created('t2', 'b'))).rejects.toMatchObject({ code: 'CHECKPOINT_FAILED' })
+    const { store: there } = await open({}, base)
+    await there.append('s1', created('t3', 'c'))
+    await there.close()
+    expect((await store.append('s1', created('t4', 'd'))).seq).toBe(2)
+    expect(await seqs(base)).toEqual(['1:t3', '2:t4'])
+  })
+
+  it('a record after the log was moved aside and made again goes into the new file, not the old one', async () => {
+    const { store, base, log } = await recording()
+    await rename(log, `${log}.aside`)
+    await writeFile(log, '')
+    expect((await store.append('s1', created('t2', 'b'))).seq).toBe(1)
+    expect(await seqs(base)).toEqual(['1:t2'])
+    expect(await readFile(`${log}.aside`, 'utf8')).not.toContain('"t2"')
   })
 })
