@@ -65,6 +65,27 @@ export function installApproval(ctx: Context, flags: ApprovalFlags, prompt?: Pro
     },
   }
   ctx.provide('approval', service)
+  installed.set(ctx, flags)
+}
+
+/** The compositions whose approval the command provides, with the flags it was given. */
+const installed = new WeakMap<Context, ApprovalFlags>()
+
+/** cordis's words for a row's `ctx.provide('approval')` when the service is provided already. */
+const TAKEN = /failed to start: service "approval" has been registered[^\n]*/g
+
+/**
+ * A reload's refusal with an approval row that could not start because this chat provides approval
+ * itself (no row did when it started) said in rein's terms: cordis keeps one provider per service,
+ * and the chat's prompt cannot be taken back from under a running chat.
+ */
+export function approvalTakenByChat(ctx: Context, sessionId: string, message: string): string {
+  const flags = installed.get(ctx)
+  if (flags === undefined) return message
+  const given = flags.yes ? '--yes' : flags.allow.length > 0 ? '--allow' : undefined
+  const by = given === '--yes' ? '--yes' : given ? '--allow and its prompt' : 'its prompt'
+  const without = given ? ` without ${given} (the row then answers every approval)` : ''
+  return message.replace(TAKEN, `cannot be added while this chat runs: the chat answers approvals itself (${by}), and no row can take that over from a running chat; to use the row, leave this chat (Ctrl-D) and continue it with rein chat --session ${sessionId}${without}`)
 }
 
 /**

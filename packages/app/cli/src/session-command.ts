@@ -198,12 +198,11 @@ export function matchSessionId(given: string, ids: readonly string[]): string {
  * A new agent, or the stored session's (repaired if it ended mid-turn). A resumed session keeps the
  * provider and model its log recorded unless `--provider`/`--model` say otherwise.
  */
-export async function openAgent(scope: SessionScope, sessionId: string | undefined): Promise<{ agent: Agent; repaired?: ResumeReport }> {
+export async function openAgent(scope: SessionScope, sessionId: string | undefined): Promise<{ agent: Agent; repaired?: ResumeReport; route?: string }> {
   const overrides = agentOverrides(scope)
   if (!sessionId) {
     const agent = await scope.ctx.agents.create(overrides).catch((error: unknown) => { throw modelMissingIn(scope.source, error) })
-    describeRoute(scope, agent)
-    return { agent }
+    return { agent, ...routeOf(scope, agent) }
   }
   const { cwd: _cwd, model: _default, ...rest } = overrides
   sessionId = await resolveSessionId(scope.ctx, sessionId)
@@ -212,9 +211,9 @@ export async function openAgent(scope: SessionScope, sessionId: string | undefin
     .catch((error: unknown) => { throw modelMissingIn(scope.source, error) })
   // Jobs an earlier process left running are reaped now, and the model told, before the first turn.
   scope.ctx.get('jobs')?.reap(sessionId)
-  describeRoute(scope, agent)
+  const route = routeOf(scope, agent)
   reportRepair(scope.renderer, sessionId, repaired)
-  return { agent, repaired }
+  return { agent, repaired, ...route }
 }
 
 /** The agents row of a cordis.yml without a provider or model: said in the file's terms, not the built-in composition's variables. */
@@ -262,14 +261,27 @@ function reportLateSpend(scope: SessionScope): void {
   if (tokens(total.usage) > tokens(turn.total.usage)) scope.renderer.lateTotal(total)
 }
 
-/** With `--verbose`: which provider, model and server the requests go to. */
-function describeRoute(scope: SessionScope, agent: Agent) {
-  if (!scope.options.verbose) return
+/** The route said, as `openAgent` returns it. */
+function routeOf(scope: SessionScope, agent: Agent): { route?: string } {
+  const route = describeRoute(scope, agent)
+  return route === undefined ? {} : { route }
+}
+
+/**
+ * With `--verbose`: which provider, model and server the requests go to. Returns the line; given
+ * the line said before (`said`, a chat after a reload), says it again only when the route changed,
+ * and not when no provider serves it now (the reload's notice says that).
+ */
+export function describeRoute(scope: SessionScope, agent: Agent, said?: string): string | undefined {
+  if (!scope.options.verbose) return undefined
   const { provider, model } = agent.options
-  const endpoint = scope.ctx.llm.endpoint(provider)
+  const endpoint = scope.ctx.get('llm')?.endpoint(provider)
   const at = endpoint?.baseURL && endpoint.baseURL !== endpoint.label ? ` at ${endpoint.baseURL}` : ''
   const where = endpoint ? ` (${endpoint.label}${at})` : ''
-  scope.renderer.notice(`provider ${provider}${where} · model ${model}`, { type: 'route', provider, model, ...endpoint })
+  const line = `provider ${provider}${where} · model ${model}`
+  if (said !== undefined && (line === said || !endpoint)) return said
+  scope.renderer.notice(said === undefined ? line : `the route is now ${line}`, { type: 'route', provider, model, ...endpoint })
+  return line
 }
 
 /** What a repair of a log left mid-turn did, one line per call; nothing when the log was whole. */

@@ -11,6 +11,7 @@ import { basename } from 'node:path'
 import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
 import { messageOf } from '@rein/base'
 import { readConfigFile, type Composition, type FileVersion, type ReloadOptions, type ReloadReport } from '@rein/compose'
+import { approvalTakenByChat } from './approval.ts'
 import { slowStart, waitingFor } from './composition.ts'
 import { untilIdle } from './idle.ts'
 import type { PluginLogs } from './plugin-logs.ts'
@@ -23,6 +24,8 @@ export interface Busy {
   whenIdle(): Promise<void>
   /** The route it was made with: an agent keeps it, whatever the agents row says later. */
   readonly options: { readonly provider: string; readonly model: string }
+  /** Its session, to name in what to do after leaving the chat. */
+  readonly session: { readonly id: string }
 }
 
 /** Saves closer together than this are one edit: editors write a file in several steps. */
@@ -129,7 +132,7 @@ async function applySave(composition: Composition, logs: PluginLogs, agent: Busy
       return composition.reload(watching)
     }))
   } catch (error) {
-    return gaveUp ? `${name}'s reload never finished, so the chat leaves without it: ${messageOf(error)}` : `${refused}${messageOf(error)}`
+    return gaveUp ? `${name}'s reload never finished, so the chat leaves without it: ${messageOf(error)}` : `${refused}${approvalTakenByChat(composition.ctx, agent.session.id, messageOf(error))}`
   }
   return [describe(name, report, agentRows(composition, report)), routeGone(composition, agent), agentsGone(composition)].filter(Boolean).join('; ')
 }

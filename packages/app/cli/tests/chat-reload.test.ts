@@ -8,7 +8,7 @@
 import { mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { JsonlSessionStore } from '@rein/session-jsonl'
-import type { MockReply } from '@rein/testkit'
+import { startMockOpenAiServer, type MockReply } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { chatTerminal as terminal, FIXTURES, project, shownText, type Project } from './harness.ts'
 
@@ -378,3 +378,45 @@ describe('rein chat: an edit whose row fails to start', () => {
   }, 60_000)
 })
 
+
+describe('rein chat: an approval row added while the chat runs', () => {
+  it('is refused in rein\'s words, naming the row, why and what to do, not in cordis\'s "service "approval" has been registered"', async () => {
+    const { file, original, chat } = await chatAfterHello()
+    writeFileSync(file, `${original}- id: approval\n  name: '@rein/tools/approval'\n  config: { allow: [write] }\n`)
+    await expect.poll(chat.screen, deadline).toContain(REFUSED)
+    const id = sessionId(chat.screen())
+    expect(chat.screen()).toContain(`${REFUSED}${file} has a problem:\n  - row "approval" (@rein/tools/approval): cannot be added while this chat runs: the chat answers approvals itself (its prompt), and no row can take that over from a running chat; to use the row, leave this chat (Ctrl-D) and continue it with rein chat --session ${id}\n`)
+    expect(chat.screen()).not.toContain('has been registered')
+    await chat.turn('still here?', 'Answer 2.')
+    chat.type('\u0004')
+    expect(await chat.done).toBe(0)
+  }, 60_000)
+})
+
+describe('rein chat --verbose: an edit that moves the route to another base URL', () => {
+  it('names the new base URL after the reload, not only the old one it said at the start', async () => {
+    const p = current = await project(answers)
+    const other = await startMockOpenAiServer(answers)
+    try {
+      const file = join(p.dir, 'cordis.yml')
+      const chat = terminal(p.dir, ['--verbose'])
+      await expect.poll(chat.screen).toContain('> ')
+      expect(chat.screen()).toContain(`provider mock (mock at ${p.server.url}) · model mock-model\n`)
+      await chat.turn('hello', 'Answer 1.')
+      writeFileSync(file, replaced(readFileSync(file, 'utf8'), `baseURL: '${p.server.url}'`, `baseURL: '${other.url}'`))
+      await expect.poll(chat.screen, deadline).toContain('cordis.yml reloaded, in effect from the next turn: changed model')
+      await expect.poll(chat.screen, deadline).toContain(`the route is now provider mock (mock at ${other.url}) · model mock-model\n`)
+      await chat.turn('moved?', 'Answer 1.')
+      expect(other.requests).toHaveLength(1)
+      // An edit that leaves the route where it is says nothing more about it.
+      writeFileSync(file, replaced(readFileSync(file, 'utf8'), 'label: mock,', "label: mock, headers: { X-Edited: 'yes' },"))
+      await expect.poll(() => chat.screen().split('changed model').length, deadline).toBe(3)
+      await chat.turn('again', 'Answer 2.')
+      expect(chat.screen().split('the route is now').length).toBe(2)
+      chat.type('\u0004')
+      expect(await chat.done).toBe(0)
+    } finally {
+      await other.close()
+    }
+  }, 60_000)
+})

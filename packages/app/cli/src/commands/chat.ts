@@ -18,7 +18,7 @@ import { EXIT } from '../exit-codes.ts'
 import { stopTurn } from '../interrupts.ts'
 import type { Io } from '../io.ts'
 import { compactOutcome } from '../render.ts'
-import { inUserTerms, openAgent, requireModel, settleJobs, showResult, withComposition, type SessionScope } from '../session-command.ts'
+import { describeRoute, inUserTerms, openAgent, requireModel, settleJobs, showResult, withComposition, type SessionScope } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
 import { watchComposition, type CompositionWatch } from '../watch-config.ts'
 
@@ -58,12 +58,17 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
         lines.giveBack(typed)
       }
     }
-    const { agent } = await openAgent(scope, args.options.session)
+    const opened = await openAgent(scope, args.options.session)
+    const { agent } = opened
     scope.renderer.notice(`session ${agent.session.id} · Ctrl-C cancels a turn, Ctrl-D leaves`)
     const unsubscribe = agent.subscribe((event) => scope.renderer.event(event))
-    const watch = scope.source === 'built-in'
-      ? undefined
-      : watchComposition(scope.composition, (text) => lines.interrupt(() => scope.renderer.notice(text), io.stderr), agent, scope.logs, io.env)
+    // With --verbose the route was said as the agent opened: a reload that moves it says where it goes now.
+    let { route } = opened
+    const tell = (text: string) => lines.interrupt(() => {
+      scope.renderer.notice(text)
+      route = describeRoute(scope, agent, route)
+    }, io.stderr)
+    const watch = scope.source === 'built-in' ? undefined : watchComposition(scope.composition, tell, agent, scope.logs, io.env)
     // SIGTERM or SIGHUP (Ctrl-C at the terminal reaches readline, below): end the turn and the chat.
     scope.interrupted.addEventListener('abort', () => {
       stopTurn(agent, scope.interrupted.reason)
