@@ -712,3 +712,62 @@ describe('a refusal for length from a model whose window is unknown', () => {
     expect(llm.requests).toHaveLength(1)
   })
 })
+
+describe('a kept request more than the summary route can read', () => {
+  const TASK = `TASK-7: ${'refactor the parser, keeping every test green; '.repeat(44)}`
+  const taskSeq = (events: readonly SessionEvent[]) => events.find((event) => event.type === 'user/message' && textOf(eventData(event, 'user/message').message).startsWith('TASK-7'))!.seq
+  /**
+   * Talk turns, then `task`, whose turn calls `dump` 12 times, its first answer `opening`; summaries
+   * go to a route with a 1,000-token window, whose summary request can read about 450 tokens.
+   */
+  async function smallSummaryRoute(task = TASK, opening = '', talk = 150) {
+    let made = 0
+    const stack = await boot(script((request) => {
+      const asked = request.messages.findLast((message) => message.source.kind === 'user')
+      if (!asked || textOf(asked) !== task) return [{ text: 'ok' }]
+      const call = { toolCall: { id: `d${++made}`, name: 'dump', arguments: '{"path":"src/big.txt"}' } }
+      return made > 12 ? [{ text: 'done' }] : made === 1 && opening ? [{ text: opening }, call] : [call]
+    }), {
+      models: [{ id: 'm', contextWindow: WINDOW }, { id: 'small', contextWindow: 1_000 }],
+      agent: { compaction: { ...COMPACTION, keepTurns: 1, target: 0.6, summaryRoute: { provider: 'scripted', model: 'small' } } as never },
+    })
+    stack.root.tools.register(dumpTool())
+    const agent = await stack.root.agents.create()
+    for (let n = 1; n <= 6; n++) expect(await agent.send(`${'words '.repeat(talk)}${n}`)).toMatchObject({ reason: 'completed' })
+    const failures: { code: string; message: string }[] = []
+    agent.subscribe((event) => { if (event.type === 'compacted' && event.summaryFailed) failures.push(event.summaryFailed) })
+    const result = await agent.send(task)
+    const past = (data: ContextCompacted) => data.summary && data.summary.toSeq > taskSeq(agent.session.events)
+    return { ...stack, agent, result, failures, pastTask: compactions(agent.session.events).filter(past) }
+  }
+
+  it('summarizes the work without it, rather than fail blaming "the first message to summarize"', async () => {
+    const { agent, result, failures, pastTask, llm } = await smallSummaryRoute()
+    expect(result).toMatchObject({ reason: 'completed' })
+    expect(failures).toEqual([])
+    expect(pastTask.length).toBeGreaterThan(0)
+    for (const data of pastTask) expect(data.summary!.keptSeq).toBe(taskSeq(agent.session.events))
+    // The summary's writer is told the request is left out, and why.
+    const unread = llm.requests.filter(isSummaryRequest).filter((request) => lastText(request).includes('[called dump') && !lastText(request).includes('TASK-7'))
+    expect(unread.length).toBeGreaterThan(0)
+    for (const request of unread) expect(lastText(request)).toContain('request this work is on is too long to show here')
+    for (const request of llm.requests.filter(isSummaryRequest)) expect(JSON.stringify(request.messages).length / 4 + (request.system?.length ?? 0) / 4).toBeLessThanOrEqual(1_000 - 256)
+    // The model still reads it word for word, once, right after the summary.
+    const texts = agent.session.messages().map(textOf)
+    expect(texts.filter((text) => text.includes('TASK-7'))).toEqual([TASK])
+    expect(texts.indexOf(TASK)).toBe(2)
+  })
+
+  it('names the message after it, not it, when that message is what the summary route cannot read', async () => {
+    const { failures } = await smallSummaryRoute(TASK, `Plan: ${'read the parser, then change it; '.repeat(60)}`, 60)
+    const failed = failures.find((failure) => failure.code === 'SUMMARY_TOO_BIG')
+    expect(failed?.message).toMatch(/^no summary request was sent: the first message to summarize after the request kept word for word, an answer of the model with its tool results, about \d+ tokens, is more than the \d+ tokens the 1000-token window of scripted\/small leaves for the conversation; set compaction\.summaryRoute to a model with a larger window/)
+  })
+
+  it('names a request too big to keep as the message to summarize it is', async () => {
+    const pasted = `TASK-7: fix this file\n${'const parser = createParser(options) '.repeat(70)}`
+    const { failures } = await smallSummaryRoute(pasted)
+    const failed = failures.find((failure) => failure.code === 'SUMMARY_TOO_BIG')
+    expect(failed?.message).toMatch(/^no summary request was sent: the first message to summarize, a person's message, about \d+ tokens, is more than/)
+  })
+})

@@ -111,7 +111,12 @@ async function summarize(input: CompactionInput, entries: readonly Entry[], data
 
 /** The summary request, made durable before it goes out, and closed in the log however it ends. */
 async function sendSummary(input: CompactionInput, plan: SummaryPlan): Promise<SummaryOutcome> {
-  const sent = summaryInput({ ...(plan.previous ? { previous: plan.previous } : {}), messages: plan.read, ...(input.instructions ? { instructions: input.instructions } : {}) })
+  const sent = summaryInput({
+    ...(plan.previous ? { previous: plan.previous } : {}),
+    messages: plan.read,
+    ...(plan.requestUnread ? { requestUnread: true } : {}),
+    ...(input.instructions ? { instructions: input.instructions } : {}),
+  })
   try {
     await markSent(input, sent)
   } catch (error) {
@@ -184,6 +189,8 @@ interface SummaryPlan {
   previous?: string
   /** The messages sent as the transcript, as the model sees them (freshly pruned results as stubs). */
   read: Message[]
+  /** The kept request is left out of `read`: it alone is more than the summary request can read. */
+  requestUnread?: true
   /** The messages the summary takes the place of, the previous summary included. */
   replaced: Message[]
 }
@@ -201,10 +208,13 @@ function planSummary(input: CompactionInput, entries: readonly Entry[], data: Co
   // What the summary request can read besides its answer and instructions: the range ends earlier if need be.
   const window = summaryWindow(input)
   const room = window - input.summaryTokens - summaryOverhead(tokens, previous, input.instructions)
+  if (room <= 0) return noRoom(input, window, previous)
   const start = range.from + (previousEntry ? 1 : 0)
-  const to = fitting(seen, start, end, room, tokens)
-  if (to <= start) return tooBig(input, room, window, previous)
-  const kept = keptRequest(seen, start, to, (options.target * input.window) / 4, tokens, input.session.events)
+  const keeps = (to: number) => keptRequest(seen, start, to, (options.target * input.window) / 4, tokens, input.session.events)
+  const read = readRange(seen, start, end, room, tokens, keeps)
+  if ('over' in read) return tooBig(input, room, window, seen, read)
+  const { to } = read
+  const kept = keeps(to)
   const messages = (from: number) => seen.slice(from, to).map((entry) => entry.message)
   if (kept && messages(start).every((message) => message === kept.message)) return undefined
   const next = entries[to]
@@ -214,9 +224,30 @@ function planSummary(input: CompactionInput, entries: readonly Entry[], data: Co
     toSeq,
     ...(kept ? { keptSeq: kept.seq } : {}),
     ...(previous ? { previous } : {}),
-    read: messages(start),
+    read: messages(read.from),
+    ...(read.from > start ? { requestUnread: true } : {}),
     replaced: messages(range.from).filter((message) => message !== kept?.message),
   }
+}
+
+/** The first messages of the range that do not fit the summary request, and whether the request kept word for word comes before them. */
+interface Unreadable {
+  over: number
+  afterKept: boolean
+}
+
+/**
+ * The transcript's part of the range `[start, end)`: as much as `room` holds. The request the
+ * summary keeps word for word is read with the rest, unless it alone is more than `room`: the
+ * model reads it whole after the summary anyway, so the rest is then read without it.
+ */
+function readRange(seen: readonly Entry[], start: number, end: number, room: number, tokens: Tokenizer, keeps: (to: number) => Entry | undefined): { from: number; to: number } | Unreadable {
+  const to = fitting(seen, start, end, room, tokens)
+  if (to > start) return { from: start, to }
+  const rest = fitting(seen, start + 1, end, room, tokens)
+  if (keeps(rest)?.seq !== seen[start]?.seq) return { over: start, afterKept: false }
+  if (rest === start + 1 && rest < end) return { over: rest, afterKept: true }
+  return { from: start + 1, to: rest }
 }
 
 /**
@@ -251,10 +282,8 @@ function summaryWindow(input: CompactionInput): number {
   return input.llm.resolveModel(input.route.provider, input.route.model)?.contextWindow ?? input.window
 }
 
-/** Why not even the range's first message can be read: it alone is too big, or the request's other parts leave no room at all. */
-function tooBig(input: CompactionInput, room: number, window: number, previous: string | undefined): Failure {
-  const code = 'SUMMARY_TOO_BIG'
-  if (room > 0) return { code, message: `no summary request was sent: the first message to summarize alone is more than the ${room} tokens the summary request can read` }
+/** Why nothing of the range can be read: the request's other parts leave no room at all in the summary route's window. */
+function noRoom(input: CompactionInput, window: number, previous: string | undefined): Failure {
   const { tokens, instructions } = input
   const taken = [
     ...(instructions ? [`the instructions given (about ${tokens(instructions)} tokens)`] : []),
@@ -263,7 +292,25 @@ function tooBig(input: CompactionInput, room: number, window: number, previous: 
     `room for its ${input.summaryTokens}-token answer`,
   ]
   const list = `${taken.slice(0, -1).join(', ')} and ${taken.at(-1) ?? ''}`
-  return { code, message: `no summary request was sent: the ${window}-token window of ${input.route.provider}/${input.route.model} has no room left for the conversation after ${list}${instructions ? '; give shorter instructions' : ''}` }
+  return { code: 'SUMMARY_TOO_BIG', message: `no summary request was sent: the ${window}-token window of ${input.route.provider}/${input.route.model} has no room left for the conversation after ${list}${instructions ? '; give shorter instructions' : ''}` }
+}
+
+/** Why not even the first of the range's messages to summarize can be read: it alone (a call with its results) is more than `room`. */
+function tooBig(input: CompactionInput, room: number, window: number, seen: readonly Entry[], unreadable: Unreadable): Failure {
+  const where = unreadable.afterKept ? ' after the request kept word for word' : ''
+  const { provider, model } = input.route
+  const what = firstPart(seen, unreadable.over, input.tokens)
+  return { code: 'SUMMARY_TOO_BIG', message: `no summary request was sent: the first message to summarize${where}, ${what}, is more than the ${room} tokens the ${window}-token window of ${provider}/${model} leaves for the conversation; set compaction.summaryRoute to a model with a larger window, or start a new session` }
+}
+
+/** The message at `index` as the transcript reads it, with what cannot be parted from it (its call's results), and its size. */
+function firstPart(seen: readonly Entry[], index: number, tokens: Tokenizer): string {
+  let end = index + 1
+  while (end < seen.length && !isCut(seen, end)) end++
+  const size = seen.slice(index, end).reduce((sum, entry) => sum + tokens(transcriptLine(entry.message)) + 2, 0)
+  const source = seen[index]?.message.source
+  const kind = source?.kind === 'user' ? 'a person\'s message' : source?.kind === 'tool' ? 'a tool result' : source?.kind === 'plugin' ? `a message from ${source.plugin}` : 'an answer of the model'
+  return `${kind}${end - index > 1 ? ' with its tool results' : ''}, about ${size} tokens`
 }
 
 /** The summary as written: the model's text, then the file ledger rebuilt from the log up to the range's end. */
