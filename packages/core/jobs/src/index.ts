@@ -35,5 +35,5 @@ export type { JobInfo } from './types.ts'
 export type { JobOutput } from './types.ts'
 /** What `ctx.jobs.settle` did: the jobs that finished while it waited and those it killed. */
 export type { SettleReport } from './types.ts'
-/** A job a dead process left running, as the `jobs/lost` event hands it to its producer. */
+/** A job a dead process left without an end, as the `jobs/lost` event hands it to its producer. */
 export type { LostJob } from './types.ts'

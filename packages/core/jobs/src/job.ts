@@ -187,7 +187,7 @@ export class Job {
  * text (a subagent's answer) then reads the same live and from the log; and the end of a long
  * answer is what a model needs. The count is kept apart, not as a line in the text: `read` says it.
  */
-function keptResult(text: string, max: number): { output: string; droppedChars: number } {
+export function keptResult(text: string, max: number): { output: string; droppedChars: number } {
   const buffer = new OutputBuffer(max)
   buffer.push(text)
   return buffer.take()

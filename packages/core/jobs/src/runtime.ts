@@ -7,10 +7,11 @@
 import type { Logger } from '@deepseek-ai/cordis'
 import type { Agent } from '@rein/agent'
 import { cutHead, MAX_TIMER_MS, ReinError, shorten, type JobId } from '@rein/base'
-import type { Session } from '@rein/session'
+import type { LoadedSession, Session } from '@rein/session'
+import { childEnd, type ChildEnd } from './child-end.ts'
 import type { JobsConfig } from './config.ts'
 import { noticeText, type JobFacts } from './format.ts'
-import { Job } from './job.ts'
+import { Job, keptResult } from './job.ts'
 import { readJobLog, type EndData, type LoggedJob, type LogView } from './job-log.ts'
 import { Notices, appendTo } from './notices.ts'
 import { isMarker, leaderStartOf, reapRecorded } from './reaper.ts'
@@ -46,7 +47,17 @@ export class JobRuntime {
   private readonly notices: Notices
   private closed = false
 
-  constructor(private readonly config: JobsConfig, private readonly agent: (sessionId: string) => Agent | undefined, private readonly logger: Logger, private readonly lost: (job: LostJob) => void = () => {}) {
+  /**
+   * `load` reads a stored session (undefined without sessions): a job left without an end whose
+   * `ref` names its child session ended as that session's log says.
+   */
+  constructor(
+    private readonly config: JobsConfig,
+    private readonly agent: (sessionId: string) => Agent | undefined,
+    private readonly logger: Logger,
+    private readonly lost: (job: LostJob) => void = () => {},
+    private readonly load: (sessionId: string) => Promise<LoadedSession> | undefined = () => undefined,
+  ) {
     this.notices = new Notices(agent, logger)
   }
 
@@ -210,8 +221,8 @@ export class JobRuntime {
 
   /**
    * The first time this runtime meets a session (a turn starts, or a job starts in it): number from
-   * its log, reap the jobs a dead process left running (one `lost` notice each), and hand the
-   * notices an earlier process owed but never delivered.
+   * its log, reap the jobs a dead process left running (one notice each: lost, or how their child
+   * session shows they ended), and hand the notices an earlier process owed but never delivered.
    */
   private visit(agent: Agent): Book {
     const { session } = agent
@@ -227,48 +238,90 @@ export class JobRuntime {
       const key = counterKey(conversationId, kind)
       this.counters.set(key, Math.max(n, this.counters.get(key) ?? 0))
     }
-    this.reapLeft(session, view)
-    if (view.open.length === 0 && view.owed.length === 0) return book
-    for (const job of [...view.owed, ...view.open]) {
+    const later = this.reapLeft(session, view)
+    this.handLeft(agent, [...view.owed, ...view.open.filter((job) => job.end !== undefined)])
+    // Read from their child sessions: their notices follow (at the next step boundary, if a turn began meanwhile).
+    void later.then((ended) => this.handLeft(agent, ended)).catch((error: unknown) => this.logger.warn('session %s: jobs left by an earlier process were not told: %s', session.id, error))
+    return book
+  }
+
+  /** Hands the notices of jobs an earlier process left (once each), and saves what reaping logged. */
+  private handLeft(agent: Agent, jobs: readonly LoggedJob[]): void {
+    const { session } = agent
+    if (jobs.length === 0 || session.closed) return
+    for (const job of jobs) {
       if (!this.notices.wasHanded(agent, job.start.jobId)) this.notices.hand(agent, job.start.jobId, noticeText(factsOf(job), undefined))
     }
     session.flush().catch((error: unknown) => this.logger.warn('session %s: jobs left by an earlier process were not saved: %s', session.id, error))
-    return book
   }
 
   /**
    * A session no agent will continue here (a lost subagent being closed): what its jobs left
-   * running is stopped and each job never ended is logged `killed: lost`; the notices wait for
-   * whoever resumes it. A session this runtime has met may have live jobs here: it is left alone.
+   * running is stopped and each job never ended is logged (`killed: lost` unless its child session
+   * shows it ended); the notices wait for whoever resumes it. A session this runtime has met may
+   * have live jobs here: it is left alone.
    */
   async reapClosed(session: Session): Promise<void> {
     if (this.books.has(session.id)) return
     const view = readJobLog(session.events)
-    this.reapLeft(session, view)
-    if (view.open.length > 0) await session.flush()
+    await this.reapLeft(session, view)
+    if (view.open.length > 0 && !session.closed) await session.flush()
   }
 
   /**
    * Kills what a dead process left running for the session's jobs (those never ended, and those
-   * cut short, whose processes may outlive their end) and logs each job never ended as `killed:
-   * lost`, telling its producer (`jobs/lost`).
+   * cut short, whose processes may outlive their end), tells each job's producer of every job never
+   * ended (`jobs/lost`) and logs its end: as its child session's log shows it ended, else `killed:
+   * lost`. Jobs without such a session are ended before it returns; it resolves with those ended
+   * from one.
    */
-  private reapLeft(session: Session, view: LogView): void {
+  private reapLeft(session: Session, view: LogView): Promise<LoggedJob[]> {
     // One pass over the process table for both.
     const suspects = [...view.open, ...view.cutShort]
     const reaped = suspects.length > 0 ? reapRecorded(suspects.map((job) => job.record)) : undefined
     if (reaped && (view.open.length > 0 || reaped.pids.length > 0)) {
       this.logger.info('session %s: %d job(s) left by an earlier process, %d ended killed or failed; killed pids %o, groups %o', session.id, view.open.length, view.cutShort.length, reaped.pids, reaped.groups)
     }
+    const later: Promise<LoggedJob | undefined>[] = []
     for (const job of view.open) {
       // A job that recorded nothing has no processes to check (a subagent runs in-process).
       if (recordedProcesses(job) && !isMarker(job.record.marker)) this.logger.warn('job %s in session %s recorded no marker: jobs could not check its processes itself; its producer is told (jobs/lost) to stop what it left running', job.start.jobId, session.id)
-      job.end = { jobId: job.start.jobId, status: 'killed', cause: 'lost', notice: true }
-      job.endedAt = Date.now()
-      appendTo(session, 'jobs/end', { ...job.end }, this.logger)
+      const child = this.childEndOf(job, session.id)
+      if (child) later.push(child.then((end) => (this.endLeft(session, job, end) ? job : undefined)))
+      else this.endLeft(session, job, undefined)
+      // Told now, before a child's log is read: a host that ends right after reaping waits for what
+      // producers do then (a lost child's log is closed; a finished one's is complete, so it stays as it is).
       const { jobId, kind, label, ref } = job.start
       this.lost({ sessionId: session.id, jobId, kind, label, ...(ref === undefined ? {} : { ref }) })
     }
+    return Promise.all(later).then((jobs) => jobs.filter((job): job is LoggedJob => job !== undefined))
+  }
+
+  /** How the session the job's `ref` names shows it ended; undefined when it names none, or it does not say. */
+  private childEndOf(job: LoggedJob, ownerId: string): Promise<ChildEnd | undefined> | undefined {
+    const { ref } = job.start
+    const loading = ref === undefined ? undefined : this.load(ref)
+    return loading?.then((child) => childEnd(job, ownerId, child), (error: unknown) => {
+      this.logger.debug('job %s: session %s (its ref) could not be read: %s', job.start.jobId, ref, error)
+      return undefined
+    })
+  }
+
+  /**
+   * Logs the end of a job a dead process left: `found` (what its child session shows), else
+   * `killed: lost`. False when nothing can be logged any more (the session or this runtime
+   * closed while its child's log was read): the next process reaps it.
+   */
+  private endLeft(session: Session, job: LoggedJob, found: ChildEnd | undefined): boolean {
+    if (this.closed || session.closed) return false
+    const { jobId } = job.start
+    const kept = found?.result === undefined ? undefined : keptResult(found.result, this.config.bufferChars)
+    job.end = found
+      ? { jobId, ...found, notice: true, ...(kept ? { result: kept.output, ...(kept.droppedChars > 0 ? { resultCut: kept.droppedChars } : {}) } : {}) }
+      : { jobId, status: 'killed', cause: 'lost', notice: true }
+    job.endedAt = Date.now()
+    appendTo(session, 'jobs/end', { ...job.end }, this.logger)
+    return true
   }
 
   /** The owner's session is closing: its jobs are killed and awaited while their ends can still be written. */

@@ -6,7 +6,7 @@
 
 import { Context, Service } from '@deepseek-ai/cordis'
 import type { AgentService } from '@rein/agent'
-import type { Session } from '@rein/session'
+import type { Session, SessionService } from '@rein/session'
 import { JobsConfig } from './config.ts'
 import { JOB_EVENT_TYPES } from './job-log.ts'
 import { JobRuntime } from './runtime.ts'
@@ -18,7 +18,10 @@ declare module '@deepseek-ai/cordis' {
     jobs: JobService
   }
   interface Events {
-    /** A job a dead process left running was reaped (its end logged `killed: lost`): its producer may tidy up what it worked on. */
+    /**
+     * A job a dead process left without an end was reaped: its producer may tidy up what it worked on. Its end is logged
+     * `killed: lost` first, or, when its `ref` names its child session, after that session's log is read (as it shows the job ended).
+     */
     'jobs/lost'(job: LostJob): void
   }
 }
@@ -45,7 +48,9 @@ export class JobService extends Service {
     const logger = ctx.logger('jobs')
     // Looked up when used, never injected: a swap of the agents row must not restart running jobs.
     const agent = (sessionId: string) => (ctx.get('agents') as AgentService | undefined)?.find(sessionId)
-    const runtime = new JobRuntime(config, agent, logger, (lost) => ctx.emit('jobs/lost', lost))
+    // A job left without an end whose ref names its child session ended as that session's log says.
+    const load = (sessionId: string) => (ctx.get('sessions') as SessionService | undefined)?.load(sessionId)
+    const runtime = new JobRuntime(config, agent, logger, (lost) => ctx.emit('jobs/lost', lost), load)
     this._runtime = runtime
     ctx.inject(['sessions'], (inner) => {
       for (const type of JOB_EVENT_TYPES) inner.sessions.defineEvent(type, { ignorable: true })
@@ -115,8 +120,8 @@ export class JobService extends Service {
 
   /**
    * For a session no agent will continue in this process (a lost subagent's log being closed):
-   * stops what its jobs left running and logs each job never ended as `killed: lost` (`jobs/lost`
-   * fires for each). Its notices wait for whoever resumes it. Call it with the session open.
+   * stops what its jobs left running and logs each job never ended (`jobs/lost` fires for each) as
+   * its child session shows it ended, else `killed: lost`. Its notices wait for whoever resumes it. Call it with the session open.
    */
   reapClosed(session: Session): Promise<void> {
     return this._runtime.reapClosed(session)

@@ -76,12 +76,15 @@ export interface StartJob {
   outputPath?: string
   /**
    * What the job works on, for its producer to find after a crash (a subagent's session id): logged
-   * with the job and handed back in `jobs/lost`. At most 200 characters.
+   * with the job and handed back in `jobs/lost`. At most 200 characters. When it names a session
+   * below the owner's, a job a dead process left without an end ends as that session's last run
+   * did (begun after the job started): `completed` → `done` with its answer as the result, an
+   * error → `failed`; open or `interrupted` → lost.
    */
   ref?: string
 }
 
-/** A job a dead process left running, as `jobs/lost` tells its producer once its end is logged. */
+/** A job a dead process left without an end, as `jobs/lost` tells its producer when reaping finds it. */
 export interface LostJob {
   sessionId: string
   jobId: string
