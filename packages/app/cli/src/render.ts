@@ -5,6 +5,7 @@ import { addUsage, type TokenUsage } from '@rein/llm'
 import type { ContextCompacted, TurnEndReason } from '@rein/session'
 import type { Spend } from '@rein/telemetry'
 import { maskText, secretValues, formatMoney, groupDigits, isReinError, messageOf } from '@rein/base'
+import { jsonLine } from './json-line.ts'
 import { neutralize } from './terminal-text.ts'
 
 export interface Output {
@@ -37,13 +38,13 @@ export class Renderer {
 
   /** Writes one JSON line (JSON mode) or a notice on stderr. */
   notice(text: string, data?: object) {
-    if (this.json) this.line(this.out.stdout, JSON.stringify(data ?? { type: 'notice', text }))
+    if (this.json) this.line(this.out.stdout, jsonLine(data ?? { type: 'notice', text }))
     else this.err(this.dim(text))
   }
 
   event(event: AgentEvent) {
     if (this.json) {
-      this.line(this.out.stdout, JSON.stringify(event))
+      this.line(this.out.stdout, jsonLine(event))
       return
     }
     switch (event.type) {
@@ -96,7 +97,7 @@ export class Renderer {
    */
   lateTotal(total: Spend) {
     if (this.json) {
-      this.line(this.out.stdout, JSON.stringify({ type: 'total', runId: this.shown?.result.runId, usage: total.usage, ...(total.money !== undefined ? { cost: total.money } : {}), ...(total.estimated ? { usageEstimated: true } : {}) }))
+      this.line(this.out.stdout, jsonLine({ type: 'total', runId: this.shown?.result.runId, usage: total.usage, ...(total.money !== undefined ? { cost: total.money } : {}), ...(total.estimated ? { usageEstimated: true } : {}) }))
       return
     }
     const cost = total.money !== undefined ? ` · cost ${formatMoney(total.money)}` : total.unpriced ? ' · cost unknown (a model used has no price)' : ''
@@ -107,7 +108,7 @@ export class Renderer {
     this.shown = { result, total: turnTotal(result) }
     if (this.json) {
       const total = result.subagents && treeTotal(result, result.subagents)
-      this.line(this.out.stdout, JSON.stringify({ type: 'result', ...result, ...(total ? { total: { ...total, subagents: result.subagents } } : {}) }))
+      this.line(this.out.stdout, jsonLine({ type: 'result', ...result, ...(total ? { total: { ...total, subagents: result.subagents } } : {}) }))
       return
     }
     if (this.midLine) this.out.stdout.write('\n')
@@ -127,7 +128,7 @@ export class Renderer {
     const code = isReinError(error) ? error.code : 'INTERNAL_ERROR'
     const message = maskText(messageOf(error), this.secrets)
     if (this.json) {
-      this.line(this.out.stdout, JSON.stringify({ type: 'not-sent', text: line, error: { code, message } }))
+      this.line(this.out.stdout, jsonLine({ type: 'not-sent', text: line, error: { code, message } }))
       return
     }
     if (this.midLine) this.out.stdout.write('\n')
@@ -280,7 +281,7 @@ export function tokenCount(usage: TokenUsage): number {
 function totalsLine(result: TurnResult): string {
   const { subagents } = result
   const total = turnTotal(result)
-  const estimated = result.usageEstimated === true || subagents?.usageEstimated === true
+  const estimated = result.usageEstimated === true || total.usageEstimated === true
   const counted = total.usage.inputTokens + total.usage.outputTokens > 0
   const cost = total.cost !== undefined ? ` · cost ${formatMoney(total.cost)}` : counted ? ' · cost unknown (a model used has no price; set prices on the @rein/llm row)' : ''
   return `${estimated ? '~' : ''}${formatUsage(total.usage)}${subagents ? ` (subagents ${formatTokens(subagents.usage)})` : ''}${cost}`
@@ -320,8 +321,8 @@ function contextShare(context: Extract<AgentEvent, { type: 'context' }> | undefi
   return ` · context ${Math.round((100 * context.tokens) / context.window)}% of ${context.window >= 1000 ? `${Math.round(context.window / 1000)}k` : context.window}`
 }
 
-/** Tokens and money of a turn with its subagents, as its final line counts them. */
-type TotalSpend = { usage: TokenUsage; cost?: number }
+/** Tokens and money of a turn with its subagents, as its final line counts them; `usageEstimated` when any part is. */
+type TotalSpend = { usage: TokenUsage; cost?: number; usageEstimated?: true }
 
 function turnTotal(result: TurnResult): TotalSpend {
   return result.subagents ? treeTotal(result, result.subagents) : { usage: result.usage, ...(result.cost !== undefined ? { cost: result.cost } : {}) }
@@ -334,5 +335,7 @@ function treeTotal(result: TurnResult, subagents: TreeUsage): TotalSpend {
   const asked = result.usage.inputTokens + result.usage.outputTokens > 0
   const own = result.cost ?? (asked ? undefined : 0)
   const cost = own !== undefined && subagents.cost !== undefined ? own + subagents.cost : undefined
-  return { usage: addUsage(result.usage, subagents.usage), ...(cost !== undefined ? { cost } : {}) }
+  // An estimate stays marked wherever it is summed, as the late `total` line marks it.
+  const estimated = result.usageEstimated === true || subagents.usageEstimated === true
+  return { usage: addUsage(result.usage, subagents.usage), ...(cost !== undefined ? { cost } : {}), ...(estimated ? { usageEstimated: true as const } : {}) }
 }

@@ -23,3 +23,59 @@ describe('the totals line', () => {
     expect(shown()).toContain('cost 3.1400')
   })
 })
+
+/** A Renderer in JSON mode, and the JSON lines it wrote so far. */
+function jsonRenderer() {
+  const stdout = new PassThrough()
+  let text = ''
+  stdout.on('data', (chunk: Buffer) => { text += chunk.toString() })
+  const lines = () => text.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
+  return { renderer: new Renderer({ stdout, stderr: new PassThrough(), env: {} }, true, false), lines, text: () => text }
+}
+
+describe('rein run --json', () => {
+  it('marks the result total as estimated when a subagent\'s usage in it was estimated', () => {
+    const { renderer: out, lines } = jsonRenderer()
+    out.result({
+      turn: 1, runId: 'run_1', reason: 'completed', usage: { inputTokens: 100, outputTokens: 10 }, cost: 0.001, text: 'done',
+      subagents: { usage: { inputTokens: 30, outputTokens: 3 }, cost: 0.0001, usageEstimated: true },
+    })
+    expect(lines()[0]).toMatchObject({ type: 'result', total: { usage: { inputTokens: 130, outputTokens: 13 }, usageEstimated: true } })
+  })
+
+  it('marks the result total as estimated when the turn\'s own usage in it was estimated', () => {
+    const { renderer: out, lines } = jsonRenderer()
+    out.result({
+      turn: 1, runId: 'run_1', reason: 'completed', usage: { inputTokens: 100, outputTokens: 10 }, usageEstimated: true, text: 'done',
+      subagents: { usage: { inputTokens: 30, outputTokens: 3 } },
+    })
+    expect(lines()[0]).toMatchObject({ type: 'result', total: { usageEstimated: true } })
+  })
+
+  it('leaves the estimate flag off a result total nothing estimated went into', () => {
+    const { renderer: out, lines } = jsonRenderer()
+    out.result({
+      turn: 1, runId: 'run_1', reason: 'completed', usage: { inputTokens: 100, outputTokens: 10 }, text: 'done',
+      subagents: { usage: { inputTokens: 30, outputTokens: 3 } },
+    })
+    expect(lines()[0]!.total).not.toHaveProperty('usageEstimated')
+  })
+
+  it('prints costs without floating-point noise (0.1 + 0.2 is 0.3)', () => {
+    const { renderer: out, lines, text } = jsonRenderer()
+    const noisy = 0.1 + 0.2
+    out.event({ type: 'usage', usage: { inputTokens: 1, outputTokens: 1 }, cost: noisy, total: { inputTokens: 1, outputTokens: 1 }, totalCost: noisy, finish: 'stop' })
+    out.event({ type: 'subagent', callId: 'c1', sessionId: 's1', event: { type: 'usage', usage: { inputTokens: 1, outputTokens: 1 }, cost: noisy, total: { inputTokens: 1, outputTokens: 1 }, totalCost: noisy, finish: 'stop' } })
+    out.result({
+      turn: 1, runId: 'run_1', reason: 'completed', usage: { inputTokens: 100, outputTokens: 10 }, cost: noisy, text: 'done',
+      subagents: { usage: { inputTokens: 30, outputTokens: 3 }, cost: noisy },
+    })
+    out.lateTotal({ usage: { inputTokens: 1, outputTokens: 1 }, money: noisy, unpriced: false, estimated: false, attempts: 1 })
+    expect(text()).not.toContain('0000000')
+    const [usage, nested, result, late] = lines()
+    expect(usage).toMatchObject({ cost: 0.3, totalCost: 0.3 })
+    expect(nested).toMatchObject({ event: { cost: 0.3, totalCost: 0.3 } })
+    expect(result).toMatchObject({ cost: 0.3, total: { cost: 0.6, subagents: { cost: 0.3 } } })
+    expect(late).toMatchObject({ type: 'total', cost: 0.3 })
+  })
+})

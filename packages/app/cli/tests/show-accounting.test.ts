@@ -1,5 +1,7 @@
 // `rein show` against `rein sessions`: what the list charges a session must be findable in show,
 // attempt by attempt, with a closing line that is the list's total.
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { groupDigits } from '@rein/base'
 import type { RecordedRequest, MockReply } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -71,5 +73,40 @@ describe('rein show accounts for what rein sessions charges', () => {
     const shown = (await rein(p.dir, ['show', id, '--json'], { env })).stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>)
     expect(shown[0]).toMatchObject({ type: 'header', id })
     expect(shown.at(-1)).toEqual({ type: 'totals', usage: listed!.usage, cost: listed!.cost, usageEstimated: true })
+  })
+})
+
+describe('costs in --json', () => {
+  /** A turn of two attempts priced 0.1 and 0.2: summed as floating point, 0.30000000000000004. */
+  function writeNoisySession(root: string, id: string) {
+    mkdirSync(root, { recursive: true, mode: 0o700 })
+    const route = { provider: 'mock', model: 'mock-model' }
+    const attempt = (retry: number, cost: number) => ({ ...route, retry, fallback: 0, startedAt: 1, endedAt: 2, shown: retry > 0, usage: { inputTokens: 10, outputTokens: 2 }, cost, ...(retry === 0 ? { failure: { code: 'SERVER', message: 'boom', status: 500 } } : { finishReason: 'stop' }) })
+    const data: [string, unknown][] = [
+      ['turn/start', { turn: 1 }],
+      ['user/message', { message: { id: 'm1', role: 'user', content: [{ type: 'text', text: 'hi' }], source: { kind: 'user' } } }],
+      ['step/start', { turn: 1, step: 1 }],
+      ['llm/attempt', attempt(0, 0.1)],
+      ['llm/attempt', attempt(1, 0.2)],
+      ['assistant/message', { message: { id: 'm2', role: 'assistant', content: [{ type: 'text', text: 'hello' }], source: { kind: 'model' } }, usage: { inputTokens: 10, outputTokens: 2 }, cost: 0.2, ...route }],
+      ['step/end', { turn: 1, step: 1 }],
+      ['turn/end', { turn: 1, reason: 'completed' }],
+    ]
+    const header = { kind: 'rein-session', formatVersion: 1, id, createdAt: '2026-01-01T00:00:00.000Z', cwd: root, depth: 0 }
+    const events = data.map(([type, event], seq) => ({ seq, type, time: '2026-01-01T00:00:00.000Z', data: event, ...(type === 'llm/attempt' ? { ignorable: true } : {}) }))
+    writeFileSync(join(root, `${id}.jsonl`), `${[header, ...events].map((line) => JSON.stringify(line)).join('\n')}\n`, { mode: 0o600 })
+  }
+
+  it('rein sessions --json and rein show --json print a cost without floating-point noise (0.1 + 0.2 is 0.3)', async () => {
+    const p = await setUp([])
+    const id = '11111111-2222-3333-4444-555555555555'
+    writeNoisySession(join(p.home, 'sessions'), id)
+    const env = { REIN_HOME: p.home }
+    const listed = await rein(p.dir, ['sessions', '--json'], { env })
+    expect(listed.stdout).not.toContain('0000000')
+    expect(JSON.parse(listed.stdout.trim())).toMatchObject({ id, cost: 0.3 })
+    const shown = await rein(p.dir, ['show', id, '--json'], { env })
+    expect(shown.stdout).not.toContain('0000000')
+    expect(JSON.parse(shown.stdout.trim().split('\n').at(-1)!)).toEqual({ type: 'totals', usage: { inputTokens: 20, outputTokens: 4 }, cost: 0.3 })
   })
 })

@@ -82,3 +82,57 @@ describe('rein show of a turn whose request was retried', () => {
     expect(shown.stdout + shown.stderr).not.toContain(secret)
   })
 })
+
+describe('rein show of a run killed during a retry\'s backoff', () => {
+  const id = '22222222-3333-4444-5555-666666666666'
+  const message = (role: string, text: string) => ({ message: { id: `${role}-${text}`, role, content: [{ type: 'text', text }], source: role === 'user' ? { kind: 'user' } : { kind: 'model' } } })
+  /** Turn 1: a 500, then a retry planned 20 s out, and the process killed 0.5 s into the wait. */
+  const killedInWait: [CoreEventType, unknown][] = [
+    ['turn/start', { turn: 1 }],
+    ['user/message', message('user', 'task')],
+    ['step/start', { turn: 1, step: 1 }],
+    ['llm/attempt', { ...attempt, failure }],
+    ['llm/retry', { type: 'retry', ...route, attempt: 1, delayMs: 20_000, failure }],
+  ]
+  /** What `rein resume` then adds: the repair's ends of turn 1, and a turn 2 whose retry waited and answered. */
+  const resumed: [CoreEventType, unknown][] = [
+    ['step/end', { turn: 1, step: 1 }],
+    ['turn/end', { turn: 1, reason: 'interrupted' }],
+    ['turn/start', { turn: 2 }],
+    ['step/start', { turn: 2, step: 1 }],
+    ['llm/attempt', { ...attempt, failure }],
+    ['llm/retry', { type: 'retry', ...route, attempt: 1, delayMs: 20_000, failure }],
+    ['llm/resend', { request: route, retry: 1, fallback: 0 }],
+    ['llm/attempt', { ...attempt, retry: 1, shown: true, finishReason: 'stop', usage }],
+    ['assistant/message', { ...message('assistant', 'final'), usage, ...route }],
+    ['step/end', { turn: 2, step: 1 }],
+    ['turn/end', { turn: 2, reason: 'completed' }],
+  ]
+
+  function writeLog(root: string, data: [CoreEventType, unknown][]) {
+    mkdirSync(root, { recursive: true, mode: 0o700 })
+    const header = { kind: 'rein-session', formatVersion: 1, id, createdAt: '2026-01-01T00:00:00.000Z', cwd: root, depth: 0 }
+    const events = data.map(([type, event], seq) => ({ seq, type, time: '2026-01-01T00:00:00.000Z', data: event, ...(IGNORABLE.includes(type) ? { ignorable: true } : {}) }))
+    writeFileSync(join(root, `${id}.jsonl`), `${[header, ...events].map((line) => JSON.stringify(line)).join('\n')}\n`, { mode: 0o600 })
+  }
+
+  it('does not say the retry waited 20 s when the turn ended during the wait', async () => {
+    const p = await setUp([])
+    writeLog(join(p.home, 'sessions'), [...killedInWait, ...resumed])
+    const shown = await rein(p.dir, ['show', id], { env: { REIN_HOME: p.home } })
+    expect(shown.code).toBe(0)
+    const retries = shown.stdout.split('\n').filter((line) => line.startsWith('  · retry 1 after'))
+    expect(retries).toEqual([
+      '  · retry 1 after SERVER (HTTP 500), was to wait 20.0 s; the turn ended during the wait · mock/mock-model · mock returned HTTP 500: boom',
+      '  · retry 1 after SERVER (HTTP 500), waited 20.0 s · mock/mock-model · mock returned HTTP 500: boom',
+    ])
+  })
+
+  it('does not say the retry waited 20 s when the log ends during the wait', async () => {
+    const p = await setUp([])
+    writeLog(join(p.home, 'sessions'), killedInWait)
+    const shown = await rein(p.dir, ['show', id], { env: { REIN_HOME: p.home } })
+    expect(shown.code).toBe(0)
+    expect(shown.stdout).toContain('\n  · retry 1 after SERVER (HTTP 500), was to wait 20.0 s; the log ends during the wait · mock/mock-model · mock returned HTTP 500: boom\n')
+  })
+})

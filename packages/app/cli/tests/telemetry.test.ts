@@ -35,6 +35,18 @@ describe('the final line', () => {
     expect(result).toMatchObject({ usage: { inputTokens: 300, outputTokens: 30 }, total: { usage: { inputTokens: 330, outputTokens: 33 }, subagents: { usage: { inputTokens: 30, outputTokens: 3 } } } })
   })
 
+  it('marks the --json result total as estimated when a subagent\'s reply had no usage', async () => {
+    const unreported = (request: RecordedRequest): MockReply => {
+      if (lastMessage(request)?.content === 'child task') return { steps: [{ text: 'child answer' }], usage: null }
+      return delegating(request)
+    }
+    const p = await setUp(unreported, { pricing: true, extraRows: ROWS })
+    const json = await rein(p.dir, ['run', '--json', PROMPT])
+    expect(json.code).toBe(0)
+    const result = json.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string }).find((line) => line.type === 'result')
+    expect(result).toMatchObject({ total: { usageEstimated: true, subagents: { usageEstimated: true } } })
+  })
+
   it('adds what a background subagent spent after the turn ended, once its job settled', async () => {
     let turnOver: () => void = () => {}
     const turnEnded = new Promise<void>((resolve) => { turnOver = resolve })

@@ -8,6 +8,7 @@ import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { withComposition } from '../session-command.ts'
 import { tokenCount, turnEndWord } from '../render.ts'
+import { jsonLine } from '../json-line.ts'
 import { neutralize } from '../terminal-text.ts'
 import { formatMoney, groupDigits, isReinError, messageOf } from '@rein/base'
 
@@ -28,7 +29,7 @@ export async function sessionsCommand(args: ParsedArgs, io: Io): Promise<number>
     const unreadable = (id: string, error: unknown) => io.stderr.write(`${neutralize(`(session ${id} not listed: ${reasonOf(error)}; rein show ${id} says more)`)}\n`)
     const sessions = [...await ctx.sessions.list({ unreadable })].sort((a, b) => (a.lastActivity < b.lastActivity ? 1 : -1))
     if (args.options.json) {
-      for (const session of sessions) io.stdout.write(`${JSON.stringify(session)}\n`)
+      for (const session of sessions) io.stdout.write(`${jsonLine(session)}\n`)
       return 0
     }
     if (sessions.length === 0) {

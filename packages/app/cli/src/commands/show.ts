@@ -12,6 +12,7 @@ import type { Io } from '../io.ts'
 import { compactionLine, turnEndWord } from '../render.ts'
 import { changesPerTurn, type TurnChanges } from '../rewind/turns.ts'
 import { resolveSessionId, withComposition } from '../session-command.ts'
+import { jsonLine } from '../json-line.ts'
 import { neutralize } from '../terminal-text.ts'
 import { attemptLine, planSpend, spentText, totalLine, totalsRecord, type SpendPlan } from './show-spend.ts'
 
@@ -24,9 +25,9 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
     const { header, events } = await ctx.sessions.load(await resolveSessionId(ctx, given))
     const id = header.id
     if (args.options.json) {
-      io.stdout.write(`${JSON.stringify({ type: 'header', ...header })}\n`)
-      for (const event of events) io.stdout.write(`${JSON.stringify(event)}\n`)
-      io.stdout.write(`${JSON.stringify(totalsRecord(events))}\n`)
+      io.stdout.write(`${jsonLine({ type: 'header', ...header })}\n`)
+      for (const event of events) io.stdout.write(`${jsonLine(event)}\n`)
+      io.stdout.write(`${jsonLine(totalsRecord(events))}\n`)
       return 0
     }
     io.stdout.write(`${neutralize(`session ${header.id} · created ${header.createdAt} · ${header.cwd}`)}\n`)
@@ -37,10 +38,11 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
     // Only a log with tool calls can have started a subagent: others need no look at every session.
     const children = events.some((event) => event.type === 'tool/call') ? (await stored()).filter((session) => session.parentSessionId === id) : []
     const spend = planSpend(events)
+    const waits = cutWaits(events)
     // What a server worded (an error it echoed a header into) may hold a secret the environment has.
     const secrets = secretValues(io.env)
     for (const event of events) {
-      const line = describe(event, marks.changes, spend)
+      const line = describe(event, marks.changes, spend, waits)
       if (line !== undefined) io.stdout.write(`${neutralize(maskText(line, secrets))}\n`)
       const child = event.type === 'tool/call' ? childOfCall(children, eventData(event, 'tool/call')) : undefined
       if (child) io.stdout.write(`${neutralize(`    ↳ subagent session ${child.id} · ${child.status} · ${child.turns} turn${child.turns === 1 ? '' : 's'} · rein show ${child.id}`)}\n`)
@@ -91,7 +93,7 @@ async function checkpointMarks(ctx: Context, id: string, events: readonly Sessio
   }
 }
 
-function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, TurnChanges>, spend: SpendPlan): string | undefined {
+function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, TurnChanges>, spend: SpendPlan, waits: ReadonlyMap<number, WaitCut>): string | undefined {
   switch (event.type) {
     case 'turn/start': {
       const { turn } = eventData(event, 'turn/start')
@@ -125,7 +127,7 @@ function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, TurnChan
       return `── ${turnEndWord(data.reason)}${data.error ? `: ${data.error.code}: ${data.error.message}` : ''}${note}`
     }
     case 'llm/retry':
-      return retryLine(eventData(event, 'llm/retry'))
+      return retryLine(eventData(event, 'llm/retry'), waits.get(event.seq))
     case 'llm/fallback':
       return fallbackLine(eventData(event, 'llm/fallback'))
     case 'llm/attempt': {
@@ -146,9 +148,39 @@ function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, TurnChan
   }
 }
 
-/** `  · retry 2 after SERVER (HTTP 500), waited 1.0 s · openai/m1 · <the provider's words>`: the failure it followed, and the backoff. */
-function retryLine(retry: CoreEventData['llm/retry']): string {
-  return `  · retry ${retry.attempt} after ${failureText(retry.failure)}, waited ${(retry.delayMs / 1000).toFixed(1)} s · ${retry.provider}/${retry.model} · ${brief(retry.failure.message)}`
+/**
+ * `  · retry 2 after SERVER (HTTP 500), waited 1.0 s · openai/m1 · <the provider's words>`: the
+ * failure it followed, and the backoff. The record is written as the wait begins, with the delay
+ * planned: a wait nothing followed says it was cut (`was to wait 20.0 s; the turn ended during the wait`).
+ */
+function retryLine(retry: CoreEventData['llm/retry'], cut: WaitCut | undefined): string {
+  const seconds = `${(retry.delayMs / 1000).toFixed(1)} s`
+  const wait = cut === undefined ? `waited ${seconds}` : `was to wait ${seconds}; ${cut === 'turn' ? 'the turn ended' : 'the log ends'} during the wait`
+  return `  · retry ${retry.attempt} after ${failureText(retry.failure)}, ${wait} · ${retry.provider}/${retry.model} · ${brief(retry.failure.message)}`
+}
+
+/** What cut a retry's wait short: its turn's end (a kill then a resume's repair, a cancel), or the end of the log (a kill, or still waiting). */
+type WaitCut = 'turn' | 'log'
+
+/** Records only the request after a wait leaves: its resend mark, its attempt, its answer, its own failure's retry or fallback. */
+const AFTER_WAIT: ReadonlySet<string> = new Set(['llm/resend', 'llm/attempt', 'assistant/message', 'llm/retry', 'llm/fallback'])
+
+/** By the `llm/retry`'s seq: the retries whose wait no later attempt of the request followed. */
+function cutWaits(events: readonly SessionEvent[]): ReadonlyMap<number, WaitCut> {
+  const cut = new Map<number, WaitCut>()
+  let waiting: number | undefined
+  for (const event of events) {
+    // A repair's interrupted answer is what an attempt before the wait showed, not a new attempt.
+    const answered = event.type !== 'assistant/message' || eventData(event, 'assistant/message').interrupted !== true
+    if (waiting !== undefined && AFTER_WAIT.has(event.type) && answered) waiting = undefined
+    if (waiting !== undefined && (event.type === 'turn/end' || event.type === 'turn/start')) {
+      cut.set(waiting, 'turn')
+      waiting = undefined
+    }
+    if (event.type === 'llm/retry') waiting = event.seq
+  }
+  if (waiting !== undefined) cut.set(waiting, 'log')
+  return cut
 }
 
 /** `  · fallback openai/m1 → other/m2 after SERVER (HTTP 500) · …`; a route skipped while it cools down says so. */

@@ -1,0 +1,22 @@
+/**
+ * Every `--json` line rein prints about spending (run's events and result, sessions, show) goes
+ * through here, so money reads the same everywhere: sums of floating-point prices pick up noise
+ * (0.1 + 0.2 is 0.30000000000000004), which is rounded off here, on the way out; what is stored
+ * and summed stays exact as computed.
+ */
+
+/** The keys that hold money in what the CLI prints: an attempt's or a total's `cost`, a usage event's `totalCost`. */
+const MONEY_KEYS: ReadonlySet<string> = new Set(['cost', 'totalCost'])
+
+/** Significant digits a cost keeps: far more than any price has, far fewer than float noise needs. */
+const COST_DIGITS = 12
+
+/** `value` as one JSON line's text, each cost in it rounded to 12 significant digits. */
+export function jsonLine(value: unknown): string {
+  return JSON.stringify(value, (key, field: unknown) => (MONEY_KEYS.has(key) && typeof field === 'number' && Number.isFinite(field) ? roundCost(field) : field))
+}
+
+/** A cost without floating-point noise: 12 significant digits. */
+function roundCost(cost: number): number {
+  return Number(cost.toPrecision(COST_DIGITS))
+}
