@@ -30,3 +30,33 @@ describe('a turn cancelled after the provider reported usage', () => {
     expectValidLog(agent.session.events)
   })
 })
+
+/** Sends the request, has the turn cancelled (Ctrl-C) while the server is silent, and waits for it. */
+function sentThenSilent(cancel: () => void) {
+  const silence = async (request: AdapterRequest): Promise<never> => {
+    request.sent?.()
+    cancel()
+    await new Promise((resolve) => request.signal.addEventListener('abort', resolve, { once: true }))
+    throw request.signal.reason
+  }
+  return (request: AdapterRequest): AsyncIterable<StreamChunk> => ({ [Symbol.asyncIterator]: () => ({ next: () => silence(request) }) })
+}
+
+describe('a turn cancelled while the server is silent', () => {
+  it('an attempt cancelled after its request reached the server is charged the same estimate a crash repair charges', async () => {
+    const pricing = { input: 1_000_000, output: 1_000_000 }
+    const { root } = await boot([], { agent: { provider: 'silent' } })
+    let cancel = () => {}
+    root.llm.registerAdapter('silent', { stream: sentThenSilent(() => cancel()), resolveModel: () => ({ id: 'm', pricing }) })
+    const agent = await root.agents.create()
+    cancel = () => agent.cancel('user pressed Ctrl-C')
+    const result = await agent.send('go')
+    const attempts = agent.session.events.filter((event) => event.type === 'llm/attempt').map((event) => eventData(event, 'llm/attempt'))
+    expect(attempts).toEqual([expect.objectContaining({ failure: expect.objectContaining({ code: 'ABORTED' }), usage: { inputTokens: expect.any(Number), outputTokens: 0 }, usageEstimated: true })])
+    const { usage, cost } = attempts[0]!
+    expect(usage!.inputTokens).toBeGreaterThan(0)
+    expect(cost).toBe(usage!.inputTokens)
+    expect(result).toMatchObject({ reason: 'aborted', usage, cost, usageEstimated: true })
+    expectValidLog(agent.session.events)
+  })
+})

@@ -38,6 +38,13 @@ export interface AdapterRequest extends GenerationOptions {
   provider: string
   model: string
   signal: AbortSignal
+  /**
+   * Call once the request has gone out to the server (its body handed to the network): from then
+   * the provider may bill it, so an attempt that ends without word from the server (cancelled, timed
+   * out, its connection lost) and without a usage report is charged an estimate of its input. An
+   * adapter that never calls it counts as having sent at its first chunk.
+   */
+  sent?: () => void
 }
 
 /**

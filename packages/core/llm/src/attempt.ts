@@ -6,7 +6,7 @@
 
 import type { AdapterRequest, GenerationOptions, LlmAdapter } from './adapter.ts'
 import { chunkProblem } from './chunk-shape.ts'
-import { cleanFailure, LlmError, toFailure, type LlmFailure } from './errors.ts'
+import { cleanFailure, LlmError, toFailure, type LlmFailure, type LlmFailureCode } from './errors.ts'
 import type { LlmAttempt, LlmEvent, ModelRoute } from './request.ts'
 import { carriesAnswer, EMPTY_RESPONSE, isEmptyFinish, isDelta, showsAnswer, type FinishReason, type StreamChunk } from './stream.ts'
 import { checkedUsage, type TokenUsage } from './usage.ts'
@@ -26,6 +26,13 @@ const UNLOADED = Object.freeze({ abort: 'the provider was unloaded' })
 /** The attempt is over; whatever the adapter still does is no longer wanted. */
 const FINISHED = Object.freeze({ abort: 'the attempt is over' })
 const CONSUMER_STOPPED: LlmFailure = Object.freeze({ code: 'ABORTED', message: 'the caller stopped reading the stream' })
+
+/**
+ * How an attempt ends when rein stopped waiting or lost the connection, the server never having said
+ * how its request ended (as a kill leaves it): once sent, the provider may bill it. A failure with a
+ * status, or an error the server sent, is the server refusing it.
+ */
+const UNHEARD: ReadonlySet<LlmFailureCode> = new Set<LlmFailureCode>(['ABORTED', 'TIMEOUT', 'TRANSPORT', 'STREAM_CLOSED'])
 
 /** The output settings an attempt is sent with. */
 type Generation = Pick<GenerationOptions, 'maxTokens' | 'temperature' | 'reasoningEffort'>
@@ -146,6 +153,11 @@ class Attempt {
   /** Each call's name as its deltas last gave it (whole so far): a grown name counts only what it added. */
   private readonly names = new Map<number, number>()
   private usage: TokenUsage | undefined
+  /** The request went out: the adapter said so (`sent`) or yielded a read, which only an answer brings. */
+  private sent = false
+  private readonly markSent = () => {
+    this.sent = true
+  }
   private finishChunk: Extract<StreamChunk, { type: 'finish' }> | undefined
   private failedFinish: LlmFailure | undefined
   private reported = false
@@ -178,7 +190,7 @@ class Attempt {
 
   /** The adapter's stream for this attempt. */
   source(): AsyncIterable<AdapterRead> {
-    const adapterRequest = { ...this.request, signal: this.controller.signal }
+    const adapterRequest = { ...this.request, signal: this.controller.signal, sent: this.markSent }
     return this.adapter.streamBatches ? this.adapter.streamBatches(adapterRequest) : this.adapter.stream(adapterRequest)
   }
 
@@ -189,6 +201,7 @@ class Attempt {
    */
   take(read: AdapterRead): StreamChunk[] {
     const out: StreamChunk[] = []
+    this.sent = true
     // Shown once the read is returned: a read that throws partway (a malformed chunk) showed nothing.
     let shown = this.shown
     let answerShown = this.answerShown
@@ -243,7 +256,7 @@ class Attempt {
     const { route, retry, position } = this.context
     const { finishChunk: finish } = this
     const finishReason: FinishReason = finish?.reason ?? (failure?.code === 'ABORTED' ? 'aborted' : 'error')
-    const { usage, estimated } = this.chargedUsage()
+    const { usage, estimated } = this.chargedUsage(failure)
     const record: LlmAttempt = {
       provider: route.provider, model: route.model, retry, fallback: position,
       startedAt: this.startedAt, endedAt: Date.now(), shown: this.shown, ...(failure ? { failure } : {}), finishReason,
@@ -258,15 +271,21 @@ class Attempt {
   /**
    * What the attempt is charged: the provider's last report, plus an estimate of the output after
    * it (a relay may report the prompt at the start and the rest only at an end that never came, or
-   * never); an estimate of all of it without a report. A provider that reports at the end, or with
-   * each delta, leaves no output after its last report.
+   * never); an estimate of all of it without a report, when it produced output or went out and ended
+   * unheard (see `UNHEARD`). A provider that reports at the end, or with each delta, leaves no
+   * output after its last report.
    */
-  private chargedUsage(): { usage?: TokenUsage; estimated?: true } {
+  private chargedUsage(failure: LlmFailure | undefined): { usage?: TokenUsage; estimated?: true } {
     const { usage } = this
-    if (usage === undefined) return this.outputChars > 0 ? { usage: estimateUsage(this.request, this.outputChars), estimated: true } : {}
+    if (usage === undefined) return this.outputChars > 0 || this.endedUnheard(failure) ? { usage: estimateUsage(this.request, this.outputChars), estimated: true } : {}
     const uncounted = this.outputChars - this.outputCharsAtUsage
     if (uncounted <= 0) return { usage }
     return { usage: { ...usage, outputTokens: usage.outputTokens + Math.ceil(uncounted / 4) }, estimated: true }
+  }
+
+  /** The request went out and `failure` ended it without the server saying how: the provider may have billed it. */
+  private endedUnheard(failure: LlmFailure | undefined): boolean {
+    return this.sent && failure !== undefined && failure.status === undefined && UNHEARD.has(failure.code)
   }
 
   /** Reports the attempt as failed by `failure`; the result the route's retries decide on. */
@@ -334,8 +353,8 @@ export function abortFailure(reason: unknown, route: ModelRoute): LlmFailure | u
 }
 
 /**
- * Usage for an attempt that produced output the provider never counted (it failed, was aborted, or
- * the server sends no usage): about four characters per token, input from the system text and the
+ * Usage for an attempt the provider never counted that it may bill (it produced output, or went out
+ * and ended unheard; or the server sends no usage): about four characters per token, input from the system text and the
  * JSON of the messages and tools, output from the deltas' characters.
  */
 function estimateUsage(request: GenerationOptions, outputChars: number): TokenUsage {

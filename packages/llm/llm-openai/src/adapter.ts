@@ -129,7 +129,7 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
     /** Set once the body is being read: what is left of it is dropped when the stream ends early. */
     let reader: ChunkReader | undefined
     try {
-      const response = await this.send(body, key, watchdog, request.signal)
+      const response = await this.send(body, key, watchdog, request)
       if (response.status < 200 || response.status > 299) throw new LlmError(await this.failureOf(response, watchdog, key, request))
       const notStream = this.notAStream(response)
       if (notStream) {
@@ -180,11 +180,11 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
     }
   }
 
-  private async send(body: string, key: string | undefined, watchdog: ResponseWatchdog, caller: AbortSignal): Promise<WireResponse> {
+  private async send(body: string, key: string | undefined, watchdog: ResponseWatchdog, request: AdapterRequest): Promise<WireResponse> {
     try {
-      return await watchdog.wait(post(this.target, this.headersFor(key), body, watchdog.stop))
+      return await watchdog.wait(post(this.target, this.headersFor(key), body, watchdog.stop, request.sent))
     } catch (error) {
-      if (caller.aborted || watchdog.timedOut) throw watchdog.stop.reason ?? error
+      if (request.signal.aborted || watchdog.timedOut) throw watchdog.stop.reason ?? error
       throw new LlmError(failureFromTransportError(this.options.label, this.url, error), { cause: error })
     }
   }

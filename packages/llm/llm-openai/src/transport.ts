@@ -59,11 +59,12 @@ export async function agentFor(url: URL): Promise<HttpAgent> {
 }
 
 /**
- * POSTs `body` to `url` and resolves at the status line. Rejects with Node's connection error
+ * POSTs `body` to `url` and resolves at the status line; calls `sent` once the whole body is handed
+ * to the network (the server may bill the request from then; a refused connection never sends). Rejects with Node's connection error
  * (its `code`: ECONNREFUSED, ENOTFOUND, …) or, once `stop` is stopped, with its reason; the request
  * and its connection are torn down either way. Redirects are not followed.
  */
-export async function post(url: URL, headers: OutgoingHttpHeaders, body: string, stop: Stop): Promise<WireResponse> {
+export async function post(url: URL, headers: OutgoingHttpHeaders, body: string, stop: Stop, sent?: () => void): Promise<WireResponse> {
   // https loads TLS at its first use; plain http costs no wait.
   const { request, agent } = url.protocol === 'https:' ? await (https ??= loadHttps()) : HTTP
   if (stop.stopped) throw stop.reason
@@ -85,6 +86,7 @@ export async function post(url: URL, headers: OutgoingHttpHeaders, body: string,
     })
     // `on`, not `once`: a request can fail twice (a reset after an abort), and an unheard error would crash the process.
     outgoing.on('error', reject)
+    if (sent) outgoing.once('finish', sent)
     outgoing.end(body)
   })
 }
