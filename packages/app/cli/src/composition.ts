@@ -84,9 +84,18 @@ function loadUnlessStalled(options: CompositionOptions): Promise<Composition> {
   return untilIdle((stalled) => loadComposition({ ...options, stalled }))
 }
 
-/** Disposes every row; one that never stops (it never finished starting, or its dispose awaits forever) is left once nothing else can happen. */
-export function disposeUnlessStalled(composition: Composition): Promise<void> {
-  return untilIdle((stalled) => composition.dispose({ stalled }))
+/**
+ * Disposes every row; one that never stops (it never finished starting, or its dispose awaits
+ * forever) is left once nothing else can happen, or at once when `giveUp` aborted. True when a row
+ * was left so.
+ */
+export async function disposeUnlessStalled(composition: Composition, giveUp?: AbortSignal): Promise<boolean> {
+  let given: AbortSignal | undefined
+  await untilIdle((stalled) => {
+    given = stalled
+    return composition.dispose({ stalled })
+  }, giveUp)
+  return given?.aborted ?? false
 }
 
 /** How long a composition loads before rein says it is still loading. */

@@ -17,6 +17,11 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 export interface Interrupts {
   /** Aborted (with the signal's name) by the first signal. */
   readonly signal: AbortSignal
+  /**
+   * While on, the first signal is not announced: what it gives up is not the turn, and the command
+   * says it (rein chat leaving without a reload that never finishes).
+   */
+  hush: (on: boolean) => void
   /** Removes the handlers; call it after everything was disposed. */
   release(): void
 }
@@ -27,14 +32,16 @@ export interface Interrupts {
  */
 export function trapInterrupts(io: Io, notice: (text: string) => void, stopping: (name: NodeJS.Signals) => string = stoppingTheTurn): Interrupts {
   const controller = new AbortController()
+  let hushed = false
   const onSignal = (name: NodeJS.Signals) => {
     if (controller.signal.aborted) process.exit(EXIT.interrupted)
-    notice(`${name}: ${stopping(name)}; press Ctrl-C again to quit without waiting`)
+    if (!hushed) notice(`${name}: ${stopping(name)}; press Ctrl-C again to quit without waiting`)
     controller.abort(name)
   }
   for (const name of SIGNALS) io.signals.on(name, onSignal)
   return {
     signal: controller.signal,
+    hush: (on) => { hushed = on },
     release: () => {
       for (const name of SIGNALS) io.signals.off(name, onSignal)
     },

@@ -11,9 +11,11 @@ export interface Io extends Output {
   signals: Pick<NodeJS.Process, 'on' | 'off'>
   /** Aborted when stdout or stderr can no longer be written (the reader went away). */
   outputClosed?: AbortSignal
+  /** Ends the process with its exit code: a row left running may hold it open; `process.exit` in real use, absent in tests. */
+  exit?: () => void
 }
 
 /** The `Io` of this process. */
 export function processIo(): Io {
-  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), signals: process }
+  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), signals: process, exit: () => process.exit() }
 }

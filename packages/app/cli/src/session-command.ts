@@ -32,6 +32,13 @@ export interface SessionScope {
   interrupted: AbortSignal
   /** The plugins' log lines; a reload runs in `logs.around`, so a row its report names is not printed twice. */
   logs: PluginLogs
+  /** While on, the first signal is not announced as stopping the turn: the command says what it gives up instead. */
+  hushSignal: (on: boolean) => void
+  /**
+   * Rows a reload gave up on never finished starting, so disposing them never can: disposing then
+   * does not wait, and the process ends once the command is done, whatever those rows hold open.
+   */
+  leaveStuckRows: () => void
 }
 
 /** Loads the composition, runs `body`, and always disposes everything. */
@@ -80,11 +87,12 @@ export async function withComposition(options: CliOptions, io: Io, body: (scope:
   const { composition, source } = await logs.around(() => loadCliComposition({ ...(options.config ? { config: options.config } : {}), cwd: io.cwd, env: io.env, context, stderr: io.stderr }))
   const renderer = new Renderer(io, options.json, colorsEnabled(io.stdout, io.env))
   const interrupts = trapInterrupts(io, (text) => renderer.notice(text), finishesOnSignal)
+  const stuck = new AbortController()
   try {
     requireServices(composition, source)
     if (!quietAboutMemory) tellMemoryProblems(composition.ctx, renderer)
     await prepare?.(composition.ctx)
-    const code = await body({ ctx: composition.ctx, composition, renderer, io, options, source, interrupted: interrupts.signal, logs })
+    const code = await body({ ctx: composition.ctx, composition, renderer, io, options, source, interrupted: interrupts.signal, logs, hushSignal: interrupts.hush, leaveStuckRows: () => stuck.abort() })
     if (finishesOnSignal) return code
     // A turn that completed before the signal still leaves work the signal stopped (jobs): say so.
     return interrupts.signal.aborted && code === EXIT.ok ? EXIT.interrupted : code
@@ -96,8 +104,10 @@ export async function withComposition(options: CliOptions, io: Io, body: (scope:
     await composition.ctx.get('subagents')?.settled()
     // Disposing stops every command still running; a second signal meanwhile exits at once. A row
     // that never stops (one an edit added that never finished starting) is left, not waited for forever.
-    await disposeUnlessStalled(composition)
+    const left = await disposeUnlessStalled(composition, stuck.signal)
     interrupts.release()
+    // A row left running may keep a timer or a socket open, and with it the process, after the command.
+    if (left && io.exit) setTimeout(io.exit, 0).unref()
   }
 }
 

@@ -10,7 +10,7 @@ import { stat } from 'node:fs/promises'
 import { basename } from 'node:path'
 import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
 import { messageOf } from '@rein/base'
-import { readConfigFile, type Composition, type FileVersion, type ReloadOptions, type ReloadReport } from '@rein/compose'
+import { readConfigFile, type Composition, type FileVersion, type ReloadOptions, type ReloadReport, type SlowLoad } from '@rein/compose'
 import { approvalTakenByChat } from './approval.ts'
 import { slowStart, waitingFor } from './composition.ts'
 import { untilIdle } from './idle.ts'
@@ -37,6 +37,10 @@ export interface CompositionWatch {
   settled(): Promise<void>
   /** Whether a save is being applied or waits to be (past the pause that makes an editor's writes one save). */
   pending(): boolean
+  /** What the reload under way waits for, as its slow notice said (`: row "h" (./h.mjs) has not finished starting — …`); empty before that notice. */
+  waitsFor(): string
+  /** Whether a reload was given up (it never finished): the rows it was starting can never be disposed either. */
+  gaveUp(): boolean
   /** Stops watching, after a reload already under way. */
   stop(): Promise<void>
 }
@@ -46,9 +50,10 @@ export interface CompositionWatch {
  * line (or a refusal with its problems) per edit. The reload runs in `logs.around`, so a row that
  * fails to start is said once, in the refusal, not also as a log line. A save made while the
  * composition was still loading, before this watch began, is applied as if seen. `env` sets when a
- * slow reload is told (`REIN_SLOW_START_MS`, as for the load).
+ * slow reload is told (`REIN_SLOW_START_MS`, as for the load). Once `giveUp` aborts (the user
+ * leaves without it), a reload that has not finished is given up, as one that never can.
  */
-export function watchComposition(composition: Composition, tell: (text: string) => void, agent: Busy, logs: PluginLogs, env: NodeJS.ProcessEnv = {}): CompositionWatch {
+export function watchComposition(composition: Composition, tell: (text: string) => void, agent: Busy, logs: PluginLogs, { env = {}, giveUp }: { env?: NodeJS.ProcessEnv; giveUp?: AbortSignal } = {}): CompositionWatch {
   const { file } = composition
   let timer: NodeJS.Timeout | undefined
   let running: Promise<void> = Promise.resolve()
@@ -57,6 +62,8 @@ export function watchComposition(composition: Composition, tell: (text: string) 
   let saves = 0
   let read = 0
   let applying = false
+  let slow: SlowLoad | undefined
+  let gaveUp = false
 
   const apply = async (save: number) => {
     if (stopped) return
@@ -65,9 +72,10 @@ export function watchComposition(composition: Composition, tell: (text: string) 
     read = saves
     applying = true
     try {
-      tell(await applySave(composition, logs, agent, { tell, env }))
+      tell(await applySave(composition, logs, agent, { tell, env, giveUp, onSlow: (told) => { slow = told }, onGiveUp: () => { gaveUp = true } }))
     } finally {
       applying = false
+      slow = undefined
     }
   }
   const pending = () => applying || saves > read
@@ -91,6 +99,8 @@ export function watchComposition(composition: Composition, tell: (text: string) 
       while (!stopped && pending()) await running
     },
     pending,
+    waitsFor: () => (slow ? waitingFor(slow) : ''),
+    gaveUp: () => gaveUp,
     stop: async () => {
       stopped = true
       clearTimeout(timer)
@@ -112,27 +122,45 @@ async function savedSinceLoad(file: string, loaded: FileVersion | undefined): Pr
   }
 }
 
+interface ApplyOptions {
+  tell: (text: string) => void
+  env: NodeJS.ProcessEnv
+  giveUp: AbortSignal | undefined
+  /** Told what a slow reload waits for, as the user is. */
+  onSlow: (slow: SlowLoad) => void
+  onGiveUp: () => void
+}
+
 /**
  * What a save comes to: the rows it changed, or why it was not applied (the rows then run as they
  * were). A reload still going after a while is told, with the rows it waits for; one that can never
  * finish (the process has nothing else to do: the chat was left meanwhile) is given up on.
  */
-async function applySave(composition: Composition, logs: PluginLogs, agent: Busy, { tell, env }: { tell: (text: string) => void; env: NodeJS.ProcessEnv }): Promise<string> {
+async function applySave(composition: Composition, logs: PluginLogs, agent: Busy, { tell, env, giveUp, onSlow, onGiveUp }: ApplyOptions): Promise<string> {
   const name = basename(composition.file)
   const refused = `${name} was not applied; the rows keep running as they were: `
   const touched = await sessionTouched(composition)
   if (touched.length > 0) return `${refused}this chat's session lives in ${describeTouched(touched)}; to use the edit, leave this chat (Ctrl-D) and start a new one`
   const { afterMs, after } = slowStart(env)
-  let gaveUp = false
+  let given: AbortSignal | undefined
   let report: ReloadReport
   try {
     report = await logs.around(() => untilIdle((stalled) => {
-      stalled.addEventListener('abort', () => { gaveUp = true }, { once: true })
-      const watching: ReloadOptions = { stalled, slowAfterMs: afterMs, onSlow: (slow) => tell(`${name} is still reloading after ${after}${waitingFor(slow)}; the next turn waits for it (Ctrl-C leaves the chat)`) }
+      given = stalled
+      const watching: ReloadOptions = {
+        stalled,
+        slowAfterMs: afterMs,
+        onSlow: (slow) => {
+          onSlow(slow)
+          tell(`${name} is still reloading after ${after}${waitingFor(slow)}; the next turn waits for it (Ctrl-C leaves the chat)`)
+        },
+      }
       return composition.reload(watching)
-    }))
+    }, giveUp))
   } catch (error) {
-    return gaveUp ? `${name}'s reload never finished, so the chat leaves without it: ${messageOf(error)}` : `${refused}${approvalTakenByChat(composition.ctx, agent.session.id, messageOf(error))}`
+    if (!given?.aborted) return `${refused}${approvalTakenByChat(composition.ctx, agent.session.id, messageOf(error))}`
+    onGiveUp()
+    return `${name}'s reload never finished, so the chat leaves without it: ${messageOf(error)}`
   }
   return [describe(name, report, agentRows(composition, report)), routeGone(composition, agent), agentsGone(composition)].filter(Boolean).join('; ')
 }

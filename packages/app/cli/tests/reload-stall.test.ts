@@ -22,6 +22,20 @@ function addSlowRow(dir: string, id = 'slow'): void {
   appendFileSync(join(dir, 'cordis.yml'), [`- id: ${id}`, `  name: ./${file}`, ''].join('\n'))
 }
 
+/** A row whose start never finishes while it keeps a timer running: Node's event loop never runs empty. */
+const TIMER_ROW = [
+  'export const name = "timer-row"',
+  'export async function apply() {',
+  '  setInterval(() => {}, 1000)',
+  '  await new Promise(() => {})',
+  '}',
+].join('\n')
+
+function addTimerRow(dir: string): void {
+  writeFileSync(join(dir, 'timer-row.mjs'), TIMER_ROW)
+  appendFileSync(join(dir, 'cordis.yml'), ['- id: ticking', '  name: ./timer-row.mjs', ''].join('\n'))
+}
+
 const releaseName = (id: string) => (id === 'slow' ? 'releaseSlowRow' : `releaseSlowRow_${id}`)
 const release = (id: string) => (Reflect.get(globalThis, releaseName(id)) as (() => void) | undefined)?.()
 
@@ -86,6 +100,60 @@ describe('rein chat: a reload whose new row takes long to start', () => {
       expect(screen).toContain('your message was not sent to the model nor saved in the session: two')
       expect(screen).toContain('cordis.yml\'s reload never finished, so the chat leaves without it')
       expect(screen).toContain('row "slow" (./slow-row.mjs): never finished starting')
+      expect(p.server.requests).toHaveLength(1)
+    } finally {
+      chat.kill()
+    }
+  }, 60_000)
+})
+
+describe('rein chat: a reload whose new row never finishes starting and keeps a timer running', () => {
+  /** A real chat on a pty that had one turn, then an edit adding the timer row, told stuck, and a line typed that waits for it. */
+  async function stuckWithLineWaiting() {
+    const p = await setUp([{ steps: [{ text: 'First.' }] }, { steps: [{ text: 'never sent' }] }])
+    const chat = terminalRein(p.dir, ['chat'], { REIN_SLOW_START_MS: '50' })
+    await expect.poll(chat.screen, { timeout: 15_000 }).toContain('Ctrl-D leaves')
+    chat.type('one\r')
+    await expect.poll(chat.screen, { timeout: 10_000 }).toContain('First.')
+    addTimerRow(p.dir)
+    await expect.poll(chat.screen, { timeout: 10_000 }).toContain('row "ticking" (./timer-row.mjs) has not finished starting')
+    chat.type('two\r')
+    await expect.poll(chat.screen, { timeout: 10_000 }).toContain('this line is sent once')
+    return { p, chat }
+  }
+
+  it('leaving at Ctrl-C says it waits for the stuck row and the second Ctrl-C leaves without it', async () => {
+    const { p, chat } = await stuckWithLineWaiting()
+    try {
+      chat.type('\u0003')
+      await expect.poll(chat.screen, { timeout: 10_000 }).toContain('Ctrl-C again leaves without it')
+      const leaving = chat.screen()
+      expect(leaving).toContain('not sent: RELOAD_PENDING: the chat was left while the cordis.yml reload was still under way')
+      expect(leaving).toMatch(/leaving once .*row "ticking" \(\.\/timer-row\.mjs\) has not finished starting/)
+      chat.type('\u0003')
+      expect(await chat.done).toBe(130)
+      const screen = chat.screen()
+      expect(screen).toContain('cordis.yml\'s reload never finished, so the chat leaves without it')
+      expect(screen).not.toContain('press Ctrl-C again to quit without waiting')
+      expect(p.server.requests).toHaveLength(1)
+    } finally {
+      chat.kill()
+    }
+  }, 60_000)
+
+  it('at Ctrl-D with a line waiting for it, says what the line waits for and leaves at Ctrl-C without sending it', async () => {
+    const { p, chat } = await stuckWithLineWaiting()
+    try {
+      chat.type('\u0004')
+      await expect.poll(chat.screen, { timeout: 10_000 }).toContain('Ctrl-C leaves without sending it')
+      expect(chat.screen()).toMatch(/input ended: .*row "ticking" \(\.\/timer-row\.mjs\) has not finished starting/)
+      chat.type('\u0003')
+      expect(await chat.done).toBe(130)
+      const screen = chat.screen()
+      expect(screen).toContain('not sent: RELOAD_PENDING: the chat was left while the cordis.yml reload was still under way')
+      expect(screen).toContain('your message was not sent to the model nor saved in the session: two')
+      expect(screen).toContain('cordis.yml\'s reload never finished, so the chat leaves without it')
+      expect(screen).not.toContain('press Ctrl-C again to quit without waiting')
       expect(p.server.requests).toHaveLength(1)
     } finally {
       chat.kill()

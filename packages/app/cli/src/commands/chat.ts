@@ -68,7 +68,7 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
       scope.renderer.notice(text)
       route = describeRoute(scope, agent, route)
     }, io.stderr)
-    const watch = scope.source === 'built-in' ? undefined : watchComposition(scope.composition, tell, agent, scope.logs, io.env)
+    const watch = scope.source === 'built-in' ? undefined : watchComposition(scope.composition, tell, agent, scope.logs, { env: io.env, giveUp: scope.interrupted })
     // SIGTERM or SIGHUP (Ctrl-C at the terminal reaches readline, below): end the turn and the chat.
     scope.interrupted.addEventListener('abort', () => {
       stopTurn(agent, scope.interrupted.reason)
@@ -102,9 +102,10 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
       }
       return last
     } finally {
-      await watch?.stop()
-      unsubscribe()
+      // Closed first: a Ctrl-C while leaving waits for a reload is then a signal, which gives it up.
       prompt.close()
+      if (watch) await leaveAfterReload(watch, lines, scope)
+      unsubscribe()
       ownLogs()
       echo.stop()
       // Leaving the chat ends its background jobs (recorded), as leaving the process would.
@@ -125,12 +126,47 @@ async function reloaded(watch: CompositionWatch, lines: LineQueue, scope: Sessio
   if (!watch.pending()) return true
   const name = basename(scope.composition.file)
   scope.renderer.notice(`this line is sent once the ${name} reload under way is done`)
-  const left = await Promise.race([watch.settled().then(() => false), lines.left.then(() => true)])
-  if (!left) return true
+  const settled = watch.settled().then(() => 'settled' as const)
+  const left = lines.left.then(() => 'left' as const)
+  let outcome = await Promise.race([settled, left, lines.ended.then(() => 'ended' as const)])
+  if (outcome === 'ended') {
+    // End of input sends what was typed, then leaves: a reload that never finishes would hold it without a word.
+    const count = 1 + lines.typedAhead()
+    const them = count === 1 ? 'it' : 'them'
+    scope.renderer.notice(`input ended: ${count === 1 ? 'this line is' : `these ${count} lines are`} sent once the ${name} reload under way is done${watch.waitsFor()}; Ctrl-C leaves without sending ${them}`)
+    outcome = await hushed(scope, Promise.race([settled, left]))
+  }
+  if (outcome === 'settled') return true
   // This line and any typed after it: none goes nowhere without a word.
   const pendingReload = new ReinError('RELOAD_PENDING', `the chat was left while the ${name} reload was still under way`)
   for (const each of [line, ...lines.drain()]) scope.renderer.notSent(each, pendingReload)
   return false
+}
+
+/**
+ * Leaving waits for a reload under way (its rows would be disposed while they start), saying so: a
+ * row that never finishes starting while it keeps a timer or a socket open would hold it without a
+ * word. A Ctrl-C meanwhile leaves without it; so does a reload given up by a signal before.
+ */
+async function leaveAfterReload(watch: CompositionWatch, lines: LineQueue, scope: SessionScope): Promise<void> {
+  if (watch.pending() && !scope.interrupted.aborted) {
+    const name = basename(scope.composition.file)
+    scope.renderer.notice(`leaving once the ${name} reload under way is done${watch.waitsFor()}; Ctrl-C ${lines.stopped() ? 'again ' : ''}leaves without it`)
+    await hushed(scope, watch.stop())
+  } else {
+    await watch.stop()
+  }
+  if (watch.gaveUp() && scope.interrupted.aborted) scope.leaveStuckRows()
+}
+
+/** Awaits `work`, during which a signal gives up a reload (whose line says so) rather than stopping a turn. */
+async function hushed<T>(scope: SessionScope, work: Promise<T>): Promise<T> {
+  scope.hushSignal(true)
+  try {
+    return await work
+  } finally {
+    scope.hushSignal(false)
+  }
 }
 
 /**
@@ -217,8 +253,11 @@ function lineQueue(prompt: Interface, echo: ReturnType<typeof heldEcho>, stderr:
   let ended = false
   let stopped = false
   let leave = () => {}
+  let end = () => {}
   /** Resolves once the chat is left at once (`stop`: Ctrl-C at the prompt, a signal); at the end of input the queue is still sent. */
   const left = new Promise<void>((resolve) => { leave = resolve })
+  /** Resolves at the end of input (Ctrl-D), or once the prompt is closed. */
+  const inputEnded = new Promise<void>((resolve) => { end = resolve })
   const settle = (line: string | undefined) => {
     const resolve = waiting
     waiting = undefined
@@ -234,10 +273,16 @@ function lineQueue(prompt: Interface, echo: ReturnType<typeof heldEcho>, stderr:
   })
   prompt.on('close', () => {
     ended = true
+    end()
     settle(undefined)
   })
   return {
     left,
+    ended: inputEnded,
+    /** Whether the chat was left at once (`stop`). */
+    stopped: () => stopped,
+    /** How many lines were typed and not yet sent. */
+    typedAhead: () => queued.length,
     next(): Promise<string | undefined> {
       if (stopped) return Promise.resolve(undefined)
       const line = queued.shift()
