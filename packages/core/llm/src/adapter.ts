@@ -45,6 +45,12 @@ export interface AdapterRequest extends GenerationOptions {
    * adapter that never calls it counts as having sent at its first chunk.
    */
   sent?: () => void
+  /**
+   * Call when the server answers with an error in place of a stream to read (an error status, an
+   * error event, an error body): a refusal is not billed, so an attempt that then ends without a
+   * usage report is charged nothing, however it ends (a cancel while its error body is read).
+   */
+  refused?: () => void
 }
 
 /**

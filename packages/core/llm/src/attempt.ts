@@ -158,6 +158,11 @@ class Attempt {
   private readonly markSent = () => {
     this.sent = true
   }
+  /** The server answered with an error (the adapter said so, `refused`, or sent a finish): it was heard. */
+  private refused = false
+  private readonly markRefused = () => {
+    this.refused = true
+  }
   private finishChunk: Extract<StreamChunk, { type: 'finish' }> | undefined
   private failedFinish: LlmFailure | undefined
   private reported = false
@@ -190,7 +195,7 @@ class Attempt {
 
   /** The adapter's stream for this attempt. */
   source(): AsyncIterable<AdapterRead> {
-    const adapterRequest = { ...this.request, signal: this.controller.signal, sent: this.markSent }
+    const adapterRequest = { ...this.request, signal: this.controller.signal, sent: this.markSent, refused: this.markRefused }
     return this.adapter.streamBatches ? this.adapter.streamBatches(adapterRequest) : this.adapter.stream(adapterRequest)
   }
 
@@ -283,9 +288,13 @@ class Attempt {
     return { usage: { ...usage, outputTokens: usage.outputTokens + Math.ceil(uncounted / 4) }, estimated: true }
   }
 
-  /** The request went out and `failure` ended it without the server saying how: the provider may have billed it. */
+  /**
+   * The request went out and `failure` ended it without the server saying how (no error status,
+   * error event or body, no finish): the provider may have billed it.
+   */
   private endedUnheard(failure: LlmFailure | undefined): boolean {
-    return this.sent && failure !== undefined && failure.status === undefined && UNHEARD.has(failure.code)
+    if (!this.sent || this.refused || this.finishChunk !== undefined) return false
+    return failure !== undefined && failure.status === undefined && UNHEARD.has(failure.code)
   }
 
   /** Reports the attempt as failed by `failure`; the result the route's retries decide on. */

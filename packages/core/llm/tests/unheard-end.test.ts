@@ -59,7 +59,7 @@ async function cancelled(sent: boolean): Promise<LlmAttempt> {
 }
 
 describe('an attempt that ended without a word from the server', () => {
-  it('an attempt cancelled after its request reached the server is charged the same estimate a crash repair charges: its input, no output', async () => {
+  it('an attempt cancelled after its request reached the server is charged an estimate of its input, no output', async () => {
     const attempt = await cancelled(true)
     expect(attempt).toMatchObject({ failure: { code: 'ABORTED' }, finishReason: 'aborted', usage: { inputTokens: INPUT, outputTokens: 0 }, usageEstimated: true })
   })
@@ -93,6 +93,34 @@ describe('an attempt that is charged nothing', () => {
     expect(attempt.failure?.code).toBe('ABORTED')
     expect(attempt.usage).toBeUndefined()
     expect(attempt.usageEstimated).toBeUndefined()
+  })
+
+  it('an attempt the server ended with an error finish is charged nothing, with or without a failure on it', async () => {
+    const finishes: StreamChunk[] = [
+      { type: 'finish', reason: 'error' },
+      { type: 'finish', reason: 'error', failure: { code: 'TIMEOUT', message: 'reported an error mid-stream: upstream timeout' } },
+    ]
+    for (const finish of finishes) {
+      const attempt = await attemptOf(async function* (request) {
+        request.sent?.()
+        yield finish
+      })
+      expect(attempt.failure).toBeDefined()
+      expect(attempt.usage).toBeUndefined()
+    }
+  })
+
+  it('an attempt the adapter said was refused, cancelled while its error body is read, is charged nothing', async () => {
+    const controller = new AbortController()
+    const attempt = await attemptOf(nothingBut(async (request) => {
+      request.sent?.()
+      request.refused?.()
+      setImmediate(() => controller.abort())
+      await untilAborted(request.signal)
+      throw request.signal.reason
+    }), controller.signal)
+    expect(attempt.failure?.code).toBe('ABORTED')
+    expect(attempt.usage).toBeUndefined()
   })
 
   it('a request the server refused (an error status, or an error it sent) is charged nothing', async () => {

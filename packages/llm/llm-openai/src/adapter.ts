@@ -14,7 +14,7 @@ import { checkHeaders } from './headers.ts'
 import { toWireBody, type RequestDefaults } from './convert-request.ts'
 import { checkApiKeyEnv, readApiKey, redact, sentSecrets } from './credentials.ts'
 import { openAiDialect, type OpenAiDialect } from './dialect.ts'
-import { failureFromResponse, failureFromTransportError, failureFromUnframedBody, isChatCompletion, isErrorBody, notStreamedMessage } from './errors.ts'
+import { failureFromResponse, failureFromTransportError, failureFromUnframedBody, isChatCompletion, isErrorBody, isServerError, notStreamedMessage } from './errors.ts'
 import { readBounded, STOP_READING } from './response-body.ts'
 import { EventReading } from './event-reading.ts'
 import { readBody } from './sse.ts'
@@ -130,7 +130,10 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
     let reader: ChunkReader | undefined
     try {
       const response = await this.send(body, key, watchdog, request)
-      if (response.status < 200 || response.status > 299) throw new LlmError(await this.failureOf(response, watchdog, key, request))
+      if (response.status < 200 || response.status > 299) {
+        request.refused?.()
+        throw new LlmError(await this.failureOf(response, watchdog, key, request))
+      }
       const notStream = this.notAStream(response)
       if (notStream) {
         const requestId = response.headers.get('x-request-id')
@@ -170,6 +173,7 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
       } catch (error) {
         // The response is over: its connection goes now, not after the consumer took what was salvaged.
         reader.cancel(STOP_READING).catch(() => {})
+        if (isServerError(error)) request.refused?.()
         const out = reading.salvage()
         if (out.length > 0) yield out
         throw withoutSecrets(error, this.secretsWith(key))

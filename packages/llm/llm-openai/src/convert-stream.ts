@@ -7,7 +7,7 @@
 
 import type { JsonValue } from '@rein/base'
 import { LlmError, newToolCallId, type ContentBlock, type FinishReason, type LlmFailure, type StreamChunk, type TokenUsage } from '@rein/llm'
-import { failureFromStreamError } from './errors.ts'
+import { failureFromStreamError, serverError } from './errors.ts'
 import type { WireToolCallDelta, WireUsage } from './wire.ts'
 import { checkChunk, malformed } from './wire-shape.ts'
 
@@ -94,7 +94,7 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
   return {
     push(payload) {
       const chunk = checkChunk(payload, provider)
-      if (chunk.error !== undefined && chunk.error !== null) throw new LlmError(failureFromStreamError(provider, chunk.error))
+      if (chunk.error !== undefined && chunk.error !== null) throw serverError(failureFromStreamError(provider, chunk.error))
       if (!Array.isArray(chunk.choices) && !chunk.usage) throw malformed(provider, 'a stream event with neither choices nor usage')
       if (responseId === undefined && chunk.id) responseId = chunk.id
       if (responseModel === undefined && chunk.model) responseModel = chunk.model

@@ -1,6 +1,6 @@
 /** HTTP statuses, error bodies and connection failures of OpenAI-compatible servers → `LlmFailure`. */
 
-import type { LlmFailure, LlmFailureCode } from '@rein/llm'
+import { LlmError, type LlmFailure, type LlmFailureCode } from '@rein/llm'
 import type { HeaderLookup } from './transport.ts'
 import type { WireError } from './wire.ts'
 import { cutHead, shorten } from '@rein/base'
@@ -277,4 +277,19 @@ function pickError(value: Record<string, unknown>): WireError {
     ...(typeof type === 'string' ? { type } : {}),
     ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}),
   }
+}
+
+/** Errors the server sent itself (an error event, an error body in place of a stream), not a connection that broke. */
+const SENT_BY_SERVER = new WeakSet<LlmError>()
+
+/** An `LlmError` for what the server said: it answered the request (see `isServerError`). */
+export function serverError(failure: LlmFailure): LlmError {
+  const error = new LlmError(failure)
+  SENT_BY_SERVER.add(error)
+  return error
+}
+
+/** Whether `error` is one the server sent (`serverError`): the request was answered, with a refusal. */
+export function isServerError(error: unknown): boolean {
+  return error instanceof LlmError && SENT_BY_SERVER.has(error)
 }

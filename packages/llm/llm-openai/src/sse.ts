@@ -8,7 +8,7 @@ import { cutHead } from '@rein/base'
 import { LlmError } from '@rein/llm'
 import { createParser, type EventSourceParser } from 'eventsource-parser'
 import { redact } from './credentials.ts'
-import { failureFromUnframedBody } from './errors.ts'
+import { failureFromUnframedBody, serverError } from './errors.ts'
 import { ResponseWatchdog } from './watchdog.ts'
 import { STOP_READING } from './response-body.ts'
 import type { ChunkRead, ChunkReader } from './transport.ts'
@@ -127,7 +127,7 @@ export class SseFramer {
     // What the server sent in place of a stream says more than an empty stream would, and a
     // balance error so read is not retried.
     if (this.sawEvent || this.unframedText === '') return
-    throw new LlmError(failureFromUnframedBody(this.provider, redact(this.unframedText, secrets)))
+    throw serverError(failureFromUnframedBody(this.provider, redact(this.unframedText, secrets)))
   }
 
   private keepUnframed(line: string) {

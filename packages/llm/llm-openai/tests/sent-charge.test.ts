@@ -22,7 +22,7 @@ async function attemptsOf(root: Context, request: Partial<LlmRequest> = {}): Pro
 }
 
 describe('a request the server received and stalled on', () => {
-  it('an attempt cancelled after its request reached the server is charged the same estimate a crash repair charges', async () => {
+  it('an attempt cancelled after its request reached the server is charged an estimate of its input', async () => {
     const controller = new AbortController()
     const { root } = await boot(() => {
       setImmediate(() => controller.abort())
@@ -43,6 +43,32 @@ describe('a request the server received and stalled on', () => {
     const { root } = await boot([{ kind: 'error', status: 500, message: 'boom', type: 'server_error' }], { apiKeyEnv: false }, { maxRetries: 0 })
     const [attempt] = await attemptsOf(root)
     expect(attempt!.failure?.code).toBe('SERVER')
+    expect(attempt!.usage).toBeUndefined()
+  })
+
+  it('a request the server answered with an in-stream 408 (TIMEOUT, no status) is charged nothing', async () => {
+    const { root } = await boot([{ steps: [{ error: { message: 'request timed out upstream', code: 408 } }] }], { apiKeyEnv: false }, { maxRetries: 0 })
+    const [attempt] = await attemptsOf(root)
+    expect(attempt!.failure).toMatchObject({ code: 'TIMEOUT' })
+    expect(attempt!.failure?.status).toBeUndefined()
+    expect(attempt!.usage).toBeUndefined()
+  })
+
+  it('a 200 whose body is a relay\'s text, not a stream, is charged nothing', async () => {
+    const { root } = await boot([{ kind: 'http', status: 200, contentType: 'text/event-stream', body: 'upstream connect error or disconnect/reset before headers' }], { apiKeyEnv: false }, { maxRetries: 0 })
+    const [attempt] = await attemptsOf(root)
+    expect(attempt!.failure?.code).toBe('STREAM_CLOSED')
+    expect(attempt!.usage).toBeUndefined()
+  })
+
+  it('a request cancelled while the server stalls inside its error body is charged nothing', async () => {
+    const controller = new AbortController()
+    const { root } = await boot(() => {
+      setTimeout(() => controller.abort(), 200)
+      return { kind: 'error', status: 500, message: 'x'.repeat(200), stallAfterBytes: 10 }
+    }, { apiKeyEnv: false }, { maxRetries: 0 })
+    const [attempt] = await attemptsOf(root, { signal: controller.signal })
+    expect(attempt!.failure?.code).toBe('ABORTED')
     expect(attempt!.usage).toBeUndefined()
   })
 
