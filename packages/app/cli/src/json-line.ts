@@ -13,7 +13,17 @@ const COST_DIGITS = 12
 
 /** `value` as one JSON line's text, each cost in it rounded to 12 significant digits. */
 export function jsonLine(value: unknown): string {
-  return JSON.stringify(value, (key, field: unknown) => (MONEY_KEYS.has(key) && typeof field === 'number' && Number.isFinite(field) ? roundCost(field) : field))
+  return JSON.stringify(value, function (this: unknown, key, field: unknown) {
+    return MONEY_KEYS.has(key) && typeof field === 'number' && Number.isFinite(field) && isSpending(this) ? roundCost(field) : field
+  })
+}
+
+/**
+ * Whether `holder` is one of rein's spending records (an attempt, a usage event, a result, a total):
+ * money there always sits beside its tokens. A `cost` in a tool's output or a plugin's event is theirs, left as it is.
+ */
+function isSpending(holder: unknown): boolean {
+  return typeof holder === 'object' && holder !== null && ('usage' in holder || 'total' in holder)
 }
 
 /** A cost without floating-point noise: 12 significant digits. */

@@ -1,0 +1,15 @@
+import { describe, expect, it } from 'vitest'
+import { jsonLine } from '../src/json-line.ts'
+
+const noisy = 0.1 + 0.2
+
+describe('jsonLine', () => {
+  it('rounds the cost of a spending record (money beside its tokens)', () => {
+    expect(JSON.parse(jsonLine({ type: 'attempt', usage: { inputTokens: 1, outputTokens: 1 }, cost: noisy }))).toMatchObject({ cost: 0.3 })
+  })
+
+  it('leaves a cost in a tool\'s output or a plugin\'s event as they gave it: only rein\'s spending is rounded', () => {
+    const line = JSON.parse(jsonLine({ type: 'tool-end', card: { value: { cost: noisy } }, event: { type: 'quote', cost: noisy } }))
+    expect(line).toMatchObject({ card: { value: { cost: noisy } }, event: { cost: noisy } })
+  })
+})
