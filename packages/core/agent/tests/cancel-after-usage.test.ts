@@ -43,7 +43,7 @@ function sentThenSilent(cancel: () => void) {
 }
 
 describe('a turn cancelled while the server is silent', () => {
-  it('an attempt cancelled after its request reached the server is charged the same estimate a crash repair charges', async () => {
+  it('an attempt cancelled after its request reached the server is charged an estimate of its input', async () => {
     const pricing = { input: 1_000_000, output: 1_000_000 }
     const { root } = await boot([], { agent: { provider: 'silent' } })
     let cancel = () => {}

@@ -758,6 +758,19 @@ describe('a kept request more than the summary route can read', () => {
     expect(texts.indexOf(TASK)).toBe(2)
   })
 
+  it('summarizes the work past a kept request that fits the summary route only without the answer after it, rather than prune only', async () => {
+    const task = `TASK-7: ${'refactor the parser, keeping every test green; '.repeat(34)}`
+    const { agent, result, failures, pastTask, llm } = await smallSummaryRoute(task, `Plan: ${'read the parser, then change it; '.repeat(24)}`)
+    expect(result).toMatchObject({ reason: 'completed' })
+    expect(failures).toEqual([])
+    expect(pastTask.length).toBeGreaterThan(0)
+    for (const data of pastTask) expect(data.summary!.keptSeq).toBe(taskSeq(agent.session.events))
+    const unread = llm.requests.filter(isSummaryRequest).filter((request) => lastText(request).includes('[called dump') && !lastText(request).includes('TASK-7'))
+    expect(unread.length).toBeGreaterThan(0)
+    for (const request of unread) expect(lastText(request)).toContain('request this work is on is too long to show here')
+    expect(agent.session.messages().map(textOf).filter((text) => text.includes('TASK-7'))).toEqual([task])
+  })
+
   it('names the message after it, not it, when that message is what the summary route cannot read', async () => {
     const { failures } = await smallSummaryRoute(TASK, `Plan: ${'read the parser, then change it; '.repeat(60)}`, 60)
     const failed = failures.find((failure) => failure.code === 'SUMMARY_TOO_BIG')

@@ -230,24 +230,41 @@ function planSummary(input: CompactionInput, entries: readonly Entry[], data: Co
   }
 }
 
-/** The first messages of the range that do not fit the summary request, and whether the request kept word for word comes before them. */
+/**
+ * The first messages of the range that do not fit the summary request, and whether the request kept
+ * word for word comes before them; `withRequest`: they fit alone, but end the request's turn, so the
+ * request, no longer kept, would have to be read with them.
+ */
 interface Unreadable {
   over: number
   afterKept: boolean
+  withRequest?: true
 }
 
 /**
  * The transcript's part of the range `[start, end)`: as much as `room` holds. The request the
- * summary keeps word for word is read with the rest, unless it alone is more than `room`: the
- * model reads it whole after the summary anyway, so the rest is then read without it.
+ * summary keeps word for word is read with the rest, unless all that fits is that request (or not
+ * even it): the model reads it whole after the summary anyway, so the rest is then read without
+ * it, ending where it is still kept (inside its turn).
  */
 function readRange(seen: readonly Entry[], start: number, end: number, room: number, tokens: Tokenizer, keeps: (to: number) => Entry | undefined): { from: number; to: number } | Unreadable {
   const to = fitting(seen, start, end, room, tokens)
-  if (to > start) return { from: start, to }
+  const kept = (cut: number) => keeps(cut)?.seq === seen[start]?.seq
+  // The range is the kept request alone (a refusal right after a summary): the caller finds nothing to summarize.
+  if (end === start + 1 && kept(end)) return { from: start, to: end }
+  if (to > start + 1 || (to === start + 1 && !kept(to))) return { from: start, to }
   const rest = fitting(seen, start + 1, end, room, tokens)
-  if (keeps(rest)?.seq !== seen[start]?.seq) return { over: start, afterKept: false }
-  if (rest === start + 1 && rest < end) return { over: rest, afterKept: true }
-  return { from: start + 1, to: rest }
+  const last = lastKeeping(seen, start + 2, rest, end, kept)
+  if (last !== undefined) return { from: start + 1, to: last }
+  if (!kept(start + 1)) return { over: start, afterKept: false }
+  if (rest === start + 1) return { over: start + 1, afterKept: true }
+  return to === start ? { over: start, afterKept: false } : { over: start + 1, afterKept: false, withRequest: true }
+}
+
+/** The latest cut in `[from, to]` (`end` counts as one) at which the request is still kept. */
+function lastKeeping(seen: readonly Entry[], from: number, to: number, end: number, kept: (cut: number) => boolean): number | undefined {
+  for (let cut = to; cut >= from; cut--) if ((cut === end || isCut(seen, cut)) && kept(cut)) return cut
+  return undefined
 }
 
 /**
@@ -295,12 +312,13 @@ function noRoom(input: CompactionInput, window: number, previous: string | undef
   return { code: 'SUMMARY_TOO_BIG', message: `no summary request was sent: the ${window}-token window of ${input.route.provider}/${input.route.model} has no room left for the conversation after ${list}${instructions ? '; give shorter instructions' : ''}` }
 }
 
-/** Why not even the first of the range's messages to summarize can be read: it alone (a call with its results) is more than `room`. */
+/** Why not even the first of the range's messages to summarize can be read: it alone (a call with its results), or with the request before it, is more than `room`. */
 function tooBig(input: CompactionInput, room: number, window: number, seen: readonly Entry[], unreadable: Unreadable): Failure {
   const where = unreadable.afterKept ? ' after the request kept word for word' : ''
   const { provider, model } = input.route
-  const what = firstPart(seen, unreadable.over, input.tokens)
-  return { code: 'SUMMARY_TOO_BIG', message: `no summary request was sent: the first message to summarize${where}, ${what}, is more than the ${room} tokens the ${window}-token window of ${provider}/${model} leaves for the conversation; set compaction.summaryRoute to a model with a larger window, or start a new session` }
+  const { over } = unreadable
+  const what = unreadable.withRequest ? `${firstPart(seen, over - 1, input.tokens)}, and the message after it, ${firstPart(seen, over, input.tokens)}, are together` : `${firstPart(seen, over, input.tokens)}, is`
+  return { code: 'SUMMARY_TOO_BIG', message: `no summary request was sent: the first message to summarize${where}, ${what} more than the ${room} tokens the ${window}-token window of ${provider}/${model} leaves for the conversation; set compaction.summaryRoute to a model with a larger window, or start a new session` }
 }
 
 /** The message at `index` as the transcript reads it, with what cannot be parted from it (its call's results), and its size. */
