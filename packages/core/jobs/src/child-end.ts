@@ -31,7 +31,9 @@ export function childEnd(job: LoggedJob, ownerId: string, child: LoadedSession):
   const end = run.find((event) => event.type === 'turn/end')
   if (!end) return undefined
   const { reason, error } = eventData(end, 'turn/end')
-  if (reason === 'interrupted') return undefined
+  // Stopped from outside: interrupted (it can be continued), or cancelled (aborted) by a kill, the
+  // owner's close or its time limit, which the log does not tell apart: lost, as it is not known how.
+  if (reason === 'interrupted' || reason === 'aborted') return undefined
   if (reason === 'completed') return { status: 'done', result: `Its session ${header.id} recorded this answer:\n${lastAnswer(run) || '(no answer)'}` }
   const why = error ? `: ${error.code}: ${error.message}` : ''
   return { status: 'failed', error: shorten(`its session ${header.id} recorded its run ending ${reason}${why}`, MAX_ERROR_CHARS) }

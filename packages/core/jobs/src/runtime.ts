@@ -22,6 +22,8 @@ interface Book {
   numbers: Map<string, number>
   /** Jobs of an earlier process (or plugin load), by id: `read`, `wait` and `kill` answer for them from the log. */
   past: Map<string, LoggedJob>
+  /** Past jobs whose end is being read from their child session: settles once it is logged (or cannot be). */
+  ending: Map<string, Promise<unknown>>
   /** The owner agent's name, for their `JobInfo`. */
   agent: string
 }
@@ -112,9 +114,16 @@ export class JobRuntime {
     return Object.freeze({ info: job.info(), output, droppedChars })
   }
 
+  /** `read`, once the end of a past job being read from its child session is known: what `job_output` answers. */
+  async readKnown(jobId: string, viewer: JobViewer): Promise<JobOutput> {
+    await this.ending(jobId, viewer)
+    return this.read(jobId, viewer)
+  }
+
   /** Kills a job and waits for its body, at most `killGraceMs`; `stopped` says whether it returned in that time. */
   async kill(jobId: string, viewer: JobViewer): Promise<KillOutcome> {
     // Ended before this process began; whatever it left running was reaped when the session was first seen.
+    await this.ending(jobId, viewer)
     const past = this.past(jobId, viewer)
     if (past) return { info: past, stopped: true }
     const job = this.find(jobId, viewer)
@@ -124,6 +133,7 @@ export class JobRuntime {
   }
 
   async wait(jobId: string, timeoutMs: number, viewer: JobViewer, signal?: AbortSignal): Promise<JobInfo> {
+    await this.ending(jobId, viewer)
     const past = this.past(jobId, viewer)
     if (past) return past
     const job = this.find(jobId, viewer)
@@ -190,6 +200,16 @@ export class JobRuntime {
     return job
   }
 
+  /**
+   * Settles once the end of a past job a dead process left is logged, when it is being read from
+   * its child session (a local file: soon), so that the job's end is not taken for `killed`.
+   */
+  private async ending(jobId: string, viewer: JobViewer): Promise<void> {
+    // A missing viewer is refused before anything reads it.
+    checkViewer(viewer)
+    await this.books.get(viewer.sessionId)?.ending.get(jobId)
+  }
+
   /** A job the owner's log told of when this runtime first saw the session, and that is not live here. */
   private past(jobId: string, viewer: JobViewer): JobInfo | undefined {
     // Asked first by read, kill and wait: a missing viewer is refused before anything reads it.
@@ -230,7 +250,7 @@ export class JobRuntime {
     const known = this.books.get(session.id)
     if (known) return known
     const view = readJobLog(session.events)
-    const book: Book = { numbers: view.numbers, past: new Map(view.all.map((job) => [job.start.jobId, job])), agent: agent.options.name }
+    const book: Book = { numbers: view.numbers, past: new Map(view.all.map((job) => [job.start.jobId, job])), ending: new Map(), agent: agent.options.name }
     this.books.set(session.id, book)
     // A resumed parent's old ids must not be handed to its new subagents' jobs either.
     const conversationId = agent.parent?.conversationId ?? session.id
@@ -238,7 +258,7 @@ export class JobRuntime {
       const key = counterKey(conversationId, kind)
       this.counters.set(key, Math.max(n, this.counters.get(key) ?? 0))
     }
-    const later = this.reapLeft(session, view)
+    const later = this.reapLeft(session, view, book.ending)
     this.handLeft(agent, [...view.owed, ...view.open.filter((job) => job.end !== undefined)])
     // Read from their child sessions: their notices follow (at the next step boundary, if a turn began meanwhile).
     void later.then((ended) => this.handLeft(agent, ended)).catch((error: unknown) => this.logger.warn('session %s: jobs left by an earlier process were not told: %s', session.id, error))
@@ -273,9 +293,9 @@ export class JobRuntime {
    * cut short, whose processes may outlive their end), tells each job's producer of every job never
    * ended (`jobs/lost`) and logs its end: as its child session's log shows it ended, else `killed:
    * lost`. Jobs without such a session are ended before it returns; it resolves with those ended
-   * from one.
+   * from one, and `ending` holds each of those until its end is logged.
    */
-  private reapLeft(session: Session, view: LogView): Promise<LoggedJob[]> {
+  private reapLeft(session: Session, view: LogView, ending?: Map<string, Promise<unknown>>): Promise<LoggedJob[]> {
     // One pass over the process table for both.
     const suspects = [...view.open, ...view.cutShort]
     const reaped = suspects.length > 0 ? reapRecorded(suspects.map((job) => job.record)) : undefined
@@ -287,8 +307,11 @@ export class JobRuntime {
       // A job that recorded nothing has no processes to check (a subagent runs in-process).
       if (recordedProcesses(job) && !isMarker(job.record.marker)) this.logger.warn('job %s in session %s recorded no marker: jobs could not check its processes itself; its producer is told (jobs/lost) to stop what it left running', job.start.jobId, session.id)
       const child = this.childEndOf(job, session.id)
-      if (child) later.push(child.then((end) => (this.endLeft(session, job, end) ? job : undefined)))
-      else this.endLeft(session, job, undefined)
+      if (child) {
+        const ended = child.then((end) => (this.endLeft(session, job, end) ? job : undefined))
+        later.push(ended)
+        ending?.set(job.start.jobId, ended.catch(() => {}))
+      } else this.endLeft(session, job, undefined)
       // Told now, before a child's log is read: a host that ends right after reaping waits for what
       // producers do then (a lost child's log is closed; a finished one's is complete, so it stays as it is).
       const { jobId, kind, label, ref } = job.start
