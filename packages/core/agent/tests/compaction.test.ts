@@ -741,16 +741,21 @@ describe('a kept request more than the summary route can read', () => {
     return { ...stack, agent, result, failures, pastTask: compactions(agent.session.events).filter(past) }
   }
 
-  it('summarizes the work without it, rather than fail blaming "the first message to summarize"', async () => {
-    const { agent, result, failures, pastTask, llm } = await smallSummaryRoute()
+  /** The turn completed with summaries past the task, each keeping it, and the summariser read the work without it, told why. */
+  function expectSummarizedWithoutTask({ agent, result, failures, pastTask, llm }: Awaited<ReturnType<typeof smallSummaryRoute>>) {
     expect(result).toMatchObject({ reason: 'completed' })
     expect(failures).toEqual([])
     expect(pastTask.length).toBeGreaterThan(0)
     for (const data of pastTask) expect(data.summary!.keptSeq).toBe(taskSeq(agent.session.events))
-    // The summary's writer is told the request is left out, and why.
     const unread = llm.requests.filter(isSummaryRequest).filter((request) => lastText(request).includes('[called dump') && !lastText(request).includes('TASK-7'))
     expect(unread.length).toBeGreaterThan(0)
     for (const request of unread) expect(lastText(request)).toContain('request this work is on is too long to show here')
+  }
+
+  it('summarizes the work without it, rather than fail blaming "the first message to summarize"', async () => {
+    const run = await smallSummaryRoute()
+    const { agent, llm } = run
+    expectSummarizedWithoutTask(run)
     for (const request of llm.requests.filter(isSummaryRequest)) expect(JSON.stringify(request.messages).length / 4 + (request.system?.length ?? 0) / 4).toBeLessThanOrEqual(1_000 - 256)
     // The model still reads it word for word, once, right after the summary.
     const texts = agent.session.messages().map(textOf)
@@ -760,14 +765,9 @@ describe('a kept request more than the summary route can read', () => {
 
   it('summarizes the work past a kept request that fits the summary route only without the answer after it, rather than prune only', async () => {
     const task = `TASK-7: ${'refactor the parser, keeping every test green; '.repeat(34)}`
-    const { agent, result, failures, pastTask, llm } = await smallSummaryRoute(task, `Plan: ${'read the parser, then change it; '.repeat(24)}`)
-    expect(result).toMatchObject({ reason: 'completed' })
-    expect(failures).toEqual([])
-    expect(pastTask.length).toBeGreaterThan(0)
-    for (const data of pastTask) expect(data.summary!.keptSeq).toBe(taskSeq(agent.session.events))
-    const unread = llm.requests.filter(isSummaryRequest).filter((request) => lastText(request).includes('[called dump') && !lastText(request).includes('TASK-7'))
-    expect(unread.length).toBeGreaterThan(0)
-    for (const request of unread) expect(lastText(request)).toContain('request this work is on is too long to show here')
+    const run = await smallSummaryRoute(task, `Plan: ${'read the parser, then change it; '.repeat(24)}`)
+    const { agent } = run
+    expectSummarizedWithoutTask(run)
     expect(agent.session.messages().map(textOf).filter((text) => text.includes('TASK-7'))).toEqual([task])
   })
 
