@@ -83,16 +83,8 @@ describe('rein chat: a reload whose new row takes long to start', () => {
   }, 30_000)
 
   it('leaves at Ctrl-C when the row never finishes starting: the waiting line said not sent, the reload given up, and a normal exit', async () => {
-    const p = await setUp([{ steps: [{ text: 'First.' }] }, { steps: [{ text: 'never sent' }] }])
-    const chat = terminalRein(p.dir, ['chat'], { REIN_SLOW_START_MS: '50' })
+    const { p, chat } = await stuckWith(addSlowRow, 'has not finished starting')
     try {
-      await expect.poll(chat.screen, { timeout: 15_000 }).toContain('Ctrl-D leaves')
-      chat.type('one\r')
-      await expect.poll(chat.screen, { timeout: 10_000 }).toContain('First.')
-      addSlowRow(p.dir)
-      await expect.poll(chat.screen, { timeout: 10_000 }).toContain('has not finished starting')
-      chat.type('two\r')
-      await expect.poll(chat.screen, { timeout: 10_000 }).toContain('this line is sent once')
       chat.type('\u0003')
       expect(await chat.done).toBe(0)
       const screen = chat.screen()
@@ -107,26 +99,33 @@ describe('rein chat: a reload whose new row takes long to start', () => {
   }, 60_000)
 })
 
-describe('rein chat: a reload whose new row never finishes starting and keeps a timer running', () => {
-  /** A real chat on a pty that had one turn, then an edit adding the timer row, told stuck, and a line typed that waits for it. */
-  async function stuckWithLineWaiting() {
-    const p = await setUp([{ steps: [{ text: 'First.' }] }, { steps: [{ text: 'never sent' }] }])
-    const chat = terminalRein(p.dir, ['chat'], { REIN_SLOW_START_MS: '50' })
+/** A real chat on a pty that had one turn, then an edit adding a row (`add`) told stuck (`told`), and a line typed that waits for it. */
+async function stuckWith(add: (dir: string) => void, told: string) {
+  const p = await setUp([{ steps: [{ text: 'First.' }] }, { steps: [{ text: 'never sent' }] }])
+  const chat = terminalRein(p.dir, ['chat'], { REIN_SLOW_START_MS: '50' })
+  try {
     await expect.poll(chat.screen, { timeout: 15_000 }).toContain('Ctrl-D leaves')
     chat.type('one\r')
-    await expect.poll(chat.screen, { timeout: 10_000 }).toContain('First.')
-    addTimerRow(p.dir)
-    await expect.poll(chat.screen, { timeout: 10_000 }).toContain('row "ticking" (./timer-row.mjs) has not finished starting')
+    await expect.poll(chat.screen).toContain('First.')
+    add(p.dir)
+    await expect.poll(chat.screen).toContain(told)
     chat.type('two\r')
-    await expect.poll(chat.screen, { timeout: 10_000 }).toContain('this line is sent once')
-    return { p, chat }
+    await expect.poll(chat.screen).toContain('this line is sent once')
+  } catch (error) {
+    chat.kill()
+    throw error
   }
+  return { p, chat }
+}
+
+describe('rein chat: a reload whose new row never finishes starting and keeps a timer running', () => {
+  const stuckWithLineWaiting = () => stuckWith(addTimerRow, 'row "ticking" (./timer-row.mjs) has not finished starting')
 
   it('leaving at Ctrl-C says it waits for the stuck row and the second Ctrl-C leaves without it', async () => {
     const { p, chat } = await stuckWithLineWaiting()
     try {
       chat.type('\u0003')
-      await expect.poll(chat.screen, { timeout: 10_000 }).toContain('Ctrl-C again leaves without it')
+      await expect.poll(chat.screen).toContain('Ctrl-C again leaves without it')
       const leaving = chat.screen()
       expect(leaving).toContain('not sent: RELOAD_PENDING: the chat was left while the cordis.yml reload was still under way')
       expect(leaving).toMatch(/leaving once .*row "ticking" \(\.\/timer-row\.mjs\) has not finished starting/)
@@ -145,7 +144,7 @@ describe('rein chat: a reload whose new row never finishes starting and keeps a 
     const { p, chat } = await stuckWithLineWaiting()
     try {
       chat.type('\u0004')
-      await expect.poll(chat.screen, { timeout: 10_000 }).toContain('Ctrl-C leaves without sending it')
+      await expect.poll(chat.screen).toContain('Ctrl-C leaves without sending it')
       expect(chat.screen()).toMatch(/input ended: .*row "ticking" \(\.\/timer-row\.mjs\) has not finished starting/)
       chat.type('\u0003')
       expect(await chat.done).toBe(130)
