@@ -11,11 +11,52 @@ export interface Io extends Output {
   signals: Pick<NodeJS.Process, 'on' | 'off'>
   /** Aborted when stdout or stderr can no longer be written (the reader went away). */
   outputClosed?: AbortSignal
-  /** Ends the process with its exit code: a row left running may hold it open; `process.exit` in real use, absent in tests. */
+  /** Ends the process with its exit code (`leaveOnceDone` says when); `process.exit` in real use, absent in tests. */
   exit?: () => void
 }
 
-/** The `Io` of this process. */
+/**
+ * The `Io` of this process. Its stdout is rein's own: whatever else writes to `process.stdout` (a
+ * tool's or a plugin's console.log, or its own write) goes to stderr, so `--json` stays JSON and
+ * the answer stays the answer.
+ */
 export function processIo(): Io {
-  return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), signals: process, exit: () => process.exit() }
+  return { stdout: ownStdout(), stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd(), signals: process, exit: () => process.exit() }
+}
+
+/**
+ * `process.stdout` as only rein writes to it: its own `write`, while `process.stdout.write` (which
+ * the console uses too) now writes to stderr. Everything else (isTTY, columns, 'error' listeners
+ * for a closed pipe) is the real stream's.
+ */
+function ownStdout(): NodeJS.WriteStream {
+  const stdout = process.stdout
+  const write = stdout.write.bind(stdout)
+  stdout.write = process.stderr.write.bind(process.stderr)
+  return new Proxy(stdout, {
+    get: (target, key) => {
+      if (key === 'write') return write
+      const value: unknown = Reflect.get(target, key, target)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}
+
+/** How long the process may outlive its command, still held open, before rein ends it. */
+const GRACE_MS = 1_500
+
+/**
+ * Once the command is done (its session saved, the composition disposed), the process ends with
+ * its exit code even if a tool or plugin left a timer or a socket holding it open. `told`: the
+ * command said already what it left (a stuck reload's rows), so it ends at once and quietly;
+ * otherwise after a short grace, with one line. The timer is unref'd: a process that has nothing
+ * left ends by itself, never later for it.
+ */
+export function leaveOnceDone(io: Pick<Io, 'stderr' | 'exit'>, told = false): void {
+  const exit = io.exit
+  if (!exit) return
+  setTimeout(() => {
+    if (!told) io.stderr.write('rein: a tool or plugin left work running after the command ended; exiting\n')
+    exit()
+  }, told ? 0 : GRACE_MS).unref()
 }

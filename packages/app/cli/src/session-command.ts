@@ -15,7 +15,7 @@ import type { CliOptions } from './args.ts'
 import { builtInModel, builtInWithoutModel, disposeUnlessStalled, loadCliComposition, requireServices, usesBuiltIn } from './composition.ts'
 import { saveFailureOf, unsavedText, type SaveFailure } from './errors-save.ts'
 import { EXIT } from './exit-codes.ts'
-import type { Io } from './io.ts'
+import { leaveOnceDone, type Io } from './io.ts'
 import { stopTurn, trapInterrupts } from './interrupts.ts'
 import { printPluginLogs, type PluginLogs } from './plugin-logs.ts'
 import { colorsEnabled, Renderer } from './render.ts'
@@ -107,7 +107,7 @@ export async function withComposition(options: CliOptions, io: Io, body: (scope:
     const left = await disposeUnlessStalled(composition, stuck.signal)
     interrupts.release()
     // A row left running may keep a timer or a socket open, and with it the process, after the command.
-    if (left && io.exit) setTimeout(io.exit, 0).unref()
+    if (left) leaveOnceDone(io, true)
   }
 }
 
