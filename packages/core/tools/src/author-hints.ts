@@ -20,6 +20,21 @@ export function suggestName(name: unknown): string | undefined {
 }
 
 /**
+ * For a definition key that says what the author wanted rather than misspelling a key: what to
+ * write instead, as the tail of an "unknown key" message; else undefined.
+ */
+export function misplacedDefinitionKey(key: string, value: unknown): string | undefined {
+  if (key === 'required') {
+    const first = Array.isArray(value) && typeof value[0] === 'string' && /^[A-Za-z_$][\w$]*$/.test(value[0]) ? value[0] : 'text'
+    return `: a definition has no required list; mark each required argument in parameters with required: true, e.g. {${first}: {type: 'string', required: true}}`
+  }
+  if (/approv/i.test(key)) {
+    return ": approval follows from effects; declare what the tool does, e.g. effects: ['write'] (write and exec are asked about by default)"
+  }
+  return undefined
+}
+
+/**
  * Top-level keys of a JSON Schema object whose values no property spec can have (a spec is an
  * object), so a properties map with arguments named `type` or `required` is never mistaken for one.
  */

@@ -99,21 +99,26 @@ export function validateJson(schema: JsonSchema, value: unknown, path = '$', iss
     if (schema.maximum !== undefined && value > schema.maximum) issue(`must be <= ${schema.maximum}`)
   } else if (typeof value === 'string') {
     const length = codePoints(value)
-    if (schema.minLength !== undefined && length < schema.minLength) issue(`must be at least ${schema.minLength} characters`)
-    if (schema.maxLength !== undefined && length > schema.maxLength) issue(`must be at most ${schema.maxLength} characters`)
+    if (schema.minLength !== undefined && length < schema.minLength) issue(`must be at least ${counted(schema.minLength, 'character')}`)
+    if (schema.maxLength !== undefined && length > schema.maxLength) issue(`must be at most ${counted(schema.maxLength, 'character')}`)
     if (schema.pattern !== undefined) {
       const pattern = compilePattern(schema.pattern)
       if (!pattern) issue(`the schema's pattern ${JSON.stringify(schema.pattern)} is not a valid regular expression`)
       else if (!pattern.test(value)) issue(`must match the pattern ${schema.pattern}`)
     }
   } else if (Array.isArray(value)) {
-    if (schema.minItems !== undefined && value.length < schema.minItems) issue(`must have at least ${schema.minItems} items`)
-    if (schema.maxItems !== undefined && value.length > schema.maxItems) issue(`must have at most ${schema.maxItems} items`)
+    if (schema.minItems !== undefined && value.length < schema.minItems) issue(`must have at least ${counted(schema.minItems, 'item')}`)
+    if (schema.maxItems !== undefined && value.length > schema.maxItems) issue(`must have at most ${counted(schema.maxItems, 'item')}`)
     if (schema.items) value.forEach((item, i) => validateJson(schema.items!, item, childPath(path, i), issues))
   } else if (typeof value === 'object' && value !== null && schema.type === 'object') {
     validateObject(schema, value as Record<string, unknown>, path, issues)
   }
   return issues
+}
+
+/** `1 character`, `2 characters`. */
+function counted(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`
 }
 
 function validateObject(schema: JsonSchema, value: Record<string, unknown>, path: string, issues: SchemaIssue[]) {

@@ -1,8 +1,8 @@
 /** Checks a definition once, at registration, and compiles what the pipeline and the model need. */
 
-import { isReinError, kindOf, MAX_TIMER_MS, ReinError, toFrozenJson } from '@rein/base'
+import { closest, isReinError, kindOf, MAX_TIMER_MS, ReinError, toFrozenJson } from '@rein/base'
 import { isRawSchema, type AnyToolDefinition } from './define-tool.ts'
-import { jsonSchemaAsProperties, shown, suggestName } from './author-hints.ts'
+import { jsonSchemaAsProperties, misplacedDefinitionKey, shown, suggestName } from './author-hints.ts'
 import type { ToolInfo } from './hooks.ts'
 import type { RunIdentity } from './run-context.ts'
 import { defaultReplaySafe, isToolEffect, TOOL_EFFECTS, type ToolEffect } from './effects.ts'
@@ -55,6 +55,7 @@ export function prepareTool(input: AnyToolDefinition): PreparedTool {
   // One read of every field: a getter cannot answer differently later, and a later change to the
   // caller's object cannot reach the registry.
   const definition: Readonly<AnyToolDefinition> = Object.freeze({ ...input, output: Object.freeze({ ...input.output }) })
+  checkKeys(definition, fail)
   checkRequiredFields(definition, fail)
   checkTiming(definition, fail)
   const { timeoutMs, cancelGraceMs } = definition
@@ -94,6 +95,34 @@ export function usableBy(prepared: PreparedTool | undefined, caller: { readonly 
   }
 }
 
+/** Every key a definition may have; a key missing here, or one the type lacks, fails to compile. */
+const DEFINITION_KEYS: Record<keyof AnyToolDefinition, true> = {
+  name: true, description: true, parameters: true, output: true, execute: true, isConcurrencySafe: true, effects: true,
+  replaySafe: true, recover: true, recoverAfterInterrupt: true, timeoutMs: true, cancelGraceMs: true,
+  presentCall: true, presentResult: true, summarize: true, availableTo: true,
+}
+const OUTPUT_KEYS: Record<keyof AnyToolDefinition['output'], true> = { schema: true, render: true, presentationMeta: true }
+
+/**
+ * No key the type lacks: one would be a typo or a wish (`effect: ['write']`, `needsApproval`) that,
+ * ignored, leaves the tool running unasked.
+ */
+function checkKeys(definition: Readonly<AnyToolDefinition>, fail: (message: string, cause?: unknown, details?: Record<string, unknown>) => never) {
+  for (const key of Object.keys(definition)) {
+    if (Object.hasOwn(DEFINITION_KEYS, key)) continue
+    const allowed = Object.keys(DEFINITION_KEYS)
+    const near = closest(key, allowed)
+    const why = misplacedDefinitionKey(key, Reflect.get(definition, key)) ?? ` (${near ? `did you mean "${near}"?` : `a definition takes ${allowed.join(', ')}`})`
+    fail(`unknown key "${key}"${why}`, undefined, { field: key, key })
+  }
+  for (const key of Object.keys(definition.output)) {
+    if (Object.hasOwn(OUTPUT_KEYS, key)) continue
+    const allowed = Object.keys(OUTPUT_KEYS)
+    const near = closest(key, allowed)
+    fail(`output: unknown key "${key}" (${near ? `did you mean "${near}"?` : `output takes ${allowed.join(', ')}`})`, undefined, { field: 'output', key })
+  }
+}
+
 /** The fields every tool has: what the model reads, and the functions the registry calls. */
 function checkRequiredFields(definition: Readonly<AnyToolDefinition>, fail: (message: string) => never) {
   const { name } = definition
@@ -129,6 +158,10 @@ function checkFlagsAndFunctions(definition: Readonly<AnyToolDefinition>, fail: (
     if (definition[key] !== undefined && typeof definition[key] !== 'boolean') fail(`${key} must be true or false, but got ${shown(definition[key])}`)
   }
   if (definition.recoverAfterInterrupt === true && definition.recover === undefined) fail('recoverAfterInterrupt needs a recover function: the call is left for it')
+  const concurrent: unknown = definition.isConcurrencySafe
+  if (concurrent !== undefined && typeof concurrent !== 'boolean' && typeof concurrent !== 'function') {
+    fail(`isConcurrencySafe must be true, false or a function (args) => boolean, but got ${shown(concurrent)}`)
+  }
   for (const key of ['presentCall', 'presentResult', 'summarize', 'recover', 'availableTo'] as const) {
     if (definition[key] !== undefined && typeof definition[key] !== 'function') fail(`${key} must be a function, but got ${shown(definition[key])}`)
   }

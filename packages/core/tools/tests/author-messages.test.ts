@@ -165,6 +165,42 @@ describe('a definition field that is wrong', () => {
     expect(error.message).toBe(message)
   })
 
+  it.each([
+    ['effect for effects', { ...echo, effect: ['write'] }, 'tool "echo": unknown key "effect" (did you mean "effects"?)'],
+    ['a misspelled flag', { ...echo, isConcurentSafe: true }, 'tool "echo": unknown key "isConcurentSafe" (did you mean "isConcurrencySafe"?)'],
+    ['a required list beside parameters', { ...echo, required: ['text'] }, 'tool "echo": unknown key "required": a definition has no required list; mark each required argument in parameters with required: true, e.g. {text: {type: \'string\', required: true}}'],
+    ['needsApproval', { ...echo, needsApproval: true }, 'tool "echo": unknown key "needsApproval": approval follows from effects; declare what the tool does, e.g. effects: [\'write\'] (write and exec are asked about by default)'],
+    ['a misspelled output key', { ...echo, output: { ...echo.output, rendr: () => 'x' } }, 'tool "echo": output: unknown key "rendr" (did you mean "render"?)'],
+  ])('an unknown key in a definition is refused, not ignored, naming it and the key meant (%s)', async (_label, definition, message) => {
+    const error = await definitionRefusal(definition)
+    expect(error.code).toBe('INVALID_TOOL_DEFINITION')
+    expect(error.message).toBe(message)
+    expect(error.details).toMatchObject({ tool: 'echo' })
+  })
+
+  it('an unknown key with no near one lists the keys a definition takes', async () => {
+    const error = await definitionRefusal({ ...echo, colour: 'red' })
+    expect(error.message).toMatch(/^tool "echo": unknown key "colour" \(a definition takes name, description, parameters, output, execute, .*availableTo\)$/)
+    expect(error.details).toMatchObject({ tool: 'echo', field: 'colour' })
+  })
+
+  it('isConcurrencySafe that is neither a boolean nor a function is refused', async () => {
+    const error = await definitionRefusal({ ...echo, isConcurrencySafe: 'yes' })
+    expect(error.message).toBe('tool "echo": isConcurrencySafe must be true, false or a function (args) => boolean, but got "yes"')
+  })
+
+  it('every key the ToolDefinition type has is accepted', async () => {
+    const { tools } = await createRegistry()
+    const full: Required<AnyToolDefinition> = {
+      ...(echo as unknown as AnyToolDefinition),
+      output: { ...(echo.output as unknown as AnyToolDefinition['output']), presentationMeta: () => null },
+      isConcurrencySafe: () => true, effects: ['read'], replaySafe: true, recover: () => undefined, recoverAfterInterrupt: true,
+      timeoutMs: 1000, cancelGraceMs: 10, presentCall: () => undefined, presentResult: () => undefined, summarize: () => 'x', availableTo: () => true,
+    }
+    tools.register(full)
+    expect(tools.list()).toEqual(['echo'])
+  })
+
   it('a schema refusal is not logged a second time without the tool\'s name (cordis logs an error\'s cause before it)', async () => {
     const error = await definitionRefusal(withParameters({ text: { type: 'string', requird: true } }))
     expect(error.cause).toBeUndefined()

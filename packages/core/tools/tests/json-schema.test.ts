@@ -78,6 +78,13 @@ describe('validateJson', () => {
     expect(validateJson({ type: 'string', minLength: 2 }, '\u{1F600}')).toEqual([{ path: '$', message: 'must be at least 2 characters' }])
   })
 
+  it('says "1 character" and "1 item", not "1 characters"', () => {
+    expect(validateJson({ type: 'string', minLength: 1 }, '')).toEqual([{ path: '$', message: 'must be at least 1 character' }])
+    expect(validateJson({ type: 'string', maxLength: 1 }, 'ab')).toEqual([{ path: '$', message: 'must be at most 1 character' }])
+    expect(validateJson({ type: 'array', items: {}, minItems: 1 }, [])).toEqual([{ path: '$', message: 'must have at least 1 item' }])
+    expect(validateJson({ type: 'array', items: {}, maxItems: 1 }, [1, 2])).toEqual([{ path: '$', message: 'must have at most 1 item' }])
+  })
+
   it('checks pattern with the u flag, unanchored, and reports a pattern that does not compile', () => {
     expect(validateJson({ type: 'string', pattern: '\\d' }, 'a1b')).toEqual([])
     expect(validateJson({ type: 'string', pattern: '^.$' }, '\u{1F600}')).toEqual([])
