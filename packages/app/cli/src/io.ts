@@ -30,9 +30,9 @@ export function processIo(): Io {
  * for a closed pipe) is the real stream's.
  */
 function ownStdout(): NodeJS.WriteStream {
-  const stdout = process.stdout
+  const { stdout, stderr } = process
   const write = stdout.write.bind(stdout)
-  stdout.write = process.stderr.write.bind(process.stderr)
+  stdout.write = toStderr(stdout, stderr)
   return new Proxy(stdout, {
     get: (target, key) => {
       if (key === 'write') return write
@@ -40,6 +40,19 @@ function ownStdout(): NodeJS.WriteStream {
       return typeof value === 'function' ? value.bind(target) : value
     },
   })
+}
+
+/**
+ * `process.stdout.write` for everyone but rein: the text goes to stderr, and a writer told to wait
+ * (false) is woken by stderr's 'drain', emitted on stdout where it waits for it.
+ */
+function toStderr(stdout: NodeJS.WriteStream, stderr: NodeJS.WriteStream): NodeJS.WriteStream['write'] {
+  const write = stderr.write.bind(stderr) as (...args: unknown[]) => boolean
+  return ((...args: unknown[]) => {
+    const accepted = write(...args)
+    if (!accepted) stderr.once('drain', () => stdout.emit('drain'))
+    return accepted
+  }) as NodeJS.WriteStream['write']
 }
 
 /** How long the process may outlive its command, still held open, before rein ends it. */
@@ -52,11 +65,26 @@ const GRACE_MS = 1_500
  * otherwise after a short grace, with one line. The timer is unref'd: a process that has nothing
  * left ends by itself, never later for it.
  */
-export function leaveOnceDone(io: Pick<Io, 'stderr' | 'exit'>, told = false): void {
+export function leaveOnceDone(io: Pick<Io, 'stdout' | 'stderr' | 'exit'>, told = false): void {
   const exit = io.exit
   if (!exit) return
-  setTimeout(() => {
-    if (!told) io.stderr.write('rein: a tool or plugin left work running after the command ended; exiting\n')
-    exit()
-  }, told ? 0 : GRACE_MS).unref()
+  // Counted from when rein's own output has reached its readers: a slow pipe is no work left running.
+  void flushed(io).then(() => {
+    setTimeout(() => {
+      if (!told) io.stderr.write('rein: a tool or plugin left work running after the command ended; exiting\n')
+      exit()
+    }, told ? 0 : GRACE_MS).unref()
+  })
+}
+
+/** Resolves once what was written to stdout and stderr before has been handed on (or could not be: a closed pipe). */
+function flushed(io: Pick<Io, 'stdout' | 'stderr'>): Promise<unknown> {
+  const drained = (stream: NodeJS.WritableStream) => new Promise<void>((resolve) => {
+    try {
+      stream.write('', () => resolve())
+    } catch {
+      resolve()
+    }
+  })
+  return Promise.all([drained(io.stdout), drained(io.stderr)])
 }

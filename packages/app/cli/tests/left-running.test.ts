@@ -120,3 +120,21 @@ describe('a tool writing to stdout', () => {
     expect(run.stderr).toContain('NOISY raw write')
   })
 })
+
+describe('rein writing to a reader slower than it', () => {
+  it('sends all of a long answer to a pipe that is read late, without the left-running line', async () => {
+    const answer = `${'long answer '.repeat(200_000)}end.`
+    const p = await setUp([{ steps: [{ text: answer }] }])
+    const guard = killIfStillThere()
+    const run = await spawnRein(p.dir, ['run', 'say it all'], undefined, {}, [], (child) => {
+      guard.onSpawn(child)
+      // The reader takes nothing for longer than the grace: rein's own output is still on its way.
+      child.stdout.pause()
+      setTimeout(() => child.stdout.resume(), 3_000)
+    })
+    guard.clear()
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain(answer)
+    expect(run.stderr).not.toContain(LEFT_RUNNING)
+  }, 30_000)
+})
