@@ -115,8 +115,8 @@ export class JobRuntime {
   }
 
   /** `read`, once the end of a past job being read from its child session is known: what `job_output` answers. */
-  async readKnown(jobId: string, viewer: JobViewer): Promise<JobOutput> {
-    await this.ending(jobId, viewer)
+  async readKnown(jobId: string, viewer: JobViewer, signal?: AbortSignal): Promise<JobOutput> {
+    await this.ending(jobId, viewer, signal)
     return this.read(jobId, viewer)
   }
 
@@ -133,7 +133,7 @@ export class JobRuntime {
   }
 
   async wait(jobId: string, timeoutMs: number, viewer: JobViewer, signal?: AbortSignal): Promise<JobInfo> {
-    await this.ending(jobId, viewer)
+    await this.ending(jobId, viewer, signal)
     const past = this.past(jobId, viewer)
     if (past) return past
     const job = this.find(jobId, viewer)
@@ -202,12 +202,14 @@ export class JobRuntime {
 
   /**
    * Settles once the end of a past job a dead process left is logged, when it is being read from
-   * its child session (a local file: soon), so that the job's end is not taken for `killed`.
+   * its child session (a local file: soon), so that the job's end is not taken for `killed`; or once
+   * `signal` aborts (a store whose read never settles must not hold a cancelled call).
    */
-  private async ending(jobId: string, viewer: JobViewer): Promise<void> {
+  private async ending(jobId: string, viewer: JobViewer, signal?: AbortSignal): Promise<void> {
     // A missing viewer is refused before anything reads it.
     checkViewer(viewer)
-    await this.books.get(viewer.sessionId)?.ending.get(jobId)
+    const pending = this.books.get(viewer.sessionId)?.ending.get(jobId)
+    if (pending) await until(pending, MAX_TIMER_MS, signal)
   }
 
   /** A job the owner's log told of when this runtime first saw the session, and that is not live here. */
@@ -310,7 +312,7 @@ export class JobRuntime {
       if (child) {
         const ended = child.then((end) => (this.endLeft(session, job, end) ? job : undefined))
         later.push(ended)
-        ending?.set(job.start.jobId, ended.catch(() => {}))
+        ending?.set(job.start.jobId, ended.catch(() => {}).finally(() => ending.delete(job.start.jobId)))
       } else this.endLeft(session, job, undefined)
       // Told now, before a child's log is read: a host that ends right after reaping waits for what
       // producers do then (a lost child's log is closed; a finished one's is complete, so it stays as it is).

@@ -10,7 +10,7 @@ import type { JobInfo, JobOutput, JobViewer } from './types.ts'
 export interface JobTools {
   list(viewer: JobViewer): JobInfo[]
   /** `read`, once the end of a job a dead process left is known. */
-  readKnown(jobId: string, viewer: JobViewer): Promise<JobOutput>
+  readKnown(jobId: string, viewer: JobViewer, signal?: AbortSignal): Promise<JobOutput>
   kill(jobId: string, viewer: JobViewer): Promise<KillOutcome>
   wait(jobId: string, timeoutMs: number, viewer: JobViewer, signal?: AbortSignal): Promise<JobInfo>
 }
@@ -155,7 +155,7 @@ async function readOutput(jobs: JobTools, args: { job_id: string; wait_ms?: numb
       throw new ReinError('JOB_OUTPUT_CANCELLED', `job_output was cancelled while it waited for ${args.job_id}; its new output was left unread: call job_output again to read it`)
     }
   }
-  const { info, output, droppedChars } = await jobs.readKnown(args.job_id, viewer)
+  const { info, output, droppedChars } = await jobs.readKnown(args.job_id, viewer, run.signal)
   return {
     ...ending(info), output, droppedChars,
     ...(info.outputPath === undefined ? {} : { outputPath: info.outputPath }),

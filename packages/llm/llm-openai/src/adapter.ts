@@ -136,6 +136,8 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
       }
       const notStream = this.notAStream(response)
       if (notStream) {
+        // An answer that is no stream (an error object, a whole completion) is the server's word, not silence.
+        request.refused?.()
         const requestId = response.headers.get('x-request-id')
         let failure: LlmFailure = { code: 'MALFORMED_RESPONSE', message: notStream }
         if (isPlainJson(response.headers)) failure = await this.jsonNotStream(response, watchdog, key, request.signal, notStream)

@@ -72,6 +72,17 @@ describe('a request the server received and stalled on', () => {
     expect(attempt!.usage).toBeUndefined()
   })
 
+  it('a request cancelled while the server stalls inside a JSON error in place of a stream is charged nothing', async () => {
+    const controller = new AbortController()
+    const { root } = await boot(() => {
+      setTimeout(() => controller.abort(), 200)
+      return { kind: 'http', status: 200, contentType: 'application/json', body: JSON.stringify({ error: { message: 'x'.repeat(200) } }), stallAfterBytes: 10 }
+    }, { apiKeyEnv: false }, { maxRetries: 0 })
+    const [attempt] = await attemptsOf(root, { signal: controller.signal })
+    expect(attempt!.failure?.code).toBe('ABORTED')
+    expect(attempt!.usage).toBeUndefined()
+  })
+
   it('a request whose connection was refused is charged nothing', async () => {
     const root = await bootAt('http://127.0.0.1:1/v1')
     const [attempt] = await attemptsOf(root)

@@ -90,7 +90,7 @@ export async function writeSummary(request: SummaryRequest): Promise<SummaryOutc
 function promptOf(request: SummaryPrompt): string {
   return [
     request.previous ? `The summary so far:\n\n${request.previous}\n\nThe conversation since, to fold into it:` : 'The conversation to summarize:',
-    request.requestUnread ? '(The person\'s request this work is on is too long to show here; it stays word for word after your summary.)' : '',
+    request.requestUnread ? '(The person\'s request this work is on is left out here, for room; it stays word for word after your summary.)' : '',
     request.messages.map(transcriptLine).join('\n\n'),
     request.instructions ? `The person asked this summary to keep in particular: ${request.instructions}` : '',
     request.previous ? 'Write the updated summary.' : 'Write the summary.',
