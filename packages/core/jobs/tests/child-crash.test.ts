@@ -6,11 +6,11 @@
  */
 
 import { spawn, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { killWhenPrinted } from '@rein/testkit'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { LostJob } from '../src/index.ts'
 import { bootChildStack, CANCELLED_TASK, CHILD_ANSWER, EARLIER_TASK, FAILING_TASK, FINISHING_TASK, HANGING_TASK } from './fixtures/child-stack.ts'
@@ -33,19 +33,7 @@ afterEach(async () => {
 async function killAt(marker: string, sessions: string, parentId: string, childTask: string): Promise<void> {
   const child = spawn(process.execPath, ['--conditions=@rein/source', '--import', 'tsx', fixture, sessions, parentId, childTask], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] })
   spawned.push(child)
-  const exited = once(child, 'exit')
-  let out = ''
-  let err = ''
-  child.stderr!.on('data', (chunk: Buffer) => { err += chunk.toString() })
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString()
-      if (out.split('\n').includes(marker)) resolve()
-    })
-    child.once('exit', (code) => reject(new Error(`the fixture exited (${code}) before printing ${marker}:\n${out}\n${err}`)))
-  })
-  child.kill('SIGKILL')
-  await exited
+  await killWhenPrinted(child, marker)
 }
 
 /** Kills the fixture at `marker`; the sessions folder and the owner's session id. */

@@ -13,7 +13,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { Context } from '@deepseek-ai/cordis'
 import { eventData, spending, type SessionEvent } from '@rein/session'
-import { validateSessionInvariants } from '@rein/testkit'
+import { killWhenPrinted, validateSessionInvariants } from '@rein/testkit'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { onGates, spawnGated } from './fixtures/gates.ts'
 import { bootGatedStack } from './fixtures/gated-stack.ts'
@@ -47,23 +47,7 @@ async function killAt(marker: string, args: { sessions: string; scenario: Scenar
     cwd: repo, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, REIN_HOME: join(args.sessions, '..') },
   })
   spawned.push(child)
-  const exited = once(child, 'exit')
-  let out = ''
-  let err = ''
-  child.stderr!.on('data', (chunk: Buffer) => { err += chunk.toString() })
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString()
-      if (out.split('\n').includes(marker)) resolve()
-    })
-    child.once('exit', (code) => reject(new Error(`the fixture exited (${code}) before printing ${marker}:\n${out}\n${err}`)))
-  })
-  try {
-    await whileAlive?.()
-  } finally {
-    child.kill('SIGKILL')
-  }
-  await exited
+  await killWhenPrinted(child, marker, whileAlive)
 }
 
 /** The test's own process on the same sessions folder: nothing hangs here. */

@@ -31,3 +31,5 @@ export { closedLoopbackUrl } from './otlp-capture.ts'
 export { startLinkFlipper, type LinkFlip, type LinkFlipper } from './link-flipper.ts'
 /** A process that has exited and is never reaped (a zombie), for testing code that asks whether a pid still runs. */
 export { startZombie, type Zombie } from './zombie.ts'
+/** Waits for a line a process prints, then kills it with SIGKILL: a real kill at a point it names. */
+export { killWhenPrinted } from './kill-at.ts'
