@@ -6,6 +6,7 @@
 import { Inject } from '@deepseek-ai/cordis'
 import type { EntryOptions, EntryTree } from '@deepseek-ai/cordis-plugin-loader'
 import { isReinError } from '@rein/base'
+import { missingPackageHint } from './rein-packages.ts'
 
 export interface RowPlugin {
   Config: unknown
@@ -53,7 +54,7 @@ export async function loadPlugin(tree: EntryTree, row: EntryOptions): Promise<Lo
 /** For the row's own package missing (not one of its dependencies): how to install it. */
 function installHint(error: unknown, name: string): string {
   const missing = error instanceof Error && (error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && firstLine(error).startsWith(`Cannot find package '${name}'`)
-  return missing ? `; is it installed? npm install ${name} in that file's folder` : ''
+  return missing ? `; ${missingPackageHint(name)}` : ''
 }
 
 export function firstLine(error: unknown): string {

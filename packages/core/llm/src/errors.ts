@@ -26,6 +26,11 @@ export interface LlmFailure {
    * code stays `INVALID_REQUEST`, but another route may serve its model, so the chain falls back.
    */
   modelNotFound?: true
+  /**
+   * The same request to this provider would fail the same way (a host name that does not resolve),
+   * whatever its code: not retried, though the chain still falls back to another route.
+   */
+  permanent?: true
 }
 
 const RETRYABLE: ReadonlySet<LlmFailureCode> = new Set([
@@ -35,6 +40,11 @@ const RETRYABLE: ReadonlySet<LlmFailureCode> = new Set([
 /** Transient failures: the same request may succeed later. */
 export function isRetryable(code: LlmFailureCode): boolean {
   return RETRYABLE.has(code)
+}
+
+/** Whether this failure is worth sending the same request again: its code is transient and the adapter did not mark it permanent. */
+export function isRetryableFailure(failure: LlmFailure): boolean {
+  return isRetryable(failure.code) && failure.permanent !== true
 }
 
 /** What adapters throw. `failure` is the data; `code` mirrors `failure.code`. */
@@ -70,7 +80,7 @@ export function toFailure(error: unknown): LlmFailure {
  * (NaN for a status, a function, a bigint) goes, so every attempt record is JSON the log takes.
  */
 export function cleanFailure(failure: LlmFailure): LlmFailure {
-  const { code, message, status, retryAfterMs, requestId, modelNotFound } = failure
+  const { code, message, status, retryAfterMs, requestId, modelNotFound, permanent } = failure
   return {
     code: isFailureCode(code) ? code : 'TRANSPORT',
     message: typeof message === 'string' && message !== '' ? message : 'the request failed without a message',
@@ -78,5 +88,6 @@ export function cleanFailure(failure: LlmFailure): LlmFailure {
     ...(typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? { retryAfterMs } : {}),
     ...(typeof requestId === 'string' ? { requestId } : {}),
     ...(modelNotFound === true ? { modelNotFound } : {}),
+    ...(permanent === true ? { permanent } : {}),
   }
 }

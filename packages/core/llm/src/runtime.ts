@@ -5,7 +5,7 @@ import Schema from '@deepseek-ai/schemastery'
 import { MAX_TIMER_MS, ReinError, Stop, eventSender, messageOf, shorten, type EventSender } from '@rein/base'
 import type { LlmAdapter, ModelInfo, ProviderEndpoint } from './adapter.ts'
 import { abortFailure, CANCELLED, generationOf, InflightAttempts, runAttempt, STOPPED } from './attempt.ts'
-import { isRetryable, type LlmFailure } from './errors.ts'
+import { isRetryableFailure, type LlmFailure } from './errors.ts'
 import { Cooldowns, dedupe, failsEverywhere, fallsBack, resolveRoute, routeLabel } from './fallback.ts'
 import { ModelInfos } from './model-info.ts'
 import type { LlmEvent, LlmRequest, ModelRoute, Resend } from './request.ts'
@@ -331,7 +331,7 @@ export class LlmRuntime extends Service {
       // none follows, the caller keeps it as what the failed stream showed.
       if (result.shown === 'reasoning') progress.stale = true
       const { failure } = result
-      if (!isRetryable(failure.code) || retry >= policy.maxRetries) return failure
+      if (!isRetryableFailure(failure) || retry >= policy.maxRetries) return failure
       const delayMs = retryDelay(policy, retry, failure)
       report({ type: 'retry', provider: route.provider, model: route.model, attempt: retry + 1, delayMs, failure })
       try {

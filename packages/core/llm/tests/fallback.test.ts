@@ -65,6 +65,26 @@ describe('which failures fall back', () => {
     expect(switches(events)).toEqual(['p->b STREAM_CLOSED'])
   })
 
+  it('does not retry a failure the adapter marks permanent (a host that does not resolve), but still falls back', async () => {
+    const root = await runtime({ retry: { ...instant, maxRetries: 3 } })
+    const primary = new FakeAdapter([fail('TRANSPORT', { permanent: true }), fail('TRANSPORT', { permanent: true })])
+    root.llm.registerAdapter('p', primary)
+    root.llm.registerAdapter('b', new FakeAdapter([{ chunks: say('from b') }]))
+    const { chunks, events } = await collect(root, backup)
+    expect(chunks).toEqual(say('from b'))
+    expect(events.filter((event) => event.type === 'retry')).toEqual([])
+    expect(switches(events)).toEqual(['p->b TRANSPORT'])
+    expect(primary.requests).toHaveLength(1)
+  })
+
+  it('ends a permanent failure without a fallback at once, with the failure as it came', async () => {
+    const root = await runtime({ retry: { ...instant, maxRetries: 3 } })
+    const primary = new FakeAdapter([fail('TRANSPORT', { permanent: true }), fail('TRANSPORT', { permanent: true })])
+    root.llm.registerAdapter('p', primary)
+    expect((await collect(root)).finish.failure).toEqual({ code: 'TRANSPORT', message: 'TRANSPORT happened', permanent: true })
+    expect(primary.requests).toHaveLength(1)
+  })
+
   it('ends a model-not-found without a fallback with the failure as it came', async () => {
     const root = await runtime()
     root.llm.registerAdapter('p', new FakeAdapter([fail('INVALID_REQUEST', { modelNotFound: true })]))

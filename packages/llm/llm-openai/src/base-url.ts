@@ -18,14 +18,22 @@ export function checkBaseURL(value: string): string {
   if (url && value.includes('://')) {
     throw new ReinError('CONFIG_INVALID', `baseURL "${value}" uses ${url.protocol}//; only http:// and https:// are spoken`)
   }
-  throw new ReinError('CONFIG_INVALID', `baseURL "${value}" has no http:// or https:// scheme; write baseURL: ${withScheme(value.trim())}`)
+  const fixed = withScheme(value.trim())
+  if (fixed) throw new ReinError('CONFIG_INVALID', `baseURL "${value}" has no http:// or https:// scheme; write baseURL: ${fixed}`)
+  throw new ReinError('CONFIG_INVALID', `baseURL "${value}" is not a URL; write the server's API root with its scheme, e.g. baseURL: http://localhost:8000/v1`)
 }
 
-/** Local hosts (localhost, IP addresses, names without a dot) rarely have TLS; everything else gets https. */
-function withScheme(value: string): string {
+/**
+ * Local hosts (localhost, IP addresses, names without a dot) rarely have TLS; everything else gets
+ * https. `undefined` when a scheme would not make it a URL (a space in it, or a scheme already there
+ * around a host that is not valid): the fix shown must be one that works.
+ */
+function withScheme(value: string): string | undefined {
+  if (value.includes('://')) return undefined
   const host = value.replace(/^\/+/, '').split(/[/:?#]/, 1)[0] ?? ''
   const local = host === 'localhost' || /^[\d.]+$/.test(host) || host.startsWith('[') || !host.includes('.') || host.endsWith('.local')
-  return `${local ? 'http' : 'https'}://${value.replace(/^\/+/, '')}`
+  const fixed = `${local ? 'http' : 'https'}://${value.replace(/^\/+/, '')}`
+  return URL.canParse(fixed) && new URL(fixed).hostname !== '' ? fixed : undefined
 }
 
 /**

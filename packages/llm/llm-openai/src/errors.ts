@@ -169,7 +169,12 @@ export function failureFromTransportError(provider: string, url: string, error: 
   const failed = typeof error === 'object' && error !== null ? error as ConnectionError : {}
   const code = sslCode(connectionCode(failed), failed)
   const words = code ? CONNECTION_WORDS[code] : undefined
-  if (words) return { code: 'TRANSPORT', message: `could not reach ${provider}: ${words} at ${url} (${code})${CONNECTION_HINTS[code!] ?? ''}` }
+  if (words) {
+    const failure: LlmFailure = { code: 'TRANSPORT', message: `could not reach ${provider}: ${words} at ${url} (${code})${CONNECTION_HINTS[code!] ?? ''}` }
+    // DNS answered that the name does not exist (EAI_AGAIN is the passing fault): a retry asks again, in vain.
+    if (code === 'ENOTFOUND') failure.permanent = true
+    return failure
+  }
   const said = typeof failed.cause?.message === 'string' ? failed.cause.message : error instanceof Error ? error.message : String(error)
   return { code: 'TRANSPORT', message: `could not reach ${provider} at ${url}: ${code && !said.includes(code) ? `${said} (${code})` : said}` }
 }

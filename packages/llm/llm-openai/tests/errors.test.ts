@@ -140,6 +140,13 @@ describe('failureFromTransportError', () => {
     }
   })
 
+  it('marks a host that does not resolve (ENOTFOUND) permanent, not to be retried; a passing DNS fault (EAI_AGAIN) and a refused connection are not', () => {
+    const failure = (code: string) => failureFromTransportError('P', url, new TypeError('fetch failed', { cause: Object.assign(new Error(`getaddrinfo ${code} h`), { code }) }))
+    expect(failure('ENOTFOUND')).toEqual({ code: 'TRANSPORT', message: `could not reach P: host not found at ${url} (ENOTFOUND); check the host in baseURL`, permanent: true })
+    expect(failure('EAI_AGAIN')).not.toHaveProperty('permanent')
+    expect(failure('ECONNREFUSED')).not.toHaveProperty('permanent')
+  })
+
   it('names a refused connection when one of several attempts was refused and another could not route', () => {
     const unreachable = Object.assign(new Error('connect ENETUNREACH ::1:1'), { code: 'ENETUNREACH' })
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' })

@@ -1,4 +1,5 @@
 // Provider wordings and configuration faults, end to end: real HTTP, a real LlmRuntime.
+import { lookup } from 'node:dns/promises'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Context } from '@deepseek-ai/cordis'
@@ -71,6 +72,18 @@ describe('connection failures', () => {
     const { finish } = await run(root)
     expect(finish.failure?.code).toBe('TRANSPORT')
     expect(finish.failure?.message).toMatch(/^could not reach local: host not found at http:\/\/no-such-host\.invalid\/v1\/chat\/completions \((ENOTFOUND|EAI_AGAIN)\)/)
+  })
+})
+
+// Only where DNS answers "no such name": offline, the same lookup is a passing EAI_AGAIN.
+const notFound = await lookup('no-such-host.invalid').then(() => false, (error: NodeJS.ErrnoException) => error.code === 'ENOTFOUND')
+
+describe('a host that does not resolve', () => {
+  it.skipIf(!notFound)('fails at once, not retried, with "host not found"', async () => {
+    const root = await bootAt('http://no-such-host.invalid/v1', { label: 'local' }, 4)
+    const { finish, events } = await run(root)
+    expect(events.filter((event) => event.type === 'retry')).toEqual([])
+    expect(finish.failure).toEqual({ code: 'TRANSPORT', message: 'could not reach local: host not found at http://no-such-host.invalid/v1/chat/completions (ENOTFOUND); check the host in baseURL', permanent: true })
   })
 })
 
@@ -217,6 +230,14 @@ describe('base URL without a scheme', () => {
     expect(failure).toMatchObject({ name: 'ReinError', code: 'CONFIG_INVALID' })
     expect((failure as Error).message).toBe(`baseURL "${baseURL}" has no http:// or https:// scheme; write baseURL: ${fix}`)
     expect(root.llm.providers()).toEqual([])
+  })
+
+  it.each(['not a url', 'http://not a url', 'https://api.example .com/v1'])('does not suggest another invalid URL for "%s": says it is not a URL and shows one', async (baseURL) => {
+    const root = new Context()
+    await root.plugin(LlmRuntime)
+    const failure = await Promise.resolve(root.plugin(openai, { baseURL, apiKeyEnv: false })).then(() => undefined, (error: unknown) => error)
+    expect(failure).toMatchObject({ name: 'ReinError', code: 'CONFIG_INVALID' })
+    expect((failure as Error).message).toBe(`baseURL "${baseURL}" is not a URL; write the server's API root with its scheme, e.g. baseURL: http://localhost:8000/v1`)
   })
 
   it('refuses a schemeless URL given to the adapter directly, before any request', () => {

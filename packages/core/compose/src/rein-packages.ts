@@ -1,0 +1,25 @@
+/**
+ * rein's own package names. They are not on npm, so a missing one is installed from the tarballs
+ * `pnpm pack:all` makes, and a misspelt one is the nearest of these, never `npm install` of the typo
+ * (which fetches whatever someone else published under that name). tests/rein-package-names.test.ts
+ * keeps this list equal to the workspace's.
+ */
+
+import { closest } from '@rein/base'
+
+export const REIN_PACKAGES: readonly string[] = [
+  '@rein/agent', '@rein/base', '@rein/checkpoint', '@rein/checkpoint-jsonl', '@rein/cli', '@rein/compose',
+  '@rein/jobs', '@rein/llm', '@rein/llm-deepseek', '@rein/llm-openai', '@rein/memory', '@rein/memory-sqlite',
+  '@rein/otel-http', '@rein/session', '@rein/session-jsonl', '@rein/subagents', '@rein/telemetry',
+  '@rein/testkit', '@rein/tool-bash', '@rein/tool-fs', '@rein/tools',
+]
+
+/** What to do about the package `name` that is not installed beside the config file. */
+export function missingPackageHint(name: string): string {
+  if (!name.startsWith('@rein/')) return `is it installed? npm install ${name} in that file's folder`
+  if (REIN_PACKAGES.includes(name)) {
+    return `is it installed? rein's packages are not on npm: run pnpm pack:all in the rein repository and npm install its dist-packages/${name.slice(1).replace('/', '-')}-*.tgz in that file's folder`
+  }
+  const near = closest(name, REIN_PACKAGES)
+  return near ? `${name} is not one of rein's packages: did you mean ${near}?` : `${name} is not one of rein's packages (${REIN_PACKAGES.join(', ')})`
+}

@@ -1,0 +1,33 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { REIN_PACKAGES } from '../src/rein-packages.ts'
+import { useComposition } from './harness.ts'
+
+const { writeConfig, failure } = useComposition()
+
+describe('a row naming a missing @rein/* package', () => {
+  it('a misspelt @rein/ name gets "did you mean" the rein package, not npm install advice', async () => {
+    const { problems } = await failure(writeConfig("- id: tools\n  name: '@rein/tool'\n"))
+    expect(problems).toEqual([expect.stringMatching(/^row "tools" \(@rein\/tool\): cannot load the plugin: Cannot find package '@rein\/tool' .*; @rein\/tool is not one of rein's packages: did you mean @rein\/tools\?$/)])
+    expect(String(problems)).not.toContain('npm install')
+  })
+
+  it('an @rein/ name close to none of rein\'s packages says it is none of them, without npm install advice', async () => {
+    const { problems } = await failure(writeConfig("- id: x\n  name: '@rein/quantum-flux'\n"))
+    expect(problems).toEqual([expect.stringMatching(/; @rein\/quantum-flux is not one of rein's packages \(@rein\/agent, .*@rein\/tools\)$/)])
+    expect(String(problems)).not.toContain('npm install')
+  })
+
+  it('a rein package not installed beside the file is to be installed from its packed tarball, not from npm', async () => {
+    const { problems } = await failure(writeConfig("- id: openai\n  name: '@rein/llm-openai'\n"))
+    expect(problems).toEqual([expect.stringMatching(/; is it installed\? rein's packages are not on npm: run pnpm pack:all in the rein repository and npm install its dist-packages\/rein-llm-openai-\*\.tgz in that file's folder$/)])
+    expect(String(problems)).not.toMatch(/npm install @rein/)
+  })
+
+  it('lists every package of the workspace as one of rein\'s', () => {
+    const root = fileURLToPath(new URL('../../../', import.meta.url))
+    const names = readdirSync(root).flatMap((group) => readdirSync(`${root}${group}`).map((name) => (JSON.parse(readFileSync(`${root}${group}/${name}/package.json`, 'utf8')) as { name: string }).name))
+    expect([...REIN_PACKAGES].sort()).toEqual(names.sort())
+  })
+})
