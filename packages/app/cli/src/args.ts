@@ -257,7 +257,8 @@ ${COMMON}`,
 
 An interactive loop on a terminal. Ctrl-C cancels the running turn; a second Ctrl-C exits.
 A tool call that needs approval (and that --yes or --allow does not cover) is asked at the prompt:
-y allows it, n denies it, a allows that tool for the rest of the chat.
+y allows it, n denies it, a allows that tool for the rest of this session ([a]lways; until the
+chat ends).
 Saving the cordis.yml in use applies the edit at the next turn and says which rows changed; an
 edit that does not load is refused, and the rows keep running as they were.
 ${COMMON}`,
@@ -314,7 +315,8 @@ A file a command created (found by a snapshot around bash) is moved aside to
 $REIN_HOME/recovered/<session>/<time>/ rather than deleted: it may have come from elsewhere.
 Exit codes: 0 every file is back (or nothing to rewind), 5 some files were left as they are
 (drifted, skipped or failed; with --dry-run: would be), 2 bad usage, an unknown, busy or damaged
-session log, 1 a checkpoint log that could not be read (damaged; the message names the file).`,
+session log, 1 a checkpoint log that could not be read (damaged; the message names the file), or
+with --fork, FORK_FAILED: the files were rewound but the fork could not be created.`,
   memory: `Usage: rein memory list [--all] [--json] [--config <file>]
        rein memory search <query> [--json] [--config <file>]
        rein memory forget <id> [--json] [--config <file>]
@@ -341,13 +343,16 @@ Exit codes: 0 done, 2 bad usage, an unknown id, or no memory in the composition.
 Prints which cordis.yml is in use (--config, else ./cordis.yml, else $REIN_HOME/cordis.yml), or
 that the built-in composition is, with the environment variables it was made from; then each row's
 id, plugin and the config it runs with (defaults filled in, !!js evaluated). Loads the composition
-as run would, and sends nothing to a model. Secrets are masked as ***: the value of any key whose
-name has key, token, secret, password or authorization in it, and any text equal to (or holding)
-the value of such an environment variable. --json prints one JSON object.`,
+as run would, and sends nothing to a model. Secrets are masked as ***: the value of any key one
+of whose words ends in key, secret, password, passwd, authorization or credential (or their
+plurals), or in token (not tokens: maxTokens is a count); every value under a headers key; a URL's
+user:password@ and secret-named query parameters; and any text equal to (or holding) the value of
+an environment variable named that way. A key ending in Env (apiKeyEnv) names a variable and is
+shown. --json prints one JSON object.`,
   demo: `Usage: rein demo [--json]
 
 Runs the full stack offline: a local mock server plays a scripted model that reads a README in a
-small temporary workspace, fixes a typo with an edit, checks it with bash and answers. Then the turn
-is rewound, as rein rewind would, and the README is back as it was. Nothing leaves the machine; no
-key is needed.`,
+small temporary workspace, fixes a typo with an edit, has a subagent check the fix with bash, and
+answers. Then the turn is rewound, as rein rewind would, and the README is back as it was. Nothing
+leaves the machine; no key is needed.`,
 }

@@ -150,6 +150,12 @@ export function builtInWithoutModel(options: LookupOptions): boolean {
   return findConfigFile({ ...options, env }) === undefined && builtInProvider(env) === undefined
 }
 
+/** Whether the built-in composition, made from `env`, would run a turn with no model to name: what `rein run` refuses as `NO_MODEL`. */
+export function builtInLacksModel(env: NodeJS.ProcessEnv): boolean {
+  const provider = builtInProvider(env)
+  return provider === undefined || builtInModel(provider, env) === undefined
+}
+
 /** The built-in composition's default route, from the environment; none when it enables no provider. */
 function builtInProvider(env: NodeJS.ProcessEnv): 'openai' | 'deepseek' | undefined {
   return env.OPENAI_BASE_URL ? 'openai' : env.DEEPSEEK_API_KEY ? 'deepseek' : env.OPENAI_API_KEY ? 'openai' : undefined

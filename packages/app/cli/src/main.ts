@@ -8,6 +8,7 @@ import { HELP, parseCommandLine, type Command, type ParsedArgs } from './args.ts
 import { DEMO_PROVIDER } from './demo/provider.ts'
 import { EXIT } from './exit-codes.ts'
 import type { Io } from './io.ts'
+import { noModelAdvice } from './no-model.ts'
 import { guardOutput } from './output-guard.ts'
 import { neutralize } from './terminal-text.ts'
 
@@ -48,7 +49,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       return EXIT.ok
     }
     if (!args.command) {
-      guarded.stdout.write(`${HELP.main}\n`)
+      // Asked for, help is the output; bare `rein` is a usage error, and those go to stderr.
+      const out = args.options.help ? guarded.stdout : guarded.stderr
+      out.write(`${HELP.main}\n`)
       return args.options.help ? EXIT.ok : EXIT.usage
     }
     if (args.options.help) {
@@ -74,12 +77,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
 function describe(error: unknown, env: NodeJS.ProcessEnv, resuming: boolean): string {
   // One a cordis.yml's agents row caused says so itself (session-command.ts); the rest is the built-in composition's.
   if (isReinError(error, 'NO_MODEL') && error.details?.file !== undefined) return error.message
-  if (isReinError(error, 'NO_MODEL') && env.OPENAI_BASE_URL) {
-    return `no model configured for the server at OPENAI_BASE_URL (${env.OPENAI_BASE_URL}), which is the default provider when set: give --model <id> or set REIN_MODEL to one of its models`
-  }
-  if (isReinError(error, 'NO_MODEL')) {
-    return 'no model configured: set DEEPSEEK_API_KEY, or OPENAI_API_KEY (OPENAI_BASE_URL for a local OpenAI-compatible server, with --model or REIN_MODEL), or write a cordis.yml; rein demo shows the loop offline'
-  }
+  if (isReinError(error, 'NO_MODEL')) return noModelAdvice(env)
   if (resuming && isReinError(error, 'UNKNOWN_PROVIDER') && error.details?.where === 'provider' && error.details.provider === DEMO_PROVIDER) return demoSessionLine(error.details.loaded)
   if (isReinError(error)) return error.message
   return messageOf(error)

@@ -68,6 +68,10 @@ export class Renderer {
       case 'fallback':
         this.err(this.dim(`  [fallback] ${event.from.provider}/${event.from.model} → ${event.to.provider}/${event.to.model} (${event.cooldownUntil === undefined ? event.failure.code : `still cooling down after ${event.failure.code}`})`))
         return
+      case 'attempt':
+        // The turn's result keeps only a code and message; the attempt says whether the model was missing.
+        this.missingModel = event.failure?.modelNotFound === true ? event.model : undefined
+        return
       case 'context':
         this.context = event
         return
@@ -79,6 +83,9 @@ export class Renderer {
         return
     }
   }
+
+  /** The model of the last attempt, when the server said it has no such model. */
+  private missingModel: string | undefined
 
   /** The last request's context use, for the totals line. */
   private context: Extract<AgentEvent, { type: 'context' }> | undefined
@@ -115,6 +122,8 @@ export class Renderer {
     this.midLine = false
     const ended = turnEndWord(result.reason)
     if (result.error) this.err(this.red(`${ended}: ${result.error.code}: ${result.error.message}`))
+    if (result.error && this.missingModel !== undefined) this.err(missingModelHint(this.missingModel))
+    this.missingModel = undefined
     if (result.overrun) this.err(this.dim(`note: the answer went over a budget (${result.overrun.code}): ${result.overrun.message}`))
     this.err(this.dim(`${totalsLine(result)}${contextShare(this.context)} · ${ended}`))
   }
@@ -231,6 +240,11 @@ export function turnEndWord(reason: string): string {
 }
 
 type ToolEnd = Extract<AgentEvent, { type: 'tool-end' }>
+
+/** Where a model name comes from, for a turn that failed because the server has no such model. */
+function missingModelHint(model: string): string {
+  return `hint: the server has no model "${neutralize(model)}": check --model, REIN_MODEL (the built-in composition) or the model on the agents row of cordis.yml`
+}
 
 /**
  * What a tool call came to, in a word or two; `failed` when it is shown as a failure. A call cut

@@ -21,6 +21,24 @@ async function storedEvents(p: Project, id: string) {
 const answer = (text: string): MockReply => ({ steps: [{ text }], usage: { prompt_tokens: 100, completion_tokens: 10, prompt_tokens_details: { cached_tokens: 40 } } })
 
 describe('rein: usage', () => {
+  it('each help says what the command does: the demo delegates its check, chat\'s "a" lasts the session, config masks what the code masks, rewind exits 1 on FORK_FAILED', async () => {
+    const help = async (command: string) => (await rein('/', [command, '--help'])).stdout.replace(/\s+/g, ' ')
+    const demo = await help('demo')
+    expect(demo).not.toContain('checks it with bash')
+    expect(demo).toContain('a subagent')
+    const chat = await help('chat')
+    expect(chat).toContain('a allows that tool for the rest of this session')
+    const config = await help('config')
+    for (const word of ['key', 'token', 'secret', 'password', 'passwd', 'authorization', 'credential', 'headers']) expect(config).toContain(word)
+    expect(await help('rewind')).toContain('FORK_FAILED')
+  })
+
+  it('rein with no arguments prints its help on stderr, as every usage error, and exits 2', async () => {
+    const bare = await rein('/', [])
+    expect(bare).toMatchObject({ code: 2, stdout: '' })
+    expect(bare.stderr).toContain('Usage: rein <command> [options]')
+  })
+
   it('prints help and exits 0, and refuses unknown commands and flags with exit 2', async () => {
     const help = await rein('/', ['--help'])
     expect(help.code).toBe(0)

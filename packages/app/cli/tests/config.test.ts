@@ -39,7 +39,9 @@ interface Shown {
 
 async function shown(cwd: string, argv: string[], env: NodeJS.ProcessEnv): Promise<Shown> {
   const run = await rein(cwd, ['config', '--json', ...argv], { env })
-  expect(run).toMatchObject({ code: 0, stderr: '' })
+  expect(run.code).toBe(0)
+  // A built-in composition with no model says so (its own test below); nothing else is said.
+  expect(run.stderr).toMatch(/^(no model configured[^\n]*\n)?$/)
   return JSON.parse(run.stdout) as Shown
 }
 
@@ -128,6 +130,17 @@ describe('rein config', () => {
     expect(traced.rows.map((row) => row.id)).toContain('otel')
     const text = await rein(folder(), ['config'], { env: { REIN_HOME: home } })
     expect(text.stdout).toMatch(/^built-in composition, made from DEEPSEEK_API_KEY \(not set\), OPENAI_API_KEY \(not set\), OPENAI_BASE_URL \(not set\), REIN_MODEL \(not set\), REIN_HOME \(set\), OTEL_EXPORTER_OTLP_ENDPOINT \(not set\)\n/)
+  })
+
+  it('rein config with no model configured says so in one line, with the advice rein run gives', async () => {
+    const home = join(folder(), 'home')
+    const none = await rein(folder(), ['config'], { env: { REIN_HOME: home } })
+    expect(none.code).toBe(0)
+    expect(none.stderr).toBe('no model configured: set DEEPSEEK_API_KEY, or OPENAI_API_KEY (OPENAI_BASE_URL for a local OpenAI-compatible server, with --model or REIN_MODEL), or write a cordis.yml; rein demo shows the loop offline\n')
+    const local = await rein(folder(), ['config'], { env: { REIN_HOME: home, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' } })
+    expect(local.stderr).toBe('no model configured for the server at OPENAI_BASE_URL (http://127.0.0.1:9/v1), which is the default provider when set: give --model <id> or set REIN_MODEL to one of its models\n')
+    const named = await rein(folder(), ['config'], { env: { REIN_HOME: home, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', REIN_MODEL: 'm1' } })
+    expect(named.stderr).toBe('')
   })
 
   it('never prints a secret: values under secret-named keys, and any value of a secret-named variable', async () => {

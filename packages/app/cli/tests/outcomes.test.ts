@@ -223,3 +223,17 @@ describe('secrets in what a turn shows', () => {
     expect(run.stderr + run.stdout).not.toContain(secret)
   })
 })
+
+describe('a model the server does not have', () => {
+  it('rein run -m with a model the server does not have ends with a hint on where the model is set', async () => {
+    const notFound: MockReply = { kind: 'error', status: 404, message: 'The model `nosuchmodel` does not exist' }
+    const p = await setUp([notFound, notFound])
+    const run = await rein(p.dir, ['run', '-m', 'nosuchmodel', 'hi'])
+    expect(run.code).toBe(1)
+    expect(run.stderr).toContain('failed: INVALID_REQUEST:')
+    expect(run.stderr).toContain('hint: the server has no model "nosuchmodel": check --model, REIN_MODEL (the built-in composition) or the model on the agents row of cordis.yml\n')
+    // Only a missing model gets the hint.
+    const other = await setUp([{ kind: 'error', status: 400, message: 'bad request' }, { kind: 'error', status: 400, message: 'bad request' }])
+    expect((await rein(other.dir, ['run', 'hi'])).stderr).not.toContain('hint:')
+  })
+})

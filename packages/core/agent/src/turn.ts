@@ -118,7 +118,7 @@ async function runSteps(context: TurnContext, state: TurnState): Promise<TurnEnd
   let overflowed = false
   for (let step = 1; ; step++) {
     const byChildren = context.tree.steps
-    if (step + byChildren > maxSteps) return { reason: 'budget', error: { code: 'MAX_STEPS', message: `the turn reached its limit of ${maxSteps} requests${byChildren > 0 ? ` (${byChildren} of them made by its subagents)` : ''}` } }
+    if (step + byChildren > maxSteps) return { reason: 'budget', error: { code: 'MAX_STEPS', message: `the turn reached its limit of ${maxSteps} ${maxSteps === 1 ? 'request' : 'requests'}${byChildren > 0 ? ` (${byChildren} of them made by its subagents)` : ''}` } }
     // Checked before every request: subagents may have spent what was left while the tools ran,
     // and siblings running at once share what the parent's turn has left.
     const gone = budgetGone(context, state)

@@ -6,7 +6,8 @@
 
 import type { CompositionRow } from '@rein/compose'
 import type { ParsedArgs } from '../args.ts'
-import { BUILT_IN_ENVIRONMENT, disposeUnlessStalled, loadCliComposition } from '../composition.ts'
+import { BUILT_IN_ENVIRONMENT, builtInLacksModel, disposeUnlessStalled, loadCliComposition } from '../composition.ts'
+import { noModelAdvice } from '../no-model.ts'
 import type { Io } from '../io.ts'
 import { maskSecrets, secretValues } from '@rein/base'
 import { neutralize } from '../terminal-text.ts'
@@ -17,6 +18,8 @@ export async function configCommand(args: ParsedArgs, io: Io): Promise<number> {
     const secrets = secretValues(io.env)
     const rows = composition.rows().map((row) => ({ ...row, config: maskSecrets(plain(row.config), secrets) }))
     const environment = source === 'built-in' ? Object.fromEntries(BUILT_IN_ENVIRONMENT.map((name) => [name, Boolean(io.env[name])])) : undefined
+    // What rein run would refuse to start with (NO_MODEL) is said here too, where a person looks first.
+    if (source === 'built-in' && builtInLacksModel(io.env)) io.stderr.write(`${neutralize(noModelAdvice(io.env))}\n`)
     if (args.options.json) {
       io.stdout.write(`${JSON.stringify({ source, ...(environment ? { environment } : {}), rows })}\n`)
       return 0

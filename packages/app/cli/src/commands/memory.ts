@@ -26,6 +26,7 @@ export async function memoryCommand(args: ParsedArgs, io: Io): Promise<number> {
   const query = rest.join(' ').trim()
   if (sub === 'search' && !/[\p{L}\p{N}]/u.test(query)) throw new ReinError('USAGE', 'rein memory search needs words to look for: rein memory search <query>')
   if (sub === 'forget' && rest.length !== 1) throw new ReinError('USAGE', 'rein memory forget needs one id; rein memory list shows them')
+  if ((sub === 'list' || sub === 'export') && rest.length > 0) throw new ReinError('USAGE', `rein memory ${sub} takes no arguments, not "${rest.join(' ')}"; see rein memory --help`)
   return withComposition(args.options, io, async ({ ctx, source }) => {
     const memory = requireMemory(ctx, source)
     const now = Date.now()
