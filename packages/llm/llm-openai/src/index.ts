@@ -4,6 +4,7 @@
  */
 
 import type { Context } from '@deepseek-ai/cordis'
+import { OPENAI_MODELS } from './models.ts'
 import { compatibleConfig, registerCompatible, type CompatibleConfig } from './plugin-config.ts'
 
 /** The plugin's name, `llm-openai`; load it once per server, each under its own `provider` route. */
@@ -18,7 +19,7 @@ export const Config = compatibleConfig({ provider: 'openai', label: 'OpenAI', ba
 
 /** Starts the plugin: serves the Config's route on `ctx.llm` with an `OpenAiCompatibleAdapter` and the Config's catalog. */
 export const apply = (ctx: Context, config: Config) => {
-  registerCompatible(ctx, config)
+  registerCompatible(ctx, config, undefined, OPENAI_MODELS)
 }
 
 export { compatibleConfig, registerCompatible, type CompatibleConfig, type CompatibleDefaults } from './plugin-config.ts'
@@ -30,6 +31,7 @@ export { createChunkTranslator, mapFinishReason, mapUsage, type ChunkTranslator,
 export { failureFromResponse, failureFromStreamError, failureFromTransportError, parseRetryAfter } from './errors.ts'
 export type { HeaderLookup } from './transport.ts'
 export { checkBaseURL } from './base-url.ts'
+export { OPENAI_MODELS } from './models.ts'
 export { readSseData, type SseOptions } from './sse.ts'
 export { ResponseWatchdog } from './watchdog.ts'
 export { checkChunk } from './wire-shape.ts'

@@ -368,11 +368,20 @@ describe('attempt records over HTTP', () => {
 })
 
 describe('models config', () => {
+  it('knows the context window of the model rein asks OpenAI for by default, so compaction is not off for it; an entry of the same id replaces it', async () => {
+    const root = new Context()
+    await root.plugin(LlmRuntime)
+    await root.plugin(openai, { apiKeyEnv: false })
+    expect(root.llm.resolveModel('openai', 'gpt-4o-mini')?.contextWindow).toBe(128_000)
+    await root.plugin(openai, { provider: 'small', apiKeyEnv: false, models: [{ id: 'gpt-4o-mini', contextWindow: 8_000 }] })
+    expect(root.llm.resolveModel('small', 'gpt-4o-mini')?.contextWindow).toBe(8_000)
+  })
+
   it('accepts entries without pricing and reports a half-written one', async () => {
     const root = new Context()
     await root.plugin(LlmRuntime)
     await root.plugin(openai, { apiKeyEnv: false, models: [{ id: 'a', contextWindow: 8_000 }] })
-    expect(root.llm.listModels('openai')).toEqual([{ id: 'a', contextWindow: 8_000 }])
+    expect(root.llm.listModels('openai')).toEqual([...openai.OPENAI_MODELS, { id: 'a', contextWindow: 8_000 }])
     await expect((async () => { await root.plugin(openai, { provider: 'b', models: [{ id: 'b', pricing: { input: 1 } as never }] }) })()).rejects.toThrow(/models\[0\]\.pricing/)
   })
 })
