@@ -146,6 +146,8 @@ export function chatTerminal(cwd: string, argv: string[] = [], env: NodeJS.Proce
     answer: () => answer,
     /** Types `line`, waits for `reply` in the answer and for the next prompt (so the next line is a new turn, not a queued one). */
     turn: async (line: string, reply: string) => {
+      // The chat's first prompt first: a line typed before it would count it as the turn's.
+      await expect.poll(prompts).toBeGreaterThan(0)
       const before = prompts()
       stdin.write(`${line}\r`)
       await expect.poll(() => answer).toContain(reply)
