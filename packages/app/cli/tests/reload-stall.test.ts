@@ -99,6 +99,15 @@ describe('rein chat: a reload whose new row takes long to start', () => {
   }, 60_000)
 })
 
+/** Ctrl-C while leaving waits for the stuck reload: exit 130, the reload given up in its own words (not the turn's), the waiting line never sent. */
+async function leavesWithoutReload(chat: Awaited<ReturnType<typeof stuckWith>>['chat'], p: Awaited<ReturnType<typeof stuckWith>>['p']) {
+  chat.type('\u0003')
+  expect(await chat.done).toBe(130)
+  expect(chat.screen()).toContain('cordis.yml\'s reload never finished, so the chat leaves without it')
+  expect(chat.screen()).not.toContain('press Ctrl-C again to quit without waiting')
+  expect(p.server.requests).toHaveLength(1)
+}
+
 /** A real chat on a pty that had one turn, then an edit adding a row (`add`) told stuck (`told`), and a line typed that waits for it. */
 async function stuckWith(add: (dir: string) => void, told: string) {
   const p = await setUp([{ steps: [{ text: 'First.' }] }, { steps: [{ text: 'never sent' }] }])
@@ -129,12 +138,7 @@ describe('rein chat: a reload whose new row never finishes starting and keeps a 
       const leaving = chat.screen()
       expect(leaving).toContain('not sent: RELOAD_PENDING: the chat was left while the cordis.yml reload was still under way')
       expect(leaving).toMatch(/leaving once .*row "ticking" \(\.\/timer-row\.mjs\) has not finished starting/)
-      chat.type('\u0003')
-      expect(await chat.done).toBe(130)
-      const screen = chat.screen()
-      expect(screen).toContain('cordis.yml\'s reload never finished, so the chat leaves without it')
-      expect(screen).not.toContain('press Ctrl-C again to quit without waiting')
-      expect(p.server.requests).toHaveLength(1)
+      await leavesWithoutReload(chat, p)
     } finally {
       chat.kill()
     }
@@ -146,14 +150,9 @@ describe('rein chat: a reload whose new row never finishes starting and keeps a 
       chat.type('\u0004')
       await expect.poll(chat.screen).toContain('Ctrl-C leaves without sending it')
       expect(chat.screen()).toMatch(/input ended: .*row "ticking" \(\.\/timer-row\.mjs\) has not finished starting/)
-      chat.type('\u0003')
-      expect(await chat.done).toBe(130)
-      const screen = chat.screen()
-      expect(screen).toContain('not sent: RELOAD_PENDING: the chat was left while the cordis.yml reload was still under way')
-      expect(screen).toContain('your message was not sent to the model nor saved in the session: two')
-      expect(screen).toContain('cordis.yml\'s reload never finished, so the chat leaves without it')
-      expect(screen).not.toContain('press Ctrl-C again to quit without waiting')
-      expect(p.server.requests).toHaveLength(1)
+      await leavesWithoutReload(chat, p)
+      expect(chat.screen()).toContain('not sent: RELOAD_PENDING: the chat was left while the cordis.yml reload was still under way')
+      expect(chat.screen()).toContain('your message was not sent to the model nor saved in the session: two')
     } finally {
       chat.kill()
     }
