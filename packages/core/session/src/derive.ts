@@ -54,7 +54,9 @@ export class MessageProjection {
   /** The messages so far; trailing tool results are grouped as they will be once the log moves on. */
   messages(): readonly Message[] {
     if (this.cached) return this.cached
-    const messages = this.done.map((entry) => entry.message)
+    // A loop, not `map`: V8's inlined `map` here deoptimized the agent's step that called it.
+    const messages: Message[] = []
+    for (const entry of this.done) messages.push(entry.message)
     if (this.results.length > 0) messages.push(this.groupMessage())
     return this.cached = messages
   }

@@ -58,7 +58,9 @@ export class Session {
   private _folderPath: string | undefined
 
   constructor(readonly header: SessionHeader, events: readonly SessionEvent[], private readonly store: SessionStore, private readonly hooks: SessionHooks) {
-    this._events = [...events]
+    // A literal for a new session: V8 learns from its first push to make the next ones arrays of
+    // objects, where a copy of an empty array starts as one of small integers and deoptimizes `append`.
+    this._events = events.length > 0 ? [...events] : []
     this._durable = events.length
     this._written = events.length
     for (const event of events) this._projection.push(event)

@@ -25,7 +25,10 @@ export interface JsonlSessionStoreOptions {
 interface Batch {
   epoch: number
   fromSeq: number
-  lines: string[]
+  /** The events' lines, joined. */
+  text: string
+  /** How many lines `text` holds. */
+  count: number
   /** Fsync after writing (a flush); without, the lines only reach the file (a `write`). */
   sync: boolean
 }
@@ -43,7 +46,12 @@ interface OpenSession {
   syncDue: boolean
   /** The seq the next append must start at (written + queued + being written). */
   nextSeq: number
-  queue: string[]
+  /**
+   * Lines appended since the last batch, joined as they come, and how many: a string grows without
+   * the array whose element kind changes under V8's optimized append (it deoptimized there).
+   */
+  queue: string
+  queued: number
   timer: NodeJS.Timeout | undefined
   /** The chain of batch writes; never rejects. */
   tail: Promise<void>
@@ -128,16 +136,19 @@ export class JsonlSessionStore implements SessionStore {
     if (events.length === 0) return
     const first = events[0]!.seq
     if (session.failure && first !== session.written) throw session.failure
-    const lines = events.map((event, index) => {
+    let text = ''
+    for (let index = 0; index < events.length; index++) {
+      const event = events[index]!
       const expected = session.nextSeq + index
       if (event.seq !== expected) {
         throw new ReinError('SESSION_SEQ_MISMATCH', `session ${id}: expected seq ${expected}, got ${event.seq}; events must continue the log without gaps`, { details: { expected, got: event.seq } })
       }
-      return eventLine(event)
-    })
+      text += eventLine(event)
+    }
     session.failure = undefined
-    session.queue.push(...lines)
-    session.nextSeq += lines.length
+    session.queue += text
+    session.queued += events.length
+    session.nextSeq += events.length
     session.timer ??= setTimeout(() => this.drain(session), this.batchDelayMs)
   }
 
@@ -301,18 +312,19 @@ export class JsonlSessionStore implements SessionStore {
   private drain(session: OpenSession, sync = true): void {
     clearTimeout(session.timer)
     session.timer = undefined
-    if (session.queue.length === 0 && !(sync && session.syncDue)) return
-    const batch: Batch = { epoch: session.epoch, fromSeq: session.nextSeq - session.queue.length, lines: session.queue, sync }
+    if (session.queued === 0 && !(sync && session.syncDue)) return
+    const batch: Batch = { epoch: session.epoch, fromSeq: session.nextSeq - session.queued, text: session.queue, count: session.queued, sync }
     // Batches run in order, and an fsync covers everything written before it: decided as they queue.
-    session.syncDue = sync ? false : session.syncDue || batch.lines.length > 0
-    session.queue = []
+    session.syncDue = sync ? false : session.syncDue || batch.count > 0
+    session.queue = ''
+    session.queued = 0
     session.tail = session.tail.then(() => this.writeBatch(session, batch))
   }
 
   /** Writes one batch (publishing the file on the first); records a failure instead of throwing. */
   private async writeBatch(session: OpenSession, batch: Batch): Promise<void> {
     if (batch.epoch !== session.epoch) return
-    const data = Buffer.from(batch.lines.join(''))
+    const data = Buffer.from(batch.text)
     // One session open: fsync on the event loop (cheapest). More (subagents, a server): on the
     // thread pool, so one session's fsync does not stall the others' streams.
     const offLoop = this.sessions.size > 1
@@ -329,7 +341,7 @@ export class JsonlSessionStore implements SessionStore {
         await appendDurably(fileTarget(session.fd, offLoop), session.size, data, batch.sync)
         session.size += data.length
       }
-      session.written += batch.lines.length
+      session.written += batch.count
       // Whatever failed before is behind this batch now (a sync-only retry appends nothing to clear it).
       session.failure = undefined
     } catch (error) {
@@ -339,7 +351,8 @@ export class JsonlSessionStore implements SessionStore {
       const failure = isReinError(error, 'SESSION_EXISTS') ? error : writeFailed(session.header.id, session.paths.file, batch, error)
       clearTimeout(session.timer)
       session.timer = undefined
-      session.queue = []
+      session.queue = ''
+      session.queued = 0
       session.epoch++
       session.nextSeq = session.written
       session.failure = failure
@@ -349,7 +362,7 @@ export class JsonlSessionStore implements SessionStore {
 }
 
 function newSession(header: SessionHeader, paths: SessionPaths, fd: number | undefined, size: number, written: number): OpenSession {
-  return { header, paths, fd, size, written, syncDue: false, nextSeq: written, queue: [], timer: undefined, tail: Promise.resolve(), epoch: 0, failure: undefined, lastFailure: undefined, dirty: false }
+  return { header, paths, fd, size, written, syncDue: false, nextSeq: written, queue: '', queued: 0, timer: undefined, tail: Promise.resolve(), epoch: 0, failure: undefined, lastFailure: undefined, dirty: false }
 }
 
 function exists(file: string): boolean {
@@ -399,10 +412,10 @@ function openError(id: string, file: string, error: unknown): ReinError {
 function writeFailed(id: string, file: string, batch: Batch, cause: unknown): ReinError {
   const errno = errorCode(cause)
   const details = { id, fromSeq: batch.fromSeq, file, ...(errno === undefined ? {} : { errno }) }
-  if (batch.lines.length === 0) {
+  if (batch.count === 0) {
     return new ReinError('SESSION_WRITE_FAILED', `session ${id}: the events written before seq ${batch.fromSeq} could not be made durable (${messageOf(cause)}); flush again`, { cause, details })
   }
-  const last = batch.fromSeq + batch.lines.length - 1
+  const last = batch.fromSeq + batch.count - 1
   return new ReinError('SESSION_WRITE_FAILED', `session ${id}: events ${batch.fromSeq}-${last} were not written (${messageOf(cause)}); the file is as it was, so append them again from seq ${batch.fromSeq}`, { cause, details })
 }
 
