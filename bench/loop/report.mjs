@@ -14,6 +14,7 @@
  *   machine: { cpu: string, cores: number, memGiB: number, node: string, os: string, load: number[] },
  *   scenarios: ('A' | 'B' | 'C')[], harnesses: Harness[], skipped: { harness: Harness, reason: string }[],
  *   runs: Map<string, Run[]>, extras: Record<string, Extra>, extrasRun: boolean,
+ *   compiler?: Record<string, Record<string, import('./compiler.mjs').CompilerTrace | undefined>>,
  * }} ReportInput
  */
 
@@ -195,6 +196,7 @@ export function renderReport(input) {
     out.push('')
   } else extraFailed('Stream events (llm-parse.ts)', stream)
 
+  out.push(...compilerSection(input))
   out.push(...targets(input, cell, floor))
 
   // Failures and skips: never dropped silently.
@@ -335,4 +337,26 @@ function meanings(/** @type {number} */ turns, /** @type {number} */ warmup) {
     '`pnpm bench` builds the packages, installs the peers if needed and runs everything (several minutes). `node bench/loop/run.mjs --quick` does 1 repetition of 50 turns; `--only rein,pi` (or `ONLY=`) runs a subset (the floor always runs); `TURNS=` / `--turns`, `REPS=` / `--reps` change the counts; `WARMUP=` / `--warmup` the unmeasured turns each run starts with (10; with 1 000 the figures show the steady state, once the compiler has done its work); `--no-extras` skips the micro benchmarks; `--no-write` leaves this file alone. `pnpm bench:micro` runs the micro benchmarks (bench/*.ts) with their own output.',
     '',
   ]
+}
+
+/** What the optimizing compiler did in one traced run of the floor and of durable rein per scenario. */
+function compilerSection(/** @type {ReportInput} */ input) {
+  const { compiler, scenarios } = input
+  if (!compiler) return []
+  const out = [`**The optimizing compiler** (bench/loop/compiler.mjs): one more run of the floor and of durable rein per scenario, ${input.turns} turns, with \`--trace-opt --trace-deopt-verbose\` (not timed): the functions V8 compiled and the CPU its compiler reported for them over the whole run (start and warm-up included; per turn: divided by the measured turns), and every deoptimization outside Node's own modules.`, '']
+  out.push(`| | ${scenarios.join(' | ')} |`, `|---|${scenarios.map(() => '---').join('|')}|`)
+  const row = (/** @type {string} */ id, /** @type {string} */ label) => {
+    const cells = scenarios.map((s) => {
+      const trace = compiler[id]?.[s]
+      return trace ? `${trace.compiles} functions, ${fixed(trace.compileMs, 0)} ms (${fixed(trace.compileMs / input.turns, 2)} ms/turn)` : 'failed'
+    })
+    out.push(`| ${label} | ${cells.join(' | ')} |`)
+  }
+  row('floor', 'floor: compiled')
+  row('rein', 'rein (session-jsonl + telemetry): compiled')
+  out.push('')
+  const deopts = scenarios.flatMap((s) => (compiler.rein?.[s]?.deopts ?? []).map((d) => `${s}: \`${d.fn}\` (${d.reason}) at ${d.at}`))
+  out.push(deopts.length === 0 ? 'Deoptimizations in durable rein outside Node\'s modules: none.' : `Deoptimizations in durable rein outside Node's modules (each throws a compiled function away; the first place is where it happened, the rest where that was inlined):`, '')
+  if (deopts.length > 0) out.push(...deopts.map((d) => `- ${d}`), '')
+  return out
 }

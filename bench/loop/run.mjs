@@ -23,6 +23,7 @@ import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { measuredCommit } from '../../scripts/measured-commit.mjs'
 import { renderReport } from './report.mjs'
+import { TRACE_FLAGS, parseCompilerTrace } from './compiler.mjs'
 import { startMockServer } from './server.mjs'
 
 const bench = fileURLToPath(new URL('..', import.meta.url))
@@ -268,6 +269,7 @@ async function main() {
       }
     }
   }
+  const compiler = config.extras ? await traceCompilers(config, server.url, env, timeoutMs) : undefined
   await server.close()
   await capture.close()
 
@@ -292,13 +294,39 @@ async function main() {
   const command = process.env.npm_lifecycle_event === 'bench' && argv.length === 0 ? `${envShown}pnpm bench` : `${envShown}node bench/loop/run.mjs${argv.length ? ` ${argv.join(' ')}` : ''}`
   const markdown = renderReport({
     date: started, commit: measured, machine, command, turns: config.turns, reps: config.reps, warmup: config.warmup, quick: config.quick, partial: config.only.length > 0,
-    scenarios: SCENARIOS, harnesses: present, skipped, runs, extras, extrasRun: config.extras,
+    scenarios: SCENARIOS, harnesses: present, skipped, runs, extras, extrasRun: config.extras, compiler,
   })
   process.stdout.write(markdown)
   if (config.write) {
     writeFileSync(docsFile, markdown)
     process.stderr.write(`wrote ${relative(repo, docsFile)}\n`)
   }
+}
+
+/**
+ * One run of the floor and of durable rein per scenario under `TRACE_FLAGS`: what the optimizing
+ * compiler did in each (see compiler.mjs). Not timed: the tracing itself costs CPU.
+ * @param {{ turns: number }} config @param {string} serverUrl @param {NodeJS.ProcessEnv} env @param {number} timeoutMs
+ * @returns {Promise<Record<string, Record<string, import('./compiler.mjs').CompilerTrace | undefined>>>}
+ */
+async function traceCompilers(config, serverUrl, env, timeoutMs) {
+  /** @type {Record<string, Record<string, import('./compiler.mjs').CompilerTrace | undefined>>} */
+  const traces = {}
+  for (const id of ['floor', 'rein']) {
+    const harness = /** @type {Harness} */ (HARNESSES.find((h) => h.id === id))
+    /** @type {Record<string, import('./compiler.mjs').CompilerTrace | undefined>} */
+    const byScenario = {}
+    traces[id] = byScenario
+    for (const scenario of SCENARIOS) {
+      process.stderr.write(`tracing the optimizing compiler: ${scenario} ${id}\n`)
+      const baseURL = `${serverUrl}/trace-${id}-${scenario}/${CALLS[scenario]}/v1`
+      const out = /** @type {{ code: number | null, stdout: string }} */ (
+        await runProcess(process.execPath, [...TRACE_FLAGS, harness.file, baseURL, scenario, String(config.turns), ...(harness.variant ? [harness.variant] : [])], { cwd: repo, env, timeoutMs })
+      )
+      byScenario[scenario] = out.code === 0 ? parseCompilerTrace(out.stdout, repo) : undefined
+    }
+  }
+  return traces
 }
 
 /** @returns {any} */
