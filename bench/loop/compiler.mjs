@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * What V8's optimizing compiler did in one run of a harness: how many functions it compiled and
- * the CPU that took (on its helper threads, so inside the CPU figures), and every deoptimization
+ * how long that took (on its helper threads, so inside the CPU figures; the time is elapsed, so it
+ * is the CPU only on a machine otherwise idle), and every deoptimization
  * outside Node's own code with where it happened. The loop's CPU gap to the floor is mostly this
  * compile work, and a deoptimization in rein's hot path throws one away: the report lists them so
  * a change that brings one back is seen in the next run.

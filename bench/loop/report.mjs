@@ -343,7 +343,7 @@ function meanings(/** @type {number} */ turns, /** @type {number} */ warmup) {
 function compilerSection(/** @type {ReportInput} */ input) {
   const { compiler, scenarios } = input
   if (!compiler) return []
-  const out = [`**The optimizing compiler** (bench/loop/compiler.mjs): one more run of the floor and of durable rein per scenario, ${input.turns} turns, with \`--trace-opt --trace-deopt-verbose\` (not timed): the functions V8 compiled and the CPU its compiler reported for them over the whole run (start and warm-up included; per turn: divided by the measured turns), and every deoptimization outside Node's own modules.`, '']
+  const out = [`**The optimizing compiler** (bench/loop/compiler.mjs): one more run of the floor and of durable rein per scenario, ${input.turns} turns, with \`--trace-opt --trace-deopt-verbose\` (not timed): the functions V8 compiled and the time its compiler reported for them (on a machine otherwise idle, about the CPU it took) over the whole run (start and warm-up included; per turn: divided by the measured turns), and every deoptimization outside Node's own modules.`, '']
   out.push(`| | ${scenarios.join(' | ')} |`, `|---|${scenarios.map(() => '---').join('|')}|`)
   const row = (/** @type {string} */ id, /** @type {string} */ label) => {
     const cells = scenarios.map((s) => {
