@@ -136,6 +136,23 @@ export interface ToolDefinition<A = unknown, V = unknown> {
   availableTo?(identity: RunIdentity): boolean
 }
 
+/**
+ * Any tool `defineTool` made, whatever its argument and value types, as `register` takes it (a list
+ * of different tools registers in one loop). Each position a body's types enter is `never` and each
+ * it leaves by is `unknown`, so every `ToolDefinition<A, V>` fits and none is widened to `any`: the
+ * types were checked where the tool was defined, and the registry checks the rest at run time.
+ */
+export interface DefinedTool extends Omit<ToolDefinition<never, never>, 'parameters' | 'output' | 'execute' | 'recover'> {
+  parameters: PropertiesSpec | RawSchema<unknown>
+  output: {
+    schema: ValueSpec | RawSchema<unknown>
+    render(args: never, value: never): string | ToolContent
+    presentationMeta?(args: never, value: never): JsonValue | undefined
+  }
+  execute(args: never, run: ToolRun): unknown
+  recover?(call: RecoverCall<never>, context: RecoverContext): Recovered<unknown> | undefined | Promise<Recovered<unknown> | undefined>
+}
+
 /** A definition with its types erased, as the registry holds it: arguments are a JSON object, the value JSON. */
 export type AnyToolDefinition = ToolDefinition<JsonObject, JsonValue>
 

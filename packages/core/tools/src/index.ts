@@ -11,7 +11,7 @@ export { ReinError, isReinError } from '@rein/base'
 export { ToolRegistry, type ToolRegistryConfig } from './registry.ts'
 export {
   defineTool, jsonSchema,
-  type ToolDefinition, type AnyToolDefinition, type ToolOutput, type ToolRun, type ToolRunBase, type RawSchema, type ArgsOf, type ValueOf,
+  type ToolDefinition, type AnyToolDefinition, type DefinedTool, type ToolOutput, type ToolRun, type ToolRunBase, type RawSchema, type ArgsOf, type ValueOf,
   type RecoverCall, type RecoverContext, type Recovered,
 } from './define-tool.ts'
 export { TOOL_EFFECTS, ASK_FOR_BY_DEFAULT, describeEffects, type ToolEffect } from './effects.ts'

@@ -1,6 +1,6 @@
 /** One call through the whole pipeline. Every failure becomes a result; this never rejects. */
 
-import { isReinError, thrownMessage, toFrozenJson, type FrozenJson, type JsonObject, type JsonValue } from '@rein/base'
+import { isReinError, toFrozenJson, type FrozenJson, type JsonObject, type JsonValue } from '@rein/base'
 import type { Fiber, Logger } from '@deepseek-ai/cordis'
 import { parseArguments, type ArgumentLimits } from './arguments.ts'
 import { dispatch } from './dispatch.ts'
@@ -15,6 +15,7 @@ import { failure, toContent, type ToolContent, type ToolResult, type ToolSuccess
 import { isThenable } from './thenable.ts'
 import { ownerOf } from './owner.ts'
 import { STOPPED, untilStopped } from './until-stopped.ts'
+import { thrownWords } from './thrown-value.ts'
 
 /** One call for `ctx.tools.execute`: its id, the tool's name, the raw arguments and what it runs in. */
 export interface ExecuteInput {
@@ -166,7 +167,9 @@ function cancelledBefore(name: string): ToolResult {
 
 function thrown(name: string, error: unknown): ToolResult {
   if (isReinError(error)) return failure(error.code, error.message)
-  return failure('TOOL_FAILED', thrownMessage(error) ?? `${name} failed without saying why (it threw ${kindOf(error)})`)
+  const words = thrownWords(error)
+  if (words === undefined) return failure('TOOL_FAILED', `${name} failed without saying why (it threw ${kindOf(error)})`)
+  return failure('TOOL_FAILED', 'message' in words ? words.message : `${name} failed: it threw ${words.rendering}`)
 }
 
 /** What was thrown, named for a message: `null`, `an Error with no message`, `an object`. */
@@ -178,7 +181,9 @@ function kindOf(thrown: unknown): string {
 
 /** A hook's or render's failure in words: its message, else what it threw. */
 function said(thrown: unknown): string {
-  return thrownMessage(thrown) ?? `it threw ${kindOf(thrown)}`
+  const words = thrownWords(thrown)
+  if (words === undefined) return `it threw ${kindOf(thrown)}`
+  return 'message' in words ? words.message : `it threw ${words.rendering}`
 }
 
 /**

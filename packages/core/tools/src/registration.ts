@@ -107,19 +107,29 @@ const OUTPUT_KEYS: Record<keyof AnyToolDefinition['output'], true> = { schema: t
  * No key the type lacks: one would be a typo or a wish (`effect: ['write']`, `needsApproval`) that,
  * ignored, leaves the tool running unasked.
  */
-function checkKeys(definition: Readonly<AnyToolDefinition>, fail: (message: string, cause?: unknown, details?: Record<string, unknown>) => never) {
-  for (const key of Object.keys(definition)) {
-    if (Object.hasOwn(DEFINITION_KEYS, key)) continue
-    const allowed = Object.keys(DEFINITION_KEYS)
-    const near = closest(key, allowed)
-    const why = misplacedDefinitionKey(key, Reflect.get(definition, key)) ?? ` (${near ? `did you mean "${near}"?` : `a definition takes ${allowed.join(', ')}`})`
-    fail(`unknown key "${key}"${why}`, undefined, { field: key, key })
-  }
-  for (const key of Object.keys(definition.output)) {
-    if (Object.hasOwn(OUTPUT_KEYS, key)) continue
-    const allowed = Object.keys(OUTPUT_KEYS)
-    const near = closest(key, allowed)
-    fail(`output: unknown key "${key}" (${near ? `did you mean "${near}"?` : `output takes ${allowed.join(', ')}`})`, undefined, { field: 'output', key })
+function checkKeys(definition: Readonly<AnyToolDefinition>, fail: Fail) {
+  refuseUnknownKeys(Object.keys(definition), DEFINITION_KEYS, { takes: 'a definition takes', hint: (key) => misplacedDefinitionKey(key, Reflect.get(definition, key)) }, fail)
+  refuseUnknownKeys(Object.keys(definition.output), OUTPUT_KEYS, { field: 'output', takes: 'output takes' }, fail)
+}
+
+type Fail = (message: string, cause?: unknown, details?: Record<string, unknown>) => never
+
+/** Where unknown keys are looked for: the field they sit under (none: the definition itself), and how its key list is introduced. */
+interface KeyScope {
+  field?: string
+  takes: string
+  /** What the author meant by a key that is no misspelling, as the message's tail; undefined for none. */
+  hint?: (key: string) => string | undefined
+}
+
+/** Fails on the first of `keys` that `allowed` lacks, naming the nearest allowed key, else every one. */
+function refuseUnknownKeys(keys: readonly string[], allowed: Record<string, true>, scope: KeyScope, fail: Fail) {
+  for (const key of keys) {
+    if (Object.hasOwn(allowed, key)) continue
+    const names = Object.keys(allowed)
+    const near = closest(key, names)
+    const why = scope.hint?.(key) ?? ` (${near ? `did you mean "${near}"?` : `${scope.takes} ${names.join(', ')}`})`
+    fail(`${scope.field ? `${scope.field}: ` : ''}unknown key "${key}"${why}`, undefined, { field: scope.field ?? key, key })
   }
 }
 

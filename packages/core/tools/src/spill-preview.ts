@@ -43,7 +43,8 @@ export function spillPreview(shown: SpillExcerpt, saved: SpillSaved, noun = 'res
   const left = `[… ${count(omittedChars)} characters (${count(omittedLines)} lines) left out. `
   const whole = `The whole ${noun} (${count(shown.totalChars)} characters, ${count(shown.totalLines)} lines)`
   const note = 'path' in saved
-    ? `${left}${whole} is saved at ${saved.path}; read the part you need from that file (a line window, or a search) rather than all of it.]`
+    // Said whether or not the model has a tool that reads files: the registry knows none by what it does.
+    ? `${left}${whole} is saved at ${saved.path}; if one of your tools reads files, read the part you need from it (a line window, or a search) rather than all of it; otherwise work from this preview.]`
     : `${left}${whole} could not be saved (${saved.error}); only this preview exists.]`
   return [shown.head, note, shown.tail].filter((part) => part !== '').join('\n')
 }

@@ -184,6 +184,12 @@ describe('a definition field that is wrong', () => {
     expect(error.details).toMatchObject({ tool: 'echo', field: 'colour' })
   })
 
+  it('an unknown output key with no near one lists the keys output takes', async () => {
+    const error = await definitionRefusal({ ...echo, output: { ...echo.output, colour: 'red' } })
+    expect(error.message).toBe('tool "echo": output: unknown key "colour" (output takes schema, render, presentationMeta)')
+    expect(error.details).toEqual({ tool: 'echo', field: 'output', key: 'colour' })
+  })
+
   it('isConcurrencySafe that is neither a boolean nor a function is refused', async () => {
     const error = await definitionRefusal({ ...echo, isConcurrencySafe: 'yes' })
     expect(error.message).toBe('tool "echo": isConcurrencySafe must be true, false or a function (args) => boolean, but got "yes"')

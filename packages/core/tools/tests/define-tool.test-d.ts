@@ -116,3 +116,40 @@ defineTool({
   output: { schema: { type: 'null' }, render: () => '' },
   execute: () => null,
 })
+
+// Tools of different types register in one loop (a package that registers all it defines).
+const search = defineTool({
+  name: 'search',
+  description: 'Searches.',
+  parameters: { query: { type: 'string', required: true } },
+  output: { schema: { type: 'array', items: { type: 'string' } }, render: (_args, value) => value.join('\n') },
+  execute: (args) => [args.query],
+  isConcurrencySafe: (args) => args.query !== '',
+})
+const count = defineTool({
+  name: 'count',
+  description: 'Counts.',
+  parameters: { text: { type: 'string', required: true }, limit: { type: 'integer', default: 10 } },
+  output: { schema: { type: 'integer' }, render: (_args, value) => String(value) },
+  execute: (args) => Math.min(args.text.length, args.limit),
+  isConcurrencySafe: true,
+  presentCall: (args) => ({ card: 'generic', title: args.text }),
+})
+for (const tool of [weather, search, count]) registry.register(tool)
+export const tools = [weather, search, count] as const
+tools.map((tool) => registry.register(tool))
+// Registering a tool defined in place keeps its inferred types: nothing widens to any.
+registry.register(defineTool({
+  name: 'inline',
+  description: 'Defined where it is registered.',
+  parameters: { path: { type: 'string', required: true } },
+  output: { schema: { type: 'null' }, render: (_args, value) => { expectTypeOf(value).toEqualTypeOf<null>(); return '' } },
+  execute: (args) => {
+    expectTypeOf(args).toEqualTypeOf<{ readonly path: string }>()
+    expectTypeOf(args).not.toBeAny()
+    return null
+  },
+  isConcurrencySafe: (args) => { expectTypeOf(args.path).toEqualTypeOf<string>(); return true },
+}))
+// @ts-expect-error register takes a definition, not any object
+registry.register({ name: 'x', description: 'No body.' })

@@ -675,6 +675,58 @@ describe('execute: body failures and output checks', () => {
   })
 })
 
+describe('execute: a body that throws something other than an Error', () => {
+  const circular = () => {
+    const value: Record<string, unknown> = { status: 503 }
+    value.self = value
+    return value
+  }
+  const huge = () => ({ rows: Array.from({ length: 100_000 }, (_, index) => ({ index, text: 'x'.repeat(100) })) })
+  it.each([
+    ['an object with a message', () => ({ message: 'quota exceeded' }), 'quota exceeded'],
+    ['an object with a code and a message', () => ({ code: 'E_QUOTA', message: 'quota exceeded' }), 'E_QUOTA: quota exceeded'],
+    ['an object whose message already names its code', () => ({ code: 'ENOENT', message: 'ENOENT: no such file' }), 'ENOENT: no such file'],
+    ['an object with a code only', () => ({ code: 'E_QUOTA' }), 'probe failed: it threw {"code":"E_QUOTA"}'],
+    ['an object with neither', () => ({ status: 503, retry: true }), 'probe failed: it threw {"status":503,"retry":true}'],
+    ['an object with a circular reference', circular, 'probe failed: it threw {"status":503,"self":"[circular]"}'],
+    ['a string', () => 'quota exceeded', 'quota exceeded'],
+    ['a number', () => 42, '42'],
+    ['null', () => null, 'probe failed without saying why (it threw null)'],
+    ['undefined', () => undefined, 'probe failed without saying why (it threw undefined)'],
+    ['an empty object', () => ({}), 'probe failed without saying why (it threw an object)'],
+  ])('tells the model what was thrown, not "failed without saying why", for %s', async (_case, make, message) => {
+    const { tools } = await createRegistry()
+    tools.register(probe(() => { throw make() }).tool)
+    const result = await tools.execute(call('probe', { path: 'a' }))
+    expect(result).toEqual({ isError: true, error: { code: 'TOOL_FAILED', message }, content: [{ type: 'text', text: `Error: ${message}` }] })
+  })
+
+  it.each([
+    ['a huge object', huge],
+    ['an object with a huge message', () => ({ code: 'E_BIG', message: 'y'.repeat(1_000_000) })],
+    ['a huge string', () => 'z'.repeat(1_000_000)],
+  ])('keeps the message short when the body throws %s', async (_case, make) => {
+    const { tools } = await createRegistry()
+    tools.register(probe(() => { throw make() }).tool)
+    const result = await tools.execute(call('probe', { path: 'a' }))
+    expect(result.isError && result.error.code).toBe('TOOL_FAILED')
+    const message = result.isError ? result.error.message : ''
+    expect(message.length).toBeLessThanOrEqual(2_100)
+    expect(message).toMatch(/…/)
+  })
+
+  it('says what a render threw when it is a plain object', async () => {
+    const { tools } = await createRegistry()
+    tools.register(defineTool({
+      name: 'r', description: 'Bad render.', parameters: {},
+      output: { schema: { type: 'null' }, render: () => { throw { code: 'E_TEMPLATE', message: 'template missing' } } },
+      execute: () => null,
+    }))
+    const result = await tools.execute(call('r', {}))
+    expect(result.isError && result.error).toEqual({ code: 'TOOL_FAILED', message: 'r could not render its result: E_TEMPLATE: template missing' })
+  })
+})
+
 describe('execute: post-execute hooks', () => {
   it('runs as a waterfall in registration order: each hook sees the previous replacement', async () => {
     const { tools } = await createRegistry()

@@ -63,7 +63,7 @@ describe('the bash tool', () => {
     expect(value?.truncated).toBe(true)
     expect(shown.startsWith('1\n2\n3\n')).toBe(true)
     expect(shown.endsWith('99999\n100000\n[exit code: 0]')).toBe(true)
-    expect(shown).toContain(`The whole output (588,895 characters, 100,000 lines) is saved at ${value?.outputPath}; read the part you need`)
+    expect(shown).toContain(`The whole output (588,895 characters, 100,000 lines) is saved at ${value?.outputPath}; if one of your tools reads files, read the part you need`)
     expect(shown.length).toBeLessThan(16_000)
     expect(readFileSync(value!.outputPath, 'utf8')).toBe(Array.from({ length: 100_000 }, (_, i) => `${i + 1}\n`).join(''))
   })

@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest'
+import { excerpt, spillPreview } from '../src/index.ts'
+
+const long = Array.from({ length: 100 }, (_, index) => `line ${index}`).join('\n')
+const shown = excerpt(long, { chars: 200, lines: 20 })
+
+describe('spillPreview', () => {
+  it('does not assume the model has a tool that reads files', () => {
+    const text = spillPreview(shown, { path: '/s/spill/c1.result.txt' })
+    expect(text).toContain('[… 681 characters (85 lines) left out. The whole result (789 characters, 100 lines) is saved at /s/spill/c1.result.txt; if one of your tools reads files, read the part you need from it (a line window, or a search) rather than all of it; otherwise work from this preview.]')
+    expect(text.startsWith(shown.head)).toBe(true)
+    expect(text.endsWith(shown.tail)).toBe(true)
+  })
+
+  it('says only the preview exists when nothing was saved', () => {
+    expect(spillPreview(shown, { error: 'disk full' }, 'output')).toContain('The whole output (789 characters, 100 lines) could not be saved (disk full); only this preview exists.]')
+  })
+})
