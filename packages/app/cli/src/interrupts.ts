@@ -11,6 +11,7 @@
 import type { Agent } from '@rein/agent'
 import { EXIT } from './exit-codes.ts'
 import type { Io } from './io.ts'
+import type { Renderer } from './render.ts'
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
@@ -56,9 +57,14 @@ function stoppingTheTurn(name: NodeJS.Signals): string {
 /**
  * How a signal stops a running turn: SIGINT is a person cancelling (the turn ends `aborted`, a
  * subagent with it); SIGTERM and SIGHUP are the machine or the terminal going away (`interrupted`:
- * a subagent call is left for `rein resume`, which continues the child from its log).
+ * a subagent call is left for `rein resume`, which continues the child from its log). `renderer`
+ * is told an interrupt stopped the calls it shows next.
  */
-export function stopTurn(agent: Pick<Agent, 'cancel' | 'interrupt'>, signal: unknown): void {
-  if (signal === 'SIGINT') agent.cancel('SIGINT')
-  else void agent.interrupt()
+export function stopTurn(agent: Pick<Agent, 'cancel' | 'interrupt'>, signal: unknown, renderer: Pick<Renderer, 'interrupting'>): void {
+  if (signal === 'SIGINT') {
+    agent.cancel('SIGINT')
+    return
+  }
+  renderer.interrupting()
+  void agent.interrupt()
 }

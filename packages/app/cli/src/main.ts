@@ -66,12 +66,25 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     // Messages can carry what a server or a config file said: no control characters reach the
     // terminal, and no secret (a key a check quoted, a password in a URL).
     const secrets = secretValues(io.env)
-    guarded.stderr.write(`rein: ${neutralize(maskText(describe(error, io.env, resuming), secrets))}\n`)
+    guarded.stderr.write(`rein: ${shownCode(error)}${neutralize(maskText(describe(error, io.env, resuming), secrets))}\n`)
     if (verbose) guarded.stderr.write(`${neutralize(maskText(errorChain(error), secrets))}\n`)
     return isReinError(error) && USAGE_CODES.has(error.code) ? EXIT.usage : EXIT.error
   } finally {
     guarded.release()
   }
+}
+
+/** Codes of a composition that cannot be loaded: the READMEs (compose's, this one) explain each. */
+const CONFIG_CODES = new Set(['CONFIG_NOT_FOUND', 'CONFIG_INVALID', 'PLUGIN_NOT_BUILT'])
+
+/**
+ * `CODE: ` before a configuration error, so it can be looked up without `-v`: one of the codes
+ * above, or any report of a file's problems (`details.path` and `problems`: an agents row's unknown provider).
+ */
+function shownCode(error: unknown): string {
+  if (!isReinError(error)) return ''
+  const fileReport = typeof error.details?.path === 'string' && Array.isArray(error.details.problems)
+  return CONFIG_CODES.has(error.code) || fileReport ? `${error.code}: ` : ''
 }
 
 function describe(error: unknown, env: NodeJS.ProcessEnv, resuming: boolean): string {

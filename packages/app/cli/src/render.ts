@@ -28,12 +28,24 @@ export class Renderer {
   private readonly dim: (text: string) => string
   private readonly red: (text: string) => string
   private readonly secrets: readonly string[]
+  /** Whether the composition is the built-in one (no cordis.yml): advice then cannot point at its rows. */
+  builtIn = false
+  /** Set by `interrupting()`: calls stopped from then on were stopped by the interrupt. */
+  private interrupted = false
 
   constructor(private readonly out: Output, private readonly json: boolean, color: boolean) {
     // Everything shown passes through one of these, so no text can carry its own escape sequences.
     this.dim = color ? (text) => `\u001b[2m${neutralize(text)}\u001b[22m` : neutralize
     this.red = color ? (text) => `\u001b[31m${neutralize(text)}\u001b[39m` : neutralize
     this.secrets = secretValues(out.env)
+  }
+
+  /**
+   * A signal other than SIGINT is interrupting the turn (`rein resume` continues it): a call it
+   * stops reads `interrupted`, as the turn will, not `cancelled` (what a person's Ctrl-C does).
+   */
+  interrupting() {
+    this.interrupted = true
   }
 
   /** Writes one JSON line (JSON mode) or a notice on stderr. */
@@ -125,7 +137,7 @@ export class Renderer {
     if (result.error && this.missingModel !== undefined) this.err(missingModelHint(this.missingModel))
     this.missingModel = undefined
     if (result.overrun) this.err(this.dim(`note: the answer went over a budget (${result.overrun.code}): ${result.overrun.message}`))
-    this.err(this.dim(`${totalsLine(result)}${contextShare(this.context)} · ${ended}`))
+    this.err(this.dim(`${totalsLine(result, this.builtIn)}${contextShare(this.context)} · ${ended}`))
   }
 
   /**
@@ -156,7 +168,7 @@ export class Renderer {
     }
     const label = this.calls.get(key) ?? event.name
     this.calls.delete(key)
-    const outcome = toolOutcome(event)
+    const outcome = toolOutcome(event, this.interrupted)
     const status = outcome.failed ? this.red(outcome.text) : this.dim(outcome.text)
     this.err(`${this.dim(`${'  '.repeat(depth + 1)}[tool] ${label}`)} ${status}`)
   }
@@ -251,11 +263,11 @@ function missingModelHint(model: string): string {
  * short never reads `ok`: not its error (a cancel's code), nor a value that says the command was
  * stopped (a cancelled `bash` answers with its output so far, not an error).
  */
-function toolOutcome(event: ToolEnd): { text: string; failed: boolean } {
+function toolOutcome(event: ToolEnd, interrupted: boolean): { text: string; failed: boolean } {
   if (event.resumable) return { text: 'interrupted: rein resume continues it', failed: false }
-  if (event.isError) return errorOutcome(event.code)
-  if (event.card.card === 'terminal') return commandOutcome(event.card)
-  return { text: 'ok', failed: false }
+  const outcome = event.isError ? errorOutcome(event.code) : event.card.card === 'terminal' ? commandOutcome(event.card) : { text: 'ok', failed: false }
+  // The tool only knows it was stopped; an interrupt stopped it, not a person cancelling.
+  return interrupted && outcome.text === 'cancelled' ? { text: 'interrupted', failed: false } : outcome
 }
 
 /** A call that ended with an error: cancelled, interrupted or never started are not failures of the tool. */
@@ -292,12 +304,14 @@ export function tokenCount(usage: TokenUsage): number {
 }
 
 /** `tokens in … out …[ (subagents in … out …)] · cost …` for a turn, its subagents included when there were any. */
-function totalsLine(result: TurnResult): string {
+function totalsLine(result: TurnResult, builtIn: boolean): string {
   const { subagents } = result
   const total = turnTotal(result)
   const estimated = result.usageEstimated === true || total.usageEstimated === true
   const counted = total.usage.inputTokens + total.usage.outputTokens > 0
-  const cost = total.cost !== undefined ? ` · cost ${formatMoney(total.cost)}` : counted ? ' · cost unknown (a model used has no price; set prices on the @rein/llm row)' : ''
+  // With no cordis.yml there is no @rein/llm row to edit: prices need one written.
+  const where = builtIn ? 'the built-in composition has none for it: write a cordis.yml with prices on its @rein/llm row' : 'set prices on the @rein/llm row'
+  const cost = total.cost !== undefined ? ` · cost ${formatMoney(total.cost)}` : counted ? ` · cost unknown (a model used has no price; ${where})` : ''
   return `${estimated ? '~' : ''}${formatUsage(total.usage)}${subagents ? ` (subagents ${formatTokens(subagents.usage)})` : ''}${cost}`
 }
 

@@ -4,7 +4,7 @@
  */
 
 import { Context } from '@deepseek-ai/cordis'
-import type { Agent, CreateAgentOptions, ResumeReport, TurnResult } from '@rein/agent'
+import type { Agent, AgentOptions, CreateAgentOptions, ResumeReport, TurnResult } from '@rein/agent'
 import type { Composition } from '@rein/compose'
 import type { JobService } from '@rein/jobs'
 import type { TokenUsage } from '@rein/llm'
@@ -19,6 +19,7 @@ import { leaveOnceDone, type Io } from './io.ts'
 import { stopTurn, trapInterrupts } from './interrupts.ts'
 import { printPluginLogs, type PluginLogs } from './plugin-logs.ts'
 import { colorsEnabled, Renderer } from './render.ts'
+import { unknownProviderIn, type ProviderSource } from './unknown-provider.ts'
 
 export interface SessionScope {
   ctx: Context
@@ -86,6 +87,7 @@ export async function withComposition(options: CliOptions, io: Io, body: (scope:
   const logs = printPluginLogs(context, io, options.verbose)
   const { composition, source } = await logs.around(() => loadCliComposition({ ...(options.config ? { config: options.config } : {}), cwd: io.cwd, env: io.env, context, stderr: io.stderr }))
   const renderer = new Renderer(io, options.json, colorsEnabled(io.stdout, io.env))
+  renderer.builtIn = source === 'built-in'
   const interrupts = trapInterrupts(io, (text) => renderer.notice(text), finishesOnSignal)
   const stuck = new AbortController()
   try {
@@ -211,19 +213,43 @@ export function matchSessionId(given: string, ids: readonly string[]): string {
 export async function openAgent(scope: SessionScope, sessionId: string | undefined): Promise<{ agent: Agent; repaired?: ResumeReport; route?: string }> {
   const overrides = agentOverrides(scope)
   if (!sessionId) {
-    const agent = await scope.ctx.agents.create(overrides).catch((error: unknown) => { throw modelMissingIn(scope.source, error) })
+    if (scope.source === 'built-in') Object.assign(overrides, await builtInCompaction(scope, overrides))
+    const agent = await scope.ctx.agents.create(overrides).catch((error: unknown) => { throw unknownProviderIn(providerSource(scope, false), modelMissingIn(scope.source, error)) })
     return { agent, ...routeOf(scope, agent) }
   }
   const { cwd: _cwd, model: _default, ...rest } = overrides
   sessionId = await resolveSessionId(scope.ctx, sessionId)
   // A signal during the repair stops what it runs (a subagent being continued is interrupted, to continue later).
   const { agent, repaired } = await scope.ctx.agents.resume(sessionId, { ...rest, ...(scope.options.model ? { model: scope.options.model } : {}), signal: scope.interrupted })
-    .catch((error: unknown) => { throw modelMissingIn(scope.source, error) })
+    .catch((error: unknown) => { throw unknownProviderIn(providerSource(scope, true), modelMissingIn(scope.source, error)) })
   // Jobs an earlier process left running are reaped now, and the model told, before the first turn.
   scope.ctx.get('jobs')?.reap(sessionId)
   const route = routeOf(scope, agent)
   reportRepair(scope.renderer, sessionId, repaired)
   return { agent, repaired, ...route }
+}
+
+/**
+ * On the built-in composition, a model no catalog gives a context window cannot be compacted, and
+ * the agent's warning would say to edit a provider row the user does not have: rein says what to
+ * write instead, and turns compaction off for the agent, as it is in effect, so the agent does not
+ * warn too. (A resumed session keeps its logged route, found only as it opens: the agent warns then.)
+ */
+async function builtInCompaction(scope: SessionScope, overrides: CreateAgentOptions): Promise<Pick<CreateAgentOptions, 'compaction'>> {
+  const rows = scope.composition.rows()
+  const agents = rows.find((row) => row.name === '@rein/agent')?.config as Partial<AgentOptions> | undefined
+  const provider = overrides.provider ?? agents?.provider
+  const model = overrides.model ?? agents?.model
+  if (!agents?.compaction || agents.compaction.mode === 'off' || !provider || !model) return {}
+  if ((await scope.ctx.llm.modelInfo(provider, model, scope.interrupted))?.contextWindow !== undefined) return {}
+  const row = rows.find((candidate) => (candidate.config as { provider?: unknown } | undefined)?.provider === provider && candidate.name.startsWith('@rein/llm-'))?.name ?? 'provider'
+  scope.renderer.notice(`compaction is off for ${provider}/${model}: the built-in composition knows no context window for it; to give it one, write a cordis.yml (rein config shows the built-in rows) whose ${row} row has models: [{ id: ${model}, contextWindow: <tokens> }]`)
+  return { compaction: { ...agents.compaction, mode: 'off' } }
+}
+
+/** What named an agent's provider, for `unknownProviderIn`. */
+function providerSource(scope: SessionScope, resuming: boolean): ProviderSource {
+  return { source: scope.source, composition: scope.composition, flag: scope.options.provider, resuming }
 }
 
 /** The agents row of a cordis.yml without a provider or model: said in the file's terms, not the built-in composition's variables. */
@@ -324,7 +350,7 @@ function reportRepair(renderer: Renderer, id: string, repaired: ResumeReport) {
  */
 export async function streamTurn(io: Io, renderer: Renderer, agent: Agent, start: (agent: Agent) => Promise<TurnResult>, interrupted: AbortSignal): Promise<number> {
   const unsubscribe = agent.subscribe((event) => renderer.event(event))
-  const onInterrupt = () => stopTurn(agent, interrupted.reason)
+  const onInterrupt = () => stopTurn(agent, interrupted.reason, renderer)
   const onClosed = () => agent.cancel('stdout was closed')
   interrupted.addEventListener('abort', onInterrupt)
   io.outputClosed?.addEventListener('abort', onClosed)

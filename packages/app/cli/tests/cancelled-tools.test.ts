@@ -9,7 +9,7 @@ import type { TurnEndReason } from '@rein/session'
 import type { MockReply } from '@rein/testkit'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Renderer } from '../src/render.ts'
-import { chatTerminal as terminal, projectPerTest, rein } from './harness.ts'
+import { chatTerminal as terminal, projectPerTest, rein, spawnRein } from './harness.ts'
 
 const setUp = projectPerTest(afterEach)
 const BASH_ROWS = ["- { id: jobs, name: '@rein/jobs' }", "- { id: bash, name: '@rein/tool-bash' }"]
@@ -59,6 +59,25 @@ describe('a bash command cancelled while it runs', () => {
     expect(run.stderr).toContain('[tool] sleep cancelled')
     expect(run.stderr).not.toContain('[tool] sleep ok')
     expect(run.stderr).toMatch(/· cancelled\n/)
+  }, 30_000)
+})
+
+describe('a bash command stopped by SIGTERM while it runs', () => {
+  it('reads interrupted, as the turn does, not cancelled', async () => {
+    const p = await setUp(sleeping('touch started; sleep 20'), { extraRows: BASH_ROWS })
+    // Killed for real once the command started: nothing shows on stdout before it.
+    const run = await spawnRein(p.dir, ['run', '--yes', 'sleep a while'], undefined, { REIN_HOME: p.home }, [], (child) => {
+      const poll = setInterval(() => {
+        if (!existsSync(join(p.dir, 'started'))) return
+        clearInterval(poll)
+        child.kill('SIGTERM')
+      }, 20)
+    })
+    expect(run.code).toBe(130)
+    expect(run.stdout).toBe('')
+    expect(run.stderr).toContain('[tool] sleep interrupted\n')
+    expect(run.stderr).not.toContain('[tool] sleep cancelled')
+    expect(run.stderr).toMatch(/· interrupted\n/)
   }, 30_000)
 })
 

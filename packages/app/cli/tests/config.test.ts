@@ -69,7 +69,7 @@ describe('which cordis.yml rein uses', () => {
     writeComposition(project, 1111)
     const run = await rein(project, ['config', '--config', 'missing.yml'])
     expect(run.code).toBe(2)
-    expect(run.stderr).toBe(`rein: ${join(project, 'missing.yml')}: no such file\n`)
+    expect(run.stderr).toBe(`rein: CONFIG_NOT_FOUND: ${join(project, 'missing.yml')}: no such file\n`)
   })
 
   it('runs a $REIN_HOME/cordis.yml that has no node_modules beside it: rein\'s own packages resolve', async () => {

@@ -40,7 +40,7 @@ describe('a composition that cannot load', () => {
     const run = await spawnRein(project, args, undefined, { REIN_HOME: join(project, 'home') })
     expect(run).toMatchObject({ code: 2, stdout: '' })
     expect(run.stderr).toBe([
-      `rein: ${join(project, 'cordis.yml')} has 2 problems:`,
+      `rein: CONFIG_INVALID: ${join(project, 'cordis.yml')} has 2 problems:`,
       '  - row "h" (./hang.mjs): never finished starting — its apply awaits something that can never settle; fix the plugin, or disable the row',
       '  - row "user" (./needs-hang.mjs): waits for the service "hung" from row "h" (./hang.mjs), which never finished starting (see its error); fix that row first',
       '',
@@ -75,7 +75,7 @@ describe('a composition that cannot load', () => {
     const run = await spawnRein(project, ['config'], undefined, { REIN_HOME: join(project, 'home') })
     expect(run).toMatchObject({ code: 2, stdout: '' })
     expect(run.stderr).toBe([
-      `rein: ${join(project, 'cordis.yml')} has a problem:`,
+      `rein: CONFIG_INVALID: ${join(project, 'cordis.yml')} has a problem:`,
       '  - row "tools" (@rein/tools): disabled: the !!js expression threw: REIN_TOOLS_OFF is not set',
       '',
     ].join('\n'))
@@ -91,7 +91,7 @@ describe('a composition that cannot load', () => {
     expect(run).toMatchObject({ code: 2, stdout: '' })
     expect(run.stderr).toBe([
       '[error] noisy: Error: the cache is cold',
-      `rein: ${join(project, 'cordis.yml')} has 2 problems:`,
+      `rein: CONFIG_INVALID: ${join(project, 'cordis.yml')} has 2 problems:`,
       `  - row "t" (${badSchema}): failed to start: tool "bad_schema": parameters: $.properties.text: unknown key "requird" (did you mean "required"?)`,
       '  - row "thrower" (./thrower.mjs): failed to start: no licence key found',
       '',

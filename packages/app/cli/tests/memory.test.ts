@@ -215,7 +215,7 @@ describe('rein memory', () => {
 
     const noRow = await rein(p.dir, ['memory', 'list'])
     expect(noRow).toMatchObject({ code: 2, stdout: '' })
-    expect(noRow.stderr).toBe(`rein: ${join(p.dir, 'cordis.yml')} has no @rein/memory row: add one and a @rein/memory-sqlite row after it (see examples/cordis.yml) so the agent remembers across sessions\n`)
+    expect(noRow.stderr).toBe(`rein: CONFIG_INVALID: ${join(p.dir, 'cordis.yml')} has no @rein/memory row: add one and a @rein/memory-sqlite row after it (see examples/cordis.yml) so the agent remembers across sessions\n`)
 
     writeFileSync(join(p.dir, 'cordis.yml'), `${readFileSync(join(p.dir, 'cordis.yml'), 'utf8')}- id: memory\n  name: '@rein/memory'\n`)
     const noStore = await rein(p.dir, ['memory', 'export'])

@@ -31,7 +31,7 @@ describe('a tool package that was never built', () => {
     expect(run.code).toBe(2)
     expect(run.stdout).toBe('')
     expect(run.stderr).toBe([
-      `rein: ${join(dir, 'cordis.yml')} has a problem:`,
+      `rein: PLUGIN_NOT_BUILT: ${join(dir, 'cordis.yml')} has a problem:`,
       `  - row "typed" (rein-tool-typed): the package rein-tool-typed ships TypeScript source (${join(root, 'src', 'index.ts')}), which Node cannot run: build it (npm run build, tsc or tsdown) and point "exports" (or "main") in its package.json at the built .js file`,
       '',
     ].join('\n'))

@@ -30,7 +30,7 @@ describe('exit codes', () => {
     const p = await setUp([answer('never')])
     const run = await rein(p.dir, ['run', '--provider', 'missing', 'hi'])
     expect(run.code).toBe(2)
-    expect(run.stderr).toBe('rein: provider: no loaded provider serves "missing"; loaded: mock (add its provider row, or pick one of those)\n')
+    expect(run.stderr).toBe('rein: --provider missing: no loaded provider serves "missing"; loaded: mock (add its provider row, or pick one of those)\n')
     expect(sessionFiles(p)).toEqual([])
     expect(p.server.requests).toHaveLength(0)
   })
@@ -157,6 +157,19 @@ describe('resume', () => {
   })
 })
 
+describe('a model outside the built-in catalogs, with no cordis.yml', () => {
+  it('says how to give it a context window and prices without pointing at rows the user does not have', async () => {
+    const p = await setUp([answer('one'), answer('two')])
+    const env = { OPENAI_BASE_URL: p.server.url, REIN_MODEL: 'mystery-model', REIN_HOME: p.home }
+    const run = await withHome(p.home, () => rein(join(p.dir, 'empty'), ['run', 'hi'], { env }))
+    expect(run.code).toBe(0)
+    expect(run.stderr).not.toContain("in its provider's models")
+    expect(run.stderr).not.toContain('set prices on the @rein/llm row)')
+    expect(run.stderr).toContain('compaction is off for openai/mystery-model: the built-in composition knows no context window for it; to give it one, write a cordis.yml (rein config shows the built-in rows) whose @rein/llm-openai row has models: [{ id: mystery-model, contextWindow: <tokens> }]\n')
+    expect(run.stderr).toContain('cost unknown (a model used has no price; the built-in composition has none for it: write a cordis.yml with prices on its @rein/llm row)')
+  })
+})
+
 describe('which provider the built-in composition uses', () => {
   it('an explicit OPENAI_BASE_URL beats a DEEPSEEK_API_KEY lying around; REIN_MODEL names the model; --verbose says where requests go', async () => {
     const p = await setUp([answer('from the local server')])
@@ -172,7 +185,7 @@ describe('which provider the built-in composition uses', () => {
   it('names the environment, not a file, when the built-in composition is invalid', async () => {
     const run = await rein('/', ['run', 'hi'], { env: { OPENAI_BASE_URL: 'localhost:8080/v1', REIN_MODEL: 'm' } })
     expect(run.code).toBe(2)
-    expect(run.stderr).toContain('rein: the built-in composition (made from DEEPSEEK_API_KEY, OPENAI_API_KEY, OPENAI_BASE_URL and REIN_MODEL) has a problem:')
+    expect(run.stderr).toContain('rein: CONFIG_INVALID: the built-in composition (made from DEEPSEEK_API_KEY, OPENAI_API_KEY, OPENAI_BASE_URL and REIN_MODEL) has a problem:')
     expect(run.stderr).toContain('baseURL "localhost:8080/v1" has no http:// or https:// scheme; write baseURL: http://localhost:8080/v1')
   })
 

@@ -382,7 +382,7 @@ describe('a provider named "demo" outside a demo session', () => {
     const p = await setUp([answer('hello')], { agent: { fallbacks: [{ provider: 'demo', model: 'x' }] } })
     const run = await rein(p.dir, ['run', 'hi'], { env: { REIN_HOME: p.home } })
     expect(run.code).toBe(2)
-    expect(run.stderr).toContain('fallbacks[0]: no loaded provider serves "demo"')
+    expect(run.stderr).toContain('config.fallbacks[0].provider: no loaded provider serves "demo"')
     expect(run.stderr).not.toContain('rein demo')
   })
 })

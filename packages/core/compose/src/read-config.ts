@@ -27,7 +27,7 @@ export async function readConfigFile(path: string): Promise<EntryOptions[]> {
     data = json ? JSON.parse(text) : yaml.load(text, { schema: entryListSchema, filename: path })
   } catch (error) {
     // No cause: the parser's error quotes the file (js-yaml's keeps all of it), which may hold a secret.
-    throw invalid(path, [json ? `not valid JSON: ${withLineAndColumn((error as Error).message, text)}` : `not valid YAML: ${yamlProblem(error)}`])
+    throw invalid(path, [json ? `not valid JSON: ${withLineAndColumn((error as Error).message, text)}` : `not valid YAML: ${yamlProblem(error, text)}`])
   }
   if (!Array.isArray(data)) throw invalid(path, ['the top level must be a list of plugin rows (- id: …, name: …)'])
   return checkRows(data, path)
@@ -64,11 +64,33 @@ const QUOTING_REASONS: readonly (readonly [RegExp, string])[] = [
  * The parser's reason and where, `… at line 11, column 1`, without its code frame: the lines around
  * the error may hold a secret (`rein config` masks them; this must not print them either).
  */
-function yamlProblem(error: unknown): string {
+function yamlProblem(error: unknown, text: string): string {
   if (!(error instanceof yaml.YAMLException)) return 'the parser failed without saying where'
   const reason = QUOTING_REASONS.find(([pattern]) => pattern.test(error.reason))?.[1] ?? error.reason
   const { line, column } = error.mark
-  return `${reason} at line ${line + 1}, column ${column + 1}`
+  const lines = text.replace(/\n$/, '').split('\n')
+  if (line < lines.length) return `${reason} at line ${line + 1}, column ${column + 1}`
+  // js-yaml places an end it did not expect on the line after the last, which no editor shows.
+  const opens = UNCLOSED.test(error.reason) ? openingLine(lines, error.reason) : undefined
+  return `${reason} at the end of the file (line ${lines.length} is its last)${opens === undefined ? '' : `: it opens at line ${opens} and is never closed`}`
+}
+
+/** js-yaml's reason for a quote or bracket the file ends inside. */
+const UNCLOSED = /^unexpected end of the stream within /
+/** Files longer than this are not searched for where an unclosed value opens: each line tried parses the lines before it. */
+const MAX_OPENING_SEARCH_LINES = 2000
+
+/** The first line whose end leaves the text so far ending inside the same unclosed value: where it opens. */
+function openingLine(lines: readonly string[], reason: string): number | undefined {
+  if (lines.length > MAX_OPENING_SEARCH_LINES) return undefined
+  for (let count = 1; count <= lines.length; count++) {
+    try {
+      yaml.load(lines.slice(0, count).join('\n'), { schema: entryListSchema })
+    } catch (error) {
+      if (error instanceof yaml.YAMLException && error.reason === reason) return count
+    }
+  }
+  return undefined
 }
 
 function lineAndColumn(text: string, offset: number): string {

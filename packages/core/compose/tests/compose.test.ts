@@ -181,6 +181,16 @@ describe('loadComposition', () => {
     expect(isReinError(error) && error.details?.problems).toEqual([`not valid YAML: ${said}`])
   })
 
+  it.each([
+    ['an unclosed quote', "- id: a\n  name: 'x\n", 'single quoted scalar', 2],
+    ['an unclosed quote with no newline after it', '- id: a\n  name: "x', 'double quoted scalar', 2],
+    ['an unclosed bracket', '- id: a\n  name: x\n  inject: [llm,\n    tools\n', 'flow collection', 3],
+  ])('reports %s at the end of the file at a line the file has, and where it opens', async (_case, text, within, opens) => {
+    const { problems } = await failure(writeConfig(text))
+    const last = text.replace(/\n$/, '').split('\n').length
+    expect(problems).toEqual([`not valid YAML: unexpected end of the stream within a ${within} at the end of the file (line ${last} is its last): it opens at line ${opens} and is never closed`])
+  })
+
   it('does not keep the quote of the file in a JSON syntax error\'s cause', async () => {
     // Node 20 words an unquoted value with a quote of the ten characters either side of it.
     const file = writeConfig(['[', '  {"id": "a", "name": "x", "config": {"apiKey": S3cr3tV4lue9}}', ']', ''].join('\n'), 'cordis.json')

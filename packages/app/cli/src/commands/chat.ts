@@ -71,7 +71,7 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
     const watch = scope.source === 'built-in' ? undefined : watchComposition(scope.composition, tell, agent, scope.logs, { env: io.env, giveUp: scope.interrupted })
     // SIGTERM or SIGHUP (Ctrl-C at the terminal reaches readline, below): end the turn and the chat.
     scope.interrupted.addEventListener('abort', () => {
-      stopTurn(agent, scope.interrupted.reason)
+      stopTurn(agent, scope.interrupted.reason, scope.renderer)
       lines.stop()
       prompt.close()
     })
