@@ -47,7 +47,7 @@ export function parseCompilerTrace(stdout, root) {
     }
     const at = open && AT.exec(line)
     if (open && at) {
-      const place = (at[1] ?? '').replace(`file://${root}/`, '')
+      const place = (at[1] ?? '').replace(`file://${root.replace(/\/$/, '')}/`, '')
       if (!place.startsWith('node:')) deopts.push({ ...open, at: place })
       open = undefined
     }
