@@ -242,9 +242,24 @@ async function builtInCompaction(scope: SessionScope, overrides: CreateAgentOpti
   const model = overrides.model ?? agents?.model
   if (!agents?.compaction || agents.compaction.mode === 'off' || !provider || !model) return {}
   if ((await scope.ctx.llm.modelInfo(provider, model, scope.interrupted))?.contextWindow !== undefined) return {}
-  const row = rows.find((candidate) => (candidate.config as { provider?: unknown } | undefined)?.provider === provider && candidate.name.startsWith('@rein/llm-'))?.name ?? 'provider'
-  scope.renderer.notice(`compaction is off for ${provider}/${model}: the built-in composition knows no context window for it; to give it one, write a cordis.yml (rein config shows the built-in rows) whose ${row} row has models: [{ id: ${model}, contextWindow: <tokens> }]`)
+  scope.renderer.notice(`compaction is off for ${provider}/${model}: ${builtInWindowAdvice(scope.composition, provider, model)}`)
   return { compaction: { ...agents.compaction, mode: 'off' } }
+}
+
+/** How to give a model a context window when the composition is the built-in one, which has no cordis.yml to edit. */
+export function builtInWindowAdvice(composition: Composition, provider: string, model: string): string {
+  const row = composition.rows().find((candidate) => (candidate.config as { provider?: unknown } | undefined)?.provider === provider && candidate.name.startsWith('@rein/llm-'))?.name ?? 'provider'
+  return `the built-in composition knows no context window for it; to give it one, write a cordis.yml (rein config shows the built-in rows) whose ${row} row has models: [{ id: ${model}, contextWindow: <tokens> }]`
+}
+
+/**
+ * `NO_CONTEXT_WINDOW` (a compaction asked for of a model with no known window) with the built-in
+ * composition's advice in place of the agent's, which points at a provider row the user lacks.
+ */
+export function windowErrorInTerms(scope: Pick<SessionScope, 'source' | 'composition'>, agent: Agent, error: unknown): unknown {
+  if (scope.source !== 'built-in' || !isReinError(error, 'NO_CONTEXT_WINDOW')) return error
+  const { provider, model } = agent.options
+  return new ReinError('NO_CONTEXT_WINDOW', `${provider}/${model} has no known context window, so there is nothing to compact against: ${builtInWindowAdvice(scope.composition, provider, model)}`, { cause: error })
 }
 
 /** What named an agent's provider, for `unknownProviderIn`. */

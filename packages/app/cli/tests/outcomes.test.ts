@@ -168,6 +168,18 @@ describe('a model outside the built-in catalogs, with no cordis.yml', () => {
     expect(run.stderr).toContain('compaction is off for openai/mystery-model: the built-in composition knows no context window for it; to give it one, write a cordis.yml (rein config shows the built-in rows) whose @rein/llm-openai row has models: [{ id: mystery-model, contextWindow: <tokens> }]\n')
     expect(run.stderr).toContain('cost unknown (a model used has no price; the built-in composition has none for it: write a cordis.yml with prices on its @rein/llm row)')
   })
+
+  it('rein compact on the built-in composition says what to write, not which row to edit', async () => {
+    const p = await setUp([answer('one'), answer('two')])
+    const env = { OPENAI_BASE_URL: p.server.url, REIN_MODEL: 'mystery-model', REIN_HOME: p.home }
+    const run = await withHome(p.home, () => rein(join(p.dir, 'empty'), ['run', 'hi'], { env }))
+    const id = sessionIdOf(run)
+    const advice = 'the built-in composition knows no context window for it; to give it one, write a cordis.yml (rein config shows the built-in rows) whose @rein/llm-openai row has models: [{ id: mystery-model, contextWindow: <tokens> }]'
+    const compact = await withHome(p.home, () => rein(join(p.dir, 'empty'), ['compact', id], { env }))
+    expect(compact.code).not.toBe(0)
+    expect(compact.stderr).toContain(`rein: openai/mystery-model has no known context window, so there is nothing to compact against: ${advice}\n`)
+    expect(compact.stderr).not.toContain("in its provider's models")
+  })
 })
 
 describe('which provider the built-in composition uses', () => {

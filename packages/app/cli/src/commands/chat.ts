@@ -18,7 +18,7 @@ import { EXIT } from '../exit-codes.ts'
 import { stopTurn } from '../interrupts.ts'
 import type { Io } from '../io.ts'
 import { compactOutcome } from '../render.ts'
-import { describeRoute, inUserTerms, openAgent, requireModel, settleJobs, showResult, withComposition, type SessionScope } from '../session-command.ts'
+import { describeRoute, inUserTerms, openAgent, requireModel, settleJobs, showResult, windowErrorInTerms, withComposition, type SessionScope } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
 import { watchComposition, type CompositionWatch } from '../watch-config.ts'
 
@@ -190,7 +190,7 @@ async function compactNow(scope: SessionScope, agent: Agent, instructions: strin
   try {
     scope.renderer.notice(compactOutcome(await agent.compactNow(instructions || undefined)).line)
   } catch (error) {
-    scope.renderer.notice(`/compact failed: ${messageOf(inUserTerms(scope.renderer, error))}`)
+    scope.renderer.notice(`/compact failed: ${messageOf(windowErrorInTerms(scope, agent, inUserTerms(scope.renderer, error)))}`)
   }
 }
 

@@ -7,7 +7,7 @@ import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { compactOutcome } from '../render.ts'
 import { EXIT } from '../exit-codes.ts'
-import { closeCrashedLog, openAgent, requireModel, resolveSessionId, withComposition } from '../session-command.ts'
+import { closeCrashedLog, openAgent, requireModel, resolveSessionId, windowErrorInTerms, withComposition } from '../session-command.ts'
 
 export async function compactCommand(args: ParsedArgs, io: Io): Promise<number> {
   const [id, ...rest] = args.positionals
@@ -20,7 +20,7 @@ export async function compactCommand(args: ParsedArgs, io: Io): Promise<number> 
     await closeCrashedLog(scope, sessionId)
     const { agent } = await openAgent(scope, sessionId)
     try {
-      const data = await compactStopped(agent, instructions, scope.interrupted)
+      const data = await compactStopped(agent, instructions, scope.interrupted).catch((error: unknown) => { throw windowErrorInTerms(scope, agent, error) })
       if (data === 'interrupted') {
         scope.renderer.notice(`session ${sessionId}: the compaction was stopped before it finished and changed nothing`)
         return EXIT.interrupted
