@@ -247,7 +247,7 @@ async function builtInCompaction(scope: SessionScope, overrides: CreateAgentOpti
 }
 
 /** How to give a model a context window when the composition is the built-in one, which has no cordis.yml to edit. */
-export function builtInWindowAdvice(composition: Composition, provider: string, model: string): string {
+function builtInWindowAdvice(composition: Composition, provider: string, model: string): string {
   const row = composition.rows().find((candidate) => (candidate.config as { provider?: unknown } | undefined)?.provider === provider && candidate.name.startsWith('@rein/llm-'))?.name ?? 'provider'
   return `the built-in composition knows no context window for it; to give it one, write a cordis.yml (rein config shows the built-in rows) whose ${row} row has models: [{ id: ${model}, contextWindow: <tokens> }]`
 }
