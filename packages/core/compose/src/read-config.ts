@@ -77,18 +77,28 @@ function yamlProblem(error: unknown, text: string): string {
 
 /** js-yaml's reason for a quote or bracket the file ends inside. */
 const UNCLOSED = /^unexpected end of the stream within /
-/** Files longer than this are not searched for where an unclosed value opens: each line tried parses the lines before it. */
-const MAX_OPENING_SEARCH_LINES = 2000
+/** The most text parsed looking for where an unclosed value opens: each line tried parses the lines before it. */
+const MAX_OPENING_SEARCH_CHARS = 256 * 1024
 
-/** The first line whose end leaves the text so far ending inside the same unclosed value: where it opens. */
+/**
+ * Where the value the file ends inside (`reason` names its kind) opens: going back from the end,
+ * the line after the last prefix of lines that does not end inside that kind of value (it parses,
+ * or fails for another reason: a bracket the value sits in). From the end, so an earlier value that
+ * rightly spans lines is never taken for it, and the usual case, an unclosed value near the end,
+ * costs a few parses. Undefined past the budget.
+ */
 function openingLine(lines: readonly string[], reason: string): number | undefined {
-  if (lines.length > MAX_OPENING_SEARCH_LINES) return undefined
-  for (let count = 1; count <= lines.length; count++) {
+  let parsed = 0
+  for (let count = lines.length - 1; count >= 0; count--) {
+    const prefix = lines.slice(0, count).join('\n')
+    parsed += prefix.length
+    if (parsed > MAX_OPENING_SEARCH_CHARS) return undefined
     try {
-      yaml.load(lines.slice(0, count).join('\n'), { schema: entryListSchema })
+      yaml.load(prefix, { schema: entryListSchema })
     } catch (error) {
-      if (error instanceof yaml.YAMLException && error.reason === reason) return count
+      if (error instanceof yaml.YAMLException && error.reason === reason) continue
     }
+    return count + 1
   }
   return undefined
 }

@@ -185,6 +185,8 @@ describe('loadComposition', () => {
     ['an unclosed quote', "- id: a\n  name: 'x\n", 'single quoted scalar', 2],
     ['an unclosed quote with no newline after it', '- id: a\n  name: "x', 'double quoted scalar', 2],
     ['an unclosed bracket', '- id: a\n  name: x\n  inject: [llm,\n    tools\n', 'flow collection', 3],
+    ['an unclosed quote after a quoted value that spans lines', '- id: llm\n  name: x\n  config:\n    system: "You are\n      a helper"\n- id: agents\n  name: y\n  config:\n    model: "gpt\n', 'double quoted scalar', 9],
+    ['an unclosed quote inside an unclosed bracket', '- id: a\n  name: x\n  inject: [llm,\n    "tools\n', 'double quoted scalar', 4],
   ])('reports %s at the end of the file at a line the file has, and where it opens', async (_case, text, within, opens) => {
     const { problems } = await failure(writeConfig(text))
     const last = text.replace(/\n$/, '').split('\n').length

@@ -4,7 +4,7 @@ import { Context, Service, type Fiber, type Logger } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
 import { ReinError, isReinError, kindOf, raceSignal } from '@rein/base'
 import { parseArguments } from './arguments.ts'
-import type { AnyToolDefinition, DefinedTool } from './define-tool.ts'
+import type { AnyToolDefinition, DefinedTool, ToolDefinition } from './define-tool.ts'
 import type {
   ApprovalService, ExecuteWrapper, PostExecuteHook, PreExecutePolicy, ResultObserver, ToolCall, ToolGuard, ToolInfo,
 } from './hooks.ts'
@@ -88,6 +88,10 @@ export class ToolRegistry extends Service {
   }
 
   /** Adds a tool until the returned disposer runs or the calling plugin is disposed. */
+  // Two signatures: a definition written in place infers its types from the first; a list of
+  // different tools (each made by defineTool) fits the second.
+  register<A, V>(definition: ToolDefinition<A, V>): () => Promise<void>
+  register(definition: DefinedTool): () => Promise<void>
   register(definition: DefinedTool): () => Promise<void> {
     // Erasing A and V is sound: the pipeline only ever passes arguments and values checked against the schemas.
     const tool = prepareTool(definition as unknown as AnyToolDefinition)

@@ -153,3 +153,16 @@ registry.register(defineTool({
 }))
 // @ts-expect-error register takes a definition, not any object
 registry.register({ name: 'x', description: 'No body.' })
+// A definition written in place without defineTool keeps its types too: a raw schema's type reaches
+// execute and render. (A value of another type than the output schema's is refused by defineTool;
+// passed to register as it is, the signature that takes any defined tool lets it through.)
+registry.register({
+  name: 'raw_inline',
+  description: 'Defined in place with raw schemas.',
+  parameters: jsonSchema<{ q: string }>({ type: 'object', properties: { q: { type: 'string' } }, required: ['q'] }),
+  output: { schema: jsonSchema<string>({ type: 'string' }), render: (_args, value) => { expectTypeOf(value).toEqualTypeOf<string>(); return value } },
+  execute: (args) => {
+    expectTypeOf(args.q).toEqualTypeOf<string>()
+    return args.q
+  },
+})

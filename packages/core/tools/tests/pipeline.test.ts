@@ -681,14 +681,19 @@ describe('execute: a body that throws something other than an Error', () => {
     value.self = value
     return value
   }
-  const huge = () => ({ rows: Array.from({ length: 100_000 }, (_, index) => ({ index, text: 'x'.repeat(100) })) })
+  const manyFields = () => Object.fromEntries(Array.from({ length: 200 }, (_, index) => [`field${index}`, 'x'.repeat(100)]))
   it.each([
     ['an object with a message', () => ({ message: 'quota exceeded' }), 'quota exceeded'],
     ['an object with a code and a message', () => ({ code: 'E_QUOTA', message: 'quota exceeded' }), 'E_QUOTA: quota exceeded'],
     ['an object whose message already names its code', () => ({ code: 'ENOENT', message: 'ENOENT: no such file' }), 'ENOENT: no such file'],
     ['an object with a code only', () => ({ code: 'E_QUOTA' }), 'probe failed: it threw {"code":"E_QUOTA"}'],
     ['an object with neither', () => ({ status: 503, retry: true }), 'probe failed: it threw {"status":503,"retry":true}'],
-    ['an object with a circular reference', circular, 'probe failed: it threw {"status":503,"self":"[circular]"}'],
+    ['an object with a circular reference', circular, 'probe failed: it threw {"status":503,"self":"{…}"}'],
+    ['an object with a numeric code and a message', () => ({ code: -32601, message: 'method not found' }), '-32601: method not found'],
+    ['an object holding a 50 MB Buffer', () => ({ status: 500, body: Buffer.alloc(50 * 1024 * 1024) }), 'probe failed: it threw {"status":500,"body":"[52428800 bytes]"}'],
+    ['an object holding rows', () => ({ rows: Array.from({ length: 100_000 }, (_, index) => ({ index })) }), 'probe failed: it threw {"rows":"[100000 items]"}'],
+    ['an object holding the request it made', () => ({ status: 401, config: { headers: { Authorization: 'Bearer sk-live-1234' } } }), 'probe failed: it threw {"status":401,"config":"{…}"}'],
+    ['an object with a credential at its top', () => ({ status: 401, apiKey: 'sk-live-1234', accessToken: 'tok' }), 'probe failed: it threw {"status":401,"apiKey":"[hidden]","accessToken":"[hidden]"}'],
     ['a string', () => 'quota exceeded', 'quota exceeded'],
     ['a number', () => 42, '42'],
     ['null', () => null, 'probe failed without saying why (it threw null)'],
@@ -702,7 +707,7 @@ describe('execute: a body that throws something other than an Error', () => {
   })
 
   it.each([
-    ['a huge object', huge],
+    ['an object with many fields', manyFields],
     ['an object with a huge message', () => ({ code: 'E_BIG', message: 'y'.repeat(1_000_000) })],
     ['a huge string', () => 'z'.repeat(1_000_000)],
   ])('keeps the message short when the body throws %s', async (_case, make) => {
@@ -713,6 +718,18 @@ describe('execute: a body that throws something other than an Error', () => {
     const message = result.isError ? result.error.message : ''
     expect(message.length).toBeLessThanOrEqual(2_100)
     expect(message).toMatch(/…/)
+  })
+
+  it('masks the value of an environment secret in what a body threw', async () => {
+    process.env.REIN_TEST_THROWN_KEY = 'sk-thrown-secret-123456'
+    try {
+      const { tools } = await createRegistry()
+      tools.register(probe(() => { throw { message: 'rejected key sk-thrown-secret-123456' } }).tool)
+      const result = await tools.execute(call('probe', { path: 'a' }))
+      expect(result.isError && result.error.message).not.toContain('sk-thrown-secret-123456')
+    } finally {
+      delete process.env.REIN_TEST_THROWN_KEY
+    }
   })
 
   it('says what a render threw when it is a plain object', async () => {
