@@ -3,14 +3,19 @@
  * What V8's optimizing compiler did in one run of a harness: how many functions it compiled and
  * how long that took (on its helper threads, so inside the CPU figures; the time is elapsed, so it
  * is the CPU only on a machine otherwise idle), and every deoptimization
- * outside Node's own code with where it happened. The loop's CPU gap to the floor is mostly this
- * compile work, and a deoptimization in rein's hot path throws one away: the report lists them so
+ * outside Node's own code with the place V8 names first (where it happened; not where that was
+ * inlined). Much of the loop's CPU gap to the floor is this compile work (the report sets the two
+ * side by side), and a deoptimization in rein's hot path throws one away: the report lists them so
  * a change that brings one back is seen in the next run.
  */
 
+import { pathToFileURL } from 'node:url'
+
 /**
  * @typedef {{ fn: string, reason: string, at: string }} Deopt
- * @typedef {{ compiles: number, compileMs: number, deopts: Deopt[] }} CompilerTrace
+ * @typedef {{ compiles: number, compileMs: number, deopts: Deopt[], firstTurnMs?: number }} CompilerTrace
+ *   `firstTurnMs`: the compile time of a run of the same harness stopped after its first measured
+ *   turn (start and warm-up included), when run.mjs traced one; the difference is the measured turns' own.
  */
 
 /** The node flags that make a run print what `parseCompilerTrace` reads (on stdout). */
@@ -47,7 +52,7 @@ export function parseCompilerTrace(stdout, root) {
     }
     const at = open && AT.exec(line)
     if (open && at) {
-      const place = (at[1] ?? '').replace(`file://${root.replace(/\/$/, '')}/`, '')
+      const place = (at[1] ?? '').replace(pathToFileURL(root.replace(/\/$/, '')).href + '/', '')
       if (!place.startsWith('node:')) deopts.push({ ...open, at: place })
       open = undefined
     }

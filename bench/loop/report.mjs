@@ -343,12 +343,14 @@ function meanings(/** @type {number} */ turns, /** @type {number} */ warmup) {
 function compilerSection(/** @type {ReportInput} */ input) {
   const { compiler, scenarios } = input
   if (!compiler) return []
-  const out = [`**The optimizing compiler** (bench/loop/compiler.mjs): one more run of the floor and of durable rein per scenario, ${input.turns} turns, with \`--trace-opt --trace-deopt-verbose\` (not timed): the functions V8 compiled and the time its compiler reported for them (on a machine otherwise idle, about the CPU it took) over the whole run (start and warm-up included; per turn: divided by the measured turns), and every deoptimization outside Node's own modules.`, '']
+  const out = [`**The optimizing compiler** (bench/loop/compiler.mjs): two more runs of the floor and of durable rein per scenario, with \`--trace-opt --trace-deopt-verbose\` (not timed), one of ${input.turns} measured turns and one stopped after the first: the functions V8 compiled in the longer run and the time its compiler reported for them (on a machine otherwise idle, about the CPU it took), over the whole run (start and warm-up included), and in the measured turns after the first (the difference of the two runs, per turn: comparable with the CPU figures above, where it is counted); and every deoptimization outside Node's own modules.`, '']
   out.push(`| | ${scenarios.join(' | ')} |`, `|---|${scenarios.map(() => '---').join('|')}|`)
   const row = (/** @type {string} */ id, /** @type {string} */ label) => {
     const cells = scenarios.map((s) => {
       const trace = compiler[id]?.[s]
-      return trace ? `${trace.compiles} functions, ${fixed(trace.compileMs, 0)} ms (${fixed(trace.compileMs / input.turns, 2)} ms/turn)` : 'failed'
+      if (!trace) return 'failed'
+      const window = trace.firstTurnMs !== undefined && input.turns > 1 ? `; ${fixed((trace.compileMs - trace.firstTurnMs) / (input.turns - 1), 2)} ms per measured turn` : ''
+      return `${trace.compiles} functions, ${fixed(trace.compileMs, 0)} ms${window}`
     })
     out.push(`| ${label} | ${cells.join(' | ')} |`)
   }
@@ -356,7 +358,7 @@ function compilerSection(/** @type {ReportInput} */ input) {
   row('rein', 'rein (session-jsonl + telemetry): compiled')
   out.push('')
   const deopts = scenarios.flatMap((s) => (compiler.rein?.[s]?.deopts ?? []).map((d) => `${s}: \`${d.fn}\` (${d.reason}) at ${d.at}`))
-  out.push(deopts.length === 0 ? 'Deoptimizations in durable rein outside Node\'s modules: none.' : `Deoptimizations in durable rein outside Node's modules (each throws a compiled function away; the first place is where it happened, the rest where that was inlined):`, '')
+  out.push(deopts.length === 0 ? 'Deoptimizations in durable rein outside Node\'s modules: none.' : `Deoptimizations in durable rein outside Node's modules (each throws a compiled function away; the place is where it happened, which may be inlined into the function named):`, '')
   if (deopts.length > 0) out.push(...deopts.map((d) => `- ${d}`), '')
   return out
 }

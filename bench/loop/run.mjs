@@ -269,7 +269,8 @@ async function main() {
       }
     }
   }
-  const compiler = config.extras ? await traceCompilers(config, server.url, env, timeoutMs) : undefined
+  const traced = config.selected.some((h) => h.id === 'rein')
+  const compiler = config.extras && traced ? await traceCompilers(config, server.url, env, timeoutMs) : undefined
   await server.close()
   await capture.close()
 
@@ -304,8 +305,9 @@ async function main() {
 }
 
 /**
- * One run of the floor and of durable rein per scenario under `TRACE_FLAGS`: what the optimizing
- * compiler did in each (see compiler.mjs). Not timed: the tracing itself costs CPU.
+ * Two runs of the floor and of durable rein per scenario under `TRACE_FLAGS`, of 1 and of all the
+ * measured turns: what the optimizing compiler did in each (see compiler.mjs), and, by the
+ * difference, in the measured turns after the first. Not timed: the tracing itself costs CPU.
  * @param {{ turns: number }} config @param {string} serverUrl @param {NodeJS.ProcessEnv} env @param {number} timeoutMs
  * @returns {Promise<Record<string, Record<string, import('./compiler.mjs').CompilerTrace | undefined>>>}
  */
@@ -319,11 +321,16 @@ async function traceCompilers(config, serverUrl, env, timeoutMs) {
     traces[id] = byScenario
     for (const scenario of SCENARIOS) {
       process.stderr.write(`tracing the optimizing compiler: ${scenario} ${id}\n`)
-      const baseURL = `${serverUrl}/trace-${id}-${scenario}/${CALLS[scenario]}/v1`
-      const out = /** @type {{ code: number | null, stdout: string }} */ (
-        await runProcess(process.execPath, [...TRACE_FLAGS, harness.file, baseURL, scenario, String(config.turns), ...(harness.variant ? [harness.variant] : [])], { cwd: repo, env, timeoutMs })
-      )
-      byScenario[scenario] = out.code === 0 ? parseCompilerTrace(out.stdout, repo) : undefined
+      const traceOf = async (/** @type {number} */ turns) => {
+        const baseURL = `${serverUrl}/trace-${id}-${scenario}-${turns}/${CALLS[scenario]}/v1`
+        const out = /** @type {{ code: number | null, stdout: string }} */ (
+          await runProcess(process.execPath, [...TRACE_FLAGS, harness.file, baseURL, scenario, String(turns), ...(harness.variant ? [harness.variant] : [])], { cwd: repo, env, timeoutMs })
+        )
+        return out.code === 0 ? parseCompilerTrace(out.stdout, repo) : undefined
+      }
+      const first = await traceOf(1)
+      const all = await traceOf(config.turns)
+      byScenario[scenario] = all && first ? { ...all, firstTurnMs: first.compileMs } : undefined
     }
   }
   return traces

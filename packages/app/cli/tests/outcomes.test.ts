@@ -176,7 +176,7 @@ describe('a model outside the built-in catalogs, with no cordis.yml', () => {
     const id = sessionIdOf(run)
     const advice = 'the built-in composition knows no context window for it; to give it one, write a cordis.yml (rein config shows the built-in rows) whose @rein/llm-openai row has models: [{ id: mystery-model, contextWindow: <tokens> }]'
     const compact = await withHome(p.home, () => rein(join(p.dir, 'empty'), ['compact', id], { env }))
-    expect(compact.code).not.toBe(0)
+    expect(compact.code).toBe(2)
     expect(compact.stderr).toContain(`rein: openai/mystery-model has no known context window, so there is nothing to compact against: ${advice}\n`)
     expect(compact.stderr).not.toContain("in its provider's models")
   })
