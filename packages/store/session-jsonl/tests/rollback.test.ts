@@ -59,9 +59,11 @@ describe('JsonlSessionStore write failures', () => {
     const command = `ulimit -f 2048 && exec "${process.execPath}" --conditions=@rein/source --import tsx "${script}" "${root}" 2097152`
     const child = spawnSync('sh', ['-c', command], { encoding: 'utf8' })
     expect(child.stderr).toBe('')
-    const report = JSON.parse(child.stdout) as { before: number; after: number }
+    const report = JSON.parse(child.stdout) as { before: number; after: number; message: string }
     // The details name the file and the errno, for a caller (the CLI) to say what happened in its own terms.
-    expect(report).toEqual({ before: report.before, after: report.before, code: 'SESSION_WRITE_FAILED', details: { id: 's1', fromSeq: 1, file: join(root, 's1.jsonl'), errno: 'EFBIG' }, cause: 'EFBIG' })
+    expect(report).toEqual({ before: report.before, after: report.before, code: 'SESSION_WRITE_FAILED', message: report.message, details: { id: 's1', fromSeq: 1, file: join(root, 's1.jsonl'), errno: 'EFBIG' }, cause: 'EFBIG' })
+    // The message names every event of the lost batch, not only its first.
+    expect(report.message).toMatch(/^session s1: events 1-2 were not written \(.*EFBIG.*\); the file is as it was, so append them again from seq 1$/)
     expect((await new JsonlSessionStore({ root }).load('s1')).events).toEqual(range(0, 3))
   })
 
