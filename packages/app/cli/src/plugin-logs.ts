@@ -30,6 +30,12 @@ export interface PluginLogs {
    * line above the prompt it shows, then shows the prompt again with what was typed.
    */
   printThrough(wrap: (print: () => void) => void): () => void
+  /**
+   * Drops the lines of logger `name` that begin with `prefix` from now on: what rein has already
+   * said in its own words (the built-in composition's compaction notice, which a subagent's agent
+   * would say again, pointing at a row the user does not have).
+   */
+  quiet(name: string, prefix: string): void
 }
 
 /** The longest error lines wait for a load: as long as rein waits before it says a load is slow. */
@@ -38,6 +44,7 @@ const HOLD_MS = 10_000
 export function printPluginLogs(context: Context, io: Io, verbose: boolean): PluginLogs {
   const secrets = secretValues(io.env)
   const shown = new Set(verbose ? ['error', 'warn', 'info'] : ['error', 'warn'])
+  const quieted: { name: string; prefix: string }[] = []
   let through = (print: () => void) => print()
   const write = (message: LogMessage) => {
     const text = maskSecrets(Logger.format(exporter, verbose ? message : withoutFrames(message)), secrets) as string
@@ -49,6 +56,7 @@ export function printPluginLogs(context: Context, io: Io, verbose: boolean): Plu
     levels: { default: 2 },
     export: (message) => {
       if (!shown.has(message.type)) return
+      if (quieted.some(({ name, prefix }) => message.name === name && Logger.format(exporter, message).startsWith(prefix))) return
       // Stack frames, causes: --verbose shows everything as cordis logs it.
       if (verbose) write(message)
       else held.add(message)
@@ -61,6 +69,7 @@ export function printPluginLogs(context: Context, io: Io, verbose: boolean): Plu
       through = wrap
       return () => { through = (print) => print() }
     },
+    quiet: (name, prefix) => { quieted.push({ name, prefix }) },
   }
 }
 

@@ -242,7 +242,10 @@ async function builtInCompaction(scope: SessionScope, overrides: CreateAgentOpti
   const model = overrides.model ?? agents?.model
   if (!agents?.compaction || agents.compaction.mode === 'off' || !provider || !model) return {}
   if ((await scope.ctx.llm.modelInfo(provider, model, scope.interrupted))?.contextWindow !== undefined) return {}
-  scope.renderer.notice(`compaction is off for ${provider}/${model}: ${builtInWindowAdvice(scope.composition, provider, model)}`)
+  const said = `compaction is off for ${provider}/${model}:`
+  scope.renderer.notice(`${said} ${builtInWindowAdvice(scope.composition, provider, model)}`)
+  // Subagents take the agents row's compaction, so theirs would warn again in the agent's words.
+  scope.logs.quiet('agents', said)
   return { compaction: { ...agents.compaction, mode: 'off' } }
 }
 

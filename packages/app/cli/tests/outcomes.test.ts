@@ -169,6 +169,20 @@ describe('a model outside the built-in catalogs, with no cordis.yml', () => {
     expect(run.stderr).toContain('cost unknown (a model used has no price; the built-in composition has none for it: write a cordis.yml with prices on its @rein/llm row)')
   })
 
+  it('says compaction is off once, not again for a subagent in the agent\'s words', async () => {
+    const p = await setUp([
+      { steps: [{ toolCall: { id: 'p1', name: 'subagent', arguments: JSON.stringify({ description: 'dig', prompt: 'child task' }) } }] },
+      answer('child answer'),
+      answer('parent done'),
+    ])
+    const env = { OPENAI_BASE_URL: p.server.url, REIN_MODEL: 'mystery-model', REIN_HOME: p.home }
+    const run = await withHome(p.home, () => rein(join(p.dir, 'empty'), ['run', '--yes', 'hi'], { env }))
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain('parent done')
+    expect(run.stderr.match(/compaction is off for openai\/mystery-model/g)).toHaveLength(1)
+    expect(run.stderr).not.toContain("in its provider's models")
+  })
+
   it('rein compact on the built-in composition says what to write, not which row to edit', async () => {
     const p = await setUp([answer('one'), answer('two')])
     const env = { OPENAI_BASE_URL: p.server.url, REIN_MODEL: 'mystery-model', REIN_HOME: p.home }

@@ -47,7 +47,7 @@ function failureKind(error: unknown): FailureKind {
   if (message === 'Export failed with retryable status') return { kind: 'http-retryable', says: 'the endpoint kept answering HTTP 429, 502, 503 or 504' }
   if (typeof code === 'string') {
     if (code.startsWith('HPE_')) return { kind: 'not-http', says: `the endpoint's answer is not HTTP (${code})` }
-    return { kind: code, says: `${NETWORK[code] ?? 'network error'} (${code})` }
+    return { kind: code, says: TLS[code]?.(code) ?? `${NETWORK[code] ?? 'network error'} (${code})` }
   }
   if (message?.includes('exceeded size limit')) return { kind: 'oversized', says: 'the endpoint\'s answer was too large' }
   if (message === 'Concurrent export limit reached') return { kind: 'busy', says: 'too many exports were waiting on the endpoint; this batch was dropped' }
@@ -63,6 +63,20 @@ const NETWORK: Record<string, string> = {
   EHOSTUNREACH: 'the host is unreachable',
   ENETUNREACH: 'the network is unreachable',
   EPIPE: 'the connection broke',
+}
+
+/** TLS failures, which Node reports with OpenSSL's codes: a "network error" would send people looking at the network. */
+const untrusted = (code: string) => `the endpoint's TLS certificate is not trusted (${code}); to trust the CA that issued it, set OTEL_EXPORTER_OTLP_CERTIFICATE to its PEM file`
+const TLS: Record<string, (code: string) => string> = {
+  DEPTH_ZERO_SELF_SIGNED_CERT: untrusted,
+  SELF_SIGNED_CERT_IN_CHAIN: untrusted,
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: untrusted,
+  UNABLE_TO_GET_ISSUER_CERT: untrusted,
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: untrusted,
+  CERT_HAS_EXPIRED: (code) => `the endpoint's TLS certificate has expired (${code})`,
+  CERT_NOT_YET_VALID: (code) => `the endpoint's TLS certificate is not valid yet (${code})`,
+  ERR_TLS_CERT_ALTNAME_INVALID: (code) => `the endpoint's TLS certificate does not name this host (${code})`,
+  EPROTO: (code) => `the TLS handshake failed (${code}); if the endpoint speaks plain HTTP, give it as http://`,
 }
 
 function fieldsOf(error: unknown): { code?: unknown; message?: string } {

@@ -1,6 +1,9 @@
 // A dead, slow, refusing or babbling endpoint: the run is unaffected, dispose returns, one log line per kind.
+import { readFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:https'
+import type { AddressInfo } from 'node:net'
 import { closedLoopbackUrl, type OtlpCaptureMode } from '@rein/testkit'
-import { describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { endpoint } from './harness.ts'
 import { bootStack, call, scripted } from './stack.ts'
 
@@ -116,5 +119,45 @@ describe('when the endpoint fails', () => {
     expect(result).toMatchObject({ reason: 'completed', text: 'done' })
     expect(server.traces().length).toBeGreaterThan(0)
     expect(warnings).toEqual([])
+  })
+})
+
+describe('when TLS to the endpoint fails', () => {
+  const servers: Server[] = []
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((server) => new Promise((resolve) => server.close(resolve))))
+  })
+
+  /** An https endpoint on 127.0.0.1 whose certificate no one issued (a self-hosted collector's, say). */
+  async function selfSignedEndpoint(): Promise<string> {
+    const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url))
+    const server = createServer({ key: fixture('self-signed.key.pem'), cert: fixture('self-signed.cert.pem') }, (request, response) => {
+      request.resume()
+      request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end('{}'))
+    })
+    servers.push(server)
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    return `https://127.0.0.1:${(server.address() as AddressInfo).port}`
+  }
+
+  it('says the certificate is not trusted, and which variable trusts it, not a bare network error', async () => {
+    const { result, warnings } = await runAgainst(await selfSignedEndpoint())
+    expect(result).toMatchObject({ reason: 'completed', text: 'done' })
+    const failed = warnings.filter((line) => !line.includes(SAYS.gaveUp))
+    expect(failed).toHaveLength(1)
+    expect(failed[0]).toContain('the endpoint\'s TLS certificate is not trusted')
+    expect(failed[0]).toContain('OTEL_EXPORTER_OTLP_CERTIFICATE')
+    expect(failed[0]).not.toContain('network error')
+  })
+
+  it('says TLS failed and suggests http://, not a bare network error, when https:// names a plain-HTTP endpoint', async () => {
+    const server = await endpoint()
+    const { result, warnings } = await runAgainst(server.url.replace(/^http:/, 'https:'))
+    expect(result).toMatchObject({ reason: 'completed', text: 'done' })
+    const failed = warnings.filter((line) => !line.includes(SAYS.gaveUp))
+    expect(failed).toHaveLength(1)
+    expect(failed[0]).toContain('the TLS handshake failed')
+    expect(failed[0]).toContain('http://')
+    expect(failed[0]).not.toContain('network error')
   })
 })
