@@ -74,13 +74,35 @@ export function resolveEndpoints(config: Pick<OtelHttpConfig, 'endpoint' | 'reso
   if (config.endpoint !== undefined) {
     const endpoints = endpointsOf(config.endpoint)
     if (!endpoints) throw new ReinError('CONFIG_INVALID', `endpoint is not an http:// or https:// URL (e.g. http://localhost:4318)`)
+    const suffix = signalSuffix(endpoints, 'endpoint')
+    if (suffix) throw new ReinError('CONFIG_INVALID', suffix)
     return exportingTo(endpoints, 'config', config.headers, env)
   }
   const fromEnv = env[ENDPOINT_ENV]?.trim()
-  if (!fromEnv) return { kind: 'off', reason: `neither Config endpoint nor ${ENDPOINT_ENV} is set`, misset: false }
+  if (!fromEnv) {
+    // The OTel SDKs also read per-signal endpoints; rein does not, and a user who set one alone expects export.
+    const signal = SIGNAL_ENDPOINT_ENVS.find((name) => env[name]?.trim())
+    if (signal) return { kind: 'off', reason: `${signal} is set, but rein reads only ${ENDPOINT_ENV} (the base URL, e.g. http://localhost:4318)`, misset: true }
+    return { kind: 'off', reason: `neither Config endpoint nor ${ENDPOINT_ENV} is set`, misset: false }
+  }
   const endpoints = endpointsOf(fromEnv)
   if (!endpoints) return { kind: 'off', reason: `${ENDPOINT_ENV} is not an http:// or https:// URL (e.g. http://localhost:4318)`, misset: true }
+  const suffix = signalSuffix(endpoints, ENDPOINT_ENV)
+  if (suffix) return { kind: 'off', reason: suffix, misset: true }
   return exportingTo(endpoints, 'env', config.headers, env)
+}
+
+/** The per-signal endpoint variables other OTel SDKs read, which rein does not. */
+const SIGNAL_ENDPOINT_ENVS = ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT']
+
+/**
+ * Why a base URL ending in a signal's path is a mistake (exports would go to `…/v1/traces/v1/traces`
+ * and fail with a bare 404), naming what to give instead; undefined for a good one.
+ */
+function signalSuffix(endpoints: Endpoints, named: string): string | undefined {
+  const suffix = /\/v1\/(?:traces|metrics)$/.exec(endpoints.display)?.[0]
+  if (suffix === undefined) return undefined
+  return `${named} ends in ${suffix}, but it is the base URL: rein sends to <base>/v1/traces and <base>/v1/metrics itself; give ${endpoints.display.slice(0, -suffix.length)}`
 }
 
 /** On, unless a header variable holds what every export would fail on: then off, with the reason for a warning. */

@@ -58,6 +58,23 @@ describe('where it sends', () => {
     expect(logs()).toHaveLength(1)
   })
 
+  it.each(['/v1/traces', '/v1/metrics/'])('stays off, warning why, when the variable ends in %s: it is the base URL, rein adds each signal\'s path', async (suffix) => {
+    const server = await endpoint()
+    vi.stubEnv(ENDPOINT_ENV, `${server.url}${suffix}`)
+    const { logs, registered } = await exportRun({})
+    expect(registered).toBe(0)
+    expect(logs('warn')).toEqual([`OpenTelemetry export is off: ${ENDPOINT_ENV} ends in ${suffix.replace(/\/$/, '')}, but it is the base URL: rein sends to <base>/v1/traces and <base>/v1/metrics itself; give ${server.url}`])
+    expect(server.requests).toEqual([])
+  })
+
+  it('warns that only OTEL_EXPORTER_OTLP_ENDPOINT is read when a per-signal endpoint is set alone, not a silent nothing', async () => {
+    vi.stubEnv(ENDPOINT_ENV, '')
+    vi.stubEnv('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'http://127.0.0.1:4318/v1/traces')
+    const { logs, registered } = await exportRun({})
+    expect(registered).toBe(0)
+    expect(logs('warn')).toEqual([`OpenTelemetry export is off: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set, but rein reads only ${ENDPOINT_ENV} (the base URL, e.g. http://localhost:4318)`])
+  })
+
   it.each(['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'OTEL_EXPORTER_OTLP_METRICS_HEADERS'])(
     'stays off, warning which header is bad, when %s holds a value HTTP cannot carry (every export failed as a network error)',
     async (variable) => {
