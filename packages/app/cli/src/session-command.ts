@@ -4,7 +4,7 @@
  */
 
 import { Context } from '@deepseek-ai/cordis'
-import type { Agent, AgentOptions, CreateAgentOptions, ResumeReport, TurnResult } from '@rein/agent'
+import type { Agent, CreateAgentOptions, ResumeReport, TurnResult } from '@rein/agent'
 import type { Composition } from '@rein/compose'
 import type { JobService } from '@rein/jobs'
 import type { TokenUsage } from '@rein/llm'
@@ -213,8 +213,8 @@ export function matchSessionId(given: string, ids: readonly string[]): string {
 export async function openAgent(scope: SessionScope, sessionId: string | undefined): Promise<{ agent: Agent; repaired?: ResumeReport; route?: string }> {
   const overrides = agentOverrides(scope)
   if (!sessionId) {
-    if (scope.source === 'built-in') Object.assign(overrides, await builtInCompaction(scope, overrides))
     const agent = await scope.ctx.agents.create(overrides).catch((error: unknown) => { throw unknownProviderIn(providerSource(scope, false), modelMissingIn(scope.source, error)) })
+    await sayBuiltInCompaction(scope, agent)
     return { agent, ...routeOf(scope, agent) }
   }
   const { cwd: _cwd, model: _default, ...rest } = overrides
@@ -222,6 +222,7 @@ export async function openAgent(scope: SessionScope, sessionId: string | undefin
   // A signal during the repair stops what it runs (a subagent being continued is interrupted, to continue later).
   const { agent, repaired } = await scope.ctx.agents.resume(sessionId, { ...rest, ...(scope.options.model ? { model: scope.options.model } : {}), signal: scope.interrupted })
     .catch((error: unknown) => { throw unknownProviderIn(providerSource(scope, true), modelMissingIn(scope.source, error)) })
+  await sayBuiltInCompaction(scope, agent)
   // Jobs an earlier process left running are reaped now, and the model told, before the first turn.
   scope.ctx.get('jobs')?.reap(sessionId)
   const route = routeOf(scope, agent)
@@ -232,21 +233,16 @@ export async function openAgent(scope: SessionScope, sessionId: string | undefin
 /**
  * On the built-in composition, a model no catalog gives a context window cannot be compacted, and
  * the agent's warning would say to edit a provider row the user does not have: rein says what to
- * write instead, and turns compaction off for the agent, as it is in effect, so the agent does not
- * warn too. (A resumed session keeps its logged route, found only as it opens: the agent warns then.)
+ * write instead, before the first turn, and drops the agent's line for that route (its subagents'
+ * too, which take the same route).
  */
-async function builtInCompaction(scope: SessionScope, overrides: CreateAgentOptions): Promise<Pick<CreateAgentOptions, 'compaction'>> {
-  const rows = scope.composition.rows()
-  const agents = rows.find((row) => row.name === '@rein/agent')?.config as Partial<AgentOptions> | undefined
-  const provider = overrides.provider ?? agents?.provider
-  const model = overrides.model ?? agents?.model
-  if (!agents?.compaction || agents.compaction.mode === 'off' || !provider || !model) return {}
-  if ((await scope.ctx.llm.modelInfo(provider, model, scope.interrupted))?.contextWindow !== undefined) return {}
+async function sayBuiltInCompaction(scope: SessionScope, agent: Agent): Promise<void> {
+  const { provider, model, compaction } = agent.options
+  if (scope.source !== 'built-in' || compaction.mode === 'off') return
+  if ((await scope.ctx.llm.modelInfo(provider, model, scope.interrupted))?.contextWindow !== undefined) return
   const said = `compaction is off for ${provider}/${model}:`
   scope.renderer.notice(`${said} ${builtInWindowAdvice(scope.composition, provider, model)}`)
-  // Subagents take the agents row's compaction, so theirs would warn again in the agent's words.
   scope.logs.quiet('agents', said)
-  return { compaction: { ...agents.compaction, mode: 'off' } }
 }
 
 /** How to give a model a context window when the composition is the built-in one, which has no cordis.yml to edit. */

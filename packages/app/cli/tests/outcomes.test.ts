@@ -183,6 +183,16 @@ describe('a model outside the built-in catalogs, with no cordis.yml', () => {
     expect(run.stderr).not.toContain("in its provider's models")
   })
 
+  it('a resumed session on the built-in composition gets the same advice, once, not the agent\'s row advice', async () => {
+    const p = await setUp([answer('one'), answer('two')])
+    const env = { OPENAI_BASE_URL: p.server.url, REIN_MODEL: 'mystery-model', REIN_HOME: p.home }
+    const run = await withHome(p.home, () => rein(join(p.dir, 'empty'), ['run', 'hi'], { env }))
+    const resumed = await withHome(p.home, () => rein(join(p.dir, 'empty'), ['resume', sessionIdOf(run), 'again'], { env }))
+    expect(resumed.code).toBe(0)
+    expect(resumed.stderr.match(/compaction is off for openai\/mystery-model: the built-in composition knows no context window for it/g)).toHaveLength(1)
+    expect(resumed.stderr).not.toContain("in its provider's models")
+  })
+
   it('rein compact on the built-in composition says what to write, not which row to edit', async () => {
     const p = await setUp([answer('one'), answer('two')])
     const env = { OPENAI_BASE_URL: p.server.url, REIN_MODEL: 'mystery-model', REIN_HOME: p.home }
