@@ -3,11 +3,11 @@
  * Tool packages throw whatever their libraries throw: an Error, a string, or a plain object such as
  * `{code: 'E_QUOTA', message: 'quota exceeded'}` from an HTTP client. Its words must reach the
  * model, but a thrown payload (a whole response, a record set, a request with its headers) must
- * not: an object is shown by its top-level fields only, nested values as `{…}` or `[…]`, fields
- * named like credentials hidden, and every text held to `MAX_THROWN_CHARS`.
+ * not: an object is shown by its top-level fields only, nested values as `{…}` or `[…]`, masked as
+ * rein masks config, and every text held to `MAX_THROWN_CHARS`.
  */
 
-import { isSecretName, maskText, secretValues, shorten, thrownMessage } from '@rein/base'
+import { maskSecrets, maskText, secretValues, shorten, thrownMessage } from '@rein/base'
 
 /** The longest message taken from a thrown string or object: enough to say what failed, never a payload. */
 const MAX_THROWN_CHARS = 2_000
@@ -37,7 +37,7 @@ export function thrownWords(thrown: unknown): ThrownWords {
     const message = objectMessage(thrown)
     if (message !== undefined) return { message: masked(message) }
     const rendering = fieldsJson(thrown)
-    return rendering === '{}' ? undefined : { rendering: masked(rendering) }
+    return rendering === '{}' ? undefined : { rendering }
   } catch {
     // A getter that throws, a revoked proxy: it said nothing we can read.
     return undefined
@@ -55,43 +55,43 @@ function objectMessage(thrown: object): string | undefined {
 }
 
 /**
- * A thrown object as JSON of its first top-level fields. Binary data and arrays are named by their
- * size, never walked: a thrown Buffer of 50 MB costs as little to say as one of 5 bytes.
+ * A thrown object as JSON of its first top-level fields, masked as rein masks config: a field named
+ * like a credential, and the environment's secret values in any text. Binary data and arrays are
+ * named by their size, never walked: a thrown Buffer of 50 MB costs as little to say as one of 5 bytes.
  */
 function fieldsJson(thrown: object): string {
   const whole = container(thrown)
-  if (whole !== undefined) return whole
-  const fields: string[] = []
+  if (whole !== undefined) return JSON.stringify(whole)
+  const fields: Record<string, unknown> = Object.create(null)
   let shown = 0
   for (const key of Object.keys(thrown)) {
     if (shown === MAX_FIELDS) {
-      fields.push('"…":"more fields"')
+      fields['…'] = 'more fields'
       break
     }
-    const value: unknown = Reflect.get(thrown, key)
-    const json = isSecretName(key) || /^(?:set-)?cookie$/i.test(key) ? '"[hidden]"' : fieldJson(value)
-    if (json === undefined) continue
-    fields.push(`${JSON.stringify(key)}:${json}`)
+    const value = fieldValue(Reflect.get(thrown, key))
+    if (value === undefined) continue
+    fields[key] = value
     shown++
   }
-  return shorten(`{${fields.join(',')}}`, MAX_THROWN_CHARS)
+  return shorten(JSON.stringify(maskSecrets(fields, secretValues(process.env))), MAX_THROWN_CHARS)
 }
 
-/** One field's value: a primitive as JSON, anything else by what it is; undefined for what JSON leaves out. */
-function fieldJson(value: unknown): string | undefined {
-  if (value === null || typeof value === 'boolean') return String(value)
-  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'null'
-  if (typeof value === 'bigint') return JSON.stringify(String(value))
-  if (typeof value === 'string') return JSON.stringify(shorten(value, MAX_FIELD_CHARS))
+/** One field's value as shown: a primitive as it is (a long string cut), anything else by what it is; undefined for what JSON leaves out. */
+function fieldValue(value: unknown): string | number | boolean | null | undefined {
+  if (value === null || typeof value === 'boolean') return value
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null
+  if (typeof value === 'bigint') return String(value)
+  if (typeof value === 'string') return shorten(value, MAX_FIELD_CHARS)
   if (typeof value !== 'object') return undefined
-  return container(value) ?? (value instanceof Error ? JSON.stringify(shorten(thrownMessage(value) ?? 'an Error', MAX_FIELD_CHARS)) : '"{…}"')
+  return container(value) ?? (value instanceof Error ? shorten(thrownMessage(value) ?? 'an Error', MAX_FIELD_CHARS) : '{…}')
 }
 
 /** Binary data, an array, a Map or a Set, named by its size; undefined for anything else. */
 function container(value: object): string | undefined {
-  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return `"[${value.byteLength} bytes]"`
-  if (Array.isArray(value)) return `"[${value.length} items]"`
-  if (value instanceof Map || value instanceof Set) return `"[${value.constructor.name} of ${value.size}]"`
+  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return `[${value.byteLength} bytes]`
+  if (Array.isArray(value)) return `[${value.length} items]`
+  if (value instanceof Map || value instanceof Set) return `[${value.constructor.name} of ${value.size}]`
   return undefined
 }
 

@@ -693,7 +693,7 @@ describe('execute: a body that throws something other than an Error', () => {
     ['an object holding a 50 MB Buffer', () => ({ status: 500, body: Buffer.alloc(50 * 1024 * 1024) }), 'probe failed: it threw {"status":500,"body":"[52428800 bytes]"}'],
     ['an object holding rows', () => ({ rows: Array.from({ length: 100_000 }, (_, index) => ({ index })) }), 'probe failed: it threw {"rows":"[100000 items]"}'],
     ['an object holding the request it made', () => ({ status: 401, config: { headers: { Authorization: 'Bearer sk-live-1234' } } }), 'probe failed: it threw {"status":401,"config":"{…}"}'],
-    ['an object with a credential at its top', () => ({ status: 401, apiKey: 'sk-live-1234', accessToken: 'tok' }), 'probe failed: it threw {"status":401,"apiKey":"[hidden]","accessToken":"[hidden]"}'],
+    ['an object with a credential at its top', () => ({ status: 401, apiKey: 'sk-live-1234', accessToken: 'tok' }), 'probe failed: it threw {"status":401,"apiKey":"***","accessToken":"***"}'],
     ['a string', () => 'quota exceeded', 'quota exceeded'],
     ['a number', () => 42, '42'],
     ['null', () => null, 'probe failed without saying why (it threw null)'],
