@@ -56,7 +56,11 @@ type AdapterRead = StreamChunk | readonly StreamChunk[]
  */
 type Shown = 'nothing' | 'reasoning' | 'answer'
 
-export type AttemptResult = { ok: true } | { ok: false; failure: LlmFailure; shown: Shown }
+/** How a failed attempt ended, for the retries and the fallback chain to decide on. */
+export interface FailedAttempt {
+  failure: LlmFailure
+  shown: Shown
+}
 
 interface Inflight {
   provider: string
@@ -86,6 +90,7 @@ export class InflightAttempts {
   }
 }
 
+/** Where an attempt stands in its stream, and whom it tells. */
 export interface AttemptContext {
   route: ModelRoute
   /** 0 for the first try on this route. */
@@ -99,12 +104,11 @@ export interface AttemptContext {
 }
 
 /**
- * Runs one attempt, yielding what the caller may see and returning how it ended. It yields a batch
- * per read of the adapter (`streamBatches`, else each chunk of `stream` alone): one await per read
- * down the whole chain, not one per chunk.
+ * The caller's side of one attempt: yields what it may see, a batch per read of the adapter
+ * (`streamBatches`, else each chunk of `stream` alone), and returns how the attempt failed, or
+ * undefined once its finish was taken.
  */
-export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequest, 'signal'>, context: AttemptContext): AsyncGenerator<readonly StreamChunk[], AttemptResult, undefined> {
-  const attempt = new Attempt(adapter, request, context)
+export async function* attemptReads(attempt: Attempt): AsyncGenerator<readonly StreamChunk[], FailedAttempt | undefined, undefined> {
   let reads: AbortableReads<AdapterRead> | undefined
   /** The adapter delivered its finish and the consumer took it: its request is over by itself. */
   let finished = false
@@ -125,7 +129,7 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
       attempt.settle(undefined)
       yield [finish]
       finished = true
-      return { ok: true }
+      return undefined
     }
   } catch (error) {
     return attempt.failed(attempt.failureOf(error))
@@ -135,7 +139,7 @@ export async function* runAttempt(adapter: LlmAdapter, request: Omit<AdapterRequ
 }
 
 /** One attempt's state: what it holds back until the first delta, what it has shown, and its report. */
-class Attempt {
+export class Attempt {
   private readonly controller = new AbortController()
   private readonly relay = () => this.controller.abort(this.context.run.reason)
   private readonly offRun: () => void
@@ -298,9 +302,9 @@ class Attempt {
   }
 
   /** Reports the attempt as failed by `failure`; the result the route's retries decide on. */
-  failed(failure: LlmFailure): AttemptResult {
+  failed(failure: LlmFailure): FailedAttempt {
     this.settle(failure)
-    return { ok: false, failure, shown: this.answerShown ? 'answer' : this.shown ? 'reasoning' : 'nothing' }
+    return { failure, shown: this.answerShown ? 'answer' : this.shown ? 'reasoning' : 'nothing' }
   }
 
   /** The failure a thrown `error` stands for: the runtime's abort reason when it stopped the attempt. */

@@ -2,15 +2,15 @@
 
 import { Context, Service, type Logger } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
-import { MAX_TIMER_MS, ReinError, Stop, eventSender, messageOf, shorten, type EventSender } from '@rein/base'
+import { MAX_TIMER_MS, ReinError, Stop, eventSender, type EventSender } from '@rein/base'
 import type { LlmAdapter, ModelInfo, ProviderEndpoint } from './adapter.ts'
-import { abortFailure, CANCELLED, generationOf, InflightAttempts, runAttempt, STOPPED } from './attempt.ts'
-import { isRetryableFailure, type LlmFailure } from './errors.ts'
-import { Cooldowns, dedupe, failsEverywhere, fallsBack, resolveRoute, routeLabel } from './fallback.ts'
+import { Attempt, attemptReads, CANCELLED, InflightAttempts, STOPPED } from './attempt.ts'
+import { aborted, Course } from './course.ts'
+import { Cooldowns, dedupe, resolveRoute } from './fallback.ts'
 import { ModelInfos } from './model-info.ts'
-import type { LlmEvent, LlmRequest, ModelRoute, Resend } from './request.ts'
+import type { LlmEvent, LlmRequest } from './request.ts'
 import { requestShapeProblem, routesProblem } from './request-shape.ts'
-import { DEFAULT_RETRY_POLICY, retryDelay, sleep, type RetryPolicy } from './retry.ts'
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.ts'
 import type { StreamChunk } from './stream.ts'
 import { costOfUsage, type Pricing, type TokenUsage } from './usage.ts'
 
@@ -200,30 +200,56 @@ export class LlmRuntime extends Service {
    * once per chunk. Each array is non-empty.
    */
   async *streamBatches(request: LlmRequest): AsyncGenerator<readonly StreamChunk[], void, undefined> {
+    const begun = await this.begin(request)
+    if (begun.kind === 'end') {
+      yield begun.chunks
+      return
+    }
+    const { course, release } = begun
+    // One generator for the whole chain: the course says what comes next between attempts, and each
+    // attempt's reads are yielded from here, so a batch costs the caller one hop, not one per level.
+    try {
+      while (true) {
+        const step = await course.next()
+        if (step.kind === 'end') {
+          yield step.chunks
+          return
+        }
+        if (step.discard) yield DISCARDED
+        const failed = yield* attemptReads(new Attempt(step.adapter, step.request, step.context))
+        if (failed === undefined) {
+          course.answered()
+          return
+        }
+        const ending = await course.failed(failed)
+        if (ending?.kind === 'end') {
+          yield ending.chunks
+          return
+        }
+      }
+    } finally {
+      release()
+    }
+  }
+
+  /**
+   * What a stream checks and sets up before its first attempt: the request's shape, the catalogs'
+   * answers, the primary route; then its course, stopped with the caller's signal or the service.
+   * Ends at once, with the chunks to send, when the stream cannot start.
+   */
+  private async begin(request: LlmRequest): Promise<{ kind: 'end'; chunks: readonly StreamChunk[] } | { kind: 'course'; course: Course; release: () => void }> {
     const state = this._state
-    if (state.stopped) {
-      yield [aborted(STOPPED)]
-      return
-    }
+    if (state.stopped) return { kind: 'end', chunks: [aborted(STOPPED)] }
     const wrong = requestShapeProblem(request)
-    if (wrong) {
-      yield [{ type: 'finish', reason: 'error', failure: { code: 'INVALID_REQUEST', message: wrong } }]
-      return
-    }
+    if (wrong) return { kind: 'end', chunks: [{ type: 'finish', reason: 'error', failure: { code: 'INVALID_REQUEST', message: wrong } }] }
     const chain = dedupe([{ provider: request.provider, model: request.model }, ...(request.fallbacks ?? [])])
     // Adapters that look their catalog up answer here once; every later check reads the answer.
     await Promise.all(chain.map((route) => this.modelInfo(route.provider, route.model, request.signal)))
     // Stopped while the catalog answered: nothing may be sent after dispose.
-    if (state.stopped) {
-      yield [aborted(STOPPED)]
-      return
-    }
+    if (state.stopped) return { kind: 'end', chunks: [aborted(STOPPED)] }
     // Only the primary must be usable up front; a broken fallback entry is skipped when reached.
     const primary = resolveRoute(chain[0]!, state.adapters, request, state.infos)
-    if ('failure' in primary) {
-      yield [{ type: 'finish', reason: 'error', failure: primary.failure }]
-      return
-    }
+    if ('failure' in primary) return { kind: 'end', chunks: [{ type: 'finish', reason: 'error', failure: primary.failure }] }
     const run = new Stop()
     const caller = request.signal
     const cancel = () => run.stop(CANCELLED)
@@ -238,160 +264,15 @@ export class LlmRuntime extends Service {
       }
       state.events.send(`llm/${event.type}`, [event])
     }
-    try {
-      yield* this.walk(chain, request, run, report)
-    } finally {
+    const release = () => {
       state.runs.delete(run)
       caller?.removeEventListener('abort', cancel)
     }
-  }
-
-  /**
-   * Goes down the chain: skips broken entries, passes over a cooling route while a later one can
-   * be tried (and tries it last if they all fail), tries the rest until one answers.
-   */
-  private async *walk(chain: readonly ModelRoute[], request: LlmRequest, run: Stop, report: Report): AsyncGenerator<readonly StreamChunk[], void, undefined> {
-    const { adapters, cooldowns, logger, infos } = this._state
-    const usable = (route: ModelRoute) => !('failure' in resolveRoute(route, adapters, request, infos))
-    let pending: { from: ModelRoute; failure: LlmFailure; cooldownUntil?: number } | undefined
-    let untried = false
-    const failed: { route: ModelRoute; failure: LlmFailure }[] = []
-    const progress: Progress = { stale: false, sent: 0 }
-    const skipped: string[] = []
-    const passedOver: number[] = []
-    for (const [position, lastResort] of routeOrder(chain.length, passedOver)) {
-      const route = chain[position]!
-      if (position > 0 && !lastResort) {
-        const resolved = resolveRoute(route, adapters, request, infos)
-        if ('failure' in resolved) {
-          skipped.push(`fallback ${routeLabel(route)} skipped: ${resolved.failure.message}`)
-          // cordis's default level hides warn; a broken chain is a config bug the user must see.
-          logger.error('fallback %s skipped (check the fallback chain): %s', routeLabel(route), resolved.failure.message)
-          continue
-        }
-      }
-      if (pending) report({ type: 'fallback', from: pending.from, to: route, failure: pending.failure, ...(pending.cooldownUntil !== undefined ? { cooldownUntil: pending.cooldownUntil } : {}) })
-      const cooling = lastResort ? undefined : cooldowns.active(route)
-      if (cooling && chain.slice(position + 1).some((later) => usable(later) && !cooldowns.active(later))) {
-        pending = { from: route, failure: cooling.failure, cooldownUntil: cooling.until }
-        passedOver.push(position)
-        continue
-      }
-      const outcome = yield* this.tryRoute(route, position, request, run, report, progress)
-      if (outcome === 'done') return
-      failed.push({ route, failure: outcome })
-      if (!fallsBack(outcome)) {
-        untried = !lastResort && position < chain.length - 1
-        break
-      }
-      if (outcome.code !== 'NO_ADAPTER') cooldowns.start(route, outcome)
-      pending = { from: route, failure: outcome }
-    }
-    yield [{ type: 'finish', reason: 'error', failure: finalFailure(failed, pending?.failure, untried, skipped) }]
-  }
-
-  /** One route with its retries. Returns the failure that ended it, or `done` when the stream has ended. */
-  private async *tryRoute(route: ModelRoute, position: number, request: LlmRequest, run: Stop, report: Report, progress: Progress): AsyncGenerator<readonly StreamChunk[], LlmFailure | 'done', undefined> {
-    const { adapters, retry: policy, inflight, infos } = this._state
-    for (let retry = 0; ; retry++) {
-      if (run.stopped) {
-        yield [aborted(run.reason)]
-        return 'done'
-      }
-      // Per attempt: a provider swapped or unloaded between retries is seen here.
-      const resolved = resolveRoute(route, adapters, request, infos)
-      if ('failure' in resolved) return resolved.failure
-      if (progress.sent > 0 && request.beforeResend) {
-        const refused = await refusal(request.beforeResend, { provider: route.provider, model: route.model, retry, fallback: position, ...generationOf(resolved.request) })
-        if (refused) {
-          yield [{ type: 'finish', reason: 'error', failure: refused }]
-          return 'done'
-        }
-      }
-      // Only once the next attempt goes: without one, the caller keeps what the failed one showed.
-      if (progress.stale) {
-        progress.stale = false
-        yield [DISCARD]
-      }
-      progress.sent++
-      const result = yield* runAttempt(resolved.adapter, resolved.request, { route, retry, position, run, inflight, report })
-      if (result.ok) {
-        this._state.cooldowns.clear(route)
-        return 'done'
-      }
-      if (run.stopped) {
-        yield [aborted(run.reason)]
-        return 'done'
-      }
-      if (result.shown === 'answer') {
-        yield [{ type: 'finish', reason: 'error', failure: result.failure }]
-        return 'done'
-      }
-      // Reasoning alone can be taken back: the next attempt, if any, is preceded by a discard. When
-      // none follows, the caller keeps it as what the failed stream showed.
-      if (result.shown === 'reasoning') progress.stale = true
-      const { failure } = result
-      if (!isRetryableFailure(failure) || retry >= policy.maxRetries) return failure
-      const delayMs = retryDelay(policy, retry, failure)
-      report({ type: 'retry', provider: route.provider, model: route.model, attempt: retry + 1, delayMs, failure })
-      try {
-        await sleep(delayMs, run)
-      } catch {
-        yield [aborted(run.reason)]
-        return 'done'
-      }
-    }
+    return { kind: 'course', course: new Course(state, chain, request, run, report), release }
   }
 }
 
-/** One request's course across its routes: reasoning of a failed attempt the caller still shows, to be discarded before the next attempt; attempts sent. */
-interface Progress {
-  stale: boolean
-  sent: number
-}
-
-/** The caller's `beforeResend`, awaited: the failure that stops the attempt when it rejects. */
-async function refusal(beforeResend: NonNullable<LlmRequest['beforeResend']>, next: Resend): Promise<LlmFailure | undefined> {
-  try {
-    await beforeResend(next)
-    return undefined
-  } catch (error) {
-    return { code: 'ABORTED', message: `the caller could not prepare the next attempt, so it was not sent: ${messageOf(error)}` }
-  }
-}
-
-
-const DISCARD: StreamChunk = Object.freeze({ type: 'discard' })
-
-/** Each position of a chain of `length`, then those passed over while cooling (as a last resort), each once. */
-function* routeOrder(length: number, passedOver: readonly number[]): Generator<[number, boolean]> {
-  for (let position = 0; position < length; position++) yield [position, false]
-  // Read once the first pass is over: it fills `passedOver`.
-  for (const position of passedOver) yield [position, true]
-}
-
-/**
- * The failure a chain that never answered ends with: the last route's, naming the routes that
- * failed before it (the primary's "insufficient balance" must not hide behind a fallback's 503),
- * why the rest were not tried, and the fallback entries skipped as broken.
- */
-function finalFailure(failed: readonly { route: ModelRoute; failure: LlmFailure }[], pending: LlmFailure | undefined, untried: boolean, skipped: readonly string[]): LlmFailure {
-  const last = failed.at(-1)?.failure
-  let failure = last ?? pending ?? { code: 'NO_ADAPTER', message: 'no route in the chain could be tried' }
-  const earlier = failed.slice(0, -1).map(({ route, failure: { code, message } }) => `${routeLabel(route)} failed with ${code}: ${shorten(message, 200)}`)
-  if (earlier.length > 0) failure = { ...failure, message: `${failure.message} (before it: ${earlier.join('; ')})` }
-  if (untried && failsEverywhere(failure)) {
-    failure = { ...failure, message: `${failure.message} (not sent to a fallback model: another model would fail the same way)` }
-  }
-  if (skipped.length > 0) failure = { ...failure, message: `${failure.message} (${skipped.join('; ')})` }
-  return failure
-}
-
-/** The terminal chunk of a stream the caller cancelled or the service stopped. */
-function aborted(reason: unknown): StreamChunk {
-  const failure = abortFailure(reason, { provider: '', model: '' }) ?? { ...CANCELLED }
-  return { type: 'finish', reason: 'aborted', failure }
-}
+const DISCARDED: readonly StreamChunk[] = Object.freeze([Object.freeze({ type: 'discard' as const })])
 
 /** The Config's price for a model on a route, if it names one. */
 function priceOverride(prices: PriceOverrides, provider: string, model: string): Pricing | undefined {
