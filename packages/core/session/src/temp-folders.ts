@@ -21,9 +21,7 @@ export class TempFolders {
   path(id: string): string {
     // mkdtemp makes the root 0700 and unique; under it, names only need to differ by id.
     this.root ??= mkdtempSync(join(tmpdir(), 'rein-sessions-'))
-    const readable = id.replace(/[^\w.-]/g, '_').slice(0, 40)
-    const digest = createHash('sha256').update(id).digest('hex').slice(0, 12)
-    return join(this.root, `${readable}-${digest}`)
+    return join(this.root, folderName(id))
   }
 
   /** The folder of session `id`, made 0700 on the first call. */
@@ -54,4 +52,17 @@ export class TempFolders {
     this.folders.clear()
     if (root !== undefined) await rm(root, { recursive: true, force: true })
   }
+}
+
+/** An id a file name holds as it is: no hash needed (most ids; a new folder per session is on the hot path). */
+const PLAIN_ID = /^[A-Za-z0-9][\w.-]{0,39}$/
+
+/**
+ * A session's folder name: the id itself when a file name holds it, else its readable part and a
+ * digest after a `~`, which no plain name has, so two ids never share a folder.
+ */
+function folderName(id: string): string {
+  if (PLAIN_ID.test(id)) return id
+  const readable = id.replace(/[^\w.-]/g, '_').slice(0, 40)
+  return `${readable}~${createHash('sha256').update(id).digest('hex').slice(0, 12)}`
 }

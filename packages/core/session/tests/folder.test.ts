@@ -55,6 +55,15 @@ describe('Session.folder (issue #9)', () => {
     await other.fiber.dispose()
   })
 
+  it('gives sessions whose ids differ only in characters a file name cannot hold folders of their own', async () => {
+    const { root } = await boot()
+    const ids = ['a_b', 'a/b', 'a:b', 'a b', 'a_b~x', '..', `${'x'.repeat(40)}1`, `${'x'.repeat(40)}2`]
+    const paths = await Promise.all(ids.map(async (id) => (await root.sessions.create({ id, cwd: '/w' })).folderPath()))
+    expect(new Set(paths).size).toBe(ids.length)
+    for (const path of paths) expect(dirname(path!)).toBe(dirname(paths[0]!))
+    await root.fiber.dispose()
+  })
+
   it('removes the temporary folders when the service is disposed', async () => {
     const { root, service } = await boot()
     const session = await root.sessions.create({ cwd: '/w' })
