@@ -141,6 +141,7 @@ export interface ToolDefinition<A = unknown, V = unknown> {
  * of different tools registers in one loop). Each position a body's types enter is `never` and each
  * it leaves by is `unknown`, so every `ToolDefinition<A, V>` fits and none is widened to `any`: the
  * types were checked where the tool was defined, and the registry checks the rest at run time.
+ * `register` takes it only as a value already typed so, not as an object literal (see `Defined`).
  */
 export interface DefinedTool extends Omit<ToolDefinition<never, never>, 'parameters' | 'output' | 'execute' | 'recover'> {
   parameters: PropertiesSpec | RawSchema<unknown>
@@ -156,15 +157,33 @@ export interface DefinedTool extends Omit<ToolDefinition<never, never>, 'paramet
 /** A definition with its types erased, as the registry holds it: arguments are a JSON object, the value JSON. */
 export type AnyToolDefinition = ToolDefinition<JsonObject, JsonValue>
 
+/** A definition as written, before its types are known: `parameters` and `output.schema` give them to the rest. */
+export type ToolSource<P extends PropertiesSpec | RawSchema, O extends ValueSpec | RawSchema> =
+  Omit<ToolDefinition<ArgsOf<P>, ValueOf<O>>, 'parameters' | 'output'> & {
+    parameters: P
+    output: { schema: O } & Omit<ToolOutput<ArgsOf<P>, ValueOf<O>>, 'schema'>
+  }
+
+/**
+ * `T` when it is typed as a whole definition (what `defineTool` returns, any `ToolDefinition<A, V>`,
+ * a `DefinedTool`), else a type nothing fits, named for the author who reads it in an error. Such a
+ * type's `output.schema` is every spec there is, while an object literal's is the one spec it wrote,
+ * so a literal that was not accepted as a `ToolSource` (its execute, render and schemas disagree) is
+ * not accepted as an already checked tool either.
+ */
+export type Defined<T extends DefinedTool> = ValueSpec extends T['output']['schema'] ? T : NotAToolSource
+
+/** What a definition written in place that does not type-check meets in `register`'s second signature. */
+interface NotAToolSource extends DefinedTool {
+  'a definition written in place must type-check as defineTool checks it: see the error of the first signature': never
+}
+
 /**
  * Declares a tool. Argument and value types are inferred from `parameters` and `output.schema`,
  * so `execute` is checked against both; the schemas themselves are checked at registration.
  */
 export function defineTool<const P extends PropertiesSpec | RawSchema, const O extends ValueSpec | RawSchema>(
-  definition: Omit<ToolDefinition<ArgsOf<P>, ValueOf<O>>, 'parameters' | 'output'> & {
-    parameters: P
-    output: { schema: O } & Omit<ToolOutput<ArgsOf<P>, ValueOf<O>>, 'schema'>
-  },
+  definition: ToolSource<P, O>,
 ): ToolDefinition<ArgsOf<P>, ValueOf<O>> {
   return definition as ToolDefinition<ArgsOf<P>, ValueOf<O>>
 }

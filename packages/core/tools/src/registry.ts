@@ -4,7 +4,8 @@ import { Context, Service, type Fiber, type Logger } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
 import { ReinError, isReinError, kindOf, raceSignal } from '@rein/base'
 import { parseArguments } from './arguments.ts'
-import type { AnyToolDefinition, DefinedTool, ToolDefinition } from './define-tool.ts'
+import type { AnyToolDefinition, Defined, DefinedTool, RawSchema, ToolSource } from './define-tool.ts'
+import type { PropertiesSpec, ValueSpec } from './schema-dsl.ts'
 import type {
   ApprovalService, ExecuteWrapper, PostExecuteHook, PreExecutePolicy, ResultObserver, ToolCall, ToolGuard, ToolInfo,
 } from './hooks.ts'
@@ -88,10 +89,11 @@ export class ToolRegistry extends Service {
   }
 
   /** Adds a tool until the returned disposer runs or the calling plugin is disposed. */
-  // Two signatures: a definition written in place infers its types from the first; a list of
-  // different tools (each made by defineTool) fits the second.
-  register<A, V>(definition: ToolDefinition<A, V>): () => Promise<void>
-  register(definition: DefinedTool): () => Promise<void>
+  // Two signatures: a definition written in place is checked by the first, as defineTool checks it
+  // (its types inferred from its schemas); a tool already typed, alone or in a list of different
+  // tools, fits the second, which an object literal the first refused does not (see Defined).
+  register<const P extends PropertiesSpec | RawSchema, const O extends ValueSpec | RawSchema>(definition: ToolSource<P, O>): () => Promise<void>
+  register<T extends DefinedTool>(definition: Defined<T>): () => Promise<void>
   register(definition: DefinedTool): () => Promise<void> {
     // Erasing A and V is sound: the pipeline only ever passes arguments and values checked against the schemas.
     const tool = prepareTool(definition as unknown as AnyToolDefinition)

@@ -1,7 +1,7 @@
 // Type tests: checked by `tsc -b` (this folder is in the package's tsconfig), so a wrong expectation fails `pnpm typecheck`.
 import type { FrozenJson } from '@rein/base'
 import { expectTypeOf } from 'vitest'
-import { defineTool, jsonSchema, type ToolRegistry } from '../src/index.ts'
+import { defineTool, jsonSchema, type DefinedTool, type ToolDefinition, type ToolRegistry } from '../src/index.ts'
 
 const weather = defineTool({
   name: 'weather',
@@ -154,8 +154,7 @@ registry.register(defineTool({
 // @ts-expect-error register takes a definition, not any object
 registry.register({ name: 'x', description: 'No body.' })
 // A definition written in place without defineTool keeps its types too: a raw schema's type reaches
-// execute and render. (A value of another type than the output schema's is refused by defineTool;
-// passed to register as it is, the signature that takes any defined tool lets it through.)
+// execute and render.
 registry.register({
   name: 'raw_inline',
   description: 'Defined in place with raw schemas.',
@@ -166,3 +165,75 @@ registry.register({
     return args.q
   },
 })
+
+// A definition written in place is held to what defineTool holds it to: its types come from its
+// schemas, and nothing in it is let through as "any defined tool".
+registry.register({
+  name: 'dsl_inline',
+  description: 'Defined in place with DSL schemas.',
+  parameters: { text: { type: 'string', required: true }, limit: { type: 'integer', default: 3 } },
+  output: {
+    schema: { type: 'array', items: { type: 'string' } },
+    render: (args, value) => {
+      expectTypeOf(value).toEqualTypeOf<readonly string[]>()
+      expectTypeOf(args.limit).toEqualTypeOf<number>()
+      return value.join(' ')
+    },
+  },
+  execute: async (args) => {
+    expectTypeOf(args).toEqualTypeOf<{ readonly text: string; readonly limit: number }>()
+    return args.text.split(' ').slice(0, args.limit)
+  },
+  isConcurrencySafe: (args) => { expectTypeOf(args.text).toEqualTypeOf<string>(); return true },
+})
+// @ts-expect-error execute returns a string where the output schema says a number, in place as in defineTool
+registry.register({
+  name: 'inline_mismatch',
+  description: 'execute returns a string where the output schema says a number.',
+  parameters: {},
+  output: { schema: { type: 'number' }, render: (_args, value) => String(value) },
+  execute: () => 'not a number',
+})
+// @ts-expect-error an async execute's value must fit output.schema, in place as in defineTool
+registry.register({
+  name: 'inline_async_mismatch',
+  description: 'An async execute resolving to the wrong type.',
+  parameters: { n: { type: 'integer', required: true } },
+  output: { schema: { type: 'object', additionalProperties: false, properties: { n: { type: 'integer', required: true } } }, render: () => '' },
+  execute: async (args) => ({ count: args.n }),
+})
+// @ts-expect-error render takes the value output.schema describes, in place as in defineTool
+registry.register({
+  name: 'inline_render_mismatch',
+  description: 'render expects another value than execute returns and the schema describes.',
+  parameters: {},
+  output: { schema: { type: 'string' }, render: (_args, value: { lines: string[] }) => value.lines.join('\n') },
+  execute: () => 'text',
+})
+// @ts-expect-error execute must return what the raw output schema is typed as, in place as in defineTool
+registry.register({
+  name: 'inline_raw_mismatch',
+  description: 'A raw output schema and an execute of another type.',
+  parameters: jsonSchema<{ q: string }>({ type: 'object', properties: { q: { type: 'string' } }, required: ['q'] }),
+  output: { schema: jsonSchema<string>({ type: 'string' }), render: (_args, value) => value },
+  execute: (args) => args.q.length,
+})
+registry.register({
+  name: 'inline_bad_parameters',
+  description: 'A nested object without additionalProperties, in place.',
+  // @ts-expect-error nested objects must declare additionalProperties, in place as in defineTool
+  parameters: { o: { type: 'object', properties: {} } },
+  output: { schema: { type: 'null' }, render: () => '' },
+  execute: () => null,
+})
+// What is typed as a definition already was checked where it was made: a function that returns a
+// ToolDefinition, a helper generic over one, a list of DefinedTool.
+declare function makeTool(): ToolDefinition<{ readonly path: string }, { readonly lines: number }>
+registry.register(makeTool())
+export const registerOne = <A, V>(tool: ToolDefinition<A, V> | undefined): void => {
+  if (tool) registry.register(tool)
+}
+const defined: DefinedTool[] = [weather, search, count, makeTool()]
+for (const tool of defined) registry.register(tool)
+// A copy of a defined tool under another name is a defined tool too.
+registry.register({ ...search, name: 'search_again' })
