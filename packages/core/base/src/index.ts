@@ -59,9 +59,11 @@ export { cutToBytes } from './text-cut.ts'
 export { tempStem, TEMP_TAIL_MAX_BYTES } from './temp-names.ts'
 /** A file name with a suffix added, the name cut so the whole fits the 255-byte limit. */
 export { withSuffix } from './temp-names.ts'
-/** Whether an environment variable or config key names a secret (`OPENAI_API_KEY`, `apiKey`; not `apiKeyEnv`). */
+/** Whether an environment variable or config key names a secret (`OPENAI_API_KEY`, `apiKey`, `Cookie`; not `apiKeyEnv`). */
 export { isSecretName } from './secret-names.ts'
 /** The environment variables named like secrets that hold something, as `{name, value}`. */
 export { secretEnvironment } from './secret-names.ts'
 /** Masking for what rein shows: `secretValues(env)` and `secretsIn(config)` (longest first), `maskText` and `maskSecrets` replace them, and URL credentials, with `***`. */
 export { maskSecrets, maskText, secretsIn, secretValues } from './mask-secrets.ts'
+/** Plain words for Node's connection and TLS error codes (`ECONNREFUSED` → "connection refused"), and whether one is a TLS failure. */
+export { connectionWords, isTlsFailure } from './connection-words.ts'

@@ -3,7 +3,7 @@
 import { LlmError, type LlmFailure, type LlmFailureCode } from '@rein/llm'
 import type { HeaderLookup } from './transport.ts'
 import type { WireError } from './wire.ts'
-import { cutHead, shorten } from '@rein/base'
+import { connectionWords, cutHead, shorten } from '@rein/base'
 
 /*
  * How servers say a request does not fit the context. Besides OpenAI's and DeepSeek's "maximum
@@ -130,25 +130,7 @@ function statusOf(code: WireError['code']): number | undefined {
   return status !== undefined && status >= 400 && status < 600 ? status : undefined
 }
 
-/** Plain words for why a connection could not be made or was lost, by the error code Node gives. */
-const CONNECTION_WORDS: Readonly<Record<string, string>> = {
-  ECONNREFUSED: 'connection refused',
-  ENOTFOUND: 'host not found',
-  EAI_AGAIN: 'host not found',
-  ECONNRESET: 'connection reset',
-  EPIPE: 'connection closed',
-  ETIMEDOUT: 'connection timed out',
-  EHOSTUNREACH: 'host unreachable',
-  ENETUNREACH: 'network unreachable',
-  CERT_HAS_EXPIRED: 'TLS certificate rejected',
-  DEPTH_ZERO_SELF_SIGNED_CERT: 'TLS certificate rejected',
-  SELF_SIGNED_CERT_IN_CHAIN: 'TLS certificate rejected',
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'TLS certificate rejected',
-  ERR_TLS_CERT_ALTNAME_INVALID: 'TLS certificate rejected',
-  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'TLS certificate rejected',
-  ERR_SSL_WRONG_VERSION_NUMBER: 'no TLS',
-}
-
+/** What to check, by the code: the words themselves are @rein/base's `connectionWords`, shared with the other packages. */
 const CONNECTION_HINTS: Readonly<Record<string, string>> = {
   ECONNREFUSED: '; is the server running?',
   ENOTFOUND: '; check the host in baseURL',
@@ -168,9 +150,9 @@ interface ConnectionError {
 export function failureFromTransportError(provider: string, url: string, error: unknown): LlmFailure {
   const failed = typeof error === 'object' && error !== null ? error as ConnectionError : {}
   const code = sslCode(connectionCode(failed), failed)
-  const words = code ? CONNECTION_WORDS[code] : undefined
-  if (words) {
-    const failure: LlmFailure = { code: 'TRANSPORT', message: `could not reach ${provider}: ${words} at ${url} (${code})${CONNECTION_HINTS[code!] ?? ''}` }
+  const words = code === undefined ? undefined : connectionWords(code)
+  if (code !== undefined && words !== undefined) {
+    const failure: LlmFailure = { code: 'TRANSPORT', message: `could not reach ${provider}: ${words}${handshakeReason(code, failed)} at ${url} (${code})${CONNECTION_HINTS[code] ?? ''}` }
     // DNS answered that the name does not exist (EAI_AGAIN is the passing fault): a retry asks again, in vain.
     if (code === 'ENOTFOUND') failure.permanent = true
     return failure
@@ -194,6 +176,18 @@ function connectionCode(error: ConnectionError): string | undefined {
 function sslCode(code: string | undefined, error: ConnectionError): string | undefined {
   if (code === 'EPROTO' && typeof error.message === 'string' && error.message.includes('wrong version number')) return 'ERR_SSL_WRONG_VERSION_NUMBER'
   return code
+}
+
+/**
+ * What OpenSSL said of a handshake that failed otherwise (`EPROTO`: "unsupported protocol", "sslv3
+ * alert handshake failure"), from Node's `…:SSL routines:<function>:<reason>:<file>…` message, as
+ * `: <reason>`; empty for every other code. The reason is what tells one EPROTO from another.
+ */
+function handshakeReason(code: string, error: ConnectionError): string {
+  if (code !== 'EPROTO') return ''
+  const said = typeof error.message === 'string' ? error.message : typeof error.cause?.message === 'string' ? error.cause.message : ''
+  const reason = /SSL routines:[^:]*:([^:]+)/.exec(said)?.[1]?.trim()
+  return reason ? `: ${shorten(reason, 80)}` : ''
 }
 
 /**

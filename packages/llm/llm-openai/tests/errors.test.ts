@@ -154,6 +154,35 @@ describe('failureFromTransportError', () => {
     expect(failureFromTransportError('P', url, aggregate).message).toBe(`could not reach P: connection refused at ${url} (ECONNREFUSED); is the server running?`)
   })
 
+  it('words a DNS server that did not answer (EAI_AGAIN) as the passing fault it is, not as a host that does not exist', () => {
+    const failed = Object.assign(new Error('getaddrinfo EAI_AGAIN h'), { code: 'EAI_AGAIN' })
+    expect(failureFromTransportError('P', url, failed)).toEqual({ code: 'TRANSPORT', message: `could not reach P: temporary DNS failure at ${url} (EAI_AGAIN); check the host in baseURL and the network` })
+  })
+
+  it('words every certificate failure Node reports by its code, as otel-http words it (@rein/base)', () => {
+    const failure = (code: string) => failureFromTransportError('P', url, Object.assign(new Error(code === 'CERT_HAS_EXPIRED' ? 'certificate has expired' : code), { code })).message
+    expect(failure('CERT_HAS_EXPIRED')).toBe(`could not reach P: expired TLS certificate at ${url} (CERT_HAS_EXPIRED)`)
+    expect(failure('CERT_NOT_YET_VALID')).toBe(`could not reach P: TLS certificate not valid yet at ${url} (CERT_NOT_YET_VALID)`)
+    expect(failure('UNABLE_TO_GET_ISSUER_CERT')).toBe(`could not reach P: TLS certificate from an unknown CA at ${url} (UNABLE_TO_GET_ISSUER_CERT)`)
+    expect(failure('ERR_TLS_CERT_ALTNAME_INVALID')).toBe(`could not reach P: TLS certificate for another host name at ${url} (ERR_TLS_CERT_ALTNAME_INVALID)`)
+  })
+
+  it('names a failed TLS handshake by OpenSSL\'s reason, and a plain-HTTP server by its wrong version number', () => {
+    const eproto = (message: string) => failureFromTransportError('P', url, Object.assign(new Error(message), { code: 'EPROTO' })).message
+    expect(eproto('write EPROTO 40E8:error:0A000102:SSL routines::unsupported protocol:../deps/openssl/openssl/ssl/statem/statem_lib.c:1986:'))
+      .toBe(`could not reach P: TLS handshake failed: unsupported protocol at ${url} (EPROTO)`)
+    expect(eproto('write EPROTO 40E8:error:0A000410:SSL routines:ssl3_read_bytes:sslv3 alert handshake failure:ssl/record/rec_layer_s3.c:1584:SSL alert number 40'))
+      .toBe(`could not reach P: TLS handshake failed: sslv3 alert handshake failure at ${url} (EPROTO)`)
+    expect(eproto('write EPROTO')).toBe(`could not reach P: TLS handshake failed at ${url} (EPROTO)`)
+    expect(eproto('write EPROTO 40E8:error:0A00010B:SSL routines::wrong version number:../deps/openssl/openssl/ssl/record/ssl3_record.c:354:'))
+      .toBe(`could not reach P: no TLS on the server at ${url} (ERR_SSL_WRONG_VERSION_NUMBER); is it an http:// server?`)
+  })
+
+  it('takes a code named like an object\'s own property for an unknown code, not for words', () => {
+    const odd = Object.assign(new Error('odd'), { code: 'constructor' })
+    expect(failureFromTransportError('P', url, odd).message).toBe(`could not reach P at ${url}: odd (constructor)`)
+  })
+
   it('keeps Node\'s words and code for a code it has no plain words for, and words without a code as they are', () => {
     const odd = Object.assign(new Error('Invalid character in header content ["x-title"]'), { code: 'ERR_INVALID_CHAR' })
     expect(failureFromTransportError('P', url, odd).message).toBe(`could not reach P at ${url}: Invalid character in header content ["x-title"] (ERR_INVALID_CHAR)`)

@@ -67,11 +67,11 @@ describe('connection failures', () => {
     expect(finish.failure).toEqual({ code: 'TRANSPORT', message: `could not reach local: connection refused at ${url}/chat/completions (ECONNREFUSED); is the server running?` })
   })
 
-  it('says "host not found" for a name that does not resolve', async () => {
+  it('says "host not found" for a name that does not resolve (offline: a temporary DNS failure)', async () => {
     const root = await bootAt('http://no-such-host.invalid/v1', { label: 'local' })
     const { finish } = await run(root)
     expect(finish.failure?.code).toBe('TRANSPORT')
-    expect(finish.failure?.message).toMatch(/^could not reach local: host not found at http:\/\/no-such-host\.invalid\/v1\/chat\/completions \((ENOTFOUND|EAI_AGAIN)\)/)
+    expect(finish.failure?.message).toMatch(/^could not reach local: (host not found|temporary DNS failure) at http:\/\/no-such-host\.invalid\/v1\/chat\/completions \((ENOTFOUND|EAI_AGAIN)\)/)
   })
 })
 
@@ -164,7 +164,7 @@ describe('connection failures Node words in codes', () => {
     const root = await bootAt(url, { label: 'local' })
     const { finish } = await run(root)
     expect(finish.failure?.code).toBe('TRANSPORT')
-    expect(finish.failure?.message).toMatch(new RegExp(`^could not reach local: no TLS at ${url.replace(/[./]/g, '\\$&')}/chat/completions \\((ERR_SSL_WRONG_VERSION_NUMBER|EPROTO)\\); is it an http:// server\\?`))
+    expect(finish.failure?.message).toMatch(new RegExp(`^could not reach local: no TLS on the server at ${url.replace(/[./]/g, '\\$&')}/chat/completions \\((ERR_SSL_WRONG_VERSION_NUMBER|EPROTO)\\); is it an http:// server\\?`))
   })
 
 })

@@ -48,6 +48,6 @@ describe('https', () => {
   it('refuses a server whose certificate is not trusted: TRANSPORT, in plain words', async () => {
     const url = await serveTls()
     const { finish } = await run(await bootAt(url, { label: 'tls' }))
-    expect(finish.failure).toEqual({ code: 'TRANSPORT', message: `could not reach tls: TLS certificate rejected at ${url}/chat/completions (DEPTH_ZERO_SELF_SIGNED_CERT)` })
+    expect(finish.failure).toEqual({ code: 'TRANSPORT', message: `could not reach tls: untrusted self-signed TLS certificate at ${url}/chat/completions (DEPTH_ZERO_SELF_SIGNED_CERT)` })
   })
 })

@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest'
+import { isSecretName, maskSecrets, secretEnvironment } from '../src/index.ts'
+
+describe('cookie names', () => {
+  it('masks a thrown object\'s top-level cookie, Cookie and set-cookie fields', () => {
+    const thrown = { message: 'HTTP 401', cookie: 'sid=abc123', Cookie: 'sid=def456', 'set-cookie': ['sid=ghi789; HttpOnly'], setCookie: 'sid=jkl' }
+    expect(maskSecrets(thrown, [])).toEqual({ message: 'HTTP 401', cookie: '***', Cookie: '***', 'set-cookie': ['***'], setCookie: '***' })
+  })
+
+  it('counts a name whose last word is cookie(s), as the other secret words count: what the name holds is a cookie', () => {
+    for (const name of ['cookie', 'Cookie', 'COOKIE', 'set-cookie', 'Set-Cookie', 'cookies', 'sessionCookie', 'auth_cookie', 'HTTP_COOKIE']) expect([name, isSecretName(name)]).toEqual([name, true])
+  })
+
+  it('does not count a cookie setting, whose name ends in what it holds (a flag, a domain, a path)', () => {
+    for (const name of ['cookies_enabled', 'cookieDomain', 'COOKIE_PATH', 'cookieMaxAge', 'cookieJarPath']) expect([name, isSecretName(name)]).toEqual([name, false])
+    expect(maskSecrets({ cookies_enabled: true, cookieDomain: 'example.com' }, [])).toEqual({ cookies_enabled: true, cookieDomain: 'example.com' })
+  })
+
+  it('keeps a cookie secret\'s variable secret, and adds the variables that hold a cookie', () => {
+    const env = { COOKIE_SECRET: 'cs-1234567890', HTTP_COOKIE: 'sid=abc123', COOKIE_DOMAIN: 'example.com', HOME: '/home/u' }
+    expect(secretEnvironment(env).map(({ name }) => name)).toEqual(['COOKIE_SECRET', 'HTTP_COOKIE'])
+  })
+
+  it('still leaves session names alone: rein shows its own session ids', () => {
+    expect(['session', 'sessionId', 'SESSION_DIR'].filter(isSecretName)).toEqual([])
+    expect(isSecretName('sessionToken')).toBe(true)
+  })
+})
