@@ -161,8 +161,15 @@ function builtInProvider(env: NodeJS.ProcessEnv): 'openai' | 'deepseek' | undefi
   return env.OPENAI_BASE_URL ? 'openai' : env.DEEPSEEK_API_KEY ? 'deepseek' : env.OPENAI_API_KEY ? 'openai' : undefined
 }
 
+/**
+ * The OTLP endpoint variables that add the `@rein/otel-http` row: the base URL, and the per-signal
+ * ones, which otel-http does not export to but names in a warning with the base URL to set (a user
+ * who set one alone meant to export; without the row, nothing would say why nothing arrives).
+ */
+const OTLP_ENDPOINT_ENVIRONMENT = ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'] as const
+
 /** The environment variables the built-in composition is made from. */
-export const BUILT_IN_ENVIRONMENT = ['DEEPSEEK_API_KEY', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'REIN_MODEL', 'REIN_HOME', 'OTEL_EXPORTER_OTLP_ENDPOINT'] as const
+export const BUILT_IN_ENVIRONMENT = ['DEEPSEEK_API_KEY', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'REIN_MODEL', 'REIN_HOME', ...OTLP_ENDPOINT_ENVIRONMENT] as const
 
 const BUILT_IN = 'the built-in composition (made from DEEPSEEK_API_KEY, OPENAI_API_KEY, OPENAI_BASE_URL and REIN_MODEL)'
 
@@ -194,7 +201,7 @@ export function builtInRows(env: NodeJS.ProcessEnv): EntryOptions[] {
     // exported as OpenTelemetry GenAI spans when OTEL_EXPORTER_OTLP_ENDPOINT names a collector.
     { id: 'telemetry', name: '@rein/telemetry' },
   ]
-  if (env.OTEL_EXPORTER_OTLP_ENDPOINT) rows.push({ id: 'otel', name: '@rein/otel-http' })
+  if (OTLP_ENDPOINT_ENVIRONMENT.some((name) => env[name])) rows.push({ id: 'otel', name: '@rein/otel-http' })
   if (env.DEEPSEEK_API_KEY) rows.push({ id: 'deepseek', name: '@rein/llm-deepseek' })
   if (env.OPENAI_API_KEY || env.OPENAI_BASE_URL) {
     rows.push({

@@ -111,7 +111,7 @@ describe('rein config', () => {
     const home = folder()
     const result = await shown(folder(), [], { REIN_HOME: home, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', REIN_MODEL: 'local-model' })
     expect(result.source).toBe('built-in')
-    expect(result.environment).toEqual({ DEEPSEEK_API_KEY: false, OPENAI_API_KEY: false, OPENAI_BASE_URL: true, REIN_MODEL: true, REIN_HOME: true, OTEL_EXPORTER_OTLP_ENDPOINT: false })
+    expect(result.environment).toEqual({ DEEPSEEK_API_KEY: false, OPENAI_API_KEY: false, OPENAI_BASE_URL: true, REIN_MODEL: true, REIN_HOME: true, OTEL_EXPORTER_OTLP_ENDPOINT: false, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: false, OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: false })
     expect(result.rows.find((row) => row.id === 'agents')?.config).toMatchObject({ provider: 'openai', model: 'local-model' })
     expect(result.rows.find((row) => row.id === 'session-store')?.config).toMatchObject({ root: join(home, 'sessions') })
     // Memory is kept beside the sessions, in the REIN_HOME rein was given (never the process's ~/.rein).
@@ -129,7 +129,18 @@ describe('rein config', () => {
     const traced = await shown(folder(), [], { REIN_HOME: home, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' })
     expect(traced.rows.map((row) => row.id)).toContain('otel')
     const text = await rein(folder(), ['config'], { env: { REIN_HOME: home } })
-    expect(text.stdout).toMatch(/^built-in composition, made from DEEPSEEK_API_KEY \(not set\), OPENAI_API_KEY \(not set\), OPENAI_BASE_URL \(not set\), REIN_MODEL \(not set\), REIN_HOME \(set\), OTEL_EXPORTER_OTLP_ENDPOINT \(not set\)\n/)
+    expect(text.stdout).toMatch(/^built-in composition, made from DEEPSEEK_API_KEY \(not set\), OPENAI_API_KEY \(not set\), OPENAI_BASE_URL \(not set\), REIN_MODEL \(not set\), REIN_HOME \(set\), OTEL_EXPORTER_OTLP_ENDPOINT \(not set\), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT \(not set\), OTEL_EXPORTER_OTLP_METRICS_ENDPOINT \(not set\)\n/)
+  })
+
+  it.each([
+    [{}, false],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' }, true],
+    [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' }, true],
+    [{ OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: 'http://127.0.0.1:4318/v1/metrics' }, true],
+    [{ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '' }, false],
+  ])('puts the otel row in the built-in composition for %j: %s', async (otel, added) => {
+    const { builtInRows } = await import('../src/index.ts')
+    expect(builtInRows({ REIN_HOME: folder(), ...otel }).some((row) => row.id === 'otel')).toBe(added)
   })
 
   it('rein config with no model configured says so in one line, with the advice rein run gives', async () => {

@@ -1,9 +1,12 @@
 // Every token and cent from the CLI (issue #13): the final line counts a subagent's usage into its
 // parent's turn exactly once, says when the money is unknown, and OTEL_EXPORTER_OTLP_ENDPOINT
 // exports the run's spans without a byte of the prompt.
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { MockReply, RecordedRequest } from '@rein/testkit'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startMockOpenAiServer, type MockReply, type RecordedRequest } from '@rein/testkit'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { projectPerTest, rein } from './harness.ts'
 
@@ -128,5 +131,47 @@ describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     const warnings = run.stderr.split('\n').filter((line) => line.startsWith('[warn] otel-http: OTLP export of traces'))
     expect(warnings).toHaveLength(1)
     expect(warnings[0]).toContain(endpoint)
+  })
+
+  it('sends no metrics with OTEL_METRICS_EXPORTER=none: against Jaeger (which answers 404 to metrics) a run says nothing', async () => {
+    const paths: string[] = []
+    collector = createServer((request, response) => {
+      request.resume()
+      request.on('end', () => {
+        paths.push(request.url ?? '')
+        if (request.url === '/v1/traces') response.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+        else response.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found')
+      })
+    })
+    await new Promise<void>((resolve) => collector!.listen(0, '127.0.0.1', resolve))
+    const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`
+    const p = await setUp(delegating, { extraRows: [...ROWS, '- id: otel', "  name: '@rein/otel-http'"] })
+    vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', endpoint)
+    const noisy = await rein(p.dir, ['run', PROMPT])
+    expect(noisy.stderr).toContain(`[warn] otel-http: OTLP export of metrics to ${endpoint} failed: the endpoint answered HTTP 404`)
+    paths.length = 0
+    vi.stubEnv('OTEL_METRICS_EXPORTER', 'none')
+    const quiet = await rein(p.dir, ['run', PROMPT])
+    expect(quiet).toMatchObject({ code: 0, stdout: 'done\n' })
+    expect(quiet.stderr).not.toContain('[warn] otel-http')
+    expect(paths.length).toBeGreaterThan(0)
+    expect(new Set(paths)).toEqual(new Set(['/v1/traces']))
+  })
+
+  it('loads otel-http in the built-in composition for OTEL_EXPORTER_OTLP_TRACES_ENDPOINT alone, which says what to set rather than nothing', async () => {
+    const llm = await startMockOpenAiServer(() => ({ steps: [{ text: 'done' }] }))
+    const dir = mkdtempSync(join(tmpdir(), 'rein-otel-built-in-'))
+    try {
+      const traces = 'http://127.0.0.1:4318/v1/traces'
+      // otel-http reads the process's environment; the built-in composition, rein's.
+      vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', '')
+      vi.stubEnv('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', traces)
+      const run = await rein(dir, ['run', PROMPT], { env: { REIN_HOME: join(dir, 'home'), OPENAI_BASE_URL: llm.url, REIN_MODEL: 'mock-model', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: traces } })
+      expect(run).toMatchObject({ code: 0, stdout: 'done\n' })
+      expect(run.stderr).toContain('[warn] otel-http: OpenTelemetry export is off: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set, but rein reads only OTEL_EXPORTER_OTLP_ENDPOINT (the base URL): set OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318, and OTEL_METRICS_EXPORTER=none to send traces only\n')
+    } finally {
+      await llm.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

@@ -6,7 +6,7 @@
 
 import type { Attributes } from '@opentelemetry/api'
 import type { LlmCallEndRecord, LlmCallStartRecord, RunEndRecord, RunScope, Spend, ToolCallEndRecord, ToolCallStartRecord } from '@rein/telemetry'
-import { ATTR, ERROR_OTHER, OPERATION, REIN } from './semconv.ts'
+import { ATTR, ERROR_OTHER, OPERATION, REIN, TOOL_TYPE_FUNCTION } from './semconv.ts'
 
 type Usage = NonNullable<LlmCallEndRecord['usage']>
 
@@ -117,6 +117,7 @@ export function toolStartAttributes(record: ToolCallStartRecord | ToolCallEndRec
   return {
     [ATTR.operationName]: OPERATION.executeTool,
     [ATTR.toolName]: record.toolName,
+    [ATTR.toolType]: TOOL_TYPE_FUNCTION,
     [ATTR.toolCallId]: record.callId,
   }
 }
@@ -126,7 +127,7 @@ export function toolEndAttributes(record: ToolCallEndRecord): Attributes {
   return record.isError ? { [ATTR.errorType]: record.errorCode ?? ERROR_OTHER } : {}
 }
 
-/** The provider's finish reason as the conventions spell it (`tool_calls`, `length`). */
+/** The finish reason as `gen_ai.response.finish_reasons` spells it (`tool_calls`, `length`): the provider's words, rein's hyphens made underscores. */
 export function mapFinishReason(reason: string): string {
   if (reason === 'max-tokens') return 'length'
   return reason.replaceAll('-', '_')

@@ -21,8 +21,19 @@ export function chatContentAttributes(content: ChatContent, finishReason: string
     ...(content.system !== undefined && content.system !== '' ? { [ATTR.systemInstructions]: JSON.stringify([{ type: 'text', content: content.system }]) } : {}),
     [ATTR.inputMessages]: JSON.stringify(content.messages.map(toConventionMessage).filter((message) => message !== undefined)),
     ...(content.tools && content.tools.length > 0 ? { [ATTR.toolDefinitions]: JSON.stringify(content.tools.map(toToolDefinition)) } : {}),
-    ...(content.output !== undefined ? { [ATTR.outputMessages]: JSON.stringify([{ role: 'assistant', parts: toParts(content.output), finish_reason: mapFinishReason(finishReason ?? 'stop') }]) } : {}),
+    ...(content.output !== undefined ? { [ATTR.outputMessages]: JSON.stringify([{ role: 'assistant', parts: toParts(content.output), finish_reason: outputFinishReason(finishReason ?? 'stop') }]) } : {}),
   }
+}
+
+/**
+ * An output message's `finish_reason` as v1.41's `gen-ai-output-messages.json` lists it (`stop`,
+ * `length`, `content_filter`, `tool_call`, `error`): the schema says `tool_call` where the span
+ * attribute keeps the provider's `tool_calls`. Other reasons (`aborted`) go as they are; the schema
+ * takes any string.
+ */
+function outputFinishReason(reason: string): string {
+  const mapped = mapFinishReason(reason)
+  return mapped === 'tool_calls' ? 'tool_call' : mapped
 }
 
 /** `gen_ai.tool.call.arguments` (the model's JSON text as written) and `gen_ai.tool.call.result` (the text the model reads). */

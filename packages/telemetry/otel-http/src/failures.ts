@@ -1,10 +1,12 @@
 /**
  * Export failures as log lines: one warning per kind of failure (refused, timed out, HTTP 404, not
  * HTTP at all, …) for the plugin's lifetime, so a dead endpoint says so once and then keeps quiet.
+ * While a flush is under way the lines wait for its end, so one line names every signal that failed
+ * with its kind: a flush exports traces and metrics together, and a dead endpoint fails both.
  */
 
 import type { Logger } from '@deepseek-ai/cordis'
-import { shorten } from '@rein/base'
+import { connectionWords, isTlsFailure, shorten } from '@rein/base'
 import { DEADLINE_CODE, FLUSH_DROPPED_CODE, GAVE_UP_CODE } from './deadline-agent.ts'
 
 /** Which export failed. */
@@ -19,21 +21,69 @@ interface FailureKind {
 /** Reports failures, logging the first of each kind. */
 export interface FailureLog {
   report(signal: Signal, error: unknown): void
+  /**
+   * Holds the lines of new kinds until the returned release is called (by every holder, once each
+   * counts): a flush holds them while it waits, so a kind both signals fail with is one line naming both.
+   */
+  hold(): () => void
+}
+
+/** A kind's line not logged yet: its words, and the signals that failed with it so far. */
+interface HeldLine {
+  says: string
+  traces: boolean
+  metrics: boolean
 }
 
 /** Logs to `logger` under `endpoint` (already free of credentials). Headers are never part of a line. */
 export function createFailureLog(logger: Logger, endpoint: string): FailureLog {
   const seen = new Set<string>()
+  const held = new Map<string, HeldLine>()
+  let holders = 0
+  const warn = (signal: Signal, says: string) => {
+    logger.warn('OTLP export of %s to %s failed: %s. Runs are not affected; further failures of this kind are not logged.', signal, endpoint, says)
+  }
+  const logHeld = () => {
+    for (const line of held.values()) warn(signalOf(line), line.says)
+    held.clear()
+  }
   return {
     report(signal, error) {
       // A connection dispose dropped: dispose said it gave up, and nothing will be sent after it.
       if (fieldsOf(error).code === GAVE_UP_CODE) return
       const { kind, says } = failureKind(error)
+      const line = held.get(kind)
+      if (line) {
+        addSignal(line, signal)
+        return
+      }
       if (seen.has(kind)) return
       seen.add(kind)
-      logger.warn('OTLP export of %s to %s failed: %s. Runs are not affected; further failures of this kind are not logged.', signal, endpoint, says)
+      if (holders > 0) held.set(kind, { says, traces: signal !== 'metrics', metrics: signal !== 'traces' })
+      else warn(signal, says)
+    },
+    hold() {
+      holders++
+      let released = false
+      return () => {
+        if (released) return
+        released = true
+        if (--holders === 0) logHeld()
+      }
     },
   }
+}
+
+/** Marks `signal` as failed with the line's kind; `traces and metrics` (a flush that timed out) marks both. */
+function addSignal(line: HeldLine, signal: Signal): void {
+  if (signal !== 'metrics') line.traces = true
+  if (signal !== 'traces') line.metrics = true
+}
+
+/** Traces first, whichever failed first: the same failure reads the same each time. */
+function signalOf(line: HeldLine): Signal {
+  if (line.traces && line.metrics) return 'traces and metrics'
+  return line.traces ? 'traces' : 'metrics'
 }
 
 /** Sorts what the OTLP exporter failed with. It reports HTTP failures with a numeric `code`, network ones with Node's string code. */
@@ -47,37 +97,35 @@ function failureKind(error: unknown): FailureKind {
   if (message === 'Export failed with retryable status') return { kind: 'http-retryable', says: 'the endpoint kept answering HTTP 429, 502, 503 or 504' }
   if (typeof code === 'string') {
     if (code.startsWith('HPE_')) return { kind: 'not-http', says: `the endpoint's answer is not HTTP (${code})` }
-    return { kind: code, says: TLS[code]?.(code) ?? `${NETWORK[code] ?? 'network error'} (${code})` }
+    return { kind: code, says: connectionSays(code) }
   }
   if (message?.includes('exceeded size limit')) return { kind: 'oversized', says: 'the endpoint\'s answer was too large' }
   if (message === 'Concurrent export limit reached') return { kind: 'busy', says: 'too many exports were waiting on the endpoint; this batch was dropped' }
   return { kind: `other:${clip(message ?? String(error))}`, says: clip(message ?? String(error)) }
 }
 
-const NETWORK: Record<string, string> = {
-  ECONNREFUSED: 'nothing listens there',
-  ECONNRESET: 'the endpoint closed the connection',
-  ENOTFOUND: 'the host name does not resolve',
-  EAI_AGAIN: 'the host name does not resolve (yet)',
-  ETIMEDOUT: 'the connection timed out',
-  EHOSTUNREACH: 'the host is unreachable',
-  ENETUNREACH: 'the network is unreachable',
-  EPIPE: 'the connection broke',
+/**
+ * A connection or TLS failure in @rein/base's words, with what to do about it here. A TLS failure
+ * is never a "network error": that would send people looking at the network.
+ */
+function connectionSays(code: string): string {
+  const words = connectionWords(code) ?? (isTlsFailure(code) ? 'TLS failure' : 'network error')
+  return `${words} (${code})${HINTS.get(code) ?? ''}`
 }
 
-/** TLS failures, which Node reports with OpenSSL's codes: a "network error" would send people looking at the network. */
-const untrusted = (code: string) => `the endpoint's TLS certificate is not trusted (${code}); to trust the CA that issued it, set OTEL_EXPORTER_OTLP_CERTIFICATE to its PEM file`
-const TLS: Record<string, (code: string) => string> = {
-  DEPTH_ZERO_SELF_SIGNED_CERT: untrusted,
-  SELF_SIGNED_CERT_IN_CHAIN: untrusted,
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE: untrusted,
-  UNABLE_TO_GET_ISSUER_CERT: untrusted,
-  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: untrusted,
-  CERT_HAS_EXPIRED: (code) => `the endpoint's TLS certificate has expired (${code})`,
-  CERT_NOT_YET_VALID: (code) => `the endpoint's TLS certificate is not valid yet (${code})`,
-  ERR_TLS_CERT_ALTNAME_INVALID: (code) => `the endpoint's TLS certificate does not name this host (${code})`,
-  EPROTO: (code) => `the TLS handshake failed (${code}); if the endpoint speaks plain HTTP, give it as http://`,
-}
+/** An endpoint whose CA this process does not know: the SDK's variable tells it. */
+const TRUST_ITS_CA = '; to trust the CA that issued it, set OTEL_EXPORTER_OTLP_CERTIFICATE to its PEM file'
+/** A handshake an endpoint could not have: it likely speaks plain HTTP. */
+const PLAIN_HTTP = '; if the endpoint speaks plain HTTP, give it as http://'
+const HINTS = new Map<string, string>([
+  ['DEPTH_ZERO_SELF_SIGNED_CERT', TRUST_ITS_CA],
+  ['SELF_SIGNED_CERT_IN_CHAIN', TRUST_ITS_CA],
+  ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', TRUST_ITS_CA],
+  ['UNABLE_TO_GET_ISSUER_CERT', TRUST_ITS_CA],
+  ['UNABLE_TO_GET_ISSUER_CERT_LOCALLY', TRUST_ITS_CA],
+  ['EPROTO', PLAIN_HTTP],
+  ['ERR_SSL_WRONG_VERSION_NUMBER', PLAIN_HTTP],
+])
 
 function fieldsOf(error: unknown): { code?: unknown; message?: string } {
   if (typeof error !== 'object' || error === null) return typeof error === 'string' ? { message: error } : {}

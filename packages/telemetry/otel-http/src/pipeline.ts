@@ -2,23 +2,27 @@
  * The OpenTelemetry SDK objects behind the sink: a tracer provider batching spans to the OTLP/HTTP
  * JSON trace exporter, a meter provider pushing to the metric exporter, both behind exporters that
  * report failures, and a flush and shutdown that never wait longer than `flushTimeoutMs` nor throw.
+ * A signal that is off (`OTEL_TRACES_EXPORTER` or `OTEL_METRICS_EXPORTER` `none`) gets no provider,
+ * exporter nor connection at all.
  */
 
-import type { Meter, Tracer } from '@opentelemetry/api'
+import { ProxyTracerProvider, type Meter, type Tracer } from '@opentelemetry/api'
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { defaultResource, detectResources, processDetector, resourceFromAttributes, type Resource } from '@opentelemetry/resources'
 import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics'
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base'
-import type { Endpoints, OtelHttpConfig } from './config.ts'
+import { signalWords, type Endpoints, type OtelHttpConfig, type Signals } from './config.ts'
 import { deadlineAgents, tlsFromEnvironment } from './deadline-agent.ts'
 import type { FailureLog, Signal } from './failures.ts'
 import { SCOPE_NAME } from './semconv.ts'
 
 /** A tracer and a meter, and how to flush and stop them. */
 export interface Pipeline {
+  /** With traces off, a tracer whose spans record nothing and go nowhere. */
   readonly tracer: Tracer
-  readonly meter: Meter
+  /** Undefined with metrics off. */
+  readonly meter: Meter | undefined
   /** Sends what is buffered; resolves within `flushTimeoutMs`, never rejects. */
   flush(): Promise<void>
   /** Flushes and stops both providers; resolves within `flushTimeoutMs`, never rejects. */
@@ -41,43 +45,65 @@ const METRIC_INTERVAL_MS = 60_000
  */
 export const MAX_ATTRIBUTE_CHARS = 64 * 1024
 
-/** Builds the providers; nothing is sent until a span ends or metrics are due. */
-export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, failures: FailureLog): Pipeline {
+/** A provider of one signal, as flush and shutdown see it. */
+interface Provider {
+  forceFlush(): Promise<void>
+  shutdown(): Promise<void>
+}
+
+/** Builds the providers of the signals on; nothing is sent until a span ends or metrics are due. */
+export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, signals: Signals, failures: FailureLog): Pipeline {
   const resource = createResource(config)
   // One export, its retries included, never outlives the bound dispose waits: no request to a dead
   // endpoint keeps the process alive after dispose has given up on it. The SDK's timeout only counts
   // silence; the agents' deadline counts from the connection's start.
   const deadline = Math.max(config.flushTimeoutMs, MIN_EXPORT_DEADLINE_MS)
-  const traceAgents = deadlineAgents(deadline, tlsFromEnvironment('TRACES', process.env))
-  const metricAgents = deadlineAgents(deadline, tlsFromEnvironment('METRICS', process.env))
   const exporterOptions = { headers: { ...config.headers }, timeoutMillis: config.flushTimeoutMs }
-  const spanExporter = reportingSpanExporter(new OTLPTraceExporter({ ...exporterOptions, httpAgentOptions: traceAgents.factory, url: endpoints.traces }), failures)
-  const tracerProvider = new BasicTracerProvider({
-    resource,
-    spanLimits: { attributeValueLengthLimit: MAX_ATTRIBUTE_CHARS },
-    spanProcessors: [new BatchSpanProcessor(spanExporter, { exportTimeoutMillis: config.flushTimeoutMs })],
-  })
-  const metricExporter = reportingMetricExporter(new OTLPMetricExporter({ ...exporterOptions, httpAgentOptions: metricAgents.factory, url: endpoints.metrics }), failures)
-  const meterProvider = new MeterProvider({
-    resource,
-    readers: [new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: METRIC_INTERVAL_MS, exportTimeoutMillis: config.flushTimeoutMs })],
-  })
-  const bounded = (work: () => Promise<unknown>[]) => within(config.flushTimeoutMs, work, failures)
+  const providers: Provider[] = []
+  const agents: ReturnType<typeof deadlineAgents>[] = []
+  let tracer: Tracer = NO_TRACES.getTracer(SCOPE_NAME)
+  if (signals.traces) {
+    const traceAgents = deadlineAgents(deadline, tlsFromEnvironment('TRACES', process.env))
+    const spanExporter = reportingSpanExporter(new OTLPTraceExporter({ ...exporterOptions, httpAgentOptions: traceAgents.factory, url: endpoints.traces }), failures)
+    const tracerProvider = new BasicTracerProvider({
+      resource,
+      spanLimits: { attributeValueLengthLimit: MAX_ATTRIBUTE_CHARS },
+      spanProcessors: [new BatchSpanProcessor(spanExporter, { exportTimeoutMillis: config.flushTimeoutMs })],
+    })
+    tracer = tracerProvider.getTracer(SCOPE_NAME)
+    providers.push(tracerProvider)
+    agents.push(traceAgents)
+  }
+  let meter: Meter | undefined
+  if (signals.metrics) {
+    const metricAgents = deadlineAgents(deadline, tlsFromEnvironment('METRICS', process.env))
+    const metricExporter = reportingMetricExporter(new OTLPMetricExporter({ ...exporterOptions, httpAgentOptions: metricAgents.factory, url: endpoints.metrics }), failures)
+    const meterProvider = new MeterProvider({
+      resource,
+      readers: [new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: METRIC_INTERVAL_MS, exportTimeoutMillis: config.flushTimeoutMs })],
+    })
+    meter = meterProvider.getMeter(SCOPE_NAME)
+    providers.push(meterProvider)
+    agents.push(metricAgents)
+  }
+  const bounded = (work: () => Promise<unknown>[]) => within(config.flushTimeoutMs, work, signalWords(signals), failures)
   // Whatever is still open once a bound has passed goes: nothing of ours keeps the process alive.
   // After a flush a later export opens a connection of its own; after shutdown none is opened (the
   // SDK would retry a dropped export on a new one).
-  const agents = [traceAgents, metricAgents]
   return {
-    tracer: tracerProvider.getTracer(SCOPE_NAME),
-    meter: meterProvider.getMeter(SCOPE_NAME),
+    tracer,
+    meter,
     flush: async () => {
-      if (await bounded(() => [tracerProvider.forceFlush(), meterProvider.forceFlush()]) === 'expired') for (const each of agents) each.drop()
+      if (await bounded(() => providers.map((provider) => provider.forceFlush())) === 'expired') for (const each of agents) each.drop()
     },
-    shutdown: () => bounded(() => [tracerProvider.shutdown(), meterProvider.shutdown()]).then(() => {}).finally(() => {
+    shutdown: () => bounded(() => providers.map((provider) => provider.shutdown())).then(() => {}).finally(() => {
       for (const each of agents) each.close()
     }),
   }
 }
+
+/** With no delegate, its tracers are the API's no-op one: spans that record nothing, and no global state touched. */
+const NO_TRACES = new ProxyTracerProvider()
 
 /**
  * `service.name` and the Config's attributes over the SDK's `telemetry.sdk.*`. The process detector
@@ -89,8 +115,10 @@ function createResource(config: Pick<OtelHttpConfig, 'serviceName' | 'resource' 
 }
 
 /** Waits for `work` at most `ms` and says which came first; a rejection was reported by the exporter already, a timeout is reported here. */
-async function within(ms: number, work: () => Promise<unknown>[], failures: FailureLog): Promise<'settled' | 'expired'> {
+async function within(ms: number, work: () => Promise<unknown>[], signal: Signal, failures: FailureLog): Promise<'settled' | 'expired'> {
   let timer: NodeJS.Timeout | undefined
+  // Failures of both signals in one flush are one line naming both.
+  const release = failures.hold()
   const expired = new Promise<'expired'>((resolve) => {
     timer = setTimeout(() => resolve('expired'), ms)
     timer.unref()
@@ -98,10 +126,11 @@ async function within(ms: number, work: () => Promise<unknown>[], failures: Fail
   try {
     const settled = Promise.allSettled(startAll(work)).then(() => 'settled' as const)
     const outcome = await Promise.race([settled, expired])
-    if (outcome === 'expired') failures.report('traces and metrics', 'flush-timeout')
+    if (outcome === 'expired') failures.report(signal, 'flush-timeout')
     return outcome
   } finally {
     clearTimeout(timer)
+    release()
   }
 }
 

@@ -5,7 +5,7 @@
 
 import type { Context, Logger } from '@deepseek-ai/cordis'
 import type { TelemetrySink } from '@rein/telemetry'
-import { ENDPOINT_ENV, resolveEndpoints, type OtelHttpConfig } from './config.ts'
+import { ENDPOINT_ENV, EXPORTER_ENVS, resolveEndpoints, signalWords, type OtelHttpConfig, type Signals } from './config.ts'
 import { createFailureLog } from './failures.ts'
 import { GenAiMetrics } from './metrics.ts'
 import { createPipeline, type Pipeline } from './pipeline.ts'
@@ -24,19 +24,28 @@ export function applyOtelHttp(ctx: Context, config: OtelHttpConfig): void {
     else logger.info('OpenTelemetry export is off: %s', choice.reason)
     return
   }
-  const { endpoints } = choice
+  const { endpoints, signals } = choice
+  for (const warning of choice.warnings) logger.warn('%s', warning)
   ctx.effect(() => {
-    const pipeline = createPipeline(config, endpoints, createFailureLog(logger, endpoints.display))
-    const book = new SpanBook(pipeline.tracer, new GenAiMetrics(pipeline.meter), config.captureContent)
+    const pipeline = createPipeline(config, endpoints, signals, createFailureLog(logger, endpoints.display))
+    // Content lands on spans only: with traces off it is never built.
+    const book = new SpanBook(pipeline.tracer, pipeline.meter && new GenAiMetrics(pipeline.meter), config.captureContent && signals.traces)
     const remove = ctx.telemetry.sink(createSink(book, pipeline, logger))
-    logger.info('exporting traces and metrics to %s (from %s)%s', endpoints.display, choice.from === 'env' ? ENDPOINT_ENV : 'Config endpoint',
-      config.captureContent ? ', with content (captureContent)' : '')
+    logger.info('exporting %s to %s (from %s)%s%s', signalWords(signals), endpoints.display, choice.from === 'env' ? ENDPOINT_ENV : 'Config endpoint',
+      config.captureContent && signals.traces ? ', with content (captureContent)' : '', offWords(signals))
     return async () => {
       await remove()
       book.endAll(Date.now())
       await pipeline.shutdown()
     }
   }, 'otel-http sink')
+}
+
+/** The info line's note of a signal that is off, and which variable turned it off. */
+function offWords(signals: Signals): string {
+  if (!signals.metrics) return `; metrics are off (${EXPORTER_ENVS.metrics}=none)`
+  if (!signals.traces) return `; traces are off (${EXPORTER_ENVS.traces}=none)`
+  return ''
 }
 
 function createSink(book: SpanBook, pipeline: Pipeline, logger: Logger): TelemetrySink {

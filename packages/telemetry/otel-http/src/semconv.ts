@@ -31,6 +31,8 @@ export const ATTR = {
   /** Prefix: `gen_ai.usage.input_tokens`, `.output_tokens`, `.cache_read.input_tokens`. */
   usage: 'gen_ai.usage',
   toolName: 'gen_ai.tool.name',
+  /** `function` for every rein tool: the application runs it (the conventions' client-side tool). */
+  toolType: 'gen_ai.tool.type',
   toolCallId: 'gen_ai.tool.call.id',
   conversationId: 'gen_ai.conversation.id',
   agentName: 'gen_ai.agent.name',
@@ -85,6 +87,9 @@ export const TOKEN_BUCKETS: readonly number[] = Object.freeze([1, 4, 16, 64, 256
 
 /** `gen_ai.client.operation.duration` buckets, in seconds: 0.01 doubling to 81.92. */
 export const DURATION_BUCKETS: readonly number[] = Object.freeze([0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92])
+
+/** `gen_ai.tool.type` of a tool the application itself runs, as rein runs all of its tools. */
+export const TOOL_TYPE_FUNCTION = 'function'
 
 /** `error.type` when nothing more precise is known (the conventions' fallback value). */
 export const ERROR_OTHER = '_OTHER'

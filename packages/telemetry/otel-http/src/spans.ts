@@ -29,7 +29,8 @@ export class SpanBook {
   private readonly chats = new Map<string, Span>()
   private readonly tools = new Map<string, Span>()
 
-  constructor(private readonly tracer: Tracer, private readonly metrics: GenAiMetrics, private readonly captureContent: boolean) {}
+  /** `metrics` is undefined when metrics are off (`OTEL_METRICS_EXPORTER=none`). */
+  constructor(private readonly tracer: Tracer, private readonly metrics: GenAiMetrics | undefined, private readonly captureContent: boolean) {}
 
   /** Starts or ends the record's span. Steps are no span of the conventions: `chat` and `execute_tool` hang off the run. */
   handle(record: TelemetryRecord): void {
@@ -124,7 +125,7 @@ export class SpanBook {
     }
     if (record.errorCode !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: record.errorCode })
     span.end(hrTime(record.endedAt))
-    this.metrics.recordChat(record)
+    this.metrics?.recordChat(record)
   }
 
   private tool(record: ToolCallStartRecord | ToolCallEndRecord): Span {

@@ -96,7 +96,7 @@ describe('a real run, exported', () => {
     expect(sum('gen_ai.usage.input_tokens') + sum('rein.usage.estimated.input_tokens')).toBe(main!.attributes['rein.usage.total.input_tokens'])
     expect(sum('gen_ai.usage.output_tokens') + sum('rein.usage.estimated.output_tokens')).toBe(main!.attributes['rein.usage.total.output_tokens'])
     expect(main!.types['rein.usage.total.input_tokens']).toBe('int')
-    expect(spawn!.attributes).toEqual({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'spawn', 'gen_ai.tool.call.id': 'call_spawn' })
+    expect(spawn!.attributes).toEqual({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'spawn', 'gen_ai.tool.type': 'function', 'gen_ai.tool.call.id': 'call_spawn' })
   })
 
   it('puts no telemetry id (trace, span or run id) into what the model is sent', async () => {

@@ -67,6 +67,30 @@ describe('content', () => {
     expect(tool.attributes).toMatchObject({ 'gen_ai.tool.call.arguments': '{"path":"a"}', 'gen_ai.tool.call.result': 'contents of a' })
   })
 
+  it.each([
+    ['tool-calls', 'tool_call'],
+    ['max-tokens', 'length'],
+    ['stop', 'stop'],
+    ['error', 'error'],
+  ])('writes the output message\'s finish_reason %s as the v1.41 output-messages schema spells it (%s)', async (reason, expected) => {
+    const server = await endpoint()
+    const root = new Context()
+    const telemetry = standInTelemetry(root)
+    const fiber = await loadOtelHttp(root, { endpoint: server.url, captureContent: true })
+    const run = scopeOf('run-1')
+    const output = reason === 'tool-calls' ? [{ type: 'tool-call', id: 'c1', name: 'read', arguments: '{"path":"a"}' }] : OUTPUT
+    telemetry.emit(
+      runStart(run, T0),
+      llmStart(run, T0 + 1),
+      llmEnd(run, T0 + 1, T0 + 2, { finishReason: reason, content: () => ({ ...INPUT, output }) }),
+      runEnd(run, T0, T0 + 3, cost(spend(undefined))),
+    )
+    await fiber.dispose()
+    const chat = decodeTraces(server.traces()).find((span) => span.name === 'chat deepseek-chat')!
+    const [message] = JSON.parse(String(chat.attributes['gen_ai.output.messages'])) as { finish_reason: string }[]
+    expect(message!.finish_reason).toBe(expected)
+  })
+
   it('cuts a 1 MB tool result to MAX_ATTRIBUTE_CHARS, so one huge result cannot get the batch refused', async () => {
     const huge = `RESULT-START${'x'.repeat(1024 * 1024)}RESULT-END`
     const { server, spans } = await exportOneRun({ captureContent: true }, { arguments: '{"path":"a"}', result: huge })

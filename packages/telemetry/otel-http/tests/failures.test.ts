@@ -31,7 +31,7 @@ async function runAgainst(url: string, flushTimeoutMs = 2_000) {
 
 /** What a warning line says for each kind of failure. */
 const SAYS = {
-  refused: 'nothing listens there (ECONNREFUSED)',
+  refused: 'connection refused (ECONNREFUSED)',
   timeout: 'the endpoint did not answer in time',
   gaveUp: 'it did not finish within flushTimeoutMs',
   dropped: 'dropped the connections still open; what they carried was not sent',
@@ -52,6 +52,11 @@ describe('when the endpoint fails', () => {
     const { result, warnings } = await runAgainst(await closedLoopbackUrl(), 300)
     expect(result).toMatchObject({ reason: 'completed', text: 'done' })
     expectOneLinePerKind(warnings, [SAYS.refused, SAYS.gaveUp], [SAYS.refused])
+  })
+
+  it('names traces and metrics in the one line when both are refused', async () => {
+    const { warnings } = await runAgainst(await closedLoopbackUrl())
+    expect(warnings.filter((line) => line.includes(SAYS.refused))).toEqual([expect.stringMatching(/^OTLP export of traces and metrics to /)])
   })
 
   it('completes the run, and dispose returns, when the endpoint never answers', async () => {
@@ -152,14 +157,14 @@ describe('when TLS to the endpoint fails', () => {
 
   it('says the certificate is not trusted, and which variable trusts it, not a bare network error', async () => {
     const line = await failureLine(await selfSignedEndpoint())
-    expect(line).toContain('the endpoint\'s TLS certificate is not trusted')
+    expect(line).toContain('untrusted self-signed TLS certificate (DEPTH_ZERO_SELF_SIGNED_CERT)')
     expect(line).toContain('OTEL_EXPORTER_OTLP_CERTIFICATE')
   })
 
   it('says TLS failed and suggests http://, not a bare network error, when https:// names a plain-HTTP endpoint', async () => {
     const server = await endpoint()
     const line = await failureLine(server.url.replace(/^http:/, 'https:'))
-    expect(line).toContain('the TLS handshake failed')
+    expect(line).toContain('TLS handshake failed (EPROTO)')
     expect(line).toContain('http://')
   })
 })

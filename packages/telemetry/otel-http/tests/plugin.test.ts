@@ -1,9 +1,11 @@
 // Loading the plugin: where it sends (Config beats the environment), headers, resource, bad Config, nothing when off.
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { Context } from '@deepseek-ai/cordis'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { ENDPOINT_ENV } from '../src/index.ts'
-import { decodeTraces } from './otlp.ts'
-import { T0, captureLogs, cost, endpoint, loadOtelHttp, runEnd, runStart, scopeOf, spend, standInTelemetry, type ConfigInput } from './harness.ts'
+import { decodeHistograms, decodeTraces } from './otlp.ts'
+import { T0, captureLogs, cost, endpoint, llmEnd, llmStart, loadOtelHttp, runEnd, runStart, scopeOf, spend, standInTelemetry, type ConfigInput } from './harness.ts'
 
 afterEach(() => {
   vi.unstubAllEnvs()
@@ -67,12 +69,21 @@ describe('where it sends', () => {
     expect(server.requests).toEqual([])
   })
 
-  it('warns that only OTEL_EXPORTER_OTLP_ENDPOINT is read when a per-signal endpoint is set alone, not a silent nothing', async () => {
+  it('warns that only OTEL_EXPORTER_OTLP_ENDPOINT is read when a per-signal endpoint is set alone, naming the base URL to give and how to keep to that signal', async () => {
     vi.stubEnv(ENDPOINT_ENV, '')
     vi.stubEnv('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'http://127.0.0.1:4318/v1/traces')
     const { logs, registered } = await exportRun({})
     expect(registered).toBe(0)
-    expect(logs('warn')).toEqual([`OpenTelemetry export is off: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set, but rein reads only ${ENDPOINT_ENV} (the base URL, e.g. http://localhost:4318)`])
+    expect(logs('warn')).toEqual([`OpenTelemetry export is off: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set, but rein reads only ${ENDPOINT_ENV} (the base URL): set ${ENDPOINT_ENV}=http://127.0.0.1:4318, and OTEL_METRICS_EXPORTER=none to send traces only`])
+  })
+
+  it('names no base URL it cannot tell, nor a signal to turn off that is off already', async () => {
+    vi.stubEnv(ENDPOINT_ENV, '')
+    vi.stubEnv('OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', 'http://127.0.0.1:4318/otlp-metrics')
+    vi.stubEnv('OTEL_TRACES_EXPORTER', 'none')
+    const { logs, registered } = await exportRun({})
+    expect(registered).toBe(0)
+    expect(logs('warn')).toEqual([`OpenTelemetry export is off: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is set, but rein reads only ${ENDPOINT_ENV} (the base URL, e.g. http://localhost:4318)`])
   })
 
   it.each(['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'OTEL_EXPORTER_OTLP_METRICS_HEADERS'])(
@@ -103,6 +114,116 @@ describe('where it sends', () => {
     vi.stubEnv('OTEL_EXPORTER_OTLP_HEADERS', 'x-api-key=bad%0Avalue,x-tenant=team-a')
     await exportRun({ endpoint: server.url, headers: { 'x-api-key': 'from-config' } })
     expect(server.requests[0]!.headers).toMatchObject({ 'x-api-key': 'from-config', 'x-tenant': 'team-a' })
+  })
+})
+
+/** Loads the plugin, exports one run with one answered attempt (so there are metrics to push), disposes. */
+async function exportRunWithAttempt(config: ConfigInput) {
+  const root = new Context()
+  const logs = captureLogs(root)
+  const telemetry = standInTelemetry(root)
+  const fiber = await loadOtelHttp(root, config)
+  const registered = telemetry.sinks.size
+  const run = scopeOf('run-1')
+  const usage = { inputTokens: 10, outputTokens: 2 }
+  telemetry.emit(runStart(run, T0), llmStart(run, T0 + 1), llmEnd(run, T0 + 1, T0 + 5, { finishReason: 'stop', usage }), runEnd(run, T0, T0 + 6, cost(spend(usage))))
+  await fiber.dispose()
+  return { logs, registered }
+}
+
+/** An endpoint that takes traces and answers 404 to metrics, as Jaeger does; closed after the test. */
+async function tracesOnlyEndpoint() {
+  const paths: string[] = []
+  const server = createServer((request, response) => {
+    request.resume()
+    request.on('end', () => {
+      paths.push(request.url ?? '')
+      if (request.url === '/v1/traces') response.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+      else response.writeHead(404, { 'content-type': 'text/plain' }).end('404 page not found')
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  closing.push(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, paths }
+}
+const closing: (() => Promise<void>)[] = []
+afterEach(async () => {
+  await Promise.all(closing.splice(0).map((close) => close()))
+})
+
+describe('OTEL_TRACES_EXPORTER and OTEL_METRICS_EXPORTER', () => {
+  it('warns about every run against Jaeger (metrics answered 404) unless OTEL_METRICS_EXPORTER=none, which sends no metrics at all', async () => {
+    const jaeger = await tracesOnlyEndpoint()
+    const noisy = await exportRunWithAttempt({ endpoint: jaeger.url })
+    expect(noisy.logs('warn')).toEqual([expect.stringContaining('OTLP export of metrics to') as string])
+    jaeger.paths.length = 0
+    vi.stubEnv('OTEL_METRICS_EXPORTER', 'none')
+    const quiet = await exportRunWithAttempt({ endpoint: jaeger.url })
+    expect(jaeger.paths).toEqual(['/v1/traces'])
+    expect(quiet.logs('warn')).toEqual([])
+    expect(quiet.logs('info')).toEqual([`exporting traces to ${jaeger.url} (from Config endpoint); metrics are off (OTEL_METRICS_EXPORTER=none)`])
+  })
+
+  it('sends only metrics with OTEL_TRACES_EXPORTER=none, read case-insensitively and trimmed as the SDK spec says', async () => {
+    const server = await endpoint()
+    vi.stubEnv(ENDPOINT_ENV, server.url)
+    vi.stubEnv('OTEL_TRACES_EXPORTER', ' None ')
+    const { logs } = await exportRunWithAttempt({})
+    expect(server.traces()).toEqual([])
+    expect(decodeHistograms(server.metrics()).map((point) => point.metric).sort()).toEqual(['gen_ai.client.operation.duration', 'gen_ai.client.token.usage', 'gen_ai.client.token.usage'])
+    expect(logs('info')).toEqual([`exporting metrics to ${server.url} (from ${ENDPOINT_ENV}); traces are off (OTEL_TRACES_EXPORTER=none)`])
+  })
+
+  it('registers nothing, with one info line and no warning, when both are none: even a malformed endpoint variable is no matter then', async () => {
+    vi.stubEnv(ENDPOINT_ENV, 'localhost:4318')
+    vi.stubEnv('OTEL_TRACES_EXPORTER', 'none')
+    vi.stubEnv('OTEL_METRICS_EXPORTER', 'NONE')
+    const { logs, registered } = await exportRunWithAttempt({})
+    expect(registered).toBe(0)
+    expect(logs()).toEqual(['OpenTelemetry export is off: OTEL_TRACES_EXPORTER and OTEL_METRICS_EXPORTER are none'])
+  })
+
+  it('still refuses a bad Config with both none: the row is wrong whatever the environment says', async () => {
+    vi.stubEnv('OTEL_TRACES_EXPORTER', 'none')
+    vi.stubEnv('OTEL_METRICS_EXPORTER', 'none')
+    const root = new Context()
+    standInTelemetry(root)
+    const error: unknown = await loadOtelHttp(root, { endpoint: 'ftp://collector:4318' }).then(() => undefined, (thrown: unknown) => thrown)
+    expect(String(error)).toContain('endpoint')
+  })
+
+  it.each([
+    ['console', 'console'],
+    ['otlp,zipkin', 'zipkin'],
+    // The SDKs read none beside another exporter as a mistake, and keep the default.
+    ['none,otlp', 'none,otlp'],
+  ])('warns once that only otlp and none are understood for %s, and exports with otlp', async (value, named) => {
+    const server = await endpoint()
+    vi.stubEnv('OTEL_TRACES_EXPORTER', value)
+    const { logs, registered } = await exportRunWithAttempt({ endpoint: server.url })
+    expect(registered).toBe(1)
+    expect(logs('warn')).toEqual([`OTEL_TRACES_EXPORTER=${named}: rein understands only otlp and none there; exporting traces with otlp`])
+    expect(decodeTraces(server.traces()).map((span) => span.name)).toContain('invoke_agent main')
+    expect(server.metrics()).not.toEqual([])
+  })
+
+  it.each(['otlp', ' OTLP ', ''])('exports both signals without a word for %j (otlp is the default)', async (value) => {
+    const server = await endpoint()
+    vi.stubEnv('OTEL_TRACES_EXPORTER', value)
+    vi.stubEnv('OTEL_METRICS_EXPORTER', value)
+    const { logs } = await exportRunWithAttempt({ endpoint: server.url })
+    expect(logs('warn')).toEqual([])
+    expect([server.traces().length > 0, server.metrics().length > 0]).toEqual([true, true])
+  })
+
+  it('does not let a bad metrics header variable stop traces when metrics are off', async () => {
+    const server = await endpoint()
+    vi.stubEnv('OTEL_METRICS_EXPORTER', 'none')
+    vi.stubEnv('OTEL_EXPORTER_OTLP_METRICS_HEADERS', 'x-api-key=HEADER-SECRET%0Ax-injected%3A%201')
+    const { logs, registered } = await exportRunWithAttempt({ endpoint: server.url })
+    expect(registered).toBe(1)
+    expect(logs('warn')).toEqual([])
+    expect(server.traces()).not.toEqual([])
   })
 })
 

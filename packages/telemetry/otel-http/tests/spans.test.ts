@@ -43,6 +43,26 @@ describe('spans', () => {
     expect(byName(all, 'execute_tool _OTHER').attributes).toMatchObject({ 'gen_ai.tool.name': '_OTHER', 'error.type': 'UNKNOWN_TOOL' })
   })
 
+  it('marks every execute_tool span gen_ai.tool.type function: rein runs the tools itself (the conventions\' client-side tool)', async () => {
+    const { telemetry, spans } = await setup()
+    const run = scopeOf('run-1')
+    telemetry.emit(
+      runStart(run, T0),
+      toolStart(run, T0 + 1, 'read', 'call_a'),
+      toolEnd(run, T0 + 1, T0 + 2, 'read', 'call_a'),
+      toolStart(run, T0 + 3, 'no such tool', 'call_b'),
+      toolEnd(run, T0 + 3, T0 + 4, 'no such tool', 'call_b', { isError: true, errorCode: 'UNKNOWN_TOOL' }),
+      // A tool call whose end this sink never saw: ended as unfinished at dispose, typed all the same.
+      toolStart(run, T0 + 5, 'bash', 'call_c'),
+    )
+    const all = await spans()
+    const tools = all.filter((span) => span.name.startsWith('execute_tool '))
+    expect(tools.map((span) => span.name).sort()).toEqual(['execute_tool _OTHER', 'execute_tool bash', 'execute_tool read'])
+    for (const span of tools) expect([span.attributes['gen_ai.tool.type'], span.types['gen_ai.tool.type']]).toEqual(['function', 'string'])
+    // Only tools have a type: not the run, not a chat.
+    for (const span of all.filter((span) => !span.name.startsWith('execute_tool '))) expect(span.attributes).not.toHaveProperty(['gen_ai.tool.type'])
+  })
+
   it('maps a run to invoke_agent over chat per attempt and execute_tool per call, at the records\' times', async () => {
     const { telemetry, spans } = await setup()
     const run = scopeOf('run-1')
@@ -129,9 +149,9 @@ describe('spans', () => {
     const tools = all.filter((span) => span.name === 'execute_tool read')
     const [a, b] = [tools.find((span) => span.attributes['gen_ai.tool.call.id'] === 'call_a')!, tools.find((span) => span.attributes['gen_ai.tool.call.id'] === 'call_b')!]
     expect(a).toMatchObject({ kind: 1, startTimeUnixNano: nanos(T0 + 140), endTimeUnixNano: nanos(T0 + 160), status: { code: 0 } })
-    expect(a.attributes).toEqual({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'read', 'gen_ai.tool.call.id': 'call_a' })
+    expect(a.attributes).toEqual({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'read', 'gen_ai.tool.type': 'function', 'gen_ai.tool.call.id': 'call_a' })
     expect(b).toMatchObject({ status: { code: 2, message: 'NOT_FOUND' } })
-    expect(b.attributes).toEqual({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'read', 'gen_ai.tool.call.id': 'call_b', 'error.type': 'NOT_FOUND' })
+    expect(b.attributes).toEqual({ 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'read', 'gen_ai.tool.type': 'function', 'gen_ai.tool.call.id': 'call_b', 'error.type': 'NOT_FOUND' })
     // Every token once: a backend summing gen_ai.usage.* over the trace gets the run's total.
     const summed = all.reduce((sum, span) => sum + Number(span.attributes['gen_ai.usage.input_tokens'] ?? 0), 0)
     expect(summed).toBe(agent.attributes['rein.usage.total.input_tokens'])
