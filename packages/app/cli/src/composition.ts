@@ -163,8 +163,8 @@ function builtInProvider(env: NodeJS.ProcessEnv): 'openai' | 'deepseek' | undefi
 
 /**
  * The OTLP endpoint variables that add the `@rein/otel-http` row: the base URL, and the per-signal
- * ones, which otel-http does not export to but names in a warning with the base URL to set (a user
- * who set one alone meant to export; without the row, nothing would say why nothing arrives).
+ * ones (each signal's full URL, beating the base URL for it); otel-http exports each signal that has
+ * one, and turns the other off with an info line.
  */
 const OTLP_ENDPOINT_ENVIRONMENT = ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'] as const
 
@@ -198,7 +198,7 @@ export function builtInRows(env: NodeJS.ProcessEnv): EntryOptions[] {
     { id: 'jobs', name: '@rein/jobs' },
     { id: 'bash', name: '@rein/tool-bash' },
     // Every token and cent, subagents rolled up into their parent run (the final line shows it);
-    // exported as OpenTelemetry GenAI spans when OTEL_EXPORTER_OTLP_ENDPOINT names a collector.
+    // exported as OpenTelemetry GenAI spans when an OTEL_EXPORTER_OTLP_*ENDPOINT variable names a collector.
     { id: 'telemetry', name: '@rein/telemetry' },
   ]
   if (OTLP_ENDPOINT_ENVIRONMENT.some((name) => env[name])) rows.push({ id: 'otel', name: '@rein/otel-http' })

@@ -158,17 +158,30 @@ describe('OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     expect(new Set(paths)).toEqual(new Set(['/v1/traces']))
   })
 
-  it('loads otel-http in the built-in composition for OTEL_EXPORTER_OTLP_TRACES_ENDPOINT alone, which says what to set rather than nothing', async () => {
+  it('loads otel-http in the built-in composition for OTEL_EXPORTER_OTLP_TRACES_ENDPOINT alone, and sends traces to exactly that URL, without a warning', async () => {
     const llm = await startMockOpenAiServer(() => ({ steps: [{ text: 'done' }] }))
     const dir = mkdtempSync(join(tmpdir(), 'rein-otel-built-in-'))
+    const paths: string[] = []
+    collector = createServer((request, response) => {
+      request.resume()
+      request.on('end', () => {
+        paths.push(request.url ?? '')
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{}')
+      })
+    })
+    await new Promise<void>((resolve) => collector!.listen(0, '127.0.0.1', resolve))
     try {
-      const traces = 'http://127.0.0.1:4318/v1/traces'
+      const traces = `http://127.0.0.1:${(collector.address() as AddressInfo).port}/tempo/traces`
       // otel-http reads the process's environment; the built-in composition, rein's.
       vi.stubEnv('OTEL_EXPORTER_OTLP_ENDPOINT', '')
+      vi.stubEnv('OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', '')
       vi.stubEnv('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', traces)
       const run = await rein(dir, ['run', PROMPT], { env: { REIN_HOME: join(dir, 'home'), OPENAI_BASE_URL: llm.url, REIN_MODEL: 'mock-model', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: traces } })
       expect(run).toMatchObject({ code: 0, stdout: 'done\n' })
-      expect(run.stderr).toContain('[warn] otel-http: OpenTelemetry export is off: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set, but rein reads only OTEL_EXPORTER_OTLP_ENDPOINT (the base URL): set OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318, and OTEL_METRICS_EXPORTER=none to send traces only\n')
+      expect(run.stderr).not.toContain('[warn] otel-http')
+      expect(paths.length).toBeGreaterThan(0)
+      // Metrics have no endpoint: none is sent, not even to <traces URL>/v1/metrics.
+      expect(new Set(paths)).toEqual(new Set(['/tempo/traces']))
     } finally {
       await llm.close()
       rmSync(dir, { recursive: true, force: true })

@@ -1,4 +1,7 @@
-/** The plugin's Config, and where it sends: Config `endpoint`, else `OTEL_EXPORTER_OTLP_ENDPOINT`, else nowhere. */
+/**
+ * The plugin's Config, and where each signal goes: Config `endpoint` (a base URL), else the signal's
+ * `OTEL_EXPORTER_OTLP_{TRACES,METRICS}_ENDPOINT` (its full URL), else under `OTEL_EXPORTER_OTLP_ENDPOINT`, else nowhere.
+ */
 
 import Schema from '@deepseek-ai/schemastery'
 import { parseKeyPairsIntoRecord } from '@opentelemetry/core'
@@ -45,22 +48,32 @@ export const OtelHttpConfig: Schema<OtelHttpConfigInput, OtelHttpConfig> = Schem
     .description('The longest dispose waits on the endpoint (so the longest a process exit waits on a dead one), in ms.'),
 }) as Schema<OtelHttpConfigInput, OtelHttpConfig>
 
-/** Where the two signals go. */
-export interface Endpoints {
-  /** The base URL, without credentials, query or trailing slash: safe to log. */
+/** Where one signal goes. */
+interface SignalEndpoint {
+  /** The URL the exporter posts to, as given (a per-signal variable) or under the base URL. */
+  url: string
+  /** The URL log lines name, without credentials, query or trailing slash: the base URL when every signal on goes under it. */
   display: string
-  traces: string
-  metrics: string
+  /** What named it: `Config endpoint` or the variable. */
+  from: string
 }
 
-/** Which signals go out: `OTEL_TRACES_EXPORTER` and `OTEL_METRICS_EXPORTER` say (`otlp`, the default, or `none`). */
+/** Where the signals on go; a signal that is off has none. */
+export interface Endpoints {
+  traces?: SignalEndpoint
+  metrics?: SignalEndpoint
+}
+
+/** Which signals go out: `OTEL_TRACES_EXPORTER` and `OTEL_METRICS_EXPORTER` say (`otlp`, the default, or `none`), and whether each has an endpoint. */
 export interface Signals {
   traces: boolean
   metrics: boolean
 }
 
 /** The two OTLP signals, by the words log lines use for them. */
-type SignalName = keyof Signals
+export type SignalName = keyof Signals
+
+const SIGNALS: readonly SignalName[] = ['traces', 'metrics']
 
 /** The signals on, in the words log lines use: `traces and metrics`, `traces` or `metrics`. */
 export function signalWords(signals: Signals): 'traces and metrics' | SignalName {
@@ -68,25 +81,40 @@ export function signalWords(signals: Signals): 'traces and metrics' | SignalName
 }
 
 /**
- * What `resolveEndpoints` decided: the URLs, the signals on and the warnings to log (an exporter
- * variable rein does not understand), or why nothing is exported (`misset`: a variable set, but to
- * what cannot work).
+ * A signal that is off, and why, in words for a log line; `why` sorts it: its exporter variable is
+ * `none`, it has no endpoint, or a variable is set but to what cannot work (`misset`: a warning).
+ */
+export interface SignalOff {
+  signal: SignalName
+  reason: string
+  why: 'none' | 'no-endpoint' | 'misset'
+}
+
+/**
+ * What `resolveEndpoints` decided: where the signals on go, the signals off and why, and the warnings
+ * to log (an exporter variable rein does not understand); or why nothing is exported (`misset`: a
+ * variable set, but to what cannot work).
  */
 export type EndpointChoice =
-  | { kind: 'on'; endpoints: Endpoints; from: 'config' | 'env'; signals: Signals; warnings: readonly string[] }
+  | { kind: 'on'; endpoints: Endpoints; signals: Signals; off: readonly SignalOff[]; warnings: readonly string[] }
   | { kind: 'off'; reason: string; misset: boolean }
 
 /** The environment variable the OTLP spec names for the base URL. */
 export const ENDPOINT_ENV = 'OTEL_EXPORTER_OTLP_ENDPOINT'
 
+/** The per-signal endpoint variables: the full URL of their signal, used as it is, beating the base URL. */
+const SIGNAL_ENDPOINT_ENVS: Readonly<Record<SignalName, string>> = { traces: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', metrics: 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT' }
+
 /** The OTel SDK variables choosing each signal's exporter. */
-export const EXPORTER_ENVS: Readonly<Record<SignalName, string>> = { traces: 'OTEL_TRACES_EXPORTER', metrics: 'OTEL_METRICS_EXPORTER' }
+const EXPORTER_ENVS: Readonly<Record<SignalName, string>> = { traces: 'OTEL_TRACES_EXPORTER', metrics: 'OTEL_METRICS_EXPORTER' }
 
 /**
- * Config `endpoint` beats the environment variable. A Config endpoint that is not an http(s) URL
- * throws `CONFIG_INVALID` naming it; a malformed variable turns export off (with the reason, for a
- * warning), since telemetry must not stop rein from starting. Checks the rest of the Config first,
- * and then the exporter variables: both `none` is off, whatever the endpoint.
+ * Config `endpoint` beats every variable, for both signals. Without it each signal goes to its
+ * per-signal variable, else under `OTEL_EXPORTER_OTLP_ENDPOINT`, else nowhere (that signal is off).
+ * A Config endpoint that is not an http(s) URL throws `CONFIG_INVALID` naming it; a malformed
+ * variable turns off the signals it would serve (with the reason, for a warning), since telemetry
+ * must not stop rein from starting. Checks the rest of the Config first, and then the exporter
+ * variables: both `none` is off, whatever the endpoints.
  */
 export function resolveEndpoints(config: Pick<OtelHttpConfig, 'endpoint' | 'resource' | 'headers'>, env: NodeJS.ProcessEnv): EndpointChoice {
   if (Object.hasOwn(config.resource, 'service.name')) {
@@ -97,25 +125,76 @@ export function resolveEndpoints(config: Pick<OtelHttpConfig, 'endpoint' | 'reso
   const traces = exporterChoice('traces', env)
   const metrics = exporterChoice('metrics', env)
   if (!traces.on && !metrics.on) return { kind: 'off', reason: `${EXPORTER_ENVS.traces} and ${EXPORTER_ENVS.metrics} are none`, misset: false }
-  const signals = { traces: traces.on, metrics: metrics.on }
-  const exporting = { signals, warnings: [traces.warning, metrics.warning].filter((warning) => warning !== undefined) }
-  if (configured) return exportingTo(configured, 'config', config.headers, env, exporting)
-  const fromEnv = env[ENDPOINT_ENV]?.trim()
-  if (!fromEnv) return withoutBase(env, signals)
-  const endpoints = endpointsOf(fromEnv)
-  if (!endpoints) return { kind: 'off', reason: `${ENDPOINT_ENV} is not an http:// or https:// URL (e.g. http://localhost:4318)`, misset: true }
-  const suffix = signalSuffix(endpoints, ENDPOINT_ENV)
-  if (suffix) return { kind: 'off', reason: suffix, misset: true }
-  return exportingTo(endpoints, 'env', config.headers, env, exporting)
+  const warnings = [traces.warning, metrics.warning].filter((warning) => warning !== undefined)
+  const exporting = { traces: traces.on, metrics: metrics.on }
+  const endpoints: Endpoints = {}
+  const off: SignalOff[] = []
+  const base = configured ? { base: configured, from: 'Config endpoint' } : baseFromEnv(env)
+  for (const signal of SIGNALS) {
+    const target = exporting[signal] ? signalTarget(signal, configured ? undefined : env, base) : { signal, reason: `${EXPORTER_ENVS[signal]}=none`, why: 'none' as const }
+    if ('url' in target) endpoints[signal] = target
+    else off.push(target)
+  }
+  const signals = { traces: endpoints.traces !== undefined, metrics: endpoints.metrics !== undefined }
+  if (!signals.traces && !signals.metrics) return { kind: 'off', reason: offReason(off), misset: off.some((each) => each.why === 'misset') }
+  showBaseWhenShared(endpoints, base)
+  const problem = envHeadersProblem(config.headers, env, signals)
+  if (problem !== undefined) return { kind: 'off', reason: problem, misset: true }
+  return { kind: 'on', endpoints, signals, off, warnings }
 }
 
 /** A Config `endpoint`'s URLs, or `CONFIG_INVALID` saying what is wrong with it. */
-function configuredEndpoints(endpoint: string): Endpoints {
-  const endpoints = endpointsOf(endpoint)
-  if (!endpoints) throw new ReinError('CONFIG_INVALID', `endpoint is not an http:// or https:// URL (e.g. http://localhost:4318)`)
-  const suffix = signalSuffix(endpoints, 'endpoint')
+function configuredEndpoints(endpoint: string): BaseUrl {
+  const base = baseUrlOf(endpoint)
+  if (!base) throw new ReinError('CONFIG_INVALID', `endpoint is not an http:// or https:// URL (e.g. http://localhost:4318)`)
+  const suffix = signalSuffix(base, 'endpoint')
   if (suffix) throw new ReinError('CONFIG_INVALID', suffix)
-  return endpoints
+  return base
+}
+
+/** The base URL and what named it, or why the variable cannot serve (a malformed value), or nothing (unset). */
+type BaseChoice = { base: BaseUrl; from: string } | { problem: string } | undefined
+
+/** `OTEL_EXPORTER_OTLP_ENDPOINT`, read only if some signal needs it: a malformed value matters only then. */
+function baseFromEnv(env: NodeJS.ProcessEnv): BaseChoice {
+  const value = env[ENDPOINT_ENV]?.trim()
+  if (!value) return undefined
+  const base = baseUrlOf(value)
+  if (!base) return { problem: `${ENDPOINT_ENV} is not an http:// or https:// URL (e.g. http://localhost:4318)` }
+  const suffix = signalSuffix(base, ENDPOINT_ENV)
+  return suffix ? { problem: suffix } : { base, from: ENDPOINT_ENV }
+}
+
+/**
+ * Where a signal that is on goes: its per-signal variable (read only without a Config endpoint: `env`
+ * undefined) as it is, else under the base URL; or why it is off.
+ */
+function signalTarget(signal: SignalName, env: NodeJS.ProcessEnv | undefined, base: BaseChoice): SignalEndpoint | SignalOff {
+  const variable = SIGNAL_ENDPOINT_ENVS[signal]
+  const own = env?.[variable]?.trim()
+  if (own) {
+    const display = displayOf(own)
+    if (display === undefined) return { signal, reason: `${variable} is not an http:// or https:// URL (e.g. http://localhost:4318/v1/${signal})`, why: 'misset' }
+    return { url: own, display, from: variable }
+  }
+  if (base === undefined) return { signal, reason: `no endpoint for ${signal}: neither ${variable} nor ${ENDPOINT_ENV} is set`, why: 'no-endpoint' }
+  if ('problem' in base) return { signal, reason: base.problem, why: 'misset' }
+  return { url: base.base[signal], display: `${base.base.display}/v1/${signal}`, from: base.from }
+}
+
+/** Every signal on under the one base URL: log lines name the base, and one line may name both signals. */
+function showBaseWhenShared(endpoints: Endpoints, base: BaseChoice): void {
+  if (base === undefined || !('base' in base)) return
+  const on = SIGNALS.map((signal) => endpoints[signal]).filter((target) => target !== undefined)
+  if (on.every((target) => target.from === base.from)) for (const target of on) target.display = base.base.display
+}
+
+/** Why nothing is exported, from the signals off: each reason once (each names its signal, or serves both). */
+function offReason(off: readonly SignalOff[]): string {
+  if (off.every((each) => each.why === 'no-endpoint')) {
+    return `no endpoint is set: neither Config endpoint, ${ENDPOINT_ENV}, ${SIGNAL_ENDPOINT_ENVS.traces} nor ${SIGNAL_ENDPOINT_ENVS.metrics}`
+  }
+  return [...new Set(off.map((each) => each.reason))].join('; ')
 }
 
 /** Whether a signal goes out, and the warning an exporter variable rein does not understand earns. */
@@ -140,52 +219,19 @@ function exporterChoice(signal: SignalName, env: NodeJS.ProcessEnv): ExporterCho
   return { on: true, warning: `${variable}=${named}: rein understands only otlp and none there; exporting ${signal} with otlp` }
 }
 
-/** The per-signal endpoint variables other OTel SDKs read, which rein does not. */
-const SIGNAL_ENDPOINT_ENVS: Readonly<Record<SignalName, string>> = { traces: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', metrics: 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT' }
-
-/**
- * Off, with no base URL set. A per-signal endpoint set alone (of a signal that is on) was meant to
- * export: the warning names the base URL to give instead when the variable ends in its signal's
- * path, and how to send that signal only, when the other is on with no endpoint of its own.
- */
-function withoutBase(env: NodeJS.ProcessEnv, signals: Signals): EndpointChoice {
-  const signal = (['traces', 'metrics'] as const).find((name) => signals[name] && env[SIGNAL_ENDPOINT_ENVS[name]]?.trim())
-  if (signal === undefined) return { kind: 'off', reason: `neither Config endpoint nor ${ENDPOINT_ENV} is set`, misset: false }
-  const variable = SIGNAL_ENDPOINT_ENVS[signal]
-  const other: SignalName = signal === 'traces' ? 'metrics' : 'traces'
-  const display = endpointsOf(env[variable] ?? '')?.display
-  const path = `/v1/${signal}`
-  const base = display?.endsWith(path) ? display.slice(0, -path.length) : undefined
-  const head = `${variable} is set, but rein reads only ${ENDPOINT_ENV}`
-  const only = signals[other] && !env[SIGNAL_ENDPOINT_ENVS[other]]?.trim() ? `${EXPORTER_ENVS[other]}=none to send ${signal} only` : undefined
-  const reason = base !== undefined
-    ? `${head} (the base URL): set ${ENDPOINT_ENV}=${base}${only ? `, and ${only}` : ''}`
-    : `${head} (the base URL, e.g. http://localhost:4318)${only ? `; set ${only}` : ''}`
-  return { kind: 'off', reason, misset: true }
-}
-
 /**
  * Why a base URL ending in a signal's path is a mistake (exports would go to `…/v1/traces/v1/traces`
  * and fail with a bare 404), naming what to give instead; undefined for a good one.
  */
-function signalSuffix(endpoints: Endpoints, named: string): string | undefined {
-  const suffix = /\/v1\/(?:traces|metrics)$/.exec(endpoints.display)?.[0]
+function signalSuffix(base: BaseUrl, named: string): string | undefined {
+  const suffix = /\/v1\/(?:traces|metrics)$/.exec(base.display)?.[0]
   if (suffix === undefined) return undefined
-  return `${named} ends in ${suffix}, but it is the base URL: rein sends to <base>/v1/traces and <base>/v1/metrics itself; give ${endpoints.display.slice(0, -suffix.length)}`
-}
-
-/** On, unless a header variable of a signal that is on holds what every export would fail on: then off, with the reason for a warning. */
-function exportingTo(
-  endpoints: Endpoints, from: 'config' | 'env', headers: Record<string, string>, env: NodeJS.ProcessEnv,
-  exporting: { signals: Signals; warnings: readonly string[] },
-): EndpointChoice {
-  const problem = envHeadersProblem(headers, env, exporting.signals)
-  return problem === undefined ? { kind: 'on', endpoints, from, signals: exporting.signals, warnings: exporting.warnings } : { kind: 'off', reason: problem, misset: true }
+  return `${named} ends in ${suffix}, but it is the base URL: rein sends to <base>/v1/traces and <base>/v1/metrics itself; give ${base.display.slice(0, -suffix.length)}`
 }
 
 /** The variable the OTLP exporter reads every signal's headers from, besides Config `headers`. */
 const HEADERS_ENV = 'OTEL_EXPORTER_OTLP_HEADERS'
-/** The per-signal variables, whose headers win over the general one's for their signal. */
+/** The per-signal header variables, whose headers win over the general one's for their signal. */
 const SIGNAL_HEADERS_ENVS: Readonly<Record<SignalName, string>> = { traces: 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', metrics: 'OTEL_EXPORTER_OTLP_METRICS_HEADERS' }
 
 /**
@@ -237,15 +283,38 @@ function headerProblem(name: string, value: string): string | undefined {
   return undefined
 }
 
-/** The signal URLs under a base URL, as the OTLP exporter spec appends them; undefined if it is no http(s) URL. */
-function endpointsOf(base: string): Endpoints | undefined {
+/** A base URL: each signal's URL under it, and itself as log lines show it. */
+interface BaseUrl {
+  /** Without credentials, query or trailing slash: safe to log. */
+  display: string
+  traces: string
+  metrics: string
+}
+
+/** An http(s) URL, parsed; undefined for anything else. */
+function httpUrl(text: string): URL | undefined {
   let url: URL
   try {
-    url = new URL(base.trim())
+    url = new URL(text.trim())
   } catch {
     return undefined
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined
+}
+
+/**
+ * A per-signal URL as log lines show it: scheme, host and path as sent to, never the credentials
+ * (`user:pass@`) nor the query (`?api_key=…`) a URL may hold; undefined if it is no http(s) URL.
+ */
+function displayOf(text: string): string | undefined {
+  const url = httpUrl(text)
+  return url && `${url.protocol}//${url.host}${url.pathname}`
+}
+
+/** The signal URLs under a base URL, as the OTLP exporter spec appends them; undefined if it is no http(s) URL. */
+function baseUrlOf(text: string): BaseUrl | undefined {
+  const url = httpUrl(text)
+  if (!url) return undefined
   const path = url.pathname.replace(/\/+$/, '')
   const at = (signal: string) => {
     const target = new URL(url.href)

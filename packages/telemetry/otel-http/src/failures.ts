@@ -2,7 +2,8 @@
  * Export failures as log lines: one warning per kind of failure (refused, timed out, HTTP 404, not
  * HTTP at all, …) for the plugin's lifetime, so a dead endpoint says so once and then keeps quiet.
  * While a flush is under way the lines wait for its end, so one line names every signal that failed
- * with its kind: a flush exports traces and metrics together, and a dead endpoint fails both.
+ * with its kind at one endpoint: a flush exports traces and metrics together, and a dead endpoint
+ * fails both. Signals sent to different endpoints (the per-signal variables) get a line each.
  */
 
 import type { Logger } from '@deepseek-ai/cordis'
@@ -28,39 +29,57 @@ export interface FailureLog {
   hold(): () => void
 }
 
-/** A kind's line not logged yet: its words, and the signals that failed with it so far. */
+/** A kind's line not logged yet: its words, the endpoint it names, and the signals that failed with it there so far. */
 interface HeldLine {
   says: string
+  endpoint: string
   traces: boolean
   metrics: boolean
 }
 
-/** Logs to `logger` under `endpoint` (already free of credentials). Headers are never part of a line. */
-export function createFailureLog(logger: Logger, endpoint: string): FailureLog {
+/** The URL each signal is sent to, as log lines show it (already free of credentials and query). */
+export type FailureEndpoints = Readonly<Record<'traces' | 'metrics', string>>
+
+/**
+ * Logs to `logger`, each line naming the endpoint its signals were sent to. A kind is one line per
+ * endpoint: signals sharing one failing alike are one line naming both; signals sent apart, a line
+ * each. Headers are never part of a line.
+ */
+export function createFailureLog(logger: Logger, endpoints: FailureEndpoints): FailureLog {
   const seen = new Set<string>()
   const held = new Map<string, HeldLine>()
   let holders = 0
-  const warn = (signal: Signal, says: string) => {
+  const warn = (signal: Signal, endpoint: string, says: string) => {
     logger.warn('OTLP export of %s to %s failed: %s. Runs are not affected; further failures of this kind are not logged.', signal, endpoint, says)
   }
   const logHeld = () => {
-    for (const line of held.values()) warn(signalOf(line), line.says)
+    for (const line of held.values()) warn(signalOf(line), line.endpoint, line.says)
     held.clear()
+  }
+  const reportAt = (signal: Signal, endpoint: string, { kind, says }: FailureKind) => {
+    const key = `${kind}\n${endpoint}`
+    const line = held.get(key)
+    if (line) {
+      addSignal(line, signal)
+      return
+    }
+    if (seen.has(key)) return
+    seen.add(key)
+    if (holders > 0) held.set(key, { says, endpoint, traces: signal !== 'metrics', metrics: signal !== 'traces' })
+    else warn(signal, endpoint, says)
   }
   return {
     report(signal, error) {
       // A connection dispose dropped: dispose said it gave up, and nothing will be sent after it.
       if (fieldsOf(error).code === GAVE_UP_CODE) return
-      const { kind, says } = failureKind(error)
-      const line = held.get(kind)
-      if (line) {
-        addSignal(line, signal)
-        return
+      const kind = failureKind(error)
+      // Both signals at once (a flush that gave up): one report per endpoint they went to.
+      if (signal === 'traces and metrics' && endpoints.traces !== endpoints.metrics) {
+        reportAt('traces', endpoints.traces, kind)
+        reportAt('metrics', endpoints.metrics, kind)
+      } else {
+        reportAt(signal, signal === 'metrics' ? endpoints.metrics : endpoints.traces, kind)
       }
-      if (seen.has(kind)) return
-      seen.add(kind)
-      if (holders > 0) held.set(kind, { says, traces: signal !== 'metrics', metrics: signal !== 'traces' })
-      else warn(signal, says)
     },
     hold() {
       holders++

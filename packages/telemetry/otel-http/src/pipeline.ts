@@ -2,8 +2,8 @@
  * The OpenTelemetry SDK objects behind the sink: a tracer provider batching spans to the OTLP/HTTP
  * JSON trace exporter, a meter provider pushing to the metric exporter, both behind exporters that
  * report failures, and a flush and shutdown that never wait longer than `flushTimeoutMs` nor throw.
- * A signal that is off (`OTEL_TRACES_EXPORTER` or `OTEL_METRICS_EXPORTER` `none`) gets no provider,
- * exporter nor connection at all.
+ * A signal that is off (`OTEL_TRACES_EXPORTER` or `OTEL_METRICS_EXPORTER` `none`, or no endpoint for
+ * it) gets no provider, exporter nor connection at all.
  */
 
 import { ProxyTracerProvider, type Meter, type Tracer } from '@opentelemetry/api'
@@ -12,7 +12,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { defaultResource, detectResources, processDetector, resourceFromAttributes, type Resource } from '@opentelemetry/resources'
 import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics'
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base'
-import { signalWords, type Endpoints, type OtelHttpConfig, type Signals } from './config.ts'
+import { signalWords, type Endpoints, type OtelHttpConfig } from './config.ts'
 import { deadlineAgents, tlsFromEnvironment } from './deadline-agent.ts'
 import type { FailureLog, Signal } from './failures.ts'
 import { SCOPE_NAME } from './semconv.ts'
@@ -51,8 +51,8 @@ interface Provider {
   shutdown(): Promise<void>
 }
 
-/** Builds the providers of the signals on; nothing is sent until a span ends or metrics are due. */
-export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, signals: Signals, failures: FailureLog): Pipeline {
+/** Builds the providers of the signals with an endpoint; nothing is sent until a span ends or metrics are due. */
+export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, failures: FailureLog): Pipeline {
   const resource = createResource(config)
   // One export, its retries included, never outlives the bound dispose waits: no request to a dead
   // endpoint keeps the process alive after dispose has given up on it. The SDK's timeout only counts
@@ -62,9 +62,9 @@ export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, sig
   const providers: Provider[] = []
   const agents: ReturnType<typeof deadlineAgents>[] = []
   let tracer: Tracer = NO_TRACES.getTracer(SCOPE_NAME)
-  if (signals.traces) {
+  if (endpoints.traces) {
     const traceAgents = deadlineAgents(deadline, tlsFromEnvironment('TRACES', process.env))
-    const spanExporter = reportingSpanExporter(new OTLPTraceExporter({ ...exporterOptions, httpAgentOptions: traceAgents.factory, url: endpoints.traces }), failures)
+    const spanExporter = reportingSpanExporter(new OTLPTraceExporter({ ...exporterOptions, httpAgentOptions: traceAgents.factory, url: endpoints.traces.url }), failures)
     const tracerProvider = new BasicTracerProvider({
       resource,
       spanLimits: { attributeValueLengthLimit: MAX_ATTRIBUTE_CHARS },
@@ -75,9 +75,9 @@ export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, sig
     agents.push(traceAgents)
   }
   let meter: Meter | undefined
-  if (signals.metrics) {
+  if (endpoints.metrics) {
     const metricAgents = deadlineAgents(deadline, tlsFromEnvironment('METRICS', process.env))
-    const metricExporter = reportingMetricExporter(new OTLPMetricExporter({ ...exporterOptions, httpAgentOptions: metricAgents.factory, url: endpoints.metrics }), failures)
+    const metricExporter = reportingMetricExporter(new OTLPMetricExporter({ ...exporterOptions, httpAgentOptions: metricAgents.factory, url: endpoints.metrics.url }), failures)
     const meterProvider = new MeterProvider({
       resource,
       readers: [new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: METRIC_INTERVAL_MS, exportTimeoutMillis: config.flushTimeoutMs })],
@@ -86,7 +86,7 @@ export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, sig
     providers.push(meterProvider)
     agents.push(metricAgents)
   }
-  const bounded = (work: () => Promise<unknown>[]) => within(config.flushTimeoutMs, work, signalWords(signals), failures)
+  const bounded = (work: () => Promise<unknown>[]) => within(config.flushTimeoutMs, work, signalWords({ traces: endpoints.traces !== undefined, metrics: endpoints.metrics !== undefined }), failures)
   // Whatever is still open once a bound has passed goes: nothing of ours keeps the process alive.
   // After a flush a later export opens a connection of its own; after shutdown none is opened (the
   // SDK would retry a dropped export on a new one).

@@ -5,7 +5,7 @@
 
 import type { Context, Logger } from '@deepseek-ai/cordis'
 import type { TelemetrySink } from '@rein/telemetry'
-import { ENDPOINT_ENV, EXPORTER_ENVS, resolveEndpoints, signalWords, type OtelHttpConfig, type Signals } from './config.ts'
+import { resolveEndpoints, signalWords, type Endpoints, type OtelHttpConfig, type SignalOff, type Signals } from './config.ts'
 import { createFailureLog } from './failures.ts'
 import { GenAiMetrics } from './metrics.ts'
 import { createPipeline, type Pipeline } from './pipeline.ts'
@@ -14,7 +14,7 @@ import { SpanBook } from './spans.ts'
 /** The name the sink goes by in `ctx.telemetry`'s log lines. */
 export const SINK_NAME = 'otel-http'
 
-/** Registers the sink, or nothing (one info line) when no endpoint is set. */
+/** Registers the sink, or nothing (one info line, or a warning for a misset variable) when no signal has an endpoint. */
 export function applyOtelHttp(ctx: Context, config: OtelHttpConfig): void {
   const logger = ctx.logger('otel-http')
   const choice = resolveEndpoints(config, process.env)
@@ -26,13 +26,13 @@ export function applyOtelHttp(ctx: Context, config: OtelHttpConfig): void {
   }
   const { endpoints, signals } = choice
   for (const warning of choice.warnings) logger.warn('%s', warning)
+  for (const off of choice.off) if (off.why === 'misset') logger.warn('OpenTelemetry export of %s is off: %s', off.signal, off.reason)
   ctx.effect(() => {
-    const pipeline = createPipeline(config, endpoints, signals, createFailureLog(logger, endpoints.display))
+    const pipeline = createPipeline(config, endpoints, createFailureLog(logger, failureEndpoints(endpoints)))
     // Content lands on spans only: with traces off it is never built.
     const book = new SpanBook(pipeline.tracer, pipeline.meter && new GenAiMetrics(pipeline.meter), config.captureContent && signals.traces)
     const remove = ctx.telemetry.sink(createSink(book, pipeline, logger))
-    logger.info('exporting %s to %s (from %s)%s%s', signalWords(signals), endpoints.display, choice.from === 'env' ? ENDPOINT_ENV : 'Config endpoint',
-      config.captureContent && signals.traces ? ', with content (captureContent)' : '', offWords(signals))
+    logger.info('exporting %s%s%s', destinationWords(endpoints, signals), config.captureContent && signals.traces ? ', with content (captureContent)' : '', offWords(choice.off))
     return async () => {
       await remove()
       book.endAll(Date.now())
@@ -41,11 +41,25 @@ export function applyOtelHttp(ctx: Context, config: OtelHttpConfig): void {
   }, 'otel-http sink')
 }
 
-/** The info line's note of a signal that is off, and which variable turned it off. */
-function offWords(signals: Signals): string {
-  if (!signals.metrics) return `; metrics are off (${EXPORTER_ENVS.metrics}=none)`
-  if (!signals.traces) return `; traces are off (${EXPORTER_ENVS.traces}=none)`
-  return ''
+/** Where the info line says each signal goes: `traces and metrics to <base> (from …)` when they share it, else each on its own. */
+function destinationWords(endpoints: Endpoints, signals: Signals): string {
+  const { traces, metrics } = endpoints
+  if (traces && metrics && (traces.display !== metrics.display || traces.from !== metrics.from)) {
+    return `traces to ${traces.display} (from ${traces.from}) and metrics to ${metrics.display} (from ${metrics.from})`
+  }
+  const shown = (traces ?? metrics)!
+  return `${signalWords(signals)} to ${shown.display} (from ${shown.from})`
+}
+
+/** The info line's note of the signal that is off, and why (its exporter variable, no endpoint, a bad one). */
+function offWords(off: readonly SignalOff[]): string {
+  return off.map((each) => `; ${each.signal} are off (${each.reason})`).join('')
+}
+
+/** The URL each failure line names: a signal that is off never fails, so its entry is never read. */
+function failureEndpoints(endpoints: Endpoints): { traces: string; metrics: string } {
+  const either = (endpoints.traces ?? endpoints.metrics)!.display
+  return { traces: endpoints.traces?.display ?? either, metrics: endpoints.metrics?.display ?? either }
 }
 
 function createSink(book: SpanBook, pipeline: Pipeline, logger: Logger): TelemetrySink {

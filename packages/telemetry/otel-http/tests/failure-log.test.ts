@@ -4,11 +4,14 @@ import { describe, expect, it } from 'vitest'
 import { createFailureLog } from '../src/failures.ts'
 
 /** A logger that keeps its warnings, `%s` filled in. */
-function keptWarnings() {
+function keptWarnings(endpoints = { traces: 'http://127.0.0.1:4318', metrics: 'http://127.0.0.1:4318' }) {
   const lines: string[] = []
   const logger = { warn: (format: string, ...args: unknown[]) => { lines.push(args.reduce<string>((line, arg) => line.replace('%s', String(arg)), format)) } }
-  return { lines, log: createFailureLog(logger as unknown as Logger, 'http://127.0.0.1:4318') }
+  return { lines, log: createFailureLog(logger as unknown as Logger, endpoints) }
 }
+
+/** Each signal to an endpoint of its own (the per-signal variables). */
+const APART = { traces: 'http://127.0.0.1:4318/v1/traces', metrics: 'http://127.0.0.1:9090/otlp/metrics' }
 
 const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:4318'), { code: 'ECONNREFUSED' })
 const notFound = () => ({ code: 404, message: 'Not Found' })
@@ -85,5 +88,29 @@ describe('the failure log', () => {
       'TLS failure (ERR_TLS_SOMETHING_NEW)',
       'network error (EWHATEVER)',
     ])
+  })
+
+  it('gives each signal its own line, naming its own endpoint, when the two go to different endpoints and fail alike', () => {
+    const { lines, log } = keptWarnings(APART)
+    const release = log.hold()
+    log.report('traces', refused())
+    log.report('metrics', refused())
+    log.report('traces', refused())
+    release()
+    log.report('metrics', refused())
+    expect(lines.map((line) => line.slice(0, line.indexOf(' failed: ')))).toEqual([`OTLP export of traces to ${APART.traces}`, `OTLP export of metrics to ${APART.metrics}`])
+  })
+
+  it('splits a flush that gave up on both signals into a line per endpoint when they differ', () => {
+    const { lines, log } = keptWarnings(APART)
+    log.report('traces and metrics', 'flush-timeout')
+    expect(lines.map((line) => line.slice(0, line.indexOf(' failed: ')))).toEqual([`OTLP export of traces to ${APART.traces}`, `OTLP export of metrics to ${APART.metrics}`])
+  })
+
+  it('still writes one line naming both when a flush that gave up sent both to one endpoint', () => {
+    const { lines, log } = keptWarnings()
+    log.report('traces and metrics', 'flush-timeout')
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatch(/^OTLP export of traces and metrics to http:\/\/127\.0\.0\.1:4318 failed: it did not finish/)
   })
 })

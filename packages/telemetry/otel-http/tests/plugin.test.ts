@@ -2,10 +2,13 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Context } from '@deepseek-ai/cordis'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { ENDPOINT_ENV } from '../src/index.ts'
 import { decodeHistograms, decodeTraces } from './otlp.ts'
 import { T0, captureLogs, cost, endpoint, llmEnd, llmStart, loadOtelHttp, runEnd, runStart, scopeOf, spend, standInTelemetry, type ConfigInput } from './harness.ts'
+
+const TRACES_ENV = 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'
+const METRICS_ENV = 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'
 
 afterEach(() => {
   vi.unstubAllEnvs()
@@ -49,7 +52,7 @@ describe('where it sends', () => {
     vi.stubEnv(ENDPOINT_ENV, '')
     const { logs, registered } = await exportRun({})
     expect(registered).toBe(0)
-    expect(logs()).toEqual([`OpenTelemetry export is off: neither Config endpoint nor ${ENDPOINT_ENV} is set`])
+    expect(logs()).toEqual([`OpenTelemetry export is off: no endpoint is set: neither Config endpoint, ${ENDPOINT_ENV}, ${TRACES_ENV} nor ${METRICS_ENV}`])
   })
 
   it('stays off, warning why, when the variable is not an http(s) URL: rein still starts, and the CLI shows the warning', async () => {
@@ -67,23 +70,6 @@ describe('where it sends', () => {
     expect(registered).toBe(0)
     expect(logs('warn')).toEqual([`OpenTelemetry export is off: ${ENDPOINT_ENV} ends in ${suffix.replace(/\/$/, '')}, but it is the base URL: rein sends to <base>/v1/traces and <base>/v1/metrics itself; give ${server.url}`])
     expect(server.requests).toEqual([])
-  })
-
-  it('warns that only OTEL_EXPORTER_OTLP_ENDPOINT is read when a per-signal endpoint is set alone, naming the base URL to give and how to keep to that signal', async () => {
-    vi.stubEnv(ENDPOINT_ENV, '')
-    vi.stubEnv('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'http://127.0.0.1:4318/v1/traces')
-    const { logs, registered } = await exportRun({})
-    expect(registered).toBe(0)
-    expect(logs('warn')).toEqual([`OpenTelemetry export is off: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set, but rein reads only ${ENDPOINT_ENV} (the base URL): set ${ENDPOINT_ENV}=http://127.0.0.1:4318, and OTEL_METRICS_EXPORTER=none to send traces only`])
-  })
-
-  it('names no base URL it cannot tell, nor a signal to turn off that is off already', async () => {
-    vi.stubEnv(ENDPOINT_ENV, '')
-    vi.stubEnv('OTEL_EXPORTER_OTLP_METRICS_ENDPOINT', 'http://127.0.0.1:4318/otlp-metrics')
-    vi.stubEnv('OTEL_TRACES_EXPORTER', 'none')
-    const { logs, registered } = await exportRun({})
-    expect(registered).toBe(0)
-    expect(logs('warn')).toEqual([`OpenTelemetry export is off: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is set, but rein reads only ${ENDPOINT_ENV} (the base URL, e.g. http://localhost:4318)`])
   })
 
   it.each(['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'OTEL_EXPORTER_OTLP_METRICS_HEADERS'])(
@@ -149,6 +135,151 @@ async function tracesOnlyEndpoint() {
 const closing: (() => Promise<void>)[] = []
 afterEach(async () => {
   await Promise.all(closing.splice(0).map((close) => close()))
+})
+
+/** The paths a capture server was sent, in order. */
+const pathsOf = (server: { requests: readonly { path: string }[] }) => server.requests.map((request) => request.path)
+
+describe('the per-signal endpoint variables', () => {
+  // Whatever the machine running the tests has set.
+  beforeEach(() => {
+    for (const variable of [ENDPOINT_ENV, TRACES_ENV, METRICS_ENV]) vi.stubEnv(variable, '')
+  })
+
+  it.each([
+    ['traces', TRACES_ENV, '/custom/traces-in', 'metrics', METRICS_ENV],
+    // The spec's own example: a per-signal URL ending in its signal's path is the full URL, used as it is.
+    ['metrics', METRICS_ENV, '/v1/metrics', 'traces', TRACES_ENV],
+  ])('sends %s to exactly %s set alone, nothing appended; the other signal is off for want of an endpoint, said in the info line', async (signal, variable, path, other, otherVariable) => {
+    const server = await endpoint()
+    vi.stubEnv(ENDPOINT_ENV, '')
+    vi.stubEnv(variable, `${server.url}${path}`)
+    const { logs, registered } = await exportRunWithAttempt({})
+    expect(registered).toBe(1)
+    expect(new Set(pathsOf(server))).toEqual(new Set([path]))
+    expect(logs('warn')).toEqual([])
+    expect(logs('info')).toEqual([`exporting ${signal} to ${server.url}${path} (from ${variable}); ${other} are off (no endpoint for ${other}: neither ${otherVariable} nor ${ENDPOINT_ENV} is set)`])
+  })
+
+  it('sends spans that decode, to a per-signal URL alone', async () => {
+    const server = await endpoint()
+    vi.stubEnv(TRACES_ENV, `${server.url}/v1/traces`)
+    await exportRunWithAttempt({})
+    expect(pathsOf(server)).toEqual(['/v1/traces'])
+    expect(decodeTraces(server.traces()).map((span) => span.name)).toContain('invoke_agent main')
+  })
+
+  it('sends each signal to its own server when both per-signal variables are set', async () => {
+    const [traces, metrics] = [await endpoint(), await endpoint()]
+    vi.stubEnv(TRACES_ENV, `${traces.url}/a/traces`)
+    vi.stubEnv(METRICS_ENV, `${metrics.url}/b/metrics/`)
+    const { logs } = await exportRunWithAttempt({})
+    expect(pathsOf(traces)).toEqual(['/a/traces'])
+    expect(new Set(pathsOf(metrics))).toEqual(new Set(['/b/metrics/']))
+    expect(logs('info')).toEqual([`exporting traces to ${traces.url}/a/traces (from ${TRACES_ENV}) and metrics to ${metrics.url}/b/metrics/ (from ${METRICS_ENV})`])
+  })
+
+  it('takes OTEL_EXPORTER_OTLP_METRICS_ENDPOINT over the base URL for metrics only: traces still go to <base>/v1/traces', async () => {
+    const [base, override] = [await endpoint(), await endpoint()]
+    vi.stubEnv(ENDPOINT_ENV, `${base.url}/otlp`)
+    vi.stubEnv(METRICS_ENV, `${override.url}/metrics-in`)
+    const { logs } = await exportRunWithAttempt({})
+    expect(pathsOf(base)).toEqual(['/otlp/v1/traces'])
+    expect(new Set(pathsOf(override))).toEqual(new Set(['/metrics-in']))
+    expect(logs('info')).toEqual([`exporting traces to ${base.url}/otlp/v1/traces (from ${ENDPOINT_ENV}) and metrics to ${override.url}/metrics-in (from ${METRICS_ENV})`])
+  })
+
+  it('lets Config endpoint beat the per-signal variables too', async () => {
+    const [configured, fromEnv] = [await endpoint(), await endpoint()]
+    vi.stubEnv(TRACES_ENV, `${fromEnv.url}/v1/traces`)
+    vi.stubEnv(METRICS_ENV, `${fromEnv.url}/v1/metrics`)
+    const { logs } = await exportRunWithAttempt({ endpoint: configured.url })
+    expect(new Set(pathsOf(configured))).toEqual(new Set(['/v1/traces', '/v1/metrics']))
+    expect(fromEnv.requests).toEqual([])
+    expect(logs('info')).toEqual([`exporting traces and metrics to ${configured.url} (from Config endpoint)`])
+  })
+
+  it('turns only its signal off, warning with the variable\'s name (never its value), when a per-signal variable is not an http(s) URL; the other still goes to the base URL', async () => {
+    const base = await endpoint()
+    vi.stubEnv(ENDPOINT_ENV, base.url)
+    vi.stubEnv(TRACES_ENV, 'localhost:4318/v1/traces?api_key=URL-SECRET')
+    const { logs, registered } = await exportRunWithAttempt({})
+    expect(registered).toBe(1)
+    expect(new Set(pathsOf(base))).toEqual(new Set(['/v1/metrics']))
+    const reason = `${TRACES_ENV} is not an http:// or https:// URL (e.g. http://localhost:4318/v1/traces)`
+    expect(logs('warn')).toEqual([`OpenTelemetry export of traces is off: ${reason}`])
+    expect(logs('info')).toEqual([`exporting metrics to ${base.url} (from ${ENDPOINT_ENV}); traces are off (${reason})`])
+    expect(logs().join('\n')).not.toContain('URL-SECRET')
+  })
+
+  it('registers nothing, warning for each signal, when a per-signal variable is bad and the other signal has no endpoint', async () => {
+    vi.stubEnv(METRICS_ENV, 'ftp://127.0.0.1:4318/v1/metrics')
+    const { logs, registered } = await exportRunWithAttempt({})
+    expect(registered).toBe(0)
+    expect(logs('warn')).toEqual([`OpenTelemetry export is off: no endpoint for traces: neither ${TRACES_ENV} nor ${ENDPOINT_ENV} is set; ${METRICS_ENV} is not an http:// or https:// URL (e.g. http://localhost:4318/v1/metrics)`])
+    expect(logs()).toHaveLength(1)
+  })
+
+  it('needs no endpoint, and says nothing of a bad one, for a signal its exporter variable turns off', async () => {
+    const server = await endpoint()
+    vi.stubEnv(TRACES_ENV, `${server.url}/v1/traces`)
+    vi.stubEnv(METRICS_ENV, 'not a url')
+    vi.stubEnv('OTEL_METRICS_EXPORTER', 'none')
+    const { logs } = await exportRunWithAttempt({})
+    expect(pathsOf(server)).toEqual(['/v1/traces'])
+    expect(logs('warn')).toEqual([])
+    expect(logs('info')).toEqual([`exporting traces to ${server.url}/v1/traces (from ${TRACES_ENV}); metrics are off (OTEL_METRICS_EXPORTER=none)`])
+  })
+
+  it('stays off with one info line when the only per-signal variable set is of a signal turned off', async () => {
+    vi.stubEnv(TRACES_ENV, 'http://127.0.0.1:4318/v1/traces')
+    vi.stubEnv('OTEL_TRACES_EXPORTER', 'none')
+    const { logs, registered } = await exportRunWithAttempt({})
+    expect(registered).toBe(0)
+    expect(logs()).toEqual([`OpenTelemetry export is off: OTEL_TRACES_EXPORTER=none; no endpoint for metrics: neither ${METRICS_ENV} nor ${ENDPOINT_ENV} is set`])
+    expect(logs('warn')).toEqual([])
+  })
+
+  it('keeps refusing a base URL ending in /v1/traces for the signal that uses it, while a per-signal URL so ending is fine', async () => {
+    const server = await endpoint()
+    vi.stubEnv(ENDPOINT_ENV, `${server.url}/v1/traces`)
+    vi.stubEnv(TRACES_ENV, `${server.url}/v1/traces`)
+    const { logs, registered } = await exportRunWithAttempt({})
+    expect(registered).toBe(1)
+    expect(pathsOf(server)).toEqual(['/v1/traces'])
+    expect(logs('warn')).toEqual([`OpenTelemetry export of metrics is off: ${ENDPOINT_ENV} ends in /v1/traces, but it is the base URL: rein sends to <base>/v1/traces and <base>/v1/metrics itself; give ${server.url}`])
+  })
+
+  it('names each signal\'s own URL in its failure line when the two go to different endpoints', async () => {
+    const [traces, metrics] = [await endpoint({ kind: 'status', status: 404 }), await endpoint({ kind: 'status', status: 404 })]
+    vi.stubEnv(TRACES_ENV, `${traces.url}/t`)
+    vi.stubEnv(METRICS_ENV, `${metrics.url}/m`)
+    const { logs } = await exportRunWithAttempt({})
+    const failed = logs('warn').filter((line) => line.includes('HTTP 404'))
+    expect(failed.map((line) => line.slice(0, line.indexOf(' failed: '))).sort()).toEqual([`OTLP export of metrics to ${metrics.url}/m`, `OTLP export of traces to ${traces.url}/t`])
+  })
+
+  it('names <base>/v1/traces and the override in the failure lines when only metrics has a variable of its own', async () => {
+    const [base, override] = [await endpoint({ kind: 'status', status: 404 }), await endpoint({ kind: 'status', status: 404 })]
+    vi.stubEnv(ENDPOINT_ENV, base.url)
+    vi.stubEnv(METRICS_ENV, `${override.url}/m`)
+    const { logs } = await exportRunWithAttempt({})
+    const failed = logs('warn').filter((line) => line.includes('HTTP 404'))
+    expect(failed.map((line) => line.slice(0, line.indexOf(' failed: '))).sort()).toEqual([`OTLP export of metrics to ${override.url}/m`, `OTLP export of traces to ${base.url}/v1/traces`])
+  })
+
+  it('never shows the credentials or query of a per-signal URL, in the info line nor in a failure line, yet sends to the URL as given', async () => {
+    const server = await endpoint({ kind: 'status', status: 404 })
+    const port = new URL(server.url).port
+    vi.stubEnv(TRACES_ENV, `http://user:PASS-SECRET@127.0.0.1:${port}/in/traces?api_key=QUERY-SECRET`)
+    vi.stubEnv(METRICS_ENV, `http://127.0.0.1:${port}/in/metrics?api_key=QUERY-SECRET`)
+    const { logs } = await exportRunWithAttempt({})
+    expect(new Set(pathsOf(server))).toEqual(new Set(['/in/traces?api_key=QUERY-SECRET', '/in/metrics?api_key=QUERY-SECRET']))
+    expect(logs('info')).toEqual([`exporting traces to ${server.url}/in/traces (from ${TRACES_ENV}) and metrics to ${server.url}/in/metrics (from ${METRICS_ENV})`])
+    expect(logs('warn').length).toBeGreaterThan(0)
+    const shown = logs().join('\n')
+    for (const secret of ['PASS-SECRET', 'QUERY-SECRET', 'user:']) expect(shown).not.toContain(secret)
+  })
 })
 
 describe('OTEL_TRACES_EXPORTER and OTEL_METRICS_EXPORTER', () => {
