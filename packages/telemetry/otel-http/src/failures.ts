@@ -31,6 +31,7 @@ export interface FailureLog {
 
 /** A kind's line not logged yet: its words, the endpoint it names, and the signals that failed with it there so far. */
 interface HeldLine {
+  kind: string
   says: string
   endpoint: string
   traces: boolean
@@ -49,14 +50,15 @@ export function createFailureLog(logger: Logger, endpoints: FailureEndpoints): F
   const seen = new Set<string>()
   const held = new Map<string, HeldLine>()
   let holders = 0
-  const warn = (signal: Signal, endpoint: string, says: string) => {
-    logger.warn('OTLP export of %s to %s failed: %s. Runs are not affected; further failures of this kind are not logged.', signal, endpoint, says)
+  const warn = (signal: Signal, endpoint: string, { kind, says }: FailureKind) => {
+    logger.warn('OTLP export of %s to %s failed: %s%s. Runs are not affected; further failures of this kind are not logged.', signal, endpoint, says, hintFor(signal, kind))
   }
   const logHeld = () => {
-    for (const line of held.values()) warn(signalOf(line), line.endpoint, line.says)
+    for (const line of held.values()) warn(signalOf(line), line.endpoint, line)
     held.clear()
   }
-  const reportAt = (signal: Signal, endpoint: string, { kind, says }: FailureKind) => {
+  const reportAt = (signal: Signal, endpoint: string, failure: FailureKind) => {
+    const { kind, says } = failure
     const key = `${kind}\n${endpoint}`
     const line = held.get(key)
     if (line) {
@@ -65,8 +67,8 @@ export function createFailureLog(logger: Logger, endpoints: FailureEndpoints): F
     }
     if (seen.has(key)) return
     seen.add(key)
-    if (holders > 0) held.set(key, { says, endpoint, traces: signal !== 'metrics', metrics: signal !== 'traces' })
-    else warn(signal, endpoint, says)
+    if (holders > 0) held.set(key, { kind, says, endpoint, traces: signal !== 'metrics', metrics: signal !== 'traces' })
+    else warn(signal, endpoint, failure)
   }
   return {
     report(signal, error) {
@@ -91,6 +93,14 @@ export function createFailureLog(logger: Logger, endpoints: FailureEndpoints): F
       }
     },
   }
+}
+
+/**
+ * What to do about a failure, when the failure says: metrics alone answered 404 is an endpoint that
+ * takes traces only (Jaeger), which would warn on every run.
+ */
+function hintFor(signal: Signal, kind: string): string {
+  return signal === 'metrics' && kind === 'http-404' ? '; if it takes traces only (as Jaeger does), set OTEL_METRICS_EXPORTER=none' : ''
 }
 
 /** Marks `signal` as failed with the line's kind; `traces and metrics` (a flush that timed out) marks both. */

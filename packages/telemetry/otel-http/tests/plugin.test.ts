@@ -295,6 +295,12 @@ describe('OTEL_TRACES_EXPORTER and OTEL_METRICS_EXPORTER', () => {
     expect(quiet.logs('info')).toEqual([`exporting traces to ${jaeger.url} (from Config endpoint); metrics are off (OTEL_METRICS_EXPORTER=none)`])
   })
 
+  it('says how to stop the warning when the endpoint answers metrics 404 and takes traces (Jaeger): OTEL_METRICS_EXPORTER=none', async () => {
+    const jaeger = await tracesOnlyEndpoint()
+    const { logs } = await exportRunWithAttempt({ endpoint: jaeger.url })
+    expect(logs('warn')).toEqual([expect.stringContaining('if it takes traces only (as Jaeger does), set OTEL_METRICS_EXPORTER=none') as string])
+  })
+
   it('sends only metrics with OTEL_TRACES_EXPORTER=none, read case-insensitively and trimmed as the SDK spec says', async () => {
     const server = await endpoint()
     vi.stubEnv(ENDPOINT_ENV, server.url)
