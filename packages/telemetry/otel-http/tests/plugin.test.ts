@@ -14,15 +14,20 @@ afterEach(() => {
   vi.unstubAllEnvs()
 })
 
-/** Loads the plugin with a stand-in ctx.telemetry, exports one empty run, disposes. */
-async function exportRun(config: ConfigInput) {
+/**
+ * Loads the plugin with a stand-in ctx.telemetry, exports one run, disposes. With `attempt`, the run
+ * has one answered attempt, so there are metrics to push; without, it is empty.
+ */
+async function exportRun(config: ConfigInput, attempt = false) {
   const root = new Context()
   const logs = captureLogs(root)
   const telemetry = standInTelemetry(root)
   const fiber = await loadOtelHttp(root, config)
   const registered = telemetry.sinks.size
   const run = scopeOf('run-1')
-  telemetry.emit(runStart(run, T0), runEnd(run, T0, T0 + 5, cost(spend(undefined))))
+  const usage = attempt ? { inputTokens: 10, outputTokens: 2 } : undefined
+  const attempts = attempt ? [llmStart(run, T0 + 1), llmEnd(run, T0 + 1, T0 + 5, { finishReason: 'stop', usage })] : []
+  telemetry.emit(runStart(run, T0), ...attempts, runEnd(run, T0, T0 + 6, cost(spend(usage))))
   await fiber.dispose()
   return { logs, telemetry, registered }
 }
@@ -103,19 +108,8 @@ describe('where it sends', () => {
   })
 })
 
-/** Loads the plugin, exports one run with one answered attempt (so there are metrics to push), disposes. */
-async function exportRunWithAttempt(config: ConfigInput) {
-  const root = new Context()
-  const logs = captureLogs(root)
-  const telemetry = standInTelemetry(root)
-  const fiber = await loadOtelHttp(root, config)
-  const registered = telemetry.sinks.size
-  const run = scopeOf('run-1')
-  const usage = { inputTokens: 10, outputTokens: 2 }
-  telemetry.emit(runStart(run, T0), llmStart(run, T0 + 1), llmEnd(run, T0 + 1, T0 + 5, { finishReason: 'stop', usage }), runEnd(run, T0, T0 + 6, cost(spend(usage))))
-  await fiber.dispose()
-  return { logs, registered }
-}
+/** `exportRun` of a run with one answered attempt. */
+const exportRunWithAttempt = (config: ConfigInput) => exportRun(config, true)
 
 /** An endpoint that takes traces and answers 404 to metrics, as Jaeger does; closed after the test. */
 async function tracesOnlyEndpoint() {
