@@ -54,8 +54,11 @@ export class TempFolders {
   }
 }
 
-/** An id a file name holds as it is: no hash needed (most ids; a new folder per session is on the hot path). */
-const PLAIN_ID = /^[A-Za-z0-9][\w.-]{0,39}$/
+/**
+ * An id a file name holds as it is: no hash needed (rein's own ids; a new folder per session is on
+ * the hot path). Lower case only: where the file system ignores case, `Abc` and `abc` would share one.
+ */
+const PLAIN_ID = /^[a-z0-9][a-z0-9_.-]{0,39}$/
 
 /**
  * A session's folder name: the id itself when a file name holds it, else its readable part and a
