@@ -52,10 +52,15 @@ export const OtelHttpConfig: Schema<OtelHttpConfigInput, OtelHttpConfig> = Schem
 interface SignalEndpoint {
   /** The URL the exporter posts to, as given (a per-signal variable) or under the base URL. */
   url: string
-  /** The URL log lines name, without credentials, query or trailing slash: the base URL when every signal on goes under it. */
+  /**
+   * The URL log lines name, without credentials or query: the base URL (no trailing slash) when every
+   * signal on goes under it; a per-signal URL's path as given.
+   */
   display: string
   /** What named it: `Config endpoint` or the variable. */
   from: string
+  /** Named by a per-signal variable, whose URL is used as it is (nothing appended). */
+  asGiven: boolean
 }
 
 /** Where the signals on go; a signal that is off has none. */
@@ -175,11 +180,11 @@ function signalTarget(signal: SignalName, env: NodeJS.ProcessEnv | undefined, ba
   if (own) {
     const display = displayOf(own)
     if (display === undefined) return { signal, reason: `${variable} is not an http:// or https:// URL (e.g. http://localhost:4318/v1/${signal})`, why: 'misset' }
-    return { url: own, display, from: variable }
+    return { url: own, display, from: variable, asGiven: true }
   }
   if (base === undefined) return { signal, reason: `no endpoint for ${signal}: neither ${variable} nor ${ENDPOINT_ENV} is set`, why: 'no-endpoint' }
   if ('problem' in base) return { signal, reason: base.problem, why: 'misset' }
-  return { url: base.base[signal], display: `${base.base.display}/v1/${signal}`, from: base.from }
+  return { url: base.base[signal], display: `${base.base.display}/v1/${signal}`, from: base.from, asGiven: false }
 }
 
 /** Every signal on under the one base URL: log lines name the base, and one line may name both signals. */
@@ -215,8 +220,8 @@ function exporterChoice(signal: SignalName, env: NodeJS.ProcessEnv): ExporterCho
   if (names.every((name) => name === 'otlp')) return { on: true }
   if (names.every((name) => name === 'none')) return { on: false }
   const unknown = names.filter((name) => name !== 'otlp' && name !== 'none')
-  const named = (unknown.length > 0 ? unknown : names).join(',')
-  return { on: true, warning: `${variable}=${named}: rein understands only otlp and none there; exporting ${signal} with otlp` }
+  if (unknown.length === 0) return { on: true, warning: `${variable}=${names.join(',')}: none turns ${signal} off only alone; exporting ${signal} with otlp` }
+  return { on: true, warning: `${variable}=${unknown.join(',')}: rein understands only otlp and none there; exporting ${signal} with otlp` }
 }
 
 /**

@@ -38,8 +38,11 @@ interface HeldLine {
   metrics: boolean
 }
 
-/** The URL each signal is sent to, as log lines show it (already free of credentials and query). */
-export type FailureEndpoints = Readonly<Record<'traces' | 'metrics', string>>
+/**
+ * The URL each signal is sent to, as log lines show it (already free of credentials and query), and
+ * the per-signal variable whose URL metrics go to as given, when they do.
+ */
+export type FailureEndpoints = Readonly<Record<'traces' | 'metrics', string> & { metricsVariable?: string }>
 
 /**
  * Logs to `logger`, each line naming the endpoint its signals were sent to. A kind is one line per
@@ -51,7 +54,7 @@ export function createFailureLog(logger: Logger, endpoints: FailureEndpoints): F
   const held = new Map<string, HeldLine>()
   let holders = 0
   const warn = (signal: Signal, endpoint: string, { kind, says }: FailureKind) => {
-    logger.warn('OTLP export of %s to %s failed: %s%s. Runs are not affected; further failures of this kind are not logged.', signal, endpoint, says, hintFor(signal, kind))
+    logger.warn('OTLP export of %s to %s failed: %s%s. Runs are not affected; further failures of this kind are not logged.', signal, endpoint, says, hintFor(signal, kind, endpoints.metricsVariable))
   }
   const logHeld = () => {
     for (const line of held.values()) warn(signalOf(line), line.endpoint, line)
@@ -96,11 +99,14 @@ export function createFailureLog(logger: Logger, endpoints: FailureEndpoints): F
 }
 
 /**
- * What to do about a failure, when the failure says: metrics alone answered 404 is an endpoint that
- * takes traces only (Jaeger), which would warn on every run.
+ * What to do about a failure, when the failure says: metrics alone answered 404 under the base URL
+ * is an endpoint that takes traces only (Jaeger), which would warn on every run; at a per-signal
+ * URL, more likely a URL given without its path.
  */
-function hintFor(signal: Signal, kind: string): string {
-  return signal === 'metrics' && kind === 'http-404' ? '; if it takes traces only (as Jaeger does), set OTEL_METRICS_EXPORTER=none' : ''
+function hintFor(signal: Signal, kind: string, metricsVariable: string | undefined): string {
+  if (signal !== 'metrics' || kind !== 'http-404') return ''
+  if (metricsVariable !== undefined) return `; ${metricsVariable} is used as given: give the full URL (…/v1/metrics)`
+  return '; if it takes traces only (as Jaeger does), set OTEL_METRICS_EXPORTER=none'
 }
 
 /** Marks `signal` as failed with the line's kind; `traces and metrics` (a flush that timed out) marks both. */

@@ -6,7 +6,7 @@
 import type { Context, Logger } from '@deepseek-ai/cordis'
 import type { TelemetrySink } from '@rein/telemetry'
 import { resolveEndpoints, signalWords, type Endpoints, type OtelHttpConfig, type SignalOff, type Signals } from './config.ts'
-import { createFailureLog } from './failures.ts'
+import { createFailureLog, type FailureEndpoints } from './failures.ts'
 import { GenAiMetrics } from './metrics.ts'
 import { createPipeline, type Pipeline } from './pipeline.ts'
 import { SpanBook } from './spans.ts'
@@ -29,10 +29,11 @@ export function applyOtelHttp(ctx: Context, config: OtelHttpConfig): void {
   for (const off of choice.off) if (off.why === 'misset') logger.warn('OpenTelemetry export of %s is off: %s', off.signal, off.reason)
   ctx.effect(() => {
     const pipeline = createPipeline(config, endpoints, createFailureLog(logger, failureEndpoints(endpoints)))
-    // Content lands on spans only: with traces off it is never built.
+    // Content's attributes land on spans (with traces off they are never built); the resource, on
+    // metrics too, holds the command line, which may carry the prompt (see createResource).
     const book = new SpanBook(pipeline.tracer, pipeline.meter && new GenAiMetrics(pipeline.meter), config.captureContent && signals.traces)
     const remove = ctx.telemetry.sink(createSink(book, pipeline, logger))
-    logger.info('exporting %s%s%s', destinationWords(endpoints, signals), config.captureContent && signals.traces ? ', with content (captureContent)' : '', offWords(choice.off))
+    logger.info('exporting %s%s%s', destinationWords(endpoints, signals), config.captureContent ? ', with content (captureContent)' : '', offWords(choice.off))
     return async () => {
       await remove()
       book.endAll(Date.now())
@@ -57,9 +58,10 @@ function offWords(off: readonly SignalOff[]): string {
 }
 
 /** The URL each failure line names: a signal that is off never fails, so its entry is never read. */
-function failureEndpoints(endpoints: Endpoints): { traces: string; metrics: string } {
+function failureEndpoints(endpoints: Endpoints): FailureEndpoints {
   const either = (endpoints.traces ?? endpoints.metrics)!.display
-  return { traces: endpoints.traces?.display ?? either, metrics: endpoints.metrics?.display ?? either }
+  const { metrics } = endpoints
+  return { traces: endpoints.traces?.display ?? either, metrics: metrics?.display ?? either, ...(metrics?.asGiven ? { metricsVariable: metrics.from } : {}) }
 }
 
 function createSink(book: SpanBook, pipeline: Pipeline, logger: Logger): TelemetrySink {

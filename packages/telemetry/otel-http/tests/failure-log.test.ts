@@ -1,10 +1,10 @@
 // The warning a failed export logs: once per kind, naming every signal that failed with it together.
 import type { Logger } from '@deepseek-ai/cordis'
 import { describe, expect, it } from 'vitest'
-import { createFailureLog } from '../src/failures.ts'
+import { createFailureLog, type FailureEndpoints } from '../src/failures.ts'
 
 /** A logger that keeps its warnings, `%s` filled in. */
-function keptWarnings(endpoints = { traces: 'http://127.0.0.1:4318', metrics: 'http://127.0.0.1:4318' }) {
+function keptWarnings(endpoints: FailureEndpoints = { traces: 'http://127.0.0.1:4318', metrics: 'http://127.0.0.1:4318' }) {
   const lines: string[] = []
   const logger = { warn: (format: string, ...args: unknown[]) => { lines.push(args.reduce<string>((line, arg) => line.replace('%s', String(arg)), format)) } }
   return { lines, log: createFailureLog(logger as unknown as Logger, endpoints) }
@@ -17,6 +17,25 @@ const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:43
 const notFound = () => ({ code: 404, message: 'Not Found' })
 
 describe('the failure log', () => {
+  it('tells a metrics 404 under the base URL to set OTEL_METRICS_EXPORTER=none if the endpoint takes traces only (Jaeger)', () => {
+    const { lines, log } = keptWarnings()
+    log.report('metrics', notFound())
+    expect(lines).toEqual([expect.stringContaining('failed: the endpoint answered HTTP 404 (Not Found); if it takes traces only (as Jaeger does), set OTEL_METRICS_EXPORTER=none.') as string])
+  })
+
+  it('tells a metrics 404 at a per-signal URL that the URL is used as given, not the Jaeger advice', () => {
+    const { lines, log } = keptWarnings({ ...APART, metricsVariable: 'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT' })
+    log.report('metrics', notFound())
+    expect(lines).toEqual([expect.stringContaining('HTTP 404 (Not Found); OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is used as given: give the full URL (…/v1/metrics).') as string])
+    expect(lines[0]).not.toContain('Jaeger')
+  })
+
+  it('gives a traces 404 no metrics advice', () => {
+    const { lines, log } = keptWarnings()
+    log.report('traces', notFound())
+    expect(lines[0]).not.toContain('OTEL_METRICS_EXPORTER')
+  })
+
   it('names traces and metrics in one warning when both fail alike while a flush is under way', () => {
     const { lines, log } = keptWarnings()
     const release = log.hold()

@@ -305,6 +305,15 @@ describe('OTEL_TRACES_EXPORTER and OTEL_METRICS_EXPORTER', () => {
     expect(logs('info')).toEqual([`exporting metrics to ${server.url} (from ${ENDPOINT_ENV}); traces are off (OTEL_TRACES_EXPORTER=none)`])
   })
 
+  it('says content is exported with captureContent and traces off: the metrics resource carries the command line, which holds the prompt', async () => {
+    const server = await endpoint()
+    vi.stubEnv(ENDPOINT_ENV, server.url)
+    vi.stubEnv('OTEL_TRACES_EXPORTER', 'none')
+    const { logs } = await exportRunWithAttempt({ captureContent: true })
+    expect(server.metrics().join('\n')).toContain('process.command_args')
+    expect(logs('info')).toEqual([`exporting metrics to ${server.url} (from ${ENDPOINT_ENV}), with content (captureContent); traces are off (OTEL_TRACES_EXPORTER=none)`])
+  })
+
   it('registers nothing, with one info line and no warning, when both are none: even a malformed endpoint variable is no matter then', async () => {
     vi.stubEnv(ENDPOINT_ENV, 'localhost:4318')
     vi.stubEnv('OTEL_TRACES_EXPORTER', 'none')
@@ -324,16 +333,16 @@ describe('OTEL_TRACES_EXPORTER and OTEL_METRICS_EXPORTER', () => {
   })
 
   it.each([
-    ['console', 'console'],
-    ['otlp,zipkin', 'zipkin'],
+    ['console', 'OTEL_TRACES_EXPORTER=console: rein understands only otlp and none there'],
+    ['otlp,zipkin', 'OTEL_TRACES_EXPORTER=zipkin: rein understands only otlp and none there'],
     // The SDKs read none beside another exporter as a mistake, and keep the default.
-    ['none,otlp', 'none,otlp'],
-  ])('warns once that only otlp and none are understood for %s, and exports with otlp', async (value, named) => {
+    ['none,otlp', 'OTEL_TRACES_EXPORTER=none,otlp: none turns traces off only alone'],
+  ])('warns once, saying what was not understood in %s, and exports with otlp', async (value, said) => {
     const server = await endpoint()
     vi.stubEnv('OTEL_TRACES_EXPORTER', value)
     const { logs, registered } = await exportRunWithAttempt({ endpoint: server.url })
     expect(registered).toBe(1)
-    expect(logs('warn')).toEqual([`OTEL_TRACES_EXPORTER=${named}: rein understands only otlp and none there; exporting traces with otlp`])
+    expect(logs('warn')).toEqual([`${said}; exporting traces with otlp`])
     expect(decodeTraces(server.traces()).map((span) => span.name)).toContain('invoke_agent main')
     expect(server.metrics()).not.toEqual([])
   })
