@@ -4,9 +4,10 @@
  * how long that took (on its helper threads, so inside the CPU figures; the time is elapsed, so it
  * is the CPU only on a machine otherwise idle), and every deoptimization
  * outside Node's own code with the place V8 names first (where it happened; not where that was
- * inlined). Much of the loop's CPU gap to the floor is this compile work (the report sets the two
- * side by side), and a deoptimization in rein's hot path throws one away: the report lists them so
- * a change that brings one back is seen in the next run.
+ * inlined). Part of the loop's CPU gap to the floor over the issue's 200 turns is this compile
+ * work (the report sets the two side by side; with `--warmup 1000`, once it is done, what is left
+ * is the harness's own code), and a deoptimization in rein's hot path throws one away: the report
+ * lists them so a change that brings one back is seen in the next run.
  */
 
 import { pathToFileURL } from 'node:url'
