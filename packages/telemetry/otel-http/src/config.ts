@@ -102,7 +102,7 @@ export interface SignalOff {
  */
 export type EndpointChoice =
   | { kind: 'on'; endpoints: Endpoints; signals: Signals; off: readonly SignalOff[]; warnings: readonly string[] }
-  | { kind: 'off'; reason: string; misset: boolean }
+  | { kind: 'off'; reason: string; misset: boolean; warnings: readonly string[] }
 
 /** The environment variable the OTLP spec names for the base URL. */
 export const ENDPOINT_ENV = 'OTEL_EXPORTER_OTLP_ENDPOINT'
@@ -129,7 +129,8 @@ export function resolveEndpoints(config: Pick<OtelHttpConfig, 'endpoint' | 'reso
   const configured = config.endpoint === undefined ? undefined : configuredEndpoints(config.endpoint)
   const traces = exporterChoice('traces', env)
   const metrics = exporterChoice('metrics', env)
-  if (!traces.on && !metrics.on) return { kind: 'off', reason: `${EXPORTER_ENVS.traces} and ${EXPORTER_ENVS.metrics} are none`, misset: false }
+  if (!traces.on && !metrics.on) return { kind: 'off', reason: `${EXPORTER_ENVS.traces} and ${EXPORTER_ENVS.metrics} are none`, misset: false, warnings: [] }
+  // Said even when nothing is exported: the variable asked for something rein does not do.
   const warnings = [traces.warning, metrics.warning].filter((warning) => warning !== undefined)
   const exporting = { traces: traces.on, metrics: metrics.on }
   const endpoints: Endpoints = {}
@@ -141,10 +142,10 @@ export function resolveEndpoints(config: Pick<OtelHttpConfig, 'endpoint' | 'reso
     else off.push(target)
   }
   const signals = { traces: endpoints.traces !== undefined, metrics: endpoints.metrics !== undefined }
-  if (!signals.traces && !signals.metrics) return { kind: 'off', reason: offReason(off), misset: off.some((each) => each.why === 'misset') }
+  if (!signals.traces && !signals.metrics) return { kind: 'off', reason: offReason(off), misset: off.some((each) => each.why === 'misset'), warnings }
   showBaseWhenShared(endpoints, base)
   const problem = envHeadersProblem(config.headers, env, signals)
-  if (problem !== undefined) return { kind: 'off', reason: problem, misset: true }
+  if (problem !== undefined) return { kind: 'off', reason: problem, misset: true, warnings }
   return { kind: 'on', endpoints, signals, off, warnings }
 }
 
@@ -220,8 +221,8 @@ function exporterChoice(signal: SignalName, env: NodeJS.ProcessEnv): ExporterCho
   if (names.every((name) => name === 'otlp')) return { on: true }
   if (names.every((name) => name === 'none')) return { on: false }
   const unknown = names.filter((name) => name !== 'otlp' && name !== 'none')
-  if (unknown.length === 0) return { on: true, warning: `${variable}=${names.join(',')}: none turns ${signal} off only alone; exporting ${signal} with otlp` }
-  return { on: true, warning: `${variable}=${unknown.join(',')}: rein understands only otlp and none there; exporting ${signal} with otlp` }
+  if (unknown.length === 0) return { on: true, warning: `${variable}=${names.join(',')}: none turns ${signal} off only alone; read as otlp` }
+  return { on: true, warning: `${variable}=${unknown.join(',')}: rein understands only otlp and none there; read as otlp` }
 }
 
 /**

@@ -18,6 +18,7 @@ export const SINK_NAME = 'otel-http'
 export function applyOtelHttp(ctx: Context, config: OtelHttpConfig): void {
   const logger = ctx.logger('otel-http')
   const choice = resolveEndpoints(config, process.env)
+  for (const warning of choice.warnings) logger.warn('%s', warning)
   if (choice.kind === 'off') {
     // A variable set to something that is no URL was meant to export: say so where the CLI shows it.
     if (choice.misset) logger.warn('OpenTelemetry export is off: %s', choice.reason)
@@ -25,7 +26,6 @@ export function applyOtelHttp(ctx: Context, config: OtelHttpConfig): void {
     return
   }
   const { endpoints, signals } = choice
-  for (const warning of choice.warnings) logger.warn('%s', warning)
   for (const off of choice.off) if (off.why === 'misset') logger.warn('OpenTelemetry export of %s is off: %s', off.signal, off.reason)
   ctx.effect(() => {
     const pipeline = createPipeline(config, endpoints, createFailureLog(logger, failureEndpoints(endpoints)))

@@ -60,6 +60,14 @@ describe('where it sends', () => {
     expect(logs()).toEqual([`OpenTelemetry export is off: no endpoint is set: neither Config endpoint, ${ENDPOINT_ENV}, ${TRACES_ENV} nor ${METRICS_ENV}`])
   })
 
+  it('still says an exporter variable is not understood when no endpoint is set (console: rein prints no spans there either)', async () => {
+    vi.stubEnv(ENDPOINT_ENV, '')
+    vi.stubEnv('OTEL_TRACES_EXPORTER', 'console')
+    const { logs, registered } = await exportRun({})
+    expect(registered).toBe(0)
+    expect(logs('warn')).toEqual(['OTEL_TRACES_EXPORTER=console: rein understands only otlp and none there; read as otlp'])
+  })
+
   it('stays off, warning why, when the variable is not an http(s) URL: rein still starts, and the CLI shows the warning', async () => {
     vi.stubEnv(ENDPOINT_ENV, 'localhost:4318')
     const { logs, registered } = await exportRun({})
@@ -342,7 +350,7 @@ describe('OTEL_TRACES_EXPORTER and OTEL_METRICS_EXPORTER', () => {
     vi.stubEnv('OTEL_TRACES_EXPORTER', value)
     const { logs, registered } = await exportRunWithAttempt({ endpoint: server.url })
     expect(registered).toBe(1)
-    expect(logs('warn')).toEqual([`${said}; exporting traces with otlp`])
+    expect(logs('warn')).toEqual([`${said}; read as otlp`])
     expect(decodeTraces(server.traces()).map((span) => span.name)).toContain('invoke_agent main')
     expect(server.metrics()).not.toEqual([])
   })
