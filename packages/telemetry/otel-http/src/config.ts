@@ -249,7 +249,7 @@ const SIGNAL_HEADERS_ENVS: Readonly<Record<SignalName, string>> = { traces: 'OTE
  */
 function envHeadersProblem(configured: Record<string, string>, env: NodeJS.ProcessEnv, signals: Signals): string | undefined {
   const general = parseKeyPairsIntoRecord(env[HEADERS_ENV])
-  for (const signal of (['traces', 'metrics'] as const).filter((name) => signals[name])) {
+  for (const signal of SIGNALS.filter((name) => signals[name])) {
     const variable = SIGNAL_HEADERS_ENVS[signal]
     const own = parseKeyPairsIntoRecord(env[variable])
     for (const name of new Set([...Object.keys(general), ...Object.keys(own)])) {

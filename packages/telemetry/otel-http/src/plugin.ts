@@ -59,7 +59,7 @@ function offWords(off: readonly SignalOff[]): string {
 
 /** The URL each failure line names: a signal that is off never fails, so its entry is never read. */
 function failureEndpoints(endpoints: Endpoints): FailureEndpoints {
-  const either = (endpoints.traces ?? endpoints.metrics)!.display
+  const either = endpoints.traces?.display ?? endpoints.metrics?.display ?? ''
   const { metrics } = endpoints
   return { traces: endpoints.traces?.display ?? either, metrics: metrics?.display ?? either, ...(metrics?.asGiven ? { metricsVariable: metrics.from } : {}) }
 }
