@@ -29,6 +29,6 @@ export { ENDPOINT_ENV } from './config.ts'
 /** The sink's name in `ctx.telemetry`'s log lines. */
 export { SINK_NAME } from './plugin.ts'
 /** The longest attribute value exported, in characters: longer content is cut. */
-export { MAX_ATTRIBUTE_CHARS } from './pipeline.ts'
+export { MAX_ATTRIBUTE_CHARS } from './open-span.ts'
 /** Every span name, attribute key, metric name and bucket boundary this package writes. */
 export { ATTR, REIN, METRIC, OPERATION, spanName, TOKEN_BUCKETS, DURATION_BUCKETS } from './semconv.ts'

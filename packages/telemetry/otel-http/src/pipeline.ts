@@ -1,26 +1,28 @@
 /**
- * The OpenTelemetry SDK objects behind the sink: a tracer provider batching spans to the OTLP/HTTP
+ * The OpenTelemetry SDK objects behind the sink: a batch span processor sending spans to the OTLP/HTTP
  * JSON trace exporter, a meter provider pushing to the metric exporter, both behind exporters that
  * report failures, and a flush and shutdown that never wait longer than `flushTimeoutMs` nor throw.
  * A signal that is off (`OTEL_TRACES_EXPORTER` or `OTEL_METRICS_EXPORTER` `none`, or no endpoint for
  * it) gets no provider, exporter nor connection at all.
  */
 
-import { ProxyTracerProvider, type Meter, type Tracer } from '@opentelemetry/api'
+import type { Meter } from '@opentelemetry/api'
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http'
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http'
 import { defaultResource, detectResources, processDetector, resourceFromAttributes, type Resource } from '@opentelemetry/resources'
 import { MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from '@opentelemetry/sdk-metrics'
-import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base'
+import { BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base'
 import { signalWords, type Endpoints, type OtelHttpConfig } from './config.ts'
 import { deadlineAgents, tlsFromEnvironment } from './deadline-agent.ts'
 import type { FailureLog, Signal } from './failures.ts'
+import type { SpanOutput } from './open-span.ts'
+import type { TraceSampler } from './sampling.ts'
 import { SCOPE_NAME } from './semconv.ts'
 
-/** A tracer and a meter, and how to flush and stop them. */
+/** Where spans go and a meter, and how to flush and stop them. */
 export interface Pipeline {
-  /** With traces off, a tracer whose spans record nothing and go nowhere. */
-  readonly tracer: Tracer
+  /** Undefined with traces off. */
+  readonly spans: SpanOutput | undefined
   /** Undefined with metrics off. */
   readonly meter: Meter | undefined
   /** Sends what is buffered; resolves within `flushTimeoutMs`, never rejects. */
@@ -39,20 +41,14 @@ const MIN_EXPORT_DEADLINE_MS = 30_000
 /** How often metrics are pushed while the process runs (the SDK's default); dispose pushes the rest. */
 const METRIC_INTERVAL_MS = 60_000
 
-/**
- * The longest attribute value exported, in characters (64 Ki); the SDK cuts longer strings. Only
- * content comes near it: one huge tool result must not make a batch too large for a collector.
- */
-export const MAX_ATTRIBUTE_CHARS = 64 * 1024
-
-/** A provider of one signal, as flush and shutdown see it. */
+/** What flush and shutdown reach of one signal: the span processor (traces) or the meter provider. */
 interface Provider {
   forceFlush(): Promise<void>
   shutdown(): Promise<void>
 }
 
-/** Builds the providers of the signals with an endpoint; nothing is sent until a span ends or metrics are due. */
-export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, failures: FailureLog): Pipeline {
+/** Builds the SDK objects of the signals with an endpoint; nothing is sent until a span ends or metrics are due. */
+export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, sample: TraceSampler, failures: FailureLog): Pipeline {
   const resource = createResource(config)
   // One export, its retries included, never outlives the bound dispose waits: no request to a dead
   // endpoint keeps the process alive after dispose has given up on it. The SDK's timeout only counts
@@ -61,17 +57,13 @@ export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, fai
   const exporterOptions = { headers: { ...config.headers }, timeoutMillis: config.flushTimeoutMs }
   const providers: Provider[] = []
   const agents: ReturnType<typeof deadlineAgents>[] = []
-  let tracer: Tracer = NO_TRACES.getTracer(SCOPE_NAME)
+  let spans: SpanOutput | undefined
   if (endpoints.traces) {
     const traceAgents = deadlineAgents(deadline, tlsFromEnvironment('TRACES', process.env))
     const spanExporter = reportingSpanExporter(new OTLPTraceExporter({ ...exporterOptions, httpAgentOptions: traceAgents.factory, url: endpoints.traces.url }), failures)
-    const tracerProvider = new BasicTracerProvider({
-      resource,
-      spanLimits: { attributeValueLengthLimit: MAX_ATTRIBUTE_CHARS },
-      spanProcessors: [new BatchSpanProcessor(spanExporter, { exportTimeoutMillis: config.flushTimeoutMs })],
-    })
-    tracer = tracerProvider.getTracer(SCOPE_NAME)
-    providers.push(tracerProvider)
+    const processor = new BatchSpanProcessor(spanExporter, { exportTimeoutMillis: config.flushTimeoutMs })
+    spans = { processor, resource, scope: { name: SCOPE_NAME }, sample }
+    providers.push(processor)
     agents.push(traceAgents)
   }
   let meter: Meter | undefined
@@ -91,7 +83,7 @@ export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, fai
   // After a flush a later export opens a connection of its own; after shutdown none is opened (the
   // SDK would retry a dropped export on a new one).
   return {
-    tracer,
+    spans,
     meter,
     flush: async () => {
       if (await bounded(() => providers.map((provider) => provider.forceFlush())) === 'expired') for (const each of agents) each.drop()
@@ -101,9 +93,6 @@ export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, fai
     }),
   }
 }
-
-/** With no delegate, its tracers are the API's no-op one: spans that record nothing, and no global state touched. */
-const NO_TRACES = new ProxyTracerProvider()
 
 /**
  * `service.name` and the Config's attributes over the SDK's `telemetry.sdk.*`. The process detector

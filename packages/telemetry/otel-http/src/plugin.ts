@@ -9,6 +9,7 @@ import { resolveEndpoints, signalWords, type Endpoints, type OtelHttpConfig, typ
 import { createFailureLog, type FailureEndpoints } from './failures.ts'
 import { GenAiMetrics } from './metrics.ts'
 import { createPipeline, type Pipeline } from './pipeline.ts'
+import { samplerFromEnvironment } from './sampling.ts'
 import { SpanBook } from './spans.ts'
 
 /** The name the sink goes by in `ctx.telemetry`'s log lines. */
@@ -27,11 +28,13 @@ export function applyOtelHttp(ctx: Context, config: OtelHttpConfig): void {
   }
   const { endpoints, signals } = choice
   for (const off of choice.off) if (off.why === 'misset') logger.warn('OpenTelemetry export of %s is off: %s', off.signal, off.reason)
+  const sampling = samplerFromEnvironment(signals.traces ? process.env : {})
+  if (sampling.warning !== undefined) logger.warn('%s', sampling.warning)
   ctx.effect(() => {
-    const pipeline = createPipeline(config, endpoints, createFailureLog(logger, failureEndpoints(endpoints)))
+    const pipeline = createPipeline(config, endpoints, sampling.sample, createFailureLog(logger, failureEndpoints(endpoints)))
     // Content's attributes land on spans (with traces off they are never built); the resource, on
     // metrics too, holds the command line, which may carry the prompt (see createResource).
-    const book = new SpanBook(pipeline.tracer, pipeline.meter && new GenAiMetrics(pipeline.meter), config.captureContent && signals.traces)
+    const book = new SpanBook(pipeline.spans, pipeline.meter && new GenAiMetrics(pipeline.meter), config.captureContent && signals.traces)
     const remove = ctx.telemetry.sink(createSink(book, pipeline, logger))
     logger.info('exporting %s%s%s', destinationWords(endpoints, signals), config.captureContent ? ', with content (captureContent)' : '', offWords(choice.off))
     return async () => {

@@ -4,7 +4,8 @@
  * kept by run id and call id, so a subagent's run finds the parent's `execute_tool` span it runs in.
  */
 
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type HrTime, type Span, type Tracer } from '@opentelemetry/api'
+import { SpanKind, SpanStatusCode, TraceFlags, type Attributes, type SpanContext } from '@opentelemetry/api'
+import { RandomIdGenerator } from '@opentelemetry/sdk-trace-base'
 import type {
   LlmCallEndRecord, LlmCallStartRecord, RunEndRecord, RunScope, TelemetryRecord, ToolCallEndRecord, ToolCallStartRecord,
 } from '@rein/telemetry'
@@ -13,12 +14,11 @@ import {
 } from './attributes.ts'
 import { chatContentAttributes, toolContentAttributes } from './content.ts'
 import type { GenAiMetrics } from './metrics.ts'
+import { OpenSpan, type SpanOutput } from './open-span.ts'
 import { ATTR, ERROR_OTHER, spanName } from './semconv.ts'
 
 interface OpenRun {
-  span: Span
-  /** The context its `chat` and `execute_tool` spans start in: made once per run, not per span. */
-  context: Context
+  span: OpenSpan
   /** Whether the run's first attempt has named its provider and model on the span. */
   named: boolean
 }
@@ -26,11 +26,12 @@ interface OpenRun {
 /** The spans of every run in flight. Not thread-safe, nor does it need to be: records arrive one by one. */
 export class SpanBook {
   private readonly runs = new Map<string, OpenRun>()
-  private readonly chats = new Map<string, Span>()
-  private readonly tools = new Map<string, Span>()
+  private readonly chats = new Map<string, OpenSpan>()
+  private readonly tools = new Map<string, OpenSpan>()
+  private readonly ids = new RandomIdGenerator()
 
-  /** `metrics` is undefined when metrics are off (`OTEL_METRICS_EXPORTER=none`). */
-  constructor(private readonly tracer: Tracer, private readonly metrics: GenAiMetrics | undefined, private readonly captureContent: boolean) {}
+  /** `spans` is undefined when traces are off, `metrics` when metrics are (`OTEL_*_EXPORTER=none`). */
+  constructor(private readonly spans: SpanOutput | undefined, private readonly metrics: GenAiMetrics | undefined, private readonly captureContent: boolean) {}
 
   /** Starts or ends the record's span. Steps are no span of the conventions: `chat` and `execute_tool` hang off the run. */
   handle(record: TelemetryRecord): void {
@@ -60,9 +61,9 @@ export class SpanBook {
   /** Ends every span still open (the plugin is going away mid-run) as unfinished, at `now`. */
   endAll(now: number): void {
     for (const span of [...this.tools.values(), ...this.chats.values(), ...[...this.runs.values()].map((run) => run.span)]) {
-      span.setAttribute(ATTR.errorType, ERROR_OTHER)
+      span.setAttributes({ [ATTR.errorType]: ERROR_OTHER })
       span.setStatus({ code: SpanStatusCode.ERROR, message: 'not finished when telemetry stopped' })
-      span.end(hrTime(now))
+      span.end(now, this.spans)
     }
     this.tools.clear()
     this.chats.clear()
@@ -73,22 +74,19 @@ export class SpanBook {
   private run(scope: RunScope, startedAt: number): OpenRun {
     const open = this.runs.get(scope.runId)
     if (open) return open
-    const span = this.tracer.startSpan(spanName.invokeAgent(scope.agentName), {
-      kind: SpanKind.INTERNAL,
-      startTime: hrTime(startedAt),
-      attributes: runStartAttributes(scope),
-    }, this.parentOf(scope))
-    const run = { span, context: trace.setSpan(ROOT_CONTEXT, span), named: false }
+    const parent = this.parentOf(scope)
+    const span = new OpenSpan(spanName.invokeAgent(scope.agentName), SpanKind.INTERNAL, startedAt, runStartAttributes(scope), this.contextUnder(parent), parent)
+    const run = { span, named: false }
     this.runs.set(scope.runId, run)
     return run
   }
 
   /** A subagent's run nests under the parent's `execute_tool` span (else its run); a root run starts a trace. */
-  private parentOf(scope: RunScope): Context {
-    if (scope.parentRunId === undefined) return ROOT_CONTEXT
+  private parentOf(scope: RunScope): SpanContext | undefined {
+    if (scope.parentRunId === undefined) return undefined
     const parent = (scope.parentCallId !== undefined ? this.tools.get(toolKey(scope.parentRunId, scope.parentCallId)) : undefined)
       ?? this.runs.get(scope.parentRunId)?.span
-    return parent ? trace.setSpan(ROOT_CONTEXT, parent) : ROOT_CONTEXT
+    return parent?.context
   }
 
   private endRun(record: RunEndRecord): void {
@@ -96,10 +94,10 @@ export class SpanBook {
     this.runs.delete(record.scope.runId)
     span.setAttributes(runEndAttributes(record))
     if (runFailed(record)) span.setStatus({ code: SpanStatusCode.ERROR, message: record.errorCode ?? record.reason })
-    span.end(hrTime(record.endedAt))
+    span.end(record.endedAt, this.spans)
   }
 
-  private chat(record: LlmCallStartRecord | LlmCallEndRecord): Span {
+  private chat(record: LlmCallStartRecord | LlmCallEndRecord): OpenSpan {
     const key = chatKey(record)
     const open = this.chats.get(key)
     if (open) return open
@@ -124,11 +122,11 @@ export class SpanBook {
       withContent(() => span.setAttributes(chatContentAttributes(content(), record.finishReason)))
     }
     if (record.errorCode !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: record.errorCode })
-    span.end(hrTime(record.endedAt))
+    span.end(record.endedAt, this.spans)
     this.metrics?.recordChat(record)
   }
 
-  private tool(record: ToolCallStartRecord | ToolCallEndRecord): Span {
+  private tool(record: ToolCallStartRecord | ToolCallEndRecord): OpenSpan {
     const key = toolKey(record.scope.runId, record.callId)
     const open = this.tools.get(key)
     if (open) return open
@@ -139,8 +137,17 @@ export class SpanBook {
   }
 
   /** A span under the run's, started when its record says. */
-  private childOf(run: OpenRun, name: string, kind: SpanKind, startedAt: number, attributes: Attributes): Span {
-    return this.tracer.startSpan(name, { kind, startTime: hrTime(startedAt), attributes }, run.context)
+  private childOf(run: OpenRun, name: string, kind: SpanKind, startedAt: number, attributes: Attributes): OpenSpan {
+    const parent = run.span.context
+    return new OpenSpan(name, kind, startedAt, attributes, this.contextUnder(parent), parent)
+  }
+
+  /** A new span's ids under `parent` (its trace, and its sampling); with none, a new trace, sampled or not. */
+  private contextUnder(parent: SpanContext | undefined): SpanContext {
+    const spanId = this.ids.generateSpanId()
+    if (parent !== undefined) return { traceId: parent.traceId, spanId, traceFlags: parent.traceFlags }
+    const traceId = this.ids.generateTraceId()
+    return { traceId, spanId, traceFlags: this.spans?.sample(traceId) ? TraceFlags.SAMPLED : TraceFlags.NONE }
   }
 
   private endTool(record: ToolCallEndRecord): void {
@@ -148,8 +155,8 @@ export class SpanBook {
     this.tools.delete(toolKey(record.scope.runId, record.callId))
     if (record.errorCode === UNKNOWN_TOOL && !this.captureContent) {
       // No tool has that name: it is the model's own text (content), and would make span names unbounded.
-      span.updateName(spanName.executeTool(ERROR_OTHER))
-      span.setAttribute(ATTR.toolName, ERROR_OTHER)
+      span.rename(spanName.executeTool(ERROR_OTHER))
+      span.setAttributes({ [ATTR.toolName]: ERROR_OTHER })
     }
     span.setAttributes(toolEndAttributes(record))
     if (this.captureContent && record.content) {
@@ -157,7 +164,7 @@ export class SpanBook {
       withContent(() => span.setAttributes(toolContentAttributes(content())))
     }
     if (record.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: record.errorCode ?? ERROR_OTHER })
-    span.end(hrTime(record.endedAt))
+    span.end(record.endedAt, this.spans)
   }
 }
 
@@ -180,11 +187,4 @@ function withContent(add: () => void): void {
   } catch {
     // Nothing to report that would not itself be content.
   }
-}
-
-/** Epoch milliseconds as `[seconds, nanoseconds]`: never mistaken for a `performance.now()` reading. */
-function hrTime(ms: number): HrTime {
-  const seconds = Math.floor(ms / 1000)
-  const nanos = Math.round((ms - seconds * 1000) * 1e6)
-  return nanos >= 1e9 ? [seconds + 1, nanos - 1e9] : [seconds, nanos]
 }

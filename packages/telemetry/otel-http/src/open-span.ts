@@ -1,0 +1,101 @@
+/**
+ * A span built straight from records, ended into the SDK's span processor as a `ReadableSpan`.
+ * Records arrive complete, with their own times and an explicit parent: the SDK's tracer (context
+ * lookup, sampler, live-span bookkeeping) would do nothing for them but cost every span its work,
+ * and its compilation in a short run. The batching, the OTLP encoding and the export stay the SDK's.
+ */
+
+import { SpanStatusCode, TraceFlags, type AttributeValue, type Attributes, type HrTime, type SpanContext, type SpanKind, type SpanStatus } from '@opentelemetry/api'
+import type { Resource } from '@opentelemetry/resources'
+import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base'
+import type { TraceSampler } from './sampling.ts'
+
+/**
+ * The longest attribute value exported, in characters (64 Ki); longer strings are cut. Only content
+ * comes near it: one huge tool result must not make a batch too large for a collector.
+ */
+export const MAX_ATTRIBUTE_CHARS = 64 * 1024
+
+/** Where ended spans go, what every span carries (the resource and the instrumentation scope), and which traces go. */
+export interface SpanOutput {
+  readonly processor: SpanProcessor
+  readonly resource: Resource
+  readonly scope: { readonly name: string }
+  readonly sample: TraceSampler
+}
+
+const UNSET: SpanStatus = Object.freeze({ code: SpanStatusCode.UNSET })
+
+/** One span from its start record to its end record. */
+export class OpenSpan {
+  private readonly attributes: Attributes = {}
+  private status: SpanStatus = UNSET
+
+  /** `context` holds its ids and whether its trace is sampled; a child's `parent` is its parent's. */
+  constructor(
+    private name: string,
+    private readonly kind: SpanKind,
+    private readonly startedAt: number,
+    attributes: Attributes,
+    readonly context: SpanContext,
+    private readonly parent: SpanContext | undefined,
+  ) {
+    this.setAttributes(attributes)
+  }
+
+  /** Adds `attributes`, over any of the same key; an undefined value adds nothing, a long string is cut. */
+  setAttributes(attributes: Attributes): void {
+    for (const key of Object.keys(attributes)) {
+      const value = attributes[key]
+      if (value !== undefined && value !== null) this.attributes[key] = limited(value)
+    }
+  }
+
+  setStatus(status: SpanStatus): void {
+    this.status = status
+  }
+
+  rename(name: string): void {
+    this.name = name
+  }
+
+  /** Ends the span at `endedAt` (epoch ms) into `output`'s processor; unsampled, or with no output (traces off), it goes nowhere. */
+  end(endedAt: number, output: SpanOutput | undefined): void {
+    if (output === undefined || (this.context.traceFlags & TraceFlags.SAMPLED) === 0) return
+    const startTime = hrTime(this.startedAt)
+    const endTime = hrTime(Math.max(endedAt, this.startedAt))
+    const { context } = this
+    const span: ReadableSpan = {
+      name: this.name,
+      kind: this.kind,
+      spanContext: () => context,
+      ...(this.parent !== undefined ? { parentSpanContext: this.parent } : {}),
+      startTime,
+      endTime,
+      status: this.status,
+      attributes: this.attributes,
+      links: [],
+      events: [],
+      duration: hrTime(Math.max(0, endedAt - this.startedAt)),
+      ended: true,
+      resource: output.resource,
+      instrumentationScope: output.scope,
+      droppedAttributesCount: 0,
+      droppedEventsCount: 0,
+      droppedLinksCount: 0,
+    }
+    output.processor.onEnd(span)
+  }
+}
+
+/** A string value cut to `MAX_ATTRIBUTE_CHARS`, as the SDK's span limit would; others as they are. */
+function limited(value: AttributeValue): AttributeValue {
+  return typeof value === 'string' && value.length > MAX_ATTRIBUTE_CHARS ? value.slice(0, MAX_ATTRIBUTE_CHARS) : value
+}
+
+/** Epoch (or elapsed) milliseconds as `[seconds, nanoseconds]`: never mistaken for a `performance.now()` reading. */
+function hrTime(ms: number): HrTime {
+  const seconds = Math.floor(ms / 1000)
+  const nanos = Math.round((ms - seconds * 1000) * 1e6)
+  return nanos >= 1e9 ? [seconds + 1, nanos - 1e9] : [seconds, nanos]
+}
