@@ -8,7 +8,7 @@
 import { SpanStatusCode, TraceFlags, type AttributeValue, type Attributes, type HrTime, type SpanContext, type SpanKind, type SpanStatus } from '@opentelemetry/api'
 import type { Resource } from '@opentelemetry/resources'
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base'
-import type { TraceSampler } from './sampling.ts'
+import type { TraceSettings } from './trace-settings.ts'
 
 /**
  * The longest attribute value exported, in characters (64 Ki); longer strings are cut. Only content
@@ -21,7 +21,7 @@ export interface SpanOutput {
   readonly processor: SpanProcessor
   readonly resource: Resource
   readonly scope: { readonly name: string }
-  readonly sample: TraceSampler
+  readonly settings: Pick<TraceSettings, 'sample' | 'attributeCountLimit'>
 }
 
 const UNSET: SpanStatus = Object.freeze({ code: SpanStatusCode.UNSET })
@@ -29,9 +29,14 @@ const UNSET: SpanStatus = Object.freeze({ code: SpanStatusCode.UNSET })
 /** One span from its start record to its end record. */
 export class OpenSpan {
   private readonly attributes: Attributes = {}
+  private attributeCount = 0
+  private droppedAttributes = 0
   private status: SpanStatus = UNSET
 
-  /** `context` holds its ids and whether its trace is sampled; a child's `parent` is its parent's. */
+  /**
+   * `context` holds its ids and whether its trace is sampled; a child's `parent` is its parent's.
+   * It keeps `attributeLimit` attributes at most.
+   */
   constructor(
     private name: string,
     private readonly kind: SpanKind,
@@ -39,15 +44,32 @@ export class OpenSpan {
     attributes: Attributes,
     readonly context: SpanContext,
     private readonly parent: SpanContext | undefined,
+    private readonly attributeLimit: number,
   ) {
     this.setAttributes(attributes)
   }
 
-  /** Adds `attributes`, over any of the same key; an undefined value adds nothing, a long string is cut. */
+  /** Whether its trace is exported: content is read only for one that is. */
+  get sampled(): boolean {
+    return (this.context.traceFlags & TraceFlags.SAMPLED) !== 0
+  }
+
+  /**
+   * Adds `attributes`, over any of the same key, as the SDK's span would: a value that is no
+   * attribute value adds nothing, a long string is cut, and a new key past the limit is dropped.
+   */
   setAttributes(attributes: Attributes): void {
     for (const key of Object.keys(attributes)) {
       const value = attributes[key]
-      if (value !== undefined && value !== null) this.attributes[key] = limited(value)
+      if (!isAttributeValue(value) || key === '') continue
+      if (!Object.hasOwn(this.attributes, key)) {
+        if (this.attributeCount >= this.attributeLimit) {
+          this.droppedAttributes++
+          continue
+        }
+        this.attributeCount++
+      }
+      this.attributes[key] = limited(value)
     }
   }
 
@@ -61,7 +83,7 @@ export class OpenSpan {
 
   /** Ends the span at `endedAt` (epoch ms) into `output`'s processor; unsampled, or with no output (traces off), it goes nowhere. */
   end(endedAt: number, output: SpanOutput | undefined): void {
-    if (output === undefined || (this.context.traceFlags & TraceFlags.SAMPLED) === 0) return
+    if (output === undefined || !this.sampled) return
     const startTime = hrTime(this.startedAt)
     const endTime = hrTime(Math.max(endedAt, this.startedAt))
     const { context } = this
@@ -80,7 +102,7 @@ export class OpenSpan {
       ended: true,
       resource: output.resource,
       instrumentationScope: output.scope,
-      droppedAttributesCount: 0,
+      droppedAttributesCount: this.droppedAttributes,
       droppedEventsCount: 0,
       droppedLinksCount: 0,
     }
@@ -88,9 +110,29 @@ export class OpenSpan {
   }
 }
 
-/** A string value cut to `MAX_ATTRIBUTE_CHARS`, as the SDK's span limit would; others as they are. */
+/** A string, number or boolean, or an array of them: what OTLP carries as an attribute (no objects, no null). */
+function isAttributeValue(value: unknown): value is AttributeValue {
+  switch (typeof value) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+      return true
+    default:
+      return Array.isArray(value) && value.every((each) => each === null || each === undefined || ['string', 'number', 'boolean'].includes(typeof each))
+  }
+}
+
+/** Strings (in an array too) cut to `MAX_ATTRIBUTE_CHARS`, as the SDK's span limit would; others as they are. */
 function limited(value: AttributeValue): AttributeValue {
-  return typeof value === 'string' && value.length > MAX_ATTRIBUTE_CHARS ? value.slice(0, MAX_ATTRIBUTE_CHARS) : value
+  if (typeof value === 'string') return cut(value)
+  if (Array.isArray(value) && value.some((each) => typeof each === 'string' && each.length > MAX_ATTRIBUTE_CHARS)) {
+    return value.map((each) => (typeof each === 'string' ? cut(each) : each)) as AttributeValue
+  }
+  return value
+}
+
+function cut(text: string): string {
+  return text.length > MAX_ATTRIBUTE_CHARS ? text.slice(0, MAX_ATTRIBUTE_CHARS) : text
 }
 
 /** Epoch (or elapsed) milliseconds as `[seconds, nanoseconds]`: never mistaken for a `performance.now()` reading. */

@@ -16,7 +16,7 @@ import { signalWords, type Endpoints, type OtelHttpConfig } from './config.ts'
 import { deadlineAgents, tlsFromEnvironment } from './deadline-agent.ts'
 import type { FailureLog, Signal } from './failures.ts'
 import type { SpanOutput } from './open-span.ts'
-import type { TraceSampler } from './sampling.ts'
+import type { TraceSettings } from './trace-settings.ts'
 import { SCOPE_NAME } from './semconv.ts'
 
 /** Where spans go and a meter, and how to flush and stop them. */
@@ -48,7 +48,7 @@ interface Provider {
 }
 
 /** Builds the SDK objects of the signals with an endpoint; nothing is sent until a span ends or metrics are due. */
-export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, sample: TraceSampler, failures: FailureLog): Pipeline {
+export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, settings: TraceSettings, failures: FailureLog): Pipeline {
   const resource = createResource(config)
   // One export, its retries included, never outlives the bound dispose waits: no request to a dead
   // endpoint keeps the process alive after dispose has given up on it. The SDK's timeout only counts
@@ -62,7 +62,7 @@ export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, sam
     const traceAgents = deadlineAgents(deadline, tlsFromEnvironment('TRACES', process.env))
     const spanExporter = reportingSpanExporter(new OTLPTraceExporter({ ...exporterOptions, httpAgentOptions: traceAgents.factory, url: endpoints.traces.url }), failures)
     const processor = new BatchSpanProcessor(spanExporter, { exportTimeoutMillis: config.flushTimeoutMs })
-    spans = { processor, resource, scope: { name: SCOPE_NAME }, sample }
+    spans = { processor, resource, scope: { name: SCOPE_NAME }, settings }
     providers.push(processor)
     agents.push(traceAgents)
   }

@@ -9,7 +9,7 @@ import { resolveEndpoints, signalWords, type Endpoints, type OtelHttpConfig, typ
 import { createFailureLog, type FailureEndpoints } from './failures.ts'
 import { GenAiMetrics } from './metrics.ts'
 import { createPipeline, type Pipeline } from './pipeline.ts'
-import { samplerFromEnvironment } from './sampling.ts'
+import { traceSettings } from './trace-settings.ts'
 import { SpanBook } from './spans.ts'
 
 /** The name the sink goes by in `ctx.telemetry`'s log lines. */
@@ -28,10 +28,11 @@ export function applyOtelHttp(ctx: Context, config: OtelHttpConfig): void {
   }
   const { endpoints, signals } = choice
   for (const off of choice.off) if (off.why === 'misset') logger.warn('OpenTelemetry export of %s is off: %s', off.signal, off.reason)
-  const sampling = samplerFromEnvironment(signals.traces ? process.env : {})
-  if (sampling.warning !== undefined) logger.warn('%s', sampling.warning)
+  // Read only for traces that go: with traces off, nothing about spans is worth a warning.
+  const settings = traceSettings(signals.traces ? process.env : {})
+  for (const warning of settings.warnings) logger.warn('%s', warning)
   ctx.effect(() => {
-    const pipeline = createPipeline(config, endpoints, sampling.sample, createFailureLog(logger, failureEndpoints(endpoints)))
+    const pipeline = createPipeline(config, endpoints, settings, createFailureLog(logger, failureEndpoints(endpoints)))
     // Content's attributes land on spans (with traces off they are never built); the resource, on
     // metrics too, holds the command line, which may carry the prompt (see createResource).
     const book = new SpanBook(pipeline.spans, pipeline.meter && new GenAiMetrics(pipeline.meter), config.captureContent && signals.traces)

@@ -75,7 +75,7 @@ export class SpanBook {
     const open = this.runs.get(scope.runId)
     if (open) return open
     const parent = this.parentOf(scope)
-    const span = new OpenSpan(spanName.invokeAgent(scope.agentName), SpanKind.INTERNAL, startedAt, runStartAttributes(scope), this.contextUnder(parent), parent)
+    const span = new OpenSpan(spanName.invokeAgent(scope.agentName), SpanKind.INTERNAL, startedAt, runStartAttributes(scope), this.contextUnder(parent), parent, this.attributeLimit)
     const run = { span, named: false }
     this.runs.set(scope.runId, run)
     return run
@@ -117,7 +117,7 @@ export class SpanBook {
     const span = this.chat(record)
     this.chats.delete(chatKey(record))
     span.setAttributes(chatEndAttributes(record))
-    if (this.captureContent && record.content) {
+    if (this.captureContent && record.content && span.sampled) {
       const content = record.content
       withContent(() => span.setAttributes(chatContentAttributes(content(), record.finishReason)))
     }
@@ -139,7 +139,7 @@ export class SpanBook {
   /** A span under the run's, started when its record says. */
   private childOf(run: OpenRun, name: string, kind: SpanKind, startedAt: number, attributes: Attributes): OpenSpan {
     const parent = run.span.context
-    return new OpenSpan(name, kind, startedAt, attributes, this.contextUnder(parent), parent)
+    return new OpenSpan(name, kind, startedAt, attributes, this.contextUnder(parent), parent, this.attributeLimit)
   }
 
   /** A new span's ids under `parent` (its trace, and its sampling); with none, a new trace, sampled or not. */
@@ -147,7 +147,12 @@ export class SpanBook {
     const spanId = this.ids.generateSpanId()
     if (parent !== undefined) return { traceId: parent.traceId, spanId, traceFlags: parent.traceFlags }
     const traceId = this.ids.generateTraceId()
-    return { traceId, spanId, traceFlags: this.spans?.sample(traceId) ? TraceFlags.SAMPLED : TraceFlags.NONE }
+    return { traceId, spanId, traceFlags: this.spans?.settings.sample(traceId) ? TraceFlags.SAMPLED : TraceFlags.NONE }
+  }
+
+  /** With traces off no span is exported, so none keeps an attribute. */
+  private get attributeLimit(): number {
+    return this.spans?.settings.attributeCountLimit ?? 0
   }
 
   private endTool(record: ToolCallEndRecord): void {
@@ -159,7 +164,7 @@ export class SpanBook {
       span.setAttributes({ [ATTR.toolName]: ERROR_OTHER })
     }
     span.setAttributes(toolEndAttributes(record))
-    if (this.captureContent && record.content) {
+    if (this.captureContent && record.content && span.sampled) {
       const content = record.content
       withContent(() => span.setAttributes(toolContentAttributes(content())))
     }

@@ -44,6 +44,8 @@ export interface DecodedSpan {
   status: { code: number; message?: string }
   attributes: Record<string, unknown>
   types: Record<string, AttributeType>
+  /** Attributes left out by the span's attribute count limit. */
+  droppedAttributesCount: number
   resource: Record<string, unknown>
 }
 
@@ -82,6 +84,7 @@ export function decodeTraces(bodies: readonly string[]): DecodedSpan[] {
           status: { code: Number(status.code ?? 0), ...(typeof status.message === 'string' && status.message !== '' ? { message: status.message } : {}) },
           attributes: values,
           types,
+          droppedAttributesCount: Number(span.droppedAttributesCount ?? 0),
           resource,
         }
       }))
