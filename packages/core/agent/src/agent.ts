@@ -14,7 +14,7 @@ import { compactIdle } from './compaction/idle.ts'
 import type { CompactionAsked } from './compaction/step.ts'
 import { ContextMeter } from './compaction/meter.ts'
 import { CallIds } from './call-ids.ts'
-import type { AgentEvent, TurnResult } from './events.ts'
+import type { AgentEvent, LazyEvent, TurnResult } from './events.ts'
 import type { AgentOptions } from './options.ts'
 import { latestUserMessage, newRunId, runIdentity, type ParentRun } from './identity.ts'
 import { findLastHeader, recordedPins, type RequestHeader } from './request-header.ts'
@@ -366,10 +366,13 @@ export class Agent {
     return asked
   }
 
-  private emit(event: AgentEvent) {
+  /** Hands `event` to every listener; one given as a function is built only when someone listens. */
+  private emit(event: LazyEvent) {
+    if (this._listeners.size === 0) return
+    const built = typeof event === 'function' ? event() : event
     for (const listener of this._listeners) {
       try {
-        listener(event)
+        listener(built)
       } catch {
         // A UI listener's failure must not break the turn.
       }

@@ -219,21 +219,21 @@ export class ToolRegistry extends Service {
   presentCall(name: string, rawArguments: string): ToolCallView {
     const { tools, logger } = this._state
     const tool = tools.get(name)
-    return describeCall(name, rawArguments, tool?.definition, tool && this.softArgs(tool, rawArguments), tool?.logger ?? logger)
+    return describeCall(name, rawArguments, tool?.definition, this.argsFor(tool, 'presentCall', rawArguments), tool?.logger ?? logger)
   }
 
   /** A card for a finished call, from the durable result alone (works on a replayed log). */
   presentResult(name: string, rawArguments: string, result: DurableToolResult): ToolResultView {
     const { tools, logger } = this._state
     const tool = tools.get(name)
-    return describeResult(name, result, tool?.definition, tool && this.softArgs(tool, rawArguments), tool?.logger ?? logger)
+    return describeResult(name, result, tool?.definition, this.argsFor(tool, 'presentResult', rawArguments), tool?.logger ?? logger)
   }
 
   /** One line describing a finished call, for history compression. */
   summarize(name: string, rawArguments: string, result: DurableToolResult): string {
     const { tools, logger } = this._state
     const tool = tools.get(name)
-    return summarizeResult(name, result, tool?.definition, tool && this.softArgs(tool, rawArguments), tool?.logger ?? logger)
+    return summarizeResult(name, result, tool?.definition, this.argsFor(tool, 'summarize', rawArguments), tool?.logger ?? logger)
   }
 
   /** Runs one call through the pipeline. Never rejects: every failure is a result with `isError: true`. */
@@ -290,6 +290,11 @@ export class ToolRegistry extends Service {
       tool.logger.error('recover for %s (%s) failed; the call gets the usual repair result: %s', input.name, input.callId, error)
       return undefined
     }
+  }
+
+  /** The arguments a presenter gets, parsed only for a tool that has it: without one the card is generic. */
+  private argsFor(tool: PreparedTool | undefined, presenter: 'presentCall' | 'presentResult' | 'summarize', rawArguments: string) {
+    return tool && typeof tool.definition[presenter] === 'function' ? this.softArgs(tool, rawArguments) : undefined
   }
 
   private softArgs(tool: PreparedTool, rawArguments: string) {
