@@ -4,13 +4,24 @@ import { describe, expect, it } from 'vitest'
 import type { AgentEvent } from '../src/index.ts'
 import { boot } from './fixtures.ts'
 
-/** A tool whose presenters count their calls. */
-async function bootWithPresentedTool() {
+/** A tool whose presenters count their calls (its key `wait` waits for the turn to be cancelled), and `plain`, with none. */
+async function bootWithPresentedTool(keys: readonly string[] = ['a', 'b']) {
   const { root } = await boot([
-    [{ toolCall: { id: 'c1', name: 'look', arguments: '{"key":"a"}' } }, { toolCall: { id: 'c2', name: 'look', arguments: '{"key":"b"}' } }],
+    [...keys.map((key, index) => ({ toolCall: { id: `c${index + 1}`, name: 'look', arguments: JSON.stringify({ key }) } })), { toolCall: { id: 'c9', name: 'plain', arguments: '{"key":"z"}' } }],
     [{ text: 'Done.' }],
   ])
   const presented = { calls: 0, results: 0 }
+  let started = () => {}
+  const waiting = new Promise<void>((resolve) => { started = resolve })
+  root.tools.register(defineTool({
+    name: 'plain',
+    description: 'Has no presenter.',
+    parameters: { key: { type: 'string', required: true } },
+    output: { schema: { type: 'string' }, render: (_args, value) => value },
+    isConcurrencySafe: true,
+    replaySafe: true,
+    execute: (args) => `plain ${args.key}`,
+  }))
   root.tools.register(defineTool({
     name: 'look',
     description: 'Looks a key up.',
@@ -18,7 +29,11 @@ async function bootWithPresentedTool() {
     output: { schema: { type: 'string' }, render: (_args, value) => value },
     isConcurrencySafe: true,
     replaySafe: true,
-    execute: (args) => `value of ${args.key}`,
+    execute: async (args, run) => {
+      if (args.key !== 'wait') return `value of ${args.key}`
+      started()
+      return await new Promise<string>((_resolve, reject) => run.signal.addEventListener('abort', () => reject(new Error('cancelled'))))
+    },
     presentCall(args) {
       presented.calls++
       return { card: 'generic', title: `look ${args.key}` }
@@ -28,7 +43,7 @@ async function bootWithPresentedTool() {
       return { card: 'generic', title: `looked ${args.key}`, text: result.isError ? 'failed' : 'found' }
     },
   }))
-  return { root, presented }
+  return { root, presented, waiting }
 }
 
 describe('tool cards', () => {
@@ -48,8 +63,19 @@ describe('tool cards', () => {
     })
     expect((await agent.send('look both up')).reason).toBe('completed')
     expect(presented).toEqual({ calls: 2, results: 2 })
-    expect(cards.map((event) => (event.type === 'tool-start' || event.type === 'tool-end' ? `${event.type} ${event.card.title}` : ''))).toEqual([
-      'tool-start look a', 'tool-start look b', 'tool-end looked a', 'tool-end looked b',
+    expect(cards.map((event) => (event.type === 'tool-start' || event.type === 'tool-end' ? `${event.type} ${event.card.card} ${event.card.title}` : ''))).toEqual([
+      'tool-start generic look a', 'tool-start generic look b', 'tool-start generic plain',
+      'tool-end generic looked a', 'tool-end generic looked b', 'tool-end generic plain',
     ])
+  })
+
+  it('are not built for the calls a cancel ends, when nothing listens', async () => {
+    const { root, presented, waiting } = await bootWithPresentedTool(['wait'])
+    const agent = await root.agents.create()
+    const turn = agent.send('look it up')
+    await waiting
+    agent.cancel('stopped by the test')
+    expect((await turn).reason).toBe('aborted')
+    expect(presented).toEqual({ calls: 0, results: 0 })
   })
 })
