@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { isReinError, messageOf } from '@rein/base'
 import type { ToolCallBlock } from '@rein/llm'
 import type { CoreEventData, Session } from '@rein/session'
-import type { ApprovalService, RunIdentity, ToolInfo, ToolRegistry, ToolResult } from '@rein/tools'
+import type { ApprovalService, RunIdentity, ToolCallView, ToolInfo, ToolRegistry, ToolResult, ToolResultView } from '@rein/tools'
 import type { AgentEvent, LazyEvent } from './events.ts'
 import type { Notify } from './lifecycle.ts'
 import { exceeds, preview, spillOpener, spillResult, type SpillLimits } from './spill.ts'
@@ -110,7 +110,7 @@ async function runBatch(batch: readonly ToolCallBlock[], context: ToolRunContext
       const call = batch[committed++] as ToolCallBlock
       if ('leftOpen' in data) {
         context.state.leaveOpen(call)
-        context.emit(() => ({ ...toolEnd(context, call, data.leftOpen), resumable: true }))
+        context.emit(() => toolEnd(context, call, data.leftOpen, true))
       } else {
         recordResult(context, call, data)
       }
@@ -129,7 +129,7 @@ async function runBatch(batch: readonly ToolCallBlock[], context: ToolRunContext
 /** One call: its card, its lifecycle events, the registry's pipeline, and its result as the log keeps it. */
 async function runOne(call: ToolCallBlock, context: ToolRunContext, spillFolder: string | undefined): Promise<ResultData | LeftOpen> {
   const { tools, session, state, identity, notify } = context
-  context.emit(() => ({ type: 'tool-start', callId: call.id, name: call.name, card: tools.presentCall(call.name, call.arguments) }))
+  context.emit(() => toolStart(tools, call))
   const startedAt = Date.now()
   const step = state.step ?? 0
   const started = () => ({ identity, turn: state.turn, step, name: call.name, callId: call.id, effects: tools.info(call.name)?.effects ?? [], startedAt, arguments: call.arguments })
@@ -175,15 +175,36 @@ function recordResult(context: ToolRunContext, call: ToolCallBlock, data: Result
   context.emit(() => toolEnd(context, call, data))
 }
 
-function toolEnd(context: Pick<ToolRunContext, 'tools'>, call: ToolCallBlock, data: ResultData): Extract<AgentEvent, { type: 'tool-end' }> {
-  const durable = { isError: data.isError, content: data.content, ...(data.meta !== undefined ? { meta: data.meta } : {}) }
+/*
+ * A card is built when a listener first reads it, once: a subagent's runner listens to its child
+ * for the progress and reads no card, and what it relays reaches the parent's listeners, if any.
+ */
+
+function toolStart(tools: ToolRegistry, call: ToolCallBlock): Extract<AgentEvent, { type: 'tool-start' }> {
+  let card: ToolCallView | undefined
+  return {
+    type: 'tool-start',
+    callId: call.id,
+    name: call.name,
+    get card() {
+      return card ??= tools.presentCall(call.name, call.arguments)
+    },
+  }
+}
+
+function toolEnd(context: Pick<ToolRunContext, 'tools'>, call: ToolCallBlock, data: ResultData, resumable = false): Extract<AgentEvent, { type: 'tool-end' }> {
+  let card: ToolResultView | undefined
   return {
     type: 'tool-end',
     callId: call.id,
     name: call.name,
     isError: data.isError,
     ...(data.code ? { code: data.code } : {}),
-    card: context.tools.presentResult(call.name, call.arguments, durable),
+    ...(resumable ? { resumable: true } : {}),
+    get card() {
+      const durable = { isError: data.isError, content: data.content, ...(data.meta !== undefined ? { meta: data.meta } : {}) }
+      return card ??= context.tools.presentResult(call.name, call.arguments, durable)
+    },
   }
 }
 

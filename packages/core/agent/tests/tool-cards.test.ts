@@ -1,7 +1,6 @@
-// Tool cards are for listeners: a tool's presenters run only when someone listens to the agent.
+// Tool cards are for listeners: a tool's presenters run only when a listener reads a card.
 import { defineTool } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
-import type { AgentEvent } from '../src/index.ts'
 import { boot } from './fixtures.ts'
 
 /** A tool whose presenters count their calls (its key `wait` waits for the turn to be cancelled), and `plain`, with none. */
@@ -54,19 +53,34 @@ describe('tool cards', () => {
     expect(presented).toEqual({ calls: 0, results: 0 })
   })
 
-  it('are built for each call while something listens', async () => {
+  it('are built for each call while something listens, when the listener reads them, once each', async () => {
     const { root, presented } = await bootWithPresentedTool()
     const agent = await root.agents.create()
-    const cards: AgentEvent[] = []
+    const cards: string[] = []
+    let sameOnRereading = true
     agent.subscribe((event) => {
-      if (event.type === 'tool-start' || event.type === 'tool-end') cards.push(event)
+      // As a UI does: the card is read when the event comes, maybe more than once.
+      if (event.type !== 'tool-start' && event.type !== 'tool-end') return
+      cards.push(`${event.type} ${event.card.card} ${event.card.title}`)
+      sameOnRereading &&= event.card === event.card
     })
     expect((await agent.send('look both up')).reason).toBe('completed')
     expect(presented).toEqual({ calls: 2, results: 2 })
-    expect(cards.map((event) => (event.type === 'tool-start' || event.type === 'tool-end' ? `${event.type} ${event.card.card} ${event.card.title}` : ''))).toEqual([
+    expect(sameOnRereading).toBe(true)
+    expect(cards).toEqual([
       'tool-start generic look a', 'tool-start generic look b', 'tool-start generic plain',
       'tool-end generic looked a', 'tool-end generic looked b', 'tool-end generic plain',
     ])
+  })
+
+  it('are not built for a listener that never reads them', async () => {
+    const { root, presented } = await bootWithPresentedTool()
+    const agent = await root.agents.create()
+    const types: string[] = []
+    agent.subscribe((event) => types.push(event.type))
+    expect((await agent.send('look both up')).reason).toBe('completed')
+    expect(types.filter((type) => type.startsWith('tool-'))).toHaveLength(6)
+    expect(presented).toEqual({ calls: 0, results: 0 })
   })
 
   it('are not built for the calls a cancel ends, when nothing listens', async () => {
