@@ -14,7 +14,7 @@ import { compactIdle } from './compaction/idle.ts'
 import type { CompactionAsked } from './compaction/step.ts'
 import { ContextMeter } from './compaction/meter.ts'
 import { CallIds } from './call-ids.ts'
-import type { AgentEvent, LazyEvent, TurnResult } from './events.ts'
+import type { AgentEvent, TurnResult } from './events.ts'
 import type { AgentOptions } from './options.ts'
 import { latestUserMessage, newRunId, runIdentity, type ParentRun } from './identity.ts'
 import { findLastHeader, recordedPins, type RequestHeader } from './request-header.ts'
@@ -366,13 +366,10 @@ export class Agent {
     return asked
   }
 
-  /** Hands `event` to every listener; one given as a function is built only when someone listens. */
-  private emit(event: LazyEvent) {
-    if (this._listeners.size === 0) return
-    const built = typeof event === 'function' ? event() : event
+  private emit(event: AgentEvent) {
     for (const listener of this._listeners) {
       try {
-        listener(built)
+        listener(event)
       } catch {
         // A UI listener's failure must not break the turn.
       }

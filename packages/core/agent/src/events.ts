@@ -62,6 +62,3 @@ export interface TurnResult {
   /** The text of the turn's last assistant message. */
   text: string
 }
-
-/** An event to emit, or what builds it: a costly one (a tool's card) is built only when someone listens. */
-export type LazyEvent = AgentEvent | (() => AgentEvent)

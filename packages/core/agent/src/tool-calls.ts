@@ -9,7 +9,7 @@ import { isReinError, messageOf } from '@rein/base'
 import type { ToolCallBlock } from '@rein/llm'
 import type { CoreEventData, Session } from '@rein/session'
 import type { ApprovalService, RunIdentity, ToolCallView, ToolInfo, ToolRegistry, ToolResult, ToolResultView } from '@rein/tools'
-import type { AgentEvent, LazyEvent } from './events.ts'
+import type { AgentEvent } from './events.ts'
 import type { Notify } from './lifecycle.ts'
 import { exceeds, preview, spillOpener, spillResult, type SpillLimits } from './spill.ts'
 import type { TurnState } from './turn-state.ts'
@@ -27,7 +27,7 @@ export interface ToolRunContext {
   visible: ((name: string) => boolean) | undefined
   maxParallel: number
   spill: SpillLimits
-  emit: (event: LazyEvent) => void
+  emit: (event: AgentEvent) => void
   notify: Notify
   /** Where a call that needs approval asks (the registry is held outside cordis's tracing proxy). */
   approval: () => ApprovalService | undefined
@@ -110,7 +110,7 @@ async function runBatch(batch: readonly ToolCallBlock[], context: ToolRunContext
       const call = batch[committed++] as ToolCallBlock
       if ('leftOpen' in data) {
         context.state.leaveOpen(call)
-        context.emit(() => toolEnd(context, call, data.leftOpen, true))
+        context.emit(toolEnd(context, call, data.leftOpen, true))
       } else {
         recordResult(context, call, data)
       }
@@ -129,7 +129,7 @@ async function runBatch(batch: readonly ToolCallBlock[], context: ToolRunContext
 /** One call: its card, its lifecycle events, the registry's pipeline, and its result as the log keeps it. */
 async function runOne(call: ToolCallBlock, context: ToolRunContext, spillFolder: string | undefined): Promise<ResultData | LeftOpen> {
   const { tools, session, state, identity, notify } = context
-  context.emit(() => toolStart(tools, call))
+  context.emit(toolStart(tools, call))
   const startedAt = Date.now()
   const step = state.step ?? 0
   const started = () => ({ identity, turn: state.turn, step, name: call.name, callId: call.id, effects: tools.info(call.name)?.effects ?? [], startedAt, arguments: call.arguments })
@@ -167,17 +167,18 @@ function leftForRecover(context: ToolRunContext, name: string): boolean {
 
 /** Pairs the calls left without a result, telling listeners about each. */
 export function pairRest(context: Pick<ToolRunContext, 'state' | 'tools' | 'emit'>, code: string, reason: string, bodiesRan = true) {
-  for (const { call, data } of context.state.pairRest(code, reason, bodiesRan)) context.emit(() => toolEnd(context, call, data))
+  for (const { call, data } of context.state.pairRest(code, reason, bodiesRan)) context.emit(toolEnd(context, call, data))
 }
 
 function recordResult(context: ToolRunContext, call: ToolCallBlock, data: ResultData) {
   context.state.result(data)
-  context.emit(() => toolEnd(context, call, data))
+  context.emit(toolEnd(context, call, data))
 }
 
 /*
- * A card is built when a listener first reads it, once: a subagent's runner listens to its child
- * for the progress and reads no card, and what it relays reaches the parent's listeners, if any.
+ * A card is built when a listener first reads it, once: an agent nobody listens to runs no
+ * presenter, nor does a subagent's runner, which listens to its child for the progress and reads
+ * no card (what it relays reaches the parent's listeners, if any).
  */
 
 function toolStart(tools: ToolRegistry, call: ToolCallBlock): Extract<AgentEvent, { type: 'tool-start' }> {

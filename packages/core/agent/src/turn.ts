@@ -15,7 +15,7 @@ import type { Tally } from './accounting.ts'
 import { outputCap, overBudget, ownLimit, planRequest, type OutputCap, type PlannedRequest } from './budget.ts'
 import { parentSpent, spentByTree, type BudgetLeft, type Charge, type TreeSpend } from './tree-budget.ts'
 import type { CallIds } from './call-ids.ts'
-import type { LazyEvent, TreeUsage, TurnResult } from './events.ts'
+import type { AgentEvent, TreeUsage, TurnResult } from './events.ts'
 import { latestUserMessage, runIdentity, type ParentRun } from './identity.ts'
 import type { Notify } from './lifecycle.ts'
 import { attemptStarted, priceOf, recordAttempt } from './attempts.ts'
@@ -74,7 +74,7 @@ export interface TurnContext {
   /** For a subagent: tells its parent's running turn what this one spends, and what that turn has left. */
   charge: Charge | undefined
   parentLeft: (() => BudgetLeft | undefined) | undefined
-  emit: (event: LazyEvent) => void
+  emit: (event: AgentEvent) => void
 }
 
 type TurnEnd = { reason: TurnEndReason; error?: { code: string; message: string }; overrun?: TurnOverrun }

@@ -8,6 +8,7 @@
 import { SpanStatusCode, TraceFlags, type AttributeValue, type Attributes, type HrTime, type SpanContext, type SpanKind, type SpanStatus } from '@opentelemetry/api'
 import type { Resource } from '@opentelemetry/resources'
 import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base'
+import { cutHead } from '@rein/base'
 import type { TraceSettings } from './trace-settings.ts'
 
 /**
@@ -84,21 +85,21 @@ export class OpenSpan {
   /** Ends the span at `endedAt` (epoch ms) into `output`'s processor; unsampled, or with no output (traces off), it goes nowhere. */
   end(endedAt: number, output: SpanOutput | undefined): void {
     if (output === undefined || !this.sampled) return
-    const startTime = hrTime(this.startedAt)
-    const endTime = hrTime(Math.max(endedAt, this.startedAt))
+    // An end before the start (clocks) ends at the start, as the SDK's span does.
+    const elapsed = Math.max(0, endedAt - this.startedAt)
     const { context } = this
     const span: ReadableSpan = {
       name: this.name,
       kind: this.kind,
       spanContext: () => context,
       ...(this.parent !== undefined ? { parentSpanContext: this.parent } : {}),
-      startTime,
-      endTime,
+      startTime: hrTime(this.startedAt),
+      endTime: hrTime(this.startedAt + elapsed),
       status: this.status,
       attributes: this.attributes,
       links: [],
       events: [],
-      duration: hrTime(Math.max(0, endedAt - this.startedAt)),
+      duration: hrTime(elapsed),
       ended: true,
       resource: output.resource,
       instrumentationScope: output.scope,
@@ -112,14 +113,11 @@ export class OpenSpan {
 
 /** A string, number or boolean, or an array of them: what OTLP carries as an attribute (no objects, no null). */
 function isAttributeValue(value: unknown): value is AttributeValue {
-  switch (typeof value) {
-    case 'string':
-    case 'number':
-    case 'boolean':
-      return true
-    default:
-      return Array.isArray(value) && value.every((each) => each === null || each === undefined || ['string', 'number', 'boolean'].includes(typeof each))
-  }
+  return isScalar(value) || (Array.isArray(value) && value.every((each) => each === null || each === undefined || isScalar(each)))
+}
+
+function isScalar(value: unknown): boolean {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
 }
 
 /** Strings (in an array too) cut to `MAX_ATTRIBUTE_CHARS`, as the SDK's span limit would; others as they are. */
@@ -131,8 +129,9 @@ function limited(value: AttributeValue): AttributeValue {
   return value
 }
 
+/** Cut between characters: half an emoji is no well-formed text, and a collector may refuse the batch. */
 function cut(text: string): string {
-  return text.length > MAX_ATTRIBUTE_CHARS ? text.slice(0, MAX_ATTRIBUTE_CHARS) : text
+  return text.length > MAX_ATTRIBUTE_CHARS ? cutHead(text, MAX_ATTRIBUTE_CHARS) : text
 }
 
 /** Epoch (or elapsed) milliseconds as `[seconds, nanoseconds]`: never mistaken for a `performance.now()` reading. */

@@ -8,6 +8,7 @@
 
 import { ROOT_CONTEXT } from '@opentelemetry/api'
 import { SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base'
+import { shorten } from '@rein/base'
 
 const SAMPLER_ENV = 'OTEL_TRACES_SAMPLER'
 const SAMPLER_ARG_ENV = 'OTEL_TRACES_SAMPLER_ARG'
@@ -89,5 +90,5 @@ function countLimitFrom(env: NodeJS.ProcessEnv): Read<number> {
 
 /** A value from the environment, cut short: it is shown in a warning. */
 function quoted(value: string): string {
-  return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)
+  return JSON.stringify(shorten(value, 41))
 }

@@ -99,6 +99,14 @@ describe('content', () => {
     expect(result.startsWith('RESULT-START')).toBe(true)
     expect(server.traces().join('').length).toBeLessThan(MAX_ATTRIBUTE_CHARS * 4)
   })
+
+  it('cuts a long result between characters, never through an emoji: half of one is no well-formed text', async () => {
+    const result = `${'x'.repeat(MAX_ATTRIBUTE_CHARS - 1)}😀 and more`
+    const { spans } = await exportOneRun({ captureContent: true }, { arguments: '{"path":"a"}', result })
+    const exported = String(spans.find((span) => span.name === 'execute_tool read')!.attributes['gen_ai.tool.call.result'])
+    expect(exported).toBe('x'.repeat(MAX_ATTRIBUTE_CHARS - 1))
+    expect(exported).not.toMatch(/[\uD800-\uDBFF]$/)
+  })
 })
 
 describe('metrics', () => {
