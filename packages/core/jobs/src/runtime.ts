@@ -484,9 +484,14 @@ function factsOf(job: LoggedJob): JobFacts {
   }
 }
 
-/** A logged job as consumers see one: ended, nothing in memory, `earlier`. */
+/**
+ * A logged job as consumers see one: nothing in memory, `earlier`, and ended as its log says. One
+ * with no end logged yet is having it read from its child session: it reads `running` until then,
+ * never an end that may still change (`killed` would be taken for final, then turn into `done`).
+ */
 function earlierInfo(job: LoggedJob, sessionId: string, agent: string): JobInfo {
   const { outputPath, kept: _kept, ...facts } = factsOf(job)
+  if (job.end === undefined) facts.status = 'running'
   return Object.freeze({
     ...facts,
     // Branded on the way in: the log holds ids this package made.

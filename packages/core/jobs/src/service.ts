@@ -87,7 +87,8 @@ export class JobService extends Service {
    * Takes the output not read before (one read position per job, shared by every viewer). A job of
    * an earlier process (from the viewer's session log) answers with `info.earlier` and, as its
    * output, the result its end kept (`JobExit.result`), every time, or none; right after `reap`, one
-   * whose end is still being read from its child session reads `killed` until then (`wait` first).
+   * whose end is still being read from its child session reads `running` (no end) until then, never
+   * an end that may still change (`wait` first for its end).
    * `JOB_NOT_FOUND` for a job the viewer cannot see.
    */
   read(jobId: string, viewer: JobViewer): JobOutput {

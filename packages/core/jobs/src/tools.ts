@@ -151,16 +151,22 @@ async function readOutput(jobs: JobTools, args: { job_id: string; wait_ms?: numb
   const viewer = viewerOf(run)
   if (args.wait_ms !== undefined && args.wait_ms > 0) {
     await jobs.wait(args.job_id, args.wait_ms, viewer, run.signal)
-    if (run.signal.aborted) {
-      throw new ReinError('JOB_OUTPUT_CANCELLED', `job_output was cancelled while it waited for ${args.job_id}; its new output was left unread: call job_output again to read it`)
-    }
+    if (run.signal.aborted) throw cancelled(args.job_id)
   }
   const { info, output, droppedChars } = await jobs.readKnown(args.job_id, viewer, run.signal)
+  // Cancelled while the end of a job a dead process left was still being read from its child
+  // session: its status is not known yet, and reading such a job takes nothing.
+  if (run.signal.aborted && info.earlier === true && info.status === 'running') throw cancelled(args.job_id)
   return {
     ...ending(info), output, droppedChars,
     ...(info.outputPath === undefined ? {} : { outputPath: info.outputPath }),
     ...(info.earlier === true ? { earlier: true } : {}),
   }
+}
+
+/** A `job_output` cancelled before it read anything: the output stays for the next call. */
+function cancelled(jobId: string): ReinError {
+  return new ReinError('JOB_OUTPUT_CANCELLED', `job_output was cancelled while it waited for ${jobId}; its new output was left unread: call job_output again to read it`)
 }
 
 /** The caller's run: job tools answer only inside an agent's turn. */

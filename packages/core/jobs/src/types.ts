@@ -131,7 +131,8 @@ export interface JobInfo {
    * True for a job read back from the session log: it ran before this plugin last met the session
    * (in an earlier rein process, before its agent was closed and resumed, or under an earlier load
    * of the plugin), so no output is held in memory; `outputPath` has it, if anything does, and
-   * `read` gives the result its end logged (`JobExit.result`), if any.
+   * `read` gives the result its end logged (`JobExit.result`), if any. Status `running` here means
+   * its end is still being read from its child session (`wait` for it).
    */
   readonly earlier?: boolean
 }

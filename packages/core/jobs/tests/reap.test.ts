@@ -10,7 +10,9 @@ import { MemorySessionStore, type SessionEvent, type SessionStore } from '@rein/
 import { afterEach, describe, expect, it } from 'vitest'
 import type { JobRun } from '../src/index.ts'
 import { reapRecorded } from '../src/reaper.ts'
-import { boot, call, jobStarter, notices, ofType } from './harness.ts'
+import type { AdapterRequest } from '@rein/llm'
+import { defineTool } from '@rein/tools'
+import { boot, call, jobStarter, notices, ofType, ownerOf, tick } from './harness.ts'
 
 const children: ChildProcess[] = []
 afterEach(() => {
@@ -241,5 +243,113 @@ describe('reaping what a crashed process left', () => {
     expect(reapRecorded([{ processGroup: child.pid! }])).toEqual({ pids: [], groups: [], checked: false })
     expect(reapRecorded([{ processGroup: child.pid!, marker: 'A=b' }], { proc: '/nonexistent' })).toEqual({ pids: [], groups: [], checked: false })
     expect(stateOf(child.pid!)).toMatch(/^[RSD]$/)
+  })
+})
+
+/** A store whose `load` of one session waits until the test lets it go: the window while jobs reads a child's log. */
+class HeldLoadStore extends MemorySessionStore {
+  private readonly gates = new Map<string, Promise<void>>()
+
+  /** Holds every `load(id)` until the returned function is called. */
+  hold(id: string): () => void {
+    let release: () => void = () => {}
+    this.gates.set(id, new Promise<void>((resolve) => { release = resolve }))
+    return release
+  }
+
+  override async load(id: string) {
+    await this.gates.get(id)
+    return super.load(id)
+  }
+}
+
+/** Copies the sessions `ids` of `from`, as a crash left them, into a store nobody holds. */
+async function copyInto(to: MemorySessionStore, from: SessionStore, ids: readonly string[]): Promise<void> {
+  for (const id of ids) {
+    const { header, events } = await from.load(id)
+    await to.create(header)
+    await to.append(id, events)
+    await to.close(id)
+  }
+}
+
+/**
+ * A first process whose `delegate` starts a `subagent` job (ref: a child session below the owner's)
+ * that runs a child agent to a completed answer and then never ends: the process dies before the
+ * job's end is logged. Returns the store and the child's session id.
+ */
+async function crashAfterChildFinished() {
+  // The child's model answers its task; the owner's delegates, then ends its turn.
+  const first = await boot((request: AdapterRequest) => {
+    const task = request.messages.find((message) => message.role === 'user')?.content[0]
+    if (task?.type === 'text' && task.text === 'dig') return [{ text: 'Found it under the third stone.' }]
+    return request.messages.some((message) => message.role === 'assistant') ? [{ text: 'started' }] : [call('delegate', {})]
+  }, { jobs: { killGraceMs: 0 } })
+  let childDone: () => void = () => {}
+  const finished = new Promise<void>((resolve) => { childDone = resolve })
+  let childId = ''
+  first.root.tools.register(defineTool({
+    name: 'delegate',
+    description: 'Runs a child agent in the background.',
+    parameters: {},
+    output: { schema: { type: 'string' }, render: (_args, value) => value },
+    execute: async (_args, run) => {
+      const child = await first.root.agents.create({ parent: { sessionId: run.sessionId!, runId: run.identity!.runId, callId: run.callId } })
+      childId = child.session.id
+      return first.root.jobs.start({
+        kind: 'subagent', label: 'dig', owner: run.identity!, ref: child.session.id,
+        run: async () => {
+          await child.send('dig')
+          await child.close()
+          childDone()
+          return new Promise<void>(() => {}) // the process dies before this job's end is logged
+        },
+      }).jobId
+    },
+  }))
+  const agent = await first.root.agents.create({ sessionId: 'crashed' })
+  await agent.send('delegate the digging')
+  await finished
+  await agent.session.flush()
+  const store = new HeldLoadStore()
+  await copyInto(store, first.store, ['crashed', childId])
+  return { store, childId }
+}
+
+describe('reaping a job whose work was done in a child session', () => {
+  it('a reaped job whose child finished does not read killed while its child\'s log is being read', async () => {
+    const { store, childId } = await crashAfterChildFinished()
+    const release = store.hold(childId)
+    const second = await boot([[{ text: 'noted' }]], { store })
+    const { agent } = await second.root.agents.resume('crashed')
+    second.root.jobs.reap('crashed')
+    await tick()
+    // The child's log is still being read: how the job ended is not known yet, so no end may be given.
+    const during = second.root.jobs.read('subagent-1', ownerOf(agent))
+    expect(during).toMatchObject({ info: { jobId: 'subagent-1', status: 'running', earlier: true }, output: '' })
+    expect(during.info).not.toHaveProperty('cause')
+    expect(during.info).not.toHaveProperty('endedAt')
+    release()
+    expect(await second.root.jobs.wait('subagent-1', 0, ownerOf(agent))).toMatchObject({ status: 'done', earlier: true })
+    const after = second.root.jobs.read('subagent-1', ownerOf(agent))
+    expect(after).toMatchObject({ info: { status: 'done', earlier: true }, output: expect.stringContaining('Found it under the third stone.') })
+    await agent.close()
+  })
+
+  it('job_output cancelled while the child\'s log is being read answers that it was cancelled, not a status', async () => {
+    const { store, childId } = await crashAfterChildFinished()
+    const release = store.hold(childId)
+    const second = await boot([[{ text: 'noted' }]], { store })
+    const { agent } = await second.root.agents.resume('crashed')
+    second.root.jobs.reap('crashed')
+    const cancel = new AbortController()
+    const context = { identity: ownerOf(agent), sessionId: agent.session.id }
+    const answer = second.root.tools.execute({ callId: 'c', name: 'job_output', arguments: JSON.stringify({ job_id: 'subagent-1' }), signal: cancel.signal, context })
+    await tick()
+    cancel.abort()
+    expect((await answer).content).toEqual([{ type: 'text', text: expect.stringMatching(/^Error: job_output was cancelled while it waited for subagent-1\b/) }])
+    release()
+    expect(await second.root.jobs.wait('subagent-1', 0, ownerOf(agent))).toMatchObject({ status: 'done' })
+    await agent.close()
   })
 })
