@@ -21,6 +21,8 @@ export interface ParentRun {
   conversationId: string
   /** The parent's depth; the child's is one more. */
   depth: number
+  /** The run is a repair's next run, not started yet: the child works for it first (see `RunIdentity.parentRunPending`). */
+  pending?: boolean
 }
 
 /** Random bytes for run ids, drawn 64 ids at a time: one draw cost about 20 µs of every turn. */
@@ -60,6 +62,6 @@ export function runIdentity(input: { agent: string; sessionId: string; turn: num
     turnId: turnIdOf(input.sessionId, input.turn),
     anchor: parent?.anchor ?? input.anchor ?? input.runId,
     depth: parent ? parent.depth + 1 : 0,
-    ...(parent ? { parentRunId: parent.runId, parentSessionId: parent.sessionId, parentCallId: parent.callId } : {}),
+    ...(parent ? { parentRunId: parent.runId, parentSessionId: parent.sessionId, parentCallId: parent.callId, ...(parent.pending ? { parentRunPending: true } : {}) } : {}),
   })
 }

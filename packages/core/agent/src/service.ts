@@ -184,7 +184,7 @@ export class AgentService extends Service {
    */
   private lineage(recorded: ParentRun | undefined, options: AgentOptions): AgentLineage {
     const next = recorded && this._state.repairing.get(recorded.sessionId)
-    const parent = next ? { ...recorded, runId: next.runId } : recorded
+    const parent = next ? { ...recorded, runId: next.runId, pending: true } : recorded
     const parentAgent = parent && this.liveAgent(parent.sessionId)
     const visible = withRecall(narrowed(parentAgent ? (name) => parentAgent.canUse(name) : undefined, visibleTools(options.tools)))
     const charge = next?.charge ?? (parentAgent ? (spend: Spend) => parentAgent.charge(spend) : undefined)

@@ -358,6 +358,24 @@ describe('cancelling a subagent call', () => {
     expect(starts.at(-1)).toMatchObject({ parentRunId: runId, parentCallId: 'c1' })
   })
 
+  it('tells the child a repair continued as a child of the repair run, at the call left open, before that run itself', async () => {
+    // What an exporter nests by (@rein/otel-http): the child's records come first and name a run not told yet.
+    const summary: ScriptedTurn = [{ text: '## Goal\nGo on.' }, usage(40, 4)]
+    const { parent, ends, records } = await interruptedAtChild([summary, summary, summary], { contextWindow: 8_000 })
+    const told = records.length
+    await parent.compactNow()
+    await parent.close()
+    const runId = ends[0]!.identity.runId
+    // The compaction is a run of its own besides (told in between); the child works for the next run, not for it.
+    const starts = records.slice(told).filter((record) => record.kind === 'run' && record.phase === 'start' && record.purpose !== 'compaction')
+    expect(starts.map((record) => [record.scope.depth, record.scope.parentRunId, record.scope.parentCallId, record.kind === 'run' && record.purpose]))
+      .toEqual([[1, runId, 'c1', undefined], [0, undefined, undefined, 'repair']])
+    expect(starts[1]!.scope.runId).toBe(runId)
+    // Marked so: an exporter waits for that run rather than start the child a trace of its own.
+    expect(starts[0]!.scope.parentRunPending).toBe(true)
+    expect(starts[1]!.scope.parentRunPending).toBeUndefined()
+  })
+
   it('tells the run at close as ended in error when the repair that continued the child then could not write the log', async () => {
     const stack = await interruptedAtChild([[{ text: 'thanks' }, usage(20, 2)]])
     const heal = failAfterContinuing(stack)

@@ -18,6 +18,7 @@ export function scopeOf(identity: RunIdentity): RunScope {
       runId: identity.runId,
       ...(identity.parentRunId !== undefined ? { parentRunId: identity.parentRunId } : {}),
       ...(identity.parentCallId !== undefined ? { parentCallId: identity.parentCallId } : {}),
+      ...(identity.parentRunPending === true ? { parentRunPending: true } : {}),
       turnId: identity.turnId,
       sessionId: identity.sessionId,
       conversationId: identity.conversationId,

@@ -14,6 +14,8 @@ export interface RunScope {
   readonly parentRunId?: string
   /** The parent's tool call that started this run: a subagent's span nests under it. */
   readonly parentCallId?: string
+  /** The parent run is told after this one: a repair continued this child for the run its parent starts next. */
+  readonly parentRunPending?: boolean
   readonly turnId: string
   readonly sessionId: string
   /** The root session's id: one conversation, subagents included. */

@@ -25,6 +25,12 @@ export interface RunIdentity {
   /** A child run's parent session and the tool call that started it (telemetry nests the child under it). */
   readonly parentSessionId?: string
   readonly parentCallId?: string
+  /**
+   * True when the parent run starts after this one: a repair continued this child for the run its
+   * parent takes next (a turn, or the repair told as a run at close), so telemetry hears of the
+   * child first.
+   */
+  readonly parentRunPending?: boolean
 }
 
 /** A file opened for a tool's unbounded output, private to the user (0600 in a 0700 folder). */

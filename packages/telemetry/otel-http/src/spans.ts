@@ -2,6 +2,9 @@
  * Records to spans: `invoke_agent` per run, `chat` per provider attempt and `execute_tool` per tool
  * call, each started and ended at the record's own times under an explicit parent. Open spans are
  * kept by run id and call id, so a subagent's run finds the parent's `execute_tool` span it runs in.
+ * A repair continues a child for the run its parent starts next, so the child's records come first
+ * and name a run not started yet (`parentRunPending`): that run's ids are given out then, and it
+ * takes them when it starts.
  */
 
 import { SpanKind, SpanStatusCode, TraceFlags, type Attributes, type SpanContext } from '@opentelemetry/api'
@@ -19,6 +22,7 @@ import { ATTR, ERROR_OTHER, spanName } from './semconv.ts'
 
 interface OpenRun {
   span: OpenSpan
+  scope: RunScope
   /** Whether the run's first attempt has named its provider and model on the span. */
   named: boolean
 }
@@ -28,6 +32,8 @@ export class SpanBook {
   private readonly runs = new Map<string, OpenRun>()
   private readonly chats = new Map<string, OpenSpan>()
   private readonly tools = new Map<string, OpenSpan>()
+  /** The ids of runs not started yet that a child nests under (a repair's next run), by run id. */
+  private readonly awaited = new Map<string, SpanContext>()
   private readonly ids = new RandomIdGenerator()
 
   /** `spans` is undefined when traces are off, `metrics` when metrics are (`OTEL_*_EXPORTER=none`). */
@@ -68,25 +74,59 @@ export class SpanBook {
     this.tools.clear()
     this.chats.clear()
     this.runs.clear()
+    this.awaited.clear()
   }
 
   /** The run's open span; a run whose start this sink did not see (it came later) starts here. */
   private run(scope: RunScope, startedAt: number): OpenRun {
     const open = this.runs.get(scope.runId)
     if (open) return open
-    const parent = this.parentOf(scope)
-    const span = new OpenSpan(spanName.invokeAgent(scope.agentName), SpanKind.INTERNAL, startedAt, runStartAttributes(scope), this.contextUnder(parent), parent, this.attributeLimit)
-    const run = { span, named: false }
+    const awaited = this.awaited.get(scope.runId)
+    if (awaited) this.awaited.delete(scope.runId)
+    const parent = this.parentOf(scope, awaited)
+    // Its children came first and already name these ids; a parent found in another trace wins (see the README).
+    const context = awaited && (parent === undefined || parent.traceId === awaited.traceId) ? awaited : this.contextUnder(parent)
+    const span = new OpenSpan(spanName.invokeAgent(scope.agentName), SpanKind.INTERNAL, startedAt, runStartAttributes(scope), context, parent, this.attributeLimit)
+    const run = { span, scope, named: false }
     this.runs.set(scope.runId, run)
     return run
   }
 
-  /** A subagent's run nests under the parent's `execute_tool` span (else its run); a root run starts a trace. */
-  private parentOf(scope: RunScope): SpanContext | undefined {
-    if (scope.parentRunId === undefined) return undefined
-    const parent = (scope.parentCallId !== undefined ? this.tools.get(toolKey(scope.parentRunId, scope.parentCallId)) : undefined)
-      ?? this.runs.get(scope.parentRunId)?.span
-    return parent?.context
+  /**
+   * A subagent's run nests under the parent's `execute_tool` span (else its run); a root run starts
+   * a trace, and so does a child whose parent run is not here (it ended, or ran in another process).
+   * A parent run a repair works for (`parentRunPending`) starts later: the ids it will take, in the
+   * trace it will be in as far as is known now (`awaited`: the asking run is itself awaited).
+   */
+  private parentOf(scope: RunScope, awaited?: SpanContext): SpanContext | undefined {
+    const { parentRunId } = scope
+    if (parentRunId === undefined) return undefined
+    const parent = (scope.parentCallId !== undefined ? this.tools.get(toolKey(parentRunId, scope.parentCallId)) : undefined)
+      ?? this.runs.get(parentRunId)?.span
+    if (parent) return parent.context
+    if (scope.parentRunPending !== true) return undefined
+    let ids = this.awaited.get(parentRunId)
+    if (ids === undefined) {
+      const trace = awaited ?? this.liveTreeOf(scope)
+      ids = trace ? { traceId: trace.traceId, spanId: this.ids.generateSpanId(), traceFlags: trace.traceFlags } : this.contextUnder(undefined)
+      this.awaited.set(parentRunId, ids)
+      forgetOldest(this.awaited)
+    }
+    return ids
+  }
+
+  /**
+   * The trace an awaited subagent parent of `scope` will start in: its own parent's, a run of the
+   * conversation open now one level up (a subagent resumed in a live turn). A top-level parent is a
+   * root run: a trace of its own, whatever else of the conversation runs.
+   */
+  private liveTreeOf(scope: RunScope): SpanContext | undefined {
+    const depth = scope.depth - 2
+    if (depth < 0) return undefined
+    for (const run of this.runs.values()) {
+      if (run.scope.depth === depth && run.scope.conversationId === scope.conversationId) return run.span.context
+    }
+    return undefined
   }
 
   private endRun(record: RunEndRecord): void {
@@ -179,6 +219,19 @@ const UNKNOWN_TOOL = 'UNKNOWN_TOOL'
 /** One attempt: a step's attempts differ by fallback position, route and retry count. */
 function chatKey(record: LlmCallStartRecord | LlmCallEndRecord): string {
   return [record.scope.runId, record.step, record.fallback, record.route, record.retry].join('\u0000')
+}
+
+/**
+ * Awaited runs kept at most: one that never starts here (telemetry went first) must not grow the
+ * map for the process's life, so the oldest go first.
+ */
+const REMEMBERED_RUNS = 1024
+
+/** Drops the oldest run past `REMEMBERED_RUNS` (a Map iterates in insertion order). */
+function forgetOldest(runs: Map<string, unknown>): void {
+  if (runs.size <= REMEMBERED_RUNS) return
+  const oldest = runs.keys().next()
+  if (oldest.done !== true) runs.delete(oldest.value)
 }
 
 function toolKey(runId: string, callId: string): string {

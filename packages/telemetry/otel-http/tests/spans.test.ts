@@ -269,3 +269,121 @@ describe('how a run or an attempt ended', () => {
     expect(agent.status).toMatchObject({ code: 2 })
   })
 })
+
+// A repair (a resume after a crash, the next turn after an interrupt) continues a child for the run
+// the parent starts next: the child's records name that run (and the call left open), marked
+// pending, before the run itself is told — as a repair run at close, or as the turn that takes it.
+describe('a child continued by a repair', () => {
+  const childOf = (runId: string, parentRunId: string, depth = 1) =>
+    scopeOf(runId, { parentRunId, parentCallId: 'c1', parentRunPending: true, depth, agentName: 'helper', sessionId: `s-${runId}` })
+  const childRun = (child: ReturnType<typeof scopeOf>, at: number) => [
+    runStart(child, at),
+    llmStart(child, at + 1), llmEnd(child, at + 1, at + 2, { usage: { inputTokens: 300, outputTokens: 7 } }),
+    runEnd(child, at, at + 3, cost(spend({ inputTokens: 300, outputTokens: 7 }))),
+  ]
+
+  it('a child continued by a repair nests its spans under the repair run, told after them', async () => {
+    const { telemetry, spans } = await setup()
+    const repair = scopeOf('run-repair')
+    const child = childOf('run-child', 'run-repair')
+    const children = spend({ inputTokens: 300, outputTokens: 7 })
+    telemetry.emit(
+      ...childRun(child, T0 + 1),
+      runStart(repair, T0, 'repair'),
+      runEnd(repair, T0, T0 + 5, cost(spend(undefined), children, children), { purpose: 'repair' }),
+    )
+    const all = await spans()
+    const parent = byRun(all, 'run-repair')
+    const helper = byRun(all, 'run-child')
+    expect(parent.parentSpanId).toBeUndefined()
+    expect(helper.parentSpanId).toBe(parent.spanId)
+    for (const span of all) expect(span.traceId).toBe(parent.traceId)
+    expect(byName(all, 'chat deepseek-chat').parentSpanId).toBe(helper.spanId)
+  })
+
+  it('nests the continued child under the turn that takes the repair\'s run, and that turn\'s own spans beside it', async () => {
+    const { telemetry, spans } = await setup()
+    const next = scopeOf('run-next')
+    const child = childOf('run-child', 'run-next')
+    telemetry.emit(
+      ...childRun(child, T0 + 1),
+      runStart(next, T0 + 10),
+      toolStart(next, T0 + 11, 'read', 'call_r'), toolEnd(next, T0 + 11, T0 + 12, 'read', 'call_r'),
+      runEnd(next, T0 + 10, T0 + 13, cost(spend(undefined))),
+    )
+    const all = await spans()
+    const turn = byRun(all, 'run-next')
+    expect(turn.parentSpanId).toBeUndefined()
+    expect(byRun(all, 'run-child').parentSpanId).toBe(turn.spanId)
+    expect(byName(all, 'execute_tool read').parentSpanId).toBe(turn.spanId)
+    for (const span of all) expect(span.traceId).toBe(turn.traceId)
+  })
+
+  it('keeps a whole chain of repairs in one trace: a grandchild continued by a child a repair continued', async () => {
+    const { telemetry, spans } = await setup()
+    const repair = scopeOf('run-repair')
+    // The child's resume repairs its own log first, continuing the grandchild for the child's next run.
+    const child = childOf('run-child', 'run-repair')
+    const grandchild = childOf('run-grandchild', 'run-child', 2)
+    telemetry.emit(
+      ...childRun(grandchild, T0 + 1),
+      ...childRun(child, T0 + 5),
+      runStart(repair, T0, 'repair'),
+      runEnd(repair, T0, T0 + 9, cost(spend(undefined)), { purpose: 'repair' }),
+    )
+    const all = await spans()
+    const root = byRun(all, 'run-repair')
+    expect(root.parentSpanId).toBeUndefined()
+    expect(byRun(all, 'run-child').parentSpanId).toBe(root.spanId)
+    expect(byRun(all, 'run-grandchild').parentSpanId).toBe(byRun(all, 'run-child').spanId)
+    for (const span of all) expect(span.traceId).toBe(root.traceId)
+  })
+
+  it('nests a grandchild continued by the repair of a child resumed in a live turn under that child, in the live turn\'s trace', async () => {
+    const { telemetry, spans } = await setup()
+    const root = scopeOf('run-root')
+    // `mid` is resumed by the root's call g1; its repair continues `dig` for mid's next run, which g1's turn then is.
+    const mid = scopeOf('run-mid', { parentRunId: 'run-root', parentCallId: 'g1', depth: 1, agentName: 'mid', sessionId: 's-mid' })
+    const dig = childOf('run-dig', 'run-mid', 2)
+    telemetry.emit(
+      runStart(root, T0),
+      toolStart(root, T0 + 1, 'subagent', 'g1'),
+      ...childRun(dig, T0 + 2),
+      runStart(mid, T0 + 6), runEnd(mid, T0 + 6, T0 + 7, cost(spend(undefined))),
+      toolEnd(root, T0 + 1, T0 + 8, 'subagent', 'g1'),
+      runEnd(root, T0, T0 + 9, cost(spend(undefined))),
+    )
+    const all = await spans()
+    const call = byName(all, 'execute_tool subagent')
+    expect(byRun(all, 'run-mid').parentSpanId).toBe(call.spanId)
+    expect(byRun(all, 'run-dig').parentSpanId).toBe(byRun(all, 'run-mid').spanId)
+    for (const span of all) expect(span.traceId).toBe(byRun(all, 'run-root').traceId)
+  })
+
+  it('still starts a trace of its own for a child whose parent run already ended here (a background child after its turn)', async () => {
+    const { telemetry, spans } = await setup()
+    const parent = scopeOf('run-p')
+    const child = scopeOf('run-late', { parentRunId: 'run-p', parentCallId: 'c1', depth: 1, agentName: 'helper', sessionId: 's-run-late' })
+    telemetry.emit(
+      runStart(parent, T0),
+      toolStart(parent, T0 + 1, 'subagent', 'c1'), toolEnd(parent, T0 + 1, T0 + 2, 'subagent', 'c1'),
+      runEnd(parent, T0, T0 + 3, cost(spend(undefined))),
+      ...childRun(child, T0 + 4),
+    )
+    const all = await spans()
+    const late = byRun(all, 'run-late')
+    // No parent span id naming a span that will never come: a root, as before.
+    expect(late.parentSpanId).toBeUndefined()
+    expect(late.traceId).not.toBe(byRun(all, 'run-p').traceId)
+  })
+
+  it('starts a trace of its own for a child whose parent run is not pending and never told here (a child session resumed by itself)', async () => {
+    const { telemetry, spans } = await setup()
+    // Its log names the run of an earlier process that started it; nothing here will start that run.
+    const alone = scopeOf('run-alone', { parentRunId: 'run-of-another-process', parentCallId: 'c1', depth: 1, agentName: 'helper', sessionId: 's-alone' })
+    telemetry.emit(...childRun(alone, T0))
+    const all = await spans()
+    expect(byRun(all, 'run-alone').parentSpanId).toBeUndefined()
+    for (const span of all) expect(span.traceId).toBe(byRun(all, 'run-alone').traceId)
+  })
+})
