@@ -20,6 +20,27 @@ export function missingPackageHint(name: string): string {
   if (REIN_PACKAGES.includes(name)) {
     return `is it installed? rein's packages are not on npm: run pnpm pack:all in the rein repository and npm install its dist-packages/${name.slice(1).replace('/', '-')}-*.tgz in that file's folder`
   }
-  const near = closest(name, REIN_PACKAGES)
-  return near ? `${name} is not one of rein's packages: did you mean ${near}?` : `${name} is not one of rein's packages (${REIN_PACKAGES.join(', ')})`
+  const near = nearestPlugin(name)
+  return near ? `${name} is not one of rein's plugin packages: did you mean ${near}?` : `${name} is not one of rein's plugin packages (${PLUGIN_PACKAGES.join(', ')})`
+}
+
+/** rein's packages that are libraries, not plugins: a row loading one has nothing to start. */
+const LIBRARIES = new Set(['@rein/base', '@rein/cli', '@rein/compose', '@rein/testkit'])
+
+/** The packages a row can name: what a misspelt row name is matched against. */
+const PLUGIN_PACKAGES = REIN_PACKAGES.filter((name) => !LIBRARIES.has(name))
+
+/**
+ * The plugin package `name` most likely meant: one whose name holds the word typed (`openai` in
+ * `llm-openai`; the shortest when several do), else the nearest by edits, compared without the
+ * `@rein/` every candidate shares (which would make any short typo look near).
+ */
+function nearestPlugin(name: string): string | undefined {
+  const typed = name.slice('@rein/'.length).toLowerCase()
+  const short = (candidate: string) => candidate.slice('@rein/'.length)
+  const holding = typed.length >= 3 ? PLUGIN_PACKAGES.filter((candidate) => short(candidate).includes(typed)) : []
+  const [shortest] = holding.sort((a, b) => a.length - b.length)
+  if (shortest !== undefined) return shortest
+  const near = closest(typed, PLUGIN_PACKAGES.map(short))
+  return near === undefined ? undefined : `@rein/${near}`
 }

@@ -9,14 +9,31 @@ const { writeConfig, failure } = useComposition()
 describe('a row naming a missing @rein/* package', () => {
   it('a misspelt @rein/ name gets "did you mean" the rein package, not npm install advice', async () => {
     const { problems } = await failure(writeConfig("- id: tools\n  name: '@rein/tool'\n"))
-    expect(problems).toEqual([expect.stringMatching(/^row "tools" \(@rein\/tool\): cannot load the plugin: Cannot find package '@rein\/tool' .*; @rein\/tool is not one of rein's packages: did you mean @rein\/tools\?$/)])
+    expect(problems).toEqual([expect.stringMatching(/^row "tools" \(@rein\/tool\): cannot load the plugin: Cannot find package '@rein\/tool' .*; @rein\/tool is not one of rein's plugin packages: did you mean @rein\/tools\?$/)])
     expect(String(problems)).not.toContain('npm install')
   })
 
   it('an @rein/ name close to none of rein\'s packages says it is none of them, without npm install advice', async () => {
     const { problems } = await failure(writeConfig("- id: x\n  name: '@rein/quantum-flux'\n"))
-    expect(problems).toEqual([expect.stringMatching(/; @rein\/quantum-flux is not one of rein's packages \(@rein\/agent, .*@rein\/tools\)$/)])
+    expect(problems).toEqual([expect.stringMatching(/; @rein\/quantum-flux is not one of rein's plugin packages \(@rein\/agent, .*@rein\/tools\)$/)])
     expect(String(problems)).not.toContain('npm install')
+  })
+
+  it('@rein/nope suggests no library (@rein/base is not a plugin a row could load)', async () => {
+    const { problems } = await failure(writeConfig("- id: x\n  name: '@rein/nope'\n"))
+    expect(String(problems)).not.toContain('did you mean')
+    expect(problems).toEqual([expect.stringMatching(/; @rein\/nope is not one of rein's plugin packages \(@rein\/agent, .*@rein\/tools\)$/)])
+    expect(String(problems)).not.toMatch(/@rein\/(base|compose|cli|testkit)\b/)
+  })
+
+  it('@rein/openai suggests @rein/llm-openai, which holds the word, not the nearer-by-edits @rein/agent', async () => {
+    const { problems } = await failure(writeConfig("- id: x\n  name: '@rein/openai'\n"))
+    expect(problems).toEqual([expect.stringMatching(/; @rein\/openai is not one of rein's plugin packages: did you mean @rein\/llm-openai\?$/)])
+  })
+
+  it('a rein library named as a row is said to be no plugin', async () => {
+    const { problems } = await failure(writeConfig("- id: x\n  name: '@rein/bse'\n"))
+    expect(String(problems)).not.toContain('@rein/base?')
   })
 
   it('a rein package not installed beside the file is to be installed from its packed tarball, not from npm', async () => {
