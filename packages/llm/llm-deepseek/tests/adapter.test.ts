@@ -19,7 +19,8 @@ async function boot(script: MockScript, config: Partial<deepseek.Config> = {}) {
   server = await startMockOpenAiServer(script)
   const root = new Context()
   await root.plugin(LlmRuntime, { retry: { maxRetries: 2, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
-  await root.plugin(deepseek, { baseURL: server.url, apiKeyEnv: 'REIN_TEST_DEEPSEEK_KEY', ...config })
+  // The mock stands in for api.deepseek.com, so it is named as DeepSeek would be (its host otherwise).
+  await root.plugin(deepseek, { baseURL: server.url, label: 'DeepSeek', apiKeyEnv: 'REIN_TEST_DEEPSEEK_KEY', ...config })
   return { root, server }
 }
 

@@ -36,11 +36,15 @@ export interface CompatibleDefaults {
   apiKeyEnv: string
 }
 
-/** The Config schema with `defaults`; the base URL is checked as it loads. */
+/**
+ * The Config schema with `defaults`; the base URL is checked as it loads. Without a `label`, the
+ * server is named `defaults.label` at the default base URL's host, else by its own host: a local
+ * server's errors must not say they came from OpenAI.
+ */
 export function compatibleConfig(defaults: CompatibleDefaults): Schema<Partial<CompatibleConfig>, CompatibleConfig> {
-  return Schema.object({
+  const fields = Schema.object({
     provider: Schema.string().default(defaults.provider).description('Route name requests use (`provider: <route>`).'),
-    label: Schema.string().default(defaults.label).description('Names the server in messages.'),
+    label: Schema.string().description(`Names the server in messages. Default: ${defaults.label} at ${hostOf(defaults.baseURL)}, else the base URL's host (host:port).`),
     // Checked as the config loads: a URL without a scheme fails the plugin at startup with the fix.
     baseURL: Schema.transform(Schema.string(), (value) => checkBaseURL(value)).default(defaults.baseURL).description('Base URL with http:// or https://; requests go to {baseURL}/chat/completions.'),
     // Checked as the config loads, by rein rather than by a union, whose error quotes the value: a value that is not a variable's name is most likely the key itself.
@@ -51,7 +55,21 @@ export function compatibleConfig(defaults: CompatibleDefaults): Schema<Partial<C
     streamIdleTimeoutMs: Schema.natural().min(1).max(MAX_TIMER_MS).default(300_000).description('A stream silent for this long ends with TIMEOUT.'),
     maxTokensField: Schema.union(['max_tokens', 'max_completion_tokens']).default('max_tokens').description('Body field that carries the output budget.'),
     providerName: Schema.string().description('What the server is, for telemetry (gen_ai.provider.name, e.g. vllm). Default: openai or deepseek for their own hosts, else openai_compatible.'),
-  }) as Schema<Partial<CompatibleConfig>, CompatibleConfig>
+  })
+  const labelled = Schema.transform(fields, (config) => ({ ...config, label: config.label ?? defaultLabel(config.baseURL ?? defaults.baseURL, defaults) }))
+  // A row without `config:` gets the defaults too (a transform alone passes `undefined` through).
+  return labelled.default({}) as Schema<Partial<CompatibleConfig>, CompatibleConfig>
+}
+
+/** The provider's own name at its own host; elsewhere the host (with its port) the requests go to. */
+function defaultLabel(baseURL: string, defaults: CompatibleDefaults): string {
+  const host = hostOf(baseURL)
+  return host === hostOf(defaults.baseURL) ? defaults.label : host
+}
+
+/** `host:port` of a base URL (the port only when it is not the scheme's own). */
+function hostOf(baseURL: string): string {
+  return URL.canParse(baseURL) ? new URL(baseURL).host : baseURL
 }
 
 /** Registers the adapter for `config.provider`; `builtInModels` are listed unless config replaces them by id. */
