@@ -85,14 +85,14 @@ const COMMAND_FLAGS: Record<Command | 'none', readonly (keyof typeof FLAGS)[]> =
   demo: ['json'],
 }
 
-function refuseForeignFlags(command: Command | undefined, used: readonly string[]): void {
+function refuseForeignFlag(command: Command | undefined, flag: string): void {
   const takes: readonly string[] = [...ANY_COMMAND, ...COMMAND_FLAGS[command ?? 'none']]
-  const foreign = used.find((flag) => !takes.includes(flag))
-  if (foreign === undefined) return
-  throw new ReinError('USAGE', command ? `rein ${command} does not take --${foreign}; see rein ${command} --help` : `--${foreign} goes with a command; see rein --help`)
+  if (takes.includes(flag)) return
+  throw new ReinError('USAGE', command ? `rein ${command} does not take --${flag}; see rein ${command} --help` : `--${flag} goes with a command; see rein --help`)
 }
 
 type Token = NonNullable<ReturnType<typeof parseArgs>['tokens']>[number]
+type OptionToken = Extract<Token, { kind: 'option' }>
 
 /** Node keeps the last of a repeated single-value flag: `--to 5 --to 2` would quietly rewind to 2. */
 function refuseRepeatedValues(tokens: readonly Token[]): void {
@@ -109,30 +109,81 @@ function refuseRepeatedValues(tokens: readonly Token[]): void {
   throw new ReinError('USAGE', `--${name} was given more than once (${values.map((value) => JSON.stringify(value)).join(', ')}); it takes one value`)
 }
 
-/** Node's complaint about the command line, with rein's own hint for text that starts with a dash. */
-function usageOf(error: unknown): string {
-  const message = messageOf(error)
-  const unknown = /^Unknown option '([^']*)'/.exec(message)
-  if (!unknown) return `${message.replace(/\. To specify.*$/s, '')}; see rein --help`
-  return `Unknown option '${unknown[1]}'; a task or message that starts with a dash goes after '--' (rein run -- "${unknown[1]} …"); see rein --help`
+function helpFor(command: Command | undefined): string {
+  return command ? `rein ${command} --help` : 'rein --help'
 }
+
+/**
+ * What a command's free text is called, and the command line that passes one starting with a dash
+ * (`rein resume <id> -- "-x …"`); a command with no free text has none, as `memory` but `search`.
+ */
+function freeText(command: Command | undefined, positionals: readonly string[]): { what: string; before: string } | undefined {
+  const id = positionals[1] ?? '<id>'
+  if (command === 'run') return { what: 'a task', before: 'rein run' }
+  if (command === 'resume') return { what: 'a message', before: `rein resume ${id}` }
+  if (command === 'compact') return { what: 'a text', before: `rein compact ${id}` }
+  if (command === 'memory' && positionals[1] === 'search') return { what: 'a query', before: 'rein memory search' }
+  return undefined
+}
+
+/** A flag rein does not know, refused as the command refuses one it does not take; "--" advised only where text goes. */
+function unknownFlag(command: Command | undefined, token: OptionToken, argv: readonly string[], positionals: readonly string[]): ReinError {
+  const text = freeText(command, positionals)
+  const arg = argv[token.index] ?? token.rawName
+  // `rein run "-x task"`: Node reads the whole argument as flags; the example shows it as the text it was.
+  const example = /\s/.test(arg) ? arg : `${arg} …`
+  const advice = text ? `${text.what} that starts with a dash goes after '--': ${text.before} -- ${JSON.stringify(example)}; ` : ''
+  return new ReinError('USAGE', `rein${command ? ` ${command}` : ''} does not take ${token.rawName}; ${advice}see ${helpFor(command)}`)
+}
+
+/**
+ * One flag as typed, checked before Node's strict parse, whose errors are several lines and
+ * command-blind: unknown or not this command's, a switch given a value, a value missing, empty
+ * (`--config "$CFG"` with CFG unset must not mean "no --config"), or one that looks like a flag.
+ */
+function checkFlag(command: Command | undefined, token: OptionToken, argv: readonly string[], positionals: readonly string[]): void {
+  if (!Object.hasOwn(FLAGS, token.name)) throw unknownFlag(command, token, argv, positionals)
+  const name = token.name as keyof typeof FLAGS
+  refuseForeignFlag(command, name)
+  const { value } = token
+  if (FLAGS[name].type === 'boolean') {
+    if (value !== undefined) throw new ReinError('USAGE', `--${name} takes no value, not ${JSON.stringify(value)}; see ${helpFor(command)}`)
+    return
+  }
+  if (value === undefined) throw new ReinError('USAGE', `--${name} needs a value; see ${helpFor(command)}`)
+  if (value === '') throw new ReinError('USAGE', `--${name} is empty; give it a value or leave it out`)
+  // As Node: a lone "-" is a value; "-1" after a space may be a forgotten value followed by a flag.
+  if (token.inlineValue || value.length < 2 || !value.startsWith('-')) return
+  const numeric = NUMERIC_FLAGS[name]
+  if (numeric !== undefined) number(name, value, numeric === 'whole')
+  throw new ReinError('USAGE', `--${name} needs a value, and ${JSON.stringify(value)} looks like a flag; a value that starts with a dash goes as --${name}=${value}`)
+}
+
+/** The flags `number` reads, and whether each is a whole number. */
+const NUMERIC_FLAGS: Partial<Record<keyof typeof FLAGS, 'whole' | 'decimal'>> = { 'max-steps': 'whole', 'max-output-tokens': 'whole', 'max-cost': 'decimal' }
 
 /** The most arguments a command takes; the others take text (a task, a message) or a subcommand. */
 const MAX_ARGUMENTS: Partial<Record<Command, 0 | 1>> = { sessions: 0, config: 0, demo: 0, chat: 0, show: 1, rewind: 1 }
 
 export function parseCommandLine(argv: readonly string[]): ParsedArgs {
-  let parsed
-  try {
-    parsed = parseArgs({ args: [...argv], options: FLAGS, allowPositionals: true, strict: true, tokens: true })
-  } catch (error) {
-    throw new ReinError('USAGE', usageOf(error))
-  }
-  const [first, ...positionals] = parsed.positionals
+  // Loose first: it keeps going past an unknown flag, so the command is known to every message.
+  const loose = parseArgs({ args: [...argv], options: FLAGS, allowPositionals: true, strict: false, tokens: true })
+  const [first] = loose.positionals
   if (first !== undefined && !COMMANDS.includes(first as Command)) {
     throw new ReinError('USAGE', `unknown command "${first}"; commands: ${COMMANDS.join(', ')} (see rein --help)`)
   }
   const command = first as Command | undefined
-  refuseForeignFlags(command, Object.keys(parsed.values))
+  for (const token of loose.tokens) {
+    if (token.kind === 'option') checkFlag(command, token, argv, loose.positionals)
+  }
+  let parsed
+  try {
+    parsed = parseArgs({ args: [...argv], options: FLAGS, allowPositionals: true, strict: true, tokens: true })
+  } catch (error) {
+    // checkFlag saw what Node refuses; should Node refuse more, its first line, not its three.
+    throw new ReinError('USAGE', `${messageOf(error).split('\n')[0]!.replace(/\. To specify.*$/, '')}; see ${helpFor(command)}`)
+  }
+  const positionals = parsed.positionals.slice(1)
   refuseRepeatedValues(parsed.tokens)
   const most = command === undefined ? undefined : MAX_ARGUMENTS[command]
   if (most !== undefined && positionals.length > most && !parsed.values.help) {
@@ -194,7 +245,8 @@ function number(flag: string, raw: string | undefined, integer: boolean): Record
 
 const COMMON = `
 Options for run, chat and resume (--session: run and chat); every command also takes
--v and -h, and each command's --help lists the others it takes (any other is refused):
+-v and -h, and each command's --help lists the others it takes (any other is refused, and an
+empty value too; a value that starts with a dash goes as --model=-x, a task as rein run -- "-x …"):
   -c, --config <file>        cordis.yml to load (default: ./cordis.yml, else $REIN_HOME/cordis.yml,
                              else built in; rein config shows which)
       --provider <route>     provider route, e.g. deepseek, openai

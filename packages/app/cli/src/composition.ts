@@ -46,7 +46,8 @@ interface LookupOptions {
 
 /** The cordis.yml `rein` uses: `--config`, else `./cordis.yml`, else `$REIN_HOME/cordis.yml`; none → built in. */
 function findConfigFile(options: LookupOptions): string | undefined {
-  if (options.config) return resolve(options.cwd, options.config)
+  // Given is given: an empty --config (a script's unset $CFG) must not fall back to another file.
+  if (options.config !== undefined) return resolve(options.cwd, options.config)
   return [join(options.cwd, 'cordis.yml'), join(reinHome(options.env), 'cordis.yml')].find((file) => existsSync(file))
 }
 

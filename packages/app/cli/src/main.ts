@@ -8,6 +8,7 @@ import { HELP, parseCommandLine, type Command, type ParsedArgs } from './args.ts
 import { DEMO_PROVIDER } from './demo/provider.ts'
 import { EXIT } from './exit-codes.ts'
 import type { Io } from './io.ts'
+import { baseUrlInBuiltInTerms } from './built-in-terms.ts'
 import { noModelAdvice } from './no-model.ts'
 import { guardOutput } from './output-guard.ts'
 import { neutralize } from './terminal-text.ts'
@@ -92,6 +93,7 @@ function describe(error: unknown, env: NodeJS.ProcessEnv, resuming: boolean): st
   if (isReinError(error, 'NO_MODEL') && error.details?.file !== undefined) return error.message
   if (isReinError(error, 'NO_MODEL')) return noModelAdvice(env)
   if (resuming && isReinError(error, 'UNKNOWN_PROVIDER') && error.details?.where === 'provider' && error.details.provider === DEMO_PROVIDER) return demoSessionLine(error.details.loaded)
+  if (isReinError(error, 'CONFIG_INVALID')) return baseUrlInBuiltInTerms(error.message, env)
   if (isReinError(error)) return error.message
   return messageOf(error)
 }

@@ -11,7 +11,7 @@
  * wait for a load: one may explain why it is slow.
  */
 
-import { messageOf, maskSecrets, secretValues } from '@rein/base'
+import { messageOf, maskSecrets, maskText, secretValues } from '@rein/base'
 import { Logger, type Context, type Exporter } from '@deepseek-ai/cordis'
 import type { Io } from './io.ts'
 import { neutralize } from './terminal-text.ts'
@@ -50,7 +50,7 @@ export function printPluginLogs(context: Context, io: Io, verbose: boolean): Plu
     const text = maskSecrets(Logger.format(exporter, verbose ? message : withoutFrames(message)), secrets) as string
     through(() => io.stderr.write(`${neutralize(`[${message.type}] ${message.name}: ${text}`)}\n`))
   }
-  const held = heldLines(write)
+  const held = heldLines(write, secrets)
   const exporter: Exporter = {
     // cordis's levels: error 0, info 1, warn 2, debug 3.
     levels: { default: 2 },
@@ -78,14 +78,14 @@ export function printPluginLogs(context: Context, io: Io, verbose: boolean): Plu
  * so the cause line can be dropped once the error is seen. During `around`, error lines wait for
  * its end (only they can be in its problem report); the others are printed as they come.
  */
-function heldLines(write: (message: LogMessage) => void) {
+function heldLines(write: (message: LogMessage) => void, secrets: readonly string[]) {
   let pending: LogMessage[] = []
   let holding = false
   let scheduled = false
   const flush = (report?: string) => {
     const lines = pending
     pending = []
-    for (const message of lines) if (!repeated(message, lines) && !stated(message, report)) write(message)
+    for (const message of lines) if (!repeated(message, lines) && !stated(message, report, secrets)) write(message)
   }
   // While a load runs: print what is not an error, keep the errors back (a cause line among them).
   const flushUnheld = () => {
@@ -139,10 +139,15 @@ function repeated(message: LogMessage, lines: readonly LogMessage[]): boolean {
   })
 }
 
-/** An error whose message ends a line of the problem report (`row "t" (…): failed to start: <message>`). */
-function stated(message: LogMessage, report: string | undefined): boolean {
-  const first = errorOf(message)?.message.split('\n')[0]?.trim()
-  return report !== undefined && first !== undefined && first !== '' && report.split('\n').some((line) => line.trimEnd().endsWith(first))
+/**
+ * An error whose message ends a line of the problem report (`row "t" (…): failed to start: <message>`).
+ * Both are compared masked: the report comes masked, the logged error holds the secret.
+ */
+function stated(message: LogMessage, report: string | undefined, secrets: readonly string[]): boolean {
+  const line = errorOf(message)?.message.split('\n')[0]?.trim()
+  if (report === undefined || line === undefined || line === '') return false
+  const first = maskText(line, secrets)
+  return maskText(report, secrets).split('\n').some((reported) => reported.trimEnd().endsWith(first))
 }
 
 /**

@@ -5,6 +5,7 @@ import { addUsage, type TokenUsage } from '@rein/llm'
 import type { ContextCompacted, TurnEndReason } from '@rein/session'
 import type { Spend } from '@rein/telemetry'
 import { maskText, secretValues, formatMoney, groupDigits, isReinError, messageOf } from '@rein/base'
+import { BUILT_IN_PRICES, windowRefusalInBuiltInTerms } from './built-in-terms.ts'
 import { jsonLine } from './json-line.ts'
 import { neutralize } from './terminal-text.ts'
 
@@ -30,6 +31,11 @@ export class Renderer {
   private readonly secrets: readonly string[]
   /** Whether the composition is the built-in one (no cordis.yml): advice then cannot point at its rows. */
   builtIn = false
+  /**
+   * On the built-in composition, how to give a route (`provider/model`) with no known context
+   * window one: a refusal for length says that in place of the agent's row advice.
+   */
+  readonly windowAdvice = new Map<string, string>()
   /** Set by `interrupting()`: calls stopped from then on were stopped by the interrupt. */
   private interrupted = false
 
@@ -133,11 +139,18 @@ export class Renderer {
     if (this.midLine) this.out.stdout.write('\n')
     this.midLine = false
     const ended = turnEndWord(result.reason)
-    if (result.error) this.err(this.red(`${ended}: ${result.error.code}: ${result.error.message}`))
+    if (result.error) this.err(this.red(`${ended}: ${result.error.code}: ${this.errorMessage(result.error)}`))
     if (result.error && this.missingModel !== undefined) this.err(missingModelHint(this.missingModel))
     this.missingModel = undefined
     if (result.overrun) this.err(this.dim(`note: the answer went over a budget (${result.overrun.code}): ${result.overrun.message}`))
     this.err(this.dim(`${totalsLine(result, this.builtIn)}${contextShare(this.context)} · ${ended}`))
+  }
+
+  /** A turn's error message, in the built-in composition's terms when it has advice for the route. */
+  private errorMessage(error: NonNullable<TurnResult['error']>): string {
+    if (error.code !== 'CONTEXT_WINDOW_EXCEEDED') return error.message
+    const route = /; the context window of (\S+) is not known/.exec(error.message)?.[1]
+    return windowRefusalInBuiltInTerms(error.message, route === undefined ? undefined : this.windowAdvice.get(route))
   }
 
   /**
@@ -310,7 +323,7 @@ function totalsLine(result: TurnResult, builtIn: boolean): string {
   const estimated = result.usageEstimated === true || total.usageEstimated === true
   const counted = total.usage.inputTokens + total.usage.outputTokens > 0
   // With no cordis.yml there is no @rein/llm row to edit: prices need one written.
-  const where = builtIn ? 'the built-in composition has none for it: write a cordis.yml with prices on its @rein/llm row' : 'set prices on the @rein/llm row'
+  const where = builtIn ? BUILT_IN_PRICES : 'set prices on the @rein/llm row'
   const cost = total.cost !== undefined ? ` · cost ${formatMoney(total.cost)}` : counted ? ` · cost unknown (a model used has no price; ${where})` : ''
   return `${estimated ? '~' : ''}${formatUsage(total.usage)}${subagents ? ` (subagents ${formatTokens(subagents.usage)})` : ''}${cost}`
 }

@@ -19,6 +19,7 @@ import { leaveOnceDone, type Io } from './io.ts'
 import { stopTurn, trapInterrupts } from './interrupts.ts'
 import { printPluginLogs, type PluginLogs } from './plugin-logs.ts'
 import { colorsEnabled, Renderer } from './render.ts'
+import { maxCostInBuiltInTerms } from './built-in-terms.ts'
 import { unknownProviderIn, type ProviderSource } from './unknown-provider.ts'
 
 export interface SessionScope {
@@ -48,7 +49,7 @@ export interface SessionScope {
  * would be used and the environment enables no provider (main.ts says what to set).
  */
 export function requireModel(options: CliOptions, io: Io): void {
-  const lookup = { ...(options.config ? { config: options.config } : {}), cwd: io.cwd, env: io.env }
+  const lookup = { ...(options.config !== undefined ? { config: options.config } : {}), cwd: io.cwd, env: io.env }
   if (builtInWithoutModel(lookup)) throw new ReinError('NO_MODEL', 'no model configured')
   if (options.provider !== undefined && usesBuiltIn(lookup)) requireBuiltInProvider(options.provider, io.env)
 }
@@ -85,7 +86,7 @@ export interface CompositionOptions {
 export async function withComposition(options: CliOptions, io: Io, body: (scope: SessionScope) => Promise<number>, { prepare, finishesOnSignal, quietAboutMemory }: CompositionOptions = {}): Promise<number> {
   const context = new Context()
   const logs = printPluginLogs(context, io, options.verbose)
-  const { composition, source } = await logs.around(() => loadCliComposition({ ...(options.config ? { config: options.config } : {}), cwd: io.cwd, env: io.env, context, stderr: io.stderr }))
+  const { composition, source } = await logs.around(() => loadCliComposition({ ...(options.config !== undefined ? { config: options.config } : {}), cwd: io.cwd, env: io.env, context, stderr: io.stderr }))
   const renderer = new Renderer(io, options.json, colorsEnabled(io.stdout, io.env))
   renderer.builtIn = source === 'built-in'
   const interrupts = trapInterrupts(io, (text) => renderer.notice(text), finishesOnSignal)
@@ -206,43 +207,58 @@ export function matchSessionId(given: string, ids: readonly string[]): string {
   throw new ReinError('USAGE', `${matches.length} sessions start with ${given} (${shown}); give more of the id`)
 }
 
+/** How `openAgent` tells the built-in composition's compaction notice. */
+export interface OpenOptions {
+  /**
+   * `false`: not now, returned as `compactionNotice` instead, for a command that may find nothing
+   * to run (`rein resume` of a session that ended cleanly) or says it in its own error (`rein compact`).
+   */
+  sayCompaction?: boolean
+}
+
 /**
  * A new agent, or the stored session's (repaired if it ended mid-turn). A resumed session keeps the
  * provider and model its log recorded unless `--provider`/`--model` say otherwise.
  */
-export async function openAgent(scope: SessionScope, sessionId: string | undefined): Promise<{ agent: Agent; repaired?: ResumeReport; route?: string }> {
+export async function openAgent(scope: SessionScope, sessionId: string | undefined, { sayCompaction = true }: OpenOptions = {}): Promise<{ agent: Agent; repaired?: ResumeReport; route?: string; compactionNotice?: string }> {
   const overrides = agentOverrides(scope)
+  const told = (notice: string | undefined) => {
+    if (notice !== undefined && sayCompaction) scope.renderer.notice(notice)
+    return notice !== undefined && !sayCompaction ? { compactionNotice: notice } : {}
+  }
   if (!sessionId) {
-    const agent = await scope.ctx.agents.create(overrides).catch((error: unknown) => { throw unknownProviderIn(providerSource(scope, false), modelMissingIn(scope.source, error)) })
-    await sayBuiltInCompaction(scope, agent)
-    return { agent, ...routeOf(scope, agent) }
+    const agent = await scope.ctx.agents.create(overrides).catch((error: unknown) => { throw unknownProviderIn(providerSource(scope, false), modelMissingIn(scope.source, maxCostInBuiltInTerms(scope.source, error))) })
+    const notice = told(await builtInCompactionNotice(scope, agent))
+    return { agent, ...routeOf(scope, agent), ...notice }
   }
   const { cwd: _cwd, model: _default, ...rest } = overrides
   sessionId = await resolveSessionId(scope.ctx, sessionId)
   // A signal during the repair stops what it runs (a subagent being continued is interrupted, to continue later).
   const { agent, repaired } = await scope.ctx.agents.resume(sessionId, { ...rest, ...(scope.options.model ? { model: scope.options.model } : {}), signal: scope.interrupted })
-    .catch((error: unknown) => { throw unknownProviderIn(providerSource(scope, true), modelMissingIn(scope.source, error)) })
-  await sayBuiltInCompaction(scope, agent)
+    .catch((error: unknown) => { throw unknownProviderIn(providerSource(scope, true), modelMissingIn(scope.source, maxCostInBuiltInTerms(scope.source, error))) })
+  const notice = told(await builtInCompactionNotice(scope, agent))
   // Jobs an earlier process left running are reaped now, and the model told, before the first turn.
   scope.ctx.get('jobs')?.reap(sessionId)
   const route = routeOf(scope, agent)
   reportRepair(scope.renderer, sessionId, repaired)
-  return { agent, repaired, ...route }
+  return { agent, repaired, ...route, ...notice }
 }
 
 /**
  * On the built-in composition, a model no catalog gives a context window cannot be compacted, and
  * the agent's warning would say to edit a provider row the user does not have: rein says what to
- * write instead, before the first turn, and drops the agent's line for that route (its subagents'
- * too, which take the same route).
+ * write instead (the notice returned, told before the first turn), and drops the agent's line for
+ * that route (its subagents' too, which take the same route). A refusal for length gets the advice too.
  */
-async function sayBuiltInCompaction(scope: SessionScope, agent: Agent): Promise<void> {
+async function builtInCompactionNotice(scope: SessionScope, agent: Agent): Promise<string | undefined> {
   const { provider, model, compaction } = agent.options
-  if (scope.source !== 'built-in' || compaction.mode === 'off') return
-  if ((await scope.ctx.llm.modelInfo(provider, model, scope.interrupted))?.contextWindow !== undefined) return
+  if (scope.source !== 'built-in' || compaction.mode === 'off') return undefined
+  if ((await scope.ctx.llm.modelInfo(provider, model, scope.interrupted))?.contextWindow !== undefined) return undefined
   const said = `compaction is off for ${provider}/${model}:`
-  scope.renderer.notice(`${said} ${builtInWindowAdvice(scope.composition, provider, model)}`)
+  const advice = builtInWindowAdvice(scope.composition, provider, model)
+  scope.renderer.windowAdvice.set(`${provider}/${model}`, advice)
   scope.logs.quiet('agents', said)
+  return `${said} ${advice}`
 }
 
 /** How to give a model a context window when the composition is the built-in one, which has no cordis.yml to edit. */

@@ -2,13 +2,14 @@
 import { Context, Logger } from '@deepseek-ai/cordis'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { printPluginLogs, withoutFrames } from '../src/plugin-logs.ts'
 import type { Io } from '../src/io.ts'
 import { project, rein, type Project } from './harness.ts'
 
 let current: Project | undefined
 afterEach(async () => {
+  vi.unstubAllEnvs()
   await current?.cleanup()
   current = undefined
 })
@@ -43,11 +44,11 @@ describe("a plugin's error with a cause", () => {
 })
 
 /** The plugin log lines printPluginLogs writes to stderr, without --verbose, for a context of their own. */
-function logLines() {
+function logLines(env: NodeJS.ProcessEnv = {}) {
   const context = new Context()
   const lines: string[] = []
   const stderr = { write: (text: string) => { lines.push(...text.split('\n').filter(Boolean)); return true } }
-  const logs = printPluginLogs(context, { stderr, env: {} } as unknown as Io, false)
+  const logs = printPluginLogs(context, { stderr, env } as unknown as Io, false)
   return { logger: context.logger('p'), logs, lines }
 }
 
@@ -97,6 +98,34 @@ describe('an error the problem report states', () => {
     })
     await expect(load).rejects.toThrow('a problem')
     expect(lines).toEqual([])
+  })
+})
+
+describe('a row whose start error contains a secret', () => {
+  it('is printed once: the problem report states it masked, the log line holds it unmasked', async () => {
+    const { logger, logs, lines } = logLines({ OPENAI_API_KEY: 'sk-SECRET-123456789' })
+    const load = logs.around(async () => {
+      logger.error(new Error('apply exploded sk-SECRET-123456789'))
+      throw new Error('cordis.yml has a problem:\n  - row "t" (./throw.mjs): failed to start: apply exploded ***')
+    })
+    await expect(load).rejects.toThrow('a problem')
+    expect(lines).toEqual([])
+  })
+
+  it('is named once by `rein run`, masked', async () => {
+    const p = current = await project([{ steps: [{ text: 'Hi.' }] }], { extraRows: ['- id: t', '  name: ./throw.mjs'] })
+    writeFileSync(join(p.dir, 'throw.mjs'), [
+      "export const name = 'thrower'",
+      "export function apply() { throw new Error('apply exploded sk-SECRET-123456789') }",
+      '',
+    ].join('\n'))
+    // As in `rein`'s own process, where the composition masks what process.env holds.
+    vi.stubEnv('OPENAI_API_KEY', 'sk-SECRET-123456789')
+    const run = await rein(p.dir, ['run', 'hello'], { env: { OPENAI_API_KEY: 'sk-SECRET-123456789' } })
+    vi.unstubAllEnvs()
+    expect(run.stderr).not.toContain('sk-SECRET-123456789')
+    expect(run.stderr).toContain('failed to start: apply exploded ***')
+    expect(run.stderr.split('\n').filter((line) => line.startsWith('[error]'))).toEqual([])
   })
 })
 

@@ -206,6 +206,60 @@ describe('a model outside the built-in catalogs, with no cordis.yml', () => {
   })
 })
 
+describe('advice on the built-in composition, where a flag or a variable was given and there is no row to edit', () => {
+  const overflow: MockReply = { kind: 'error', status: 400, message: "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens. Please reduce the length of the messages.", type: 'invalid_request_error', code: 'context_length_exceeded' }
+
+  it('--max-cost on a model with no price names the flag, not a row of a cordis.yml', async () => {
+    const p = await setUp([answer('never')])
+    const env = { OPENAI_BASE_URL: p.server.url, REIN_MODEL: 'mystery-model', REIN_HOME: p.home }
+    const run = await withHome(p.home, () => rein(join(p.dir, 'empty'), ['run', '--max-cost', '0.01', 'hi'], { env }))
+    expect(run.code).toBe(2)
+    expect(run.stderr).toBe('rein: maxCost is set but provider openai/mystery-model has no price, so cost cannot be counted: the built-in composition has none for it; drop --max-cost, or write a cordis.yml with prices on its @rein/llm row\n')
+    expect(p.server.requests).toHaveLength(0)
+  })
+
+  it('a provider refusing the conversation as too long says what to write, with no ".;" splice', async () => {
+    const p = await setUp([overflow])
+    const env = { OPENAI_BASE_URL: p.server.url, REIN_MODEL: 'mystery-model', REIN_HOME: p.home }
+    const run = await withHome(p.home, () => rein(join(p.dir, 'empty'), ['run', 'hi'], { env }))
+    expect(run.code).toBe(1)
+    expect(run.stderr).not.toContain("in its provider's models")
+    expect(run.stderr).not.toContain('.;')
+    expect(run.stderr).toContain('Please reduce the length of the messages; the context window of openai/mystery-model is not known, so the conversation could not be compacted to fit it: the built-in composition knows no context window for it')
+  })
+
+  it('an OPENAI_BASE_URL with no scheme says to set OPENAI_BASE_URL, not to write baseURL', async () => {
+    const p = await setUp([answer('never')])
+    const env = { OPENAI_BASE_URL: 'notaurl', REIN_MODEL: 'mystery-model', REIN_HOME: p.home }
+    const run = await withHome(p.home, () => rein(join(p.dir, 'empty'), ['run', 'hi'], { env }))
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain('OPENAI_BASE_URL "notaurl" has no http:// or https:// scheme; set OPENAI_BASE_URL=http://notaurl')
+    expect(run.stderr).not.toContain('write baseURL')
+  })
+})
+
+describe('advice printed when nothing runs, or twice', () => {
+  it('rein resume of a session that ended cleanly says only that there is nothing to continue', async () => {
+    const p = await setUp([answer('one')])
+    const env = { OPENAI_BASE_URL: p.server.url, REIN_MODEL: 'mystery-model', REIN_HOME: p.home }
+    const run = await withHome(p.home, () => rein(join(p.dir, 'empty'), ['run', 'hi'], { env }))
+    const id = sessionIdOf(run)
+    const resumed = await withHome(p.home, () => rein(join(p.dir, 'empty'), ['resume', id], { env }))
+    expect(resumed.code).toBe(2)
+    expect(resumed.stderr).not.toContain('compaction is off')
+    expect(resumed.stderr).toContain('ended cleanly, so there is nothing to continue')
+  })
+
+  it('rein compact on the built-in composition gives the context-window advice once', async () => {
+    const p = await setUp([answer('one')])
+    const env = { OPENAI_BASE_URL: p.server.url, REIN_MODEL: 'mystery-model', REIN_HOME: p.home }
+    const run = await withHome(p.home, () => rein(join(p.dir, 'empty'), ['run', 'hi'], { env }))
+    const compact = await withHome(p.home, () => rein(join(p.dir, 'empty'), ['compact', sessionIdOf(run)], { env }))
+    expect(compact.code).toBe(2)
+    expect(compact.stderr.match(/the built-in composition knows no context window for it/g)).toHaveLength(1)
+  })
+})
+
 describe('which provider the built-in composition uses', () => {
   it('an explicit OPENAI_BASE_URL beats a DEEPSEEK_API_KEY lying around; REIN_MODEL names the model; --verbose says where requests go', async () => {
     const p = await setUp([answer('from the local server')])
@@ -222,7 +276,7 @@ describe('which provider the built-in composition uses', () => {
     const run = await rein('/', ['run', 'hi'], { env: { OPENAI_BASE_URL: 'localhost:8080/v1', REIN_MODEL: 'm' } })
     expect(run.code).toBe(2)
     expect(run.stderr).toContain('rein: CONFIG_INVALID: the built-in composition (made from DEEPSEEK_API_KEY, OPENAI_API_KEY, OPENAI_BASE_URL and REIN_MODEL) has a problem:')
-    expect(run.stderr).toContain('baseURL "localhost:8080/v1" has no http:// or https:// scheme; write baseURL: http://localhost:8080/v1')
+    expect(run.stderr).toContain('  - OPENAI_BASE_URL "localhost:8080/v1" has no http:// or https:// scheme; set OPENAI_BASE_URL=http://localhost:8080/v1\n')
   })
 
   it('--provider picks a configured provider and its usual model', async () => {

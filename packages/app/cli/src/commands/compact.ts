@@ -18,7 +18,8 @@ export async function compactCommand(args: ParsedArgs, io: Io): Promise<number> 
     const sessionId = await resolveSessionId(scope.ctx, id)
     // Compacting does no agent work: a log a crash left mid-turn is closed, not resumed.
     await closeCrashedLog(scope, sessionId)
-    const { agent } = await openAgent(scope, sessionId)
+    // No compaction notice: a model with no known window fails the compaction, whose error gives the same advice.
+    const { agent } = await openAgent(scope, sessionId, { sayCompaction: false })
     try {
       const data = await compactStopped(agent, instructions, scope.interrupted).catch((error: unknown) => { throw windowErrorInTerms(scope, agent, error) })
       if (data === 'interrupted') {

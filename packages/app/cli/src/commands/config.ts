@@ -13,7 +13,7 @@ import { maskSecrets, secretValues } from '@rein/base'
 import { neutralize } from '../terminal-text.ts'
 
 export async function configCommand(args: ParsedArgs, io: Io): Promise<number> {
-  const { composition, source } = await loadCliComposition({ ...(args.options.config ? { config: args.options.config } : {}), cwd: io.cwd, env: io.env, stderr: io.stderr })
+  const { composition, source } = await loadCliComposition({ ...(args.options.config !== undefined ? { config: args.options.config } : {}), cwd: io.cwd, env: io.env, stderr: io.stderr })
   try {
     const secrets = secretValues(io.env)
     const rows = composition.rows().map((row) => ({ ...row, config: maskSecrets(plain(row.config), secrets) }))

@@ -23,6 +23,8 @@ export async function memoryCommand(args: ParsedArgs, io: Io): Promise<number> {
     const what = sub === undefined ? 'needs a subcommand' : `has no subcommand "${sub}"`
     throw new ReinError('USAGE', `rein memory ${what}: list, search <query>, forget <id> or export (see rein memory --help)`)
   }
+  // Only list reads --all; taken by the others, it would be silently ignored.
+  if (args.options.all && sub !== 'list') throw new ReinError('USAGE', `rein memory ${sub} does not take --all; see rein memory --help`)
   const query = rest.join(' ').trim()
   if (sub === 'search' && !/[\p{L}\p{N}]/u.test(query)) throw new ReinError('USAGE', 'rein memory search needs words to look for: rein memory search <query>')
   if (sub === 'forget' && rest.length !== 1) throw new ReinError('USAGE', 'rein memory forget needs one id; rein memory list shows them')

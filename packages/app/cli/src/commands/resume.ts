@@ -14,12 +14,14 @@ export async function resumeCommand(args: ParsedArgs, io: Io): Promise<number> {
   requireModel(args.options, io)
   return withComposition(args.options, io, async (scope) => {
     installApproval(scope.ctx, args.options, undefined, (text) => scope.renderer.notice(text))
-    const { agent } = await openAgent(scope, id)
+    // The compaction notice waits: a session with nothing to continue runs nothing it would be about.
+    const { agent, compactionNotice } = await openAgent(scope, id, { sayCompaction: false })
     try {
       // A notice opening the session handed over (a job lost with the killed process) is news to answer.
       if (!text && lastTurnCompleted(agent.session.events) && agent.injections === 0) {
         throw new ReinError('USAGE', `session ${id} ended cleanly, so there is nothing to continue; add a message: rein resume ${id} "…"`)
       }
+      if (compactionNotice !== undefined) scope.renderer.notice(compactionNotice)
       scope.renderer.notice(`session ${agent.session.id}`, { type: 'session', id: agent.session.id })
       return await streamTurn(io, scope.renderer, agent, (running) => (text ? running.send(text) : running.continue()), scope.interrupted)
     } finally {
