@@ -25,13 +25,11 @@ const AGENT_WINDOW_ADVICE = " (give it contextWindow in its provider's models)"
 
 /**
  * A provider's refusal for length (`CONTEXT_WINDOW_EXCEEDED`) with the built-in composition's
- * `advice` for the route in place of the agent's, which names a row the user does not have; the
- * provider's own sentence loses its full stop before the `;` the agent joined it with.
+ * `advice` for the route in place of the agent's, which names a row the user does not have.
  */
 export function windowRefusalInBuiltInTerms(message: string, advice: string | undefined): string {
   if (advice === undefined || !message.endsWith(AGENT_WINDOW_ADVICE)) return message
-  const joined = message.slice(0, -AGENT_WINDOW_ADVICE.length).replace(/\.; the context window of /, '; the context window of ')
-  return `${joined}: ${advice}`
+  return `${message.slice(0, -AGENT_WINDOW_ADVICE.length)}: ${advice}`
 }
 
 /** The built-in composition's OpenAI row: OPENAI_BASE_URL is its baseURL. */

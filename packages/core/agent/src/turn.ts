@@ -358,7 +358,8 @@ function refusedAsTooLong(context: TurnContext, answer: Answer): boolean {
 function windowUnknown(prepared: PreparedStep, answer: Answer): TurnEnd | undefined {
   const { provider, model } = prepared.route
   if (prepared.llm.resolveModel(provider, model)?.contextWindow !== undefined) return undefined
-  const refusal = answer.assembler.finish?.failure?.message ?? 'the provider refused the request as too long'
+  // A provider's sentence ends in a full stop, which would come before the `;` this joins it with.
+  const refusal = (answer.assembler.finish?.failure?.message ?? 'the provider refused the request as too long').replace(/\.\s*$/, '')
   return { reason: 'error', error: { code: 'CONTEXT_WINDOW_EXCEEDED', message: `${refusal}; the context window of ${provider}/${model} is not known, so the conversation could not be compacted to fit it (give it contextWindow in its provider's models)` } }
 }
 

@@ -711,6 +711,12 @@ describe('a refusal for length from a model whose window is unknown', () => {
     expect(result.error?.message).toContain('the prompt is too long')
     expect(llm.requests).toHaveLength(1)
   })
+
+  it('joins a refusal that ends in a full stop to what follows without a ".;" splice', async () => {
+    const { root } = await setUp({ window: undefined, answer: () => [{ fail: { code: 'CONTEXT_WINDOW_EXCEEDED', message: 'Please reduce the length of the messages.' } as never }] })
+    const result = await (await root.agents.create()).send('task 1')
+    expect(result.error?.message).toMatch(/^Please reduce the length of the messages; the context window of /)
+  })
 })
 
 describe('a kept request more than the summary route can read', () => {
