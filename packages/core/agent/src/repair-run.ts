@@ -21,9 +21,12 @@ export interface RepairRunPlace {
   parent?: ParentRun | undefined
 }
 
-/** Tells `next` as a run of its own when its repair continued subagents that spent anything; `error` when that repair failed. */
+/**
+ * Tells `next` as a run of its own when its repair continued subagents: ones that spent anything,
+ * or any named as its child (their records wait for it as their parent); `error` when that repair failed.
+ */
 export function tellUntakenRun(notify: Notify, next: NextRun, place: RepairRunPlace): void {
-  if (!next.spent.any) return
+  if (!next.spent.any && !next.named) return
   const { session, parent } = place
   const turn = session.turns
   const identity = runIdentity({

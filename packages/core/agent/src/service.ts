@@ -184,6 +184,7 @@ export class AgentService extends Service {
    */
   private lineage(recorded: ParentRun | undefined, options: AgentOptions): AgentLineage {
     const next = recorded && this._state.repairing.get(recorded.sessionId)
+    if (next) next.named = true
     const parent = next ? { ...recorded, runId: next.runId, pending: true } : recorded
     const parentAgent = parent && this.liveAgent(parent.sessionId)
     const visible = withRecall(narrowed(parentAgent ? (name) => parentAgent.canUse(name) : undefined, visibleTools(options.tools)))
@@ -417,9 +418,9 @@ function takeUntaken(state: ServiceState, sessionId: string, parent: ParentRun |
   return undefined
 }
 
-/** Keeps a failed resume's run for a retry when its repair continued subagents that spent anything; told now once the service is gone. */
+/** Keeps a failed resume's run for a retry when its repair continued subagents (that spent anything, or were named its children); told now once the service is gone. */
 function holdUntaken(state: ServiceState, sessionId: string, untaken: UntakenRun): void {
-  if (!untaken.next.spent.any) return
+  if (!untaken.next.spent.any && !untaken.next.named) return
   if (state.disposed) tellUntakenRun(state.notify, untaken.next, untaken.place)
   else state.untaken.set(sessionId, untaken)
 }

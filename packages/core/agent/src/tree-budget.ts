@@ -47,6 +47,8 @@ export class NextRun {
   endedAt: number | undefined
   /** What the last repair working for it threw, if it failed (told with the run if no turn takes it). */
   failed: { error: unknown } | undefined
+  /** A continued child was given it as its parent run: telemetry heard of it, so it is told even if nothing was spent. */
+  named = false
 
   constructor(private readonly upward: Charge | undefined, readonly left: (() => BudgetLeft | undefined) | undefined) {}
 

@@ -376,6 +376,21 @@ describe('cancelling a subagent call', () => {
     expect(starts[1]!.scope.parentRunPending).toBeUndefined()
   })
 
+  it('tells the repair run a continued child named as its parent even when the child spent nothing, so no trace waits for a run never told', async () => {
+    const summary: ScriptedTurn = [{ text: '## Goal\nGo on.' }, usage(40, 4)]
+    const { root, parent, records } = await interruptedAtChild([summary, summary, summary], { contextWindow: 8_000 })
+    // The continued child's turn ends before its first step: it spends nothing.
+    root.agents.section({ id: 'refuses-children', order: 1, render: ({ identity }) => { if ((identity?.depth ?? 0) > 0) throw new Error('no section for a child'); return 'Rules.' } })
+    const told = records.length
+    await parent.compactNow()
+    await parent.close()
+    const runs = records.slice(told).filter((record) => record.kind === 'run')
+    const pending = runs.filter((record) => record.scope.parentRunPending).map((record) => record.scope.parentRunId)
+    expect(pending.length).toBeGreaterThan(0)
+    const started = new Set(runs.filter((record) => record.phase === 'start').map((record) => record.scope.runId))
+    for (const runId of pending) expect(started.has(runId!)).toBe(true)
+  })
+
   it('tells the run at close as ended in error when the repair that continued the child then could not write the log', async () => {
     const stack = await interruptedAtChild([[{ text: 'thanks' }, usage(20, 2)]])
     const heal = failAfterContinuing(stack)
