@@ -1,6 +1,6 @@
 /**
  * An agent's `tools` allow-list as a predicate: names or globs, and `!pattern` to take tools back
- * out. Absent or containing `*` with no exclusions = every tool (no predicate at all).
+ * out. Absent or containing `*` with no exclusions = every tool (no predicate at all); `[]` = none.
  */
 
 import { createRequire } from 'node:module'
@@ -25,7 +25,8 @@ export function visibleTools(patterns: unknown): ((name: string) => boolean) | u
   const include = (patterns as string[]).filter((pattern) => !pattern.startsWith('!'))
   const exclude = (patterns as string[]).filter((pattern) => pattern.startsWith('!')).map((pattern) => pattern.slice(1))
   if (exclude.length === 0 && include.includes('*')) return undefined
-  // Only exclusions: everything else stays visible.
+  // `[]` allows none; only exclusions (`["!write"]`): everything else stays visible.
+  if (include.length === 0 && exclude.length === 0) return () => false
   const included = include.length > 0 ? matcher(include) : () => true
   const excluded = exclude.length > 0 ? matcher(exclude) : () => false
   return (name) => included(name) && !excluded(name)

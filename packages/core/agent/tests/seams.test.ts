@@ -186,6 +186,17 @@ describe('tools allow-list', () => {
     expect((await root.agents.create({ tools: ['!save'] })).canUse('saver')).toBe(true)
   })
 
+  it('gives an agent whose tools are [] no tool at all, as the list says, not every tool', async () => {
+    const { root, llm } = await boot([[call('save')], [{ text: 'done' }]], { agent: { tools: [] } })
+    root.tools.register(recorder('save'))
+    const agent = await root.agents.create()
+    expect(agent.canUse('save')).toBe(false)
+    await agent.send('go')
+    expect(llm.requests[0]!.tools ?? []).toEqual([])
+    const result = agent.session.events.find((event) => event.type === 'tool/result')!.data as { code?: string }
+    expect(result.code).toBe('UNKNOWN_TOOL')
+  })
+
   it('lets a subagent only narrow its parent\'s list', async () => {
     const { root, llm } = await boot([[call('spawn')], [{ text: 'child done' }], [{ text: 'parent done' }]], { agent: { tools: ['fs_*', 'spawn'] } })
     for (const name of ['fs_read', 'fs_write', 'bash']) root.tools.register(recorder(name))

@@ -44,7 +44,8 @@ const Profile: Schema<SubagentProfile> = Schema.object({
   system: Schema.string().description('Opening of the child\'s system prompt.'),
   provider: Schema.string().description('Provider route. Default: the parent\'s.'),
   model: Schema.string().description('Model. Default: the parent\'s.'),
-  tools: Schema.array(TOOL_PATTERN).description('Tools the child may use (narrows the parent\'s). Default: the parent\'s.'),
+  // Left out, no list at all (a bare array would default to [], which allows none).
+  tools: Schema.union([Schema.array(TOOL_PATTERN), Schema.const(undefined)]).description('Tools the child may use (narrows the parent\'s); [] = none. Default: the parent\'s.'),
   memory: Schema.object({ read: SCOPES, write: SCOPES }).description('Memory scopes the child may read and write. Default: none.'),
   maxSteps: Schema.natural().min(1).description('Requests per child turn. Default: the agents row\'s.'),
   timeoutMs: Schema.natural().min(1).max(MAX_TIMER_MS).description('How long one child turn may run (ms). Default: the row\'s timeoutMs.'),

@@ -64,6 +64,19 @@ describe('the subagent tool', () => {
     expect(llm.requests.find((request) => taskOf(request) === 'just read')!.tools!.map((tool) => tool.name)).toEqual(['lookup', 'subagent'])
   })
 
+  it('gives a child whose call asks for tools: [] no tool at all, not every tool', async () => {
+    const { llm, create } = await boot(byTask({
+      'go': [[call('subagent', ask('just think', { tools: [] }), 'c1')], [{ text: 'ok' }]],
+      'just think': [[call('lookup', { word: 'a' }, 'k1')], [{ text: 'thought' }]],
+    }))
+    const parent = await create()
+    await parent.send('go')
+    const requests = llm.requests.filter((request) => taskOf(request) === 'just think')
+    expect(requests[0]!.tools ?? []).toEqual([])
+    // The child's call to a tool it was not given is refused, not run.
+    expect(JSON.stringify(requests[1]!.messages)).toContain('unknown tool \\"lookup\\"; available tools: none')
+  })
+
   it('answers an unknown agent with INVALID_ARGS listing the profiles, and starts no child', async () => {
     const { root, create } = await boot(byTask({
       'go': [[call('subagent', ask('x', { agent: 'nobody' }), 'c1')], [{ text: 'ok' }]],
