@@ -156,7 +156,7 @@ function checkFlag(command: Command | undefined, token: OptionToken, argv: reado
   if (token.inlineValue || value.length < 2 || !value.startsWith('-')) return
   const numeric = NUMERIC_FLAGS[name]
   if (numeric !== undefined) number(name, value, numeric === 'whole')
-  throw new ReinError('USAGE', `--${name} needs a value, and ${JSON.stringify(value)} looks like a flag; a value that starts with a dash goes as --${name}=${value}`)
+  throw new ReinError('USAGE', `--${name} needs a value, and ${JSON.stringify(value)} looks like a flag; a value that starts with a dash goes as --${name}=${shellWord(value)}`)
 }
 
 /** The flags `number` reads, and whether each is a whole number. */
@@ -407,4 +407,9 @@ Runs the full stack offline: a local mock server plays a scripted model that rea
 small temporary workspace, fixes a typo with an edit, has a subagent check the fix with bash, and
 answers. Then the turn is rewound, as rein rewind would, and the README is back as it was. Nothing
 leaves the machine; no key is needed.`,
+}
+
+/** `value` as one shell word, quoted only when it has to be: advice a person pastes must stay one argument. */
+function shellWord(value: string): string {
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : JSON.stringify(value)
 }

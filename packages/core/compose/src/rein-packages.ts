@@ -31,16 +31,15 @@ const LIBRARIES = new Set(['@rein/base', '@rein/cli', '@rein/compose', '@rein/te
 const PLUGIN_PACKAGES = REIN_PACKAGES.filter((name) => !LIBRARIES.has(name))
 
 /**
- * The plugin package `name` most likely meant: one whose name holds the word typed (`openai` in
- * `llm-openai`; the shortest when several do), else the nearest by edits, compared without the
- * `@rein/` every candidate shares (which would make any short typo look near).
+ * The plugin package `name` most likely meant: the nearest by edits (`agents`: `agent`), compared
+ * without the `@rein/` every candidate shares (which would make any short typo look near); else one
+ * whose name has the word typed as a part of it (`openai`: `llm-openai`; the shortest when several do).
  */
 function nearestPlugin(name: string): string | undefined {
   const typed = name.slice('@rein/'.length).toLowerCase()
   const short = (candidate: string) => candidate.slice('@rein/'.length)
-  const holding = typed.length >= 3 ? PLUGIN_PACKAGES.filter((candidate) => short(candidate).includes(typed)) : []
-  const [shortest] = holding.sort((a, b) => a.length - b.length)
-  if (shortest !== undefined) return shortest
   const near = closest(typed, PLUGIN_PACKAGES.map(short))
-  return near === undefined ? undefined : `@rein/${near}`
+  if (near !== undefined) return `@rein/${near}`
+  const [shortest] = PLUGIN_PACKAGES.filter((candidate) => short(candidate).split('-').includes(typed)).sort((a, b) => a.length - b.length)
+  return shortest
 }

@@ -26,9 +26,14 @@ describe('a row naming a missing @rein/* package', () => {
     expect(String(problems)).not.toMatch(/@rein\/(base|compose|cli|testkit)\b/)
   })
 
-  it('@rein/openai suggests @rein/llm-openai, which holds the word, not the nearer-by-edits @rein/agent', async () => {
+  it('@rein/openai suggests @rein/llm-openai, which has the word as a part, not @rein/agent', async () => {
     const { problems } = await failure(writeConfig("- id: x\n  name: '@rein/openai'\n"))
     expect(problems).toEqual([expect.stringMatching(/; @rein\/openai is not one of rein's plugin packages: did you mean @rein\/llm-openai\?$/)])
+  })
+
+  it('@rein/agents suggests @rein/agent, one letter off, not @rein/subagents, whose name merely contains it', async () => {
+    const { problems } = await failure(writeConfig("- id: x\n  name: '@rein/agents'\n"))
+    expect(problems).toEqual([expect.stringMatching(/did you mean @rein\/agent\?$/)])
   })
 
   it('a rein library named as a row is said to be no plugin', async () => {
