@@ -146,6 +146,10 @@ function usesCrlf(text: string): boolean {
 }
 
 function notFound(text: string, wanted: string, display: string): string {
+  const composed = composedMatch(text, wanted)
+  if (composed !== undefined) {
+    return `old_string was not found in ${display}; it matches ${composed} only if its accented letters are composed alike: one side writes some as a letter plus a combining mark (Unicode NFD), the other as one character (NFC), which look the same. Keep old_string to the text around them, or write the line anew.`
+  }
   const passages = nearestPassages(text, wanted)
   const advice = 'Copy the text exactly as read shows it (indentation included, without the line-number prefix), or read the file again.'
   if (passages.length === 0) return `old_string was not found in ${display}, and no passage resembles it; read the file to see its current text.`
@@ -155,6 +159,17 @@ function notFound(text: string, wanted: string, display: string): string {
     return `old_string was not found in ${display}; it matches ${places} only if whitespace is ignored (indentation, spaces or line breaks differ):\n${passages.map(show).join('\n\n')}\n${advice}`
   }
   return `old_string was not found in ${display}. The most similar passages:\n${passages.map((passage) => `${span(passage)}:\n${show(passage)}`).join('\n\n')}\n${advice}`
+}
+
+/** Where `wanted` matches once both are composed alike (NFC), as `line 3` or `lines 3-4`; undefined when it does not. */
+function composedMatch(text: string, wanted: string): string | undefined {
+  const composed = text.normalize('NFC')
+  const at = composed.indexOf(wanted.normalize('NFC'))
+  if (at < 0) return undefined
+  // Composing changes no line break, so line numbers are the file's.
+  const first = composed.slice(0, at).split('\n').length
+  const last = first + wanted.split('\n').length - 1
+  return first === last ? `line ${first}` : `lines ${first}-${last}`
 }
 
 function ambiguous(text: string, found: number[], display: string): string {

@@ -225,6 +225,15 @@ describe('edit', () => {
     ].join('\n'))
   })
 
+  it('says why a text that looks the same is not found when the file and old_string compose accented letters differently (NFD against NFC)', async () => {
+    write(file('n.txt'), 'cafe\u0301 au lait\n')
+    const { call } = await boot(folders())
+    await call('read', { path: 'n.txt' })
+    const result = await call('edit', { path: 'n.txt', old_string: 'caf\u00e9 au lait', new_string: 'coffee' })
+    expect(result).toMatchObject({ isError: true, error: { code: 'EDIT_NOT_FOUND' } })
+    expect(text(result)).toContain('matches line 1 only if its accented letters are composed alike')
+  })
+
   it('shows the most similar passage when old_string is misremembered', async () => {
     write(file('g.js'), source)
     const { call } = await boot(folders())
