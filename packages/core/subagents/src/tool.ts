@@ -1,6 +1,6 @@
 /** The `subagent` tool: the model's way to hand a self-contained task to a child agent. */
 
-import { formatMoney, MAX_TIMER_MS } from '@rein/base'
+import { formatMoney, MAX_TIMER_MS, ReinError } from '@rein/base'
 import { defineTool } from '@rein/tools'
 import { childTools, readOnly } from './child-tools.ts'
 import type { SubagentsConfig } from './config.ts'
@@ -66,6 +66,8 @@ export function createSubagentTool(deps: ToolDeps) {
         : `${value.answer === '' ? '(the subagent gave no answer)' : value.answer}\n(subagent session ${value.sessionId}${value.cost === undefined ? '' : `, cost ${formatMoney(value.cost)}`})`,
     },
     execute: (args, run) => {
+      // A child on an empty message would spend a turn on nothing.
+      if (args.prompt.trim() === '') throw new ReinError('INVALID_ARGS', 'prompt is empty: put the whole task in it, as the subagent sees nothing else of this conversation')
       const request: SubagentRequest = {
         prompt: args.prompt,
         description: args.description,

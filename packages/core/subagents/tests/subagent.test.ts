@@ -108,6 +108,18 @@ describe('the subagent tool', () => {
     expect(textOf(resultOf(parent.session.events, 'c1'))).toContain('no such tool: nope')
   })
 
+  it('answers an empty or blank prompt with INVALID_ARGS, and starts no child to spend on nothing', async () => {
+    for (const prompt of ['', '   \n']) {
+      const { llm, create } = await boot(byTask({
+        'go': [[call('subagent', { description: 'd', prompt }, 'c1')], [{ text: 'ok' }]],
+      }))
+      const parent = await create()
+      await parent.send('go')
+      expect(resultOf(parent.session.events, 'c1')).toMatchObject({ isError: true, code: 'INVALID_ARGS' })
+      expect(llm.requests).toHaveLength(2)
+    }
+  })
+
   it('is not offered to a run at maxDepth, and a direct call there errors', async () => {
     const { llm, create } = await boot(byTask({
       'top': [[call('subagent', ask('middle'), 'c1')], [{ text: 'top done' }]],
