@@ -6,6 +6,8 @@ import Schema from '@deepseek-ai/schemastery'
 export interface JobsConfig {
   /** Unread output kept per job, in characters; beyond it the oldest unread output is dropped (and counted). */
   bufferChars: number
+  /** Unread output kept per job, in lines; beyond it the oldest unread lines are dropped (and counted in characters). */
+  bufferLines: number
   /** Longest `wait_ms` `job_output` accepts. */
   maxWaitMs: number
   /** How long `settle()` waits for running jobs by default before it kills them: the bash tool's maximum. */
@@ -18,6 +20,9 @@ export interface JobsConfig {
 export const JobsConfig: Schema<Partial<JobsConfig>, JobsConfig> = Schema.object({
   bufferChars: Schema.natural().min(1_000).max(10_000_000).default(16_000)
     .description('Unread output kept per job, in characters; older unread output is dropped and counted.'),
+  // Under the agent's spillAfterLines (1,200) with room for the notes around it, as bufferChars is under spillAfterChars.
+  bufferLines: Schema.natural().min(10).max(1_000_000).default(1_000)
+    .description('Unread output kept per job, in lines; older unread lines are dropped and counted.'),
   maxWaitMs: Schema.natural().min(0).max(3_600_000).default(600_000)
     .description('Longest wait_ms job_output accepts.'),
   exitWaitMs: Schema.natural().min(0).max(86_400_000).default(600_000)

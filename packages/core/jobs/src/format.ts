@@ -10,6 +10,8 @@ export interface JobFacts {
   status: JobStatus
   exitCode?: number
   signal?: string
+  /** The producer stopped it at its own time limit (`JobExit.timedOutAfterMs`). */
+  timedOutAfterMs?: number
   error?: string
   cause?: KillCause
   /** Where the producer keeps the whole output, when it does. */
@@ -18,9 +20,11 @@ export interface JobFacts {
   kept?: boolean
 }
 
-/** `[status: done] [exit code: 0]`, `[status: killed] [signal: SIGTERM]`, `[status: running]`. */
-export function statusLine(facts: Pick<JobFacts, 'status' | 'exitCode' | 'signal'>): string {
+/** `[status: done] [exit code: 0]`, `[status: done] [timed out after 500 ms] [signal: SIGTERM]`, `[status: running]`. */
+export function statusLine(facts: Pick<JobFacts, 'status' | 'exitCode' | 'signal' | 'timedOutAfterMs'>): string {
   let line = `[status: ${facts.status}]`
+  // Said before the signal: the signal is how it was stopped, the time limit is why.
+  if (facts.timedOutAfterMs !== undefined) line += ` [timed out after ${count(facts.timedOutAfterMs)} ms]`
   if (facts.exitCode !== undefined) line += ` [exit code: ${facts.exitCode}]`
   if (facts.signal !== undefined) line += ` [signal: ${facts.signal}]`
   return line
@@ -41,6 +45,7 @@ const KILLED: Record<KillCause, string> = {
 export function noticeText(facts: JobFacts, unreadChars: number | undefined): string {
   const what = facts.status === 'failed' ? `failed: ${facts.error ?? 'unknown error'}`
     : facts.status === 'killed' ? KILLED[facts.cause ?? 'kill']
+    : facts.timedOutAfterMs !== undefined ? 'timed out'
     : 'finished'
   return `Background job ${facts.jobId} (${clip(facts.label, 80)}) ${what}. ${outputSentence(facts, unreadChars)}${statusLine(facts)}`
 }

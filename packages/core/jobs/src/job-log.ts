@@ -21,6 +21,8 @@ export type EndData = {
   status: 'done' | 'failed' | 'killed'
   exitCode?: number
   signal?: string
+  /** The producer stopped it at its own time limit (`JobExit.timedOutAfterMs`). */
+  timedOutAfterMs?: number
   error?: string
   cause?: KillCause
   /** Whether the owner is owed a notice (false when the owner killed it itself). */
@@ -124,13 +126,14 @@ const CAUSES: ReadonlySet<unknown> = new Set(['kill', 'owner', 'disposed', 'exit
 
 /** A `jobs/end` as written by `endData`; undefined when its status is not one of ours. */
 function endOf(jobId: string, data: Record<string, unknown>): EndData | undefined {
-  const { status, exitCode, signal, error, cause, notice, result, resultCut } = data
+  const { status, exitCode, signal, timedOutAfterMs, error, cause, notice, result, resultCut } = data
   if (status !== 'done' && status !== 'failed' && status !== 'killed') return undefined
   return {
     jobId,
     status,
     ...(typeof exitCode === 'number' && Number.isSafeInteger(exitCode) ? { exitCode } : {}),
     ...(typeof signal === 'string' ? { signal } : {}),
+    ...(typeof timedOutAfterMs === 'number' && Number.isSafeInteger(timedOutAfterMs) && timedOutAfterMs >= 0 ? { timedOutAfterMs } : {}),
     ...(typeof error === 'string' ? { error } : {}),
     ...(isCause(cause) ? { cause } : {}),
     notice: notice === true,

@@ -24,6 +24,7 @@ export interface JobInit {
   /** Sessions that may see the job: the owner's and those above it. */
   viewers: readonly string[]
   bufferChars: number
+  bufferLines: number
   outputPath?: string
 }
 
@@ -31,6 +32,7 @@ interface Ending {
   status: Exclude<JobStatus, 'running'>
   exitCode?: number
   signal?: string
+  timedOutAfterMs?: number
   error?: string
   cause?: KillCause
   /** What `done` was given to keep with the end (`JobExit.result`), cut as the output is. */
@@ -58,7 +60,7 @@ export class Job {
   private _body: Promise<void> = Promise.resolve()
   private readonly _resolveDone: (info: JobInfo) => void
   /** The longest result kept: as much as the buffer keeps of the output. */
-  private readonly _maxResult: number
+  private readonly _maxResult: ResultLimits
 
   constructor(init: JobInit, private readonly events: JobEvents) {
     this.jobId = init.jobId
@@ -67,8 +69,8 @@ export class Job {
     this.owner = init.owner
     this.outputPath = init.outputPath
     this._viewers = new Set(init.viewers)
-    this._buffer = new OutputBuffer(init.bufferChars)
-    this._maxResult = init.bufferChars
+    this._buffer = new OutputBuffer(init.bufferChars, init.bufferLines)
+    this._maxResult = { chars: init.bufferChars, lines: init.bufferLines }
     const { promise, resolve } = settledBy<JobInfo>()
     this.done = promise
     this._resolveDone = resolve
@@ -119,10 +121,14 @@ export class Job {
   finish(exit: JobExit = {}): void {
     const exitCode = typeof exit?.exitCode === 'number' && Number.isInteger(exit.exitCode) ? exit.exitCode : undefined
     const signal = typeof exit?.signal === 'string' && exit.signal ? exit.signal : undefined
+    const timedOutAfterMs = typeof exit?.timedOutAfterMs === 'number' && Number.isSafeInteger(exit.timedOutAfterMs) && exit.timedOutAfterMs >= 0 ? exit.timedOutAfterMs : undefined
     // The result goes into the log: bounded like the output, so one answer cannot swell it.
     const kept = typeof exit?.result === 'string' && exit.result ? keptResult(exit.result, this._maxResult) : undefined
     const result = kept && { result: kept.output, ...(kept.droppedChars > 0 ? { resultCut: kept.droppedChars } : {}) }
-    this.settle({ status: 'done', ...(exitCode === undefined ? {} : { exitCode }), ...(signal ? { signal } : {}), ...result })
+    this.settle({
+      status: 'done', ...(exitCode === undefined ? {} : { exitCode }), ...(signal ? { signal } : {}),
+      ...(timedOutAfterMs === undefined ? {} : { timedOutAfterMs }), ...result,
+    })
   }
 
   fail(error: unknown): void {
@@ -161,6 +167,7 @@ export class Job {
       status: this.status,
       ...(ending?.exitCode === undefined ? {} : { exitCode: ending.exitCode }),
       ...(ending?.signal === undefined ? {} : { signal: ending.signal }),
+      ...(ending?.timedOutAfterMs === undefined ? {} : { timedOutAfterMs: ending.timedOutAfterMs }),
       ...(ending?.error === undefined ? {} : { error: ending.error }),
       ...(ending?.cause === undefined ? {} : { cause: ending.cause }),
       sessionId: this.owner.sessionId,
@@ -181,14 +188,20 @@ export class Job {
   }
 }
 
+/** The most of a result a job keeps: what its buffer keeps of the output. */
+interface ResultLimits {
+  chars: number
+  lines: number
+}
+
 /**
- * A result as its end keeps it: cut by the same buffer as the output, so its last `max` characters
- * (whole characters only), and how many went before them. A result that is also the output's last
+ * A result as its end keeps it: cut by the same buffer as the output, so its last `max.chars` characters
+ * and `max.lines` lines (whole characters only), and how many went before them. A result that is also the output's last
  * text (a subagent's answer) then reads the same live and from the log; and the end of a long
  * answer is what a model needs. The count is kept apart, not as a line in the text: `read` says it.
  */
-export function keptResult(text: string, max: number): { output: string; droppedChars: number } {
-  const buffer = new OutputBuffer(max)
+export function keptResult(text: string, max: ResultLimits): { output: string; droppedChars: number } {
+  const buffer = new OutputBuffer(max.chars, max.lines)
   buffer.push(text)
   return buffer.take()
 }

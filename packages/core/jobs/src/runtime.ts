@@ -77,6 +77,7 @@ export class JobRuntime {
       jobId, kind, label, owner,
       viewers: this.viewers(agent),
       bufferChars: this.config.bufferChars,
+      bufferLines: this.config.bufferLines,
       ...(options.outputPath ? { outputPath: options.outputPath } : {}),
     }, { settled: (ended) => this.settled(ended), record: (recorded, details) => this.record(recorded, details) })
     this.jobs.push(job)
@@ -340,7 +341,7 @@ export class JobRuntime {
   private endLeft(session: Session, job: LoggedJob, found: ChildEnd | undefined): boolean {
     if (this.closed || session.closed) return false
     const { jobId } = job.start
-    const kept = found?.result === undefined ? undefined : keptResult(found.result, this.config.bufferChars)
+    const kept = found?.result === undefined ? undefined : keptResult(found.result, { chars: this.config.bufferChars, lines: this.config.bufferLines })
     job.end = found
       ? { jobId, ...found, notice: true, ...(kept ? { result: kept.output, ...(kept.droppedChars > 0 ? { resultCut: kept.droppedChars } : {}) } : {}) }
       : { jobId, status: 'killed', cause: 'lost', notice: true }
@@ -461,6 +462,7 @@ function endData(info: JobInfo, notice: boolean, kept: Pick<EndData, 'result' | 
     status: info.status === 'running' ? 'done' : info.status,
     ...(info.exitCode === undefined ? {} : { exitCode: info.exitCode }),
     ...(info.signal === undefined ? {} : { signal: info.signal }),
+    ...(info.timedOutAfterMs === undefined ? {} : { timedOutAfterMs: info.timedOutAfterMs }),
     ...(info.error === undefined ? {} : { error: info.error }),
     ...(info.cause === undefined ? {} : { cause: info.cause }),
     notice,
@@ -477,6 +479,7 @@ function factsOf(job: LoggedJob): JobFacts {
     status: end?.status ?? 'killed',
     ...(end?.exitCode === undefined ? {} : { exitCode: end.exitCode }),
     ...(end?.signal === undefined ? {} : { signal: end.signal }),
+    ...(end?.timedOutAfterMs === undefined ? {} : { timedOutAfterMs: end.timedOutAfterMs }),
     ...(end?.error === undefined ? {} : { error: end.error }),
     ...(end?.cause === undefined ? {} : { cause: end.cause }),
     ...(job.start.outputPath === undefined ? {} : { outputPath: job.start.outputPath }),

@@ -22,13 +22,14 @@ const STATUS = { type: 'string', enum: ['running', 'done', 'failed', 'killed'], 
 const ENDING = {
   exitCode: { type: 'integer' },
   signal: { type: 'string' },
+  timedOutAfterMs: { type: 'integer' },
   error: { type: 'string' },
 } as const
 
 export function createJobTools(jobs: JobTools, config: JobsConfig) {
   const jobOutput = defineTool({
     name: 'job_output',
-    description: `Returns a background job's output since you last read it, then its status. With wait_ms, first waits up to that long for the job to end. Unread output beyond ${count(config.bufferChars)} characters is dropped, oldest first.`,
+    description: `Returns a background job's output since you last read it, then its status. With wait_ms, first waits up to that long for the job to end. Unread output beyond ${count(config.bufferChars)} characters or ${count(config.bufferLines)} lines is dropped, oldest first.`,
     parameters: {
       job_id: { type: 'string', required: true, description: 'The id the job was started with, e.g. "bash-1".' },
       wait_ms: { type: 'integer', minimum: 0, maximum: config.maxWaitMs, description: `Wait up to this many ms for the job to end (max ${config.maxWaitMs}).` },
@@ -49,9 +50,9 @@ export function createJobTools(jobs: JobTools, config: JobsConfig) {
       },
       render: (_args, value) => {
         const parts: string[] = []
-        if (value.earlier === true) parts.push(...earlierParts(value, config.bufferChars))
+        if (value.earlier === true) parts.push(...earlierParts(value, config))
         else {
-          if (value.droppedChars > 0) parts.push(dropNote(value.droppedChars, config.bufferChars, value.outputPath))
+          if (value.droppedChars > 0) parts.push(dropNote(value.droppedChars, config, value.outputPath))
           parts.push(value.output === '' ? '(no new output)' : value.output.replace(/\n$/, ''))
         }
         if (value.error !== undefined) parts.push(`The job failed: ${value.error}`)
@@ -181,6 +182,7 @@ function ending(info: JobInfo) {
     status: info.status,
     ...(info.exitCode === undefined ? {} : { exitCode: info.exitCode }),
     ...(info.signal === undefined ? {} : { signal: info.signal }),
+    ...(info.timedOutAfterMs === undefined ? {} : { timedOutAfterMs: info.timedOutAfterMs }),
     ...(info.error === undefined ? {} : { error: info.error }),
   }
 }
@@ -190,12 +192,12 @@ function ending(info: JobInfo) {
  * the result its end logged, if any. It may have run in an earlier process, or in this one before
  * its agent was closed and resumed: the words are true of both.
  */
-function earlierParts(value: { jobId: string; output: string; droppedChars: number; outputPath?: string }, kept: number): string[] {
+function earlierParts(value: { jobId: string; output: string; droppedChars: number; outputPath?: string }, kept: BufferLimits): string[] {
   const { jobId, output: result, droppedChars, outputPath: path } = value
   const was = `${jobId} belonged to an earlier run of this session`
   if (result === '') return [`(${was}: ${path === undefined ? 'its output was not kept' : `its output is saved at ${path}`})`]
   const saved = path === undefined ? '' : `; its output is saved at ${path}`
-  const cut = droppedChars > 0 ? [`[… ${count(droppedChars)} earlier characters were cut: a job keeps at most ${count(kept)} characters of its result.]`] : []
+  const cut = droppedChars > 0 ? [`[… ${count(droppedChars)} earlier characters were cut: a job keeps at most ${count(kept.bufferChars)} characters and ${count(kept.bufferLines)} lines of its result.]`] : []
   return [`(${was}: its result was kept${saved})`, ...cut, result.replace(/\n$/, '')]
 }
 
@@ -204,7 +206,10 @@ function stoppingNote(graceMs: number): string {
   return `It was still stopping after ${count(graceMs)} ms (killGraceMs): some of its processes may still be running; check before starting it again.`
 }
 
-function dropNote(dropped: number, kept: number, path: string | undefined): string {
+/** What a job keeps of its output (and of its result). */
+type BufferLimits = Pick<JobsConfig, 'bufferChars' | 'bufferLines'>
+
+function dropNote(dropped: number, kept: BufferLimits, path: string | undefined): string {
   const whole = path ? ` The output is saved at ${path}.` : ' Read more often to keep up.'
-  return `[… ${count(dropped)} earlier characters were dropped: a job keeps at most ${count(kept)} unread characters.${whole}]`
+  return `[… ${count(dropped)} earlier characters were dropped: a job keeps at most ${count(kept.bufferChars)} unread characters and ${count(kept.bufferLines)} lines.${whole}]`
 }

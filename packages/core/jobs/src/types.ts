@@ -18,6 +18,11 @@ export interface JobExit {
   exitCode?: number | null
   signal?: string | null
   /**
+   * The producer stopped the job because its own time limit passed (bash's `timeout_ms`): that
+   * limit, in ms. The job still ends `done`; its status line says `[timed out after N ms]`.
+   */
+  timedOutAfterMs?: number | null
+  /**
    * The job's result, when it has one worth keeping (a subagent's answer): logged with its end in
    * the owner's log, so an owner that reads it only after a restart (or after it closed and was
    * resumed) still gets it from `read`. Cut to `bufferChars` as the output is, its end kept (how
@@ -112,6 +117,8 @@ export interface JobInfo {
   readonly status: JobStatus
   readonly exitCode?: number
   readonly signal?: string
+  /** The producer stopped it at its own time limit, this many ms (`JobExit.timedOutAfterMs`). */
+  readonly timedOutAfterMs?: number
   /** Status `failed`: what went wrong. */
   readonly error?: string
   /** Status `killed`: why. */

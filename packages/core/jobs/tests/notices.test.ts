@@ -1,6 +1,7 @@
 // Finish notices at the agent level, with the scripted LLM: one per job, never dropped, never
 // repeated, none once the model read the output after the end, and never a turn of their own.
 import type { Agent } from '@rein/agent'
+import { countLines } from '@rein/base'
 import { MemorySessionStore, eventData } from '@rein/session'
 import { describe, expect, it } from 'vitest'
 import { boot, call, expectValidLog, jobStarter, notices, ofType, ownerOf, tick } from './harness.ts'
@@ -162,7 +163,7 @@ describe('finish notices', () => {
     await resumed.send('and?')
     expect(notices(second.llm.requests[0]!.messages)).toEqual(['Background job test-1 (research) finished. Its result was kept: read it with job_output. [status: done]'])
     const answer = second.llm.requests[1]!.messages.at(-1)!.content[0]
-    expect(answer).toMatchObject({ content: [{ text: `(test-1 belonged to an earlier run of this session: its result was kept)\n[… 212 earlier characters were cut: a job keeps at most 1,000 characters of its result.]\n${'y'.repeat(1_000)}\n[status: done]` }] })
+    expect(answer).toMatchObject({ content: [{ text: `(test-1 belonged to an earlier run of this session: its result was kept)\n[… 212 earlier characters were cut: a job keeps at most 1,000 characters and 1,000 lines of its result.]\n${'y'.repeat(1_000)}\n[status: done]` }] })
   })
 
   it('does not say a job ran in an earlier rein process when its parent was closed and resumed in the same process', async () => {
@@ -250,6 +251,23 @@ describe('finish notices', () => {
     expect(notices(second.llm.requests[0]!.messages)).toEqual(['Background job test-1 (watch) was killed because its agent closed. Its output is no longer available. [status: killed]'])
   })
 
+  it('says a job stopped by its own time limit timed out, in its notice, job_list, job_output and after a resume', async () => {
+    const store = new MemorySessionStore()
+    const first = await boot([[call('start_job', { label: 'sleep 2' })], [{ text: 'started' }], [call('job_list')], [{ text: 'ok' }]], { store })
+    jobStarter(first.root, (job) => job.done({ signal: 'SIGTERM', timedOutAfterMs: 500 }))
+    const agent = await first.root.agents.create({ sessionId: 'timed' })
+    await agent.send('sleep')
+    await agent.send('list')
+    expect(notices(first.llm.requests[2]!.messages)).toEqual(['Background job test-1 (sleep 2) timed out. No unread output. [status: done] [timed out after 500 ms] [signal: SIGTERM]'])
+    expect(first.llm.requests[3]!.messages.at(-1)!.content[0]).toMatchObject({ content: [{ text: 'test-1: sleep 2 (0 characters unread) [status: done] [timed out after 500 ms] [signal: SIGTERM]' }] })
+    expect(ofType(agent.session.events, 'jobs/end')).toMatchObject([{ status: 'done', signal: 'SIGTERM', timedOutAfterMs: 500 }])
+    await agent.close()
+    const second = await boot([[call('job_output', { job_id: 'test-1' })], [{ text: 'ok' }]], { store })
+    const { agent: resumed } = await second.root.agents.resume('timed')
+    await resumed.send('and?')
+    expect(second.llm.requests[1]!.messages.at(-1)!.content[0]).toMatchObject({ content: [{ text: '(test-1 belonged to an earlier run of this session: its output was not kept)\n[status: done] [timed out after 500 ms] [signal: SIGTERM]' }] })
+  })
+
   it('tells the resumed model which jobs rein killed when it exited', async () => {
     const store = new MemorySessionStore()
     const first = await boot([[call('start_job', { label: 'dev server' })], [{ text: 'started' }]], { store })
@@ -295,7 +313,7 @@ describe('finish notices', () => {
     const context = { identity: ownerOf(agent), sessionId: agent.session.id }
     const run = (name: string, args: object) => root.tools.execute({ callId: 'c', name, arguments: JSON.stringify(args), signal: new AbortController().signal, context })
     const output = await run('job_output', { job_id: handle.jobId })
-    expect(output.content).toEqual([{ type: 'text', text: `[… 500 earlier characters were dropped: a job keeps at most 1,000 unread characters. The output is saved at /sessions/s/noisy.txt.]\n${'x'.repeat(1_000)}\n[status: running]` }])
+    expect(output.content).toEqual([{ type: 'text', text: `[… 500 earlier characters were dropped: a job keeps at most 1,000 unread characters and 1,000 lines. The output is saved at /sessions/s/noisy.txt.]\n${'x'.repeat(1_000)}\n[status: running]` }])
     expect((await run('job_list', {})).content).toEqual([{ type: 'text', text: 'test-1: noisy (0 characters unread) [status: running]' }])
     expect((await run('job_output', { job_id: handle.jobId, wait_ms: 1 })).content).toEqual([{ type: 'text', text: '(no new output)\n[status: running]' }])
     expect((await run('job_kill', { job_id: handle.jobId })).content).toEqual([{ type: 'text', text: 'Killed test-1 (noisy).\n[status: killed]' }])
@@ -304,6 +322,23 @@ describe('finish notices', () => {
     expect(missing).toMatchObject({ isError: true, error: { code: 'JOB_NOT_FOUND' } })
     const outside = await root.tools.execute({ callId: 'c', name: 'job_list', arguments: '{}', signal: new AbortController().signal })
     expect(outside).toMatchObject({ isError: true, error: { code: 'NO_RUN_IDENTITY' } })
+  })
+  it('keeps a job_output answer of many short lines within the agent\'s spill line limit, with one note for what was dropped', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    const handle = root.jobs.start({
+      kind: 'test', label: 'yes', owner: ownerOf(agent), outputPath: '/sessions/s/yes.txt',
+      run: (job) => {
+        for (let i = 0; i < 1_500; i++) job.output('y\n'.repeat(1_000))
+        return new Promise<void>((resolve) => job.signal.addEventListener('abort', () => resolve()))
+      },
+    })
+    const context = { identity: ownerOf(agent), sessionId: agent.session.id }
+    const output = await root.tools.execute({ callId: 'c', name: 'job_output', arguments: JSON.stringify({ job_id: handle.jobId }), signal: new AbortController().signal, context })
+    const text = (output.content[0] as { text: string }).text
+    // The agent's defaults: spillAfterChars 20,000, spillAfterLines 1,200.
+    expect({ chars: text.length <= 20_000, lines: countLines(text) <= 1_200 }).toEqual({ chars: true, lines: true })
+    expect(text).toBe(`[… 2,998,000 earlier characters were dropped: a job keeps at most 16,000 unread characters and 1,000 lines. The output is saved at /sessions/s/yes.txt.]\n${'y\n'.repeat(999)}y\n[status: running]`)
   })
 })
 

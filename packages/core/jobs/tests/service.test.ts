@@ -205,6 +205,19 @@ describe('settlement', () => {
     }
   })
 
+  it('keeps at most bufferLines lines of a result, as of the output, so it reads the same live and from the log', async () => {
+    const { root } = await boot([], { jobs: { bufferLines: 10 } })
+    const agent = await root.agents.create()
+    const { handle, body } = startJob(root, agent)
+    const whole = Array.from({ length: 30 }, (_, i) => `line ${i + 1}\n`).join('')
+    body().output(whole)
+    body().done({ result: whole })
+    await handle.done
+    const kept = Array.from({ length: 10 }, (_, i) => `line ${i + 21}\n`).join('')
+    expect(root.jobs.read(handle.jobId, ownerOf(agent))).toMatchObject({ output: kept, droppedChars: whole.length - kept.length })
+    expect(ofType(agent.session.events, 'jobs/end')).toMatchObject([{ result: kept, resultCut: whole.length - kept.length }])
+  })
+
   it('ignores output once the job ended', async () => {
     const { root } = await boot([])
     const agent = await root.agents.create()

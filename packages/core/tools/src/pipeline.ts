@@ -141,9 +141,7 @@ async function admit(call: ToolCall, hooks: PipelineHooks, env: PipelineEnv, sig
   const decision = byEffects && policy !== undefined ? { kind: 'ask' as const, reason: `${byEffects.reason}; ${policy}` } : byEffects ?? byPolicy
   if (decision.kind === 'ask') {
     const approval = env.approval()
-    if (!approval) {
-      return failure('DENIED', `${call.toolName} needs approval (${decision.reason}) and no approval service is installed: load one, or remove the effect from askFor on the @rein/tools row to run such calls without asking`)
-    }
+    if (!approval) return failure('DENIED', noApprover(call.toolName, decision.reason, byEffects !== undefined, policy))
     let answer: 'allow' | 'deny' | typeof STOPPED
     try {
       // Raced with the signal too: an approval service that ignores it must not hold a cancelled call.
@@ -159,6 +157,17 @@ async function admit(call: ToolCall, hooks: PipelineHooks, env: PipelineEnv, sig
   if (guarded === STOPPED) return cancelledBefore(call.toolName)
   if (guarded !== undefined) return failure('DENIED', `${call.toolName} was denied: ${guarded}`)
   return undefined
+}
+
+/**
+ * Why a call that had to ask was denied without an approval service, and how to run it: what to
+ * change depends on who asked — askFor (the effects), a policy (a plugin's own setting), or both.
+ */
+function noApprover(name: string, reason: string, byEffects: boolean, policy: string | undefined): string {
+  const needs = `${name} needs approval (${reason})`
+  if (policy === undefined) return `${needs} and no approval service is installed: load one, or remove the effect from askFor on the @rein/tools row to run such calls without asking`
+  if (!byEffects) return `${needs}: a policy for this tool asked (askFor did not), and no approval service is installed: load one, or change the setting of the plugin whose policy asks to run such calls without asking`
+  return `${needs} and no approval service is installed: load one; to run such calls without asking, remove the effect from askFor on the @rein/tools row and change the setting of the plugin whose policy asks (${policy})`
 }
 
 function cancelledBefore(name: string): ToolResult {

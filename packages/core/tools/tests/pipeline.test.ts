@@ -233,6 +233,23 @@ describe('execute: pre-execute policies, approval and guards', () => {
     expect([given.isError, gotten.isError, asked, runs.length]).toEqual([false, false, ['c-1', 'c-2'], 2])
   })
 
+  it('does not blame askFor when a policy asked and no approval service is installed, and keeps the effects\' wording', async () => {
+    const { tools } = await createRegistry({ askFor: ['write'] })
+    const { tool } = probe()
+    tools.register(tool)
+    tools.register(defineTool({
+      name: 'save', description: 'Saves.', parameters: { path: { type: 'string', required: true } }, effects: ['write'],
+      output: { schema: { type: 'json' }, render: () => 'saved' }, execute: () => ({ ok: true }),
+    }))
+    const effectsOnly = await tools.execute(call('save', { path: 'a' }))
+    expect(effectsOnly.isError && effectsOnly.error).toEqual({ code: 'DENIED', message: 'save needs approval (it changes files) and no approval service is installed: load one, or remove the effect from askFor on the @rein/tools row to run such calls without asking' })
+    tools.preExecute(ask)
+    const policyOnly = await tools.execute(call('probe', { path: 'a' }))
+    expect(policyOnly.isError && policyOnly.error).toEqual({ code: 'DENIED', message: 'probe needs approval (writes a file): a policy for this tool asked (askFor did not), and no approval service is installed: load one, or change the setting of the plugin whose policy asks to run such calls without asking' })
+    const both = await tools.execute(call('save', { path: 'a' }))
+    expect(both.isError && both.error).toEqual({ code: 'DENIED', message: 'save needs approval (it changes files; writes a file) and no approval service is installed: load one; to run such calls without asking, remove the effect from askFor on the @rein/tools row and change the setting of the plugin whose policy asks (writes a file)' })
+  })
+
   it('denies when the approval service says no, fails, or is not installed', async () => {
     const { root, tools } = await createRegistry()
     const { tool, runs } = probe()
@@ -240,7 +257,7 @@ describe('execute: pre-execute policies, approval and guards', () => {
     tools.preExecute(ask)
     expect((await tools.execute(call('probe', { path: 'a' }))).isError && 'DENIED').toBe('DENIED')
     const noApproval = await tools.execute(call('probe', { path: 'a' }))
-    expect(noApproval.isError && noApproval.error.message).toBe('probe needs approval (writes a file) and no approval service is installed: load one, or remove the effect from askFor on the @rein/tools row to run such calls without asking')
+    expect(noApproval.isError && noApproval.error.message).toBe('probe needs approval (writes a file): a policy for this tool asked (askFor did not), and no approval service is installed: load one, or change the setting of the plugin whose policy asks to run such calls without asking')
 
     let answer: () => 'allow' | 'deny' = () => 'deny'
     root.provide('approval', { request: () => answer() })

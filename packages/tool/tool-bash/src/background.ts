@@ -131,15 +131,14 @@ async function runJob(job: JobRun, request: BackgroundRequest, marker: string, s
     if (!began) gate.failed(error)
     return
   }
-  const notes = [
-    exit.leftovers > 0 ? `[stopped ${exit.leftovers} process${exit.leftovers === 1 ? '' : 'es'} the command left running]` : '',
-    exit.timedOut ? `[timed out after ${request.timeoutMs} ms]` : '',
-  ].filter((note) => note !== '')
-  if (notes.length > 0) await emit(`${notes.join('\n')}\n`)
+  if (exit.leftovers > 0) await emit(`[stopped ${exit.leftovers} process${exit.leftovers === 1 ? '' : 'es'} the command left running]\n`)
+  const timedOutAfterMs = exit.timedOut ? request.timeoutMs : undefined
+  // The model reads the timeout in the job's status line; the file, read without it, says it last.
+  if (timedOutAfterMs !== undefined) await sink.write(`[timed out after ${timedOutAfterMs} ms]\n`)
   await sink.close()
   // The file ends with the same line (see SpillSink.close); the model reads it here.
   if (sink.unsavedBytes > 0 && sink.path !== undefined) job.output(`${capNote(sink.cap, sink.unsavedBytes)}\n`)
   const failure = unrecorded ?? stoppedByExecutor(exit, job)
-  if (failure === undefined) job.done({ exitCode: exit.exitCode, signal: exit.signal })
+  if (failure === undefined) job.done({ exitCode: exit.exitCode, signal: exit.signal, ...(timedOutAfterMs === undefined ? {} : { timedOutAfterMs }) })
   else job.fail(failure)
 }

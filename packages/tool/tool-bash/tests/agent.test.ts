@@ -189,6 +189,34 @@ describe('run_in_background in an agent', () => {
     expect(readFileSync(outputPath, 'utf8')).toBe(`${whole.slice(0, 4096)}\n${note}\n`)
   })
 
+  it('keeps job_output\'s answer of a job printing many short lines within the agent\'s spill limits, with one note and one file', async () => {
+    const { llm, agent } = await boot([
+      [call('bash', { command: 'seq 1 100000', description: 'Count', run_in_background: true })],
+      [call('job_output', { job_id: 'bash-1', wait_ms: 10_000 })],
+      [{ text: 'done' }],
+    ])
+    await agent.send('go')
+    const read = results(llm.requests[2])[1] ?? ''
+    expect(read.match(/\[… /g)).toHaveLength(1)
+    expect(read).not.toContain('left out')
+    expect(read).toMatch(/^\[… [\d,]+ earlier characters were dropped: a job keeps at most 16,000 unread characters and 1,000 lines\. The output is saved at \S+\.\]\n99001\n/)
+    expect(read.endsWith('99999\n100000\n[status: done] [exit code: 0]')).toBe(true)
+  })
+
+  it('says a background command stopped by its timeout_ms timed out, in job_output and job_list', async () => {
+    const { root, llm, agent } = await boot([
+      [call('bash', { command: 'sleep 2', description: 'Wait', run_in_background: true, timeout_ms: 300 })],
+      [call('job_output', { job_id: 'bash-1', wait_ms: 10_000 })],
+      [call('job_list', {})],
+      [{ text: 'done' }],
+    ])
+    await agent.send('go')
+    expect(results(llm.requests[2])[1]).toMatch(/^\(no new output\)\n\[status: done\] \[timed out after 300 ms\] \[signal: SIG[A-Z]+\]$/)
+    expect(results(llm.requests[3])[2]).toMatch(/^bash-1: sleep 2 \(0 characters unread\) \[status: done\] \[timed out after 300 ms\]/)
+    // The file, read without the status line, says so itself.
+    expect(readFileSync(root.jobs.list({ sessionId: agent.session.id })[0]?.outputPath ?? '', 'utf8')).toBe('[timed out after 300 ms]\n')
+  })
+
   it('fails the call with SHELL_START_FAILED, instead of announcing a job, when the shell cannot start', async () => {
     const { llm, agent } = await boot([
       [call('bash', { command: 'echo hi', description: 'Quick job', run_in_background: true })],
