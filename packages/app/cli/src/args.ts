@@ -181,7 +181,8 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     parsed = parseArgs({ args: [...argv], options: FLAGS, allowPositionals: true, strict: true, tokens: true })
   } catch (error) {
     // checkFlag saw what Node refuses; should Node refuse more, its first line, not its three.
-    throw new ReinError('USAGE', `${messageOf(error).split('\n')[0]!.replace(/\. To specify.*$/, '')}; see ${helpFor(command)}`)
+    const [line = ''] = messageOf(error).split('\n', 1)
+    throw new ReinError('USAGE', `${line.replace(/\. To specify.*$/, '')}; see ${helpFor(command)}`)
   }
   const positionals = parsed.positionals.slice(1)
   refuseRepeatedValues(parsed.tokens)

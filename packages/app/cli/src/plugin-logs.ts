@@ -85,7 +85,9 @@ function heldLines(write: (message: LogMessage) => void, secrets: readonly strin
   const flush = (report?: string) => {
     const lines = pending
     pending = []
-    for (const message of lines) if (!repeated(message, lines) && !stated(message, report, secrets)) write(message)
+    // The report comes masked; masked again here, it is compared with masked lines whatever its source.
+    const reported = report === undefined ? undefined : maskText(report, secrets).split('\n')
+    for (const message of lines) if (!repeated(message, lines) && !stated(message, reported, secrets)) write(message)
   }
   // While a load runs: print what is not an error, keep the errors back (a cause line among them).
   const flushUnheld = () => {
@@ -140,14 +142,14 @@ function repeated(message: LogMessage, lines: readonly LogMessage[]): boolean {
 }
 
 /**
- * An error whose message ends a line of the problem report (`row "t" (…): failed to start: <message>`).
- * Both are compared masked: the report comes masked, the logged error holds the secret.
+ * An error whose message ends a line of the problem report (`row "t" (…): failed to start: <message>`),
+ * compared masked: the report's lines are, the logged error holds the secret.
  */
-function stated(message: LogMessage, report: string | undefined, secrets: readonly string[]): boolean {
+function stated(message: LogMessage, reported: readonly string[] | undefined, secrets: readonly string[]): boolean {
   const line = errorOf(message)?.message.split('\n')[0]?.trim()
-  if (report === undefined || line === undefined || line === '') return false
+  if (reported === undefined || line === undefined || line === '') return false
   const first = maskText(line, secrets)
-  return maskText(report, secrets).split('\n').some((reported) => reported.trimEnd().endsWith(first))
+  return reported.some((each) => each.trimEnd().endsWith(first))
 }
 
 /**
