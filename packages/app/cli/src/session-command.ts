@@ -222,9 +222,12 @@ export interface OpenOptions {
  */
 export async function openAgent(scope: SessionScope, sessionId: string | undefined, { sayCompaction = true }: OpenOptions = {}): Promise<{ agent: Agent; repaired?: ResumeReport; route?: string; compactionNotice?: string }> {
   const overrides = agentOverrides(scope)
-  const told = (notice: string | undefined) => {
-    if (notice !== undefined && sayCompaction) scope.renderer.notice(notice)
-    return notice !== undefined && !sayCompaction ? { compactionNotice: notice } : {}
+  // Said now, or handed back for the caller to say when it knows something will run.
+  const told = (notice: string | undefined): { compactionNotice?: string } => {
+    if (notice === undefined) return {}
+    if (!sayCompaction) return { compactionNotice: notice }
+    scope.renderer.notice(notice)
+    return {}
   }
   if (!sessionId) {
     const agent = await scope.ctx.agents.create(overrides).catch((error: unknown) => { throw unknownProviderIn(providerSource(scope, false), modelMissingIn(scope.source, maxCostInBuiltInTerms(scope.source, error))) })

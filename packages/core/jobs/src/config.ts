@@ -16,6 +16,9 @@ export interface JobsConfig {
   killGraceMs: number
 }
 
+/** What a job keeps of its output, and of the result its end logs. */
+export type BufferLimits = Pick<JobsConfig, 'bufferChars' | 'bufferLines'>
+
 /** The schema cordis validates the jobs row's `config` with. */
 export const JobsConfig: Schema<Partial<JobsConfig>, JobsConfig> = Schema.object({
   bufferChars: Schema.natural().min(1_000).max(10_000_000).default(16_000)

@@ -6,6 +6,7 @@
 import { ReinError, isReinError, messageOf, shorten, type JobId } from '@rein/base'
 import type { RunIdentity } from '@rein/tools'
 import { OutputBuffer } from './output-buffer.ts'
+import type { BufferLimits } from './config.ts'
 import type { JobExit, JobInfo, JobRecord, JobRun, JobStatus, KillCause } from './types.ts'
 
 /** What a job tells the runtime that runs it. */
@@ -60,7 +61,7 @@ export class Job {
   private _body: Promise<void> = Promise.resolve()
   private readonly _resolveDone: (info: JobInfo) => void
   /** The longest result kept: as much as the buffer keeps of the output. */
-  private readonly _maxResult: ResultLimits
+  private readonly _maxResult: BufferLimits
 
   constructor(init: JobInit, private readonly events: JobEvents) {
     this.jobId = init.jobId
@@ -70,7 +71,7 @@ export class Job {
     this.outputPath = init.outputPath
     this._viewers = new Set(init.viewers)
     this._buffer = new OutputBuffer(init.bufferChars, init.bufferLines)
-    this._maxResult = { chars: init.bufferChars, lines: init.bufferLines }
+    this._maxResult = { bufferChars: init.bufferChars, bufferLines: init.bufferLines }
     const { promise, resolve } = settledBy<JobInfo>()
     this.done = promise
     this._resolveDone = resolve
@@ -188,20 +189,14 @@ export class Job {
   }
 }
 
-/** The most of a result a job keeps: what its buffer keeps of the output. */
-interface ResultLimits {
-  chars: number
-  lines: number
-}
-
 /**
- * A result as its end keeps it: cut by the same buffer as the output, so its last `max.chars` characters
- * and `max.lines` lines (whole characters only), and how many went before them. A result that is also the output's last
+ * A result as its end keeps it: cut by the same buffer as the output, so its last `max.bufferChars` characters
+ * and `max.bufferLines` lines (whole characters only), and how many went before them. A result that is also the output's last
  * text (a subagent's answer) then reads the same live and from the log; and the end of a long
  * answer is what a model needs. The count is kept apart, not as a line in the text: `read` says it.
  */
-export function keptResult(text: string, max: ResultLimits): { output: string; droppedChars: number } {
-  const buffer = new OutputBuffer(max.chars, max.lines)
+export function keptResult(text: string, max: BufferLimits): { output: string; droppedChars: number } {
+  const buffer = new OutputBuffer(max.bufferChars, max.bufferLines)
   buffer.push(text)
   return buffer.take()
 }

@@ -45,7 +45,7 @@ export class OutputBuffer {
   /** Lines in the unread text, as `countLines` of @rein/base counts them. */
   private lineCount(): number {
     if (this._chars === 0) return 0
-    return this._chunks.at(-1)!.endsWith('\n') ? this._newlines : this._newlines + 1
+    return this._chunks.at(-1)?.endsWith('\n') === true ? this._newlines : this._newlines + 1
   }
 
   private trim(): void {

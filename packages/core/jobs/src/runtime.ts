@@ -341,7 +341,7 @@ export class JobRuntime {
   private endLeft(session: Session, job: LoggedJob, found: ChildEnd | undefined): boolean {
     if (this.closed || session.closed) return false
     const { jobId } = job.start
-    const kept = found?.result === undefined ? undefined : keptResult(found.result, { chars: this.config.bufferChars, lines: this.config.bufferLines })
+    const kept = found?.result === undefined ? undefined : keptResult(found.result, this.config)
     job.end = found
       ? { jobId, ...found, notice: true, ...(kept ? { result: kept.output, ...(kept.droppedChars > 0 ? { resultCut: kept.droppedChars } : {}) } : {}) }
       : { jobId, status: 'killed', cause: 'lost', notice: true }

@@ -1,7 +1,7 @@
 /** The model's side of jobs: `job_output`, `job_list` and `job_kill`. Every answer ends with the job's status line. */
 
 import { ReinError, defineTool, type RunIdentity, type ToolRun } from '@rein/tools'
-import type { JobsConfig } from './config.ts'
+import type { BufferLimits, JobsConfig } from './config.ts'
 import { clip, count, statusLine } from './format.ts'
 import type { KillOutcome } from './runtime.ts'
 import type { JobInfo, JobOutput, JobViewer } from './types.ts'
@@ -205,9 +205,6 @@ function earlierParts(value: { jobId: string; output: string; droppedChars: numb
 function stoppingNote(graceMs: number): string {
   return `It was still stopping after ${count(graceMs)} ms (killGraceMs): some of its processes may still be running; check before starting it again.`
 }
-
-/** What a job keeps of its output (and of its result). */
-type BufferLimits = Pick<JobsConfig, 'bufferChars' | 'bufferLines'>
 
 function dropNote(dropped: number, kept: BufferLimits, path: string | undefined): string {
   const whole = path ? ` The output is saved at ${path}.` : ' Read more often to keep up.'
