@@ -1,19 +1,14 @@
 /** The text the model reads about jobs: the status line every answer ends with, and finish notices. */
 
+import type { JobEnding } from './ending.ts'
 import type { JobStatus, KillCause } from './types.ts'
 import { groupDigits, shorten } from '@rein/base'
 
 /** The fields a status line and a notice are made from. */
-export interface JobFacts {
+export interface JobFacts extends JobEnding {
   jobId: string
   label: string
   status: JobStatus
-  exitCode?: number
-  signal?: string
-  /** The producer stopped it at its own time limit (`JobExit.timedOutAfterMs`). */
-  timedOutAfterMs?: number
-  error?: string
-  cause?: KillCause
   /** Where the producer keeps the whole output, when it does. */
   outputPath?: string
   /** A job of an earlier process whose end logged a result (`JobExit.result`): `job_output` gives it. */

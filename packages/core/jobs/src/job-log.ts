@@ -4,6 +4,7 @@
  * and the notices it owed but never delivered.
  */
 
+import type { JobEnding } from './ending.ts'
 import type { JobRecord, KillCause } from './types.ts'
 
 /** The plugin name injected notices carry as their source. */
@@ -16,15 +17,9 @@ export const JOB_EVENT_TYPES = ['jobs/start', 'jobs/record', 'jobs/end', 'jobs/s
 /** `jobs/start`: the job, and where its producer keeps the whole output (when it does). */
 type StartData = { jobId: string; kind: string; label: string; outputPath?: string; ref?: string }
 /** `jobs/end`: how the job ended. */
-export type EndData = {
+export type EndData = JobEnding & {
   jobId: string
   status: 'done' | 'failed' | 'killed'
-  exitCode?: number
-  signal?: string
-  /** The producer stopped it at its own time limit (`JobExit.timedOutAfterMs`). */
-  timedOutAfterMs?: number
-  error?: string
-  cause?: KillCause
   /** Whether the owner is owed a notice (false when the owner killed it itself). */
   notice: boolean
   /** What the job's body kept with its end (`JobExit.result`): the output does not outlive the process. */

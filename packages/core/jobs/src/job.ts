@@ -5,6 +5,7 @@
 
 import { ReinError, isReinError, messageOf, shorten, type JobId } from '@rein/base'
 import type { RunIdentity } from '@rein/tools'
+import { endingOf, type JobEnding } from './ending.ts'
 import { OutputBuffer } from './output-buffer.ts'
 import type { BufferLimits } from './config.ts'
 import type { JobExit, JobInfo, JobRecord, JobRun, JobStatus, KillCause } from './types.ts'
@@ -29,13 +30,8 @@ export interface JobInit {
   outputPath?: string
 }
 
-interface Ending {
+interface Ending extends JobEnding {
   status: Exclude<JobStatus, 'running'>
-  exitCode?: number
-  signal?: string
-  timedOutAfterMs?: number
-  error?: string
-  cause?: KillCause
   /** What `done` was given to keep with the end (`JobExit.result`), cut as the output is. */
   result?: string
   /** Characters cut from the head of `result`. */
@@ -166,11 +162,7 @@ export class Job {
       kind: this.kind,
       label: this.label,
       status: this.status,
-      ...(ending?.exitCode === undefined ? {} : { exitCode: ending.exitCode }),
-      ...(ending?.signal === undefined ? {} : { signal: ending.signal }),
-      ...(ending?.timedOutAfterMs === undefined ? {} : { timedOutAfterMs: ending.timedOutAfterMs }),
-      ...(ending?.error === undefined ? {} : { error: ending.error }),
-      ...(ending?.cause === undefined ? {} : { cause: ending.cause }),
+      ...endingOf(ending),
       sessionId: this.owner.sessionId,
       agent: this.owner.agent,
       startedAt: this.startedAt,

@@ -9,6 +9,7 @@ import type { Agent } from '@rein/agent'
 import { cutHead, MAX_TIMER_MS, ReinError, shorten, type JobId } from '@rein/base'
 import type { LoadedSession, Session } from '@rein/session'
 import { childEnd, type ChildEnd } from './child-end.ts'
+import { endingOf } from './ending.ts'
 import type { JobsConfig } from './config.ts'
 import { noticeText, type JobFacts } from './format.ts'
 import { Job, keptResult } from './job.ts'
@@ -460,11 +461,7 @@ function endData(info: JobInfo, notice: boolean, kept: Pick<EndData, 'result' | 
   return {
     jobId: info.jobId,
     status: info.status === 'running' ? 'done' : info.status,
-    ...(info.exitCode === undefined ? {} : { exitCode: info.exitCode }),
-    ...(info.signal === undefined ? {} : { signal: info.signal }),
-    ...(info.timedOutAfterMs === undefined ? {} : { timedOutAfterMs: info.timedOutAfterMs }),
-    ...(info.error === undefined ? {} : { error: info.error }),
-    ...(info.cause === undefined ? {} : { cause: info.cause }),
+    ...endingOf(info),
     notice,
     ...(result === undefined ? {} : { result }),
     ...(resultCut === undefined ? {} : { resultCut }),
@@ -477,11 +474,7 @@ function factsOf(job: LoggedJob): JobFacts {
     jobId: job.start.jobId,
     label: job.start.label,
     status: end?.status ?? 'killed',
-    ...(end?.exitCode === undefined ? {} : { exitCode: end.exitCode }),
-    ...(end?.signal === undefined ? {} : { signal: end.signal }),
-    ...(end?.timedOutAfterMs === undefined ? {} : { timedOutAfterMs: end.timedOutAfterMs }),
-    ...(end?.error === undefined ? {} : { error: end.error }),
-    ...(end?.cause === undefined ? {} : { cause: end.cause }),
+    ...endingOf(end),
     ...(job.start.outputPath === undefined ? {} : { outputPath: job.start.outputPath }),
     ...(end?.result === undefined ? {} : { kept: true }),
   }

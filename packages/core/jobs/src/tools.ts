@@ -2,6 +2,7 @@
 
 import { ReinError, defineTool, type RunIdentity, type ToolRun } from '@rein/tools'
 import type { BufferLimits, JobsConfig } from './config.ts'
+import { endingOf } from './ending.ts'
 import { clip, count, statusLine } from './format.ts'
 import type { KillOutcome } from './runtime.ts'
 import type { JobInfo, JobOutput, JobViewer } from './types.ts'
@@ -176,15 +177,10 @@ function viewerOf(run: ToolRun): RunIdentity {
   return run.identity
 }
 
+/** What the model reads of a job's end: its status and ending, but not the kill cause (its text says). */
 function ending(info: JobInfo) {
-  return {
-    jobId: info.jobId as string,
-    status: info.status,
-    ...(info.exitCode === undefined ? {} : { exitCode: info.exitCode }),
-    ...(info.signal === undefined ? {} : { signal: info.signal }),
-    ...(info.timedOutAfterMs === undefined ? {} : { timedOutAfterMs: info.timedOutAfterMs }),
-    ...(info.error === undefined ? {} : { error: info.error }),
-  }
+  const { cause: _cause, ...told } = endingOf(info)
+  return { jobId: info.jobId as string, status: info.status, ...told }
 }
 
 /**
