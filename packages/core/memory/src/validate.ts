@@ -92,9 +92,13 @@ export function checkQuery(query: RecallQuery): void {
   refuse('memory recall', problems)
 }
 
-/** Whether `query` holds a letter or digit: the full-text search looks only for words. */
+/**
+ * Whether `query` holds a letter or digit once NFKC-normalized, as stores compare words: a few
+ * letters (half-width ﾞ, Arabic presentation forms like ﹰ, ͺ) become marks, and a query left with
+ * no word would be no text filter at all — every entry.
+ */
 export function hasWord(query: string): boolean {
-  return /[\p{L}\p{N}]/u.test(query)
+  return /[\p{L}\p{N}]/u.test(query.normalize('NFKC'))
 }
 
 /** Half of a UTF-16 pair on its own: with the `u` flag a whole pair is one code point, not a surrogate. */

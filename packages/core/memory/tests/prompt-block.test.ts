@@ -56,6 +56,19 @@ describe('the block', () => {
     expect(block).not.toContain('[mem_00, ')
   })
 
+  it('does not say only older entries are left out when a newer one was left out for its length', () => {
+    const entries = [
+      entry('mem_long', 'fact', `The newest note, too long to fit: ${'x'.repeat(3000)}`, 3),
+      entry('mem_short', 'fact', 'An older short note.', 1),
+    ]
+    const block = renderMemoryBlock(entries, { maxEntries: 20, maxTokens: 400 }, ALL)!
+    expect(block).toContain('[mem_short, ')
+    expect(block).not.toContain('[mem_long, ')
+    expect(block).not.toContain('(Older entries are not shown.)')
+    expect(block.endsWith('(Some entries are not shown: older ones, or ones too long for this block.)')).toBe(true)
+    expect(Math.ceil(block.length / 4)).toBeLessThanOrEqual(400)
+  })
+
   it('shows no character a reader cannot see, even from entries a store holds that no write would accept', () => {
     const planted = [entry('mem_h', 'fact', 'Safe\u202E txt.exe\u{E0049}\u{E0067}\u200B \u0007done\r\nnow', 1)]
     const block = renderMemoryBlock(planted, { maxEntries: 20, maxTokens: 1000 }, ALL)!

@@ -3,7 +3,7 @@ import { Context } from '@deepseek-ai/cordis'
 import { ReinError, ToolRegistry, type ToolEffect } from '@rein/tools'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { InMemoryMemoryStore, MemoryService } from '../src/index.ts'
-import { AgentsStandIn, identity, setup, storePlugin, text, useTempHome } from './harness.ts'
+import { AgentsStandIn, draft, identity, setup, storePlugin, text, useTempHome } from './harness.ts'
 
 const temp = useTempHome()
 const TOOLS = ['memory_forget', 'memory_search', 'memory_update', 'memory_write']
@@ -580,6 +580,16 @@ describe('memory_search: what the model reads', () => {
       const result = await call('memory_search', { query })
       expect(result).toMatchObject({ isError: true, error: { code: 'INVALID_ARGS' } })
       expect(text(result)).toBe(`Error: memory_search refused: the query "${query}" has no letters or digits to search for; give words, e.g. "test runner"`)
+    }
+  })
+
+  it('a query whose only letters NFKC turns into marks (ﾞ, ͺ, ﹰ) asks for words, not lists every entry', async () => {
+    const { ctx, call } = await setup()
+    await ctx.memory.write(draft())
+    for (const query of ['ﾞ', 'ͺ', '\uFE70']) {
+      const result = await call('memory_search', { query })
+      expect(result).toMatchObject({ isError: true, error: { code: 'INVALID_ARGS' } })
+      await expect(ctx.memory.recall({ scopes: ['user'], query, limit: 5 })).rejects.toMatchObject({ code: 'INVALID_ARGS' })
     }
   })
 

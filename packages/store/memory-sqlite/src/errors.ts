@@ -30,7 +30,8 @@ export function toStoreError(error: unknown, file: string, doing: string, busyTi
     return new ReinError('MEMORY_STORE_LOCKED', `memory database ${file} is locked by another process (waited ${busyTimeoutMs} ms while ${doing}); try again when it is done`, { cause: error, details })
   }
   if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') {
-    return new ReinError('MEMORY_STORE_CORRUPT', `memory database ${file} is damaged or not a SQLite database (${messageOf(error)}); move it aside and rein starts an empty one`, { cause: error, details })
+    // With them: the -wal can hold the latest entries, and a new file opened beside it deletes it.
+    return new ReinError('MEMORY_STORE_CORRUPT', `memory database ${file} is damaged or not a SQLite database (${messageOf(error)}); move it aside with its -wal and -shm files, if there are any, and rein starts an empty one`, { cause: error, details })
   }
   return new ReinError('MEMORY_STORE_FAILED', `memory database ${file}: ${doing} failed: ${messageOf(error)}${adviceFor(code, file)}`, { cause: error, details })
 }

@@ -112,6 +112,15 @@ describe('opening the database file', () => {
     await expect(failure).rejects.toThrow(file)
   })
 
+  it('a damaged file\'s advice says to move its -wal and -shm aside with it: they can hold its latest entries, which a new file beside them would drop', async () => {
+    const file = join(await tempRoot(), 'memory.db')
+    await writeFile(file, Buffer.from('damaged '.repeat(512)))
+    await writeFile(`${file}-wal`, Buffer.from('frames of the latest entries'))
+    const failure = await SqliteMemoryStore.open({ file }).catch((error: unknown) => error)
+    expect(failure).toMatchObject({ code: 'MEMORY_STORE_CORRUPT' })
+    expect((failure as Error).message).toContain('move it aside with its -wal and -shm files, if there are any, and rein starts an empty one')
+  })
+
   it('refuses another program\'s SQLite database rather than adding tables to it', async () => {
     const file = join(await tempRoot(), 'other.db')
     const raw = new Database(file)
