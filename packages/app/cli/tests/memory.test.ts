@@ -209,6 +209,9 @@ describe('rein memory', () => {
     expect(await rein(p.dir, ['memory', 'search'])).toMatchObject({ code: 2, stderr: expect.stringContaining('needs words to look for') })
     expect(await rein(p.dir, ['memory', 'search', '!!!', '--'])).toMatchObject({ code: 2, stderr: expect.stringContaining('needs words to look for') })
     expect(await rein(p.dir, ['memory', 'forget'])).toMatchObject({ code: 2, stderr: expect.stringContaining('needs one id') })
+    // Usage mistakes all exit 2 before anything opens: an empty id, a query whose only letters NFKC turns into marks.
+    expect(await rein(p.dir, ['memory', 'forget', ''])).toMatchObject({ code: 2, stderr: expect.stringContaining('needs one id') })
+    expect(await rein(p.dir, ['memory', 'search', '\uFF9E'])).toMatchObject({ code: 2, stderr: expect.stringContaining('needs words to look for') })
     expect((await rein(p.dir, ['memory', '--help'])).stdout).toContain('rein memory search <query>')
     expect(await rein(p.dir, ['memory', 'list', 'extra'])).toMatchObject({ code: 2, stdout: '', stderr: 'rein: rein memory list takes no arguments, not "extra"; see rein memory --help\n' })
     expect(await rein(p.dir, ['memory', 'export', 'extra'])).toMatchObject({ code: 2, stdout: '', stderr: 'rein: rein memory export takes no arguments, not "extra"; see rein memory --help\n' })

@@ -43,3 +43,5 @@ export { normalizeContent } from './normalize.ts'
 export { age as memoryAge } from './format.ts'
 /** One line of at most `max` characters, `…` when cut: how an entry's content is shown. */
 export { clip as clipLine } from './format.ts'
+/** Whether a query holds a word the search can look for (a letter or digit once NFKC-normalized): what `recall` and `memory_search` require. */
+export { hasWord } from './validate.ts'

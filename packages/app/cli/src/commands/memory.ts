@@ -5,7 +5,7 @@
 
 import type { Context } from '@deepseek-ai/cordis'
 import { ReinError, isReinError } from '@rein/base'
-import { clipLine, memoryAge as age, type MemoryEntry } from '@rein/memory'
+import { clipLine, hasWord, memoryAge as age, type MemoryEntry } from '@rein/memory'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { withComposition } from '../session-command.ts'
@@ -26,8 +26,8 @@ export async function memoryCommand(args: ParsedArgs, io: Io): Promise<number> {
   // Only list reads --all; taken by the others, it would be silently ignored.
   if (args.options.all && sub !== 'list') throw new ReinError('USAGE', `rein memory ${sub} does not take --all; see rein memory --help`)
   const query = rest.join(' ').trim()
-  if (sub === 'search' && !/[\p{L}\p{N}]/u.test(query)) throw new ReinError('USAGE', 'rein memory search needs words to look for: rein memory search <query>')
-  if (sub === 'forget' && rest.length !== 1) throw new ReinError('USAGE', 'rein memory forget needs one id; rein memory list shows them')
+  if (sub === 'search' && !hasWord(query)) throw new ReinError('USAGE', 'rein memory search needs words to look for: rein memory search <query>')
+  if (sub === 'forget' && (rest.length !== 1 || rest[0]?.trim() === '')) throw new ReinError('USAGE', 'rein memory forget needs one id; rein memory list shows them')
   if ((sub === 'list' || sub === 'export') && rest.length > 0) throw new ReinError('USAGE', `rein memory ${sub} takes no arguments, not "${rest.join(' ')}"; see rein memory --help`)
   return withComposition(args.options, io, async ({ ctx, source }) => {
     const memory = requireMemory(ctx, source)
