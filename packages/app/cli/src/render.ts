@@ -4,7 +4,7 @@ import type { AgentEvent, TreeUsage, TurnResult } from '@rein/agent'
 import { addUsage, type TokenUsage } from '@rein/llm'
 import type { ContextCompacted, TurnEndReason } from '@rein/session'
 import type { Spend } from '@rein/telemetry'
-import { maskText, secretValues, formatMoney, groupDigits, isReinError, messageOf } from '@rein/base'
+import { addMoney, maskText, secretValues, formatMoney, groupDigits, isReinError, messageOf } from '@rein/base'
 import { BUILT_IN_PRICES, windowRefusalInBuiltInTerms } from './built-in-terms.ts'
 import { jsonLine } from './json-line.ts'
 import { neutralize } from './terminal-text.ts'
@@ -375,7 +375,7 @@ function treeTotal(result: TurnResult, subagents: TreeUsage): TotalSpend {
   // cost, as it counted no attempt: that is nothing spent, not an unpriced model.
   const asked = result.usage.inputTokens + result.usage.outputTokens > 0
   const own = result.cost ?? (asked ? undefined : 0)
-  const cost = own !== undefined && subagents.cost !== undefined ? own + subagents.cost : undefined
+  const cost = own !== undefined && subagents.cost !== undefined ? addMoney(own, subagents.cost) : undefined
   // An estimate stays marked wherever it is summed, as the late `total` line marks it.
   const estimated = result.usageEstimated === true || subagents.usageEstimated === true
   return { usage: addUsage(result.usage, subagents.usage), ...(cost !== undefined ? { cost } : {}), ...(estimated ? { usageEstimated: true as const } : {}) }

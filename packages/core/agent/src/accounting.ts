@@ -1,5 +1,6 @@
 /** Usage and money summed over provider attempts: every attempt that reported usage counts once. */
 
+import { addMoney } from '@rein/base'
 import { addUsage, type TokenUsage } from '@rein/llm'
 
 const ZERO: TokenUsage = Object.freeze({ inputTokens: 0, outputTokens: 0 })
@@ -17,7 +18,7 @@ export class Tally {
     this._usage = addUsage(this._usage, usage)
     this._counted++
     if (cost === undefined) this._unpriced = true
-    else this._money += cost
+    else this._money = addMoney(this._money, cost)
     if (estimated) this._estimated = true
   }
 
@@ -40,7 +41,7 @@ export class Tally {
     const sum = new Tally()
     for (const tally of [this, other]) {
       sum._usage = addUsage(sum._usage, tally._usage)
-      sum._money += tally._money
+      sum._money = addMoney(sum._money, tally._money)
       sum._counted += tally._counted
       sum._unpriced ||= tally._unpriced
       sum._estimated ||= tally._estimated

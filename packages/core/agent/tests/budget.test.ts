@@ -186,3 +186,19 @@ describe('resume reuses what the log recorded (issue #8)', () => {
     await agent.close()
   })
 })
+
+describe('maxCost against floating-point sums', () => {
+  it('stops at eight steps of 0.1 for a maxCost of 0.8, not nine (eight 0.1s added in floats are 0.7999999999999999)', async () => {
+    let n = 0
+    const { root, llm } = await boot(() => [read(`c${++n}`), { usage: { inputTokens: 1, outputTokens: 0 } }], {
+      agent: { maxCost: 0.8 },
+      models: [{ id: 'm', pricing: { input: 100_000, output: 0 } }],
+    })
+    probeTools(root)
+    const agent = await root.agents.create()
+    const result = await agent.send('go')
+    expect(result).toMatchObject({ reason: 'budget', error: { code: 'MAX_COST' }, cost: 0.8 })
+    expect(llm.requests).toHaveLength(8)
+    expectValidLog(agent.session.events)
+  })
+})

@@ -37,3 +37,20 @@ export function plainNumber(value: number): string {
   if (exponent < 0) return `${sign}0.${'0'.repeat(-exponent - 1)}${digits}`
   return `${sign}${digits.padEnd(exponent + 1, '0')}`
 }
+
+/** Significant digits money keeps: far more than any price has, far fewer than float noise needs. */
+const MONEY_DIGITS = 12
+
+/**
+ * `amount` without floating-point noise: binary fractions make 1142 × 0.1 / 10⁶ come out as
+ * 0.00011520000000000001 and 0.1 + 0.2 as 0.30000000000000004, which every place that shows money
+ * would otherwise show, each differently, and a limit compared with it would let a step too many by.
+ */
+export function roundMoney(amount: number): number {
+  return Number.isFinite(amount) ? Number(amount.toPrecision(MONEY_DIGITS)) : amount
+}
+
+/** The sum of two amounts of money, without floating-point noise (12 significant digits): 0.1 + 0.2 is 0.3. */
+export function addMoney(a: number, b: number): number {
+  return roundMoney(a + b)
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { formatMoney, groupDigits, plainNumber } from '../src/index.ts'
+import { addMoney, formatMoney, groupDigits, plainNumber } from '../src/index.ts'
 
 describe('groupDigits', () => {
   it('writes numbers as toLocaleString("en-US") does for counts', () => {
@@ -41,5 +41,19 @@ describe('plainNumber', () => {
     expect(plainNumber(0.00125)).toBe('0.00125')
     expect(plainNumber(42)).toBe('42')
     for (const value of [1e-7, 3.3e-12, 2.5e22, -4e-8]) expect(Number(plainNumber(value))).toBe(value)
+  })
+})
+
+describe('addMoney', () => {
+  it('sums 0.1 and 0.2 to 0.3, and eight 0.1 to 0.8, not 0.7999999999999999', () => {
+    expect(addMoney(0.1, 0.2)).toBe(0.3)
+    let total = 0
+    for (let i = 0; i < 8; i++) total = addMoney(total, 0.1)
+    expect(total).toBe(0.8)
+  })
+
+  it('keeps every digit a real price gives, large and small', () => {
+    expect(addMoney(12_345.678_901, 0.000_002)).toBe(12_345.678_903)
+    expect(addMoney(0.000_000_123_4, 0.000_000_000_1)).toBe(0.000_000_123_5)
   })
 })

@@ -1,5 +1,7 @@
 /** Token accounting. The counts are disjoint, so they add up without double counting. */
 
+import { roundMoney } from '@rein/base'
+
 /**
  * - `inputTokens`: input read at the full price — *excluding* cached tokens;
  * - `cacheReadTokens`: input served from the provider's prompt cache;
@@ -70,10 +72,10 @@ export interface Pricing {
 /** Money for `usage` at `pricing` (per million tokens); cache reads and writes default to the input price. */
 export function costOfUsage(pricing: Pricing, usage: TokenUsage): number {
   const million = 1_000_000
-  return (
+  return roundMoney((
     usage.inputTokens * pricing.input
     + (usage.cacheReadTokens ?? 0) * (pricing.cacheRead ?? pricing.input)
     + (usage.cacheWriteTokens ?? 0) * (pricing.cacheWrite ?? pricing.input)
     + usage.outputTokens * pricing.output
-  ) / million
+  ) / million)
 }

@@ -1,5 +1,6 @@
 /** What `list()` shows of a session, computed the same way by every store. */
 
+import { addMoney } from '@rein/base'
 import { addUsage, type TokenUsage } from '@rein/llm'
 import { eventData } from './event-data.ts'
 import type { SessionEvent, SessionHeader, TurnEndReason } from './events.ts'
@@ -64,7 +65,7 @@ export function spending(events: readonly SessionEvent[]): Spending {
     for (const part of attempts.length > 0 ? attempts : answers) {
       if (!part.usage) continue
       usage = addUsage(usage, part.usage)
-      cost = cost === undefined || part.cost === undefined ? undefined : cost + part.cost
+      cost = cost === undefined || part.cost === undefined ? undefined : addMoney(cost, part.cost)
       counted = true
       estimated ||= part.usageEstimated === true
     }

@@ -1,7 +1,7 @@
 /** What a child's turn comes to for its call: the answer of a completed one, or an error carrying what it had. */
 
 import type { TurnResult } from '@rein/agent'
-import { ReinError } from '@rein/base'
+import { addMoney, ReinError } from '@rein/base'
 import { addUsage } from '@rein/llm'
 import type { SubagentResult } from './types.ts'
 
@@ -55,5 +55,5 @@ export function unfinished(sessionId: string, end: ChildEnd, partial: string): R
 function costOf(result: TurnResult): number | undefined {
   if (result.cost === undefined) return undefined
   if (!result.subagents) return result.cost
-  return result.subagents.cost === undefined ? undefined : result.cost + result.subagents.cost
+  return result.subagents.cost === undefined ? undefined : addMoney(result.cost, result.subagents.cost)
 }

@@ -6,6 +6,7 @@
  * the run they work for starts), and is that run's once it does.
  */
 
+import { addMoney } from '@rein/base'
 import { addUsage, type TokenUsage } from '@rein/llm'
 import type { RunIdentity } from '@rein/tools'
 import type { CostReport, Spend } from './types.ts'
@@ -97,7 +98,7 @@ export class CostLedger {
     const { own, children } = entry
     const total: Account = {
       usage: addUsage(own.usage, children.usage),
-      money: own.money + children.money,
+      money: addMoney(own.money, children.money),
       attempts: own.attempts + children.attempts,
       unpriced: own.unpriced || children.unpriced,
       estimated: own.estimated || children.estimated,
@@ -136,14 +137,14 @@ function count(account: Account, usage: TokenUsage, cost: number | undefined, es
   account.usage = addUsage(account.usage, usage)
   account.attempts++
   if (cost === undefined) account.unpriced = true
-  else account.money += cost
+  else account.money = addMoney(account.money, cost)
   if (estimated) account.estimated = true
 }
 
 /** Adds `other`'s counts to `account`. */
 function merge(account: Account, other: Account): void {
   account.usage = addUsage(account.usage, other.usage)
-  account.money += other.money
+  account.money = addMoney(account.money, other.money)
   account.attempts += other.attempts
   account.unpriced ||= other.unpriced
   account.estimated ||= other.estimated

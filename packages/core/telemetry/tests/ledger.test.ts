@@ -13,6 +13,20 @@ function run(runId: string, parentRunId?: string): RunIdentity {
 const USAGE = { inputTokens: 10, outputTokens: 1 }
 
 describe('cost ledger', () => {
+  it('reports 0.1 and 0.2 spent as 0.3, not 0.30000000000000004, in own, children and total', () => {
+    // OTLP's rein.cost.total showed 0.30000000000000004 where rein run and rein sessions said 0.3.
+    const ledger = new CostLedger(10)
+    ledger.start(run('p'))
+    ledger.add(run('p'), USAGE, 0.1, false)
+    ledger.add(run('p'), USAGE, 0.2, false)
+    ledger.add(run('c', 'p'), USAGE, 0.1, false)
+    ledger.add(run('c', 'p'), USAGE, 0.2, false)
+    for (let i = 0; i < 8; i++) ledger.add(run('c8', 'p'), USAGE, 0.1, false)
+    expect(ledger.report('p')).toMatchObject({ own: { money: 0.3 }, children: { money: 1.1 }, total: { money: 1.4 } })
+    expect(ledger.report('c')?.own.money).toBe(0.3)
+    expect(ledger.report('c8')?.own.money).toBe(0.8)
+  })
+
   it('keeps the newest keepRuns ended runs and forgets older ones, never a live one', () => {
     const ledger = new CostLedger(2)
     const live = run('live')
