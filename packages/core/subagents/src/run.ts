@@ -82,9 +82,9 @@ export async function startChild(deps: RunDeps, request: SubagentRequest): Promi
   const profile = profileOf(deps.config, request.agent)
   const tools = deps.tools()
   checkCallTools(tools, request.tools)
-  if (profile?.tools) {
+  if (profile?.tools && request.agent !== undefined) {
     const unknown = unknownNames(tools, profile.tools)
-    if (unknown.length > 0) throw profileError(request.agent!, `its tools name no such tool: ${unknown.join(', ')}`)
+    if (unknown.length > 0) throw profileError(request.agent, `its tools name no such tool: ${unknown.join(', ')}`)
   }
   let names: string[] | undefined
   try {
