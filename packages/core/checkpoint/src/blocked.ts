@@ -82,3 +82,26 @@ export async function firstNonFolder(root: string, folder: string): Promise<stri
   }
   return undefined
 }
+
+/**
+ * The files that stand as they did before the rewound turns once the rewind is done: restored to
+ * a content, or found back already (their mode alone given back too). Their paths say what stood
+ * around them then: a folder above each, no folder at any.
+ */
+export function filesBack(items: readonly PlanItem[]): Set<string> {
+  const back = (item: PlanItem) => !item.folder && (item.before !== null || item.modeOnly === true) && (item.action === 'restore' || item.action === 'already')
+  return new Set(items.filter(back).map((item) => item.file))
+}
+
+/**
+ * Whether `item`, a file going back to absent and blocked (see `blockedByKind`), is absent as it
+ * was before the turns: the folder at its path holds a file in `back` (so a folder stood there
+ * then), or the file standing in place of one of its folders is in `back` (so no folder did). What
+ * a first rewind leaves, found by a second.
+ */
+export async function absentAsBefore(item: PlanItem, back: ReadonlySet<string>): Promise<boolean> {
+  if (item.before !== null || !blockedByKind(item)) return false
+  if (item.reason === IS_NOW_A_DIRECTORY) return [...back].some((file) => file.startsWith(`${item.file}${sep}`))
+  const standing = await firstNonFolder(item.root, dirname(item.file))
+  return standing !== undefined && back.has(standing)
+}

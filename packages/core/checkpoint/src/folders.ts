@@ -12,7 +12,7 @@ import { constants, type Dirent } from 'node:fs'
 import { lstat, mkdir, open, readdir, realpath, rmdir } from 'node:fs/promises'
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 import { listedPath, thrownMessage } from '@rein/base'
-import { blockedByKind, firstNonFolder } from './blocked.ts'
+import { absentAsBefore, blockedByKind, filesBack, firstNonFolder } from './blocked.ts'
 import { parentProblem } from './parents.ts'
 import { IS_NOW_A_DIRECTORY, isMissing } from './plan.ts'
 import type { CheckpointRecord, FailedItem, PlanFolder, PlanItem } from './types.ts'
@@ -70,6 +70,7 @@ export async function foreseeFolders(items: readonly PlanItem[], recordsOf: Reco
   const made = madeFoldersOf([...items.filter((item) => item.action === 'remove' || item.action === 'already'), ...blocked], recordsOf)
   const removed = new Set(items.filter((item) => item.action === 'remove').map((item) => item.file))
   const back = foldersBack(items)
+  const standing = filesBack(items)
   // Files going back to a content: rewind writes them before it looks at the folders.
   const returning = items.filter((item) => item.action === 'restore' && item.before !== null).map((item) => item.file)
   const outcomes: Outcomes = new Map()
@@ -81,6 +82,8 @@ export async function foreseeFolders(items: readonly PlanItem[], recordsOf: Reco
   }
   return Promise.all(items.map(async (item) => {
     if (!blocked.includes(item)) return withFolders(item, made.get(item), outcomes, 'plan')
+    // What stands in its way is what stood there before the turns: the folders made for it are gone.
+    if (await absentAsBefore(item, standing)) return absentAlready(item)
     const clears = item.reason === IS_NOW_A_DIRECTORY
       ? outcomes.get(item.file)?.folder.action === 'remove' || back.has(item.file)
       : removed.has(await firstNonFolder(item.root, dirname(item.file)) ?? '')

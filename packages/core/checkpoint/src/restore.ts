@@ -1,11 +1,12 @@
 /** Acting on one planned file: write its old content or remove it, never following a symbolic link. */
 
 import { randomUUID } from 'node:crypto'
-import { constants } from 'node:fs'
+import { accessSync, constants } from 'node:fs'
 import { lstat, mkdir, open, rename, unlink } from 'node:fs/promises'
-import { basename, dirname, join } from 'node:path'
-import { removeLeftByGoneProcesses, tempStem } from '@rein/base'
+import { basename, dirname, join, relative, sep } from 'node:path'
+import { ReinError, listedPath, removeLeftByGoneProcesses, tempStem, thrownMessage } from '@rein/base'
 import { isMissing } from './plan.ts'
+import type { PlanItem } from './types.ts'
 
 /**
  * The mode of a file rewind creates when no record kept the one it had: its content may be a
@@ -129,5 +130,36 @@ async function existingMode(file: string): Promise<number | undefined> {
   } catch (error) {
     if (isMissing(error)) return undefined
     throw error
+  }
+}
+
+/**
+ * `error` as the rewind reports it for `item` when the system refused the write, the rename or
+ * the removal (`CHECKPOINT_WRITE_REFUSED`, saying what to do): a folder that may not be written
+ * (the nearest one there, as missing ones are made), a read-only file system, or a refusal of the
+ * file itself (an immutable attribute, an ACL). Any other error as it is.
+ */
+export function refusal(item: PlanItem, error: unknown): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code
+  if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') return error
+  const refused = (why: string) => new ReinError('CHECKPOINT_WRITE_REFUSED', `${listedPath(item.path)} was left as it is: ${why}, then rewind again`, { details: { file: item.file, code }, cause: error })
+  if (code === 'EROFS') return refused('the file system holding it is read-only (EROFS): mount it read-write')
+  const folder = closedFolder(item.root, dirname(item.file))
+  if (folder === undefined) return refused(`the system refused (${thrownMessage(error) ?? code}): check the permissions of that path (its owner, an immutable attribute, an ACL)`)
+  const name = folder === item.root ? 'the workspace root' : `its folder ${listedPath(relative(item.root, folder).split(sep).join('/'))}`
+  const shown = folder === item.root ? '.' : relative(item.root, folder).split(sep).join('/')
+  return refused(`${name} may not be written (${code}): give it write permission (chmod u+w ${shown})`)
+}
+
+/** The nearest folder from `folder` up to `root` that stands, when this process may not write it; `undefined` when it may. */
+function closedFolder(root: string, folder: string): string | undefined {
+  for (let at = folder; ; at = dirname(at)) {
+    try {
+      accessSync(at, constants.W_OK)
+      return undefined
+    } catch (error) {
+      if (!isMissing(error)) return at
+    }
+    if (at === root || dirname(at) === at) return undefined
   }
 }

@@ -11,10 +11,10 @@ import type { Session } from '@rein/session'
 import type { RunIdentity } from '@rein/tools'
 import { CheckpointConfig } from './config.ts'
 import { unreadableSkipped, verifiedBlob } from './stored-content.ts'
-import { blockedByKind, foreseen, removeEmptyFolders } from './blocked.ts'
+import { absentAsBefore, blockedByKind, filesBack, foreseen, removeEmptyFolders } from './blocked.ts'
 import { absentAlready, foldersBack, foreseeFolders, makeFolder, setMadeModes, planFolder, removeMadeFolders, type RecordsOf } from './folders.ts'
 import { IS_NOW_A_DIRECTORY, modeBackOf, planFile, recordsToUndo, withModeDone } from './plan.ts'
-import { giveModeBack, removeFile, removeLeftovers, writeAtomically } from './restore.ts'
+import { giveModeBack, refusal, removeFile, removeLeftovers, writeAtomically } from './restore.ts'
 import { parentProblem } from './parents.ts'
 import { asideChecked, keepCopy, setAside, setAsideFolder } from './set-aside.ts'
 import { reinHome } from './snapshot/config.ts'
@@ -282,7 +282,7 @@ export class CheckpointService extends Service {
           try {
             result.restored.push(await undo(item, store, sessionId, asideFolder))
           } catch (error) {
-            result.failed.push({ ...item, error: describe(error) })
+            result.failed.push({ ...item, error: describe(refusal(item, error)) })
           }
         }
       }
@@ -298,16 +298,22 @@ export class CheckpointService extends Service {
       if (blocked.length > 0) {
         await removeEmptyFolders(blocked)
         const firstPass = { restored: result.restored.length, already: result.already.length }
+        const foundAsBefore = new Set<PlanItem>()
         for (const item of blocked) {
           const next = await replan(item)
           // A file that goes back to absent, where the folder a command removed stands again: as it was.
-          const settled = next.action === 'skipped' && next.before === null && next.reason === IS_NOW_A_DIRECTORY && back.has(next.file) ? absentAlready(next) : next
+          // Or where what stands is what stood there before the turns (a second rewind of them finds it
+          // so): the folders made for it are gone, whatever stands at their paths now.
+          const asBefore = next.action === 'skipped' && await absentAsBefore(next, filesBack([...result.restored, ...result.already]))
+          const settled = asBefore || (next.action === 'skipped' && next.before === null && next.reason === IS_NOW_A_DIRECTORY && back.has(next.file)) ? absentAlready(next) : next
           if (settled.action === 'skipped') continue
           result.skipped.splice(result.skipped.indexOf(item), 1)
+          if (asBefore) foundAsBefore.add(settled)
           await act(settled)
         }
         // The folders made for the files found absent only now.
-        await settleFolders(result, [...result.restored.slice(firstPass.restored), ...result.already.slice(firstPass.already)], [], recordsFor(recordsOf))
+        const foundNow = [...result.restored.slice(firstPass.restored), ...result.already.slice(firstPass.already)].filter((item) => !foundAsBefore.has(item))
+        await settleFolders(result, foundNow, [], recordsFor(recordsOf))
       }
       const done: RewindResult = Object.freeze(result)
       if (target) await tellConversation(target, done, logger)

@@ -5,9 +5,9 @@
  */
 
 import { constants, lstatSync } from 'node:fs'
-import { copyFile, rename, unlink } from 'node:fs/promises'
+import { chmod, copyFile, rename, unlink } from 'node:fs/promises'
 import { basename, dirname, join, relative, resolve } from 'node:path'
-import { ensurePrivateDir, withSuffix } from '@rein/base'
+import { PRIVATE_FILE_MODE, ensurePrivateDir, withSuffix } from '@rein/base'
 import type { PlanItem } from './types.ts'
 
 /** `<home>/recovered/<session>/<time>`: one folder per rewind. */
@@ -15,27 +15,55 @@ export function setAsideFolder(home: string, sessionId: string, now = new Date()
   return join(home, 'recovered', sessionId.replace(/[^A-Za-z0-9._-]/g, '_'), now.toISOString().replace(/[:.]/g, '-'))
 }
 
-/** Moves `file` (at `path` under its root) into `folder`, keeping its relative path; returns where it went. */
+/**
+ * Moves `file` (at `path` under its root) into `folder`, keeping its relative path; returns where it
+ * went. What rein keeps there is 0600 (it may be a secret the workspace had open to all). A file
+ * another name reaches too (a hard link: `ln ~/notes.txt .`) is copied instead, and this name
+ * removed, so the other keeps its mode; another user's file (rein not run as root may not chmod
+ * it) keeps its owner's mode, inside rein's 0700 folder.
+ */
 export async function setAside(file: string, path: string, folder: string): Promise<string> {
   const target = await freeTarget(path, folder)
+  const shared = lstatSync(file).nlink > 1
+  // One this process may not read cannot be copied: it is moved as it is, below, and keeps its mode.
+  if (shared && await privateCopy(file, target).then(() => true, () => false)) {
+    await unlink(file)
+    return target
+  }
   try {
     await rename(file, target)
   } catch (error) {
     if (!(error instanceof Error && 'code' in error && error.code === 'EXDEV')) throw error
     // Another file system: copy, then remove the original only once the copy is whole.
-    await copyFile(file, target)
+    await privateCopy(file, target)
     await unlink(file)
+    return target
   }
+  if (!shared) await chmod(target, PRIVATE_FILE_MODE).catch(notPermitted)
   return target
+}
+
+/** Rethrows all but EPERM: another user's file, which only its owner (or root) may chmod. */
+function notPermitted(error: unknown): void {
+  if ((error as NodeJS.ErrnoException).code !== 'EPERM') throw error
 }
 
 /** Copies `file` (at `path` under its root) into `folder`, keeping its relative path; returns where the copy is, or `undefined` when there is no file to copy. */
 export async function keepCopy(file: string, path: string, folder: string): Promise<string | undefined> {
   if (!regularFileAt(file)) return undefined
   const target = await freeTarget(path, folder)
-  // COPYFILE_EXCL: a name taken meanwhile fails the copy rather than being overwritten.
-  await copyFile(file, target, constants.COPYFILE_EXCL)
+  await privateCopy(file, target)
   return target
+}
+
+/**
+ * Copies `file` to `target`, which it must not overwrite (COPYFILE_EXCL: a name taken meanwhile
+ * fails the copy), and makes the copy 0600. copyFile gives it `file`'s mode first, seen by nobody:
+ * its folder is private (0700).
+ */
+async function privateCopy(file: string, target: string): Promise<void> {
+  await copyFile(file, target, constants.COPYFILE_EXCL)
+  await chmod(target, PRIVATE_FILE_MODE)
 }
 
 /** Whether a regular file stands at `file` (not a link): only such a file is copied before a restore. */

@@ -69,3 +69,20 @@ describe('made folders and permissions', () => {
     expect(await readdir(join(workspace, 'ro'))).toEqual(['made'])
   })
 })
+
+describe('a file the system refuses to restore or move aside', () => {
+  it('fails with CHECKPOINT_WRITE_REFUSED naming the folder that may not be written and what to do, not a bare EACCES', async () => {
+    const workspace = await tempRoot()
+    await mkdir(join(workspace, 'd'))
+    await writeFile(join(workspace, 'd/keep.txt'), 'keep')
+    // The person made d read-only after the agent's command (a folder's chmod is not recorded).
+    const { result } = await asUser(workspace, ['true', 'echo new > d/new.txt && echo more >> d/keep.txt', 'chmod 555 d'])
+    await chmod(join(workspace, 'd'), 0o755)
+    const hint = 'its folder d may not be written (EACCES): give it write permission (chmod u+w d), then rewind again'
+    expect(result.failed.map((item): [string, string] => [item.path, item.error]).sort(([a], [b]) => a.localeCompare(b))).toEqual([
+      ['d/keep.txt', `CHECKPOINT_WRITE_REFUSED: d/keep.txt was left as it is: ${hint}`],
+      ['d/new.txt', `CHECKPOINT_WRITE_REFUSED: d/new.txt was left as it is: ${hint}`],
+    ])
+    expect(await readdir(join(workspace, 'd'))).toEqual(['keep.txt', 'new.txt'])
+  })
+})

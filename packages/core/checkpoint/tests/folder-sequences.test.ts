@@ -74,6 +74,29 @@ describe('a rewind reports a correct end state as complete, whatever stood at a 
     expect(planned(plan.items)).toEqual(outcomes(result))
   })
 
+  // A folder that held files replaced by a file, and a file replaced by folders holding one: the first rewind ends as it began.
+  const twice: [string, string, string[]][] = [
+    ...sequences,
+    ['a folder holding a file replaced by a file', 'mkdir -p dir/sub && echo s > dir/sub/f', ['rm -r dir && echo x > dir']],
+    ['a file replaced by folders holding a file', 'echo t > was', ['rm was && mkdir -p was/x && echo y > was/x/y']],
+  ]
+  it.each(twice)('%s: rewound a second time, everything is found already back, as its dry run says', async (_name, before, commands) => {
+    const { ctx, workspace, run } = await setup()
+    if (before !== '') execFileSync('sh', ['-c', before], { cwd: workspace })
+    const start = await tree(workspace)
+    await run('true')
+    for (const command of commands) await run(command)
+    const first = await ctx.checkpoints.rewind('s1', 'm1')
+    expect(outcomes(first).filter((outcome) => !/ (restore|already)$/.test(outcome))).toEqual([])
+    const plan = await ctx.checkpoints.plan('s1', 'm1')
+    const again = await ctx.checkpoints.rewind('s1', 'm1')
+    expect(await tree(workspace)).toEqual(start)
+    expect(outcomes(again).filter((outcome) => !outcome.endsWith(' already'))).toEqual([])
+    expect(planned(plan.items)).toEqual(outcomes(again))
+    // No folder made for a file is said kept where the file the turn replaced stands again.
+    expect([...plan.items, ...again.already].filter((item) => item.reason?.includes('not a folder')).map((item) => [item.path, item.reason])).toEqual([])
+  })
+
   it('keeps a folder a command made that a person filled since, and reports it kept, not failed', async () => {
     const { ctx, workspace, run } = await setup()
     await run('true')

@@ -1,6 +1,8 @@
 // Where rewind keeps what it will not delete: one folder per rewind, two files of one path both kept.
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { spawnSync } from 'node:child_process'
+import { chmod, chown, link, lstat, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { basename, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { Context } from '@deepseek-ai/cordis'
 import { describe, expect, it } from 'vitest'
 import { CheckpointService, MemoryCheckpointStore } from '../src/index.ts'
@@ -68,5 +70,51 @@ describe('a file a command deleted, under a path too long to keep a copy aside',
     const result = await ctx.checkpoints.rewind('s1', 't1')
     expect({ skipped: result.skipped, failed: result.failed, restored: result.restored.length }).toEqual({ skipped: [], failed: [], restored: 1 })
     expect(await readFile(join(workspace, gone), 'utf8')).toBe('precious')
+  })
+})
+
+describe('what a rewind keeps under <home>/recovered', () => {
+  const modeOf = async (file: string) => (await lstat(file)).mode & 0o7777
+
+  it('is 0600, whatever mode the file had in the workspace (a moved-aside 0644 file, a copied 0777 one)', async () => {
+    const [workspace, folder] = [await tempRoot(), await tempRoot()]
+    for (const [name, mode] of [['made.txt', 0o644], ['open.txt', 0o777], ['tool', 0o4755]] as const) {
+      await writeFile(join(workspace, name), 'secret')
+      await chmod(join(workspace, name), mode)
+    }
+    const moved = [await setAside(join(workspace, 'made.txt'), 'made.txt', folder), await setAside(join(workspace, 'tool'), 'tool', folder)]
+    const copied = await keepCopy(join(workspace, 'open.txt'), 'open.txt', folder)
+    expect(await Promise.all([...moved, copied ?? ''].map(modeOf))).toEqual([0o600, 0o600, 0o600])
+    // The workspace's own file, copied, keeps its mode.
+    expect(await modeOf(join(workspace, 'open.txt'))).toBe(0o777)
+  })
+
+  it('leaves the mode of a file the moved-aside name was a hard link to, as narrowing it would change that file too', async () => {
+    const [workspace, folder, elsewhere] = [await tempRoot(), await tempRoot(), await tempRoot()]
+    await writeFile(join(elsewhere, 'notes.txt'), 'mine')
+    await chmod(join(elsewhere, 'notes.txt'), 0o644)
+    await link(join(elsewhere, 'notes.txt'), join(workspace, 'notes.txt'))
+    const moved = await setAside(join(workspace, 'notes.txt'), 'notes.txt', folder)
+    expect(await modeOf(join(elsewhere, 'notes.txt'))).toBe(0o644)
+    expect(await modeOf(moved)).toBe(0o600)
+    expect(await readFile(moved, 'utf8')).toBe('mine')
+  })
+})
+
+describe('another user\'s file, moved aside by a rewind not run as root', () => {
+  it('is moved, though it may be neither read nor chmodded, and keeps its owner\'s mode', async () => {
+    const [workspace, folder] = [await tempRoot(), await tempRoot()]
+    const file = join(workspace, 'theirs.txt')
+    await writeFile(file, 'theirs')
+    await chmod(file, 0o640)
+    await chown(file, 65534, 65534)
+    const child = spawnSync('setpriv', [
+      '--inh-caps=-all', '--bounding-set=-all',
+      process.execPath, '--conditions=@rein/source', '--import', 'tsx', fileURLToPath(new URL('./fixtures/set-aside-as-user.ts', import.meta.url)),
+      JSON.stringify({ file, path: 'theirs.txt', folder }),
+    ], { cwd: fileURLToPath(new URL('../../../../', import.meta.url)), encoding: 'utf8' })
+    expect(JSON.parse(child.stdout)).toEqual({ movedTo: join(folder, 'theirs.txt') })
+    expect(await readFile(join(folder, 'theirs.txt'), 'utf8')).toBe('theirs')
+    expect((await lstat(join(folder, 'theirs.txt'))).mode & 0o7777).toBe(0o640)
   })
 })
