@@ -37,6 +37,7 @@ export async function diagnose(tree: ConfigTree): Promise<string[]> {
   // Read before any inspection imports anything: a module imported now is not stuck.
   const entries = [...tree.entries()].map((entry) => ({ entry, importing: tree.isImporting(entry.options.name) }))
   const states = await Promise.all(entries.map(({ entry, importing }) => inspect(tree, entry, importing)))
+  for (const state of states) state.problems = state.problems.map((problem) => sayTakenService(problem, state, states))
   const waiting = states.filter((state) => state.missing.length > 0 && state.problems.length === 0)
   const waitsFor = (state: RowState) => waiting.filter((other) => other !== state && state.missing.some((service) => providedBy(other, service)))
   const cycles = findCycles(waiting, waitsFor)
@@ -111,6 +112,24 @@ function notStarted(tree: ConfigTree, entry: Entry): string {
 /** A config that failed as the row started is said by the tree's own words for it, naming the field (see `ConfigTree`). */
 function startProblems(error: unknown): string[] {
   return rowFailureProblems(error) ?? describeFailure(error)
+}
+
+/** What cordis throws when a second plugin provides a service one already does (`<Counter>` is the first's plugin). */
+const TAKEN = /^failed to start: service "([^"]+)" has been registered at <[^>]*>$/
+
+/**
+ * A row that failed as it provided a service another row already provides: that row named, and what
+ * to do, in place of cordis's words (which name the other plugin's class, not its row).
+ */
+function sayTakenService(problem: string, state: RowState, states: readonly RowState[]): string {
+  const service = TAKEN.exec(problem)?.[1]
+  if (service === undefined) return problem
+  const others = states.filter((other) => other !== state && !other.disabled)
+  const holder = others.find((other) => Reflect.get(other.entry.fiber?.store ?? {}, service) !== undefined)
+    ?? others.find((other) => other.problems.length === 0 && providedBy(other, service))
+  // Provided by no row (the caller's own context, as rein chat's approval): cordis's words stand, for the caller to say.
+  if (holder === undefined) return problem
+  return `provides the service "${service}", which ${rowLabel(holder.entry.options)} provides already; keep one of the two rows (remove or disable the other)`
 }
 
 function providedBy(state: RowState, service: string): boolean {

@@ -3,7 +3,7 @@
 import { stat } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
-import Loader from '@deepseek-ai/cordis-plugin-loader'
+import Loader, { Group } from '@deepseek-ai/cordis-plugin-loader'
 import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
 import { applyRows } from './apply-rows.ts'
 import { checkLoaded } from './check.ts'
@@ -106,6 +106,8 @@ export async function loadComposition(options: CompositionOptions): Promise<Comp
   const rows = options.rows ? checkRows([...options.rows], file) : await readConfigFile(file)
   const ctx = options.context ?? new Context()
   if (!ctx.get('loader')) await ctx.plugin(Loader)
+  // A group row's plugin, by a name no package has to provide (cordis's loader ships none).
+  ctx.loader.builtins.group ??= Group
 
   let tree!: ConfigTree
   const fiber = await ctx.plugin({

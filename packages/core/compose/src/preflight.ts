@@ -7,6 +7,7 @@
  */
 
 import type { EntryOptions, EntryTree } from '@deepseek-ai/cordis-plugin-loader'
+import type { ConfigTree } from './config-tree.ts'
 import { configProblems, containsJsExpr } from './check-config.ts'
 import { evaluateConfig } from './evaluate-config.ts'
 import { loadPlugin, rowLabel, type RowPlugin } from './row-plugin.ts'
@@ -31,14 +32,16 @@ export interface PreflightResult {
 }
 
 /** `running`: at a reload, the rows running now; a running row whose config changes is checked with its `!!js` values evaluated. */
-export async function preflight(tree: EntryTree, rows: readonly EntryOptions[], running: readonly EntryOptions[] = []): Promise<PreflightResult> {
+export async function preflight(tree: ConfigTree, rows: readonly EntryOptions[], running: readonly EntryOptions[] = []): Promise<PreflightResult> {
   const before = new Map(enabledRows(running).map((row) => [row.id, row]))
   const checked = await Promise.all(enabledRows(rows).map(async (row): Promise<CheckedRow> => {
     const loaded = await loadPlugin(tree, row)
     if (!loaded.ok) return { row, plugin: undefined, problems: [loaded.problem], cause: loaded.cause, notBuilt: loaded.notBuilt }
+    if (loaded.plugin.group) return { row, plugin: loaded.plugin, problems: ['the plugin is a group: add group: true to the row, and list its rows under config'] }
     const problems = configProblems(row.config, loaded.plugin.Config)
     return { row, plugin: loaded.plugin, problems: problems.length > 0 ? problems : restartProblems(tree, row, before.get(row.id), loaded.plugin) }
   }))
+  checked.push(...await Promise.all(enabledGroups(rows).map((row) => checkGroup(tree, row))))
   const notBuilt = checked.some((entry) => entry.notBuilt === true)
   if (checked.every(({ problems }) => problems.length === 0)) return { problems: [], notBuilt }
   const problems = checked.flatMap((entry) => entry.problems.length > 0
@@ -71,6 +74,22 @@ function blockedBy({ row, plugin }: CheckedRow, checked: readonly CheckedRow[]):
     if (!provider || providers.some((other) => other.problems.length === 0)) return []
     return [`${rowLabel(row)}: needs the service "${service}" from ${rowLabel(provider.row)}, which is invalid (see its error); fix that row first`]
   })
+}
+
+/**
+ * A group row's own plugin must be a group, or the rows in its config never start and nothing
+ * says so. One that cannot be imported is left to the start (see the README's Limitations).
+ */
+async function checkGroup(tree: ConfigTree, row: EntryOptions): Promise<CheckedRow> {
+  const loaded = await loadPlugin(tree, row)
+  const plugin = loaded.ok ? loaded.plugin : undefined
+  const problems = plugin && !plugin.group ? ["group: true needs a group plugin as the row's name (name: 'cordis:group'), and this one is not a group"] : []
+  return { row, plugin, problems }
+}
+
+/** The group rows that will start, nested ones included. */
+function enabledGroups(rows: readonly EntryOptions[]): EntryOptions[] {
+  return rows.flatMap((row) => (row.disabled !== true && row.group && Array.isArray(row.config) ? [row, ...enabledGroups(row.config)] : []))
 }
 
 /** The rows that will start, group members included (a group's own config is its rows). */

@@ -5,7 +5,7 @@ import { extname } from 'node:path'
 import { inspect } from 'node:util'
 import { entryListSchema } from '@deepseek-ai/cordis-plugin-include'
 import { isJsExpr, type EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
-import { maskText, ReinError, secretValues } from '@rein/base'
+import { closest, maskText, ReinError, secretValues } from '@rein/base'
 import * as yaml from 'js-yaml'
 
 const ROW_KEYS = new Set(['id', 'name', 'config', 'disabled', 'group', 'inject', 'isolate', 'intercept'])
@@ -21,6 +21,8 @@ export async function readConfigFile(path: string): Promise<EntryOptions[]> {
     if (code === 'ENOENT') throw new ReinError('CONFIG_NOT_FOUND', `${path}: no such file`, { cause: error })
     throw new ReinError('CONFIG_INVALID', `${path}: cannot read (${code ?? (error as Error).message})`, { cause: error })
   }
+  // A byte order mark (Windows editors save one) is not JSON; js-yaml skips it, JSON.parse does not.
+  if (text.startsWith('\uFEFF')) text = text.slice(1)
   const json = extname(path) === '.json'
   let data: unknown
   try {
@@ -152,13 +154,14 @@ function rowProblems(rows: unknown[], where: string, seen = new Set<string>()): 
     const entry = row as Record<string, unknown>
     const id = typeof entry.id === 'string' ? entry.id : undefined
     const at = id ? `row "${id}"` : label
-    if (id === undefined) problems.push(`${label}: needs an id (a stable name for the row, e.g. "id: tools")`)
+    if (id === undefined) problems.push(`${label}: ${idProblem(entry.id)}`)
     else if (!ID.test(id)) problems.push(`${at}: id may use letters, digits, "_", "-" and "." only`)
     else if (seen.has(id)) problems.push(`${at}: the id is used by another row`)
     else seen.add(id)
     if (typeof entry.name !== 'string' || entry.name.trim() === '') problems.push(`${at}: needs a name (the plugin's package name or a ./path)`)
+    else if (entry.name !== entry.name.trim()) problems.push(`${at}: name has spaces at its start or end (${JSON.stringify(entry.name)}): remove them`)
     for (const key of Object.keys(entry)) {
-      if (!ROW_KEYS.has(key)) problems.push(`${at}: unknown field "${key}" (a row has ${[...ROW_KEYS].join(', ')})`)
+      if (!ROW_KEYS.has(key)) problems.push(`${at}: ${unknownField(key)}`)
     }
     problems.push(...fieldProblems(entry, at))
     if (entry.group === true) {
@@ -167,6 +170,23 @@ function rowProblems(rows: unknown[], where: string, seen = new Set<string>()): 
     }
   })
   return problems
+}
+
+/** A row whose `id` is missing, or is not text: YAML reads `id: 5` or `id: true` as a number or a boolean. */
+function idProblem(id: unknown): string {
+  if (id === undefined || id === null) return 'needs an id (a stable name for the row, e.g. "id: tools")'
+  if (typeof id === 'number' || typeof id === 'boolean') return `id must be text, not ${String(id)}: quote it (id: "${String(id)}")`
+  return `id must be text, not ${isJsExpr(id) ? 'a !!js expression (the loader never evaluates it)' : 'a list or a mapping'} (e.g. "id: tools")`
+}
+
+/**
+ * A field a row does not have, with the one it most likely meant (`confg`: `config`). A YAML merge
+ * key is said apart: the loader's dialect (YAML's JSON schema) does not merge, it reads `<<` as a field.
+ */
+function unknownField(key: string): string {
+  if (key === '<<') return 'unknown field "<<": YAML merge keys (<<: *anchor) are not read in a cordis.yml; write the row\'s fields out'
+  const near = closest(key, [...ROW_KEYS])
+  return near ? `unknown field "${key}"; did you mean ${near}?` : `unknown field "${key}" (a row has ${[...ROW_KEYS].join(', ')})`
 }
 
 /**
@@ -178,10 +198,12 @@ function fieldProblems(entry: Record<string, unknown>, at: string): string[] {
   const problems: string[] = []
   // Empty (null: `disabled:` with nothing after it, a list whose items are commented out) is unset, as the loader reads it.
   const set = (value: unknown) => value !== undefined && value !== null && !isJsExpr(value)
-  const { disabled, inject, isolate, intercept } = entry
+  const { disabled, group, inject, isolate, intercept } = entry
   if (set(disabled) && typeof disabled !== 'boolean') problems.push(`${at}: disabled must be true or false (unquoted), not ${JSON.stringify(disabled)}`)
+  // Any value the loader finds true makes the row a group (`group: "no"` included).
+  if (set(group) && typeof group !== 'boolean') problems.push(`${at}: group must be true or false (unquoted), not ${JSON.stringify(group)}`)
   // The loader evaluates `!!js` in `disabled` and `config` only; the others it reads as written.
-  for (const [key, value] of [['inject', inject], ['isolate', isolate], ['intercept', intercept]] as const) {
+  for (const [key, value] of [['group', group], ['inject', inject], ['isolate', isolate], ['intercept', intercept]] as const) {
     if (holdsJsExpr(value)) problems.push(`${at}: ${key} cannot hold a !!js expression (only config and disabled are evaluated); write it out`)
   }
   if (set(inject) && !Array.isArray(inject) && !isMapping(inject)) problems.push(`${at}: inject must be a list of service names (or a mapping of them)`)

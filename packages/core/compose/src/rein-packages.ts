@@ -14,14 +14,32 @@ export const REIN_PACKAGES: readonly string[] = [
   '@rein/testkit', '@rein/tool-bash', '@rein/tool-fs', '@rein/tools',
 ]
 
-/** What to do about the package `name` that is not installed beside the config file. */
+/**
+ * What to do about the package of the row name `name` (a package, or a subpath of one) that is not
+ * installed beside the config file. A name that only looks like rein's (`@Rein/Tools`, `rein/tools`)
+ * gets the rein package it meant: npm refuses capitals, and `rein` is someone else's package.
+ */
 export function missingPackageHint(name: string): string {
-  if (!name.startsWith('@rein/')) return `is it installed? npm install ${name} in that file's folder`
-  if (REIN_PACKAGES.includes(name)) {
-    return `is it installed? rein's packages are not on npm: run pnpm pack:all in the rein repository and npm install its dist-packages/${name.slice(1).replace('/', '-')}-*.tgz in that file's folder`
+  const written = packageOf(name)
+  const meant = reinPackageOf(name)
+  if (meant === undefined) return `is it installed? npm install ${written} in that file's folder`
+  if (REIN_PACKAGES.includes(written)) {
+    return `is it installed? rein's packages are not on npm: run pnpm pack:all in the rein repository and npm install its dist-packages/${written.slice(1).replace('/', '-')}-*.tgz in that file's folder`
   }
-  const near = nearestPlugin(name)
+  const near = nearestPlugin(meant)
   return near ? `${name} is not one of rein's plugin packages: did you mean ${near}?` : `${name} is not one of rein's plugin packages (${PLUGIN_PACKAGES.join(', ')})`
+}
+
+/** The package a row name imports from: `@scope/name` or `name`, without a subpath (`@rein/tools/approval`: `@rein/tools`). */
+export function packageOf(name: string): string {
+  const parts = name.split('/')
+  return (name.startsWith('@') ? parts.slice(0, 2) : parts.slice(0, 1)).join('/')
+}
+
+/** `@rein/<word>` in lower case when `name` is written as one of rein's, with or without its `@`, in any case; else undefined. */
+function reinPackageOf(name: string): string | undefined {
+  const match = /^@?rein\/([^/]*)/i.exec(name)
+  return match ? `@rein/${(match[1] ?? '').toLowerCase()}` : undefined
 }
 
 /** rein's packages that are libraries, not plugins: a row loading one has nothing to start. */

@@ -282,6 +282,11 @@ describe('loadComposition', () => {
     const file = writeConfig(JSON.stringify([{ id: 'counter', name: `${fixtures}counter.ts`, config: { label: 'j', start: 2 } }]), 'cordis.json')
     expect((await load(file)).ctx.counter.value).toBe(2)
   })
+
+  it('reads a JSON composition saved with a byte order mark (as Windows editors save), not failing at line 1, column 1', async () => {
+    const text = `\uFEFF${JSON.stringify([{ id: 'counter', name: `${fixtures}counter.ts`, config: { label: 'j', start: 3 } }])}\r\n`
+    expect((await load(writeConfig(text, 'cordis.json'))).ctx.counter.value).toBe(3)
+  })
 })
 
 describe('the check once every row has started', () => {

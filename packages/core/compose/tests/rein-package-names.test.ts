@@ -47,6 +47,27 @@ describe('a row naming a missing @rein/* package', () => {
     expect(String(problems)).not.toMatch(/npm install @rein/)
   })
 
+  it('@Rein/Tools, in capitals, gets @rein/tools, not npm install of a name npm refuses', async () => {
+    const { problems } = await failure(writeConfig("- id: x\n  name: '@Rein/Tools'\n"))
+    expect(problems).toEqual([expect.stringMatching(/; @Rein\/Tools is not one of rein's plugin packages: did you mean @rein\/tools\?$/)])
+    expect(String(problems)).not.toContain('npm install')
+  })
+
+  it('rein/tools, without the @, gets @rein/tools, not a bare "Cannot find package \'rein\'"', async () => {
+    const { problems } = await failure(writeConfig("- id: x\n  name: rein/tools\n"))
+    expect(problems).toEqual([expect.stringMatching(/Cannot find package 'rein' .*; rein\/tools is not one of rein's plugin packages: did you mean @rein\/tools\?$/)])
+  })
+
+  it('a subpath of a rein package that is not installed gets the install advice of its package', async () => {
+    const { problems } = await failure(writeConfig("- id: approval\n  name: '@rein/tools/approval'\n"))
+    expect(problems).toEqual([expect.stringMatching(/Cannot find package '@rein\/tools' .*; is it installed\? rein's packages are not on npm: run pnpm pack:all in the rein repository and npm install its dist-packages\/rein-tools-\*\.tgz in that file's folder$/)])
+  })
+
+  it('a package name with a space at its end says so, rather than that the package is missing', async () => {
+    const { problems } = await failure(writeConfig("- id: x\n  name: '@rein/tools '\n"))
+    expect(problems).toEqual(['row "x": name has spaces at its start or end ("@rein/tools "): remove them'])
+  })
+
   it('lists every package of the workspace as one of rein\'s', () => {
     const root = fileURLToPath(new URL('../../../', import.meta.url))
     const names = readdirSync(root).flatMap((group) => readdirSync(`${root}${group}`).map((name) => (JSON.parse(readFileSync(`${root}${group}/${name}/package.json`, 'utf8')) as { name: string }).name))
