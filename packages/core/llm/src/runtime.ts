@@ -124,7 +124,9 @@ export class LlmRuntime extends Service {
     return this.ctx.effect(() => {
       const taken = list.filter((route) => adapters.has(route))
       if (taken.length > 0) {
-        throw new ReinError('DUPLICATE_ADAPTER', `provider route ${taken.map((route) => `"${route}"`).join(', ')} is already served by another adapter; dispose it first`)
+        // Two provider rows left on one default route (`openai`) is the common way here: say the row's option.
+        const advice = `give this one another route (a provider row's provider option, e.g. provider: ${taken[0]}2), or remove or dispose the other`
+        throw new ReinError('DUPLICATE_ADAPTER', `provider route ${taken.map((route) => `"${route}"`).join(', ')} is already served by another adapter: ${advice}`, { details: { routes: taken } })
       }
       for (const route of list) adapters.set(route, adapter)
       return () => {

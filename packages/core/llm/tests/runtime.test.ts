@@ -63,11 +63,12 @@ describe('LlmRuntime adapters', () => {
     expect(adapter.requests[0]!.signal).toBeInstanceOf(AbortSignal)
   })
 
-  it('registers all routes or none, and names a taken route', async () => {
+  it('registers all routes or none, names a taken route, and says to give the second adapter another route (two provider rows on one default)', async () => {
     const root = await runtime()
     root.llm.registerAdapter('q', new FakeAdapter([]))
     expect(() => root.llm.registerAdapter(['p', 'q'], new FakeAdapter([]))).toThrow(expect.objectContaining({
-      code: 'DUPLICATE_ADAPTER', message: expect.stringContaining('"q"'),
+      code: 'DUPLICATE_ADAPTER',
+      message: 'provider route "q" is already served by another adapter: give this one another route (a provider row\'s provider option, e.g. provider: q2), or remove or dispose the other',
     }))
     expect(root.llm.providers()).toEqual(['q'])
   })
