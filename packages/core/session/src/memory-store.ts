@@ -29,9 +29,11 @@ export class MemorySessionStore implements SessionStore {
 
   async append(id: string, events: readonly SessionEvent[]): Promise<void> {
     const entry = this.entry(id)
-    if (events.length === 0) return
-    if (events[0]!.seq !== entry.events.length) {
-      throw new ReinError('SESSION_SEQ_MISMATCH', `session ${id}: expected seq ${entry.events.length}, got ${events[0]!.seq}`)
+    // Every seq, before anything is kept: a batch that skips is refused whole, as a durable store refuses it.
+    for (let index = 0; index < events.length; index++) {
+      const expected = entry.events.length + index
+      const got = events[index]!.seq
+      if (got !== expected) throw new ReinError('SESSION_SEQ_MISMATCH', `session ${id}: expected seq ${expected}, got ${got}; events must continue the log without gaps`, { details: { expected, got } })
     }
     entry.events.push(...events.map((event) => toFrozenJson(event) as SessionEvent))
   }

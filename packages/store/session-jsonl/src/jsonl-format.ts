@@ -34,7 +34,10 @@ export function eventLine(event: SessionEvent): string {
  * Parses a whole session file; `file` names it in errors, `id` is the id its name carries. One pass
  * in file order, so the first bad line is the one reported.
  */
-export function parseSessionFile(content: Buffer, file: string, id: string, chunkBytes = DECODE_CHUNK_BYTES): ParsedSessionFile {
+export function parseSessionFile(whole: Buffer, file: string, id: string, chunkBytes = DECODE_CHUNK_BYTES): ParsedSessionFile {
+  // An editor may save a hand-edited log with a byte-order mark; JSON.parse would refuse the header for it.
+  const bom = hasByteOrderMark(whole) ? BYTE_ORDER_MARK.length : 0
+  const content = bom > 0 ? whole.subarray(bom) : whole
   const lastNewline = content.lastIndexOf(NEWLINE)
   const lines = decodeLines(content, lastNewline + 1, chunkBytes, file)
   let validLength = lastNewline + 1
@@ -54,7 +57,14 @@ export function parseSessionFile(content: Buffer, file: string, id: string, chun
   const events: SessionEvent[] = []
   for (let index = 1; index < lines.length; index++) events.push(toEvent(parseLine(lines[index]!, file, index + 1), index - 1, file, index + 1))
   if (unterminated && lines.length > 0) events.push(toEvent(tail, lines.length - 1, file, lines.length + 1))
-  return { header, events, validLength, unterminated }
+  return { header, events, validLength: bom + validLength, unterminated }
+}
+
+/** UTF-8's byte-order mark, which some editors write at the start of a file. */
+const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf])
+
+function hasByteOrderMark(content: Buffer): boolean {
+  return content.length >= BYTE_ORDER_MARK.length && content[0] === 0xef && content[1] === 0xbb && content[2] === 0xbf
 }
 
 /**
@@ -126,7 +136,7 @@ function toHeader(value: unknown, file: string, id: string): SessionHeader {
     if (typeof header[key] !== 'string') throw corrupt(file, 1, `the header lacks a string "${key}"`)
   }
   if (typeof header.depth !== 'number') throw corrupt(file, 1, 'the header lacks a numeric "depth"')
-  if (header.id !== id) throw corrupt(file, 1, `the header names session ${JSON.stringify(header.id)}, not ${JSON.stringify(id)} as the file name does`)
+  if (header.id !== id) throw corrupt(file, 1, `the header names session ${JSON.stringify(header.id)}, not ${JSON.stringify(id)} as the file name does`, { headerId: header.id })
   // The fields a SessionHeader requires were checked above; any others are kept as written.
   return header as unknown as SessionHeader
 }
@@ -146,6 +156,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-function corrupt(file: string, line: number, problem: string): ReinError {
-  return new ReinError('SESSION_CORRUPT', `${file}:${line}: ${problem}; rein leaves the file as it is — repair it or move it out of the sessions folder`, { details: { file, line } })
+function corrupt(file: string, line: number, problem: string, more: Record<string, unknown> = {}): ReinError {
+  return new ReinError('SESSION_CORRUPT', `${file}:${line}: ${problem}; rein leaves the file as it is — repair it or move it out of the sessions folder`, { details: { file, line, ...more } })
 }

@@ -3,8 +3,8 @@
  * published atomically by the first write, and claimed by a pid lock file while open.
  */
 
-import { closeSync, fchmodSync, fstatSync, ftruncateSync, openSync, readFileSync, statSync } from 'node:fs'
-import { lstat, readFile, readdir } from 'node:fs/promises'
+import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, statSync, type Stats } from 'node:fs'
+import { lstat, open as openFile, readdir, type FileHandle } from 'node:fs/promises'
 import { ensurePrivateDir, isReinError, messageOf, PRIVATE_FILE_MODE, ReinError, toFrozenJson } from '@rein/base'
 import { summarize, type ListOptions, type LoadedSession, type SessionEvent, type SessionHeader, type SessionStore, type SessionSummary } from '@rein/session'
 import { appendDurably, fileTarget, publishFile } from './durable-write.ts'
@@ -107,8 +107,10 @@ export class JsonlSessionStore implements SessionStore {
       } catch (error) {
         throw openError(id, paths.file, error)
       }
+      const stats = fstatSync(fd)
+      if (!stats.isFile()) throw notALog(id, paths.file, stats)
       // A log an older rein wrote may be readable to others; it holds prompts and outputs.
-      if ((fstatSync(fd).mode & 0o077) !== 0) fchmodSync(fd, PRIVATE_FILE_MODE)
+      if ((stats.mode & 0o077) !== 0) fchmodSync(fd, PRIVATE_FILE_MODE)
       const content = readFileSync(fd)
       const { header, events, validLength, unterminated } = parseSessionFile(content, paths.file, id)
       let size = validLength
@@ -126,7 +128,8 @@ export class JsonlSessionStore implements SessionStore {
     } catch (error) {
       if (fd !== undefined) closeSync(fd)
       releaseLock(paths.lock)
-      throw isReinError(error) ? error : ioError(`cannot open session ${id} (${paths.file})`, error)
+      if (isReinError(error)) throw underOtherCase(this.root, id, paths.file, error)
+      throw isTooLarge(error) ? tooLarge(paths.file, error) : ioError(`cannot open session ${id} (${paths.file})`, error)
     }
   }
 
@@ -204,9 +207,13 @@ export class JsonlSessionStore implements SessionStore {
 
   async load(id: string): Promise<LoadedSession> {
     const paths = sessionPaths(this.root, id)
-    const content = await readFile(paths.file).catch((error: unknown) => { throw readError(id, paths.file, error) })
-    const { header, events } = parseSessionFile(content, paths.file, id)
-    return { header, events }
+    const content = await readLog(id, paths.file)
+    try {
+      const { header, events } = parseSessionFile(content, paths.file, id)
+      return { header, events }
+    } catch (error) {
+      throw underOtherCase(this.root, id, paths.file, error)
+    }
   }
 
   /**
@@ -241,7 +248,9 @@ export class JsonlSessionStore implements SessionStore {
       if (errorCode(error) === 'ENOENT') return []
       throw ioError(`cannot list ${this.root}`, error)
     }
-    const ids = names.filter((name) => name.endsWith('.jsonl')).map((name) => name.slice(0, -'.jsonl'.length)).filter(isSessionId)
+    // A name that is no session id (a copy saved by hand) is told to `unreadable` by the INVALID_SESSION_ID
+    // its paths throw below, not hidden; hidden files are no one's sessions (ids never start with a dot).
+    const ids = names.filter((name) => name.endsWith('.jsonl') && !name.startsWith('.')).map((name) => name.slice(0, -'.jsonl'.length))
     // A few at a time: one open file per session at once would run out of descriptors (EMFILE)
     // with a few thousand sessions, and take those a live turn needs to write its log.
     const cache = await SummaryCache.read(this.root)
@@ -378,16 +387,85 @@ function time(iso: string): number {
   return Number.isNaN(value) ? 0 : value
 }
 
+/**
+ * Where the file system ignores case (macOS, Windows), `<root>/ABC.jsonl` is session `abc`'s log,
+ * whose header names `abc`: a mistyped id, not a damaged log. Said as not found, naming the stored
+ * id, when the header's id differs from `id` only in case and names this very file; any other
+ * error is returned as it is.
+ */
+function underOtherCase(root: string, id: string, file: string, error: unknown): unknown {
+  const stored = isReinError(error, 'SESSION_CORRUPT') ? error.details?.headerId : undefined
+  if (typeof stored !== 'string' || stored.toLowerCase() !== id.toLowerCase() || !isSessionId(stored)) return error
+  if (!isSameFile(file, sessionPaths(root, stored).file)) return error
+  return new ReinError('SESSION_NOT_FOUND', `no session ${id}: ${file} is the log of session ${stored}, found under ${id} because this file system ignores case; session ids are case-sensitive, so use ${stored}`, { details: { id, storedId: stored } })
+}
+
+/**
+ * Whether two paths are names of one file, links not followed (a link made by hand is no sign the
+ * file system ignores case); false when either cannot be looked at (the original error is then told).
+ */
+function isSameFile(a: string, b: string): boolean {
+  try {
+    const first = lstatSync(a, { throwIfNoEntry: false })
+    const second = lstatSync(b, { throwIfNoEntry: false })
+    return first !== undefined && second !== undefined && first.ino === second.ino && first.dev === second.dev
+  } catch {
+    return false
+  }
+}
+
 function sessionExists(id: string, file: string): ReinError {
   return new ReinError('SESSION_EXISTS', `session ${id} already exists (${file}); create it under another id, or open() it`, { details: { id, file } })
+}
+
+/**
+ * The log's bytes. Opened without blocking and checked to be a file first: a FIFO there would hold
+ * the read (and `rein sessions`) until some writer came, a device would never end.
+ */
+async function readLog(id: string, file: string): Promise<Buffer> {
+  let handle: FileHandle
+  try {
+    handle = await openFile(file, constants.O_RDONLY | constants.O_NONBLOCK)
+  } catch (error) {
+    throw readError(id, file, error)
+  }
+  try {
+    const stats = await handle.stat()
+    if (!stats.isFile()) throw notALog(id, file, stats)
+    return await handle.readFile()
+  } catch (error) {
+    throw isReinError(error) ? error : readError(id, file, error)
+  } finally {
+    await handle.close().catch(() => {})
+  }
+}
+
+/** Something other than a file has the log's name: said as what it is, since permissions and free space have nothing to do with it. */
+function notALog(id: string, file: string, stats: Stats): ReinError {
+  if (stats.isDirectory()) return folderWhereLogGoes(id, file)
+  return new ReinError('SESSION_IO_FAILED', `something other than a file stands where the log of session ${id} should be (${file}); move it out of the sessions folder`, { details: { id, file } })
 }
 
 function readError(id: string, file: string, error: unknown): ReinError {
   const code = errorCode(error)
   if (code === 'ENOENT') return new ReinError('SESSION_NOT_FOUND', `no session ${id}: ${file} does not exist ("rein sessions" lists the stored ones)`, { details: { id } })
   // Permissions and free space have nothing to do with it: something else has the log's name.
-  if (code === 'EISDIR') return new ReinError('SESSION_IO_FAILED', `a folder stands where the log of session ${id} should be (${file}); move it out of the sessions folder`, { cause: error, details: { id, file } })
+  if (code === 'EISDIR') return folderWhereLogGoes(id, file, error)
+  if (isTooLarge(error)) return tooLarge(file, error)
   return ioError(`cannot read session ${id} (${file})`, error)
+}
+
+/** Node reads at most 2 GiB in one call: a longer log cannot be loaded, whatever the folder's permissions. */
+function isTooLarge(error: unknown): boolean {
+  return errorCode(error) === 'ERR_FS_FILE_TOO_LARGE'
+}
+
+function tooLarge(file: string, cause: unknown): ReinError {
+  return new ReinError('SESSION_TOO_LARGE', `${file} is larger than one read can take (2 GiB); it cannot be loaded — move it out of the sessions folder`, { cause, details: { file } })
+}
+
+function folderWhereLogGoes(id: string, file: string, cause?: unknown): ReinError {
+  return new ReinError('SESSION_IO_FAILED', `a folder stands where the log of session ${id} should be (${file}); move it out of the sessions folder`, { ...(cause === undefined ? {} : { cause }), details: { id, file } })
 }
 
 /**
@@ -420,7 +498,15 @@ function writeFailed(id: string, file: string, batch: Batch, cause: unknown): Re
 }
 
 function ioError(what: string, cause: unknown): ReinError {
-  return new ReinError('SESSION_IO_FAILED', `${what}: ${messageOf(cause)}; check the folder's permissions and free space`, { cause })
+  return new ReinError('SESSION_IO_FAILED', `${what}: ${messageOf(cause)}; ${adviceFor(cause)}`, { cause })
+}
+
+/** What to do about a failed file-system call: a file where a folder goes is no matter of permissions or space. */
+function adviceFor(cause: unknown): string {
+  const code = errorCode(cause)
+  // ENOTDIR: a path goes through a file; EEXIST: mkdir found a file where the folder goes.
+  if (code === 'ENOTDIR' || code === 'EEXIST') return 'a file stands where a folder of that path should be: move it away, or give the store another root'
+  return 'check the folder\'s permissions and free space'
 }
 
 /** How many logs `list` reads at once. */

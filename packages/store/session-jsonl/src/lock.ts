@@ -15,7 +15,7 @@
  */
 
 import { randomUUID } from 'node:crypto'
-import { closeSync, fstatSync, linkSync, lstatSync, openSync, readFileSync, readdirSync, unlinkSync } from 'node:fs'
+import { closeSync, constants, fstatSync, linkSync, lstatSync, openSync, readFileSync, readdirSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { isProcessAlive, leftByGoneProcesses, messageOf, ReinError } from '@rein/base'
 import { quietly, writeNewPrivateFile } from './durable-write.ts'
@@ -193,7 +193,7 @@ function writerOfTemp(name: string): number | undefined {
  * cannot be freed and given to a new pid file meanwhile.
  */
 function removeIfStale(lock: string): void {
-  const fd = openSync(lock, 'r')
+  const fd = openSync(lock, READ_WITHOUT_WAITING)
   try {
     const read = fstatSync(fd)
     const pid = Number(readFileSync(fd, 'utf8').trim())
@@ -206,11 +206,22 @@ function removeIfStale(lock: string): void {
   }
 }
 
+/**
+ * How a lock is opened to be read: a FIFO left under a lock's name would otherwise block the open
+ * (on the event loop: these calls are synchronous) until a writer came. Read so, it reads as empty: stale.
+ */
+const READ_WITHOUT_WAITING = constants.O_RDONLY | constants.O_NONBLOCK
+
 /** The holder's pid; 'stale' when the file names no process; 'gone' when it vanished meanwhile. */
 function readHolder(lock: string): number | 'stale' | 'gone' {
   let text
   try {
-    text = readFileSync(lock, 'utf8')
+    const fd = openSync(lock, READ_WITHOUT_WAITING)
+    try {
+      text = readFileSync(fd, 'utf8')
+    } finally {
+      closeSync(fd)
+    }
   } catch (error) {
     if (errorCode(error) === 'ENOENT') return 'gone'
     throw lockError(lock, error)

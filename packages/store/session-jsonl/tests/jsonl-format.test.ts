@@ -1,4 +1,4 @@
-import { appendFile, readFile, stat, writeFile } from 'node:fs/promises'
+import { appendFile, readFile, stat, truncate, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { SessionEvent } from '@rein/session'
 import { describe, expect, it } from 'vitest'
@@ -157,6 +157,20 @@ describe('malformed files', () => {
     expect(await store.load('s1')).toEqual({ header: header('s1'), events: [event(0)] })
   })
 
+  it('reads a log an editor saved with a byte-order mark, and open appends after it', async () => {
+    const content = `\uFEFF${fileOf([headerText('s1'), eventText(event(0))])}`
+    const { file, store } = await storeWith('s1', content)
+    expect(await store.load('s1')).toEqual({ header: header('s1'), events: [event(0)] })
+    expect((await store.open('s1')).events).toEqual([event(0)])
+    await store.append('s1', range(1, 2))
+    await store.close('s1')
+    expect(await readFile(file, 'utf8')).toBe(`${content}${eventText(event(1))}\n`)
+    const torn = await storeWith('s2', `\uFEFF${fileOf([headerText('s2')])}{"seq":0`)
+    expect((await torn.store.open('s2')).events).toEqual([])
+    await torn.store.close('s2')
+    expect(await readFile(torn.file, 'utf8')).toBe(`\uFEFF${fileOf([headerText('s2')])}`)
+  })
+
   it('reads a header-only file as an empty session', async () => {
     const { store } = await storeWith('s1', fileOf([headerText('s1')]))
     expect(await store.load('s1')).toEqual({ header: header('s1'), events: [] })
@@ -169,6 +183,22 @@ describe('malformed files', () => {
     await store.append('s1', range(0, 1))
     await store.close('s1')
     expect(await readFile(file, 'utf8')).toBe(fileOf([headerText('s1'), eventText(event(0))]))
+  })
+})
+
+describe('a log larger than one read takes (past 2 GiB)', () => {
+  it('is refused as too large by load, open and list, not as a matter of permissions or free space', async () => {
+    const { root, file, store } = await storeWith('s1', fileOf([headerText('s1')]))
+    await truncate(file, 2 ** 31 + 1) // sparse: nothing is written
+    for (const attempt of [() => store.load('s1'), () => store.open('s1')]) {
+      const error = await attempt().catch((caught: unknown) => caught)
+      expect(error).toMatchObject({ code: 'SESSION_TOO_LARGE', details: { file } })
+      expect((error as Error).message).not.toMatch(/permissions and free space/)
+    }
+    const unreadable: unknown[] = []
+    expect(await store.list({ unreadable: (_id, error) => unreadable.push(error) })).toEqual([])
+    expect(unreadable).toMatchObject([{ code: 'SESSION_TOO_LARGE' }])
+    await expect(stat(join(root, 's1.lock'))).rejects.toMatchObject({ code: 'ENOENT' })
   })
 })
 

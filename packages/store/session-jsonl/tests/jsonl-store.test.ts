@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { readFile, readdir, rm, writeFile } from 'node:fs/promises'
+import { link, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
@@ -90,6 +90,30 @@ describe('JsonlSessionStore round trip', () => {
     const store = new JsonlSessionStore({ root: await tempRoot() })
     await expect(store.load('nope')).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
     await expect(store.open('nope')).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' })
+  })
+
+  it('says an id that differs only in case from a stored one is not found, naming the stored id, where the file system ignores case', async () => {
+    // A file system that ignores case (macOS, Windows) finds s1.jsonl under S1.jsonl: a hard link is that here.
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    await store.create(header('s1'))
+    await store.append('s1', range(0, 1))
+    await store.close('s1')
+    await link(join(root, 's1.jsonl'), join(root, 'S1.jsonl'))
+    for (const attempt of [() => store.load('S1'), () => store.open('S1')]) {
+      const error = await attempt().catch((caught: unknown) => caught)
+      expect(error).toMatchObject({ code: 'SESSION_NOT_FOUND', details: { id: 'S1', storedId: 's1' } })
+      expect((error as Error).message).toContain('s1')
+    }
+    expect(existsSync(join(root, 'S1.lock'))).toBe(false)
+    // A header naming another id whose file is not this one is still corruption; so is a link made by hand.
+    await writeFile(join(root, 'S2.jsonl'), `${JSON.stringify({ kind: 'rein-session', ...header('s2') })}\n`)
+    await expect(store.load('S2')).rejects.toMatchObject({ code: 'SESSION_CORRUPT' })
+    await store.create(header('s3'))
+    await store.append('s3', range(0, 1))
+    await store.close('s3')
+    await symlink(join(root, 's3.jsonl'), join(root, 'S3.jsonl'))
+    await expect(store.load('S3')).rejects.toMatchObject({ code: 'SESSION_CORRUPT' })
   })
 
   it('refuses appends to a session this store has not opened', async () => {

@@ -85,6 +85,17 @@ describe('JsonlSessionStore.list', () => {
     await store.close('crashed')
   })
 
+  it('tells of a log whose file name is no session id (a copy saved by hand) rather than hide it, and passes over hidden files', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    await stored(store, header('s1'), [event(0)])
+    await writeFile(join(root, 'copy of s1.jsonl'), await readFile(join(root, 's1.jsonl')))
+    await writeFile(join(root, '.hidden.jsonl'), 'not a session')
+    const unreadable: [string, unknown][] = []
+    expect((await store.list({ unreadable: (id, error) => unreadable.push([id, error]) })).map((summary) => summary.id)).toEqual(['s1'])
+    expect(unreadable).toMatchObject([['copy of s1', { code: 'INVALID_SESSION_ID' }]])
+  })
+
   it('lists nothing when the root does not exist yet', async () => {
     expect(await new JsonlSessionStore({ root: join(await tempRoot(), 'missing') }).list()).toEqual([])
   })

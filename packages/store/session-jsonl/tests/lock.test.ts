@@ -198,6 +198,18 @@ describe('session locks', () => {
     expect(await readdir(root)).toEqual(['s1.jsonl'])
   })
 
+  it('is not held up by a FIFO named like a lock: the sweep and the list wait for no writer', async () => {
+    const root = await tempRoot()
+    await storedSession(root, 'other')
+    spawnSync('mkfifo', [join(root, 'stray.lock')])
+    spawnSync('mkfifo', [join(root, 'other.lock')])
+    const script = fileURLToPath(new URL('fixtures/claim-and-list.ts', import.meta.url))
+    // In a child process: before the fix its first claim blocked the event loop for good; the guard ends it.
+    const child = spawnSync(process.execPath, ['--conditions=@rein/source', '--import', 'tsx', script, root], { encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL' })
+    expect({ status: child.status, stdout: child.stdout }).toEqual({ status: 0, stdout: expect.stringContaining('done') })
+    expect(child.stdout).toContain('other empty')
+  })
+
   it('leaves no stale lock behind for a finished session that no one opens again', async () => {
     const root = await tempRoot()
     await storedSession(root, 's1')

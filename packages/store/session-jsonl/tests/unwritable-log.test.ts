@@ -1,7 +1,8 @@
 // A log rein can read but not write, and a folder where a log should be: each is said as what it
 // is, naming the path, not as "cannot read session … check the folder's permissions and free space".
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
-import { mkdir } from 'node:fs/promises'
+import { mkdir, writeFile } from 'node:fs/promises'
 import { syncBuiltinESMExports } from 'node:module'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -59,5 +60,33 @@ describe('a session log rein cannot write', () => {
       expect((error as Error).message).toContain(`a folder stands where the log of session s1 should be (${file})`)
       expect((error as Error).message).not.toMatch(/permissions and free space/)
     }
+  })
+
+  it('a file where the sessions folder should be is said to be one, not a matter of permissions or free space', async () => {
+    const root = join(await tempRoot(), 'sessions')
+    await writeFile(root, 'not a folder')
+    const store = new JsonlSessionStore({ root })
+    for (const attempt of [() => store.create(header('s1')), () => store.list(), () => store.load('s1'), () => store.folder('s1')]) {
+      const error = await attempt().catch((caught: unknown) => caught)
+      expect(error).toMatchObject({ code: 'SESSION_IO_FAILED' })
+      expect((error as Error).message).toContain('a file stands where a folder of that path should be')
+      expect((error as Error).message).not.toMatch(/permissions and free space/)
+    }
+  })
+
+  it('a FIFO where the log should be is refused at once, not waited on for a writer that never comes, by load, open and list', async () => {
+    const root = await tempRoot()
+    await storedSession(root)
+    const file = join(root, 'f1.jsonl')
+    execFileSync('mkfifo', [file])
+    const store = new JsonlSessionStore({ root })
+    for (const attempt of [() => store.load('f1'), () => store.open('f1')]) {
+      const error = await attempt().catch((caught: unknown) => caught)
+      expect(error).toMatchObject({ code: 'SESSION_IO_FAILED', details: { id: 'f1', file } })
+      expect((error as Error).message).toContain(`something other than a file stands where the log of session f1 should be (${file})`)
+    }
+    const unreadable: string[] = []
+    expect((await store.list({ unreadable: (id) => unreadable.push(id) })).map((summary) => summary.id)).toEqual(['s1'])
+    expect(unreadable).toEqual(['f1'])
   })
 })
