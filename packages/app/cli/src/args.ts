@@ -411,6 +411,6 @@ leaves the machine; no key is needed.`,
 }
 
 /** `value` as one shell word, quoted only when it has to be: advice a person pastes must stay one argument. */
-function shellWord(value: string): string {
+export function shellWord(value: string): string {
   return /^[\w@%+=:,./-]+$/.test(value) ? value : JSON.stringify(value)
 }

@@ -200,7 +200,9 @@ export async function resolveSessionId(ctx: Context, given: string): Promise<str
 /** `given` among `ids`: itself, the one id it starts, or `USAGE` naming those it starts when several. */
 export function matchSessionId(given: string, ids: readonly string[]): string {
   if (ids.includes(given)) return given
-  const matches = ids.filter((id) => id.startsWith(given))
+  // rein's ids are lower-case UUIDs; one copied in capitals (or another's id in another case) is meant all the same.
+  const start = given.toLowerCase()
+  const matches = ids.filter((id) => id.toLowerCase().startsWith(start))
   if (matches.length === 1) return matches[0] ?? given
   if (matches.length === 0) return given
   const shown = `${matches.slice(0, 3).join(', ')}${matches.length > 3 ? ', …' : ''}`

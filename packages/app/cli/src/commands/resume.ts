@@ -19,7 +19,8 @@ export async function resumeCommand(args: ParsedArgs, io: Io): Promise<number> {
     try {
       // A notice opening the session handed over (a job lost with the killed process) is news to answer.
       if (!text && lastTurnCompleted(agent.session.events) && agent.injections === 0) {
-        throw new ReinError('USAGE', `session ${id} ended cleanly, so there is nothing to continue; add a message: rein resume ${id} "…"`)
+        const full = agent.session.id
+        throw new ReinError('USAGE', `session ${full} ended cleanly, so there is nothing to continue; add a message: rein resume ${full} "…"`)
       }
       if (compactionNotice !== undefined) scope.renderer.notice(compactionNotice)
       scope.renderer.notice(`session ${agent.session.id}`, { type: 'session', id: agent.session.id })

@@ -4,7 +4,7 @@
  */
 
 import type { SessionSummary, TurnEndReason } from '@rein/session'
-import type { ParsedArgs } from '../args.ts'
+import { shellWord, type ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { withComposition } from '../session-command.ts'
 import { tokenCount, turnEndWord } from '../render.ts'
@@ -26,8 +26,8 @@ function statusWord(status: string): string {
 export async function sessionsCommand(args: ParsedArgs, io: Io): Promise<number> {
   return withComposition(args.options, io, async ({ ctx }) => {
     // A damaged file is not listed, but named: nothing is hidden silently.
-    const unreadable = (id: string, error: unknown) => io.stderr.write(`${neutralize(`(session ${id} not listed: ${reasonOf(error)}; rein show ${id} says more)`)}\n`)
-    const sessions = [...await ctx.sessions.list({ unreadable })].sort((a, b) => (a.lastActivity < b.lastActivity ? 1 : -1))
+    const unreadable = (id: string, error: unknown) => io.stderr.write(`${neutralize(`(session ${shellWord(id)} not listed: ${reasonOf(error)}; ${adviceOn(id, error)})`)}\n`)
+    const sessions = [...await ctx.sessions.list({ unreadable })].sort(newestFirst)
     if (args.options.json) {
       for (const session of sessions) io.stdout.write(`${jsonLine(session)}\n`)
       return 0
@@ -89,6 +89,22 @@ function line(session: SessionSummary, level: number): string {
 }
 
 /** Why a session could not be read, in a word: the error's code, else its message. */
+/** Newest first by the instant each time names (a hand-edited one may carry an offset), ties by id: the order every store's list may not keep. */
+function newestFirst(a: SessionSummary, b: SessionSummary): number {
+  return instant(b.lastActivity) - instant(a.lastActivity) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+}
+
+function instant(time: string): number {
+  const value = Date.parse(time)
+  return Number.isNaN(value) ? 0 : value
+}
+
+/** What to do about a log not listed: `rein show` says why, unless its file name is no id `show` takes. */
+function adviceOn(id: string, error: unknown): string {
+  if (isReinError(error, 'INVALID_SESSION_ID')) return 'its file name is no session id: rename the file or move it out of the sessions folder'
+  return `rein show ${shellWord(id)} says more`
+}
+
 function reasonOf(error: unknown): string {
   if (isReinError(error)) return error.code
   return messageOf(error)
