@@ -1,9 +1,10 @@
 /**
  * Stops what a dead process left running, from what its jobs recorded. Nothing is signalled on
- * the strength of a number alone: a process is ours only while its environment (read from
- * `/proc/<pid>/environ`) carries the job's marker, and a recorded group is killed only while a
- * marked process is still in it, or its leader is the very process recorded (same start time). Linux
- * only: elsewhere nothing can be checked, so nothing is killed.
+ * the strength of a number alone: a process is ours while its environment (read from
+ * `/proc/<pid>/environ`) carries the job's marker, or it descends from one that does, or is in a
+ * marked process's group; a recorded group is killed only while a marked process is still in it,
+ * or its leader is the very process recorded (same start time). Linux only: elsewhere nothing can
+ * be checked, so nothing is killed.
  */
 
 import { environmentEntriesOf, listProcesses, readProcess, type ProcessEntry } from '@rein/base'
@@ -22,23 +23,32 @@ export interface ReapReport {
   checked: boolean
 }
 
-/** Kills every live process carrying a recorded marker, and each recorded group that still holds one. */
+/**
+ * Kills every live process carrying a recorded marker, the process groups they are in, each
+ * recorded group that still holds one (or whose leader is the process recorded), and every
+ * descendant of a marked process: one that cleared its environment (`env -i`) is still the job's.
+ */
 export function reapRecorded(records: readonly LoggedRecord[], options: ReapOptions = {}): ReapReport {
   const proc = options.proc ?? '/proc'
   const markers = new Set(records.map((record) => record.marker).filter((marker): marker is string => isMarker(marker)))
   const report: ReapReport = { pids: [], groups: [], checked: false }
   if (markers.size === 0) return report
-  const marked = findMarked(proc, markers)
-  if (!marked) return report
+  const table = findMarked(proc, markers)
+  if (!table) return report
   report.checked = true
+  const own = readProcess(process.pid, proc)?.group
   for (const record of records) {
     if (!isMarker(record.marker)) continue
-    const processes = marked.get(record.marker) ?? []
+    const processes = table.marked.get(record.marker) ?? []
     const group = record.processGroup
-    // Never 0 or 1: kill(-1) would signal every process this user may signal.
     const ours = processes.some((entry) => entry.group === group) || (group !== undefined && sameLeader(group, record.leaderStart, proc))
-    if (group !== undefined && group > 1 && ours && signal(-group)) report.groups.push(group)
-    for (const { pid } of processes) if (signal(pid)) report.pids.push(pid)
+    // A process joins only a group of its own session, so a marked process's group is the job's
+    // (a `setsid` child made it), whatever else in it cleared its environment.
+    const groups = new Set(processes.map((entry) => entry.group))
+    if (group !== undefined && ours) groups.add(group)
+    // Never 0 or 1 (kill(-1) would signal every process this user may signal), nor rein's own group.
+    for (const number of groups) if (number > 1 && number !== own && signal(-number)) report.groups.push(number)
+    for (const pid of withDescendants(processes, table.entries)) if (signal(pid)) report.pids.push(pid)
   }
   return report
 }
@@ -48,15 +58,30 @@ export function isMarker(marker: unknown): marker is string {
   return typeof marker === 'string' && /^[A-Za-z_][A-Za-z0-9_]*=.+$/s.test(marker) && !marker.includes('\0') && marker.length <= 512
 }
 
-/** Live processes by the marker their environment carries; undefined when the process table cannot be read. */
-function findMarked(proc: string, markers: ReadonlySet<string>): Map<string, ProcessEntry[]> | undefined {
+/** Live processes by the marker their environment carries, and the whole table; undefined when it cannot be read. */
+function findMarked(proc: string, markers: ReadonlySet<string>): { marked: Map<string, ProcessEntry[]>; entries: ProcessEntry[] } | undefined {
   const entries = listProcesses(proc)
   if (!entries) return undefined
-  const found = new Map<string, ProcessEntry[]>([...markers].map((marker) => [marker, []]))
+  const marked = new Map<string, ProcessEntry[]>([...markers].map((marker) => [marker, []]))
   // Each environment read once, however many jobs a long session has to check.
   const wanted = [...markers]
-  for (const entry of entries) for (const marker of environmentEntriesOf(entry.pid, wanted, proc)) found.get(marker)?.push(entry)
-  return found
+  for (const entry of entries) for (const marker of environmentEntriesOf(entry.pid, wanted, proc)) marked.get(marker)?.push(entry)
+  return { marked, entries }
+}
+
+/** The pids of `roots` and of every live process descending from one of them. */
+function withDescendants(roots: readonly ProcessEntry[], entries: readonly ProcessEntry[]): number[] {
+  const found = new Set(roots.map((entry) => entry.pid))
+  for (let grew = found.size > 0; grew;) {
+    grew = false
+    for (const entry of entries) {
+      if (!found.has(entry.pid) && found.has(entry.ppid)) {
+        found.add(entry.pid)
+        grew = true
+      }
+    }
+  }
+  return [...found]
 }
 
 /**

@@ -37,6 +37,8 @@ export interface KillOutcome {
 
 const KIND = /^[a-z][a-z0-9_]{0,31}$/
 const MAX_LABEL = 200
+/** The most of an unknown job id an error repeats: ours are `<kind>-<n>`, at most 32 + 1 + 16 characters. */
+const MAX_NAMED_ID = 80
 /** Parent links followed to list who sees a job; far deeper than any agent tree. */
 const MAX_DEPTH = 64
 
@@ -197,7 +199,9 @@ export class JobRuntime {
     const job = this.jobs.find((candidate) => candidate.jobId === jobId && candidate.visibleTo(viewer.sessionId))
     if (!job) {
       const ids = this.list(viewer).map((info) => info.jobId)
-      throw new ReinError('JOB_NOT_FOUND', `no background job "${jobId}" here; ${ids.length > 0 ? `the jobs are ${ids.join(', ')}` : 'there are none'} (job_list lists them)`, { details: { jobId } })
+      // Quoted and cut: the id is the model's, and may be anything (a whole file, many lines).
+      const named = JSON.stringify(shorten(String(jobId), MAX_NAMED_ID))
+      throw new ReinError('JOB_NOT_FOUND', `no background job ${named} here; ${ids.length > 0 ? `the jobs are ${ids.join(', ')}` : 'there are none'} (job_list lists them)`, { details: { jobId: shorten(String(jobId), MAX_NAMED_ID) } })
     }
     return job
   }

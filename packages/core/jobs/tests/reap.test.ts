@@ -4,7 +4,9 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { once } from 'node:events'
-import { readFileSync, readdirSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { readProcess } from '@rein/base'
 import { MemorySessionStore, type SessionEvent, type SessionStore } from '@rein/session'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -42,6 +44,11 @@ function carrying(entry: string): number[] {
       return []
     }
   })
+}
+
+/** Pids of live processes whose parent is `pid`. */
+function childrenOf(pid: number): number[] {
+  return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map(Number).filter((child) => readProcess(child)?.ppid === pid)
 }
 
 async function until(check: () => boolean): Promise<void> {
@@ -163,6 +170,34 @@ describe('reaping what a crashed process left', () => {
     const exited = once(child, 'exit')
     await agent.send('where were we?')
     expect(await exited).toEqual([null, 'SIGKILL'])
+  })
+
+  it('kills a process that cleared its environment in a session a marked process made (setsid sh -c "env -i …")', async () => {
+    const pidFile = join(tmpdir(), `rein-reap-${randomUUID()}`)
+    const { store, marker } = await crashWithJob(`setsid sh -c 'echo $$ > ${pidFile}; env -i sleep 300; true' & exec sleep 300`, async (job, spawned, entry) => {
+      await job.record({ marker: entry, processGroup: spawned.pid! })
+    })
+    // The inner shell carries the marker; its `sleep` (env -i) does not, and is in the inner shell's own group.
+    let sleeper = 0
+    await until(() => {
+      const inner = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : 0
+      sleeper = childrenOf(inner).find((pid) => carrying(marker).includes(inner) && !carrying(marker).includes(pid) && readProcess(pid)?.group === inner) ?? 0
+      return sleeper > 0
+    })
+    try {
+      const second = await boot([[{ text: 'noted' }]], { store })
+      await second.root.agents.resume('crashed')
+      second.root.jobs.reap('crashed')
+      await until(() => carrying(marker).length === 0 && /^(gone|Z)$/.test(stateOf(sleeper)))
+      expect(stateOf(sleeper)).toMatch(/^(gone|Z)$/)
+    } finally {
+      try {
+        process.kill(sleeper, 'SIGKILL')
+      } catch {
+        // gone, as it should be
+      }
+      rmSync(pidFile, { force: true })
+    }
   })
 
   it('leaves a recorded group alone when no process in it carries the marker any more (the id was reused)', async () => {

@@ -262,6 +262,21 @@ describe('read', () => {
     startJob(root, agent)
     expect(() => root.jobs.read('test-9', ownerOf(agent))).toThrow(expect.objectContaining({ code: 'JOB_NOT_FOUND', message: expect.stringContaining('the jobs are test-1') }))
   })
+
+  it('does not echo a huge or many-line job id back whole in JOB_NOT_FOUND (a model\'s garbage id would fill its context)', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    let error: unknown
+    try {
+      root.jobs.read('x\n'.repeat(50_000), ownerOf(agent))
+    } catch (thrown) {
+      error = thrown
+    }
+    expect(error).toMatchObject({ code: 'JOB_NOT_FOUND' })
+    const { message } = error as Error
+    expect(message.length).toBeLessThan(300)
+    expect(message).not.toContain('\n')
+  })
 })
 
 describe('who sees a job', () => {

@@ -3,7 +3,7 @@
  * the obvious (`git push`, `sudo …`), not a sandbox: a shell has endless ways to say the same thing.
  */
 
-import { ReinError } from '@rein/base'
+import { ReinError, shorten } from '@rein/base'
 
 /** Patterns from Config: `*` matches any run of characters; everything else is literal. */
 export interface CommandRules {
@@ -23,11 +23,18 @@ export function refusal(command: string, rules: CommandRules): string | undefine
   const pieces = [command.trim(), ...command.split(/&&|\|\||[;|&\n]/).map((piece) => piece.trim()).filter((piece) => piece !== '')]
   for (const piece of pieces) {
     const matched = deny.find((rule) => rule.test(piece))
-    if (matched) return `"${piece}" matches the deny pattern "${matched.pattern}"`
+    if (matched) return `${quoted(piece)} matches the deny pattern "${matched.pattern}"`
   }
   if (allow.length === 0) return undefined
   const loose = pieces.slice(1).find((piece) => !allow.some((rule) => rule.test(piece)))
-  return loose === undefined ? undefined : `"${loose}" matches no allow pattern (${rules.allow.map((p) => `"${p}"`).join(', ')})`
+  return loose === undefined ? undefined : `${quoted(loose)} matches no allow pattern (${rules.allow.map((p) => `"${p}"`).join(', ')})`
+}
+
+/** The most of a refused piece a reason repeats: the command is the model's, and may be a whole script. */
+const MAX_QUOTED = 200
+
+function quoted(piece: string): string {
+  return `"${shorten(piece, MAX_QUOTED)}"`
 }
 
 /** Throws `COMMAND_DENIED` when `refusal` finds a reason. */

@@ -24,6 +24,12 @@ describe('deny', () => {
   it.each([['git pull'], ['echo git push'], ['rm -rf /tmp/x'], ['pseudo run']])('lets %j through', (command) => {
     expect(refusal(command, rules)).toBeUndefined()
   })
+
+  it('does not repeat a huge refused command whole in its reason (it would fill the model\'s context)', () => {
+    const reason = refusal(`git push ${'x'.repeat(100_000)}`, rules) ?? ''
+    expect(reason).toMatch(/matches the deny pattern "git push\*"/)
+    expect(reason.length).toBeLessThan(400)
+  })
 })
 
 describe('allow', () => {
