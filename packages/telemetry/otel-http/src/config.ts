@@ -146,6 +146,7 @@ export function resolveEndpoints(config: Pick<OtelHttpConfig, 'endpoint' | 'reso
   showBaseWhenShared(endpoints, base)
   const problem = envHeadersProblem(config.headers, env, signals)
   if (problem !== undefined) return { kind: 'off', reason: problem, misset: true, warnings }
+  warnings.push(...protocolWarnings(env, signals), ...envHeadersWarnings(config.headers, env, signals))
   return { kind: 'on', endpoints, signals, off, warnings }
 }
 
@@ -260,6 +261,64 @@ function envHeadersProblem(configured: Record<string, string>, env: NodeJS.Proce
     }
   }
   return undefined
+}
+
+/**
+ * Why the headers a header variable of a signal that is on names are not what the exporter sends,
+ * one warning per entry it drops or cuts: it splits the text at every `,`, reads each value only up
+ * to a `;`, and drops an entry that is no `name=value`, has an empty value or a `%` that starts no
+ * percent-escape, all without a word, so a dropped `authorization` shows only as the collector's 401.
+ * A header Config sets is not read from them. Names the header (or the entry's place), never the value.
+ */
+function envHeadersWarnings(configured: Record<string, string>, env: NodeJS.ProcessEnv, signals: Signals): string[] {
+  const variables = [HEADERS_ENV, ...SIGNALS.filter((name) => signals[name]).map((name) => SIGNAL_HEADERS_ENVS[name])]
+  return variables.flatMap((variable) => headerEntriesWarnings(variable, env[variable] ?? '', configured))
+}
+
+/** The warnings for one header variable's entries, read as the exporter reads them (@opentelemetry/core `parseKeyPairsIntoRecord`). */
+function headerEntriesWarnings(variable: string, text: string, configured: Record<string, string>): string[] {
+  return text.split(',').flatMap((entry, index) => {
+    if (entry.trim() === '') return []
+    const cutAt = entry.indexOf(';')
+    const pair = cutAt === -1 ? entry : entry.slice(0, cutAt)
+    const equals = pair.indexOf('=')
+    const rawName = equals > 0 ? pair.slice(0, equals).trim() : ''
+    if (rawName === '') return [`${variable}: entry ${index + 1} is not name=value, so it is not sent (a comma in a value is written %2C)`]
+    const name = percentDecoded(rawName)
+    if (name !== undefined && Object.hasOwn(configured, name)) return []
+    const header = name === undefined ? `entry ${index + 1}` : `header ${JSON.stringify(name)}`
+    const value = percentDecoded(pair.slice(equals + 1).trim())
+    if (name === undefined || value === undefined) return [`${variable}: ${header} is not sent: its name or value holds a % that starts no percent-escape (write % as %25)`]
+    if (value === '') return [`${variable}: ${header} is not sent: its value is empty${cutAt === -1 ? '' : ' before its first ";" (write ; as %3B)'}`]
+    return cutAt === -1 ? [] : [`${variable}: ${header} is sent cut at its first ";" (write ; as %3B)`]
+  })
+}
+
+function percentDecoded(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** The variables choosing the OTLP transport, general and per signal (the signal's own wins). */
+const PROTOCOL_ENV = 'OTEL_EXPORTER_OTLP_PROTOCOL'
+const SIGNAL_PROTOCOL_ENVS: Readonly<Record<SignalName, string>> = { traces: 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', metrics: 'OTEL_EXPORTER_OTLP_METRICS_PROTOCOL' }
+
+/**
+ * A warning per protocol variable asking a signal that is on for gRPC, which rein does not speak: a
+ * gRPC port answers its HTTP requests with what reads as "not HTTP", which says nothing of why.
+ * `http/protobuf` asks for nothing an OTLP/HTTP receiver does not take in JSON too.
+ */
+function protocolWarnings(env: NodeJS.ProcessEnv, signals: Signals): string[] {
+  const asking = new Set<string>()
+  for (const signal of SIGNALS.filter((name) => signals[name])) {
+    const own = SIGNAL_PROTOCOL_ENVS[signal]
+    const variable = env[own]?.trim() ? own : PROTOCOL_ENV
+    if (env[variable]?.trim().toLowerCase() === 'grpc') asking.add(variable)
+  }
+  return [...asking].map((variable) => `${variable}=grpc: rein sends OTLP over HTTP with JSON only; give the collector's OTLP/HTTP endpoint (port 4318 by default), not its gRPC one (4317)`)
 }
 
 /** An HTTP token (RFC 9110), what a header name must be. */

@@ -47,6 +47,12 @@ interface Provider {
   shutdown(): Promise<void>
 }
 
+/** A provider and the signal it sends: a flush that gives up blames only the signals still under way. */
+interface SignalProvider {
+  signal: 'traces' | 'metrics'
+  provider: Provider
+}
+
 /** Builds the SDK objects of the signals with an endpoint; nothing is sent until a span ends or metrics are due. */
 export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, settings: TraceSettings, failures: FailureLog): Pipeline {
   const resource = createResource(config)
@@ -55,7 +61,7 @@ export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, set
   // silence; the agents' deadline counts from the connection's start.
   const deadline = Math.max(config.flushTimeoutMs, MIN_EXPORT_DEADLINE_MS)
   const exporterOptions = { headers: { ...config.headers }, timeoutMillis: config.flushTimeoutMs }
-  const providers: Provider[] = []
+  const providers: SignalProvider[] = []
   const agents: ReturnType<typeof deadlineAgents>[] = []
   let spans: SpanOutput | undefined
   if (endpoints.traces) {
@@ -63,7 +69,7 @@ export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, set
     const spanExporter = reportingSpanExporter(new OTLPTraceExporter({ ...exporterOptions, httpAgentOptions: traceAgents.factory, url: endpoints.traces.url }), failures)
     const processor = new BatchSpanProcessor(spanExporter, { exportTimeoutMillis: config.flushTimeoutMs })
     spans = { processor, resource, scope: { name: SCOPE_NAME }, settings }
-    providers.push(processor)
+    providers.push({ signal: 'traces', provider: processor })
     agents.push(traceAgents)
   }
   let meter: Meter | undefined
@@ -75,10 +81,10 @@ export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, set
       readers: [new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: METRIC_INTERVAL_MS, exportTimeoutMillis: config.flushTimeoutMs })],
     })
     meter = meterProvider.getMeter(SCOPE_NAME)
-    providers.push(meterProvider)
+    providers.push({ signal: 'metrics', provider: meterProvider })
     agents.push(metricAgents)
   }
-  const bounded = (work: () => Promise<unknown>[]) => within(config.flushTimeoutMs, work, signalWords({ traces: endpoints.traces !== undefined, metrics: endpoints.metrics !== undefined }), failures)
+  const bounded = (work: (provider: Provider) => Promise<unknown>) => within(config.flushTimeoutMs, providers, work, failures)
   // Whatever is still open once a bound has passed goes: nothing of ours keeps the process alive.
   // After a flush a later export opens a connection of its own; after shutdown none is opened (the
   // SDK would retry a dropped export on a new one).
@@ -86,9 +92,9 @@ export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, set
     spans,
     meter,
     flush: async () => {
-      if (await bounded(() => providers.map((provider) => provider.forceFlush())) === 'expired') for (const each of agents) each.drop()
+      if (await bounded((provider) => provider.forceFlush()) === 'expired') for (const each of agents) each.drop()
     },
-    shutdown: () => bounded(() => providers.map((provider) => provider.shutdown())).then(() => {}).finally(() => {
+    shutdown: () => bounded((provider) => provider.shutdown()).then(() => {}).finally(() => {
       for (const each of agents) each.close()
     }),
   }
@@ -103,8 +109,11 @@ function createResource(config: Pick<OtelHttpConfig, 'serviceName' | 'resource' 
   return base.merge(resourceFromAttributes({ ...config.resource, 'service.name': config.serviceName }))
 }
 
-/** Waits for `work` at most `ms` and says which came first; a rejection was reported by the exporter already, a timeout is reported here. */
-async function within(ms: number, work: () => Promise<unknown>[], signal: Signal, failures: FailureLog): Promise<'settled' | 'expired'> {
+/**
+ * Waits for `work` on every provider at most `ms` and says which came first; a rejection was reported
+ * by the exporter already, a timeout is reported here, for the signals whose work had not settled.
+ */
+async function within(ms: number, providers: readonly SignalProvider[], work: (provider: Provider) => Promise<unknown>, failures: FailureLog): Promise<'settled' | 'expired'> {
   let timer: NodeJS.Timeout | undefined
   // Failures of both signals in one flush are one line naming both.
   const release = failures.hold()
@@ -113,9 +122,16 @@ async function within(ms: number, work: () => Promise<unknown>[], signal: Signal
     timer.unref()
   })
   try {
-    const settled = Promise.allSettled(startAll(work)).then(() => 'settled' as const)
+    const pending = { traces: false, metrics: false }
+    const settled = Promise.allSettled(providers.map(({ signal, provider }) => {
+      pending[signal] = true
+      return started(() => work(provider)).finally(() => {
+        pending[signal] = false
+      })
+    })).then(() => 'settled' as const)
     const outcome = await Promise.race([settled, expired])
-    if (outcome === 'expired') failures.report(signal, 'flush-timeout')
+    // Only what is still under way is blamed: at expiry some signal is, or all would have settled.
+    if (outcome === 'expired') failures.report(signalWords(pending), 'flush-timeout')
     return outcome
   } finally {
     clearTimeout(timer)
@@ -123,12 +139,12 @@ async function within(ms: number, work: () => Promise<unknown>[], signal: Signal
   }
 }
 
-/** The promises `work` starts; a synchronous throw becomes a rejection. */
-function startAll(work: () => Promise<unknown>[]): Promise<unknown>[] {
+/** The promise `work` starts; a synchronous throw becomes a rejection. */
+function started(work: () => Promise<unknown>): Promise<unknown> {
   try {
     return work()
   } catch (error) {
-    return [Promise.reject(error)]
+    return Promise.reject(error)
   }
 }
 

@@ -270,6 +270,15 @@ describe('the per-signal endpoint variables', () => {
     expect(failed.map((line) => line.slice(0, line.indexOf(' failed: '))).sort()).toEqual([`OTLP export of metrics to ${override.url}/m`, `OTLP export of traces to ${base.url}/v1/traces`])
   })
 
+  it('blames only the stuck signal when dispose gives up on it: metrics a healthy endpoint took are not said to have failed', async () => {
+    const [stuck, healthy] = [await endpoint({ kind: 'never' }), await endpoint()]
+    vi.stubEnv(TRACES_ENV, `${stuck.url}/t`)
+    vi.stubEnv(METRICS_ENV, `${healthy.url}/m`)
+    const { logs } = await exportRun({ flushTimeoutMs: 300 }, true)
+    expect(healthy.requests.map((request) => request.path)).toEqual(['/m'])
+    expect(logs('warn')).toEqual([`OTLP export of traces to ${stuck.url}/t failed: it did not finish within flushTimeoutMs, and rein stopped waiting for it. Runs are not affected; further failures of this kind are not logged.`])
+  })
+
   it('never shows the credentials or query of a per-signal URL, in the info line nor in a failure line, yet sends to the URL as given', async () => {
     const server = await endpoint({ kind: 'status', status: 404 })
     const port = new URL(server.url).port
@@ -418,5 +427,68 @@ describe('Config', () => {
     const [plain, withContent] = decodeTraces(server.traces())
     expect(Object.keys(plain!.resource).filter((key) => key.startsWith('process.'))).toEqual([])
     expect(withContent!.resource).toHaveProperty(['process.command_args'])
+  })
+})
+
+describe('OTEL_EXPORTER_OTLP_PROTOCOL', () => {
+  it.each([
+    ['OTEL_EXPORTER_OTLP_PROTOCOL', 'grpc'],
+    ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', ' GRPC '],
+  ])('warns at load that gRPC is not spoken when %s=%j asks for it, and still exports over HTTP', async (variable, value) => {
+    const server = await endpoint()
+    vi.stubEnv(variable, value)
+    const { logs, registered } = await exportRunWithAttempt({ endpoint: server.url })
+    expect(registered).toBe(1)
+    expect(logs('warn')).toEqual([`${variable}=grpc: rein sends OTLP over HTTP with JSON only; give the collector's OTLP/HTTP endpoint (port 4318 by default), not its gRPC one (4317)`])
+    expect(server.traces()).not.toEqual([])
+  })
+
+  it.each(['http/json', 'http/protobuf', ''])('says nothing for %j: an OTLP/HTTP receiver takes the JSON rein sends', async (value) => {
+    const server = await endpoint()
+    vi.stubEnv('OTEL_EXPORTER_OTLP_PROTOCOL', value)
+    const { logs } = await exportRunWithAttempt({ endpoint: server.url })
+    expect(logs('warn')).toEqual([])
+  })
+
+  it('says nothing of the protocol variable of a signal that is off', async () => {
+    const server = await endpoint()
+    vi.stubEnv('OTEL_METRICS_EXPORTER', 'none')
+    vi.stubEnv('OTEL_EXPORTER_OTLP_METRICS_PROTOCOL', 'grpc')
+    const { logs } = await exportRunWithAttempt({ endpoint: server.url })
+    expect(logs('warn')).toEqual([])
+  })
+})
+
+describe('header variables the exporter reads otherwise than written', () => {
+  it.each([
+    ['authorization=Bearer HEADER-SECRET%ZZ', 'OTEL_EXPORTER_OTLP_HEADERS: header "authorization" is not sent: its name or value holds a % that starts no percent-escape (write % as %25)'],
+    ['authorization=Bearer HEADER-SECRET,x-tenant', 'OTEL_EXPORTER_OTLP_HEADERS: entry 2 is not name=value, so it is not sent (a comma in a value is written %2C)'],
+    ['x-api-key=', 'OTEL_EXPORTER_OTLP_HEADERS: header "x-api-key" is not sent: its value is empty'],
+    ['authorization=Bearer HEADER;SECRET', 'OTEL_EXPORTER_OTLP_HEADERS: header "authorization" is sent cut at its first ";" (write ; as %3B)'],
+  ])('warns at load, naming the header or its place and never the value, when %j would silently lose a header', async (value, said) => {
+    const server = await endpoint()
+    vi.stubEnv('OTEL_EXPORTER_OTLP_HEADERS', value)
+    const { logs, registered } = await exportRunWithAttempt({ endpoint: server.url })
+    expect(registered).toBe(1)
+    expect(logs('warn')).toEqual([said])
+    expect(logs().join('\n')).not.toContain('SECRET')
+    expect(server.traces()).not.toEqual([])
+  })
+
+  it('says nothing of a header Config sets, of an empty entry, nor of well-formed percent-escapes', async () => {
+    const server = await endpoint()
+    vi.stubEnv('OTEL_EXPORTER_OTLP_HEADERS', 'authorization=bad%ZZ, ,x-tenant=a%3Bb%2Cc,')
+    const { logs } = await exportRunWithAttempt({ endpoint: server.url, headers: { authorization: 'Bearer from-config' } })
+    expect(logs('warn')).toEqual([])
+    expect(server.requests[0]!.headers).toMatchObject({ authorization: 'Bearer from-config', 'x-tenant': 'a;b,c' })
+  })
+
+  it('reads the per-signal header variable of a signal that is on, not of one that is off', async () => {
+    const server = await endpoint()
+    vi.stubEnv('OTEL_METRICS_EXPORTER', 'none')
+    vi.stubEnv('OTEL_EXPORTER_OTLP_METRICS_HEADERS', 'x-api-key=HEADER-SECRET%ZZ')
+    vi.stubEnv('OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'x-api-key=HEADER-SECRET%ZZ')
+    const { logs } = await exportRunWithAttempt({ endpoint: server.url })
+    expect(logs('warn')).toEqual(['OTEL_EXPORTER_OTLP_TRACES_HEADERS: header "x-api-key" is not sent: its name or value holds a % that starts no percent-escape (write % as %25)'])
   })
 })
