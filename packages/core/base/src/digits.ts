@@ -9,6 +9,11 @@ export function groupDigits(value: number): string {
   return `${value < 0 ? '-' : ''}${grouped}${fraction === undefined ? '' : `.${fraction}`}`
 }
 
+/** A count and its noun, the noun plural unless the count is one: `1 line`, `1,200 lines`. */
+export function counted(count: number, noun: string): string {
+  return `${groupDigits(count)} ${noun}${count === 1 ? '' : 's'}`
+}
+
 /**
  * An amount of money written for people and models: four decimals from a cent up, two significant
  * digits below it, never in exponent form (`toPrecision` writes 0.0000001 as `1.0e-7`).

@@ -25,6 +25,8 @@ export { ensurePrivateDir, openPrivateFile, makeFilePrivate, PRIVATE_FILE_MODE, 
 export { closest } from './suggest.ts'
 /** A number with its thousands grouped (`1,234,567`), without the locale machinery. */
 export { formatMoney, groupDigits, plainNumber } from './digits.ts'
+/** A count with its noun, plural unless one: `1 line`, `1,200 lines`. */
+export { counted } from './digits.ts'
 /** Money without floating-point noise, to 12 significant digits: `addMoney(0.1, 0.2)` is 0.3; `roundMoney` for one computed amount. */
 export { addMoney, roundMoney } from './digits.ts'
 /** Whether a cordis event has listeners: skip a per-entry dispatch nobody would receive. */

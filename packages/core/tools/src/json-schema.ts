@@ -3,7 +3,7 @@
  * (`validateJson`) and its canonical form. What a schema may contain is checked in schema-check.ts.
  */
 
-import { childPath, toFrozenJson, type JsonValue } from '@rein/base'
+import { childPath, counted, toFrozenJson, type JsonValue } from '@rein/base'
 
 /** The JSON Schema subset rein accepts, for parameters and tool output alike. (A type, not an interface, so it fits `Record<string, unknown>`.) */
 export type JsonSchema = {
@@ -114,11 +114,6 @@ export function validateJson(schema: JsonSchema, value: unknown, path = '$', iss
     validateObject(schema, value as Record<string, unknown>, path, issues)
   }
   return issues
-}
-
-/** `1 character`, `2 characters`. */
-function counted(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`
 }
 
 function validateObject(schema: JsonSchema, value: Record<string, unknown>, path: string, issues: SchemaIssue[]) {

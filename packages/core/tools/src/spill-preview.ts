@@ -4,7 +4,7 @@
  * limits; a tool that streams unbounded output (bash) builds the same preview from what it kept.
  */
 
-import { countLines, cutHead, cutTail, groupDigits } from '@rein/base'
+import { countLines, counted, cutHead, cutTail } from '@rein/base'
 
 /** How much of a long text is shown: its first half as head, a quarter as tail. */
 export interface SpillLimits {
@@ -37,11 +37,10 @@ export function excerpt(text: string, limits: SpillLimits): SpillExcerpt {
 
 /** Head, the note, tail: what the model reads in place of the whole `noun` ("result", "output"). */
 export function spillPreview(shown: SpillExcerpt, saved: SpillSaved, noun = 'result'): string {
-  const count = groupDigits
   const omittedChars = Math.max(0, shown.totalChars - shown.head.length - shown.tail.length)
   const omittedLines = Math.max(0, shown.totalLines - shown.headLines - shown.tailLines)
-  const left = `[… ${count(omittedChars)} characters (${count(omittedLines)} lines) left out. `
-  const whole = `The whole ${noun} (${count(shown.totalChars)} characters, ${count(shown.totalLines)} lines)`
+  const left = `[… ${counted(omittedChars, 'character')} (${counted(omittedLines, 'line')}) left out. `
+  const whole = `The whole ${noun} (${counted(shown.totalChars, 'character')}, ${counted(shown.totalLines, 'line')})`
   const note = 'path' in saved
     // Said whether or not the model has a tool that reads files: the registry knows none by what it does.
     ? `${left}${whole} is saved at ${saved.path}; if one of your tools reads files, read the part you need from it (a line window, or a search) rather than all of it; otherwise work from this preview.]`

@@ -151,7 +151,7 @@ describe('presenters', () => {
     write(join(workspace, 'a.txt'), 'one\ntwo\n')
     const { root, call } = await boot(folders())
     const result = await call('read', { path: 'a.txt' })
-    const preview = [{ type: 'text' as const, text: 'one\n[… 4 characters (1 lines) left out. …]' }]
+    const preview = [{ type: 'text' as const, text: 'one\n[… 4 characters (1 line) left out. …]' }]
     const card = root.tools.presentResult('read', '{"path":"a.txt"}', { ...durableOf(result), content: preview })
     expect(card.card).toBe('generic')
   })
