@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { addMoney, formatMoney, groupDigits, plainNumber } from '../src/index.ts'
+import { addMoney, counted, formatMoney, groupDigits, plainNumber } from '../src/index.ts'
 
 describe('groupDigits', () => {
   it('writes numbers as toLocaleString("en-US") does for counts', () => {
@@ -55,5 +55,11 @@ describe('addMoney', () => {
   it('keeps every digit a real price gives, large and small', () => {
     expect(addMoney(12_345.678_901, 0.000_002)).toBe(12_345.678_903)
     expect(addMoney(0.000_000_123_4, 0.000_000_000_1)).toBe(0.000_000_123_5)
+  })
+})
+
+describe('counted', () => {
+  it('says one in the singular and any other count in the plural, digits grouped', () => {
+    expect([counted(1, 'line'), counted(0, 'line'), counted(2, 'line'), counted(1_200, 'character')]).toEqual(['1 line', '0 lines', '2 lines', '1,200 characters'])
   })
 })
