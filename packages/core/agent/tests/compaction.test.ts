@@ -125,6 +125,42 @@ describe('recall_result', () => {
   })
 })
 
+describe('a result too big to keep whole in the window', () => {
+  /** `huge`: 8,000 characters, as many tokens as the whole window; the model recalls every stub it gets, as the stub tells it to. */
+  async function recalling(recall: (id: string, request: AdapterRequest) => string) {
+    const stack = await setUp({
+      window: 2_000,
+      answer: (request) => {
+        const last = request.messages.at(-1)!
+        const stub = /recall_result \{"call_id": "([^"]+)"\}/.exec(textOf(last))?.[1]
+        if (last.source.kind === 'tool' && stub) return [{ toolCall: { id: `r${request.messages.length}`, name: 'recall_result', arguments: recall(stub, request) } }]
+        if (last.source.kind === 'tool') return [{ text: 'done' }]
+        return [{ toolCall: { id: 'h1', name: 'huge', arguments: '{}' } }]
+      },
+    })
+    stack.root.tools.register(defineTool({ name: 'huge', description: 'Reads a huge file.', parameters: {}, output: { schema: { type: 'string' }, render: (_args, value) => value }, effects: ['read'], execute: () => 'y'.repeat(8_000) }))
+    return { ...stack, agent: await stack.root.agents.create() }
+  }
+  const recallsIn = (events: readonly SessionEvent[]) => events.filter((event) => event.type === 'tool/call' && eventData(event, 'tool/call').name === 'recall_result')
+
+  it('is not recalled whole again and again until the turn runs out of steps: a recall pruned once is refused, saying how to read a part', async () => {
+    const { agent } = await recalling((id) => JSON.stringify({ call_id: id }))
+    const result = await agent.send('read the huge file')
+    expect(result).toMatchObject({ reason: 'completed' })
+    expect(recallsIn(agent.session.events).length).toBeLessThanOrEqual(2)
+    const refused = agent.session.events.findLast((event) => event.type === 'tool/result' && eventData(event, 'tool/result').isError === true)
+    expect(eventData(refused!, 'tool/result')).toMatchObject({ code: 'RESULT_TOO_BIG', content: [{ type: 'text', text: expect.stringMatching(/h1.*8000 characters.*offset.*max_chars/s) }] })
+  })
+
+  it('gives a part of it back with offset and max_chars, which the window can hold', async () => {
+    const { agent } = await recalling((id) => JSON.stringify({ call_id: id, offset: 7_000, max_chars: 1_000 }))
+    expect(await agent.send('read the huge file')).toMatchObject({ reason: 'completed' })
+    const part = agent.session.events.find((event) => event.type === 'tool/result' && eventData(event, 'tool/result').callId.startsWith('r'))!
+    expect(textOf({ content: [{ type: 'tool-result', toolCallId: '', content: eventData(part, 'tool/result').content }] } as never)).toBe(`[characters 7000–8000 of the 8000 of h1's result]\n${'y'.repeat(1_000)}`)
+    expect(agent.session.messages().at(-2)!.content).toEqual(expect.arrayContaining([expect.objectContaining({ type: 'tool-result', content: [{ type: 'text', text: expect.stringContaining('y'.repeat(1_000)) }] })]))
+  })
+})
+
 describe('summarizing', () => {
   /** Turns of long user messages and no tools: pruning frees nothing. */
   async function talkative(options: Parameters<typeof setUp>[0] = {}) {

@@ -4,31 +4,84 @@
  */
 
 import { ReinError } from '@rein/base'
-import { eventData, type Session } from '@rein/session'
+import { eventData, type Session, type SessionEvent } from '@rein/session'
 import { defineTool } from '@rein/tools'
 
 /** `session(id)`: the live session of a run (the agent that made the call). */
 export function recallResultTool(session: (sessionId: string) => Session | undefined) {
   return defineTool({
     name: RECALL_TOOL,
-    description: 'Shows again a tool result that was pruned from the conversation to save context. Its stub names the call id; use it only when you need that output again.',
-    parameters: { call_id: { type: 'string', required: true, maxLength: 200, description: 'The call id the stub names.' } },
+    description: 'Shows again a tool result that was pruned from the conversation to save context. Its stub names the call id; use it only when you need that output again. For a result too big to keep whole, offset and max_chars show a part of it.',
+    parameters: {
+      call_id: { type: 'string', required: true, maxLength: 200, description: 'The call id the stub names.' },
+      offset: { type: 'integer', minimum: 0, description: 'The first character to show (default 0).' },
+      max_chars: { type: 'integer', minimum: 1, description: 'Show at most this many characters (default: all).' },
+    },
     output: { schema: { type: 'string' }, render: (_args, value) => value },
     effects: ['read'],
     isConcurrencySafe: true,
     execute: (args, run) => {
       const events = (run.sessionId === undefined ? undefined : session(run.sessionId))?.events
       if (!events) throw new ReinError('NO_SESSION', 'recall_result reads the session of the agent that calls it; this call has none')
-      const found = events.findLast((event) => event.type === 'tool/result' && eventData(event, 'tool/result').callId === args.call_id)
+      const callId = recalledBy(events, args.call_id)
+      const found = events.findLast((event) => event.type === 'tool/result' && eventData(event, 'tool/result').callId === callId)
       if (!found) throw new ReinError('INVALID_ARGS', `no tool result with call id "${args.call_id}" in this session; the stub names it exactly`)
       const result = eventData(found, 'tool/result')
       const text = result.content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('\n')
+      if (args.offset !== undefined || args.max_chars !== undefined) return part(callId, text, args.offset ?? 0, args.max_chars ?? text.length)
+      const again = prunedRecall(events, callId)
+      if (again) throw new ReinError('RESULT_TOO_BIG', `the result of ${callId} (${text.length} characters) does not fit in the context whole: recalled as ${again}, it was pruned again; recall a part of it with offset and max_chars (max_chars ${Math.ceil(text.length / 4)}, say), or get what you need with a narrower call of the tool that made it`)
       return result.isError ? `(that call failed)\n${text}` : text
     },
     summarize: (args) => `recalled ${args.call_id}`,
     // Offered once a compaction pruned something in the run's session: no schema to pay for before.
     availableTo: (identity) => session(identity.sessionId)?.compacted === true,
   })
+}
+
+/** The call a stub's id stands for: a pruned recall's stub names the recall, which showed another call's result. */
+function recalledBy(events: readonly SessionEvent[], callId: string): string {
+  const seen = new Set<string>()
+  let id = callId
+  while (!seen.has(id)) {
+    seen.add(id)
+    const target = recallTarget(events, id)
+    if (target === undefined) return id
+    id = target
+  }
+  return id
+}
+
+/** The call id a `recall_result` call asked for, if `callId` is one. */
+function recallTarget(events: readonly SessionEvent[], callId: string): string | undefined {
+  const call = events.find((event) => event.type === 'tool/call' && eventData(event, 'tool/call').callId === callId)
+  if (!call || eventData(call, 'tool/call').name !== RECALL_TOOL) return undefined
+  try {
+    const args: unknown = JSON.parse(eventData(call, 'tool/call').arguments)
+    const target = (args as { call_id?: unknown; offset?: unknown; max_chars?: unknown } | null)
+    // A recall of a part showed only that part: its stub stands for itself.
+    return typeof target?.call_id === 'string' && target.offset === undefined && target.max_chars === undefined ? target.call_id : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * An earlier whole recall of `callId` that a compaction pruned again: the result does not fit the
+ * window whole, and recalling it once more would only be pruned again, step after step.
+ */
+function prunedRecall(events: readonly SessionEvent[], callId: string): string | undefined {
+  const pruned = new Set<string>()
+  for (const event of events) if (event.type === 'context/compacted') for (const entry of eventData(event, 'context/compacted').pruned) pruned.add(entry.callId)
+  for (const id of pruned) if (id !== callId && recalledBy(events, id) === callId) return id
+  return undefined
+}
+
+/** Characters `[offset, offset + max)` of a recalled result, with where they are in it. */
+function part(callId: string, text: string, offset: number, max: number): string {
+  const from = Math.min(offset, text.length)
+  const to = Math.min(text.length, from + max)
+  return `[characters ${from}–${to} of the ${text.length} of ${callId}'s result]\n${text.slice(from, to)}`
 }
 
 const RECALL_TOOL = 'recall_result'
