@@ -331,7 +331,7 @@ function totalsLine(result: TurnResult, builtIn: boolean): string {
 /** `  [compacted] …`: what a compaction did, in one line. */
 function compactedLine(event: Omit<Extract<AgentEvent, { type: 'compacted' }>, 'type'>): string {
   const what = [event.pruned > 0 ? `pruned ${event.pruned} tool result${event.pruned === 1 ? '' : 's'}` : '', event.summarized ? 'summarized the earlier conversation' : ''].filter(Boolean).join(' and ')
-  const failed = event.summaryFailed ? ` (the summary failed: ${event.summaryFailed.code}; pruned only)` : ''
+  const failed = event.summaryFailed ? ` (the summary failed: ${event.summaryFailed.code}: ${event.summaryFailed.message}; pruned only)` : ''
   const why = event.reason === 'overflow' ? ' (the provider had refused the request as too long)' : ''
   return `  [compacted] ${what || 'nothing to compact'}${why}${failed}: about ${groupDigits(event.tokensBefore)} → ${groupDigits(event.tokensAfter)} tokens`
 }

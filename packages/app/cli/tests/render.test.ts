@@ -2,7 +2,7 @@
 import { PassThrough } from 'node:stream'
 import type { TurnResult } from '@rein/agent'
 import { describe, expect, it } from 'vitest'
-import { Renderer } from '../src/render.ts'
+import { compactOutcome, Renderer } from '../src/render.ts'
 
 function renderer() {
   const stderr = new PassThrough()
@@ -77,5 +77,13 @@ describe('rein run --json', () => {
     expect(nested).toMatchObject({ event: { cost: 0.3, totalCost: 0.3 } })
     expect(result).toMatchObject({ cost: 0.3, total: { cost: 0.6, subagents: { cost: 0.3 } } })
     expect(late).toMatchObject({ type: 'total', cost: 0.3 })
+  })
+})
+
+describe('a compaction whose summary failed but pruned', () => {
+  it('says what the summary\'s failure was, not only its code, as the "not compacted" line does', () => {
+    const failed = { code: 'SERVER', message: 'mock returned HTTP 500: boom' }
+    const outcome = compactOutcome({ reason: 'manual', pruned: [{ callId: 'c1', name: 'read', chars: 5_000 }], summaryFailed: failed, tokensBefore: 3_000, tokensAfter: 1_800 })
+    expect(outcome).toEqual({ line: '[compacted] pruned 1 tool result (the summary failed: SERVER: mock returned HTTP 500: boom; pruned only): about 3,000 → 1,800 tokens', changed: true })
   })
 })
