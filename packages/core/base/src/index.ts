@@ -47,6 +47,8 @@ export { isProcessAlive } from './process-table.ts'
 export { leftByGoneProcesses } from './process-table.ts'
 /** Removes from a folder the temporary files whose writing process is gone. */
 export { removeLeftByGoneProcesses } from './process-table.ts'
+/** What a command or job started, from the process table: a process's descendants, and the groups its processes made (`withDescendants`, `groupsMadeBy`). */
+export { withDescendants, groupsMadeBy } from './process-table.ts'
 /** An AbortSignal's job inside a package without one (each AbortSignal costs Node 20 a promotion): stopped, why, who to tell. */
 export { Stop } from './stop.ts'
 /** The head or tail of a text, or the text shortened with `…`, never splitting a surrogate pair. */

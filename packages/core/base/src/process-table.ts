@@ -55,6 +55,33 @@ export function readProcess(pid: number, proc = '/proc'): ProcessEntry | undefin
   return { pid, ppid: Number(ppid), group: Number(group), session: Number(session), startTime: Number(fields[22 - 3]) }
 }
 
+/** The pids of `roots` and of every process in `entries` descending from one of them. */
+export function withDescendants(roots: Iterable<number>, entries: readonly ProcessEntry[]): Set<number> {
+  const found = new Set(roots)
+  for (let grew = found.size > 0; grew;) {
+    grew = false
+    for (const entry of entries) {
+      if (!found.has(entry.pid) && found.has(entry.ppid)) {
+        found.add(entry.pid)
+        grew = true
+      }
+    }
+  }
+  return found
+}
+
+/**
+ * The process groups of `members` that are theirs to signal whole: a group led by one of `ours`, or
+ * lying in a session led by one of them or in a `trusted` one (a process joins only groups of its own
+ * session, so every group of a session they made is theirs). A group a member merely stayed in (the
+ * one of whoever started rein, say) is not. Never 0, 1 (kill(-1) reaches every process this user may
+ * signal) nor `own`.
+ */
+export function groupsMadeBy(members: readonly ProcessEntry[], ours: ReadonlySet<number>, trusted: ReadonlySet<number>, own: number | undefined): number[] {
+  const made = (entry: ProcessEntry) => ours.has(entry.group) || ours.has(entry.session) || trusted.has(entry.session)
+  return [...new Set(members.filter(made).map((entry) => entry.group))].filter((group) => group > 1 && group !== own)
+}
+
 /** Whether a process exists only as a zombie (killed, not yet reaped by its parent). */
 export function isZombie(pid: number, proc = '/proc'): boolean {
   try {

@@ -3,7 +3,16 @@
 import type { KillCause } from './types.ts'
 
 /** A job's ending besides its status; each field is absent, never undefined, when it does not apply. */
-export type JobEnding = { exitCode?: number; signal?: string; timedOutAfterMs?: number; error?: string; cause?: KillCause }
+export type JobEnding = {
+  exitCode?: number
+  signal?: string
+  /** The producer stopped it at its own time limit (`JobExit.timedOutAfterMs`). */
+  timedOutAfterMs?: number
+  /** Status `failed`: what went wrong. */
+  error?: string
+  /** Status `killed`: why. */
+  cause?: KillCause
+}
 
 /** The ending fields `from` has, copied without the ones it lacks (`from` may be a whole snapshot or log record). */
 export function endingOf(from: Readonly<JobEnding> | undefined): JobEnding {

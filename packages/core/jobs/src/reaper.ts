@@ -7,7 +7,7 @@
  * be checked, so nothing is killed.
  */
 
-import { environmentEntriesOf, listProcesses, readProcess, type ProcessEntry } from '@rein/base'
+import { environmentEntriesOf, groupsMadeBy, listProcesses, readProcess, withDescendants, type ProcessEntry } from '@rein/base'
 import type { LoggedRecord } from './job-log.ts'
 
 export interface ReapOptions {
@@ -24,9 +24,9 @@ export interface ReapReport {
 }
 
 /**
- * Kills every live process carrying a recorded marker, the process groups they are in, each
- * recorded group that still holds one (or whose leader is the process recorded), and every
- * descendant of a marked process: one that cleared its environment (`env -i`) is still the job's.
+ * Kills every live process carrying a recorded marker and every descendant of one (one that cleared
+ * its environment, `env -i`, is still the job's), the process groups they made, and each recorded
+ * group that still holds one (or whose leader is the process recorded).
  */
 export function reapRecorded(records: readonly LoggedRecord[], options: ReapOptions = {}): ReapReport {
   const proc = options.proc ?? '/proc'
@@ -41,14 +41,14 @@ export function reapRecorded(records: readonly LoggedRecord[], options: ReapOpti
     if (!isMarker(record.marker)) continue
     const processes = table.marked.get(record.marker) ?? []
     const group = record.processGroup
-    const ours = processes.some((entry) => entry.group === group) || (group !== undefined && sameLeader(group, record.leaderStart, proc))
-    // A process joins only a group of its own session, so a marked process's group is the job's
-    // (a `setsid` child made it), whatever else in it cleared its environment.
-    const groups = new Set(processes.map((entry) => entry.group))
-    if (group !== undefined && ours) groups.add(group)
-    // Never 0 or 1 (kill(-1) would signal every process this user may signal), nor rein's own group.
-    for (const number of groups) if (number > 1 && number !== own && signal(-number)) report.groups.push(number)
-    for (const pid of withDescendants(processes, table.entries)) if (signal(pid)) report.pids.push(pid)
+    const recorded = group !== undefined && (processes.some((entry) => entry.group === group) || sameLeader(group, record.leaderStart, proc)) ? [group] : []
+    const ours = withDescendants(processes.map((entry) => entry.pid), table.entries)
+    // The groups the job's processes made (a `setsid` child's), whatever in them cleared its
+    // environment; not one a marked process only stayed in, which may be whoever started rein.
+    const groups = new Set(groupsMadeBy(processes, ours, new Set(recorded), own))
+    for (const number of recorded) if (number > 1 && number !== own) groups.add(number)
+    for (const number of groups) if (signal(-number)) report.groups.push(number)
+    for (const pid of ours) if (signal(pid)) report.pids.push(pid)
   }
   return report
 }
@@ -69,20 +69,6 @@ function findMarked(proc: string, markers: ReadonlySet<string>): { marked: Map<s
   return { marked, entries }
 }
 
-/** The pids of `roots` and of every live process descending from one of them. */
-function withDescendants(roots: readonly ProcessEntry[], entries: readonly ProcessEntry[]): number[] {
-  const found = new Set(roots.map((entry) => entry.pid))
-  for (let grew = found.size > 0; grew;) {
-    grew = false
-    for (const entry of entries) {
-      if (!found.has(entry.pid) && found.has(entry.ppid)) {
-        found.add(entry.pid)
-        grew = true
-      }
-    }
-  }
-  return [...found]
-}
 
 /**
  * The start time of the process leading `group`, when it is alive and leads it: kept with a recorded

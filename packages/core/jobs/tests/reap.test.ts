@@ -55,6 +55,15 @@ async function until(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((resolve) => setTimeout(resolve, 10))
 }
 
+/** The process's command name from /proc, '' once it is gone. */
+function commOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim()
+  } catch {
+    return ''
+  }
+}
+
 /** The process's state letter from /proc (`S` sleeping, `Z` zombie: dead but not yet waited for), or `gone`. */
 function stateOf(pid: number): string {
   try {
@@ -161,7 +170,8 @@ describe('reaping what a crashed process left', () => {
   it('kills a recorded group whose processes lost the marker (a title rewritten, env -i) while its leader is the process recorded', async () => {
     const { store, child, marker } = await crashWithJob('exec env -i sleep 300', async (job, spawned, entry) => {
       await job.record({ marker: entry })
-      await until(() => readProcess(spawned.pid!)?.group === spawned.pid && carrying(entry).length === 0)
+      // Until `sleep` runs: before the shell execs, /proc shows the spawning process's environment, without the marker.
+      await until(() => readProcess(spawned.pid!)?.group === spawned.pid && commOf(spawned.pid!) === 'sleep' && carrying(entry).length === 0)
       await job.record({ processGroup: spawned.pid! })
     })
     expect(carrying(marker)).toEqual([])
@@ -271,6 +281,25 @@ describe('reaping what a crashed process left', () => {
     for (const details of [{ processGroup: 1 }, { processGroup: 0 }, { processGroup: -5 }, { marker: 'no equals sign' }, { marker: 'A=b\0c' }]) {
       await expect(job.record(details)).rejects.toMatchObject({ code: 'JOB_INVALID_RECORD' })
     }
+  })
+
+  it('leaves alone the group a marked process only stayed in (whoever started rein), killing the marked process and its unmarked child', async () => {
+    const marker = `REIN_REAP_TEST=${randomUUID()}`
+    const [name, value] = marker.split('=') as [string, string]
+    // The leader (this `sh`, then `sleep`) is no job's; the marked `sh` in its group is, with its `env -i` child.
+    const bystander = detached(`${name}=${value} sh -c 'env -i sleep 300 & wait' & exec sleep 300`)
+    let inner = 0
+    let cleared = 0
+    await until(() => {
+      inner = carrying(marker)[0] ?? 0
+      cleared = inner === 0 ? 0 : childrenOf(inner).find((pid) => !carrying(marker).includes(pid) && /sleep/.test(commOf(pid))) ?? 0
+      return cleared > 0 && /sleep/.test(commOf(bystander.pid!))
+    })
+    expect(readProcess(inner)?.group).toBe(bystander.pid)
+    const report = reapRecorded([{ marker }])
+    expect(report.groups).toEqual([])
+    await until(() => /^(gone|Z)$/.test(stateOf(inner)) && /^(gone|Z)$/.test(stateOf(cleared)))
+    expect(stateOf(bystander.pid!)).toMatch(/^[RSD]$/)
   })
 
   it('kills nothing without a marker, and nothing where the process table cannot be read', () => {

@@ -4,15 +4,15 @@
  * descendants of all of those. Linux only; elsewhere it finds nothing beyond the group.
  */
 
-import { hasEnvironmentEntry, listProcesses, readProcess } from '@rein/base'
+import { groupsMadeBy, hasEnvironmentEntry, listProcesses, readProcess, withDescendants } from '@rein/base'
 import { MARKER_VARIABLE, type ShellProcess } from './shell.ts'
 
 /** What a scan found: the processes, and the process groups to signal as wholes. */
 export interface ScanResult {
   pids: number[]
   /**
-   * The recorded group when it counts, and every group holding a marked process (it can only be
-   * the command's: a process cannot join a group outside its own session). Never 0, 1 or rein's own.
+   * The recorded group when it counts, and every group a marked process is in that the command's
+   * processes made (`groupsMadeBy`). Never 0, 1 or rein's own.
    */
   groups: number[]
 }
@@ -34,24 +34,14 @@ export function scanProcesses(target: Pick<ShellProcess, 'processGroup' | 'marke
   const marked = entries.filter((entry) => hasEnvironmentEntry(entry.pid, marker))
   const group = target.processGroup
   const groupIsOurs = options.trustGroup !== false || marked.some((entry) => entry.group === group || entry.session === group)
-  const found = new Set(marked.map((entry) => entry.pid))
-  const groups = new Set(marked.map((entry) => entry.group))
   // Never 0 or 1: those numbers name no command's group.
-  if (groupIsOurs && group > 1) {
-    groups.add(group)
-    for (const entry of entries) if (entry.group === group || entry.session === group) found.add(entry.pid)
-  }
+  const trusted = groupIsOurs && group > 1
+  const roots = marked.map((entry) => entry.pid)
+  if (trusted) for (const entry of entries) if (entry.group === group || entry.session === group) roots.push(entry.pid)
   // Descendants: a child that cleared its environment while its parent still runs is still ours.
-  let grew = found.size > 0
-  while (grew) {
-    grew = false
-    for (const entry of entries) {
-      if (!found.has(entry.pid) && found.has(entry.ppid)) {
-        found.add(entry.pid)
-        grew = true
-      }
-    }
-  }
+  const found = withDescendants(roots, entries)
   // kill(-0) and kill(-1) would reach far more than the command; rein's own group, rein itself.
-  return { pids: [...found], groups: [...groups].filter((number) => number > 1 && number !== own) }
+  const groups = new Set(groupsMadeBy(marked, found, trusted ? new Set([group]) : new Set(), own))
+  if (trusted && group !== own) groups.add(group)
+  return { pids: [...found], groups: [...groups] }
 }
