@@ -268,7 +268,8 @@ function envHeadersProblem(configured: Record<string, string>, env: NodeJS.Proce
  * one warning per entry it drops or cuts: it splits the text at every `,`, reads each value only up
  * to a `;`, and drops an entry that is no `name=value`, has an empty value or a `%` that starts no
  * percent-escape, all without a word, so a dropped `authorization` shows only as the collector's 401.
- * A header Config sets is not read from them. Names the header (or the entry's place), never the value.
+ * A header Config sets is not read from them. Names a header that is sent cut, and the place of an
+ * entry that is dropped (its "name" may be a secret pasted whole), never a value.
  */
 function envHeadersWarnings(configured: Record<string, string>, env: NodeJS.ProcessEnv, signals: Signals): string[] {
   const variables = [HEADERS_ENV, ...SIGNALS.filter((name) => signals[name]).map((name) => SIGNAL_HEADERS_ENVS[name])]
@@ -286,11 +287,13 @@ function headerEntriesWarnings(variable: string, text: string, configured: Recor
     if (rawName === '') return [`${variable}: entry ${index + 1} is not name=value, so it is not sent (a comma in a value is written %2C)`]
     const name = percentDecoded(rawName)
     if (name !== undefined && Object.hasOwn(configured, name)) return []
-    const header = name === undefined ? `entry ${index + 1}` : `header ${JSON.stringify(name)}`
+    // An entry that is dropped is named by its place: its "name" may be a token pasted whole, its
+    // base64 padding read as `name=` with an empty value.
+    const place = `entry ${index + 1}`
     const value = percentDecoded(pair.slice(equals + 1).trim())
-    if (name === undefined || value === undefined) return [`${variable}: ${header} is not sent: its name or value holds a % that starts no percent-escape (write % as %25)`]
-    if (value === '') return [`${variable}: ${header} is not sent: its value is empty${cutAt === -1 ? '' : ' before its first ";" (write ; as %3B)'}`]
-    return cutAt === -1 ? [] : [`${variable}: ${header} is sent cut at its first ";" (write ; as %3B)`]
+    if (name === undefined || value === undefined) return [`${variable}: ${place} is not sent: its name or value holds a % that starts no percent-escape (write % as %25)`]
+    if (value === '') return [`${variable}: ${place} is not sent: its value is empty${cutAt === -1 ? '' : ' before its first ";" (write ; as %3B)'}`]
+    return cutAt === -1 ? [] : [`${variable}: header ${JSON.stringify(name)} is sent cut at its first ";" (write ; as %3B)`]
   })
 }
 

@@ -461,11 +461,13 @@ describe('OTEL_EXPORTER_OTLP_PROTOCOL', () => {
 
 describe('header variables the exporter reads otherwise than written', () => {
   it.each([
-    ['authorization=Bearer HEADER-SECRET%ZZ', 'OTEL_EXPORTER_OTLP_HEADERS: header "authorization" is not sent: its name or value holds a % that starts no percent-escape (write % as %25)'],
+    ['authorization=Bearer HEADER-SECRET%ZZ', 'OTEL_EXPORTER_OTLP_HEADERS: entry 1 is not sent: its name or value holds a % that starts no percent-escape (write % as %25)'],
     ['authorization=Bearer HEADER-SECRET,x-tenant', 'OTEL_EXPORTER_OTLP_HEADERS: entry 2 is not name=value, so it is not sent (a comma in a value is written %2C)'],
-    ['x-api-key=', 'OTEL_EXPORTER_OTLP_HEADERS: header "x-api-key" is not sent: its value is empty'],
+    ['x-api-key=', 'OTEL_EXPORTER_OTLP_HEADERS: entry 1 is not sent: its value is empty'],
+    // A bare token pasted in, its base64 padding read as `name=`: the "name" is the secret.
+    ['SECRETc2VjcmV0LXRva2VuLXZhbHVlMTIzNDU2Nzg5MA=', 'OTEL_EXPORTER_OTLP_HEADERS: entry 1 is not sent: its value is empty'],
     ['authorization=Bearer HEADER;SECRET', 'OTEL_EXPORTER_OTLP_HEADERS: header "authorization" is sent cut at its first ";" (write ; as %3B)'],
-  ])('warns at load, naming the header or its place and never the value, when %j would silently lose a header', async (value, said) => {
+  ])('warns at load, naming only the place of an entry it drops (its "name" may be a pasted secret) and never a value, when %j would silently lose a header', async (value, said) => {
     const server = await endpoint()
     vi.stubEnv('OTEL_EXPORTER_OTLP_HEADERS', value)
     const { logs, registered } = await exportRunWithAttempt({ endpoint: server.url })
@@ -489,6 +491,6 @@ describe('header variables the exporter reads otherwise than written', () => {
     vi.stubEnv('OTEL_EXPORTER_OTLP_METRICS_HEADERS', 'x-api-key=HEADER-SECRET%ZZ')
     vi.stubEnv('OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'x-api-key=HEADER-SECRET%ZZ')
     const { logs } = await exportRunWithAttempt({ endpoint: server.url })
-    expect(logs('warn')).toEqual(['OTEL_EXPORTER_OTLP_TRACES_HEADERS: header "x-api-key" is not sent: its name or value holds a % that starts no percent-escape (write % as %25)'])
+    expect(logs('warn')).toEqual(['OTEL_EXPORTER_OTLP_TRACES_HEADERS: entry 1 is not sent: its name or value holds a % that starts no percent-escape (write % as %25)'])
   })
 })
