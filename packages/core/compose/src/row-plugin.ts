@@ -3,7 +3,7 @@
  * injects and the ones it provides. Plugins are imported through the tree, exactly as it will.
  */
 
-import { statSync } from 'node:fs'
+import { statSync, type Stats } from 'node:fs'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Inject } from '@deepseek-ai/cordis'
 import type { EntryOptions, EntryTree } from '@deepseek-ai/cordis-plugin-loader'
@@ -69,7 +69,7 @@ function localFileProblem(error: unknown, name: string, file: string): string | 
   if (!(name.startsWith('.') || name.startsWith('/'))) return undefined
   const code: unknown = error instanceof Error ? Reflect.get(error, 'code') : undefined
   const path = fileURLToPath(new URL(name, pathToFileURL(file)))
-  const kind = statSync(path, { throwIfNoEntry: false })
+  const kind = statOrNothing(path)
   if (code === 'ERR_MODULE_NOT_FOUND' && kind === undefined) {
     const relative = name.startsWith('.') ? `; the path is relative to the folder of ${file}` : ''
     return `${path} does not exist${relative}: check it, or build the file first`
@@ -79,6 +79,15 @@ function localFileProblem(error: unknown, name: string, file: string): string | 
     return `${path} is a folder, which Node does not import: name the file the package runs (its package.json's exports or main, e.g. ${name.replace(/\/$/, '')}/dist/index.mjs), or install the package beside the file (npm install ${name}) and name it by its package name`
   }
   return undefined
+}
+
+/** What stands at `path`, or undefined when nothing can be seen there (missing, through a file, not permitted): Node's words then stand. */
+function statOrNothing(path: string): Stats | undefined {
+  try {
+    return statSync(path, { throwIfNoEntry: false })
+  } catch {
+    return undefined
+  }
 }
 
 /** For the row's own package missing (not one of its dependencies): how to install it. */
