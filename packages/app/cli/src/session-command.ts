@@ -200,11 +200,17 @@ export async function resolveSessionId(ctx: Context, given: string): Promise<str
 /** `given` among `ids`: itself, the one id it starts, or `USAGE` naming those it starts when several. */
 export function matchSessionId(given: string, ids: readonly string[]): string {
   if (ids.includes(given)) return given
-  // rein's ids are lower-case UUIDs; one copied in capitals (or another's id in another case) is meant all the same.
+  const asWritten = ids.filter((id) => id.startsWith(given))
+  if (asWritten.length > 0) return onlyMatch(given, asWritten)
+  // rein's ids are lower-case UUIDs: one copied in capitals is meant all the same, when nothing matches it as written.
   const start = given.toLowerCase()
-  const matches = ids.filter((id) => id.toLowerCase().startsWith(start))
-  if (matches.length === 1) return matches[0] ?? given
-  if (matches.length === 0) return given
+  const whole = ids.filter((id) => id.toLowerCase() === start)
+  return onlyMatch(given, whole.length > 0 ? whole : ids.filter((id) => id.toLowerCase().startsWith(start)))
+}
+
+/** The one id of `matches`, `given` when there is none, or `USAGE` naming them when several. */
+function onlyMatch(given: string, matches: readonly string[]): string {
+  if (matches.length <= 1) return matches[0] ?? given
   const shown = `${matches.slice(0, 3).join(', ')}${matches.length > 3 ? ', …' : ''}`
   throw new ReinError('USAGE', `${matches.length} sessions start with ${given} (${shown}); give more of the id`)
 }

@@ -300,6 +300,13 @@ describe('rein run', () => {
     expect(() => matchSessionId('5d0e', ids)).toThrow('2 sessions start with 5d0e (5d0e1111-aaaa, 5d0e2222-bbbb); give more of the id')
   })
 
+  it('matches a start in its own case before any other: a prefix unique as written stays unique beside an id in capitals', () => {
+    expect(matchSessionId('abc', ['abc-1', 'ABC-2'])).toBe('abc-1')
+    expect(matchSessionId('FOO', ['foo', 'foo2'])).toBe('foo')
+    expect(matchSessionId('7F00', ['5d0e1111-aaaa', '7f00-cccc'])).toBe('7f00-cccc')
+    expect(() => matchSessionId('AB', ['abc-1', 'abd-2'])).toThrow('2 sessions start with AB')
+  })
+
   it('exits 3 when a budget ends the turn', async () => {
     const call = (i: number): MockReply => ({ steps: [{ toolCall: { id: `c${i}`, name: 'lookup', arguments: '{"word":"x"}' } }] })
     const p = await setUp([call(1), call(2), call(3)])

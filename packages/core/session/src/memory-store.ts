@@ -30,9 +30,9 @@ export class MemorySessionStore implements SessionStore {
   async append(id: string, events: readonly SessionEvent[]): Promise<void> {
     const entry = this.entry(id)
     // Every seq, before anything is kept: a batch that skips is refused whole, as a durable store refuses it.
-    for (let index = 0; index < events.length; index++) {
+    for (const [index, event] of events.entries()) {
       const expected = entry.events.length + index
-      const got = events[index]!.seq
+      const got = event.seq
       if (got !== expected) throw new ReinError('SESSION_SEQ_MISMATCH', `session ${id}: expected seq ${expected}, got ${got}; events must continue the log without gaps`, { details: { expected, got } })
     }
     entry.events.push(...events.map((event) => toFrozenJson(event) as SessionEvent))

@@ -88,7 +88,6 @@ function line(session: SessionSummary, level: number): string {
   ].join('  ')
 }
 
-/** Why a session could not be read, in a word: the error's code, else its message. */
 /** Newest first by the instant each time names (a hand-edited one may carry an offset), ties by id: the order every store's list may not keep. */
 function newestFirst(a: SessionSummary, b: SessionSummary): number {
   return instant(b.lastActivity) - instant(a.lastActivity) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
@@ -105,6 +104,7 @@ function adviceOn(id: string, error: unknown): string {
   return `rein show ${shellWord(id)} says more`
 }
 
+/** Why a session could not be read, in a word: the error's code, else its message. */
 function reasonOf(error: unknown): string {
   if (isReinError(error)) return error.code
   return messageOf(error)
