@@ -1,7 +1,7 @@
 /** Command-line parsing and help text. `node:util` `parseArgs`: no dependency for a few flags. */
 
 import { parseArgs } from 'node:util'
-import { messageOf, ReinError } from '@rein/base'
+import { messageOf, ReinError, shellWord } from '@rein/base'
 import type { ToolEffect } from '@rein/tools'
 import { EXIT_HELP } from './exit-codes.ts'
 
@@ -410,7 +410,3 @@ answers. Then the turn is rewound, as rein rewind would, and the README is back 
 leaves the machine; no key is needed.`,
 }
 
-/** `value` as one shell word, quoted only when it has to be: advice a person pastes must stay one argument. */
-export function shellWord(value: string): string {
-  return /^[\w@%+=:,./-]+$/.test(value) ? value : JSON.stringify(value)
-}

@@ -117,7 +117,7 @@ describe('rein: a flag value that starts with a dash, or is missing', () => {
   it('of another flag says how to give it: --model=-x', async () => {
     expect(await rein('/', ['run', '-m', '-x', 'hi'])).toMatchObject({ code: 2, stderr: 'rein: --model needs a value, and "-x" looks like a flag; a value that starts with a dash goes as --model=-x\n' })
     // A value with a space is quoted, so the advice pasted into a shell stays one argument.
-    expect(await rein('/', ['run', '--system', '-be terse', 'hi'])).toMatchObject({ code: 2, stderr: 'rein: --system needs a value, and "-be terse" looks like a flag; a value that starts with a dash goes as --system="-be terse"\n' })
+    expect(await rein('/', ['run', '--system', '-be terse', 'hi'])).toMatchObject({ code: 2, stderr: `rein: --system needs a value, and "-be terse" looks like a flag; a value that starts with a dash goes as --system='-be terse'\n` })
     expect(parseCommandLine(['run', '--model=-x', 'hi']).options.model).toBe('-x')
     // A lone "-" is a value (stdin, say), as Node takes it.
     expect(parseCommandLine(['run', '--system', '-', 'hi']).options.system).toBe('-')

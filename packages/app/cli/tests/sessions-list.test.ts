@@ -43,7 +43,7 @@ describe('rein sessions', () => {
     writeFileSync(join(root, 'copy of big.jsonl'), 'whatever\n', { mode: 0o600 })
     const listed = await rein(p.dir, ['sessions'])
     expect(listed.code).toBe(0)
-    expect(listed.stderr).toContain('(session "copy of big" not listed: INVALID_SESSION_ID; its file name is no session id: rename the file or move it out of the sessions folder)\n')
+    expect(listed.stderr).toContain("(session 'copy of big' not listed: INVALID_SESSION_ID; its file name is no session id: rename the file or move it out of the sessions folder)\n")
   })
 })
 

@@ -59,6 +59,8 @@ export { countLines } from './count-lines.ts'
 export { MAX_TIMER_MS } from './timers.ts'
 /** A path as a listing, table or message shows it: quoted as JSON when it holds a line break or another control character. */
 export { listedPath } from './listed-path.ts'
+/** A value as one word to paste into a shell, single-quoted unless plain: for advice that names a command. */
+export { shellWord } from './shell-word.ts'
 /** The longest start of a text within a number of UTF-8 bytes, cut between characters. */
 export { cutToBytes } from './text-cut.ts'
 /** How the temporary copies of a file begin: its name, cut with a digest when a tail would not fit the 255-byte limit. */

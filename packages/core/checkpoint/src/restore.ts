@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { accessSync, constants } from 'node:fs'
 import { lstat, mkdir, open, rename, unlink } from 'node:fs/promises'
 import { basename, dirname, join, relative, sep } from 'node:path'
-import { ReinError, listedPath, removeLeftByGoneProcesses, tempStem, thrownMessage } from '@rein/base'
+import { ReinError, listedPath, removeLeftByGoneProcesses, shellWord, tempStem, thrownMessage } from '@rein/base'
 import { isMissing } from './plan.ts'
 import type { PlanItem } from './types.ts'
 
@@ -148,7 +148,7 @@ export function refusal(item: PlanItem, error: unknown): unknown {
   if (folder === undefined) return refused(`the system refused (${thrownMessage(error) ?? code}): check the permissions of that path (its owner, an immutable attribute, an ACL)`)
   const name = folder === item.root ? 'the workspace root' : `its folder ${listedPath(relative(item.root, folder).split(sep).join('/'))}`
   const shown = folder === item.root ? '.' : relative(item.root, folder).split(sep).join('/')
-  return refused(`${name} may not be written (${code}): give it write permission (chmod u+w ${shown})`)
+  return refused(`${name} may not be written (${code}): give it write permission (chmod u+w ${shellWord(shown)})`)
 }
 
 /** The nearest folder from `folder` up to `root` that stands, when this process may not write it; `undefined` when it may. */

@@ -85,4 +85,14 @@ describe('a file the system refuses to restore or move aside', () => {
     ])
     expect(await readdir(join(workspace, 'd'))).toEqual(['keep.txt', 'new.txt'])
   })
+
+  it('quotes, in the chmod it advises, a folder whose name a shell would split', async () => {
+    const workspace = await tempRoot()
+    await mkdir(join(workspace, 'my dir'))
+    const { result } = await asUser(workspace, ['true', "echo new > 'my dir/new.txt'", "chmod 555 'my dir'"])
+    await chmod(join(workspace, 'my dir'), 0o755)
+    expect(result.failed.map((item) => item.error)).toEqual([
+      "CHECKPOINT_WRITE_REFUSED: my dir/new.txt was left as it is: its folder my dir may not be written (EACCES): give it write permission (chmod u+w 'my dir'), then rewind again",
+    ])
+  })
 })

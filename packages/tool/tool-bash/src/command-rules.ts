@@ -33,8 +33,9 @@ export function refusal(command: string, rules: CommandRules): string | undefine
 /** The most of a refused piece a reason repeats: the command is the model's, and may be a whole script. */
 const MAX_QUOTED = 200
 
+/** As a JSON string: a quote or line break in the piece cannot be read as the end of the quote. */
 function quoted(piece: string): string {
-  return `"${shorten(piece, MAX_QUOTED)}"`
+  return JSON.stringify(shorten(piece, MAX_QUOTED))
 }
 
 /** Throws `COMMAND_DENIED` when `refusal` finds a reason. */

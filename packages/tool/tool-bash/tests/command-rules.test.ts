@@ -30,6 +30,11 @@ describe('deny', () => {
     expect(reason).toMatch(/matches the deny pattern "git push\*"/)
     expect(reason.length).toBeLessThan(400)
   })
+
+  it('quotes a refused piece holding quotes so that its quotes cannot be read as the end of the quote', () => {
+    const reason = refusal('git push "origin" main', rules) ?? ''
+    expect(reason).toBe('"git push \\"origin\\" main" matches the deny pattern "git push*"')
+  })
 })
 
 describe('allow', () => {

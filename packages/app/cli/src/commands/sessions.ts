@@ -4,13 +4,13 @@
  */
 
 import type { SessionSummary, TurnEndReason } from '@rein/session'
-import { shellWord, type ParsedArgs } from '../args.ts'
+import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { withComposition } from '../session-command.ts'
 import { tokenCount, turnEndWord } from '../render.ts'
 import { jsonLine } from '../json-line.ts'
 import { neutralize } from '../terminal-text.ts'
-import { formatMoney, groupDigits, isReinError, messageOf } from '@rein/base'
+import { formatMoney, groupDigits, isReinError, messageOf, shellWord } from '@rein/base'
 
 /** How each status reads: a turn's end as everywhere else (`turnEndWord`), and the states only a listing has. */
 const OTHER_STATUS = new Map<string, string>(Object.entries({
