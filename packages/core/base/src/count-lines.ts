@@ -4,7 +4,12 @@
  */
 export function countLines(text: string): number {
   if (text === '') return 0
-  let lines = text.endsWith('\n') ? 0 : 1
-  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) lines++
-  return lines
+  return countNewlines(text) + (text.endsWith('\n') ? 0 : 1)
+}
+
+/** The `\n` characters in `text`: what a running count of lines adds up chunk by chunk. */
+export function countNewlines(text: string): number {
+  let count = 0
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) count++
+  return count
 }

@@ -53,8 +53,8 @@ export { withDescendants, groupsMadeBy } from './process-table.ts'
 export { Stop } from './stop.ts'
 /** The head or tail of a text, or the text shortened with `…`, never splitting a surrogate pair. */
 export { cutHead, cutTail, shorten } from './text-cut.ts'
-/** Lines in a text as a reader counts them: a final newline ends the last line; no text, no lines. */
-export { countLines } from './count-lines.ts'
+/** Lines in a text as a reader counts them (a final newline ends the last line; no text, no lines), and its bare newlines for a running count. */
+export { countLines, countNewlines } from './count-lines.ts'
 /** The longest wait a Node timer can do, in ms: the cap of every Config field that reaches one. */
 export { MAX_TIMER_MS } from './timers.ts'
 /** A path as a listing, table or message shows it: quoted as JSON when it holds a line break or another control character. */

@@ -3,6 +3,8 @@
  * oldest unread text goes (whole lines, for the line limit), and is counted.
  */
 
+import { countNewlines } from '@rein/base'
+
 export class OutputBuffer {
   private _chunks: string[] = []
   private _chars = 0
@@ -26,7 +28,7 @@ export class OutputBuffer {
     if (text === '') return
     this._chunks.push(text)
     this._chars += text.length
-    this._newlines += newlinesIn(text)
+    this._newlines += countNewlines(text)
     if (this._chars > this.limit) this.trim()
     if (this.lineCount() > this.lines) this.trimLines(this.lineCount() - this.lines)
   }
@@ -69,7 +71,7 @@ export class OutputBuffer {
   private trimLines(count: number): void {
     let left = count
     for (let first = this._chunks[0]; left > 0 && first !== undefined; first = this._chunks[0]) {
-      const inFirst = newlinesIn(first)
+      const inFirst = countNewlines(first)
       if (inFirst < left) {
         this._chunks.shift()
         left -= inFirst
@@ -88,16 +90,11 @@ export class OutputBuffer {
 
   private drop(text: string): void {
     this._chars -= text.length
-    this._newlines -= newlinesIn(text)
+    this._newlines -= countNewlines(text)
     this._dropped += text.length
   }
 }
 
-function newlinesIn(text: string): number {
-  let count = 0
-  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) count++
-  return count
-}
 
 function isLowSurrogate(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff

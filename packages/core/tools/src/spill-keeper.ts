@@ -5,7 +5,7 @@
  * output streams (bash), next to the `excerpt` the agent uses for whole results.
  */
 
-import { cutHead, cutTail } from '@rein/base'
+import { countNewlines, cutHead, cutTail } from '@rein/base'
 import type { SpillExcerpt, SpillLimits } from './spill-preview.ts'
 
 /** Keeps the head and tail of a stream of output, as `excerpt` cuts whole text, without holding all of it. */
@@ -56,7 +56,7 @@ export class SpillKeeper {
   append(text: string): void {
     if (text === '') return
     this.totalChars += text.length
-    for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) this.newlines++
+    this.newlines += countNewlines(text)
     this.endsWithNewline = text.endsWith('\n')
     if (!this.headDone) this.feedHead(text)
     this.window = text.length >= this.windowSize ? text.slice(-this.windowSize) : (this.window + text).slice(-this.windowSize)

@@ -11,7 +11,7 @@ import { fsError } from './errors.ts'
 import { BINARY_SNIFF_BYTES } from './line-window.ts'
 import type { Matcher } from './matcher.ts'
 import { READ_FLAGS, confirmInside } from './open-file.ts'
-import { cutHead, cutTail } from '@rein/base'
+import { countNewlines, cutHead, cutTail } from '@rein/base'
 
 /** One matching line: its number and its text, cut around the first match. */
 interface LineMatch {
@@ -179,13 +179,8 @@ async function scan(block: string, line: number, file: string, request: SearchRe
       matches.push({ line: line + offset, text: around(raw.endsWith('\r') ? raw.slice(0, -1) : raw, index, request.lineChars) })
     }
   }
-  return line + lineCount(block)
-}
-
-function lineCount(block: string): number {
-  let count = 1
-  for (let at = block.indexOf('\n'); at !== -1; at = block.indexOf('\n', at + 1)) count++
-  return count
+  // The block's lines, a final newline starting one more (the next block's first).
+  return line + countNewlines(block) + 1
 }
 
 /** The line, or `lineChars` of it starting a little before the match, marked where cut. */
