@@ -146,8 +146,8 @@ export function refusal(item: PlanItem, error: unknown): unknown {
   if (code === 'EROFS') return refused('the file system holding it is read-only (EROFS): mount it read-write')
   const folder = closedFolder(item.root, dirname(item.file))
   if (folder === undefined) return refused(`the system refused (${thrownMessage(error) ?? code}): check the permissions of that path (its owner, an immutable attribute, an ACL)`)
-  const name = folder === item.root ? 'the workspace root' : `its folder ${listedPath(relative(item.root, folder).split(sep).join('/'))}`
   const shown = folder === item.root ? '.' : relative(item.root, folder).split(sep).join('/')
+  const name = folder === item.root ? 'the workspace root' : `its folder ${listedPath(shown)}`
   return refused(`${name} may not be written (${code}): give it write permission (chmod u+w ${shellWord(shown)})`)
 }
 
