@@ -90,6 +90,7 @@ function attemptEnded(place: AttemptPlace, llm: LlmRuntime, attempt: AttemptEnd,
     ...(attempt.finishReason !== undefined ? { finishReason: attempt.finishReason } : {}),
     ...(attempt.usage ? { usage: attempt.usage } : {}),
     ...(attempt.usageEstimated ? { usageEstimated: true as const } : {}),
+    ...(attempt.reportedUsage !== undefined ? { reportedUsage: attempt.reportedUsage } : {}),
     ...(cost !== undefined ? { cost } : {}),
     ...(attempt.failure ? { errorCode: attempt.failure.code } : { output }),
   })

@@ -111,7 +111,10 @@ export interface LlmAttemptEndEvent extends LlmAttemptStartEvent {
   responseModel?: string
   finishReason?: FinishReason
   usage?: TokenUsage
+  /** Part or all of `usage` is rein's estimate: the provider reported none, or none for the output after `reportedUsage`. */
   usageEstimated?: true
+  /** With `usageEstimated`, when the provider did report: its last report, which `usage` adds an estimate to. */
+  reportedUsage?: TokenUsage
   cost?: number
   /** Absent when the attempt succeeded. */
   errorCode?: string

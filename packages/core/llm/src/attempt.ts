@@ -265,11 +265,11 @@ export class Attempt {
     const { route, retry, position } = this.context
     const { finishChunk: finish } = this
     const finishReason: FinishReason = finish?.reason ?? (failure?.code === 'ABORTED' ? 'aborted' : 'error')
-    const { usage, estimated } = this.chargedUsage(failure)
+    const { usage, estimated, reported } = this.chargedUsage(failure)
     const record: LlmAttempt = {
       provider: route.provider, model: route.model, retry, fallback: position,
       startedAt: this.startedAt, endedAt: Date.now(), shown: this.shown, ...(failure ? { failure } : {}), finishReason,
-      ...(usage ? { usage } : {}), ...(estimated ? { usageEstimated: true as const } : {}),
+      ...(usage ? { usage } : {}), ...(estimated ? { usageEstimated: true as const } : {}), ...(reported ? { reportedUsage: reported } : {}),
       ...(finish?.responseId !== undefined ? { responseId: finish.responseId } : {}),
       ...(finish?.responseModel !== undefined ? { responseModel: finish.responseModel } : {}),
       ...this.options,
@@ -284,12 +284,12 @@ export class Attempt {
    * unheard (see `UNHEARD`). A provider that reports at the end, or with each delta, leaves no
    * output after its last report.
    */
-  private chargedUsage(failure: LlmFailure | undefined): { usage?: TokenUsage; estimated?: true } {
+  private chargedUsage(failure: LlmFailure | undefined): { usage?: TokenUsage; estimated?: true; reported?: TokenUsage } {
     const { usage } = this
     if (usage === undefined) return this.outputChars > 0 || this.endedUnheard(failure) ? { usage: estimateUsage(this.request, this.outputChars), estimated: true } : {}
     const uncounted = this.outputChars - this.outputCharsAtUsage
     if (uncounted <= 0) return { usage }
-    return { usage: { ...usage, outputTokens: usage.outputTokens + Math.ceil(uncounted / 4) }, estimated: true }
+    return { usage: { ...usage, outputTokens: usage.outputTokens + Math.ceil(uncounted / 4) }, estimated: true, reported: usage }
   }
 
   /**

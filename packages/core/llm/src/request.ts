@@ -69,6 +69,11 @@ export interface LlmAttempt {
   usage?: TokenUsage
   /** Part or all of `usage` is counted from characters: the provider reported none, or none for the output after its last report. */
   usageEstimated?: true
+  /**
+   * With `usageEstimated`, when the provider did report: its last report, which `usage` adds the
+   * estimated output after it to. What a counter of provider-reported tokens takes.
+   */
+  reportedUsage?: TokenUsage
   responseId?: string
   responseModel?: string
   /** The generation options the attempt was sent with, after defaults. */

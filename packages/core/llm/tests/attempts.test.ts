@@ -142,6 +142,37 @@ describe('attempt records', () => {
     expect(attempts(events)).toEqual([expect.objectContaining({ finishReason: 'aborted', usage: { inputTokens: 700, outputTokens: 101 }, usageEstimated: true })])
   })
 
+  it('keeps the provider\'s report apart from the estimate added to it, so usage counters can take only what was reported', async () => {
+    const root = await runtime()
+    const controller = new AbortController()
+    root.llm.registerAdapter('p', {
+      async *stream() {
+        yield* [usage(700, 3), ...textDelta('x'.repeat(400)), { type: 'text-delta', index: 0, text: 'stop' }] satisfies StreamChunk[]
+        await new Promise(() => {})
+      },
+    })
+    const events: LlmEvent[] = []
+    for await (const chunk of root.llm.stream(request({ signal: controller.signal, onEvent: (event) => { if (event.type !== 'attempt-start') events.push(event) } }))) {
+      if (chunk.type === 'text-delta' && chunk.text === 'stop') controller.abort()
+    }
+    expect(attempts(events)).toEqual([expect.objectContaining({ usage: { inputTokens: 700, outputTokens: 104 }, usageEstimated: true, reportedUsage: { inputTokens: 700, outputTokens: 3 } })])
+  })
+
+  it('has no reported part when the provider reported nothing, nor when nothing was added to its report', async () => {
+    const root = await runtime()
+    root.llm.registerAdapter('p', new FakeAdapter([
+      { chunks: [...textDelta('12345678'), { type: 'block-end', index: 0, block: { type: 'text', text: '12345678' } }, { type: 'finish', reason: 'stop' }] },
+    ]))
+    const { events } = await collect(root)
+    expect(attempts(events)[0]).toMatchObject({ usageEstimated: true })
+    expect(attempts(events)[0]).not.toHaveProperty('reportedUsage')
+    const again = await runtime()
+    again.llm.registerAdapter('p', new FakeAdapter([{ chunks: say('ok') }]))
+    const { events: plain } = await collect(again)
+    expect(attempts(plain)[0]).not.toHaveProperty('usageEstimated')
+    expect(attempts(plain)[0]).not.toHaveProperty('reportedUsage')
+  })
+
   it('adds an estimate of the output after a stale early report to an attempt that finished without a later one', async () => {
     const root = await runtime()
     const text = 'x'.repeat(400)

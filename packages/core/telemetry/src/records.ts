@@ -85,6 +85,7 @@ export function llmEnd(event: LlmAttemptEndEvent): LlmCallEndRecord {
     // A copy: the agent counts the same object after the sinks had it.
     ...(event.usage !== undefined ? { usage: Object.freeze({ ...event.usage }) } : {}),
     ...(event.usageEstimated ? { usageEstimated: true as const } : {}),
+    ...(event.reportedUsage !== undefined ? { reportedUsage: Object.freeze({ ...event.reportedUsage }) } : {}),
     ...(event.cost !== undefined ? { cost: event.cost } : {}),
     ...(event.errorCode !== undefined ? { errorCode: event.errorCode } : {}),
     content: () => Object.assign(inputContent(input), output !== undefined ? { output: output() } : {}),

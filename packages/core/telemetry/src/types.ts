@@ -120,7 +120,10 @@ export interface LlmCallEndRecord extends Omit<LlmCallStartRecord, 'phase' | 'co
   readonly finishReason?: string
   /** Absent when the provider reported none and rein did not estimate it: never written as 0. */
   readonly usage?: TokenUsage
+  /** Part or all of `usage` is rein's estimate (see `reportedUsage`). */
   readonly usageEstimated?: true
+  /** With `usageEstimated`, when the provider did report: its report, which `usage` adds an estimate of the output after it to. */
+  readonly reportedUsage?: TokenUsage
   readonly cost?: number
   /** Absent when the attempt succeeded. */
   readonly errorCode?: string

@@ -1,6 +1,7 @@
 // Records from the agent's lifecycle events: kinds, phases, scope, order, content behind content().
 import type { Context } from '@deepseek-ai/cordis'
 import { hasListeners } from '@rein/base'
+import type { StreamChunk } from '@rein/llm'
 import { defineTool } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
 import type { LlmCallEndRecord, LlmCallStartRecord, RunEndRecord, RunScope, ToolCallEndRecord, ToolCallStartRecord } from '../src/index.ts'
@@ -96,6 +97,26 @@ describe('records', () => {
     expect(end).toMatchObject({ errorCode: 'AUTH' })
     expect(end.content!().output).toBeUndefined()
     expect(sink.records.at(-1)).toMatchObject({ kind: 'run', phase: 'end', reason: 'error', errorCode: 'AUTH' })
+  })
+
+  it('keeps apart the usage the provider reported from the estimate rein added after it', async () => {
+    const { root, create } = await boot([])
+    // The provider reports before the answer and never after: rein adds an estimate of the 40 characters.
+    const text = 'x'.repeat(40)
+    root.llm.registerAdapter('early', {
+      async *stream() {
+        yield* [
+          { type: 'usage', usage: { inputTokens: 10, outputTokens: 0 } }, { type: 'block-start', index: 0, blockType: 'text' },
+          { type: 'text-delta', index: 0, text }, { type: 'block-end', index: 0, block: { type: 'text', text } }, { type: 'finish', reason: 'stop' },
+        ] satisfies StreamChunk[]
+      },
+    })
+    const sink = recorder()
+    root.telemetry.sink(sink)
+    await (await create({ provider: 'early', model: 'm' })).send('go')
+    const end = sink.records.find((record) => record.kind === 'llm_call' && record.phase === 'end') as LlmCallEndRecord
+    expect(end).toMatchObject({ usage: { inputTokens: 10, outputTokens: 10 }, usageEstimated: true, reportedUsage: { inputTokens: 10, outputTokens: 0 } })
+    expect(Object.isFrozen(end.reportedUsage)).toBe(true)
   })
 
   it('listens to steps, tools and attempt starts only while a sink is registered', async () => {

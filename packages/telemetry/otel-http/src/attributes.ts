@@ -87,14 +87,28 @@ export function chatEndAttributes(record: LlmCallEndRecord): Attributes {
   if (record.responseId !== undefined) attributes[ATTR.responseId] = record.responseId
   if (record.responseModel !== undefined) attributes[ATTR.responseModel] = record.responseModel
   if (record.finishReason !== undefined) attributes[ATTR.responseFinishReasons] = [mapFinishReason(record.finishReason)]
-  if (record.usage) Object.assign(attributes, usageAttributes(record.usageEstimated ? REIN.usageEstimated : ATTR.usage, record.usage))
+  if (record.usage) Object.assign(attributes, chatUsageAttributes(record.usage, record.usageEstimated === true, record.reportedUsage))
   if (record.errorCode !== undefined) attributes[ATTR.errorType] = record.errorCode
   return attributes
 }
 
-/** Usage the provider reported for an attempt, or undefined: rein's estimates are no measurement. */
+/**
+ * An attempt's usage on its span: the provider's under `gen_ai.usage.*`; rein's estimate under
+ * `rein.usage.estimated.*`, or, when the provider reported part of it, only what the estimate
+ * added to that report. Either way the two add up to what the attempt was charged.
+ */
+function chatUsageAttributes(usage: Usage, estimated: boolean, reported: Usage | undefined): Attributes {
+  if (!estimated) return usageAttributes(ATTR.usage, usage)
+  if (reported === undefined) return usageAttributes(REIN.usageEstimated, usage)
+  return Object.assign(usageAttributes(ATTR.usage, reported), usageAttributes(REIN.usageEstimated, {
+    inputTokens: conventionInputTokens(usage) - conventionInputTokens(reported),
+    outputTokens: usage.outputTokens - reported.outputTokens,
+  }))
+}
+
+/** Usage the provider reported for an attempt (its part of an estimated one), or undefined: rein's estimates are no measurement. */
 export function reportedUsage(record: LlmCallEndRecord): Usage | undefined {
-  return record.usageEstimated ? undefined : record.usage
+  return record.usageEstimated ? record.reportedUsage : record.usage
 }
 
 /**

@@ -154,4 +154,29 @@ describe('metrics', () => {
     const durations = points.filter((point) => point.metric === 'gen_ai.client.operation.duration')
     expect(durations.map((point) => point.attributes['error.type']).sort(byJson)).toEqual(['TRANSPORT', undefined])
   })
+
+  it('counts what the provider reported of an attempt rein added an estimate to, in gen_ai.client.token.usage and on its span', async () => {
+    const server = await endpoint()
+    const root = new Context()
+    const telemetry = standInTelemetry(root)
+    const fiber = await loadOtelHttp(root, { endpoint: server.url })
+    const run = scopeOf('run-1')
+    // The provider reported the prompt and 3 tokens, then the stream was cut: rein added 100 for the output after.
+    const reportedUsage = { inputTokens: 700, outputTokens: 3, cacheReadTokens: 200 }
+    const usage = { inputTokens: 700, outputTokens: 103, cacheReadTokens: 200 }
+    telemetry.emit(
+      runStart(run, T0),
+      llmStart(run, T0 + 1), llmEnd(run, T0 + 1, T0 + 11, { errorCode: 'ABORTED', finishReason: 'aborted', usage, usageEstimated: true, reportedUsage }),
+      runEnd(run, T0, T0 + 40, cost({ ...spend(usage), estimated: true })),
+    )
+    await fiber.dispose()
+    const tokens = decodeHistograms(server.metrics()).filter((point) => point.metric === 'gen_ai.client.token.usage')
+    expect(tokens.map((point) => [point.attributes['gen_ai.token.type'], point.sum]).sort(byJson)).toEqual([['input', 900], ['output', 3]])
+    const chat = decodeTraces(server.traces()).find((span) => span.name.startsWith('chat'))!
+    // The reported part under gen_ai.usage.*, the estimate added to it under rein.usage.estimated.*: together, what was charged.
+    expect(chat.attributes).toMatchObject({
+      'gen_ai.usage.input_tokens': 900, 'gen_ai.usage.output_tokens': 3, 'gen_ai.usage.cache_read.input_tokens': 200,
+      'rein.usage.estimated.input_tokens': 0, 'rein.usage.estimated.output_tokens': 100,
+    })
+  })
 })
