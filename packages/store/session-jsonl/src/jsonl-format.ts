@@ -55,8 +55,11 @@ export function parseSessionFile(whole: Buffer, file: string, id: string, chunkB
   }
   const header = toHeader(lines.length > 0 ? parseLine(lines[0]!, file, 1) : tail, file, id)
   const events: SessionEvent[] = []
-  for (let index = 1; index < lines.length; index++) events.push(toEvent(parseLine(lines[index]!, file, index + 1), index - 1, file, index + 1))
-  if (unterminated && lines.length > 0) events.push(toEvent(tail, lines.length - 1, file, lines.length + 1))
+  for (let index = 1; index < lines.length; index++) {
+    const value = parseEventLine(lines[index]!, file, index + 1)
+    if (value !== BLANK) events.push(toEvent(value, events.length, file, index + 1))
+  }
+  if (unterminated && lines.length > 0) events.push(toEvent(tail, events.length, file, lines.length + 1))
   return { header, events, validLength: bom + validLength, unterminated }
 }
 
@@ -122,6 +125,25 @@ function parseLine(text: string, file: string, line: number): unknown {
   if (value === TORN) throw corrupt(file, line, line === 1 ? 'not a rein session file' : 'not valid JSON')
   return value
 }
+
+const BLANK = Symbol('blank')
+
+/**
+ * An event line's value, or BLANK for a line of spaces, tabs or a CR only: an editor may leave one
+ * (an extra newline at the end), and it holds no event. Such lines must be read anywhere, not only
+ * last: `open` appends after them. A torn write leaves no such line (its bytes are a prefix of
+ * whole lines; a power cut's stale bytes are zeros, not blanks), so nothing torn is taken for blank.
+ */
+function parseEventLine(text: string, file: string, line: number): unknown {
+  const value = tryParse(text)
+  // Checked only once the parse failed: whole lines, nearly all of a log, pay nothing for it.
+  if (value === TORN && BLANK_LINE.test(text)) return BLANK
+  if (value === TORN) throw corrupt(file, line, 'not valid JSON')
+  return value
+}
+
+/** Only what JSON itself counts as white space (a CR is what a CRLF line leaves). */
+const BLANK_LINE = /^[ \t\r]*$/
 
 function toHeader(value: unknown, file: string, id: string): SessionHeader {
   if (!isRecord(value) || value.kind !== SESSION_FILE_KIND) throw corrupt(file, 1, 'not a rein session file')

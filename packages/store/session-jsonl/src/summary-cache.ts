@@ -17,8 +17,11 @@ import type { SessionSummary } from '@rein/session'
 /** The file's name in the store's root; not a session's (ids never start with a dot). */
 export const SUMMARIES_FILE = '.summaries.json'
 
-/** A summary is what @rein/session's `summarize` makes of a log: another version of it may make another. */
-const VERSION = `1:${(createRequire(import.meta.url)('@rein/session/package.json') as { version: string }).version}`
+/**
+ * A summary is what @rein/session's `summarize` makes of a log: another version of it may make
+ * another. 2: a summary is kept only of a log whose core events have their shape (1 kept any).
+ */
+const VERSION = `2:${(createRequire(import.meta.url)('@rein/session/package.json') as { version: string }).version}`
 
 /** One state of a log, as `stat` tells it. */
 export interface LogStamp {

@@ -82,7 +82,8 @@ describe('text outside ASCII', () => {
 describe('malformed files', () => {
   it.each<[string, string[], number, Record<string, unknown>?]>([
     ['an unparsable middle line', [eventText(event(0)), 'not json', eventText(event(1))], 3],
-    ['a blank line', [eventText(event(0)), '', eventText(event(1))], 3],
+    // A blank line is no event (see 'blank lines'), but a line of anything else is corruption.
+    ['a line of zero bytes', [eventText(event(0)), '\0', eventText(event(1))], 3],
     ['a gap in seq', [eventText(event(0)), eventText(event(2))], 3],
     ['a seq not starting at 0', [eventText(event(1))], 2],
     ['an event without data', [eventText(event(0)), JSON.stringify({ seq: 1, type: 'x', time: 't' })], 3],
@@ -183,6 +184,51 @@ describe('malformed files', () => {
     await store.append('s1', range(0, 1))
     await store.close('s1')
     expect(await readFile(file, 'utf8')).toBe(fileOf([headerText('s1'), eventText(event(0))]))
+  })
+})
+
+describe('blank lines', () => {
+  const whole = fileOf([headerText('s1'), ...range(0, 2).map(eventText)])
+
+  it('reads a log ending with a blank line (an editor\'s extra newline) as its events, by load, open and list alike, and appends after it', async () => {
+    const { file, store } = await storeWith('s1', `${whole}\n`)
+    expect(await store.load('s1')).toEqual({ header: header('s1'), events: range(0, 2) })
+    expect((await store.list()).map((summary) => summary.id)).toEqual(['s1'])
+    expect((await store.open('s1')).events).toEqual(range(0, 2))
+    await store.append('s1', range(2, 3))
+    await store.close('s1')
+    // Nothing but a torn tail is ever cut: the blank line stays, now between events.
+    expect(await readFile(file, 'utf8')).toBe(`${whole}\n${eventText(event(2))}\n`)
+    expect((await store.load('s1')).events).toEqual(range(0, 3))
+  })
+
+  it('passes over blank lines between events, empty, CRLF or spaces and tabs only', async () => {
+    const { store } = await storeWith('s1', [headerText('s1'), '', eventText(event(0)), '\r', ' \t ', eventText(event(1)), '', ''].map((line) => `${line}\n`).join(''))
+    expect(await store.load('s1')).toEqual({ header: header('s1'), events: range(0, 2) })
+  })
+
+  it('numbers a bad line after blank lines by its line in the file', async () => {
+    const { file, store } = await storeWith('s1', fileOf([headerText('s1'), '', eventText(event(0)), '', eventText(event(5))]))
+    await expect(store.load('s1')).rejects.toMatchObject({ code: 'SESSION_CORRUPT', details: { file, line: 5 } })
+  })
+
+  it('still cuts a torn final line after a blank line, and only that', async () => {
+    const { file, store } = await storeWith('s1', `${whole}\n{"seq":2,"ty`)
+    expect((await store.load('s1')).events).toEqual(range(0, 2))
+    expect((await store.open('s1')).events).toEqual(range(0, 2))
+    await store.close('s1')
+    expect(await readFile(file, 'utf8')).toBe(`${whole}\n`)
+  })
+
+  it('takes no other blank-looking line for blank: zero bytes (what a power cut can leave) are corruption', async () => {
+    const { file, store } = await storeWith('s1', fileOf([headerText('s1'), '\0\0\0\0', eventText(event(0))]))
+    await expect(store.load('s1')).rejects.toMatchObject({ code: 'SESSION_CORRUPT', details: { file, line: 2 } })
+    await expect(store.open('s1')).rejects.toMatchObject({ code: 'SESSION_CORRUPT', details: { file, line: 2 } })
+  })
+
+  it('does not take a file that opens with a blank line for a session: the header is line 1', async () => {
+    const { store } = await storeWith('s1', `\n${whole}`)
+    await expect(store.load('s1')).rejects.toMatchObject({ code: 'SESSION_CORRUPT', details: { line: 1 } })
   })
 })
 

@@ -96,6 +96,26 @@ describe('JsonlSessionStore.list', () => {
     expect(unreadable).toMatchObject([['copy of s1', { code: 'INVALID_SESSION_ID' }]])
   })
 
+  it('flags a log holding an event of the wrong shape (valid JSON that opening refuses) instead of listing it as a normal session', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    await stored(store, header('fine'), [event(0, 'turn/start', { turn: 0 }), userMessage(1, 'a fine task'), event(2, 'turn/end', { turn: 0, reason: 'completed' })])
+    const lines = (id: string, events: SessionEvent[]) => [{ kind: 'rein-session', ...header(id) }, ...events].map((item) => `${JSON.stringify(item)}\n`).join('')
+    // A tool/result without its fields; a turn/end whose data is null, which summarizing alone would trip on.
+    await writeFile(join(root, 'shapeless.jsonl'), lines('shapeless', [event(0, 'turn/start', { turn: 0 }), userMessage(1, 'bad result'), event(2, 'tool/result', {}), event(3, 'turn/end', { turn: 0, reason: 'completed' })]))
+    await writeFile(join(root, 'nulled.jsonl'), lines('nulled', [event(0, 'turn/start', { turn: 0 }), event(1, 'turn/end', null)]))
+    for (const pass of ['read', 'again, with a summary file']) {
+      const unreadable: [string, unknown][] = []
+      const listed = await store.list({ unreadable: (id, error) => unreadable.push([id, error]) })
+      expect({ pass, ids: listed.map((summary) => summary.id) }).toEqual({ pass, ids: ['fine'] })
+      expect(unreadable.sort(([a], [b]) => a.localeCompare(b))).toMatchObject([
+        ['nulled', { code: 'SESSION_CORRUPT', details: { file: join(root, 'nulled.jsonl'), seq: 1, type: 'turn/end' } }],
+        ['shapeless', { code: 'SESSION_CORRUPT', details: { file: join(root, 'shapeless.jsonl'), seq: 2, type: 'tool/result' } }],
+      ])
+      expect((unreadable[1]![1] as Error).message).toContain('data.callId')
+    }
+  })
+
   it('lists nothing when the root does not exist yet', async () => {
     expect(await new JsonlSessionStore({ root: join(await tempRoot(), 'missing') }).list()).toEqual([])
   })
@@ -159,6 +179,24 @@ describe('JsonlSessionStore.list, from what an earlier list summarized', () => {
     expect(await new JsonlSessionStore({ root }).list()).toMatchObject([{ id: 'busy', status: 'running' }])
     await store.close('busy')
     expect(await store.list()).toMatchObject([{ id: 'busy', status: 'completed' }])
+  })
+
+  it('reads again a log an older rein summarized without checking its events\' shapes, and flags it', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    await stored(store, header('fine'), turn('a fine task', '2026-01-02T00:00:00.000Z'))
+    await store.list()
+    const cache = join(root, SUMMARIES_FILE)
+    const { version } = JSON.parse(await readFile(cache, 'utf8')) as { version: string }
+    const file = join(root, 'shapeless.jsonl')
+    await writeFile(file, [{ kind: 'rein-session', ...header('shapeless') }, event(0, 'tool/result', {})].map((item) => `${JSON.stringify(item)}\n`).join(''))
+    const { size, mtimeMs, ino } = await stat(file)
+    // What the list before shape checks kept of it: a summary that matches the log's stamp.
+    const summary = { id: 'shapeless', createdAt: '2026-01-01T00:00:00.000Z', cwd: '/work', turns: 0, status: 'empty', usage: { inputTokens: 0, outputTokens: 0 }, lastActivity: '2026-01-01T00:00:00.000Z', depth: 0 }
+    await writeFile(cache, JSON.stringify({ version: version.replace(/^\d+:/, '1:'), sessions: { shapeless: { size, mtimeMs, ino, summary } } }))
+    const unreadable: string[] = []
+    expect((await store.list({ unreadable: (id) => unreadable.push(id) })).map((listed) => listed.id)).toEqual(['fine'])
+    expect(unreadable).toEqual(['shapeless'])
   })
 
   it('keeps what it summarized private (titles are prompts), and reads the logs again when that file is damaged or from another version', async () => {
