@@ -16,6 +16,7 @@ import { AgentConfig, compactionProblem, optionsProblem, type AgentOptions } fro
 import { checkRoutes, modelRoutes, recordedRequest } from './routes.ts'
 import { charTokens, wholeTokens, type Tokenizer } from './compaction/meter.ts'
 import { recallResultTool, withRecall } from './compaction/recall-tool.ts'
+import { recallRoom } from './compaction/step.ts'
 import { repairSession, type RepairServices, type ResumeReport } from './resume.ts'
 import type { PromptSection } from './sections.ts'
 import { tellUntakenRun, type RepairRunPlace } from './repair-run.ts'
@@ -106,7 +107,10 @@ export class AgentService extends Service {
     }, 'agents: end running turns')
     // Compaction prunes old results to stubs that name this tool: the model can read them again.
     ctx.inject(['tools'], (inner) => {
-      inner.tools.register(recallResultTool((sessionId) => this.liveAgent(sessionId)?.session))
+      inner.tools.register(recallResultTool((sessionId) => {
+        const agent = this.liveAgent(sessionId)
+        return agent && { session: agent.session, room: () => recallRoom(agent.options, serviceOf(state, 'llm'), state.tokenizer) }
+      }))
     })
   }
 

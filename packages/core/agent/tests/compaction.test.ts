@@ -126,30 +126,59 @@ describe('recall_result', () => {
 })
 
 describe('a result too big to keep whole in the window', () => {
-  /** `huge`: 8,000 characters, as many tokens as the whole window; the model recalls every stub it gets, as the stub tells it to. */
-  async function recalling(recall: (id: string, request: AdapterRequest) => string) {
+  /**
+   * `huge`: 8,000 characters by default, as many tokens as the whole window; the model recalls every
+   * stub it gets, as the stub tells it to, and `more` says what it does with a recalled result.
+   */
+  async function recalling(recall: (id: string, request: AdapterRequest) => string, size = 8_000, more: (text: string, request: AdapterRequest) => ScriptedTurn | undefined = () => undefined) {
     const stack = await setUp({
       window: 2_000,
       answer: (request) => {
         const last = request.messages.at(-1)!
         const stub = /recall_result \{"call_id": "([^"]+)"\}/.exec(textOf(last))?.[1]
         if (last.source.kind === 'tool' && stub) return [{ toolCall: { id: `r${request.messages.length}`, name: 'recall_result', arguments: recall(stub, request) } }]
-        if (last.source.kind === 'tool') return [{ text: 'done' }]
+        if (last.source.kind === 'tool') return more(textOf(last), request) ?? [{ text: 'done' }]
         return [{ toolCall: { id: 'h1', name: 'huge', arguments: '{}' } }]
       },
     })
-    stack.root.tools.register(defineTool({ name: 'huge', description: 'Reads a huge file.', parameters: {}, output: { schema: { type: 'string' }, render: (_args, value) => value }, effects: ['read'], execute: () => 'y'.repeat(8_000) }))
+    stack.root.tools.register(defineTool({ name: 'huge', description: 'Reads a huge file.', parameters: {}, output: { schema: { type: 'string' }, render: (_args, value) => value }, effects: ['read'], execute: () => 'y'.repeat(size) }))
     return { ...stack, agent: await stack.root.agents.create() }
   }
   const recallsIn = (events: readonly SessionEvent[]) => events.filter((event) => event.type === 'tool/call' && eventData(event, 'tool/call').name === 'recall_result')
 
   it('is not recalled whole again and again until the turn runs out of steps: a recall pruned once is refused, saying how to read a part', async () => {
-    const { agent } = await recalling((id) => JSON.stringify({ call_id: id }))
+    // 5,900 characters: under what the window allows alone, so shown whole once, but not with the rest of the request.
+    const { agent } = await recalling((id) => JSON.stringify({ call_id: id }), 5_900)
     const result = await agent.send('read the huge file')
     expect(result).toMatchObject({ reason: 'completed' })
     expect(recallsIn(agent.session.events).length).toBeLessThanOrEqual(2)
     const refused = agent.session.events.findLast((event) => event.type === 'tool/result' && eventData(event, 'tool/result').isError === true)
-    expect(eventData(refused!, 'tool/result')).toMatchObject({ code: 'RESULT_TOO_BIG', content: [{ type: 'text', text: expect.stringMatching(/h1.*8000 characters.*offset.*max_chars/s) }] })
+    expect(eventData(refused!, 'tool/result')).toMatchObject({ code: 'RESULT_TOO_BIG', content: [{ type: 'text', text: expect.stringMatching(/h1.*5900 characters.*offset.*max_chars/s) }] })
+  })
+
+  it('is shown in a part that fits at its first recall, saying how to read the rest, instead of whole and pruned again (a step spent for nothing)', async () => {
+    // The model recalls the stub, then reads on from where each part says it stopped, with the size it says fits.
+    const header = /^\[characters (\d+)–(\d+) of the (\d+) of h1's result/
+    const { agent, llm } = await recalling((id) => JSON.stringify({ call_id: id }), 8_000, (text, request) => {
+      const [, from, to, total] = header.exec(text)?.map(Number) ?? []
+      if (to === undefined || to >= total!) return undefined
+      return [{ toolCall: { id: `p${request.messages.length}`, name: 'recall_result', arguments: JSON.stringify({ call_id: 'h1', offset: to, max_chars: to - from! }) } }]
+    })
+    expect(await agent.send('read the huge file')).toMatchObject({ reason: 'completed' })
+    const results = agent.session.events.filter((event) => event.type === 'tool/result' && /^[rp]/.test(eventData(event, 'tool/result').callId)).map((event) => eventData(event, 'tool/result'))
+    // The first recall, asked for the whole result, already gives a part and says how to read on.
+    const first = textOf({ content: [{ type: 'tool-result', toolCallId: '', content: results[0]!.content }] } as never)
+    expect(results[0]).toMatchObject({ isError: false })
+    expect(first).toMatch(/^\[characters 0–(\d+) of the 8000 of h1's result; too big to show whole.*\{"call_id": "h1", "offset": \1, "max_chars": \d+\}/s)
+    // Every recall was a part that fits: none refused, each read whole by the model (not pruned to a
+    // stub it would recall again), the parts together the whole result, which is never sent again.
+    expect(results.every((result) => result.isError === false)).toBe(true)
+    expect(results.filter((result) => result.callId.startsWith('r'))).toHaveLength(1)
+    const texts = results.map((result) => textOf({ content: [{ type: 'tool-result', toolCallId: '', content: result.content }] } as never))
+    for (const text of texts) expect(llm.requests.some((request) => textOf(request.messages.at(-1)!) === text)).toBe(true)
+    expect(texts.reduce((sum, text) => sum + text.split('\n')[1]!.length, 0)).toBe(8_000)
+    const afterFirst = llm.requests.slice(llm.requests.findIndex((request) => request.messages.some((message) => textOf(message).includes('of h1\'s result'))))
+    expect(afterFirst.some((request) => request.messages.some((message) => textOf(message).includes('y'.repeat(8_000))))).toBe(false)
   })
 
   it('gives a part of it back with offset and max_chars, which the window can hold', async () => {
@@ -221,6 +250,72 @@ describe('summarizing', () => {
     // Instead of compacting again at every step.
     expect(last).toMatchObject({ reason: 'error', error: { code: 'CONTEXT_FULL' } })
     expect(last!.error!.message).toContain('the summary failed')
+    expect(compactions(agent.session.events)).toEqual([])
+  })
+})
+
+describe('what a summary tells the model about the results it folded in', () => {
+  it('says they are not shown again, and that recall_result reaches only results whose stub names the call, rather than only "the full history is kept"', async () => {
+    const { root, llm } = await setUp({ compaction: { target: 0.1, keepTurns: 1 } })
+    const agent = await root.agents.create()
+    for (let turn = 1; turn <= 16; turn++) expect(await agent.send(`task ${turn}`)).toMatchObject({ reason: 'completed' })
+    const summarized = compactions(agent.session.events).find((data) => data.summary)
+    expect(summarized).toBeDefined()
+    const after = llm.requests.filter((request) => !isSummaryRequest(request)).at(-1)!
+    const summary = after.messages.find((message) => message.source.kind === 'plugin')!
+    const text = textOf(summary)
+    expect(text).toContain('Tool results summarized here are not shown again: recall_result shows only results whose pruned stub you can see.')
+    // True of what the model reads: no stub of a result the summary folded in is left to recall.
+    const folded = agent.session.events.filter((event) => event.type === 'tool/result' && event.seq >= summarized!.summary!.fromSeq && event.seq <= summarized!.summary!.toSeq).map((event) => eventData(event, 'tool/result').callId)
+    expect(folded.length).toBeGreaterThan(0)
+    expect(folded.filter((id) => after.messages.some((message) => textOf(message).includes(`"call_id": "${id}"`)))).toEqual([])
+    // Read again as the previous summary, the note is not summarized into the next one.
+    const next = llm.requests.filter(isSummaryRequest).find((request) => lastText(request).includes('The summary so far:'))
+    expect(next).toBeDefined()
+    expect(lastText(next!)).not.toContain('are not shown again')
+  })
+})
+
+describe('a summary request refused as too long by the provider', () => {
+  /** Turns of long user messages and no tools; the summary route refuses, as too long, the requests `refuse` picks. */
+  async function refusing(refuse: (prompt: string, sent: readonly string[]) => boolean) {
+    const sent: string[] = []
+    const stack = await setUp({
+      answer: () => [{ text: 'ok' }],
+      compaction: { keepTurns: 1 },
+      summary: (request) => {
+        const prompt = lastText(request)
+        sent.push(prompt)
+        return refuse(prompt, sent) ? [{ fail: { code: 'CONTEXT_WINDOW_EXCEEDED', message: 'the prompt is too long for this model' } as never }] : [{ text: SUMMARY }]
+      },
+    })
+    const agent = await stack.root.agents.create()
+    return { ...stack, agent, sent, say: (n: number) => agent.send(`${'words '.repeat(400)}${n}`) }
+  }
+
+  it('is sent again with a smaller range, and the summary of that range is written', async () => {
+    // Only the first summary request is too long for the provider (its tokenizer counts more than rein's).
+    const { agent, sent, say } = await refusing((_prompt, all) => all.length === 1)
+    for (let n = 1; n <= 8 && !compactions(agent.session.events).some((data) => data.summary); n++) expect(await say(n)).toMatchObject({ reason: 'completed' })
+    const [first] = compactions(agent.session.events)
+    expect(first).toMatchObject({ summary: expect.objectContaining({ text: expect.stringContaining('## Goal') }) })
+    expect(first!.summaryFailed).toBeUndefined()
+    expect(sent).toHaveLength(2)
+    expect(sent[1]!.length).toBeLessThan(sent[0]!.length * 0.75)
+    // Both requests are logged, the refusal as the failed attempt it was.
+    const attempts = agent.session.events.filter((event) => event.type === 'llm/attempt').map((event) => eventData(event, 'llm/attempt'))
+    expect(attempts.filter((attempt) => attempt.failure?.code === 'CONTEXT_WINDOW_EXCEEDED')).toHaveLength(1)
+    expect(agent.session.events.filter((event) => event.type === 'summary/start')).toHaveLength(2)
+  })
+
+  it('gives up with the refusal after a bounded number of smaller ranges, each smaller than the last', async () => {
+    const { agent, sent, say } = await refusing(() => true)
+    let last
+    for (let n = 1; n <= 8 && last?.reason !== 'error'; n++) last = await say(n)
+    expect(last).toMatchObject({ reason: 'error', error: { code: 'CONTEXT_FULL', message: expect.stringContaining('CONTEXT_WINDOW_EXCEEDED') } })
+    expect(sent.length).toBeGreaterThan(1)
+    expect(sent.length).toBeLessThanOrEqual(4)
+    for (let index = 1; index < sent.length; index++) expect(sent[index]!.length).toBeLessThan(sent[index - 1]!.length)
     expect(compactions(agent.session.events)).toEqual([])
   })
 })

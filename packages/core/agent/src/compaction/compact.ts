@@ -52,7 +52,7 @@ export interface CompactionInput {
 export async function compactContext(input: CompactionInput): Promise<ContextCompacted | undefined> {
   const { session, options, window, tokens } = input
   const entries = session.messageEntries()
-  const keepTool = Math.min(options.keepToolTokens, Math.floor(window / 4))
+  const keepTool = keptToolTokens(options, window)
   const target = options.target * window
   let pruned = planPrune(entries, tailStart(entries, options.keepTurns), keepTool, tokens)
   let afterPrune = input.before - saved(pruned)
@@ -81,6 +81,11 @@ export async function compactContext(input: CompactionInput): Promise<ContextCom
   return data
 }
 
+/** The most recent tool output a compaction keeps whole, in tokens: `keepToolTokens`, at most a quarter of the window. */
+export function keptToolTokens(options: CompactionOptions, window: number): number {
+  return Math.min(options.keepToolTokens, Math.floor(window / 4))
+}
+
 function saved(pruned: readonly { saves: number }[]): number {
   return pruned.reduce((sum, entry) => sum + entry.saves, 0)
 }
@@ -92,13 +97,20 @@ async function summarize(input: CompactionInput, entries: readonly Entry[], data
   const range = summaryRange(entries, asked ? 1 : input.options.keepTurns, !asked)
   const first = range && entries[range.from]
   if (!range || !first) return
-  const plan = input.summaryBlocked ?? planSummary(input, entries, data, { ...range, first }, asked)
+  let plan = input.summaryBlocked ?? planSummary(input, entries, data, { ...range, first }, asked)
   if (!plan) return
   if ('code' in plan) {
     data.summaryFailed = plan
     return
   }
-  const outcome = await sendSummary(input, plan)
+  let outcome = await sendSummary(input, plan)
+  // The provider counts more than the tokenizer (CJK text, say): a smaller range may still fit.
+  for (let tries = 0; !outcome.ok && outcome.code === CONTEXT_OVERFLOW && tries < SMALLER_RANGES && !input.signal.aborted; tries++) {
+    const smaller = smallerPlan(input, entries, data, { ...range, first }, asked, plan)
+    if (!smaller) break
+    plan = smaller
+    outcome = await sendSummary(input, plan)
+  }
   if (!outcome.ok) {
     data.summaryFailed = { code: outcome.code, message: outcome.message }
     return
@@ -107,6 +119,23 @@ async function summarize(input: CompactionInput, entries: readonly Entry[], data
   const longer = notShorter(input.tokens, summary.text, plan.replaced, plan.keptSeq !== undefined)
   if (longer) data.summaryFailed = longer
   else data.summary = summary
+}
+
+/** The code a provider's refusal of a request as too long for its window maps to. */
+const CONTEXT_OVERFLOW = 'CONTEXT_WINDOW_EXCEEDED'
+/** How many times a summary request refused as too long is sent again, its transcript halved each time. */
+const SMALLER_RANGES = 3
+
+/**
+ * The plan for a summary request after `refused` was refused as too long: a transcript of at most
+ * half of `refused`'s. None when the turn's budgets allow no more requests or nothing smaller can be
+ * read; the refusal then stands.
+ */
+function smallerPlan(input: CompactionInput, entries: readonly Entry[], data: ContextCompacted, range: { from: number; to: number; first: Entry }, asked: boolean, refused: SummaryPlan): SummaryPlan | undefined {
+  if (input.budget?.().summaryBlocked) return undefined
+  const read = refused.read.reduce((sum, message) => sum + input.tokens(transcriptLine(message)) + 2, 0)
+  const plan = planSummary(input, entries, data, range, asked, Math.floor(read / 2))
+  return plan && !('code' in plan) && plan.read.length > 0 ? plan : undefined
 }
 
 /** The summary request, made durable before it goes out, and closed in the log however it ends. */
@@ -196,7 +225,7 @@ interface SummaryPlan {
 }
 
 /** Undefined when all the range would fold in is the request it keeps (a refusal right after a summary): nothing to summarize. */
-function planSummary(input: CompactionInput, entries: readonly Entry[], data: ContextCompacted, range: { from: number; to: number; first: Entry }, asked: boolean): SummaryPlan | Failure | undefined {
+function planSummary(input: CompactionInput, entries: readonly Entry[], data: ContextCompacted, range: { from: number; to: number; first: Entry }, asked: boolean, most = Infinity): SummaryPlan | Failure | undefined {
   const { options, tokens } = input
   const previousEntry = isSummary(range.first.message) ? range.first : undefined
   const previous = previousEntry && previousText(previousEntry)
@@ -207,8 +236,10 @@ function planSummary(input: CompactionInput, entries: readonly Entry[], data: Co
   const end = asked ? range.to : deepen(seen, range.to, (options.target * input.window) / 2, tokens)
   // What the summary request can read besides its answer and instructions: the range ends earlier if need be.
   const window = summaryWindow(input)
-  const room = window - input.summaryTokens - summaryOverhead(tokens, previous, input.instructions)
-  if (room <= 0) return noRoom(input, window, previous)
+  const free = window - input.summaryTokens - summaryOverhead(tokens, previous, input.instructions)
+  if (free <= 0) return noRoom(input, window, previous)
+  // `most`: a transcript of that size was refused as too long, so the range is cut shorter.
+  const room = Math.min(free, most)
   const start = range.from + (previousEntry ? 1 : 0)
   const keeps = (to: number) => keptRequest(seen, start, to, (options.target * input.window) / 4, tokens, input.session.events)
   const read = readRange(seen, start, end, room, tokens, keeps)
@@ -336,7 +367,20 @@ function withLedger(input: CompactionInput, plan: SummaryPlan, text: string): No
   const { fromSeq, toSeq, keptSeq } = plan
   // The ledger stays a small part of the window: about 1/32 of it.
   const ledger = fileLedger(input.session.events, toSeq, (name) => input.tools.info(name)?.effects, Math.max(800, input.window / 8))
-  return { text: `${text}\n\n${ledger}`, fromSeq, toSeq, ...(keptSeq !== undefined ? { keptSeq } : {}), provider: input.route.provider, model: input.route.model }
+  const note = foldsResults(input.session.events, fromSeq, toSeq) ? `\n\n${FOLDED_NOTE}` : ''
+  return { text: `${text}\n\n${ledger}${note}`, fromSeq, toSeq, ...(keptSeq !== undefined ? { keptSeq } : {}), provider: input.route.provider, model: input.route.model }
+}
+
+/**
+ * What the model can get back of the range: the opening says the log keeps it all, but recall_result
+ * needs a call id, and only a pruned result's stub names one. After the ledger, so that a later
+ * summary drops it with the ledger rather than summarize it.
+ */
+const FOLDED_NOTE = '(Tool results summarized here are not shown again: recall_result shows only results whose pruned stub you can see.)'
+
+/** Whether events `fromSeq`…`toSeq` hold a tool result: a summary of talk alone needs no note about them. */
+function foldsResults(events: readonly SessionEvent[], fromSeq: number, toSeq: number): boolean {
+  return events.some((event) => event.seq >= fromSeq && event.seq <= toSeq && event.type === 'tool/result')
 }
 
 /** A summary no shorter than the messages it replaces would grow the request it is meant to shrink. */

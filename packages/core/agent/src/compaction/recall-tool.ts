@@ -3,39 +3,61 @@
  * Offered only in a session that has been compacted, so other sessions' requests do not carry it.
  */
 
-import { ReinError } from '@rein/base'
+import { cutHead, ReinError } from '@rein/base'
 import { eventData, type Session, type SessionEvent } from '@rein/session'
 import { defineTool } from '@rein/tools'
+import type { Tokenizer } from './meter.ts'
 
-/** `session(id)`: the live session of a run (the agent that made the call). */
-export function recallResultTool(session: (sessionId: string) => Session | undefined) {
+/** The run's agent, as far as a recall needs it. */
+export interface RecallSource {
+  session: Session
+  /** How much of a result its context keeps whole; undefined when its model's window is not known. */
+  room: () => RecallRoom | undefined
+}
+
+/** How much of a recalled result the context keeps, in tokens. */
+export interface RecallRoom {
+  tokens: Tokenizer
+  /** A result past this alone would be pruned again before the next request: it is shown in parts. */
+  whole: number
+  /** The size of such a part: what a compaction keeps whole of the latest tool output. */
+  part: number
+}
+
+/** `source(id)`: the live agent of a run (the one that made the call). */
+export function recallResultTool(source: (sessionId: string) => RecallSource | undefined) {
   return defineTool({
     name: RECALL_TOOL,
-    description: 'Shows again a tool result that was pruned from the conversation to save context. Its stub names the call id; use it only when you need that output again. For a result too big to keep whole, offset and max_chars show a part of it.',
+    description: 'Shows again a tool result that was pruned from the conversation to save context. Its stub names the call id; use it only when you need that output again. A result too big to keep whole is shown in part, saying where it stopped; offset and max_chars show another part of it.',
     parameters: {
       call_id: { type: 'string', required: true, maxLength: 200, description: 'The call id the stub names.' },
       offset: { type: 'integer', minimum: 0, description: 'The first character to show (default 0).' },
-      max_chars: { type: 'integer', minimum: 1, description: 'Show at most this many characters (default: all).' },
+      max_chars: { type: 'integer', minimum: 1, description: 'Show at most this many characters (default: all, or a first part of a result too big to keep whole).' },
     },
     output: { schema: { type: 'string' }, render: (_args, value) => value },
     effects: ['read'],
     isConcurrencySafe: true,
     execute: (args, run) => {
-      const events = (run.sessionId === undefined ? undefined : session(run.sessionId))?.events
-      if (!events) throw new ReinError('NO_SESSION', 'recall_result reads the session of the agent that calls it; this call has none')
+      const agent = run.sessionId === undefined ? undefined : source(run.sessionId)
+      const events = agent?.session.events
+      if (!agent || !events) throw new ReinError('NO_SESSION', 'recall_result reads the session of the agent that calls it; this call has none')
       const callId = recalledBy(events, args.call_id)
       const found = events.findLast((event) => event.type === 'tool/result' && eventData(event, 'tool/result').callId === callId)
       if (!found) throw new ReinError('INVALID_ARGS', `no tool result with call id "${args.call_id}" in this session; the stub names it exactly`)
       const result = eventData(found, 'tool/result')
       const text = result.content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('\n')
       if (args.offset !== undefined || args.max_chars !== undefined) return part(callId, text, args.offset ?? 0, args.max_chars ?? text.length)
+      // Shown whole, it would be pruned again before the model reads it: a first part is read now instead.
+      const room = agent.room()
+      const size = room?.tokens(text)
+      if (room && size !== undefined && size > room.whole) return firstPart(callId, text, size, room)
       const again = prunedRecall(events, callId)
       if (again) throw new ReinError('RESULT_TOO_BIG', `the result of ${callId} (${text.length} characters) does not fit in the context whole: recalled as ${again}, it was pruned again; recall a part of it with offset and max_chars (max_chars ${Math.ceil(text.length / 4)}, say), or get what you need with a narrower call of the tool that made it`)
       return result.isError ? `(that call failed)\n${text}` : text
     },
     summarize: (args) => `recalled ${args.call_id}`,
     // Offered once a compaction pruned something in the run's session: no schema to pay for before.
-    availableTo: (identity) => session(identity.sessionId)?.compacted === true,
+    availableTo: (identity) => source(identity.sessionId)?.session.compacted === true,
   })
 }
 
@@ -75,6 +97,21 @@ function prunedRecall(events: readonly SessionEvent[], callId: string): string |
   for (const event of events) if (event.type === 'context/compacted') for (const entry of eventData(event, 'context/compacted').pruned) pruned.add(entry.callId)
   for (const id of pruned) if (id !== callId && recalledBy(events, id) === callId) return id
   return undefined
+}
+
+/**
+ * The first part of a result too big for the context, as many characters as `room.part` tokens
+ * hold, with how to read on: the model's first recall already gives it something it can keep.
+ */
+function firstPart(callId: string, text: string, size: number, room: RecallRoom): string {
+  const header = (to: number) => `[characters 0–${to} of the ${text.length} of ${callId}'s result; too big to show whole (about ${size} tokens, more than the context keeps): recall the rest with {"call_id": "${callId}", "offset": ${to}, "max_chars": ${to}}, and on from there with offset and max_chars]\n`
+  // The part and its header are what a compaction weighs: both must fit for the part to stay.
+  const budget = Math.max(1, room.part - room.tokens(header(text.length)))
+  let max = Math.max(1, Math.floor((text.length * budget) / size))
+  // The tokenizer need not count evenly along the text: shrink until the part fits.
+  while (max > 1 && room.tokens(cutHead(text, max)) > budget) max = Math.floor(max * 0.9)
+  const shown = cutHead(text, max) || text.slice(0, 1)
+  return `${header(shown.length)}${shown}`
 }
 
 /** Characters `[offset, offset + max)` of a recalled result, with where they are in it. */

@@ -11,9 +11,10 @@ import { overBudget, planRequest } from '../budget.ts'
 import { parentSpent, spentByTree } from '../tree-budget.ts'
 import type { TurnContext } from '../turn.ts'
 import type { TurnState } from '../turn-state.ts'
-import type { CompactionOptions } from '../options.ts'
-import { compactContext, type SummaryBudget } from './compact.ts'
-import { requestTokens } from './meter.ts'
+import type { AgentOptions, CompactionOptions } from '../options.ts'
+import { compactContext, keptToolTokens, type SummaryBudget } from './compact.ts'
+import { requestTokens, type Tokenizer } from './meter.ts'
+import type { RecallRoom } from './recall-tool.ts'
 
 /** A compaction asked for before the next request: by someone (`manual`), or by the provider refusing a request as too long. */
 export interface CompactionAsked {
@@ -122,4 +123,15 @@ function reserveOf(settings: CompactionOptions, window: number): number {
 /** The estimate past which `auto` compacts: the threshold, or the window less the reserve, whichever comes first. */
 function triggerOf(settings: CompactionOptions, window: number): number {
   return Math.min(settings.threshold * window, window - reserveOf(settings, window))
+}
+
+/**
+ * How much of a recalled result the context of `options`' model keeps: a result past the threshold
+ * alone would be pruned again before the next request, so it is shown in parts of what a compaction
+ * keeps of the latest tool output. None when the model's window is not known.
+ */
+export function recallRoom(options: AgentOptions, llm: LlmRuntime, tokens: Tokenizer): RecallRoom | undefined {
+  const window = llm.resolveModel(options.provider, options.model)?.contextWindow
+  if (window === undefined) return undefined
+  return { tokens, whole: triggerOf(options.compaction, window), part: keptToolTokens(options.compaction, window) }
 }
