@@ -38,7 +38,7 @@ export function createBackground(jobs: () => JobService | undefined): StartInBac
       })
     } catch (error) {
       claimed.release()
-      await sink.close()
+      await sink.discard()
       throw error
     }
     // Running and recorded (or already over: job_output tells how).
@@ -125,9 +125,11 @@ async function runJob(job: JobRun, request: BackgroundRequest, marker: string, s
     })
     await emit(formatter.end())
   } catch (error) {
-    await sink.close()
+    // Nothing ran (no shell, a bad folder, the marker not recorded): no output, so no file is left.
+    if (began) await sink.close()
+    else await sink.discard()
     job.fail(error)
-    // Nothing ran (no shell, a bad folder, the marker not recorded): the call fails with this.
+    // The call fails with this reason.
     if (!began) gate.failed(error)
     return
   }

@@ -4,6 +4,7 @@
  * disk use stays bounded too. Every failure ends in a `SpillSaved` that says why.
  */
 
+import { rm } from 'node:fs/promises'
 import type { Writable } from 'node:stream'
 import { finished } from 'node:stream/promises'
 import type { OpenSpill, SpillSaved } from '@rein/tools'
@@ -70,6 +71,16 @@ export class SpillSink {
       await finished(stream).catch(() => undefined)
     }
     return this.saved
+  }
+
+  /**
+   * Ends the file and removes it: for output that never came (a background command that never
+   * started), so no empty file is left for the model or a later process to find.
+   */
+  async discard(): Promise<void> {
+    const path = this.path
+    await this.close()
+    if (path !== undefined) await rm(path, { force: true }).catch(() => undefined)
   }
 
   private put(chunk: string | Buffer, bytes: number): void | Promise<void> {

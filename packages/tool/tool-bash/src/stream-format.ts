@@ -1,28 +1,29 @@
 /**
- * The two pipes as one text: decoded as UTF-8 (a character split between chunks is kept whole),
- * stderr lines marked, and a line cut off by the other pipe ended where it was cut, so every line
- * belongs to one pipe.
+ * The two pipes as one text: each made plain (see terminal-text.ts: decoded as UTF-8, a character
+ * split between chunks kept whole, escape sequences dropped, control characters shown, binary
+ * summarized), stderr lines marked, and a line cut off by the other pipe ended where it was cut,
+ * so every line belongs to one pipe.
  */
 
-import { StringDecoder } from 'node:string_decoder'
 import type { ShellStream } from './shell.ts'
+import { TerminalText } from './terminal-text.ts'
 
 /** Put at the start of every line the command wrote to stderr. */
 const STDERR_MARK = '[stderr] '
 
 export class StreamFormatter {
-  private readonly decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') }
+  private readonly pipes = { stdout: new TerminalText(), stderr: new TerminalText() }
   private atLineStart = true
   private openStream: ShellStream | undefined
 
-  /** The text to append for one chunk (possibly empty: half a character waits for its rest). */
+  /** The text to append for one chunk (possibly empty: half a character or sequence waits for its rest). */
   write(chunk: Uint8Array, stream: ShellStream): string {
-    return this.format(this.decoders[stream].write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)), stream)
+    return this.format(this.pipes[stream].write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)), stream)
   }
 
-  /** What the decoders still hold once both pipes are closed (an incomplete character becomes U+FFFD). */
+  /** What the pipes still hold once both are closed (an incomplete character becomes U+FFFD, a binary end its note). */
   end(): string {
-    return this.format(this.decoders.stdout.end(), 'stdout') + this.format(this.decoders.stderr.end(), 'stderr')
+    return this.format(this.pipes.stdout.end(), 'stdout') + this.format(this.pipes.stderr.end(), 'stderr')
   }
 
   private format(text: string, stream: ShellStream): string {

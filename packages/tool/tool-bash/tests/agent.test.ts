@@ -2,7 +2,7 @@
 // real processes: what the model reads back, long output in the session's folder, and
 // run_in_background through ctx.jobs (job_output, job_kill, a finish notice).
 import { createHash } from 'node:crypto'
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
@@ -30,7 +30,7 @@ afterEach(async () => {
   if (problems.length > 0) throw new Error(`session invariants broken:\n${problems.join('\n')}`)
 })
 
-async function boot(script: ScriptedLlmScript, config: Partial<bash.Config> = {}, jobsConfig: Partial<JobsConfig> = {}) {
+async function boot(script: ScriptedLlmScript, config: Partial<bash.Config> = {}, jobsConfig: Partial<JobsConfig> = {}, cwd = dir) {
   const root = new Context()
   fibers.push(await root.plugin(LlmRuntime, { retry: { maxRetries: 0, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } }))
   fibers.push(await root.plugin(ToolRegistry, { askFor: [] }))
@@ -42,7 +42,7 @@ async function boot(script: ScriptedLlmScript, config: Partial<bash.Config> = {}
   fibers.push(bashFiber)
   const llm = createScriptedLlm(script)
   root.llm.registerAdapter('scripted', llm)
-  const agent = await root.agents.create({ cwd: dir, workspaceRoot: dir })
+  const agent = await root.agents.create({ cwd, workspaceRoot: dir })
   agents.push(agent)
   return { root, llm, agent, bashFiber }
 }
@@ -229,6 +229,42 @@ describe('run_in_background in an agent', () => {
     // The call said it failed: no notice about the job follows.
     await agent.send('and now?')
     expect(notices(llm.requests[2])).toEqual([])
+  })
+
+  /** The files in the session's spill folder (none when it was never made). */
+  async function spillFiles(agent: Agent): Promise<string[]> {
+    const folder = join(await agent.session.folder(), 'spill')
+    return existsSync(folder) ? readdirSync(folder) : []
+  }
+
+  it.each([
+    ['the shell is not installed', { command: 'echo hi' }, { shell: 'no-such-shell' }, false],
+    ['the command is over the system\'s length limit', { command: `echo ${'x'.repeat(200_000)}` }, {}, false],
+    ['its folder was removed', { command: 'echo hi' }, {}, true],
+  ] as const)('leaves no empty output file behind when a background command cannot start because %s', async (_why, args, config, removeCwd) => {
+    const cwd = join(dir, 'gone')
+    mkdirSync(cwd)
+    const { llm, agent } = await boot([
+      [call('bash', { ...args, description: 'Quick job', run_in_background: true })],
+      [{ text: 'it failed' }],
+    ], config, {}, cwd)
+    if (removeCwd) rmSync(cwd, { recursive: true })
+    await agent.send('go')
+    expect(results(llm.requests[1])).toEqual([expect.stringMatching(/^Error: /)])
+    expect(agent.session.events.find((event) => event.type === 'tool/result')?.data).toMatchObject({ isError: true, code: 'SHELL_START_FAILED' })
+    expect(await spillFiles(agent)).toEqual([])
+  })
+
+  it('keeps the output file of a background command that started and printed nothing', async () => {
+    const { root, agent } = await boot([
+      [call('bash', { command: 'true', description: 'Quiet job', run_in_background: true })],
+      [{ text: 'started' }],
+    ])
+    await agent.send('go')
+    const info = await root.jobs.wait('bash-1', 10_000, { sessionId: agent.session.id })
+    expect(info.status).toBe('done')
+    expect(readFileSync(info.outputPath ?? '', 'utf8')).toBe('')
+    expect(await spillFiles(agent)).toHaveLength(1)
   })
 
   it('says the job was still stopping when job_kill returns before its processes are gone', async () => {

@@ -61,6 +61,23 @@ describe('OutputCollector', () => {
     expect(out).toEqual({ kind: 'whole', text: 'price: €5\n' })
   })
 
+  it('strips an escape sequence split between two chunks, with a UTF-8 character split beside it', async () => {
+    const all = bytes('\u001b[38;5;208m€\u001b[0m ok\n')
+    // Inside the sequence, then inside the euro sign.
+    const out = await collect([[all.subarray(0, 4), 'stdout'], [all.subarray(4, 12), 'stdout'], [all.subarray(12), 'stdout']])
+    expect(out).toEqual({ kind: 'whole', text: '€ ok\n' })
+  })
+
+  it('reads a CRLF split between two chunks as one line break', async () => {
+    const out = await collect([['a\r', 'stdout'], ['\nb\r', 'stdout'], ['c\r', 'stdout']])
+    expect(out).toEqual({ kind: 'whole', text: 'a\nb\nc\n' })
+  })
+
+  it('shows an escape sequence cut off by the end of the output as a mark and its text', async () => {
+    const out = await collect([['done \u001b[3', 'stdout']])
+    expect(out).toEqual({ kind: 'whole', text: 'done \u241b[3' })
+  })
+
   it('opens no spill file while the output is short', async () => {
     const opened: string[] = []
     await collect([['short\n', 'stdout']], fileSpill(opened))
