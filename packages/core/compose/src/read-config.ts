@@ -31,8 +31,107 @@ export async function readConfigFile(path: string): Promise<EntryOptions[]> {
     // No cause: the parser's error quotes the file (js-yaml's keeps all of it), which may hold a secret.
     throw invalid(path, [json ? `not valid JSON: ${withLineAndColumn((error as Error).message, text)}` : `not valid YAML: ${yamlProblem(error, text)}`])
   }
+  // JSON has no aliases: each of its values is written out.
+  const unbounded = json ? undefined : aliasProblem(data)
+  if (unbounded !== undefined) throw invalid(path, [unbounded])
   if (!Array.isArray(data)) throw invalid(path, ['the top level must be a list of plugin rows (- id: …, name: …)'])
   return checkRows(data, path)
+}
+
+/**
+ * The most values a file's aliases may add to it, each alias counted as a copy of its anchor's value.
+ * js-yaml shares that value, but every check, the loader and any JSON of the rows walk it in full:
+ * nine nested lists of nine aliases (a file of ten lines) would be walked as 387 million values.
+ * Shared model lists add hundreds.
+ */
+const MAX_ALIASED_VALUES = 100_000
+/**
+ * The deepest a file's values may nest through aliases (js-yaml refuses more than 100 written out): a
+ * chain of anchors each holding the one before is small, but as deep as it is long: 20 000 of them
+ * go past the stack of a recursive walk, and the load of one took minutes.
+ */
+const MAX_ALIASED_DEPTH = 500
+
+const WHAT_TO_DO = 'write the repeated part out, or use fewer nested aliases'
+
+/** What walking a value in full meets: its values, each alias counted as a copy, and how deep they nest. */
+interface Extent {
+  values: number
+  height: number
+}
+
+const SCALAR: Extent = { values: 1, height: 0 }
+
+/** Thrown by the walk of `aliasProblem` on the first thing that makes the file unbounded to walk. */
+class Unbounded {
+  constructor(readonly problem: string) {}
+}
+
+/**
+ * Why walking the parsed file would not end (a value holding itself: an anchor's value with its own
+ * alias inside it) or would cost far more than its text (see the limits above), as a problem line.
+ * Each shared value is measured once, so this costs as much as the text, not the expansion.
+ */
+function aliasProblem(data: unknown): string | undefined {
+  const measured = new Map<object, Extent>()
+  // The values being measured (those holding the current one), each with the length of its path.
+  const open = new Map<object, number>()
+  const path: (string | number)[] = []
+  let written = 1
+  const tooDeep = (depth: number) => {
+    if (depth > MAX_ALIASED_DEPTH) throw new Unbounded(`the file nests values more than ${MAX_ALIASED_DEPTH} deep through its aliases: ${WHAT_TO_DO}`)
+  }
+  const measure = (value: unknown, depth: number): Extent => {
+    if (typeof value !== 'object' || value === null) return SCALAR
+    const known = measured.get(value)
+    // A value measured before may be met again deeper than it was first.
+    if (known) {
+      tooDeep(depth + known.height)
+      return known
+    }
+    const holder = open.get(value)
+    if (holder !== undefined) throw new Unbounded(heldInItself(data, path, holder))
+    tooDeep(depth)
+    open.set(value, path.length)
+    const extent = { values: 1, height: 0 }
+    for (const [key, child] of Object.entries(value)) {
+      written += 1
+      path.push(Array.isArray(value) ? Number(key) : key)
+      const inner = measure(child, depth + 1)
+      path.pop()
+      extent.values += inner.values
+      extent.height = Math.max(extent.height, inner.height + 1)
+    }
+    open.delete(value)
+    measured.set(value, extent)
+    return extent
+  }
+  try {
+    const { values } = measure(data, 0)
+    if (values - written <= MAX_ALIASED_VALUES) return undefined
+    return `the file expands to more than ${MAX_ALIASED_VALUES} values through its aliases (each alias counts as a copy of its anchor's value, and every check and the loader walk them all): ${WHAT_TO_DO}`
+  } catch (error) {
+    if (error instanceof Unbounded) return error.problem
+    throw error
+  }
+}
+
+/** `row "a": config.x[1] is an alias of config.x, …` for an alias at `path` of the value at its first `holder` keys. */
+function heldInItself(rows: unknown, path: readonly (string | number)[], holder: number): string {
+  const [index] = path
+  // The top level is a list of rows (else it is refused next): a path inside it is a row's field.
+  const inRow = typeof index === 'number' && Array.isArray(rows)
+  const id = inRow ? (rows[index] as { id?: unknown } | null | undefined)?.id : undefined
+  const row = !inRow ? 'the file' : typeof id === 'string' ? `row "${id}"` : `row #${index + 1}`
+  const start = inRow ? 1 : 0
+  const anchor = holder === 0 ? 'the whole file' : fieldPath(path.slice(start, holder))
+  return `${row}: ${fieldPath(path.slice(start))} is an alias of ${anchor}, which holds it: a value cannot contain its own alias (it would never end); write the value out`
+}
+
+/** `config.models[2]` for a path inside a row; `the row` for none. */
+function fieldPath(keys: readonly (string | number)[]): string {
+  if (keys.length === 0) return 'the row'
+  return keys.map((key, at) => (typeof key === 'number' ? `[${key}]` : at === 0 ? key : `.${key}`)).join('')
 }
 
 /**
