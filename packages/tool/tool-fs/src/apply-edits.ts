@@ -146,6 +146,11 @@ function usesCrlf(text: string): boolean {
 }
 
 function notFound(text: string, wanted: string, display: string): string {
+  const numbered = numberedMatch(text, wanted)
+  if (numbered !== undefined) {
+    const where = numbered === '' ? ' Send' : ` Without them it matches ${numbered}; send`
+    return `old_string was not found in ${display}: each of its lines starts with a line number and a tab, as read shows them, but those are not part of the file.${where} old_string (and new_string) without the numbers.`
+  }
   const composed = composedMatch(text, wanted)
   if (composed !== undefined) {
     return `old_string was not found in ${display}; it matches ${composed} only if its accented letters are composed alike: one side writes some as a letter plus a combining mark (Unicode NFD), the other as one character (NFC), which look the same. Keep old_string to the text around them, or write the line anew.`
@@ -159,6 +164,26 @@ function notFound(text: string, wanted: string, display: string): string {
     return `old_string was not found in ${display}; it matches ${places} only if whitespace is ignored (indentation, spaces or line breaks differ):\n${passages.map(show).join('\n\n')}\n${advice}`
   }
   return `old_string was not found in ${display}. The most similar passages:\n${passages.map((passage) => `${span(passage)}:\n${show(passage)}`).join('\n\n')}\n${advice}`
+}
+
+/** read's prefix of a line (`12<tab>`), or `cat -n`'s padded one. */
+const LINE_NUMBER = /^ *\d+\t/
+
+/**
+ * When every line of `wanted` starts with a line number and a tab (copied from read's output with
+ * them): where it matches without them (`line 3`, `lines 3-4`), or `''` when it does not either.
+ * Undefined when `wanted` is not written so.
+ */
+function numberedMatch(text: string, wanted: string): string | undefined {
+  const lines = wanted.split('\n')
+  if (lines.length > 1 && lines.at(-1) === '') lines.pop()
+  if (!lines.every((line) => LINE_NUMBER.test(line))) return undefined
+  const bare = lines.map((line) => line.replace(LINE_NUMBER, '')).join('\n')
+  const [found] = matches(text, bare, false)
+  if (found === undefined) return ''
+  const [first = 1] = lineNumbers(text, [found.at])
+  const last = first + lines.length - 1
+  return first === last ? `line ${first}` : `lines ${first}-${last}`
 }
 
 /** Where `wanted` matches once both are composed alike (NFC), as `line 3` or `lines 3-4`; undefined when it does not. */

@@ -6,7 +6,7 @@ import { listedPath } from '@rein/base'
 import { defineTool, type DurableToolResult, type ToolResultView } from '@rein/tools'
 import { fromSystemError, fsError } from './errors.ts'
 import { callScope, type FsToolContext } from './tool-context.ts'
-import { checkPattern, walkFiles } from './walk.ts'
+import { checkPattern, relativeToFolder, walkFiles } from './walk.ts'
 import { notFound, resolvePath, type Resolved } from './workspace.ts'
 
 /** Paths kept in the log for the search card. */
@@ -49,10 +49,12 @@ export function createGlobTool(context: FsToolContext) {
     effects: ['read'],
     isConcurrencySafe: true,
     execute: async (args, run) => {
-      checkPattern(args.pattern, 'pattern')
+      checkPattern(args.pattern, 'pattern', true)
       const scope = await callScope(context, run)
       const folder = await folderOf(await resolvePath(scope, args.path ?? '.', 'read'))
-      const files = await walkFiles({ root: folder.allowed, start: folder.real, patterns: [args.pattern], gitignore: config.gitignore, signal: run.signal })
+      const pattern = relativeToFolder(args.pattern, folder, scope, 'pattern')
+      checkPattern(pattern, 'pattern')
+      const files = await walkFiles({ root: folder.allowed, start: folder.real, patterns: [pattern], gitignore: config.gitignore, signal: run.signal })
       const shown: string[] = []
       let chars = 0
       for (const file of files) {

@@ -7,8 +7,8 @@ import { displayOf } from './glob-tool.ts'
 import { Matcher } from './matcher.ts'
 import { compilePattern, searchFiles, type SearchOutcome } from './search.ts'
 import { callScope, type FsToolContext } from './tool-context.ts'
-import { checkPattern, walkFiles } from './walk.ts'
-import { notFound, resolvePath } from './workspace.ts'
+import { checkPattern, relativeToFolder, walkFiles } from './walk.ts'
+import { notFound, resolvePath, type Resolved, type Scope } from './workspace.ts'
 import { plural } from './write-tool.ts'
 import { cutHead, listedPath } from '@rein/base'
 
@@ -79,7 +79,7 @@ export function createGrepTool(context: FsToolContext) {
     isConcurrencySafe: true,
     execute: async (args, run) => {
       const regex = compilePattern(args.pattern)
-      if (args.glob !== undefined) checkPattern(args.glob, 'glob')
+      if (args.glob !== undefined) checkPattern(args.glob, 'glob', true)
       const scope = await callScope(context, run)
       const resolved = await resolvePath(scope, args.path ?? '.', 'read')
       if (!resolved.exists) throw await notFound(resolved)
@@ -90,7 +90,7 @@ export function createGrepTool(context: FsToolContext) {
       const matcher = new Matcher(regex, { timeoutMs: config.grepTimeoutMs, signal: run.signal })
       try {
         const files = info.isFile() ? [resolved.real]
-          : await walkFiles({ root: resolved.allowed, start: resolved.real, patterns: [fileGlob(args.glob)], gitignore: config.gitignore, signal: run.signal })
+          : await walkFiles({ root: resolved.allowed, start: resolved.real, patterns: [fileGlob(args.glob, resolved, scope)], gitignore: config.gitignore, signal: run.signal })
         const outcome = await searchFiles({ matcher, files, allowed: resolved.allowed, maxMatches: config.grepMatches, lineChars: LINE_CHARS, display, signal: run.signal })
         const { shown, count, cut } = withinBudget(outcome, config.outputChars - 300, display)
         return { pattern: args.pattern, path: resolved.display, files: shown, matches: count, searched: outcome.searched, truncated: outcome.truncated || cut }
@@ -105,9 +105,11 @@ export function createGrepTool(context: FsToolContext) {
 }
 
 /** A `glob` argument as a pattern from the search folder: a bare name matches at any depth, as in ripgrep. */
-function fileGlob(glob: string | undefined): string {
+function fileGlob(glob: string | undefined, folder: Resolved, scope: Scope): string {
   if (glob === undefined) return '**/*'
-  return glob.includes('/') ? glob : `**/${glob}`
+  const relative = relativeToFolder(glob, folder, scope, 'glob')
+  checkPattern(relative, 'glob')
+  return relative.includes('/') ? relative : `**/${relative}`
 }
 
 /** The files and lines that fit in `chars` of rendered text. */

@@ -62,10 +62,16 @@ export class Matcher {
   private timer: NodeJS.Timeout | undefined
   private closed = false
   private stopped: Error | undefined
+  /** The thread is running: until then no block is timed, as its start (slow on a busy machine) is not the pattern's time. */
+  private online = false
 
   constructor(regex: RegExp, private readonly options: MatcherOptions) {
     // No execArgv: the script needs no loader (tsx would only slow the start).
     this.worker = new Worker(WORKER_SCRIPT, { eval: true, workerData: { source: regex.source, flags: regex.flags }, execArgv: [] })
+    this.worker.on('online', () => {
+      this.online = true
+      this.watch()
+    })
     this.worker.on('message', (reply: Reply) => this.answer(reply))
     this.worker.on('error', (error) => this.fail(fsError('READ_FAILED', `grep could not run the pattern: ${error.message}`, {}, error)))
     this.worker.on('exit', (code) => {
@@ -118,7 +124,7 @@ export class Matcher {
   /** Times the block at the head of the queue: the one the worker is on. */
   private watch() {
     const head = this.queue[0]
-    if (head === undefined) return
+    if (head === undefined || !this.online || this.stopped) return
     const { timeoutMs } = this.options
     this.timer = setTimeout(() => this.fail(fsError(
       'GREP_TIMEOUT',

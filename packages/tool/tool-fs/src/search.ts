@@ -49,12 +49,15 @@ const PARALLEL = 8
 const MAX_LINE_CHARS = 1024 * 1024
 
 /**
- * Compiles the model's pattern: JavaScript syntax, with a leading `(?i)` (as ripgrep and most
- * engines write it) turned into the `i` flag. Tries the `u` flag first for `\p{…}`.
+ * Compiles the model's pattern: JavaScript syntax, with leading inline flags (as ripgrep and most
+ * engines write them) taken as flags: `(?i)` ignores case; `(?m)` and `(?s)` change nothing on one
+ * line. Tries the `u` flag first for `\p{…}`.
  */
 export function compilePattern(pattern: string): RegExp {
-  const insensitive = pattern.startsWith('(?i)')
-  const source = insensitive ? pattern.slice(4) : pattern
+  const { source, insensitive } = inlineFlags(pattern)
+  if (holdsLineBreak(source)) {
+    throw fsError('INVALID_PATTERN', `pattern ${JSON.stringify(cutHead(pattern, 80))} holds a line break (\\n), but grep matches one line at a time, so it could never match; search for one of its lines, then read the file around the match`, { pattern })
+  }
   const flags = insensitive ? 'i' : ''
   try {
     return new RegExp(source, `${flags}u`)
@@ -65,6 +68,32 @@ export function compilePattern(pattern: string): RegExp {
       throw fsError('INVALID_PATTERN', `pattern is not a valid regular expression: ${(error as Error).message}`, { pattern }, error)
     }
   }
+}
+
+/** Inline flags at the start of a pattern: `i`, `m` and `s` are taken; any other is refused by name (JavaScript has no inline flags to pass it to). */
+function inlineFlags(pattern: string): { source: string; insensitive: boolean } {
+  const found = /^\(\?([a-zA-Z]+)\)/.exec(pattern)
+  if (found === null) return { source: pattern, insensitive: false }
+  const [group, letters = ''] = found
+  if (/[^ims]/.test(letters)) {
+    throw fsError('INVALID_PATTERN', `pattern starts with ${group}, inline flags grep cannot take: it understands (?i) to ignore case, and (?m) and (?s), which change nothing on one line; leave the others out`, { pattern })
+  }
+  return { source: pattern.slice(group.length), insensitive: letters.includes('i') }
+}
+
+/** Whether `source` asks for a line break outside a character class: typed as is, or as `\n`. Inside one (`[^\n]`) it is harmless. */
+function holdsLineBreak(source: string): boolean {
+  let inClass = false
+  for (let i = 0; i < source.length; i++) {
+    const char = source[i]
+    if (char === '\\') {
+      if (!inClass && source[i + 1] === 'n') return true
+      i++
+    } else if (char === '\n' && !inClass) return true
+    else if (char === '[') inClass = true
+    else if (char === ']') inClass = false
+  }
+  return false
 }
 
 export async function searchFiles(request: SearchRequest): Promise<SearchOutcome> {

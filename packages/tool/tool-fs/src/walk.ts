@@ -9,7 +9,7 @@ import { resolve } from 'node:path'
 import type { GlobOptions } from 'tinyglobby'
 import { fsError } from './errors.ts'
 import { GitignoreRules } from './gitignore.ts'
-import { within } from './workspace.ts'
+import { within, type Resolved, type Scope } from './workspace.ts'
 
 export interface WalkRequest {
   /** The workspace's real root. */
@@ -105,15 +105,39 @@ function starsOf(part: string): number {
 }
 
 /**
- * Refuses a pattern that could name something outside the folder it is matched in (an absolute
- * pattern, or one with a `..` segment), and one too costly to match (`MOST_STARS`).
+ * An absolute pattern under the folder it is matched in, made relative to that folder: read and
+ * write take absolute paths inside the workspace, so models write patterns so too. One elsewhere in
+ * the workspace is refused with what to do; one outside it is left for `checkPattern` to refuse.
  */
-export function checkPattern(pattern: string, argument: string): void {
+export function relativeToFolder(pattern: string, folder: Resolved, scope: Scope, argument: string): string {
+  if (!pattern.startsWith('/')) return pattern
+  for (const base of [folder.absolute, folder.real]) {
+    const rest = below(base, pattern)
+    if (rest !== undefined && rest !== '') return rest
+  }
+  if (below(scope.root, pattern) !== undefined || below(scope.rootReal, pattern) !== undefined) {
+    throw fsError('INVALID_PATTERN', `${argument} ${JSON.stringify(pattern)} is not under ${folder.display}, the folder it is matched in; give path a folder that holds it, or write the pattern relative to path`, { pattern })
+  }
+  return pattern
+}
+
+/** What follows `base/` in `path`, compared as text (the glob's magic characters are not looked at); undefined when it does not start so. */
+function below(base: string, path: string): string | undefined {
+  const prefix = base.endsWith('/') ? base : `${base}/`
+  return path.startsWith(prefix) ? path.slice(prefix.length) : undefined
+}
+
+/**
+ * Refuses a pattern that could name something outside the folder it is matched in (an absolute
+ * pattern, or one with a `..` segment), and one too costly to match (`MOST_STARS`). `mayBeAbsolute`:
+ * the early check, before `relativeToFolder` has made an absolute pattern relative.
+ */
+export function checkPattern(pattern: string, argument: string, mayBeAbsolute = false): void {
   if (pattern.includes('\0')) throw fsError('INVALID_PATTERN', `${argument} contains a NUL byte`)
   if (pattern.split('/').some((part) => part !== '**' && starsOf(part) > MOST_STARS)) {
     throw fsError('INVALID_PATTERN', `${argument} ${JSON.stringify(pattern)} has more than ${MOST_STARS} * in one part; matching that against long names can take minutes. Use at most three * between two slashes, and narrow the rest with path or a second search`, { pattern })
   }
-  if (pattern.startsWith('/') || pattern.split(/[/{},]/).includes('..')) {
+  if ((pattern.startsWith('/') && !mayBeAbsolute) || pattern.split(/[/{},]/).includes('..')) {
     throw fsError('PATH_OUTSIDE_WORKSPACE', `${argument} ${JSON.stringify(pattern)} reaches outside the folder it is matched in; write it relative to path, without ".."`, { pattern })
   }
 }

@@ -92,6 +92,7 @@ export async function resolvePath(scope: Scope, input: string, access: Access): 
   const { area, allowed } = place
   const display = area === 'spill' ? absolute : relative(within(scope.root, absolute) ? scope.root : scope.rootReal, absolute) || '.'
   const { real, exists } = await realPathOf(absolute, display, scope, access)
+  if (!exists) await refuseHomeTilde(input, display, scope, access)
   if (!within(allowed, real)) throw outside(display, scope, 'leads outside the workspace through a symbolic link')
   if (access === 'write' && scope.spill && within(scope.spill.real, real)) {
     throw fsError('PATH_OUTSIDE_WORKSPACE', `${display} is in the folder of saved tool output, which is read-only`, { path: display })
@@ -163,6 +164,19 @@ async function realPathOf(absolute: string, display: string, scope: Scope, acces
     missing.unshift(basename(current))
     current = parent
   }
+}
+
+/**
+ * A missing path that starts with `~` when the workspace has no `~`: the model meant its home
+ * folder, which no shell expands here. Written as given, it would make a folder named `~` in the
+ * workspace and answer "Created ~/…", as if the home folder had the file.
+ */
+async function refuseHomeTilde(input: string, display: string, scope: Scope, access: Access) {
+  if (input !== '~' && !input.startsWith('~/')) return
+  if (await lstat(join(scope.root, '~')).then(() => true, () => false)) return
+  const why = `~ is not your home folder here: paths are taken relative to the workspace root (${scope.root}), which has no folder named ~, and files outside the workspace cannot be ${access === 'write' ? 'written' : 'read'}`
+  if (access === 'write') throw fsError('INVALID_PATH', `${cutHead(display, 200)}: ${why}; write a path inside the workspace`, { path: display })
+  throw fsError('FILE_NOT_FOUND', `${cutHead(display, 200)} does not exist: ${why}`, { path: display })
 }
 
 /** A link whose target is missing: following it later could create a file wherever it points. */

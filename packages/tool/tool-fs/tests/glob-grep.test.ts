@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it, vi } from 'vitest'
+import { Matcher } from '../src/matcher.ts'
+import { compilePattern } from '../src/search.ts'
 import { boot, codeOf, text, useFolders, write } from './harness.ts'
 
 const folders = useFolders()
@@ -137,6 +139,19 @@ describe('glob', () => {
     expect(text(await call('glob', { pattern: '**/*.rs' }))).toBe('No files match **/*.rs.')
   })
 
+  it('takes an absolute pattern inside the workspace as the model would write it, instead of calling it outside', async () => {
+    tree({ 'src/a.ts': 'hit\n', 'src/deep/b.ts': 'hit\n', 'lib/c.ts': 'hit\n' })
+    const { workspace } = folders()
+    const { call } = await boot(folders())
+    expect(text(await call('glob', { pattern: `${workspace}/src/**/*.ts` }))).toBe('src/a.ts\nsrc/deep/b.ts')
+    expect(text(await call('glob', { pattern: `${workspace}/src/*.ts`, path: 'src' }))).toBe('src/a.ts')
+    expect(text(await call('grep', { pattern: 'hit', glob: `${workspace}/src/*.ts` }))).toBe('src/a.ts\n1: hit')
+    // Inside the workspace but not under path: nothing there is searched, and the model is told how to write it.
+    const elsewhere = await call('glob', { pattern: `${workspace}/lib/*.ts`, path: 'src' })
+    expect(codeOf(elsewhere)).toBe('INVALID_PATTERN')
+    expect(text(elsewhere)).toContain('is not under src')
+  })
+
   it('refuses a file as path', async () => {
     tree({ 'a.txt': '' })
     const { call } = await boot(folders())
@@ -170,6 +185,31 @@ describe('grep', () => {
     const { call } = await boot(folders())
     expect(text(await call('grep', { pattern: '(?i)hello' }))).toBe('a.txt\n1: Hello\n2: hello\n3: HELLO')
     expect(await call('grep', { pattern: 'a(b' })).toMatchObject({ isError: true, error: { code: 'INVALID_PATTERN' } })
+  })
+
+  it('refuses a pattern holding a line break, which can never match one line, instead of answering no matches', async () => {
+    tree({ 'a.txt': 'hello\nworld\n' })
+    const { call } = await boot(folders())
+    for (const pattern of ['hello\\nworld', 'hello\nworld', '(?i)hello\\n']) {
+      const result = await call('grep', { pattern })
+      expect(codeOf(result)).toBe('INVALID_PATTERN')
+      expect(text(result)).toContain('one line at a time')
+    }
+    // An escaped backslash before n, and \n inside a class, are no line break.
+    tree({ 'b.txt': 'x\\ny\n' })
+    expect(text(await call('grep', { pattern: 'x\\\\ny' }))).toBe('b.txt\n1: x\\ny')
+    expect(text(await call('grep', { pattern: 'hel[^\\n]o' }))).toBe('a.txt\n1: hello')
+  })
+
+  it('takes the inline flags (?m) and (?s) as no-ops on one line, and names an inline flag it cannot take', async () => {
+    tree({ 'a.txt': 'Hello\nhello\n' })
+    const { call } = await boot(folders())
+    expect(text(await call('grep', { pattern: '(?im)^hello$' }))).toBe('a.txt\n1: Hello\n2: hello')
+    expect(text(await call('grep', { pattern: '(?s)hel+o' }))).toBe('a.txt\n2: hello')
+    const refused = await call('grep', { pattern: '(?x)hello' })
+    expect(codeOf(refused)).toBe('INVALID_PATTERN')
+    expect(text(refused)).toContain('(?x)')
+    expect(text(refused)).toContain('(?i)')
   })
 
   it('finds nothing a file does not hold in a line longer than it keeps: the cut line\'s rest is not joined to its head', async () => {
@@ -248,6 +288,20 @@ describe('grep with a pattern that backtracks catastrophically', () => {
     expect(await pending).toMatchObject({ isError: true, error: { code: 'GREP_TIMEOUT', message: TIMEOUT } })
     await vi.waitFor(() => expect(threads()).toBe(before))
     expect(text(await call('grep', { pattern: 'fine' }))).toBe('ok.txt\n1: fine')
+  })
+
+  it('does not count the thread\'s start against grepTimeoutMs: a busy machine starting it slowly is no timeout', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    const matcher = new Matcher(compilePattern('fine'), { timeoutMs: 50 })
+    try {
+      const pending = matcher.match('fine\nother', 10, 'ok.txt')
+      // Time passes before the thread is up (on a loaded machine, hundreds of ms).
+      vi.advanceTimersByTime(1000)
+      await expect(pending).resolves.toEqual([[0, 0]])
+    } finally {
+      vi.useRealTimers()
+      await matcher.close()
+    }
   })
 
   it('stops matching when the call is cancelled', async () => {

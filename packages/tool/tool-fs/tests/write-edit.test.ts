@@ -17,6 +17,21 @@ describe('write', () => {
     expect(readFileSync(file('src/deep/new.ts'), 'utf8')).toBe('export {}\n')
   })
 
+  it('refuses to create a file under ~, which is not the home folder here, instead of making a folder named ~ in the workspace', async () => {
+    const { call } = await boot(folders())
+    const result = await call('write', { path: '~/.config/app.json', content: '{}\n' })
+    expect(codeOf(result)).toBe('INVALID_PATH')
+    expect(text(result)).toContain('~ is not your home folder here')
+    expect(readdirSync(folders().workspace)).toEqual([])
+    const read = await call('read', { path: '~/.bashrc' })
+    expect(codeOf(read)).toBe('FILE_NOT_FOUND')
+    expect(text(read)).toContain('~ is not your home folder here')
+    // A folder that really is named ~ in the workspace is used like any other.
+    mkdirSync(file('~'))
+    expect(codeOf(await call('write', { path: '~/notes.txt', content: 'x\n' }))).toBe('ok')
+    expect(readFileSync(file('~/notes.txt'), 'utf8')).toBe('x\n')
+  })
+
   it('writes a file whose name is as long as the file system allows (255 bytes)', async () => {
     const { call } = await boot(folders())
     const name = '記'.repeat(85)
@@ -245,6 +260,16 @@ describe('edit', () => {
       '2\t  const text = `hi ${name}`',
       'Copy the text exactly as read shows it (indentation included, without the line-number prefix), or read the file again.',
     ].join('\n'))
+  })
+
+  it('says old_string holds read\'s line-number prefixes, and where it matches without them', async () => {
+    write(file('g.js'), source)
+    const { call } = await boot(folders())
+    await call('read', { path: 'g.js' })
+    const result = await call('edit', { path: 'g.js', old_string: '2\t  const text = `hi ${name}`\n3\t  return text', new_string: 'x' })
+    expect(codeOf(result)).toBe('EDIT_NOT_FOUND')
+    expect(text(result)).toBe('Error: old_string was not found in g.js: each of its lines starts with a line number and a tab, as read shows them, but those are not part of the file. Without them it matches lines 2-3; send old_string (and new_string) without the numbers.')
+    expect(readFileSync(file('g.js'), 'utf8')).toBe(source)
   })
 
   it('says when nothing resembles old_string', async () => {
