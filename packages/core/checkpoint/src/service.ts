@@ -3,7 +3,7 @@
  * a session's files to their state before a turn, skipping whatever changed since.
  */
 
-import { realpath, unlink } from 'node:fs/promises'
+import { realpath } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path'
 import { Context, Service } from '@deepseek-ai/cordis'
 import { ReinError, listedPath } from '@rein/base'
@@ -16,7 +16,7 @@ import { absentAlready, foldersBack, foreseeFolders, makeFolder, setMadeModes, p
 import { IS_NOW_A_DIRECTORY, modeBackOf, planFile, recordsToUndo, withModeDone } from './plan.ts'
 import { giveModeBack, refusal, removeFile, removeLeftovers, writeAtomically } from './restore.ts'
 import { parentProblem } from './parents.ts'
-import { asideChecked, keepCopy, setAside, setAsideFolder } from './set-aside.ts'
+import { asideChecked, discardCopy, keepCopy, setAside, setAsideFolder } from './set-aside.ts'
 import { reinHome } from './snapshot/config.ts'
 import { defineRewindEvent, noticeTarget, recordInConversation, releaseTarget, runningIn, tellConversation, type LiveAgent } from './rewind-notice.ts'
 import { planRetention } from './retention.ts'
@@ -488,7 +488,7 @@ async function undo(item: PlanItem, store: CheckpointStore, sessionId: string, a
       mode = await writeAtomically(item.file, content, item.mode, back)
     } catch (error) {
       // The file still holds what was copied: a copy nobody is told of would only be clutter.
-      if (copiedTo !== undefined) await unlink(copiedTo).catch(() => undefined)
+      if (copiedTo !== undefined) await discardCopy(copiedTo, asideFolder())
       throw error
     }
     const done = withModeDone(item, mode)

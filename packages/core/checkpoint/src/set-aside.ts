@@ -5,9 +5,9 @@
  */
 
 import { constants, lstatSync } from 'node:fs'
-import { chmod, copyFile, rename, unlink } from 'node:fs/promises'
+import { chmod, copyFile, mkdir, rename, rmdir, unlink } from 'node:fs/promises'
 import { basename, dirname, join, relative, resolve } from 'node:path'
-import { PRIVATE_FILE_MODE, ensurePrivateDir, withSuffix } from '@rein/base'
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, ensurePrivateDir, withSuffix } from '@rein/base'
 import type { PlanItem } from './types.ts'
 
 /** `<home>/recovered/<session>/<time>`: one folder per rewind. */
@@ -23,7 +23,17 @@ export function setAsideFolder(home: string, sessionId: string, now = new Date()
  * it) keeps its owner's mode, inside rein's 0700 folder.
  */
 export async function setAside(file: string, path: string, folder: string): Promise<string> {
-  const target = await freeTarget(path, folder)
+  const { target, made } = await freeTarget(path, folder)
+  try {
+    return await moveAside(file, target)
+  } catch (error) {
+    await removeMade(dirname(target), made)
+    throw error
+  }
+}
+
+/** Moves `file` to `target` (a free name in a private folder), as `setAside` says. */
+async function moveAside(file: string, target: string): Promise<string> {
   const shared = lstatSync(file).nlink > 1
   // One this process may not read cannot be copied: it is moved as it is, below, and keeps its mode.
   if (shared && await privateCopy(file, target).then(() => true, () => false)) {
@@ -51,9 +61,29 @@ function notPermitted(error: unknown): void {
 /** Copies `file` (at `path` under its root) into `folder`, keeping its relative path; returns where the copy is, or `undefined` when there is no file to copy. */
 export async function keepCopy(file: string, path: string, folder: string): Promise<string | undefined> {
   if (!regularFileAt(file)) return undefined
-  const target = await freeTarget(path, folder)
-  await privateCopy(file, target)
+  const { target, made } = await freeTarget(path, folder)
+  try {
+    await privateCopy(file, target)
+  } catch (error) {
+    await removeMade(dirname(target), made)
+    throw error
+  }
   return target
+}
+
+/**
+ * Removes a copy `keepCopy` kept in `folder` that turned out not to be needed (the restore it was
+ * for failed: the file still holds it), and the folders above it under `<home>/recovered` that
+ * hold nothing else then (`rmdir`: one holding anything stays). Best effort.
+ */
+export async function discardCopy(copy: string, folder: string): Promise<void> {
+  await unlink(copy).catch(() => undefined)
+  await removeMade(dirname(copy), recoveredOf(folder))
+}
+
+/** `<home>/recovered`, from a rewind's `<home>/recovered/<session>/<time>`. */
+function recoveredOf(folder: string): string {
+  return dirname(dirname(folder))
 }
 
 /**
@@ -71,11 +101,29 @@ function regularFileAt(file: string): boolean {
   return lstatSync(file, { throwIfNoEntry: false })?.isFile() === true
 }
 
-/** A free name for `path` in `folder`, its folders made private. */
-async function freeTarget(path: string, folder: string): Promise<string> {
+/**
+ * A free name for `path` in `folder`, its folders made private; `made` is the first folder this
+ * call made (`mkdir -p` made it and those below it), if any, for `removeMade` to take back.
+ */
+async function freeTarget(path: string, folder: string): Promise<{ target: string; made: string | undefined }> {
   const target = freeName(placeIn(path, folder))
-  await ensurePrivateDir(dirname(target))
-  return target
+  const made = await mkdir(dirname(target), { recursive: true, mode: PRIVATE_DIR_MODE })
+  // Folders that were there already: narrowed to 0700 as ever (an older rein may have left them open).
+  if (made === undefined) await ensurePrivateDir(dirname(target))
+  return { target, made }
+}
+
+/**
+ * After a move or copy into `folder` failed: removes the folders `freeTarget` made for it, deepest
+ * first, up to `made`, so no empty tree is left under `recovered/` for a person to wonder at. Each
+ * only when empty (`rmdir`): another file kept there meanwhile keeps its folders. Best effort.
+ */
+async function removeMade(folder: string, made: string | undefined): Promise<void> {
+  if (made === undefined) return
+  for (let at = folder; ; at = dirname(at)) {
+    if (!await rmdir(at).then(() => true, () => false)) return
+    if (at === made || dirname(at) === at) return
+  }
 }
 
 /** Where `path` goes in `folder`: resolved against `/` first, so no `..` in a recorded path can lead out of `folder`. */
@@ -96,7 +144,7 @@ function asideProblem(item: PlanItem, folder: string): string | undefined {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENAMETOOLONG') return undefined
   }
-  const recovered = dirname(dirname(folder))
+  const recovered = recoveredOf(folder)
   return item.action === 'remove'
     ? `cannot be moved aside: its path under ${recovered} would be too long for the system (ENAMETOOLONG); it stays as it is`
     : `cannot be restored: a copy of what it holds would not fit under ${recovered} (its path there too long for the system, ENAMETOOLONG); it stays as it is`

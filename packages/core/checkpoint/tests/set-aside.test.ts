@@ -1,11 +1,11 @@
 // Where rewind keeps what it will not delete: one folder per rewind, two files of one path both kept.
 import { spawnSync } from 'node:child_process'
-import { chmod, chown, link, lstat, mkdir, readFile, writeFile } from 'node:fs/promises'
+import { chmod, chown, link, lstat, mkdir, readFile, readdir, writeFile } from 'node:fs/promises'
 import { basename, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Context } from '@deepseek-ai/cordis'
 import { describe, expect, it } from 'vitest'
-import { CheckpointService, MemoryCheckpointStore } from '../src/index.ts'
+import { CheckpointService, MemoryCheckpointStore, type RewindResult } from '../src/index.ts'
 import { keepCopy, setAside } from '../src/set-aside.ts'
 import { tempRoot } from './harness.ts'
 
@@ -117,5 +117,65 @@ describe.skipIf(process.getuid?.() !== 0)('another user\'s file, moved aside by 
     expect(JSON.parse(child.stdout)).toEqual({ movedTo: join(folder, 'theirs.txt') })
     expect(await readFile(join(folder, 'theirs.txt'), 'utf8')).toBe('theirs')
     expect((await lstat(join(folder, 'theirs.txt'))).mode & 0o7777).toBe(0o640)
+  })
+})
+
+/** Every folder under `top` with nothing in it (`top` too), relative to `top`'s parent. */
+async function emptyFolders(top: string): Promise<string[]> {
+  const entries = await readdir(top, { withFileTypes: true }).catch(() => undefined)
+  if (entries === undefined) return []
+  if (entries.length === 0) return [basename(top)]
+  const below = await Promise.all(entries.filter((entry) => entry.isDirectory()).map((entry) => emptyFolders(join(top, entry.name))))
+  return below.flat().map((path) => join(basename(top), path))
+}
+
+describe('a move aside that fails', () => {
+  it('leaves no empty folders under recovered/ when the file went before it could be moved', async () => {
+    const [workspace, home] = [await tempRoot(), await tempRoot()]
+    const folder = join(home, 'recovered', 's1', 'time')
+    await expect(setAside(join(workspace, 'deep/er/gone.txt'), 'deep/er/gone.txt', folder)).rejects.toMatchObject({ code: 'ENOENT' })
+    expect(await readdir(home)).toEqual([])
+  })
+
+  it('removes only the folders it made: one that holds an earlier file moved aside stays', async () => {
+    const [workspace, home] = [await tempRoot(), await tempRoot()]
+    const folder = join(home, 'recovered', 's1', 'time')
+    await mkdir(join(workspace, 'deep'))
+    await writeFile(join(workspace, 'deep/kept.txt'), 'kept')
+    await setAside(join(workspace, 'deep/kept.txt'), 'deep/kept.txt', folder)
+    await expect(setAside(join(workspace, 'deep/er/gone.txt'), 'deep/er/gone.txt', folder)).rejects.toMatchObject({ code: 'ENOENT' })
+    expect(await readdir(join(folder, 'deep'))).toEqual(['kept.txt'])
+  })
+})
+
+// Drops root's powers (setpriv), so a read-only folder refuses the move as it would any user: only as root.
+describe.skipIf(process.getuid?.() !== 0)('a rewind whose move aside the system refuses', () => {
+  /** Runs `commands` under snapshots, then a rewind, in a child without root's powers; resolves with the rewind's result. */
+  async function rewoundAsUser(workspace: string, home: string, commands: string[]): Promise<RewindResult> {
+    const child = spawnSync('setpriv', [
+      '--inh-caps=-all', '--bounding-set=-all',
+      process.execPath, '--conditions=@rein/source', '--import', 'tsx', fileURLToPath(new URL('./fixtures/commands-as-user.ts', import.meta.url)),
+      JSON.stringify({ workspace, home, commands }),
+    ], { cwd: fileURLToPath(new URL('../../../../', import.meta.url)), encoding: 'utf8' })
+    if (child.status !== 0) throw new Error(`the child failed (${child.status}): ${child.stderr}`)
+    return (JSON.parse(child.stdout) as { result: RewindResult }).result
+  }
+
+  it('reports the file failed and leaves no empty folders under <home>/recovered', async () => {
+    const [workspace, home] = [await tempRoot(), await tempRoot()]
+    const result = await rewoundAsUser(workspace, home, ['true', 'mkdir -p gen/deep && echo x > gen/deep/made.txt && chmod 555 gen/deep'])
+    expect(result.failed.map((item) => [item.path, item.error.includes('EACCES')])).toEqual([['gen/deep/made.txt', true]])
+    expect(await readFile(join(workspace, 'gen/deep/made.txt'), 'utf8')).toBe('x\n')
+    expect(await emptyFolders(join(home, 'recovered'))).toEqual([])
+  })
+
+  it('leaves no empty folders under <home>/recovered when a restore fails after a copy of the file was kept there', async () => {
+    const [workspace, home] = [await tempRoot(), await tempRoot()]
+    await mkdir(join(workspace, 'sub'))
+    await writeFile(join(workspace, 'sub/f.txt'), 'old\n')
+    const result = await rewoundAsUser(workspace, home, ['true', 'echo new > sub/f.txt && chmod 555 sub'])
+    expect(result.failed.map((item) => [item.path, item.error.includes('EACCES')])).toEqual([['sub/f.txt', true]])
+    expect(await readFile(join(workspace, 'sub/f.txt'), 'utf8')).toBe('new\n')
+    expect(await emptyFolders(join(home, 'recovered'))).toEqual([])
   })
 })
