@@ -4,9 +4,10 @@ import type { AgentEvent, TreeUsage, TurnResult } from '@rein/agent'
 import { addUsage, type TokenUsage } from '@rein/llm'
 import type { ContextCompacted, TurnEndReason } from '@rein/session'
 import type { Spend } from '@rein/telemetry'
-import { addMoney, maskText, secretValues, formatMoney, groupDigits, isReinError, messageOf } from '@rein/base'
+import { addMoney, maskText, secretValues, formatMoney, groupDigits, isReinError, messageOf, shorten } from '@rein/base'
 import { BUILT_IN_PRICES, windowRefusalInBuiltInTerms } from './built-in-terms.ts'
 import { jsonLine } from './json-line.ts'
+import { maskKeyShapes, maskTokens } from './key-shapes.ts'
 import { neutralize } from './terminal-text.ts'
 
 export interface Output {
@@ -21,8 +22,23 @@ export function colorsEnabled(stream: { isTTY?: boolean }, env: NodeJS.ProcessEn
   return Boolean(stream.isTTY) && (env.NO_COLOR === undefined || env.NO_COLOR === '') && env.TERM !== 'dumb'
 }
 
+/**
+ * What a call's line shows: its label, and, for a card @rein/tools built from the raw arguments,
+ * the short form shown instead should the tool refuse them (`refused`).
+ */
+interface CallLabel {
+  label: string
+  refused?: string
+}
+
+/** Most characters of a refused call's arguments a line shows: enough to see what went wrong, not the blob. */
+const REFUSED_ARGUMENT_CHARS = 60
+
+/** Codes of a call no tool accepted: its arguments are whatever the model wrote. */
+const REFUSED_CODES: ReadonlySet<string> = new Set(['INVALID_ARGS', 'UNKNOWN_TOOL'])
+
 export class Renderer {
-  private readonly calls = new Map<string, string>()
+  private readonly calls = new Map<string, CallLabel>()
   /** Calls whose subagent's work was shown under them (their `…` line printed). */
   private readonly announced = new Set<string>()
   private midLine = false
@@ -176,22 +192,34 @@ export class Renderer {
     const key = `${session}/${event.callId}`
     if (event.type === 'tool-start') {
       this.endAnswerLine()
-      this.calls.set(key, this.masked(event.card.card === 'generic' ? `${event.name} ${event.card.detail ?? ''}`.trim() : event.card.title))
+      this.calls.set(key, this.callLabel(event))
       return
     }
-    const label = this.calls.get(key) ?? event.name
+    const shown = this.calls.get(key)
+    const label = shown === undefined ? event.name : (event.isError && REFUSED_CODES.has(event.code ?? '') && shown.refused) || shown.label
     this.calls.delete(key)
     const outcome = toolOutcome(event, this.interrupted)
     const status = outcome.failed ? this.red(outcome.text) : this.dim(outcome.text)
     this.err(`${this.dim(`${'  '.repeat(depth + 1)}[tool] ${label}`)} ${status}`)
   }
 
+  /** A started call's label; with the short form of its raw arguments when the card is the generic one @rein/tools made of them. */
+  private callLabel(event: Extract<AgentEvent, { type: 'tool-start' }>): CallLabel {
+    const { card, name } = event
+    if (card.card !== 'generic') return { label: this.masked(card.title) }
+    const label = this.masked(`${name} ${card.detail ?? ''}`.trim())
+    // The tool's own card would have a title of its own; this one shows the arguments as the model wrote them.
+    if (card.title !== name || card.detail === undefined) return { label }
+    return { label, refused: `${name} ${shorten(maskTokens(this.masked(card.detail)), REFUSED_ARGUMENT_CHARS)}`.trim() }
+  }
+
   /**
    * A tool line without the secrets of the environment, even one cut short (`…`) inside a secret:
-   * the start of it that is left is masked too, if 8 characters or more.
+   * the start of it that is left is masked too, if 8 characters or more. Text shaped like a key
+   * (`sk-…`, `ghp_…`) is masked whatever the environment holds: the model may have written one.
    */
   private masked(label: string): string {
-    let text = maskText(label, this.secrets)
+    let text = maskKeyShapes(maskText(label, this.secrets))
     if (!text.endsWith('…')) return text
     for (const secret of this.secrets) {
       for (let length = secret.length - 1; length >= 8; length--) {
@@ -218,7 +246,7 @@ export class Renderer {
     if (!this.announced.has(parentKey)) {
       this.announced.add(parentKey)
       this.endAnswerLine()
-      this.err(this.dim(`${'  '.repeat(depth)}[tool] ${this.calls.get(parentKey) ?? 'subagent'} …`))
+      this.err(this.dim(`${'  '.repeat(depth)}[tool] ${this.calls.get(parentKey)?.label ?? 'subagent'} …`))
     }
     if (inner.type === 'tool-start') this.toolLine(inner, event.sessionId, depth)
     else this.subagent(inner, depth + 1, event.sessionId)

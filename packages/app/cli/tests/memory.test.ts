@@ -44,6 +44,25 @@ describe('memory across sessions', () => {
     expect(run.stderr).not.toContain('rerun with')
   })
 
+  it('does not print a key-like text or the whole argument blob of a memory_write call whose arguments fail validation', async () => {
+    const keys = ['sk-live-ABCDEF0123456789abcdefXYZ', 'ghp_0123456789abcdefghijABCDEFGHIJ0123', 'AKIAABCDEFGHIJ012345']
+    const filler = 'lorem ipsum '.repeat(30)
+    // `scope: "team"` and an extra field fail the schema: the tool's own card (which masks keys) is never asked for.
+    const args = { scope: 'team', type: 'fact', content: `deploy with ${keys[0]} and ${keys[1]} ${filler}`, note: keys[2] }
+    const p = await memoryProject([
+      { steps: [{ toolCall: { id: 'w1', name: 'memory_write', arguments: JSON.stringify(args) } }] },
+      { steps: [{ text: 'ok' }] },
+    ])
+    const run = await rein(p.dir, ['--config', join(p.dir, 'cordis.yml'), 'run', '--allow', 'write', 'remember the deploy key'])
+    expect(run.code).toBe(0)
+    const line = run.stderr.split('\n').find((text) => text.includes('[tool] memory_write'))
+    expect(line).toBeDefined()
+    expect(line).toMatch(/failed INVALID_ARGS$/)
+    for (const key of keys) expect(run.stderr).not.toContain(key.slice(0, 12))
+    expect(line).not.toContain('lorem ipsum lorem ipsum lorem ipsum')
+    expect(line!.length).toBeLessThan(140)
+  })
+
   it('puts what one session saved into the next session\'s prompt, and a resume replays the block its log recorded', async () => {
     const p = await memoryProject(rememberingModel)
     const config = join(p.dir, 'cordis.yml')

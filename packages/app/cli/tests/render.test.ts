@@ -87,3 +87,45 @@ describe('a compaction whose summary failed but pruned', () => {
     expect(outcome).toEqual({ line: '[compacted] pruned 1 tool result (the summary failed: SERVER: mock returned HTTP 500: boom; pruned only): about 3,000 → 1,800 tokens', changed: true })
   })
 })
+
+describe('the arguments a tool line shows', () => {
+  /** The line a call gets when its card is the generic one @rein/tools makes of the raw arguments (cut at 120, as it cuts them). */
+  function lineOf(name: string, rawArguments: string, end: { isError: boolean; code?: string }, env: NodeJS.ProcessEnv = {}): string {
+    const stderr = new PassThrough()
+    let text = ''
+    stderr.on('data', (chunk: Buffer) => { text += chunk.toString() })
+    const out = new Renderer({ stdout: new PassThrough(), stderr, env }, false, false)
+    const detail = rawArguments.length <= 120 ? rawArguments : `${rawArguments.slice(0, 119)}…`
+    out.event({ type: 'tool-start', callId: 'c1', name, card: { card: 'generic', title: name, detail } })
+    out.event({ type: 'tool-end', callId: 'c1', name, ...end, card: { card: 'generic', title: name } })
+    return text
+  }
+
+  it('masks key-like text and does not dump the arguments when they fail validation, even a key the cut left half of', () => {
+    const filler = 'x'.repeat(90)
+    const cases = [
+      ['sk-live-ABCDEF0123456789abcdefXYZ', JSON.stringify({ scope: 'team', content: 'sk-live-ABCDEF0123456789abcdefXYZ' })],
+      // The cut falls inside the token: what is left is shorter than the shape a whole key has.
+      ['ghp_0123456789abcdefghijABCDEFGHIJ0123', JSON.stringify({ scope: 'team', content: `${filler} ghp_0123456789abcdefghijABCDEFGHIJ0123` })],
+      // A key of a kind with no known prefix: a long run of letters and digits.
+      ['rk_live_51Habc0123456789DEFghij', JSON.stringify({ note: 'rk_live_51Habc0123456789DEFghij', scope: 'team' })],
+    ]
+    for (const [key, raw] of cases) {
+      const line = lineOf('memory_write', raw!, { isError: true, code: 'INVALID_ARGS' })
+      expect(line).toMatch(/^ {2}\[tool\] memory_write \{.*failed INVALID_ARGS\n$/)
+      expect(line).not.toContain(key!.slice(0, 10))
+      expect(line.length).toBeLessThan(110)
+    }
+    // A call to a tool that does not exist shows the same short form.
+    const unknown = lineOf('memroy_write', JSON.stringify({ content: `${'word '.repeat(40)}` }), { isError: true, code: 'UNKNOWN_TOOL' })
+    expect(unknown).toMatch(/^ {2}\[tool\] memroy_write \{"content":"word word .{30,50}… failed UNKNOWN_TOOL\n$/)
+  })
+
+  it('masks key-shaped text in a tool line a valid call of a tool with no card of its own prints, keeping the arguments otherwise', () => {
+    const line = lineOf('lookup', JSON.stringify({ word: 'sk-live-ABCDEF0123456789abcdefXYZ', sha: 'a1b2c3d4e5f6a7b8c9d0a1b2c3d4e5f6a7b8c9d0' }), { isError: false })
+    expect(line).toBe('  [tool] lookup {"word":"***","sha":"a1b2c3d4e5f6a7b8c9d0a1b2c3d4e5f6a7b8c9d0"} ok\n')
+    // Cut at 120 inside a token: the start left is too short for a GitHub token's shape, and still masked.
+    const cut = lineOf('lookup', JSON.stringify({ word: `${'a'.repeat(100)} ghp_0123456789abcdefghijABCDEFGHIJ0123` }), { isError: false })
+    expect(cut).toBe(`  [tool] lookup {"word":"${'a'.repeat(100)} ***… ok\n`)
+  })
+})

@@ -36,6 +36,20 @@ describe('rein sessions', () => {
     expect(listed.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { id: string }).id)).toEqual([ids.later, ids.offset, ids.tieC, ids.tieD])
   })
 
+  it('lines up its columns when a model name holds combining marks or wide characters, padded by display width', async () => {
+    const p = await setUp(() => ({ steps: [{ text: 'ok' }] }))
+    for (const model of ['mo\u0301del', '\u6a21\u578b', 'plain']) expect((await rein(p.dir, ['run', '--model', model, 'hi'])).code).toBe(0)
+    const listed = await rein(p.dir, ['sessions'])
+    expect(listed.code).toBe(0)
+    const lines = listed.stdout.trim().split('\n')
+    expect(lines).toHaveLength(3)
+    // Where the turns column starts, in terminal columns: a combining mark takes none, a CJK character two.
+    const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' })
+    const columns = (text: string) => Array.from(graphemes.segment(text)).reduce((sum, { segment }) => sum + (/\p{Script=Han}/u.test(segment) ? 2 : 1), 0)
+    const turnsAt = lines.map((line) => columns(line.slice(0, line.indexOf(' 1 turn'))))
+    expect(new Set(turnsAt).size).toBe(1)
+  })
+
   it('quotes a file name with spaces in the line about a log it does not list', async () => {
     const p = await setUp([])
     const root = join(p.home, 'sessions')

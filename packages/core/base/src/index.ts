@@ -71,6 +71,8 @@ export { withSuffix } from './temp-names.ts'
 export { isSecretName } from './secret-names.ts'
 /** The environment variables named like secrets that hold something, as `{name, value}`. */
 export { secretEnvironment } from './secret-names.ts'
+/** Kinds of key by their shape (`sk-…`, `ghp_…`, a private key block), each `{kind, pattern}`: what memory refuses and the cli masks. */
+export { KEY_SHAPES } from './key-shapes.ts'
 /** Masking for what rein shows: `secretValues(env)` and `secretsIn(config)` (longest first), `maskText` and `maskSecrets` replace them, and URL credentials, with `***`. */
 export { maskSecrets, maskText, secretsIn, secretValues } from './mask-secrets.ts'
 /** Plain words for Node's connection and TLS error codes (`ECONNREFUSED` → "connection refused"), and whether one is a TLS failure. */

@@ -5,21 +5,11 @@
  * and the values of this process's environment variables named like secrets.
  */
 
-import { secretEnvironment } from '@rein/base'
-
-const SECRET_SHAPES: readonly { kind: string; pattern: RegExp }[] = [
-  { kind: 'an sk- API key', pattern: /\bsk-[A-Za-z0-9_-]{20,}/ },
-  { kind: 'an AWS access key', pattern: /\bAKIA[0-9A-Z]{16}\b/ },
-  { kind: 'a GitHub token', pattern: /\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{20,}/ },
-  { kind: 'a Slack token', pattern: /\bxox[abprs]-[A-Za-z0-9-]{10,}/ },
-  { kind: 'a private key', pattern: /-----BEGIN [A-Z ]*PRIVATE KEY-----/ },
-  { kind: 'a JSON Web Token', pattern: /\beyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}/ },
-  { kind: 'a Google API key', pattern: /\bAIza[0-9A-Za-z_-]{35}/ },
-]
+import { KEY_SHAPES, secretEnvironment } from '@rein/base'
 
 /** The kind of the first credential-like text in `content` (`a GitHub token`), or `undefined`; never the text itself. */
 export function secretKind(content: string): string | undefined {
-  return SECRET_SHAPES.find(({ pattern }) => pattern.test(content))?.kind
+  return KEY_SHAPES.find(({ pattern }) => pattern.test(content))?.kind
 }
 
 /**
@@ -32,7 +22,7 @@ export function maskSecrets(text: string): string {
   // Variables first, longest first: a key whose start has a shape (`sk-…/…`) is masked whole, not
   // cut at the end of that shape with its tail left for the variable's pass to miss.
   for (const { name, key } of secretKeys().sort((a, b) => b.key.length - a.key.length)) masked = masked.split(key).join(`[$${name}]`)
-  for (const { kind, pattern } of SECRET_SHAPES) masked = masked.replace(new RegExp(pattern.source, 'g'), `[${kind}]`)
+  for (const { kind, pattern } of KEY_SHAPES) masked = masked.replace(new RegExp(pattern.source, 'g'), `[${kind}]`)
   return masked
 }
 

@@ -10,6 +10,7 @@ import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { withComposition } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
+import { displayWidth, padEndColumns } from '../columns.ts'
 
 const SUBCOMMANDS = ['list', 'search', 'forget', 'export'] as const
 /** Longest content a line shows, in characters, before the ellipsis. */
@@ -97,11 +98,12 @@ function printJson(io: Io, entries: readonly MemoryEntry[]): number {
  * short answers.` Another project's entry names its project; a retired or expired one says so.
  */
 function printLines(io: Io, entries: readonly MemoryEntry[], projectId: string, now: number): void {
-  const rows = entries.map((entry) => [entry.id, entry.scope, entry.type, age(entry.updatedAt, now), `${notes(entry, projectId, now)}${clipLine(entry.content, CONTENT_CHARS)}`])
-  const widths = [0, 1, 2, 3].map((column) => Math.max(0, ...rows.map((row) => row[column]!.length)))
+  // Each cell made safe before it is measured: a control shown as `^[` takes two columns, not none.
+  const rows = entries.map((entry) => [entry.id, entry.scope, entry.type, age(entry.updatedAt, now), `${notes(entry, projectId, now)}${clipLine(entry.content, CONTENT_CHARS)}`].map(neutralize))
+  const widths = [0, 1, 2, 3].map((column) => Math.max(0, ...rows.map((row) => displayWidth(row[column]!))))
   for (const row of rows) {
-    const line = row.map((cell, column) => (column < 4 ? cell.padEnd(widths[column]!) : cell)).join('  ')
-    io.stdout.write(`${neutralize(line)}\n`)
+    const line = row.map((cell, column) => (column < 4 ? padEndColumns(cell, widths[column]!) : cell)).join('  ')
+    io.stdout.write(`${line}\n`)
   }
 }
 

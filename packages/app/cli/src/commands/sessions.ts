@@ -10,6 +10,7 @@ import { withComposition } from '../session-command.ts'
 import { tokenCount, turnEndWord } from '../render.ts'
 import { jsonLine } from '../json-line.ts'
 import { neutralize } from '../terminal-text.ts'
+import { padEndColumns, padStartColumns } from '../columns.ts'
 import { formatMoney, groupDigits, isReinError, messageOf, shellWord } from '@rein/base'
 
 /** How each status reads: a turn's end as everywhere else (`turnEndWord`), and the states only a listing has. */
@@ -78,12 +79,13 @@ function line(session: SessionSummary, level: number): string {
   return [
     `${indent}${session.id}`,
     when,
-    statusWord(session.status).padEnd(12),
-    (session.model ?? '-').padEnd(16),
-    `${String(session.turns).padStart(3)} turn${session.turns === 1 ? ' ' : 's'}`,
+    padEndColumns(statusWord(session.status), 12),
+    // A model id is any text a log holds: made safe first (`^[` takes two columns), then padded by display width.
+    padEndColumns(neutralize(session.model ?? '-'), 16),
+    `${padStartColumns(String(session.turns), 3)} turn${session.turns === 1 ? ' ' : 's'}`,
     // `~`: part estimated (a provider reported no usage), as `rein run` marks it.
-    `${session.usageEstimated ? '~' : ''}${groupDigits(tokens)} tok`.padStart(12),
-    cost.padStart(8),
+    padStartColumns(`${session.usageEstimated ? '~' : ''}${groupDigits(tokens)} tok`, 12),
+    padStartColumns(cost, 8),
     session.title ?? '(no message)',
   ].join('  ')
 }

@@ -6,6 +6,7 @@
 import { isAbsolute, relative, sep } from 'node:path'
 import { listedPath, shorten } from '@rein/base'
 import type { PlanAction, PlanItem, RewindPlan, RewindResult } from '@rein/checkpoint'
+import { displayWidth, padEndColumns } from '../columns.ts'
 
 interface Row {
   file: string
@@ -94,9 +95,10 @@ function joinReasons(...reasons: (string | undefined)[]): string {
 }
 
 function table(rows: readonly Row[]): string[] {
-  const fileWidth = Math.max(4, ...rows.map((item) => item.file.length))
-  const outcomeWidth = Math.max(7, ...rows.map((item) => item.outcome.length))
-  const line = (file: string, outcome: string, reason: string) => `${file.padEnd(fileWidth)}  ${outcome.padEnd(outcomeWidth)}  ${reason}`.trimEnd()
+  // By display width: a name with combining marks or wide characters must not shift the columns after it.
+  const fileWidth = Math.max(4, ...rows.map((item) => displayWidth(item.file)))
+  const outcomeWidth = Math.max(7, ...rows.map((item) => displayWidth(item.outcome)))
+  const line = (file: string, outcome: string, reason: string) => `${padEndColumns(file, fileWidth)}  ${padEndColumns(outcome, outcomeWidth)}  ${reason}`.trimEnd()
   return [line('file', 'outcome', 'reason'), ...rows.map((item) => line(item.file, item.outcome, item.reason))]
 }
 

@@ -1,0 +1,18 @@
+/**
+ * Text shaped like a credential: only shapes a key has and prose does not (a known prefix, then a
+ * long run). Memory refuses such content, and the cli masks it in the tool lines it prints; an
+ * environment's own secrets are found by value instead (`secretValues`).
+ */
+
+/** Each kind of key, named as a person would say it, with the pattern of one. */
+export const KEY_SHAPES: readonly { readonly kind: string; readonly pattern: RegExp }[] = Object.freeze([
+  { kind: 'an sk- API key', pattern: /\bsk-[A-Za-z0-9_-]{20,}/ },
+  { kind: 'an AWS access key', pattern: /\bAKIA[0-9A-Z]{16}\b/ },
+  { kind: 'a GitHub token', pattern: /\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{20,}/ },
+  { kind: 'a Slack token', pattern: /\bxox[abprs]-[A-Za-z0-9-]{10,}/ },
+  // The key's body too, not the header alone (to the end of the text when the END line is missing):
+  // masked, none of it is left. In JSON arguments its line breaks are `\n` escapes.
+  { kind: 'a private key', pattern: /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/ },
+  { kind: 'a JSON Web Token', pattern: /\beyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}/ },
+  { kind: 'a Google API key', pattern: /\bAIza[0-9A-Za-z_-]{35}/ },
+])
