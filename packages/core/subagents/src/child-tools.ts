@@ -2,7 +2,7 @@
 
 import { visibleTools } from '@rein/agent'
 import { ReinError } from '@rein/base'
-import type { ToolRegistry } from '@rein/tools'
+import type { RunIdentity, ToolRegistry } from '@rein/tools'
 
 /** A pattern with no glob characters names one tool: one not registered is a mistake worth reporting. */
 const GLOB = /[*?[\]{}()!]/
@@ -30,11 +30,44 @@ export function readOnly(registry: ToolRegistry, names: readonly string[]): bool
   return names.every((name) => !(registry.info(name)?.effects ?? []).some((effect) => effect === 'write' || effect === 'exec'))
 }
 
-/** `INVALID_ARGS` for the call's own `tools` naming a tool that does not exist. */
-export function checkCallTools(registry: ToolRegistry, tools: readonly string[] | undefined): void {
+/**
+ * The tools the calling run is offered now: its allow-list (`canUse`, its agent's) and each tool's
+ * own availability (`recall_result` only once its session was compacted, `subagent` only above
+ * `maxDepth`). What a call's `tools` may name, and what an error about them lists.
+ */
+export function callerTools(registry: ToolRegistry, canUse: ((name: string) => boolean) | undefined, identity: RunIdentity): string[] {
+  return registry.list().filter((name) => (canUse?.(name) ?? true) && offered(registry, name, identity))
+}
+
+function offered(registry: ToolRegistry, name: string, identity: RunIdentity): boolean {
+  const check = registry.get(name)?.availableTo
+  if (check === undefined) return true
+  try {
+    return check(identity) === true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * `INVALID_ARGS` for the call's own `tools` when it is malformed, or names a tool the caller does
+ * not have (`own`): the child would silently go without it, as its tools only narrow the caller's.
+ * An exclusion may name any registered tool (excluding one the caller lacks changes nothing), but
+ * not a missing one: a typo there would leave the tool meant in.
+ */
+export function checkCallTools(registry: ToolRegistry, tools: readonly string[] | undefined, own: readonly string[]): void {
   if (tools === undefined) return
-  const unknown = unknownNames(registry, tools)
+  const yours = `your tools: ${own.join(', ') || 'none'}`
+  try {
+    visibleTools([...tools])
+  } catch (error) {
+    throw new ReinError('INVALID_ARGS', `tools must be tool names or globs, "!" before one to exclude it (e.g. ["${own[0] ?? 'read'}", "!${own[1] ?? 'write'}"]), [] for none, or left out for all yours: ${JSON.stringify(tools)} is not; ${yours}`, { cause: error, details: { tools } })
+  }
+  const registered = new Set(registry.list())
+  const mine = new Set(own)
+  const unknown = tools.filter((pattern) => !GLOB.test(pattern.replace(/^!/, '')) && !(pattern.startsWith('!') ? registered.has(pattern.slice(1)) || mine.has(pattern.slice(1)) : mine.has(pattern)))
   if (unknown.length > 0) {
-    throw new ReinError('INVALID_ARGS', `tools names no such tool: ${unknown.join(', ')}; registered tools: ${registry.list().join(', ') || 'none'}`, { details: { unknown } })
+    const names = unknown.map((pattern) => pattern.replace(/^!/, ''))
+    throw new ReinError('INVALID_ARGS', `tools names ${names.map((name) => `"${name}"`).join(', ')}, which ${names.length === 1 ? 'is not one' : 'are not'} of your tools: a subagent gets only tools you have; ${yours}`, { details: { unknown: names, own } })
   }
 }

@@ -46,9 +46,18 @@ export function unfinished(sessionId: string, end: ChildEnd, partial: string): R
       : end.reason === 'timeout' ? `was cancelled: ${end.error?.message ?? 'it ran past its time limit'}`
         : `stopped (${end.reason}${end.error ? `: ${end.error.code} ${end.error.message}` : ''})`
   const had = partial.trim() === '' ? 'It had written nothing yet.' : `What it had so far:\n${partial}`
-  return new ReinError(code, `the subagent ${why} (subagent session ${sessionId}; subagent with resume: "${sessionId}" continues it). ${had}`, {
+  return new ReinError(code, `the subagent ${why} (subagent session ${sessionId}; ${next(sessionId, end)}). ${had}`, {
     details: { sessionId, reason: end.reason, partial, ...(end.error ? { error: end.error } : {}) },
   })
+}
+
+/**
+ * What the model can do next. A child whose context is full (its prompt alone too big, or nothing
+ * left to compact) would fail the same way once resumed: a smaller task in a new one is the way on.
+ */
+function next(sessionId: string, end: ChildEnd): string {
+  if (end.error?.code === 'CONTEXT_FULL') return 'its context is full, so resuming it would fail again: call a new subagent with a shorter prompt or a narrower task'
+  return `subagent with resume: "${sessionId}" continues it`
 }
 
 /** The child turn's money with its own subagents', counted once by the agent; unknown when any part is unpriced. */

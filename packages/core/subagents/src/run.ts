@@ -9,7 +9,7 @@ import type { Agent, AgentEvent, AgentService, CreateAgentOptions, TurnResult } 
 import { ReinError, isReinError } from '@rein/base'
 import type { JobService } from '@rein/jobs'
 import type { ToolRegistry } from '@rein/tools'
-import { checkCallTools, childTools, unknownNames } from './child-tools.ts'
+import { callerTools, checkCallTools, childTools, unknownNames } from './child-tools.ts'
 import type { SubagentProfile, SubagentsConfig } from './config.ts'
 import { outcome } from './outcome.ts'
 import { childOptions, profileError, profileOf } from './profile.ts'
@@ -81,17 +81,14 @@ export async function startChild(deps: RunDeps, request: SubagentRequest): Promi
   }
   const profile = profileOf(deps.config, request.agent)
   const tools = deps.tools()
-  checkCallTools(tools, request.tools)
+  const caller = deps.agents().find(call.sessionId)
+  checkCallTools(tools, request.tools, callerTools(tools, caller && ((name) => caller.canUse(name)), identity))
   if (profile?.tools && request.agent !== undefined) {
     const unknown = unknownNames(tools, profile.tools)
     if (unknown.length > 0) throw profileError(request.agent, `its tools name no such tool: ${unknown.join(', ')}`)
   }
-  let names: string[] | undefined
-  try {
-    names = childTools(tools, [profile?.tools, request.tools])
-  } catch (error) {
-    throw new ReinError('INVALID_ARGS', `tools must be tool names or globs, e.g. ["fs_read", "fs_*"]: ${(error as Error).message}`, { cause: error })
-  }
+  // Both lists were checked: the call's just above, the profile's by the Config schema.
+  const names = childTools(tools, [profile?.tools, request.tools])
   if (call.signal.aborted) throw new ReinError('ABORTED_BEFORE_DISPATCH', 'the subagent call was cancelled before the subagent started')
 
   const child = request.resume === undefined ? await create(deps, request, profile, names) : await resumeChild(deps, request, request.resume, profile, names)
@@ -106,9 +103,8 @@ export async function startChild(deps: RunDeps, request: SubagentRequest): Promi
   let streamed = ''
   const watchers: ((event: AgentEvent) => void)[] = []
   // The child's progress reaches whoever watches the parent (a UI shows it under this call).
-  const parent = deps.agents().find(call.sessionId)
   const unsubscribe = child.subscribe((event) => {
-    parent?.relay(call.callId, child.session.id, event)
+    caller?.relay(call.callId, child.session.id, event)
     if (event.type === 'text-delta') streamed += event.text
     // Text before a step's tool calls is not the answer: keep only what came after the last ones.
     else if (event.type === 'tool-start') streamed = ''

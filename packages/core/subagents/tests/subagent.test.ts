@@ -105,7 +105,62 @@ describe('the subagent tool', () => {
     const parent = await create()
     await parent.send('go')
     expect(resultOf(parent.session.events, 'c1')).toMatchObject({ isError: true, code: 'INVALID_ARGS' })
-    expect(textOf(resultOf(parent.session.events, 'c1'))).toContain('no such tool: nope')
+    expect(textOf(resultOf(parent.session.events, 'c1'))).toContain('"nope", which is not one of your tools')
+  })
+
+  it('refuses an exclusion naming no registered tool (the tool meant would stay), and takes one naming a tool the caller lacks', async () => {
+    const { llm, create } = await boot(byTask({
+      'go': [[call('subagent', ask('x', { tools: ['!sve'] }), 'c1')], [call('subagent', ask('y', { tools: ['!save'] }), 'c2')], [{ text: 'ok' }]],
+      'y': [[{ text: 'Y' }]],
+    }))
+    const parent = await create({ tools: ['lookup', 'subagent'] })
+    await parent.send('go')
+    expect(resultOf(parent.session.events, 'c1')).toMatchObject({ isError: true, code: 'INVALID_ARGS' })
+    expect(textOf(resultOf(parent.session.events, 'c1'))).toContain('"sve"')
+    expect(resultOf(parent.session.events, 'c2')).toMatchObject({ isError: false })
+    expect(llm.requests.find((request) => taskOf(request) === 'y')!.tools!.map((tool) => tool.name)).toEqual(['lookup', 'subagent'])
+  })
+
+  it('tells a model whose tools argument is malformed that it is, listing its own tools, not that a tool named "" does not exist nor tools that do not exist', async () => {
+    for (const tools of [['!'], [''], ['lookup', '!']]) {
+      const { create } = await boot(byTask({
+        'go': [[call('subagent', ask('x', { tools }), 'c1')], [{ text: 'ok' }]],
+      }))
+      const parent = await create({ tools: ['lookup', 'subagent'] })
+      await parent.send('go')
+      const result = resultOf(parent.session.events, 'c1')!
+      expect(result).toMatchObject({ isError: true, code: 'INVALID_ARGS' })
+      expect(textOf(result)).toContain('your tools: lookup, subagent')
+      expect(textOf(result)).not.toContain('no such tool')
+      // The example it gives names no tool that is not there (there is no fs_read).
+      expect(textOf(result)).not.toContain('fs_')
+    }
+  })
+
+  it('refuses a tools argument naming a tool the caller itself may not use, instead of starting a child silently without it', async () => {
+    const { root, llm, create } = await boot(byTask({
+      'go': [[call('subagent', ask('write it down', { tools: ['save'] }), 'c1')], [{ text: 'ok' }]],
+      'write it down': [[{ text: 'I have no tool to save with' }]],
+    }))
+    const parent = await create({ tools: ['lookup', 'subagent'] })
+    await parent.send('go')
+    const result = resultOf(parent.session.events, 'c1')!
+    expect(result).toMatchObject({ isError: true, code: 'INVALID_ARGS' })
+    expect(textOf(result)).toContain('save')
+    expect(textOf(result)).toContain('your tools: lookup, subagent')
+    expect(llm.requests.some((request) => taskOf(request) === 'write it down')).toBe(false)
+    expect((await root.sessions.list()).filter((summary) => summary.depth > 0)).toEqual([])
+  })
+
+  it('does not list recall_result among the tools a model may hand a child before its session was compacted', async () => {
+    const { create } = await boot(byTask({
+      'go': [[call('subagent', ask('x', { tools: ['recall_result'] }), 'c1')], [{ text: 'ok' }]],
+    }))
+    const parent = await create()
+    await parent.send('go')
+    const result = resultOf(parent.session.events, 'c1')!
+    expect(result).toMatchObject({ isError: true, code: 'INVALID_ARGS' })
+    expect(textOf(result)).toContain('your tools: lookup, save, subagent')
   })
 
   it('answers an empty or blank prompt with INVALID_ARGS, and starts no child to spend on nothing', async () => {
