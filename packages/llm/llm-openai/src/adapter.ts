@@ -14,7 +14,7 @@ import { checkHeaders } from './headers.ts'
 import { toWireBody, type RequestDefaults } from './convert-request.ts'
 import { checkApiKeyEnv, readApiKey, redact, sentSecrets } from './credentials.ts'
 import { openAiDialect, type OpenAiDialect } from './dialect.ts'
-import { failureFromResponse, failureFromTransportError, failureFromUnframedBody, isChatCompletion, isErrorBody, isServerError, notStreamedMessage } from './errors.ts'
+import { failureFromResponse, failureFromTransportError, failureFromUnframedBody, isChatCompletion, isErrorBody, isServerError, notStreamedMessage, serverError } from './errors.ts'
 import { readBounded, STOP_READING } from './response-body.ts'
 import { EventReading } from './event-reading.ts'
 import { readBody } from './sse.ts'
@@ -180,6 +180,10 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
         if (out.length > 0) yield out
         throw withoutSecrets(error, this.secretsWith(key))
       }
+    } catch (error) {
+      // Every failure, not only the stream's: an error body, a content type, a redirect's location
+      // and a request id are the server's text too, and a hostile one echoes the key in any of them.
+      throw withoutSecrets(error, this.secretsWith(key))
     } finally {
       watchdog.dispose()
       reader?.cancel(STOP_READING).catch(() => {})
@@ -297,6 +301,11 @@ function isPlainJson(headers: WireResponse['headers']): boolean {
  */
 function withoutSecrets(error: unknown, secrets: readonly string[]): unknown {
   if (!(error instanceof LlmError)) return error
-  const message = redact(error.failure.message, secrets)
-  return message === error.failure.message ? error : new LlmError({ ...error.failure, message })
+  const { message, requestId } = error.failure
+  const clean = redact(message, secrets)
+  const cleanId = requestId === undefined ? undefined : redact(requestId, secrets)
+  if (clean === message && cleanId === requestId) return error
+  const failure: LlmFailure = { ...error.failure, message: clean }
+  if (cleanId !== undefined) failure.requestId = cleanId
+  return isServerError(error) ? serverError(failure) : new LlmError(failure)
 }

@@ -7,7 +7,7 @@
 
 import type { JsonValue } from '@rein/base'
 import { LlmError, newToolCallId, type ContentBlock, type FinishReason, type LlmFailure, type StreamChunk, type TokenUsage } from '@rein/llm'
-import { failureFromStreamError, serverError } from './errors.ts'
+import { failureFromStreamError, serverError, topLevelError } from './errors.ts'
 import type { WireToolCallDelta, WireUsage } from './wire.ts'
 import { checkChunk, malformed } from './wire-shape.ts'
 
@@ -66,25 +66,32 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
     return block
   }
 
+  const say = (said: string, out: StreamChunk[]) => {
+    text ??= open('text', out)
+    text.text += said
+    out.push({ type: 'text-delta', index: text.index, text: said })
+  }
+
   const toolDelta = (call: WireToolCallDelta, position: number, out: StreamChunk[]) => {
     const wireIndex = typeof call.index === 'number' ? call.index : position
     const id = typeof call.id === 'string' && call.id ? call.id : undefined
     const piece = typeof call.function?.name === 'string' && call.function.name !== '' ? call.function.name : undefined
+    const raw = call.function?.arguments
     let block = tools.get(wireIndex)
     // A new id and a name where a call is open start another call: some servers send each call
     // whole in its own event, all at index 0 or with no index. An id alone is not enough: some
     // change the id on a call's later deltas, which name no function.
-    if (!block || (id !== undefined && piece !== undefined && block.wireId === true && block.id !== id)) {
+    if (!block || (piece !== undefined && (anotherId(block, id) || anotherWholeCall(block, raw)))) {
       block = open('tool-call', out)
-      // Some servers omit the id. A made-up one must stay unique for the whole session (results are
-      // paired and crashes repaired by id), so it is random, not derived from the position.
-      block.id = id ?? newToolCallId()
-      if (id !== undefined) block.wireId = true
+      // Some servers omit the id, or give two calls one. A made-up one must stay unique for the whole
+      // session (results are paired and crashes repaired by id), so it is random, not derived from the position.
+      const fresh = id !== undefined && !blocks.some((each) => each.id === id)
+      block.id = fresh && id !== undefined ? id : newToolCallId()
+      if (fresh) block.wireId = true
       tools.set(wireIndex, block)
     }
     const name = piece === undefined ? undefined : grownName(block.name, piece)
     if (name !== undefined) block.name = name
-    const raw = call.function?.arguments
     // Arguments stay the model's raw text; a server that sends an object gets it re-serialized once.
     const argumentsDelta = raw === undefined || raw === null ? '' : typeof raw === 'string' ? raw : serializeArguments(raw, provider)
     block.text += argumentsDelta
@@ -95,7 +102,7 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
     push(payload) {
       const chunk = checkChunk(payload, provider)
       if (chunk.error !== undefined && chunk.error !== null) throw serverError(failureFromStreamError(provider, chunk.error))
-      if (!Array.isArray(chunk.choices) && !chunk.usage) throw malformed(provider, 'a stream event with neither choices nor usage')
+      if (!Array.isArray(chunk.choices) && !chunk.usage) throw notAChunk(payload as Readonly<Record<string, unknown>>, provider)
       if (responseId === undefined && chunk.id) responseId = chunk.id
       if (responseModel === undefined && chunk.model) responseModel = chunk.model
       const out: StreamChunk[] = []
@@ -108,11 +115,9 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
           reasoning.text += thought
           out.push({ type: 'reasoning-delta', index: reasoning.index, text: thought })
         }
-        if (typeof delta.content === 'string' && delta.content !== '') {
-          text ??= open('text', out)
-          text.text += delta.content
-          out.push({ type: 'text-delta', index: text.index, text: delta.content })
-        }
+        if (typeof delta.content === 'string' && delta.content !== '') say(delta.content, out)
+        // A refusal (OpenAI's `refusal`, in place of content) is what the model said: shown as its text.
+        if (typeof delta.refusal === 'string' && delta.refusal !== '') say(delta.refusal, out)
         if (Array.isArray(delta.tool_calls)) delta.tool_calls.forEach((call, position) => toolDelta(call, position, out))
         if (typeof choice.finish_reason === 'string' && choice.finish_reason) finishReason = choice.finish_reason
       }
@@ -151,6 +156,40 @@ export function createChunkTranslator(provider: string, options: TranslatorOptio
 
     complete: () => usageAfterFinish,
   }
+}
+
+/** `id` came from the server and differs from the one of the call open at its index. */
+function anotherId(block: Block, id: string | undefined): boolean {
+  return id !== undefined && block.wireId === true && block.id !== id
+}
+
+/**
+ * A named delta whose arguments begin an object where the open call's are already whole JSON: a server
+ * that sends each call whole in its own event without ids (nor indexes) sent another call. A relay
+ * repeating the name on every piece of one call's arguments sends the name while they are still
+ * partial; after them it sends no arguments, or none that begin anew.
+ */
+function anotherWholeCall(block: Block, raw: unknown): boolean {
+  const begins = typeof raw === 'string' ? /^\s*\{/.test(raw) : typeof raw === 'object' && raw !== null
+  // Parsed only where an object ends and another begins: a relay repeating the name on each of
+  // thousands of pieces would otherwise parse the growing arguments on every one.
+  if (!begins || !block.text.trimEnd().endsWith('}')) return false
+  try {
+    JSON.parse(block.text)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Why an event with neither choices nor usage fails: an error object sent without the `error`
+ * envelope is that error, in its words (it would otherwise be lost as a malformed event).
+ */
+function notAChunk(event: Readonly<Record<string, unknown>>, provider: string): LlmError {
+  const error = topLevelError(event)
+  if (error) return serverError(failureFromStreamError(provider, error))
+  return malformed(provider, 'a stream event with neither choices nor usage, which is no chat-completion chunk; is the server an OpenAI-compatible chat-completions API?')
 }
 
 /**

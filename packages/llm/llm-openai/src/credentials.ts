@@ -64,8 +64,21 @@ const SHORTEST_SECRET = 6
  */
 export function redact(text: string, secrets: readonly string[]): string {
   let out = text
-  for (const secret of secrets) if (secret.length >= SHORTEST_SECRET) out = out.split(secret).join('[redacted]')
+  for (const secret of secrets) {
+    if (secret.length < SHORTEST_SECRET) continue
+    for (const form of echoedForms(secret)) out = out.split(form).join('[redacted]')
+  }
   return out.replace(/\b(sk|key|api)[-_][A-Za-z0-9_*-]{6,}/gi, '[redacted]')
+}
+
+/**
+ * The forms a server may echo `secret` in besides as it is: escaped inside a JSON string (`"` and
+ * `\`, and `/` as `\/`, which PHP and some gateways write) and percent-encoded in a URL. A body is
+ * redacted before it is parsed, so an escaped form left in would come out of the parse as the key.
+ */
+function echoedForms(secret: string): string[] {
+  const json = JSON.stringify(secret).slice(1, -1)
+  return [...new Set([secret, json, json.replaceAll('/', '\\/'), encodeURIComponent(secret)])]
 }
 
 /**

@@ -20,12 +20,14 @@ const MODEL_NOT_FOUND = /\bmodel\b.*\b(does not exist|not found|not exist)\b/i
 /** `provider` names the server in messages (e.g. "OpenAI", "DeepSeek"); `model` is the model requested. */
 export function failureFromResponse(provider: string, status: number, bodyText: string, headers: HeaderLookup, model?: string): LlmFailure {
   const error = parseError(bodyText)
-  const detail = error?.message ?? (cutHead(bodyText.trim(), 300) || 'no error body')
+  const detail = error?.message ?? (cutHead(bodyText.trim(), MAX_QUOTED) || 'no error body')
   const code = codeForStatus(status, error, detail)
-  const failure: LlmFailure = { code, message: `${provider} returned HTTP ${status}: ${detail}`, status }
+  // Classified by all of it, shown by its head: an error body may be 64 KiB of one message.
+  const shown = shorten(detail, MAX_QUOTED)
+  const failure: LlmFailure = { code, message: `${provider} returned HTTP ${status}: ${shown}`, status }
   if (code === 'INVALID_REQUEST' && isModelNotFound(status, error, detail)) {
     failure.modelNotFound = true
-    if (model !== undefined && !detail.includes(model)) failure.message = `${provider} does not serve model "${model}": HTTP ${status}: ${detail}`
+    if (model !== undefined && !detail.includes(model)) failure.message = `${provider} does not serve model "${model}": HTTP ${status}: ${shown}`
   }
   const retryAfterMs = parseRetryAfter(headers)
   if (retryAfterMs !== undefined) failure.retryAfterMs = retryAfterMs
@@ -58,8 +60,22 @@ function isModelNotFound(status: number, error: WireError | undefined, detail: s
 export function failureFromStreamError(provider: string, error: WireError | string): LlmFailure {
   const wire: WireError = typeof error === 'string' ? { message: error } : error
   const message = wire.message ?? 'unknown error'
-  return { code: codeForStreamError(wire, message), message: `${provider} reported an error mid-stream: ${message}` }
+  // An event may be megabytes of one message: classified by all of it, shown by its head.
+  return { code: codeForStreamError(wire, message), message: `${provider} reported an error mid-stream: ${shorten(message, MAX_QUOTED)}` }
 }
+
+/**
+ * An error object sent as a whole stream event, without the `error` envelope (vLLM's older
+ * `{"object": "error", "message": …}`, a relay's `event: error` with `{"message": …, "code": 529}`),
+ * or undefined when `event` has no `message` text. Read only from an event with neither choices nor
+ * usage: it is what the server said instead of a chunk.
+ */
+export function topLevelError(event: Readonly<Record<string, unknown>>): WireError | undefined {
+  return typeof event.message === 'string' ? pickError(event) : undefined
+}
+
+/** The most characters of a server's own words an error message quotes. */
+const MAX_QUOTED = 300
 
 /**
  * The code of an error a 200 answer carried, which has no error status to go by: its type and code
@@ -117,7 +133,7 @@ export function failureFromUnframedBody(provider: string, text: string): LlmFail
   const error = parseError(text)
   if (error) {
     const said = error.message ?? text.trim()
-    return { code: codeForStreamError(error, said), message: `${provider} sent an error in place of an event stream: ${shorten(said, 300)}` }
+    return { code: codeForStreamError(error, said), message: `${provider} sent an error in place of an event stream: ${shorten(said, MAX_QUOTED)}` }
   }
   if (isChatCompletion(text)) return { code: 'MALFORMED_RESPONSE', message: notStreamedMessage(provider, 'as the body of an event stream, without data: lines') }
   // Retried, as a stream cut short is: a relay's one bad answer is not a reason to give up on it.
@@ -150,6 +166,7 @@ interface ConnectionError {
 export function failureFromTransportError(provider: string, url: string, error: unknown): LlmFailure {
   const failed = typeof error === 'object' && error !== null ? error as ConnectionError : {}
   const code = sslCode(connectionCode(failed), failed)
+  if (code?.startsWith('HPE_')) return unreadableHttp(provider, url, code)
   const words = code === undefined ? undefined : connectionWords(code)
   if (code !== undefined && words !== undefined) {
     const failure: LlmFailure = { code: 'TRANSPORT', message: `could not reach ${provider}: ${words}${handshakeReason(code, failed)} at ${url} (${code})${CONNECTION_HINTS[code] ?? ''}` }
@@ -159,6 +176,17 @@ export function failureFromTransportError(provider: string, url: string, error: 
   }
   const said = typeof failed.cause?.message === 'string' ? failed.cause.message : error instanceof Error ? error.message : String(error)
   return { code: 'TRANSPORT', message: `could not reach ${provider} at ${url}: ${code && !said.includes(code) ? `${said} (${code})` : said}` }
+}
+
+/**
+ * An answer Node's HTTP parser could not read (`HPE_…`): the server was reached, so not "could not
+ * reach". Bytes that are no HTTP at all (another protocol on the port) come back the same on every
+ * try, so that one is permanent; other parse errors may be a proxy's passing fault.
+ */
+function unreadableHttp(provider: string, url: string, code: string): LlmFailure {
+  if (code === 'HPE_INVALID_CONSTANT') return { code: 'TRANSPORT', permanent: true, message: `${provider} answered with something that is not HTTP at ${url} (${code}); is baseURL the API's address, with the right scheme?` }
+  if (code === 'HPE_HEADER_OVERFLOW') return { code: 'TRANSPORT', message: `${provider} sent response headers larger than Node reads (16 KiB by default, --max-http-header-size) at ${url} (${code})` }
+  return { code: 'TRANSPORT', message: `${provider} sent an HTTP answer that could not be read at ${url} (${code}); is baseURL the API's address, or a proxy in between at fault?` }
 }
 
 /**
@@ -269,7 +297,7 @@ function parseError(bodyText: string): WireError | undefined {
 }
 
 /** The fields of an error object that have the types `WireError` says; anything else is dropped. */
-function pickError(value: Record<string, unknown>): WireError {
+function pickError(value: Readonly<Record<string, unknown>>): WireError {
   const { message, type, code } = value
   return {
     ...(typeof message === 'string' ? { message } : {}),

@@ -74,7 +74,10 @@ export class EventReading {
   private translate(events: readonly string[]) {
     for (const data of events) {
       if (this.done) return
-      if (data.trim() === '[DONE]') {
+      const trimmed = data.trim()
+      // An empty `data:` (a heartbeat some servers send) carries nothing: not a malformed event.
+      if (trimmed === '') continue
+      if (trimmed === '[DONE]') {
         this.done = true
         return
       }

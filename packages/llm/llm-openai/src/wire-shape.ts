@@ -48,6 +48,7 @@ function checkChoice(provider: string, choice: unknown, i: number) {
   if (!optString(delta.content)) wrong(provider, `choices[${i}].delta.content`, delta.content, 'a string')
   if (!optString(delta.reasoning_content)) wrong(provider, `choices[${i}].delta.reasoning_content`, delta.reasoning_content, 'a string')
   if (!optString(delta.reasoning)) wrong(provider, `choices[${i}].delta.reasoning`, delta.reasoning, 'a string')
+  if (!optString(delta.refusal)) wrong(provider, `choices[${i}].delta.refusal`, delta.refusal, 'a string')
   const calls = delta.tool_calls
   if (absent(calls)) return
   if (!Array.isArray(calls)) wrong(provider, `choices[${i}].delta.tool_calls`, calls, 'an array')

@@ -62,6 +62,8 @@ interface WireDelta {
   reasoning_content?: string | null
   /** OpenRouter. */
   reasoning?: string | null
+  /** OpenAI: the model's refusal, sent in place of content. */
+  refusal?: string | null
   tool_calls?: WireToolCallDelta[] | null
 }
 

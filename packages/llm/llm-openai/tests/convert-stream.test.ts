@@ -264,7 +264,7 @@ describe('createChunkTranslator', () => {
 
   it.each([
     [[42], 'MALFORMED_RESPONSE', 'Test sent a stream event that is not a JSON object (number 42)'],
-    [[{ hello: 'world' }], 'MALFORMED_RESPONSE', 'Test sent a stream event with neither choices nor usage'],
+    [[{ hello: 'world' }], 'MALFORMED_RESPONSE', 'Test sent a stream event with neither choices nor usage, which is no chat-completion chunk; is the server an OpenAI-compatible chat-completions API?'],
     [[{ error: { message: 'upstream timeout', type: 'server_error' } }], 'SERVER', 'Test reported an error mid-stream: upstream timeout'],
     [[{ error: { message: 'slow down', code: 'rate_limit_exceeded' } }], 'RATE_LIMIT', 'Test reported an error mid-stream: slow down'],
   ])('fails with a typed error on %j', (payloads, code, message) => {
