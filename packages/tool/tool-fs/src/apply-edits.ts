@@ -148,8 +148,7 @@ function usesCrlf(text: string): boolean {
 function notFound(text: string, wanted: string, display: string): string {
   const numbered = numberedMatch(text, wanted)
   if (numbered !== undefined) {
-    const where = numbered === '' ? ' Send' : ` Without them it matches ${numbered}; send`
-    return `old_string was not found in ${display}: each of its lines starts with a line number and a tab, as read shows them, but those are not part of the file.${where} old_string (and new_string) without the numbers.`
+    return `old_string was not found in ${display}: each of its lines starts with a line number and a tab, as read shows them, but those are not part of the file. Without them it matches ${numbered}; send old_string (and new_string) without the numbers.`
   }
   const composed = composedMatch(text, wanted)
   if (composed !== undefined) {
@@ -171,8 +170,8 @@ const LINE_NUMBER = /^ *\d+\t/
 
 /**
  * When every line of `wanted` starts with a line number and a tab (copied from read's output with
- * them): where it matches without them (`line 3`, `lines 3-4`), or `''` when it does not either.
- * Undefined when `wanted` is not written so.
+ * them) and it matches without them: where (`line 3`, `lines 3-4`). Undefined otherwise: a file
+ * whose own lines start so (a numbered table) may simply not hold it, and its similar passages say more.
  */
 function numberedMatch(text: string, wanted: string): string | undefined {
   const lines = wanted.split('\n')
@@ -180,7 +179,7 @@ function numberedMatch(text: string, wanted: string): string | undefined {
   if (!lines.every((line) => LINE_NUMBER.test(line))) return undefined
   const bare = lines.map((line) => line.replace(LINE_NUMBER, '')).join('\n')
   const [found] = matches(text, bare, false)
-  if (found === undefined) return ''
+  if (found === undefined) return undefined
   const [first = 1] = lineNumbers(text, [found.at])
   const last = first + lines.length - 1
   return first === last ? `line ${first}` : `lines ${first}-${last}`

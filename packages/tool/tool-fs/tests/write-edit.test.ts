@@ -272,6 +272,17 @@ describe('edit', () => {
     expect(readFileSync(file('g.js'), 'utf8')).toBe(source)
   })
 
+  it('does not blame line numbers for a typo in a tab-separated file whose lines start with numbers: the similar passages are shown', async () => {
+    const table = '1\talice\n2\tbob\n3\tcarol\n'
+    write(file('t.tsv'), table)
+    const { call } = await boot(folders())
+    await call('read', { path: 't.tsv' })
+    const result = await call('edit', { path: 't.tsv', old_string: '2\tbob\n3\tcarl', new_string: 'x' })
+    expect(codeOf(result)).toBe('EDIT_NOT_FOUND')
+    expect(text(result)).not.toContain('not part of the file')
+    expect(text(result)).toContain('The most similar passages')
+  })
+
   it('says when nothing resembles old_string', async () => {
     write(file('g.js'), source)
     const { call } = await boot(folders())
