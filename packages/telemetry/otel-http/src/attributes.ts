@@ -100,10 +100,12 @@ export function chatEndAttributes(record: LlmCallEndRecord): Attributes {
 function chatUsageAttributes(usage: Usage, estimated: boolean, reported: Usage | undefined): Attributes {
   if (!estimated) return usageAttributes(ATTR.usage, usage)
   if (reported === undefined) return usageAttributes(REIN.usageEstimated, usage)
-  return Object.assign(usageAttributes(ATTR.usage, reported), usageAttributes(REIN.usageEstimated, {
-    inputTokens: conventionInputTokens(usage) - conventionInputTokens(reported),
-    outputTokens: usage.outputTokens - reported.outputTokens,
-  }))
+  const attributes = usageAttributes(ATTR.usage, reported)
+  // Only what the estimate added: the output after the report (input is the report's own).
+  const input = conventionInputTokens(usage) - conventionInputTokens(reported)
+  if (input > 0) attributes[`${REIN.usageEstimated}.input_tokens`] = input
+  attributes[`${REIN.usageEstimated}.output_tokens`] = int(usage.outputTokens - reported.outputTokens)
+  return attributes
 }
 
 /** Usage the provider reported for an attempt (its part of an estimated one), or undefined: rein's estimates are no measurement. */
