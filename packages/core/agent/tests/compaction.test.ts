@@ -190,6 +190,54 @@ describe('a result too big to keep whole in the window', () => {
   })
 })
 
+describe('a recalled result the context keeps whole', () => {
+  /**
+   * Turn 1: the model reads a `size`-character file (`h1`); turn 2 is a short exchange; then a
+   * compaction between turns, and turn 3 recalls `h1`. Resolves with what the recall showed.
+   */
+  async function recalled(options: { window: number; size: number; compaction: Record<string, unknown> }): Promise<string> {
+    const stack = await setUp({
+      window: options.window,
+      compaction: options.compaction,
+      answer: (request) => {
+        const last = request.messages.at(-1)!
+        if (last.source.kind === 'tool') return [{ text: 'done' }]
+        if (textOf(last) === 'read') return [{ toolCall: { id: 'h1', name: 'huge', arguments: '{}' } }]
+        if (textOf(last) === 'recall') return [{ toolCall: { id: 'r1', name: 'recall_result', arguments: JSON.stringify({ call_id: 'h1' }) } }]
+        return [{ text: 'ok' }]
+      },
+    })
+    stack.root.tools.register(defineTool({ name: 'huge', description: 'Reads a huge file.', parameters: {}, output: { schema: { type: 'string' }, render: (_args, value) => value }, effects: ['read'], execute: () => 'y'.repeat(options.size) }))
+    const agent = await stack.root.agents.create()
+    await agent.send('read')
+    await agent.send('hello')
+    await agent.compactNow()
+    await agent.send('recall')
+    const result = agent.session.events.find((event) => event.type === 'tool/result' && eventData(event, 'tool/result').callId === 'r1')
+    expect(result && eventData(result, 'tool/result').isError).toBe(false)
+    return textOf({ content: [{ type: 'tool-result', toolCallId: '', content: eventData(result!, 'tool/result').content }] } as never)
+  }
+
+  it('is shown whole in manual mode, where no threshold prunes it again, not in parts as if it would be', async () => {
+    // 6,400 characters: past the threshold of a 2,000-token window, which manual mode never acts on.
+    const text = await recalled({ window: 2_000, size: 6_400, compaction: { mode: 'manual' } })
+    expect(text.slice(0, 20)).toBe('y'.repeat(20))
+    expect(text).toHaveLength(6_400)
+  })
+
+  it('is shown in a part with a low threshold, one smaller than the whole result, not whole under a header that says it is too big', async () => {
+    // threshold 0.1 of 20,000 tokens: 2,000, below the 5,000 a compaction keeps of the latest tool
+    // output. The 12,000-character result (about 3,000 tokens) is past the one, within the other.
+    const text = await recalled({ window: 20_000, size: 12_000, compaction: { threshold: 0.1, target: 0.05, keepTurns: 1 } })
+    const [, to, total, offset] = /^\[characters 0–(\d+) of the (\d+) of h1's result; too big to show whole.*"offset": (\d+)/.exec(text)?.map(Number) ?? []
+    expect(total).toBe(12_000)
+    expect(to).toBeLessThan(12_000)
+    expect(offset).toBe(to)
+    // The part and its header fit in what the threshold allows.
+    expect(Math.ceil(text.length / 4)).toBeLessThanOrEqual(2_000)
+  })
+})
+
 describe('summarizing', () => {
   /** Turns of long user messages and no tools: pruning frees nothing. */
   async function talkative(options: Parameters<typeof setUp>[0] = {}) {
@@ -278,11 +326,11 @@ describe('what a summary tells the model about the results it folded in', () => 
 
 describe('a summary request refused as too long by the provider', () => {
   /** Turns of long user messages and no tools; the summary route refuses, as too long, the requests `refuse` picks. */
-  async function refusing(refuse: (prompt: string, sent: readonly string[]) => boolean) {
+  async function refusing(refuse: (prompt: string, sent: readonly string[]) => boolean, compaction: Record<string, unknown> = {}) {
     const sent: string[] = []
     const stack = await setUp({
       answer: () => [{ text: 'ok' }],
-      compaction: { keepTurns: 1 },
+      compaction: { keepTurns: 1, ...compaction },
       summary: (request) => {
         const prompt = lastText(request)
         sent.push(prompt)
@@ -317,6 +365,16 @@ describe('a summary request refused as too long by the provider', () => {
     expect(sent.length).toBeLessThanOrEqual(4)
     for (let index = 1; index < sent.length; index++) expect(sent[index]!.length).toBeLessThan(sent[index - 1]!.length)
     expect(compactions(agent.session.events)).toEqual([])
+  })
+
+  it('gives up at once when the room for the answer alone is most of the window: a smaller transcript would be refused as well', async () => {
+    // 2,100 of the 4,000-token window go to the answer: the refusal is of that, not of the transcript.
+    const { agent, sent, say } = await refusing(() => true, { summaryMaxTokens: 2_100 })
+    let last
+    for (let n = 1; n <= 8 && last?.reason !== 'error'; n++) last = await say(n)
+    expect(last).toMatchObject({ reason: 'error', error: { code: 'CONTEXT_FULL', message: expect.stringContaining('CONTEXT_WINDOW_EXCEEDED') } })
+    expect(sent).toHaveLength(1)
+    expect(agent.session.events.filter((event) => event.type === 'summary/start')).toHaveLength(1)
   })
 })
 

@@ -482,17 +482,17 @@ async function undo(item: PlanItem, store: CheckpointStore, sessionId: string, a
   if (item.before !== null) {
     const content = await verifiedBlob(store, sessionId, item.before)
     // What it holds now may be a person's edit made while a command ran: kept, not overwritten.
-    const copiedTo = item.changedWhile !== undefined ? await keepCopy(item.file, item.path, asideFolder()) : undefined
+    const kept = item.changedWhile !== undefined ? await keepCopy(item.file, item.path, asideFolder()) : undefined
     let mode: number
     try {
       mode = await writeAtomically(item.file, content, item.mode, back)
     } catch (error) {
       // The file still holds what was copied: a copy nobody is told of would only be clutter.
-      if (copiedTo !== undefined) await discardCopy(copiedTo, asideFolder())
+      if (kept !== undefined) await discardCopy(kept)
       throw error
     }
     const done = withModeDone(item, mode)
-    return copiedTo === undefined ? done : { ...done, copiedTo }
+    return kept === undefined ? done : { ...done, copiedTo: kept.path }
   }
   if (item.changedWhile !== undefined) return { ...item, movedTo: await setAside(item.file, item.path, asideFolder()) }
   await removeFile(item.file)

@@ -36,20 +36,31 @@ export async function setAside(file: string, path: string, folder: string): Prom
 async function moveAside(file: string, target: string): Promise<string> {
   const shared = lstatSync(file).nlink > 1
   // One this process may not read cannot be copied: it is moved as it is, below, and keeps its mode.
-  if (shared && await privateCopy(file, target).then(() => true, () => false)) {
-    await unlink(file)
-    return target
-  }
+  if (shared && await privateCopy(file, target).then(() => true, () => false)) return await unlinkCopied(file, target)
   try {
     await rename(file, target)
   } catch (error) {
     if (!(error instanceof Error && 'code' in error && error.code === 'EXDEV')) throw error
     // Another file system: copy, then remove the original only once the copy is whole.
     await privateCopy(file, target)
-    await unlink(file)
-    return target
+    return await unlinkCopied(file, target)
   }
   if (!shared) await chmod(target, PRIVATE_FILE_MODE).catch(notPermitted)
+  return target
+}
+
+/**
+ * Removes `file`'s name once `target` holds a copy of it; returns `target`. When the name stays
+ * (its folder read-only), the copy goes too: the item fails with the file where it was, and a copy
+ * (of a secret, maybe) nobody is told of must not stay under `recovered/`, nor keep its folders.
+ */
+async function unlinkCopied(file: string, target: string): Promise<string> {
+  try {
+    await unlink(file)
+  } catch (error) {
+    await unlink(target).catch(() => undefined)
+    throw error
+  }
   return target
 }
 
@@ -58,8 +69,14 @@ function notPermitted(error: unknown): void {
   if ((error as NodeJS.ErrnoException).code !== 'EPERM') throw error
 }
 
-/** Copies `file` (at `path` under its root) into `folder`, keeping its relative path; returns where the copy is, or `undefined` when there is no file to copy. */
-export async function keepCopy(file: string, path: string, folder: string): Promise<string | undefined> {
+/** A copy `keepCopy` kept: where it is, and the first folder made for it (see `freeTarget`), if any. */
+export interface KeptCopy {
+  path: string
+  made: string | undefined
+}
+
+/** Copies `file` (at `path` under its root) into `folder`, keeping its relative path; returns the copy, or `undefined` when there is no file to copy. */
+export async function keepCopy(file: string, path: string, folder: string): Promise<KeptCopy | undefined> {
   if (!regularFileAt(file)) return undefined
   const { target, made } = await freeTarget(path, folder)
   try {
@@ -68,17 +85,18 @@ export async function keepCopy(file: string, path: string, folder: string): Prom
     await removeMade(dirname(target), made)
     throw error
   }
-  return target
+  return { path: target, made }
 }
 
 /**
- * Removes a copy `keepCopy` kept in `folder` that turned out not to be needed (the restore it was
- * for failed: the file still holds it), and the folders above it under `<home>/recovered` that
- * hold nothing else then (`rmdir`: one holding anything stays). Best effort.
+ * Removes a copy `keepCopy` kept that turned out not to be needed (the restore it was for failed:
+ * the file still holds it), and the folders made for it that hold nothing else then (`rmdir`: one
+ * holding anything stays; one that was there before, `<home>/recovered` say, is not this copy's to
+ * take). Best effort.
  */
-export async function discardCopy(copy: string, folder: string): Promise<void> {
-  await unlink(copy).catch(() => undefined)
-  await removeMade(dirname(copy), recoveredOf(folder))
+export async function discardCopy(copy: KeptCopy): Promise<void> {
+  await unlink(copy.path).catch(() => undefined)
+  await removeMade(dirname(copy.path), copy.made)
 }
 
 /** `<home>/recovered`, from a rewind's `<home>/recovered/<session>/<time>`. */

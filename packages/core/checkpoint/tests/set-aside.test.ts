@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { Context } from '@deepseek-ai/cordis'
 import { describe, expect, it } from 'vitest'
 import { CheckpointService, MemoryCheckpointStore, type RewindResult } from '../src/index.ts'
-import { keepCopy, setAside } from '../src/set-aside.ts'
+import { discardCopy, keepCopy, setAside } from '../src/set-aside.ts'
 import { tempRoot } from './harness.ts'
 
 describe('set aside', () => {
@@ -15,7 +15,7 @@ describe('set aside', () => {
       const [first, second, folder] = [await tempRoot(), await tempRoot(), await tempRoot()]
       await writeFile(join(first, name), 'one')
       await writeFile(join(second, name), 'two')
-      const kept = [await setAside(join(first, name), name, folder), await keepCopy(join(second, name), name, folder)]
+      const kept = [await setAside(join(first, name), name, folder), (await keepCopy(join(second, name), name, folder))?.path]
       expect(kept[0]).not.toBe(kept[1])
       expect(await Promise.all(kept.map((file) => readFile(file ?? '', 'utf8')))).toEqual(['one', 'two'])
       expect(kept.every((file) => Buffer.byteLength(basename(file ?? '')) <= 255)).toBe(true)
@@ -84,7 +84,7 @@ describe('what a rewind keeps under <home>/recovered', () => {
     }
     const moved = [await setAside(join(workspace, 'made.txt'), 'made.txt', folder), await setAside(join(workspace, 'tool'), 'tool', folder)]
     const copied = await keepCopy(join(workspace, 'open.txt'), 'open.txt', folder)
-    expect(await Promise.all([...moved, copied ?? ''].map(modeOf))).toEqual([0o600, 0o600, 0o600])
+    expect(await Promise.all([...moved, copied?.path ?? ''].map(modeOf))).toEqual([0o600, 0o600, 0o600])
     // The workspace's own file, copied, keeps its mode.
     expect(await modeOf(join(workspace, 'open.txt'))).toBe(0o777)
   })
@@ -177,5 +177,40 @@ describe.skipIf(process.getuid?.() !== 0)('a rewind whose move aside the system 
     expect(result.failed.map((item) => [item.path, item.error.includes('EACCES')])).toEqual([['sub/f.txt', true]])
     expect(await readFile(join(workspace, 'sub/f.txt'), 'utf8')).toBe('new\n')
     expect(await emptyFolders(join(home, 'recovered'))).toEqual([])
+  })
+})
+
+describe('a copy kept before a restore, discarded when the restore fails', () => {
+  it('takes back only the folders made for it: <home>/recovered and a session folder that were there already stay', async () => {
+    const [workspace, home] = [await tempRoot(), await tempRoot()]
+    await mkdir(join(home, 'recovered', 's1'), { recursive: true })
+    await mkdir(join(workspace, 'sub'))
+    await writeFile(join(workspace, 'sub/f.txt'), 'mine')
+    const kept = await keepCopy(join(workspace, 'sub/f.txt'), 'sub/f.txt', join(home, 'recovered', 's1', 'time'))
+    await discardCopy(kept!)
+    expect(await readdir(home)).toEqual(['recovered'])
+    expect(await readdir(join(home, 'recovered'))).toEqual(['s1'])
+    expect(await readdir(join(home, 'recovered', 's1'))).toEqual([])
+    expect(await readFile(join(workspace, 'sub/f.txt'), 'utf8')).toBe('mine')
+  })
+})
+
+// Drops root's powers (setpriv), so a read-only folder keeps the name from being removed: only as root.
+describe.skipIf(process.getuid?.() !== 0)('a hard-linked file whose name cannot be removed once it is copied aside', () => {
+  it('leaves no copy of it (it may be a secret) nor any folder under <home>/recovered, and the file as it was', async () => {
+    const [workspace, home, elsewhere] = [await tempRoot(), await tempRoot(), await tempRoot()]
+    await writeFile(join(elsewhere, 'secret.txt'), 'secret')
+    await mkdir(join(workspace, 'locked'))
+    await link(join(elsewhere, 'secret.txt'), join(workspace, 'locked/secret.txt'))
+    await chmod(join(workspace, 'locked'), 0o555)
+    const child = spawnSync('setpriv', [
+      '--inh-caps=-all', '--bounding-set=-all',
+      process.execPath, '--conditions=@rein/source', '--import', 'tsx', fileURLToPath(new URL('./fixtures/set-aside-as-user.ts', import.meta.url)),
+      JSON.stringify({ file: join(workspace, 'locked/secret.txt'), path: 'locked/secret.txt', folder: join(home, 'recovered', 's1', 'time') }),
+    ], { cwd: fileURLToPath(new URL('../../../../', import.meta.url)), encoding: 'utf8' })
+    expect(JSON.parse(child.stdout)).toEqual({ error: 'EACCES' })
+    expect(await readdir(home)).toEqual([])
+    expect(await readFile(join(workspace, 'locked/secret.txt'), 'utf8')).toBe('secret')
+    expect((await lstat(join(elsewhere, 'secret.txt'))).nlink).toBe(2)
   })
 })

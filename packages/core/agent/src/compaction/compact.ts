@@ -129,13 +129,28 @@ const SMALLER_RANGES = 3
 /**
  * The plan for a summary request after `refused` was refused as too long: a transcript of at most
  * half of `refused`'s. None when the turn's budgets allow no more requests or nothing smaller can be
- * read; the refusal then stands.
+ * read; the refusal then stands. None too when the refusal cannot be the transcript's: the request's
+ * fixed part (the previous summary, the instructions, the room for the answer) is more than half the
+ * summary route's window, so every smaller transcript would be refused as this one was.
  */
 function smallerPlan(input: CompactionInput, entries: readonly Entry[], data: ContextCompacted, range: { from: number; to: number; first: Entry }, asked: boolean, refused: SummaryPlan): SummaryPlan | undefined {
   if (input.budget?.().summaryBlocked) return undefined
-  const read = refused.read.reduce((sum, message) => sum + input.tokens(transcriptLine(message)) + 2, 0)
+  if (fixedPart(input, refused) > summaryWindow(input) / 2) return undefined
+  const read = transcriptTokens(input, refused)
   const plan = planSummary(input, entries, data, range, asked, Math.floor(read / 2))
-  return plan && !('code' in plan) && plan.read.length > 0 ? plan : undefined
+  if (!plan || 'code' in plan || plan.read.length === 0) return undefined
+  // One no smaller than the refused (the range cannot be cut there) would be refused the same way.
+  return transcriptTokens(input, plan) < read ? plan : undefined
+}
+
+/** What a summary request of `plan` holds besides its transcript, with the room for its answer. */
+function fixedPart(input: CompactionInput, plan: SummaryPlan): number {
+  return input.summaryTokens + summaryOverhead(input.tokens, plan.previous, input.instructions)
+}
+
+/** The tokens of `plan`'s transcript, as `planSummary` counts them. */
+function transcriptTokens(input: CompactionInput, plan: SummaryPlan): number {
+  return plan.read.reduce((sum, message) => sum + input.tokens(transcriptLine(message)) + 2, 0)
 }
 
 /** The summary request, made durable before it goes out, and closed in the log however it ends. */

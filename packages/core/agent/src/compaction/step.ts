@@ -128,10 +128,17 @@ function triggerOf(settings: CompactionOptions, window: number): number {
 /**
  * How much of a recalled result the context of `options`' model keeps: a result past the threshold
  * alone would be pruned again before the next request, so it is shown in parts of what a compaction
- * keeps of the latest tool output. None when the model's window is not known.
+ * keeps of the latest tool output, each no bigger than the threshold either (a low one is below
+ * that). None when the model's window is not known, or when compaction is not `auto`: nothing then
+ * prunes a result at the threshold, and one shown in parts would only cost the model more steps.
+ * The window is that of `options`' route, the one `compactBeforeRequest` measures every request of
+ * a turn against (a fallback's request too).
  */
 export function recallRoom(options: AgentOptions, llm: LlmRuntime, tokens: Tokenizer): RecallRoom | undefined {
+  const settings = options.compaction
+  if (settings.mode !== 'auto') return undefined
   const window = llm.resolveModel(options.provider, options.model)?.contextWindow
   if (window === undefined) return undefined
-  return { tokens, whole: triggerOf(options.compaction, window), part: keptToolTokens(options.compaction, window) }
+  const whole = triggerOf(settings, window)
+  return { tokens, whole, part: Math.min(keptToolTokens(settings, window), Math.floor(whole)) }
 }
