@@ -69,8 +69,8 @@ describe('OutputCollector', () => {
   })
 
   it('reads a CRLF split between two chunks as one line break', async () => {
-    const out = await collect([['a\r', 'stdout'], ['\nb\r', 'stdout'], ['c\r', 'stdout']])
-    expect(out).toEqual({ kind: 'whole', text: 'a\nb\nc\n' })
+    const out = await collect([['a\r', 'stdout'], ['\nb\r', 'stdout'], ['\nc\r', 'stdout']])
+    expect(out).toEqual({ kind: 'whole', text: 'a\nb\nc' })
   })
 
   it('shows an escape sequence cut off by the end of the output as a mark and its text', async () => {

@@ -40,10 +40,30 @@ describe('output made for a terminal', () => {
     expect(text(await execute({ command, description: 'Cursor' }))).toBe('step link done\n[exit code: 0]')
   })
 
-  it('turns carriage returns into line breaks (a CRLF into one) rather than passing them raw', async () => {
+  it('keeps only the last state of a line redrawn with carriage returns, and reads a CRLF as one break', async () => {
     const { execute } = await bootBash()
     const result = await execute({ command: String.raw`printf 'one\r\ntwo\r\n10%%\r20%%\r30%%\n'`, description: 'Progress' })
-    expect(text(result)).toBe('one\ntwo\n10%\n20%\n30%\n[exit code: 0]')
+    expect(text(result)).toBe('one\ntwo\n30%\n[exit code: 0]')
+  })
+
+  it('shows a progress bar redrawn 1000 times as one line, its last state, instead of 1000 lines', async () => {
+    const { execute } = await bootBash()
+    const command = String.raw`for i in $(seq 1 1000); do printf '\rdownloading %4d/1000 [%3d%%]' $i $((i / 10)); done; echo; echo next`
+    const result = await execute({ command, description: 'Bar' })
+    expect(text(result)).toBe('downloading 1000/1000 [100%]\nnext\n[exit code: 0]')
+  })
+
+  it('reads a man page piped with nroff overstrike as its letters instead of calling it binary', async () => {
+    const { execute } = await bootBash()
+    const command = String.raw`printf 'N\bNA\bAM\bME\bE\n     ls - list\nB\bBo\bol\bld\bd and _\bu_\bn_\bd_\be_\br, _\bB\bB\n'`
+    const result = await execute({ command, description: 'Man' })
+    expect(text(result)).toBe('NAME\n     ls - list\nBold and under, B\n[exit code: 0]')
+  })
+
+  it('keeps a backspace that strikes nothing over as a visible mark', async () => {
+    const { execute } = await bootBash()
+    const result = await execute({ command: String.raw`printf 'working |\b/\b-\b done\nab\bc\n'`, description: 'Spinner' })
+    expect(text(result)).toBe('working |\u2408/\u2408-\u2408 done\nab\u2408c\n[exit code: 0]')
   })
 
   it('keeps a NUL-separated list readable instead of calling it binary', async () => {
