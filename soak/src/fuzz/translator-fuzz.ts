@@ -135,7 +135,9 @@ function contractProblems(chunks: readonly StreamChunk[], ended: boolean): strin
 function lostContent(input: Input, chunks: readonly StreamChunk[]): string | undefined {
   let text = ''
   let reasoning = ''
-  // Each call's arguments, in the order calls opened; a new id at a wire index opens another call there.
+  // Each call's arguments, in the order calls opened. At a wire index, another call opens with a new
+  // id and a name after an id the server gave, or with a name and arguments that begin anew after the
+  // open call's arguments were whole JSON (a server that sends each call whole, without ids).
   const calls: string[] = []
   const open = new Map<number, { id: string | undefined; call: number }>()
   for (const payload of input.payloads) {
@@ -149,8 +151,8 @@ function lostContent(input: Input, chunks: readonly StreamChunk[]): string | und
         const id = typeof call.id === 'string' && call.id !== '' ? call.id : undefined
         const named = typeof call.function?.name === 'string' && call.function.name !== ''
         let current = open.get(index)
-        // A new id with a name, after an id the server gave, is another call; a call opened without one keeps any.
-        if (current === undefined || (id !== undefined && named && current.id !== undefined && current.id !== id)) {
+        const anotherId = id !== undefined && current?.id !== undefined && current.id !== id
+        if (current === undefined || (named && (anotherId || beginsAfterWhole(calls[current.call] ?? '', call.function?.arguments)))) {
           current = { id, call: calls.push('') - 1 }
           open.set(index, current)
         }
@@ -165,6 +167,17 @@ function lostContent(input: Input, chunks: readonly StreamChunk[]): string | und
   const made = blocks.flatMap((block) => (block.type === 'tool-call' ? [block.arguments] : []))
   if (JSON.stringify(made) !== JSON.stringify(calls)) return `arguments ${JSON.stringify(made)} for ${JSON.stringify(calls)}`
   return undefined
+}
+
+/** Arguments that begin an object after `before`, arguments that are already whole JSON. */
+function beginsAfterWhole(before: string, added: string | undefined): boolean {
+  if (added === undefined || !/^\s*\{/.test(added) || !before.trimEnd().endsWith('}')) return false
+  try {
+    JSON.parse(before)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** How a deep value was made: saved instead of the value, which JSON.stringify cannot write. */
