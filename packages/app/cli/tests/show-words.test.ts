@@ -136,3 +136,22 @@ describe('rein show of a run killed during a retry\'s backoff', () => {
     expect(shown.stdout).toContain('\n  · retry 1 after SERVER (HTTP 500), was to wait 20.0 s; the log ends during the wait · mock/mock-model · mock returned HTTP 500: boom\n')
   })
 })
+
+describe('rein show of a call whose arguments hold a key the model wrote', () => {
+  it('masks the key-shaped text in the call line, as run and chat do, not only an environment secret', async () => {
+    const p = await setUp([])
+    const id = '11111111-2222-3333-4444-666666666666'
+    const root = join(p.home, 'sessions')
+    mkdirSync(root, { recursive: true, mode: 0o700 })
+    const key = `ghp_${'a1B2c3D4e5'.repeat(4)}`
+    const header = { kind: 'rein-session', formatVersion: 1, id, createdAt: '2026-01-01T00:00:00.000Z', cwd: root, depth: 0 }
+    const call = { callId: 'c1', name: 'lookup', arguments: JSON.stringify({ token: key }), replaySafe: true }
+    const events = [['turn/start', { turn: 1 }], ['tool/call', call], ['tool/result', { callId: 'c1', content: [{ type: 'text', text: 'found' }], isError: false }], ['turn/end', { turn: 1, reason: 'completed' }]]
+      .map(([type, data], seq) => ({ seq, type, time: '2026-01-01T00:00:00.000Z', data }))
+    writeFileSync(join(root, `${id}.jsonl`), `${[header, ...events].map((line) => JSON.stringify(line)).join('\n')}\n`, { mode: 0o600 })
+    const shown = await rein(p.dir, ['show', id])
+    expect(shown.code).toBe(0)
+    expect(shown.stdout).toContain('→ lookup')
+    expect(shown.stdout).not.toContain(key.slice(0, 12))
+  })
+})

@@ -5,6 +5,7 @@
 
 import type { Context } from '@deepseek-ai/cordis'
 import { maskText, messageOf, ReinError, secretValues, shorten } from '@rein/base'
+import { maskKeyShapes } from '../key-shapes.ts'
 import type { Message } from '@rein/llm'
 import { eventData, planRepair, type ContextCompacted, type CoreEventData, type SessionEvent, type SessionSummary } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
@@ -114,7 +115,8 @@ function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, TurnChan
     }
     case 'tool/call': {
       const data = eventData(event, 'tool/call')
-      return `  → ${data.name} ${brief(data.arguments)}`
+      // A key the model wrote into arguments matches no variable: masked by its shape, as run and chat mask it.
+      return `  → ${data.name} ${maskKeyShapes(brief(data.arguments))}`
     }
     case 'tool/result': {
       const data = eventData(event, 'tool/result')
