@@ -7,6 +7,7 @@
  */
 
 import type { SessionEvent } from './events.ts'
+import { ReinError } from '@rein/base'
 
 type Check = (value: unknown) => string | undefined
 type Fields = Readonly<Record<string, Check>>
@@ -106,4 +107,19 @@ const SHAPES = shapeMap({
 export function coreEventProblem(event: SessionEvent): string | undefined {
   const problem = SHAPES.get(event.type)?.(event.data)
   return problem === undefined ? undefined : `data${problem.startsWith('.') ? problem : `: ${problem}`}`
+}
+
+/**
+ * Throws `SESSION_CORRUPT` for the first core event of `events` without its shape (its readers —
+ * messages, repair, resume — trust it). `log` names the log in the message (`session <id>`, a
+ * file); `details` adds to the event's `{seq, type}`.
+ */
+export function refuseMisshapenEvents(events: readonly SessionEvent[], log: string, details: Record<string, unknown> = {}): void {
+  for (const event of events) {
+    const problem = coreEventProblem(event)
+    if (problem === undefined) continue
+    throw new ReinError('SESSION_CORRUPT', `${log} has event #${event.seq} (${event.type}) that is not as rein writes it: its ${problem}; rein leaves the log as it is — repair it or move it out of the sessions folder`, {
+      details: { ...details, seq: event.seq, type: event.type },
+    })
+  }
 }

@@ -14,7 +14,7 @@ export {
   type TurnOverrun, type StepRequest, type SummaryStart, type LlmResend, type ContextCompacted,
 } from './events.ts'
 export { eventData } from './event-data.ts'
-export { coreEventProblem } from './event-shape.ts'
+export { refuseMisshapenEvents } from './event-shape.ts'
 export { deriveMessages, capContent, MessageProjection, applyCompaction, prunedStub, summaryMessage, SUMMARY_OPENING, KEPT_NOTE } from './derive.ts'
 export { planRepair, repairEvents, isClean, type RepairPlan, type RepairCall, type RepairAction } from './repair.ts'
 export type { SessionStore, SessionSummary, SessionStatus, LoadedSession, ListOptions } from './store.ts'

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { Context, Service, type Events, type Logger } from '@deepseek-ai/cordis'
 import { ReinError, eventSender, isReinError, type EventSender } from '@rein/base'
 import { CORE_EVENT_TYPES, IGNORABLE_CORE_EVENT_TYPES, SESSION_FORMAT_VERSION, type SessionEvent, type SessionHeader } from './events.ts'
-import { coreEventProblem } from './event-shape.ts'
+import { refuseMisshapenEvents } from './event-shape.ts'
 import { Session, type SessionHooks } from './session.ts'
 import type { ListOptions, LoadedSession, SessionStore, SessionSummary } from './store.ts'
 import { TempFolders } from './temp-folders.ts'
@@ -246,14 +246,7 @@ export class SessionService extends Service {
     if (unknown) {
       throw new ReinError('SESSION_UNKNOWN_EVENT', `session ${header.id} has event #${unknown.seq} of type "${unknown.type}", which no loaded plugin defines; load the plugin that wrote it`, { details: { seq: unknown.seq, type: unknown.type } })
     }
-    // Its readers (messages, repair, resume) trust a core event's shape: one without it is refused here.
-    for (const event of events) {
-      const problem = coreEventProblem(event)
-      if (problem === undefined) continue
-      throw new ReinError('SESSION_CORRUPT', `session ${header.id} has event #${event.seq} (${event.type}) that is not as rein writes it: its ${problem}; rein leaves the log as it is — repair it or move it out of the sessions folder`, {
-        details: { seq: event.seq, type: event.type },
-      })
-    }
+    refuseMisshapenEvents(events, `session ${header.id}`)
   }
 
   private track(session: Session, store: SessionStore): Session {

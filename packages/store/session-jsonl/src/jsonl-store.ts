@@ -6,7 +6,7 @@
 import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, statSync, type Stats } from 'node:fs'
 import { lstat, open as openFile, readdir, type FileHandle } from 'node:fs/promises'
 import { ensurePrivateDir, isReinError, messageOf, PRIVATE_FILE_MODE, ReinError, toFrozenJson } from '@rein/base'
-import { coreEventProblem, summarize, type ListOptions, type LoadedSession, type SessionEvent, type SessionHeader, type SessionStore, type SessionSummary } from '@rein/session'
+import { refuseMisshapenEvents, summarize, type ListOptions, type LoadedSession, type SessionEvent, type SessionHeader, type SessionStore, type SessionSummary } from '@rein/session'
 import { appendDurably, fileTarget, publishFile } from './durable-write.ts'
 import { errorCode } from './fs-errors.ts'
 import { eventLine, headerLine, parseSessionFile } from './jsonl-format.ts'
@@ -277,7 +277,9 @@ export class JsonlSessionStore implements SessionStore {
     const known = stamp && cache.get(id, stamp)
     if (known) return known
     const { header, events } = await this.load(id)
-    refuseMisshapen(events, file)
+    // What `ctx.sessions` refuses at open and show must not be listed as resumable (nor trip summarize):
+    // checked only for logs read again, a kept summary was checked when it was made.
+    refuseMisshapenEvents(events, file, { file })
     const summary = summarize(header, events)
     if (stamp) cache.set(id, stamp, summary)
     return summary
@@ -380,22 +382,6 @@ function exists(file: string): boolean {
     return statSync(file, { throwIfNoEntry: false }) !== undefined
   } catch (error) {
     throw ioError(`cannot check ${file}`, error)
-  }
-}
-
-/**
- * A core event without the shape rein writes (a hand edit, a flipped byte in a key) makes
- * `ctx.sessions` refuse the log at open and show; listed as a session it would look resumable, and
- * summarizing it could trip on it. The same check, at a fraction of the parse's cost, only for logs
- * read again: a summary kept in `.summaries.json` was checked when it was made.
- */
-function refuseMisshapen(events: readonly SessionEvent[], file: string): void {
-  for (const event of events) {
-    const problem = coreEventProblem(event)
-    if (problem === undefined) continue
-    throw new ReinError('SESSION_CORRUPT', `${file}: event #${event.seq} (${event.type}) is not as rein writes it: its ${problem}; rein leaves the file as it is — repair it or move it out of the sessions folder`, {
-      details: { file, seq: event.seq, type: event.type },
-    })
   }
 }
 
