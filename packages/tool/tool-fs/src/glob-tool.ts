@@ -49,7 +49,6 @@ export function createGlobTool(context: FsToolContext) {
     effects: ['read'],
     isConcurrencySafe: true,
     execute: async (args, run) => {
-      checkPattern(args.pattern, 'pattern', true)
       const scope = await callScope(context, run)
       const folder = await folderOf(await resolvePath(scope, args.path ?? '.', 'read'))
       const pattern = relativeToFolder(args.pattern, folder, scope, 'pattern')

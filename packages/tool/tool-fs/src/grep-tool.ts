@@ -79,18 +79,18 @@ export function createGrepTool(context: FsToolContext) {
     isConcurrencySafe: true,
     execute: async (args, run) => {
       const regex = compilePattern(args.pattern)
-      if (args.glob !== undefined) checkPattern(args.glob, 'glob', true)
       const scope = await callScope(context, run)
       const resolved = await resolvePath(scope, args.path ?? '.', 'read')
       if (!resolved.exists) throw await notFound(resolved)
       const info = await stat(resolved.real).catch((error: unknown) => { throw fromSystemError(error, 'read', resolved.display) })
       if (!info.isFile() && !info.isDirectory()) throw fsError('NOT_A_REGULAR_FILE', `${resolved.display} is neither a file nor a folder`, { path: resolved.display })
       const display = (file: string) => info.isFile() ? resolved.display : displayOf(resolved, file)
+      const pattern = info.isFile() ? undefined : fileGlob(args.glob, resolved, scope)
       // Started before the walk, so the thread is up by the time the first file is read.
       const matcher = new Matcher(regex, { timeoutMs: config.grepTimeoutMs, signal: run.signal })
       try {
-        const files = info.isFile() ? [resolved.real]
-          : await walkFiles({ root: resolved.allowed, start: resolved.real, patterns: [fileGlob(args.glob, resolved, scope)], gitignore: config.gitignore, signal: run.signal })
+        const files = pattern === undefined ? [resolved.real]
+          : await walkFiles({ root: resolved.allowed, start: resolved.real, patterns: [pattern], gitignore: config.gitignore, signal: run.signal })
         const outcome = await searchFiles({ matcher, files, allowed: resolved.allowed, maxMatches: config.grepMatches, lineChars: LINE_CHARS, display, signal: run.signal })
         const { shown, count, cut } = withinBudget(outcome, config.outputChars - 300, display)
         return { pattern: args.pattern, path: resolved.display, files: shown, matches: count, searched: outcome.searched, truncated: outcome.truncated || cut }

@@ -129,15 +129,15 @@ function below(base: string, path: string): string | undefined {
 
 /**
  * Refuses a pattern that could name something outside the folder it is matched in (an absolute
- * pattern, or one with a `..` segment), and one too costly to match (`MOST_STARS`). `mayBeAbsolute`:
- * the early check, before `relativeToFolder` has made an absolute pattern relative.
+ * pattern, or one with a `..` segment), and one too costly to match (`MOST_STARS`). Given the
+ * pattern `relativeToFolder` made: an absolute one inside the folder is relative by then.
  */
-export function checkPattern(pattern: string, argument: string, mayBeAbsolute = false): void {
+export function checkPattern(pattern: string, argument: string): void {
   if (pattern.includes('\0')) throw fsError('INVALID_PATTERN', `${argument} contains a NUL byte`)
   if (pattern.split('/').some((part) => part !== '**' && starsOf(part) > MOST_STARS)) {
     throw fsError('INVALID_PATTERN', `${argument} ${JSON.stringify(pattern)} has more than ${MOST_STARS} * in one part; matching that against long names can take minutes. Use at most three * between two slashes, and narrow the rest with path or a second search`, { pattern })
   }
-  if ((pattern.startsWith('/') && !mayBeAbsolute) || pattern.split(/[/{},]/).includes('..')) {
+  if (pattern.startsWith('/') || pattern.split(/[/{},]/).includes('..')) {
     throw fsError('PATH_OUTSIDE_WORKSPACE', `${argument} ${JSON.stringify(pattern)} reaches outside the folder it is matched in; write it relative to path, without ".."`, { pattern })
   }
 }
