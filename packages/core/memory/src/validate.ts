@@ -24,10 +24,12 @@ export function checkDraft(draft: MemoryDraft, maxContentChars: number, now: num
   if (!isScope(draft.scope)) problems.push(`scope must be one of ${MEMORY_SCOPES.join(', ')}`)
   else if (draft.scope === 'project' && !nonEmpty(draft.projectId)) problems.push('a project entry needs a projectId')
   else if (draft.scope === 'user' && draft.projectId !== undefined) problems.push('a user entry has no projectId (it holds for every project)')
+  else if (draft.scope === 'project') problems.push(...wholeCharacters('projectId', draft.projectId))
   if (!isType(draft.type)) problems.push(`type must be one of ${MEMORY_TYPES.join(', ')}`)
   problems.push(...contentProblems(draft.content, maxContentChars))
   if (typeof draft.source !== 'object' || draft.source === null || !nonEmpty(draft.source.sessionId)) problems.push('source.sessionId must be a non-empty string')
   else if (draft.source.messageId !== undefined && !nonEmpty(draft.source.messageId)) problems.push('source.messageId must be a non-empty string')
+  else problems.push(...wholeCharacters('source.sessionId', draft.source.sessionId), ...wholeCharacters('source.messageId', draft.source.messageId))
   problems.push(...confidenceProblems(draft.confidence), ...expiryProblems(draft.expiresAt, now))
   if (draft.supersedes !== undefined && !nonEmpty(draft.supersedes)) problems.push('supersedes must be an entry id')
   refuse('memory write', problems)
@@ -129,6 +131,14 @@ function contentProblems(content: unknown, max: number): string[] {
   const variable = secretVariableIn(content)
   if (variable !== undefined) problems.push(`content holds the value of the environment variable ${variable}, a secret: memory is sent to the model in every session; never save keys`)
   return problems
+}
+
+/**
+ * A lone surrogate in an id the entry is kept under: a store that keeps UTF-8 (SQLite) would give
+ * it back changed, so the entry would no longer be of its project (the tools could not reach it).
+ */
+function wholeCharacters(field: string, value: string | undefined): string[] {
+  return value !== undefined && LONE_SURROGATE.test(value) ? [`${field} holds half a character (a lone UTF-16 surrogate), which the store could only keep changed`] : []
 }
 
 function confidenceProblems(confidence: unknown): string[] {

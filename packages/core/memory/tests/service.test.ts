@@ -60,6 +60,9 @@ describe('write: validation', () => {
     ['an expiresAt of 1e300', { expiresAt: 1e300 }, 'expiresAt must be a whole number of epoch milliseconds'],
     ['a NaN confidence', { confidence: Number.NaN }, 'confidence must be a number from 0 to 1'],
     ['a confidence that is text', { confidence: '0.5' }, 'confidence must be a number from 0 to 1'],
+    // Each would be kept changed by a UTF-8 store: the entry would leave its project.
+    ['a projectId holding half a character', { scope: 'project', projectId: '/w\uD800' }, 'projectId holds half a character'],
+    ['a session id holding half a character', { source: { sessionId: 's\uDC00' } }, 'source.sessionId holds half a character'],
   ]
   for (const [what, changes, message] of refused) {
     it(`refuses ${what} with INVALID_ARGS`, async () => {

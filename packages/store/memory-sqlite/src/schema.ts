@@ -65,13 +65,21 @@ export function migrate(db: Database.Database, file: string): void {
   }).immediate()
 }
 
-/** The file's schema version, when this build can read or migrate it; else `MEMORY_STORE_TOO_NEW` or, for another program's database, `MEMORY_STORE_CORRUPT`. */
+/**
+ * The file's schema version, when this build can read or migrate it; else `MEMORY_STORE_TOO_NEW` or,
+ * for another program's database (tables and no version, or a version without rein's table),
+ * `MEMORY_STORE_CORRUPT`.
+ */
 export function checkVersion(db: Database.Database, file: string): number {
   const version = db.pragma('user_version', { simple: true }) as number
   if (version > SCHEMA_VERSION) {
     throw new ReinError('MEMORY_STORE_TOO_NEW', `memory database ${file} has schema version ${version}, newer than this rein reads (${SCHEMA_VERSION}): upgrade rein, or point memory-sqlite's file elsewhere`, { details: { file, version, supported: SCHEMA_VERSION } })
   }
-  if (version === 0 && db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' LIMIT 1`).get() !== undefined) {
+  // Other programs set user_version too: a version without migration 1's table is not rein's.
+  const foreign = version === 0
+    ? db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' LIMIT 1`).get() !== undefined
+    : db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'memory_entries'`).get() === undefined
+  if (foreign) {
     throw new ReinError('MEMORY_STORE_CORRUPT', `memory database ${file} holds tables but no rein memory schema: it is another program's database; point memory-sqlite's file elsewhere`, { details: { file } })
   }
   return version

@@ -3,6 +3,7 @@
  * processes share it, full-text ranking (FTS5, BM25) for recall's query.
  */
 
+import { constants, type Stats } from 'node:fs'
 import { chmod, mkdir, stat, type FileHandle } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import Database from 'better-sqlite3'
@@ -35,6 +36,23 @@ function checkOptions(options: unknown): asserts options is SqliteMemoryStoreOpt
 }
 
 /**
+ * Opened to create the file ('a'), without blocking: a FIFO put there after the check below fails
+ * (ENXIO) instead of holding a thread, and the composition, until something reads it.
+ */
+const OPEN_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND | constants.O_NONBLOCK
+
+/**
+ * `MEMORY_STORE_FAILED` when `file` is there and is neither a file nor a folder (a folder fails
+ * opening, EISDIR): opening a FIFO blocks until something reads it, and a device (`file: /dev/null`,
+ * to go without memory) would be made 0600 — for everyone, when run as root — and get a `-journal`.
+ */
+function refuseSpecialFile(file: string, stats: Stats | undefined): void {
+  if (stats === undefined || stats.isFile() || stats.isDirectory()) return
+  const kind = stats.isFIFO() ? 'a FIFO' : stats.isCharacterDevice() ? 'a character device' : stats.isBlockDevice() ? 'a block device' : stats.isSocket() ? 'a socket' : 'not a file'
+  throw new ReinError('MEMORY_STORE_FAILED', `memory database ${file} is not a regular file (${kind}); set file to a database file's path, or leave @rein/memory-sqlite out of the composition to go without memory`, { details: { file } })
+}
+
+/**
  * What a failure to open `file` for writing was about, for its message: a file that is there (one
  * this user may only read, a folder in its place) was being opened, not created.
  */
@@ -56,7 +74,13 @@ export class SqliteMemoryStore implements MemoryStore {
       // Missing folders are made 0700; one that exists is left as it is — it may be shared on
       // purpose, and the file itself is 0600 whatever its folder allows.
       await mkdir(dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE })
-      handle = await openPrivateFile(file, 'a')
+      refuseSpecialFile(file, await stat(file).catch(() => undefined))
+      handle = await openPrivateFile(file, OPEN_FLAGS)
+      // Again on what was opened: a device put there after the check is not made 0600 either.
+      await handle.stat().then((stats) => refuseSpecialFile(file, stats)).catch(async (error: unknown) => {
+        await handle.close().catch(() => {})
+        throw error
+      })
     } catch (error) {
       throw toStoreError(error, file, await doing(file), busyTimeoutMs)
     }
@@ -171,8 +195,10 @@ export class SqliteMemoryStore implements MemoryStore {
       if (scopes.length === 0 || parameters.limit === 0 || query.types?.length === 0) return []
       let filter = LIVE
       if (query.types !== undefined) {
-        query.types.forEach((type, index) => { parameters[`type${index}`] = type })
-        filter += ` AND e.type IN (${query.types.map((_, index) => `@type${index}`).join(', ')})`
+        // Each type once: a caller's list may repeat one past SQLite's limit on variables.
+        const types = [...new Set(query.types)]
+        types.forEach((type, index) => { parameters[`type${index}`] = type })
+        filter += ` AND e.type IN (${types.map((_, index) => `@type${index}`).join(', ')})`
       }
       const match = query.query === undefined ? undefined : toMatchQuery(query.query)
       let sql: string

@@ -84,7 +84,8 @@ async function damagedAfterOpening(file: string): Promise<void> {
 
 const lastRole = (request: RecordedRequest) => ((request.body as { messages?: { role: string }[] }).messages ?? []).at(-1)?.role
 
-describe('a memory.db rein cannot use, as the CLI tells it', () => {
+// Each test starts the CLI from its sources once or twice: seconds each on a loaded machine. A wait, not a timing check.
+describe('a memory.db rein cannot use, as the CLI tells it', { timeout: 60_000 }, () => {
   it('rein run says once that a memory.db which is not a database leaves memory off', async () => {
     const p = await project([{ steps: [{ text: 'ok' }] }])
     await writeFile(p.file, 'garbage\n')

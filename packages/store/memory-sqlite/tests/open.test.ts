@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process'
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises'
+import { spawn, spawnSync } from 'node:child_process'
+import { chmod, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
@@ -129,6 +129,19 @@ describe('opening the database file', () => {
     await expect(SqliteMemoryStore.open({ file })).rejects.toMatchObject({ code: 'MEMORY_STORE_CORRUPT', details: { file } })
   })
 
+  it('refuses another program\'s database that sets user_version itself (to rein\'s schema version), leaving it as it was, rather than taking it over and failing every call on a missing table', async () => {
+    const file = join(await tempRoot(), 'other.db')
+    const raw = new Database(file)
+    raw.pragma(`user_version = ${SCHEMA_VERSION}`)
+    raw.exec("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('kept')")
+    raw.close()
+    await chmod(file, 0o644)
+    const before = await readFile(file)
+    await expect(SqliteMemoryStore.open({ file })).rejects.toMatchObject({ code: 'MEMORY_STORE_CORRUPT', message: expect.stringContaining('another program\'s database'), details: { file } })
+    expect(await modeOf(file)).toBe(0o644)
+    expect((await readFile(file)).equals(before)).toBe(true)
+  })
+
   it('leaves every file it refuses byte for byte and mode as it was: a newer schema, another program\'s database', async () => {
     const cases: [string, (raw: Database.Database) => void, string][] = [
       ['newer.db', (raw) => { raw.pragma(`user_version = ${SCHEMA_VERSION + 1}`); raw.exec('CREATE TABLE future (x)') }, 'MEMORY_STORE_TOO_NEW'],
@@ -188,6 +201,26 @@ describe('opening the database file', () => {
     await writeFile(join(root, 'plain'), '')
     const under = join(root, 'plain', 'memory.db')
     await expect(SqliteMemoryStore.open({ file: under })).rejects.toMatchObject({ message: expect.stringContaining(`${under}: creating it failed: EEXIST`) })
+  })
+
+  it('a FIFO where the file should be is refused MEMORY_STORE_FAILED, naming what it is, instead of hanging the composition on its open', async () => {
+    const file = join(await tempRoot(), 'memory.db')
+    expect(spawnSync('mkfifo', [file]).status).toBe(0)
+    const error = await SqliteMemoryStore.open({ file }).then(() => undefined, (caught: unknown) => caught)
+    expect(error).toMatchObject({ code: 'MEMORY_STORE_FAILED', details: { file } })
+    expect((error as Error).message).toContain(`${file} is not a regular file (a FIFO)`)
+    expect((error as Error).message).toMatch(/set file to/)
+  })
+
+  // A device node made in the test's own folder, never the system's: unfixed, opening chmods it.
+  it.skipIf(process.getuid?.() !== 0)('a device where the file should be (file: /dev/null) is refused before it is opened: its mode stays, no -journal is made beside it', async () => {
+    const folder = await tempRoot()
+    const file = join(folder, 'null')
+    expect(spawnSync('mknod', [file, 'c', '1', '3']).status).toBe(0)
+    await chmod(file, 0o666)
+    await expect(SqliteMemoryStore.open({ file })).rejects.toMatchObject({ code: 'MEMORY_STORE_FAILED', message: expect.stringContaining('is not a regular file (a character device)') })
+    expect(await modeOf(file)).toBe(0o666)
+    expect(await readdir(folder)).toEqual(['null'])
   })
 
   it('refuses every call after close, and close twice is harmless', async () => {

@@ -166,6 +166,21 @@ describe('the plugin', () => {
     await fiber.dispose()
   })
 
+  it('a projectId, session or message id holding half a character is INVALID_ARGS, not saved under another id (the file keeps text as UTF-8, which has no half characters)', async () => {
+    const { ctx, fiber } = await compose()
+    const half = 'work\uD800space'
+    const drafts = [
+      { scope: 'project' as const, projectId: half, type: 'fact' as const, content: 'Builds with make.', source: { sessionId: 's1' } },
+      { scope: 'user' as const, type: 'fact' as const, content: 'Has a cat.', source: { sessionId: half } },
+      { scope: 'user' as const, type: 'fact' as const, content: 'Has a dog.', source: { sessionId: 's1', messageId: half } },
+    ]
+    for (const draft of drafts) {
+      await expect(ctx.memory.write(draft)).rejects.toMatchObject({ code: 'INVALID_ARGS', message: expect.stringContaining('half a character') })
+    }
+    expect(await ctx.memory.list()).toEqual([])
+    await fiber.dispose()
+  })
+
   it('a -wal file it cannot make private (another user\'s) leaves memory unavailable, MEMORY_STORE_FAILED naming it, instead of a raw EPERM that stops the composition; no handle on the file is left open', async () => {
     const root = await tempRoot()
     const store = await openStore({ file: join(root, 'memory.db') })

@@ -194,6 +194,15 @@ describe('SqliteMemoryStore: recall', () => {
     expect(ids(await store.all()).sort()).toEqual(['expired', 'expired-now', 'live', 'retired'])
   })
 
+  it('a recall naming a type many times finds its entries, not MEMORY_STORE_FAILED (too many SQL variables)', async () => {
+    const store = await openStore()
+    await store.insert(entry({ id: 'fact', content: 'coffee black' }))
+    await store.insert(entry({ id: 'decision', type: 'decision', content: 'coffee decaf' }))
+    const types = Array.from({ length: 40_000 }, () => 'fact' as const)
+    expect(ids(await store.recall({ scopes: ['user'], types, limit: 10, now: NOW }))).toEqual(['fact'])
+    expect(ids(await store.recall({ scopes: ['user'], types, query: 'coffee', limit: 10, now: NOW }))).toEqual(['fact'])
+  })
+
   it('recalls project entries of the asked project only, and user entries in every project', async () => {
     const store = await openStore()
     await store.insert(entry({ id: 'user', content: 'shared note' }))
