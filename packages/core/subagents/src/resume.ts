@@ -10,32 +10,49 @@ import { ReinError, isReinError } from '@rein/base'
 import { eventData, type SessionEvent, type SessionService } from '@rein/session'
 import type { SubagentProfile } from './config.ts'
 import { childOptions } from './profile.ts'
-import type { RunDeps } from './run.ts'
+import type { Holder, RunDeps } from './run.ts'
 import type { SubagentRequest } from './types.ts'
 
 /** The child session `id` (the call's `resume`), opened as an agent (its own repair done), ready for the prompt. */
-export async function resumeChild(deps: RunDeps, request: SubagentRequest, id: string, profile: SubagentProfile | undefined, tools: string[] | undefined): Promise<Agent> {
+export async function resumeChild(deps: RunDeps, request: SubagentRequest, id: string, profile: SubagentProfile | undefined, tools: string[] | undefined, holder: Holder): Promise<Agent> {
   const sessions = deps.ctx.get('sessions') as SessionService | undefined
   if (!sessions) throw new ReinError('SERVICE_MISSING', 'resume needs ctx.sessions: add a @rein/session row (and a store) to cordis.yml')
   const { header, events } = await loadChild(sessions, id)
   if (header.parentSessionId !== request.call.sessionId) {
     throw new ReinError('INVALID_ARGS', `session ${id} is not one of your subagents: resume continues only a subagent this session started (its id is in that call's result or error)`, { details: { sessionId: id } })
   }
+  // Claimed with no await between the look and the claim: of two calls in one answer (run side by
+  // side), the second finds the first's claim, not a half-opened session.
+  const held = deps.holders.get(id)
+  if (held) throw busy(id, held)
   if (deps.agents().find(id)) throw busy(id)
+  deps.holders.set(id, holder)
   const { call } = request
   const parent = { sessionId: call.sessionId!, runId: call.identity!.runId, callId: call.callId }
   try {
     const { agent } = await deps.agents().resume(id, { ...childOptions(request.agent, profile, withinRecorded(tools, recordedTools(events))), parent, signal: call.signal })
     return agent
   } catch (error) {
-    // Another process (or a call beside this one) holds it.
-    if (isReinError(error, 'SESSION_LOCKED')) throw busy(id, error)
+    if (deps.holders.get(id) === holder) deps.holders.delete(id)
+    // Another process holds it.
+    if (isReinError(error, 'SESSION_LOCKED')) throw busy(id, undefined, error)
     throw error
   }
 }
 
-function busy(id: string, cause?: unknown): ReinError {
-  return new ReinError('SUBAGENT_BUSY', `subagent session ${id} is running (in the background: wait for its message, or job_kill its job; or in another process), so it cannot be resumed now`, { details: { sessionId: id }, ...(cause === undefined ? {} : { cause }) })
+/** `SUBAGENT_BUSY`, saying what holds the child (`held`: a call here) and what the model can do meanwhile. */
+function busy(id: string, held?: Holder, cause?: unknown): ReinError {
+  const options = { details: { sessionId: id, ...(held ? { heldBy: held.callId } : {}) }, ...(cause === undefined ? {} : { cause }) }
+  return new ReinError('SUBAGENT_BUSY', `subagent session ${id} ${busyReason(held)}`, options)
+}
+
+function busyReason(held: Holder | undefined): string {
+  if (held?.background) return `is running in the background${held.jobId === undefined ? '' : ` as job ${held.jobId}`}, so it cannot be resumed now: wait for its notice (job_output with wait_ms waits for it), or job_kill it, then resume it`
+  // A foreground call holds its child until its result: one still running is a call of this same
+  // answer (calls of one answer run side by side); one whose call was cancelled is still stopping.
+  if (held?.signal.aborted) return `is still stopping after call ${held.callId} was cancelled: resume it again in a moment`
+  if (held) return `is being resumed by another call of yours in this same answer (${held.callId}), and a subagent works on one prompt at a time: wait for that call's result, then resume it in a later answer with what this call asked (or ask for both in one prompt)`
+  return 'is running in another process (or is open here outside a subagent call), so it cannot be resumed now: resume it once that ends'
 }
 
 async function loadChild(sessions: SessionService, id: string) {

@@ -8,6 +8,7 @@ import type { Context } from '@deepseek-ai/cordis'
 import type { Agent, AgentEvent, AgentService, CreateAgentOptions, TurnResult } from '@rein/agent'
 import { ReinError, isReinError } from '@rein/base'
 import type { JobService } from '@rein/jobs'
+import type { LlmRuntime } from '@rein/llm'
 import type { ToolRegistry } from '@rein/tools'
 import { callerTools, checkCallTools, childTools, unknownNames } from './child-tools.ts'
 import type { SubagentProfile, SubagentsConfig } from './config.ts'
@@ -28,11 +29,25 @@ export interface RunDeps {
   background: Set<Promise<void>>
   /** `ctx.jobs` when it is composed. */
   jobs: () => JobService | undefined
+  /** Which call holds each child session live here, from the moment a `resume` claims it: what `SUBAGENT_BUSY` tells. */
+  holders: Map<string, Holder>
+  /** Background starts per calling session not yet listed as jobs: they count against `maxBackground`. */
+  starting: Map<string, number>
+}
+
+/** The call a child works for, while it is live in this process. */
+export interface Holder {
+  readonly callId: string
+  /** The call's signal: aborted while the child still runs, it is only stopping. */
+  readonly signal: AbortSignal
+  readonly background: boolean
+  /** The job running it, once started. */
+  jobId?: string
 }
 
 export async function runSubagent(deps: RunDeps, request: SubagentRequest): Promise<SubagentResult> {
   const { call } = request
-  const started = await startChild(deps, request)
+  const started = await startChild(deps, request, { callId: call.callId, signal: call.signal, background: false })
   // A parent shut down under its turn (INTERRUPTED) leaves the child interrupted too, not cancelled:
   // its log says it was stopped from outside, and its work can be continued.
   const cancel = () => {
@@ -72,7 +87,7 @@ export interface StartedChild {
  * Checks a delegation (identity, depth, profile, tools, signal) and creates its child, linked to
  * the call and relaying its events to the parent's listeners: what foreground and background share.
  */
-export async function startChild(deps: RunDeps, request: SubagentRequest): Promise<StartedChild> {
+export async function startChild(deps: RunDeps, request: SubagentRequest, holder: Holder): Promise<StartedChild> {
   const { call } = request
   const identity = call.identity
   if (!identity || !call.sessionId) throw new ReinError('NO_RUN_IDENTITY', 'a subagent is started from an agent\'s tool call: this call carries no run identity')
@@ -91,8 +106,9 @@ export async function startChild(deps: RunDeps, request: SubagentRequest): Promi
   const names = childTools(tools, [profile?.tools, request.tools])
   if (call.signal.aborted) throw new ReinError('ABORTED_BEFORE_DISPATCH', 'the subagent call was cancelled before the subagent started')
 
-  const child = request.resume === undefined ? await create(deps, request, profile, names) : await resumeChild(deps, request, request.resume, profile, names)
+  const child = request.resume === undefined ? await create(deps, request, profile, names) : await resumeChild(deps, request, request.resume, profile, names, holder)
   deps.running.add(child)
+  deps.holders.set(child.session.id, holder)
   // The child's turn starts right after this: its time limit runs from here.
   const limitMs = profile?.timeoutMs ?? deps.config.timeoutMs
   let timedOut = false
@@ -123,6 +139,7 @@ export async function startChild(deps: RunDeps, request: SubagentRequest): Promi
         await child.close()
       } finally {
         deps.running.delete(child)
+        if (deps.holders.get(child.session.id) === holder) deps.holders.delete(child.session.id)
       }
     })(),
   }
@@ -135,6 +152,10 @@ async function create(deps: RunDeps, request: SubagentRequest, profile: Subagent
   const parent = agents.find(call.sessionId!)?.options
   const provider = profile?.provider ?? parent?.provider
   const model = profile?.model ?? parent?.model
+  if (request.agent !== undefined && profile?.provider !== undefined && profile.model === undefined && parent !== undefined && profile.provider !== parent.provider) {
+    const problem = await inheritedModelProblem(deps, request.agent, profile.provider, parent.model)
+    if (problem) throw profileError(request.agent, problem)
+  }
   const options: CreateAgentOptions = {
     parent: { sessionId: call.sessionId!, runId: call.identity!.runId, callId: call.callId },
     ...childOptions(request.agent, profile, tools),
@@ -148,6 +169,20 @@ async function create(deps: RunDeps, request: SubagentRequest, profile: Subagent
     if (request.agent !== undefined && isReinError(error) && PROFILE_FAULTS.has(error.code)) throw profileError(request.agent, `${error.code}: ${error.message}`, error)
     throw error
   }
+}
+
+/**
+ * A profile naming another provider than the parent's, and no model, runs the parent's model there:
+ * right for two routes to one service, never right when that provider's catalog does not list the
+ * model (the load check refuses a profile's own model for the same reason). Found before the child
+ * exists, so no session or request is spent on it.
+ */
+async function inheritedModelProblem(deps: RunDeps, name: string, provider: string, model: string): Promise<string | undefined> {
+  const llm = deps.ctx.get('llm') as LlmRuntime | undefined
+  if (!llm || await llm.modelInfo(provider, model)) return undefined
+  const listed = llm.listModels(provider).map((info) => info.id)
+  if (listed.length === 0) return undefined
+  return `it names provider "${provider}" but no model, so its subagent would run your model "${model}", which ${provider}'s model catalog does not list: call subagent without agent "${name}", and tell the user to add profiles.${name}.model (one of: ${listed.join(', ')}) to the @rein/subagents config`
 }
 
 /** Codes of `ctx.agents.create` that say a profile's route, model or tools cannot be used. */

@@ -49,6 +49,8 @@ export class SubagentService extends Service {
       running,
       background: new Set(),
       jobs: () => ctx.get('jobs') as JobService | undefined,
+      holders: new Map(),
+      starting: new Map(),
     }
     this._deps = deps
     ctx.tools.register(createSubagentTool({

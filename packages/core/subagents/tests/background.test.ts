@@ -7,7 +7,7 @@ import type { SessionEvent } from '@rein/session'
 import { appendOpenCalls, validateSessionInvariants, type ScriptedTurn } from '@rein/testkit'
 import { defineTool } from '@rein/tools'
 import { describe, expect, it, vi } from 'vitest'
-import { boot, byTask, call, resultOf, taskOf, textOf } from './harness.ts'
+import { boot, byTask, call, gates, resultOf, taskOf, textOf } from './harness.ts'
 
 const viewer = (agent: { session: { id: string } }) => ({ sessionId: agent.session.id })
 
@@ -35,40 +35,6 @@ const laterUserText = (request: AdapterRequest) => request.messages.slice(1)
   .filter((message) => message.role === 'user')
   .flatMap((message) => message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])))
   .join('\n')
-
-/**
- * `gate {name}`: waits until the test opens that gate (then answers "open") or its call is
- * cancelled. `entered(name)` resolves once a call waits at it.
- */
-function gates(root: Context) {
-  const waiting = new Map<string, { entered: Promise<void>; enter: () => void; opened: Promise<void>; open: () => void }>()
-  const gate = (name: string) => {
-    let entry = waiting.get(name)
-    if (!entry) {
-      let enter!: () => void
-      let open!: () => void
-      const entered = new Promise<void>((resolve) => { enter = resolve })
-      const opened = new Promise<void>((resolve) => { open = resolve })
-      entry = { entered, enter, opened, open }
-      waiting.set(name, entry)
-    }
-    return entry
-  }
-  root.tools.register(defineTool({
-    name: 'gate',
-    description: 'Waits.',
-    parameters: { name: { type: 'string', required: true } },
-    output: { schema: { type: 'string' }, render: (_args, value) => value },
-    effects: ['read'],
-    execute: (args, run) => new Promise<string>((resolve, reject) => {
-      const entry = gate(args.name)
-      entry.enter()
-      void entry.opened.then(() => resolve('open'))
-      run.signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true })
-    }),
-  }))
-  return { entered: (name: string) => gate(name).entered, open: (name: string) => gate(name).open() }
-}
 
 describe('a background subagent', () => {
   it('returns a job id at once; job_list shows it running; when it ends, the jobs notice sends the parent to job_output, which holds the answer', async () => {

@@ -110,3 +110,37 @@ export function childIdOf(text: string): string {
   if (!match) throw new Error(`no subagent session in: ${text}`)
   return match[1]!
 }
+
+/**
+ * `gate {name}`: waits until the test opens that gate (then answers "open") or its call is
+ * cancelled. `entered(name)` resolves once a call waits at it.
+ */
+export function gates(root: Context) {
+  const waiting = new Map<string, { entered: Promise<void>; enter: () => void; opened: Promise<void>; open: () => void }>()
+  const gate = (name: string) => {
+    let entry = waiting.get(name)
+    if (!entry) {
+      let enter!: () => void
+      let open!: () => void
+      const entered = new Promise<void>((resolve) => { enter = resolve })
+      const opened = new Promise<void>((resolve) => { open = resolve })
+      entry = { entered, enter, opened, open }
+      waiting.set(name, entry)
+    }
+    return entry
+  }
+  root.tools.register(defineTool({
+    name: 'gate',
+    description: 'Waits.',
+    parameters: { name: { type: 'string', required: true } },
+    output: { schema: { type: 'string' }, render: (_args, value) => value },
+    effects: ['read'],
+    execute: (args, run) => new Promise<string>((resolve, reject) => {
+      const entry = gate(args.name)
+      entry.enter()
+      void entry.opened.then(() => resolve('open'))
+      run.signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true })
+    }),
+  }))
+  return { entered: (name: string) => gate(name).entered, open: (name: string) => gate(name).open() }
+}

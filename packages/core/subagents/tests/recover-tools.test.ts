@@ -22,7 +22,7 @@ function deps(events: SessionEvent[]) {
     },
   } as unknown as AgentService
   const tools = { list: () => ['lookup', 'save', 'subagent'] } as unknown as ToolRegistry
-  return { resumed, deps: { config: { maxDepth: 3, timeoutMs: 60_000, profiles: {} }, tools: () => tools, sessions: () => sessions, agents: () => agents, running: new Set<never>() } }
+  return { resumed, deps: { config: { maxDepth: 3, timeoutMs: 60_000, maxBackground: 4, profiles: {} }, tools: () => tools, sessions: () => sessions, agents: () => agents, running: new Set<never>() } }
 }
 
 describe('recovering an interrupted child', () => {
