@@ -9,7 +9,7 @@ import type { JsonValue } from '@rein/base'
 import { LlmError, newToolCallId, type ContentBlock, type FinishReason, type LlmFailure, type StreamChunk, type TokenUsage } from '@rein/llm'
 import { failureFromStreamError, serverError, topLevelError } from './errors.ts'
 import type { WireToolCallDelta, WireUsage } from './wire.ts'
-import { checkChunk, malformed } from './wire-shape.ts'
+import { checkChunk, malformed, tokenCount } from './wire-shape.ts'
 
 interface Block {
   index: number
@@ -237,7 +237,7 @@ export function mapFinishReason(reason: string | undefined, hasToolCalls: boolea
 
 /** Whether `wire` counts a prompt or a completion: without either it says nothing about the answer's tokens. */
 function countsTokens(wire: WireUsage): boolean {
-  return typeof wire.prompt_tokens === 'number' || typeof wire.completion_tokens === 'number'
+  return tokenCount(wire.prompt_tokens) !== undefined || tokenCount(wire.completion_tokens) !== undefined
 }
 
 /**
@@ -246,11 +246,13 @@ function countsTokens(wire: WireUsage): boolean {
  * counted above what the server says the prompt had.
  */
 export function mapUsage(wire: WireUsage): TokenUsage {
-  const prompt = wire.prompt_tokens ?? 0
-  const reported = wire.prompt_tokens_details?.cached_tokens ?? wire.prompt_cache_hit_tokens ?? undefined
-  const cached = reported !== undefined && typeof wire.prompt_tokens === 'number' ? Math.min(reported, prompt) : reported
-  const reasoning = wire.completion_tokens_details?.reasoning_tokens ?? undefined
-  const completion = wire.completion_tokens ?? 0
+  // Counts are read through `tokenCount`: a server may send them as strings of digits.
+  const promptCount = tokenCount(wire.prompt_tokens)
+  const prompt = promptCount ?? 0
+  const reported = tokenCount(wire.prompt_tokens_details?.cached_tokens) ?? tokenCount(wire.prompt_cache_hit_tokens)
+  const cached = reported !== undefined && promptCount !== undefined ? Math.min(reported, prompt) : reported
+  const reasoning = tokenCount(wire.completion_tokens_details?.reasoning_tokens)
+  const completion = tokenCount(wire.completion_tokens) ?? 0
   return {
     inputTokens: Math.max(0, prompt - (cached ?? 0)),
     // Reasoning is part of the output (OpenAI's completion_tokens holds it); more reasoning than

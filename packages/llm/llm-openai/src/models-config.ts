@@ -1,6 +1,7 @@
 /** The `models` config field every OpenAI-compatible provider shares, and its mapping to `ModelInfo`. */
 
 import Schema from '@deepseek-ai/schemastery'
+import { ReinError } from '@rein/base'
 import type { ModelInfo } from '@rein/llm'
 
 /** One `models` config entry. */
@@ -43,4 +44,35 @@ export function toModelInfo(model: ModelConfig): ModelInfo {
     } : {}),
     ...(model.pricing ? { pricing: model.pricing } : {}),
   }
+}
+
+/**
+ * A config entry over the built-in entry of the same id: the fields it gives win, the ones it leaves
+ * out keep the built-in's. An entry that only adds `pricing` must not drop the model's window and
+ * efforts. A default effort alone picks among the built-in efforts. (The schema makes an absent
+ * `reasoningEfforts` an empty list, so an empty list keeps the built-in efforts too.)
+ */
+export function overBuiltIn(entry: ModelConfig, builtIn: ModelInfo | undefined): ModelInfo {
+  const info = toModelInfo(entry)
+  if (builtIn === undefined) return info
+  const merged: ModelInfo = Object.assign({}, builtIn, info)
+  if (info.reasoning === undefined && entry.defaultReasoningEffort !== undefined && builtIn.reasoning) {
+    merged.reasoning = { efforts: builtIn.reasoning.efforts, default: entry.defaultReasoningEffort }
+  }
+  return merged
+}
+
+/**
+ * `info`, the catalog entry `models[index]` made, if its default effort is one it lists: a default
+ * is applied unchecked on every request that names no effort, and one on a model without efforts
+ * would be dropped without a word. Else `CONFIG_INVALID`, naming the entry.
+ */
+export function checkDefaultEffort(entry: ModelConfig, info: ModelInfo, index: number): ModelInfo {
+  const effort = entry.defaultReasoningEffort
+  if (effort === undefined) return info
+  const efforts = info.reasoning?.efforts ?? []
+  const at = `models[${index}] (${entry.id}): defaultReasoningEffort "${effort}"`
+  if (efforts.length === 0) throw new ReinError('CONFIG_INVALID', `${at} needs reasoningEfforts listing it; the model lists none`)
+  if (!efforts.includes(effort)) throw new ReinError('CONFIG_INVALID', `${at} is not one of its reasoning efforts (${efforts.join(', ')})`)
+  return info
 }

@@ -1,7 +1,7 @@
 /**
  * Built-in catalog: the models rein's built-in composition asks OpenAI for by default, so their
  * context window is known (compaction works) without a `models` entry. Advisory: any other model id
- * is still sent as given; a `models` entry with the same id replaces one of these. No prices: they
+ * is still sent as given; a `models` entry with the same id overrides the fields it gives. No prices: they
  * change too often to ship (`@rein/llm`'s `prices` Config gives costs).
  */
 

@@ -12,7 +12,7 @@ import { checkBaseURL } from './base-url.ts'
 import { checkApiKeyEnv } from './credentials.ts'
 import { checkHeaders } from './headers.ts'
 import type { OpenAiDialect } from './dialect.ts'
-import { ModelConfig, toModelInfo } from './models-config.ts'
+import { checkDefaultEffort, ModelConfig, overBuiltIn } from './models-config.ts'
 
 /** The Config every OpenAI-compatible provider plugin takes. */
 export interface CompatibleConfig {
@@ -72,9 +72,9 @@ function hostOf(baseURL: string): string {
   return URL.canParse(baseURL) ? new URL(baseURL).host : baseURL
 }
 
-/** Registers the adapter for `config.provider`; `builtInModels` are listed unless config replaces them by id. */
+/** Registers the adapter for `config.provider`; a config entry with a built-in model's id overrides the fields it gives. */
 export function registerCompatible(ctx: Context, config: CompatibleConfig, dialect?: OpenAiDialect, builtInModels: readonly ModelInfo[] = []) {
-  const configured = config.models.map(toModelInfo)
+  const configured = config.models.map((entry, index) => checkDefaultEffort(entry, overBuiltIn(entry, builtInModels.find((model) => model.id === entry.id)), index))
   const ids = new Set(configured.map((model) => model.id))
   ctx.llm.registerAdapter(config.provider, new OpenAiCompatibleAdapter({
     label: config.label,

@@ -90,7 +90,19 @@ const optString = (value: unknown) => value === undefined || value === null || t
 const optCount = (value: unknown) => value === undefined || value === null || (typeof value === 'number' && Number.isInteger(value) && value >= 0)
 // Token counts are summed across answers: one past 2^53 is not exact, and two near 1e308 sum to Infinity, which no log stores.
 const TOKENS = 'a whole number of tokens below 2^53'
-const optTokens = (value: unknown) => value === undefined || value === null || (Number.isSafeInteger(value) && (value as number) >= 0)
+const optTokens = (value: unknown) => value === undefined || value === null || tokenCount(value) !== undefined
+const DIGITS = /^[0-9]+$/
+
+/**
+ * A usage count as a number, or undefined when it is none. Some servers and proxies send counts as
+ * strings (`"prompt_tokens": "12"`): plain decimal digits are that count, not a reason to lose the answer.
+ */
+export function tokenCount(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : undefined
+  if (typeof value !== 'string' || !DIGITS.test(value)) return undefined
+  const count = Number(value)
+  return Number.isSafeInteger(count) ? count : undefined
+}
 
 function wrong(provider: string, path: string, value: unknown, expected: string): never {
   throw malformed(provider, `a stream event whose ${path} is ${describe(value)}, not ${expected}`)

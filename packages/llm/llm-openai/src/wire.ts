@@ -42,12 +42,13 @@ export interface WireRequest {
 
 /** A response's `usage` object, the fields `mapUsage` reads (OpenAI's and DeepSeek's). */
 export interface WireUsage {
-  prompt_tokens?: number | null
-  completion_tokens?: number | null
-  prompt_tokens_details?: { cached_tokens?: number | null } | null
-  completion_tokens_details?: { reasoning_tokens?: number | null } | null
+  // Counts may come as strings of digits from some servers and proxies; `mapUsage` reads both.
+  prompt_tokens?: number | string | null
+  completion_tokens?: number | string | null
+  prompt_tokens_details?: { cached_tokens?: number | string | null } | null
+  completion_tokens_details?: { reasoning_tokens?: number | string | null } | null
   /** DeepSeek: prompt tokens served from its cache. */
-  prompt_cache_hit_tokens?: number | null
+  prompt_cache_hit_tokens?: number | string | null
 }
 
 export interface WireToolCallDelta {

@@ -15,7 +15,7 @@ import type { JsonValue } from '@rein/base'
  * - `string-choices`: `choices: "x"`
  * - `number-tool-name`: a tool call whose `function.name` is `7`
  * - `array-usage`: `usage: [1, 2]`
- * - `string-tokens`: `usage.prompt_tokens: "12"`
+ * - `string-tokens`: `usage.prompt_tokens: "12 tokens"` (a string of digits alone is read as the count)
  */
 export type MockWrongShape =
   | 'null-choice' | 'null-tool-call' | 'number-content' | 'string-delta' | 'string-choices'

@@ -283,7 +283,7 @@ function wrongShape(shape: MockWrongShape, base: Record<string, JsonValue>): Rec
     case 'string-choices': return { ...base, choices: 'x' }
     case 'number-tool-name': return choice({ tool_calls: [{ index: 0, id: 'call_x', type: 'function', function: { name: 7, arguments: '' } }] })
     case 'array-usage': return { ...base, choices: [], usage: [1, 2] }
-    case 'string-tokens': return { ...base, choices: [], usage: { prompt_tokens: '12', completion_tokens: 4 } }
+    case 'string-tokens': return { ...base, choices: [], usage: { prompt_tokens: '12 tokens', completion_tokens: 4 } }
   }
 }
 
