@@ -45,7 +45,10 @@ const grepValue = {
       },
     },
     matches: { type: 'integer', required: true, description: 'matching lines shown' },
-    searched: { type: 'integer', required: true, description: 'files read' },
+    searched: { type: 'integer', required: true, description: 'text files read' },
+    // Optional: results logged before these were added lack them.
+    binary: { type: 'integer', description: 'binary files found and not searched' },
+    binaryFile: { type: 'boolean', description: '`path` is one file, and it is binary: nothing was searched' },
     truncated: { type: 'boolean', required: true, description: 'more matching lines exist than are shown' },
   },
 } as const
@@ -93,7 +96,16 @@ export function createGrepTool(context: FsToolContext) {
           : await walkFiles({ root: resolved.allowed, start: resolved.real, patterns: [pattern], gitignore: config.gitignore, signal: run.signal })
         const outcome = await searchFiles({ matcher, files, allowed: resolved.allowed, maxMatches: config.grepMatches, lineChars: LINE_CHARS, display, signal: run.signal })
         const { shown, count, cut } = withinBudget(outcome, config.outputChars - 300, display)
-        return { pattern: args.pattern, path: resolved.display, files: shown, matches: count, searched: outcome.searched, truncated: outcome.truncated || cut }
+        return {
+          pattern: args.pattern,
+          path: resolved.display,
+          files: shown,
+          matches: count,
+          searched: outcome.searched,
+          binary: outcome.binary,
+          binaryFile: info.isFile() && outcome.binary === 1,
+          truncated: outcome.truncated || cut,
+        }
       } finally {
         await matcher.close()
       }
@@ -144,12 +156,20 @@ interface GrepValue {
   readonly files: readonly { readonly path: string; readonly matches: readonly { readonly line: number; readonly text: string }[] }[]
   readonly matches: number
   readonly searched: number
+  readonly binary?: number
+  readonly binaryFile?: boolean
   readonly truncated: boolean
 }
 
 function renderGrep(value: GrepValue): string {
   const where = value.path === '.' ? '' : ` in ${value.path}`
-  if (value.matches === 0) return `No matches for ${value.pattern}${where} (${plural(value.searched, 'file')} searched).`
+  // "No matches" alone would tell the model the pattern is not in a file grep never looked into.
+  if (value.binaryFile === true) {
+    return `[${listedPath(value.path)} is a binary file, so grep did not search it: grep and read show text files only. To look inside it, run a command such as strings or xxd, if you can run commands.]`
+  }
+  const binary = value.binary ?? 0
+  const skipped = binary > 0 ? `; ${plural(binary, 'binary file')} not searched: grep searches text files only` : ''
+  if (value.matches === 0) return `No matches for ${value.pattern}${where} (${plural(value.searched, 'file')} searched${skipped}).`
   const blocks = value.files.map((file) => `${listedPath(file.path)}\n${file.matches.map((match) => `${match.line}: ${match.text}`).join('\n')}`)
   const note = value.truncated
     ? `\n[Showing the first ${plural(value.matches, 'matching line')} in ${plural(value.files.length, 'file')}; there are more. Narrow the pattern, path or glob to see them.]`

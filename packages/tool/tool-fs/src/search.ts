@@ -1,8 +1,8 @@
 /**
  * The grep engine: a regular expression over files, each streamed in chunks, several files at a
  * time, results in path order, stopping once the cap is passed. The matching itself runs in the
- * matcher's worker thread, so no pattern can block the process. Binary files are searched and
- * never match; non-regular files and files not really inside the allowed folder are skipped.
+ * matcher's worker thread, so no pattern can block the process. Binary files are counted and not
+ * searched; non-regular files and files not really inside the allowed folder are skipped.
  */
 
 import { open, type FileHandle } from 'node:fs/promises'
@@ -39,8 +39,10 @@ export interface SearchOutcome {
   found: { file: string; matches: LineMatch[] }[]
   /** More matching lines exist than were kept. */
   truncated: boolean
-  /** Files opened and searched (binary ones included): not those skipped as unreadable, not regular, or outside. */
+  /** Text files opened and searched: not binary ones, nor those skipped as unreadable, not regular, or outside. */
   searched: number
+  /** Files opened and found binary (a NUL byte in the first 8000), so not searched. */
+  binary: number
 }
 
 const CHUNK = 64 * 1024
@@ -103,6 +105,7 @@ export async function searchFiles(request: SearchRequest): Promise<SearchOutcome
   let counted = 0
   let stop = false
   let searched = 0
+  let binary = 0
   // The prefix of files whose results are in; once it holds more than the cap, later files cannot matter.
   const advance = () => {
     while (settled < results.length && results[settled] !== undefined) {
@@ -116,8 +119,9 @@ export async function searchFiles(request: SearchRequest): Promise<SearchOutcome
       request.signal?.throwIfAborted()
       const index = next++
       const matches = await searchFile(request.files[index] ?? '', request)
-      if (matches !== undefined) searched++
-      results[index] = matches ?? []
+      if (matches === BINARY) binary++
+      else if (matches !== undefined) searched++
+      results[index] = Array.isArray(matches) ? matches : []
       advance()
     }
   }
@@ -134,15 +138,18 @@ export async function searchFiles(request: SearchRequest): Promise<SearchOutcome
     found.push({ file: request.files[index] ?? '', matches: matches.slice(0, room) })
     kept += Math.min(room, matches.length)
   }
-  return { found, truncated: truncated || stop, searched }
+  return { found, truncated: truncated || stop, searched, binary }
 }
 
+/** What `searchFile` gives for a binary file: it is not searched, but the model is told it was there. */
+const BINARY = 'binary'
+
 /**
- * Matching lines of one file, at most `maxMatches + 1` (none for a binary file); `undefined` when
- * it was not searched: it could not be opened or read, is not a regular file, or is not really
+ * Matching lines of one file, at most `maxMatches + 1`; `BINARY` for a binary file; `undefined`
+ * when it was not searched: it could not be opened or read, is not a regular file, or is not really
  * inside `allowed` (a folder swapped for a link). The matcher's failure ends the whole search.
  */
-async function searchFile(path: string, request: SearchRequest): Promise<LineMatch[] | undefined> {
+async function searchFile(path: string, request: SearchRequest): Promise<LineMatch[] | typeof BINARY | undefined> {
   const handle = await open(path, READ_FLAGS).catch(() => undefined)
   if (handle === undefined) return undefined
   try {
@@ -159,7 +166,7 @@ async function searchFile(path: string, request: SearchRequest): Promise<LineMat
   }
 }
 
-async function matchLines(handle: FileHandle, path: string, request: SearchRequest): Promise<LineMatch[]> {
+async function matchLines(handle: FileHandle, path: string, request: SearchRequest): Promise<LineMatch[] | typeof BINARY> {
   const matches: LineMatch[] = []
   const decoder = new StringDecoder('utf8')
   const buffer = Buffer.allocUnsafe(CHUNK)
@@ -173,7 +180,7 @@ async function matchLines(handle: FileHandle, path: string, request: SearchReque
   for (;;) {
     const { bytesRead } = await handle.read(buffer, 0, CHUNK, null)
     if (bytesRead === 0) break
-    if (first && buffer.subarray(0, Math.min(bytesRead, BINARY_SNIFF_BYTES)).includes(0)) return []
+    if (first && buffer.subarray(0, Math.min(bytesRead, BINARY_SNIFF_BYTES)).includes(0)) return BINARY
     first = false
     let read = decoder.write(buffer.subarray(0, bytesRead))
     if (cut) {

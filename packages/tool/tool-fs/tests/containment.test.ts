@@ -207,7 +207,7 @@ describe('globs through a link out of the workspace', () => {
     const matcher = new Matcher(compilePattern('SECRET|inside'), { timeoutMs: 60_000 })
     const outcome = await searchFiles({ matcher, files, allowed: f.workspace, maxMatches: 10, lineChars: 200 })
     await matcher.close()
-    expect(outcome).toEqual({ found: [{ file: files[0], matches: [{ line: 1, text: 'inside' }] }], truncated: false, searched: 1 })
+    expect(outcome).toEqual({ found: [{ file: files[0], matches: [{ line: 1, text: 'inside' }] }], truncated: false, searched: 1, binary: 0 })
   })
 })
 

@@ -270,6 +270,27 @@ describe('grep', () => {
     const { call } = await boot(folders())
     expect(text(await call('grep', { pattern: 'zzz' }))).toBe('No matches for zzz (2 files searched).')
   })
+
+  it('says a binary file it was pointed at is binary and was not searched, rather than "No matches"', async () => {
+    tree({ 'logo.png': Buffer.concat([Buffer.from('needle'), Buffer.from([0, 1, 2])]) })
+    const { call } = await boot(folders())
+    const result = await call('grep', { pattern: 'needle', path: 'logo.png' })
+    expect(result).toMatchObject({ isError: false, value: { matches: 0, searched: 0, binary: 1, binaryFile: true } })
+    expect(text(result)).toBe('[logo.png is a binary file, so grep did not search it: grep and read show text files only. To look inside it, run a command such as strings or xxd, if you can run commands.]')
+  })
+
+  it('counts binary files in a folder as not searched, and says so when nothing matches', async () => {
+    const blob = Buffer.concat([Buffer.from('needle'), Buffer.from([0, 1])])
+    tree({ 'dir/a.bin': blob, 'dir/b.bin': blob, 'dir/c.txt': 'hay\n', 'only/x.bin': blob })
+    const { call } = await boot(folders())
+    const none = await call('grep', { pattern: 'needle', path: 'dir' })
+    expect(text(none)).toBe('No matches for needle in dir (1 file searched; 2 binary files not searched: grep searches text files only).')
+    expect(none).toMatchObject({ value: { searched: 1, binary: 2, binaryFile: false } })
+    // A folder holding one binary file is still a folder: not the one-file answer.
+    expect(text(await call('grep', { pattern: 'needle', path: 'only' }))).toBe('No matches for needle in only (0 files searched; 1 binary file not searched: grep searches text files only).')
+    // With matches the answer is the matches: the description already says binary files are skipped.
+    expect(text(await call('grep', { pattern: 'hay' }))).toBe('dir/c.txt\n1: hay')
+  })
 })
 
 describe('grep with a pattern that backtracks catastrophically', () => {
