@@ -121,8 +121,11 @@ export function summaryMessage(text: string, seq: number, keptAfter = false): Me
   return createMessage('user', [{ type: 'text', text: `${opening}\n\n${text}` }], { kind: 'plugin', plugin: 'compaction' }, `compaction-${seq}`)
 }
 
-/** How a summary message opens: it tells the model what it is reading. */
-export const SUMMARY_OPENING = '[A summary of the conversation before this point, written when the context was compacted. The full history is kept in the session log.]'
+/**
+ * How a summary message opens: it tells the model what it is reading. Nothing about the log: the
+ * model cannot read it, and what it keeps of a spilled result is the preview the model was shown.
+ */
+export const SUMMARY_OPENING = '[A summary of the conversation before this point, written when the context was compacted; the messages it stands for are no longer shown.]'
 
 /**
  * Added to the opening when the request being worked on follows the summary: read after work the

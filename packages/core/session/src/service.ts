@@ -173,8 +173,20 @@ export class SessionService extends Service {
     return loaded
   }
 
-  async list(options?: ListOptions): Promise<SessionSummary[]> {
-    return this.requireStore().list(options)
+  /**
+   * The store's sessions, without those `open` and `load` would refuse for an event type no loaded
+   * plugin defines: each is told to `options.unreadable` with the `SESSION_UNKNOWN_EVENT` it would
+   * meet, as a damaged log is, rather than listed as if it could be resumed.
+   */
+  async list(options: ListOptions = {}): Promise<SessionSummary[]> {
+    const { types } = this._state
+    const listed = await this.requireStore().list(options)
+    return listed.filter((summary) => {
+      const missing = summary.requires?.find((type) => !types.has(type))
+      if (missing === undefined) return true
+      options.unreadable?.(summary.id, new ReinError('SESSION_UNKNOWN_EVENT', `session ${summary.id} has events of type "${missing}", which no loaded plugin defines; load the plugin that wrote them`, { details: { type: missing } }))
+      return false
+    })
   }
 
   /**

@@ -28,6 +28,12 @@ export interface SessionSummary {
   usageEstimated?: true
   /** Time of the last event (ISO 8601), or `createdAt` for an empty session. */
   lastActivity: string
+  /**
+   * Event types in the log that are no core type and were not written `ignorable`, sorted: opening
+   * or showing it needs the plugins that define them (`SESSION_UNKNOWN_EVENT` otherwise). Absent
+   * when there are none.
+   */
+  requires?: string[]
   /** 0 for a top-level session. */
   depth: number
   /** A child session's: the session, run and tool call that started it (see `SessionHeader`). */

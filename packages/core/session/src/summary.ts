@@ -3,10 +3,11 @@
 import { addMoney } from '@rein/base'
 import { addUsage, type TokenUsage } from '@rein/llm'
 import { eventData } from './event-data.ts'
-import type { SessionEvent, SessionHeader, TurnEndReason } from './events.ts'
+import { CORE_EVENT_TYPES, type SessionEvent, type SessionHeader, type TurnEndReason } from './events.ts'
 import type { SessionStatus, SessionSummary } from './store.ts'
 
 const TITLE_WORDS = 12
+const CORE_TYPES: ReadonlySet<string> = new Set(CORE_EVENT_TYPES)
 
 /** `running`: a live process holds the session (the store knows; a log cannot say). */
 export function summarize(header: SessionHeader, events: readonly SessionEvent[], options: { running?: boolean } = {}): SessionSummary {
@@ -15,6 +16,8 @@ export function summarize(header: SessionHeader, events: readonly SessionEvent[]
   let open = false
   let lastEnd: TurnEndReason | undefined
   let model: string | undefined
+  // Types a plugin wrote that were not marked ignorable: a log holding one opens only with that plugin loaded.
+  let required: Set<string> | undefined
   for (const event of events) {
     if (event.type === 'turn/start') {
       turns++
@@ -25,6 +28,7 @@ export function summarize(header: SessionHeader, events: readonly SessionEvent[]
     } else if (event.type === 'request/header') model = eventData(event, 'request/header').model
     else if (event.type === 'assistant/message') model = eventData(event, 'assistant/message').model
     else if (title === undefined && event.type === 'user/message') title = titleOf(event.data)
+    else if (event.ignorable !== true && !CORE_TYPES.has(event.type)) (required ??= new Set()).add(event.type)
   }
   const spent = spending(events)
   const status: SessionStatus = options.running ? 'running' : open ? 'needs-repair' : lastEnd ?? 'empty'
@@ -40,6 +44,7 @@ export function summarize(header: SessionHeader, events: readonly SessionEvent[]
     ...(spent.cost !== undefined ? { cost: spent.cost } : {}),
     ...(spent.usageEstimated ? { usageEstimated: true as const } : {}),
     lastActivity: events.at(-1)?.time ?? header.createdAt,
+    ...(required ? { requires: [...required].sort() } : {}),
     depth: header.depth,
     ...(header.parentSessionId ? { parentSessionId: header.parentSessionId } : {}),
     ...(header.parentRunId ? { parentRunId: header.parentRunId } : {}),

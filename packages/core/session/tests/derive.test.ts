@@ -1,7 +1,7 @@
 import { assistantMessage, userMessage } from '@rein/llm'
 import { isFrozenJson } from '@rein/base'
 import { describe, expect, it } from 'vitest'
-import { capContent, deriveMessages, MessageProjection, type SessionEvent } from '../src/index.ts'
+import { capContent, deriveMessages, MessageProjection, summaryMessage, SUMMARY_OPENING, type SessionEvent } from '../src/index.ts'
 
 /** Half of a surrogate pair, alone: text no provider should be sent. */
 const LONE_SURROGATE = /\p{Cs}/u
@@ -95,6 +95,16 @@ describe('deriveMessages', () => {
     expect(block?.type === 'tool-result' && block.content).toEqual([{
       type: 'text', text: `${'a'.repeat(60)}\n\n[… 900 of 1000 characters cut here to fit the context; ask for a narrower range if you need them …]\n\n${'b'.repeat(40)}`,
     }])
+  })
+})
+
+describe('summaryMessage', () => {
+  it('does not open by telling the model the full history is kept in the session log: it cannot read the log, which holds a spilled result only as its preview', () => {
+    const text = summaryMessage('## Goal\nShip it.', 7).content.map((block) => (block.type === 'text' ? block.text : '')).join('')
+    expect(text).not.toContain('full history')
+    expect(text).not.toContain('session log')
+    expect(text.startsWith(`${SUMMARY_OPENING}\n\n## Goal`)).toBe(true)
+    expect(SUMMARY_OPENING).toBe('[A summary of the conversation before this point, written when the context was compacted; the messages it stands for are no longer shown.]')
   })
 })
 

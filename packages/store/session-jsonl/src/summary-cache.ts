@@ -20,8 +20,10 @@ export const SUMMARIES_FILE = '.summaries.json'
 /**
  * A summary is what @rein/session's `summarize` makes of a log: another version of it may make
  * another. 2: a summary is kept only of a log whose core events have their shape (1 kept any).
+ * 3: a summary names the plugin event types its log needs (`requires`); 2's lack it, so a log
+ * `open` refuses without its plugin would be listed from them as resumable.
  */
-const VERSION = `2:${(createRequire(import.meta.url)('@rein/session/package.json') as { version: string }).version}`
+const VERSION = `3:${(createRequire(import.meta.url)('@rein/session/package.json') as { version: string }).version}`
 
 /** One state of a log, as `stat` tells it. */
 export interface LogStamp {
@@ -109,6 +111,7 @@ function isEntry(id: string, value: unknown): value is Entry {
   return typeof size === 'number' && typeof mtimeMs === 'number' && typeof ino === 'number' && summary.id === id
     && typeof summary.turns === 'number' && typeof summary.status === 'string' && isRecord(summary.usage)
     && typeof summary.lastActivity === 'string' && typeof summary.createdAt === 'string' && typeof summary.depth === 'number'
+    && (summary.requires === undefined || (Array.isArray(summary.requires) && summary.requires.every((type) => typeof type === 'string')))
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -181,6 +181,64 @@ describe('JsonlSessionStore.list, from what an earlier list summarized', () => {
     expect(await store.list()).toMatchObject([{ id: 'busy', status: 'completed' }])
   })
 
+  it('does not list as healthy through ctx.sessions a log holding an event type no loaded plugin defines, which show and resume refuse', async () => {
+    const { Context } = await import('@deepseek-ai/cordis')
+    const { default: SessionService } = await import('@rein/session')
+    const plugin = await import('../src/index.ts')
+    const root = await tempRoot()
+    const ctx = new Context()
+    await ctx.plugin(SessionService)
+    await ctx.plugin(plugin, { root })
+    const plans = await ctx.plugin({ name: 'plans', inject: ['sessions'], apply: (inner: typeof ctx) => { inner.sessions.defineEvent('plans/step') } })
+    const notes = await ctx.plugin({ name: 'notes', inject: ['sessions'], apply: (inner: typeof ctx) => { inner.sessions.defineEvent('notes/seen', { ignorable: true }) } })
+    for (const [id, type] of [['planned', 'plans/step'], ['noted', 'notes/seen']] as const) {
+      const session = await ctx.sessions.create({ id, cwd: '/w' })
+      session.append('turn/start', { turn: 0 })
+      session.append(type, { n: 1 })
+      session.append('turn/end', { turn: 0, reason: 'completed' })
+      await session.close()
+    }
+    const listedIds = async () => {
+      const unreadable: [string, unknown][] = []
+      const ids = (await ctx.sessions.list({ unreadable: (id, error) => unreadable.push([id, error]) })).map((summary) => summary.id).sort()
+      return { ids, unreadable }
+    }
+    expect(await listedIds()).toEqual({ ids: ['noted', 'planned'], unreadable: [] })
+    await plans.dispose()
+    await notes.dispose()
+    // Twice: once reading the logs, once from the summaries file that read wrote.
+    await rm(join(root, SUMMARIES_FILE))
+    for (const pass of ['read', 'kept']) {
+      const { ids, unreadable } = await listedIds()
+      expect({ pass, ids }).toEqual({ pass, ids: ['noted'] })
+      expect(unreadable).toMatchObject([['planned', { code: 'SESSION_UNKNOWN_EVENT', details: { type: 'plans/step' } }]])
+      expect((unreadable[0]![1] as Error).message).toBe('session planned has events of type "plans/step", which no loaded plugin defines; load the plugin that wrote them')
+    }
+    await expect(ctx.sessions.load('planned')).rejects.toMatchObject({ code: 'SESSION_UNKNOWN_EVENT' })
+    // The log is not damaged: loading the plugin lists and opens it again.
+    await ctx.plugin({ name: 'plans', inject: ['sessions'], apply: (inner: typeof ctx) => { inner.sessions.defineEvent('plans/step') } })
+    expect(await listedIds()).toEqual({ ids: ['noted', 'planned'], unreadable: [] })
+    const summaries = await new JsonlSessionStore({ root }).list()
+    expect(summaries.find((summary) => summary.id === 'planned')).toMatchObject({ requires: ['plans/step'] })
+    expect(summaries.find((summary) => summary.id === 'noted')).not.toHaveProperty('requires')
+  })
+
+  it('reads again a log an older rein summarized without noting the plugin event types it needs', async () => {
+    const root = await tempRoot()
+    const store = new JsonlSessionStore({ root })
+    await stored(store, header('fine'), turn('a fine task', '2026-01-02T00:00:00.000Z'))
+    await store.list()
+    const cache = join(root, SUMMARIES_FILE)
+    const { version } = JSON.parse(await readFile(cache, 'utf8')) as { version: string }
+    const file = join(root, 'planned.jsonl')
+    await writeFile(file, [{ kind: 'rein-session', ...header('planned') }, event(0, 'plans/step', { n: 1 })].map((item) => `${JSON.stringify(item)}\n`).join(''))
+    const { size, mtimeMs, ino } = await stat(file)
+    // What a list of summary format 2 kept of it: no `requires`, so it looked like any other session.
+    const summary = { id: 'planned', createdAt: '2026-01-01T00:00:00.000Z', cwd: '/work', turns: 0, status: 'empty', usage: { inputTokens: 0, outputTokens: 0 }, lastActivity: '2026-01-01T00:00:00.000Z', depth: 0 }
+    await writeFile(cache, JSON.stringify({ version: version.replace(/^\d+:/, '2:'), sessions: { planned: { size, mtimeMs, ino, summary } } }))
+    expect((await store.list()).find((listed) => listed.id === 'planned')).toMatchObject({ requires: ['plans/step'] })
+  })
+
   it('reads again a log an older rein summarized without checking its events\' shapes, and flags it', async () => {
     const root = await tempRoot()
     const store = new JsonlSessionStore({ root })
