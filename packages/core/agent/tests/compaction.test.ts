@@ -238,6 +238,52 @@ describe('a recalled result the context keeps whole', () => {
   })
 })
 
+describe('a tool result between a low threshold and keepToolTokens', () => {
+  // threshold 0.1 of 20,000 tokens: 2,000, below the 5,000 a compaction keeps of the latest tool
+  // output (keepToolTokens, at most a quarter of the window). A 12,000-character result (about
+  // 3,000 tokens) is past the one and within the other: pruning it not, nothing else to free.
+  async function reading(size: number, compaction: Record<string, unknown> = {}) {
+    const stack = await setUp({
+      window: 20_000,
+      compaction: { threshold: 0.1, target: 0.05, keepTurns: 1, ...compaction },
+      answer: (request) => {
+        const last = request.messages.at(-1)!
+        const recall = /recall_result \{"call_id": "(\w+)"\}/.exec(textOf(last))
+        if (last.source.kind === 'tool' && recall && !request.messages.some((message) => message.content.some((block) => block.type === 'tool-call' && block.name === 'recall_result'))) {
+          return [{ toolCall: { id: 'r1', name: 'recall_result', arguments: JSON.stringify({ call_id: recall[1] }) } }]
+        }
+        if (last.source.kind === 'tool') return [{ text: 'done' }]
+        return [{ toolCall: { id: 'h1', name: 'huge', arguments: '{}' } }]
+      },
+    })
+    stack.root.tools.register(defineTool({ name: 'huge', description: 'Reads a huge file.', parameters: {}, output: { schema: { type: 'string' }, render: (_args, value) => value }, effects: ['read'], execute: () => 'y'.repeat(size) }))
+    const agent = await stack.root.agents.create()
+    return { ...stack, agent, result: await agent.send('read') }
+  }
+
+  it('does not end the turn CONTEXT_FULL when the window holds the request: the result is served in parts, as a recall serves it', async () => {
+    const { agent, result } = await reading(12_000)
+    expect(result).toMatchObject({ reason: 'completed' })
+    const [first] = compactions(agent.session.events)
+    expect(first!.pruned.map((entry) => entry.callId)).toEqual(['h1'])
+    // The recall gave back a first part that fits what the threshold allows, and said how to read on.
+    const recalled = agent.session.events.find((event) => event.type === 'tool/result' && eventData(event, 'tool/result').callId === 'r1')!
+    const text = textOf({ content: [{ type: 'tool-result', toolCallId: '', content: eventData(recalled, 'tool/result').content }] } as never)
+    expect(text).toMatch(/^\[characters 0–\d+ of the 12000 of h1's result; too big to show whole/)
+    expect(Math.ceil(text.length / 4)).toBeLessThanOrEqual(2_000)
+  })
+
+  it('says to raise compaction.threshold when CONTEXT_FULL ends a turn whose request the window itself holds', async () => {
+    // A first message of about 3,000 tokens is kept verbatim: nothing can free it, and it is past
+    // the 2,000 the threshold allows while far inside the 20,000-token window.
+    const { root } = await setUp({ window: 20_000, compaction: { threshold: 0.1, target: 0.05 }, answer: () => [{ text: 'ok' }] })
+    const agent = await root.agents.create()
+    const result = await agent.send('w'.repeat(12_000))
+    expect(result).toMatchObject({ reason: 'error', error: { code: 'CONTEXT_FULL' } })
+    expect(result.error!.message).toMatch(/past the 2000 tokens compaction\.threshold \(0\.1\) allows of a 20000-token window, which itself has room for it; raise compaction\.threshold/)
+  })
+})
+
 describe('summarizing', () => {
   /** Turns of long user messages and no tools: pruning frees nothing. */
   async function talkative(options: Parameters<typeof setUp>[0] = {}) {

@@ -38,6 +38,11 @@ export interface CompactionInput {
   budget?: () => SummaryBudget
   /** The request's estimated tokens now. */
   before: number
+  /**
+   * The most the next request may hold for the turn to go on (a compaction before a step): past it
+   * after pruning and summarizing, the most recent tool output is pruned too, down to the target.
+   */
+  mustFit?: number
   reason: 'auto' | 'manual' | 'overflow'
   instructions?: string
   signal: AbortSignal
@@ -72,18 +77,55 @@ export async function compactContext(input: CompactionInput): Promise<ContextCom
   if (afterPrune > target || input.reason !== 'auto') await summarize(input, entries, data)
   // Stopped meanwhile (a cancel, a shutdown): nothing is written, the history stays as it was.
   if (input.signal.aborted) throw new ReinError('ABORTED', 'the compaction was stopped before it finished; nothing was changed')
+  if (input.mustFit !== undefined) pruneToFit(input, entries, data, input.mustFit)
   if (data.pruned.length === 0 && !data.summary) return data.summaryFailed ? data : undefined
-  // What the next request will be, computed the way the log will derive it.
-  const after = applyCompaction(entries, data, session.events.length).map((entry) => entry.message)
-  data.tokensAfter = requestTokens(tokens, input.system, input.schemas, after)
+  data.tokensAfter = tokensAfter(input, entries, data)
   session.append('context/compacted', data)
   await session.flush()
   return data
 }
 
 /** The most recent tool output a compaction keeps whole, in tokens: `keepToolTokens`, at most a quarter of the window. */
-export function keptToolTokens(options: CompactionOptions, window: number): number {
+function keptToolTokens(options: CompactionOptions, window: number): number {
   return Math.min(options.keepToolTokens, Math.floor(window / 4))
+}
+
+/**
+ * The most recent tool output kept whole when keeping `keptToolTokens` of it would leave the request
+ * past what the turn may send: no more than the target. Otherwise a result between a low threshold
+ * and `keepToolTokens` could be neither pruned nor summarized, and the turn ended `CONTEXT_FULL`
+ * with the window far from full; pruned, it is recalled in parts of this size.
+ */
+export function tightToolTokens(options: CompactionOptions, window: number): number {
+  return Math.min(keptToolTokens(options, window), Math.floor(options.target * window))
+}
+
+/** The reserve, at most a quarter of the window (a small window keeps room for some context). */
+export function reserveOf(options: CompactionOptions, window: number): number {
+  return Math.min(options.reserveTokens, Math.floor(window / 4))
+}
+
+/** The estimate past which `auto` compacts: the threshold, or the window less the reserve, whichever comes first. */
+export function triggerOf(options: CompactionOptions, window: number): number {
+  return Math.min(options.threshold * window, window - reserveOf(options, window))
+}
+
+/** What the next request will hold, computed the way the log will derive it. */
+function tokensAfter(input: CompactionInput, entries: readonly Entry[], data: ContextCompacted): number {
+  const after = applyCompaction(entries, data, input.session.events.length).map((entry) => entry.message)
+  return requestTokens(input.tokens, input.system, input.schemas, after)
+}
+
+/**
+ * The last resort before `CONTEXT_FULL`: when the request is still past `limit`, the tool output
+ * kept whole shrinks to `tightToolTokens` (a low threshold can sit below `keepToolTokens`). Results
+ * are pruned as the model would see them after this compaction, so none a summary folds in is named.
+ */
+function pruneToFit(input: CompactionInput, entries: readonly Entry[], data: ContextCompacted, limit: number): void {
+  if (tokensAfter(input, entries, data) <= limit) return
+  const shown = applyCompaction(entries, data, input.session.events.length)
+  const more = planPrune(shown, shown.length, tightToolTokens(input.options, input.window), input.tokens)
+  if (more.length > 0) data.pruned = [...data.pruned, ...more.map(({ callId, name, chars }) => ({ callId, name, chars }))]
 }
 
 function saved(pruned: readonly { saves: number }[]): number {
@@ -387,8 +429,8 @@ function withLedger(input: CompactionInput, plan: SummaryPlan, text: string): No
 }
 
 /**
- * What the model can get back of the range: the opening says the log keeps it all, but recall_result
- * needs a call id, and only a pruned result's stub names one. After the ledger, so that a later
+ * What the model can get back of the range: recall_result needs a call id, and only a pruned
+ * result's stub names one. After the ledger, so that a later
  * summary drops it with the ledger rather than summarize it.
  */
 const FOLDED_NOTE = '(Tool results summarized here are not shown again: recall_result shows only results whose pruned stub you can see.)'

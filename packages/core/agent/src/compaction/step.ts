@@ -12,7 +12,7 @@ import { parentSpent, spentByTree } from '../tree-budget.ts'
 import type { TurnContext } from '../turn.ts'
 import type { TurnState } from '../turn-state.ts'
 import type { AgentOptions, CompactionOptions } from '../options.ts'
-import { compactContext, keptToolTokens, type SummaryBudget } from './compact.ts'
+import { compactContext, reserveOf, tightToolTokens, triggerOf, type SummaryBudget } from './compact.ts'
 import { requestTokens, type Tokenizer } from './meter.ts'
 import type { RecallRoom } from './recall-tool.ts'
 
@@ -45,6 +45,7 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
     return false
   }
   const trigger = triggerOf(settings, window)
+  const limit = asked ? window - reserveOf(settings, window) : trigger
   if (!asked && (settings.mode !== 'auto' || before <= trigger)) {
     context.emit({ type: 'context', tokens: before, window })
     return false
@@ -62,6 +63,7 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
     system: next.system,
     schemas: next.schemas,
     before,
+    mustFit: limit,
     reason: asked?.reason ?? 'auto',
     ...(asked?.instructions ? { instructions: asked.instructions } : {}),
     signal: context.signal,
@@ -82,15 +84,26 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
   // What the request about to be sent holds: after the compaction.
   context.emit({ type: 'context', tokens: after, window })
   // Still past the threshold: another compaction next step would only repeat this one.
-  if (after > trigger && (!asked || after > window - reserveOf(settings, window))) {
+  if (after > limit) {
     const details = { tokens: after, window, trigger: Math.floor(trigger) }
     // No compaction can help a request whose fixed part fills the window: saying "shorter messages" would mislead.
     const fixed = requestTokens(tokens, next.system, next.schemas, [])
     if (fixed > trigger) throw new ReinError('CONTEXT_FULL', `the system prompt and the tool definitions alone are about ${groupDigits(fixed)} tokens, past the ${Math.floor(trigger)} a ${window}-token window allows with room for the answer; use a model with a larger window, or a shorter system prompt and fewer tools`, { details })
     const why = data?.summaryFailed ? ` (the summary failed: ${data.summaryFailed.code} ${data.summaryFailed.message})` : data ? '' : ' (nothing could be pruned or summarized: what is left is the first message and the last turns)'
-    throw new ReinError('CONTEXT_FULL', `the request is about ${after} tokens after compaction${why}, past the ${Math.floor(trigger)} a ${window}-token window allows with room for the answer; start a new session, or send shorter messages`, { details })
+    throw new ReinError('CONTEXT_FULL', `the request is about ${after} tokens after compaction${why}, ${pastWhat(settings, window, after)}`, { details })
   }
   return data !== undefined && (data.pruned.length > 0 || data.summary !== undefined)
+}
+
+/**
+ * Which limit a request still too big after compaction passes, and what to change. The window may
+ * hold it while compaction.threshold does not: then raising the threshold lets the turn go on.
+ */
+function pastWhat(settings: CompactionOptions, window: number, tokens: number): string {
+  const trigger = Math.floor(triggerOf(settings, window))
+  const room = window - reserveOf(settings, window)
+  if (tokens > room) return `past the ${trigger} a ${window}-token window allows with room for the answer; start a new session, or send shorter messages`
+  return `past the ${trigger} tokens compaction.threshold (${settings.threshold}) allows of a ${window}-token window, which itself has room for it; raise compaction.threshold, start a new session, or send shorter messages`
 }
 
 /** The least output a summary is worth asking for: the smallest `summaryMaxTokens` the config takes. */
@@ -115,21 +128,11 @@ function summaryBudget(context: TurnContext, state: TurnState, llm: LlmRuntime):
   return { summaryTokens: cap, summaryBlocked: { code: 'MAX_OUTPUT_TOKENS', message: `no summary request was sent: ${whose} ${cap} output tokens left (maxOutputTokens), fewer than the ${MIN_SUMMARY_TOKENS} a summary needs` } }
 }
 
-/** The reserve, at most a quarter of the window (a small window keeps room for some context). */
-function reserveOf(settings: CompactionOptions, window: number): number {
-  return Math.min(settings.reserveTokens, Math.floor(window / 4))
-}
-
-/** The estimate past which `auto` compacts: the threshold, or the window less the reserve, whichever comes first. */
-function triggerOf(settings: CompactionOptions, window: number): number {
-  return Math.min(settings.threshold * window, window - reserveOf(settings, window))
-}
-
 /**
  * How much of a recalled result the context of `options`' model keeps: a result past the threshold
  * alone would be pruned again before the next request, so it is shown in parts of what a compaction
- * keeps of the latest tool output, each no bigger than the threshold either (a low one is below
- * that). None when the model's window is not known, or when compaction is not `auto`: nothing then
+ * keeps of the latest tool output when the request must shrink to go on (`tightToolTokens`: no
+ * more than the target, so a part is not pruned again by a low threshold), nor past the threshold. None when the model's window is not known, or when compaction is not `auto`: nothing then
  * prunes a result at the threshold, and one shown in parts would only cost the model more steps.
  * The window is that of `options`' route, the one `compactBeforeRequest` measures every request of
  * a turn against (a fallback's request too).
@@ -140,5 +143,5 @@ export function recallRoom(options: AgentOptions, llm: LlmRuntime, tokens: Token
   const window = llm.resolveModel(options.provider, options.model)?.contextWindow
   if (window === undefined) return undefined
   const whole = triggerOf(settings, window)
-  return { tokens, whole, part: Math.min(keptToolTokens(settings, window), Math.floor(whole)) }
+  return { tokens, whole, part: Math.min(tightToolTokens(settings, window), Math.floor(whole)) }
 }
