@@ -12,17 +12,20 @@ export type JobEnding = {
   error?: string
   /** Status `killed`: why. */
   cause?: KillCause
+  /** Status `failed`: its work never started (`JobRun.neverStarted`), so it has no output file. */
+  neverStarted?: true
 }
 
 /** The ending fields `from` has, copied without the ones it lacks (`from` may be a whole snapshot or log record). */
 export function endingOf(from: Readonly<JobEnding> | undefined): JobEnding {
   if (!from) return {}
-  const { exitCode, signal, timedOutAfterMs, error, cause } = from
+  const { exitCode, signal, timedOutAfterMs, error, cause, neverStarted } = from
   return {
     ...(exitCode === undefined ? {} : { exitCode }),
     ...(signal === undefined ? {} : { signal }),
     ...(timedOutAfterMs === undefined ? {} : { timedOutAfterMs }),
     ...(error === undefined ? {} : { error }),
     ...(cause === undefined ? {} : { cause }),
+    ...(neverStarted === true ? { neverStarted } : {}),
   }
 }

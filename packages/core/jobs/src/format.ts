@@ -38,7 +38,7 @@ const KILLED: Record<KillCause, string> = {
  * earlier process (`undefined`) has no output left in memory: the notice names its file, if any.
  */
 export function noticeText(facts: JobFacts, unreadChars: number | undefined): string {
-  const what = facts.status === 'failed' ? `failed: ${facts.error ?? 'unknown error'}`
+  const what = facts.status === 'failed' ? `${facts.neverStarted === true ? 'never started' : 'failed'}: ${facts.error ?? 'unknown error'}`
     : facts.status === 'killed' ? KILLED[facts.cause ?? 'kill']
     : facts.timedOutAfterMs !== undefined ? 'timed out'
     : 'finished'
@@ -47,6 +47,8 @@ export function noticeText(facts: JobFacts, unreadChars: number | undefined): st
 
 /** What the notice says about the output, with a trailing space; empty when there is nothing to say. */
 function outputSentence(facts: JobFacts, unreadChars: number | undefined): string {
+  // Nothing ran, so there is no output to speak of.
+  if (facts.neverStarted === true) return ''
   if (unreadChars !== undefined) {
     return unreadChars > 0 ? `${count(unreadChars)} characters of output unread: read them with job_output. ` : 'No unread output. '
   }

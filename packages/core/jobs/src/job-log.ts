@@ -121,7 +121,7 @@ const CAUSES: ReadonlySet<unknown> = new Set(['kill', 'owner', 'disposed', 'exit
 
 /** A `jobs/end` as written by `endData`; undefined when its status is not one of ours. */
 function endOf(jobId: string, data: Record<string, unknown>): EndData | undefined {
-  const { status, exitCode, signal, timedOutAfterMs, error, cause, notice, result, resultCut } = data
+  const { status, exitCode, signal, timedOutAfterMs, error, cause, neverStarted, notice, result, resultCut } = data
   if (status !== 'done' && status !== 'failed' && status !== 'killed') return undefined
   return {
     jobId,
@@ -131,6 +131,7 @@ function endOf(jobId: string, data: Record<string, unknown>): EndData | undefine
     ...(typeof timedOutAfterMs === 'number' && Number.isSafeInteger(timedOutAfterMs) && timedOutAfterMs >= 0 ? { timedOutAfterMs } : {}),
     ...(typeof error === 'string' ? { error } : {}),
     ...(isCause(cause) ? { cause } : {}),
+    ...(neverStarted === true ? { neverStarted } : {}),
     notice: notice === true,
     ...(typeof result === 'string' && result !== '' ? { result } : {}),
     ...(typeof result === 'string' && result !== '' && Number.isSafeInteger(resultCut) && (resultCut as number) > 0 ? { resultCut: resultCut as number } : {}),

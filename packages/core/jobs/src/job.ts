@@ -54,6 +54,10 @@ export class Job {
   private readonly _controller = new AbortController()
   private readonly _buffer: OutputBuffer
   private _ending: (Ending & { endedAt: number }) | undefined
+  /** The last state of a line the producer holds back (`JobRun.pending`); '' when none. */
+  private _pending = ''
+  /** How the output file stopped keeping the whole output, when it did (`JobRun.outputFileCut`). */
+  private _fileNote: string | undefined
   private _body: Promise<void> = Promise.resolve()
   private readonly _resolveDone: (info: JobInfo) => void
   /** The longest result kept: as much as the buffer keeps of the output. */
@@ -98,6 +102,9 @@ export class Job {
       output: (text: string) => this.output(text),
       done: (exit?: JobExit) => this.finish(exit),
       fail: (error: unknown) => this.fail(error),
+      neverStarted: (error: unknown) => this.settle({ status: 'failed', error: describe(error), neverStarted: true }),
+      outputFileCut: (note: string) => this.outputFileCut(note),
+      pending: (text: string) => this.setPending(text),
       record: (details: JobRecord) => this.events.record(this, details),
     })
     let returned: void | Promise<void>
@@ -113,6 +120,22 @@ export class Job {
   output(text: string): void {
     if (this._ending || typeof text !== 'string') return
     this._buffer.push(text)
+  }
+
+  /** The line still held by the producer, as `read` shows it after the output; '' when none. */
+  get pending(): string {
+    return this._pending
+  }
+
+  private setPending(text: string): void {
+    if (this._ending || typeof text !== 'string') return
+    // Its end is what changes: a long line keeps its last characters, whole ones only.
+    this._pending = text.length <= MAX_PENDING ? text : keptResult(text, { bufferChars: MAX_PENDING, bufferLines: 1 }).output
+  }
+
+  outputFileCut(note: string): void {
+    if (this._ending || this.outputPath === undefined || typeof note !== 'string' || note.trim() === '') return
+    this._fileNote = shorten(note.replace(/\s+/g, ' ').trim(), MAX_FILE_NOTE)
   }
 
   finish(exit: JobExit = {}): void {
@@ -169,7 +192,9 @@ export class Job {
       ...(ending ? { endedAt: ending.endedAt } : {}),
       unreadChars: this._buffer.unreadChars,
       droppedChars: this._buffer.droppedChars,
-      ...(this.outputPath === undefined ? {} : { outputPath: this.outputPath }),
+      // A job that never started wrote no output: its producer may have removed the file.
+      ...(this.outputPath === undefined || ending?.neverStarted === true ? {} : { outputPath: this.outputPath }),
+      ...(this._fileNote === undefined || ending?.neverStarted === true ? {} : { outputFileNote: this._fileNote }),
     })
   }
 
@@ -199,6 +224,15 @@ function settledBy<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   const promise = new Promise<T>((settle) => { resolve = settle })
   return { promise, resolve }
 }
+
+/**
+ * The longest pending line shown, in characters: it comes on top of `bufferChars` in a
+ * `job_output` answer, so it stays small beside it.
+ */
+const MAX_PENDING = 400
+
+/** The longest note on the output file kept: it is repeated in every drop note. */
+const MAX_FILE_NOTE = 200
 
 /** The longest failure reason kept, in characters: it reaches the model in a notice and the log. */
 const MAX_ERROR_CHARS = 1000

@@ -115,7 +115,8 @@ export class JobRuntime {
       const session = this.agent(job.owner.sessionId)?.session
       if (session) appendTo(session, 'jobs/seen', { jobId: job.jobId }, this.logger)
     }
-    return Object.freeze({ info: job.info(), output, droppedChars })
+    const pending = job.pending
+    return Object.freeze({ info: job.info(), output, droppedChars, ...(pending === '' ? {} : { pending }) })
   }
 
   /** `read`, once the end of a past job being read from its child session is known: what `job_output` answers. */
@@ -479,7 +480,8 @@ function factsOf(job: LoggedJob): JobFacts {
     label: job.start.label,
     status: end?.status ?? 'killed',
     ...endingOf(end),
-    ...(job.start.outputPath === undefined ? {} : { outputPath: job.start.outputPath }),
+    // A job that never started names no file: its producer may have removed the one logged at its start.
+    ...(job.start.outputPath === undefined || end?.neverStarted === true ? {} : { outputPath: job.start.outputPath }),
     ...(end?.result === undefined ? {} : { kept: true }),
   }
 }

@@ -25,6 +25,7 @@ const ENDING = {
   signal: { type: 'string' },
   timedOutAfterMs: { type: 'integer' },
   error: { type: 'string' },
+  neverStarted: { type: 'boolean', description: 'failed before its work started: no output, no output file' },
 } as const
 
 export function createJobTools(jobs: JobTools, config: JobsConfig) {
@@ -46,6 +47,8 @@ export function createJobTools(jobs: JobTools, config: JobsConfig) {
           output: { type: 'string', required: true },
           droppedChars: { type: 'integer', required: true },
           outputPath: { type: 'string' },
+          outputFileNote: { type: 'string', description: 'the file at outputPath no longer holds the whole output: how' },
+          pending: { type: 'string', description: 'the last state of a line the job is still redrawing' },
           earlier: { type: 'boolean' },
         },
       },
@@ -53,10 +56,11 @@ export function createJobTools(jobs: JobTools, config: JobsConfig) {
         const parts: string[] = []
         if (value.earlier === true) parts.push(...earlierParts(value, config))
         else {
-          if (value.droppedChars > 0) parts.push(dropNote(value.droppedChars, config, value.outputPath))
+          if (value.droppedChars > 0) parts.push(dropNote(value.droppedChars, config, value.outputPath, value.outputFileNote))
           parts.push(value.output === '' ? '(no new output)' : value.output.replace(/\n$/, ''))
+          if (value.pending !== undefined) parts.push(`[a line it is still redrawing (a progress display) reads now: ${value.pending}]`)
         }
-        if (value.error !== undefined) parts.push(`The job failed: ${value.error}`)
+        if (value.error !== undefined) parts.push(`The job ${value.neverStarted === true ? 'never started' : 'failed'}: ${value.error}`)
         parts.push(statusLine(value))
         return parts.join('\n')
       },
@@ -155,13 +159,15 @@ async function readOutput(jobs: JobTools, args: { job_id: string; wait_ms?: numb
     await jobs.wait(args.job_id, args.wait_ms, viewer, run.signal)
     if (run.signal.aborted) throw cancelled(args.job_id)
   }
-  const { info, output, droppedChars } = await jobs.readKnown(args.job_id, viewer, run.signal)
+  const { info, output, droppedChars, pending } = await jobs.readKnown(args.job_id, viewer, run.signal)
   // Cancelled while the end of a job a dead process left was still being read from its child
   // session: its status is not known yet, and reading such a job takes nothing.
   if (run.signal.aborted && info.earlier === true && info.status === 'running') throw cancelled(args.job_id)
   return {
     ...ending(info), output, droppedChars,
     ...(info.outputPath === undefined ? {} : { outputPath: info.outputPath }),
+    ...(info.outputFileNote === undefined ? {} : { outputFileNote: info.outputFileNote }),
+    ...(pending === undefined ? {} : { pending }),
     ...(info.earlier === true ? { earlier: true } : {}),
   }
 }
@@ -188,9 +194,10 @@ function ending(info: JobInfo) {
  * the result its end logged, if any. It may have run in an earlier process, or in this one before
  * its agent was closed and resumed: the words are true of both.
  */
-function earlierParts(value: { jobId: string; output: string; droppedChars: number; outputPath?: string }, kept: BufferLimits): string[] {
+function earlierParts(value: { jobId: string; output: string; droppedChars: number; outputPath?: string; neverStarted?: boolean }, kept: BufferLimits): string[] {
   const { jobId, output: result, droppedChars, outputPath: path } = value
   const was = `${jobId} belonged to an earlier run of this session`
+  if (value.neverStarted === true) return [`(${was}: it never started)`]
   if (result === '') return [`(${was}: ${path === undefined ? 'its output was not kept' : `its output is saved at ${path}`})`]
   const saved = path === undefined ? '' : `; its output is saved at ${path}`
   const cut = droppedChars > 0 ? [`[… ${count(droppedChars)} earlier characters were cut: a job keeps at most ${count(kept.bufferChars)} characters and ${count(kept.bufferLines)} lines of its result.]`] : []
@@ -202,7 +209,9 @@ function stoppingNote(graceMs: number): string {
   return `It was still stopping after ${count(graceMs)} ms (killGraceMs): some of its processes may still be running; check before starting it again.`
 }
 
-function dropNote(dropped: number, kept: BufferLimits, path: string | undefined): string {
-  const whole = path ? ` The output is saved at ${path}.` : ' Read more often to keep up.'
+function dropNote(dropped: number, kept: BufferLimits, path: string | undefined, fileNote: string | undefined): string {
+  // A file that stopped at its cap may not hold what was dropped: the model must not count on it.
+  const saved = fileNote === undefined ? '' : ` (${fileNote})`
+  const whole = path ? ` The output is saved at ${path}${saved}.` : ' Read more often to keep up.'
   return `[… ${count(dropped)} earlier characters were dropped: a job keeps at most ${count(kept.bufferChars)} unread characters and ${count(kept.bufferLines)} lines.${whole}]`
 }

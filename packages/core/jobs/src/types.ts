@@ -54,6 +54,26 @@ export interface JobRun {
   /** The job failed (not a non-zero exit, which is `done`). First settlement wins. */
   fail(error: unknown): void
   /**
+   * The job's work never started (its process could not be spawned): it fails with `error`, says
+   * it never started, and names no `outputPath` from then on (live or read back from the log), so
+   * the producer may remove a file nothing was written to. First settlement wins.
+   */
+  neverStarted(error: unknown): void
+  /**
+   * The output file (`StartJob.outputPath`) stopped keeping the whole output (it reached its size
+   * cap): `note` says how, in a few words (`only its first 4 KiB`; cut to 200 characters). Output
+   * dropped from the buffer from then on may not be in the file, and `job_output`'s drop note says
+   * so with the file's path. The last call wins; ignored once the job ended or without an `outputPath`.
+   */
+  outputFileCut(note: string): void
+  /**
+   * The line the producer is holding back because it may still change (a progress bar redrawn
+   * with `\r`): `read` shows its last state after the unread output (`JobOutput.pending`) until a
+   * later call replaces it; `''` clears it. Neither counted, consumed nor logged; its end (last
+   * `MAX_PENDING` characters) is kept. Ignored once the job ended, so a killed job keeps the last state it had.
+   */
+  pending(text: string): void
+  /**
    * Stores what a later process needs to reap the job after a crash, and makes the session log
    * durable. Record the marker before spawning and the group after; calls merge. Rejects with
    * `JOB_RECORD_FAILED` when the log cannot be saved (then nothing could reap the job: stop it).
@@ -123,6 +143,8 @@ export interface JobInfo {
   readonly error?: string
   /** Status `killed`: why. */
   readonly cause?: KillCause
+  /** Status `failed`: its work never started (`JobRun.neverStarted`); no `outputPath` is named. */
+  readonly neverStarted?: true
   /** The owner's session and agent name. */
   readonly sessionId: string
   readonly agent: string
@@ -134,6 +156,8 @@ export interface JobInfo {
   readonly droppedChars: number
   /** Where the producer keeps the whole output (`StartJob.outputPath`); logged, so it outlives the process. */
   readonly outputPath?: string
+  /** The file at `outputPath` no longer holds the whole output: how (`JobRun.outputFileCut`). Not logged. */
+  readonly outputFileNote?: string
   /**
    * True for a job read back from the session log: it ran before this plugin last met the session
    * (in an earlier rein process, before its agent was closed and resumed, or under an earlier load
@@ -150,6 +174,8 @@ export interface JobOutput {
   readonly output: string
   /** Characters dropped since the last read, before `output` (for an `earlier` job: cut from the head of its kept result). */
   readonly droppedChars: number
+  /** The last state of a line the producer still holds (`JobRun.pending`), when there is one: not part of `output`. */
+  readonly pending?: string
 }
 
 /** What `settle` did: the jobs that ended while it waited, and those it killed when time ran out. */

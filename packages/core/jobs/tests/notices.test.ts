@@ -268,6 +268,28 @@ describe('finish notices', () => {
     expect(second.llm.requests[1]!.messages.at(-1)!.content[0]).toMatchObject({ content: [{ text: '(test-1 belonged to an earlier run of this session: its output was not kept)\n[status: done] [timed out after 500 ms] [signal: SIGTERM]' }] })
   })
 
+  it('names no output file for a job whose work never started, and says it never started: in its notice, job_output, ctx.jobs and in a later process', async () => {
+    const store = new MemorySessionStore()
+    const first = await boot([[call('start_job', { label: 'dev server' })], [{ text: 'started' }], [{ text: 'ok' }]], { store })
+    jobStarter(first.root, (job) => job.neverStarted(new Error('spawn bash ENOENT')), { outputPath: '/sessions/unstarted/spill/dev.txt' })
+    const agent = await first.root.agents.create({ sessionId: 'unstarted' })
+    await agent.send('serve')
+    const [info] = first.root.jobs.list(ownerOf(agent))
+    expect(info).toMatchObject({ status: 'failed', error: 'spawn bash ENOENT', neverStarted: true })
+    expect(info?.outputPath).toBeUndefined()
+    expect(ofType(agent.session.events, 'jobs/end')).toEqual([{ jobId: 'test-1', status: 'failed', error: 'spawn bash ENOENT', neverStarted: true, notice: true }])
+    await agent.send('and?')
+    expect(notices(first.llm.requests[2]!.messages)).toEqual(['Background job test-1 (dev server) never started: spawn bash ENOENT. [status: failed]'])
+    await agent.close()
+    const second = await boot([[call('job_output', { job_id: 'test-1' })], [{ text: 'ok' }]], { store })
+    const { agent: resumed } = await second.root.agents.resume('unstarted')
+    await resumed.send('is it up?')
+    expect(second.llm.requests[1]!.messages.at(-1)!.content[0]).toMatchObject({ content: [{ text: '(test-1 belonged to an earlier run of this session: it never started)\nThe job never started: spawn bash ENOENT\n[status: failed]' }] })
+    const later = second.root.jobs.read('test-1', ownerOf(resumed)).info
+    expect(later).toMatchObject({ earlier: true, neverStarted: true })
+    expect(later).not.toHaveProperty('outputPath')
+  })
+
   it('tells the resumed model which jobs rein killed when it exited', async () => {
     const store = new MemorySessionStore()
     const first = await boot([[call('start_job', { label: 'dev server' })], [{ text: 'started' }]], { store })

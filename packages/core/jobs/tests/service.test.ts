@@ -256,6 +256,45 @@ describe('read', () => {
     expect(root.jobs.read(handle.jobId, ownerOf(agent))).toMatchObject({ output: '', droppedChars: 0 })
   })
 
+  it('says how the output file stopped keeping the whole output once its producer says so, on one line, and only for a job with a file that has not ended', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    const filed = startJob(root, agent, { outputPath: '/tmp/out.txt' })
+    expect(root.jobs.list(ownerOf(agent))[0]).not.toHaveProperty('outputFileNote')
+    filed.body().outputFileCut('first')
+    filed.body().outputFileCut(`only its first\n4 KiB ${'x'.repeat(500)}`)
+    const note = root.jobs.read(filed.handle.jobId, ownerOf(agent)).info.outputFileNote ?? ''
+    expect(note.startsWith('only its first 4 KiB x')).toBe(true)
+    expect(note.length).toBeLessThanOrEqual(200)
+    filed.body().done({})
+    filed.body().outputFileCut('after the end')
+    expect((await filed.handle.done).outputFileNote).toBe(note)
+    const fileless = startJob(root, agent)
+    fileless.body().outputFileCut('no file to speak of')
+    expect(root.jobs.read(fileless.handle.jobId, ownerOf(agent)).info).not.toHaveProperty('outputFileNote')
+  })
+
+  it('shows the line a producer holds back after the output without consuming it, replaced, cleared, cut to its end, and kept as it was when the job was killed', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    const { handle, body } = startJob(root, agent)
+    body().output('begun\n')
+    body().pending('10%')
+    body().pending('20%')
+    expect(root.jobs.read(handle.jobId, ownerOf(agent))).toMatchObject({ output: 'begun\n', pending: '20%', info: { unreadChars: 0 } })
+    expect(root.jobs.read(handle.jobId, ownerOf(agent))).toMatchObject({ output: '', pending: '20%' })
+    body().pending('')
+    expect(root.jobs.read(handle.jobId, ownerOf(agent))).not.toHaveProperty('pending')
+    body().pending(`${'a'.repeat(1_000)}${'b'.repeat(300)}`)
+    const long = root.jobs.read(handle.jobId, ownerOf(agent)).pending ?? ''
+    expect(long.length).toBeLessThanOrEqual(400)
+    expect(long.endsWith('b'.repeat(300))).toBe(true)
+    body().pending('90%')
+    await root.jobs.kill(handle.jobId, ownerOf(agent))
+    body().pending('100%')
+    expect(root.jobs.read(handle.jobId, ownerOf(agent)).pending).toBe('90%')
+  })
+
   it('answers JOB_NOT_FOUND, naming the jobs there are, for an id it does not know', async () => {
     const { root } = await boot([])
     const agent = await root.agents.create()

@@ -12,7 +12,7 @@ import type { BackgroundRequest, StartInBackground } from './bash-tool.ts'
 import type { StartedValue } from './bash-value.ts'
 import { claimMarker } from './call-marker.ts'
 import { MARKER_VARIABLE, type ShellExit } from './shell.ts'
-import { capNote, SpillSink } from './spill-sink.ts'
+import { capNote, formatBytes, SpillSink } from './spill-sink.ts'
 import { StreamFormatter } from './stream-format.ts'
 
 /** Starts background commands on the jobs service `jobs` returns at the time of the call. */
@@ -93,10 +93,18 @@ function stoppedByExecutor(exit: ShellExit, job: JobRun): ReinError | undefined 
 /** The job's body: record, run, report. The job ends when this returns; the gate opens once it runs and is recorded. */
 async function runJob(job: JobRun, request: BackgroundRequest, marker: string, sink: SpillSink, gate: StartGate): Promise<void> {
   const formatter = new StreamFormatter()
+  let told = false
   const emit = (text: string) => {
     if (text === '') return
     job.output(text)
-    return sink.write(text)
+    const written = sink.write(text)
+    // Said at once, not only at the end: a drop note must not send the model to a file that lacks
+    // what was dropped, and a killed job's output gets no last line.
+    if (sink.full && !told && sink.path !== undefined) {
+      told = true
+      job.outputFileCut(`only its first ${formatBytes(sink.cap)}: later output was not saved (maxOutputFileBytes)`)
+    }
+    return written
   }
   // Stopped by the job (kill, the owner going, disposal) or because it could not be recorded.
   const stop = new AbortController()
@@ -121,16 +129,27 @@ async function runJob(job: JobRun, request: BackgroundRequest, marker: string, s
           stop.abort()
         })
       },
-      onOutput: (chunk, stream) => emit(formatter.write(chunk, stream)),
+      onOutput: (chunk, stream) => {
+        const written = emit(formatter.write(chunk, stream))
+        // A progress bar redrawn with \r is held until its line ends: job_output shows where it stands.
+        job.pending(formatter.pending())
+        return written
+      },
     })
     await emit(formatter.end())
+    job.pending('')
   } catch (error) {
-    // Nothing ran (no shell, a bad folder, the marker not recorded): no output, so no file is left.
-    if (began) await sink.close()
-    else await sink.discard()
-    job.fail(error)
+    if (began) {
+      await sink.close()
+      job.fail(error)
+      return
+    }
+    // Nothing ran (no shell, a bad folder, the marker not recorded): no output, so no file is left,
+    // and the job names none from here on (it was named when the job started).
+    job.neverStarted(error)
+    await sink.discard()
     // The call fails with this reason.
-    if (!began) gate.failed(error)
+    gate.failed(error)
     return
   }
   if (exit.leftovers > 0) await emit(`[stopped ${exit.leftovers} process${exit.leftovers === 1 ? '' : 'es'} the command left running]\n`)

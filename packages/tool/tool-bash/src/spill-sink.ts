@@ -39,6 +39,11 @@ export class SpillSink {
     return 'path' in this.saved ? this.saved.path : undefined
   }
 
+  /** Whether output came past the cap: the file no longer holds all of it. */
+  get full(): boolean {
+    return this.capped
+  }
+
   /** Bytes (UTF-8) that arrived past the cap and are not in the file; 0 when it holds everything. */
   get unsavedBytes(): number {
     return this.unsaved

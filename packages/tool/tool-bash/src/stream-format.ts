@@ -21,6 +21,14 @@ export class StreamFormatter {
     return this.format(this.pipes[stream].write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)), stream)
   }
 
+  /** The lines the pipes hold while they are being redrawn (stderr's marked), one per pipe; '' when none. */
+  pending(): string {
+    const out = this.pipes.stdout.pending()
+    const err = this.pipes.stderr.pending()
+    if (err === '') return out
+    return `${out === '' ? '' : `${out}\n`}${STDERR_MARK}${err}`
+  }
+
   /** What the pipes still hold once both are closed (an incomplete character becomes U+FFFD, a binary end its note). */
   end(): string {
     return this.format(this.pipes.stdout.end(), 'stdout') + this.format(this.pipes.stderr.end(), 'stderr')

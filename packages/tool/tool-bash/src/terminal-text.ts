@@ -75,6 +75,14 @@ export class TerminalText {
     return this.redrawn(this.plain(chunk, text), false)
   }
 
+  /**
+   * The last state of the line held while it is being redrawn, as it would be given if the pipe
+   * closed now; '' when none is held. Changes nothing: a background job shows it while it runs.
+   */
+  pending(): string {
+    return this.redraw.endsWith('\r') ? this.redraw.slice(0, -1) : this.redraw
+  }
+
   /** What is still held once the pipe closed: an unfinished sequence shown as text, a redrawn line's last state, the note of a binary end. */
   end(): string {
     const rest = this.decoder.end()

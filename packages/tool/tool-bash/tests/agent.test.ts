@@ -37,14 +37,15 @@ async function boot(script: ScriptedLlmScript, config: Partial<bash.Config> = {}
   fibers.push(await root.plugin(SessionService))
   await root.inject(['sessions'], (ctx) => { ctx.sessions.registerStore(new MemorySessionStore()) })
   fibers.push(await root.plugin(AgentService, { provider: 'scripted', model: 'm' }))
-  fibers.push(await root.plugin(JobService, jobsConfig))
+  const jobsFiber = await root.plugin(JobService, jobsConfig)
+  fibers.push(jobsFiber)
   const bashFiber = await root.plugin(bash, { killGraceMs: 200, ...config })
   fibers.push(bashFiber)
   const llm = createScriptedLlm(script)
   root.llm.registerAdapter('scripted', llm)
   const agent = await root.agents.create({ cwd, workspaceRoot: dir })
   agents.push(agent)
-  return { root, llm, agent, bashFiber }
+  return { root, llm, agent, bashFiber, jobsFiber }
 }
 
 const call = (name: string, args: object, id = `c-${name}`) => ({ toolCall: { id, name, arguments: JSON.stringify(args) } })
@@ -189,6 +190,30 @@ describe('run_in_background in an agent', () => {
     expect(readFileSync(outputPath, 'utf8')).toBe(`${whole.slice(0, 4096)}\n${note}\n`)
   })
 
+  it('tells the model that a background job\'s output file stopped at maxOutputFileBytes when output it dropped is not in the file, even when the job is killed', async () => {
+    const tag = uniqueTag()
+    const { root, llm, agent } = await boot([
+      [call('bash', { command: `seq 1 3000; sleep ${tag}`, description: 'Count', run_in_background: true })],
+      [{ text: 'started' }],
+      [call('job_kill', { job_id: 'bash-1' })],
+      [call('job_output', { job_id: 'bash-1' })],
+      [{ text: 'done' }],
+    ], { maxOutputFileBytes: 4096 })
+    await agent.send('go')
+    const printed = () => {
+      const info = root.jobs.list({ sessionId: agent.session.id })[0]
+      return (info?.unreadChars ?? 0) + (info?.droppedChars ?? 0)
+    }
+    await waitFor(() => livingWith(tag).length > 0 && printed() >= 13_893, 'the count to be printed')
+    await agent.send('stop it')
+    const read = results(llm.requests[4]).at(-1) ?? ''
+    expect(read).toMatch(/^\[… 8,893 earlier characters were dropped: a job keeps at most 16,000 unread characters and 1,000 lines\. The output is saved at \S+ \(only its first 4 KiB: later output was not saved \(maxOutputFileBytes\)\)\.\]\n2001\n/)
+    expect(read.endsWith('\n2999\n3000\n[status: killed]')).toBe(true)
+    expect(livingWith(tag)).toEqual([])
+    // The file says so itself, killed or not.
+    expect(readFileSync(root.jobs.list({ sessionId: agent.session.id })[0]?.outputPath ?? '', 'utf8')).toMatch(/\n\[output file capped at 4 KiB; 9,797 more bytes were not saved\]\n$/)
+  })
+
   it('keeps job_output\'s answer of a job printing many short lines within the agent\'s spill limits, with one note and one file', async () => {
     const { llm, agent } = await boot([
       [call('bash', { command: 'seq 1 100000', description: 'Count', run_in_background: true })],
@@ -255,6 +280,37 @@ describe('run_in_background in an agent', () => {
     expect(await spillFiles(agent)).toEqual([])
   })
 
+  it('names no output file for a background command that never started (it was removed), and says it never started: job_output, ctx.jobs, the log, and after a resume', async () => {
+    const { root, llm, agent } = await boot([
+      [call('bash', { command: 'echo hi', description: 'Quick job', run_in_background: true })],
+      [{ text: 'it failed' }],
+      [call('job_output', { job_id: 'bash-1' }, 'c-read')],
+      [{ text: 'seen' }],
+      [call('job_output', { job_id: 'bash-1' }, 'c-again')],
+      [{ text: 'ok' }],
+    ], { shell: 'no-such-shell' })
+    await agent.send('go')
+    await agent.send('what about bash-1?')
+    const read = results(llm.requests[3])[1] ?? ''
+    expect(read).not.toContain('spill')
+    expect(read).toMatch(/^\(no new output\)\nThe job never started: SHELL_START_FAILED: could not start "no-such-shell"/)
+    const info = root.jobs.list({ sessionId: agent.session.id })[0]
+    expect(info).toMatchObject({ status: 'failed', neverStarted: true })
+    expect(info?.outputPath).toBeUndefined()
+    expect((await root.jobs.wait('bash-1', 0, { sessionId: agent.session.id })).outputPath).toBeUndefined()
+    expect(agent.session.events.filter((event) => event.type === 'jobs/end').map((event) => event.data)).toEqual([expect.objectContaining({ status: 'failed', neverStarted: true })])
+    // Read back from the log (a resume; the same for a later process): still no file named.
+    const sessionId = agent.session.id
+    await agent.close()
+    const { agent: resumed } = await root.agents.resume(sessionId)
+    agents.push(resumed)
+    await resumed.send('and now?')
+    const again = results(llm.requests[5]).at(-1) ?? ''
+    expect(again).not.toContain('spill')
+    expect(again).toMatch(/^\(bash-1 belonged to an earlier run of this session: it never started\)\nThe job never started: SHELL_START_FAILED: /)
+    expect(root.jobs.read('bash-1', { sessionId }).info.outputPath).toBeUndefined()
+  })
+
   it('keeps the output file of a background command that started and printed nothing', async () => {
     const { root, agent } = await boot([
       [call('bash', { command: 'true', description: 'Quiet job', run_in_background: true })],
@@ -293,5 +349,128 @@ describe('run_in_background in an agent', () => {
     const info = await root.jobs.wait('bash-1', 10_000, { sessionId: agent.session.id })
     expect(info).toMatchObject({ status: 'failed', error: expect.stringContaining('the bash plugin (or the shell executor) was unloaded') })
     expect(agent.session.events.filter((event) => event.type === 'jobs/end').map((event) => event.data)).toEqual([expect.objectContaining({ status: 'failed' })])
+  })
+})
+
+describe('background jobs, adversarially', () => {
+  const viewer = (agent: Agent) => ({ sessionId: agent.session.id })
+
+  it('says a background command killed by a signal was, in job_output\'s status line', async () => {
+    const { llm, agent } = await boot([
+      [call('bash', { command: 'echo before; kill -KILL $$', description: 'Die', run_in_background: true })],
+      [call('job_output', { job_id: 'bash-1', wait_ms: 10_000 })],
+      [{ text: 'done' }],
+    ])
+    await agent.send('go')
+    expect(results(llm.requests[2])[1]).toBe('before\n[status: done] [signal: SIGKILL]')
+  })
+
+  it('keeps a job that prints without a newline forever within bufferChars, and job_kill stops it', async () => {
+    const tag = uniqueTag()
+    const { root, agent } = await boot([
+      [call('bash', { command: `export T=${tag}; while :; do printf xxxxxxxxxxxxxxxx; done`, description: 'Spew', run_in_background: true })],
+      [{ text: 'started' }],
+    ])
+    await agent.send('go')
+    await waitFor(() => (root.jobs.list(viewer(agent))[0]?.droppedChars ?? 0) > 0, 'output past bufferChars')
+    const { output, droppedChars } = root.jobs.read('bash-1', viewer(agent))
+    expect(output.length).toBeLessThanOrEqual(16_000)
+    expect(output).toMatch(/^x+$/)
+    expect(droppedChars).toBeGreaterThan(0)
+    expect((await root.jobs.kill('bash-1', viewer(agent))).status).toBe('killed')
+    expect(livingWith(tag)).toEqual([])
+  })
+
+  it.each([
+    ['in its group', (tag: string) => `sleep ${tag} & echo parent done`],
+    ['in a session of its own (setsid)', (tag: string) => `setsid sleep ${tag} & echo parent done`],
+  ])('ends a job whose shell exits while a child it forked %s still holds the pipe, stopping the child', async (_where, command) => {
+    const tag = uniqueTag()
+    const { root, agent } = await boot([
+      [call('bash', { command: command(tag), description: 'Fork', run_in_background: true })],
+      [{ text: 'started' }],
+    ])
+    await agent.send('go')
+    const info = await root.jobs.wait('bash-1', 30_000, viewer(agent))
+    expect(info).toMatchObject({ status: 'done', exitCode: 0 })
+    expect(root.jobs.read('bash-1', viewer(agent)).output).toBe('parent done\n[stopped 1 process the command left running]\n')
+    expect(livingWith(tag)).toEqual([])
+  })
+
+  it('answers a second job_kill of the same job that it had already ended, and kills nothing more', async () => {
+    const tag = uniqueTag()
+    const { llm, agent } = await boot([
+      [call('bash', { command: `sleep ${tag}`, description: 'Wait', run_in_background: true })],
+      [call('job_kill', { job_id: 'bash-1' }, 'k1')],
+      [call('job_kill', { job_id: 'bash-1' }, 'k2')],
+      [{ text: 'stopped' }],
+    ])
+    await agent.send('go')
+    expect(results(llm.requests[2])[1]).toBe(`Killed bash-1 (sleep ${tag}).\n[status: killed]`)
+    expect(results(llm.requests[3])[2]).toBe(`bash-1 (sleep ${tag}) had already ended.\n[status: killed]`)
+    expect(livingWith(tag)).toEqual([])
+  })
+
+  it.each(['bash-2', '', '__proto__', 'constructor', 'bash-1\nbash-1', 'bash-01'])('answers job_output, job_kill for job id %j that does not exist with JOB_NOT_FOUND, naming the real ones', async (jobId) => {
+    const { llm, agent } = await boot([
+      [call('bash', { command: 'true', description: 'Quick', run_in_background: true })],
+      [call('job_output', { job_id: jobId }, 'o'), call('job_kill', { job_id: jobId }, 'k')],
+      [{ text: 'ok' }],
+    ])
+    await agent.send('go')
+    const [, read, kill] = results(llm.requests[2])
+    for (const answer of [read, kill]) expect(answer).toMatch(/^Error: no background job ".*" here; the jobs are bash-1 \(job_list lists them\)$/)
+    const codes = agent.session.events.filter((event) => event.type === 'tool/result').map((event) => (event.data as { code?: string }).code)
+    expect(codes).toEqual([undefined, 'JOB_NOT_FOUND', 'JOB_NOT_FOUND'])
+  })
+
+  it('stops every process of running jobs, even one that ignores SIGTERM, before disposing the jobs plugin returns, and logs them killed', async () => {
+    const tags = [uniqueTag(), uniqueTag()]
+    const { agent, jobsFiber } = await boot([
+      [call('bash', { command: `trap "" TERM; sleep ${tags[0]}`, description: 'Stubborn', run_in_background: true }, 'b1'), call('bash', { command: `setsid sleep ${tags[1]} & sleep ${tags[1]}`, description: 'Forks', run_in_background: true }, 'b2')],
+      [{ text: 'started' }],
+    ])
+    await agent.send('go')
+    await waitFor(() => tags.every((tag) => livingWith(tag).length > 0), 'the commands to start')
+    await jobsFiber.dispose()
+    expect(tags.flatMap((tag) => livingWith(tag))).toEqual([])
+    expect(agent.session.events.filter((event) => event.type === 'jobs/end').map((event) => event.data)).toEqual([
+      expect.objectContaining({ jobId: 'bash-1', status: 'killed', cause: 'disposed' }),
+      expect.objectContaining({ jobId: 'bash-2', status: 'killed', cause: 'disposed' }),
+    ])
+  })
+
+  it('gives invalid UTF-8 a background command prints as U+FFFD, in job_output and in its file alike', async () => {
+    const { root, llm, agent } = await boot([
+      [call('bash', { command: 'printf \'a\\377b\\303\\n\\342\\202\'; printf \'\\254 end\\n\'', description: 'Bytes', run_in_background: true })],
+      [call('job_output', { job_id: 'bash-1', wait_ms: 10_000 })],
+      [{ text: 'done' }],
+    ])
+    await agent.send('go')
+    expect(results(llm.requests[2])[1]).toBe('a\uFFFDb\uFFFD\n€ end\n[status: done] [exit code: 0]')
+    expect(readFileSync(root.jobs.list(viewer(agent))[0]?.outputPath ?? '', 'utf8')).toBe('a\uFFFDb\uFFFD\n€ end\n')
+  })
+})
+
+describe('background progress', () => {
+  it('shows the latest state of a line a job keeps redrawing with \\r in job_output, not "(no new output)", while it runs and once killed', async () => {
+    const tag = uniqueTag()
+    const { root, llm, agent } = await boot([
+      [call('bash', { command: `export T=${tag}; i=0; while :; do printf '\\rdownloaded %d%%' $i; i=$((i+1)); sleep 0.01; done`, description: 'Progress', run_in_background: true })],
+      [{ text: 'started' }],
+      [call('job_output', { job_id: 'bash-1' }, 'o1')],
+      [call('job_kill', { job_id: 'bash-1' })],
+      [call('job_output', { job_id: 'bash-1' }, 'o2')],
+      [{ text: 'done' }],
+    ])
+    await agent.send('go')
+    await waitFor(() => /^downloaded [1-9]\d*%$/.test(root.jobs.read('bash-1', { sessionId: agent.session.id }).pending ?? ''), 'the progress to show')
+    await agent.send('how far?')
+    expect(results(llm.requests[3]).at(-1)).toMatch(/^\(no new output\)\n\[a line it is still redrawing \(a progress display\) reads now: downloaded [1-9]\d*%\]\n\[status: running\]$/)
+    expect(livingWith(tag)).toEqual([])
+    const last = results(llm.requests[5]).at(-1) ?? ''
+    expect(last).toMatch(/^\(no new output\)\n\[a line it is still redrawing \(a progress display\) reads now: downloaded \d+%\]\n\[status: killed\]$/)
+    // The file gets the line's last state when the pipe closes.
+    expect(readFileSync(root.jobs.list({ sessionId: agent.session.id })[0]?.outputPath ?? '', 'utf8')).toMatch(/^downloaded \d+%$/)
   })
 })
