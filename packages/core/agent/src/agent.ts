@@ -5,6 +5,7 @@
  * exactly one result and the turn is closed in the log.
  */
 
+import { setMaxListeners } from 'node:events'
 import { ReinError, kindOf } from '@rein/base'
 import { createMessage, type Message, type TokenUsage } from '@rein/llm'
 import type { ContextCompacted, Session } from '@rein/session'
@@ -268,6 +269,9 @@ export class Agent {
     if (this._running || this._compacting) return Promise.reject(new ReinError('AGENT_BUSY', 'the agent is already running a turn or a compaction; wait for it or cancel it'))
     if (this._closing) return Promise.reject(new ReinError('AGENT_CLOSED', 'the agent was closed; create or resume another'))
     const controller = new AbortController()
+    // Every call of a batch, and each wrapper and deadline around it, waits on the turn's signal at
+    // once: past Node's default of 10 it would print a leak warning the user cannot act on.
+    setMaxListeners(0, controller.signal)
     this._controller = controller
     // A tool awaiting a promise that never settles must not let Node exit mid-step.
     const keepAlive = setInterval(() => {}, KEEP_ALIVE_MS)
