@@ -84,7 +84,8 @@ function reserve(deps: RunDeps, jobs: JobService, owner: string | undefined): ()
 function limitError(running: readonly string[], starting: number, maxBackground: number): ReinError {
   const count = running.length + starting
   const which = [...running, ...(starting > 0 ? [`${starting} starting in this answer`] : [])].join(', ')
-  return new ReinError('SUBAGENT_BACKGROUND_LIMIT', `${count} background subagent${count === 1 ? ' of yours is' : 's of yours are'} running (${which}), the most one session may run at once: wait for one to end (its notice comes as a message; job_output with wait_ms waits for it) or job_kill one you no longer need, then start this one; or run it without run_in_background. The limit is maxBackground (${maxBackground}) in the @rein/subagents config, which the user can raise`, { details: { running, starting, maxBackground } })
+  const state = starting > 0 ? 'running or starting' : 'running'
+  return new ReinError('SUBAGENT_BACKGROUND_LIMIT', `${count} background subagent${count === 1 ? ' of yours is' : 's of yours are'} ${state} (${which}), the most one session may run at once: wait for one to end (its notice comes as a message; job_output with wait_ms waits for it) or job_kill one you no longer need, then start this one; or run it without run_in_background. The limit is maxBackground (${maxBackground}) in the @rein/subagents config, which the user can raise`, { details: { running, starting, maxBackground } })
 }
 
 /** The job's body: the child's one turn. The job ends with it; the child is always closed. */

@@ -51,7 +51,7 @@ describe('background subagents past maxBackground', () => {
     expect(refused).toMatchObject([{ code: 'SUBAGENT_BACKGROUND_LIMIT' }])
     const message = textOf(refused[0])
     // The three start side by side: the third counts the two still being created.
-    expect(message).toMatch(/^Error: 2 background subagents of yours are running \((subagent-1, subagent-2|subagent-1, 1 starting in this answer|2 starting in this answer)\), the most one session may run at once/)
+    expect(message).toMatch(/^Error: 2 background subagents of yours are (running \(subagent-1, subagent-2|running or starting \(subagent-1, 1 starting in this answer|running or starting \(2 starting in this answer)\), the most one session may run at once/)
     expect(message).toContain('wait for one to end')
     expect(message).toContain('maxBackground')
     // The refused call made no child and no job.
