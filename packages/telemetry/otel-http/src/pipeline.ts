@@ -17,6 +17,7 @@ import { deadlineAgents, tlsFromEnvironment } from './deadline-agent.ts'
 import type { FailureLog, Signal } from './failures.ts'
 import type { SpanOutput } from './open-span.ts'
 import type { TraceSettings } from './trace-settings.ts'
+import { maskAttributes, type Masker } from './secrets.ts'
 import { SCOPE_NAME } from './semconv.ts'
 
 /** Where spans go and a meter, and how to flush and stop them. */
@@ -54,8 +55,8 @@ interface SignalProvider {
 }
 
 /** Builds the SDK objects of the signals with an endpoint; nothing is sent until a span ends or metrics are due. */
-export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, settings: TraceSettings, failures: FailureLog): Pipeline {
-  const resource = createResource(config)
+export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, settings: TraceSettings, mask: Masker | undefined, failures: FailureLog): Pipeline {
+  const resource = createResource(config, mask)
   // One export, its retries included, never outlives the bound dispose waits: no request to a dead
   // endpoint keeps the process alive after dispose has given up on it. The SDK's timeout only counts
   // silence; the agents' deadline counts from the connection's start.
@@ -104,9 +105,14 @@ export function createPipeline(config: OtelHttpConfig, endpoints: Endpoints, set
  * `service.name` and the Config's attributes over the SDK's `telemetry.sdk.*`. The process detector
  * only with content: `process.command_args` holds the prompt of `rein run "…"`.
  */
-function createResource(config: Pick<OtelHttpConfig, 'serviceName' | 'resource' | 'captureContent'>): Resource {
-  const base = config.captureContent ? defaultResource().merge(detectResources({ detectors: [processDetector] })) : defaultResource()
+function createResource(config: Pick<OtelHttpConfig, 'serviceName' | 'resource' | 'captureContent'>, mask: Masker | undefined): Resource {
+  const base = config.captureContent && mask ? defaultResource().merge(processResource(mask)) : defaultResource()
   return base.merge(resourceFromAttributes({ ...config.resource, 'service.name': config.serviceName }))
+}
+
+/** The process detector's attributes, keys masked: the command line may hold one (`rein run "use sk-…"`). */
+function processResource(mask: Masker): Resource {
+  return resourceFromAttributes(maskAttributes(detectResources({ detectors: [processDetector] }).attributes, mask))
 }
 
 /**

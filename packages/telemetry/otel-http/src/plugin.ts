@@ -9,6 +9,7 @@ import { resolveEndpoints, signalWords, type Endpoints, type OtelHttpConfig, typ
 import { createFailureLog, type FailureEndpoints } from './failures.ts'
 import { GenAiMetrics } from './metrics.ts'
 import { createPipeline, type Pipeline } from './pipeline.ts'
+import { contentMasker } from './secrets.ts'
 import { traceSettings } from './trace-settings.ts'
 import { SpanBook } from './spans.ts'
 
@@ -31,11 +32,13 @@ export function applyOtelHttp(ctx: Context, config: OtelHttpConfig): void {
   // Read only for traces that go: with traces off, nothing about spans is worth a warning.
   const settings = traceSettings(signals.traces ? process.env : {})
   for (const warning of settings.warnings) logger.warn('%s', warning)
+  // Content may quote a key; what a collector gets of it is masked (built once: the environment is read here).
+  const mask = config.captureContent ? contentMasker(process.env, config.headers) : undefined
   ctx.effect(() => {
-    const pipeline = createPipeline(config, endpoints, settings, createFailureLog(logger, failureEndpoints(endpoints)))
+    const pipeline = createPipeline(config, endpoints, settings, mask, createFailureLog(logger, failureEndpoints(endpoints)))
     // Content's attributes land on spans (with traces off they are never built); the resource, on
     // metrics too, holds the command line, which may carry the prompt (see createResource).
-    const book = new SpanBook(pipeline.spans, pipeline.meter && new GenAiMetrics(pipeline.meter), config.captureContent && signals.traces)
+    const book = new SpanBook(pipeline.spans, pipeline.meter && new GenAiMetrics(pipeline.meter), config.captureContent && signals.traces ? mask : undefined)
     const remove = ctx.telemetry.sink(createSink(book, pipeline, logger))
     logger.info('exporting %s%s%s', destinationWords(endpoints, signals), config.captureContent ? ', with content (captureContent)' : '', offWords(choice.off))
     return async () => {

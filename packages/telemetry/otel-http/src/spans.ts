@@ -18,6 +18,7 @@ import {
 import { chatContentAttributes, toolContentAttributes } from './content.ts'
 import type { GenAiMetrics } from './metrics.ts'
 import { OpenSpan, type SpanOutput } from './open-span.ts'
+import { maskAttributes, type Masker } from './secrets.ts'
 import { ATTR, ERROR_OTHER, spanName } from './semconv.ts'
 
 interface OpenRun {
@@ -36,8 +37,11 @@ export class SpanBook {
   private readonly awaited = new Map<string, SpanContext>()
   private readonly ids = new RandomIdGenerator()
 
-  /** `spans` is undefined when traces are off, `metrics` when metrics are (`OTEL_*_EXPORTER=none`). */
-  constructor(private readonly spans: SpanOutput | undefined, private readonly metrics: GenAiMetrics | undefined, private readonly captureContent: boolean) {}
+  /**
+   * `spans` is undefined when traces are off, `metrics` when metrics are (`OTEL_*_EXPORTER=none`);
+   * `mask` is given with `captureContent`: content is exported, with the keys it quotes masked.
+   */
+  constructor(private readonly spans: SpanOutput | undefined, private readonly metrics: GenAiMetrics | undefined, private readonly mask: Masker | undefined) {}
 
   /** Starts or ends the record's span. Steps are no span of the conventions: `chat` and `execute_tool` hang off the run. */
   handle(record: TelemetryRecord): void {
@@ -157,9 +161,10 @@ export class SpanBook {
     const span = this.chat(record)
     this.chats.delete(chatKey(record))
     span.setAttributes(chatEndAttributes(record))
-    if (this.captureContent && record.content && span.sampled) {
+    const mask = this.mask
+    if (mask && record.content && span.sampled) {
       const content = record.content
-      withContent(() => span.setAttributes(chatContentAttributes(content(), record.finishReason)))
+      withContent(() => span.setAttributes(maskAttributes(chatContentAttributes(content(), record.finishReason), mask)))
     }
     if (record.errorCode !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: record.errorCode })
     span.end(record.endedAt, this.spans)
@@ -198,15 +203,16 @@ export class SpanBook {
   private endTool(record: ToolCallEndRecord): void {
     const span = this.tool(record)
     this.tools.delete(toolKey(record.scope.runId, record.callId))
-    if (record.errorCode === UNKNOWN_TOOL && !this.captureContent) {
+    if (record.errorCode === UNKNOWN_TOOL && this.mask === undefined) {
       // No tool has that name: it is the model's own text (content), and would make span names unbounded.
       span.rename(spanName.executeTool(ERROR_OTHER))
       span.setAttributes({ [ATTR.toolName]: ERROR_OTHER })
     }
     span.setAttributes(toolEndAttributes(record))
-    if (this.captureContent && record.content && span.sampled) {
+    const mask = this.mask
+    if (mask && record.content && span.sampled) {
       const content = record.content
-      withContent(() => span.setAttributes(toolContentAttributes(content())))
+      withContent(() => span.setAttributes(maskAttributes(toolContentAttributes(content()), mask)))
     }
     if (record.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: record.errorCode ?? ERROR_OTHER })
     span.end(record.endedAt, this.spans)

@@ -126,6 +126,25 @@ describe('a real run, exported', () => {
     expect(read!.attributes).toMatchObject({ 'gen_ai.tool.call.arguments': '{"path":"ARG-MARKER-a"}', 'gen_ai.tool.call.result': 'contents of ARG-MARKER-a: RESULT-MARKER' })
   })
 
+  it('masks an API key a tool argument, a tool result or a message quotes, even with captureContent', async () => {
+    vi.stubEnv('DEEPSEEK_API_KEY', KEY)
+    const server = await endpoint()
+    const stack = await bootStack(scripted({
+      [`use ${KEY}`]: {
+        0: { m: [[call('read', { path: `/keys/${KEY}` }, 'call_k'), { usage: { inputTokens: 10, outputTokens: 1 } }]] },
+        1: { m: [[{ text: `the key is ${KEY}` }, { usage: { inputTokens: 20, outputTokens: 2 } }]] },
+      },
+    }), { endpoint: server.url, captureContent: true })
+    const agent = await stack.create({ system: `the key: ${KEY}` } as never)
+    await agent.send(`use ${KEY}`)
+    await stack.otel.dispose()
+    const payloads = server.requests.map((request) => request.body).join('\n')
+    expect(payloads).toContain('gen_ai.tool.call.arguments')
+    expect(payloads).not.toContain(KEY)
+    const [read] = decodeTraces(server.traces()).filter((span) => span.name === 'execute_tool read')
+    expect(read!.attributes['gen_ai.tool.call.result']).toBe('contents of /keys/***: RESULT-MARKER')
+  })
+
   it('takes its sink off ctx.telemetry when disposed: nothing more is exported', async () => {
     const server = await endpoint()
     const stack = await bootStack(scripted({ hi: { 0: { m: [[{ text: 'one' }]] }, 2: { m: [[{ text: 'two' }]] } } }), { endpoint: server.url })

@@ -428,6 +428,20 @@ describe('Config', () => {
     expect(Object.keys(plain!.resource).filter((key) => key.startsWith('process.'))).toEqual([])
     expect(withContent!.resource).toHaveProperty(['process.command_args'])
   })
+
+  it('masks a key on the command line (rein run "use sk-…") in the resource with captureContent', async () => {
+    const key = 'sk-ARGV-KEY-MARKER-0123456789abcdef'
+    const server = await endpoint()
+    process.argv.push(`use ${key}`)
+    try {
+      await exportRun({ endpoint: server.url, captureContent: true })
+    } finally {
+      process.argv.pop()
+    }
+    const [span] = decodeTraces(server.traces())
+    expect(span!.resource['process.command_args']).toContain('use ***')
+    expect(server.requests.map((request) => request.body).join('\n')).not.toContain(key)
+  })
 })
 
 describe('OTEL_EXPORTER_OTLP_PROTOCOL', () => {
