@@ -15,7 +15,8 @@ export function shown(value: unknown): string {
 /** A valid tool name close to `name` (`"my tool!"` → `"my_tool"`), or undefined when none is. */
 export function suggestName(name: unknown): string | undefined {
   if (typeof name !== 'string') return undefined
-  const suggestion = name.replace(/[^A-Za-z0-9_-]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 64)
+  // Accents taken off first (NFKD splits é into e and a combining mark): café_search → cafe_search, not caf_search.
+  const suggestion = name.normalize('NFKD').replace(/\p{M}+/gu, '').replace(/[^A-Za-z0-9_-]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 64)
   return suggestion === '' || suggestion === name ? undefined : suggestion
 }
 

@@ -4,10 +4,11 @@
  * ignores cancellation cannot hold the call.
  */
 
-import { ReinError, isReinError, thrownMessage } from '@rein/base'
+import { ReinError, thrownMessage } from '@rein/base'
 import type { DispatchOutcome, ExecuteWrapper, ToolCall } from './hooks.ts'
 import type { PreparedTool } from './registration.ts'
 import { isThenable } from './thenable.ts'
+import { reinErrorParts } from './thrown-value.ts'
 import { STOPPED, untilStopped } from './until-stopped.ts'
 
 /** The body, given its signal on demand. */
@@ -51,7 +52,11 @@ export async function dispatch(
       called = true
       // A wrapper may tighten the signal, never loosen it: the caller's cancellation always applies.
       const fused = swapped && swapped !== current ? AbortSignal.any([current, swapped]) : current
-      return step(index + 1, fused)
+      const inner = step(index + 1, fused)
+      // Handled here too: a wrapper that drops the promise (already misuse) must not leave an inner
+      // wrapper's WRAPPER_MISUSE as an unhandled rejection; one that awaits it still sees the rejection.
+      inner.catch(() => {})
+      return inner
     }
     // Raced with its signal: a wrapper that never settles must not hold a cancelled call.
     // With a grace the body may still answer after the abort: the wrapper gets as long to pass it on.
@@ -70,7 +75,7 @@ export async function dispatch(
 
   /** A body stopped by a signal a wrapper swapped in (not the caller's): `ABORTED`, not the signal's bare reason. */
   const wrapperStopped = (outcome: DispatchOutcome, current: AbortSignal): DispatchOutcome => {
-    if (outcome.ok || current === signal || signal.aborted || !current.aborted || outcome.error !== current.reason || isReinError(outcome.error)) return outcome
+    if (outcome.ok || current === signal || signal.aborted || !current.aborted || outcome.error !== current.reason || reinErrorParts(outcome.error) !== undefined) return outcome
     const why = thrownMessage(outcome.error) ?? 'its signal aborted'
     return { ok: false, error: new ReinError('ABORTED', `${call.toolName} was stopped by an execute wrapper (${why}); its effects may be partial`) }
   }

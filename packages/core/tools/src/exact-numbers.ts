@@ -1,7 +1,8 @@
 /**
- * Finds numbers in JSON text that `JSON.parse` would round: digits written out past
- * Number.MAX_SAFE_INTEGER. Runs only on text `JSON.parse` already accepted, and only when the text
- * has a run of 16 digits, so the common call pays for one regular-expression test.
+ * Finds what `JSON.parse` loses without a word, in text it already accepted: numbers it would round
+ * (digits written out past Number.MAX_SAFE_INTEGER), and a key given twice in one object (it keeps
+ * the last). Each scan runs only when a regular expression says the text could hold one, so the
+ * common call pays for two.
  */
 
 import { childPath } from '@rein/base'
@@ -22,8 +23,56 @@ export interface InexactNumber {
 export function findInexactNumbers(text: string): InexactNumber[] {
   if (!LONG_DIGIT_RUN.test(text)) return []
   const found: InexactNumber[] = []
-  // One frame per open container: an object remembers where its current key's text is, an array its index.
-  const stack: ({ keyStart: number; keyEnd: number } | { index: number })[] = []
+  scan(text, {
+    number: (token, stack) => {
+      if (tooLarge(token)) found.push({ path: pathOf(text, stack), text: token })
+    },
+  })
+  return found
+}
+
+/**
+ * The paths of the properties `text` (valid JSON) gives more than once in one object, which
+ * `JSON.parse` would keep the last of. `keys` is how many keys the parsed value holds: when the
+ * text cannot hold more, it holds no repeat, and is not scanned.
+ */
+export function findRepeatedKeys(text: string, keys: number): string[] {
+  if (countUpTo(text, KEY_END, keys + 1) <= keys) return []
+  const found: string[] = []
+  scan(text, {
+    key: (name, frame, stack) => {
+      frame.names ??= new Set()
+      if (frame.names.has(name)) found.push(pathOf(text, stack))
+      else frame.names.add(name)
+    },
+  })
+  return found
+}
+
+/** What ends a key: its closing quote and the colon. A string holding `":` counts too, so this is at least the number of keys. */
+const KEY_END = /"\s*:/g
+
+/** How many matches of `pattern` (global) `text` has, counting no further than `limit`. */
+function countUpTo(text: string, pattern: RegExp, limit: number): number {
+  pattern.lastIndex = 0
+  let count = 0
+  while (count < limit && pattern.test(text)) count++
+  return count
+}
+
+/** One open container: an object remembers where its current key's text is (and, when asked, the names seen), an array its index. */
+type Frame = { keyStart: number; keyEnd: number; names?: Set<string> } | { index: number }
+type ObjectFrame = Extract<Frame, { keyStart: number }>
+
+interface Visitor {
+  number?: (token: string, stack: readonly Frame[]) => void
+  /** A key, decoded, with the object it belongs to (its `keyStart`/`keyEnd` already at this key). */
+  key?: (name: string, frame: ObjectFrame, stack: readonly Frame[]) => void
+}
+
+/** Walks the tokens of `text` (valid JSON), telling `visit` of each number and key with where it sits. */
+function scan(text: string, visit: Visitor): void {
+  const stack: Frame[] = []
   let expectKey = false
   let i = 0
   while (i < text.length) {
@@ -35,13 +84,13 @@ export function findInexactNumbers(text: string): InexactNumber[] {
         top.keyStart = i
         top.keyEnd = end
         expectKey = false
+        visit.key?.(JSON.parse(text.slice(i, end)) as string, top, stack)
       }
       i = end
     } else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
       const start = i
       while (i < text.length && isNumberChar(text.charCodeAt(i))) i++
-      const token = text.slice(start, i)
-      if (tooLarge(token)) found.push({ path: pathOf(text, stack), text: token })
+      visit.number?.(text.slice(start, i), stack)
     } else {
       if (c === 0x7b /* { */) {
         stack.push({ keyStart: -1, keyEnd: -1 })
@@ -56,7 +105,6 @@ export function findInexactNumbers(text: string): InexactNumber[] {
       i++
     }
   }
-  return found
 }
 
 /** The index just past the closing quote of the string opening at `start`. */
@@ -81,7 +129,7 @@ function tooLarge(token: string): boolean {
   return digits.length > SAFE.length || (digits.length === SAFE.length && digits > SAFE)
 }
 
-function pathOf(text: string, stack: readonly ({ keyStart: number; keyEnd: number } | { index: number })[]): string {
+function pathOf(text: string, stack: readonly Frame[]): string {
   let path = '$'
   for (const frame of stack) {
     path = 'index' in frame ? childPath(path, frame.index) : childPath(path, JSON.parse(text.slice(frame.keyStart, frame.keyEnd)) as string)

@@ -1,6 +1,6 @@
 /** One call through the whole pipeline. Every failure becomes a result; this never rejects. */
 
-import { isReinError, toFrozenJson, type FrozenJson, type JsonObject, type JsonValue } from '@rein/base'
+import { toFrozenJson, type FrozenJson, type JsonObject, type JsonValue } from '@rein/base'
 import type { Fiber, Logger } from '@deepseek-ai/cordis'
 import { parseArguments, type ArgumentLimits } from './arguments.ts'
 import { dispatch } from './dispatch.ts'
@@ -15,7 +15,7 @@ import { failure, toContent, type ToolContent, type ToolResult, type ToolSuccess
 import { isThenable } from './thenable.ts'
 import { ownerOf } from './owner.ts'
 import { STOPPED, untilStopped } from './until-stopped.ts'
-import { thrownWords } from './thrown-value.ts'
+import { masked, reinErrorParts, thrownKind, thrownWords } from './thrown-value.ts'
 
 /** One call for `ctx.tools.execute`: its id, the tool's name, the raw arguments and what it runs in. */
 export interface ExecuteInput {
@@ -95,7 +95,7 @@ export async function runPipeline(
   })
   if (!outcome.ok) {
     // A tool given a grace may answer a cancel with its own error, which says what it had done.
-    const own = graceMs > 0 && outcome.error !== signal.reason && isReinError(outcome.error)
+    const own = graceMs > 0 && outcome.error !== signal.reason && reinErrorParts(outcome.error) !== undefined
     if (signal.aborted && !own) return failure('ABORTED', `${name} was cancelled while running; its effects may be partial`)
     return thrown(name, outcome.error)
   }
@@ -175,23 +175,18 @@ function cancelledBefore(name: string): ToolResult {
 }
 
 function thrown(name: string, error: unknown): ToolResult {
-  if (isReinError(error)) return failure(error.code, error.message)
+  const own = reinErrorParts(error)
+  // A tool's own error may quote what its library said, key included, as any thrown text may.
+  if (own) return failure(own.code, masked(own.message))
   const words = thrownWords(error)
-  if (words === undefined) return failure('TOOL_FAILED', `${name} failed without saying why (it threw ${kindOf(error)})`)
+  if (words === undefined) return failure('TOOL_FAILED', `${name} failed without saying why (it threw ${thrownKind(error)})`)
   return failure('TOOL_FAILED', 'message' in words ? words.message : `${name} failed: it threw ${words.rendering}`)
-}
-
-/** What was thrown, named for a message: `null`, `an Error with no message`, `an object`. */
-function kindOf(thrown: unknown): string {
-  if (thrown === null || thrown === undefined) return String(thrown)
-  if (thrown instanceof Error) return 'an Error with no message'
-  return typeof thrown === 'object' ? 'an object' : `a ${typeof thrown}`
 }
 
 /** A hook's or render's failure in words: its message, else what it threw. */
 function said(thrown: unknown): string {
   const words = thrownWords(thrown)
-  if (words === undefined) return `it threw ${kindOf(thrown)}`
+  if (words === undefined) return `it threw ${thrownKind(thrown)}`
   return 'message' in words ? words.message : `it threw ${words.rendering}`
 }
 

@@ -41,7 +41,10 @@ const NOT_A_REFUSAL: ReadonlySet<string> = new Set([
 ])
 
 function normalize(decision: PreExecuteDecision | undefined): PreExecuteDecision | undefined {
-  if (decision === undefined || decision.kind === 'allow') return decision
+  if (decision === undefined) return decision
+  // Not an object (null from a JavaScript policy): an unknown decision, said as one rather than as the TypeError reading `kind` gives.
+  if (typeof decision !== 'object' || decision === null) return { kind: 'deny', reason: 'a pre-execute policy returned an unknown decision' }
+  if (decision.kind === 'allow') return decision
   const reason = typeof decision.reason === 'string' && decision.reason ? decision.reason : 'no reason given'
   if (decision.kind === 'ask') return { kind: 'ask', reason }
   if (decision.kind === 'deny') {

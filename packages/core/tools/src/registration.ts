@@ -9,6 +9,7 @@ import { defaultReplaySafe, isToolEffect, TOOL_EFFECTS, type ToolEffect } from '
 import { canonicalSchema, type JsonSchema } from './json-schema.ts'
 import { assertSupportedSchema } from './schema-check.ts'
 import { compileProperties, compileValue } from './schema-dsl.ts'
+import { isThenable } from './thenable.ts'
 
 /** The model-facing part of a tool: the only fields that ever reach a request. */
 export interface ToolSchema {
@@ -89,10 +90,19 @@ export function usableBy(prepared: PreparedTool | undefined, caller: { readonly 
   const check = prepared.definition.availableTo
   if (caller?.identity === undefined || check === undefined) return true
   try {
-    return check(caller.identity) === true
+    return isTrue(check(caller.identity))
   } catch {
     return false
   }
+}
+
+/**
+ * Whether a synchronous predicate said exactly `true`. An async one (a promise) says no, and its
+ * rejection is handled here: never awaited, it would otherwise end the process as unhandled.
+ */
+export function isTrue(answer: unknown): boolean {
+  if (isThenable(answer)) answer.then(undefined, () => {})
+  return answer === true
 }
 
 /** Every key a definition may have; a key missing here, or one the type lacks, fails to compile. */
@@ -208,6 +218,8 @@ function compileSchema(
 
 function compileParameters(parameters: unknown): JsonSchema {
   if (isRawSchema(parameters)) {
+    const raw: unknown = parameters.schema
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw schemaError(`jsonSchema() needs a JSON Schema object, but got ${shown(raw)}`)
     if (parameters.schema.type !== 'object') {
       throw schemaError(`a parameters schema must have type "object" (arguments are always named), but has type ${shown(parameters.schema.type)}`)
     }

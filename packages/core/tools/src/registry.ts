@@ -17,7 +17,7 @@ import { failure } from './result.ts'
 import { ownerOf } from './owner.ts'
 import { describeCall, describeResult, summarizeResult } from './presenters.ts'
 import type { ToolCallView, ToolResultView } from './presentation.ts'
-import { MAX_TIMEOUT_MS, prepareTool, usableBy, type PreparedTool, type ToolSchema } from './registration.ts'
+import { MAX_TIMEOUT_MS, isTrue, prepareTool, usableBy, type PreparedTool, type ToolSchema } from './registration.ts'
 import type { DurableToolResult, ToolResult } from './result.ts'
 
 declare module '@deepseek-ai/cordis' {
@@ -209,7 +209,7 @@ export class ToolRegistry extends Service {
     const args = this.softArgs(tool!, rawArguments)
     if (args === undefined) return false
     try {
-      return (flag as (args: unknown) => unknown)(args) === true
+      return isTrue((flag as (args: unknown) => unknown)(args))
     } catch {
       return false
     }

@@ -1,6 +1,7 @@
 /** What `ctx.tools.execute` returns, and the part of it a session log keeps. */
 
 import { kindOf, type FrozenJson, type JsonValue } from '@rein/base'
+import { isThenable } from './thenable.ts'
 
 /** Content a model reads as a tool result. Images travel by reference, never inline bytes. */
 export type ToolContentPart =
@@ -68,6 +69,11 @@ const MAX_IMAGE_URL_CHARS = 8192
  */
 export function toContent(content: string | ToolContent, gave = 'the content is'): ToolContent {
   if (typeof content === 'string') return Object.freeze([Object.freeze({ type: 'text' as const, text: content })])
+  if (isThenable(content)) {
+    // An async render or hook: never awaited, so its rejection must not end the process as an unhandled one.
+    content.then(undefined, () => {})
+    throw new TypeError(`${gave} a promise, which is not awaited; it must be a string or an array of content parts, given synchronously`)
+  }
   if (!Array.isArray(content)) throw new TypeError(`${gave} ${kindOf(content)}; it must be a string or an array of content parts ({type: 'text', text})`)
   return Object.freeze(content.map((part: unknown, i) => {
     const p = part as Record<string, unknown>

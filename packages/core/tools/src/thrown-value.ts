@@ -7,7 +7,7 @@
  * rein masks config, and every text held to `MAX_THROWN_CHARS`.
  */
 
-import { maskSecrets, maskText, secretValues, shorten, thrownMessage } from '@rein/base'
+import { isReinError, maskSecrets, maskText, secretValues, shorten, thrownMessage } from '@rein/base'
 
 /** The longest message taken from a thrown string or object: enough to say what failed, never a payload. */
 const MAX_THROWN_CHARS = 2_000
@@ -24,23 +24,53 @@ const MAX_FIELD_CHARS = 300
 export type ThrownWords = { message: string } | { rendering: string } | undefined
 
 export function thrownWords(thrown: unknown): ThrownWords {
+  try {
+    return wordsOf(thrown)
+  } catch {
+    // A getter that throws, a Proxy whose traps throw or one revoked (even `instanceof` throws): it said nothing we can read.
+    return undefined
+  }
+}
+
+function wordsOf(thrown: unknown): ThrownWords {
   if (thrown instanceof Error) {
+    // Masked, not cut: a library's Error may quote the request it sent (a URL with its key).
     const message = thrownMessage(thrown)
-    return message === undefined ? undefined : { message }
+    return message === undefined ? undefined : { message: masked(message) }
   }
   if (typeof thrown === 'string') return thrown === '' ? undefined : { message: masked(shorten(thrown, MAX_THROWN_CHARS)) }
   if (typeof thrown !== 'object' || thrown === null) {
     const message = thrownMessage(thrown)
     return message === undefined ? undefined : { message }
   }
+  const message = objectMessage(thrown)
+  if (message !== undefined) return { message: masked(message) }
+  const rendering = fieldsJson(thrown)
+  return rendering === '{}' ? undefined : { rendering }
+}
+
+/**
+ * A thrown `ReinError`'s code and message, read once; undefined for anything else. Never throws:
+ * `isReinError` reads a property, which throws on a Proxy whose traps throw or one revoked.
+ */
+export function reinErrorParts(thrown: unknown): { code: string; message: string } | undefined {
   try {
-    const message = objectMessage(thrown)
-    if (message !== undefined) return { message: masked(message) }
-    const rendering = fieldsJson(thrown)
-    return rendering === '{}' ? undefined : { rendering }
+    if (!isReinError(thrown)) return undefined
+    const { code, message } = thrown
+    return typeof code === 'string' && typeof message === 'string' ? { code, message } : undefined
   } catch {
-    // A getter that throws, a revoked proxy: it said nothing we can read.
     return undefined
+  }
+}
+
+/** What was thrown, named for a message: `null`, `an Error with no message`, `an object`. Never throws. */
+export function thrownKind(thrown: unknown): string {
+  if (thrown === null || thrown === undefined) return String(thrown)
+  if (typeof thrown !== 'object') return `a ${typeof thrown}`
+  try {
+    return thrown instanceof Error ? 'an Error with no message' : 'an object'
+  } catch {
+    return 'an object that cannot be read'
   }
 }
 
@@ -96,6 +126,6 @@ function container(value: object): string | undefined {
 }
 
 /** `text` with the values of the environment's secrets (API keys and the like) masked. */
-function masked(text: string): string {
+export function masked(text: string): string {
   return maskText(text, secretValues(process.env))
 }

@@ -174,3 +174,56 @@ describe('numbers the model sends are never rounded', () => {
     expect(await run(raw)).toEqual({ ok: expected })
   })
 })
+
+describe('text the model sends is whole characters', () => {
+  const store = { text: { type: 'string' }, any: { type: 'json' }, tags: { type: 'array', items: { type: 'string' } } } as const
+  const half = 'holds half a character (a lone UTF-16 surrogate, often a cut emoji); send the whole character, or leave it out'
+
+  it.each([
+    ['escaped in a string', '{"text": "smile \\ud83d"}', `$.text: ${half}`],
+    ['as a raw code unit in a string', `{"text": "smile \ud83d"}`, `$.text: ${half}`],
+    ['a low half alone, in an array', '{"tags": ["ok", "\\ude00"]}', `$.tags[1]: ${half}`],
+    ['in a free-form value', '{"any": {"deep": ["\\udc00x"]}}', `$.any.deep[0]: ${half}`],
+    ['in a property name', '{"any": {"k\\ud800": 1}}', `$.any["k\\ud800"]: its name ${half}`],
+  ])('refuses half a surrogate pair %s, naming where, before the body runs', async (_label, raw, problem) => {
+    const { run, bodies } = await recording(store)
+    expect(await run(raw)).toEqual({ code: 'INVALID_ARGS', message: `invalid arguments for t: ${problem}` })
+    expect(bodies).toEqual([])
+  })
+
+  it('keeps a whole pair, escaped or raw', async () => {
+    const { run } = await recording(store)
+    expect(await run('{"text": "\\ud83d\\ude00 \u{1F600}"}')).toEqual({ ok: { text: '\u{1F600} \u{1F600}' } })
+  })
+})
+
+it('names an unknown property with a 200,000-character name shortened, keeping what to do', async () => {
+  const { run } = await recording({ text: { type: 'string' } })
+  const error = await run(`{"${'k'.repeat(200_000)}": 1}`) as { code: string; message: string }
+  expect(error.code).toBe('INVALID_ARGS')
+  expect(error.message.length).toBeLessThan(400)
+  expect(error.message).toMatch(/^invalid arguments for t: \$\.k+…k+: unknown property \(allowed: text\)$/)
+})
+
+describe('a property the model sends twice', () => {
+  const store = { text: { type: 'string' }, any: { type: 'json' }, list: { type: 'array', items: { type: 'json' } } } as const
+
+  it.each([
+    ['at the top', '{"text": "rm -rf build", "text": "rm -rf /"}', '$.text'],
+    ['nested', '{"any": {"a": 1, "b": {"c": 1, "c": 2}}}', '$.any.b.c'],
+    ['in an array item, after a string holding a colon', '{"list": [{"x": "a\\": b"}, {"y": 1, "y": 1}]}', '$.list[1].y'],
+    ['with a name written with escapes', '{"any": {"k\\u0065y": 1, "key": 2}}', '$.any.key'],
+  ])('is refused %s, naming it, instead of keeping the last silently', async (_label, raw, path) => {
+    const { run, bodies } = await recording(store)
+    expect(await run(raw)).toEqual({ code: 'INVALID_ARGS', message: `invalid arguments for t: ${path}: given more than once; send each property once, with the value you mean` })
+    expect(bodies).toEqual([])
+  })
+
+  it.each([
+    ['the same name in sibling objects', '{"list": [{"a": 1}, {"a": 2}]}', { list: [{ a: 1 }, { a: 2 }] }],
+    ['a string that looks like a repeated key', '{"text": "\\"a\\": 1, \\"a\\": 2"}', { text: '"a": 1, "a": 2' }],
+  ])('keeps %s', async (_label, raw, expected) => {
+    const { run } = await recording(store)
+    expect(await run(raw)).toEqual({ ok: expected })
+  })
+})
