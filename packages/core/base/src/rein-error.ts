@@ -33,8 +33,13 @@ export class ReinError<C extends string = string> extends Error {
 /** True for a `ReinError` from any copy of this module; with `code`, also checks the code. */
 export function isReinError<C extends string = string>(value: unknown, code?: C): value is ReinError<C> {
   if (typeof value !== 'object' || value === null) return false
-  if ((value as Record<symbol, unknown>)[BRAND] !== true) return false
-  return code === undefined || (value as ReinError).code === code
+  // A thrown Proxy may throw on any read: such a value is no ReinError, and asking must not throw.
+  try {
+    if ((value as Record<symbol, unknown>)[BRAND] !== true) return false
+    return code === undefined || (value as ReinError).code === code
+  } catch {
+    return false
+  }
 }
 
 const MAX_CHAIN = 16
@@ -51,6 +56,9 @@ export function errorChain(error: unknown): string {
   return lines.join('\n')
 }
 
+/** Said of a value that throws when read (a hostile or revoked Proxy). */
+const UNREADABLE = 'a value that cannot be printed'
+
 /** An error and its `cause`s, outermost first: at most 16, each once (a cycle ends the walk). */
 export function errorCauses(error: unknown): unknown[] {
   return causeLinks(error).links
@@ -62,20 +70,29 @@ function causeLinks(error: unknown): { links: unknown[]; cycle: boolean } {
   while (current !== undefined && links.length < MAX_CHAIN) {
     if (links.includes(current)) return { links, cycle: true }
     links.push(current)
-    current = current instanceof Error || isReinError(current) ? (current as Error).cause : undefined
+    current = causeOf(current)
   }
   return { links, cycle: false }
 }
 
-function describe(error: unknown): string {
-  if (isReinError(error)) return `${error.code}: ${error.message}`
-  if (error instanceof Error) {
-    const code = (error as { code?: unknown }).code
-    const label = typeof code === 'string' ? `${error.name} [${code}]` : error.name
-    return `${label}: ${error.message}`
-  }
-  if (typeof error === 'string') return error
+/** The next link of a chain; none from a value that throws when read. */
+function causeOf(link: unknown): unknown {
   try {
+    return link instanceof Error || isReinError(link) ? (link as Error).cause : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function describe(error: unknown): string {
+  try {
+    if (isReinError(error)) return `${error.code}: ${error.message}`
+    if (error instanceof Error) {
+      const code = (error as { code?: unknown }).code
+      const label = typeof code === 'string' ? `${error.name} [${code}]` : error.name
+      return `${label}: ${error.message}`
+    }
+    if (typeof error === 'string') return error
     return JSON.stringify(error) ?? messageOf(error)
   } catch {
     return messageOf(error)
@@ -103,12 +120,12 @@ export function thrownMessage(thrown: unknown): string | undefined {
  * anything else as a string; never throws (an object without a prototype has no string form).
  */
 export function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message
-  if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') return (error as { message: string }).message
   try {
+    if (error instanceof Error) return error.message
+    if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') return (error as { message: string }).message
     return String(error)
   } catch {
-    return 'a value that cannot be printed'
+    return UNREADABLE
   }
 }
 

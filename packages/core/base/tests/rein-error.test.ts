@@ -78,3 +78,22 @@ describe('messageOf and kindOf', () => {
     expect([null, undefined, [], {}, 1, 'x', () => {}].map(kindOf)).toEqual(['null', 'undefined', 'an array', 'an object', 'a number', 'a string', 'a function'])
   })
 })
+
+describe('isReinError, errorChain and messageOf on a value whose every read throws', () => {
+  const hostile = () => new Proxy({}, { get: () => { throw new Error('trap') }, getPrototypeOf: () => { throw new Error('trap') }, has: () => { throw new Error('trap') } })
+  const revoked = () => { const { proxy, revoke } = Proxy.revocable({}, {}); revoke(); return proxy }
+
+  it('answers no, rather than throwing, for a Proxy whose traps throw or a revoked Proxy', () => {
+    for (const value of [hostile(), revoked()]) {
+      expect(isReinError(value)).toBe(false)
+      expect(isReinError(value, 'X')).toBe(false)
+    }
+  })
+
+  it('still describes such a value, never throwing', () => {
+    for (const value of [hostile(), revoked()]) {
+      expect(typeof errorChain(value)).toBe('string')
+      expect(typeof messageOf(value)).toBe('string')
+    }
+  })
+})
