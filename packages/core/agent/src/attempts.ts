@@ -59,8 +59,9 @@ export function recordAttempt(context: TurnContext, state: TurnState, llm: LlmRu
 }
 
 /** An attempt as lifecycle listeners see it: the route, and the server behind it in the GenAI conventions' terms. */
-export function attemptStarted(place: AttemptPlace, llm: LlmRuntime, attempt: AttemptStart, input: LlmAttemptInput): LlmAttemptStartEvent {
-  const endpoint = llm.endpoint(attempt.provider)
+export function attemptStarted(place: AttemptPlace, llm: LlmRuntime | undefined, attempt: AttemptStart, input: LlmAttemptInput): LlmAttemptStartEvent {
+  // Undefined only for a repair that closes a log with no llm service loaded.
+  const endpoint = llm?.endpoint(attempt.provider)
   const server = serverOf(endpoint?.baseURL)
   return {
     identity: place.identity,
@@ -80,8 +81,17 @@ export function attemptStarted(place: AttemptPlace, llm: LlmRuntime, attempt: At
   }
 }
 
+/**
+ * The attempt a crash cut off, as lifecycle listeners see it once repair recorded it: `repaired`, its
+ * usage the repair's estimate, lasting nothing (its duration is not known), with no `agent/llm-start`
+ * before it — its start was the killed process's.
+ */
+export function repairedAttemptEnded(place: AttemptPlace, llm: LlmRuntime | undefined, record: AttemptEnd & { cost?: number }, input: LlmAttemptInput): LlmAttemptEndEvent {
+  return Object.assign(attemptEnded(place, llm, record, input, () => [], record.cost), { repaired: true as const })
+}
+
 /** A finished attempt as lifecycle listeners see it; `output` is read only when it succeeded. */
-function attemptEnded(place: AttemptPlace, llm: LlmRuntime, attempt: AttemptEnd, input: LlmAttemptInput, output: () => readonly ContentBlock[], cost: number | undefined): LlmAttemptEndEvent {
+function attemptEnded(place: AttemptPlace, llm: LlmRuntime | undefined, attempt: AttemptEnd, input: LlmAttemptInput, output: () => readonly ContentBlock[], cost: number | undefined): LlmAttemptEndEvent {
   // Object.assign onto the start: not a spread-first literal, slow on Node 20 (docs/architecture.md, Conventions).
   return Object.assign(attemptStarted(place, llm, attempt, input), {
     endedAt: attempt.endedAt,

@@ -14,11 +14,22 @@
 
 import type { LlmRuntime, TokenUsage } from '@rein/llm'
 import { eventData, type CoreEventData, type Session, type SessionEvent, type StepRequest } from '@rein/session'
+import type { ToolSchema } from '@rein/tools'
 import { priceOf } from './attempts.ts'
 import { closedAttempt } from './closed-attempt.ts'
 import { messageTokens, type Tokenizer } from './compaction/meter.ts'
+import type { LlmAttemptInput } from './lifecycle.ts'
 
 type AttemptData = CoreEventData['llm/attempt']
+
+/** A request the crash left in flight: the record to write, and what lifecycle listeners are told of it. */
+export interface CutAttempt {
+  record: AttemptData
+  /** The step it was sent in; 0 for a summary request, as its live attempts are told. */
+  step: number
+  /** What it asked, as far as the log holds it: a step's request rebuilt; a summary's prompt is not in the log (no messages). */
+  input: LlmAttemptInput
+}
 
 /** What estimating needs: the tokenizer the context meter counts with, and the catalog for its price. */
 export interface AttemptEstimator {
@@ -26,8 +37,8 @@ export interface AttemptEstimator {
   llm: () => LlmRuntime | undefined
 }
 
-/** The `llm/attempt` to write for a request the crash left in flight, or undefined when none was. */
-export async function cutOffAttempt(session: Session, estimator: AttemptEstimator): Promise<AttemptData | undefined> {
+/** The attempt to record for a request the crash left in flight, or undefined when none was. */
+export async function cutOffAttempt(session: Session, estimator: AttemptEstimator): Promise<CutAttempt | undefined> {
   const { events } = session
   const found = unansweredRequest(events)
   if (!found) return undefined
@@ -38,7 +49,7 @@ export async function cutOffAttempt(session: Session, estimator: AttemptEstimato
   if (!first) return undefined
   const cut = mark.type === 'llm/resend' ? resent(first, eventData(mark, 'llm/resend')) : first
   const cost = await costOf(estimator.llm(), cut.request, cut.usage)
-  return attemptOf(cut, Date.parse(mark.time), cost)
+  return { record: attemptOf(cut, Date.parse(mark.time), cost), step: cut.step, input: cut.input }
 }
 
 /** A cut-off request: what it was sent with, its estimated usage, and why it is estimated. */
@@ -47,6 +58,8 @@ interface CutRequest {
   request: StepRequest
   usage: TokenUsage
   message: string
+  step: number
+  input: LlmAttemptInput
   /** For a request sent again: its retry on its route and the route's place in the chain. */
   retry?: number
   fallback?: number
@@ -88,6 +101,8 @@ function resent(first: CutRequest, mark: CoreEventData['llm/resend']): CutReques
     request: mark.request,
     usage: first.usage,
     message: `rein was killed while this ${first.what} was sent again (retry ${mark.retry}, fallback ${mark.fallback}): its input tokens are estimated as its first attempt's, the output it had streamed is not known`,
+    step: first.step,
+    input: first.input,
     retry: mark.retry,
     fallback: mark.fallback,
   }
@@ -95,13 +110,16 @@ function resent(first: CutRequest, mark: CoreEventData['llm/resend']): CutReques
 
 /** A step's request, its input counted from what the log rebuilds; undefined for a log too old to say how it was sent. */
 function cutStep(mark: SessionEvent, session: Session, tokens: Tokenizer): CutRequest | undefined {
-  const { request } = eventData(mark, 'step/start')
+  const { request, step } = eventData(mark, 'step/start')
   if (!request) return undefined
+  const input = requestInput(session)
   return {
     what: 'request',
     request,
-    usage: { inputTokens: inputTokens(session, tokens), outputTokens: 0 },
+    usage: { inputTokens: inputTokens(input, tokens), outputTokens: 0 },
     message: 'rein was killed while this request was answered: its input tokens are estimated from the request, the output it had streamed is not known',
+    step,
+    input,
   }
 }
 
@@ -113,6 +131,8 @@ function cutSummary(mark: SessionEvent): CutRequest {
     request,
     usage: { inputTokens: input, outputTokens: 0 },
     message: 'rein was killed while this summary request was answered: its input tokens are the estimate recorded when it was sent, the output it had streamed is not known',
+    step: 0,
+    input: { messages: [] },
   }
 }
 
@@ -122,14 +142,22 @@ function attemptOf(cut: CutRequest, at: number, cost: number | undefined): Attem
   return closedAttempt(place, at, { code: 'ABORTED', message: cut.message }, cost === undefined ? { usage: cut.usage } : { usage: cut.usage, cost })
 }
 
-/** The request's input as the context meter would count it: system text, tool schemas, messages. */
-function inputTokens(session: Session, tokens: Tokenizer): number {
+/** The step's request as the log rebuilds it: the last system text and tool schemas written, the messages. */
+function requestInput(session: Session): LlmAttemptInput {
   const { events } = session
   const system = events.findLast((event) => event.type === 'request/header' && eventData(event, 'request/header').system !== undefined)
   const tools = events.findLast((event) => event.type === 'request/header' && eventData(event, 'request/header').tools !== undefined)
-  const systemText = system ? eventData(system, 'request/header').system! : ''
   const toolList = tools ? eventData(tools, 'request/header').tools : undefined
-  return tokens(systemText) + (Array.isArray(toolList) && toolList.length > 0 ? tokens(JSON.stringify(toolList)) : 0) + messageTokens(tokens, session.messages())
+  return {
+    ...(system ? { system: eventData(system, 'request/header').system! } : {}),
+    messages: session.messages(),
+    ...(Array.isArray(toolList) && toolList.length > 0 ? { tools: toolList as unknown as ToolSchema[] } : {}),
+  }
+}
+
+/** The request's input as the context meter would count it: system text, tool schemas, messages. */
+function inputTokens(input: LlmAttemptInput, tokens: Tokenizer): number {
+  return tokens(input.system ?? '') + (input.tools ? tokens(JSON.stringify(input.tools)) : 0) + messageTokens(tokens, input.messages)
 }
 
 /** Its price; undefined when the model is unpriced or its catalog cannot be had. */

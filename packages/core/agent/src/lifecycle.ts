@@ -120,6 +120,14 @@ export interface LlmAttemptEndEvent extends LlmAttemptStartEvent {
   errorCode?: string
   /** The answer's blocks when the attempt succeeded (content, as `input`); built when called. */
   output?: () => readonly ContentBlock[]
+  /**
+   * Told by crash repair, not by the request: the attempt a kill cut off, which the next process's
+   * repair recorded in the log (`llm/attempt`). Its usage is an estimate (`usageEstimated`), it
+   * failed `ABORTED`, `startedAt` = `endedAt` = when it was sent (its duration is not known), and no
+   * `agent/llm-start` came before it. Told once, when the record is saved; its identity is the run
+   * the crash cut off (`identity.runId` from the log's `turn/start`).
+   */
+  repaired?: true
 }
 /** `agent/tool-start`: a tool call's body is about to run. */
 export interface ToolStartEvent extends LifecycleBase {

@@ -8,8 +8,10 @@
 
 import { eventData, planRepair, repairEvents, type CoreEventData, type RepairCall, type Session } from '@rein/session'
 import type { RunIdentity, ToolCallContext, ToolRegistry } from '@rein/tools'
-import { cutOffAttempt, type AttemptEstimator } from './cut-attempt.ts'
-import { runIdentity } from './identity.ts'
+import { repairedAttemptEnded } from './attempts.ts'
+import { cutOffAttempt, type AttemptEstimator, type CutAttempt } from './cut-attempt.ts'
+import { latestUserMessage, newRunId, runIdentity } from './identity.ts'
+import type { Notify } from './lifecycle.ts'
 import { recordedParent } from './lineage.ts'
 import type { AgentOptions } from './options.ts'
 import { toResultData } from './tool-calls.ts'
@@ -40,23 +42,28 @@ export type RepairMode = 'resume' | 'close'
 /** What a repair reads of the agent's options: where tools work, how results spill, whose run it was. */
 export type RepairOptions = Pick<AgentOptions, 'name' | 'cwd' | 'workspaceRoot' | 'spillAfterChars' | 'spillAfterLines'>
 
-/** What a repair uses: the tools it asks, and what it estimates a cut-off attempt with. */
+/** What a repair uses: the tools it asks, what it estimates a cut-off attempt with, and whom it tells of that attempt. */
 export interface RepairServices extends AttemptEstimator {
   tools: ToolRegistry
+  notify: Notify
 }
 
 /** Repairs `session` if its log ends mid-turn or with a request in flight, and makes the repair durable. */
 export async function repairSession(session: Session, services: RepairServices, options: RepairOptions, signal: AbortSignal = new AbortController().signal, mode: RepairMode = 'resume'): Promise<ResumeReport> {
   const { tools } = services
   const plan = planRepair(session.events, (name) => mode === 'resume' && tools.info(name)?.replaySafe === true)
+  // A call run again runs for the run it belonged to: tools that decide by run (scopes, availability) decide the same.
+  const identity = plan.turn === undefined ? undefined : interruptedRun(session, options, plan.turn)
   // Recorded within its step, before the repair closes it; looked for in a log that ends between
   // turns too (a compaction there was cut off), where nothing else is repaired.
   const cut = await cutOffAttempt(session, services)
-  if (cut) session.append('llm/attempt', cut, { ignorable: true })
+  if (cut) {
+    // A summary request between turns is numbered with the turn it follows, as its live attempts were.
+    const turn = plan.turn ?? session.turns
+    await recordCut(session, services, cut, { identity: identity ?? runOfCut(session, options, turn), turn })
+  }
   const found = new Map<string, ResultData>()
   const report: ResumeReport = { paired: [], rerun: [], recovered: [] }
-  // A call run again runs for the run it belonged to: tools that decide by run (scopes, availability) decide the same.
-  const identity = plan.turn === undefined ? undefined : interruptedRun(session, options, plan.turn)
   const context: ToolCallContext = { sessionId: session.id, cwd: options.cwd, workspaceRoot: options.workspaceRoot ?? options.cwd, ...(identity ? { identity } : {}) }
   const limits = { chars: options.spillAfterChars, lines: options.spillAfterLines }
   for (const call of plan.calls) {
@@ -73,6 +80,28 @@ export async function repairSession(session: Session, services: RepairServices, 
   if (plan.turn !== undefined) report.closedTurn = plan.turn
   await session.flush()
   return report
+}
+
+/**
+ * Writes the cut-off attempt and tells lifecycle listeners (telemetry) of it, as the session log now
+ * counts it. Saved first, then told: a repair that cannot save it tells nothing, and the next one,
+ * finding it still missing, records and tells it; one that finds it saved finds no cut-off attempt.
+ * So it is told once, by the process that recorded it (the killed one never told it: it was in flight).
+ */
+async function recordCut(session: Session, services: RepairServices, cut: CutAttempt, run: { identity: RunIdentity; turn: number }): Promise<void> {
+  session.append('llm/attempt', cut.record, { ignorable: true })
+  await session.flush()
+  services.notify('agent/llm-end', () => repairedAttemptEnded({ identity: run.identity, turn: run.turn, step: cut.step }, services.llm(), cut.record, cut.input))
+}
+
+/**
+ * The run a cut-off attempt is told for when the log names none: a compaction's summary request
+ * between turns (a run the log keeps no id of), or a turn of a log from before runs had ids. A run id
+ * of its own, numbered as a compaction between turns is (the turn it follows).
+ */
+function runOfCut(session: Session, options: RepairOptions, turn: number): RunIdentity {
+  const parent = recordedParent(session.header, session.events)
+  return runIdentity({ agent: options.name, sessionId: session.id, turn, runId: newRunId(), anchor: latestUserMessage(session.messages()), ...(parent ? { parent } : {}) })
 }
 
 /**

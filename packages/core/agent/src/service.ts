@@ -439,6 +439,7 @@ function repairServices(state: ServiceState): RepairServices {
   return {
     tools: serviceOf(state, 'tools'),
     tokens: state.tokenizer,
+    notify: state.notify,
     // Without a catalog the estimate is still written, unpriced.
     llm: () => (state.ctx.get('llm') === undefined ? undefined : serviceOf(state, 'llm')),
   }

@@ -3,10 +3,10 @@
 import { readFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import type { Message } from '@rein/llm'
-import { MemorySessionStore, deriveMessages, eventData } from '@rein/session'
+import { MemorySessionStore, deriveMessages, eventData, type CoreEventData, type SessionEvent } from '@rein/session'
 import { ReinError, defineTool, type RunIdentity, type ToolRun } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
-import type { Agent, PromptSection, PromptSectionContext } from '../src/index.ts'
+import type { Agent, LlmAttemptEndEvent, PromptSection, PromptSectionContext } from '../src/index.ts'
 import { appendOpenCalls } from '@rein/testkit'
 import { boot, expectValidLog, types } from './fixtures.ts'
 
@@ -485,6 +485,59 @@ describe('a request a crash cut off (no llm/attempt record)', () => {
     expect(estimated).toHaveLength(1)
     expect(estimated[0]).toMatchObject({ usageEstimated: true, failure: { code: 'ABORTED' } })
     expect(estimated[0]!.usage.inputTokens).toBeGreaterThan(0)
+  })
+
+  it('tells lifecycle listeners of the attempt it recorded, once, as the run and place the log names, however often it is repaired', async () => {
+    const store = new MemorySessionStore()
+    const { root } = await boot([], { store })
+    const session = await root.sessions.create({ id: 'cut', cwd: '/w' })
+    session.append('turn/start', { turn: 1, runId: 'run_1', turnId: 'cut/1', anchor: 'u1' })
+    session.append('user/message', { message: { id: 'u1', role: 'user', content: [{ type: 'text', text: 'a question long enough to count' }], source: { kind: 'user' } } })
+    session.append('step/start', { turn: 1, step: 1, request: { provider: 'scripted', model: 'm' } })
+    session.append('llm/attempt', { provider: 'scripted', model: 'm', retry: 0, fallback: 0, startedAt: 1, endedAt: 2, shown: false, failure: { code: 'SERVER', message: 'down' } })
+    // Its retry was on the wire when the kill came.
+    session.append('llm/resend', { request: { provider: 'scripted', model: 'm' }, retry: 1, fallback: 0 })
+    await session.flush()
+    await store.close('cut')
+    const ended: LlmAttemptEndEvent[] = []
+    let started = 0
+    root.on('agent/llm-end', (event) => { ended.push(event) })
+    root.on('agent/llm-start', () => { started++ })
+    await root.agents.repair('cut')
+    await root.agents.repair('cut')
+    await (await root.agents.resume('cut')).agent.close()
+    const estimate = attempts((await root.sessions.load('cut')).events)[1] as unknown as CoreEventData['llm/attempt']
+    expect(ended).toEqual([expect.objectContaining({
+      repaired: true, usageEstimated: true, errorCode: 'ABORTED', usage: estimate.usage, route: 'scripted', requestModel: 'm',
+      turn: 1, step: 1, retry: 1, fallback: 0, startedAt: estimate.startedAt, endedAt: estimate.startedAt,
+      identity: expect.objectContaining({ runId: 'run_1', turnId: 'cut/1', sessionId: 'cut', anchor: 'u1' }),
+    })])
+    expect(ended[0]!.output).toBeUndefined()
+    expect(ended[0]!.input.messages).toHaveLength(1)
+    expect(started).toBe(0)
+  })
+
+  it('tells nothing while it cannot save the record, and tells it once the repair that saves it does', async () => {
+    let full = true
+    // A full disk for every batch holding the estimate, until it is freed.
+    class FullDiskStore extends MemorySessionStore {
+      override async append(id: string, events: readonly SessionEvent[]) {
+        if (full && events.some((event) => event.type === 'llm/attempt')) throw new Error('no space left on device')
+        return super.append(id, events)
+      }
+    }
+    const store = new FullDiskStore()
+    const { root } = await boot([], { store })
+    await cutOff(root, store, false)
+    const ended: LlmAttemptEndEvent[] = []
+    root.on('agent/llm-end', (event) => { ended.push(event) })
+    await expect(root.agents.repair('cut')).rejects.toThrow(/no space left/)
+    expect(ended).toEqual([])
+    full = false
+    await root.agents.repair('cut')
+    await root.agents.repair('cut')
+    expect(ended).toHaveLength(1)
+    expect(attempts((await root.sessions.load('cut')).events)).toHaveLength(1)
   })
 
   it('is not estimated when its attempt record landed before the kill', async () => {

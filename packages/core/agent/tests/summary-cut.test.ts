@@ -6,7 +6,7 @@ import type { AdapterRequest, ModelInfo } from '@rein/llm'
 import { eventData, MemorySessionStore, spending, type CoreEventData, type SessionEvent } from '@rein/session'
 import { createScriptedLlm, type ScriptedLlm, type ScriptedTurn } from '@rein/testkit'
 import { describe, expect, it } from 'vitest'
-import type { Agent, AgentConfigInput } from '../src/index.ts'
+import type { Agent, AgentConfigInput, LlmAttemptEndEvent } from '../src/index.ts'
 import { boot, dumpTool, expectValidLog } from './fixtures.ts'
 
 const WINDOW = 4_000
@@ -187,6 +187,8 @@ describe('a summary request cut off by a kill', () => {
     const before = spending(dead)
 
     const next = await setUp({ store: left })
+    const told: LlmAttemptEndEvent[] = []
+    next.root.on('agent/llm-end', (event) => { told.push(event) })
     // What `rein compact` and `ctx.subagents.closeLog` do first, then the agent it compacts with.
     expect(await next.root.agents.repair('idle')).toEqual({ paired: [], rerun: [], recovered: [] })
     await (await next.root.agents.resume('idle')).agent.close()
@@ -203,6 +205,12 @@ describe('a summary request cut off by a kill', () => {
       usageEstimated: true,
     })
     expect((await next.root.sessions.list()).find((session) => session.id === 'idle')).toMatchObject({ usageEstimated: true, cost: before.cost! + cut!.cost! })
+    // Told once too, as a compaction between turns tells its attempts: step 0, numbered with the
+    // turn it follows, in a run of its own (the log keeps no id of that run).
+    expect(told).toEqual([expect.objectContaining({ repaired: true, usage: cut!.usage, cost: cut!.cost, requestModel: 'small', turn: 3, step: 0 })])
+    const turnRuns = events.filter((event) => event.type === 'turn/start').map((event) => eventData(event, 'turn/start').runId)
+    expect(turnRuns).not.toContain(told[0]!.identity.runId)
+    expect(told[0]!.input.messages).toEqual([])
   })
 
   it('is not charged again once its attempt was logged: a kill in the next step charges that step alone', async () => {

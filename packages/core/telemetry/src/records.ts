@@ -76,7 +76,7 @@ export function llmStart(event: LlmAttemptStartEvent): LlmCallStartRecord {
 
 export function llmEnd(event: LlmAttemptEndEvent): LlmCallEndRecord {
   const { input, output } = event
-  return Object.freeze(Object.assign(attempt(event), {
+  const record = Object.assign(attempt(event), {
     phase: 'end' as const,
     endedAt: event.endedAt,
     ...(event.responseId !== undefined ? { responseId: event.responseId } : {}),
@@ -89,7 +89,9 @@ export function llmEnd(event: LlmAttemptEndEvent): LlmCallEndRecord {
     ...(event.cost !== undefined ? { cost: event.cost } : {}),
     ...(event.errorCode !== undefined ? { errorCode: event.errorCode } : {}),
     content: () => Object.assign(inputContent(input), output !== undefined ? { output: output() } : {}),
-  }))
+  })
+  // Only after a crash: assigned, so the records of every live attempt carry no more keys.
+  return Object.freeze(event.repaired === true ? Object.assign(record, { repaired: true as const }) : record)
 }
 
 /** The fields a tool call's start and end records share. */

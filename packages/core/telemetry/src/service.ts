@@ -65,6 +65,9 @@ export class TelemetryService extends Service {
     ctx.on('agent/compaction-start', (event) => started(event, 'compaction'))
     ctx.on('agent/llm-end', (event) => {
       if (event.usage !== undefined) ledger.add(event.identity, event.usage, event.cost, event.usageEstimated === true)
+      // A crash repair's: its run died with the process that ran it, and tells no end here. Ended now,
+      // so it is kept (and forgotten) like any ended run, not for the process's life.
+      if (event.repaired === true) ledger.end(event.identity.runId)
       if (sinks.size > 0) sinks.emit(llmEnd(event))
     })
     ctx.on('agent/turn-end', (event) => ended(event))

@@ -127,6 +127,12 @@ export interface LlmCallEndRecord extends Omit<LlmCallStartRecord, 'phase' | 'co
   readonly cost?: number
   /** Absent when the attempt succeeded. */
   readonly errorCode?: string
+  /**
+   * A request a kill cut off, told by the next process's crash repair when it recorded it in the
+   * session log: usage estimated, `startedAt` = `endedAt` (its duration is not known), no start record
+   * before it, and its run (the one the kill cut off) told no start or end in this process.
+   */
+  readonly repaired?: true
   readonly content?: () => LlmInputContent & { readonly output?: readonly unknown[] }
 }
 

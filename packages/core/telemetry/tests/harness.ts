@@ -7,7 +7,7 @@
 import { Context } from '@deepseek-ai/cordis'
 import AgentService, { type Agent } from '@rein/agent'
 import LlmRuntime, { type AdapterRequest, type ModelInfo } from '@rein/llm'
-import SessionService, { MemorySessionStore } from '@rein/session'
+import SessionService, { MemorySessionStore, type SessionStore } from '@rein/session'
 import { checkedAgents, createScriptedLlm, type ScriptedTurn } from '@rein/testkit'
 import ToolRegistry, { defineTool } from '@rein/tools'
 import { afterEach } from 'vitest'
@@ -37,19 +37,19 @@ export function byTask(turns: Record<string, readonly ScriptedTurn[]>) {
 }
 
 /** llm (scripted), tools, sessions, agents and telemetry on one root. */
-export async function boot(script: ReturnType<typeof byTask> | readonly ScriptedTurn[], options: { models?: ModelInfo[]; telemetry?: ConfigInput } = {}) {
+export async function boot(script: ReturnType<typeof byTask> | readonly ScriptedTurn[], options: { models?: ModelInfo[]; telemetry?: ConfigInput; store?: SessionStore } = {}) {
   const stack = await bootWithoutTelemetry(script, options)
   const telemetry = await stack.root.plugin(TelemetryService, options.telemetry ?? {})
   return { ...stack, telemetry }
 }
 
-/** The same stack with telemetry not loaded yet: a test loads it mid-run. */
-export async function bootWithoutTelemetry(script: ReturnType<typeof byTask> | readonly ScriptedTurn[], options: { models?: ModelInfo[] } = {}) {
+/** The same stack with telemetry not loaded yet: a test loads it mid-run. `store`: sessions another stack (a killed process) left. */
+export async function bootWithoutTelemetry(script: ReturnType<typeof byTask> | readonly ScriptedTurn[], options: { models?: ModelInfo[]; store?: SessionStore } = {}) {
   const root = new Context()
   await root.plugin(LlmRuntime, { retry: { maxRetries: 2, initialDelayMs: 0, maxDelayMs: 0, jitter: 0, retryAfterCapMs: 0 } })
   await root.plugin(ToolRegistry, { askFor: [] })
   await root.plugin(SessionService)
-  await root.inject(['sessions'], (ctx) => { ctx.sessions.registerStore(new MemorySessionStore()) })
+  await root.inject(['sessions'], (ctx) => { ctx.sessions.registerStore(options.store ?? new MemorySessionStore()) })
   await root.plugin(AgentService, { provider: 'scripted', model: 'm' })
   const llm = createScriptedLlm(script, { models: options.models ?? [PRICED] })
   root.llm.registerAdapter('scripted', llm)

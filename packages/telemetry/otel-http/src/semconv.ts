@@ -61,6 +61,8 @@ export const REIN = {
   llmRoute: 'rein.llm.route',
   llmRetry: 'rein.llm.retry',
   llmFallback: 'rein.llm.fallback',
+  /** `true` on a `chat` span crash repair told: a request a kill cut off, recorded by the next process (see the README). */
+  attemptRepaired: 'rein.attempt.repaired',
   /**
    * Prefixes: `<prefix>.input_tokens`, `.output_tokens`, `.cache_read.input_tokens`. `estimated` is
    * on a `chat` span whose provider reported no usage (rein's estimate); `total` and `children` on

@@ -19,7 +19,7 @@ import { chatContentAttributes, toolContentAttributes } from './content.ts'
 import type { GenAiMetrics } from './metrics.ts'
 import { OpenSpan, type SpanOutput } from './open-span.ts'
 import { maskAttributes, type Masker } from './secrets.ts'
-import { ATTR, ERROR_OTHER, spanName } from './semconv.ts'
+import { ATTR, ERROR_OTHER, REIN, spanName } from './semconv.ts'
 
 interface OpenRun {
   span: OpenSpan
@@ -158,8 +158,32 @@ export class SpanBook {
   }
 
   private endChat(record: LlmCallEndRecord): void {
+    if (record.repaired === true) return this.repairedChat(record)
     const span = this.chat(record)
     this.chats.delete(chatKey(record))
+    this.finishChat(span, record)
+    this.metrics?.recordChat(record)
+  }
+
+  /**
+   * An attempt crash repair recorded: a request a kill cut off, told by the next process. Its run's
+   * span died with the process that ran it and no end of that run comes here, so none is opened for
+   * it (it would stay open). A `chat` span of no length: under its run's span if that is open here,
+   * else the root of a trace of its own, naming its run. No metric: its duration is not known, and
+   * its usage is an estimate, which `gen_ai.client.token.usage` never counts.
+   */
+  private repairedChat(record: LlmCallEndRecord): void {
+    const parent = this.runs.get(record.scope.runId)?.span.context
+    const attributes = chatStartAttributes(record)
+    attributes[REIN.attemptRepaired] = true
+    attributes[REIN.runId] = record.scope.runId
+    attributes[REIN.sessionId] = record.scope.sessionId
+    const span = new OpenSpan(spanName.chat(record.requestModel), SpanKind.CLIENT, record.startedAt, attributes, this.contextUnder(parent), parent, this.attributeLimit)
+    this.finishChat(span, record)
+  }
+
+  /** Ends an attempt's span with what its end record says: usage, content (when exported), failure. */
+  private finishChat(span: OpenSpan, record: LlmCallEndRecord): void {
     span.setAttributes(chatEndAttributes(record))
     const mask = this.mask
     if (mask && record.content && span.sampled) {
@@ -168,7 +192,6 @@ export class SpanBook {
     }
     if (record.errorCode !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: record.errorCode })
     span.end(record.endedAt, this.spans)
-    this.metrics?.recordChat(record)
   }
 
   private tool(record: ToolCallStartRecord | ToolCallEndRecord): OpenSpan {

@@ -2,7 +2,7 @@
 import { Context } from '@deepseek-ai/cordis'
 import type { RunEndRecord } from '@rein/telemetry'
 import { describe, expect, it } from 'vitest'
-import { decodeTraces, type DecodedSpan } from './otlp.ts'
+import { decodeHistograms, decodeTraces, type DecodedSpan } from './otlp.ts'
 import {
   T0, cost, endpoint, llmEnd, llmStart, loadOtelHttp, nanos, runEnd, runStart, scopeOf, spend, standInTelemetry, toolEnd, toolStart,
 } from './harness.ts'
@@ -202,6 +202,44 @@ describe('spans', () => {
     expect(failed.attributes).toMatchObject({ 'error.type': 'AUTH', 'rein.run.end_reason': 'error', 'gen_ai.conversation.id': 'conv-2' })
     // No attempt reported usage: no totals at all, rather than zeros.
     expect(Object.keys(failed.attributes).filter((key) => key.includes('usage'))).toEqual([])
+  })
+})
+
+// A request a kill cut off, recorded (and told) by the next process's crash repair: its run's span
+// died with the killed process, and no run record of it comes here.
+describe('an attempt crash repair recorded', () => {
+  const estimate = { inputTokens: 300, outputTokens: 0 }
+  const repaired = (run: ReturnType<typeof scopeOf>) => llmEnd(run, T0, T0, { repaired: true, usage: estimate, usageEstimated: true, errorCode: 'ABORTED', finishReason: 'aborted' })
+
+  it('is a chat span of no length marked rein.attempt.repaired, in a trace of its own, opening no invoke_agent that would never end', async () => {
+    const server = await endpoint()
+    const root = new Context()
+    const telemetry = standInTelemetry(root)
+    const fiber = await loadOtelHttp(root, { endpoint: server.url })
+    telemetry.emit(repaired(scopeOf('run-cut')))
+    await fiber.dispose()
+    const all = decodeTraces(server.traces())
+    expect(all.map((span) => span.name)).toEqual(['chat deepseek-chat'])
+    const [chat] = all
+    expect(chat!.parentSpanId).toBeUndefined()
+    expect(chat!.startTimeUnixNano).toBe(nanos(T0))
+    expect(chat!.endTimeUnixNano).toBe(nanos(T0))
+    expect(chat!.status).toEqual({ code: 2, message: 'ABORTED' })
+    expect(chat!.attributes).toMatchObject({
+      'rein.attempt.repaired': true, 'rein.run.id': 'run-cut', 'error.type': 'ABORTED',
+      'rein.usage.estimated.input_tokens': 300, 'rein.usage.estimated.output_tokens': 0,
+    })
+    expect(Object.keys(chat!.attributes).filter((key) => key.startsWith('gen_ai.usage.'))).toEqual([])
+    // Neither metric: its duration is not known, and an estimate is no reported usage.
+    expect(decodeHistograms(server.metrics()).filter((point) => point.metric.startsWith('gen_ai.client.'))).toEqual([])
+  })
+
+  it('nests under its run\'s invoke_agent when that run is open here', async () => {
+    const { telemetry, spans } = await setup()
+    const run = scopeOf('run-1')
+    telemetry.emit(runStart(run, T0), repaired(run), runEnd(run, T0, T0 + 5, cost({ ...spend(estimate), estimated: true }), { reason: 'interrupted' }))
+    const all = await spans()
+    expect(byName(all, 'chat deepseek-chat').parentSpanId).toBe(byRun(all, 'run-1').spanId)
   })
 })
 
