@@ -244,7 +244,21 @@ async function planContent(root: string, path: string, records: readonly Checkpo
   if (!states.includes(current.hash)) {
     return { ...item, action: 'drifted', reason: current.hash === null ? 'deleted since the recorded edit' : 'changed since the recorded edit' }
   }
-  return { ...item, action: item.before === null ? 'remove' : 'restore' }
+  if (item.before === null) return { ...item, action: 'remove' }
+  return { ...item, action: 'restore', ...otherLinksNote(current.links) }
+}
+
+/**
+ * A file with other hard links (`ln ~/notes.txt .`, then the turn wrote it) is restored by a
+ * rename, never written in place: the other names, perhaps outside the workspace, keep what the
+ * turns left, and a person should know that one rewind did not undo it everywhere.
+ */
+function otherLinksNote(links: number): { reason?: string } {
+  if (links <= 1) return {}
+  const others = links - 1
+  // The plan does not know which names those are: some may be files this rewind restores too.
+  const who = others === 1 ? 'another name of this file (a hard link) keeps' : `${others} other names of this file (hard links) keep`
+  return { reason: `${who} what the turns left unless this rewind restores ${others === 1 ? 'it' : 'them'} too: this name gets a file of its own` }
 }
 
 /**
@@ -273,17 +287,17 @@ function changedWhile(records: readonly CheckpointRecord[]): { changedWhile?: st
 /** The reason a file is skipped when a folder stands at its path. */
 export const IS_NOW_A_DIRECTORY = 'is now a directory'
 
-type Current = { kind: 'file'; hash: string | null } | { kind: 'other'; reason: string }
+type Current = { kind: 'file'; hash: string | null; links: number } | { kind: 'other'; reason: string }
 
 /** The file's content hash (`null`: absent), or why it is not a plain file rewind may touch. */
 async function currentContent(file: string): Promise<Current> {
   const current = await currentKind(file)
-  if (current.kind === 'absent') return { kind: 'file', hash: null }
+  if (current.kind === 'absent') return { kind: 'file', hash: null, links: 0 }
   if (current.kind === 'other') return current
-  return { kind: 'file', hash: contentHash(await readFile(file)) }
+  return { kind: 'file', hash: contentHash(await readFile(file)), links: current.links }
 }
 
-type Kind = { kind: 'absent' } | { kind: 'file'; mode: number } | { kind: 'other'; reason: string }
+type Kind = { kind: 'absent' } | { kind: 'file'; mode: number; links: number } | { kind: 'other'; reason: string }
 
 /** What stands at `file`: nothing, a regular file (with its permission bits), or something rewind may not touch, and why. */
 async function currentKind(file: string): Promise<Kind> {
@@ -296,7 +310,7 @@ async function currentKind(file: string): Promise<Kind> {
   }
   if (stats.isSymbolicLink()) return { kind: 'other', reason: 'is now a symbolic link' }
   if (!stats.isFile()) return { kind: 'other', reason: stats.isDirectory() ? IS_NOW_A_DIRECTORY : 'is not a regular file' }
-  return { kind: 'file', mode: stats.mode & 0o7777 }
+  return { kind: 'file', mode: stats.mode & 0o7777, links: stats.nlink }
 }
 
 /** The permission bits of the regular file at `file`; `undefined` when none stands there. */

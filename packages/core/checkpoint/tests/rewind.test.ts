@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { chmod, mkdir, rename, rm, stat, symlink, writeFile } from 'node:fs/promises'
+import { chmod, link, mkdir, rename, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ReinError } from '@rein/base'
 import { describe, expect, it } from 'vitest'
@@ -245,6 +245,21 @@ describe('plan and rewind on the real file system', () => {
     const result = await ctx.checkpoints.rewind('s1', 't1')
     expect(result.skipped.map((item) => item.reason)).toEqual(['is now a directory'])
     expect((await stat(join(workspace, 'a.txt'))).isDirectory()).toBe(true)
+  })
+
+  it('says a restored file\'s other hard links keep what the turn left (the restore gives this name a file of its own), never writing through them', async () => {
+    const { ctx, workspace, edit } = await setup()
+    const elsewhere = join(await tempRoot(), 'notes.txt')
+    await writeFile(join(workspace, 'a.txt'), 'a0')
+    await link(join(workspace, 'a.txt'), elsewhere)
+    await edit('t1', 'a.txt', 'a1')
+    expect(await text(elsewhere)).toBe('a1')
+    const plan = await ctx.checkpoints.plan('s1', 't1')
+    expect(plan.items.map((item) => [item.action, item.reason])).toEqual([['restore', 'another name of this file (a hard link) keeps what the turns left unless this rewind restores it too: this name gets a file of its own']])
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(result.restored.map((item) => item.reason)).toEqual(['another name of this file (a hard link) keeps what the turns left unless this rewind restores it too: this name gets a file of its own'])
+    expect(await text(join(workspace, 'a.txt'))).toBe('a0')
+    expect(await text(elsewhere)).toBe('a1')
   })
 
   it('keeps going when one file fails: a damaged blob fails that file only', async () => {
