@@ -97,7 +97,7 @@ describe('rein rewind', () => {
     const run = await rein(p.dir, ['rewind', id, '--to', '2'])
     expect(run.code).toBe(5)
     expect(run.stdout).toMatch(/^a\.txt {2}drifted {2}changed since the recorded edit$/m)
-    expect(run.stdout).toContain('1 removed, 1 drifted\nfiles not restored are as they were before this command')
+    expect(run.stdout).toContain('1 removed, 1 drifted\nfiles not restored were left as they were before this rewind (not undone)')
     expect(readFileSync(join(p.dir, 'a.txt'), 'utf8')).toBe('two, and a line of mine\n')
     expect(existsSync(join(p.dir, 'b.txt'))).toBe(false)
   })

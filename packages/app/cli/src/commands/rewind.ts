@@ -103,7 +103,7 @@ function prunedLines(pruned: readonly string[], events: readonly SessionEvent[])
 /** What a person should do about files the rewind did not touch. */
 function leftAlone(result: RewindResult): string[] {
   if (result.drifted.length + result.skipped.length + result.failed.length === 0) return []
-  return ['files not restored are as they were before this command: compare them by hand (rein show lists what each turn did)']
+  return ['files not restored were left as they were before this rewind (not undone): compare them by hand (rein show lists what each turn did)']
 }
 
 async function fork(scope: SessionScope, session: Session, { start }: TurnChoice, print: (lines: string[]) => void, json: (value: object) => void): Promise<void> {
