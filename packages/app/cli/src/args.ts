@@ -308,9 +308,13 @@ the cordis.yml has its own approval row.
 ${COMMON}`,
   chat: `Usage: rein chat [--session <id>] [options]
 
-An interactive loop on a terminal. Ctrl-C cancels the running turn; a second Ctrl-C exits.
+An interactive loop on a terminal. Ctrl-C cancels the running turn; a second Ctrl-C, or Ctrl-C at
+the prompt, exits. Ctrl-D (end of input) exits once the lines typed ahead are sent. Lines typed while
+a turn runs are queued and sent in order, one message per line (a pasted block too).
+/compact [what to keep] shortens the context now; /help lists the keys and commands. Any other line
+that starts with /word is refused, not sent; start it with a space to send it as written.
 A tool call that needs approval (and that --yes or --allow does not cover) is asked at the prompt:
-y allows it, n denies it, a allows that tool for the rest of this session ([a]lways; until the
+y allows it, n (or any other answer, Ctrl-D too) denies it, a allows that tool for the rest of this session ([a]lways; until the
 chat ends).
 Saving the cordis.yml in use applies the edit at the next turn and says which rows changed; an
 edit that does not load is refused, and the rows keep running as they were.

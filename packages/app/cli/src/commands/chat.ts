@@ -37,11 +37,22 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
     // readline holds one question at a time (a second one asked meanwhile never gets its answer,
     // which goes to the model instead): questions wait their turn.
     let asked: Promise<unknown> = Promise.resolve()
-    installApproval(scope.ctx, args.options, (request) => {
-      const answer = asked.then(() => ask(request))
-      asked = answer.catch(() => {})
-      return answer
-    })
+    // The prompt holds the terminal (raw mode, stdin read): a chat that cannot start closes it, and the process ends with the error.
+    const leaveUnstarted = (error: unknown): never => {
+      prompt.close()
+      ownLogs()
+      echo.stop()
+      throw error
+    }
+    try {
+      installApproval(scope.ctx, args.options, (request) => {
+        const answer = asked.then(() => ask(request))
+        asked = answer.catch(() => {})
+        return answer
+      })
+    } catch (error) {
+      leaveUnstarted(error)
+    }
     async function ask(request: ApprovalRequest): Promise<PromptAnswer> {
       if (request.signal?.aborted) return 'deny'
       // What was typed at the prompt is no part of the answer: set aside, and given back after.
@@ -51,6 +62,8 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
         return parseAnswer(await prompt.question(neutralize(`allow ${request.toolName} (${request.reason})? [y]es / [n]o / [a]lways for this session `), { signal: request.signal }))
       } catch {
         // Ctrl-C (the call's signal) or Ctrl-D at the question: a no, not an error to report.
+        // Ctrl-D leaves the cursor on the question's line, where the tool's line would run on.
+        if (!request.signal?.aborted) io.stderr.write('\n')
         return 'deny'
       } finally {
         echo.asking(false)
@@ -58,7 +71,7 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
         lines.giveBack(typed)
       }
     }
-    const opened = await openAgent(scope, args.options.session)
+    const opened = await openAgent(scope, args.options.session).catch(leaveUnstarted)
     const { agent } = opened
     scope.renderer.notice(`session ${agent.session.id} · Ctrl-C cancels a turn, Ctrl-D leaves`)
     const unsubscribe = agent.subscribe((event) => scope.renderer.event(event))
@@ -75,12 +88,24 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
       lines.stop()
       prompt.close()
     })
+    // The answers go to stdout: once nobody reads it, the chat ends as `rein run` would (exit 130).
+    let outputGone = false
+    const onOutputClosed = () => {
+      outputGone = true
+      if (agent.status === 'running') agent.cancel('stdout was closed')
+      lines.stop()
+      prompt.close()
+    }
+    io.outputClosed?.addEventListener('abort', onOutputClosed)
     let cancelling = false
     prompt.on('SIGINT', () => {
       // A turn or a /compact running: Ctrl-C stops it, and the chat goes on.
       if (agent.status === 'running' && !cancelling) {
         cancelling = true
         agent.cancel('SIGINT')
+      } else if (!cancelling && lines.cancelHandedOut()) {
+        // Read with the line's Enter, before its turn could start: it stops that line, as it would its turn.
+        cancelling = true
       } else {
         lines.stop()
         prompt.close()
@@ -90,18 +115,30 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
     try {
       for (let line = await lines.next(); line !== undefined; line = await lines.next()) {
         cancelling = false
+        if (lines.started() === 'cancelled') {
+          scope.renderer.notSent(line, new ReinError('CANCELLED', 'Ctrl-C came before the line reached the model'))
+          last = EXIT.interrupted
+          continue
+        }
         if (!line.trim()) continue
         // A line typed ahead waits for a reload under way: its request must not meet a restarting row.
         if (watch && !await reloaded(watch, lines, scope, line)) break
-        const compact = /^\/compact(?:\s+(.*))?$/.exec(line.trim())
+        // A leading space sends a line as written, this one too.
+        const compact = /^\/compact(?:\s+(.*))?$/.exec(line.trimEnd())
         if (compact) {
           await compactNow(scope, agent, compact[1]?.trim())
           continue
         }
+        if (slashCommand(scope, line)) continue
         last = await sendLine(scope, agent, line)
+      }
+      if (outputGone) {
+        scope.renderer.notice('stdout was closed, so the chat ends; what was said is saved in the session')
+        return EXIT.interrupted
       }
       return last
     } finally {
+      io.outputClosed?.removeEventListener('abort', onOutputClosed)
       // Closed first: a Ctrl-C while leaving waits for a reload is then a signal, which gives it up.
       prompt.close()
       if (watch) await leaveAfterReload(watch, lines, scope)
@@ -194,6 +231,31 @@ async function compactNow(scope: SessionScope, agent: Agent, instructions: strin
   }
 }
 
+const CHAT_HELP = [
+  'in this chat:',
+  '  /compact [what to keep]  shorten the context now (what to keep: for the summary)',
+  '  /help                    this list',
+  '  Ctrl-C                   cancel the running turn; at the prompt, leave',
+  '  Ctrl-D                   leave, once the lines typed ahead are sent',
+  'every other line is sent to the model; one that starts with / is sent when it starts with a space',
+].join('\n')
+
+/**
+ * `/help`, and a line that reads as a command the chat does not have (`/quit`, `/clear`): said, not
+ * sent, as the model would be paid to read it as a message. True when the line was such a command.
+ * A path with a second slash (`/etc/hosts …`) is a message; a leading space sends any line as written.
+ */
+function slashCommand(scope: SessionScope, line: string): boolean {
+  const word = /^\/([A-Za-z][\w-]*)(?=\s|$)/.exec(line)?.[1]
+  if (word === undefined) return false
+  if (word === 'help') {
+    scope.renderer.notice(CHAT_HELP)
+    return true
+  }
+  scope.renderer.notice(`unknown command /${neutralize(word)}: not sent; the chat has /compact [what to keep] and /help (Ctrl-D leaves); to send a line that starts with /, start it with a space`)
+  return true
+}
+
 /** `y`/`yes` allows, `a`/`always` allows the tool for the rest of the chat; anything else denies. */
 function parseAnswer(answer: string): PromptAnswer {
   const word = answer.trim().toLowerCase()
@@ -250,6 +312,8 @@ function heldEcho(stderr: Io['stderr']) {
 function lineQueue(prompt: Interface, echo: ReturnType<typeof heldEcho>, stderr: Io['stderr']) {
   const queued: string[] = []
   let waiting: ((line: string | undefined) => void) | undefined
+  // A line handed to the chat whose turn has not started yet (`started`), and whether a Ctrl-C stopped it.
+  let handedOut: 'none' | 'waiting' | 'cancelled' = 'none'
   let ended = false
   let stopped = false
   let leave = () => {}
@@ -269,6 +333,7 @@ function lineQueue(prompt: Interface, echo: ReturnType<typeof heldEcho>, stderr:
       return
     }
     echo.prompting(false)
+    if (line.trim()) handedOut = 'waiting'
     settle(line)
   })
   prompt.on('close', () => {
@@ -283,6 +348,21 @@ function lineQueue(prompt: Interface, echo: ReturnType<typeof heldEcho>, stderr:
     stopped: () => stopped,
     /** How many lines were typed and not yet sent. */
     typedAhead: () => queued.length,
+    /**
+     * Called as the chat takes a line: whether a Ctrl-C came after the line was read and before this
+     * (the same keystrokes), so the line is not to be sent. Ctrl-C is a turn's cancel again after it.
+     */
+    started(): 'go' | 'cancelled' {
+      const was = handedOut
+      handedOut = 'none'
+      return was === 'cancelled' ? 'cancelled' : 'go'
+    },
+    /** Stops the line handed out and not yet started, if there is one; false when there is none. */
+    cancelHandedOut(): boolean {
+      if (handedOut !== 'waiting') return false
+      handedOut = 'cancelled'
+      return true
+    },
     next(): Promise<string | undefined> {
       if (stopped) return Promise.resolve(undefined)
       const line = queued.shift()

@@ -1,0 +1,166 @@
+/**
+ * `rein chat` as a real process on a real terminal (a pty): keys that arrive together with a line's
+ * Enter, a stdout whose reader went away, slash commands it does not have, and a chat that cannot start.
+ */
+
+import { spawn } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { afterEach, describe, expect, it } from 'vitest'
+import { NO_HOME, PACKAGE_DIR, projectPerTest, rein, terminalRein } from './harness.ts'
+
+const setUp = projectPerTest(afterEach)
+const deadline = { timeout: 20_000 }
+
+describe('rein chat: Ctrl-C in the same keystrokes as a line\'s Enter', () => {
+  it('does not send the line nor run its turn to the end, says it was not sent, and keeps the chat going', async () => {
+    const p = await setUp([{ steps: [{ text: 'Answered the second.' }] }])
+    const chat = terminalRein(p.dir, ['chat'])
+    try {
+      await expect.poll(chat.screen, deadline).toContain('Ctrl-D leaves')
+      // One write: readline reads the line and the Ctrl-C from one chunk, before the turn starts.
+      chat.type('first line\r\u0003')
+      await expect.poll(chat.screen, deadline).toContain('your message was not sent to the model nor saved in the session: first line')
+      expect(chat.screen()).toContain('not sent: CANCELLED: Ctrl-C came before the line reached the model')
+      chat.type('second line\r')
+      await expect.poll(chat.screen, deadline).toContain('Answered the second.')
+      await expect.poll(chat.screen, deadline).toMatch(/· completed[\s\S]*> /)
+      chat.type('\u0004')
+      expect(await chat.done).toBe(0)
+    } finally {
+      chat.kill()
+    }
+    expect(p.server.requests).toHaveLength(1)
+    expect(JSON.stringify(p.server.requests[0]!.body)).not.toContain('first line')
+  }, 60_000)
+})
+
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
+
+/** `rein chat | head -c <bytes>` on a pty: the chat's stdout is a pipe whose reader leaves early; its exit code lands in `codeFile`. */
+function chatIntoHead(cwd: string, bytes: number, codeFile: string) {
+  const quote = (part: string) => `'${part.replaceAll("'", "'\\''")}'`
+  const rein = [process.execPath, '--conditions=@rein/source', '--import', TSX, join(PACKAGE_DIR, 'src', 'bin.ts'), 'chat'].map(quote).join(' ')
+  const pipeline = `(${rein}; echo $? > ${quote(codeFile)}) | head -c ${bytes} > /dev/null`
+  const child = spawn('script', ['-qfec', `sh -c ${quote(pipeline)}`, '/dev/null'], {
+    cwd,
+    env: { ...process.env, NO_COLOR: '1', NODE_OPTIONS: '', REIN_HOME: NO_HOME, TERM: 'dumb' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  let screen = ''
+  child.stdout.on('data', (chunk: Buffer) => { screen += chunk.toString() })
+  child.stderr.on('data', (chunk: Buffer) => { screen += chunk.toString() })
+  return {
+    type: (text: string) => child.stdin.write(text),
+    screen: () => screen,
+    done: new Promise<void>((resolve, reject) => {
+      child.on('error', reject)
+      child.on('close', () => resolve())
+    }),
+    kill: () => child.kill('SIGKILL'),
+  }
+}
+
+describe('rein chat: stdout closed by its reader', () => {
+  it('leaves the chat with exit 130 and says why, rather than going on with answers nobody reads, and keeps what was said', async () => {
+    const p = await setUp([
+      { steps: [{ text: 'An answer nobody reads.' }] },
+      { steps: [{ text: 'Never asked for.' }] },
+    ])
+    const codeFile = join(p.dir, 'chat-exit-code')
+    // head -c 0 reads nothing: the first answer meets a closed pipe.
+    const chat = chatIntoHead(p.dir, 0, codeFile)
+    try {
+      await expect.poll(chat.screen, deadline).toContain('Ctrl-D leaves')
+      chat.type('one\r')
+      await expect.poll(chat.screen, deadline).toContain('stdout was closed, so the chat ends; what was said is saved in the session')
+      await expect.poll(() => existsSync(codeFile), deadline).toBe(true)
+      await chat.done
+    } finally {
+      chat.kill()
+    }
+    expect(readFileSync(codeFile, 'utf8').trim()).toBe('130')
+    expect(p.server.requests).toHaveLength(1)
+    const id = /session (\S+) · /.exec(chat.screen())?.[1] ?? ''
+    const shown = await rein(p.dir, ['show', id])
+    expect(shown.code).toBe(0)
+    expect(shown.stdout).toContain('> one')
+  }, 60_000)
+})
+
+describe('rein chat: a slash command it does not have', () => {
+  it('does not send /help, /quit or /tmp to the model: /help lists the keys and commands, the others are refused, and a leading space sends the line as written', async () => {
+    const p = await setUp([{ steps: [{ text: 'About /tmp then.' }] }])
+    const chat = terminalRein(p.dir, ['chat'])
+    try {
+      await expect.poll(chat.screen, deadline).toContain('Ctrl-D leaves')
+      chat.type('/help\r')
+      await expect.poll(chat.screen, deadline).toContain('/compact [what to keep]')
+      chat.type('/quit\r')
+      await expect.poll(chat.screen, deadline).toContain('unknown command /quit: not sent; the chat has /compact [what to keep] and /help (Ctrl-D leaves); to send a line that starts with /, start it with a space')
+      chat.type('/tmp is full\r')
+      await expect.poll(chat.screen, deadline).toContain('unknown command /tmp: not sent;')
+      chat.type(' /tmp is full\r')
+      await expect.poll(chat.screen, deadline).toContain('About /tmp then.')
+      await expect.poll(chat.screen, deadline).toMatch(/· completed[\s\S]*> /)
+      chat.type('\u0004')
+      expect(await chat.done).toBe(0)
+    } finally {
+      chat.kill()
+    }
+    expect(p.server.requests).toHaveLength(1)
+    expect(JSON.stringify(p.server.requests[0]!.body)).toContain(' /tmp is full')
+  }, 60_000)
+})
+
+describe('rein chat: a session that cannot be opened', () => {
+  it('says why and exits 2 at once, without claiming a tool or plugin left work running', async () => {
+    const p = await setUp([])
+    const chat = terminalRein(p.dir, ['chat', '--session', 'no-such-session'])
+    let code: number | null
+    try {
+      code = await chat.done
+    } finally {
+      chat.kill()
+    }
+    expect(code).toBe(2)
+    expect(chat.screen()).toContain('rein: no session no-such-session')
+    expect(chat.screen()).not.toContain('left work running')
+  }, 60_000)
+
+  it('refuses --yes beside an approval row with exit 2 at once, without claiming a tool or plugin left work running', async () => {
+    const p = await setUp([], { extraRows: ['- id: approval', "  name: '@rein/tools/approval'", '  config: { allow: [write] }'] })
+    const chat = terminalRein(p.dir, ['chat', '--yes'])
+    let code: number | null
+    try {
+      code = await chat.done
+    } finally {
+      chat.kill()
+    }
+    expect(code).toBe(2)
+    expect(chat.screen()).toContain('rein: the composition has its own approval row, which answers every approval; drop --yes, or that row')
+    expect(chat.screen()).not.toContain('left work running')
+  }, 60_000)
+})
+
+describe('rein chat: end of input at an approval question', () => {
+  it('takes Ctrl-D as a no and ends the question\'s line, so the tool\'s line does not run onto it', async () => {
+    const p = await setUp([{ steps: [{ toolCall: { id: 'n1', name: 'note', arguments: '{"text":"x"}' } }] }, { steps: [{ text: 'Not noted.' }] }])
+    const chat = terminalRein(p.dir, ['chat'])
+    let code: number | null
+    try {
+      await expect.poll(chat.screen, deadline).toContain('Ctrl-D leaves')
+      chat.type('take a note\r')
+      await expect.poll(chat.screen, deadline).toContain('[a]lways for this session ')
+      chat.type('\u0004')
+      code = await chat.done
+    } finally {
+      chat.kill()
+    }
+    expect(code).toBe(0)
+    expect(chat.screen()).toContain('Not noted.')
+    expect(chat.screen()).toMatch(/for this session \r?\n\s*\[tool\] note .*failed DENIED/)
+  }, 60_000)
+})
