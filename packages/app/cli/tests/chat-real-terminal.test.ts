@@ -3,13 +3,10 @@
  * Enter, a stdout whose reader went away, slash commands it does not have, and a chat that cannot start.
  */
 
-import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
-import { NO_HOME, PACKAGE_DIR, projectPerTest, rein, terminalRein } from './harness.ts'
+import { onTerminal, projectPerTest, rein, reinCommand, shellQuote, terminalRein } from './harness.ts'
 
 const setUp = projectPerTest(afterEach)
 const deadline = { timeout: 20_000 }
@@ -37,30 +34,10 @@ describe('rein chat: Ctrl-C in the same keystrokes as a line\'s Enter', () => {
   }, 60_000)
 })
 
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
-
 /** `rein chat | head -c <bytes>` on a pty: the chat's stdout is a pipe whose reader leaves early; its exit code lands in `codeFile`. */
 function chatIntoHead(cwd: string, bytes: number, codeFile: string) {
-  const quote = (part: string) => `'${part.replaceAll("'", "'\\''")}'`
-  const rein = [process.execPath, '--conditions=@rein/source', '--import', TSX, join(PACKAGE_DIR, 'src', 'bin.ts'), 'chat'].map(quote).join(' ')
-  const pipeline = `(${rein}; echo $? > ${quote(codeFile)}) | head -c ${bytes} > /dev/null`
-  const child = spawn('script', ['-qfec', `sh -c ${quote(pipeline)}`, '/dev/null'], {
-    cwd,
-    env: { ...process.env, NO_COLOR: '1', NODE_OPTIONS: '', REIN_HOME: NO_HOME, TERM: 'dumb' },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  })
-  let screen = ''
-  child.stdout.on('data', (chunk: Buffer) => { screen += chunk.toString() })
-  child.stderr.on('data', (chunk: Buffer) => { screen += chunk.toString() })
-  return {
-    type: (text: string) => child.stdin.write(text),
-    screen: () => screen,
-    done: new Promise<void>((resolve, reject) => {
-      child.on('error', reject)
-      child.on('close', () => resolve())
-    }),
-    kill: () => child.kill('SIGKILL'),
-  }
+  const pipeline = `(${reinCommand(['chat'])}; echo $? > ${shellQuote(codeFile)}) | head -c ${bytes} > /dev/null`
+  return onTerminal(cwd, `sh -c ${shellQuote(pipeline)}`)
 }
 
 describe('rein chat: stdout closed by its reader', () => {

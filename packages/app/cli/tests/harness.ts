@@ -197,13 +197,25 @@ export function spawnRein(cwd: string, args: string[], onStdout?: (text: string,
   })
 }
 
+/** `part` quoted for a POSIX shell. */
+export const shellQuote = (part: string) => `'${part.replaceAll("'", "'\\''")}'`
+
+/** The shell words that run `rein` from its sources with `args`. */
+export function reinCommand(args: readonly string[]): string {
+  return [process.execPath, '--conditions=@rein/source', '--import', TSX, BIN, ...args].map(shellQuote).join(' ')
+}
+
 /**
  * `rein` as a real process on a real terminal (`script` gives it a pty), from its sources: what
  * only a whole process shows, such as how it exits once nothing else can happen. The test types
  * into the terminal and reads everything it shows (stdout and stderr together).
  */
 export function terminalRein(cwd: string, args: string[], env: NodeJS.ProcessEnv = {}) {
-  const command = [process.execPath, '--conditions=@rein/source', '--import', TSX, BIN, ...args].map((part) => `'${part.replaceAll("'", "'\\''")}'`).join(' ')
+  return onTerminal(cwd, reinCommand(args), env)
+}
+
+/** A shell command on a real terminal (`script` gives it a pty); `done` resolves with `script`'s exit code. */
+export function onTerminal(cwd: string, command: string, env: NodeJS.ProcessEnv = {}) {
   const child = spawn('script', ['-qfec', command, '/dev/null'], {
     cwd,
     env: { ...process.env, NO_COLOR: '1', NODE_OPTIONS: '', REIN_HOME: NO_HOME, TERM: 'dumb', ...env },
