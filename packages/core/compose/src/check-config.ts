@@ -21,6 +21,10 @@ interface StandardSchema {
  * `!!js` value is not evaluated here: it is checked by the plugin when its row starts.
  */
 export function configProblems(config: unknown, schema: unknown): string[] {
+  return [...variableProblems(config), ...schemaProblems(config, schema)]
+}
+
+function schemaProblems(config: unknown, schema: unknown): string[] {
   if (isSchemastery(schema)) {
     const problems = unknownKeys(config, schema).map(describeUnknownKey)
     try {
@@ -46,8 +50,34 @@ function masked(lines: string[], config: unknown): string[] {
   return secrets.length === 0 ? lines : lines.map((line) => maskText(line, secrets))
 }
 
+/**
+ * A value that is only a variable as a shell or docker-compose writes it (`${GATEWAY_URL}`,
+ * `$MODEL`): a cordis.yml substitutes none, so the plugin would get the text itself (a model named
+ * `${MODEL}`, a key `$OPENAI_API_KEY`). Inside longer text it is left alone: a prompt or a command
+ * line may mean it for a shell.
+ */
+const SHELL_VARIABLE = /^\$\{([A-Za-z_]\w*)(?::?-[^}]*)?\}$|^\$([A-Z_][A-Z\d_]*)$/
+
+function variableProblems(value: unknown, path: ConfigPath = [], seen = new Set<object>()): string[] {
+  if (typeof value === 'string') {
+    const match = SHELL_VARIABLE.exec(value)
+    const name = match?.[1] ?? match?.[2]
+    return name === undefined ? [] : [`${formatPath(path)}: ${value} is not read as an environment variable (a cordis.yml substitutes none): write !!js process.env.${name}, or the value itself`]
+  }
+  // Rows built in code may share or hold an object: each is looked at once.
+  if ((!Array.isArray(value) && !isPlainObject(value)) || seen.has(value)) return []
+  seen.add(value)
+  return Object.entries(value).flatMap(([key, item]) => variableProblems(item, [...path, Array.isArray(value) ? Number(key) : key], seen))
+}
+
 function describeUnknownKey({ path, known, suggestion }: UnknownKey): string {
   if (suggestion) return `${formatPath(path)}: unknown key; did you mean ${suggestion}?`
+  const key = path.at(-1)
+  // `apiKey: sk-…` where the plugin takes the variable's name (`apiKeyEnv`): say why, not only which keys there are.
+  const reference = known.find((name) => name.endsWith('Env') && isSecretName(name.slice(0, -'Env'.length)))
+  if (reference && typeof key === 'string' && isSecretName(key)) {
+    return `${formatPath(path)}: unknown key; rein does not read a secret from the file: put it in an environment variable and set ${reference} to that variable's name`
+  }
   return `${formatPath(path)}: unknown key (the keys here are ${known.join(', ')})`
 }
 

@@ -1,7 +1,7 @@
 /** Reads a composition file (YAML in the cordis dialect, or JSON) and checks the shape of its rows. */
 
 import { readFile } from 'node:fs/promises'
-import { extname } from 'node:path'
+import { extname, join } from 'node:path'
 import { inspect } from 'node:util'
 import { entryListSchema } from '@deepseek-ai/cordis-plugin-include'
 import { isJsExpr, type EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
@@ -13,17 +13,20 @@ const ID = /^[\w.-]+$/
 
 /** Throws `CONFIG_NOT_FOUND`, or `CONFIG_INVALID` with every problem found, one per line. */
 export async function readConfigFile(path: string): Promise<EntryOptions[]> {
-  let text: string
+  let bytes: Buffer
   try {
-    text = await readFile(path, 'utf8')
+    bytes = await readFile(path)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT') throw new ReinError('CONFIG_NOT_FOUND', `${path}: no such file`, { cause: error })
+    if (code === 'EISDIR') throw new ReinError('CONFIG_INVALID', `${path} is a folder, not a composition file: name the cordis.yml inside it (${join(path, 'cordis.yml')})`, { cause: error })
     throw new ReinError('CONFIG_INVALID', `${path}: cannot read (${code ?? (error as Error).message})`, { cause: error })
   }
+  let text = decodeText(bytes, path)
   // A byte order mark (Windows editors save one) is not JSON; js-yaml skips it, JSON.parse does not.
   if (text.startsWith('\uFEFF')) text = text.slice(1)
   const json = extname(path) === '.json'
+  if (text.trim() === '') throw invalid(path, [NO_ROWS])
   let data: unknown
   try {
     data = json ? JSON.parse(text) : yaml.load(text, { schema: entryListSchema, filename: path })
@@ -34,8 +37,62 @@ export async function readConfigFile(path: string): Promise<EntryOptions[]> {
   // JSON has no aliases: each of its values is written out.
   const unbounded = json ? undefined : aliasProblem(data)
   if (unbounded !== undefined) throw invalid(path, [unbounded])
+  // A file of comments alone (every row commented out) parses as nothing.
+  if (data === undefined || data === null) throw invalid(path, [NO_ROWS])
   if (!Array.isArray(data)) throw invalid(path, ['the top level must be a list of plugin rows (- id: …, name: …)'])
   return checkRows(data, path)
+}
+
+const NO_ROWS = 'the file has no rows: list the plugin rows (- id: …, name: …), one per plugin'
+
+/**
+ * The file's text, refused when it is not UTF-8: decoded as UTF-8 regardless, a file saved in
+ * Latin-1 would load with its accented letters turned into replacement characters, without a
+ * word, and one saved as UTF-16 would fail on its first null byte, saying nothing of why.
+ */
+function decodeText(bytes: Buffer, path: string): string {
+  if (isUtf16(bytes)) throw invalid(path, ['saved as UTF-16 (as Windows PowerShell\'s > and Notepad\'s "Unicode" write it): save the file as UTF-8'])
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+  } catch {
+    throw invalid(path, [`not UTF-8 text: the bytes at ${byteLineAndColumn(bytes, firstNonUtf8Byte(bytes))} are not UTF-8; save the file as UTF-8`])
+  }
+}
+
+/** A byte order mark of UTF-16, or text that starts with an ASCII character written in two bytes. */
+function isUtf16(bytes: Buffer): boolean {
+  const [first, second] = bytes
+  if ((first === 0xff && second === 0xfe) || (first === 0xfe && second === 0xff)) return true
+  return bytes.length >= 2 && (first === 0) !== (second === 0)
+}
+
+/** The offset of the first byte that cannot start or continue UTF-8: the end of the longest prefix that decodes. */
+function firstNonUtf8Byte(bytes: Buffer): number {
+  // A prefix cut inside a character decodes when streaming (the rest may follow), so validity only falls once.
+  const decodes = (length: number) => {
+    try {
+      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, length), { stream: true })
+      return true
+    } catch {
+      return false
+    }
+  }
+  let fits = 0
+  let fails = bytes.length
+  while (fails - fits > 1) {
+    const middle = (fits + fails) >> 1
+    if (decodes(middle)) fits = middle
+    else fails = middle
+  }
+  return fits
+}
+
+/** `line 6, column 37` of the byte at `offset`, the column counted in characters. */
+function byteLineAndColumn(bytes: Buffer, offset: number): string {
+  const lineStart = bytes.lastIndexOf(0x0a, offset - 1) + 1
+  const line = bytes.subarray(0, lineStart).filter((byte) => byte === 0x0a).length + 1
+  const column = new TextDecoder('utf-8').decode(bytes.subarray(lineStart, offset)).length + 1
+  return `line ${line}, column ${column}`
 }
 
 /**
