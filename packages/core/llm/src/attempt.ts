@@ -11,7 +11,7 @@ import type { LlmAttempt, LlmEvent, ModelRoute } from './request.ts'
 import { carriesAnswer, EMPTY_RESPONSE, isEmptyFinish, isDelta, showsAnswer, type FinishReason, type StreamChunk } from './stream.ts'
 import { checkedUsage, type TokenUsage } from './usage.ts'
 import { AbortableReads } from './abortable-reads.ts'
-import type { Stop } from '@rein/base'
+import { kindOf, type Stop } from '@rein/base'
 
 /*
  * Abort reasons. Shared instances: aborting a controller without a reason makes a DOMException
@@ -200,7 +200,10 @@ export class Attempt {
   /** The adapter's stream for this attempt. */
   source(): AsyncIterable<AdapterRead> {
     const adapterRequest = { ...this.request, signal: this.controller.signal, sent: this.markSent, refused: this.markRefused }
-    return this.adapter.streamBatches ? this.adapter.streamBatches(adapterRequest) : this.adapter.stream(adapterRequest)
+    const source: unknown = this.adapter.streamBatches ? this.adapter.streamBatches(adapterRequest) : this.adapter.stream(adapterRequest)
+    // An array, a promise (an `async stream()`), nothing: the package's bug, which a TypeError would pass off as a network fault.
+    if (!isAsyncIterable(source)) throw malformedStream(this.context.route.provider, source)
+    return source
   }
 
   /**
@@ -331,6 +334,16 @@ export class Attempt {
 /** The failure of an attempt whose adapter yielded what is no chunk: its package's bug, not the network's, so not retried. */
 function malformedChunk(provider: string, problem: string): LlmError {
   return new LlmError({ code: 'MALFORMED_RESPONSE', message: `the adapter for provider "${provider}" yielded ${problem}; its package has a bug (chunks must be StreamChunk, see @rein/llm)` })
+}
+
+/** The failure of an attempt whose adapter's `stream` returned no async iterable: its package's bug, so not retried. */
+function malformedStream(provider: string, source: unknown): LlmError {
+  const what = source instanceof Promise ? 'a promise' : kindOf(source)
+  return new LlmError({ code: 'MALFORMED_RESPONSE', message: `the adapter for provider "${provider}" returned ${what} from stream; its package has a bug (stream must return an async iterable of StreamChunk, as an async generator does, see @rein/llm)` })
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<AdapterRead> {
+  return typeof value === 'object' && value !== null && typeof (value as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function'
 }
 
 function isBatch(read: AdapterRead): read is readonly StreamChunk[] {

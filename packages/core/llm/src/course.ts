@@ -86,6 +86,8 @@ export class Course {
       if (this.sent > 0 && beforeResend) {
         const refused = await refusal(beforeResend, { provider: route.provider, model: route.model, retry, fallback: position, ...generationOf(resolved.request) })
         if (refused) return { kind: 'end', chunks: [{ type: 'finish', reason: 'error', failure: refused }] }
+        // Cancelled while the caller prepared the resend: nothing may be sent (or announced) after it.
+        if (this.run.stopped) return abortedStep(this.run.reason)
       }
       // Only once the next attempt goes: without one, the caller keeps what the failed one showed.
       const discard = this.stale

@@ -1,6 +1,6 @@
 /** Failure codes of the LLM seam, which of them are worth retrying, and the error that carries one. */
 
-import { ReinError, isReinError } from '@rein/base'
+import { ReinError, isReinError, messageOf } from '@rein/base'
 
 /** Every failure code of the seam; the type below is derived from this one list. */
 const LLM_FAILURE_CODES = [
@@ -71,8 +71,8 @@ export function toFailure(error: unknown): LlmFailure {
     if (failure && isFailureCode(failure.code)) return cleanFailure(failure)
     if (isFailureCode(error.code)) return { code: error.code, message: error.message }
   }
-  const message = error instanceof Error ? error.message : String(error)
-  return { code: 'TRANSPORT', message: message || 'the request failed without a message' }
+  // messageOf, not String(): a thrown null-prototype object or Proxy has no string form, and this runs inside the catch that keeps `stream` from throwing.
+  return { code: 'TRANSPORT', message: messageOf(error) || 'the request failed without a message' }
 }
 
 /**

@@ -3,6 +3,7 @@
  * reached, and the cool-down that keeps a route that just failed over out of later streams' way.
  */
 
+import { messageOf } from '@rein/base'
 import type { AdapterRequest, LlmAdapter, ModelInfo } from './adapter.ts'
 import { isRetryable, type LlmFailure, type LlmFailureCode } from './errors.ts'
 import type { ModelInfos } from './model-info.ts'
@@ -40,7 +41,8 @@ export function resolveRoute(route: ModelRoute, adapters: ReadonlyMap<string, Ll
   if (unsupported) return { failure: unsupported }
   const effort = request.reasoningEffort ?? info?.reasoning?.default
   const own = request.maxTokens ?? info?.maxTokens
-  const cap = typeof request.maxTokensCap === 'function' ? request.maxTokensCap() : request.maxTokensCap
+  const cap = capOf(request)
+  if (typeof cap === 'object') return { failure: cap }
   const maxTokens = cap === undefined ? own : Math.min(own ?? cap, cap)
   return {
     adapter,
@@ -54,6 +56,17 @@ export function resolveRoute(route: ModelRoute, adapters: ReadonlyMap<string, Ll
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(effort !== undefined ? { reasoningEffort: effort } : {}),
     },
+  }
+}
+
+/** The request's `maxTokensCap` now; a cap function that throws is a failure, so `stream` still never throws. */
+function capOf(request: LlmRequest): number | undefined | LlmFailure {
+  const { maxTokensCap } = request
+  if (typeof maxTokensCap !== 'function') return maxTokensCap
+  try {
+    return maxTokensCap()
+  } catch (error) {
+    return { code: 'ABORTED', message: `the caller could not say how many tokens the next attempt may use (maxTokensCap threw), so it was not sent: ${messageOf(error)}` }
   }
 }
 

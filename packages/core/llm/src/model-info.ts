@@ -7,6 +7,7 @@
 
 import { raceSignal } from '@rein/base'
 import type { LlmAdapter, ModelInfo } from './adapter.ts'
+import type { Pricing } from './usage.ts'
 
 type Entry =
   | { kind: 'known'; info: ModelInfo | undefined }
@@ -52,7 +53,8 @@ export class ModelInfos {
 
   private ask(adapter: LlmAdapter, provider: string, model: string, signal?: AbortSignal): ModelInfo | undefined | Promise<ModelInfo | undefined> {
     try {
-      return adapter.resolveModel?.(provider, model, signal)
+      const answer: unknown = adapter.resolveModel?.(provider, model, signal)
+      return isThenable(answer) ? Promise.resolve(answer).then(checkedInfo) : checkedInfo(answer)
     } catch {
       return undefined
     }
@@ -77,4 +79,43 @@ export class ModelInfos {
 
 function key(provider: string, model: string): string {
   return `${provider}\u0000${model}`
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as Partial<PromiseLike<unknown>>).then === 'function'
+}
+
+const isCount = (value: unknown): boolean => Number.isInteger(value) && (value as number) > 0
+const isPrice = (value: unknown): boolean => typeof value === 'number' && Number.isFinite(value) && value >= 0
+
+/**
+ * A catalog's answer as the runtime reads it. Catalogs are plugins' data, often a server's JSON: a
+ * field of the wrong shape is dropped, not read (a NaN price would make every cost NaN, which no
+ * budget stops at; efforts that are no list would throw in the middle of a stream). The answer
+ * itself when it is well formed, as it nearly always is; no object is no entry.
+ */
+function checkedInfo(answer: unknown): ModelInfo | undefined {
+  if (typeof answer !== 'object' || answer === null) return undefined
+  const info = answer as ModelInfo
+  const wrong: ('contextWindow' | 'maxTokens' | 'reasoning' | 'pricing')[] = []
+  if (info.contextWindow !== undefined && !isCount(info.contextWindow)) wrong.push('contextWindow')
+  if (info.maxTokens !== undefined && !isCount(info.maxTokens)) wrong.push('maxTokens')
+  if (info.reasoning !== undefined && !isReasoning(info.reasoning)) wrong.push('reasoning')
+  if (info.pricing !== undefined && !isPricing(info.pricing)) wrong.push('pricing')
+  if (wrong.length === 0) return info
+  const kept: ModelInfo = { ...info }
+  for (const key of wrong) delete kept[key]
+  return kept
+}
+
+function isReasoning(reasoning: unknown): boolean {
+  if (typeof reasoning !== 'object' || reasoning === null) return false
+  const { efforts, default: effort } = reasoning as Partial<NonNullable<ModelInfo['reasoning']>>
+  return Array.isArray(efforts) && efforts.every((each) => typeof each === 'string') && (effort === undefined || typeof effort === 'string')
+}
+
+function isPricing(pricing: unknown): boolean {
+  if (typeof pricing !== 'object' || pricing === null) return false
+  const { input, output, cacheRead, cacheWrite } = pricing as Partial<Pricing>
+  return isPrice(input) && isPrice(output) && (cacheRead === undefined || isPrice(cacheRead)) && (cacheWrite === undefined || isPrice(cacheWrite))
 }
