@@ -232,7 +232,7 @@ describe('base URL without a scheme', () => {
     expect(root.llm.providers()).toEqual([])
   })
 
-  it.each(['not a url', 'http://not a url', 'https://api.example .com/v1'])('does not suggest another invalid URL for "%s": says it is not a URL and shows one', async (baseURL) => {
+  it.each(['not a url', 'http://not a url', 'https://api.example .com/v1', '${GATEWAY_URL}', '$GATEWAY_URL/v1', '{{ gateway }}/v1'])('does not suggest another invalid URL for "%s" (a shell or template variable included): says it is not a URL and shows one', async (baseURL) => {
     const root = new Context()
     await root.plugin(LlmRuntime)
     const failure = await Promise.resolve(root.plugin(openai, { baseURL, apiKeyEnv: false })).then(() => undefined, (error: unknown) => error)
