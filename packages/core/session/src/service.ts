@@ -181,6 +181,7 @@ export class SessionService extends Service {
   async list(options: ListOptions = {}): Promise<SessionSummary[]> {
     const { types } = this._state
     const listed = await this.requireStore().list(options)
+    if (options.all === true) return listed
     return listed.filter((summary) => {
       const missing = summary.requires?.find((type) => !types.has(type))
       if (missing === undefined) return true

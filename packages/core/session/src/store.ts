@@ -52,6 +52,12 @@ export interface LoadedSession {
 export interface ListOptions {
   /** Called for each stored session that could not be read (a damaged or foreign file), with why. */
   unreadable?: (id: string, error: unknown) => void
+  /**
+   * `ctx.sessions.list` only: also the sessions `open` and `load` refuse for an event type no loaded
+   * plugin defines, for a caller that loads what it finds and says what is wrong with it (a parent
+   * looking for its child must not take a child it cannot read for one that never ran).
+   */
+  all?: boolean
 }
 
 /**

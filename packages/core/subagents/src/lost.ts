@@ -21,7 +21,7 @@ export async function closeLostChild(agents: AgentService, sessions: SessionServ
   // recovered: that would continue the child). None open: nothing to look for (the store may be
   // going already, as rein exits).
   if (!paired.some((call) => call.name === SUBAGENT_TOOL)) return report
-  const open = (await sessions.list()).filter((summary) => summary.parentSessionId === id && summary.status === 'needs-repair')
+  const open = (await sessions.list({ all: true })).filter((summary) => summary.parentSessionId === id && summary.status === 'needs-repair')
   for (const child of open) await closeLostChild(agents, sessions, jobs, child.id)
   return report
 }

@@ -92,7 +92,7 @@ async function findChild(sessions: SessionService, call: RecoverableCall, parent
   const { resume } = call.args
   const mine = (summary: { parentSessionId?: string }) => parentSessionId === undefined || summary.parentSessionId === parentSessionId
   if (resume === undefined) {
-    const found = (await sessions.list()).find((summary) => summary.parentCallId === call.callId && mine(summary))
+    const found = (await sessions.list({ all: true })).find((summary) => summary.parentCallId === call.callId && mine(summary))
     return found && { id: found.id, events: (await sessions.load(found.id)).events }
   }
   const { header, events } = await sessions.load(resume).catch(() => ({ header: undefined, events: [] }))

@@ -7,7 +7,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -239,6 +239,29 @@ describe('a parent killed while its child works', () => {
     expect(resultOf(events, 'p2')).toMatchObject({ isError: true, code: 'TOOL_OUTCOME_UNKNOWN' })
     // The parent's log records one result for the call, from this resume; the killed one wrote none.
     await expectValid(root, parentId, child!.id)
+  }, 60_000)
+})
+
+describe('a parent killed while its child works, the child\'s log needing a plugin not loaded', () => {
+  it('does not tell the parent the child never started: its log is found, and the call is paired as of unknown outcome', async () => {
+    const { sessions, parentId } = home()
+    await killAt('child-running', { sessions, scenario: 'mid-child', mode: 'run', parentId })
+    const { root } = await resumeHere(sessions, 'mid-child')
+    const [child] = await childOf(root, parentId)
+    if (!child) throw new Error('the killed parent left no child session')
+    // An event of a plugin this process does not load, not written ignorable: open and load refuse the log.
+    const file = join(sessions, `${child.id}.jsonl`)
+    const last = JSON.parse(readFileSync(file, 'utf8').trimEnd().split('\n').at(-1)!) as SessionEvent
+    appendFileSync(file, `${JSON.stringify({ seq: last.seq + 1, type: 'plans/step', time: last.time, data: { n: 1 } })}\n`)
+
+    const { agent } = await root.agents.resume(parentId)
+    try {
+      const result = resultOf(agent.session.events, 'c1')
+      expect(result).toMatchObject({ isError: true })
+      expect(result.code).toBe('TOOL_OUTCOME_UNKNOWN')
+    } finally {
+      await agent.close()
+    }
   }, 60_000)
 })
 

@@ -35,7 +35,7 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
     const marks = await checkpointMarks(ctx, id, events)
     // Every stored session is read at most once, and only when needed.
     let listed: Promise<SessionSummary[]> | undefined
-    const stored = () => (listed ??= ctx.sessions.list())
+    const stored = () => (listed ??= ctx.sessions.list({ all: true }))
     // Only a log with tool calls can have started a subagent: others need no look at every session.
     const children = events.some((event) => event.type === 'tool/call') ? (await stored()).filter((session) => session.parentSessionId === id) : []
     const spend = planSpend(events)
