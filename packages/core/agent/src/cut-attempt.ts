@@ -147,12 +147,20 @@ function requestInput(session: Session): LlmAttemptInput {
   const { events } = session
   const system = events.findLast((event) => event.type === 'request/header' && eventData(event, 'request/header').system !== undefined)
   const tools = events.findLast((event) => event.type === 'request/header' && eventData(event, 'request/header').tools !== undefined)
+  const systemText = system ? eventData(system, 'request/header').system : undefined
   const toolList = tools ? eventData(tools, 'request/header').tools : undefined
   return {
-    ...(system ? { system: eventData(system, 'request/header').system! } : {}),
+    ...(systemText !== undefined ? { system: systemText } : {}),
     messages: session.messages(),
-    ...(Array.isArray(toolList) && toolList.length > 0 ? { tools: toolList as unknown as ToolSchema[] } : {}),
+    ...(isToolSchemaList(toolList) && toolList.length > 0 ? { tools: toolList } : {}),
   }
+}
+
+/** The tool schemas a header wrote, as a listener reads them: each with a name, a description and parameters. */
+function isToolSchemaList(value: unknown): value is ToolSchema[] {
+  return Array.isArray(value) && value.every((tool: unknown) => typeof tool === 'object' && tool !== null
+    && typeof (tool as Partial<ToolSchema>).name === 'string' && typeof (tool as Partial<ToolSchema>).description === 'string'
+    && typeof (tool as Partial<ToolSchema>).parameters === 'object')
 }
 
 /** The request's input as the context meter would count it: system text, tool schemas, messages. */
