@@ -4,12 +4,9 @@
  * it made one up), which match no variable: the shapes @rein/base knows (`KEY_SHAPES`).
  */
 
-import { KEY_SHAPES } from '@rein/base'
+import { maskKeyShapes as maskEveryKey } from '@rein/base'
 
 const MASK = '***'
-
-/** Each shape, global: every key in the text is masked. */
-const EVERY_KEY: readonly RegExp[] = KEY_SHAPES.map(({ pattern }) => new RegExp(pattern.source, 'g'))
 
 /**
  * A key's start left by a cut (`ghp_0123abcd…`): too short for its shape, still part of a key. Any
@@ -29,9 +26,7 @@ const CUT_TOKEN = /(?<![A-Za-z0-9_-])(?=[A-Za-z0-9_-]*[A-Za-z])(?=[A-Za-z0-9_-]*
 
 /** `text` with every run shaped like a known kind of key (and such a key's start before a final `…`) as `***`. */
 export function maskKeyShapes(text: string): string {
-  let masked = text
-  for (const shape of EVERY_KEY) masked = masked.replace(shape, MASK)
-  return masked.replace(CUT_KEY, `${MASK}…`)
+  return maskEveryKey(text, MASK).replace(CUT_KEY, `${MASK}…`)
 }
 
 /** `maskKeyShapes`, and any long random-looking token too: for arguments no tool accepted. */

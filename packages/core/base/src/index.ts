@@ -63,6 +63,8 @@ export { listedPath } from './listed-path.ts'
 export { shellWord } from './shell-word.ts'
 /** The longest start of a text within a number of UTF-8 bytes, cut between characters. */
 export { cutToBytes } from './text-cut.ts'
+/** Half a character (a lone UTF-16 surrogate, often a cut emoji), which UTF-8 cannot hold: `LONE_SURROGATE.test(text)`. */
+export { LONE_SURROGATE } from './text-cut.ts'
 /** How the temporary copies of a file begin: its name, cut with a digest when a tail would not fit the 255-byte limit. */
 export { tempStem, TEMP_TAIL_MAX_BYTES } from './temp-names.ts'
 /** A file name with a suffix added, the name cut so the whole fits the 255-byte limit. */
@@ -73,6 +75,8 @@ export { isSecretName } from './secret-names.ts'
 export { secretEnvironment } from './secret-names.ts'
 /** Kinds of key by their shape (`sk-…`, `ghp_…`, a private key block), each `{kind, pattern}`: what memory refuses and the cli masks. */
 export { KEY_SHAPES } from './key-shapes.ts'
+/** `text` with every run shaped like a known kind of key replaced by `mask` (`***` unless given; a function says what to write for a kind). */
+export { maskKeyShapes } from './key-shapes.ts'
 /** Masking for what rein shows: `secretValues(env)` and `secretsIn(config)` (longest first), `maskText` and `maskSecrets` replace them, and URL credentials, with `***`. */
 export { maskSecrets, maskText, secretsIn, secretValues } from './mask-secrets.ts'
 /** Plain words for Node's connection and TLS error codes (`ECONNREFUSED` → "connection refused"), and whether one is a TLS failure. */

@@ -4,6 +4,9 @@
  * checks its input refuses every request that carries it, for the rest of the session.
  */
 
+/** Half of a UTF-16 pair on its own (often a cut emoji): with the `u` flag a whole pair is one code point, not a surrogate. */
+export const LONE_SURROGATE = /\p{Cs}/u
+
 /**
  * The first `max` units of `text`, one fewer where the cut would split a pair. A text ending in half
  * a pair (the start of a streamed line) loses that half too, so a line cut while it arrives is cut

@@ -5,7 +5,7 @@
  * and the values of this process's environment variables named like secrets.
  */
 
-import { KEY_SHAPES, secretEnvironment } from '@rein/base'
+import { KEY_SHAPES, maskKeyShapes, secretEnvironment } from '@rein/base'
 
 /** The kind of the first credential-like text in `content` (`a GitHub token`), or `undefined`; never the text itself. */
 export function secretKind(content: string): string | undefined {
@@ -22,8 +22,7 @@ export function maskSecrets(text: string): string {
   // Variables first, longest first: a key whose start has a shape (`sk-…/…`) is masked whole, not
   // cut at the end of that shape with its tail left for the variable's pass to miss.
   for (const { name, key } of secretKeys().sort((a, b) => b.key.length - a.key.length)) masked = masked.split(key).join(`[$${name}]`)
-  for (const { kind, pattern } of KEY_SHAPES) masked = masked.replace(new RegExp(pattern.source, 'g'), `[${kind}]`)
-  return masked
+  return maskKeyShapes(masked, (kind) => `[${kind}]`)
 }
 
 /** Variables that say where a secret is (`GOOGLE_APPLICATION_CREDENTIALS_FILE`, `SSH_KEY_PATH`), not what it is. */

@@ -1,7 +1,7 @@
 /** Fail-closed checks of what callers give `ctx.memory`: drafts, patches and recall queries. */
 
 import { randomBytes } from 'node:crypto'
-import { kindOf, ReinError } from '@rein/base'
+import { kindOf, LONE_SURROGATE, ReinError } from '@rein/base'
 import { HIDDEN_CHARACTER } from './format.ts'
 import { secretKind, secretVariableIn } from './secrets.ts'
 import type { MemoryDraft, MemoryEntry, MemoryPatch, MemoryScope, MemoryType, RecallQuery } from './types.ts'
@@ -102,9 +102,6 @@ export function checkQuery(query: RecallQuery): void {
 export function hasWord(query: string): boolean {
   return /[\p{L}\p{N}]/u.test(query.normalize('NFKC'))
 }
-
-/** Half of a UTF-16 pair on its own: with the `u` flag a whole pair is one code point, not a surrogate. */
-const LONE_SURROGATE = /\p{Cs}/u
 
 /** Characters as people count them: an emoji is one. */
 function charCount(text: string): number {

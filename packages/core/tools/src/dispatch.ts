@@ -4,11 +4,11 @@
  * ignores cancellation cannot hold the call.
  */
 
-import { ReinError, thrownMessage } from '@rein/base'
+import { ReinError } from '@rein/base'
 import type { DispatchOutcome, ExecuteWrapper, ToolCall } from './hooks.ts'
 import type { PreparedTool } from './registration.ts'
 import { isThenable } from './thenable.ts'
-import { reinErrorParts } from './thrown-value.ts'
+import { reinErrorParts, thrownText } from './thrown-value.ts'
 import { STOPPED, untilStopped } from './until-stopped.ts'
 
 /** The body, given its signal on demand. */
@@ -76,7 +76,7 @@ export async function dispatch(
   /** A body stopped by a signal a wrapper swapped in (not the caller's): `ABORTED`, not the signal's bare reason. */
   const wrapperStopped = (outcome: DispatchOutcome, current: AbortSignal): DispatchOutcome => {
     if (outcome.ok || current === signal || signal.aborted || !current.aborted || outcome.error !== current.reason || reinErrorParts(outcome.error) !== undefined) return outcome
-    const why = thrownMessage(outcome.error) ?? 'its signal aborted'
+    const why = thrownText(outcome.error) ?? 'its signal aborted'
     return { ok: false, error: new ReinError('ABORTED', `${call.toolName} was stopped by an execute wrapper (${why}); its effects may be partial`) }
   }
 

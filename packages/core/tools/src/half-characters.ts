@@ -6,10 +6,8 @@
  * for two regular-expression tests.
  */
 
-import { childPath, type FrozenJson } from '@rein/base'
+import { childPath, LONE_SURROGATE, type FrozenJson } from '@rein/base'
 
-/** A surrogate outside a pair: with the `u` flag a whole pair is one code point, not a surrogate. */
-const LONE_SURROGATE = /\p{Cs}/u
 /** A surrogate written as a JSON escape (`\ud83d`), whole pair or not: the walk tells which. */
 const ESCAPED_SURROGATE = /\\u[dD][89a-fA-F]/
 

@@ -15,7 +15,7 @@ import { failure, toContent, type ToolContent, type ToolResult, type ToolSuccess
 import { isThenable } from './thenable.ts'
 import { ownerOf } from './owner.ts'
 import { STOPPED, untilStopped } from './until-stopped.ts'
-import { masked, reinErrorParts, thrownKind, thrownWords } from './thrown-value.ts'
+import { masked, reinErrorParts, thrownKind, thrownText, thrownWords } from './thrown-value.ts'
 
 /** One call for `ctx.tools.execute`: its id, the tool's name, the raw arguments and what it runs in. */
 export interface ExecuteInput {
@@ -185,9 +185,7 @@ function thrown(name: string, error: unknown): ToolResult {
 
 /** A hook's or render's failure in words: its message, else what it threw. */
 function said(thrown: unknown): string {
-  const words = thrownWords(thrown)
-  if (words === undefined) return `it threw ${thrownKind(thrown)}`
-  return 'message' in words ? words.message : `it threw ${words.rendering}`
+  return thrownText(thrown) ?? `it threw ${thrownKind(thrown)}`
 }
 
 /**

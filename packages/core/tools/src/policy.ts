@@ -5,9 +5,9 @@
  * tell the person how to allow a call that could never succeed).
  */
 
-import { thrownMessage } from '@rein/base'
 import type { PreExecuteDecision, PreExecutePolicy, ToolCall, ToolGuard } from './hooks.ts'
 import { isThenable } from './thenable.ts'
+import { thrownText } from './thrown-value.ts'
 import { STOPPED, untilStopped } from './until-stopped.ts'
 
 const ALLOW: PreExecuteDecision = Object.freeze({ kind: 'allow' })
@@ -19,7 +19,7 @@ export async function combineDecisions(policies: readonly PreExecutePolicy[], ca
     try {
       return normalize(await policy(call))
     } catch (error) {
-      return { kind: 'deny', reason: `a pre-execute policy failed (${thrownMessage(error) ?? 'it threw something with no message'})` }
+      return { kind: 'deny', reason: `a pre-execute policy failed (${thrownText(error) ?? 'it threw something with no message'})` }
     }
   })), signal)
   if (decisions === STOPPED) return STOPPED
@@ -65,7 +65,7 @@ export async function runGuards(guards: readonly ToolGuard[], call: ToolCall, si
       const said = guard(call)
       reason = isThenable(said) ? await untilStopped(said, signal) : said
     } catch (error) {
-      return `a guard failed (${thrownMessage(error) ?? 'it threw something with no message'})`
+      return `a guard failed (${thrownText(error) ?? 'it threw something with no message'})`
     }
     if (reason === STOPPED) return STOPPED
     if (reason !== undefined) return typeof reason === 'string' && reason ? reason : 'denied by a guard'

@@ -50,12 +50,22 @@ function wordsOf(thrown: unknown): ThrownWords {
 }
 
 /**
+ * What a thrown value said, masked and cut as `thrownWords` does, for a message quoting it: its
+ * words, else `it threw <rendering>`; undefined when it holds nothing to show. Never throws.
+ */
+export function thrownText(thrown: unknown): string | undefined {
+  const words = thrownWords(thrown)
+  if (words === undefined) return undefined
+  return 'message' in words ? words.message : `it threw ${words.rendering}`
+}
+
+/**
  * A thrown `ReinError`'s code and message, read once; undefined for anything else. Never throws:
- * `isReinError` reads a property, which throws on a Proxy whose traps throw or one revoked.
+ * a Proxy can pass `isReinError` (its brand read answers true) and still throw when `code` or `message` is read.
  */
 export function reinErrorParts(thrown: unknown): { code: string; message: string } | undefined {
+  if (!isReinError(thrown)) return undefined
   try {
-    if (!isReinError(thrown)) return undefined
     const { code, message } = thrown
     return typeof code === 'string' && typeof message === 'string' ? { code, message } : undefined
   } catch {

@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest'
 import { defineTool, type ToolResult } from '../src/index.ts'
 import { call, createRegistry, echo } from './fixtures.ts'
 
+type Tools = Awaited<ReturnType<typeof createRegistry>>['tools']
+
 /** A Proxy every trap of which throws: `instanceof`, a property read or `Object.keys` on it throw. */
 const hostileProxy = () => new Proxy({}, {
   get() { throw new Error('get trap') },
@@ -72,6 +74,20 @@ describe.each(unreadable)('a thrown value that cannot be read (%s)', (_label, ma
   })
 })
 
+it('a Proxy that passes as a ReinError but throws when its code is read still ends the call as TOOL_FAILED instead of rejecting execute', async () => {
+  const posing = () => new Proxy(new ReinError('E_FAKE', 'posing'), {
+    get(target, key) {
+      if (key === Symbol.for('rein.error')) return true
+      if (key === 'code' || key === 'message') throw new Error(`${String(key)} trap`)
+      return Reflect.get(target, key)
+    },
+  })
+  const { tools } = await createRegistry()
+  tools.register(throwing(posing, 'execute'))
+  const result = await tools.execute(call('bad', {}))
+  expect(result.isError && result.error.code).toBe('TOOL_FAILED')
+})
+
 describe('hooks that return the wrong shape', () => {
   it.each([null, 'allow', 7])('a pre-execute policy returning %j denies as an unknown decision, not with a raw TypeError', async (decision) => {
     const { tools } = await createRegistry()
@@ -98,6 +114,61 @@ describe('secrets in what a body threw', () => {
     } finally {
       delete process.env.REIN_TEST_ERROR_TOKEN
     }
+  })
+})
+
+describe('secrets in what a policy, a guard or a wrapper\'s abort reason said', () => {
+  const SECRET = 'sk-thrown-error-secret-9876'
+  const quoting = () => new Error(`GET https://api.example.com/v1?key=${SECRET} failed: 401`)
+  const waitsForSignal = defineTool({
+    name: 'slow', description: 'Waits for its signal.', parameters: {}, output: { schema: { type: 'null' }, render: () => 'done' },
+    execute: (_args, run) => new Promise<null>((_, reject) => run.signal.addEventListener('abort', () => reject(run.signal.reason))),
+  })
+  /** A call a denial stops before it runs, or (ABORTED) one that runs until its signal aborts. */
+  const callFor = (code: string) => (code === 'ABORTED' ? call('slow', {}) : call('echo', { text: 'a' }))
+
+  it.each([
+    ['a pre-execute policy', 'DENIED', (tools: Tools) => tools.preExecute(() => { throw quoting() })],
+    ['a guard', 'DENIED', (tools: Tools) => tools.guard(() => { throw quoting() })],
+    ['a wrapper\'s abort reason', 'ABORTED', (tools: Tools) => tools.wrapExecute((_call, next) => {
+      const own = new AbortController()
+      const outcome = next(own.signal)
+      own.abort(quoting())
+      return outcome
+    })],
+  ])('%s quoting the value of an environment secret reaches the result masked, not with the key in it', async (_who, code, install) => {
+    process.env.REIN_TEST_ERROR_TOKEN = SECRET
+    try {
+      const { tools } = await createRegistry()
+      tools.register(echo)
+      tools.register(waitsForSignal)
+      install(tools)
+      const result = await tools.execute(callFor(code))
+      expect(result.isError && result.error.code).toBe(code)
+      expect(JSON.stringify(result)).not.toContain(SECRET)
+      expect(result.isError && result.error.message).toContain('key=*** failed: 401')
+    } finally {
+      delete process.env.REIN_TEST_ERROR_TOKEN
+    }
+  })
+
+  it.each([
+    ['thrown by a pre-execute policy', 'DENIED', (tools: Tools, huge: string) => tools.preExecute(() => { throw huge })],
+    ['thrown by a guard', 'DENIED', (tools: Tools, huge: string) => tools.guard(() => { throw huge })],
+    ['given as a wrapper\'s abort reason', 'ABORTED', (tools: Tools, huge: string) => tools.wrapExecute((_call, next) => {
+      const own = new AbortController()
+      const outcome = next(own.signal)
+      own.abort(huge)
+      return outcome
+    })],
+  ])('a megabyte string %s ends the call with a message cut short, not the whole string', async (_who, code, install) => {
+    const { tools } = await createRegistry()
+    tools.register(echo)
+    tools.register(waitsForSignal)
+    install(tools, 'x'.repeat(1_000_000))
+    const result = await tools.execute(callFor(code))
+    expect(result.isError && result.error.code).toBe(code)
+    expect(result.isError && result.error.message.length).toBeLessThan(3_000)
   })
 })
 

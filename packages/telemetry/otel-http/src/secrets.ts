@@ -6,14 +6,11 @@
  */
 
 import type { AttributeValue, Attributes } from '@opentelemetry/api'
-import { KEY_SHAPES, maskText, secretValues } from '@rein/base'
+import { maskKeyShapes, maskText, secretValues } from '@rein/base'
 
 /** `text` with every key it holds replaced by `***`. */
 export type Masker = (text: string) => string
 
-const MASK = '***'
-/** Each shape of key, global: every key in the text is masked. */
-const EVERY_KEY: readonly RegExp[] = KEY_SHAPES.map(({ pattern }) => new RegExp(pattern.source, 'g'))
 /** The variables whose header values this exporter sends: each a secret whatever the header's name. */
 const HEADER_VARIABLES = ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'OTEL_EXPORTER_OTLP_METRICS_HEADERS']
 
@@ -25,11 +22,7 @@ const HEADER_VARIABLES = ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRAC
 export function contentMasker(env: NodeJS.ProcessEnv, headers: Readonly<Record<string, string>>): Masker {
   const values = [...secretValues(env), ...headerSecrets(Object.values(headers)), ...headerSecrets(HEADER_VARIABLES.flatMap((name) => envHeaderValues(env[name])))]
   const secrets = [...new Set(values)].filter((value) => value !== '').sort((a, b) => b.length - a.length)
-  return (text) => {
-    let masked = maskText(text, secrets)
-    for (const shape of EVERY_KEY) masked = masked.replace(shape, MASK)
-    return masked
-  }
+  return (text) => maskKeyShapes(maskText(text, secrets))
 }
 
 /** `attributes` with every string value (in an array too) masked. */
