@@ -6,12 +6,12 @@
  */
 
 import type { AttributeValue, Attributes } from '@opentelemetry/api'
-import { maskKeyShapes, maskText, secretValues } from '@rein/base'
+import { isSecretName, maskKeyShapes, maskText, secretValues } from '@rein/base'
 
 /** `text` with every key it holds replaced by `***`. */
 export type Masker = (text: string) => string
 
-/** The variables whose header values this exporter sends: each a secret whatever the header's name. */
+/** The variables whose headers this exporter sends (`name=value,…`). */
 const HEADER_VARIABLES = ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'OTEL_EXPORTER_OTLP_METRICS_HEADERS']
 
 /**
@@ -20,7 +20,7 @@ const HEADER_VARIABLES = ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRAC
  * text shaped like a known kind of key.
  */
 export function contentMasker(env: NodeJS.ProcessEnv, headers: Readonly<Record<string, string>>): Masker {
-  const values = [...secretValues(env), ...headerSecrets(Object.values(headers)), ...headerSecrets(HEADER_VARIABLES.flatMap((name) => envHeaderValues(env[name])))]
+  const values = [...secretValues(env), ...headerSecrets(Object.entries(headers)), ...headerSecrets(HEADER_VARIABLES.flatMap((name) => envHeaders(env[name])))]
   const secrets = [...new Set(values)].filter((value) => value !== '').sort((a, b) => b.length - a.length)
   return (text) => maskKeyShapes(maskText(text, secrets))
 }
@@ -38,26 +38,38 @@ function maskValue<T extends AttributeValue | undefined>(value: T, mask: Masker)
   return value
 }
 
-/** Each header value, and the credential after an auth scheme (`Bearer <token>`): a message may quote the token alone. */
-function headerSecrets(values: readonly string[]): string[] {
-  return values.flatMap((value) => {
+/**
+ * The credentials among collector headers: a header named like a secret (`authorization`,
+ * `x-api-key`), or a value that looks like a token whatever its name (`x-honeycomb-team`); and the
+ * credential after an auth scheme (`Bearer <token>`), which a message may quote alone. An org id
+ * or a content type is left alone: masking it would blank every mention of it in the content.
+ */
+function headerSecrets(headers: readonly (readonly [string, string])[]): string[] {
+  return headers.flatMap(([name, value]) => {
     const trimmed = value.trim()
     const token = /^\S+\s+(\S+)$/.exec(trimmed)?.[1]
+    if (!isSecretName(name) && !looksLikeToken(token ?? trimmed)) return []
     return token === undefined ? [trimmed] : [trimmed, token]
   })
 }
 
-/** The values of an OTLP header variable (`name=value,…`), percent-decoded where they can be. */
-function envHeaderValues(text: string | undefined): string[] {
+/** A run of 16 or more characters with no space, holding letters and digits: how keys and tokens look, and words rarely do. */
+function looksLikeToken(value: string): boolean {
+  return value.length >= 16 && !/\s/.test(value) && /[A-Za-z]/.test(value) && /\d/.test(value)
+}
+
+/** The headers of an OTLP header variable (`name=value,…`), values percent-decoded where they can be. */
+function envHeaders(text: string | undefined): [string, string][] {
   if (!text) return []
-  return text.split(',').flatMap((entry) => {
+  return text.split(',').flatMap((entry): [string, string][] => {
     const at = entry.indexOf('=')
     if (at < 0) return []
+    const name = entry.slice(0, at).trim()
     const raw = entry.slice(at + 1)
     try {
-      return [decodeURIComponent(raw)]
+      return [[name, decodeURIComponent(raw)]]
     } catch {
-      return [raw]
+      return [[name, raw]]
     }
   })
 }
