@@ -11,6 +11,8 @@ export interface JobFacts extends JobEnding {
   status: JobStatus
   /** Where the producer keeps the whole output, when it does. */
   outputPath?: string
+  /** The file at `outputPath` no longer holds the whole output: how (`JobRun.outputFileCut`). */
+  outputFileNote?: string
   /** A job of an earlier process whose end logged a result (`JobExit.result`): `job_output` gives it. */
   kept?: boolean
 }
@@ -53,9 +55,23 @@ function outputSentence(facts: JobFacts, unreadChars: number | undefined): strin
     return unreadChars > 0 ? `${count(unreadChars)} characters of output unread: read them with job_output. ` : 'No unread output. '
   }
   if (facts.kept === true) return 'Its result was kept: read it with job_output. '
-  if (facts.outputPath !== undefined) return `Its output${facts.cause === 'lost' ? ' up to then' : ''} is saved at ${facts.outputPath}. `
+  if (facts.outputPath !== undefined) return `Its output${facts.cause === 'lost' ? ' up to then' : ''} is saved at ${savedAt(facts.outputPath, facts.outputFileNote)}. `
   // A lost job's sentence already says the rein process running it ended.
   return facts.cause === 'lost' ? '' : 'Its output is no longer available. '
+}
+
+/** A path of saved output, and how its file stopped keeping all of it when it did: the model must not count on it. */
+export function savedAt(path: string, fileNote: string | undefined): string {
+  return fileNote === undefined ? path : `${path} (${fileNote})`
+}
+
+/** The longest note on the output file kept: it is repeated in every drop note. */
+const MAX_FILE_NOTE = 200
+
+/** A producer's note on its output file, as it is kept (one line, at most 200 characters); undefined for none. */
+export function fileNoteOf(note: unknown): string | undefined {
+  if (typeof note !== 'string' || note.trim() === '') return undefined
+  return clip(note, MAX_FILE_NOTE)
 }
 
 /** Thousands separated the same on every machine. */

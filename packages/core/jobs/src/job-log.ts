@@ -5,6 +5,7 @@
  */
 
 import type { JobEnding } from './ending.ts'
+import { fileNoteOf } from './format.ts'
 import type { JobRecord, KillCause } from './types.ts'
 
 /** The plugin name injected notices carry as their source. */
@@ -26,6 +27,8 @@ export type EndData = JobEnding & {
   result?: string
   /** Characters cut from the head of `result` to keep it within `bufferChars`. */
   resultCut?: number
+  /** How the output file stopped keeping the whole output (`JobRun.outputFileCut`); absent from logs before it was kept. */
+  outputFileNote?: string
 }
 
 /**
@@ -123,6 +126,7 @@ const CAUSES: ReadonlySet<unknown> = new Set(['kill', 'owner', 'disposed', 'exit
 function endOf(jobId: string, data: Record<string, unknown>): EndData | undefined {
   const { status, exitCode, signal, timedOutAfterMs, error, cause, neverStarted, notice, result, resultCut } = data
   if (status !== 'done' && status !== 'failed' && status !== 'killed') return undefined
+  const outputFileNote = fileNoteOf(data.outputFileNote)
   return {
     jobId,
     status,
@@ -135,6 +139,7 @@ function endOf(jobId: string, data: Record<string, unknown>): EndData | undefine
     notice: notice === true,
     ...(typeof result === 'string' && result !== '' ? { result } : {}),
     ...(typeof result === 'string' && result !== '' && Number.isSafeInteger(resultCut) && (resultCut as number) > 0 ? { resultCut: resultCut as number } : {}),
+    ...(outputFileNote === undefined ? {} : { outputFileNote }),
   }
 }
 

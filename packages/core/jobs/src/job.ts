@@ -6,6 +6,7 @@
 import { ReinError, isReinError, messageOf, shorten, type JobId } from '@rein/base'
 import type { RunIdentity } from '@rein/tools'
 import { endingOf, type JobEnding } from './ending.ts'
+import { fileNoteOf } from './format.ts'
 import { OutputBuffer } from './output-buffer.ts'
 import type { BufferLimits } from './config.ts'
 import type { JobExit, JobInfo, JobRecord, JobRun, JobStatus, KillCause } from './types.ts'
@@ -54,8 +55,10 @@ export class Job {
   private readonly _controller = new AbortController()
   private readonly _buffer: OutputBuffer
   private _ending: (Ending & { endedAt: number }) | undefined
-  /** The last state of a line the producer holds back (`JobRun.pending`); '' when none. */
-  private _pending = ''
+  /** Where the line the producer holds back is read while the job runs (`JobRun.pending`). */
+  private _heldLine: (() => string) | undefined
+  /** The held line's state when the job ended, cut as `read` shows it; '' when none. */
+  private _lastHeld = ''
   /** How the output file stopped keeping the whole output, when it did (`JobRun.outputFileCut`). */
   private _fileNote: string | undefined
   private _body: Promise<void> = Promise.resolve()
@@ -104,7 +107,7 @@ export class Job {
       fail: (error: unknown) => this.fail(error),
       neverStarted: (error: unknown) => this.settle({ status: 'failed', error: describe(error), neverStarted: true }),
       outputFileCut: (note: string) => this.outputFileCut(note),
-      pending: (text: string) => this.setPending(text),
+      pending: (line: () => string) => this.holdLine(line),
       record: (details: JobRecord) => this.events.record(this, details),
     })
     let returned: void | Promise<void>
@@ -122,20 +125,39 @@ export class Job {
     this._buffer.push(text)
   }
 
-  /** The line still held by the producer, as `read` shows it after the output; '' when none. */
+  /**
+   * The line still held by the producer, as `read` shows it after the output; '' when none. Asked
+   * of the producer now, not kept up to date as output comes: a redrawn line may be 64K characters
+   * long, and is read far less often than it changes. Once the job ended, its state then.
+   */
   get pending(): string {
-    return this._pending
+    return this._ending ? this._lastHeld : this.heldLine()
   }
 
-  private setPending(text: string): void {
-    if (this._ending || typeof text !== 'string') return
+  private holdLine(line: () => string): void {
+    if (this._ending || typeof line !== 'function') return
+    this._heldLine = line
+  }
+
+  /** The producer's held line now, cut to its end; '' when there is none or its getter fails. */
+  private heldLine(): string {
+    const line = this._heldLine
+    if (line === undefined) return ''
+    let text: unknown
+    try {
+      text = line()
+    } catch {
+      return ''
+    }
+    if (typeof text !== 'string') return ''
     // Its end is what changes: a long line keeps its last characters, whole ones only.
-    this._pending = text.length <= MAX_PENDING ? text : keptResult(text, { bufferChars: MAX_PENDING, bufferLines: 1 }).output
+    return text.length <= MAX_PENDING ? text : keptResult(text, { bufferChars: MAX_PENDING, bufferLines: 1 }).output
   }
 
   outputFileCut(note: string): void {
-    if (this._ending || this.outputPath === undefined || typeof note !== 'string' || note.trim() === '') return
-    this._fileNote = shorten(note.replace(/\s+/g, ' ').trim(), MAX_FILE_NOTE)
+    const kept = fileNoteOf(note)
+    if (this._ending || this.outputPath === undefined || kept === undefined) return
+    this._fileNote = kept
   }
 
   finish(exit: JobExit = {}): void {
@@ -200,6 +222,10 @@ export class Job {
 
   private settle(ending: Ending): void {
     if (this._ending) return
+    // Its state as the job ended is what it keeps: the producer's own state goes on changing
+    // (a killed command's pipes close) and the getter holds what the producer held.
+    this._lastHeld = this.heldLine()
+    this._heldLine = undefined
     this._ending = { ...ending, endedAt: Date.now() }
     this.events.settled(this)
     this._resolveDone(this.info())
@@ -230,9 +256,6 @@ function settledBy<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
  * `job_output` answer, so it stays small beside it.
  */
 const MAX_PENDING = 400
-
-/** The longest note on the output file kept: it is repeated in every drop note. */
-const MAX_FILE_NOTE = 200
 
 /** The longest failure reason kept, in characters: it reaches the model in a notice and the log. */
 const MAX_ERROR_CHARS = 1000

@@ -470,6 +470,8 @@ function endData(info: JobInfo, notice: boolean, kept: Pick<EndData, 'result' | 
     notice,
     ...(result === undefined ? {} : { result }),
     ...(resultCut === undefined ? {} : { resultCut }),
+    // A later process names the file with it: without it, it would send the model to output it lacks.
+    ...(info.outputFileNote === undefined ? {} : { outputFileNote: info.outputFileNote }),
   }
 }
 
@@ -482,6 +484,7 @@ function factsOf(job: LoggedJob): JobFacts {
     ...endingOf(end),
     // A job that never started names no file: its producer may have removed the one logged at its start.
     ...(job.start.outputPath === undefined || end?.neverStarted === true ? {} : { outputPath: job.start.outputPath }),
+    ...(job.start.outputPath === undefined || end?.neverStarted === true || end?.outputFileNote === undefined ? {} : { outputFileNote: end.outputFileNote }),
     ...(end?.result === undefined ? {} : { kept: true }),
   }
 }
@@ -492,7 +495,7 @@ function factsOf(job: LoggedJob): JobFacts {
  * never an end that may still change (`killed` would be taken for final, then turn into `done`).
  */
 function earlierInfo(job: LoggedJob, sessionId: string, agent: string): JobInfo {
-  const { outputPath, kept: _kept, ...facts } = factsOf(job)
+  const { outputPath, outputFileNote, kept: _kept, ...facts } = factsOf(job)
   if (job.end === undefined) facts.status = 'running'
   return Object.freeze({
     ...facts,
@@ -506,6 +509,7 @@ function earlierInfo(job: LoggedJob, sessionId: string, agent: string): JobInfo 
     unreadChars: 0,
     droppedChars: 0,
     ...(outputPath === undefined ? {} : { outputPath }),
+    ...(outputFileNote === undefined ? {} : { outputFileNote }),
     earlier: true,
   })
 }

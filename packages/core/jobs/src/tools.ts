@@ -3,7 +3,7 @@
 import { ReinError, defineTool, type RunIdentity, type ToolRun } from '@rein/tools'
 import type { BufferLimits, JobsConfig } from './config.ts'
 import { endingOf } from './ending.ts'
-import { clip, count, statusLine } from './format.ts'
+import { clip, count, savedAt, statusLine } from './format.ts'
 import type { KillOutcome } from './runtime.ts'
 import type { JobInfo, JobOutput, JobViewer } from './types.ts'
 
@@ -48,7 +48,7 @@ export function createJobTools(jobs: JobTools, config: JobsConfig) {
           droppedChars: { type: 'integer', required: true },
           outputPath: { type: 'string' },
           outputFileNote: { type: 'string', description: 'the file at outputPath no longer holds the whole output: how' },
-          pending: { type: 'string', description: 'the last state of a line the job is still redrawing' },
+          pending: { type: 'string', description: 'the last state of a line the job is still redrawing (for an ended job: was redrawing when it ended)' },
           earlier: { type: 'boolean' },
         },
       },
@@ -58,7 +58,7 @@ export function createJobTools(jobs: JobTools, config: JobsConfig) {
         else {
           if (value.droppedChars > 0) parts.push(dropNote(value.droppedChars, config, value.outputPath, value.outputFileNote))
           parts.push(value.output === '' ? '(no new output)' : value.output.replace(/\n$/, ''))
-          if (value.pending !== undefined) parts.push(`[a line it is still redrawing (a progress display) reads now: ${value.pending}]`)
+          if (value.pending !== undefined) parts.push(heldLineNote(value.status, value.pending))
         }
         if (value.error !== undefined) parts.push(`The job ${value.neverStarted === true ? 'never started' : 'failed'}: ${value.error}`)
         parts.push(statusLine(value))
@@ -194,12 +194,12 @@ function ending(info: JobInfo) {
  * the result its end logged, if any. It may have run in an earlier process, or in this one before
  * its agent was closed and resumed: the words are true of both.
  */
-function earlierParts(value: { jobId: string; output: string; droppedChars: number; outputPath?: string; neverStarted?: boolean }, kept: BufferLimits): string[] {
+function earlierParts(value: { jobId: string; output: string; droppedChars: number; outputPath?: string; outputFileNote?: string; neverStarted?: boolean }, kept: BufferLimits): string[] {
   const { jobId, output: result, droppedChars, outputPath: path } = value
   const was = `${jobId} belonged to an earlier run of this session`
   if (value.neverStarted === true) return [`(${was}: it never started)`]
-  if (result === '') return [`(${was}: ${path === undefined ? 'its output was not kept' : `its output is saved at ${path}`})`]
-  const saved = path === undefined ? '' : `; its output is saved at ${path}`
+  if (result === '') return [`(${was}: ${path === undefined ? 'its output was not kept' : `its output is saved at ${savedAt(path, value.outputFileNote)}`})`]
+  const saved = path === undefined ? '' : `; its output is saved at ${savedAt(path, value.outputFileNote)}`
   const cut = droppedChars > 0 ? [`[… ${count(droppedChars)} earlier characters were cut: a job keeps at most ${count(kept.bufferChars)} characters and ${count(kept.bufferLines)} lines of its result.]`] : []
   return [`(${was}: its result was kept${saved})`, ...cut, result.replace(/\n$/, '')]
 }
@@ -209,9 +209,17 @@ function stoppingNote(graceMs: number): string {
   return `It was still stopping after ${count(graceMs)} ms (killGraceMs): some of its processes may still be running; check before starting it again.`
 }
 
+/**
+ * The held line after the output: a running job's is where it stands now; an ended job's is only
+ * where it stood when it ended (killed, or failed mid-line), and nothing redraws it any more.
+ */
+function heldLineNote(status: JobInfo['status'], line: string): string {
+  if (status === 'running') return `[a line it is still redrawing (a progress display) reads now: ${line}]`
+  return `[the last state of a line it was redrawing when it ended: ${line}]`
+}
+
 function dropNote(dropped: number, kept: BufferLimits, path: string | undefined, fileNote: string | undefined): string {
   // A file that stopped at its cap may not hold what was dropped: the model must not count on it.
-  const saved = fileNote === undefined ? '' : ` (${fileNote})`
-  const whole = path ? ` The output is saved at ${path}${saved}.` : ' Read more often to keep up.'
+  const whole = path ? ` The output is saved at ${savedAt(path, fileNote)}.` : ' Read more often to keep up.'
   return `[… ${count(dropped)} earlier characters were dropped: a job keeps at most ${count(kept.bufferChars)} unread characters and ${count(kept.bufferLines)} lines.${whole}]`
 }

@@ -67,12 +67,14 @@ export interface JobRun {
    */
   outputFileCut(note: string): void
   /**
-   * The line the producer is holding back because it may still change (a progress bar redrawn
-   * with `\r`): `read` shows its last state after the unread output (`JobOutput.pending`) until a
-   * later call replaces it; `''` clears it. Neither counted, consumed nor logged; its end (last
-   * `MAX_PENDING` characters) is kept. Ignored once the job ended, so a killed job keeps the last state it had.
+   * Where to read the line the producer holds back because it may still change (a progress bar
+   * redrawn with `\r`): `line()` gives its state now, `''` for none. Called once, not per chunk:
+   * `read` calls `line` and shows its end (400 characters) after the unread output
+   * (`JobOutput.pending`), neither counted, consumed nor logged; the job calls it once more as it
+   * ends and keeps that state (a killed job shows what it had). A later call replaces `line`;
+   * ignored once the job ended. A `line` that throws or gives no string shows nothing.
    */
-  pending(text: string): void
+  pending(line: () => string): void
   /**
    * Stores what a later process needs to reap the job after a crash, and makes the session log
    * durable. Record the marker before spawning and the group after; calls merge. Rejects with
@@ -156,7 +158,7 @@ export interface JobInfo {
   readonly droppedChars: number
   /** Where the producer keeps the whole output (`StartJob.outputPath`); logged, so it outlives the process. */
   readonly outputPath?: string
-  /** The file at `outputPath` no longer holds the whole output: how (`JobRun.outputFileCut`). Not logged. */
+  /** The file at `outputPath` no longer holds the whole output: how (`JobRun.outputFileCut`). Logged with its end, so a later process says it too. */
   readonly outputFileNote?: string
   /**
    * True for a job read back from the session log: it ran before this plugin last met the session

@@ -4,6 +4,7 @@ import type { Agent } from '@rein/agent'
 import { countLines } from '@rein/base'
 import { MemorySessionStore, eventData } from '@rein/session'
 import { describe, expect, it } from 'vitest'
+import type { JobRun } from '../src/index.ts'
 import { boot, call, expectValidLog, jobStarter, notices, ofType, ownerOf, tick } from './harness.ts'
 
 /** Every message this plugin injected into the log. */
@@ -290,6 +291,53 @@ describe('finish notices', () => {
     expect(later).not.toHaveProperty('outputPath')
   })
 
+  it('keeps the note that the output file stopped at its cap in the log, so a later process says it beside the path, in the notice and in job_output', async () => {
+    const store = new MemorySessionStore()
+    const first = await boot([[call('start_job', { label: 'dev server' })], [{ text: 'started' }]], { store })
+    const note = 'only its first 4 KiB: later output was not saved (maxOutputFileBytes)'
+    const bodies = jobStarter(first.root, undefined, { outputPath: '/sessions/capped/spill/dev.txt' })
+    const agent = await first.root.agents.create({ sessionId: 'capped' })
+    await agent.send('serve')
+    bodies.get('test-1')!.outputFileCut(note)
+    await first.root.jobs.settle({ timeoutMs: 1 })
+    expect(ofType(agent.session.events, 'jobs/end')).toMatchObject([{ jobId: 'test-1', status: 'killed', outputFileNote: note }])
+    await agent.close()
+    const second = await boot([[call('job_output', { job_id: 'test-1' })], [{ text: 'ok' }]], { store })
+    const { agent: resumed } = await second.root.agents.resume('capped')
+    await resumed.send('is it up?')
+    expect(notices(second.llm.requests[0]!.messages)).toEqual([`Background job test-1 (dev server) was killed because rein exited before it finished. Its output is saved at /sessions/capped/spill/dev.txt (${note}). [status: killed]`])
+    expect(second.llm.requests[1]!.messages.at(-1)!.content[0]).toMatchObject({ content: [{ text: `(test-1 belonged to an earlier run of this session: its output is saved at /sessions/capped/spill/dev.txt (${note}))\n[status: killed]` }] })
+    expect(second.root.jobs.read('test-1', ownerOf(resumed)).info).toMatchObject({ earlier: true, outputPath: '/sessions/capped/spill/dev.txt', outputFileNote: note })
+  })
+
+  it('reads a logged end whose file note is missing, of the wrong type or too long as a log without a note, or with it cut', async () => {
+    const store = new MemorySessionStore()
+    const first = await boot([], { store })
+    const parent = await first.root.agents.create({ sessionId: 'odd' })
+    const log = (type: string, data: object) => parent.session.append(type, data as never)
+    log('jobs/start', { jobId: 'test-1', kind: 'test', label: 'one', outputPath: '/f/1.txt' })
+    log('jobs/end', { jobId: 'test-1', status: 'done', notice: false })
+    log('jobs/start', { jobId: 'test-2', kind: 'test', label: 'two', outputPath: '/f/2.txt' })
+    log('jobs/end', { jobId: 'test-2', status: 'done', notice: false, outputFileNote: 42 })
+    log('jobs/start', { jobId: 'test-3', kind: 'test', label: 'three', outputPath: '/f/3.txt' })
+    log('jobs/end', { jobId: 'test-3', status: 'done', notice: false, outputFileNote: `only\nits first ${'x'.repeat(1_000)}` })
+    log('jobs/start', { jobId: 'test-4', kind: 'test', label: 'four' })
+    log('jobs/end', { jobId: 'test-4', status: 'done', notice: false, outputFileNote: 'a note with no file' })
+    await parent.close()
+    const second = await boot([], { store })
+    const { agent } = await second.root.agents.resume('odd')
+    second.root.jobs.reap('odd')
+    const read = (id: string) => second.root.jobs.read(id, ownerOf(agent)).info
+    expect(read('test-1')).toMatchObject({ earlier: true, outputPath: '/f/1.txt' })
+    expect(read('test-1')).not.toHaveProperty('outputFileNote')
+    expect(read('test-2')).not.toHaveProperty('outputFileNote')
+    const cut = read('test-3').outputFileNote ?? ''
+    expect(cut.startsWith('only its first x')).toBe(true)
+    expect(cut.length).toBeLessThanOrEqual(200)
+    expect(read('test-4')).not.toHaveProperty('outputFileNote')
+    await agent.close()
+  })
+
   it('tells the resumed model which jobs rein killed when it exited', async () => {
     const store = new MemorySessionStore()
     const first = await boot([[call('start_job', { label: 'dev server' })], [{ text: 'started' }]], { store })
@@ -361,6 +409,46 @@ describe('finish notices', () => {
     // The agent's defaults: spillAfterChars 20,000, spillAfterLines 1,200.
     expect({ chars: text.length <= 20_000, lines: countLines(text) <= 1_200 }).toEqual({ chars: true, lines: true })
     expect(text).toBe(`[… 2,998,000 earlier characters were dropped: a job keeps at most 16,000 unread characters and 1,000 lines. The output is saved at /sessions/s/yes.txt.]\n${'y\n'.repeat(999)}y\n[status: running]`)
+  })
+})
+
+describe('the held line in job_output', () => {
+  /** A `test` job that printed a line and holds `held` back, as a progress bar being redrawn. */
+  async function redrawing(held: string, end?: (job: JobRun) => void) {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    let job!: JobRun
+    const handle = root.jobs.start({
+      kind: 'test', label: 'download', owner: ownerOf(agent),
+      run: (run) => {
+        job = run
+        run.output('fetching\n')
+        run.pending(() => held)
+        return new Promise<void>((resolve) => run.signal.addEventListener('abort', () => resolve()))
+      },
+    })
+    const context = { identity: ownerOf(agent), sessionId: agent.session.id }
+    const run = (name: string, args: object) => root.tools.execute({ callId: `c-${name}`, name, arguments: JSON.stringify(args), signal: new AbortController().signal, context })
+    const text = async () => ((await run('job_output', { job_id: handle.jobId })).content[0] as { text: string }).text
+    return { root, handle, run, text, end: () => end?.(job) }
+  }
+
+  it('says what a running job\'s held line reads now', async () => {
+    const { text } = await redrawing('downloaded 57%')
+    expect(await text()).toBe('fetching\n[a line it is still redrawing (a progress display) reads now: downloaded 57%]\n[status: running]')
+  })
+
+  it('does not say a killed job is still redrawing its line: it gives the line\'s last state when the job ended', async () => {
+    const { run, text } = await redrawing('downloaded 57%')
+    await run('job_kill', { job_id: 'test-1' })
+    expect(await text()).toBe('fetching\n[the last state of a line it was redrawing when it ended: downloaded 57%]\n[status: killed]')
+  })
+
+  it('does not say a job that failed after it started is still redrawing its line', async () => {
+    const { text, end, handle } = await redrawing('downloaded 57%', (job) => job.fail(new Error('disk full')))
+    end()
+    await handle.done
+    expect(await text()).toBe('fetching\n[the last state of a line it was redrawing when it ended: downloaded 57%]\nThe job failed: disk full\n[status: failed]')
   })
 })
 

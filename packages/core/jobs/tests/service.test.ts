@@ -279,20 +279,74 @@ describe('read', () => {
     const agent = await root.agents.create()
     const { handle, body } = startJob(root, agent)
     body().output('begun\n')
-    body().pending('10%')
-    body().pending('20%')
+    let line = '10%'
+    body().pending(() => line)
+    line = '20%'
     expect(root.jobs.read(handle.jobId, ownerOf(agent))).toMatchObject({ output: 'begun\n', pending: '20%', info: { unreadChars: 0 } })
     expect(root.jobs.read(handle.jobId, ownerOf(agent))).toMatchObject({ output: '', pending: '20%' })
-    body().pending('')
+    line = ''
     expect(root.jobs.read(handle.jobId, ownerOf(agent))).not.toHaveProperty('pending')
-    body().pending(`${'a'.repeat(1_000)}${'b'.repeat(300)}`)
+    line = `${'a'.repeat(70_000)}${'b'.repeat(300)}`
     const long = root.jobs.read(handle.jobId, ownerOf(agent)).pending ?? ''
     expect(long.length).toBeLessThanOrEqual(400)
     expect(long.endsWith('b'.repeat(300))).toBe(true)
-    body().pending('90%')
+    line = '90%'
     await root.jobs.kill(handle.jobId, ownerOf(agent))
-    body().pending('100%')
+    line = '100%'
+    body().pending(() => 'registered after the end')
     expect(root.jobs.read(handle.jobId, ownerOf(agent)).pending).toBe('90%')
+  })
+
+  it('asks its producer for the held line only when the output is read and once as the job ends, never per output chunk', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    const { handle, body } = startJob(root, agent)
+    let asked = 0
+    let line = ''
+    body().pending(() => {
+      asked++
+      return line
+    })
+    for (let i = 0; i <= 1_000; i++) {
+      line = `${'x'.repeat(60_000)} ${i}%`
+      body().output('.')
+    }
+    expect(asked).toBe(0)
+    expect(root.jobs.read(handle.jobId, ownerOf(agent)).pending?.endsWith(' 1000%')).toBe(true)
+    expect(asked).toBe(1)
+    // A later registration replaces the first.
+    body().pending(() => 'replaced')
+    expect(root.jobs.read(handle.jobId, ownerOf(agent)).pending).toBe('replaced')
+    expect(asked).toBe(1)
+    body().pending(() => {
+      asked++
+      return 'last'
+    })
+    body().done({})
+    await handle.done
+    expect(asked).toBe(2)
+    expect(root.jobs.read(handle.jobId, ownerOf(agent)).pending).toBe('last')
+    expect(root.jobs.read(handle.jobId, ownerOf(agent)).pending).toBe('last')
+    expect(asked).toBe(2)
+  })
+
+  it('shows no held line, and still reads, when the producer\'s getter throws or gives no string', async () => {
+    const { root } = await boot([])
+    const agent = await root.agents.create()
+    const { handle, body } = startJob(root, agent)
+    body().output('out\n')
+    body().pending(() => { throw new Error('broken getter') })
+    expect(root.jobs.read(handle.jobId, ownerOf(agent))).toMatchObject({ output: 'out\n' })
+    expect(root.jobs.read(handle.jobId, ownerOf(agent))).not.toHaveProperty('pending')
+    body().pending((() => 42) as unknown as () => string)
+    expect(root.jobs.read(handle.jobId, ownerOf(agent))).not.toHaveProperty('pending')
+    body().pending('a string is no getter' as unknown as () => string)
+    expect(root.jobs.read(handle.jobId, ownerOf(agent))).not.toHaveProperty('pending')
+    // Asked once more as the job ends: a throw there must not stop the kill.
+    body().pending(() => { throw new Error('broken at the end') })
+    await root.jobs.kill(handle.jobId, ownerOf(agent))
+    expect(root.jobs.read(handle.jobId, ownerOf(agent))).toMatchObject({ info: { status: 'killed' } })
+    expect(root.jobs.read(handle.jobId, ownerOf(agent))).not.toHaveProperty('pending')
   })
 
   it('answers JOB_NOT_FOUND, naming the jobs there are, for an id it does not know', async () => {

@@ -8,7 +8,7 @@
 import type { AgentEvent } from '@rein/agent'
 import { ReinError, formatMoney } from '@rein/base'
 import type { JobRun, JobService } from '@rein/jobs'
-import { startChild, type Holder, type RunDeps, type StartedChild } from './run.ts'
+import { checkChild, startChild, type Holder, type RunDeps, type StartedChild } from './run.ts'
 import type { BackgroundStarted, SubagentRequest, SubagentResult } from './types.ts'
 
 /**
@@ -20,11 +20,13 @@ export async function startInBackground(deps: RunDeps, request: SubagentRequest)
   if (!jobs) {
     throw new ReinError('SUBAGENT_NO_JOBS', 'run_in_background needs background jobs (the @rein/jobs plugin), and none are loaded here: call subagent without it')
   }
+  // A malformed call is told what is wrong with it, not that it came at the cap.
+  const checked = checkChild(deps, request)
   const unreserve = reserve(deps, jobs, request.call.sessionId)
   const holder: Holder = { callId: request.call.callId, signal: request.call.signal, background: true }
   let started: StartedChild
   try {
-    started = await startChild(deps, request, holder)
+    started = await startChild(deps, request, holder, checked)
   } catch (error) {
     unreserve()
     throw error

@@ -83,11 +83,18 @@ export interface StartedChild {
   finish(): Promise<void>
 }
 
+/** A delegation that passed `checkChild`: the profile it names and the child's tools. */
+export interface CheckedChild {
+  readonly profile: SubagentProfile | undefined
+  readonly names: string[] | undefined
+  readonly caller: Agent | undefined
+}
+
 /**
- * Checks a delegation (identity, depth, profile, tools, signal) and creates its child, linked to
- * the call and relaying its events to the parent's listeners: what foreground and background share.
+ * Checks a delegation (identity, depth, profile, tools, signal) without creating anything: what is
+ * wrong with the call itself is said before anything it would count against (`maxBackground`).
  */
-export async function startChild(deps: RunDeps, request: SubagentRequest, holder: Holder): Promise<StartedChild> {
+export function checkChild(deps: RunDeps, request: SubagentRequest): CheckedChild {
   const { call } = request
   const identity = call.identity
   if (!identity || !call.sessionId) throw new ReinError('NO_RUN_IDENTITY', 'a subagent is started from an agent\'s tool call: this call carries no run identity')
@@ -104,8 +111,17 @@ export async function startChild(deps: RunDeps, request: SubagentRequest, holder
   }
   // Both lists were checked: the call's just above, the profile's by the Config schema.
   const names = childTools(tools, [profile?.tools, request.tools])
-  if (call.signal.aborted) throw new ReinError('ABORTED_BEFORE_DISPATCH', 'the subagent call was cancelled before the subagent started')
+  if (call.signal.aborted) throw beforeStart()
+  return { profile, names, caller }
+}
 
+/**
+ * Creates the child of a delegation `checkChild` passed (checked now when not given), linked to
+ * the call and relaying its events to the parent's listeners: what foreground and background share.
+ */
+export async function startChild(deps: RunDeps, request: SubagentRequest, holder: Holder, checked: CheckedChild = checkChild(deps, request)): Promise<StartedChild> {
+  const { call } = request
+  const { profile, names, caller } = checked
   const child = request.resume === undefined ? await create(deps, request, profile, names) : await resumeChild(deps, request, request.resume, profile, names, holder)
   deps.running.add(child)
   deps.holders.set(child.session.id, holder)
@@ -153,7 +169,9 @@ async function create(deps: RunDeps, request: SubagentRequest, profile: Subagent
   const provider = profile?.provider ?? parent?.provider
   const model = profile?.model ?? parent?.model
   if (request.agent !== undefined && profile?.provider !== undefined && profile.model === undefined && parent !== undefined && profile.provider !== parent.provider) {
-    const problem = await inheritedModelProblem(deps, request.agent, profile.provider, parent.model)
+    const problem = await inheritedModelProblem(deps, request.agent, profile.provider, parent.model, call.signal)
+    // A lookup ended by the cancel found nothing: that is no verdict on the profile.
+    if (call.signal.aborted) throw beforeStart()
     if (problem) throw profileError(request.agent, problem)
   }
   const options: CreateAgentOptions = {
@@ -177,12 +195,17 @@ async function create(deps: RunDeps, request: SubagentRequest, profile: Subagent
  * model (the load check refuses a profile's own model for the same reason). Found before the child
  * exists, so no session or request is spent on it.
  */
-async function inheritedModelProblem(deps: RunDeps, name: string, provider: string, model: string): Promise<string | undefined> {
+async function inheritedModelProblem(deps: RunDeps, name: string, provider: string, model: string, signal: AbortSignal): Promise<string | undefined> {
   const llm = deps.ctx.get('llm') as LlmRuntime | undefined
-  if (!llm || await llm.modelInfo(provider, model)) return undefined
+  // The catalog may be fetched over the network: the call's cancel ends the wait for it.
+  if (!llm || await llm.modelInfo(provider, model, signal)) return undefined
   const listed = llm.listModels(provider).map((info) => info.id)
   if (listed.length === 0) return undefined
   return `it names provider "${provider}" but no model, so its subagent would run your model "${model}", which ${provider}'s model catalog does not list: call subagent without agent "${name}", and tell the user to add profiles.${name}.model (one of: ${listed.join(', ')}) to the @rein/subagents config`
+}
+
+function beforeStart(): ReinError {
+  return new ReinError('ABORTED_BEFORE_DISPATCH', 'the subagent call was cancelled before the subagent started')
 }
 
 /** Codes of `ctx.agents.create` that say a profile's route, model or tools cannot be used. */

@@ -61,6 +61,34 @@ describe('background subagents past maxBackground', () => {
     for (const job of ['subagent-1', 'subagent-2']) await root.jobs.wait(job, 60_000, viewer(parent))
   })
 
+  it('answers a malformed background call made at the cap with its own argument error, not SUBAGENT_BACKGROUND_LIMIT', async () => {
+    const { root, create } = await boot(byTask({
+      'start': [
+        [call('subagent', inBackground('a'), 'c1')],
+        [
+          call('subagent', { ...inBackground('b'), agent: 'nope' }, 'c2'),
+          call('subagent', { ...inBackground('b'), tools: ['no_such_tool'] }, 'c3'),
+          call('subagent', inBackground('b'), 'c4'),
+        ],
+        [{ text: 'started' }],
+      ],
+      'a': [[call('gate', { name: 'a' }, 'g1')], [{ text: 'done a' }]],
+    }), { jobs: {}, subagents: { maxBackground: 1 } })
+    const { open } = gates(root)
+    const parent = await create()
+    await parent.send('start')
+    const { events } = parent.session
+    expect(resultOf(events, 'c1')).toMatchObject({ isError: false })
+    expect(resultOf(events, 'c2')).toMatchObject({ isError: true, code: 'INVALID_ARGS' })
+    expect(textOf(resultOf(events, 'c2'))).toContain('unknown agent "nope"')
+    expect(resultOf(events, 'c3')).toMatchObject({ isError: true, code: 'INVALID_ARGS' })
+    expect(textOf(resultOf(events, 'c3'))).toContain('no_such_tool')
+    // A well-formed one is still refused for the cap.
+    expect(resultOf(events, 'c4')).toMatchObject({ isError: true, code: 'SUBAGENT_BACKGROUND_LIMIT' })
+    open('a')
+    await root.jobs.wait('subagent-1', 60_000, viewer(parent))
+  })
+
   it('frees a slot as soon as a background child is killed, fails or finishes', async () => {
     const { root, create } = await boot(byTask({
       'start': [
@@ -237,6 +265,26 @@ describe('a profile that names a provider but no model', () => {
     await parent.send('start')
     expect(resultOf(parent.session.events, 'c1')).toMatchObject({ isError: true, code: 'SUBAGENT_PROFILE_INVALID' })
     expect(textOf(resultOf(parent.session.events, 'c1'))).toBe('Error: the subagent profile "elsewhere" cannot be used: it names provider "other" but no model, so its subagent would run your model "m", which other\'s model catalog does not list: call subagent without agent "elsewhere", and tell the user to add profiles.elsewhere.model (one of: x) to the @rein/subagents config')
+    expect(other.requests).toEqual([])
+    expect((await root.sessions.list()).filter((summary) => summary.depth > 0)).toEqual([])
+  })
+
+  it('ends a call cancelled while the profile\'s provider looks its catalog up, without waiting for the catalog to answer', async () => {
+    const { root, create, other } = await withOther({ elsewhere: { provider: 'other' } })
+    let entered!: () => void
+    const asked = new Promise<void>((resolve) => { entered = resolve })
+    // A catalog over the network that never answers: only the caller's signal ends its wait.
+    const hanging = (_provider: string, _model: string, signal?: AbortSignal) => new Promise<undefined>((_resolve, reject) => {
+      entered()
+      signal?.addEventListener('abort', () => reject(signal.reason), { once: true })
+    })
+    Object.assign(other, { resolveModel: hanging })
+    const parent = await create()
+    const turn = parent.send('start')
+    await asked
+    parent.cancel()
+    await turn
+    expect(resultOf(parent.session.events, 'c1')).toMatchObject({ isError: true, code: 'ABORTED_BEFORE_DISPATCH' })
     expect(other.requests).toEqual([])
     expect((await root.sessions.list()).filter((summary) => summary.depth > 0)).toEqual([])
   })

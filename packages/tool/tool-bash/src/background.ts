@@ -112,6 +112,10 @@ async function runJob(job: JobRun, request: BackgroundRequest, marker: string, s
   let unrecorded: unknown
   let began = false
   let exit: ShellExit
+  // A progress bar redrawn with \r is held until its line ends: job_output shows where it stands,
+  // worked out when it asks (a held line may be 64K characters), not on every chunk. Once the
+  // pipes close (formatter.end), nothing is held.
+  job.pending(() => formatter.pending())
   try {
     // Recorded before the command starts: a crash from here on leaves something to reap.
     await job.record({ marker: `${MARKER_VARIABLE}=${marker}` })
@@ -129,15 +133,9 @@ async function runJob(job: JobRun, request: BackgroundRequest, marker: string, s
           stop.abort()
         })
       },
-      onOutput: (chunk, stream) => {
-        const written = emit(formatter.write(chunk, stream))
-        // A progress bar redrawn with \r is held until its line ends: job_output shows where it stands.
-        job.pending(formatter.pending())
-        return written
-      },
+      onOutput: (chunk, stream) => emit(formatter.write(chunk, stream)),
     })
     await emit(formatter.end())
-    job.pending('')
   } catch (error) {
     if (began) {
       await sink.close()

@@ -12,8 +12,9 @@ import LlmRuntime, { type AdapterRequest } from '@rein/llm'
 import SessionService, { MemorySessionStore } from '@rein/session'
 import { createScriptedLlm, validateSessionInvariants, type ScriptedLlmScript } from '@rein/testkit'
 import ToolRegistry from '@rein/tools'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import * as bash from '../src/index.ts'
+import { StreamFormatter } from '../src/stream-format.ts'
 import { livingWith, uniqueTag, waitFor } from './processes.ts'
 
 let dir: string
@@ -469,8 +470,29 @@ describe('background progress', () => {
     expect(results(llm.requests[3]).at(-1)).toMatch(/^\(no new output\)\n\[a line it is still redrawing \(a progress display\) reads now: downloaded [1-9]\d*%\]\n\[status: running\]$/)
     expect(livingWith(tag)).toEqual([])
     const last = results(llm.requests[5]).at(-1) ?? ''
-    expect(last).toMatch(/^\(no new output\)\n\[a line it is still redrawing \(a progress display\) reads now: downloaded \d+%\]\n\[status: killed\]$/)
+    expect(last).toMatch(/^\(no new output\)\n\[the last state of a line it was redrawing when it ended: downloaded \d+%\]\n\[status: killed\]$/)
     // The file gets the line's last state when the pipe closes.
     expect(readFileSync(root.jobs.list({ sessionId: agent.session.id })[0]?.outputPath ?? '', 'utf8')).toMatch(/^downloaded \d+%$/)
+  })
+
+  it('does not work out the line a job is redrawing on every chunk of its output, only when job_output reads it', async () => {
+    const held = vi.spyOn(StreamFormatter.prototype, 'pending')
+    const chunks = vi.spyOn(StreamFormatter.prototype, 'write')
+    try {
+      const { root, agent } = await boot([
+        [call('bash', { command: `for i in $(seq 1 60); do printf '\\r%s %d%%' "$(head -c 2000 /dev/zero | tr '\\0' x)" $i; sleep 0.005; done; echo`, description: 'Progress', run_in_background: true })],
+        [{ text: 'started' }],
+      ])
+      await agent.send('go')
+      const info = await root.jobs.wait('bash-1', 60_000, { sessionId: agent.session.id })
+      expect(info).toMatchObject({ status: 'done', exitCode: 0 })
+      // The command wrote in many chunks; the held line was asked for at most once (as the job ended).
+      expect(chunks.mock.calls.length).toBeGreaterThan(5)
+      expect(held.mock.calls.length).toBeLessThanOrEqual(1)
+      expect(root.jobs.read('bash-1', { sessionId: agent.session.id })).toMatchObject({ output: expect.stringMatching(/x 60%\n$/) })
+    } finally {
+      held.mockRestore()
+      chunks.mockRestore()
+    }
   })
 })
