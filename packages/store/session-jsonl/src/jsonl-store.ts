@@ -103,7 +103,9 @@ export class JsonlSessionStore implements SessionStore {
     let fd: number | undefined
     try {
       try {
-        fd = openSync(paths.file, 'r+')
+        // Not through a link: the cut of a torn tail, the narrowed mode and the appends would land on
+        // a file outside the sessions folder.
+        fd = openSync(paths.file, WRITE_WITHOUT_FOLLOWING)
       } catch (error) {
         throw openError(id, paths.file, error)
       }
@@ -471,12 +473,18 @@ function folderWhereLogGoes(id: string, file: string, cause?: unknown): ReinErro
   return new ReinError('SESSION_IO_FAILED', `a folder stands where the log of session ${id} should be (${file}); move it out of the sessions folder`, { ...(cause === undefined ? {} : { cause }), details: { id, file } })
 }
 
+/** How `open` opens a log: for reading and writing, failing (ELOOP) on a link rather than following it. */
+const WRITE_WITHOUT_FOLLOWING = constants.O_RDWR | constants.O_NOFOLLOW
+
 /**
  * Why `open` could not open the log for writing. A log that can be read (rein show shows it) but not
  * written is not "unreadable": said as what it is, with what to do; anything else as a read's.
  */
 function openError(id: string, file: string, error: unknown): ReinError {
   const code = errorCode(error)
+  if (code === 'ELOOP') {
+    return new ReinError('SESSION_IO_FAILED', `a link stands where the log of session ${id} should be (${file}), and rein does not write through links: move the log itself into the sessions folder, or rein show ${id} reads it as it is`, { cause: error, details: { id, file } })
+  }
   if (code === 'EACCES' || code === 'EPERM') {
     return new ReinError('SESSION_IO_FAILED', `the log of session ${id} (${file}) is not writable (${code}), and going on with a session appends to it: make it writable for your user (chmod u+w), or rein show ${id} reads it as it is`, { cause: error, details: { id, file } })
   }

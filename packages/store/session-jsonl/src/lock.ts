@@ -15,9 +15,9 @@
  */
 
 import { randomUUID } from 'node:crypto'
-import { closeSync, constants, fstatSync, linkSync, lstatSync, openSync, readFileSync, readdirSync, unlinkSync } from 'node:fs'
+import { closeSync, constants, fstatSync, linkSync, lstatSync, openSync, readFileSync, readdirSync, unlinkSync, type Stats } from 'node:fs'
 import { join } from 'node:path'
-import { isProcessAlive, leftByGoneProcesses, messageOf, ReinError } from '@rein/base'
+import { isProcessAlive, isReinError, leftByGoneProcesses, messageOf, ReinError } from '@rein/base'
 import { quietly, writeNewPrivateFile } from './durable-write.ts'
 import { errorCode } from './fs-errors.ts'
 
@@ -193,11 +193,17 @@ function writerOfTemp(name: string): number | undefined {
  * cannot be freed and given to a new pid file meanwhile.
  */
 function removeIfStale(lock: string): void {
-  const fd = openSync(lock, READ_WITHOUT_WAITING)
+  let fd
+  try {
+    fd = openSync(lock, READ_WITHOUT_WAITING)
+  } catch (error) {
+    if (errorCode(error) !== 'ELOOP') throw error
+    removeLink(lock)
+    return
+  }
   try {
     const read = fstatSync(fd)
-    const pid = Number(readFileSync(fd, 'utf8').trim())
-    const holder = Number.isInteger(pid) && pid > 0 ? pid : 'stale'
+    const holder = holderIn(fd, read, lock)
     if (holder !== 'stale' && isHolderAlive(lock, holder)) return
     const now = lstatSync(lock)
     if (now.ino === read.ino && now.dev === read.dev) unlinkSync(lock)
@@ -206,27 +212,49 @@ function removeIfStale(lock: string): void {
   }
 }
 
+/** Unlinks `lock` while it is still a link: the link's name goes, never what it points to. */
+function removeLink(lock: string): void {
+  if (lstatSync(lock).isSymbolicLink()) unlinkSync(lock)
+}
+
 /**
  * How a lock is opened to be read: a FIFO left under a lock's name would otherwise block the open
  * (on the event loop: these calls are synchronous) until a writer came. Read so, it reads as empty: stale.
+ * Never through a link (ELOOP): rein makes none, and one to a device would be read without end.
  */
-const READ_WITHOUT_WAITING = constants.O_RDONLY | constants.O_NONBLOCK
+const READ_WITHOUT_WAITING = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW
 
 /** The holder's pid; 'stale' when the file names no process; 'gone' when it vanished meanwhile. */
 function readHolder(lock: string): number | 'stale' | 'gone' {
-  let text
+  let fd
   try {
-    const fd = openSync(lock, READ_WITHOUT_WAITING)
-    try {
-      text = readFileSync(fd, 'utf8')
-    } finally {
-      closeSync(fd)
-    }
+    fd = openSync(lock, READ_WITHOUT_WAITING)
   } catch (error) {
-    if (errorCode(error) === 'ENOENT') return 'gone'
+    const code = errorCode(error)
+    if (code === 'ENOENT') return 'gone'
+    // A link is no lock rein wrote: stale, and its name is removed (removeIfStale).
+    if (code === 'ELOOP') return 'stale'
     throw lockError(lock, error)
   }
-  const pid = Number(text.trim())
+  try {
+    return holderIn(fd, fstatSync(fd), lock)
+  } catch (error) {
+    throw isReinError(error) ? error : lockError(lock, error)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/**
+ * The pid in the open lock `fd`; 'stale' when it names no process, or is no file (a FIFO, a device:
+ * not read, as a device would never end). A folder cannot be removed as a lock is: said so.
+ */
+function holderIn(fd: number, stats: Stats, lock: string): number | 'stale' {
+  if (stats.isDirectory()) {
+    throw new ReinError('SESSION_IO_FAILED', `a folder stands where a session's lock goes (${lock}); move it away`, { details: { lock } })
+  }
+  if (!stats.isFile()) return 'stale'
+  const pid = Number(readFileSync(fd, 'utf8').trim())
   // pid 0 and negatives would address process groups in process.kill.
   return Number.isInteger(pid) && pid > 0 ? pid : 'stale'
 }

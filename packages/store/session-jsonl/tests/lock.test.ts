@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { link, readdir, readFile, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises'
+import { link, mkdir, readdir, readFile, rm, stat, symlink, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -208,6 +208,47 @@ describe('session locks', () => {
     const child = spawnSync(process.execPath, ['--conditions=@rein/source', '--import', 'tsx', script, root], { encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL' })
     expect({ status: child.status, stdout: child.stdout }).toEqual({ status: 0, stdout: expect.stringContaining('done') })
     expect(child.stdout).toContain('other empty')
+  })
+
+  it('takes over a link named like a lock (rein never makes one), removing the link and leaving what it points to', async () => {
+    const root = await tempRoot()
+    await storedSession(root, 's1')
+    await storedSession(root, 's2')
+    const sleeper = spawn('sleep', ['30'])
+    children.push(sleeper)
+    const elsewhere = join(await tempRoot(), 'pid')
+    await writeFile(elsewhere, `${sleeper.pid!}\n`)
+    await symlink(elsewhere, join(root, 's1.lock'))
+    await symlink(join(root, 'nowhere'), join(root, 's2.lock'))
+    const store = new JsonlSessionStore({ root })
+    expect((await store.list()).map((summary) => summary.status)).toEqual(['empty', 'empty'])
+    for (const id of ['s1', 's2']) expect((await store.open(id)).events).toEqual(range(0, 1))
+    await store.dispose()
+    expect((await readdir(root)).sort()).toEqual(['.summaries.json', 's1.jsonl', 's2.jsonl'])
+    expect(await readFile(elsewhere, 'utf8')).toBe(`${sleeper.pid!}\n`)
+  })
+
+  it('does not read a lock that is a link to a device without end: the sweep and the list finish', async () => {
+    const root = await tempRoot()
+    await storedSession(root, 'other')
+    await symlink('/dev/zero', join(root, 'stray.lock'))
+    await symlink('/dev/zero', join(root, 'other.lock'))
+    const script = fileURLToPath(new URL('fixtures/claim-and-list.ts', import.meta.url))
+    // In a child process: before the fix it read /dev/zero until memory ran out; the guard ends it.
+    const child = spawnSync(process.execPath, ['--conditions=@rein/source', '--import', 'tsx', script, root], { encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL' })
+    expect({ status: child.status, stdout: child.stdout }).toEqual({ status: 0, stdout: expect.stringContaining('done') })
+    expect(child.stdout).toContain('other empty')
+    expect((await readdir(root)).sort()).toEqual(['.summaries.json', 'other.jsonl', 's1.jsonl'])
+  })
+
+  it('says a folder named like a lock is a folder to move away, not a matter of permissions or free space', async () => {
+    const root = await tempRoot()
+    await storedSession(root, 's1')
+    await mkdir(join(root, 's1.lock'))
+    const error = await new JsonlSessionStore({ root }).open('s1').catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ code: 'SESSION_IO_FAILED', details: { lock: join(root, 's1.lock') } })
+    expect((error as Error).message).toContain(`a folder stands where a session's lock goes (${join(root, 's1.lock')}); move it away`)
+    expect((error as Error).message).not.toMatch(/permissions and free space/)
   })
 
   it('leaves no stale lock behind for a finished session that no one opens again', async () => {

@@ -2,7 +2,7 @@
 // is, naming the path, not as "cannot read session … check the folder's permissions and free space".
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises'
 import { syncBuiltinESMExports } from 'node:module'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -21,7 +21,7 @@ afterEach(() => {
 function refuseWritingTo(file: string): void {
   fs.openSync = (...args: Parameters<typeof openSync>) => {
     const [path, flags] = args
-    if (path === file && flags === 'r+') throw Object.assign(new Error(`EACCES: permission denied, open '${file}'`), { code: 'EACCES' })
+    if (path === file && flags !== 'r') throw Object.assign(new Error(`EACCES: permission denied, open '${file}'`), { code: 'EACCES' })
     return openSync(...args)
   }
   syncBuiltinESMExports()
@@ -88,5 +88,28 @@ describe('a session log rein cannot write', () => {
     const unreadable: string[] = []
     expect((await store.list({ unreadable: (id) => unreadable.push(id) })).map((summary) => summary.id)).toEqual(['s1'])
     expect(unreadable).toEqual(['f1'])
+  })
+
+  it('a link where the log should be is not written through: open refuses it and leaves the file it points to as it was', async () => {
+    const root = await tempRoot()
+    const elsewhere = await tempRoot()
+    await storedSession(elsewhere)
+    const target = join(elsewhere, 's1.jsonl')
+    // A torn tail and a wide mode: open would cut the one and narrow the other, on a log it owns.
+    await writeFile(target, `${await readFile(target, 'utf8')}{"seq":1,"ty`, { mode: 0o644 })
+    fs.chmodSync(target, 0o644)
+    const before = await readFile(target)
+    const file = join(root, 's1.jsonl')
+    await symlink(target, file)
+    const store = new JsonlSessionStore({ root })
+    const error = await store.open('s1').catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ code: 'SESSION_IO_FAILED', details: { id: 's1', file } })
+    expect((error as Error).message).toContain(`a link stands where the log of session s1 should be (${file})`)
+    expect(await readFile(target)).toEqual(before)
+    expect((await stat(target)).mode & 0o777).toBe(0o644)
+    // Read through, as rein show would: nothing is written.
+    expect((await store.load('s1')).events).toEqual(range(0, 1))
+    await store.dispose()
+    expect(fs.existsSync(join(root, 's1.lock'))).toBe(false)
   })
 })
