@@ -20,3 +20,20 @@ export function padEndColumns(text: string, width: number): string {
 export function padStartColumns(text: string, width: number): string {
   return `${' '.repeat(Math.max(0, width - displayWidth(text)))}${text}`
 }
+
+/**
+ * `text` in at most `width` columns: cut between graphemes, so an emoji sequence or a character
+ * with its marks stays whole, and ended with `…` when anything was left out.
+ */
+export function clipColumns(text: string, width: number): string {
+  if (displayWidth(text) <= width) return text
+  let kept = ''
+  let used = 0
+  for (const { segment } of new Intl.Segmenter().segment(text)) {
+    const columns = displayWidth(segment)
+    if (used + columns > width - 1) break
+    kept += segment
+    used += columns
+  }
+  return `${kept}…`
+}

@@ -2,7 +2,7 @@
 
 import type { AgentEvent, TreeUsage, TurnResult } from '@rein/agent'
 import { addUsage, type TokenUsage } from '@rein/llm'
-import type { ContextCompacted, TurnEndReason } from '@rein/session'
+import type { ContextCompacted, SessionSummary, TurnEndReason } from '@rein/session'
 import type { Spend } from '@rein/telemetry'
 import { addMoney, maskText, secretValues, formatMoney, groupDigits, isReinError, messageOf, shorten } from '@rein/base'
 import { BUILT_IN_PRICES, windowRefusalInBuiltInTerms } from './built-in-terms.ts'
@@ -290,6 +290,18 @@ const TURN_END_WORDS: Readonly<Record<TurnEndReason, string>> = {
 /** The word for a turn's end reason; one a newer rein wrote reads as it is. */
 export function turnEndWord(reason: string): string {
   return Object.hasOwn(TURN_END_WORDS, reason) ? TURN_END_WORDS[reason as TurnEndReason] : reason
+}
+
+/** How each status only a listing has reads; a turn's end reads as everywhere else (`turnEndWord`). */
+const OTHER_STATUS = new Map<string, string>(Object.entries({
+  'needs-repair': 'needs repair',
+  'running': 'running',
+  'empty': 'empty',
+} satisfies Record<Exclude<SessionSummary['status'], TurnEndReason>, string>))
+
+/** A session's status in the word `rein sessions` lists it with, wherever a session is named (`show`'s subagent lines too). */
+export function sessionStatusWord(status: string): string {
+  return OTHER_STATUS.get(status) ?? turnEndWord(status)
 }
 
 type ToolEnd = Extract<AgentEvent, { type: 'tool-end' }>

@@ -247,11 +247,13 @@ export async function openAgent(scope: SessionScope, sessionId: string | undefin
   // A signal during the repair stops what it runs (a subagent being continued is interrupted, to continue later).
   const { agent, repaired } = await scope.ctx.agents.resume(sessionId, { ...rest, ...(scope.options.model ? { model: scope.options.model } : {}), signal: scope.interrupted })
     .catch((error: unknown) => { throw unknownProviderIn(providerSource(scope, true), modelMissingIn(scope.source, maxCostInBuiltInTerms(scope.source, error))) })
-  const notice = told(await builtInCompactionNotice(scope, agent))
+  const advice = await builtInCompactionNotice(scope, agent)
   // Jobs an earlier process left running are reaped now, and the model told, before the first turn.
   scope.ctx.get('jobs')?.reap(sessionId)
   const route = routeOf(scope, agent)
   reportRepair(scope.renderer, sessionId, repaired)
+  // After the repair's lines, right before the turn: what the advice is about runs next.
+  const notice = told(advice)
   return { agent, repaired, ...route, ...notice }
 }
 

@@ -3,26 +3,18 @@
  * session (a subagent's) is indented under its parent.
  */
 
-import type { SessionSummary, TurnEndReason } from '@rein/session'
+import type { SessionSummary } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
 import { withComposition } from '../session-command.ts'
-import { tokenCount, turnEndWord } from '../render.ts'
+import { sessionStatusWord, tokenCount } from '../render.ts'
 import { jsonLine } from '../json-line.ts'
 import { neutralize } from '../terminal-text.ts'
-import { padEndColumns, padStartColumns } from '../columns.ts'
+import { clipColumns, padEndColumns, padStartColumns } from '../columns.ts'
 import { formatMoney, groupDigits, isReinError, messageOf, shellWord } from '@rein/base'
 
-/** How each status reads: a turn's end as everywhere else (`turnEndWord`), and the states only a listing has. */
-const OTHER_STATUS = new Map<string, string>(Object.entries({
-  'needs-repair': 'needs repair',
-  'running': 'running',
-  'empty': 'empty',
-} satisfies Record<Exclude<SessionSummary['status'], TurnEndReason>, string>))
-
-function statusWord(status: string): string {
-  return OTHER_STATUS.get(status) ?? turnEndWord(status)
-}
+/** Most columns a title takes in the listing; `--json` gives it whole. */
+const TITLE_COLUMNS = 80
 
 export async function sessionsCommand(args: ParsedArgs, io: Io): Promise<number> {
   return withComposition(args.options, io, async ({ ctx }) => {
@@ -79,14 +71,15 @@ function line(session: SessionSummary, level: number): string {
   return [
     `${indent}${session.id}`,
     when,
-    padEndColumns(statusWord(session.status), 12),
+    padEndColumns(sessionStatusWord(session.status), 12),
     // A model id is any text a log holds: made safe first (`^[` takes two columns), then padded by display width.
     padEndColumns(neutralize(session.model ?? '-'), 16),
     `${padStartColumns(String(session.turns), 3)} turn${session.turns === 1 ? ' ' : 's'}`,
     // `~`: part estimated (a provider reported no usage), as `rein run` marks it.
     padStartColumns(`${session.usageEstimated ? '~' : ''}${groupDigits(tokens)} tok`, 12),
     padStartColumns(cost, 8),
-    session.title ?? '(no message)',
+    // The store cuts a title at a number of words: one long word (a pasted log line, CJK text) is cut here, made safe first.
+    session.title === undefined ? '(no message)' : clipColumns(neutralize(session.title), TITLE_COLUMNS),
   ].join('  ')
 }
 

@@ -10,7 +10,7 @@ import type { Message } from '@rein/llm'
 import { eventData, planRepair, type ContextCompacted, type CoreEventData, type SessionEvent, type SessionSummary } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
-import { compactionLine, turnEndWord } from '../render.ts'
+import { compactionLine, sessionStatusWord, turnEndWord } from '../render.ts'
 import { changesPerTurn, type TurnChanges } from '../rewind/turns.ts'
 import { resolveSessionId, withComposition } from '../session-command.ts'
 import { jsonLine } from '../json-line.ts'
@@ -46,7 +46,7 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
       const line = describe(event, marks.changes, spend, waits)
       if (line !== undefined) io.stdout.write(`${neutralize(maskText(line, secrets))}\n`)
       const child = event.type === 'tool/call' ? childOfCall(children, eventData(event, 'tool/call')) : undefined
-      if (child) io.stdout.write(`${neutralize(`    ↳ subagent session ${child.id} · ${child.status} · ${child.turns} turn${child.turns === 1 ? '' : 's'} · rein show ${child.id}`)}\n`)
+      if (child) io.stdout.write(`${neutralize(`    ↳ subagent session ${child.id} · ${sessionStatusWord(child.status)} · ${child.turns} turn${child.turns === 1 ? '' : 's'} · rein show ${child.id}`)}\n`)
     }
     const plan = planRepair(events, () => false)
     if (plan.turn !== undefined) io.stdout.write(`\n${openTurnNote(await stored(), header.id, plan.turn, plan.calls.length)}\n`)
