@@ -22,7 +22,17 @@ export async function closeLostChild(agents: AgentService, sessions: SessionServ
   // going already, as rein exits).
   if (!paired.some((call) => call.name === SUBAGENT_TOOL)) return report
   const open = (await sessions.list({ all: true })).filter((summary) => summary.parentSessionId === id && summary.status === 'needs-repair')
-  for (const child of open) await closeLostChild(agents, sessions, jobs, child.id)
+  // Each child closed even when one cannot be (its log needs a plugin not loaded): the first
+  // failure is thrown once all were tried, so it is still said, and the siblings are not left open.
+  let failed: { error: unknown } | undefined
+  for (const child of open) {
+    try {
+      await closeLostChild(agents, sessions, jobs, child.id)
+    } catch (error) {
+      failed ??= { error }
+    }
+  }
+  if (failed) throw failed.error
   return report
 }
 

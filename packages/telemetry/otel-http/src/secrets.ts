@@ -40,18 +40,22 @@ function maskValue<T extends AttributeValue | undefined>(value: T, mask: Masker)
 
 /**
  * The credentials among collector headers: a header named like a secret (`authorization`,
- * `x-api-key`), or a value that looks like a token whatever its name (`x-honeycomb-team`); and the
- * credential after an auth scheme (`Bearer <token>`), which a message may quote alone. An org id
- * or a content type is left alone: masking it would blank every mention of it in the content.
+ * `x-api-key`), a value with an auth scheme (`Bearer …`), or a value that looks like a token whatever
+ * its name (`x-honeycomb-team`); and the credential after an auth scheme (`Bearer <token>`), which a
+ * message may quote alone. An org id or a content type is left alone: masking it would blank every
+ * mention of it in the content.
  */
 function headerSecrets(headers: readonly (readonly [string, string])[]): string[] {
   return headers.flatMap(([name, value]) => {
     const trimmed = value.trim()
     const token = /^\S+\s+(\S+)$/.exec(trimmed)?.[1]
-    if (!isSecretName(name) && !looksLikeToken(token ?? trimmed)) return []
+    if (!isSecretName(name) && !AUTH_SCHEME.test(trimmed) && !looksLikeToken(token ?? trimmed)) return []
     return token === undefined ? [trimmed] : [trimmed, token]
   })
 }
+
+/** A value that opens with an auth scheme (`Bearer …`, `Basic …`): a credential, however short or plain. */
+const AUTH_SCHEME = /^(?:bearer|basic|token|digest|apikey|api-key|key)\s+\S/i
 
 /** A run of 16 or more characters with no space, holding letters and digits: how keys and tokens look, and words rarely do. */
 function looksLikeToken(value: string): boolean {

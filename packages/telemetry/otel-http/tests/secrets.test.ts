@@ -22,4 +22,8 @@ describe('the keys masked out of exported content', () => {
   it('masks a header whose name says it holds a secret, whatever its value looks like', () => {
     expect(contentMasker({}, { 'x-api-key': 'plain words key' })('the key is plain words key')).toBe('the key is ***')
   })
+  it('masks a value with an auth scheme under any header name, however plain its token', () => {
+    const masker = contentMasker({}, { 'x-custom-auth': 'Bearer abcdefghijklmnopqrstu' })
+    expect(masker('sent abcdefghijklmnopqrstu')).toBe('sent ***')
+  })
 })
