@@ -23,17 +23,17 @@ export function checkBaseURL(value: string): string {
   throw new ReinError('CONFIG_INVALID', `baseURL "${value}" is not a URL; write the server's API root with its scheme, e.g. baseURL: http://localhost:8000/v1`)
 }
 
+/** A host name, an IPv4 address or a bracketed IPv6 one: what a scheme in front of it makes a URL of. */
+const HOST_NAME = /^(?:[\p{L}\p{N}_.-]+|\[[0-9a-fA-F:.]+\])$/u
+
 /**
  * Local hosts (localhost, IP addresses, names without a dot) rarely have TLS; everything else gets
  * https. `undefined` when a scheme would not make it a URL (a space in it, or a scheme already there
  * around a host that is not valid): the fix shown must be one that works.
  */
-/** A host name, an IPv4 address or a bracketed IPv6 one: what a scheme in front of it makes a URL of. */
-const HOST_NAME = /^(?:[\p{L}\p{N}_.-]+|\[[0-9a-fA-F:.]+\])$/u
-
 function withScheme(value: string): string | undefined {
   if (value.includes('://')) return undefined
-  const host = value.replace(/^\/+/, '').split(/[/:?#]/, 1)[0] ?? ''
+  const host = value.replace(/^\/+/, '').replace(/^[^/?#@]*@/, '').split(/[/:?#]/, 1)[0] ?? ''
   // `${GATEWAY_URL}` or `$HOST`: a variable nothing substituted, which a scheme would not make a host.
   if (!HOST_NAME.test(host)) return undefined
   const local = host === 'localhost' || /^[\d.]+$/.test(host) || host.startsWith('[') || !host.includes('.') || host.endsWith('.local')

@@ -223,6 +223,7 @@ describe('base URL without a scheme', () => {
     ['localhost:8080/v1', 'http://localhost:8080/v1'],
     ['127.0.0.1:8080/v1', 'http://127.0.0.1:8080/v1'],
     ['api.example.com/v1', 'https://api.example.com/v1'],
+    ['user@gateway.example.com/v1', 'https://user@gateway.example.com/v1'],
   ])('refuses %s when the plugin starts, naming the field, the value and the fix', async (baseURL, fix) => {
     const root = new Context()
     await root.plugin(LlmRuntime)

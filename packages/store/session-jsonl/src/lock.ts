@@ -15,7 +15,7 @@
  */
 
 import { randomUUID } from 'node:crypto'
-import { closeSync, constants, fstatSync, linkSync, lstatSync, openSync, readFileSync, readdirSync, unlinkSync, type Stats } from 'node:fs'
+import { closeSync, constants, fstatSync, linkSync, lstatSync, openSync, readSync, readdirSync, unlinkSync, type Stats } from 'node:fs'
 import { join } from 'node:path'
 import { isProcessAlive, isReinError, leftByGoneProcesses, messageOf, ReinError } from '@rein/base'
 import { quietly, writeNewPrivateFile } from './durable-write.ts'
@@ -245,6 +245,9 @@ function readHolder(lock: string): number | 'stale' | 'gone' {
   }
 }
 
+/** The most of a lock that is read: a pid and a newline, with room to spare; longer is no pid (stale). */
+const PID_BYTES = 32
+
 /**
  * The pid in the open lock `fd`; 'stale' when it names no process, or is no file (a FIFO, a device:
  * not read, as a device would never end). A folder cannot be removed as a lock is: said so.
@@ -254,7 +257,9 @@ function holderIn(fd: number, stats: Stats, lock: string): number | 'stale' {
     throw new ReinError('SESSION_IO_FAILED', `a folder stands where a session's lock goes (${lock}); move it away`, { details: { lock } })
   }
   if (!stats.isFile()) return 'stale'
-  const pid = Number(readFileSync(fd, 'utf8').trim())
+  // A pid is a few digits: a big file under a lock's name is read no further than that.
+  const head = Buffer.alloc(PID_BYTES)
+  const pid = Number(head.toString('utf8', 0, readSync(fd, head, 0, PID_BYTES, 0)).trim())
   // pid 0 and negatives would address process groups in process.kill.
   return Number.isInteger(pid) && pid > 0 ? pid : 'stale'
 }
