@@ -486,8 +486,9 @@ describe('background progress', () => {
       await agent.send('go')
       const info = await root.jobs.wait('bash-1', 60_000, { sessionId: agent.session.id })
       expect(info).toMatchObject({ status: 'done', exitCode: 0 })
-      // The command wrote in many chunks; the held line was asked for at most once (as the job ended).
-      expect(chunks.mock.calls.length).toBeGreaterThan(5)
+      // The command wrote in several chunks (how many depends on how the pipe is read: a loaded
+      // machine joins them); the held line was asked for at most once (as the job ended).
+      expect(chunks.mock.calls.length).toBeGreaterThan(1)
       expect(held.mock.calls.length).toBeLessThanOrEqual(1)
       expect(root.jobs.read('bash-1', { sessionId: agent.session.id })).toMatchObject({ output: expect.stringMatching(/x 60%\n$/) })
     } finally {
