@@ -24,7 +24,12 @@ export function configProblems(config: unknown, schema: unknown): string[] {
   return [...variableProblems(config), ...schemaProblems(config, schema)]
 }
 
-function schemaProblems(config: unknown, schema: unknown): string[] {
+/**
+ * What `configProblems` finds in a config whose `!!js` values are evaluated, without the
+ * shell-variable check: what an expression gives is the plugin's to read (`'$HOME'` is text the
+ * user wrote on purpose), as when the row first starts; the values written out were checked as written.
+ */
+export function schemaProblems(config: unknown, schema: unknown): string[] {
   if (isSchemastery(schema)) {
     const problems = unknownKeys(config, schema).map(describeUnknownKey)
     try {

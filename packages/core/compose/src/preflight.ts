@@ -8,7 +8,7 @@
 
 import type { EntryOptions, EntryTree } from '@deepseek-ai/cordis-plugin-loader'
 import type { ConfigTree } from './config-tree.ts'
-import { configProblems, containsJsExpr } from './check-config.ts'
+import { configProblems, containsJsExpr, schemaProblems } from './check-config.ts'
 import { evaluateConfig } from './evaluate-config.ts'
 import { loadPlugin, rowLabel, type RowPlugin } from './row-plugin.ts'
 import { provides } from './services.ts'
@@ -63,7 +63,8 @@ function restartProblems(tree: EntryTree, row: EntryOptions, was: EntryOptions |
   const entry = tree.store[row.id]
   if (entry === undefined) return []
   const { config, problems } = evaluateConfig((expression) => entry.evaluate(expression), row.config)
-  return problems.length > 0 ? problems : configProblems(config, plugin.Config)
+  // As at the first start, what an expression gives is not looked at for shell-style variables.
+  return problems.length > 0 ? problems : schemaProblems(config, plugin.Config)
 }
 
 /** A valid row that could not start anyway: every row providing a service it needs is invalid. */

@@ -66,24 +66,28 @@ function isUtf16(bytes: Buffer): boolean {
   return bytes.length >= 2 && (first === 0) !== (second === 0)
 }
 
-/** The offset of the first byte that cannot start or continue UTF-8: the end of the longest prefix that decodes. */
+/** The offset of the first byte that cannot start or continue UTF-8: where the longest prefix that decodes goes wrong. */
 function firstNonUtf8Byte(bytes: Buffer): number {
-  // A prefix cut inside a character decodes when streaming (the rest may follow), so validity only falls once.
-  const decodes = (length: number) => {
+  const decodes = (length: number, stream: boolean) => {
     try {
-      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, length), { stream: true })
+      new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(0, length), { stream })
       return true
     } catch {
       return false
     }
   }
+  // A prefix cut inside a character decodes when streaming (the rest may follow), so validity only falls once.
   let fits = 0
   let fails = bytes.length
   while (fails - fits > 1) {
     const middle = (fits + fails) >> 1
-    if (decodes(middle)) fits = middle
+    if (decodes(middle, true)) fits = middle
     else fails = middle
   }
+  // That prefix may end on the start of a character the next byte breaks: a Latin-1 accented
+  // letter (0xC2–0xF4) is a UTF-8 lead byte. The bad character starts where the prefix last
+  // decodes whole, at most 3 bytes back.
+  for (let back = 0; back < 3 && fits > 0 && !decodes(fits, false); back++) fits--
   return fits
 }
 

@@ -26,8 +26,22 @@ describe('a file in another encoding', () => {
       : `${counter('a')}- id: d\n  name: ${fixtures}recorder.ts\n  config: {name: café}\n`
     const { code, problems } = await failure(writeBytes(Buffer.from(text, 'latin1'), name))
     expect(code).toBe('CONFIG_INVALID')
-    const line = name.endsWith('.json') ? 1 : 6
-    expect(problems).toEqual([expect.stringMatching(new RegExp(`^not UTF-8 text: the bytes at line ${line}, column \\d+ are not UTF-8; save the file as UTF-8`))])
+    // The é itself: a Latin-1 accented letter is a UTF-8 lead byte, so the prefix ending on it still decodes as a stream.
+    const at = name.endsWith('.json') ? `line 1, column ${text.indexOf('é') + 1}` : 'line 6, column 21'
+    expect(problems).toEqual([`not UTF-8 text: the bytes at ${at} are not UTF-8; save the file as UTF-8`])
+  })
+
+  it.each([
+    ['an accented letter that ends its line (not the newline after it)', `${counter('a')}# written by René\n`, 'line 4, column 17'],
+    ['an accented letter that ends the file', `${counter('a')}# written by René`, 'line 4, column 17'],
+    ['a byte that can only continue a character (Latin-1 ©)', `${counter('a')}# © 2026\n`, 'line 4, column 3'],
+    ['an accented letter after UTF-8 text beyond ASCII on its line (columns count characters)', null, 'line 4, column 5'],
+  ])('says where a Latin-1 byte is for %s', async (_label, text, at) => {
+    const bytes = text === null
+      ? Buffer.concat([Buffer.from(`${counter('a')}# ✓ `), Buffer.from('é ok\n', 'latin1')])
+      : Buffer.from(text, 'latin1')
+    const { problems } = await failure(writeBytes(bytes))
+    expect(problems).toEqual([`not UTF-8 text: the bytes at ${at} are not UTF-8; save the file as UTF-8`])
   })
 
   it.each([
@@ -80,6 +94,15 @@ describe('a variable written as a shell reads one', () => {
   it('leaves a variable inside longer text alone: it may be meant for the plugin (a prompt, a shell line)', async () => {
     const composition = await load(writeConfig(counter('"echo ${HOME}"')))
     expect(composition.ctx.counter.config.label).toBe('echo ${HOME}')
+  })
+
+  it('a reload does not refuse a !!js value that gives $CLOCK_LABEL, as the load that started the row did not', async () => {
+    const row = (start: number) => `- id: c\n  name: ${fixtures}counter.ts\n  config:\n    start: ${start}\n    label: !!js "'$CLOCK_LABEL'"\n`
+    const composition = await load(writeConfig(row(0)))
+    expect(composition.ctx.counter.config.label).toBe('$CLOCK_LABEL')
+    writeConfig(row(1))
+    await composition.reload()
+    expect(composition.ctx.counter.config).toMatchObject({ start: 1, label: '$CLOCK_LABEL' })
   })
 })
 

@@ -10,7 +10,7 @@ import { messageOf, shorten, type Stop } from '@rein/base'
 import type { AdapterRequest, LlmAdapter } from './adapter.ts'
 import { abortFailure, CANCELLED, generationOf, type AttemptContext, type FailedAttempt, type InflightAttempts } from './attempt.ts'
 import { isRetryableFailure, type LlmFailure } from './errors.ts'
-import { failsEverywhere, fallsBack, resolveRoute, routeLabel, type Cooldowns } from './fallback.ts'
+import { capOf, failsEverywhere, fallsBack, resolveRoute, routeLabel, type Cooldowns } from './fallback.ts'
 import type { ModelInfos } from './model-info.ts'
 import type { LlmEvent, LlmRequest, ModelRoute, Resend } from './request.ts'
 import { retryDelay, sleep, type RetryPolicy } from './retry.ts'
@@ -75,8 +75,12 @@ export class Course {
       if (place === undefined) return this.finalStep()
       this.place = place
       if (this.run.stopped) return abortedStep(this.run.reason)
+      // Read once per attempt, apart from the route: a cap the caller cannot give is its failure
+      // and ends the stream, where a route's would move on down the chain.
+      const cap = capOf(this.request)
+      if (typeof cap === 'object') return this.callerFailed(place.route, cap)
       // Per attempt: a provider swapped or unloaded between retries is seen here.
-      const resolved = resolveRoute(place.route, this.state.adapters, this.request, this.state.infos)
+      const resolved = resolveRoute(place.route, this.state.adapters, this.request, this.state.infos, cap)
       if ('failure' in resolved) {
         this.routeFailed(resolved.failure)
         continue
@@ -149,7 +153,8 @@ export class Course {
   /** The next route worth trying, telling of the move from the last one; undefined when none is left. */
   private nextRoute(): Place | undefined {
     const { adapters, cooldowns, logger, infos } = this.state
-    const usable = (route: ModelRoute) => !('failure' in resolveRoute(route, adapters, this.request, infos))
+    // Vetting only: the cap is no part of whether a route can serve, and is read when one is sent.
+    const usable = (route: ModelRoute) => !('failure' in resolveRoute(route, adapters, this.request, infos, undefined))
     while (!this.over) {
       const step = this.order.next()
       if (step.done) return undefined
@@ -157,7 +162,7 @@ export class Course {
       const route = this.chain[position]
       if (route === undefined) continue
       if (position > 0 && !lastResort) {
-        const resolved = resolveRoute(route, adapters, this.request, infos)
+        const resolved = resolveRoute(route, adapters, this.request, infos, undefined)
         if ('failure' in resolved) {
           this.skipped.push(`fallback ${routeLabel(route)} skipped: ${resolved.failure.message}`)
           // cordis's default level hides warn; a broken chain is a config bug the user must see.
@@ -176,6 +181,14 @@ export class Course {
       return { route, position, lastResort, retry: 0 }
     }
     return undefined
+  }
+
+  /** The end of a stream the caller failed (its `maxTokensCap`) before `route` was sent, naming the routes that failed before. */
+  private callerFailed(route: ModelRoute, failure: LlmFailure): CourseStep {
+    this.place = undefined
+    this.over = true
+    const failed = [...this.failures, { route, failure }]
+    return { kind: 'end', chunks: [{ type: 'finish', reason: 'error', failure: finalFailure(failed, undefined, false, this.skipped) }] }
   }
 
   /** The end of a chain that never answered. */

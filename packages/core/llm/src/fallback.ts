@@ -3,7 +3,7 @@
  * reached, and the cool-down that keeps a route that just failed over out of later streams' way.
  */
 
-import { messageOf } from '@rein/base'
+import { kindOf, messageOf } from '@rein/base'
 import type { AdapterRequest, LlmAdapter, ModelInfo } from './adapter.ts'
 import { isRetryable, type LlmFailure, type LlmFailureCode } from './errors.ts'
 import type { ModelInfos } from './model-info.ts'
@@ -28,9 +28,11 @@ export type ResolvedRoute = { adapter: LlmAdapter; request: Omit<AdapterRequest,
 
 /**
  * The adapter serving `route` now and the request it gets: catalog defaults applied, the effort
- * checked. Run for every attempt, so a provider swapped between retries serves the next one.
+ * checked, `maxTokens` held to `cap` (the caller's `maxTokensCap`, read once per attempt by
+ * `capOf`; undefined when only vetting the route). Run for every attempt, so a provider swapped
+ * between retries serves the next one. A failure here is the route's, never the caller's.
  */
-export function resolveRoute(route: ModelRoute, adapters: ReadonlyMap<string, LlmAdapter>, request: LlmRequest, infos: ModelInfos): ResolvedRoute {
+export function resolveRoute(route: ModelRoute, adapters: ReadonlyMap<string, LlmAdapter>, request: LlmRequest, infos: ModelInfos, cap: number | undefined): ResolvedRoute {
   const adapter = adapters.get(route.provider)
   if (!adapter) {
     const known = [...adapters.keys()].sort()
@@ -41,8 +43,6 @@ export function resolveRoute(route: ModelRoute, adapters: ReadonlyMap<string, Ll
   if (unsupported) return { failure: unsupported }
   const effort = request.reasoningEffort ?? info?.reasoning?.default
   const own = request.maxTokens ?? info?.maxTokens
-  const cap = capOf(request)
-  if (typeof cap === 'object') return { failure: cap }
   const maxTokens = cap === undefined ? own : Math.min(own ?? cap, cap)
   return {
     adapter,
@@ -59,15 +59,24 @@ export function resolveRoute(route: ModelRoute, adapters: ReadonlyMap<string, Ll
   }
 }
 
-/** The request's `maxTokensCap` now; a cap function that throws is a failure, so `stream` still never throws. */
-function capOf(request: LlmRequest): number | undefined | LlmFailure {
+/**
+ * The request's `maxTokensCap` now: a finite number of 0 or more, or undefined for none. A cap
+ * that throws or gives anything else (null, NaN, a negative number, a string) is the caller's
+ * failure, `ABORTED`, so `stream` still never throws and never sends `maxTokens: NaN`.
+ */
+export function capOf(request: LlmRequest): number | undefined | LlmFailure {
   const { maxTokensCap } = request
-  if (typeof maxTokensCap !== 'function') return maxTokensCap
-  try {
-    return maxTokensCap()
-  } catch (error) {
-    return { code: 'ABORTED', message: `the caller could not say how many tokens the next attempt may use (maxTokensCap threw), so it was not sent: ${messageOf(error)}` }
+  let cap: unknown = maxTokensCap
+  if (typeof maxTokensCap === 'function') {
+    try {
+      cap = maxTokensCap()
+    } catch (error) {
+      return { code: 'ABORTED', message: `the caller could not say how many tokens the next attempt may use (maxTokensCap threw), so it was not sent: ${messageOf(error)}` }
+    }
   }
+  if (cap === undefined || (typeof cap === 'number' && Number.isFinite(cap) && cap >= 0)) return cap
+  const given = typeof cap === 'number' ? String(cap) : kindOf(cap)
+  return { code: 'ABORTED', message: `maxTokensCap gave ${given}, not a finite number of 0 or more (or undefined for no cap), so the next attempt was not sent` }
 }
 
 /** The failure for a reasoning effort the model's catalog entry does not list; undefined when it does, or lists none. */

@@ -21,6 +21,8 @@ export interface LlmRequest extends ModelRoute, GenerationOptions {
    * A ceiling on every attempt's output limit, e.g. what a turn's output budget has left: each
    * route sends min(its `maxTokens` — the request's, else its catalog's — and this). A function is
    * read again before each attempt, so a retry asks for no more than the failed attempts left.
+   * One that throws or gives anything but a finite number of 0 or more (or undefined) ends the
+   * stream with an `ABORTED` failure.
    */
   maxTokensCap?: number | (() => number | undefined)
   /** Tried in order when the current route fails before showing any text or tool call; see the README. */

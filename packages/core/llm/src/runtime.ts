@@ -250,7 +250,8 @@ export class LlmRuntime extends Service {
     // Stopped while the catalog answered: nothing may be sent after dispose.
     if (state.stopped) return { kind: 'end', chunks: [aborted(STOPPED)] }
     // Only the primary must be usable up front; a broken fallback entry is skipped when reached.
-    const primary = resolveRoute(chain[0]!, state.adapters, request, state.infos)
+    // The cap is read by the course, once per attempt.
+    const primary = resolveRoute(chain[0]!, state.adapters, request, state.infos, undefined)
     if ('failure' in primary) return { kind: 'end', chunks: [{ type: 'finish', reason: 'error', failure: primary.failure }] }
     const run = new Stop()
     const caller = request.signal

@@ -228,6 +228,69 @@ describe('callers that misbehave', () => {
     expect(chunks.at(-1)).toMatchObject({ type: 'finish', reason: 'error', failure: { code: 'ABORTED' } })
     expect(adapter.requests).toHaveLength(1)
   })
+
+  it('a maxTokensCap that throws after the primary failed over ends the stream ABORTED, not as the primary\'s failure with the fallback logged as skipped', async () => {
+    const root = await runtime({ retry: { ...instant.retry, maxRetries: 0 } })
+    const primary = new FakeAdapter([{ throws: { code: 'RATE_LIMIT', message: '429' } }])
+    const backup = new FakeAdapter([{ chunks: say('never') }])
+    root.llm.registerAdapter('p', primary)
+    root.llm.registerAdapter('b', backup)
+    const chunks = await collect(root.llm.stream(request({ fallbacks: [{ provider: 'b', model: 'mb' }], maxTokensCap: () => { if (primary.requests.length > 0) throw new Error('budget unreadable'); return 100 } })))
+    expect(chunks.at(-1)).toMatchObject({ type: 'finish', reason: 'error', failure: { code: 'ABORTED', message: expect.stringContaining('budget unreadable') } })
+    const { message } = (chunks.at(-1) as { failure: { message: string } }).failure
+    expect(message).not.toContain('skipped')
+    expect(backup.requests).toHaveLength(0)
+    expect(root.logger.buffer.some((entry) => entry.type === 'error' && String(entry.args?.join(' ') ?? '').includes('skipped'))).toBe(false)
+  })
+
+  it.each([
+    ['null', null, 'gave null'],
+    ['NaN', Number.NaN, 'gave NaN'],
+    ['a negative number', -1, 'gave -1'],
+    ['Infinity', Number.POSITIVE_INFINITY, 'gave Infinity'],
+    ['a string', '100', 'gave a string'],
+  ])('a maxTokensCap that returns %s ends the stream ABORTED saying what it gave, instead of a TypeError or maxTokens NaN', async (_label, bad, said) => {
+    const root = await runtime()
+    const adapter = new FakeAdapter([{ chunks: say('never') }])
+    root.llm.registerAdapter('p', adapter)
+    const chunks = await collect(root.llm.stream(request({ maxTokensCap: (() => bad) as () => number })))
+    expect(chunks).toEqual([{ type: 'finish', reason: 'error', failure: { code: 'ABORTED', message: expect.stringContaining(`maxTokensCap ${said}`) } }])
+    expect(adapter.requests).toHaveLength(0)
+  })
+
+  it('a maxTokensCap that returns null only before the fallback ends the stream ABORTED instead of throwing a TypeError out of it', async () => {
+    const root = await runtime({ retry: { ...instant.retry, maxRetries: 0 } })
+    const primary = new FakeAdapter([{ throws: { code: 'SERVER', message: '503' } }])
+    const backup = new FakeAdapter([{ chunks: say('never') }])
+    root.llm.registerAdapter('p', primary)
+    root.llm.registerAdapter('b', backup)
+    const cap = (() => (primary.requests.length > 0 ? null : 100)) as () => number
+    const chunks = await collect(root.llm.stream(request({ fallbacks: [{ provider: 'b', model: 'mb' }], maxTokensCap: cap })))
+    expect(chunks.at(-1)).toMatchObject({ type: 'finish', reason: 'error', failure: { code: 'ABORTED', message: expect.stringContaining('null') } })
+    expect(backup.requests).toHaveLength(0)
+  })
+
+  it('a maxTokensCap given as a number that is NaN or negative ends the stream ABORTED and sends nothing', async () => {
+    for (const bad of [Number.NaN, -5]) {
+      const root = await runtime()
+      const adapter = new FakeAdapter([{ chunks: say('never') }])
+      root.llm.registerAdapter('p', adapter)
+      const chunks = await collect(root.llm.stream(request({ maxTokensCap: bad })))
+      expect(chunks.at(-1)).toMatchObject({ type: 'finish', reason: 'error', failure: { code: 'ABORTED' } })
+      expect(adapter.requests).toHaveLength(0)
+    }
+  })
+
+  it('a maxTokensCap function is read once per attempt, not again for every fallback route vetted', async () => {
+    const root = await runtime({ retry: { ...instant.retry, maxRetries: 0 } })
+    root.llm.registerAdapter('p', new FakeAdapter([{ throws: { code: 'SERVER', message: '503' } }]))
+    const backup = new FakeAdapter([{ chunks: say('ok') }])
+    root.llm.registerAdapter('b', backup)
+    let reads = 0
+    await collect(root.llm.stream(request({ fallbacks: [{ provider: 'b', model: 'mb' }, { provider: 'b', model: 'mc' }], maxTokensCap: () => { reads++; return 50 } })))
+    expect(reads).toBe(2)
+    expect(backup.requests[0]?.maxTokens).toBe(50)
+  })
 })
 
 describe('registration', () => {
