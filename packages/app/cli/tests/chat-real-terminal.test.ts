@@ -92,33 +92,31 @@ describe('rein chat: a slash command it does not have', () => {
   }, 60_000)
 })
 
+/** `rein chat <args>` on a pty, for a chat that ends by itself: its exit code and what it showed. */
+async function chatThatEnds(cwd: string, args: string[]): Promise<{ code: number | null; screen: string }> {
+  const chat = terminalRein(cwd, ['chat', ...args])
+  try {
+    return { code: await chat.done, screen: chat.screen() }
+  } finally {
+    chat.kill()
+  }
+}
+
 describe('rein chat: a session that cannot be opened', () => {
   it('says why and exits 2 at once, without claiming a tool or plugin left work running', async () => {
     const p = await setUp([])
-    const chat = terminalRein(p.dir, ['chat', '--session', 'no-such-session'])
-    let code: number | null
-    try {
-      code = await chat.done
-    } finally {
-      chat.kill()
-    }
+    const { code, screen } = await chatThatEnds(p.dir, ['--session', 'no-such-session'])
     expect(code).toBe(2)
-    expect(chat.screen()).toContain('rein: no session no-such-session')
-    expect(chat.screen()).not.toContain('left work running')
+    expect(screen).toContain('rein: no session no-such-session')
+    expect(screen).not.toContain('left work running')
   }, 60_000)
 
   it('refuses --yes beside an approval row with exit 2 at once, without claiming a tool or plugin left work running', async () => {
     const p = await setUp([], { extraRows: ['- id: approval', "  name: '@rein/tools/approval'", '  config: { allow: [write] }'] })
-    const chat = terminalRein(p.dir, ['chat', '--yes'])
-    let code: number | null
-    try {
-      code = await chat.done
-    } finally {
-      chat.kill()
-    }
+    const { code, screen } = await chatThatEnds(p.dir, ['--yes'])
     expect(code).toBe(2)
-    expect(chat.screen()).toContain('rein: the composition has its own approval row, which answers every approval; drop --yes, or that row')
-    expect(chat.screen()).not.toContain('left work running')
+    expect(screen).toContain('rein: the composition has its own approval row, which answers every approval; drop --yes, or that row')
+    expect(screen).not.toContain('left work running')
   }, 60_000)
 })
 

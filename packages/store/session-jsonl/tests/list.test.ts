@@ -223,35 +223,34 @@ describe('JsonlSessionStore.list, from what an earlier list summarized', () => {
     expect(summaries.find((summary) => summary.id === 'noted')).not.toHaveProperty('requires')
   })
 
-  it('reads again a log an older rein summarized without noting the plugin event types it needs', async () => {
+  /**
+   * A store whose cache holds, from summary format `format`, an empty summary of session `id` (one
+   * `event`) stamped as its log is now, beside a healthy session `fine`: what an older rein left.
+   */
+  async function summarizedByOlderRein(id: string, logged: ReturnType<typeof event>, format: number) {
     const root = await tempRoot()
     const store = new JsonlSessionStore({ root })
     await stored(store, header('fine'), turn('a fine task', '2026-01-02T00:00:00.000Z'))
     await store.list()
     const cache = join(root, SUMMARIES_FILE)
     const { version } = JSON.parse(await readFile(cache, 'utf8')) as { version: string }
-    const file = join(root, 'planned.jsonl')
-    await writeFile(file, [{ kind: 'rein-session', ...header('planned') }, event(0, 'plans/step', { n: 1 })].map((item) => `${JSON.stringify(item)}\n`).join(''))
+    const file = join(root, `${id}.jsonl`)
+    await writeFile(file, [{ kind: 'rein-session', ...header(id) }, logged].map((item) => `${JSON.stringify(item)}\n`).join(''))
     const { size, mtimeMs, ino } = await stat(file)
+    const summary = { id, createdAt: '2026-01-01T00:00:00.000Z', cwd: '/work', turns: 0, status: 'empty', usage: { inputTokens: 0, outputTokens: 0 }, lastActivity: '2026-01-01T00:00:00.000Z', depth: 0 }
+    await writeFile(cache, JSON.stringify({ version: version.replace(/^\d+:/, `${format}:`), sessions: { [id]: { size, mtimeMs, ino, summary } } }))
+    return { store }
+  }
+
+  it('reads again a log an older rein summarized without noting the plugin event types it needs', async () => {
     // What a list of summary format 2 kept of it: no `requires`, so it looked like any other session.
-    const summary = { id: 'planned', createdAt: '2026-01-01T00:00:00.000Z', cwd: '/work', turns: 0, status: 'empty', usage: { inputTokens: 0, outputTokens: 0 }, lastActivity: '2026-01-01T00:00:00.000Z', depth: 0 }
-    await writeFile(cache, JSON.stringify({ version: version.replace(/^\d+:/, '2:'), sessions: { planned: { size, mtimeMs, ino, summary } } }))
+    const { store } = await summarizedByOlderRein('planned', event(0, 'plans/step', { n: 1 }), 2)
     expect((await store.list()).find((listed) => listed.id === 'planned')).toMatchObject({ requires: ['plans/step'] })
   })
 
   it('reads again a log an older rein summarized without checking its events\' shapes, and flags it', async () => {
-    const root = await tempRoot()
-    const store = new JsonlSessionStore({ root })
-    await stored(store, header('fine'), turn('a fine task', '2026-01-02T00:00:00.000Z'))
-    await store.list()
-    const cache = join(root, SUMMARIES_FILE)
-    const { version } = JSON.parse(await readFile(cache, 'utf8')) as { version: string }
-    const file = join(root, 'shapeless.jsonl')
-    await writeFile(file, [{ kind: 'rein-session', ...header('shapeless') }, event(0, 'tool/result', {})].map((item) => `${JSON.stringify(item)}\n`).join(''))
-    const { size, mtimeMs, ino } = await stat(file)
     // What the list before shape checks kept of it: a summary that matches the log's stamp.
-    const summary = { id: 'shapeless', createdAt: '2026-01-01T00:00:00.000Z', cwd: '/work', turns: 0, status: 'empty', usage: { inputTokens: 0, outputTokens: 0 }, lastActivity: '2026-01-01T00:00:00.000Z', depth: 0 }
-    await writeFile(cache, JSON.stringify({ version: version.replace(/^\d+:/, '1:'), sessions: { shapeless: { size, mtimeMs, ino, summary } } }))
+    const { store } = await summarizedByOlderRein('shapeless', event(0, 'tool/result', {}), 1)
     const unreadable: string[] = []
     expect((await store.list({ unreadable: (id) => unreadable.push(id) })).map((listed) => listed.id)).toEqual(['fine'])
     expect(unreadable).toEqual(['shapeless'])

@@ -240,6 +240,8 @@ function signalSuffix(base: BaseUrl, named: string): string | undefined {
 const HEADERS_ENV = 'OTEL_EXPORTER_OTLP_HEADERS'
 /** The per-signal header variables, whose headers win over the general one's for their signal. */
 const SIGNAL_HEADERS_ENVS: Readonly<Record<SignalName, string>> = { traces: 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', metrics: 'OTEL_EXPORTER_OTLP_METRICS_HEADERS' }
+/** Every variable the exporter reads headers from: the general one and each signal's. */
+export const HEADER_VARIABLES: readonly string[] = [HEADERS_ENV, ...Object.values(SIGNAL_HEADERS_ENVS)]
 
 /**
  * Why the headers the exporter will take from the environment would fail every export, or

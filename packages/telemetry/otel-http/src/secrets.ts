@@ -6,13 +6,13 @@
  */
 
 import type { AttributeValue, Attributes } from '@opentelemetry/api'
+import { parseKeyPairsIntoRecord } from '@opentelemetry/core'
 import { isSecretName, maskKeyShapes, maskText, secretValues } from '@rein/base'
+import { HEADER_VARIABLES } from './config.ts'
 
 /** `text` with every key it holds replaced by `***`. */
 export type Masker = (text: string) => string
 
-/** The variables whose headers this exporter sends (`name=value,…`). */
-const HEADER_VARIABLES = ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'OTEL_EXPORTER_OTLP_METRICS_HEADERS']
 
 /**
  * Masks the values of `env`'s secret variables (`DEEPSEEK_API_KEY`, …), of the headers sent to the
@@ -20,7 +20,7 @@ const HEADER_VARIABLES = ['OTEL_EXPORTER_OTLP_HEADERS', 'OTEL_EXPORTER_OTLP_TRAC
  * text shaped like a known kind of key.
  */
 export function contentMasker(env: NodeJS.ProcessEnv, headers: Readonly<Record<string, string>>): Masker {
-  const values = [...secretValues(env), ...headerSecrets(Object.entries(headers)), ...headerSecrets(HEADER_VARIABLES.flatMap((name) => envHeaders(env[name])))]
+  const values = [...secretValues(env), ...headerSecrets(Object.entries(headers)), ...headerSecrets(HEADER_VARIABLES.flatMap((name) => Object.entries(parseKeyPairsIntoRecord(env[name]))))]
   const secrets = [...new Set(values)].filter((value) => value !== '').sort((a, b) => b.length - a.length)
   return (text) => maskKeyShapes(maskText(text, secrets))
 }
@@ -60,20 +60,4 @@ const AUTH_SCHEME = /^(?:bearer|basic|token|digest|apikey|api-key|key)\s+\S/i
 /** A run of 16 or more characters with no space, holding letters and digits: how keys and tokens look, and words rarely do. */
 function looksLikeToken(value: string): boolean {
   return value.length >= 16 && !/\s/.test(value) && /[A-Za-z]/.test(value) && /\d/.test(value)
-}
-
-/** The headers of an OTLP header variable (`name=value,…`), values percent-decoded where they can be. */
-function envHeaders(text: string | undefined): [string, string][] {
-  if (!text) return []
-  return text.split(',').flatMap((entry): [string, string][] => {
-    const at = entry.indexOf('=')
-    if (at < 0) return []
-    const name = entry.slice(0, at).trim()
-    const raw = entry.slice(at + 1)
-    try {
-      return [[name, decodeURIComponent(raw)]]
-    } catch {
-      return [[name, raw]]
-    }
-  })
 }
