@@ -77,9 +77,9 @@ export async function compactContext(input: CompactionInput): Promise<ContextCom
   if (afterPrune > target || input.reason !== 'auto') await summarize(input, entries, data)
   // Stopped meanwhile (a cancel, a shutdown): nothing is written, the history stays as it was.
   if (input.signal.aborted) throw new ReinError('ABORTED', 'the compaction was stopped before it finished; nothing was changed')
-  if (input.mustFit !== undefined) pruneToFit(input, entries, data, input.mustFit)
+  const fitted = input.mustFit === undefined ? undefined : pruneToFit(input, entries, data, input.mustFit)
   if (data.pruned.length === 0 && !data.summary) return data.summaryFailed ? data : undefined
-  data.tokensAfter = tokensAfter(input, entries, data)
+  data.tokensAfter = fitted ?? tokensAfter(input, entries, data)
   session.append('context/compacted', data)
   await session.flush()
   return data
@@ -120,12 +120,16 @@ function tokensAfter(input: CompactionInput, entries: readonly Entry[], data: Co
  * The last resort before `CONTEXT_FULL`: when the request is still past `limit`, the tool output
  * kept whole shrinks to `tightToolTokens` (a low threshold can sit below `keepToolTokens`). Results
  * are pruned as the model would see them after this compaction, so none a summary folds in is named.
+ * Gives what the request then holds.
  */
-function pruneToFit(input: CompactionInput, entries: readonly Entry[], data: ContextCompacted, limit: number): void {
-  if (tokensAfter(input, entries, data) <= limit) return
+function pruneToFit(input: CompactionInput, entries: readonly Entry[], data: ContextCompacted, limit: number): number {
   const shown = applyCompaction(entries, data, input.session.events.length)
+  const tokens = requestTokens(input.tokens, input.system, input.schemas, shown.map((entry) => entry.message))
+  if (tokens <= limit) return tokens
   const more = planPrune(shown, shown.length, tightToolTokens(input.options, input.window), input.tokens)
-  if (more.length > 0) data.pruned = [...data.pruned, ...more.map(({ callId, name, chars }) => ({ callId, name, chars }))]
+  if (more.length === 0) return tokens
+  data.pruned = [...data.pruned, ...more.map(({ callId, name, chars }) => ({ callId, name, chars }))]
+  return tokensAfter(input, entries, data)
 }
 
 function saved(pruned: readonly { saves: number }[]): number {
