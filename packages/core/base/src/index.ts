@@ -79,5 +79,9 @@ export { KEY_SHAPES } from './key-shapes.ts'
 export { maskKeyShapes } from './key-shapes.ts'
 /** Masking for what rein shows: `secretValues(env)` and `secretsIn(config)` (longest first), `maskText` and `maskSecrets` replace them, and URL credentials, with `***`. */
 export { maskSecrets, maskText, secretsIn, secretValues } from './mask-secrets.ts'
+/** A URL as a message shows it: scheme, host and path, no user, password, query or fragment, keys in the path as `***`. */
+export { shownUrl } from './shown-url.ts'
+/** A path (or a URL as text) with key-shaped segments, and the segment after one named like a secret (`/key/<k>`), as `***`. */
+export { maskUrlPath } from './shown-url.ts'
 /** Plain words for Node's connection and TLS error codes (`ECONNREFUSED` → "connection refused"), and whether one is a TLS failure. */
 export { connectionWords, isTlsFailure } from './connection-words.ts'

@@ -7,7 +7,7 @@
  */
 
 import { createRequire } from 'node:module'
-import { isSecretName, shorten } from '@rein/base'
+import { isSecretName, shorten, shownUrl } from '@rein/base'
 import { LlmAdapter, LlmError, type AdapterRequest, type LlmFailure, type ModelInfo, type ProviderEndpoint, type StreamChunk } from '@rein/llm'
 import { checkBaseURL, userInfo } from './base-url.ts'
 import { checkHeaders } from './headers.ts'
@@ -44,14 +44,13 @@ export interface OpenAiCompatibleOptions extends RequestDefaults {
 /** The GenAI conventions' names of the servers whose hosts say what they are. */
 const KNOWN_HOSTS: Readonly<Record<string, string>> = { 'api.openai.com': 'openai', 'api.deepseek.com': 'deepseek' }
 
-/** A base URL as it may be shown — no user, password or query (where a key may sit) — or undefined when it has none. */
+/**
+ * A URL as it may be shown — no user, password, query nor a key in the path (`/key/<k>`, `/sk-…`),
+ * where gateways take one — or undefined when there is nothing to hide (then it is shown as given).
+ */
 function withoutCredentials(url: URL): string | undefined {
-  if (!url.username && !url.password && !url.search) return undefined
-  const shown = new URL(url.href)
-  shown.username = ''
-  shown.password = ''
-  shown.search = ''
-  return shown.href
+  const shown = shownUrl(url)
+  return shown === url.href ? undefined : shown
 }
 
 /** An error body is read up to this many bytes; the rest is never read. */

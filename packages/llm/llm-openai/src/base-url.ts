@@ -1,6 +1,6 @@
 /** The base URL config field: checked when the config loads, so a typo fails at startup, not as retried requests. */
 
-import { ReinError } from '@rein/base'
+import { isSecretName, maskUrlPath, ReinError } from '@rein/base'
 
 /** `value` if it is an http(s) URL; else `CONFIG_INVALID` naming the field, the value and the fix. */
 export function checkBaseURL(value: string): string {
@@ -15,12 +15,23 @@ export function checkBaseURL(value: string): string {
     return value
   }
   if (value.trim() === '') throw new ReinError('CONFIG_INVALID', 'baseURL is empty; set it to the server\'s API root, e.g. baseURL: http://localhost:8080/v1')
+  const shown = quoted(value)
   if (url && value.includes('://')) {
-    throw new ReinError('CONFIG_INVALID', `baseURL "${value}" uses ${url.protocol}//; only http:// and https:// are spoken`)
+    throw new ReinError('CONFIG_INVALID', `baseURL "${shown}" uses ${url.protocol}//; only http:// and https:// are spoken`)
   }
   const fixed = withScheme(value.trim())
-  if (fixed) throw new ReinError('CONFIG_INVALID', `baseURL "${value}" has no http:// or https:// scheme; write baseURL: ${fixed}`)
-  throw new ReinError('CONFIG_INVALID', `baseURL "${value}" is not a URL; write the server's API root with its scheme, e.g. baseURL: http://localhost:8000/v1`)
+  if (fixed) throw new ReinError('CONFIG_INVALID', `baseURL "${shown}" has no http:// or https:// scheme; write baseURL: ${quoted(fixed)}`)
+  throw new ReinError('CONFIG_INVALID', `baseURL "${shown}" is not a URL; write the server's API root with its scheme, e.g. baseURL: http://localhost:8000/v1`)
+}
+
+/**
+ * A base URL the error quotes, its keys as `***`: a password (`user:***@`, with a scheme or
+ * without), a query parameter named like a secret, a key in the path. The rest stays (a user name
+ * too), so the fix shown is still the one to write, the key put back in.
+ */
+function quoted(value: string): string {
+  const password = value.replace(/^((?:[a-z][a-z\d+.-]*:\/\/)?[^/?#@:\s]*):[^/?#@\s]*@/i, '$1:***@')
+  return maskUrlPath(password).replace(/([?&])([^=&#\s]+)=[^&#\s]*/g, (whole, separator: string, name: string) => (isSecretName(name) ? `${separator}${name}=***` : whole))
 }
 
 /** A host name, an IPv4 address or a bracketed IPv6 one: what a scheme in front of it makes a URL of. */

@@ -5,7 +5,7 @@
 
 import Schema from '@deepseek-ai/schemastery'
 import { parseKeyPairsIntoRecord } from '@opentelemetry/core'
-import { kindOf, ReinError } from '@rein/base'
+import { kindOf, ReinError, shownUrl } from '@rein/base'
 
 /** A resource attribute's value. */
 export type ResourceValue = string | number | boolean
@@ -231,9 +231,11 @@ function exporterChoice(signal: SignalName, env: NodeJS.ProcessEnv): ExporterCho
  * and fail with a bare 404), naming what to give instead; undefined for a good one.
  */
 function signalSuffix(base: BaseUrl, named: string): string | undefined {
-  const suffix = /\/v1\/(?:traces|metrics)$/.exec(base.display)?.[0]
+  const suffix = /\/v1\/(?:traces|metrics)$/.exec(base.path)?.[0]
   if (suffix === undefined) return undefined
-  return `${named} ends in ${suffix}, but it is the base URL: rein sends to <base>/v1/traces and <base>/v1/metrics itself; give ${base.display.slice(0, -suffix.length)}`
+  // Read off the path as sent, not the shown one: a key masked just before the suffix cannot hide it.
+  const given = new URL(base.traces)
+  return `${named} ends in ${suffix}, but it is the base URL: rein sends to <base>/v1/traces and <base>/v1/metrics itself; give ${shownBase(given, base.path.slice(0, -suffix.length))}`
 }
 
 /** The variable the OTLP exporter reads every signal's headers from, besides Config `headers`. */
@@ -355,8 +357,10 @@ function headerProblem(name: string, value: string): string | undefined {
 
 /** A base URL: each signal's URL under it, and itself as log lines show it. */
 interface BaseUrl {
-  /** Without credentials, query or trailing slash: safe to log. */
+  /** Without credentials, query, a key in the path nor trailing slash: safe to log. */
   display: string
+  /** The path as sent to, without trailing slash: never logged. */
+  path: string
   traces: string
   metrics: string
 }
@@ -374,11 +378,12 @@ function httpUrl(text: string): URL | undefined {
 
 /**
  * A per-signal URL as log lines show it: scheme, host and path as sent to, never the credentials
- * (`user:pass@`) nor the query (`?api_key=…`) a URL may hold; undefined if it is no http(s) URL.
+ * (`user:pass@`), the query (`?api_key=…`) nor a key in the path (`/key/<k>`, `/sk-…`) a URL may
+ * hold; undefined if it is no http(s) URL.
  */
 function displayOf(text: string): string | undefined {
   const url = httpUrl(text)
-  return url && `${url.protocol}//${url.host}${url.pathname}`
+  return url && shownUrl(url)
 }
 
 /** The signal URLs under a base URL, as the OTLP exporter spec appends them; undefined if it is no http(s) URL. */
@@ -391,5 +396,12 @@ function baseUrlOf(text: string): BaseUrl | undefined {
     target.pathname = `${path}/${signal}`
     return target.href
   }
-  return { display: `${url.protocol}//${url.host}${path}`, traces: at('v1/traces'), metrics: at('v1/metrics') }
+  return { display: shownBase(url, path), path, traces: at('v1/traces'), metrics: at('v1/metrics') }
+}
+
+/** `url` with `path` (no trailing slash) as log lines show a base URL: as `shownUrl` does, without the trailing slash. */
+function shownBase(url: URL, path: string): string {
+  const shown = new URL(url.href)
+  shown.pathname = path
+  return shownUrl(shown).replace(/\/+$/, '')
 }

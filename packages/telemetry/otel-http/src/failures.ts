@@ -47,14 +47,15 @@ export type FailureEndpoints = Readonly<Record<'traces' | 'metrics', string> & {
 /**
  * Logs to `logger`, each line naming the endpoint its signals were sent to. A kind is one line per
  * endpoint: signals sharing one failing alike are one line naming both; signals sent apart, a line
- * each. Headers are never part of a line.
+ * each. Headers are never part of a line; what the endpoint said (an HTTP reason phrase, an error's
+ * message) goes through `mask` first, since a collector may quote the key it refused.
  */
-export function createFailureLog(logger: Logger, endpoints: FailureEndpoints): FailureLog {
+export function createFailureLog(logger: Logger, endpoints: FailureEndpoints, mask: (text: string) => string): FailureLog {
   const seen = new Set<string>()
   const held = new Map<string, HeldLine>()
   let holders = 0
   const warn = (signal: Signal, endpoint: string, { kind, says }: FailureKind) => {
-    logger.warn('OTLP export of %s to %s failed: %s%s. Runs are not affected; further failures of this kind are not logged.', signal, endpoint, says, hintFor(signal, kind, endpoints.metricsVariable))
+    logger.warn('OTLP export of %s to %s failed: %s%s. Runs are not affected; further failures of this kind are not logged.', signal, endpoint, mask(says), hintFor(signal, kind, endpoints.metricsVariable))
   }
   const logHeld = () => {
     for (const line of held.values()) warn(signalOf(line), line.endpoint, line)

@@ -9,7 +9,7 @@ import { resolveEndpoints, signalWords, type Endpoints, type OtelHttpConfig, typ
 import { createFailureLog, type FailureEndpoints } from './failures.ts'
 import { GenAiMetrics } from './metrics.ts'
 import { createPipeline, type Pipeline } from './pipeline.ts'
-import { contentMasker } from './secrets.ts'
+import { contentMasker, type Masker } from './secrets.ts'
 import { traceSettings } from './trace-settings.ts'
 import { SpanBook } from './spans.ts'
 
@@ -35,7 +35,7 @@ export function applyOtelHttp(ctx: Context, config: OtelHttpConfig): void {
   // Content may quote a key; what a collector gets of it is masked (built once: the environment is read here).
   const mask = config.captureContent ? contentMasker(process.env, config.headers) : undefined
   ctx.effect(() => {
-    const pipeline = createPipeline(config, endpoints, settings, mask, createFailureLog(logger, failureEndpoints(endpoints)))
+    const pipeline = createPipeline(config, endpoints, settings, mask, createFailureLog(logger, failureEndpoints(endpoints), lineMasker(config.headers, mask)))
     // Content's attributes land on spans (with traces off they are never built); the resource, on
     // metrics too, holds the command line, which may carry the prompt (see createResource).
     const book = new SpanBook(pipeline.spans, pipeline.meter && new GenAiMetrics(pipeline.meter), config.captureContent && signals.traces ? mask : undefined)
@@ -69,6 +69,16 @@ function failureEndpoints(endpoints: Endpoints): FailureEndpoints {
   const either = endpoints.traces?.display ?? endpoints.metrics?.display ?? ''
   const { metrics } = endpoints
   return { traces: endpoints.traces?.display ?? either, metrics: metrics?.display ?? either, ...(metrics?.asGiven ? { metricsVariable: metrics.from } : {}) }
+}
+
+/**
+ * What masks a failure line: a collector's reason phrase or error may quote the key it refused. The
+ * content masker when there is one; else one built at the first failure, so a run that exports
+ * without one never reads the environment for it.
+ */
+function lineMasker(headers: Readonly<Record<string, string>>, content: Masker | undefined): Masker {
+  let mask = content
+  return (text) => (mask ??= contentMasker(process.env, headers))(text)
 }
 
 function createSink(book: SpanBook, pipeline: Pipeline, logger: Logger): TelemetrySink {

@@ -1,8 +1,9 @@
 /**
  * Keys masked out of exported content (Config `captureContent`): content is what the model and the
  * tools saw, which may quote a key (a tool that printed the environment, a prompt a key was pasted
- * into), and a collector must never get one. Built once at load; applied only to content, so a run
- * without `captureContent` pays nothing.
+ * into), and a collector must never get one. Built once at load for content; the same masking keeps
+ * a key a collector echoed out of a failure line, built then (plugin.ts). A run without
+ * `captureContent` whose exports never fail pays nothing.
  */
 
 import type { AttributeValue, Attributes } from '@opentelemetry/api'

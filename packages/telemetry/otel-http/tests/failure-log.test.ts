@@ -7,7 +7,7 @@ import { createFailureLog, type FailureEndpoints } from '../src/failures.ts'
 function keptWarnings(endpoints: FailureEndpoints = { traces: 'http://127.0.0.1:4318', metrics: 'http://127.0.0.1:4318' }) {
   const lines: string[] = []
   const logger = { warn: (format: string, ...args: unknown[]) => { lines.push(args.reduce<string>((line, arg) => line.replace('%s', String(arg)), format)) } }
-  return { lines, log: createFailureLog(logger as unknown as Logger, endpoints) }
+  return { lines, log: createFailureLog(logger as unknown as Logger, endpoints, (text) => text) }
 }
 
 /** Each signal to an endpoint of its own (the per-signal variables). */
