@@ -23,6 +23,11 @@ export interface Interrupts {
    * says it (rein chat leaving without a reload that never finishes).
    */
   hush: (on: boolean) => void
+  /**
+   * Replaces what the first signal is said to do, and where it is said: for a command whose state
+   * decides what a signal stops (rein chat at its prompt has no turn to stop).
+   */
+  announce: (stopping: (name: NodeJS.Signals) => string, notice?: (text: string) => void) => void
   /** Removes the handlers; call it after everything was disposed. */
   release(): void
 }
@@ -34,22 +39,25 @@ export interface Interrupts {
 export function trapInterrupts(io: Io, notice: (text: string) => void, stopping: (name: NodeJS.Signals) => string = stoppingTheTurn): Interrupts {
   const controller = new AbortController()
   let hushed = false
+  let say = { stopping, notice }
   const onSignal = (name: NodeJS.Signals) => {
     if (controller.signal.aborted) process.exit(EXIT.interrupted)
-    if (!hushed) notice(`${name}: ${stopping(name)}; press Ctrl-C again to quit without waiting`)
+    if (!hushed) say.notice(`${name}: ${say.stopping(name)}; press Ctrl-C again to quit without waiting`)
     controller.abort(name)
   }
   for (const name of SIGNALS) io.signals.on(name, onSignal)
   return {
     signal: controller.signal,
     hush: (on) => { hushed = on },
+    announce: (words, where = say.notice) => { say = { stopping: words, notice: where } },
     release: () => {
       for (const name of SIGNALS) io.signals.off(name, onSignal)
     },
   }
 }
 
-function stoppingTheTurn(name: NodeJS.Signals): string {
+/** What the first signal stops while a turn may run: the turn, and what it started. */
+export function stoppingTheTurn(name: NodeJS.Signals): string {
   const turn = name === 'SIGINT' ? 'the turn is cancelled' : 'the turn is interrupted, for rein resume to continue'
   return `stopping (${turn}, commands and jobs stopped, the session saved)`
 }

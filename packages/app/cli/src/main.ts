@@ -9,6 +9,7 @@ import { DEMO_PROVIDER } from './demo/provider.ts'
 import { EXIT } from './exit-codes.ts'
 import type { Io } from './io.ts'
 import { baseUrlInBuiltInTerms } from './built-in-terms.ts'
+import { shownCode } from './config-code.ts'
 import { noModelAdvice } from './no-model.ts'
 import { guardOutput } from './output-guard.ts'
 import { neutralize } from './terminal-text.ts'
@@ -73,19 +74,6 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   } finally {
     guarded.release()
   }
-}
-
-/** Codes of a composition that cannot be loaded: the READMEs (compose's, this one) explain each. */
-const CONFIG_CODES = new Set(['CONFIG_NOT_FOUND', 'CONFIG_INVALID', 'PLUGIN_NOT_BUILT'])
-
-/**
- * `CODE: ` before a configuration error, so it can be looked up without `-v`: one of the codes
- * above, or any report of a file's problems (`details.path` and `problems`: an agents row's unknown provider).
- */
-function shownCode(error: unknown): string {
-  if (!isReinError(error)) return ''
-  const fileReport = typeof error.details?.path === 'string' && Array.isArray(error.details.problems)
-  return CONFIG_CODES.has(error.code) || fileReport ? `${error.code}: ` : ''
 }
 
 function describe(error: unknown, env: NodeJS.ProcessEnv, resuming: boolean): string {

@@ -16,7 +16,7 @@ import { builtInModel, builtInWithoutModel, disposeUnlessStalled, loadCliComposi
 import { saveFailureOf, unsavedText, type SaveFailure } from './errors-save.ts'
 import { EXIT } from './exit-codes.ts'
 import { leaveOnceDone, type Io } from './io.ts'
-import { stopTurn, trapInterrupts } from './interrupts.ts'
+import { stopTurn, trapInterrupts, type Interrupts } from './interrupts.ts'
 import { printPluginLogs, type PluginLogs } from './plugin-logs.ts'
 import { colorsEnabled, Renderer } from './render.ts'
 import { maxCostInBuiltInTerms } from './built-in-terms.ts'
@@ -36,6 +36,8 @@ export interface SessionScope {
   logs: PluginLogs
   /** While on, the first signal is not announced as stopping the turn: the command says what it gives up instead. */
   hushSignal: (on: boolean) => void
+  /** Replaces what the first signal is said to stop, and where it is said (see `Interrupts.announce`). */
+  announceSignal: Interrupts['announce']
   /**
    * Rows a reload gave up on never finished starting, so disposing them never can: disposing then
    * does not wait, and the process ends once the command is done, whatever those rows hold open.
@@ -95,7 +97,7 @@ export async function withComposition(options: CliOptions, io: Io, body: (scope:
     requireServices(composition, source)
     if (!quietAboutMemory) tellMemoryProblems(composition.ctx, renderer)
     await prepare?.(composition.ctx)
-    const code = await body({ ctx: composition.ctx, composition, renderer, io, options, source, interrupted: interrupts.signal, logs, hushSignal: interrupts.hush, leaveStuckRows: () => stuck.abort() })
+    const code = await body({ ctx: composition.ctx, composition, renderer, io, options, source, interrupted: interrupts.signal, logs, hushSignal: interrupts.hush, announceSignal: interrupts.announce, leaveStuckRows: () => stuck.abort() })
     if (finishesOnSignal) return code
     // A turn that completed before the signal still leaves work the signal stopped (jobs): say so.
     return interrupts.signal.aborted && code === EXIT.ok ? EXIT.interrupted : code

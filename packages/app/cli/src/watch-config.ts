@@ -12,6 +12,7 @@ import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
 import { messageOf } from '@rein/base'
 import { readConfigFile, type Composition, type FileVersion, type ReloadOptions, type ReloadReport, type SlowLoad } from '@rein/compose'
 import { approvalTakenByChat } from './approval.ts'
+import { shownCode } from './config-code.ts'
 import { slowStart, waitingFor } from './composition.ts'
 import { untilIdle } from './idle.ts'
 import type { PluginLogs } from './plugin-logs.ts'
@@ -158,7 +159,8 @@ async function applySave(composition: Composition, logs: PluginLogs, agent: Busy
       return composition.reload(watching)
     }, giveUp))
   } catch (error) {
-    if (!given?.aborted) return `${refused}${approvalTakenByChat(composition.ctx, agent.session.id, messageOf(error))}`
+    // Its code as `rein run` shows it for the same file.
+    if (!given?.aborted) return `${refused}${shownCode(error)}${approvalTakenByChat(composition.ctx, agent.session.id, messageOf(error))}`
     onGiveUp()
     return `${name}'s reload never finished, so the chat leaves without it: ${messageOf(error)}`
   }

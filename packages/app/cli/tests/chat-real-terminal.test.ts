@@ -3,7 +3,7 @@
  * Enter, a stdout whose reader went away, slash commands it does not have, and a chat that cannot start.
  */
 
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { onTerminal, projectPerTest, rein, reinCommand, shellQuote, terminalRein } from './harness.ts'
@@ -137,5 +137,48 @@ describe('rein chat: end of input at an approval question', () => {
     expect(code).toBe(0)
     expect(chat.screen()).toContain('Not noted.')
     expect(chat.screen()).toMatch(/for this session \r?\n\s*\[tool\] note .*failed DENIED/)
+  }, 60_000)
+})
+
+describe('rein chat: SIGTERM at the prompt, no turn running', () => {
+  it('says the chat is closing, not that a turn is interrupted, and leaves as a signal does (exit 130)', async () => {
+    const p = await setUp([{ steps: [{ text: 'First answer.' }] }])
+    // `exec`: the shell's pid, printed first, is rein's.
+    const chat = onTerminal(p.dir, `sh -c ${shellQuote(`echo "pid $$"; exec ${reinCommand(['chat'])}`)}`)
+    try {
+      await expect.poll(chat.screen, deadline).toContain('Ctrl-D leaves')
+      chat.type('hello\r')
+      await expect.poll(chat.screen, deadline).toMatch(/First answer\.[\s\S]*· completed[\s\S]*> $/)
+      process.kill(Number(/pid (\d+)/.exec(chat.screen())![1]), 'SIGTERM')
+      expect(await chat.done).toBe(130)
+    } finally {
+      chat.kill()
+    }
+    const after = chat.screen().slice(chat.screen().lastIndexOf('· completed'))
+    expect(after).toContain('SIGTERM: closing the chat (no turn was running')
+    expect(after).not.toContain('turn is interrupted')
+  }, 60_000)
+})
+
+describe('rein chat: a save it refuses to reload', () => {
+  it('shows the CONFIG_INVALID code, as rein run does for the same file', async () => {
+    const p = await setUp([{ steps: [{ text: 'First answer.' }] }])
+    const file = join(p.dir, 'cordis.yml')
+    const broken = readFileSync(file, 'utf8').replace('label: mock,', 'lable: mock,')
+    const chat = terminalRein(p.dir, ['chat'])
+    try {
+      await expect.poll(chat.screen, deadline).toContain('Ctrl-D leaves')
+      writeFileSync(file, broken)
+      await expect.poll(chat.screen, deadline).toContain('cordis.yml was not applied; the rows keep running as they were: ')
+      chat.type('\u0004')
+      expect(await chat.done).toBe(0)
+    } finally {
+      chat.kill()
+    }
+    const run = await rein(p.dir, ['run', 'hi'])
+    expect(run.code).toBe(2)
+    const problem = /^rein: (CONFIG_INVALID: [^\n]*)/.exec(run.stderr)?.[1]
+    expect(problem).toBeDefined()
+    expect(chat.screen().replaceAll('\r', '')).toContain(`cordis.yml was not applied; the rows keep running as they were: ${problem}`)
   }, 60_000)
 })

@@ -3,7 +3,7 @@
  * `rein config`, which shows it with every secret masked (issue #9 §6).
  */
 
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -44,6 +44,22 @@ async function shown(cwd: string, argv: string[], env: NodeJS.ProcessEnv): Promi
   expect(run.stderr).toMatch(/^(no model configured[^\n]*\n)?$/)
   return JSON.parse(run.stdout) as Shown
 }
+
+describe('rein config only reads', () => {
+  it('creates no file, not even the memory database its composition names, in a REIN_HOME that does not exist yet', async () => {
+    const root = folder()
+    const home = join(root, 'home')
+    const run = await spawnRein(root, ['config'], undefined, { REIN_HOME: home, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', REIN_MODEL: 'local-model' })
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain(`row "memory-store" (@rein/memory-sqlite)\n  file: ${JSON.stringify(join(home, 'memory.db'))}`)
+    expect(existsSync(home)).toBe(false)
+    // A composition file's memory-sqlite row, the same.
+    const file = join(root, 'cordis.yml')
+    writeFileSync(file, `- id: memory\n  name: '@rein/memory'\n- id: memory-store\n  name: '@rein/memory-sqlite'\n  config: { file: '${join(root, 'db', 'memory.db')}' }\n`)
+    expect((await spawnRein(root, ['config'], undefined, { REIN_HOME: home })).code).toBe(0)
+    expect(readdirSync(root).sort()).toEqual(['cordis.yml'])
+  }, 60_000)
+})
 
 describe('which cordis.yml rein uses', () => {
   it('takes ./cordis.yml, then $REIN_HOME/cordis.yml, then the built-in composition; --config beats them all', async () => {
@@ -116,7 +132,8 @@ describe('rein config', () => {
     expect(result.rows.find((row) => row.id === 'session-store')?.config).toMatchObject({ root: join(home, 'sessions') })
     // Memory is kept beside the sessions, in the REIN_HOME rein was given (never the process's ~/.rein).
     expect(result.rows.find((row) => row.id === 'memory-store')?.config).toEqual({ file: join(home, 'memory.db') })
-    expect(existsSync(join(home, 'memory.db'))).toBe(true)
+    // Only shown: the database is made by the first command that uses memory.
+    expect(existsSync(join(home, 'memory.db'))).toBe(false)
     // Undo is built in: checkpoints are recorded before the tool rows that write.
     expect(result.rows.map((row) => `${row.id} ${row.name}`)).toEqual([
       'llm @rein/llm', 'tools @rein/tools', 'sessions @rein/session', 'session-store @rein/session-jsonl',

@@ -1,5 +1,6 @@
 // Background jobs end with the process: `rein run` waits for them, and a process killed while one
 // runs leaves it to the next `rein resume`, which stops it and tells the model.
+import type { ChildProcess } from 'node:child_process'
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { readProcess } from '@rein/base'
@@ -76,4 +77,29 @@ describe('rein run with background jobs', () => {
     expect({ code: resumed.code, requests: p.server.requests.length }).toEqual({ code: 2, requests: 1 })
     expect(resumed.stderr).toContain('ended cleanly, so there is nothing to continue')
   })
+})
+
+describe('a killed process whose job had outgrown its output file', () => {
+  it('still tells the model, on resume, that the saved file holds only the start of the output', async () => {
+    const rows = ["- { id: jobs, name: '@rein/jobs' }", "- { id: bash, name: '@rein/tool-bash', config: { maxOutputFileBytes: 1024 } }"]
+    const p = await setUp([
+      background("head -c 5000 /dev/zero | tr '\\0' x; echo; sleep 60"),
+      { steps: [{ text: 'Started it.' }] },
+      { steps: [{ text: 'It was lost.' }] },
+    ], { extraRows: rows })
+    const sessions = join(p.home, 'sessions')
+    const logText = () => readdirSync(sessions).filter((name) => name.endsWith('.jsonl')).map((name) => readFileSync(join(sessions, name), 'utf8')).join('')
+    let child: ChildProcess | undefined
+    const running = spawnRein(p.dir, ['run', '--yes', 'start it'], undefined, { REIN_HOME: p.home }, [], (spawned) => { child = spawned })
+    // The cut is in the log while the job still runs: killed now, the process never logs the job's end.
+    await expect.poll(() => (existsSync(sessions) ? logText() : ''), { timeout: 20_000 }).toContain('only its first 1 KiB')
+    expect(logText()).not.toContain('"type":"jobs/end"')
+    child!.kill('SIGKILL')
+    expect((await running).signal).toBe('SIGKILL')
+    const id = readdirSync(sessions).find((name) => name.endsWith('.jsonl'))!.replace('.jsonl', '')
+    const resumed = await spawnRein(p.dir, ['resume', id], undefined, { REIN_HOME: p.home })
+    expect(resumed.code).toBe(0)
+    const body = p.server.requests.at(-1)?.body as { messages: { role: string; content: string | null }[] }
+    expect(body.messages.at(-1)).toMatchObject({ role: 'user', content: expect.stringMatching(/bash-1 .*was lost[\s\S]*saved at \S+ \(only its first 1 KiB/) })
+  }, 60_000)
 })

@@ -3,7 +3,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { projectPerTest, rein } from './harness.ts'
+import { projectPerTest, rein, spawnRein } from './harness.ts'
 
 const setUp = projectPerTest(afterEach)
 
@@ -49,6 +49,20 @@ describe('rein sessions', () => {
     const turnsAt = lines.map((line) => columns(line.slice(0, line.indexOf(' 1 turn'))))
     expect(new Set(turnsAt).size).toBe(1)
   })
+
+  it('shows each time in UTC and says so, not as a bare clock time a reader takes for local time', async () => {
+    const p = await setUp([])
+    const root = join(p.home, 'sessions')
+    // 10:00 at +02:00 is 08:00 UTC; read on a machine at +09:00, where neither is the local time.
+    writeSession(root, ids.offset, '2026-01-01T10:00:00.000+02:00')
+    writeSession(root, ids.later, '2026-01-01T09:30:00.000Z')
+    const listed = await spawnRein(p.dir, ['sessions'], undefined, { REIN_HOME: p.home, TZ: 'Asia/Tokyo' })
+    expect(listed.code).toBe(0)
+    const lines = listed.stdout.trim().split('\n')
+    expect(lines).toHaveLength(2)
+    expect(lines[0]).toMatch(new RegExp(`^${ids.later}  2026-01-01 09:30 UTC  completed `))
+    expect(lines[1]).toMatch(new RegExp(`^${ids.offset}  2026-01-01 08:00 UTC  completed `))
+  }, 60_000)
 
   it('quotes a file name with spaces in the line about a log it does not list', async () => {
     const p = await setUp([])

@@ -88,7 +88,7 @@ describe('rein sessions: the tree (issue #9)', () => {
     await store.close('newer')
     const list = await rein(p.dir, ['sessions'])
     expect(list.code).toBe(0)
-    expect(list.stdout).toMatch(/^newer +\S+ \S+ +handed-off /m)
+    expect(list.stdout).toMatch(/^newer +\S+ \S+ UTC +handed-off /m)
     expect(outline(list.stdout)).toEqual(['newer', 'known'])
   })
 })

@@ -42,6 +42,8 @@ export type LoggedRecord = JobRecord & { leaderStart?: number }
 export interface LoggedJob {
   start: StartData
   record: LoggedRecord
+  /** How the output file stopped keeping the whole output, logged as it happened (a `jobs/record`'s `outputFileNote`). */
+  fileNote?: string
   end?: EndData
   startedAt?: number
   endedAt?: number
@@ -92,7 +94,9 @@ export function readJobLog(events: readonly { seq: number; type: string; data: u
       if (n !== undefined && n > (numbers.get(data.kind) ?? 0)) numbers.set(data.kind, n)
     } else if (event.type === 'jobs/record') {
       const job = jobs.get(jobId)
+      const note = fileNoteOf(data.outputFileNote)
       if (job) job.record = { ...job.record, ...recordOf(data) }
+      if (job && note !== undefined) job.fileNote = note
     } else if (event.type === 'jobs/end') {
       const job = jobs.get(jobId)
       const end = endOf(jobId, data)

@@ -15,6 +15,8 @@ import type { JobExit, JobInfo, JobRecord, JobRun, JobStatus, KillCause } from '
 export interface JobEvents {
   /** Once, when the job settles. */
   settled(job: Job): void
+  /** The output file stopped keeping the whole output (`note`, kept): logged now, as a crash would lose the job's end. */
+  fileCut(job: Job, note: string): void
   /** The body recorded reaping details; resolves once they are durable. */
   record(job: Job, details: JobRecord): Promise<void>
 }
@@ -156,8 +158,9 @@ export class Job {
 
   outputFileCut(note: string): void {
     const kept = fileNoteOf(note)
-    if (this._ending || this.outputPath === undefined || kept === undefined) return
+    if (this._ending || this.outputPath === undefined || kept === undefined || kept === this._fileNote) return
     this._fileNote = kept
+    this.events.fileCut(this, kept)
   }
 
   finish(exit: JobExit = {}): void {

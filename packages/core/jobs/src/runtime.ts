@@ -82,7 +82,7 @@ export class JobRuntime {
       bufferChars: this.config.bufferChars,
       bufferLines: this.config.bufferLines,
       ...(options.outputPath ? { outputPath: options.outputPath } : {}),
-    }, { settled: (ended) => this.settled(ended), record: (recorded, details) => this.record(recorded, details) })
+    }, { settled: (ended) => this.settled(ended), fileCut: (cut, note) => this.fileCut(cut, note), record: (recorded, details) => this.record(recorded, details) })
     this.jobs.push(job)
     // The output's path is logged too: it outlives this process, the in-memory buffer does not.
     appendTo(agent.session, 'jobs/start', { jobId, kind, label, ...(options.outputPath ? { outputPath: options.outputPath } : {}), ...(options.ref === undefined ? {} : { ref: cutHead(options.ref, 200) }) }, this.logger)
@@ -348,9 +348,11 @@ export class JobRuntime {
     if (this.closed || session.closed) return false
     const { jobId } = job.start
     const kept = found?.result === undefined ? undefined : keptResult(found.result, this.config)
+    // The cut logged as it happened: this end is logged by a later process, which never saw it.
+    const note = job.fileNote === undefined ? {} : { outputFileNote: job.fileNote }
     job.end = found
-      ? { jobId, ...found, notice: true, ...(kept ? { result: kept.output, ...(kept.droppedChars > 0 ? { resultCut: kept.droppedChars } : {}) } : {}) }
-      : { jobId, status: 'killed', cause: 'lost', notice: true }
+      ? { jobId, ...found, notice: true, ...(kept ? { result: kept.output, ...(kept.droppedChars > 0 ? { resultCut: kept.droppedChars } : {}) } : {}), ...note }
+      : { jobId, status: 'killed', cause: 'lost', notice: true, ...note }
     job.endedAt = Date.now()
     appendTo(session, 'jobs/end', { ...job.end }, this.logger)
     return true
@@ -393,6 +395,17 @@ export class JobRuntime {
       wanted: () => !job.seenByOwner,
       text: () => noticeText(job.info(), job.info().unreadChars),
     }, now)
+  }
+
+  /**
+   * Logs the output file's cut when it happens, in a `jobs/record` (a reader that knows only its
+   * reaping fields skips the note): a process killed before the job ends never logs its end, and
+   * the next one would send the model to the file for output it lacks.
+   */
+  private fileCut(job: Job, note: string): void {
+    const session = this.agent(job.owner.sessionId)?.session
+    if (!session || !appendTo(session, 'jobs/record', { jobId: job.jobId, outputFileNote: note }, this.logger)) return
+    session.flush().catch((error: unknown) => this.logger.warn('session %s: the cut of job %s\'s output file was not saved: %s', session.id, job.jobId, error))
   }
 
   private async record(job: Job, details: JobRecord): Promise<void> {
@@ -484,7 +497,7 @@ function factsOf(job: LoggedJob): JobFacts {
     ...endingOf(end),
     // A job that never started names no file: its producer may have removed the one logged at its start.
     ...(job.start.outputPath === undefined || end?.neverStarted === true ? {} : { outputPath: job.start.outputPath }),
-    ...(job.start.outputPath === undefined || end?.neverStarted === true || end?.outputFileNote === undefined ? {} : { outputFileNote: end.outputFileNote }),
+    ...(job.start.outputPath === undefined || end?.neverStarted === true || (end?.outputFileNote ?? job.fileNote) === undefined ? {} : { outputFileNote: end?.outputFileNote ?? job.fileNote }),
     ...(end?.result === undefined ? {} : { kept: true }),
   }
 }

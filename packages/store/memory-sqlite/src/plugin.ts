@@ -1,12 +1,14 @@
 /** The cordis plugin: opens a `SqliteMemoryStore` from Config and registers it on `ctx.memory`. */
 
+import { constants } from 'node:fs'
+import { access, lstat, stat } from 'node:fs/promises'
 import { homedir } from 'node:os'
-import { join, resolve } from 'node:path'
-import type { Context } from '@deepseek-ai/cordis'
+import { dirname, join, resolve } from 'node:path'
+import type { Context, Logger } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
 import { kindOf, ReinError } from '@rein/base'
 import type { MemoryStore } from '@rein/memory'
-import { toStoreError } from './errors.ts'
+import { codeOf, toStoreError } from './errors.ts'
 import { DEFAULT_BUSY_TIMEOUT_MS, SqliteMemoryStore } from './sqlite-store.ts'
 
 /** `$REIN_HOME/memory.db`, else `~/.rein/memory.db`: the database when Config names no file. */
@@ -55,27 +57,97 @@ export const inject = ['memory']
  * tools and no block, @rein/memory tells people of it once (`memory/unavailable` for the host's
  * notice, or a warning when that event went out already for another cause; it is logged at debug
  * level only here), and every memory call (`rein memory list`) fails with it.
+ *
+ * A file not there yet, in a folder this process may create it in, is created by the first memory
+ * call instead: loading the composition (all `rein config` does) makes no file. Any other path is
+ * opened now, so what is wrong with it (a FIFO, a device, another program's database, a folder
+ * that cannot be made) is said as the composition loads.
  */
 export const apply = async (ctx: Context, config: Config) => {
   const file = resolve(config.file ?? defaultMemoryFile())
-  let store: MemoryStore
-  try {
-    store = await SqliteMemoryStore.open({ file })
-  } catch (error) {
-    // `open` rejects with `MEMORY_STORE_*` only; anything else is made one too rather than let a
-    // failure nobody foresaw stop every command of the composition.
-    const failure = toStoreError(error, file, 'opening it', DEFAULT_BUSY_TIMEOUT_MS)
-    // Debug only: registering the store makes @rein/memory tell people, once per cause (its
-    // `memory/unavailable`, rein's "memory is off for this run", or a warning when that went out
-    // already for another cause); a warning here said it a second time, and again at each reload.
-    ctx.logger('memory').debug('%s; going on without memory', failure.message)
-    store = unavailable(failure)
-  }
+  const logger = ctx.logger('memory')
+  const store = await creatableLater(file) ? openedOnFirstCall(file, logger) : await openNow(file, logger)
   try {
     ctx.memory.registerStore(store)
   } catch (error) {
     await store.close?.()
     throw error
+  }
+}
+
+/** The store on `file`, opened now; one marked `unavailable` when it cannot be. */
+async function openNow(file: string, logger: Logger): Promise<MemoryStore> {
+  try {
+    return await SqliteMemoryStore.open({ file })
+  } catch (error) {
+    return unavailable(failed(error, file, 'opening it', logger))
+  }
+}
+
+/**
+ * `error` as the store's `MEMORY_STORE_*`, logged. `open` rejects with those only; anything else is
+ * made one too rather than let a failure nobody foresaw stop every command of the composition.
+ * Debug only: registering the store makes @rein/memory tell people, once per cause (its
+ * `memory/unavailable`, rein's "memory is off for this run", or a warning when that went out
+ * already for another cause); a warning here said it a second time, and again at each reload.
+ */
+function failed(error: unknown, file: string, doing: string, logger: Logger): ReinError {
+  const failure = toStoreError(error, file, doing, DEFAULT_BUSY_TIMEOUT_MS)
+  logger.debug('%s; going on without memory', failure.message)
+  return failure
+}
+
+/**
+ * Whether `file` is not there and `SqliteMemoryStore.open` could make it later: the nearest folder
+ * on its path that exists is one this process may write in. Anything else (it exists, a file on
+ * the path where a folder should be, a folder it may not write in) is opened now, for its error.
+ */
+async function creatableLater(file: string): Promise<boolean> {
+  if (await lstat(file).then(() => true, (error: unknown) => codeOf(error) !== 'ENOENT')) return false
+  let folder = dirname(file)
+  for (;;) {
+    const stats = await stat(folder).catch((error: unknown) => (codeOf(error) === 'ENOENT' ? undefined : null))
+    if (stats === null) return false
+    if (stats !== undefined) return stats.isDirectory() && await access(folder, constants.W_OK | constants.X_OK).then(() => true, () => false)
+    if (dirname(folder) === folder) return false
+    folder = dirname(folder)
+  }
+}
+
+/**
+ * A store on a file not there yet, opened (so created) by its first call; calls meanwhile share that
+ * open. Failing, it fails every call with the error, and is `unavailable` from then on, as a file
+ * that could not be opened at startup is. Closed before any call, it never makes the file.
+ */
+function openedOnFirstCall(file: string, logger: Logger): MemoryStore {
+  let opening: Promise<SqliteMemoryStore> | undefined
+  let failure: ReinError | undefined
+  let closed = false
+  const opened = (): Promise<SqliteMemoryStore> => {
+    if (closed) return Promise.reject(new ReinError('MEMORY_STORE_CLOSED', `memory database ${file} is closed`, { details: { file } }))
+    opening ??= SqliteMemoryStore.open({ file }).catch((error: unknown) => {
+      failure = failed(error, file, 'creating it', logger)
+      throw failure
+    })
+    return opening
+  }
+  return {
+    get unavailable() {
+      return failure
+    },
+    insert: async (entry) => (await opened()).insert(entry),
+    replace: async (entry) => (await opened()).replace(entry),
+    get: async (id) => (await opened()).get(id),
+    findSame: async (scope, projectId, type, normalized, now) => (await opened()).findSame(scope, projectId, type, normalized, now),
+    recall: async (query) => (await opened()).recall(query),
+    delete: async (id) => (await opened()).delete(id),
+    all: async () => (await opened()).all(),
+    atomically: async (body) => (await opened()).atomically(body),
+    close: async () => {
+      closed = true
+      const store = await opening?.catch(() => undefined)
+      await store?.close()
+    },
   }
 }
 

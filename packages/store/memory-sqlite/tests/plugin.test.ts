@@ -198,6 +198,45 @@ describe('the plugin', () => {
   })
 })
 
+describe('a database file not there yet', () => {
+  it('is not created while the composition loads (a command that only reads the composition makes no file), but by the first memory call', async () => {
+    const folder = join(await tempRoot(), 'not-yet')
+    const file = join(folder, 'memory.db')
+    const { ctx, fiber } = await compose({ file })
+    expect(ctx.memory.hasStore()).toBe(true)
+    expect(ctx.memory.unavailable()).toBeUndefined()
+    expect(await exists(folder)).toBe(false)
+    // Two calls at once open it once.
+    const [listed, recalled] = await Promise.all([ctx.memory.list(), ctx.memory.recall({ scopes: ['user'], limit: 5 })])
+    expect([listed, recalled]).toEqual([[], []])
+    expect(await exists(file)).toBe(true)
+    await ctx.memory.write({ scope: 'user', type: 'fact', content: 'Lives in Lisbon', source: { sessionId: 's1' } })
+    await fiber.dispose()
+    // Closed on dispose: the last connection folds the WAL back and removes it.
+    expect(await exists(`${file}-wal`)).toBe(false)
+  })
+
+  it('disposed before any call, makes no file', async () => {
+    const file = join(await tempRoot(), 'memory.db')
+    const { fiber } = await compose({ file })
+    await fiber.dispose()
+    expect(await exists(file)).toBe(false)
+  })
+
+  it('in a folder that cannot be made is reported as the composition loads, as before, not at the first call', async () => {
+    const root = await tempRoot()
+    // A file where a folder on the path should be: the path can never be created.
+    await writeFile(join(root, 'plain'), '')
+    const file = join(root, 'plain', 'sub', 'memory.db')
+    const ctx = new Context()
+    const told: unknown[] = []
+    ctx.on('memory/unavailable', (error) => { told.push(error) })
+    await ctx.plugin(MemoryService, {})
+    await ctx.plugin(plugin, { file })
+    expect(told).toEqual([expect.objectContaining({ code: 'MEMORY_STORE_FAILED', message: expect.stringContaining(file) })])
+  })
+})
+
 describe('Config file', () => {
   it.each([
     ['empty', '', /^file is empty: give the database file's path, or leave file out for \$REIN_HOME\/memory\.db/],

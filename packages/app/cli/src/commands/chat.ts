@@ -15,7 +15,7 @@ import type { ParsedArgs } from '../args.ts'
 import type { ApprovalRequest } from '@rein/tools'
 import { installApproval, type PromptAnswer } from '../approval.ts'
 import { EXIT } from '../exit-codes.ts'
-import { stopTurn } from '../interrupts.ts'
+import { stoppingTheTurn, stopTurn } from '../interrupts.ts'
 import type { Io } from '../io.ts'
 import { compactOutcome } from '../render.ts'
 import { describeRoute, inUserTerms, openAgent, requireModel, settleJobs, showResult, windowErrorInTerms, withComposition, type SessionScope } from '../session-command.ts'
@@ -82,6 +82,8 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
       route = describeRoute(scope, agent, route)
     }, io.stderr)
     const watch = scope.source === 'built-in' ? undefined : watchComposition(scope.composition, tell, agent, scope.logs, { env: io.env, giveUp: scope.interrupted })
+    // At the prompt no turn runs: a signal then closes the chat, as Ctrl-C there does, and says so above the prompt.
+    scope.announceSignal((name) => (agent.status === 'running' ? stoppingTheTurn(name) : CLOSING), (text) => lines.interrupt(() => scope.renderer.notice(text), io.stderr))
     // SIGTERM or SIGHUP (Ctrl-C at the terminal reaches readline, below): end the turn and the chat.
     scope.interrupted.addEventListener('abort', () => {
       stopTurn(agent, scope.interrupted.reason, scope.renderer)
@@ -153,6 +155,9 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
     }
   })
 }
+
+/** What a signal at the prompt does: there is no turn to stop, and leaving stops the chat's jobs. */
+const CLOSING = 'closing the chat (no turn was running; its jobs stopped, the session saved)'
 
 /**
  * Waits for the reload under way before `line` is sent, saying so: a row that takes long (or never

@@ -62,9 +62,9 @@ function tree(sessions: readonly SessionSummary[]): { session: SessionSummary; l
   return rows
 }
 
-/** `3f2a9c1e-…  2026-12-01 10:04  completed     deepseek-chat      2 turns    12,301 tok    0.0042  Fix the parser…` */
+/** `3f2a9c1e-…  2026-12-01 10:04 UTC  completed     deepseek-chat      2 turns    12,301 tok    0.0042  Fix the parser…` */
 function line(session: SessionSummary, level: number): string {
-  const when = session.lastActivity.replace('T', ' ').slice(0, 16)
+  const when = shownTime(session.lastActivity)
   const tokens = tokenCount(session.usage)
   const cost = session.cost === undefined ? '-' : formatMoney(session.cost)
   const indent = '  '.repeat(level)
@@ -81,6 +81,17 @@ function line(session: SessionSummary, level: number): string {
     // The store cuts a title at a number of words: one long word (a pasted log line, CJK text) is cut here, made safe first.
     session.title === undefined ? '(no message)' : clipColumns(neutralize(session.title), TITLE_COLUMNS),
   ].join('  ')
+}
+
+/**
+ * `2026-12-01 10:04 UTC`: the instant a time names, in UTC and marked so (a bare clock time reads as
+ * local time), as `rein memory` gives its dates in UTC. A hand-edited time with an offset is the
+ * same instant in UTC; one that names no instant is shown as written.
+ */
+function shownTime(time: string): string {
+  const value = Date.parse(time)
+  if (Number.isNaN(value)) return time.replace('T', ' ').slice(0, 16)
+  return `${new Date(value).toISOString().replace('T', ' ').slice(0, 16)} UTC`
 }
 
 /** Newest first by the instant each time names (a hand-edited one may carry an offset), ties by id: the order every store's list may not keep. */
