@@ -293,7 +293,7 @@ describe('rein sessions and the repair report', () => {
     const p = await setUp([{ steps: [{ text: 'ok' }], usage: { prompt_tokens: 100, completion_tokens: 10 } }], { pricing: true })
     const id = sessionIdOf(await rein(p.dir, ['run', 'hello there']))
     const text = await rein(p.dir, ['sessions'])
-    expect(text.stdout).toMatch(new RegExp(`^${id}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d  completed     mock-model +1 turn +110 tok +0\\.00028  hello there\\n$`))
+    expect(text.stdout).toMatch(new RegExp(`^${id}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC  completed     mock-model +1 turn +110 tok +0\\.00028  hello there\\n$`))
     const json = JSON.parse((await rein(p.dir, ['sessions', '--json'])).stdout) as Record<string, unknown>
     expect(json).toMatchObject({ id, status: 'completed', model: 'mock-model', usage: { inputTokens: 100, outputTokens: 10 }, cost: 0.00028 })
   })
