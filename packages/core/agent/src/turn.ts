@@ -264,8 +264,8 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
       forward(context, chunk)
     }
   }
-  // What this request's reported input covers: the meter adds only what is appended after it.
-  context.compaction.meter.observe(assembler.usage, `${used.provider}/${used.model}`, prepared.system, prepared.schemas, messages.length)
+  // What this request's reported input covers: the meter adds only what is appended or changed after it.
+  context.compaction.meter.observe(assembler.usage, prepared.system, prepared.schemas, messages.length)
   const { capped, unsaved, overrun } = resends
   return { assembler, used, capped, ...(unsaved !== undefined ? { unsaved } : {}), ...(overrun ? { overrun } : {}) }
 }

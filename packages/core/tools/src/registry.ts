@@ -240,6 +240,9 @@ export class ToolRegistry extends Service {
   async execute(input: ExecuteInput): Promise<ToolResult> {
     // Methods run on cordis's tracing proxy, where each `this.x` read has a cost: read state once.
     const { tools, hooks, logger, config } = this._state
+    const signal = input.signal instanceof AbortSignal ? input.signal : callerSignal(input.signal, input.name)
+    if (!(signal instanceof AbortSignal)) return observed(hooks.observers, input, signal, logger)
+    if (signal !== input.signal) input = Object.assign({}, input, { signal })
     const tool = tools.get(input.name)
     const result = await runPipeline(input, tool, {
       policies: hooks.policies.slice(),
@@ -257,9 +260,7 @@ export class ToolRegistry extends Service {
       askFor: config.askFor ?? ASK_FOR_BY_DEFAULT,
       contributions: this._state.contributions.slice(),
     })
-    // A snapshot: an observer that disposes itself mid-loop must not make the next one skip.
-    if (hooks.observers.length > 0) notify(hooks.observers.slice(), input, result, logger)
-    return result
+    return observed(hooks.observers, input, result, logger)
   }
 
   /**
@@ -315,6 +316,25 @@ export class ToolRegistry extends Service {
   }
 }
 
+
+/**
+ * The signal of a call whose caller passed no AbortSignal (plain JavaScript, which no type checks):
+ * none at all is a call no one can cancel, given one of its own that never aborts (not shared:
+ * wrappers and approvals may leave listeners on it). Anything else is refused rather than read as
+ * never aborting: an AbortController passed for its signal would not stop the call it was meant to.
+ */
+function callerSignal(given: unknown, name: string): AbortSignal | ToolResult {
+  if (given === undefined || given === null) return new AbortController().signal
+  const what = given instanceof AbortController ? 'an AbortController (pass its .signal)' : kindOf(given)
+  return failure('INVALID_SIGNAL', `${name} was not run: execute's signal is ${what}, not an AbortSignal; pass an AbortSignal, or leave signal out for a call that cannot be cancelled`)
+}
+
+/** `result`, once every observer has seen it. */
+function observed(observers: readonly ResultObserver[], input: ExecuteInput, result: ToolResult, logger: Logger): ToolResult {
+  // A snapshot: an observer that disposes itself mid-loop must not make the next one skip.
+  if (observers.length > 0) notify(observers.slice(), input, result, logger)
+  return result
+}
 
 /** Calls every observer; a throw or a rejection is logged and goes no further. */
 function notify(observers: readonly ResultObserver[], input: ExecuteInput, result: ToolResult, logger: Logger) {

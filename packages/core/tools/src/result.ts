@@ -22,6 +22,7 @@ export type ToolErrorCode =
   | 'TOOL_FAILED'
   | 'BLOCKED'
   | 'WRAPPER_MISUSE'
+  | 'INVALID_SIGNAL'
 
 /** A call that succeeded: its validated value and the content the model reads. */
 export interface ToolSuccess<V = JsonValue> {

@@ -1,7 +1,7 @@
 /**
  * The context meter: how many input tokens the next request will be, before it is sent. The last
- * answered request's reported input, plus an estimate of what was appended since; the whole
- * request estimated when there is no report to start from (a resume, a compaction, a new system).
+ * answered request's reported input, plus an estimate of what was appended or changed since; the
+ * whole request estimated when there is no report to start from (a resume, a compaction).
  */
 
 import type { ContentBlock, Message, TokenUsage } from '@rein/llm'
@@ -71,27 +71,42 @@ function inputOf(usage: TokenUsage): number {
 interface Report {
   input: number
   messages: number
-  /** The route that answered, the system text and the tool names: a request that differs is counted whole. */
-  route: string
   system: string
-  tools: string
+  schemas: readonly ToolSchema[]
 }
 
-/** The tool names of a schema list, once per list (the registry hands the same list while nothing changes). */
-const toolNames = new WeakMap<readonly ToolSchema[], string>()
-function namesOf(schemas: readonly ToolSchema[]): string {
-  let names = toolNames.get(schemas)
-  if (names === undefined) toolNames.set(schemas, names = schemas.map((schema) => schema.name).join(','))
-  return names
+/** Tokens of a schema list as `requestTokens` counts them, once per list and tokenizer (the registry hands the same list while nothing changes). */
+const schemaCounts = new WeakMap<readonly ToolSchema[], { tokens: Tokenizer; count: number }>()
+function schemaTokens(tokens: Tokenizer, schemas: readonly ToolSchema[]): number {
+  const known = schemaCounts.get(schemas)
+  if (known?.tokens === tokens) return known.count
+  const count = schemas.length > 0 ? tokens(JSON.stringify(schemas)) : 0
+  schemaCounts.set(schemas, { tokens, count })
+  return count
 }
 
-/** One per agent: remembers the last report, forgets it when the messages were rewritten. */
+function sameSchemas(a: readonly ToolSchema[], b: readonly ToolSchema[]): boolean {
+  return a === b || (a.length === b.length && a.every((schema, i) => schema === b[i]))
+}
+
+/**
+ * One per agent: remembers the last report, forgets it when the messages were rewritten.
+ *
+ * The provider's figure is the best count there is of what it read: a request that differs from
+ * the reported one in more than its appended messages (an unpinned section rendered anew, a tool
+ * registered meanwhile, another route answering) is estimated as that figure plus the counted
+ * difference, never counted afresh: a provider whose tokenizer reads far more than one token per 4
+ * characters would otherwise see the figure collapse to a fraction of what it just reported.
+ */
 export class ContextMeter {
   private report: Report | undefined
 
-  /** The request just answered (by `route`, after any fallback) reported `usage` for these parts. */
-  observe(usage: TokenUsage | undefined, route: string, system: string, schemas: readonly ToolSchema[], messages: number): void {
-    this.report = usage ? { input: inputOf(usage), messages, route, system, tools: namesOf(schemas) } : undefined
+  /**
+   * The request just answered reported `usage` for these parts. A request answered without usage
+   * leaves the earlier report, which still describes a prefix of the messages.
+   */
+  observe(usage: TokenUsage | undefined, system: string, schemas: readonly ToolSchema[], messages: number): void {
+    if (usage) this.report = { input: inputOf(usage), messages, system, schemas }
   }
 
   /** The messages were rewritten (a compaction): the report no longer describes a prefix of them. */
@@ -99,13 +114,14 @@ export class ContextMeter {
     this.report = undefined
   }
 
-  /** The next request's input tokens, for `route`. */
-  estimate(tokens: Tokenizer, route: string, system: string, schemas: readonly ToolSchema[], messages: readonly Message[]): number {
+  /** The next request's input tokens. */
+  estimate(tokens: Tokenizer, system: string, schemas: readonly ToolSchema[], messages: readonly Message[]): number {
     const report = this.report
-    // Same route, system and tools, and the messages only grew: the report plus what was appended.
-    if (report && report.route === route && report.system === system && report.tools === namesOf(schemas) && report.messages <= messages.length) {
-      return report.input + messageTokens(tokens, messages.slice(report.messages))
-    }
-    return requestTokens(tokens, system, schemas, messages)
+    // Fewer messages than were reported (rewritten, not by a compaction): nothing to start from.
+    if (!report || report.messages > messages.length) return requestTokens(tokens, system, schemas, messages)
+    const systemDelta = report.system === system ? 0 : tokens(system) - tokens(report.system)
+    const schemaDelta = sameSchemas(report.schemas, schemas) ? 0 : schemaTokens(tokens, schemas) - schemaTokens(tokens, report.schemas)
+    // A shrunk system text or tool list lowers the figure by its own count; it cannot take away more than the report.
+    return Math.max(0, report.input + systemDelta + schemaDelta) + messageTokens(tokens, messages.slice(report.messages))
   }
 }

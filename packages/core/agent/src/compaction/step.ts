@@ -38,7 +38,7 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
   const asked = context.compaction.take()
   const window = next.llm.resolveModel(next.route.provider, next.route.model)?.contextWindow
   const tokens = services.tokens()
-  const before = context.compaction.meter.estimate(tokens, `${next.route.provider}/${next.route.model}`, next.system, next.schemas, session.messages())
+  const before = context.compaction.meter.estimate(tokens, next.system, next.schemas, session.messages())
   if (window === undefined) {
     context.emit({ type: 'context', tokens: before })
     if (settings.mode !== 'off' || asked) services.warnOnce(`${next.route.provider}/${next.route.model}`, `compaction is off for ${next.route.provider}/${next.route.model}: its context window is not known (give it contextWindow in its provider's models)`)
