@@ -244,21 +244,24 @@ async function planContent(root: string, path: string, records: readonly Checkpo
   if (!states.includes(current.hash)) {
     return { ...item, action: 'drifted', reason: current.hash === null ? 'deleted since the recorded edit' : 'changed since the recorded edit' }
   }
-  if (item.before === null) return { ...item, action: 'remove' }
-  return { ...item, action: 'restore', ...otherLinksNote(current.links) }
+  if (item.before === null) return { ...item, action: 'remove', ...otherLinksNote(current.links, 'remove') }
+  return { ...item, action: 'restore', ...otherLinksNote(current.links, 'restore') }
 }
 
 /**
  * A file with other hard links (`ln ~/notes.txt .`, then the turn wrote it) is restored by a
- * rename, never written in place: the other names, perhaps outside the workspace, keep what the
- * turns left, and a person should know that one rewind did not undo it everywhere.
+ * rename, never written in place; one the turns created (`ln new.txt ~/kept.txt`) is removed by
+ * its name alone. Either way the other names, perhaps outside the workspace, keep what the turns
+ * left, and a person should know that one rewind did not undo it everywhere.
  */
-function otherLinksNote(links: number): { reason?: string } {
+function otherLinksNote(links: number, action: 'restore' | 'remove'): { reason?: string } {
   if (links <= 1) return {}
   const others = links - 1
-  // The plan does not know which names those are: some may be files this rewind restores too.
+  // The plan does not know which names those are: some may be files this rewind undoes too.
   const who = others === 1 ? 'another name of this file (a hard link) keeps' : `${others} other names of this file (hard links) keep`
-  return { reason: `${who} what the turns left unless this rewind restores ${others === 1 ? 'it' : 'them'} too: this name gets a file of its own` }
+  const them = others === 1 ? 'it' : 'them'
+  if (action === 'remove') return { reason: `${who} what the turns left unless this rewind undoes ${them} too: only this name is removed` }
+  return { reason: `${who} what the turns left unless this rewind restores ${them} too: this name gets a file of its own` }
 }
 
 /**

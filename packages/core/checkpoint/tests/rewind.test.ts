@@ -262,6 +262,35 @@ describe('plan and rewind on the real file system', () => {
     expect(await text(elsewhere)).toBe('a1')
   })
 
+  it('removes a created file with a second name (a hard link) saying the other name keeps what the turn left, as a restore says', async () => {
+    const { ctx, workspace, edit } = await setup()
+    const elsewhere = join(await tempRoot(), 'kept.txt')
+    await edit('t1', 'new.txt', 'made')
+    await link(join(workspace, 'new.txt'), elsewhere)
+    const note = 'another name of this file (a hard link) keeps what the turns left unless this rewind undoes it too: only this name is removed'
+    const plan = await ctx.checkpoints.plan('s1', 't1')
+    expect(plan.items.map((item) => [item.action, item.reason])).toEqual([['remove', note]])
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(result.restored.map((item) => [item.action, item.reason])).toEqual([['remove', note]])
+    expect(await text(join(workspace, 'new.txt'))).toBeNull()
+    expect(await text(elsewhere)).toBe('made')
+  })
+
+  it('counts the other names of a removed file with several hard links, and a folder made for it still gets its own note after', async () => {
+    const { ctx, workspace } = await setup()
+    const outside = await tempRoot()
+    await mkdir(join(workspace, 'gen'))
+    await ctx.checkpoints.record('s1', { anchor: 't1', root: workspace, path: 'gen/new.txt', existed: false, before: null, after: Buffer.from('made'), createdFolders: 1 })
+    await writeFile(join(workspace, 'gen', 'new.txt'), 'made')
+    await link(join(workspace, 'gen', 'new.txt'), join(outside, 'one.txt'))
+    await link(join(workspace, 'gen', 'new.txt'), join(outside, 'two.txt'))
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(result.restored).toHaveLength(1)
+    expect(result.restored[0]?.reason).toMatch(/^2 other names of this file \(hard links\) keep what the turns left unless this rewind undoes them too: only this name is removed; /)
+    expect(result.restored[0]?.folders).toMatchObject([{ path: 'gen', action: 'remove' }])
+    expect(await text(join(outside, 'two.txt'))).toBe('made')
+  })
+
   it('keeps going when one file fails: a damaged blob fails that file only', async () => {
     const store = new MemoryCheckpointStore()
     const { ctx, workspace, edit } = await setup(store)

@@ -13,6 +13,7 @@ import { openPrivateFile } from '@rein/base'
 import { isContentHash, type CheckpointRecord } from '@rein/checkpoint'
 import { withBases } from './blobs.ts'
 import { syncFolder, type Sync } from './durable.ts'
+import { writeWitness } from './last-seq.ts'
 import type { SessionLog } from './jsonl-store.ts'
 import { formatMarker, formatRecord } from './log-format.ts'
 import type { CheckpointSize, CompactOptions, CompactReport } from '@rein/checkpoint'
@@ -73,7 +74,7 @@ export async function measure(log: SessionLog, blobFolder: string): Promise<Chec
 
 /** Writes the kept records behind the marker (with every anchor ever dropped) to a temp file and renames it over the log. Returns the bytes the log shrank by. */
 async function rewrite(log: SessionLog, kept: CheckpointRecord[], pruned: ReadonlySet<string>, { sync, logFile }: CompactContext): Promise<number> {
-  const content = Buffer.concat([formatMarker({ lastSeq: log.lastSeq, pruned }, Date.now()), ...kept.map(formatRecord)])
+  const content = Buffer.concat([formatMarker({ lastSeq: log.lastSeq, pruned, records: kept.length }, Date.now()), ...kept.map(formatRecord)])
   const temp = join(log.folder, `.${logFile}.${process.pid}.${randomUUID()}.tmp`)
   // Append mode, like the log it becomes: later records go to the end, even after a truncate.
   const handle = await openPrivateFile(temp, 'ax+')
@@ -98,6 +99,8 @@ async function rewrite(log: SessionLog, kept: CheckpointRecord[], pruned: Readon
   await old?.close().catch(() => undefined)
   // The new name must be durable before any content the old log named is removed.
   await syncFolder(log.folder, sync)
+  // The log is another file now: the witness names it, so a cut in it is seen as in the old one.
+  writeWitness(log.folder, log.lastSeq, await handle.stat())
   return freed
 }
 

@@ -12,6 +12,7 @@ import { isContentHash, type CheckpointEntry, type CheckpointRecord, type Checkp
 import { readContent, writeContent, type StoredContent, type WriteOptions } from './blobs.ts'
 import { compactLog, measure } from './compact.ts'
 import { syncFolder, type Sync } from './durable.ts'
+import { forgetWitness, readWitness, recordedThrough, writeWitness } from './last-seq.ts'
 import { formatRecord, parseLog } from './log-format.ts'
 import type { CheckpointSize, CompactOptions, CompactReport } from '@rein/checkpoint'
 
@@ -87,6 +88,8 @@ export class JsonlCheckpointStore implements CheckpointStore {
       await this.appendLine(log, formatRecord(record))
       log.records.push(record)
       log.lastSeq = record.seq
+      // Only once the line is durable: the witness may lag the log, never lead it.
+      if (log.handle) writeWitness(log.folder, record.seq, await log.handle.stat())
       return record
     })
   }
@@ -186,6 +189,8 @@ export class JsonlCheckpointStore implements CheckpointStore {
 
   private async read(folder: string): Promise<SessionLog> {
     const file = join(folder, LOG_FILE)
+    // Read before the log: a record written between the two reads can then only make the log longer than it says.
+    const witness = await readWitness(folder)
     const empty: SessionLog = { folder, file, handle: undefined, writable: false, size: 0, torn: 0, unterminated: false, records: [], lastSeq: 0, pruned: new Set(), blobFolderReady: false, intact: new Set(), queue: Promise.resolve() }
     let handle: FileHandle
     try {
@@ -197,7 +202,7 @@ export class JsonlCheckpointStore implements CheckpointStore {
     }
     try {
       const text = await handle.readFile()
-      const { records, lastSeq, pruned, validBytes, unterminated } = parseLog(text, file)
+      const { records, lastSeq, pruned, validBytes, unterminated } = parseLog(text, file, recordedThrough(witness, await handle.stat()))
       // A torn last line stays until the next append cuts it: a read (plan, show) writes nothing.
       return { ...empty, handle, size: validBytes, torn: text.length - validBytes, unterminated, records, lastSeq, pruned }
     } catch (error) {
@@ -234,6 +239,8 @@ export class JsonlCheckpointStore implements CheckpointStore {
 
   /** Creates the log for its first record, and makes its name durable. */
   private async createLog(log: SessionLog): Promise<FileHandle> {
+    // A witness left by a log moved aside or deleted speaks of that one, whose inode this file may get.
+    await forgetWitness(log.folder)
     const handle = await openPrivateFile(log.file, 'a+')
     try {
       await syncFolder(log.folder, this._sync)

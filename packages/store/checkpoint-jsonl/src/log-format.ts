@@ -31,16 +31,26 @@ export interface ParsedLog {
 export interface Marker {
   lastSeq: number
   pruned: ReadonlySet<string>
+  /** How many records the compaction kept behind it; a marker from before this was kept has none. */
+  records?: number
 }
 
-/** The records in a log's bytes (see `ParsedLog`); `CHECKPOINT_LOG_DAMAGED` names the file and the first bad line. */
-export function parseLog(text: Buffer, file: string): ParsedLog {
+/**
+ * The records in a log's bytes (see `ParsedLog`); `CHECKPOINT_LOG_DAMAGED` names the file and the
+ * first bad line. Records are numbered without gaps (a compaction's marker says how many it kept
+ * of those before it), so whole lines missing from the start or the middle are damage; whole
+ * lines missing from the end only `recordedThrough` can reveal: the highest `seq` the store's
+ * witness says it made durable (see `last-seq.ts`), when it has one.
+ */
+export function parseLog(text: Buffer, file: string, recordedThrough?: number): ParsedLog {
   const records: CheckpointRecord[] = []
   let lastSeq = 0
   let pruned: ReadonlySet<string> = new Set()
+  let compacted: Marker | undefined
   let start = 0
   let unterminated = false
-  for (let lineNumber = 1; start < text.length; lineNumber++) {
+  let lineNumber = 1
+  for (; start < text.length; lineNumber++) {
     const newline = text.indexOf(NEWLINE, start)
     const end = newline < 0 ? text.length : newline
     const line = text.subarray(start, end).toString('utf8')
@@ -52,14 +62,43 @@ export function parseLog(text: Buffer, file: string): ParsedLog {
     if (record) {
       const previous = records.at(-1)
       if (previous && record.seq <= previous.seq) throw damaged(file, lineNumber, start, `record ${record.seq} after ${previous.seq}`)
+      const expected = expectedSeq(record, previous, compacted)
+      if (expected !== undefined && record.seq !== expected) throw damaged(file, lineNumber, start, `${missing(expected, record.seq - 1)} (lines were taken out of the log)`)
       records.push(record)
     }
-    if (marker) pruned = marker.pruned
+    if (marker) {
+      compacted = marker
+      pruned = marker.pruned
+    }
     lastSeq = Math.max(lastSeq, marker?.lastSeq ?? record?.seq ?? 0)
     unterminated = newline < 0
     start = newline < 0 ? text.length : newline + 1
   }
+  const kept = compacted?.records
+  const keptLeft = compacted ? records.filter((record) => record.seq <= compacted.lastSeq).length : 0
+  if (kept !== undefined && keptLeft !== kept) {
+    throw damaged(file, 1, 0, `the compaction that wrote this log kept ${kept} record${kept === 1 ? '' : 's'}; ${keptLeft} ${keptLeft === 1 ? 'is' : 'are'} left (the log was cut short)`)
+  }
+  if (recordedThrough !== undefined && recordedThrough > lastSeq) {
+    throw damaged(file, lineNumber, start, `${missing(lastSeq + 1, recordedThrough)}: rein recorded through ${recordedThrough}, and the log ends before (it was cut short), so a rewind would leave what they changed`)
+  }
   return { records, lastSeq, pruned, validBytes: start, unterminated }
+}
+
+/**
+ * The `seq` `record` must have after `previous`: one more, as the store numbers them (the first one
+ * 1), and after a compaction one more than its marker's highest. A record the compaction kept (at
+ * or below that) may follow a gap, the records it dropped: the marker counts those it kept.
+ */
+function expectedSeq(record: CheckpointRecord, previous: CheckpointRecord | undefined, compacted: Marker | undefined): number | undefined {
+  const base = compacted?.lastSeq ?? 0
+  if (compacted !== undefined && record.seq <= base) return undefined
+  return Math.max(previous?.seq ?? 0, base) + 1
+}
+
+/** `records 3 to 4 are missing`, or `record 3 is missing`. */
+function missing(from: number, to: number): string {
+  return from === to ? `record ${from} is missing` : `records ${from} to ${to} are missing`
 }
 
 function damaged(file: string, line: number, offset: number, problem: string): ReinError {
@@ -93,16 +132,19 @@ export function formatRecord(record: CheckpointRecord): Buffer {
  * dropped so far, so a rewind to before one of them is known to be partial.
  */
 export function formatMarker(marker: Marker, at: number): Buffer {
-  return Buffer.from(`${JSON.stringify({ compacted: { lastSeq: marker.lastSeq, at, pruned: [...marker.pruned] } })}\n`)
+  return Buffer.from(`${JSON.stringify({ compacted: { lastSeq: marker.lastSeq, at, pruned: [...marker.pruned], records: marker.records } })}\n`)
 }
 
 /** The marker, or `undefined` when the line is not one. A marker from before `pruned` was kept has none. */
 function parseMarker(line: string): Marker | undefined {
   const compacted = jsonObject(line)?.compacted
   if (typeof compacted !== 'object' || compacted === null) return undefined
-  const { lastSeq, pruned } = compacted as Record<string, unknown>
+  const { lastSeq, pruned, records } = compacted as Record<string, unknown>
   if (typeof lastSeq !== 'number' || !Number.isSafeInteger(lastSeq) || lastSeq < 0) return undefined
-  return { lastSeq, pruned: new Set(Array.isArray(pruned) ? pruned.filter((anchor): anchor is string => typeof anchor === 'string') : []) }
+  // `records` is optional: a marker from before it was kept has none, and is read without that check.
+  if (records !== undefined && !(typeof records === 'number' && Number.isSafeInteger(records) && records >= 0 && records <= lastSeq)) return undefined
+  const kept = records === undefined ? {} : { records }
+  return { lastSeq, pruned: new Set(Array.isArray(pruned) ? pruned.filter((anchor): anchor is string => typeof anchor === 'string') : []), ...kept }
 }
 
 function parseRecord(line: string): CheckpointRecord | undefined {

@@ -79,7 +79,8 @@ describe('a compaction killed with SIGKILL', () => {
         expect(report.droppedRecords).toBe(loaded.length === RECORDS ? RECORDS - kept.length : 0)
         expect(await store.records('s1')).toEqual(kept)
         expect(new Set(await readdir(join(session(base), BLOB_FOLDER)))).toEqual(hashes(kept))
-        expect((await readdir(session(base))).sort()).toEqual([BLOB_FOLDER, LOG_FILE])
+        // The witness of the highest seq is there when the compaction that rewrote the log got to write it.
+        expect((await readdir(session(base))).filter((name) => name !== 'checkpoints.last-seq').sort()).toEqual([BLOB_FOLDER, LOG_FILE])
         expect((await store.append('s1', { anchor: 'next', root: '/w', path: 'n', existed: false, before: null, after: Buffer.from('n') })).seq).toBe(RECORDS + 1)
       } finally {
         await store.close()

@@ -91,13 +91,15 @@ describe('JsonlCheckpointStore.compact', () => {
     await writeFile(join(session, BLOB_FOLDER, hash('stray')), 'stray')
     await writeFile(join(session, BLOB_FOLDER, `.${hash('half')}.123.uuid.tmp`), 'hal')
     await writeFile(join(session, `.${LOG_FILE}.123.uuid.tmp`), 'half a log')
+    // What a kill left of the witness's temp file (the highest seq recorded, see last-seq.ts).
+    await writeFile(join(session, `.${LOG_FILE}.123.uuid.last-seq.tmp`), '7')
     await writeFile(join(session, BLOB_FOLDER, 'README'), 'not ours to remove')
     const report = await store.compact('s1', new Set(['t1', 't2', 't3']))
-    expect(report).toEqual({ droppedRecords: 0, droppedAnchors: [], droppedBlobs: 1, freedBytes: 'stray'.length + 'hal'.length + 'half a log'.length })
+    expect(report).toEqual({ droppedRecords: 0, droppedAnchors: [], droppedBlobs: 1, freedBytes: 'stray'.length + 'hal'.length + 'half a log'.length + '7'.length })
     expect(await readFile(join(session, LOG_FILE))).toEqual(log)
     expect((await stat(join(session, LOG_FILE))).ino).toBe(inode)
     expect(await blobs(session)).toEqual([hash('one'), hash('two'), hash('three'), hash('shared'), 'README'].sort())
-    expect((await readdir(session)).sort()).toEqual([BLOB_FOLDER, LOG_FILE])
+    expect((await readdir(session)).sort()).toEqual([BLOB_FOLDER, LOG_FILE, 'checkpoints.last-seq'])
   })
 
   it('creates nothing for a session without checkpoints: records, size and compact only read', async () => {
@@ -148,7 +150,7 @@ describe('JsonlCheckpointStore.compact', () => {
     await expect(store.compact('s1', new Set(['t3']))).rejects.toMatchObject({ code: 'EIO' })
     fail = false
     expect(await readFile(join(session, LOG_FILE))).toEqual(log)
-    expect((await readdir(session)).sort()).toEqual([BLOB_FOLDER, LOG_FILE])
+    expect((await readdir(session)).sort()).toEqual([BLOB_FOLDER, LOG_FILE, 'checkpoints.last-seq'])
     expect((await store.records('s1')).length).toBe(5)
     expect((await store.append('s1', entry('t4', 'a', 'three', 'four'))).seq).toBe(6)
     expect((await store.compact('s1', new Set(['t4']))).droppedRecords).toBe(5)
