@@ -229,7 +229,7 @@ describe('rein run', () => {
     expect(show.stdout).toContain('  → lookup {"word":"rein"}')
     expect(show.stdout).toContain('── completed')
     const list = await rein(p.dir, ['sessions'])
-    expect(list.stdout).toMatch(new RegExp(`^${id}  [\\d-]+ [\\d:]+  completed +mock-model +1 turn +220 tok +0\\.00050  what is a rein\\?\\n$`))
+    expect(list.stdout).toMatch(new RegExp(`^${id}  [\\d-]+ [\\d:]+ UTC  completed +mock-model +1 turn +220 tok +0\\.00050  what is a rein\\?\\n$`))
   })
 
   it('marks estimated tokens with ~ in sessions, as run does, when the server reports no usage', async () => {
