@@ -20,4 +20,4 @@ export { planRepair, repairEvents, isClean, type RepairPlan, type RepairCall, ty
 export type { SessionStore, SessionSummary, SessionStatus, LoadedSession, ListOptions } from './store.ts'
 export { MemorySessionStore } from './memory-store.ts'
 export { sessionMemory } from './memory-plugin.ts'
-export { summarize, spending, type Spending } from './summary.ts'
+export { summarize, spending, SessionSummarizer, TITLE_SCAN_CHARS, type Spending } from './summary.ts'

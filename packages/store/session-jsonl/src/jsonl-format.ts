@@ -39,8 +39,8 @@ export function parseSessionFile(whole: Buffer, file: string, id: string, chunkB
   const bom = hasByteOrderMark(whole) ? BYTE_ORDER_MARK.length : 0
   const content = bom > 0 ? whole.subarray(bom) : whole
   const lastNewline = content.lastIndexOf(NEWLINE)
-  const lines = decodeLines(content, lastNewline + 1, chunkBytes, file)
-  let validLength = lastNewline + 1
+  const end = lastNewline + 1
+  let validLength = end
   let unterminated = false
   let tail: unknown = TORN
   if (validLength < content.length) {
@@ -49,56 +49,57 @@ export function parseSessionFile(whole: Buffer, file: string, id: string, chunkB
     if (tail !== TORN) {
       validLength = content.length
       unterminated = true
-    } else if (lines.length === 0) {
+    } else if (end === 0) {
       throw corrupt(file, 1, 'not a rein session file')
     }
   }
-  const header = toHeader(lines.length > 0 ? parseLine(lines[0]!, file, 1) : tail, file, id)
+  let header: SessionHeader | undefined
   const events: SessionEvent[] = []
-  for (let index = 1; index < lines.length; index++) {
-    const value = parseEventLine(lines[index]!, file, index + 1)
-    if (value !== BLANK) events.push(toEvent(value, events.length, file, index + 1))
-  }
-  if (unterminated && lines.length > 0) events.push(toEvent(tail, events.length, file, lines.length + 1))
+  let lineCount = 0
+  // Each line parsed as its part of the file is decoded: only that part is ever held as text beside the bytes and the events.
+  decodeLines(content, end, chunkBytes, file, (text) => {
+    const line = ++lineCount
+    if (line === 1) header = toHeader(parseLine(text, file, 1), file, id)
+    else {
+      const value = parseEventLine(text, file, line)
+      if (value !== BLANK) events.push(toEvent(value, events.length, file, line))
+    }
+  })
+  header ??= toHeader(tail, file, id)
+  if (unterminated && lineCount > 0) events.push(toEvent(tail, events.length, file, lineCount + 1))
   return { header, events, validLength: bom + validLength, unterminated }
 }
 
 /** UTF-8's byte-order mark, which some editors write at the start of a file. */
 const BYTE_ORDER_MARK = Buffer.from([0xef, 0xbb, 0xbf])
 
-function hasByteOrderMark(content: Buffer): boolean {
+export function hasByteOrderMark(content: Buffer): boolean {
   return content.length >= BYTE_ORDER_MARK.length && content[0] === 0xef && content[1] === 0xbb && content[2] === 0xbf
 }
 
 /**
- * Logs are decoded this much at a time, cut after a newline: V8 holds no string longer than about
- * 512 MiB, so a long session's log decoded whole could never be opened again.
+ * Logs are decoded this much at a time, cut after a newline, and each part's lines parsed before
+ * the next is decoded: a resume held the whole log as text beside its bytes and its events (and V8
+ * holds no string longer than about 512 MiB, so a long session's log decoded whole could never be
+ * opened again).
  */
-const DECODE_CHUNK_BYTES = 256 * 1024 * 1024
+const DECODE_CHUNK_BYTES = 8 * 1024 * 1024
 
-/** The lines of `content`'s first `end` bytes (which end with a newline, or are none). */
-function decodeLines(content: Buffer, end: number, chunkBytes: number, file: string): string[] {
+/** Each line of `content`'s first `end` bytes (which end with a newline, or are none), in order, to `take`. */
+function decodeLines(content: Buffer, end: number, chunkBytes: number, file: string, take: (line: string) => void): void {
   // Below 0x80 Latin-1 and UTF-8 read bytes as the same characters, and copying a log as Latin-1
   // is several times faster than decoding it: a resume reads the whole file. The check covers the
   // torn tail too; one non-ASCII byte there only costs the slower decode.
   const encoding = isAscii(content) ? 'latin1' : 'utf8'
-  if (end <= chunkBytes) {
-    // Every log but a huge one: one decode, one split.
-    const lines = decodeText(content, encoding, 0, end, file).split('\n')
-    lines.pop() // the '' after the last newline
-    return lines
-  }
-  const lines: string[] = []
   for (let start = 0; start < end;) {
     // After the last newline within the chunk; a line longer than the chunk is decoded whole.
     const within = start + chunkBytes >= end ? end : content.lastIndexOf(NEWLINE, start + chunkBytes - 1) + 1
     const stop = within > start ? within : content.indexOf(NEWLINE, start) + 1
     const part = decodeText(content, encoding, start, stop, file).split('\n')
     part.pop() // the '' after the part's last newline
-    for (const line of part) lines.push(line)
+    for (const line of part) take(line)
     start = stop
   }
-  return lines
 }
 
 /** Bytes `start`…`stop` as text; `SESSION_TOO_LARGE` when they are more than one string can hold. */
@@ -106,8 +107,13 @@ function decodeText(content: Buffer, encoding: 'latin1' | 'utf8', start: number,
   try {
     return content.toString(encoding, start, stop)
   } catch (error) {
-    throw new ReinError('SESSION_TOO_LARGE', `${file}: ${stop - start} bytes without a line break between them, more than one string can hold; it cannot be loaded`, { cause: error, details: { file } })
+    throw lineTooLong(file, stop - start, error)
   }
+}
+
+/** `SESSION_TOO_LARGE`: `bytes` without a line break, more than one string can hold. */
+export function lineTooLong(file: string, bytes: number, cause?: unknown): ReinError {
+  return new ReinError('SESSION_TOO_LARGE', `${file}: ${bytes} bytes without a line break between them, more than one string can hold; it cannot be loaded`, { ...(cause === undefined ? {} : { cause }), details: { file } })
 }
 
 const TORN = Symbol('torn')
@@ -145,7 +151,8 @@ function parseEventLine(text: string, file: string, line: number): unknown {
 /** Only what JSON itself counts as white space (a CR is what a CRLF line leaves). */
 const BLANK_LINE = /^[ \t\r]*$/
 
-function toHeader(value: unknown, file: string, id: string): SessionHeader {
+/** The header line's value as a `SessionHeader` for session `id`, or why not (`SESSION_CORRUPT`, `SESSION_FORMAT_UNSUPPORTED`). */
+export function toHeader(value: unknown, file: string, id: string): SessionHeader {
   if (!isRecord(value) || value.kind !== SESSION_FILE_KIND) throw corrupt(file, 1, 'not a rein session file')
   const { kind: _kind, ...header } = value
   if (!Number.isInteger(header.formatVersion)) throw corrupt(file, 1, 'the header lacks an integer "formatVersion"')
@@ -163,7 +170,8 @@ function toHeader(value: unknown, file: string, id: string): SessionHeader {
   return header as unknown as SessionHeader
 }
 
-function toEvent(value: unknown, expectedSeq: number, file: string, line: number): SessionEvent {
+/** An event line's value as the event of seq `expectedSeq`, or `SESSION_CORRUPT` naming the line. */
+export function toEvent(value: unknown, expectedSeq: number, file: string, line: number): SessionEvent {
   if (!isRecord(value)) throw corrupt(file, line, 'an event must be a JSON object')
   if (!Number.isInteger(value.seq)) throw corrupt(file, line, 'the event lacks an integer "seq"')
   if (typeof value.type !== 'string' || value.type === '') throw corrupt(file, line, 'the event lacks a "type"')
@@ -178,6 +186,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-function corrupt(file: string, line: number, problem: string, more: Record<string, unknown> = {}): ReinError {
+export function corrupt(file: string, line: number, problem: string, more: Record<string, unknown> = {}): ReinError {
   return new ReinError('SESSION_CORRUPT', `${file}:${line}: ${problem}; rein leaves the file as it is — repair it or move it out of the sessions folder`, { details: { file, line, ...more } })
 }

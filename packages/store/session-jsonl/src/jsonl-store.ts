@@ -6,11 +6,12 @@
 import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, statSync, type Stats } from 'node:fs'
 import { lstat, open as openFile, readdir, type FileHandle } from 'node:fs/promises'
 import { ensurePrivateDir, isReinError, messageOf, PRIVATE_FILE_MODE, ReinError, toFrozenJson } from '@rein/base'
-import { refuseMisshapenEvents, summarize, type ListOptions, type LoadedSession, type SessionEvent, type SessionHeader, type SessionStore, type SessionSummary } from '@rein/session'
+import { refuseMisshapenEvents, SessionSummarizer, type ListOptions, type LoadedSession, type SessionEvent, type SessionHeader, type SessionStore, type SessionSummary } from '@rein/session'
 import { appendDurably, fileTarget, publishFile } from './durable-write.ts'
 import { errorCode } from './fs-errors.ts'
 import { eventLine, headerLine, parseSessionFile } from './jsonl-format.ts'
 import { LockOwner, isLockHeld, releaseLock, sweepLeftovers } from './lock.ts'
+import { readLogLines } from './log-reader.ts'
 import { isSessionId, sessionPaths, type SessionPaths } from './paths.ts'
 import { SummaryCache, stampOf } from './summary-cache.ts'
 
@@ -278,11 +279,13 @@ export class JsonlSessionStore implements SessionStore {
     const stamp = await stampOf(file)
     const known = stamp && cache.get(id, stamp)
     if (known) return known
-    const { header, events } = await this.load(id)
-    // What `ctx.sessions` refuses at open and show must not be listed as resumable (nor trip summarize):
-    // checked only for logs read again, a kept summary was checked when it was made.
-    refuseMisshapenEvents(events, file, { file })
-    const summary = summarize(header, events)
+    const summary = await withLog(id, file, (handle, stats) => {
+      // `open` and `load` refuse a log longer than one read takes: not listed as resumable, though a line at a time it could be read.
+      if (stats.size > MAX_READ_BYTES) throw tooLarge(file, undefined)
+      return summarizeLog(handle, file, id)
+    }).catch((error: unknown) => {
+      throw underOtherCase(this.root, id, file, error)
+    })
     if (stamp) cache.set(id, stamp, summary)
     return summary
   }
@@ -428,6 +431,11 @@ function sessionExists(id: string, file: string): ReinError {
  * the read (and `rein sessions`) until some writer came, a device would never end.
  */
 async function readLog(id: string, file: string): Promise<Buffer> {
+  return await withLog(id, file, (handle) => handle.readFile())
+}
+
+/** `read` of the log, opened as readLog says; errors said as a read's. */
+async function withLog<T>(id: string, file: string, read: (handle: FileHandle, stats: Stats) => Promise<T>): Promise<T> {
   let handle: FileHandle
   try {
     handle = await openFile(file, constants.O_RDONLY | constants.O_NONBLOCK)
@@ -437,12 +445,41 @@ async function readLog(id: string, file: string): Promise<Buffer> {
   try {
     const stats = await handle.stat()
     if (!stats.isFile()) throw notALog(id, file, stats)
-    return await handle.readFile()
+    return await read(handle, stats)
   } catch (error) {
     throw isReinError(error) ? error : readError(id, file, error)
   } finally {
     await handle.close().catch(() => {})
   }
+}
+
+/**
+ * The log's summary as not running, read a line at a time: only a bounded part of it is ever held.
+ * What `ctx.sessions` refuses at open and show must not be listed as resumable (nor trip the
+ * summary): a core event without its shape is refused, but only once the whole log has parsed, so
+ * a line that is no JSON at all is the error told, as `load` tells it.
+ */
+async function summarizeLog(handle: FileHandle, file: string, id: string): Promise<SessionSummary> {
+  let summarizer: SessionSummarizer | undefined
+  let misshapen: unknown
+  await readLogLines(handle, file, id, {
+    header: (header) => { summarizer = new SessionSummarizer(header) },
+    event: (event, lossy) => {
+      if (misshapen !== undefined) return
+      // A lossy event lacks fields its line held: checked, it could be refused for what was only not kept.
+      if (!lossy) {
+        try {
+          refuseMisshapenEvents([event], file, { file })
+        } catch (error) {
+          misshapen = error
+          return
+        }
+      }
+      summarizer!.add(event)
+    },
+  })
+  if (misshapen !== undefined) throw misshapen
+  return summarizer!.summary()
 }
 
 /** Something other than a file has the log's name: said as what it is, since permissions and free space have nothing to do with it. */
@@ -459,6 +496,9 @@ function readError(id: string, file: string, error: unknown): ReinError {
   if (isTooLarge(error)) return tooLarge(file, error)
   return ioError(`cannot read session ${id} (${file})`, error)
 }
+
+/** The most `readFile` reads (Node's limit, 2 GiB less a byte): `load` and `open` refuse a longer log. */
+const MAX_READ_BYTES = 2 ** 31 - 1
 
 /** Node reads at most 2 GiB in one call: a longer log cannot be loaded, whatever the folder's permissions. */
 function isTooLarge(error: unknown): boolean {
