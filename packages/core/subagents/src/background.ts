@@ -8,27 +8,38 @@
 import type { AgentEvent } from '@rein/agent'
 import { ReinError, formatMoney } from '@rein/base'
 import type { JobRun, JobService } from '@rein/jobs'
+import { claimChild } from './resume.ts'
 import { checkChild, startChild, type Holder, type RunDeps, type StartedChild } from './run.ts'
+import { reservePlace, type Place } from './slots.ts'
 import type { BackgroundStarted, SubagentRequest, SubagentResult } from './types.ts'
 
 /**
  * Starts a child as a job owned by the calling run's agent; `SUBAGENT_NO_JOBS` without `ctx.jobs`,
- * `SUBAGENT_BACKGROUND_LIMIT` when the calling session runs `maxBackground` already.
+ * `SUBAGENT_BACKGROUND_LIMIT` when the calling session's run tree runs `maxBackground` already.
  */
 export async function startInBackground(deps: RunDeps, request: SubagentRequest): Promise<BackgroundStarted> {
   const jobs = deps.jobs()
   if (!jobs) {
     throw new ReinError('SUBAGENT_NO_JOBS', 'run_in_background needs background jobs (the @rein/jobs plugin), and none are loaded here: call subagent without it')
   }
-  // A malformed call is told what is wrong with it, not that it came at the cap.
+  // A call is told what is wrong with it, or with the child it names to resume (none such, not the
+  // caller's, running), not that it came at the cap.
   const checked = checkChild(deps, request)
-  const unreserve = reserve(deps, jobs, request.call.sessionId)
   const holder: Holder = { callId: request.call.callId, signal: request.call.signal, background: true }
+  const claimed = request.resume === undefined ? undefined : await claimChild(deps, request, request.resume, holder)
+  let place: Place
+  try {
+    // checkChild refused a call without a run identity.
+    place = reservePlace(deps.trees, jobs, request.call.identity!, deps.config.maxBackground)
+  } catch (error) {
+    claimed?.release()
+    throw error
+  }
   let started: StartedChild
   try {
-    started = await startChild(deps, request, holder, checked)
+    started = await startChild(deps, request, holder, claimed ? { ...checked, claimed } : checked)
   } catch (error) {
-    unreserve()
+    place.release()
     throw error
   }
   let release: () => void = () => {}
@@ -47,6 +58,7 @@ export async function startInBackground(deps: RunDeps, request: SubagentRequest)
       run: (job) => runJob(deps, jobs, job, started, request).finally(release),
     })
     holder.jobId = handle.jobId
+    place.listed(handle.jobId, handle.done)
     return { kind: 'background', sessionId: started.agent.session.id, jobId: handle.jobId }
   } catch (error) {
     // The body never ran: the child is closed here, or it would stay open behind a failed call.
@@ -54,40 +66,9 @@ export async function startInBackground(deps: RunDeps, request: SubagentRequest)
     await started.finish()
     throw error
   } finally {
-    // Listed by jobs now (or never started): from here jobs' own list counts it.
-    unreserve()
+    // Listed by jobs now (or never started): from here its job holds the place.
+    place.release()
   }
-}
-
-/**
- * Holds one of the calling session's `maxBackground` places until its job is listed: starts made
- * side by side in one answer all await the child's creation, and each counts the others meanwhile.
- * A place frees when the job ends (done, failed or killed, as `job_list` shows it). Only this
- * process's jobs count: a crashed process's children are not continued (their logs are closed).
- */
-function reserve(deps: RunDeps, jobs: JobService, owner: string | undefined): () => void {
-  // No session: startChild refuses the call (NO_RUN_IDENTITY).
-  if (owner === undefined) return () => {}
-  const running = jobs.list({ sessionId: owner }).filter((info) => info.kind === 'subagent' && info.sessionId === owner && info.status === 'running').map((info) => info.jobId)
-  const starting = deps.starting.get(owner) ?? 0
-  const { maxBackground } = deps.config
-  if (running.length + starting >= maxBackground) throw limitError(running, starting, maxBackground)
-  deps.starting.set(owner, starting + 1)
-  let held = true
-  return () => {
-    if (!held) return
-    held = false
-    const left = (deps.starting.get(owner) ?? 1) - 1
-    if (left > 0) deps.starting.set(owner, left)
-    else deps.starting.delete(owner)
-  }
-}
-
-function limitError(running: readonly string[], starting: number, maxBackground: number): ReinError {
-  const count = running.length + starting
-  const which = [...running, ...(starting > 0 ? [`${starting} starting in this answer`] : [])].join(', ')
-  const state = starting > 0 ? 'running or starting' : 'running'
-  return new ReinError('SUBAGENT_BACKGROUND_LIMIT', `${count} background subagent${count === 1 ? ' of yours is' : 's of yours are'} ${state} (${which}), the most one session may run at once: wait for one to end (its notice comes as a message; job_output with wait_ms waits for it) or job_kill one you no longer need, then start this one; or run it without run_in_background. The limit is maxBackground (${maxBackground}) in the @rein/subagents config, which the user can raise`, { details: { running, starting, maxBackground } })
 }
 
 /** The job's body: the child's one turn. The job ends with it; the child is always closed. */

@@ -29,7 +29,7 @@ export interface SubagentsConfig {
   maxDepth: number
   /** How long one child turn may run (ms) before it is cancelled and its call ends `SUBAGENT_TIMEOUT`. */
   timeoutMs: number
-  /** Background children one session may run at once; a start past it is `SUBAGENT_BACKGROUND_LIMIT`. */
+  /** Background children one run tree (a root session and all its subagents) may run at once; a start past it is `SUBAGENT_BACKGROUND_LIMIT`. */
   maxBackground: number
   profiles: Record<string, SubagentProfile>
 }
@@ -59,9 +59,10 @@ export const SubagentsConfig: Schema<Partial<SubagentsConfig>, SubagentsConfig> 
     .description('How deep delegation goes: a run at this depth is not offered the subagent tool.'),
   timeoutMs: Schema.natural().min(1).max(MAX_TIMER_MS).default(30 * 60_000)
     .description('How long one child turn may run (ms) before it is cancelled; its call ends SUBAGENT_TIMEOUT with what it had.'),
-  // Each background child makes requests of its own, unwatched: a bound keeps one answer from starting dozens.
+  // Each background child makes requests of its own, unwatched: a bound over the whole tree keeps one
+  // answer (or children starting their own) from starting dozens.
   maxBackground: Schema.natural().min(1).max(64).default(4)
-    .description('How many background subagents one session may run at once; a start past it is refused (SUBAGENT_BACKGROUND_LIMIT).'),
+    .description('How many background subagents one run tree (the session the user started and all its subagents, together) may run at once; a start past it is refused (SUBAGENT_BACKGROUND_LIMIT).'),
   profiles: Schema.dict(Profile).default({})
     .description('Named subagent kinds: {<name>: {description, system, provider, model, tools, memory, maxSteps}}.'),
 }) as Schema<Partial<SubagentsConfig>, SubagentsConfig>

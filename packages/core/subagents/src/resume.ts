@@ -13,8 +13,20 @@ import { childOptions } from './profile.ts'
 import type { Holder, RunDeps } from './run.ts'
 import type { SubagentRequest } from './types.ts'
 
-/** The child session `id` (the call's `resume`), opened as an agent (its own repair done), ready for the prompt. */
-export async function resumeChild(deps: RunDeps, request: SubagentRequest, id: string, profile: SubagentProfile | undefined, tools: string[] | undefined, holder: Holder): Promise<Agent> {
+/** A `resume` target checked (the caller's child, not running) and claimed by a call, before anything is counted or opened. */
+export interface ClaimedChild {
+  readonly id: string
+  readonly events: readonly SessionEvent[]
+  /** Gives the claim up (the call was refused after all); nothing once another holder took it. */
+  release(): void
+}
+
+/**
+ * Checks the session `id` a call names to resume — it exists, its header names the calling session
+ * as its parent, nothing runs it — and claims it for `holder`: what is wrong with what the call
+ * names is said before anything it would count against (`maxBackground`).
+ */
+export async function claimChild(deps: RunDeps, request: SubagentRequest, id: string, holder: Holder): Promise<ClaimedChild> {
   const sessions = deps.ctx.get('sessions') as SessionService | undefined
   if (!sessions) throw new ReinError('SERVICE_MISSING', 'resume needs ctx.sessions: add a @rein/session row (and a store) to cordis.yml')
   const { header, events } = await loadChild(sessions, id)
@@ -27,15 +39,23 @@ export async function resumeChild(deps: RunDeps, request: SubagentRequest, id: s
   if (held) throw busy(id, held)
   if (deps.agents().find(id)) throw busy(id)
   deps.holders.set(id, holder)
+  const release = () => {
+    if (deps.holders.get(id) === holder) deps.holders.delete(id)
+  }
+  return { id, events, release }
+}
+
+/** The claimed child opened as an agent (its own repair done), ready for the prompt. */
+export async function resumeClaimed(deps: RunDeps, request: SubagentRequest, claimed: ClaimedChild, profile: SubagentProfile | undefined, tools: string[] | undefined): Promise<Agent> {
   const { call } = request
   const parent = { sessionId: call.sessionId!, runId: call.identity!.runId, callId: call.callId }
   try {
-    const { agent } = await deps.agents().resume(id, { ...childOptions(request.agent, profile, withinRecorded(tools, recordedTools(events))), parent, signal: call.signal })
+    const { agent } = await deps.agents().resume(claimed.id, { ...childOptions(request.agent, profile, withinRecorded(tools, recordedTools(claimed.events))), parent, signal: call.signal })
     return agent
   } catch (error) {
-    if (deps.holders.get(id) === holder) deps.holders.delete(id)
+    claimed.release()
     // Another process holds it.
-    if (isReinError(error, 'SESSION_LOCKED')) throw busy(id, undefined, error)
+    if (isReinError(error, 'SESSION_LOCKED')) throw busy(claimed.id, undefined, error)
     throw error
   }
 }

@@ -14,7 +14,8 @@ import { callerTools, checkCallTools, childTools, unknownNames } from './child-t
 import type { SubagentProfile, SubagentsConfig } from './config.ts'
 import { outcome } from './outcome.ts'
 import { childOptions, profileError, profileOf } from './profile.ts'
-import { resumeChild } from './resume.ts'
+import { claimChild, resumeClaimed, type ClaimedChild } from './resume.ts'
+import type { TreeSlots } from './slots.ts'
 import type { SubagentRequest, SubagentResult } from './types.ts'
 
 /** What `run` needs, looked up when used. */
@@ -31,8 +32,8 @@ export interface RunDeps {
   jobs: () => JobService | undefined
   /** Which call holds each child session live here, from the moment a `resume` claims it: what `SUBAGENT_BUSY` tells. */
   holders: Map<string, Holder>
-  /** Background starts per calling session not yet listed as jobs: they count against `maxBackground`. */
-  starting: Map<string, number>
+  /** Background children per run tree (by its root session's id): what `maxBackground` counts. */
+  trees: Map<string, TreeSlots>
 }
 
 /** The call a child works for, while it is live in this process. */
@@ -88,6 +89,8 @@ export interface CheckedChild {
   readonly profile: SubagentProfile | undefined
   readonly names: string[] | undefined
   readonly caller: Agent | undefined
+  /** The session a `resume` names, already checked and claimed (a background start does it before the cap). */
+  readonly claimed?: ClaimedChild
 }
 
 /**
@@ -122,7 +125,9 @@ export function checkChild(deps: RunDeps, request: SubagentRequest): CheckedChil
 export async function startChild(deps: RunDeps, request: SubagentRequest, holder: Holder, checked: CheckedChild = checkChild(deps, request)): Promise<StartedChild> {
   const { call } = request
   const { profile, names, caller } = checked
-  const child = request.resume === undefined ? await create(deps, request, profile, names) : await resumeChild(deps, request, request.resume, profile, names, holder)
+  const child = request.resume === undefined
+    ? await create(deps, request, profile, names)
+    : await resumeClaimed(deps, request, checked.claimed ?? await claimChild(deps, request, request.resume, holder), profile, names)
   deps.running.add(child)
   deps.holders.set(child.session.id, holder)
   // The child's turn starts right after this: its time limit runs from here.

@@ -50,7 +50,7 @@ export class SubagentService extends Service {
       background: new Set(),
       jobs: () => ctx.get('jobs') as JobService | undefined,
       holders: new Map(),
-      starting: new Map(),
+      trees: new Map(),
     }
     this._deps = deps
     ctx.tools.register(createSubagentTool({

@@ -28,7 +28,7 @@ export function createSubagentTool(deps: ToolDeps) {
       agent: { type: 'string', description: 'A kind of subagent listed above, if any. Default: a general one with your tools.' },
       tools: { type: 'array', items: { type: 'string' }, description: 'Only these of your tools, by name or glob (e.g. ["read", "grep"]); [] for none.' },
       resume: { type: 'string', maxLength: 200, description: 'The session id of one of your earlier subagents (from its result or error): it continues with prompt as its next message, keeping all it did. For one that was cancelled, interrupted or failed, or for a follow-up question. Pass the same agent as before.' },
-      run_in_background: { type: 'boolean', description: `For long work you need not wait for: returns a job id at once, and the answer arrives later as a message. At most ${config.maxBackground} run at once. Needs background jobs (job_output, job_kill).` },
+      run_in_background: { type: 'boolean', description: `For long work you need not wait for: returns a job id at once, and the answer arrives later as a message. At most ${config.maxBackground} run at once, counting every agent of this conversation. Needs background jobs (job_output, job_kill).` },
     },
     output: {
       schema: { oneOf: [{

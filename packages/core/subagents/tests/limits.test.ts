@@ -51,8 +51,7 @@ describe('background subagents past maxBackground', () => {
     expect(refused).toMatchObject([{ code: 'SUBAGENT_BACKGROUND_LIMIT' }])
     const message = textOf(refused[0])
     // The three start side by side: the third counts the two still being created.
-    expect(message).toMatch(/^Error: 2 background subagents of yours are (running \(subagent-1, subagent-2|running or starting \(subagent-1, 1 starting in this answer|running or starting \(2 starting in this answer)\), the most one session may run at once/)
-    expect(message).toContain('wait for one to end')
+    expect(message).toMatch(/^Error: 2 background subagents are (running|running or starting) in this conversation \((subagent-1, subagent-2|subagent-1, 1 starting in this answer|2 starting in this answer)\), the most it may run at once \(the session the user started and all its subagents, together\): wait for one of the jobs named to end/)
     expect(message).toContain('maxBackground')
     // The refused call made no child and no job.
     expect(root.jobs.list(viewer(parent)).map((job) => job.jobId)).toEqual(['subagent-1', 'subagent-2'])
@@ -115,7 +114,7 @@ describe('background subagents past maxBackground', () => {
     expect((await parent.send('start')).text).toBe('all done')
     const { events } = parent.session
     expect(resultOf(events, 'c2')).toMatchObject({ isError: true, code: 'SUBAGENT_BACKGROUND_LIMIT' })
-    expect(textOf(resultOf(events, 'c2'))).toMatch(/^Error: 1 background subagent of yours is running \(subagent-1\), the most one session may run at once/)
+    expect(textOf(resultOf(events, 'c2'))).toMatch(/^Error: 1 background subagent is running in this conversation \(subagent-1\), the most it may run at once/)
     for (const id of ['c4', 'c6', 'c8']) expect(resultOf(events, id)).toMatchObject({ isError: false })
     expect(root.jobs.list(viewer(parent)).map((job) => [job.jobId, job.status])).toEqual([
       ['subagent-1', 'killed'], ['subagent-2', 'failed'], ['subagent-3', 'done'], ['subagent-4', 'done'],
@@ -162,18 +161,108 @@ describe('background subagents past maxBackground', () => {
     await agent.close()
   })
 
-  it('counts each session\'s own: a background child may start its own while its parent is at the cap', async () => {
+  it('does not let 4 background children each start 4 more under maxBackground 4: the cap holds for the tree the user started', async () => {
+    const names = ['a1', 'a2', 'a3', 'a4']
     const { root, create } = await boot(byTask({
-      'start': [[call('subagent', inBackground('a'), 'c1')], [call('await_job', { job_id: 'subagent-1' }, 'c2')], [{ text: 'done' }]],
-      'a': [[call('subagent', inBackground('a2'), 'k1')], [call('await_job', { job_id: 'subagent-1' }, 'k2')], [{ text: 'a answered' }]],
-      'a2': [[{ text: 'a2 answered' }]],
-    }), { jobs: {}, subagents: { maxBackground: 1 } })
+      'start': [
+        names.map((name, i) => call('subagent', inBackground(name), `c${i + 1}`)),
+        ...names.map((_name, i) => [call('await_job', { job_id: `subagent-${i + 1}` }, `w${i + 1}`)]),
+        [{ text: 'done' }],
+      ],
+      ...Object.fromEntries(names.map((name) => [name, [
+        [call('gate', { name }, 'g1')],
+        [call('subagent', inBackground(`${name}-more`), 'k1')],
+        [{ text: `${name} answered` }],
+      ]])),
+      ...Object.fromEntries(names.map((name) => [`${name}-more`, [[{ text: 'never' }]]])),
+    }), { jobs: {}, subagents: { maxBackground: 4 } })
+    const { entered, open } = gates(root)
     awaitJobTool(root)
     const parent = await create()
-    await parent.send('start')
+    const turn = parent.send('start')
+    // All four run (their jobs listed) before any of them asks for one of its own.
+    await Promise.all(names.map(entered))
+    for (const name of names) open(name)
+    expect((await turn).text).toBe('done')
+    const { events } = parent.session
+    for (const id of ['c1', 'c2', 'c3', 'c4']) expect(resultOf(events, id)).toMatchObject({ isError: false })
+    for (const id of ['c1', 'c2', 'c3', 'c4']) {
+      const child = await root.sessions.load(/Started subagent (\S+) as job/.exec(textOf(resultOf(events, id)))![1]!)
+      expect(resultOf(child.events, 'k1')).toMatchObject({ isError: true, code: 'SUBAGENT_BACKGROUND_LIMIT' })
+      // The child's own job is its parent's: none of the four is its to wait for or stop.
+      expect(textOf(resultOf(child.events, 'k1'))).toMatch(/^Error: 4 background subagents are running in this conversation \(4 of other agents\), the most it may run at once \(the session the user started and all its subagents, together\): none of them is yours to wait for or stop, so run this one without run_in_background\. The limit is maxBackground \(4\)/)
+    }
+    expect((await root.sessions.list()).filter((summary) => summary.depth > 1)).toEqual([])
+  })
+
+  it('lets a background child start its own while the tree has room, and counts it against the tree: its next start is refused', async () => {
+    const { root, create } = await boot(byTask({
+      'start': [[call('subagent', inBackground('a'), 'c1')], [call('await_job', { job_id: 'subagent-1' }, 'c2')], [{ text: 'done' }]],
+      'a': [[call('subagent', inBackground('a2'), 'k1')], [call('subagent', inBackground('a3'), 'k2')], [call('await_job', { job_id: 'subagent-2' }, 'k3')], [{ text: 'a answered' }]],
+      'a2': [[call('gate', { name: 'a2' }, 'g1')], [{ text: 'a2 answered' }]],
+      'a3': [[{ text: 'never' }]],
+    }), { jobs: {}, subagents: { maxBackground: 2 } })
+    const { open } = gates(root)
+    awaitJobTool(root)
+    const dispose = root.on('agent/tool-end', (event) => {
+      if (event.callId === 'k2') open('a2')
+    })
+    const parent = await create()
+    expect((await parent.send('start')).text).toBe('done')
+    dispose()
     const childId = /Started subagent (\S+) as job/.exec(textOf(resultOf(parent.session.events, 'c1')))![1]!
     const child = await root.sessions.load(childId)
     expect(resultOf(child.events, 'k1')).toMatchObject({ isError: false })
+    expect(textOf(resultOf(child.events, 'k1'))).toMatch(/ as job subagent-2;/)
+    expect(resultOf(child.events, 'k2')).toMatchObject({ isError: true, code: 'SUBAGENT_BACKGROUND_LIMIT' })
+    expect(textOf(resultOf(child.events, 'k2'))).toMatch(/^Error: 2 background subagents are running in this conversation \(subagent-2, 1 of other agents\), the most it may run at once \(the session the user started and all its subagents, together\): wait for one of the jobs named to end/)
+    expect((await root.sessions.list()).filter((summary) => summary.depth > 1)).toHaveLength(1)
+  })
+
+  it('answers a background resume made at the cap for what it names first: not a child of the caller, no such session, or busy', async () => {
+    const { root, create } = await boot((request: AdapterRequest): ScriptedTurn => {
+      const answered = request.messages.filter((message) => message.role === 'assistant').length
+      if (taskOf(request) === 'a') return [[call('gate', { name: 'a' }, 'g1')], [{ text: 'a answered' }]][answered]!
+      if (taskOf(request) === 'stranger') return [[{ text: 'hello' }]][answered]!
+      if (taskOf(request) === 'f') return [[{ text: 'f answered' }]][answered]!
+      // The foreground child's session (its result's), and the background one's (its started result's).
+      const finishedId = childIn(request)
+      const id = /Started subagent (\S+) as job/.exec(JSON.stringify(request.messages))?.[1] ?? 'none'
+      return [
+        [call('subagent', { description: 'f', prompt: 'f' }, 'c0')],
+        [call('subagent', inBackground('a'), 'c1')],
+        [
+          call('subagent', { ...inBackground('more'), resume: strangerId }, 'c2'),
+          call('subagent', { ...inBackground('more'), resume: 'nowhere' }, 'c3'),
+          call('subagent', { ...inBackground('more'), resume: id }, 'c4'),
+          call('subagent', inBackground('b'), 'c5'),
+          call('subagent', { ...inBackground('more'), resume: finishedId }, 'c6'),
+        ],
+        [{ text: 'done' }],
+      ][answered]!
+    }, { jobs: {}, subagents: { maxBackground: 1 } })
+    const { open } = gates(root)
+    // A session of the store that no call of the parent's started.
+    const stranger = await create()
+    await stranger.send('stranger')
+    const strangerId = stranger.session.id
+    await stranger.close()
+    const parent = await create()
+    expect((await parent.send('start')).text).toBe('done')
+    const { events } = parent.session
+    expect(resultOf(events, 'c2')).toMatchObject({ isError: true, code: 'INVALID_ARGS' })
+    expect(textOf(resultOf(events, 'c2'))).toContain(`session ${strangerId} is not one of your subagents`)
+    expect(resultOf(events, 'c3')).toMatchObject({ isError: true, code: 'INVALID_ARGS' })
+    expect(textOf(resultOf(events, 'c3'))).toContain('no subagent session "nowhere"')
+    expect(resultOf(events, 'c4')).toMatchObject({ isError: true, code: 'SUBAGENT_BUSY' })
+    expect(textOf(resultOf(events, 'c4'))).toContain('is running in the background as job subagent-1')
+    // A start, or a resume of a finished child of its own, is still refused for the cap.
+    expect(resultOf(events, 'c5')).toMatchObject({ isError: true, code: 'SUBAGENT_BACKGROUND_LIMIT' })
+    expect(resultOf(events, 'c6')).toMatchObject({ isError: true, code: 'SUBAGENT_BACKGROUND_LIMIT' })
+    expect(textOf(resultOf(events, 'c6'))).toBe(textOf(resultOf(events, 'c5')))
+    open('a')
+    await root.jobs.wait('subagent-1', 60_000, viewer(parent))
+    expect(root.jobs.list(viewer(parent)).map((job) => job.jobId)).toEqual(['subagent-1'])
   })
 })
 
