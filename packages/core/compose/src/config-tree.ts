@@ -11,7 +11,8 @@ import { EntryTree, type Entry } from '@deepseek-ai/cordis-plugin-loader'
 import { containsJsExpr, startConfigProblems } from './check-config.ts'
 import { evaluateConfig, expressionThrew, undefinedExpressions } from './evaluate-config.ts'
 import { resolvePlugin } from './resolve-plugin.ts'
-import { rowFailure } from './row-failure.ts'
+import { rowFailure, rowFailureProblems } from './row-failure.ts'
+import { secretNameProblems } from './secret-in-names.ts'
 import { importPlugin } from './typescript-entry.ts'
 
 export class ConfigTree extends EntryTree {
@@ -19,7 +20,7 @@ export class ConfigTree extends EntryTree {
     super(ctx)
     this.ctx.baseUrl = pathToFileURL(`${dirname(file)}/`).href
     holdRestarts(this)
-    sayConfigFailures(this)
+    sayConfigFailures(this, this.childFailures)
     this.ctx.on('loader/entry-init', (entry) => this.keepStartFailure(entry))
   }
 
@@ -38,6 +39,21 @@ export class ConfigTree extends EntryTree {
 
   /** Why each row that has no fiber never got one (see `keepStartFailure`). */
   private startFailures = new WeakMap<Entry, unknown>()
+
+  /** The plugins each row's plugin started itself whose config was refused, with the problems (see `sayConfigFailures`). */
+  private childFailures: ChildFailures = new WeakMap()
+
+  /**
+   * The problems of the plugins `entry`'s plugin started itself (`ctx.plugin`) that did not start
+   * for their config: cordis only logs those, and the row would look as if it ran whole.
+   */
+  childConfigProblems(entry: Entry): string[] {
+    const failed = this.childFailures.get(entry)
+    if (failed === undefined) return []
+    // A fiber disposed since (the row restarted, or its plugin let it go) no longer counts.
+    for (const fiber of failed.keys()) if (fiber.uid === null) failed.delete(fiber)
+    return [...failed.values()].flat()
+  }
 
   override import(name: string) {
     if (name.startsWith('cordis:')) return super.import(name)
@@ -120,7 +136,7 @@ function holdRestarts(tree: EntryTree) {
  * an expression (the values are evaluated again to find the field), the schema's problems masked
  * for a value. The same runs before a reload restarts a row, and for a volatile config update.
  */
-function sayConfigFailures(tree: EntryTree) {
+function sayConfigFailures(tree: EntryTree, childFailures: ChildFailures) {
   tree.ctx.on('internal/config', function (this: Fiber, config, next) {
     const entry = this.entry
     if (entry?.parent.tree !== tree) return next()
@@ -133,14 +149,35 @@ function sayConfigFailures(tree: EntryTree) {
       // An expression that threw once and not again (it reads something that changed): the kind is all there is.
       throw rowFailure(entry.options, problems.length > 0 ? problems : [`config: ${expressionThrew(error)}`])
     }
-    // A plugin the row's own plugin starts has a config of its own, not the row's: left to cordis.
-    if (this.parent.fiber?.entry === entry) return evaluated
+    if (this.parent.fiber?.entry === entry) return checkChildConfig(this, entry, evaluated, childFailures)
     const unset = undefinedExpressions(config, evaluated)
     if (unset.length > 0) throw rowFailure(entry.options, unset)
-    const problems = startConfigProblems(evaluated, this.runtime?.Config)
+    const problems = [...secretNameProblems(evaluated), ...startConfigProblems(evaluated, this.runtime?.Config)]
     if (problems.length > 0) throw rowFailure(entry.options, problems)
     return evaluated
   }, { global: true, prepend: true })
+}
+
+/** Per row, the fibers of plugins its plugin started itself whose config was refused, and why. */
+type ChildFailures = WeakMap<Entry, Map<Fiber, string[]>>
+
+/**
+ * A plugin the row's own plugin starts (`ctx.plugin(Child, config)`) has a config of its own, not
+ * the row's, and cordis would log schemastery's ValidationError for it as it is (its words, its
+ * stack, a value that may be a key) while the row looks as if it ran. Checked here the same way,
+ * it fails with a `rowFailure` naming the row and the plugin, kept for the report.
+ */
+function checkChildConfig(fiber: Fiber, entry: Entry, config: unknown, childFailures: ChildFailures): unknown {
+  const failed = childFailures.get(entry) ?? new Map<Fiber, string[]>()
+  childFailures.set(entry, failed)
+  failed.delete(fiber)
+  const problems = startConfigProblems(config, fiber.runtime?.Config)
+  if (problems.length === 0) return config
+  const name = fiber.runtime?.name
+  const started = name ? `${name}, a plugin it starts, was given an invalid config` : 'a plugin it starts was given an invalid config'
+  const failure = rowFailure(entry.options, problems.map((problem) => `${started}: ${problem}`))
+  failed.set(fiber, rowFailureProblems(failure) ?? [])
+  throw failure
 }
 
 /** When evaluating the entry's `disabled` throws: that, in words that quote nothing of the expression. */

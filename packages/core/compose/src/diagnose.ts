@@ -85,7 +85,8 @@ async function fiberProblems(tree: ConfigTree, entry: Entry, fiber: Fiber): Prom
   } catch (error) {
     return { problems: startProblems(error), missing: [] }
   }
-  if (fiber.state !== PENDING) return { problems: [], missing: [] }
+  // Running, but a plugin it started itself did not, for its config: the row is not whole.
+  if (fiber.state !== PENDING) return { problems: tree.childConfigProblems(entry), missing: [] }
   const missing = Object.keys(fiber.inject).filter((name) => tree.ctx.root.get(name) === undefined)
   return { problems: missing.length === 0 ? ['waits for a service that is not available'] : [], missing }
 }

@@ -11,6 +11,7 @@ import type { ConfigTree } from './config-tree.ts'
 import { configProblems, containsJsExpr, schemaProblems } from './check-config.ts'
 import { evaluateConfig } from './evaluate-config.ts'
 import { loadPlugin, rowLabel, type RowPlugin } from './row-plugin.ts'
+import { secretNameProblems } from './secret-in-names.ts'
 import { provides } from './services.ts'
 
 interface CheckedRow {
@@ -38,7 +39,7 @@ export async function preflight(tree: ConfigTree, rows: readonly EntryOptions[],
     const loaded = await loadPlugin(tree, row)
     if (!loaded.ok) return { row, plugin: undefined, problems: [loaded.problem], cause: loaded.cause, notBuilt: loaded.notBuilt }
     if (loaded.plugin.group) return { row, plugin: loaded.plugin, problems: ['the plugin is a group: add group: true to the row, and list its rows under config'] }
-    const problems = configProblems(row.config, loaded.plugin.Config)
+    const problems = [...secretNameProblems(row.config), ...configProblems(row.config, loaded.plugin.Config)]
     return { row, plugin: loaded.plugin, problems: problems.length > 0 ? problems : restartProblems(tree, row, before.get(row.id), loaded.plugin) }
   }))
   checked.push(...await Promise.all(enabledGroups(rows).map((row) => checkGroup(tree, row))))
@@ -64,7 +65,7 @@ function restartProblems(tree: EntryTree, row: EntryOptions, was: EntryOptions |
   if (entry === undefined) return []
   const { config, problems } = evaluateConfig((expression) => entry.evaluate(expression), row.config)
   // As at the first start, what an expression gives is not looked at for shell-style variables.
-  return problems.length > 0 ? problems : schemaProblems(config, plugin.Config)
+  return problems.length > 0 ? problems : [...secretNameProblems(config), ...schemaProblems(config, plugin.Config)]
 }
 
 /** A valid row that could not start anyway: every row providing a service it needs is invalid. */
