@@ -100,7 +100,7 @@ async function rewrite(log: SessionLog, kept: CheckpointRecord[], pruned: Readon
   // The new name must be durable before any content the old log named is removed.
   await syncFolder(log.folder, sync)
   // The log is another file now: the witness names it, so a cut in it is seen as in the old one.
-  writeWitness(log.folder, log.lastSeq, await handle.stat())
+  await writeWitness(log.folder, log.lastSeq, handle)
   return freed
 }
 

@@ -89,7 +89,7 @@ export class JsonlCheckpointStore implements CheckpointStore {
       log.records.push(record)
       log.lastSeq = record.seq
       // Only once the line is durable: the witness may lag the log, never lead it.
-      if (log.handle) writeWitness(log.folder, record.seq, await log.handle.stat())
+      if (log.handle) await writeWitness(log.folder, record.seq, log.handle)
       return record
     })
   }

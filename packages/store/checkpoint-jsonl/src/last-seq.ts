@@ -12,7 +12,7 @@
  */
 
 import { closeSync, constants, ftruncateSync, openSync, writeSync, type Stats } from 'node:fs'
-import { readFile, unlink } from 'node:fs/promises'
+import { readFile, unlink, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { PRIVATE_FILE_MODE } from '@rein/base'
 
@@ -51,17 +51,18 @@ export function recordedThrough(witness: Witness | undefined, log: Stats): numbe
 }
 
 /**
- * Says `seq` was recorded into `log` (its stats): the file overwritten in place with a line of one
- * fixed length, so a reader sees the old line or the new one, never a shorter file. Synchronous and
- * without a temp file or an fsync: it runs once per record, beside the record's own fsync. Best
- * effort (see the module comment).
+ * Says `seq` was recorded into `log` (the open log, for its device and inode): the file overwritten
+ * in place with a line of one fixed length, so a reader sees the old line or the new one, never a
+ * shorter file. No temp file and no fsync: it runs once per record, beside the record's own fsync.
+ * Best effort (see the module comment): nothing it meets, the log's `fstat` included, fails the record.
  */
-export function writeWitness(folder: string, seq: number, log: Stats): void {
+export async function writeWitness(folder: string, seq: number, log: FileHandle): Promise<void> {
   try {
+    const stats = await log.stat()
     // Never through a link planted at the name; created private.
     const fd = openSync(join(folder, WITNESS_FILE), constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW, PRIVATE_FILE_MODE)
     try {
-      const line = witnessLine(seq, log)
+      const line = witnessLine(seq, stats)
       writeSync(fd, line, 0)
       // A no-op once the file holds a witness: anything longer that was there before goes.
       ftruncateSync(fd, line.length)

@@ -10,8 +10,8 @@
 
 import { TITLE_SCAN_CHARS } from '@rein/session'
 
-/** A string's raw bytes kept: an escaped character (`\uXXXX`) is six bytes for one. */
-const STRING_BYTES = 6 * TITLE_SCAN_CHARS
+/** A string's raw bytes kept: an escaped character (`\uXXXX`) is six bytes for one; one more than a title scans, so a cut one is seen as cut. */
+const STRING_BYTES = 6 * (TITLE_SCAN_CHARS + 1)
 /** Once RETAIN_BYTES are kept, a string's bytes kept: enough for a model's name or a reason. */
 const SMALL_STRING_BYTES = 256
 /** Bytes of values kept before array elements are dropped. */
