@@ -83,5 +83,7 @@ export { maskSecrets, maskText, secretsIn, secretValues } from './mask-secrets.t
 export { shownUrl } from './shown-url.ts'
 /** A path (or a URL as text) with key-shaped segments, and the segment after one named like a secret (`/key/<k>`), as `***`. */
 export { maskUrlPath } from './shown-url.ts'
+/** The values a URL as shown hides (its password, keys in its path, every query value), as written and decoded: what to cut out of text a server quotes back. */
+export { urlSecrets } from './shown-url.ts'
 /** Plain words for Node's connection and TLS error codes (`ECONNREFUSED` → "connection refused"), and whether one is a TLS failure. */
 export { connectionWords, isTlsFailure } from './connection-words.ts'

@@ -34,3 +34,38 @@ export function maskUrlPath(text: string): string {
 
 /** What comes before the path in a URL written as text (`https://host`, `host:8080`); nothing in a path. */
 const AUTHORITY = /^(?:[a-z][a-z\d+.-]*:\/\/)?[^/?#\s]*/i
+
+/**
+ * The values in `url` that `shownUrl` hides and a server or collector may still quote back (a
+ * `Cannot POST <path>?<query>` 404, a reason phrase, a redirect's location): its password, each path
+ * segment `maskUrlPath` masks, and every query value, named like a secret or not (a SAS `sig=`),
+ * each as written and decoded; longest first, so one inside another is cut out whole.
+ */
+export function urlSecrets(url: URL): string[] {
+  const written = [url.password, ...pathKeys(url.pathname), ...queryValues(url.search)].filter((value) => value !== '')
+  const all = new Set(written.flatMap((value) => [value, decoded(value)]))
+  return [...all].filter((value) => value !== '').sort((a, b) => b.length - a.length)
+}
+
+/** The segments of `path` that `maskUrlPath` masks, as written. */
+function pathKeys(path: string): string[] {
+  const given = path.split('/')
+  const masked = maskUrlPath(path).split('/')
+  // A mask never holds a `/`, so the segments line up; if a shape ever spanned one, each segment it changed counts.
+  if (masked.length !== given.length) return given.filter((segment) => !masked.includes(segment))
+  return given.filter((segment, index) => segment !== masked[index])
+}
+
+/** Every value of a query (`?a=1&b=2`), and a bare part (`?<k>`) whole, as written. */
+function queryValues(search: string): string[] {
+  return search.slice(1).split('&').map((part) => part.slice(part.indexOf('=') + 1))
+}
+
+/** `value` percent-decoded (`+` as a space, as a query reads it); as it is when it is not valid percent-encoding. */
+function decoded(value: string): string {
+  try {
+    return decodeURIComponent(value.replaceAll('+', ' '))
+  } catch {
+    return value
+  }
+}

@@ -1,7 +1,7 @@
 // A URL in an error or a log line keeps its host and path, never a key: one put in the userinfo,
 // the query, or a path segment (`/v1/key/<k>/`, `/sk-…/`), as gateways and collectors take them.
 import { describe, expect, it } from 'vitest'
-import { maskUrlPath, shownUrl } from '../src/index.ts'
+import { maskUrlPath, shownUrl, urlSecrets } from '../src/index.ts'
 
 const SK = 'sk-live-abcdefghijklmnopqrstuvwxyz012345'
 const PLAIN = 'Zq7plainPathSecret0123'
@@ -42,5 +42,23 @@ describe('a path in text', () => {
   it('leaves a path without keys alone', () => {
     expect(maskUrlPath('/v1/chat/completions')).toBe('/v1/chat/completions')
     expect(maskUrlPath('/key/')).toBe('/key/')
+  })
+})
+
+describe('the values a shown URL hides', () => {
+  it('are its password, the keys in its path and every query value, as written and decoded, longest first', () => {
+    const url = new URL(`https://svc:p%40ss@gw.example/v1/key/${PLAIN}/${SK}/chat?api_key=${PLAIN}Q&sig=a%2Fb%3D&flag&api-version=2024-06-01`)
+    const secrets = urlSecrets(url)
+    expect(new Set(secrets)).toEqual(new Set([SK, `${PLAIN}Q`, PLAIN, '2024-06-01', 'a%2Fb%3D', 'a/b=', 'p%40ss', 'p@ss', 'flag']))
+    expect(secrets).toHaveLength(9)
+    expect(secrets.map((secret) => secret.length)).toEqual(secrets.map((secret) => secret.length).sort((a, b) => b - a))
+  })
+
+  it('are none for a URL without keys, whose path stays shown', () => {
+    expect(urlSecrets(new URL('https://gw.example/openai/deployments/gpt-4o/chat/completions'))).toEqual([])
+  })
+
+  it('keep a value that is not valid percent-encoding as written', () => {
+    expect(urlSecrets(new URL('https://gw.example/v1?sig=50%zz'))).toEqual(['50%zz'])
   })
 })

@@ -7,7 +7,7 @@
  */
 
 import { createRequire } from 'node:module'
-import { isSecretName, shorten, shownUrl } from '@rein/base'
+import { isSecretName, shorten, shownUrl, urlSecrets } from '@rein/base'
 import { LlmAdapter, LlmError, type AdapterRequest, type LlmFailure, type ModelInfo, type ProviderEndpoint, type StreamChunk } from '@rein/llm'
 import { checkBaseURL, userInfo } from './base-url.ts'
 import { checkHeaders } from './headers.ts'
@@ -74,7 +74,11 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
   /** The base URL's `user:password@` as a Basic `authorization` header, sent when no key is. */
   private readonly basicAuth: string | undefined
   private headers: { key: string | undefined; value: Readonly<Record<string, string>> } | undefined
-  /** Credentials sent besides the key (see `sentSecrets`): cut out of whatever a server echoes. */
+  /**
+   * Credentials sent besides the key (see `sentSecrets`), and what the base URL's masking hides (a
+   * key in its path, every query value), which a server quotes back in a 404's `Cannot POST <url>`:
+   * cut out of whatever a server echoes.
+   */
   private readonly secrets: readonly string[]
   private madeEndpoint: ProviderEndpoint | undefined
 
@@ -87,7 +91,7 @@ export class OpenAiCompatibleAdapter extends LlmAdapter {
     target.pathname = `${target.pathname.replace(/\/+$/, '')}/chat/completions`
     const user = userInfo(target)
     this.basicAuth = user ? `Basic ${Buffer.from(`${user.user}:${user.password}`).toString('base64')}` : undefined
-    this.secrets = sentSecrets(user?.password, this.basicAuth, options.headers)
+    this.secrets = [...new Set([...sentSecrets(user?.password, this.basicAuth, options.headers), ...urlSecrets(target)])]
     target.username = ''
     target.password = ''
     this.target = target

@@ -1,6 +1,6 @@
 /** The base URL config field: checked when the config loads, so a typo fails at startup, not as retried requests. */
 
-import { isSecretName, maskUrlPath, ReinError } from '@rein/base'
+import { maskUrlPath, ReinError } from '@rein/base'
 
 /** `value` if it is an http(s) URL; else `CONFIG_INVALID` naming the field, the value and the fix. */
 export function checkBaseURL(value: string): string {
@@ -26,12 +26,22 @@ export function checkBaseURL(value: string): string {
 
 /**
  * A base URL the error quotes, its keys as `***`: a password (`user:***@`, with a scheme or
- * without), a query parameter named like a secret, a key in the path. The rest stays (a user name
- * too), so the fix shown is still the one to write, the key put back in.
+ * without), every query value (a SAS `sig=` is named like no secret), a key in the path. The rest
+ * stays (a user name and the query's names too), so the fix shown is still the one to write, the
+ * keys put back in.
  */
 function quoted(value: string): string {
   const password = value.replace(/^((?:[a-z][a-z\d+.-]*:\/\/)?[^/?#@:\s]*):[^/?#@\s]*@/i, '$1:***@')
-  return maskUrlPath(password).replace(/([?&])([^=&#\s]+)=[^&#\s]*/g, (whole, separator: string, name: string) => (isSecretName(name) ? `${separator}${name}=***` : whole))
+  return maskQueryValues(maskUrlPath(password))
+}
+
+/** `text` with each value of its query as `***`, the names kept (`?sig=***`); a part without a name (`?<k>`) is all value. */
+function maskQueryValues(text: string): string {
+  const start = text.indexOf('?')
+  if (start === -1) return text
+  const end = text.indexOf('#', start) === -1 ? text.length : text.indexOf('#', start)
+  const query = text.slice(start + 1, end).split('&').map((part) => (part === '' ? part : part.includes('=') ? `${part.slice(0, part.indexOf('='))}=***` : '***'))
+  return `${text.slice(0, start + 1)}${query.join('&')}${text.slice(end)}`
 }
 
 /** A host name, an IPv4 address or a bracketed IPv6 one: what a scheme in front of it makes a URL of. */

@@ -5,7 +5,7 @@
 
 import type { Context } from '@deepseek-ai/cordis'
 import Schema from '@deepseek-ai/schemastery'
-import { MAX_TIMER_MS } from '@rein/base'
+import { maskKeyShapes, MAX_TIMER_MS } from '@rein/base'
 import type { ModelInfo } from '@rein/llm'
 import { OpenAiCompatibleAdapter } from './adapter.ts'
 import { checkBaseURL } from './base-url.ts'
@@ -61,10 +61,13 @@ export function compatibleConfig(defaults: CompatibleDefaults): Schema<Partial<C
   return labelled.default({}) as Schema<Partial<CompatibleConfig>, CompatibleConfig>
 }
 
-/** The provider's own name at its own host; elsewhere the host (with its port) the requests go to. */
+/**
+ * The provider's own name at its own host; elsewhere the host (with its port) the requests go to,
+ * a key-shaped label of it (`sk-….gw.example`) as `***`: every message opens with the label.
+ */
 function defaultLabel(baseURL: string, defaults: CompatibleDefaults): string {
   const host = hostOf(baseURL)
-  return host === hostOf(defaults.baseURL) ? defaults.label : host
+  return host === hostOf(defaults.baseURL) ? defaults.label : maskKeyShapes(host)
 }
 
 /** `host:port` of a base URL (the port only when it is not the scheme's own). */

@@ -17,6 +17,13 @@ describe('the label a row without one gets', () => {
     expect(Config({ baseURL: 'https://api.openai.com/v1/' }).label).toBe('OpenAI')
   })
 
+  it('is the host with a key-shaped label masked, so messages do not open with a key', () => {
+    const key = 'sk-live-abcdefghijklmnopqrstuvwxyz012345'
+    const label = Config({ baseURL: `https://${key}.gw.example/v1` }).label
+    expect(label).not.toContain(key.slice(0, 16))
+    expect(label).toBe('***.gw.example')
+  })
+
   it('is the one given when given', () => {
     expect(Config({ baseURL: 'http://127.0.0.1:9/v1', label: 'Ollama' }).label).toBe('Ollama')
     expect(Config({ label: 'Work OpenAI' }).label).toBe('Work OpenAI')

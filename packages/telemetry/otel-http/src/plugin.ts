@@ -4,6 +4,7 @@
  */
 
 import type { Context, Logger } from '@deepseek-ai/cordis'
+import { maskText, urlSecrets } from '@rein/base'
 import type { TelemetrySink } from '@rein/telemetry'
 import { resolveEndpoints, signalWords, type Endpoints, type OtelHttpConfig, type SignalOff, type Signals } from './config.ts'
 import { createFailureLog, type FailureEndpoints } from './failures.ts'
@@ -35,7 +36,7 @@ export function applyOtelHttp(ctx: Context, config: OtelHttpConfig): void {
   // Content may quote a key; what a collector gets of it is masked (built once: the environment is read here).
   const mask = config.captureContent ? contentMasker(process.env, config.headers) : undefined
   ctx.effect(() => {
-    const pipeline = createPipeline(config, endpoints, settings, mask, createFailureLog(logger, failureEndpoints(endpoints), lineMasker(config.headers, mask)))
+    const pipeline = createPipeline(config, endpoints, settings, mask, createFailureLog(logger, failureEndpoints(endpoints), lineMasker(config.headers, mask, endpoints)))
     // Content's attributes land on spans (with traces off they are never built); the resource, on
     // metrics too, holds the command line, which may carry the prompt (see createResource).
     const book = new SpanBook(pipeline.spans, pipeline.meter && new GenAiMetrics(pipeline.meter), config.captureContent && signals.traces ? mask : undefined)
@@ -72,13 +73,16 @@ function failureEndpoints(endpoints: Endpoints): FailureEndpoints {
 }
 
 /**
- * What masks a failure line: a collector's reason phrase or error may quote the key it refused. The
- * content masker when there is one; else one built at the first failure, so a run that exports
- * without one never reads the environment for it.
+ * What masks a failure line: a collector's reason phrase or error may quote the key it refused, or
+ * the path and query it was sent (`no route /key/<k>?sig=…`). The content masker when there is one,
+ * else one built at the first failure, so a run that exports without one never reads the
+ * environment for it; then what the endpoints' URLs as shown hide (keys in their paths, every query value).
  */
-function lineMasker(headers: Readonly<Record<string, string>>, content: Masker | undefined): Masker {
+function lineMasker(headers: Readonly<Record<string, string>>, content: Masker | undefined, endpoints: Endpoints): Masker {
   let mask = content
-  return (text) => (mask ??= contentMasker(process.env, headers))(text)
+  const inUrls = [...new Set([endpoints.traces, endpoints.metrics].flatMap((target) => (target && URL.canParse(target.url) ? urlSecrets(new URL(target.url)) : [])))]
+  inUrls.sort((a, b) => b.length - a.length)
+  return (text) => (mask ??= contentMasker(process.env, headers))(maskText(text, inUrls))
 }
 
 function createSink(book: SpanBook, pipeline: Pipeline, logger: Logger): TelemetrySink {

@@ -98,4 +98,30 @@ describe('a key in the endpoint\'s path', () => {
     expect(logs('warn')).toContainEqual(expect.stringContaining('give http://collector.example/key/***'))
     expectNoSecret(logs())
   })
+
+  it.each([
+    ['a plain key after a key/ segment', (origin: string) => `${origin}/key/${PLAIN}`],
+    ['a query value, named like a secret or not', (origin: string) => `${origin}/otlp?api_key=${PLAIN}&sig=${QUERY_SIG}`],
+  ])('is masked when the collector quotes the request path in its reason phrase and body (%s)', async (_case, endpointAt) => {
+    const origin = await pathEchoingCollector()
+    const logs = await linesOf({ endpoint: endpointAt(origin) })
+    expect(logs('warn')).toContainEqual(expect.stringContaining('failed: the endpoint answered HTTP 404 (no route '))
+    expectNoSecret(logs())
+    expect(logs().join('\n')).not.toContain(QUERY_SIG)
+  })
 })
+
+// A SAS-style signature: no name says it is a secret, no shape does either.
+const QUERY_SIG = 'Vb3plainSignature4567'
+
+/** A collector answering 404 that quotes the path and query it was sent, as many routers do. */
+async function pathEchoingCollector(): Promise<string> {
+  const server = createServer((request, response) => {
+    request.resume()
+    response.writeHead(404, `no route ${request.url ?? ''}`, { 'content-type': 'text/plain' })
+    response.end(`Cannot POST ${request.url ?? ''}`)
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  closers.push(() => new Promise((resolve) => server.close(resolve)))
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+}
