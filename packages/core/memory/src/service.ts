@@ -45,6 +45,8 @@ interface MemoryState {
   told: Set<string>
   /** The registered store's `MEMORY_STORE_CORRUPT`, once a call found it damaged: runs get no tools and no block, as for an `unavailable` store. */
   damaged: ReinError | undefined
+  /** The registered store's `unavailable`, once it was seen (at registration, or after a call failed): memory was turned off for it. */
+  offFor: ReinError | undefined
 }
 
 /** `ctx.memory`: one per composition; a store plugin (`@rein/memory-sqlite`) registers where entries live. */
@@ -56,7 +58,7 @@ export class MemoryService extends Service {
 
   constructor(ctx: Context, config: MemoryConfig) {
     super(ctx, 'memory')
-    const state: MemoryState = { stores: [], config, watchers: new Set(), queue: Promise.resolve(), problem: undefined, told: new Set(), damaged: undefined }
+    const state: MemoryState = { stores: [], config, watchers: new Set(), queue: Promise.resolve(), problem: undefined, told: new Set(), damaged: undefined, offFor: undefined }
     this._state = state
     const logger = ctx.logger('memory')
     // A store that cannot be used stays registered (so `list` reports why), but runs get neither
@@ -72,7 +74,7 @@ export class MemoryService extends Service {
         () => inner.tools.register(tools.memoryUpdate),
         () => inner.tools.register(tools.memoryForget),
         // Always: besides asking about user memory (askUserScope), it refuses before anyone is asked.
-        () => inner.tools.preExecute(memoryPolicy(tools.check, config.askUserScope, logger)),
+        () => inner.tools.preExecute(memoryPolicy(tools.check, config.askUserScope, logger, () => !usable())),
       ], logger)
     })
     ctx.inject(['agents'], (inner) => {
@@ -97,6 +99,7 @@ export class MemoryService extends Service {
       if (stores.length > 0) throw new ReinError('DUPLICATE_MEMORY_STORE', 'another memory store is already registered; dispose it first')
       stores.push(store)
       state.damaged = undefined
+      state.offFor = store.unavailable
       if (store.unavailable !== undefined) this.tellUnavailable(store.unavailable)
       void tellWatchers(watchers)
       return async () => {
@@ -148,16 +151,28 @@ export class MemoryService extends Service {
   }
 
   /**
-   * `call` (of `store`), noting a store it finds damaged: memory is then off for runs, as for a
-   * store that could not be opened — `memory/unavailable`, and the tools and the block go.
+   * `call` (of `store`), noting a store it finds damaged, or one whose failure made it
+   * `unavailable` (a file it could only create at its first call): memory is then off for runs, as
+   * for a store that could not be opened — `memory/unavailable`, and the tools and the block go.
    */
   private async watched<T>(store: MemoryStore, call: Promise<T>): Promise<T> {
     try {
       return await call
     } catch (error) {
       if (isReinError(error) && error.code === 'MEMORY_STORE_CORRUPT') this.foundDamaged(store, error)
+      else if (store.unavailable !== undefined) this.foundUnavailable(store, store.unavailable)
       throw error
     }
+  }
+
+  /** `store` became `unavailable` in use: as `foundDamaged`, once, and only while it is the one registered. */
+  private foundUnavailable(store: MemoryStore, error: ReinError): void {
+    const state = this._state
+    if (state.stores[0] !== store || state.offFor !== undefined) return
+    state.offFor = error
+    this.tellUnavailable(error)
+    // After this turn, for the reason `foundDamaged` gives; `usable` already says no.
+    setImmediate(() => void tellWatchers(state.watchers))
   }
 
   private foundDamaged(store: MemoryStore, error: ReinError): void {

@@ -48,6 +48,7 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
   // it, its first) before that.
   const readers = (identity: RunIdentity) => usable() && accessFor(config, identity, agents).read.length > 0
   const writers = (identity: RunIdentity) => usable() && accessFor(config, identity, agents).write.length > 0
+  const off = () => !usable()
   const where = async (run: Pick<ToolRun, 'identity' | 'workspaceRoot'>): Promise<Where> => ({
     access: accessFor(config, run.identity, agents),
     projectId: await memory.projectIdFor(run.workspaceRoot),
@@ -95,7 +96,7 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
         return value.supersedes === undefined ? saved : `${saved} ${value.supersedes} is superseded and will not be recalled again.`
       },
     },
-    execute: (args, run) => shielded('memory_write', logger, async () => {
+    execute: (args, run) => shielded('memory_write', logger, off, async () => {
       const at = await where(run)
       await before.memory_write(args, at)
       const { projectId } = at
@@ -142,7 +143,7 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
       },
       render: (args, value) => value.entries.length === 0 ? `No memories match "${clip(args.query, 100)}".` : renderSearchPage(value.entries),
     },
-    execute: (args, run) => shielded('memory_search', logger, async () => {
+    execute: (args, run) => shielded('memory_search', logger, off, async () => {
       // The service's own refusal tells callers they may leave query out; the tool requires it.
       if (!hasWord(args.query)) throw new ReinError('INVALID_ARGS', `memory_search refused: the query "${clip(args.query, 100)}" has no letters or digits to search for; give words, e.g. "test runner"`)
       const { access, projectId } = await where(run)
@@ -171,7 +172,7 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
       schema: { type: 'object', additionalProperties: false, properties: ENTRY_FIELDS },
       render: (_args, value) => `Updated ${value.id} (${value.scope}, ${value.type}).`,
     },
-    execute: (args, run) => shielded('memory_update', logger, async () => {
+    execute: (args, run) => shielded('memory_update', logger, off, async () => {
       await before.memory_update(args, await where(run))
       const entry = await memory.update(args.id, { ...(args.content === undefined ? {} : { content: args.content }), ...(args.type === undefined ? {} : { type: args.type }) })
       return fields(entry)
@@ -190,7 +191,7 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
       schema: { type: 'object', additionalProperties: false, properties: { ...ENTRY_FIELDS, content: { type: 'string', required: true } } },
       render: (_args, value) => `Forgot ${value.id} (${value.scope}, ${value.type}): "${clip(value.content, 100)}".`,
     },
-    execute: (args, run) => shielded('memory_forget', logger, async () => {
+    execute: (args, run) => shielded('memory_forget', logger, off, async () => {
       await before.memory_forget(args, await where(run))
       const entry = await memory.forget(args.id)
       return { ...fields(entry), content: entry.content }

@@ -75,7 +75,9 @@ export interface MemoryStore {
   /**
    * Set when the store cannot be used at all (its file could not be opened: locked, damaged, too
    * new): the reason, naming the file. The service keeps such a store registered, so `list` and
-   * the like report the reason, but gives runs no memory tools and no prompt block.
+   * the like report the reason, but gives runs no memory tools and no prompt block. It may become
+   * set by a call that fails (a file opened only at the first call): the service reads it again
+   * after every failed call, and turns memory off then as it does at registration.
    */
   readonly unavailable?: ReinError
   /** Adds `entry` as given (id and times set by the service). */

@@ -27,15 +27,15 @@ const QUOTED_CHARS = 300
 /**
  * Refuses (with the tool's code and words) a memory call that `check` refuses; then, when
  * `askUserScope`, asks for `memory_write` to the user scope and `memory_update` / `memory_forget`
- * of a user entry.
+ * of a user entry. `off` says whether a store failure turned memory off (see `forModel`).
  */
-export function memoryPolicy(check: MemoryCallCheck, askUserScope: boolean, logger: Logger): (call: ToolCall) => Promise<PreExecuteDecision | undefined> {
+export function memoryPolicy(check: MemoryCallCheck, askUserScope: boolean, logger: Logger, off: () => boolean): (call: ToolCall) => Promise<PreExecuteDecision | undefined> {
   return async (call) => {
     let checked: Awaited<ReturnType<MemoryCallCheck>>
     try {
       checked = await check(call)
     } catch (error) {
-      const refusal = forModel(`${call.toolName} (looking up what it changes, before it ran)`, error, logger) ?? (isReinError(error) ? error : undefined)
+      const refusal = forModel(`${call.toolName} (looking up what it changes, before it ran)`, error, logger, off) ?? (isReinError(error) ? error : undefined)
       if (refusal === undefined) throw error
       return { kind: 'deny', reason: refusal.message, code: refusal.code }
     }

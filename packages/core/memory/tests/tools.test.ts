@@ -500,6 +500,38 @@ describe('a store that fails while in use', () => {
     expect(logged.filter((line) => line.type === 'warn').map((line) => line.text)).toEqual([expect.stringContaining('move it aside')])
   })
 
+  it('a store that becomes unavailable at a call (a file it could not create then): memory goes off as for one registered unavailable — one notice, the model reads it is off, the tools and the block go, no warnings', async () => {
+    const ctx = new Context()
+    await ctx.plugin(ToolRegistry, { askFor: [] })
+    await ctx.plugin(AgentsStandIn)
+    await ctx.plugin(MemoryService, {})
+    const failure = new ReinError('MEMORY_STORE_FAILED', `memory database ${FILE}: creating it failed: ENOTDIR; give rein read and write access to the file`, { details: { file: FILE } })
+    let unavailable: ReinError | undefined
+    const store = Object.assign(new InMemoryMemoryStore(), { recall: () => Promise.reject(unavailable = failure) })
+    Object.defineProperty(store, 'unavailable', { get: () => unavailable })
+    await ctx.plugin(storePlugin(store))
+    const told: ReinError[] = []
+    ctx.on('memory/unavailable', (error) => { told.push(error) })
+    const logged: { type: string; text: string }[] = []
+    ctx.logger.exporter({ levels: { default: 3 }, export: (message) => { logged.push({ type: message.type, text: message.args.map(String).join(' ') }) } })
+    const agents = ctx.get('agents') as AgentsStandIn
+    expect(ctx.tools.list()).toEqual(TOOLS)
+    expect(agents._sections).toHaveLength(1)
+    const result = await ctx.tools.execute({ callId: 'c1', name: 'memory_search', arguments: JSON.stringify({ query: 'tests' }), signal: new AbortController().signal, context: { identity, workspaceRoot: workspace('ws-gone-off') } })
+    expect(result).toMatchObject({ isError: true, error: { code: 'MEMORY_STORE_FAILED' } })
+    expect(text(result)).toBe('Error: memory is off for the rest of this session (its store failed); go on without it')
+    expect(told).toEqual([failure])
+    expect(ctx.memory.unavailable()).toBe(failure)
+    // Synchronously after the call: the next request offers no memory tool.
+    expect(ctx.tools.schemas(undefined, identity).map((schema) => schema.name)).toEqual([])
+    await nextTurn()
+    expect(ctx.tools.list()).toEqual([])
+    expect(agents._sections).toEqual([])
+    await expect(ctx.memory.recall({ scopes: ['user'], limit: 5 })).rejects.toBe(failure)
+    expect(told).toEqual([failure])
+    expect(logged.filter((line) => line.type === 'warn')).toEqual([])
+  })
+
   it('a store locked by another process: the model reads that memory is busy, without the path; the tools stay', async () => {
     const { ctx, call } = await setup({}, false)
     const store = Object.assign(new InMemoryMemoryStore(), {

@@ -117,7 +117,8 @@ async function creatableLater(file: string): Promise<boolean> {
 /**
  * A store on a file not there yet, opened (so created) by its first call; calls meanwhile share that
  * open. Failing, it fails every call with the error, and is `unavailable` from then on, as a file
- * that could not be opened at startup is. Closed before any call, it never makes the file.
+ * that could not be opened at startup is (@rein/memory reads `unavailable` again after a failed
+ * call, and turns memory off for runs then). Closed before any call, it never makes the file.
  */
 function openedOnFirstCall(file: string, logger: Logger): MemoryStore {
   let opening: Promise<SqliteMemoryStore> | undefined

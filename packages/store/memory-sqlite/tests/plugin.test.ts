@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { access, chmod, chown, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { access, chmod, chown, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -61,6 +61,22 @@ class ToolsStandIn extends Service {
     const identity = { agent: 'main', sessionId: 's1', conversationId: 's1', runId: 'run-1', turnId: 's1/1', anchor: 'msg-1', depth: 0 }
     const run = { identity, sessionId: 's1', workspaceRoot: reinHome }
     return this.registered.get(name)!.execute(args, run).then(() => 'done', (error: Error) => `Error: ${error.message}`)
+  }
+}
+
+/** Stands in for @rein/agent's ctx.agents (not a dependency here): keeps the prompt sections registered. */
+class AgentsStandIn extends Service {
+  sections: { id: string }[] = []
+  constructor(ctx: Context) {
+    super(ctx, 'agents')
+  }
+
+  section(section: { id: string }) {
+    const { sections } = this
+    return this.ctx.effect(() => {
+      sections.push(section)
+      return () => { sections.splice(sections.indexOf(section), 1) }
+    }, 'agents.section')
   }
 }
 
@@ -234,6 +250,40 @@ describe('a database file not there yet', () => {
     await ctx.plugin(MemoryService, {})
     await ctx.plugin(plugin, { file })
     expect(told).toEqual([expect.objectContaining({ code: 'MEMORY_STORE_FAILED', message: expect.stringContaining(file) })])
+  })
+
+  it('that cannot be created at the first call (its folder became a file after loading) turns memory off like a file that could not be opened at startup: one notice, the tools and the block go, later calls log nothing', async () => {
+    const folder = join(await tempRoot(), 'later-a-file')
+    await mkdir(folder)
+    const file = join(folder, 'memory.db')
+    const ctx = new Context()
+    await ctx.plugin(ToolsStandIn)
+    await ctx.plugin(AgentsStandIn)
+    await ctx.plugin(MemoryService, {})
+    const told: { code: string; message: string }[] = []
+    ctx.on('memory/unavailable', (error) => { told.push(error) })
+    const warned: string[] = []
+    ctx.logger.exporter({ levels: { default: 3 }, export: (message) => { if (message.type === 'warn') warned.push(message.args.map(String).join(' ')) } })
+    await ctx.plugin(plugin, { file })
+    const tools = ctx.get('tools') as unknown as ToolsStandIn
+    const agents = ctx.get('agents') as unknown as AgentsStandIn
+    expect([...tools.registered.keys()].sort()).toEqual(['memory_forget', 'memory_search', 'memory_update', 'memory_write'])
+    expect(agents.sections.map((section) => section.id)).toEqual(['memory'])
+    // Loaded while the folder could hold the file; before the first call it can no longer be made.
+    await rm(folder, { recursive: true })
+    await writeFile(folder, '')
+
+    expect(await tools.modelReads('memory_search', { query: 'pnpm', limit: 10 })).toBe('Error: memory is off for the rest of this session (its store failed); go on without it')
+    expect(told).toEqual([expect.objectContaining({ code: 'MEMORY_STORE_FAILED', message: expect.stringContaining(file) })])
+    expect(ctx.memory.unavailable()).toBe(told[0])
+    await nextTurn()
+    expect([...tools.registered.keys()]).toEqual([])
+    expect(agents.sections).toEqual([])
+    // Still registered, so `rein memory list` reports why; told once, not again per call.
+    await expect(ctx.memory.list()).rejects.toMatchObject({ code: 'MEMORY_STORE_FAILED', message: expect.stringContaining(file) })
+    await expect(ctx.memory.recall({ scopes: ['user'], limit: 5 })).rejects.toMatchObject({ code: 'MEMORY_STORE_FAILED' })
+    expect(told).toHaveLength(1)
+    expect(warned).toEqual([])
   })
 })
 
