@@ -422,6 +422,15 @@ describe('model experience', () => {
 /** One turn of the event loop: the service takes the tools away after the call that found the damage has ended. */
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
+/** What people are told (`memory/unavailable`) and what is logged, from now on. */
+function heard(ctx: Context) {
+  const told: ReinError[] = []
+  ctx.on('memory/unavailable', (error) => { told.push(error) })
+  const logged: { type: string; text: string }[] = []
+  ctx.logger.exporter({ levels: { default: 3 }, export: (message) => { logged.push({ type: message.type, text: message.args.map(String).join(' ') }) } })
+  return { told, logged }
+}
+
 describe('a store that fails while in use', () => {
   const FILE = '/home/someone/.rein/memory.db'
   const damaged = () => new ReinError('MEMORY_STORE_CORRUPT', `memory database ${FILE} is damaged or not a SQLite database (database disk image is malformed); move it aside and rein starts an empty one`, { details: { file: FILE } })
@@ -461,10 +470,7 @@ describe('a store that fails while in use', () => {
     const busy = new ReinError('MEMORY_STORE_LOCKED', `memory database ${FILE} is locked by another process (waited 5000 ms while recalling); try again when it is done`)
     const store = Object.assign(new InMemoryMemoryStore(), { recall: () => Promise.reject(busy) })
     await ctx.plugin(storePlugin(store))
-    const told: ReinError[] = []
-    ctx.on('memory/unavailable', (error) => { told.push(error) })
-    const logged: { type: string; text: string }[] = []
-    ctx.logger.exporter({ levels: { default: 3 }, export: (message) => { logged.push({ type: message.type, text: message.args.map(String).join(' ') }) } })
+    const { told, logged } = heard(ctx)
     const agents = ctx.get('agents') as AgentsStandIn
     const root = workspace('ws-busy-then-damaged')
     expect(await agents._sections[0]!.render({ workspaceRoot: root, sessionId: identity.sessionId, identity })).toBeUndefined()
@@ -486,10 +492,7 @@ describe('a store that fails while in use', () => {
     let fail: (error: ReinError) => void = () => undefined
     const old = Object.assign(new InMemoryMemoryStore(), { recall: () => new Promise<never>((_, reject) => { fail = reject }) })
     const fiber = await ctx.plugin(storePlugin(old))
-    const told: ReinError[] = []
-    ctx.on('memory/unavailable', (error) => { told.push(error) })
-    const logged: { type: string; text: string }[] = []
-    ctx.logger.exporter({ levels: { default: 3 }, export: (message) => { logged.push({ type: message.type, text: message.args.map(String).join(' ') }) } })
+    const { told, logged } = heard(ctx)
     const recalling = ctx.memory.recall({ scopes: ['user'], projectId: '/w', limit: 5 })
     await fiber.dispose()
     await ctx.plugin(storePlugin(new InMemoryMemoryStore()))
@@ -510,10 +513,7 @@ describe('a store that fails while in use', () => {
     const store = Object.assign(new InMemoryMemoryStore(), { recall: () => Promise.reject(unavailable = failure) })
     Object.defineProperty(store, 'unavailable', { get: () => unavailable })
     await ctx.plugin(storePlugin(store))
-    const told: ReinError[] = []
-    ctx.on('memory/unavailable', (error) => { told.push(error) })
-    const logged: { type: string; text: string }[] = []
-    ctx.logger.exporter({ levels: { default: 3 }, export: (message) => { logged.push({ type: message.type, text: message.args.map(String).join(' ') }) } })
+    const { told, logged } = heard(ctx)
     const agents = ctx.get('agents') as AgentsStandIn
     expect(ctx.tools.list()).toEqual(TOOLS)
     expect(agents._sections).toHaveLength(1)
