@@ -38,8 +38,8 @@ const AUTHORITY = /^(?:[a-z][a-z\d+.-]*:\/\/)?[^/?#\s]*/i
 /**
  * The values in `url` that `shownUrl` hides and a server or collector may still quote back (a
  * `Cannot POST <path>?<query>` 404, a reason phrase, a redirect's location): its password, each path
- * segment `maskUrlPath` masks, and every query value, named like a secret or not (a SAS `sig=`),
- * each as written and decoded; longest first, so one inside another is cut out whole.
+ * segment `maskUrlPath` masks, and each query value that may be a key (see `queryValues`), each as
+ * written and decoded; longest first, so one inside another is cut out whole.
  */
 export function urlSecrets(url: URL): string[] {
   const written = [url.password, ...pathKeys(url.pathname), ...queryValues(url.search)].filter((value) => value !== '')
@@ -56,10 +56,22 @@ function pathKeys(path: string): string[] {
   return given.filter((segment, index) => segment !== masked[index])
 }
 
-/** Every value of a query (`?a=1&b=2`), and a bare part (`?<k>`) whole, as written. */
+/**
+ * The values of a query (`?a=1&b=2`) that may be keys, as written: one under a name like a secret's
+ * (`api_key=`), and any other as long as a key (a SAS `sig=`, a bare `?<k>`). A short value under
+ * another name (`api-version=2024-10-21`) stays: cut from a server's text, it would hide what the
+ * text is about (`Supported: 2024-10-21`).
+ */
 function queryValues(search: string): string[] {
-  return search.slice(1).split('&').map((part) => part.slice(part.indexOf('=') + 1))
+  return search.slice(1).split('&').flatMap((part) => {
+    const at = part.indexOf('=')
+    const value = part.slice(at + 1)
+    return (at > 0 && isSecretName(decoded(part.slice(0, at)))) || value.length >= KEY_LENGTH || maskKeyShapes(value) !== value ? [value] : []
+  })
 }
+
+/** A query value this long, under any name, is taken for a key. */
+const KEY_LENGTH = 16
 
 /** `value` percent-decoded (`+` as a space, as a query reads it); as it is when it is not valid percent-encoding. */
 function decoded(value: string): string {
