@@ -118,7 +118,8 @@ async function creatableLater(file: string): Promise<boolean> {
  * A store on a file not there yet, opened (so created) by its first call; calls meanwhile share that
  * open. Failing, it fails every call with the error, and is `unavailable` from then on, as a file
  * that could not be opened at startup is (@rein/memory reads `unavailable` again after a failed
- * call, and turns memory off for runs then). Closed before any call, it never makes the file.
+ * call, and turns memory off for runs then); a lock fails only its call. Closed before any call,
+ * it never makes the file.
  */
 function openedOnFirstCall(file: string, logger: Logger): MemoryStore {
   let opening: Promise<SqliteMemoryStore> | undefined
@@ -127,8 +128,12 @@ function openedOnFirstCall(file: string, logger: Logger): MemoryStore {
   const opened = (): Promise<SqliteMemoryStore> => {
     if (closed) return Promise.reject(new ReinError('MEMORY_STORE_CLOSED', `memory database ${file} is closed`, { details: { file } }))
     opening ??= SqliteMemoryStore.open({ file }).catch((error: unknown) => {
-      failure = failed(error, file, 'creating it', logger)
-      throw failure
+      const reason = failed(error, file, 'creating it', logger)
+      // Another process creating the same file held it past the busy timeout: that call fails, as its
+      // message says to try again, and the next one tries; memory is not turned off for it.
+      if (reason.code === 'MEMORY_STORE_LOCKED') opening = undefined
+      else failure = reason
+      throw reason
     })
     return opening
   }

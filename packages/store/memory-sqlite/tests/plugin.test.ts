@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Context, Service } from '@deepseek-ai/cordis'
 import MemoryService from '@rein/memory'
+import Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import * as plugin from '../src/index.ts'
 import { entry, openStore, tempRoot } from './temp-root.ts'
@@ -231,6 +232,21 @@ describe('a database file not there yet', () => {
     // Closed on dispose: the last connection folds the WAL back and removes it.
     expect(await exists(`${file}-wal`)).toBe(false)
   })
+
+  it('locked by another connection creating it at the first call fails that call LOCKED, leaves memory on, and the next call opens it', async () => {
+    const folder = await tempRoot()
+    const file = join(folder, 'memory.db')
+    const { ctx, fiber } = await compose({ file })
+    // Another rein creating the same file, in a write it holds past the busy timeout.
+    const other = new Database(file)
+    other.exec('BEGIN EXCLUSIVE')
+    await expect(ctx.memory.list()).rejects.toMatchObject({ code: 'MEMORY_STORE_LOCKED' })
+    expect(ctx.memory.unavailable()).toBeUndefined()
+    other.exec('COMMIT')
+    other.close()
+    expect(await ctx.memory.list()).toEqual([])
+    await fiber.dispose()
+  }, 30_000)
 
   it('disposed before any call, makes no file', async () => {
     const file = join(await tempRoot(), 'memory.db')
