@@ -6,6 +6,7 @@
 import { isJsExpr } from '@deepseek-ai/cordis-plugin-loader'
 import { isSecretName, maskText, secretsIn } from '@rein/base'
 import { clonePlain, isPlainObject, isSchemastery, unknownKeys, type ConfigPath, type UnknownKey } from './unknown-keys.ts'
+import { eachString } from './config-strings.ts'
 
 interface StandardIssue {
   message: string
@@ -63,16 +64,14 @@ function masked(lines: string[], config: unknown): string[] {
  */
 const SHELL_VARIABLE = /^\$\{([A-Za-z_]\w*)(?::?-[^}]*)?\}$|^\$([A-Z_][A-Z\d_]*)$/
 
-function variableProblems(value: unknown, path: ConfigPath = [], seen = new Set<object>()): string[] {
-  if (typeof value === 'string') {
-    const match = SHELL_VARIABLE.exec(value)
+function variableProblems(value: unknown): string[] {
+  const problems: string[] = []
+  eachString(value, (text, path) => {
+    const match = SHELL_VARIABLE.exec(text)
     const name = match?.[1] ?? match?.[2]
-    return name === undefined ? [] : [`${formatPath(path)}: ${value} is not read as an environment variable (a cordis.yml substitutes none): write !!js process.env.${name}, or the value itself`]
-  }
-  // Rows built in code may share or hold an object: each is looked at once.
-  if ((!Array.isArray(value) && !isPlainObject(value)) || seen.has(value)) return []
-  seen.add(value)
-  return Object.entries(value).flatMap(([key, item]) => variableProblems(item, [...path, Array.isArray(value) ? Number(key) : key], seen))
+    if (name !== undefined) problems.push(`${formatPath(path)}: ${text} is not read as an environment variable (a cordis.yml substitutes none): write !!js process.env.${name}, or the value itself`)
+  })
+  return problems
 }
 
 function describeUnknownKey({ path, known, suggestion }: UnknownKey): string {

@@ -7,9 +7,8 @@
  */
 
 import { isSecretName, KEY_SHAPES, secretEnvironment } from '@rein/base'
-import { isJsExpr } from '@deepseek-ai/cordis-plugin-loader'
 import { formatPath } from './check-config.ts'
-import { isPlainObject, type ConfigPath } from './unknown-keys.ts'
+import { eachString } from './config-strings.ts'
 
 /** Keys whose value is a name: the ones rein's plugins write to the session log and show in messages. */
 const NAME_KEYS = new Set(['id', 'name', 'label', 'title', 'provider', 'providerName', 'model'])
@@ -31,24 +30,12 @@ const MIN_SECRET = 16
 export function secretNameProblems(config: unknown, env: NodeJS.ProcessEnv = process.env): string[] {
   const secrets = secretEnvironment(env).map(({ name, value }) => ({ name, value: value.trim() }))
   const problems: string[] = []
-  const walk = (value: unknown, path: ConfigPath, seen: Set<object>) => {
-    if (isJsExpr(value)) return
+  eachString(config, (text, path) => {
     const key = path.at(-1)
-    if (typeof value === 'string') {
-      if (typeof key === 'string' && NAME_KEYS.has(key)) {
-        const why = secretIn(value, secrets)
-        if (why !== undefined) problems.push(`${formatPath(path)}: ${why}; a name is written to the session log and shown in messages as it is, so it must not hold a key: give the name itself`)
-      }
-      return
-    }
-    if (typeof key === 'string' && (isSecretName(key) || HEADERS.test(key))) return
-    // Rows built in code, and `!!js` values, may share or hold an object: each is looked at once.
-    if ((!Array.isArray(value) && !isPlainObject(value)) || seen.has(value)) return
-    seen.add(value)
-    if (Array.isArray(value)) value.forEach((item, index) => walk(item, [...path, index], seen))
-    else for (const [name, item] of Object.entries(value)) walk(item, [...path, name], seen)
-  }
-  walk(config, [], new Set())
+    if (typeof key !== 'string' || !NAME_KEYS.has(key)) return
+    const why = secretIn(text, secrets)
+    if (why !== undefined) problems.push(`${formatPath(path)}: ${why}; a name is written to the session log and shown in messages as it is, so it must not hold a key: give the name itself`)
+  }, (key) => typeof key !== 'string' || !(isSecretName(key) || HEADERS.test(key)))
   return problems
 }
 
