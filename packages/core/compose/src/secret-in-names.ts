@@ -23,6 +23,13 @@ const HEADERS = /^headers$/i
 const MIN_SECRET = 16
 
 /**
+ * The key shapes as a name must hold them to be refused: starting the name, or after a character
+ * that no word of a name ends with (a space, `:`, `=`). After a letter, a digit, `_` or `-`, the
+ * prefix is part of a word: `opus-mt-en-sk-finetuned-…` names a Slovak model, not an sk- key.
+ */
+const NAME_KEY_SHAPES = KEY_SHAPES.map(({ kind, pattern }) => ({ kind, pattern: new RegExp(`(?<![\\w-])(?:${pattern.source})`) }))
+
+/**
  * One line per name field of `config` (any depth) holding a secret: the value of a secret-named
  * environment variable (naming the variable), or text shaped like a key (naming its kind). `!!js`
  * values are skipped: they are checked evaluated, as the row starts.
@@ -44,6 +51,6 @@ function secretIn(text: string, secrets: readonly { name: string; value: string 
   const trimmed = text.trim()
   const variable = secrets.find(({ value }) => value.length >= MIN_SECRET && (value === trimmed || text.includes(value)))
   if (variable) return `holds the value of ${variable.name}, a secret`
-  const shape = KEY_SHAPES.find(({ pattern }) => pattern.test(text))
+  const shape = NAME_KEY_SHAPES.find(({ pattern }) => pattern.test(text))
   return shape ? `looks like ${shape.kind}` : undefined
 }

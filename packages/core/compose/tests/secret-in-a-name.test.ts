@@ -84,6 +84,21 @@ describe('a !!js label holding a key reaches the session log', () => {
     }
   })
 
+  it('a model id with "-sk-" inside (a Slovak translation model) is not refused as an sk- API key', async () => {
+    // "sk" after a hyphen is a word of the name (en-sk), not the start of a key.
+    const model = 'opus-mt-en-sk-finetuned-legal-2024-11'
+    const loaded = await load(writeConfig([...counter(model), ...openai(`provider: local, label: ${model}`)].join('\n')), { resolveFrom: installed.llmOpenai })
+    expect(loaded.rows().map((row) => row.id)).toEqual(['counter', 'llm', 'openai'])
+  })
+
+  it('a key after a space, a colon or an equals sign in a name is still refused', async () => {
+    for (const label of ['"key sk-live-0123456789abcdefghijklmn"', '"key:sk-live-0123456789abcdefghijklmn"', '"key=sk-live-0123456789abcdefghijklmn"']) {
+      const { error } = await loadFailure(counter(label))
+      expect(error.code).toBe('CONFIG_INVALID')
+      expect(error.message).toContain('looks like an sk- API key')
+    }
+  })
+
   it('a name that is not a secret loads, and so does a secret in a field that is no name', async () => {
     const loaded = await load(writeConfig([...counter(`!!js "'counter'"`), '- id: any', '  name: FIXTURES/any-value.ts', '  config:', '    extra: !!js process.env.REIN_TEST_NAME_API_KEY'].join('\n')))
     expect(loaded.rows().map((row) => row.id)).toEqual(['counter', 'any'])
