@@ -12,12 +12,20 @@ const setUp = projectPerTest(afterEach)
 type Wire = { messages: { role: string; content?: string | null }[] }
 const isSummaryRequest = (request: RecordedRequest) => String((request.body as Wire).messages[0]?.content ?? '').startsWith('You write the summary')
 
-/** Each turn: one `dump` of a 2,000-character file, then "done"; summary requests get fixed sections. */
+/** The input a provider reports for `request`: about 4 characters a token, as it read them. */
+function readUsage(request: RecordedRequest) {
+  return { prompt_tokens: Math.ceil(JSON.stringify((request.body as Wire).messages).length / 4), completion_tokens: 4 }
+}
+
+/**
+ * Each turn: one `dump` of a 2,000-character file, then "done", with the input read reported (a
+ * resumed session's meter starts from the log's last report); summary requests get fixed sections.
+ */
 function script(request: RecordedRequest, index: number): MockReply {
   if (isSummaryRequest(request)) return { steps: [{ text: '## Goal\nRead the files.\n## Decisions\nNone.\n## Open tasks\nMore reading.\n## Notes\nNone.' }] }
   const last = (request.body as Wire).messages.at(-1)!
-  if (last.role === 'tool') return { steps: [{ text: 'done' }] }
-  return { steps: [{ toolCall: { id: `call_${index}`, name: 'dump', arguments: JSON.stringify({ path: `src/file-${index}.txt` }) } }] }
+  if (last.role === 'tool') return { steps: [{ text: 'done' }], usage: readUsage(request) }
+  return { steps: [{ toolCall: { id: `call_${index}`, name: 'dump', arguments: JSON.stringify({ path: `src/file-${index}.txt` }) } }], usage: readUsage(request) }
 }
 
 describe('compaction from the CLI', () => {

@@ -13,7 +13,7 @@ import type { RunIdentity } from '@rein/tools'
 import { Tally } from './accounting.ts'
 import { compactIdle } from './compaction/idle.ts'
 import type { CompactionAsked } from './compaction/step.ts'
-import { ContextMeter } from './compaction/meter.ts'
+import { ContextMeter, loggedReport } from './compaction/meter.ts'
 import { CallIds } from './call-ids.ts'
 import type { AgentEvent, TurnResult } from './events.ts'
 import type { AgentOptions } from './options.ts'
@@ -82,7 +82,7 @@ export class Agent {
   private _turn: { state: TurnState; tree: TreeSpend } | undefined
   /** The last turn was interrupted with calls left for `recover`: the log must be repaired before the next. */
   private _leftOpen = false
-  private readonly _meter = new ContextMeter()
+  private readonly _meter: ContextMeter
   /** A compaction asked for, done before the next request. */
   private _compactAsked: CompactionAsked | undefined
   /** A compaction between turns (`compactNow`) is running: no turn may start. */
@@ -93,6 +93,7 @@ export class Agent {
   /** `next`: the run a resume's repair continued subagents for, which the first turn is. */
   constructor(session: Session, readonly options: AgentOptions, private readonly services: AgentServices, lineage: AgentLineage = {}, next?: NextRun) {
     this._bound = this.bind(session)
+    this._meter = new ContextMeter(loggedReport(session.events))
     this._lineage = lineage
     this._next = next
   }

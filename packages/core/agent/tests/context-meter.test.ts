@@ -5,10 +5,12 @@
 // without usage). A provider whose tokenizer reads far more tokens than 4 characters each then saw
 // the figure collapse to a fraction of what it had just reported.
 import type { Context } from '@deepseek-ai/cordis'
-import type { LlmFailure } from '@rein/llm'
+import { createMessage, type LlmFailure } from '@rein/llm'
+import type { SessionEvent } from '@rein/session'
 import { defineTool } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
 import type { AgentEvent } from '../src/index.ts'
+import { loggedReport } from '../src/compaction/meter.ts'
 import { boot } from './fixtures.ts'
 
 const REPORTED = 3_238
@@ -118,5 +120,66 @@ describe('the context figure after a step the provider reported', () => {
     // 500 tokens of system text gone, a few of messages added.
     expect(figures[1]).toBeLessThan(REPORTED - 450)
     expect(figures[1]).toBeGreaterThan(REPORTED - 500)
+  })
+
+  it('takes no report from a provider that says it read no input tokens, in this process or from the log', async () => {
+    const none = { inputTokens: 0, outputTokens: 3 }
+    const { root } = await boot([
+      [{ toolCall: { id: 'c1', name: 'note', arguments: '{}' } }, { usage: none }],
+      [{ text: 'done' }, { usage: none }],
+      [{ text: 'again' }, { usage: none }],
+    ])
+    noteTool(root)
+    const system = 'z'.repeat(4_000)
+    const first = await root.agents.create({ system })
+    const events: AgentEvent[] = []
+    first.subscribe((event) => { events.push(event) })
+    expect(await first.send('go')).toMatchObject({ reason: 'completed' })
+    // A thousand tokens of system text: counted, not taken away by a report of nothing.
+    expect(contextFigures(events)[1]).toBeGreaterThan(1_000)
+    await first.close()
+    const { agent } = await root.agents.resume(first.session.id, { system })
+    const resumed: AgentEvent[] = []
+    agent.subscribe((event) => { resumed.push(event) })
+    expect(await agent.send('again')).toMatchObject({ reason: 'completed' })
+    expect(contextFigures(resumed)[0]).toBeGreaterThan(1_000)
+  })
+
+  it('starts a resumed session from the input its log last reported, not from a count of its characters', async () => {
+    const { root } = await boot([
+      [{ text: 'first answer' }, { usage }],
+      [{ text: 'second answer' }, { usage: { inputTokens: REPORTED + 10, outputTokens: 5 } }],
+    ])
+    const first = await root.agents.create({ system: 'You are rein.' })
+    expect(await first.send('go')).toMatchObject({ reason: 'completed' })
+    await first.close()
+    const { agent } = await root.agents.resume(first.session.id)
+    const events: AgentEvent[] = []
+    agent.subscribe((event) => { events.push(event) })
+    expect(await agent.send('again')).toMatchObject({ reason: 'completed' })
+    // The reported input, plus the answer and the new message: a few tokens more.
+    const [figure] = contextFigures(events)
+    expect(figure).toBeGreaterThan(REPORTED)
+    expect(figure).toBeLessThan(REPORTED + 40)
+  })
+})
+
+describe('the report a log ends with', () => {
+  let seq = 0
+  const event = (type: string, data: unknown): SessionEvent => ({ seq: seq++, type, time: '2026-12-06T00:00:00.000Z', data }) as SessionEvent
+  const said = (role: 'user' | 'assistant', text: string) => createMessage(role, [{ type: 'text', text }], role === 'user' ? { kind: 'user' } : { kind: 'model', provider: 'p', model: 'm' })
+  const answer = (text: string, withUsage?: { inputTokens: number; outputTokens: number }) =>
+    event('assistant/message', { message: said('assistant', text), provider: 'p', model: 'm', ...(withUsage ? { usage: withUsage } : {}) })
+
+  it('is the last answer with usage, with the messages its request carried; an answer without usage after it leaves it', () => {
+    const events = [event('user/message', { message: said('user', 'one') }), answer('a', usage), event('user/message', { message: said('user', 'two') }), answer('b')]
+    expect(loggedReport(events)).toEqual({ input: REPORTED, messages: 1 })
+  })
+
+  it('is none after a compaction, which rewrote the messages the report describes, nor in a log without usage', () => {
+    const compacted = event('context/compacted', { reason: 'auto', tokensBefore: 10, tokensAfter: 5, pruned: [] })
+    expect(loggedReport([event('user/message', { message: said('user', 'one') }), answer('a', usage), compacted])).toBeUndefined()
+    expect(loggedReport([event('user/message', { message: said('user', 'one') }), answer('a')])).toBeUndefined()
+    expect(loggedReport([])).toBeUndefined()
   })
 })

@@ -1,10 +1,12 @@
 /**
  * The context meter: how many input tokens the next request will be, before it is sent. The last
- * answered request's reported input, plus an estimate of what was appended or changed since; the
- * whole request estimated when there is no report to start from (a resume, a compaction).
+ * answered request's reported input (this process's, or for a resumed session its log's), plus an
+ * estimate of what was appended or changed since; the whole request estimated when there is no
+ * report to start from (a compaction, a log with none).
  */
 
 import type { ContentBlock, Message, TokenUsage } from '@rein/llm'
+import { deriveMessages, eventData, type SessionEvent } from '@rein/session'
 import type { ToolSchema } from '@rein/tools'
 
 /** Counts the tokens of a text; the default is a character heuristic (see `charTokens`). */
@@ -67,12 +69,41 @@ function inputOf(usage: TokenUsage): number {
   return usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0)
 }
 
-/** The last answered request: its reported input, and what it was sent with. */
+/**
+ * A usage the meter can start from. A provider that says it read no input (some servers send
+ * zeros) read something all the same: trusted, its figure would keep compaction off for good.
+ */
+function isReport(usage: TokenUsage | undefined): usage is TokenUsage {
+  return usage !== undefined && inputOf(usage) > 0
+}
+
+/**
+ * The last answered request: its reported input, and what it was sent with. A report read from the
+ * log knows no system text or tools (the log keeps neither as sent): the next request's are taken
+ * to be the same.
+ */
 interface Report {
   input: number
   messages: number
-  system: string
-  schemas: readonly ToolSchema[]
+  system?: string
+  schemas?: readonly ToolSchema[]
+}
+
+/**
+ * The report a session's log ends with: the input its last answer with usage reported, and the
+ * messages that request carried. Undefined when no answer reported usage, or a compaction after
+ * the last one rewrote the messages it describes.
+ */
+export function loggedReport(events: readonly SessionEvent[]): Report | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i]!
+    if (event.type === 'context/compacted') return undefined
+    if (event.type !== 'assistant/message') continue
+    const { usage } = eventData(event, 'assistant/message')
+    // An answer without usage leaves the one before, which still describes a prefix of the messages.
+    if (isReport(usage)) return { input: inputOf(usage), messages: deriveMessages(events.slice(0, i)).length }
+  }
+  return undefined
 }
 
 /** Tokens of a schema list as `requestTokens` counts them, once per list and tokenizer (the registry hands the same list while nothing changes). */
@@ -99,14 +130,15 @@ function sameSchemas(a: readonly ToolSchema[], b: readonly ToolSchema[]): boolea
  * characters would otherwise see the figure collapse to a fraction of what it just reported.
  */
 export class ContextMeter {
-  private report: Report | undefined
+  /** `report`: where a resumed session's log left off (`loggedReport`). */
+  constructor(private report?: Report) {}
 
   /**
    * The request just answered reported `usage` for these parts. A request answered without usage
-   * leaves the earlier report, which still describes a prefix of the messages.
+   * (or with an input of nothing) leaves the earlier report, which still describes a prefix of the messages.
    */
   observe(usage: TokenUsage | undefined, system: string, schemas: readonly ToolSchema[], messages: number): void {
-    if (usage) this.report = { input: inputOf(usage), messages, system, schemas }
+    if (isReport(usage)) this.report = { input: inputOf(usage), messages, system, schemas }
   }
 
   /** The messages were rewritten (a compaction): the report no longer describes a prefix of them. */
@@ -119,8 +151,8 @@ export class ContextMeter {
     const report = this.report
     // Fewer messages than were reported (rewritten, not by a compaction): nothing to start from.
     if (!report || report.messages > messages.length) return requestTokens(tokens, system, schemas, messages)
-    const systemDelta = report.system === system ? 0 : tokens(system) - tokens(report.system)
-    const schemaDelta = sameSchemas(report.schemas, schemas) ? 0 : schemaTokens(tokens, schemas) - schemaTokens(tokens, report.schemas)
+    const systemDelta = report.system === undefined || report.system === system ? 0 : tokens(system) - tokens(report.system)
+    const schemaDelta = report.schemas === undefined || sameSchemas(report.schemas, schemas) ? 0 : schemaTokens(tokens, schemas) - schemaTokens(tokens, report.schemas)
     // A shrunk system text or tool list lowers the figure by its own count; it cannot take away more than the report.
     return Math.max(0, report.input + systemDelta + schemaDelta) + messageTokens(tokens, messages.slice(report.messages))
   }
