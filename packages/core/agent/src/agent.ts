@@ -93,7 +93,7 @@ export class Agent {
   /** `next`: the run a resume's repair continued subagents for, which the first turn is. */
   constructor(session: Session, readonly options: AgentOptions, private readonly services: AgentServices, lineage: AgentLineage = {}, next?: NextRun) {
     this._bound = this.bind(session)
-    this._meter = new ContextMeter(loggedReport(session.events))
+    this._meter = new ContextMeter(loggedReport(session))
     this._lineage = lineage
     this._next = next
   }

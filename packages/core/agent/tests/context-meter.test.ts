@@ -6,7 +6,7 @@
 // the figure collapse to a fraction of what it had just reported.
 import type { Context } from '@deepseek-ai/cordis'
 import { createMessage, type LlmFailure } from '@rein/llm'
-import type { SessionEvent } from '@rein/session'
+import { MessageProjection, type SessionEvent } from '@rein/session'
 import { defineTool } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
 import type { AgentEvent } from '../src/index.ts'
@@ -122,6 +122,25 @@ describe('the context figure after a step the provider reported', () => {
     expect(figures[1]).toBeGreaterThan(REPORTED - 500)
   })
 
+  it('counts what a longer system text and a new tool add to the logged report when the session is resumed with them', async () => {
+    const { root } = await boot([
+      [{ text: 'first answer' }, { usage }],
+      [{ text: 'second answer' }, { usage }],
+    ])
+    const first = await root.agents.create({ system: 'You are rein.' })
+    expect(await first.send('go')).toMatchObject({ reason: 'completed' })
+    await first.close()
+    noteTool(root)
+    const { agent } = await root.agents.resume(first.session.id, { system: `You are rein. ${'w'.repeat(4_000)}` })
+    const events: AgentEvent[] = []
+    agent.subscribe((event) => { events.push(event) })
+    expect(await agent.send('again')).toMatchObject({ reason: 'completed' })
+    // A thousand tokens of system text and the note tool's schema more than the log's request.
+    const [figure] = contextFigures(events)
+    expect(figure).toBeGreaterThan(REPORTED + 1_000)
+    expect(figure).toBeLessThan(REPORTED + 1_100)
+  })
+
   it('takes no report from a provider that says it read no input tokens, in this process or from the log', async () => {
     const none = { inputTokens: 0, outputTokens: 3 }
     const { root } = await boot([
@@ -153,7 +172,7 @@ describe('the context figure after a step the provider reported', () => {
     const first = await root.agents.create({ system: 'You are rein.' })
     expect(await first.send('go')).toMatchObject({ reason: 'completed' })
     await first.close()
-    const { agent } = await root.agents.resume(first.session.id)
+    const { agent } = await root.agents.resume(first.session.id, { system: 'You are rein.' })
     const events: AgentEvent[] = []
     agent.subscribe((event) => { events.push(event) })
     expect(await agent.send('again')).toMatchObject({ reason: 'completed' })
@@ -164,6 +183,13 @@ describe('the context figure after a step the provider reported', () => {
   })
 })
 
+/** What `loggedReport` reads of a session, for a log built by hand. */
+function logged(events: SessionEvent[]) {
+  const projection = new MessageProjection()
+  for (const event of events) projection.push(event)
+  return loggedReport({ events, messageEntries: () => projection.entries() })
+}
+
 describe('the report a log ends with', () => {
   let seq = 0
   const event = (type: string, data: unknown): SessionEvent => ({ seq: seq++, type, time: '2026-12-06T00:00:00.000Z', data }) as SessionEvent
@@ -173,13 +199,13 @@ describe('the report a log ends with', () => {
 
   it('is the last answer with usage, with the messages its request carried; an answer without usage after it leaves it', () => {
     const events = [event('user/message', { message: said('user', 'one') }), answer('a', usage), event('user/message', { message: said('user', 'two') }), answer('b')]
-    expect(loggedReport(events)).toEqual({ input: REPORTED, messages: 1 })
+    expect(logged(events)).toEqual({ input: REPORTED, messages: 1 })
   })
 
   it('is none after a compaction, which rewrote the messages the report describes, nor in a log without usage', () => {
     const compacted = event('context/compacted', { reason: 'auto', tokensBefore: 10, tokensAfter: 5, pruned: [] })
-    expect(loggedReport([event('user/message', { message: said('user', 'one') }), answer('a', usage), compacted])).toBeUndefined()
-    expect(loggedReport([event('user/message', { message: said('user', 'one') }), answer('a')])).toBeUndefined()
-    expect(loggedReport([])).toBeUndefined()
+    expect(logged([event('user/message', { message: said('user', 'one') }), answer('a', usage), compacted])).toBeUndefined()
+    expect(logged([event('user/message', { message: said('user', 'one') }), answer('a')])).toBeUndefined()
+    expect(logged([])).toBeUndefined()
   })
 })

@@ -23,11 +23,11 @@ const HEADERS = /^headers$/i
 const MIN_SECRET = 16
 
 /**
- * The key shapes as a name must hold them to be refused: starting the name, or after a character
- * that no word of a name ends with (a space, `:`, `=`). After a letter, a digit, `_` or `-`, the
- * prefix is part of a word: `opus-mt-en-sk-finetuned-…` names a Slovak model, not an sk- key.
+ * The key shapes as a name must hold them to be refused. `sk-` is two letters and a hyphen, which
+ * names hold as a word (`opus-mt-en-sk-finetuned-…`, a Slovak model): it counts only where no word
+ * goes on before it (not after a letter, digit, `_` or `-`). The other prefixes are no words.
  */
-const NAME_KEY_SHAPES = KEY_SHAPES.map(({ kind, pattern }) => ({ kind, pattern: new RegExp(`(?<![\\w-])(?:${pattern.source})`) }))
+const NAME_KEY_SHAPES = KEY_SHAPES.map(({ kind, pattern }) => ({ kind, pattern: pattern.source.startsWith('\\bsk-') ? new RegExp(`(?<![\\w-])${pattern.source.slice(2)}`) : pattern }))
 
 /**
  * One line per name field of `config` (any depth) holding a secret: the value of a secret-named

@@ -91,11 +91,12 @@ describe('a !!js label holding a key reaches the session log', () => {
     expect(loaded.rows().map((row) => row.id)).toEqual(['counter', 'llm', 'openai'])
   })
 
-  it('a key after a space, a colon or an equals sign in a name is still refused', async () => {
-    for (const label of ['"key sk-live-0123456789abcdefghijklmn"', '"key:sk-live-0123456789abcdefghijklmn"', '"key=sk-live-0123456789abcdefghijklmn"']) {
+  it('a key after a space, a colon, an equals sign or a slash in a name is still refused, and a GitHub token after a hyphen', async () => {
+    const github = `ghp_${'a1B2c3D4e5'.repeat(4)}`
+    for (const label of ['"key sk-live-0123456789abcdefghijklmn"', '"key:sk-live-0123456789abcdefghijklmn"', '"key=sk-live-0123456789abcdefghijklmn"', '"org/sk-live-0123456789abcdefghijklmn"', `"id-${github}"`]) {
       const { error } = await loadFailure(counter(label))
       expect(error.code).toBe('CONFIG_INVALID')
-      expect(error.message).toContain('looks like an sk- API key')
+      expect(error.message).toMatch(/looks like (an sk- API key|a GitHub token)/)
     }
   })
 

@@ -6,7 +6,7 @@
  */
 
 import type { ContentBlock, Message, TokenUsage } from '@rein/llm'
-import { deriveMessages, eventData, type SessionEvent } from '@rein/session'
+import { eventData, type Session, type SessionEvent } from '@rein/session'
 import type { ToolSchema } from '@rein/tools'
 
 /** Counts the tokens of a text; the default is a character heuristic (see `charTokens`). */
@@ -78,32 +78,51 @@ function isReport(usage: TokenUsage | undefined): usage is TokenUsage {
 }
 
 /**
- * The last answered request: its reported input, and what it was sent with. A report read from the
- * log knows no system text or tools (the log keeps neither as sent): the next request's are taken
- * to be the same.
+ * The last answered request: its reported input, and what it was sent with. The tools are the list
+ * itself, or their JSON as a `request/header` in the log kept them; read from a log without a
+ * header, the system text and tools are unknown, and taken to be the next request's.
  */
 interface Report {
   input: number
   messages: number
   system?: string
-  schemas?: readonly ToolSchema[]
+  schemas?: readonly ToolSchema[] | string
 }
 
 /**
- * The report a session's log ends with: the input its last answer with usage reported, and the
- * messages that request carried. Undefined when no answer reported usage, or a compaction after
- * the last one rewrote the messages it describes.
+ * The report a session's log ends with: the input its last answer with usage reported, the
+ * messages that request carried, and the system text and tools the headers before it wrote.
+ * Undefined when no answer reported usage, or a compaction after the last one rewrote the
+ * messages it describes.
  */
-export function loggedReport(events: readonly SessionEvent[]): Report | undefined {
+export function loggedReport(session: Pick<Session, 'events' | 'messageEntries'>): Report | undefined {
+  const { events } = session
   for (let i = events.length - 1; i >= 0; i--) {
     const event = events[i]!
     if (event.type === 'context/compacted') return undefined
     if (event.type !== 'assistant/message') continue
     const { usage } = eventData(event, 'assistant/message')
     // An answer without usage leaves the one before, which still describes a prefix of the messages.
-    if (isReport(usage)) return { input: inputOf(usage), messages: deriveMessages(events.slice(0, i)).length }
+    if (!isReport(usage)) continue
+    // No compaction follows it: the messages before the answer are the ones its request carried.
+    const messages = session.messageEntries().filter((entry) => entry.seq < event.seq).length
+    return { input: inputOf(usage), messages, ...sentWith(events, i) }
   }
   return undefined
+}
+
+/** The system text and tools (as JSON) of the request answered at `index`: each from the last header before it that wrote it. */
+function sentWith(events: readonly SessionEvent[], index: number): Pick<Report, 'system' | 'schemas'> {
+  let system: string | undefined
+  let schemas: string | undefined
+  for (let i = index - 1; i >= 0 && (system === undefined || schemas === undefined); i--) {
+    const event = events[i]!
+    if (event.type !== 'request/header') continue
+    const header = eventData(event, 'request/header')
+    system ??= header.system
+    if (schemas === undefined && header.tools !== undefined) schemas = JSON.stringify(header.tools)
+  }
+  return { ...(system !== undefined ? { system } : {}), ...(schemas !== undefined ? { schemas } : {}) }
 }
 
 /** Tokens of a schema list as `requestTokens` counts them, once per list and tokenizer (the registry hands the same list while nothing changes). */
@@ -118,6 +137,14 @@ function schemaTokens(tokens: Tokenizer, schemas: readonly ToolSchema[]): number
 
 function sameSchemas(a: readonly ToolSchema[], b: readonly ToolSchema[]): boolean {
   return a === b || (a.length === b.length && a.every((schema, i) => schema === b[i]))
+}
+
+/** What the tools offered now add to (or take from) the count of those the report's request was sent with. */
+function schemaChange(tokens: Tokenizer, reported: Report['schemas'], schemas: readonly ToolSchema[]): number {
+  if (reported === undefined) return 0
+  if (typeof reported !== 'string') return sameSchemas(reported, schemas) ? 0 : schemaTokens(tokens, schemas) - schemaTokens(tokens, reported)
+  // The log's JSON: counted as `requestTokens` counts a list (an empty one adds nothing).
+  return reported === JSON.stringify(schemas) ? 0 : schemaTokens(tokens, schemas) - (reported === '[]' ? 0 : tokens(reported))
 }
 
 /**
@@ -152,7 +179,7 @@ export class ContextMeter {
     // Fewer messages than were reported (rewritten, not by a compaction): nothing to start from.
     if (!report || report.messages > messages.length) return requestTokens(tokens, system, schemas, messages)
     const systemDelta = report.system === undefined || report.system === system ? 0 : tokens(system) - tokens(report.system)
-    const schemaDelta = report.schemas === undefined || sameSchemas(report.schemas, schemas) ? 0 : schemaTokens(tokens, schemas) - schemaTokens(tokens, report.schemas)
+    const schemaDelta = schemaChange(tokens, report.schemas, schemas)
     // A shrunk system text or tool list lowers the figure by its own count; it cannot take away more than the report.
     return Math.max(0, report.input + systemDelta + schemaDelta) + messageTokens(tokens, messages.slice(report.messages))
   }
