@@ -41,6 +41,9 @@ const CALLS = { A: 1, B: 1, C: 3 }
 const pinned = /** @type {Record<string, string>} */ (readJson(join(peers, 'package.json'))?.dependencies ?? {})
 const at = (/** @type {string} */ name) => `${name}${pinned[name] ? ` ${pinned[name]}` : ''}`
 
+/** V8's budget for the code it inlines into one optimized function, cut from 920 bytes of bytecode to 100. */
+const INLINING_LIMITED = '--max-inlined-bytecode-size-cumulative=100'
+
 /**
  * @typedef {{ id: string, label: string, file: string, variant?: string, peer?: boolean, layer?: boolean, nodeFlags?: string[] }} Harness
  * @type {Harness[]}
@@ -56,6 +59,9 @@ const HARNESSES = [
   // The same two with V8's optimizing compiler off: what is left when no hot function is compiled in the window.
   { id: 'floor-noopt', label: 'floor, optimizing compiler off (informational)', file: join(bench, 'loop', 'floor.mjs'), nodeFlags: ['--no-opt'] },
   { id: 'rein-noopt', label: 'rein (session-jsonl + telemetry), optimizing compiler off (informational)', file: join(bench, 'loop', 'rein.mjs'), variant: 'durable', nodeFlags: ['--no-opt'] },
+  // And with the compiler on but inlining little into what it compiles: how much of that work is inlining.
+  { id: 'floor-inline', label: 'floor, inlining limited (informational)', file: join(bench, 'loop', 'floor.mjs'), nodeFlags: [INLINING_LIMITED] },
+  { id: 'rein-inline', label: 'rein (session-jsonl + telemetry), inlining limited (informational)', file: join(bench, 'loop', 'rein.mjs'), variant: 'durable', nodeFlags: [INLINING_LIMITED] },
   { id: 'openai', label: `openai SDK loop (${at('openai')})`, file: join(peers, 'openai.mjs'), peer: true },
   { id: 'pi', label: `pi (${at('@earendil-works/pi-agent-core')})`, file: join(peers, 'pi.mjs'), peer: true },
   { id: 'ai-sdk', label: `AI SDK (${at('ai')})`, file: join(peers, 'ai-sdk.mjs'), peer: true },
