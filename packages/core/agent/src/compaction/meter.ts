@@ -143,8 +143,8 @@ function sameSchemas(a: readonly ToolSchema[], b: readonly ToolSchema[]): boolea
 function schemaChange(tokens: Tokenizer, reported: Report['schemas'], schemas: readonly ToolSchema[]): number {
   if (reported === undefined) return 0
   if (typeof reported !== 'string') return sameSchemas(reported, schemas) ? 0 : schemaTokens(tokens, schemas) - schemaTokens(tokens, reported)
-  // The log's JSON: counted as `requestTokens` counts a list (an empty one adds nothing).
-  return reported === JSON.stringify(schemas) ? 0 : schemaTokens(tokens, schemas) - (reported === '[]' ? 0 : tokens(reported))
+  // The log's JSON, counted as `requestTokens` counts a list (an empty one adds nothing): the same tools count the same.
+  return schemaTokens(tokens, schemas) - (reported === '[]' ? 0 : tokens(reported))
 }
 
 /**
