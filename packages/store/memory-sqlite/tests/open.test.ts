@@ -227,9 +227,10 @@ describe('opening the database file', () => {
     const store = await openStore()
     await store.close()
     await store.close()
-    for (const call of [store.insert(entry()), store.replace(entry()), store.get('x'), store.all(), store.delete('x'),
-      store.recall({ scopes: ['user'], limit: 1, now: 1 }), store.findSame('user', undefined, 'fact', 'x', 1)]) {
-      await expect(call).rejects.toMatchObject({ code: 'MEMORY_STORE_CLOSED' })
+    // Started one at a time: a call started early could reject with no handler attached yet.
+    for (const call of [() => store.insert(entry()), () => store.replace(entry()), () => store.get('x'), () => store.all(), () => store.delete('x'),
+      () => store.recall({ scopes: ['user'], limit: 1, now: 1 }), () => store.findSame('user', undefined, 'fact', 'x', 1)]) {
+      await expect(call()).rejects.toMatchObject({ code: 'MEMORY_STORE_CLOSED' })
     }
   })
 })

@@ -54,8 +54,10 @@ describe('a session log rein cannot write', () => {
     const file = join(root, 's1.jsonl')
     await mkdir(file)
     const store = new JsonlSessionStore({ root })
-    for (const attempt of [store.open('s1'), store.load('s1')]) {
-      const error = await attempt.catch((caught: unknown) => caught)
+    // Each call is started only when the one before has settled: started together, the second
+    // could reject while the first was still awaited, with no handler yet attached to it.
+    for (const attempt of [() => store.open('s1'), () => store.load('s1')]) {
+      const error = await attempt().catch((caught: unknown) => caught)
       expect(error).toMatchObject({ code: 'SESSION_IO_FAILED', details: { id: 's1', file } })
       expect((error as Error).message).toContain(`a folder stands where the log of session s1 should be (${file})`)
       expect((error as Error).message).not.toMatch(/permissions and free space/)
