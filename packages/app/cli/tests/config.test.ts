@@ -267,6 +267,26 @@ describe('rein config', () => {
     expect(maskText('the server at OPENAI_BASE_URL (http://a:b@h/v1?api_key=zzz), which', [])).toBe('the server at OPENAI_BASE_URL (http://***@h/v1?api_key=***), which')
   })
 
+  it('shows a URL as the provider shows it: a key in its path and a query value as long as a key are masked too', () => {
+    const config = {
+      gateway: 'http://127.0.0.1:8080/v1/key/sk-test-0123456789abcdefghij',
+      shapedSegment: 'http://127.0.0.1:8080/sk-test-0123456789abcdefghij/v1',
+      namedSegment: 'https://gw.invalid/token/abcdef123/v1',
+      longQuery: 'https://blob.invalid/v1?sig=abcdefABCDEF0123456789xyz&sv=2024-10-21',
+      bareQuery: 'https://gw.invalid/v1?abcdefABCDEF0123456789xyz',
+      plain: 'https://gw.invalid/deployments/gpt-4o-prod/v1?api-version=2024-10-21',
+    }
+    expect(maskSecrets(config, [])).toEqual({
+      gateway: 'http://127.0.0.1:8080/v1/key/***',
+      shapedSegment: 'http://127.0.0.1:8080/***/v1',
+      namedSegment: 'https://gw.invalid/token/***/v1',
+      longQuery: 'https://blob.invalid/v1?sig=***&sv=2024-10-21',
+      bareQuery: 'https://gw.invalid/v1?***',
+      plain: 'https://gw.invalid/deployments/gpt-4o-prod/v1?api-version=2024-10-21',
+    })
+    expect(maskText('refused by http://h.invalid/v1/key/abcdef123?sig=abcdefABCDEF0123456789xyz, try again', [])).toBe('refused by http://h.invalid/v1/key/***?sig=***, try again')
+  })
+
   it('refuses an unknown --allow effect, listing the valid ones', async () => {
     const run = await rein(folder(), ['run', '--allow', 'write,delete', 'x'])
     expect(run).toMatchObject({ code: 2, stderr: 'rein: --allow takes a comma-separated list of effects (read, write, exec, network), not "delete"\n' })

@@ -7,6 +7,7 @@
  */
 
 import { isSecretName, secretEnvironment } from './secret-names.ts'
+import { maskUrlText } from './shown-url.ts'
 
 const MASK = '***'
 /** HTTP headers in config (a provider's, an OTLP collector's): any of them may carry a key, whatever its name (`x-honeycomb-team`). */
@@ -56,9 +57,19 @@ function collectSecrets(value: unknown, secretKey: boolean, ancestors: Set<objec
   ancestors.delete(value)
 }
 
-/** A URL's user and password, and its query parameters named like secrets (`?api_key=…`). */
+/**
+ * A URL written in text, up to a space, quote or bracket; punctuation that ends a sentence after it
+ * is not part of it.
+ */
+const URL_IN_TEXT = /\b[a-z][a-z\d+.-]*:\/\/[^\s"'<>()[\]{}]*[^\s"'<>()[\]{}.,;:!?]/gi
+
+/**
+ * A URL's user and password, its query parameters named like secrets (`?api_key=…`), and in a URL
+ * what a provider's messages hide of it too (`maskUrlText`: `/key/<k>`, `/sk-…`, a long `?sig=`).
+ */
 function maskUrlCredentials(text: string): string {
   return text
+    .replace(URL_IN_TEXT, maskUrlText)
     .replace(/(\b[a-z][a-z\d+.-]*:\/\/)[^/?#\s@]*@/gi, `$1${MASK}@`)
     // A value ends where the URL ends in a sentence: at a closing bracket, quote or comma after it.
     .replace(/([?&])([^=&#\s]+)=([^&#\s)\]'",]*)/g, (whole, separator: string, name: string) => (isSecretName(name) ? `${separator}${name}=${MASK}` : whole))

@@ -64,10 +64,33 @@ function pathKeys(path: string): string[] {
  */
 function queryValues(search: string): string[] {
   return search.slice(1).split('&').flatMap((part) => {
-    const at = part.indexOf('=')
-    const value = part.slice(at + 1)
-    return (at > 0 && isSecretName(decoded(part.slice(0, at)))) || value.length >= KEY_LENGTH || maskKeyShapes(value) !== value ? [value] : []
+    const value = queryKey(part)
+    return value === undefined ? [] : [value]
   })
+}
+
+/** The value of one query part (`name=value`, or a bare `value`) when it may be a key (see `queryValues`). */
+function queryKey(part: string): string | undefined {
+  const at = part.indexOf('=')
+  const value = part.slice(at + 1)
+  return (at > 0 && isSecretName(decoded(part.slice(0, at)))) || value.length >= KEY_LENGTH || maskKeyShapes(value) !== value ? value : undefined
+}
+
+/**
+ * A URL written in a text (config, a message), kept whole but for what `urlSecrets` names: what
+ * `maskUrlPath` masks in its path, and each query value that may be a key, as `***`. Its user and
+ * password are `maskText`'s.
+ */
+export function maskUrlText(written: string): string {
+  const end = written.search(/[?#]/)
+  if (end < 0) return maskUrlPath(written)
+  const hash = written.indexOf('#', end)
+  const query = written.slice(end, hash < 0 ? undefined : hash)
+  const parts = query.startsWith('?') ? query.slice(1).split('&').map((part) => {
+    const value = queryKey(part)
+    return value === undefined || value === '' ? part : `${part.slice(0, part.length - value.length)}${MASK}`
+  }) : undefined
+  return `${maskUrlPath(written.slice(0, end))}${parts === undefined ? query : `?${parts.join('&')}`}${hash < 0 ? '' : written.slice(hash)}`
 }
 
 /** A query value this long, under any name, is taken for a key. */
