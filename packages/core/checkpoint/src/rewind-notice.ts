@@ -226,7 +226,8 @@ function noticeText(result: RewindResult, turn?: { number?: number; quote?: stri
   const restored = back.filter(returned).map((item) => `${name(item)}${modeBack(item)}`)
   // Folders made for those files went with them: the model should not expect them there either.
   const gone = (item: PlanItem) => (item.folders ?? []).filter((folder) => folder.action === 'remove' && folder.folder !== item.file).map((folder) => listedPath(`${roots.size > 1 ? folder.folder : folder.path}/`))
-  const removed = back.filter((item) => !returned(item)).flatMap((item) => [name(item), ...gone(item)])
+  // A folder made for several files is named once, after the first of them.
+  const removed = [...new Set(back.filter((item) => !returned(item)).flatMap((item) => [name(item), ...gone(item)]))]
   // A file back as before but for its permissions (or whose permissions were all that changed) is told by them.
   const modeLeft = (item: PlanItem) => item.permissions?.action === 'keep' && (item.modeOnly === true || back.includes(item))
   const left = [
