@@ -68,12 +68,20 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     // Messages can carry what a server or a config file said: no control characters reach the
     // terminal, and no secret (a key a check quoted, a password in a URL).
     const secrets = secretValues(io.env)
-    guarded.stderr.write(`rein: ${shownCode(error)}${neutralize(maskText(describe(error, io.env, resuming), secrets))}\n`)
-    if (verbose) guarded.stderr.write(`${neutralize(maskText(errorChain(error), secrets))}\n`)
+    const said = `${shownCode(error)}${describe(error, io.env, resuming)}`
+    guarded.stderr.write(`rein: ${neutralize(maskText(said, secrets))}\n`)
+    const chain = verbose ? afterSaid(errorChain(error), said) : ''
+    if (chain !== '') guarded.stderr.write(`${neutralize(maskText(chain, secrets))}\n`)
     return isReinError(error) && USAGE_CODES.has(error.code) ? EXIT.usage : EXIT.error
   } finally {
     guarded.release()
   }
+}
+
+/** `--verbose`'s cause chain, without its first link when the error line already said it word for word. */
+function afterSaid(chain: string, said: string): string {
+  if (chain === said) return ''
+  return chain.startsWith(`${said}\n`) ? chain.slice(said.length + 1) : chain
 }
 
 function describe(error: unknown, env: NodeJS.ProcessEnv, resuming: boolean): string {

@@ -174,6 +174,14 @@ describe('rein: usage', () => {
     const verbose = await rein(p.dir, ['--config', 'agent.yml', '--verbose', 'run', 'hi'])
     expect(verbose.stderr).toContain("caused by: Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'rein-plugin-ghost'")
   })
+
+  it('--verbose says a configuration error once, then what caused it, not the error a second time', async () => {
+    const p = await setUp([answer('never')], { extraRows: ['- id: ghost', '  name: rein-plugin-ghost'] })
+    const verbose = await rein(p.dir, ['--verbose', 'run', 'hi'])
+    expect(verbose.code).toBe(2)
+    expect(verbose.stderr.match(/has a problem:/g)).toHaveLength(1)
+    expect(verbose.stderr).toContain("caused by: Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'rein-plugin-ghost'")
+  })
 })
 
 describe('rein run', () => {
