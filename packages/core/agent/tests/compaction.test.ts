@@ -437,6 +437,18 @@ describe('bad input', () => {
     expect(errors).toEqual([])
   })
 
+  it('a turn whose own tool call filled the window does not fail every later turn: the next one summarizes it away', async () => {
+    // The model sends a call far bigger than the window (refused: no such tool); its arguments stay in the history.
+    const huge = JSON.stringify({ text: 'z'.repeat(6 * WINDOW) })
+    const { root } = await setUp({ answer: (request) => (request.messages.length === 1 ? [{ toolCall: { id: 'big', name: 'nope', arguments: huge } }] : [{ text: 'done' }]) })
+    const agent = await root.agents.create()
+    expect(await agent.send('go')).toMatchObject({ reason: 'error', error: { code: 'CONTEXT_FULL' } })
+    const next = await agent.send('try again')
+    expect(next).toMatchObject({ reason: 'completed', text: 'done' })
+    const [summarized] = compactions(agent.session.events)
+    expect(summarized?.summary).toBeDefined()
+  })
+
   it('says the system prompt and the tools alone fill the window, rather than blame the messages, when they do', async () => {
     const { root } = await setUp({ agent: { system: 'Be brief. '.repeat(1_500) } })
     const agent = await root.agents.create()

@@ -140,7 +140,10 @@ function saved(pruned: readonly { saves: number }[]): number {
 async function summarize(input: CompactionInput, entries: readonly Entry[], data: ContextCompacted): Promise<void> {
   // Someone asked to shorten the conversation now: the last turn is kept whole, however long it is.
   const asked = input.reason === 'manual'
-  const range = summaryRange(entries, asked ? 1 : input.options.keepTurns, !asked)
+  // When the kept turns and the last two answers leave nothing (a turn before this one whose own
+  // call filled the window), the earlier turns go as a manual compaction would take them: else
+  // every turn after it would fail the same way.
+  const range = summaryRange(entries, asked ? 1 : input.options.keepTurns, !asked) ?? (asked ? undefined : summaryRange(entries, 1, false))
   const first = range && entries[range.from]
   if (!range || !first) return
   let plan = input.summaryBlocked ?? planSummary(input, entries, data, { ...range, first }, asked)
