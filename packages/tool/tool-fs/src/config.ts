@@ -1,7 +1,10 @@
 /** The plugin's Config: where the tools may work, and how much of a file or a search the model gets. */
 
+import { statSync } from 'node:fs'
+import { resolve } from 'node:path'
 import Schema from '@deepseek-ai/schemastery'
-import { MAX_TIMER_MS } from '@rein/base'
+import { MAX_TIMER_MS, ReinError } from '@rein/base'
+import { systemCode } from './errors.ts'
 
 export interface FsConfig {
   /** The folder every path must stay inside. Default: the run's workspace root (the agent's, else its cwd). */
@@ -44,4 +47,22 @@ export const FsConfig: Schema<Partial<FsConfig>, FsConfig> = Schema.object({
 /** The defaults, for hosts that build the tools without cordis. */
 export function resolveFsConfig(partial: Partial<FsConfig> = {}): FsConfig {
   return FsConfig(partial)
+}
+
+/**
+ * Checks what the schema cannot: a `workspaceRoot` given must be a folder there now, or every call
+ * would fail as if its file were missing. Throws `CONFIG_INVALID`.
+ */
+export function checkWorkspaceRoot(config: Pick<FsConfig, 'workspaceRoot'>): void {
+  if (config.workspaceRoot === undefined) return
+  const root = resolve(config.workspaceRoot)
+  let problem: string | undefined
+  try {
+    const stats = statSync(root, { throwIfNoEntry: false })
+    if (stats === undefined) problem = 'does not exist; create it, or give the folder the tools may work in'
+    else if (!stats.isDirectory()) problem = 'is not a folder; give the folder the tools may work in'
+  } catch (error) {
+    problem = `cannot be used (${systemCode(error) ?? String(error)}); check who may read it`
+  }
+  if (problem !== undefined) throw new ReinError('CONFIG_INVALID', `config.workspaceRoot: ${root} ${problem}`, { details: { field: 'workspaceRoot' } })
 }

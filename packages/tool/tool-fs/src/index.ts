@@ -4,7 +4,7 @@
  */
 
 import type { Context } from '@deepseek-ai/cordis'
-import { FsConfig } from './config.ts'
+import { checkWorkspaceRoot, FsConfig } from './config.ts'
 import { FileReadsStore } from './file-reads.ts'
 import { createFsTools, registerFsTools } from './tools.ts'
 
@@ -20,6 +20,7 @@ export const Config = FsConfig
 
 /** Registers the tools and provides `fileReads` on every tool run; all of it leaves with the plugin. */
 export const apply = (ctx: Context, config: Config) => {
+  checkWorkspaceRoot(config)
   const reads = new FileReadsStore()
   ctx.tools.contribute('fileReads', (call) => reads.for(call.sessionId ?? ''))
   registerFsTools(ctx.tools, createFsTools({ config, reads, maxArgumentBytes: ctx.tools.config.maxArgumentBytes }))

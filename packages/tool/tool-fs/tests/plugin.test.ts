@@ -193,4 +193,17 @@ describe('loaded from a cordis.yml', () => {
     expect(isReinError(error, 'CONFIG_INVALID')).toBe(true)
     expect((error as Error).message).toContain('row "fs" (@rein/tool-fs): config.readOnly')
   })
+
+  it('fails the load on a workspaceRoot that is missing or no folder, rather than failing every call as a missing file', async () => {
+    const { base, workspace } = folders()
+    const file = join(base, 'cordis.yml')
+    const aFile = join(workspace, 'plain.txt')
+    write(aFile, 'x')
+    for (const [root, said] of [[join(base, 'nowhere'), 'does not exist'], [aFile, 'is not a folder']] as const) {
+      writeFileSync(file, ['- id: tools', "  name: '@rein/tools'", '- id: fs', "  name: '@rein/tool-fs'", '  config:', `    workspaceRoot: ${JSON.stringify(root)}`].join('\n'))
+      const error = await loadComposition({ file, resolveFrom: packageDir }).then(() => undefined, (caught: unknown) => caught)
+      expect(isReinError(error, 'CONFIG_INVALID')).toBe(true)
+      expect((error as Error).message).toContain(`config.workspaceRoot: ${root} ${said}`)
+    }
+  })
 })
