@@ -5,7 +5,7 @@
 
 import Schema from '@deepseek-ai/schemastery'
 import { parseKeyPairsIntoRecord } from '@opentelemetry/core'
-import { kindOf, ReinError, shownUrl } from '@rein/base'
+import { kindOf, maskUrlPath, ReinError, shownUrl } from '@rein/base'
 
 /** A resource attribute's value. */
 export type ResourceValue = string | number | boolean
@@ -28,11 +28,10 @@ export interface OtelHttpConfig {
 
 type OtelHttpConfigInput = Partial<OtelHttpConfig>
 
-const HTTP_URL = /^https?:\/\/\S+$/i
-
 /** The Config schema of `@rein/otel-http`. */
 export const OtelHttpConfig: Schema<OtelHttpConfigInput, OtelHttpConfig> = Schema.object({
-  endpoint: Schema.string().pattern(HTTP_URL)
+  // Checked as the config loads, saying how to write it: a pattern's message would not.
+  endpoint: Schema.transform(Schema.string(), checkEndpoint)
     .description('OTLP/HTTP base URL, e.g. http://localhost:4318. Beats OTEL_EXPORTER_OTLP_ENDPOINT; neither set: nothing is exported.'),
   // Any value here, checked by checkHeaders: the schema's own message would quote a value YAML read
   // as a number, or the whole `name=value` string someone gave, and a header's value is a
@@ -153,10 +152,24 @@ export function resolveEndpoints(config: Pick<OtelHttpConfig, 'endpoint' | 'reso
 /** A Config `endpoint`'s URLs, or `CONFIG_INVALID` saying what is wrong with it. */
 function configuredEndpoints(endpoint: string): BaseUrl {
   const base = baseUrlOf(endpoint)
-  if (!base) throw new ReinError('CONFIG_INVALID', `endpoint is not an http:// or https:// URL (e.g. http://localhost:4318)`)
+  if (!base) throw new ReinError('CONFIG_INVALID', `endpoint ${notHttpUrl(endpoint)}`)
   const suffix = signalSuffix(base, 'endpoint')
   if (suffix) throw new ReinError('CONFIG_INVALID', suffix)
   return base
+}
+
+/** `value` if it is an http(s) URL; else `CONFIG_INVALID` saying what to write. */
+function checkEndpoint(value: string): string {
+  if (baseUrlOf(value) === undefined) throw new ReinError('CONFIG_INVALID', `endpoint ${notHttpUrl(value)}`)
+  return value
+}
+
+/** Why `value` is no http(s) URL, and what to write: with a scheme when one is all it lacks. Keys in it as `***`. */
+function notHttpUrl(value: string): string {
+  const shown = maskUrlPath(value.trim())
+  if (shown === '') return 'is empty; give the collector\'s OTLP/HTTP base URL, e.g. endpoint: http://localhost:4318'
+  if (!shown.includes('://') && URL.canParse(`http://${shown}`)) return `"${shown}" has no http:// or https:// scheme; write endpoint: http://${shown}`
+  return `"${shown}" is not an http:// or https:// URL; give the collector's OTLP/HTTP base URL, e.g. endpoint: http://localhost:4318`
 }
 
 /** The base URL and what named it, or why the variable cannot serve (a malformed value), or nothing (unset). */

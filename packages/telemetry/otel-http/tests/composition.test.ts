@@ -25,6 +25,13 @@ describe('@rein/otel-http in a cordis.yml', () => {
 
   it('fails the load, naming the row and the field, on a bad config value', async () => {
     const file = yml.write([...TELEMETRY_ROW, '- id: otel', "  name: '@rein/otel-http'", '  config:', '    endpoint: localhost:4318'])
-    await expect(yml.load(file)).rejects.toThrow('row "otel" (@rein/otel-http): config.endpoint')
+    await expect(yml.load(file)).rejects.toThrow('row "otel" (@rein/otel-http): config: endpoint')
+  })
+
+  it('says how to write an endpoint given without its scheme, not a pattern it failed to match', async () => {
+    const file = yml.write([...TELEMETRY_ROW, '- id: otel', "  name: '@rein/otel-http'", '  config:', '    endpoint: localhost:4318'])
+    const error = await yml.load(file).then(() => undefined, (caught: unknown) => caught)
+    expect(String(error)).toContain('row "otel" (@rein/otel-http): config: endpoint "localhost:4318" has no http:// or https:// scheme; write endpoint: http://localhost:4318')
+    expect(String(error)).not.toContain('regexp')
   })
 })
