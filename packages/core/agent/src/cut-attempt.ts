@@ -12,12 +12,12 @@
  * the one charged, never the step before it as well.
  */
 
-import type { LlmRuntime, TokenUsage } from '@rein/llm'
+import { inputTokens, type LlmRuntime, type TokenUsage } from '@rein/llm'
 import { eventData, type CoreEventData, type Session, type SessionEvent, type StepRequest } from '@rein/session'
 import type { ToolSchema } from '@rein/tools'
 import { priceOf } from './attempts.ts'
 import { closedAttempt } from './closed-attempt.ts'
-import { messageTokens, type Tokenizer } from './compaction/meter.ts'
+import type { Tokenizer } from './compaction/meter.ts'
 import type { LlmAttemptInput } from './lifecycle.ts'
 
 type AttemptData = CoreEventData['llm/attempt']
@@ -116,7 +116,7 @@ function cutStep(mark: SessionEvent, session: Session, tokens: Tokenizer): CutRe
   return {
     what: 'request',
     request,
-    usage: { inputTokens: inputTokens(input, tokens), outputTokens: 0 },
+    usage: { inputTokens: inputTokens(tokens, input), outputTokens: 0 },
     message: 'rein was killed while this request was answered: its input tokens are estimated from the request, the output it had streamed is not known',
     step,
     input,
@@ -161,11 +161,6 @@ function isToolSchemaList(value: unknown): value is ToolSchema[] {
   return Array.isArray(value) && value.every((tool: unknown) => typeof tool === 'object' && tool !== null
     && typeof (tool as Partial<ToolSchema>).name === 'string' && typeof (tool as Partial<ToolSchema>).description === 'string'
     && typeof (tool as Partial<ToolSchema>).parameters === 'object')
-}
-
-/** The request's input as the context meter would count it: system text, tool schemas, messages. */
-function inputTokens(input: LlmAttemptInput, tokens: Tokenizer): number {
-  return tokens(input.system ?? '') + (input.tools ? tokens(JSON.stringify(input.tools)) : 0) + messageTokens(tokens, input.messages)
 }
 
 /** Its price; undefined when the model is unpriced or its catalog cannot be had. */

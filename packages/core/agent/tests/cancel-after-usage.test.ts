@@ -2,7 +2,7 @@
 // reported usage mid-stream must charge that usage once — the last report, not an estimate nor a sum
 // — plus an estimate of the output that came after it (' more', 2 tokens at 4 characters a token).
 import type { AdapterRequest, StreamChunk } from '@rein/llm'
-import { eventData } from '@rein/session'
+import { eventData, MemorySessionStore, type SessionEvent } from '@rein/session'
 import { describe, expect, it } from 'vitest'
 import { boot, expectValidLog } from './fixtures.ts'
 
@@ -60,3 +60,41 @@ describe('a turn cancelled while the server is silent', () => {
     expectValidLog(agent.session.events)
   })
 })
+
+describe('a request cancelled live and the same request cut off by a kill', () => {
+  it('are charged the same estimate of their input: the text the model reads, not the log\'s ids and fields', async () => {
+    const sentWith = async (cancelLive: boolean) => {
+      const store = new MemorySessionStore()
+      const { root } = await boot([], { agent: { provider: 'silent', system: 'Answer briefly.' }, store })
+      let cancel = () => {}
+      root.llm.registerAdapter('silent', { stream: sentThenSilent(() => cancel()), resolveModel: () => ({ id: 'm' }) })
+      const agent = await root.agents.create({ sessionId: 's' })
+      // Killed: what the store held once the request was sent is all a resume finds.
+      let left: MemorySessionStore | undefined
+      cancel = cancelLive ? () => agent.cancel('user pressed Ctrl-C') : () => { void copied(store).then((copy) => { left = copy; agent.cancel('stopped') }) }
+      await agent.send('look the keys up: alpha, beta, gamma')
+      if (cancelLive) return attemptsOf(agent.session.events)[0]?.usage?.inputTokens
+      const next = await boot([], { agent: { provider: 'silent', system: 'Answer briefly.' }, store: left! })
+      next.root.llm.registerAdapter('silent', { stream: sentThenSilent(() => {}), resolveModel: () => ({ id: 'm' }) })
+      const { agent: resumed } = await next.root.agents.resume('s')
+      await resumed.close()
+      return attemptsOf((await left!.load('s')).events).find((attempt) => attempt.usageEstimated)?.usage?.inputTokens
+    }
+    const live = await sentWith(true)
+    const cut = await sentWith(false)
+    expect(cut).toBeGreaterThan(0)
+    expect(live).toBe(cut)
+  })
+})
+
+const attemptsOf = (events: readonly SessionEvent[]) => events.filter((event) => event.type === 'llm/attempt').map((event) => eventData(event, 'llm/attempt'))
+
+/** What a kill leaves of session `s`: its durable events, in a store of their own. */
+async function copied(store: MemorySessionStore): Promise<MemorySessionStore> {
+  const { header, events } = await store.load('s')
+  const left = new MemorySessionStore()
+  await left.create(header)
+  await left.append('s', events)
+  await left.close('s')
+  return left
+}

@@ -2,6 +2,7 @@
 // next resume (or a repair that only closes the log) records it once, as an estimated, failed
 // attempt — whether the compaction ran inside a turn or between turns — never twice, never once it
 // completed, and never as well as a step for one request in flight.
+import { addMoney } from '@rein/base'
 import type { AdapterRequest, ModelInfo } from '@rein/llm'
 import { eventData, MemorySessionStore, spending, type CoreEventData, type SessionEvent } from '@rein/session'
 import { createScriptedLlm, type ScriptedLlm, type ScriptedTurn } from '@rein/testkit'
@@ -201,10 +202,11 @@ describe('a summary request cut off by a kill', () => {
     expect(events.findIndex(isCut)).toBeGreaterThan(events.findLastIndex((event) => event.type === 'turn/end'))
     expect(spending(events)).toEqual({
       usage: { inputTokens: before.usage.inputTokens + cut!.usage!.inputTokens, outputTokens: before.usage.outputTokens },
-      cost: before.cost! + cut!.cost!,
+      // Summed as every total of money is, without floating-point noise.
+      cost: addMoney(before.cost!, cut!.cost!),
       usageEstimated: true,
     })
-    expect((await next.root.sessions.list()).find((session) => session.id === 'idle')).toMatchObject({ usageEstimated: true, cost: before.cost! + cut!.cost! })
+    expect((await next.root.sessions.list()).find((session) => session.id === 'idle')).toMatchObject({ usageEstimated: true, cost: addMoney(before.cost!, cut!.cost!) })
     // Told once too, as a compaction between turns tells its attempts: step 0, numbered with the
     // turn it follows, in a run of its own (the log keeps no id of that run).
     expect(told).toEqual([expect.objectContaining({ repaired: true, usage: cut!.usage, cost: cut!.cost, requestModel: 'small', turn: 3, step: 0 })])

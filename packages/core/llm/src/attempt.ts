@@ -11,6 +11,7 @@ import type { LlmAttempt, LlmEvent, ModelRoute } from './request.ts'
 import { carriesAnswer, EMPTY_RESPONSE, isEmptyFinish, isDelta, showsAnswer, type FinishReason, type StreamChunk } from './stream.ts'
 import { checkedUsage, type TokenUsage } from './usage.ts'
 import { AbortableReads } from './abortable-reads.ts'
+import { charTokens, inputTokens } from './estimate.ts'
 import { kindOf, type Stop } from '@rein/base'
 
 /*
@@ -384,6 +385,6 @@ export function abortFailure(reason: unknown, route: ModelRoute): LlmFailure | u
  * JSON of the messages and tools, output from the deltas' characters.
  */
 function estimateUsage(request: GenerationOptions, outputChars: number): TokenUsage {
-  const inputChars = (request.system?.length ?? 0) + JSON.stringify(request.messages).length + (request.tools ? JSON.stringify(request.tools).length : 0)
-  return { inputTokens: Math.ceil(inputChars / 4), outputTokens: Math.ceil(outputChars / 4) }
+  // As crash repair estimates a request a kill cut off (the agent's default tokenizer): the same request, the same charge.
+  return { inputTokens: inputTokens(charTokens, request), outputTokens: Math.ceil(outputChars / 4) }
 }

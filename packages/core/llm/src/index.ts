@@ -21,5 +21,7 @@ export type { LlmRequest, LlmEvent, LlmAttempt, AttemptStart, ModelRoute, Resend
 export { DEFAULT_RETRY_POLICY, retryDelay, type RetryPolicy } from './retry.ts'
 export { isDelta, assertNever, type StreamChunk, type FinishReason, type StreamBlockType } from './stream.ts'
 export { addUsage, costOfUsage, type TokenUsage, type Pricing } from './usage.ts'
+/** Token estimates where no provider counted: a text (`charTokens`, 4 characters a token), messages, a request's whole input. */
+export { charTokens, inputTokens, messageTokens, type Tokenizer } from './estimate.ts'
 /** The `UNSUPPORTED_REASONING_EFFORT` failure for an effort a model's catalog entry does not list, or undefined. */
 export { unsupportedEffort } from './fallback.ts'

@@ -5,12 +5,11 @@
  * report to start from (a compaction, a log with none).
  */
 
-import type { ContentBlock, Message, TokenUsage } from '@rein/llm'
+import { charTokens, inputTokens, messageTokens, type Message, type Tokenizer, type TokenUsage } from '@rein/llm'
 import { eventData, type Session, type SessionEvent } from '@rein/session'
 import type { ToolSchema } from '@rein/tools'
 
-/** Counts the tokens of a text; the default is a character heuristic (see `charTokens`). */
-export type Tokenizer = (text: string) => number
+export { charTokens, messageTokens, type Tokenizer }
 
 /**
  * `tokenizer`'s counts as whole, non-negative numbers, as the log records them: rounded up; the
@@ -23,45 +22,9 @@ export function wholeTokens(tokenizer: Tokenizer): Tokenizer {
   }
 }
 
-/**
- * The default tokenizer: one token per 4 characters, rounded up. English prose and code run 3.5–4.5
- * characters a token in the tokenizers of the common models, so this is a fair middle; CJK text
- * runs nearer 1–1.5, so it under-counts there (a tokenizer can be plugged in).
- */
-export const charTokens: Tokenizer = (text) => Math.ceil(text.length / 4)
-
-/** What framing each message adds (role, separators), in tokens. */
-const PER_MESSAGE = 4
-/** An image, whatever its size: a typical tile count. */
-const PER_IMAGE = 800
-
-/** Tokens of a list of messages. */
-export function messageTokens(tokens: Tokenizer, messages: readonly Message[]): number {
-  let total = 0
-  for (const message of messages) {
-    total += PER_MESSAGE
-    for (const block of message.content) total += blockTokens(tokens, block)
-  }
-  return total
-}
-
-function blockTokens(tokens: Tokenizer, block: ContentBlock): number {
-  switch (block.type) {
-    case 'text':
-    case 'reasoning':
-      return tokens(block.text)
-    case 'image':
-      return PER_IMAGE
-    case 'tool-call':
-      return tokens(block.name) + tokens(block.arguments)
-    case 'tool-result':
-      return block.content.reduce((sum, part) => sum + (part.type === 'text' ? tokens(part.text) : PER_IMAGE), 0)
-  }
-}
-
 /** Tokens of a whole request: system text, tool schemas and messages. */
 export function requestTokens(tokens: Tokenizer, system: string, schemas: readonly ToolSchema[], messages: readonly Message[]): number {
-  return tokens(system) + (schemas.length > 0 ? tokens(JSON.stringify(schemas)) : 0) + messageTokens(tokens, messages)
+  return inputTokens(tokens, { system, tools: schemas, messages })
 }
 
 /** Total input of a reported usage (cached parts included). */
