@@ -206,6 +206,19 @@ describe('rein run', () => {
     expect(run.stderr).not.toContain(secret)
   })
 
+  it('cuts a tool line to one screen line whatever the model sent: a huge path in a card title, a huge unknown tool name', async () => {
+    const p = await setUp([
+      { steps: [{ toolCall: { id: 'c1', name: 'read', arguments: JSON.stringify({ path: 'a'.repeat(20_000) }) } }, { toolCall: { id: 'c2', name: 'n'.repeat(5_000), arguments: '{}' } }] },
+      answer('done'),
+    ], { extraRows: ['- id: fs', "  name: '@rein/tool-fs'"] })
+    const run = await rein(p.dir, ['run', 'go'])
+    expect(run.code).toBe(0)
+    const lines = run.stderr.split('\n').filter((line) => line.includes('[tool]'))
+    expect(lines).toHaveLength(2)
+    for (const line of lines) expect(line.length).toBeLessThan(300)
+    expect(lines.join('\n')).toContain('…')
+  })
+
   it('masks the start of a secret that the tool line cuts short', async () => {
     const secret = 'sk-proj-terminal0secret42'
     const pad = 'a'.repeat(100)
