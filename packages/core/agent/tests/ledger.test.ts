@@ -34,6 +34,14 @@ describe('the file ledger', () => {
     expect(ledger).toMatch(/src\/file-499\.ts$/)
   })
 
+  it('stays within its size when the model sent a path no system takes (longer than PATH_MAX): the summary is not made longer than what it replaces', () => {
+    const events = [call('a', 'read', { path: 'a'.repeat(600_000) }), result('a', 'INVALID_PATH'), call('b', 'read', { path: 'src/b.ts' }), result('b'), call('c', 'bash', { command: 'ls', workdir: 'w'.repeat(10_000) }), result('c')]
+    const ledger = fileLedger(events, seq, (name) => effects[name], 400)
+    expect(ledger.length).toBeLessThanOrEqual(400)
+    expect(ledger).toContain('src/b.ts')
+    expect(ledger).not.toContain('a'.repeat(5_000))
+  })
+
   it('says none when no call touched a file', () => {
     expect(fileLedger([call('e', 'lookup', { word: 'x' })], seq, (name) => effects[name], 400)).toBe('## Files (from the session log)\n- none')
   })

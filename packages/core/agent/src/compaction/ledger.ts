@@ -11,6 +11,8 @@ const PATH_KEYS = ['path', 'file_path', 'filePath', 'file', 'paths', 'workdir', 
 /** Entries listed per kind, fewer until the ledger fits its size; the rest are counted. */
 const LISTED = [200, 50, 20, 5]
 const MAX_COMMAND = 160
+/** Longer is no path a system takes (Linux's PATH_MAX): what the model sent there is not listed. */
+const MAX_PATH_CHARS = 4096
 /** Results that say the call's body never ran: such a call touched nothing. */
 const NOT_RUN = new Set(['DENIED', 'TOOL_NOT_STARTED', 'ABORTED_BEFORE_DISPATCH', 'UNKNOWN_TOOL', 'INVALID_ARGS', 'BUDGET_EXCEEDED'])
 
@@ -52,7 +54,8 @@ export function fileLedger(events: readonly SessionEvent[], toSeq: number, effec
     text = `${LEDGER_HEADING}\n${kinds.map(([label, set]) => `- ${label}: ${listed(set, most)}`).join('\n')}`
     if (text.length <= maxChars) break
   }
-  return text
+  // A few long paths can still be more than its size: the ledger never makes a summary longer than that.
+  return shorten(text, maxChars)
 }
 
 /** How the ledger opens: a later compaction finds (and rebuilds) it by this line. */
@@ -87,10 +90,14 @@ function pathsIn(args: Record<string, unknown>): string[] {
   const paths: string[] = []
   for (const key of PATH_KEYS) {
     const value = args[key]
-    if (typeof value === 'string' && value !== '') paths.push(value)
-    else if (Array.isArray(value)) for (const item of value) if (typeof item === 'string' && item !== '') paths.push(item)
+    if (isPath(value)) paths.push(value)
+    else if (Array.isArray(value)) for (const item of value) if (isPath(item)) paths.push(item)
   }
   return paths
+}
+
+function isPath(value: unknown): value is string {
+  return typeof value === 'string' && value !== '' && value.length <= MAX_PATH_CHARS
 }
 
 /** The most recent `most` entries (the later ones matter more), and how many more there were. */
