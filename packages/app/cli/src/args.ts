@@ -371,7 +371,7 @@ Refused while the session is in use by another process (a chat, a run): wait for
 A file a command created (found by a snapshot around bash) is moved aside to
 $REIN_HOME/recovered/<session>/<time>/ rather than deleted: it may have come from elsewhere.
 Exit codes: 0 every file is back (or nothing to rewind), 5 some files were left as they are
-(drifted, skipped or failed; with --dry-run: would be), 2 bad usage, an unknown, busy or damaged
+(drifted, skipped or failed, or a command was cut off by a kill; with --dry-run: would be), 2 bad usage, an unknown, busy or damaged
 session log, 1 a checkpoint log that could not be read (damaged; the message names the file), or
 with --fork, FORK_FAILED: the files were rewound but the fork could not be created.`,
   memory: `Usage: rein memory list [--all] [--json] [--config <file>]

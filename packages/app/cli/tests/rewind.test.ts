@@ -209,7 +209,7 @@ describe('rein rewind: the result table', () => {
   it('quotes an error naming a file with a line break or a bidi control in a failed row, so the row stays one line that reads as it is', () => {
     const failed = (path: string, error: string) => ({ root: '/w', path, file: `/w/${path}`, action: 'restore' as const, before: 'h', after: 'h2', seqs: [1], error })
     const result = {
-      sessionId: 's1', anchor: 'm1', restored: [], already: [], drifted: [], skipped: [], notCovered: [], pruned: [],
+      sessionId: 's1', anchor: 'm1', restored: [], already: [], drifted: [], skipped: [], notCovered: [], cutOff: [], pruned: [],
       failed: [failed('evil\nname.txt', "EACCES: permission denied, open '/w/evil\nname.txt'"), failed('rtl\u202etxt.exe', "EACCES: permission denied, open '/w/rtl\u202etxt.exe'")],
     }
     const lines = resultLines(result, '/w')
@@ -226,7 +226,7 @@ describe('rein rewind: the table\'s columns', () => {
   it('line up when a file name holds combining marks, wide (CJK, emoji) or zero-width characters, padded by display width, not string length', () => {
     const item = (path: string, seq: number, reason?: string) => ({ root: '/w', path, file: `/w/${path}`, action: 'drifted' as const, before: 'h', after: 'h2', seqs: [seq], ...(reason ? { reason } : {}) })
     const result = {
-      sessionId: 's1', anchor: 'm1', restored: [item('plain.txt', 6)], already: [], skipped: [], notCovered: [], pruned: [], failed: [],
+      sessionId: 's1', anchor: 'm1', restored: [item('plain.txt', 6)], already: [], skipped: [], notCovered: [], cutOff: [], pruned: [], failed: [],
       // e + combining acute (1 column, 2 code units); CJK (2 columns each); a ZWJ emoji sequence (2 columns, 5 code units); a zero-width space.
       drifted: [item('cafe\u0301.txt', 5, 'changed since'), item('\u6f22\u5b57.txt', 4, 'changed since'), item('\u{1F469}\u200d\u{1F4BB}.txt', 3, 'changed since'), item('a\u200bb.txt', 2, 'changed since')],
     }
@@ -246,7 +246,7 @@ describe('rein rewind: the command a file changed under', () => {
   it('is shown on one line, quoted when it spans lines (a heredoc), and cut when long, so the row stays one line', () => {
     const restored = (path: string, changedWhile: string) => ({ root: '/w', path, file: `/w/${path}`, action: 'restore' as const, before: 'h', after: 'h2', seqs: [1], changedWhile })
     const result = {
-      sessionId: 's1', anchor: 'm1', already: [], drifted: [], skipped: [], notCovered: [], pruned: [], failed: [],
+      sessionId: 's1', anchor: 'm1', already: [], drifted: [], skipped: [], notCovered: [], cutOff: [], pruned: [], failed: [],
       restored: [restored('a.txt', "bash: cat > a.txt <<'EOF'\nnew\nEOF"), restored('b.txt', `bash: ${'x'.repeat(200)}`)],
     }
     const lines = resultLines(result, '/w')

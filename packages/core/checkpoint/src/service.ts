@@ -22,6 +22,7 @@ import { defineRewindEvent, noticeTarget, recordInConversation, releaseTarget, r
 import { planRetention } from './retention.ts'
 import type { CompactReport } from './types.ts'
 import { coverExecCalls, notCovered, snapshotCovers, type SnapshotNotes } from './snapshot/coverage.ts'
+import { cutOffCommands } from './snapshot/cut-off.ts'
 import type {
   CheckpointEntry, CheckpointHandle, CheckpointRecord, CheckpointStore, FailedItem, FileChange, PlanItem, RewindPlan, RewindResult,
 } from './types.ts'
@@ -219,6 +220,15 @@ export class CheckpointService extends Service {
     return Object.freeze({ ...plan, items: Object.freeze(items) })
   }
 
+  /** The commands of the rewound turns a kill cut off, from the session's log (none without `ctx.sessions`, or a log it cannot load). */
+  private async cutOff(sessionId: string, anchors: readonly string[]): Promise<string[]> {
+    const loaded = await this.ctx.get('sessions')?.load(sessionId).catch(() => undefined)
+    if (!loaded) return []
+    const tools = this.ctx.get('tools')
+    const covered = (name: string) => snapshotCovers(this._state.config.snapshot, name, tools?.info(name)?.effects ?? [])
+    return cutOffCommands(loaded.events, new Set(anchors), covered)
+  }
+
   /** The plan, and the records behind each of its files (by `fileKey`), to plan one again. */
   private async planned(sessionId: string, anchor: string | readonly string[]): Promise<{ plan: RewindPlan; recordsOf: ReadonlyMap<string, CheckpointRecord[]> }> {
     const store = this.store()
@@ -239,9 +249,10 @@ export class CheckpointService extends Service {
     const removed = new Set([...files.values()].filter((item) => item.action === 'remove').map((item) => item.file))
     const items = await Promise.all(groups.map(async (group) => files.get(group) ?? await planGroup(group, removed)))
     const pruned = await store.pruned?.(sessionId)
+    const cutOff = await this.cutOff(sessionId, anchors)
     const plan = Object.freeze({
-      sessionId, anchor: first, items: Object.freeze(items), notCovered: Object.freeze(notCovered(undo, this._state.config.snapshot)),
-      pruned: Object.freeze(pruned ? anchors.filter((each) => pruned.has(each)) : []),
+      sessionId, anchor: first, items: Object.freeze(items), notCovered: Object.freeze([...cutOff, ...notCovered(undo, this._state.config.snapshot)]),
+      cutOff: Object.freeze(cutOff), pruned: Object.freeze(pruned ? anchors.filter((each) => pruned.has(each)) : []),
     })
     return { plan, recordsOf }
   }
@@ -268,7 +279,7 @@ export class CheckpointService extends Service {
     const target = options.notify === false ? undefined : await noticeTarget(this.ctx, sessionId, agents?.find(sessionId), options.session, logger)
     try {
       const { plan, recordsOf } = await this.planned(sessionId, anchor)
-      const result = { sessionId, anchor: plan.anchor, restored: [] as PlanItem[], already: [] as PlanItem[], drifted: [] as PlanItem[], skipped: [] as PlanItem[], failed: [] as FailedItem[], notCovered: plan.notCovered, pruned: plan.pruned }
+      const result = { sessionId, anchor: plan.anchor, restored: [] as PlanItem[], already: [] as PlanItem[], drifted: [] as PlanItem[], skipped: [] as PlanItem[], failed: [] as FailedItem[], notCovered: plan.notCovered, cutOff: plan.cutOff, pruned: plan.pruned }
       let aside: string | undefined
       const asideFolder = () => (aside ??= setAsideFolder(this._state.config.home ?? reinHome(), sessionId))
       await removeLeftoversOf(plan.items)

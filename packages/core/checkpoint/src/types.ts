@@ -242,6 +242,12 @@ export interface RewindPlan {
   /** What the records cannot restore, for a person to check by hand (set when a snapshot covered a command). */
   readonly notCovered: readonly string[]
   /**
+   * The commands of the rewound turns a kill cut off (their results say `COMMAND_INTERRUPTED` or
+   * `TOOL_OUTCOME_UNKNOWN`): the walk after them never ran, so what they changed is not undone. Each
+   * is also a line of `notCovered`.
+   */
+  readonly cutOff: readonly string[]
+  /**
    * The anchors asked for whose records retention dropped (all or some): what those turns changed
    * is not undone, however whole the rest of the plan is. Empty with a store that cannot say.
    */
@@ -264,6 +270,8 @@ export interface RewindResult {
   readonly failed: readonly FailedItem[]
   /** See `RewindPlan.notCovered`. */
   readonly notCovered: readonly string[]
+  /** See `RewindPlan.cutOff`. */
+  readonly cutOff: readonly string[]
   /** See `RewindPlan.pruned`. */
   readonly pruned: readonly string[]
 }

@@ -25,12 +25,12 @@ const PLANNED: Record<PlanAction, string> = {
 
 /** Whether a plan leaves files as they are (drifted or skipped), or cannot undo a turn whose checkpoints retention dropped. */
 export function planIncomplete(plan: RewindPlan): boolean {
-  return plan.pruned.length > 0 || plan.items.some((item) => item.action === 'drifted' || item.action === 'skipped')
+  return plan.pruned.length > 0 || plan.cutOff.length > 0 || plan.items.some((item) => item.action === 'drifted' || item.action === 'skipped')
 }
 
 /** Whether a rewind left files as they are (drifted, skipped or failed), or could not undo a turn whose checkpoints retention dropped. */
 export function resultIncomplete(result: RewindResult): boolean {
-  return result.pruned.length > 0 || result.drifted.length + result.skipped.length + result.failed.length > 0
+  return result.pruned.length > 0 || result.cutOff.length > 0 || result.drifted.length + result.skipped.length + result.failed.length > 0
 }
 
 /** The plan's lines: table, what is not covered, counts. `cwd`: paths under it are shown relative. */

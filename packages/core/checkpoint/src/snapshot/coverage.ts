@@ -173,10 +173,14 @@ function snapshotWrapper(
 function attribution(call: ToolCall): Attribution | undefined {
   const identity = call.identity
   if (!identity) return undefined
-  const command = typeof call.args.command === 'string' ? call.args.command : JSON.stringify(call.args)
-  const oneLine = command.replace(/\s+/g, ' ').trim()
-  const label = shorten(oneLine, LABEL_CHARS)
-  return { identity, by: `${call.toolName}: ${label}` }
+  return { identity, by: commandLabel(call.toolName, call.args) }
+}
+
+/** How records name a command's call: `bash: npm test`, on one line, cut to a label's length. */
+export function commandLabel(toolName: string, args: unknown): string {
+  const given = typeof args === 'object' && args !== null ? (args as { command?: unknown }).command : undefined
+  const command = typeof given === 'string' ? given : JSON.stringify(args)
+  return `${toolName}: ${shorten(command.replace(/\s+/g, ' ').trim(), LABEL_CHARS)}`
 }
 
 /**
