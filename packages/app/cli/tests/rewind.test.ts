@@ -222,6 +222,14 @@ describe('rein rewind: the result table', () => {
   })
 })
 
+describe('rein rewind: a turn with nothing recorded but a command a kill cut off', () => {
+  it('prints what is not covered and no empty table, nor a blank count line', () => {
+    const cut = '`bash: make` was cut off when rein was stopped (COMMAND_INTERRUPTED): what it changed was not recorded and is not undone; check by hand'
+    const result = { sessionId: 's1', anchor: 'm1', restored: [], already: [], drifted: [], skipped: [], failed: [], notCovered: [cut], cutOff: [cut], pruned: [] }
+    expect(resultLines(result, '/w')).toEqual(['not covered by the records (check these by hand):', `  ${cut}`, 'no file change was recorded'])
+  })
+})
+
 describe('rein rewind: the table\'s columns', () => {
   it('line up when a file name holds combining marks, wide (CJK, emoji) or zero-width characters, padded by display width, not string length', () => {
     const item = (path: string, seq: number, reason?: string) => ({ root: '/w', path, file: `/w/${path}`, action: 'drifted' as const, before: 'h', after: 'h2', seqs: [seq], ...(reason ? { reason } : {}) })

@@ -95,6 +95,7 @@ function joinReasons(...reasons: (string | undefined)[]): string {
 }
 
 function table(rows: readonly Row[]): string[] {
+  if (rows.length === 0) return []
   // By display width: a name with combining marks or wide characters must not shift the columns after it.
   const fileWidth = Math.max(4, ...rows.map((item) => displayWidth(item.file)))
   const outcomeWidth = Math.max(7, ...rows.map((item) => displayWidth(item.outcome)))
@@ -111,6 +112,8 @@ const COUNTED: Record<string, string> = { restore: 'to restore', remove: 'to rem
 
 /** `2 restored, 1 drifted`: each outcome with its count, in the order they first appear. */
 function countOf(rows: readonly Row[]): string {
+  // Only what is not covered is left to say (a command a kill cut off).
+  if (rows.length === 0) return 'no file change was recorded'
   const counts = new Map<string, number>()
   for (const item of rows) counts.set(item.outcome, (counts.get(item.outcome) ?? 0) + 1)
   return [...counts].map(([outcome, count]) => `${count} ${COUNTED[outcome] ?? outcome}`).join(', ')
