@@ -284,7 +284,13 @@ describe('rein config', () => {
       bareQuery: 'https://gw.invalid/v1?***',
       plain: 'https://gw.invalid/deployments/gpt-4o-prod/v1?api-version=2024-10-21',
     })
-    expect(maskText('refused by http://h.invalid/v1/key/abcdef123?sig=abcdefABCDEF0123456789xyz, try again', [])).toBe('refused by http://h.invalid/v1/key/***?sig=***, try again')
+    expect(maskSecrets({ v6: 'http://[::1]:8080/v1/key/sk-abcdefghijklmnopqrstuvwxyz', hash: 'https://app.invalid/cb#access_token=ya29abcdefghijklmnopqrstu&token_type=bearer' }, []))
+      .toEqual({ v6: 'http://[::1]:8080/v1/key/***', hash: 'https://app.invalid/cb#access_token=***&token_type=***' })
+    // Only a value that is a whole web URL: in free text (a message the model reads) a path after
+    // keys/ or a long search is most often no key, and the URL is needed whole.
+    const prose = 'see file:///home/me/src/keys/loader.ts:12 and https://github.com/o/r/tree/main/api/keys/rotate.ts?q=maskUrlText+repo%3Arein'
+    expect(maskText(prose, [])).toBe(prose)
+    expect(maskSecrets({ file: 'file:///home/me/src/keys/loader.ts' }, [])).toEqual({ file: 'file:///home/me/src/keys/loader.ts' })
   })
 
   it('refuses an unknown --allow effect, listing the valid ones', async () => {

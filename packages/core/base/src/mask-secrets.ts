@@ -1,7 +1,8 @@
 /**
  * Masks secrets in config before it is shown: text under a key named like a secret or under
  * `headers`, credentials
- * inside URLs (user:password@, secret-named query parameters), and any text
+ * inside URLs (user:password@, secret-named query parameters; in a value that is a whole web URL,
+ * also a key in its path and a query value as long as a key), and any text
  * equal to (or, for values of 8 characters or more, holding) the value of an environment variable
  * named like one. A number under such a key is masked too; a boolean is shown.
  */
@@ -10,6 +11,12 @@ import { isSecretName, secretEnvironment } from './secret-names.ts'
 import { maskUrlText } from './shown-url.ts'
 
 const MASK = '***'
+/**
+ * A config value that is a whole web URL (a `baseURL`, an `endpoint`): shown as a provider's own
+ * messages show it (`maskUrlText`). Only such a value: in free text, a path segment after `keys/`
+ * or a long query value is most often no key, and a message the model reads needs the URL whole.
+ */
+const HTTP_URL = /^(?:https?|wss?):\/\/\S+$/i
 /** HTTP headers in config (a provider's, an OTLP collector's): any of them may carry a key, whatever its name (`x-honeycomb-team`). */
 const HEADERS = /^headers$/i
 /** Shorter values are masked only where they are the whole text: a 1-character token would mask every digit. */
@@ -23,7 +30,7 @@ export function secretValues(env: NodeJS.ProcessEnv): string[] {
 
 /** A copy of `value` (plain data, as JSON would carry it) with the secrets replaced by `***`. */
 export function maskSecrets(value: unknown, secrets: readonly string[], secretKey = false): unknown {
-  if (typeof value === 'string') return secretKey ? MASK : maskText(value, secrets)
+  if (typeof value === 'string') return secretKey ? MASK : maskText(HTTP_URL.test(value) ? maskUrlText(value) : value, secrets)
   // A key YAML read as a number (`x-api-key: 12345678901234`) is a secret all the same.
   if (secretKey && (typeof value === 'number' || typeof value === 'bigint')) return MASK
   if (Array.isArray(value)) return value.map((item) => maskSecrets(item, secrets, secretKey))
@@ -57,19 +64,9 @@ function collectSecrets(value: unknown, secretKey: boolean, ancestors: Set<objec
   ancestors.delete(value)
 }
 
-/**
- * A URL written in text, up to a space, quote or bracket; punctuation that ends a sentence after it
- * is not part of it.
- */
-const URL_IN_TEXT = /\b[a-z][a-z\d+.-]*:\/\/[^\s"'<>()[\]{}]*[^\s"'<>()[\]{}.,;:!?]/gi
-
-/**
- * A URL's user and password, its query parameters named like secrets (`?api_key=…`), and in a URL
- * what a provider's messages hide of it too (`maskUrlText`: `/key/<k>`, `/sk-…`, a long `?sig=`).
- */
+/** A URL's user and password, and its query parameters named like secrets (`?api_key=…`). */
 function maskUrlCredentials(text: string): string {
   return text
-    .replace(URL_IN_TEXT, maskUrlText)
     .replace(/(\b[a-z][a-z\d+.-]*:\/\/)[^/?#\s@]*@/gi, `$1${MASK}@`)
     // A value ends where the URL ends in a sentence: at a closing bracket, quote or comma after it.
     .replace(/([?&])([^=&#\s]+)=([^&#\s)\]'",]*)/g, (whole, separator: string, name: string) => (isSecretName(name) ? `${separator}${name}=${MASK}` : whole))

@@ -86,11 +86,17 @@ export function maskUrlText(written: string): string {
   if (end < 0) return maskUrlPath(written)
   const hash = written.indexOf('#', end)
   const query = written.slice(end, hash < 0 ? undefined : hash)
-  const parts = query.startsWith('?') ? query.slice(1).split('&').map((part) => {
+  // A fragment can carry a token too (`#access_token=…`, an OAuth redirect's): its parts are read as a query's.
+  return `${maskUrlPath(written.slice(0, end))}${maskParts(query)}${hash < 0 ? '' : maskParts(written.slice(hash))}`
+}
+
+/** `?a=1&b=2` or `#a=1`, each value that may be a key as `***`. */
+function maskParts(text: string): string {
+  if (text.length <= 1) return text
+  return text[0] + text.slice(1).split('&').map((part) => {
     const value = queryKey(part)
     return value === undefined || value === '' ? part : `${part.slice(0, part.length - value.length)}${MASK}`
-  }) : undefined
-  return `${maskUrlPath(written.slice(0, end))}${parts === undefined ? query : `?${parts.join('&')}`}${hash < 0 ? '' : written.slice(hash)}`
+  }).join('&')
 }
 
 /** A query value this long, under any name, is taken for a key. */
