@@ -33,7 +33,7 @@ interface CallLabel {
 
 /** Most characters of a refused call's arguments a line shows: enough to see what went wrong, not the blob. */
 const REFUSED_ARGUMENT_CHARS = 60
-/** A tool line's label at most: a card's title or a tool's name holds what the model sent, which may be anything. */
+/** A tool line's label at most, cut once masked (a cut must not leave the start of a key unmasked): a card's title or a tool's name holds what the model sent, which may be anything. */
 const LABEL_CHARS = 160
 
 /** Codes of a call no tool accepted: its arguments are whatever the model wrote. */
@@ -198,7 +198,7 @@ export class Renderer {
       return
     }
     const shown = this.calls.get(key)
-    const label = shown === undefined ? this.masked(shorten(event.name, LABEL_CHARS)) : (event.isError && REFUSED_CODES.has(event.code ?? '') && shown.refused) || shown.label
+    const label = shown === undefined ? shorten(this.masked(event.name), LABEL_CHARS) : (event.isError && REFUSED_CODES.has(event.code ?? '') && shown.refused) || shown.label
     this.calls.delete(key)
     const outcome = toolOutcome(event, this.interrupted)
     const status = outcome.failed ? this.red(outcome.text) : this.dim(outcome.text)
@@ -208,11 +208,11 @@ export class Renderer {
   /** A started call's label; with the short form of its raw arguments when the card is the generic one @rein/tools made of them. */
   private callLabel(event: Extract<AgentEvent, { type: 'tool-start' }>): CallLabel {
     const { card, name } = event
-    if (card.card !== 'generic') return { label: this.masked(shorten(card.title, LABEL_CHARS)) }
-    const label = this.masked(shorten(`${name} ${card.detail ?? ''}`.trim(), LABEL_CHARS))
+    if (card.card !== 'generic') return { label: shorten(this.masked(card.title), LABEL_CHARS) }
+    const label = shorten(this.masked(`${name} ${card.detail ?? ''}`.trim()), LABEL_CHARS)
     // The tool's own card would have a title of its own; this one shows the arguments as the model wrote them.
     if (card.title !== name || card.detail === undefined) return { label }
-    return { label, refused: `${shorten(name, LABEL_CHARS)} ${shorten(maskTokens(this.masked(card.detail)), REFUSED_ARGUMENT_CHARS)}`.trim() }
+    return { label, refused: `${shorten(this.masked(name), LABEL_CHARS)} ${shorten(maskTokens(this.masked(card.detail)), REFUSED_ARGUMENT_CHARS)}`.trim() }
   }
 
   /**
