@@ -225,8 +225,8 @@ describe('rein rewind: the result table', () => {
 describe('rein rewind: a turn with nothing recorded but a command a kill cut off', () => {
   it('prints what is not covered and no empty table, nor a blank count line', () => {
     const cut = '`bash: make` was cut off when rein was stopped (COMMAND_INTERRUPTED): what it changed was not recorded and is not undone; check by hand'
-    const result = { sessionId: 's1', anchor: 'm1', restored: [], already: [], drifted: [], skipped: [], failed: [], notCovered: [cut], cutOff: [cut], pruned: [] }
-    expect(resultLines(result, '/w')).toEqual(['not covered by the records (check these by hand):', `  ${cut}`, 'no file change was recorded'])
+    const result = { sessionId: 's1', anchor: 'm1', restored: [], already: [], drifted: [], skipped: [], failed: [], notCovered: [cut], cutOff: [{ callId: 'c1', by: 'bash: make', code: 'COMMAND_INTERRUPTED' }], pruned: [] }
+    expect(resultLines(result, '/w')).toEqual(['not covered by the records (check these by hand):', `  ${cut}`])
   })
 })
 

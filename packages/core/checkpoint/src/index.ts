@@ -43,6 +43,8 @@ export type { PlanPermissions } from './types.ts'
 export type { PlanFolder } from './types.ts'
 /** What `plan` returns. */
 export type { RewindPlan } from './types.ts'
+/** A command of the rewound turns a kill cut off, which left no records: what it changed is not undone. */
+export type { CutOffCommand } from './types.ts'
 /** A file rewind could not restore, with the error. */
 export type { FailedItem } from './types.ts'
 /** What `rewind` returns, by outcome. */

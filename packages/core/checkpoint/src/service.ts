@@ -22,9 +22,9 @@ import { defineRewindEvent, noticeTarget, recordInConversation, releaseTarget, r
 import { planRetention } from './retention.ts'
 import type { CompactReport } from './types.ts'
 import { coverExecCalls, notCovered, snapshotCovers, type SnapshotNotes } from './snapshot/coverage.ts'
-import { cutOffCommands } from './snapshot/cut-off.ts'
+import { cutOffCommands, cutOffLine } from './snapshot/cut-off.ts'
 import type {
-  CheckpointEntry, CheckpointHandle, CheckpointRecord, CheckpointStore, FailedItem, FileChange, PlanItem, RewindPlan, RewindResult,
+  CheckpointEntry, CheckpointHandle, CheckpointRecord, CheckpointStore, CutOffCommand, FailedItem, FileChange, PlanItem, RewindPlan, RewindResult,
 } from './types.ts'
 
 declare module '@deepseek-ai/cordis' {
@@ -221,12 +221,13 @@ export class CheckpointService extends Service {
   }
 
   /** The commands of the rewound turns a kill cut off, from the session's log (none without `ctx.sessions`, or a log it cannot load). */
-  private async cutOff(sessionId: string, anchors: readonly string[]): Promise<string[]> {
+  private async cutOff(sessionId: string, anchors: readonly string[], undo: readonly CheckpointRecord[]): Promise<CutOffCommand[]> {
     const loaded = await this.ctx.get('sessions')?.load(sessionId).catch(() => undefined)
     if (!loaded) return []
     const tools = this.ctx.get('tools')
     const covered = (name: string) => snapshotCovers(this._state.config.snapshot, name, tools?.info(name)?.effects ?? [])
-    return cutOffCommands(loaded.events, new Set(anchors), covered)
+    const recordedBy = new Set(undo.flatMap((record) => (record.by === undefined ? [] : [record.by])))
+    return cutOffCommands(loaded.events, new Set(anchors), covered, recordedBy)
   }
 
   /** The plan, and the records behind each of its files (by `fileKey`), to plan one again. */
@@ -249,9 +250,9 @@ export class CheckpointService extends Service {
     const removed = new Set([...files.values()].filter((item) => item.action === 'remove').map((item) => item.file))
     const items = await Promise.all(groups.map(async (group) => files.get(group) ?? await planGroup(group, removed)))
     const pruned = await store.pruned?.(sessionId)
-    const cutOff = await this.cutOff(sessionId, anchors)
+    const cutOff = await this.cutOff(sessionId, anchors, undo)
     const plan = Object.freeze({
-      sessionId, anchor: first, items: Object.freeze(items), notCovered: Object.freeze([...cutOff, ...notCovered(undo, this._state.config.snapshot)]),
+      sessionId, anchor: first, items: Object.freeze(items), notCovered: Object.freeze([...cutOff.map(cutOffLine), ...notCovered(undo, this._state.config.snapshot)]),
       cutOff: Object.freeze(cutOff), pruned: Object.freeze(pruned ? anchors.filter((each) => pruned.has(each)) : []),
     })
     return { plan, recordsOf }

@@ -234,6 +234,17 @@ export interface PlanPermissions {
   readonly reason?: string
 }
 
+/**
+ * A command a kill cut off: its call, how records would name it (`bash: make`), and the code repair
+ * gave it (`COMMAND_INTERRUPTED`, or `TOOL_OUTCOME_UNKNOWN` when none of its processes were left:
+ * it may have finished); no code while the session is not repaired.
+ */
+export interface CutOffCommand {
+  readonly callId: string
+  readonly by: string
+  readonly code?: string
+}
+
 /** What `plan` returns: the items, newest change first. An anchor with no records has none. */
 export interface RewindPlan {
   readonly sessionId: string
@@ -242,11 +253,10 @@ export interface RewindPlan {
   /** What the records cannot restore, for a person to check by hand (set when a snapshot covered a command). */
   readonly notCovered: readonly string[]
   /**
-   * The commands of the rewound turns a kill cut off (their results say `COMMAND_INTERRUPTED` or
-   * `TOOL_OUTCOME_UNKNOWN`): the walk after them never ran, so what they changed is not undone. Each
-   * is also a line of `notCovered`.
+   * The commands of the rewound turns a kill cut off, which left no records: the walk after them
+   * (most likely) never ran, so what they changed is not undone. Each is also a line of `notCovered`.
    */
-  readonly cutOff: readonly string[]
+  readonly cutOff: readonly CutOffCommand[]
   /**
    * The anchors asked for whose records retention dropped (all or some): what those turns changed
    * is not undone, however whole the rest of the plan is. Empty with a store that cannot say.
@@ -271,7 +281,7 @@ export interface RewindResult {
   /** See `RewindPlan.notCovered`. */
   readonly notCovered: readonly string[]
   /** See `RewindPlan.cutOff`. */
-  readonly cutOff: readonly string[]
+  readonly cutOff: readonly CutOffCommand[]
   /** See `RewindPlan.pruned`. */
   readonly pruned: readonly string[]
 }

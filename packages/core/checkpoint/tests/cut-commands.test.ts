@@ -60,17 +60,41 @@ describe('a rewind over a command a kill cut off', () => {
     ])
     const plan = await ctx.checkpoints.plan('s1', 'm1')
     expect(plan.items).toEqual([])
+    expect(plan.cutOff).toEqual([
+      { callId: 'm1-c0', by: 'sh: echo s >> log.txt; sleep 20', code: 'COMMAND_INTERRUPTED' },
+      { callId: 'm1-c1', by: 'sh: make', code: 'TOOL_OUTCOME_UNKNOWN' },
+    ])
     expect(plan.notCovered).toEqual([
       '`sh: echo s >> log.txt; sleep 20` was cut off when rein was stopped (COMMAND_INTERRUPTED): what it changed was not recorded and is not undone; check by hand',
-      '`sh: make` was cut off when rein was stopped (TOOL_OUTCOME_UNKNOWN): what it changed was not recorded and is not undone; check by hand',
+      // Its processes were gone: it may have finished, and its walk recorded what it changed.
+      '`sh: make` had no result when rein was stopped (TOOL_OUTCOME_UNKNOWN): what it changed may not have been recorded, and is not undone; check by hand',
     ])
+  })
+
+  it('names one in a log not repaired yet (as a dry run reads it), whose call has no result at all', async () => {
+    const ctx = await setup()
+    const session = await ctx.sessions.create({ id: 's1', cwd: '/w' })
+    session.append('turn/start', { turn: 1, anchor: 'm1' })
+    session.append('user/message', { message: userMessage('go', 'm1') })
+    session.append('tool/call', { callId: 'c1', name: 'sh', arguments: JSON.stringify({ command: 'make' }), replaySafe: false })
+    await session.flush()
+    const plan = await ctx.checkpoints.plan('s1', 'm1')
+    expect(plan.cutOff).toEqual([{ callId: 'c1', by: 'sh: make' }])
+    expect(plan.notCovered[0]).toBe('`sh: make` was cut off when rein was stopped (it has no result, the session not being repaired yet): what it changed was not recorded and is not undone; check by hand')
+  })
+
+  it('leaves out one whose walk after it left records: what it changed is undone with them', async () => {
+    const ctx = await setup()
+    await turnCutOff(ctx, 'm1', 1, [{ name: 'sh', args: { command: 'make' }, code: 'TOOL_OUTCOME_UNKNOWN' }])
+    await ctx.checkpoints.record('s1', { anchor: 'm1', root: '/w', path: 'out.txt', existed: false, before: null, after: Buffer.from('x'), by: 'sh: make' })
+    expect((await ctx.checkpoints.plan('s1', 'm1')).cutOff).toEqual([])
   })
 
   it('only for the turns rewound: one cut off in an earlier turn is not this rewind\'s', async () => {
     const ctx = await setup()
     await turnCutOff(ctx, 'm1', 1, [{ name: 'sh', args: { command: 'first' }, code: 'COMMAND_INTERRUPTED' }])
     await turnCutOff(ctx, 'm2', 2, [{ name: 'sh', args: { command: 'second' }, code: 'COMMAND_INTERRUPTED' }])
-    expect((await ctx.checkpoints.plan('s1', 'm2')).notCovered).toEqual([expect.stringContaining('`sh: second`')])
-    expect((await ctx.checkpoints.plan('s1', ['m1', 'm2'])).notCovered).toEqual([expect.stringContaining('`sh: first`'), expect.stringContaining('`sh: second`')])
+    expect((await ctx.checkpoints.plan('s1', 'm2')).cutOff.map((command) => command.by)).toEqual(['sh: second'])
+    expect((await ctx.checkpoints.plan('s1', ['m1', 'm2'])).cutOff.map((command) => command.by)).toEqual(['sh: first', 'sh: second'])
   })
 })

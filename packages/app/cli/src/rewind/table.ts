@@ -23,12 +23,12 @@ const PLANNED: Record<PlanAction, string> = {
   skipped: 'skipped',
 }
 
-/** Whether a plan leaves files as they are (drifted or skipped), or cannot undo a turn whose checkpoints retention dropped. */
+/** Whether a plan leaves files as they are (drifted or skipped), or cannot undo a turn whose checkpoints retention dropped or a command a kill cut off. */
 export function planIncomplete(plan: RewindPlan): boolean {
   return plan.pruned.length > 0 || plan.cutOff.length > 0 || plan.items.some((item) => item.action === 'drifted' || item.action === 'skipped')
 }
 
-/** Whether a rewind left files as they are (drifted, skipped or failed), or could not undo a turn whose checkpoints retention dropped. */
+/** Whether a rewind left files as they are (drifted, skipped or failed), or could not undo a turn whose checkpoints retention dropped or a command a kill cut off. */
 export function resultIncomplete(result: RewindResult): boolean {
   return result.pruned.length > 0 || result.cutOff.length > 0 || result.drifted.length + result.skipped.length + result.failed.length > 0
 }
@@ -38,7 +38,7 @@ export function planLines(plan: RewindPlan, cwd: string): string[] {
   // A file a command created is moved aside, not removed (it may have come from elsewhere).
   const rows = plan.items.map((item) => row(item, item.action === 'remove' && item.changedWhile !== undefined ? 'move aside' : PLANNED[item.action], cwd))
   const counts = countOf(rows)
-  return [...table(rows), ...notCovered(plan.notCovered), counts]
+  return [...table(rows), ...notCovered(plan.notCovered), ...counts]
 }
 
 /** The result's lines, in the same shape as the plan's. */
@@ -51,7 +51,7 @@ export function resultLines(result: RewindResult, cwd: string): string[] {
     // An fs error names the file as it is: one with a line break or a bidi control must not break or reorder the row.
     ...result.failed.map((item) => ({ ...row(item, 'failed', cwd), reason: joinReasons(listedPath(item.error), changedWhile(item)) })),
   ].sort((a, b) => b.newest - a.newest)
-  return [...table(rows), ...notCovered(result.notCovered), countOf(rows)]
+  return [...table(rows), ...notCovered(result.notCovered), ...countOf(rows)]
 }
 
 /** A restored, removed or moved file; where a file moved aside, or a copy of a restored one, went. */
@@ -111,10 +111,10 @@ function notCovered(lines: readonly string[]): string[] {
 const COUNTED: Record<string, string> = { restore: 'to restore', remove: 'to remove' }
 
 /** `2 restored, 1 drifted`: each outcome with its count, in the order they first appear. */
-function countOf(rows: readonly Row[]): string {
-  // Only what is not covered is left to say (a command a kill cut off).
-  if (rows.length === 0) return 'no file change was recorded'
+/** The count line; none without rows (only what is not covered, or what retention dropped, is left to say). */
+function countOf(rows: readonly Row[]): string[] {
+  if (rows.length === 0) return []
   const counts = new Map<string, number>()
   for (const item of rows) counts.set(item.outcome, (counts.get(item.outcome) ?? 0) + 1)
-  return [...counts].map(([outcome, count]) => `${count} ${COUNTED[outcome] ?? outcome}`).join(', ')
+  return [[...counts].map(([outcome, count]) => `${count} ${COUNTED[outcome] ?? outcome}`).join(', ')]
 }

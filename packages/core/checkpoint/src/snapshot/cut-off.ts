@@ -1,39 +1,50 @@
 /**
  * Commands a kill cut off. The walk after a command records what it changed; a kill mid-command
  * leaves no walk after it, and the next process's first walk takes its changes for the workspace as
- * it was. Repair pairs such a call with `COMMAND_INTERRUPTED` (its processes were still running) or
- * `TOOL_OUTCOME_UNKNOWN`: the session log is where a rewind learns of them.
+ * it was. The session log is where a rewind learns of them: repair pairs such a call with
+ * `COMMAND_INTERRUPTED` (its processes were still running) or `TOOL_OUTCOME_UNKNOWN` (none were:
+ * it may have finished, and its walk may have run), and a log not yet repaired has no result for it.
  */
 
 import { eventData, type SessionEvent } from '@rein/session'
+import type { CutOffCommand } from '../types.ts'
 import { commandLabel } from './coverage.ts'
 
 /** Results repair gives a call whose body had begun when rein was killed. */
 const CUT_OFF = new Set(['COMMAND_INTERRUPTED', 'TOOL_OUTCOME_UNKNOWN'])
 
 /**
- * One line per command `covered` names that a kill cut off, in the turns from the first of
- * `anchors` on (a rewind undoes every turn after the one it goes back before), as they ran.
+ * The commands `covered` names that a kill cut off, in the turns from the first of `anchors` on (a
+ * rewind undoes every turn after the one it goes back before), as they ran; not one whose walk
+ * after it left records (`recordedBy` holds their `by`).
  */
-export function cutOffCommands(events: readonly SessionEvent[], anchors: ReadonlySet<string>, covered: (toolName: string) => boolean): string[] {
+export function cutOffCommands(events: readonly SessionEvent[], anchors: ReadonlySet<string>, covered: (toolName: string) => boolean, recordedBy: ReadonlySet<string>): CutOffCommand[] {
   let rewound = false
-  const labels = new Map<string, string>()
-  const lines: string[] = []
+  const open = new Map<string, string>()
+  const cut: CutOffCommand[] = []
   events.forEach((event, index) => {
     if (event.type === 'turn/start') rewound ||= anchors.has(turnAnchor(event, events[index + 1]) ?? '')
     else if (!rewound) return
     else if (event.type === 'tool/call') {
       const { callId, name, arguments: raw } = eventData(event, 'tool/call')
-      if (covered(name)) labels.set(callId, commandLabel(name, parsed(raw)))
+      if (covered(name)) open.set(callId, commandLabel(name, parsed(raw)))
     } else if (event.type === 'tool/result') {
       const { callId, isError, code } = eventData(event, 'tool/result')
-      const label = labels.get(callId)
-      if (label !== undefined && isError && code !== undefined && CUT_OFF.has(code)) {
-        lines.push(`\`${label}\` was cut off when rein was stopped (${code}): what it changed was not recorded and is not undone; check by hand`)
-      }
+      const by = open.get(callId)
+      open.delete(callId)
+      if (by !== undefined && isError && code !== undefined && CUT_OFF.has(code)) cut.push({ callId, by, code })
     }
   })
-  return lines
+  // No result at all: the log ends inside the call (not repaired yet, as a dry run reads it).
+  for (const [callId, by] of open) cut.push({ callId, by })
+  return cut.filter((command) => !recordedBy.has(command.by))
+}
+
+/** How a plan's `notCovered` says it. */
+export function cutOffLine({ by, code }: CutOffCommand): string {
+  if (code === 'TOOL_OUTCOME_UNKNOWN') return `\`${by}\` had no result when rein was stopped (${code}): what it changed may not have been recorded, and is not undone; check by hand`
+  const why = code === undefined ? 'it has no result, the session not being repaired yet' : code
+  return `\`${by}\` was cut off when rein was stopped (${why}): what it changed was not recorded and is not undone; check by hand`
 }
 
 /** The id of the message that started the turn; logs before `anchor` was written have it next. */
