@@ -381,8 +381,8 @@ export function abortFailure(reason: unknown, route: ModelRoute): LlmFailure | u
 
 /**
  * Usage for an attempt the provider never counted that it may bill (it produced output, or went out
- * and ended unheard; or the server sends no usage): about four characters per token, input from the system text and the
- * JSON of the messages and tools, output from the deltas' characters.
+ * and ended unheard; or the server sends no usage): about four characters per token, input from what
+ * the model reads of the request (`inputTokens`), output from the deltas' characters.
  */
 function estimateUsage(request: GenerationOptions, outputChars: number): TokenUsage {
   // As crash repair estimates a request a kill cut off (the agent's default tokenizer): the same request, the same charge.
