@@ -180,9 +180,19 @@ async function rewindAndCheck(id: string, folders: RunFolders, kills: readonly K
   }
   const rewind = await spawnCounted(args, undefined)
   const now = tree(folders.workspace)
-  if (rewind.code === 0 && isDeepStrictEqual(now, SEED)) return
+  if ((rewind.code === 0 || onlyCutOff(rewind.code, rewind.stdout)) && isDeepStrictEqual(now, SEED)) return
   tally.rewindFailed++
   note(`rewind exited ${rewind.code}; workspace ${JSON.stringify(now)} (expected ${JSON.stringify(SEED)}); ${rewind.stdout.trim().replaceAll('\n', ' | ')} ${rewind.stderr.trim()}`)
+}
+
+/**
+ * Exit 5 for nothing but a command a kill cut off, which the rewind names as not undone (what it
+ * changed was never recorded): every file it recorded is back, which the workspace then shows.
+ */
+function onlyCutOff(code: number | null, stdout: string): boolean {
+  const lines = stdout.trim().split('\n')
+  const counts = lines.at(-1) ?? ''
+  return code === 5 && lines.some((line) => /^ {2}`.*` (was cut off|had no result) when rein was stopped/.test(line)) && !/\b(drifted|skipped|failed)\b/.test(counts)
 }
 
 /**
