@@ -10,3 +10,19 @@ export function eventData<T extends CoreEventType>(event: SessionEvent, type: T)
   void type
   return event.data as unknown as CoreEventData[T]
 }
+
+/**
+ * The anchor of the turn `events[index]` starts (a `turn/start`): the id of the user message it
+ * answers. Logs from before `turn/start` carried it have that message right after; undefined when
+ * the log cannot say.
+ */
+export function turnAnchor(events: readonly SessionEvent[], index: number): string | undefined {
+  const start = events[index]
+  if (start?.type !== 'turn/start') return undefined
+  const { anchor } = eventData(start, 'turn/start')
+  if (anchor !== undefined) return anchor
+  const next = events[index + 1]
+  if (next?.type !== 'user/message') return undefined
+  const { message } = eventData(next, 'user/message')
+  return message.source.kind === 'user' ? message.id : undefined
+}

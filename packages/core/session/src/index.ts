@@ -14,6 +14,8 @@ export {
   type TurnOverrun, type StepRequest, type SummaryStart, type LlmResend, type ContextCompacted,
 } from './events.ts'
 export { eventData } from './event-data.ts'
+/** The id of the user message a `turn/start` at an index of a log answers (its `anchor`, or in an older log the message after it). */
+export { turnAnchor } from './event-data.ts'
 export { refuseMisshapenEvents } from './event-shape.ts'
 export { deriveMessages, capContent, MessageProjection, applyCompaction, prunedStub, summaryMessage, SUMMARY_OPENING, KEPT_NOTE } from './derive.ts'
 export { planRepair, repairEvents, isClean, type RepairPlan, type RepairCall, type RepairAction } from './repair.ts'

@@ -5,7 +5,7 @@
 
 import type { CheckpointService } from '@rein/checkpoint'
 import { ReinError } from '@rein/base'
-import { eventData, type SessionEvent } from '@rein/session'
+import { eventData, turnAnchor, type SessionEvent } from '@rein/session'
 
 export interface SessionTurn {
   /** The `turn/start`'s `turn`: from 1, as `rein show` prints it. */
@@ -21,17 +21,10 @@ export function sessionTurns(events: readonly SessionEvent[]): SessionTurn[] {
   events.forEach((event, index) => {
     if (event.type !== 'turn/start') return
     const data = eventData(event, 'turn/start')
-    // Logs written before turn/start carried `anchor`: the message right after it started the turn.
-    const anchor = data.anchor ?? typedMessageId(events[index + 1])
+    const anchor = turnAnchor(events, index)
     turns.push({ turn: data.turn, seq: event.seq, ...(anchor === undefined ? {} : { anchor }) })
   })
   return turns
-}
-
-function typedMessageId(event: SessionEvent | undefined): string | undefined {
-  if (event?.type !== 'user/message') return undefined
-  const { message } = eventData(event, 'user/message')
-  return message.source.kind === 'user' ? message.id : undefined
 }
 
 /** The turn `--to` names, and the turn a rewind goes back before (they differ when `asked` continued `start`). */

@@ -6,7 +6,7 @@
  * it may have finished, and its walk may have run), and a log not yet repaired has no result for it.
  */
 
-import { eventData, type SessionEvent } from '@rein/session'
+import { eventData, turnAnchor, type SessionEvent } from '@rein/session'
 import type { CutOffCommand } from '../types.ts'
 import { commandLabel } from './coverage.ts'
 
@@ -23,7 +23,7 @@ export function cutOffCommands(events: readonly SessionEvent[], anchors: Readonl
   const open = new Map<string, string>()
   const cut: CutOffCommand[] = []
   events.forEach((event, index) => {
-    if (event.type === 'turn/start') rewound ||= anchors.has(turnAnchor(event, events[index + 1]) ?? '')
+    if (event.type === 'turn/start') rewound ||= anchors.has(turnAnchor(events, index) ?? '')
     else if (!rewound) return
     else if (event.type === 'tool/call') {
       const { callId, name, arguments: raw } = eventData(event, 'tool/call')
@@ -45,15 +45,6 @@ export function cutOffLine({ by, code }: CutOffCommand): string {
   if (code === 'TOOL_OUTCOME_UNKNOWN') return `\`${by}\` had no result when rein was stopped (${code}): what it changed may not have been recorded, and is not undone; check by hand`
   const why = code === undefined ? 'it has no result, the session not being repaired yet' : code
   return `\`${by}\` was cut off when rein was stopped (${why}): what it changed was not recorded and is not undone; check by hand`
-}
-
-/** The id of the message that started the turn; logs before `anchor` was written have it next. */
-function turnAnchor(start: SessionEvent, next: SessionEvent | undefined): string | undefined {
-  const { anchor } = eventData(start, 'turn/start')
-  if (anchor !== undefined) return anchor
-  if (next?.type !== 'user/message') return undefined
-  const { message } = eventData(next, 'user/message')
-  return message.source.kind === 'user' ? message.id : undefined
 }
 
 function parsed(raw: string): unknown {
