@@ -5,7 +5,7 @@
 
 import { Context, Service, symbols, type Logger } from '@deepseek-ai/cordis'
 import { ReinError, isReinError } from '@rein/base'
-import type { LlmRuntime } from '@rein/llm'
+import { charTokens, type LlmRuntime, type Tokenizer } from '@rein/llm'
 import type { Session, SessionService } from '@rein/session'
 import type { ToolRegistry } from '@rein/tools'
 import { Agent, type AgentLineage, type AgentServices } from './agent.ts'
@@ -14,7 +14,7 @@ import { findRunStart, parentOf, recordedParent, type ParentRef } from './lineag
 import { lifecycleNotifier, type Notify } from './lifecycle.ts'
 import { AgentConfig, compactionProblem, optionsProblem, type AgentOptions } from './options.ts'
 import { checkRoutes, modelRoutes, recordedRequest } from './routes.ts'
-import { charTokens, wholeTokens, type Tokenizer } from './compaction/meter.ts'
+import { wholeTokens } from './compaction/meter.ts'
 import { recallResultTool, withRecall } from './compaction/recall-tool.ts'
 import { recallRoom } from './compaction/step.ts'
 import { repairSession, type RepairServices, type ResumeReport } from './resume.ts'

@@ -151,8 +151,7 @@ export function resolveEndpoints(config: Pick<OtelHttpConfig, 'endpoint' | 'reso
 
 /** A Config `endpoint`'s URLs, or `CONFIG_INVALID` saying what is wrong with it. */
 function configuredEndpoints(endpoint: string): BaseUrl {
-  const base = baseUrlOf(endpoint)
-  if (!base) throw new ReinError('CONFIG_INVALID', `endpoint ${notHttpUrl(endpoint)}`)
+  const base = httpBase(endpoint)
   const suffix = signalSuffix(base, 'endpoint')
   if (suffix) throw new ReinError('CONFIG_INVALID', suffix)
   return base
@@ -160,8 +159,15 @@ function configuredEndpoints(endpoint: string): BaseUrl {
 
 /** `value` if it is an http(s) URL; else `CONFIG_INVALID` saying what to write. */
 function checkEndpoint(value: string): string {
-  if (baseUrlOf(value) === undefined) throw new ReinError('CONFIG_INVALID', `endpoint ${notHttpUrl(value)}`)
+  httpBase(value)
   return value
+}
+
+/** The base URL `endpoint` names; `CONFIG_INVALID` saying what to write when it is no http(s) URL. */
+function httpBase(endpoint: string): BaseUrl {
+  const base = baseUrlOf(endpoint)
+  if (!base) throw new ReinError('CONFIG_INVALID', `endpoint ${notHttpUrl(endpoint)}`)
+  return base
 }
 
 /** Why `value` is no http(s) URL, and what to write: with a scheme when one is all it lacks. Keys in it as `***`. */

@@ -5,14 +5,14 @@
  */
 
 import { isReinError, messageOf, ReinError } from '@rein/base'
-import { toFailure, type LlmEvent, type LlmRuntime, type Message, type ModelRoute } from '@rein/llm'
+import { messageTokens, toFailure, type LlmEvent, type LlmRuntime, type Message, type ModelRoute, type Tokenizer } from '@rein/llm'
 import { applyCompaction, eventData, KEPT_NOTE, summaryMessage, SUMMARY_OPENING, type ContextCompacted, type CoreEventData, type Session, type SessionEvent } from '@rein/session'
 import type { ToolRegistry, ToolSchema } from '@rein/tools'
 import type { CompactionOptions } from '../options.ts'
 import { closedAttempt } from '../closed-attempt.ts'
 import { keepFailedAttempt, markResend } from '../resend.ts'
 import { fileLedger, withoutLedger } from './ledger.ts'
-import { messageTokens, requestTokens, type Tokenizer } from './meter.ts'
+import { requestTokens } from './meter.ts'
 import { deepen, isCut, isSummary, planPrune, summaryRange, tailStart, type Entry } from './plan.ts'
 import { summaryInput, summaryOverhead, transcriptLine, writeSummary, type SummaryExchange, type SummaryInput, type SummaryOutcome } from './summarize.ts'
 

@@ -9,7 +9,7 @@ import { charTokens, inputTokens, messageTokens, type Message, type Tokenizer, t
 import { eventData, type Session, type SessionEvent } from '@rein/session'
 import type { ToolSchema } from '@rein/tools'
 
-export { charTokens, messageTokens, type Tokenizer }
+export type { Tokenizer }
 
 /**
  * `tokenizer`'s counts as whole, non-negative numbers, as the log records them: rounded up; the

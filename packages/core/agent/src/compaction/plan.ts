@@ -3,9 +3,8 @@
  * results to prune, and which range to summarize. Pure; nothing is written here.
  */
 
-import type { Message } from '@rein/llm'
+import { messageTokens, type Message, type Tokenizer } from '@rein/llm'
 import { prunedStub } from '@rein/session'
-import { messageTokens, type Tokenizer } from './meter.ts'
 
 /** A message with the seq of the event it came from. */
 export interface Entry {
