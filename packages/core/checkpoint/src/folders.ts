@@ -80,15 +80,18 @@ export async function foreseeFolders(items: readonly PlanItem[], recordsOf: Reco
       : inside === undefined ? await foresee(root, folder, removed, outcomes)
         : kept(root, folder, `${listedPath(relative(folder, inside).split(sep).join('/'))} goes back into it`, 'holds'))
   }
-  return Promise.all(items.map(async (item) => {
-    if (!blocked.includes(item)) return withFolders(item, made.get(item), outcomes, 'plan')
+  // Decided first, then noted in the plan's order: a folder several items share is named on the first.
+  const decided = await Promise.all(items.map(async (item): Promise<{ item: PlanItem; folders?: readonly string[] }> => {
+    if (!blocked.includes(item)) return { item, folders: made.get(item) }
     // What stands in its way is what stood there before the turns: the folders made for it are gone.
-    if (await absentAsBefore(item, standing)) return absentAlready(item)
+    if (await absentAsBefore(item, standing)) return { item: absentAlready(item) }
     const clears = item.reason === IS_NOW_A_DIRECTORY
       ? outcomes.get(item.file)?.folder.action === 'remove' || back.has(item.file)
       : removed.has(await firstNonFolder(item.root, dirname(item.file)) ?? '')
-    return clears ? withFolders(absentAlready(item), made.get(item), outcomes, 'plan') : item
+    return clears ? { item: absentAlready(item), folders: made.get(item) } : { item }
   }))
+  const noted = new Set<string>()
+  return decided.map(({ item, folders }) => withFolders(item, folders, outcomes, 'plan', noted))
 }
 
 /** A file going back to absent that is absent once what stood in its way is undone (or stands there rightly: a folder going back). */
@@ -123,7 +126,8 @@ export async function removeMadeFolders(items: readonly PlanItem[], recordsOf: R
   const made = madeFoldersOf(items, recordsOf)
   const outcomes: Outcomes = new Map()
   for (const [folder, root] of deepestFirst(made)) outcomes.set(folder, isBack(back, folder) ? kept(root, folder, WAS_THERE, 'back') : await removeIfEmpty(root, folder))
-  return new Map(items.map((item) => [item, withFolders(item, made.get(item), outcomes, 'done')]))
+  const noted = new Set<string>()
+  return new Map(items.map((item) => [item, withFolders(item, made.get(item), outcomes, 'done', noted)]))
 }
 
 /**
@@ -313,14 +317,18 @@ function holding(entries: readonly Dirent[]): string {
   return `holds ${names.length > 3 ? `${shown} and ${names.length - 3} more` : shown}`
 }
 
-/** The item with its folders' outcomes, and a note on them in `reason` (what a table of the plan or result shows). */
-function withFolders(item: PlanItem, made: readonly string[] | undefined, outcomes: Outcomes, tense: 'plan' | 'done'): PlanItem | FailedItem {
+/**
+ * The item with its folders' outcomes, and a note on them in `reason` (what a table of the plan or
+ * result shows). A folder in `noted` was named on an earlier item (files a command made in one new
+ * folder all made it): it stays in `folders` but is not named again.
+ */
+function withFolders(item: PlanItem, made: readonly string[] | undefined, outcomes: Outcomes, tense: 'plan' | 'done', noted: Set<string>): PlanItem | FailedItem {
   if (made === undefined) return item
-  if (item.folder) return asFolderItem(item, made, outcomes, tense)
+  if (item.folder) return asFolderItem(item, made, outcomes, tense, noted)
   const folders = made.map((folder) => outcomes.get(folder)?.folder).filter((folder) => folder !== undefined)
   if (folders.length === 0) return item
-  const note = folderNote(folders, tense)
-  return { ...item, folders, reason: item.reason === undefined ? note : `${item.reason}; ${note}` }
+  const note = folderNote(folders, tense, noted)
+  return { ...item, folders, ...(note === undefined ? {} : { reason: item.reason === undefined ? note : `${item.reason}; ${note}` }) }
 }
 
 /**
@@ -328,12 +336,12 @@ function withFolders(item: PlanItem, made: readonly string[] | undefined, outcom
  * `drifted`, kept for no longer being a plain folder is `skipped`, a failed removal is failed; the
  * note names what became of the folders made above it.
  */
-function asFolderItem(item: PlanItem, made: readonly string[], outcomes: Outcomes, tense: 'plan' | 'done'): PlanItem | FailedItem {
+function asFolderItem(item: PlanItem, made: readonly string[], outcomes: Outcomes, tense: 'plan' | 'done', noted: Set<string>): PlanItem | FailedItem {
   const [own, ...above] = made.map((folder) => outcomes.get(folder))
   const others = above.map((outcome) => outcome?.folder).filter((folder) => folder !== undefined)
   const folders = own === undefined ? others : [own.folder, ...others]
   const why = own?.kept === 'holds' || own?.kept === 'unsafe' ? own.folder.reason : undefined
-  const reason = [item.reason, why, others.length > 0 ? folderNote(others, tense) : undefined].filter((part) => part !== undefined).join('; ')
+  const reason = [item.reason, why, folderNote(others, tense, noted)].filter((part) => part !== undefined).join('; ')
   const done = { ...item, reason, ...(folders.length > 0 ? { folders } : {}) }
   if (own === undefined) return { ...done, action: 'already' }
   if (own.kept === 'failed') return { ...done, error: own.folder.reason ?? 'could not be removed' }
@@ -344,15 +352,20 @@ function asFolderItem(item: PlanItem, made: readonly string[], outcomes: Outcome
 
 const VERBS = { plan: { remove: 'removes', keep: 'keeps' }, done: { remove: 'removed', keep: 'kept' } } as const
 
-/** `removes the folders made for it: a/b, a; keeps c (holds x.txt)` (`removed` … `kept` once done). */
-function folderNote(folders: readonly PlanFolder[], tense: 'plan' | 'done'): string {
+/**
+ * `removes the folders made for it: a/b, a; keeps c (holds x.txt)` (`removed` … `kept` once done),
+ * naming only the folders not in `noted` and adding them to it; undefined when none is left to name.
+ */
+function folderNote(folders: readonly PlanFolder[], tense: 'plan' | 'done', noted: Set<string>): string | undefined {
+  const fresh = folders.filter((folder) => !noted.has(folder.folder))
+  for (const folder of fresh) noted.add(folder.folder)
   const verbs = VERBS[tense]
-  const removed = folders.filter((folder) => folder.action === 'remove').map((folder) => listedPath(folder.path))
-  const kept = folders.filter((folder) => folder.action === 'keep').map((folder) => `${listedPath(folder.path)} (${folder.reason})`)
+  const removed = fresh.filter((folder) => folder.action === 'remove').map((folder) => listedPath(folder.path))
+  const kept = fresh.filter((folder) => folder.action === 'keep').map((folder) => `${listedPath(folder.path)} (${folder.reason})`)
   const parts = []
   if (removed.length > 0) parts.push(`${verbs.remove} the folder${removed.length === 1 ? '' : 's'} made for it: ${removed.join(', ')}`)
   if (kept.length > 0) parts.push(`${verbs.keep} ${kept.join(', ')}`)
-  return parts.join('; ')
+  return parts.length > 0 ? parts.join('; ') : undefined
 }
 
 /** What a file-system call threw, in words. */

@@ -160,7 +160,7 @@ export interface PlanItem {
   readonly action: PlanAction
   /**
    * Why a file is drifted or skipped; for a file that goes back to absent, what happens to the
-   * folders made for it (`folders`, in words).
+   * folders made for it (`folders`, in words; a folder an earlier item named is not named again).
    */
   readonly reason?: string
   /** The content the file goes back to (`null`: removed). */

@@ -53,6 +53,20 @@ describe('rewind and the folders a write made', () => {
     expect(await readdir(workspace)).toEqual([])
   })
 
+  it('names a folder several files were made in once, on the first of them, where a command made them all (plan and result)', async () => {
+    const { ctx, workspace } = await setup()
+    // A command's snapshot records each new file in a new folder as having made it.
+    for (const name of ['a', 'b', 'c']) await creating(ctx, workspace, 't1', `gen/${name}.txt`, 1)
+    const plan = await ctx.checkpoints.plan('s1', 't1')
+    const notes = (items: readonly { path: string; reason?: string }[]) => items.map((item) => [item.path, item.reason])
+    // Newest first, as a plan lists them.
+    expect(notes(plan.items)).toEqual([['gen/c.txt', 'removes the folder made for it: gen'], ['gen/b.txt', undefined], ['gen/a.txt', undefined]])
+    expect(plan.items.map(outcomes)).toEqual([[['gen', 'remove', undefined]], [['gen', 'remove', undefined]], [['gen', 'remove', undefined]]])
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(notes(result.restored)).toEqual([['gen/c.txt', 'removed the folder made for it: gen'], ['gen/b.txt', undefined], ['gen/a.txt', undefined]])
+    expect(await readdir(workspace)).toEqual([])
+  })
+
   it('keeps a made folder a person put a file in after the turn, and says what it holds', async () => {
     const { ctx, workspace } = await setup()
     await creating(ctx, workspace, 't1', 'new/deep/a.ts', 2)
