@@ -68,9 +68,10 @@ export async function loadCliComposition(options: LookupOptions): Promise<Loaded
     const composition = await loadUnlessStalled({ file: builtIn, rows: builtInRows(env), resolveFrom: PACKAGE_DIR, ...shared })
     return { composition, source: 'built-in' }
   } catch (error) {
-    // That file does not exist: the rows come from the environment, so say so.
+    // That file does not exist: the rows come from the environment, so say so. Caused by what
+    // caused the file's error: that error is this one naming the file, and would say it again.
     if (!isReinError(error, 'CONFIG_INVALID')) throw error
-    throw new ReinError('CONFIG_INVALID', error.message.replace(builtIn, BUILT_IN), { cause: error, ...(error.details ? { details: error.details } : {}) })
+    throw new ReinError('CONFIG_INVALID', error.message.replace(builtIn, BUILT_IN), { ...(error.cause === undefined ? {} : { cause: error.cause }), ...(error.details ? { details: error.details } : {}) })
   }
 }
 

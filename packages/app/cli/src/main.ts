@@ -68,9 +68,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     // Messages can carry what a server or a config file said: no control characters reach the
     // terminal, and no secret (a key a check quoted, a password in a URL).
     const secrets = secretValues(io.env)
-    const said = `${shownCode(error)}${describe(error, io.env, resuming)}`
+    const code = shownCode(error)
+    const said = `${code}${describe(error, io.env, resuming)}`
     guarded.stderr.write(`rein: ${neutralize(maskText(said, secrets))}\n`)
-    const chain = verbose ? afterSaid(errorChain(error), said) : ''
+    const chain = verbose ? afterSaid(errorChain(error), said, code !== '') : ''
     if (chain !== '') guarded.stderr.write(`${neutralize(maskText(chain, secrets))}\n`)
     return isReinError(error) && USAGE_CODES.has(error.code) ? EXIT.usage : EXIT.error
   } finally {
@@ -78,10 +79,17 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
 }
 
-/** `--verbose`'s cause chain, without its first link when the error line already said it word for word. */
-function afterSaid(chain: string, said: string): string {
+/**
+ * `--verbose`'s cause chain, without its first link when the error line already said that error:
+ * word for word, or with its code (in other words, as a built-in composition's is: the link would
+ * only say it again in the terms of rows the user never wrote).
+ */
+function afterSaid(chain: string, said: string, codeShown: boolean): string {
   if (chain === said) return ''
-  return chain.startsWith(`${said}\n`) ? chain.slice(said.length + 1) : chain
+  if (chain.startsWith(`${said}\n`)) return chain.slice(said.length + 1)
+  if (!codeShown) return chain
+  const causes = chain.indexOf('\n  caused by: ')
+  return causes < 0 ? '' : chain.slice(causes + 1)
 }
 
 function describe(error: unknown, env: NodeJS.ProcessEnv, resuming: boolean): string {

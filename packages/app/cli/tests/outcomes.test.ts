@@ -279,6 +279,15 @@ describe('which provider the built-in composition uses', () => {
     expect(run.stderr).toContain('  - OPENAI_BASE_URL "localhost:8080/v1" has no http:// or https:// scheme; set OPENAI_BASE_URL=http://localhost:8080/v1\n')
   })
 
+  it('--verbose with an invalid built-in composition says the problem once, in the environment\'s terms, not again in its rows\' or its file\'s', async () => {
+    const run = await rein('/', ['--verbose', 'run', 'hi'], { env: { OPENAI_BASE_URL: 'localhost:8080/v1', REIN_MODEL: 'm' } })
+    expect(run.code).toBe(2)
+    expect(run.stderr.match(/has no http:\/\/ or https:\/\/ scheme/g)).toHaveLength(1)
+    expect(run.stderr).toContain('  - OPENAI_BASE_URL "localhost:8080/v1" has no http:// or https:// scheme; set OPENAI_BASE_URL=http://localhost:8080/v1')
+    expect(run.stderr).not.toContain('built-in.cordis.yml')
+    expect(run.stderr).not.toContain('write baseURL')
+  })
+
   it('--provider picks a configured provider and its usual model', async () => {
     const { builtInRows } = await import('../src/index.ts')
     const agents = (env: NodeJS.ProcessEnv) => builtInRows(env).find((row) => row.id === 'agents')!.config
