@@ -445,6 +445,24 @@ describe('rein rewind with the built-in composition', () => {
     vi.unstubAllEnvs()
   })
 
+  it('says once, as the dry run does, that a folder a command made files in goes, also on a row moved aside', async () => {
+    const p = await setUp([
+      call('b1', 'bash', { command: 'mkdir -p gen && for n in a b c; do echo $n > gen/$n.txt; done', description: 'Make files' }),
+      answer('made them'),
+    ])
+    const env = builtIn(p)
+    const run = await rein(p.dir, ['run', '--yes', 'make files'], { env })
+    expect(run.code).toBe(0)
+    const dryRun = await rein(p.dir, ['rewind', sessionIdOf(run), '--to', '1', '--dry-run'], { env })
+    expect(dryRun.stdout.match(/removes the folder made for it: gen/g)).toHaveLength(1)
+    const rewind = await rein(p.dir, ['rewind', sessionIdOf(run), '--to', '1'], { env })
+    expect(rewind.code).toBe(0)
+    expect(rewind.stdout.match(/moved aside +now at /g)).toHaveLength(3)
+    expect(rewind.stdout.match(/removed the folder made for it: gen/g)).toHaveLength(1)
+    expect(existsSync(join(p.dir, 'gen'))).toBe(false)
+    vi.unstubAllEnvs()
+  })
+
   it('undoes commands that made, removed and replaced folders, marks them as folders in show, and exits 0 when all is back', async () => {
     const p = await setUp([
       call('b1', 'bash', { command: 'mkdir out && rmdir old', description: 'Make and remove folders' }),

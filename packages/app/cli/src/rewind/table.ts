@@ -57,7 +57,7 @@ export function resultLines(result: RewindResult, cwd: string): string[] {
 /** A restored, removed or moved file; where a file moved aside, or a copy of a restored one, went. */
 function restoredRow(cwd: string): (item: PlanItem) => Row {
   return (item) => {
-    if (item.movedTo !== undefined) return { ...row(item, 'moved aside', cwd), reason: joinReasons(`now at ${listedPath(item.movedTo)}`, changedWhile(item)) }
+    if (item.movedTo !== undefined) return { ...row(item, 'moved aside', cwd), reason: joinReasons(`now at ${listedPath(item.movedTo)}`, item.reason, changedWhile(item)) }
     // An empty folder a command removed is made again, a file's mode alone given back: restored, like a file given back its content.
     const done = row(item, item.before === null && !item.existed && !item.modeOnly ? 'removed' : 'restored', cwd)
     return item.copiedTo === undefined ? done : { ...done, reason: joinReasons(item.reason, changedWhile(item), `what it held is at ${listedPath(item.copiedTo)}`) }
