@@ -71,7 +71,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const code = shownCode(error)
     const said = `${code}${describe(error, io.env, resuming)}`
     guarded.stderr.write(`rein: ${neutralize(maskText(said, secrets))}\n`)
-    const chain = verbose ? afterSaid(errorChain(error), said, code !== '') : ''
+    // With its code shown, the line said this error, if in other words (a built-in composition's): its link is its own.
+    const ownLink = code !== '' && isReinError(error) ? `${error.code}: ${error.message}` : said
+    const chain = verbose ? afterSaid(errorChain(error), [ownLink, said]) : ''
     if (chain !== '') guarded.stderr.write(`${neutralize(maskText(chain, secrets))}\n`)
     return isReinError(error) && USAGE_CODES.has(error.code) ? EXIT.usage : EXIT.error
   } finally {
@@ -79,17 +81,13 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
 }
 
-/**
- * `--verbose`'s cause chain, without its first link when the error line already said that error:
- * word for word, or with its code (in other words, as a built-in composition's is: the link would
- * only say it again in the terms of rows the user never wrote).
- */
-function afterSaid(chain: string, said: string, codeShown: boolean): string {
-  if (chain === said) return ''
-  if (chain.startsWith(`${said}\n`)) return chain.slice(said.length + 1)
-  if (!codeShown) return chain
-  const causes = chain.indexOf('\n  caused by: ')
-  return causes < 0 ? '' : chain.slice(causes + 1)
+/** `--verbose`'s cause chain, without its first link when the error line already said that error (`saidAs`: the link's text). */
+function afterSaid(chain: string, saidAs: readonly string[]): string {
+  for (const link of saidAs) {
+    if (chain === link) return ''
+    if (chain.startsWith(`${link}\n`)) return chain.slice(link.length + 1)
+  }
+  return chain
 }
 
 function describe(error: unknown, env: NodeJS.ProcessEnv, resuming: boolean): string {

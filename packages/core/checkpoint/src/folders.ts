@@ -126,8 +126,10 @@ export async function removeMadeFolders(items: readonly PlanItem[], recordsOf: R
   const made = madeFoldersOf(items, recordsOf)
   const outcomes: Outcomes = new Map()
   for (const [folder, root] of deepestFirst(made)) outcomes.set(folder, isBack(back, folder) ? kept(root, folder, WAS_THERE, 'back') : await removeIfEmpty(root, folder))
+  // Noted in the plan's order (newest first), so the result names each folder on the row its plan did.
   const noted = new Set<string>()
-  return new Map(items.map((item) => [item, withFolders(item, made.get(item), outcomes, 'done', noted)]))
+  const byNewest = [...items].sort((a, b) => (b.seqs[0] ?? 0) - (a.seqs[0] ?? 0))
+  return new Map(byNewest.map((item) => [item, withFolders(item, made.get(item), outcomes, 'done', noted)]))
 }
 
 /**
@@ -341,7 +343,9 @@ function asFolderItem(item: PlanItem, made: readonly string[], outcomes: Outcome
   const others = above.map((outcome) => outcome?.folder).filter((folder) => folder !== undefined)
   const folders = own === undefined ? others : [own.folder, ...others]
   const why = own?.kept === 'holds' || own?.kept === 'unsafe' ? own.folder.reason : undefined
-  const reason = [item.reason, why, folderNote(others, tense, noted)].filter((part) => part !== undefined).join('; ')
+  // A failed item's row shows its error, not its reason: the folders above are left for another to name.
+  const note = folderNote(others, tense, own?.kept === 'failed' ? new Set(noted) : noted)
+  const reason = [item.reason, why, note].filter((part) => part !== undefined).join('; ')
   const done = { ...item, reason, ...(folders.length > 0 ? { folders } : {}) }
   if (own === undefined) return { ...done, action: 'already' }
   if (own.kept === 'failed') return { ...done, error: own.folder.reason ?? 'could not be removed' }

@@ -67,6 +67,18 @@ describe('rewind and the folders a write made', () => {
     expect(await readdir(workspace)).toEqual([])
   })
 
+  it('names a shared made folder on the same row in the result as in the plan, when the newest file is already gone', async () => {
+    const { ctx, workspace } = await setup()
+    for (const name of ['a', 'b', 'c']) await creating(ctx, workspace, 't1', `gen/${name}.txt`, 1)
+    await rm(join(workspace, 'gen/c.txt'))
+    const plan = await ctx.checkpoints.plan('s1', 't1')
+    expect(plan.items.filter((item) => item.reason !== undefined).map((item) => [item.path, item.action, item.reason])).toEqual([['gen/c.txt', 'already', 'removes the folder made for it: gen']])
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    const noted = [...result.restored, ...result.already].filter((item) => item.reason !== undefined)
+    expect(noted.map((item) => [item.path, item.reason])).toEqual([['gen/c.txt', 'removed the folder made for it: gen']])
+    expect(await readdir(workspace)).toEqual([])
+  })
+
   it('keeps a made folder a person put a file in after the turn, and says what it holds', async () => {
     const { ctx, workspace } = await setup()
     await creating(ctx, workspace, 't1', 'new/deep/a.ts', 2)
