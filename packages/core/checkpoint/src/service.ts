@@ -15,6 +15,7 @@ import { absentAsBefore, blockedByKind, filesBack, foreseen, removeEmptyFolders 
 import { absentAlready, foldersBack, foreseeFolders, makeFolder, setMadeModes, planFolder, removeMadeFolders, type RecordsOf } from './folders.ts'
 import { IS_NOW_A_DIRECTORY, modeBackOf, planFile, recordsToUndo, withModeDone } from './plan.ts'
 import { giveModeBack, refusal, removeFile, removeLeftovers, writeAtomically } from './restore.ts'
+import { goneRoots } from './gone-roots.ts'
 import { parentProblem } from './parents.ts'
 import { asideChecked, discardCopy, keepCopy, setAside, setAsideFolder } from './set-aside.ts'
 import { reinHome } from './snapshot/config.ts'
@@ -231,7 +232,7 @@ export class CheckpointService extends Service {
   }
 
   /** The plan, and the records behind each of its files (by `fileKey`), to plan one again. */
-  private async planned(sessionId: string, anchor: string | readonly string[]): Promise<{ plan: RewindPlan; recordsOf: ReadonlyMap<string, CheckpointRecord[]> }> {
+  private async planned(sessionId: string, anchor: string | readonly string[]): Promise<{ plan: RewindPlan; recordsOf: ReadonlyMap<string, CheckpointRecord[]>; gone: ReadonlyMap<string, string> }> {
     const store = this.store()
     const anchors = typeof anchor === 'string' ? [anchor] : anchor
     const [first] = anchors
@@ -246,16 +247,17 @@ export class CheckpointService extends Service {
     }
     // Files first: a folder item is planned for what stands at its path once the files the plan removes are gone.
     const groups = [...recordsOf.values()]
-    const files = new Map(await Promise.all(groups.filter((group) => !group[0]?.folder).map(async (group) => [group, await planGroup(group)] as const)))
+    const gone = goneRoots(groups)
+    const files = new Map(await Promise.all(groups.filter((group) => !group[0]?.folder).map(async (group) => [group, await planGroup(group, gone)] as const)))
     const removed = new Set([...files.values()].filter((item) => item.action === 'remove').map((item) => item.file))
-    const items = await Promise.all(groups.map(async (group) => files.get(group) ?? await planGroup(group, removed)))
+    const items = await Promise.all(groups.map(async (group) => files.get(group) ?? await planGroup(group, gone, removed)))
     const pruned = await store.pruned?.(sessionId)
     const cutOff = await this.cutOff(sessionId, anchors, undo)
     const plan = Object.freeze({
       sessionId, anchor: first, items: Object.freeze(items), notCovered: Object.freeze([...cutOff.map(cutOffLine), ...notCovered(undo, this._state.config.snapshot)]),
       cutOff: Object.freeze(cutOff), pruned: Object.freeze(pruned ? anchors.filter((each) => pruned.has(each)) : []),
     })
-    return { plan, recordsOf }
+    return { plan, recordsOf, gone }
   }
 
   /**
@@ -279,7 +281,7 @@ export class CheckpointService extends Service {
     const logger = this.ctx.logger('checkpoint')
     const target = options.notify === false ? undefined : await noticeTarget(this.ctx, sessionId, agents?.find(sessionId), options.session, logger)
     try {
-      const { plan, recordsOf } = await this.planned(sessionId, anchor)
+      const { plan, recordsOf, gone } = await this.planned(sessionId, anchor)
       const result = { sessionId, anchor: plan.anchor, restored: [] as PlanItem[], already: [] as PlanItem[], drifted: [] as PlanItem[], skipped: [] as PlanItem[], failed: [] as FailedItem[], notCovered: plan.notCovered, cutOff: plan.cutOff, pruned: plan.pruned }
       let aside: string | undefined
       const asideFolder = () => (aside ??= setAsideFolder(this._state.config.home ?? reinHome(), sessionId))
@@ -298,7 +300,7 @@ export class CheckpointService extends Service {
           }
         }
       }
-      const replan = (item: PlanItem) => planGroup(recordsOf.get(fileKey(item)) ?? [])
+      const replan = (item: PlanItem) => planGroup(recordsOf.get(fileKey(item)) ?? [], gone)
       for (const item of plan.items) if (!item.folder) await act(item)
       // Folder items are judged once the files are done: a file the turn put where a folder was is gone by now.
       const folders = await Promise.all(plan.items.filter((item) => item.folder).map(replan))
@@ -414,18 +416,27 @@ function isFailed(item: PlanItem | FailedItem): item is FailedItem {
 
 /**
  * One file's item from its records (newest first), or one folder's (judged as if the files in
- * `removed` were gone); a path that cannot be read is skipped, saying why.
+ * `removed` were gone); a path that cannot be read, or under a root in `gone`, is skipped, saying why.
  */
-async function planGroup(records: readonly CheckpointRecord[], removed?: ReadonlySet<string>): Promise<PlanItem> {
+async function planGroup(records: readonly CheckpointRecord[], gone: ReadonlyMap<string, string>, removed?: ReadonlySet<string>): Promise<PlanItem> {
   const [first] = records
   if (!first) throw new Error('unreachable: a group has a record')
+  const rootGone = gone.get(first.root)
+  if (rootGone !== undefined) return skippedGroup(records, rootGone)
   try {
     return await (first.folder ? planFolder(first.root, first.path, records, removed) : planFile(first.root, first.path, records))
   } catch (error) {
-    return {
-      root: first.root, path: first.path, file: resolve(first.root, first.path), ...(first.folder ? { folder: true as const } : {}),
-      action: 'skipped' as const, reason: `could not be read: ${describe(error)}`, before: null, after: null, seqs: records.map((record) => record.seq),
-    }
+    return skippedGroup(records, `could not be read: ${describe(error)}`)
+  }
+}
+
+/** A group's item left alone, saying why. */
+function skippedGroup(records: readonly CheckpointRecord[], reason: string): PlanItem {
+  const [first] = records
+  if (!first) throw new Error('unreachable: a group has a record')
+  return {
+    root: first.root, path: first.path, file: resolve(first.root, first.path), ...(first.folder ? { folder: true as const } : {}),
+    action: 'skipped' as const, reason, before: null, after: null, seqs: records.map((record) => record.seq),
   }
 }
 

@@ -24,6 +24,29 @@ describe('plan and rewind on the real file system', () => {
     expect(await text(join(workspace, 'later.txt'))).toBeNull()
   })
 
+  it('makes no workspace again at a path it was moved away from: every file under it is skipped, saying why, until the folder is there again', async () => {
+    const { ctx, workspace, edit } = await setup()
+    await writeFile(join(workspace, 'a.txt'), 'a0')
+    await edit('t1', 'a.txt', 'a1')
+    await edit('t1', 'new.txt', 'created')
+    await edit('t1', 'a.txt', null)
+    const moved = `${workspace}-moved`
+    await rename(workspace, moved)
+    const plan = await ctx.checkpoints.plan('s1', 't1')
+    expect(plan.items.map((item) => item.action)).toEqual(['skipped', 'skipped'])
+    expect(plan.items[0]?.reason).toContain(`the workspace root ${workspace} is gone (moved or removed since the turn)`)
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(result.skipped).toHaveLength(2)
+    expect(result.restored).toEqual([])
+    expect(await stat(workspace).catch(() => undefined)).toBeUndefined()
+    expect(await text(join(moved, 'new.txt'))).toBe('created')
+    // Made again by hand, it is the workspace: the rewind restores into it.
+    await mkdir(workspace)
+    const again = await ctx.checkpoints.rewind('s1', 't1')
+    expect(names(again.restored)).toEqual(['a.txt'])
+    expect(await text(join(workspace, 'a.txt'))).toBe('a0')
+  })
+
   it('restores a file to before an earlier turn after a rewind to a later one (not drifted)', async () => {
     const { ctx, workspace, edit } = await setup()
     await edit('t1', 'a.txt', 'a1')

@@ -1,0 +1,33 @@
+/**
+ * A workspace root that is gone when a rewind looks. A command of the rewound turns may have removed
+ * it (`rm -rf` of the workspace): then every file it held was last recorded deleted, and the rewind
+ * makes the root again to bring them back. Otherwise the project was moved or renamed since, with
+ * everything in it: making its old path again would put the files a rewind restores apart from the
+ * rest, so the files under it are skipped, saying so.
+ */
+
+import { lstatSync } from 'node:fs'
+import { listedPath } from '@rein/base'
+import type { CheckpointRecord } from './types.ts'
+
+/**
+ * The roots of `groups` (each a file's or folder's records, newest first) that are gone without the
+ * records saying the turns removed them, each with the reason its items are skipped for.
+ */
+export function goneRoots(groups: readonly (readonly CheckpointRecord[])[]): ReadonlyMap<string, string> {
+  const leftInPlace = new Map<string, boolean>()
+  for (const [newest] of groups) {
+    if (newest === undefined) continue
+    const left = !newest.folder && newest.after !== null
+    leftInPlace.set(newest.root, (leftInPlace.get(newest.root) ?? false) || left)
+  }
+  const gone = new Map<string, string>()
+  for (const [root, left] of leftInPlace) {
+    if (left && lstatSync(root, { throwIfNoEntry: false }) === undefined) gone.set(root, goneReason(root))
+  }
+  return gone
+}
+
+function goneReason(root: string): string {
+  return `the workspace root ${listedPath(root)} is gone (moved or removed since the turn); rewind makes no folder there: make it again to restore into it`
+}
