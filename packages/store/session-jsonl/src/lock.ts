@@ -150,10 +150,22 @@ export function isLockHeld(lock: string): boolean {
   return typeof holder === 'number' && isHolderAlive(lock, holder)
 }
 
-/** Removes `lock` if this process still holds it. */
+/**
+ * Removes `lock` if this process still holds it: a link to one of its pid files (one lstat, the
+ * case of every lock it claimed), or a lock naming its pid (one whose pid file it forgot).
+ */
 export function releaseLock(lock: string): void {
-  if (readHolder(lock) !== process.pid) return
+  if (!isLinkedHereQuietly(lock) && readHolder(lock) !== process.pid) return
   quietly(() => unlinkSync(lock))
+}
+
+/** `isLinkedHere`, false when the lock cannot be looked at: `readHolder` then says why. */
+function isLinkedHereQuietly(lock: string): boolean {
+  try {
+    return isLinkedHere(lock)
+  } catch {
+    return false
+  }
 }
 
 /**
