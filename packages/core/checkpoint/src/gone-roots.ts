@@ -23,9 +23,18 @@ export function goneRoots(groups: readonly (readonly CheckpointRecord[])[]): Rea
   }
   const gone = new Map<string, string>()
   for (const [root, left] of leftInPlace) {
-    if (left && lstatSync(root, { throwIfNoEntry: false }) === undefined) gone.set(root, goneReason(root))
+    if (left && isGone(root)) gone.set(root, goneReason(root))
   }
   return gone
+}
+
+/** Whether nothing stands at `root`; one that cannot be looked at is left to the checks on each file, which say why. */
+function isGone(root: string): boolean {
+  try {
+    return lstatSync(root, { throwIfNoEntry: false }) === undefined
+  } catch {
+    return false
+  }
 }
 
 function goneReason(root: string): string {
