@@ -326,10 +326,16 @@ export async function settleJobs(scope: SessionScope, agent: Agent, timeoutMs?: 
 }
 
 async function waitForJobs(scope: SessionScope, jobs: JobService, agent: Agent, running: readonly { jobId: string }[], timeoutMs: number | undefined): Promise<void> {
-  if (timeoutMs !== 0 && !scope.interrupted.aborted) {
-    scope.renderer.notice(`waiting for ${running.length} background job${running.length === 1 ? '' : 's'} (${running.map((job) => job.jobId).join(', ')}) to finish; Ctrl-C stops ${running.length === 1 ? 'it' : 'them'}`)
+  // A reader gone away (`rein run … | head`) stops the wait as Ctrl-C does: nobody waits for the rest.
+  const closed = scope.io.outputClosed
+  const stop = closed ? AbortSignal.any([scope.interrupted, closed]) : scope.interrupted
+  const ids = running.map((job) => job.jobId).join(', ')
+  if (timeoutMs !== 0 && !stop.aborted) {
+    scope.renderer.notice(`waiting for ${running.length} background job${running.length === 1 ? '' : 's'} (${ids}) to finish; Ctrl-C stops ${running.length === 1 ? 'it' : 'them'}`)
+    // The turn has ended: a signal now stops only the wait.
+    scope.announceSignal(() => `stopping the wait (${ids} stopped, the session saved)`)
   }
-  const { killed } = await jobs.settle({ sessionId: agent.session.id, signal: scope.interrupted, ...(timeoutMs !== undefined ? { timeoutMs } : {}) })
+  const { killed } = await jobs.settle({ sessionId: agent.session.id, signal: stop, ...(timeoutMs !== undefined ? { timeoutMs } : {}) })
   if (killed.length > 0) scope.renderer.notice(`stopped ${killed.map((job) => job.jobId).join(', ')}: still running when rein exited (recorded in the session)`)
 }
 

@@ -43,6 +43,19 @@ describe('rein run with background jobs', () => {
     expect(log).toContain('"type":"jobs/end"')
   })
 
+  it('stops a running job at once, as Ctrl-C does, when the reader of stdout went away (rein run … | head)', async () => {
+    // The answer keeps coming after the first line, so rein writes to the closed pipe.
+    const more = Array.from({ length: 20 }, (_, i) => [{ delayMs: 100 }, { text: `more ${i}\n` }]).flat()
+    const p = await setUp([background('echo $$ > pid.txt; sleep 600'), { steps: [{ text: 'first line\n' }, ...more] }], { extraRows: JOB_ROWS })
+    const run = await spawnRein(p.dir, ['run', '--yes', 'start it'], (text, _kill, child) => {
+      if (text.includes('first line')) child.stdout.destroy()
+    }, { REIN_HOME: p.home })
+    expect(run.code).toBe(130)
+    expect(run.stderr).not.toContain('waiting for 1 background job')
+    expect(run.stderr).toContain('stopped bash-1')
+    expect(alive(Number(readFileSync(join(p.dir, 'pid.txt'), 'utf8')))).toBe(false)
+  }, 30_000)
+
   it('leaves a job of a killed process to the next resume, which stops it and tells the model it was lost', async () => {
     const { p, log } = await killedWithJobRunning()
     const pid = Number(readFileSync(join(p.dir, 'pid.txt'), 'utf8'))

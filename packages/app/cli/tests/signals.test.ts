@@ -66,6 +66,9 @@ describe('signals stop everything rein started', () => {
     }, { REIN_HOME: p.home })
     expect(run.code).toBe(130)
     expect(run.stderr).toContain('waiting for 1 background job (bash-1)')
+    // The turn had ended: the signal stops the wait, and says so, not that it interrupts a turn.
+    expect(run.stderr).toContain('SIGTERM: stopping the wait (bash-1 stopped, the session saved)')
+    expect(run.stderr).not.toContain('the turn is interrupted')
     expect(run.stderr).toContain('stopped bash-1')
     expect(processesWith(token)).toEqual([])
     const [log] = readdirSync(join(p.home, 'sessions')).filter((name) => name.endsWith('.jsonl'))
