@@ -17,6 +17,8 @@ export { buildSystem, type PromptSection, type PromptSectionContext } from './se
 export type { ParentRun } from './identity.ts'
 /** An allow-list (`['fs_*', '!fs_write']`) as a predicate on tool names; undefined = every tool. `INVALID_TOOLS` for a malformed list. */
 export { visibleTools } from './visibility.ts'
+/** The tool names a log's last request offered: what a resumed child keeps when given no allow-list. */
+export { recordedTools } from './request-header.ts'
 export type {
   LifecycleEvents, LifecycleBase, TurnStartEvent, TurnEndEvent, StepStartEvent, StepEndEvent,
   LlmAttemptStartEvent, LlmAttemptEndEvent, ToolStartEvent, ToolEndEvent, CompactionStartEvent, CompactionEndEvent,

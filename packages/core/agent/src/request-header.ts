@@ -35,6 +35,18 @@ export function findLastHeader(events: readonly SessionEvent[]): RequestHeader |
   return last && eventData(last, 'request/header')
 }
 
+/**
+ * The tool names a log's last request offered (the set its agent was allowed then); undefined
+ * before any request recorded its tools. What a child session is resumed with when the caller gives
+ * no allow-list: a resume never widens what a subagent may do.
+ */
+export function recordedTools(events: readonly SessionEvent[]): string[] | undefined {
+  const header = events.findLast((event) => event.type === 'request/header' && eventData(event, 'request/header').tools !== undefined)
+  if (!header) return undefined
+  const { tools } = eventData(header, 'request/header')
+  return Array.isArray(tools) ? tools.flatMap((tool) => (typeof tool === 'object' && tool !== null && !Array.isArray(tool) && typeof tool.name === 'string' ? [tool.name] : [])) : []
+}
+
 /** Every pinned section text the log's headers recorded, by id. */
 export function recordedPins(events: readonly SessionEvent[]): Map<string, string> {
   const pins = new Map<string, string>()

@@ -13,6 +13,7 @@ import type { ParentRun } from './identity.ts'
 import { findRunStart, parentOf, recordedParent, type ParentRef } from './lineage.ts'
 import { lifecycleNotifier, type Notify } from './lifecycle.ts'
 import { AgentConfig, compactionProblem, optionsProblem, type AgentOptions } from './options.ts'
+import { recordedTools } from './request-header.ts'
 import { checkRoutes, modelRoutes, recordedRequest } from './routes.ts'
 import { wholeTokens } from './compaction/meter.ts'
 import { recallResultTool, withRecall } from './compaction/recall-tool.ts'
@@ -240,7 +241,10 @@ export class AgentService extends Service {
       const parent = ref ? (await this.parentRun(ref)).run : recordedParent(session.header, session.events)
       // A child its parent's repair continues is held to what that parent's live ancestor has left.
       const left = ref ? this.liveAgent(ref.sessionId)?.budgetLeft() : parent && this._state.repairing.get(parent.sessionId)?.left?.()
-      const resolved = withinParent(await this.resolve({ cwd: session.header.cwd, ...recordedRequest(session.events, rest), ...stripUndefined(rest) }, session.header.depth > 0), left)
+      // A child given no allow-list keeps the one its last request had, not the service's default of every tool.
+      const kept = session.header.depth > 0 && rest.tools === undefined ? recordedTools(session.events) : undefined
+      const recorded = { cwd: session.header.cwd, ...recordedRequest(session.events, rest), ...(kept === undefined ? {} : { tools: kept }) }
+      const resolved = withinParent(await this.resolve({ ...recorded, ...stripUndefined(rest) }, session.header.depth > 0), left)
       const lineage = this.lineage(parent, resolved)
       // The agent's first run is named now: the subagents its repair continues work for it. A
       // retry of a resume that failed goes on with that one's run, and what it continued.

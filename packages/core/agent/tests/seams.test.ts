@@ -280,6 +280,28 @@ describe('child sessions', () => {
     expect(runs[0]!.identity).toMatchObject({ depth: 1, anchor: parentStart.anchor, conversationId: parent.session.id, parentRunId: parentStart.runId })
   })
 
+  it('resumes a child with no allow-list given with the tools its last request offered, never all of them', async () => {
+    const store = new MemorySessionStore()
+    const { root, llm } = await boot([[call('spawn')], [{ text: 'child done' }], [{ text: 'parent done' }], [{ text: 'child again' }]], { store })
+    root.tools.register(recorder('probe'))
+    let childId = ''
+    root.tools.register(recorder('spawn', [], async (run) => {
+      const child = await root.agents.create({ tools: ['probe'], parent: { sessionId: run.sessionId!, runId: run.identity!.runId, callId: run.callId } })
+      childId = child.session.id
+      try {
+        return (await child.send('child task')).text
+      } finally {
+        await child.close()
+      }
+    }))
+    await (await root.agents.create()).send('go')
+    expect(llm.requests[1]!.tools?.map((tool) => tool.name)).toEqual(['probe'])
+    const { agent: child } = await root.agents.resume(childId)
+    expect(child.options.tools).toEqual(['probe'])
+    await child.send('more')
+    expect(llm.requests[3]!.tools?.map((tool) => tool.name)).toEqual(['probe'])
+  })
+
   it('refuses a parent run its session does not have', async () => {
     const { root } = await boot([[{ text: 'ok' }]])
     const parent = await root.agents.create()

@@ -7,7 +7,7 @@
  * parent's repair pairs the call as usual.
  */
 
-import type { Agent, AgentService } from '@rein/agent'
+import { recordedTools, type Agent, type AgentService } from '@rein/agent'
 import { ReinError, isReinError } from '@rein/base'
 import { eventData, spending, type SessionEvent, type SessionService } from '@rein/session'
 import type { RecoverContext, Recovered, ToolRegistry } from '@rein/tools'
@@ -15,7 +15,7 @@ import { childTools } from './child-tools.ts'
 import type { SubagentsConfig } from './config.ts'
 import { unfinished } from './outcome.ts'
 import { childOptions, profileOf } from './profile.ts'
-import { recordedTools, withinRecorded } from './resume.ts'
+import { withinRecorded } from './resume.ts'
 import type { SubagentResult } from './types.ts'
 
 /** What recovery needs from the service, looked up when used. */

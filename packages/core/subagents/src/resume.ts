@@ -5,9 +5,9 @@
  * more tools than the child's last request was offered.
  */
 
-import type { Agent } from '@rein/agent'
+import { recordedTools, type Agent } from '@rein/agent'
 import { ReinError, isReinError } from '@rein/base'
-import { eventData, type SessionEvent, type SessionService } from '@rein/session'
+import type { SessionEvent, SessionService } from '@rein/session'
 import type { SubagentProfile } from './config.ts'
 import { childOptions } from './profile.ts'
 import type { Holder, RunDeps } from './run.ts'
@@ -90,10 +90,3 @@ export function withinRecorded(names: readonly string[] | undefined, recorded: r
   return names === undefined ? [...recorded] : names.filter((name) => recorded.includes(name))
 }
 
-/** The tool names the child's last request offered (the set its parent allowed then), or undefined before its first request. */
-export function recordedTools(events: readonly SessionEvent[]): string[] | undefined {
-  const header = events.findLast((event) => event.type === 'request/header' && eventData(event, 'request/header').tools !== undefined)
-  if (!header) return undefined
-  const { tools } = eventData(header, 'request/header')
-  return Array.isArray(tools) ? tools.flatMap((tool) => (typeof tool === 'object' && tool !== null && !Array.isArray(tool) && typeof tool.name === 'string' ? [tool.name] : [])) : []
-}

@@ -5,7 +5,7 @@
  */
 
 import { Context, Service } from '@deepseek-ai/cordis'
-import type { Agent, AgentService, ResumeReport } from '@rein/agent'
+import type { Agent, AgentService, CreateAgentOptions, ResumeReport } from '@rein/agent'
 import type { JobService } from '@rein/jobs'
 import type { LlmRuntime } from '@rein/llm'
 import type { SessionService } from '@rein/session'
@@ -14,6 +14,7 @@ import { SubagentsConfig, type SubagentProfile } from './config.ts'
 import { startInBackground } from './background.ts'
 import { closeLostChild } from './lost.ts'
 import { profileProblems } from './profile.ts'
+import { resumeOptionsOf } from './resume-options.ts'
 import { runSubagent, type RunDeps } from './run.ts'
 import { createSubagentTool } from './tool.ts'
 import type { SubagentRequest, SubagentResult } from './types.ts'
@@ -114,6 +115,16 @@ export class SubagentService extends Service {
    */
   async settled(): Promise<void> {
     while (this._closing.size > 0) await Promise.all(this._closing)
+  }
+
+  /**
+   * What a child session is resumed with outside a subagent call (`rein resume <child id>`): the
+   * profile its call named and no tool its requests were not offered; `{}` for a top-level session.
+   */
+  resumeOptions(id: string): Promise<CreateAgentOptions> {
+    const sessions = this._deps.ctx.get('sessions') as SessionService | undefined
+    if (!sessions) return Promise.resolve({})
+    return resumeOptionsOf(sessions, this._deps.config, this._deps.tools(), id)
   }
 
   /** The configured profiles by name, as the `agent` argument names them. */

@@ -1,0 +1,57 @@
+/**
+ * A child session resumed outside a subagent call (`rein resume <child id>`, an embedder's
+ * `ctx.agents.resume`): it goes on as the call that made it had it made — the profile the call
+ * named (its system prompt, steps, memory) and the tools the call and profile allowed, never more
+ * than its requests were offered — not as a new agent of the agents row.
+ */
+
+import { recordedTools, type CreateAgentOptions } from '@rein/agent'
+import { isReinError } from '@rein/base'
+import { eventData, type SessionEvent, type SessionService } from '@rein/session'
+import type { ToolRegistry } from '@rein/tools'
+import { childTools } from './child-tools.ts'
+import type { SubagentsConfig } from './config.ts'
+import { childOptions, profileOf } from './profile.ts'
+import { withinRecorded } from './resume.ts'
+
+/**
+ * The options session `id` is resumed with: `{}` for a top-level session, or a child whose making
+ * call is not in its parent's log, or names a profile gone from Config (@rein/agent then keeps the
+ * tools its requests were offered).
+ */
+export async function resumeOptionsOf(sessions: SessionService, config: SubagentsConfig, tools: ToolRegistry, id: string): Promise<CreateAgentOptions> {
+  const { header, events } = await sessions.load(id)
+  const { parentSessionId, parentCallId } = header
+  if (parentSessionId === undefined || parentCallId === undefined) return {}
+  const parent = await sessions.load(parentSessionId).catch((error: unknown) => {
+    if (isReinError(error, 'SESSION_NOT_FOUND')) return undefined
+    throw error
+  })
+  const args = parent && callArguments(parent.events, parentCallId)
+  if (args === undefined) return {}
+  let profile
+  try {
+    profile = profileOf(config, args.agent)
+  } catch {
+    return {}
+  }
+  return childOptions(args.agent, profile, withinRecorded(childTools(tools, [profile?.tools, args.tools]), recordedTools(events)))
+}
+
+/** The profile and tools the parent's call `callId` asked for; undefined when the log has no such call. */
+function callArguments(events: readonly SessionEvent[], callId: string): { agent?: string; tools?: string[] } | undefined {
+  const call = events.find((event) => event.type === 'tool/call' && eventData(event, 'tool/call').callId === callId)
+  if (!call) return undefined
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(eventData(call, 'tool/call').arguments)
+  } catch {
+    return {}
+  }
+  if (typeof parsed !== 'object' || parsed === null) return {}
+  const { agent, tools } = parsed as { agent?: unknown; tools?: unknown }
+  return {
+    ...(typeof agent === 'string' ? { agent } : {}),
+    ...(Array.isArray(tools) && tools.every((name): name is string => typeof name === 'string') ? { tools } : {}),
+  }
+}
