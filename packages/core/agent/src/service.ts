@@ -21,7 +21,7 @@ import { recallRoom } from './compaction/step.ts'
 import { repairSession, type RepairServices, type ResumeReport } from './resume.ts'
 import type { PromptSection } from './sections.ts'
 import { tellUntakenRun, type RepairRunPlace } from './repair-run.ts'
-import { NextRun, withinParent, type Spend } from './tree-budget.ts'
+import { NextRun, withinParent, type BudgetLeft, type Spend } from './tree-budget.ts'
 import { narrowed, visibleTools } from './visibility.ts'
 
 declare module '@deepseek-ai/cordis' {
@@ -157,7 +157,7 @@ export class AgentService extends Service {
     const parent = ref ? await self.parentRun(ref) : undefined
     // A subagent gets at most what its parent's running turn has left: budgets cover the tree.
     const left = parent && self.liveAgent(parent.run.sessionId)?.budgetLeft()
-    const resolved = withinParent(await self.resolve({ ...parent?.workplace, ...stripUndefined(rest) }, parent !== undefined), left)
+    const resolved = await self.resolve({ ...parent?.workplace, ...stripUndefined(rest) }, parent !== undefined, left)
     const lineage = self.lineage(parent?.run, resolved)
     const session = await serviceOf(self._state, 'sessions').create({ cwd: resolved.cwd, ...(sessionId ? { id: sessionId } : {}), ...(ref ? { parent: ref } : {}) })
     return self.track(new Agent(session, resolved, self.agentServices(), lineage))
@@ -244,7 +244,7 @@ export class AgentService extends Service {
       // A child given no allow-list keeps the one its last request had, not the service's default of every tool.
       const kept = session.header.depth > 0 && rest.tools === undefined ? recordedTools(session.events) : undefined
       const recorded = { cwd: session.header.cwd, ...recordedRequest(session.events, rest), ...(kept === undefined ? {} : { tools: kept }) }
-      const resolved = withinParent(await this.resolve({ ...recorded, ...stripUndefined(rest) }, session.header.depth > 0), left)
+      const resolved = await this.resolve({ ...recorded, ...stripUndefined(rest) }, session.header.depth > 0, left)
       const lineage = this.lineage(parent, resolved)
       // The agent's first run is named now: the subagents its repair continues work for it. A
       // retry of a resume that failed goes on with that one's run, and what it continued.
@@ -292,11 +292,12 @@ export class AgentService extends Service {
   }
 
   /**
-   * Options with the service's defaults, checked against the model routes (catalogs looked up
-   * first). A subagent does not inherit the row's `memory`: it gets memory only when its own
-   * options give it (or @rein/memory's Config lets subagents in).
+   * Options with the service's defaults, within what the parent's turn has `left` (a budget it
+   * inherits is checked like its own: an unpriced model under a `maxCost` is refused here), checked
+   * against the model routes (catalogs looked up first). A subagent does not inherit the row's
+   * `memory`: it gets memory only when its own options give it (or @rein/memory's Config lets subagents in).
    */
-  private async resolve(options: Partial<AgentOptions>, child = false): Promise<AgentOptions> {
+  private async resolve(options: Partial<AgentOptions>, child = false, left?: BudgetLeft): Promise<AgentOptions> {
     const { memory: _rowMemory, ...rowDefaults } = this._state.config
     const merged = { ...(child ? rowDefaults : this._state.config), ...stripUndefined(options) }
     const { provider, model } = merged
@@ -304,7 +305,7 @@ export class AgentService extends Service {
       const missing = [...(provider ? [] : ['provider']), ...(model ? [] : ['model'])]
       throw new ReinError('NO_MODEL', `no ${missing.join(' and ')} configured: set ${missing.join(' and ')} on the agents row in cordis.yml, or pass ${missing.length > 1 ? 'them' : 'it'}`, { details: { missing } })
     }
-    const resolved: AgentOptions = { ...merged, provider, model, cwd: options.cwd ?? process.cwd() }
+    const resolved = withinParent({ ...merged, provider, model, cwd: options.cwd ?? process.cwd() }, left)
     // Checks the allow-list: a bad one fails here, before any session exists.
     visibleTools(resolved.tools)
     const llm = serviceOf(this._state, 'llm')

@@ -253,6 +253,26 @@ describe('checks before anything is created (issue #8)', () => {
     await expect(root.agents.create()).rejects.toMatchObject({ code: 'MAX_COST_UNPRICED', details: { where: 'fallbacks[0]' } })
   })
 
+  it('refuses a subagent on an unpriced model under its parent\'s maxCost before it sends anything', async () => {
+    // The parent's own maxCost (rein run --max-cost), not the row's: the child inherits what is left of it.
+    const { root, llm } = await boot([[{ toolCall: { id: 'c1', name: 'spawn', arguments: '{}' } }], [{ text: 'parent done' }]], {
+      models: [{ id: 'm', pricing: { input: 1, output: 1 } }, { id: 'free' }],
+    })
+    let refused: unknown
+    root.tools.register(defineTool({
+      name: 'spawn', description: 'starts a child', parameters: {}, effects: [],
+      output: { schema: { type: 'string' }, render: (_args, value) => value },
+      execute: async (_input, run) => {
+        refused = await root.agents.create({ model: 'free', parent: { sessionId: run.sessionId!, runId: run.identity!.runId, callId: run.callId } }).catch((error: unknown) => error)
+        return 'refused'
+      },
+    }))
+    await (await root.agents.create({ maxCost: 1 })).send('go')
+    expect(refused).toMatchObject({ code: 'MAX_COST_UNPRICED' })
+    // Only the parent's two requests went out.
+    expect(llm.requests).toHaveLength(2)
+  })
+
   it('refuses a compaction summaryRoute no provider serves, instead of finding out when the context fills', async () => {
     const { root } = await boot([], { agent: { compaction: { summaryRoute: { provider: 'opnai', model: 'm' } } } })
     await expect(root.agents.create()).rejects.toMatchObject({ code: 'UNKNOWN_PROVIDER', details: { where: 'compaction.summaryRoute', provider: 'opnai' } })
