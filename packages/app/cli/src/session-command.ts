@@ -337,9 +337,16 @@ async function waitForJobs(scope: SessionScope, jobs: JobService, agent: Agent, 
     // The turn has ended: a signal now stops only the wait.
     scope.announceSignal(() => `stopping the wait (${ids} stopped, the session saved)`)
   }
-  const { killed } = await jobs.settle({ sessionId: agent.session.id, signal: stop, ...(timeoutMs !== undefined ? { timeoutMs } : {}) })
-  if (killed.length > 0) scope.renderer.notice(`stopped ${killed.map((job) => job.jobId).join(', ')}: still running when rein exited (recorded in the session)`)
+  try {
+    const { killed } = await jobs.settle({ sessionId: agent.session.id, signal: stop, ...(timeoutMs !== undefined ? { timeoutMs } : {}) })
+    if (killed.length > 0) scope.renderer.notice(`stopped ${killed.map((job) => job.jobId).join(', ')}: still running when rein exited (recorded in the session)`)
+  } finally {
+    if (timeoutMs !== 0) scope.announceSignal(() => AFTER_THE_TURN)
+  }
 }
+
+/** What a signal stops once the turn and the wait for its jobs are over: only the closing. */
+const AFTER_THE_TURN = 'stopping (the turn had ended; what it started is stopped, the session saved)'
 
 /** The last turn's whole tree (telemetry rolls a background subagent's later spend into it), when it grew past the final line. */
 function reportLateSpend(scope: SessionScope): void {

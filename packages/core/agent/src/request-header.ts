@@ -38,7 +38,7 @@ export function findLastHeader(events: readonly SessionEvent[]): RequestHeader |
 /**
  * The tool names a log's last request offered (the set its agent was allowed then); undefined
  * before any request recorded its tools. What a child session is resumed with when the caller gives
- * no allow-list: a resume never widens what a subagent may do.
+ * no allow-list (none before its first request): a resume never widens what a subagent may do.
  */
 export function recordedTools(events: readonly SessionEvent[]): string[] | undefined {
   const header = events.findLast((event) => event.type === 'request/header' && eventData(event, 'request/header').tools !== undefined)

@@ -241,8 +241,9 @@ export class AgentService extends Service {
       const parent = ref ? (await this.parentRun(ref)).run : recordedParent(session.header, session.events)
       // A child its parent's repair continues is held to what that parent's live ancestor has left.
       const left = ref ? this.liveAgent(ref.sessionId)?.budgetLeft() : parent && this._state.repairing.get(parent.sessionId)?.left?.()
-      // A child given no allow-list keeps the one its last request had, not the service's default of every tool.
-      const kept = session.header.depth > 0 && rest.tools === undefined ? recordedTools(session.events) : undefined
+      // A child given no allow-list keeps the one its last request had, not the service's default of
+      // every tool; one that made no request yet is known to be allowed none.
+      const kept = session.header.depth > 0 && rest.tools === undefined ? recordedTools(session.events) ?? [] : undefined
       const recorded = { cwd: session.header.cwd, ...recordedRequest(session.events, rest), ...(kept === undefined ? {} : { tools: kept }) }
       const resolved = await this.resolve({ ...recorded, ...stripUndefined(rest) }, session.header.depth > 0, left)
       const lineage = this.lineage(parent, resolved)

@@ -18,14 +18,24 @@ export function goneRoots(groups: readonly (readonly CheckpointRecord[])[]): Rea
   const leftInPlace = new Map<string, boolean>()
   for (const [newest] of groups) {
     if (newest === undefined) continue
-    const left = !newest.folder && newest.after !== null
-    leftInPlace.set(newest.root, (leftInPlace.get(newest.root) ?? false) || left)
+    leftInPlace.set(newest.root, (leftInPlace.get(newest.root) ?? false) || !isRemoval(newest))
   }
   const gone = new Map<string, string>()
   for (const [root, left] of leftInPlace) {
     if (left && isGone(root)) gone.set(root, goneReason(root))
   }
   return gone
+}
+
+/**
+ * Whether a record says its path was gone after the change: a file deleted (content, or a snapshot's
+ * `deleted; …` gap), a folder removed. Anything else — a write, a chmod, a made folder, a file too
+ * big to keep — left something there, so a root gone since was not emptied by the turns.
+ */
+function isRemoval(record: CheckpointRecord): boolean {
+  if (record.folder) return record.existed
+  if (record.gap !== undefined) return record.gap.startsWith('deleted')
+  return record.after === null && record.modeAfter === undefined
 }
 
 /** Whether nothing stands at `root`; one that cannot be looked at is left to the checks on each file, which say why. */

@@ -47,6 +47,22 @@ describe('plan and rewind on the real file system', () => {
     expect(await text(join(workspace, 'a.txt'))).toBe('a0')
   })
 
+  it('makes no moved workspace again when all the turns left in it is a chmod, a made folder or a file too big to keep', async () => {
+    for (const left of ['chmod', 'folder', 'gap'] as const) {
+      const { ctx, workspace, edit } = await setup()
+      await writeFile(join(workspace, 'a.txt'), 'a0')
+      await edit('t1', 'a.txt', null)
+      const base = { anchor: 't1', root: workspace, before: null, after: null }
+      if (left === 'chmod') await ctx.checkpoints.record('s1', { ...base, path: 'run.sh', existed: true, gap: 'its permissions changed from 644 to 755', mode: 0o644, modeAfter: 0o755 })
+      if (left === 'folder') await ctx.checkpoints.record('s1', { ...base, path: 'out', existed: false, folder: true, by: 'bash: mkdir out' })
+      if (left === 'gap') await ctx.checkpoints.record('s1', { ...base, path: 'big.bin', existed: false, gap: 'created; over 8 MiB' })
+      await rename(workspace, `${workspace}-moved`)
+      const result = await ctx.checkpoints.rewind('s1', 't1')
+      expect([left, result.restored]).toEqual([left, []])
+      expect(await stat(workspace).catch(() => undefined)).toBeUndefined()
+    }
+  })
+
   it('restores a file to before an earlier turn after a rewind to a later one (not drifted)', async () => {
     const { ctx, workspace, edit } = await setup()
     await edit('t1', 'a.txt', 'a1')

@@ -6,7 +6,6 @@
  */
 
 import { recordedTools, type CreateAgentOptions } from '@rein/agent'
-import { isReinError } from '@rein/base'
 import { eventData, type SessionEvent, type SessionService } from '@rein/session'
 import type { ToolRegistry } from '@rein/tools'
 import { childTools } from './child-tools.ts'
@@ -23,10 +22,8 @@ export async function resumeOptionsOf(sessions: SessionService, config: Subagent
   const { header, events } = await sessions.load(id)
   const { parentSessionId, parentCallId } = header
   if (parentSessionId === undefined || parentCallId === undefined) return {}
-  const parent = await sessions.load(parentSessionId).catch((error: unknown) => {
-    if (isReinError(error, 'SESSION_NOT_FOUND')) return undefined
-    throw error
-  })
+  // A parent log gone or unreadable says nothing of the call: @rein/agent still keeps the recorded tools.
+  const parent = await sessions.load(parentSessionId).catch(() => undefined)
   const args = parent && callArguments(parent.events, parentCallId)
   if (args === undefined) return {}
   let profile
@@ -35,7 +32,8 @@ export async function resumeOptionsOf(sessions: SessionService, config: Subagent
   } catch {
     return {}
   }
-  return childOptions(args.agent, profile, withinRecorded(childTools(tools, [profile?.tools, args.tools]), recordedTools(events)))
+  // A child that made no request yet is known to be allowed nothing more.
+  return childOptions(args.agent, profile, withinRecorded(childTools(tools, [profile?.tools, args.tools]), recordedTools(events) ?? []))
 }
 
 /** The profile and tools the parent's call `callId` asked for; undefined when the log has no such call. */

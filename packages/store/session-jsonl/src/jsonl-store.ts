@@ -10,7 +10,7 @@ import { refuseMisshapenEvents, SessionSummarizer, type ListOptions, type Loaded
 import { appendDurably, fileTarget, publishFile } from './durable-write.ts'
 import { errorCode } from './fs-errors.ts'
 import { eventLine, headerLine, parseSessionFile } from './jsonl-format.ts'
-import { LockOwner, isLockHeld, releaseLock, sweepLeftovers } from './lock.ts'
+import { LockOwner, isLockHeld, sweepLeftovers } from './lock.ts'
 import { readLogLines } from './log-reader.ts'
 import { isSessionId, sessionPaths, type SessionPaths } from './paths.ts'
 import { SummaryCache, stampOf } from './summary-cache.ts'
@@ -89,7 +89,7 @@ export class JsonlSessionStore implements SessionStore {
     if (this.sessions.has(header.id) || exists(paths.file)) throw sessionExists(header.id, paths.file)
     await this.claim(paths, header.id)
     if (exists(paths.file)) {
-      releaseLock(paths.lock)
+      this.locks.release(paths.lock)
       throw sessionExists(header.id, paths.file)
     }
     this.sessions.set(header.id, newSession(copy, paths, undefined, 0, 0))
@@ -130,7 +130,7 @@ export class JsonlSessionStore implements SessionStore {
       return { header, events }
     } catch (error) {
       if (fd !== undefined) closeSync(fd)
-      releaseLock(paths.lock)
+      this.locks.release(paths.lock)
       if (isReinError(error)) throw underOtherCase(this.root, id, paths.file, error)
       throw isTooLarge(error) ? tooLarge(paths.file, error) : ioError(`cannot open session ${id} (${paths.file})`, error)
     }
@@ -193,7 +193,7 @@ export class JsonlSessionStore implements SessionStore {
     try {
       if (session.fd !== undefined) closeSync(session.fd)
     } finally {
-      releaseLock(session.paths.lock)
+      this.locks.release(session.paths.lock)
     }
     if (failure !== undefined) throw failure
   }

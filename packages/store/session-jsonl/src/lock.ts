@@ -72,6 +72,27 @@ export class LockOwner {
     throw new ReinError('SESSION_LOCKED', `session ${id}: ${lock} kept changing while rein tried to claim it; another process is claiming the session`, { details: { lock } })
   }
 
+  /**
+   * Removes `lock` if this store still holds it. Two lstats when it is a link to this store's pid
+   * file and that file still stands (so its inode is not one reused since): the case of every lock
+   * it claimed. Otherwise the pid the lock names decides, as for a lock whose pid file it forgot.
+   */
+  release(lock: string): void {
+    if (!this.holds(lock)) return releaseLock(lock)
+    quietly(() => unlinkSync(lock))
+  }
+
+  private holds(lock: string): boolean {
+    if (this.file === undefined || this.key === undefined) return false
+    try {
+      const stats = lstatSync(lock, { throwIfNoEntry: false })
+      const own = stats && fileKey(stats) === this.key ? lstatSync(this.file, { throwIfNoEntry: false }) : undefined
+      return own !== undefined && fileKey(own) === this.key
+    } catch {
+      return false
+    }
+  }
+
   /** Drops the pid file without removing it: it (or its folder) was found gone, so the next claim writes another. */
   forget(): void {
     if (this.key !== undefined) livePidFiles.delete(this.key)
@@ -150,22 +171,10 @@ export function isLockHeld(lock: string): boolean {
   return typeof holder === 'number' && isHolderAlive(lock, holder)
 }
 
-/**
- * Removes `lock` if this process still holds it: a link to one of its pid files (one lstat, the
- * case of every lock it claimed), or a lock naming its pid (one whose pid file it forgot).
- */
-export function releaseLock(lock: string): void {
-  if (!isLinkedHereQuietly(lock) && readHolder(lock) !== process.pid) return
+/** Removes `lock` if this process still holds it. */
+function releaseLock(lock: string): void {
+  if (readHolder(lock) !== process.pid) return
   quietly(() => unlinkSync(lock))
-}
-
-/** `isLinkedHere`, false when the lock cannot be looked at: `readHolder` then says why. */
-function isLinkedHereQuietly(lock: string): boolean {
-  try {
-    return isLinkedHere(lock)
-  } catch {
-    return false
-  }
 }
 
 /**
