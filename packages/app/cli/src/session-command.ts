@@ -102,6 +102,11 @@ export async function withComposition(options: CliOptions, io: Io, body: (scope:
     // A turn that completed before the signal still leaves work the signal stopped (jobs): say so.
     return interrupts.signal.aborted && code === EXIT.ok ? EXIT.interrupted : code
   } catch (error) {
+    // A signal during a resume's repair: none of it was saved, and the next resume repairs again.
+    if (isReinError(error, 'REPAIR_INTERRUPTED')) {
+      renderer.notice(error.message)
+      return EXIT.interrupted
+    }
     return unsavedOnce(renderer, error)
   } finally {
     // Opening a session may have found lost background subagents: their logs are closed while the

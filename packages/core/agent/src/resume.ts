@@ -6,6 +6,7 @@
  * minus anything that would run work again.
  */
 
+import { ReinError } from '@rein/base'
 import { eventData, planRepair, repairEvents, type CoreEventData, type RepairCall, type Session } from '@rein/session'
 import type { RunIdentity, ToolCallContext, ToolRegistry } from '@rein/tools'
 import { repairedAttemptEnded } from './attempts.ts'
@@ -68,6 +69,9 @@ export async function repairSession(session: Session, services: RepairServices, 
   const limits = { chars: options.spillAfterChars, lines: options.spillAfterLines }
   for (const call of plan.calls) {
     const outcome = await settle(call, tools, context, signal, mode)
+    // Stopped meanwhile: what the tool was finding out is not known, so nothing is written and the
+    // call stays open for the next repair to ask again (a subagent being continued is interrupted, to go on then).
+    if (signal.aborted) throw repairInterrupted(session.id)
     if (!outcome) continue
     found.set(call.callId, await toResultData(call.callId, outcome.result, session, limits))
     report[outcome.how].push({ callId: call.callId, name: call.name, isError: outcome.result.isError })
@@ -80,6 +84,10 @@ export async function repairSession(session: Session, services: RepairServices, 
   if (plan.turn !== undefined) report.closedTurn = plan.turn
   await session.flush()
   return report
+}
+
+function repairInterrupted(sessionId: string): ReinError {
+  return new ReinError('REPAIR_INTERRUPTED', `the repair of session ${sessionId} was stopped before it finished: none of it was saved, and the calls it was settling stay open; rein resume ${sessionId} repairs it again`, { details: { sessionId } })
 }
 
 /**

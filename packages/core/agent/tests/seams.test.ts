@@ -438,6 +438,37 @@ describe('recover on resume', () => {
   })
 })
 
+describe('a resume stopped while a tool\'s recover works', () => {
+  it('saves nothing of the repair and leaves the call open, so the next resume asks the tool again', async () => {
+    const store = new MemorySessionStore()
+    const { root } = await boot([], { store })
+    const stop = new AbortController()
+    const asked: string[] = []
+    root.tools.register(defineTool({
+      name: 'delegate', description: 'Runs a subagent.', parameters: {},
+      output: { schema: { type: 'string' }, render: (_args, value) => value },
+      execute: () => 'never runs here',
+      // Continues the child until the resume is stopped, as @rein/subagents does; the second time, it finds it done.
+      recover: async (c, context) => {
+        asked.push(c.callId)
+        if (asked.length > 1) return { value: 'the child completed' }
+        stop.abort('SIGTERM')
+        await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }))
+        return { error: new ReinError('SUBAGENT_INTERRUPTED', 'the child was interrupted; resume continues it') }
+      },
+    }))
+    const session = await root.sessions.create({ id: 'parent', cwd: '/w' })
+    appendOpenCalls(session, [{ callId: 'd1', name: 'delegate' }])
+    await session.flush()
+    await store.close('parent')
+    await expect(root.agents.resume('parent', { signal: stop.signal })).rejects.toMatchObject({ code: 'REPAIR_INTERRUPTED' })
+    expect((await store.load('parent')).events.filter((event) => event.type === 'tool/result')).toEqual([])
+    const { repaired } = await root.agents.resume('parent')
+    expect(asked).toEqual(['d1', 'd1'])
+    expect(repaired).toMatchObject({ recovered: [{ callId: 'd1', isError: false }], paired: [] })
+  })
+})
+
 describe('closing a crashed log without resuming it (ctx.agents.repair)', () => {
   it('asks a tool for the outcome of the call it left open, runs nothing again, and leaves a continuing tool\'s call unknown', async () => {
     const store = new MemorySessionStore()

@@ -288,7 +288,9 @@ export class ToolRegistry extends Service {
       }
       return settle(tool, input.name, args, found.value, tool.logger)
     } catch (error) {
-      tool.logger.error('recover for %s (%s) failed; the call gets the usual repair result: %s', input.name, input.callId, error)
+      // Stopped by the caller (a signal during a resume): no failure of the tool's, and the caller says what it does.
+      if (input.signal.aborted) tool.logger.debug('recover for %s (%s) was stopped: %s', input.name, input.callId, error)
+      else tool.logger.error('recover for %s (%s) failed; the call gets the usual repair result: %s', input.name, input.callId, error)
       return undefined
     }
   }
