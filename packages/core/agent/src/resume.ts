@@ -63,19 +63,9 @@ export async function repairSession(session: Session, services: RepairServices, 
     const turn = plan.turn ?? session.turns
     await recordCut(session, services, cut, { identity: identity ?? runOfCut(session, options, turn), turn })
   }
-  const found = new Map<string, ResultData>()
-  const report: ResumeReport = { paired: [], rerun: [], recovered: [] }
   const context: ToolCallContext = { sessionId: session.id, cwd: options.cwd, workspaceRoot: options.workspaceRoot ?? options.cwd, ...(identity ? { identity } : {}) }
   const limits = { chars: options.spillAfterChars, lines: options.spillAfterLines }
-  for (const call of plan.calls) {
-    const outcome = await settle(call, tools, context, signal, mode)
-    // Stopped meanwhile: what the tool was finding out is not known, so nothing is written and the
-    // call stays open for the next repair to ask again (a subagent being continued is interrupted, to go on then).
-    if (signal.aborted) throw repairInterrupted(session.id)
-    if (!outcome) continue
-    found.set(call.callId, await toResultData(call.callId, outcome.result, session, limits))
-    report[outcome.how].push({ callId: call.callId, name: call.name, isError: outcome.result.isError })
-  }
+  const { found, report } = await settleAll(session, plan.calls, { tools, context, limits, signal, mode })
   for (const draft of repairEvents(plan, found)) session.append(draft.type, draft.data)
   for (const call of plan.calls) {
     if (found.has(call.callId)) continue
@@ -86,8 +76,45 @@ export async function repairSession(session: Session, services: RepairServices, 
   return report
 }
 
-function repairInterrupted(sessionId: string): ReinError {
-  return new ReinError('REPAIR_INTERRUPTED', `the repair of session ${sessionId} was stopped before it finished: none of it was saved, and the calls it was settling stay open; rein resume ${sessionId} repairs it again`, { details: { sessionId } })
+interface Settling {
+  tools: ToolRegistry
+  context: ToolCallContext
+  limits: { chars: number; lines: number }
+  signal: AbortSignal
+  mode: RepairMode
+}
+
+/**
+ * Each call's real result where its tool can tell (`recover`, or a replay-safe run again). A resume
+ * stopped meanwhile saves the results found so far and throws `REPAIR_INTERRUPTED`: the other calls
+ * stay open for the next repair to ask again (a subagent being continued is interrupted, to go on
+ * then). A repair that only closes the log (`close`) goes on: the tools it asks end quickly.
+ */
+async function settleAll(session: Session, calls: readonly RepairCall[], settling: Settling): Promise<{ found: Map<string, ResultData>; report: ResumeReport }> {
+  const { tools, context, limits, signal, mode } = settling
+  const found = new Map<string, ResultData>()
+  const report: ResumeReport = { paired: [], rerun: [], recovered: [] }
+  const stopped = () => mode === 'resume' && signal.aborted
+  for (const call of calls) {
+    if (stopped()) return await savedSoFar(session, found)
+    const outcome = await settle(call, tools, context, signal, mode)
+    // A run again the stop cut short says nothing true of the call, nor does work a recover continued
+    // and the stop interrupted (a subagent: the next repair continues it); what a recover found still is.
+    const cutShort = stopped() && (outcome?.how === 'rerun' || tools.info(call.name)?.recoverAfterInterrupt === true)
+    if (outcome && !cutShort) {
+      found.set(call.callId, await toResultData(call.callId, outcome.result, session, limits))
+      report[outcome.how].push({ callId: call.callId, name: call.name, isError: outcome.result.isError })
+    }
+  }
+  if (stopped()) return await savedSoFar(session, found)
+  return { found, report }
+}
+
+/** Saves the results a stopped repair found, leaving the turn open, and throws `REPAIR_INTERRUPTED`. */
+async function savedSoFar(session: Session, found: ReadonlyMap<string, ResultData>): Promise<never> {
+  for (const data of found.values()) session.append('tool/result', data)
+  await session.flush()
+  throw new ReinError('REPAIR_INTERRUPTED', `the repair of session ${session.id} was stopped before it finished: the calls it had not settled stay open, and rein resume ${session.id} settles them`, { details: { sessionId: session.id } })
 }
 
 /**

@@ -37,7 +37,10 @@ export type ResumeAgentOptions = Partial<AgentOptions> & {
    * turns record it, its spend and budgets follow it). The session must be a child of its session.
    */
   parent?: ParentRef
-  /** Aborting it stops what the repair runs (a `recover` continuing a subagent). */
+  /**
+   * Aborting it stops what the repair runs (a `recover` continuing a subagent): the resume saves the
+   * results found and rejects `REPAIR_INTERRUPTED`, the other calls left open for the next one.
+   */
   signal?: AbortSignal
 }
 

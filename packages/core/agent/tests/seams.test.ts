@@ -439,32 +439,40 @@ describe('recover on resume', () => {
 })
 
 describe('a resume stopped while a tool\'s recover works', () => {
-  it('saves nothing of the repair and leaves the call open, so the next resume asks the tool again', async () => {
+  it('saves what it found, leaves the call whose recover it stopped open, and the next resume asks that tool again', async () => {
     const store = new MemorySessionStore()
     const { root } = await boot([], { store })
     const stop = new AbortController()
     const asked: string[] = []
     root.tools.register(defineTool({
-      name: 'delegate', description: 'Runs a subagent.', parameters: {},
+      name: 'delegate', description: 'Runs a subagent.', parameters: {}, recoverAfterInterrupt: true,
       output: { schema: { type: 'string' }, render: (_args, value) => value },
       execute: () => 'never runs here',
       // Continues the child until the resume is stopped, as @rein/subagents does; the second time, it finds it done.
       recover: async (c, context) => {
         asked.push(c.callId)
-        if (asked.length > 1) return { value: 'the child completed' }
+        if (stop.signal.aborted) return { value: 'the child completed' }
         stop.abort('SIGTERM')
-        await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }))
+        if (!context.signal.aborted) await new Promise((resolve) => context.signal.addEventListener('abort', resolve, { once: true }))
         return { error: new ReinError('SUBAGENT_INTERRUPTED', 'the child was interrupted; resume continues it') }
       },
     }))
+    // A command its recover stops first: that result is true, and is saved.
+    root.tools.register(defineTool({
+      name: 'command', description: 'Runs a command.', parameters: {},
+      output: { schema: { type: 'string' }, render: (_args, value) => value },
+      execute: () => 'never runs here',
+      recover: () => { asked.push('k1'); return { error: new ReinError('COMMAND_INTERRUPTED', 'stopped what it left running') } },
+    }))
     const session = await root.sessions.create({ id: 'parent', cwd: '/w' })
-    appendOpenCalls(session, [{ callId: 'd1', name: 'delegate' }])
+    appendOpenCalls(session, [{ callId: 'k1', name: 'command' }, { callId: 'd1', name: 'delegate' }])
     await session.flush()
     await store.close('parent')
     await expect(root.agents.resume('parent', { signal: stop.signal })).rejects.toMatchObject({ code: 'REPAIR_INTERRUPTED' })
-    expect((await store.load('parent')).events.filter((event) => event.type === 'tool/result')).toEqual([])
+    const saved = (await store.load('parent')).events.filter((event) => event.type === 'tool/result').map((event) => eventData(event, 'tool/result'))
+    expect(saved.map((result) => [result.callId, result.code])).toEqual([['k1', 'COMMAND_INTERRUPTED']])
     const { repaired } = await root.agents.resume('parent')
-    expect(asked).toEqual(['d1', 'd1'])
+    expect(asked).toEqual(['k1', 'd1', 'd1'])
     expect(repaired).toMatchObject({ recovered: [{ callId: 'd1', isError: false }], paired: [] })
   })
 })

@@ -275,12 +275,16 @@ export class ToolRegistry extends Service {
     const args = this.softArgs(tool, input.arguments)
     if (args === undefined) return undefined
     // The tool's own deadline applies, as for a call: a recover that never settles cannot hold a resume.
-    const deadline = AbortSignal.any([input.signal, AbortSignal.timeout(tool.info.timeoutMs ?? config.defaultTimeoutMs)])
+    const timeout = AbortSignal.timeout(tool.info.timeoutMs ?? config.defaultTimeoutMs)
+    const deadline = AbortSignal.any([input.signal, timeout])
+    // One that continues work (a subagent) is waited for after a stop, until its deadline: it stops
+    // what it continued and saves it, before the caller gives the call up for the next resume.
+    const waitUntil = tool.info.recoverAfterInterrupt === true ? timeout : deadline
     try {
       const cwd = input.context?.cwd ?? config.cwd ?? process.cwd()
       const workspaceRoot = input.context?.workspaceRoot ?? cwd
       const context = Object.freeze({ cwd, workspaceRoot, signal: deadline, logger: tool.logger, ...(input.context?.sessionId ? { sessionId: input.context.sessionId } : {}) })
-      const found = await raceSignal(Promise.resolve(recover.call(tool.definition, Object.freeze({ callId: input.callId, args }), context)), deadline)
+      const found = await raceSignal(Promise.resolve(recover.call(tool.definition, Object.freeze({ callId: input.callId, args }), context)), waitUntil)
       if (found === undefined) return undefined
       if (typeof found === 'object' && found !== null && 'error' in found && isReinError(found.error)) return failure(found.error.code, found.error.message)
       if (typeof found !== 'object' || found === null || !('value' in found)) {
