@@ -62,7 +62,10 @@ export interface RepairStartEvent extends LifecycleBase { startedAt: number }
 export interface RepairEndEvent extends LifecycleBase {
   startedAt: number
   endedAt: number
-  /** `error` when the last repair working for the run failed (the log could not be written, say). */
+  /**
+   * `error` when the last repair working for the run failed (the log could not be written, say) or
+   * was stopped by its signal (`errorCode: REPAIR_INTERRUPTED`: the next resume goes on with it).
+   */
   reason: 'completed' | 'error'
   errorCode?: string
 }
