@@ -44,6 +44,13 @@ const MIGRATIONS: readonly string[] = [
   );`,
 ]
 
+/** What `checkVersion` reads of a file, in one snapshot. */
+interface SchemaState {
+  version: number
+  anyTable: number
+  ours: number
+}
+
 /** The schema version this build writes and reads. */
 export const SCHEMA_VERSION = MIGRATIONS.length
 
@@ -71,14 +78,17 @@ export function migrate(db: Database.Database, file: string): void {
  * `MEMORY_STORE_CORRUPT`.
  */
 export function checkVersion(db: Database.Database, file: string): number {
-  const version = db.pragma('user_version', { simple: true }) as number
+  // One statement, so one snapshot: read apart, another process's first migration could commit in
+  // between, and its tables would look like another program's under the version read before it.
+  const { version, anyTable, ours } = db.prepare<[], SchemaState>(`SELECT
+    (SELECT user_version FROM pragma_user_version) AS version,
+    EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table') AS anyTable,
+    EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'memory_entries') AS ours`).get() ?? { version: 0, anyTable: 0, ours: 0 }
   if (version > SCHEMA_VERSION) {
     throw new ReinError('MEMORY_STORE_TOO_NEW', `memory database ${file} has schema version ${version}, newer than this rein reads (${SCHEMA_VERSION}): upgrade rein, or point memory-sqlite's file elsewhere`, { details: { file, version, supported: SCHEMA_VERSION } })
   }
   // Other programs set user_version too: a version without migration 1's table is not rein's.
-  const foreign = version === 0
-    ? db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' LIMIT 1`).get() !== undefined
-    : db.prepare(`SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'memory_entries'`).get() === undefined
+  const foreign = version === 0 ? anyTable === 1 : ours === 0
   if (foreign) {
     throw new ReinError('MEMORY_STORE_CORRUPT', `memory database ${file} holds tables but no rein memory schema: it is another program's database; point memory-sqlite's file elsewhere`, { details: { file } })
   }
