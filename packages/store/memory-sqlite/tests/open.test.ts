@@ -252,3 +252,39 @@ describe('opening with options that are not what open() takes', () => {
     await expect(stat(file)).rejects.toMatchObject({ code: 'ENOENT' })
   })
 })
+
+describe('two processes opening a new file at once', () => {
+  it('takes the other\'s first migration, committed between its looks at the file, as rein\'s, not another program\'s tables', async () => {
+    const { migrate } = await import('../src/schema.ts')
+    const file = join(await tempRoot(), 'memory.db')
+    const first = new Database(file)
+    const second = new Database(file)
+    // The other process migrates right after this one's first read of the file.
+    let raced = false
+    const race = <T>(read: () => T): T => {
+      const result = read()
+      if (!raced) {
+        raced = true
+        migrate(first, file)
+      }
+      return result
+    }
+    const pragma = second.pragma.bind(second)
+    const prepare = second.prepare.bind(second)
+    second.pragma = ((...args: Parameters<typeof pragma>) => race(() => pragma(...args))) as typeof pragma
+    second.prepare = ((...args: Parameters<typeof prepare>) => {
+      const statement = prepare(...args)
+      const get = statement.get.bind(statement)
+      statement.get = ((...values: unknown[]) => race(() => get(...values))) as typeof statement.get
+      return statement
+    }) as typeof prepare
+    try {
+      expect(() => migrate(second, file)).not.toThrow()
+      expect(raced).toBe(true)
+      expect(first.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION)
+    } finally {
+      first.close()
+      second.close()
+    }
+  })
+})
