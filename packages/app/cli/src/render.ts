@@ -235,23 +235,21 @@ export class Renderer {
   }
 
   /**
-   * What a subagent does under the call that started it: the call is named (`…`) when its child
-   * first calls a tool, then the child's calls follow, indented; the child's text is the call's result.
+   * What a subagent does under the call that started it: the call is named (`…`) when a call of its child
+   * first starts or ends, then the child's calls follow, indented; the child's text is the call's result.
    */
   private subagent(event: Extract<AgentEvent, { type: 'subagent' }>, depth: number, parentSession = '') {
     const inner = event.event
-    if (inner.type !== 'tool-start' && inner.type !== 'subagent') {
-      if (inner.type === 'tool-end') this.toolLine(inner, event.sessionId, depth)
-      return
-    }
+    if (inner.type !== 'tool-start' && inner.type !== 'tool-end' && inner.type !== 'subagent') return
+    // A call can end without a start (one the child's budget left unrun): it still goes under the header.
     const parentKey = `${parentSession}/${event.callId}`
     if (!this.announced.has(parentKey)) {
       this.announced.add(parentKey)
       this.endAnswerLine()
       this.err(this.dim(`${'  '.repeat(depth)}[tool] ${this.calls.get(parentKey)?.label ?? 'subagent'} …`))
     }
-    if (inner.type === 'tool-start') this.toolLine(inner, event.sessionId, depth)
-    else this.subagent(inner, depth + 1, event.sessionId)
+    if (inner.type === 'subagent') this.subagent(inner, depth + 1, event.sessionId)
+    else this.toolLine(inner, event.sessionId, depth)
   }
 
   /** Each request's text ends its own line, so answers of successive steps do not run together. */
@@ -325,10 +323,13 @@ function toolOutcome(event: ToolEnd, interrupted: boolean): { text: string; fail
   return interrupted && outcome.text === 'cancelled' ? { text: 'interrupted', failed: false } : outcome
 }
 
+/** Calls paired without running: a cancel before dispatch, a budget reached, a turn that ended first. */
+const NOT_STARTED_CODES: ReadonlySet<string> = new Set(['ABORTED_BEFORE_DISPATCH', 'BUDGET_EXCEEDED', 'TOOL_NOT_STARTED'])
+
 /** A call that ended with an error: cancelled, interrupted or never started are not failures of the tool. */
 function errorOutcome(code: string | undefined): { text: string; failed: boolean } {
   if (code === 'ABORTED') return { text: 'cancelled', failed: false }
-  if (code === 'ABORTED_BEFORE_DISPATCH') return { text: `not started (${code})`, failed: false }
+  if (code !== undefined && NOT_STARTED_CODES.has(code)) return { text: `not started (${code})`, failed: false }
   if (code?.endsWith('_CANCELLED')) return { text: `cancelled (${code})`, failed: false }
   if (code === 'INTERRUPTED' || code?.endsWith('_INTERRUPTED')) return { text: `interrupted (${code})`, failed: false }
   return { text: `failed${code ? ` ${code}` : ''}`, failed: true }

@@ -100,6 +100,8 @@ describe('a tool line', () => {
     ['a command whose own output says [cancelled] and exits 0', { card: { card: 'terminal', output: '[cancelled]', exitCode: 0, signal: null } }, 'ok'],
     ['a call the registry answered ABORTED', { isError: true, code: 'ABORTED' }, 'cancelled'],
     ['a call never started', { isError: true, code: 'ABORTED_BEFORE_DISPATCH' }, 'not started (ABORTED_BEFORE_DISPATCH)'],
+    ['a call a budget left unrun', { isError: true, code: 'BUDGET_EXCEEDED' }, 'not started (BUDGET_EXCEEDED)'],
+    ['a call the turn ended before', { isError: true, code: 'TOOL_NOT_STARTED' }, 'not started (TOOL_NOT_STARTED)'],
     ['a subagent cancelled', { isError: true, code: 'SUBAGENT_CANCELLED' }, 'cancelled (SUBAGENT_CANCELLED)'],
     ['a subagent interrupted', { isError: true, code: 'SUBAGENT_INTERRUPTED' }, 'interrupted (SUBAGENT_INTERRUPTED)'],
     ['a failure', { isError: true, code: 'TOOL_FAILED' }, 'failed TOOL_FAILED'],

@@ -129,3 +129,17 @@ describe('the arguments a tool line shows', () => {
     expect(cut).toBe(`  [tool] lookup {"word":"${'a'.repeat(100)} ***… ok\n`)
   })
 })
+
+describe('a subagent\'s call that ended without a start', () => {
+  it('is shown under the subagent\'s line, not as if the parent ran it (a child\'s budget cancelled the call before it began)', () => {
+    const { renderer: out, shown } = renderer()
+    out.event({ type: 'tool-start', callId: 'p1', name: 'task', card: { card: 'generic', title: 'task', detail: 'look it up' } })
+    out.event({ type: 'subagent', callId: 'p1', sessionId: 'child', event: { type: 'tool-end', callId: 'k1', name: 'read', isError: true, code: 'TOOL_NOT_STARTED', card: { card: 'generic', title: 'read' } } })
+    out.event({ type: 'tool-end', callId: 'p1', name: 'task', isError: false, card: { card: 'generic', title: 'task' } })
+    expect(shown().split('\n').filter(Boolean)).toEqual([
+      '  [tool] task look it up …',
+      '    [tool] read not started (TOOL_NOT_STARTED)',
+      '  [tool] task look it up ok',
+    ])
+  })
+})

@@ -42,7 +42,10 @@ export async function showCommand(args: ParsedArgs, io: Io): Promise<number> {
     const waits = cutWaits(events)
     // What a server worded (an error it echoed a header into) may hold a secret the environment has.
     const secrets = secretValues(io.env)
+    const unstarted = unstartedCalls(events)
     for (const event of events) {
+      const asked = unstarted.get(event.seq)
+      if (asked) io.stdout.write(`${neutralize(maskText(callLine(asked), secrets))}\n`)
       const line = describe(event, marks.changes, spend, waits)
       if (line !== undefined) io.stdout.write(`${neutralize(maskText(line, secrets))}\n`)
       const child = event.type === 'tool/call' ? childOfCall(children, eventData(event, 'tool/call')) : undefined
@@ -62,6 +65,34 @@ function openTurnNote(sessions: readonly SessionSummary[], id: string, turn: num
   const running = sessions.some((session) => session.id === id && session.status === 'running')
   if (running) return `(turn ${turn} is still running: the session is open in a rein process; show it again once the turn ends)`
   return `(turn ${turn} was interrupted with ${unpaired} tool call${unpaired === 1 ? '' : 's'} unpaired; rein resume ${id} repairs it)`
+}
+
+/** `  → name arguments` of a call, whether its intent was logged or only the model's asking for it. */
+function callLine(call: { name: string; arguments: string }): string {
+  // A key the model wrote into arguments matches no variable: masked by its shape, as run and chat mask it.
+  return `  → ${call.name} ${maskKeyShapes(brief(call.arguments))}`
+}
+
+/**
+ * The calls paired without running (a budget or a cancel came first: no `tool/call` in the log), by
+ * the seq of their result, which is where `show` names them, from the answer that asked for them.
+ */
+function unstartedCalls(events: readonly SessionEvent[]): Map<number, { name: string; arguments: string }> {
+  const asked = new Map<string, { name: string; arguments: string }>()
+  const unstarted = new Map<number, { name: string; arguments: string }>()
+  for (const event of events) {
+    if (event.type === 'assistant/message') {
+      for (const block of eventData(event, 'assistant/message').message.content) if (block.type === 'tool-call') asked.set(block.id, block)
+    } else if (event.type === 'tool/call') {
+      asked.delete(eventData(event, 'tool/call').callId)
+    } else if (event.type === 'tool/result') {
+      const { callId } = eventData(event, 'tool/result')
+      const call = asked.get(callId)
+      if (call) unstarted.set(event.seq, call)
+      asked.delete(callId)
+    }
+  }
+  return unstarted
 }
 
 /** The subagent session a call started, or the one it continued (`resume`). */
@@ -113,11 +144,8 @@ function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, TurnChan
       const usage = spent?.usage ? `  [${spentText(spent)} · ${data.provider}/${data.model}]` : ''
       return `${said ? said : '(no text)'}${data.interrupted ? ' [interrupted]' : ''}${usage}`
     }
-    case 'tool/call': {
-      const data = eventData(event, 'tool/call')
-      // A key the model wrote into arguments matches no variable: masked by its shape, as run and chat mask it.
-      return `  → ${data.name} ${maskKeyShapes(brief(data.arguments))}`
-    }
+    case 'tool/call':
+      return callLine(eventData(event, 'tool/call'))
     case 'tool/result': {
       const data = eventData(event, 'tool/result')
       const body = data.content.map((part) => (part.type === 'text' ? part.text : `[image ${part.mediaType}]`)).join(' ')
