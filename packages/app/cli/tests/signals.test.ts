@@ -117,4 +117,33 @@ describe('SIGTERM under a subagent call', () => {
     expect(childAfter!.events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'completed' } })
     expect(p.server.requests).toHaveLength(4)
   }, 60_000)
+  it('exits 130 when a signal stops rein resume while it continues the child, and the next resume finishes it', async () => {
+    const token = `311.${process.pid}`
+    const p = await setUp([
+      { steps: [{ text: 'Delegating.\n' }, { toolCall: { id: 'c_sub', name: 'subagent', arguments: JSON.stringify({ description: 'dig', prompt: 'dig' }) } }] },
+      bash(`touch started; sleep ${token}; true`),
+      // The child's continuation under the first resume: stopped by the signal as it runs.
+      bash(`touch again; sleep ${token}; true`),
+      { steps: [{ text: 'The child finished.' }] },
+      { steps: [{ text: 'Parent done.' }] },
+    ], { extraRows: [...JOB_ROWS, "- { id: subagents, name: '@rein/subagents' }"] })
+    const run = await spawnRein(p.dir, ['run', '--yes', 'work'], signalWhenStarted(join(p.dir, 'started'), ['SIGTERM']), { REIN_HOME: p.home })
+    expect(run.code).toBe(130)
+    const parentId = logs(p.home)[0]!.header.id
+
+    // The resume prints nothing on stdout while the child works: the wait starts at the spawn.
+    const signal = signalWhenStarted(join(p.dir, 'again'), ['SIGTERM'])
+    const stopped = await spawnRein(p.dir, ['resume', '--yes', parentId], undefined, { REIN_HOME: p.home }, [], (child) => signal('', () => {}, child))
+    expect(stopped.code).toBe(130)
+    expect(stopped.stderr).toContain(`the repair of session ${parentId} was stopped before it finished`)
+    expect(processesWith(token)).toEqual([])
+    expect(logs(p.home)[0]!.events.some((event) => event.type === 'tool/result' && event.data.callId === 'c_sub')).toBe(false)
+
+    const resumed = await spawnRein(p.dir, ['resume', '--yes', parentId], undefined, { REIN_HOME: p.home })
+    expect(resumed.code).toBe(0)
+    expect(resumed.stdout).toContain('Parent done.')
+    const results = logs(p.home)[0]!.events.filter((event) => event.type === 'tool/result' && event.data.callId === 'c_sub')
+    expect(results).toHaveLength(1)
+    expect(JSON.stringify(results[0]!.data)).toContain('The child finished.')
+  }, 60_000)
 })
