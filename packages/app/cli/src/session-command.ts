@@ -251,10 +251,9 @@ export async function openAgent(scope: SessionScope, sessionId: string | undefin
   }
   const { cwd: _cwd, model: _default, ...rest } = overrides
   sessionId = await resolveSessionId(scope.ctx, sessionId)
-  // A subagent's session goes on as its profile made it; the flags still pick the route.
-  const profile = await scope.ctx.get('subagents')?.resumeOptions(sessionId) ?? {}
+  // A subagent's session goes on as its profile made it (@rein/subagents tells the agents); the flags still pick the route.
   // A signal during the repair stops what it runs (a subagent being continued is interrupted, to continue later).
-  const { agent, repaired } = await scope.ctx.agents.resume(sessionId, { ...profile, ...rest, ...(scope.options.model ? { model: scope.options.model } : {}), signal: scope.interrupted })
+  const { agent, repaired } = await scope.ctx.agents.resume(sessionId, { ...rest, ...(scope.options.model ? { model: scope.options.model } : {}), signal: scope.interrupted })
     .catch((error: unknown) => { throw unknownProviderIn(providerSource(scope, true), modelMissingIn(scope.source, maxCostInBuiltInTerms(scope.source, error))) })
   const advice = await builtInCompactionNotice(scope, agent)
   // Jobs an earlier process left running are reaped now, and the model told, before the first turn.

@@ -7,7 +7,7 @@
 import { AgentService } from './service.ts'
 
 export default AgentService
-export { AgentService, type CreateAgentOptions, type ParentRef, type ResumeAgentOptions, type ResumeReport } from './service.ts'
+export { AgentService, type CreateAgentOptions, type ParentRef, type ResumeAgentOptions, type ResumeDefaults, type ResumeReport } from './service.ts'
 export { Agent, type Injection } from './agent.ts'
 export { AgentConfig, type AgentConfigInput, type AgentOptions, type AgentMemoryScopes, type CompactionOptions } from './options.ts'
 /** Counts the tokens of a text, for the context meter (`ctx.agents.tokenizer`). */

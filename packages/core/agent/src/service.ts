@@ -6,7 +6,7 @@
 import { Context, Service, symbols, type Logger } from '@deepseek-ai/cordis'
 import { ReinError, isReinError } from '@rein/base'
 import { charTokens, type LlmRuntime, type Tokenizer } from '@rein/llm'
-import type { Session, SessionService } from '@rein/session'
+import type { Session, SessionEvent, SessionHeader, SessionService } from '@rein/session'
 import type { ToolRegistry } from '@rein/tools'
 import { Agent, type AgentLineage, type AgentServices } from './agent.ts'
 import type { ParentRun } from './identity.ts'
@@ -43,6 +43,13 @@ export type ResumeAgentOptions = Partial<AgentOptions> & {
    */
   signal?: AbortSignal
 }
+
+/**
+ * The options a stored session is resumed with when `resume` names no parent call, from its header
+ * and log (a subagent's session resumed by a person or an embedder: its profile's). The caller's
+ * own options win over them.
+ */
+export type ResumeDefaults = (session: { header: SessionHeader; events: readonly SessionEvent[] }) => Partial<AgentOptions> | Promise<Partial<AgentOptions>>
 
 /** What `ctx.agents.create` takes: the agent's options, and a session id to create it under. */
 export type CreateAgentOptions = Partial<AgentOptions> & {
@@ -81,6 +88,8 @@ interface ServiceState {
   untaken: Map<string, UntakenRun>
   /** Set once the service is disposed: nothing may be held for a retry any more. */
   disposed: boolean
+  /** What a plugin gives a session resumed without a parent call (`resumeDefaults`). */
+  resumeDefaults?: ResumeDefaults
 }
 
 /** A run a repair worked for that no turn took yet, and where it was. */
@@ -131,6 +140,20 @@ export class AgentService extends Service {
       state.tokenizer = counted
       return () => { if (state.tokenizer === counted) state.tokenizer = charTokens }
     }, 'agents.tokenizer')
+  }
+
+  /**
+   * Has `defaults` give the options of a stored session resumed without a parent call, until the
+   * calling plugin is disposed (@rein/subagents gives a child its profile's). One at a time: a later
+   * one replaces it.
+   */
+  resumeDefaults(defaults: ResumeDefaults): () => Promise<void> {
+    if (typeof defaults !== 'function') throw new ReinError('INVALID_RESUME_DEFAULTS', 'resume defaults are a function from a stored session to agent options')
+    const state = this._state
+    return this.ctx.effect(() => {
+      state.resumeDefaults = defaults
+      return () => { if (state.resumeDefaults === defaults) state.resumeDefaults = undefined }
+    }, 'agents.resumeDefaults')
   }
 
   /** Adds a part of the system prompt until disposed. Ids are unique. */
@@ -244,11 +267,12 @@ export class AgentService extends Service {
       const parent = ref ? (await this.parentRun(ref)).run : recordedParent(session.header, session.events)
       // A child its parent's repair continues is held to what that parent's live ancestor has left.
       const left = ref ? this.liveAgent(ref.sessionId)?.budgetLeft() : parent && this._state.repairing.get(parent.sessionId)?.left?.()
+      const wanted = { ...(ref ? {} : await defaultsFor(this._state, session)), ...stripUndefined(rest) }
       // A child given no allow-list keeps the one its last request had, not the service's default of
       // every tool; one that made no request yet is known to be allowed none.
-      const kept = session.header.depth > 0 && rest.tools === undefined ? recordedTools(session.events) ?? [] : undefined
-      const recorded = { cwd: session.header.cwd, ...recordedRequest(session.events, rest), ...(kept === undefined ? {} : { tools: kept }) }
-      const resolved = await this.resolve({ ...recorded, ...stripUndefined(rest) }, session.header.depth > 0, left)
+      const kept = session.header.depth > 0 && wanted.tools === undefined ? recordedTools(session.events) ?? [] : undefined
+      const recorded = { cwd: session.header.cwd, ...recordedRequest(session.events, wanted), ...(kept === undefined ? {} : { tools: kept }) }
+      const resolved = await this.resolve({ ...recorded, ...wanted }, session.header.depth > 0, left)
       const lineage = this.lineage(parent, resolved)
       // The agent's first run is named now: the subagents its repair continues work for it. A
       // retry of a resume that failed goes on with that one's run, and what it continued.
@@ -474,6 +498,18 @@ async function shutDown(state: ServiceState): Promise<void> {
   const held = [...state.untaken.values()]
   state.untaken.clear()
   for (const { next, place } of held) tellUntakenRun(state.notify, next, place)
+}
+
+/** A plugin's defaults for a resumed session; none when it has none or fails (a session must stay resumable). */
+async function defaultsFor(state: ServiceState, session: Session): Promise<Partial<AgentOptions>> {
+  const defaults = state.resumeDefaults
+  if (!defaults) return {}
+  try {
+    return stripUndefined(await defaults({ header: session.header, events: session.events }))
+  } catch (error) {
+    state.logger.warn('session %s is resumed with the agents row\'s options: its resume defaults failed: %s', session.id, error)
+    return {}
+  }
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

@@ -1,6 +1,7 @@
 // The seams later packages plug into: run identity, the tool run, injections, allow-lists, child
 // sessions, pinned sections, observation spill and recover.
 import { readFile } from 'node:fs/promises'
+import { Logger, type Exporter } from '@deepseek-ai/cordis'
 import { dirname } from 'node:path'
 import type { Message } from '@rein/llm'
 import { MemorySessionStore, deriveMessages, eventData, type CoreEventData, type SessionEvent } from '@rein/session'
@@ -307,6 +308,51 @@ describe('child sessions', () => {
     const parent = await root.agents.create()
     await parent.send('go')
     await expect(root.agents.create({ parent: { sessionId: parent.session.id, runId: 'run_nope', callId: 'c1' } })).rejects.toMatchObject({ code: 'PARENT_RUN_NOT_FOUND' })
+  })
+})
+
+describe('resume defaults (ctx.agents.resumeDefaults)', () => {
+  async function stored() {
+    const setup = await boot([[{ text: 'first' }], [{ text: 'again' }]], { store: new MemorySessionStore() })
+    const agent = await setup.root.agents.create()
+    await agent.send('hi')
+    await agent.close()
+    return { ...setup, id: agent.session.id }
+  }
+
+  it('gives a session resumed without a parent call its options, the caller\'s own winning, until its plugin goes', async () => {
+    const { root, id } = await stored()
+    const seen: string[] = []
+    const fiber = await root.plugin({
+      name: 'defaults',
+      inject: ['agents'],
+      apply: (ctx) => {
+        ctx.agents.resumeDefaults(({ header, events }) => {
+          seen.push(`${header.id}:${events.length}`)
+          return { system: 'FROM-DEFAULTS', maxSteps: 3 }
+        })
+      },
+    })
+    const given = await root.agents.resume(id, { maxSteps: 5 })
+    expect(given.agent.options).toMatchObject({ system: 'FROM-DEFAULTS', maxSteps: 5 })
+    await given.agent.close()
+    expect(seen).toEqual([expect.stringMatching(new RegExp(`^${id}:\\d+$`))])
+    await fiber.dispose()
+    const after = await root.agents.resume(id)
+    expect(after.agent.options.system).not.toBe('FROM-DEFAULTS')
+    await after.agent.close()
+  })
+
+  it('resumes with the row\'s options, warning, when the defaults throw', async () => {
+    const { root, id } = await stored()
+    const warnings: string[] = []
+    const exporter: Exporter = { levels: { default: 2 }, export: (message) => { if (message.type === 'warn') warnings.push(Logger.format(exporter, message)) } }
+    root.logger.exporter(exporter)
+    root.agents.resumeDefaults(() => { throw new Error('broken plugin') })
+    const { agent } = await root.agents.resume(id)
+    expect((await agent.send('more')).text).toBe('again')
+    await agent.close()
+    expect(warnings).toEqual([expect.stringContaining(`session ${id} is resumed with the agents row's options: its resume defaults failed: Error: broken plugin`)])
   })
 })
 

@@ -5,8 +5,8 @@
  * than its requests were offered — not as a new agent of the agents row.
  */
 
-import { recordedTools, type CreateAgentOptions } from '@rein/agent'
-import { eventData, type SessionEvent, type SessionService } from '@rein/session'
+import { recordedTools, type AgentOptions } from '@rein/agent'
+import { eventData, type SessionEvent, type SessionHeader, type SessionService } from '@rein/session'
 import type { ToolRegistry } from '@rein/tools'
 import { childTools } from './child-tools.ts'
 import type { SubagentsConfig } from './config.ts'
@@ -14,13 +14,13 @@ import { childOptions, profileOf } from './profile.ts'
 import { withinRecorded } from './resume.ts'
 
 /**
- * The options session `id` is resumed with: `{}` for a top-level session, or a child whose making
- * call is not in its parent's log, or names a profile gone from Config (@rein/agent then keeps the
- * tools its requests were offered).
+ * The options a stored session is resumed with (`ctx.agents.resumeDefaults`): `{}` for a top-level
+ * session, or a child whose making call is not in its parent's log, or names a profile gone from
+ * Config (@rein/agent then keeps the tools its requests were offered).
  */
-export async function resumeOptionsOf(sessions: SessionService, config: SubagentsConfig, tools: ToolRegistry, id: string): Promise<CreateAgentOptions> {
-  const { header, events } = await sessions.load(id)
+export async function resumeOptionsOf(sessions: SessionService | undefined, config: SubagentsConfig, tools: ToolRegistry, { header, events }: { header: SessionHeader; events: readonly SessionEvent[] }): Promise<Partial<AgentOptions>> {
   const { parentSessionId, parentCallId } = header
+  if (!sessions) return {}
   if (parentSessionId === undefined || parentCallId === undefined) return {}
   // A parent log gone or unreadable says nothing of the call: @rein/agent still keeps the recorded tools.
   const parent = await sessions.load(parentSessionId).catch(() => undefined)

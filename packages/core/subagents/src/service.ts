@@ -5,7 +5,7 @@
  */
 
 import { Context, Service } from '@deepseek-ai/cordis'
-import type { Agent, AgentService, CreateAgentOptions, ResumeReport } from '@rein/agent'
+import type { Agent, AgentService, ResumeReport } from '@rein/agent'
 import type { JobService } from '@rein/jobs'
 import type { LlmRuntime } from '@rein/llm'
 import type { SessionService } from '@rein/session'
@@ -68,6 +68,9 @@ export class SubagentService extends Service {
     ctx.on('compose/check', async (problems) => {
       for (const problem of await profileProblems(config, deps.tools(), ctx.get('llm') as LlmRuntime | undefined)) problems.push(`@rein/subagents: ${problem}`)
     })
+    // A child session resumed outside a call (`rein resume <child id>`, an embedder's) goes on as its
+    // call's profile made it, never with a tool its requests were not offered.
+    ctx.agents.resumeDefaults((session) => resumeOptionsOf(ctx.get('sessions') as SessionService | undefined, config, deps.tools(), session))
     // A background child whose process died: its log records `interrupted` once jobs reaps its job.
     const closing = this._closing
     ctx.on('jobs/lost', (lost) => {
@@ -115,16 +118,6 @@ export class SubagentService extends Service {
    */
   async settled(): Promise<void> {
     while (this._closing.size > 0) await Promise.all(this._closing)
-  }
-
-  /**
-   * What a child session is resumed with outside a subagent call (`rein resume <child id>`): the
-   * profile its call named and no tool its requests were not offered; `{}` for a top-level session.
-   */
-  resumeOptions(id: string): Promise<CreateAgentOptions> {
-    const sessions = this._deps.ctx.get('sessions') as SessionService | undefined
-    if (!sessions) return Promise.resolve({})
-    return resumeOptionsOf(sessions, this._deps.config, this._deps.tools(), id)
   }
 
   /** The configured profiles by name, as the `agent` argument names them. */

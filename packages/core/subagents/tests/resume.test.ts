@@ -90,6 +90,47 @@ describe('resume', () => {
   })
 })
 
+describe('a child session resumed outside a subagent call', () => {
+  const profiles = { narrow: { description: 'looks words up', system: 'NARROW-SYSTEM', tools: ['lookup'], maxSteps: 2 } }
+  const childScript = (request: AdapterRequest): ScriptedTurn => {
+    if (taskOf(request) === 'go') return answers(request) === 0 ? [call('subagent', { description: 'dig', prompt: 'dig', agent: 'narrow' }, 'c1')] : [{ text: 'done' }]
+    return [{ text: `child answer ${answers(request)}` }]
+  }
+
+  it('goes on as its profile made it when ctx.agents.resume is given no options (an embedder\'s resume)', async () => {
+    const { root, llm, create } = await boot(childScript, { subagents: { profiles } })
+    const parent = await create()
+    await parent.send('go')
+    const id = childIdOf(textOf(resultOf(parent.session.events, 'c1')))
+    const { agent } = await root.agents.resume(id)
+    try {
+      expect(agent.options).toMatchObject({ system: 'NARROW-SYSTEM', maxSteps: 2 })
+      await agent.send('follow up')
+    } finally {
+      await agent.close()
+    }
+    const last = llm.requests.at(-1)!
+    expect(last.system).toContain('NARROW-SYSTEM')
+    expect(last.tools?.map((tool) => tool.name)).toEqual(['lookup'])
+  })
+
+  it('is resumed with the agents row\'s options, its recorded tools kept, once @rein/subagents is gone', async () => {
+    const { root, fiber, create } = await boot(childScript, { subagents: { profiles } })
+    const parent = await create()
+    await parent.send('go')
+    const id = childIdOf(textOf(resultOf(parent.session.events, 'c1')))
+    await parent.close()
+    await fiber.dispose()
+    const { agent } = await root.agents.resume(id)
+    try {
+      expect(agent.options.system).not.toBe('NARROW-SYSTEM')
+      expect(agent.options.tools).toEqual(['lookup'])
+    } finally {
+      await agent.close()
+    }
+  })
+})
+
 describe('a resumed child works for the call that resumed it', () => {
   it('charges its spend to the resuming turn and records that run and call in its new turn', async () => {
     const { root, create } = await boot((request: AdapterRequest): ScriptedTurn => {
