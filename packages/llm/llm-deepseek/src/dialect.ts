@@ -22,6 +22,8 @@ function producedHere(message: Message): boolean {
 /** DeepSeek's `OpenAiDialect`: effort as `thinking` + `reasoning_effort`, its own reasoning sent back as `reasoning_content`. */
 export const deepSeekDialect: OpenAiDialect = {
   replayState: { dialect: 'deepseek' },
+  // "does not support successive user or assistant messages"; "the last message … must be a user message".
+  alternating: true,
   effortFields(effort) {
     if (effort === undefined) return {}
     if (effort === 'off') return { thinking: { type: 'disabled' } }

@@ -1,5 +1,5 @@
-import { assistantMessage, userMessage } from '@rein/llm'
-import { toWireMessages } from '@rein/llm-openai'
+import { assistantMessage, createMessage, toolResultMessage, userMessage, type AdapterRequest } from '@rein/llm'
+import { toWireBody, toWireMessages, toWireRequest } from '@rein/llm-openai'
 import { describe, expect, it } from 'vitest'
 import { deepSeekDialect } from '../src/index.ts'
 
@@ -22,9 +22,10 @@ describe('deepSeekDialect', () => {
         assistantMessage([{ type: 'reasoning', text: 'Need ' }, { type: 'reasoning', text: 'the file.' }, { type: 'tool-call', id: 'c1', name: 'read', arguments: '{}' }], source),
         assistantMessage([{ type: 'tool-call', id: 'c2', name: 'read', arguments: '{}' }], source),
         assistantMessage([{ type: 'text', text: 'Done.' }], source),
+        userMessage('thanks', 'u2'),
       ],
     }, deepSeekDialect)
-    expect(messages.slice(1)).toEqual([
+    expect(messages.slice(1, -1)).toEqual([
       { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{}' } }], reasoning_content: 'Need the file.' },
       { role: 'assistant', content: null, tool_calls: [{ id: 'c2', type: 'function', function: { name: 'read', arguments: '{}' } }], reasoning_content: '' },
       { role: 'assistant', content: 'Done.' },
@@ -38,10 +39,12 @@ describe('deepSeekDialect', () => {
       messages: [
         assistantMessage([{ type: 'reasoning', text: 'Foreign thoughts.' }, { type: 'tool-call', id: 'c1', name: 'read', arguments: '{}' }], other),
         assistantMessage([{ type: 'reasoning', text: 'Unmarked thoughts.' }, { type: 'text', text: 'Hi.' }], unmarked),
+        userMessage('and?', 'u1'),
         assistantMessage([{ type: 'reasoning', text: 'Own thoughts.' }, { type: 'text', text: 'Done.' }], source),
+        userMessage('thanks', 'u2'),
       ],
     }, deepSeekDialect)
-    expect(messages).toEqual([
+    expect(messages.filter((message) => message.role === 'assistant')).toEqual([
       { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{}' } }], reasoning_content: '' },
       { role: 'assistant', content: 'Hi.' },
       { role: 'assistant', content: 'Done.', reasoning_content: 'Own thoughts.' },
@@ -50,5 +53,48 @@ describe('deepSeekDialect', () => {
 
   it('marks its own answers so their reasoning can be sent back', () => {
     expect(deepSeekDialect.replayState).toEqual({ dialect: 'deepseek' })
+  })
+})
+
+describe('deepSeekDialect: roles alternate, as DeepSeek requires', () => {
+  const model = { kind: 'model', provider: 'deepseek', model: 'deepseek-reasoner', replayState: { dialect: 'deepseek' } } as const
+  const notice = { kind: 'plugin', plugin: 'jobs' } as const
+  const defaults = { maxTokensField: 'max_tokens' } as const
+  const route = { provider: 'deepseek', model: 'deepseek-reasoner', signal: new AbortController().signal }
+
+  it('merges two answers in a row (a cut-off one, then the one a resume gave) and two user messages in a row into one each', () => {
+    const request: AdapterRequest = {
+      ...route,
+      messages: [
+        userMessage('go', 'u1'),
+        assistantMessage([{ type: 'text', text: 'Some text then' }], model),
+        assistantMessage([{ type: 'text', text: 'The whole answer.' }], model),
+        createMessage('user', [{ type: 'text', text: 'job bash-1 ended' }], notice, 'n1'),
+        userMessage('and now?', 'u2'),
+      ],
+    }
+    const wire = toWireMessages(request, deepSeekDialect)
+    expect(wire).toEqual([
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: 'Some text then\n\nThe whole answer.' },
+      { role: 'user', content: 'job bash-1 ended\n\nand now?' },
+    ])
+    expect(toWireBody(request, defaults, deepSeekDialect)).toBe(JSON.stringify(toWireRequest(request, defaults, deepSeekDialect)))
+  })
+
+  it('leaves out a cut-off answer the request would end with: the continued turn answers the user\'s message again', () => {
+    const request: AdapterRequest = { ...route, messages: [userMessage('go', 'u1'), assistantMessage([{ type: 'text', text: 'Some text then' }], model)] }
+    expect(toWireMessages(request, deepSeekDialect)).toEqual([{ role: 'user', content: 'go' }])
+    expect(toWireBody(request, defaults, deepSeekDialect)).toBe(JSON.stringify(toWireRequest(request, defaults, deepSeekDialect)))
+  })
+
+  it('keeps tool results between the calls and the next message as they are', () => {
+    const messages = [
+      userMessage('go', 'u1'),
+      assistantMessage([{ type: 'tool-call', id: 'c1', name: 'read', arguments: '{}' }], model),
+      toolResultMessage([{ toolCallId: 'c1', content: [{ type: 'text', text: 'file' }] }], 'r1'),
+      createMessage('user', [{ type: 'text', text: 'job bash-1 ended' }], notice, 'n1'),
+    ]
+    expect(toWireMessages({ messages }, deepSeekDialect).map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'user'])
   })
 })

@@ -22,7 +22,7 @@ export function toWireRequest(request: AdapterRequest, defaults: RequestDefaults
  */
 export function toWireBody(request: AdapterRequest, defaults: RequestDefaults, dialect: OpenAiDialect): string {
   const system = request.system ? JSON.stringify({ role: 'system', content: request.system }) : ''
-  const messages = messagesJson(request.messages, dialect)
+  const messages = dialect.alternating && mayNotAlternate(request.messages) ? alternated(wireOf(request.messages, dialect)).map((wire) => JSON.stringify(wire)).join(',') : messagesJson(request.messages, dialect)
   const all = system === '' ? messages : messages === '' ? system : `${system},${messages}`
   const head = `{"model":${JSON.stringify(request.model)},"messages":[${all}],`
   const options = optionFields(request, defaults, dialect)
@@ -108,10 +108,44 @@ function toolsJson(tools: readonly ToolSpec[]): string {
 
 /** The system text and messages as wire messages, in order. */
 export function toWireMessages(request: Pick<AdapterRequest, 'system' | 'messages'>, dialect: OpenAiDialect): WireMessage[] {
+  const messages = dialect.alternating ? alternated(wireOf(request.messages, dialect)) : wireOf(request.messages, dialect)
+  return request.system ? [{ role: 'system', content: request.system }, ...messages] : messages
+}
+
+function wireOf(messages: readonly Message[], dialect: OpenAiDialect): WireMessage[] {
   const out: WireMessage[] = []
-  if (request.system) out.push({ role: 'system', content: request.system })
-  for (const message of request.messages) out.push(...convert(message, dialect))
+  for (const message of messages) out.push(...convert(message, dialect))
   return out
+}
+
+/**
+ * Whether two messages of one role meet, or an answer ends the conversation: more than needs
+ * merging (results then a note are two user messages that convert to `tool` then `user`), but
+ * cheap, and a conversation that alternates is converted from its cache.
+ */
+function mayNotAlternate(messages: readonly Message[]): boolean {
+  for (let i = 1; i < messages.length; i++) if (messages[i]!.role === messages[i - 1]!.role) return true
+  return messages.at(-1)?.role === 'assistant'
+}
+
+/** Wire messages where no two user messages, nor two answers after one without calls, meet, ending without a bare answer. */
+function alternated(messages: readonly WireMessage[]): WireMessage[] {
+  const out: WireMessage[] = []
+  for (const message of messages) {
+    const last = out.at(-1)
+    if (last?.role === 'user' && message.role === 'user') out[out.length - 1] = { role: 'user', content: joinedContent(last.content, message.content) }
+    else if (last?.role === 'assistant' && last.tool_calls === undefined && message.role === 'assistant') out[out.length - 1] = { ...last, ...message, content: [last.content, message.content].filter((text) => text).join('\n\n') || null }
+    else out.push(message)
+  }
+  const end = out.at(-1)
+  if (end?.role === 'assistant' && end.tool_calls === undefined) out.pop()
+  return out
+}
+
+function joinedContent(a: string | WireContentPart[], b: string | WireContentPart[]): string | WireContentPart[] {
+  if (typeof a === 'string' && typeof b === 'string') return `${a}\n\n${b}`
+  const parts = (content: string | WireContentPart[]): WireContentPart[] => (typeof content === 'string' ? [{ type: 'text', text: content }] : content)
+  return [...parts(a), ...parts(b)]
 }
 
 /**

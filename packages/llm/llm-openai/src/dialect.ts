@@ -18,6 +18,12 @@ export interface OpenAiDialect {
    * The OpenAI dialect sets none.
    */
   readonly replayState?: JsonValue
+  /**
+   * The server refuses two user messages or two answers in a row, and a conversation that ends with
+   * an answer (DeepSeek). Such runs are sent as one message each (texts joined by a blank line), and
+   * an answer without calls at the end (a cut-off one a continued turn answers again) is left out.
+   */
+  readonly alternating?: boolean
 }
 
 /** OpenAI's own: `reasoning_effort`, no extra assistant fields, no replay mark. */
