@@ -9,6 +9,7 @@ import { BUILT_IN_PRICES, windowRefusalInBuiltInTerms } from './built-in-terms.t
 import { jsonLine } from './json-line.ts'
 import { maskKeyShapes, maskTokens } from './key-shapes.ts'
 import { neutralize } from './terminal-text.ts'
+import type { ToolCallView } from '@rein/tools'
 
 export interface Output {
   stdout: NodeJS.WritableStream & { isTTY?: boolean }
@@ -35,6 +36,16 @@ interface CallLabel {
 const REFUSED_ARGUMENT_CHARS = 60
 /** A tool line's label at most, cut once masked (a cut must not leave the start of a key unmasked): a card's title or a tool's name holds what the model sent, which may be anything. */
 const LABEL_CHARS = 160
+
+/** Most characters of a command an approval question shows; the rest is counted. */
+const QUESTION_COMMAND_CHARS = 4_000
+/** Line breaks, which a one-line label shows as escapes (a path or name may hold one, and would pass for a line of rein's own). */
+const LINE_BREAKS = /\r\n|[\n\r\u2028\u2029]/g
+
+/** `\n`, `\r`, `\r\n`, `\u2028` as the escapes a reader knows them by. */
+function escapedBreak(lineBreak: string): string {
+  return lineBreak.replace(/[^]/g, (char) => (char === '\n' ? '\\n' : char === '\r' ? '\\r' : `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`))
+}
 
 /** Codes of a call no tool accepted: its arguments are whatever the model wrote. */
 const REFUSED_CODES: ReadonlySet<string> = new Set(['INVALID_ARGS', 'UNKNOWN_TOOL'])
@@ -194,7 +205,7 @@ export class Renderer {
     const key = `${session}/${event.callId}`
     if (event.type === 'tool-start') {
       this.endAnswerLine()
-      this.calls.set(key, this.callLabel(event))
+      this.calls.set(key, this.callLabel(event.name, event.card))
       return
     }
     const shown = this.calls.get(key)
@@ -205,9 +216,21 @@ export class Renderer {
     this.err(`${this.dim(`${'  '.repeat(depth + 1)}[tool] ${label}`)} ${status}`)
   }
 
+  /**
+   * Shows what a call that asks for approval would do, above the question: a command in
+   * full, its lines kept, as it would run (the title is the model's description of it, which is not
+   * what runs), up to 4,000 characters; else the label its tool line would show.
+   */
+  showApproval(name: string, card: ToolCallView): void {
+    if (card.card !== 'terminal') return this.err(`  ${this.callLabel(name, card).label}`)
+    const command = maskKeyShapes(maskText(card.command, this.secrets))
+    const cut = command.length > QUESTION_COMMAND_CHARS ? `\n    … ${groupDigits(command.length - QUESTION_COMMAND_CHARS)} more characters not shown` : ''
+    const lines = neutralize(command.slice(0, QUESTION_COMMAND_CHARS)).split('\n')
+    this.err(`${lines.map((line, index) => `${index === 0 ? '  $ ' : '    '}${line}`).join('\n')}${cut}`)
+  }
+
   /** A started call's label; with the short form of its raw arguments when the card is the generic one @rein/tools made of them. */
-  private callLabel(event: Extract<AgentEvent, { type: 'tool-start' }>): CallLabel {
-    const { card, name } = event
+  private callLabel(name: string, card: ToolCallView): CallLabel {
     if (card.card !== 'generic') return { label: shorten(this.masked(card.title), LABEL_CHARS) }
     const label = shorten(this.masked(`${name} ${card.detail ?? ''}`.trim()), LABEL_CHARS)
     // The tool's own card would have a title of its own; this one shows the arguments as the model wrote them.
@@ -219,9 +242,10 @@ export class Renderer {
    * A tool line without the secrets of the environment, even one cut short (`…`) inside a secret:
    * the start of it that is left is masked too, if 8 characters or more. Text shaped like a key
    * (`sk-…`, `ghp_…`) is masked whatever the environment holds: the model may have written one.
+   * A line break shows as its escape (`\n`): one call, one line, none passing for a line of rein's.
    */
   private masked(label: string): string {
-    let text = maskKeyShapes(maskText(label, this.secrets))
+    let text = maskKeyShapes(maskText(label, this.secrets)).replace(LINE_BREAKS, escapedBreak)
     if (!text.endsWith('…')) return text
     for (const secret of this.secrets) {
       for (let length = secret.length - 1; length >= 8; length--) {

@@ -143,3 +143,13 @@ describe('a subagent\'s call that ended without a start', () => {
     ])
   })
 })
+
+describe('a tool line whose label holds a line break', () => {
+  it('stays one line: the break shows as its escape, so a name or path cannot pass for a line of rein\'s', () => {
+    const { renderer: out, shown } = renderer()
+    out.event({ type: 'tool-start', callId: 'c1', name: 'read', card: { card: 'read', title: 'Read x\ny\r\n  [tool] Write /etc/passwd ok', path: 'x' } })
+    out.event({ type: 'tool-end', callId: 'c1', name: 'read', isError: false, card: { card: 'generic' } })
+    out.event({ type: 'tool-end', callId: 'c2', name: 'no\u2028such', isError: true, code: 'UNKNOWN_TOOL', card: { card: 'generic' } })
+    expect(shown()).toBe('  [tool] Read x\\ny\\r\\n  [tool] Write /etc/passwd ok ok\n  [tool] no\\u2028such failed UNKNOWN_TOOL\n')
+  })
+})

@@ -57,6 +57,9 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
       if (request.signal?.aborted) return 'deny'
       // What was typed at the prompt is no part of the answer: set aside, and given back after.
       const typed = lines.setAside()
+      // What the call would do, above the question (a line of its own: readline redraws only the
+      // question's): the model's own title for the call is not what runs.
+      scope.renderer.showApproval(request.toolName, scope.ctx.tools.presentCall(request.toolName, JSON.stringify(request.args)))
       echo.asking(true)
       try {
         return parseAnswer(await prompt.question(neutralize(`allow ${request.toolName} (${request.reason})? [y]es / [n]o / [a]lways for this session `), { signal: request.signal }))
