@@ -349,7 +349,7 @@ describe('summarizing', () => {
 })
 
 describe('what a summary tells the model about the results it folded in', () => {
-  it('says they are not shown again, and that recall_result reaches only results whose stub names the call, rather than only "the full history is kept"', async () => {
+  it('says they are not shown again and names the latest by call id for recall_result (their stubs go with the range), rather than only "the full history is kept"', async () => {
     const { root, llm } = await setUp({ compaction: { target: 0.1, keepTurns: 1 } })
     const agent = await root.agents.create()
     for (let turn = 1; turn <= 16; turn++) expect(await agent.send(`task ${turn}`)).toMatchObject({ reason: 'completed' })
@@ -358,11 +358,13 @@ describe('what a summary tells the model about the results it folded in', () => 
     const after = llm.requests.filter((request) => !isSummaryRequest(request)).at(-1)!
     const summary = after.messages.find((message) => message.source.kind === 'plugin')!
     const text = textOf(summary)
-    expect(text).toContain('Tool results summarized here are not shown again: recall_result shows only results whose pruned stub you can see.')
-    // True of what the model reads: no stub of a result the summary folded in is left to recall.
+    expect(text).toContain('(Tool results summarized here are not shown again; recall_result shows one by its call id, the latest first: ')
+    // What the model reads has no stub of a result the summary folded in: the note names them instead.
     const folded = agent.session.events.filter((event) => event.type === 'tool/result' && event.seq >= summarized!.summary!.fromSeq && event.seq <= summarized!.summary!.toSeq).map((event) => eventData(event, 'tool/result').callId)
     expect(folded.length).toBeGreaterThan(0)
     expect(folded.filter((id) => after.messages.some((message) => textOf(message).includes(`"call_id": "${id}"`)))).toEqual([])
+    const latest = agent.session.events.filter((event) => event.type === 'tool/result' && event.seq <= summarized!.summary!.toSeq).map((event) => eventData(event, 'tool/result').callId).at(-1)
+    expect(summarized!.summary!.text).toContain(`the latest first: ${latest} (dump, 2,000 characters)`)
     // Read again as the previous summary, the note is not summarized into the next one.
     const next = llm.requests.filter(isSummaryRequest).find((request) => lastText(request).includes('The summary so far:'))
     expect(next).toBeDefined()

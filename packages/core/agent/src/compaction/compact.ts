@@ -11,7 +11,7 @@ import type { ToolRegistry, ToolSchema } from '@rein/tools'
 import type { CompactionOptions } from '../options.ts'
 import { closedAttempt } from '../closed-attempt.ts'
 import { keepFailedAttempt, markResend } from '../resend.ts'
-import { fileLedger, withoutLedger } from './ledger.ts'
+import { fileLedger, recallNote, withoutLedger } from './ledger.ts'
 import { requestTokens } from './meter.ts'
 import { deepen, isCut, isSummary, planPrune, summaryRange, tailStart, type Entry } from './plan.ts'
 import { summaryInput, summaryOverhead, transcriptLine, writeSummary, type SummaryExchange, type SummaryInput, type SummaryOutcome } from './summarize.ts'
@@ -164,8 +164,11 @@ async function summarize(input: CompactionInput, entries: readonly Entry[], data
     data.summaryFailed = { code: outcome.code, message: outcome.message }
     return
   }
-  const summary = withLedger(input, plan, outcome.text)
-  const longer = notShorter(input.tokens, summary.text, plan.replaced, plan.keptSeq !== undefined)
+  const shorter = (summary: { text: string }) => notShorter(input.tokens, summary.text, plan.replaced, plan.keptSeq !== undefined)
+  let summary = withLedger(input, plan, outcome.text, true)
+  // A summary barely shorter than its range goes without naming its results first.
+  if (shorter(summary)) summary = withLedger(input, plan, outcome.text, false)
+  const longer = shorter(summary)
   if (longer) data.summaryFailed = longer
   else data.summary = summary
 }
@@ -426,21 +429,14 @@ function firstPart(seen: readonly Entry[], index: number, tokens: Tokenizer): st
   return `${kind}${end - index > 1 ? ' with its tool results' : ''}, about ${size} tokens`
 }
 
-/** The summary as written: the model's text, then the file ledger rebuilt from the log up to the range's end. */
-function withLedger(input: CompactionInput, plan: SummaryPlan, text: string): NonNullable<ContextCompacted['summary']> {
+/** The summary as written: the model's text, then the file ledger rebuilt from the log up to the range's end, then (`naming`: with their call ids) a note on the results it folds in. */
+function withLedger(input: CompactionInput, plan: SummaryPlan, text: string, naming: boolean): NonNullable<ContextCompacted['summary']> {
   const { fromSeq, toSeq, keptSeq } = plan
   // The ledger stays a small part of the window: about 1/32 of it.
   const ledger = fileLedger(input.session.events, toSeq, (name) => input.tools.info(name)?.effects, Math.max(800, input.window / 8))
-  const note = foldsResults(input.session.events, fromSeq, toSeq) ? `\n\n${FOLDED_NOTE}` : ''
+  const note = foldsResults(input.session.events, fromSeq, toSeq) ? `\n\n${recallNote(input.session.events, toSeq, naming ? Math.max(200, input.window / 16) : 0)}` : ''
   return { text: `${text}\n\n${ledger}${note}`, fromSeq, toSeq, ...(keptSeq !== undefined ? { keptSeq } : {}), provider: input.route.provider, model: input.route.model }
 }
-
-/**
- * What the model can get back of the range: recall_result needs a call id, and only a pruned
- * result's stub names one. After the ledger, so that a later
- * summary drops it with the ledger rather than summarize it.
- */
-const FOLDED_NOTE = '(Tool results summarized here are not shown again: recall_result shows only results whose pruned stub you can see.)'
 
 /** Whether events `fromSeq`…`toSeq` hold a tool result: a summary of talk alone needs no note about them. */
 function foldsResults(events: readonly SessionEvent[], fromSeq: number, toSeq: number): boolean {

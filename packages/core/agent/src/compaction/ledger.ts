@@ -58,6 +58,38 @@ export function fileLedger(events: readonly SessionEvent[], toSeq: number, effec
   return shorten(text, maxChars)
 }
 
+/** Results a summary's recall note names at most, the latest first; the rest are counted. */
+const RECALLABLE = [40, 20, 10, 5, 2]
+
+/**
+ * What a summary that folds in tool results says of them, after its ledger (a later summary drops
+ * it with the ledger and writes its own): recall_result shows one again by its call id, and the
+ * latest results up to `toSeq` that ran are named with theirs — the stubs that named them go with the range.
+ */
+export function recallNote(events: readonly SessionEvent[], toSeq: number, maxChars: number): string {
+  const names = new Map<string, string>()
+  const results: string[] = []
+  for (const event of events) {
+    if (event.seq > toSeq) break
+    if (event.type === 'tool/call') names.set(eventData(event, 'tool/call').callId, eventData(event, 'tool/call').name)
+    if (event.type !== 'tool/result') continue
+    const { callId, content, code } = eventData(event, 'tool/result')
+    const name = names.get(callId)
+    if (name === undefined || (code !== undefined && NOT_RUN.has(code))) continue
+    const chars = content.reduce((sum, part) => sum + (part.type === 'text' ? part.text.length : 0), 0)
+    results.push(`${callId} (${clip(name)}, ${chars.toLocaleString('en-US')} characters)`)
+  }
+  const opening = '(Tool results summarized here are not shown again; recall_result shows one by its call id'
+  if (results.length === 0) return `${opening}.)`
+  for (const most of RECALLABLE) {
+    const shown = results.slice(-most).reverse().join(', ')
+    const text = `${opening}, the latest first: ${shown}${results.length > most ? `, and ${results.length - most} earlier` : ''}.)`
+    if (text.length <= maxChars) return text
+  }
+  // A small window: the note would make the summary too long to be worth it.
+  return `${opening}.)`
+}
+
 /** How the ledger opens: a later compaction finds (and rebuilds) it by this line. */
 const LEDGER_HEADING = '## Files (from the session log)'
 
