@@ -407,13 +407,13 @@ function compactedLine(event: Omit<Extract<AgentEvent, { type: 'compacted' }>, '
 /**
  * What an asked-for compaction came to, in one line (`rein compact`, chat's `/compact`): nothing to
  * compact; not compacted, with the summary's failure in its own words (they say what to fix); or
- * what it did.
+ * what it did. `repaired`: a crashed log's turn was closed first, so the log did change.
  */
-export function compactOutcome(data: ContextCompacted | undefined): { line: string; changed: boolean } {
+export function compactOutcome(data: ContextCompacted | undefined, repaired = false): { line: string; changed: boolean } {
   if (!data) return { line: 'nothing to compact (no tool result to prune, no earlier turns to summarize)', changed: false }
   if (data.summaryFailed && data.pruned.length === 0) {
     const { code, message } = data.summaryFailed
-    return { line: `not compacted: the summary failed (${code}: ${message}); the session is as it was`, changed: false }
+    return { line: `not compacted: the summary failed (${code}: ${message}); the session is as ${repaired ? 'the repair above left it' : 'it was'}`, changed: false }
   }
   return { line: compactionLine(data), changed: true }
 }

@@ -389,13 +389,14 @@ export function describeRoute(scope: SessionScope, agent: Agent, said?: string):
  * Closes a log a crash left mid-turn without doing any agent work, as a lost subagent's is closed:
  * the request it cut off counted (estimated), each open call settled by its tool or paired as
  * unknown, none run again, the subagents it waited on closed too, not continued (a resume would run
- * and continue them). Said as a resume's repair is. Nothing without `ctx.agents`.
+ * and continue them). Said as a resume's repair is; true when a turn was closed. Nothing without `ctx.agents`.
  */
-export async function closeCrashedLog(scope: SessionScope, sessionId: string): Promise<void> {
+export async function closeCrashedLog(scope: SessionScope, sessionId: string): Promise<boolean> {
   const subagents = scope.ctx.get('subagents')
   const agents = scope.ctx.get('agents')
   const closed = subagents ? await subagents.closeLog(sessionId) : await agents?.repair(sessionId, { signal: scope.interrupted })
   if (closed) reportRepair(scope.renderer, sessionId, closed)
+  return closed?.closedTurn !== undefined
 }
 
 function reportRepair(renderer: Renderer, id: string, repaired: ResumeReport) {

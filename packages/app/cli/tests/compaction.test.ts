@@ -119,6 +119,8 @@ describe('compaction from the CLI', () => {
     child?.kill('SIGINT')
     const compact = await compacting
     expect(compact.code).toBe(130)
+    expect(compact.stderr).toContain('SIGINT: stopping the compaction (nothing of it is written until it completes)')
+    expect(compact.stderr).not.toContain('turn')
     expect(compact.stderr).toContain(`session ${id}: the compaction was stopped before it finished and changed nothing`)
     expect(compact.stderr).not.toContain('rein: ')
   })

@@ -88,6 +88,14 @@ describe('a compaction whose summary failed but pruned', () => {
   })
 })
 
+describe('a failed compaction after the repair of a crashed log', () => {
+  it('does not say the session is as it was: the repair closed its turn', () => {
+    const failed = { reason: 'manual' as const, pruned: [], summaryFailed: { code: 'SERVER', message: 'mock returned HTTP 500: boom' }, tokensBefore: 3_000, tokensAfter: 3_000 }
+    expect(compactOutcome(failed, true)).toEqual({ line: 'not compacted: the summary failed (SERVER: mock returned HTTP 500: boom); the session is as the repair above left it', changed: false })
+    expect(compactOutcome(failed).line).toMatch(/; the session is as it was$/)
+  })
+})
+
 describe('the arguments a tool line shows', () => {
   /** The line a call gets when its card is the generic one @rein/tools makes of the raw arguments (cut at 120, as it cuts them). */
   function lineOf(name: string, rawArguments: string, end: { isError: boolean; code?: string }, env: NodeJS.ProcessEnv = {}): string {

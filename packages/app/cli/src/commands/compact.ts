@@ -17,16 +17,18 @@ export async function compactCommand(args: ParsedArgs, io: Io): Promise<number> 
   return withComposition(args.options, io, async (scope) => {
     const sessionId = await resolveSessionId(scope.ctx, id)
     // Compacting does no agent work: a log a crash left mid-turn is closed, not resumed.
-    await closeCrashedLog(scope, sessionId)
+    const repaired = await closeCrashedLog(scope, sessionId)
     // No compaction notice: a model with no known window fails the compaction, whose error gives the same advice.
     const { agent } = await openAgent(scope, sessionId, { sayCompaction: false })
+    // No turn runs: a signal stops the compaction, of which nothing is written unless it completes.
+    scope.announceSignal(() => 'stopping the compaction (nothing of it is written until it completes)')
     try {
       const data = await compactStopped(agent, instructions, scope.interrupted).catch((error: unknown) => { throw windowErrorInTerms(scope, agent, error) })
       if (data === 'interrupted') {
-        scope.renderer.notice(`session ${sessionId}: the compaction was stopped before it finished and changed nothing`)
+        scope.renderer.notice(`session ${sessionId}: the compaction was stopped before it finished and changed nothing${repaired ? ' more than the repair above' : ''}`)
         return EXIT.interrupted
       }
-      const { line, changed } = compactOutcome(data)
+      const { line, changed } = compactOutcome(data, repaired)
       scope.renderer.notice(`session ${sessionId}: ${line}`, { type: 'compacted', id: sessionId, changed, ...data })
       // Asked for and not done: a failure, unless there was nothing to do.
       if (data && !changed) return EXIT.error
