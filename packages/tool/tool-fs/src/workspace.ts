@@ -146,10 +146,14 @@ function checkSyntax(input: string) {
   }
 }
 
+/** Looks at a name that changed between two looks (a link made a folder, say) before giving up. */
+const LOOKS_AT_A_CHANGING_NAME = 3
+
 /** The real path of `absolute`, or of its nearest existing folder plus the missing names. */
 async function realPathOf(absolute: string, display: string, scope: Scope, access: Access): Promise<{ real: string; exists: boolean }> {
   const missing: string[] = []
   let current = absolute
+  let changes = 0
   for (;;) {
     try {
       const real = await realpath(current)
@@ -158,7 +162,10 @@ async function realPathOf(absolute: string, display: string, scope: Scope, acces
       const code = systemCode(error)
       if (code !== 'ENOENT') throw fromSystemError(error, access, display)
     }
-    await refuseDanglingLink(current, display, scope)
+    if (await refuseDanglingLink(current, display, scope) === 'changed') {
+      if (++changes < LOOKS_AT_A_CHANGING_NAME) continue
+      throw fsError(access === 'write' ? 'WRITE_FAILED' : 'READ_FAILED', `${display} kept changing while it was looked up (a link replaced by a folder or a file, or the reverse); nothing was ${access === 'write' ? 'written' : 'read'}; try again once it is left alone`, { path: display })
+    }
     const parent = dirname(current)
     if (parent === current) throw fsError('FILE_NOT_FOUND', `${display} cannot be reached`, { path: display })
     missing.unshift(basename(current))
@@ -179,11 +186,16 @@ async function refuseHomeTilde(input: string, display: string, scope: Scope, acc
   throw fsError('FILE_NOT_FOUND', `${cutHead(display, 200)} does not exist: ${why}`, { path: display })
 }
 
-/** A link whose target is missing: following it later could create a file wherever it points. */
-async function refuseDanglingLink(path: string, display: string, scope: Scope) {
+/**
+ * A link whose target is missing: following it later could create a file wherever it points.
+ * `changed` when the link stopped being one between the two looks at it: its path is resolved again.
+ */
+async function refuseDanglingLink(path: string, display: string, scope: Scope): Promise<'changed' | undefined> {
   const info = await lstat(path).catch(() => undefined)
-  if (!info?.isSymbolicLink()) return
-  const target = resolve(dirname(path), await readlink(path))
+  if (!info?.isSymbolicLink()) return undefined
+  const link = await readlink(path).catch(() => undefined)
+  if (link === undefined) return 'changed'
+  const target = resolve(dirname(path), link)
   if (!within(scope.rootReal, target) && !within(scope.root, target)) {
     throw outside(display, scope, 'leads outside the workspace through a symbolic link')
   }
