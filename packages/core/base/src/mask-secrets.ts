@@ -68,8 +68,9 @@ function collectSecrets(value: unknown, secretKey: boolean, ancestors: Set<objec
 function maskUrlCredentials(text: string): string {
   return text
     .replace(/(\b[a-z][a-z\d+.-]*:\/\/)[^/?#\s@]*@/gi, `$1${MASK}@`)
-    // A value ends where the URL ends in a sentence: at a closing bracket, quote or comma after it.
-    .replace(/([?&])([^=&#\s]+)=([^&#\s)\]'",]*)/g, (whole, separator: string, name: string) => (isSecretName(name) ? `${separator}${name}=${MASK}` : whole))
+    // A value ends where the URL ends in a sentence: at a closing bracket, quote or comma after it;
+    // one in brackets (`[redacted]`, hidden already) is taken whole.
+    .replace(/([?&])([^=&#\s]+)=(\[[^\]\s]*\]|[^&#\s)\]'",]*)/g, (whole, separator: string, name: string) => (isSecretName(name) ? `${separator}${name}=${MASK}` : whole))
 }
 
 /** `text` with credentials in URLs and the given secret values replaced by `***`. */

@@ -28,3 +28,10 @@ describe('secretsIn', () => {
     expect(maskText(message, secretsIn(config))).toBe('config.provider: expected string but got {"kind":"c","token":"***"}')
   })
 })
+
+describe('maskText on a query value another layer already hid', () => {
+  it('masks a bracketed value whole, leaving no stray bracket behind', () => {
+    expect(maskText('bad request to /v1/chat/completions?api_key=[redacted] (HTTP 400)', [])).toBe('bad request to /v1/chat/completions?api_key=*** (HTTP 400)')
+    expect(maskText('see https://h.example/x?token=abc123] now', [])).toBe('see https://h.example/x?token=***] now')
+  })
+})
