@@ -71,8 +71,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const code = shownCode(error)
     const said = `${code}${describe(error, io.env, resuming)}`
     guarded.stderr.write(`rein: ${neutralize(maskText(said, secrets))}\n`)
-    // With its code shown, the line said this error, if in other words (a built-in composition's): its link is its own.
-    const ownLink = code !== '' && isReinError(error) ? `${error.code}: ${error.message}` : said
+    // The line said this error, if in other words (a built-in composition's) or without its code (a usage error): its link is its own.
+    const ownLink = isReinError(error) ? `${error.code}: ${error.message}` : said
     const chain = verbose ? afterSaid(errorChain(error), [ownLink, said]) : ''
     if (chain !== '') guarded.stderr.write(`${neutralize(maskText(chain, secrets))}\n`)
     return isReinError(error) && USAGE_CODES.has(error.code) ? EXIT.usage : EXIT.error

@@ -182,6 +182,13 @@ describe('rein: usage', () => {
     expect(verbose.stderr.match(/has a problem:/g)).toHaveLength(1)
     expect(verbose.stderr).toContain("caused by: Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'rein-plugin-ghost'")
   })
+
+  it('--verbose says a usage error once, not again with its code', async () => {
+    const p = await setUp([answer('never')])
+    const verbose = await rein(p.dir, ['--verbose', 'run', 'hi', '--bogus'])
+    expect(verbose.code).toBe(2)
+    expect(verbose.stderr.split('\n').filter(Boolean)).toEqual([expect.stringMatching(/^rein: rein run does not take --bogus; /)])
+  })
 })
 
 describe('rein run', () => {
