@@ -12,6 +12,10 @@ export function checkBaseURL(value: string): string {
   }
   if (url && (url.protocol === 'http:' || url.protocol === 'https:')) {
     if (userInfo(url) === undefined) throw new ReinError('CONFIG_INVALID', 'baseURL has a user or password that is not valid percent-encoding; write a % in it as %25')
+    if (/\/chat\/completions\/?$/.test(url.pathname)) {
+      const root = value.replace(/\/chat\/completions\/?(?=[?#]|$)/, '')
+      throw new ReinError('CONFIG_INVALID', `baseURL "${quoted(value)}" ends with /chat/completions, which rein adds to every request; write baseURL: ${quoted(root)}`)
+    }
     return value
   }
   if (value.trim() === '') throw new ReinError('CONFIG_INVALID', 'baseURL is empty; set it to the server\'s API root, e.g. baseURL: http://localhost:8080/v1')

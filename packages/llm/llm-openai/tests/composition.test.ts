@@ -83,6 +83,13 @@ describe('@rein/llm-openai in a cordis.yml', () => {
     expect((error as Error).message).toMatch(/row "main-model" \(@rein\/llm-openai\): config: apiKeyEnv must be .*put the key in an environment variable and set apiKeyEnv to its name, e\.g\. apiKeyEnv: OPENAI_API_KEY/)
   })
 
+  it('fails the load, with the fix, on a base URL that already ends with the path rein adds to every request', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'rein-openai-yml-'))
+    const file = join(dir, 'cordis.yml')
+    writeFileSync(file, yml('http://localhost:8080/v1/chat/completions/?api-version=2'))
+    await expect(loadComposition({ file, resolveFrom: packageDir })).rejects.toThrow('baseURL "http://localhost:8080/v1/chat/completions/?api-version=***" ends with /chat/completions, which rein adds to every request; write baseURL: http://localhost:8080/v1?api-version=***')
+  })
+
   it('fails the load, naming the field, the value and the fix, on a base URL without a scheme', async () => {
     dir = mkdtempSync(join(tmpdir(), 'rein-openai-yml-'))
     const file = join(dir, 'cordis.yml')
