@@ -214,7 +214,7 @@ export class Agent {
     const compacting = this.acquire().then(({ session }) => compactIdle({
       session, options: this.options, llm: this.services.llm(), tools: this.services.tools(), tokens: this.services.tokens(),
       meter: this._meter, totals: this._totals, ...(instructions ? { instructions } : {}), signal: AbortSignal.any([signal, controller.signal]),
-      notify: this.services.notify, turn: session.turns, identity: this.idleRun(session),
+      notify: this.services.notify, turn: session.turns, identity: this.idleRun(session), emit: (event) => this.emit(event),
     }))
     this._compacting = compacting.then(() => undefined, () => undefined)
     try {

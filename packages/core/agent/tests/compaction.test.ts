@@ -348,6 +348,40 @@ describe('summarizing', () => {
   })
 })
 
+describe('the summary request\'s attempts, as subscribers hear them', () => {
+  /** A summary route that fails once (retried), then answers. */
+  function flaky() {
+    let failed = false
+    return (): ScriptedTurn => {
+      if (failed) return [{ text: SUMMARY }]
+      failed = true
+      return [{ fail: { code: 'SERVER', message: 'summary server hiccup', retryable: true } as never }]
+    }
+  }
+  const heard = (events: AgentEvent[]) => events.filter((event) => event.type === 'retry' || event.type === 'attempt').map((event) => event.type)
+
+  it('tells a retry and the attempts of a summary inside a turn, as it tells a step\'s', async () => {
+    const { root } = await setUp({ summary: flaky(), compaction: { target: 0.1, keepTurns: 1 } })
+    const agent = await root.agents.create()
+    const events: AgentEvent[] = []
+    agent.subscribe((event) => { events.push(event) })
+    for (let turn = 1; turn <= 8 && !compactions(agent.session.events).some((data) => data.summary); turn++) await agent.send(`task ${turn}`)
+    expect(compactions(agent.session.events).some((data) => data.summary)).toBe(true)
+    expect(events.some((event) => event.type === 'retry' && event.failure.message === 'summary server hiccup')).toBe(true)
+  })
+
+  it('tells them for a compaction between turns (rein compact) too', async () => {
+    const { root } = await setUp({ summary: flaky(), compaction: { keepTurns: 1 } })
+    const agent = await root.agents.create()
+    for (let turn = 1; turn <= 3; turn++) await agent.send(`task ${turn}`)
+    const events: AgentEvent[] = []
+    agent.subscribe((event) => { events.push(event) })
+    const data = await agent.compactNow()
+    expect(data?.summary).toBeDefined()
+    expect(heard(events)).toEqual(['attempt', 'retry', 'attempt'])
+  })
+})
+
 describe('what a summary tells the model about the results it folded in', () => {
   it('says they are not shown again and names the latest by call id for recall_result (their stubs go with the range), rather than only "the full history is kept"', async () => {
     const { root, llm } = await setUp({ compaction: { target: 0.1, keepTurns: 1 } })

@@ -12,6 +12,7 @@ import type { RunIdentity, ToolRegistry } from '@rein/tools'
 import { Tally } from '../accounting.ts'
 import { attemptStarted, logAttempt, type AttemptPlace } from '../attempts.ts'
 import type { CompactionEndEvent, Notify } from '../lifecycle.ts'
+import type { AgentEvent } from '../events.ts'
 import type { AgentOptions } from '../options.ts'
 import { compactContext } from './compact.ts'
 import { requestTokens, type ContextMeter, type Tokenizer } from './meter.ts'
@@ -31,6 +32,8 @@ export interface IdleCompaction {
   /** The run it is: a fresh run id, numbered with the turn it follows. */
   identity: RunIdentity
   turn: number
+  /** Tells the agent's subscribers of the summary request's attempts and retries. */
+  emit: (event: AgentEvent) => void
 }
 
 /** What it wrote; undefined when there was nothing to prune or summarize. `NO_CONTEXT_WINDOW` for a model with no known window. */
@@ -48,8 +51,9 @@ export async function compactIdle(input: IdleCompaction): Promise<ContextCompact
   let end: Pick<CompactionEndEvent, 'reason' | 'errorCode'> = { reason: 'error', errorCode: 'INTERNAL_ERROR' }
   try {
     const data = await compactLog(input, route, window, (event, exchange) => {
-      if (event.type === 'attempt-start') input.notify('agent/llm-start', () => attemptStarted(place, llm, event, exchange.input))
-      else if (event.type === 'attempt') {
+      if (event.type === 'attempt-start') return input.notify('agent/llm-start', () => attemptStarted(place, llm, event, exchange.input))
+      if (event.type === 'attempt' || event.type === 'retry') input.emit(event)
+      if (event.type === 'attempt') {
         const { usage, cost, estimated } = logAttempt(input.session, input.notify, place, llm, event, exchange.input, exchange.output)
         input.totals.add(usage, cost, estimated)
         spent.add(usage, cost, estimated)

@@ -69,8 +69,10 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
     signal: context.signal,
     // The summary request's attempts are the turn's, as a step's are: logged, counted, heard by listeners.
     onEvent: (event, { input, output }) => {
-      if (event.type === 'attempt-start') context.services.notify('agent/llm-start', () => attemptStarted(state, next.llm, event, input))
-      else if (event.type === 'attempt') recordAttempt(context, state, next.llm, event, input, output)
+      if (event.type === 'attempt-start') return context.services.notify('agent/llm-start', () => attemptStarted(state, next.llm, event, input))
+      // Said as a step's are: a summary retried for a while is not a turn that hangs.
+      if (event.type === 'attempt' || event.type === 'retry') context.emit(event)
+      if (event.type === 'attempt') recordAttempt(context, state, next.llm, event, input, output)
     },
   })
   if (data) {
