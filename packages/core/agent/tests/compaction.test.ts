@@ -344,6 +344,8 @@ describe('summarizing', () => {
     // Instead of compacting again at every step.
     expect(last).toMatchObject({ reason: 'error', error: { code: 'CONTEXT_FULL' } })
     expect(last!.error!.message).toContain('the summary failed')
+    // The way on that does not lose the conversation: the summary asked again later.
+    expect(last!.error!.message).toContain('or compact again once the summary route answers')
     expect(compactions(agent.session.events)).toEqual([])
   })
 })

@@ -92,7 +92,9 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
     const fixed = requestTokens(tokens, next.system, next.schemas, [])
     if (fixed > trigger) throw new ReinError('CONTEXT_FULL', `the system prompt and the tool definitions alone are about ${groupDigits(fixed)} tokens, past the ${Math.floor(trigger)} a ${window}-token window allows with room for the answer; use a model with a larger window, or a shorter system prompt and fewer tools`, { details })
     const why = data?.summaryFailed ? ` (the summary failed: ${data.summaryFailed.code} ${data.summaryFailed.message})` : data ? '' : ' (nothing could be pruned or summarized: what is left is the first message and the last turns)'
-    throw new ReinError('CONTEXT_FULL', `the request is about ${after} tokens after compaction${why}, ${pastWhat(settings, window, after)}`, { details })
+    // The summary can be asked again later (`compactNow`, rein compact): the conversation is not lost.
+    const retry = data?.summaryFailed ? '; or compact again once the summary route answers, which frees the room a summary would' : ''
+    throw new ReinError('CONTEXT_FULL', `the request is about ${after} tokens after compaction${why}, ${pastWhat(settings, window, after)}${retry}`, { details })
   }
   return data !== undefined && (data.pruned.length > 0 || data.summary !== undefined)
 }
