@@ -341,7 +341,7 @@ last turns becomes one summary (goal, decisions, open tasks, notes, and the file
 log). The log keeps everything; rein show marks the compaction. Needs a model whose context window
 is known (contextWindow in its provider's models). A session a crash left mid-turn is closed first,
 its open calls paired; nothing runs again. Agents compact by themselves before a request would pass
-80% of the window; this is for doing it now.
+80% of the window (less on a small one: room for the answer is kept); this is for doing it now.
 
 Options:
   -c, --config <file>        cordis.yml to load (as for run)
