@@ -1,7 +1,7 @@
 /** What an agent is configured with, and the `Config` of the `ctx.agents` plugin that supplies defaults. */
 
 import Schema from '@deepseek-ai/schemastery'
-import { messageOf } from '@rein/base'
+import { messageOf, ReinError } from '@rein/base'
 import type { ModelRoute } from '@rein/llm'
 
 /** Everything that shapes an agent: its name, model route, prompt, budgets, compaction and workspace. */
@@ -66,9 +66,23 @@ export interface CompactionOptions {
 }
 
 /** What is wrong with compaction settings the schema takes one by one but not together, if anything. */
-export function compactionProblem(compaction: CompactionOptions): string | undefined {
-  if (compaction.mode !== 'auto' || compaction.target < compaction.threshold) return undefined
-  return `compaction.target (${compaction.target}) must be below compaction.threshold (${compaction.threshold}): a compaction starts at the threshold and brings the request down to the target`
+export function compactionProblem({ mode, target, threshold }: CompactionFields): string | undefined {
+  if (mode !== 'auto' || typeof target !== 'number' || typeof threshold !== 'number' || target < threshold) return undefined
+  return `compaction.target (${target}) must be below compaction.threshold (${threshold}): a compaction starts at the threshold and brings the request down to the target`
+}
+
+/** The compaction fields checked together, as the schema gives them (defaults filled) or a caller does. */
+interface CompactionFields {
+  mode?: string | null
+  target?: number | null
+  threshold?: number | null
+}
+
+/** `compaction` if its fields fit together; else `CONFIG_INVALID` saying why. */
+function checkedCompaction<T extends CompactionFields>(compaction: T): T {
+  const problem = compactionProblem(compaction)
+  if (problem) throw new ReinError('CONFIG_INVALID', problem)
+  return compaction
 }
 
 /**
@@ -136,7 +150,8 @@ export const AgentConfig: Schema<AgentConfigInput, AgentConfig> = Schema.object(
   spillAfterChars: Schema.natural().min(200).default(20_000).description('A longer tool result is saved to the session folder; the model reads its head, tail and path.'),
   spillAfterLines: Schema.natural().min(10).default(1_200).description('Same, counted in lines.'),
   tools: Schema.array(Schema.string()).default(['*']).description('Tools this agent may see and run, by name or glob; !pattern excludes; [] = none. Default: all.'),
-  compaction: Schema.object({
+  // Checked as the config loads, with the fields together: a target above the threshold fails the row, not the first agent.
+  compaction: Schema.transform(Schema.object({
     mode: Schema.union(['auto', 'manual', 'off']).default('auto').description('auto: compact before a request would pass the threshold; manual: only when asked; off.'),
     threshold: Schema.number().min(0.1).max(0.95).default(0.8).description('Fraction of the context window at which auto compacts.'),
     reserveTokens: Schema.natural().default(8192).description('Tokens kept free for the answer and the summary request.'),
@@ -145,7 +160,7 @@ export const AgentConfig: Schema<AgentConfigInput, AgentConfig> = Schema.object(
     keepTurns: Schema.natural().min(1).default(2).description('Last user turns kept whole.'),
     summaryMaxTokens: Schema.natural().min(256).default(2048).description('Output budget of the summary request.'),
     summaryRoute: Schema.union([Schema.object({ provider: Schema.string().required(), model: Schema.string().required() }), Schema.const(undefined)]).description('Route that writes summaries. Default: the agent\'s.'),
-  }).default({} as never).description('Context compaction: when and how the conversation is shortened before it fills the window.'),
+  }), checkedCompaction).default({} as never).description('Context compaction: when and how the conversation is shortened before it fills the window.'),
   memory: Schema.union([Schema.object({
     read: MEMORY_SCOPE_LIST.description('Memory scopes the agent may read.'),
     write: MEMORY_SCOPE_LIST.description('Memory scopes the agent may write.'),

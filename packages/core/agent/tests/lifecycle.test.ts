@@ -286,11 +286,13 @@ describe('checks before anything is created (issue #8)', () => {
     await expect(off.root.agents.create()).resolves.toBeDefined()
   })
 
-  it('refuses an auto compaction whose target is not below its threshold: it would never summarize', async () => {
-    const { root } = await boot([], { agent: { compaction: { threshold: 0.5, target: 0.8 } } })
-    const error = await root.agents.create().catch((caught: unknown) => caught)
-    expect(error).toMatchObject({ code: 'CONFIG_INVALID' })
-    expect((error as Error).message).toBe('compaction.target (0.8) must be below compaction.threshold (0.5): a compaction starts at the threshold and brings the request down to the target')
+  it('refuses an auto compaction whose target is not below its threshold, as the row loads and from a caller: it would never summarize', async () => {
+    const said = 'compaction.target (0.8) must be below compaction.threshold (0.5): a compaction starts at the threshold and brings the request down to the target'
+    const loaded = await boot([], { agent: { compaction: { threshold: 0.5, target: 0.8 } } }).catch((caught: unknown) => caught)
+    expect((loaded as Error).message).toContain(said)
+    const { root } = await boot([])
+    const error = await root.agents.create({ compaction: { mode: 'auto', threshold: 0.5, target: 0.8, reserveTokens: 8192, keepToolTokens: 40_000, keepTurns: 2, summaryMaxTokens: 2048 } }).catch((caught: unknown) => caught)
+    expect(error).toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining(said) })
     const manual = await boot([], { agent: { compaction: { mode: 'manual', threshold: 0.5, target: 0.8 } } })
     await expect(manual.root.agents.create()).resolves.toBeDefined()
   })
