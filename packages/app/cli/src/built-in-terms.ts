@@ -49,3 +49,17 @@ export function baseUrlInBuiltInTerms(message: string, env: NodeJS.ProcessEnv): 
     return `${line.slice(0, at)}${worded}`
   }).join('\n')
 }
+
+/** The hint a connection failure ends with when a host did not resolve, as @rein/llm-openai words it. */
+const HOST_HINT = /; check the host in baseURL( and the network)?$/
+
+/**
+ * A built-in composition's connection failure with a host that did not resolve: the host came from
+ * OPENAI_BASE_URL (said of the variable), or is a provider's own (the network or its DNS is what to
+ * check; there is no baseURL to look at).
+ */
+export function hostHintInBuiltInTerms(message: string, env: NodeJS.ProcessEnv): string {
+  if (!HOST_HINT.test(message)) return message
+  const fromVariable = env.OPENAI_BASE_URL !== undefined && URL.canParse(env.OPENAI_BASE_URL) && message.includes(` at ${new URL(env.OPENAI_BASE_URL).origin}`)
+  return message.replace(HOST_HINT, fromVariable ? '; check the host in OPENAI_BASE_URL, and the network' : '; check the network and its DNS: the provider\'s own host did not resolve')
+}

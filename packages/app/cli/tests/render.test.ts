@@ -161,3 +161,22 @@ describe('a tool line whose label holds a line break', () => {
     expect(shown()).toBe('  [tool] Read x\\ny\\r\\n  [tool] Write /etc/passwd ok ok\n  [tool] no\\u2028such failed UNKNOWN_TOOL\n')
   })
 })
+
+describe('a host that did not resolve, on the built-in composition', () => {
+  const failed = (message: string, env: NodeJS.ProcessEnv) => {
+    const stderr = new PassThrough()
+    let text = ''
+    stderr.on('data', (chunk: Buffer) => { text += chunk.toString() })
+    const out = new Renderer({ stdout: new PassThrough(), stderr, env }, false, false)
+    out.builtIn = true
+    out.result({ turn: 1, runId: 'run_1', reason: 'error', error: { code: 'TRANSPORT', message }, usage: { inputTokens: 0, outputTokens: 0 }, text: '' })
+    return text.split('\n')[0]
+  }
+
+  it('names OPENAI_BASE_URL when the host came from it, and the network when it is a provider\'s own, not a baseURL the user never wrote', () => {
+    expect(failed('could not reach nosuch.invalid: host not found at http://nosuch.invalid/v1/chat/completions (ENOTFOUND); check the host in baseURL', { OPENAI_BASE_URL: 'http://nosuch.invalid/v1' }))
+      .toBe('failed: TRANSPORT: could not reach nosuch.invalid: host not found at http://nosuch.invalid/v1/chat/completions (ENOTFOUND); check the host in OPENAI_BASE_URL, and the network')
+    expect(failed('could not reach DeepSeek: host not found at https://api.deepseek.com/chat/completions (ENOTFOUND); check the host in baseURL', { OPENAI_BASE_URL: 'http://nosuch.invalid/v1' }))
+      .toBe("failed: TRANSPORT: could not reach DeepSeek: host not found at https://api.deepseek.com/chat/completions (ENOTFOUND); check the network and its DNS: the provider's own host did not resolve")
+  })
+})
