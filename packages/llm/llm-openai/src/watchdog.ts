@@ -85,6 +85,7 @@ export class ResponseWatchdog {
 
   private timeoutError(): LlmError {
     const what = this.phase === 'headers' ? 'sent no response' : 'sent nothing'
-    return new LlmError({ code: 'TIMEOUT', message: `${this.label} ${what} for ${this.idleMs} ms` })
+    // The setting is named: a slow local model may need more than the default.
+    return new LlmError({ code: 'TIMEOUT', message: `${this.label} ${what} for ${this.idleMs} ms (streamIdleTimeoutMs)` })
   }
 }

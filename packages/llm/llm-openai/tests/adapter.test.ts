@@ -172,9 +172,9 @@ describe('OpenAiCompatibleAdapter over HTTP', () => {
   it('ends with TIMEOUT when the stream goes silent, and retries only before the first delta', async () => {
     const { root, server } = await boot([{ steps: [{ stall: true }] }, { steps: [{ text: 'partial' }, { stall: true }] }], { streamIdleTimeoutMs: 150 })
     const { finish, events, chunks } = await run(root)
-    expect(events.map((event) => event.type === 'retry' && event.failure)).toEqual([{ code: 'TIMEOUT', message: 'OpenAI sent no response for 150 ms' }])
+    expect(events.map((event) => event.type === 'retry' && event.failure)).toEqual([{ code: 'TIMEOUT', message: 'OpenAI sent no response for 150 ms (streamIdleTimeoutMs)' }])
     expect(chunks.filter((chunk) => chunk.type === 'text-delta')).toEqual([{ type: 'text-delta', index: 0, text: 'partial' }])
-    expect(finish).toEqual({ type: 'finish', reason: 'error', failure: { code: 'TIMEOUT', message: 'OpenAI sent nothing for 150 ms' } })
+    expect(finish).toEqual({ type: 'finish', reason: 'error', failure: { code: 'TIMEOUT', message: 'OpenAI sent nothing for 150 ms (streamIdleTimeoutMs)' } })
     expect(server.requests).toHaveLength(2)
   })
 
