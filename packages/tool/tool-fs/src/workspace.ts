@@ -88,12 +88,12 @@ export async function resolvePath(scope: Scope, input: string, access: Access): 
   checkSyntax(input)
   const given = isAbsolute(input) ? normalize(input) : resolve(scope.root, input)
   const { absolute, place } = placeThroughAlias(scope, given, access)
-  if (place === undefined) throw outside(input, scope, 'is outside the workspace')
+  if (place === undefined) throw outside(input, scope, 'is')
   const { area, allowed } = place
   const display = area === 'spill' ? absolute : relative(within(scope.root, absolute) ? scope.root : scope.rootReal, absolute) || '.'
   const { real, exists } = await realPathOf(absolute, display, scope, access)
   if (!exists) await refuseHomeTilde(input, display, scope, access)
-  if (!within(allowed, real)) throw outside(display, scope, 'leads outside the workspace through a symbolic link')
+  if (!within(allowed, real)) throw outside(display, scope, 'leads', ' through a symbolic link')
   if (access === 'write' && scope.spill && within(scope.spill.real, real)) {
     throw fsError('PATH_OUTSIDE_WORKSPACE', `${display} is in the folder of saved tool output, which is read-only`, { path: display })
   }
@@ -120,10 +120,11 @@ function placeOf(scope: Scope, absolute: string, access: Access): { area: Resolv
   return undefined
 }
 
-function outside(path: string, scope: Scope, what: string) {
+/** `<path> is outside the workspace (<root>)[ how]`: the root right after the word it names. */
+function outside(path: string, scope: Scope, verb: 'is' | 'leads', how = '') {
   return fsError(
     'PATH_OUTSIDE_WORKSPACE',
-    `${cutHead(path, 200)} ${what} (${scope.root}); use a path inside it, relative to it or absolute`,
+    `${cutHead(path, 200)} ${verb} outside the workspace (${scope.root})${how}; use a path inside it, relative to it or absolute`,
     { path: cutHead(path, 200), root: scope.root },
   )
 }
@@ -197,7 +198,7 @@ async function refuseDanglingLink(path: string, display: string, scope: Scope): 
   if (link === undefined) return 'changed'
   const target = resolve(dirname(path), link)
   if (!within(scope.rootReal, target) && !within(scope.root, target)) {
-    throw outside(display, scope, 'leads outside the workspace through a symbolic link')
+    throw outside(display, scope, 'leads', ' through a symbolic link')
   }
   throw fsError('NOT_A_REGULAR_FILE', `${display} goes through a symbolic link to something that does not exist; use the real path`, { path: display })
 }
@@ -206,7 +207,8 @@ async function refuseDanglingLink(path: string, display: string, scope: Scope): 
 export async function notFound(resolved: Resolved): Promise<ReinError> {
   const names = await readdir(dirname(resolved.real)).catch(() => [] as string[])
   const near = closest(basename(resolved.real), names)
-  const hint = near === undefined ? '' : `; did you mean ${join(dirname(resolved.display), near)}?`
+  // Its own name: it came back since the look that missed it (another process at work), no other name to suggest.
+  const hint = near === undefined || near === basename(resolved.real) ? '' : `; did you mean ${join(dirname(resolved.display), near)}?`
   return fsError('FILE_NOT_FOUND', `${resolved.display} does not exist${hint}`, { path: resolved.display })
 }
 

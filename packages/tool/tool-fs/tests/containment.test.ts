@@ -88,6 +88,13 @@ describe('the path-escape corpus', () => {
     expect(CASES.length).toBeGreaterThanOrEqual(30)
   })
 
+  it('names the workspace root right after the workspace, not after the link it went through', async () => {
+    const f = folders()
+    plant(f)
+    const { call } = await boot(f)
+    expect(text(await call('read', { path: 'link-out-file' }))).toBe(`Error: link-out-file leads outside the workspace (${f.workspace}) through a symbolic link; use a path inside it, relative to it or absolute`)
+  })
+
   it('refuses every case with its code, reads nothing outside, and leaves the outside tree unchanged', async () => {
     const f = folders()
     plant(f)
