@@ -31,6 +31,6 @@ export type {
   PostExecuteDecision, PostExecuteHook, ResultObserver, ToolRequestSummary, ApprovalRequest, ApprovalService,
 } from './hooks.ts'
 export type { ToolCallView, ToolResultView, ToolCallKind, FileChange } from './presentation.ts'
-export { excerpt, spillPreview, type SpillLimits, type SpillExcerpt, type SpillSaved } from './spill-preview.ts'
+export { excerpt, leftOut, spillPreview, type SpillLimits, type SpillExcerpt, type SpillSaved } from './spill-preview.ts'
 /** The same excerpt as `excerpt`, kept from a stream of text without holding all of it. */
 export { SpillKeeper } from './spill-keeper.ts'

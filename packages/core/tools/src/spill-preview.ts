@@ -35,11 +35,16 @@ export function excerpt(text: string, limits: SpillLimits): SpillExcerpt {
   return { head: head.text, headLines: head.count, tail: tail.text, tailLines: tail.count, totalChars: text.length, totalLines: countLines(text) }
 }
 
-/** Head, the note, tail: what the model reads in place of the whole `noun` ("result", "output"). */
-export function spillPreview(shown: SpillExcerpt, saved: SpillSaved, noun = 'result'): string {
+/** What a preview leaves out between its head and tail: `1,234 characters (56 lines)`, or `(inside one line)` when they are parts of one line. */
+export function leftOut(shown: SpillExcerpt): string {
   const omittedChars = Math.max(0, shown.totalChars - shown.head.length - shown.tail.length)
   const omittedLines = Math.max(0, shown.totalLines - shown.headLines - shown.tailLines)
-  const left = `[… ${counted(omittedChars, 'character')} (${counted(omittedLines, 'line')}) left out. `
+  return `${counted(omittedChars, 'character')} (${omittedLines === 0 ? 'inside one line' : counted(omittedLines, 'line')})`
+}
+
+/** Head, the note, tail: what the model reads in place of the whole `noun` ("result", "output"). */
+export function spillPreview(shown: SpillExcerpt, saved: SpillSaved, noun = 'result'): string {
+  const left = `[… ${leftOut(shown)} left out. `
   const whole = `The whole ${noun} (${counted(shown.totalChars, 'character')}, ${counted(shown.totalLines, 'line')})`
   const note = 'path' in saved
     // Said whether or not the model has a tool that reads files: the registry knows none by what it does.

@@ -19,7 +19,7 @@ describe('spillPreview', () => {
     // One overlong line: its cut head and tail shown, its middle left out, no line wholly left out.
     const one = excerpt('x'.repeat(1_000), { chars: 200, lines: 20 })
     const text = spillPreview({ ...one, totalLines: 1 }, { path: '/s/o.txt' })
-    expect(text).toContain('(0 lines) left out. The whole result (1,000 characters, 1 line)')
+    expect(text).toContain('(inside one line) left out. The whole result (1,000 characters, 1 line)')
     const two = spillPreview({ head: 'a', headLines: 1, tail: 'b', tailLines: 1, totalChars: 4, totalLines: 3 }, { path: '/s/t.txt' })
     expect(two).toContain('[… 2 characters (1 line) left out. The whole result (4 characters, 3 lines)')
   })

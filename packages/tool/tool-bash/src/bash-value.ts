@@ -4,7 +4,7 @@
  */
 
 import { groupDigits, shorten, type FrozenJson, type JsonValue } from '@rein/base'
-import { spillPreview, type DurableToolResult, type SpillExcerpt, type ToolCallView, type ToolResultView, type ValueSpec } from '@rein/tools'
+import { leftOut, spillPreview, type DurableToolResult, type SpillExcerpt, type ToolCallView, type ToolResultView, type ValueSpec } from '@rein/tools'
 import type { CollectedOutput } from './output-collector.ts'
 import type { ShellExit } from './shell.ts'
 import { capNote, formatBytes } from './spill-sink.ts'
@@ -102,9 +102,7 @@ export function finishedValue(exit: ShellExit, output: CollectedOutput, timeoutM
  */
 function cappedPreview(shown: SpillExcerpt, path: string, cap: number): string {
   const count = groupDigits
-  const omittedChars = Math.max(0, shown.totalChars - shown.head.length - shown.tail.length)
-  const omittedLines = Math.max(0, shown.totalLines - shown.headLines - shown.tailLines)
-  const note = `[… ${count(omittedChars)} characters (${count(omittedLines)} lines) left out. The output (${count(shown.totalChars)} characters, ${count(shown.totalLines)} lines) was too long to keep whole: its first ${formatBytes(cap)} are saved at ${path}; read the part you need from that file (a line window, or a search) rather than all of it.]`
+  const note = `[… ${leftOut(shown)} left out. The output (${count(shown.totalChars)} characters, ${count(shown.totalLines)} lines) was too long to keep whole: its first ${formatBytes(cap)} are saved at ${path}; read the part you need from that file (a line window, or a search) rather than all of it.]`
   return [shown.head, note, shown.tail].filter((part) => part !== '').join('\n')
 }
 
