@@ -88,6 +88,21 @@ describe('deepSeekDialect: roles alternate, as DeepSeek requires', () => {
     expect(toWireBody(request, defaults, deepSeekDialect)).toBe(JSON.stringify(toWireRequest(request, defaults, deepSeekDialect)))
   })
 
+  it.each([
+    ['an empty user message between two answers', [userMessage('go', 'u1'), assistantMessage([{ type: 'text', text: 'a' }], model), createMessage('user', [], { kind: 'user' }, 'e'), assistantMessage([{ type: 'text', text: 'b' }], model), userMessage('x', 'u2')]],
+    ['an empty user message after an answer, at the end', [userMessage('go', 'u1'), assistantMessage([{ type: 'text', text: 'a' }], model), createMessage('user', [], { kind: 'user' }, 'e')]],
+    ['two answers with reasoning and no text', [userMessage('go', 'u1'), assistantMessage([{ type: 'reasoning', text: 'r1' }], model), assistantMessage([{ type: 'reasoning', text: 'r2' }], model), userMessage('x', 'u2')]],
+    ['a cut-off answer, then one with calls', [userMessage('go', 'u1'), assistantMessage([{ type: 'reasoning', text: 'r1' }, { type: 'text', text: 'partial' }], model), assistantMessage([{ type: 'reasoning', text: 'r2' }, { type: 'tool-call', id: 'c1', name: 'read', arguments: '{}' }], model), toolResultMessage([{ toolCallId: 'c1', content: [{ type: 'text', text: 'f' }] }], 'r1')]],
+  ])('sends the same bytes as the request it stands for, with %s', (_what, messages) => {
+    const request: AdapterRequest = { ...route, messages }
+    const body = toWireBody(request, defaults, deepSeekDialect)
+    expect(body).toBe(JSON.stringify(toWireRequest(request, defaults, deepSeekDialect)))
+    const roles = (JSON.parse(body) as { messages: { role: string; content: unknown; tool_calls?: unknown }[] }).messages
+    for (let i = 1; i < roles.length; i++) expect(roles[i]!.role === roles[i - 1]!.role && roles[i]!.role !== 'tool').toBe(false)
+    expect(roles.at(-1)!.role === 'assistant' && roles.at(-1)!.tool_calls === undefined).toBe(false)
+    expect(roles.filter((message) => message.role === 'assistant' && message.tool_calls === undefined && message.content === null)).toEqual([])
+  })
+
   it('keeps tool results between the calls and the next message as they are', () => {
     const messages = [
       userMessage('go', 'u1'),

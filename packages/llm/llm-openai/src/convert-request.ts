@@ -124,8 +124,14 @@ function wireOf(messages: readonly Message[], dialect: OpenAiDialect): WireMessa
  * cheap, and a conversation that alternates is converted from its cache.
  */
 function mayNotAlternate(messages: readonly Message[]): boolean {
-  for (let i = 1; i < messages.length; i++) if (messages[i]!.role === messages[i - 1]!.role) return true
-  return messages.at(-1)?.role === 'assistant'
+  let previous: Message['role'] | undefined
+  for (const message of messages) {
+    // A user message with nothing a wire message carries converts to none: its neighbours meet.
+    if (message.role === 'user' && !message.content.some((block) => block.type !== 'reasoning' && block.type !== 'tool-call')) continue
+    if (message.role === previous) return true
+    previous = message.role
+  }
+  return previous === 'assistant'
 }
 
 /** Wire messages where no two user messages, nor two answers after one without calls, meet, ending without a bare answer. */
@@ -134,12 +140,26 @@ function alternated(messages: readonly WireMessage[]): WireMessage[] {
   for (const message of messages) {
     const last = out.at(-1)
     if (last?.role === 'user' && message.role === 'user') out[out.length - 1] = { role: 'user', content: joinedContent(last.content, message.content) }
-    else if (last?.role === 'assistant' && last.tool_calls === undefined && message.role === 'assistant') out[out.length - 1] = { ...last, ...message, content: [last.content, message.content].filter((text) => text).join('\n\n') || null }
+    else if (last?.role === 'assistant' && last.tool_calls === undefined && message.role === 'assistant') out[out.length - 1] = mergedAnswers(last, message)
     else out.push(message)
   }
   const end = out.at(-1)
   if (end?.role === 'assistant' && end.tool_calls === undefined) out.pop()
   return out
+}
+
+type WireAnswer = Extract<WireMessage, { role: 'assistant' }>
+
+/** Two answers as one: texts joined, the later one's calls, both reasonings; `null` text only beside calls, as `toAssistant` sends it. */
+function mergedAnswers(first: WireAnswer, second: WireAnswer): WireAnswer {
+  const text = [first.content, second.content].filter((part) => part).join('\n\n')
+  const reasoning = [first.reasoning_content, second.reasoning_content].filter((part) => part !== undefined)
+  return {
+    ...first,
+    ...second,
+    content: text === '' && second.tool_calls ? null : text,
+    ...(reasoning.length > 0 ? { reasoning_content: reasoning.join('') } : {}),
+  }
 }
 
 function joinedContent(a: string | WireContentPart[], b: string | WireContentPart[]): string | WireContentPart[] {
