@@ -93,6 +93,18 @@ describe('compaction from the CLI', () => {
     expect(JSON.stringify(sent.body)).toContain('A summary of the conversation before this point')
   })
 
+  it('rein compact says a summary request being retried, as a turn says its requests\' retries', async () => {
+    let failures = 1
+    const p = await setUp((request, index) => (isSummaryRequest(request) && failures-- > 0 ? { kind: 'error' as const, status: 500, message: 'summary server hiccup' } : script(request, index)), { contextWindow: 4_000, agent: { compaction: { reserveTokens: 500, summaryMaxTokens: 256 } } })
+    const env = { REIN_HOME: p.home }
+    const id = sessionIdOf(await rein(p.dir, ['run', 'task 1'], { env }))
+    for (let turn = 2; turn <= 3; turn++) await rein(p.dir, ['run', '--session', id, `task ${turn}`], { env })
+    const compact = await rein(p.dir, ['compact', id], { env })
+    expect(compact.code).toBe(0)
+    expect(compact.stderr).toMatch(/\[retry 1\] SERVER from mock; waiting \d+ ms/)
+    expect(compact.stderr).toContain('summarized the earlier conversation')
+  })
+
   it('says rein compact changed nothing, and why, when the summary request fails', async () => {
     let refuse = false
     const p = await setUp((request, index) => (refuse && isSummaryRequest(request) ? { kind: 'error' as const, status: 401, message: 'Incorrect API key provided', type: 'invalid_request_error' } : script(request, index)), { contextWindow: 4_000 })

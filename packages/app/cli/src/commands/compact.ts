@@ -15,13 +15,15 @@ export async function compactCommand(args: ParsedArgs, io: Io): Promise<number> 
   const instructions = rest.join(' ').trim()
   requireModel(args.options, io)
   return withComposition(args.options, io, async (scope) => {
+    // No turn runs: a signal stops the compaction, of which nothing is written unless it completes.
+    scope.announceSignal(() => 'stopping the compaction (nothing of it is written until it completes)')
     const sessionId = await resolveSessionId(scope.ctx, id)
     // Compacting does no agent work: a log a crash left mid-turn is closed, not resumed.
     const repaired = await closeCrashedLog(scope, sessionId)
     // No compaction notice: a model with no known window fails the compaction, whose error gives the same advice.
     const { agent } = await openAgent(scope, sessionId, { sayCompaction: false })
-    // No turn runs: a signal stops the compaction, of which nothing is written unless it completes.
-    scope.announceSignal(() => 'stopping the compaction (nothing of it is written until it completes)')
+    // The summary request's retries are said as a turn's are: a compaction that waits is seen waiting.
+    const unsubscribe = agent.subscribe((event) => scope.renderer.event(event))
     try {
       const data = await compactStopped(agent, instructions, scope.interrupted).catch((error: unknown) => { throw windowErrorInTerms(scope, agent, error) })
       if (data === 'interrupted') {
@@ -34,6 +36,7 @@ export async function compactCommand(args: ParsedArgs, io: Io): Promise<number> 
       if (data && !changed) return EXIT.error
       return 0
     } finally {
+      unsubscribe()
       await agent.close()
     }
   })
