@@ -66,28 +66,27 @@ export function redact(text: string, secrets: readonly string[]): string {
   let out = text
   for (const secret of secrets) {
     if (secret.length < SHORTEST_SECRET) continue
-    for (const form of echoedForms(secret)) out = out.split(form).join('[redacted]')
-    out = withoutParts(out, secret)
+    for (const form of echoedForms(secret)) out = withoutParts(out.split(form).join('[redacted]'), form)
   }
   // Key-shaped: `sk-` and 6 or more characters (OpenAI quotes a key as `sk-test-abc***6789`), or
   // `key-`/`api-` and 16 or more with a digit among them (a key, not `api-version`).
   return out.replace(/\bsk[-_][A-Za-z0-9_*-]{6,}|\b(?:key|api)[-_](?=[A-Za-z0-9_*-]*\d)[A-Za-z0-9_*-]{16,}/gi, '[redacted]')
 }
 
+/** A secret this long is a key, whose start or end is no word: its parts are cut out too. */
+const SHORTEST_KEY = 16
+
 /**
- * `text` without the longest start and end of `secret` it holds, of half the secret or more (and at
- * least `SHORTEST_SECRET` characters): a server quoting a key in part (`sk-proj-abc…wxyz`) gives
- * away a short key almost whole.
+ * `text` without any start or end of the key `secret` of `SHORTEST_SECRET` characters or more,
+ * longest first: a server quoting a key in part (`sk-proj-abc…wxyz`) gives away a short one almost
+ * whole. A shorter secret (a password) is cut out whole only: its start may be a word (`changeme`).
  */
 function withoutParts(text: string, secret: string): string {
+  if (secret.length < SHORTEST_KEY) return text
   let out = text
-  const least = Math.max(SHORTEST_SECRET, Math.ceil(secret.length / 2))
-  for (const part of [(length: number) => secret.slice(0, length), (length: number) => secret.slice(-length)]) {
-    for (let length = secret.length - 1; length >= least; length--) {
-      const piece = part(length)
-      if (!out.includes(piece)) continue
-      out = out.split(piece).join('[redacted]')
-      break
+  for (let length = secret.length - 1; length >= SHORTEST_SECRET; length--) {
+    for (const piece of [secret.slice(0, length), secret.slice(-length)]) {
+      if (out.includes(piece)) out = out.split(piece).join('[redacted]')
     }
   }
   return out

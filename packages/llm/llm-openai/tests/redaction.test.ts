@@ -19,10 +19,16 @@ describe('redact', () => {
     expect(redact(text, [])).toBe(cut)
   })
 
-  it('cuts out the start or end of a sent secret that a server quotes in part, so the parts cannot be put together', () => {
+  it('cuts out the starts and ends of a sent key that a server quotes in part, so the parts cannot be put together', () => {
     const secret = 'plainsecretvalue'
-    expect(redact(`bad key part=${secret.slice(0, 12)}...${secret.slice(-4)}`, [secret])).not.toContain(secret.slice(0, 8))
+    expect(redact(`bad key part=${secret.slice(0, 12)}...${secret.slice(-4)}`, [secret])).toBe('bad key part=[redacted]...alue')
     expect(redact(`key ending ${secret.slice(-10)} refused`, [secret])).toBe('key ending [redacted] refused')
+    expect(redact(`first ${secret.slice(0, 14)}, then ${secret.slice(0, 9)}; ${secret.slice(0, 7)} + ${secret.slice(-7)}`, [secret])).toBe('first [redacted], then [redacted]; [redacted] + [redacted]')
+    expect(redact(`echoed ${encodeURIComponent('pl@in/secret+value').slice(0, 12)}`, ['pl@in/secret+value'])).toBe('echoed [redacted]')
     expect(redact('the plain word plain stays', [secret])).toBe('the plain word plain stays')
+  })
+
+  it('cuts a password out whole only, not the words it starts with', () => {
+    expect(redact('standalone: change the hunter config; changeme was refused', ['standard1', 'hunter22', 'changeme'])).toBe('standalone: change the hunter config; [redacted] was refused')
   })
 })
