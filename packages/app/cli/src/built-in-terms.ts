@@ -50,16 +50,19 @@ export function baseUrlInBuiltInTerms(message: string, env: NodeJS.ProcessEnv): 
   }).join('\n')
 }
 
-/** The hint a connection failure ends with when a host did not resolve, as @rein/llm-openai words it. */
-const HOST_HINT = /; check the host in baseURL( and the network)?$/
+/** The hints @rein/llm-openai ends a failure with that point at `baseURL`: a host that did not resolve, a path with nothing at it. */
+const HOST_HINT = /; check the host in baseURL( and the network)?/g
+const PATH_HINT = /\? check baseURL\)/g
 
 /**
- * A built-in composition's connection failure with a host that did not resolve: the host came from
- * OPENAI_BASE_URL (said of the variable), or is a provider's own (the network or its DNS is what to
- * check; there is no baseURL to look at).
+ * A line about a built-in composition's provider failure that points at `baseURL`, which the user
+ * has nowhere to write: said of OPENAI_BASE_URL when the URL came from it, else of the network (a
+ * provider's own host that did not resolve).
  */
-export function hostHintInBuiltInTerms(message: string, env: NodeJS.ProcessEnv): string {
-  if (!HOST_HINT.test(message)) return message
-  const fromVariable = env.OPENAI_BASE_URL !== undefined && URL.canParse(env.OPENAI_BASE_URL) && message.includes(` at ${new URL(env.OPENAI_BASE_URL).origin}`)
-  return message.replace(HOST_HINT, fromVariable ? '; check the host in OPENAI_BASE_URL, and the network' : '; check the network and its DNS: the provider\'s own host did not resolve')
+export function baseUrlHintsInBuiltInTerms(line: string, env: NodeJS.ProcessEnv): string {
+  if (!line.includes('baseURL')) return line
+  const fromVariable = env.OPENAI_BASE_URL !== undefined && URL.canParse(env.OPENAI_BASE_URL) && line.includes(new URL(env.OPENAI_BASE_URL).origin)
+  return line
+    .replace(HOST_HINT, fromVariable ? '; check the host in OPENAI_BASE_URL, and the network' : '; check the network and its DNS: the provider\'s own host did not resolve')
+    .replace(PATH_HINT, fromVariable ? '? check OPENAI_BASE_URL)' : '?)')
 }

@@ -5,7 +5,7 @@ import { addUsage, type TokenUsage } from '@rein/llm'
 import type { ContextCompacted, SessionSummary, TurnEndReason } from '@rein/session'
 import type { Spend } from '@rein/telemetry'
 import { addMoney, maskText, secretValues, formatMoney, groupDigits, isReinError, messageOf, shorten } from '@rein/base'
-import { BUILT_IN_PRICES, hostHintInBuiltInTerms, windowRefusalInBuiltInTerms } from './built-in-terms.ts'
+import { BUILT_IN_PRICES, baseUrlHintsInBuiltInTerms, windowRefusalInBuiltInTerms } from './built-in-terms.ts'
 import { jsonLine } from './json-line.ts'
 import { maskKeyShapes, maskTokens } from './key-shapes.ts'
 import { neutralize } from './terminal-text.ts'
@@ -177,7 +177,6 @@ export class Renderer {
 
   /** A turn's error message, in the built-in composition's terms when it has advice for the route. */
   private errorMessage(error: NonNullable<TurnResult['error']>): string {
-    if (this.builtIn && error.code === 'TRANSPORT') return hostHintInBuiltInTerms(error.message, this.out.env)
     if (error.code !== 'CONTEXT_WINDOW_EXCEEDED') return error.message
     const route = /; the context window of (\S+) is not known/.exec(error.message)?.[1]
     return windowRefusalInBuiltInTerms(error.message, route === undefined ? undefined : this.windowAdvice.get(route))
@@ -291,7 +290,8 @@ export class Renderer {
       this.out.stdout.write('\n')
       this.midLine = false
     }
-    this.line(this.out.stderr, maskText(text, this.secrets))
+    // On the built-in composition a provider's hint about its baseURL is said of what the user set.
+    this.line(this.out.stderr, maskText(this.builtIn ? baseUrlHintsInBuiltInTerms(text, this.out.env) : text, this.secrets))
   }
 
   private line(stream: NodeJS.WritableStream, text: string) {

@@ -173,6 +173,17 @@ describe('a host that did not resolve, on the built-in composition', () => {
     return text.split('\n')[0]
   }
 
+  it('says so in a notice too (rein compact\'s summary failure), and of a path with nothing at it', () => {
+    const stderr = new PassThrough()
+    let text = ''
+    stderr.on('data', (chunk: Buffer) => { text += chunk.toString() })
+    const out = new Renderer({ stdout: new PassThrough(), stderr, env: { OPENAI_BASE_URL: 'http://h.invalid/v1' } }, false, false)
+    out.builtIn = true
+    out.notice('session s: not compacted: the summary failed (TRANSPORT: could not reach h.invalid: host not found at http://h.invalid/v1/chat/completions (ENOTFOUND); check the host in baseURL); the session is as it was')
+    out.notice('failed: NOT_FOUND: h.invalid returned HTTP 404 (nothing at http://h.invalid/v1/chat/completions? check baseURL)')
+    expect(text).toBe('session s: not compacted: the summary failed (TRANSPORT: could not reach h.invalid: host not found at http://h.invalid/v1/chat/completions (ENOTFOUND); check the host in OPENAI_BASE_URL, and the network); the session is as it was\nfailed: NOT_FOUND: h.invalid returned HTTP 404 (nothing at http://h.invalid/v1/chat/completions? check OPENAI_BASE_URL)\n')
+  })
+
   it('names OPENAI_BASE_URL when the host came from it, and the network when it is a provider\'s own, not a baseURL the user never wrote', () => {
     expect(failed('could not reach nosuch.invalid: host not found at http://nosuch.invalid/v1/chat/completions (ENOTFOUND); check the host in baseURL', { OPENAI_BASE_URL: 'http://nosuch.invalid/v1' }))
       .toBe('failed: TRANSPORT: could not reach nosuch.invalid: host not found at http://nosuch.invalid/v1/chat/completions (ENOTFOUND); check the host in OPENAI_BASE_URL, and the network')
