@@ -1,7 +1,7 @@
 // The file ledger a summary ends with: built from the log's tool calls, never by the model.
 import type { SessionEvent } from '@rein/session'
 import { describe, expect, it } from 'vitest'
-import { fileLedger, withoutLedger } from '../src/compaction/ledger.ts'
+import { fileLedger, recallNote, withoutLedger } from '../src/compaction/ledger.ts'
 
 const effects: Record<string, string[]> = { read: ['read'], write: ['write'], bash: ['exec'], lookup: [] }
 let seq = 0
@@ -58,5 +58,26 @@ describe('a copy of the ledger in a summary', () => {
 
   it('leaves nothing when the summary was only a copied ledger', () => {
     expect(withoutLedger(ledger)).toBe('')
+  })
+})
+
+describe('the recall note after the ledger', () => {
+  const ran = (callId: string, name: string, chars: number): SessionEvent[] => [
+    call(callId, name, {}),
+    { seq: seq++, time: '', type: 'tool/result', data: { callId, content: [{ type: 'text', text: 'x'.repeat(chars) }], isError: false } } as SessionEvent,
+  ]
+
+  it('names the results up to the range\'s end by call id, the latest first, leaving out calls that never ran', () => {
+    const events = [...ran('c1', 'read', 10), call('c2', 'write', {}), result('c2', 'DENIED'), ...ran('c3', 'bash', 2_000), ...ran('c4', 'read', 5)]
+    expect(recallNote(events, events.at(-3)!.seq, 1_000)).toBe('(Tool results summarized here are not shown again; recall_result shows one by its call id, the latest first: c3 (bash, 2,000 characters), c1 (read, 10 characters).)')
+  })
+
+  it('names fewer, the latest, to stay within its size, counting the rest; none when even two do not fit', () => {
+    const events = Array.from({ length: 60 }, (_, n) => ran(`call_${n}`, 'read', 100)).flat()
+    const note = recallNote(events, events.at(-1)!.seq, 700)
+    expect(note.length).toBeLessThanOrEqual(700)
+    expect(note).toContain('the latest first: call_59 (read, 100 characters), ')
+    expect(note).toMatch(/, and 50 earlier\.\)$/)
+    expect(recallNote(events, events.at(-1)!.seq, 0)).toBe('(Tool results summarized here are not shown again; recall_result shows one by its call id.)')
   })
 })
