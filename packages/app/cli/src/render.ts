@@ -226,7 +226,9 @@ export class Renderer {
     const command = maskKeyShapes(maskText(card.command, this.secrets))
     const cut = command.length > QUESTION_COMMAND_CHARS ? `\n    … ${groupDigits(command.length - QUESTION_COMMAND_CHARS)} more characters not shown` : ''
     const lines = neutralize(command.slice(0, QUESTION_COMMAND_CHARS)).split('\n')
-    this.err(`${lines.map((line, index) => `${index === 0 ? '  $ ' : '    '}${line}`).join('\n')}${cut}`)
+    // Where it runs changes what it does: said when the call names a folder.
+    const where = card.cwd === undefined ? '' : `\n    (in ${this.masked(card.cwd)})`
+    this.err(`${lines.map((line, index) => `${index === 0 ? '  $ ' : '    '}${line}`).join('\n')}${cut}${where}`)
   }
 
   /** A started call's label; with the short form of its raw arguments when the card is the generic one @rein/tools made of them. */

@@ -12,14 +12,14 @@ describe('the approval question in rein chat', () => {
   it('shows the command a bash call would run, whatever the model described it as, each line of it', async () => {
     const command = 'echo EVIL > evil.txt\necho second line'
     const p = await setUp([
-      { steps: [{ toolCall: { id: 'b1', name: 'bash', arguments: JSON.stringify({ command, description: 'list files' }) } }] },
+      { steps: [{ toolCall: { id: 'b1', name: 'bash', arguments: JSON.stringify({ command, description: 'list files', workdir: 'sub' }) } }] },
       { steps: [{ text: 'Not run.' }] },
     ], { extraRows: ROWS })
     const chat = terminal(p.dir)
     await expect.poll(chat.screen).toContain('> ')
     chat.type('list\r')
     await expect.poll(chat.screen).toContain('[y]es / [n]o / [a]lways for this session ')
-    expect(chat.screen()).toContain('  $ echo EVIL > evil.txt\n    echo second line\n')
+    expect(chat.screen()).toContain('  $ echo EVIL > evil.txt\n    echo second line\n    (in sub)\n')
     chat.type('n\r')
     await expect.poll(chat.answer).toContain('Not run.')
     expect(existsSync(join(p.dir, 'evil.txt'))).toBe(false)
