@@ -68,7 +68,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     // Messages can carry what a server or a config file said: no control characters reach the
     // terminal, and no secret (a key a check quoted, a password in a URL).
     const secrets = secretValues(io.env)
-    const code = shownCode(error)
+    // With --verbose the code is on the line, as the cause chain after it gives its own links' codes.
+    const code = verbose && isReinError(error) ? `${error.code}: ` : shownCode(error)
     const said = `${code}${describe(error, io.env, resuming)}`
     guarded.stderr.write(`rein: ${neutralize(maskText(said, secrets))}\n`)
     // The line said this error, if in other words (a built-in composition's) or without its code (a usage error): its link is its own.
