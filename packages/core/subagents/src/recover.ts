@@ -11,11 +11,9 @@ import { recordedTools, type Agent, type AgentService } from '@rein/agent'
 import { ReinError, isReinError } from '@rein/base'
 import { eventData, spending, type SessionEvent, type SessionService } from '@rein/session'
 import type { RecoverContext, Recovered, ToolRegistry } from '@rein/tools'
-import { childTools } from './child-tools.ts'
 import type { SubagentsConfig } from './config.ts'
 import { unfinished } from './outcome.ts'
-import { childOptions, profileOf } from './profile.ts'
-import { withinRecorded } from './resume.ts'
+import { callOptions } from './resume.ts'
 import type { SubagentResult } from './types.ts'
 
 /** What recovery needs from the service, looked up when used. */
@@ -112,10 +110,8 @@ function startedBy(event: SessionEvent, callId: string): boolean {
  * profile and the call's `tools`. A profile gone from Config → undefined.
  */
 function resumeOptions(deps: RecoverDeps, call: RecoverableCall, recorded: readonly string[]): ResumeOptions {
-  const { agent, tools } = call.args
   // Throws for a profile gone from Config or a malformed list: the child is then not continued.
-  const profile = profileOf(deps.config, agent)
-  return childOptions(agent, profile, withinRecorded(childTools(deps.tools(), [profile?.tools, tools]), recorded))
+  return callOptions(deps.config, deps.tools(), call.args, recorded)
 }
 
 /**

@@ -8,10 +8,8 @@
 import { recordedTools, type AgentOptions } from '@rein/agent'
 import { eventData, type SessionEvent, type SessionHeader, type SessionService } from '@rein/session'
 import type { ToolRegistry } from '@rein/tools'
-import { childTools } from './child-tools.ts'
 import type { SubagentsConfig } from './config.ts'
-import { childOptions, profileOf } from './profile.ts'
-import { withinRecorded } from './resume.ts'
+import { callOptions } from './resume.ts'
 
 /**
  * The options a stored session is resumed with (`ctx.agents.resumeDefaults`): `{}` for a top-level
@@ -26,14 +24,12 @@ export async function resumeOptionsOf(sessions: SessionService | undefined, conf
   const parent = await sessions.load(parentSessionId).catch(() => undefined)
   const args = parent && callArguments(parent.events, parentCallId)
   if (args === undefined) return {}
-  let profile
   try {
-    profile = profileOf(config, args.agent)
+    // A child that made no request yet is known to be allowed nothing more.
+    return callOptions(config, tools, args, recordedTools(events) ?? [])
   } catch {
     return {}
   }
-  // A child that made no request yet is known to be allowed nothing more.
-  return childOptions(args.agent, profile, withinRecorded(childTools(tools, [profile?.tools, args.tools]), recordedTools(events) ?? []))
 }
 
 /** The profile and tools the parent's call `callId` asked for; undefined when the log has no such call. */

@@ -5,11 +5,13 @@
  * more tools than the child's last request was offered.
  */
 
-import { recordedTools, type Agent } from '@rein/agent'
+import { recordedTools, type Agent, type CreateAgentOptions } from '@rein/agent'
 import { ReinError, isReinError } from '@rein/base'
 import type { SessionEvent, SessionService } from '@rein/session'
-import type { SubagentProfile } from './config.ts'
-import { childOptions } from './profile.ts'
+import type { ToolRegistry } from '@rein/tools'
+import { childTools } from './child-tools.ts'
+import type { SubagentProfile, SubagentsConfig } from './config.ts'
+import { childOptions, profileOf } from './profile.ts'
 import type { Holder, RunDeps } from './run.ts'
 import type { SubagentRequest } from './types.ts'
 
@@ -84,8 +86,18 @@ async function loadChild(sessions: SessionService, id: string) {
   }
 }
 
+/**
+ * The options a child is resumed with, as its making call had it made: the profile the call named
+ * and the tools the profile and the call allowed, never one its requests were not offered
+ * (`recorded`). Throws for a profile gone from Config or a malformed list.
+ */
+export function callOptions(config: SubagentsConfig, tools: ToolRegistry, args: { agent?: string; tools?: readonly string[] }, recorded: readonly string[]): CreateAgentOptions {
+  const profile = profileOf(config, args.agent)
+  return childOptions(args.agent, profile, withinRecorded(childTools(tools, [profile?.tools, args.tools]), recorded))
+}
+
 /** `names` kept to what the child was offered before (`recorded`); every recorded name when `names` says nothing. */
-export function withinRecorded(names: readonly string[] | undefined, recorded: readonly string[] | undefined): string[] | undefined {
+function withinRecorded(names: readonly string[] | undefined, recorded: readonly string[] | undefined): string[] | undefined {
   if (recorded === undefined) return names === undefined ? undefined : [...names]
   return names === undefined ? [...recorded] : names.filter((name) => recorded.includes(name))
 }
