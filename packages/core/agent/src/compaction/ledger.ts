@@ -49,11 +49,7 @@ export function fileLedger(events: readonly SessionEvent[], toSeq: number, effec
   }
   const kinds = ([['read', read], ['written', written], ['run', run]] as const).filter(([, set]) => set.size > 0)
   if (kinds.length === 0) return `${LEDGER_HEADING}\n- none`
-  let text = ''
-  for (const most of LISTED) {
-    text = `${LEDGER_HEADING}\n${kinds.map(([label, set]) => `- ${label}: ${listed(set, most)}`).join('\n')}`
-    if (text.length <= maxChars) break
-  }
+  const text = fewerToFit(LISTED, maxChars, (most) => `${LEDGER_HEADING}\n${kinds.map(([label, set]) => `- ${label}: ${listed(set, most)}`).join('\n')}`)
   // A few long paths can still be more than its size: the ledger never makes a summary longer than that.
   return shorten(text, maxChars)
 }
@@ -81,13 +77,19 @@ export function recallNote(events: readonly SessionEvent[], toSeq: number, maxCh
   }
   const opening = '(Tool results summarized here are not shown again; recall_result shows one by its call id'
   if (results.length === 0) return `${opening}.)`
-  for (const most of RECALLABLE) {
-    const shown = results.slice(-most).reverse().join(', ')
-    const text = `${opening}, the latest first: ${shown}${results.length > most ? `, and ${results.length - most} earlier` : ''}.)`
-    if (text.length <= maxChars) return text
-  }
+  const text = fewerToFit(RECALLABLE, maxChars, (most) => `${opening}, the latest first: ${results.slice(-most).reverse().join(', ')}${results.length > most ? `, and ${results.length - most} earlier` : ''}.)`)
   // A small window: the note would make the summary too long to be worth it.
-  return `${opening}.)`
+  return text.length <= maxChars ? text : `${opening}.)`
+}
+
+/** `make(most)` for the first of `counts` (largest first) whose text fits in `maxChars`, else for the last. */
+function fewerToFit(counts: readonly number[], maxChars: number, make: (most: number) => string): string {
+  let text = ''
+  for (const most of counts) {
+    text = make(most)
+    if (text.length <= maxChars) break
+  }
+  return text
 }
 
 /** How the ledger opens: a later compaction finds (and rebuilds) it by this line. */
