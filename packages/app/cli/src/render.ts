@@ -2,7 +2,7 @@
 
 import type { AgentEvent, TreeUsage, TurnResult } from '@rein/agent'
 import { addUsage, type TokenUsage } from '@rein/llm'
-import type { ContextCompacted, SessionSummary, TurnEndReason } from '@rein/session'
+import { changesHistory, type ContextCompacted, type SessionSummary, type TurnEndReason } from '@rein/session'
 import type { Spend } from '@rein/telemetry'
 import { addMoney, maskText, secretValues, formatMoney, groupDigits, isReinError, messageOf, shorten } from '@rein/base'
 import { BUILT_IN_PRICES, baseUrlHintsInBuiltInTerms, windowRefusalInBuiltInTerms } from './built-in-terms.ts'
@@ -400,7 +400,11 @@ function totalsLine(result: TurnResult, builtIn: boolean): string {
 
 /** `  [compacted] …`: what a compaction did, in one line. */
 function compactedLine(event: Omit<Extract<AgentEvent, { type: 'compacted' }>, 'type'>): string {
-  const what = [event.pruned > 0 ? `pruned ${event.pruned} tool result${event.pruned === 1 ? '' : 's'}` : '', event.summarized ? 'summarized the earlier conversation' : ''].filter(Boolean).join(' and ')
+  const pruned = [
+    event.pruned > 0 ? `${event.pruned} tool result${event.pruned === 1 ? '' : 's'}` : '',
+    event.prunedArguments > 0 ? `the arguments of ${event.prunedArguments} call${event.prunedArguments === 1 ? '' : 's'}` : '',
+  ].filter(Boolean).join(' and ')
+  const what = [pruned ? `pruned ${pruned}` : '', event.summarized ? 'summarized the earlier conversation' : ''].filter(Boolean).join(' and ')
   const failed = event.summaryFailed ? ` (the summary failed: ${event.summaryFailed.code}: ${event.summaryFailed.message}; pruned only)` : ''
   const why = event.reason === 'overflow' ? ' (the provider had refused the request as too long)' : ''
   return `  [compacted] ${what || 'nothing to compact'}${why}${failed}: about ${groupDigits(event.tokensBefore)} → ${groupDigits(event.tokensAfter)} tokens`
@@ -414,7 +418,7 @@ function compactedLine(event: Omit<Extract<AgentEvent, { type: 'compacted' }>, '
  */
 export function compactOutcome(data: ContextCompacted | undefined, repaired = false): { line: string; changed: boolean } {
   if (!data) return { line: 'nothing to compact (no tool result to prune, no earlier turns to summarize)', changed: false }
-  if (data.summaryFailed && data.pruned.length === 0) {
+  if (data.summaryFailed && !changesHistory(data)) {
     const { code, message } = data.summaryFailed
     return { line: `not compacted: the summary failed (${code}: ${message}); the session is as ${repaired ? 'the repair above left it' : 'it was'}`, changed: false }
   }
@@ -422,8 +426,8 @@ export function compactOutcome(data: ContextCompacted | undefined, repaired = fa
 }
 
 export function compactionLine(data: ContextCompacted): string {
-  const { reason, pruned, summary, summaryFailed, tokensBefore, tokensAfter } = data
-  return compactedLine({ reason, pruned: pruned.length, summarized: summary !== undefined, ...(summaryFailed ? { summaryFailed } : {}), tokensBefore, tokensAfter }).trim()
+  const { reason, pruned, prunedArguments, summary, summaryFailed, tokensBefore, tokensAfter } = data
+  return compactedLine({ reason, pruned: pruned.length, prunedArguments: prunedArguments?.length ?? 0, summarized: summary !== undefined, ...(summaryFailed ? { summaryFailed } : {}), tokensBefore, tokensAfter }).trim()
 }
 
 /** ` · context 45% of 32k` when the window is known. */

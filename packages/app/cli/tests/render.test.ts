@@ -88,6 +88,14 @@ describe('a compaction whose summary failed but pruned', () => {
   })
 })
 
+describe('a compaction that pruned only a call\'s arguments', () => {
+  it('says so, and that it changed the session, though its summary failed', () => {
+    const failed = { code: 'SERVER', message: 'mock returned HTTP 500: boom' }
+    const outcome = compactOutcome({ reason: 'manual', pruned: [], prunedArguments: [{ callId: 'c1', name: 'write', chars: 200_000 }], summaryFailed: failed, tokensBefore: 50_000, tokensAfter: 1_400 })
+    expect(outcome).toEqual({ line: '[compacted] pruned the arguments of 1 call (the summary failed: SERVER: mock returned HTTP 500: boom; pruned only): about 50,000 → 1,400 tokens', changed: true })
+  })
+})
+
 describe('a failed compaction after the repair of a crashed log', () => {
   it('does not say the session is as it was: the repair closed its turn', () => {
     const failed = { reason: 'manual' as const, pruned: [], summaryFailed: { code: 'SERVER', message: 'mock returned HTTP 500: boom' }, tokensBefore: 3_000, tokensAfter: 3_000 }

@@ -21,8 +21,8 @@ export type AgentEvent =
   | { type: 'usage'; usage: TokenUsage; cost?: number; estimated?: true; total: TokenUsage; totalCost?: number; finish: FinishReason }
   /** Before each request: its estimated input tokens against the model's window (absent when unknown). */
   | { type: 'context'; tokens: number; window?: number }
-  /** A compaction was written (`context/compacted`): what it pruned, whether it summarized, the tokens before and after. */
-  | { type: 'compacted'; reason: 'auto' | 'manual' | 'overflow'; pruned: number; summarized: boolean; summaryFailed?: { code: string; message: string }; tokensBefore: number; tokensAfter: number }
+  /** A compaction was written (`context/compacted`): the results and calls' arguments it pruned, whether it summarized, the tokens before and after. */
+  | { type: 'compacted'; reason: 'auto' | 'manual' | 'overflow'; pruned: number; prunedArguments: number; summarized: boolean; summaryFailed?: { code: string; message: string }; tokensBefore: number; tokensAfter: number }
   | Exclude<LlmEvent, { type: 'attempt-start' }>
   | { type: 'turn-end'; turn: number; reason: TurnEndReason; error?: { code: string; message: string }; overrun?: TurnOverrun }
   /** An event of a subagent working for one of this agent's tool calls (`callId`), in its own session. */

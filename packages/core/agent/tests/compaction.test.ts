@@ -84,6 +84,24 @@ describe('pruning', () => {
     expect(llm.requests.some(isSummaryRequest)).toBe(false)
   })
 
+  it('prunes the long arguments of old calls as it prunes old results, keeping the recent calls whole', async () => {
+    // Each turn writes 2,000 characters through a call's arguments, not its result.
+    const writing = (request: AdapterRequest): ScriptedTurn => request.messages.at(-1)!.source.kind === 'tool'
+      ? [{ text: 'done' }]
+      : [{ toolCall: { id: `w${request.messages.length}`, name: 'nope', arguments: JSON.stringify({ path: 'notes.txt', text: 'w'.repeat(2_000) }) } }]
+    const { root, llm } = await setUp({ answer: writing })
+    const agent = await root.agents.create()
+    for (let turn = 1; turn <= 8; turn++) expect(await agent.send(`task ${turn}`)).toMatchObject({ reason: 'completed' })
+    const pruned = compactions(agent.session.events).flatMap((data) => data.prunedArguments ?? [])
+    expect(pruned.length).toBeGreaterThan(0)
+    const calls = llm.requests.filter((request) => !isSummaryRequest(request)).at(-1)!.messages.flatMap((message) => message.content.filter((block) => block.type === 'tool-call'))
+    const stubbed = calls.filter((call) => call.arguments.includes('characters left out to save context'))
+    // The last turn's call is read whole; every call the model reads stubbed was pruned by a compaction.
+    expect(stubbed.length).toBeGreaterThan(0)
+    expect(calls.at(-1)!.arguments).toContain('w'.repeat(2_000))
+    expect(stubbed.map((call) => call.id).every((id) => pruned.some((entry) => entry.callId === id))).toBe(true)
+  })
+
   it('derives the same messages from the stored log as the live session shows (a resume sees what the model saw)', async () => {
     const store = new MemorySessionStore()
     const { root } = await setUp({ store })
@@ -475,16 +493,33 @@ describe('bad input', () => {
     expect(errors).toEqual([])
   })
 
-  it('a turn whose own tool call filled the window does not fail every later turn: the next one summarizes it away', async () => {
-    // The model sends a call far bigger than the window (refused: no such tool); its arguments stay in the history.
-    const huge = JSON.stringify({ text: 'z'.repeat(6 * WINDOW) })
-    const { root } = await setUp({ answer: (request) => (request.messages.length === 1 ? [{ toolCall: { id: 'big', name: 'nope', arguments: huge } }] : [{ text: 'done' }]) })
+  it('a tool call whose arguments alone fill the window does not end its turn CONTEXT_FULL: the arguments are pruned, their short fields kept', async () => {
+    // The model sends a call far bigger than the window (refused: no such tool); its arguments stay in the log.
+    const huge = JSON.stringify({ path: 'notes.txt', text: 'z'.repeat(6 * WINDOW) })
+    const store = new MemorySessionStore()
+    const { root, llm } = await setUp({ store, answer: (request) => (request.messages.length === 1 ? [{ toolCall: { id: 'big', name: 'nope', arguments: huge } }] : [{ text: 'done' }]) })
     const agent = await root.agents.create()
-    expect(await agent.send('go')).toMatchObject({ reason: 'error', error: { code: 'CONTEXT_FULL' } })
-    const next = await agent.send('try again')
-    expect(next).toMatchObject({ reason: 'completed', text: 'done' })
-    const [summarized] = compactions(agent.session.events)
-    expect(summarized?.summary).toBeDefined()
+    expect(await agent.send('go')).toMatchObject({ reason: 'completed', text: 'done' })
+    const [compacted] = compactions(agent.session.events)
+    expect(compacted?.prunedArguments).toEqual([{ callId: 'big', name: 'nope', chars: huge.length }])
+    const answer = llm.requests.at(-1)!.messages.find((message) => message.role === 'assistant')!
+    expect(answer.content).toEqual([expect.objectContaining({ type: 'tool-call', id: 'big', arguments: `{"path":"notes.txt","text":"[${6 * WINDOW} characters left out to save context]"}` })])
+    // The log keeps the call whole, and a resume derives what the model saw.
+    expect(agent.session.events.find((event) => event.type === 'tool/call')).toMatchObject({ data: { arguments: huge } })
+    const live = agent.session.messages()
+    await agent.close()
+    expect(deriveMessages((await root.sessions.load(agent.session.id)).events)).toEqual(live)
+  })
+
+  it.each([
+    ['not JSON', '{"text": "' + 'z'.repeat(6 * WINDOW)],
+    ['not an object', JSON.stringify(['z'.repeat(6 * WINDOW)])],
+  ])('prunes a call\'s arguments that are %s to one field saying so', async (_what, huge) => {
+    const { root, llm } = await setUp({ answer: (request) => (request.messages.length === 1 ? [{ toolCall: { id: 'big', name: 'nope', arguments: huge } }] : [{ text: 'done' }]) })
+    const agent = await root.agents.create()
+    expect(await agent.send('go')).toMatchObject({ reason: 'completed', text: 'done' })
+    const answer = llm.requests.at(-1)!.messages.find((message) => message.role === 'assistant')!
+    expect(answer.content).toEqual([expect.objectContaining({ arguments: `{"arguments":"[${huge.length} characters left out to save context]"}` })])
   })
 
   it('says the system prompt and the tools alone fill the window, rather than blame the messages, when they do', async () => {

@@ -78,10 +78,14 @@ export class MessageProjection {
   }
 }
 
-/** The messages (with their seqs) as a compaction written at `seq` leaves them: pruned results stubbed, the summarized range one message. */
+/**
+ * The messages (with their seqs) as a compaction written at `seq` leaves them: pruned results and
+ * arguments stubbed, the summarized range one message.
+ */
 export function applyCompaction(done: readonly { seq: number; message: Message }[], data: ContextCompacted, seq: number): { seq: number; message: Message }[] {
   const pruned = new Map(data.pruned.map((entry) => [entry.callId, entry]))
-  let entries = pruned.size === 0 ? [...done] : done.map((entry) => ({ seq: entry.seq, message: withStubs(entry.message, pruned) }))
+  const calls = new Set(data.prunedArguments?.map((entry) => entry.callId))
+  let entries = pruned.size === 0 && calls.size === 0 ? [...done] : done.map((entry) => ({ seq: entry.seq, message: withArgumentsStubbed(withStubs(entry.message, pruned), calls) }))
   const { summary } = data
   if (summary) {
     const first = entries.findIndex((entry) => entry.seq >= summary.fromSeq)
@@ -105,6 +109,48 @@ function withStubs(message: Message, pruned: ReadonlyMap<string, { callId: strin
     const content = entry ? [{ type: 'text' as const, text: prunedStub(entry) }] : block.content
     return [{ toolCallId: block.toolCallId, content, ...(block.isError ? { isError: true } : {}) }]
   }), message.id)
+}
+
+/** Whether a compaction changes what the model sees: something pruned or summarized. */
+export function changesHistory(data: ContextCompacted): boolean {
+  return data.pruned.length > 0 || (data.prunedArguments?.length ?? 0) > 0 || data.summary !== undefined
+}
+
+/** An answer with the pruned calls' arguments replaced by their stubs. */
+function withArgumentsStubbed(message: Message, calls: ReadonlySet<string>): Message {
+  if (message.role !== 'assistant' || !message.content.some((block) => block.type === 'tool-call' && calls.has(block.id))) return message
+  const content = message.content.map((block) => (block.type === 'tool-call' && calls.has(block.id) ? { ...block, arguments: argumentsStub(block.arguments) } : block))
+  return createMessage('assistant', content, message.source, message.id)
+}
+
+/** A field of a call's arguments longer than this is left out of a pruned call; a path or a command usually is shorter. */
+const KEPT_FIELD_CHARS = 200
+
+/**
+ * What the model reads in place of a pruned call's arguments: a JSON object still (servers that
+ * parse arguments expect one), its short fields as they were and each longer one its size. Arguments
+ * that are not a JSON object become one field saying how long they were.
+ */
+export function argumentsStub(raw: string): string {
+  const fields = objectOf(raw)
+  if (!fields) return JSON.stringify({ arguments: leftOut(raw.length) })
+  return JSON.stringify(Object.fromEntries(Object.entries(fields).map(([key, value]) => {
+    const text = typeof value === 'string' ? value : JSON.stringify(value) ?? ''
+    return [key, text.length <= KEPT_FIELD_CHARS ? value : leftOut(text.length)]
+  })))
+}
+
+function leftOut(chars: number): string {
+  return `[${chars} characters left out to save context]`
+}
+
+function objectOf(raw: string): object | undefined {
+  try {
+    const value: unknown = JSON.parse(raw)
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** What the model reads in place of a pruned tool result. */

@@ -98,6 +98,7 @@ const SHAPES = shapeMap({
   'llm/resend': object({ request: object({ provider: string, model: string, maxTokens: optional(count) }), retry: count, fallback: count }),
   'context/compacted': object({
     pruned: list(object({ callId: string, name: string, chars: count })),
+    prunedArguments: optional(list(object({ callId: string, name: string, chars: count }))),
     summary: optional(object({ text: string, fromSeq: count, toSeq: count, keptSeq: optional(count) })),
   }),
   'session/forked': object({ fromSessionId: string, beforeSeq: count }),

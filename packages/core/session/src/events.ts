@@ -177,6 +177,11 @@ export interface ContextCompacted {
   /** Tool results replaced by a stub, by call id (and tool name); `chars`: the text the stub stands for. */
   pruned: { callId: string; name: string; chars: number }[]
   /**
+   * Tool calls whose arguments the model sees with each long field replaced by its size
+   * (`prunedArguments` in derive.ts); `chars`: the arguments' length. Absent in logs written before it.
+   */
+  prunedArguments?: { callId: string; name: string; chars: number }[]
+  /**
    * The messages of events `fromSeq`…`toSeq` (a range that never splits a call from its result) are
    * replaced by `text`, which a later compaction updates rather than summarizes again. `keptSeq`:
    * a person's message inside the range that stays word for word, right after the summary — the

@@ -17,7 +17,7 @@ export { eventData } from './event-data.ts'
 /** The id of the user message a `turn/start` at an index of a log answers (its `anchor`, or in an older log the message after it). */
 export { turnAnchor } from './event-data.ts'
 export { refuseMisshapenEvents } from './event-shape.ts'
-export { deriveMessages, capContent, MessageProjection, applyCompaction, prunedStub, summaryMessage, SUMMARY_OPENING, KEPT_NOTE } from './derive.ts'
+export { deriveMessages, capContent, MessageProjection, applyCompaction, argumentsStub, changesHistory, prunedStub, summaryMessage, SUMMARY_OPENING, KEPT_NOTE } from './derive.ts'
 export { planRepair, repairEvents, isClean, type RepairPlan, type RepairCall, type RepairAction } from './repair.ts'
 export type { SessionStore, SessionSummary, SessionStatus, LoadedSession, ListOptions } from './store.ts'
 export { MemorySessionStore } from './memory-store.ts'

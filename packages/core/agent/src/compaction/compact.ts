@@ -6,14 +6,14 @@
 
 import { isReinError, messageOf, ReinError } from '@rein/base'
 import { messageTokens, toFailure, type LlmEvent, type LlmRuntime, type Message, type ModelRoute, type Tokenizer } from '@rein/llm'
-import { applyCompaction, eventData, KEPT_NOTE, summaryMessage, SUMMARY_OPENING, type ContextCompacted, type CoreEventData, type Session, type SessionEvent } from '@rein/session'
+import { applyCompaction, changesHistory, eventData, KEPT_NOTE, summaryMessage, SUMMARY_OPENING, type ContextCompacted, type CoreEventData, type Session, type SessionEvent } from '@rein/session'
 import type { ToolRegistry, ToolSchema } from '@rein/tools'
 import type { CompactionOptions } from '../options.ts'
 import { closedAttempt } from '../closed-attempt.ts'
 import { keepFailedAttempt, markResend } from '../resend.ts'
 import { fileLedger, recallNote, withoutLedger } from './ledger.ts'
 import { requestTokens } from './meter.ts'
-import { deepen, isCut, isSummary, planPrune, summaryRange, tailStart, type Entry } from './plan.ts'
+import { deepen, isCut, isSummary, planPrune, summaryRange, tailStart, type Entry, type Pruned } from './plan.ts'
 import { summaryInput, summaryOverhead, transcriptLine, writeSummary, type SummaryExchange, type SummaryInput, type SummaryOutcome } from './summarize.ts'
 
 /** What the turn's budgets allow a summary request: its output limit, or why none may be sent. */
@@ -71,14 +71,14 @@ export async function compactContext(input: CompactionInput): Promise<ContextCom
     ...(input.instructions ? { instructions: input.instructions } : {}),
     tokensBefore: input.before,
     tokensAfter: afterPrune,
-    pruned: pruned.map(({ callId, name, chars }) => ({ callId, name, chars })),
+    ...prunedParts(pruned),
   }
   // Asked for, or refused by the provider as too long: the estimate cannot be trusted to stop short.
   if (afterPrune > target || input.reason !== 'auto') await summarize(input, entries, data)
   // Stopped meanwhile (a cancel, a shutdown): nothing is written, the history stays as it was.
   if (input.signal.aborted) throw new ReinError('ABORTED', 'the compaction was stopped before it finished; nothing was changed')
   const fitted = input.mustFit === undefined ? undefined : pruneToFit(input, entries, data, input.mustFit)
-  if (data.pruned.length === 0 && !data.summary) return data.summaryFailed ? data : undefined
+  if (!changesHistory(data)) return data.summaryFailed ? data : undefined
   data.tokensAfter = fitted ?? tokensAfter(input, entries, data)
   session.append('context/compacted', data)
   await session.flush()
@@ -128,8 +128,17 @@ function pruneToFit(input: CompactionInput, entries: readonly Entry[], data: Con
   if (tokens <= limit) return tokens
   const more = planPrune(shown, shown.length, tightToolTokens(input.options, input.window), input.tokens)
   if (more.length === 0) return tokens
-  data.pruned = [...data.pruned, ...more.map(({ callId, name, chars }) => ({ callId, name, chars }))]
+  const added = prunedParts(more)
+  data.pruned = [...data.pruned, ...added.pruned]
+  if (added.prunedArguments) data.prunedArguments = [...data.prunedArguments ?? [], ...added.prunedArguments]
   return tokensAfter(input, entries, data)
+}
+
+/** The event's lists of pruned results and arguments; the second only when there are any, as logs before it had none. */
+function prunedParts(pruned: readonly Pruned[]): Pick<ContextCompacted, 'pruned' | 'prunedArguments'> {
+  const entries = (part: Pruned['part']) => pruned.filter((entry) => entry.part === part).map(({ callId, name, chars }) => ({ callId, name, chars }))
+  const prunedArguments = entries('arguments')
+  return { pruned: entries('result'), ...(prunedArguments.length > 0 ? { prunedArguments } : {}) }
 }
 
 function saved(pruned: readonly { saves: number }[]): number {

@@ -7,7 +7,7 @@
 
 import { ReinError, isReinError } from '@rein/base'
 import type { LlmEvent, LlmRuntime, ToolSpec } from '@rein/llm'
-import { eventData, type ContextCompacted, type Session, type SessionEvent } from '@rein/session'
+import { changesHistory, eventData, type ContextCompacted, type Session, type SessionEvent } from '@rein/session'
 import type { RunIdentity, ToolRegistry } from '@rein/tools'
 import { Tally } from '../accounting.ts'
 import { attemptStarted, logAttempt, type AttemptPlace } from '../attempts.ts'
@@ -96,7 +96,7 @@ async function compactLog(input: IdleCompaction, route: { provider: string; mode
     signal: input.signal,
     onEvent,
   })
-  if (data && (data.pruned.length > 0 || data.summary)) input.meter.forget()
+  if (data && changesHistory(data)) input.meter.forget()
   // A failed summary with nothing else to do writes nothing: its attempts are saved all the same.
   await session.flush()
   return data

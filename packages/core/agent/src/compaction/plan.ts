@@ -4,7 +4,7 @@
  */
 
 import { messageTokens, type Message, type Tokenizer } from '@rein/llm'
-import { prunedStub } from '@rein/session'
+import { argumentsStub, prunedStub } from '@rein/session'
 
 /** A message with the seq of the event it came from. */
 export interface Entry {
@@ -12,8 +12,9 @@ export interface Entry {
   message: Message
 }
 
-/** A result the model would see as a stub. */
+/** A result, or a call's arguments, the model would see as a stub. */
 export interface Pruned {
+  part: 'result' | 'arguments'
   callId: string
   name: string
   chars: number
@@ -33,24 +34,25 @@ export function tailStart(entries: readonly Entry[], turns: number): number {
 
 /**
  * Tool results older than the most recent `keepTokens` of tool output and before `protectFrom`
- * (the kept user turns), largest savings only: a stub must be shorter than what it replaces.
+ * (the kept user turns), and likewise calls' arguments (the most recent `keepTokens` of them kept):
+ * those whose stub is shorter than what it replaces.
  */
 export function planPrune(entries: readonly Entry[], protectFrom: number, keepTokens: number, tokens: Tokenizer): Pruned[] {
   const names = callNames(entries)
   const pruned: Pruned[] = []
-  let recent = 0
+  const recent = { result: 0, arguments: 0 }
+  const consider = (index: number, part: Pruned['part'], callId: string, text: string, stub: (entry: Omit<Pruned, 'saves' | 'part'>) => string) => {
+    const size = tokens(text)
+    recent[part] += size
+    if (recent[part] <= keepTokens || index >= protectFrom || (part === 'result' && isStub(text))) return
+    const entry = { callId, name: names.get(callId) ?? 'tool', chars: text.length }
+    const saves = size - tokens(stub(entry))
+    if (saves > 0) pruned.push({ part, ...entry, saves })
+  }
   for (let index = entries.length - 1; index >= 0; index--) {
-    const { message } = entries[index]!
-    if (message.source.kind !== 'tool') continue
-    for (const block of message.content) {
-      if (block.type !== 'tool-result') continue
-      const text = block.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n')
-      const size = tokens(text)
-      recent += size
-      if (recent <= keepTokens || index >= protectFrom || isStub(text)) continue
-      const entry = { callId: block.toolCallId, name: names.get(block.toolCallId) ?? 'tool', chars: text.length }
-      const saves = size - tokens(prunedStub(entry))
-      if (saves > 0) pruned.push({ ...entry, saves })
+    for (const block of entries[index]!.message.content) {
+      if (block.type === 'tool-call') consider(index, 'arguments', block.id, block.arguments, () => argumentsStub(block.arguments))
+      else if (block.type === 'tool-result') consider(index, 'result', block.toolCallId, block.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n'), prunedStub)
     }
   }
   return pruned.reverse()

@@ -5,6 +5,7 @@
 
 import { groupDigits, ReinError } from '@rein/base'
 import type { LlmRuntime, ModelRoute } from '@rein/llm'
+import { changesHistory } from '@rein/session'
 import type { ToolRegistry, ToolSchema } from '@rein/tools'
 import { attemptStarted, recordAttempt } from '../attempts.ts'
 import { overBudget, planRequest } from '../budget.ts'
@@ -76,9 +77,9 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
     },
   })
   if (data) {
-    if (data.pruned.length > 0 || data.summary) context.compaction.meter.forget()
+    if (changesHistory(data)) context.compaction.meter.forget()
     context.emit({
-      type: 'compacted', reason: data.reason, pruned: data.pruned.length, summarized: data.summary !== undefined,
+      type: 'compacted', reason: data.reason, pruned: data.pruned.length, prunedArguments: data.prunedArguments?.length ?? 0, summarized: data.summary !== undefined,
       ...(data.summaryFailed ? { summaryFailed: data.summaryFailed } : {}), tokensBefore: data.tokensBefore, tokensAfter: data.tokensAfter,
     })
   }
@@ -96,7 +97,7 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
     const retry = data?.summaryFailed ? '; or compact again once the summary route answers, which frees the room a summary would' : ''
     throw new ReinError('CONTEXT_FULL', `the request is about ${after} tokens after compaction${why}, ${pastWhat(settings, window, after)}${retry}`, { details })
   }
-  return data !== undefined && (data.pruned.length > 0 || data.summary !== undefined)
+  return data !== undefined && changesHistory(data)
 }
 
 /**
