@@ -42,6 +42,13 @@ export function oneLine(text: string): string {
   return text.replace(HIDDEN_CHARACTERS, '').replace(/\s+/g, ' ').trim()
 }
 
+/** Characters as a person counts them: code points, so an emoji is one. */
+export function charCount(text: string): number {
+  let count = 0
+  for (const _ of text) count++
+  return count
+}
+
 /** At most `max` characters of one line, with `…` when cut. */
 export function clip(text: string, max: number): string {
   const line = oneLine(text)

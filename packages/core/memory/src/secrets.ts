@@ -18,11 +18,22 @@ export function secretKind(content: string): string | undefined {
  * that memory refuses (a tool line), which must not show the key either.
  */
 export function maskSecrets(text: string): string {
-  let masked = text
+  return secretMasker()(text)
+}
+
+/**
+ * `maskSecrets` with this process's secret variables read once, for masking many texts: each entry
+ * a reader gets (a key saved before it was known as one reads masked, as `write` would refuse it).
+ */
+export function secretMasker(): (text: string) => string {
   // Variables first, longest first: a key whose start has a shape (`sk-…/…`) is masked whole, not
   // cut at the end of that shape with its tail left for the variable's pass to miss.
-  for (const { name, key } of secretKeys().sort((a, b) => b.key.length - a.key.length)) masked = masked.split(key).join(`[$${name}]`)
-  return maskKeyShapes(masked, (kind) => `[${kind}]`)
+  const keys = secretKeys().sort((a, b) => b.key.length - a.key.length)
+  return (text) => {
+    let masked = text
+    for (const { name, key } of keys) if (masked.includes(key)) masked = masked.split(key).join(`[$${name}]`)
+    return maskKeyShapes(masked, (kind) => `[${kind}]`)
+  }
 }
 
 /** Variables that say where a secret is (`GOOGLE_APPLICATION_CREDENTIALS_FILE`, `SSH_KEY_PATH`), not what it is. */

@@ -10,6 +10,7 @@ import { ReinError, isReinError } from '@rein/base'
 import type {} from '@rein/tools'
 import { MemoryConfig } from './config.ts'
 import { normalizeContent } from './normalize.ts'
+import { secretMasker } from './secrets.ts'
 import { memorySection, type AgentsLike } from './section.ts'
 import { createMemoryTools } from './tools.ts'
 import { memoryPolicy } from './user-scope-policy.ts'
@@ -258,7 +259,7 @@ export class MemoryService extends Service {
         updatedAt: now,
       })
       await store.replace(next)
-      return next
+      return masked(next, secretMasker())
     })
   }
 
@@ -268,7 +269,7 @@ export class MemoryService extends Service {
     return this.mutate(async (store) => {
       const entry = await existing(store, id, 'forget')
       if (!await store.delete(id)) throw notFound(id, 'forget')
-      return entry
+      return masked(entry, secretMasker())
     })
   }
 
@@ -276,7 +277,7 @@ export class MemoryService extends Service {
   async get(id: string): Promise<MemoryEntry | undefined> {
     checkId(id, 'memory get')
     const store = this._state.stores[0]
-    return store === undefined ? undefined : this.watched(store, store.get(id))
+    return store === undefined ? undefined : this.watched(store, store.get(id)).then((entry) => entry && masked(entry, secretMasker()))
   }
 
   /**
@@ -290,13 +291,13 @@ export class MemoryService extends Service {
     const now = query.now ?? Date.now()
     const found = await this.watched(store, store.recall({ ...query, limit: Math.min(query.limit, this._state.config.maxRecall), now }))
     // The store promises live entries only; checked again, as a correction must never lose to what it corrects.
-    return Object.freeze(found.filter((entry) => entry.retiredAt === undefined && (entry.expiresAt === undefined || entry.expiresAt > now)))
+    return maskedAll(found.filter((entry) => entry.retiredAt === undefined && (entry.expiresAt === undefined || entry.expiresAt > now)))
   }
 
   /** Every entry, retired and expired included, in `createdAt` order (for `rein memory list`). Without a store: `[]`. */
   async list(): Promise<readonly MemoryEntry[]> {
     const store = this._state.stores[0]
-    return store === undefined ? Object.freeze([]) : this.watched(store, store.all())
+    return store === undefined ? Object.freeze([]) : maskedAll(await this.watched(store, store.all()))
   }
 
   /** The project id for a workspace: Config `projectId` when set, else the root's real path (resolved when it does not exist). */
@@ -358,4 +359,19 @@ async function retire(store: MemoryStore, entry: MemoryEntry, by: string, now: n
 
 function notFound(id: string, action: string): ReinError {
   return new ReinError('MEMORY_NOT_FOUND', `cannot ${action} memory ${id}: there is no such entry`, { details: { id } })
+}
+
+/**
+ * An entry as a reader gets it, its content masked (`secretMasker`): a key saved before it was known
+ * as one (its variable unset then, or put in the store another way) would otherwise reach the
+ * prompt of every session, and `rein memory list`, for good.
+ */
+function masked(entry: MemoryEntry, mask: (text: string) => string): MemoryEntry {
+  const content = mask(entry.content)
+  return content === entry.content ? entry : Object.freeze({ ...entry, content })
+}
+
+function maskedAll(entries: readonly MemoryEntry[]): readonly MemoryEntry[] {
+  const mask = secretMasker()
+  return Object.freeze(entries.map((entry) => masked(entry, mask)))
 }

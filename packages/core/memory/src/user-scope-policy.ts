@@ -16,13 +16,17 @@
 import type { Logger } from '@deepseek-ai/cordis'
 import { isReinError } from '@rein/base'
 import type { PreExecuteDecision, ToolCall } from '@rein/tools'
-import { clip, oneLine } from './format.ts'
+import { charCount, clip, oneLine } from './format.ts'
 import { forModel } from './model-errors.ts'
 import type { MemoryCallCheck } from './tools.ts'
 import type { MemoryEntry } from './types.ts'
 
-/** Most characters of one content the reason quotes. */
-const QUOTED_CHARS = 300
+/**
+ * Most characters of one content the reason quotes: more than the default `maxContentChars`, so a
+ * person sees all of what they allow (a line planted after the first few hundred characters would
+ * otherwise be saved unseen); past it, the question says how much it leaves out.
+ */
+const QUOTED_CHARS = 4_000
 
 /**
  * Refuses (with the tool's code and words) a memory call that `check` refuses; then, when
@@ -64,5 +68,7 @@ function reasonFor({ toolName, args }: ToolCall, entry: MemoryEntry | undefined)
 }
 
 function quote(text: unknown): string {
-  return `"${clip(typeof text === 'string' ? text : '', QUOTED_CHARS)}"`
+  const line = oneLine(typeof text === 'string' ? text : '')
+  const cut = charCount(line) - QUOTED_CHARS
+  return cut <= 0 ? `"${line}"` : `"${clip(line, QUOTED_CHARS + 1)} (${cut} more characters not shown)"`
 }

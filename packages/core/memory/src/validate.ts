@@ -2,7 +2,7 @@
 
 import { randomBytes } from 'node:crypto'
 import { kindOf, LONE_SURROGATE, ReinError } from '@rein/base'
-import { HIDDEN_CHARACTER } from './format.ts'
+import { charCount, HIDDEN_CHARACTER } from './format.ts'
 import { secretKind, secretVariableIn } from './secrets.ts'
 import type { MemoryDraft, MemoryEntry, MemoryPatch, MemoryScope, MemoryType, RecallQuery } from './types.ts'
 
@@ -104,12 +104,6 @@ export function hasWord(query: string): boolean {
 }
 
 /** Characters as people count them: an emoji is one. */
-function charCount(text: string): number {
-  let count = 0
-  for (const _ of text) count++
-  return count
-}
-
 function contentProblems(content: unknown, max: number): string[] {
   if (typeof content !== 'string' || content.trim() === '') return ['content must be a non-empty string']
   const problems: string[] = []

@@ -108,6 +108,25 @@ describe('write: validation', () => {
     }
   })
 
+  it('a key saved before it was known as one (its variable unset then, or put in the store another way) is read masked, by every reader', async () => {
+    const { ctx, store } = await setup()
+    const value = 'short-key-8271'
+    const sk = `sk-proj-${'Ab3_'.repeat(10)}`
+    const { entry } = await ctx.memory.write(draft({ content: `The key for the service is ${value}.` }))
+    await store.insert({ ...entry, id: 'mem_planted', content: `Use ${sk} for the proxy.` })
+    process.env.REIN_TEST_SERVICE_API_KEY = value
+    try {
+      const masked = 'The key for the service is [$REIN_TEST_SERVICE_API_KEY].'
+      expect(await ctx.memory.get(entry.id)).toMatchObject({ content: masked })
+      expect((await ctx.memory.list()).map((found) => found.content)).toEqual([masked, 'Use [an sk- API key] for the proxy.'])
+      expect((await ctx.memory.recall({ scopes: ['user'], query: 'key service proxy', limit: 5 })).map((found) => found.content)).not.toContain(expect.stringContaining(value))
+      expect(await ctx.memory.update(entry.id, { confidence: 0.5 })).toMatchObject({ content: masked })
+      expect(await ctx.memory.forget('mem_planted')).toMatchObject({ content: 'Use [an sk- API key] for the proxy.' })
+    } finally {
+      delete process.env.REIN_TEST_SERVICE_API_KEY
+    }
+  })
+
   it('does not take a secret variable holding a word, a path or a URL for a key in ordinary text', async () => {
     const { ctx } = await setup()
     const values = { REIN_TEST_POSTGRES_PASSWORD: 'postgres', REIN_TEST_DB_PASSWORD: 'changeme', REIN_TEST_GOOGLE_APPLICATION_CREDENTIALS: '/home/dev/creds-2024.json', REIN_TEST_KEY_FILE: 'keys2024/main.pem', REIN_TEST_API_TOKEN: 'https://tokens.example/v2' }
