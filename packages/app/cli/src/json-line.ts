@@ -1,6 +1,6 @@
 /**
- * Every `--json` line rein prints about spending (run's events and result, sessions, show) goes
- * through here, so money reads the same everywhere: sums of floating-point prices pick up noise
+ * Every `--json` line rein prints (run's events and result, sessions, show, memory) goes through
+ * here, so money reads the same everywhere: sums of floating-point prices pick up noise
  * (0.1 + 0.2 is 0.30000000000000004), which is rounded off here, on the way out; what is stored
  * and summed stays exact as computed.
  */
@@ -11,11 +11,24 @@ const MONEY_KEYS: ReadonlySet<string> = new Set(['cost', 'totalCost'])
 /** Significant digits a cost keeps: far more than any price has, far fewer than float noise needs. */
 const COST_DIGITS = 12
 
-/** `value` as one JSON line's text, each cost in it rounded to 12 significant digits. */
+/**
+ * Characters JSON leaves as they are that a terminal acts on or a reader cannot see: DEL and the C1
+ * controls (U+009B starts an escape sequence as ESC [ does), the soft hyphen, bidi marks, embeddings,
+ * overrides and isolates, zero-width characters, the line and paragraph separators, the byte-order
+ * mark and interlinear annotation marks. They only occur inside strings, where `\uXXXX` is the same
+ * text to any JSON reader.
+ */
+const UNSEEN = /[\u007F-\u009F\u00AD\u061C\u200B-\u200F\u2028-\u202E\u2060-\u2069\uFEFF\uFFF9-\uFFFB]/g
+
+/**
+ * `value` as one JSON line's text, each cost in it rounded to 12 significant digits, and each
+ * character a terminal would act on escaped: a line printed raw to a terminal cannot move its
+ * cursor, reorder its text or hide part of it.
+ */
 export function jsonLine(value: unknown): string {
   return JSON.stringify(value, function (this: unknown, key, field: unknown) {
     return MONEY_KEYS.has(key) && typeof field === 'number' && Number.isFinite(field) && isSpending(this) ? roundCost(field) : field
-  })
+  }).replace(UNSEEN, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
 }
 
 /**

@@ -12,4 +12,11 @@ describe('jsonLine', () => {
     const line = JSON.parse(jsonLine({ type: 'tool-end', card: { value: { cost: noisy } }, event: { type: 'quote', cost: noisy } }))
     expect(line).toMatchObject({ card: { value: { cost: noisy } }, event: { cost: noisy } })
   })
+
+  it('escapes what a terminal would act on or hide (C1 controls, bidi overrides, line separators): the same text to a JSON reader, inert on a terminal', () => {
+    const text = 'a\u009b31mred \u202Eevil\u2028next\u200Bhidden\u007F'
+    const line = jsonLine({ content: text })
+    expect(line).toBe('{"content":"a\\u009b31mred \\u202eevil\\u2028next\\u200bhidden\\u007f"}')
+    expect(JSON.parse(line)).toEqual({ content: text })
+  })
 })

@@ -8,6 +8,7 @@ import { ReinError, isReinError } from '@rein/base'
 import { clipLine, hasWord, memoryAge as age, type MemoryEntry } from '@rein/memory'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
+import { jsonLine } from '../json-line.ts'
 import { withComposition } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
 import { displayWidth, padEndColumns } from '../columns.ts'
@@ -34,7 +35,7 @@ export async function memoryCommand(args: ParsedArgs, io: Io): Promise<number> {
     const memory = requireMemory(ctx, source)
     const now = Date.now()
     if (sub === 'export') {
-      for (const entry of await memory.list()) io.stdout.write(`${JSON.stringify(entry)}\n`)
+      for (const entry of await memory.list()) io.stdout.write(`${jsonLine(entry)}\n`)
       return 0
     }
     if (sub === 'forget') return forget(memory, io, rest[0]!, args.options.json)
@@ -89,7 +90,7 @@ async function forget(memory: Memory, io: Io, id: string, json: boolean): Promis
 }
 
 function printJson(io: Io, entries: readonly MemoryEntry[]): number {
-  for (const entry of entries) io.stdout.write(`${JSON.stringify(entry)}\n`)
+  for (const entry of entries) io.stdout.write(`${jsonLine(entry)}\n`)
   return 0
 }
 
