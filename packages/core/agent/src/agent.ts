@@ -89,6 +89,8 @@ export class Agent {
   private _compacting: Promise<void> | undefined
   /** The next run, when a repair already worked for it (subagents continued); else made when it starts. */
   private _next: NextRun | undefined
+  /** What background subagents spent while no turn ran: the next turn's, in its result (not against its budgets). */
+  private _idleSpend: TreeSpend | undefined
 
   /** `next`: the run a resume's repair continued subagents for, which the first turn is. */
   constructor(session: Session, readonly options: AgentOptions, private readonly services: AgentServices, lineage: AgentLineage = {}, next?: NextRun) {
@@ -159,7 +161,8 @@ export class Agent {
    * running turn's budgets, then told to this agent's own parent. Called by the service's lineage.
    */
   charge(spend: Spend): void {
-    this._turn?.tree.add(spend)
+    if (this._turn) this._turn.tree.add(spend)
+    else (this._idleSpend ??= new TreeSpend()).add(spend)
     this._lineage.charge?.(spend)
   }
 
@@ -352,11 +355,16 @@ export class Agent {
     if (next) tellUntakenRun(this.services.notify, next, { agent: this.options.name, session: this._bound.session, parent: this._lineage.parent })
   }
 
-  /** The turn's run: the one a repair already worked for (what it spent carried into the turn's result), else a new one. */
+  /**
+   * The turn's run: the one a repair already worked for, else a new one; what a repair's subagents
+   * spent for it and what background subagents spent since the last turn are carried into its result.
+   */
   private takeNextRun(parent: ParentRun | undefined): Pick<TurnContext, 'run' | 'carried'> {
     const next = this._next
+    const idle = this._idleSpend
     this._next = undefined
-    return { run: { runId: next?.runId ?? newRunId(), ...(parent ? { parent } : {}) }, carried: next?.spent }
+    this._idleSpend = undefined
+    return { run: { runId: next?.runId ?? newRunId(), ...(parent ? { parent } : {}) }, carried: [next?.spent, idle].filter((spent) => spent !== undefined) }
   }
 
   private bind(session: Session): Bound {

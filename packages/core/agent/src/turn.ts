@@ -68,8 +68,8 @@ export interface TurnContext {
   compaction: { meter: ContextMeter; take(): CompactionAsked | undefined; overflowed(): void }
   /** What this turn's subagents spend, counted against its budgets; `began` hands the agent the turn's state. */
   tree: TreeSpend
-  /** What subagents continued for this run spent before it started (a resume's repair): in its result only. */
-  carried: TreeSpend | undefined
+  /** What subagents spent for this run before it started (a resume's repair, background ones while no turn ran): in its result only. */
+  carried: readonly TreeSpend[]
   began: (state: TurnState) => void
   /** For a subagent: tells its parent's running turn what this one spends, and what that turn has left. */
   charge: Charge | undefined
@@ -440,8 +440,8 @@ async function endTurn(context: TurnContext, state: TurnState, end: TurnEnd): Pr
 }
 
 /** The turn's subagents' spend for its result, what was carried into it included; nothing when none reported usage. */
-function subagentsSpend(tree: TreeSpend, carried: TreeSpend | undefined): { subagents?: TreeUsage } {
-  const tally = carried && carried.tally.counted > 0 ? tree.tally.plus(carried.tally) : tree.tally
+function subagentsSpend(tree: TreeSpend, carried: readonly TreeSpend[]): { subagents?: TreeUsage } {
+  const tally = carried.reduce((sum, spent) => (spent.tally.counted > 0 ? sum.plus(spent.tally) : sum), tree.tally)
   if (tally.counted === 0) return {}
   return { subagents: { usage: tally.usage, ...(tally.cost !== undefined ? { cost: tally.cost } : {}), ...(tally.estimated ? { usageEstimated: true as const } : {}) } }
 }

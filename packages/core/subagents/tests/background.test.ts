@@ -7,7 +7,7 @@ import type { SessionEvent } from '@rein/session'
 import { appendOpenCalls, validateSessionInvariants, type ScriptedTurn } from '@rein/testkit'
 import { defineTool } from '@rein/tools'
 import { describe, expect, it, vi } from 'vitest'
-import { boot, byTask, call, gates, resultOf, taskOf, textOf } from './harness.ts'
+import { boot, byTask, call, gates, resultOf, taskOf, textOf, usage } from './harness.ts'
 
 const viewer = (agent: { session: { id: string } }) => ({ sessionId: agent.session.id })
 
@@ -114,6 +114,23 @@ describe('a background subagent', () => {
     await entered('child')
     return { root, fiber, parent, llm }
   }
+
+  it('charges what the child spends while its parent is idle to the parent\'s next turn, in its result\'s subagents', async () => {
+    const { root, create } = await boot(byTask({
+      'start': [[call('subagent', inBackground('where is x?'), 'c1')], [{ text: 'started' }], [{ text: 'noted' }]],
+      'where is x?': [[call('gate', { name: 'child' }, 'g1'), usage(7, 2)], [{ text: 'x is in the drawer' }, usage(50, 3)]],
+    }), { jobs: {} })
+    const { entered, open } = gates(root)
+    const parent = await create()
+    const first = await parent.send('start')
+    await entered('child')
+    // The child's second request is made between the parent's turns.
+    open('child')
+    expect(await root.jobs.wait('subagent-1', 60_000, viewer(parent))).toMatchObject({ status: 'done' })
+    const next = await parent.send('and now?')
+    expect(first.subagents?.usage).toMatchObject({ inputTokens: 7, outputTokens: 2 })
+    expect(next.subagents?.usage).toMatchObject({ inputTokens: 50, outputTokens: 3 })
+  })
 
   it('is stopped by job_kill: the child\'s turn ends aborted and the job killed', async () => {
     const { root, parent } = await childWaiting([[call('job_kill', { job_id: 'subagent-1' }, 'c2')], [{ text: 'killed' }]])
