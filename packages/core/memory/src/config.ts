@@ -1,6 +1,7 @@
 /** The plugin's Config: limits, the project's name, and which scopes agents may read and write. */
 
 import Schema from '@deepseek-ai/schemastery'
+import { kindOf, ReinError } from '@rein/base'
 import type { MemoryScope } from './types.ts'
 
 /** Which scopes a run may read (recall, search, the prompt block) and write (write, update, forget). */
@@ -13,7 +14,7 @@ export interface MemoryScopes {
 export interface MemoryPromptConfig {
   /** Most entries in the block (at most 20); 0 leaves the block out. */
   maxEntries: number
-  /** Most tokens the block may take, estimated as characters / 4; at least 150. */
+  /** Most tokens the block may take (ASCII characters / 4, one per other character); at least 150. */
   maxTokens: number
   /** The section's place among the system prompt's sections. */
   order: number
@@ -50,7 +51,7 @@ const OPTIONAL_SCOPE_LIST = Schema.union([SCOPE_LIST, Schema.const(undefined)]) 
 
 /** The Config schema of `@rein/memory`. */
 export const MemoryConfig: Schema<MemoryConfigInput, MemoryConfig> = Schema.object({
-  projectId: Schema.string().description('Names the project for every workspace. Default: the workspace root\'s real path.'),
+  projectId: Schema.transform(Schema.any(), checkProjectId).description('Names the project for every workspace. Default: the workspace root\'s real path.'),
   maxContentChars: Schema.natural().min(1).max(100_000).default(2_000)
     .description('Longest content an entry may have, in characters; a longer write is refused.'),
   maxRecall: Schema.natural().min(1).max(1_000).default(50)
@@ -75,3 +76,11 @@ export const MemoryConfig: Schema<MemoryConfigInput, MemoryConfig> = Schema.obje
     order: Schema.number().default(900).description('The block\'s place among the system prompt\'s sections.'),
   }).description('The block of remembered entries put into the system prompt at session start.'),
 }) as Schema<MemoryConfigInput, MemoryConfig>
+
+/** Config `projectId` when it names a project; an empty one would be ignored without a word (the path would name it). */
+function checkProjectId(value: unknown): string | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'string') throw new ReinError('CONFIG_INVALID', `projectId must be text, not ${kindOf(value)}`)
+  if (value.trim() === '') throw new ReinError('CONFIG_INVALID', 'projectId is empty: name the project, or leave projectId out for the workspace root\'s real path')
+  return value
+}

@@ -49,6 +49,7 @@ export async function shielded<T>(tool: string, logger: Logger, off: () => boole
 export function forModel(tool: string, error: unknown, logger: Logger, off: () => boolean): ReinError | undefined {
   if (!isReinError(error) || !isStoreFailure(error.code)) return undefined
   const isOff = off()
-  logger[TOLD_BY_SERVICE.has(error.code) || isOff ? 'debug' : 'warn']('%s failed; the model was told only that memory could not be used: %s', tool, error.message)
-  return new ReinError(error.code, SAID_TO_MODEL[error.code] ?? (isOff ? OFF_FAILURE : OTHER_FAILURE), { cause: error })
+  const told = SAID_TO_MODEL[error.code] ?? (isOff ? OFF_FAILURE : OTHER_FAILURE)
+  logger[TOLD_BY_SERVICE.has(error.code) || isOff ? 'debug' : 'warn']('%s failed; the model was told only "%s": %s', tool, told, error.message)
+  return new ReinError(error.code, told, { cause: error })
 }

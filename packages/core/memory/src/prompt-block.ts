@@ -59,8 +59,13 @@ const OMITTED_LINE: Readonly<Record<Omitted, readonly string[]>> = {
 
 /** The rough token count the caps use: characters / 4, rounded up. */
 function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 4)
+  // A quarter of a token is fair for English and code only: CJK text runs nearer one character a
+  // token, and an emoji can take several. Counting each such character as one keeps the cap a cap.
+  const wide = text.match(BEYOND_ASCII)?.length ?? 0
+  return Math.ceil(text.replace(BEYOND_ASCII, '').length / 4) + wide
 }
+
+const BEYOND_ASCII = /\P{ASCII}/gu
 
 /** One entry as the block shows it. */
 function blockLine(entry: MemoryEntry): string {

@@ -69,6 +69,16 @@ describe('the block', () => {
     expect(Math.ceil(block.length / 4)).toBeLessThanOrEqual(400)
   })
 
+  it('counts a character outside ASCII (CJK, emoji) as a token, not a quarter of one: the cap holds for every script', () => {
+    const entries = [
+      entry('mem_cjk', 'fact', '记'.repeat(600), 3),
+      entry('mem_short', 'fact', 'An older short note.', 1),
+    ]
+    const block = renderMemoryBlock(entries, { maxEntries: 20, maxTokens: 400 }, ALL)!
+    expect(block).not.toContain('[mem_cjk, ')
+    expect(block).toContain('[mem_short, ')
+  })
+
   it('shows no character a reader cannot see, even from entries a store holds that no write would accept', () => {
     const planted = [entry('mem_h', 'fact', 'Safe\u202E txt.exe\u{E0049}\u{E0067}\u200B \u0007done\r\nnow', 1)]
     const block = renderMemoryBlock(planted, { maxEntries: 20, maxTokens: 1000 }, ALL)!

@@ -2,7 +2,7 @@ import { mkdirSync, symlinkSync } from 'node:fs'
 import { Context } from '@deepseek-ai/cordis'
 import { ReinError } from '@rein/base'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { InMemoryMemoryStore, MemoryService, type MemoryDraft } from '../src/index.ts'
+import { InMemoryMemoryStore, MemoryConfig, MemoryService, type MemoryDraft } from '../src/index.ts'
 import { draft, setup, storePlugin, useTempHome } from './harness.ts'
 
 const temp = useTempHome()
@@ -118,7 +118,7 @@ describe('write: validation', () => {
     try {
       const masked = 'The key for the service is [$REIN_TEST_SERVICE_API_KEY].'
       expect(await ctx.memory.get(entry.id)).toMatchObject({ content: masked })
-      expect((await ctx.memory.list()).map((found) => found.content)).toEqual([masked, 'Use [an sk- API key] for the proxy.'])
+      expect((await ctx.memory.list()).map((found) => found.content).sort()).toEqual([masked, 'Use [an sk- API key] for the proxy.'].sort())
       expect((await ctx.memory.recall({ scopes: ['user'], query: 'key service proxy', limit: 5 })).map((found) => found.content)).not.toContain(expect.stringContaining(value))
       expect(await ctx.memory.update(entry.id, { confidence: 0.5 })).toMatchObject({ content: masked })
       expect(await ctx.memory.forget('mem_planted')).toMatchObject({ content: 'Use [an sk- API key] for the proxy.' })
@@ -526,6 +526,12 @@ describe('projectIdFor', () => {
     const named = new Context()
     await named.plugin(MemoryService, { projectId: 'rein' })
     expect(await named.memory.projectIdFor(link)).toBe('rein')
+  })
+
+  it('refuses an empty Config projectId (it would be ignored without a word) with CONFIG_INVALID', () => {
+    for (const projectId of ['', '  ']) expect(() => MemoryConfig({ projectId })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining('projectId is empty') }))
+    expect(() => MemoryConfig({ projectId: 7 as never })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }))
+    expect(MemoryConfig({}).projectId).toBeUndefined()
   })
 })
 
