@@ -389,12 +389,13 @@ about the user (every project) or about one project (by default the folder's rea
   search <query>   the user's and this project's live entries, best match first
   forget <id>      delete one entry for good (rein memory list shows the ids)
   export           every entry, all fields, as JSON lines: to keep, inspect or diff
-  --json           list and search: the entries as JSON lines
+  --json           list, search and forget: the entries as JSON lines (export always is)
 
 The agent sees these entries in its system prompt under "## What you remember", taken when a
 session starts; a change here reaches the next session, not a running one. Needs @rein/memory and
 a store (@rein/memory-sqlite, $REIN_HOME/memory.db) in the composition; the built-in one has both.
-Exit codes: 0 done, 2 bad usage, an unknown id, or no memory in the composition.`,
+Exit codes: 0 done, 1 the store failed (damaged, locked, unreadable: the message says what to do),
+2 bad usage, an unknown id, or no memory in the composition.`,
   config: `Usage: rein config [--config <file>] [--json]
 
 Prints which cordis.yml is in use (--config, else ./cordis.yml, else $REIN_HOME/cordis.yml), or

@@ -234,6 +234,7 @@ describe('rein memory', () => {
     expect((await rein(p.dir, ['memory', '--help'])).stdout).toContain('rein memory search <query>')
     expect(await rein(p.dir, ['memory', 'list', 'extra'])).toMatchObject({ code: 2, stdout: '', stderr: 'rein: rein memory list takes no arguments, not "extra"; see rein memory --help\n' })
     expect(await rein(p.dir, ['memory', 'export', 'extra'])).toMatchObject({ code: 2, stdout: '', stderr: 'rein: rein memory export takes no arguments, not "extra"; see rein memory --help\n' })
+    expect(await rein(p.dir, ['memory', 'export', '--json'])).toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining('rein memory export does not take --json') })
 
     const noRow = await rein(p.dir, ['memory', 'list'])
     expect(noRow).toMatchObject({ code: 2, stdout: '' })

@@ -27,6 +27,7 @@ export async function memoryCommand(args: ParsedArgs, io: Io): Promise<number> {
   }
   // Only list reads --all; taken by the others, it would be silently ignored.
   if (args.options.all && sub !== 'list') throw new ReinError('USAGE', `rein memory ${sub} does not take --all; see rein memory --help`)
+  if (args.options.json && sub === 'export') throw new ReinError('USAGE', 'rein memory export does not take --json: it always prints JSON lines; see rein memory --help')
   const query = rest.join(' ').trim()
   if (sub === 'search' && !hasWord(query)) throw new ReinError('USAGE', 'rein memory search needs words to look for: rein memory search <query>')
   if (sub === 'forget' && (rest.length !== 1 || rest[0]?.trim() === '')) throw new ReinError('USAGE', 'rein memory forget needs one id; rein memory list shows them')
