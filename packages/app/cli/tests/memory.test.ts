@@ -246,12 +246,17 @@ describe('rein memory', () => {
     expect(noStore.stderr).toContain('has @rein/memory but no memory store: add a @rein/memory-sqlite row after it')
   })
 
-  it('keeps the built-in composition\'s memory in REIN_HOME', async () => {
-    const p = await setUp([{ steps: [{ text: 'unused' }] }])
+  it('keeps the built-in composition\'s memory in REIN_HOME, made by the first memory saved, not by a list', async () => {
+    const write = { scope: 'project', type: 'fact', content: 'Tests use vitest.' }
+    const p = await setUp([{ steps: [{ toolCall: { id: 'w1', name: 'memory_write', arguments: JSON.stringify(write) } }] }, { steps: [{ text: 'ok' }] }])
     rmSync(join(p.dir, 'cordis.yml'))
     const list = await rein(p.dir, ['memory', 'list'], { env: { REIN_HOME: p.home } })
     expect(list).toMatchObject({ code: 0, stdout: '' })
     expect(list.stderr).toMatch(/^nothing remembered for the user or project .+; the agent saves memories with memory_write\n$/)
+    expect(existsSync(join(p.home, 'memory.db'))).toBe(false)
+    const builtIn = { REIN_HOME: p.home, OPENAI_BASE_URL: p.server.url, REIN_MODEL: 'mock-model' }
+    const run = await rein(p.dir, ['run', '--allow', 'write', 'remember'], { env: builtIn })
+    expect(run.code).toBe(0)
     expect(existsSync(join(p.home, 'memory.db'))).toBe(true)
   })
 

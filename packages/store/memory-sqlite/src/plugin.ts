@@ -59,7 +59,7 @@ export const inject = ['memory']
  * level only here), and every memory call (`rein memory list`) fails with it.
  *
  * A file not there yet, in a folder this process may create it in, is created by the first memory
- * call instead: loading the composition (all `rein config` does) makes no file. Any other path is
+ * write instead: loading the composition (all `rein config` does) makes no file, nor does a read. Any other path is
  * opened now, so what is wrong with it (a FIFO, a device, another program's database, a folder
  * that cannot be made) is said as the composition loads.
  */
@@ -103,7 +103,7 @@ function failed(error: unknown, file: string, doing: string, logger: Logger): Re
  * the path where a folder should be, a folder it may not write in) is opened now, for its error.
  */
 async function creatableLater(file: string): Promise<boolean> {
-  if (await lstat(file).then(() => true, (error: unknown) => codeOf(error) !== 'ENOENT')) return false
+  if (await exists(file)) return false
   let folder = dirname(file)
   for (;;) {
     const stats = await stat(folder).catch((error: unknown) => (codeOf(error) === 'ENOENT' ? undefined : null))
@@ -137,17 +137,24 @@ function openedOnFirstCall(file: string, logger: Logger): MemoryStore {
     })
     return opening
   }
+  // A read while the file is still not there (no write yet, here or in another process) finds
+  // nothing, and leaves no file: `rein memory list`, or a session's first memory block, on a home
+  // that never saved a memory creates nothing.
+  const reading = async <T>(none: T, read: (store: SqliteMemoryStore) => Promise<T>): Promise<T> => {
+    if (opening === undefined && !closed && !await exists(file)) return none
+    return read(await opened())
+  }
   return {
     get unavailable() {
       return failure
     },
     insert: async (entry) => (await opened()).insert(entry),
     replace: async (entry) => (await opened()).replace(entry),
-    get: async (id) => (await opened()).get(id),
-    findSame: async (scope, projectId, type, normalized, now) => (await opened()).findSame(scope, projectId, type, normalized, now),
-    recall: async (query) => (await opened()).recall(query),
-    delete: async (id) => (await opened()).delete(id),
-    all: async () => (await opened()).all(),
+    get: (id) => reading(undefined, (store) => store.get(id)),
+    findSame: (scope, projectId, type, normalized, now) => reading(undefined, (store) => store.findSame(scope, projectId, type, normalized, now)),
+    recall: (query) => reading([], (store) => store.recall(query)),
+    delete: (id) => reading(false, (store) => store.delete(id)),
+    all: () => reading([], (store) => store.all()),
     atomically: async (body) => (await opened()).atomically(body),
     close: async () => {
       closed = true
@@ -155,6 +162,11 @@ function openedOnFirstCall(file: string, logger: Logger): MemoryStore {
       await store?.close()
     },
   }
+}
+
+/** Whether anything is at `path` (a dangling link counts: opening it is what reports it). */
+async function exists(path: string): Promise<boolean> {
+  return lstat(path).then(() => true, (error: unknown) => codeOf(error) !== 'ENOENT')
 }
 
 /** A store marked `unavailable`, every call of which fails with `error`: what a file that could not be opened leaves. */

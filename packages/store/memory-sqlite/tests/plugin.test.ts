@@ -216,18 +216,25 @@ describe('the plugin', () => {
 })
 
 describe('a database file not there yet', () => {
-  it('is not created while the composition loads (a command that only reads the composition makes no file), but by the first memory call', async () => {
+  it('is not created while the composition loads (a command that only reads the composition makes no file), nor by a read, but by the first write', async () => {
     const folder = join(await tempRoot(), 'not-yet')
     const file = join(folder, 'memory.db')
     const { ctx, fiber } = await compose({ file })
     expect(ctx.memory.hasStore()).toBe(true)
     expect(ctx.memory.unavailable()).toBeUndefined()
     expect(await exists(folder)).toBe(false)
-    // Two calls at once open it once.
-    const [listed, recalled] = await Promise.all([ctx.memory.list(), ctx.memory.recall({ scopes: ['user'], limit: 5 })])
-    expect([listed, recalled]).toEqual([[], []])
+    // A read finds nothing and makes nothing (rein memory list on a home that never saved one).
+    expect(await ctx.memory.list()).toEqual([])
+    expect(await ctx.memory.recall({ scopes: ['user'], limit: 5 })).toEqual([])
+    expect(await ctx.memory.get('mem_000000000000')).toBeUndefined()
+    expect(await exists(folder)).toBe(false)
+    // Two writes at once open it once.
+    await Promise.all([
+      ctx.memory.write({ scope: 'user', type: 'fact', content: 'Lives in Lisbon', source: { sessionId: 's1' } }),
+      ctx.memory.write({ scope: 'user', type: 'fact', content: 'Works late', source: { sessionId: 's1' } }),
+    ])
     expect(await exists(file)).toBe(true)
-    await ctx.memory.write({ scope: 'user', type: 'fact', content: 'Lives in Lisbon', source: { sessionId: 's1' } })
+    expect(await ctx.memory.list()).toHaveLength(2)
     await fiber.dispose()
     // Closed on dispose: the last connection folds the WAL back and removes it.
     expect(await exists(`${file}-wal`)).toBe(false)
