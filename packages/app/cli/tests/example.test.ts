@@ -62,9 +62,9 @@ describe('examples/cordis.yml', () => {
     const result = (second?.body as WireBody | undefined)?.messages.find((message) => message.role === 'tool')
     expect(result?.tool_call_id).toBe('clock-1')
     expect(result?.content).toMatch(/\(Asia\/Tokyo, UTC\+09:00\); ISO \d{4}-\d\d-\d\dT/)
-    // The session and the memory went to $REIN_HOME, and the example file is as it was.
+    // The session went to $REIN_HOME (memory.db only once a memory is saved), and the example file is as it was.
     expect(run.stderr).toMatch(/session [\w-]+/)
-    expect(existsSync(join(dir, 'home', 'memory.db'))).toBe(true)
+    expect(existsSync(join(dir, 'home', 'sessions'))).toBe(true)
     expect(readFileSync(EXAMPLE, 'utf8')).toBe(before)
   })
 })

@@ -35,6 +35,8 @@ export { hasListeners, type ListenerSource } from './listeners.ts'
 export { callListeners } from './listeners.ts'
 /** Per-event dispatch for a service, its context's event service read once; failures go to a reporter. */
 export { eventSender, type EventContext, type EventSender } from './listeners.ts'
+/** The placeholder compaction puts in place of a long argument field it pruned, and a check that a value is only that. */
+export { leftOutText, isLeftOutText } from './left-out.ts'
 /** Awaits a promise unless a signal aborts first. */
 export { raceSignal } from './race-signal.ts'
 /** The /proc process table: live processes, zombies, environment entries (Linux; undefined elsewhere). */

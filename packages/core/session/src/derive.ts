@@ -3,7 +3,7 @@
  * Pure: the same events give the same messages, byte for byte.
  */
 
-import { cutHead, cutTail, freezeJson } from '@rein/base'
+import { cutHead, cutTail, freezeJson, leftOutText } from '@rein/base'
 import { createMessage, toolResultMessage, type ImageBlock, type Message, type TextBlock, type ToolResultBlock } from '@rein/llm'
 import { eventData } from './event-data.ts'
 import type { ContextCompacted, CoreEventData, SessionEvent } from './events.ts'
@@ -125,23 +125,29 @@ function withArgumentsStubbed(message: Message, calls: ReadonlySet<string>): Mes
 
 /** A field of a call's arguments longer than this is left out of a pruned call; a path or a command usually is shorter. */
 const KEPT_FIELD_CHARS = 200
+/** A pruned call's arguments longer than this (many short fields, long keys) are left out whole. */
+const MOST_STUB_CHARS = 2_000
 
 /**
  * What the model reads in place of a pruned call's arguments: a JSON object still (servers that
- * parse arguments expect one), its short fields as they were and each longer one its size. Arguments
- * that are not a JSON object become one field saying how long they were.
+ * parse arguments expect one), its short fields as they were and each longer one its size
+ * (`leftOutText`). Arguments that are not a JSON object, or whose short fields alone are long,
+ * become one field saying how long they were; arguments with nothing long stay as they were.
  */
 export function argumentsStub(raw: string): string {
   const fields = objectOf(raw)
-  if (!fields) return JSON.stringify({ arguments: leftOut(raw.length) })
-  return JSON.stringify(Object.fromEntries(Object.entries(fields).map(([key, value]) => {
+  const whole = JSON.stringify({ arguments: leftOutText(raw.length) })
+  if (!fields) return whole
+  let cut = false
+  const kept = Object.entries(fields).map(([key, value]) => {
     const text = typeof value === 'string' ? value : JSON.stringify(value) ?? ''
-    return [key, text.length <= KEPT_FIELD_CHARS ? value : leftOut(text.length)]
-  })))
-}
-
-function leftOut(chars: number): string {
-  return `[${chars} characters left out to save context]`
+    if (text.length <= KEPT_FIELD_CHARS) return [key, value]
+    cut = true
+    return [key, leftOutText(text.length)]
+  })
+  const stub = JSON.stringify(Object.fromEntries(kept))
+  if (stub.length > MOST_STUB_CHARS) return whole
+  return cut ? stub : raw
 }
 
 function objectOf(raw: string): object | undefined {

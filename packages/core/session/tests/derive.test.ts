@@ -1,7 +1,7 @@
 import { assistantMessage, userMessage } from '@rein/llm'
 import { isFrozenJson } from '@rein/base'
 import { describe, expect, it } from 'vitest'
-import { capContent, deriveMessages, MessageProjection, summaryMessage, SUMMARY_OPENING, type SessionEvent } from '../src/index.ts'
+import { argumentsStub, capContent, deriveMessages, MessageProjection, summaryMessage, SUMMARY_OPENING, type SessionEvent } from '../src/index.ts'
 
 /** Half of a surrogate pair, alone: text no provider should be sent. */
 const LONE_SURROGATE = /\p{Cs}/u
@@ -191,5 +191,30 @@ describe('spending (issue #8)', () => {
     ]
     expect(spending(events)).toEqual({ usage: { inputTokens: 40, outputTokens: 3 }, usageEstimated: true })
     expect(spending(events.slice(0, 1))).toEqual({ usage: { inputTokens: 0, outputTokens: 0 } })
+  })
+})
+
+describe('argumentsStub: what the model reads in place of a pruned call\'s arguments', () => {
+  it('keeps the short fields as they were and says the size of each long one', () => {
+    expect(argumentsStub(JSON.stringify({ path: 'a.txt', content: 'x'.repeat(500), lines: [1, 2] }))).toBe('{"path":"a.txt","content":"[500 characters left out to save context]","lines":[1,2]}')
+  })
+
+  it('leaves arguments with nothing long as the model sent them, byte for byte (nothing to save)', () => {
+    const raw = '{"path": "caf\\u00e9.txt"}'
+    expect(argumentsStub(raw)).toBe(raw)
+  })
+
+  it.each([
+    ['not JSON', `{"text": "${'z'.repeat(300)}`],
+    ['not an object', JSON.stringify(['z'.repeat(300)])],
+    ['many short fields', JSON.stringify(Object.fromEntries(Array.from({ length: 500 }, (_, index) => [`k${index}`, 'short'])))],
+    ['a long key', JSON.stringify({ ['k'.repeat(5_000)]: 1 })],
+  ])('leaves out arguments that are %s whole, in one field saying how long they were', (_what, raw) => {
+    expect(argumentsStub(raw)).toBe(`{"arguments":"[${raw.length} characters left out to save context]"}`)
+  })
+
+  it('gives the same stub for a stub: a call pruned twice changes nothing', () => {
+    const once = argumentsStub(JSON.stringify({ path: 'a.txt', content: 'x'.repeat(500) }))
+    expect(argumentsStub(once)).toBe(once)
   })
 })

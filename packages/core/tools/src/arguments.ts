@@ -3,6 +3,7 @@
 import { cutHead, cutTail, isReinError, toFrozenJson, type FrozenJson, type JsonObject } from '@rein/base'
 import { findInexactNumbers, findRepeatedKeys } from './exact-numbers.ts'
 import { findHalfCharacters } from './half-characters.ts'
+import { findLeftOutFields } from './left-out-fields.ts'
 import { validateJson, type JsonSchema } from './json-schema.ts'
 import { applyDefaults, hasDefaults } from './schema-defaults.ts'
 
@@ -65,6 +66,11 @@ export function parseArguments(raw: string, schema: JsonSchema, limits: Argument
   if (halves.length > 0) {
     const half = 'holds half a character (a lone UTF-16 surrogate, often a cut emoji); send the whole character, or leave it out'
     return { ok: false, problems: report(halves.map(({ path, name }) => `${shownPath(path)}: ${name ? 'its name ' : ''}${half}`)) }
+  }
+  const placeholders = findLeftOutFields(raw, args)
+  if (placeholders.length > 0) {
+    const what = 'is only the placeholder compaction left in place of text from an earlier call, not the text itself; send the text (read it again from where it lives, such as the file, if you need it)'
+    return { ok: false, problems: report(placeholders.map((path) => `${shownPath(path)}: ${what}`)) }
   }
   if (hasDefaults(schema)) args = applyDefaults(schema, args)
   const issues = validateJson(schema, args)

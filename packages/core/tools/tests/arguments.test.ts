@@ -197,6 +197,26 @@ describe('text the model sends is whole characters', () => {
   })
 })
 
+describe('a placeholder compaction left in a pruned call, copied by the model', () => {
+  const store = { path: { type: 'string' }, content: { type: 'string' }, any: { type: 'json' } } as const
+  const what = 'is only the placeholder compaction left in place of text from an earlier call, not the text itself; send the text (read it again from where it lives, such as the file, if you need it)'
+
+  it.each([
+    ['as a field', '{"path": "a.txt", "content": "[2000 characters left out to save context]"}', `$.content: ${what}`],
+    ['deep in a free-form value', '{"any": {"parts": ["ok", "[12 characters left out to save context]"]}}', `$.any.parts[1]: ${what}`],
+  ])('is refused %s, naming where, before the body runs (a write would put it in the file)', async (_label, raw, problem) => {
+    const { run, bodies } = await recording(store)
+    expect(await run(raw)).toEqual({ code: 'INVALID_ARGS', message: `invalid arguments for t: ${problem}` })
+    expect(bodies).toEqual([])
+  })
+
+  it('is taken when it is part of a longer text (a file that quotes it)', async () => {
+    const { run } = await recording(store)
+    const content = 'The log showed [2000 characters left out to save context] here.'
+    expect(await run(JSON.stringify({ content }))).toEqual({ ok: { content } })
+  })
+})
+
 it('names an unknown property with a 200,000-character name shortened, keeping what to do', async () => {
   const { run } = await recording({ text: { type: 'string' } })
   const error = await run(`{"${'k'.repeat(200_000)}": 1}`) as { code: string; message: string }
