@@ -49,6 +49,17 @@ export function charCount(text: string): number {
   return count
 }
 
+/** The first `count` characters (code points, so a cut never splits a surrogate pair) of `text`. */
+export function headOf(text: string, count: number): string {
+  let head = ''
+  let taken = 0
+  for (const char of text) {
+    if (taken++ === count) break
+    head += char
+  }
+  return head
+}
+
 /** At most `max` characters of one line, with `…` when cut. */
 export function clip(text: string, max: number): string {
   const line = oneLine(text)

@@ -217,7 +217,8 @@ export class MemoryService extends Service {
         const refreshed: MemoryEntry = Object.freeze({ ...same, ...optional, source, updatedAt: now })
         await store.replace(refreshed)
         if (target !== undefined && target.id !== same.id && target.retiredAt === undefined) await retire(store, target, same.id, now)
-        return Object.freeze({ entry: refreshed, outcome: 'refreshed' })
+        // The stored one, which a key saved before it was known as one may be in: masked as any read.
+        return Object.freeze({ entry: masked(refreshed, secretMasker()), outcome: 'refreshed' })
       }
       const entry: MemoryEntry = Object.freeze({
         id: newMemoryId(),

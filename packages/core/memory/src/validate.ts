@@ -103,7 +103,6 @@ export function hasWord(query: string): boolean {
   return /[\p{L}\p{N}]/u.test(query.normalize('NFKC'))
 }
 
-/** Characters as people count them: an emoji is one. */
 function contentProblems(content: unknown, max: number): string[] {
   if (typeof content !== 'string' || content.trim() === '') return ['content must be a non-empty string']
   const problems: string[] = []

@@ -257,7 +257,11 @@ describe('changes to user memory ask a person', () => {
   it('a content longer than a question shows says how much of it is not shown', async () => {
     const { call, asked } = await byEffect({ maxContentChars: 10_000 })
     await call('memory_write', { scope: 'user', type: 'fact', content: 'x'.repeat(5_000) })
-    expect(asked.at(-1)!.policy).toBe(`it saves to user memory, which every project's sessions read: "${'x'.repeat(4_000)}… (1000 more characters not shown)"`)
+    expect(asked.at(-1)!.policy).toBe(`it saves to user memory, which every project's sessions read: "${'x'.repeat(4_000)}… (1,000 more characters not shown)"`)
+    await call('memory_write', { scope: 'user', type: 'fact', content: `${'y'.repeat(4_000)}😀` })
+    expect(asked.at(-1)!.policy).toBe(`it saves to user memory, which every project's sessions read: "${'y'.repeat(4_000)}… (1 more character not shown)"`)
+    await call('memory_write', { scope: 'user', type: 'fact', content: `${'z'.repeat(3_999)}😀` })
+    expect(asked.at(-1)!.policy).toBe(`it saves to user memory, which every project's sessions read: "${'z'.repeat(3_999)}😀"`)
   })
 
   it('a correction across scopes can never succeed: refused before anyone is asked (INVALID_ARGS), either way round', async () => {
