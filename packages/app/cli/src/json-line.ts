@@ -5,6 +5,8 @@
  * and summed stays exact as computed.
  */
 
+import { HIDDEN_CHARACTER } from '@rein/base'
+
 /** The keys that hold money in what the CLI prints: an attempt's or a total's `cost`, a usage event's `totalCost`. */
 const MONEY_KEYS: ReadonlySet<string> = new Set(['cost', 'totalCost'])
 
@@ -12,13 +14,20 @@ const MONEY_KEYS: ReadonlySet<string> = new Set(['cost', 'totalCost'])
 const COST_DIGITS = 12
 
 /**
- * Characters JSON leaves as they are that a terminal acts on or a reader cannot see: DEL and the C1
- * controls (U+009B starts an escape sequence as ESC [ does), the soft hyphen, bidi marks, embeddings,
- * overrides and isolates, zero-width characters, the line and paragraph separators, the byte-order
- * mark and interlinear annotation marks. They only occur inside strings, where `\uXXXX` is the same
- * text to any JSON reader.
+ * Characters JSON leaves as they are that a terminal acts on or a reader cannot see (@rein/base's
+ * `HIDDEN_CHARACTER`: C1 controls, of which U+009B starts an escape sequence as ESC [ does, bidi
+ * overrides, zero-width and tag characters…) and the line and paragraph separators. They only occur
+ * inside strings, where `\uXXXX` (a surrogate pair for one past U+FFFF) is the same text to any
+ * JSON reader.
  */
-const UNSEEN = /[\u007F-\u009F\u00AD\u061C\u200B-\u200F\u2028-\u202E\u2060-\u2069\uFEFF\uFFF9-\uFFFB]/g
+const UNSEEN = new RegExp(`${HIDDEN_CHARACTER.source}|[\\u2028\\u2029]`, 'gu')
+
+/** A character as the JSON escapes of its UTF-16 code units. */
+function escaped(char: string): string {
+  let text = ''
+  for (let index = 0; index < char.length; index++) text += `\\u${char.charCodeAt(index).toString(16).padStart(4, '0')}`
+  return text
+}
 
 /**
  * `value` as one JSON line's text, each cost in it rounded to 12 significant digits, and each
@@ -26,9 +35,11 @@ const UNSEEN = /[\u007F-\u009F\u00AD\u061C\u200B-\u200F\u2028-\u202E\u2060-\u206
  * cursor, reorder its text or hide part of it.
  */
 export function jsonLine(value: unknown): string {
-  return JSON.stringify(value, function (this: unknown, key, field: unknown) {
+  const json = JSON.stringify(value, function (this: unknown, key, field: unknown) {
     return MONEY_KEYS.has(key) && typeof field === 'number' && Number.isFinite(field) && isSpending(this) ? roundCost(field) : field
-  }).replace(UNSEEN, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  })
+  // `undefined` (or a function) has no JSON: the line says null rather than throw.
+  return (json ?? 'null').replace(UNSEEN, escaped)
 }
 
 /**

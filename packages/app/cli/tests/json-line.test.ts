@@ -19,4 +19,15 @@ describe('jsonLine', () => {
     expect(line).toBe('{"content":"a\\u009b31mred \\u202eevil\\u2028next\\u200bhidden\\u007f"}')
     expect(JSON.parse(line)).toEqual({ content: text })
   })
+
+  it('escapes characters past U+FFFF too (tag characters carry hidden text), as surrogate pairs, and keeps what emoji need', () => {
+    const text = 'a\u{E0041}b\u{1F600}\u200D\uFE0F'
+    const line = jsonLine({ text })
+    expect(line).toBe('{"text":"a\\udb40\\udc41b\u{1F600}\u200D\uFE0F"}')
+    expect(JSON.parse(line)).toEqual({ text })
+  })
+
+  it('prints null for a value with no JSON, rather than throw', () => {
+    expect(jsonLine(undefined)).toBe('null')
+  })
 })

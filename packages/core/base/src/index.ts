@@ -35,6 +35,8 @@ export { hasListeners, type ListenerSource } from './listeners.ts'
 export { callListeners } from './listeners.ts'
 /** Per-event dispatch for a service, its context's event service read once; failures go to a reporter. */
 export { eventSender, type EventContext, type EventSender } from './listeners.ts'
+/** One character nobody sees that changes what a model reads or how a line shows (controls, bidi marks, zero-width and tag characters). */
+export { HIDDEN_CHARACTER } from './hidden-characters.ts'
 /** The placeholder compaction puts in place of a long argument field it pruned, and a check that a value is only that. */
 export { leftOutText, isLeftOutText } from './left-out.ts'
 /** Awaits a promise unless a signal aborts first. */

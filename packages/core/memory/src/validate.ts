@@ -1,8 +1,8 @@
 /** Fail-closed checks of what callers give `ctx.memory`: drafts, patches and recall queries. */
 
 import { randomBytes } from 'node:crypto'
-import { kindOf, LONE_SURROGATE, ReinError } from '@rein/base'
-import { charCount, HIDDEN_CHARACTER } from './format.ts'
+import { HIDDEN_CHARACTER, kindOf, LONE_SURROGATE, ReinError } from '@rein/base'
+import { charCount } from './format.ts'
 import { secretKind, secretVariableIn } from './secrets.ts'
 import type { MemoryDraft, MemoryEntry, MemoryPatch, MemoryScope, MemoryType, RecallQuery } from './types.ts'
 

@@ -9,6 +9,7 @@ import type { ParsedArgs } from '../args.ts'
 import { BUILT_IN_ENVIRONMENT, builtInLacksModel, disposeUnlessStalled, loadCliComposition } from '../composition.ts'
 import { noModelAdvice } from '../no-model.ts'
 import type { Io } from '../io.ts'
+import { jsonLine } from '../json-line.ts'
 import { maskSecrets, secretValues } from '@rein/base'
 import { neutralize } from '../terminal-text.ts'
 
@@ -21,7 +22,7 @@ export async function configCommand(args: ParsedArgs, io: Io): Promise<number> {
     // What rein run would refuse to start with (NO_MODEL) is said here too, where a person looks first.
     if (source === 'built-in' && builtInLacksModel(io.env)) io.stderr.write(`${neutralize(noModelAdvice(io.env))}\n`)
     if (args.options.json) {
-      io.stdout.write(`${JSON.stringify({ source, ...(environment ? { environment } : {}), rows })}\n`)
+      io.stdout.write(`${jsonLine({ source, ...(environment ? { environment } : {}), rows })}\n`)
       return 0
     }
     const lines = [source === 'built-in' ? `built-in composition, made from ${describeEnvironment(environment ?? {})}` : `file ${source}`, '']

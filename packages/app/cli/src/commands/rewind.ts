@@ -11,6 +11,7 @@ import type { Session, SessionEvent } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import { EXIT } from '../exit-codes.ts'
 import type { Io } from '../io.ts'
+import { jsonLine } from '../json-line.ts'
 import { forkSession, type ForkReport } from '../rewind/fork.ts'
 import { planIncomplete, planLines, resultIncomplete, resultLines } from '../rewind/table.ts'
 import { anchorsFrom, chooseTurn, sessionTurns, type TurnChoice } from '../rewind/turns.ts'
@@ -62,7 +63,7 @@ async function rewind(scope: SessionScope, checkpoints: CheckpointService, sessi
   // Only a dry run has the plan read back every content: a rewind reads each as it writes it.
   const plan = await planFrom(checkpoints, session.id, anchors, options.dryRun)
   const print = (lines: string[]) => scope.io.stdout.write(`${neutralize(lines.join('\n'))}\n`)
-  const json = (value: object) => scope.io.stdout.write(`${JSON.stringify(value)}\n`)
+  const json = (value: object) => scope.io.stdout.write(`${jsonLine(value)}\n`)
   let incomplete = false
   const dropped = prunedLines(plan?.pruned ?? [], events)
   if (!plan) {

@@ -10,6 +10,7 @@ import type {} from '@rein/checkpoint'
 import type { Session } from '@rein/session'
 import { EXIT } from '../exit-codes.ts'
 import type { Io } from '../io.ts'
+import { jsonLine } from '../json-line.ts'
 import type { Renderer } from '../render.ts'
 import { resultIncomplete, resultLines } from '../rewind/table.ts'
 import { sessionTurns } from '../rewind/turns.ts'
@@ -21,7 +22,7 @@ export async function rewindDemoTurn(ctx: Context, io: Io, renderer: Renderer, s
   if (!checkpoints || turn?.anchor === undefined) return EXIT.ok
   renderer.notice(`\nundo: rein rewind ${session.id} --to ${turn.turn} puts the files back as they were before turn ${turn.turn}; the demo does it now`)
   const result = await checkpoints.rewind(session.id, turn.anchor)
-  if (json) io.stdout.write(`${JSON.stringify({ type: 'rewind', turn: turn.turn, ...result })}\n`)
+  if (json) io.stdout.write(`${jsonLine({ type: 'rewind', turn: turn.turn, ...result })}\n`)
   else io.stdout.write(`${neutralize([`rewound session ${session.id} to before turn ${turn.turn}`, ...resultLines(result, session.header.cwd)].join('\n'))}\n`)
   const readme = await readFile(join(session.header.cwd, 'README.md'), 'utf8')
   const line = readme.split('\n').find((text) => text.includes('files')) ?? ''
