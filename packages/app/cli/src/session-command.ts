@@ -7,10 +7,10 @@ import { Context } from '@deepseek-ai/cordis'
 import type { Agent, CreateAgentOptions, ResumeReport, TurnResult } from '@rein/agent'
 import type { Composition } from '@rein/compose'
 import type { JobService } from '@rein/jobs'
-import type { TokenUsage } from '@rein/llm'
+import { addUsage, type TokenUsage } from '@rein/llm'
 import type {} from '@rein/memory'
-import type {} from '@rein/telemetry'
-import { isReinError, ReinError } from '@rein/base'
+import type { Spend } from '@rein/telemetry'
+import { addMoney, isReinError, ReinError, roundMoney } from '@rein/base'
 import type { CliOptions } from './args.ts'
 import { builtInModel, builtInWithoutModel, disposeUnlessStalled, loadCliComposition, requireServices, usesBuiltIn } from './composition.ts'
 import { saveFailureOf, unsavedText, type SaveFailure } from './errors-save.ts'
@@ -324,10 +324,11 @@ export async function settleJobs(scope: SessionScope, agent: Agent, timeoutMs?: 
   const running = jobs.list({ sessionId: agent.session.id }).filter((job) => job.status === 'running')
   if (running.length === 0) return
   // Whatever they do next, a background subagent's spend comes after the final line: said after.
+  const before = lastRunSpend(scope)
   try {
     await waitForJobs(scope, jobs, agent, running, timeoutMs)
   } finally {
-    reportLateSpend(scope)
+    reportLateSpend(scope, before)
   }
 }
 
@@ -352,13 +353,38 @@ async function waitForJobs(scope: SessionScope, jobs: JobService, agent: Agent, 
 /** What a signal stops once the turn and the wait for its jobs are over: only the closing. */
 const AFTER_THE_TURN = 'stopping (the turn had ended; what it started is stopped, the session saved)'
 
-/** The last turn's whole tree (telemetry rolls a background subagent's later spend into it), when it grew past the final line. */
-function reportLateSpend(scope: SessionScope): void {
+/** What telemetry counts for the last turn's run and the subagents it started (theirs rolled in as they spend). */
+function lastRunSpend(scope: SessionScope): Spend | undefined {
   const turn = scope.renderer.lastTurn
-  const total = turn && scope.ctx.get('telemetry')?.cost(turn.runId)?.total
-  if (!turn || !total) return
-  const tokens = (usage: TokenUsage) => usage.inputTokens + usage.outputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0)
-  if (tokens(total.usage) > tokens(turn.total.usage)) scope.renderer.lateTotal(total)
+  return turn && scope.ctx.get('telemetry')?.cost(turn.runId)?.total
+}
+
+/**
+ * The final line's figure with what the last turn's run spent since `before` added, when it spent
+ * more (a background subagent it started, after the turn ended). Not telemetry's figure alone:
+ * the final line may hold spend of subagents earlier turns started, which telemetry counts for those.
+ */
+function reportLateSpend(scope: SessionScope, before: Spend | undefined): void {
+  const turn = scope.renderer.lastTurn
+  const now = lastRunSpend(scope)
+  if (!turn || !now || !before) return
+  const late = usageSince(before.usage, now.usage)
+  if (late.inputTokens + late.outputTokens + (late.cacheReadTokens ?? 0) + (late.cacheWriteTokens ?? 0) <= 0) return
+  const money = turn.total.cost !== undefined && now.money !== undefined && before.money !== undefined ? addMoney(turn.total.cost, roundMoney(now.money - before.money)) : undefined
+  const estimated = turn.total.usageEstimated === true || now.estimated
+  scope.renderer.lateTotal({ usage: addUsage(turn.total.usage, late), ...(money !== undefined ? { money } : {}), unpriced: money === undefined && now.unpriced, estimated, attempts: now.attempts })
+}
+
+/** What `now` counts past `before` (the same run's figures, taken later). */
+function usageSince(before: TokenUsage, now: TokenUsage): TokenUsage {
+  const cacheRead = (now.cacheReadTokens ?? 0) - (before.cacheReadTokens ?? 0)
+  const cacheWrite = (now.cacheWriteTokens ?? 0) - (before.cacheWriteTokens ?? 0)
+  return {
+    inputTokens: now.inputTokens - before.inputTokens,
+    outputTokens: now.outputTokens - before.outputTokens,
+    ...(cacheRead !== 0 ? { cacheReadTokens: cacheRead } : {}),
+    ...(cacheWrite !== 0 ? { cacheWriteTokens: cacheWrite } : {}),
+  }
 }
 
 /** The route said, as `openAgent` returns it. */

@@ -158,7 +158,8 @@ export class Agent {
 
   /**
    * What a subagent of this agent spent (a step, or an attempt's usage): counted against the
-   * running turn's budgets, then told to this agent's own parent. Called by the service's lineage.
+   * running turn's budgets (between turns, carried into the next turn's result, against nothing),
+   * then told to this agent's own parent. Called by the service's lineage.
    */
   charge(spend: Spend): void {
     if (this._turn) this._turn.tree.add(spend)
