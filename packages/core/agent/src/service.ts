@@ -408,14 +408,16 @@ interface NeededServices {
  * stack) and two proxies, and a turn asks at every step.
  */
 function serviceOf<K extends keyof typeof NEEDED>(state: ServiceState, name: K): NeededServices[K] {
-  const known = state.services.get(name) as NeededServices[K] | undefined
+  // Once the service is disposed its `internal/service` listener is gone, so a cached service could
+  // be one since stopped (an llm row restarted under an agent rein chat goes on with): looked up each time.
+  const known = state.disposed ? undefined : state.services.get(name) as NeededServices[K] | undefined
   if (known !== undefined) return known
   const service = state.ctx.get(name) as NeededServices[K] | undefined
   if (service === undefined) {
     throw new ReinError('SERVICE_MISSING', `ctx.${name} is not available: add a ${NEEDED[name]} row to cordis.yml (or load that plugin)`, { details: { service: name } })
   }
   const direct = untraced(service)
-  state.services.set(name, direct)
+  if (!state.disposed) state.services.set(name, direct)
   return direct
 }
 

@@ -8,7 +8,8 @@ import { MemorySessionStore, deriveMessages, eventData, type CoreEventData, type
 import { ReinError, defineTool, type RunIdentity, type ToolRun } from '@rein/tools'
 import { describe, expect, it } from 'vitest'
 import type { Agent, LlmAttemptEndEvent, PromptSection, PromptSectionContext } from '../src/index.ts'
-import { appendOpenCalls } from '@rein/testkit'
+import { appendOpenCalls, createScriptedLlm } from '@rein/testkit'
+import LlmRuntime from '@rein/llm'
 import { boot, expectValidLog, types } from './fixtures.ts'
 
 /** A tool that records the run it got and returns `text`. */
@@ -773,5 +774,21 @@ describe('a call left for recover by an interrupt', () => {
     expect(repaired.recovered).toEqual([{ callId: 'j1', name: 'job', isError: true }])
     const result = eventData(agent.session.events.find((event) => event.type === 'tool/result')!, 'tool/result')
     expect(result).toMatchObject({ isError: true, code: 'TOOL_NOT_STARTED', content: [{ type: 'text', text: 'Error: the job never started; call it again' }] })
+  })
+})
+
+describe('an agent whose agents row was disposed (rein chat goes on with it)', () => {
+  it('follows a provider row restarted after, rather than end every turn interrupted on the stopped runtime', async () => {
+    const { root, fibers } = await boot([[{ text: 'one' }], [{ text: 'two' }], [{ text: 'three' }]])
+    const agent = await root.agents.create()
+    expect((await agent.send('a')).text).toBe('one')
+    await fibers.agents.dispose()
+    expect((await agent.send('b')).text).toBe('two')
+    // The llm row restarts (an edit of its config): a new runtime, with the adapter registered again.
+    await fibers.llm.dispose()
+    await root.plugin(LlmRuntime, {})
+    root.llm.registerAdapter('scripted', createScriptedLlm([[{ text: 'three' }]]))
+    expect(await agent.send('c')).toMatchObject({ reason: 'completed', text: 'three' })
+    await agent.close()
   })
 })
