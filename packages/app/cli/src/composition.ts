@@ -91,12 +91,20 @@ function loadUnlessStalled(options: CompositionOptions): Promise<Composition> {
  * forever) is left once nothing else can happen, or at once when `giveUp` aborted. True when a row
  * was left so.
  */
-export async function disposeUnlessStalled(composition: Composition, giveUp?: AbortSignal): Promise<boolean> {
+export async function disposeUnlessStalled(composition: Composition, giveUp?: AbortSignal, slow?: { stderr: NodeJS.WritableStream; env: NodeJS.ProcessEnv }): Promise<boolean> {
   let given: AbortSignal | undefined
-  await untilIdle((stalled) => {
-    given = stalled
-    return composition.dispose({ stalled })
-  }, giveUp)
+  // A dispose that never settles while a timer of its own runs never lets the process fall idle:
+  // said after a while, as a slow load is, so rein does not wait without a word.
+  const { afterMs, after } = slowStart(slow?.env ?? {})
+  const notice = slow && setTimeout(() => slow.stderr.write(`rein: a tool or plugin is still stopping after ${after} (its dispose has not settled); ${giveUp ? 'Ctrl-C leaves it' : 'Ctrl-C quits'}\n`), afterMs).unref()
+  try {
+    await untilIdle((stalled) => {
+      given = stalled
+      return composition.dispose({ stalled })
+    }, giveUp)
+  } finally {
+    clearTimeout(notice)
+  }
   return given?.aborted ?? false
 }
 

@@ -113,8 +113,13 @@ export async function withComposition(options: CliOptions, io: Io, body: (scope:
     // store is still loaded (disposing takes rows down in no order the subagents could rely on).
     await composition.ctx.get('subagents')?.settled()
     // Disposing stops every command still running; a second signal meanwhile exits at once. A row
-    // that never stops (one an edit added that never finished starting) is left, not waited for forever.
-    const left = await disposeUnlessStalled(composition, stuck.signal)
+    // that never stops (one an edit added that never finished starting, a dispose that never
+    // settles) is left, not waited for forever: the command is done, so a signal now leaves it.
+    interrupts.announce(() => 'leaving what has not stopped (the command is done, the session saved)')
+    const leave = () => stuck.abort()
+    interrupts.signal.addEventListener('abort', leave, { once: true })
+    const left = await disposeUnlessStalled(composition, stuck.signal, io)
+    interrupts.signal.removeEventListener('abort', leave)
     interrupts.release()
     // A row left running may keep a timer or a socket open, and with it the process, after the command.
     if (left) leaveOnceDone(io, true)

@@ -138,3 +138,32 @@ describe('rein writing to a reader slower than it', () => {
     expect(run.stderr).not.toContain(LEFT_RUNNING)
   }, 30_000)
 })
+
+describe('a plugin whose dispose never settles while a timer of its own runs', () => {
+  /** A row whose dispose awaits forever with an interval running: the process never falls idle. */
+  function stuckOnDispose(p: Project): void {
+    writeFileSync(join(p.dir, 'stuck-dispose.mjs'), "export const name = 'stuck-dispose'\nexport const apply = (ctx) => { ctx.effect(() => async () => { setInterval(() => {}, 1000); await new Promise(() => {}) }) }\n")
+    const file = join(p.dir, 'cordis.yml')
+    writeFileSync(file, `${readFileSync(file, 'utf8')}- id: stuck\n  name: ./stuck-dispose.mjs\n`)
+  }
+
+  it('says rein waits on it once the command is done, and the first Ctrl-C leaves it: exit 0 for the completed turn, no word of a turn stopped', async () => {
+    const p = await setUp([{ steps: [{ text: 'done' }] }])
+    stuckOnDispose(p)
+    const guard = killIfStillThere()
+    const run = await spawnRein(p.dir, ['run', 'hi'], undefined, { REIN_SLOW_START_MS: '1' }, [], (child) => {
+      guard.onSpawn(child)
+      let said = ''
+      child.stderr.on('data', (chunk: Buffer) => {
+        said += chunk.toString()
+        if (said.includes('still stopping')) child.kill('SIGINT')
+      })
+    })
+    guard.clear()
+    expect(run.signal).toBeNull()
+    expect(run.code).toBe(0)
+    expect(run.stdout).toBe('done\n')
+    expect(run.stderr).toContain('rein: a tool or plugin is still stopping after 1 ms (its dispose has not settled); Ctrl-C leaves it\n')
+    expect(run.stderr).not.toContain('the turn is')
+  }, 30_000)
+})

@@ -30,7 +30,7 @@ export async function configCommand(args: ParsedArgs, io: Io): Promise<number> {
     io.stdout.write(`${neutralize(lines.join('\n'))}\n`)
     return 0
   } finally {
-    await disposeUnlessStalled(composition)
+    await disposeUnlessStalled(composition, undefined, io)
   }
 }
 

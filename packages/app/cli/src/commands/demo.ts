@@ -71,7 +71,7 @@ async function runDemo(args: ParsedArgs, io: Io, serverUrl: string, workspaceRoo
       await agent.close()
     }
   } finally {
-    await disposeUnlessStalled(composition)
+    await disposeUnlessStalled(composition, undefined, io)
     interrupts.release()
   }
 }
