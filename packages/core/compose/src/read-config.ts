@@ -217,6 +217,8 @@ function withLineAndColumn(message: string, text: string): string {
  * value may be a key (`api-key: !s3cr3t`).
  */
 const QUOTING_REASONS: readonly (readonly [RegExp, string])[] = [
+  // `!!js` is a tag rein defines for text: a list or a mapping after it is what js-yaml refuses.
+  [/^unknown tag !<tag:yaml\.org,2002:js>/, '!!js is followed by a list or a mapping, but it takes its expression as text: quote the expression after the tag (!!js "[\'write\']")'],
   [/^unknown tag /, 'unknown tag: a value starting with ! is read as a YAML tag; quote the value'],
   [/^(?:tag name|tag prefix|undeclared tag handle|there is a previously declared suffix)/, 'malformed tag: a value starting with ! is read as a YAML tag; quote the value'],
   [/^unidentified alias /, 'unknown alias: a value starting with * is read as a YAML alias; quote the value'],

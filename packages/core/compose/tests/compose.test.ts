@@ -182,6 +182,14 @@ describe('loadComposition', () => {
   })
 
   it.each([
+    ['a list', "!!js ['write']"],
+    ['a mapping', '!!js { a: 1 }'],
+  ])('says !!js takes its expression quoted, not to quote the value, when %s follows it', async (_case, value) => {
+    const { problems } = await failure(writeConfig(`- id: tools\n  name: x\n  config:\n    askFor: ${value}\n`))
+    expect(problems).toEqual([expect.stringMatching(/^not valid YAML: !!js is followed by a list or a mapping, but it takes its expression as text: quote the expression after the tag \(!!js "\['write'\]"\) at line 4, column \d+$/)])
+  })
+
+  it.each([
     ['an unclosed quote', "- id: a\n  name: 'x\n", 'single quoted scalar', 2],
     ['an unclosed quote with no newline after it', '- id: a\n  name: "x', 'double quoted scalar', 2],
     ['an unclosed bracket', '- id: a\n  name: x\n  inject: [llm,\n    tools\n', 'flow collection', 3],
