@@ -7,6 +7,7 @@
  * named like one. A number under such a key is masked too; a boolean is shown.
  */
 
+import { maskKeyShapes } from './key-shapes.ts'
 import { isSecretName, secretEnvironment } from './secret-names.ts'
 import { maskUrlText } from './shown-url.ts'
 
@@ -28,9 +29,13 @@ export function secretValues(env: NodeJS.ProcessEnv): string[] {
   return [...new Set(values)].sort((a, b) => b.length - a.length)
 }
 
-/** A copy of `value` (plain data, as JSON would carry it) with the secrets replaced by `***`. */
+/**
+ * A copy of `value` (plain data, as JSON would carry it) with the secrets replaced by `***`: the
+ * given values, what is under a key named like a secret, URL credentials, and text shaped like a
+ * key (`sk-…`, `ghp_…`, a JWT…) wherever it is.
+ */
 export function maskSecrets(value: unknown, secrets: readonly string[], secretKey = false): unknown {
-  if (typeof value === 'string') return secretKey ? MASK : maskText(HTTP_URL.test(value) ? maskUrlText(value) : value, secrets)
+  if (typeof value === 'string') return secretKey ? MASK : maskKeyShapes(maskText(HTTP_URL.test(value) ? maskUrlText(value) : value, secrets))
   // A key YAML read as a number (`x-api-key: 12345678901234`) is a secret all the same.
   if (secretKey && (typeof value === 'number' || typeof value === 'bigint')) return MASK
   if (Array.isArray(value)) return value.map((item) => maskSecrets(item, secrets, secretKey))

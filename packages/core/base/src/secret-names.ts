@@ -6,18 +6,20 @@
 
 /**
  * A word of a name (split at `_`, `-`, `.` and camelCase humps) that names a secret. `tokens` is
- * left out: `maxTokens` and `maxTokensField` are counts and settings, not credentials.
+ * left out: `maxTokens` and `maxTokensField` are counts and settings, not credentials; so is `pwd`,
+ * which as `PWD` is the working directory.
  */
-const SECRET_WORD = /^(?:.*(?:key|secret|password|passwd|authorization|credential)s?|.*token)$/i
+const SECRET_WORD = /^(?:.*(?:key|secret|password|passwd|passphrase|authorization|credential)s?|.*token)$/i
 /** A name that says where a secret is read from (`apiKeyEnv: OPENAI_API_KEY`) holds no secret. */
 const NAMES_A_VARIABLE = /Env(?:Var)?$/
 /**
  * A cookie carries a session's credential (`cookie`, `set-cookie`, `sessionCookie`, `HTTP_COOKIE`),
  * but only as the name's last word, what the name holds: `cookies_enabled`, `cookieDomain` and
  * `COOKIE_PATH` are settings (a flag, a domain, a path), shown as they are. `session` alone is no
- * secret word: rein shows its own session ids; a `sessionToken` counts by its `token`.
+ * secret word: rein shows its own session ids; a `sessionToken` counts by its `token`. Likewise a
+ * `pass` (`DB_PASS`, `smtpPass`), but not `passThrough`.
  */
-const CREDENTIAL_LAST_WORD = /^cookies?$/i
+const CREDENTIAL_LAST_WORD = /^(?:cookies?|pass)$/i
 
 /** Whether `name` (an environment variable or a config key) names a secret. */
 export function isSecretName(name: string): boolean {

@@ -26,3 +26,18 @@ describe('cookie names', () => {
     expect(isSecretName('sessionToken')).toBe(true)
   })
 })
+
+describe('maskSecrets and text shaped like a key', () => {
+  it('masks a key under a key not named like a secret (a system prompt, a note), as the tool lines do', () => {
+    const sk = `sk-live-${'a1B2'.repeat(6)}`
+    const slack = `xoxb-${'1234567890'.repeat(2)}`
+    expect(maskSecrets({ system: `use ${sk} for it`, note: [slack], port: 8080 }, [])).toEqual({ system: 'use *** for it', note: ['***'], port: 8080 })
+  })
+})
+
+describe('isSecretName, passwords by other names', () => {
+  it('takes pass and passphrase for secrets, and not PWD (the working directory) or a word that only starts with pass', () => {
+    for (const name of ['pass', 'DB_PASS', 'smtpPass', 'passphrase', 'SSH_PASSPHRASE', 'keyPassphrase']) expect([name, isSecretName(name)]).toEqual([name, true])
+    for (const name of ['PWD', 'OLDPWD', 'passThrough', 'bypass', 'passes']) expect([name, isSecretName(name)]).toEqual([name, false])
+  })
+})
