@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url'
 import type { Context, Fiber } from '@deepseek-ai/cordis'
 import { EntryTree, type Entry } from '@deepseek-ai/cordis-plugin-loader'
 import { containsJsExpr, startConfigProblems } from './check-config.ts'
-import { evaluateConfig, expressionThrew, undefinedExpressions } from './evaluate-config.ts'
+import { disabledThrew, evaluateConfig, expressionThrew, undefinedExpressions } from './evaluate-config.ts'
 import { resolvePlugin } from './resolve-plugin.ts'
 import { rowFailure, rowFailureProblems } from './row-failure.ts'
 import { secretNameProblems } from './secret-in-names.ts'
@@ -186,7 +186,7 @@ function disabledFailure(entry: Entry): unknown {
     void entry.disabled
     return undefined
   } catch (error) {
-    return rowFailure(entry.options, [`disabled: ${expressionThrew(error)}`])
+    return rowFailure(entry.options, [disabledThrew(entry, error)])
   }
 }
 

@@ -9,7 +9,7 @@ import type { Fiber } from '@deepseek-ai/cordis'
 import type { Entry } from '@deepseek-ai/cordis-plugin-loader'
 import type { ConfigTree } from './config-tree.ts'
 import { describeCycle, findCycles } from './cycles.ts'
-import { expressionThrew } from './evaluate-config.ts'
+import { disabledThrew } from './evaluate-config.ts'
 import { rowFailureProblems } from './row-failure.ts'
 import { firstLine, loadPlugin, rowLabel, type RowPlugin } from './row-plugin.ts'
 import { packageFor, provides } from './services.ts'
@@ -96,7 +96,7 @@ function readDisabled(entry: Entry): boolean | { problem: string } {
   try {
     return entry.disabled
   } catch (error) {
-    return { problem: `disabled: ${expressionThrew(error)}` }
+    return { problem: disabledThrew(entry, error) }
   }
 }
 

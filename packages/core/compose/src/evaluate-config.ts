@@ -83,6 +83,14 @@ const HINTS: Record<string, string> = {
 }
 
 /**
+ * The problem of a row whose `disabled` threw evaluating: its own `!!js`, or, for a row without
+ * one, its group row's (a group's `disabled` is read by each of its rows).
+ */
+export function disabledThrew(entry: { options: { disabled?: unknown } }, error: unknown): string {
+  return `${entry.options.disabled === undefined ? 'disabled, its group row\'s' : 'disabled'}: ${expressionThrew(error)}`
+}
+
+/**
  * What a problem line says after the field of a `!!js` value that threw: the message of an Error it
  * threw on purpose, else the kind of error and what usually causes it, never its message (see above).
  */

@@ -232,6 +232,21 @@ describe('loadComposition', () => {
     expect(problems).toEqual([`row "counter" (${fixtures}counter.ts): disabled: the !!js expression threw: no flag`])
   })
 
+  it('says a group row\'s disabled !!js that throws is the group\'s, on each of its rows, not theirs', async () => {
+    const file = writeConfig([
+      '- id: grp',
+      "  name: 'cordis:group'",
+      '  group: true',
+      `  disabled: !!js "(() => { throw new Error('no flag') })()"`,
+      '  config:',
+      '    - id: counter',
+      '      name: FIXTURES/counter.ts',
+      '      config: {label: a}',
+    ].join('\n'))
+    const { problems } = await failure(file)
+    expect(problems).toEqual([`row "counter" (${fixtures}counter.ts): disabled, its group row's: the !!js expression threw: no flag`])
+  })
+
   it('names the row still starting when told the load has stalled, instead of waiting forever', async () => {
     // One row: a second row's import could still be under way when the test says "stalled", which a
     // real stall (nothing left to run) rules out. @rein/cli's tests, in a real process, add a row waiting for it.
