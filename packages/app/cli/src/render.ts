@@ -4,7 +4,7 @@ import type { AgentEvent, TreeUsage, TurnResult } from '@rein/agent'
 import { addUsage, type TokenUsage } from '@rein/llm'
 import { changesHistory, type ContextCompacted, type SessionSummary, type TurnEndReason } from '@rein/session'
 import type { Spend } from '@rein/telemetry'
-import { addMoney, maskText, secretValues, formatMoney, groupDigits, isReinError, messageOf, shorten } from '@rein/base'
+import { addMoney, HIDDEN_CHARACTER, maskText, secretValues, formatMoney, groupDigits, isReinError, messageOf, shorten } from '@rein/base'
 import { BUILT_IN_PRICES, baseUrlHintsInBuiltInTerms, windowRefusalInBuiltInTerms } from './built-in-terms.ts'
 import { jsonLine } from './json-line.ts'
 import { maskKeyShapes, maskTokens } from './key-shapes.ts'
@@ -39,12 +39,23 @@ const LABEL_CHARS = 160
 
 /** Most characters of a command an approval question shows; the rest is counted. */
 const QUESTION_COMMAND_CHARS = 4_000
-/** Line breaks, which a one-line label shows as escapes (a path or name may hold one, and would pass for a line of rein's own). */
-const LINE_BREAKS = /\r\n|[\n\r\u2028\u2029]/g
+/**
+ * What a one-line label shows as escapes: line breaks (a path or name may hold one, and would pass
+ * for a line of rein's own) and the characters nobody sees that reorder or hide text (a bidi
+ * override would show `photo\u202Egpj.exe` as `photoexe.jpg`). Controls are left to `neutralize`,
+ * which shows them as `^[` and `<9b>`.
+ */
+const UNSEEN_IN_LABEL = new RegExp(`\\r\\n|[\\n\\r\\u2028\\u2029]|${HIDDEN_CHARACTER.source}`, 'gu')
 
-/** `\n`, `\r`, `\r\n`, `\u2028` as the escapes a reader knows them by. */
-function escapedBreak(lineBreak: string): string {
-  return lineBreak.replace(/[^]/g, (char) => (char === '\n' ? '\\n' : char === '\r' ? '\\r' : `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`))
+/** `\n`, `\r`, `\r\n`, `\u2028`, `\u202e` as the escapes a reader knows them by (a control as it was). */
+function escapedBreak(unseen: string): string {
+  if (unseen.length === 1 && unseen.charCodeAt(0) < 0xa0 && unseen !== '\n' && unseen !== '\r') return unseen
+  let text = ''
+  for (let index = 0; index < unseen.length; index++) {
+    const char = unseen[index]
+    text += char === '\n' ? '\\n' : char === '\r' ? '\\r' : `\\u${unseen.charCodeAt(index).toString(16).padStart(4, '0')}`
+  }
+  return text
 }
 
 /** Codes of a call no tool accepted: its arguments are whatever the model wrote. */
@@ -247,7 +258,7 @@ export class Renderer {
    * A line break shows as its escape (`\n`): one call, one line, none passing for a line of rein's.
    */
   private masked(label: string): string {
-    let text = maskKeyShapes(maskText(label, this.secrets)).replace(LINE_BREAKS, escapedBreak)
+    let text = maskKeyShapes(maskText(label, this.secrets)).replace(UNSEEN_IN_LABEL, escapedBreak)
     if (!text.endsWith('…')) return text
     for (const secret of this.secrets) {
       for (let length = secret.length - 1; length >= 8; length--) {

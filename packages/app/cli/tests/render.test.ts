@@ -170,6 +170,15 @@ describe('a tool line whose label holds a line break', () => {
   })
 })
 
+describe('a tool line whose label holds a character a reader cannot see', () => {
+  it('shows a bidi override or a tag character as its escape, so a path cannot read reversed or carry hidden text', () => {
+    const { renderer: out, shown } = renderer()
+    out.event({ type: 'tool-start', callId: 'c1', name: 'read', card: { card: 'read', title: 'Read photo\u202Egpj.exe\u{E0041}', path: 'x' } })
+    out.event({ type: 'tool-end', callId: 'c1', name: 'read', isError: false, card: { card: 'generic' } })
+    expect(shown()).toBe('  [tool] Read photo\\u202egpj.exe\\udb40\\udc41 ok\n')
+  })
+})
+
 describe('a host that did not resolve, on the built-in composition', () => {
   const failed = (message: string, env: NodeJS.ProcessEnv) => {
     const stderr = new PassThrough()
