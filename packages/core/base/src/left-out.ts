@@ -9,9 +9,10 @@ export function leftOutText(chars: number): string {
   return `[${chars} characters left out to save context]`
 }
 
-const LEFT_OUT = /^\[\d+ characters left out to save context\]$/
+// Whitespace around it too: a model copying the call may add a line break.
+const LEFT_OUT = /^\s*\[\d+ characters left out to save context\]\s*$/
 
-/** Whether `text` is only such a placeholder. */
+/** Whether `text` is only such a placeholder (with whitespace around it, or not). */
 export function isLeftOutText(text: string): boolean {
   return LEFT_OUT.test(text)
 }

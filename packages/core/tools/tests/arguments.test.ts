@@ -204,6 +204,7 @@ describe('a placeholder compaction left in a pruned call, copied by the model', 
   it.each([
     ['as a field', '{"path": "a.txt", "content": "[2000 characters left out to save context]"}', `$.content: ${what}`],
     ['deep in a free-form value', '{"any": {"parts": ["ok", "[12 characters left out to save context]"]}}', `$.any.parts[1]: ${what}`],
+    ['with a line break after it', '{"content": "[2000 characters left out to save context]\\n"}', `$.content: ${what}`],
   ])('is refused %s, naming where, before the body runs (a write would put it in the file)', async (_label, raw, problem) => {
     const { run, bodies } = await recording(store)
     expect(await run(raw)).toEqual({ code: 'INVALID_ARGS', message: `invalid arguments for t: ${problem}` })
