@@ -5,7 +5,7 @@
  * and summed stays exact as computed.
  */
 
-import { HIDDEN_CHARACTER } from '@rein/base'
+import { HIDDEN_CHARACTER, unicodeEscapes } from '@rein/base'
 
 /** The keys that hold money in what the CLI prints: an attempt's or a total's `cost`, a usage event's `totalCost`. */
 const MONEY_KEYS: ReadonlySet<string> = new Set(['cost', 'totalCost'])
@@ -22,13 +22,6 @@ const COST_DIGITS = 12
  */
 const UNSEEN = new RegExp(`${HIDDEN_CHARACTER.source}|[\\u2028\\u2029]`, 'gu')
 
-/** A character as the JSON escapes of its UTF-16 code units. */
-function escaped(char: string): string {
-  let text = ''
-  for (let index = 0; index < char.length; index++) text += `\\u${char.charCodeAt(index).toString(16).padStart(4, '0')}`
-  return text
-}
-
 /**
  * `value` as one JSON line's text, each cost in it rounded to 12 significant digits, and each
  * character a terminal would act on escaped: a line printed raw to a terminal cannot move its
@@ -39,7 +32,7 @@ export function jsonLine(value: unknown): string {
     return MONEY_KEYS.has(key) && typeof field === 'number' && Number.isFinite(field) && isSpending(this) ? roundCost(field) : field
   })
   // `undefined` (or a function) has no JSON: the line says null rather than throw.
-  return (json ?? 'null').replace(UNSEEN, escaped)
+  return (json ?? 'null').replace(UNSEEN, unicodeEscapes)
 }
 
 /**

@@ -4,7 +4,7 @@ import type { AgentEvent, TreeUsage, TurnResult } from '@rein/agent'
 import { addUsage, type TokenUsage } from '@rein/llm'
 import { changesHistory, type ContextCompacted, type SessionSummary, type TurnEndReason } from '@rein/session'
 import type { Spend } from '@rein/telemetry'
-import { addMoney, HIDDEN_CHARACTER, maskText, secretValues, formatMoney, groupDigits, isReinError, messageOf, shorten } from '@rein/base'
+import { addMoney, HIDDEN_CHARACTER, unicodeEscapes, maskText, secretValues, formatMoney, groupDigits, isReinError, messageOf, shorten } from '@rein/base'
 import { BUILT_IN_PRICES, baseUrlHintsInBuiltInTerms, windowRefusalInBuiltInTerms } from './built-in-terms.ts'
 import { jsonLine } from './json-line.ts'
 import { maskKeyShapes, maskTokens } from './key-shapes.ts'
@@ -49,13 +49,9 @@ const UNSEEN_IN_LABEL = new RegExp(`\\r\\n|[\\n\\r\\u2028\\u2029]|${HIDDEN_CHARA
 
 /** `\n`, `\r`, `\r\n`, `\u2028`, `\u202e` as the escapes a reader knows them by (a control as it was). */
 function escapedBreak(unseen: string): string {
-  if (unseen.length === 1 && unseen.charCodeAt(0) < 0xa0 && unseen !== '\n' && unseen !== '\r') return unseen
-  let text = ''
-  for (let index = 0; index < unseen.length; index++) {
-    const char = unseen[index]
-    text += char === '\n' ? '\\n' : char === '\r' ? '\\r' : `\\u${unseen.charCodeAt(index).toString(16).padStart(4, '0')}`
-  }
-  return text
+  if (unseen === '\r\n') return '\\r\\n'
+  if (unseen === '\n' || unseen === '\r') return unseen === '\n' ? '\\n' : '\\r'
+  return unseen.length === 1 && unseen.charCodeAt(0) < 0xa0 ? unseen : unicodeEscapes(unseen)
 }
 
 /** Codes of a call no tool accepted: its arguments are whatever the model wrote. */

@@ -69,6 +69,8 @@ export { shellWord } from './shell-word.ts'
 export { cutToBytes } from './text-cut.ts'
 /** Half a character (a lone UTF-16 surrogate, often a cut emoji), which UTF-8 cannot hold: `LONE_SURROGATE.test(text)`. */
 export { LONE_SURROGATE } from './text-cut.ts'
+/** Code points in a text (an emoji is one), and a text as JSON `\\uXXXX` escapes. */
+export { codePointCount, unicodeEscapes } from './text-cut.ts'
 /** How the temporary copies of a file begin: its name, cut with a digest when a tail would not fit the 255-byte limit. */
 export { tempStem, TEMP_TAIL_MAX_BYTES } from './temp-names.ts'
 /** A file name with a suffix added, the name cut so the whole fits the 255-byte limit. */

@@ -1,5 +1,7 @@
 /** A path or file name on a line of its own, for a listing, a table or a message: quoted when it could break out of it. */
 
+import { unicodeEscapes } from './text-cut.ts'
+
 // oxlint-disable-next-line no-control-regex -- control characters are what it finds
 const CONTROL = /[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]/
 /**
@@ -16,5 +18,5 @@ const UNESCAPED = /[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g
  */
 export function listedPath(path: string): string {
   if (!CONTROL.test(path)) return path
-  return JSON.stringify(path).replace(UNESCAPED, (control) => `\\u${control.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  return JSON.stringify(path).replace(UNESCAPED, unicodeEscapes)
 }

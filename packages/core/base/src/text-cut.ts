@@ -43,3 +43,17 @@ export function cutToBytes(text: string, maxBytes: number): string {
 
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff
 const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff
+
+/** Characters as a person counts them (and JSON Schema's string lengths): code points, so an emoji is one. */
+export function codePointCount(text: string): number {
+  let count = 0
+  for (const _ of text) count++
+  return count
+}
+
+/** `text` as JSON `\uXXXX` escapes, one per UTF-16 unit (a pair for a character past U+FFFF): the same text to a JSON reader, inert on a terminal. */
+export function unicodeEscapes(text: string): string {
+  let escaped = ''
+  for (let index = 0; index < text.length; index++) escaped += `\\u${text.charCodeAt(index).toString(16).padStart(4, '0')}`
+  return escaped
+}

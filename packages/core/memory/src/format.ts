@@ -29,13 +29,6 @@ export function oneLine(text: string): string {
   return text.replace(HIDDEN_CHARACTERS, '').replace(/\s+/g, ' ').trim()
 }
 
-/** Characters as a person counts them: code points, so an emoji is one. */
-export function charCount(text: string): number {
-  let count = 0
-  for (const _ of text) count++
-  return count
-}
-
 /** The first `count` characters (code points, so a cut never splits a surrogate pair) of `text`. */
 export function headOf(text: string, count: number): string {
   let head = ''

@@ -14,9 +14,9 @@
  */
 
 import type { Logger } from '@deepseek-ai/cordis'
-import { counted, isReinError } from '@rein/base'
+import { codePointCount, counted, isReinError } from '@rein/base'
 import type { PreExecuteDecision, ToolCall } from '@rein/tools'
-import { charCount, headOf, oneLine } from './format.ts'
+import { headOf, oneLine } from './format.ts'
 import { forModel } from './model-errors.ts'
 import type { MemoryCallCheck } from './tools.ts'
 import type { MemoryEntry } from './types.ts'
@@ -69,6 +69,6 @@ function reasonFor({ toolName, args }: ToolCall, entry: MemoryEntry | undefined)
 
 function quote(text: unknown): string {
   const line = oneLine(typeof text === 'string' ? text : '')
-  const cut = charCount(line) - QUOTED_CHARS
+  const cut = codePointCount(line) - QUOTED_CHARS
   return cut <= 0 ? `"${line}"` : `"${headOf(line, QUOTED_CHARS)}… (${counted(cut, 'more character')} not shown)"`
 }

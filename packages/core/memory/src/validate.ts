@@ -1,8 +1,7 @@
 /** Fail-closed checks of what callers give `ctx.memory`: drafts, patches and recall queries. */
 
 import { randomBytes } from 'node:crypto'
-import { HIDDEN_CHARACTER, kindOf, LONE_SURROGATE, ReinError } from '@rein/base'
-import { charCount } from './format.ts'
+import { codePointCount, HIDDEN_CHARACTER, kindOf, LONE_SURROGATE, ReinError } from '@rein/base'
 import { secretKind, secretVariableIn } from './secrets.ts'
 import type { MemoryDraft, MemoryEntry, MemoryPatch, MemoryScope, MemoryType, RecallQuery } from './types.ts'
 
@@ -108,7 +107,7 @@ function contentProblems(content: unknown, max: number): string[] {
   const problems: string[] = []
   // Counted as given, before trimming: as the tool's schema (maxLength) counts, so the model and a
   // caller of ctx.memory get the same answer for the same text.
-  const length = charCount(content)
+  const length = codePointCount(content)
   if (length > max) problems.push(`content is ${length} characters; the most is ${max}: say it shorter, or split it into separate entries`)
   // What people see in `rein memory list` must be what the model reads.
   // SQLite stores text as UTF-8, where half a character cannot be: it would come back changed.

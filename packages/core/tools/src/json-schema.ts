@@ -3,7 +3,7 @@
  * (`validateJson`) and its canonical form. What a schema may contain is checked in schema-check.ts.
  */
 
-import { childPath, counted, toFrozenJson, type JsonValue } from '@rein/base'
+import { childPath, codePointCount, counted, toFrozenJson, type JsonValue } from '@rein/base'
 
 /** The JSON Schema subset rein accepts, for parameters and tool output alike. (A type, not an interface, so it fits `Record<string, unknown>`.) */
 export type JsonSchema = {
@@ -57,13 +57,6 @@ function describeValue(value: unknown): string {
   return `${typeof value} ${JSON.stringify(value) ?? typeof value}`
 }
 
-/** JSON Schema measures strings in code points, so an emoji counts once. */
-function codePoints(text: string): number {
-  let count = 0
-  for (const _ of text) count++
-  return count
-}
-
 /** JSON equality: the same values, objects compared key by key whatever their order. */
 function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true
@@ -98,7 +91,7 @@ export function validateJson(schema: JsonSchema, value: unknown, path = '$', iss
     if (schema.minimum !== undefined && value < schema.minimum) issue(`must be >= ${schema.minimum}`)
     if (schema.maximum !== undefined && value > schema.maximum) issue(`must be <= ${schema.maximum}`)
   } else if (typeof value === 'string') {
-    const length = codePoints(value)
+    const length = codePointCount(value)
     if (schema.minLength !== undefined && length < schema.minLength) issue(`must be at least ${counted(schema.minLength, 'character')}`)
     if (schema.maxLength !== undefined && length > schema.maxLength) issue(`must be at most ${counted(schema.maxLength, 'character')}`)
     if (schema.pattern !== undefined) {
