@@ -14,7 +14,8 @@ export const KEY_SHAPES: readonly { readonly kind: string; readonly pattern: Reg
   // masked, none of it is left. In JSON arguments its line breaks are `\n` escapes.
   { kind: 'a private key', pattern: /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/ },
   { kind: 'a JSON Web Token', pattern: /\beyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}/ },
-  { kind: 'a Google API key', pattern: /\bAIza[0-9A-Za-z_-]{35}/ },
+  // A longer run is masked whole: none of it left as a tail that could be the key's.
+  { kind: 'a Google API key', pattern: /\bAIza[0-9A-Za-z_-]{35,}/ },
 ])
 
 /** Each shape, global: every key in a text is masked, not only the first. */

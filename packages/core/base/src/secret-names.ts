@@ -6,7 +6,7 @@
 
 /**
  * A word of a name (split at `_`, `-`, `.` and camelCase humps) that names a secret. `tokens` is
- * left out: `maxTokens` and `maxTokensField` are counts and settings, not credentials; so is `pwd`,
+ * left out: `maxTokens` and `maxTokensField` are counts and settings, not credentials; so is `pwd` alone,
  * which as `PWD` is the working directory.
  */
 const SECRET_WORD = /^(?:.*(?:key|secret|password|passwd|passphrase|authorization|credential)s?|.*token)$/i
@@ -17,15 +17,18 @@ const NAMES_A_VARIABLE = /Env(?:Var)?$/
  * but only as the name's last word, what the name holds: `cookies_enabled`, `cookieDomain` and
  * `COOKIE_PATH` are settings (a flag, a domain, a path), shown as they are. `session` alone is no
  * secret word: rein shows its own session ids; a `sessionToken` counts by its `token`. Likewise a
- * `pass` (`DB_PASS`, `smtpPass`), but not `passThrough`.
+ * `pass` (`DB_PASS`, `smtpPass`) or `pw`, but not `passThrough`.
  */
-const CREDENTIAL_LAST_WORD = /^(?:cookies?|pass)$/i
+const CREDENTIAL_LAST_WORD = /^(?:cookies?|pass|pw)$/i
+/** `pwd` ends a password's name (`DB_PWD`, `mysqlPwd`) only after another word: alone, `PWD` is the working directory. */
+const PWD = /^pwd$/i
 
 /** Whether `name` (an environment variable or a config key) names a secret. */
 export function isSecretName(name: string): boolean {
   if (NAMES_A_VARIABLE.test(name)) return false
   const words = name.replace(/([a-z\d])([A-Z])/g, '$1 $2').split(/[\s_.-]+/).filter((word) => word !== '')
-  return words.some((word) => SECRET_WORD.test(word)) || CREDENTIAL_LAST_WORD.test(words.at(-1) ?? '')
+  const last = words.at(-1) ?? ''
+  return words.some((word) => SECRET_WORD.test(word)) || CREDENTIAL_LAST_WORD.test(last) || (words.length > 1 && PWD.test(last))
 }
 
 /** The environment variables named like secrets that hold something, by name. */

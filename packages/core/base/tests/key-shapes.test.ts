@@ -18,4 +18,8 @@ describe('maskKeyShapes', () => {
     expect(maskKeyShapes('a skeleton key, sk-short, eyJ')).toBe('a skeleton key, sk-short, eyJ')
     expect(KEY_SHAPES.every(({ pattern }) => !pattern.global)).toBe(true)
   })
+
+  it('masks all of a run that starts like a Google key and goes on past its 39 characters, leaving no tail', () => {
+    expect(maskKeyShapes(`key AIza${'x1'.repeat(25)} end`)).toBe('key *** end')
+  })
 })

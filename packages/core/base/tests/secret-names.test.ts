@@ -41,3 +41,10 @@ describe('isSecretName, passwords by other names', () => {
     for (const name of ['PWD', 'OLDPWD', 'passThrough', 'bypass', 'passes']) expect([name, isSecretName(name)]).toEqual([name, false])
   })
 })
+
+describe('isSecretName, short names for a password', () => {
+  it('takes pw and pwd as the last of several words for a password (DB_PW, dbPwd), while PWD alone stays the working directory', () => {
+    for (const name of ['DB_PW', 'dbPw', 'pw', 'DB_PWD', 'mysqlPwd', 'smtp-pwd']) expect([name, isSecretName(name)]).toEqual([name, true])
+    for (const name of ['PWD', 'OLDPWD', 'pwdDir', 'PW_LENGTH']) expect([name, isSecretName(name)]).toEqual([name, false])
+  })
+})
