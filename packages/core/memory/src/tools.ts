@@ -76,15 +76,20 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
     memory_forget: async (args, at) => reachable(memory, args.id, at.access.write, at.projectId),
   }
 
+  const writeDescription = (scopes: readonly MemoryScope[]) => `Saves something worth knowing in later sessions. ${scopes.map((scope) => WRITE_SCOPE[scope]).join('; ')}. Write one self-contained statement of at most ${config.maxContentChars} characters; saving one you already have just refreshes it. To correct a memory, pass its id as supersedes: the old one is kept but never recalled again. Never save secrets.`
+  const writeParameters = (scopes: readonly MemoryScope[]) => ({
+    scope: { type: 'string', enum: [...scopes], required: true, description: `${scopes.map((scope) => SCOPE_IN_BRIEF[scope]).join(' or ')}.` },
+    type: { ...TYPE, required: true, description: 'fact, preference, decision, episode (something that happened) or procedure (how to do something).' },
+    content: { ...content, required: true, description: 'The statement, e.g. "Prefers pnpm over npm."' },
+    supersedes: { ...ID, description: 'The id of a memory this one corrects.' },
+  } as const)
   const memoryWrite = defineTool({
     name: 'memory_write',
-    description: `Saves something worth knowing in later sessions. scope "user": about the person, kept for every project (preferences, how they like to work); scope "project": about this workspace only (decisions, conventions, facts, procedures). Write one self-contained statement of at most ${config.maxContentChars} characters; saving one you already have just refreshes it. To correct a memory, pass its id as supersedes: the old one is kept but never recalled again. Never save secrets.`,
-    parameters: {
-      scope: { ...SCOPE, required: true, description: 'user (the person, every project) or project (this workspace).' },
-      type: { ...TYPE, required: true, description: 'fact, preference, decision, episode (something that happened) or procedure (how to do something).' },
-      content: { ...content, required: true, description: 'The statement, e.g. "Prefers pnpm over npm."' },
-      supersedes: { ...ID, description: 'The id of a memory this one corrects.' },
-    },
+    description: writeDescription(MEMORY_SCOPES),
+    parameters: writeParameters(MEMORY_SCOPES),
+    // An agent that may write one scope is offered only that one: a call it could only get refused is never suggested.
+    variants: Object.fromEntries(MEMORY_SCOPES.map((scope) => [scope, { description: writeDescription([scope]), parameters: writeParameters([scope]) }])),
+    variantFor: (identity) => onlyScope(accessFor(config, identity, agents).write),
     output: {
       schema: {
         type: 'object',
@@ -120,15 +125,19 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
     presentCall: (args) => ({ card: 'generic', kind: 'edit', title: `Remember (${args.scope}, ${args.type})`, detail: clip(maskSecrets(args.content), 80) }),
   })
 
+  const searchDescription = (about: string) => `Searches what was saved in earlier sessions (${about}) for the words of query, best match first. Each result shows its id, scope, type and age.`
+  const query = { type: 'string', required: true, minLength: 1, maxLength: 500, description: 'Words to look for, e.g. "test runner".' } as const
+  const searchFilters = {
+    type: { ...TYPE, description: 'Only this type. Default: every type.' },
+    limit: { type: 'integer', minimum: 1, maximum: config.maxRecall, default: Math.min(config.searchLimit, config.maxRecall), description: 'Most results.' },
+  } as const
   const memorySearch = defineTool({
     name: 'memory_search',
-    description: 'Searches what was saved in earlier sessions (about the user and about this project) for the words of query, best match first. Each result shows its id, scope, type and age.',
-    parameters: {
-      query: { type: 'string', required: true, minLength: 1, maxLength: 500, description: 'Words to look for, e.g. "test runner".' },
-      scope: { ...SCOPE, description: 'Only this scope. Default: both.' },
-      type: { ...TYPE, description: 'Only this type. Default: every type.' },
-      limit: { type: 'integer', minimum: 1, maximum: config.maxRecall, default: Math.min(config.searchLimit, config.maxRecall), description: 'Most results.' },
-    },
+    description: searchDescription('about the user and about this project'),
+    parameters: { query, scope: { ...SCOPE, description: 'Only this scope. Default: both.' }, ...searchFilters },
+    // An agent that may read one scope searches only it: no scope to choose.
+    variants: Object.fromEntries(MEMORY_SCOPES.map((scope) => [scope, { description: searchDescription(SEARCHED[scope]), parameters: { query, ...searchFilters } }])),
+    variantFor: (identity) => onlyScope(accessFor(config, identity, agents).read),
     output: {
       schema: {
         type: 'object',
@@ -202,6 +211,19 @@ export function createMemoryTools(memory: MemoryToolHost, config: MemoryConfig, 
   })
 
   return { memoryWrite, memorySearch, memoryUpdate, memoryForget, check: callCheck(before, where) }
+}
+
+/** Each scope as memory_write's description explains it to the model. */
+const WRITE_SCOPE: Record<MemoryScope, string> = {
+  user: 'scope "user": about the person, kept for every project (preferences, how they like to work)',
+  project: 'scope "project": about this workspace only (decisions, conventions, facts, procedures)',
+}
+const SCOPE_IN_BRIEF: Record<MemoryScope, string> = { user: 'user (the person, every project)', project: 'project (this workspace)' }
+const SEARCHED: Record<MemoryScope, string> = { user: 'about the user', project: 'about this project' }
+
+/** The variant for an agent with exactly one scope (named after it); none for both. */
+function onlyScope(scopes: readonly MemoryScope[]): MemoryScope | undefined {
+  return scopes.length === 1 ? scopes[0] : undefined
 }
 
 /** Where a call runs: the scopes its agent has, and its project. */

@@ -200,6 +200,21 @@ describe('scopes per agent', () => {
     expect(ctx.tools.schemas(undefined, { ...identity, agent: 'reader' }).map((schema) => schema.name)).toEqual(['memory_search'])
   })
 
+  it('an agent that may write or read one scope is offered only that scope, and told only of it', async () => {
+    const { ctx } = await setup({ agents: { reviewer: { read: ['project'], write: ['project'] }, diarist: { write: ['user'] } } })
+    const shown = (agent: string, name: string) => ctx.tools.schemas(undefined, { ...identity, agent }).find((schema) => schema.name === name)!
+    const scopeOf = (agent: string, name: string) => (shown(agent, name).parameters.properties as Record<string, { enum?: string[] }>)['scope']!.enum
+    expect(scopeOf('reviewer', 'memory_write')).toEqual(['project'])
+    expect(shown('reviewer', 'memory_write').description).not.toMatch(/scope "user"/)
+    expect(shown('reviewer', 'memory_search').parameters.properties).not.toHaveProperty('scope')
+    expect(shown('reviewer', 'memory_search').description).toMatch(/\(about this project\)/)
+    expect(scopeOf('diarist', 'memory_write')).toEqual(['user'])
+    expect(shown('diarist', 'memory_write').description).not.toMatch(/scope "project"/)
+    // Both scopes: the tools as defined, the same objects every run is shown.
+    expect(scopeOf('main', 'memory_write')).toEqual(['user', 'project'])
+    expect(shown('main', 'memory_write')).toBe(ctx.tools.schemas().find((schema) => schema.name === 'memory_write'))
+  })
+
   it('memory_write without a session is refused; search works without one', async () => {
     const { call } = await setup()
     expect(await call('memory_write', { scope: 'user', type: 'fact', content: 'x' }, {})).toMatchObject({ isError: true, error: { code: 'NO_RUN_IDENTITY' } })

@@ -134,6 +134,21 @@ export interface ToolDefinition<A = unknown, V = unknown> {
    * only for calls and schema lists that carry a run identity; absent = every run. Throwing = not available.
    */
   availableTo?(identity: RunIdentity): boolean
+  /**
+   * Narrower forms of the tool, by name, for runs that may do less (a memory tool offering only the
+   * scopes an agent may write): the model reads a variant's description and parameters in place of
+   * the tool's own. Calls are still checked against `parameters`, so a variant should only narrow
+   * them, and the body still refuses what a run may not do.
+   */
+  variants?: Readonly<Record<string, ToolVariant>>
+  /** Pure: which of `variants` a run is shown. Undefined, a name not in `variants`, or a throw: the tool as defined. */
+  variantFor?(identity: RunIdentity): string | undefined
+}
+
+/** What a run shown a variant reads in place of the tool's own (see `variants`): its description, its parameters, or both. */
+export interface ToolVariant {
+  description?: string
+  parameters?: PropertiesSpec | RawSchema
 }
 
 /**

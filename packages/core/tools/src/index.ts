@@ -12,7 +12,7 @@ export { ToolRegistry, type ToolRegistryConfig } from './registry.ts'
 export {
   defineTool, jsonSchema,
   type ToolDefinition, type AnyToolDefinition, type DefinedTool, type ToolOutput, type ToolRun, type ToolRunBase, type RawSchema, type ArgsOf, type ValueOf,
-  type RecoverCall, type RecoverContext, type Recovered,
+  type ToolVariant, type RecoverCall, type RecoverContext, type Recovered,
 } from './define-tool.ts'
 export { TOOL_EFFECTS, ASK_FOR_BY_DEFAULT, describeEffects, type ToolEffect } from './effects.ts'
 export type { RunIdentity, SpillFile, OpenSpill, ToolRunFields, ToolCallContext } from './run-context.ts'

@@ -1,7 +1,7 @@
 /** Checks a definition once, at registration, and compiles what the pipeline and the model need. */
 
 import { closest, isReinError, kindOf, MAX_TIMER_MS, ReinError, toFrozenJson } from '@rein/base'
-import { isRawSchema, type AnyToolDefinition } from './define-tool.ts'
+import { isRawSchema, type AnyToolDefinition, type ToolVariant } from './define-tool.ts'
 import { jsonSchemaAsProperties, misplacedDefinitionKey, shown, suggestName } from './author-hints.ts'
 import type { ToolInfo } from './hooks.ts'
 import type { RunIdentity } from './run-context.ts'
@@ -24,6 +24,8 @@ export interface PreparedTool {
   /** What hooks see as `call.tool`. */
   info: ToolInfo
   schema: ToolSchema
+  /** What runs its `variantFor` names are shown instead of `schema`, by variant name; frozen like it. */
+  variants: ReadonlyMap<string, ToolSchema>
   output: JsonSchema
   /** Its calls whose body is running, each as what stops it: removing the tool stops them. */
   running: Set<StopCall>
@@ -76,8 +78,9 @@ export function prepareTool(input: AnyToolDefinition): PreparedTool {
   })
   // Frozen JSON (marked): a provider can cache the wire JSON of a list of them by the list. No depth
   // limit of its own: `parameters` was held to it, and this only adds the level around it.
-  const schema = toFrozenJson<ToolSchema>({ name: definition.name, description: definition.description, parameters }, { maxDepth: Number.POSITIVE_INFINITY }) as ToolSchema
-  return { definition, info, schema, output, running: new Set(), removed: false }
+  const schema = modelSchema(definition.name, definition.description, parameters)
+  const variants = compileVariants(definition, schema, fail)
+  return { definition, info, schema, variants, output, running: new Set(), removed: false }
 }
 
 /**
@@ -97,6 +100,22 @@ export function usableBy(prepared: PreparedTool | undefined, caller: { readonly 
 }
 
 /**
+ * What a run is shown of a tool: the variant its `variantFor` names (asked only for an agent's run),
+ * else the tool as defined, as for a name it has no variant of, a throw or a promise.
+ */
+export function schemaFor(prepared: PreparedTool, identity: RunIdentity | undefined): ToolSchema {
+  const pick = prepared.definition.variantFor
+  if (identity === undefined || pick === undefined) return prepared.schema
+  try {
+    const name: unknown = pick(identity)
+    if (isThenable(name)) name.then(undefined, () => {})
+    return (typeof name === 'string' ? prepared.variants.get(name) : undefined) ?? prepared.schema
+  } catch {
+    return prepared.schema
+  }
+}
+
+/**
  * Whether a synchronous predicate said exactly `true`. An async one (a promise) says no, and its
  * rejection is handled here: never awaited, it would otherwise end the process as unhandled.
  */
@@ -109,7 +128,7 @@ export function isTrue(answer: unknown): boolean {
 const DEFINITION_KEYS: Record<keyof AnyToolDefinition, true> = {
   name: true, description: true, parameters: true, output: true, execute: true, isConcurrencySafe: true, effects: true,
   replaySafe: true, recover: true, recoverAfterInterrupt: true, timeoutMs: true, cancelGraceMs: true,
-  presentCall: true, presentResult: true, summarize: true, availableTo: true,
+  presentCall: true, presentResult: true, summarize: true, availableTo: true, variants: true, variantFor: true,
 }
 const OUTPUT_KEYS: Record<keyof AnyToolDefinition['output'], true> = { schema: true, render: true, presentationMeta: true }
 
@@ -182,7 +201,7 @@ function checkFlagsAndFunctions(definition: Readonly<AnyToolDefinition>, fail: (
   if (concurrent !== undefined && typeof concurrent !== 'boolean' && typeof concurrent !== 'function') {
     fail(`isConcurrencySafe must be true, false or a function (args) => boolean, but got ${shown(concurrent)}`)
   }
-  for (const key of ['presentCall', 'presentResult', 'summarize', 'recover', 'availableTo'] as const) {
+  for (const key of ['presentCall', 'presentResult', 'summarize', 'recover', 'availableTo', 'variantFor'] as const) {
     if (definition[key] !== undefined && typeof definition[key] !== 'function') fail(`${key} must be a function, but got ${shown(definition[key])}`)
   }
   const presentationMeta: unknown = Reflect.get(definition.output, 'presentationMeta')
@@ -198,14 +217,45 @@ function checkEffects(declared: unknown, fail: (message: string) => never): read
   return Object.freeze(TOOL_EFFECTS.filter((effect) => (declared as unknown[]).includes(effect)))
 }
 
+/** Frozen JSON (marked): a provider can cache the wire JSON of a list of them by the list. */
+function modelSchema(name: string, description: string, parameters: JsonSchema): ToolSchema {
+  // No depth limit of its own: `parameters` was held to it, and this only adds the level around it.
+  return toFrozenJson<ToolSchema>({ name, description, parameters }, { maxDepth: Number.POSITIVE_INFINITY }) as ToolSchema
+}
+
+const VARIANT_KEYS: Record<keyof ToolVariant, true> = { description: true, parameters: true }
+
+/** Each variant checked and compiled as the tool's own description and parameters are; none without `variantFor`. */
+function compileVariants(definition: Readonly<AnyToolDefinition>, base: ToolSchema, fail: Fail): ReadonlyMap<string, ToolSchema> {
+  const { variants, variantFor } = definition
+  if (variants === undefined) {
+    if (variantFor !== undefined) fail('variantFor names one of variants, but there are none; add variants: {<name>: {description?, parameters?}}')
+    return new Map()
+  }
+  if (typeof variants !== 'object' || variants === null || Array.isArray(variants)) fail(`variants must be an object of variants by name, {<name>: {description?, parameters?}}, but got ${shown(variants)}`)
+  if (variantFor === undefined) fail("variants are shown only to the runs variantFor names; add variantFor: (identity) => a variant's name or undefined")
+  const compiled = new Map<string, ToolSchema>()
+  for (const [name, variant] of Object.entries(variants)) {
+    const field = `variants.${name}`
+    if (typeof variant !== 'object' || variant === null || Array.isArray(variant)) fail(`${field} must be {description?, parameters?}, but got ${shown(variant)}`)
+    refuseUnknownKeys(Object.keys(variant), VARIANT_KEYS, { field, takes: 'a variant takes' }, fail)
+    const description: unknown = variant.description ?? base.description
+    if (typeof description !== 'string' || description.trim() === '') fail(`${field}.description must be a non-empty string (the model reads it), but got ${shown(variant.description)}`)
+    const parameters = variant.parameters === undefined ? base.parameters : compileSchema(() => compileParameters(variant.parameters), `${field}.parameters`, fail)
+    compiled.set(name, modelSchema(definition.name, description as string, parameters))
+  }
+  return compiled
+}
+
+/** `field` names where the schema is written (`parameters`, `output.schema`, `variants.<name>.parameters`). */
 function compileSchema(
   compile: () => JsonSchema,
-  field: 'parameters' | 'output.schema',
+  field: string,
   fail: (message: string, cause?: unknown, details?: Record<string, unknown>) => never,
 ): JsonSchema {
   try {
     const schema = compile()
-    assertSupportedSchema(schema, field === 'parameters' ? 'parameters' : 'output')
+    assertSupportedSchema(schema, field === 'output.schema' ? 'output' : 'parameters')
     return canonicalSchema(schema)
   } catch (error) {
     const details = (error instanceof ReinError ? error.details : undefined) ?? {}

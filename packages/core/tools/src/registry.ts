@@ -17,7 +17,7 @@ import { failure } from './result.ts'
 import { ownerOf } from './owner.ts'
 import { describeCall, describeResult, summarizeResult } from './presenters.ts'
 import type { ToolCallView, ToolResultView } from './presentation.ts'
-import { MAX_TIMEOUT_MS, isTrue, prepareTool, usableBy, type PreparedTool, type ToolSchema } from './registration.ts'
+import { MAX_TIMEOUT_MS, isTrue, prepareTool, schemaFor, usableBy, type PreparedTool, type ToolSchema } from './registration.ts'
 import type { DurableToolResult, ToolResult } from './result.ts'
 
 declare module '@deepseek-ai/cordis' {
@@ -170,17 +170,20 @@ export class ToolRegistry extends Service {
   /**
    * The model-facing schemas, sorted by name and frozen: the same bytes for the same tool set.
    * `visible` narrows them to the tools one agent may use; `identity`, to those available to its run
-   * (`availableTo`).
+   * (`availableTo`), each as its run is shown it (`variantFor`).
    */
   schemas(visible?: (name: string) => boolean, identity?: RunIdentity): readonly ToolSchema[] {
     const state = this._state
-    state.schemas ??= Object.freeze(sortedNames(state.tools).map((name) => state.tools.get(name)!.schema))
-    if (!visible && identity === undefined) return state.schemas
+    const all = state.schemas ??= Object.freeze(sortedNames(state.tools).map((name) => state.tools.get(name)!.schema))
+    if (!visible && identity === undefined) return all
     const caller = { ...(visible ? { visible } : {}), ...(identity ? { identity } : {}) }
-    const usable = state.schemas.filter((schema) => usableBy(state.tools.get(schema.name), caller))
-    // Nothing left out (the usual step): the cached, frozen list, the same object every time. The
-    // same tools left out as last time: that list again, so callers can cache by it (hashes, JSON).
-    if (usable.length === state.schemas.length) return state.schemas
+    const usable = all.flatMap((schema) => {
+      const tool = state.tools.get(schema.name)
+      return tool !== undefined && usableBy(tool, caller) ? [schemaFor(tool, identity)] : []
+    })
+    // Nothing left out or narrowed (the usual step): the cached, frozen list, the same object every
+    // time. The same list as last time: that list again, so callers can cache by it (hashes, JSON).
+    if (usable.length === all.length && usable.every((schema, i) => schema === all[i])) return all
     const last = state.narrowed
     if (last !== undefined && last.length === usable.length && last.every((schema, i) => schema === usable[i])) return last
     return state.narrowed = Object.freeze(usable)

@@ -182,7 +182,7 @@ describe('a definition field that is wrong', () => {
 
   it('an unknown key with no near one lists the keys a definition takes', async () => {
     const error = await definitionRefusal({ ...echo, colour: 'red' })
-    expect(error.message).toMatch(/^tool "echo": unknown key "colour" \(a definition takes name, description, parameters, output, execute, .*availableTo\)$/)
+    expect(error.message).toMatch(/^tool "echo": unknown key "colour" \(a definition takes name, description, parameters, output, execute, .*availableTo, variants, variantFor\)$/)
     expect(error.details).toMatchObject({ tool: 'echo', field: 'colour' })
   })
 
@@ -204,6 +204,7 @@ describe('a definition field that is wrong', () => {
       output: { ...(echo.output as unknown as AnyToolDefinition['output']), presentationMeta: () => null },
       isConcurrencySafe: () => true, effects: ['read'], replaySafe: true, recover: () => undefined, recoverAfterInterrupt: true,
       timeoutMs: 1000, cancelGraceMs: 10, presentCall: () => undefined, presentResult: () => undefined, summarize: () => 'x', availableTo: () => true,
+      variants: { narrow: { description: 'Narrow.' } }, variantFor: () => 'narrow',
     }
     tools.register(full)
     expect(tools.list()).toEqual(['echo'])

@@ -111,6 +111,48 @@ describe('tool visibility', () => {
     expect((await tools.execute(call('broken', {}, { context: { identity } }))).isError).toBe(true)
   })
 
+  it('shows a run the variant its tool\'s variantFor names, and the tool as defined to every other run', async () => {
+    const { tools } = await createRegistry({ askFor: [] })
+    const seen: ToolRun[] = []
+    const base = tool('note', { seen })
+    tools.register({
+      ...base,
+      variants: { mine: { description: 'Notes about your own work.', parameters: { path: { type: 'string', enum: ['mine.txt'], default: 'mine.txt' } } } },
+      variantFor: (run) => (run.depth > 0 ? 'mine' : undefined),
+    })
+    tools.register(tool('read'))
+    const child: RunIdentity = Object.freeze({ ...identity, depth: 1 })
+    const [shown] = tools.schemas(undefined, child)
+    expect(shown).toEqual({ name: 'note', description: 'Notes about your own work.', parameters: { type: 'object', properties: { path: { type: 'string', enum: ['mine.txt'], default: 'mine.txt' } }, additionalProperties: false } })
+    expect(Object.isFrozen(shown)).toBe(true)
+    // The same list object while the same run is asked again: a provider caches its wire JSON by it.
+    expect(tools.schemas(undefined, child)).toBe(tools.schemas(undefined, child))
+    expect(tools.schemas(undefined, identity)[0]!.description).toBe('The note tool.')
+    expect(tools.schemas()).toBe(tools.schemas(undefined, identity))
+    // Calls are checked against the tool's own parameters: the body refuses what a run may not do.
+    expect((await tools.execute(call('note', { path: 'other.txt' }, { context: { identity: child } }))).isError).toBe(false)
+  })
+
+  it('shows the tool as defined when variantFor throws, answers a promise or names no variant', async () => {
+    const { tools } = await createRegistry()
+    const variants = { narrow: { description: 'Narrow.' } }
+    tools.register({ ...tool('a'), variants, variantFor: () => { throw new Error('boom') } })
+    tools.register({ ...tool('b'), variants, variantFor: (async () => 'narrow') as never })
+    tools.register({ ...tool('c'), variants, variantFor: () => 'wide' })
+    expect(tools.schemas(undefined, identity).map((schema) => schema.description)).toEqual(['The a tool.', 'The b tool.', 'The c tool.'])
+  })
+
+  it('refuses variants without variantFor, variantFor without variants, and a variant that is not a description or parameters', async () => {
+    const { tools } = await createRegistry()
+    expect(() => tools.register({ ...tool('v1'), variants: { narrow: { description: 'Narrow.' } } })).toThrow(/^tool "v1": variants are shown only to the runs variantFor names; add variantFor: \(identity\) => a variant's name or undefined$/)
+    expect(() => tools.register({ ...tool('v2'), variantFor: () => 'narrow' })).toThrow(/^tool "v2": variantFor names one of variants, but there are none; add variants: \{<name>: \{description\?, parameters\?\}\}$/)
+    expect(() => tools.register({ ...tool('v3'), variants: { narrow: { descripton: 'x' } as never }, variantFor: () => 'narrow' })).toThrow(/^tool "v3": variants\.narrow: unknown key "descripton" \(did you mean "description"\?\)$/)
+    expect(() => tools.register({ ...tool('v4'), variants: { narrow: { description: ' ' } }, variantFor: () => 'narrow' })).toThrow(/^tool "v4": variants\.narrow\.description must be a non-empty string/)
+    expect(() => tools.register({ ...tool('v5'), variants: { narrow: { parameters: { path: { type: 'strng' } } as never } }, variantFor: () => 'narrow' })).toThrow(/^tool "v5": variants\.narrow\.parameters: /)
+    expect(() => tools.register({ ...tool('v6'), variants: [] as never, variantFor: () => 'narrow' })).toThrow(/^tool "v6": variants must be an object of variants by name/)
+    expect(tools.list()).toEqual([])
+  })
+
   it('refuses an availableTo that is not a function at registration', async () => {
     const { tools } = await createRegistry()
     expect(() => tools.register({ ...tool('odd'), availableTo: true as never })).toThrow(/availableTo must be a function/)
