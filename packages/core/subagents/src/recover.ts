@@ -8,8 +8,9 @@
  */
 
 import { recordedTools, type Agent, type AgentService } from '@rein/agent'
-import { ReinError, isReinError } from '@rein/base'
-import { eventData, spending, type SessionEvent, type SessionService } from '@rein/session'
+import { addMoney, ReinError, isReinError } from '@rein/base'
+import { addUsage } from '@rein/llm'
+import { eventData, spending, type SessionEvent, type SessionService, type SessionSummary, type Spending } from '@rein/session'
 import type { RecoverContext, Recovered, ToolRegistry } from '@rein/tools'
 import type { SubagentsConfig } from './config.ts'
 import { unfinished } from './outcome.ts'
@@ -71,9 +72,61 @@ export async function recoverChild(deps: RecoverDeps, call: RecoverableCall, con
   }
   const answer = lastAnswer(child.events)
   if (end.reason !== 'completed') return { error: unfinished(child.id, end, answer) }
-  // This call's turns only: a `resume` call's child holds earlier calls' turns too.
-  const { usage, cost } = spending(child.events.slice(Math.max(0, child.events.findIndex((event) => startedBy(event, call.callId)))))
+  // This call's turns only: a `resume` call's child holds earlier calls' turns too. With what the
+  // subagents the child started in them spent, as the live call's result has it.
+  const turns = child.events.slice(Math.max(0, child.events.findIndex((event) => startedBy(event, call.callId))))
+  const { usage, cost } = await treeSpending(sessions, child.id, turns)
   return { value: { sessionId: child.id, answer, reason: 'completed', usage, ...(cost === undefined ? {} : { cost }) } }
+}
+
+/**
+ * What `events` (turns of session `id`) spent, and what each subagent started by a call in them
+ * spent in the turns that call started, theirs included, each session counted once.
+ */
+async function treeSpending(sessions: SessionService, id: string, events: readonly SessionEvent[]): Promise<Spending> {
+  let stored: Promise<SessionSummary[]> | undefined
+  const seen = new Set<string>([id])
+  const walk = async (sessionId: string, turns: readonly SessionEvent[]): Promise<Spending> => {
+    let total = spending(turns)
+    const calls = new Set(turns.flatMap((event) => (event.type === 'tool/call' ? [eventData(event, 'tool/call').callId] : [])))
+    if (calls.size === 0) return total
+    const children = (await (stored ??= sessions.list({ all: true }))).filter((summary) => summary.parentSessionId === sessionId && !seen.has(summary.id))
+    for (const child of children) {
+      seen.add(child.id)
+      // A child log that cannot be read adds nothing it could only guess.
+      const { events: its } = await sessions.load(child.id).catch(() => ({ events: [] as SessionEvent[] }))
+      for (const turn of turnsStartedBy(its, calls)) total = plus(total, await walk(child.id, turn))
+    }
+    return total
+  }
+  return walk(id, events)
+}
+
+/** The turns of a log that a call in `calls` started, each up to the next turn's start. */
+function turnsStartedBy(events: readonly SessionEvent[], calls: ReadonlySet<string>): SessionEvent[][] {
+  const turns: SessionEvent[][] = []
+  let current: SessionEvent[] | undefined
+  for (const event of events) {
+    if (event.type === 'turn/start') {
+      const by = eventData(event, 'turn/start').parentCallId
+      current = by !== undefined && calls.has(by) ? [] : undefined
+      if (current) turns.push(current)
+    }
+    current?.push(event)
+  }
+  return turns
+}
+
+/** Two spends together; one that spent nothing leaves the other's cost known, one unpriced makes it unknown. */
+function plus(a: Spending, b: Spending): Spending {
+  if (!spentAny(b)) return a
+  if (!spentAny(a)) return b
+  const cost = a.cost !== undefined && b.cost !== undefined ? addMoney(a.cost, b.cost) : undefined
+  return { usage: addUsage(a.usage, b.usage), ...(cost === undefined ? {} : { cost }), ...(a.usageEstimated || b.usageEstimated ? { usageEstimated: true as const } : {}) }
+}
+
+function spentAny(spend: Spending): boolean {
+  return spend.cost !== undefined || spend.usage.inputTokens > 0 || spend.usage.outputTokens > 0
 }
 
 /** `TOOL_NOT_STARTED`: the child did no work, so calling again repeats nothing. */

@@ -646,6 +646,25 @@ describe('recover', () => {
   })
 })
 
+describe('recover, a child with subagents of its own', () => {
+  it('reads the spend of the subagents the child started for the call into its usage and cost, as the live call has them', async () => {
+    const { root, create } = await boot(byTask({
+      'go': [[call('subagent', ask('work'), 'c1')], [{ text: 'ok' }]],
+      'work': [[call('subagent', ask('deeper'), 'g1'), usage(100, 5)], [call('subagent', ask('deepest', { run_in_background: false }), 'g2'), usage(1, 1)], [{ text: 'worked' }, usage(1, 1)]],
+      'deeper': [[{ text: 'deep' }, usage(1000, 50)]],
+      'deepest': [[call('subagent', ask('bottom'), 'b1'), usage(7, 3)], [{ text: 'deepest' }, usage(2, 1)]],
+      'bottom': [[{ text: 'bottom' }, usage(10_000, 500)]],
+    }), { subagents: { maxDepth: 3 } })
+    const parent = await create()
+    await parent.send('go')
+    const live = textOf(resultOf(parent.session.events, 'c1'))
+    // The tree under c1, in and out: 102 and 7 (work), 1000 and 50 (deeper), 9 and 4 (deepest), 10 000 and 500 (bottom).
+    expect(live).toMatch(/cost 12233\.0000\)$/)
+    const recovered = await root.tools.recover({ callId: 'c1', name: 'subagent', arguments: JSON.stringify(ask('work')), signal: new AbortController().signal, context: { sessionId: parent.session.id } })
+    expect(recovered).toMatchObject({ isError: false, value: { reason: 'completed', usage: { inputTokens: 11_111, outputTokens: 561 }, cost: 12_233 } })
+  })
+})
+
 describe('cost', () => {
   it('reports the child\'s cost and rolls it into the parent\'s run exactly once', async () => {
     const { root, create } = await boot(byTask({
