@@ -6,7 +6,7 @@
 import { LlmRuntime } from './runtime.ts'
 
 export default LlmRuntime
-export { LlmRuntime, type LlmRuntimeConfig } from './runtime.ts'
+export { LlmRuntime, PricingSchema, type LlmRuntimeConfig } from './runtime.ts'
 /** Config `prices`: a model's prices by route, replacing its catalog's. */
 export type { PriceOverrides } from './runtime.ts'
 export { LlmAdapter, type AdapterRequest, type GenerationOptions, type ModelInfo, type ProviderEndpoint, type ToolSpec } from './adapter.ts'
@@ -20,7 +20,7 @@ export {
 export type { LlmRequest, LlmEvent, LlmAttempt, AttemptStart, ModelRoute, Resend } from './request.ts'
 export { DEFAULT_RETRY_POLICY, retryDelay, type RetryPolicy } from './retry.ts'
 export { isDelta, assertNever, type StreamChunk, type FinishReason, type StreamBlockType } from './stream.ts'
-export { addUsage, costOfUsage, type TokenUsage, type Pricing } from './usage.ts'
+export { addUsage, costOfUsage, MAX_PRICE, type TokenUsage, type Pricing } from './usage.ts'
 /** Token estimates where no provider counted: a text (`charTokens`, 4 characters a token), messages, a request's whole input. */
 export { charTokens, inputTokens, messageTokens, type Tokenizer } from './estimate.ts'
 /** The `UNSUPPORTED_REASONING_EFFORT` failure for an effort a model's catalog entry does not list, or undefined. */

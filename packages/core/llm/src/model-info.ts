@@ -7,7 +7,7 @@
 
 import { raceSignal } from '@rein/base'
 import type { LlmAdapter, ModelInfo } from './adapter.ts'
-import type { Pricing } from './usage.ts'
+import { isPrice, type Pricing } from './usage.ts'
 
 type Entry =
   | { kind: 'known'; info: ModelInfo | undefined }
@@ -86,7 +86,6 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 }
 
 const isCount = (value: unknown): boolean => Number.isInteger(value) && (value as number) > 0
-const isPrice = (value: unknown): boolean => typeof value === 'number' && Number.isFinite(value) && value >= 0
 
 /**
  * A catalog's answer as the runtime reads it. Catalogs are plugins' data, often a server's JSON: a

@@ -12,7 +12,7 @@ import type { LlmEvent, LlmRequest } from './request.ts'
 import { requestShapeProblem, routesProblem } from './request-shape.ts'
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from './retry.ts'
 import type { StreamChunk } from './stream.ts'
-import { costOfUsage, type Pricing, type TokenUsage } from './usage.ts'
+import { costOfUsage, isPrice, MAX_PRICE, type Pricing, type TokenUsage } from './usage.ts'
 
 declare module '@deepseek-ai/cordis' {
   interface Context {
@@ -45,11 +45,12 @@ export type PriceOverrides = Record<string, Record<string, Pricing>>
 
 type RuntimeConfigInput = { retry?: Partial<RetryPolicy>; fallbackCooldownMs?: number; catalogTimeoutMs?: number; prices?: PriceOverrides }
 
-const PRICING: Schema<Pricing> = Schema.object({
-  input: Schema.number().min(0).required().description('Input read at the full price, per million tokens.'),
-  output: Schema.number().min(0).required().description('Output, reasoning included, per million tokens.'),
-  cacheRead: Schema.number().min(0).description('Input served from the prompt cache. Default: input.'),
-  cacheWrite: Schema.number().min(0).description('Input written to the prompt cache. Default: input.'),
+/** A model's prices in a config (Config `prices`, a provider's `models`): money per million tokens, 0 to `MAX_PRICE`. */
+export const PricingSchema: Schema<Pricing> = Schema.object({
+  input: Schema.number().min(0).max(MAX_PRICE).required().description('Input read at the full price, per million tokens.'),
+  output: Schema.number().min(0).max(MAX_PRICE).required().description('Output, reasoning included, per million tokens.'),
+  cacheRead: Schema.number().min(0).max(MAX_PRICE).description('Input served from the prompt cache. Default: input.'),
+  cacheWrite: Schema.number().min(0).max(MAX_PRICE).description('Input written to the prompt cache. Default: input.'),
 }) as Schema<Pricing>
 
 interface RuntimeState {
@@ -87,7 +88,7 @@ export class LlmRuntime extends Service {
     }).default({} as RetryPolicy),
     fallbackCooldownMs: Schema.natural().default(DEFAULT_COOLDOWN_MS).description('How long later streams skip a route that failed over; 0 turns it off.'),
     catalogTimeoutMs: Schema.natural().min(1).max(MAX_TIMER_MS).default(DEFAULT_CATALOG_TIMEOUT_MS).description('How long a model catalog lookup is waited for; past it the model counts as having no metadata until the lookup answers.'),
-    prices: Schema.dict(Schema.dict(PRICING)).default({}).description('Prices by route, then model, replacing the catalogs\' (money per million tokens).'),
+    prices: Schema.dict(Schema.dict(PricingSchema)).default({}).description('Prices by route, then model, replacing the catalogs\' (money per million tokens).'),
   }) as Schema<RuntimeConfigInput, LlmRuntimeConfig>
 
   // Service methods run on cordis's tracing proxy; state lives in one object read once per call.
@@ -294,14 +295,14 @@ function withPrice(info: ModelInfo | undefined, prices: PriceOverrides, provider
 
 const PRICE_KEYS = new Set(['input', 'output', 'cacheRead', 'cacheWrite'])
 
-/** What the schema lets through but no price may be: a key it does not know, a number that is not finite. */
+/** What the schema lets through but no price may be: a key it does not know, a number that is not finite or above `MAX_PRICE`. */
 function checkPrices(prices: PriceOverrides): void {
   for (const [route, models] of Object.entries(prices)) {
     for (const [model, pricing] of Object.entries(models)) {
       for (const [key, value] of Object.entries(pricing)) {
         const at = `prices.${route}.${model}.${key}`
         if (!PRICE_KEYS.has(key)) throw new ReinError('CONFIG_INVALID', `${at}: unknown price; use input, output, cacheRead or cacheWrite (money per million tokens)`)
-        if (typeof value !== 'number' || !Number.isFinite(value)) throw new ReinError('CONFIG_INVALID', `${at}: a price must be a finite number of money per million tokens`)
+        if (!isPrice(value)) throw new ReinError('CONFIG_INVALID', `${at}: a price must be a finite number of money per million tokens, at most ${MAX_PRICE}`)
       }
     }
   }

@@ -23,14 +23,15 @@ const OPTIONAL_COUNTS = ['cacheReadTokens', 'cacheWriteTokens', 'reasoningTokens
 
 /**
  * An adapter's usage report as the runtime keeps it, or undefined when it is no usage: a count that
- * is negative, not a finite number, or (input, output) missing. An attempt without one is estimated,
+ * is negative, not a number up to `Number.MAX_SAFE_INTEGER`, or (input, output) missing. An attempt without one is estimated,
  * as when the provider says nothing; a log must never hold a count it would refuse. A fraction is
  * rounded. Reasoning above output means the provider counted output without it: they are added.
  */
 export function checkedUsage(reported: unknown): TokenUsage | undefined {
   if (typeof reported !== 'object' || reported === null) return undefined
   const raw = reported as Record<string, unknown>
-  const count = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.round(value) : undefined)
+  // Above MAX_SAFE_INTEGER a count is no count of tokens, and its cost could pass what money sums hold.
+  const count = (value: unknown) => (typeof value === 'number' && value >= 0 && value <= Number.MAX_SAFE_INTEGER ? Math.round(value) : undefined)
   const inputTokens = count(raw.inputTokens)
   const outputTokens = count(raw.outputTokens)
   if (inputTokens === undefined || outputTokens === undefined) return undefined
@@ -57,6 +58,17 @@ export function addUsage(...usages: readonly TokenUsage[]): TokenUsage {
     }
   }
   return total
+}
+
+/**
+ * The highest price per million tokens rein takes, in any currency: far above any model's, and low
+ * enough that a cost at it stays a finite number (1e308 would not, and a log cannot hold Infinity).
+ */
+export const MAX_PRICE = 1_000_000_000
+
+/** Whether `value` can be a price: a finite number from 0 to `MAX_PRICE`. */
+export function isPrice(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= MAX_PRICE
 }
 
 /** Money per million tokens, in whatever currency the catalog uses. */

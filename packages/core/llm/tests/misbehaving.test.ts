@@ -107,7 +107,7 @@ describe('adapters that misbehave', () => {
     expect(await collect(root.llm.stream(request()))).toEqual(say('ok'))
   })
 
-  it('usage reported twice is the last report, never the sum; a negative or NaN report is dropped and takes back nothing', async () => {
+  it('usage reported twice is the last report, never the sum; a negative, NaN or unsafe-integer report is dropped and takes back nothing', async () => {
     const root = await runtime()
     const chunks: StreamChunk[] = [
       { type: 'block-start', index: 0, blockType: 'text' },
@@ -117,6 +117,8 @@ describe('adapters that misbehave', () => {
       { type: 'usage', usage: { inputTokens: -1, outputTokens: 5 } },
       { type: 'usage', usage: { inputTokens: Number.NaN, outputTokens: 5 } },
       { type: 'usage', usage: { inputTokens: 10, outputTokens: 2, cacheReadTokens: -3 } },
+      // A count no whole number of tokens can be: at any price its cost would pass what money sums can hold.
+      { type: 'usage', usage: { inputTokens: 1e300, outputTokens: 2 } },
       { type: 'finish', reason: 'stop' },
     ]
     root.llm.registerAdapter('p', new FakeAdapter([{ chunks }]))
@@ -381,10 +383,10 @@ describe('money', () => {
     expect(total).toBe(5.5904)
   })
 
-  it('a catalog price that is not a finite number of 0 or more is no price: costOf says undefined rather than NaN (a NaN cost passes every maxCost)', async () => {
+  it('a catalog price that is not a finite number of 0 to 1e9 is no price: costOf says undefined rather than NaN or Infinity (a NaN cost passes every maxCost, an infinite one fails the log)', async () => {
     const root = await runtime()
-    root.llm.registerAdapter('p', new FakeAdapter([], [{ id: 'm', pricing: { input: Number.NaN, output: 1 } }, { id: 'n', pricing: { input: 1 } as never }, { id: 'o', pricing: { input: -1, output: 1 } }]))
-    for (const model of ['m', 'n', 'o']) {
+    root.llm.registerAdapter('p', new FakeAdapter([], [{ id: 'm', pricing: { input: Number.NaN, output: 1 } }, { id: 'n', pricing: { input: 1 } as never }, { id: 'o', pricing: { input: -1, output: 1 } }, { id: 'q', pricing: { input: 1e308, output: 1e308 } }]))
+    for (const model of ['m', 'n', 'o', 'q']) {
       await root.llm.modelInfo('p', model)
       expect(root.llm.costOf('p', model, { inputTokens: 10, outputTokens: 10 })).toBeUndefined()
       expect(root.llm.pricing('p', model)).toBeUndefined()

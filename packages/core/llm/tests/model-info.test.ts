@@ -118,7 +118,9 @@ describe('price overrides (Config prices)', () => {
     await expect(root.plugin(LlmRuntime, { prices: { p: { m: { input: 1 } } } } as never)).rejects.toThrow('$.prices.p.m.output missing required value')
     // What the schema lets through: a misspelt key (cache reads charged at the input price) and infinite or NaN prices.
     await expect(root.plugin(LlmRuntime, { prices: { p: { m: { input: 1, output: 2, cache_read: 0.1 } } } } as never)).rejects.toThrow('prices.p.m.cache_read: unknown price; use input, output, cacheRead or cacheWrite')
-    await expect(root.plugin(LlmRuntime, { prices: { p: { m: { input: Number.POSITIVE_INFINITY, output: 2 } } } })).rejects.toThrow('prices.p.m.input: a price must be a finite number')
+    await expect(root.plugin(LlmRuntime, { prices: { p: { m: { input: Number.POSITIVE_INFINITY, output: 2 } } } })).rejects.toThrow('$.prices.p.m.input expected number <= 1000000000 but got Infinity')
     await expect(root.plugin(LlmRuntime, { prices: { p: { m: { input: 1, output: Number.NaN } } } })).rejects.toThrow('prices.p.m.output: a price must be a finite number')
+    // Finite, yet a cost at it would not be: 1e308 times the tokens is Infinity, which no log or span can hold.
+    await expect(root.plugin(LlmRuntime, { prices: { p: { m: { input: 1e308, output: 2 } } } })).rejects.toThrow('$.prices.p.m.input expected number <= 1000000000 but got 1e+308')
   })
 })

@@ -2,7 +2,7 @@
 
 import Schema from '@deepseek-ai/schemastery'
 import { ReinError } from '@rein/base'
-import type { ModelInfo } from '@rein/llm'
+import { PricingSchema, type ModelInfo } from '@rein/llm'
 
 /** One `models` config entry. */
 export interface ModelConfig {
@@ -22,12 +22,7 @@ export const ModelConfig: Schema<ModelConfig> = Schema.object({
   reasoningEfforts: Schema.array(Schema.string()).description('Reasoning efforts the model accepts, in order.'),
   defaultReasoningEffort: Schema.string().description('Effort used when a request names none.'),
   // A union with undefined keeps an absent `pricing` absent; a bare object schema would demand its fields.
-  pricing: Schema.union([Schema.object({
-    input: Schema.number().min(0).required().description('Per million uncached input tokens.'),
-    output: Schema.number().min(0).required().description('Per million output tokens.'),
-    cacheRead: Schema.number().min(0).description('Per million cached input tokens. Default: input.'),
-    cacheWrite: Schema.number().min(0).description('Per million cache-write tokens. Default: input.'),
-  }), Schema.const(undefined)]).description('Money per million tokens; enables cost accounting and budgets.'),
+  pricing: Schema.union([PricingSchema, Schema.const(undefined)]).description('Money per million tokens; enables cost accounting and budgets.'),
 }) as Schema<ModelConfig>
 
 /** A config entry as the catalog's `ModelInfo`. */
