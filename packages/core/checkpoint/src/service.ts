@@ -301,7 +301,9 @@ export class CheckpointService extends Service {
         }
       }
       const replan = (item: PlanItem) => planGroup(recordsOf.get(fileKey(item)) ?? [], gone)
-      for (const item of plan.items) if (!item.folder) await act(item)
+      // Each file is looked at again right before it is put back: one a person changed since the plan
+      // (a rewind of many files takes seconds) is drifted, their edit kept, never overwritten.
+      for (const item of plan.items) if (!item.folder) await act(await replan(item))
       // Folder items are judged once the files are done: a file the turn put where a folder was is gone by now.
       const folders = await Promise.all(plan.items.filter((item) => item.folder).map(replan))
       // Before the second pass: a folder made for a file now gone may stand where a file goes back.
@@ -492,6 +494,9 @@ function problemWith(sessionId: string, entry: CheckpointEntry): string | undefi
  * appear is set aside rather than deleted (it may not be the command's own). Returns the item as done.
  */
 async function undo(item: PlanItem, store: CheckpointStore, sessionId: string, asideFolder: () => string): Promise<PlanItem> {
+  // The content is read first, so that the last check below sits right before the change, with no
+  // read from the store between them in which a folder could become a link.
+  const content = item.before !== null && !item.modeOnly ? await verifiedBlob(store, sessionId, item.before) : undefined
   // Again at the last moment: a folder may have become a link since the plan looked.
   const unsafe = parentProblem(item.root, item.file)
   if (unsafe !== undefined) throw new ReinError('CHECKPOINT_UNSAFE_PATH', `${listedPath(item.path)} was left alone: ${unsafe}`, { details: { file: item.file } })
@@ -502,8 +507,7 @@ async function undo(item: PlanItem, store: CheckpointStore, sessionId: string, a
     if (done.permissions?.action === 'keep') throw new Error(done.permissions.reason)
     return done
   }
-  if (item.before !== null) {
-    const content = await verifiedBlob(store, sessionId, item.before)
+  if (content !== undefined) {
     // What it holds now may be a person's edit made while a command ran: kept, not overwritten.
     const kept = item.changedWhile !== undefined ? await keepCopy(item.file, item.path, asideFolder()) : undefined
     let mode: number

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { chmod, link, mkdir, rename, rm, stat, symlink, writeFile } from 'node:fs/promises'
+import { appendFile, chmod, link, mkdir, readdir, rename, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ReinError } from '@rein/base'
 import { describe, expect, it } from 'vitest'
@@ -22,6 +22,29 @@ describe('plan and rewind on the real file system', () => {
     expect(await text(join(workspace, 'a.txt'))).toBe('a0')
     expect(await text(join(workspace, 'new.txt'))).toBeNull()
     expect(await text(join(workspace, 'later.txt'))).toBeNull()
+  })
+
+  it('leaves alone a file a person changes while the rewind runs, after its plan was made: drifted, their edit kept, not overwritten or removed', async () => {
+    const store = new MemoryCheckpointStore()
+    const { ctx, workspace, edit } = await setup(store)
+    await writeFile(join(workspace, 'a.txt'), 'a0')
+    await writeFile(join(workspace, 'b.txt'), 'b0')
+    await edit('t1', 'c.txt', 'c1')
+    await edit('t1', 'a.txt', 'a1')
+    await edit('t1', 'b.txt', 'b1')
+    // Newest first: while b.txt is put back, the person edits a.txt and c.txt, in which the plan saw the agent's text.
+    const blob = store.blob.bind(store)
+    store.blob = async (sessionId, hash) => {
+      if (hash === contentHash(Buffer.from('b0'))) {
+        await appendFile(join(workspace, 'a.txt'), ' mine')
+        await appendFile(join(workspace, 'c.txt'), ' mine')
+      }
+      return blob(sessionId, hash)
+    }
+    const result = await ctx.checkpoints.rewind('s1', 't1')
+    expect(names(result.restored)).toEqual(['b.txt'])
+    expect(names(result.drifted)).toEqual(['a.txt', 'c.txt'])
+    expect([await text(join(workspace, 'a.txt')), await text(join(workspace, 'c.txt'))]).toEqual(['a1 mine', 'c1 mine'])
   })
 
   it('makes no workspace again at a path it was moved away from: every file under it is skipped, saying why, until the folder is there again', async () => {
@@ -131,10 +154,10 @@ describe('plan and rewind on the real file system', () => {
     await writeFile(join(workspace, 'a.txt'), 'a0')
     await edit('t1', 'out/evil\nname.txt', 'new')
     await edit('t1', 'a.txt', 'a1')
-    // a.txt goes first (newest first): while its content is read, out becomes a link.
+    // While its own content is read back, after it was looked at again, out becomes a link.
     const blob = store.blob.bind(store)
     store.blob = async (sessionId, hash) => {
-      if (hash === contentHash(Buffer.from('a0'))) {
+      if (hash === contentHash(Buffer.from('old'))) {
         await rm(join(workspace, 'out'), { recursive: true })
         await symlink(outside, join(workspace, 'out'))
       }
@@ -142,6 +165,8 @@ describe('plan and rewind on the real file system', () => {
     }
     const result = await ctx.checkpoints.rewind('s1', 't1')
     expect(result.failed.map((item) => item.error)).toEqual(['CHECKPOINT_UNSAFE_PATH: "out/evil\\nname.txt" was left alone: its folder out is now a symbolic link'])
+    // Its content was read back first, so the check sits right before the write: nothing went through the link.
+    expect(await readdir(outside)).toEqual([])
   })
 
   it('never acts through a workspace root that became a symbolic link: every file under it is skipped, what it leads to stays', async () => {
