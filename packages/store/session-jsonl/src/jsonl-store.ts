@@ -354,6 +354,10 @@ export class JsonlSessionStore implements SessionStore {
         if (session.dirty) {
           ftruncateSync(session.fd, session.size)
           session.dirty = false
+        } else if (fstatSync(session.fd).size !== session.size) {
+          // Another process wrote since this one last did (its lock taken over, or deleted by hand):
+          // writing at this one's length would land on its lines.
+          throw writtenElsewhere(session.header.id, session.paths.file)
         }
         await appendDurably(fileTarget(session.fd, offLoop), session.size, data, batch.sync)
         session.size += data.length
@@ -362,10 +366,12 @@ export class JsonlSessionStore implements SessionStore {
       // Whatever failed before is behind this batch now (a sync-only retry appends nothing to clear it).
       session.failure = undefined
     } catch (error) {
-      if (session.fd !== undefined) session.dirty = true
+      // Nothing of this one's is on the file past `size` when another process's lines are.
+      const theirs = isReinError(error, 'SESSION_LOCKED')
+      if (session.fd !== undefined && !theirs) session.dirty = true
       // The lines earlier writes left are still to be fsynced.
       if (batch.sync) session.syncDue = true
-      const failure = isReinError(error, 'SESSION_EXISTS') ? error : writeFailed(session.header.id, session.paths.file, batch, error)
+      const failure = theirs || isReinError(error, 'SESSION_EXISTS') ? error : writeFailed(session.header.id, session.paths.file, batch, error)
       clearTimeout(session.timer)
       session.timer = undefined
       session.queue = ''
@@ -538,6 +544,11 @@ function openError(id: string, file: string, error: unknown): ReinError {
  * A batch that did not reach the disk. The message is advice to an API caller; `details` name the
  * file and the errno (ENOSPC, EROFS…) for a caller that tells a person in its own terms (the CLI).
  */
+/** `SESSION_LOCKED`: the log grew under this process, so it writes no more to it. */
+function writtenElsewhere(id: string, file: string): ReinError {
+  return new ReinError('SESSION_LOCKED', `session ${id}: another process wrote to ${file} since this one last did (its lock was taken over or deleted), so nothing more is written here; stop one of them, then rein show ${id} to see what the log holds`, { details: { id, file } })
+}
+
 function writeFailed(id: string, file: string, batch: Batch, cause: unknown): ReinError {
   const errno = errorCode(cause)
   const details = { id, fromSeq: batch.fromSeq, file, ...(errno === undefined ? {} : { errno }) }

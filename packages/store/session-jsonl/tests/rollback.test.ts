@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { open, readFile, writeFile } from 'node:fs/promises'
+import { appendFile, open, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
@@ -65,6 +65,25 @@ describe('JsonlSessionStore write failures', () => {
     // The message names every event of the lost batch, not only its first.
     expect(report.message).toMatch(/^session s1: events 1-2 were not written \(.*EFBIG.*\); the file is as it was, so append them again from seq 1$/)
     expect((await new JsonlSessionStore({ root }).load('s1')).events).toEqual(range(0, 3))
+  })
+
+  it('writes nothing over what another process appended since its last write (its lock taken over or deleted): the flush fails SESSION_LOCKED and the other\'s lines stay whole', async () => {
+    const root = await tempRoot()
+    const file = join(root, 's1.jsonl')
+    const store = new JsonlSessionStore({ root })
+    await store.create(header('s1'))
+    await store.append('s1', [event(0)])
+    await store.flush('s1')
+    const theirs = `${JSON.stringify(event(1, 'step/start', { turn: 9, step: 9 }))}\n`
+    await appendFile(file, theirs)
+    const before = await readFile(file, 'utf8')
+    await store.append('s1', [event(1)])
+    await expect(store.flush('s1')).rejects.toMatchObject({ code: 'SESSION_LOCKED', message: expect.stringMatching(/another process wrote to .*s1\.jsonl since this one last did/) })
+    // A retry neither writes over their line nor cuts it off.
+    await store.append('s1', [event(1)]).catch(() => undefined)
+    await store.flush('s1').catch(() => undefined)
+    await store.close('s1').catch(() => undefined)
+    expect(await readFile(file, 'utf8')).toBe(before)
   })
 
   it('drops events queued behind a failed batch and rejects appends until one retries from the first lost seq', async () => {
