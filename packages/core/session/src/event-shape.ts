@@ -6,7 +6,7 @@
  * newer than the oldest logs are optional; unknown fields are kept.
  */
 
-import type { SessionEvent } from './events.ts'
+import { TURN_END_REASONS, type SessionEvent } from './events.ts'
 import { ReinError } from '@rein/base'
 
 type Check = (value: unknown) => string | undefined
@@ -19,6 +19,8 @@ const boolean: Check = (value) => (typeof value === 'boolean' ? undefined : 'tru
 const count: Check = (value) => (Number.isSafeInteger(value) && (value as number) >= 0 ? undefined : 'a whole number ≥ 0')
 const number: Check = (value) => (typeof value === 'number' && Number.isFinite(value) ? undefined : 'a number')
 const optional = (check: Check): Check => (value) => (value === undefined ? undefined : check(value))
+/** One of `values`, exactly. */
+const oneOf = (...values: readonly string[]): Check => (value) => (values.includes(value as string) ? undefined : values.map((each) => `"${each}"`).join(' or '))
 
 /** An object with `fields` (each checked; a problem names its path). */
 function object(fields: Fields): Check {
@@ -67,9 +69,10 @@ function shapeMap(shapes: Readonly<Record<string, Check>>): ReadonlyMap<string, 
 const text = object({ text: string })
 const image = object({ mediaType: string, url: string })
 const resultContent = list(byType({ text, image }))
-const message = object({
+/** A message whose role is one of `roles`: an answer read back as the person's would mislead the model. */
+const message = (...roles: readonly string[]) => object({
   id: string,
-  role: string,
+  role: oneOf(...roles),
   content: list(byType({
     text,
     reasoning: text,
@@ -85,12 +88,12 @@ const step = { turn: count, step: count }
 
 const SHAPES = shapeMap({
   'turn/start': object(turn),
-  'turn/end': object({ ...turn, reason: string }),
+  'turn/end': object({ ...turn, reason: oneOf(...TURN_END_REASONS) }),
   'step/start': object({ ...step, request: optional(object({ provider: string, model: string })) }),
   'step/end': object(step),
-  'user/message': object({ message }),
+  'user/message': object({ message: message('user', 'system') }),
   'request/header': object({ provider: string, model: string }),
-  'assistant/message': object({ message, usage, provider: string, model: string, cost: optional(number) }),
+  'assistant/message': object({ message: message('assistant'), usage, provider: string, model: string, cost: optional(number) }),
   'tool/call': object({ callId: string, name: string, arguments: string, replaySafe: boolean }),
   'tool/result': object({ callId: string, content: resultContent, isError: boolean, code: optional(string), modelChars: optional(count) }),
   'llm/attempt': object({ usage, cost: optional(number) }),

@@ -5,6 +5,7 @@ import { Context, Service, type Events, type Logger } from '@deepseek-ai/cordis'
 import { ReinError, eventSender, isReinError, type EventSender } from '@rein/base'
 import { CORE_EVENT_TYPES, IGNORABLE_CORE_EVENT_TYPES, SESSION_FORMAT_VERSION, type SessionEvent, type SessionHeader } from './events.ts'
 import { refuseMisshapenEvents } from './event-shape.ts'
+import { refuseUnpairedCalls } from './step-pairing.ts'
 import { Session, type SessionHooks } from './session.ts'
 import type { ListOptions, LoadedSession, SessionStore, SessionSummary } from './store.ts'
 import { TempFolders } from './temp-folders.ts'
@@ -249,7 +250,7 @@ export class SessionService extends Service {
     }
   }
 
-  /** Refuses a log it cannot read faithfully: a newer format, an event type nothing defines, or a core event of the wrong shape. */
+  /** Refuses a log it cannot read faithfully: a newer format, an event type nothing defines, a core event of the wrong shape, or a closed step whose calls are not paired. */
   private check({ header, events }: LoadedSession) {
     if (header.formatVersion > SESSION_FORMAT_VERSION) {
       throw new ReinError('SESSION_FORMAT_UNSUPPORTED', `session ${header.id} was written by a newer rein (format ${header.formatVersion}, this one reads ${SESSION_FORMAT_VERSION}); upgrade rein to open it`)
@@ -260,6 +261,7 @@ export class SessionService extends Service {
       throw new ReinError('SESSION_UNKNOWN_EVENT', `session ${header.id} has event #${unknown.seq} of type "${unknown.type}", which no loaded plugin defines; load the plugin that wrote it`, { details: { seq: unknown.seq, type: unknown.type } })
     }
     refuseMisshapenEvents(events, `session ${header.id}`)
+    refuseUnpairedCalls(events, `session ${header.id}`)
   }
 
   private track(session: Session, store: SessionStore): Session {

@@ -64,6 +64,10 @@ describe('a log with a core event of the wrong shape', () => {
     ['a summary mark without the request a repair would charge', 8, { inputTokens: 900 }],
     ['a resend mark whose route has no model', 9, { request: { provider: 'p' }, retry: 1, fallback: 0 }],
     ['usage that is not a number', 3, { message: { id: 'a1', role: 'assistant', content: [], source }, provider: 'p', model: 'm', usage: { inputTokens: '1', outputTokens: 1 } }],
+    // Sent as written, the model would read its own answer as the person's.
+    ['an answer whose role is not assistant', 3, { message: { id: 'a1', role: 'wizard', content: [{ type: 'tool-call', id: 'c1', name: 'read', arguments: '{}' }], source }, provider: 'p', model: 'm' }],
+    ['a user message whose role is assistant', 1, { message: { ...userMessage('hi', 'u1'), role: 'assistant' } }],
+    ['a turn that ended for no reason rein has', 7, { turn: 1, reason: 'exploded' }],
   ]
   it.each(broken)('is refused as SESSION_CORRUPT on load and on open: %s', async (_what, at, data) => {
     const events = good.map(([type, value], i): [string, unknown] => [type, i === at ? data : value])
@@ -72,5 +76,29 @@ describe('a log with a core event of the wrong shape', () => {
     expect(code(await root.sessions.load('s1').catch((error: unknown) => error))).toBe('SESSION_CORRUPT')
     expect(code(await root.sessions.open('s1').catch((error: unknown) => error))).toBe('SESSION_CORRUPT')
     expect(store.closed).toEqual(['s1'])
+  })
+})
+
+describe('a log whose closed step does not pair its calls', () => {
+  // A provider refuses every request built from such a log (a call with no result after it): the
+  // session could never be continued, and nothing would say why.
+  const unpaired: [string, [string, unknown][]][] = [
+    ['a call without its result', good.filter(([type]) => type !== 'tool/result')],
+    ['a call without its intent or result', good.filter(([type]) => type !== 'tool/result' && type !== 'tool/call')],
+    ['a result answering a call nobody asked for', good.map(([type, value]): [string, unknown] => [type, type === 'tool/result' ? { ...(value as object), callId: 'zzz' } : value])],
+    ['a call answered twice', good.flatMap((entry): [string, unknown][] => (entry[0] === 'tool/result' ? [entry, entry] : [entry]))],
+  ]
+  it.each(unpaired)('is refused as SESSION_CORRUPT on load and on open, naming the step: %s', async (_what, events) => {
+    const store = storeOf(events)
+    const root = await boot(store)
+    const error = await root.sessions.load('s1').catch((caught: unknown) => caught)
+    expect(code(error)).toBe('SESSION_CORRUPT')
+    expect((error as Error).message).toMatch(/^session s1 has event #\d+ \(step\/end\) closing step 1 of turn 1, in which tool call (c1|zzz) \(.*\) has [02] results? .*rein leaves the log as it is — repair it or move it out of the sessions folder$/)
+    expect(code(await root.sessions.open('s1').catch((caught: unknown) => caught))).toBe('SESSION_CORRUPT')
+  })
+
+  it('still opens a log cut off inside a step, which repair pairs', async () => {
+    const root = await boot(storeOf(good.slice(0, 5)))
+    expect((await root.sessions.open('s1')).events).toHaveLength(5)
   })
 })
