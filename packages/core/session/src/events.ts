@@ -42,10 +42,7 @@ export interface SessionEvent<T extends string = string, D = JsonValue> {
  * `max-tokens`: the model hit its output limit for one request (the answer is cut off);
  * `interrupted`: the process or the service running it went away (written by repair or dispose).
  */
-export type TurnEndReason = (typeof TURN_END_REASONS)[number]
-
-/** Every way a turn ends, as `turn/end` records it. */
-export const TURN_END_REASONS = ['completed', 'aborted', 'error', 'budget', 'max-tokens', 'interrupted'] as const
+export type TurnEndReason = 'completed' | 'aborted' | 'error' | 'budget' | 'max-tokens' | 'interrupted'
 
 /** A limit crossed by an answer that arrived anyway: the turn completed, and this says by how much. */
 export interface TurnOverrun {

@@ -9,7 +9,7 @@ export default SessionService
 export { SessionService, type CreateSessionOptions, type SessionParent } from './service.ts'
 export { Session } from './session.ts'
 export {
-  SESSION_FORMAT_VERSION, CORE_EVENT_TYPES, TURN_END_REASONS,
+  SESSION_FORMAT_VERSION, CORE_EVENT_TYPES,
   type SessionHeader, type SessionEvent, type EventDraft, type CoreEventData, type CoreEventType, type CoreEvent, type TurnEndReason,
   type TurnOverrun, type StepRequest, type SummaryStart, type LlmResend, type ContextCompacted,
 } from './events.ts'

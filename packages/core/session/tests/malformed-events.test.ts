@@ -67,7 +67,6 @@ describe('a log with a core event of the wrong shape', () => {
     // Sent as written, the model would read its own answer as the person's.
     ['an answer whose role is not assistant', 3, { message: { id: 'a1', role: 'wizard', content: [{ type: 'tool-call', id: 'c1', name: 'read', arguments: '{}' }], source }, provider: 'p', model: 'm' }],
     ['a user message whose role is assistant', 1, { message: { ...userMessage('hi', 'u1'), role: 'assistant' } }],
-    ['a turn that ended for no reason rein has', 7, { turn: 1, reason: 'exploded' }],
   ]
   it.each(broken)('is refused as SESSION_CORRUPT on load and on open: %s', async (_what, at, data) => {
     const events = good.map(([type, value], i): [string, unknown] => [type, i === at ? data : value])
