@@ -242,7 +242,10 @@ export interface PlanPermissions {
 export interface CutOffCommand {
   readonly callId: string
   readonly by: string
+  /** What repair paired the call with (`COMMAND_INTERRUPTED`, `TOOL_OUTCOME_UNKNOWN`), or `JOB_LOST` for its job; absent when the log has none yet. */
   readonly code?: string
+  /** The background job the call ran the command as, when that job is what was cut off. */
+  readonly job?: string
 }
 
 /** What `plan` returns: the items, newest change first. An anchor with no records has none. */

@@ -98,3 +98,34 @@ describe('a rewind over a command a kill cut off', () => {
     expect((await ctx.checkpoints.plan('s1', ['m1', 'm2'])).cutOff.map((command) => command.by)).toEqual(['sh: first', 'sh: second'])
   })
 })
+
+describe('a rewind over a background command a kill cut off', () => {
+  it('names one whose job the log gives no end, or an end as lost, and not one that ended', async () => {
+    const ctx = await setup()
+    for (const type of ['jobs/start', 'jobs/end']) ctx.sessions.defineEvent(type, { ignorable: true })
+    const session = await ctx.sessions.create({ id: 's1', cwd: '/w' })
+    session.append('turn/start', { turn: 1, anchor: 'm1' })
+    session.append('user/message', { message: userMessage('go', 'm1') })
+    // The job starts inside the call's body: between its intent and its result.
+    const background = (callId: string, command: string, jobId: string) => {
+      session.append('tool/call', { callId, name: 'sh', arguments: JSON.stringify({ command, run_in_background: true }), replaySafe: false })
+      session.append('jobs/start', { jobId, kind: 'bash', label: command })
+      session.append('tool/result', { callId, content: [{ type: 'text', text: `Started ${jobId}` }], isError: false })
+    }
+    background('c1', 'sleep 9; echo a > a', 'bash-1')
+    background('c2', 'make', 'bash-2')
+    background('c3', 'ls', 'bash-3')
+    session.append('jobs/end', { jobId: 'bash-2', status: 'killed', cause: 'lost', notice: true })
+    session.append('jobs/end', { jobId: 'bash-3', status: 'done', exitCode: 0, notice: true })
+    await session.close()
+    const plan = await ctx.checkpoints.plan('s1', 'm1')
+    expect(plan.cutOff).toEqual([
+      { callId: 'c2', by: 'sh: make', job: 'bash-2', code: 'JOB_LOST' },
+      { callId: 'c1', by: 'sh: sleep 9; echo a > a', job: 'bash-1' },
+    ])
+    expect(plan.notCovered).toEqual([
+      '`sh: make` ran as background job bash-2, which was lost when rein was stopped: what it changed was not recorded and is not undone; check by hand',
+      '`sh: sleep 9; echo a > a` ran as background job bash-1, which has no end in the log (rein was stopped while it ran): what it changed was not recorded and is not undone, and it may still be running; check by hand',
+    ])
+  })
+})
