@@ -133,7 +133,9 @@ export class CheckpointService extends Service {
         return false
       }
     }
-    state.snapshots = coverExecCalls(ctx, config.home ?? reinHome(), config.snapshot, record, noteUnrecorded)
+    // Where a command's records go (see recordInConversation): the conversation's root session.
+    const ready = async (identity: RunIdentity) => this.store().ready?.(identity.conversationId || identity.sessionId)
+    state.snapshots = coverExecCalls(ctx, config.home ?? reinHome(), config.snapshot, record, noteUnrecorded, ready)
   }
 
   /**

@@ -131,6 +131,12 @@ export interface CheckpointStore {
   pruned?(sessionId: string): Promise<ReadonlySet<string>>
   /** How much room the session's checkpoints take; the size cap of retention reads it. */
   size?(sessionId: string): Promise<CheckpointSize>
+  /**
+   * Rejects with what `append` would reject with before writing anything (a log that cannot be read
+   * back or written): asked before a command runs, so one whose changes could not be recorded is
+   * not run. Absent: every session can take records.
+   */
+  ready?(sessionId: string): Promise<void>
   /** Releases open files; called when the store is unregistered. */
   close?(): Promise<void>
 }

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process'
 import { chmod, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Context, Logger, type Exporter, type Message } from '@deepseek-ai/cordis'
-import ToolService, { defineTool, type RunIdentity } from '@rein/tools'
+import ToolService, { defineTool, ReinError, type RunIdentity } from '@rein/tools'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 
 afterEach(() => {
@@ -381,6 +381,21 @@ describe('a snapshot that cannot be taken', () => {
     // The person sees what to do too, not only the model.
     expect(logged.join('\n')).toContain('sh was not run: the workspace snapshot before it failed (')
     expect(logged.join('\n')).toContain('free space for the snapshot store, or set snapshot.enabled: false')
+    expect(await text(join(workspace, 'ran.txt'))).toBeNull()
+    expect(await store.records('s1')).toEqual([])
+  })
+})
+
+describe('a checkpoint store that cannot take records', () => {
+  it('stops the command with CHECKPOINT_FAILED before it runs, as a write is refused, rather than run what it could not record', async () => {
+    class DamagedStore extends MemoryCheckpointStore {
+      ready(): Promise<void> {
+        return Promise.reject(new ReinError('CHECKPOINT_LOG_DAMAGED', '/h/s1/checkpoints.jsonl:3: record 3 is missing'))
+      }
+    }
+    const { store, workspace, run } = await setup({}, new DamagedStore())
+    const result = await run('echo ran > ran.txt')
+    expect(result).toMatchObject({ isError: true, error: { code: 'CHECKPOINT_FAILED', message: 'sh was not run: the checkpoint log cannot take records (CHECKPOINT_LOG_DAMAGED: /h/s1/checkpoints.jsonl:3: record 3 is missing), so what it changed could not be undone; mend or move the log aside, or set snapshot.enabled: false on the @rein/checkpoint row to run commands without undo' } })
     expect(await text(join(workspace, 'ran.txt'))).toBeNull()
     expect(await store.records('s1')).toEqual([])
   })

@@ -94,6 +94,11 @@ export class JsonlCheckpointStore implements CheckpointStore {
     })
   }
 
+  /** Rejects as `append` would before it writes: a log that cannot be read back, or written (read-only, replaced). */
+  ready(sessionId: string): Promise<void> {
+    return this.serialized(sessionId, (log) => this.forWriting(log))
+  }
+
   async records(sessionId: string): Promise<readonly CheckpointRecord[]> {
     return this.serialized(sessionId, async (log) => [...log.records])
   }

@@ -71,6 +71,21 @@ describe('a checkpoint log made read-only', () => {
     expect((await readFile(log, 'utf8')).split('\n').map((line) => line === '' ? '' : JSON.parse(line).seq)).toEqual([1, 2, ''])
   })
 
+  it('is not ready for records, as a command is asked before it runs; a damaged log is not either, and a session with no log yet is', async () => {
+    const { base, log, bytes } = await readOnlyLog(0o400)
+    const { store } = await open({}, base)
+    await expect(store.ready('s1')).rejects.toMatchObject({ code: 'CHECKPOINT_FAILED', details: { file: log } })
+    expect((await readFile(log)).equals(bytes)).toBe(true)
+    await chmod(log, 0o600)
+    await expect(store.ready('s1')).resolves.toBeUndefined()
+    await appendFile(log, '\nnot a record\n')
+    const { store: fresh } = await open({}, base)
+    await expect(fresh.ready('s1')).rejects.toMatchObject({ code: 'CHECKPOINT_LOG_DAMAGED' })
+    await expect(fresh.ready('s2')).resolves.toBeUndefined()
+    await store.close()
+    await fresh.close()
+  })
+
   it('narrows a log readable by others (0644, an older rein\'s) to 0600 when it records, not when it reads', async () => {
     const { base, log } = await readOnlyLog(0o644)
     const { store } = await open({}, base)

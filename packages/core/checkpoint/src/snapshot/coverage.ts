@@ -28,6 +28,8 @@ type Record = (identity: RunIdentity, change: FileChange) => Promise<unknown>
  * it and writes it as soon as it can. Never rejects; resolves `true` once written, `false` while kept.
  */
 type NoteUnrecorded = (identity: RunIdentity, change: FileChange) => Promise<boolean>
+/** Rejects when the checkpoint store could not take the records of a command run for `identity`. */
+type Ready = (identity: RunIdentity) => Promise<void>
 
 /** How the gap of a command whose changes could not be recorded begins; the cause follows in parentheses. */
 const UNRECORDED = 'what this command changed could not be recorded ('
@@ -73,7 +75,7 @@ export interface SnapshotNotes {
 }
 
 /** Installs the wrapper on `ctx.tools` while both are loaded; the pack store closes with it. */
-export function coverExecCalls(ctx: Context, home: string, config: SnapshotConfig, record: Record, noteUnrecorded: NoteUnrecorded): SnapshotNotes {
+export function coverExecCalls(ctx: Context, home: string, config: SnapshotConfig, record: Record, noteUnrecorded: NoteUnrecorded, ready: Ready): SnapshotNotes {
   const notes = { current: undefined as Snapshotter | undefined }
   const expect = (root: string, path: string, hash: string | null) => notes.current?.expect(root, relative(root, resolve(root, path)).split(sep).join('/'), hash)
   // The walk after each background job, by the session that started it: its close waits for them.
@@ -113,27 +115,33 @@ export function coverExecCalls(ctx: Context, home: string, config: SnapshotConfi
       if (notes.current === snapshots) notes.current = undefined
       store.close()
     }, 'checkpoints.snapshots')
-    inner.tools.wrapExecute(snapshotWrapper(snapshots, config, state, logger, track, noteUnrecorded))
+    inner.tools.wrapExecute(snapshotWrapper(snapshots, config, state, logger, { track, noteUnrecorded, ready }))
   })
   return { expect, settled }
 }
 
-function snapshotWrapper(
-  snapshots: Snapshotter, config: SnapshotConfig, state: { active: boolean }, logger: Logger, track: (sessionId: string, walk: Promise<unknown>) => void, noteUnrecorded: NoteUnrecorded,
-): ExecuteWrapper {
+/** What the wrapper asks of the service around a command. */
+interface WrapperHooks {
+  track: (sessionId: string, walk: Promise<unknown>) => void
+  noteUnrecorded: NoteUnrecorded
+  ready: Ready
+}
+
+function snapshotWrapper(snapshots: Snapshotter, config: SnapshotConfig, state: { active: boolean }, logger: Logger, { track, noteUnrecorded, ready }: WrapperHooks): ExecuteWrapper {
   return async (call, next) => {
     const who = snapshotCovers(config, call.toolName, call.tool.effects) ? attribution(call) : undefined
     if (!who) return next()
     // By its real path, as records name roots: a tool-fs record and a walk of one folder must meet.
     const root = await realpath(call.workspaceRoot).catch(() => call.workspaceRoot)
-    try {
-      await snapshots.before(root)
-    } catch (error) {
-      const message = `${call.toolName} was not run: the workspace snapshot before it failed (${describe(error)}); free space for the snapshot store, or set snapshot.enabled: false on the @rein/checkpoint row to run commands without undo`
+    const refuse = (why: string, error: unknown, todo: string): never => {
+      const message = `${call.toolName} was not run: ${why} (${describeCoded(error)})${todo}, or set snapshot.enabled: false on the @rein/checkpoint row to run commands without undo`
       // The model reads the error; a person sees only the call failed, with its code, unless told here.
       logger.error(message)
       throw new ReinError('CHECKPOINT_FAILED', message, { cause: error })
     }
+    // As a write is refused when its record cannot be written: a command runs only if its changes can be recorded.
+    await ready(who.identity).catch((error: unknown) => refuse('the checkpoint log cannot take records', error, ', so what it changed could not be undone; mend or move the log aside'))
+    await snapshots.before(root).catch((error: unknown) => refuse('the workspace snapshot before it failed', error, '; free space for the snapshot store'))
     // Running from here: a call that starts beside it credits what it finds changed to this one.
     const ended = snapshots.running(root, who)
     const after = () => {
@@ -196,4 +204,9 @@ function backgroundJob(outcome: DispatchOutcome): Promise<unknown> | undefined {
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
+}
+
+/** A ReinError's message after its code (`CHECKPOINT_LOG_DAMAGED: …`); anything else as `describe` says it. */
+function describeCoded(error: unknown): string {
+  return error instanceof ReinError ? `${error.code}: ${error.message}` : describe(error)
 }
