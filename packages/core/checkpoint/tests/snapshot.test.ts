@@ -309,6 +309,20 @@ describe('snapshots around exec calls', () => {
     background.splice(0)
   })
 
+  it('records what a command changed in files it hid with a .gitignore as it ran, and the .gitignore too, whatever hides it', async () => {
+    const { ctx, workspace, run } = await setup()
+    await mkdir(join(workspace, 'src'))
+    await mkdir(join(workspace, 'docs'))
+    const before: [string, string][] = [['keep.md', 'mine'], ['src/a.txt', 'a'], ['src/b.txt', 'b'], ['docs/guide.txt', 'g']]
+    for (const [path, body] of before) await writeFile(join(workspace, path), body)
+    await run('true', 'm0')
+    await run('echo "*.md" >> .gitignore && echo changed > keep.md && echo "*" > src/.gitignore && rm src/a.txt && echo x >> src/b.txt && echo "docs/" >> .gitignore && echo y >> docs/guide.txt')
+    const result = await ctx.checkpoints.rewind('s1', 'm1')
+    expect([result.failed, result.skipped, result.drifted]).toEqual([[], [], []])
+    for (const [path, body] of before) expect([path, await text(join(workspace, path))]).toEqual([path, body])
+    expect([await text(join(workspace, '.gitignore')), await text(join(workspace, 'src/.gitignore'))]).toEqual([null, null])
+  })
+
   it('does not remove a file that a .gitignore edit merely revealed', async () => {
     const { ctx, workspace, run } = await setup()
     await writeFile(join(workspace, '.gitignore'), 'dist/\n')

@@ -1,7 +1,8 @@
 /**
  * Which paths a snapshot skips: the configured list (gitignore syntax, applied at the workspace
  * root) and every `.gitignore` from the root down, as git applies them — a folder's rules apply
- * below it and a deeper file overrides a shallower one. `.git` is never entered, whatever the rules say.
+ * below it and a deeper file overrides a shallower one. `.git` is never entered, and a `.gitignore`
+ * file always kept, whatever the rules say.
  */
 
 import { lstatSync, readFileSync } from 'node:fs'
@@ -57,6 +58,9 @@ export class IgnoreRules {
   /** Whether the entry `name` of `folder` (relative to the root) is skipped. */
   ignored(folder: string, name: string, isDirectory: boolean): boolean {
     if (name === '.git') return true
+    // The rules themselves are always kept: a command that writes one is undone with the rest, so
+    // what it hid is seen again once it is gone.
+    if (name === '.gitignore' && !isDirectory) return false
     const path = folder === '' ? name : `${folder}/${name}`
     const suffix = isDirectory ? '/' : ''
     if (check(this.listed, path + suffix).ignored) return true

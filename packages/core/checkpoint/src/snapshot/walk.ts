@@ -10,6 +10,7 @@
 
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, realpathSync, type Dirent, type Stats } from 'node:fs'
 import { contentHash } from '../hash.ts'
+import { parentProblem } from '../parents.ts'
 import { IgnoreRules } from './ignore-rules.ts'
 import type { PackStore } from './pack-store.ts'
 
@@ -197,7 +198,7 @@ export class WorkspaceIndex {
       for (const [name, was] of state.files) {
         if (met.has(name)) continue
         state.files.delete(name)
-        changes.deleted.push([folder === '' ? name : `${folder}/${name}`, was])
+        this.notMet(changes, folder === '' ? name : `${folder}/${name}`, was, verify)
       }
     }
     const cut = truncated || this._truncated
@@ -209,7 +210,7 @@ export class WorkspaceIndex {
         if (state.seen === walk) continue
         this._folders.delete(folder)
         if (state.emptyMode !== undefined) changes.removed.push([folder, state.emptyMode])
-        for (const [name, was] of state.files) changes.deleted.push([folder === '' ? name : `${folder}/${name}`, was])
+        for (const [name, was] of state.files) this.notMet(changes, folder === '' ? name : `${folder}/${name}`, was, verify)
       }
     }
     // A root's first walk builds the index; nothing changed "since" it.
@@ -217,6 +218,19 @@ export class WorkspaceIndex {
     // Where the file cap cut this walk or the last, the cut moves as files come and go: a file (or
     // folder) new to the index may have been there all along, so none is reported created.
     return { since, ...changes, created: cut ? [] : changes.created, made: cut ? [] : changes.made, truncated }
+  }
+
+  /**
+   * A file the index knew that this walk did not meet: deleted, or still there and newly ignored —
+   * a command that wrote a `.gitignore` as it ran may have changed it too, and that change is its.
+   * Either way the index forgets it.
+   */
+  private notMet(changes: { changed: [string, FileState, FileState][]; deleted: [string, FileState][] }, path: string, was: FileState, verify: boolean): void {
+    const file = `${this.root}/${path}`
+    // Through a folder that became a link, what stands there is no file of the workspace.
+    const now = parentProblem(this.root, file) === undefined ? fileState(file, was, this.options, verify) : undefined
+    if (now === undefined) changes.deleted.push([path, was])
+    else if (now !== was) changes.changed.push([path, was, now])
   }
 
   /** Whether `path`, or a folder above it, was skipped by the ignore rules in the last walk. */
