@@ -157,9 +157,12 @@ export class SessionService extends Service {
   /** A stored session, claimed for writing (`SESSION_LOCKED` if another process has it). Check `planRepair` before use. */
   async open(id: string): Promise<Session> {
     const store = this.requireStore()
-    const loaded = await store.open(id)
+    // Checked before the store cuts a torn tail: a log refused is left as it was.
+    let checked = false
+    const loaded = await store.open(id, { check: (read) => { this.check(read); checked = true } })
     try {
-      this.check(loaded)
+      // A store that does not call `check` is checked here, after.
+      if (!checked) this.check(loaded)
     } catch (error) {
       await store.close(id)
       throw error

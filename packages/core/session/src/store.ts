@@ -78,10 +78,20 @@ export interface ListOptions {
  *   no id can lead outside the store, and that no listing or loading mistakes for a session.
  * Errors are `ReinError`s; `load` of an unknown id is `SESSION_NOT_FOUND`.
  */
+/** What `SessionStore.open` takes besides the id. */
+export interface OpenOptions {
+  /** Refuses a log it must not be written to (throws); called before the store changes any byte. */
+  check?(loaded: LoadedSession): void
+}
+
 export interface SessionStore {
   create(header: SessionHeader): Promise<void>
-  /** Claims a stored session for writing (appends); released by `close`. */
-  open(id: string): Promise<LoadedSession>
+  /**
+   * Claims a stored session for writing (appends); released by `close`. `options.check` is called
+   * with what was read before the store changes any byte of it (cutting a torn last line): a throw
+   * leaves the log as it was, releases the claim, and is what `open` rejects with.
+   */
+  open(id: string, options?: OpenOptions): Promise<LoadedSession>
   append(id: string, events: readonly SessionEvent[]): Promise<void>
   flush(id: string): Promise<void>
   /** Writes what was appended, kept across a killed process but not yet durable; without it, the session flushes. */

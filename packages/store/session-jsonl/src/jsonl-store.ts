@@ -6,7 +6,7 @@
 import { closeSync, constants, fchmodSync, fstatSync, ftruncateSync, lstatSync, openSync, readFileSync, statSync, type Stats } from 'node:fs'
 import { lstat, open as openFile, readdir, type FileHandle } from 'node:fs/promises'
 import { ensurePrivateDir, isReinError, messageOf, PRIVATE_FILE_MODE, ReinError, toFrozenJson } from '@rein/base'
-import { refuseMisshapenEvents, SessionSummarizer, type ListOptions, type LoadedSession, type SessionEvent, type SessionHeader, type SessionStore, type SessionSummary } from '@rein/session'
+import { refuseMisshapenEvents, SessionSummarizer, type ListOptions, type LoadedSession, type OpenOptions, type SessionEvent, type SessionHeader, type SessionStore, type SessionSummary } from '@rein/session'
 import { appendDurably, fileTarget, publishFile } from './durable-write.ts'
 import { errorCode } from './fs-errors.ts'
 import { eventLine, headerLine, parseSessionFile } from './jsonl-format.ts'
@@ -95,7 +95,7 @@ export class JsonlSessionStore implements SessionStore {
     this.sessions.set(header.id, newSession(copy, paths, undefined, 0, 0))
   }
 
-  async open(id: string): Promise<LoadedSession> {
+  async open(id: string, options: OpenOptions = {}): Promise<LoadedSession> {
     const paths = sessionPaths(this.root, id)
     if (this.sessions.has(id)) {
       throw new ReinError('SESSION_LOCKED', `session ${id} is already open in this store; close it first`, { details: { pid: process.pid } })
@@ -116,6 +116,8 @@ export class JsonlSessionStore implements SessionStore {
       if ((stats.mode & 0o077) !== 0) fchmodSync(fd, PRIVATE_FILE_MODE)
       const content = readFileSync(fd)
       const { header, events, validLength, unterminated } = parseSessionFile(content, paths.file, id)
+      // Before any byte changes: a log the caller refuses is left as it was.
+      options.check?.({ header, events })
       let size = validLength
       // Appending after a torn line would glue the next event onto it: cut the tear, or end the line.
       const target = fileTarget(fd)

@@ -1,4 +1,4 @@
-import { chmod, readdir, stat, writeFile } from 'node:fs/promises'
+import { appendFile, chmod, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Context } from '@deepseek-ai/cordis'
 import SessionService from '@rein/session'
@@ -102,5 +102,28 @@ describe('disposing the store plugin (issue #8)', () => {
     await gone(join(root, 's1.lock'))
     expect((await store.load('s1')).events).toEqual(range(0, 1))
     await expect(store.append('s1', range(1, 2))).rejects.toMatchObject({ code: 'SESSION_NOT_OPEN' })
+  })
+})
+
+describe('a log ctx.sessions refuses, with a torn last line', () => {
+  it.each([
+    ['an event of a type no loaded plugin defines', '{"seq":1,"type":"foo/bar","time":"2026-01-01T00:00:01.000Z","data":{}}'],
+    ['a core event of the wrong shape', '{"seq":1,"type":"user/message","time":"2026-01-01T00:00:01.000Z","data":{"message":42}}'],
+  ])('is left byte for byte as it was when opened: %s (the refusal says rein leaves the log as it is)', async (_what, line) => {
+    const root = await tempRoot()
+    const first = new JsonlSessionStore({ root })
+    await first.create(header('s1'))
+    await first.append('s1', range(0, 1))
+    await first.close('s1')
+    const file = join(root, 's1.jsonl')
+    await appendFile(file, `${line}\n{"seq":2,"ty`)
+    const bytes = await readFile(file)
+    const ctx = new Context()
+    await ctx.plugin(SessionService)
+    ctx.sessions.registerStore(new JsonlSessionStore({ root }))
+    await expect(ctx.sessions.open('s1')).rejects.toMatchObject({ code: expect.stringMatching(/^SESSION_(CORRUPT|UNKNOWN_EVENT)$/) })
+    expect((await readFile(file)).equals(bytes)).toBe(true)
+    // Refused, it is closed again: another open meets the same refusal, not a lock.
+    await expect(ctx.sessions.open('s1')).rejects.toMatchObject({ code: expect.stringMatching(/^SESSION_(CORRUPT|UNKNOWN_EVENT)$/) })
   })
 })
