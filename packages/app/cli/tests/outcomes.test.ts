@@ -1,7 +1,7 @@
 /** How `rein` ends and what it prints: exit codes, config errors, terminal safety (issue #8 §4). */
 
 import { EventEmitter } from 'node:events'
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { JsonlSessionStore } from '@rein/session-jsonl'
 import { validateSessionInvariants, type MockReply } from '@rein/testkit'
@@ -94,6 +94,18 @@ describe('rein sessions with a damaged session file', () => {
     expect(listed.code).toBe(0)
     expect(listed.stdout).toContain(id)
     expect(listed.stderr).toMatch(/^\(session bbbbbbbb-garbage not listed: .+; rein show bbbbbbbb-garbage says more\)\n$/)
+  })
+
+  it('does not say there are no sessions yet when none it holds could be listed, and exits 1, with --json too', async () => {
+    const p = await setUp([])
+    mkdirSync(join(p.home, 'sessions'), { recursive: true, mode: 0o700 })
+    writeFileSync(join(p.home, 'sessions', 'bbbbbbbb-garbage.jsonl'), 'garbage\n')
+    const listed = await rein(p.dir, ['sessions'])
+    expect(listed.code).toBe(1)
+    expect(listed.stderr).toMatch(/not listed: .+\nnone of the 1 stored session could be listed \(above\)\n$/)
+    expect(listed.stderr).not.toContain('no sessions yet')
+    const json = await rein(p.dir, ['sessions', '--json'])
+    expect([json.code, json.stdout]).toEqual([1, ''])
   })
 })
 

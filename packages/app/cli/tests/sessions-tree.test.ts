@@ -7,7 +7,7 @@ import { projectPerTest, rein, type Project } from './harness.ts'
 const setUp = projectPerTest(afterEach)
 
 /** Stores a session whose one event happened at second `second`, with `parent` as its header's parent. */
-async function stored(p: Project, id: string, second: number, parent?: { sessionId: string; depth: number }) {
+async function stored(p: Project, id: string, second: number, parent?: { sessionId: string; depth: number }, task = `task ${id}`) {
   const store = new JsonlSessionStore({ root: join(p.home, 'sessions') })
   const time = `2026-12-01T10:00:${String(second).padStart(2, '0')}.000Z`
   const header: SessionHeader = {
@@ -19,7 +19,7 @@ async function stored(p: Project, id: string, second: number, parent?: { session
     ...(parent ? { parentSessionId: parent.sessionId, parentRunId: `run-of-${id}`, parentCallId: `call-of-${id}` } : {}),
   }
   await store.create(header)
-  await store.append(id, [{ seq: 0, type: 'user/message', time, data: { message: { id: 'u', role: 'user', content: [{ type: 'text', text: `task ${id}` }], source: { kind: 'user' } } } }])
+  await store.append(id, [{ seq: 0, type: 'user/message', time, data: { message: { id: 'u', role: 'user', content: [{ type: 'text', text: task }], source: { kind: 'user' } } } }])
   await store.close(id)
 }
 
@@ -90,5 +90,15 @@ describe('rein sessions: the tree (issue #9)', () => {
     expect(list.code).toBe(0)
     expect(list.stdout).toMatch(/^newer +\S+ \S+ UTC +handed-off /m)
     expect(outline(list.stdout)).toEqual(['newer', 'known'])
+  })
+
+  it('masks a key in a first message, by its shape or as an environment secret\'s value, as the tool lines and rein config do', async () => {
+    const p = await setUp([])
+    const key = `sk-live-${'a1B2'.repeat(6)}`
+    await stored(p, 'k1', 1, undefined, `use ${key} and hunter2hunter2 to deploy`)
+    const list = await rein(p.dir, ['sessions'], { env: { DEPLOY_PASSWORD: 'hunter2hunter2' } })
+    expect(list.code).toBe(0)
+    expect(list.stdout).toContain('use *** and *** to deploy')
+    expect(list.stdout).not.toContain('hunter2')
   })
 })

@@ -11,7 +11,7 @@ import { sessionStatusWord, tokenCount } from '../render.ts'
 import { jsonLine } from '../json-line.ts'
 import { neutralize } from '../terminal-text.ts'
 import { clipColumns, padEndColumns, padStartColumns } from '../columns.ts'
-import { formatMoney, groupDigits, isReinError, messageOf, shellWord } from '@rein/base'
+import { formatMoney, groupDigits, isReinError, maskKeyShapes, maskText, messageOf, secretValues, shellWord } from '@rein/base'
 
 /** Most columns a title takes in the listing; `--json` gives it whole. */
 const TITLE_COLUMNS = 80
@@ -19,17 +19,25 @@ const TITLE_COLUMNS = 80
 export async function sessionsCommand(args: ParsedArgs, io: Io): Promise<number> {
   return withComposition(args.options, io, async ({ ctx }) => {
     // A damaged file is not listed, but named: nothing is hidden silently.
-    const unreadable = (id: string, error: unknown) => io.stderr.write(`${neutralize(`(session ${shellWord(id)} not listed: ${reasonOf(error)}; ${adviceOn(id, error)})`)}\n`)
+    let unlisted = 0
+    const unreadable = (id: string, error: unknown) => {
+      unlisted++
+      io.stderr.write(`${neutralize(`(session ${shellWord(id)} not listed: ${reasonOf(error)}; ${adviceOn(id, error)})`)}\n`)
+    }
     const sessions = [...await ctx.sessions.list({ unreadable })].sort(newestFirst)
+    // Sessions there, none readable: no "no sessions yet", and an exit code a script can tell from an empty store.
+    const code = sessions.length === 0 && unlisted > 0 ? 1 : 0
     if (args.options.json) {
       for (const session of sessions) io.stdout.write(`${jsonLine(session)}\n`)
-      return 0
+      return code
     }
     if (sessions.length === 0) {
-      io.stderr.write('no sessions yet; rein run "…" starts one\n')
-      return 0
+      io.stderr.write(unlisted > 0 ? `none of the ${unlisted} stored session${unlisted === 1 ? '' : 's'} could be listed (above)\n` : 'no sessions yet; rein run "…" starts one\n')
+      return code
     }
-    for (const { session, level } of tree(sessions)) io.stdout.write(`${neutralize(line(session, level))}\n`)
+    // A first message may quote a key: masked by its shape, or as an environment secret's value, as tool lines are.
+    const secrets = secretValues(io.env)
+    for (const { session, level } of tree(sessions)) io.stdout.write(`${neutralize(line(session, level, secrets))}\n`)
     return 0
   })
 }
@@ -63,7 +71,7 @@ function tree(sessions: readonly SessionSummary[]): { session: SessionSummary; l
 }
 
 /** `3f2a9c1e-…  2026-12-01 10:04 UTC  completed     deepseek-chat      2 turns    12,301 tok    0.0042  Fix the parser…` */
-function line(session: SessionSummary, level: number): string {
+function line(session: SessionSummary, level: number, secrets: readonly string[]): string {
   const when = shownTime(session.lastActivity)
   const tokens = tokenCount(session.usage)
   const cost = session.cost === undefined ? '-' : formatMoney(session.cost)
@@ -79,7 +87,7 @@ function line(session: SessionSummary, level: number): string {
     padStartColumns(`${session.usageEstimated ? '~' : ''}${groupDigits(tokens)} tok`, 12),
     padStartColumns(cost, 8),
     // The store cuts a title at a number of words: one long word (a pasted log line, CJK text) is cut here, made safe first.
-    session.title === undefined ? '(no message)' : clipColumns(neutralize(session.title), TITLE_COLUMNS),
+    session.title === undefined ? '(no message)' : clipColumns(neutralize(maskText(maskKeyShapes(session.title), secrets)), TITLE_COLUMNS),
   ].join('  ')
 }
 
