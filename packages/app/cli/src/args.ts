@@ -321,7 +321,8 @@ edit that does not load is refused, and the rows keep running as they were.
 ${COMMON}`,
   sessions: `Usage: rein sessions [--config <file>] [--json]
 
-Lists stored sessions, newest first.`,
+Lists stored sessions, newest first. A log it cannot read is named on stderr, not listed.
+Exit codes: 0 listed (or none stored yet), 1 none of those stored could be read.`,
   resume: `Usage: rein resume <id> ["more text"] [options]
 
 Repairs a session that ended mid-turn (every tool call paired, replay-safe calls run once more)
