@@ -83,11 +83,13 @@ export function overBudget(options: AgentOptions, spent: Tally): TurnOverrun | u
 
 /** `cost`, which reached `limit`, written with the digits that show it did: rounding must not make it look below. */
 function costReaching(cost: number, limit: number): string {
+  // A cost over the limit must read as over it: 0.00132 against 0.0013, not 0.0013.
+  const reaches = (value: number) => (cost > limit ? value > limit : value >= limit)
   const shown = formatMoney(cost)
-  if (Number(shown) >= limit) return shown
+  if (reaches(Number(shown))) return shown
   for (let digits = 3; digits <= 17; digits++) {
     const value = Number(cost.toPrecision(digits))
-    if (value >= limit) return plainNumber(value)
+    if (reaches(value)) return plainNumber(value)
   }
   return plainNumber(cost)
 }

@@ -125,6 +125,15 @@ describe('budgets', () => {
     expect((await agent.send('go')).error?.message).toBe('the turn cost 0.01234, its limit is 0.01234')
   })
 
+  it('shows a cost over its maxCost with the digits that show it over, not as the limit itself (0.00132 against 0.0013)', async () => {
+    const models = [{ id: 'm', pricing: { input: 1, output: 1 } }]
+    const step = [{ toolCall: { id: 'c1', name: 'slow_read', arguments: '{"key":"k"}' } }, { usage: { inputTokens: 1320, outputTokens: 0 } }]
+    const { root } = await boot([step, step], { models, agent: { maxCost: 0.0013 } })
+    probeTools(root)
+    const agent = await root.agents.create()
+    expect((await agent.send('go')).error?.message).toBe('the turn cost 0.00132, its limit is 0.0013')
+  })
+
   it('refuses maxCost for a model without pricing rather than ignore it', async () => {
     const { root } = await boot([], { agent: { maxCost: 1 } })
     await expect(root.agents.create()).rejects.toMatchObject({ code: 'MAX_COST_UNPRICED' })
