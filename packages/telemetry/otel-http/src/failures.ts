@@ -130,7 +130,7 @@ function failureKind(error: unknown): FailureKind {
   // The SDK's idle timeout, or the connection's deadline (deadline-agent.ts): one kind, one line.
   if (message === 'Request timed out' || code === DEADLINE_CODE) return { kind: 'timeout', says: 'the endpoint did not answer in time' }
   if (code === FLUSH_DROPPED_CODE) return { kind: 'dropped', says: 'a flush stopped waiting after flushTimeoutMs and dropped the connections still open; what they carried was not sent' }
-  if (message === 'Export failed with retryable status') return { kind: 'http-retryable', says: 'the endpoint kept answering HTTP 429, 502, 503 or 504' }
+  if (message === 'Export failed with retryable status') return { kind: 'http-retryable', says: 'the endpoint answered HTTP 429, 502, 503 or 504 (busy or unavailable), and no retry got through in time' }
   if (typeof code === 'string') {
     if (code.startsWith('HPE_')) return { kind: 'not-http', says: `the endpoint's answer is not HTTP (${code})` }
     return { kind: code, says: connectionSays(code) }

@@ -36,7 +36,7 @@ const SAYS = {
   gaveUp: 'it did not finish within flushTimeoutMs',
   dropped: 'dropped the connections still open; what they carried was not sent',
   notHttp: 'the endpoint\'s answer is not HTTP',
-  retryable: 'the endpoint kept answering HTTP 429, 502, 503 or 504',
+  retryable: 'the endpoint answered HTTP 429, 502, 503 or 504 (busy or unavailable), and no retry got through in time',
 }
 
 function expectOneLinePerKind(warnings: readonly string[], allowed: readonly string[], required: readonly string[]) {
