@@ -187,12 +187,13 @@ async function rewindAndCheck(id: string, folders: RunFolders, kills: readonly K
 
 /**
  * Exit 5 for nothing but a command a kill cut off, which the rewind names as not undone (what it
- * changed was never recorded): every file it recorded is back, which the workspace then shows.
+ * changed was never recorded) — a background job's too, lost with the process that ran it: every
+ * file it recorded is back, which the workspace then shows.
  */
 function onlyCutOff(code: number | null, stdout: string): boolean {
   const lines = stdout.trim().split('\n')
   const counts = lines.at(-1) ?? ''
-  return code === 5 && lines.some((line) => /^ {2}`.*` (was cut off|had no result) when rein was stopped/.test(line)) && !/\b(drifted|skipped|failed)\b/.test(counts)
+  return code === 5 && lines.some((line) => /^ {2}`.*` (was cut off when rein was stopped|had no result when rein was stopped|ran as background job \S+, which (was lost when rein was stopped|has no end in the log))/.test(line)) && !/\b(drifted|skipped|failed)\b/.test(counts)
 }
 
 /**
