@@ -16,6 +16,7 @@ const attempt = { ...route, retry: 0, fallback: 0, startedAt: 1, endedAt: 2, sho
 const SAMPLES: { [K in CoreEventType]: CoreEventData[K] } = {
   'turn/start': { turn: 1 },
   'step/start': { turn: 1, step: 1 },
+  'llm/progress': { outputChars: 4_000 },
   'request/header': { ...route, systemHash: 'a', toolsHash: 'b' },
   'user/message': { message: { id: 'm1', role: 'user', content: [{ type: 'text', text: 'hi' }], source: { kind: 'user' } } as never },
   'llm/attempt': { ...attempt, failure },
@@ -33,7 +34,7 @@ const SAMPLES: { [K in CoreEventType]: CoreEventData[K] } = {
 }
 
 /** As the session package writes them (its list is not exported). */
-const IGNORABLE: readonly CoreEventType[] = ['llm/attempt', 'summary/start', 'llm/resend', 'session/forked']
+const IGNORABLE: readonly CoreEventType[] = ['llm/attempt', 'summary/start', 'llm/resend', 'session/forked', 'llm/progress']
 
 function writeSession(root: string, id: string) {
   mkdirSync(root, { recursive: true, mode: 0o700 })

@@ -5,7 +5,8 @@
  * attempt ends: a log whose last request mark has nothing after it that answers or closes it had a
  * request in flight, which the provider may well have billed. Repair records it as an estimate, so
  * it counts as more than nothing: its input (a step's counted from the request the log rebuilds, a
- * summary's as its mark counted it), the output it streamed before the kill unknown (0).
+ * summary's as its mark counted it), its output from the last `llm/progress` mark after it (the
+ * characters it had streamed by then, 4 a token), else unknown (0).
  *
  * Requests of one session go out one at a time, so only the last mark can be in flight: when a
  * summary request (a compaction between steps, say after a refusal for length) was cut off, it is
@@ -47,7 +48,7 @@ export async function cutOffAttempt(session: Session, estimator: AttemptEstimato
   if (!origin) return undefined
   const first = origin.type === 'summary/start' ? cutSummary(origin) : cutStep(origin, session, estimator.tokens)
   if (!first) return undefined
-  const cut = mark.type === 'llm/resend' ? resent(first, eventData(mark, 'llm/resend')) : first
+  const cut = withStreamed(mark.type === 'llm/resend' ? resent(first, eventData(mark, 'llm/resend')) : first, streamedSince(events, at))
   const cost = await costOf(estimator.llm(), cut.request, cut.usage)
   return { record: attemptOf(cut, Date.parse(mark.time), cost), step: cut.step, input: cut.input }
 }
@@ -85,6 +86,25 @@ function unansweredRequest(events: readonly SessionEvent[]): { mark: SessionEven
   return undefined
 }
 
+/** The characters the attempt in flight had streamed by its last `llm/progress` mark after its request's mark at `at`; 0 for none. */
+function streamedSince(events: readonly SessionEvent[], at: number): number {
+  for (let i = events.length - 1; i > at; i--) {
+    const event = events[i]!
+    if (event.type === 'llm/progress') return eventData(event, 'llm/progress').outputChars
+  }
+  return 0
+}
+
+/** The cut request with its output: counted from the characters it had streamed (4 a token, as `charTokens` counts), else said to be unknown. */
+function withStreamed(cut: CutRequest, chars: number): CutRequest {
+  if (chars === 0) return { ...cut, message: `${cut.message}, the output it had streamed is not known` }
+  return {
+    ...cut,
+    usage: { ...cut.usage, outputTokens: Math.ceil(chars / 4) },
+    message: `${cut.message}, the output it had streamed is counted from its last mark (${chars} characters)`,
+  }
+}
+
 /** The mark of the first attempt of the request sent again at `at`: what it sends is the same. */
 function firstSending(events: readonly SessionEvent[], at: number): SessionEvent | undefined {
   for (let i = at - 1; i >= 0; i--) {
@@ -100,7 +120,7 @@ function resent(first: CutRequest, mark: CoreEventData['llm/resend']): CutReques
     what: first.what,
     request: mark.request,
     usage: first.usage,
-    message: `rein was killed while this ${first.what} was sent again (retry ${mark.retry}, fallback ${mark.fallback}): its input tokens are estimated as its first attempt's, the output it had streamed is not known`,
+    message: `rein was killed while this ${first.what} was sent again (retry ${mark.retry}, fallback ${mark.fallback}): its input tokens are estimated as its first attempt's`,
     step: first.step,
     input: first.input,
     retry: mark.retry,
@@ -117,7 +137,7 @@ function cutStep(mark: SessionEvent, session: Session, tokens: Tokenizer): CutRe
     what: 'request',
     request,
     usage: { inputTokens: inputTokens(tokens, input), outputTokens: 0 },
-    message: 'rein was killed while this request was answered: its input tokens are estimated from the request, the output it had streamed is not known',
+    message: 'rein was killed while this request was answered: its input tokens are estimated from the request',
     step,
     input,
   }
@@ -130,7 +150,7 @@ function cutSummary(mark: SessionEvent): CutRequest {
     what: 'summary request',
     request,
     usage: { inputTokens: input, outputTokens: 0 },
-    message: 'rein was killed while this summary request was answered: its input tokens are the estimate recorded when it was sent, the output it had streamed is not known',
+    message: 'rein was killed while this summary request was answered: its input tokens are the estimate recorded when it was sent',
     step: 0,
     input: { messages: [] },
   }

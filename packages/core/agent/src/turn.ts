@@ -20,6 +20,7 @@ import { latestUserMessage, runIdentity, type ParentRun } from './identity.ts'
 import type { Notify } from './lifecycle.ts'
 import { attemptStarted, priceOf, recordAttempt } from './attempts.ts'
 import { keepFailedAttempt, markResend } from './resend.ts'
+import { StreamProgress } from './stream-progress.ts'
 import type { AgentOptions } from './options.ts'
 import { nextHeader, type RequestHeader } from './request-header.ts'
 import { buildSystem, type PromptSection } from './sections.ts'
@@ -222,6 +223,7 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
   // Only a telemetry sink that opted into content calls it; a block that cannot be built is left out.
   const output = () => { try { return assembler.blocks() } catch { return [] } }
   const resends = new ResendGuard(context, state, prepared.planned)
+  const progress = new StreamProgress(session)
   // By read, not by chunk: one await for all the chunks that arrived together.
   const stream = prepared.llm.streamBatches({
     provider: prepared.route.provider,
@@ -240,6 +242,7 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
         return
       }
       if (event.type === 'attempt-start') {
+        progress.restart()
         for (const fallback of resends.sent()) {
           session.append('llm/fallback', fallback)
           context.emit(fallback)
@@ -261,6 +264,7 @@ async function streamAnswer(context: TurnContext, state: TurnState, prepared: Pr
       // A cancel while a chunk is handled drops the rest of its read, as it would the next chunks: the stream then ends aborted.
       if (signal.aborted && chunk.type !== 'finish') break
       assembler.push(chunk)
+      progress.add(chunk)
       forward(context, chunk)
     }
   }

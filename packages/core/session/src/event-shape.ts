@@ -106,6 +106,7 @@ const SHAPES = shapeMap({
     summary: optional(object({ text: string, fromSeq: count, toSeq: count, keptSeq: optional(count) })),
   }),
   'session/forked': object({ fromSessionId: string, beforeSeq: count }),
+  'llm/progress': object({ outputChars: count }),
 })
 
 /** What is wrong with a core event's data (e.g. `.message.content: a list`), or undefined when it has its shape or is not a core type. */

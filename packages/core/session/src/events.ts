@@ -146,6 +146,13 @@ export interface CoreEventData {
    * one counts its own from here.
    */
   'session/forked': { fromSessionId: string; beforeSeq: number }
+  /**
+   * How much the answer being streamed held so far (text, reasoning and tool-call arguments), in
+   * characters: left every few thousand while it streams, kept across a killed process without
+   * waiting for the disk. When a kill cuts the attempt off, repair counts its output from the last
+   * one after its request's mark; its own `llm/attempt` counts it otherwise.
+   */
+  'llm/progress': { outputChars: number }
 }
 
 /** A summary request as sent (`summary/start`): enough to count it when its attempt was never recorded. */
@@ -195,12 +202,12 @@ export interface ContextCompacted {
 /** The type of an event this package defines (`turn/start`, `tool/result`, …). */
 export type CoreEventType = keyof CoreEventData
 /** Core types written `ignorable` whoever appends them, so a rein that predates them loads the log. */
-export const IGNORABLE_CORE_EVENT_TYPES: readonly CoreEventType[] = ['llm/attempt', 'summary/start', 'llm/resend', 'session/forked']
+export const IGNORABLE_CORE_EVENT_TYPES: readonly CoreEventType[] = ['llm/attempt', 'summary/start', 'llm/resend', 'session/forked', 'llm/progress']
 /** Every core event type, defined from the start: a plugin never needs `defineEvent` for these. */
 export const CORE_EVENT_TYPES: readonly CoreEventType[] = [
   'turn/start', 'turn/end', 'step/start', 'step/end', 'user/message', 'request/header',
   'assistant/message', 'tool/call', 'tool/result', 'llm/retry', 'llm/fallback', 'llm/attempt',
-  'summary/start', 'llm/resend', 'context/compacted', 'session/forked',
+  'summary/start', 'llm/resend', 'context/compacted', 'session/forked', 'llm/progress',
 ]
 
 /** An event before the log gives it a `seq` and a `time`. */
