@@ -45,11 +45,16 @@ export function defineRewindEvent(ctx: Context): void {
  * the child's own session keeps them (under the same anchor) rather than the write being refused.
  */
 export function recordInConversation(record: (sessionId: string, entry: CheckpointEntry) => Promise<CheckpointRecord>, identity: RunIdentity, change: FileChange): Promise<CheckpointRecord> {
-  const { sessionId, conversationId, anchor } = identity
+  return inConversation(identity, (sessionId) => record(sessionId, { ...change, anchor: identity.anchor }))
+}
+
+/** Runs `act` on the session a run's records go to: its conversation's root, else (the root not open here) its own. */
+export function inConversation<T>(identity: RunIdentity, act: (sessionId: string) => Promise<T>): Promise<T> {
+  const { sessionId, conversationId } = identity
   const root = conversationId || sessionId
-  return record(root, { ...change, anchor }).catch((error: unknown) => {
+  return act(root).catch((error: unknown) => {
     if (root === sessionId || !isReinError(error, 'SESSION_NOT_OPEN')) throw error
-    return record(sessionId, { ...change, anchor })
+    return act(sessionId)
   })
 }
 

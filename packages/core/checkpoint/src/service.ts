@@ -19,7 +19,7 @@ import { goneRoots } from './gone-roots.ts'
 import { parentProblem } from './parents.ts'
 import { asideChecked, discardCopy, keepCopy, setAside, setAsideFolder } from './set-aside.ts'
 import { reinHome } from './snapshot/config.ts'
-import { defineRewindEvent, noticeTarget, recordInConversation, releaseTarget, runningIn, tellConversation, type LiveAgent } from './rewind-notice.ts'
+import { defineRewindEvent, inConversation, noticeTarget, recordInConversation, releaseTarget, runningIn, tellConversation, type LiveAgent } from './rewind-notice.ts'
 import { planRetention } from './retention.ts'
 import type { CompactReport } from './types.ts'
 import { coverExecCalls, notCovered, snapshotCovers, type SnapshotNotes } from './snapshot/coverage.ts'
@@ -133,8 +133,8 @@ export class CheckpointService extends Service {
         return false
       }
     }
-    // Where a command's records go (see recordInConversation): the conversation's root session.
-    const ready = async (identity: RunIdentity) => this.store().ready?.(identity.conversationId || identity.sessionId)
+    // Asked of the session a command's records go to (see recordInConversation).
+    const ready = (identity: RunIdentity) => inConversation(identity, async (sessionId) => this.store().ready?.(sessionId))
     state.snapshots = coverExecCalls(ctx, config.home ?? reinHome(), config.snapshot, record, noteUnrecorded, ready)
   }
 

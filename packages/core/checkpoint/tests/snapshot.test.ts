@@ -413,6 +413,28 @@ describe('a checkpoint store that cannot take records', () => {
     expect(await text(join(workspace, 'ran.txt'))).toBeNull()
     expect(await store.records('s1')).toEqual([])
   })
+
+  it('asks the child\'s own session of a child resumed on its own, whose root is not open here, as its records go there', async () => {
+    // As checkpoint-jsonl does: it finds a session's folder through ctx.sessions, which knows only open sessions.
+    const notOpen = () => Promise.reject(new ReinError('SESSION_NOT_OPEN', 'session root is not open'))
+    class FolderStore extends MemoryCheckpointStore {
+      ready(sessionId: string): Promise<void> {
+        return sessionId === 'root' ? notOpen() : Promise.resolve()
+      }
+      override append(sessionId: string, entry: CheckpointEntry): Promise<CheckpointRecord> {
+        return sessionId === 'root' ? notOpen() : super.append(sessionId, entry)
+      }
+    }
+    const { ctx, store, workspace } = await setup({}, new FolderStore())
+    const child = { ...identity, conversationId: 'root' }
+    const result = await ctx.tools.execute({
+      callId: 'c1', name: 'sh', arguments: JSON.stringify({ command: 'echo ran > ran.txt' }), signal: new AbortController().signal,
+      context: { cwd: workspace, workspaceRoot: workspace, sessionId: 's1', identity: child },
+    })
+    expect(result.isError).toBe(false)
+    expect(await text(join(workspace, 'ran.txt'))).toBe('ran\n')
+    expect((await store.records('s1')).map((record) => record.path)).toEqual(['ran.txt'])
+  })
 })
 
 /** A store on a full disk: it refuses every record that holds contents, or every record at all while `full` is `'all'`. */
