@@ -159,10 +159,10 @@ export class SessionService extends Service {
     const store = this.requireStore()
     // Checked before the store cuts a torn tail: a log refused is left as it was.
     let checked = false
-    const loaded = await store.open(id, { check: (read) => { this.check(read); checked = true } })
+    const loaded = await store.open(id, { check: (read) => { this.checkForWriting(read); checked = true } })
     try {
       // A store that does not call `check` is checked here, after.
-      if (!checked) this.check(loaded)
+      if (!checked) this.checkForWriting(loaded)
     } catch (error) {
       await store.close(id)
       throw error
@@ -253,7 +253,17 @@ export class SessionService extends Service {
     }
   }
 
-  /** Refuses a log it cannot read faithfully: a newer format, an event type nothing defines, a core event of the wrong shape, or a closed step whose calls are not paired. */
+  /**
+   * Refuses to go on with a log `check` takes but no request can be built from: a closed step
+   * whose calls are not paired. Such a log is still read (`load`: show, rewind), since an older
+   * rein wrote some (an answer cut off at its token limit, its calls dropped).
+   */
+  private checkForWriting(loaded: LoadedSession) {
+    this.check(loaded)
+    refuseUnpairedCalls(loaded.events, `session ${loaded.header.id}`)
+  }
+
+  /** Refuses a log it cannot read faithfully: a newer format, an event type nothing defines, or a core event of the wrong shape. */
   private check({ header, events }: LoadedSession) {
     if (header.formatVersion > SESSION_FORMAT_VERSION) {
       throw new ReinError('SESSION_FORMAT_UNSUPPORTED', `session ${header.id} was written by a newer rein (format ${header.formatVersion}, this one reads ${SESSION_FORMAT_VERSION}); upgrade rein to open it`)
@@ -264,7 +274,6 @@ export class SessionService extends Service {
       throw new ReinError('SESSION_UNKNOWN_EVENT', `session ${header.id} has event #${unknown.seq} of type "${unknown.type}", which no loaded plugin defines; load the plugin that wrote it`, { details: { seq: unknown.seq, type: unknown.type } })
     }
     refuseMisshapenEvents(events, `session ${header.id}`)
-    refuseUnpairedCalls(events, `session ${header.id}`)
   }
 
   private track(session: Session, store: SessionStore): Session {

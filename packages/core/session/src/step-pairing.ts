@@ -2,7 +2,8 @@
  * Whether every closed step of a log pairs its calls: each tool call an answer asked for has one
  * result in its step, and each result answers one. Only the step a crash cut off may not, and
  * repair pairs that one; a request built from a closed step that does not is refused by every
- * provider, so such a log (changed by hand, or by another program) is refused when it is read.
+ * provider, so such a log (changed by hand, by another program, or by an early rein that dropped
+ * the calls of an answer cut off at its token limit) is refused when it is opened to go on with.
  */
 
 import { ReinError } from '@rein/base'
