@@ -198,7 +198,7 @@ export class WorkspaceIndex {
       for (const [name, was] of state.files) {
         if (met.has(name)) continue
         state.files.delete(name)
-        this.notMet(changes, folder === '' ? name : `${folder}/${name}`, was, verify)
+        this.notMet(changes, folder === '' ? name : `${folder}/${name}`, was, { verify, ignored })
       }
     }
     const cut = truncated || this._truncated
@@ -210,7 +210,7 @@ export class WorkspaceIndex {
         if (state.seen === walk) continue
         this._folders.delete(folder)
         if (state.emptyMode !== undefined) changes.removed.push([folder, state.emptyMode])
-        for (const [name, was] of state.files) this.notMet(changes, folder === '' ? name : `${folder}/${name}`, was, verify)
+        for (const [name, was] of state.files) this.notMet(changes, folder === '' ? name : `${folder}/${name}`, was, { verify, ignored })
       }
     }
     // A root's first walk builds the index; nothing changed "since" it.
@@ -223,22 +223,21 @@ export class WorkspaceIndex {
   /**
    * A file the index knew that this walk did not meet: deleted, or still there and newly ignored —
    * a command that wrote a `.gitignore` as it ran may have changed it too, and that change is its.
-   * Either way the index forgets it.
+   * Either way the index forgets it. Only a path this walk's rules hide (`ignored`: it, or a folder
+   * above it) is looked at on disk: a deletion costs no call, however many files a command removed.
    */
-  private notMet(changes: { changed: [string, FileState, FileState][]; deleted: [string, FileState][] }, path: string, was: FileState, verify: boolean): void {
+  private notMet(changes: { changed: [string, FileState, FileState][]; deleted: [string, FileState][] }, path: string, was: FileState, walk: { verify: boolean; ignored: ReadonlySet<string> }): void {
     const file = `${this.root}/${path}`
     // Through a folder that became a link, what stands there is no file of the workspace.
-    const now = parentProblem(this.root, file) === undefined ? fileState(file, was, this.options, verify) : undefined
+    const hidden = hiddenBy(walk.ignored, path) && parentProblem(this.root, file) === undefined
+    const now = hidden ? fileState(file, was, this.options, walk.verify) : undefined
     if (now === undefined) changes.deleted.push([path, was])
     else if (now !== was) changes.changed.push([path, was, now])
   }
 
   /** Whether `path`, or a folder above it, was skipped by the ignore rules in the last walk. */
   private wasIgnored(path: string): boolean {
-    for (let current = path; current !== ''; current = parentOf(current)) {
-      if (this._ignored.has(current)) return true
-    }
-    return false
+    return hiddenBy(this._ignored, path)
   }
 }
 
@@ -407,4 +406,12 @@ function realPaths(paths: ReadonlySet<string>): Set<string> {
     }
   }
   return real
+}
+
+/** Whether `path`, or a folder above it, is in `ignored` (what one walk skipped by the ignore rules). */
+function hiddenBy(ignored: ReadonlySet<string>, path: string): boolean {
+  for (let current = path; current !== ''; current = parentOf(current)) {
+    if (ignored.has(current)) return true
+  }
+  return false
 }
