@@ -11,7 +11,11 @@ import type { Session } from '@rein/session'
 /** Characters streamed between two marks: about 1,000 tokens, the most a kill leaves uncounted. */
 const PROGRESS_EVERY_CHARS = 4_000
 
-/** Counts what one request's attempt streams, and marks the log as it passes each multiple. */
+/**
+ * Counts what one request's attempt streams, and marks the log each time another
+ * `PROGRESS_EVERY_CHARS` have streamed since the last mark. On a store without `write`, a mark's
+ * write is a flush (an fsync); it is never awaited.
+ */
 export class StreamProgress {
   private chars = 0
   private next = PROGRESS_EVERY_CHARS

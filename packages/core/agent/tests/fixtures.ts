@@ -96,3 +96,13 @@ export const dumpTool = () => defineTool({
   effects: ['read'],
   execute: () => 'x'.repeat(2_000),
 })
+
+/** What a kill -9 leaves of session `id`: its durable events, in a store of their own the killed process never writes to again. */
+export async function killed(store: MemorySessionStore, id: string): Promise<MemorySessionStore> {
+  const { header, events } = await store.load(id)
+  const left = new MemorySessionStore()
+  await left.create(header)
+  await left.append(id, events)
+  await left.close(id)
+  return left
+}

@@ -6,7 +6,7 @@ import type { AdapterRequest, ModelInfo, StreamChunk } from '@rein/llm'
 import { eventData, MemorySessionStore, type SessionEvent } from '@rein/session'
 import type { ScriptedLlm } from '@rein/testkit'
 import { describe, expect, it } from 'vitest'
-import { boot, expectValidLog } from './fixtures.ts'
+import { boot, expectValidLog, killed } from './fixtures.ts'
 
 const MODELS: ModelInfo[] = [{ id: 'm', pricing: { input: 3, output: 15 } }]
 
@@ -25,16 +25,6 @@ function streamThenStall(llm: ScriptedLlm, chars: number): Promise<void> {
       },
     })
   })
-}
-
-/** What a kill -9 leaves of session `id`: what its store holds, in a store of its own. */
-async function killed(store: MemorySessionStore, id: string): Promise<MemorySessionStore> {
-  const { header, events } = await store.load(id)
-  const left = new MemorySessionStore()
-  await left.create(header)
-  await left.append(id, events)
-  await left.close(id)
-  return left
 }
 
 const cutAttempts = (events: readonly SessionEvent[]) => events

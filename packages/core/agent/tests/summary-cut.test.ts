@@ -8,7 +8,7 @@ import { eventData, MemorySessionStore, spending, type CoreEventData, type Sessi
 import { createScriptedLlm, type ScriptedLlm, type ScriptedTurn } from '@rein/testkit'
 import { describe, expect, it } from 'vitest'
 import type { Agent, AgentConfigInput, LlmAttemptEndEvent } from '../src/index.ts'
-import { boot, dumpTool, expectValidLog } from './fixtures.ts'
+import { boot, dumpTool, expectValidLog, killed } from './fixtures.ts'
 
 const WINDOW = 4_000
 const SUMMARY = '## Goal\nKeep going.\n## Decisions\nUse dump.\n## Open tasks\nMore.\n## Notes\nNone.'
@@ -67,16 +67,6 @@ function stall(llm: ScriptedLlm, which: (request: AdapterRequest) => boolean): P
       },
     })
   })
-}
-
-/** What a kill -9 leaves of session `id`: its durable events, in a store of their own the killed process never writes to again. */
-async function killed(store: MemorySessionStore, id: string): Promise<MemorySessionStore> {
-  const { header, events } = await store.load(id)
-  const left = new MemorySessionStore()
-  await left.create(header)
-  await left.append(id, events)
-  await left.close(id)
-  return left
 }
 
 /** Sends tasks until one of them sends the stalled request; the turn that did is still running. */

@@ -6,8 +6,8 @@
 
 /**
  * A word of a name (split at `_`, `-`, `.` and camelCase humps) that names a secret. `tokens` is
- * left out: `maxTokens` and `maxTokensField` are counts and settings, not credentials; so is `pwd` alone,
- * which as `PWD` is the working directory.
+ * left out: `maxTokens` and `maxTokensField` are counts and settings, not credentials; so is `pwd`,
+ * which as `PWD` (and `HOST_PWD`, `ORIGINAL_PWD`) is a working directory.
  */
 const SECRET_WORD = /^(?:.*(?:key|secret|password|passwd|passphrase|authorization|credential)s?|.*token)$/i
 /** A name that says where a secret is read from (`apiKeyEnv: OPENAI_API_KEY`) holds no secret. */
@@ -20,15 +20,12 @@ const NAMES_A_VARIABLE = /Env(?:Var)?$/
  * `pass` (`DB_PASS`, `smtpPass`) or `pw`, but not `passThrough`.
  */
 const CREDENTIAL_LAST_WORD = /^(?:cookies?|pass|pw)$/i
-/** `pwd` ends a password's name (`DB_PWD`, `mysqlPwd`) only after another word: alone, `PWD` is the working directory. */
-const PWD = /^pwd$/i
 
 /** Whether `name` (an environment variable or a config key) names a secret. */
 export function isSecretName(name: string): boolean {
   if (NAMES_A_VARIABLE.test(name)) return false
   const words = name.replace(/([a-z\d])([A-Z])/g, '$1 $2').split(/[\s_.-]+/).filter((word) => word !== '')
-  const last = words.at(-1) ?? ''
-  return words.some((word) => SECRET_WORD.test(word)) || CREDENTIAL_LAST_WORD.test(last) || (words.length > 1 && PWD.test(last))
+  return words.some((word) => SECRET_WORD.test(word)) || CREDENTIAL_LAST_WORD.test(words.at(-1) ?? '')
 }
 
 /** The environment variables named like secrets that hold something, by name. */

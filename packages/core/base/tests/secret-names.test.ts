@@ -43,8 +43,8 @@ describe('isSecretName, passwords by other names', () => {
 })
 
 describe('isSecretName, short names for a password', () => {
-  it('takes pw and pwd as the last of several words for a password (DB_PW, dbPwd), while PWD alone stays the working directory', () => {
-    for (const name of ['DB_PW', 'dbPw', 'pw', 'DB_PWD', 'mysqlPwd', 'smtp-pwd']) expect([name, isSecretName(name)]).toEqual([name, true])
-    for (const name of ['PWD', 'OLDPWD', 'pwdDir', 'PW_LENGTH']) expect([name, isSecretName(name)]).toEqual([name, false])
+  it('takes pw as the last word for a password (DB_PW, dbPw), and not pwd, which names working directories (PWD, HOST_PWD)', () => {
+    for (const name of ['DB_PW', 'dbPw', 'pw']) expect([name, isSecretName(name)]).toEqual([name, true])
+    for (const name of ['PWD', 'OLDPWD', 'HOST_PWD', 'ORIGINAL_PWD', 'pwdDir', 'PW_LENGTH']) expect([name, isSecretName(name)]).toEqual([name, false])
   })
 })

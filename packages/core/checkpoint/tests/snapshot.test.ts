@@ -409,7 +409,7 @@ describe('a checkpoint store that cannot take records', () => {
     }
     const { store, workspace, run } = await setup({}, new DamagedStore())
     const result = await run('echo ran > ran.txt')
-    expect(result).toMatchObject({ isError: true, error: { code: 'CHECKPOINT_FAILED', message: 'sh was not run: the checkpoint log cannot take records (CHECKPOINT_LOG_DAMAGED: /h/s1/checkpoints.jsonl:3: record 3 is missing), so what it changed could not be undone; mend or move the log aside, or set snapshot.enabled: false on the @rein/checkpoint row to run commands without undo' } })
+    expect(result).toMatchObject({ isError: true, error: { code: 'CHECKPOINT_FAILED', message: 'sh was not run: the checkpoint log cannot take records (CHECKPOINT_LOG_DAMAGED: /h/s1/checkpoints.jsonl:3: record 3 is missing), so a rewind could not undo what it would change; mend or move the log aside, or set snapshot.enabled: false on the @rein/checkpoint row to run commands without undo' } })
     expect(await text(join(workspace, 'ran.txt'))).toBeNull()
     expect(await store.records('s1')).toEqual([])
   })

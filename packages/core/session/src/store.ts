@@ -60,6 +60,12 @@ export interface ListOptions {
   all?: boolean
 }
 
+/** What `SessionStore.open` takes besides the id. */
+export interface OpenOptions {
+  /** Refuses a log it must not be written to (throws); called before the store changes any byte. */
+  check?(loaded: LoadedSession): void
+}
+
 /**
  * Where sessions are kept: what a store plugin implements and registers with
  * `ctx.sessions.registerStore`. Stores must:
@@ -78,12 +84,6 @@ export interface ListOptions {
  *   no id can lead outside the store, and that no listing or loading mistakes for a session.
  * Errors are `ReinError`s; `load` of an unknown id is `SESSION_NOT_FOUND`.
  */
-/** What `SessionStore.open` takes besides the id. */
-export interface OpenOptions {
-  /** Refuses a log it must not be written to (throws); called before the store changes any byte. */
-  check?(loaded: LoadedSession): void
-}
-
 export interface SessionStore {
   create(header: SessionHeader): Promise<void>
   /**

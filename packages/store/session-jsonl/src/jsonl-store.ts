@@ -542,15 +542,15 @@ function openError(id: string, file: string, error: unknown): ReinError {
   return readError(id, file, error)
 }
 
-/**
- * A batch that did not reach the disk. The message is advice to an API caller; `details` name the
- * file and the errno (ENOSPC, EROFS…) for a caller that tells a person in its own terms (the CLI).
- */
-/** `SESSION_LOCKED`: the log grew under this process, so it writes no more to it. */
+/** `SESSION_LOCKED`: the log's length changed under this process (another wrote to it), so it writes no more to it. */
 function writtenElsewhere(id: string, file: string): ReinError {
   return new ReinError('SESSION_LOCKED', `session ${id}: another process wrote to ${file} since this one last did (its lock was taken over or deleted), so nothing more is written here; stop one of them, then rein show ${id} to see what the log holds`, { details: { id, file } })
 }
 
+/**
+ * A batch that did not reach the disk. The message is advice to an API caller; `details` name the
+ * file and the errno (ENOSPC, EROFS…) for a caller that tells a person in its own terms (the CLI).
+ */
 function writeFailed(id: string, file: string, batch: Batch, cause: unknown): ReinError {
   const errno = errorCode(cause)
   const details = { id, fromSeq: batch.fromSeq, file, ...(errno === undefined ? {} : { errno }) }

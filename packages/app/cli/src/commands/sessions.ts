@@ -11,7 +11,9 @@ import { sessionStatusWord, tokenCount } from '../render.ts'
 import { jsonLine } from '../json-line.ts'
 import { neutralize } from '../terminal-text.ts'
 import { clipColumns, padEndColumns, padStartColumns } from '../columns.ts'
-import { formatMoney, groupDigits, isReinError, maskKeyShapes, maskText, messageOf, secretValues, shellWord } from '@rein/base'
+import { formatMoney, groupDigits, isReinError, maskText, messageOf, secretValues, shellWord } from '@rein/base'
+// rein's own: it masks a key cut off at a title's closing `…` too.
+import { maskKeyShapes } from '../key-shapes.ts'
 
 /** Most columns a title takes in the listing; `--json` gives it whole. */
 const TITLE_COLUMNS = 80

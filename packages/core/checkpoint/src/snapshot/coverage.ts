@@ -140,7 +140,7 @@ function snapshotWrapper(snapshots: Snapshotter, config: SnapshotConfig, state: 
       throw new ReinError('CHECKPOINT_FAILED', message, { cause: error })
     }
     // As a write is refused when its record cannot be written: a command runs only if its changes can be recorded.
-    await ready(who.identity).catch((error: unknown) => refuse('the checkpoint log cannot take records', error, ', so what it changed could not be undone; mend or move the log aside'))
+    await ready(who.identity).catch((error: unknown) => refuse('the checkpoint log cannot take records', error, ', so a rewind could not undo what it would change; mend or move the log aside'))
     await snapshots.before(root).catch((error: unknown) => refuse('the workspace snapshot before it failed', error, '; free space for the snapshot store'))
     // Running from here: a call that starts beside it credits what it finds changed to this one.
     const ended = snapshots.running(root, who)
