@@ -21,9 +21,10 @@ export const SUMMARIES_FILE = '.summaries.json'
  * A summary is what @rein/session's `summarize` makes of a log: another version of it may make
  * another. 2: a summary is kept only of a log whose core events have their shape (1 kept any).
  * 3: a summary names the plugin event types its log needs (`requires`); 2's lack it, so a log
- * `open` refuses without its plugin would be listed from them as resumable.
+ * `open` refuses without its plugin would be listed from them as resumable. 4: a message whose
+ * role is not its event's (an answer not `assistant`) is refused; 3's kept a summary of such a log.
  */
-const VERSION = `3:${(createRequire(import.meta.url)('@rein/session/package.json') as { version: string }).version}`
+const VERSION = `4:${(createRequire(import.meta.url)('@rein/session/package.json') as { version: string }).version}`
 
 /** One state of a log, as `stat` tells it. */
 export interface LogStamp {
