@@ -22,6 +22,7 @@ import { reinHome } from './snapshot/config.ts'
 import { defineRewindEvent, inConversation, noticeTarget, recordInConversation, releaseTarget, runningIn, tellConversation, type LiveAgent } from './rewind-notice.ts'
 import { planRetention } from './retention.ts'
 import type { CompactReport } from './types.ts'
+import { codedMessage } from './error-text.ts'
 import { coverExecCalls, notCovered, snapshotCovers, type SnapshotNotes } from './snapshot/coverage.ts'
 import { cutOffCommands, cutOffLine } from './snapshot/cut-off.ts'
 import type {
@@ -217,7 +218,7 @@ export class CheckpointService extends Service {
     // A file whose content the rewind could not read (when checked), or could not keep aside,
     // stays: both are known before the folders are foreseen.
     const ahead = await foreseen(plan.items)
-    const readable = options.checkContents ? await unreadableSkipped(ahead, this.store(), sessionId, describe) : ahead
+    const readable = options.checkContents ? await unreadableSkipped(ahead, this.store(), sessionId, codedMessage) : ahead
     const aside = setAsideFolder(this._state.config.home ?? reinHome(), sessionId)
     const items = await foreseeFolders(readable.map((item) => asideChecked(item, aside)), recordsFor(recordsOf))
     return Object.freeze({ ...plan, items: Object.freeze(items) })
@@ -298,7 +299,7 @@ export class CheckpointService extends Service {
           try {
             result.restored.push(await undo(item, store, sessionId, asideFolder))
           } catch (error) {
-            result.failed.push({ ...item, error: describe(refusal(item, error)) })
+            result.failed.push({ ...item, error: codedMessage(refusal(item, error)) })
           }
         }
       }
@@ -430,7 +431,7 @@ async function planGroup(records: readonly CheckpointRecord[], gone: ReadonlyMap
   try {
     return await (first.folder ? planFolder(first.root, first.path, records, removed) : planFile(first.root, first.path, records))
   } catch (error) {
-    return skippedGroup(records, `could not be read: ${describe(error)}`)
+    return skippedGroup(records, `could not be read: ${codedMessage(error)}`)
   }
 }
 
@@ -540,7 +541,3 @@ async function removeLeftoversOf(items: readonly PlanItem[]): Promise<void> {
   for (const [folder, names] of folders) await removeLeftovers(folder, names)
 }
 
-function describe(error: unknown): string {
-  if (error instanceof ReinError) return `${error.code}: ${error.message}`
-  return error instanceof Error ? error.message : String(error)
-}

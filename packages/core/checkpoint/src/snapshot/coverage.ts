@@ -7,7 +7,8 @@
 import { realpath } from 'node:fs/promises'
 import { join, relative, resolve, sep } from 'node:path'
 import type { Context, Logger } from '@deepseek-ai/cordis'
-import { ReinError, shorten } from '@rein/base'
+import { messageOf, ReinError, shorten } from '@rein/base'
+import { codedMessage } from '../error-text.ts'
 import type { DispatchOutcome, ExecuteWrapper, RunIdentity, ToolCall } from '@rein/tools'
 import type { CheckpointRecord, FileChange } from '../types.ts'
 import type { SnapshotConfig } from './config.ts'
@@ -134,7 +135,7 @@ function snapshotWrapper(snapshots: Snapshotter, config: SnapshotConfig, state: 
     // By its real path, as records name roots: a tool-fs record and a walk of one folder must meet.
     const root = await realpath(call.workspaceRoot).catch(() => call.workspaceRoot)
     const refuse = (why: string, error: unknown, todo: string): never => {
-      const message = `${call.toolName} was not run: ${why} (${describeCoded(error)})${todo}, or set snapshot.enabled: false on the @rein/checkpoint row to run commands without undo`
+      const message = `${call.toolName} was not run: ${why} (${codedMessage(error)})${todo}, or set snapshot.enabled: false on the @rein/checkpoint row to run commands without undo`
       // The model reads the error; a person sees only the call failed, with its code, unless told here.
       logger.error(message)
       throw new ReinError('CHECKPOINT_FAILED', message, { cause: error })
@@ -148,10 +149,10 @@ function snapshotWrapper(snapshots: Snapshotter, config: SnapshotConfig, state: 
       if (!state.active) return Promise.resolve()
       return snapshots.after(root, who).then(undefined, async (error: unknown) => {
         // What it changed is lost to rewind: the turn's records must say so, or its rewind finds nothing to undo.
-        const gap = { root, path: '.', existed: true, before: null, after: null, by: who.by, gap: unrecordedGap(describe(error)) }
+        const gap = { root, path: '.', existed: true, before: null, after: null, by: who.by, gap: unrecordedGap(messageOf(error)) }
         const noted = await noteUnrecorded(who.identity, gap)
         const said = noted ? 'a rewind of this turn says so' : 'a note saying so is kept until the checkpoint store takes records again'
-        logger.error('the changes %s made could not be recorded (%s); they cannot be rewound, and %s', who.by, describe(error), said)
+        logger.error('the changes %s made could not be recorded (%s); they cannot be rewound, and %s', who.by, messageOf(error), said)
       })
     }
     let outcome: DispatchOutcome
@@ -200,13 +201,4 @@ function backgroundJob(outcome: DispatchOutcome): Promise<unknown> | undefined {
   const value = outcome.value as { kind?: unknown; done?: unknown }
   if (value.kind !== 'background' || !(value.done instanceof Promise)) return undefined
   return value.done
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error)
-}
-
-/** A ReinError's message after its code (`CHECKPOINT_LOG_DAMAGED: …`); anything else as `describe` says it. */
-function describeCoded(error: unknown): string {
-  return error instanceof ReinError ? `${error.code}: ${error.message}` : describe(error)
 }
