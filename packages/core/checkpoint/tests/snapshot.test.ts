@@ -281,6 +281,26 @@ describe('snapshots around exec calls', () => {
     expect(plan.items).toMatchObject([{ path: 'big.bin', action: 'skipped', reason: 'not restored: over the 10 B size cap' }])
   })
 
+  it('says a content whose pack was damaged is damaged, not dropped by the size cap, and one whose pack is gone is gone', async () => {
+    const { ctx, store, workspace, folder, run } = await setup()
+    await writeFile(join(workspace, 'a.txt'), 'kept by the walk before the command')
+    await writeFile(join(workspace, 'b.txt'), 'in a pack that goes')
+    await run('true')
+    const packs = (await readdir(folder)).filter((name) => name.endsWith('.pack'))
+    expect(packs).toHaveLength(1)
+    await writeFile(join(folder, packs[0] ?? ''), 'x'.repeat(80))
+    await run('rm a.txt')
+    await rm(join(folder, packs[0] ?? ''))
+    await run('rm b.txt')
+    const gaps = (await store.records('s1')).map((record) => [record.path, record.gap])
+    expect(gaps).toEqual([
+      ['a.txt', 'deleted; its content before the command is damaged in the snapshot store (its bytes no longer match their hash)'],
+      ['b.txt', 'deleted; its content before the command is no longer in the snapshot store (its pack was removed: the store\'s size cap, or by hand)'],
+    ])
+    const plan = await ctx.checkpoints.plan('s1', 'm1')
+    expect(plan.items.map((item) => item.reason)).not.toContainEqual(expect.stringContaining('(size cap)'))
+  })
+
   it('attributes a background command\'s changes to it when its job ends', async () => {
     const { store, workspace, run } = await setup()
     expect((await run('echo late > late.txt', 'm1', { background: true })).isError).toBe(false)

@@ -91,7 +91,10 @@ function deleted(path: string, was: FileState, store: PackStore): SnapshotChange
 /** The file's content at that walk, or why it is not available. */
 function content(state: FileState, store: PackStore, when = 'now'): Uint8Array | string {
   if (state.hash === undefined) return state.gap ?? 'its content was not kept'
-  return store.get(state.hash) ?? `its content ${when} was dropped from the snapshot store (size cap)`
+  const content = store.get(state.hash)
+  if (content === 'gone') return `its content ${when} is no longer in the snapshot store (its pack was removed: the store's size cap, or by hand)`
+  if (content === 'damaged') return `its content ${when} is damaged in the snapshot store (its bytes no longer match their hash)`
+  return content
 }
 
 /** Whether a folder is still at `path`, in the workspace: not a link, not through a folder that became one. */

@@ -42,6 +42,9 @@ export interface DroppedPacks {
   readonly bytes: number
 }
 
+/** Why a stored content could not be read back. */
+export type ContentMiss = 'gone' | 'damaged'
+
 /** Contents by hash in packs (see the module comment). Synchronous: the walk that feeds it is. */
 export class PackStore {
   private readonly _where = new Map<string, Location>()
@@ -84,18 +87,21 @@ export class PackStore {
     if (pack.size >= this.limits.packBytes) this.rotate()
   }
 
-  /** The content, checked against its hash; `undefined` when it is gone (a pack dropped by the cap) or damaged. */
-  get(hash: string): Uint8Array | undefined {
+  /**
+   * The content, checked against its hash; `'gone'` when no pack holds it (the cap dropped its pack,
+   * or a person removed it), `'damaged'` when its bytes no longer match the hash.
+   */
+  get(hash: string): Uint8Array | ContentMiss {
     this.load()
     const where = this._where.get(hash)
-    if (!where) return undefined
+    if (!where) return 'gone'
     let fd: number
     try {
       fd = openSync(join(this.folder, `${where.pack}.pack`), 'r')
     } catch {
       this._where.delete(hash)
       this._generation++
-      return undefined
+      return 'gone'
     }
     try {
       const content = Buffer.alloc(where.length)
@@ -105,7 +111,7 @@ export class PackStore {
         if (n <= 0) break
         read += n
       }
-      if (read < where.length || contentHash(content) !== hash) return undefined
+      if (read < where.length || contentHash(content) !== hash) return 'damaged'
       return content
     } finally {
       closeSync(fd)
