@@ -259,7 +259,8 @@ empty value too; a value that starts with a dash goes as --model=-x, a task as r
   -y, --yes                  allow every tool call that needs approval
       --allow <effects>      allow calls whose effects are all listed, e.g. --allow write,exec
                              (effects: read, write, exec, network)
-      --json                 print events as JSON lines on stdout
+      --json                 print events as JSON lines on stdout (a failure that stops the
+                             command as a last {"type":"error","code",...} line)
   -v, --verbose              print where requests go (provider, model, base URL), the cause chain of errors,
                              and the plugins' notices (their warnings are always printed)
   -h, --help                 show help

@@ -11,6 +11,7 @@ import type { Io } from './io.ts'
 import { baseUrlInBuiltInTerms } from './built-in-terms.ts'
 import { shownCode } from './config-code.ts'
 import { noModelAdvice } from './no-model.ts'
+import { jsonLine } from './json-line.ts'
 import { guardOutput } from './output-guard.ts'
 import { neutralize } from './terminal-text.ts'
 
@@ -39,12 +40,14 @@ const COMMANDS: Record<Command, () => Promise<CommandFunction>> = {
 
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   let verbose = argv.includes('--verbose') || argv.includes('-v')
+  let json = argv.includes('--json')
   // Whether the command goes on with a stored session (whose route may be one no row serves now).
   let resuming = false
   const guarded = guardOutput(io)
   try {
     const args = parseCommandLine(argv)
     verbose = args.options.verbose
+    json = args.options.json
     resuming = args.command === 'resume' || args.command === 'compact' || args.options.session !== undefined
     if (args.options.version) {
       guarded.stdout.write(`rein ${await version()}\n`)
@@ -76,7 +79,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const ownLink = isReinError(error) ? `${error.code}: ${error.message}` : said
     const chain = verbose ? afterSaid(errorChain(error), [ownLink, said]) : ''
     if (chain !== '') guarded.stderr.write(`${neutralize(maskText(chain, secrets))}\n`)
-    return isReinError(error) && USAGE_CODES.has(error.code) ? EXIT.usage : EXIT.error
+    const exit = isReinError(error) && USAGE_CODES.has(error.code) ? EXIT.usage : EXIT.error
+    // A program reading --json lines learns why from them too, not only from the exit code.
+    if (json) guarded.stdout.write(`${jsonLine({ type: 'error', code: isReinError(error) ? error.code : 'INTERNAL_ERROR', exit, message: maskText(describe(error, io.env, resuming), secrets) })}\n`)
+    return exit
   } finally {
     guarded.release()
   }

@@ -50,6 +50,19 @@ describe('exit codes', () => {
     expect(p.server.requests[0]!.body).toMatchObject({ max_tokens: 10 })
   })
 
+  it('with --json, says an error that stops the command as a JSON line on stdout too, with its code and exit code', async () => {
+    const p = await setUp([answer('never')])
+    const run = await rein(p.dir, ['run', '--json', '--provider', 'missing', 'hi'])
+    expect(run.code).toBe(2)
+    expect(run.stdout.trim().split('\n').map((line) => JSON.parse(line))).toEqual([{ type: 'error', code: 'UNKNOWN_PROVIDER', exit: 2, message: expect.stringContaining('--provider missing') }])
+    const show = await rein(p.dir, ['show', 'nope', '--json'])
+    expect(JSON.parse(show.stdout)).toMatchObject({ type: 'error', code: 'SESSION_NOT_FOUND', exit: show.code })
+    const usage = await rein(p.dir, ['show', '--json'])
+    expect(JSON.parse(usage.stdout)).toMatchObject({ type: 'error', code: 'USAGE', exit: 2 })
+    const plain = await rein(p.dir, ['show', 'nope'])
+    expect(plain.stdout).toBe('')
+  })
+
   it('documents every exit code in --help', async () => {
     const help = await rein('/', ['--help'])
     for (const line of ['0 completed', '1 the run failed', '2 usage or config', '3 a budget ended the turn', '4 the model hit its output limit', '130 interrupted']) {
