@@ -32,6 +32,17 @@ describe('rein show reads only', () => {
     expect(existsSync(join(sessionsOf(p), `${id}.files`))).toBe(false)
   })
 
+  it('resume says it cut an unfinished last line from the log, and how many bytes, rather than cutting it without a word', async () => {
+    const p = await setUp([answer('text only'), answer('went on')])
+    const id = sessionIdOf(await rein(p.dir, ['run', '--yes', 'hi']))
+    const log = join(sessionsOf(p), `${id}.jsonl`)
+    appendFileSync(log, TORN)
+    const resume = await rein(p.dir, ['resume', id, 'go on'])
+    expect(resume.code).toBe(0)
+    expect(resume.stderr).toContain(`session ${id}: its log ended in ${Buffer.byteLength(TORN)} bytes of an unfinished line`)
+    expect(readFileSync(log, 'utf8')).not.toContain('partial line')
+  })
+
   it('rein show reads a checkpoint log it cannot write, and leaves its mode as it is', async () => {
     const p = await setUp([write('w1', 'a.txt'), answer('wrote a')], { extraRows: CHECKPOINT_ROWS })
     const id = sessionIdOf(await rein(p.dir, ['run', '--yes', 'make a']))

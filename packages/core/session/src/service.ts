@@ -167,6 +167,8 @@ export class SessionService extends Service {
       await store.close(id)
       throw error
     }
+    // A person may have been editing the log by hand: say what went, if it only ever was a torn write.
+    if (loaded.tornBytes) this._state.logger.warn('session %s: its log ended in %d bytes of an unfinished line (a write that never completed, as a killed process leaves); they were cut so the log can go on', id, loaded.tornBytes)
     return this.track(new Session(loaded.header, loaded.events, store, this.hooks()), store)
   }
 

@@ -46,6 +46,11 @@ export interface SessionSummary {
 export interface LoadedSession {
   header: SessionHeader
   events: SessionEvent[]
+  /**
+   * `open` only: bytes of an unfinished last line the store cut to append after it (a write a killed
+   * process did not finish, never reported saved); absent when there was none.
+   */
+  tornBytes?: number
 }
 
 /** How `list` reports the sessions it leaves out. */

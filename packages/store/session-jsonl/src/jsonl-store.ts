@@ -129,7 +129,7 @@ export class JsonlSessionStore implements SessionStore {
         size += 1
       }
       this.sessions.set(id, newSession(header, paths, fd, size, events.length))
-      return { header, events }
+      return validLength < content.length ? { header, events, tornBytes: content.length - validLength } : { header, events }
     } catch (error) {
       if (fd !== undefined) closeSync(fd)
       this.locks.release(paths.lock)

@@ -26,10 +26,10 @@ describe('torn final line', () => {
     expect(await readFile(file, 'utf8')).toBe(before)
   })
 
-  it('is cut by open, and later appends land on clean lines', async () => {
+  it('is cut by open, which says how many bytes it cut, and later appends land on clean lines', async () => {
     const whole = fileOf([headerText('s1'), ...range(0, 2).map(eventText)])
     const { file, store } = await storeWith('s1', whole + torn)
-    expect((await store.open('s1')).events).toEqual(range(0, 2))
+    expect(await store.open('s1')).toMatchObject({ events: range(0, 2), tornBytes: torn.length })
     expect(await readFile(file, 'utf8')).toBe(whole)
     await store.append('s1', range(2, 4))
     await store.close('s1')
