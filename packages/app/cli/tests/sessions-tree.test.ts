@@ -52,6 +52,21 @@ describe('rein sessions: the tree (issue #9)', () => {
     expect(list.stdout).toContain('  task c3\n')
   })
 
+  it('lines its columns up whatever the ids\' lengths and the children\'s indent', async () => {
+    const p = await setUp([])
+    await stored(p, 'r1', 3)
+    await stored(p, 'a-much-longer-id-than-the-others', 4)
+    await stored(p, 'c1', 6, { sessionId: 'r1', depth: 1 })
+    await stored(p, 'g1', 2, { sessionId: 'c1', depth: 2 })
+    const list = await rein(p.dir, ['sessions'])
+    expect(list).toMatchObject({ code: 0, stderr: '' })
+    const lines = list.stdout.trimEnd().split('\n')
+    expect(lines).toHaveLength(4)
+    const columns = lines.map((line) => line.indexOf('2026-12-01'))
+    expect(new Set(columns).size).toBe(1)
+    expect(columns[0]).toBe('a-much-longer-id-than-the-others'.length + 2)
+  })
+
   it('shows every session once even when headers name each other as parents', async () => {
     const p = await setUp([])
     await stored(p, 'x', 7, { sessionId: 'y', depth: 1 })

@@ -10,7 +10,7 @@ import { withComposition } from '../session-command.ts'
 import { sessionStatusWord, tokenCount } from '../render.ts'
 import { jsonLine } from '../json-line.ts'
 import { neutralize } from '../terminal-text.ts'
-import { clipColumns, padEndColumns, padStartColumns } from '../columns.ts'
+import { clipColumns, displayWidth, padEndColumns, padStartColumns } from '../columns.ts'
 import { formatMoney, groupDigits, isReinError, maskText, messageOf, secretValues, shellWord } from '@rein/base'
 // rein's own: it masks a key cut off at a title's closing `…` too.
 import { maskKeyShapes } from '../key-shapes.ts'
@@ -39,7 +39,10 @@ export async function sessionsCommand(args: ParsedArgs, io: Io): Promise<number>
     }
     // A first message may quote a key: masked by its shape, or as an environment secret's value, as tool lines are.
     const secrets = secretValues(io.env)
-    for (const { session, level } of tree(sessions)) io.stdout.write(`${neutralize(line(session, level, secrets))}\n`)
+    const rows = tree(sessions)
+    // Ids are whatever a store was given (a UUID from rein, any name from code), and children are indented.
+    const idColumns = Math.max(...rows.map(({ session, level }) => displayWidth(idCell(session, level))))
+    for (const { session, level } of rows) io.stdout.write(`${neutralize(line(session, level, idColumns, secrets))}\n`)
     return 0
   })
 }
@@ -73,13 +76,12 @@ function tree(sessions: readonly SessionSummary[]): { session: SessionSummary; l
 }
 
 /** `3f2a9c1e-…  2026-12-01 10:04 UTC  completed     deepseek-chat      2 turns    12,301 tok    0.0042  Fix the parser…` */
-function line(session: SessionSummary, level: number, secrets: readonly string[]): string {
+function line(session: SessionSummary, level: number, idColumns: number, secrets: readonly string[]): string {
   const when = shownTime(session.lastActivity)
   const tokens = tokenCount(session.usage)
   const cost = session.cost === undefined ? '-' : formatMoney(session.cost)
-  const indent = '  '.repeat(level)
   return [
-    `${indent}${session.id}`,
+    padEndColumns(idCell(session, level), idColumns),
     when,
     padEndColumns(sessionStatusWord(session.status), 12),
     // A model id is any text a log holds: made safe first (`^[` takes two columns), then padded by display width.
@@ -91,6 +93,11 @@ function line(session: SessionSummary, level: number, secrets: readonly string[]
     // The store cuts a title at a number of words: one long word (a pasted log line, CJK text) is cut here, made safe first.
     session.title === undefined ? '(no message)' : clipColumns(neutralize(maskText(maskKeyShapes(session.title), secrets)), TITLE_COLUMNS),
   ].join('  ')
+}
+
+/** The id, two spaces in for each level below the top: a child under its parent. */
+function idCell(session: SessionSummary, level: number): string {
+  return `${'  '.repeat(level)}${session.id}`
 }
 
 /**
