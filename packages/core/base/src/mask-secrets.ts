@@ -4,7 +4,7 @@
  * inside URLs (user:password@, secret-named query parameters; in a value that is a whole web URL,
  * also a key in its path and a query value as long as a key), and any text
  * equal to (or, for values of 8 characters or more, holding) the value of an environment variable
- * named like one. A number under such a key is masked too; a boolean is shown.
+ * named like one, or that value's body after a kind prefix (`sk-proj-`) when 16 characters or more. A number under such a key is masked too; a boolean is shown.
  */
 
 import { maskKeyShapes } from './key-shapes.ts'
@@ -23,9 +23,21 @@ const HEADERS = /^headers$/i
 /** Shorter values are masked only where they are the whole text: a 1-character token would mask every digit. */
 const MIN_EMBEDDED = 8
 
-/** The values of the environment variables named like secrets, longest first. */
+/**
+ * A key's kind before its body: `sk-`, `sk-proj-`, `ghp_`, `xoxb-`. What follows is the secret part,
+ * which a message may quote alone.
+ */
+const KIND_PREFIX = /^[A-Za-z]{2,8}(?:[-_][A-Za-z]{2,8})?[-_]/
+/** A body shorter than this is kept only with its prefix: alone it may be an ordinary word. */
+const MIN_BODY = 16
+
+/** The values of the environment variables named like secrets (and each one's body after a kind prefix), longest first. */
 export function secretValues(env: NodeJS.ProcessEnv): string[] {
-  const values = secretEnvironment(env).flatMap(({ value }) => [value, value.trim()])
+  const values = secretEnvironment(env).flatMap(({ value }) => {
+    const trimmed = value.trim()
+    const body = trimmed.replace(KIND_PREFIX, '')
+    return body !== trimmed && body.length >= MIN_BODY ? [value, trimmed, body] : [value, trimmed]
+  })
   return [...new Set(values)].sort((a, b) => b.length - a.length)
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isSecretName, maskSecrets, secretEnvironment } from '../src/index.ts'
+import { isSecretName, maskSecrets, maskText, secretEnvironment, secretValues } from '../src/index.ts'
 
 describe('cookie names', () => {
   it('masks a thrown object\'s top-level cookie, Cookie and set-cookie fields', () => {
@@ -46,5 +46,18 @@ describe('isSecretName, short names for a password', () => {
   it('takes pw as the last word for a password (DB_PW, dbPw), and not pwd, which names working directories (PWD, HOST_PWD)', () => {
     for (const name of ['DB_PW', 'dbPw', 'pw']) expect([name, isSecretName(name)]).toEqual([name, true])
     for (const name of ['PWD', 'OLDPWD', 'HOST_PWD', 'ORIGINAL_PWD', 'pwdDir', 'PW_LENGTH']) expect([name, isSecretName(name)]).toEqual([name, false])
+  })
+})
+
+describe('secretValues', () => {
+  it('masks a secret\'s body without its kind prefix (sk-proj-, ghp_), which a message may quote alone', () => {
+    const body = 'AbCdEf0123456789xyzQRS'
+    const secrets = secretValues({ OPENAI_API_KEY: `sk-proj-${body}`, GITHUB_TOKEN: `ghp_${body}Z9` })
+    expect(maskText(`the key was ${body}, then ${body}Z9`, secrets)).toBe('the key was ***, then ***')
+    expect(maskText(`whole: sk-proj-${body}`, secrets)).toBe('whole: ***')
+  })
+
+  it('adds no body shorter than 16 characters: a short one may be an ordinary word', () => {
+    expect(secretValues({ API_KEY: 'sk-password1' })).toEqual(['sk-password1'])
   })
 })
