@@ -4,7 +4,8 @@
  * inside URLs (user:password@, secret-named query parameters; in a value that is a whole web URL,
  * also a key in its path and a query value as long as a key), and any text
  * equal to (or, for values of 8 characters or more, holding) the value of an environment variable
- * named like one, or that value's body after a kind prefix (`sk-proj-`) when 16 characters or more. A number under such a key is masked too; a boolean is shown.
+ * named like one, or that value's body after a kind prefix (`sk-proj-`) when 16 characters or
+ * more. A number under such a key is masked too; a boolean is shown.
  */
 
 import { maskKeyShapes } from './key-shapes.ts'
