@@ -67,12 +67,15 @@ export class SpillKeeper {
     // After a final newline (or no text) there is no unfinished line to take.
     if (!this.headDone && this.lines > this.head.length) this.takeHeadLine(this.headLine)
     this.headDone = true
-    const tail = this.tail()
+    const head = this.head.join('\n')
+    // As `excerpt`: one line cut for the head shows its end as a tail too, counted once.
+    const onlyLineCut = this.lines === 1 && head.length < this.totalChars - (this.endsWithNewline ? 1 : 0)
+    const tail = onlyLineCut ? [cutTail(this.window.replace(/\n$/, ''), this.tailMaxChars)] : this.tail()
     return {
-      head: this.head.join('\n'),
+      head,
       headLines: this.head.length,
       tail: tail.join('\n'),
-      tailLines: tail.length,
+      tailLines: onlyLineCut ? 0 : tail.length,
       totalChars: this.totalChars,
       totalLines: this.lines,
     }

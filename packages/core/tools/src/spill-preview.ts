@@ -31,7 +31,11 @@ export function excerpt(text: string, limits: SpillLimits): SpillExcerpt {
   const lines = text === '' ? [] : text.split('\n')
   if (text.endsWith('\n')) lines.pop()
   const head = clip(lines, Math.floor(limits.lines / 2), Math.floor(limits.chars / 2), 'head')
-  const tail = clip(lines.slice(head.count), Math.floor(limits.lines / 4), Math.floor(limits.chars / 4), 'tail')
+  const tailChars = Math.floor(limits.chars / 4)
+  // One line, cut for the head: its end is the output's end (an error after a long blob), shown as a
+  // tail as well. No more lines are shown: it counts once.
+  const onlyLine = lines.length === 1 && head.text.length < (lines[0] ?? '').length ? lines[0] : undefined
+  const tail = onlyLine === undefined ? clip(lines.slice(head.count), Math.floor(limits.lines / 4), tailChars, 'tail') : { text: cutTail(onlyLine, tailChars), count: 0 }
   return { head: head.text, headLines: head.count, tail: tail.text, tailLines: tail.count, totalChars: text.length, totalLines: countLines(text) }
 }
 

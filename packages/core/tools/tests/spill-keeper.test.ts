@@ -90,9 +90,12 @@ describe('SpillKeeper', () => {
     expect({ keeper: new SpillKeeper({ chars: 10, lines: 4 }).lines, excerpt: excerpt('', { chars: 10, lines: 4 }).totalLines }).toEqual({ keeper: 0, excerpt: 0 })
   })
 
-  it('cuts a single endless line to the head and leaves the tail empty, as excerpt does', () => {
+  it('cuts a single endless line to a head and a tail of its end, as excerpt does', () => {
     const keeper = new SpillKeeper({ chars: 100, lines: 10 })
     for (let i = 0; i < 1000; i++) keeper.append('y'.repeat(1000))
-    expect(keeper.excerpt()).toEqual({ head: 'y'.repeat(50), headLines: 1, tail: '', tailLines: 0, totalChars: 1_000_000, totalLines: 1 })
+    keeper.append(' the end')
+    const whole = `${'y'.repeat(1_000_000)} the end`
+    expect(keeper.excerpt()).toEqual({ head: 'y'.repeat(50), headLines: 1, tail: `${'y'.repeat(17)} the end`, tailLines: 0, totalChars: 1_000_008, totalLines: 1 })
+    expect(keeper.excerpt()).toEqual(excerpt(whole, { chars: 100, lines: 10 }))
   })
 })

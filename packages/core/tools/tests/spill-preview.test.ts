@@ -23,4 +23,14 @@ describe('spillPreview', () => {
     const two = spillPreview({ head: 'a', headLines: 1, tail: 'b', tailLines: 1, totalChars: 4, totalLines: 3 }, { path: '/s/t.txt' })
     expect(two).toContain('[… 2 characters (1 line) left out. The whole result (4 characters, 3 lines)')
   })
+
+  it('shows the real end of an output that is one long line, as of any other: its tail', () => {
+    const text = `${'a'.repeat(30_000)} ERROR_AT_END`
+    const one = excerpt(text, { chars: 200, lines: 20 })
+    expect(one).toMatchObject({ head: 'a'.repeat(100), tail: `${'a'.repeat(37)} ERROR_AT_END`, totalLines: 1 })
+    const preview = spillPreview(one, { path: '/s/o.txt' })
+    expect(preview.endsWith(' ERROR_AT_END')).toBe(true)
+    expect(preview).toContain('[… 29,863 characters (inside one line) left out.')
+    expect(excerpt(`${text}\n`, { chars: 200, lines: 20 }).tail).toBe(one.tail)
+  })
 })
