@@ -137,7 +137,11 @@ export function checkPattern(pattern: string, argument: string): void {
   if (pattern.split('/').some((part) => part !== '**' && starsOf(part) > MOST_STARS)) {
     throw fsError('INVALID_PATTERN', `${argument} ${JSON.stringify(pattern)} has more than ${MOST_STARS} * in one part; matching that against long names can take minutes. Use at most three * between two slashes, and narrow the rest with path or a second search`, { pattern })
   }
-  if (pattern.startsWith('/') || pattern.split(/[/{},]/).includes('..')) {
+  // An absolute pattern inside the workspace was made relative already (`relativeToFolder`).
+  if (pattern.startsWith('/')) {
+    throw fsError('PATH_OUTSIDE_WORKSPACE', `${argument} ${JSON.stringify(pattern)} is an absolute path outside the workspace; search only inside it, with a pattern relative to path`, { pattern })
+  }
+  if (pattern.split(/[/{},]/).includes('..')) {
     throw fsError('PATH_OUTSIDE_WORKSPACE', `${argument} ${JSON.stringify(pattern)} reaches outside the folder it is matched in; write it relative to path, without ".."`, { pattern })
   }
 }

@@ -152,6 +152,15 @@ describe('glob', () => {
     expect(text(elsewhere)).toContain('is not under src')
   })
 
+  it('says an absolute pattern outside the workspace is outside it, without blaming a ".." it does not have', async () => {
+    const { call } = await boot(folders())
+    const outside = await call('glob', { pattern: '/etc/*' })
+    expect(codeOf(outside)).toBe('PATH_OUTSIDE_WORKSPACE')
+    expect(text(outside)).toContain('pattern "/etc/*" is an absolute path outside the workspace')
+    expect(text(outside)).not.toContain('..')
+    expect(text(await call('glob', { pattern: '../x/*' }))).toContain('without ".."')
+  })
+
   it('refuses a file as path', async () => {
     tree({ 'a.txt': '' })
     const { call } = await boot(folders())
