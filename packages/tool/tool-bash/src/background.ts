@@ -6,7 +6,7 @@
  */
 
 import type { JobHandle, JobRun, JobService } from '@rein/jobs'
-import { ReinError } from '@rein/base'
+import { groupDigits, ReinError } from '@rein/base'
 import type { RunIdentity } from '@rein/tools'
 import type { BackgroundRequest, StartInBackground } from './bash-tool.ts'
 import type { StartedValue } from './bash-value.ts'
@@ -153,7 +153,7 @@ async function runJob(job: JobRun, request: BackgroundRequest, marker: string, s
   if (exit.leftovers > 0) await emit(`[stopped ${exit.leftovers} process${exit.leftovers === 1 ? '' : 'es'} the command left running]\n`)
   const timedOutAfterMs = exit.timedOut ? request.timeoutMs : undefined
   // The model reads the timeout in the job's status line; the file, read without it, says it last.
-  if (timedOutAfterMs !== undefined) await sink.write(`[timed out after ${timedOutAfterMs} ms]\n`)
+  if (timedOutAfterMs !== undefined) await sink.write(`[timed out after ${groupDigits(timedOutAfterMs)} ms]\n`)
   await sink.close()
   // The file ends with the same line (see SpillSink.close); the model reads it here.
   if (sink.unsavedBytes > 0 && sink.path !== undefined) job.output(`${capNote(sink.cap, sink.unsavedBytes)}\n`)

@@ -117,7 +117,7 @@ export function renderValue(value: FrozenJson<BashValue>): string {
   if (value.leftovers > 0) {
     lines.push(`[stopped ${value.leftovers} process${value.leftovers === 1 ? '' : 'es'} the command left running; start servers and watchers with run_in_background]`)
   }
-  if (value.timedOut) lines.push(`[timed out after ${value.timeoutMs} ms]`)
+  if (value.timedOut) lines.push(`[timed out after ${groupDigits(value.timeoutMs)} ms]`)
   if (value.cancelled) lines.push('[cancelled]')
   if (value.signal !== null) lines.push(`[killed by signal ${value.signal}]`)
   if (value.exitCode !== null) lines.push(`[exit code: ${value.exitCode}]`)

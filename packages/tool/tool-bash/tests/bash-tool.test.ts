@@ -121,6 +121,11 @@ describe('the bash tool', () => {
     expect((await execute({ command: 'true', description: 'x', timeout_ms: 1_001 })).isError).toBe(true)
     expect(text(await execute({ command: 'sleep 30', description: 'x' }))).toContain('[timed out after 500 ms]')
   })
+
+  it('writes a timeout of thousands of ms with its digits grouped, as a background job\'s status line does', async () => {
+    const { execute } = await bootBash({ maxTimeoutMs: 2_000, defaultTimeoutMs: 1_200 })
+    expect(text(await execute({ command: 'sleep 30', description: 'x' }))).toContain('[timed out after 1,200 ms]')
+  })
 })
 
 describe('cards', () => {
