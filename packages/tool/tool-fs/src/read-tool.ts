@@ -1,5 +1,6 @@
 /** The `read` tool: a numbered window of a text file, with a footer saying how to read on. */
 
+import { counted, groupDigits } from '@rein/base'
 import { defineTool, type DurableToolResult } from '@rein/tools'
 import { CUT_MARK, readLineWindow } from './line-window.ts'
 import { openRegularFile } from './open-file.ts'
@@ -113,7 +114,7 @@ function renderRead(value: ReadValue, lineChars: number): string {
   const { path, startLine, lines, totalLines } = value
   if (value.binary) return `[${path} is a binary file (${formatBytes(value.size)}); read shows text files only.]`
   if (totalLines === 0) return `[${path} is empty.]`
-  if (lines.length === 0) return `[${path} has ${totalLines} lines; offset ${startLine} is past the end.]`
+  if (lines.length === 0) return `[${path} has ${counted(totalLines, 'line')}; offset ${groupDigits(startLine)} is past the end.]`
   const cut = new Set(value.cut)
   const out = lines.map((line, i) => `${startLine + i}\t${line}${cut.has(startLine + i) ? CUT_MARK : ''}`)
   if (value.invalidUtf8) out.push('[Some bytes here are not valid UTF-8 and show as �; edit and write cannot change this file.]')

@@ -42,6 +42,8 @@ describe('read', () => {
     write(join(workspace, 'a.txt'), 'one\ntwo')
     const { call } = await boot(folders())
     expect(text(await call('read', { path: 'a.txt', offset: 9 }))).toBe('[a.txt has 2 lines; offset 9 is past the end.]')
+    write(join(workspace, 'b.txt'), 'one')
+    expect(text(await call('read', { path: 'b.txt', offset: 1_200 }))).toBe('[b.txt has 1 line; offset 1,200 is past the end.]')
   })
 
   it('says a file is empty', async () => {
