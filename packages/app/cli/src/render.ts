@@ -241,9 +241,11 @@ export class Renderer {
   /** A started call's label; with the short form of its raw arguments when the card is the generic one @rein/tools made of them. */
   private callLabel(name: string, card: ToolCallView): CallLabel {
     if (card.card !== 'generic') return { label: shorten(this.masked(card.title), LABEL_CHARS) }
+    // A tool's own generic card: its title says what the call does (`Remember (user, fact)`), the detail to what.
+    if (card.title !== undefined && card.title !== name) return { label: shorten(this.masked(card.detail === undefined ? card.title : `${card.title}: ${card.detail}`), LABEL_CHARS) }
     const label = shorten(this.masked(`${name} ${card.detail ?? ''}`.trim()), LABEL_CHARS)
     // The tool's own card would have a title of its own; this one shows the arguments as the model wrote them.
-    if (card.title !== name || card.detail === undefined) return { label }
+    if (card.title === undefined || card.detail === undefined) return { label }
     return { label, refused: `${shorten(this.masked(name), LABEL_CHARS)} ${shorten(maskTokens(this.masked(card.detail)), REFUSED_ARGUMENT_CHARS)}`.trim() }
   }
 

@@ -146,6 +146,18 @@ describe('the arguments a tool line shows', () => {
   })
 })
 
+describe('a tool line of a call whose tool made its own generic card', () => {
+  it('shows the card\'s title before its detail (memory_write: which scope the entry goes to), as the tool meant it', () => {
+    const stderr = new PassThrough()
+    let text = ''
+    stderr.on('data', (chunk: Buffer) => { text += chunk.toString() })
+    const out = new Renderer({ stdout: new PassThrough(), stderr, env: {} }, false, false)
+    out.event({ type: 'tool-start', callId: 'c1', name: 'memory_write', card: { card: 'generic', kind: 'edit', title: 'Remember (user, fact)', detail: 'Tests use vitest, not jest.' } })
+    out.event({ type: 'tool-end', callId: 'c1', name: 'memory_write', isError: false, card: { card: 'generic', title: 'Remember (user, fact)' } })
+    expect(text).toBe('  [tool] Remember (user, fact): Tests use vitest, not jest. ok\n')
+  })
+})
+
 describe('a subagent\'s call that ended without a start', () => {
   it('is shown under the subagent\'s line, not as if the parent ran it (a child\'s budget cancelled the call before it began)', () => {
     const { renderer: out, shown } = renderer()
