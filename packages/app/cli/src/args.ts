@@ -85,9 +85,13 @@ const COMMAND_FLAGS: Record<Command | 'none', readonly (keyof typeof FLAGS)[]> =
   demo: ['json'],
 }
 
-function refuseForeignFlag(command: Command | undefined, flag: string): void {
+function takesFlag(command: Command | undefined, flag: string): boolean {
   const takes: readonly string[] = [...ANY_COMMAND, ...COMMAND_FLAGS[command ?? 'none']]
-  if (takes.includes(flag)) return
+  return takes.includes(flag)
+}
+
+function refuseForeignFlag(command: Command | undefined, flag: string): void {
+  if (takesFlag(command, flag)) return
   throw new ReinError('USAGE', command ? `rein ${command} does not take --${flag}; see rein ${command} --help` : `--${flag} goes with a command; see rein --help`)
 }
 
@@ -133,7 +137,14 @@ function unknownFlag(command: Command | undefined, token: OptionToken, argv: rea
   // `rein run "-x task"`: Node reads the whole argument as flags; the example shows it as the text it was.
   const example = /\s/.test(arg) ? arg : `${arg} …`
   const advice = text ? `${text.what} that starts with a dash goes after '--': ${text.before} -- ${JSON.stringify(example)}; ` : ''
-  return new ReinError('USAGE', `rein${command ? ` ${command}` : ''} does not take ${token.rawName}; ${advice}see ${helpFor(command)}`)
+  // A word Node read as short flags (`-minus`: -m, -i…) is named as typed where text may go: it was text.
+  const named = text && isShortFlagWord(arg) ? arg : token.rawName
+  return new ReinError('USAGE', `rein${command ? ` ${command}` : ''} does not take ${named}; ${advice}see ${helpFor(command)}`)
+}
+
+/** `-minus`, `-y`: one argument of a single dash and no space, which Node reads as short flags. */
+function isShortFlagWord(arg: string): boolean {
+  return /^-[^-\s]\S*$/.test(arg)
 }
 
 /**
@@ -144,6 +155,8 @@ function unknownFlag(command: Command | undefined, token: OptionToken, argv: rea
 function checkFlag(command: Command | undefined, token: OptionToken, argv: readonly string[], positionals: readonly string[]): void {
   if (!Object.hasOwn(FLAGS, token.name)) throw unknownFlag(command, token, argv, positionals)
   const name = token.name as keyof typeof FLAGS
+  // `rein memory search -y`: a flag of other commands in a word that can only have been text here.
+  if (!takesFlag(command, name) && freeText(command, positionals) && isShortFlagWord(argv[token.index] ?? '')) throw unknownFlag(command, token, argv, positionals)
   refuseForeignFlag(command, name)
   const { value } = token
   if (FLAGS[name].type === 'boolean') {

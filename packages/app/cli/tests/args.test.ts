@@ -79,6 +79,18 @@ describe('rein: an unknown flag', () => {
     expect(await rein('/', ['--bogus=1', 'sessions'])).toMatchObject({ code: 2, stderr: 'rein: rein sessions does not take --bogus; see rein sessions --help\n' })
   })
 
+  it('names a query or text that reads as short flags as typed, with the "--" advice, not the flags Node made of it', async () => {
+    for (const [argv, command, typed, before] of [
+      [['memory', 'search', '-minus'], 'memory', '-minus', 'rein memory search'],
+      [['memory', 'search', '-y'], 'memory', '-y', 'rein memory search'],
+      [['memory', 'search', '-vitest'], 'memory', '-vitest', 'rein memory search'],
+      [['compact', 'abc', '-yes'], 'compact', '-yes', 'rein compact abc'],
+    ] as const) {
+      const said = `rein: rein ${command} does not take ${typed}; a ${command === 'memory' ? 'query' : 'text'} that starts with a dash goes after '--': ${before} -- "${typed} …"; see rein ${command} --help\n`
+      expect({ argv, ...(await rein('/', [...argv])) }).toEqual({ argv, code: 2, stdout: '', stderr: said })
+    }
+  })
+
   it('advises a form that works: the text after "--" reaches the command', () => {
     expect(parseCommandLine(['run', '--', '--bogus x']).positionals).toEqual(['--bogus x'])
     expect(parseCommandLine(['resume', 'abc', '--', '--bogus x']).positionals).toEqual(['abc', '--bogus x'])
