@@ -52,8 +52,11 @@ export async function checkTarget(context: FsToolContext, run: ToolRun, path: st
     await access(resolved.real, constants.W_OK)
   } catch (error) {
     // EROFS (a read-only mount) and the rest: the same typed errors a write would give.
-    if (systemCode(error) !== 'EACCES' && systemCode(error) !== 'EPERM') throw fromSystemError(error, 'write', resolved.display)
-    throw fsError('PERMISSION_DENIED', `${resolved.display} is read-only (its permissions forbid writing it)`, { path: resolved.display }, error)
+    const code = systemCode(error)
+    if (code !== 'EACCES' && code !== 'EPERM') throw fromSystemError(error, 'write', resolved.display)
+    // EPERM from access(W_OK) is no mode bit: a file flag (chattr +i, +a) or a security module.
+    const why = code === 'EPERM' ? 'cannot be changed (the system refuses it: EPERM, not its permissions); it may be marked immutable or append-only (lsattr shows it)' : 'is read-only (its permissions forbid writing it)'
+    throw fsError('PERMISSION_DENIED', `${resolved.display} ${why}`, { path: resolved.display }, error)
   }
   return { resolved, existing }
 }

@@ -61,6 +61,35 @@ describe('permission denied', () => {
   })
 })
 
+/** Whether `chattr +i` works here (root on a file system with the flag); it is taken off again at once. */
+function canMarkImmutable(): boolean {
+  const file = join(mkdtempSync(join(tmpdir(), 'rein-chattr-')), 'probe')
+  try {
+    execFileSync('sh', ['-c', `touch "${file}" && chattr +i "${file}" && chattr -i "${file}"`], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+
+describe('a file marked immutable (chattr +i)', () => {
+  it.skipIf(!canMarkImmutable())('is PERMISSION_DENIED naming the flag, not its permissions, which allow writing', async () => {
+    const { workspace } = folders()
+    write(join(workspace, 'imm.txt'), 'fixed\n')
+    const { call } = await boot(folders())
+    await call('read', { path: 'imm.txt' })
+    execFileSync('chattr', ['+i', join(workspace, 'imm.txt')])
+    try {
+      const result = await call('edit', { path: 'imm.txt', old_string: 'fixed', new_string: 'moved' })
+      expect(codeOf(result)).toBe('PERMISSION_DENIED')
+      expect(text(result)).toContain('imm.txt cannot be changed (the system refuses it: EPERM, not its permissions); it may be marked immutable or append-only (lsattr shows it)')
+    } finally {
+      execFileSync('chattr', ['-i', join(workspace, 'imm.txt')])
+    }
+    expect(readFileSync(join(workspace, 'imm.txt'), 'utf8')).toBe('fixed\n')
+  })
+})
+
 describe('a full disk during a write', () => {
   it('is WRITE_FAILED, keeps the original, and leaves no temporary file (injected ENOSPC)', async () => {
     const { workspace } = folders()
