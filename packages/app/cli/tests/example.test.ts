@@ -47,7 +47,7 @@ describe('examples/cordis.yml', () => {
       REIN_MODEL: 'mock-model',
       REIN_HOME: join(dir, 'home'),
     })
-    expect(run.stderr).toContain('[tool] current_time Asia/Tokyo ok')
+    expect(run.stderr).toContain('[tool] Check the time: Asia/Tokyo ok')
     expect(run).toMatchObject({ code: 0, stdout: 'It is evening in Tokyo.\n' })
 
     const [first, second] = server.requests

@@ -69,7 +69,7 @@ describe('memory across sessions', () => {
 
     const first = await rein(p.dir, ['--config', config, 'run', '--allow', 'write', 'remember: Tests use vitest. as project decision'])
     expect(first).toMatchObject({ code: 0, stdout: 'Saved.\n' })
-    expect(first.stderr).toContain('[tool] memory_write')
+    expect(first.stderr).toContain('[tool] Remember (project, ')
     const a = sessionIdOf(first)
     const systemA = systemOf(p.server.requests[0])
     expect(systemA).not.toContain('## What you remember')
@@ -234,7 +234,8 @@ describe('rein memory', () => {
     expect((await rein(p.dir, ['memory', '--help'])).stdout).toContain('rein memory search <query>')
     expect(await rein(p.dir, ['memory', 'list', 'extra'])).toMatchObject({ code: 2, stdout: '', stderr: 'rein: rein memory list takes no arguments, not "extra"; see rein memory --help\n' })
     expect(await rein(p.dir, ['memory', 'export', 'extra'])).toMatchObject({ code: 2, stdout: '', stderr: 'rein: rein memory export takes no arguments, not "extra"; see rein memory --help\n' })
-    expect(await rein(p.dir, ['memory', 'export', '--json'])).toMatchObject({ code: 2, stdout: '', stderr: expect.stringContaining('rein memory export does not take --json') })
+    // Its stdout is JSON lines all the same: the refusal is one too.
+    expect(await rein(p.dir, ['memory', 'export', '--json'])).toMatchObject({ code: 2, stdout: expect.stringContaining('{"type":"error","code":"USAGE","exit":2,'), stderr: expect.stringContaining('rein memory export does not take --json') })
 
     const noRow = await rein(p.dir, ['memory', 'list'])
     expect(noRow).toMatchObject({ code: 2, stdout: '' })

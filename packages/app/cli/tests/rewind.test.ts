@@ -376,7 +376,7 @@ describe('rein demo', () => {
       expect(run.code).toBe(0)
       expect(run.stderr).toContain('a SCRIPTED model')
       // It delegates once: the subagent's check shows under the call, its tokens in the total.
-      expect(run.stderr).toContain('  [tool] subagent check the fix …\n    [tool] Look for the typo ok\n  [tool] subagent check the fix ok\n')
+      expect(run.stderr).toContain('  [tool] Subagent: check the fix …\n    [tool] Look for the typo ok\n  [tool] Subagent: check the fix ok\n')
       expect(run.stderr).toMatch(/\(subagents in [\d,]+ \(cached [\d,]+\) out \d+\) · cost /)
       expect(run.stdout).toMatch(/^README\.md {2}restored$/m)
       expect(run.stderr).toContain('README.md is as it was before the turn, typo included: "Lighthouse watches a folder and reports teh files')

@@ -98,7 +98,7 @@ describe('SIGTERM under a subagent call', () => {
     const run = await spawnRein(p.dir, ['run', '--yes', 'work'], signalWhenStarted(join(p.dir, 'started'), ['SIGTERM']), { REIN_HOME: p.home })
     expect(run.code).toBe(130)
     expect(run.stderr).toContain('the turn is interrupted, for rein resume to continue')
-    expect(run.stderr).toContain('[tool] subagent dig interrupted: rein resume continues it')
+    expect(run.stderr).toContain('[tool] Subagent: dig interrupted: rein resume continues it')
     expect(processesWith(token)).toEqual([])
     const [parent, child] = logs(p.home)
     // The call is left open for resume, as after a crash; the child's log says interrupted.
