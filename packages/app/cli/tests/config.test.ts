@@ -41,7 +41,7 @@ async function shown(cwd: string, argv: string[], env: NodeJS.ProcessEnv): Promi
   const run = await rein(cwd, ['config', '--json', ...argv], { env })
   expect(run.code).toBe(0)
   // A built-in composition with no model says so (its own test below); nothing else is said.
-  expect(run.stderr).toMatch(/^(no model configured[^\n]*\n)?$/)
+  expect(run.stderr).toMatch(/^(rein: no model configured[^\n]*\n)?$/)
   return JSON.parse(run.stdout) as Shown
 }
 
@@ -164,9 +164,12 @@ describe('rein config', () => {
     const home = join(folder(), 'home')
     const none = await rein(folder(), ['config'], { env: { REIN_HOME: home } })
     expect(none.code).toBe(0)
-    expect(none.stderr).toBe('no model configured: set DEEPSEEK_API_KEY, or OPENAI_API_KEY (OPENAI_BASE_URL for a local OpenAI-compatible server, with --model or REIN_MODEL), or write a cordis.yml; rein demo shows the loop offline\n')
+    expect(none.stderr).toBe('rein: no model configured: set DEEPSEEK_API_KEY, or OPENAI_API_KEY (OPENAI_BASE_URL for a local OpenAI-compatible server, with --model or REIN_MODEL), or write a cordis.yml; rein demo shows the loop offline\n')
     const local = await rein(folder(), ['config'], { env: { REIN_HOME: home, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' } })
-    expect(local.stderr).toBe('no model configured for the server at OPENAI_BASE_URL (http://127.0.0.1:9/v1), which is the default provider when set: give --model <id> or set REIN_MODEL to one of its models\n')
+    expect(local.stderr).toBe('rein: no model configured for the server at OPENAI_BASE_URL (http://127.0.0.1:9/v1), which is the default provider when set: give --model <id> or set REIN_MODEL to one of its models\n')
+    // As rein run says it: the URL's password and its key-named query value masked.
+    const credentials = await rein(folder(), ['config'], { env: { REIN_HOME: home, OPENAI_BASE_URL: 'http://user:s3cr3tpassw0rd@127.0.0.1:9/v1?api_key=abcdefghijklmnopqrstuvwxyz' } })
+    expect(credentials.stderr).toBe('rein: no model configured for the server at OPENAI_BASE_URL (http://***@127.0.0.1:9/v1?api_key=***), which is the default provider when set: give --model <id> or set REIN_MODEL to one of its models\n')
     const named = await rein(folder(), ['config'], { env: { REIN_HOME: home, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', REIN_MODEL: 'm1' } })
     expect(named.stderr).toBe('')
   })

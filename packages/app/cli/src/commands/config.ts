@@ -10,7 +10,7 @@ import { BUILT_IN_ENVIRONMENT, builtInLacksModel, disposeUnlessStalled, loadCliC
 import { noModelAdvice } from '../no-model.ts'
 import type { Io } from '../io.ts'
 import { jsonLine } from '../json-line.ts'
-import { maskSecrets, secretValues } from '@rein/base'
+import { maskSecrets, maskText, secretValues } from '@rein/base'
 import { neutralize } from '../terminal-text.ts'
 
 export async function configCommand(args: ParsedArgs, io: Io): Promise<number> {
@@ -20,7 +20,7 @@ export async function configCommand(args: ParsedArgs, io: Io): Promise<number> {
     const rows = composition.rows().map((row) => ({ ...row, config: maskSecrets(plain(row.config), secrets) }))
     const environment = source === 'built-in' ? Object.fromEntries(BUILT_IN_ENVIRONMENT.map((name) => [name, Boolean(io.env[name])])) : undefined
     // What rein run would refuse to start with (NO_MODEL) is said here too, where a person looks first.
-    if (source === 'built-in' && builtInLacksModel(io.env)) io.stderr.write(`${neutralize(noModelAdvice(io.env))}\n`)
+    if (source === 'built-in' && builtInLacksModel(io.env)) io.stderr.write(`${neutralize(`rein: ${maskText(noModelAdvice(io.env), secrets)}`)}\n`)
     if (args.options.json) {
       io.stdout.write(`${jsonLine({ source, ...(environment ? { environment } : {}), rows })}\n`)
       return 0
