@@ -3,7 +3,7 @@
  * Enter, a stdout whose reader went away, slash commands it does not have, and a chat that cannot start.
  */
 
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { onTerminal, projectPerTest, rein, reinCommand, shellQuote, terminalRein } from './harness.ts'
@@ -182,3 +182,39 @@ describe('rein chat: a save it refuses to reload', () => {
     expect(chat.screen().replaceAll('\r', '')).toContain(`cordis.yml was not applied; the rows keep running as they were: ${problem}`)
   }, 60_000)
 })
+
+describe('rein chat: its terminal closed under it (the window shut, the ssh connection dropped)', () => {
+  it('stops the running command, keeps its output and ends the turn interrupted, as SIGHUP does, rather than crashing as a plugin bug', async () => {
+    const token = `61.${process.pid}`
+    const p = await setUp([
+      { steps: [{ toolCall: { id: 'c_long', name: 'bash', arguments: JSON.stringify({ command: `echo started; touch started; sleep ${token}`, description: 'long' }) } }] },
+      { steps: [{ text: 'never' }] },
+    ], { extraRows: ["- { id: jobs, name: '@rein/jobs' }", "- { id: bash, name: '@rein/tool-bash' }"] })
+    const errors = join(p.dir, 'chat-stderr')
+    // `script` holds the terminal: killed, its terminal closes, as a window's does.
+    const chat = onTerminal(p.dir, `${reinCommand(['chat', '--yes'])} 2> ${shellQuote(errors)}`, { REIN_HOME: p.home })
+    try {
+      await expect.poll(() => existsSync(errors) && readFileSync(errors, 'utf8'), deadline).toContain('Ctrl-D leaves')
+      chat.type('go\r')
+      await expect.poll(() => existsSync(join(p.dir, 'started')), deadline).toBe(true)
+      chat.kill()
+      await expect.poll(() => readFileSync(errors, 'utf8'), deadline).toContain('SIGHUP')
+      await expect.poll(() => sessionLog(p), deadline).toContain('"type":"turn/end"')
+    } finally {
+      chat.kill()
+    }
+    const said = readFileSync(errors, 'utf8')
+    expect(said).not.toContain('setRawMode')
+    expect(said).not.toContain('Assertion failed')
+    const log = sessionLog(p)
+    expect(log).toContain('"reason":"interrupted"')
+    expect(log).toContain('started')
+  }, 60_000)
+})
+
+/** The one session log the project holds. */
+function sessionLog(p: { home: string }): string {
+  const folder = join(p.home, 'sessions')
+  const [file] = existsSync(folder) ? readdirSync(folder).filter((name) => name.endsWith('.jsonl')) : []
+  return file === undefined ? '' : readFileSync(join(folder, file), 'utf8')
+}

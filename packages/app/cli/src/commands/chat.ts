@@ -20,6 +20,7 @@ import type { Io } from '../io.ts'
 import { compactOutcome } from '../render.ts'
 import { describeRoute, inUserTerms, openAgent, requireModel, settleJobs, showResult, windowErrorInTerms, withComposition, type SessionScope } from '../session-command.ts'
 import { neutralize } from '../terminal-text.ts'
+import { isTerminalGone } from '../terminal-gone.ts'
 import { watchComposition, type CompositionWatch } from '../watch-config.ts'
 
 export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
@@ -28,6 +29,11 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
   return withComposition(args.options, io, async (scope) => {
     const echo = heldEcho(io.stderr)
     const prompt = createInterface({ input: io.stdin, output: echo.screen, terminal: true })
+    // A terminal that went away fails readline's reset of its mode with EIO, which readline passes
+    // on as its own error: the SIGHUP that comes with it ends the chat in order, as a signal does.
+    prompt.on('error', (error) => {
+      if (!isTerminalGone(error)) throw error
+    })
     prompt.setPrompt('> ')
     // Queued from the start: a line typed while the agent opens is sent, not dropped.
     const lines = lineQueue(prompt, echo, io.stderr)
