@@ -42,6 +42,8 @@ interface LookupOptions {
   context?: Context
   /** Where rein says the composition is still loading after a while (see `slowNotice`). Default: nowhere. */
   stderr?: NodeJS.WritableStream
+  /** Aborted: the load is given up at once, as a stalled one is (a signal while rows start). */
+  giveUp?: AbortSignal
 }
 
 /** The cordis.yml `rein` uses: `--config`, else `./cordis.yml`, else `$REIN_HOME/cordis.yml`; none → built in. */
@@ -60,12 +62,13 @@ export async function loadCliComposition(options: LookupOptions): Promise<Loaded
   const env = options.env ?? process.env
   const file = findConfigFile({ ...options, env })
   const shared = { ...(options.context ? { context: options.context } : {}), ...slowNotice(options.stderr, file ?? 'the built-in composition', env) }
+  const load = (loadOptions: CompositionOptions) => loadUnlessStalled(loadOptions, options.giveUp)
   if (file) {
-    return { composition: await loadUnlessStalled({ file, resolveFrom: [dirname(file), PACKAGE_DIR], ...shared }), source: file }
+    return { composition: await load({ file, resolveFrom: [dirname(file), PACKAGE_DIR], ...shared }), source: file }
   }
   const builtIn = join(PACKAGE_DIR, 'built-in.cordis.yml')
   try {
-    const composition = await loadUnlessStalled({ file: builtIn, rows: builtInRows(env), resolveFrom: PACKAGE_DIR, ...shared })
+    const composition = await load({ file: builtIn, rows: builtInRows(env), resolveFrom: PACKAGE_DIR, ...shared })
     return { composition, source: 'built-in' }
   } catch (error) {
     // That file does not exist: the rows come from the environment, so say so. Caused by what
@@ -82,8 +85,8 @@ export async function loadCliComposition(options: LookupOptions): Promise<Loaded
  * waited for; so is one that never settles but keeps a timer or a socket open, which only
  * `slowNotice` tells about.
  */
-function loadUnlessStalled(options: CompositionOptions): Promise<Composition> {
-  return untilIdle((stalled) => loadComposition({ ...options, stalled }))
+function loadUnlessStalled(options: CompositionOptions, giveUp?: AbortSignal): Promise<Composition> {
+  return untilIdle((stalled) => loadComposition({ ...options, stalled }), giveUp)
 }
 
 /**

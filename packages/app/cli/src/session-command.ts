@@ -16,7 +16,7 @@ import { builtInModel, builtInWithoutModel, disposeUnlessStalled, loadCliComposi
 import { saveFailureOf, unsavedText, type SaveFailure } from './errors-save.ts'
 import { EXIT } from './exit-codes.ts'
 import { leaveOnceDone, type Io } from './io.ts'
-import { stopTurn, trapInterrupts, type Interrupts } from './interrupts.ts'
+import { stoppingTheTurn, stopTurn, trapInterrupts, type Interrupts } from './interrupts.ts'
 import { printPluginLogs, type PluginLogs } from './plugin-logs.ts'
 import { colorsEnabled, Renderer } from './render.ts'
 import { maxCostInBuiltInTerms } from './built-in-terms.ts'
@@ -88,12 +88,26 @@ export interface CompositionOptions {
 export async function withComposition(options: CliOptions, io: Io, body: (scope: SessionScope) => Promise<number>, { prepare, finishesOnSignal, quietAboutMemory }: CompositionOptions = {}): Promise<number> {
   const context = new Context()
   const logs = printPluginLogs(context, io, options.verbose)
-  const { composition, source } = await logs.around(() => loadCliComposition({ ...(options.config !== undefined ? { config: options.config } : {}), cwd: io.cwd, env: io.env, context, stderr: io.stderr }))
+  // Trapped before the load: a signal while the rows start ends the command in order (exit 130,
+  // what started disposed), not rein by the signal with a row's work half begun.
+  const interrupts = trapInterrupts(io, (text) => io.stderr.write(`${text}\n`), () => 'stopping the composition\'s load (nothing ran)')
+  let loaded: Awaited<ReturnType<typeof loadCliComposition>>
+  try {
+    loaded = await logs.around(() => loadCliComposition({ ...(options.config !== undefined ? { config: options.config } : {}), cwd: io.cwd, env: io.env, context, stderr: io.stderr, giveUp: interrupts.signal }))
+  } catch (error) {
+    interrupts.release()
+    // Given up for the signal: what had started is being disposed; nothing ran.
+    if (interrupts.signal.aborted) return EXIT.interrupted
+    throw error
+  }
+  const { composition, source } = loaded
   const renderer = new Renderer(io, options.json, colorsEnabled(io.stdout, io.env))
   renderer.builtIn = source === 'built-in'
-  const interrupts = trapInterrupts(io, (text) => renderer.notice(text), finishesOnSignal)
+  interrupts.announce(finishesOnSignal ?? stoppingTheTurn, (text) => renderer.notice(text))
   const stuck = new AbortController()
   try {
+    // A signal the moment the load was done: nothing ran yet either.
+    if (interrupts.signal.aborted) return EXIT.interrupted
     requireServices(composition, source)
     if (!quietAboutMemory) tellMemoryProblems(composition.ctx, renderer)
     await prepare?.(composition.ctx)

@@ -6,7 +6,7 @@ import type { ChildProcessByStdio } from 'node:child_process'
 import type { Readable } from 'node:stream'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { MockReply } from '@rein/testkit'
-import { projectPerTest, spawnRein } from './harness.ts'
+import { FIXTURES, projectPerTest, spawnRein } from './harness.ts'
 
 const setUp = projectPerTest(afterEach)
 const JOB_ROWS = ["- { id: jobs, name: '@rein/jobs' }", "- { id: bash, name: '@rein/tool-bash' }"]
@@ -53,6 +53,17 @@ describe('signals stop everything rein started', () => {
       expect(run.code === null ? run.signal : run.code).not.toBe(0)
       expect(processesWith(token)).toEqual([])
     })
+  })
+
+  it('stops in order with exit 130 on SIGTERM while the composition is still loading, rather than dying by the signal', async () => {
+    // `loading` is made in rein's folder, the project's, as the row begins to start.
+    const p = await setUp([{ steps: [{ text: 'never' }] }], { extraRows: [`- { id: slow, name: '${join(FIXTURES, 'slow-start.mjs')}', config: { started: loading } }`] })
+    // Polled from the spawn: nothing is printed while the rows start.
+    const signal = signalWhenStarted(join(p.dir, 'loading'), ['SIGTERM'])
+    const run = await spawnRein(p.dir, ['run', 'hi'], undefined, { REIN_HOME: p.home }, [], (child) => signal('', () => {}, child))
+    expect({ code: run.code, signal: run.signal }).toEqual({ code: 130, signal: null })
+    expect(run.stderr).toContain('SIGTERM: stopping')
+    expect(p.server.requests).toHaveLength(0)
   })
 
   it('stops and records a background job when SIGTERM arrives while rein waits for it', async () => {
