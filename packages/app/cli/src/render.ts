@@ -46,6 +46,8 @@ const QUESTION_COMMAND_CHARS = 4_000
  * which shows them as `^[` and `<9b>`.
  */
 const UNSEEN_IN_LABEL = new RegExp(`\\r\\n|[\\n\\r\\u2028\\u2029]|${HIDDEN_CHARACTER.source}`, 'gu')
+/** The same within a command the approval shows line by line: its line breaks stay breaks, anything else unseen is escaped. */
+const UNSEEN_IN_COMMAND = new RegExp(`[\\u2028\\u2029]|${HIDDEN_CHARACTER.source}`, 'gu')
 
 /** `\n`, `\r`, `\r\n`, `\u2028`, `\u202e` as the escapes a reader knows them by (a control as it was). */
 function escapedBreak(unseen: string): string {
@@ -232,7 +234,8 @@ export class Renderer {
     if (card.card !== 'terminal') return this.err(`  ${this.callLabel(name, card).label}`)
     const command = maskKeyShapes(maskText(card.command, this.secrets))
     const cut = command.length > QUESTION_COMMAND_CHARS ? `\n    … ${groupDigits(command.length - QUESTION_COMMAND_CHARS)} more characters not shown` : ''
-    const lines = neutralize(command.slice(0, QUESTION_COMMAND_CHARS)).split('\n')
+    // A bidi control or a line separator would make the command read as other than what runs.
+    const lines = neutralize(command.slice(0, QUESTION_COMMAND_CHARS).replace(UNSEEN_IN_COMMAND, escapedBreak)).split('\n')
     // Where it runs changes what it does: said when the call names a folder.
     const where = card.cwd === undefined ? '' : `\n    (in ${this.masked(card.cwd)})`
     this.err(`${lines.map((line, index) => `${index === 0 ? '  $ ' : '    '}${line}`).join('\n')}${cut}${where}`)

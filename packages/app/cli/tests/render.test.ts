@@ -220,3 +220,11 @@ describe('a host that did not resolve, on the built-in composition', () => {
       .toBe("failed: TRANSPORT: could not reach DeepSeek: host not found at https://api.deepseek.com/chat/completions (ENOTFOUND); check the network and its DNS: the provider's own host did not resolve")
   })
 })
+
+describe('the approval preview of a command', () => {
+  it('shows bidi controls and line separators as escapes, so a command cannot read as other than what runs', () => {
+    const { renderer: out, shown } = renderer()
+    out.showApproval('bash', { card: 'terminal', title: 'harmless', command: 'echo hidden\u2028sep \u202eevil\u2066x\u2069\necho two\u001b[1A' })
+    expect(shown()).toBe('  $ echo hidden\\u2028sep \\u202eevil\\u2066x\\u2069\n    echo two^[[1A\n')
+  })
+})
