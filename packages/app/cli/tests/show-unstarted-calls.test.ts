@@ -38,7 +38,7 @@ describe('rein show, a call paired without running', () => {
       const shown = await rein(p.dir, ['show', id])
       expect(shown.code).toBe(0)
       expect(shown.stdout).toContain('\n  → bash {"command":"echo ran","description":"d"}\n  ← ran\n')
-      expect(shown.stdout).toContain(`\n  → bash {"command":"echo never","description":"d"}\n  ← error ${code}: Error: bash was not run\n`)
+      expect(shown.stdout).toContain(`\n  → bash {"command":"echo never","description":"d"}\n  ← error ${code}: bash was not run\n`)
     })
   }
 })

@@ -149,7 +149,9 @@ function describe(event: SessionEvent, checkpoints: ReadonlyMap<number, TurnChan
     case 'tool/result': {
       const data = eventData(event, 'tool/result')
       const body = data.content.map((part) => (part.type === 'text' ? part.text : `[image ${part.mediaType}]`)).join(' ')
-      return `  ← ${data.isError ? `error${data.code ? ` ${data.code}` : ''}: ` : ''}${brief(body)}`
+      // The model reads a failure as `Error: <message>`; after `error CODE:` that would say it twice.
+      const shown = data.isError ? body.replace(/^Error: /, '') : body
+      return `  ← ${data.isError ? `error${data.code ? ` ${data.code}` : ''}: ` : ''}${brief(shown)}`
     }
     case 'turn/end': {
       const data = eventData(event, 'turn/end')
