@@ -133,6 +133,18 @@ describe('rein chat', () => {
     expect(events.at(-1)).toMatchObject({ type: 'turn/end', data: { reason: 'aborted' } })
   })
 
+  it('says a second Ctrl-C while the turn stops leaves the chat, rather than leaving without a word', async () => {
+    current = await project([{ steps: [{ text: 'Working on it' }, { stall: true }] }])
+    const chat = terminal(current.dir)
+    await expect.poll(chat.screen).toContain('> ')
+    chat.type('long job\r')
+    await expect.poll(chat.answer).toContain('Working on it')
+    // One read: the second comes while the first is still stopping the turn.
+    chat.type('\u0003\u0003')
+    expect(await chat.done).toBe(130)
+    expect(chat.screen()).toContain('Ctrl-C again: leaving the chat once the turn has stopped (the session is saved)')
+  })
+
   it('needs a terminal', async () => {
     current = await project([])
     const stderr = new PassThrough()

@@ -118,6 +118,8 @@ export async function chatCommand(args: ParsedArgs, io: Io): Promise<number> {
         // Read with the line's Enter, before its turn could start: it stops that line, as it would its turn.
         cancelling = true
       } else {
+        // A second Ctrl-C while the first still stops the turn: the person wants out, and is told so.
+        if (cancelling && agent.status === 'running') scope.renderer.notice('Ctrl-C again: leaving the chat once the turn has stopped (the session is saved)')
         lines.stop()
         prompt.close()
       }
@@ -249,7 +251,7 @@ const CHAT_HELP = [
   'in this chat:',
   '  /compact [what to keep]  shorten the context now (what to keep: for the summary)',
   '  /help                    this list',
-  '  Ctrl-C                   cancel the running turn; at the prompt, leave',
+  '  Ctrl-C                   cancel the running turn (twice: and leave); at the prompt, leave',
   '  Ctrl-D                   leave, once the lines typed ahead are sent',
   'every other line is sent to the model; one that starts with / is sent when it starts with a space',
 ].join('\n')
