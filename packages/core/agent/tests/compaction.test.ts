@@ -366,6 +366,16 @@ describe('summarizing', () => {
     expect(last!.error!.message).toContain('or compact again once the summary route answers')
     expect(compactions(agent.session.events)).toEqual([])
   })
+
+  it('says the turn\'s budget left no room for the summary, and how to get one, when that is why CONTEXT_FULL ends it', async () => {
+    const { say } = await talkative({ agent: { maxOutputTokens: 100 }, compaction: { keepTurns: 1 } })
+    let last
+    for (let n = 1; n <= 8 && last?.reason !== 'error'; n++) last = await say(n)
+    expect(last).toMatchObject({ reason: 'error', error: { code: 'CONTEXT_FULL' } })
+    expect(last!.error!.message).toContain('(the summary failed: MAX_OUTPUT_TOKENS: no summary request was sent')
+    expect(last!.error!.message).toContain('; or give the turn a larger budget, or compact outside a turn, where no turn budget applies')
+    expect(last!.error!.message).not.toContain('once the summary route answers')
+  })
 })
 
 describe('the summary request\'s attempts, as subscribers hear them', () => {

@@ -92,9 +92,13 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
     // No compaction can help a request whose fixed part fills the window: saying "shorter messages" would mislead.
     const fixed = requestTokens(tokens, next.system, next.schemas, [])
     if (fixed > trigger) throw new ReinError('CONTEXT_FULL', `the system prompt and the tool definitions alone are about ${groupDigits(fixed)} tokens, past the ${Math.floor(trigger)} a ${window}-token window allows with room for the answer; use a model with a larger window, or a shorter system prompt and fewer tools`, { details })
-    const why = data?.summaryFailed ? ` (the summary failed: ${data.summaryFailed.code} ${data.summaryFailed.message})` : data ? '' : ' (nothing could be pruned or summarized: what is left is the first message and the last turns)'
+    const failed = data?.summaryFailed
+    const why = failed ? ` (the summary failed: ${failed.code}: ${failed.message})` : data ? '' : ' (nothing could be pruned or summarized: what is left is the first message and the last turns)'
     // The summary can be asked again later (`compactNow`, rein compact): the conversation is not lost.
-    const retry = data?.summaryFailed ? '; or compact again once the summary route answers, which frees the room a summary would' : ''
+    // One the turn's budget kept from being sent needs budget, not a route that answers.
+    const retry = failed === undefined ? '' : BUDGET_CODES.has(failed.code)
+      ? '; or give the turn a larger budget, or compact outside a turn, where no turn budget applies'
+      : '; or compact again once the summary route answers, which frees the room a summary would'
     throw new ReinError('CONTEXT_FULL', `the request is about ${after} tokens after compaction${why}, ${pastWhat(settings, window, after)}${retry}`, { details })
   }
   return data !== undefined && changesHistory(data)
@@ -110,6 +114,9 @@ function pastWhat(settings: CompactionOptions, window: number, tokens: number): 
   if (tokens > room) return `past the ${trigger} a ${window}-token window allows with room for the answer; start a new session, or send shorter messages`
   return `past the ${trigger} tokens compaction.threshold (${settings.threshold}) allows of a ${window}-token window, which itself has room for it; raise compaction.threshold, start a new session, or send shorter messages`
 }
+
+/** The codes of a summary a budget kept from being sent (`summaryBudget`). */
+const BUDGET_CODES: ReadonlySet<string> = new Set(['MAX_OUTPUT_TOKENS', 'MAX_COST', 'MAX_COST_UNPRICED', 'MAX_STEPS'])
 
 /** The least output a summary is worth asking for: the smallest `summaryMaxTokens` the config takes. */
 const MIN_SUMMARY_TOKENS = 256
