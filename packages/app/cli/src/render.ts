@@ -2,7 +2,7 @@
 
 import type { AgentEvent, TreeUsage, TurnResult } from '@rein/agent'
 import { addUsage, type TokenUsage } from '@rein/llm'
-import { changesHistory, type ContextCompacted, type SessionSummary, type TurnEndReason } from '@rein/session'
+import { changesHistory, type ContextCompacted, type SessionSummary, type Spending, type TurnEndReason } from '@rein/session'
 import type { Spend } from '@rein/telemetry'
 import { addMoney, HIDDEN_CHARACTER, unicodeEscapes, maskText, secretValues, formatMoney, groupDigits, isReinError, messageOf, shorten } from '@rein/base'
 import { BUILT_IN_PRICES, baseUrlHintsInBuiltInTerms, windowRefusalInBuiltInTerms } from './built-in-terms.ts'
@@ -404,10 +404,19 @@ function totalsLine(result: TurnResult, builtIn: boolean): string {
   const total = turnTotal(result)
   const estimated = result.usageEstimated === true || total.usageEstimated === true
   const counted = total.usage.inputTokens + total.usage.outputTokens > 0
+  return `${estimated ? '~' : ''}${formatUsage(total.usage)}${subagents ? ` (subagents ${formatTokens(subagents.usage)})` : ''}${costText(total.cost, counted, builtIn)}`
+}
+
+/** ` · cost …`: the money when priced, why there is none when tokens were spent unpriced, else nothing. */
+function costText(cost: number | undefined, counted: boolean, builtIn: boolean): string {
   // With no cordis.yml there is no @rein/llm row to edit: prices need one written.
   const where = builtIn ? BUILT_IN_PRICES : 'set prices on the @rein/llm row'
-  const cost = total.cost !== undefined ? ` · cost ${formatMoney(total.cost)}` : counted ? ` · cost unknown (a model used has no price; ${where})` : ''
-  return `${estimated ? '~' : ''}${formatUsage(total.usage)}${subagents ? ` (subagents ${formatTokens(subagents.usage)})` : ''}${cost}`
+  return cost !== undefined ? ` · cost ${formatMoney(cost)}` : counted ? ` · cost unknown (a model used has no price; ${where})` : ''
+}
+
+/** `tokens in … out … · cost …` of what spending outside a turn came to (rein compact's summary request). */
+export function spentLine(spent: Spending, builtIn: boolean): string {
+  return `${spent.usageEstimated ? '~' : ''}${formatUsage(spent.usage)}${costText(spent.cost, spent.usage.inputTokens + spent.usage.outputTokens > 0, builtIn)}`
 }
 
 /** `  [compacted] …`: what a compaction did, in one line. */

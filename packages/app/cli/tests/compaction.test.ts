@@ -93,6 +93,22 @@ describe('compaction from the CLI', () => {
     expect(JSON.stringify(sent.body)).toContain('A summary of the conversation before this point')
   })
 
+  it('rein compact says what its summary request spent, as a run says what its turn spent, in text and in --json', async () => {
+    const p = await setUp(script, { contextWindow: 4_000, pricing: true, agent: { compaction: { reserveTokens: 500, summaryMaxTokens: 256 } } })
+    const env = { REIN_HOME: p.home }
+    const id = sessionIdOf(await rein(p.dir, ['run', 'task 1'], { env }))
+    for (let turn = 2; turn <= 3; turn++) await rein(p.dir, ['run', '--session', id, `task ${turn}`], { env })
+    const compact = await rein(p.dir, ['compact', id], { env })
+    expect(compact.code).toBe(0)
+    // The mock's usage for an answer that reports none: 12 in, 4 out, at 2 and 8 a million.
+    expect(compact.stderr).toContain('the summary request: tokens in 12 out 4 · cost 0.000056\n')
+    const again = await rein(p.dir, ['run', '--session', id, 'task 4'], { env })
+    expect(again.code).toBe(0)
+    const json = await rein(p.dir, ['compact', id, '--json'], { env })
+    const compacted = json.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.type === 'compacted')
+    expect(compacted).toMatchObject({ usage: { inputTokens: 12, outputTokens: 4 }, cost: 0.000056 })
+  })
+
   it('rein compact says a summary request being retried, as a turn says its requests\' retries', async () => {
     let failures = 1
     const p = await setUp((request, index) => (isSummaryRequest(request) && failures-- > 0 ? { kind: 'error' as const, status: 500, message: 'summary server hiccup' } : script(request, index)), { contextWindow: 4_000, agent: { compaction: { reserveTokens: 500, summaryMaxTokens: 256 } } })

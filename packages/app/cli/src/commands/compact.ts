@@ -2,10 +2,10 @@
 
 import type { Agent } from '@rein/agent'
 import { isReinError, ReinError } from '@rein/base'
-import type { ContextCompacted } from '@rein/session'
+import { spending, type ContextCompacted } from '@rein/session'
 import type { ParsedArgs } from '../args.ts'
 import type { Io } from '../io.ts'
-import { compactOutcome } from '../render.ts'
+import { compactOutcome, spentLine } from '../render.ts'
 import { EXIT } from '../exit-codes.ts'
 import { closeCrashedLog, openAgent, requireModel, resolveSessionId, windowErrorInTerms, withComposition } from '../session-command.ts'
 
@@ -25,13 +25,18 @@ export async function compactCommand(args: ParsedArgs, io: Io): Promise<number> 
     // The summary request's retries are said as a turn's are: a compaction that waits is seen waiting.
     const unsubscribe = agent.subscribe((event) => scope.renderer.event(event))
     try {
+      const before = agent.session.events.length
       const data = await compactStopped(agent, instructions, scope.interrupted).catch((error: unknown) => { throw windowErrorInTerms(scope, agent, error) })
       if (data === 'interrupted') {
         scope.renderer.notice(`session ${sessionId}: the compaction was stopped before it finished and changed nothing${repaired ? ' more than the repair above' : ''}`)
         return EXIT.interrupted
       }
       const { line, changed } = compactOutcome(data, repaired)
-      scope.renderer.notice(`session ${sessionId}: ${line}`, { type: 'compacted', id: sessionId, changed, ...data })
+      // What the summary request cost is said as a turn's spending is: the one command whose whole job is a paid request.
+      const spent = spending(agent.session.events.slice(before))
+      const paid = spent.usage.inputTokens + spent.usage.outputTokens > 0
+      scope.renderer.notice(`session ${sessionId}: ${line}`, { type: 'compacted', id: sessionId, changed, ...data, ...(paid ? spent : {}) })
+      if (paid && !args.options.json) scope.renderer.notice(`the summary request: ${spentLine(spent, scope.source === 'built-in')}`)
       // Asked for and not done: a failure, unless there was nothing to do.
       if (data && !changed) return EXIT.error
       return 0
