@@ -7,6 +7,7 @@ import { once } from 'node:events'
 import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { format } from 'node:util'
 import { readProcess } from '@rein/base'
 import { MemorySessionStore, type SessionEvent, type SessionStore } from '@rein/session'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -132,6 +133,21 @@ describe('reaping what a crashed process left', () => {
     await agent.send('and now?')
     expect(notices(second.llm.requests[1]!.messages)).toHaveLength(1)
     expect(ofType(agent.session.events, 'jobs/end')).toEqual([{ jobId: 'test-1', status: 'killed', cause: 'lost', notice: true }])
+  })
+
+  it('says, as a warning any command prints, which jobs of a crashed process it stopped processes of', async () => {
+    const { store, child } = await crashWithJob('exec sleep 300', async (job, spawned, entry) => {
+      await job.record({ marker: entry, processGroup: spawned.pid! })
+    })
+    const second = await boot([[{ text: 'noted' }]], { store })
+    const warnings: string[] = []
+    second.root.logger.exporter({ levels: { default: 3 }, export: (message) => { if (message.type === 'warn') warnings.push(format(...message.args)) } })
+    const exited = once(child, 'exit')
+    await second.root.agents.resume('crashed')
+    second.root.jobs.reap('crashed')
+    await exited
+    await until(() => warnings.length > 0)
+    expect(warnings).toEqual([`session crashed: stopped 1 process that jobs of a process that ended without stopping them had left running (test-1: sleep 300)`])
   })
 
   it('kills what a job killed just before the crash left running: its end was saved, its processes were still stopping', async () => {
