@@ -600,6 +600,19 @@ describe('compacting between turns', () => {
     expect(await agent.send('task 5')).toMatchObject({ reason: 'completed' })
   })
 
+  it('starts "about X" from what the provider last reported it read, as a compaction in a turn does, not from a count of characters', async () => {
+    const store = new MemorySessionStore()
+    // A provider whose tokenizer reads far more than a token per 4 characters.
+    const reporting = (request: AdapterRequest): ScriptedTurn => [...(dumping(request) as readonly ScriptedStep[]), { usage: { inputTokens: 2_600, outputTokens: 5 } }]
+    const { root } = await setUp({ store, answer: reporting })
+    const first = await root.agents.create()
+    for (let turn = 1; turn <= 3; turn++) await first.send(`task ${turn}`)
+    await first.close()
+    const { agent } = await root.agents.resume(first.session.id)
+    const data = await agent.compactNow()
+    expect(data?.tokensBefore).toBeGreaterThanOrEqual(2_600)
+  })
+
   it('is told to lifecycle listeners as a run of its own, its summary attempt with what it asked and answered (telemetry traces its spend)', async () => {
     const { root } = await setUp({ summary: () => [{ text: SUMMARY }, { usage: { inputTokens: 700, outputTokens: 40 } }] })
     const agent = await root.agents.create()

@@ -15,7 +15,7 @@ import type { CompactionEndEvent, Notify } from '../lifecycle.ts'
 import type { AgentEvent } from '../events.ts'
 import type { AgentOptions } from '../options.ts'
 import { compactContext } from './compact.ts'
-import { requestTokens, type ContextMeter, type Tokenizer } from './meter.ts'
+import type { ContextMeter, Tokenizer } from './meter.ts'
 import type { SummaryExchange } from './summarize.ts'
 
 export interface IdleCompaction {
@@ -90,7 +90,8 @@ async function compactLog(input: IdleCompaction, route: { provider: string; mode
     tokens: input.tokens,
     system: typeof system === 'string' ? system : '',
     schemas,
-    before: requestTokens(input.tokens, typeof system === 'string' ? system : '', schemas, session.messages()),
+    // As a turn's compaction counts it: from the provider's last report when there is one.
+    before: input.meter.estimate(input.tokens, typeof system === 'string' ? system : '', schemas, session.messages()),
     reason: 'manual',
     ...(input.instructions ? { instructions: input.instructions } : {}),
     signal: input.signal,
