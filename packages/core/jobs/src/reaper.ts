@@ -19,6 +19,8 @@ export interface ReapOptions {
 export interface ReapReport {
   pids: number[]
   groups: number[]
+  /** The indexes, in the records given, of those something was sent SIGKILL for. */
+  hit: number[]
   /** False where there is no readable process table (not Linux): nothing was checked or killed. */
   checked: boolean
 }
@@ -31,14 +33,15 @@ export interface ReapReport {
 export function reapRecorded(records: readonly LoggedRecord[], options: ReapOptions = {}): ReapReport {
   const proc = options.proc ?? '/proc'
   const markers = new Set(records.map((record) => record.marker).filter((marker): marker is string => isMarker(marker)))
-  const report: ReapReport = { pids: [], groups: [], checked: false }
+  const report: ReapReport = { pids: [], groups: [], hit: [], checked: false }
   if (markers.size === 0) return report
   const table = findMarked(proc, markers)
   if (!table) return report
   report.checked = true
   const own = readProcess(process.pid, proc)?.group
-  for (const record of records) {
+  for (const [index, record] of records.entries()) {
     if (!isMarker(record.marker)) continue
+    const signalled = report.pids.length + report.groups.length
     const processes = table.marked.get(record.marker) ?? []
     const group = record.processGroup
     const recorded = group !== undefined && (processes.some((entry) => entry.group === group) || sameLeader(group, record.leaderStart, proc)) ? [group] : []
@@ -49,6 +52,7 @@ export function reapRecorded(records: readonly LoggedRecord[], options: ReapOpti
     for (const number of recorded) if (number > 1 && number !== own) groups.add(number)
     for (const number of groups) if (signal(-number)) report.groups.push(number)
     for (const pid of ours) if (signal(pid)) report.pids.push(pid)
+    if (report.pids.length + report.groups.length > signalled) report.hit.push(index)
   }
   return report
 }

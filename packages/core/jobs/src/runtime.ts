@@ -312,9 +312,13 @@ export class JobRuntime {
       this.logger.info('session %s: %d job(s) left by an earlier process, %d ended killed or failed; killed pids %o, groups %o', session.id, view.open.length, view.cutShort.length, reaped.pids, reaped.groups)
     }
     // Said whatever the command (rein compact runs no turn, so no model tells it): rein stopped a person's processes.
-    if (reaped && reaped.pids.length > 0) {
-      const jobs = suspects.map((job) => `${job.start.jobId}: ${job.start.label}`).join(', ')
-      this.logger.warn('session %s: stopped %s that jobs of a process that ended without stopping them had left running (%s)', session.id, reaped.pids.length === 1 ? '1 process' : `${reaped.pids.length} processes`, jobs)
+    if (reaped && reaped.hit.length > 0) {
+      const jobs = reaped.hit.flatMap((index) => {
+        const start = suspects[index]?.start
+        return start ? [`${start.jobId}: ${shorten(start.label, 80)}`] : []
+      }).join(', ')
+      const what = reaped.pids.length > 0 ? (reaped.pids.length === 1 ? '1 process' : `${reaped.pids.length} processes`) : 'the process groups'
+      this.logger.warn('session %s: stopped %s that jobs of a process that ended without stopping them had left running (%s)', session.id, what, jobs)
     }
     const later: Promise<LoggedJob | undefined>[] = []
     for (const job of view.open) {

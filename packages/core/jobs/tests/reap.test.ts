@@ -320,8 +320,8 @@ describe('reaping what a crashed process left', () => {
 
   it('kills nothing without a marker, and nothing where the process table cannot be read', () => {
     const child = detached('exec sleep 300')
-    expect(reapRecorded([{ processGroup: child.pid! }])).toEqual({ pids: [], groups: [], checked: false })
-    expect(reapRecorded([{ processGroup: child.pid!, marker: 'A=b' }], { proc: '/nonexistent' })).toEqual({ pids: [], groups: [], checked: false })
+    expect(reapRecorded([{ processGroup: child.pid! }])).toEqual({ pids: [], groups: [], hit: [], checked: false })
+    expect(reapRecorded([{ processGroup: child.pid!, marker: 'A=b' }], { proc: '/nonexistent' })).toEqual({ pids: [], groups: [], hit: [], checked: false })
     expect(stateOf(child.pid!)).toMatch(/^[RSD]$/)
   })
 })
