@@ -11,6 +11,7 @@ import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
 import { ReinError, isReinError } from '@rein/base'
 import { loadComposition, type Composition, type CompositionOptions, type SlowLoad } from '@rein/compose'
 import { reinHome } from './home.ts'
+import { leaveOnceDone, type Io } from './io.ts'
 import { untilIdle } from './idle.ts'
 import { neutralize } from './terminal-text.ts'
 // Loaded by name from the built-in rows below, resolved from this package's dependencies.
@@ -75,6 +76,21 @@ export async function loadCliComposition(options: LookupOptions): Promise<Loaded
     // caused the file's error: that error is this one naming the file, and would say it again.
     if (!isReinError(error, 'CONFIG_INVALID')) throw error
     throw new ReinError('CONFIG_INVALID', error.message.replace(builtIn, BUILT_IN), { ...(error.cause === undefined ? {} : { cause: error.cause }), ...(error.details ? { details: error.details } : {}) })
+  }
+}
+
+/**
+ * `loadCliComposition` with a signal trapped before it (`giveUp` is the trap's): a signal meanwhile
+ * gives the load up, and this resolves undefined (the command ends 130) while the process is let
+ * go without waiting for a row that never finished starting.
+ */
+export async function loadUnlessSignalled(options: LookupOptions & { giveUp: AbortSignal }, io: Pick<Io, 'stdout' | 'stderr' | 'exit'>): Promise<LoadedComposition | undefined> {
+  try {
+    return await loadCliComposition(options)
+  } catch (error) {
+    if (!options.giveUp.aborted) throw error
+    leaveOnceDone(io, true)
+    return undefined
   }
 }
 

@@ -56,6 +56,9 @@ export function trapInterrupts(io: Io, notice: (text: string) => void, stopping:
   }
 }
 
+/** What a signal while the composition loads stops: the load, before anything ran. */
+export const STOPPING_THE_LOAD = (): string => 'stopping the composition\'s load (nothing ran)'
+
 /** What the first signal stops while a turn may run: the turn, and what it started. */
 export function stoppingTheTurn(name: NodeJS.Signals): string {
   const turn = name === 'SIGINT' ? 'the turn is cancelled' : 'the turn is interrupted, for rein resume to continue'

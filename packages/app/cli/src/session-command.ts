@@ -12,11 +12,11 @@ import type {} from '@rein/memory'
 import type { Spend } from '@rein/telemetry'
 import { addMoney, isReinError, ReinError, roundMoney } from '@rein/base'
 import type { CliOptions } from './args.ts'
-import { builtInModel, builtInWithoutModel, disposeUnlessStalled, loadCliComposition, requireServices, usesBuiltIn } from './composition.ts'
+import { builtInModel, builtInWithoutModel, disposeUnlessStalled, loadUnlessSignalled, requireServices, usesBuiltIn } from './composition.ts'
 import { saveFailureOf, unsavedText, type SaveFailure } from './errors-save.ts'
 import { EXIT } from './exit-codes.ts'
 import { leaveOnceDone, type Io } from './io.ts'
-import { stoppingTheTurn, stopTurn, trapInterrupts, type Interrupts } from './interrupts.ts'
+import { STOPPING_THE_LOAD, stoppingTheTurn, stopTurn, trapInterrupts, type Interrupts } from './interrupts.ts'
 import { printPluginLogs, type PluginLogs } from './plugin-logs.ts'
 import { colorsEnabled, Renderer } from './render.ts'
 import { maxCostInBuiltInTerms } from './built-in-terms.ts'
@@ -88,18 +88,15 @@ export interface CompositionOptions {
 export async function withComposition(options: CliOptions, io: Io, body: (scope: SessionScope) => Promise<number>, { prepare, finishesOnSignal, quietAboutMemory }: CompositionOptions = {}): Promise<number> {
   const context = new Context()
   const logs = printPluginLogs(context, io, options.verbose)
-  // Trapped before the load: a signal while the rows start ends the command in order (exit 130,
-  // what started disposed), not rein by the signal with a row's work half begun.
-  const interrupts = trapInterrupts(io, (text) => io.stderr.write(`${text}\n`), () => 'stopping the composition\'s load (nothing ran)')
-  let loaded: Awaited<ReturnType<typeof loadCliComposition>>
-  try {
-    loaded = await logs.around(() => loadCliComposition({ ...(options.config !== undefined ? { config: options.config } : {}), cwd: io.cwd, env: io.env, context, stderr: io.stderr, giveUp: interrupts.signal }))
-  } catch (error) {
+  // Trapped before the load: a signal while the rows start ends the command (exit 130, nothing
+  // ran), not rein by the signal's default with a row's work half begun.
+  const interrupts = trapInterrupts(io, (text) => io.stderr.write(`${text}\n`), STOPPING_THE_LOAD)
+  const loaded = await logs.around(() => loadUnlessSignalled({ ...(options.config !== undefined ? { config: options.config } : {}), cwd: io.cwd, env: io.env, context, stderr: io.stderr, giveUp: interrupts.signal }, io)).catch((error: unknown) => {
     interrupts.release()
-    // Given up for the signal: what had started is being disposed; nothing ran.
-    if (interrupts.signal.aborted) return EXIT.interrupted
     throw error
-  }
+  })
+  // Given up for a signal; still trapped, so a second one exits 130 too while the process ends.
+  if (!loaded) return EXIT.interrupted
   const { composition, source } = loaded
   const renderer = new Renderer(io, options.json, colorsEnabled(io.stdout, io.env))
   renderer.builtIn = source === 'built-in'

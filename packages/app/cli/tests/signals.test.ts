@@ -55,14 +55,14 @@ describe('signals stop everything rein started', () => {
     })
   })
 
-  it('stops in order with exit 130 on SIGTERM while the composition is still loading, rather than dying by the signal', async () => {
+  it('gives the load up with exit 130 on SIGTERM while a row is still starting, rather than dying by the signal', async () => {
     // `loading` is made in rein's folder, the project's, as the row begins to start.
     const p = await setUp([{ steps: [{ text: 'never' }] }], { extraRows: [`- { id: slow, name: '${join(FIXTURES, 'slow-start.mjs')}', config: { started: loading } }`] })
     // Polled from the spawn: nothing is printed while the rows start.
     const signal = signalWhenStarted(join(p.dir, 'loading'), ['SIGTERM'])
     const run = await spawnRein(p.dir, ['run', 'hi'], undefined, { REIN_HOME: p.home }, [], (child) => signal('', () => {}, child))
     expect({ code: run.code, signal: run.signal }).toEqual({ code: 130, signal: null })
-    expect(run.stderr).toContain('SIGTERM: stopping')
+    expect(run.stderr).toContain('SIGTERM: stopping the composition\'s load (nothing ran); press Ctrl-C again to quit without waiting\n')
     expect(p.server.requests).toHaveLength(0)
   })
 

@@ -6,7 +6,9 @@
 
 import type { CompositionRow } from '@rein/compose'
 import type { ParsedArgs } from '../args.ts'
-import { BUILT_IN_ENVIRONMENT, builtInLacksModel, disposeUnlessStalled, loadCliComposition } from '../composition.ts'
+import { BUILT_IN_ENVIRONMENT, builtInLacksModel, disposeUnlessStalled, loadUnlessSignalled } from '../composition.ts'
+import { EXIT } from '../exit-codes.ts'
+import { STOPPING_THE_LOAD, trapInterrupts } from '../interrupts.ts'
 import { noModelAdvice } from '../no-model.ts'
 import type { Io } from '../io.ts'
 import { jsonLine } from '../json-line.ts'
@@ -14,7 +16,15 @@ import { maskSecrets, maskText, secretValues } from '@rein/base'
 import { neutralize } from '../terminal-text.ts'
 
 export async function configCommand(args: ParsedArgs, io: Io): Promise<number> {
-  const { composition, source } = await loadCliComposition({ ...(args.options.config !== undefined ? { config: args.options.config } : {}), cwd: io.cwd, env: io.env, stderr: io.stderr })
+  // A signal while the rows start gives the load up (exit 130), as for every command.
+  const interrupts = trapInterrupts(io, (text) => io.stderr.write(`${text}\n`), STOPPING_THE_LOAD)
+  const loaded = await loadUnlessSignalled({ ...(args.options.config !== undefined ? { config: args.options.config } : {}), cwd: io.cwd, env: io.env, stderr: io.stderr, giveUp: interrupts.signal }, io).catch((error: unknown) => {
+    interrupts.release()
+    throw error
+  })
+  // Given up for a signal; still trapped, so a second one exits 130 too while the process ends.
+  if (!loaded) return EXIT.interrupted
+  const { composition, source } = loaded
   try {
     const secrets = secretValues(io.env)
     const rows = composition.rows().map((row) => ({ ...row, config: maskSecrets(plain(row.config), secrets) }))
@@ -31,6 +41,7 @@ export async function configCommand(args: ParsedArgs, io: Io): Promise<number> {
     return 0
   } finally {
     await disposeUnlessStalled(composition, undefined, io)
+    interrupts.release()
   }
 }
 

@@ -21,7 +21,7 @@ import { createDemoWorkspace } from '../demo/workspace.ts'
 import { installApproval } from '../approval.ts'
 import { EXIT } from '../exit-codes.ts'
 import { streamTurn } from '../session-command.ts'
-import { trapInterrupts } from '../interrupts.ts'
+import { STOPPING_THE_LOAD, stoppingTheTurn, trapInterrupts } from '../interrupts.ts'
 import { colorsEnabled, Renderer } from '../render.ts'
 
 const TASK = 'Fix the typo in README.md, then check the result.'
@@ -52,10 +52,16 @@ async function runDemo(args: ParsedArgs, io: Io, serverUrl: string, workspaceRoo
     },
     { id: 'agents', name: '@rein/agent', config: { provider: DEMO_PROVIDER, model: 'scripted', system: 'You are a coding assistant working in the given workspace.' } },
   ]
-  const composition = await loadComposition({ file: join(PACKAGE_DIR, 'demo.cordis.yml'), rows, resolveFrom: PACKAGE_DIR })
+  // Trapped before the load, as for every command: a signal while the rows start ends the demo (130).
+  const interrupts = trapInterrupts(io, (text) => io.stderr.write(`${text}\n`), STOPPING_THE_LOAD)
+  const composition = await loadComposition({ file: join(PACKAGE_DIR, 'demo.cordis.yml'), rows, resolveFrom: PACKAGE_DIR }).catch((error: unknown) => {
+    interrupts.release()
+    throw error
+  })
   const renderer = new Renderer(io, args.options.json, colorsEnabled(io.stdout, io.env))
-  const interrupts = trapInterrupts(io, (text) => renderer.notice(text))
+  interrupts.announce(stoppingTheTurn, (text) => renderer.notice(text))
   try {
+    if (interrupts.signal.aborted) return EXIT.interrupted
     const { ctx } = composition
     installApproval(ctx, { yes: true, allow: [] })
     renderer.notice(`rein demo: a SCRIPTED model (a local mock server at ${serverUrl}), not a real one — it shows the loop, not intelligence.`)
