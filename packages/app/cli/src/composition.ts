@@ -59,7 +59,7 @@ function findConfigFile(options: LookupOptions): string | undefined {
  * resolve from its own folder first, then from this package's dependencies, so a cordis.yml with
  * no node_modules beside it (`$REIN_HOME/cordis.yml`) can still name rein's own packages.
  */
-export async function loadCliComposition(options: LookupOptions): Promise<LoadedComposition> {
+async function loadCliComposition(options: LookupOptions): Promise<LoadedComposition> {
   const env = options.env ?? process.env
   const file = findConfigFile({ ...options, env })
   const shared = { ...(options.context ? { context: options.context } : {}), ...slowNotice(options.stderr, file ?? 'the built-in composition', env) }
