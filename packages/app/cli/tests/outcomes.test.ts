@@ -96,6 +96,15 @@ describe('control characters from the model', () => {
     expect((await rein(p.dir, ['show', id])).stdout).toContain('> title^[[31m red')
     expect((await rein(p.dir, ['sessions'])).stdout).toContain('title^[[31m red')
   })
+
+  it('shows bidi controls and line separators as escapes in rein show, so a command reads as what ran', async () => {
+    const p = await setUp([answer('ok \u202eevil\u2069')])
+    const id = sessionIdOf(await rein(p.dir, ['run', 'rm \u202etxt.exe\u2028next']))
+    const shown = (await rein(p.dir, ['show', id])).stdout
+    expect(shown).toContain('> rm \\u202etxt.exe\\u2028next')
+    expect(shown).toContain('ok \\u202eevil\\u2069')
+    expect(shown).not.toMatch(/[\u202a-\u202e\u2066-\u2069\u2028\u2029]/)
+  })
 })
 
 describe('rein sessions with a damaged session file', () => {
