@@ -85,6 +85,8 @@ export { KEY_SHAPES } from './key-shapes.ts'
 export { maskKeyShapes } from './key-shapes.ts'
 /** Masking for what rein shows: `secretValues(env)` and `secretsIn(config)` (longest first), `maskText` and `maskSecrets` replace them, and URL credentials, with `***`. */
 export { maskSecrets, maskText, secretsIn, secretValues } from './mask-secrets.ts'
+/** A key's body after its kind prefix (`sk-proj-…` → `…`): what a message may quote of it alone. */
+export { keyBody } from './mask-secrets.ts'
 /** A URL as a message shows it: scheme, host and path, no user, password, query or fragment, keys in the path as `***`. */
 export { shownUrl } from './shown-url.ts'
 /** A path (or a URL as text) with key-shaped segments, and the segment after one named like a secret (`/key/<k>`), as `***`. */

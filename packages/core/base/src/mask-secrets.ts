@@ -36,10 +36,16 @@ const MIN_BODY = 16
 export function secretValues(env: NodeJS.ProcessEnv): string[] {
   const values = secretEnvironment(env).flatMap(({ value }) => {
     const trimmed = value.trim()
-    const body = trimmed.replace(KIND_PREFIX, '')
-    return body !== trimmed && body.length >= MIN_BODY ? [value, trimmed, body] : [value, trimmed]
+    const body = keyBody(trimmed)
+    return body === undefined ? [value, trimmed] : [value, trimmed, body]
   })
   return [...new Set(values)].sort((a, b) => b.length - a.length)
+}
+
+/** A key's body after its kind prefix (`sk-proj-`, `ghp_`), when it has one and the body alone is long enough to be no word. */
+export function keyBody(key: string): string | undefined {
+  const body = key.replace(KIND_PREFIX, '')
+  return body !== key && body.length >= MIN_BODY ? body : undefined
 }
 
 /**

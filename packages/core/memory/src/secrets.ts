@@ -5,7 +5,7 @@
  * and the values of this process's environment variables named like secrets.
  */
 
-import { KEY_SHAPES, maskKeyShapes, secretEnvironment } from '@rein/base'
+import { KEY_SHAPES, keyBody, maskKeyShapes, secretEnvironment } from '@rein/base'
 
 /** The kind of the first credential-like text in `content` (`a GitHub token`), or `undefined`; never the text itself. */
 export function secretKind(content: string): string | undefined {
@@ -56,9 +56,13 @@ export function secretVariableIn(content: string): string | undefined {
   return secretKeys().find(({ key }) => content.includes(key))?.name
 }
 
-/** This process's environment variables named like secrets whose values look like keys, trimmed. */
+/** This process's environment variables named like secrets whose values look like keys, trimmed, and each key's body without its kind prefix (`sk-proj-`). */
 function secretKeys(): { name: string; key: string }[] {
   return secretEnvironment(process.env)
     .map(({ name, value }) => ({ name, key: value.trim() }))
     .filter(({ name, key }) => !NAMES_A_PLACE.test(name) && looksLikeKey(key))
+    .flatMap((entry) => {
+      const body = keyBody(entry.key)
+      return body === undefined ? [entry] : [entry, { name: entry.name, key: body }]
+    })
 }

@@ -108,6 +108,20 @@ describe('write: validation', () => {
     }
   })
 
+  it('refuses content holding only the body of such a key, without its kind prefix (sk-proj-), naming the variable only', async () => {
+    const { ctx, store } = await setup()
+    const body = 'Zq81kLmN0pQrStUv27Wx'
+    process.env.REIN_TEST_SERVICE_API_KEY = `sk-proj-${body}`
+    try {
+      const failure = await ctx.memory.write(draft({ content: `The key ends ${body}.` })).then(() => undefined, (error: unknown) => error as { code: string; message: string; details: unknown })
+      expect(failure).toMatchObject({ code: 'INVALID_ARGS', message: expect.stringContaining('REIN_TEST_SERVICE_API_KEY') })
+      expect(JSON.stringify([failure!.message, failure!.details])).not.toContain(body)
+      expect(await store.all()).toEqual([])
+    } finally {
+      delete process.env.REIN_TEST_SERVICE_API_KEY
+    }
+  })
+
   it('a key saved before it was known as one (its variable unset then, or put in the store another way) is read masked, by every reader', async () => {
     const { ctx, store } = await setup()
     const value = 'short-key-8271'

@@ -8,7 +8,7 @@
 
 import type { AttributeValue, Attributes } from '@opentelemetry/api'
 import { parseKeyPairsIntoRecord } from '@opentelemetry/core'
-import { isSecretName, maskKeyShapes, maskText, secretValues } from '@rein/base'
+import { isSecretName, keyBody, maskKeyShapes, maskText, secretValues } from '@rein/base'
 import { HEADER_VARIABLES } from './config.ts'
 
 /** `text` with every key it holds replaced by `***`. */
@@ -51,7 +51,10 @@ function headerSecrets(headers: readonly (readonly [string, string])[]): string[
     const trimmed = value.trim()
     const token = /^\S+\s+(\S+)$/.exec(trimmed)?.[1]
     if (!isSecretName(name) && !AUTH_SCHEME.test(trimmed) && !looksLikeToken(token ?? trimmed)) return []
-    return token === undefined ? [trimmed] : [trimmed, token]
+    const credential = token ?? trimmed
+    // A message may quote a key without its kind prefix (`sk-proj-`), as it may quote a token alone.
+    const body = keyBody(credential)
+    return [...(token === undefined ? [trimmed] : [trimmed, token]), ...(body === undefined ? [] : [body])]
   })
 }
 

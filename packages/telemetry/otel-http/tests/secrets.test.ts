@@ -26,4 +26,9 @@ describe('the keys masked out of exported content', () => {
     const masker = contentMasker({}, { 'x-custom-auth': 'Bearer abcdefghijklmnopqrstu' })
     expect(masker('sent abcdefghijklmnopqrstu')).toBe('sent ***')
   })
+
+  it('masks a header credential\'s body quoted without its kind prefix, as the environment\'s keys are', () => {
+    const masker = contentMasker({}, { authorization: 'Bearer glc_Zq81kLmN0pQrStUv27Wx' })
+    expect(masker('the token ended Zq81kLmN0pQrStUv27Wx')).toBe('the token ended ***')
+  })
 })
