@@ -367,6 +367,16 @@ describe('summarizing', () => {
     expect(compactions(agent.session.events)).toEqual([])
   })
 
+  it('says to summarize with another model, not to wait for the route, when the summary came back unusable and CONTEXT_FULL ends the turn', async () => {
+    const { say } = await talkative({ compaction: { keepTurns: 1 }, summary: () => [{ text: `## Goal\n${'S'.repeat(3_000)}` }] })
+    let last
+    for (let n = 1; n <= 8 && last?.reason !== 'error'; n++) last = await say(n)
+    expect(last).toMatchObject({ reason: 'error', error: { code: 'CONTEXT_FULL' } })
+    expect(last!.error!.message).toContain('(the summary failed: SUMMARY_TOO_LONG: ')
+    expect(last!.error!.message).toContain('; or set compaction.summaryRoute to another model, one that can summarize this conversation')
+    expect(last!.error!.message).not.toContain('once the summary route answers')
+  })
+
   it('says the turn\'s budget left no room for the summary, and how to get one, when that is why CONTEXT_FULL ends it', async () => {
     const { say } = await talkative({ agent: { maxOutputTokens: 100 }, compaction: { keepTurns: 1 } })
     let last

@@ -96,9 +96,7 @@ export async function compactBeforeRequest(context: TurnContext, state: TurnStat
     const why = failed ? ` (the summary failed: ${failed.code}: ${failed.message})` : data ? '' : ' (nothing could be pruned or summarized: what is left is the first message and the last turns)'
     // The summary can be asked again later (`compactNow`, rein compact): the conversation is not lost.
     // One the turn's budget kept from being sent needs budget, not a route that answers.
-    const retry = failed === undefined ? '' : BUDGET_CODES.has(failed.code)
-      ? '; or give the turn a larger budget, or compact outside a turn, where no turn budget applies'
-      : '; or compact again once the summary route answers, which frees the room a summary would'
+    const retry = failed === undefined ? '' : retryAdvice(failed.code)
     throw new ReinError('CONTEXT_FULL', `the request is about ${after} tokens after compaction${why}, ${pastWhat(settings, window, after)}${retry}`, { details })
   }
   return data !== undefined && changesHistory(data)
@@ -113,6 +111,17 @@ function pastWhat(settings: CompactionOptions, window: number, tokens: number): 
   const room = window - reserveOf(settings, window)
   if (tokens > room) return `past the ${trigger} a ${window}-token window allows with room for the answer; start a new session, or send shorter messages`
   return `past the ${trigger} tokens compaction.threshold (${settings.threshold}) allows of a ${window}-token window, which itself has room for it; raise compaction.threshold, start a new session, or send shorter messages`
+}
+
+/**
+ * How to get the summary a compaction could not make: budget for one the turn's budget kept from
+ * being sent, another model for one whose answer (or window) could not serve, else the route again.
+ */
+function retryAdvice(code: string): string {
+  if (BUDGET_CODES.has(code)) return '; or give the turn a larger budget, or compact outside a turn, where no turn budget applies'
+  // SUMMARY_TOO_BIG, SUMMARY_TOO_LONG, SUMMARY_EMPTY, SUMMARY_NOT_SHORTER: the route answered, or had no room to be asked.
+  if (code.startsWith('SUMMARY_') && code !== 'SUMMARY_FAILED') return '; or set compaction.summaryRoute to another model, one that can summarize this conversation (the failure says why this one could not)'
+  return '; or compact again once the summary route answers, which frees the room a summary would'
 }
 
 /** The codes of a summary a budget kept from being sent (`summaryBudget`). */
