@@ -33,6 +33,12 @@ export function systemCode(error: unknown): string | undefined {
 }
 
 /**
+ * Why a write is refused with EPERM, which no mode bit gives: a file flag (`chattr +i`, `+a`) or a
+ * security module. Said after the file's path.
+ */
+export const FLAGGED = 'cannot be changed (the system refuses it: EPERM, not its permissions); it may be marked immutable or append-only (lsattr shows it)'
+
+/**
  * Turns a Node error met while doing `action` ("read", "write") on `path` into a typed error the
  * model can act on. A `ReinError` passes through unchanged.
  */
@@ -45,8 +51,10 @@ export function fromSystemError(error: unknown, action: 'read' | 'write', path: 
       return fsError('FILE_NOT_FOUND', `${path} does not exist`, details, error)
     case 'ENOTDIR':
       return fsError('FILE_NOT_FOUND', `${path} does not exist: a part of it before the last name is a file, not a folder`, details, error)
-    case 'EACCES':
     case 'EPERM':
+      if (action === 'write') return fsError('PERMISSION_DENIED', `${path} ${FLAGGED}`, details, error)
+      return fsError('PERMISSION_DENIED', `permission denied: this process may not ${action} ${path}`, details, error)
+    case 'EACCES':
       return fsError('PERMISSION_DENIED', `permission denied: this process may not ${action} ${path}`, details, error)
     case 'ENAMETOOLONG':
       return fsError('INVALID_PATH', `${cutHead(path, 80)}…: a name in this path is longer than the file system allows`, details, error)

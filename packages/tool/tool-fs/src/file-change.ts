@@ -12,7 +12,7 @@ import type { FrozenJson, JsonValue } from '@rein/base'
 import type { DurableToolResult, FileChange, RecoverCall, RecoverContext, ToolResultView, ToolRun } from '@rein/tools'
 import { removeTempLeftovers, writeAtomically } from './atomic-write.ts'
 import { hunksOf } from './diff-view.ts'
-import { fromSystemError, fsError, systemCode } from './errors.ts'
+import { FLAGGED, fromSystemError, fsError, systemCode } from './errors.ts'
 import { loadTextFile, tooLarge, type TextFile } from './text-file.ts'
 import { callScope, readsOf, type FsToolContext } from './tool-context.ts'
 import { openScope, resolvePath, type Resolved } from './workspace.ts'
@@ -55,7 +55,7 @@ export async function checkTarget(context: FsToolContext, run: ToolRun, path: st
     const code = systemCode(error)
     if (code !== 'EACCES' && code !== 'EPERM') throw fromSystemError(error, 'write', resolved.display)
     // EPERM from access(W_OK) is no mode bit: a file flag (chattr +i, +a) or a security module.
-    const why = code === 'EPERM' ? 'cannot be changed (the system refuses it: EPERM, not its permissions); it may be marked immutable or append-only (lsattr shows it)' : 'is read-only (its permissions forbid writing it)'
+    const why = code === 'EPERM' ? FLAGGED : 'is read-only (its permissions forbid writing it)'
     throw fsError('PERMISSION_DENIED', `${resolved.display} ${why}`, { path: resolved.display }, error)
   }
   return { resolved, existing }

@@ -88,6 +88,22 @@ describe('a file marked immutable (chattr +i)', () => {
     }
     expect(readFileSync(join(workspace, 'imm.txt'), 'utf8')).toBe('fixed\n')
   })
+
+  it.skipIf(!canMarkImmutable())('is PERMISSION_DENIED naming the flag for a file marked append-only (chattr +a), which only the write itself meets', async () => {
+    const { workspace } = folders()
+    write(join(workspace, 'log.txt'), 'line\n')
+    const { call } = await boot(folders())
+    await call('read', { path: 'log.txt' })
+    execFileSync('chattr', ['+a', join(workspace, 'log.txt')])
+    try {
+      const result = await call('edit', { path: 'log.txt', old_string: 'line', new_string: 'row' })
+      expect(codeOf(result)).toBe('PERMISSION_DENIED')
+      expect(text(result)).toContain('log.txt cannot be changed (the system refuses it: EPERM, not its permissions); it may be marked immutable or append-only')
+    } finally {
+      execFileSync('chattr', ['-a', join(workspace, 'log.txt')])
+    }
+    expect(readFileSync(join(workspace, 'log.txt'), 'utf8')).toBe('line\n')
+  })
 })
 
 describe('a full disk during a write', () => {
