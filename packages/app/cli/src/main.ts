@@ -40,7 +40,8 @@ const COMMANDS: Record<Command, () => Promise<CommandFunction>> = {
 
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   let verbose = argv.includes('--verbose') || argv.includes('-v')
-  let json = argv.includes('--json')
+  // Before `--` only: after it, `--json` is text (a task that starts with a dash).
+  let json = argv.slice(0, argv.includes('--') ? argv.indexOf('--') : argv.length).includes('--json')
   // Whether the command goes on with a stored session (whose route may be one no row serves now).
   let resuming = false
   const guarded = guardOutput(io)

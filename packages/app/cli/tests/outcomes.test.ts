@@ -61,6 +61,8 @@ describe('exit codes', () => {
     expect(JSON.parse(usage.stdout)).toMatchObject({ type: 'error', code: 'USAGE', exit: 2 })
     const plain = await rein(p.dir, ['show', 'nope'])
     expect(plain.stdout).toBe('')
+    // After `--`, --json is text, not the flag.
+    expect((await rein(p.dir, ['run', '--bogus', '--', '--json'])).stdout).toBe('')
   })
 
   it('documents every exit code in --help', async () => {
