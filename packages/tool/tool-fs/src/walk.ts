@@ -139,7 +139,7 @@ export function checkPattern(pattern: string, argument: string): void {
   }
   // An absolute pattern inside the workspace was made relative already (`relativeToFolder`).
   if (pattern.startsWith('/')) {
-    throw fsError('PATH_OUTSIDE_WORKSPACE', `${argument} ${JSON.stringify(pattern)} is an absolute path outside the workspace; search only inside it, with a pattern relative to path`, { pattern })
+    throw fsError('PATH_OUTSIDE_WORKSPACE', `${argument} ${JSON.stringify(pattern)} is an absolute path outside the folder it is matched in; write it relative to path`, { pattern })
   }
   if (pattern.split(/[/{},]/).includes('..')) {
     throw fsError('PATH_OUTSIDE_WORKSPACE', `${argument} ${JSON.stringify(pattern)} reaches outside the folder it is matched in; write it relative to path, without ".."`, { pattern })
