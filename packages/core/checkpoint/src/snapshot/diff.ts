@@ -94,6 +94,7 @@ function content(state: FileState, store: PackStore, when = 'now'): Uint8Array |
   const content = store.get(state.hash)
   if (content === 'gone') return `its content ${when} is no longer in the snapshot store (its pack was removed: the store's size cap, or by hand)`
   if (content === 'damaged') return `its content ${when} is damaged in the snapshot store (its bytes no longer match their hash)`
+  if (content === 'unreadable') return `its content ${when} could not be read from the snapshot store (its pack could not be opened)`
   return content
 }
 

@@ -43,7 +43,7 @@ export interface DroppedPacks {
 }
 
 /** Why a stored content could not be read back. */
-export type ContentMiss = 'gone' | 'damaged'
+export type ContentMiss = 'gone' | 'damaged' | 'unreadable'
 
 /** Contents by hash in packs (see the module comment). Synchronous: the walk that feeds it is. */
 export class PackStore {
@@ -89,7 +89,8 @@ export class PackStore {
 
   /**
    * The content, checked against its hash; `'gone'` when no pack holds it (the cap dropped its pack,
-   * or a person removed it), `'damaged'` when its bytes no longer match the hash.
+   * or a person removed it), `'damaged'` when its bytes no longer match the hash, `'unreadable'`
+   * when its pack is there but could not be opened.
    */
   get(hash: string): Uint8Array | ContentMiss {
     this.load()
@@ -98,7 +99,9 @@ export class PackStore {
     let fd: number
     try {
       fd = openSync(join(this.folder, `${where.pack}.pack`), 'r')
-    } catch {
+    } catch (error) {
+      // Only a pack that is not there is gone; one that cannot be opened now (EACCES, EMFILE) may be later.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return 'unreadable'
       this._where.delete(hash)
       this._generation++
       return 'gone'
