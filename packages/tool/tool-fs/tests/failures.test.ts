@@ -72,37 +72,23 @@ function canMarkImmutable(): boolean {
   }
 }
 
-describe('a file marked immutable (chattr +i)', () => {
-  it.skipIf(!canMarkImmutable())('is PERMISSION_DENIED naming the flag, not its permissions, which allow writing', async () => {
+describe('a file marked immutable or append-only (chattr +i, +a)', () => {
+  // +a passes access(W_OK): only the write itself meets it.
+  it.skipIf(!canMarkImmutable()).each(['+i', '+a'])('is PERMISSION_DENIED naming the flag (%s), not its permissions, which allow writing', async (flag) => {
     const { workspace } = folders()
-    write(join(workspace, 'imm.txt'), 'fixed\n')
+    const file = join(workspace, 'flagged.txt')
+    write(file, 'fixed\n')
     const { call } = await boot(folders())
-    await call('read', { path: 'imm.txt' })
-    execFileSync('chattr', ['+i', join(workspace, 'imm.txt')])
+    await call('read', { path: 'flagged.txt' })
+    execFileSync('chattr', [flag, file])
     try {
-      const result = await call('edit', { path: 'imm.txt', old_string: 'fixed', new_string: 'moved' })
+      const result = await call('edit', { path: 'flagged.txt', old_string: 'fixed', new_string: 'moved' })
       expect(codeOf(result)).toBe('PERMISSION_DENIED')
-      expect(text(result)).toContain('imm.txt cannot be changed (the system refuses it: EPERM, not its permissions); it may be marked immutable or append-only (lsattr shows it)')
+      expect(text(result)).toContain('flagged.txt cannot be changed (the system refuses it: EPERM, not its permissions); it may be marked immutable or append-only (lsattr shows it)')
     } finally {
-      execFileSync('chattr', ['-i', join(workspace, 'imm.txt')])
+      execFileSync('chattr', [flag.replace('+', '-'), file])
     }
-    expect(readFileSync(join(workspace, 'imm.txt'), 'utf8')).toBe('fixed\n')
-  })
-
-  it.skipIf(!canMarkImmutable())('is PERMISSION_DENIED naming the flag for a file marked append-only (chattr +a), which only the write itself meets', async () => {
-    const { workspace } = folders()
-    write(join(workspace, 'log.txt'), 'line\n')
-    const { call } = await boot(folders())
-    await call('read', { path: 'log.txt' })
-    execFileSync('chattr', ['+a', join(workspace, 'log.txt')])
-    try {
-      const result = await call('edit', { path: 'log.txt', old_string: 'line', new_string: 'row' })
-      expect(codeOf(result)).toBe('PERMISSION_DENIED')
-      expect(text(result)).toContain('log.txt cannot be changed (the system refuses it: EPERM, not its permissions); it may be marked immutable or append-only')
-    } finally {
-      execFileSync('chattr', ['-a', join(workspace, 'log.txt')])
-    }
-    expect(readFileSync(join(workspace, 'log.txt'), 'utf8')).toBe('line\n')
+    expect(readFileSync(file, 'utf8')).toBe('fixed\n')
   })
 })
 
