@@ -6,7 +6,7 @@ import { deriveMessages, eventData, MemorySessionStore, type ContextCompacted, t
 import type { ScriptedStep, ScriptedTurn } from '@rein/testkit'
 import { defineTool } from '@rein/tools'
 import { describe, expect, it, vi } from 'vitest'
-import type { Agent, AgentConfigInput, AgentEvent, LifecycleEvents } from '../src/index.ts'
+import type { Agent, AgentConfigInput, AgentEvent, LifecycleEvents, TurnResult } from '../src/index.ts'
 import { boot, dumpTool } from './fixtures.ts'
 
 const WINDOW = 4_000
@@ -357,36 +357,35 @@ describe('summarizing', () => {
 
   it('ends the turn with CONTEXT_FULL, naming the failed summary, when nothing else can be freed', async () => {
     const { agent, say } = await talkative({ compaction: { keepTurns: 1 }, summary: failing })
-    let last
-    for (let n = 1; n <= 8 && last?.reason !== 'error'; n++) last = await say(n)
     // Instead of compacting again at every step.
-    expect(last).toMatchObject({ reason: 'error', error: { code: 'CONTEXT_FULL' } })
-    expect(last!.error!.message).toContain('the summary failed')
+    const message = await contextFull(say)
+    expect(message).toContain('the summary failed')
     // The way on that does not lose the conversation: the summary asked again later.
-    expect(last!.error!.message).toContain('or compact again once the summary route answers')
+    expect(message).toContain('or compact again once the summary route answers')
     expect(compactions(agent.session.events)).toEqual([])
   })
 
-  it('says to summarize with another model, not to wait for the route, when the summary came back unusable and CONTEXT_FULL ends the turn', async () => {
-    const { say } = await talkative({ compaction: { keepTurns: 1 }, summary: () => [{ text: `## Goal\n${'S'.repeat(3_000)}` }] })
-    let last
-    for (let n = 1; n <= 8 && last?.reason !== 'error'; n++) last = await say(n)
-    expect(last).toMatchObject({ reason: 'error', error: { code: 'CONTEXT_FULL' } })
-    expect(last!.error!.message).toContain('(the summary failed: SUMMARY_TOO_LONG: ')
-    expect(last!.error!.message).toContain('; or set compaction.summaryRoute to another model, one that can summarize this conversation')
-    expect(last!.error!.message).not.toContain('once the summary route answers')
-  })
-
-  it('says the turn\'s budget left no room for the summary, and how to get one, when that is why CONTEXT_FULL ends it', async () => {
-    const { say } = await talkative({ agent: { maxOutputTokens: 100 }, compaction: { keepTurns: 1 } })
-    let last
-    for (let n = 1; n <= 8 && last?.reason !== 'error'; n++) last = await say(n)
-    expect(last).toMatchObject({ reason: 'error', error: { code: 'CONTEXT_FULL' } })
-    expect(last!.error!.message).toContain('(the summary failed: MAX_OUTPUT_TOKENS: no summary request was sent')
-    expect(last!.error!.message).toContain('; or give the turn a larger budget, or compact outside a turn, where no turn budget applies')
-    expect(last!.error!.message).not.toContain('once the summary route answers')
+  it.each([
+    ['the summary came back unusable: to summarize with another model', { summary: () => [{ text: `## Goal\n${'S'.repeat(3_000)}` }] },
+      '(the summary failed: SUMMARY_TOO_LONG: ', '; or set compaction.summaryRoute to another model, one that can summarize this conversation'],
+    ['the turn\'s budget left no room for the summary: to give it budget', { agent: { maxOutputTokens: 100 } },
+      '(the summary failed: MAX_OUTPUT_TOKENS: no summary request was sent', '; or give the turn a larger budget, or compact outside a turn, where no turn budget applies'],
+  ] as const)('says why and how to get a summary, not to wait for the route, when CONTEXT_FULL ends the turn because %s', async (_why, options, cause, advice) => {
+    const { say } = await talkative({ compaction: { keepTurns: 1 }, ...options })
+    const message = await contextFull(say)
+    expect(message).toContain(cause)
+    expect(message).toContain(advice)
+    expect(message).not.toContain('once the summary route answers')
   })
 })
+
+/** Says long messages until a turn ends in an error (at most 8), checks it is CONTEXT_FULL, and gives its message. */
+async function contextFull(say: (n: number) => Promise<TurnResult>): Promise<string> {
+  let last: TurnResult | undefined
+  for (let n = 1; n <= 8 && last?.reason !== 'error'; n++) last = await say(n)
+  expect(last).toMatchObject({ reason: 'error', error: { code: 'CONTEXT_FULL' } })
+  return last?.error?.message ?? ''
+}
 
 describe('the summary request\'s attempts, as subscribers hear them', () => {
   /** A summary route that fails once (retried), then answers. */
