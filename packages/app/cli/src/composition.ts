@@ -11,6 +11,7 @@ import type { EntryOptions } from '@deepseek-ai/cordis-plugin-loader'
 import { ReinError, isReinError } from '@rein/base'
 import { loadComposition, type Composition, type CompositionOptions, type SlowLoad } from '@rein/compose'
 import { reinHome } from './home.ts'
+import type { Interrupts } from './interrupts.ts'
 import { leaveOnceDone, type Io } from './io.ts'
 import { untilIdle } from './idle.ts'
 import { neutralize } from './terminal-text.ts'
@@ -80,15 +81,19 @@ async function loadCliComposition(options: LookupOptions): Promise<LoadedComposi
 }
 
 /**
- * `loadCliComposition` with a signal trapped before it (`giveUp` is the trap's): a signal meanwhile
- * gives the load up, and this resolves undefined (the command ends 130) while the process is let
- * go without waiting for a row that never finished starting.
+ * `loadCliComposition` with `interrupts` trapped before it: a signal meanwhile gives the load up,
+ * and this resolves undefined (the command ends 130; the trap stays, so a second signal exits 130
+ * too) while the process is let go without waiting for a row that never finished starting. A load
+ * that fails releases the trap before it rejects.
  */
-export async function loadUnlessSignalled(options: LookupOptions & { giveUp: AbortSignal }, io: Pick<Io, 'stdout' | 'stderr' | 'exit'>): Promise<LoadedComposition | undefined> {
+export async function loadUnlessSignalled(options: LookupOptions, interrupts: Pick<Interrupts, 'signal' | 'release'>, io: Pick<Io, 'stdout' | 'stderr' | 'exit'>): Promise<LoadedComposition | undefined> {
   try {
-    return await loadCliComposition(options)
+    return await loadCliComposition({ ...options, giveUp: interrupts.signal })
   } catch (error) {
-    if (!options.giveUp.aborted) throw error
+    if (!interrupts.signal.aborted) {
+      interrupts.release()
+      throw error
+    }
     leaveOnceDone(io, true)
     return undefined
   }

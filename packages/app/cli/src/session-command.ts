@@ -91,11 +91,7 @@ export async function withComposition(options: CliOptions, io: Io, body: (scope:
   // Trapped before the load: a signal while the rows start ends the command (exit 130, nothing
   // ran), not rein by the signal's default with a row's work half begun.
   const interrupts = trapInterrupts(io, (text) => io.stderr.write(`${text}\n`), STOPPING_THE_LOAD)
-  const loaded = await logs.around(() => loadUnlessSignalled({ ...(options.config !== undefined ? { config: options.config } : {}), cwd: io.cwd, env: io.env, context, stderr: io.stderr, giveUp: interrupts.signal }, io)).catch((error: unknown) => {
-    interrupts.release()
-    throw error
-  })
-  // Given up for a signal; still trapped, so a second one exits 130 too while the process ends.
+  const loaded = await logs.around(() => loadUnlessSignalled({ ...(options.config !== undefined ? { config: options.config } : {}), cwd: io.cwd, env: io.env, context, stderr: io.stderr }, interrupts, io))
   if (!loaded) return EXIT.interrupted
   const { composition, source } = loaded
   const renderer = new Renderer(io, options.json, colorsEnabled(io.stdout, io.env))

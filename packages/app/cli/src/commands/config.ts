@@ -18,11 +18,7 @@ import { neutralize } from '../terminal-text.ts'
 export async function configCommand(args: ParsedArgs, io: Io): Promise<number> {
   // A signal while the rows start gives the load up (exit 130), as for every command.
   const interrupts = trapInterrupts(io, (text) => io.stderr.write(`${text}\n`), STOPPING_THE_LOAD)
-  const loaded = await loadUnlessSignalled({ ...(args.options.config !== undefined ? { config: args.options.config } : {}), cwd: io.cwd, env: io.env, stderr: io.stderr, giveUp: interrupts.signal }, io).catch((error: unknown) => {
-    interrupts.release()
-    throw error
-  })
-  // Given up for a signal; still trapped, so a second one exits 130 too while the process ends.
+  const loaded = await loadUnlessSignalled({ ...(args.options.config !== undefined ? { config: args.options.config } : {}), cwd: io.cwd, env: io.env, stderr: io.stderr }, interrupts, io)
   if (!loaded) return EXIT.interrupted
   const { composition, source } = loaded
   try {
